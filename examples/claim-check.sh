@@ -1,0 +1,29 @@
+#!/bin/sh
+# claim-check.sh - puts numbers on "voice needs 60-80 TPS".
+#
+# Over N synthetic answers (different texts, a steady stream), prints the
+# median, P95 and worst minimum TPS a 150-wpm voice needs, per chunking
+# policy and pre-roll.  Needs ./ttsbuf (make) and python3 for the table.
+#
+#   sh examples/claim-check.sh [N] [WPM]
+set -eu
+N=${1:-200}
+WPM=${2:-150}
+TTSBUF=${TTSBUF:-./ttsbuf}
+for chunk in token sentence clause; do
+    i=1
+    while [ "$i" -le "$N" ]; do
+        "$TTSBUF" sim --synth "tps=60,ttft=0.15,tokens=300,jitter=0,seed=$i" \
+            --chunk "$chunk" --wpm "$WPM" --json
+        i=$((i + 1))
+    done | python3 -c '
+import json, sys
+chunk = sys.argv[1]
+rows = [json.loads(line)["preroll_curve"] for line in sys.stdin]
+for i, point in enumerate(rows[0]):
+    v = sorted(r[i]["min_tps"] for r in rows)
+    n = len(v)
+    print("%-9s pre-roll %4.2f s: min TPS median %5.1f  P95 %5.1f  worst %5.1f"
+          % (chunk, point["preroll_s"], v[n // 2], v[int(n * 0.95)], v[-1]))
+' "$chunk"
+done

@@ -1,0 +1,23 @@
+/*
+ * ttsbuf.h - the whole public API of libttsbuf in one include.
+ * Each module's header states its own contract.
+ */
+#ifndef TTSBUF_H
+#define TTSBUF_H
+
+#include "ttsbuf/analyze.h"
+#include "ttsbuf/clock.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/playout.h"
+#include "ttsbuf/preset.h"
+#include "ttsbuf/ring.h"
+#include "ttsbuf/segment.h"
+#include "ttsbuf/sim.h"
+#include "ttsbuf/stream.h"
+#include "ttsbuf/synth.h"
+#include "ttsbuf/trace.h"
+#include "ttsbuf/utf8.h"
+#include "ttsbuf/version.h"
+#include "ttsbuf/voice.h"
+
+#endif

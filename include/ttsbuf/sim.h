@@ -1,0 +1,86 @@
+/*
+ * sim.h - the simulator: a token stream flows through the ring buffer to a
+ * speech-rate consumer, on a clock the caller passes in.
+ *
+ * Producer: each event is pushed into the ring when the clock reaches its
+ * arrival time (later, when the ring is full: backpressure delays it, and
+ * the delayed time is what the consumer sees).  Consumer: reads new items
+ * as they arrive, feeds the segmenter, hands closed chunks to the playout
+ * engine, and releases a chunk's tokens from the ring when its playback
+ * needs them (s_j - L).  The ring's high-water mark is therefore the
+ * largest amount of received-but-unspoken text: the buffer a pipeline
+ * must hold.
+ *
+ * With a virtual clock the run is deterministic and as fast as the CPU
+ * allows; with a monotonic clock it paces itself in real time.  Results
+ * equal tb_analyze_* on the same stream whenever the ring never fills.
+ *
+ * Bounded capacity: if the open chunk alone fills the ring, it is cut
+ * there (a forced cut); if the ring fills before pre-roll is reached,
+ * playback is started at once (a forced start).  Both are counted and
+ * make the result depend on the ring size: the report says so.
+ *
+ * Threads: one thread (both roles are driven by the event loop, so the
+ * run is deterministic).  Ownership: caller owns stream, options, clock
+ * and result; the simulator frees everything it allocates.
+ */
+#ifndef TTSBUF_SIM_H
+#define TTSBUF_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ttsbuf/analyze.h"
+#include "ttsbuf/clock.h"
+#include "ttsbuf/playout.h"
+#include "ttsbuf/segment.h"
+#include "ttsbuf/stream.h"
+
+#define TB_RING_SLOTS_DEFAULT 65536u
+#define TB_RING_BYTES_DEFAULT (4u << 20)
+
+struct tb_sim_opts {
+    struct tb_seg_opts seg;
+    struct tb_playout_opts play;
+    size_t ring_slots;  /* default TB_RING_SLOTS_DEFAULT */
+    size_t ring_bytes;  /* default TB_RING_BYTES_DEFAULT */
+};
+
+void tb_sim_opts_default(struct tb_sim_opts *o);
+
+struct tb_curve_point {
+    double preroll, min_tps, ttfa, gap_total, gap_max;
+    uint32_t underruns;
+};
+
+struct tb_sim_result {
+    struct tb_playout_result play;
+    size_t events;            /* all non-empty events */
+    size_t content_events, reasoning_events;
+    uint64_t content_tokens, reasoning_tokens;
+    long long usage_tokens;   /* from the stream, -1 when unknown */
+    double ttft;              /* first content event's arrival */
+    double last_t;            /* last event's arrival */
+    double decode_tps;        /* (n-1)/(a_{n-1}-a_0), content events */
+    /* ring */
+    size_t ring_slots, ring_bytes;   /* capacities used */
+    size_t hw_items, hw_bytes;
+    double hw_speech_s;
+    uint64_t backpressure_waits;
+    double backpressure_s;
+    uint32_t forced_cuts;
+    int forced_start;
+    struct tb_curve_point curve[TB_CURVE_POINTS];
+};
+
+/*
+ * tb_sim_run - simulates the stream.  fn (may be NULL) receives each
+ * chunk's schedule.  Returns 0; TB_EEMPTY when the stream has no content
+ * event; TB_ETOOBIG when one event's text exceeds the ring's byte
+ * capacity; TB_EINVAL for bad options; TB_ENOMEM.  Detail in err.
+ */
+int tb_sim_run(const struct tb_stream *s, const struct tb_sim_opts *o,
+               struct tb_clock *clk, tb_play_fn fn, void *ud,
+               struct tb_sim_result *r, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * stream.h - a token stream held in memory: timed events plus their text.
+ *
+ * This is what every token source produces (a trace file, the synthetic
+ * generator, later a live HTTP stream or an imported benchmark) and what
+ * the simulator consumes.  Events live in one array, their text in one
+ * arena, so a million-event stream costs two allocations, not a million.
+ *
+ * Ownership: the stream owns both arrays; tb_stream_free() releases them.
+ * Threads: a stream is plain data; one writer at a time, any number of
+ * readers once writing has finished.
+ */
+#ifndef TTSBUF_STREAM_H
+#define TTSBUF_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum tb_kind {
+    TB_KIND_CONTENT = 0,  /* spoken text */
+    TB_KIND_REASONING = 1 /* counted, never spoken */
+};
+
+struct tb_event {
+    double t;        /* seconds since the request was sent */
+    uint64_t off;    /* byte offset of the text in the stream's arena */
+    uint32_t len;    /* text length in bytes (never 0) */
+    uint32_t tokens; /* tokens this event carries (>= 1) */
+    uint8_t kind;    /* enum tb_kind */
+};
+
+/* Documented caps (README "Limits"). */
+#define TB_EVENT_TEXT_MAX (1u << 20)      /* bytes of text in one event */
+#define TB_EVENT_TOKENS_MAX 1000000u      /* tokens claimed by one event */
+#define TB_STREAM_EVENTS_MAX (1ull << 31) /* events in one stream */
+
+struct tb_stream {
+    struct tb_event *ev;
+    size_t n, cap;
+    char *text;
+    uint64_t text_len, text_cap;
+    long long usage_tokens; /* usage.completion_tokens, or -1 when unknown */
+    char model[128];        /* from a trace header, or "" */
+    char base_url[256];     /* from a trace header, or "" (never a key) */
+};
+
+/* Empty stream; cannot fail (allocates nothing). */
+void tb_stream_init(struct tb_stream *s);
+
+/* Releases the arrays and re-initialises; NULL is a no-op. */
+void tb_stream_free(struct tb_stream *s);
+
+/* Forgets all events but keeps the memory, for reuse. */
+void tb_stream_clear(struct tb_stream *s);
+
+/* Grows capacity to at least nev events and ntext bytes of text.
+ * Returns 0 or TB_ENOMEM (the stream is unchanged then). */
+int tb_stream_reserve(struct tb_stream *s, size_t nev, uint64_t ntext);
+
+/*
+ * tb_stream_append - adds one event.  Empty text is ignored (returns 0):
+ * real servers send an empty first delta, and it is not a token.
+ * The caller validates order and UTF-8 (the trace loader does, to name the
+ * line); this function checks only the caps.
+ * Returns 0, TB_ETOOBIG (text over TB_EVENT_TEXT_MAX, tokens 0 or over
+ * TB_EVENT_TOKENS_MAX, too many events) or TB_ENOMEM.
+ */
+int tb_stream_append(struct tb_stream *s, double t, const char *text,
+                     size_t len, uint32_t tokens, enum tb_kind kind);
+
+/* Text of event i (not NUL-terminated; length s->ev[i].len). */
+static inline const char *tb_stream_text(const struct tb_stream *s, size_t i)
+{
+    return s->text + s->ev[i].off;
+}
+
+#endif

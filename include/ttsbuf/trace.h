@@ -1,0 +1,49 @@
+/*
+ * trace.h - the JSONL trace format: read and write.
+ *
+ * One JSON object per line, UTF-8:
+ *   {"ttsbuf_trace": 1, "model": "...", ...}    optional header, first line
+ *   {"t": 0.8123, "text": " Hello"}             an event
+ *   {"t": 0.9, "text": "x", "kind": "reasoning", "tokens": 3}
+ *   {"usage": {"completion_tokens": 412}}       optional, usually last
+ * Unknown keys are ignored; events with empty text are ignored; blank lines
+ * are skipped.  Errors name the place as "NAME:LINE: reason".
+ *
+ * Threads: any thread, no shared state.  Ownership: the caller owns the
+ * stream; on error it holds every event read before the bad line.
+ */
+#ifndef TTSBUF_TRACE_H
+#define TTSBUF_TRACE_H
+
+#include <stdio.h>
+
+#include "ttsbuf/stream.h"
+
+/* Longest line accepted, in bytes (README "Limits"). */
+#define TB_TRACE_LINE_MAX (4u << 20)
+
+/*
+ * tb_trace_load_mem - parses buf[0..len) (need not be NUL-terminated) as a
+ * trace named `name` in messages, appending to `out`.
+ * Returns 0; TB_EFORMAT for invalid JSON, a missing or non-numeric or
+ * negative "t", "t" going backwards, a bad "kind" or "tokens", invalid
+ * UTF-8; TB_ETOOBIG for a line over TB_TRACE_LINE_MAX; TB_EEMPTY when the
+ * trace holds no event; TB_ENOMEM.  Detail in err.
+ */
+int tb_trace_load_mem(const char *buf, size_t len, const char *name,
+                      struct tb_stream *out, char *err, size_t errlen);
+
+/* Like tb_trace_load_mem on a whole file; path "-" reads standard input.
+ * Adds TB_EIO (with strerror in err) for files that cannot be read. */
+int tb_trace_load_file(const char *path, struct tb_stream *out, char *err,
+                       size_t errlen);
+
+/*
+ * tb_trace_write - writes the stream as a trace: a header line (with
+ * model/base_url when set), one line per event, a usage line when known.
+ * Numbers are printed so that they read back bit-identical.
+ * Returns 0, TB_ENOMEM, or TB_EIO when the FILE reports an error.
+ */
+int tb_trace_write(FILE *f, const struct tb_stream *s);
+
+#endif

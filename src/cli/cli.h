@@ -1,0 +1,61 @@
+/*
+ * cli.h - the command-line layer: the only code that parses arguments,
+ * prints, or decides exit codes.
+ *
+ * Exit codes: 0 ran (whatever it found), 1 a requested gate failed,
+ * 2 bad usage or bad input.
+ */
+#ifndef TTSBUF_CLI_H
+#define TTSBUF_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ttsbuf/sim.h"
+#include "ttsbuf/stream.h"
+
+enum { TB_EXIT_OK = 0, TB_EXIT_GATE = 1, TB_EXIT_USAGE = 2 };
+
+/* Subcommands: each returns an exit code. */
+int tb_cmd_sim(int argc, char **argv);
+
+/* Prints "ttsbuf: <message>\n" to stderr. */
+void tb_cli_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/*
+ * Number options: parse the whole string, check the range, and on failure
+ * write "--flag: 'value' is not a number" or "--flag: 'value' is outside
+ * LO..HI" into err.  Return 0 or TB_EINVAL / TB_ERANGE.
+ */
+int tb_opt_double(const char *flag, const char *s, double lo, double hi,
+                  double *out, char *err, size_t errlen);
+int tb_opt_size(const char *flag, const char *s, size_t lo, size_t hi,
+                size_t *out, char *err, size_t errlen);
+
+/* What the report needs to say about where the stream came from. */
+struct tb_report_src {
+    const char *kind;  /* "trace", "synth", "preset" */
+    const char *name;  /* file, spec, or preset name */
+};
+
+struct tb_gap_list {
+    struct tb_play *v; /* underrun chunks, in order */
+    size_t n, cap;
+};
+
+/* The human report (stdout in `sim`).  max_gaps limits the gap list. */
+void tb_report_human(FILE *f, const struct tb_report_src *src,
+                     const struct tb_sim_opts *o, const struct tb_sim_result *r,
+                     const struct tb_gap_list *gaps, size_t max_gaps);
+
+/* The --json report: one object and a newline.  Returns 0 or TB_ENOMEM. */
+int tb_report_json(FILE *f, const struct tb_report_src *src,
+                   const struct tb_sim_opts *o, const struct tb_sim_result *r,
+                   const struct tb_gap_list *gaps);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * main.c - the ttsbuf command: dispatches to a subcommand.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ttsbuf/version.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: ttsbuf COMMAND [OPTIONS]\n"
+            "Is this LLM provider fast enough to feed a speech engine without audible\n"
+            "gaps, and how much buffer do I need?\n"
+            "\n"
+            "Commands:\n"
+            "  sim        play a token stream (trace, synthetic or preset) out at speech\n"
+            "             rate on a simulated clock; report underruns, time to first\n"
+            "             audio and the minimum tokens/s\n"
+            "\n"
+            "  ttsbuf COMMAND --help   options of a command\n"
+            "  ttsbuf --version        version\n"
+            "\n"
+            "With no command, `ttsbuf` runs `ttsbuf sim` on the built-in demo stream.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return tb_cmd_sim(argc, argv);
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return TB_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+        printf("ttsbuf %s\n", TB_VERSION);
+        return TB_EXIT_OK;
+    }
+    if (strcmp(argv[1], "sim") == 0)
+        return tb_cmd_sim(argc - 1, argv + 1);
+    tb_cli_error("unknown command '%s' (try ttsbuf --help)", argv[1]);
+    return TB_EXIT_USAGE;
+}

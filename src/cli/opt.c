@@ -1,0 +1,58 @@
+/* opt.c - the CLI's shared helpers: error lines and strict number parsing
+ * for options (see cli.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "ttsbuf/error.h"
+
+int tb_opt_double(const char *flag, const char *s, double lo, double hi,
+                  double *out, char *err, size_t errlen)
+{
+    char *end;
+    double d;
+    errno = 0;
+    d = strtod(s, &end);
+    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(d))
+        return tb_seterr(err, errlen, TB_EINVAL, "%s: '%s' is not a number (allowed %g..%g)",
+                         flag, s, lo, hi);
+    if (d < lo || d > hi)
+        return tb_seterr(err, errlen, TB_ERANGE, "%s: '%s' is outside %g..%g", flag, s, lo,
+                         hi);
+    *out = d;
+    return 0;
+}
+
+int tb_opt_size(const char *flag, const char *s, size_t lo, size_t hi,
+                size_t *out, char *err, size_t errlen)
+{
+    char *end;
+    unsigned long long v = 0;
+    errno = 0;
+    if (*s == '-' || *s == '+' || *s == ' ')
+        end = (char *)s;
+    else
+        v = strtoull(s, &end, 10);
+    if (end == s || *end != '\0' || errno == ERANGE)
+        return tb_seterr(err, errlen, TB_EINVAL,
+                         "%s: '%s' is not a whole number (allowed %zu..%zu)", flag, s, lo,
+                         hi);
+    if (v < lo || v > hi)
+        return tb_seterr(err, errlen, TB_ERANGE, "%s: '%s' is outside %zu..%zu", flag, s, lo,
+                         hi);
+    *out = (size_t)v;
+    return 0;
+}
+
+void tb_cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("ttsbuf: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}

@@ -1,0 +1,172 @@
+/*
+ * report.c - what `sim` prints: the human report and the --json object.
+ * cJSON is used only to build the JSON output here; nothing of it leaves
+ * this file.
+ */
+#include <cJSON.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/segment.h"
+
+static void verdict(FILE *f, const struct tb_playout_result *p)
+{
+    if (p->underruns == 0) {
+        fprintf(f, "verdict: no gaps\n");
+        return;
+    }
+    fprintf(f, "verdict: %" PRIu32 " underrun%s, %.2f s of silence, longest %.2f s",
+            p->underruns, p->underruns == 1 ? "" : "s", p->gap_total, p->gap_max);
+    if (p->interruptions > 0)
+        fprintf(f, " (%" PRIu32 " audible interruption%s >= 150 ms)", p->interruptions,
+                p->interruptions == 1 ? "" : "s");
+    fputc('\n', f);
+}
+
+void tb_report_human(FILE *f, const struct tb_report_src *src,
+                     const struct tb_sim_opts *o, const struct tb_sim_result *r,
+                     const struct tb_gap_list *gaps, size_t max_gaps)
+{
+    const struct tb_playout_result *p = &r->play;
+    fprintf(f, "ttsbuf sim: %s %s\n", src->kind, src->name);
+    fprintf(f, "  chunk=%s", tb_seg_policy_name(o->seg.policy));
+    if (o->seg.min_chars > 1)
+        fprintf(f, " min-chars=%" PRIu32, o->seg.min_chars);
+    fprintf(f, "  wpm=%g  tts-latency=%g s  preroll=%g s\n\n", o->play.wpm,
+            o->play.tts_latency, o->play.preroll);
+    verdict(f, p);
+    fputc('\n', f);
+    fprintf(f, "  time to first token  %8.3f s\n", r->ttft);
+    fprintf(f, "  time to first audio  %8.3f s   (after chunk %" PRIu32 " of %" PRIu32 ")\n",
+            p->ttfa, p->q, p->chunks);
+    fprintf(f, "  decode rate          %8.1f tokens/s   (%zu events, %" PRIu64 " tokens",
+            r->decode_tps, r->content_events, r->content_tokens);
+    if (r->usage_tokens >= 0)
+        fprintf(f, "; usage says %lld", r->usage_tokens);
+    if (r->reasoning_events > 0)
+        fprintf(f, "; +%zu reasoning events, not spoken", r->reasoning_events);
+    fprintf(f, ")\n");
+    fprintf(f, "  speech               %8.2f s   (playback ends at %.2f s)\n", p->speech,
+            p->end);
+    fprintf(f, "  minimum TPS          %8.1f tokens/s   to play with no gap at this pre-roll\n",
+            p->min_tps);
+    fprintf(f, "  speed-up needed      %8.2fx   %s\n", p->speedup,
+            p->speedup <= 1.0 ? "(below 1: headroom)" : "(this stream, sped up, would be gapless)");
+
+    if (gaps->n > 0) {
+        fprintf(f, "\n  gaps (audio ran dry):\n");
+        for (size_t i = 0; i < gaps->n && i < max_gaps; i++) {
+            const struct tb_play *g = &gaps->v[i];
+            fprintf(f, "    at %8.3f s   %6.3f s of silence%s   before chunk %" PRIu32 "\n",
+                    g->start - g->gap, g->gap, g->gap >= 0.150 ? " (interruption)" : "",
+                    g->chunk);
+        }
+        if (gaps->n > max_gaps)
+            fprintf(f, "    ... %zu more (--gaps N lists more)\n", gaps->n - max_gaps);
+    }
+
+    fprintf(f, "\n  pre-roll   min TPS   underruns   silence   longest   first audio\n");
+    for (int i = 0; i < TB_CURVE_POINTS; i++) {
+        const struct tb_curve_point *c = &r->curve[i];
+        fprintf(f, "  %6.2f s  %8.1f  %10" PRIu32 "  %6.2f s  %6.2f s  %9.3f s\n", c->preroll,
+                c->min_tps, c->underruns, c->gap_total, c->gap_max, c->ttfa);
+    }
+    fprintf(f, "\n  ring: high water %zu tokens, %zu bytes, %.2f s of speech waiting"
+               " (capacity %zu tokens, %zu bytes)\n",
+            r->hw_items, r->hw_bytes, r->hw_speech_s, r->ring_slots, r->ring_bytes);
+    if (r->backpressure_waits > 0)
+        fprintf(f, "  ring full: %" PRIu64 " events delayed, %.3f s in all\n",
+                r->backpressure_waits, r->backpressure_s);
+    if (r->forced_cuts > 0 || r->forced_start)
+        fprintf(f, "  warning: the ring was too small: %" PRIu32 " forced cut%s%s; "
+                   "results depend on --ring-slots/--ring-bytes\n",
+                r->forced_cuts, r->forced_cuts == 1 ? "" : "s",
+                r->forced_start ? ", playback forced to start" : "");
+}
+
+int tb_report_json(FILE *f, const struct tb_report_src *src,
+                   const struct tb_sim_opts *o, const struct tb_sim_result *r,
+                   const struct tb_gap_list *gaps)
+{
+    const struct tb_playout_result *p = &r->play;
+    cJSON *root = cJSON_CreateObject();
+    cJSON *opts, *curve, *gl, *ring;
+    char *s;
+    if (root == NULL)
+        return TB_ENOMEM;
+    cJSON_AddStringToObject(root, "source", src->kind);
+    cJSON_AddStringToObject(root, "source_name", src->name);
+    opts = cJSON_AddObjectToObject(root, "options");
+    if (opts != NULL) {
+        cJSON_AddStringToObject(opts, "chunk", tb_seg_policy_name(o->seg.policy));
+        cJSON_AddNumberToObject(opts, "min_chars", o->seg.min_chars);
+        cJSON_AddNumberToObject(opts, "wpm", o->play.wpm);
+        cJSON_AddNumberToObject(opts, "tts_latency_s", o->play.tts_latency);
+        cJSON_AddNumberToObject(opts, "preroll_s", o->play.preroll);
+    }
+    cJSON_AddNumberToObject(root, "ttft_s", r->ttft);
+    cJSON_AddNumberToObject(root, "ttfa_s", p->ttfa);
+    cJSON_AddNumberToObject(root, "events", (double)r->content_events);
+    cJSON_AddNumberToObject(root, "content_tokens", (double)r->content_tokens);
+    cJSON_AddNumberToObject(root, "reasoning_events", (double)r->reasoning_events);
+    cJSON_AddNumberToObject(root, "reasoning_tokens", (double)r->reasoning_tokens);
+    if (r->usage_tokens >= 0)
+        cJSON_AddNumberToObject(root, "tokens", (double)r->usage_tokens);
+    else
+        cJSON_AddNullToObject(root, "tokens");
+    cJSON_AddNumberToObject(root, "chunks", p->chunks);
+    cJSON_AddNumberToObject(root, "start_chunk", p->q);
+    cJSON_AddNumberToObject(root, "decode_tps", r->decode_tps);
+    cJSON_AddNumberToObject(root, "speech_s", p->speech);
+    cJSON_AddNumberToObject(root, "end_s", p->end);
+    cJSON_AddNumberToObject(root, "underruns", p->underruns);
+    cJSON_AddNumberToObject(root, "interruptions", p->interruptions);
+    cJSON_AddNumberToObject(root, "gap_total_s", p->gap_total);
+    cJSON_AddNumberToObject(root, "gap_max_s", p->gap_max);
+    cJSON_AddNumberToObject(root, "min_tps", p->min_tps);
+    cJSON_AddNumberToObject(root, "speedup_needed", p->speedup);
+    gl = cJSON_AddArrayToObject(root, "gaps");
+    for (size_t i = 0; gl != NULL && i < gaps->n; i++) {
+        cJSON *g = cJSON_CreateObject();
+        if (g == NULL)
+            break;
+        cJSON_AddNumberToObject(g, "at_s", gaps->v[i].start - gaps->v[i].gap);
+        cJSON_AddNumberToObject(g, "gap_s", gaps->v[i].gap);
+        cJSON_AddNumberToObject(g, "chunk", gaps->v[i].chunk);
+        cJSON_AddItemToArray(gl, g);
+    }
+    curve = cJSON_AddArrayToObject(root, "preroll_curve");
+    for (int i = 0; curve != NULL && i < TB_CURVE_POINTS; i++) {
+        cJSON *c = cJSON_CreateObject();
+        if (c == NULL)
+            break;
+        cJSON_AddNumberToObject(c, "preroll_s", r->curve[i].preroll);
+        cJSON_AddNumberToObject(c, "min_tps", r->curve[i].min_tps);
+        cJSON_AddNumberToObject(c, "underruns", r->curve[i].underruns);
+        cJSON_AddNumberToObject(c, "gap_total_s", r->curve[i].gap_total);
+        cJSON_AddNumberToObject(c, "gap_max_s", r->curve[i].gap_max);
+        cJSON_AddNumberToObject(c, "ttfa_s", r->curve[i].ttfa);
+        cJSON_AddItemToArray(curve, c);
+    }
+    ring = cJSON_AddObjectToObject(root, "ring");
+    if (ring != NULL) {
+        cJSON_AddNumberToObject(ring, "slots", (double)r->ring_slots);
+        cJSON_AddNumberToObject(ring, "bytes", (double)r->ring_bytes);
+        cJSON_AddNumberToObject(ring, "hw_tokens", (double)r->hw_items);
+        cJSON_AddNumberToObject(ring, "hw_bytes", (double)r->hw_bytes);
+        cJSON_AddNumberToObject(ring, "hw_speech_s", r->hw_speech_s);
+        cJSON_AddNumberToObject(ring, "backpressure_waits", (double)r->backpressure_waits);
+        cJSON_AddNumberToObject(ring, "backpressure_s", r->backpressure_s);
+        cJSON_AddNumberToObject(ring, "forced_cuts", r->forced_cuts);
+        cJSON_AddBoolToObject(ring, "forced_start", r->forced_start);
+    }
+    s = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (s == NULL)
+        return TB_ENOMEM;
+    fprintf(f, "%s\n", s);
+    cJSON_free(s);
+    return 0;
+}

@@ -1,0 +1,223 @@
+/*
+ * playout.c - the v1 playout model, online (see playout.h for the maths).
+ *
+ * State is O(1): the running speech total S (kept as an integer count of
+ * code points, so S_{j-1} in the minimum-TPS ratio is exact up to one
+ * division), the end of the last scheduled chunk, and the start chunk q.
+ * Chunks before playback starts cannot underrun (each is ready by
+ * c_q + L <= its start), so they need no individual bookkeeping unless a
+ * caller asked for the schedule.
+ */
+#include "ttsbuf/playout.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ttsbuf/error.h"
+#include "ttsbuf/voice.h"
+
+struct pend {
+    double c;
+    uint32_t cps;
+};
+
+struct tb_playout {
+    struct tb_playout_opts o;
+    tb_play_fn fn;
+    void *ud;
+    int started;
+    uint32_t m, q;
+    uint64_t cps_sum;
+    double s1, e_prev, c_q;
+    uint64_t tok_q;
+    double last_c;
+    uint64_t last_tok;
+    struct tb_playout_result r;
+    struct pend *pend;
+    size_t npend, cap;
+};
+
+void tb_playout_opts_default(struct tb_playout_opts *o)
+{
+    o->wpm = TB_WPM_DEFAULT;
+    o->tts_latency = 0.0;
+    o->preroll = 0.0;
+}
+
+static int opts_ok(const struct tb_playout_opts *o)
+{
+    return o->wpm > 0.0 && o->tts_latency >= 0.0 && o->preroll >= 0.0;
+}
+
+int tb_playout_create(const struct tb_playout_opts *o, tb_play_fn fn,
+                      void *ud, struct tb_playout **out)
+{
+    struct tb_playout *p;
+    *out = NULL;
+    if (!opts_ok(o))
+        return TB_EINVAL;
+    p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return TB_ENOMEM;
+    p->fn = fn;
+    p->ud = ud;
+    tb_playout_reset(p, o);
+    *out = p;
+    return 0;
+}
+
+void tb_playout_destroy(struct tb_playout *p)
+{
+    if (p == NULL)
+        return;
+    free(p->pend);
+    free(p);
+}
+
+int tb_playout_reset(struct tb_playout *p, const struct tb_playout_opts *o)
+{
+    struct tb_playout_opts keep = o != NULL ? *o : p->o;
+    if (!opts_ok(&keep))
+        return TB_EINVAL;
+    p->o = keep;
+    p->started = 0;
+    p->m = p->q = 0;
+    p->cps_sum = 0;
+    p->s1 = p->e_prev = p->c_q = 0.0;
+    p->tok_q = 0;
+    p->last_c = 0.0;
+    p->last_tok = 0;
+    p->npend = 0;
+    memset(&p->r, 0, sizeof(p->r));
+    return 0;
+}
+
+static double speech(const struct tb_playout *p, uint64_t cps)
+{
+    return tb_voice_seconds(cps, p->o.wpm);
+}
+
+/* Playback starts at s_1 = c + L; chunks 1..m so far play back to back. */
+static void start(struct tb_playout *p, double c, uint64_t tok)
+{
+    p->started = 1;
+    p->q = p->m;
+    p->c_q = c;
+    p->tok_q = tok;
+    p->s1 = c + p->o.tts_latency;
+    p->e_prev = p->s1 + speech(p, p->cps_sum);
+    if (p->fn != NULL) {
+        uint64_t before = 0;
+        for (size_t i = 0; i < p->npend; i++) {
+            struct tb_play pl;
+            pl.chunk = (uint32_t)i + 1;
+            pl.cps = p->pend[i].cps;
+            pl.ready = p->pend[i].c + p->o.tts_latency;
+            pl.start = p->s1 + speech(p, before);
+            before += p->pend[i].cps;
+            pl.end = p->s1 + speech(p, before);
+            pl.gap = 0.0;
+            p->fn(p->ud, &pl);
+        }
+        p->npend = 0;
+    }
+}
+
+int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
+{
+    p->m++;
+    p->last_c = c;
+    p->last_tok = tok;
+    if (!p->started) {
+        p->cps_sum += cps;
+        if (p->fn != NULL) {
+            if (p->npend == p->cap) {
+                size_t cap = p->cap ? p->cap * 2 : 64;
+                struct pend *np = realloc(p->pend, cap * sizeof(*np));
+                if (np == NULL)
+                    return TB_ENOMEM;
+                p->pend = np;
+                p->cap = cap;
+            }
+            p->pend[p->npend].c = c;
+            p->pend[p->npend].cps = cps;
+            p->npend++;
+        }
+        /* S_q >= P, compared as cps x 10 >= P x wpm to stay exact. */
+        if ((double)p->cps_sum * 10.0 >= p->o.preroll * p->o.wpm)
+            start(p, c, tok);
+        return 0;
+    }
+
+    /* j = m > q: S_{j-1} is the speech before this chunk. */
+    double s_prev = speech(p, p->cps_sum);
+    double need = (double)(tok - p->tok_q) / s_prev;
+    double x = (c - p->c_q) / s_prev;
+    double ready = c + p->o.tts_latency;
+    double gap = ready - p->e_prev;
+    struct tb_play pl;
+
+    if (need > p->r.min_tps)
+        p->r.min_tps = need;
+    if (x > p->r.speedup)
+        p->r.speedup = x;
+    pl.gap = 0.0;
+    if (gap > TB_GAP_MIN_S) {
+        p->r.underruns++;
+        if (gap >= TB_INTERRUPT_S)
+            p->r.interruptions++;
+        p->r.gap_total += gap;
+        if (gap > p->r.gap_max)
+            p->r.gap_max = gap;
+        pl.gap = gap;
+    }
+    pl.start = ready > p->e_prev ? ready : p->e_prev;
+    pl.end = pl.start + speech(p, cps);
+    p->e_prev = pl.end;
+    p->cps_sum += cps;
+    if (p->fn != NULL) {
+        pl.chunk = p->m;
+        pl.cps = cps;
+        pl.ready = ready;
+        p->fn(p->ud, &pl);
+    }
+    return 0;
+}
+
+int tb_playout_force_start(struct tb_playout *p, double t)
+{
+    if (p->started || p->m == 0)
+        return TB_EINVAL;
+    start(p, t, p->last_tok);
+    return 0;
+}
+
+int tb_playout_finish(struct tb_playout *p)
+{
+    if (!p->started && p->m > 0)
+        start(p, p->last_c, p->last_tok);
+    return 0;
+}
+
+int tb_playout_started(const struct tb_playout *p, double *s1)
+{
+    if (s1 != NULL)
+        *s1 = p->s1;
+    return p->started;
+}
+
+double tb_playout_end(const struct tb_playout *p)
+{
+    return p->started ? p->e_prev : 0.0;
+}
+
+void tb_playout_result(const struct tb_playout *p,
+                       struct tb_playout_result *out)
+{
+    *out = p->r;
+    out->chunks = p->m;
+    out->q = p->q;
+    out->ttfa = p->started ? p->s1 : 0.0;
+    out->speech = speech(p, p->cps_sum);
+    out->end = p->started ? p->e_prev : 0.0;
+}

@@ -1,0 +1,353 @@
+/*
+ * segment.c - chunking policies (see segment.h for the rules).
+ *
+ * Positions are kept as global counters over the content stream: `fed`
+ * bytes and `gcps` code points so far.  A chunk is the span between two
+ * cut points, so a policy that cuts inside an event needs no copy of the
+ * text: it remembers the (byte, code point) position of its candidate cut.
+ *
+ * The three v1 policies (token, sentence, clause) decide once per event
+ * and touch each byte once (code point count) plus a short backward scan
+ * for the last significant character; that is the simulator's hot path.
+ * The framework profiles decode every code point, which is slower but
+ * still linear.
+ */
+#include "ttsbuf/segment.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ttsbuf/error.h"
+#include "ttsbuf/utf8.h"
+
+struct tb_seg {
+    struct tb_seg_opts o;
+    uint64_t fed;         /* content bytes fed so far */
+    uint64_t gcps;        /* content code points fed so far */
+    uint64_t start_b;     /* open chunk's start: byte */
+    uint64_t start_cps;   /* open chunk's start: code point */
+    uint32_t event;       /* index of the event being fed */
+    uint32_t nchunks;     /* chunks closed so far */
+    uint32_t last_sig;    /* sentence/clause: last significant code point */
+    int state;            /* scanning policies: see scan_cp */
+    int pending;          /* livekit: a candidate waits for context */
+    uint64_t cand_b, cand_cps;
+    uint64_t ws_b, ws_cps; /* fixed40: just after the last whitespace */
+};
+
+static const char *const names[TB_CHUNK__COUNT] = {
+    "token", "sentence", "clause", "pipecat",
+    "livekit", "openai-agents", "fixed40", "elevenlabs",
+};
+
+static const char *const abouts[TB_CHUNK__COUNT] = {
+    "every event is a chunk",
+    "ends after an event once the text ends in . ! ? or an ellipsis "
+    "(ignoring trailing spaces, quotes, brackets) or the event holds a "
+    "newline; at least --min-chars code points",
+    "as sentence, plus , ; : and em dash",
+    "Pipecat-style: a sentence end is confirmed when the next non-space "
+    "character arrives; the cut is made before the whitespace",
+    "LiveKit-style: sentences merged until >= 20 code points, each cut "
+    "confirmed once 10 more code points have arrived",
+    "OpenAI Agents SDK-style: cut at . ! ? followed by whitespace once the "
+    "text before it holds >= 20 code points",
+    "a 40-code-point buffer cut after its last whitespace (or whole, when "
+    "there is none)",
+    "ElevenLabs-style chunk_length_schedule 120,160,250,290: chunk i closes "
+    "at the event that brings the buffer to schedule[min(i,3)] code points",
+};
+
+int tb_seg_policy_parse(const char *name, enum tb_chunk_policy *out)
+{
+    for (int i = 0; i < TB_CHUNK__COUNT; i++) {
+        if (strcmp(name, names[i]) == 0) {
+            *out = (enum tb_chunk_policy)i;
+            return 0;
+        }
+    }
+    return TB_EINVAL;
+}
+
+const char *tb_seg_policy_name(enum tb_chunk_policy p)
+{
+    return (unsigned)p < TB_CHUNK__COUNT ? names[p] : "?";
+}
+
+const char *tb_seg_policy_about(enum tb_chunk_policy p)
+{
+    return (unsigned)p < TB_CHUNK__COUNT ? abouts[p] : "?";
+}
+
+int tb_seg_create(const struct tb_seg_opts *o, struct tb_seg **out)
+{
+    struct tb_seg *s;
+    *out = NULL;
+    if ((unsigned)o->policy >= TB_CHUNK__COUNT)
+        return TB_EINVAL;
+    s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return TB_ENOMEM;
+    s->o = *o;
+    if (s->o.min_chars == 0)
+        s->o.min_chars = 1;
+    *out = s;
+    return 0;
+}
+
+void tb_seg_destroy(struct tb_seg *s)
+{
+    free(s);
+}
+
+void tb_seg_reset(struct tb_seg *s)
+{
+    struct tb_seg_opts o = s->o;
+    memset(s, 0, sizeof(*s));
+    s->o = o;
+}
+
+uint64_t tb_seg_fed(const struct tb_seg *s)
+{
+    return s->fed;
+}
+
+/* Decodes the code point at s[*i] (valid UTF-8) and advances *i. */
+static uint32_t next_cp(const unsigned char *s, size_t len, size_t *i)
+{
+    unsigned char c = s[*i];
+    uint32_t cp;
+    size_t n;
+    if (c < 0x80) {
+        *i += 1;
+        return c;
+    }
+    if (c >= 0xF0) {
+        cp = c & 0x07;
+        n = 3;
+    } else if (c >= 0xE0) {
+        cp = c & 0x0F;
+        n = 2;
+    } else {
+        cp = c & 0x1F;
+        n = 1;
+    }
+    for (size_t k = 1; k <= n && *i + k < len; k++)
+        cp = (cp << 6) | (s[*i + k] & 0x3F);
+    *i += n + 1;
+    return cp;
+}
+
+static int is_space(uint32_t c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xA0;
+}
+
+static int is_closer(uint32_t c)
+{
+    return c == '"' || c == '\'' || c == ')' || c == ']' || c == 0x201D ||
+           c == 0x2019;
+}
+
+static int is_terminal(uint32_t c)
+{
+    return c == '.' || c == '!' || c == '?' || c == 0x2026;
+}
+
+static int is_clause(uint32_t c)
+{
+    return is_terminal(c) || c == ',' || c == ';' || c == ':' || c == 0x2014;
+}
+
+static void emit(struct tb_seg *s, uint64_t end_b, uint64_t end_cps,
+                 tb_chunk_fn fn, void *ud)
+{
+    struct tb_chunk c;
+    if (end_cps <= s->start_cps)
+        return; /* nothing to speak */
+    c.end = end_b;
+    c.cps = (uint32_t)(end_cps - s->start_cps);
+    c.event = s->event;
+    s->start_b = end_b;
+    s->start_cps = end_cps;
+    s->nchunks++;
+    fn(ud, &c);
+}
+
+/* sentence/clause: the last code point that is not whitespace or a closer,
+ * or 0 when the text has none. */
+static uint32_t last_significant(const unsigned char *t, size_t len)
+{
+    size_t i = len;
+    while (i > 0) {
+        size_t b = i - 1;
+        while (b > 0 && (t[b] & 0xC0) == 0x80)
+            b--;
+        size_t j = b;
+        uint32_t cp = next_cp(t, len, &j);
+        if (!is_space(cp) && !is_closer(cp))
+            return cp;
+        i = b;
+    }
+    return 0;
+}
+
+static void feed_v1(struct tb_seg *s, const unsigned char *t, size_t len,
+                    tb_chunk_fn fn, void *ud)
+{
+    int newline = memchr(t, '\n', len) != NULL;
+    uint32_t sig;
+    s->gcps += tb_utf8_count((const char *)t, len);
+    s->fed += len;
+    if (s->o.policy == TB_CHUNK_TOKEN) {
+        emit(s, s->fed, s->gcps, fn, ud);
+        return;
+    }
+    sig = last_significant(t, len);
+    if (sig != 0)
+        s->last_sig = sig;
+    if (s->gcps - s->start_cps < s->o.min_chars)
+        return;
+    if (newline || (s->o.policy == TB_CHUNK_SENTENCE ? is_terminal(s->last_sig)
+                                                     : is_clause(s->last_sig))) {
+        emit(s, s->fed, s->gcps, fn, ud);
+        s->last_sig = 0;
+    }
+}
+
+/*
+ * The scanning policies, one code point at a time.  `state`:
+ *   0  in text
+ *   1  just after a sentence terminal (and any closers): cut candidate
+ *   2  after terminal + whitespace: the sentence end is established
+ * b/cps are the position *before* code point cp.
+ */
+static void scan_cp(struct tb_seg *s, uint32_t cp, uint64_t b, uint64_t cps,
+                    uint64_t b_after, tb_chunk_fn fn, void *ud)
+{
+    enum tb_chunk_policy p = s->o.policy;
+    int term = p == TB_CHUNK_OPENAI_AGENTS ? (cp == '.' || cp == '!' || cp == '?')
+                                           : is_terminal(cp);
+    if (p == TB_CHUNK_FIXED40) {
+        if (is_space(cp)) {
+            s->ws_b = b_after;
+            s->ws_cps = cps + 1;
+        }
+        if (cps + 1 - s->start_cps >= 40) {
+            if (s->ws_b > s->start_b)
+                emit(s, s->ws_b, s->ws_cps, fn, ud);
+            else
+                emit(s, b_after, cps + 1, fn, ud);
+        }
+        return;
+    }
+    /* cp is the (cps + 1 - cand_cps)-th code point after the candidate:
+     * the 10th confirms it, in the event that brings it. */
+    if (p == TB_CHUNK_LIVEKIT && s->pending && cps + 1 - s->cand_cps >= 10) {
+        emit(s, s->cand_b, s->cand_cps, fn, ud);
+        s->pending = 0;
+    }
+    switch (s->state) {
+    case 0:
+        if (term)
+            s->state = 1;
+        break;
+    case 1:
+        if (term || is_closer(cp))
+            break;
+        if (!is_space(cp)) {
+            s->state = 0;
+        } else if (p == TB_CHUNK_PIPECAT) {
+            s->state = 2;
+            s->cand_b = b;
+            s->cand_cps = cps;
+        } else if (p == TB_CHUNK_OPENAI_AGENTS) {
+            if (cps - s->start_cps >= 20)
+                emit(s, b, cps, fn, ud);
+            s->state = 0;
+        } else { /* livekit */
+            if (!s->pending && cps - s->start_cps >= 20) {
+                s->pending = 1;
+                s->cand_b = b;
+                s->cand_cps = cps;
+            }
+            s->state = 0;
+        }
+        break;
+    case 2: /* pipecat: waiting for the confirming character */
+        if (is_space(cp))
+            break;
+        emit(s, s->cand_b, s->cand_cps, fn, ud);
+        s->state = term ? 1 : 0;
+        break;
+    }
+}
+
+static void feed_scan(struct tb_seg *s, const unsigned char *t, size_t len,
+                      tb_chunk_fn fn, void *ud)
+{
+    size_t i = 0;
+    while (i < len) {
+        uint64_t b = s->fed + i;
+        uint32_t cp = next_cp(t, len, &i);
+        scan_cp(s, cp, b, s->gcps, s->fed + i, fn, ud);
+        s->gcps++;
+    }
+    s->fed += len;
+}
+
+static void feed_elevenlabs(struct tb_seg *s, const unsigned char *t,
+                            size_t len, tb_chunk_fn fn, void *ud)
+{
+    static const uint32_t sched[4] = {120, 160, 250, 290};
+    uint32_t need = sched[s->nchunks < 3 ? s->nchunks : 3];
+    s->gcps += tb_utf8_count((const char *)t, len);
+    s->fed += len;
+    if (s->gcps - s->start_cps >= need)
+        emit(s, s->fed, s->gcps, fn, ud);
+}
+
+void tb_seg_feed(struct tb_seg *s, const char *text, size_t len,
+                 tb_chunk_fn fn, void *ud)
+{
+    const unsigned char *t = (const unsigned char *)text;
+    switch (s->o.policy) {
+    case TB_CHUNK_TOKEN:
+    case TB_CHUNK_SENTENCE:
+    case TB_CHUNK_CLAUSE:
+        feed_v1(s, t, len, fn, ud);
+        break;
+    case TB_CHUNK_ELEVENLABS:
+        feed_elevenlabs(s, t, len, fn, ud);
+        break;
+    default:
+        feed_scan(s, t, len, fn, ud);
+        break;
+    }
+    s->event++;
+}
+
+void tb_seg_cut(struct tb_seg *s, tb_chunk_fn fn, void *ud)
+{
+    uint32_t ev = s->event;
+    if (s->event > 0)
+        s->event--; /* the chunk closes at the last event fed */
+    emit(s, s->fed, s->gcps, fn, ud);
+    s->event = ev;
+    s->state = 0;
+    s->pending = 0;
+    s->last_sig = 0;
+}
+
+void tb_seg_finish(struct tb_seg *s, tb_chunk_fn fn, void *ud)
+{
+    uint32_t ev = s->event;
+    if (s->event > 0)
+        s->event--;
+    if (s->pending) /* livekit: the stream's end is all the context left */
+        emit(s, s->cand_b, s->cand_cps, fn, ud);
+    emit(s, s->fed, s->gcps, fn, ud);
+    s->event = ev;
+    s->pending = 0;
+    s->state = 0;
+}

@@ -1,0 +1,89 @@
+/*
+ * stream.c - the in-memory token stream (see stream.h).
+ *
+ * Arrays grow geometrically (x1.5 after a doubling start), so appending a
+ * million events costs about thirty reallocations.
+ */
+#include "ttsbuf/stream.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ttsbuf/error.h"
+
+void tb_stream_init(struct tb_stream *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->usage_tokens = -1;
+}
+
+void tb_stream_free(struct tb_stream *s)
+{
+    if (s == NULL)
+        return;
+    free(s->ev);
+    free(s->text);
+    tb_stream_init(s);
+}
+
+void tb_stream_clear(struct tb_stream *s)
+{
+    s->n = 0;
+    s->text_len = 0;
+    s->usage_tokens = -1;
+    s->model[0] = '\0';
+    s->base_url[0] = '\0';
+}
+
+int tb_stream_reserve(struct tb_stream *s, size_t nev, uint64_t ntext)
+{
+    if (nev > s->cap) {
+        size_t cap = s->cap < 1024 ? 1024 : s->cap + s->cap / 2;
+        struct tb_event *ev;
+        if (cap < nev)
+            cap = nev;
+        ev = realloc(s->ev, cap * sizeof(*ev));
+        if (ev == NULL)
+            return TB_ENOMEM;
+        s->ev = ev;
+        s->cap = cap;
+    }
+    if (ntext > s->text_cap) {
+        uint64_t cap = s->text_cap < 65536 ? 65536 : s->text_cap + s->text_cap / 2;
+        char *t;
+        if (cap < ntext)
+            cap = ntext;
+        if (cap > SIZE_MAX)
+            return TB_ENOMEM;
+        t = realloc(s->text, (size_t)cap);
+        if (t == NULL)
+            return TB_ENOMEM;
+        s->text = t;
+        s->text_cap = cap;
+    }
+    return 0;
+}
+
+int tb_stream_append(struct tb_stream *s, double t, const char *text,
+                     size_t len, uint32_t tokens, enum tb_kind kind)
+{
+    struct tb_event *e;
+    int rc;
+    if (len == 0)
+        return 0;
+    if (len > TB_EVENT_TEXT_MAX || tokens == 0 || tokens > TB_EVENT_TOKENS_MAX ||
+        s->n >= TB_STREAM_EVENTS_MAX)
+        return TB_ETOOBIG;
+    rc = tb_stream_reserve(s, s->n + 1, s->text_len + len);
+    if (rc != 0)
+        return rc;
+    memcpy(s->text + s->text_len, text, len);
+    e = &s->ev[s->n++];
+    e->t = t;
+    e->off = s->text_len;
+    e->len = (uint32_t)len;
+    e->tokens = tokens;
+    e->kind = (uint8_t)kind;
+    s->text_len += len;
+    return 0;
+}

@@ -1,0 +1,430 @@
+/*
+ * trace.c - JSONL traces: load (validating every line) and write.
+ *
+ * Loading is one pass over a buffer holding the whole file: find the line
+ * end, validate UTF-8 over the raw bytes, hand the line to cJSON, copy the
+ * few fields we need into the stream's arrays, delete the cJSON tree.  No
+ * allocation per line beyond cJSON's own.  cJSON never leaves this file.
+ */
+#include "ttsbuf/trace.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ttsbuf/error.h"
+#include "ttsbuf/utf8.h"
+
+/* Largest trace file read into memory (README "Limits"). */
+#define TRACE_FILE_MAX ((size_t)4 << 30)
+
+struct loader {
+    const char *name;
+    size_t line;
+    double last_t;
+    int have_event; /* an event line was seen (its t orders the next) */
+    int lines_seen; /* non-blank lines so far */
+    struct tb_stream *out;
+    char *err;
+    size_t errlen;
+};
+
+static int bad(struct loader *L, int code, const char *what)
+{
+    return tb_seterr(L->err, L->errlen, code, "%s:%zu: %s", L->name, L->line,
+                     what);
+}
+
+/* Copies a header string, cut at a UTF-8 character boundary when it does
+ * not fit: a cut inside a character would make tb_trace_write produce a
+ * trace that this loader rejects. */
+static void copy_str(char *dst, size_t cap, const cJSON *v)
+{
+    size_t n;
+    if (!cJSON_IsString(v) || v->valuestring == NULL)
+        return;
+    n = strlen(v->valuestring);
+    if (n >= cap) {
+        n = cap - 1;
+        while (n > 0 && ((unsigned char)v->valuestring[n] & 0xC0) == 0x80)
+            n--;
+    }
+    memcpy(dst, v->valuestring, n);
+    dst[n] = '\0';
+}
+
+static int load_header(struct loader *L, const cJSON *root)
+{
+    if (L->lines_seen > 1)
+        return bad(L, TB_EFORMAT, "the \"ttsbuf_trace\" header must be the first line");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "ttsbuf_trace");
+    if (!cJSON_IsNumber(v) || v->valuedouble != 1.0)
+        return bad(L, TB_EFORMAT, "unsupported \"ttsbuf_trace\" version (this reads 1)");
+    copy_str(L->out->model, sizeof(L->out->model),
+             cJSON_GetObjectItemCaseSensitive(root, "model"));
+    copy_str(L->out->base_url, sizeof(L->out->base_url),
+             cJSON_GetObjectItemCaseSensitive(root, "base_url"));
+    return 0;
+}
+
+static int load_usage(struct loader *L, const cJSON *usage)
+{
+    const cJSON *ct;
+    if (!cJSON_IsObject(usage))
+        return bad(L, TB_EFORMAT, "\"usage\" is not an object");
+    ct = cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens");
+    if (ct == NULL)
+        return 0;
+    if (!cJSON_IsNumber(ct) || !(ct->valuedouble >= 0) || ct->valuedouble > 1e15 ||
+        ct->valuedouble != floor(ct->valuedouble))
+        return bad(L, TB_EFORMAT, "\"usage.completion_tokens\" is not a whole number >= 0");
+    L->out->usage_tokens = (long long)ct->valuedouble;
+    return 0;
+}
+
+/* The keys of one line, found in a single walk over the object (a lookup
+ * per key would compare every key again: measurable over a million lines). */
+struct keys {
+    const cJSON *hdr, *t, *text, *kind, *tokens, *usage;
+};
+
+static void find_keys(const cJSON *root, struct keys *k)
+{
+    memset(k, 0, sizeof(*k));
+    for (const cJSON *c = root->child; c != NULL; c = c->next) {
+        const char *n = c->string;
+        if (n == NULL)
+            continue;
+        if (n[0] == 't' && n[1] == '\0')
+            k->t = c;
+        else if (strcmp(n, "text") == 0)
+            k->text = c;
+        else if (strcmp(n, "kind") == 0)
+            k->kind = c;
+        else if (strcmp(n, "tokens") == 0)
+            k->tokens = c;
+        else if (strcmp(n, "usage") == 0)
+            k->usage = c;
+        else if (strcmp(n, "ttsbuf_trace") == 0)
+            k->hdr = c;
+    }
+}
+
+static int load_event(struct loader *L, const struct keys *ks)
+{
+    const cJSON *t = ks->t, *text = ks->text, *kind = ks->kind, *tok = ks->tokens;
+    enum tb_kind k = TB_KIND_CONTENT;
+    uint32_t tokens = 1;
+    size_t len;
+    int rc;
+    char msg[160];
+
+    if (!cJSON_IsNumber(t) || !isfinite(t->valuedouble))
+        return bad(L, TB_EFORMAT, "\"t\" is not a number");
+    if (t->valuedouble < 0) {
+        snprintf(msg, sizeof(msg), "\"t\" is negative (%g)", t->valuedouble);
+        return bad(L, TB_EFORMAT, msg);
+    }
+    if (L->have_event && t->valuedouble < L->last_t) {
+        snprintf(msg, sizeof(msg), "\"t\" goes backwards (%g < %g)",
+                 t->valuedouble, L->last_t);
+        return bad(L, TB_EFORMAT, msg);
+    }
+    if (text == NULL)
+        return bad(L, TB_EFORMAT, "missing \"text\"");
+    if (!cJSON_IsString(text) || text->valuestring == NULL)
+        return bad(L, TB_EFORMAT, "\"text\" is not a string");
+    if (kind != NULL) {
+        if (cJSON_IsString(kind) && strcmp(kind->valuestring, "content") == 0)
+            k = TB_KIND_CONTENT;
+        else if (cJSON_IsString(kind) && strcmp(kind->valuestring, "reasoning") == 0)
+            k = TB_KIND_REASONING;
+        else
+            return bad(L, TB_EFORMAT, "\"kind\" must be \"content\" or \"reasoning\"");
+    }
+    if (tok != NULL) {
+        double d = cJSON_IsNumber(tok) ? tok->valuedouble : -1;
+        if (!(d >= 1 && d <= TB_EVENT_TOKENS_MAX && d == floor(d))) {
+            snprintf(msg, sizeof(msg), "\"tokens\" must be a whole number in 1..%u",
+                     TB_EVENT_TOKENS_MAX);
+            return bad(L, TB_EFORMAT, msg);
+        }
+        tokens = (uint32_t)d;
+    }
+    L->have_event = 1;
+    L->last_t = t->valuedouble;
+    len = strlen(text->valuestring);
+    /* cJSON decodes \u escapes; what it produced must be UTF-8 too. */
+    if (tb_utf8_check(text->valuestring, len) != len)
+        return bad(L, TB_EFORMAT, "\"text\" is not valid UTF-8 after unescaping");
+    if (len > TB_EVENT_TEXT_MAX)
+        return bad(L, TB_ETOOBIG, "\"text\" is over the 1 MiB event cap");
+    rc = tb_stream_append(L->out, t->valuedouble, text->valuestring, len, tokens, k);
+    if (rc == TB_ENOMEM)
+        return bad(L, rc, "out of memory");
+    if (rc != 0)
+        return bad(L, rc, "too many events");
+    return 0;
+}
+
+static int load_line(struct loader *L, const char *p, size_t len)
+{
+    const char *end = NULL;
+    cJSON *root;
+    struct keys ks;
+    int rc = 0;
+    size_t badb, lead = 0;
+    char msg[96];
+
+    while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == ' ' || p[len - 1] == '\t'))
+        len--;
+    while (len > 0 && (*p == ' ' || *p == '\t')) {
+        p++;
+        len--;
+        lead++; /* byte positions in messages count from the line's start */
+    }
+    if (len == 0)
+        return 0; /* blank lines are allowed */
+    L->lines_seen++;
+    if (len > TB_TRACE_LINE_MAX) {
+        snprintf(msg, sizeof(msg), "line of %zu bytes is over the %u-byte cap", len,
+                 TB_TRACE_LINE_MAX);
+        return bad(L, TB_ETOOBIG, msg);
+    }
+    badb = tb_utf8_check(p, len);
+    if (badb != len) {
+        snprintf(msg, sizeof(msg), "invalid UTF-8 at byte %zu of the line",
+                 lead + badb + 1);
+        return bad(L, TB_EFORMAT, msg);
+    }
+    root = cJSON_ParseWithLengthOpts(p, len, &end, 0);
+    if (root == NULL) {
+        size_t at = end != NULL && end >= p ? (size_t)(end - p) : 0;
+        snprintf(msg, sizeof(msg), "invalid JSON near byte %zu", lead + at + 1);
+        return bad(L, TB_EFORMAT, msg);
+    }
+    if ((size_t)(end - p) != len) {
+        size_t at = (size_t)(end - p);
+        while (at < len && (p[at] == ' ' || p[at] == '\t' || p[at] == '\r'))
+            at++; /* point at the garbage, not at the blank before it */
+        snprintf(msg, sizeof(msg), "unexpected data after the JSON object at byte %zu",
+                 lead + at + 1);
+        rc = bad(L, TB_EFORMAT, msg);
+    } else if (!cJSON_IsObject(root)) {
+        rc = bad(L, TB_EFORMAT, "not a JSON object");
+    } else {
+        find_keys(root, &ks);
+        if (ks.hdr != NULL)
+            rc = load_header(L, root);
+        else if (ks.t != NULL)
+            rc = load_event(L, &ks);
+        else if (ks.usage != NULL)
+            rc = load_usage(L, ks.usage);
+        else
+            rc = bad(L, TB_EFORMAT, "missing \"t\"");
+    }
+    cJSON_Delete(root);
+    return rc;
+}
+
+int tb_trace_load_mem(const char *buf, size_t len, const char *name,
+                      struct tb_stream *out, char *err, size_t errlen)
+{
+    struct loader L = {name, 0, 0.0, 0, 0, out, err, errlen};
+    size_t pos = 0, n0 = out->n;
+    int rc;
+
+    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+        pos = 3; /* a UTF-8 byte order mark is allowed */
+    /* Rough pre-size: real traces run 30-40 bytes a line. */
+    rc = tb_stream_reserve(out, out->n + len / 40 + 1, out->text_len + len / 8 + 1);
+    if (rc != 0)
+        return tb_seterr(err, errlen, rc, "%s: out of memory", name);
+    while (pos < len) {
+        const char *nl = memchr(buf + pos, '\n', len - pos);
+        size_t ll = nl != NULL ? (size_t)(nl - (buf + pos)) : len - pos;
+        L.line++;
+        rc = load_line(&L, buf + pos, ll);
+        if (rc != 0)
+            return rc;
+        pos += ll + 1;
+    }
+    /* Events with empty text are not stored, so count what was appended. */
+    if (out->n == n0)
+        return tb_seterr(err, errlen, TB_EEMPTY, "%s: the trace holds no event", name);
+    return 0;
+}
+
+static int read_all(FILE *f, char **out, size_t *outlen)
+{
+    struct stat st;
+    size_t cap = 1 << 16, len = 0;
+    char *buf;
+    /* A regular file: one buffer of the right size (+1 so EOF is seen
+     * without growing).  Pipes grow geometrically. */
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        (uint64_t)st.st_size < TRACE_FILE_MAX)
+        cap = (size_t)st.st_size + 1;
+    buf = malloc(cap);
+    if (buf == NULL)
+        return TB_ENOMEM;
+    for (;;) {
+        size_t n;
+        if (len == cap) {
+            char *nb;
+            if (cap >= TRACE_FILE_MAX) {
+                free(buf);
+                return TB_ETOOBIG;
+            }
+            cap *= 2;
+            nb = realloc(buf, cap);
+            if (nb == NULL) {
+                free(buf);
+                return TB_ENOMEM;
+            }
+            buf = nb;
+        }
+        n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (n == 0) {
+            if (ferror(f)) {
+                free(buf);
+                return TB_EIO;
+            }
+            break;
+        }
+    }
+    *out = buf;
+    *outlen = len;
+    return 0;
+}
+
+int tb_trace_load_file(const char *path, struct tb_stream *out, char *err,
+                       size_t errlen)
+{
+    int is_stdin = strcmp(path, "-") == 0;
+    const char *name = is_stdin ? "<stdin>" : path;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (f == NULL)
+        return tb_seterr(err, errlen, TB_EIO, "%s: %s", name, strerror(errno));
+    rc = read_all(f, &buf, &len);
+    if (rc == TB_EIO)
+        tb_seterr(err, errlen, rc, "%s: %s", name, strerror(errno));
+    else if (rc == TB_ETOOBIG)
+        tb_seterr(err, errlen, rc, "%s: over the 4 GiB trace cap", name);
+    else if (rc != 0)
+        tb_seterr(err, errlen, rc, "%s: out of memory", name);
+    if (!is_stdin)
+        fclose(f);
+    if (rc != 0)
+        return rc;
+    rc = tb_trace_load_mem(buf, len, name, out, err, errlen);
+    free(buf);
+    return rc;
+}
+
+/*
+ * Adds "t" so that it reads back bit-identical.  cJSON's printer is not
+ * enough: it keeps a 15-digit form whenever that reads back within a
+ * relative DBL_EPSILON, which drops the last bit (0.1 + 0.2 came back as
+ * 0.3).  DBL_DIG = 15 digits suffice for most values; 17 always do.  The
+ * library never calls setlocale, so the decimal point is '.'.
+ */
+static void add_time(cJSON *o, double t)
+{
+    char num[32];
+    if (!isfinite(t)) {
+        cJSON_AddNumberToObject(o, "t", t); /* printed as null; rejected on load */
+        return;
+    }
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(num, sizeof(num), "%.*g", prec, t);
+        if (strtod(num, NULL) == t)
+            break;
+    }
+    cJSON_AddRawToObject(o, "t", num);
+}
+
+/* Prints one object as a line and frees it. */
+static int put_line(FILE *f, cJSON *o)
+{
+    char *s;
+    int rc = 0;
+    if (o == NULL)
+        return TB_ENOMEM;
+    s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (s == NULL)
+        return TB_ENOMEM;
+    if (fputs(s, f) == EOF || fputc('\n', f) == EOF)
+        rc = TB_EIO;
+    cJSON_free(s);
+    return rc;
+}
+
+int tb_trace_write(FILE *f, const struct tb_stream *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    int rc;
+    char *tmp = NULL;
+    size_t tmpcap = 0;
+
+    if (o == NULL)
+        return TB_ENOMEM;
+    cJSON_AddNumberToObject(o, "ttsbuf_trace", 1);
+    if (s->model[0])
+        cJSON_AddStringToObject(o, "model", s->model);
+    if (s->base_url[0])
+        cJSON_AddStringToObject(o, "base_url", s->base_url);
+    cJSON_AddNumberToObject(o, "events", (double)s->n);
+    rc = put_line(f, o);
+    for (size_t i = 0; i < s->n && rc == 0; i++) {
+        const struct tb_event *e = &s->ev[i];
+        if (e->len + 1 > tmpcap) {
+            char *nt = realloc(tmp, e->len + 1);
+            if (nt == NULL) {
+                rc = TB_ENOMEM;
+                break;
+            }
+            tmp = nt;
+            tmpcap = e->len + 1;
+        }
+        memcpy(tmp, s->text + e->off, e->len);
+        tmp[e->len] = '\0';
+        o = cJSON_CreateObject();
+        if (o == NULL) {
+            rc = TB_ENOMEM;
+            break;
+        }
+        add_time(o, e->t);
+        cJSON_AddStringToObject(o, "text", tmp);
+        if (e->kind == TB_KIND_REASONING)
+            cJSON_AddStringToObject(o, "kind", "reasoning");
+        if (e->tokens > 1)
+            cJSON_AddNumberToObject(o, "tokens", e->tokens);
+        rc = put_line(f, o);
+    }
+    free(tmp);
+    if (rc == 0 && s->usage_tokens >= 0) {
+        cJSON *u = cJSON_CreateObject();
+        o = cJSON_CreateObject();
+        if (u == NULL || o == NULL) {
+            cJSON_Delete(u);
+            cJSON_Delete(o);
+            return TB_ENOMEM;
+        }
+        cJSON_AddNumberToObject(u, "completion_tokens", (double)s->usage_tokens);
+        cJSON_AddItemToObject(o, "usage", u);
+        rc = put_line(f, o);
+    }
+    if (rc == 0 && ferror(f))
+        rc = TB_EIO;
+    return rc;
+}

@@ -1,0 +1,194 @@
+/*
+ * bench.c - `make bench`: prints throughput figures; asserts nothing.
+ *
+ *   core        segmenter + playout over an in-memory stream (no parsing,
+ *               no ring): simulated events per second, per chunk policy
+ *   playout     the playout engine alone over a pre-segmented chunk list
+ *   sim         the full simulator: events through the ring, virtual clock
+ *   trace load  a 1-million-event trace file parsed (cJSON), validated and
+ *               simulated, against cJSON alone parsing the same lines
+ *
+ * Each figure is the best of several runs (the machine is shared; the best
+ * run is the least disturbed).  Compare figures from one run as ratios.
+ */
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ttsbuf.h"
+
+#define REPS 5
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what, int rc)
+{
+    fprintf(stderr, "bench: %s: %s\n", what, tb_strerror(rc));
+    exit(1);
+}
+
+static void make_stream(struct tb_stream *s, uint32_t tokens)
+{
+    struct tb_synth_spec spec;
+    tb_synth_default(&spec);
+    spec.tokens = tokens;
+    spec.tps = 60;
+    spec.seed = 42;
+    int rc = tb_synth_generate(&spec, s);
+    if (rc != 0)
+        die("synth", rc);
+}
+
+static void bench_core(const struct tb_stream *s)
+{
+    struct tb_playout_opts po;
+    tb_playout_opts_default(&po);
+    printf("core: segmenter + playout, %zu events in memory, best of %d\n", s->n, REPS);
+    for (int pol = 0; pol < TB_CHUNK__COUNT; pol++) {
+        struct tb_seg_opts so = {(enum tb_chunk_policy)pol, 1};
+        struct tb_seg *seg;
+        struct tb_playout *p;
+        struct tb_chunks ch;
+        struct tb_playout_result r;
+        double best = 1e30;
+        tb_chunks_init(&ch);
+        if (tb_seg_create(&so, &seg) != 0 || tb_playout_create(&po, NULL, NULL, &p) != 0)
+            die("create", TB_ENOMEM);
+        for (int i = 0; i < REPS; i++) {
+            double t0 = now();
+            tb_analyze_segment(s, seg, &ch);
+            tb_analyze_playout(&ch, p, &po, &r);
+            double dt = now() - t0;
+            if (dt < best)
+                best = dt;
+        }
+        printf("  %-14s %7.1f M events/s   (%zu chunks, min TPS %.2f)\n",
+               tb_seg_policy_name((enum tb_chunk_policy)pol), (double)s->n / best / 1e6,
+               ch.n, r.min_tps);
+        if (pol == TB_CHUNK_TOKEN) {
+            /* The playout engine alone, over the token chunk list. */
+            double bp = 1e30;
+            for (int i = 0; i < REPS; i++) {
+                double t0 = now();
+                tb_analyze_playout(&ch, p, &po, &r);
+                double dt = now() - t0;
+                if (dt < bp)
+                    bp = dt;
+            }
+            printf("  %-14s %7.1f M chunks/s  (playout engine alone)\n", "  playout",
+                   (double)ch.n / bp / 1e6);
+        }
+        tb_chunks_free(&ch);
+        tb_seg_destroy(seg);
+        tb_playout_destroy(p);
+    }
+}
+
+static void bench_sim(const struct tb_stream *s)
+{
+    struct tb_sim_opts o;
+    struct tb_sim_result r;
+    struct tb_clock clk;
+    char err[256];
+    double best = 1e30;
+    tb_sim_opts_default(&o);
+    for (int i = 0; i < REPS; i++) {
+        tb_clock_virtual_init(&clk);
+        double t0 = now();
+        int rc = tb_sim_run(s, &o, &clk, NULL, NULL, &r, err, sizeof(err));
+        double dt = now() - t0;
+        if (rc != 0)
+            die(err, rc);
+        if (dt < best)
+            best = dt;
+    }
+    printf("sim: through the ring on the virtual clock (sentence), %zu events: "
+           "%.1f M events/s (ring high water %zu tokens)\n",
+           s->n, (double)s->n / best / 1e6, r.hw_items);
+}
+
+static void bench_trace(const struct tb_stream *s)
+{
+    const char *path = "build/bench-trace.jsonl";
+    FILE *f = fopen(path, "w");
+    struct tb_stream in;
+    struct tb_sim_opts o;
+    struct tb_sim_result r;
+    struct tb_clock clk;
+    char err[256];
+    double best_load = 1e30, best_all = 1e30, best_cjson = 1e30;
+    long size;
+    char *buf;
+
+    if (f == NULL || tb_trace_write(f, s) != 0)
+        die("writing the bench trace", TB_EIO);
+    size = ftell(f);
+    fclose(f);
+    /* cJSON alone: the floor this path cannot go below. */
+    f = fopen(path, "rb");
+    buf = malloc((size_t)size);
+    if (f == NULL || buf == NULL || fread(buf, 1, (size_t)size, f) != (size_t)size)
+        die("reading the bench trace", TB_EIO);
+    fclose(f);
+    for (int i = 0; i < REPS; i++) {
+        double t0 = now();
+        char *p = buf, *end = buf + size;
+        while (p < end) {
+            char *nl = memchr(p, '\n', (size_t)(end - p));
+            size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+            cJSON_Delete(cJSON_ParseWithLength(p, len));
+            p += len + 1;
+        }
+        double dt = now() - t0;
+        if (dt < best_cjson)
+            best_cjson = dt;
+    }
+    free(buf);
+    tb_sim_opts_default(&o);
+    for (int i = 0; i < REPS; i++) {
+        tb_stream_init(&in);
+        double t0 = now();
+        int rc = tb_trace_load_file(path, &in, err, sizeof(err));
+        double t1 = now();
+        if (rc != 0)
+            die(err, rc);
+        tb_clock_virtual_init(&clk);
+        rc = tb_sim_run(&in, &o, &clk, NULL, NULL, &r, err, sizeof(err));
+        double t2 = now();
+        if (rc != 0)
+            die(err, rc);
+        if (t1 - t0 < best_load)
+            best_load = t1 - t0;
+        if (t2 - t0 < best_all)
+            best_all = t2 - t0;
+        tb_stream_free(&in);
+    }
+    printf("trace: %zu events, %.1f MB file\n", s->n, (double)size / 1e6);
+    printf("  cJSON alone, parse every line   %6.3f s\n", best_cjson);
+    printf("  load (read + validate + parse)  %6.3f s   (%.2fx cJSON alone)\n", best_load,
+           best_load / best_cjson);
+    printf("  load + simulate                 %6.3f s   (goal < 1 s)\n", best_all);
+    remove(path);
+}
+
+int main(void)
+{
+    struct tb_stream s;
+    tb_stream_init(&s);
+    make_stream(&s, 1000000);
+    printf("ttsbuf %s bench (figures, not pass/fail)\n\n", TB_VERSION);
+    bench_core(&s);
+    printf("\n");
+    bench_sim(&s);
+    printf("\n");
+    bench_trace(&s);
+    tb_stream_free(&s);
+    return 0;
+}

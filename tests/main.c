@@ -1,0 +1,57 @@
+/*
+ * main.c - runs every test group; TB_TEST_ONLY=name,name runs a subset
+ * (make tsan runs only the multi-threaded ring group).
+ * Exit status: 0 when every case passed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests.h"
+
+const char *tb_test_data(const char *name)
+{
+    static char buf[4096];
+    const char *dir = getenv("TB_TESTDATA");
+    snprintf(buf, sizeof(buf), "%s/%s", dir != NULL ? dir : "tests/data", name);
+    return buf;
+}
+
+static const struct {
+    const char *name;
+    int (*run)(void);
+} groups[] = {
+    {"utf8", tb_test_utf8},       {"ring", tb_test_ring},
+    {"segment", tb_test_segment}, {"playout", tb_test_playout},
+    {"property", tb_test_property}, {"trace", tb_test_trace},
+    {"synth", tb_test_synth},     {"sim", tb_test_sim},
+    {"cli", tb_test_cli},
+};
+
+static int selected(const char *only, const char *name)
+{
+    size_t n = strlen(name);
+    const char *p = only;
+    if (only == NULL || *only == '\0')
+        return 1;
+    while ((p = strstr(p, name)) != NULL) {
+        if ((p == only || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+            return 1;
+        p += n;
+    }
+    return 0;
+}
+
+int main(void)
+{
+    const char *only = getenv("TB_TEST_ONLY");
+    int failed = 0, ran = 0;
+    for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
+        if (!selected(only, groups[i].name))
+            continue;
+        failed += groups[i].run();
+        ran++;
+    }
+    printf("test groups: %d run, %d failed cases\n", ran, failed);
+    return failed == 0 ? 0 : 1;
+}

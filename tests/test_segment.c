@@ -1,0 +1,720 @@
+/*
+ * test_segment.c - every chunking policy on crafted event sequences.
+ *
+ * Each case feeds a list of events, then calls tb_seg_finish, and compares
+ * the chunks reported (end byte, code points, event index) with a list
+ * worked out by hand from the rules in segment.h.  It also checks how many
+ * chunks were reported before finish, which tells a chunk closed by an
+ * event from one flushed at the end of the stream.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tests.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/segment.h"
+
+#define MAX_CHUNKS 64
+
+struct collected {
+    struct tb_chunk v[MAX_CHUNKS];
+    size_t n;
+};
+
+static void collect(void *ud, const struct tb_chunk *c)
+{
+    struct collected *out = ud;
+    if (out->n == MAX_CHUNKS)
+        fail_msg("more than %d chunks", MAX_CHUNKS);
+    out->v[out->n++] = *c;
+}
+
+static struct tb_seg *make_seg(enum tb_chunk_policy p, uint32_t min_chars)
+{
+    struct tb_seg_opts o = {p, min_chars};
+    struct tb_seg *s = NULL;
+    assert_int_equal(tb_seg_create(&o, &s), 0);
+    assert_non_null(s);
+    return s;
+}
+
+/* Feeds events ev[0..nev) to s, then finishes; *before is the number of
+ * chunks reported before tb_seg_finish. */
+static void run(struct tb_seg *s, const char *const *ev, size_t nev, struct collected *out,
+                size_t *before)
+{
+    out->n = 0;
+    for (size_t i = 0; i < nev; i++) {
+        assert_true(strlen(ev[i]) > 0); /* the contract: len >= 1 */
+        tb_seg_feed(s, ev[i], strlen(ev[i]), collect, out);
+    }
+    *before = out->n;
+    tb_seg_finish(s, collect, out);
+}
+
+/* Asserts that got equals want[0..n), naming the first chunk that
+ * differs and printing both sides. */
+static void assert_chunks(const struct collected *got, const struct tb_chunk *want, size_t n)
+{
+    for (size_t i = 0; i < n && i < got->n; i++) {
+        const struct tb_chunk *g = &got->v[i], *w = &want[i];
+        if (g->end != w->end || g->cps != w->cps || g->event != w->event)
+            fail_msg("chunk %zu: got {end %llu, cps %u, event %u}, "
+                     "want {end %llu, cps %u, event %u}",
+                     i, (unsigned long long)g->end, g->cps, g->event, (unsigned long long)w->end,
+                     w->cps, w->event);
+    }
+    if (got->n != n)
+        fail_msg("got %zu chunks, want %zu", got->n, n);
+}
+
+/*
+ * One case: policy, min_chars, the events, the chunks and how many of them
+ * close before finish.  The segmenter is created and destroyed here.
+ */
+static void check_policy(enum tb_chunk_policy p, uint32_t min_chars, const char *const *ev,
+                         size_t nev, const struct tb_chunk *want, size_t nwant, size_t want_before)
+{
+    struct tb_seg *s = make_seg(p, min_chars);
+    struct collected got;
+    size_t before;
+    uint64_t total = 0;
+    run(s, ev, nev, &got, &before);
+    assert_chunks(&got, want, nwant);
+    assert_int_equal(before, want_before);
+    for (size_t i = 0; i < nev; i++)
+        total += strlen(ev[i]);
+    assert_int_equal(tb_seg_fed(s), total);
+    tb_seg_destroy(s);
+}
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define CHECK(p, min, ev, want, before)                                                            \
+    check_policy((p), (min), (ev), N(ev), (want), N(want), (before))
+
+/* ---- token ---- */
+
+static void token_every_event(void **state)
+{
+    static const char *const ev[] = {"Hello", " wor", "ld", "!", " "};
+    static const struct tb_chunk want[] = {
+        {5, 5, 0}, {9, 4, 1}, {11, 2, 2}, {12, 1, 3}, {13, 1, 4}};
+    (void)state;
+    CHECK(TB_CHUNK_TOKEN, 1, ev, want, 5);
+}
+
+static void token_multibyte(void **state)
+{
+    /* "héllo" is 6 bytes and 5 code points; " 😀" 5 bytes, 2 code points. */
+    static const char *const ev[] = {"h\xC3\xA9llo", " \xF0\x9F\x98\x80", "\xE2\x82\xAC"};
+    static const struct tb_chunk want[] = {{6, 5, 0}, {11, 2, 1}, {14, 1, 2}};
+    (void)state;
+    CHECK(TB_CHUNK_TOKEN, 1, ev, want, 3);
+}
+
+/* ---- sentence ---- */
+
+static void sentence_basic(void **state)
+{
+    static const char *const ev[] = {"Hello", " world", ".", " How", " are", " you", "?", " Fine"};
+    /* "Hello world." closes at event 2, " How are you?" at 6, and " Fine"
+     * is the remainder, reported by finish at the last event (7). */
+    static const struct tb_chunk want[] = {{12, 12, 2}, {25, 13, 6}, {30, 5, 7}};
+    (void)state;
+    CHECK(TB_CHUNK_SENTENCE, 1, ev, want, 2);
+}
+
+static void sentence_terminals(void **state)
+{
+    static const char *const ev[] = {"Stop!", " Why?", " Fine.", " Ok"};
+    static const struct tb_chunk want[] = {{5, 5, 0}, {10, 5, 1}, {16, 6, 2}, {19, 3, 3}};
+    (void)state;
+    CHECK(TB_CHUNK_SENTENCE, 1, ev, want, 3);
+}
+
+/* A terminal followed by each closer, and by closers plus whitespace. */
+static void sentence_closers_after_end(void **state)
+{
+    /* The last two are U+201D and U+2019, the curly closing quotes. */
+    static const char *const closers[] = {"\"", "'", ")", "]", "\xE2\x80\x9D", "\xE2\x80\x99"};
+    (void)state;
+    for (size_t i = 0; i < N(closers); i++) {
+        char e1[16];
+        size_t cl = strlen(closers[i]);
+        const char *ev[] = {"Wait", e1, " then"};
+        snprintf(e1, sizeof(e1), ".%s", closers[i]);
+        /* "Wait." plus the closer closes at event 1, closer included. */
+        const struct tb_chunk want[] = {{4 + 1 + cl, 6, 1}, {4 + 1 + cl + 5, 5, 2}};
+        check_policy(TB_CHUNK_SENTENCE, 1, ev, 3, want, 2, 1);
+    }
+    {
+        static const char *const ev[] = {"He said \"(Yes.)\" \t", "And"};
+        static const struct tb_chunk want[] = {{18, 18, 0}, {21, 3, 1}};
+        CHECK(TB_CHUNK_SENTENCE, 1, ev, want, 1);
+    }
+    {
+        /* A closer without a terminal before it is no sentence end. */
+        static const char *const ev[] = {"(aside)", " \"quote\"", " more"};
+        static const struct tb_chunk want[] = {{20, 20, 2}};
+        CHECK(TB_CHUNK_SENTENCE, 1, ev, want, 0);
+    }
+}
+
+static void sentence_ellipsis(void **state)
+{
+    /* U+2026 is 3 bytes, 1 code point. */
+    static const char *const ev[] = {"Well", "\xE2\x80\xA6", " so", "...", " end"};
+    static const struct tb_chunk want[] = {{7, 5, 1}, {13, 6, 3}, {17, 4, 4}};
+    (void)state;
+    CHECK(TB_CHUNK_SENTENCE, 1, ev, want, 2);
+}
+
+static void sentence_newline(void **state)
+{
+    /* The event holding the newline closes the chunk after the whole
+     * event, text after the newline included. */
+    static const char *const ev[] = {"Title", "\nBody", " text", "\n"};
+    static const struct tb_chunk want[] = {{10, 10, 1}, {16, 6, 3}};
+    (void)state;
+    CHECK(TB_CHUNK_SENTENCE, 1, ev, want, 2);
+}
+
+static void sentence_min_chars_holds_back(void **state)
+{
+    (void)state;
+    {
+        /* "Hi." (3) and "Hi. Ok." (7) are shorter than 10: held. */
+        static const char *const ev[] = {"Hi.", " Ok.", " This is longer."};
+        static const struct tb_chunk want[] = {{23, 23, 2}};
+        CHECK(TB_CHUNK_SENTENCE, 10, ev, want, 1);
+    }
+    {
+        /* Held, then the chunk no longer ends a sentence: only finish. */
+        static const char *const ev[] = {"Hi.", " there"};
+        static const struct tb_chunk want[] = {{9, 9, 1}};
+        CHECK(TB_CHUNK_SENTENCE, 10, ev, want, 0);
+    }
+    {
+        /* Exactly min_chars is enough. */
+        static const char *const ev[] = {"Hi.", " Yo."};
+        static const struct tb_chunk want[] = {{3, 3, 0}, {7, 4, 1}};
+        CHECK(TB_CHUNK_SENTENCE, 3, ev, want, 2);
+    }
+    {
+        /* A newline does not override min_chars either. */
+        static const char *const ev[] = {"A\n", "B\n", "C"};
+        static const struct tb_chunk want[] = {{4, 4, 1}, {5, 1, 2}};
+        CHECK(TB_CHUNK_SENTENCE, 4, ev, want, 1);
+    }
+    {
+        /* min_chars 0 means the default, 1. */
+        static const char *const ev[] = {"!", "A."};
+        static const struct tb_chunk want[] = {{1, 1, 0}, {3, 2, 1}};
+        CHECK(TB_CHUNK_SENTENCE, 0, ev, want, 2);
+    }
+}
+
+static void sentence_multibyte_counts_code_points(void **state)
+{
+    /* "Ça va" 6 bytes/5 cps, " très" 6/5, " bien !" 7/7: 19 bytes, 17 cps. */
+    static const char *const ev[] = {"\xC3\x87\x61 va", " tr\xC3\xA8s", " bien !"};
+    (void)state;
+    {
+        static const struct tb_chunk want[] = {{19, 17, 2}};
+        CHECK(TB_CHUNK_SENTENCE, 17, ev, want, 1);
+    }
+    {
+        /* 17 code points are fewer than 18, although 19 bytes are not. */
+        static const struct tb_chunk want[] = {{19, 17, 2}};
+        CHECK(TB_CHUNK_SENTENCE, 18, ev, want, 0);
+    }
+}
+
+static void sentence_whitespace_only_events(void **state)
+{
+    (void)state;
+    {
+        /* Whitespace after a closed chunk opens the next one. */
+        static const char *const ev[] = {"Done.", " ", "\t", " Next."};
+        static const struct tb_chunk want[] = {{5, 5, 0}, {13, 8, 3}};
+        CHECK(TB_CHUNK_SENTENCE, 1, ev, want, 2);
+    }
+    {
+        /* A held sentence end still counts once whitespace-only events
+         * bring the chunk to min_chars. */
+        static const char *const ev[] = {"Done.", " ", "  ", "x"};
+        static const struct tb_chunk want[] = {{8, 8, 2}, {9, 1, 3}};
+        CHECK(TB_CHUNK_SENTENCE, 7, ev, want, 1);
+    }
+}
+
+static void sentence_finish_edge_cases(void **state)
+{
+    struct collected got = {.n = 0};
+    struct tb_seg *s;
+    (void)state;
+    {
+        /* Everything already closed: finish reports nothing. */
+        static const char *const ev[] = {"One.", " Two."};
+        static const struct tb_chunk want[] = {{4, 4, 0}, {9, 5, 1}};
+        CHECK(TB_CHUNK_SENTENCE, 1, ev, want, 2);
+    }
+    /* No events at all: nothing. */
+    s = make_seg(TB_CHUNK_SENTENCE, 1);
+    tb_seg_finish(s, collect, &got);
+    assert_int_equal(got.n, 0);
+    assert_int_equal(tb_seg_fed(s), 0);
+    tb_seg_destroy(s);
+}
+
+/* ---- clause ---- */
+
+static void clause_marks(void **state)
+{
+    /* "—" (U+2014) is 3 bytes, 1 code point. */
+    static const char *const ev[] = {"First",        ",",     " second;", " third:", " fourth",
+                                     "\xE2\x80\x94", "fifth", "?",        " six"};
+    static const struct tb_chunk want[] = {{6, 6, 1},  {14, 8, 2}, {21, 7, 3},
+                                           {31, 8, 5}, {37, 6, 7}, {41, 4, 8}};
+    (void)state;
+    CHECK(TB_CHUNK_CLAUSE, 1, ev, want, 5);
+}
+
+static void clause_closers_and_min_chars(void **state)
+{
+    (void)state;
+    {
+        static const char *const ev[] = {"(a,)", " b\xE2\x80\x94\"", " c"};
+        static const struct tb_chunk want[] = {{4, 4, 0}, {10, 4, 1}, {12, 2, 2}};
+        CHECK(TB_CHUNK_CLAUSE, 1, ev, want, 2);
+    }
+    {
+        static const char *const ev[] = {"A,", " b,", " c"};
+        static const struct tb_chunk want[] = {{5, 5, 1}, {7, 2, 2}};
+        CHECK(TB_CHUNK_CLAUSE, 4, ev, want, 1);
+    }
+    {
+        /* The sentence policy ignores clause marks. */
+        static const char *const ev[] = {"a,", " b;", " c:", " d\xE2\x80\x94"};
+        static const struct tb_chunk want[] = {{13, 11, 3}};
+        CHECK(TB_CHUNK_SENTENCE, 1, ev, want, 0);
+    }
+}
+
+/* ---- pipecat ---- */
+
+static void pipecat_lookahead(void **state)
+{
+    (void)state;
+    {
+        /* "Hello world." is confirmed by the "H" of " How" (event 3); the
+         * cut is before the space, which opens the next chunk. */
+        static const char *const ev[] = {"Hello", " world", ".", " How", " are", " you?"};
+        static const struct tb_chunk want[] = {{12, 12, 3}, {25, 13, 5}};
+        CHECK(TB_CHUNK_PIPECAT, 1, ev, want, 1);
+    }
+    {
+        /* Whitespace-only events do not confirm. */
+        static const char *const ev[] = {"Yes.", " ", "\n", "No"};
+        static const struct tb_chunk want[] = {{4, 4, 3}, {8, 4, 3}};
+        CHECK(TB_CHUNK_PIPECAT, 1, ev, want, 1);
+    }
+    {
+        /* A terminal followed by a non-space is no sentence end. */
+        static const char *const ev[] = {"Pi is 3.", "14 and e.g", ". so"};
+        static const struct tb_chunk want[] = {{19, 19, 2}, {22, 3, 2}};
+        CHECK(TB_CHUNK_PIPECAT, 1, ev, want, 1);
+    }
+}
+
+static void pipecat_closers_ellipsis_multibyte(void **state)
+{
+    (void)state;
+    {
+        static const char *const ev[] = {"He said \"Hi.\"", " Then"};
+        static const struct tb_chunk want[] = {{13, 13, 1}, {18, 5, 1}};
+        CHECK(TB_CHUNK_PIPECAT, 1, ev, want, 1);
+    }
+    {
+        /* Several sentences in one event: several chunks at that event. */
+        static const char *const ev[] = {"A b. C d! E"};
+        static const struct tb_chunk want[] = {{4, 4, 0}, {9, 5, 0}, {11, 2, 0}};
+        CHECK(TB_CHUNK_PIPECAT, 1, ev, want, 2);
+    }
+    {
+        /* "Très bien." is 11 bytes, 10 cps; " Ça" 4 bytes, 3 cps. */
+        static const char *const ev[] = {"Tr\xC3\xA8s bien. \xC3\x87\x61"}; /* ...Ça */
+        static const struct tb_chunk want[] = {{11, 10, 0}, {15, 3, 0}};
+        CHECK(TB_CHUNK_PIPECAT, 1, ev, want, 1);
+    }
+    {
+        static const char *const ev[] = {"Wait\xE2\x80\xA6", " what"};
+        static const struct tb_chunk want[] = {{7, 5, 1}, {12, 5, 1}};
+        CHECK(TB_CHUNK_PIPECAT, 1, ev, want, 1);
+    }
+}
+
+/* ---- livekit ---- */
+
+static void livekit_merge_and_context(void **state)
+{
+    /*
+     * "Short one." (10 cps) ends a sentence, but the chunk is shorter than
+     * 20 code points: merged.  "... sentence." ends at 33 code points: a
+     * candidate, cut before the space.  " Then more" brings exactly 10
+     * more code points, so event 2 confirms it.
+     */
+    static const char *const ev[] = {"Short one.", " Now a longer sentence.", " Then more",
+                                     " words follow here."};
+    static const struct tb_chunk want[] = {{33, 33, 2}, {62, 29, 3}};
+    (void)state;
+    CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 1);
+}
+
+static void livekit_context_cut_short_by_end(void **state)
+{
+    (void)state;
+    {
+        /* Only 5 code points of context: finish confirms the candidate. */
+        static const char *const ev[] = {"This sentence is long enough.", " Tail"};
+        static const struct tb_chunk want[] = {{29, 29, 1}, {34, 5, 1}};
+        CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 0);
+    }
+    {
+        /* 9 code points of context are not enough; the 10th confirms. */
+        static const char *const ev[] = {"This sentence is long enough.", " 12345678", "9", "0"};
+        static const struct tb_chunk want[] = {{29, 29, 2}, {40, 11, 3}};
+        CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 1);
+    }
+}
+
+static void livekit_twenty_boundary(void **state)
+{
+    (void)state;
+    {
+        /* 19 code points before the space: not a candidate. */
+        static const char *const ev[] = {"abcdefghijklmnopqr.", " and then more text here"};
+        static const struct tb_chunk want[] = {{43, 43, 1}};
+        CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 0);
+    }
+    {
+        /* 20: a candidate. */
+        static const char *const ev[] = {"abcdefghijklmnopqrs.", " and then more text here"};
+        static const struct tb_chunk want[] = {{20, 20, 1}, {44, 24, 1}};
+        CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 1);
+    }
+    {
+        /* Sentence end must be followed by whitespace. */
+        static const char *const ev[] = {"abcdefghijklmnopqrs.X and more text"};
+        static const struct tb_chunk want[] = {{35, 35, 0}};
+        CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 0);
+    }
+}
+
+/* ---- openai-agents ---- */
+
+static void openai_agents_twenty_rule(void **state)
+{
+    (void)state;
+    {
+        /* "Short one." (10) is merged with the next sentence; the cut comes
+         * at the space after "one." (29 code points before it). */
+        static const char *const ev[] = {"Short one.", " Then a second one.", " And more"};
+        static const struct tb_chunk want[] = {{29, 29, 2}, {38, 9, 2}};
+        CHECK(TB_CHUNK_OPENAI_AGENTS, 1, ev, want, 1);
+    }
+    {
+        /* 19 code points before the space: no cut. */
+        static const char *const ev[] = {"abcdefghijklmnopqr. x"};
+        static const struct tb_chunk want[] = {{21, 21, 0}};
+        CHECK(TB_CHUNK_OPENAI_AGENTS, 1, ev, want, 0);
+    }
+    {
+        /* 20: cut at the space, which arrives in event 1. */
+        static const char *const ev[] = {"abcdefghijklmnopqrs?", " ", "x"};
+        static const struct tb_chunk want[] = {{20, 20, 1}, {22, 2, 2}};
+        CHECK(TB_CHUNK_OPENAI_AGENTS, 1, ev, want, 1);
+    }
+}
+
+static void openai_agents_needs_period_and_space(void **state)
+{
+    (void)state;
+    {
+        /* The ellipsis is not one of . ! ? for this policy. */
+        static const char *const ev[] = {"This is a long enough sentence"
+                                         "\xE2\x80\xA6 and more"};
+        static const struct tb_chunk want[] = {{42, 40, 0}};
+        CHECK(TB_CHUNK_OPENAI_AGENTS, 1, ev, want, 0);
+    }
+    {
+        static const char *const ev[] = {"This is a long enough sentence.Next"};
+        static const struct tb_chunk want[] = {{35, 35, 0}};
+        CHECK(TB_CHUNK_OPENAI_AGENTS, 1, ev, want, 0);
+    }
+    {
+        /* A newline is whitespace. */
+        static const char *const ev[] = {"This is a long enough sentence!\nNext"};
+        static const struct tb_chunk want[] = {{31, 31, 0}, {36, 5, 0}};
+        CHECK(TB_CHUNK_OPENAI_AGENTS, 1, ev, want, 1);
+    }
+}
+
+/* ---- fixed40 ---- */
+
+static void fixed40_cut_after_last_whitespace(void **state)
+{
+    /*
+     * Words of five letters: the spaces are code points 5, 11, ..., 35 and
+     * 41.  The 40th code point (index 39) arrives in event 2; the last
+     * space before it is index 35, so the chunk is 36 code points, the
+     * space included.
+     */
+    static const char *const ev[] = {"aaaaa bbbbb ccccc ", "ddddd eeeee fffff ", "ggggg hh"};
+    static const struct tb_chunk want[] = {{36, 36, 2}, {44, 8, 2}};
+    (void)state;
+    CHECK(TB_CHUNK_FIXED40, 1, ev, want, 1);
+}
+
+static void fixed40_no_whitespace(void **state)
+{
+    char a[21], b[26];
+    (void)state;
+    memset(a, 'x', 20);
+    a[20] = '\0';
+    memset(b, 'y', 25);
+    b[25] = '\0';
+    {
+        const char *ev[] = {a, b};
+        const struct tb_chunk want[] = {{40, 40, 1}, {45, 5, 1}};
+        check_policy(TB_CHUNK_FIXED40, 1, ev, 2, want, 2, 1);
+    }
+    {
+        /* A space just before the buffer does not count as inside it. */
+        const char *ev[] = {"a b c d e f g h i j k l m n o p q r s t", " ", a, b};
+        /* Event 0 is 39 cps; the space makes 40: cut after it (40). */
+        const struct tb_chunk want[] = {{40, 40, 1}, {80, 40, 3}, {85, 5, 3}};
+        check_policy(TB_CHUNK_FIXED40, 1, ev, 4, want, 3, 2);
+    }
+}
+
+static void fixed40_multibyte(void **state)
+{
+    char buf[2 * 41 + 1];
+    (void)state;
+    for (int i = 0; i < 41; i++)
+        memcpy(buf + 2 * i, "\xC3\xA9", 2);
+    buf[82] = '\0';
+    {
+        /* 41 "é": cut after 40 code points, 80 bytes, inside the event. */
+        const char *ev[] = {buf};
+        const struct tb_chunk want[] = {{80, 40, 0}, {82, 1, 0}};
+        check_policy(TB_CHUNK_FIXED40, 1, ev, 1, want, 2, 1);
+    }
+}
+
+/* ---- elevenlabs ---- */
+
+static void elevenlabs_schedule(void **state)
+{
+    struct tb_seg *s = make_seg(TB_CHUNK_ELEVENLABS, 1);
+    struct collected got = {.n = 0};
+    /* 114 events of 10 code points: chunks of 120, 160, 250, 290, 290 and
+     * the remaining 30 at finish. */
+    static const struct tb_chunk want[] = {{120, 120, 11}, {280, 160, 27},   {530, 250, 52},
+                                           {820, 290, 81}, {1110, 290, 110}, {1140, 30, 113}};
+    (void)state;
+    for (int i = 0; i < 114; i++)
+        tb_seg_feed(s, "0123456789", 10, collect, &got);
+    assert_int_equal(got.n, 5);
+    tb_seg_finish(s, collect, &got);
+    assert_chunks(&got, want, N(want));
+    tb_seg_destroy(s);
+}
+
+static void elevenlabs_whole_buffer(void **state)
+{
+    struct tb_seg *s = make_seg(TB_CHUNK_ELEVENLABS, 1);
+    struct collected got = {.n = 0};
+    char big[300];
+    (void)state;
+    memset(big, 'x', sizeof(big));
+    /* 119 code points: not yet; one more overshoots to 130 (whole buffer).
+     * Then 159 + 1 is exactly 160.  One event of 300 closes one chunk. */
+    tb_seg_feed(s, big, 119, collect, &got);
+    assert_int_equal(got.n, 0);
+    tb_seg_feed(s, big, 11, collect, &got);
+    tb_seg_feed(s, big, 159, collect, &got);
+    assert_int_equal(got.n, 1);
+    tb_seg_feed(s, "\xC3\xA9", 2, collect, &got); /* 1 cp, 2 bytes */
+    tb_seg_feed(s, big, 300, collect, &got);
+    {
+        static const struct tb_chunk want[] = {{130, 130, 1}, {291, 160, 3}, {591, 300, 4}};
+        assert_chunks(&got, want, N(want));
+    }
+    tb_seg_destroy(s);
+}
+
+/* ---- cut, reset, names ---- */
+
+static void cut_closes_open_chunk(void **state)
+{
+    struct tb_seg *s = make_seg(TB_CHUNK_SENTENCE, 1);
+    struct collected got = {.n = 0};
+    (void)state;
+    /* Nothing fed: nothing to cut. */
+    tb_seg_cut(s, collect, &got);
+    assert_int_equal(got.n, 0);
+    tb_seg_feed(s, "Hello", 5, collect, &got);
+    tb_seg_feed(s, " wor", 4, collect, &got);
+    tb_seg_cut(s, collect, &got); /* closes at the last event fed, 1 */
+    tb_seg_cut(s, collect, &got); /* nothing left */
+    tb_seg_feed(s, "ld.", 3, collect, &got);
+    tb_seg_feed(s, " x", 2, collect, &got);
+    tb_seg_finish(s, collect, &got);
+    {
+        static const struct tb_chunk want[] = {{9, 9, 1}, {12, 3, 2}, {14, 2, 3}};
+        assert_chunks(&got, want, N(want));
+    }
+    tb_seg_destroy(s);
+}
+
+static void cut_clears_pending_state(void **state)
+{
+    struct collected got = {.n = 0};
+    struct tb_seg *s = make_seg(TB_CHUNK_PIPECAT, 1);
+    (void)state;
+    /* A pipecat candidate waiting for confirmation is dropped by a cut:
+     * "No" must not close a stale chunk. */
+    tb_seg_feed(s, "Yes.", 4, collect, &got);
+    tb_seg_feed(s, " ", 1, collect, &got);
+    tb_seg_cut(s, collect, &got);
+    tb_seg_feed(s, "No", 2, collect, &got);
+    tb_seg_finish(s, collect, &got);
+    {
+        static const struct tb_chunk want[] = {{5, 5, 1}, {7, 2, 2}};
+        assert_chunks(&got, want, N(want));
+    }
+    tb_seg_destroy(s);
+
+    /* The same for a livekit candidate waiting for context. */
+    got.n = 0;
+    s = make_seg(TB_CHUNK_LIVEKIT, 1);
+    tb_seg_feed(s, "This sentence is long enough. ", 30, collect, &got);
+    tb_seg_cut(s, collect, &got);
+    tb_seg_feed(s, "0123456789abc", 13, collect, &got);
+    tb_seg_finish(s, collect, &got);
+    {
+        static const struct tb_chunk want[] = {{30, 30, 0}, {43, 13, 1}};
+        assert_chunks(&got, want, N(want));
+    }
+    tb_seg_destroy(s);
+}
+
+static void reset_reuses_segmenter(void **state)
+{
+    static const char *const ev[] = {"Hi.", " Ok.", " This is longer."};
+    static const struct tb_chunk want[] = {{23, 23, 2}};
+    struct tb_seg *s = make_seg(TB_CHUNK_SENTENCE, 10);
+    struct collected got;
+    size_t before;
+    (void)state;
+    /* Leave a stream half done, with a chunk open and the counters moved. */
+    run(s, ev, 2, &got, &before);
+    tb_seg_feed(s, "dangling", 8, collect, &got);
+    assert_true(tb_seg_fed(s) > 0);
+    tb_seg_reset(s);
+    assert_int_equal(tb_seg_fed(s), 0);
+    /* Offsets and event indices start at 0 again; min_chars is kept. */
+    run(s, ev, N(ev), &got, &before);
+    assert_chunks(&got, want, N(want));
+    assert_int_equal(before, 1);
+
+    /* The elevenlabs schedule starts again at 120. */
+    tb_seg_destroy(s);
+    s = make_seg(TB_CHUNK_ELEVENLABS, 1);
+    got.n = 0;
+    {
+        char big[200];
+        memset(big, 'x', sizeof(big));
+        tb_seg_feed(s, big, 130, collect, &got);
+        tb_seg_reset(s);
+        got.n = 0;
+        tb_seg_feed(s, big, 125, collect, &got);
+        assert_int_equal(got.n, 1);
+        assert_int_equal(got.v[0].cps, 125);
+        assert_int_equal(got.v[0].event, 0);
+    }
+    tb_seg_destroy(s);
+}
+
+static void policy_names_round_trip(void **state)
+{
+    static const char *const names[] = {"token",   "sentence",      "clause",  "pipecat",
+                                        "livekit", "openai-agents", "fixed40", "elevenlabs"};
+    (void)state;
+    assert_int_equal(N(names), TB_CHUNK__COUNT);
+    for (int i = 0; i < TB_CHUNK__COUNT; i++) {
+        enum tb_chunk_policy p = TB_CHUNK__COUNT;
+        assert_string_equal(tb_seg_policy_name((enum tb_chunk_policy)i), names[i]);
+        assert_int_equal(tb_seg_policy_parse(names[i], &p), 0);
+        assert_int_equal(p, i);
+        assert_true(strlen(tb_seg_policy_about(p)) > 10);
+    }
+    assert_string_equal(tb_seg_policy_name(TB_CHUNK__COUNT), "?");
+    assert_string_equal(tb_seg_policy_about(TB_CHUNK__COUNT), "?");
+}
+
+static void policy_bad_names_and_values(void **state)
+{
+    static const char *const bad[] = {"",       "Sentence",      "fixed", "fixed400",
+                                      "token ", "openai_agents", "eleven"};
+    struct tb_seg_opts o = {TB_CHUNK__COUNT, 1};
+    struct tb_seg *s = (struct tb_seg *)&o;
+    (void)state;
+    for (size_t i = 0; i < N(bad); i++) {
+        enum tb_chunk_policy p = TB_CHUNK_CLAUSE;
+        assert_int_equal(tb_seg_policy_parse(bad[i], &p), TB_EINVAL);
+        assert_int_equal(p, TB_CHUNK_CLAUSE); /* untouched */
+    }
+    assert_int_equal(tb_seg_create(&o, &s), TB_EINVAL);
+    assert_null(s);
+    tb_seg_destroy(NULL); /* a no-op */
+}
+
+int tb_test_segment(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(token_every_event),
+        cmocka_unit_test(token_multibyte),
+        cmocka_unit_test(sentence_basic),
+        cmocka_unit_test(sentence_terminals),
+        cmocka_unit_test(sentence_closers_after_end),
+        cmocka_unit_test(sentence_ellipsis),
+        cmocka_unit_test(sentence_newline),
+        cmocka_unit_test(sentence_min_chars_holds_back),
+        cmocka_unit_test(sentence_multibyte_counts_code_points),
+        cmocka_unit_test(sentence_whitespace_only_events),
+        cmocka_unit_test(sentence_finish_edge_cases),
+        cmocka_unit_test(clause_marks),
+        cmocka_unit_test(clause_closers_and_min_chars),
+        cmocka_unit_test(pipecat_lookahead),
+        cmocka_unit_test(pipecat_closers_ellipsis_multibyte),
+        cmocka_unit_test(livekit_merge_and_context),
+        cmocka_unit_test(livekit_context_cut_short_by_end),
+        cmocka_unit_test(livekit_twenty_boundary),
+        cmocka_unit_test(openai_agents_twenty_rule),
+        cmocka_unit_test(openai_agents_needs_period_and_space),
+        cmocka_unit_test(fixed40_cut_after_last_whitespace),
+        cmocka_unit_test(fixed40_no_whitespace),
+        cmocka_unit_test(fixed40_multibyte),
+        cmocka_unit_test(elevenlabs_schedule),
+        cmocka_unit_test(elevenlabs_whole_buffer),
+        cmocka_unit_test(cut_closes_open_chunk),
+        cmocka_unit_test(cut_clears_pending_state),
+        cmocka_unit_test(reset_reuses_segmenter),
+        cmocka_unit_test(policy_names_round_trip),
+        cmocka_unit_test(policy_bad_names_and_values),
+    };
+    return cmocka_run_group_tests_name("segment", tests, NULL, NULL);
+}

@@ -1,0 +1,44 @@
+/*
+ * tests.h - the test suite's groups and shared helpers.
+ *
+ * Each tests/test_<module>.c defines one group function, listed in
+ * tests/main.c; each group is a cmocka group of named cases.  Assertions
+ * are cmocka's (they never compile out and print both sides).
+ *
+ * Conventions: test data files live in $TB_TESTDATA (tests/data);
+ * end-to-end tests run the binary named by $TTSBUF.
+ */
+#ifndef TTSBUF_TESTS_H
+#define TTSBUF_TESTS_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+/* Each returns the number of failed cases (cmocka_run_group_tests). */
+int tb_test_utf8(void);
+int tb_test_ring(void);
+int tb_test_segment(void);
+int tb_test_playout(void);
+int tb_test_property(void);
+int tb_test_trace(void);
+int tb_test_synth(void);
+int tb_test_sim(void);
+int tb_test_cli(void);
+
+/* Path of a file in tests/data (static buffer; not thread-safe). */
+const char *tb_test_data(const char *name);
+
+/* Asserts |a - b| <= tol, printing both. */
+#define assert_near(a, b, tol)                                                 \
+    do {                                                                       \
+        double a_ = (a), b_ = (b), t_ = (tol);                                 \
+        if (!(a_ - b_ <= t_ && b_ - a_ <= t_))                                 \
+            fail_msg("%s = %.12g, %s = %.12g, differ by more than %g", #a,     \
+                     a_, #b, b_, t_);                                          \
+    } while (0)
+
+#endif
