@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 
+#include "grow.h"
 #include "ttsbuf/error.h"
 
 const double tb_curve_prerolls[TB_CURVE_POINTS] = {0.0, 0.1, 0.25, 0.5, 1.0, 2.0};
@@ -28,12 +29,10 @@ void tb_chunks_free(struct tb_chunks *c)
 int tb_chunks_push(struct tb_chunks *c, double t, uint64_t tok, uint32_t cps)
 {
     if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 256;
-        struct tb_chunk_at *v = realloc(c->v, cap * sizeof(*v));
+        struct tb_chunk_at *v = tb_grow(c->v, &c->cap, sizeof(*v), 256);
         if (v == NULL)
             return TB_ENOMEM;
         c->v = v;
-        c->cap = cap;
     }
     c->v[c->n].c = t;
     c->v[c->n].tok = tok;

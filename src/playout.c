@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/voice.h"
 
@@ -132,12 +133,10 @@ int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
         p->cps_sum += cps;
         if (p->fn != NULL) {
             if (p->npend == p->cap) {
-                size_t cap = p->cap ? p->cap * 2 : 64;
-                struct pend *np = realloc(p->pend, cap * sizeof(*np));
+                struct pend *np = tb_grow(p->pend, &p->cap, sizeof(*np), 64);
                 if (np == NULL)
                     return TB_ENOMEM;
                 p->pend = np;
-                p->cap = cap;
             }
             p->pend[p->npend].c = c;
             p->pend[p->npend].cps = cps;

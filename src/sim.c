@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/ring.h"
 #include "ttsbuf/utf8.h"
@@ -78,14 +79,12 @@ static void on_chunk(void *ud, const struct tb_chunk *ch)
     if (m->rc != 0)
         return;
     if (m->nrel == m->caprel) {
-        size_t cap = m->caprel ? m->caprel * 2 : 256;
-        struct rel *nr = realloc(m->rel, cap * sizeof(*nr));
+        struct rel *nr = tb_grow(m->rel, &m->caprel, sizeof(*nr), 256);
         if (nr == NULL) {
             m->rc = TB_ENOMEM;
             return;
         }
         m->rel = nr;
-        m->caprel = cap;
     }
     m->rel[m->nrel].end = ch->end;
     m->rel[m->nrel].u = NAN;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numfmt.h"
 #include "synth_corpus.h"
 #include "ttsbuf/error.h"
 
@@ -138,28 +139,15 @@ int tb_synth_parse(const char *text, struct tb_synth_spec *spec, char *err,
     return 0;
 }
 
-/* The shortest %g form, from 6 digits up, that reads back bit-identical:
- * plain %g would turn tps=87.123456 into 87.1235, and the formatted spec
- * would then describe a different stream.  At 6 digits this is exactly %g. */
-static const char *fmt_num(char *buf, size_t len, double d)
-{
-    for (int prec = 6; prec <= 17; prec++) {
-        snprintf(buf, len, "%.*g", prec, d);
-        if (strtod(buf, NULL) == d)
-            break;
-    }
-    return buf;
-}
-
 int tb_synth_format(const struct tb_synth_spec *s, char *buf, size_t len)
 {
     char a[32], b[32], c[32], d[32], e[32];
     return snprintf(buf, len,
                     "tps=%s,ttft=%s,tokens=%" PRIu32 ",jitter=%s,stall=%s:%s,"
                     "burst=%" PRIu32 ",seed=%" PRIu64,
-                    fmt_num(a, sizeof(a), s->tps), fmt_num(b, sizeof(b), s->ttft),
-                    s->tokens, fmt_num(c, sizeof(c), s->jitter),
-                    fmt_num(d, sizeof(d), s->stall_p), fmt_num(e, sizeof(e), s->stall_s),
+                    tb_numfmt_double(a, sizeof(a), s->tps), tb_numfmt_double(b, sizeof(b), s->ttft),
+                    s->tokens, tb_numfmt_double(c, sizeof(c), s->jitter),
+                    tb_numfmt_double(d, sizeof(d), s->stall_p), tb_numfmt_double(e, sizeof(e), s->stall_s),
                     s->burst, s->seed);
 }
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "numfmt.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
 
@@ -334,8 +335,7 @@ int tb_trace_load_file(const char *path, struct tb_stream *out, char *err,
  * Adds "t" so that it reads back bit-identical.  cJSON's printer is not
  * enough: it keeps a 15-digit form whenever that reads back within a
  * relative DBL_EPSILON, which drops the last bit (0.1 + 0.2 came back as
- * 0.3).  DBL_DIG = 15 digits suffice for most values; 17 always do.  The
- * library never calls setlocale, so the decimal point is '.'.
+ * 0.3).  tb_numfmt_double prints the shortest form that reads back exactly.
  */
 static void add_time(cJSON *o, double t)
 {
@@ -344,12 +344,7 @@ static void add_time(cJSON *o, double t)
         cJSON_AddNumberToObject(o, "t", t); /* printed as null; rejected on load */
         return;
     }
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(num, sizeof(num), "%.*g", prec, t);
-        if (strtod(num, NULL) == t)
-            break;
-    }
-    cJSON_AddRawToObject(o, "t", num);
+    cJSON_AddRawToObject(o, "t", tb_numfmt_double(num, sizeof(num), t));
 }
 
 /* Prints one object as a line and frees it. */

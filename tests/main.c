@@ -9,6 +9,8 @@
 
 #include "tests.h"
 
+int tb_tests_total;
+
 const char *tb_test_data(const char *name)
 {
     static char buf[4096];
@@ -52,6 +54,8 @@ int main(void)
         failed += groups[i].run();
         ran++;
     }
-    printf("test groups: %d run, %d failed cases\n", ran, failed);
+    /* The closing line CI reads: "N passed, N failed". */
+    printf("\n%d test groups run\n", ran);
+    printf("tests: %d passed, %d failed\n", tb_tests_total - failed, failed);
     return failed == 0 ? 0 : 1;
 }

@@ -254,5 +254,5 @@ int tb_test_cli(void)
         cmocka_unit_test(gate_exit_codes),
         cmocka_unit_test(record_round_trip),
     };
-    return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+    return TB_RUN_GROUP("cli", tests);
 }

@@ -597,5 +597,5 @@ int tb_test_playout(void)
         cmocka_unit_test(analyze_segment_skips_reasoning),
         cmocka_unit_test(analyze_playout_over_chunks),
     };
-    return cmocka_run_group_tests_name("playout", tests, NULL, NULL);
+    return TB_RUN_GROUP("playout", tests);
 }

@@ -876,5 +876,5 @@ int tb_test_property(void)
         cmocka_unit_test_setup_teardown(empty_text_ignored, setup, teardown),
         cmocka_unit_test_setup_teardown(huge_gap, setup, teardown),
     };
-    return cmocka_run_group_tests_name("property", tests, NULL, NULL);
+    return TB_RUN_GROUP("property", tests);
 }

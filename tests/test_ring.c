@@ -684,5 +684,5 @@ int tb_test_ring(void)
         cmocka_unit_test(high_water_marks),
         cmocka_unit_test(two_thread_stress),
     };
-    return cmocka_run_group_tests_name("ring", tests, NULL, NULL);
+    return TB_RUN_GROUP("ring", tests);
 }

@@ -716,5 +716,5 @@ int tb_test_segment(void)
         cmocka_unit_test(policy_names_round_trip),
         cmocka_unit_test(policy_bad_names_and_values),
     };
-    return cmocka_run_group_tests_name("segment", tests, NULL, NULL);
+    return TB_RUN_GROUP("segment", tests);
 }

@@ -322,5 +322,5 @@ int tb_test_sim(void)
         cmocka_unit_test(no_content_is_empty),
         cmocka_unit_test(monotonic_clock_same_result),
     };
-    return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
+    return TB_RUN_GROUP("sim", tests);
 }

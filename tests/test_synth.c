@@ -764,5 +764,5 @@ int tb_test_synth(void)
         cmocka_unit_test(preset_find_unknown),
         cmocka_unit_test(provider_figures),
     };
-    return cmocka_run_group_tests_name("synth", tests, NULL, NULL);
+    return TB_RUN_GROUP("synth", tests);
 }

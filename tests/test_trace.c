@@ -835,5 +835,5 @@ int tb_test_trace(void)
         cmocka_unit_test(write_error_is_eio),
         cmocka_unit_test(write_to_tmpfile_and_load_file),
     };
-    return cmocka_run_group_tests_name("trace", tests, NULL, NULL);
+    return TB_RUN_GROUP("trace", tests);
 }

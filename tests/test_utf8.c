@@ -254,5 +254,5 @@ int tb_test_utf8(void)
         cmocka_unit_test(invalid_past_fast_path),
         cmocka_unit_test(count_code_points),
     };
-    return cmocka_run_group_tests_name("utf8", tests, NULL, NULL);
+    return TB_RUN_GROUP("utf8", tests);
 }

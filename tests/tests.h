@@ -29,6 +29,14 @@ int tb_test_synth(void);
 int tb_test_sim(void);
 int tb_test_cli(void);
 
+/* Cases run so far, over all groups (for the closing summary line). */
+extern int tb_tests_total;
+
+/* Runs a group of cases and counts them; returns the failures. */
+#define TB_RUN_GROUP(name, cases)                                              \
+    (tb_tests_total += (int)(sizeof(cases) / sizeof((cases)[0])),              \
+     cmocka_run_group_tests_name(name, cases, NULL, NULL))
+
 /* Path of a file in tests/data (static buffer; not thread-safe). */
 const char *tb_test_data(const char *name);
 
