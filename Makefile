@@ -80,11 +80,14 @@ $(BUILD)/tests/run: $(TEST_OBJ) $(CLI_LIB_OBJ) $(BUILD)/libttsbuf.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(CLI_LIB_OBJ) $(BUILD)/libttsbuf.a \
 	    $(LDLIBS_ALL) $(shell pkg-config --libs cmocka 2>/dev/null)
 
+# The main job on the embedded default: `ttsbuf run` streams from the
+# built-in mock provider over real HTTP on loopback (no key, no network).
 demo: all
-	$(BIN) sim
+	$(BIN) run
 
 test check: all $(BUILD)/tests/run
-	TTSBUF=$(CURDIR)/$(BIN) TB_TESTDATA=$(CURDIR)/tests/data $(DEBUGGER) $(BUILD)/tests/run
+	TTSBUF=$(CURDIR)/$(BIN) TB_TESTDATA=$(CURDIR)/tests/data TB_NODEDIR=$(CURDIR)/tests/node \
+	    $(DEBUGGER) $(BUILD)/tests/run
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 asan:
@@ -95,7 +98,7 @@ asan:
 # ThreadSanitizer over the multi-threaded tests (the ring's two-thread stress).
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 tsan:
-	TB_TEST_ONLY=ring TSAN_OPTIONS=halt_on_error=1 \
+	TB_TEST_ONLY=ring,serve,live TSAN_OPTIONS=halt_on_error=1 \
 	$(MAKE) BUILD=build-tsan OPT="-O1 -g" EXTRA_CFLAGS="$(TSAN_FLAGS)" \
 	    EXTRA_LDFLAGS="$(TSAN_FLAGS)" test
 

@@ -28,6 +28,9 @@ static const struct tb_preset presets[] = {
     {"together-70b-p95", "tps=21" COMMON, "together-70b under load: P95 50% lower"},
     {"voice-60", "tps=60" COMMON, "the article's claim: voice needs 60-80 TPS (low end)"},
     {"voice-80", "tps=80" COMMON, "the article's claim: voice needs 60-80 TPS (high end)"},
+    {"mock", "tps=16,ttft=0.3,tokens=120,jitter=0.6,stall=0.03:1.5,seed=37",
+     "the built-in mock provider's default stream (16 TPS, CV 0.6, 3% chance of a 1.5 s "
+     "stall; about 10 s); made up"},
     {"demo", "tps=7,ttft=0.4,tokens=300,jitter=0.6,stall=0.02:1.5,seed=30",
      "the demo: a slow, jittery stream (7 TPS, CV 0.6, 2% chance of a 1.5 s stall); made up"},
 };

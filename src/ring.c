@@ -44,6 +44,8 @@ struct tb_ring {
     alignas(64) atomic_size_t head; /* written by the producer */
     size_t head_b;                  /* producer-private byte head */
     struct tb_ring_stats stats;     /* producer-private */
+    int waiting;                    /* producer-private copy of waiting_ */
+    atomic_int waiting_;            /* the last push was refused */
     alignas(64) atomic_size_t tail; /* written by the consumer */
     atomic_size_t tail_b;           /* written by the consumer */
     alignas(64) size_t nslots, nbytes, smask, bmask;
@@ -82,6 +84,7 @@ int tb_ring_create(size_t slots, size_t bytes, struct tb_ring **out)
     atomic_init(&r->head, 0);
     atomic_init(&r->tail, 0);
     atomic_init(&r->tail_b, 0);
+    atomic_init(&r->waiting_, 0);
     *out = r;
     return 0;
 }
@@ -105,6 +108,19 @@ size_t tb_ring_byte_capacity(const struct tb_ring *r)
     return r->nbytes;
 }
 
+/* Producer: a push that found no room.  The flag lets the consumer see
+ * that the producer is stuck; it is written only when it changes, so a
+ * producer that keeps retrying does not bounce the cache line. */
+static int refuse(struct tb_ring *r)
+{
+    r->stats.full++;
+    if (!r->waiting) {
+        r->waiting = 1;
+        atomic_store_explicit(&r->waiting_, 1, memory_order_relaxed);
+    }
+    return TB_EFULL;
+}
+
 int tb_ring_push(struct tb_ring *r, double t, const char *text, uint32_t len,
                  uint32_t tokens, uint8_t kind)
 {
@@ -115,10 +131,8 @@ int tb_ring_push(struct tb_ring *r, double t, const char *text, uint32_t len,
 
     if (len > r->nbytes)
         return TB_ETOOBIG;
-    if (h - tl >= r->nslots) {
-        r->stats.full++;
-        return TB_EFULL;
-    }
+    if (h - tl >= r->nslots)
+        return refuse(r);
     tb = atomic_load_explicit(&r->tail_b, memory_order_acquire);
     start = r->head_b;
     pos = start & r->bmask;
@@ -129,10 +143,8 @@ int tb_ring_push(struct tb_ring *r, double t, const char *text, uint32_t len,
      * longer than the write position on an empty ring. */
     if (tb == r->head_b)
         tb = start;
-    if (start + len - tb > r->nbytes) {
-        r->stats.full++;
-        return TB_EFULL;
-    }
+    if (start + len - tb > r->nbytes)
+        return refuse(r);
     if (len > 0)
         memcpy(r->bytes + (start & r->bmask), text, len);
     sl = &r->slots[h & r->smask];
@@ -144,6 +156,10 @@ int tb_ring_push(struct tb_ring *r, double t, const char *text, uint32_t len,
     r->head_b = start + len;
     atomic_store_explicit(&r->head, h + 1, memory_order_release);
 
+    if (r->waiting) {
+        r->waiting = 0;
+        atomic_store_explicit(&r->waiting_, 0, memory_order_relaxed);
+    }
     r->stats.pushed++;
     if (h + 1 - tl > r->stats.hw_items)
         r->stats.hw_items = h + 1 - tl;
@@ -200,6 +216,11 @@ int tb_ring_pop(struct tb_ring *r, struct tb_ring_item *out, char *buf, size_t c
         memcpy(buf, out->text, out->len);
     out->text = buf;
     return tb_ring_release(r, 1);
+}
+
+int tb_ring_waiting(struct tb_ring *r)
+{
+    return atomic_load_explicit(&r->waiting_, memory_order_relaxed);
 }
 
 void tb_ring_stats(const struct tb_ring *r, struct tb_ring_stats *out)

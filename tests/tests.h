@@ -28,6 +28,10 @@ int tb_test_trace(void);
 int tb_test_synth(void);
 int tb_test_sim(void);
 int tb_test_cli(void);
+int tb_test_sse(void);
+int tb_test_serve(void);
+int tb_test_oai(void);
+int tb_test_live(void);
 
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;

@@ -78,6 +78,10 @@ int tb_ring_release(struct tb_ring *r, size_t n);
  * TB_EEMPTY, or TB_ETOOBIG (nothing taken) when the text exceeds cap. */
 int tb_ring_pop(struct tb_ring *r, struct tb_ring_item *out, char *buf, size_t cap);
 
+/* Consumer: non-zero when the producer's last push was refused (it is
+ * waiting for room).  A hint, not a synchronisation point. */
+int tb_ring_waiting(struct tb_ring *r);
+
 /* High-water marks, maintained by the producer at each push. */
 struct tb_ring_stats {
     uint64_t pushed;    /* items pushed */

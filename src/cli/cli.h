@@ -3,7 +3,8 @@
  * prints, or decides exit codes.
  *
  * Exit codes: 0 ran (whatever it found), 1 a requested gate failed,
- * 2 bad usage or bad input.
+ * 2 bad usage or bad input, 3 a live request or stream failed (its partial
+ * report and trace are still written).
  */
 #ifndef TTSBUF_CLI_H
 #define TTSBUF_CLI_H
@@ -15,7 +16,7 @@
 #include "ttsbuf/sim.h"
 #include "ttsbuf/stream.h"
 
-enum { TB_EXIT_OK = 0, TB_EXIT_GATE = 1, TB_EXIT_USAGE = 2 };
+enum { TB_EXIT_OK = 0, TB_EXIT_GATE = 1, TB_EXIT_USAGE = 2, TB_EXIT_FAILED = 3 };
 
 /* Subcommands: each returns an exit code. */
 int tb_cmd_sim(int argc, char **argv);
@@ -48,14 +49,34 @@ struct tb_gap_list {
     size_t n, cap;
 };
 
-/* The human report (stdout in `sim`).  max_gaps limits the gap list. */
+/* What a live run adds to the report (never the API key). */
+struct tb_report_live {
+    const char *model;
+    const char *base_url;    /* redacted */
+    const char *api;         /* "chat" or "completions" */
+    long http_status;
+    const char *error_kind;  /* NULL when the run succeeded */
+    const char *error;
+    const char *warning;     /* NULL or "" when none */
+    uint64_t sse_events, tool_calls;
+    const char *finish_reason;
+    int usage_retried;
+};
+
+/* The human report (stdout).  max_gaps limits the gap list; live is NULL
+ * for `sim`. */
 void tb_report_human(FILE *f, const struct tb_report_src *src,
                      const struct tb_sim_opts *o, const struct tb_sim_result *r,
-                     const struct tb_gap_list *gaps, size_t max_gaps);
+                     const struct tb_gap_list *gaps, size_t max_gaps,
+                     const struct tb_report_live *live);
 
 /* The --json report: one object and a newline.  Returns 0 or TB_ENOMEM. */
 int tb_report_json(FILE *f, const struct tb_report_src *src,
                    const struct tb_sim_opts *o, const struct tb_sim_result *r,
-                   const struct tb_gap_list *gaps);
+                   const struct tb_gap_list *gaps, const struct tb_report_live *live);
+
+/* Subcommands. */
+int tb_cmd_run(int argc, char **argv);
+int tb_cmd_serve(int argc, char **argv);
 
 #endif

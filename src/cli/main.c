@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ttsbuf/http.h"
 #include "ttsbuf/version.h"
 
 static void usage(FILE *f)
@@ -18,6 +19,9 @@ static void usage(FILE *f)
             "  sim        play a token stream (trace, synthetic or preset) out at speech\n"
             "             rate on a simulated clock; report underruns, time to first\n"
             "             audio and the minimum tokens/s\n"
+            "  run        stream from an OpenAI-compatible endpoint (or the built-in mock)\n"
+            "             and play it out live; record the trace\n"
+            "  serve      a mock OpenAI-compatible provider with exact timing and faults\n"
             "\n"
             "  ttsbuf COMMAND --help   options of a command\n"
             "  ttsbuf --version        version\n"
@@ -27,6 +31,11 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* libcurl's global state, once, before any thread (libcurl's rule). */
+    if (tb_http_global_init() != 0) {
+        tb_cli_error("cannot initialise libcurl");
+        return TB_EXIT_USAGE;
+    }
     if (argc < 2)
         return tb_cmd_sim(argc, argv);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
@@ -40,6 +49,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "sim") == 0)
         return tb_cmd_sim(argc - 1, argv + 1);
+    if (strcmp(argv[1], "run") == 0)
+        return tb_cmd_run(argc - 1, argv + 1);
+    if (strcmp(argv[1], "serve") == 0)
+        return tb_cmd_serve(argc - 1, argv + 1);
     tb_cli_error("unknown command '%s' (try ttsbuf --help)", argv[1]);
     return TB_EXIT_USAGE;
 }

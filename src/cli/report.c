@@ -27,10 +27,22 @@ static void verdict(FILE *f, const struct tb_playout_result *p)
 
 void tb_report_human(FILE *f, const struct tb_report_src *src,
                      const struct tb_sim_opts *o, const struct tb_sim_result *r,
-                     const struct tb_gap_list *gaps, size_t max_gaps)
+                     const struct tb_gap_list *gaps, size_t max_gaps,
+                     const struct tb_report_live *live)
 {
     const struct tb_playout_result *p = &r->play;
-    fprintf(f, "ttsbuf sim: %s %s\n", src->kind, src->name);
+    if (live != NULL) {
+        fprintf(f, "ttsbuf run: model %s at %s (%s API), HTTP %ld\n", live->model,
+                live->base_url, live->api, live->http_status);
+        if (live->error_kind != NULL)
+            fprintf(f, "  stream incomplete (%s): %s\n  the numbers below cover what "
+                       "arrived before that\n",
+                    live->error_kind, live->error);
+        if (live->warning != NULL && live->warning[0] != '\0')
+            fprintf(f, "  note: %s\n", live->warning);
+    } else {
+        fprintf(f, "ttsbuf sim: %s %s\n", src->kind, src->name);
+    }
     fprintf(f, "  chunk=%s", tb_seg_policy_name(o->seg.policy));
     if (o->seg.min_chars > 1)
         fprintf(f, " min-chars=%" PRIu32, o->seg.min_chars);
@@ -88,7 +100,7 @@ void tb_report_human(FILE *f, const struct tb_report_src *src,
 
 int tb_report_json(FILE *f, const struct tb_report_src *src,
                    const struct tb_sim_opts *o, const struct tb_sim_result *r,
-                   const struct tb_gap_list *gaps)
+                   const struct tb_gap_list *gaps, const struct tb_report_live *live)
 {
     const struct tb_playout_result *p = &r->play;
     cJSON *root = cJSON_CreateObject();
@@ -98,6 +110,27 @@ int tb_report_json(FILE *f, const struct tb_report_src *src,
         return TB_ENOMEM;
     cJSON_AddStringToObject(root, "source", src->kind);
     cJSON_AddStringToObject(root, "source_name", src->name);
+    if (live != NULL) {
+        cJSON_AddStringToObject(root, "model", live->model);
+        cJSON_AddStringToObject(root, "base_url", live->base_url);
+        cJSON_AddStringToObject(root, "api", live->api);
+        cJSON_AddNumberToObject(root, "http_status", (double)live->http_status);
+        cJSON_AddNumberToObject(root, "sse_events", (double)live->sse_events);
+        cJSON_AddNumberToObject(root, "tool_calls", (double)live->tool_calls);
+        cJSON_AddStringToObject(root, "finish_reason", live->finish_reason);
+        cJSON_AddBoolToObject(root, "usage_retried", live->usage_retried);
+        if (live->error_kind != NULL) {
+            cJSON *e = cJSON_AddObjectToObject(root, "error");
+            if (e != NULL) {
+                cJSON_AddStringToObject(e, "kind", live->error_kind);
+                cJSON_AddStringToObject(e, "message", live->error);
+            }
+        } else {
+            cJSON_AddNullToObject(root, "error");
+        }
+        if (live->warning != NULL && live->warning[0] != '\0')
+            cJSON_AddStringToObject(root, "warning", live->warning);
+    }
     opts = cJSON_AddObjectToObject(root, "options");
     if (opts != NULL) {
         cJSON_AddStringToObject(opts, "chunk", tb_seg_policy_name(o->seg.policy));

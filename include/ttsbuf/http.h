@@ -1,0 +1,95 @@
+/*
+ * http.h - one streaming HTTP POST over libcurl, bytes handed over as
+ * they arrive, each stamped with the caller's clock.
+ *
+ * HTTP/1.1 or HTTP/2 (negotiated over TLS), TLS verified unless told
+ * otherwise, redirects followed up to a limit and only to http/https; the
+ * bearer token is sent with libcurl's own bearer auth, which libcurl does
+ * not forward to another host on redirect.  The key is never logged:
+ * verbose lines pass through tb_http_redact first.
+ *
+ * Idle timeout: no body byte for idle_timeout seconds (counted from the
+ * request's start, so a slow first token counts) aborts the transfer;
+ * libcurl's progress callback checks it at least once a second, so it
+ * fires up to a second late.  The total timeout is libcurl's own.
+ *
+ * Threads: tb_http_global_init once in main before any thread; then any
+ * thread may run a transfer (each has its own handle).  The body callback
+ * runs on the calling thread.  Ownership: the response's body buffer is
+ * the caller's (tb_http_resp_free).
+ */
+#ifndef TTSBUF_HTTP_H
+#define TTSBUF_HTTP_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ttsbuf/clock.h"
+
+#define TB_HTTP_ERRBODY_MAX (64u << 10) /* bytes of a non-stream body kept */
+
+typedef void (*tb_http_log_fn)(void *ud, const char *line);
+
+struct tb_http_req {
+    const char *url;
+    const char *bearer;          /* API key, or NULL: a secret */
+    const char *const *headers;  /* extra "Name: value" header lines */
+    size_t nheaders;
+    const char *body;            /* POST body, NUL-terminated */
+    double connect_timeout;      /* s; 0: 10 s */
+    double idle_timeout;         /* s; 0: none */
+    double total_timeout;        /* s; 0: none */
+    int insecure;                /* do not verify TLS (off by default) */
+    long max_redirects;          /* -1: the default, 3 */
+    tb_http_log_fn log;          /* verbose lines (redacted), or NULL */
+    void *log_ud;
+    const volatile sig_atomic_t *cancel; /* non-zero stops the transfer */
+};
+
+/* Body bytes of a 2xx text/event-stream response, as they arrive; t is the
+ * clock's now() when libcurl delivered them.  Return 0 to go on, non-zero
+ * to stop (tb_http_stream then returns with resp.aborted = that value). */
+typedef int (*tb_http_body_fn)(void *ud, const char *buf, size_t len, double t);
+
+struct tb_http_resp {
+    long status;            /* final HTTP status, 0 when none came */
+    char content_type[128];
+    int sse;                /* 2xx and Content-Type text/event-stream */
+    char *body;             /* any other body: its first TB_HTTP_ERRBODY_MAX bytes */
+    size_t body_len;
+    int curl_code;          /* CURLcode; 0 for a clean end */
+    char error[256];        /* libcurl's message for curl_code */
+    int idle_timeout;       /* the idle timeout fired */
+    int cancelled;          /* *cancel was set */
+    int aborted;            /* the body callback's non-zero value */
+    uint64_t bytes;         /* body bytes received */
+    double t_headers;       /* clock time the response headers were complete */
+};
+
+/* curl_global_init; call once from main before any thread.  0 or TB_EIO. */
+int tb_http_global_init(void);
+void tb_http_global_cleanup(void);
+
+/*
+ * tb_http_stream - runs the request to its end.  Returns 0 when a response
+ * was received to its end (whatever its status: check resp->status,
+ * resp->sse and resp->curl_code), or TB_ENOMEM / TB_EINVAL (no URL).
+ * Transport failures (DNS, refused, TLS, reset, timeouts) are reported in
+ * resp->curl_code / resp->error, not as a return value.
+ */
+int tb_http_stream(const struct tb_http_req *q, struct tb_clock *clk, tb_http_body_fn fn,
+                   void *ud, struct tb_http_resp *resp);
+
+void tb_http_resp_free(struct tb_http_resp *r);
+
+/*
+ * tb_http_redact - copies text (one line or a URL) with secrets masked:
+ * Authorization / Proxy-Authorization values after the scheme word,
+ * x-api-key / api-key header values, and the values of key=, api_key=,
+ * apikey=, access_token= and token= query parameters become "***".
+ * Always NUL-terminates out (outlen > 0).  Any thread.
+ */
+void tb_http_redact(const char *text, size_t len, char *out, size_t outlen);
+
+#endif

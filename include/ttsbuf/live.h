@@ -1,0 +1,92 @@
+/*
+ * live.h - a live run: stream a completion from an OpenAI-compatible
+ * endpoint and play it out, as it arrives, on the wall clock.
+ *
+ * Two threads.  The network thread runs the HTTP transfer; each body read
+ * goes through the SSE parser and the event JSON, and every content or
+ * reasoning delta is stamped with its arrival time (the monotonic clock,
+ * zero when the request is sent), recorded, and pushed into the ring (a
+ * full ring makes the network thread wait: TCP backpressure, never a
+ * dropped token).  The calling thread is the speech-rate drain: the same
+ * drain the simulator uses, stepped on the same clock.  So the final
+ * numbers equal `ttsbuf sim` on the recorded trace.
+ *
+ * Whatever goes wrong (HTTP status, transport, idle timeout, not an event
+ * stream, bad SSE or JSON, an error event, a stream cut before [DONE],
+ * Ctrl-C), the run ends with a one-line message, and everything received
+ * before is in the result: its stream (for the trace) and its numbers.
+ *
+ * Ownership: the result owns its stream (tb_live_result_free).
+ */
+#ifndef TTSBUF_LIVE_H
+#define TTSBUF_LIVE_H
+
+#include "ttsbuf/http.h"
+#include "ttsbuf/oai.h"
+#include "ttsbuf/sim.h"
+#include "ttsbuf/stream.h"
+
+struct tb_live_opts {
+    struct tb_http_req http;     /* url, key, headers, timeouts (body: built here) */
+    struct tb_oai_request req;   /* the request; include_usage is retried without
+                                  * once if the server rejects it */
+    struct tb_sim_opts sim;
+    double status_interval;      /* s between status callbacks; 0: 0.1 */
+    tb_play_fn play_fn;          /* each chunk's schedule, on the calling
+                                  * thread; may be NULL */
+    void *play_ud;
+};
+
+enum tb_live_error {
+    TB_LIVE_OK = 0,
+    TB_LIVE_HTTP,        /* a non-2xx status */
+    TB_LIVE_TRANSPORT,   /* connect, DNS, TLS, reset, timeout */
+    TB_LIVE_IDLE,        /* --idle-timeout */
+    TB_LIVE_NOT_SSE,     /* 2xx but not text/event-stream */
+    TB_LIVE_SSE,         /* an SSE line or event over its cap */
+    TB_LIVE_JSON,        /* an event whose JSON is bad */
+    TB_LIVE_ERROR_EVENT, /* the server sent {"error": ...} */
+    TB_LIVE_TRUNCATED,   /* the stream ended before [DONE] */
+    TB_LIVE_CANCELLED,   /* Ctrl-C */
+    TB_LIVE_NOMEM
+};
+
+/* What the status callback sees, on the calling thread. */
+struct tb_live_status {
+    double t;              /* seconds since the request */
+    size_t events;         /* content events so far */
+    uint32_t underruns;
+    double gap_total;
+    double buffered_s;     /* audio ready but not yet played, s */
+    int playing;           /* playback has started */
+};
+typedef void (*tb_live_status_fn)(void *ud, const struct tb_live_status *st);
+
+struct tb_live_result {
+    struct tb_sim_result sim;
+    struct tb_stream stream;  /* every delta received, with arrival times */
+    long http_status;
+    int error;                /* enum tb_live_error */
+    char message[640];        /* one line when error != 0 */
+    char warning[256];        /* one line worth saying even on success, or "" */
+    int usage_retried;        /* include_usage was rejected and dropped */
+    uint64_t sse_events, comments, tool_calls;
+    long long usage_completion, usage_prompt;
+    char finish_reason[32];
+    int done_seen;
+};
+
+/*
+ * tb_live_run - runs the request.  Returns 0 when it ran (check r->error:
+ * a failed request still ran), TB_EINVAL for bad options, TB_ENOMEM or
+ * TB_EIO (no thread) before anything was sent.  fn may be NULL.
+ */
+int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_status_fn fn,
+                void *ud);
+
+void tb_live_result_free(struct tb_live_result *r);
+
+/* A short name for an error kind ("http", "transport", ...). */
+const char *tb_live_error_name(int error);
+
+#endif

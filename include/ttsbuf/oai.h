@@ -1,0 +1,90 @@
+/*
+ * oai.h - the OpenAI-compatible dialect: streaming request bodies, and
+ * what each streamed event's JSON says (the "chunk json" stage: events in,
+ * tokens out).
+ *
+ * Fields read from each event's data (a JSON object):
+ *   chat         choices[0].delta.content
+ *   legacy       choices[0].text
+ *   reasoning    choices[0].delta.reasoning_content, or .reasoning
+ *   tool calls   choices[0].delta.tool_calls (each element counted)
+ *   finish       choices[0].finish_reason
+ *   usage        usage.completion_tokens / prompt_tokens (the final chunk
+ *                has empty choices)
+ *   error        {"error": {"message", "type", "code"}} or {"error": "..."}
+ *   done         the data "[DONE]" (not JSON)
+ * Text must be valid UTF-8 after unescaping; anything else is an error.
+ *
+ * Ownership: a tb_oai parser owns the text it hands out; pointers stay
+ * valid until its next parse.  Threads: one thread per parser.
+ */
+#ifndef TTSBUF_OAI_H
+#define TTSBUF_OAI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum tb_api {
+    TB_API_CHAT = 0,    /* POST /chat/completions */
+    TB_API_COMPLETIONS  /* POST /completions (legacy) */
+};
+
+struct tb_oai_request {
+    enum tb_api api;
+    const char *model;
+    const char *prompt;        /* the user message (chat) or the prompt */
+    const char *messages_json; /* chat: a JSON array replacing the prompt, or NULL */
+    long max_tokens;           /* -1: not sent */
+    double temperature;        /* negative: not sent */
+    const char *extra_json;    /* a JSON object whose keys are merged in, or NULL */
+    int include_usage;         /* ask for stream_options.include_usage */
+};
+
+/*
+ * tb_oai_request_body - the JSON body of a streaming request.  *out is
+ * malloc'd (caller frees), NUL-terminated.  Returns 0; TB_EINVAL when
+ * messages_json is not a JSON array or extra_json not a JSON object (err
+ * says which); TB_ENOMEM.
+ */
+int tb_oai_request_body(const struct tb_oai_request *q, char **out, char *err,
+                        size_t errlen);
+
+struct tb_oai_delta {
+    int done;                /* "[DONE]" */
+    int error;               /* an error object; message/type/code below */
+    char error_message[512];
+    char error_type[64];
+    char error_code[64];
+    const char *content;     /* spoken text, or NULL */
+    size_t content_len;
+    const char *reasoning;   /* reasoning text, or NULL */
+    size_t reasoning_len;
+    uint32_t tool_calls;     /* tool-call deltas in this event */
+    long long usage_completion; /* -1 when absent */
+    long long usage_prompt;     /* -1 when absent */
+    char finish_reason[32];  /* "" when absent or null */
+};
+
+struct tb_oai;
+
+int tb_oai_create(struct tb_oai **out); /* 0 or TB_ENOMEM */
+void tb_oai_destroy(struct tb_oai *p);  /* NULL is a no-op */
+
+/*
+ * tb_oai_parse_event - reads one event's data (len bytes, need not be
+ * NUL-terminated).  Returns 0; TB_EFORMAT for invalid JSON (err: "invalid
+ * JSON near byte N"), a non-object, or text that is not valid UTF-8;
+ * TB_ENOMEM.  An error object is not a parse error: out->error is set.
+ */
+int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len,
+                       struct tb_oai_delta *out, char *err, size_t errlen);
+
+/*
+ * tb_oai_error_text - the server's own message from an error response
+ * body: error.message (or a string "error") from JSON, else the HTML
+ * <title>, else the first non-blank line, trimmed to one line of at most
+ * outlen-1 bytes with control characters replaced.  Never fails.
+ */
+void tb_oai_error_text(const char *body, size_t len, char *out, size_t outlen);
+
+#endif

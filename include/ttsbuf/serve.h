@@ -1,0 +1,154 @@
+/*
+ * serve.h - `ttsbuf serve`: a mock OpenAI-compatible provider that streams
+ * a token stream with exact timing, and injects faults on request.
+ *
+ * Endpoints (HTTP/1.1, one request per connection, Connection: close):
+ *   POST /v1/chat/completions   stream true: SSE chat.completion.chunk
+ *                               events; false: one chat.completion JSON
+ *   POST /v1/completions        the legacy API (choices[0].text; no role
+ *                               chunk, and no reasoning: it has no field)
+ *   GET  /v1/models             the model list
+ * Other paths get 404, a known path with the wrong method 405, both with
+ * an OpenAI-style error body.  Requests are parsed strictly: a malformed
+ * head or body gets 400, a chunked request body 411, a version other than
+ * HTTP/1.0 or 1.1 505, a request over TB_SERVE_REQUEST_MAX 413; each then
+ * closes.  "Expect: 100-continue" is honoured.  Streamed bodies use
+ * chunked transfer encoding, so a dropped connection is detectable.
+ * "created" is always 0 (the server never reads the wall clock), ids are
+ * chatcmpl-ttsbuf-N / cmpl-ttsbuf-N with N counting requests from 1, and
+ * usage.prompt_tokens is an estimate: the bytes of the prompt text
+ * (messages[].content or prompt) divided by 4, rounded up.
+ *
+ * Timing: the response to a request read completely at time T sends the
+ * role chunk at once, then event k of the stream at T + t_k (the stream's
+ * own times, so its ttft is the first token's).  max_tokens (or
+ * max_completion_tokens) cuts the stream.  With stream_options.include_usage
+ * the usage chunk (empty choices) follows the last event; then
+ * `data: [DONE]`.  usage.completion_tokens is the sum of the sent events'
+ * tokens.  max_tokens never splits an event: the stream stops before the
+ * first event that would pass it (finish_reason "length").  A
+ * non-streamed body is sent when its last token would have been.  A
+ * client whose EOF arrives before its response ends has gone (a client
+ * that half-closes after its request is treated the same).
+ *
+ * Faults (tb_faults_parse): given to the server for every completion
+ * request (not /v1/models), and per request in the request's "model" name
+ * after an '@'-free prefix (everything after the first '+'), e.g. model
+ * "mock+stall@40:1.5+crlf"; a bad spec there gets 400 naming the item.
+ * Token K counts every token sent before it (reasoning@N deltas and
+ * burst groups included); a K fault lands on the event that carries
+ * token K.  Spec: items joined by '+':
+ *   stall@K:S      pause S seconds before token K (0-based)
+ *   drop@K         close the connection before token K (no terminator)
+ *   status@N       answer HTTP N with an OpenAI-style JSON error body
+ *   status@N:html  ... with an HTML body
+ *   html           answer 200 with Content-Type text/html (not SSE)
+ *   malformed@K    token K's event carries truncated JSON
+ *   error@K        send an {"error": ...} event instead of token K, end
+ *   burst@N        N tokens per event
+ *   reasoning@N    N reasoning deltas (delta.reasoning_content) first
+ *   crlf           CRLF line endings in the event stream
+ *   comments       a ": keep-alive" comment line before every event
+ *   nodone         never send data: [DONE]
+ *   reject-usage   answer 400 when stream_options is present
+ * Items the server was given and items from the model name add up.
+ * A stall moves every later event too.  error@K ends the body properly
+ * (chunked terminator) but sends no finish chunk, usage or [DONE].
+ * reasoning@N deltas are spread over [0, t of the first event) and count
+ * one token each.  Non-streamed: stall delays the body, drop@K closes
+ * without a response at token K's time, error@K answers 500 then,
+ * malformed@K truncates the body; burst, crlf, comments, nodone do not
+ * apply.
+ *
+ * Threads: tb_serve_run runs the event loop (epoll + timerfd: no thread per
+ * connection) in the calling thread; tb_serve_stop may be called from any
+ * thread or a signal handler.  Ownership: the server borrows the stream,
+ * which must outlive it.
+ */
+#ifndef TTSBUF_SERVE_H
+#define TTSBUF_SERVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ttsbuf/stream.h"
+
+#define TB_SERVE_PORT_DEFAULT 8788
+#define TB_SERVE_REQUEST_MAX (1u << 20)   /* request head + body cap */
+#define TB_SERVE_OUTBUF_MAX (4u << 20)    /* unsent bytes per connection */
+
+struct tb_faults {
+    long stall_at;      /* -1: none */
+    double stall_s;
+    long drop_at;       /* -1: none */
+    int status;         /* 0: none */
+    int status_html;
+    int html;
+    long malformed_at;  /* -1: none */
+    long error_at;      /* -1: none */
+    uint32_t burst;     /* 0: the stream's own grouping */
+    uint32_t reasoning;
+    int crlf, comments, nodone, reject_usage;
+};
+
+/* No faults.  Any thread. */
+void tb_faults_init(struct tb_faults *f);
+
+/* Parses a fault spec (above) over the values already in *f (a later
+ * value replaces an earlier one).  Returns 0, or TB_EINVAL with the
+ * offending item and what it should look like in err; *f is unchanged
+ * then.  NULL or "" is no change.  Any thread. */
+int tb_faults_parse(const char *spec, struct tb_faults *f, char *err, size_t errlen);
+
+struct tb_serve_opts {
+    const char *host;             /* numeric address; default "127.0.0.1" */
+    int port;                     /* 0: ephemeral */
+    const struct tb_stream *stream; /* what every request streams */
+    struct tb_faults faults;      /* applied to every request */
+    size_t max_conns;             /* default 4096 */
+};
+
+struct tb_serve_stats {
+    uint64_t requests;     /* requests answered (any status) */
+    uint64_t streams;      /* streaming responses started */
+    uint64_t events;       /* token events sent (a non-streamed body counts
+                              the events it carries) */
+    uint64_t tokens;
+    uint64_t dropped;      /* connections closed early: client gone (EOF or
+                              a send error before the response ended),
+                              output over TB_SERVE_OUTBUF_MAX, refused over
+                              max_conns, timeouts; not drop@K, not stop */
+    /* Lateness of token events: time handed to send() minus schedule, s;
+     * one sample per streamed event and per non-streamed body.  Kept in
+     * 10 us buckets: p50/p99 are bucket tops (never above late_max). */
+    double late_p50, late_p99, late_max;
+    uint64_t late_n;
+};
+
+struct tb_serve;
+
+/* Binds and listens (so the port is known before running).  Returns 0 and
+ * *out (free with tb_serve_destroy); TB_EINVAL for a bad host, port or no
+ * stream; TB_EIO when bind/listen fail (strerror in err); TB_ENOMEM.
+ * Any thread. */
+int tb_serve_create(const struct tb_serve_opts *o, struct tb_serve **out, char *err,
+                    size_t errlen);
+
+/* The bound port.  Any thread. */
+int tb_serve_port(const struct tb_serve *s);
+
+/* Runs the event loop until tb_serve_stop, in the calling thread (whose
+ * timer slack it sets to 1 ns while running).  Open connections are closed
+ * on the way out.  Returns 0 or TB_EIO.  A stop requested before the call
+ * makes it return at once. */
+int tb_serve_run(struct tb_serve *s);
+
+/* Asks the loop to stop; async-signal-safe, any thread. */
+void tb_serve_stop(struct tb_serve *s);
+
+/* Statistics; call after tb_serve_run has returned. */
+void tb_serve_stats(const struct tb_serve *s, struct tb_serve_stats *out);
+
+void tb_serve_destroy(struct tb_serve *s); /* NULL is a no-op */
+
+#endif

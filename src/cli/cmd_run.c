@@ -1,0 +1,479 @@
+/*
+ * cmd_run.c - `ttsbuf run`: stream a completion from an OpenAI-compatible
+ * endpoint (or, with none configured, from the built-in mock provider over
+ * real HTTP on loopback) and play it out live.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "common.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/http.h"
+#include "ttsbuf/live.h"
+#include "ttsbuf/serve.h"
+
+#define DEFAULT_PROMPT "Explain how transformer attention mechanisms work."
+#define DEFAULT_MAX_TOKENS 300
+#define MOCK_PRESET "mock"
+#define MAX_HEADERS 64
+#define KEY_FILE_MAX 4096
+#define MESSAGES_MAX (1u << 20)
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: ttsbuf run [OPTIONS]\n"
+            "Stream a completion from an OpenAI-compatible endpoint and play it out live at\n"
+            "speech rate: a status line shows the buffer and underruns as they happen, and\n"
+            "the report has the same numbers `ttsbuf sim --trace` gives on the recording.\n"
+            "\n"
+            "Endpoint:\n"
+            "  --base-url URL     e.g. https://api.openai.com/v1 (else $OPENAI_BASE_URL;\n"
+            "                     with neither, the built-in mock provider on loopback)\n"
+            "  --api API          chat (POST /chat/completions, default) or completions\n"
+            "  --model NAME       the model (else $OPENAI_MODEL; required for real endpoints)\n"
+            "  --api-key-file F   read the API key from F (else $OPENAI_API_KEY); the key is\n"
+            "                     sent as Authorization: Bearer and never printed or written\n"
+            "  -H 'Name: value'   an extra request header (repeatable, up to %d)\n"
+            "  --prompt TEXT      the user message (default: \"%s\")\n"
+            "  --messages FILE    a JSON array of chat messages instead of --prompt\n"
+            "  --max-tokens N     default %d\n"
+            "  --temperature T    0..2; not sent unless given\n"
+            "  --body-json JSON   an object merged into the request body\n"
+            "  --no-usage         do not ask for stream_options.include_usage\n"
+            "  --idle-timeout S   give up after S seconds without data (default 60; 0: never)\n"
+            "  --timeout S        give up after S seconds in all (default 0: never)\n"
+            "  --connect-timeout S  default 10\n"
+            "  --insecure         do not verify TLS certificates (off by default)\n"
+            "  -v, --verbose      log HTTP exchanges to stderr (keys masked as ***)\n"
+            "  -q, --quiet        no status line\n"
+            "\n"
+            "Built-in mock (only without a base URL):\n",
+            MAX_HEADERS, DEFAULT_PROMPT, DEFAULT_MAX_TOKENS);
+    tb_cli_usage_sources(f, MOCK_PRESET);
+    fprintf(f, "  --fault SPEC       mock faults, e.g. stall@40:1.5+crlf (see ttsbuf serve --help)\n"
+               "\nPlayout and output:\n");
+    tb_cli_usage_playout(f);
+    fprintf(f, "  -h, --help         this help\n"
+               "\nExit status: 0 the stream completed; 1 --fail-on-underrun and there were\n"
+               "underruns; 2 bad usage; 3 the request or stream failed (the report and\n"
+               "--record still cover everything received).\n");
+    tb_cli_usage_tables(f);
+}
+
+enum {
+    O_BASE = TB_O__COMMON_END, O_API, O_MODEL, O_KEYFILE, O_PROMPT, O_MESSAGES, O_MAXTOK,
+    O_TEMP, O_BODYJSON, O_NOUSAGE, O_IDLE, O_TIMEOUT, O_CONNTO, O_INSECURE, O_FAULT
+};
+
+static const struct option longopts[] = {
+    TB_SOURCE_LONGOPTS,
+    TB_PLAYOUT_LONGOPTS,
+    {"base-url", required_argument, NULL, O_BASE},
+    {"api", required_argument, NULL, O_API},
+    {"model", required_argument, NULL, O_MODEL},
+    {"api-key-file", required_argument, NULL, O_KEYFILE},
+    {"prompt", required_argument, NULL, O_PROMPT},
+    {"messages", required_argument, NULL, O_MESSAGES},
+    {"max-tokens", required_argument, NULL, O_MAXTOK},
+    {"temperature", required_argument, NULL, O_TEMP},
+    {"body-json", required_argument, NULL, O_BODYJSON},
+    {"no-usage", no_argument, NULL, O_NOUSAGE},
+    {"idle-timeout", required_argument, NULL, O_IDLE},
+    {"timeout", required_argument, NULL, O_TIMEOUT},
+    {"connect-timeout", required_argument, NULL, O_CONNTO},
+    {"insecure", no_argument, NULL, O_INSECURE},
+    {"fault", required_argument, NULL, O_FAULT},
+    {"verbose", no_argument, NULL, 'v'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+struct run_args {
+    struct tb_cli_common c;
+    const char *base_url, *model, *key_file, *messages_file, *fault;
+    const char *headers[MAX_HEADERS];
+    size_t nheaders;
+    struct tb_oai_request req;
+    double idle, timeout, connect;
+    int insecure, verbose, quiet, api_set;
+};
+
+/* Reads a whole small file (NUL-terminated, malloc'd); NULL on error with
+ * errno set.  Caps at max bytes. */
+static char *read_small(const char *path, size_t max)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    size_t n;
+    if (f == NULL)
+        return NULL;
+    buf = malloc(max + 1);
+    if (buf == NULL) {
+        fclose(f);
+        return NULL;
+    }
+    n = fread(buf, 1, max + 1, f);
+    fclose(f);
+    if (n > max) {
+        free(buf);
+        errno = EFBIG;
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+static void log_line(void *ud, const char *line)
+{
+    (void)ud;
+    fprintf(stderr, "%s\n", line);
+}
+
+static void status_line(void *ud, const struct tb_live_status *st)
+{
+    (void)ud;
+    fprintf(stderr, "\r\033[K%6.2f s  %5zu tokens  buffer %6.2f s  %s  %u underrun%s (%.2f s)",
+            st->t, st->events, st->buffered_s, st->playing ? "playing" : "waiting",
+            st->underruns, st->underruns == 1 ? "" : "s", st->gap_total);
+}
+
+/* The built-in mock provider, on its own thread. */
+struct mock {
+    struct tb_serve *srv;
+    struct tb_stream stream;
+    pthread_t th;
+    int running;
+};
+
+static void *mock_main(void *arg)
+{
+    tb_serve_run(arg);
+    return NULL;
+}
+
+static int mock_start(struct run_args *a, struct mock *m, char *url, size_t urllen,
+                      struct tb_report_src *src, char *label, size_t labellen)
+{
+    struct tb_serve_opts so;
+    char err[256];
+    int code;
+    memset(&so, 0, sizeof(so));
+    tb_faults_init(&so.faults);
+    tb_stream_init(&m->stream);
+    code = tb_cli_load_source(&a->c, MOCK_PRESET, &m->stream, src, label, labellen);
+    if (code >= 0)
+        return code;
+    if (a->fault != NULL && tb_faults_parse(a->fault, &so.faults, err, sizeof(err)) != 0) {
+        tb_cli_error("--fault: %s", err);
+        return TB_EXIT_USAGE;
+    }
+    so.host = "127.0.0.1";
+    so.port = 0;
+    so.stream = &m->stream;
+    if (tb_serve_create(&so, &m->srv, err, sizeof(err)) != 0) {
+        tb_cli_error("mock provider: %s", err);
+        return TB_EXIT_USAGE;
+    }
+    if (pthread_create(&m->th, NULL, mock_main, m->srv) != 0) {
+        tb_cli_error("mock provider: cannot start a thread");
+        return TB_EXIT_USAGE;
+    }
+    m->running = 1;
+    snprintf(url, urllen, "http://127.0.0.1:%d/v1", tb_serve_port(m->srv));
+    return -1;
+}
+
+static void mock_stop(struct mock *m)
+{
+    if (m->running) {
+        tb_serve_stop(m->srv);
+        pthread_join(m->th, NULL);
+    }
+    tb_serve_destroy(m->srv);
+    tb_stream_free(&m->stream);
+}
+
+/* Returns -1 to go on, or an exit code. */
+static int parse(int argc, char **argv, struct run_args *a)
+{
+    char err[256];
+    int c, rc;
+    size_t z;
+    tb_cli_common_init(&a->c);
+    a->req.api = TB_API_CHAT;
+    a->req.prompt = DEFAULT_PROMPT;
+    a->req.max_tokens = DEFAULT_MAX_TOKENS;
+    a->req.temperature = -1;
+    a->req.include_usage = 1;
+    a->idle = 60;
+    a->connect = 10;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":hvqH:", longopts, NULL)) != -1) {
+        rc = 0;
+        switch (c) {
+        case 'h': usage(stdout); return TB_EXIT_OK;
+        case 'v': a->verbose = 1; continue;
+        case 'q': a->quiet = 1; continue;
+        case 'H':
+            if (a->nheaders == MAX_HEADERS) {
+                tb_cli_error("-H: at most %d headers", MAX_HEADERS);
+                return TB_EXIT_USAGE;
+            }
+            if (strchr(optarg, ':') == NULL || strpbrk(optarg, "\r\n") != NULL) {
+                tb_cli_error("-H: '%s' is not 'Name: value' on one line", optarg);
+                return TB_EXIT_USAGE;
+            }
+            a->headers[a->nheaders++] = optarg;
+            continue;
+        case O_BASE: a->base_url = optarg; continue;
+        case O_MODEL: a->model = optarg; continue;
+        case O_KEYFILE: a->key_file = optarg; continue;
+        case O_PROMPT: a->req.prompt = optarg; continue;
+        case O_MESSAGES: a->messages_file = optarg; continue;
+        case O_BODYJSON: a->req.extra_json = optarg; continue;
+        case O_NOUSAGE: a->req.include_usage = 0; continue;
+        case O_INSECURE: a->insecure = 1; continue;
+        case O_FAULT: a->fault = optarg; continue;
+        case O_API:
+            if (strcmp(optarg, "chat") == 0) {
+                a->req.api = TB_API_CHAT;
+            } else if (strcmp(optarg, "completions") == 0) {
+                a->req.api = TB_API_COMPLETIONS;
+            } else {
+                tb_cli_error("--api: '%s' is not chat or completions", optarg);
+                return TB_EXIT_USAGE;
+            }
+            continue;
+        case O_MAXTOK:
+            rc = tb_opt_size("--max-tokens", optarg, 1, 10000000, &z, err, sizeof(err));
+            a->req.max_tokens = (long)z;
+            break;
+        case O_TEMP:
+            rc = tb_opt_double("--temperature", optarg, 0, 2, &a->req.temperature, err,
+                               sizeof(err));
+            break;
+        case O_IDLE:
+            rc = tb_opt_double("--idle-timeout", optarg, 0, 86400, &a->idle, err, sizeof(err));
+            break;
+        case O_TIMEOUT:
+            rc = tb_opt_double("--timeout", optarg, 0, 86400, &a->timeout, err, sizeof(err));
+            break;
+        case O_CONNTO:
+            rc = tb_opt_double("--connect-timeout", optarg, 0.001, 3600, &a->connect, err,
+                               sizeof(err));
+            break;
+        default:
+            rc = tb_cli_common_option(&a->c, c, optarg);
+            if (rc < 0)
+                return TB_EXIT_USAGE;
+            if (rc == 0)
+                return tb_cli_bad_option("run", c, argv);
+            continue;
+        }
+        if (rc != 0) {
+            tb_cli_error("%s", err);
+            return TB_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        tb_cli_error("run: unexpected argument '%s' (see ttsbuf run --help)", argv[optind]);
+        return TB_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* Drops trailing whitespace (a key file usually ends in a newline). */
+static void chomp(char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = '\0';
+}
+
+int tb_cmd_run(int argc, char **argv)
+{
+    struct run_args a;
+    struct tb_live_opts lo;
+    struct tb_live_result r;
+    struct tb_report_src src = {"live", ""};
+    struct tb_report_live rl;
+    struct tb_gap_list gaps = {NULL, 0, 0};
+    struct mock m;
+    struct sigaction sa;
+    char url[2048], base_red[sizeof(r.stream.base_url)], label[512];
+    char *key = NULL, *messages = NULL;
+    const char *base;
+    int code, rc, embedded;
+
+    memset(&a, 0, sizeof(a));
+    memset(&m, 0, sizeof(m));
+    memset(&r, 0, sizeof(r));
+    code = parse(argc, argv, &a);
+    if (code >= 0)
+        return code;
+
+    base = a.base_url != NULL ? a.base_url : getenv("OPENAI_BASE_URL");
+    if (base != NULL && base[0] == '\0')
+        base = NULL;
+    embedded = base == NULL;
+    if (!embedded && (a.c.nsources > 0 || a.fault != NULL)) {
+        tb_cli_error("run: --trace/--synth/--preset/--fault drive the built-in mock; "
+                     "they do not apply with a base URL");
+        return TB_EXIT_USAGE;
+    }
+    if (a.model == NULL)
+        a.model = getenv("OPENAI_MODEL");
+    if (a.model == NULL || a.model[0] == '\0') {
+        if (!embedded) {
+            tb_cli_error("run: --model is required (or set OPENAI_MODEL)");
+            return TB_EXIT_USAGE;
+        }
+        a.model = "ttsbuf-mock";
+    }
+    if (a.key_file != NULL) {
+        key = read_small(a.key_file, KEY_FILE_MAX);
+        if (key == NULL) {
+            tb_cli_error("--api-key-file: %s: %s", a.key_file, strerror(errno));
+            return TB_EXIT_USAGE;
+        }
+        chomp(key);
+    } else if (getenv("OPENAI_API_KEY") != NULL && getenv("OPENAI_API_KEY")[0] != '\0') {
+        key = strdup(getenv("OPENAI_API_KEY"));
+    }
+    if (a.messages_file != NULL) {
+        messages = read_small(a.messages_file, MESSAGES_MAX);
+        if (messages == NULL) {
+            tb_cli_error("--messages: %s: %s", a.messages_file, strerror(errno));
+            free(key);
+            return TB_EXIT_USAGE;
+        }
+        a.req.messages_json = messages;
+    }
+
+    if (embedded) {
+        code = mock_start(&a, &m, url, sizeof(url), &src, label, sizeof(label));
+        if (code >= 0)
+            goto out;
+        fprintf(stderr, "ttsbuf: no --base-url or OPENAI_BASE_URL: streaming from the built-in "
+                        "mock provider at %s (%s)\n",
+                url, src.name);
+        base = url;
+    }
+    a.req.model = a.model;
+
+    memset(&lo, 0, sizeof(lo));
+    lo.sim = a.c.o;
+    lo.req = a.req;
+    {
+        /* base + "/chat/completions", without a doubled slash. */
+        size_t bl = strlen(base);
+        char *full = malloc(bl + 32);
+        if (full == NULL) {
+            tb_cli_error("out of memory");
+            code = TB_EXIT_USAGE;
+            goto out;
+        }
+        snprintf(full, bl + 32, "%.*s%s", (int)(bl > 0 && base[bl - 1] == '/' ? bl - 1 : bl),
+                 base, a.req.api == TB_API_CHAT ? "/chat/completions" : "/completions");
+        lo.http.url = full;
+    }
+    lo.http.bearer = key;
+    lo.http.headers = a.headers;
+    lo.http.nheaders = a.nheaders;
+    lo.http.idle_timeout = a.idle;
+    lo.http.total_timeout = a.timeout;
+    lo.http.connect_timeout = a.connect;
+    lo.http.insecure = a.insecure;
+    lo.http.max_redirects = -1;
+    lo.http.log = a.verbose ? log_line : NULL;
+    lo.http.cancel = &interrupted;
+    lo.play_fn = tb_cli_collect_gap;
+    lo.play_ud = &gaps;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    rc = tb_live_run(&lo, &r, a.quiet || !isatty(STDERR_FILENO) ? NULL : status_line, NULL);
+    if (!a.quiet && isatty(STDERR_FILENO))
+        fprintf(stderr, "\r\033[K");
+    free((char *)lo.http.url);
+    if (rc != 0) {
+        tb_cli_error("run: %s", r.message[0] ? r.message : tb_strerror(rc));
+        code = TB_EXIT_USAGE;
+        goto out;
+    }
+    if (r.usage_retried)
+        fprintf(stderr, "ttsbuf: the server rejected stream_options.include_usage; "
+                        "retried once without it\n");
+
+    /* Partial or not, the trace and the report are written. */
+    tb_http_redact(base, strlen(base), base_red, sizeof(base_red));
+    snprintf(r.stream.model, sizeof(r.stream.model), "%s", a.model);
+    memcpy(r.stream.base_url, base_red, sizeof(r.stream.base_url));
+    code = -1;
+    if (a.c.record != NULL)
+        code = tb_cli_record(a.c.record, &r.stream);
+    memset(&rl, 0, sizeof(rl));
+    rl.model = a.model;
+    rl.base_url = base_red;
+    rl.api = a.req.api == TB_API_CHAT ? "chat" : "completions";
+    rl.http_status = r.http_status;
+    rl.error_kind = r.error ? tb_live_error_name(r.error) : NULL;
+    rl.error = r.message;
+    rl.warning = r.warning;
+    rl.sse_events = r.sse_events;
+    rl.tool_calls = r.tool_calls;
+    rl.finish_reason = r.finish_reason;
+    rl.usage_retried = r.usage_retried;
+    if (!embedded) {
+        src.kind = "live";
+        src.name = base_red;
+    }
+    if (a.c.json)
+        tb_report_json(stdout, &src, &a.c.o, &r.sim, &gaps, &rl);
+    else
+        tb_report_human(stdout, &src, &a.c.o, &r.sim, &gaps, a.c.max_gaps, &rl);
+    if (r.error != 0) {
+        tb_cli_error("%s", r.message);
+        code = TB_EXIT_FAILED;
+    } else if (code < 0) {
+        code = TB_EXIT_OK;
+        if (a.c.fail_on_underrun && r.sim.play.underruns > 0) {
+            tb_cli_error("--fail-on-underrun: %u underruns, %.2f s of silence",
+                         r.sim.play.underruns, r.sim.play.gap_total);
+            code = TB_EXIT_GATE;
+        }
+    }
+out:
+    mock_stop(&m);
+    tb_live_result_free(&r);
+    free(gaps.v);
+    free(messages);
+    if (key != NULL) {
+        /* Scrub the key before freeing it. */
+        volatile char *p = key;
+        while (*p)
+            *p++ = 0;
+        free(key);
+    }
+    return code;
+}

@@ -1,0 +1,190 @@
+/*
+ * cmd_serve.c - `ttsbuf serve`: the mock OpenAI-compatible provider.
+ */
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "common.h"
+#include "ttsbuf/serve.h"
+
+#define DEFAULT_PRESET "voice-80"
+
+static struct tb_serve *running; /* for the signal handler */
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (running != NULL)
+        tb_serve_stop(running); /* async-signal-safe */
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: ttsbuf serve [SOURCE] [OPTIONS]\n"
+            "A mock OpenAI-compatible provider: every request streams the source's tokens\n"
+            "with the source's own timing (event k at request time + t_k).\n"
+            "  POST /v1/chat/completions, POST /v1/completions (stream true or false),\n"
+            "  GET /v1/models.  Any model name is accepted.\n"
+            "\n"
+            "Source (one):\n");
+    tb_cli_usage_sources(f, DEFAULT_PRESET);
+    fprintf(f,
+            "\nServer:\n"
+            "  --listen HOST:PORT address to bind (default 127.0.0.1:%d; port 0: any free\n"
+            "                     port, printed); a non-loopback address draws a warning\n"
+            "  --fault SPEC       faults for every request (below)\n"
+            "  -h, --help         this help\n"
+            "\n"
+            "Faults: items joined by '+', for every request with --fault, or per request\n"
+            "in the model name after a '+', e.g. model \"mock+stall@40:1.5+crlf\":\n"
+            "  stall@K:S      pause S seconds before token K (0-based)\n"
+            "  drop@K         close the connection before token K\n"
+            "  status@N       answer HTTP N with an OpenAI-style JSON error\n"
+            "  status@N:html  ... with an HTML body\n"
+            "  html           answer 200 with Content-Type text/html\n"
+            "  malformed@K    token K's event carries truncated JSON\n"
+            "  error@K        an {\"error\": ...} event instead of token K, then the end\n"
+            "  burst@N        N tokens per event\n"
+            "  reasoning@N    N reasoning deltas before the content\n"
+            "  crlf           CRLF line endings;  comments: ': keep-alive' lines\n"
+            "  nodone         never send [DONE]\n"
+            "  reject-usage   answer 400 to requests with stream_options\n"
+            "\nStops on SIGINT/SIGTERM and prints what it served.\n",
+            TB_SERVE_PORT_DEFAULT);
+    tb_cli_usage_tables(f);
+}
+
+enum { O_LISTEN = TB_O__COMMON_END, O_FAULT };
+
+static const struct option longopts[] = {
+    TB_SOURCE_LONGOPTS,
+    {"listen", required_argument, NULL, O_LISTEN},
+    {"fault", required_argument, NULL, O_FAULT},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* Splits HOST:PORT (or [v6]:PORT, or a bare PORT) in place. */
+static int split_listen(char *s, const char **host, int *port)
+{
+    char *colon = strrchr(s, ':');
+    char *end;
+    long p;
+    *host = "127.0.0.1";
+    if (colon != NULL) {
+        *colon = '\0';
+        if (s[0] == '[' && colon > s + 1 && colon[-1] == ']') {
+            colon[-1] = '\0';
+            s++;
+        }
+        if (*s != '\0')
+            *host = s;
+        s = colon + 1;
+    }
+    p = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || p < 0 || p > 65535)
+        return -1;
+    *port = (int)p;
+    return 0;
+}
+
+static int is_loopback(const char *host)
+{
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET, host, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, host, &a6) == 1)
+        return IN6_IS_ADDR_LOOPBACK(&a6);
+    return 0;
+}
+
+int tb_cmd_serve(int argc, char **argv)
+{
+    struct tb_cli_common a;
+    struct tb_serve_opts so;
+    struct tb_serve_stats st;
+    struct tb_stream s;
+    struct tb_report_src src = {"", ""};
+    struct sigaction sa;
+    char label[512], err[256], listen_buf[300];
+    int c, rc, code;
+
+    tb_cli_common_init(&a);
+    memset(&so, 0, sizeof(so));
+    tb_faults_init(&so.faults);
+    so.host = "127.0.0.1";
+    so.port = TB_SERVE_PORT_DEFAULT;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h': usage(stdout); return TB_EXIT_OK;
+        case O_LISTEN:
+            snprintf(listen_buf, sizeof(listen_buf), "%s", optarg);
+            if (split_listen(listen_buf, &so.host, &so.port) != 0) {
+                tb_cli_error("--listen: '%s' is not HOST:PORT with PORT in 0..65535", optarg);
+                return TB_EXIT_USAGE;
+            }
+            break;
+        case O_FAULT:
+            if (tb_faults_parse(optarg, &so.faults, err, sizeof(err)) != 0) {
+                tb_cli_error("--fault: %s", err);
+                return TB_EXIT_USAGE;
+            }
+            break;
+        case TB_O_TRACE:
+        case TB_O_SYNTH:
+        case TB_O_PRESET:
+            tb_cli_common_option(&a, c, optarg);
+            break;
+        default: return tb_cli_bad_option("serve", c, argv);
+        }
+    }
+    if (optind < argc) {
+        tb_cli_error("serve: unexpected argument '%s' (see ttsbuf serve --help)", argv[optind]);
+        return TB_EXIT_USAGE;
+    }
+    tb_stream_init(&s);
+    code = tb_cli_load_source(&a, DEFAULT_PRESET, &s, &src, label, sizeof(label));
+    if (code >= 0)
+        goto out;
+    so.stream = &s;
+    rc = tb_serve_create(&so, &running, err, sizeof(err));
+    if (rc != 0) {
+        tb_cli_error("%s", err);
+        code = TB_EXIT_USAGE;
+        goto out;
+    }
+    if (!is_loopback(so.host))
+        fprintf(stderr, "ttsbuf: warning: listening on %s, which is not a loopback address: "
+                        "anyone who can reach it can use this server\n",
+                so.host);
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    fprintf(stderr, "ttsbuf serve: listening on http://%s%s%s:%d/v1  (%s %s)\n",
+            strchr(so.host, ':') ? "[" : "", so.host, strchr(so.host, ':') ? "]" : "",
+            tb_serve_port(running), src.kind, src.name);
+    rc = tb_serve_run(running);
+    tb_serve_stats(running, &st);
+    fprintf(stderr,
+            "ttsbuf serve: %llu requests, %llu streams, %llu events, %llu dropped; "
+            "emission lateness p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
+            (unsigned long long)st.requests, (unsigned long long)st.streams,
+            (unsigned long long)st.events, (unsigned long long)st.dropped, st.late_p50 * 1e3,
+            st.late_p99 * 1e3, st.late_max * 1e3);
+    code = rc == 0 ? TB_EXIT_OK : TB_EXIT_FAILED;
+    tb_serve_destroy(running);
+    running = NULL;
+out:
+    tb_stream_free(&s);
+    return code;
+}

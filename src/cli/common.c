@@ -1,0 +1,220 @@
+/*
+ * common.c - options, sources and --help text shared by the subcommands
+ * (see common.h).
+ */
+#include "common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ttsbuf/error.h"
+#include "ttsbuf/preset.h"
+#include "ttsbuf/segment.h"
+#include "ttsbuf/synth.h"
+#include "ttsbuf/trace.h"
+#include "ttsbuf/voice.h"
+
+void tb_cli_common_init(struct tb_cli_common *a)
+{
+    memset(a, 0, sizeof(*a));
+    tb_sim_opts_default(&a->o);
+    a->max_gaps = 10;
+}
+
+int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg)
+{
+    char err[256];
+    size_t z;
+    int rc = 0;
+    switch (c) {
+    case TB_O_TRACE: a->trace = arg; a->nsources++; return 1;
+    case TB_O_SYNTH: a->synth = arg; a->nsources++; return 1;
+    case TB_O_PRESET: a->preset = arg; a->nsources++; return 1;
+    case TB_O_JSON: a->json = 1; return 1;
+    case TB_O_RECORD: a->record = arg; return 1;
+    case TB_O_FAILU: a->fail_on_underrun = 1; return 1;
+    case TB_O_CHUNK:
+        if (tb_seg_policy_parse(arg, &a->o.seg.policy) != 0) {
+            tb_cli_error("--chunk: unknown policy '%s' (see --help)", arg);
+            return -1;
+        }
+        return 1;
+    case TB_O_MINCHARS:
+        rc = tb_opt_size("--min-chars", arg, 1, 100000, &z, err, sizeof(err));
+        if (rc == 0)
+            a->o.seg.min_chars = (uint32_t)z;
+        break;
+    case TB_O_WPM:
+        rc = tb_opt_double("--wpm", arg, TB_WPM_MIN, TB_WPM_MAX, &a->o.play.wpm, err,
+                           sizeof(err));
+        break;
+    case TB_O_LAT:
+        rc = tb_opt_double("--tts-latency", arg, 0, 60, &a->o.play.tts_latency, err,
+                           sizeof(err));
+        break;
+    case TB_O_PREROLL:
+        rc = tb_opt_double("--preroll", arg, 0, 3600, &a->o.play.preroll, err, sizeof(err));
+        break;
+    case TB_O_SLOTS:
+        rc = tb_opt_size("--ring-slots", arg, 2, (size_t)1 << 30, &a->o.ring_slots, err,
+                         sizeof(err));
+        break;
+    case TB_O_BYTES:
+        rc = tb_opt_size("--ring-bytes", arg, 64, (size_t)1 << 30, &a->o.ring_bytes, err,
+                         sizeof(err));
+        break;
+    case TB_O_GAPS:
+        rc = tb_opt_size("--gaps", arg, 0, SIZE_MAX, &a->max_gaps, err, sizeof(err));
+        break;
+    default:
+        return 0;
+    }
+    if (rc != 0) {
+        tb_cli_error("%s", err);
+        return -1;
+    }
+    return 1;
+}
+
+int tb_cli_bad_option(const char *cmd, int c, char **argv)
+{
+    if (c == ':')
+        tb_cli_error("%s: %s needs a value", cmd, argv[optind - 1]);
+    else
+        tb_cli_error("%s: unknown option '%s' (see ttsbuf %s --help)", cmd, argv[optind - 1],
+                     cmd);
+    return TB_EXIT_USAGE;
+}
+
+int tb_cli_load_source(const struct tb_cli_common *a, const char *default_preset,
+                       struct tb_stream *s, struct tb_report_src *src, char *label,
+                       size_t labellen)
+{
+    char err[512];
+    struct tb_synth_spec spec;
+    int rc;
+
+    if (a->nsources > 1) {
+        tb_cli_error("give one source: --trace, --synth or --preset");
+        return TB_EXIT_USAGE;
+    }
+    if (a->trace != NULL) {
+        src->kind = "trace";
+        src->name = strcmp(a->trace, "-") == 0 ? "<stdin>" : a->trace;
+        rc = tb_trace_load_file(a->trace, s, err, sizeof(err));
+        if (rc != 0) {
+            tb_cli_error("%s", err);
+            return TB_EXIT_USAGE;
+        }
+        return -1;
+    }
+    tb_synth_default(&spec);
+    if (a->synth != NULL) {
+        rc = tb_synth_parse(a->synth, &spec, err, sizeof(err));
+        if (rc != 0) {
+            tb_cli_error("--synth: %s", err);
+            return TB_EXIT_USAGE;
+        }
+        src->kind = "synth";
+        tb_synth_format(&spec, label, labellen);
+        src->name = label;
+    } else {
+        const char *name = a->preset != NULL ? a->preset : default_preset;
+        const struct tb_preset *p = tb_preset_find(name);
+        if (p == NULL) {
+            tb_cli_error("--preset: unknown preset '%s' (see --help)", name);
+            return TB_EXIT_USAGE;
+        }
+        rc = tb_synth_parse(p->spec, &spec, err, sizeof(err));
+        if (rc != 0) {
+            tb_cli_error("preset %s: %s", name, err);
+            return TB_EXIT_USAGE;
+        }
+        src->kind = "preset";
+        snprintf(label, labellen, "%s (%s)", name, p->spec);
+        src->name = label;
+    }
+    if (tb_synth_generate(&spec, s) != 0) {
+        tb_cli_error("out of memory generating the stream");
+        return TB_EXIT_USAGE;
+    }
+    return -1;
+}
+
+int tb_cli_record(const char *path, const struct tb_stream *s)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    int rc;
+    if (f == NULL) {
+        tb_cli_error("--record: cannot write %s", path);
+        return TB_EXIT_USAGE;
+    }
+    rc = tb_trace_write(f, s);
+    if (f != stdout && fclose(f) != 0)
+        rc = TB_EIO;
+    if (rc != 0) {
+        tb_cli_error("--record: writing %s failed: %s", path, tb_strerror(rc));
+        return TB_EXIT_USAGE;
+    }
+    return -1;
+}
+
+void tb_cli_collect_gap(void *ud, const struct tb_play *pl)
+{
+    struct tb_gap_list *g = ud;
+    if (pl->gap <= 0.0)
+        return;
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 16;
+        struct tb_play *v = realloc(g->v, cap * sizeof(*v));
+        if (v == NULL)
+            return; /* the list is a convenience; counts stay exact */
+        g->v = v;
+        g->cap = cap;
+    }
+    g->v[g->n++] = *pl;
+}
+
+void tb_cli_usage_sources(FILE *f, const char *default_preset)
+{
+    fprintf(f,
+            "  --trace FILE       a JSONL trace ('-' reads standard input)\n"
+            "  --synth SPEC       a synthetic stream, e.g.\n"
+            "                     tps=80,ttft=0.3,tokens=400,jitter=0.3,stall=0.02:1.5,burst=1,seed=7\n"
+            "                     (tps: mean tokens/s; ttft: s to first token; jitter: CV of\n"
+            "                     inter-token times; stall=P:S adds S s to a gap with\n"
+            "                     probability P; burst: tokens per event)\n"
+            "  --preset NAME      a named synthetic stream (below; default %s)\n",
+            default_preset);
+}
+
+void tb_cli_usage_playout(FILE *f)
+{
+    fprintf(f,
+            "  --chunk POLICY     how the TTS takes text (default sentence; below)\n"
+            "  --min-chars N      sentence/clause: a chunk needs N code points (default 1)\n"
+            "  --wpm W            speech rate, words/min; a word is 6 code points\n"
+            "                     (default 150, allowed 20..1000)\n"
+            "  --tts-latency S    seconds from a chunk's completion to its audio (default 0)\n"
+            "  --preroll S        start playback once S seconds of audio are ready (default 0)\n"
+            "  --ring-slots N     ring capacity in tokens (default %u)\n"
+            "  --ring-bytes N     ring capacity in bytes of text (default %u)\n"
+            "  --json             one JSON object on stdout instead of the report\n"
+            "  --gaps N           list at most N gaps in the report (default 10)\n"
+            "  --record FILE      also write the stream as a JSONL trace\n"
+            "  --fail-on-underrun exit 1 when the stream has any underrun\n",
+            TB_RING_SLOTS_DEFAULT, TB_RING_BYTES_DEFAULT);
+}
+
+void tb_cli_usage_tables(FILE *f)
+{
+    size_t np;
+    const struct tb_preset *ps = tb_preset_all(&np);
+    fprintf(f, "\nChunk policies:\n");
+    for (int i = 0; i < TB_CHUNK__COUNT; i++)
+        fprintf(f, "  %-14s %s\n", tb_seg_policy_name((enum tb_chunk_policy)i),
+                tb_seg_policy_about((enum tb_chunk_policy)i));
+    fprintf(f, "\nPresets (published figures, not measurements; see README):\n");
+    for (size_t i = 0; i < np; i++)
+        fprintf(f, "  %-17s %s\n", ps[i].name, ps[i].about);
+}

@@ -1,0 +1,76 @@
+/*
+ * common.h - what the subcommands share: the source options (--trace,
+ * --synth, --preset), the playout and report options, their --help text,
+ * loading the chosen stream, and recording it.
+ */
+#ifndef TTSBUF_CLI_COMMON_H
+#define TTSBUF_CLI_COMMON_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "ttsbuf/sim.h"
+#include "ttsbuf/stream.h"
+
+enum {
+    TB_O_TRACE = 256, TB_O_SYNTH, TB_O_PRESET,
+    TB_O_CHUNK, TB_O_MINCHARS, TB_O_WPM, TB_O_LAT, TB_O_PREROLL, TB_O_SLOTS, TB_O_BYTES,
+    TB_O_JSON, TB_O_GAPS, TB_O_RECORD, TB_O_FAILU,
+    TB_O__COMMON_END
+};
+
+#define TB_SOURCE_LONGOPTS                                                                     \
+    {"trace", required_argument, NULL, TB_O_TRACE},                                            \
+        {"synth", required_argument, NULL, TB_O_SYNTH},                                        \
+        {"preset", required_argument, NULL, TB_O_PRESET}
+
+#define TB_PLAYOUT_LONGOPTS                                                                    \
+    {"chunk", required_argument, NULL, TB_O_CHUNK},                                            \
+        {"min-chars", required_argument, NULL, TB_O_MINCHARS},                                 \
+        {"wpm", required_argument, NULL, TB_O_WPM},                                            \
+        {"tts-latency", required_argument, NULL, TB_O_LAT},                                    \
+        {"preroll", required_argument, NULL, TB_O_PREROLL},                                    \
+        {"ring-slots", required_argument, NULL, TB_O_SLOTS},                                   \
+        {"ring-bytes", required_argument, NULL, TB_O_BYTES},                                   \
+        {"json", no_argument, NULL, TB_O_JSON}, {"gaps", required_argument, NULL, TB_O_GAPS},  \
+        {"record", required_argument, NULL, TB_O_RECORD},                                      \
+        {"fail-on-underrun", no_argument, NULL, TB_O_FAILU}
+
+struct tb_cli_common {
+    struct tb_sim_opts o;
+    const char *trace, *synth, *preset, *record;
+    int nsources, json, fail_on_underrun;
+    size_t max_gaps;
+};
+
+void tb_cli_common_init(struct tb_cli_common *a);
+
+/* Handles one shared option: 1 handled, 0 not a shared option, -1 a bad
+ * value (the error is printed). */
+int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg);
+
+/* The error for getopt's ':' (missing value) or '?' (unknown option);
+ * returns TB_EXIT_USAGE. */
+int tb_cli_bad_option(const char *cmd, int c, char **argv);
+
+/* Loads the chosen source (default_preset when none was given).  Returns
+ * -1 to go on, or an exit code (the error is printed).  label holds the
+ * source's name for the report. */
+int tb_cli_load_source(const struct tb_cli_common *a, const char *default_preset,
+                       struct tb_stream *s, struct tb_report_src *src, char *label,
+                       size_t labellen);
+
+/* Writes the stream as a trace to path ("-": stdout).  Returns -1 to go
+ * on, or TB_EXIT_USAGE (the error is printed). */
+int tb_cli_record(const char *path, const struct tb_stream *s);
+
+/* tb_play_fn that collects underrun chunks into a struct tb_gap_list. */
+void tb_cli_collect_gap(void *ud, const struct tb_play *pl);
+
+/* --help fragments. */
+void tb_cli_usage_sources(FILE *f, const char *default_preset);
+void tb_cli_usage_playout(FILE *f);
+void tb_cli_usage_tables(FILE *f);
+
+#endif

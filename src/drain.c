@@ -1,0 +1,298 @@
+/*
+ * drain.c - the ring's consumer: segmenter + playout + releases (drain.h).
+ *
+ * State per chunk: where it ends in the content byte stream and when its
+ * tokens may leave the ring (NAN until playback schedules it).  Releases
+ * happen in chunk order, so the next one due is always rel[next_rel].
+ * Memory: one record per chunk plus the chunk list the pre-roll curve
+ * reuses; nothing per event.
+ */
+#include "ttsbuf/drain.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "ttsbuf/analyze.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/segment.h"
+#include "ttsbuf/utf8.h"
+#include "ttsbuf/voice.h"
+
+struct rel {
+    uint64_t end; /* content byte where the chunk ends */
+    double u;     /* release time; NAN until playback schedules it */
+};
+
+struct tb_drain {
+    struct tb_sim_opts o;
+    struct tb_ring *ring;
+    struct tb_seg *seg;
+    struct tb_playout *play;
+    tb_play_fn user_fn;
+    void *user_ud;
+    struct tb_chunks chunks;
+    struct rel *rel;
+    size_t nrel, caprel, next_rel;
+    size_t seen;          /* unreleased items already fed */
+    double t_cur;         /* arrival of the content event being fed */
+    uint64_t tok_cur;     /* its token index */
+    uint64_t released_b;  /* content bytes released from the ring */
+    uint64_t cps_in_ring; /* content code points waiting in the ring */
+    int finished;
+    int rc;
+    /* stream counts */
+    size_t content_events, reasoning_events;
+    uint64_t content_tokens, reasoning_tokens;
+    double first_t, last_content_t, last_t;
+    double hw_speech_s;
+    uint32_t forced_cuts;
+    int forced_start;
+};
+
+/* Playout callback: a chunk's schedule is known; so is its release. */
+static void on_play(void *ud, const struct tb_play *pl)
+{
+    struct tb_drain *d = ud;
+    struct rel *r = &d->rel[pl->chunk - 1];
+    double c = d->chunks.v[pl->chunk - 1].c;
+    double u = pl->start - d->o.play.tts_latency;
+    r->u = u > c ? u : c;
+    if (d->user_fn != NULL)
+        d->user_fn(d->user_ud, pl);
+}
+
+/* Segmenter callback: a chunk closed at the event being fed. */
+static void on_chunk(void *ud, const struct tb_chunk *ch)
+{
+    struct tb_drain *d = ud;
+    int rc;
+    if (d->rc != 0)
+        return;
+    if (d->nrel == d->caprel) {
+        struct rel *nr = tb_grow(d->rel, &d->caprel, sizeof(*nr), 256);
+        if (nr == NULL) {
+            d->rc = TB_ENOMEM;
+            return;
+        }
+        d->rel = nr;
+    }
+    d->rel[d->nrel].end = ch->end;
+    d->rel[d->nrel].u = NAN;
+    d->nrel++;
+    rc = tb_chunks_push(&d->chunks, d->t_cur, d->tok_cur, ch->cps);
+    if (rc == 0)
+        rc = tb_playout_add(d->play, d->t_cur, d->tok_cur, ch->cps);
+    if (rc != 0)
+        d->rc = rc;
+}
+
+int tb_drain_create(const struct tb_sim_opts *o, struct tb_ring *ring, tb_play_fn fn,
+                    void *ud, struct tb_drain **out)
+{
+    struct tb_drain *d = calloc(1, sizeof(*d));
+    int rc;
+    *out = NULL;
+    if (d == NULL)
+        return TB_ENOMEM;
+    d->o = *o;
+    d->ring = ring;
+    d->user_fn = fn;
+    d->user_ud = ud;
+    d->first_t = NAN;
+    tb_chunks_init(&d->chunks);
+    rc = tb_seg_create(&o->seg, &d->seg);
+    if (rc == 0)
+        rc = tb_playout_create(&o->play, on_play, d, &d->play);
+    if (rc != 0) {
+        tb_drain_destroy(d);
+        return rc;
+    }
+    *out = d;
+    return 0;
+}
+
+void tb_drain_destroy(struct tb_drain *d)
+{
+    if (d == NULL)
+        return;
+    free(d->rel);
+    tb_chunks_free(&d->chunks);
+    tb_playout_destroy(d->play);
+    tb_seg_destroy(d->seg);
+    free(d);
+}
+
+/* Frees items from the ring's tail up to content byte `end`; reasoning
+ * items in the way go with them (they are never spoken). */
+static void release_upto(struct tb_drain *d, uint64_t end)
+{
+    size_t n = 0;
+    struct tb_ring_item it;
+    uint64_t b = d->released_b;
+    while (n < d->seen && tb_ring_peek(d->ring, n, &it) == 0) {
+        if (it.kind == TB_KIND_CONTENT) {
+            if (b + it.len > end)
+                break;
+            b += it.len;
+            d->cps_in_ring -= tb_utf8_count(it.text, it.len);
+        }
+        n++;
+    }
+    tb_ring_release(d->ring, n);
+    d->seen -= n;
+    d->released_b = b;
+}
+
+/* Feeds one newly visible item. */
+static void consume(struct tb_drain *d, const struct tb_ring_item *it)
+{
+    d->last_t = it->t;
+    if (it->kind != TB_KIND_CONTENT) {
+        d->reasoning_events++;
+        d->reasoning_tokens += it->tokens;
+        if (d->seen == 0)
+            tb_ring_release(d->ring, 1); /* nothing before it waits */
+        else
+            d->seen++;
+        return;
+    }
+    d->seen++;
+    if (d->content_events == 0)
+        d->first_t = it->t; /* ttft: the first content event */
+    d->content_events++;
+    d->content_tokens += it->tokens;
+    d->last_content_t = it->t;
+    d->t_cur = it->t;
+    d->tok_cur = d->content_tokens - 1;
+    d->cps_in_ring += tb_utf8_count(it->text, it->len);
+    tb_seg_feed(d->seg, it->text, it->len, on_chunk, d);
+    double speech = tb_voice_seconds(d->cps_in_ring, d->o.play.wpm);
+    if (speech > d->hw_speech_s)
+        d->hw_speech_s = speech;
+}
+
+/* When the next chunk may leave the ring; INFINITY while none is
+ * scheduled.  Never compared with <= against INFINITY: see due(). */
+static double next_release(const struct tb_drain *d)
+{
+    if (d->next_rel < d->nrel && !isnan(d->rel[d->next_rel].u))
+        return d->rel[d->next_rel].u;
+    return INFINITY;
+}
+
+/* Whether a scheduled release is due at now. */
+static int due(const struct tb_drain *d, double now)
+{
+    double u = next_release(d);
+    return !isinf(u) && u <= now;
+}
+
+/* The producer waits on a full ring and nothing is due to leave it: make
+ * room the way a bounded pipeline must (cut the open chunk; start). */
+static void unjam(struct tb_drain *d, double now)
+{
+    if (tb_seg_fed(d->seg) > (d->nrel ? d->rel[d->nrel - 1].end : 0)) {
+        d->t_cur = now; /* the chunk is handed over now, not at its last token */
+        tb_seg_cut(d->seg, on_chunk, d);
+        d->forced_cuts++;
+    }
+    if (d->rc == 0 && !tb_playout_started(d->play, NULL) && d->nrel > 0 &&
+        tb_playout_force_start(d->play, now) == 0)
+        d->forced_start = 1;
+}
+
+int tb_drain_step(struct tb_drain *d, double now, double *next)
+{
+    struct tb_ring_item it;
+    while (d->rc == 0 && tb_ring_peek(d->ring, d->seen, &it) == 0)
+        consume(d, &it);
+    while (d->rc == 0 && due(d, now)) {
+        release_upto(d, d->rel[d->next_rel].end);
+        d->next_rel++;
+    }
+    if (d->rc == 0 && !d->finished && isinf(next_release(d)) && tb_ring_waiting(d->ring)) {
+        unjam(d, now);
+        while (d->rc == 0 && due(d, now)) {
+            release_upto(d, d->rel[d->next_rel].end);
+            d->next_rel++;
+        }
+    }
+    *next = next_release(d);
+    return d->rc;
+}
+
+int tb_drain_finish(struct tb_drain *d)
+{
+    struct tb_ring_item it;
+    while (d->rc == 0 && tb_ring_peek(d->ring, d->seen, &it) == 0)
+        consume(d, &it);
+    if (d->rc == 0 && !d->finished) {
+        d->finished = 1;
+        if (d->content_events > 0)
+            tb_seg_finish(d->seg, on_chunk, d);
+        if (d->rc == 0)
+            d->rc = tb_playout_finish(d->play);
+    }
+    return d->rc;
+}
+
+void tb_drain_status(const struct tb_drain *d, double now, struct tb_drain_status *st)
+{
+    struct tb_playout_result pr;
+    double s1, end;
+    tb_playout_result(d->play, &pr);
+    st->events = d->content_events;
+    st->underruns = pr.underruns;
+    st->gap_total = pr.gap_total;
+    st->playing = tb_playout_started(d->play, &s1) && now >= s1;
+    end = tb_playout_end(d->play);
+    st->buffered_s = tb_playout_started(d->play, NULL) ? (end > now ? end - (now > s1 ? now : s1) : 0.0)
+                                                       : pr.speech;
+}
+
+static int curve(struct tb_drain *d, struct tb_sim_result *r)
+{
+    struct tb_playout *p;
+    int rc = tb_playout_create(&d->o.play, NULL, NULL, &p);
+    for (int i = 0; rc == 0 && i < TB_CURVE_POINTS; i++) {
+        struct tb_playout_opts po = d->o.play;
+        struct tb_playout_result pr;
+        po.preroll = tb_curve_prerolls[i];
+        rc = tb_analyze_playout(&d->chunks, p, &po, &pr);
+        r->curve[i].preroll = po.preroll;
+        r->curve[i].min_tps = pr.min_tps;
+        r->curve[i].ttfa = pr.ttfa;
+        r->curve[i].gap_total = pr.gap_total;
+        r->curve[i].gap_max = pr.gap_max;
+        r->curve[i].underruns = pr.underruns;
+    }
+    tb_playout_destroy(p);
+    return rc;
+}
+
+int tb_drain_result(struct tb_drain *d, struct tb_sim_result *r)
+{
+    struct tb_ring_stats st;
+    tb_playout_result(d->play, &r->play);
+    r->events = d->content_events + d->reasoning_events;
+    r->content_events = d->content_events;
+    r->reasoning_events = d->reasoning_events;
+    r->content_tokens = d->content_tokens;
+    r->reasoning_tokens = d->reasoning_tokens;
+    r->ttft = d->content_events > 0 ? d->first_t : 0.0;
+    r->last_t = d->last_t;
+    r->decode_tps = 0.0;
+    if (d->content_events > 1 && d->last_content_t > d->first_t)
+        r->decode_tps = (double)(d->content_events - 1) / (d->last_content_t - d->first_t);
+    tb_ring_stats(d->ring, &st);
+    r->ring_slots = tb_ring_slot_capacity(d->ring);
+    r->ring_bytes = tb_ring_byte_capacity(d->ring);
+    r->hw_items = st.hw_items;
+    r->hw_bytes = st.hw_bytes;
+    r->hw_speech_s = d->hw_speech_s;
+    r->forced_cuts = d->forced_cuts;
+    r->forced_start = d->forced_start;
+    return curve(d, r);
+}

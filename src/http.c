@@ -1,0 +1,320 @@
+/*
+ * http.c - a streaming POST over libcurl (see http.h).
+ *
+ * The write callback decides once, at the first body byte, whether this is
+ * a stream to hand over (2xx, text/event-stream) or a body to keep for the
+ * error message (anything else, first 64 KiB).  The progress callback is
+ * where the idle timeout and Ctrl-C are noticed.
+ */
+#include "ttsbuf/http.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ttsbuf/error.h"
+#include "ttsbuf/version.h"
+
+struct xfer {
+    const struct tb_http_req *q;
+    struct tb_clock *clk;
+    tb_http_body_fn fn;
+    void *ud;
+    struct tb_http_resp *r;
+    CURL *h;
+    int decided;
+    double last; /* time of the last body byte (or the start) */
+};
+
+int tb_http_global_init(void)
+{
+    return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : TB_EIO;
+}
+
+void tb_http_global_cleanup(void)
+{
+    curl_global_cleanup();
+}
+
+void tb_http_resp_free(struct tb_http_resp *r)
+{
+    if (r == NULL)
+        return;
+    free(r->body);
+    r->body = NULL;
+    r->body_len = 0;
+}
+
+static int prefix_ci(const char *s, size_t n, const char *p)
+{
+    size_t k = strlen(p);
+    if (n < k)
+        return 0;
+    for (size_t i = 0; i < k; i++)
+        if (tolower((unsigned char)s[i]) != p[i])
+            return 0;
+    return 1;
+}
+
+static void put(char *out, size_t *k, size_t outlen, char c)
+{
+    if (*k + 1 < outlen)
+        out[(*k)++] = c;
+}
+
+void tb_http_redact(const char *s, size_t n, char *out, size_t outlen)
+{
+    static const char *const hdr_scheme[] = {"authorization:", "proxy-authorization:"};
+    static const char *const hdr_all[] = {"x-api-key:", "api-key:", "x-goog-api-key:"};
+    static const char *const params[] = {"key=", "api_key=", "apikey=", "access_token=",
+                                         "token="};
+    size_t k = 0, i = 0;
+    if (outlen == 0)
+        return;
+    /* The argument is evaluated once, whether or not it fits: callers
+     * advance their input inside it. */
+#define PUT(c) put(out, &k, outlen, (c))
+    while (i < n) {
+        /* At a line start: a secret-bearing header? */
+        if (i == 0 || s[i - 1] == '\n') {
+            int done = 0;
+            for (size_t h = 0; h < 2 && !done; h++) {
+                if (prefix_ci(s + i, n - i, hdr_scheme[h])) {
+                    size_t e = i + strlen(hdr_scheme[h]);
+                    while (e < n && s[e] == ' ')
+                        e++;
+                    while (e < n && s[e] != ' ' && s[e] != '\r' && s[e] != '\n')
+                        e++; /* the scheme word stays */
+                    while (i < e)
+                        PUT(s[i++]);
+                    PUT(' ');
+                    PUT('*');
+                    PUT('*');
+                    PUT('*');
+                    while (i < n && s[i] != '\r' && s[i] != '\n')
+                        i++;
+                    done = 1;
+                }
+            }
+            for (size_t h = 0; h < 3 && !done; h++) {
+                if (prefix_ci(s + i, n - i, hdr_all[h])) {
+                    size_t e = i + strlen(hdr_all[h]);
+                    while (i < e)
+                        PUT(s[i++]);
+                    PUT(' ');
+                    PUT('*');
+                    PUT('*');
+                    PUT('*');
+                    while (i < n && s[i] != '\r' && s[i] != '\n')
+                        i++;
+                    done = 1;
+                }
+            }
+            if (done)
+                continue;
+        }
+        /* A query parameter carrying a key? */
+        if (s[i] == '?' || s[i] == '&') {
+            PUT(s[i++]);
+            for (size_t p = 0; p < sizeof(params) / sizeof(params[0]); p++) {
+                if (prefix_ci(s + i, n - i, params[p])) {
+                    size_t e = i + strlen(params[p]);
+                    while (i < e)
+                        PUT(s[i++]);
+                    PUT('*');
+                    PUT('*');
+                    PUT('*');
+                    while (i < n && s[i] != '&' && s[i] != '#' && s[i] != ' ' &&
+                           s[i] != '\r' && s[i] != '\n')
+                        i++;
+                    break;
+                }
+            }
+            continue;
+        }
+        PUT(s[i++]);
+    }
+#undef PUT
+    out[k] = '\0';
+}
+
+static void decide(struct xfer *x)
+{
+    char *ct = NULL;
+    x->decided = 1;
+    curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->r->status);
+    if (curl_easy_getinfo(x->h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct != NULL)
+        snprintf(x->r->content_type, sizeof(x->r->content_type), "%s", ct);
+    x->r->sse = x->r->status >= 200 && x->r->status < 300 &&
+                prefix_ci(x->r->content_type, strlen(x->r->content_type),
+                          "text/event-stream");
+    x->r->t_headers = x->clk->now(x->clk);
+}
+
+static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
+{
+    struct xfer *x = ud;
+    size_t n = size * nmemb;
+    double t = x->clk->now(x->clk);
+    if (!x->decided)
+        decide(x);
+    x->last = t;
+    x->r->bytes += n;
+    if (x->r->sse) {
+        int rc = x->fn(x->ud, p, n, t);
+        if (rc != 0) {
+            x->r->aborted = rc;
+            return 0; /* libcurl stops with CURLE_WRITE_ERROR */
+        }
+        return n;
+    }
+    /* Not a stream: keep the start of it for the error message. */
+    if (x->r->body_len < TB_HTTP_ERRBODY_MAX) {
+        size_t take = TB_HTTP_ERRBODY_MAX - x->r->body_len;
+        char *nb;
+        if (take > n)
+            take = n;
+        nb = realloc(x->r->body, x->r->body_len + take + 1);
+        if (nb == NULL)
+            return 0;
+        memcpy(nb + x->r->body_len, p, take);
+        x->r->body_len += take;
+        nb[x->r->body_len] = '\0';
+        x->r->body = nb;
+    }
+    return x->r->body_len < TB_HTTP_ERRBODY_MAX ? n : 0; /* enough read */
+}
+
+static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    struct xfer *x = ud;
+    (void)dt;
+    (void)dn;
+    (void)ut;
+    (void)un;
+    if (x->q->cancel != NULL && *x->q->cancel) {
+        x->r->cancelled = 1;
+        return 1;
+    }
+    if (x->q->idle_timeout > 0 && x->clk->now(x->clk) - x->last > x->q->idle_timeout) {
+        x->r->idle_timeout = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *ud)
+{
+    struct xfer *x = ud;
+    char line[1024];
+    const char *tag;
+    (void)h;
+    switch (type) {
+    case CURLINFO_TEXT: tag = "* "; break;
+    case CURLINFO_HEADER_OUT: tag = "> "; break;
+    case CURLINFO_HEADER_IN: tag = "< "; break;
+    default: return 0; /* bodies are not logged */
+    }
+    /* One call may hold several lines (all request headers at once). */
+    while (size > 0) {
+        const char *nl = memchr(data, '\n', size);
+        size_t n = nl != NULL ? (size_t)(nl - data) + 1 : size;
+        size_t m = n;
+        char red[1000];
+        while (m > 0 && (data[m - 1] == '\n' || data[m - 1] == '\r'))
+            m--;
+        if (m > 0) {
+            tb_http_redact(data, m, red, sizeof(red));
+            snprintf(line, sizeof(line), "%s%s", tag, red);
+            x->q->log(x->q->log_ud, line);
+        }
+        data += n;
+        size -= n;
+    }
+    return 0;
+}
+
+int tb_http_stream(const struct tb_http_req *q, struct tb_clock *clk, tb_http_body_fn fn,
+                   void *ud, struct tb_http_resp *r)
+{
+    struct xfer x;
+    struct curl_slist *hl = NULL;
+    char errbuf[CURL_ERROR_SIZE] = "";
+    CURLcode cc;
+    int rc = 0;
+
+    memset(r, 0, sizeof(*r));
+    if (q->url == NULL)
+        return TB_EINVAL;
+    memset(&x, 0, sizeof(x));
+    x.q = q;
+    x.clk = clk;
+    x.fn = fn;
+    x.ud = ud;
+    x.r = r;
+    x.h = curl_easy_init();
+    if (x.h == NULL)
+        return TB_ENOMEM;
+    hl = curl_slist_append(hl, "Content-Type: application/json");
+    hl = hl ? curl_slist_append(hl, "Accept: text/event-stream") : NULL;
+    for (size_t i = 0; hl != NULL && i < q->nheaders; i++)
+        hl = curl_slist_append(hl, q->headers[i]);
+    if (hl == NULL) {
+        rc = TB_ENOMEM;
+        goto out;
+    }
+    curl_easy_setopt(x.h, CURLOPT_URL, q->url);
+    curl_easy_setopt(x.h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(x.h, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(x.h, CURLOPT_POSTFIELDS, q->body != NULL ? q->body : "");
+    curl_easy_setopt(x.h, CURLOPT_USERAGENT, "ttsbuf/" TB_VERSION);
+    curl_easy_setopt(x.h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+    curl_easy_setopt(x.h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(x.h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(x.h, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(x.h, CURLOPT_MAXREDIRS, q->max_redirects >= 0 ? q->max_redirects : 3L);
+    /* A 301/302 must not turn the POST into a GET. */
+    curl_easy_setopt(x.h, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
+    curl_easy_setopt(x.h, CURLOPT_CONNECTTIMEOUT_MS,
+                     (long)((q->connect_timeout > 0 ? q->connect_timeout : 10.0) * 1000));
+    if (q->total_timeout > 0)
+        curl_easy_setopt(x.h, CURLOPT_TIMEOUT_MS, (long)(q->total_timeout * 1000));
+    if (q->insecure) {
+        curl_easy_setopt(x.h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(x.h, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    if (q->bearer != NULL) {
+        curl_easy_setopt(x.h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+        curl_easy_setopt(x.h, CURLOPT_XOAUTH2_BEARER, q->bearer);
+    }
+    curl_easy_setopt(x.h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(x.h, CURLOPT_WRITEDATA, &x);
+    curl_easy_setopt(x.h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(x.h, CURLOPT_XFERINFODATA, &x);
+    curl_easy_setopt(x.h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(x.h, CURLOPT_ERRORBUFFER, errbuf);
+    if (q->log != NULL) {
+        curl_easy_setopt(x.h, CURLOPT_DEBUGFUNCTION, on_debug);
+        curl_easy_setopt(x.h, CURLOPT_DEBUGDATA, &x);
+        curl_easy_setopt(x.h, CURLOPT_VERBOSE, 1L);
+    }
+
+    x.last = clk->now(clk);
+    cc = curl_easy_perform(x.h);
+    if (!x.decided && cc == CURLE_OK)
+        decide(&x); /* an empty body */
+    if (r->status == 0)
+        curl_easy_getinfo(x.h, CURLINFO_RESPONSE_CODE, &r->status);
+    r->curl_code = (int)cc;
+    if (cc != CURLE_OK) {
+        /* libcurl's messages can quote the URL: mask any key in it. */
+        const char *m = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(cc);
+        tb_http_redact(m, strlen(m), r->error, sizeof(r->error));
+    }
+out:
+    curl_slist_free_all(hl);
+    curl_easy_cleanup(x.h);
+    return rc;
+}

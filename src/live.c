@@ -1,0 +1,318 @@
+/*
+ * live.c - a live run: network thread -> SSE -> event JSON -> ring ->
+ * drain on the wall clock (see live.h).
+ *
+ * The network thread owns the SSE parser, the JSON parser and the
+ * recorded stream; the calling thread owns the drain.  They share only the
+ * ring (lock-free) and two atomics: `net_done`, published with release
+ * after the last push, and the cancel flag.  Everything else the network
+ * thread wrote is read after pthread_join.
+ */
+#include "ttsbuf/live.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ttsbuf/clock.h"
+#include "ttsbuf/drain.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/ring.h"
+#include "ttsbuf/sse.h"
+
+struct net {
+    const struct tb_live_opts *o;
+    struct tb_live_result *r;
+    struct tb_clock *clk;
+    struct tb_ring *ring;
+    struct tb_sse *sse;
+    struct tb_oai *oai;
+    struct tb_http_req http;
+    char *body;
+    double t_now;      /* arrival time of the bytes being parsed */
+    int include_usage; /* as sent */
+    atomic_int done;
+};
+
+const char *tb_live_error_name(int error)
+{
+    static const char *const names[] = {"ok",        "http",       "transport", "idle-timeout",
+                                        "not-sse",   "sse",        "json",      "error-event",
+                                        "truncated", "cancelled",  "nomem"};
+    return error >= 0 && error <= TB_LIVE_NOMEM ? names[error] : "?";
+}
+
+void tb_live_result_free(struct tb_live_result *r)
+{
+    if (r != NULL)
+        tb_stream_free(&r->stream);
+}
+
+static void fail(struct net *n, int kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Records the run's error; the first one is the one that matters. */
+static void fail(struct net *n, int kind, const char *fmt, ...)
+{
+    va_list ap;
+    if (n->r->error != 0)
+        return;
+    n->r->error = kind;
+    va_start(ap, fmt);
+    vsnprintf(n->r->message, sizeof(n->r->message), fmt, ap);
+    va_end(ap);
+}
+
+/* Pushes one delta, waiting while the ring is full (backpressure). */
+static int push(struct net *n, const char *text, size_t len, uint8_t kind)
+{
+    double t = n->t_now;
+    int rc;
+    if (tb_stream_append(&n->r->stream, t, text, len, 1, kind) != 0) {
+        fail(n, TB_LIVE_NOMEM, "out of memory recording the stream");
+        return -1;
+    }
+    while ((rc = tb_ring_push(n->ring, t, text, (uint32_t)len, 1, kind)) == TB_EFULL) {
+        struct timespec ts = {0, 1000000};
+        if (n->o->http.cancel != NULL && *n->o->http.cancel)
+            return -1;
+        nanosleep(&ts, NULL);
+        t = n->clk->now(n->clk); /* the drain sees it when it gets in */
+    }
+    if (rc != 0) {
+        fail(n, TB_LIVE_SSE, "a delta of %zu bytes exceeds the ring (--ring-bytes)", len);
+        return -1;
+    }
+    return 0;
+}
+
+static int on_event(void *ud, const struct tb_sse_event *ev)
+{
+    struct net *n = ud;
+    struct tb_oai_delta d;
+    char err[160];
+    n->r->sse_events++;
+    if (ev->data_len == 0)
+        return 0;
+    if (tb_oai_parse_event(n->oai, ev->data, ev->data_len, &d, err, sizeof(err)) != 0) {
+        fail(n, TB_LIVE_JSON, "bad event JSON ending at stream byte %llu: %s",
+             (unsigned long long)ev->offset, err);
+        return 1;
+    }
+    if (d.done) {
+        n->r->done_seen = 1;
+        return 0;
+    }
+    if (d.error) {
+        fail(n, TB_LIVE_ERROR_EVENT, "the server sent an error event (%s%s%s): %s",
+             d.error_type[0] ? d.error_type : "error", d.error_code[0] ? " " : "",
+             d.error_code, d.error_message[0] ? d.error_message : "(no message)");
+        return 1;
+    }
+    if (d.usage_completion >= 0)
+        n->r->usage_completion = d.usage_completion;
+    if (d.usage_prompt >= 0)
+        n->r->usage_prompt = d.usage_prompt;
+    if (d.finish_reason[0] != '\0')
+        snprintf(n->r->finish_reason, sizeof(n->r->finish_reason), "%s", d.finish_reason);
+    n->r->tool_calls += d.tool_calls;
+    if (d.reasoning != NULL && push(n, d.reasoning, d.reasoning_len, TB_KIND_REASONING) != 0)
+        return 1;
+    if (d.content != NULL && push(n, d.content, d.content_len, TB_KIND_CONTENT) != 0)
+        return 1;
+    return 0;
+}
+
+static int on_body(void *ud, const char *buf, size_t len, double t)
+{
+    struct net *n = ud;
+    char err[160];
+    int rc;
+    n->t_now = t;
+    rc = tb_sse_feed(n->sse, buf, len, on_event, n, err, sizeof(err));
+    if (rc == TB_ETOOBIG) {
+        fail(n, TB_LIVE_SSE, "event stream: %s", err);
+        return 1;
+    }
+    return rc;
+}
+
+/* A 400 that names stream_options: the server rejects include_usage. */
+static int rejects_usage(const struct tb_http_resp *hr)
+{
+    return hr->status == 400 && hr->body != NULL &&
+           (strstr(hr->body, "stream_options") != NULL ||
+            strstr(hr->body, "include_usage") != NULL);
+}
+
+/* Explains how the transfer ended, unless a callback already did. */
+static void conclude(struct net *n, const struct tb_http_resp *hr)
+{
+    struct tb_live_result *r = n->r;
+    char msg[400];
+    r->http_status = hr->status;
+    if (hr->cancelled) {
+        fail(n, TB_LIVE_CANCELLED, "interrupted after %zu deltas", r->stream.n);
+    } else if (hr->idle_timeout) {
+        fail(n, TB_LIVE_IDLE, "no data for %g s (--idle-timeout) after %zu deltas",
+             n->o->http.idle_timeout, r->stream.n);
+    } else if (hr->status >= 300 || (hr->status == 0 && hr->curl_code == 0)) {
+        tb_oai_error_text(hr->body, hr->body_len, msg, sizeof(msg));
+        fail(n, TB_LIVE_HTTP, "HTTP %ld: %s", hr->status, msg[0] ? msg : "(empty body)");
+    } else if (hr->status != 0 && !hr->sse && hr->curl_code == 0) {
+        tb_oai_error_text(hr->body, hr->body_len, msg, sizeof(msg));
+        fail(n, TB_LIVE_NOT_SSE, "HTTP %ld with Content-Type '%s', not an event stream: %s",
+             hr->status, hr->content_type[0] ? hr->content_type : "(none)", msg);
+    } else if (hr->curl_code != 0 && !hr->aborted) {
+        if (r->stream.n > 0 || hr->bytes > 0)
+            fail(n, TB_LIVE_TRANSPORT, "connection lost after %zu deltas: %s", r->stream.n,
+                 hr->error);
+        else
+            fail(n, TB_LIVE_TRANSPORT, "request failed: %s", hr->error);
+    } else if (tb_sse_pending(n->sse) > 0 && !r->done_seen) {
+        fail(n, TB_LIVE_TRUNCATED, "the stream ended mid-event, before [DONE], after %zu deltas",
+             r->stream.n);
+    } else if (!r->done_seen) {
+        if (r->finish_reason[0] != '\0')
+            snprintf(r->warning, sizeof(r->warning),
+                     "the stream ended without [DONE] (finish_reason %s)", r->finish_reason);
+        else
+            fail(n, TB_LIVE_TRUNCATED, "the stream ended before [DONE], after %zu deltas",
+                 r->stream.n);
+    }
+}
+
+static int build_body(struct net *n, char *err, size_t errlen)
+{
+    struct tb_oai_request q = n->o->req;
+    q.include_usage = n->include_usage;
+    free(n->body);
+    n->body = NULL;
+    int rc = tb_oai_request_body(&q, &n->body, err, errlen);
+    n->http.body = n->body;
+    return rc;
+}
+
+static void *net_main(void *arg)
+{
+    struct net *n = arg;
+    struct tb_http_resp hr;
+    char err[200];
+    int rc = tb_http_stream(&n->http, n->clk, on_body, n, &hr);
+    if (rc == 0 && n->include_usage && rejects_usage(&hr) && n->r->stream.n == 0) {
+        /* Retry once without stream_options; say so. */
+        tb_http_resp_free(&hr);
+        n->include_usage = 0;
+        n->r->usage_retried = 1;
+        tb_sse_reset(n->sse);
+        if (build_body(n, err, sizeof(err)) == 0)
+            rc = tb_http_stream(&n->http, n->clk, on_body, n, &hr);
+    }
+    if (rc == TB_ENOMEM)
+        fail(n, TB_LIVE_NOMEM, "out of memory");
+    else if (rc == 0)
+        conclude(n, &hr);
+    tb_http_resp_free(&hr);
+    atomic_store_explicit(&n->done, 1, memory_order_release);
+    return NULL;
+}
+
+int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_status_fn fn,
+                void *ud)
+{
+    struct net n;
+    struct tb_clock clk;
+    struct tb_drain *d = NULL;
+    pthread_t th;
+    double next = INFINITY, last_status = -1;
+    double interval = o->status_interval > 0 ? o->status_interval : 0.1;
+    char err[200];
+    int rc;
+
+    memset(r, 0, sizeof(*r));
+    tb_stream_init(&r->stream);
+    r->usage_completion = r->usage_prompt = -1;
+    memset(&n, 0, sizeof(n));
+    n.o = o;
+    n.r = r;
+    n.clk = &clk;
+    n.http = o->http;
+    n.include_usage = o->req.include_usage;
+    atomic_init(&n.done, 0);
+    tb_clock_monotonic_init(&clk);
+
+    rc = tb_ring_create(o->sim.ring_slots, o->sim.ring_bytes, &n.ring);
+    if (rc == 0)
+        rc = tb_sse_create(0, 0, &n.sse);
+    if (rc == 0)
+        rc = tb_oai_create(&n.oai);
+    if (rc == 0)
+        rc = tb_drain_create(&o->sim, n.ring, o->play_fn, o->play_ud, &d);
+    if (rc == 0) {
+        rc = build_body(&n, err, sizeof(err));
+        if (rc == TB_EINVAL) {
+            r->error = TB_LIVE_HTTP;
+            snprintf(r->message, sizeof(r->message), "%s", err);
+        }
+    }
+    if (rc != 0)
+        goto out;
+
+    tb_clock_reset_origin(&clk); /* t = 0: the request is sent now */
+    if (pthread_create(&th, NULL, net_main, &n) != 0) {
+        rc = TB_EIO;
+        goto out;
+    }
+    for (;;) {
+        double now = clk.now(&clk);
+        int done = atomic_load_explicit(&n.done, memory_order_acquire);
+        rc = tb_drain_step(d, now, &next);
+        if (rc != 0 || done)
+            break; /* every push happened before `done`: this step saw them */
+        if (fn != NULL && now - last_status >= interval) {
+            struct tb_drain_status ds;
+            struct tb_live_status st;
+            tb_drain_status(d, now, &ds);
+            st.t = now;
+            st.events = ds.events;
+            st.underruns = ds.underruns;
+            st.gap_total = ds.gap_total;
+            st.buffered_s = ds.buffered_s;
+            st.playing = ds.playing;
+            fn(ud, &st);
+            last_status = now;
+        }
+        /* Poll for new tokens every 2 ms; wake for a release if sooner. */
+        double wake = now + 0.002;
+        if (next < wake)
+            wake = next;
+        clk.sleep_until(&clk, wake);
+    }
+    pthread_join(th, NULL);
+    /* The stream is over: play out the rest on paper, not in real time. */
+    if (rc == 0)
+        rc = tb_drain_finish(d);
+    if (rc == 0)
+        rc = tb_drain_step(d, INFINITY, &next);
+    if (rc == 0)
+        rc = tb_drain_result(d, &r->sim);
+    r->sim.usage_tokens = r->usage_completion;
+    r->stream.usage_tokens = r->usage_completion;
+    if (rc == TB_ENOMEM && r->error == 0) {
+        r->error = TB_LIVE_NOMEM;
+        snprintf(r->message, sizeof(r->message), "out of memory");
+    }
+    rc = 0;
+out:
+    tb_drain_destroy(d);
+    tb_oai_destroy(n.oai);
+    tb_sse_destroy(n.sse);
+    tb_ring_destroy(n.ring);
+    free(n.body);
+    return rc;
+}

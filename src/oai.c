@@ -1,0 +1,318 @@
+/*
+ * oai.c - the OpenAI-compatible dialect (see oai.h): request bodies out,
+ * streamed event JSON in.  cJSON stays in this file: what callers get is
+ * plain C values and text copied into the parser's own buffer.
+ */
+#include "ttsbuf/oai.h"
+
+#include <cJSON.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ttsbuf/error.h"
+#include "ttsbuf/utf8.h"
+
+struct tb_oai {
+    char *buf; /* content then reasoning, copied out of the cJSON tree */
+    size_t cap;
+};
+
+int tb_oai_create(struct tb_oai **out)
+{
+    *out = calloc(1, sizeof(**out));
+    return *out != NULL ? 0 : TB_ENOMEM;
+}
+
+void tb_oai_destroy(struct tb_oai *p)
+{
+    if (p == NULL)
+        return;
+    free(p->buf);
+    free(p);
+}
+
+static cJSON *parse_text(const char *text, const char *what, char *err, size_t errlen, int *rc)
+{
+    const char *end = NULL;
+    cJSON *v = cJSON_ParseWithOpts(text, &end, 1);
+    *rc = 0;
+    if (v == NULL) {
+        size_t at = end != NULL && end >= text ? (size_t)(end - text) : 0;
+        *rc = tb_seterr(err, errlen, TB_EINVAL, "%s: invalid JSON near byte %zu", what,
+                        at + 1);
+    }
+    return v;
+}
+
+int tb_oai_request_body(const struct tb_oai_request *q, char **out, char *err,
+                        size_t errlen)
+{
+    cJSON *root = cJSON_CreateObject(), *v = NULL;
+    int rc = 0;
+    *out = NULL;
+    if (root == NULL)
+        return TB_ENOMEM;
+    cJSON_AddStringToObject(root, "model", q->model != NULL ? q->model : "");
+    if (q->api == TB_API_CHAT) {
+        if (q->messages_json != NULL) {
+            v = parse_text(q->messages_json, "--messages", err, errlen, &rc);
+            if (rc != 0)
+                goto out;
+            if (!cJSON_IsArray(v)) {
+                rc = tb_seterr(err, errlen, TB_EINVAL, "--messages: not a JSON array");
+                cJSON_Delete(v);
+                goto out;
+            }
+            cJSON_AddItemToObject(root, "messages", v);
+        } else {
+            cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
+            cJSON *m = cJSON_CreateObject();
+            cJSON_AddStringToObject(m, "role", "user");
+            cJSON_AddStringToObject(m, "content", q->prompt != NULL ? q->prompt : "");
+            cJSON_AddItemToArray(msgs, m);
+        }
+    } else {
+        cJSON_AddStringToObject(root, "prompt", q->prompt != NULL ? q->prompt : "");
+    }
+    cJSON_AddTrueToObject(root, "stream");
+    if (q->include_usage) {
+        cJSON *so = cJSON_AddObjectToObject(root, "stream_options");
+        cJSON_AddTrueToObject(so, "include_usage");
+    }
+    if (q->max_tokens >= 0)
+        cJSON_AddNumberToObject(root, "max_tokens", (double)q->max_tokens);
+    if (q->temperature >= 0)
+        cJSON_AddNumberToObject(root, "temperature", q->temperature);
+    if (q->extra_json != NULL) {
+        cJSON *x = parse_text(q->extra_json, "--body-json", err, errlen, &rc);
+        if (rc != 0)
+            goto out;
+        if (!cJSON_IsObject(x)) {
+            rc = tb_seterr(err, errlen, TB_EINVAL, "--body-json: not a JSON object");
+            cJSON_Delete(x);
+            goto out;
+        }
+        /* Each key replaces the one the request already has. */
+        while (x->child != NULL) {
+            cJSON *item = cJSON_DetachItemViaPointer(x, x->child);
+            cJSON *old = cJSON_GetObjectItemCaseSensitive(root, item->string);
+            /* Via the pointer: item keeps its own name (the by-name
+             * replace frees the name it is handed when it is item's). */
+            if (old != NULL)
+                cJSON_ReplaceItemViaPointer(root, old, item);
+            else
+                cJSON_AddItemToObject(root, item->string, item);
+        }
+        cJSON_Delete(x);
+    }
+    *out = cJSON_PrintUnformatted(root);
+    if (*out == NULL)
+        rc = TB_ENOMEM;
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+static void copy_field(char *dst, size_t cap, const cJSON *v)
+{
+    dst[0] = '\0';
+    if (cJSON_IsString(v) && v->valuestring != NULL)
+        snprintf(dst, cap, "%s", v->valuestring);
+    else if (cJSON_IsNumber(v))
+        snprintf(dst, cap, "%g", v->valuedouble);
+}
+
+static long long count_field(const cJSON *v)
+{
+    if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e15)
+        return (long long)v->valuedouble;
+    return -1;
+}
+
+/* A text field: NULL when absent, null or empty; TB_EFORMAT when not
+ * valid UTF-8.  *need accumulates the bytes to copy. */
+static int text_field(const cJSON *v, const char **s, size_t *len, const char *what, char *err,
+                      size_t errlen)
+{
+    *s = NULL;
+    *len = 0;
+    if (!cJSON_IsString(v) || v->valuestring == NULL || v->valuestring[0] == '\0')
+        return 0;
+    *len = strlen(v->valuestring);
+    if (tb_utf8_check(v->valuestring, *len) != *len)
+        return tb_seterr(err, errlen, TB_EFORMAT, "%s is not valid UTF-8", what);
+    *s = v->valuestring;
+    return 0;
+}
+
+int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len,
+                       struct tb_oai_delta *out, char *err, size_t errlen)
+{
+    const char *end = NULL;
+    cJSON *root;
+    const cJSON *e, *ch0, *delta, *usage;
+    const char *content = NULL, *reasoning = NULL;
+    size_t clen = 0, rlen = 0;
+    int rc = 0;
+
+    memset(out, 0, sizeof(*out));
+    out->usage_completion = out->usage_prompt = -1;
+    if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
+        out->done = 1;
+        return 0;
+    }
+    root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
+    if (root == NULL) {
+        size_t at = end != NULL && end >= data ? (size_t)(end - data) : 0;
+        return tb_seterr(err, errlen, TB_EFORMAT, "invalid JSON near byte %zu of the event",
+                         at + 1);
+    }
+    if (!cJSON_IsObject(root)) {
+        rc = tb_seterr(err, errlen, TB_EFORMAT, "event data is not a JSON object");
+        goto out;
+    }
+    e = cJSON_GetObjectItemCaseSensitive(root, "error");
+    if (e != NULL && !cJSON_IsNull(e)) {
+        out->error = 1;
+        if (cJSON_IsObject(e)) {
+            copy_field(out->error_message, sizeof(out->error_message),
+                       cJSON_GetObjectItemCaseSensitive(e, "message"));
+            copy_field(out->error_type, sizeof(out->error_type),
+                       cJSON_GetObjectItemCaseSensitive(e, "type"));
+            copy_field(out->error_code, sizeof(out->error_code),
+                       cJSON_GetObjectItemCaseSensitive(e, "code"));
+        } else {
+            copy_field(out->error_message, sizeof(out->error_message), e);
+        }
+        goto out;
+    }
+    usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
+    if (cJSON_IsObject(usage)) {
+        out->usage_completion =
+            count_field(cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens"));
+        out->usage_prompt = count_field(cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens"));
+    }
+    ch0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "choices"), 0);
+    if (ch0 == NULL)
+        goto out;
+    copy_field(out->finish_reason, sizeof(out->finish_reason),
+               cJSON_GetObjectItemCaseSensitive(ch0, "finish_reason"));
+    delta = cJSON_GetObjectItemCaseSensitive(ch0, "delta");
+    if (cJSON_IsObject(delta)) {
+        const cJSON *tc = cJSON_GetObjectItemCaseSensitive(delta, "tool_calls");
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(delta, "reasoning_content");
+        if (!cJSON_IsString(r))
+            r = cJSON_GetObjectItemCaseSensitive(delta, "reasoning");
+        rc = text_field(cJSON_GetObjectItemCaseSensitive(delta, "content"), &content, &clen,
+                        "delta.content", err, errlen);
+        if (rc == 0)
+            rc = text_field(r, &reasoning, &rlen, "delta reasoning", err, errlen);
+        if (cJSON_IsArray(tc))
+            out->tool_calls = (uint32_t)cJSON_GetArraySize(tc);
+    } else {
+        rc = text_field(cJSON_GetObjectItemCaseSensitive(ch0, "text"), &content, &clen,
+                        "choices[0].text", err, errlen);
+    }
+    if (rc != 0)
+        goto out;
+    /* Copy the texts out before the tree goes. */
+    if (clen + rlen > p->cap) {
+        char *nb = realloc(p->buf, clen + rlen);
+        if (nb == NULL) {
+            rc = TB_ENOMEM;
+            goto out;
+        }
+        p->buf = nb;
+        p->cap = clen + rlen;
+    }
+    if (content != NULL) {
+        memcpy(p->buf, content, clen);
+        out->content = p->buf;
+        out->content_len = clen;
+    }
+    if (reasoning != NULL) {
+        memcpy(p->buf + clen, reasoning, rlen);
+        out->reasoning = p->buf + clen;
+        out->reasoning_len = rlen;
+    }
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* Copies s[0..n) as one trimmed line, control characters as spaces. */
+static void one_line(const char *s, size_t n, char *out, size_t outlen)
+{
+    size_t k = 0;
+    while (n > 0 && isspace((unsigned char)*s)) {
+        s++;
+        n--;
+    }
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        n--;
+    for (size_t i = 0; i < n && k + 1 < outlen; i++) {
+        unsigned char c = (unsigned char)s[i];
+        out[k++] = (c < 0x20 || c == 0x7F) ? ' ' : (char)c;
+    }
+    if (outlen > 0)
+        out[k] = '\0';
+}
+
+/* Case-insensitive search for an ASCII needle in h[0..hn). */
+static const char *find_ci(const char *h, size_t hn, const char *needle)
+{
+    size_t nn = strlen(needle);
+    for (size_t i = 0; i + nn <= hn; i++) {
+        size_t k = 0;
+        while (k < nn && tolower((unsigned char)h[i + k]) == needle[k])
+            k++;
+        if (k == nn)
+            return h + i;
+    }
+    return NULL;
+}
+
+void tb_oai_error_text(const char *body, size_t len, char *out, size_t outlen)
+{
+    cJSON *root = cJSON_ParseWithLength(body, len);
+    const char *t, *te, *nl;
+    if (outlen == 0)
+        return;
+    out[0] = '\0';
+    if (root != NULL) {
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+        const cJSON *m = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "message") : e;
+        if (!cJSON_IsString(m))
+            m = cJSON_GetObjectItemCaseSensitive(root, "message");
+        if (cJSON_IsString(m) && m->valuestring != NULL)
+            one_line(m->valuestring, strlen(m->valuestring), out, outlen);
+        cJSON_Delete(root);
+        if (out[0] != '\0')
+            return;
+    }
+    /* HTML: the <title> says it best. */
+    t = find_ci(body, len, "<title>");
+    if (t != NULL) {
+        te = find_ci(t + 7, len - (size_t)(t + 7 - body), "</title>");
+        if (te != NULL) {
+            one_line(t + 7, (size_t)(te - (t + 7)), out, outlen);
+            if (out[0] != '\0')
+                return;
+        }
+    }
+    /* Otherwise the first non-blank line. */
+    while (len > 0) {
+        nl = memchr(body, '\n', len);
+        size_t n = nl != NULL ? (size_t)(nl - body) : len;
+        one_line(body, n, out, outlen);
+        if (out[0] != '\0')
+            return;
+        if (nl == NULL)
+            break;
+        len -= n + 1;
+        body = nl + 1;
+    }
+}

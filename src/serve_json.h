@@ -1,0 +1,73 @@
+/*
+ * serve_json.h - private to libttsbuf: the mock server's JSON, in and out
+ * (serve_json.c, the only server file that sees cJSON).
+ *
+ * Builders return a NUL-terminated string the caller releases with
+ * tb_serve_json_free, or NULL when memory ran out.  Any thread.
+ */
+#ifndef TTSBUF_SERVE_JSON_H
+#define TTSBUF_SERVE_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum tb_serve_api {
+    TB_SERVE_API_CHAT,  /* /v1/chat/completions */
+    TB_SERVE_API_LEGACY /* /v1/completions */
+};
+
+struct tb_serve_json_req {
+    char *model;            /* malloc'd copy */
+    int stream;             /* "stream": true */
+    int stream_options;     /* "stream_options" present (any value) */
+    int include_usage;      /* stream_options.include_usage */
+    uint64_t max_tokens;    /* 0: no limit */
+    uint64_t prompt_tokens; /* estimate: prompt text bytes / 4, rounded up */
+};
+
+/*
+ * tb_serve_json_request - reads a request body as the API would.  Returns
+ * 0 and *r (free with tb_serve_json_request_free); TB_EFORMAT with the
+ * message for a 400 body in err (bad JSON or UTF-8, no model, a field of
+ * the wrong type, max_tokens < 1, stream_options without stream);
+ * TB_ENOMEM.
+ */
+int tb_serve_json_request(const char *body, size_t len, enum tb_serve_api api,
+                          struct tb_serve_json_req *r, char *err, size_t errlen);
+void tb_serve_json_request_free(struct tb_serve_json_req *r);
+
+/* What every piece of one response shares. */
+struct tb_serve_json_ctx {
+    enum tb_serve_api api;
+    uint64_t id;       /* "chatcmpl-ttsbuf-<id>" / "cmpl-ttsbuf-<id>" */
+    const char *model; /* echoed as sent */
+};
+
+enum tb_serve_json_part {
+    TB_SERVE_PART_ROLE,      /* chat only: delta {role, content ""} */
+    TB_SERVE_PART_CONTENT,   /* delta.content / choices[0].text = text */
+    TB_SERVE_PART_REASONING, /* chat only: delta.reasoning_content = text */
+    TB_SERVE_PART_FINISH,    /* empty delta, finish_reason = text */
+    TB_SERVE_PART_USAGE      /* choices [], usage */
+};
+
+/* One streamed chunk object.  text: see the part; prompt/completion: the
+ * usage part's counts. */
+char *tb_serve_json_chunk(const struct tb_serve_json_ctx *c, enum tb_serve_json_part part,
+                          const char *text, uint64_t prompt, uint64_t completion);
+
+/* A whole non-streamed response (chat.completion or text_completion);
+ * reasoning NULL: no reasoning_content. */
+char *tb_serve_json_body(const struct tb_serve_json_ctx *c, const char *content,
+                         const char *reasoning, const char *finish, uint64_t prompt,
+                         uint64_t completion);
+
+/* {"error":{"message","type","param":null,"code"}}; code NULL: null. */
+char *tb_serve_json_error(const char *message, const char *type, const char *code);
+
+/* The GET /v1/models list. */
+char *tb_serve_json_models(void);
+
+void tb_serve_json_free(char *s); /* NULL is a no-op */
+
+#endif

@@ -1,0 +1,570 @@
+/*
+ * test_live.c - live runs end to end over real HTTP on loopback: the
+ * library's tb_live_run against the mock provider (tb_serve) started in a
+ * thread, one case per fault; and the ttsbuf binary's `run` and `serve`
+ * commands, including a check that the API key appears in no output.
+ */
+#include <cJSON.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests.h"
+#include "ttsbuf.h"
+#include "ttsbuf/live.h"
+#include "ttsbuf/serve.h"
+
+/* A mock provider on its own thread. */
+struct mock {
+    struct tb_serve *srv;
+    struct tb_stream s;
+    pthread_t th;
+    char base[64];
+};
+
+static void *serve_main(void *arg)
+{
+    tb_serve_run(arg);
+    return NULL;
+}
+
+/* n events, "w0 w1 ...", event k at t0 + k * dt, sentences every 5. */
+static void mock_start(struct mock *m, size_t n, double t0, double dt, const char *faults)
+{
+    struct tb_serve_opts o;
+    char err[256];
+    tb_stream_init(&m->s);
+    for (size_t k = 0; k < n; k++) {
+        char w[32];
+        int len = snprintf(w, sizeof(w), " w%zu%s", k, k % 5 == 4 ? "." : "");
+        assert_int_equal(
+            tb_stream_append(&m->s, t0 + dt * (double)k, w, (size_t)len, 1, TB_KIND_CONTENT), 0);
+    }
+    memset(&o, 0, sizeof(o));
+    tb_faults_init(&o.faults);
+    if (faults != NULL)
+        assert_int_equal(tb_faults_parse(faults, &o.faults, err, sizeof(err)), 0);
+    o.host = "127.0.0.1";
+    o.port = 0;
+    o.stream = &m->s;
+    if (tb_serve_create(&o, &m->srv, err, sizeof(err)) != 0)
+        fail_msg("tb_serve_create: %s", err);
+    snprintf(m->base, sizeof(m->base), "http://127.0.0.1:%d/v1", tb_serve_port(m->srv));
+    assert_int_equal(pthread_create(&m->th, NULL, serve_main, m->srv), 0);
+}
+
+static void mock_stop(struct mock *m)
+{
+    tb_serve_stop(m->srv);
+    pthread_join(m->th, NULL);
+    tb_serve_destroy(m->srv);
+    tb_stream_free(&m->s);
+}
+
+/* Runs one live request against the mock (model may carry faults). */
+static void live(const struct mock *m, const char *model, double idle, int include_usage,
+                 enum tb_api api, struct tb_live_result *r)
+{
+    struct tb_live_opts o;
+    char url[128];
+    memset(&o, 0, sizeof(o));
+    snprintf(url, sizeof(url), "%s%s", m->base,
+             api == TB_API_CHAT ? "/chat/completions" : "/completions");
+    o.http.url = url;
+    o.http.idle_timeout = idle;
+    o.http.max_redirects = -1;
+    o.req.api = api;
+    o.req.model = model;
+    o.req.prompt = "hi";
+    o.req.max_tokens = -1;
+    o.req.temperature = -1;
+    o.req.include_usage = include_usage;
+    tb_sim_opts_default(&o.sim);
+    o.sim.seg.policy = TB_CHUNK_TOKEN;
+    assert_int_equal(tb_live_run(&o, r, NULL, NULL), 0);
+}
+
+/* The recorded stream holds exactly events 0..n-1 of the mock's stream. */
+static void holds_first(const struct tb_live_result *r, const struct mock *m, size_t n)
+{
+    if (r->stream.n != n)
+        fail_msg("recorded %zu deltas, want %zu (error %s: %s)", r->stream.n, n,
+                 tb_live_error_name(r->error), r->message);
+    for (size_t k = 0; k < n; k++) {
+        assert_int_equal(r->stream.ev[k].len, m->s.ev[k].len);
+        assert_memory_equal(tb_stream_text(&r->stream, k), tb_stream_text(&m->s, k),
+                            m->s.ev[k].len);
+    }
+}
+
+static void clean_stream(void **state)
+{
+    (void)state;
+    struct mock m;
+    struct tb_live_result r;
+    mock_start(&m, 20, 0.05, 0.005, NULL);
+    live(&m, "ttsbuf-mock", 10, 1, TB_API_CHAT, &r);
+    assert_int_equal(r.error, TB_LIVE_OK);
+    assert_int_equal(r.http_status, 200);
+    assert_true(r.done_seen);
+    assert_int_equal(r.usage_completion, 20);
+    assert_int_equal(r.sim.usage_tokens, 20);
+    assert_string_equal(r.finish_reason, "stop");
+    holds_first(&r, &m, 20);
+    assert_int_equal(r.sim.content_events, 20);
+    /* The empty role chunk is not the first token: TTFT is event 0's. */
+    assert_true(r.sim.ttft >= 0.05);
+    tb_live_result_free(&r);
+    mock_stop(&m);
+}
+
+/* Recorded arrival times follow the server's schedule: each event arrives
+ * after it was due, and not much later (a loose bound: this checks the
+ * timestamps are taken on arrival, it is not a benchmark). */
+static void arrival_times_follow_schedule(void **state)
+{
+    (void)state;
+    struct mock m;
+    struct tb_live_result r;
+    double worst = 0;
+    mock_start(&m, 30, 0.1, 0.01, NULL);
+    live(&m, "ttsbuf-mock", 10, 1, TB_API_CHAT, &r);
+    assert_int_equal(r.error, TB_LIVE_OK);
+    holds_first(&r, &m, 30);
+    for (size_t k = 0; k < 30; k++) {
+        double late = r.stream.ev[k].t - m.s.ev[k].t;
+        assert_true(late >= 0.0);
+        if (late > worst)
+            worst = late;
+    }
+    print_message("    arrival lateness vs schedule: max %.2f ms (includes connect)\n",
+                  worst * 1e3);
+    assert_true(worst < 0.25);
+    tb_live_result_free(&r);
+    mock_stop(&m);
+}
+
+/* The live numbers equal `sim` on the recorded stream: one truth. */
+static void live_equals_sim_on_recording(void **state)
+{
+    (void)state;
+    struct mock m;
+    struct tb_live_result r;
+    struct tb_sim_result s;
+    struct tb_sim_opts o;
+    struct tb_clock clk;
+    char err[128];
+    mock_start(&m, 40, 0.05, 0.002, "stall@2:1");
+    live(&m, "ttsbuf-mock", 10, 1, TB_API_CHAT, &r);
+    assert_int_equal(r.error, TB_LIVE_OK);
+    tb_sim_opts_default(&o);
+    o.seg.policy = TB_CHUNK_TOKEN;
+    tb_clock_virtual_init(&clk);
+    assert_int_equal(tb_sim_run(&r.stream, &o, &clk, NULL, NULL, &s, err, sizeof(err)), 0);
+    assert_int_equal(s.play.chunks, r.sim.play.chunks);
+    assert_int_equal(s.play.underruns, r.sim.play.underruns);
+    assert_true(s.play.ttfa == r.sim.play.ttfa);
+    assert_true(s.play.gap_total == r.sim.play.gap_total);
+    assert_true(s.play.min_tps == r.sim.play.min_tps);
+    assert_true(s.play.end == r.sim.play.end);
+    assert_true(r.sim.play.underruns >= 1); /* the 1 s stall shows */
+    tb_live_result_free(&r);
+    mock_stop(&m);
+}
+
+static void expect_fault(const char *faults, size_t n_before, int kind, const char *msg,
+                         long status)
+{
+    struct mock m;
+    struct tb_live_result r;
+    char model[128];
+    mock_start(&m, 20, 0.02, 0.002, NULL);
+    snprintf(model, sizeof(model), "mock+%s", faults);
+    live(&m, model, 2, 1, TB_API_CHAT, &r);
+    if (r.error != kind || strstr(r.message, msg) == NULL)
+        fail_msg("fault %s: error %s '%s'; want %s '%s'", faults, tb_live_error_name(r.error),
+                 r.message, tb_live_error_name(kind), msg);
+    assert_null(strchr(r.message, '\n'));
+    if (status >= 0)
+        assert_int_equal(r.http_status, status);
+    holds_first(&r, &m, n_before);
+    assert_int_equal(r.sim.content_events, n_before);
+    tb_live_result_free(&r);
+    mock_stop(&m);
+}
+
+static void faults_end_the_run_and_keep_what_came(void **state)
+{
+    (void)state;
+    expect_fault("drop@7", 7, TB_LIVE_TRANSPORT, "connection lost after 7 deltas", 200);
+    expect_fault("error@5", 5, TB_LIVE_ERROR_EVENT, "the server sent an error event", 200);
+    expect_fault("malformed@3", 3, TB_LIVE_JSON, "bad event JSON ending at stream byte", 200);
+    expect_fault("nodone", 20, TB_LIVE_OK, "", 200);
+    expect_fault("status@429", 0, TB_LIVE_HTTP, "HTTP 429: ", 429);
+    expect_fault("status@401", 0, TB_LIVE_HTTP, "HTTP 401: ", 401);
+    expect_fault("status@503:html", 0, TB_LIVE_HTTP, "HTTP 503: ", 503);
+    expect_fault("html", 0, TB_LIVE_NOT_SSE, "not an event stream", 200);
+    expect_fault("stall@4:30", 4, TB_LIVE_IDLE, "no data for 2 s (--idle-timeout)", 200);
+}
+
+static void framing_variants_are_transparent(void **state)
+{
+    (void)state;
+    const char *variants[] = {"crlf", "comments", "burst@3", "crlf+comments+burst@2"};
+    for (size_t i = 0; i < 4; i++) {
+        struct mock m;
+        struct tb_live_result r;
+        char model[64];
+        mock_start(&m, 12, 0.01, 0.002, NULL);
+        snprintf(model, sizeof(model), "mock+%s", variants[i]);
+        live(&m, model, 5, 1, TB_API_CHAT, &r);
+        if (r.error != TB_LIVE_OK)
+            fail_msg("%s: %s", variants[i], r.message);
+        /* Same text, whatever the framing and grouping. */
+        {
+            size_t a = 0, b = 0;
+            for (size_t k = 0; k < r.stream.n; k++)
+                a += r.stream.ev[k].len;
+            for (size_t k = 0; k < m.s.n; k++)
+                b += m.s.ev[k].len;
+            assert_int_equal(a, b);
+        }
+        assert_int_equal(r.usage_completion, 12);
+        tb_live_result_free(&r);
+        mock_stop(&m);
+    }
+}
+
+static void reasoning_counted_not_spoken(void **state)
+{
+    (void)state;
+    struct mock m;
+    struct tb_live_result r;
+    mock_start(&m, 10, 0.01, 0.002, NULL);
+    live(&m, "mock+reasoning@4", 5, 1, TB_API_CHAT, &r);
+    assert_int_equal(r.error, TB_LIVE_OK);
+    assert_int_equal(r.sim.reasoning_events, 4);
+    assert_int_equal(r.sim.content_events, 10);
+    assert_true(r.sim.ttft >= r.stream.ev[4].t); /* first content, not reasoning */
+    tb_live_result_free(&r);
+    mock_stop(&m);
+}
+
+static void usage_rejected_retried_once(void **state)
+{
+    (void)state;
+    struct mock m;
+    struct tb_live_result r;
+    mock_start(&m, 8, 0.01, 0.002, NULL);
+    live(&m, "mock+reject-usage", 5, 1, TB_API_CHAT, &r);
+    assert_int_equal(r.error, TB_LIVE_OK);
+    assert_true(r.usage_retried);
+    assert_int_equal(r.usage_completion, -1);
+    holds_first(&r, &m, 8);
+    tb_live_result_free(&r);
+    mock_stop(&m);
+}
+
+static void legacy_completions(void **state)
+{
+    (void)state;
+    struct mock m;
+    struct tb_live_result r;
+    mock_start(&m, 9, 0.01, 0.002, NULL);
+    live(&m, "ttsbuf-mock", 5, 1, TB_API_COMPLETIONS, &r);
+    assert_int_equal(r.error, TB_LIVE_OK);
+    holds_first(&r, &m, 9);
+    tb_live_result_free(&r);
+    mock_stop(&m);
+}
+
+static void connection_refused(void **state)
+{
+    (void)state;
+    struct mock m;
+    struct tb_live_result r;
+    mock_start(&m, 1, 0, 0, NULL);
+    snprintf(m.base, sizeof(m.base), "http://127.0.0.1:1/v1"); /* nobody listens there */
+    live(&m, "x", 5, 1, TB_API_CHAT, &r);
+    assert_int_equal(r.error, TB_LIVE_TRANSPORT);
+    assert_non_null(strstr(r.message, "request failed: "));
+    assert_int_equal(r.stream.n, 0);
+    tb_live_result_free(&r);
+    mock_stop(&m);
+}
+
+/* ---- the binary ---- */
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    if (f == NULL)
+        return calloc(1, 1);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static const char *bin(void)
+{
+    const char *b = getenv("TTSBUF");
+    return b != NULL ? b : "./ttsbuf";
+}
+
+/* Runs a shell command line; returns the exit status. */
+static int sh(const char *cmd)
+{
+    int st = system(cmd);
+    assert_true(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+#define SECRET "sk-ttsbuf-TEST-SECRET-4b1d9e"
+
+/* `run` against the built-in mock: the report, the trace, the exit code,
+ * and the API key in no output at all (stdout, stderr with --verbose,
+ * the trace, the JSON). */
+static void run_cli_key_never_leaks(void **state)
+{
+    (void)state;
+    char cmd[2048], dir[64];
+    char *out, *err, *trace;
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-live-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s", dir);
+    sh(cmd);
+    snprintf(cmd, sizeof(cmd),
+             "OPENAI_API_KEY=%s '%s' run --synth tps=200,tokens=40,ttft=0.05,seed=3 "
+             "--verbose --json --record %s/t.jsonl >%s/out 2>%s/err",
+             SECRET, bin(), dir, dir, dir);
+    assert_int_equal(sh(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "%s/out", dir);
+    out = slurp(cmd);
+    snprintf(cmd, sizeof(cmd), "%s/err", dir);
+    err = slurp(cmd);
+    snprintf(cmd, sizeof(cmd), "%s/t.jsonl", dir);
+    trace = slurp(cmd);
+    assert_null(strstr(out, SECRET));
+    assert_null(strstr(err, SECRET));
+    assert_null(strstr(trace, SECRET));
+    assert_null(strstr(err, "4b1d9e"));
+    assert_non_null(strstr(err, "Authorization: Bearer ***")); /* verbose did log it, masked */
+    assert_non_null(strstr(err, "built-in mock provider"));
+    {
+        cJSON *j = cJSON_Parse(out);
+        assert_non_null(j);
+        assert_int_equal(cJSON_GetObjectItem(j, "http_status")->valueint, 200);
+        assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 40);
+        assert_int_equal(cJSON_GetObjectItem(j, "tokens")->valueint, 40);
+        assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "error")));
+        cJSON_Delete(j);
+    }
+    /* The recording replays through sim to the same numbers. */
+    snprintf(cmd, sizeof(cmd),
+             "'%s' sim --trace %s/t.jsonl --json > %s/sim && python3 -c \"import json,sys; "
+             "a=json.load(open('%s/out')); b=json.load(open('%s/sim')); "
+             "ks=['ttfa_s','underruns','gap_total_s','min_tps','speedup_needed','end_s','chunks'];"
+             "sys.exit(0 if all(a[k]==b[k] for k in ks) else 1)\"",
+             bin(), dir, dir, dir, dir);
+    assert_int_equal(sh(cmd), 0);
+    free(out);
+    free(err);
+    free(trace);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    sh(cmd);
+}
+
+/* A failing stream: exit 3, one-line error, partial trace and report. */
+static void run_cli_failure_keeps_partial(void **state)
+{
+    (void)state;
+    char cmd[1024], path[96];
+    char *trace, *out;
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-live-%d.jsonl", (int)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "'%s' run --synth tps=400,tokens=50,ttft=0.02 --fault drop@20 --record %s "
+             ">%s.out 2>%s.err",
+             bin(), path, path, path);
+    assert_int_equal(sh(cmd), 3);
+    trace = slurp(path);
+    {
+        size_t lines = 0;
+        for (char *p = trace; *p; p++)
+            lines += *p == '\n';
+        assert_int_equal(lines, 1 + 20); /* header + the 20 events sent */
+    }
+    snprintf(cmd, sizeof(cmd), "%s.out", path);
+    out = slurp(cmd);
+    assert_non_null(strstr(out, "stream incomplete (transport): connection lost after 20"));
+    free(out);
+    snprintf(cmd, sizeof(cmd), "%s.err", path);
+    out = slurp(cmd);
+    assert_non_null(strstr(out, "ttsbuf: connection lost after 20 deltas"));
+    free(out);
+    free(trace);
+    snprintf(cmd, sizeof(cmd), "rm -f %s %s.out %s.err", path, path, path);
+    sh(cmd);
+}
+
+/* `ttsbuf serve` as its own process, `run` pointed at it by
+ * OPENAI_BASE_URL, faults through the model name; SIGINT stops it. */
+static void serve_cli_and_run_cli(void **state)
+{
+    (void)state;
+    char cmd[1024], path[96];
+    char *log;
+    int port = 0, rc, st;
+    cJSON *j;
+    pid_t pid;
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-serve-%d.log", (int)getpid());
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        FILE *f = freopen(path, "w", stderr);
+        (void)f;
+        execl(bin(), bin(), "serve", "--listen", "127.0.0.1:0", "--synth",
+              "tps=300,tokens=30,ttft=0.02", (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 200 && port == 0; i++) {
+        const char *p;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+        log = slurp(path);
+        p = strstr(log, "http://127.0.0.1:");
+        if (p != NULL)
+            port = atoi(p + strlen("http://127.0.0.1:"));
+        free(log);
+    }
+    if (port == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("ttsbuf serve did not print its port");
+    }
+    snprintf(cmd, sizeof(cmd),
+             "OPENAI_BASE_URL=http://127.0.0.1:%d/v1 '%s' run --model 'mock+stall@2:1' "
+             "--chunk token --json >%s.out 2>&1",
+             port, bin(), path);
+    rc = sh(cmd);
+    snprintf(cmd, sizeof(cmd), "%s.out", path);
+    log = slurp(cmd);
+    j = cJSON_Parse(log);
+    free(log);
+    /* Stop the server before any assertion can end the test. */
+    kill(pid, SIGINT);
+    waitpid(pid, &st, 0);
+    assert_int_equal(rc, 0);
+    assert_non_null(j);
+    assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 30);
+    assert_true(cJSON_GetObjectItem(j, "underruns")->valueint >= 1);
+    cJSON_Delete(j);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    log = slurp(path);
+    assert_non_null(strstr(log, "1 requests"));
+    free(log);
+    snprintf(cmd, sizeof(cmd), "rm -f %s %s.out", path, path);
+    sh(cmd);
+}
+
+static void run_cli_bad_usage(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd),
+             "'%s' run --base-url http://127.0.0.1:1/v1 >/dev/null 2>/tmp/ttsbuf-e-%d; "
+             "grep -q 'run: --model is required' /tmp/ttsbuf-e-%d",
+             bin(), (int)getpid(), (int)getpid());
+    assert_int_equal(sh(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "'%s' run --base-url http://x/v1 --model m --preset demo "
+                               ">/dev/null 2>&1", bin());
+    assert_int_equal(sh(cmd), 2);
+    snprintf(cmd, sizeof(cmd), "'%s' run --api-key-file /nonexistent >/dev/null 2>&1", bin());
+    assert_int_equal(sh(cmd), 2);
+    snprintf(cmd, sizeof(cmd), "'%s' run -H 'no colon' >/dev/null 2>&1", bin());
+    assert_int_equal(sh(cmd), 2);
+    snprintf(cmd, sizeof(cmd), "rm -f /tmp/ttsbuf-e-%d", (int)getpid());
+    sh(cmd);
+}
+
+/* The official openai npm SDK streams a chat completion from the mock,
+ * the way the TPS article's benchmark does (tests/node/openai-stream.mjs). */
+static void openai_sdk_streams_from_mock(void **state)
+{
+    (void)state;
+    struct mock m;
+    char cmd[1024], path[96];
+    const char *dir = getenv("TB_NODEDIR");
+    char *out;
+    cJSON *j;
+    int rc;
+    if (dir == NULL)
+        dir = "tests/node";
+    snprintf(cmd, sizeof(cmd), "%s/node_modules/openai/package.json", dir);
+    if (access(cmd, R_OK) != 0)
+        fail_msg("the openai npm package is missing in %s/node_modules: run `make deps`", dir);
+    mock_start(&m, 25, 0.01, 0.002, NULL);
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-sdk-%d.json", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "node %s/openai-stream.mjs %s >%s 2>&1", dir, m.base, path);
+    rc = sh(cmd);
+    out = slurp(path);
+    remove(path);
+    if (rc != 0) {
+        mock_stop(&m);
+        fail_msg("openai SDK failed: %s", out);
+    }
+    j = cJSON_Parse(out);
+    assert_non_null(j);
+    assert_int_equal(cJSON_GetObjectItem(j, "chunks")->valueint, 25);
+    assert_string_equal(cJSON_GetObjectItem(j, "finish")->valuestring, "stop");
+    assert_int_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(j, "usage"), "completion_tokens")->valueint, 25);
+    {
+        /* Exactly the mock's text, in order. */
+        const char *text = cJSON_GetObjectItem(j, "text")->valuestring;
+        size_t off = 0;
+        for (size_t k = 0; k < m.s.n; k++) {
+            assert_memory_equal(text + off, tb_stream_text(&m.s, k), m.s.ev[k].len);
+            off += m.s.ev[k].len;
+        }
+        assert_int_equal(strlen(text), off);
+    }
+    cJSON_Delete(j);
+    free(out);
+    mock_stop(&m);
+}
+
+int tb_test_live(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(clean_stream),
+        cmocka_unit_test(arrival_times_follow_schedule),
+        cmocka_unit_test(live_equals_sim_on_recording),
+        cmocka_unit_test(faults_end_the_run_and_keep_what_came),
+        cmocka_unit_test(framing_variants_are_transparent),
+        cmocka_unit_test(reasoning_counted_not_spoken),
+        cmocka_unit_test(usage_rejected_retried_once),
+        cmocka_unit_test(legacy_completions),
+        cmocka_unit_test(connection_refused),
+        cmocka_unit_test(run_cli_key_never_leaks),
+        cmocka_unit_test(run_cli_failure_keeps_partial),
+        cmocka_unit_test(serve_cli_and_run_cli),
+        cmocka_unit_test(run_cli_bad_usage),
+        cmocka_unit_test(openai_sdk_streams_from_mock),
+    };
+    signal(SIGPIPE, SIG_IGN);
+    return TB_RUN_GROUP("live", tests);
+}
