@@ -46,6 +46,7 @@ struct tb_drain {
     size_t content_events, reasoning_events;
     uint64_t content_tokens, reasoning_tokens;
     double first_t, last_content_t, last_t;
+    uint32_t first_tokens;
     double hw_speech_s;
     uint32_t forced_cuts;
     int forced_start;
@@ -159,8 +160,10 @@ static void consume(struct tb_drain *d, const struct tb_ring_item *it)
         return;
     }
     d->seen++;
-    if (d->content_events == 0)
+    if (d->content_events == 0) {
         d->first_t = it->t; /* ttft: the first content event */
+        d->first_tokens = it->tokens;
+    }
     d->content_events++;
     d->content_tokens += it->tokens;
     d->last_content_t = it->t;
@@ -283,6 +286,8 @@ int tb_drain_result(struct tb_drain *d, struct tb_sim_result *r)
     r->reasoning_tokens = d->reasoning_tokens;
     r->ttft = d->content_events > 0 ? d->first_t : 0.0;
     r->last_t = d->last_t;
+    r->last_content_t = d->content_events > 0 ? d->last_content_t : 0.0;
+    r->first_tokens = d->first_tokens;
     r->decode_tps = 0.0;
     if (d->content_events > 1 && d->last_content_t > d->first_t)
         r->decode_tps = (double)(d->content_events - 1) / (d->last_content_t - d->first_t);

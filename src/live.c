@@ -301,7 +301,7 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
         rc = tb_drain_step(d, INFINITY, &next);
     if (rc == 0)
         rc = tb_drain_result(d, &r->sim);
-    r->sim.usage_tokens = r->usage_completion;
+    tb_sim_result_set_usage(&r->sim, r->usage_completion);
     r->stream.usage_tokens = r->usage_completion;
     if (rc == TB_ENOMEM && r->error == 0) {
         r->error = TB_LIVE_NOMEM;

@@ -30,6 +30,15 @@ void tb_sim_opts_default(struct tb_sim_opts *o)
     o->ring_bytes = TB_RING_BYTES_DEFAULT;
 }
 
+void tb_sim_result_set_usage(struct tb_sim_result *r, long long usage_tokens)
+{
+    double span = r->last_content_t - r->ttft;
+    r->usage_tokens = usage_tokens;
+    r->decode_tps_usage = 0.0;
+    if (usage_tokens > (long long)r->first_tokens && r->content_events > 1 && span > 0)
+        r->decode_tps_usage = (double)(usage_tokens - r->first_tokens) / span;
+}
+
 /* Steps the drain at every release due up to and including time t. */
 static int drain_until(struct tb_drain *d, struct tb_clock *clk, double t, double *next)
 {
@@ -118,7 +127,7 @@ int tb_sim_run(const struct tb_stream *s, const struct tb_sim_opts *o,
         rc = drain_until(d, clk, INFINITY, &next);
     if (rc == 0)
         rc = tb_drain_result(d, r);
-    r->usage_tokens = s->usage_tokens;
+    tb_sim_result_set_usage(r, s->usage_tokens);
     if (rc == TB_ENOMEM)
         tb_seterr(err, errlen, rc, "out of memory");
 out:

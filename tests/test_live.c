@@ -547,6 +547,115 @@ static void openai_sdk_streams_from_mock(void **state)
     mock_stop(&m);
 }
 
+/* The fault matrix at the command line: exit status, the one-line error
+ * on stderr, and the recorded trace holding exactly the events sent
+ * before the fault (the mock's stream is deterministic). */
+static void run_cli_fault_matrix(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *fault;
+        int code;
+        const char *err; /* on stderr */
+        int events;      /* in the trace */
+    } rows[] = {
+        {"drop@10", 3, "ttsbuf: connection lost after 10 deltas", 10},
+        {"error@8", 3, "ttsbuf: the server sent an error event", 8},
+        {"malformed@5", 3, "ttsbuf: bad event JSON ending at stream byte", 5},
+        {"status@429", 3, "ttsbuf: HTTP 429: ", 0},
+        {"status@400", 3, "ttsbuf: HTTP 400: ", 0},
+        {"status@401", 3, "ttsbuf: HTTP 401: ", 0},
+        {"status@403", 3, "ttsbuf: HTTP 403: ", 0},
+        {"status@404", 3, "ttsbuf: HTTP 404: ", 0},
+        {"status@500", 3, "ttsbuf: HTTP 500: ", 0},
+        {"status@503:html", 3, "ttsbuf: HTTP 503: ", 0},
+        {"html", 3, "not an event stream", 0},
+        {"stall@6:30", 3, "ttsbuf: no data for 1 s (--idle-timeout) after 6 deltas", 6},
+        {"reject-usage", 0, "retried once without it", 30},
+        {"nodone", 0, "", 30},
+        {"crlf+comments", 0, "", 30},
+    };
+    char dir[64], cmd[1024];
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-fm-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s", dir);
+    sh(cmd);
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char *err, *trace;
+        int code, lines = 0;
+        snprintf(cmd, sizeof(cmd),
+                 "'%s' run --synth tps=400,tokens=30,ttft=0.02,jitter=0 --fault '%s' "
+                 "--idle-timeout 1 --record %s/t.jsonl -q >%s/out 2>%s/err",
+                 bin(), rows[i].fault, dir, dir, dir);
+        code = sh(cmd);
+        snprintf(cmd, sizeof(cmd), "%s/err", dir);
+        err = slurp(cmd);
+        snprintf(cmd, sizeof(cmd), "%s/t.jsonl", dir);
+        trace = slurp(cmd);
+        for (char *p = trace; *p; p++)
+            lines += *p == '\n';
+        /* header + events (+ a usage line when the server sent usage) */
+        if (code != rows[i].code || strstr(err, rows[i].err) == NULL ||
+            (lines != 1 + rows[i].events && lines != 2 + rows[i].events))
+            fail_msg("--fault %s: exit %d, %d trace lines, stderr '%s'; want exit %d, "
+                     "%d events, '%s'",
+                     rows[i].fault, code, lines, err, rows[i].code, rows[i].events,
+                     rows[i].err);
+        free(err);
+        free(trace);
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    sh(cmd);
+}
+
+/* Ctrl-C during a live run: a clean stop, exit 3, the partial trace and
+ * report written. */
+static void run_cli_sigint_keeps_partial(void **state)
+{
+    (void)state;
+    char path[96], cmd[512];
+    char *trace, *out, *err;
+    pid_t pid;
+    int st, lines = 0;
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-int-%d", (int)getpid());
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char rec[128], o[128], e[128];
+        snprintf(rec, sizeof(rec), "%s.jsonl", path);
+        snprintf(o, sizeof(o), "%s.out", path);
+        snprintf(e, sizeof(e), "%s.err", path);
+        if (freopen(o, "w", stdout) == NULL || freopen(e, "w", stderr) == NULL)
+            _exit(126);
+        execl(bin(), bin(), "run", "--synth", "tps=400,tokens=30,ttft=0.02,jitter=0", "--fault",
+              "stall@12:60", "--record", rec, "-q", (char *)NULL);
+        _exit(127);
+    }
+    {
+        struct timespec ts = {1, 0};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGINT);
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 3);
+    snprintf(cmd, sizeof(cmd), "%s.jsonl", path);
+    trace = slurp(cmd);
+    for (char *p = trace; *p; p++)
+        lines += *p == '\n';
+    assert_int_equal(lines, 1 + 12);
+    snprintf(cmd, sizeof(cmd), "%s.out", path);
+    out = slurp(cmd);
+    assert_non_null(strstr(out, "stream incomplete (cancelled): interrupted after 12 deltas"));
+    snprintf(cmd, sizeof(cmd), "%s.err", path);
+    err = slurp(cmd);
+    assert_non_null(strstr(err, "ttsbuf: interrupted after 12 deltas"));
+    free(trace);
+    free(out);
+    free(err);
+    snprintf(cmd, sizeof(cmd), "rm -f %s.jsonl %s.out %s.err", path, path, path);
+    sh(cmd);
+}
+
 int tb_test_live(void)
 {
     const struct CMUnitTest tests[] = {
@@ -563,6 +672,8 @@ int tb_test_live(void)
         cmocka_unit_test(run_cli_failure_keeps_partial),
         cmocka_unit_test(serve_cli_and_run_cli),
         cmocka_unit_test(run_cli_bad_usage),
+        cmocka_unit_test(run_cli_fault_matrix),
+        cmocka_unit_test(run_cli_sigint_keeps_partial),
         cmocka_unit_test(openai_sdk_streams_from_mock),
     };
     signal(SIGPIPE, SIG_IGN);

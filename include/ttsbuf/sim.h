@@ -61,7 +61,12 @@ struct tb_sim_result {
     long long usage_tokens;   /* from the stream, -1 when unknown */
     double ttft;              /* first content event's arrival */
     double last_t;            /* last event's arrival */
+    double last_content_t;    /* last content event's arrival */
+    uint32_t first_tokens;    /* tokens of the first content event */
     double decode_tps;        /* (n-1)/(a_{n-1}-a_0), content events */
+    double decode_tps_usage;  /* (usage - first_tokens)/(a_{n-1}-a_0), or 0
+                               * when usage is unknown: servers that batch
+                               * tokens into events are not under-counted */
     /* ring */
     size_t ring_slots, ring_bytes;   /* capacities used */
     size_t hw_items, hw_bytes;
@@ -72,6 +77,10 @@ struct tb_sim_result {
     int forced_start;
     struct tb_curve_point curve[TB_CURVE_POINTS];
 };
+
+/* Records usage.completion_tokens (-1: unknown) and the decode rate it
+ * implies.  Call after the counts are filled.  Any thread. */
+void tb_sim_result_set_usage(struct tb_sim_result *r, long long usage_tokens);
 
 /*
  * tb_sim_run - simulates the stream.  fn (may be NULL) receives each

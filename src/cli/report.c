@@ -57,6 +57,8 @@ void tb_report_human(FILE *f, const struct tb_report_src *src,
             r->decode_tps, r->content_events, r->content_tokens);
     if (r->usage_tokens >= 0)
         fprintf(f, "; usage says %lld", r->usage_tokens);
+    if (r->decode_tps_usage > 0 && r->usage_tokens != (long long)r->content_tokens)
+        fprintf(f, ": %.1f tokens/s by usage", r->decode_tps_usage);
     if (r->reasoning_events > 0)
         fprintf(f, "; +%zu reasoning events, not spoken", r->reasoning_events);
     fprintf(f, ")\n");
@@ -152,6 +154,10 @@ int tb_report_json(FILE *f, const struct tb_report_src *src,
     cJSON_AddNumberToObject(root, "chunks", p->chunks);
     cJSON_AddNumberToObject(root, "start_chunk", p->q);
     cJSON_AddNumberToObject(root, "decode_tps", r->decode_tps);
+    if (r->decode_tps_usage > 0)
+        cJSON_AddNumberToObject(root, "decode_tps_usage", r->decode_tps_usage);
+    else
+        cJSON_AddNullToObject(root, "decode_tps_usage");
     cJSON_AddNumberToObject(root, "speech_s", p->speech);
     cJSON_AddNumberToObject(root, "end_s", p->end);
     cJSON_AddNumberToObject(root, "underruns", p->underruns);

@@ -1,0 +1,57 @@
+/*
+ * bench.h - what the benchmark's files share (tests/bench/; `make bench`).
+ *
+ * bench.c holds main and the in-memory figures; bench_serve.c the concurrency
+ * figure (N streams from one libcurl multi thread against the mock
+ * provider); bench_live.c the CPU cost of ttsbuf's own live client path.  The
+ * mock provider runs in a child process (bench_mock.c), so the kernel accounts
+ * its CPU time apart from the client's.
+ *
+ * Everything here dies with a one-line message on failure: a benchmark
+ * that cannot set itself up has nothing to report.
+ */
+#ifndef TTSBUF_BENCH_H
+#define TTSBUF_BENCH_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ttsbuf/serve.h"
+#include "ttsbuf/stream.h"
+
+/* CLOCK_MONOTONIC, s. */
+double bench_now(void);
+
+/* CPU time (user + system), s, of getrusage(who): RUSAGE_SELF,
+ * RUSAGE_THREAD. */
+double bench_cpu(int who);
+
+/* Prints "bench: what: detail" and exits 1. */
+void bench_die(const char *what, const char *detail);
+
+/* A synthetic stream with exact timing: jitter 0, one token per event,
+ * seed 42. */
+void bench_synth(double tps, double ttft, uint32_t tokens, struct tb_stream *s);
+
+/* The mock provider (tb_serve on 127.0.0.1, an ephemeral port) serving s
+ * in a child process forked from a single-threaded parent. */
+struct bench_mock {
+    pid_t pid;
+    int port;
+    int fd; /* the child's result pipe */
+};
+
+struct bench_mock_result {
+    struct tb_serve_stats st;
+    double cpu_s; /* the child's CPU time inside tb_serve_run */
+};
+
+void bench_mock_start(const struct tb_stream *s, struct bench_mock *m);
+
+/* SIGTERM (tb_serve_stop), then the child's statistics and CPU time. */
+void bench_mock_stop(struct bench_mock *m, struct bench_mock_result *r);
+
+void bench_serve(void);
+void bench_live(void);
+
+#endif
