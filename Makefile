@@ -31,7 +31,7 @@ LDLIBS_ALL = $(PKG_LIBS) -lm -pthread $(EXTRA_LDFLAGS)
 LIB_SRC := $(sort $(wildcard src/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/*.c))
-BENCH_SRC := tests/bench/bench.c
+BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -110,7 +110,8 @@ bench: all $(BUILD)/bench
 
 fmt:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(BENCH_SRC) \
-	    $(wildcard include/*.h include/ttsbuf/*.h src/*.h src/cli/*.h tests/*.h)
+	    $(wildcard include/*.h include/ttsbuf/*.h src/*.h src/cli/*.h tests/*.h \
+	    tests/bench/*.h)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \

@@ -66,8 +66,15 @@ static void put(char *out, size_t *k, size_t outlen, char c)
 
 void tb_http_redact(const char *s, size_t n, char *out, size_t outlen)
 {
-    static const char *const hdr_scheme[] = {"authorization:", "proxy-authorization:"};
-    static const char *const hdr_all[] = {"x-api-key:", "api-key:", "x-goog-api-key:"};
+    /* Header lines whose value is a secret; for the Authorization family
+     * the scheme word ("Bearer", "Basic") is kept, it says nothing. */
+    static const struct {
+        const char *name;
+        int keep_scheme;
+    } hdrs[] = {
+        {"authorization:", 1}, {"proxy-authorization:", 1}, {"x-api-key:", 0},
+        {"api-key:", 0},       {"x-goog-api-key:", 0},
+    };
     static const char *const params[] = {"key=", "api_key=", "apikey=", "access_token=",
                                          "token="};
     size_t k = 0, i = 0;
@@ -77,64 +84,52 @@ void tb_http_redact(const char *s, size_t n, char *out, size_t outlen)
      * advance their input inside it. */
 #define PUT(c) put(out, &k, outlen, (c))
     while (i < n) {
+        int masked = 0;
         /* At a line start: a secret-bearing header? */
-        if (i == 0 || s[i - 1] == '\n') {
-            int done = 0;
-            for (size_t h = 0; h < 2 && !done; h++) {
-                if (prefix_ci(s + i, n - i, hdr_scheme[h])) {
-                    size_t e = i + strlen(hdr_scheme[h]);
-                    while (e < n && s[e] == ' ')
-                        e++;
-                    while (e < n && s[e] != ' ' && s[e] != '\r' && s[e] != '\n')
-                        e++; /* the scheme word stays */
-                    while (i < e)
-                        PUT(s[i++]);
-                    PUT(' ');
-                    PUT('*');
-                    PUT('*');
-                    PUT('*');
-                    while (i < n && s[i] != '\r' && s[i] != '\n')
-                        i++;
-                    done = 1;
-                }
-            }
-            for (size_t h = 0; h < 3 && !done; h++) {
-                if (prefix_ci(s + i, n - i, hdr_all[h])) {
-                    size_t e = i + strlen(hdr_all[h]);
-                    while (i < e)
-                        PUT(s[i++]);
-                    PUT(' ');
-                    PUT('*');
-                    PUT('*');
-                    PUT('*');
-                    while (i < n && s[i] != '\r' && s[i] != '\n')
-                        i++;
-                    done = 1;
-                }
-            }
-            if (done)
+        for (size_t h = 0; (i == 0 || s[i - 1] == '\n') && h < sizeof(hdrs) / sizeof(hdrs[0]);
+             h++) {
+            size_t e;
+            if (!prefix_ci(s + i, n - i, hdrs[h].name))
                 continue;
+            e = i + strlen(hdrs[h].name);
+            if (hdrs[h].keep_scheme) {
+                while (e < n && s[e] == ' ')
+                    e++;
+                while (e < n && s[e] != ' ' && s[e] != '\r' && s[e] != '\n')
+                    e++;
+            }
+            while (i < e)
+                PUT(s[i++]);
+            PUT(' ');
+            masked = 1;
+            break;
         }
         /* A query parameter carrying a key? */
-        if (s[i] == '?' || s[i] == '&') {
+        if (!masked && (s[i] == '?' || s[i] == '&')) {
             PUT(s[i++]);
             for (size_t p = 0; p < sizeof(params) / sizeof(params[0]); p++) {
                 if (prefix_ci(s + i, n - i, params[p])) {
                     size_t e = i + strlen(params[p]);
                     while (i < e)
                         PUT(s[i++]);
-                    PUT('*');
-                    PUT('*');
-                    PUT('*');
-                    while (i < n && s[i] != '&' && s[i] != '#' && s[i] != ' ' &&
-                           s[i] != '\r' && s[i] != '\n')
-                        i++;
+                    masked = 2;
                     break;
                 }
             }
+            if (!masked)
+                continue;
+        }
+        if (!masked) {
+            PUT(s[i++]);
             continue;
         }
-        PUT(s[i++]);
+        PUT('*');
+        PUT('*');
+        PUT('*');
+        /* Skip the secret: to the end of the line, or of the parameter. */
+        while (i < n && s[i] != '\r' && s[i] != '\n' &&
+               (masked == 1 || (s[i] != '&' && s[i] != '#' && s[i] != ' ')))
+            i++;
     }
 #undef PUT
     out[k] = '\0';

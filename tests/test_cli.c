@@ -16,22 +16,6 @@ struct out {
     char *so, *se; /* stdout, stderr (NUL-terminated, owned) */
 };
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
 
 /* Runs `$TTSBUF args` through sh (args may hold redirections of input). */
 static struct out run(const char *args)
@@ -47,8 +31,8 @@ static struct out run(const char *args)
     st = system(cmd);
     assert_true(WIFEXITED(st));
     o.code = WEXITSTATUS(st);
-    o.so = slurp(so);
-    o.se = slurp(se);
+    o.so = tb_test_slurp_str(so);
+    o.se = tb_test_slurp_str(se);
     remove(so);
     remove(se);
     return o;
@@ -215,8 +199,8 @@ static void record_round_trip(void **state)
     snprintf(args, sizeof(args), "sim --synth tps=9,jitter=0.7,stall=0.03:1,burst=2,seed=5 "
                                  "--chunk clause --json --record %s", b);
     o2 = run(args);
-    ta = slurp(a);
-    tb = slurp(b);
+    ta = tb_test_slurp_str(a);
+    tb = tb_test_slurp_str(b);
     assert_string_equal(ta, tb);
     snprintf(args, sizeof(args), "sim --trace - --chunk clause --json <%s", a);
     o3 = run(args);

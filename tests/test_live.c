@@ -301,23 +301,6 @@ static void connection_refused(void **state)
 
 /* ---- the binary ---- */
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    if (f == NULL)
-        return calloc(1, 1);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
 
 static const char *bin(void)
 {
@@ -352,11 +335,11 @@ static void run_cli_key_never_leaks(void **state)
              SECRET, bin(), dir, dir, dir);
     assert_int_equal(sh(cmd), 0);
     snprintf(cmd, sizeof(cmd), "%s/out", dir);
-    out = slurp(cmd);
+    out = tb_test_slurp_str(cmd);
     snprintf(cmd, sizeof(cmd), "%s/err", dir);
-    err = slurp(cmd);
+    err = tb_test_slurp_str(cmd);
     snprintf(cmd, sizeof(cmd), "%s/t.jsonl", dir);
-    trace = slurp(cmd);
+    trace = tb_test_slurp_str(cmd);
     assert_null(strstr(out, SECRET));
     assert_null(strstr(err, SECRET));
     assert_null(strstr(trace, SECRET));
@@ -399,7 +382,7 @@ static void run_cli_failure_keeps_partial(void **state)
              ">%s.out 2>%s.err",
              bin(), path, path, path);
     assert_int_equal(sh(cmd), 3);
-    trace = slurp(path);
+    trace = tb_test_slurp_str(path);
     {
         size_t lines = 0;
         for (char *p = trace; *p; p++)
@@ -407,11 +390,11 @@ static void run_cli_failure_keeps_partial(void **state)
         assert_int_equal(lines, 1 + 20); /* header + the 20 events sent */
     }
     snprintf(cmd, sizeof(cmd), "%s.out", path);
-    out = slurp(cmd);
+    out = tb_test_slurp_str(cmd);
     assert_non_null(strstr(out, "stream incomplete (transport): connection lost after 20"));
     free(out);
     snprintf(cmd, sizeof(cmd), "%s.err", path);
-    out = slurp(cmd);
+    out = tb_test_slurp_str(cmd);
     assert_non_null(strstr(out, "ttsbuf: connection lost after 20 deltas"));
     free(out);
     free(trace);
@@ -443,7 +426,7 @@ static void serve_cli_and_run_cli(void **state)
         const char *p;
         struct timespec ts = {0, 10000000};
         nanosleep(&ts, NULL);
-        log = slurp(path);
+        log = tb_test_slurp_str(path);
         p = strstr(log, "http://127.0.0.1:");
         if (p != NULL)
             port = atoi(p + strlen("http://127.0.0.1:"));
@@ -460,7 +443,7 @@ static void serve_cli_and_run_cli(void **state)
              port, bin(), path);
     rc = sh(cmd);
     snprintf(cmd, sizeof(cmd), "%s.out", path);
-    log = slurp(cmd);
+    log = tb_test_slurp_str(cmd);
     j = cJSON_Parse(log);
     free(log);
     /* Stop the server before any assertion can end the test. */
@@ -473,7 +456,7 @@ static void serve_cli_and_run_cli(void **state)
     cJSON_Delete(j);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 0);
-    log = slurp(path);
+    log = tb_test_slurp_str(path);
     assert_non_null(strstr(log, "1 requests"));
     free(log);
     snprintf(cmd, sizeof(cmd), "rm -f %s %s.out", path, path);
@@ -520,7 +503,7 @@ static void openai_sdk_streams_from_mock(void **state)
     snprintf(path, sizeof(path), "/tmp/ttsbuf-sdk-%d.json", (int)getpid());
     snprintf(cmd, sizeof(cmd), "node %s/openai-stream.mjs %s >%s 2>&1", dir, m.base, path);
     rc = sh(cmd);
-    out = slurp(path);
+    out = tb_test_slurp_str(path);
     remove(path);
     if (rc != 0) {
         mock_stop(&m);
@@ -588,9 +571,9 @@ static void run_cli_fault_matrix(void **state)
                  bin(), rows[i].fault, dir, dir, dir);
         code = sh(cmd);
         snprintf(cmd, sizeof(cmd), "%s/err", dir);
-        err = slurp(cmd);
+        err = tb_test_slurp_str(cmd);
         snprintf(cmd, sizeof(cmd), "%s/t.jsonl", dir);
-        trace = slurp(cmd);
+        trace = tb_test_slurp_str(cmd);
         for (char *p = trace; *p; p++)
             lines += *p == '\n';
         /* header + events (+ a usage line when the server sent usage) */
@@ -639,15 +622,15 @@ static void run_cli_sigint_keeps_partial(void **state)
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 3);
     snprintf(cmd, sizeof(cmd), "%s.jsonl", path);
-    trace = slurp(cmd);
+    trace = tb_test_slurp_str(cmd);
     for (char *p = trace; *p; p++)
         lines += *p == '\n';
     assert_int_equal(lines, 1 + 12);
     snprintf(cmd, sizeof(cmd), "%s.out", path);
-    out = slurp(cmd);
+    out = tb_test_slurp_str(cmd);
     assert_non_null(strstr(out, "stream incomplete (cancelled): interrupted after 12 deltas"));
     snprintf(cmd, sizeof(cmd), "%s.err", path);
-    err = slurp(cmd);
+    err = tb_test_slurp_str(cmd);
     assert_non_null(strstr(err, "ttsbuf: interrupted after 12 deltas"));
     free(trace);
     free(out);

@@ -76,76 +76,10 @@ static void sb_esc(struct sbuf *b, const char *s, size_t n)
     }
 }
 
-/* Reads a whole file into a buffer of exactly its size (1 byte allocated
- * for an empty file).  Fails the case on error. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    struct sbuf b = {0};
-    char *exact;
-    if (f == NULL)
-        fail_msg("cannot open %s: %s", path, strerror(errno));
-    for (;;) {
-        char chunk[4096];
-        size_t got = fread(chunk, 1, sizeof(chunk), f);
-        if (got == 0)
-            break;
-        sb_add(&b, chunk, got);
-    }
-    assert_false(ferror(f));
-    fclose(f);
-    exact = malloc(b.n > 0 ? b.n : 1);
-    assert_non_null(exact);
-    if (b.n > 0)
-        memcpy(exact, b.p, b.n);
-    *len = b.n;
-    free(b.p);
-    return exact;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Names of the *.sse files in tests/data/sse without the extension,
- * sorted.  Returns the count; free with free_names. */
+/* Names of the *.sse files in tests/data/sse without the extension. */
 static size_t list_cases(char ***out)
 {
-    const char *dir = tb_test_data("sse");
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    char **v = NULL;
-    size_t n = 0, cap = 0;
-    if (d == NULL)
-        fail_msg("cannot open the case directory %s: %s", dir, strerror(errno));
-    while ((de = readdir(d)) != NULL) {
-        size_t nl = strlen(de->d_name);
-        if (nl <= 4 || strcmp(de->d_name + nl - 4, ".sse") != 0)
-            continue;
-        if (n == cap) {
-            char **nv;
-            cap = cap ? cap * 2 : 64;
-            nv = realloc(v, cap * sizeof(*v));
-            assert_non_null(nv);
-            v = nv;
-        }
-        v[n] = strndup(de->d_name, nl - 4);
-        assert_non_null(v[n]);
-        n++;
-    }
-    closedir(d);
-    if (n > 0)
-        qsort(v, n, sizeof(*v), cmp_str);
-    *out = v;
-    return n;
-}
-
-static void free_names(char **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
+    return tb_test_list(tb_test_data("sse"), "", ".sse", 1, out);
 }
 
 static uint64_t splitmix(uint64_t *x)
@@ -250,7 +184,7 @@ static char *load_expected(const char *name, size_t *line_max, size_t *event_max
     char *text, *line, *next;
     struct sbuf want = {0};
     snprintf(rel, sizeof(rel), "sse/%s.events", name);
-    text = slurp(tb_test_data(rel), &len);
+    text = tb_test_slurp(tb_test_data(rel), &len);
     text = realloc(text, len + 1);
     assert_non_null(text);
     text[len] = '\0';
@@ -298,7 +232,7 @@ static size_t run_case(const char *name)
     uint64_t rng = 0x5eed;
 
     snprintf(rel, sizeof(rel), "sse/%s.sse", name);
-    buf = slurp(tb_test_data(rel), &len);
+    buf = tb_test_slurp(tb_test_data(rel), &len);
     want = load_expected(name, &line_max, &event_max);
     assert_int_equal(tb_sse_create(line_max, event_max, &p), 0);
     cuts = malloc((len + 1) * sizeof(*cuts));
@@ -367,7 +301,7 @@ static void case_files(void **state)
         errors += strncmp(names[i], "err_", 4) == 0;
     }
     print_message("sse: %zu case files (%zu error cases), %zu replays\n", n, errors, replays);
-    free_names(names, n);
+    tb_test_free_names(names, n);
     assert_true(n >= 40);
 }
 

@@ -27,89 +27,10 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-/* Reads a whole file into a buffer of exactly its size (at least 1 byte
- * allocated, nothing written past the data).  Fails the case on error. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-    if (f == NULL)
-        fail_msg("cannot open %s: %s", path, strerror(errno));
-    for (;;) {
-        char chunk[4096];
-        size_t got = fread(chunk, 1, sizeof(chunk), f);
-        if (got == 0)
-            break;
-        if (n + got > cap) {
-            char *nb;
-            cap = (n + got) * 2;
-            nb = realloc(buf, cap);
-            assert_non_null(nb);
-            buf = nb;
-        }
-        memcpy(buf + n, chunk, got);
-        n += got;
-    }
-    assert_false(ferror(f));
-    fclose(f);
-    /* Shrink to the exact size so that any overread is out of bounds. */
-    {
-        char *exact = malloc(n > 0 ? n : 1);
-        assert_non_null(exact);
-        if (n > 0)
-            memcpy(exact, buf, n);
-        free(buf);
-        buf = exact;
-    }
-    *len = n;
-    return buf;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Names in tests/data/trace that start with prefix and end in ".jsonl",
- * sorted.  Returns the count; *out is freed with free_names. */
+/* Names in tests/data/trace that start with prefix and end in ".jsonl". */
 static size_t list_cases(const char *prefix, char ***out)
 {
-    const char *dir = tb_test_data("trace");
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    char **v = NULL;
-    size_t n = 0, cap = 0, pl = strlen(prefix);
-    if (d == NULL)
-        fail_msg("cannot open the case directory %s: %s", dir, strerror(errno));
-    while ((de = readdir(d)) != NULL) {
-        size_t nl = strlen(de->d_name);
-        if (nl <= pl + 6 || strncmp(de->d_name, prefix, pl) != 0 ||
-            strcmp(de->d_name + nl - 6, ".jsonl") != 0)
-            continue;
-        if (n == cap) {
-            char **nv;
-            cap = cap ? cap * 2 : 64;
-            nv = realloc(v, cap * sizeof(*v));
-            assert_non_null(nv);
-            v = nv;
-        }
-        v[n] = strdup(de->d_name);
-        assert_non_null(v[n]);
-        n++;
-    }
-    closedir(d);
-    if (n > 0)
-        qsort(v, n, sizeof(*v), cmp_str);
-    *out = v;
-    return n;
-}
-
-static void free_names(char **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
+    return tb_test_list(tb_test_data("trace"), prefix, ".jsonl", 0, out);
 }
 
 /* Path of the sibling of tests/data/trace/<jsonl> with another extension. */
@@ -277,7 +198,7 @@ static int check_bad_case(const char *file)
         }
         fclose(f);
     }
-    spec = slurp(errpath, &slen);
+    spec = tb_test_slurp(errpath, &slen);
     spec = realloc(spec, slen + 1);
     assert_non_null(spec);
     spec[slen] = '\0';
@@ -294,7 +215,7 @@ static int check_bad_case(const char *file)
 
     snprintf(path, sizeof(path), "%s", tb_test_data("trace"));
     snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", file);
-    data = slurp(path, &len);
+    data = tb_test_slurp(path, &len);
 
     /* From memory, named by the file's base name. */
     tb_stream_init(&s);
@@ -358,7 +279,7 @@ static void bad_case_files(void **state)
     for (size_t i = 0; i < n; i++)
         fails += check_bad_case(names[i]);
     print_message("trace: %zu bad case files\n", n);
-    free_names(names, n);
+    tb_test_free_names(names, n);
     assert_true(n >= 60); /* the directory was found and read */
     assert_int_equal(fails, 0);
 }
@@ -367,7 +288,7 @@ static void bad_case_files(void **state)
 static void read_want(const char *path, struct tb_stream *want)
 {
     size_t len;
-    char *buf = slurp(path, &len), *line, *next;
+    char *buf = tb_test_slurp(path, &len), *line, *next;
     static char text[1 << 16];
     buf = realloc(buf, len + 1);
     assert_non_null(buf);
@@ -425,7 +346,7 @@ static void ok_case_files(void **state)
 
         snprintf(path, sizeof(path), "%s/%s", tb_test_data("trace"), names[i]);
         sibling(wantpath, sizeof(wantpath), names[i], ".want");
-        data = slurp(path, &len);
+        data = tb_test_slurp(path, &len);
         tb_stream_init(&got);
         tb_stream_init(&want);
         tb_stream_init(&viafile);
@@ -446,7 +367,7 @@ static void ok_case_files(void **state)
         free(data);
     }
     print_message("trace: %zu ok case files\n", n);
-    free_names(names, n);
+    tb_test_free_names(names, n);
     assert_true(n >= 20);
 }
 

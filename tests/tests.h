@@ -44,6 +44,20 @@ extern int tb_tests_total;
 /* Path of a file in tests/data (static buffer; not thread-safe). */
 const char *tb_test_data(const char *name);
 
+/* A whole file in a buffer of exactly its size (not NUL-terminated); fails
+ * the case when it cannot be read.  Caller frees. */
+char *tb_test_slurp(const char *path, size_t *len);
+
+/* A whole file as a NUL-terminated string; "" when it does not exist. */
+char *tb_test_slurp_str(const char *path);
+
+/* Names in dir that start with prefix and end with suffix (without the
+ * suffix when strip), sorted; returns the count.  Free with
+ * tb_test_free_names. */
+size_t tb_test_list(const char *dir, const char *prefix, const char *suffix, int strip,
+                    char ***out);
+void tb_test_free_names(char **v, size_t n);
+
 /* Asserts |a - b| <= tol, printing both. */
 #define assert_near(a, b, tol)                                                 \
     do {                                                                       \

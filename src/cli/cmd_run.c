@@ -148,9 +148,12 @@ static void log_line(void *ud, const char *line)
 static void status_line(void *ud, const struct tb_live_status *st)
 {
     (void)ud;
+    /* Playing with nothing queued: the listener hears silence right now
+     * (the gap is counted once the next chunk arrives). */
+    const char *state = !st->playing ? "waiting" : st->buffered_s > 0 ? "playing" : "SILENT ";
     fprintf(stderr, "\r\033[K%6.2f s  %5zu tokens  buffer %6.2f s  %s  %u underrun%s (%.2f s)",
-            st->t, st->events, st->buffered_s, st->playing ? "playing" : "waiting",
-            st->underruns, st->underruns == 1 ? "" : "s", st->gap_total);
+            st->t, st->events, st->buffered_s, state, st->underruns,
+            st->underruns == 1 ? "" : "s", st->gap_total);
 }
 
 /* The built-in mock provider, on its own thread. */

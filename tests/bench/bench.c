@@ -7,6 +7,9 @@
  *   sim         the full simulator: events through the ring, virtual clock
  *   trace load  a 1-million-event trace file parsed (cJSON), validated and
  *               simulated, against cJSON alone parsing the same lines
+ *   serve       N concurrent streams against the mock provider
+ *               (bench_serve.c)
+ *   live        CPU per event of ttsbuf's live client path (bench_live.c)
  *
  * Each figure is the best of several runs (the machine is shared; the best
  * run is the least disturbed).  Compare figures from one run as ratios.
@@ -17,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "ttsbuf.h"
 
 #define REPS 5
@@ -181,6 +185,8 @@ static void bench_trace(const struct tb_stream *s)
 int main(void)
 {
     struct tb_stream s;
+    if (tb_http_global_init() != 0) /* before any thread (the live run's) */
+        die("curl_global_init", TB_EIO);
     tb_stream_init(&s);
     make_stream(&s, 1000000);
     printf("ttsbuf %s bench (figures, not pass/fail)\n\n", TB_VERSION);
@@ -190,5 +196,10 @@ int main(void)
     printf("\n");
     bench_trace(&s);
     tb_stream_free(&s);
+    printf("\n");
+    bench_serve();
+    printf("\n");
+    bench_live();
+    tb_http_global_cleanup();
     return 0;
 }

@@ -23,8 +23,8 @@
 double bench_now(void);
 
 /* CPU time (user + system), s, of getrusage(who): RUSAGE_SELF,
- * RUSAGE_THREAD. */
-double bench_cpu(int who);
+ * RUSAGE_THREAD; the system part in *sys unless sys is NULL. */
+double bench_cpu(int who, double *sys);
 
 /* Prints "bench: what: detail" and exits 1. */
 void bench_die(const char *what, const char *detail);
@@ -43,7 +43,8 @@ struct bench_mock {
 
 struct bench_mock_result {
     struct tb_serve_stats st;
-    double cpu_s; /* the child's CPU time inside tb_serve_run */
+    double cpu_s, sys_s; /* the child's CPU time inside tb_serve_run, its
+                          * system part */
 };
 
 void bench_mock_start(const struct tb_stream *s, struct bench_mock *m);

@@ -29,13 +29,16 @@ double bench_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-double bench_cpu(int who)
+double bench_cpu(int who, double *sys)
 {
     struct rusage ru;
+    double s;
     if (getrusage(who, &ru) != 0)
         bench_die("getrusage", strerror(errno));
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+    s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+    if (sys != NULL)
+        *sys = s;
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + s;
 }
 
 void bench_die(const char *what, const char *detail)
@@ -105,7 +108,7 @@ static void child_main(const struct tb_stream *s, int fd)
     struct sigaction sa;
     char err[256];
     int port = -1;
-    double c0;
+    double c0, s0, s1;
 
     memset(&o, 0, sizeof(o));
     tb_faults_init(&o.faults);
@@ -125,10 +128,11 @@ static void child_main(const struct tb_stream *s, int fd)
     if (write_all(fd, &port, sizeof(port)) != 0)
         _exit(1);
     memset(&r, 0, sizeof(r));
-    c0 = bench_cpu(RUSAGE_SELF);
+    c0 = bench_cpu(RUSAGE_SELF, &s0);
     if (tb_serve_run(child_srv) != 0)
         fprintf(stderr, "bench: mock: tb_serve_run failed\n");
-    r.cpu_s = bench_cpu(RUSAGE_SELF) - c0;
+    r.cpu_s = bench_cpu(RUSAGE_SELF, &s1) - c0;
+    r.sys_s = s1 - s0;
     tb_serve_stats(child_srv, &r.st);
     tb_serve_destroy(child_srv);
     _exit(write_all(fd, &r, sizeof(r)) == 0 ? 0 : 1);

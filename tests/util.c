@@ -1,0 +1,106 @@
+/*
+ * util.c - helpers the test groups share: reading files, listing case
+ * directories.  Failures end the current case (cmocka's fail_msg).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests.h"
+
+char *tb_test_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL, *exact;
+    size_t cap = 0, n = 0;
+    if (f == NULL)
+        fail_msg("cannot open %s: %s", path, strerror(errno));
+    for (;;) {
+        char chunk[4096];
+        size_t got = fread(chunk, 1, sizeof(chunk), f);
+        if (got == 0)
+            break;
+        if (n + got > cap) {
+            char *nb;
+            cap = (n + got) * 2;
+            nb = realloc(buf, cap);
+            assert_non_null(nb);
+            buf = nb;
+        }
+        memcpy(buf + n, chunk, got);
+        n += got;
+    }
+    assert_false(ferror(f));
+    fclose(f);
+    /* Exactly its size, so that any overread is out of bounds for ASan. */
+    exact = malloc(n > 0 ? n : 1);
+    assert_non_null(exact);
+    if (n > 0)
+        memcpy(exact, buf, n);
+    free(buf);
+    *len = n;
+    return exact;
+}
+
+char *tb_test_slurp_str(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n;
+    char *buf, *s;
+    if (f == NULL)
+        return calloc(1, 1);
+    fclose(f);
+    buf = tb_test_slurp(path, &n);
+    s = malloc(n + 1);
+    assert_non_null(s);
+    memcpy(s, buf, n);
+    s[n] = '\0';
+    free(buf);
+    return s;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t tb_test_list(const char *dir, const char *prefix, const char *suffix, int strip,
+                    char ***out)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char **v = NULL;
+    size_t n = 0, cap = 0, pl = strlen(prefix), sl = strlen(suffix);
+    if (d == NULL)
+        fail_msg("cannot open the case directory %s: %s", dir, strerror(errno));
+    while ((de = readdir(d)) != NULL) {
+        size_t nl = strlen(de->d_name);
+        if (nl <= pl + sl || strncmp(de->d_name, prefix, pl) != 0 ||
+            strcmp(de->d_name + nl - sl, suffix) != 0)
+            continue;
+        if (n == cap) {
+            char **nv;
+            cap = cap ? cap * 2 : 64;
+            nv = realloc(v, cap * sizeof(*v));
+            assert_non_null(nv);
+            v = nv;
+        }
+        v[n] = strndup(de->d_name, strip ? nl - sl : nl);
+        assert_non_null(v[n]);
+        n++;
+    }
+    closedir(d);
+    if (n > 0)
+        qsort(v, n, sizeof(*v), cmp_str);
+    *out = v;
+    return n;
+}
+
+void tb_test_free_names(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
