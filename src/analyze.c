@@ -56,8 +56,7 @@ static void on_chunk(void *ud, const struct tb_chunk *ch)
         x->rc = rc;
 }
 
-int tb_analyze_segment(const struct tb_stream *s, struct tb_seg *seg,
-                       struct tb_chunks *out)
+int tb_analyze_segment(const struct tb_stream *s, struct tb_seg *seg, struct tb_chunks *out)
 {
     struct seg_ctx x = {out, 0.0, 0, 0};
     uint64_t tokens = 0;
@@ -77,8 +76,7 @@ int tb_analyze_segment(const struct tb_stream *s, struct tb_seg *seg,
 }
 
 int tb_analyze_playout(const struct tb_chunks *c, struct tb_playout *p,
-                       const struct tb_playout_opts *o,
-                       struct tb_playout_result *out)
+                       const struct tb_playout_opts *o, struct tb_playout_result *out)
 {
     int rc = tb_playout_reset(p, o);
     if (rc != 0)

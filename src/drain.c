@@ -89,8 +89,8 @@ static void on_chunk(void *ud, const struct tb_chunk *ch)
         d->rc = rc;
 }
 
-int tb_drain_create(const struct tb_sim_opts *o, struct tb_ring *ring, tb_play_fn fn,
-                    void *ud, struct tb_drain **out)
+int tb_drain_create(const struct tb_sim_opts *o, struct tb_ring *ring, tb_play_fn fn, void *ud,
+                    struct tb_drain **out)
 {
     struct tb_drain *d = calloc(1, sizeof(*d));
     int rc;
@@ -251,8 +251,9 @@ void tb_drain_status(const struct tb_drain *d, double now, struct tb_drain_statu
     st->gap_total = pr.gap_total;
     st->playing = tb_playout_started(d->play, &s1) && now >= s1;
     end = tb_playout_end(d->play);
-    st->buffered_s = tb_playout_started(d->play, NULL) ? (end > now ? end - (now > s1 ? now : s1) : 0.0)
-                                                       : pr.speech;
+    st->buffered_s = tb_playout_started(d->play, NULL)
+                         ? (end > now ? end - (now > s1 ? now : s1) : 0.0)
+                         : pr.speech;
 }
 
 static int curve(struct tb_drain *d, struct tb_sim_result *r)

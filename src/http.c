@@ -75,13 +75,12 @@ void tb_http_redact(const char *s, size_t n, char *out, size_t outlen)
         {"authorization:", 1}, {"proxy-authorization:", 1}, {"x-api-key:", 0},
         {"api-key:", 0},       {"x-goog-api-key:", 0},
     };
-    static const char *const params[] = {"key=", "api_key=", "apikey=", "access_token=",
-                                         "token="};
+    static const char *const params[] = {"key=", "api_key=", "apikey=", "access_token=", "token="};
     size_t k = 0, i = 0;
     if (outlen == 0)
         return;
-    /* The argument is evaluated once, whether or not it fits: callers
-     * advance their input inside it. */
+        /* The argument is evaluated once, whether or not it fits: callers
+         * advance their input inside it. */
 #define PUT(c) put(out, &k, outlen, (c))
     while (i < n) {
         int masked = 0;
@@ -143,8 +142,7 @@ static void decide(struct xfer *x)
     if (curl_easy_getinfo(x->h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct != NULL)
         snprintf(x->r->content_type, sizeof(x->r->content_type), "%s", ct);
     x->r->sse = x->r->status >= 200 && x->r->status < 300 &&
-                prefix_ci(x->r->content_type, strlen(x->r->content_type),
-                          "text/event-stream");
+                prefix_ci(x->r->content_type, strlen(x->r->content_type), "text/event-stream");
     x->r->t_headers = x->clk->now(x->clk);
 }
 
@@ -231,8 +229,8 @@ static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *
     return 0;
 }
 
-int tb_http_stream(const struct tb_http_req *q, struct tb_clock *clk, tb_http_body_fn fn,
-                   void *ud, struct tb_http_resp *r)
+int tb_http_stream(const struct tb_http_req *q, struct tb_clock *clk, tb_http_body_fn fn, void *ud,
+                   struct tb_http_resp *r)
 {
     struct xfer x;
     struct curl_slist *hl = NULL;

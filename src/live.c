@@ -41,9 +41,9 @@ struct net {
 
 const char *tb_live_error_name(int error)
 {
-    static const char *const names[] = {"ok",        "http",       "transport", "idle-timeout",
-                                        "not-sse",   "sse",        "json",      "error-event",
-                                        "truncated", "cancelled",  "nomem"};
+    static const char *const names[] = {"ok",        "http",      "transport", "idle-timeout",
+                                        "not-sse",   "sse",       "json",      "error-event",
+                                        "truncated", "cancelled", "nomem"};
     return error >= 0 && error <= TB_LIVE_NOMEM ? names[error] : "?";
 }
 
@@ -110,8 +110,8 @@ static int on_event(void *ud, const struct tb_sse_event *ev)
     }
     if (d.error) {
         fail(n, TB_LIVE_ERROR_EVENT, "the server sent an error event (%s%s%s): %s",
-             d.error_type[0] ? d.error_type : "error", d.error_code[0] ? " " : "",
-             d.error_code, d.error_message[0] ? d.error_message : "(no message)");
+             d.error_type[0] ? d.error_type : "error", d.error_code[0] ? " " : "", d.error_code,
+             d.error_message[0] ? d.error_message : "(no message)");
         return 1;
     }
     if (d.usage_completion >= 0)

@@ -41,14 +41,12 @@ static cJSON *parse_text(const char *text, const char *what, char *err, size_t e
     *rc = 0;
     if (v == NULL) {
         size_t at = end != NULL && end >= text ? (size_t)(end - text) : 0;
-        *rc = tb_seterr(err, errlen, TB_EINVAL, "%s: invalid JSON near byte %zu", what,
-                        at + 1);
+        *rc = tb_seterr(err, errlen, TB_EINVAL, "%s: invalid JSON near byte %zu", what, at + 1);
     }
     return v;
 }
 
-int tb_oai_request_body(const struct tb_oai_request *q, char **out, char *err,
-                        size_t errlen)
+int tb_oai_request_body(const struct tb_oai_request *q, char **out, char *err, size_t errlen)
 {
     cJSON *root = cJSON_CreateObject(), *v = NULL;
     int rc = 0;
@@ -148,8 +146,8 @@ static int text_field(const cJSON *v, const char **s, size_t *len, const char *w
     return 0;
 }
 
-int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len,
-                       struct tb_oai_delta *out, char *err, size_t errlen)
+int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len, struct tb_oai_delta *out,
+                       char *err, size_t errlen)
 {
     const char *end = NULL;
     cJSON *root;

@@ -50,8 +50,8 @@ static int opts_ok(const struct tb_playout_opts *o)
     return o->wpm > 0.0 && o->tts_latency >= 0.0 && o->preroll >= 0.0;
 }
 
-int tb_playout_create(const struct tb_playout_opts *o, tb_play_fn fn,
-                      void *ud, struct tb_playout **out)
+int tb_playout_create(const struct tb_playout_opts *o, tb_play_fn fn, void *ud,
+                      struct tb_playout **out)
 {
     struct tb_playout *p;
     *out = NULL;
@@ -210,8 +210,7 @@ double tb_playout_end(const struct tb_playout *p)
     return p->started ? p->e_prev : 0.0;
 }
 
-void tb_playout_result(const struct tb_playout *p,
-                       struct tb_playout_result *out)
+void tb_playout_result(const struct tb_playout *p, struct tb_playout_result *out)
 {
     *out = p->r;
     out->chunks = p->m;

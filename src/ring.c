@@ -121,8 +121,8 @@ static int refuse(struct tb_ring *r)
     return TB_EFULL;
 }
 
-int tb_ring_push(struct tb_ring *r, double t, const char *text, uint32_t len,
-                 uint32_t tokens, uint8_t kind)
+int tb_ring_push(struct tb_ring *r, double t, const char *text, uint32_t len, uint32_t tokens,
+                 uint8_t kind)
 {
     size_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
     size_t tl = atomic_load_explicit(&r->tail, memory_order_acquire);
@@ -199,8 +199,7 @@ int tb_ring_release(struct tb_ring *r, size_t n)
     if (n > tb_ring_count(r))
         return TB_EINVAL;
     last = &r->slots[(tl + n - 1) & r->smask];
-    atomic_store_explicit(&r->tail_b, last->boff + last->len,
-                          memory_order_release);
+    atomic_store_explicit(&r->tail_b, last->boff + last->len, memory_order_release);
     atomic_store_explicit(&r->tail, tl + n, memory_order_release);
     return 0;
 }

@@ -22,22 +22,21 @@
 
 struct tb_seg {
     struct tb_seg_opts o;
-    uint64_t fed;         /* content bytes fed so far */
-    uint64_t gcps;        /* content code points fed so far */
-    uint64_t start_b;     /* open chunk's start: byte */
-    uint64_t start_cps;   /* open chunk's start: code point */
-    uint32_t event;       /* index of the event being fed */
-    uint32_t nchunks;     /* chunks closed so far */
-    uint32_t last_sig;    /* sentence/clause: last significant code point */
-    int state;            /* scanning policies: see scan_cp */
-    int pending;          /* livekit: a candidate waits for context */
+    uint64_t fed;       /* content bytes fed so far */
+    uint64_t gcps;      /* content code points fed so far */
+    uint64_t start_b;   /* open chunk's start: byte */
+    uint64_t start_cps; /* open chunk's start: code point */
+    uint32_t event;     /* index of the event being fed */
+    uint32_t nchunks;   /* chunks closed so far */
+    uint32_t last_sig;  /* sentence/clause: last significant code point */
+    int state;          /* scanning policies: see scan_cp */
+    int pending;        /* livekit: a candidate waits for context */
     uint64_t cand_b, cand_cps;
     uint64_t ws_b, ws_cps; /* fixed40: just after the last whitespace */
 };
 
 static const char *const names[TB_CHUNK__COUNT] = {
-    "token", "sentence", "clause", "pipecat",
-    "livekit", "openai-agents", "fixed40", "elevenlabs",
+    "token", "sentence", "clause", "pipecat", "livekit", "openai-agents", "fixed40", "elevenlabs",
 };
 
 static const char *const abouts[TB_CHUNK__COUNT] = {
@@ -145,8 +144,7 @@ static int is_space(uint32_t c)
 
 static int is_closer(uint32_t c)
 {
-    return c == '"' || c == '\'' || c == ')' || c == ']' || c == 0x201D ||
-           c == 0x2019;
+    return c == '"' || c == '\'' || c == ')' || c == ']' || c == 0x201D || c == 0x2019;
 }
 
 static int is_terminal(uint32_t c)
@@ -159,8 +157,7 @@ static int is_clause(uint32_t c)
     return is_terminal(c) || c == ',' || c == ';' || c == ':' || c == 0x2014;
 }
 
-static void emit(struct tb_seg *s, uint64_t end_b, uint64_t end_cps,
-                 tb_chunk_fn fn, void *ud)
+static void emit(struct tb_seg *s, uint64_t end_b, uint64_t end_cps, tb_chunk_fn fn, void *ud)
 {
     struct tb_chunk c;
     if (end_cps <= s->start_cps)
@@ -192,8 +189,7 @@ static uint32_t last_significant(const unsigned char *t, size_t len)
     return 0;
 }
 
-static void feed_v1(struct tb_seg *s, const unsigned char *t, size_t len,
-                    tb_chunk_fn fn, void *ud)
+static void feed_v1(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn, void *ud)
 {
     int newline = memchr(t, '\n', len) != NULL;
     uint32_t sig;
@@ -208,8 +204,8 @@ static void feed_v1(struct tb_seg *s, const unsigned char *t, size_t len,
         s->last_sig = sig;
     if (s->gcps - s->start_cps < s->o.min_chars)
         return;
-    if (newline || (s->o.policy == TB_CHUNK_SENTENCE ? is_terminal(s->last_sig)
-                                                     : is_clause(s->last_sig))) {
+    if (newline ||
+        (s->o.policy == TB_CHUNK_SENTENCE ? is_terminal(s->last_sig) : is_clause(s->last_sig))) {
         emit(s, s->fed, s->gcps, fn, ud);
         s->last_sig = 0;
     }
@@ -222,12 +218,12 @@ static void feed_v1(struct tb_seg *s, const unsigned char *t, size_t len,
  *   2  after terminal + whitespace: the sentence end is established
  * b/cps are the position *before* code point cp.
  */
-static void scan_cp(struct tb_seg *s, uint32_t cp, uint64_t b, uint64_t cps,
-                    uint64_t b_after, tb_chunk_fn fn, void *ud)
+static void scan_cp(struct tb_seg *s, uint32_t cp, uint64_t b, uint64_t cps, uint64_t b_after,
+                    tb_chunk_fn fn, void *ud)
 {
     enum tb_chunk_policy p = s->o.policy;
-    int term = p == TB_CHUNK_OPENAI_AGENTS ? (cp == '.' || cp == '!' || cp == '?')
-                                           : is_terminal(cp);
+    int term =
+        p == TB_CHUNK_OPENAI_AGENTS ? (cp == '.' || cp == '!' || cp == '?') : is_terminal(cp);
     if (p == TB_CHUNK_FIXED40) {
         if (is_space(cp)) {
             s->ws_b = b_after;
@@ -283,8 +279,8 @@ static void scan_cp(struct tb_seg *s, uint32_t cp, uint64_t b, uint64_t cps,
     }
 }
 
-static void feed_scan(struct tb_seg *s, const unsigned char *t, size_t len,
-                      tb_chunk_fn fn, void *ud)
+static void feed_scan(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                      void *ud)
 {
     size_t i = 0;
     while (i < len) {
@@ -296,8 +292,8 @@ static void feed_scan(struct tb_seg *s, const unsigned char *t, size_t len,
     s->fed += len;
 }
 
-static void feed_elevenlabs(struct tb_seg *s, const unsigned char *t,
-                            size_t len, tb_chunk_fn fn, void *ud)
+static void feed_elevenlabs(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                            void *ud)
 {
     static const uint32_t sched[4] = {120, 160, 250, 290};
     uint32_t need = sched[s->nchunks < 3 ? s->nchunks : 3];
@@ -307,22 +303,15 @@ static void feed_elevenlabs(struct tb_seg *s, const unsigned char *t,
         emit(s, s->fed, s->gcps, fn, ud);
 }
 
-void tb_seg_feed(struct tb_seg *s, const char *text, size_t len,
-                 tb_chunk_fn fn, void *ud)
+void tb_seg_feed(struct tb_seg *s, const char *text, size_t len, tb_chunk_fn fn, void *ud)
 {
     const unsigned char *t = (const unsigned char *)text;
     switch (s->o.policy) {
     case TB_CHUNK_TOKEN:
     case TB_CHUNK_SENTENCE:
-    case TB_CHUNK_CLAUSE:
-        feed_v1(s, t, len, fn, ud);
-        break;
-    case TB_CHUNK_ELEVENLABS:
-        feed_elevenlabs(s, t, len, fn, ud);
-        break;
-    default:
-        feed_scan(s, t, len, fn, ud);
-        break;
+    case TB_CHUNK_CLAUSE: feed_v1(s, t, len, fn, ud); break;
+    case TB_CHUNK_ELEVENLABS: feed_elevenlabs(s, t, len, fn, ud); break;
+    default: feed_scan(s, t, len, fn, ud); break;
     }
     s->event++;
 }

@@ -51,9 +51,9 @@ static int drain_until(struct tb_drain *d, struct tb_clock *clk, double t, doubl
 }
 
 /* Pushes event e, waiting out backpressure.  Returns 0 or an error. */
-static int produce(const struct tb_stream *s, size_t k, struct tb_ring *ring,
-                   struct tb_drain *d, struct tb_clock *clk, double *next,
-                   struct tb_sim_result *r, char *err, size_t errlen)
+static int produce(const struct tb_stream *s, size_t k, struct tb_ring *ring, struct tb_drain *d,
+                   struct tb_clock *clk, double *next, struct tb_sim_result *r, char *err,
+                   size_t errlen)
 {
     const struct tb_event *e = &s->ev[k];
     int delayed = 0, rc;
@@ -94,9 +94,8 @@ static int produce(const struct tb_stream *s, size_t k, struct tb_ring *ring,
     }
 }
 
-int tb_sim_run(const struct tb_stream *s, const struct tb_sim_opts *o,
-               struct tb_clock *clk, tb_play_fn fn, void *ud,
-               struct tb_sim_result *r, char *err, size_t errlen)
+int tb_sim_run(const struct tb_stream *s, const struct tb_sim_opts *o, struct tb_clock *clk,
+               tb_play_fn fn, void *ud, struct tb_sim_result *r, char *err, size_t errlen)
 {
     struct tb_ring *ring = NULL;
     struct tb_drain *d = NULL;

@@ -64,8 +64,8 @@ int tb_stream_reserve(struct tb_stream *s, size_t nev, uint64_t ntext)
     return 0;
 }
 
-int tb_stream_append(struct tb_stream *s, double t, const char *text,
-                     size_t len, uint32_t tokens, enum tb_kind kind)
+int tb_stream_append(struct tb_stream *s, double t, const char *text, size_t len, uint32_t tokens,
+                     enum tb_kind kind)
 {
     struct tb_event *e;
     int rc;

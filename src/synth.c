@@ -37,30 +37,28 @@ void tb_synth_default(struct tb_synth_spec *s)
     s->seed = 1;
 }
 
-static int num(const char *key, const char *v, double lo, double hi, double *out,
-               char *err, size_t errlen)
+static int num(const char *key, const char *v, double lo, double hi, double *out, char *err,
+               size_t errlen)
 {
     char *end;
     double d;
     errno = 0;
     d = strtod(v, &end);
     if (end == v || *end != '\0' || errno != 0 || !isfinite(d))
-        return tb_seterr(err, errlen, TB_EINVAL, "synth spec: %s=%s is not a number",
-                         key, v);
+        return tb_seterr(err, errlen, TB_EINVAL, "synth spec: %s=%s is not a number", key, v);
     if (d < lo || d > hi)
-        return tb_seterr(err, errlen, TB_ERANGE, "synth spec: %s=%s is outside %.15g..%.15g",
-                         key, v, lo, hi);
+        return tb_seterr(err, errlen, TB_ERANGE, "synth spec: %s=%s is outside %.15g..%.15g", key,
+                         v, lo, hi);
     *out = d;
     return 0;
 }
 
-static int whole(const char *key, const char *v, double lo, double hi,
-                 double *out, char *err, size_t errlen)
+static int whole(const char *key, const char *v, double lo, double hi, double *out, char *err,
+                 size_t errlen)
 {
     int rc = num(key, v, lo, hi, out, err, errlen);
     if (rc == 0 && *out != floor(*out))
-        return tb_seterr(err, errlen, TB_EINVAL, "synth spec: %s=%s is not a whole number",
-                         key, v);
+        return tb_seterr(err, errlen, TB_EINVAL, "synth spec: %s=%s is not a whole number", key, v);
     return rc;
 }
 
@@ -72,8 +70,7 @@ static int parse_pair(char *kv, struct tb_synth_spec *s, char *err, size_t errle
     double d;
     int rc;
     if (eq == NULL)
-        return tb_seterr(err, errlen, TB_EINVAL,
-                         "synth spec: '%s' is not key=value", kv);
+        return tb_seterr(err, errlen, TB_EINVAL, "synth spec: '%s' is not key=value", kv);
     *eq = '\0';
     k = kv;
     v = eq + 1;
@@ -120,8 +117,7 @@ static int parse_pair(char *kv, struct tb_synth_spec *s, char *err, size_t errle
     return rc;
 }
 
-int tb_synth_parse(const char *text, struct tb_synth_spec *spec, char *err,
-                   size_t errlen)
+int tb_synth_parse(const char *text, struct tb_synth_spec *spec, char *err, size_t errlen)
 {
     char buf[512];
     char *p, *save = NULL;
@@ -147,8 +143,8 @@ int tb_synth_format(const struct tb_synth_spec *s, char *buf, size_t len)
                     "burst=%" PRIu32 ",seed=%" PRIu64,
                     tb_numfmt_double(a, sizeof(a), s->tps), tb_numfmt_double(b, sizeof(b), s->ttft),
                     s->tokens, tb_numfmt_double(c, sizeof(c), s->jitter),
-                    tb_numfmt_double(d, sizeof(d), s->stall_p), tb_numfmt_double(e, sizeof(e), s->stall_s),
-                    s->burst, s->seed);
+                    tb_numfmt_double(d, sizeof(d), s->stall_p),
+                    tb_numfmt_double(e, sizeof(e), s->stall_s), s->burst, s->seed);
 }
 
 static uint64_t splitmix64(uint64_t *x)
@@ -174,10 +170,10 @@ static double normal(uint64_t *x)
 /* The token generator: walks corpus sentences, yields pieces. */
 struct tokgen {
     uint64_t *rng;
-    const char *p;   /* rest of the current sentence */
-    int sentences;   /* sentences since the last paragraph break */
-    int need_space;  /* next word gets a leading space */
-    int in_word;     /* the last piece stopped inside a word */
+    const char *p;  /* rest of the current sentence */
+    int sentences;  /* sentences since the last paragraph break */
+    int need_space; /* next word gets a leading space */
+    int in_word;    /* the last piece stopped inside a word */
     char piece[64];
 };
 
@@ -236,10 +232,9 @@ int tb_synth_generate(const struct tb_synth_spec *spec, struct tb_stream *out)
     char text[64 * 1000 + 1];
     int rc;
 
-    if (!(spec->tps >= 0.001 && spec->tps <= 100000) || spec->burst < 1 ||
-        spec->burst > 1000 || spec->tokens < 1 || !(spec->jitter >= 0) ||
-        !(spec->ttft >= 0) || !(spec->stall_p >= 0 && spec->stall_p <= 1) ||
-        !(spec->stall_s >= 0))
+    if (!(spec->tps >= 0.001 && spec->tps <= 100000) || spec->burst < 1 || spec->burst > 1000 ||
+        spec->tokens < 1 || !(spec->jitter >= 0) || !(spec->ttft >= 0) ||
+        !(spec->stall_p >= 0 && spec->stall_p <= 1) || !(spec->stall_s >= 0))
         return TB_EINVAL;
     rc = tb_stream_reserve(out, out->n + spec->tokens / spec->burst + 1,
                            out->text_len + (uint64_t)spec->tokens * 6);

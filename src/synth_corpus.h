@@ -27,7 +27,8 @@ static const char *const tb_corpus[] = {
     "Would you like me to read that back to you?",
     "I'm sorry, I didn't quite catch that.",
     "Could you say it once more, a little slower?",
-    "The forecast calls for light rain in the morning (about 60 percent) and clearing skies by noon.",
+    "The forecast calls for light rain in the morning (about 60 percent) and clearing skies by "
+    "noon.",
     "Temperatures will reach a high of 18 degrees.",
     "Okay.",
     "Let me look that up for you.",
@@ -41,7 +42,8 @@ static const char *const tb_corpus[] = {
     "The flight departs at 7:15 and lands at 9:40, local time.",
     "Seat 14C is an aisle seat near the front of the cabin.",
     "Unfortunately, that option is not available on your current plan.",
-    "However, you could upgrade for a small monthly fee, or keep the plan you have and add a one-time pass.",
+    "However, you could upgrade for a small monthly fee, or keep the plan you have and add a "
+    "one-time pass.",
     "In summary: restart first, reset only if that fails, and call us if neither works.",
     "The caf\u00e9 opens at 8 \u2014 a little earlier on weekends.",
     "That\u2019s everything on the list\u2026 for now.",

@@ -35,8 +35,7 @@ struct loader {
 
 static int bad(struct loader *L, int code, const char *what)
 {
-    return tb_seterr(L->err, L->errlen, code, "%s:%zu: %s", L->name, L->line,
-                     what);
+    return tb_seterr(L->err, L->errlen, code, "%s:%zu: %s", L->name, L->line, what);
 }
 
 /* Copies a header string, cut at a UTF-8 character boundary when it does
@@ -64,8 +63,7 @@ static int load_header(struct loader *L, const cJSON *root)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "ttsbuf_trace");
     if (!cJSON_IsNumber(v) || v->valuedouble != 1.0)
         return bad(L, TB_EFORMAT, "unsupported \"ttsbuf_trace\" version (this reads 1)");
-    copy_str(L->out->model, sizeof(L->out->model),
-             cJSON_GetObjectItemCaseSensitive(root, "model"));
+    copy_str(L->out->model, sizeof(L->out->model), cJSON_GetObjectItemCaseSensitive(root, "model"));
     copy_str(L->out->base_url, sizeof(L->out->base_url),
              cJSON_GetObjectItemCaseSensitive(root, "base_url"));
     return 0;
@@ -130,8 +128,7 @@ static int load_event(struct loader *L, const struct keys *ks)
         return bad(L, TB_EFORMAT, msg);
     }
     if (L->have_event && t->valuedouble < L->last_t) {
-        snprintf(msg, sizeof(msg), "\"t\" goes backwards (%g < %g)",
-                 t->valuedouble, L->last_t);
+        snprintf(msg, sizeof(msg), "\"t\" goes backwards (%g < %g)", t->valuedouble, L->last_t);
         return bad(L, TB_EFORMAT, msg);
     }
     if (text == NULL)
@@ -197,8 +194,7 @@ static int load_line(struct loader *L, const char *p, size_t len)
     }
     badb = tb_utf8_check(p, len);
     if (badb != len) {
-        snprintf(msg, sizeof(msg), "invalid UTF-8 at byte %zu of the line",
-                 lead + badb + 1);
+        snprintf(msg, sizeof(msg), "invalid UTF-8 at byte %zu of the line", lead + badb + 1);
         return bad(L, TB_EFORMAT, msg);
     }
     root = cJSON_ParseWithLengthOpts(p, len, &end, 0);
@@ -231,8 +227,8 @@ static int load_line(struct loader *L, const char *p, size_t len)
     return rc;
 }
 
-int tb_trace_load_mem(const char *buf, size_t len, const char *name,
-                      struct tb_stream *out, char *err, size_t errlen)
+int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_stream *out,
+                      char *err, size_t errlen)
 {
     struct loader L = {name, 0, 0.0, 0, 0, out, err, errlen};
     size_t pos = 0, n0 = out->n;
@@ -303,8 +299,7 @@ static int read_all(FILE *f, char **out, size_t *outlen)
     return 0;
 }
 
-int tb_trace_load_file(const char *path, struct tb_stream *out, char *err,
-                       size_t errlen)
+int tb_trace_load_file(const char *path, struct tb_stream *out, char *err, size_t errlen)
 {
     int is_stdin = strcmp(path, "-") == 0;
     const char *name = is_stdin ? "<stdin>" : path;

@@ -23,12 +23,10 @@ static const struct {
     const char *name;
     int (*run)(void);
 } groups[] = {
-    {"utf8", tb_test_utf8},       {"ring", tb_test_ring},
-    {"segment", tb_test_segment}, {"playout", tb_test_playout},
-    {"property", tb_test_property}, {"trace", tb_test_trace},
-    {"synth", tb_test_synth},     {"sim", tb_test_sim},
-    {"cli", tb_test_cli},         {"sse", tb_test_sse},
-    {"serve", tb_test_serve},     {"oai", tb_test_oai},
+    {"utf8", tb_test_utf8},       {"ring", tb_test_ring},         {"segment", tb_test_segment},
+    {"playout", tb_test_playout}, {"property", tb_test_property}, {"trace", tb_test_trace},
+    {"synth", tb_test_synth},     {"sim", tb_test_sim},           {"cli", tb_test_cli},
+    {"sse", tb_test_sse},         {"serve", tb_test_serve},       {"oai", tb_test_oai},
     {"live", tb_test_live},
 };
 

@@ -16,7 +16,6 @@ struct out {
     char *so, *se; /* stdout, stderr (NUL-terminated, owned) */
 };
 
-
 /* Runs `$TTSBUF args` through sh (args may hold redirections of input). */
 static struct out run(const char *args)
 {
@@ -26,8 +25,7 @@ static struct out run(const char *args)
     int st;
     snprintf(so, sizeof(so), "/tmp/ttsbuf-test-%d.out", (int)getpid());
     snprintf(se, sizeof(se), "/tmp/ttsbuf-test-%d.err", (int)getpid());
-    snprintf(cmd, sizeof(cmd), "'%s' %s >%s 2>%s", bin != NULL ? bin : "./ttsbuf", args, so,
-             se);
+    snprintf(cmd, sizeof(cmd), "'%s' %s >%s 2>%s", bin != NULL ? bin : "./ttsbuf", args, so, se);
     st = system(cmd);
     assert_true(WIFEXITED(st));
     o.code = WEXITSTATUS(st);
@@ -49,8 +47,8 @@ static void expect_error(const char *args, int code, const char *want)
 {
     struct out o = run(args);
     if (o.code != code || strstr(o.se, want) == NULL)
-        fail_msg("ttsbuf %s: exit %d, stderr '%s'; wanted exit %d and '%s'", args, o.code,
-                 o.se, code, want);
+        fail_msg("ttsbuf %s: exit %d, stderr '%s'; wanted exit %d and '%s'", args, o.code, o.se,
+                 code, want);
     assert_int_equal(strncmp(o.se, "ttsbuf: ", 8), 0);
     /* Exactly one line. */
     assert_non_null(strchr(o.se, '\n'));
@@ -133,9 +131,9 @@ static void json_report_has_keys(void **state)
     (void)state;
     struct out o = run("sim --preset demo --json");
     cJSON *j;
-    const char *keys[] = {"ttft_s", "ttfa_s", "events", "chunks", "decode_tps", "speech_s",
-                          "end_s", "underruns", "interruptions", "gap_total_s", "gap_max_s",
-                          "min_tps", "speedup_needed"};
+    const char *keys[] = {"ttft_s",    "ttfa_s",  "events",        "chunks",        "decode_tps",
+                          "speech_s",  "end_s",   "underruns",     "interruptions", "gap_total_s",
+                          "gap_max_s", "min_tps", "speedup_needed"};
     assert_int_equal(o.code, 0);
     j = cJSON_Parse(o.so);
     assert_non_null(j);
@@ -144,8 +142,7 @@ static void json_report_has_keys(void **state)
     assert_true(num(j, "underruns") > 0); /* the demo stream stalls */
     assert_true(num(j, "gap_max_s") <= num(j, "gap_total_s"));
     assert_true(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, "preroll_curve")));
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "preroll_curve")),
-                     6);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "preroll_curve")), 6);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "gaps")),
                      (int)num(j, "underruns"));
     cJSON_Delete(j);
@@ -196,8 +193,10 @@ static void record_round_trip(void **state)
              a);
     o1 = run(args);
     assert_int_equal(o1.code, 0);
-    snprintf(args, sizeof(args), "sim --synth tps=9,jitter=0.7,stall=0.03:1,burst=2,seed=5 "
-                                 "--chunk clause --json --record %s", b);
+    snprintf(args, sizeof(args),
+             "sim --synth tps=9,jitter=0.7,stall=0.03:1,burst=2,seed=5 "
+             "--chunk clause --json --record %s",
+             b);
     o2 = run(args);
     ta = tb_test_slurp_str(a);
     tb = tb_test_slurp_str(b);
@@ -207,8 +206,8 @@ static void record_round_trip(void **state)
     assert_int_equal(o3.code, 0);
     {
         cJSON *j1 = cJSON_Parse(o1.so), *j3 = cJSON_Parse(o3.so);
-        const char *keys[] = {"ttfa_s", "underruns", "gap_total_s", "min_tps",
-                              "speedup_needed", "end_s", "decode_tps", "chunks"};
+        const char *keys[] = {"ttfa_s",         "underruns", "gap_total_s", "min_tps",
+                              "speedup_needed", "end_s",     "decode_tps",  "chunks"};
         assert_non_null(j1);
         assert_non_null(j3);
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -230,12 +229,9 @@ static void record_round_trip(void **state)
 int tb_test_cli(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(version_and_help),
-        cmocka_unit_test(bad_usage),
-        cmocka_unit_test(bad_trace_names_the_line),
-        cmocka_unit_test(json_report_has_keys),
-        cmocka_unit_test(human_report_verdict),
-        cmocka_unit_test(gate_exit_codes),
+        cmocka_unit_test(version_and_help),         cmocka_unit_test(bad_usage),
+        cmocka_unit_test(bad_trace_names_the_line), cmocka_unit_test(json_report_has_keys),
+        cmocka_unit_test(human_report_verdict),     cmocka_unit_test(gate_exit_codes),
         cmocka_unit_test(record_round_trip),
     };
     return TB_RUN_GROUP("cli", tests);

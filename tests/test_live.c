@@ -301,7 +301,6 @@ static void connection_refused(void **state)
 
 /* ---- the binary ---- */
 
-
 static const char *bin(void)
 {
     const char *b = getenv("TTSBUF");
@@ -472,8 +471,10 @@ static void run_cli_bad_usage(void **state)
              "grep -q 'run: --model is required' /tmp/ttsbuf-e-%d",
              bin(), (int)getpid(), (int)getpid());
     assert_int_equal(sh(cmd), 0);
-    snprintf(cmd, sizeof(cmd), "'%s' run --base-url http://x/v1 --model m --preset demo "
-                               ">/dev/null 2>&1", bin());
+    snprintf(cmd, sizeof(cmd),
+             "'%s' run --base-url http://x/v1 --model m --preset demo "
+             ">/dev/null 2>&1",
+             bin());
     assert_int_equal(sh(cmd), 2);
     snprintf(cmd, sizeof(cmd), "'%s' run --api-key-file /nonexistent >/dev/null 2>&1", bin());
     assert_int_equal(sh(cmd), 2);
@@ -581,8 +582,7 @@ static void run_cli_fault_matrix(void **state)
             (lines != 1 + rows[i].events && lines != 2 + rows[i].events))
             fail_msg("--fault %s: exit %d, %d trace lines, stderr '%s'; want exit %d, "
                      "%d events, '%s'",
-                     rows[i].fault, code, lines, err, rows[i].code, rows[i].events,
-                     rows[i].err);
+                     rows[i].fault, code, lines, err, rows[i].code, rows[i].events, rows[i].err);
         free(err);
         free(trace);
     }

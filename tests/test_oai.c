@@ -154,8 +154,9 @@ static void event_legacy_reasoning_tools(void **state)
 {
     (void)state;
     struct tb_oai_delta d;
-    parse("{\"object\":\"text_completion\",\"choices\":[{\"text\":\"abc\",\"finish_reason\":null}]}",
-          &d);
+    parse(
+        "{\"object\":\"text_completion\",\"choices\":[{\"text\":\"abc\",\"finish_reason\":null}]}",
+        &d);
     assert_int_equal(d.content_len, 3);
     parse("{\"choices\":[{\"delta\":{\"reasoning_content\":\"hmm\"}}]}", &d);
     assert_null(d.content);
@@ -202,8 +203,7 @@ static void event_bad_input(void **state)
     struct tb_oai_delta d;
     char err[128];
     const char bad_utf8[] = "{\"choices\":[{\"delta\":{\"content\":\"a\xff\"}}]}";
-    assert_int_equal(tb_oai_parse_event(P, "{\"choices\":[{\"delta\":", 21, &d, err,
-                                        sizeof(err)),
+    assert_int_equal(tb_oai_parse_event(P, "{\"choices\":[{\"delta\":", 21, &d, err, sizeof(err)),
                      TB_EFORMAT);
     assert_non_null(strstr(err, "invalid JSON near byte"));
     assert_int_equal(tb_oai_parse_event(P, "[1,2]", 5, &d, err, sizeof(err)), TB_EFORMAT);

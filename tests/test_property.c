@@ -41,13 +41,13 @@
 #include "ttsbuf/stream.h"
 #include "ttsbuf/voice.h"
 
-#define MAX_EV 256      /* events in one generated trace */
-#define MAX_CH 4096     /* chunks the oracle can hold */
-#define GAP_EPS 1e-9    /* "no gap": every g_j <= this */
-#define REL_TOL 1e-6    /* oracle vs closed form */
-#define SEARCH_LO 1e-6  /* bisection range for rates and speed-ups */
+#define MAX_EV 256     /* events in one generated trace */
+#define MAX_CH 4096    /* chunks the oracle can hold */
+#define GAP_EPS 1e-9   /* "no gap": every g_j <= this */
+#define REL_TOL 1e-6   /* oracle vs closed form */
+#define SEARCH_LO 1e-6 /* bisection range for rates and speed-ups */
 #define SEARCH_HI 1e9
-#define TRACES 300      /* random traces per policy */
+#define TRACES 300 /* random traces per policy */
 
 /* ---------------------------------------------------------------- PRNG */
 
@@ -78,12 +78,12 @@ static uint32_t rng_below(struct rng *r, uint32_t n)
 
 /* What the engine's schedule callback saw during one run. */
 struct sched {
-    uint32_t next;   /* chunk number expected next */
-    int in_order;    /* every chunk reported once, in order */
-    int consistent;  /* s_j = max(e_{j-1}, r_j), e_j = s_j + D_j */
+    uint32_t next;  /* chunk number expected next */
+    int in_order;   /* every chunk reported once, in order */
+    int consistent; /* s_j = max(e_{j-1}, r_j), e_j = s_j + D_j */
     double wpm;
     double prev_end;
-    double max_gap;  /* max r_j - e_{j-1} over j >= 2 */
+    double max_gap; /* max r_j - e_{j-1} over j >= 2 */
 };
 
 /* The oracle's view of one stream under one policy. */
@@ -145,8 +145,7 @@ static void on_play(void *ud, const struct tb_play *p)
         if (fabs(p->start - st) > 1e-9 * (1.0 + fabs(st)))
             s->consistent = 0;
     }
-    if (fabs(p->end - p->start - tb_voice_seconds(p->cps, s->wpm)) >
-        1e-9 * (1.0 + fabs(p->end)))
+    if (fabs(p->end - p->start - tb_voice_seconds(p->cps, s->wpm)) > 1e-9 * (1.0 + fabs(p->end)))
         s->consistent = 0;
     s->prev_end = p->end;
     s->next++;
@@ -189,8 +188,7 @@ static int teardown(void **state)
 /* Makes w->seg a segmenter for policy/min_chars (reused when it is one). */
 static void use_seg(struct work *w, enum tb_chunk_policy pol, uint32_t min_chars)
 {
-    if (w->seg != NULL && w->seg_opts.policy == pol &&
-        w->seg_opts.min_chars == min_chars)
+    if (w->seg != NULL && w->seg_opts.policy == pol && w->seg_opts.min_chars == min_chars)
         return;
     tb_seg_destroy(w->seg);
     w->seg = NULL;
@@ -224,13 +222,11 @@ static void dump_case(const struct work *w, const struct kase *k)
     fprintf(stderr,
             "# case %s seed=%llu policy=%s min_chars=%u wpm=%.17g "
             "preroll=%.17g latency=%.17g events=%zu\n",
-            k->what, (unsigned long long)k->seed,
-            tb_seg_policy_name(k->policy), k->min_chars, k->wpm, k->preroll,
-            k->lat, w->s.n);
+            k->what, (unsigned long long)k->seed, tb_seg_policy_name(k->policy), k->min_chars,
+            k->wpm, k->preroll, k->lat, w->s.n);
     for (size_t i = 0; i < w->s.n; i++) {
         const struct tb_event *e = &w->s.ev[i];
-        fprintf(stderr, "{\"t\":%.17g,\"tokens\":%u,\"kind\":\"%s\",\"text\":\"",
-                e->t, e->tokens,
+        fprintf(stderr, "{\"t\":%.17g,\"tokens\":%u,\"kind\":\"%s\",\"text\":\"", e->t, e->tokens,
                 e->kind == TB_KIND_CONTENT ? "content" : "reasoning");
         dump_text(tb_stream_text(&w->s, i), e->len);
         fprintf(stderr, "\"}\n");
@@ -239,12 +235,12 @@ static void dump_case(const struct work *w, const struct kase *k)
 
 /* Like assert_true, but prints the case and its stream first; expects
  * `w` (struct work *) and `k` (const struct kase *) in scope. */
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            dump_case(w, k);                                                   \
-            fail_msg(__VA_ARGS__);                                             \
-        }                                                                      \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            dump_case(w, k);                                                                       \
+            fail_msg(__VA_ARGS__);                                                                 \
+        }                                                                                          \
     } while (0)
 
 /* |a - b| <= rel * max(|a|, |b|) + abs */
@@ -306,23 +302,19 @@ static size_t model_q(const struct model *md, double wpm, double preroll)
 }
 
 /* Arrival of content event k when the stream is re-timed by `mode`. */
-static double arrival(const struct model *md, const struct tb_stream *s,
-                      size_t k, enum mode mode, double x)
+static double arrival(const struct model *md, const struct tb_stream *s, size_t k, enum mode mode,
+                      double x)
 {
     double t = s->ev[md->ci[k]].t;
     switch (mode) {
-    case M_RATE:
-        return md->a0 + (double)(md->tok[k] - md->tok[0]) / x;
-    case M_SPEED:
-        return md->a0 + (t - md->a0) / x;
-    default:
-        return t;
+    case M_RATE: return md->a0 + (double)(md->tok[k] - md->tok[0]) / x;
+    case M_SPEED: return md->a0 + (t - md->a0) / x;
+    default: return t;
     }
 }
 
 /* The playout rules of playout.h, literally, over md->c. */
-static void simulate(const struct model *md, double wpm, double lat,
-                     struct sim_out *o)
+static void simulate(const struct model *md, double wpm, double lat, struct sim_out *o)
 {
     double s1, e;
     memset(o, 0, sizeof(*o));
@@ -354,8 +346,7 @@ static void simulate(const struct model *md, double wpm, double lat,
     o->speech = tb_voice_seconds(md->cum[md->m - 1], wpm);
 }
 
-static double sim_max_gap(struct work *w, const struct kase *k,
-                          enum mode mode, double x)
+static double sim_max_gap(struct work *w, const struct kase *k, enum mode mode, double x)
 {
     struct sim_out o;
     for (size_t j = 0; j < w->md.m; j++)
@@ -364,8 +355,7 @@ static double sim_max_gap(struct work *w, const struct kase *k,
     return o.max_gap;
 }
 
-static int no_gap(struct work *w, const struct kase *k, enum mode mode,
-                  double x)
+static int no_gap(struct work *w, const struct kase *k, enum mode mode, double x)
 {
     return sim_max_gap(w, k, mode, x) <= GAP_EPS;
 }
@@ -415,16 +405,14 @@ static void retime(struct work *w, enum mode mode, double x)
             t = arrival(&w->md, s, k++, mode, x);
         else if (mode == M_SPEED)
             t = w->md.a0 + (t - w->md.a0) / x;
-        assert_int_equal(tb_stream_append(&w->rt, t, tb_stream_text(s, i),
-                                          e->len, e->tokens,
+        assert_int_equal(tb_stream_append(&w->rt, t, tb_stream_text(s, i), e->len, e->tokens,
                                           (enum tb_kind)e->kind),
                          0);
     }
 }
 
-static void pipeline(struct work *w, const struct kase *k,
-                     const struct tb_stream *s, struct tb_chunks *ch,
-                     struct tb_playout_result *res)
+static void pipeline(struct work *w, const struct kase *k, const struct tb_stream *s,
+                     struct tb_chunks *ch, struct tb_playout_result *res)
 {
     struct tb_playout_opts o;
     tb_playout_opts_default(&o);
@@ -443,45 +431,39 @@ static void pipeline(struct work *w, const struct kase *k,
 
 /* Runs the real pipeline on w->s re-timed by mode/x; checks the chunk
  * list is the original's (segmentation ignores time). */
-static void pipeline_retimed(struct work *w, const struct kase *k,
-                             enum mode mode, double x,
+static void pipeline_retimed(struct work *w, const struct kase *k, enum mode mode, double x,
                              struct tb_playout_result *res)
 {
     retime(w, mode, x);
     pipeline(w, k, &w->rt, &w->ch2, res);
-    CHECK(w->ch2.n == w->ch.n, "re-timed chunks %zu != %zu", w->ch2.n,
-          w->ch.n);
+    CHECK(w->ch2.n == w->ch.n, "re-timed chunks %zu != %zu", w->ch2.n, w->ch.n);
     for (size_t j = 0; j < w->ch.n; j++)
-        CHECK(w->ch2.v[j].cps == w->ch.v[j].cps &&
-                  w->ch2.v[j].tok == w->ch.v[j].tok,
+        CHECK(w->ch2.v[j].cps == w->ch.v[j].cps && w->ch2.v[j].tok == w->ch.v[j].tok,
               "re-timing changed chunk %zu", j + 1);
-    CHECK(w->sch.in_order && w->sch.next == w->ch.n + 1,
-          "schedule callback out of order");
+    CHECK(w->sch.in_order && w->sch.next == w->ch.n + 1, "schedule callback out of order");
 }
 
 /* ------------------------------------------------------------- checks */
 
 /* Compares one closed form with its bisection. */
-static void check_oracle(struct work *w, const struct kase *k,
-                         enum mode mode, double closed)
+static void check_oracle(struct work *w, const struct kase *k, enum mode mode, double closed)
 {
     const char *name = mode == M_RATE ? "min_tps" : "speedup";
     double found = bisect(w, k, mode);
     CHECK(isfinite(closed) && closed >= 0.0, "%s = %.17g", name, closed);
     CHECK(isfinite(found), "%s: a gap even at %g", name, SEARCH_HI);
     if (found == 0.0)
-        CHECK(closed <= SEARCH_LO,
-              "%s: closed form %.17g but no gap already at %g", name, closed,
+        CHECK(closed <= SEARCH_LO, "%s: closed form %.17g but no gap already at %g", name, closed,
               SEARCH_LO);
     else
-        CHECK(close_to(found, closed, REL_TOL, 0.0),
-              "%s: closed form %.17g, bisection %.17g", name, closed, found);
+        CHECK(close_to(found, closed, REL_TOL, 0.0), "%s: closed form %.17g, bisection %.17g", name,
+              closed, found);
 }
 
 /* At just above the closed form: no gap, in the real engine's schedule.
  * Just below (when positive): a gap. */
-static void check_edges(struct work *w, const struct kase *k, enum mode mode,
-                        double closed, const struct tb_playout_result *orig)
+static void check_edges(struct work *w, const struct kase *k, enum mode mode, double closed,
+                        const struct tb_playout_result *orig)
 {
     const char *name = mode == M_RATE ? "min_tps" : "speedup";
     struct tb_playout_result res;
@@ -489,20 +471,19 @@ static void check_edges(struct work *w, const struct kase *k, enum mode mode,
 
     pipeline_retimed(w, k, mode, x, &res);
     CHECK(res.underruns == 0 && w->sch.max_gap <= GAP_EPS,
-          "%s x (1 + 1e-6) = %.17g: %u underruns, max gap %.17g", name, x,
-          res.underruns, w->sch.max_gap);
+          "%s x (1 + 1e-6) = %.17g: %u underruns, max gap %.17g", name, x, res.underruns,
+          w->sch.max_gap);
     CHECK(res.q == orig->q, "re-timed q %u != %u", res.q, orig->q);
     /* The minimum rate depends on texts and token counts only. */
-    CHECK(close_to(res.min_tps, orig->min_tps, 1e-12, 0.0),
-          "re-timed min_tps %.17g != %.17g", res.min_tps, orig->min_tps);
+    CHECK(close_to(res.min_tps, orig->min_tps, 1e-12, 0.0), "re-timed min_tps %.17g != %.17g",
+          res.min_tps, orig->min_tps);
     if (mode == M_SPEED && closed > 0.0)
-        CHECK(close_to(res.speedup, closed / x, 1e-9, 0.0),
-              "re-timed speedup %.17g, want %.17g", res.speedup, closed / x);
+        CHECK(close_to(res.speedup, closed / x, 1e-9, 0.0), "re-timed speedup %.17g, want %.17g",
+              res.speedup, closed / x);
     if (closed > 0.0) {
         x = closed * (1.0 - 1e-3);
         pipeline_retimed(w, k, mode, x, &res);
-        CHECK(w->sch.max_gap > GAP_EPS,
-              "%s x (1 - 1e-3) = %.17g: max gap only %.17g", name, x,
+        CHECK(w->sch.max_gap > GAP_EPS, "%s x (1 - 1e-3) = %.17g: max gap only %.17g", name, x,
               w->sch.max_gap);
     }
 }
@@ -512,8 +493,7 @@ static void check_edges(struct work *w, const struct kase *k, enum mode mode,
  * simulation on the original times, the invariants, both oracles, and the
  * edges.  *out gets the engine's result on the original times.
  */
-static void check_case(struct work *w, const struct kase *k,
-                       struct tb_playout_result *out)
+static void check_case(struct work *w, const struct kase *k, struct tb_playout_result *out)
 {
     struct tb_playout_result res;
     struct sim_out so;
@@ -526,62 +506,55 @@ static void check_case(struct work *w, const struct kase *k,
         *out = res;
     w->checks++;
 
-    CHECK(res.chunks == w->md.m, "chunks %u, oracle %zu", res.chunks,
-          w->md.m);
+    CHECK(res.chunks == w->md.m, "chunks %u, oracle %zu", res.chunks, w->md.m);
     CHECK(w->ch.n == w->md.m, "chunk list %zu, oracle %zu", w->ch.n, w->md.m);
-    CHECK(w->sch.in_order && w->sch.next == w->md.m + 1,
-          "schedule callback out of order");
+    CHECK(w->sch.in_order && w->sch.next == w->md.m + 1, "schedule callback out of order");
     if (w->md.m == 0) {
-        CHECK(res.ttfa == 0.0 && res.end == 0.0 && res.min_tps == 0.0 &&
-                  res.speedup == 0.0 && res.underruns == 0,
+        CHECK(res.ttfa == 0.0 && res.end == 0.0 && res.min_tps == 0.0 && res.speedup == 0.0 &&
+                  res.underruns == 0,
               "no chunks but a non-empty result");
         return;
     }
     for (size_t j = 0; j < w->md.m; j++)
-        CHECK(w->ch.v[j].cps == w->md.cps[j] &&
-                  w->ch.v[j].tok == w->md.tok[w->md.ev[j]] &&
+        CHECK(w->ch.v[j].cps == w->md.cps[j] && w->ch.v[j].tok == w->md.tok[w->md.ev[j]] &&
                   w->ch.v[j].c == w->s.ev[w->md.ci[w->md.ev[j]]].t,
               "chunk %zu: analyze (c %.17g, tok %llu, cps %u), oracle "
               "(event %u, cps %u)",
-              j + 1, w->ch.v[j].c, (unsigned long long)w->ch.v[j].tok,
-              w->ch.v[j].cps, w->md.ev[j], w->md.cps[j]);
+              j + 1, w->ch.v[j].c, (unsigned long long)w->ch.v[j].tok, w->ch.v[j].cps, w->md.ev[j],
+              w->md.cps[j]);
 
     /* The engine against the literal simulation, original times. */
     for (size_t j = 0; j < w->md.m; j++)
         w->md.c[j] = arrival(&w->md, &w->s, w->md.ev[j], M_ORIG, 1.0);
     simulate(&w->md, k->wpm, k->lat, &so);
     CHECK(res.q == w->md.q, "q %u, oracle %zu", res.q, w->md.q);
-    CHECK(close_to(res.ttfa, so.ttfa, 1e-12, 1e-12), "ttfa %.17g, oracle %.17g",
-          res.ttfa, so.ttfa);
-    CHECK(close_to(res.end, so.end, 1e-12, 1e-9), "end %.17g, oracle %.17g",
-          res.end, so.end);
-    CHECK(close_to(res.speech, so.speech, 1e-12, 0.0),
-          "speech %.17g, oracle %.17g", res.speech, so.speech);
+    CHECK(close_to(res.ttfa, so.ttfa, 1e-12, 1e-12), "ttfa %.17g, oracle %.17g", res.ttfa, so.ttfa);
+    CHECK(close_to(res.end, so.end, 1e-12, 1e-9), "end %.17g, oracle %.17g", res.end, so.end);
+    CHECK(close_to(res.speech, so.speech, 1e-12, 0.0), "speech %.17g, oracle %.17g", res.speech,
+          so.speech);
     CHECK(res.underruns == so.underruns && res.interruptions == so.interruptions,
-          "underruns/interruptions %u/%u, oracle %u/%u", res.underruns,
-          res.interruptions, so.underruns, so.interruptions);
+          "underruns/interruptions %u/%u, oracle %u/%u", res.underruns, res.interruptions,
+          so.underruns, so.interruptions);
     CHECK(close_to(res.gap_total, so.gap_total, 1e-12, 1e-9) &&
               close_to(res.gap_max, so.gap_max, 1e-12, 1e-9),
-          "gaps total/max %.17g/%.17g, oracle %.17g/%.17g", res.gap_total,
-          res.gap_max, so.gap_total, so.gap_max);
+          "gaps total/max %.17g/%.17g, oracle %.17g/%.17g", res.gap_total, res.gap_max,
+          so.gap_total, so.gap_max);
     CHECK(w->sch.consistent, "schedule breaks s_j = max(e_{j-1}, r_j)");
     if (w->md.m >= 2)
         CHECK(close_to(w->sch.max_gap, so.max_gap, 1e-12, 1e-9),
-              "schedule max gap %.17g, oracle %.17g", w->sch.max_gap,
-              so.max_gap);
+              "schedule max gap %.17g, oracle %.17g", w->sch.max_gap, so.max_gap);
 
     /* Invariants. */
-    CHECK((res.underruns == 0) == (res.gap_total == 0.0),
-          "underruns %u but gap_total %.17g", res.underruns, res.gap_total);
-    CHECK(res.gap_max <= res.gap_total, "gap_max %.17g > gap_total %.17g",
-          res.gap_max, res.gap_total);
-    CHECK(res.ttfa >= w->md.a0 + k->lat, "ttfa %.17g < ttft %.17g + L %g",
-          res.ttfa, w->md.a0, k->lat);
-    CHECK(res.end >= res.ttfa + res.speech - 1e-9,
-          "end %.17g < ttfa %.17g + speech %.17g", res.end, res.ttfa,
-          res.speech);
-    CHECK(res.interruptions <= res.underruns,
-          "interruptions %u > underruns %u", res.interruptions, res.underruns);
+    CHECK((res.underruns == 0) == (res.gap_total == 0.0), "underruns %u but gap_total %.17g",
+          res.underruns, res.gap_total);
+    CHECK(res.gap_max <= res.gap_total, "gap_max %.17g > gap_total %.17g", res.gap_max,
+          res.gap_total);
+    CHECK(res.ttfa >= w->md.a0 + k->lat, "ttfa %.17g < ttft %.17g + L %g", res.ttfa, w->md.a0,
+          k->lat);
+    CHECK(res.end >= res.ttfa + res.speech - 1e-9, "end %.17g < ttfa %.17g + speech %.17g", res.end,
+          res.ttfa, res.speech);
+    CHECK(res.interruptions <= res.underruns, "interruptions %u > underruns %u", res.interruptions,
+          res.underruns);
     CHECK(res.q >= 1 && res.q <= res.chunks, "q %u of %u", res.q, res.chunks);
 
     /* The closed forms against search. */
@@ -617,13 +590,58 @@ static void check_policies(struct work *w, struct kase *k)
 /* Pieces of text an event is made of: words, every punctuation mark the
  * policies look at, closers, whitespace and multi-byte UTF-8. */
 static const char *const pieces[] = {
-    "Hello", " world", " the", " a", " cat", "s", " sat", " on", " mat",
-    " Yes", " no", " 42", "ok", " caf\xc3\xa9", "\xc3\xa9", " \xc3\xbc" "ber",
-    " \xe6\x97\xa5\xe6\x9c\xac", "\xe8\xaa\x9e", " \xf0\x9f\x99\x82",
-    ".", ".", "!", "?", ",", ",", ";", ":", "\xe2\x80\xa6", "...",
-    "\xe2\x80\x94", " \xe2\x80\x94", "\"", ")", "]", "'", "\xe2\x80\x99",
-    "\xe2\x80\x9d", ". ", "? ", "! ", ", ", ".\"", ".)", ".\xe2\x80\x9d",
-    "\n", "\n\n", " ", "  ", "\t", " \xc2\xa0", "\xc2\xa0",
+    "Hello",
+    " world",
+    " the",
+    " a",
+    " cat",
+    "s",
+    " sat",
+    " on",
+    " mat",
+    " Yes",
+    " no",
+    " 42",
+    "ok",
+    " caf\xc3\xa9",
+    "\xc3\xa9",
+    " \xc3\xbc"
+    "ber",
+    " \xe6\x97\xa5\xe6\x9c\xac",
+    "\xe8\xaa\x9e",
+    " \xf0\x9f\x99\x82",
+    ".",
+    ".",
+    "!",
+    "?",
+    ",",
+    ",",
+    ";",
+    ":",
+    "\xe2\x80\xa6",
+    "...",
+    "\xe2\x80\x94",
+    " \xe2\x80\x94",
+    "\"",
+    ")",
+    "]",
+    "'",
+    "\xe2\x80\x99",
+    "\xe2\x80\x9d",
+    ". ",
+    "? ",
+    "! ",
+    ", ",
+    ".\"",
+    ".)",
+    ".\xe2\x80\x9d",
+    "\n",
+    "\n\n",
+    " ",
+    "  ",
+    "\t",
+    " \xc2\xa0",
+    "\xc2\xa0",
 };
 
 #define NPIECES (sizeof(pieces) / sizeof(pieces[0]))
@@ -645,8 +663,7 @@ static double gen_gap(struct rng *r)
 static void gen_trace(struct tb_stream *s, uint64_t seed)
 {
     struct rng r = {seed};
-    uint32_t n = rng_unit(&r) < 0.1 ? 1 + rng_below(&r, 3)
-                                    : 4 + rng_below(&r, 100);
+    uint32_t n = rng_unit(&r) < 0.1 ? 1 + rng_below(&r, 3) : 4 + rng_below(&r, 100);
     double t = rng_unit(&r) < 0.2 ? 0.0 : 3.0 * rng_unit(&r);
     tb_stream_clear(s);
     for (uint32_t i = 0; i < n; i++) {
@@ -654,8 +671,7 @@ static void gen_trace(struct tb_stream *s, uint64_t seed)
         size_t len = 0;
         uint32_t np = rng_unit(&r) < 0.7 ? 1 : 2 + rng_below(&r, 2);
         uint32_t tokens = rng_unit(&r) < 0.75 ? 1 : 2 + rng_below(&r, 2);
-        enum tb_kind kind =
-            rng_unit(&r) < 0.1 ? TB_KIND_REASONING : TB_KIND_CONTENT;
+        enum tb_kind kind = rng_unit(&r) < 0.1 ? TB_KIND_REASONING : TB_KIND_CONTENT;
         for (uint32_t p = 0; p < np; p++) {
             const char *pc = pieces[rng_below(&r, NPIECES)];
             size_t pl = strlen(pc);
@@ -678,10 +694,7 @@ static void run_random(void **state, enum tb_chunk_policy pol)
     k.policy = pol;
     for (uint32_t i = 0; i < TRACES; i++) {
         k.seed = 0x7E57C0DEull + i;
-        k.min_chars = (pol == TB_CHUNK_SENTENCE || pol == TB_CHUNK_CLAUSE) &&
-                              i % 3 == 0
-                          ? 20
-                          : 1;
+        k.min_chars = (pol == TB_CHUNK_SENTENCE || pol == TB_CHUNK_CLAUSE) && i % 3 == 0 ? 20 : 1;
         k.wpm = wpms[(i / 3) % 3];
         gen_trace(&w->s, k.seed);
         check_settings(w, &k);
@@ -689,10 +702,10 @@ static void run_random(void **state, enum tb_chunk_policy pol)
     assert_int_equal(w->checks, TRACES * 6);
 }
 
-#define RANDOM_CASE(name, pol)                                                 \
-    static void random_##name(void **state)                                    \
-    {                                                                          \
-        run_random(state, pol);                                                \
+#define RANDOM_CASE(name, pol)                                                                     \
+    static void random_##name(void **state)                                                        \
+    {                                                                                              \
+        run_random(state, pol);                                                                    \
     }
 
 RANDOM_CASE(token, TB_CHUNK_TOKEN)
@@ -706,12 +719,9 @@ RANDOM_CASE(elevenlabs, TB_CHUNK_ELEVENLABS)
 
 /* --------------------------------------------------------- edge cases */
 
-static void append(struct tb_stream *s, double t, const char *text,
-                   uint32_t tokens)
+static void append(struct tb_stream *s, double t, const char *text, uint32_t tokens)
 {
-    assert_int_equal(tb_stream_append(s, t, text, strlen(text), tokens,
-                                      TB_KIND_CONTENT),
-                     0);
+    assert_int_equal(tb_stream_append(s, t, text, strlen(text), tokens, TB_KIND_CONTENT), 0);
 }
 
 static void default_kase(struct kase *k, const char *what)
@@ -753,8 +763,8 @@ static void one_event(void **state)
 static void burst_at_zero(void **state)
 {
     static const char *const words[] = {
-        "One", " two", ".", " Three", ",", " four", "!", "\n",
-        " Five", " six", "?", "\"", " seven", "\xe2\x80\x94", " eight", ".",
+        "One",   " two", ".", " Three", ",",      " four",        "!",      "\n",
+        " Five", " six", "?", "\"",     " seven", "\xe2\x80\x94", " eight", ".",
     };
     struct work *w = *state;
     struct kase k;

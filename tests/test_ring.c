@@ -570,8 +570,7 @@ static void *stress_consumer(void *arg)
             char buf[128];
             if (tb_ring_pop(x->r, &it, buf, sizeof(buf)) != 0 || it.text != buf) {
                 x->bad_index = i;
-                snprintf(x->bad_what, sizeof(x->bad_what), "pop failed with %zu items visible",
-                         n);
+                snprintf(x->bad_what, sizeof(x->bad_what), "pop failed with %zu items visible", n);
                 break;
             }
             if (stress_check(x, i, &it, &h) != 0)

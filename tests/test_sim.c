@@ -13,13 +13,11 @@ static void build(struct tb_stream *s, const double *t, const char *const *text,
 {
     tb_stream_init(s);
     for (size_t i = 0; i < n; i++)
-        assert_int_equal(tb_stream_append(s, t[i], text[i], strlen(text[i]), 1,
-                                          TB_KIND_CONTENT),
+        assert_int_equal(tb_stream_append(s, t[i], text[i], strlen(text[i]), 1, TB_KIND_CONTENT),
                          0);
 }
 
-static int run(const struct tb_stream *s, const struct tb_sim_opts *o,
-               struct tb_sim_result *r)
+static int run(const struct tb_stream *s, const struct tb_sim_opts *o, struct tb_sim_result *r)
 {
     struct tb_clock clk;
     char err[256];

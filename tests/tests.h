@@ -37,8 +37,8 @@ int tb_test_live(void);
 extern int tb_tests_total;
 
 /* Runs a group of cases and counts them; returns the failures. */
-#define TB_RUN_GROUP(name, cases)                                              \
-    (tb_tests_total += (int)(sizeof(cases) / sizeof((cases)[0])),              \
+#define TB_RUN_GROUP(name, cases)                                                                  \
+    (tb_tests_total += (int)(sizeof(cases) / sizeof((cases)[0])),                                  \
      cmocka_run_group_tests_name(name, cases, NULL, NULL))
 
 /* Path of a file in tests/data (static buffer; not thread-safe). */
@@ -59,12 +59,11 @@ size_t tb_test_list(const char *dir, const char *prefix, const char *suffix, int
 void tb_test_free_names(char **v, size_t n);
 
 /* Asserts |a - b| <= tol, printing both. */
-#define assert_near(a, b, tol)                                                 \
-    do {                                                                       \
-        double a_ = (a), b_ = (b), t_ = (tol);                                 \
-        if (!(a_ - b_ <= t_ && b_ - a_ <= t_))                                 \
-            fail_msg("%s = %.12g, %s = %.12g, differ by more than %g", #a,     \
-                     a_, #b, b_, t_);                                          \
+#define assert_near(a, b, tol)                                                                     \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b), t_ = (tol);                                                     \
+        if (!(a_ - b_ <= t_ && b_ - a_ <= t_))                                                     \
+            fail_msg("%s = %.12g, %s = %.12g, differ by more than %g", #a, a_, #b, b_, t_);        \
     } while (0)
 
 #endif

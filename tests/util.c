@@ -66,8 +66,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-size_t tb_test_list(const char *dir, const char *prefix, const char *suffix, int strip,
-                    char ***out)
+size_t tb_test_list(const char *dir, const char *prefix, const char *suffix, int strip, char ***out)
 {
     DIR *d = opendir(dir);
     struct dirent *de;

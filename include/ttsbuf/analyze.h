@@ -22,9 +22,9 @@
 
 /* A closed chunk with what the playout model needs. */
 struct tb_chunk_at {
-    double c;      /* completion time, s */
-    uint64_t tok;  /* token index of the completing event */
-    uint32_t cps;  /* code points */
+    double c;     /* completion time, s */
+    uint64_t tok; /* token index of the completing event */
+    uint32_t cps; /* code points */
 };
 
 struct tb_chunks {
@@ -42,16 +42,14 @@ int tb_chunks_push(struct tb_chunks *c, double t, uint64_t tok, uint32_t cps);
  * (reasoning events are skipped) and fills `out` (cleared first).  seg may
  * be a reused segmenter (it is reset).  Returns 0 or TB_ENOMEM.
  */
-int tb_analyze_segment(const struct tb_stream *s, struct tb_seg *seg,
-                       struct tb_chunks *out);
+int tb_analyze_segment(const struct tb_stream *s, struct tb_seg *seg, struct tb_chunks *out);
 
 /*
  * tb_analyze_playout - evaluates the playout model over a chunk list.
  * p is a reused engine (reset with o).  Returns 0, TB_EINVAL or TB_ENOMEM.
  */
 int tb_analyze_playout(const struct tb_chunks *c, struct tb_playout *p,
-                       const struct tb_playout_opts *o,
-                       struct tb_playout_result *out);
+                       const struct tb_playout_opts *o, struct tb_playout_result *out);
 
 /* The pre-roll values of the report's curve: 0, 0.1, 0.25, 0.5, 1, 2 s. */
 #define TB_CURVE_POINTS 6

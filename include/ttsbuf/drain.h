@@ -29,8 +29,8 @@ struct tb_drain;
 
 /* Returns 0 and *out, TB_EINVAL for bad options, or TB_ENOMEM.  fn (may
  * be NULL) receives each chunk's schedule, on the consumer thread. */
-int tb_drain_create(const struct tb_sim_opts *o, struct tb_ring *ring, tb_play_fn fn,
-                    void *ud, struct tb_drain **out);
+int tb_drain_create(const struct tb_sim_opts *o, struct tb_ring *ring, tb_play_fn fn, void *ud,
+                    struct tb_drain **out);
 void tb_drain_destroy(struct tb_drain *d); /* NULL is a no-op */
 
 /*

@@ -33,16 +33,16 @@ typedef void (*tb_http_log_fn)(void *ud, const char *line);
 
 struct tb_http_req {
     const char *url;
-    const char *bearer;          /* API key, or NULL: a secret */
-    const char *const *headers;  /* extra "Name: value" header lines */
+    const char *bearer;         /* API key, or NULL: a secret */
+    const char *const *headers; /* extra "Name: value" header lines */
     size_t nheaders;
-    const char *body;            /* POST body, NUL-terminated */
-    double connect_timeout;      /* s; 0: 10 s */
-    double idle_timeout;         /* s; 0: none */
-    double total_timeout;        /* s; 0: none */
-    int insecure;                /* do not verify TLS (off by default) */
-    long max_redirects;          /* -1: the default, 3 */
-    tb_http_log_fn log;          /* verbose lines (redacted), or NULL */
+    const char *body;       /* POST body, NUL-terminated */
+    double connect_timeout; /* s; 0: 10 s */
+    double idle_timeout;    /* s; 0: none */
+    double total_timeout;   /* s; 0: none */
+    int insecure;           /* do not verify TLS (off by default) */
+    long max_redirects;     /* -1: the default, 3 */
+    tb_http_log_fn log;     /* verbose lines (redacted), or NULL */
     void *log_ud;
     const volatile sig_atomic_t *cancel; /* non-zero stops the transfer */
 };
@@ -53,18 +53,18 @@ struct tb_http_req {
 typedef int (*tb_http_body_fn)(void *ud, const char *buf, size_t len, double t);
 
 struct tb_http_resp {
-    long status;            /* final HTTP status, 0 when none came */
+    long status; /* final HTTP status, 0 when none came */
     char content_type[128];
-    int sse;                /* 2xx and Content-Type text/event-stream */
-    char *body;             /* any other body: its first TB_HTTP_ERRBODY_MAX bytes */
+    int sse;    /* 2xx and Content-Type text/event-stream */
+    char *body; /* any other body: its first TB_HTTP_ERRBODY_MAX bytes */
     size_t body_len;
-    int curl_code;          /* CURLcode; 0 for a clean end */
-    char error[256];        /* libcurl's message for curl_code */
-    int idle_timeout;       /* the idle timeout fired */
-    int cancelled;          /* *cancel was set */
-    int aborted;            /* the body callback's non-zero value */
-    uint64_t bytes;         /* body bytes received */
-    double t_headers;       /* clock time the response headers were complete */
+    int curl_code;    /* CURLcode; 0 for a clean end */
+    char error[256];  /* libcurl's message for curl_code */
+    int idle_timeout; /* the idle timeout fired */
+    int cancelled;    /* *cancel was set */
+    int aborted;      /* the body callback's non-zero value */
+    uint64_t bytes;   /* body bytes received */
+    double t_headers; /* clock time the response headers were complete */
 };
 
 /* curl_global_init; call once from main before any thread.  0 or TB_EIO. */
@@ -78,8 +78,8 @@ void tb_http_global_cleanup(void);
  * Transport failures (DNS, refused, TLS, reset, timeouts) are reported in
  * resp->curl_code / resp->error, not as a return value.
  */
-int tb_http_stream(const struct tb_http_req *q, struct tb_clock *clk, tb_http_body_fn fn,
-                   void *ud, struct tb_http_resp *resp);
+int tb_http_stream(const struct tb_http_req *q, struct tb_clock *clk, tb_http_body_fn fn, void *ud,
+                   struct tb_http_resp *resp);
 
 void tb_http_resp_free(struct tb_http_resp *r);
 

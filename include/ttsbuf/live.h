@@ -27,13 +27,13 @@
 #include "ttsbuf/stream.h"
 
 struct tb_live_opts {
-    struct tb_http_req http;     /* url, key, headers, timeouts (body: built here) */
-    struct tb_oai_request req;   /* the request; include_usage is retried without
-                                  * once if the server rejects it */
+    struct tb_http_req http;   /* url, key, headers, timeouts (body: built here) */
+    struct tb_oai_request req; /* the request; include_usage is retried without
+                                * once if the server rejects it */
     struct tb_sim_opts sim;
-    double status_interval;      /* s between status callbacks; 0: 0.1 */
-    tb_play_fn play_fn;          /* each chunk's schedule, on the calling
-                                  * thread; may be NULL */
+    double status_interval; /* s between status callbacks; 0: 0.1 */
+    tb_play_fn play_fn;     /* each chunk's schedule, on the calling
+                             * thread; may be NULL */
     void *play_ud;
 };
 
@@ -53,23 +53,23 @@ enum tb_live_error {
 
 /* What the status callback sees, on the calling thread. */
 struct tb_live_status {
-    double t;              /* seconds since the request */
-    size_t events;         /* content events so far */
+    double t;      /* seconds since the request */
+    size_t events; /* content events so far */
     uint32_t underruns;
     double gap_total;
-    double buffered_s;     /* audio ready but not yet played, s */
-    int playing;           /* playback has started */
+    double buffered_s; /* audio ready but not yet played, s */
+    int playing;       /* playback has started */
 };
 typedef void (*tb_live_status_fn)(void *ud, const struct tb_live_status *st);
 
 struct tb_live_result {
     struct tb_sim_result sim;
-    struct tb_stream stream;  /* every delta received, with arrival times */
+    struct tb_stream stream; /* every delta received, with arrival times */
     long http_status;
-    int error;                /* enum tb_live_error */
-    char message[640];        /* one line when error != 0 */
-    char warning[256];        /* one line worth saying even on success, or "" */
-    int usage_retried;        /* include_usage was rejected and dropped */
+    int error;         /* enum tb_live_error */
+    char message[640]; /* one line when error != 0 */
+    char warning[256]; /* one line worth saying even on success, or "" */
+    int usage_retried; /* include_usage was rejected and dropped */
     uint64_t sse_events, comments, tool_calls;
     long long usage_completion, usage_prompt;
     char finish_reason[32];

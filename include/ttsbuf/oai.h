@@ -25,8 +25,8 @@
 #include <stdint.h>
 
 enum tb_api {
-    TB_API_CHAT = 0,    /* POST /chat/completions */
-    TB_API_COMPLETIONS  /* POST /completions (legacy) */
+    TB_API_CHAT = 0,   /* POST /chat/completions */
+    TB_API_COMPLETIONS /* POST /completions (legacy) */
 };
 
 struct tb_oai_request {
@@ -46,23 +46,22 @@ struct tb_oai_request {
  * messages_json is not a JSON array or extra_json not a JSON object (err
  * says which); TB_ENOMEM.
  */
-int tb_oai_request_body(const struct tb_oai_request *q, char **out, char *err,
-                        size_t errlen);
+int tb_oai_request_body(const struct tb_oai_request *q, char **out, char *err, size_t errlen);
 
 struct tb_oai_delta {
-    int done;                /* "[DONE]" */
-    int error;               /* an error object; message/type/code below */
+    int done;  /* "[DONE]" */
+    int error; /* an error object; message/type/code below */
     char error_message[512];
     char error_type[64];
     char error_code[64];
-    const char *content;     /* spoken text, or NULL */
+    const char *content; /* spoken text, or NULL */
     size_t content_len;
-    const char *reasoning;   /* reasoning text, or NULL */
+    const char *reasoning; /* reasoning text, or NULL */
     size_t reasoning_len;
-    uint32_t tool_calls;     /* tool-call deltas in this event */
+    uint32_t tool_calls;        /* tool-call deltas in this event */
     long long usage_completion; /* -1 when absent */
     long long usage_prompt;     /* -1 when absent */
-    char finish_reason[32];  /* "" when absent or null */
+    char finish_reason[32];     /* "" when absent or null */
 };
 
 struct tb_oai;
@@ -76,8 +75,8 @@ void tb_oai_destroy(struct tb_oai *p);  /* NULL is a no-op */
  * JSON near byte N"), a non-object, or text that is not valid UTF-8;
  * TB_ENOMEM.  An error object is not a parse error: out->error is set.
  */
-int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len,
-                       struct tb_oai_delta *out, char *err, size_t errlen);
+int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len, struct tb_oai_delta *out,
+                       char *err, size_t errlen);
 
 /*
  * tb_oai_error_text - the server's own message from an error response

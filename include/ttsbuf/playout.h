@@ -28,8 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TB_GAP_MIN_S 0.001      /* shorter gaps are not underruns */
-#define TB_INTERRUPT_S 0.150    /* gaps this long are interruptions */
+#define TB_GAP_MIN_S 0.001   /* shorter gaps are not underruns */
+#define TB_INTERRUPT_S 0.150 /* gaps this long are interruptions */
 
 struct tb_playout_opts {
     double wpm;         /* speech rate, words per minute (default 150) */
@@ -42,23 +42,23 @@ void tb_playout_opts_default(struct tb_playout_opts *o);
 
 /* One chunk's schedule, reported through tb_play_fn once it is known. */
 struct tb_play {
-    uint32_t chunk;     /* j, 1-based */
-    uint32_t cps;       /* code points */
-    double ready;       /* r_j = c_j + L */
-    double start, end;  /* s_j, e_j */
-    double gap;         /* g_j when counted as an underrun, else 0 */
+    uint32_t chunk;    /* j, 1-based */
+    uint32_t cps;      /* code points */
+    double ready;      /* r_j = c_j + L */
+    double start, end; /* s_j, e_j */
+    double gap;        /* g_j when counted as an underrun, else 0 */
 };
 typedef void (*tb_play_fn)(void *ud, const struct tb_play *p);
 
 struct tb_playout_result {
-    uint32_t chunks;        /* m */
-    uint32_t q;             /* the chunk whose completion started playback */
-    double ttfa;            /* s_1; 0 when there were no chunks */
-    double speech;          /* S_m */
-    double end;             /* e_m */
+    uint32_t chunks; /* m */
+    uint32_t q;      /* the chunk whose completion started playback */
+    double ttfa;     /* s_1; 0 when there were no chunks */
+    double speech;   /* S_m */
+    double end;      /* e_m */
     uint32_t underruns;
     uint32_t interruptions;
-    double gap_total;       /* sum of counted gaps */
+    double gap_total; /* sum of counted gaps */
     double gap_max;
     double min_tps;
     double speedup;
@@ -74,8 +74,8 @@ struct tb_playout;
  * Returns 0 and *out, TB_EINVAL (wpm <= 0, negative latency or pre-roll),
  * or TB_ENOMEM.
  */
-int tb_playout_create(const struct tb_playout_opts *o, tb_play_fn fn,
-                      void *ud, struct tb_playout **out);
+int tb_playout_create(const struct tb_playout_opts *o, tb_play_fn fn, void *ud,
+                      struct tb_playout **out);
 void tb_playout_destroy(struct tb_playout *p); /* NULL is a no-op */
 
 /* Starts over with new options (NULL keeps the old ones).  Keeps memory. */
@@ -109,7 +109,6 @@ int tb_playout_started(const struct tb_playout *p, double *s1);
 double tb_playout_end(const struct tb_playout *p);
 
 /* Results so far (final after tb_playout_finish). */
-void tb_playout_result(const struct tb_playout *p,
-                       struct tb_playout_result *out);
+void tb_playout_result(const struct tb_playout *p, struct tb_playout_result *out);
 
 #endif

@@ -59,8 +59,8 @@ size_t tb_ring_byte_capacity(const struct tb_ring *r);
  * Returns 0; TB_EFULL when there is no room now (retry later);
  * TB_ETOOBIG when len can never fit (len > byte capacity).
  */
-int tb_ring_push(struct tb_ring *r, double t, const char *text, uint32_t len,
-                 uint32_t tokens, uint8_t kind);
+int tb_ring_push(struct tb_ring *r, double t, const char *text, uint32_t len, uint32_t tokens,
+                 uint8_t kind);
 
 /* Consumer: unconsumed items now visible (acquire). */
 size_t tb_ring_count(struct tb_ring *r);
@@ -84,10 +84,10 @@ int tb_ring_waiting(struct tb_ring *r);
 
 /* High-water marks, maintained by the producer at each push. */
 struct tb_ring_stats {
-    uint64_t pushed;    /* items pushed */
-    uint64_t full;      /* pushes refused with TB_EFULL */
-    size_t hw_items;    /* most items held at once */
-    size_t hw_bytes;    /* most text bytes held at once (with padding) */
+    uint64_t pushed; /* items pushed */
+    uint64_t full;   /* pushes refused with TB_EFULL */
+    size_t hw_items; /* most items held at once */
+    size_t hw_bytes; /* most text bytes held at once (with padding) */
 };
 
 /* Producer thread, or any thread once both sides have stopped. */

@@ -85,8 +85,7 @@ void tb_seg_reset(struct tb_seg *s);
  * fn once per chunk it closes (possibly several for one event, for the
  * policies that cut inside events), in order.
  */
-void tb_seg_feed(struct tb_seg *s, const char *text, size_t len,
-                 tb_chunk_fn fn, void *ud);
+void tb_seg_feed(struct tb_seg *s, const char *text, size_t len, tb_chunk_fn fn, void *ud);
 
 /* End of stream: reports the final chunk, if any text is left.  `event`
  * is the index of the last content event. */

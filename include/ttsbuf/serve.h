@@ -74,19 +74,19 @@
 #include "ttsbuf/stream.h"
 
 #define TB_SERVE_PORT_DEFAULT 8788
-#define TB_SERVE_REQUEST_MAX (1u << 20)   /* request head + body cap */
-#define TB_SERVE_OUTBUF_MAX (4u << 20)    /* unsent bytes per connection */
+#define TB_SERVE_REQUEST_MAX (1u << 20) /* request head + body cap */
+#define TB_SERVE_OUTBUF_MAX (4u << 20)  /* unsent bytes per connection */
 
 struct tb_faults {
-    long stall_at;      /* -1: none */
+    long stall_at; /* -1: none */
     double stall_s;
-    long drop_at;       /* -1: none */
-    int status;         /* 0: none */
+    long drop_at; /* -1: none */
+    int status;   /* 0: none */
     int status_html;
     int html;
-    long malformed_at;  /* -1: none */
-    long error_at;      /* -1: none */
-    uint32_t burst;     /* 0: the stream's own grouping */
+    long malformed_at; /* -1: none */
+    long error_at;     /* -1: none */
+    uint32_t burst;    /* 0: the stream's own grouping */
     uint32_t reasoning;
     int crlf, comments, nodone, reject_usage;
 };
@@ -101,23 +101,23 @@ void tb_faults_init(struct tb_faults *f);
 int tb_faults_parse(const char *spec, struct tb_faults *f, char *err, size_t errlen);
 
 struct tb_serve_opts {
-    const char *host;             /* numeric address; default "127.0.0.1" */
-    int port;                     /* 0: ephemeral */
+    const char *host;               /* numeric address; default "127.0.0.1" */
+    int port;                       /* 0: ephemeral */
     const struct tb_stream *stream; /* what every request streams */
-    struct tb_faults faults;      /* applied to every request */
-    size_t max_conns;             /* default 4096 */
+    struct tb_faults faults;        /* applied to every request */
+    size_t max_conns;               /* default 4096 */
 };
 
 struct tb_serve_stats {
-    uint64_t requests;     /* requests answered (any status) */
-    uint64_t streams;      /* streaming responses started */
-    uint64_t events;       /* token events sent (a non-streamed body counts
-                              the events it carries) */
+    uint64_t requests; /* requests answered (any status) */
+    uint64_t streams;  /* streaming responses started */
+    uint64_t events;   /* token events sent (a non-streamed body counts
+                          the events it carries) */
     uint64_t tokens;
-    uint64_t dropped;      /* connections closed early: client gone (EOF or
-                              a send error before the response ended),
-                              output over TB_SERVE_OUTBUF_MAX, refused over
-                              max_conns, timeouts; not drop@K, not stop */
+    uint64_t dropped; /* connections closed early: client gone (EOF or
+                         a send error before the response ended),
+                         output over TB_SERVE_OUTBUF_MAX, refused over
+                         max_conns, timeouts; not drop@K, not stop */
     /* Lateness of token events: time handed to send() minus schedule, s;
      * one sample per streamed event and per non-streamed body.  Kept in
      * 10 us buckets: p50/p99 are bucket tops (never above late_max). */
@@ -131,8 +131,7 @@ struct tb_serve;
  * *out (free with tb_serve_destroy); TB_EINVAL for a bad host, port or no
  * stream; TB_EIO when bind/listen fail (strerror in err); TB_ENOMEM.
  * Any thread. */
-int tb_serve_create(const struct tb_serve_opts *o, struct tb_serve **out, char *err,
-                    size_t errlen);
+int tb_serve_create(const struct tb_serve_opts *o, struct tb_serve **out, char *err, size_t errlen);
 
 /* The bound port.  Any thread. */
 int tb_serve_port(const struct tb_serve *s);

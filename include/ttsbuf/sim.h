@@ -42,8 +42,8 @@
 struct tb_sim_opts {
     struct tb_seg_opts seg;
     struct tb_playout_opts play;
-    size_t ring_slots;  /* default TB_RING_SLOTS_DEFAULT */
-    size_t ring_bytes;  /* default TB_RING_BYTES_DEFAULT */
+    size_t ring_slots; /* default TB_RING_SLOTS_DEFAULT */
+    size_t ring_bytes; /* default TB_RING_BYTES_DEFAULT */
 };
 
 void tb_sim_opts_default(struct tb_sim_opts *o);
@@ -55,20 +55,20 @@ struct tb_curve_point {
 
 struct tb_sim_result {
     struct tb_playout_result play;
-    size_t events;            /* all non-empty events */
+    size_t events; /* all non-empty events */
     size_t content_events, reasoning_events;
     uint64_t content_tokens, reasoning_tokens;
-    long long usage_tokens;   /* from the stream, -1 when unknown */
-    double ttft;              /* first content event's arrival */
-    double last_t;            /* last event's arrival */
-    double last_content_t;    /* last content event's arrival */
-    uint32_t first_tokens;    /* tokens of the first content event */
-    double decode_tps;        /* (n-1)/(a_{n-1}-a_0), content events */
-    double decode_tps_usage;  /* (usage - first_tokens)/(a_{n-1}-a_0), or 0
-                               * when usage is unknown: servers that batch
-                               * tokens into events are not under-counted */
+    long long usage_tokens;  /* from the stream, -1 when unknown */
+    double ttft;             /* first content event's arrival */
+    double last_t;           /* last event's arrival */
+    double last_content_t;   /* last content event's arrival */
+    uint32_t first_tokens;   /* tokens of the first content event */
+    double decode_tps;       /* (n-1)/(a_{n-1}-a_0), content events */
+    double decode_tps_usage; /* (usage - first_tokens)/(a_{n-1}-a_0), or 0
+                              * when usage is unknown: servers that batch
+                              * tokens into events are not under-counted */
     /* ring */
-    size_t ring_slots, ring_bytes;   /* capacities used */
+    size_t ring_slots, ring_bytes; /* capacities used */
     size_t hw_items, hw_bytes;
     double hw_speech_s;
     uint64_t backpressure_waits;
@@ -88,8 +88,7 @@ void tb_sim_result_set_usage(struct tb_sim_result *r, long long usage_tokens);
  * event; TB_ETOOBIG when one event's text exceeds the ring's byte
  * capacity; TB_EINVAL for bad options; TB_ENOMEM.  Detail in err.
  */
-int tb_sim_run(const struct tb_stream *s, const struct tb_sim_opts *o,
-               struct tb_clock *clk, tb_play_fn fn, void *ud,
-               struct tb_sim_result *r, char *err, size_t errlen);
+int tb_sim_run(const struct tb_stream *s, const struct tb_sim_opts *o, struct tb_clock *clk,
+               tb_play_fn fn, void *ud, struct tb_sim_result *r, char *err, size_t errlen);
 
 #endif

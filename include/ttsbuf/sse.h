@@ -39,16 +39,16 @@
 #define TB_SSE_EVENT_MAX (4u << 20) /* default event data cap: 4 MiB */
 
 struct tb_sse_event {
-    const char *type;   /* "message" unless an event: field said otherwise */
+    const char *type; /* "message" unless an event: field said otherwise */
     size_t type_len;
-    const char *data;   /* data lines joined by "\n"; not NUL-terminated */
+    const char *data; /* data lines joined by "\n"; not NUL-terminated */
     size_t data_len;
-    const char *id;     /* last event ID ("" when none) */
+    const char *id; /* last event ID ("" when none) */
     size_t id_len;
-    long retry_ms;      /* last valid retry: value, or -1 */
-    uint64_t offset;    /* stream byte offset just past the dispatching line
-                         * (past its CR when it ends in CRLF: the event is
-                         * not held back waiting for the LF) */
+    long retry_ms;   /* last valid retry: value, or -1 */
+    uint64_t offset; /* stream byte offset just past the dispatching line
+                      * (past its CR when it ends in CRLF: the event is
+                      * not held back waiting for the LF) */
 };
 
 /* Called once per dispatched event.  Return 0 to go on; any other value
@@ -73,8 +73,8 @@ void tb_sse_reset(struct tb_sse *p);
  * reset after either); or the callback's non-zero value (the rest of buf
  * is then left unread: see tb_sse_offset).
  */
-int tb_sse_feed(struct tb_sse *p, const char *buf, size_t len, tb_sse_fn fn,
-                void *ud, char *err, size_t errlen);
+int tb_sse_feed(struct tb_sse *p, const char *buf, size_t len, tb_sse_fn fn, void *ud, char *err,
+                size_t errlen);
 
 /* Bytes of an unfinished line plus data of an undispatched event: non-zero
  * at end of stream means the stream was cut mid-event. */

@@ -65,8 +65,8 @@ int tb_stream_reserve(struct tb_stream *s, size_t nev, uint64_t ntext);
  * Returns 0, TB_ETOOBIG (text over TB_EVENT_TEXT_MAX, tokens 0 or over
  * TB_EVENT_TOKENS_MAX, too many events) or TB_ENOMEM.
  */
-int tb_stream_append(struct tb_stream *s, double t, const char *text,
-                     size_t len, uint32_t tokens, enum tb_kind kind);
+int tb_stream_append(struct tb_stream *s, double t, const char *text, size_t len, uint32_t tokens,
+                     enum tb_kind kind);
 
 /* Text of event i (not NUL-terminated; length s->ev[i].len). */
 static inline const char *tb_stream_text(const struct tb_stream *s, size_t i)

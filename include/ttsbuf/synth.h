@@ -42,8 +42,7 @@ void tb_synth_default(struct tb_synth_spec *spec);
  * spec may override only some keys).  Returns 0, or TB_EINVAL/TB_ERANGE
  * with a message naming the key and its allowed range.
  */
-int tb_synth_parse(const char *text, struct tb_synth_spec *spec, char *err,
-                   size_t errlen);
+int tb_synth_parse(const char *text, struct tb_synth_spec *spec, char *err, size_t errlen);
 
 /* Formats a spec back into its canonical text.  Returns snprintf's count. */
 int tb_synth_format(const struct tb_synth_spec *spec, char *buf, size_t len);

@@ -30,13 +30,12 @@
  * UTF-8; TB_ETOOBIG for a line over TB_TRACE_LINE_MAX; TB_EEMPTY when the
  * trace holds no event; TB_ENOMEM.  Detail in err.
  */
-int tb_trace_load_mem(const char *buf, size_t len, const char *name,
-                      struct tb_stream *out, char *err, size_t errlen);
+int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_stream *out,
+                      char *err, size_t errlen);
 
 /* Like tb_trace_load_mem on a whole file; path "-" reads standard input.
  * Adds TB_EIO (with strerror in err) for files that cannot be read. */
-int tb_trace_load_file(const char *path, struct tb_stream *out, char *err,
-                       size_t errlen);
+int tb_trace_load_file(const char *path, struct tb_stream *out, char *err, size_t errlen);
 
 /*
  * tb_trace_write - writes the stream as a trace: a header line (with

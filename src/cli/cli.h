@@ -33,15 +33,15 @@ void tb_cli_error(const char *fmt, ...)
  * write "--flag: 'value' is not a number" or "--flag: 'value' is outside
  * LO..HI" into err.  Return 0 or TB_EINVAL / TB_ERANGE.
  */
-int tb_opt_double(const char *flag, const char *s, double lo, double hi,
-                  double *out, char *err, size_t errlen);
-int tb_opt_size(const char *flag, const char *s, size_t lo, size_t hi,
-                size_t *out, char *err, size_t errlen);
+int tb_opt_double(const char *flag, const char *s, double lo, double hi, double *out, char *err,
+                  size_t errlen);
+int tb_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *out, char *err,
+                size_t errlen);
 
 /* What the report needs to say about where the stream came from. */
 struct tb_report_src {
-    const char *kind;  /* "trace", "synth", "preset" */
-    const char *name;  /* file, spec, or preset name */
+    const char *kind; /* "trace", "synth", "preset" */
+    const char *name; /* file, spec, or preset name */
 };
 
 struct tb_gap_list {
@@ -52,12 +52,12 @@ struct tb_gap_list {
 /* What a live run adds to the report (never the API key). */
 struct tb_report_live {
     const char *model;
-    const char *base_url;    /* redacted */
-    const char *api;         /* "chat" or "completions" */
+    const char *base_url; /* redacted */
+    const char *api;      /* "chat" or "completions" */
     long http_status;
-    const char *error_kind;  /* NULL when the run succeeded */
+    const char *error_kind; /* NULL when the run succeeded */
     const char *error;
-    const char *warning;     /* NULL or "" when none */
+    const char *warning; /* NULL or "" when none */
     uint64_t sse_events, tool_calls;
     const char *finish_reason;
     int usage_retried;
@@ -65,15 +65,14 @@ struct tb_report_live {
 
 /* The human report (stdout).  max_gaps limits the gap list; live is NULL
  * for `sim`. */
-void tb_report_human(FILE *f, const struct tb_report_src *src,
-                     const struct tb_sim_opts *o, const struct tb_sim_result *r,
-                     const struct tb_gap_list *gaps, size_t max_gaps,
+void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
+                     const struct tb_sim_result *r, const struct tb_gap_list *gaps, size_t max_gaps,
                      const struct tb_report_live *live);
 
 /* The --json report: one object and a newline.  Returns 0 or TB_ENOMEM. */
-int tb_report_json(FILE *f, const struct tb_report_src *src,
-                   const struct tb_sim_opts *o, const struct tb_sim_result *r,
-                   const struct tb_gap_list *gaps, const struct tb_report_live *live);
+int tb_report_json(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
+                   const struct tb_sim_result *r, const struct tb_gap_list *gaps,
+                   const struct tb_report_live *live);
 
 /* Subcommands. */
 int tb_cmd_run(int argc, char **argv);

@@ -65,8 +65,9 @@ static void usage(FILE *f)
             "Built-in mock (only without a base URL):\n",
             MAX_HEADERS, DEFAULT_PROMPT, DEFAULT_MAX_TOKENS);
     tb_cli_usage_sources(f, MOCK_PRESET);
-    fprintf(f, "  --fault SPEC       mock faults, e.g. stall@40:1.5+crlf (see ttsbuf serve --help)\n"
-               "\nPlayout and output:\n");
+    fprintf(f,
+            "  --fault SPEC       mock faults, e.g. stall@40:1.5+crlf (see ttsbuf serve --help)\n"
+            "\nPlayout and output:\n");
     tb_cli_usage_playout(f);
     fprintf(f, "  -h, --help         this help\n"
                "\nExit status: 0 the stream completed; 1 --fail-on-underrun and there were\n"
@@ -76,8 +77,21 @@ static void usage(FILE *f)
 }
 
 enum {
-    O_BASE = TB_O__COMMON_END, O_API, O_MODEL, O_KEYFILE, O_PROMPT, O_MESSAGES, O_MAXTOK,
-    O_TEMP, O_BODYJSON, O_NOUSAGE, O_IDLE, O_TIMEOUT, O_CONNTO, O_INSECURE, O_FAULT
+    O_BASE = TB_O__COMMON_END,
+    O_API,
+    O_MODEL,
+    O_KEYFILE,
+    O_PROMPT,
+    O_MESSAGES,
+    O_MAXTOK,
+    O_TEMP,
+    O_BODYJSON,
+    O_NOUSAGE,
+    O_IDLE,
+    O_TIMEOUT,
+    O_CONNTO,
+    O_INSECURE,
+    O_FAULT
 };
 
 static const struct option longopts[] = {
@@ -152,8 +166,8 @@ static void status_line(void *ud, const struct tb_live_status *st)
      * (the gap is counted once the next chunk arrives). */
     const char *state = !st->playing ? "waiting" : st->buffered_s > 0 ? "playing" : "SILENT ";
     fprintf(stderr, "\r\033[K%6.2f s  %5zu tokens  buffer %6.2f s  %s  %u underrun%s (%.2f s)",
-            st->t, st->events, st->buffered_s, state, st->underruns,
-            st->underruns == 1 ? "" : "s", st->gap_total);
+            st->t, st->events, st->buffered_s, state, st->underruns, st->underruns == 1 ? "" : "s",
+            st->gap_total);
 }
 
 /* The built-in mock provider, on its own thread. */
@@ -269,8 +283,8 @@ static int parse(int argc, char **argv, struct run_args *a)
             a->req.max_tokens = (long)z;
             break;
         case O_TEMP:
-            rc = tb_opt_double("--temperature", optarg, 0, 2, &a->req.temperature, err,
-                               sizeof(err));
+            rc =
+                tb_opt_double("--temperature", optarg, 0, 2, &a->req.temperature, err, sizeof(err));
             break;
         case O_IDLE:
             rc = tb_opt_double("--idle-timeout", optarg, 0, 86400, &a->idle, err, sizeof(err));
@@ -374,8 +388,9 @@ int tb_cmd_run(int argc, char **argv)
         code = mock_start(&a, &m, url, sizeof(url), &src, label, sizeof(label));
         if (code >= 0)
             goto out;
-        fprintf(stderr, "ttsbuf: no --base-url or OPENAI_BASE_URL: streaming from the built-in "
-                        "mock provider at %s (%s)\n",
+        fprintf(stderr,
+                "ttsbuf: no --base-url or OPENAI_BASE_URL: streaming from the built-in "
+                "mock provider at %s (%s)\n",
                 url, src.name);
         base = url;
     }
@@ -393,8 +408,8 @@ int tb_cmd_run(int argc, char **argv)
             code = TB_EXIT_USAGE;
             goto out;
         }
-        snprintf(full, bl + 32, "%.*s%s", (int)(bl > 0 && base[bl - 1] == '/' ? bl - 1 : bl),
-                 base, a.req.api == TB_API_CHAT ? "/chat/completions" : "/completions");
+        snprintf(full, bl + 32, "%.*s%s", (int)(bl > 0 && base[bl - 1] == '/' ? bl - 1 : bl), base,
+                 a.req.api == TB_API_CHAT ? "/chat/completions" : "/completions");
         lo.http.url = full;
     }
     lo.http.bearer = key;

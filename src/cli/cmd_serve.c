@@ -24,14 +24,13 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "Usage: ttsbuf serve [SOURCE] [OPTIONS]\n"
-            "A mock OpenAI-compatible provider: every request streams the source's tokens\n"
-            "with the source's own timing (event k at request time + t_k).\n"
-            "  POST /v1/chat/completions, POST /v1/completions (stream true or false),\n"
-            "  GET /v1/models.  Any model name is accepted.\n"
-            "\n"
-            "Source (one):\n");
+    fprintf(f, "Usage: ttsbuf serve [SOURCE] [OPTIONS]\n"
+               "A mock OpenAI-compatible provider: every request streams the source's tokens\n"
+               "with the source's own timing (event k at request time + t_k).\n"
+               "  POST /v1/chat/completions, POST /v1/completions (stream true or false),\n"
+               "  GET /v1/models.  Any model name is accepted.\n"
+               "\n"
+               "Source (one):\n");
     tb_cli_usage_sources(f, DEFAULT_PRESET);
     fprintf(f,
             "\nServer:\n"
@@ -140,9 +139,7 @@ int tb_cmd_serve(int argc, char **argv)
             break;
         case TB_O_TRACE:
         case TB_O_SYNTH:
-        case TB_O_PRESET:
-            tb_cli_common_option(&a, c, optarg);
-            break;
+        case TB_O_PRESET: tb_cli_common_option(&a, c, optarg); break;
         default: return tb_cli_bad_option("serve", c, argv);
         }
     }
@@ -162,8 +159,9 @@ int tb_cmd_serve(int argc, char **argv)
         goto out;
     }
     if (!is_loopback(so.host))
-        fprintf(stderr, "ttsbuf: warning: listening on %s, which is not a loopback address: "
-                        "anyone who can reach it can use this server\n",
+        fprintf(stderr,
+                "ttsbuf: warning: listening on %s, which is not a loopback address: "
+                "anyone who can reach it can use this server\n",
                 so.host);
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;

@@ -27,9 +27,18 @@ int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg)
     size_t z;
     int rc = 0;
     switch (c) {
-    case TB_O_TRACE: a->trace = arg; a->nsources++; return 1;
-    case TB_O_SYNTH: a->synth = arg; a->nsources++; return 1;
-    case TB_O_PRESET: a->preset = arg; a->nsources++; return 1;
+    case TB_O_TRACE:
+        a->trace = arg;
+        a->nsources++;
+        return 1;
+    case TB_O_SYNTH:
+        a->synth = arg;
+        a->nsources++;
+        return 1;
+    case TB_O_PRESET:
+        a->preset = arg;
+        a->nsources++;
+        return 1;
     case TB_O_JSON: a->json = 1; return 1;
     case TB_O_RECORD: a->record = arg; return 1;
     case TB_O_FAILU: a->fail_on_underrun = 1; return 1;
@@ -45,12 +54,10 @@ int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg)
             a->o.seg.min_chars = (uint32_t)z;
         break;
     case TB_O_WPM:
-        rc = tb_opt_double("--wpm", arg, TB_WPM_MIN, TB_WPM_MAX, &a->o.play.wpm, err,
-                           sizeof(err));
+        rc = tb_opt_double("--wpm", arg, TB_WPM_MIN, TB_WPM_MAX, &a->o.play.wpm, err, sizeof(err));
         break;
     case TB_O_LAT:
-        rc = tb_opt_double("--tts-latency", arg, 0, 60, &a->o.play.tts_latency, err,
-                           sizeof(err));
+        rc = tb_opt_double("--tts-latency", arg, 0, 60, &a->o.play.tts_latency, err, sizeof(err));
         break;
     case TB_O_PREROLL:
         rc = tb_opt_double("--preroll", arg, 0, 3600, &a->o.play.preroll, err, sizeof(err));
@@ -66,8 +73,7 @@ int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg)
     case TB_O_GAPS:
         rc = tb_opt_size("--gaps", arg, 0, SIZE_MAX, &a->max_gaps, err, sizeof(err));
         break;
-    default:
-        return 0;
+    default: return 0;
     }
     if (rc != 0) {
         tb_cli_error("%s", err);
@@ -81,14 +87,12 @@ int tb_cli_bad_option(const char *cmd, int c, char **argv)
     if (c == ':')
         tb_cli_error("%s: %s needs a value", cmd, argv[optind - 1]);
     else
-        tb_cli_error("%s: unknown option '%s' (see ttsbuf %s --help)", cmd, argv[optind - 1],
-                     cmd);
+        tb_cli_error("%s: unknown option '%s' (see ttsbuf %s --help)", cmd, argv[optind - 1], cmd);
     return TB_EXIT_USAGE;
 }
 
 int tb_cli_load_source(const struct tb_cli_common *a, const char *default_preset,
-                       struct tb_stream *s, struct tb_report_src *src, char *label,
-                       size_t labellen)
+                       struct tb_stream *s, struct tb_report_src *src, char *label, size_t labellen)
 {
     char err[512];
     struct tb_synth_spec spec;
@@ -177,15 +181,16 @@ void tb_cli_collect_gap(void *ud, const struct tb_play *pl)
 
 void tb_cli_usage_sources(FILE *f, const char *default_preset)
 {
-    fprintf(f,
-            "  --trace FILE       a JSONL trace ('-' reads standard input)\n"
-            "  --synth SPEC       a synthetic stream, e.g.\n"
-            "                     tps=80,ttft=0.3,tokens=400,jitter=0.3,stall=0.02:1.5,burst=1,seed=7\n"
-            "                     (tps: mean tokens/s; ttft: s to first token; jitter: CV of\n"
-            "                     inter-token times; stall=P:S adds S s to a gap with\n"
-            "                     probability P; burst: tokens per event)\n"
-            "  --preset NAME      a named synthetic stream (below; default %s)\n",
-            default_preset);
+    fprintf(
+        f,
+        "  --trace FILE       a JSONL trace ('-' reads standard input)\n"
+        "  --synth SPEC       a synthetic stream, e.g.\n"
+        "                     tps=80,ttft=0.3,tokens=400,jitter=0.3,stall=0.02:1.5,burst=1,seed=7\n"
+        "                     (tps: mean tokens/s; ttft: s to first token; jitter: CV of\n"
+        "                     inter-token times; stall=P:S adds S s to a gap with\n"
+        "                     probability P; burst: tokens per event)\n"
+        "  --preset NAME      a named synthetic stream (below; default %s)\n",
+        default_preset);
 }
 
 void tb_cli_usage_playout(FILE *f)

@@ -14,28 +14,42 @@
 #include "ttsbuf/stream.h"
 
 enum {
-    TB_O_TRACE = 256, TB_O_SYNTH, TB_O_PRESET,
-    TB_O_CHUNK, TB_O_MINCHARS, TB_O_WPM, TB_O_LAT, TB_O_PREROLL, TB_O_SLOTS, TB_O_BYTES,
-    TB_O_JSON, TB_O_GAPS, TB_O_RECORD, TB_O_FAILU,
+    TB_O_TRACE = 256,
+    TB_O_SYNTH,
+    TB_O_PRESET,
+    TB_O_CHUNK,
+    TB_O_MINCHARS,
+    TB_O_WPM,
+    TB_O_LAT,
+    TB_O_PREROLL,
+    TB_O_SLOTS,
+    TB_O_BYTES,
+    TB_O_JSON,
+    TB_O_GAPS,
+    TB_O_RECORD,
+    TB_O_FAILU,
     TB_O__COMMON_END
 };
 
-#define TB_SOURCE_LONGOPTS                                                                     \
-    {"trace", required_argument, NULL, TB_O_TRACE},                                            \
-        {"synth", required_argument, NULL, TB_O_SYNTH},                                        \
-        {"preset", required_argument, NULL, TB_O_PRESET}
+/* clang-format off: option tables read best one entry per line */
+#define TB_SOURCE_LONGOPTS                                       \
+    {"trace", required_argument, NULL, TB_O_TRACE},              \
+    {"synth", required_argument, NULL, TB_O_SYNTH},              \
+    {"preset", required_argument, NULL, TB_O_PRESET}
 
-#define TB_PLAYOUT_LONGOPTS                                                                    \
-    {"chunk", required_argument, NULL, TB_O_CHUNK},                                            \
-        {"min-chars", required_argument, NULL, TB_O_MINCHARS},                                 \
-        {"wpm", required_argument, NULL, TB_O_WPM},                                            \
-        {"tts-latency", required_argument, NULL, TB_O_LAT},                                    \
-        {"preroll", required_argument, NULL, TB_O_PREROLL},                                    \
-        {"ring-slots", required_argument, NULL, TB_O_SLOTS},                                   \
-        {"ring-bytes", required_argument, NULL, TB_O_BYTES},                                   \
-        {"json", no_argument, NULL, TB_O_JSON}, {"gaps", required_argument, NULL, TB_O_GAPS},  \
-        {"record", required_argument, NULL, TB_O_RECORD},                                      \
-        {"fail-on-underrun", no_argument, NULL, TB_O_FAILU}
+#define TB_PLAYOUT_LONGOPTS                                      \
+    {"chunk", required_argument, NULL, TB_O_CHUNK},              \
+    {"min-chars", required_argument, NULL, TB_O_MINCHARS},       \
+    {"wpm", required_argument, NULL, TB_O_WPM},                  \
+    {"tts-latency", required_argument, NULL, TB_O_LAT},          \
+    {"preroll", required_argument, NULL, TB_O_PREROLL},          \
+    {"ring-slots", required_argument, NULL, TB_O_SLOTS},         \
+    {"ring-bytes", required_argument, NULL, TB_O_BYTES},         \
+    {"json", no_argument, NULL, TB_O_JSON},                      \
+    {"gaps", required_argument, NULL, TB_O_GAPS},                \
+    {"record", required_argument, NULL, TB_O_RECORD},            \
+    {"fail-on-underrun", no_argument, NULL, TB_O_FAILU}
+/* clang-format on */
 
 struct tb_cli_common {
     struct tb_sim_opts o;

@@ -10,23 +10,22 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "Usage: ttsbuf COMMAND [OPTIONS]\n"
-            "Is this LLM provider fast enough to feed a speech engine without audible\n"
-            "gaps, and how much buffer do I need?\n"
-            "\n"
-            "Commands:\n"
-            "  sim        play a token stream (trace, synthetic or preset) out at speech\n"
-            "             rate on a simulated clock; report underruns, time to first\n"
-            "             audio and the minimum tokens/s\n"
-            "  run        stream from an OpenAI-compatible endpoint (or the built-in mock)\n"
-            "             and play it out live; record the trace\n"
-            "  serve      a mock OpenAI-compatible provider with exact timing and faults\n"
-            "\n"
-            "  ttsbuf COMMAND --help   options of a command\n"
-            "  ttsbuf --version        version\n"
-            "\n"
-            "With no command, `ttsbuf` runs `ttsbuf sim` on the built-in demo stream.\n");
+    fprintf(f, "Usage: ttsbuf COMMAND [OPTIONS]\n"
+               "Is this LLM provider fast enough to feed a speech engine without audible\n"
+               "gaps, and how much buffer do I need?\n"
+               "\n"
+               "Commands:\n"
+               "  sim        play a token stream (trace, synthetic or preset) out at speech\n"
+               "             rate on a simulated clock; report underruns, time to first\n"
+               "             audio and the minimum tokens/s\n"
+               "  run        stream from an OpenAI-compatible endpoint (or the built-in mock)\n"
+               "             and play it out live; record the trace\n"
+               "  serve      a mock OpenAI-compatible provider with exact timing and faults\n"
+               "\n"
+               "  ttsbuf COMMAND --help   options of a command\n"
+               "  ttsbuf --version        version\n"
+               "\n"
+               "With no command, `ttsbuf` runs `ttsbuf sim` on the built-in demo stream.\n");
 }
 
 int main(int argc, char **argv)

@@ -9,25 +9,24 @@
 #include "cli.h"
 #include "ttsbuf/error.h"
 
-int tb_opt_double(const char *flag, const char *s, double lo, double hi,
-                  double *out, char *err, size_t errlen)
+int tb_opt_double(const char *flag, const char *s, double lo, double hi, double *out, char *err,
+                  size_t errlen)
 {
     char *end;
     double d;
     errno = 0;
     d = strtod(s, &end);
     if (end == s || *end != '\0' || errno == ERANGE || !isfinite(d))
-        return tb_seterr(err, errlen, TB_EINVAL, "%s: '%s' is not a number (allowed %g..%g)",
-                         flag, s, lo, hi);
+        return tb_seterr(err, errlen, TB_EINVAL, "%s: '%s' is not a number (allowed %g..%g)", flag,
+                         s, lo, hi);
     if (d < lo || d > hi)
-        return tb_seterr(err, errlen, TB_ERANGE, "%s: '%s' is outside %g..%g", flag, s, lo,
-                         hi);
+        return tb_seterr(err, errlen, TB_ERANGE, "%s: '%s' is outside %g..%g", flag, s, lo, hi);
     *out = d;
     return 0;
 }
 
-int tb_opt_size(const char *flag, const char *s, size_t lo, size_t hi,
-                size_t *out, char *err, size_t errlen)
+int tb_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *out, char *err,
+                size_t errlen)
 {
     char *end;
     unsigned long long v = 0;
@@ -38,11 +37,9 @@ int tb_opt_size(const char *flag, const char *s, size_t lo, size_t hi,
         v = strtoull(s, &end, 10);
     if (end == s || *end != '\0' || errno == ERANGE)
         return tb_seterr(err, errlen, TB_EINVAL,
-                         "%s: '%s' is not a whole number (allowed %zu..%zu)", flag, s, lo,
-                         hi);
+                         "%s: '%s' is not a whole number (allowed %zu..%zu)", flag, s, lo, hi);
     if (v < lo || v > hi)
-        return tb_seterr(err, errlen, TB_ERANGE, "%s: '%s' is outside %zu..%zu", flag, s, lo,
-                         hi);
+        return tb_seterr(err, errlen, TB_ERANGE, "%s: '%s' is outside %zu..%zu", flag, s, lo, hi);
     *out = (size_t)v;
     return 0;
 }

@@ -17,26 +17,26 @@ static void verdict(FILE *f, const struct tb_playout_result *p)
         fprintf(f, "verdict: no gaps\n");
         return;
     }
-    fprintf(f, "verdict: %" PRIu32 " underrun%s, %.2f s of silence, longest %.2f s",
-            p->underruns, p->underruns == 1 ? "" : "s", p->gap_total, p->gap_max);
+    fprintf(f, "verdict: %" PRIu32 " underrun%s, %.2f s of silence, longest %.2f s", p->underruns,
+            p->underruns == 1 ? "" : "s", p->gap_total, p->gap_max);
     if (p->interruptions > 0)
         fprintf(f, " (%" PRIu32 " audible interruption%s >= 150 ms)", p->interruptions,
                 p->interruptions == 1 ? "" : "s");
     fputc('\n', f);
 }
 
-void tb_report_human(FILE *f, const struct tb_report_src *src,
-                     const struct tb_sim_opts *o, const struct tb_sim_result *r,
-                     const struct tb_gap_list *gaps, size_t max_gaps,
+void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
+                     const struct tb_sim_result *r, const struct tb_gap_list *gaps, size_t max_gaps,
                      const struct tb_report_live *live)
 {
     const struct tb_playout_result *p = &r->play;
     if (live != NULL) {
-        fprintf(f, "ttsbuf run: model %s at %s (%s API), HTTP %ld\n", live->model,
-                live->base_url, live->api, live->http_status);
+        fprintf(f, "ttsbuf run: model %s at %s (%s API), HTTP %ld\n", live->model, live->base_url,
+                live->api, live->http_status);
         if (live->error_kind != NULL)
-            fprintf(f, "  stream incomplete (%s): %s\n  the numbers below cover what "
-                       "arrived before that\n",
+            fprintf(f,
+                    "  stream incomplete (%s): %s\n  the numbers below cover what "
+                    "arrived before that\n",
                     live->error_kind, live->error);
         if (live->warning != NULL && live->warning[0] != '\0')
             fprintf(f, "  note: %s\n", live->warning);
@@ -46,8 +46,8 @@ void tb_report_human(FILE *f, const struct tb_report_src *src,
     fprintf(f, "  chunk=%s", tb_seg_policy_name(o->seg.policy));
     if (o->seg.min_chars > 1)
         fprintf(f, " min-chars=%" PRIu32, o->seg.min_chars);
-    fprintf(f, "  wpm=%g  tts-latency=%g s  preroll=%g s\n\n", o->play.wpm,
-            o->play.tts_latency, o->play.preroll);
+    fprintf(f, "  wpm=%g  tts-latency=%g s  preroll=%g s\n\n", o->play.wpm, o->play.tts_latency,
+            o->play.preroll);
     verdict(f, p);
     fputc('\n', f);
     fprintf(f, "  time to first token  %8.3f s\n", r->ttft);
@@ -62,8 +62,7 @@ void tb_report_human(FILE *f, const struct tb_report_src *src,
     if (r->reasoning_events > 0)
         fprintf(f, "; +%zu reasoning events, not spoken", r->reasoning_events);
     fprintf(f, ")\n");
-    fprintf(f, "  speech               %8.2f s   (playback ends at %.2f s)\n", p->speech,
-            p->end);
+    fprintf(f, "  speech               %8.2f s   (playback ends at %.2f s)\n", p->speech, p->end);
     fprintf(f, "  minimum TPS          %8.1f tokens/s   to play with no gap at this pre-roll\n",
             p->min_tps);
     fprintf(f, "  speed-up needed      %8.2fx   %s\n", p->speedup,
@@ -74,8 +73,7 @@ void tb_report_human(FILE *f, const struct tb_report_src *src,
         for (size_t i = 0; i < gaps->n && i < max_gaps; i++) {
             const struct tb_play *g = &gaps->v[i];
             fprintf(f, "    at %8.3f s   %6.3f s of silence%s   before chunk %" PRIu32 "\n",
-                    g->start - g->gap, g->gap, g->gap >= 0.150 ? " (interruption)" : "",
-                    g->chunk);
+                    g->start - g->gap, g->gap, g->gap >= 0.150 ? " (interruption)" : "", g->chunk);
         }
         if (gaps->n > max_gaps)
             fprintf(f, "    ... %zu more (--gaps N lists more)\n", gaps->n - max_gaps);
@@ -87,22 +85,24 @@ void tb_report_human(FILE *f, const struct tb_report_src *src,
         fprintf(f, "  %6.2f s  %8.1f  %10" PRIu32 "  %6.2f s  %6.2f s  %9.3f s\n", c->preroll,
                 c->min_tps, c->underruns, c->gap_total, c->gap_max, c->ttfa);
     }
-    fprintf(f, "\n  ring: high water %zu tokens, %zu bytes, %.2f s of speech waiting"
-               " (capacity %zu tokens, %zu bytes)\n",
+    fprintf(f,
+            "\n  ring: high water %zu tokens, %zu bytes, %.2f s of speech waiting"
+            " (capacity %zu tokens, %zu bytes)\n",
             r->hw_items, r->hw_bytes, r->hw_speech_s, r->ring_slots, r->ring_bytes);
     if (r->backpressure_waits > 0)
         fprintf(f, "  ring full: %" PRIu64 " events delayed, %.3f s in all\n",
                 r->backpressure_waits, r->backpressure_s);
     if (r->forced_cuts > 0 || r->forced_start)
-        fprintf(f, "  warning: the ring was too small: %" PRIu32 " forced cut%s%s; "
-                   "results depend on --ring-slots/--ring-bytes\n",
+        fprintf(f,
+                "  warning: the ring was too small: %" PRIu32 " forced cut%s%s; "
+                "results depend on --ring-slots/--ring-bytes\n",
                 r->forced_cuts, r->forced_cuts == 1 ? "" : "s",
                 r->forced_start ? ", playback forced to start" : "");
 }
 
-int tb_report_json(FILE *f, const struct tb_report_src *src,
-                   const struct tb_sim_opts *o, const struct tb_sim_result *r,
-                   const struct tb_gap_list *gaps, const struct tb_report_live *live)
+int tb_report_json(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
+                   const struct tb_sim_result *r, const struct tb_gap_list *gaps,
+                   const struct tb_report_live *live)
 {
     const struct tb_playout_result *p = &r->play;
     cJSON *root = cJSON_CreateObject();

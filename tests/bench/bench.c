@@ -74,8 +74,8 @@ static void bench_core(const struct tb_stream *s)
                 best = dt;
         }
         printf("  %-14s %7.1f M events/s   (%zu chunks, min TPS %.2f)\n",
-               tb_seg_policy_name((enum tb_chunk_policy)pol), (double)s->n / best / 1e6,
-               ch.n, r.min_tps);
+               tb_seg_policy_name((enum tb_chunk_policy)pol), (double)s->n / best / 1e6, ch.n,
+               r.min_tps);
         if (pol == TB_CHUNK_TOKEN) {
             /* The playout engine alone, over the token chunk list. */
             double bp = 1e30;
