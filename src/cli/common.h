@@ -31,7 +31,8 @@ enum {
     TB_O__COMMON_END
 };
 
-/* clang-format off: option tables read best one entry per line */
+/* Option tables read best one entry per line. */
+/* clang-format off */
 #define TB_SOURCE_LONGOPTS                                       \
     {"trace", required_argument, NULL, TB_O_TRACE},              \
     {"synth", required_argument, NULL, TB_O_SYNTH},              \
