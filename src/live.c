@@ -4,8 +4,10 @@
  *
  * The network thread owns the SSE parser, the JSON parser and the
  * recorded stream; the calling thread owns the drain.  They share only the
- * ring (lock-free) and two atomics: `net_done`, published with release
- * after the last push, and the cancel flag.  Everything else the network
+ * ring (lock-free), an eventfd the network thread writes after each read
+ * that pushed tokens (so the drain sleeps instead of polling), and two
+ * atomics: `done`, published with release after the last push, and the
+ * cancel flag.  Everything else the network
  * thread wrote is read after pthread_join.
  */
 #include "ttsbuf/live.h"
@@ -17,7 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ttsbuf/clock.h"
 #include "ttsbuf/drain.h"
@@ -36,6 +41,8 @@ struct net {
     char *body;
     double t_now;      /* arrival time of the bytes being parsed */
     int include_usage; /* as sent */
+    int pushed;        /* deltas pushed since the last wake-up */
+    int efd;           /* eventfd: the network thread wakes the drain */
     atomic_int done;
 };
 
@@ -68,6 +75,15 @@ static void fail(struct net *n, int kind, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Wakes the drain: once per network read that pushed something, not per
+ * delta, so the cost is one write(2) per read. */
+static void wake(struct net *n)
+{
+    uint64_t one = 1;
+    ssize_t w = write(n->efd, &one, sizeof(one));
+    (void)w; /* a full counter already means "wake up" */
+}
+
 /* Pushes one delta, waiting while the ring is full (backpressure). */
 static int push(struct net *n, const char *text, size_t len, uint8_t kind)
 {
@@ -88,6 +104,7 @@ static int push(struct net *n, const char *text, size_t len, uint8_t kind)
         fail(n, TB_LIVE_SSE, "a delta of %zu bytes exceeds the ring (--ring-bytes)", len);
         return -1;
     }
+    n->pushed = 1;
     return 0;
 }
 
@@ -135,6 +152,10 @@ static int on_body(void *ud, const char *buf, size_t len, double t)
     int rc;
     n->t_now = t;
     rc = tb_sse_feed(n->sse, buf, len, on_event, n, err, sizeof(err));
+    if (n->pushed) {
+        wake(n);
+        n->pushed = 0;
+    }
     if (rc == TB_ETOOBIG) {
         fail(n, TB_LIVE_SSE, "event stream: %s", err);
         return 1;
@@ -219,6 +240,7 @@ static void *net_main(void *arg)
         conclude(n, &hr);
     tb_http_resp_free(&hr);
     atomic_store_explicit(&n->done, 1, memory_order_release);
+    wake(n);
     return NULL;
 }
 
@@ -244,6 +266,9 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
     n.http = o->http;
     n.include_usage = o->req.include_usage;
     atomic_init(&n.done, 0);
+    n.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (n.efd < 0)
+        return TB_EIO;
     tb_clock_monotonic_init(&clk);
 
     rc = tb_ring_create(o->sim.ring_slots, o->sim.ring_bytes, &n.ring);
@@ -287,11 +312,21 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
             fn(ud, &st);
             last_status = now;
         }
-        /* Poll for new tokens every 2 ms; wake for a release if sooner. */
-        double wake = now + 0.002;
-        if (next < wake)
-            wake = next;
-        clk.sleep_until(&clk, wake);
+        /* Sleep until the network thread pushes, a release is due, or the
+         * status line is due; never longer than a second. */
+        {
+            double wake_at = now + (fn != NULL ? interval : 1.0);
+            struct pollfd pfd = {n.efd, POLLIN, 0};
+            uint64_t cnt;
+            int ms;
+            if (next < wake_at)
+                wake_at = next;
+            /* Millisecond wake-ups are plenty: every number comes from the
+             * tokens' own timestamps, not from when the drain looks. */
+            ms = wake_at > now ? (int)ceil((wake_at - now) * 1000.0) : 0;
+            if (poll(&pfd, 1, ms) > 0 && read(n.efd, &cnt, sizeof(cnt)) < 0)
+                cnt = 0; /* already drained: nothing to do */
+        }
     }
     pthread_join(th, NULL);
     /* The stream is over: play out the rest on paper, not in real time. */
@@ -314,5 +349,6 @@ out:
     tb_sse_destroy(n.sse);
     tb_ring_destroy(n.ring);
     free(n.body);
+    close(n.efd);
     return rc;
 }
