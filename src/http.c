@@ -187,7 +187,7 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
     (void)dn;
     (void)ut;
     (void)un;
-    if (x->q->cancel != NULL && *x->q->cancel) {
+    if (x->q->cancel != NULL && atomic_load_explicit(x->q->cancel, memory_order_relaxed)) {
         x->r->cancelled = 1;
         return 1;
     }

@@ -95,7 +95,8 @@ static int push(struct net *n, const char *text, size_t len, uint8_t kind)
     }
     while ((rc = tb_ring_push(n->ring, t, text, (uint32_t)len, 1, kind)) == TB_EFULL) {
         struct timespec ts = {0, 1000000};
-        if (n->o->http.cancel != NULL && *n->o->http.cancel)
+        if (n->o->http.cancel != NULL &&
+            atomic_load_explicit(n->o->http.cancel, memory_order_relaxed))
             return -1;
         nanosleep(&ts, NULL);
         t = n->clk->now(n->clk); /* the drain sees it when it gets in */

@@ -21,7 +21,7 @@
 #ifndef TTSBUF_HTTP_H
 #define TTSBUF_HTTP_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,7 +44,10 @@ struct tb_http_req {
     long max_redirects;     /* -1: the default, 3 */
     tb_http_log_fn log;     /* verbose lines (redacted), or NULL */
     void *log_ud;
-    const volatile sig_atomic_t *cancel; /* non-zero stops the transfer */
+    /* Non-zero stops the transfer.  An atomic, not a volatile
+     * sig_atomic_t: a signal handler on one thread sets it and the transfer
+     * reads it on another (lock-free atomics are async-signal-safe). */
+    const atomic_int *cancel;
 };
 
 /* Body bytes of a 2xx text/event-stream response, as they arrive; t is the

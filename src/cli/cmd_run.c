@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,12 +26,14 @@
 #define KEY_FILE_MAX 4096
 #define MESSAGES_MAX (1u << 20)
 
-static volatile sig_atomic_t interrupted;
+/* Set by SIGINT/SIGTERM on whichever thread takes the signal, read by the
+ * network thread: a lock-free atomic, which is async-signal-safe. */
+static atomic_int interrupted;
 
 static void on_signal(int sig)
 {
     (void)sig;
-    interrupted = 1;
+    atomic_store_explicit(&interrupted, 1, memory_order_relaxed);
 }
 
 static void usage(FILE *f)
