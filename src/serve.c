@@ -8,8 +8,9 @@
  * min-heap of connections: the next one is the top, and rescheduling a
  * connection is O(log n), about 14 comparisons at ten thousand streams.
  * The timerfd (CLOCK_MONOTONIC, absolute, nanoseconds) is re-armed only
- * when the heap's top changes; epoll_wait's millisecond timeout is never
- * used for timing.  While the loop runs, its thread's timer slack is set
+ * when the heap's top changes, and after it fired (re-arming clears it,
+ * so it is never read); epoll_wait's millisecond timeout is never used
+ * for timing.  While the loop runs, its thread's timer slack is set
  * to 1 ns (and restored after), or the kernel may fire the timer up to
  * 50 us late to batch wake-ups.
  *
@@ -56,6 +57,7 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "serve_chunk.h"
 #include "serve_http.h"
 #include "serve_json.h"
 #include "serve_plan.h"
@@ -63,6 +65,7 @@
 
 #define NS 1000000000LL
 #define NEVER INT64_MAX
+#define ARM_STALE INT64_MIN /* no deadline equals it: arm() re-arms */
 #define NO_HEAP ((size_t)-1)
 #define LATE_BUCKET_NS 10000LL     /* 10 us */
 #define LATE_BUCKETS 100000        /* up to 1 s, then one overflow bucket */
@@ -97,6 +100,7 @@ struct conn {
     int64_t t0; /* T */
     struct tb_serve_json_req rq;
     struct tb_serve_json_ctx ctx;
+    struct tb_serve_chunk chunk; /* a streamed event's fixed bytes */
     struct tb_faults f;
     struct tb_serve_plan plan;
     struct tb_serve_item item; /* the next item, when have_item */
@@ -113,6 +117,14 @@ struct conn {
     int broken;     /* an output step failed: drop the connection */
 };
 
+/* A heap entry keeps its key beside the pointer: sifting through a
+ * thousand connections then compares within one small array instead of
+ * chasing a pointer (a likely cache miss) per comparison. */
+struct hent {
+    int64_t due;
+    struct conn *c;
+};
+
 struct tb_serve {
     const struct tb_stream *stream;
     struct tb_faults faults;
@@ -121,7 +133,7 @@ struct tb_serve {
     int accept_paused;
     int64_t accept_retry;
     int64_t armed; /* the timerfd's deadline, NEVER when disarmed */
-    struct conn **heap;
+    struct hent *heap;
     size_t nheap, capheap, nconns;
     struct conn *conns; /* every open connection */
     uint64_t next_id;
@@ -141,37 +153,37 @@ static int64_t mono_ns(void)
 
 /* ---- The deadline heap ------------------------------------------------ */
 
-static void heap_put(struct tb_serve *s, size_t i, struct conn *c)
+static void heap_put(struct tb_serve *s, size_t i, struct hent e)
 {
-    s->heap[i] = c;
-    c->hidx = i;
+    s->heap[i] = e;
+    e.c->hidx = i;
 }
 
 static void heap_up(struct tb_serve *s, size_t i)
 {
-    struct conn *c = s->heap[i];
-    while (i > 0 && s->heap[(i - 1) / 2]->due > c->due) {
+    struct hent e = s->heap[i];
+    while (i > 0 && s->heap[(i - 1) / 2].due > e.due) {
         heap_put(s, i, s->heap[(i - 1) / 2]);
         i = (i - 1) / 2;
     }
-    heap_put(s, i, c);
+    heap_put(s, i, e);
 }
 
 static void heap_down(struct tb_serve *s, size_t i)
 {
-    struct conn *c = s->heap[i];
+    struct hent e = s->heap[i];
     for (;;) {
         size_t k = 2 * i + 1;
         if (k >= s->nheap)
             break;
-        if (k + 1 < s->nheap && s->heap[k + 1]->due < s->heap[k]->due)
+        if (k + 1 < s->nheap && s->heap[k + 1].due < s->heap[k].due)
             k++;
-        if (s->heap[k]->due >= c->due)
+        if (s->heap[k].due >= e.due)
             break;
         heap_put(s, i, s->heap[k]);
         i = k;
     }
-    heap_put(s, i, c);
+    heap_put(s, i, e);
 }
 
 static void unschedule(struct tb_serve *s, struct conn *c)
@@ -183,8 +195,8 @@ static void unschedule(struct tb_serve *s, struct conn *c)
     if (i == --s->nheap)
         return;
     /* Move the last entry into the hole; it may belong above or below. */
-    struct conn *moved = s->heap[s->nheap];
-    heap_put(s, i, moved);
+    struct conn *moved = s->heap[s->nheap].c;
+    heap_put(s, i, s->heap[s->nheap]);
     heap_up(s, i);
     heap_down(s, moved->hidx);
 }
@@ -192,19 +204,21 @@ static void unschedule(struct tb_serve *s, struct conn *c)
 /* Sets c's deadline.  Fails (TB_ENOMEM) only when the heap cannot grow. */
 static int schedule(struct tb_serve *s, struct conn *c, int64_t due)
 {
+    struct hent e = {due, c};
     c->due = due;
     if (c->hidx != NO_HEAP) {
+        s->heap[c->hidx].due = due;
         heap_up(s, c->hidx);
         heap_down(s, c->hidx);
         return 0;
     }
     if (s->nheap == s->capheap) {
-        struct conn **h = tb_grow(s->heap, &s->capheap, sizeof(*h), 64);
+        struct hent *h = tb_grow(s->heap, &s->capheap, sizeof(*h), 64);
         if (h == NULL)
             return TB_ENOMEM;
         s->heap = h;
     }
-    heap_put(s, s->nheap, c);
+    heap_put(s, s->nheap, e);
     s->nheap++;
     heap_up(s, s->nheap - 1);
     return 0;
@@ -213,7 +227,7 @@ static int schedule(struct tb_serve *s, struct conn *c, int64_t due)
 /* Arms the timerfd at the earliest deadline, if that changed. */
 static int arm(struct tb_serve *s)
 {
-    int64_t d = s->nheap > 0 ? s->heap[0]->due : NEVER;
+    int64_t d = s->nheap > 0 ? s->heap[0].due : NEVER;
     struct itimerspec its;
     if (s->accept_paused && s->accept_retry < d)
         d = s->accept_retry;
@@ -329,27 +343,58 @@ static void out_put(struct conn *c, const char *p, size_t n)
         out_add(c, p, n);
 }
 
-/* One SSE event (comment line, data line, blank line) in one HTTP chunk. */
-static void sse_event(struct conn *c, const char *data, size_t len)
+/*
+ * One SSE event (comment line, data line, blank line) in one HTTP chunk,
+ * framed in place: sse_open writes the chunk size line and everything
+ * before the data, and returns where len data bytes go (with room for
+ * `room` >= len of them, so a malformed@K event can be made whole and then
+ * cut); the caller writes them, and sse_close ends the event.  NULL when
+ * the output step failed (c is broken then).
+ */
+static char *sse_open(struct conn *c, size_t len, size_t room)
 {
     const char *eol = c->f.crlf ? "\r\n" : "\n";
     size_t el = c->f.crlf ? 2 : 1;
     size_t body = (c->f.comments ? 12 + el : 0) + 6 + len + 2 * el;
-    char hex[24];
-    int hl = snprintf(hex, sizeof(hex), "%zx\r\n", body);
+    char hex[2 * sizeof(size_t) + 2];
+    size_t hl = sizeof(hex);
+    char *data;
 
-    if (out_room(c, (size_t)hl + body + 2) != 0)
-        return;
-    out_add(c, hex, (size_t)hl);
+    hex[--hl] = '\n';
+    hex[--hl] = '\r';
+    for (size_t v = body;; v >>= 4) { /* the chunk size in lower-case hex */
+        hex[--hl] = "0123456789abcdef"[v & 15];
+        if (v < 16)
+            break;
+    }
+    if (out_room(c, sizeof(hex) - hl + body + room - len + 2) != 0)
+        return NULL;
+    out_add(c, hex + hl, sizeof(hex) - hl);
     if (c->f.comments) {
         out_add(c, ": keep-alive", 12);
         out_add(c, eol, el);
     }
     out_add(c, "data: ", 6);
-    out_add(c, data, len);
-    out_add(c, eol, el);
-    out_add(c, eol, el);
-    out_add(c, "\r\n", 2);
+    data = c->out + c->out_len;
+    c->out_len += len;
+    return data;
+}
+
+static void sse_close(struct conn *c)
+{
+    if (c->f.crlf)
+        out_add(c, "\r\n\r\n\r\n", 6);
+    else
+        out_add(c, "\n\n\r\n", 4);
+}
+
+static void sse_event(struct conn *c, const char *data, size_t len)
+{
+    char *p = sse_open(c, len, len);
+    if (p == NULL)
+        return;
+    memcpy(p, data, len);
+    sse_close(c);
 }
 
 /*
@@ -449,6 +494,7 @@ static int conn_close(struct tb_serve *s, struct conn *c, int dropped)
     free(c->in);
     free(c->out);
     tb_serve_json_request_free(&c->rq);
+    tb_serve_chunk_free(&c->chunk);
     free(c);
     s->nconns--;
     return -1;
@@ -467,28 +513,18 @@ static void emit_part(struct conn *c, enum tb_serve_json_part part, const char *
     tb_serve_json_free(json);
 }
 
+/* A token event: its chunk is rendered straight into the output buffer
+ * (serve_chunk.c), with no allocation or copy on the way. */
 static void emit_item(struct tb_serve *s, struct conn *c, const struct tb_serve_item *it,
                       int64_t late)
 {
-    size_t n = tb_serve_plan_text(&c->plan, it, &s->text, &s->text_cap);
-    char *json;
-    size_t len;
-    if (n == (size_t)-1) {
-        c->broken = 1;
+    size_t len = tb_serve_chunk_len(&c->chunk, &c->plan, it);
+    size_t cut = it->malformed ? len / 2 : len; /* malformed@K: cut mid-object */
+    char *p = sse_open(c, cut, len);
+    if (p == NULL)
         return;
-    }
-    json = tb_serve_json_chunk(
-        &c->ctx, it->kind == TB_KIND_REASONING ? TB_SERVE_PART_REASONING : TB_SERVE_PART_CONTENT,
-        s->text, 0, 0);
-    if (json == NULL) {
-        c->broken = 1;
-        return;
-    }
-    len = strlen(json);
-    sse_event(c, json, it->malformed ? len / 2 : len); /* malformed@K: cut mid-object */
-    tb_serve_json_free(json);
-    if (c->broken)
-        return;
+    tb_serve_chunk_write(&c->chunk, &c->plan, it, p);
+    sse_close(c);
     c->sent_tokens += it->ntok;
     s->st.events++;
     s->st.tokens += it->ntok;
@@ -558,6 +594,8 @@ static int stream_start(struct tb_serve *s, struct conn *c)
     size_t hl = tb_serve_http_resp(head, sizeof(head), 200, "text/event-stream", -1,
                                    "Cache-Control: no-cache\r\n");
     out_put(c, head, hl);
+    if (tb_serve_chunk_init(&c->chunk, &c->ctx) != 0)
+        return conn_close(s, c, 1);
     s->st.requests++;
     s->st.streams++;
     c->st = C_STREAM;
@@ -960,7 +998,7 @@ static void run_due(struct tb_serve *s)
     if (s->accept_paused && s->accept_retry <= now)
         listen_watch(s, 1);
     while (s->nheap > 0) {
-        struct conn *c = s->heap[0];
+        struct conn *c = s->heap[0].c;
         if (c->due > now) {
             now = mono_ns(); /* handling the others took time */
             if (c->due > now)
@@ -1093,9 +1131,11 @@ int tb_serve_run(struct tb_serve *s)
             if (p == &s->efd) {
                 stop = read(s->efd, &v, sizeof(v)) == (ssize_t)sizeof(v);
             } else if (p == &s->tfd) {
-                if (read(s->tfd, &v, sizeof(v)) < 0) {
-                    /* EAGAIN: re-armed before we read it; nothing to do. */
-                }
+                /* No read: timerfd_settime clears the expiration count,
+                 * and the next arm() must call it (the fired connection
+                 * has almost always moved the top anyway), which saves a
+                 * syscall per wake-up. */
+                s->armed = ARM_STALE;
             } else if (p == &s->lfd) {
                 accept_some(s);
             } else {

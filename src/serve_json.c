@@ -6,9 +6,10 @@
  * Key order follows OpenAI's own responses ("id", "object", "created",
  * "model", "choices", "usage"), so a byte-level comparison with a real
  * capture differs only in values.  "created" is 0: the server never reads
- * the wall clock.  Building a cJSON tree per event costs a few
- * microseconds; a thousand streams at a hundred events a second each is
- * well inside one core.
+ * the wall clock.  Building a cJSON tree costs a few microseconds, so
+ * the per-event chunks of a stream are rendered in serve_chunk.c instead
+ * (and must match what tb_serve_json_chunk prints, byte for byte); this
+ * file makes the once-a-response pieces.
  */
 #include "serve_json.h"
 

@@ -138,3 +138,20 @@ size_t tb_serve_plan_text(const struct tb_serve_plan *p, const struct tb_serve_i
     (*buf)[len] = '\0';
     return len;
 }
+
+int tb_serve_plan_piece(const struct tb_serve_plan *p, const struct tb_serve_item *it, size_t k,
+                        const char **text, size_t *len)
+{
+    if (it->i1 == it->i0) {
+        if (k > 0)
+            return 0;
+        *text = think_words[it->r % THINK_WORDS];
+        *len = strlen(*text);
+        return 1;
+    }
+    if (k >= it->i1 - it->i0)
+        return 0;
+    *text = tb_stream_text(p->s, it->i0 + k);
+    *len = p->s->ev[it->i0 + k].len;
+    return 1;
+}

@@ -61,4 +61,13 @@ int tb_serve_plan_next(struct tb_serve_plan *p, struct tb_serve_item *it);
 size_t tb_serve_plan_text(const struct tb_serve_plan *p, const struct tb_serve_item *it, char **buf,
                           size_t *cap);
 
+/*
+ * tb_serve_plan_piece - piece k (from 0) of the item's text without
+ * copying it: one piece per stream event of a group, one for a
+ * reasoning@N delta.  Returns 1 and *text (not NUL-terminated), *len; 0
+ * past the last piece.
+ */
+int tb_serve_plan_piece(const struct tb_serve_plan *p, const struct tb_serve_item *it, size_t k,
+                        const char **text, size_t *len);
+
 #endif

@@ -11,6 +11,7 @@
  * benchmark: sanitizers and a loaded machine must pass).
  */
 #include <arpa/inet.h>
+#include <cJSON.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -695,6 +696,198 @@ static void reasoning_events(void **state)
     n = sse_split(r.body, ev, 16);
     assert_int_equal(n, 3);
     assert_has(ev[0], "\"text\":\"Yes\"");
+    free_all(ev, n);
+    reply_free(&r);
+    srv_stop(&v);
+    tb_stream_free(&st);
+}
+
+/* ---- Event JSON against cJSON ------------------------------------------- */
+
+/* The text of the escaping stream's events, each with its kind. */
+struct esc_event {
+    char text[512];
+    size_t len;
+    int kind;
+};
+
+/* Every byte value 1..255 in a valid UTF-8 context where it has one, the
+ * bytes that never appear in UTF-8 raw, and the edge cases: the server
+ * renders event JSON without cJSON, and must print what cJSON would. */
+static size_t esc_events(struct esc_event *e)
+{
+    size_t n = 0, k;
+    /* 0x01..0x7f: every control byte, quote, backslash, slash, DEL. */
+    for (k = 0; k < 127; k++)
+        e[n].text[k] = (char)(k + 1);
+    e[n].len = k, e[n++].kind = TB_KIND_CONTENT;
+    /* Every continuation byte after C2 (U+0080..U+00BF). */
+    for (k = 0; k < 64; k++)
+        e[n].text[2 * k] = (char)0xc2, e[n].text[2 * k + 1] = (char)(0x80 + k);
+    e[n].len = 128, e[n++].kind = TB_KIND_CONTENT;
+    /* Every lead byte: C3..DF, E0..EF, F0..F4, each starting a valid
+     * sequence. */
+    k = 0;
+    for (int b = 0xc3; b <= 0xdf; b++)
+        e[n].text[k++] = (char)b, e[n].text[k++] = (char)0x80;
+    for (int b = 0xe0; b <= 0xef; b++) {
+        e[n].text[k++] = (char)b;
+        e[n].text[k++] = (char)(b == 0xe0 ? 0xa0 : 0x80);
+        e[n].text[k++] = (char)0x80;
+    }
+    for (int b = 0xf0; b <= 0xf4; b++) {
+        e[n].text[k++] = (char)b;
+        e[n].text[k++] = (char)(b == 0xf0 ? 0x90 : 0x80);
+        e[n].text[k++] = (char)0x80;
+        e[n].text[k++] = (char)0x80;
+    }
+    e[n].len = k, e[n++].kind = TB_KIND_CONTENT;
+    /* Bytes no UTF-8 holds pass through cJSON unchanged too. */
+    k = 0;
+    for (int b = 0xc0; b <= 0xc1; b++)
+        e[n].text[k++] = (char)b;
+    for (int b = 0xf5; b <= 0xff; b++)
+        e[n].text[k++] = (char)b;
+    e[n].len = k, e[n++].kind = TB_KIND_CONTENT;
+    /* Edge cases, one reasoning event among them. */
+    static const char *const edge[] = {
+        "\"",
+        "\\",
+        "\\\"\\\\\"",
+        "</script>",
+        "\xe2\x80\xa8\xe2\x80\xa9",
+        "\xf0\x9f\x98\x80",
+        "\\u0000",
+        "\x7f\x1f\x01",
+        " \t\r\n\b\f",
+        "\x1b[0m",
+    };
+    for (k = 0; k < sizeof(edge) / sizeof(edge[0]); k++) {
+        e[n].len = strlen(edge[k]);
+        memcpy(e[n].text, edge[k], e[n].len);
+        e[n++].kind = k == 3 ? TB_KIND_REASONING : TB_KIND_CONTENT;
+        if (k == 3) {
+            /* A NUL ends a cJSON string: "x" is all cJSON prints of "x\0y",
+             * and with burst@3 this event starts a group, whose later
+             * events' text goes too. */
+            memcpy(e[n].text, "x\0y", 3);
+            e[n].len = 3, e[n++].kind = TB_KIND_CONTENT;
+        }
+    }
+    return n;
+}
+
+/* cJSON_PrintUnformatted of the chunk the server should send. */
+static char *cjson_chunk(int id, int legacy, const char *model, const char *text, int reasoning)
+{
+    cJSON *o = cJSON_CreateObject(), *arr, *ch, *d;
+    char *out, ids[48];
+    assert_non_null(o);
+    snprintf(ids, sizeof(ids), "%s-ttsbuf-%d", legacy ? "cmpl" : "chatcmpl", id);
+    cJSON_AddStringToObject(o, "id", ids);
+    cJSON_AddStringToObject(o, "object", legacy ? "text_completion" : "chat.completion.chunk");
+    cJSON_AddNumberToObject(o, "created", 0);
+    cJSON_AddStringToObject(o, "model", model);
+    arr = cJSON_AddArrayToObject(o, "choices");
+    ch = cJSON_CreateObject();
+    cJSON_AddItemToArray(arr, ch);
+    if (legacy) {
+        cJSON_AddStringToObject(ch, "text", text);
+        cJSON_AddNumberToObject(ch, "index", 0);
+        cJSON_AddNullToObject(ch, "logprobs");
+    } else {
+        cJSON_AddNumberToObject(ch, "index", 0);
+        d = cJSON_AddObjectToObject(ch, "delta");
+        cJSON_AddStringToObject(d, reasoning ? "reasoning_content" : "content", text);
+    }
+    cJSON_AddNullToObject(ch, "finish_reason");
+    out = cJSON_PrintUnformatted(o);
+    assert_non_null(out);
+    cJSON_Delete(o);
+    return out;
+}
+
+/* Streams the escaping events (group events a burst; 1: one by one) with
+ * a model name that needs escaping, and compares every event's JSON with
+ * cJSON's, for chat and the legacy API. */
+static void escape_matches_cjson(void **state)
+{
+    (void)state;
+    /* The model as the request spells it, and as its parsed value. */
+    static const char *const model_json[] = {"m\\\"\\\\/\\u0001\\u001f\\u007f\\u00e9\\u2028",
+                                             "m\\u0007+burst@3"};
+    static const char *const model[] = {"m\"\\/\x01\x1f\x7f\xc3\xa9\xe2\x80\xa8", "m\x07+burst@3"};
+    struct esc_event e[32];
+    struct tb_stream st;
+    struct srv v;
+    size_t ne = esc_events(e);
+
+    tb_stream_init(&st);
+    for (size_t i = 0; i < ne; i++)
+        assert_int_equal(tb_stream_append(&st, 0.001, e[i].text, e[i].len, 1, e[i].kind), 0);
+    srv_start(&v, &st, NULL, 0);
+    for (int legacy = 0; legacy <= 1; legacy++) {
+        for (int m = 0; m < 2; m++) {
+            size_t group = m == 0 ? 1 : 3, k = legacy ? 0 : 1, n;
+            char req[256], *ev[64];
+            struct reply r;
+            snprintf(req, sizeof(req), "{\"model\":\"%s\",\"stream\":true}", model_json[m]);
+            post(v.port, legacy ? "/v1/completions" : "/v1/chat/completions", req, &r);
+            assert_int_equal(r.status, 200);
+            n = sse_split(r.body, ev, 64);
+            for (size_t i = 0; i < ne;) {
+                /* A group: up to `group` events of one kind (the legacy
+                 * API leaves reasoning out). */
+                char text[2048] = "";
+                int kind = e[i].kind;
+                size_t len = 0, j = i;
+                if (legacy && kind == TB_KIND_REASONING) {
+                    i++;
+                    continue;
+                }
+                for (; j < ne && j - i < group && e[j].kind == kind; j++) {
+                    memcpy(text + len, e[j].text, e[j].len);
+                    len += e[j].len;
+                }
+                text[len] = '\0';
+                i = j;
+                char *want = cjson_chunk(2 * legacy + m + 1, legacy, model[m], text,
+                                         kind == TB_KIND_REASONING);
+                assert_true(k < n);
+                assert_string_equal(ev[k], want);
+                cJSON_free(want);
+                k++;
+            }
+            assert_true(k < n);
+            assert_has(ev[k], "\"finish_reason\":\"stop\"");
+            free_all(ev, n);
+            reply_free(&r);
+        }
+    }
+    srv_stop(&v);
+    tb_stream_free(&st);
+}
+
+/* A few escapes written out by hand, so the cJSON comparison above is not
+ * the only witness. */
+static void escape_by_hand(void **state)
+{
+    (void)state;
+    struct tb_stream st;
+    struct srv v;
+    struct reply r;
+    char *ev[8];
+    size_t n;
+    tb_stream_init(&st);
+    assert_int_equal(
+        tb_stream_append(&st, 0.001, "\x01\x1f\x7f\"\\/\t\xc3\xa9", 9, 1, TB_KIND_CONTENT), 0);
+    srv_start(&v, &st, NULL, 0);
+    post(v.port, "/v1/chat/completions", "{\"model\":\"m\",\"stream\":true}", &r);
+    n = sse_split(r.body, ev, 8);
+    assert_int_equal(n, 4);
+    assert_string_equal(
+        ev[1],
+        chat_chunk(1, "m", "{\"content\":\"\\u0001\\u001f\x7f\\\"\\\\/\\t\xc3\xa9\"}", "null"));
     free_all(ev, n);
     reply_free(&r);
     srv_stop(&v);
@@ -1584,23 +1777,24 @@ static void create_errors(void **state)
 int tb_test_serve(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(faults_parse_ok),     cmocka_unit_test(faults_parse_errors),
-        cmocka_unit_test(stream_exact_bytes),  cmocka_unit_test(stream_timing),
-        cmocka_unit_test(max_tokens_cut),      cmocka_unit_test(nonstream_chat),
-        cmocka_unit_test(legacy_completions),  cmocka_unit_test(reasoning_events),
-        cmocka_unit_test(models_list),         cmocka_unit_test(not_found_and_method),
-        cmocka_unit_test(bad_requests),        cmocka_unit_test(expect_continue),
-        cmocka_unit_test(too_large_413),       cmocka_unit_test(fault_stall),
-        cmocka_unit_test(fault_drop),          cmocka_unit_test(fault_status_json),
-        cmocka_unit_test(fault_status_html),   cmocka_unit_test(fault_html),
-        cmocka_unit_test(fault_malformed),     cmocka_unit_test(fault_error),
-        cmocka_unit_test(fault_burst),         cmocka_unit_test(fault_reasoning),
-        cmocka_unit_test(fault_crlf),          cmocka_unit_test(fault_comments),
-        cmocka_unit_test(fault_nodone),        cmocka_unit_test(fault_reject_usage),
-        cmocka_unit_test(faults_combine),      cmocka_unit_test(concurrent_streams),
-        cmocka_unit_test(stop_promptly),       cmocka_unit_test(client_gone),
-        cmocka_unit_test(slow_client_dropped), cmocka_unit_test(big_body_not_dropped),
-        cmocka_unit_test(max_conns_refused),   cmocka_unit_test(create_errors),
+        cmocka_unit_test(faults_parse_ok),      cmocka_unit_test(faults_parse_errors),
+        cmocka_unit_test(stream_exact_bytes),   cmocka_unit_test(stream_timing),
+        cmocka_unit_test(max_tokens_cut),       cmocka_unit_test(nonstream_chat),
+        cmocka_unit_test(legacy_completions),   cmocka_unit_test(reasoning_events),
+        cmocka_unit_test(escape_matches_cjson), cmocka_unit_test(escape_by_hand),
+        cmocka_unit_test(models_list),          cmocka_unit_test(not_found_and_method),
+        cmocka_unit_test(bad_requests),         cmocka_unit_test(expect_continue),
+        cmocka_unit_test(too_large_413),        cmocka_unit_test(fault_stall),
+        cmocka_unit_test(fault_drop),           cmocka_unit_test(fault_status_json),
+        cmocka_unit_test(fault_status_html),    cmocka_unit_test(fault_html),
+        cmocka_unit_test(fault_malformed),      cmocka_unit_test(fault_error),
+        cmocka_unit_test(fault_burst),          cmocka_unit_test(fault_reasoning),
+        cmocka_unit_test(fault_crlf),           cmocka_unit_test(fault_comments),
+        cmocka_unit_test(fault_nodone),         cmocka_unit_test(fault_reject_usage),
+        cmocka_unit_test(faults_combine),       cmocka_unit_test(concurrent_streams),
+        cmocka_unit_test(stop_promptly),        cmocka_unit_test(client_gone),
+        cmocka_unit_test(slow_client_dropped),  cmocka_unit_test(big_body_not_dropped),
+        cmocka_unit_test(max_conns_refused),    cmocka_unit_test(create_errors),
     };
     return TB_RUN_GROUP("serve", tests);
 }

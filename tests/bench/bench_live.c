@@ -81,7 +81,7 @@ void bench_live(void)
            best_all / (double)events * 1e6, best_all, best_wall);
     printf("    network thread %5.2f us/event  (HTTP + SSE + JSON + record + ring)\n",
            (best_all - best_drain) / (double)events * 1e6);
-    printf("    drain thread   %5.2f us/event  (2 ms polling + segmenter + playout)\n",
+    printf("    drain thread   %5.2f us/event  (woken per network read; segmenter + playout)\n",
            best_drain / (double)events * 1e6);
     printf("  mock server     %6.2f us/event  (all %d runs)\n",
            srv.cpu_s / (double)(srv.st.events ? srv.st.events : 1) * 1e6, REPS);
