@@ -639,6 +639,86 @@ static void run_cli_sigint_keeps_partial(void **state)
     sh(cmd);
 }
 
+/* Every request option of `run`, against the built-in mock; and their bad
+ * values, each a one-line error and exit 2. */
+static void run_cli_request_options(void **state)
+{
+    (void)state;
+    char cmd[1024], dir[64], path[96];
+    char *out;
+    cJSON *j;
+    FILE *f;
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-ro-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s", dir);
+    sh(cmd);
+    snprintf(path, sizeof(path), "%s/m.json", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("[{\"role\":\"system\",\"content\":\"brief\"},{\"role\":\"user\",\"content\":\"hi\"}]",
+          f);
+    fclose(f);
+    /* chat with --messages, the rest of the request options */
+    snprintf(cmd, sizeof(cmd),
+             "'%s' run --synth tps=500,tokens=20,ttft=0.01 --messages %s --max-tokens 12 "
+             "--temperature 0.3 --body-json '{\"top_p\":0.5}' --no-usage -H 'X-Test: 1' "
+             "--timeout 30 --connect-timeout 5 --idle-timeout 10 --json -q >%s/out 2>%s/err",
+             bin(), path, dir, dir);
+    assert_int_equal(sh(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "%s/out", dir);
+    out = tb_test_slurp_str(cmd);
+    j = cJSON_Parse(out);
+    assert_non_null(j);
+    assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 12); /* --max-tokens */
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "tokens")));      /* --no-usage */
+    assert_string_equal(cJSON_GetObjectItem(j, "finish_reason")->valuestring, "length");
+    cJSON_Delete(j);
+    free(out);
+    /* the legacy API */
+    snprintf(cmd, sizeof(cmd),
+             "'%s' run --synth tps=500,tokens=15,ttft=0.01 --api completions --prompt hello "
+             "--json -q >%s/out 2>%s/err",
+             bin(), dir, dir);
+    assert_int_equal(sh(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "%s/out", dir);
+    out = tb_test_slurp_str(cmd);
+    j = cJSON_Parse(out);
+    assert_non_null(j);
+    assert_string_equal(cJSON_GetObjectItem(j, "api")->valuestring, "completions");
+    assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 15);
+    assert_int_equal(cJSON_GetObjectItem(j, "tokens")->valueint, 15);
+    cJSON_Delete(j);
+    free(out);
+    /* bad values */
+    {
+        static const struct {
+            const char *args, *err;
+        } bad[] = {
+            {"--api chatty", "--api: 'chatty' is not chat or completions"},
+            {"--temperature 3", "--temperature: '3' is outside 0..2"},
+            {"--max-tokens 0", "--max-tokens: '0' is outside"},
+            {"--idle-timeout -1", "--idle-timeout: '-1' is outside"},
+            {"--body-json '[1]'", "--body-json: not a JSON object"},
+            {"--fault bogus@1", "--fault: "},
+            {"--insecure --base-url http://127.0.0.1:1/v1 --model m --preset demo",
+             "drive the built-in mock"},
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            int code;
+            snprintf(cmd, sizeof(cmd), "'%s' run %s -q >%s/out 2>%s/err", bin(), bad[i].args,
+                     dir, dir);
+            code = sh(cmd);
+            snprintf(cmd, sizeof(cmd), "%s/err", dir);
+            out = tb_test_slurp_str(cmd);
+            if ((code != 2 && code != 3) || strstr(out, bad[i].err) == NULL)
+                fail_msg("run %s: exit %d, stderr '%s'; want '%s'", bad[i].args, code, out,
+                         bad[i].err);
+            free(out);
+        }
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    sh(cmd);
+}
+
 int tb_test_live(void)
 {
     const struct CMUnitTest tests[] = {
@@ -656,6 +736,7 @@ int tb_test_live(void)
         cmocka_unit_test(serve_cli_and_run_cli),
         cmocka_unit_test(run_cli_bad_usage),
         cmocka_unit_test(run_cli_fault_matrix),
+        cmocka_unit_test(run_cli_request_options),
         cmocka_unit_test(run_cli_sigint_keeps_partial),
         cmocka_unit_test(openai_sdk_streams_from_mock),
     };
