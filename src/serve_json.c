@@ -236,7 +236,7 @@ char *tb_serve_json_chunk(const struct tb_serve_json_ctx *c, enum tb_serve_json_
         return print(o, 0);
     if (legacy) {
         /* The legacy chunk: {"text", "index", "logprobs", "finish_reason"}. */
-        ok = add_str(ch, "text", part == TB_SERVE_PART_CONTENT ? text : "") &&
+        ok = add_str(ch, "text", "") &&
              add_num(ch, "index", 0) && cJSON_AddNullToObject(ch, "logprobs") != NULL &&
              add_finish(ch, part == TB_SERVE_PART_FINISH ? text : NULL);
         return print(o, ok);
@@ -244,10 +244,6 @@ char *tb_serve_json_chunk(const struct tb_serve_json_ctx *c, enum tb_serve_json_
     ok = add_num(ch, "index", 0) && (d = cJSON_AddObjectToObject(ch, "delta")) != NULL;
     if (ok && part == TB_SERVE_PART_ROLE)
         ok = add_str(d, "role", "assistant") && add_str(d, "content", "");
-    else if (ok && part == TB_SERVE_PART_CONTENT)
-        ok = add_str(d, "content", text);
-    else if (ok && part == TB_SERVE_PART_REASONING)
-        ok = add_str(d, "reasoning_content", text);
     ok = ok && add_finish(ch, part == TB_SERVE_PART_FINISH ? text : NULL);
     return print(o, ok);
 }

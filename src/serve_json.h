@@ -43,12 +43,12 @@ struct tb_serve_json_ctx {
     const char *model; /* echoed as sent */
 };
 
+/* The once-per-response chunks; token events are rendered without cJSON
+ * by serve_chunk.c. */
 enum tb_serve_json_part {
-    TB_SERVE_PART_ROLE,      /* chat only: delta {role, content ""} */
-    TB_SERVE_PART_CONTENT,   /* delta.content / choices[0].text = text */
-    TB_SERVE_PART_REASONING, /* chat only: delta.reasoning_content = text */
-    TB_SERVE_PART_FINISH,    /* empty delta, finish_reason = text */
-    TB_SERVE_PART_USAGE      /* choices [], usage */
+    TB_SERVE_PART_ROLE,   /* chat only: delta {role, content ""} */
+    TB_SERVE_PART_FINISH, /* empty delta, finish_reason = text */
+    TB_SERVE_PART_USAGE   /* choices [], usage */
 };
 
 /* One streamed chunk object.  text: see the part; prompt/completion: the
