@@ -249,11 +249,16 @@ void tb_drain_status(const struct tb_drain *d, double now, struct tb_drain_statu
     st->events = d->content_events;
     st->underruns = pr.underruns;
     st->gap_total = pr.gap_total;
-    st->playing = tb_playout_started(d->play, &s1) && now >= s1;
+    if (!tb_playout_started(d->play, &s1)) {
+        st->playing = 0;
+        st->buffered_s = pr.speech; /* all of it waits for the start */
+        return;
+    }
+    /* Queued ahead of the playhead, which sits at s1 until playback starts. */
+    double head = now > s1 ? now : s1;
     end = tb_playout_end(d->play);
-    st->buffered_s = tb_playout_started(d->play, NULL)
-                         ? (end > now ? end - (now > s1 ? now : s1) : 0.0)
-                         : pr.speech;
+    st->playing = now >= s1;
+    st->buffered_s = end > head ? end - head : 0.0;
 }
 
 static int curve(struct tb_drain *d, struct tb_sim_result *r)

@@ -84,10 +84,14 @@ static int produce(const struct tb_stream *s, size_t k, struct tb_ring *ring, st
         /* Full: let the drain see the waiting producer (it makes room if
          * nothing is due), then wait for the next release. */
         delayed = 1;
+        size_t held = tb_ring_count(ring);
         rc = tb_drain_step(d, clk->now(clk), next);
         if (rc != 0)
             return rc;
-        if (isinf(*next) && tb_ring_count(ring) >= tb_ring_slot_capacity(ring))
+        /* The drain saw the waiting producer and made room if it could.  If
+         * nothing left the ring and nothing is scheduled to, waiting would
+         * never end (whether slots or bytes are what ran out). */
+        if (isinf(*next) && tb_ring_count(ring) >= held)
             return tb_seterr(err, errlen, TB_EFULL, "the ring cannot make room");
         if (!isinf(*next))
             clk->sleep_until(clk, *next);
