@@ -201,8 +201,8 @@ static void unjam(struct tb_drain *d, double now)
         tb_seg_cut(d->seg, on_chunk, d);
         d->forced_cuts++;
     }
-    if (d->rc == 0 && !tb_playout_started(d->play, NULL) && d->nrel > 0 &&
-        tb_playout_force_start(d->play, now) == 0)
+    /* Also resumes a rebuffering playout (force_start refuses otherwise). */
+    if (d->rc == 0 && d->nrel > 0 && tb_playout_force_start(d->play, now) == 0)
         d->forced_start = 1;
 }
 

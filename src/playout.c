@@ -36,6 +36,11 @@ struct tb_playout {
     struct tb_playout_result r;
     struct pend *pend;
     size_t npend, cap;
+    /* Rebuffering (opts.rebuffer): after a counted underrun at chunk rb_j,
+     * playback waits until rb_cps code points are buffered (>= P). */
+    int rebuffering;
+    uint32_t rb_j;
+    uint64_t rb_cps;
 };
 
 void tb_playout_opts_default(struct tb_playout_opts *o)
@@ -43,6 +48,7 @@ void tb_playout_opts_default(struct tb_playout_opts *o)
     o->wpm = TB_WPM_DEFAULT;
     o->tts_latency = 0.0;
     o->preroll = 0.0;
+    o->rebuffer = 0;
 }
 
 static int opts_ok(const struct tb_playout_opts *o)
@@ -89,6 +95,9 @@ int tb_playout_reset(struct tb_playout *p, const struct tb_playout_opts *o)
     p->last_c = 0.0;
     p->last_tok = 0;
     p->npend = 0;
+    p->rebuffering = 0;
+    p->rb_j = 0;
+    p->rb_cps = 0;
     memset(&p->r, 0, sizeof(p->r));
     return 0;
 }
@@ -124,6 +133,63 @@ static void start(struct tb_playout *p, double c, uint64_t tok)
     }
 }
 
+/* Keeps a chunk that waits for playback, for the schedule callback. */
+static int pend_push(struct tb_playout *p, double c, uint32_t cps)
+{
+    if (p->fn == NULL)
+        return 0;
+    if (p->npend == p->cap) {
+        struct pend *np = tb_grow(p->pend, &p->cap, sizeof(*np), 64);
+        if (np == NULL)
+            return TB_ENOMEM;
+        p->pend = np;
+    }
+    p->pend[p->npend].c = c;
+    p->pend[p->npend].cps = cps;
+    p->npend++;
+    return 0;
+}
+
+/* Counts one underrun of length gap. */
+static void count_gap(struct tb_playout *p, double gap)
+{
+    p->r.underruns++;
+    if (gap >= TB_INTERRUPT_S)
+        p->r.interruptions++;
+    p->r.gap_total += gap;
+    if (gap > p->r.gap_max)
+        p->r.gap_max = gap;
+}
+
+/*
+ * Rebuffering ends: the chunks rb_j..m, buffered since the underrun, play
+ * back to back from t (the moment the last of them is ready).  Their audio
+ * was all ready by then, so none of them can underrun; the one silence is
+ * t - e_{rb_j - 1}, counted now.
+ */
+static void resume(struct tb_playout *p, double t)
+{
+    double gap = t - p->e_prev;
+    uint64_t before = 0;
+    count_gap(p, gap);
+    p->rebuffering = 0;
+    if (p->fn != NULL) {
+        for (size_t i = 0; i < p->npend; i++) {
+            struct tb_play pl;
+            pl.chunk = p->rb_j + (uint32_t)i;
+            pl.cps = p->pend[i].cps;
+            pl.ready = p->pend[i].c + p->o.tts_latency;
+            pl.start = t + speech(p, before);
+            before += p->pend[i].cps;
+            pl.end = t + speech(p, before);
+            pl.gap = i == 0 ? gap : 0.0;
+            p->fn(p->ud, &pl);
+        }
+        p->npend = 0;
+    }
+    p->e_prev = t + speech(p, p->rb_cps);
+}
+
 int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
 {
     p->m++;
@@ -131,17 +197,8 @@ int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
     p->last_tok = tok;
     if (!p->started) {
         p->cps_sum += cps;
-        if (p->fn != NULL) {
-            if (p->npend == p->cap) {
-                struct pend *np = tb_grow(p->pend, &p->cap, sizeof(*np), 64);
-                if (np == NULL)
-                    return TB_ENOMEM;
-                p->pend = np;
-            }
-            p->pend[p->npend].c = c;
-            p->pend[p->npend].cps = cps;
-            p->npend++;
-        }
+        if (pend_push(p, c, cps) != 0)
+            return TB_ENOMEM;
         /* S_q >= P, compared as cps x 10 >= P x wpm to stay exact. */
         if ((double)p->cps_sum * 10.0 >= p->o.preroll * p->o.wpm)
             start(p, c, tok);
@@ -160,14 +217,24 @@ int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
         p->r.min_tps = need;
     if (x > p->r.speedup)
         p->r.speedup = x;
+    if (p->o.rebuffer && (p->rebuffering || gap > TB_GAP_MIN_S)) {
+        /* Wait for P seconds of audio, compared exactly as the pre-roll. */
+        if (!p->rebuffering) {
+            p->rebuffering = 1;
+            p->rb_j = p->m;
+            p->rb_cps = 0;
+        }
+        p->cps_sum += cps;
+        p->rb_cps += cps;
+        if (pend_push(p, c, cps) != 0)
+            return TB_ENOMEM;
+        if ((double)p->rb_cps * 10.0 >= p->o.preroll * p->o.wpm)
+            resume(p, ready);
+        return 0;
+    }
     pl.gap = 0.0;
     if (gap > TB_GAP_MIN_S) {
-        p->r.underruns++;
-        if (gap >= TB_INTERRUPT_S)
-            p->r.interruptions++;
-        p->r.gap_total += gap;
-        if (gap > p->r.gap_max)
-            p->r.gap_max = gap;
+        count_gap(p, gap);
         pl.gap = gap;
     }
     pl.start = ready > p->e_prev ? ready : p->e_prev;
@@ -185,6 +252,10 @@ int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
 
 int tb_playout_force_start(struct tb_playout *p, double t)
 {
+    if (p->rebuffering) {
+        resume(p, t + p->o.tts_latency);
+        return 0;
+    }
     if (p->started || p->m == 0)
         return TB_EINVAL;
     start(p, t, p->last_tok);
@@ -195,6 +266,8 @@ int tb_playout_finish(struct tb_playout *p)
 {
     if (!p->started && p->m > 0)
         start(p, p->last_c, p->last_tok);
+    if (p->rebuffering)
+        resume(p, p->last_c + p->o.tts_latency);
     return 0;
 }
 

@@ -32,6 +32,9 @@ int tb_test_sse(void);
 int tb_test_serve(void);
 int tb_test_oai(void);
 int tb_test_live(void);
+int tb_test_rebuffer(void);
+int tb_test_sweep(void);
+int tb_test_svg(void);
 
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;

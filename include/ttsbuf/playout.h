@@ -35,9 +35,17 @@ struct tb_playout_opts {
     double wpm;         /* speech rate, words per minute (default 150) */
     double tts_latency; /* L, seconds (default 0) */
     double preroll;     /* P, seconds (default 0) */
+    /* Rebuffering (default 0, off: the v1 model exactly).  When set, a
+     * counted underrun pauses playback until P seconds of audio are
+     * buffered again (chunk j waits for the first k >= j with
+     * S_k - S_{j-1} >= P, or the last chunk), as video players and jitter
+     * buffers do: fewer, longer gaps.  The gap is then s_j - e_{j-1}.  A
+     * stream without an underrun plays exactly as in v1, so the minimum
+     * TPS and speed-up (which are about no gap at all) do not change. */
+    int rebuffer;
 };
 
-/* Defaults: wpm 150, no latency, no pre-roll. */
+/* Defaults: wpm 150, no latency, no pre-roll, no rebuffering. */
 void tb_playout_opts_default(struct tb_playout_opts *o);
 
 /* One chunk's schedule, reported through tb_play_fn once it is known. */
@@ -96,8 +104,10 @@ int tb_playout_finish(struct tb_playout *p);
  * tb_playout_force_start - starts playback now, at time t (>= the last
  * chunk's completion), as if the last chunk added had closed at t: a
  * bounded buffer that can hold no more must start playing.  The minimum
- * TPS and speed-up are then measured from that start.
- * Returns 0, or TB_EINVAL when already started or no chunk was added.
+ * TPS and speed-up are then measured from that start.  While rebuffering
+ * it resumes playback at t instead (the minimum TPS is unchanged).
+ * Returns 0, or TB_EINVAL when playing (not waiting for pre-roll or a
+ * rebuffer) or no chunk was added.
  */
 int tb_playout_force_start(struct tb_playout *p, double t);
 

@@ -1,0 +1,173 @@
+/*
+ * sweep.h - the playout model over a grid of settings and many streams at
+ * once, with statistics across the streams and the inverse questions
+ * ("how much pre-roll makes 95% of these streams gap-free?").
+ *
+ * Axes (each a list of values; one value is a constant):
+ *   chunk      a chunk policy (enum tb_chunk_policy, as a double)
+ *   min_chars  sentence/clause minimum chunk size, code points
+ *   tps        0: the streams as recorded; r > 0: each stream re-timed to a
+ *              constant r tokens/s from its own first-token time (content
+ *              event k arrives at a_0 + (T_k - T_0) / r)
+ *   wpm, lat   speech rate, TTS latency (s)
+ *   rebuffer   0 off (v1), 1 on (playout.h)
+ *   preroll    P, s
+ * A grid point is one value of each axis.  Points are numbered with
+ * preroll varying fastest, then rebuffer, lat, wpm, tps, min_chars, chunk
+ * (tb_sweep_point_axes decodes an index).  A series is the set of points
+ * that differ only in pre-roll.
+ *
+ * How it runs: each stream is segmented once per (chunk, min_chars) pair
+ * (chunking depends on text only, never on time: segment.h), then every
+ * other setting is one pass of the playout engine over that chunk list; a
+ * --tps re-timing maps chunk completion times, it never re-segments.  The
+ * grid is split over threads (one grid point or one series per unit of
+ * work), and nothing is allocated per stream or per point once
+ * tb_sweep_run has started its threads.  Cost: O(streams x points x
+ * chunks) plus one segmentation per stream and chunk setting.
+ *
+ * Per grid point, across streams: the share with no underrun; underruns,
+ * total gap, interruptions (mean, P50, P95, max); time to first audio and
+ * minimum TPS (the same four; the report shows some).  Percentiles are
+ * nearest-rank: Pq is the ceil(q n)-th smallest value.
+ *
+ * The inverse questions, with target share X (tb_sweep_opts.target):
+ *   tps_for_target      per point: the smallest constant token rate at
+ *                       which >= X of the streams play with no gap at that
+ *                       point's pre-roll.  Exact: a stream is gap-free at
+ *                       rate r iff r >= its min TPS (playout.h), so this
+ *                       is the ceil(X n)-th smallest min TPS.
+ *   preroll_for_target  per series: the smallest pre-roll at which >= X of
+ *                       the streams have no underrun.  Whether a stream
+ *                       underruns depends on P only through the start
+ *                       chunk q, and more pre-roll never adds a gap, so
+ *                       per stream this is a bisection over q (O(m log m)
+ *                       with the playout engine itself), reported as the
+ *                       smallest whole millisecond that starts at that q;
+ *                       across streams, the ceil(X n)-th smallest.
+ *                       Rebuffering does not change it: it acts only
+ *                       after an underrun.
+ *
+ * Ownership: the sweep borrows the streams (they must outlive it) and
+ * copies names and axes.  Threads: tb_sweep_run uses its own threads; the
+ * other functions are for one thread at a time.
+ */
+#ifndef TTSBUF_SWEEP_H
+#define TTSBUF_SWEEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ttsbuf/stream.h"
+
+/* One input stream: what every source (trace, synthetic, imported) gives
+ * the sweep. */
+struct tb_sweep_input {
+    const char *name;
+    const struct tb_stream *s;
+};
+
+enum tb_sweep_axis {
+    TB_AX_CHUNK = 0,
+    TB_AX_MINCHARS,
+    TB_AX_TPS,
+    TB_AX_WPM,
+    TB_AX_LAT,
+    TB_AX_REBUFFER,
+    TB_AX_PREROLL,
+    TB_AX__COUNT
+};
+
+/* Caps (README "Limits"). */
+#define TB_SWEEP_AXIS_MAX 10000u     /* values on one axis */
+#define TB_SWEEP_POINTS_MAX 100000u  /* grid points */
+#define TB_SWEEP_INPUTS_MAX 1000000u /* streams */
+#define TB_SWEEP_THREADS_MAX 64u
+
+struct tb_sweep_opts {
+    const double *axis[TB_AX__COUNT]; /* values (copied); NULL with n 0 means
+                                       * the default: sentence, 1, 0 (as
+                                       * recorded), 150, 0, 0, 0 */
+    size_t n[TB_AX__COUNT];
+    double target; /* 0 < X <= 1 for the inverse questions; 0 for none */
+};
+
+void tb_sweep_opts_default(struct tb_sweep_opts *o);
+
+/* The axis name used in tables and files: "chunk", "min_chars", "tps",
+ * "wpm", "tts_latency", "rebuffer", "preroll". */
+const char *tb_sweep_axis_name(enum tb_sweep_axis a);
+
+struct tb_sweep_stat {
+    double mean, p50, p95, max;
+};
+
+struct tb_sweep_point {
+    double ax[TB_AX__COUNT];
+    double gapless; /* share of streams with no underrun, 0..1 */
+    struct tb_sweep_stat underruns, gap_total, interruptions, ttfa, min_tps;
+    double tps_for_target;     /* NAN without a target */
+    double preroll_for_target; /* the series' answer; NAN without a target */
+    uint64_t events;           /* content events simulated at this point */
+};
+
+struct tb_sweep;
+
+/*
+ * tb_sweep_create - checks the axes (a policy number in range, min_chars
+ * 1..100000, tps 0 or 0.001..1e5, wpm TB_WPM_MIN..MAX, lat 0..60,
+ * rebuffer 0 or 1, preroll 0..3600, at most TB_SWEEP_AXIS_MAX values, at
+ * most TB_SWEEP_POINTS_MAX points) and the inputs (1..TB_SWEEP_INPUTS_MAX,
+ * each with a content event).  Returns 0 and *out; TB_ERANGE or TB_EINVAL
+ * for a bad axis or target; TB_EEMPTY for no input or a stream without
+ * content (named in err); TB_ETOOBIG past a cap; TB_ENOMEM.
+ */
+int tb_sweep_create(const struct tb_sweep_opts *o, const struct tb_sweep_input *in, size_t nin,
+                    struct tb_sweep **out, char *err, size_t errlen);
+void tb_sweep_destroy(struct tb_sweep *sw); /* NULL is a no-op */
+
+/* Called on the thread that called tb_sweep_run, after each unit of work
+ * it finished: done of total units so far (other threads' included). */
+typedef void (*tb_sweep_progress_fn)(void *ud, size_t done, size_t total);
+
+/*
+ * tb_sweep_run - segments and evaluates the whole grid on `threads`
+ * threads (1..TB_SWEEP_THREADS_MAX; the calling thread is one of them).
+ * Returns 0, TB_EINVAL (threads out of range), or TB_ENOMEM (then no
+ * result is valid).  May be called once.
+ */
+int tb_sweep_run(struct tb_sweep *sw, unsigned threads, tb_sweep_progress_fn fn, void *ud);
+
+/* After tb_sweep_run: the points (index 0..n-1, as numbered above). */
+const struct tb_sweep_point *tb_sweep_points(const struct tb_sweep *sw, size_t *n);
+
+/* The axis values (copied or defaulted) and their count. */
+const double *tb_sweep_axis_values(const struct tb_sweep *sw, enum tb_sweep_axis a, size_t *n);
+
+/* The index of the point with axis values idx[a] (0-based per axis). */
+size_t tb_sweep_point_index(const struct tb_sweep *sw, const size_t idx[TB_AX__COUNT]);
+
+/* Decodes a point index into per-axis indices. */
+void tb_sweep_point_axes(const struct tb_sweep *sw, size_t point, size_t idx[TB_AX__COUNT]);
+
+/* Streams, and content events per pass over all of them (the
+ * "event-simulations" of one grid point). */
+size_t tb_sweep_inputs(const struct tb_sweep *sw);
+uint64_t tb_sweep_events_per_point(const struct tb_sweep *sw);
+
+/*
+ * tb_sweep_trace_preroll - one stream's smallest gap-free pre-roll under
+ * the given chunk list and playout settings (pre-roll and rebuffer
+ * ignored), as described above: 0 when gap-free from the first chunk,
+ * else the smallest whole millisecond above S_{q*-1}.  tps re-times as on
+ * the tps axis (0: as recorded; a0/t0 the stream's first content arrival
+ * and token index).  Returns 0, TB_EINVAL
+ * (bad options) or TB_EEMPTY (no chunk).  Any thread; no allocation.
+ */
+struct tb_chunks;
+struct tb_playout;
+struct tb_playout_opts;
+int tb_sweep_trace_preroll(const struct tb_chunks *c, double a0, uint64_t t0, double tps,
+                           struct tb_playout *p, const struct tb_playout_opts *o, double *out);
+
+#endif

@@ -1,0 +1,410 @@
+/*
+ * test_sweep.c - the sweep (sweep.h) against the plain per-stream analysis.
+ *
+ * Every grid point's statistics are recomputed here the slow way: each
+ * stream re-timed as a new tb_stream when the point has a tps (the sweep
+ * maps chunk times instead), segmented and played with tb_analyze_*, the
+ * percentiles by sorting.  The inverse answers are held to their
+ * definitions: at the answer the share is reached, a millisecond (or a
+ * 0.1% rate) below it is not.  One and two threads give identical bytes.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests.h"
+#include "ttsbuf/analyze.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/sweep.h"
+#include "ttsbuf/synth.h"
+
+#define NS 24
+
+struct fix {
+    struct tb_stream s[NS];
+    struct tb_sweep_input in[NS];
+    char names[NS][32];
+};
+
+static int setup(void **state)
+{
+    struct fix *f = calloc(1, sizeof(*f));
+    if (f == NULL)
+        return -1;
+    for (int i = 0; i < NS; i++) {
+        struct tb_synth_spec sp;
+        tb_synth_default(&sp);
+        sp.tps = 6.0 + 3.0 * (i % 5);
+        sp.tokens = 60 + 10 * (uint32_t)(i % 7);
+        sp.jitter = 0.6;
+        sp.stall_p = 0.02;
+        sp.stall_s = 1.5;
+        sp.burst = 1 + (uint32_t)(i % 3 == 0);
+        sp.seed = 100 + (uint64_t)i;
+        tb_stream_init(&f->s[i]);
+        if (tb_synth_generate(&sp, &f->s[i]) != 0)
+            return -1;
+        /* A reasoning event first: never spoken, never the first token. */
+        if (i % 4 == 1) {
+            struct tb_stream t;
+            tb_stream_init(&t);
+            tb_stream_append(&t, 0.01, "hmm", 3, 2, TB_KIND_REASONING);
+            for (size_t k = 0; k < f->s[i].n; k++)
+                tb_stream_append(&t, f->s[i].ev[k].t, tb_stream_text(&f->s[i], k),
+                                 f->s[i].ev[k].len, f->s[i].ev[k].tokens,
+                                 (enum tb_kind)f->s[i].ev[k].kind);
+            tb_stream_free(&f->s[i]);
+            f->s[i] = t;
+        }
+        snprintf(f->names[i], sizeof(f->names[i]), "s%d", i);
+        f->in[i].name = f->names[i];
+        f->in[i].s = &f->s[i];
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fix *f = *state;
+    for (int i = 0; i < NS; i++)
+        tb_stream_free(&f->s[i]);
+    free(f);
+    return 0;
+}
+
+static const double ax_chunk[] = {TB_CHUNK_TOKEN, TB_CHUNK_SENTENCE, TB_CHUNK_CLAUSE};
+static const double ax_minc[] = {1, 20};
+static const double ax_tps[] = {0, 9};
+static const double ax_wpm[] = {150, 200};
+static const double ax_lat[] = {0, 0.2};
+static const double ax_reb[] = {0, 1};
+static const double ax_pre[] = {0, 0.5, 1.5};
+
+static void opts(struct tb_sweep_opts *o, double target)
+{
+    tb_sweep_opts_default(o);
+#define AX(a, v)                                                                                   \
+    do {                                                                                           \
+        o->axis[a] = v;                                                                            \
+        o->n[a] = sizeof(v) / sizeof(v[0]);                                                        \
+    } while (0)
+    AX(TB_AX_CHUNK, ax_chunk);
+    AX(TB_AX_MINCHARS, ax_minc);
+    AX(TB_AX_TPS, ax_tps);
+    AX(TB_AX_WPM, ax_wpm);
+    AX(TB_AX_LAT, ax_lat);
+    AX(TB_AX_REBUFFER, ax_reb);
+    AX(TB_AX_PREROLL, ax_pre);
+#undef AX
+    o->target = target;
+}
+
+/* s re-timed to a constant rate (content events only). */
+static void retime(const struct tb_stream *s, double tps, struct tb_stream *out)
+{
+    uint64_t tok = 0, t0 = 0;
+    double a0 = 0;
+    int first = 1;
+    tb_stream_clear(out);
+    for (size_t k = 0; k < s->n; k++) {
+        const struct tb_event *e = &s->ev[k];
+        double t = e->t;
+        if (e->kind == TB_KIND_CONTENT) {
+            tok += e->tokens;
+            if (first) {
+                a0 = e->t;
+                t0 = tok - 1;
+                first = 0;
+            }
+            t = a0 + (double)(tok - 1 - t0) / tps;
+        }
+        assert_int_equal(tb_stream_append(out, t, tb_stream_text(s, k), e->len, e->tokens,
+                                          (enum tb_kind)e->kind),
+                         0);
+    }
+}
+
+/* The slow way: per-stream results at point p (optionally overriding
+ * pre-roll and tps). */
+static void slow(const struct fix *f, const struct tb_sweep_point *p, double preroll, double tps,
+                 struct tb_playout_result *res)
+{
+    struct tb_seg_opts so = {(enum tb_chunk_policy)p->ax[TB_AX_CHUNK],
+                             (uint32_t)p->ax[TB_AX_MINCHARS]};
+    struct tb_playout_opts po = {p->ax[TB_AX_WPM], p->ax[TB_AX_LAT], preroll,
+                                 (int)p->ax[TB_AX_REBUFFER]};
+    struct tb_seg *seg;
+    struct tb_playout *pl;
+    struct tb_chunks c;
+    struct tb_stream rt;
+    tb_chunks_init(&c);
+    tb_stream_init(&rt);
+    assert_int_equal(tb_seg_create(&so, &seg), 0);
+    assert_int_equal(tb_playout_create(&po, NULL, NULL, &pl), 0);
+    for (int i = 0; i < NS; i++) {
+        const struct tb_stream *s = &f->s[i];
+        if (tps > 0) {
+            retime(s, tps, &rt);
+            s = &rt;
+        }
+        assert_int_equal(tb_analyze_segment(s, seg, &c), 0);
+        assert_int_equal(tb_analyze_playout(&c, pl, &po, &res[i]), 0);
+    }
+    tb_playout_destroy(pl);
+    tb_seg_destroy(seg);
+    tb_chunks_free(&c);
+    tb_stream_free(&rt);
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void check_stat(const char *what, size_t pi, double *v, const struct tb_sweep_stat *st)
+{
+    double sum = 0;
+    for (int i = 0; i < NS; i++)
+        sum += v[i];
+    qsort(v, NS, sizeof(double), cmp);
+    /* Nearest rank: P50 of 24 is the 12th, P95 the 23rd. */
+    if (fabs(st->mean - sum / NS) > 1e-9 || st->p50 != v[11] || st->p95 != v[22] ||
+        st->max != v[NS - 1])
+        fail_msg("point %zu %s: mean/p50/p95/max %g/%g/%g/%g, want %g/%g/%g/%g", pi, what, st->mean,
+                 st->p50, st->p95, st->max, sum / NS, v[11], v[22], v[NS - 1]);
+}
+
+static double share(const struct tb_playout_result *r)
+{
+    int n = 0;
+    for (int i = 0; i < NS; i++)
+        n += r[i].underruns == 0;
+    return (double)n / NS;
+}
+
+static struct tb_sweep *run_sweep(const struct fix *f, double target, unsigned threads)
+{
+    struct tb_sweep_opts o;
+    struct tb_sweep *sw;
+    char err[256];
+    opts(&o, target);
+    assert_int_equal(tb_sweep_create(&o, f->in, NS, &sw, err, sizeof(err)), 0);
+    assert_int_equal(tb_sweep_run(sw, threads, NULL, NULL), 0);
+    return sw;
+}
+
+static void grid_matches_slow_path(void **state)
+{
+    struct fix *f = *state;
+    struct tb_sweep *sw = run_sweep(f, 0.0, 2);
+    struct tb_playout_result res[NS];
+    double v[NS];
+    size_t n;
+    const struct tb_sweep_point *pt = tb_sweep_points(sw, &n);
+    assert_int_equal(n, 3 * 2 * 2 * 2 * 2 * 2 * 3);
+    for (size_t p = 0; p < n; p++) {
+        size_t idx[TB_AX__COUNT];
+        tb_sweep_point_axes(sw, p, idx);
+        assert_int_equal(tb_sweep_point_index(sw, idx), p);
+        assert_true(pt[p].ax[TB_AX_PREROLL] == ax_pre[idx[TB_AX_PREROLL]]);
+        assert_true(pt[p].ax[TB_AX_CHUNK] == ax_chunk[idx[TB_AX_CHUNK]]);
+        slow(f, &pt[p], pt[p].ax[TB_AX_PREROLL], pt[p].ax[TB_AX_TPS], res);
+        assert_near(pt[p].gapless, share(res), 1e-12);
+        for (int i = 0; i < NS; i++)
+            v[i] = res[i].underruns;
+        check_stat("underruns", p, v, &pt[p].underruns);
+        for (int i = 0; i < NS; i++)
+            v[i] = res[i].interruptions;
+        check_stat("interruptions", p, v, &pt[p].interruptions);
+        for (int i = 0; i < NS; i++)
+            v[i] = res[i].gap_total;
+        check_stat("gap_total", p, v, &pt[p].gap_total);
+        for (int i = 0; i < NS; i++)
+            v[i] = res[i].ttfa;
+        check_stat("ttfa", p, v, &pt[p].ttfa);
+        for (int i = 0; i < NS; i++)
+            v[i] = res[i].min_tps;
+        check_stat("min_tps", p, v, &pt[p].min_tps);
+        assert_true(isnan(pt[p].tps_for_target) && isnan(pt[p].preroll_for_target));
+    }
+    assert_true(tb_sweep_events_per_point(sw) > NS * 50);
+    tb_sweep_destroy(sw);
+}
+
+static void threads_agree(void **state)
+{
+    struct fix *f = *state;
+    struct tb_sweep *a = run_sweep(f, 0.8, 1), *b = run_sweep(f, 0.8, 2);
+    size_t na, nb;
+    const struct tb_sweep_point *pa = tb_sweep_points(a, &na), *pb = tb_sweep_points(b, &nb);
+    assert_int_equal(na, nb);
+    assert_memory_equal(pa, pb, na * sizeof(*pa));
+    tb_sweep_destroy(a);
+    tb_sweep_destroy(b);
+}
+
+/* The smallest pre-roll for >= X gap-free, per series: reached at the
+ * answer, not a millisecond below. */
+static void inverse_preroll(void **state)
+{
+    static const double targets[] = {0.5, 0.8, 1.0};
+    struct fix *f = *state;
+    struct tb_playout_result res[NS];
+    for (size_t t = 0; t < 3; t++) {
+        struct tb_sweep *sw = run_sweep(f, targets[t], 2);
+        size_t n;
+        const struct tb_sweep_point *pt = tb_sweep_points(sw, &n);
+        int positive = 0;
+        for (size_t p = 0; p < n; p += 3) { /* one point per series */
+            double ans = pt[p].preroll_for_target;
+            assert_true(isfinite(ans) && ans >= 0);
+            assert_true(pt[p + 1].preroll_for_target == ans);
+            assert_true(fabs(ans * 1000.0 - floor(ans * 1000.0 + 0.5)) < 1e-6);
+            slow(f, &pt[p], ans, pt[p].ax[TB_AX_TPS], res);
+            if (share(res) < targets[t] - 1e-12)
+                fail_msg("target %g point %zu: share %g at the answer %g", targets[t], p,
+                         share(res), ans);
+            if (ans > 0.0) {
+                positive++;
+                /* A hair under the millisecond below: exactly S_{q-1}
+                 * compares either way in floating point. */
+                slow(f, &pt[p], ans - 0.001 - 1e-9, pt[p].ax[TB_AX_TPS], res);
+                if (share(res) >= targets[t] - 1e-12)
+                    fail_msg("target %g point %zu: share %g already at %g - 1 ms", targets[t], p,
+                             share(res), ans);
+            }
+        }
+        assert_true(positive > 0);
+        tb_sweep_destroy(sw);
+    }
+}
+
+/* The smallest constant rate for >= X gap-free at a point's pre-roll:
+ * at that rate the re-timed streams reach the share; below it, fewer
+ * than X of the streams have a minimum TPS that low (a stream's minimum
+ * TPS is exact: test_property.c). */
+static void inverse_tps(void **state)
+{
+    struct fix *f = *state;
+    struct tb_sweep *sw = run_sweep(f, 0.9, 2);
+    struct tb_playout_result res[NS];
+    size_t n;
+    const struct tb_sweep_point *pt = tb_sweep_points(sw, &n);
+    for (size_t p = 0; p < n; p += 7) {
+        double r = pt[p].tps_for_target;
+        int at = 0, below = 0;
+        assert_true(isfinite(r) && r > 0);
+        assert_true(r <= pt[p].min_tps.max && r >= pt[p].min_tps.p50);
+        slow(f, &pt[p], pt[p].ax[TB_AX_PREROLL], 0, res);
+        for (int i = 0; i < NS; i++) {
+            at += res[i].min_tps <= r;
+            below += res[i].min_tps <= r * 0.999;
+        }
+        assert_true(at >= 22 && below < 22); /* ceil(0.9 x 24) = 22 */
+        slow(f, &pt[p], pt[p].ax[TB_AX_PREROLL], r * (1 + 1e-9), res);
+        if (share(res) < 0.9)
+            fail_msg("point %zu: share %g at the answer %g", p, share(res), r);
+    }
+    tb_sweep_destroy(sw);
+}
+
+static void count_progress(void *ud, size_t done, size_t total)
+{
+    size_t *last = ud;
+    assert_true(done <= total && total > 0);
+    last[0] = done;
+    last[1] = total;
+    last[2]++;
+}
+
+static void progress_and_defaults(void **state)
+{
+    struct fix *f = *state;
+    struct tb_sweep_opts o;
+    struct tb_sweep *sw;
+    size_t seen[3] = {0, 0, 0}, n;
+    const double *v;
+    tb_sweep_opts_default(&o);
+    assert_int_equal(tb_sweep_create(&o, f->in, NS, &sw, NULL, 0), 0);
+    assert_int_equal(tb_sweep_run(sw, 1, count_progress, seen), 0);
+    assert_int_equal(seen[0], seen[1]);
+    assert_int_equal(seen[1], NS + 1);                            /* NS segmentations, one point */
+    assert_int_equal(tb_sweep_run(sw, 1, NULL, NULL), TB_EINVAL); /* once */
+    v = tb_sweep_axis_values(sw, TB_AX_CHUNK, &n);
+    assert_int_equal(n, 1);
+    assert_true(v[0] == TB_CHUNK_SENTENCE);
+    v = tb_sweep_axis_values(sw, TB_AX_WPM, &n);
+    assert_true(n == 1 && v[0] == 150);
+    assert_string_equal(tb_sweep_axis_name(TB_AX_LAT), "tts_latency");
+    assert_int_equal(tb_sweep_inputs(sw), NS);
+    tb_sweep_destroy(sw);
+    tb_sweep_destroy(NULL);
+}
+
+static void bad_input(void **state)
+{
+    struct fix *f = *state;
+    struct tb_sweep_opts o;
+    struct tb_sweep *sw = NULL;
+    struct tb_stream only_reasoning;
+    struct tb_sweep_input in = {"thinker", &only_reasoning};
+    char err[256];
+    static const double bad_pol[] = {0, 99};
+    static const double bad_wpm[] = {5};
+    static const double bad_min[] = {1.5};
+    static double many[TB_SWEEP_AXIS_MAX];
+
+    tb_sweep_opts_default(&o);
+    o.target = 1.5;
+    assert_int_equal(tb_sweep_create(&o, f->in, NS, &sw, err, sizeof(err)), TB_ERANGE);
+    assert_null(sw);
+    o.target = 0;
+    o.axis[TB_AX_CHUNK] = bad_pol;
+    o.n[TB_AX_CHUNK] = 2;
+    assert_int_equal(tb_sweep_create(&o, f->in, NS, &sw, err, sizeof(err)), TB_ERANGE);
+    assert_non_null(strstr(err, "chunk: 99"));
+    tb_sweep_opts_default(&o);
+    o.axis[TB_AX_WPM] = bad_wpm;
+    o.n[TB_AX_WPM] = 1;
+    assert_int_equal(tb_sweep_create(&o, f->in, NS, &sw, err, sizeof(err)), TB_ERANGE);
+    assert_non_null(strstr(err, "wpm: 5 is outside 20..1000"));
+    tb_sweep_opts_default(&o);
+    o.axis[TB_AX_MINCHARS] = bad_min;
+    o.n[TB_AX_MINCHARS] = 1;
+    assert_int_equal(tb_sweep_create(&o, f->in, NS, &sw, err, sizeof(err)), TB_EINVAL);
+    tb_sweep_opts_default(&o);
+    for (size_t i = 0; i < TB_SWEEP_AXIS_MAX; i++)
+        many[i] = (double)i / 10.0;
+    o.axis[TB_AX_PREROLL] = many;
+    o.n[TB_AX_PREROLL] = TB_SWEEP_AXIS_MAX;
+    o.axis[TB_AX_LAT] = many;
+    o.n[TB_AX_LAT] = 11;
+    assert_int_equal(tb_sweep_create(&o, f->in, NS, &sw, err, sizeof(err)), TB_ETOOBIG);
+    assert_non_null(strstr(err, "points"));
+    tb_sweep_opts_default(&o);
+    assert_int_equal(tb_sweep_create(&o, f->in, 0, &sw, err, sizeof(err)), TB_EEMPTY);
+    tb_stream_init(&only_reasoning);
+    assert_int_equal(tb_stream_append(&only_reasoning, 0.1, "hmm", 3, 1, TB_KIND_REASONING), 0);
+    assert_int_equal(tb_sweep_create(&o, &in, 1, &sw, err, sizeof(err)), TB_EEMPTY);
+    assert_string_equal(err, "thinker: no content event");
+    tb_stream_free(&only_reasoning);
+    assert_int_equal(tb_sweep_create(&o, f->in, NS, &sw, err, sizeof(err)), 0);
+    assert_int_equal(tb_sweep_run(sw, 0, NULL, NULL), TB_EINVAL);
+    tb_sweep_destroy(sw);
+}
+
+int tb_test_sweep(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(grid_matches_slow_path, setup, teardown),
+        cmocka_unit_test_setup_teardown(threads_agree, setup, teardown),
+        cmocka_unit_test_setup_teardown(inverse_preroll, setup, teardown),
+        cmocka_unit_test_setup_teardown(inverse_tps, setup, teardown),
+        cmocka_unit_test_setup_teardown(progress_and_defaults, setup, teardown),
+        cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
+    };
+    return TB_RUN_GROUP("sweep", tests);
+}
