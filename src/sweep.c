@@ -258,6 +258,11 @@ const double *tb_sweep_axis_values(const struct tb_sweep *sw, enum tb_sweep_axis
     return sw->axis[a];
 }
 
+double tb_sweep_target(const struct tb_sweep *sw)
+{
+    return sw->target;
+}
+
 size_t tb_sweep_inputs(const struct tb_sweep *sw)
 {
     return sw->nin;

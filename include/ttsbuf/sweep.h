@@ -150,6 +150,9 @@ size_t tb_sweep_point_index(const struct tb_sweep *sw, const size_t idx[TB_AX__C
 /* Decodes a point index into per-axis indices. */
 void tb_sweep_point_axes(const struct tb_sweep *sw, size_t point, size_t idx[TB_AX__COUNT]);
 
+/* The target share (0: none). */
+double tb_sweep_target(const struct tb_sweep *sw);
+
 /* Streams, and content events per pass over all of them (the
  * "event-simulations" of one grid point). */
 size_t tb_sweep_inputs(const struct tb_sweep *sw);

@@ -77,5 +77,6 @@ int tb_report_json(FILE *f, const struct tb_report_src *src, const struct tb_sim
 /* Subcommands. */
 int tb_cmd_run(int argc, char **argv);
 int tb_cmd_serve(int argc, char **argv);
+int tb_cmd_sweep(int argc, char **argv);
 
 #endif

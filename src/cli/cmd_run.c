@@ -335,6 +335,7 @@ int tb_cmd_run(int argc, char **argv)
     struct tb_report_src src = {"live", ""};
     struct tb_report_live rl;
     struct tb_gap_list gaps = {NULL, 0, 0};
+    struct tb_cli_plays plays;
     struct mock m;
     struct sigaction sa;
     char url[2048], base_red[sizeof(r.stream.base_url)], label[512];
@@ -345,6 +346,8 @@ int tb_cmd_run(int argc, char **argv)
     memset(&a, 0, sizeof(a));
     memset(&m, 0, sizeof(m));
     memset(&r, 0, sizeof(r));
+    memset(&plays, 0, sizeof(plays));
+    plays.gaps = &gaps;
     code = parse(argc, argv, &a);
     if (code >= 0)
         return code;
@@ -425,8 +428,9 @@ int tb_cmd_run(int argc, char **argv)
     lo.http.max_redirects = -1;
     lo.http.log = a.verbose ? log_line : NULL;
     lo.http.cancel = &interrupted;
-    lo.play_fn = tb_cli_collect_gap;
-    lo.play_ud = &gaps;
+    plays.keep_all = a.c.svg != NULL;
+    lo.play_fn = tb_cli_collect_play;
+    lo.play_ud = &plays;
 
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
@@ -469,6 +473,8 @@ int tb_cmd_run(int argc, char **argv)
         src.kind = "live";
         src.name = base_red;
     }
+    if (a.c.svg != NULL && r.sim.play.chunks > 0 && code < 0)
+        code = tb_cli_svg_timeline(a.c.svg, &src, &a.c.o, &r.stream, &plays.all, &r.sim);
     if (a.c.json)
         tb_report_json(stdout, &src, &a.c.o, &r.sim, &gaps, &rl);
     else
@@ -488,6 +494,7 @@ out:
     mock_stop(&m);
     tb_live_result_free(&r);
     free(gaps.v);
+    free(plays.all.v);
     free(messages);
     if (key != NULL) {
         /* Scrub the key before freeing it. */

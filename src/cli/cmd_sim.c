@@ -42,11 +42,14 @@ int tb_cmd_sim(int argc, char **argv)
     struct tb_sim_result r;
     struct tb_report_src src = {"", ""};
     struct tb_gap_list gaps = {NULL, 0, 0};
+    struct tb_cli_plays plays;
     struct tb_clock clk;
     char label[512], err[512];
     int c, code = -1, rc;
 
     tb_cli_common_init(&a);
+    memset(&plays, 0, sizeof(plays));
+    plays.gaps = &gaps;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -64,6 +67,7 @@ int tb_cmd_sim(int argc, char **argv)
         tb_cli_error("sim: unexpected argument '%s' (see ttsbuf sim --help)", argv[optind]);
         return TB_EXIT_USAGE;
     }
+    plays.keep_all = a.svg != NULL;
     tb_stream_init(&s);
     code = tb_cli_load_source(&a, DEFAULT_PRESET, &s, &src, label, sizeof(label));
     if (code < 0 && a.record != NULL)
@@ -72,11 +76,16 @@ int tb_cmd_sim(int argc, char **argv)
         goto out;
 
     tb_clock_virtual_init(&clk);
-    rc = tb_sim_run(&s, &a.o, &clk, tb_cli_collect_gap, &gaps, &r, err, sizeof(err));
+    rc = tb_sim_run(&s, &a.o, &clk, tb_cli_collect_play, &plays, &r, err, sizeof(err));
     if (rc != 0) {
         tb_cli_error("%s: %s", src.name, err);
         code = TB_EXIT_USAGE;
         goto out;
+    }
+    if (a.svg != NULL) {
+        code = tb_cli_svg_timeline(a.svg, &src, &a.o, &s, &plays.all, &r);
+        if (code >= 0)
+            goto out;
     }
     if (a.json) {
         if (tb_report_json(stdout, &src, &a.o, &r, &gaps, NULL) != 0) {
@@ -95,6 +104,7 @@ int tb_cmd_sim(int argc, char **argv)
     }
 out:
     free(gaps.v);
+    free(plays.all.v);
     tb_stream_free(&s);
     return code;
 }

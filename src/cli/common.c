@@ -10,6 +10,7 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/preset.h"
 #include "ttsbuf/segment.h"
+#include "ttsbuf/svg.h"
 #include "ttsbuf/synth.h"
 #include "ttsbuf/trace.h"
 #include "ttsbuf/voice.h"
@@ -42,6 +43,8 @@ int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg)
     case TB_O_JSON: a->json = 1; return 1;
     case TB_O_RECORD: a->record = arg; return 1;
     case TB_O_FAILU: a->fail_on_underrun = 1; return 1;
+    case TB_O_REBUFFER: a->o.play.rebuffer = 1; return 1;
+    case TB_O_SVG: a->svg = arg; return 1;
     case TB_O_CHUNK:
         if (tb_seg_policy_parse(arg, &a->o.seg.policy) != 0) {
             tb_cli_error("--chunk: unknown policy '%s' (see --help)", arg);
@@ -163,20 +166,79 @@ int tb_cli_record(const char *path, const struct tb_stream *s)
     return -1;
 }
 
-void tb_cli_collect_gap(void *ud, const struct tb_play *pl)
+/* Appends a schedule to a list; on no memory the list just stops growing
+ * (it is a convenience: the counts stay exact). */
+static void play_push(struct tb_gap_list *g, const struct tb_play *pl)
 {
-    struct tb_gap_list *g = ud;
-    if (pl->gap <= 0.0)
-        return;
     if (g->n == g->cap) {
         size_t cap = g->cap ? g->cap * 2 : 16;
         struct tb_play *v = realloc(g->v, cap * sizeof(*v));
         if (v == NULL)
-            return; /* the list is a convenience; counts stay exact */
+            return;
         g->v = v;
         g->cap = cap;
     }
     g->v[g->n++] = *pl;
+}
+
+void tb_cli_collect_gap(void *ud, const struct tb_play *pl)
+{
+    if (pl->gap > 0.0)
+        play_push(ud, pl);
+}
+
+void tb_cli_collect_play(void *ud, const struct tb_play *pl)
+{
+    struct tb_cli_plays *p = ud;
+    if (pl->gap > 0.0)
+        play_push(p->gaps, pl);
+    if (p->keep_all)
+        play_push(&p->all, pl);
+}
+
+int tb_cli_svg_timeline(const char *path, const struct tb_report_src *src,
+                        const struct tb_sim_opts *o, const struct tb_stream *s,
+                        const struct tb_gap_list *all, const struct tb_sim_result *r)
+{
+    struct tb_svg_timeline t;
+    char title[600], sub[256];
+    FILE *f;
+    int rc;
+    if (r->play.underruns == 0)
+        snprintf(title, sizeof(title), "No gaps: first audio at %.2f s", r->play.ttfa);
+    else
+        snprintf(title, sizeof(title), "%u gap%s, %.2f s of silence; first audio at %.2f s",
+                 r->play.underruns, r->play.underruns == 1 ? "" : "s", r->play.gap_total,
+                 r->play.ttfa);
+    snprintf(sub, sizeof(sub),
+             "%s %.80s%s | chunk %s, %g wpm, TTS latency %g s, pre-roll %g s%s | minimum TPS %.1f",
+             src->kind, src->name, strlen(src->name) > 80 ? "..." : "",
+             tb_seg_policy_name(o->seg.policy), o->play.wpm, o->play.tts_latency, o->play.preroll,
+             o->play.rebuffer ? ", rebuffer" : "", r->play.min_tps);
+    t.title = title;
+    t.subtitle = sub;
+    t.s = s;
+    t.play = all->v;
+    t.nplay = all->n;
+    t.ttft = r->ttft;
+    t.ttfa = r->play.ttfa;
+    if (all->n != r->play.chunks) {
+        tb_cli_error("--svg: out of memory keeping the schedule");
+        return TB_EXIT_USAGE;
+    }
+    f = fopen(path, "w");
+    if (f == NULL) {
+        tb_cli_error("--svg: cannot write %s", path);
+        return TB_EXIT_USAGE;
+    }
+    rc = tb_svg_timeline(f, &t);
+    if (fclose(f) != 0 && rc == 0)
+        rc = TB_EIO;
+    if (rc != 0) {
+        tb_cli_error("--svg: writing %s failed: %s", path, tb_strerror(rc));
+        return TB_EXIT_USAGE;
+    }
+    return -1;
 }
 
 void tb_cli_usage_sources(FILE *f, const char *default_preset)
@@ -202,11 +264,14 @@ void tb_cli_usage_playout(FILE *f)
             "                     (default 150, allowed 20..1000)\n"
             "  --tts-latency S    seconds from a chunk's completion to its audio (default 0)\n"
             "  --preroll S        start playback once S seconds of audio are ready (default 0)\n"
+            "  --rebuffer         after an underrun, resume only once --preroll seconds are\n"
+            "                     buffered again (fewer, longer gaps; default off)\n"
             "  --ring-slots N     ring capacity in tokens (default %u)\n"
             "  --ring-bytes N     ring capacity in bytes of text (default %u)\n"
             "  --json             one JSON object on stdout instead of the report\n"
             "  --gaps N           list at most N gaps in the report (default 10)\n"
             "  --record FILE      also write the stream as a JSONL trace\n"
+            "  --svg FILE         also draw the timeline (tokens, chunks, buffer, gaps) as SVG\n"
             "  --fail-on-underrun exit 1 when the stream has any underrun\n",
             TB_RING_SLOTS_DEFAULT, TB_RING_BYTES_DEFAULT);
 }

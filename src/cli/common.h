@@ -28,6 +28,8 @@ enum {
     TB_O_GAPS,
     TB_O_RECORD,
     TB_O_FAILU,
+    TB_O_REBUFFER,
+    TB_O_SVG,
     TB_O__COMMON_END
 };
 
@@ -49,12 +51,15 @@ enum {
     {"json", no_argument, NULL, TB_O_JSON},                      \
     {"gaps", required_argument, NULL, TB_O_GAPS},                \
     {"record", required_argument, NULL, TB_O_RECORD},            \
-    {"fail-on-underrun", no_argument, NULL, TB_O_FAILU}
+    {"fail-on-underrun", no_argument, NULL, TB_O_FAILU},         \
+    {"rebuffer", no_argument, NULL, TB_O_REBUFFER},              \
+    {"svg", required_argument, NULL, TB_O_SVG}
 /* clang-format on */
 
 struct tb_cli_common {
     struct tb_sim_opts o;
     const char *trace, *synth, *preset, *record;
+    const char *svg; /* --svg FILE: the timeline picture */
     int nsources, json, fail_on_underrun;
     size_t max_gaps;
 };
@@ -82,6 +87,22 @@ int tb_cli_record(const char *path, const struct tb_stream *s);
 
 /* tb_play_fn that collects underrun chunks into a struct tb_gap_list. */
 void tb_cli_collect_gap(void *ud, const struct tb_play *pl);
+
+/* Every chunk's schedule (for --svg) and the underruns among them. */
+struct tb_cli_plays {
+    struct tb_gap_list *gaps;
+    struct tb_gap_list all; /* every chunk, when keep_all */
+    int keep_all;
+};
+
+/* tb_play_fn over a struct tb_cli_plays. */
+void tb_cli_collect_play(void *ud, const struct tb_play *pl);
+
+/* Writes the --svg timeline of one run to path.  Returns -1 to go on, or
+ * TB_EXIT_USAGE (the error is printed). */
+int tb_cli_svg_timeline(const char *path, const struct tb_report_src *src,
+                        const struct tb_sim_opts *o, const struct tb_stream *s,
+                        const struct tb_gap_list *all, const struct tb_sim_result *r);
 
 /* --help fragments. */
 void tb_cli_usage_sources(FILE *f, const char *default_preset);

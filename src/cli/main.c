@@ -21,6 +21,9 @@ static void usage(FILE *f)
                "  run        stream from an OpenAI-compatible endpoint (or the built-in mock)\n"
                "             and play it out live; record the trace\n"
                "  serve      a mock OpenAI-compatible provider with exact timing and faults\n"
+               "  sweep      many streams x a grid of settings (pre-roll, chunking, rate...):\n"
+               "             gap-free share, gaps, first audio, the pre-roll and TPS for a\n"
+               "             target share, and the tuning picture\n"
                "\n"
                "  ttsbuf COMMAND --help   options of a command\n"
                "  ttsbuf --version        version\n"
@@ -52,6 +55,8 @@ int main(int argc, char **argv)
         return tb_cmd_run(argc - 1, argv + 1);
     if (strcmp(argv[1], "serve") == 0)
         return tb_cmd_serve(argc - 1, argv + 1);
+    if (strcmp(argv[1], "sweep") == 0)
+        return tb_cmd_sweep(argc - 1, argv + 1);
     tb_cli_error("unknown command '%s' (try ttsbuf --help)", argv[1]);
     return TB_EXIT_USAGE;
 }

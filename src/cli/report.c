@@ -46,8 +46,8 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
     fprintf(f, "  chunk=%s", tb_seg_policy_name(o->seg.policy));
     if (o->seg.min_chars > 1)
         fprintf(f, " min-chars=%" PRIu32, o->seg.min_chars);
-    fprintf(f, "  wpm=%g  tts-latency=%g s  preroll=%g s\n\n", o->play.wpm, o->play.tts_latency,
-            o->play.preroll);
+    fprintf(f, "  wpm=%g  tts-latency=%g s  preroll=%g s%s\n\n", o->play.wpm, o->play.tts_latency,
+            o->play.preroll, o->play.rebuffer ? "  rebuffer" : "");
     verdict(f, p);
     fputc('\n', f);
     fprintf(f, "  time to first token  %8.3f s\n", r->ttft);
@@ -140,6 +140,7 @@ int tb_report_json(FILE *f, const struct tb_report_src *src, const struct tb_sim
         cJSON_AddNumberToObject(opts, "wpm", o->play.wpm);
         cJSON_AddNumberToObject(opts, "tts_latency_s", o->play.tts_latency);
         cJSON_AddNumberToObject(opts, "preroll_s", o->play.preroll);
+        cJSON_AddBoolToObject(opts, "rebuffer", o->play.rebuffer);
     }
     cJSON_AddNumberToObject(root, "ttft_s", r->ttft);
     cJSON_AddNumberToObject(root, "ttfa_s", p->ttfa);

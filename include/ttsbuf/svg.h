@@ -1,0 +1,63 @@
+/*
+ * svg.h - pictures: the timeline of one stream, and the tuning picture of
+ * a sweep, as standalone SVG (no script, no external font or image; plain
+ * XML a browser or an editor opens as it is).
+ *
+ * Every mark people would hover carries a <title> (a tooltip): each chunk
+ * bar, each gap, each marker, each line point and heat-map cell.  Marks
+ * carry their numbers too (data-* attributes in seconds), and the root
+ * element says how seconds map to pixels (data-x0, data-px-per-s), so a
+ * test can hold the picture to the report.
+ *
+ * Threads: any; no shared state.  Ownership: the caller owns everything
+ * passed in; these functions allocate only scratch they free.
+ */
+#ifndef TTSBUF_SVG_H
+#define TTSBUF_SVG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ttsbuf/playout.h"
+#include "ttsbuf/stream.h"
+#include "ttsbuf/sweep.h"
+
+/* The red of gaps, in both pictures (#d62728). */
+#define TB_SVG_GAP_RGB 0xd62728
+
+struct tb_svg_timeline {
+    const char *title;          /* what was played (shown, escaped) */
+    const char *subtitle;       /* the settings, or NULL */
+    const struct tb_stream *s;  /* content events become arrival ticks */
+    const struct tb_play *play; /* every chunk's schedule, in order */
+    size_t nplay;
+    double ttft; /* first content token's arrival */
+    double ttfa; /* time to first audio, s_1 */
+};
+
+/*
+ * tb_svg_timeline - the timeline of one stream: token arrivals (ticks),
+ * buffered audio in seconds over time, chunks as spoken (bars), gaps
+ * shaded red and labelled with their length, first-token and first-audio
+ * markers, a legend and axes with units.  The buffered audio at time t is
+ * the audio ready by t (chunk j is ready at r_j) minus what has played.
+ * Size: O(events + chunks); about 300 bytes a chunk.
+ * Returns 0, TB_EINVAL (no chunk), TB_ENOMEM, or TB_EIO when f reports an
+ * error.
+ */
+int tb_svg_timeline(FILE *f, const struct tb_svg_timeline *t);
+
+/*
+ * tb_svg_sweep - the tuning picture of a finished sweep: the gap-free
+ * share (and, as a tooltip, the P95 gap) against pre-roll, or against the
+ * first numeric axis with several values when pre-roll has one, with one
+ * line per combination of the other axes (at most 12 are drawn; the
+ * picture says how many there were), a dashed line at the target share
+ * when there is one; and a heat map of the gap-free share over the first
+ * two numeric axes with several values (other axes at their first value),
+ * or a note when there are not two.
+ * Returns 0, TB_ENOMEM or TB_EIO.
+ */
+int tb_svg_sweep(FILE *f, const struct tb_sweep *sw, const char *title);
+
+#endif

@@ -1,0 +1,468 @@
+/*
+ * cmd_sweep.c - `ttsbuf sweep`: the playout model over many streams and a
+ * grid of settings; statistics across the streams per setting, the
+ * smallest pre-roll and token rate for a gap-free share, and the tuning
+ * picture.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "sources.h"
+#include "sweep_out.h"
+#include "ttsbuf/clock.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/segment.h"
+#include "ttsbuf/svg.h"
+#include "ttsbuf/sweep.h"
+#include "ttsbuf/voice.h"
+
+enum {
+    O_TRACE = 256,
+    O_SYNTH,
+    O_PRESET,
+    O_SEEDS,
+    O_CHUNK,
+    O_MINCHARS,
+    O_WPM,
+    O_LAT,
+    O_PREROLL,
+    O_TPS,
+    O_REBUFFER,
+    O_TARGET,
+    O_CSV,
+    O_JSON,
+    O_SVG,
+    O_THREADS
+};
+
+static const struct option longopts[] = {
+    {"trace", required_argument, NULL, O_TRACE},
+    {"synth", required_argument, NULL, O_SYNTH},
+    {"preset", required_argument, NULL, O_PRESET},
+    {"seeds", required_argument, NULL, O_SEEDS},
+    {"chunk", required_argument, NULL, O_CHUNK},
+    {"min-chars", required_argument, NULL, O_MINCHARS},
+    {"wpm", required_argument, NULL, O_WPM},
+    {"tts-latency", required_argument, NULL, O_LAT},
+    {"preroll", required_argument, NULL, O_PREROLL},
+    {"tps", required_argument, NULL, O_TPS},
+    {"rebuffer", required_argument, NULL, O_REBUFFER},
+    {"target-gapless", required_argument, NULL, O_TARGET},
+    {"csv", required_argument, NULL, O_CSV},
+    {"json", required_argument, NULL, O_JSON},
+    {"svg", required_argument, NULL, O_SVG},
+    {"threads", required_argument, NULL, O_THREADS},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: ttsbuf sweep SOURCE... [AXES] [OPTIONS]\n"
+            "Play many streams out under a grid of settings and report, per setting and\n"
+            "across the streams: the share with no underrun, underruns and total gap (mean,\n"
+            "P50, P95, max), interruptions, time to first audio and minimum TPS; and the\n"
+            "smallest pre-roll and token rate that make a target share gap-free.\n"
+            "\nSources (any number, mixed):\n"
+            "  --trace PATH       a JSONL trace, a directory (every *.jsonl in it) or a quoted\n"
+            "                     glob ('runs/*.jsonl'); FILE arguments are traces too\n"
+            "  --synth SPEC       a synthetic stream (see ttsbuf sim --help)\n"
+            "  --preset NAME      a named synthetic stream\n"
+            "  --seeds A:B        each --synth and --preset once per seed A..B (B-A < 10^6)\n"
+            "\nAxes: a comma-separated list (0,0.5,1) or a range START:STOP:STEP (0:2:0.25),\n"
+            "or both (0:1:0.25,2,4).  Every combination is a setting.\n"
+            "  --chunk LIST       policies (all: every one; default sentence)\n"
+            "  --min-chars LIST   sentence/clause minimum chunk size (default 1)\n"
+            "  --wpm LIST         speech rates, words/min (default 150)\n"
+            "  --tts-latency LIST seconds (default 0)\n"
+            "  --preroll LIST     seconds (default 0)\n"
+            "  --tps LIST         re-time every stream to a constant rate, tokens/s, from its\n"
+            "                     own first-token time; 0 keeps the recorded times (default 0)\n"
+            "  --rebuffer MODE    off, on, or both (compare; default off): see ttsbuf sim --help\n"
+            "\nAnswers and output:\n"
+            "  --target-gapless X with 0 < X <= 1: the smallest pre-roll per setting, and the\n"
+            "                     smallest constant TPS per row, for a share X gap-free\n"
+            "  --csv FILE         one row per setting ('-': stdout)\n"
+            "  --json FILE        one JSON object ('-': stdout)\n"
+            "  --svg FILE         the tuning picture: gap-free share against pre-roll, one\n"
+            "                     line per other setting, and a heat map of two numeric axes\n"
+            "  --threads N        worker threads (default: the online CPUs, at most %u)\n"
+            "  -q, --quiet        no progress line (it shows only on a terminal)\n"
+            "  -h, --help         this help\n"
+            "\nExit status: 0 ran, 2 bad usage or bad input.\n",
+            TB_SWEEP_THREADS_MAX);
+}
+
+/* One axis as the user gave it. */
+struct axis {
+    double *v;
+    size_t n, cap;
+};
+
+struct args {
+    struct tb_cli_sources src;
+    const char *synth[64], *preset[64];
+    size_t nsynth, npreset;
+    int seeds;
+    uint64_t seed_lo, seed_hi;
+    struct axis ax[TB_AX__COUNT];
+    double target;
+    const char *csv, *json, *svg;
+    size_t threads;
+    int quiet;
+};
+
+static int axis_push(struct axis *x, const char *flag, double v)
+{
+    if (x->n >= TB_SWEEP_AXIS_MAX) {
+        tb_cli_error("%s: more than %u values", flag, TB_SWEEP_AXIS_MAX);
+        return -1;
+    }
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 16;
+        double *nv = realloc(x->v, cap * sizeof(*nv));
+        if (nv == NULL) {
+            tb_cli_error("out of memory");
+            return -1;
+        }
+        x->v = nv;
+        x->cap = cap;
+    }
+    x->v[x->n++] = v;
+    return 0;
+}
+
+/* A number list with ranges, each value within lo..hi. */
+static int parse_numbers(struct axis *x, const char *flag, const char *arg, double lo, double hi)
+{
+    char *copy = strdup(arg), *save = NULL, *item, err[256];
+    int rc = 0;
+    x->n = 0;
+    if (copy == NULL || *arg == '\0') {
+        tb_cli_error("%s: empty list", flag);
+        free(copy);
+        return -1;
+    }
+    for (item = strtok_r(copy, ",", &save); item != NULL && rc == 0;
+         item = strtok_r(NULL, ",", &save)) {
+        char *c1 = strchr(item, ':'), *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
+        double a, b, step;
+        if (c1 == NULL) {
+            rc = tb_opt_double(flag, item, lo, hi, &a, err, sizeof(err));
+            if (rc == 0)
+                rc = axis_push(x, flag, a);
+            else
+                tb_cli_error("%s", err);
+            continue;
+        }
+        if (c2 == NULL || strchr(c2 + 1, ':') != NULL) {
+            tb_cli_error("%s: '%s' is not START:STOP:STEP", flag, item);
+            rc = -1;
+            break;
+        }
+        *c1 = *c2 = '\0';
+        if (tb_opt_double(flag, item, lo, hi, &a, err, sizeof(err)) != 0 ||
+            tb_opt_double(flag, c1 + 1, lo, hi, &b, err, sizeof(err)) != 0 ||
+            tb_opt_double(flag, c2 + 1, 0, hi - lo, &step, err, sizeof(err)) != 0) {
+            tb_cli_error("%s", err);
+            rc = -1;
+            break;
+        }
+        if (!(step > 0) || b < a) {
+            tb_cli_error("%s: range %s:%s:%s needs START <= STOP and STEP > 0", flag, item,
+                         c1 + 1, c2 + 1);
+            rc = -1;
+            break;
+        }
+        if ((b - a) / step >= TB_SWEEP_AXIS_MAX) {
+            tb_cli_error("%s: more than %u values", flag, TB_SWEEP_AXIS_MAX);
+            rc = -1;
+            break;
+        }
+        /* Values as start + i x step, rounded to 1e-9 so that 0.1 steps
+         * print as 0.3, not 0.30000000000000004. */
+        for (size_t i = 0; rc == 0; i++) {
+            double v = a + (double)i * step;
+            if (v > b + step * 1e-9)
+                break;
+            v = round(v * 1e9) / 1e9;
+            rc = axis_push(x, flag, v > hi ? hi : v);
+        }
+    }
+    free(copy);
+    return rc == 0 ? 0 : -1;
+}
+
+static int parse_chunks(struct axis *x, const char *arg)
+{
+    char *copy = strdup(arg), *save = NULL, *item;
+    int rc = 0;
+    x->n = 0;
+    if (copy == NULL)
+        return -1;
+    for (item = strtok_r(copy, ",", &save); item != NULL && rc == 0;
+         item = strtok_r(NULL, ",", &save)) {
+        enum tb_chunk_policy p;
+        if (strcmp(item, "all") == 0) {
+            for (int i = 0; i < TB_CHUNK__COUNT && rc == 0; i++)
+                rc = axis_push(x, "--chunk", i);
+        } else if (tb_seg_policy_parse(item, &p) == 0) {
+            rc = axis_push(x, "--chunk", p);
+        } else {
+            tb_cli_error("--chunk: unknown policy '%s' (see ttsbuf sim --help)", item);
+            rc = -1;
+        }
+    }
+    free(copy);
+    if (rc == 0 && x->n == 0) {
+        tb_cli_error("--chunk: empty list");
+        rc = -1;
+    }
+    return rc;
+}
+
+static int parse_seeds(struct args *a, const char *arg)
+{
+    char *end;
+    const char *b;
+    unsigned long long lo, hi;
+    lo = strtoull(arg, &end, 10);
+    if (end == arg || *end != ':' || arg[0] == '-' || arg[0] == '+' || arg[0] == ' ')
+        goto bad;
+    b = end + 1;
+    hi = strtoull(b, &end, 10);
+    if (end == b || *end != '\0' || b[0] == '-' || b[0] == '+' || hi < lo || hi - lo >= 1000000)
+        goto bad;
+    a->seeds = 1;
+    a->seed_lo = lo;
+    a->seed_hi = hi;
+    return 0;
+bad:
+    tb_cli_error("--seeds: '%s' is not A:B with A <= B and B - A < 1000000", arg);
+    return -1;
+}
+
+static int option(struct args *a, int c, const char *arg)
+{
+    char err[256];
+    size_t z;
+    switch (c) {
+    case O_TRACE: return tb_cli_sources_add_path(&a->src, arg) < 0 ? 0 : -1;
+    case O_SYNTH:
+    case O_PRESET:
+        if ((c == O_SYNTH ? a->nsynth : a->npreset) >= 64) {
+            tb_cli_error("sweep: at most 64 --synth and 64 --preset");
+            return -1;
+        }
+        if (c == O_SYNTH)
+            a->synth[a->nsynth++] = arg;
+        else
+            a->preset[a->npreset++] = arg;
+        return 0;
+    case O_SEEDS: return parse_seeds(a, arg);
+    case O_CHUNK: return parse_chunks(&a->ax[TB_AX_CHUNK], arg);
+    case O_MINCHARS: return parse_numbers(&a->ax[TB_AX_MINCHARS], "--min-chars", arg, 1, 100000);
+    case O_WPM: return parse_numbers(&a->ax[TB_AX_WPM], "--wpm", arg, TB_WPM_MIN, TB_WPM_MAX);
+    case O_LAT: return parse_numbers(&a->ax[TB_AX_LAT], "--tts-latency", arg, 0, 60);
+    case O_PREROLL: return parse_numbers(&a->ax[TB_AX_PREROLL], "--preroll", arg, 0, 3600);
+    case O_TPS: return parse_numbers(&a->ax[TB_AX_TPS], "--tps", arg, 0, 100000);
+    case O_REBUFFER:
+        a->ax[TB_AX_REBUFFER].n = 0;
+        if (strcmp(arg, "off") != 0 && strcmp(arg, "on") != 0 && strcmp(arg, "both") != 0) {
+            tb_cli_error("--rebuffer: '%s' is not off, on or both", arg);
+            return -1;
+        }
+        if (strcmp(arg, "on") != 0 && axis_push(&a->ax[TB_AX_REBUFFER], "--rebuffer", 0) != 0)
+            return -1;
+        if (strcmp(arg, "off") != 0 && axis_push(&a->ax[TB_AX_REBUFFER], "--rebuffer", 1) != 0)
+            return -1;
+        return 0;
+    case O_TARGET:
+        if (tb_opt_double("--target-gapless", arg, 0, 1, &a->target, err, sizeof(err)) != 0) {
+            tb_cli_error("%s", err);
+            return -1;
+        }
+        if (a->target <= 0) {
+            tb_cli_error("--target-gapless: '%s' is not above 0 (a share, 0 < X <= 1)", arg);
+            return -1;
+        }
+        return 0;
+    case O_CSV: a->csv = arg; return 0;
+    case O_JSON: a->json = arg; return 0;
+    case O_SVG: a->svg = arg; return 0;
+    case O_THREADS:
+        if (tb_opt_size("--threads", arg, 1, TB_SWEEP_THREADS_MAX, &z, err, sizeof(err)) != 0) {
+            tb_cli_error("%s", err);
+            return -1;
+        }
+        a->threads = z;
+        return 0;
+    case 'q': a->quiet = 1; return 0;
+    default: return 1;
+    }
+}
+
+/* The progress line: on a terminal only, at most ten times a second. */
+struct progress {
+    struct tb_clock clk;
+    double last;
+    int on;
+};
+
+static void on_progress(void *ud, size_t done, size_t total)
+{
+    struct progress *p = ud;
+    double now = p->clk.now(&p->clk);
+    if (!p->on || (now - p->last < 0.1 && done < total))
+        return;
+    p->last = now;
+    fprintf(stderr, "\rttsbuf sweep: %3.0f%% (%zu of %zu units) %.1f s", 100.0 * (double)done / (double)total,
+            done, total, now);
+    fflush(stderr);
+}
+
+/* Opens path for writing ("-": stdout). */
+static FILE *out_open(const char *flag, const char *path)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (f == NULL)
+        tb_cli_error("%s: cannot write %s", flag, path);
+    return f;
+}
+
+static int out_close(const char *flag, const char *path, FILE *f, int rc)
+{
+    if (f != stdout && fclose(f) != 0 && rc == 0)
+        rc = TB_EIO;
+    if (f == stdout && fflush(f) != 0 && rc == 0)
+        rc = TB_EIO;
+    if (rc != 0) {
+        tb_cli_error("%s: writing %s failed: %s", flag, path, tb_strerror(rc));
+        return TB_EXIT_USAGE;
+    }
+    return -1;
+}
+
+int tb_cmd_sweep(int argc, char **argv)
+{
+    struct args a;
+    struct tb_sweep_opts so;
+    struct tb_sweep *sw = NULL;
+    struct tb_sweep_input *in = NULL;
+    struct tb_sweep_run_info ri;
+    struct progress pr;
+    char err[512];
+    int c, code = TB_EXIT_USAGE, rc, to_stdout;
+    long ncpu;
+    FILE *f;
+
+    memset(&a, 0, sizeof(a));
+    tb_cli_sources_init(&a.src);
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":hq", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            code = TB_EXIT_OK;
+            goto out;
+        }
+        if (c == ':' || c == '?') {
+            if (c == ':')
+                tb_cli_error("sweep: %s needs a value", argv[optind - 1]);
+            else
+                tb_cli_error("sweep: unknown option '%s' (see ttsbuf sweep --help)",
+                             argv[optind - 1]);
+            goto out;
+        }
+        if (option(&a, c, optarg) != 0)
+            goto out;
+    }
+    for (; optind < argc; optind++)
+        if (tb_cli_sources_add_path(&a.src, argv[optind]) >= 0)
+            goto out;
+    for (size_t i = 0; i < a.nsynth; i++)
+        if (tb_cli_sources_add_synth(&a.src, a.synth[i], 0, a.seeds, a.seed_lo, a.seed_hi) >= 0)
+            goto out;
+    for (size_t i = 0; i < a.npreset; i++)
+        if (tb_cli_sources_add_synth(&a.src, a.preset[i], 1, a.seeds, a.seed_lo, a.seed_hi) >= 0)
+            goto out;
+    if (a.src.n == 0) {
+        tb_cli_error("sweep: give at least one source (--trace, --synth, --preset or FILE)");
+        goto out;
+    }
+    if (a.seeds && a.nsynth + a.npreset == 0) {
+        tb_cli_error("sweep: --seeds applies to --synth and --preset; there is neither");
+        goto out;
+    }
+    to_stdout = (a.csv != NULL && strcmp(a.csv, "-") == 0) +
+                (a.json != NULL && strcmp(a.json, "-") == 0) +
+                (a.svg != NULL && strcmp(a.svg, "-") == 0);
+    if (to_stdout > 1) {
+        tb_cli_error("sweep: only one of --csv, --json and --svg can write to stdout");
+        goto out;
+    }
+
+    tb_sweep_opts_default(&so);
+    for (int x = 0; x < TB_AX__COUNT; x++) {
+        so.axis[x] = a.ax[x].v;
+        so.n[x] = a.ax[x].n;
+    }
+    so.target = a.target;
+    in = tb_cli_sources_inputs(&a.src);
+    if (in == NULL) {
+        tb_cli_error("out of memory");
+        goto out;
+    }
+    rc = tb_sweep_create(&so, in, a.src.n, &sw, err, sizeof(err));
+    if (rc != 0) {
+        tb_cli_error("sweep: %s", err);
+        goto out;
+    }
+    ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    ri.threads = a.threads ? (unsigned)a.threads
+                           : (unsigned)(ncpu < 1 ? 1 : ncpu > TB_SWEEP_THREADS_MAX
+                                                           ? TB_SWEEP_THREADS_MAX
+                                                           : ncpu);
+    tb_clock_monotonic_init(&pr.clk);
+    pr.last = -1.0;
+    pr.on = !a.quiet && isatty(STDERR_FILENO);
+    rc = tb_sweep_run(sw, ri.threads, on_progress, &pr);
+    ri.seconds = pr.clk.now(&pr.clk);
+    if (pr.on)
+        fprintf(stderr, "\r\033[K");
+    if (rc != 0) {
+        tb_cli_error("sweep: %s", tb_strerror(rc));
+        goto out;
+    }
+
+    if (!to_stdout)
+        tb_sweep_print_table(stdout, sw, &ri);
+    code = -1;
+    if (a.csv != NULL && (f = out_open("--csv", a.csv)) != NULL)
+        code = out_close("--csv", a.csv, f, tb_sweep_write_csv(f, sw));
+    else if (a.csv != NULL)
+        code = TB_EXIT_USAGE;
+    if (code < 0 && a.json != NULL && (f = out_open("--json", a.json)) != NULL)
+        code = out_close("--json", a.json, f, tb_sweep_write_json(f, sw, &ri));
+    else if (code < 0 && a.json != NULL)
+        code = TB_EXIT_USAGE;
+    if (code < 0 && a.svg != NULL && (f = out_open("--svg", a.svg)) != NULL)
+        code = out_close("--svg", a.svg, f, tb_svg_sweep(f, sw, "ttsbuf sweep: how much buffer?"));
+    else if (code < 0 && a.svg != NULL)
+        code = TB_EXIT_USAGE;
+    if (code < 0)
+        code = TB_EXIT_OK;
+out:
+    tb_sweep_destroy(sw);
+    free(in);
+    tb_cli_sources_free(&a.src);
+    for (int x = 0; x < TB_AX__COUNT; x++)
+        free(a.ax[x].v);
+    return code;
+}

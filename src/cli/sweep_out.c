@@ -1,0 +1,241 @@
+/*
+ * sweep_out.c - the sweep's table, CSV and JSON (sweep_out.h).
+ */
+#include "sweep_out.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <string.h>
+
+#include "ttsbuf/error.h"
+#include "ttsbuf/segment.h"
+
+/* The statistics in the order of the CSV columns and JSON keys. */
+#define NSTAT 5
+static const char *const stat_names[NSTAT] = {"underruns", "gap_total_s", "interruptions",
+                                              "ttfa_s", "min_tps"};
+
+static const struct tb_sweep_stat *stat_of(const struct tb_sweep_point *p, int i)
+{
+    const struct tb_sweep_stat *v[NSTAT] = {&p->underruns, &p->gap_total, &p->interruptions,
+                                            &p->ttfa, &p->min_tps};
+    return v[i];
+}
+
+static int varies(const struct tb_sweep *sw, int a)
+{
+    size_t n;
+    tb_sweep_axis_values(sw, (enum tb_sweep_axis)a, &n);
+    return n > 1;
+}
+
+/* An axis value as the CLI spells it. */
+static void value(char *buf, size_t len, int a, double v)
+{
+    if (a == TB_AX_CHUNK)
+        snprintf(buf, len, "%s", tb_seg_policy_name((enum tb_chunk_policy)v));
+    else if (a == TB_AX_REBUFFER)
+        snprintf(buf, len, "%s", v > 0 ? "on" : "off");
+    else
+        snprintf(buf, len, "%g", v);
+}
+
+static const char *const col_names[TB_AX__COUNT] = {"chunk",    "min-chars", "tps",    "wpm",
+                                                    "latency",  "rebuffer",  "preroll"};
+
+void tb_sweep_print_table(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri)
+{
+    size_t npt, nin = tb_sweep_inputs(sw);
+    const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);
+    double target = tb_sweep_target(sw);
+    uint64_t ev = tb_sweep_events_per_point(sw);
+    char v[64];
+    int first = 1;
+
+    fprintf(f,
+            "ttsbuf sweep: %zu stream%s x %zu setting%s, %.3f s on %u thread%s "
+            "(%.1f M event-simulations/s)\n",
+            nin, nin == 1 ? "" : "s", npt, npt == 1 ? "" : "s", ri->seconds, ri->threads,
+            ri->threads == 1 ? "" : "s",
+            ri->seconds > 0 ? (double)ev * (double)npt / ri->seconds / 1e6 : 0.0);
+    fprintf(f, "  fixed:");
+    for (int a = 0; a < TB_AX__COUNT; a++) {
+        if (varies(sw, a))
+            continue;
+        value(v, sizeof(v), a, pt[0].ax[a]);
+        fprintf(f, "%s %s %s", first ? "" : ",", col_names[a],
+                a == TB_AX_TPS && pt[0].ax[a] == 0 ? "as recorded" : v);
+        first = 0;
+    }
+    fprintf(f, "%s\n\n", first ? " nothing" : "");
+
+    /* Two header rows: groups, then the statistic. */
+    for (int row = 0; row < 2; row++) {
+        for (int a = 0; a < TB_AX__COUNT; a++)
+            if (varies(sw, a))
+                fprintf(f, a == TB_AX_CHUNK ? "%-14s" : "%9s", row ? col_names[a] : "");
+        if (row == 0)
+            fprintf(f, " %8s  %-23s  %-27s  %-13s  %-15s  %-20s%s\n", "gap-free", "underruns",
+                    "total gap, s", "interruptions", "first audio, s", "min TPS",
+                    target > 0 ? "  TPS for" : "");
+        else
+            fprintf(f,
+                    " %8s  %5s %5s %5s %5s  %6s %6s %6s %6s  %6s %6s  %7s %7s  %6s %6s %6s",
+                    "", "mean", "p50", "p95", "max", "mean", "p50", "p95", "max", "mean", "p95",
+                    "p50", "p95", "p50", "p95", "max");
+        if (row == 1 && target > 0)
+            fprintf(f, "  %6.0f%%", target * 100);
+        if (row == 1)
+            fputc('\n', f);
+    }
+    for (size_t p = 0; p < npt; p++) {
+        const struct tb_sweep_point *q = &pt[p];
+        for (int a = 0; a < TB_AX__COUNT; a++) {
+            if (!varies(sw, a))
+                continue;
+            value(v, sizeof(v), a, q->ax[a]);
+            fprintf(f, a == TB_AX_CHUNK ? "%-14s" : "%9s", v);
+        }
+        fprintf(f,
+                " %7.1f%%  %5.2f %5.0f %5.0f %5.0f  %6.2f %6.2f %6.2f %6.2f  %6.2f %6.0f  "
+                "%7.3f %7.3f  %6.1f %6.1f %6.1f",
+                q->gapless * 100, q->underruns.mean, q->underruns.p50, q->underruns.p95,
+                q->underruns.max, q->gap_total.mean, q->gap_total.p50, q->gap_total.p95,
+                q->gap_total.max, q->interruptions.mean, q->interruptions.p95, q->ttfa.p50,
+                q->ttfa.p95, q->min_tps.p50, q->min_tps.p95, q->min_tps.max);
+        if (target > 0)
+            fprintf(f, "  %7.1f", q->tps_for_target);
+        fputc('\n', f);
+    }
+    if (target <= 0)
+        return;
+
+    size_t npre;
+    tb_sweep_axis_values(sw, TB_AX_PREROLL, &npre);
+    fprintf(f, "\n  smallest pre-roll with >= %g%% of the streams gap-free", target * 100);
+    fprintf(f, "%s:\n", npt / npre > 1 ? ", per setting" : "");
+    for (size_t p = 0; p < npt; p += npre) {
+        const struct tb_sweep_point *q = &pt[p];
+        fprintf(f, "   ");
+        first = 1;
+        for (int a = 0; a < TB_AX__COUNT; a++) {
+            if (a == TB_AX_PREROLL || !varies(sw, a))
+                continue;
+            value(v, sizeof(v), a, q->ax[a]);
+            fprintf(f, "%s %s %s", first ? "" : ",", col_names[a], v);
+            first = 0;
+        }
+        fprintf(f, "%s %.3f s\n", first ? "" : ":", q->preroll_for_target);
+    }
+    fprintf(f, "  (TPS for %g%%: the smallest constant token rate at which that share of the "
+               "streams plays with no gap at the row's pre-roll)\n",
+            target * 100);
+}
+
+int tb_sweep_write_csv(FILE *f, const struct tb_sweep *sw)
+{
+    static const char *const q[4] = {"mean", "p50", "p95", "max"};
+    size_t npt;
+    const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);
+    char v[64];
+    for (int a = 0; a < TB_AX__COUNT; a++)
+        fprintf(f, "%s,", tb_sweep_axis_name((enum tb_sweep_axis)a));
+    fprintf(f, "gapless");
+    for (int i = 0; i < NSTAT; i++)
+        for (int k = 0; k < 4; k++)
+            fprintf(f, ",%s_%s", stat_names[i], q[k]);
+    fprintf(f, ",tps_for_target,preroll_for_target,streams,events\n");
+    for (size_t p = 0; p < npt; p++) {
+        for (int a = 0; a < TB_AX__COUNT; a++) {
+            if (a == TB_AX_REBUFFER)
+                snprintf(v, sizeof(v), "%d", pt[p].ax[a] > 0);
+            else
+                value(v, sizeof(v), a, pt[p].ax[a]);
+            fprintf(f, "%s,", v);
+        }
+        fprintf(f, "%.6g", pt[p].gapless);
+        for (int i = 0; i < NSTAT; i++) {
+            const struct tb_sweep_stat *s = stat_of(&pt[p], i);
+            fprintf(f, ",%.9g,%.9g,%.9g,%.9g", s->mean, s->p50, s->p95, s->max);
+        }
+        if (isnan(pt[p].tps_for_target))
+            fprintf(f, ",,");
+        else
+            fprintf(f, ",%.9g,%.9g", pt[p].tps_for_target, pt[p].preroll_for_target);
+        fprintf(f, ",%zu,%llu\n", tb_sweep_inputs(sw),
+                (unsigned long long)tb_sweep_events_per_point(sw));
+    }
+    return ferror(f) ? TB_EIO : 0;
+}
+
+static void add_stat(cJSON *o, const char *name, const struct tb_sweep_stat *s)
+{
+    cJSON *x = cJSON_AddObjectToObject(o, name);
+    if (x == NULL)
+        return;
+    cJSON_AddNumberToObject(x, "mean", s->mean);
+    cJSON_AddNumberToObject(x, "p50", s->p50);
+    cJSON_AddNumberToObject(x, "p95", s->p95);
+    cJSON_AddNumberToObject(x, "max", s->max);
+}
+
+/* An axis value as JSON: policy names and rebuffer as they are spelt,
+ * numbers as numbers. */
+static cJSON *axis_item(int a, double v)
+{
+    if (a == TB_AX_CHUNK)
+        return cJSON_CreateString(tb_seg_policy_name((enum tb_chunk_policy)v));
+    if (a == TB_AX_REBUFFER)
+        return cJSON_CreateBool(v > 0);
+    return cJSON_CreateNumber(v);
+}
+
+int tb_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri)
+{
+    size_t npt, n;
+    const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);
+    double target = tb_sweep_target(sw);
+    cJSON *root = cJSON_CreateObject(), *axes, *pts;
+    char *s;
+    if (root == NULL)
+        return TB_ENOMEM;
+    cJSON_AddNumberToObject(root, "streams", (double)tb_sweep_inputs(sw));
+    cJSON_AddNumberToObject(root, "events_per_point", (double)tb_sweep_events_per_point(sw));
+    cJSON_AddNumberToObject(root, "seconds", ri->seconds);
+    cJSON_AddNumberToObject(root, "threads", ri->threads);
+    if (target > 0)
+        cJSON_AddNumberToObject(root, "target_gapless", target);
+    else
+        cJSON_AddNullToObject(root, "target_gapless");
+    axes = cJSON_AddObjectToObject(root, "axes");
+    for (int a = 0; axes != NULL && a < TB_AX__COUNT; a++) {
+        const double *v = tb_sweep_axis_values(sw, (enum tb_sweep_axis)a, &n);
+        cJSON *arr = cJSON_AddArrayToObject(axes, tb_sweep_axis_name((enum tb_sweep_axis)a));
+        for (size_t i = 0; arr != NULL && i < n; i++)
+            cJSON_AddItemToArray(arr, axis_item(a, v[i]));
+    }
+    pts = cJSON_AddArrayToObject(root, "points");
+    for (size_t p = 0; pts != NULL && p < npt; p++) {
+        cJSON *o = cJSON_CreateObject();
+        if (o == NULL)
+            break;
+        for (int a = 0; a < TB_AX__COUNT; a++)
+            cJSON_AddItemToObject(o, tb_sweep_axis_name((enum tb_sweep_axis)a),
+                                  axis_item(a, pt[p].ax[a]));
+        cJSON_AddNumberToObject(o, "gapless", pt[p].gapless);
+        for (int i = 0; i < NSTAT; i++)
+            add_stat(o, stat_names[i], stat_of(&pt[p], i));
+        if (target > 0) {
+            cJSON_AddNumberToObject(o, "tps_for_target", pt[p].tps_for_target);
+            cJSON_AddNumberToObject(o, "preroll_for_target_s", pt[p].preroll_for_target);
+        }
+        cJSON_AddItemToArray(pts, o);
+    }
+    s = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (s == NULL)
+        return TB_ENOMEM;
+    fprintf(f, "%s\n", s);
+    cJSON_free(s);
+    return ferror(f) ? TB_EIO : 0;
+}

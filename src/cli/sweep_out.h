@@ -1,0 +1,28 @@
+/*
+ * sweep_out.h - what `ttsbuf sweep` writes: the table (stdout), --csv and
+ * --json.  cJSON stays inside sweep_out.c.
+ */
+#ifndef TTSBUF_CLI_SWEEP_OUT_H
+#define TTSBUF_CLI_SWEEP_OUT_H
+
+#include <stdio.h>
+
+#include "ttsbuf/sweep.h"
+
+/* How the run went, for the table's header and the JSON. */
+struct tb_sweep_run_info {
+    double seconds; /* wall time of tb_sweep_run */
+    unsigned threads;
+};
+
+/* The readable table: a header, one row per grid point (the axes that
+ * vary, then the statistics), and the inverse answers. */
+void tb_sweep_print_table(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri);
+
+/* One header row and one row per point.  Returns 0 or TB_EIO. */
+int tb_sweep_write_csv(FILE *f, const struct tb_sweep *sw);
+
+/* One JSON object and a newline.  Returns 0, TB_ENOMEM or TB_EIO. */
+int tb_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri);
+
+#endif
