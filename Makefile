@@ -76,9 +76,12 @@ $(BIN): $(CLI_OBJ) $(BUILD)/libttsbuf.a
 # so CLI helpers are testable; the end-to-end tests run $(BIN) itself.
 CLI_LIB_OBJ := $(filter-out $(BUILD)/src/cli/main.o,$(CLI_OBJ))
 
+# The picture tests read Chromium's PNG screenshots with libpng.
+TEST_LIBS := $(shell pkg-config --libs libpng 2>/dev/null)
+
 $(BUILD)/tests/run: $(TEST_OBJ) $(CLI_LIB_OBJ) $(BUILD)/libttsbuf.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(CLI_LIB_OBJ) $(BUILD)/libttsbuf.a \
-	    $(LDLIBS_ALL) $(shell pkg-config --libs cmocka 2>/dev/null)
+	    $(LDLIBS_ALL) $(shell pkg-config --libs cmocka 2>/dev/null) $(TEST_LIBS)
 
 # The main job on the embedded default: `ttsbuf run` streams from the
 # built-in mock provider over real HTTP on loopback (no key, no network).
@@ -98,7 +101,7 @@ asan:
 # ThreadSanitizer over the multi-threaded tests (the ring's two-thread stress).
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 tsan:
-	TB_TEST_ONLY=ring,serve,live TSAN_OPTIONS=halt_on_error=1 \
+	TB_TEST_ONLY=ring,serve,live,sweep TSAN_OPTIONS=halt_on_error=1 \
 	$(MAKE) BUILD=build-tsan OPT="-O1 -g" EXTRA_CFLAGS="$(TSAN_FLAGS)" \
 	    EXTRA_LDFLAGS="$(TSAN_FLAGS)" test
 

@@ -18,9 +18,9 @@
 #include "ttsbuf/voice.h"
 
 #define W 960.0
-#define ML 80.0  /* left margin: lane labels and the y axis */
-#define MR 30.0  /* right margin */
-#define PX0 ML   /* plot's left edge */
+#define ML 80.0 /* left margin: lane labels and the y axis */
+#define MR 30.0 /* right margin */
+#define PX0 ML  /* plot's left edge */
 #define PX1 (W - MR)
 #define GAP_FILL "#d62728"
 #define FONT "font-family=\"sans-serif\""
@@ -65,7 +65,8 @@ static void header(FILE *f, double h, const char *title, const char *extra)
             "viewBox=\"0 0 %.0f %.0f\" %s>\n<title>",
             W, h, W, h, extra);
     esc(f, title);
-    fprintf(f, "</title>\n<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n",
+    fprintf(f,
+            "</title>\n<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n",
             W, h);
 }
 
@@ -83,8 +84,8 @@ static void x_axis(FILE *f, double y, double t0, double t1, const char *label, c
                 "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%g%s</text>\n",
                 x, y, x, y + 4, x, y + 16, fabs(v) < step * 1e-9 ? 0.0 : v, unit);
     }
-    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" font-size=\"12\">", (PX0 + PX1) / 2,
-            y + 34);
+    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" font-size=\"12\">",
+            (PX0 + PX1) / 2, y + 34);
     esc(f, label);
     fprintf(f, "</text>\n</g>\n");
 }
@@ -292,8 +293,9 @@ int tb_svg_timeline(FILE *f, const struct tb_svg_timeline *t)
             "<text x=\"%.2f\" y=\"%.2f\">tokens</text>"
             "<text x=\"%.2f\" y=\"%.2f\">speech</text></g>\n",
             FONT, PX0 - 6, LANE_TOK_Y + 13, PX0 - 6, LANE_SP_Y + 16);
-    fprintf(f, "<g id=\"tokens\"><title>%zu token events (each tick is one arrival)</title>\n<path "
-               "stroke=\"#555\" stroke-width=\"1\" fill=\"none\" d=\"",
+    fprintf(f,
+            "<g id=\"tokens\"><title>%zu token events (each tick is one arrival)</title>\n<path "
+            "stroke=\"#555\" stroke-width=\"1\" fill=\"none\" d=\"",
             nev);
     for (size_t k = 0; t->s != NULL && k < t->s->n; k++)
         if (t->s->ev[k].kind == TB_KIND_CONTENT)
@@ -304,8 +306,9 @@ int tb_svg_timeline(FILE *f, const struct tb_svg_timeline *t)
                 "<rect class=\"chunk\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"24\" "
                 "fill=\"%s\" stroke=\"#fff\" stroke-width=\"0.5\"><title>chunk %u: %u characters, "
                 "ready %.3f s, spoken %.3f-%.3f s</title></rect>\n",
-                PX0 + p[j].start * sc, LANE_SP_Y, (p[j].end - p[j].start) * sc, j % 2 ? "#72b7b2" : "#4c78a8",
-                p[j].chunk, p[j].cps, p[j].ready, p[j].start, p[j].end);
+                PX0 + p[j].start * sc, LANE_SP_Y, (p[j].end - p[j].start) * sc,
+                j % 2 ? "#72b7b2" : "#4c78a8", p[j].chunk, p[j].cps, p[j].ready, p[j].start,
+                p[j].end);
     fprintf(f, "</g>\n");
 
     /* Buffered audio: a step at each r_j, a slope while playing. */
@@ -385,8 +388,8 @@ static void axis_value(char *buf, size_t len, int a, double v)
 static const char *axis_title(int a)
 {
     static const char *const t[TB_AX__COUNT] = {
-        "chunk policy",  "min-chars (code points)", "constant rate (tokens/s; 0: as recorded)",
-        "speech rate (wpm)", "TTS latency (s)",   "rebuffer",
+        "chunk policy",      "min-chars (code points)", "constant rate (tokens/s; 0: as recorded)",
+        "speech rate (wpm)", "TTS latency (s)",         "rebuffer",
         "pre-roll (s)",
     };
     return t[a];
@@ -406,8 +409,8 @@ static void series_label(const struct tb_sweep *sw, const struct tb_sweep_point 
         if (a == x || a == x2 || n < 2)
             continue;
         axis_value(v, sizeof(v), a, pt->ax[a]);
-        used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s",
-                                 used ? ", " : "", v);
+        used +=
+            (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s", used ? ", " : "", v);
         if (used >= len)
             break;
     }
@@ -463,8 +466,9 @@ static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
         x1 = x0 + 1.0;
     nseries = npt / nx;
     drawn = nseries < NPALETTE ? nseries : NPALETTE;
-    fprintf(f, "<text x=\"%.2f\" y=\"56\" %s font-size=\"12\" fill=\"#222\">gap-free share of "
-               "the streams against %s",
+    fprintf(f,
+            "<text x=\"%.2f\" y=\"56\" %s font-size=\"12\" fill=\"#222\">gap-free share of "
+            "the streams against %s",
             PX0, FONT, axis_title(x));
     if (drawn < nseries)
         fprintf(f, " (first %zu of %zu lines)", drawn, nseries);
@@ -495,8 +499,7 @@ static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
             const struct tb_sweep_point *q;
             idx[x] = i;
             q = &pt[tb_sweep_point_index(sw, idx)];
-            fprintf(f, "%s%.2f,%.2f", i ? " " : "",
-                    PX0 + (q->ax[x] - x0) / (x1 - x0) * (PX1 - PX0),
+            fprintf(f, "%s%.2f,%.2f", i ? " " : "", PX0 + (q->ax[x] - x0) / (x1 - x0) * (PX1 - PX0),
                     share_y(q->gapless, lo));
         }
         fprintf(f, "\"/>\n");
@@ -508,13 +511,13 @@ static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
             snprintf(tip, sizeof(tip),
                      "%s, %s: %.1f%% gap-free; gap P95 %.2f s, max %.2f s; first audio P50 %.2f "
                      "s; min TPS P95 %.1f",
-                     label, xs, q->gapless * 100.0, q->gap_total.p95, q->gap_total.max,
-                     q->ttfa.p50, q->min_tps.p95);
+                     label, xs, q->gapless * 100.0, q->gap_total.p95, q->gap_total.max, q->ttfa.p50,
+                     q->min_tps.p95);
             fprintf(f,
                     "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\" data-share=\"%.6f\">"
                     "<title>",
-                    PX0 + (q->ax[x] - x0) / (x1 - x0) * (PX1 - PX0),
-                    share_y(q->gapless, lo), palette[shown], q->gapless);
+                    PX0 + (q->ax[x] - x0) / (x1 - x0) * (PX1 - PX0), share_y(q->gapless, lo),
+                    palette[shown], q->gapless);
             esc(f, tip);
             fprintf(f, "</title></circle>\n");
         }
@@ -588,8 +591,9 @@ static void sweep_heat(FILE *f, const struct tb_sweep *sw, int ax, int ay, doubl
             "<text transform=\"translate(%.2f,%.2f) rotate(-90)\" text-anchor=\"middle\" "
             "font-size=\"12\">%s</text>\n",
             PX0 - 46, (yt + hb) / 2, axis_title(ay));
-    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" fill=\"#555\">other axes at their first value "
-               "(",
+    fprintf(f,
+            "<text x=\"%.2f\" y=\"%.2f\" fill=\"#555\">other axes at their first value "
+            "(",
             PX0, hb + 50);
     esc(f, fixed);
     fprintf(f, "); green: every stream gap-free, red: %.0f%% or fewer</text>\n</g>\n", lo * 100);
@@ -639,8 +643,9 @@ int tb_svg_sweep(FILE *f, const struct tb_sweep *sw, const char *title)
     fprintf(f, "<text x=\"%.2f\" y=\"22\" %s font-size=\"15\" font-weight=\"bold\" fill=\"#222\">",
             PX0, FONT);
     esc(f, title);
-    snprintf(sub, sizeof(sub), "%zu streams, %zu settings; a stream is gap-free when its audio "
-                               "never runs dry for more than 1 ms",
+    snprintf(sub, sizeof(sub),
+             "%zu streams, %zu settings; a stream is gap-free when its audio "
+             "never runs dry for more than 1 ms",
              tb_sweep_inputs(sw), npt);
     fprintf(f, "</text>\n<text x=\"%.2f\" y=\"40\" %s font-size=\"11\" fill=\"#555\">%s</text>\n",
             PX0, FONT, sub);

@@ -19,20 +19,8 @@ struct out {
 /* Runs `$TTSBUF args` through sh (args may hold redirections of input). */
 static struct out run(const char *args)
 {
-    const char *bin = getenv("TTSBUF");
-    char cmd[4096], so[64], se[64];
-    struct out o;
-    int st;
-    snprintf(so, sizeof(so), "/tmp/ttsbuf-test-%d.out", (int)getpid());
-    snprintf(se, sizeof(se), "/tmp/ttsbuf-test-%d.err", (int)getpid());
-    snprintf(cmd, sizeof(cmd), "'%s' %s >%s 2>%s", bin != NULL ? bin : "./ttsbuf", args, so, se);
-    st = system(cmd);
-    assert_true(WIFEXITED(st));
-    o.code = WEXITSTATUS(st);
-    o.so = tb_test_slurp_str(so);
-    o.se = tb_test_slurp_str(se);
-    remove(so);
-    remove(se);
+    struct tb_test_out t = tb_test_run(args);
+    struct out o = {t.code, t.so, t.se};
     return o;
 }
 

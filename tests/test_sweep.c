@@ -8,10 +8,12 @@
  * definitions: at the answer the share is reached, a millisecond (or a
  * 0.1% rate) below it is not.  One and two threads give identical bytes.
  */
+#include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests.h"
 #include "ttsbuf/analyze.h"
@@ -396,6 +398,233 @@ static void bad_input(void **state)
     tb_sweep_destroy(sw);
 }
 
+/* ------------------------------------------------------ end to end */
+
+/* Exit 2 and one line on stderr containing want; nothing on stdout. */
+static void expect_usage(const char *args, const char *want)
+{
+    struct tb_test_out o = tb_test_run(args);
+    if (o.code != 2 || strstr(o.se, want) == NULL || strncmp(o.se, "ttsbuf: ", 8) != 0 ||
+        strchr(o.se, '\n') != o.se + strlen(o.se) - 1 || o.so[0] != '\0')
+        fail_msg("ttsbuf %s: exit %d, stdout '%s', stderr '%s'; wanted exit 2 and '%s'", args,
+                 o.code, o.so, o.se, want);
+    tb_test_out_free(&o);
+}
+
+/* Three recorded traces in a fresh directory; returns its path. */
+static const char *trace_dir(void)
+{
+    static char dir[64];
+    static const char *const specs[] = {"tps=5,tokens=60,seed=1", "tps=9,tokens=80,seed=2",
+                                        "tps=30,tokens=70,seed=3"};
+    char cmd[256];
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-sweep-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir '%s'", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    for (int i = 0; i < 3; i++) {
+        struct tb_test_out o;
+        snprintf(cmd, sizeof(cmd), "sim --synth %s --record '%s/t%d.jsonl'", specs[i], dir, i);
+        o = tb_test_run(cmd);
+        assert_int_equal(o.code, 0);
+        tb_test_out_free(&o);
+    }
+    return dir;
+}
+
+static void rm_dir(const char *dir)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static double num(cJSON *o, const char *k)
+{
+    cJSON *x = cJSON_GetObjectItem(o, k);
+    if (!cJSON_IsNumber(x))
+        fail_msg("no number '%s'", k);
+    return x->valuedouble;
+}
+
+/* A directory, a glob and a file argument load the same streams; the
+ * table, CSV and JSON agree with each other and with `sim` per stream. */
+static void cli_outputs_agree_with_sim(void **state)
+{
+    const char *dir = trace_dir();
+    char cmd[1024], csv[96], json[96];
+    struct tb_test_out o;
+    cJSON *j, *pts;
+    char *text, *line;
+    size_t rows = 0;
+    (void)state;
+    snprintf(csv, sizeof(csv), "%s/out.csv", dir);
+    snprintf(json, sizeof(json), "%s/out.json", dir);
+    snprintf(cmd, sizeof(cmd),
+             "sweep --trace %s --preroll 0,0.5 --rebuffer both --target-gapless 0.6 --csv %s "
+             "--json %s",
+             dir, csv, json);
+    o = tb_test_run(cmd);
+    if (o.code != 0)
+        fail_msg("%s: %d %s", cmd, o.code, o.se);
+    assert_non_null(strstr(o.so, "ttsbuf sweep: 3 streams x 4 settings"));
+    assert_non_null(strstr(o.so, "smallest pre-roll with >= 60% of the streams gap-free"));
+    assert_string_equal(o.se, ""); /* no progress line off a terminal */
+    tb_test_out_free(&o);
+
+    text = tb_test_slurp_str(csv);
+    {
+        static const char head[] = "chunk,min_chars,tps,wpm,tts_latency,rebuffer,preroll,gapless,";
+        assert_int_equal(strncmp(text, head, strlen(head)), 0);
+    }
+    for (line = text; (line = strchr(line, '\n')) != NULL; line++)
+        rows++;
+    assert_int_equal(rows, 5);
+    free(text);
+    text = tb_test_slurp_str(json);
+    j = cJSON_Parse(text);
+    free(text);
+    assert_non_null(j);
+    assert_int_equal((int)num(j, "streams"), 3);
+    pts = cJSON_GetObjectItem(j, "points");
+    assert_int_equal(cJSON_GetArraySize(pts), 4);
+
+    /* Each point against sim on each trace. */
+    for (int p = 0; p < 4; p++) {
+        cJSON *pt = cJSON_GetArrayItem(pts, p);
+        double pre = num(pt, "preroll");
+        int reb = cJSON_IsTrue(cJSON_GetObjectItem(pt, "rebuffer"));
+        double und = 0, gmax = 0, tmax = 0;
+        int clean = 0;
+        for (int i = 0; i < 3; i++) {
+            cJSON *r;
+            snprintf(cmd, sizeof(cmd), "sim --trace %s/t%d.jsonl --preroll %g %s --json", dir, i,
+                     pre, reb ? "--rebuffer" : "");
+            o = tb_test_run(cmd);
+            assert_int_equal(o.code, 0);
+            r = cJSON_Parse(o.so);
+            assert_non_null(r);
+            und += num(r, "underruns");
+            clean += num(r, "underruns") == 0;
+            if (num(r, "gap_total_s") > gmax)
+                gmax = num(r, "gap_total_s");
+            if (num(r, "min_tps") > tmax)
+                tmax = num(r, "min_tps");
+            cJSON_Delete(r);
+            tb_test_out_free(&o);
+        }
+        assert_near(num(pt, "gapless"), clean / 3.0, 1e-12);
+        assert_near(num(cJSON_GetObjectItem(pt, "underruns"), "mean"), und / 3.0, 1e-12);
+        assert_near(num(cJSON_GetObjectItem(pt, "gap_total_s"), "max"), gmax, 1e-9);
+        assert_near(num(cJSON_GetObjectItem(pt, "min_tps"), "max"), tmax, 1e-9);
+        assert_true(num(pt, "preroll_for_target_s") >= 0);
+    }
+    cJSON_Delete(j);
+
+    /* A glob and file arguments give the same numbers as the directory. */
+    snprintf(cmd, sizeof(cmd), "sweep --trace '%s/t*.jsonl' --preroll 0,0.5 --csv -", dir);
+    o = tb_test_run(cmd);
+    assert_int_equal(o.code, 0);
+    snprintf(cmd, sizeof(cmd), "sweep %s/t0.jsonl %s/t1.jsonl %s/t2.jsonl --preroll 0,0.5 --csv -",
+             dir, dir, dir);
+    {
+        struct tb_test_out o2 = tb_test_run(cmd);
+        assert_int_equal(o2.code, 0);
+        assert_string_equal(o.so, o2.so);
+        assert_non_null(strstr(o.so, "\nsentence,1,0,150,0,0,0.5,"));
+        tb_test_out_free(&o2);
+    }
+    tb_test_out_free(&o);
+    rm_dir(dir);
+}
+
+/* Synthetic sources over seed ranges, every policy, ranges on an axis. */
+static void cli_synth_seeds_and_ranges(void **state)
+{
+    struct tb_test_out o;
+    cJSON *j, *ax;
+    (void)state;
+    o = tb_test_run("sweep --synth tps=20,tokens=50 --preset voice-60 --seeds 3:12 --chunk all "
+                    "--preroll 0:1:0.25 --tps 0,40 --json -");
+    assert_int_equal(o.code, 0);
+    j = cJSON_Parse(o.so);
+    assert_non_null(j);
+    assert_int_equal((int)num(j, "streams"), 20);
+    ax = cJSON_GetObjectItem(j, "axes");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(ax, "chunk")), 8);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(ax, "preroll")), 5);
+    assert_near(cJSON_GetArrayItem(cJSON_GetObjectItem(ax, "preroll"), 3)->valuedouble, 0.75, 0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "points")), 8 * 5 * 2);
+    cJSON_Delete(j);
+    tb_test_out_free(&o);
+}
+
+/* The progress line shows on a terminal (script(1) gives one), and not
+ * with --quiet. */
+static void cli_progress_on_a_tty(void **state)
+{
+    const char *bin = getenv("TTSBUF");
+    char cmd[1024], out[96];
+    char *text;
+    (void)state;
+    if (system("command -v script >/dev/null 2>&1") != 0) {
+        printf("sweep: progress test skipped: script(1) (Debian bsdutils) is missing\n");
+        skip();
+    }
+    snprintf(out, sizeof(out), "/tmp/ttsbuf-sweep-tty-%d", (int)getpid());
+    for (int quiet = 0; quiet < 2; quiet++) {
+        snprintf(cmd, sizeof(cmd),
+                 "script -qec \"'%s' sweep --preset demo --seeds 1:30 --preroll 0:2:0.5 %s "
+                 ">/dev/null\" /dev/null >%s 2>&1",
+                 bin != NULL ? bin : "./ttsbuf", quiet ? "-q" : "", out);
+        assert_int_equal(system(cmd), 0);
+        text = tb_test_slurp_str(out);
+        if (quiet)
+            assert_null(strstr(text, "units)"));
+        else if (strstr(text, "ttsbuf sweep: 100% (") == NULL)
+            fail_msg("no progress line on a terminal: '%s'", text);
+        free(text);
+    }
+    remove(out);
+}
+
+static void cli_bad_usage(void **state)
+{
+    char cmd[256];
+    const char *dir;
+    (void)state;
+    expect_usage("sweep", "give at least one source");
+    expect_usage("sweep --preset demo --preroll 1:0:0.5", "needs START <= STOP and STEP > 0");
+    expect_usage("sweep --preset demo --preroll 0:1:0", "needs START <= STOP and STEP > 0");
+    expect_usage("sweep --preset demo --preroll 0:1", "'0:1' is not START:STOP:STEP");
+    expect_usage("sweep --preset demo --preroll 0,x", "--preroll: 'x' is not a number");
+    expect_usage("sweep --preset demo --preroll 0:1000:0.01", "more than 10000 values");
+    expect_usage("sweep --preset demo --wpm 5", "--wpm: '5' is outside 20..1000");
+    expect_usage("sweep --preset demo --chunk sentence,nope", "--chunk: unknown policy 'nope'");
+    expect_usage("sweep --preset demo --rebuffer maybe", "'maybe' is not off, on or both");
+    expect_usage("sweep --preset demo --target-gapless 0", "is not above 0");
+    expect_usage("sweep --preset demo --target-gapless 1.5", "is outside 0..1");
+    expect_usage("sweep --preset demo --seeds 5:1", "--seeds: '5:1' is not A:B");
+    expect_usage("sweep --trace x.jsonl --seeds 1:2", "x.jsonl: No such file or directory");
+    expect_usage("sweep --trace '/nonexistent/*.jsonl'", "no file matches /nonexistent/*.jsonl");
+    expect_usage("sweep --preset nope", "--preset: unknown preset 'nope'");
+    expect_usage("sweep --synth tps=0", "--synth: ");
+    expect_usage("sweep --preset demo --threads 0", "--threads: '0' is outside 1..64");
+    expect_usage("sweep --preset demo --csv - --json -", "only one of --csv, --json and --svg");
+    expect_usage("sweep --preset demo --bogus", "sweep: unknown option '--bogus'");
+    expect_usage("sweep --preset demo --preroll", "sweep: --preroll needs a value");
+    expect_usage("sweep --preset demo --csv /nonexistent/x.csv", "--csv: cannot write");
+    snprintf(cmd, sizeof(cmd), "sweep --trace %s", tb_test_data("trace/bad_backwards.jsonl"));
+    expect_usage(cmd, "bad_backwards.jsonl:");
+    dir = trace_dir();
+    snprintf(cmd, sizeof(cmd), "sweep --trace %s/t0.jsonl --seeds 1:3", dir);
+    expect_usage(cmd, "--seeds applies to --synth and --preset");
+    snprintf(cmd, sizeof(cmd), "rm %s/*.jsonl", dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "sweep --trace %s", dir);
+    expect_usage(cmd, "no *.jsonl file in the directory");
+    rm_dir(dir);
+}
+
 int tb_test_sweep(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +634,10 @@ int tb_test_sweep(void)
         cmocka_unit_test_setup_teardown(inverse_tps, setup, teardown),
         cmocka_unit_test_setup_teardown(progress_and_defaults, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
+        cmocka_unit_test(cli_outputs_agree_with_sim),
+        cmocka_unit_test(cli_synth_seeds_and_ranges),
+        cmocka_unit_test(cli_progress_on_a_tty),
+        cmocka_unit_test(cli_bad_usage),
     };
     return TB_RUN_GROUP("sweep", tests);
 }

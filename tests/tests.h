@@ -61,6 +61,17 @@ size_t tb_test_list(const char *dir, const char *prefix, const char *suffix, int
                     char ***out);
 void tb_test_free_names(char **v, size_t n);
 
+/* What a run of the real binary gave: exit code, stdout, stderr (each
+ * NUL-terminated, owned; free with tb_test_out_free). */
+struct tb_test_out {
+    int code;
+    char *so, *se;
+};
+
+/* Runs `$TTSBUF args` through sh (args may hold redirections). */
+struct tb_test_out tb_test_run(const char *args);
+void tb_test_out_free(struct tb_test_out *o);
+
 /* Asserts |a - b| <= tol, printing both. */
 #define assert_near(a, b, tol)                                                                     \
     do {                                                                                           \

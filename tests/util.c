@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests.h"
 
@@ -102,4 +104,29 @@ void tb_test_free_names(char **v, size_t n)
     for (size_t i = 0; i < n; i++)
         free(v[i]);
     free(v);
+}
+
+struct tb_test_out tb_test_run(const char *args)
+{
+    const char *bin = getenv("TTSBUF");
+    char cmd[8192], so[64], se[64];
+    struct tb_test_out o;
+    int st;
+    snprintf(so, sizeof(so), "/tmp/ttsbuf-test-%d.out", (int)getpid());
+    snprintf(se, sizeof(se), "/tmp/ttsbuf-test-%d.err", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "'%s' %s >%s 2>%s", bin != NULL ? bin : "./ttsbuf", args, so, se);
+    st = system(cmd);
+    assert_true(WIFEXITED(st));
+    o.code = WEXITSTATUS(st);
+    o.so = tb_test_slurp_str(so);
+    o.se = tb_test_slurp_str(se);
+    remove(so);
+    remove(se);
+    return o;
+}
+
+void tb_test_out_free(struct tb_test_out *o)
+{
+    free(o->so);
+    free(o->se);
 }

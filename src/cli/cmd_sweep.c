@@ -175,8 +175,8 @@ static int parse_numbers(struct axis *x, const char *flag, const char *arg, doub
             break;
         }
         if (!(step > 0) || b < a) {
-            tb_cli_error("%s: range %s:%s:%s needs START <= STOP and STEP > 0", flag, item,
-                         c1 + 1, c2 + 1);
+            tb_cli_error("%s: range %s:%s:%s needs START <= STOP and STEP > 0", flag, item, c1 + 1,
+                         c2 + 1);
             rc = -1;
             break;
         }
@@ -322,8 +322,8 @@ static void on_progress(void *ud, size_t done, size_t total)
     if (!p->on || (now - p->last < 0.1 && done < total))
         return;
     p->last = now;
-    fprintf(stderr, "\rttsbuf sweep: %3.0f%% (%zu of %zu units) %.1f s", 100.0 * (double)done / (double)total,
-            done, total, now);
+    fprintf(stderr, "\rttsbuf sweep: %3.0f%% (%zu of %zu units) %.1f s",
+            100.0 * (double)done / (double)total, done, total, now);
     fflush(stderr);
 }
 
@@ -426,9 +426,9 @@ int tb_cmd_sweep(int argc, char **argv)
     }
     ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     ri.threads = a.threads ? (unsigned)a.threads
-                           : (unsigned)(ncpu < 1 ? 1 : ncpu > TB_SWEEP_THREADS_MAX
-                                                           ? TB_SWEEP_THREADS_MAX
-                                                           : ncpu);
+                           : (unsigned)(ncpu < 1                      ? 1
+                                        : ncpu > TB_SWEEP_THREADS_MAX ? TB_SWEEP_THREADS_MAX
+                                                                      : ncpu);
     tb_clock_monotonic_init(&pr.clk);
     pr.last = -1.0;
     pr.on = !a.quiet && isatty(STDERR_FILENO);

@@ -12,8 +12,8 @@
 
 /* The statistics in the order of the CSV columns and JSON keys. */
 #define NSTAT 5
-static const char *const stat_names[NSTAT] = {"underruns", "gap_total_s", "interruptions",
-                                              "ttfa_s", "min_tps"};
+static const char *const stat_names[NSTAT] = {"underruns", "gap_total_s", "interruptions", "ttfa_s",
+                                              "min_tps"};
 
 static const struct tb_sweep_stat *stat_of(const struct tb_sweep_point *p, int i)
 {
@@ -40,8 +40,8 @@ static void value(char *buf, size_t len, int a, double v)
         snprintf(buf, len, "%g", v);
 }
 
-static const char *const col_names[TB_AX__COUNT] = {"chunk",    "min-chars", "tps",    "wpm",
-                                                    "latency",  "rebuffer",  "preroll"};
+static const char *const col_names[TB_AX__COUNT] = {"chunk",   "min-chars", "tps",    "wpm",
+                                                    "latency", "rebuffer",  "preroll"};
 
 void tb_sweep_print_table(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri)
 {
@@ -79,10 +79,9 @@ void tb_sweep_print_table(FILE *f, const struct tb_sweep *sw, const struct tb_sw
                     "total gap, s", "interruptions", "first audio, s", "min TPS",
                     target > 0 ? "  TPS for" : "");
         else
-            fprintf(f,
-                    " %8s  %5s %5s %5s %5s  %6s %6s %6s %6s  %6s %6s  %7s %7s  %6s %6s %6s",
-                    "", "mean", "p50", "p95", "max", "mean", "p50", "p95", "max", "mean", "p95",
-                    "p50", "p95", "p50", "p95", "max");
+            fprintf(f, " %8s  %5s %5s %5s %5s  %6s %6s %6s %6s  %6s %6s  %7s %7s  %6s %6s %6s", "",
+                    "mean", "p50", "p95", "max", "mean", "p50", "p95", "max", "mean", "p95", "p50",
+                    "p95", "p50", "p95", "max");
         if (row == 1 && target > 0)
             fprintf(f, "  %6.0f%%", target * 100);
         if (row == 1)
@@ -127,8 +126,9 @@ void tb_sweep_print_table(FILE *f, const struct tb_sweep *sw, const struct tb_sw
         }
         fprintf(f, "%s %.3f s\n", first ? "" : ":", q->preroll_for_target);
     }
-    fprintf(f, "  (TPS for %g%%: the smallest constant token rate at which that share of the "
-               "streams plays with no gap at the row's pre-roll)\n",
+    fprintf(f,
+            "  (TPS for %g%%: the smallest constant token rate at which that share of the "
+            "streams plays with no gap at the row's pre-roll)\n",
             target * 100);
 }
 
