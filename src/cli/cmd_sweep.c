@@ -360,7 +360,7 @@ int tb_cmd_sweep(int argc, char **argv)
     char err[512];
     int c, code = TB_EXIT_USAGE, rc, to_stdout;
     long ncpu;
-    FILE *f;
+    FILE *fcsv = NULL, *fjson = NULL, *fsvg = NULL;
 
     memset(&a, 0, sizeof(a));
     tb_cli_sources_init(&a.src);
@@ -408,6 +408,13 @@ int tb_cmd_sweep(int argc, char **argv)
         goto out;
     }
 
+    /* Output files first: a path that cannot be written fails before the
+     * work, not after it. */
+    if ((a.csv != NULL && (fcsv = out_open("--csv", a.csv)) == NULL) ||
+        (a.json != NULL && (fjson = out_open("--json", a.json)) == NULL) ||
+        (a.svg != NULL && (fsvg = out_open("--svg", a.svg)) == NULL))
+        goto out;
+
     tb_sweep_opts_default(&so);
     for (int x = 0; x < TB_AX__COUNT; x++) {
         so.axis[x] = a.ax[x].v;
@@ -444,21 +451,23 @@ int tb_cmd_sweep(int argc, char **argv)
     if (!to_stdout)
         tb_sweep_print_table(stdout, sw, &ri);
     code = -1;
-    if (a.csv != NULL && (f = out_open("--csv", a.csv)) != NULL)
-        code = out_close("--csv", a.csv, f, tb_sweep_write_csv(f, sw));
-    else if (a.csv != NULL)
-        code = TB_EXIT_USAGE;
-    if (code < 0 && a.json != NULL && (f = out_open("--json", a.json)) != NULL)
-        code = out_close("--json", a.json, f, tb_sweep_write_json(f, sw, &ri));
-    else if (code < 0 && a.json != NULL)
-        code = TB_EXIT_USAGE;
-    if (code < 0 && a.svg != NULL && (f = out_open("--svg", a.svg)) != NULL)
-        code = out_close("--svg", a.svg, f, tb_svg_sweep(f, sw, "ttsbuf sweep: how much buffer?"));
-    else if (code < 0 && a.svg != NULL)
-        code = TB_EXIT_USAGE;
+    if (fcsv != NULL)
+        code = out_close("--csv", a.csv, fcsv, tb_sweep_write_csv(fcsv, sw));
+    fcsv = NULL;
+    if (fjson != NULL && code < 0)
+        code = out_close("--json", a.json, fjson, tb_sweep_write_json(fjson, sw, &ri));
+    if (fsvg != NULL && code < 0)
+        code = out_close("--svg", a.svg, fsvg,
+                         tb_svg_sweep(fsvg, sw, "ttsbuf sweep: how much buffer?"));
+    fjson = fsvg = NULL;
     if (code < 0)
         code = TB_EXIT_OK;
 out:
+    for (int i = 0; i < 3; i++) {
+        FILE *o = i == 0 ? fcsv : i == 1 ? fjson : fsvg;
+        if (o != NULL && o != stdout)
+            fclose(o);
+    }
     tb_sweep_destroy(sw);
     free(in);
     tb_cli_sources_free(&a.src);
