@@ -20,6 +20,8 @@
 #include "ttsbuf/sim.h"
 #include "ttsbuf/sse.h"
 #include "ttsbuf/stream.h"
+#include "ttsbuf/svg.h"
+#include "ttsbuf/sweep.h"
 #include "ttsbuf/synth.h"
 #include "ttsbuf/trace.h"
 #include "ttsbuf/utf8.h"

@@ -7,6 +7,7 @@
  *   sim         the full simulator: events through the ring, virtual clock
  *   trace load  a 1-million-event trace file parsed (cJSON), validated and
  *               simulated, against cJSON alone parsing the same lines
+ *   sweep       event-simulations per second across a sweep (bench_sweep.c)
  *   serve       N concurrent streams against the mock provider
  *               (bench_serve.c)
  *   live        CPU per event of ttsbuf's live client path (bench_live.c)
@@ -196,6 +197,8 @@ int main(void)
     printf("\n");
     bench_trace(&s);
     tb_stream_free(&s);
+    printf("\n");
+    bench_sweep();
     printf("\n");
     bench_serve();
     printf("\n");

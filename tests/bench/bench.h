@@ -5,7 +5,8 @@
  * figure (N streams from one libcurl multi thread against the mock
  * provider); bench_live.c the CPU cost of ttsbuf's own live client path.  The
  * mock provider runs in a child process (bench_mock.c), so the kernel accounts
- * its CPU time apart from the client's.
+ * its CPU time apart from the client's.  bench_sweep.c: the sweep's
+ * event-simulations per second.
  *
  * Everything here dies with a one-line message on failure: a benchmark
  * that cannot set itself up has nothing to report.
@@ -54,5 +55,6 @@ void bench_mock_stop(struct bench_mock *m, struct bench_mock_result *r);
 
 void bench_serve(void);
 void bench_live(void);
+void bench_sweep(void);
 
 #endif
