@@ -1,19 +1,36 @@
 #!/bin/sh
-# buffer-sweep.sh - how much pre-roll does this stream need?  Runs one
-# trace (or synthetic spec) at growing pre-roll and prints underruns,
-# silence and time to first audio for each, until the stream is gapless.
+# buffer-sweep.sh - how much pre-roll does my provider need for 95% of its
+# answers to play without a gap, and which chunking is best?  One sweep
+# over your recorded answers: every chunking policy a voice stack might
+# use x pre-roll 0..3 s, with and without rebuffering; prints the table
+# and the answers, and writes sweep.csv, sweep.json and sweep.svg (the
+# tuning picture: open it in a browser).
 #
-#   sh examples/buffer-sweep.sh --trace my.jsonl
-#   sh examples/buffer-sweep.sh --preset together-70b-p95 --chunk token
+#   sh examples/buffer-sweep.sh runs/            # a directory of traces
+#   sh examples/buffer-sweep.sh 'runs/*.jsonl'   # or a glob, or files
+#   sh examples/buffer-sweep.sh                  # no traces yet: 200 synthetic demo streams
+#   TARGET=0.99 OUT=/tmp/p99 sh examples/buffer-sweep.sh runs/
+#
+# Record your provider first (the API key is never printed or written):
+#   export OPENAI_BASE_URL=https://api.example.com/v1 OPENAI_API_KEY=...
+#   mkdir -p runs
+#   for i in $(seq 1 30); do
+#       ttsbuf run -q --model MY-MODEL --prompt "Tell me about your day, question $i." \
+#           --record "runs/$i.jsonl" >/dev/null
+#   done
 set -eu
-TTSBUF=${TTSBUF:-./ttsbuf}
-for p in 0 0.25 0.5 0.75 1 1.5 2 3 4 6 8; do
-    out=$("$TTSBUF" sim "$@" --preroll "$p" --json)
-    line=$(printf '%s' "$out" | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-print("%d %.2f %.2f" % (d["underruns"], d["gap_total_s"], d["ttfa_s"]))')
-    u=${line%% *}
-    echo "pre-roll $p s: underruns/silence(s)/first-audio(s) = $line"
-    [ "$u" = 0 ] && break
-done
+TTSBUF=${TTSBUF:-ttsbuf}
+TARGET=${TARGET:-0.95}
+OUT=${OUT:-sweep}
+if [ $# -eq 0 ]; then
+    set -- --preset demo --seeds 1:200
+else
+    for src in "$@"; do
+        set -- "$@" --trace "$src"
+        shift
+    done
+fi
+exec "$TTSBUF" sweep "$@" \
+    --chunk sentence,clause,pipecat,livekit,openai-agents \
+    --preroll 0:3:0.25 --rebuffer both --target-gapless "$TARGET" \
+    --csv "$OUT.csv" --json "$OUT.json" --svg "$OUT.svg"

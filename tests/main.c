@@ -28,7 +28,7 @@ static const struct {
     {"synth", tb_test_synth},     {"sim", tb_test_sim},           {"cli", tb_test_cli},
     {"sse", tb_test_sse},         {"serve", tb_test_serve},       {"oai", tb_test_oai},
     {"live", tb_test_live},       {"rebuffer", tb_test_rebuffer}, {"sweep", tb_test_sweep},
-    {"svg", tb_test_svg},
+    {"svg", tb_test_svg},         {"docs", tb_test_docs},
 };
 
 static int selected(const char *only, const char *name)

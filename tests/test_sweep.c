@@ -625,6 +625,35 @@ static void cli_bad_usage(void **state)
     rm_dir(dir);
 }
 
+/* The recipe in examples/ runs as documented (on its synthetic default). */
+static void cli_example_recipe(void **state)
+{
+    const char *bin = getenv("TTSBUF"), *data = getenv("TB_TESTDATA");
+    char cmd[2048], out[64], path[96];
+    char *text;
+    (void)state;
+    snprintf(out, sizeof(out), "/tmp/ttsbuf-recipe-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "TTSBUF='%s' OUT='%s' TARGET=0.9 sh '%s/../../examples/buffer-sweep.sh' "
+             ">'%s.txt' 2>&1",
+             bin != NULL ? bin : "./ttsbuf", out, data != NULL ? data : "tests/data", out);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof(path), "%s.txt", out);
+    text = tb_test_slurp_str(path);
+    if (strstr(text, "smallest pre-roll with >= 90% of the streams gap-free") == NULL)
+        fail_msg("the recipe printed: %s", text);
+    free(text);
+    remove(path);
+    for (int i = 0; i < 3; i++) {
+        FILE *f;
+        snprintf(path, sizeof(path), "%s.%s", out, i == 0 ? "csv" : i == 1 ? "json" : "svg");
+        f = fopen(path, "r");
+        assert_non_null(f);
+        fclose(f);
+        remove(path);
+    }
+}
+
 int tb_test_sweep(void)
 {
     const struct CMUnitTest tests[] = {
@@ -638,6 +667,7 @@ int tb_test_sweep(void)
         cmocka_unit_test(cli_synth_seeds_and_ranges),
         cmocka_unit_test(cli_progress_on_a_tty),
         cmocka_unit_test(cli_bad_usage),
+        cmocka_unit_test(cli_example_recipe),
     };
     return TB_RUN_GROUP("sweep", tests);
 }

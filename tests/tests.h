@@ -35,6 +35,7 @@ int tb_test_live(void);
 int tb_test_rebuffer(void);
 int tb_test_sweep(void);
 int tb_test_svg(void);
+int tb_test_docs(void);
 
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;

@@ -3,9 +3,8 @@
  * events x 25 grid points (5 pre-rolls x 5 token rates: as recorded and
  * 4 constant rates), segmentation included, on 1 thread and on 2; with
  * sentence chunking (about 25 chunks a stream) and with token chunking
- * (every event a chunk: the playout engine's worst case).  The figure is event-simulations per second: content
- * events x grid points / wall time (goal >= 10 M/s on 2 cores).  Best of
- * 3 runs.
+ * (every event a chunk: the playout engine's worst case).  The figure is event-simulations per
+ * second: content events x grid points / wall time (goal >= 10 M/s on 2 cores).  Best of 3 runs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,9 +79,9 @@ void bench_sweep(void)
             }
         for (unsigned t = 1; t <= 2; t++)
             printf("  %-8s  %u thread%s  %6.3f s  %6.1f M event-simulations/s%s\n",
-                   tb_seg_policy_name((enum tb_chunk_policy)policy), t, t == 1 ? " " : "s",
-                   best[t], (double)sims / best[t] / 1e6,
-                   t == 1                          ? ""
+                   tb_seg_policy_name((enum tb_chunk_policy)policy), t, t == 1 ? " " : "s", best[t],
+                   (double)sims / best[t] / 1e6,
+                   t == 1                           ? ""
                    : (double)sims / best[t] >= 10e6 ? "   (goal >= 10 M/s: met)"
                                                     : "   (goal >= 10 M/s: NOT met)");
     }
