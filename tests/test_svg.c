@@ -229,6 +229,37 @@ static void sweep_marks(void **state)
     cleanup(&f);
 }
 
+/* `run --svg`: the live run's timeline, one gap rectangle per underrun of
+ * its own report (the built-in mock streams over real HTTP). */
+static void run_timeline(void **state)
+{
+    struct files f;
+    char cmd[512], *svg;
+    struct tb_test_out o;
+    cJSON *j;
+    (void)state;
+    names(&f, "run");
+    snprintf(cmd, sizeof(cmd),
+             "run -q --synth tps=30,ttft=0.1,tokens=30,jitter=0,stall=0.15:0.5,seed=4 "
+             "--chunk token --wpm 1000 --json --svg '%s'",
+             f.svg);
+    o = tb_test_run(cmd);
+    if (o.code != 0)
+        fail_msg("ttsbuf %s: exit %d: %s", cmd, o.code, o.se);
+    j = cJSON_Parse(o.so);
+    assert_non_null(j);
+    xml_valid(f.svg);
+    svg = tb_test_slurp_str(f.svg);
+    assert_true(cJSON_GetObjectItem(j, "underruns")->valuedouble >= 1);
+    assert_int_equal(count(svg, "class=\"gap\""),
+                     (size_t)cJSON_GetObjectItem(j, "underruns")->valuedouble);
+    assert_int_equal(count(svg, "class=\"chunk\""), 30);
+    free(svg);
+    cJSON_Delete(j);
+    tb_test_out_free(&o);
+    cleanup(&f);
+}
+
 static int have_chromium(void)
 {
     return system("command -v chromium >/dev/null 2>&1") == 0;
@@ -328,6 +359,7 @@ int tb_test_svg(void)
         cmocka_unit_test(timeline_marks),
         cmocka_unit_test(timeline_escapes_and_no_gap),
         cmocka_unit_test(sweep_marks),
+        cmocka_unit_test(run_timeline),
         cmocka_unit_test(timeline_renders_red_gaps),
     };
     return TB_RUN_GROUP("svg", tests);
