@@ -573,5 +573,7 @@ int tb_sweep_run(struct tb_sweep *sw, unsigned threads, tb_sweep_progress_fn fn,
     for (unsigned t = 0; t < threads; t++)
         worker_free(&w[t]);
     free(w);
+    if (rc == 0 && fn != NULL)
+        fn(ud, total, total); /* the last unit may have been another thread's */
     return rc;
 }

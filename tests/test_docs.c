@@ -62,26 +62,31 @@ static void check_doc(const char *what, const char *doc)
     }
 }
 
+/* A file of the source tree (TB_TESTDATA is tests/data), with roff's
+ * "\-" undone when roff. */
+static char *tree_file(const char *name, int roff)
+{
+    char path[4096];
+    const char *data = getenv("TB_TESTDATA");
+    char *doc;
+    snprintf(path, sizeof(path), "%s/../../%s", data != NULL ? data : "tests/data", name);
+    doc = roff ? plain(path) : tb_test_slurp_str(path);
+    assert_true(strlen(doc) > 1000);
+    return doc;
+}
+
 static void man_covers_every_option(void **state)
 {
-    char path[4096], *doc;
-    const char *data = getenv("TB_TESTDATA");
+    char *doc = tree_file("man/ttsbuf.1", 1);
     (void)state;
-    snprintf(path, sizeof(path), "%s/../../man/ttsbuf.1", data != NULL ? data : "tests/data");
-    doc = plain(path);
-    assert_true(strlen(doc) > 1000);
     check_doc("man/ttsbuf.1", doc);
     free(doc);
 }
 
 static void readme_covers_every_option(void **state)
 {
-    char path[4096], *doc;
-    const char *data = getenv("TB_TESTDATA");
+    char *doc = tree_file("README.md", 0);
     (void)state;
-    snprintf(path, sizeof(path), "%s/../../README.md", data != NULL ? data : "tests/data");
-    doc = tb_test_slurp_str(path);
-    assert_true(strlen(doc) > 1000);
     check_doc("README.md", doc);
     free(doc);
 }

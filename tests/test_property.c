@@ -49,31 +49,6 @@
 #define SEARCH_HI 1e9
 #define TRACES 300 /* random traces per policy */
 
-/* ---------------------------------------------------------------- PRNG */
-
-/* splitmix64: tiny, deterministic, good enough to pick test inputs. */
-struct rng {
-    uint64_t s;
-};
-
-static uint64_t rng_next(struct rng *r)
-{
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static double rng_unit(struct rng *r)
-{
-    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
-}
-
-static uint32_t rng_below(struct rng *r, uint32_t n)
-{
-    return (uint32_t)(rng_next(r) % n);
-}
-
 /* ------------------------------------------------------------- state */
 
 /* What the engine's schedule callback saw during one run. */
@@ -648,32 +623,32 @@ static const char *const pieces[] = {
 
 /* Inter-event gap: bursts of zero, mostly tens of ms, some long stalls,
  * rarely a 1000 s one. */
-static double gen_gap(struct rng *r)
+static double gen_gap(struct tb_rng *r)
 {
-    double u = rng_unit(r);
+    double u = tb_rng_unit(r);
     if (u < 0.3)
         return 0.0;
     if (u < 0.31)
-        return 1.0 + 30.0 * rng_unit(r);
+        return 1.0 + 30.0 * tb_rng_unit(r);
     if (u < 0.312)
         return 1000.0;
-    return 0.001 + 0.15 * rng_unit(r) * rng_unit(r);
+    return 0.001 + 0.15 * tb_rng_unit(r) * tb_rng_unit(r);
 }
 
 static void gen_trace(struct tb_stream *s, uint64_t seed)
 {
-    struct rng r = {seed};
-    uint32_t n = rng_unit(&r) < 0.1 ? 1 + rng_below(&r, 3) : 4 + rng_below(&r, 100);
-    double t = rng_unit(&r) < 0.2 ? 0.0 : 3.0 * rng_unit(&r);
+    struct tb_rng r = {seed};
+    uint32_t n = tb_rng_unit(&r) < 0.1 ? 1 + tb_rng_below(&r, 3) : 4 + tb_rng_below(&r, 100);
+    double t = tb_rng_unit(&r) < 0.2 ? 0.0 : 3.0 * tb_rng_unit(&r);
     tb_stream_clear(s);
     for (uint32_t i = 0; i < n; i++) {
         char text[64];
         size_t len = 0;
-        uint32_t np = rng_unit(&r) < 0.7 ? 1 : 2 + rng_below(&r, 2);
-        uint32_t tokens = rng_unit(&r) < 0.75 ? 1 : 2 + rng_below(&r, 2);
-        enum tb_kind kind = rng_unit(&r) < 0.1 ? TB_KIND_REASONING : TB_KIND_CONTENT;
+        uint32_t np = tb_rng_unit(&r) < 0.7 ? 1 : 2 + tb_rng_below(&r, 2);
+        uint32_t tokens = tb_rng_unit(&r) < 0.75 ? 1 : 2 + tb_rng_below(&r, 2);
+        enum tb_kind kind = tb_rng_unit(&r) < 0.1 ? TB_KIND_REASONING : TB_KIND_CONTENT;
         for (uint32_t p = 0; p < np; p++) {
-            const char *pc = pieces[rng_below(&r, NPIECES)];
+            const char *pc = pieces[tb_rng_below(&r, NPIECES)];
             size_t pl = strlen(pc);
             memcpy(text + len, pc, pl);
             len += pl;

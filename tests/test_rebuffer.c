@@ -31,23 +31,6 @@
 #define MAXC 200
 #define CASES 3000
 
-struct rng {
-    uint64_t s;
-};
-
-static uint64_t rng_next(struct rng *r)
-{
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static double rng_unit(struct rng *r)
-{
-    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
-}
-
 struct oracle {
     double ttfa, end, gap_total, gap_max;
     uint32_t underruns, interruptions;
@@ -124,21 +107,21 @@ static void on_play(void *ud, const struct tb_play *p)
     s->next++;
 }
 
-static void gen(struct rng *r, struct tb_chunks *c)
+static void gen(struct tb_rng *r, struct tb_chunks *c)
 {
-    size_t m = 1 + (size_t)(rng_next(r) % 60);
-    double t = 3.0 * rng_unit(r);
-    uint64_t tok = rng_next(r) % 3;
+    size_t m = 1 + (size_t)(tb_rng_next(r) % 60);
+    double t = 3.0 * tb_rng_unit(r);
+    uint64_t tok = tb_rng_next(r) % 3;
     c->n = 0;
     for (size_t j = 0; j < m; j++) {
-        double u = rng_unit(r);
+        double u = tb_rng_unit(r);
         if (j > 0)
             t += u < 0.2   ? 0.0
-                 : u < 0.3 ? 0.0005 + 0.001 * rng_unit(r) /* near the 1 ms line */
-                 : u < 0.4 ? 1.0 + 5.0 * rng_unit(r)
-                           : 0.6 * rng_unit(r);
-        tok += 1 + rng_next(r) % 12;
-        assert_int_equal(tb_chunks_push(c, t, tok, 1 + (uint32_t)(rng_next(r) % 20)), 0);
+                 : u < 0.3 ? 0.0005 + 0.001 * tb_rng_unit(r) /* near the 1 ms line */
+                 : u < 0.4 ? 1.0 + 5.0 * tb_rng_unit(r)
+                           : 0.6 * tb_rng_unit(r);
+        tok += 1 + tb_rng_next(r) % 12;
+        assert_int_equal(tb_chunks_push(c, t, tok, 1 + (uint32_t)(tb_rng_next(r) % 20)), 0);
     }
 }
 
@@ -152,7 +135,7 @@ static void oracle_random(void **state)
     static const double pres[] = {0.0, 0.3, 1.0, 4.0};
     static const double lats[] = {0.0, 0.25};
     static const double wpms[] = {150.0, 97.3};
-    struct rng r = {0xB0FFE5ull};
+    struct tb_rng r = {0xB0FFE5ull};
     struct tb_chunks c;
     struct tb_playout *eng, *plain;
     struct tb_playout_opts o;

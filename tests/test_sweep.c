@@ -215,21 +215,19 @@ static void grid_matches_slow_path(void **state)
         assert_true(pt[p].ax[TB_AX_CHUNK] == ax_chunk[idx[TB_AX_CHUNK]]);
         slow(f, &pt[p], pt[p].ax[TB_AX_PREROLL], pt[p].ax[TB_AX_TPS], res);
         assert_near(pt[p].gapless, share(res), 1e-12);
-        for (int i = 0; i < NS; i++)
-            v[i] = res[i].underruns;
-        check_stat("underruns", p, v, &pt[p].underruns);
-        for (int i = 0; i < NS; i++)
-            v[i] = res[i].interruptions;
-        check_stat("interruptions", p, v, &pt[p].interruptions);
-        for (int i = 0; i < NS; i++)
-            v[i] = res[i].gap_total;
-        check_stat("gap_total", p, v, &pt[p].gap_total);
-        for (int i = 0; i < NS; i++)
-            v[i] = res[i].ttfa;
-        check_stat("ttfa", p, v, &pt[p].ttfa);
-        for (int i = 0; i < NS; i++)
-            v[i] = res[i].min_tps;
-        check_stat("min_tps", p, v, &pt[p].min_tps);
+        for (int k = 0; k < 5; k++) {
+            static const char *const what[5] = {"underruns", "interruptions", "gap_total", "ttfa",
+                                                "min_tps"};
+            const struct tb_sweep_stat *st[5] = {&pt[p].underruns, &pt[p].interruptions,
+                                                 &pt[p].gap_total, &pt[p].ttfa, &pt[p].min_tps};
+            for (int i = 0; i < NS; i++) {
+                const struct tb_playout_result *r = &res[i];
+                double all[5] = {r->underruns, r->interruptions, r->gap_total, r->ttfa,
+                                 r->min_tps};
+                v[i] = all[k];
+            }
+            check_stat(what[k], p, v, st[k]);
+        }
         assert_true(isnan(pt[p].tps_for_target) && isnan(pt[p].preroll_for_target));
     }
     assert_true(tb_sweep_events_per_point(sw) > NS * 50);

@@ -73,6 +73,31 @@ struct tb_test_out {
 struct tb_test_out tb_test_run(const char *args);
 void tb_test_out_free(struct tb_test_out *o);
 
+/* splitmix64: tiny, deterministic, good enough to pick test inputs. */
+struct tb_rng {
+    uint64_t s;
+};
+
+static inline uint64_t tb_rng_next(struct tb_rng *r)
+{
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [0, 1). */
+static inline double tb_rng_unit(struct tb_rng *r)
+{
+    return (double)(tb_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+/* Uniform in [0, n). */
+static inline uint32_t tb_rng_below(struct tb_rng *r, uint32_t n)
+{
+    return (uint32_t)(tb_rng_next(r) % n);
+}
+
 /* Asserts |a - b| <= tol, printing both. */
 #define assert_near(a, b, tol)                                                                     \
     do {                                                                                           \

@@ -127,7 +127,8 @@ int tb_sweep_create(const struct tb_sweep_opts *o, const struct tb_sweep_input *
 void tb_sweep_destroy(struct tb_sweep *sw); /* NULL is a no-op */
 
 /* Called on the thread that called tb_sweep_run, after each unit of work
- * it finished: done of total units so far (other threads' included). */
+ * it finished: done of total units so far (other threads' included); and
+ * once more with done == total when the sweep has succeeded. */
 typedef void (*tb_sweep_progress_fn)(void *ud, size_t done, size_t total);
 
 /*

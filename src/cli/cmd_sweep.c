@@ -338,9 +338,8 @@ static FILE *out_open(const char *flag, const char *path)
 
 static int out_close(const char *flag, const char *path, FILE *f, int rc)
 {
-    if (f != stdout && fclose(f) != 0 && rc == 0)
-        rc = TB_EIO;
-    if (f == stdout && fflush(f) != 0 && rc == 0)
+    int bad = f == stdout ? fflush(f) != 0 : fclose(f) != 0;
+    if (bad && rc == 0)
         rc = TB_EIO;
     if (rc != 0) {
         tb_cli_error("%s: writing %s failed: %s", flag, path, tb_strerror(rc));
