@@ -260,6 +260,38 @@ static void run_timeline(void **state)
     cleanup(&f);
 }
 
+/* The README's pictures are what the tool draws today. */
+static void pictures_are_current(void **state)
+{
+    const char *bin = getenv("TTSBUF"), *data = getenv("TB_TESTDATA");
+    char dir[64], cmd[1024], a[256], b[256];
+    (void)state;
+    if (data == NULL)
+        data = "tests/data";
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-pictures-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "rm -rf '%s' && mkdir '%s' && TTSBUF='%s' sh '%s/../../examples/pictures.sh' '%s'",
+             dir, dir, bin != NULL ? bin : "./ttsbuf", data, dir);
+    assert_int_equal(system(cmd), 0);
+    for (int i = 0; i < 2; i++) {
+        const char *name = i == 0 ? "timeline.svg" : "sweep.svg";
+        char *want, *got;
+        snprintf(a, sizeof(a), "%s/../../examples/%s", data, name);
+        snprintf(b, sizeof(b), "%s/%s", dir, name);
+        xml_valid(a);
+        want = tb_test_slurp_str(a);
+        got = tb_test_slurp_str(b);
+        if (strcmp(want, got) != 0)
+            fail_msg("examples/%s is not what ttsbuf draws today: run "
+                     "`TTSBUF=./ttsbuf sh examples/pictures.sh` and commit",
+                     name);
+        free(want);
+        free(got);
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static int have_chromium(void)
 {
     return system("command -v chromium >/dev/null 2>&1") == 0;
@@ -356,11 +388,9 @@ static void timeline_renders_red_gaps(void **state)
 int tb_test_svg(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(timeline_marks),
-        cmocka_unit_test(timeline_escapes_and_no_gap),
-        cmocka_unit_test(sweep_marks),
-        cmocka_unit_test(run_timeline),
-        cmocka_unit_test(timeline_renders_red_gaps),
+        cmocka_unit_test(timeline_marks),       cmocka_unit_test(timeline_escapes_and_no_gap),
+        cmocka_unit_test(sweep_marks),          cmocka_unit_test(run_timeline),
+        cmocka_unit_test(pictures_are_current), cmocka_unit_test(timeline_renders_red_gaps),
     };
     return TB_RUN_GROUP("svg", tests);
 }

@@ -222,8 +222,7 @@ static void grid_matches_slow_path(void **state)
                                                  &pt[p].gap_total, &pt[p].ttfa, &pt[p].min_tps};
             for (int i = 0; i < NS; i++) {
                 const struct tb_playout_result *r = &res[i];
-                double all[5] = {r->underruns, r->interruptions, r->gap_total, r->ttfa,
-                                 r->min_tps};
+                double all[5] = {r->underruns, r->interruptions, r->gap_total, r->ttfa, r->min_tps};
                 v[i] = all[k];
             }
             check_stat(what[k], p, v, st[k]);

@@ -22,9 +22,11 @@
  * other setting is one pass of the playout engine over that chunk list; a
  * --tps re-timing maps chunk completion times, it never re-segments.  The
  * grid is split over threads (one grid point or one series per unit of
- * work), and nothing is allocated per stream or per point once
- * tb_sweep_run has started its threads.  Cost: O(streams x points x
- * chunks) plus one segmentation per stream and chunk setting.
+ * work).  The inner loop (one stream at one setting) allocates nothing:
+ * each thread reuses one playout engine and its scratch arrays; only the
+ * segmentation grows the chunk lists, and the per-point statistics sort
+ * with qsort.  Cost: O(streams x points x chunks) plus one segmentation
+ * per stream and chunk setting, and O(streams log streams) per point.
  *
  * Per grid point, across streams: the share with no underrun; underruns,
  * total gap, interruptions (mean, P50, P95, max); time to first audio and
