@@ -46,7 +46,7 @@ static void cleanup(const struct files *f)
 
 static void xml_valid(const char *path)
 {
-    char cmd[256];
+    char cmd[8192];
     snprintf(cmd, sizeof(cmd), "xmllint --noout '%s'", path);
     if (system(cmd) != 0)
         fail_msg("%s is not well-formed XML (xmllint)", path);
@@ -264,7 +264,7 @@ static void run_timeline(void **state)
 static void pictures_are_current(void **state)
 {
     const char *bin = getenv("TTSBUF"), *data = getenv("TB_TESTDATA");
-    char dir[64], cmd[1024], a[256], b[256];
+    char dir[64], cmd[8192], a[4096], b[4096];
     (void)state;
     if (data == NULL)
         data = "tests/data";
