@@ -464,6 +464,8 @@ static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
     }
     if (x1 <= x0)
         x1 = x0 + 1.0;
+    if (target > 0.0 && target < lo)
+        lo = floor(target * 10.0) / 10.0; /* keep the target line in view */
     nseries = npt / nx;
     drawn = nseries < NPALETTE ? nseries : NPALETTE;
     fprintf(f,
@@ -475,7 +477,7 @@ static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
     fprintf(f, "</text>\n");
     y_axis(f, S_LINE_YB, S_LINE_YT, lo * 100.0, 100.0, "streams with no gap (%)", "", 1);
     x_axis(f, S_LINE_YB, x0, x1, axis_title(x), "");
-    if (target >= lo) {
+    if (target > 0.0) {
         double y = share_y(target, lo);
         fprintf(f,
                 "<g id=\"target\"><title>target: %.1f%% of the streams gap-free</title><line "

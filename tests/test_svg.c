@@ -225,6 +225,16 @@ static void sweep_marks(void **state)
     assert_non_null(strstr(svg, "id=\"target\""));
     free(svg);
     free(json);
+    /* Without a target there is no target line. */
+    snprintf(cmd, sizeof(cmd), "sweep --preset demo --seeds 1:3 --wpm 100,200 --svg '%s'", f.svg);
+    o = tb_test_run(cmd);
+    assert_int_equal(o.code, 0);
+    tb_test_out_free(&o);
+    xml_valid(f.svg);
+    svg = tb_test_slurp_str(f.svg);
+    assert_null(strstr(svg, "id=\"target\""));
+    assert_non_null(strstr(svg, "a heat map needs two numeric axes"));
+    free(svg);
     cJSON_Delete(j);
     cleanup(&f);
 }
