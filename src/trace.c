@@ -13,9 +13,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "numfmt.h"
+#include "readall.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
 
@@ -255,50 +255,6 @@ int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_s
     return 0;
 }
 
-static int read_all(FILE *f, char **out, size_t *outlen)
-{
-    struct stat st;
-    size_t cap = 1 << 16, len = 0;
-    char *buf;
-    /* A regular file: one buffer of the right size (+1 so EOF is seen
-     * without growing).  Pipes grow geometrically. */
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-        (uint64_t)st.st_size < TRACE_FILE_MAX)
-        cap = (size_t)st.st_size + 1;
-    buf = malloc(cap);
-    if (buf == NULL)
-        return TB_ENOMEM;
-    for (;;) {
-        size_t n;
-        if (len == cap) {
-            char *nb;
-            if (cap >= TRACE_FILE_MAX) {
-                free(buf);
-                return TB_ETOOBIG;
-            }
-            cap *= 2;
-            nb = realloc(buf, cap);
-            if (nb == NULL) {
-                free(buf);
-                return TB_ENOMEM;
-            }
-            buf = nb;
-        }
-        n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0) {
-            if (ferror(f)) {
-                free(buf);
-                return TB_EIO;
-            }
-            break;
-        }
-    }
-    *out = buf;
-    *outlen = len;
-    return 0;
-}
-
 int tb_trace_load_file(const char *path, struct tb_stream *out, char *err, size_t errlen)
 {
     int is_stdin = strcmp(path, "-") == 0;
@@ -310,7 +266,7 @@ int tb_trace_load_file(const char *path, struct tb_stream *out, char *err, size_
 
     if (f == NULL)
         return tb_seterr(err, errlen, TB_EIO, "%s: %s", name, strerror(errno));
-    rc = read_all(f, &buf, &len);
+    rc = tb_read_all(f, TRACE_FILE_MAX, &buf, &len);
     if (rc == TB_EIO)
         tb_seterr(err, errlen, rc, "%s: %s", name, strerror(errno));
     else if (rc == TB_ETOOBIG)

@@ -32,6 +32,7 @@ int tb_test_sse(void);
 int tb_test_serve(void);
 int tb_test_oai(void);
 int tb_test_live(void);
+int tb_test_import(void);
 
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;
@@ -57,6 +58,21 @@ char *tb_test_slurp_str(const char *path);
 size_t tb_test_list(const char *dir, const char *prefix, const char *suffix, int strip,
                     char ***out);
 void tb_test_free_names(char **v, size_t n);
+
+/* The real binary's run: exit code, stdout and stderr (NUL-terminated,
+ * owned; free with tb_test_out_free). */
+struct tb_test_out {
+    int code;
+    char *so, *se;
+};
+
+/* Runs `$TTSBUF args` through sh (args may hold redirections of input). */
+struct tb_test_out tb_test_run(const char *args);
+void tb_test_out_free(struct tb_test_out *o);
+
+/* Asserts the exit code, nothing on stdout and one stderr line
+ * "ttsbuf: ..." that contains want. */
+void tb_test_expect_error(const char *args, int code, const char *want);
 
 /* Asserts |a - b| <= tol, printing both. */
 #define assert_near(a, b, tol)                                                                     \

@@ -83,6 +83,13 @@ int tb_cli_record(const char *path, const struct tb_stream *s);
 /* tb_play_fn that collects underrun chunks into a struct tb_gap_list. */
 void tb_cli_collect_gap(void *ud, const struct tb_play *pl);
 
+/* sim --import SPEC (cmd_import.c): loads the file; with one request to
+ * play (the only one, or `request` >= 0) moves it into *s and returns -1
+ * to go on; with several and request < 0 prints the per-request table
+ * (or JSON lines) and returns an exit code, as it does on errors. */
+int tb_cli_import(const struct tb_cli_common *a, const char *spec, long request,
+                  struct tb_stream *s, struct tb_report_src *src, char *label, size_t labellen);
+
 /* --help fragments. */
 void tb_cli_usage_sources(FILE *f, const char *default_preset);
 void tb_cli_usage_playout(FILE *f);
