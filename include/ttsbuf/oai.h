@@ -24,9 +24,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The provider dialects (api.h says what each one means on the wire;
+ * this file is the OpenAI pair). */
 enum tb_api {
-    TB_API_CHAT = 0,   /* POST /chat/completions */
-    TB_API_COMPLETIONS /* POST /completions (legacy) */
+    TB_API_CHAT = 0,    /* POST /chat/completions */
+    TB_API_COMPLETIONS, /* POST /completions (legacy) */
+    TB_API_ANTHROPIC,   /* POST /messages (Anthropic Messages, SSE) */
+    TB_API_OLLAMA,      /* POST /api/chat (Ollama native, NDJSON) */
+    TB_API__COUNT
 };
 
 struct tb_oai_request {
