@@ -84,10 +84,36 @@ static int load_usage(struct loader *L, const cJSON *usage)
     return 0;
 }
 
+/* The provider's own timings (Ollama's final line): whole numbers >= 0,
+ * each optional. */
+static int load_server(struct loader *L, const cJSON *srv)
+{
+    static const char *const names[] = {"total_ns",       "load_ns",    "prompt_eval_count",
+                                        "prompt_eval_ns", "eval_count", "eval_ns"};
+    long long *dst[] = {&L->out->server.total_ns,          &L->out->server.load_ns,
+                        &L->out->server.prompt_eval_count, &L->out->server.prompt_eval_ns,
+                        &L->out->server.eval_count,        &L->out->server.eval_ns};
+    char msg[96];
+    if (!cJSON_IsObject(srv))
+        return bad(L, TB_EFORMAT, "\"server\" is not an object");
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(srv, names[i]);
+        if (v == NULL)
+            continue;
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > 9e18 ||
+            v->valuedouble != floor(v->valuedouble)) {
+            snprintf(msg, sizeof(msg), "\"server.%s\" is not a whole number >= 0", names[i]);
+            return bad(L, TB_EFORMAT, msg);
+        }
+        *dst[i] = (long long)v->valuedouble;
+    }
+    return 0;
+}
+
 /* The keys of one line, found in a single walk over the object (a lookup
  * per key would compare every key again: measurable over a million lines). */
 struct keys {
-    const cJSON *hdr, *t, *text, *kind, *tokens, *usage;
+    const cJSON *hdr, *t, *text, *kind, *tokens, *usage, *server;
 };
 
 static void find_keys(const cJSON *root, struct keys *k)
@@ -107,6 +133,8 @@ static void find_keys(const cJSON *root, struct keys *k)
             k->tokens = c;
         else if (strcmp(n, "usage") == 0)
             k->usage = c;
+        else if (strcmp(n, "server") == 0)
+            k->server = c;
         else if (strcmp(n, "ttsbuf_trace") == 0)
             k->hdr = c;
     }
@@ -218,9 +246,11 @@ static int load_line(struct loader *L, const char *p, size_t len)
             rc = load_header(L, root);
         else if (ks.t != NULL)
             rc = load_event(L, &ks);
-        else if (ks.usage != NULL)
-            rc = load_usage(L, ks.usage);
-        else
+        else if (ks.usage != NULL || ks.server != NULL) {
+            rc = ks.usage != NULL ? load_usage(L, ks.usage) : 0;
+            if (rc == 0 && ks.server != NULL)
+                rc = load_server(L, ks.server);
+        } else
             rc = bad(L, TB_EFORMAT, "missing \"t\"");
     }
     cJSON_Delete(root);
@@ -315,6 +345,24 @@ static int put_line(FILE *f, cJSON *o)
     return rc;
 }
 
+static int has_server(const struct tb_server_timing *t)
+{
+    return t->total_ns >= 0 || t->load_ns >= 0 || t->prompt_eval_ns >= 0 || t->eval_ns >= 0 ||
+           t->prompt_eval_count >= 0 || t->eval_count >= 0;
+}
+
+static void add_server(cJSON *o, const struct tb_server_timing *t)
+{
+    cJSON *v = cJSON_AddObjectToObject(o, "server");
+    const char *const names[] = {"total_ns",       "load_ns",    "prompt_eval_count",
+                                 "prompt_eval_ns", "eval_count", "eval_ns"};
+    const long long vals[] = {t->total_ns,       t->load_ns,    t->prompt_eval_count,
+                              t->prompt_eval_ns, t->eval_count, t->eval_ns};
+    for (size_t i = 0; v != NULL && i < sizeof(names) / sizeof(names[0]); i++)
+        if (vals[i] >= 0)
+            cJSON_AddNumberToObject(v, names[i], (double)vals[i]);
+}
+
 int tb_trace_write(FILE *f, const struct tb_stream *s)
 {
     cJSON *o = cJSON_CreateObject();
@@ -358,16 +406,18 @@ int tb_trace_write(FILE *f, const struct tb_stream *s)
         rc = put_line(f, o);
     }
     free(tmp);
-    if (rc == 0 && s->usage_tokens >= 0) {
-        cJSON *u = cJSON_CreateObject();
+    if (rc == 0 && (s->usage_tokens >= 0 || has_server(&s->server))) {
+        /* {"usage": {...}, "server": {...}}: each part when known. */
         o = cJSON_CreateObject();
-        if (u == NULL || o == NULL) {
-            cJSON_Delete(u);
-            cJSON_Delete(o);
+        if (o == NULL)
             return TB_ENOMEM;
+        if (s->usage_tokens >= 0) {
+            cJSON *u = cJSON_AddObjectToObject(o, "usage");
+            if (u != NULL)
+                cJSON_AddNumberToObject(u, "completion_tokens", (double)s->usage_tokens);
         }
-        cJSON_AddNumberToObject(u, "completion_tokens", (double)s->usage_tokens);
-        cJSON_AddItemToObject(o, "usage", u);
+        if (has_server(&s->server))
+            add_server(o, &s->server);
         rc = put_line(f, o);
     }
     if (rc == 0 && ferror(f))

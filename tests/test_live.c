@@ -693,7 +693,7 @@ static void run_cli_request_options(void **state)
         static const struct {
             const char *args, *err;
         } bad[] = {
-            {"--api chatty", "--api: 'chatty' is not chat or completions"},
+            {"--api chatty", "--api: 'chatty' is not chat, completions, anthropic or ollama"},
             {"--temperature 3", "--temperature: '3' is outside 0..2"},
             {"--max-tokens 0", "--max-tokens: '0' is outside"},
             {"--idle-timeout -1", "--idle-timeout: '-1' is outside"},
