@@ -498,13 +498,28 @@ static int respond(struct tb_serve *s, struct conn *c, int status, const char *c
     return finish(s, c);
 }
 
+/* Anthropic's error type for an HTTP status (its API reference's table). */
+static const char *anth_type(int status)
+{
+    switch (status) {
+    case 401: return "authentication_error";
+    case 403: return "permission_error";
+    case 404: return "not_found_error";
+    case 413: return "request_too_large";
+    case 429: return "rate_limit_error";
+    case 529: return "overloaded_error";
+    default: return status >= 500 ? "api_error" : "invalid_request_error";
+    }
+}
+
 static int respond_error(struct tb_serve *s, struct conn *c, int status, const char *msg,
                          const char *type, const char *code, const char *extra)
 {
     /* Each dialect's own error shape, once the route is known. */
-    char *body = c->ctx.api == TB_SERVE_API_ANTHROPIC ? tb_serve_json_anth_error(type, msg)
-                 : c->ctx.api == TB_SERVE_API_OLLAMA  ? tb_serve_json_ollama_error(msg)
-                                                      : tb_serve_json_error(msg, type, code);
+    char *body = c->ctx.api == TB_SERVE_API_ANTHROPIC
+                     ? tb_serve_json_anth_error(anth_type(status), msg)
+                 : c->ctx.api == TB_SERVE_API_OLLAMA ? tb_serve_json_ollama_error(msg)
+                                                     : tb_serve_json_error(msg, type, code);
     int rc;
     if (body == NULL)
         return conn_close(s, c, 1);

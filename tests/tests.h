@@ -33,6 +33,7 @@ int tb_test_serve(void);
 int tb_test_oai(void);
 int tb_test_live(void);
 int tb_test_import(void);
+int tb_test_api(void);
 
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;
@@ -73,6 +74,12 @@ void tb_test_out_free(struct tb_test_out *o);
 /* Asserts the exit code, nothing on stdout and one stderr line
  * "ttsbuf: ..." that contains want. */
 void tb_test_expect_error(const char *args, int code, const char *want);
+
+/* Starts `$TTSBUF serve --listen 127.0.0.1:0 --synth SPEC` with its
+ * stderr in log, and waits for its port; returns its pid.  Stop it with
+ * tb_test_serve_stop (SIGINT), which returns its exit status. */
+int tb_test_serve_spawn(const char *synth, const char *log, int *port);
+int tb_test_serve_stop(int pid);
 
 /* Asserts |a - b| <= tol, printing both. */
 #define assert_near(a, b, tol)                                                                     \

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests.h"
@@ -147,4 +149,47 @@ void tb_test_expect_error(const char *args, int code, const char *want)
     assert_string_equal(strchr(o.se, '\n'), "\n");
     assert_string_equal(o.so, "");
     tb_test_out_free(&o);
+}
+
+int tb_test_serve_spawn(const char *synth, const char *log, int *port)
+{
+    const char *bin = getenv("TTSBUF");
+    pid_t pid;
+    *port = 0;
+    if (bin == NULL)
+        bin = "./ttsbuf";
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        FILE *f = freopen(log, "w", stderr);
+        (void)f;
+        execl(bin, bin, "serve", "--listen", "127.0.0.1:0", "--synth", synth, (char *)NULL);
+        _exit(127);
+    }
+    /* It prints "listening on http://127.0.0.1:PORT/v1" once bound. */
+    for (int i = 0; i < 200 && *port == 0; i++) {
+        const char *p;
+        char *text;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+        text = tb_test_slurp_str(log);
+        p = strstr(text, "http://127.0.0.1:");
+        if (p != NULL)
+            *port = atoi(p + strlen("http://127.0.0.1:"));
+        free(text);
+    }
+    if (*port == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("ttsbuf serve did not print its port");
+    }
+    return (int)pid;
+}
+
+int tb_test_serve_stop(int pid)
+{
+    int st;
+    kill((pid_t)pid, SIGINT);
+    waitpid((pid_t)pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
