@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evjson.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/sse.h"
 #include "ttsbuf/utf8.h"
@@ -348,7 +349,7 @@ static void ollama_event(const cJSON *root, struct tb_api_delta *out, const cJSO
 int tb_api_parse_event(struct tb_api_parser *p, const char *type, size_t type_len, const char *data,
                        size_t len, struct tb_api_delta *out, char *err, size_t errlen)
 {
-    const char *end = NULL, *c = NULL, *r = NULL;
+    const char *c = NULL, *r = NULL;
     const cJSON *text = NULL, *thinking = NULL, *jt;
     size_t cl = 0, rl = 0;
     char tname[64] = "";
@@ -360,16 +361,9 @@ int tb_api_parse_event(struct tb_api_parser *p, const char *type, size_t type_le
     tb_server_timing_init(&out->server);
     if (p->api == TB_API_CHAT || p->api == TB_API_COMPLETIONS)
         return tb_oai_parse_event(p->oai, data, len, &out->d, err, errlen);
-    root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
-    if (root == NULL) {
-        size_t at = end != NULL && end >= data ? (size_t)(end - data) : 0;
-        return tb_seterr(err, errlen, TB_EFORMAT, "invalid JSON near byte %zu of the event",
-                         at + 1);
-    }
-    if (!cJSON_IsObject(root)) {
-        rc = tb_seterr(err, errlen, TB_EFORMAT, "event data is not a JSON object");
-        goto out;
-    }
+    root = tb_evjson_parse(data, len, &rc, err, errlen);
+    if (root == NULL)
+        return rc;
     if (p->api == TB_API_ANTHROPIC) {
         /* The data's own "type" names the event; the SSE event: line says
          * the same, and is the fallback. */

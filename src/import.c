@@ -83,24 +83,10 @@ int tb_import_mem(enum tb_import_format f, const char *buf, size_t len, const ch
 int tb_import_file(enum tb_import_format f, const char *path, struct tb_import *out, char *err,
                    size_t errlen)
 {
-    int is_stdin = strcmp(path, "-") == 0;
-    const char *name = is_stdin ? "<stdin>" : path;
-    FILE *fp = is_stdin ? stdin : fopen(path, "rb");
+    const char *name;
     char *buf = NULL;
     size_t len = 0;
-    int rc;
-
-    if (fp == NULL)
-        return tb_seterr(err, errlen, TB_EIO, "%s: %s", name, strerror(errno));
-    rc = tb_read_all(fp, TB_IMPORT_FILE_MAX, &buf, &len);
-    if (rc == TB_EIO)
-        tb_seterr(err, errlen, rc, "%s: %s", name, strerror(errno));
-    else if (rc == TB_ETOOBIG)
-        tb_seterr(err, errlen, rc, "%s: over the 1 GiB import cap", name);
-    else if (rc != 0)
-        tb_seterr(err, errlen, rc, "%s: out of memory", name);
-    if (!is_stdin)
-        fclose(fp);
+    int rc = tb_read_path(path, TB_IMPORT_FILE_MAX, "1 GiB import", &buf, &len, &name, err, errlen);
     if (rc != 0)
         return rc;
     rc = tb_import_mem(f, buf, len, name, out, err, errlen);
@@ -146,18 +132,9 @@ int tb_import_num(const cJSON *v, double *out)
 
 void tb_import_str(char *dst, size_t cap, const cJSON *v)
 {
-    size_t n;
     dst[0] = '\0';
-    if (!cJSON_IsString(v) || v->valuestring == NULL)
-        return;
-    n = strlen(v->valuestring);
-    if (n >= cap) {
-        n = cap - 1;
-        while (n > 0 && ((unsigned char)v->valuestring[n] & 0xC0) == 0x80)
-            n--;
-    }
-    memcpy(dst, v->valuestring, n);
-    dst[n] = '\0';
+    if (cJSON_IsString(v) && v->valuestring != NULL)
+        tb_utf8_copy(dst, cap, v->valuestring);
 }
 
 cJSON *tb_import_parse(const char *buf, size_t len, char *err, size_t errlen)

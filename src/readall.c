@@ -3,8 +3,10 @@
  */
 #include "readall.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "ttsbuf/error.h"
@@ -51,4 +53,26 @@ int tb_read_all(FILE *f, size_t max, char **out, size_t *outlen)
     *out = buf;
     *outlen = len;
     return 0;
+}
+
+int tb_read_path(const char *path, size_t max, const char *cap_text, char **out, size_t *outlen,
+                 const char **name, char *err, size_t errlen)
+{
+    int is_stdin = strcmp(path, "-") == 0;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    int rc;
+
+    *name = is_stdin ? "<stdin>" : path;
+    if (f == NULL)
+        return tb_seterr(err, errlen, TB_EIO, "%s: %s", *name, strerror(errno));
+    rc = tb_read_all(f, max, out, outlen);
+    if (rc == TB_EIO)
+        tb_seterr(err, errlen, rc, "%s: %s", *name, strerror(errno));
+    else if (rc == TB_ETOOBIG)
+        tb_seterr(err, errlen, rc, "%s: over the %s cap", *name, cap_text);
+    else if (rc != 0)
+        tb_seterr(err, errlen, rc, "%s: out of memory", *name);
+    if (!is_stdin)
+        fclose(f);
+    return rc;
 }

@@ -17,4 +17,13 @@
  */
 int tb_read_all(FILE *f, size_t max, char **out, size_t *outlen);
 
+/*
+ * tb_read_path - tb_read_all on the file at path ("-": standard input),
+ * with the detail in err: "NAME: <strerror>", "NAME: over the <cap_text>
+ * cap", "NAME: out of memory".  *name is "<stdin>" or path, for the
+ * caller's own messages.  Same returns as tb_read_all.
+ */
+int tb_read_path(const char *path, size_t max, const char *cap_text, char **out, size_t *outlen,
+                 const char **name, char *err, size_t errlen);
+
 #endif

@@ -43,17 +43,8 @@ static int bad(struct loader *L, int code, const char *what)
  * trace that this loader rejects. */
 static void copy_str(char *dst, size_t cap, const cJSON *v)
 {
-    size_t n;
-    if (!cJSON_IsString(v) || v->valuestring == NULL)
-        return;
-    n = strlen(v->valuestring);
-    if (n >= cap) {
-        n = cap - 1;
-        while (n > 0 && ((unsigned char)v->valuestring[n] & 0xC0) == 0x80)
-            n--;
-    }
-    memcpy(dst, v->valuestring, n);
-    dst[n] = '\0';
+    if (cJSON_IsString(v) && v->valuestring != NULL)
+        tb_utf8_copy(dst, cap, v->valuestring);
 }
 
 static int load_header(struct loader *L, const cJSON *root)
@@ -287,24 +278,10 @@ int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_s
 
 int tb_trace_load_file(const char *path, struct tb_stream *out, char *err, size_t errlen)
 {
-    int is_stdin = strcmp(path, "-") == 0;
-    const char *name = is_stdin ? "<stdin>" : path;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    const char *name;
     char *buf = NULL;
     size_t len = 0;
-    int rc;
-
-    if (f == NULL)
-        return tb_seterr(err, errlen, TB_EIO, "%s: %s", name, strerror(errno));
-    rc = tb_read_all(f, TRACE_FILE_MAX, &buf, &len);
-    if (rc == TB_EIO)
-        tb_seterr(err, errlen, rc, "%s: %s", name, strerror(errno));
-    else if (rc == TB_ETOOBIG)
-        tb_seterr(err, errlen, rc, "%s: over the 4 GiB trace cap", name);
-    else if (rc != 0)
-        tb_seterr(err, errlen, rc, "%s: out of memory", name);
-    if (!is_stdin)
-        fclose(f);
+    int rc = tb_read_path(path, TRACE_FILE_MAX, "4 GiB trace", &buf, &len, &name, err, errlen);
     if (rc != 0)
         return rc;
     rc = tb_trace_load_mem(buf, len, name, out, err, errlen);
