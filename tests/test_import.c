@@ -14,6 +14,7 @@
 #include "tests.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/import.h"
+#include "ttsbuf/utf8.h"
 
 #define ERRLEN 512
 
@@ -273,6 +274,14 @@ static void spec_and_names(void **state)
         snprintf(spec, sizeof(spec), "%s:f", tb_import_format_name((enum tb_import_format)i));
         assert_int_equal(tb_import_spec(spec, &f, &path, err, sizeof(err)), 0);
         assert_int_equal(f, i);
+    }
+    {
+        /* Names are cut at a character boundary, never inside one. */
+        char small[4];
+        assert_int_equal(tb_utf8_copy(small, sizeof(small), "a\xc3\xa9\xc3\xa9"), 3);
+        assert_string_equal(small, "a\xc3\xa9");
+        assert_int_equal(tb_utf8_copy(small, sizeof(small), "ab\xc3\xa9"), 2);
+        assert_string_equal(small, "ab");
     }
     assert_int_equal(tb_import_file(TB_IMPORT_VLLM, "/nonexistent/x.json", &(struct tb_import){0},
                                     err, sizeof(err)),
