@@ -46,7 +46,9 @@ struct tb_oai_request {
 };
 
 /*
- * tb_oai_request_body - the JSON body of a streaming request.  *out is
+ * tb_oai_request_body - the JSON body of a streaming request (the OpenAI
+ * pair, chat or completions; api.h's tb_api_request_body covers every
+ * dialect).  *out is
  * malloc'd (caller frees), NUL-terminated.  Returns 0; TB_EINVAL when
  * messages_json is not a JSON array or extra_json not a JSON object (err
  * says which); TB_ENOMEM.
