@@ -14,6 +14,8 @@
  *   output_lens[i]      output tokens (optional)
  *   errors[i]           "" or the failure (optional)
  *   model_id            the model (optional, vLLM)
+ * Newer SGLang versions nest the arrays in a "details" object; both
+ * layouts are read (errors then name details.itls[i][k]).
  * Everything else in the file (the summary statistics) is ignored.
  */
 #include <stdio.h>
@@ -26,7 +28,8 @@
 
 struct vctx {
     const char *name;
-    size_t line; /* 0 for a JSON document */
+    size_t line;        /* 0 for a JSON document */
+    const char *prefix; /* "" or "details." */
     struct tb_import *out;
     char *err;
     size_t errlen;
@@ -35,13 +38,13 @@ struct vctx {
 /* "NAME: PATH: what" (JSON) or "NAME:LINE: PATH: what" (JSONL). */
 static int bad(const struct vctx *c, const char *path, long i, long k, const char *what)
 {
-    char where[96];
+    char where[112];
     if (k >= 0)
-        snprintf(where, sizeof(where), "%s[%ld][%ld]", path, i, k);
+        snprintf(where, sizeof(where), "%s%s[%ld][%ld]", c->prefix, path, i, k);
     else if (i >= 0)
-        snprintf(where, sizeof(where), "%s[%ld]", path, i);
+        snprintf(where, sizeof(where), "%s%s[%ld]", c->prefix, path, i);
     else
-        snprintf(where, sizeof(where), "%s", path);
+        snprintf(where, sizeof(where), "%s%s", c->prefix, path);
     if (c->line > 0)
         return tb_seterr(c->err, c->errlen, TB_EFORMAT, "%s:%zu: %s: %s", c->name, c->line, where,
                          what);
@@ -136,7 +139,7 @@ static int one_result(struct vctx *c, const char *buf, size_t len)
 {
     char e[96];
     cJSON *root = tb_import_parse(buf, len, e, sizeof(e));
-    const cJSON *ttfts, *itls, *texts, *olens, *errs, *model;
+    const cJSON *ttfts, *itls, *texts, *olens, *errs, *model, *arrays;
     int rc = 0, n, i = 0;
     if (root == NULL)
         return bad(c, "(document)", -1, -1, e);
@@ -144,7 +147,15 @@ static int one_result(struct vctx *c, const char *buf, size_t len)
         rc = bad(c, "(document)", -1, -1, "not a JSON object");
         goto out;
     }
-    ttfts = cJSON_GetObjectItemCaseSensitive(root, "ttfts");
+    model = cJSON_GetObjectItemCaseSensitive(root, "model_id");
+    arrays = root;
+    c->prefix = "";
+    if (cJSON_GetObjectItemCaseSensitive(root, "ttfts") == NULL &&
+        cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "details"))) {
+        arrays = cJSON_GetObjectItemCaseSensitive(root, "details");
+        c->prefix = "details.";
+    }
+    ttfts = cJSON_GetObjectItemCaseSensitive(arrays, "ttfts");
     if (!cJSON_IsArray(ttfts)) {
         rc = bad(c, "ttfts", -1, -1,
                  ttfts == NULL ? "missing: no per-request data (was the benchmark run with "
@@ -153,7 +164,7 @@ static int one_result(struct vctx *c, const char *buf, size_t len)
         goto out;
     }
     n = cJSON_GetArraySize(ttfts);
-    itls = cJSON_GetObjectItemCaseSensitive(root, "itls");
+    itls = cJSON_GetObjectItemCaseSensitive(arrays, "itls");
     if (!cJSON_IsArray(itls)) {
         rc = bad(c, "itls", -1, -1, itls == NULL ? "missing" : "not an array");
         goto out;
@@ -163,11 +174,10 @@ static int one_result(struct vctx *c, const char *buf, size_t len)
         rc = bad(c, "itls", -1, -1, e);
         goto out;
     }
-    if ((rc = opt_array(c, root, "generated_texts", n, &texts)) != 0 ||
-        (rc = opt_array(c, root, "output_lens", n, &olens)) != 0 ||
-        (rc = opt_array(c, root, "errors", n, &errs)) != 0)
+    if ((rc = opt_array(c, arrays, "generated_texts", n, &texts)) != 0 ||
+        (rc = opt_array(c, arrays, "output_lens", n, &olens)) != 0 ||
+        (rc = opt_array(c, arrays, "errors", n, &errs)) != 0)
         goto out;
-    model = cJSON_GetObjectItemCaseSensitive(root, "model_id");
     {
         const cJSON *tt = ttfts->child, *it = itls->child;
         const cJSON *tx = texts ? texts->child : NULL, *ol = olens ? olens->child : NULL;
@@ -199,7 +209,7 @@ static int one_line(void *ud, const char *line, size_t n, size_t lineno)
 int tb_import_vllm(const char *buf, size_t len, const char *name, int jsonl, struct tb_import *out,
                    char *err, size_t errlen)
 {
-    struct vctx c = {name, 0, out, err, errlen};
+    struct vctx c = {name, 0, "", out, err, errlen};
     if (jsonl)
         return tb_import_lines(buf, len, one_line, &c);
     return one_result(&c, buf, len);

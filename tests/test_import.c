@@ -93,7 +93,11 @@ static void sglang_good(void **state)
     struct tb_import im;
     (void)state;
     load(TB_IMPORT_SGLANG, "import/sglang/good.jsonl", &im);
-    assert_int_equal(im.n, 3);
+    assert_int_equal(im.n, 4);
+    /* The newer layout: the arrays in a "details" object. */
+    assert_string_equal(im.req[3].name, "line 4 request 0");
+    assert_int_equal(im.req[3].stream.n, 4);
+    assert_near(im.req[3].stream.ev[3].t, 0.12, 1e-12);
     assert_string_equal(im.req[2].name, "line 3 request 0");
     assert_int_equal(im.req[2].stream.n, 2);
     assert_near(im.req[2].stream.ev[1].t, 0.7, 1e-12);
