@@ -22,7 +22,8 @@ static void usage(FILE *f)
                "\nSource (one):\n");
     tb_cli_usage_sources(f, DEFAULT_PRESET);
     fprintf(f,
-            "  --import FORMAT:FILE  another tool's benchmark results, one stream per request:\n"
+            "  --import FORMAT:FILE\n"
+            "                     another tool's benchmark results, one stream a request:\n"
             "                     vllm (vllm bench serve --save-result --save-detailed JSON),\n"
             "                     sglang (bench_serving --output-details JSONL), genai-perf\n"
             "                     (profile_export.json), aiperf-raw (profile_export_raw.jsonl),\n"
