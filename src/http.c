@@ -142,7 +142,8 @@ static void decide(struct xfer *x)
     if (curl_easy_getinfo(x->h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct != NULL)
         snprintf(x->r->content_type, sizeof(x->r->content_type), "%s", ct);
     x->r->sse = x->r->status >= 200 && x->r->status < 300 &&
-                prefix_ci(x->r->content_type, strlen(x->r->content_type), "text/event-stream");
+                prefix_ci(x->r->content_type, strlen(x->r->content_type),
+                          x->q->stream_type != NULL ? x->q->stream_type : "text/event-stream");
     x->r->t_headers = x->clk->now(x->clk);
 }
 
@@ -234,7 +235,8 @@ int tb_http_stream(const struct tb_http_req *q, struct tb_clock *clk, tb_http_bo
 {
     struct xfer x;
     struct curl_slist *hl = NULL;
-    char errbuf[CURL_ERROR_SIZE] = "";
+    char errbuf[CURL_ERROR_SIZE] = "", accept[160];
+    char *keyline = NULL; /* "x-api-key: KEY": scrubbed before it is freed */
     CURLcode cc;
     int rc = 0;
 
@@ -250,8 +252,20 @@ int tb_http_stream(const struct tb_http_req *q, struct tb_clock *clk, tb_http_bo
     x.h = curl_easy_init();
     if (x.h == NULL)
         return TB_ENOMEM;
+    snprintf(accept, sizeof(accept), "Accept: %s",
+             q->stream_type != NULL ? q->stream_type : "text/event-stream");
     hl = curl_slist_append(hl, "Content-Type: application/json");
-    hl = hl ? curl_slist_append(hl, "Accept: text/event-stream") : NULL;
+    hl = hl ? curl_slist_append(hl, accept) : NULL;
+    if (hl != NULL && q->bearer != NULL && q->key_header != NULL) {
+        size_t n = strlen(q->key_header) + strlen(q->bearer) + 3;
+        keyline = malloc(n);
+        if (keyline != NULL) {
+            snprintf(keyline, n, "%s: %s", q->key_header, q->bearer);
+            hl = curl_slist_append(hl, keyline);
+        } else {
+            hl = NULL;
+        }
+    }
     for (size_t i = 0; hl != NULL && i < q->nheaders; i++)
         hl = curl_slist_append(hl, q->headers[i]);
     if (hl == NULL) {
@@ -266,7 +280,8 @@ int tb_http_stream(const struct tb_http_req *q, struct tb_clock *clk, tb_http_bo
     curl_easy_setopt(x.h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(x.h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(x.h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(x.h, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(x.h, CURLOPT_FOLLOWLOCATION,
+                     q->key_header != NULL && q->bearer != NULL ? 0L : 1L);
     curl_easy_setopt(x.h, CURLOPT_MAXREDIRS, q->max_redirects >= 0 ? q->max_redirects : 3L);
     /* A 301/302 must not turn the POST into a GET. */
     curl_easy_setopt(x.h, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
@@ -278,7 +293,7 @@ int tb_http_stream(const struct tb_http_req *q, struct tb_clock *clk, tb_http_bo
         curl_easy_setopt(x.h, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(x.h, CURLOPT_SSL_VERIFYHOST, 0L);
     }
-    if (q->bearer != NULL) {
+    if (q->bearer != NULL && q->key_header == NULL) {
         curl_easy_setopt(x.h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
         curl_easy_setopt(x.h, CURLOPT_XOAUTH2_BEARER, q->bearer);
     }
@@ -307,7 +322,13 @@ int tb_http_stream(const struct tb_http_req *q, struct tb_clock *clk, tb_http_bo
         tb_http_redact(m, strlen(m), r->error, sizeof(r->error));
     }
 out:
-    curl_slist_free_all(hl);
+    curl_slist_free_all(hl); /* libcurl's copies of the lines */
+    if (keyline != NULL) {
+        volatile char *v = keyline;
+        while (*v)
+            *v++ = 0;
+        free(keyline);
+    }
     curl_easy_cleanup(x.h);
     return rc;
 }

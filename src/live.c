@@ -24,20 +24,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ttsbuf/api.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/drain.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/ring.h"
-#include "ttsbuf/sse.h"
 
 struct net {
     const struct tb_live_opts *o;
     struct tb_live_result *r;
     struct tb_clock *clk;
     struct tb_ring *ring;
-    struct tb_sse *sse;
-    struct tb_oai *oai;
+    const struct tb_api_info *api;
+    struct tb_api_parser *parser;
     struct tb_http_req http;
+    const char **headers; /* the dialect's fixed header, then the caller's */
     char *body;
     double t_now;      /* arrival time of the bytes being parsed */
     int include_usage; /* as sent */
@@ -109,39 +110,35 @@ static int push(struct net *n, const char *text, size_t len, uint8_t kind)
     return 0;
 }
 
-static int on_event(void *ud, const struct tb_sse_event *ev)
+static int on_event(void *ud, const struct tb_api_delta *ad, uint64_t offset)
 {
     struct net *n = ud;
-    struct tb_oai_delta d;
-    char err[160];
-    n->r->sse_events++;
-    if (ev->data_len == 0)
-        return 0;
-    if (tb_oai_parse_event(n->oai, ev->data, ev->data_len, &d, err, sizeof(err)) != 0) {
-        fail(n, TB_LIVE_JSON, "bad event JSON ending at stream byte %llu: %s",
-             (unsigned long long)ev->offset, err);
-        return 1;
+    const struct tb_oai_delta *d = &ad->d;
+    (void)offset;
+    if (ad->have_server) {
+        n->r->server = ad->server;
+        n->r->have_server = 1;
     }
-    if (d.done) {
+    if (d->done) {
         n->r->done_seen = 1;
-        return 0;
+        /* The final line may still carry usage (Ollama's does). */
     }
-    if (d.error) {
+    if (d->error) {
         fail(n, TB_LIVE_ERROR_EVENT, "the server sent an error event (%s%s%s): %s",
-             d.error_type[0] ? d.error_type : "error", d.error_code[0] ? " " : "", d.error_code,
-             d.error_message[0] ? d.error_message : "(no message)");
+             d->error_type[0] ? d->error_type : "error", d->error_code[0] ? " " : "", d->error_code,
+             d->error_message[0] ? d->error_message : "(no message)");
         return 1;
     }
-    if (d.usage_completion >= 0)
-        n->r->usage_completion = d.usage_completion;
-    if (d.usage_prompt >= 0)
-        n->r->usage_prompt = d.usage_prompt;
-    if (d.finish_reason[0] != '\0')
-        snprintf(n->r->finish_reason, sizeof(n->r->finish_reason), "%s", d.finish_reason);
-    n->r->tool_calls += d.tool_calls;
-    if (d.reasoning != NULL && push(n, d.reasoning, d.reasoning_len, TB_KIND_REASONING) != 0)
+    if (d->usage_completion >= 0)
+        n->r->usage_completion = d->usage_completion;
+    if (d->usage_prompt >= 0)
+        n->r->usage_prompt = d->usage_prompt;
+    if (d->finish_reason[0] != '\0')
+        snprintf(n->r->finish_reason, sizeof(n->r->finish_reason), "%s", d->finish_reason);
+    n->r->tool_calls += d->tool_calls;
+    if (d->reasoning != NULL && push(n, d->reasoning, d->reasoning_len, TB_KIND_REASONING) != 0)
         return 1;
-    if (d.content != NULL && push(n, d.content, d.content_len, TB_KIND_CONTENT) != 0)
+    if (d->content != NULL && push(n, d->content, d->content_len, TB_KIND_CONTENT) != 0)
         return 1;
     return 0;
 }
@@ -152,13 +149,21 @@ static int on_body(void *ud, const char *buf, size_t len, double t)
     char err[160];
     int rc;
     n->t_now = t;
-    rc = tb_sse_feed(n->sse, buf, len, on_event, n, err, sizeof(err));
+    rc = tb_api_feed(n->parser, buf, len, on_event, n, err, sizeof(err));
     if (n->pushed) {
         wake(n);
         n->pushed = 0;
     }
     if (rc == TB_ETOOBIG) {
         fail(n, TB_LIVE_SSE, "event stream: %s", err);
+        return 1;
+    }
+    if (rc == TB_EFORMAT) {
+        fail(n, TB_LIVE_JSON, "%s", err);
+        return 1;
+    }
+    if (rc == TB_ENOMEM) {
+        fail(n, TB_LIVE_NOMEM, "out of memory");
         return 1;
     }
     return rc;
@@ -196,16 +201,17 @@ static void conclude(struct net *n, const struct tb_http_resp *hr)
                  hr->error);
         else
             fail(n, TB_LIVE_TRANSPORT, "request failed: %s", hr->error);
-    } else if (tb_sse_pending(n->sse) > 0 && !r->done_seen) {
-        fail(n, TB_LIVE_TRUNCATED, "the stream ended mid-event, before [DONE], after %zu deltas",
-             r->stream.n);
+    } else if (tb_api_pending(n->parser) > 0 && !r->done_seen) {
+        fail(n, TB_LIVE_TRUNCATED, "the stream ended mid-event, before %s, after %zu deltas",
+             n->api->end_name, r->stream.n);
     } else if (!r->done_seen) {
         if (r->finish_reason[0] != '\0')
             snprintf(r->warning, sizeof(r->warning),
-                     "the stream ended without [DONE] (finish_reason %s)", r->finish_reason);
+                     "the stream ended without %s (finish_reason %s)", n->api->end_name,
+                     r->finish_reason);
         else
-            fail(n, TB_LIVE_TRUNCATED, "the stream ended before [DONE], after %zu deltas",
-                 r->stream.n);
+            fail(n, TB_LIVE_TRUNCATED, "the stream ended before %s, after %zu deltas",
+                 n->api->end_name, r->stream.n);
     }
 }
 
@@ -215,7 +221,7 @@ static int build_body(struct net *n, char *err, size_t errlen)
     q.include_usage = n->include_usage;
     free(n->body);
     n->body = NULL;
-    int rc = tb_oai_request_body(&q, &n->body, err, errlen);
+    int rc = tb_api_request_body(&q, &n->body, err, errlen);
     n->http.body = n->body;
     return rc;
 }
@@ -231,10 +237,12 @@ static void *net_main(void *arg)
         tb_http_resp_free(&hr);
         n->include_usage = 0;
         n->r->usage_retried = 1;
-        tb_sse_reset(n->sse);
+        tb_api_parser_reset(n->parser);
         if (build_body(n, err, sizeof(err)) == 0)
             rc = tb_http_stream(&n->http, n->clk, on_body, n, &hr);
     }
+    n->r->sse_events = tb_api_events(n->parser);
+    n->r->comments = tb_api_comments(n->parser);
     if (rc == TB_ENOMEM)
         fail(n, TB_LIVE_NOMEM, "out of memory");
     else if (rc == 0)
@@ -265,18 +273,34 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
     n.r = r;
     n.clk = &clk;
     n.http = o->http;
-    n.include_usage = o->req.include_usage;
+    n.api = tb_api_info(o->req.api);
+    if (n.api == NULL)
+        return TB_EINVAL;
+    n.include_usage = o->req.include_usage && n.api->usage_option;
+    /* The dialect's auth and stream type; its fixed header before the
+     * caller's (a caller's -H can still add to it). */
+    n.http.key_header = n.api->key_header;
+    n.http.stream_type = n.api->stream_type;
+    n.headers = calloc(o->http.nheaders + 1, sizeof(*n.headers));
+    if (n.headers == NULL)
+        return TB_ENOMEM;
+    n.http.nheaders = 0;
+    if (n.api->fixed_header != NULL)
+        n.headers[n.http.nheaders++] = n.api->fixed_header;
+    for (size_t i = 0; i < o->http.nheaders; i++)
+        n.headers[n.http.nheaders++] = o->http.headers[i];
+    n.http.headers = n.headers;
     atomic_init(&n.done, 0);
     n.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (n.efd < 0)
+    if (n.efd < 0) {
+        free(n.headers);
         return TB_EIO;
+    }
     tb_clock_monotonic_init(&clk);
 
     rc = tb_ring_create(o->sim.ring_slots, o->sim.ring_bytes, &n.ring);
     if (rc == 0)
-        rc = tb_sse_create(0, 0, &n.sse);
-    if (rc == 0)
-        rc = tb_oai_create(&n.oai);
+        rc = tb_api_parser_create(o->req.api, &n.parser);
     if (rc == 0)
         rc = tb_drain_create(&o->sim, n.ring, o->play_fn, o->play_ud, &d);
     if (rc == 0) {
@@ -339,6 +363,8 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
         rc = tb_drain_result(d, &r->sim);
     tb_sim_result_set_usage(&r->sim, r->usage_completion);
     r->stream.usage_tokens = r->usage_completion;
+    if (r->have_server)
+        r->stream.server = r->server;
     if (rc == TB_ENOMEM && r->error == 0) {
         r->error = TB_LIVE_NOMEM;
         snprintf(r->message, sizeof(r->message), "out of memory");
@@ -346,8 +372,8 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
     rc = 0;
 out:
     tb_drain_destroy(d);
-    tb_oai_destroy(n.oai);
-    tb_sse_destroy(n.sse);
+    tb_api_parser_destroy(n.parser);
+    free(n.headers);
     tb_ring_destroy(n.ring);
     free(n.body);
     close(n.efd);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evjson.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
 
@@ -146,10 +147,27 @@ static int text_field(const cJSON *v, const char **s, size_t *len, const char *w
     return 0;
 }
 
+cJSON *tb_evjson_parse(const char *data, size_t len, int *rc, char *err, size_t errlen)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
+    if (root == NULL) {
+        size_t at = end != NULL && end >= data ? (size_t)(end - data) : 0;
+        *rc = tb_seterr(err, errlen, TB_EFORMAT, "invalid JSON near byte %zu of the event", at + 1);
+        return NULL;
+    }
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        *rc = tb_seterr(err, errlen, TB_EFORMAT, "event data is not a JSON object");
+        return NULL;
+    }
+    *rc = 0;
+    return root;
+}
+
 int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len, struct tb_oai_delta *out,
                        char *err, size_t errlen)
 {
-    const char *end = NULL;
     cJSON *root;
     const cJSON *e, *ch0, *delta, *usage;
     const char *content = NULL, *reasoning = NULL;
@@ -162,16 +180,9 @@ int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len, struct tb
         out->done = 1;
         return 0;
     }
-    root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
-    if (root == NULL) {
-        size_t at = end != NULL && end >= data ? (size_t)(end - data) : 0;
-        return tb_seterr(err, errlen, TB_EFORMAT, "invalid JSON near byte %zu of the event",
-                         at + 1);
-    }
-    if (!cJSON_IsObject(root)) {
-        rc = tb_seterr(err, errlen, TB_EFORMAT, "event data is not a JSON object");
-        goto out;
-    }
+    root = tb_evjson_parse(data, len, &rc, err, errlen);
+    if (root == NULL)
+        return rc;
     e = cJSON_GetObjectItemCaseSensitive(root, "error");
     if (e != NULL && !cJSON_IsNull(e)) {
         out->error = 1;

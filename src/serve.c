@@ -108,6 +108,9 @@ struct conn {
     uint64_t sent_tokens;
     enum ending ending;
     int body_malformed;
+    int block;                   /* anthropic: the open content block, -1 none */
+    int block_reasoning;         /* ... and whether it is a thinking block */
+    int64_t first_due, last_due; /* ollama: due times of the first and last items */
 
     /* Output. */
     char *out;
@@ -343,23 +346,13 @@ static void out_put(struct conn *c, const char *p, size_t n)
         out_add(c, p, n);
 }
 
-/*
- * One SSE event (comment line, data line, blank line) in one HTTP chunk,
- * framed in place: sse_open writes the chunk size line and everything
- * before the data, and returns where len data bytes go (with room for
- * `room` >= len of them, so a malformed@K event can be made whole and then
- * cut); the caller writes them, and sse_close ends the event.  NULL when
- * the output step failed (c is broken then).
- */
-static char *sse_open(struct conn *c, size_t len, size_t room)
+/* The chunk-size line of an HTTP chunk of `body` bytes, with room made for
+ * them (plus `extra`, plus the chunk's closing CRLF).  0, or -1 when the
+ * output step failed. */
+static int chunk_open(struct conn *c, size_t body, size_t extra)
 {
-    const char *eol = c->f.crlf ? "\r\n" : "\n";
-    size_t el = c->f.crlf ? 2 : 1;
-    size_t body = (c->f.comments ? 12 + el : 0) + 6 + len + 2 * el;
     char hex[2 * sizeof(size_t) + 2];
     size_t hl = sizeof(hex);
-    char *data;
-
     hex[--hl] = '\n';
     hex[--hl] = '\r';
     for (size_t v = body;; v >>= 4) { /* the chunk size in lower-case hex */
@@ -367,11 +360,38 @@ static char *sse_open(struct conn *c, size_t len, size_t room)
         if (v < 16)
             break;
     }
-    if (out_room(c, sizeof(hex) - hl + body + room - len + 2) != 0)
-        return NULL;
+    if (out_room(c, sizeof(hex) - hl + body + extra + 2) != 0)
+        return -1;
     out_add(c, hex + hl, sizeof(hex) - hl);
+    return 0;
+}
+
+/*
+ * One SSE event (comment line, optional event: line, data line, blank
+ * line) in one HTTP chunk,
+ * framed in place: sse_open writes the chunk size line and everything
+ * before the data, and returns where len data bytes go (with room for
+ * `room` >= len of them, so a malformed@K event can be made whole and then
+ * cut); the caller writes them, and sse_close ends the event.  NULL when
+ * the output step failed (c is broken then).
+ */
+static char *sse_open(struct conn *c, const char *type, size_t len, size_t room)
+{
+    const char *eol = c->f.crlf ? "\r\n" : "\n";
+    size_t el = c->f.crlf ? 2 : 1, tl = type != NULL ? strlen(type) : 0;
+    size_t body =
+        (c->f.comments ? 12 + el : 0) + (type != NULL ? 7 + tl + el : 0) + 6 + len + 2 * el;
+    char *data;
+
+    if (chunk_open(c, body, room - len) != 0)
+        return NULL;
     if (c->f.comments) {
         out_add(c, ": keep-alive", 12);
+        out_add(c, eol, el);
+    }
+    if (type != NULL) {
+        out_add(c, "event: ", 7);
+        out_add(c, type, tl);
         out_add(c, eol, el);
     }
     out_add(c, "data: ", 6);
@@ -388,13 +408,24 @@ static void sse_close(struct conn *c)
         out_add(c, "\n\n\r\n", 4);
 }
 
-static void sse_event(struct conn *c, const char *data, size_t len)
+static void sse_event(struct conn *c, const char *type, const char *data, size_t len)
 {
-    char *p = sse_open(c, len, len);
+    char *p = sse_open(c, type, len, len);
     if (p == NULL)
         return;
     memcpy(p, data, len);
     sse_close(c);
+}
+
+/* One NDJSON line (Ollama) in one HTTP chunk: data[0..len), then the line
+ * end (CRLF with the crlf fault). */
+static void ndjson_line(struct conn *c, const char *data, size_t len)
+{
+    size_t el = c->f.crlf ? 2 : 1;
+    if (chunk_open(c, len + el, 0) != 0)
+        return;
+    out_add(c, data, len);
+    out_add(c, c->f.crlf ? "\r\n\r\n" : "\n\r\n", el + 2);
 }
 
 /*
@@ -467,10 +498,28 @@ static int respond(struct tb_serve *s, struct conn *c, int status, const char *c
     return finish(s, c);
 }
 
+/* Anthropic's error type for an HTTP status (its API reference's table). */
+static const char *anth_type(int status)
+{
+    switch (status) {
+    case 401: return "authentication_error";
+    case 403: return "permission_error";
+    case 404: return "not_found_error";
+    case 413: return "request_too_large";
+    case 429: return "rate_limit_error";
+    case 529: return "overloaded_error";
+    default: return status >= 500 ? "api_error" : "invalid_request_error";
+    }
+}
+
 static int respond_error(struct tb_serve *s, struct conn *c, int status, const char *msg,
                          const char *type, const char *code, const char *extra)
 {
-    char *body = tb_serve_json_error(msg, type, code);
+    /* Each dialect's own error shape, once the route is known. */
+    char *body = c->ctx.api == TB_SERVE_API_ANTHROPIC
+                     ? tb_serve_json_anth_error(anth_type(status), msg)
+                 : c->ctx.api == TB_SERVE_API_OLLAMA ? tb_serve_json_ollama_error(msg)
+                                                     : tb_serve_json_error(msg, type, code);
     int rc;
     if (body == NULL)
         return conn_close(s, c, 1);
@@ -509,7 +558,7 @@ static void emit_part(struct conn *c, enum tb_serve_json_part part, const char *
         c->broken = 1;
         return;
     }
-    sse_event(c, json, strlen(json));
+    sse_event(c, NULL, json, strlen(json));
     tb_serve_json_free(json);
 }
 
@@ -520,7 +569,7 @@ static void emit_item(struct tb_serve *s, struct conn *c, const struct tb_serve_
 {
     size_t len = tb_serve_chunk_len(&c->chunk, &c->plan, it);
     size_t cut = it->malformed ? len / 2 : len; /* malformed@K: cut mid-object */
-    char *p = sse_open(c, cut, len);
+    char *p = sse_open(c, NULL, cut, len);
     if (p == NULL)
         return;
     tb_serve_chunk_write(&c->chunk, &c->plan, it, p);
@@ -531,14 +580,110 @@ static void emit_item(struct tb_serve *s, struct conn *c, const struct tb_serve_
     late_record(s, late);
 }
 
+/* ---- Anthropic and Ollama streams ------------------------------------- */
+
+static int dialect(const struct conn *c)
+{
+    return c->ctx.api == TB_SERVE_API_ANTHROPIC || c->ctx.api == TB_SERVE_API_OLLAMA;
+}
+
+/* A rendered piece (freed here) as an Anthropic event or an Ollama line;
+ * malformed: cut mid-object (malformed@K). */
+static void emit_json(struct conn *c, const char *type, char *json, int malformed)
+{
+    size_t len;
+    if (json == NULL) {
+        c->broken = 1;
+        return;
+    }
+    len = strlen(json);
+    if (malformed)
+        len /= 2;
+    if (c->ctx.api == TB_SERVE_API_OLLAMA)
+        ndjson_line(c, json, len);
+    else
+        sse_event(c, type, json, len);
+    tb_serve_json_free(json);
+}
+
+static void anth_event(struct conn *c, enum tb_serve_anth ev, const char *text, int malformed)
+{
+    emit_json(c, tb_serve_json_anth_name(ev),
+              tb_serve_json_anth(&c->ctx, ev, c->block, c->block_reasoning, text,
+                                 c->rq.prompt_tokens, c->sent_tokens),
+              malformed);
+}
+
+/* A token item: an Anthropic content_block_delta (opening a thinking or
+ * text block when the kind changes), or an Ollama line. */
+static void dialect_item(struct tb_serve *s, struct conn *c, const struct tb_serve_item *it,
+                         int64_t late)
+{
+    int reasoning = it->kind == TB_KIND_REASONING;
+    size_t n = tb_serve_plan_text(&c->plan, it, &s->text, &s->text_cap);
+    if (n == (size_t)-1) {
+        c->broken = 1;
+        return;
+    }
+    if (c->ctx.api == TB_SERVE_API_ANTHROPIC) {
+        if (c->block < 0 || c->block_reasoning != reasoning) {
+            if (c->block >= 0)
+                anth_event(c, TB_SERVE_ANTH_BLOCK_STOP, NULL, 0);
+            c->block++;
+            c->block_reasoning = reasoning;
+            anth_event(c, TB_SERVE_ANTH_BLOCK_START, NULL, 0);
+        }
+        anth_event(c, TB_SERVE_ANTH_DELTA, s->text, it->malformed);
+    } else {
+        emit_json(c, NULL,
+                  tb_serve_json_ollama(&c->ctx, reasoning ? "" : s->text,
+                                       reasoning ? s->text : NULL, NULL),
+                  it->malformed);
+    }
+    if (c->first_due < 0)
+        c->first_due = it->due;
+    c->last_due = it->due;
+    c->sent_tokens += it->ntok;
+    s->st.events++;
+    s->st.tokens += it->ntok;
+    late_record(s, late);
+}
+
+/* Anthropic: close the block, message_delta, message_stop; Ollama: the
+ * final line with the server's durations.  Then the chunked body's end. */
+static void dialect_end(struct conn *c)
+{
+    if (c->ctx.api == TB_SERVE_API_ANTHROPIC) {
+        if (c->block >= 0)
+            anth_event(c, TB_SERVE_ANTH_BLOCK_STOP, NULL, 0);
+        anth_event(c, TB_SERVE_ANTH_MSG_DELTA, c->plan.cut ? "max_tokens" : "end_turn", 0);
+        if (!c->f.nodone)
+            anth_event(c, TB_SERVE_ANTH_STOP, NULL, 0);
+    } else if (!c->f.nodone) {
+        int64_t first = c->first_due < 0 ? 0 : c->first_due;
+        struct tb_serve_ollama_end e = {c->plan.cut ? "length" : "stop",
+                                        c->rq.prompt_tokens,
+                                        c->sent_tokens,
+                                        mono_ns() - c->t0,
+                                        first,
+                                        c->first_due < 0 ? 0 : c->last_due - first};
+        emit_json(c, NULL, tb_serve_json_ollama(&c->ctx, "", NULL, &e), 0);
+    }
+    out_put(c, "0\r\n\r\n", 5);
+}
+
 /* Finish chunk, usage, [DONE], end of the chunked body. */
 static void stream_end(struct conn *c)
 {
+    if (dialect(c)) {
+        dialect_end(c);
+        return;
+    }
     emit_part(c, TB_SERVE_PART_FINISH, c->plan.cut ? "length" : "stop");
     if (c->rq.include_usage)
         emit_part(c, TB_SERVE_PART_USAGE, NULL);
     if (!c->f.nodone)
-        sse_event(c, "[DONE]", 6);
+        sse_event(c, NULL, "[DONE]", 6);
     out_put(c, "0\r\n\r\n", 5);
 }
 
@@ -569,18 +714,31 @@ static int advance(struct tb_serve *s, struct conn *c)
             c->hard_close = 1;
             return finish(s, c);
         }
+        if (it->error && dialect(c)) {
+            const char *msg = "Internal server error (ttsbuf fault error@K)";
+            emit_json(c, "error",
+                      c->ctx.api == TB_SERVE_API_ANTHROPIC
+                          ? tb_serve_json_anth_error("api_error", msg)
+                          : tb_serve_json_ollama_error(msg),
+                      0);
+            out_put(c, "0\r\n\r\n", 5);
+            return finish(s, c);
+        }
         if (it->error) {
             char *json = tb_serve_json_error(
                 "The server had an error while processing your request. Sorry about that!",
                 "server_error", NULL);
             if (json == NULL)
                 return conn_close(s, c, 1);
-            sse_event(c, json, strlen(json));
+            sse_event(c, NULL, json, strlen(json));
             tb_serve_json_free(json);
             out_put(c, "0\r\n\r\n", 5);
             return finish(s, c);
         }
-        emit_item(s, c, it, now - due);
+        if (dialect(c))
+            dialect_item(s, c, it, now - due);
+        else
+            emit_item(s, c, it, now - due);
         /* A long run of due events goes out as it is made, so the kernel's
          * buffer takes it rather than ours. */
         if (c->out_len - c->out_off >= SEND_EARLY && flush(s, c) != 0)
@@ -591,16 +749,24 @@ static int advance(struct tb_serve *s, struct conn *c)
 static int stream_start(struct tb_serve *s, struct conn *c)
 {
     char head[256];
-    size_t hl = tb_serve_http_resp(head, sizeof(head), 200, "text/event-stream", -1,
-                                   "Cache-Control: no-cache\r\n");
+    size_t hl = tb_serve_http_resp(head, sizeof(head), 200,
+                                   c->ctx.api == TB_SERVE_API_OLLAMA ? "application/x-ndjson"
+                                                                     : "text/event-stream",
+                                   -1, "Cache-Control: no-cache\r\n");
     out_put(c, head, hl);
-    if (tb_serve_chunk_init(&c->chunk, &c->ctx) != 0)
+    if (!dialect(c) && tb_serve_chunk_init(&c->chunk, &c->ctx) != 0)
         return conn_close(s, c, 1);
     s->st.requests++;
     s->st.streams++;
     c->st = C_STREAM;
+    c->block = -1;
+    c->first_due = -1;
     if (c->ctx.api == TB_SERVE_API_CHAT)
         emit_part(c, TB_SERVE_PART_ROLE, "");
+    if (c->ctx.api == TB_SERVE_API_ANTHROPIC) {
+        anth_event(c, TB_SERVE_ANTH_START, NULL, 0);
+        anth_event(c, TB_SERVE_ANTH_PING, NULL, 0);
+    }
     return advance(s, c);
 }
 
@@ -657,6 +823,7 @@ static int body_send(struct tb_serve *s, struct conn *c)
     struct sbuf content = {NULL, 0, 0}, reasoning = {NULL, 0, 0};
     struct tb_serve_item it;
     uint64_t tokens = 0, events = 0;
+    int64_t first = -1, last = 0;
     char *json = NULL;
     int rc, failed = 0;
 
@@ -673,10 +840,23 @@ static int body_send(struct tb_serve *s, struct conn *c)
                   sbuf_put(it.kind == TB_KIND_REASONING ? &reasoning : &content, s->text, n);
         tokens += it.ntok;
         events++;
+        if (first < 0)
+            first = it.due;
+        last = it.due;
     }
-    if (!failed)
+    if (!failed && c->ctx.api == TB_SERVE_API_ANTHROPIC) {
+        json = tb_serve_json_anth_body(&c->ctx, content.p, reasoning.len > 0 ? reasoning.p : NULL,
+                                       c->plan.cut ? "max_tokens" : "end_turn", c->rq.prompt_tokens,
+                                       tokens);
+    } else if (!failed && c->ctx.api == TB_SERVE_API_OLLAMA) {
+        struct tb_serve_ollama_end e = {
+            c->plan.cut ? "length" : "stop", c->rq.prompt_tokens,         tokens, mono_ns() - c->t0,
+            first < 0 ? 0 : first,           first < 0 ? 0 : last - first};
+        json = tb_serve_json_ollama(&c->ctx, content.p, reasoning.len > 0 ? reasoning.p : NULL, &e);
+    } else if (!failed) {
         json = tb_serve_json_body(&c->ctx, content.p, reasoning.len > 0 ? reasoning.p : NULL,
                                   c->plan.cut ? "length" : "stop", c->rq.prompt_tokens, tokens);
+    }
     free(content.p);
     free(reasoning.p);
     if (json == NULL)
@@ -784,6 +964,10 @@ static int dispatch(struct tb_serve *s, struct conn *c, int64_t t0)
         api = TB_SERVE_API_CHAT;
     } else if (path_is(c, "/v1/completions")) {
         api = TB_SERVE_API_LEGACY;
+    } else if (path_is(c, "/v1/messages")) {
+        api = TB_SERVE_API_ANTHROPIC;
+    } else if (path_is(c, "/api/chat")) {
+        api = TB_SERVE_API_OLLAMA;
     } else {
         request_name(c, name, sizeof(name));
         snprintf(msg, sizeof(msg), "Invalid URL (%s)", name);
@@ -791,6 +975,7 @@ static int dispatch(struct tb_serve *s, struct conn *c, int64_t t0)
     }
     if (h->method != TB_SERVE_HTTP_POST)
         return not_allowed(s, c, "POST");
+    c->ctx.api = api; /* errors from here on take the dialect's shape */
     rc = tb_serve_json_request(c->in + h->len, c->need - h->len, api, &c->rq, msg, sizeof(msg));
     if (rc == TB_ENOMEM)
         return conn_close(s, c, 1);

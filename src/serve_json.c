@@ -48,7 +48,7 @@ static size_t text_bytes(const cJSON *v)
 static uint64_t prompt_estimate(const cJSON *root, enum tb_serve_api api)
 {
     size_t n = 0;
-    if (api == TB_SERVE_API_CHAT) {
+    if (api != TB_SERVE_API_LEGACY) {
         const cJSON *m;
         cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(root, "messages"))
         {
@@ -112,8 +112,11 @@ int tb_serve_json_request(const char *body, size_t len, enum tb_serve_api api,
         rc = bad(err, errlen, "Invalid type for 'stream': expected a boolean.");
         goto out;
     }
-    r->stream = cJSON_IsTrue(v);
-    so = cJSON_GetObjectItemCaseSensitive(root, "stream_options");
+    /* Ollama streams unless told not to. */
+    r->stream = cJSON_IsTrue(v) || (api == TB_SERVE_API_OLLAMA && !cJSON_IsFalse(v));
+    so = api == TB_SERVE_API_CHAT || api == TB_SERVE_API_LEGACY
+             ? cJSON_GetObjectItemCaseSensitive(root, "stream_options")
+             : NULL;
     r->stream_options = so != NULL;
     if (so != NULL && !cJSON_IsNull(so)) {
         if (!cJSON_IsObject(so)) {
@@ -133,7 +136,18 @@ int tb_serve_json_request(const char *body, size_t len, enum tb_serve_api api,
         }
         r->include_usage = cJSON_IsTrue(v);
     }
-    if (limit(cJSON_GetObjectItemCaseSensitive(root, "max_tokens"), &mt) != 0) {
+    if (api == TB_SERVE_API_OLLAMA) {
+        /* options.num_predict; Ollama takes a negative one as "no limit". */
+        v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "options"),
+                                             "num_predict");
+        if (cJSON_IsNumber(v) && v->valuedouble < 0)
+            v = NULL;
+        if (limit(v, &mt) != 0) {
+            rc = bad(err, errlen, "invalid options.num_predict: expected an integer");
+            goto out;
+        }
+        r->max_tokens = mt;
+    } else if (limit(cJSON_GetObjectItemCaseSensitive(root, "max_tokens"), &mt) != 0) {
         rc = bad(err, errlen, "Invalid 'max_tokens': expected an integer >= 1.");
         goto out;
     }
@@ -142,7 +156,8 @@ int tb_serve_json_request(const char *body, size_t len, enum tb_serve_api api,
         goto out;
     }
     /* Both given: the tighter one wins. */
-    r->max_tokens = mt == 0 ? mct : mct == 0 ? mt : mt < mct ? mt : mct;
+    if (api != TB_SERVE_API_OLLAMA)
+        r->max_tokens = mt == 0 ? mct : mct == 0 ? mt : mt < mct ? mt : mct;
     r->prompt_tokens = prompt_estimate(root, api);
     r->model = strdup(cJSON_GetObjectItemCaseSensitive(root, "model")->valuestring);
     if (r->model == NULL)
@@ -236,8 +251,8 @@ char *tb_serve_json_chunk(const struct tb_serve_json_ctx *c, enum tb_serve_json_
         return print(o, 0);
     if (legacy) {
         /* The legacy chunk: {"text", "index", "logprobs", "finish_reason"}. */
-        ok = add_str(ch, "text", "") &&
-             add_num(ch, "index", 0) && cJSON_AddNullToObject(ch, "logprobs") != NULL &&
+        ok = add_str(ch, "text", "") && add_num(ch, "index", 0) &&
+             cJSON_AddNullToObject(ch, "logprobs") != NULL &&
              add_finish(ch, part == TB_SERVE_PART_FINISH ? text : NULL);
         return print(o, ok);
     }
@@ -277,6 +292,135 @@ char *tb_serve_json_error(const char *message, const char *type, const char *cod
              cJSON_AddNullToObject(e, "param") != NULL &&
              (code != NULL ? add_str(e, "code", code) : cJSON_AddNullToObject(e, "code") != NULL);
     return print(o, ok);
+}
+
+/* ---- Anthropic Messages ------------------------------------------------ */
+
+static const char *const anth_names[] = {
+    "message_start",      "ping",          "content_block_start", "content_block_delta",
+    "content_block_stop", "message_delta", "message_stop"};
+
+const char *tb_serve_json_anth_name(enum tb_serve_anth ev)
+{
+    return anth_names[ev];
+}
+
+static int anth_usage(cJSON *o, int prompt_too, uint64_t prompt, uint64_t completion)
+{
+    cJSON *u = cJSON_AddObjectToObject(o, "usage");
+    return u != NULL && (!prompt_too || add_num(u, "input_tokens", prompt)) &&
+           add_num(u, "output_tokens", completion);
+}
+
+/* The Message object, content empty or filled. */
+static cJSON *anth_message(const struct tb_serve_json_ctx *c, int *ok)
+{
+    cJSON *m = cJSON_CreateObject();
+    char id[48];
+    snprintf(id, sizeof(id), "msg_ttsbuf_%llu", (unsigned long long)c->id);
+    *ok = m != NULL && add_str(m, "id", id) && add_str(m, "type", "message") &&
+          add_str(m, "role", "assistant") && add_str(m, "model", c->model) &&
+          cJSON_AddArrayToObject(m, "content") != NULL;
+    return m;
+}
+
+char *tb_serve_json_anth(const struct tb_serve_json_ctx *c, enum tb_serve_anth ev, int index,
+                         int reasoning, const char *text, uint64_t prompt, uint64_t completion)
+{
+    cJSON *o = cJSON_CreateObject(), *x = NULL;
+    int ok = o != NULL && add_str(o, "type", anth_names[ev]);
+    switch (ev) {
+    case TB_SERVE_ANTH_START:
+        x = anth_message(c, &ok);
+        if (x != NULL)
+            cJSON_AddItemToObject(o, "message", x);
+        ok = ok && x != NULL && cJSON_AddNullToObject(x, "stop_reason") != NULL &&
+             cJSON_AddNullToObject(x, "stop_sequence") != NULL && anth_usage(x, 1, prompt, 1);
+        break;
+    case TB_SERVE_ANTH_BLOCK_START:
+        ok = ok && add_num(o, "index", (uint64_t)index) &&
+             (x = cJSON_AddObjectToObject(o, "content_block")) != NULL &&
+             add_str(x, "type", reasoning ? "thinking" : "text") &&
+             add_str(x, reasoning ? "thinking" : "text", "");
+        break;
+    case TB_SERVE_ANTH_DELTA:
+        ok = ok && add_num(o, "index", (uint64_t)index) &&
+             (x = cJSON_AddObjectToObject(o, "delta")) != NULL &&
+             add_str(x, "type", reasoning ? "thinking_delta" : "text_delta") &&
+             add_str(x, reasoning ? "thinking" : "text", text);
+        break;
+    case TB_SERVE_ANTH_BLOCK_STOP: ok = ok && add_num(o, "index", (uint64_t)index); break;
+    case TB_SERVE_ANTH_MSG_DELTA:
+        ok = ok && (x = cJSON_AddObjectToObject(o, "delta")) != NULL &&
+             add_str(x, "stop_reason", text) && cJSON_AddNullToObject(x, "stop_sequence") != NULL &&
+             anth_usage(o, 0, prompt, completion);
+        break;
+    default: break; /* ping, message_stop: the type alone */
+    }
+    return print(o, ok);
+}
+
+char *tb_serve_json_anth_body(const struct tb_serve_json_ctx *c, const char *content,
+                              const char *reasoning, const char *stop_reason, uint64_t prompt,
+                              uint64_t completion)
+{
+    int ok;
+    cJSON *m = anth_message(c, &ok), *arr = cJSON_GetObjectItemCaseSensitive(m, "content"), *b;
+    if (ok && reasoning != NULL) {
+        b = cJSON_CreateObject();
+        ok = b != NULL && add_str(b, "type", "thinking") && add_str(b, "thinking", reasoning);
+        if (b != NULL)
+            cJSON_AddItemToArray(arr, b);
+    }
+    if (ok) {
+        b = cJSON_CreateObject();
+        ok = b != NULL && add_str(b, "type", "text") && add_str(b, "text", content);
+        if (b != NULL)
+            cJSON_AddItemToArray(arr, b);
+    }
+    ok = ok && add_str(m, "stop_reason", stop_reason) &&
+         cJSON_AddNullToObject(m, "stop_sequence") != NULL && anth_usage(m, 1, prompt, completion);
+    return print(m, ok);
+}
+
+char *tb_serve_json_anth_error(const char *type, const char *message)
+{
+    cJSON *o = cJSON_CreateObject(), *e = NULL;
+    int ok = o != NULL && add_str(o, "type", "error") &&
+             (e = cJSON_AddObjectToObject(o, "error")) != NULL && add_str(e, "type", type) &&
+             add_str(e, "message", message);
+    return print(o, ok);
+}
+
+/* ---- Ollama /api/chat --------------------------------------------------- */
+
+char *tb_serve_json_ollama(const struct tb_serve_json_ctx *c, const char *content,
+                           const char *reasoning, const struct tb_serve_ollama_end *end)
+{
+    cJSON *o = cJSON_CreateObject(), *m = NULL;
+    /* created_at: the server never reads the wall clock. */
+    int ok = o != NULL && add_str(o, "model", c->model) &&
+             add_str(o, "created_at", "1970-01-01T00:00:00Z") &&
+             (m = cJSON_AddObjectToObject(o, "message")) != NULL &&
+             add_str(m, "role", "assistant") &&
+             add_str(m, "content", content != NULL ? content : "") &&
+             (reasoning == NULL || add_str(m, "thinking", reasoning));
+    if (end == NULL)
+        return print(o, ok && cJSON_AddFalseToObject(o, "done") != NULL);
+    ok = ok && add_str(o, "done_reason", end->done_reason) &&
+         cJSON_AddTrueToObject(o, "done") != NULL &&
+         add_num(o, "total_duration", (uint64_t)end->total_ns) && add_num(o, "load_duration", 0) &&
+         add_num(o, "prompt_eval_count", end->prompt) &&
+         add_num(o, "prompt_eval_duration", (uint64_t)end->prompt_ns) &&
+         add_num(o, "eval_count", end->completion) &&
+         add_num(o, "eval_duration", (uint64_t)end->eval_ns);
+    return print(o, ok);
+}
+
+char *tb_serve_json_ollama_error(const char *message)
+{
+    cJSON *o = cJSON_CreateObject();
+    return print(o, o != NULL && add_str(o, "error", message));
 }
 
 char *tb_serve_json_models(void)

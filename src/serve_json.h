@@ -12,8 +12,10 @@
 #include <stdint.h>
 
 enum tb_serve_api {
-    TB_SERVE_API_CHAT,  /* /v1/chat/completions */
-    TB_SERVE_API_LEGACY /* /v1/completions */
+    TB_SERVE_API_CHAT,      /* /v1/chat/completions */
+    TB_SERVE_API_LEGACY,    /* /v1/completions */
+    TB_SERVE_API_ANTHROPIC, /* /v1/messages (Anthropic Messages) */
+    TB_SERVE_API_OLLAMA     /* /api/chat (Ollama, NDJSON) */
 };
 
 struct tb_serve_json_req {
@@ -64,6 +66,50 @@ char *tb_serve_json_body(const struct tb_serve_json_ctx *c, const char *content,
 
 /* {"error":{"message","type","param":null,"code"}}; code NULL: null. */
 char *tb_serve_json_error(const char *message, const char *type, const char *code);
+
+/* ---- Anthropic Messages and Ollama /api/chat -------------------------- */
+
+/* Anthropic stream events, in the order a stream sends them. */
+enum tb_serve_anth {
+    TB_SERVE_ANTH_START,       /* message_start (usage.input_tokens = prompt) */
+    TB_SERVE_ANTH_PING,        /* ping */
+    TB_SERVE_ANTH_BLOCK_START, /* content_block_start: thinking or text block */
+    TB_SERVE_ANTH_DELTA,       /* content_block_delta: thinking_delta or text_delta */
+    TB_SERVE_ANTH_BLOCK_STOP,  /* content_block_stop */
+    TB_SERVE_ANTH_MSG_DELTA,   /* message_delta: stop_reason = text, usage.output_tokens */
+    TB_SERVE_ANTH_STOP         /* message_stop */
+};
+
+/* The event's name ("message_start", ...): its SSE event: line. */
+const char *tb_serve_json_anth_name(enum tb_serve_anth ev);
+
+/* One event's data.  index: the content block; reasoning: a thinking
+ * block / delta; text: the delta's text or the stop reason. */
+char *tb_serve_json_anth(const struct tb_serve_json_ctx *c, enum tb_serve_anth ev, int index,
+                         int reasoning, const char *text, uint64_t prompt, uint64_t completion);
+
+/* A whole non-streamed Message (reasoning NULL: no thinking block). */
+char *tb_serve_json_anth_body(const struct tb_serve_json_ctx *c, const char *content,
+                              const char *reasoning, const char *stop_reason, uint64_t prompt,
+                              uint64_t completion);
+
+/* {"type":"error","error":{"type","message"}}: an error event or body. */
+char *tb_serve_json_anth_error(const char *type, const char *message);
+
+/* What Ollama's final line reports. */
+struct tb_serve_ollama_end {
+    const char *done_reason; /* "stop" or "length" */
+    uint64_t prompt, completion;
+    int64_t total_ns, prompt_ns, eval_ns;
+};
+
+/* One /api/chat line: message {role, content, thinking when reasoning is
+ * not NULL}; end NULL: "done": false, else the final line's fields. */
+char *tb_serve_json_ollama(const struct tb_serve_json_ctx *c, const char *content,
+                           const char *reasoning, const struct tb_serve_ollama_end *end);
+
+/* {"error": message}. */
+char *tb_serve_json_ollama_error(const char *message);
 
 /* The GET /v1/models list. */
 char *tb_serve_json_models(void);

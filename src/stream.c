@@ -15,6 +15,13 @@ void tb_stream_init(struct tb_stream *s)
 {
     memset(s, 0, sizeof(*s));
     s->usage_tokens = -1;
+    tb_server_timing_init(&s->server);
+}
+
+void tb_server_timing_init(struct tb_server_timing *t)
+{
+    t->total_ns = t->load_ns = t->prompt_eval_count = t->prompt_eval_ns = -1;
+    t->eval_count = t->eval_ns = -1;
 }
 
 void tb_stream_free(struct tb_stream *s)
@@ -33,6 +40,7 @@ void tb_stream_clear(struct tb_stream *s)
     s->usage_tokens = -1;
     s->model[0] = '\0';
     s->base_url[0] = '\0';
+    tb_server_timing_init(&s->server);
 }
 
 int tb_stream_reserve(struct tb_stream *s, size_t nev, uint64_t ntext)

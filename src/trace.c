@@ -13,9 +13,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "numfmt.h"
+#include "readall.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
 
@@ -43,17 +43,8 @@ static int bad(struct loader *L, int code, const char *what)
  * trace that this loader rejects. */
 static void copy_str(char *dst, size_t cap, const cJSON *v)
 {
-    size_t n;
-    if (!cJSON_IsString(v) || v->valuestring == NULL)
-        return;
-    n = strlen(v->valuestring);
-    if (n >= cap) {
-        n = cap - 1;
-        while (n > 0 && ((unsigned char)v->valuestring[n] & 0xC0) == 0x80)
-            n--;
-    }
-    memcpy(dst, v->valuestring, n);
-    dst[n] = '\0';
+    if (cJSON_IsString(v) && v->valuestring != NULL)
+        tb_utf8_copy(dst, cap, v->valuestring);
 }
 
 static int load_header(struct loader *L, const cJSON *root)
@@ -84,10 +75,36 @@ static int load_usage(struct loader *L, const cJSON *usage)
     return 0;
 }
 
+/* The provider's own timings (Ollama's final line): whole numbers >= 0,
+ * each optional. */
+static int load_server(struct loader *L, const cJSON *srv)
+{
+    static const char *const names[] = {"total_ns",       "load_ns",    "prompt_eval_count",
+                                        "prompt_eval_ns", "eval_count", "eval_ns"};
+    long long *dst[] = {&L->out->server.total_ns,          &L->out->server.load_ns,
+                        &L->out->server.prompt_eval_count, &L->out->server.prompt_eval_ns,
+                        &L->out->server.eval_count,        &L->out->server.eval_ns};
+    char msg[96];
+    if (!cJSON_IsObject(srv))
+        return bad(L, TB_EFORMAT, "\"server\" is not an object");
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(srv, names[i]);
+        if (v == NULL)
+            continue;
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > 9e18 ||
+            v->valuedouble != floor(v->valuedouble)) {
+            snprintf(msg, sizeof(msg), "\"server.%s\" is not a whole number >= 0", names[i]);
+            return bad(L, TB_EFORMAT, msg);
+        }
+        *dst[i] = (long long)v->valuedouble;
+    }
+    return 0;
+}
+
 /* The keys of one line, found in a single walk over the object (a lookup
  * per key would compare every key again: measurable over a million lines). */
 struct keys {
-    const cJSON *hdr, *t, *text, *kind, *tokens, *usage;
+    const cJSON *hdr, *t, *text, *kind, *tokens, *usage, *server;
 };
 
 static void find_keys(const cJSON *root, struct keys *k)
@@ -107,6 +124,8 @@ static void find_keys(const cJSON *root, struct keys *k)
             k->tokens = c;
         else if (strcmp(n, "usage") == 0)
             k->usage = c;
+        else if (strcmp(n, "server") == 0)
+            k->server = c;
         else if (strcmp(n, "ttsbuf_trace") == 0)
             k->hdr = c;
     }
@@ -218,9 +237,11 @@ static int load_line(struct loader *L, const char *p, size_t len)
             rc = load_header(L, root);
         else if (ks.t != NULL)
             rc = load_event(L, &ks);
-        else if (ks.usage != NULL)
-            rc = load_usage(L, ks.usage);
-        else
+        else if (ks.usage != NULL || ks.server != NULL) {
+            rc = ks.usage != NULL ? load_usage(L, ks.usage) : 0;
+            if (rc == 0 && ks.server != NULL)
+                rc = load_server(L, ks.server);
+        } else
             rc = bad(L, TB_EFORMAT, "missing \"t\"");
     }
     cJSON_Delete(root);
@@ -255,70 +276,12 @@ int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_s
     return 0;
 }
 
-static int read_all(FILE *f, char **out, size_t *outlen)
-{
-    struct stat st;
-    size_t cap = 1 << 16, len = 0;
-    char *buf;
-    /* A regular file: one buffer of the right size (+1 so EOF is seen
-     * without growing).  Pipes grow geometrically. */
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-        (uint64_t)st.st_size < TRACE_FILE_MAX)
-        cap = (size_t)st.st_size + 1;
-    buf = malloc(cap);
-    if (buf == NULL)
-        return TB_ENOMEM;
-    for (;;) {
-        size_t n;
-        if (len == cap) {
-            char *nb;
-            if (cap >= TRACE_FILE_MAX) {
-                free(buf);
-                return TB_ETOOBIG;
-            }
-            cap *= 2;
-            nb = realloc(buf, cap);
-            if (nb == NULL) {
-                free(buf);
-                return TB_ENOMEM;
-            }
-            buf = nb;
-        }
-        n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0) {
-            if (ferror(f)) {
-                free(buf);
-                return TB_EIO;
-            }
-            break;
-        }
-    }
-    *out = buf;
-    *outlen = len;
-    return 0;
-}
-
 int tb_trace_load_file(const char *path, struct tb_stream *out, char *err, size_t errlen)
 {
-    int is_stdin = strcmp(path, "-") == 0;
-    const char *name = is_stdin ? "<stdin>" : path;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    const char *name;
     char *buf = NULL;
     size_t len = 0;
-    int rc;
-
-    if (f == NULL)
-        return tb_seterr(err, errlen, TB_EIO, "%s: %s", name, strerror(errno));
-    rc = read_all(f, &buf, &len);
-    if (rc == TB_EIO)
-        tb_seterr(err, errlen, rc, "%s: %s", name, strerror(errno));
-    else if (rc == TB_ETOOBIG)
-        tb_seterr(err, errlen, rc, "%s: over the 4 GiB trace cap", name);
-    else if (rc != 0)
-        tb_seterr(err, errlen, rc, "%s: out of memory", name);
-    if (!is_stdin)
-        fclose(f);
+    int rc = tb_read_path(path, TRACE_FILE_MAX, "4 GiB trace", &buf, &len, &name, err, errlen);
     if (rc != 0)
         return rc;
     rc = tb_trace_load_mem(buf, len, name, out, err, errlen);
@@ -357,6 +320,24 @@ static int put_line(FILE *f, cJSON *o)
         rc = TB_EIO;
     cJSON_free(s);
     return rc;
+}
+
+static int has_server(const struct tb_server_timing *t)
+{
+    return t->total_ns >= 0 || t->load_ns >= 0 || t->prompt_eval_ns >= 0 || t->eval_ns >= 0 ||
+           t->prompt_eval_count >= 0 || t->eval_count >= 0;
+}
+
+static void add_server(cJSON *o, const struct tb_server_timing *t)
+{
+    cJSON *v = cJSON_AddObjectToObject(o, "server");
+    const char *const names[] = {"total_ns",       "load_ns",    "prompt_eval_count",
+                                 "prompt_eval_ns", "eval_count", "eval_ns"};
+    const long long vals[] = {t->total_ns,       t->load_ns,    t->prompt_eval_count,
+                              t->prompt_eval_ns, t->eval_count, t->eval_ns};
+    for (size_t i = 0; v != NULL && i < sizeof(names) / sizeof(names[0]); i++)
+        if (vals[i] >= 0)
+            cJSON_AddNumberToObject(v, names[i], (double)vals[i]);
 }
 
 int tb_trace_write(FILE *f, const struct tb_stream *s)
@@ -402,16 +383,18 @@ int tb_trace_write(FILE *f, const struct tb_stream *s)
         rc = put_line(f, o);
     }
     free(tmp);
-    if (rc == 0 && s->usage_tokens >= 0) {
-        cJSON *u = cJSON_CreateObject();
+    if (rc == 0 && (s->usage_tokens >= 0 || has_server(&s->server))) {
+        /* {"usage": {...}, "server": {...}}: each part when known. */
         o = cJSON_CreateObject();
-        if (u == NULL || o == NULL) {
-            cJSON_Delete(u);
-            cJSON_Delete(o);
+        if (o == NULL)
             return TB_ENOMEM;
+        if (s->usage_tokens >= 0) {
+            cJSON *u = cJSON_AddObjectToObject(o, "usage");
+            if (u != NULL)
+                cJSON_AddNumberToObject(u, "completion_tokens", (double)s->usage_tokens);
         }
-        cJSON_AddNumberToObject(u, "completion_tokens", (double)s->usage_tokens);
-        cJSON_AddItemToObject(o, "usage", u);
+        if (has_server(&s->server))
+            add_server(o, &s->server);
         rc = put_line(f, o);
     }
     if (rc == 0 && ferror(f))

@@ -73,3 +73,16 @@ size_t tb_utf8_count(const char *str, size_t len)
         n += (s[i] & 0xC0) != 0x80;
     return n;
 }
+
+size_t tb_utf8_copy(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= cap) {
+        n = cap - 1;
+        while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
+            n--;
+    }
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+    return n;
+}

@@ -29,6 +29,7 @@ static const struct {
     {"sse", tb_test_sse},         {"serve", tb_test_serve},       {"oai", tb_test_oai},
     {"live", tb_test_live},       {"rebuffer", tb_test_rebuffer}, {"sweep", tb_test_sweep},
     {"svg", tb_test_svg},         {"docs", tb_test_docs},
+    {"import", tb_test_import},     {"api", tb_test_api},
 };
 
 static int selected(const char *only, const char *name)

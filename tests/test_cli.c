@@ -11,79 +11,45 @@
 
 #include "tests.h"
 
-struct out {
-    int code;
-    char *so, *se; /* stdout, stderr (NUL-terminated, owned) */
-};
-
-/* Runs `$TTSBUF args` through sh (args may hold redirections of input). */
-static struct out run(const char *args)
-{
-    struct tb_test_out t = tb_test_run(args);
-    struct out o = {t.code, t.so, t.se};
-    return o;
-}
-
-static void done(struct out *o)
-{
-    free(o->so);
-    free(o->se);
-}
-
-/* Exit code and a one-line stderr that contains `want`. */
-static void expect_error(const char *args, int code, const char *want)
-{
-    struct out o = run(args);
-    if (o.code != code || strstr(o.se, want) == NULL)
-        fail_msg("ttsbuf %s: exit %d, stderr '%s'; wanted exit %d and '%s'", args, o.code, o.se,
-                 code, want);
-    assert_int_equal(strncmp(o.se, "ttsbuf: ", 8), 0);
-    /* Exactly one line. */
-    assert_non_null(strchr(o.se, '\n'));
-    assert_string_equal(strchr(o.se, '\n'), "\n");
-    assert_string_equal(o.so, "");
-    done(&o);
-}
-
 static void version_and_help(void **state)
 {
     (void)state;
-    struct out o = run("--version");
+    struct tb_test_out o = tb_test_run("--version");
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.so, "ttsbuf 0."));
-    done(&o);
-    o = run("--help");
+    tb_test_out_free(&o);
+    o = tb_test_run("--help");
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.so, "sim"));
-    done(&o);
-    o = run("sim --help");
+    tb_test_out_free(&o);
+    o = tb_test_run("sim --help");
     assert_int_equal(o.code, 0);
     for (const char *w = "token\0sentence\0clause\0pipecat\0livekit\0openai-agents\0"
                          "fixed40\0elevenlabs\0gc-8b\0voice-60\0--preroll\0--json\0";
          *w; w += strlen(w) + 1)
         if (strstr(o.so, w) == NULL)
             fail_msg("sim --help does not mention %s", w);
-    done(&o);
+    tb_test_out_free(&o);
 }
 
 static void bad_usage(void **state)
 {
     (void)state;
-    expect_error("frobnicate", 2, "unknown command 'frobnicate'");
-    expect_error("sim --wpm abc", 2, "--wpm: 'abc' is not a number");
-    expect_error("sim --wpm 5", 2, "--wpm: '5' is outside 20..1000");
-    expect_error("sim --preroll -1", 2, "--preroll: '-1' is outside");
-    expect_error("sim --tts-latency 1e999", 2, "--tts-latency: '1e999' is not a number");
-    expect_error("sim --min-chars 0", 2, "--min-chars: '0' is outside");
-    expect_error("sim --ring-slots -4", 2, "--ring-slots: '-4' is not a whole number");
-    expect_error("sim --chunk paragraph", 2, "--chunk: unknown policy 'paragraph'");
-    expect_error("sim --preset nope", 2, "--preset: unknown preset 'nope'");
-    expect_error("sim --synth tps=0", 2, "tps");
-    expect_error("sim --synth bogus=1", 2, "unknown key 'bogus'");
-    expect_error("sim --preset demo --synth tps=5", 2, "give one source");
-    expect_error("sim --no-such-flag", 2, "unknown option '--no-such-flag'");
-    expect_error("sim --wpm", 2, "--wpm needs a value");
-    expect_error("sim stray", 2, "unexpected argument 'stray'");
+    tb_test_expect_error("frobnicate", 2, "unknown command 'frobnicate'");
+    tb_test_expect_error("sim --wpm abc", 2, "--wpm: 'abc' is not a number");
+    tb_test_expect_error("sim --wpm 5", 2, "--wpm: '5' is outside 20..1000");
+    tb_test_expect_error("sim --preroll -1", 2, "--preroll: '-1' is outside");
+    tb_test_expect_error("sim --tts-latency 1e999", 2, "--tts-latency: '1e999' is not a number");
+    tb_test_expect_error("sim --min-chars 0", 2, "--min-chars: '0' is outside");
+    tb_test_expect_error("sim --ring-slots -4", 2, "--ring-slots: '-4' is not a whole number");
+    tb_test_expect_error("sim --chunk paragraph", 2, "--chunk: unknown policy 'paragraph'");
+    tb_test_expect_error("sim --preset nope", 2, "--preset: unknown preset 'nope'");
+    tb_test_expect_error("sim --synth tps=0", 2, "tps");
+    tb_test_expect_error("sim --synth bogus=1", 2, "unknown key 'bogus'");
+    tb_test_expect_error("sim --preset demo --synth tps=5", 2, "give one source");
+    tb_test_expect_error("sim --no-such-flag", 2, "unknown option '--no-such-flag'");
+    tb_test_expect_error("sim --wpm", 2, "--wpm needs a value");
+    tb_test_expect_error("sim stray", 2, "unexpected argument 'stray'");
 }
 
 static void bad_trace_names_the_line(void **state)
@@ -99,11 +65,11 @@ static void bad_trace_names_the_line(void **state)
           f);
     fclose(f);
     snprintf(args, sizeof(args), "sim --trace %s", path);
-    expect_error(args, 2, ":3: \"t\" goes backwards (0.5 < 0.9)");
+    tb_test_expect_error(args, 2, ":3: \"t\" goes backwards (0.5 < 0.9)");
     remove(path);
-    expect_error("sim --trace /nonexistent/trace.jsonl", 2,
-                 "/nonexistent/trace.jsonl: No such file or directory");
-    expect_error("sim --trace - </dev/null", 2, "<stdin>: the trace holds no event");
+    tb_test_expect_error("sim --trace /nonexistent/trace.jsonl", 2,
+                         "/nonexistent/trace.jsonl: No such file or directory");
+    tb_test_expect_error("sim --trace - </dev/null", 2, "<stdin>: the trace holds no event");
 }
 
 static double num(const cJSON *o, const char *k)
@@ -117,7 +83,7 @@ static double num(const cJSON *o, const char *k)
 static void json_report_has_keys(void **state)
 {
     (void)state;
-    struct out o = run("sim --preset demo --json");
+    struct tb_test_out o = tb_test_run("sim --preset demo --json");
     cJSON *j;
     const char *keys[] = {"ttft_s",    "ttfa_s",  "events",        "chunks",        "decode_tps",
                           "speech_s",  "end_s",   "underruns",     "interruptions", "gap_total_s",
@@ -134,35 +100,35 @@ static void json_report_has_keys(void **state)
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "gaps")),
                      (int)num(j, "underruns"));
     cJSON_Delete(j);
-    done(&o);
+    tb_test_out_free(&o);
 }
 
 static void human_report_verdict(void **state)
 {
     (void)state;
-    struct out o = run("sim");
+    struct tb_test_out o = tb_test_run("sim");
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.so, "verdict: 2 underruns"));
     assert_non_null(strstr(o.so, "minimum TPS"));
     assert_non_null(strstr(o.so, "pre-roll"));
     assert_non_null(strstr(o.so, "ring: high water"));
-    done(&o);
-    o = run("sim --preset gc-8b");
+    tb_test_out_free(&o);
+    o = tb_test_run("sim --preset gc-8b");
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.so, "verdict: no gaps"));
-    done(&o);
+    tb_test_out_free(&o);
 }
 
 static void gate_exit_codes(void **state)
 {
     (void)state;
-    struct out o = run("sim --preset demo --fail-on-underrun");
+    struct tb_test_out o = tb_test_run("sim --preset demo --fail-on-underrun");
     assert_int_equal(o.code, 1);
     assert_non_null(strstr(o.se, "--fail-on-underrun: 2 underruns"));
-    done(&o);
-    o = run("sim --preset gc-8b --fail-on-underrun");
+    tb_test_out_free(&o);
+    o = tb_test_run("sim --preset gc-8b --fail-on-underrun");
     assert_int_equal(o.code, 0);
-    done(&o);
+    tb_test_out_free(&o);
 }
 
 /* --record writes a trace that replays to the same numbers, and the same
@@ -171,7 +137,7 @@ static void record_round_trip(void **state)
 {
     (void)state;
     char a[64], b[64], args[256];
-    struct out o1, o2, o3;
+    struct tb_test_out o1, o2, o3;
     char *ta, *tb;
     snprintf(a, sizeof(a), "/tmp/ttsbuf-test-%d-a.jsonl", (int)getpid());
     snprintf(b, sizeof(b), "/tmp/ttsbuf-test-%d-b.jsonl", (int)getpid());
@@ -179,18 +145,18 @@ static void record_round_trip(void **state)
              "sim --synth tps=9,jitter=0.7,stall=0.03:1,burst=2,seed=5 --chunk clause --json "
              "--record %s",
              a);
-    o1 = run(args);
+    o1 = tb_test_run(args);
     assert_int_equal(o1.code, 0);
     snprintf(args, sizeof(args),
              "sim --synth tps=9,jitter=0.7,stall=0.03:1,burst=2,seed=5 "
              "--chunk clause --json --record %s",
              b);
-    o2 = run(args);
+    o2 = tb_test_run(args);
     ta = tb_test_slurp_str(a);
     tb = tb_test_slurp_str(b);
     assert_string_equal(ta, tb);
     snprintf(args, sizeof(args), "sim --trace - --chunk clause --json <%s", a);
-    o3 = run(args);
+    o3 = tb_test_run(args);
     assert_int_equal(o3.code, 0);
     {
         cJSON *j1 = cJSON_Parse(o1.so), *j3 = cJSON_Parse(o3.so);
@@ -207,9 +173,9 @@ static void record_round_trip(void **state)
     }
     free(ta);
     free(tb);
-    done(&o1);
-    done(&o2);
-    done(&o3);
+    tb_test_out_free(&o1);
+    tb_test_out_free(&o2);
+    tb_test_out_free(&o3);
     remove(a);
     remove(b);
 }

@@ -408,34 +408,10 @@ static void serve_cli_and_run_cli(void **state)
     (void)state;
     char cmd[1024], path[96];
     char *log;
-    int port = 0, rc, st;
+    int port = 0, rc, st, pid;
     cJSON *j;
-    pid_t pid;
     snprintf(path, sizeof(path), "/tmp/ttsbuf-serve-%d.log", (int)getpid());
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        FILE *f = freopen(path, "w", stderr);
-        (void)f;
-        execl(bin(), bin(), "serve", "--listen", "127.0.0.1:0", "--synth",
-              "tps=300,tokens=30,ttft=0.02", (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 200 && port == 0; i++) {
-        const char *p;
-        struct timespec ts = {0, 10000000};
-        nanosleep(&ts, NULL);
-        log = tb_test_slurp_str(path);
-        p = strstr(log, "http://127.0.0.1:");
-        if (p != NULL)
-            port = atoi(p + strlen("http://127.0.0.1:"));
-        free(log);
-    }
-    if (port == 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        fail_msg("ttsbuf serve did not print its port");
-    }
+    pid = tb_test_serve_spawn("tps=300,tokens=30,ttft=0.02", path, &port);
     snprintf(cmd, sizeof(cmd),
              "OPENAI_BASE_URL=http://127.0.0.1:%d/v1 '%s' run --model 'mock+stall@2:1' "
              "--chunk token --json >%s.out 2>&1",
@@ -446,15 +422,13 @@ static void serve_cli_and_run_cli(void **state)
     j = cJSON_Parse(log);
     free(log);
     /* Stop the server before any assertion can end the test. */
-    kill(pid, SIGINT);
-    waitpid(pid, &st, 0);
+    st = tb_test_serve_stop(pid);
     assert_int_equal(rc, 0);
     assert_non_null(j);
     assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 30);
     assert_true(cJSON_GetObjectItem(j, "underruns")->valueint >= 1);
     cJSON_Delete(j);
-    assert_true(WIFEXITED(st));
-    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_int_equal(st, 0);
     log = tb_test_slurp_str(path);
     assert_non_null(strstr(log, "1 requests"));
     free(log);
@@ -693,7 +667,7 @@ static void run_cli_request_options(void **state)
         static const struct {
             const char *args, *err;
         } bad[] = {
-            {"--api chatty", "--api: 'chatty' is not chat or completions"},
+            {"--api chatty", "--api: 'chatty' is not chat, completions, anthropic or ollama"},
             {"--temperature 3", "--temperature: '3' is outside 0..2"},
             {"--max-tokens 0", "--max-tokens: '0' is outside"},
             {"--idle-timeout -1", "--idle-timeout: '-1' is outside"},
@@ -704,8 +678,8 @@ static void run_cli_request_options(void **state)
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
             int code;
-            snprintf(cmd, sizeof(cmd), "'%s' run %s -q >%s/out 2>%s/err", bin(), bad[i].args,
-                     dir, dir);
+            snprintf(cmd, sizeof(cmd), "'%s' run %s -q >%s/out 2>%s/err", bin(), bad[i].args, dir,
+                     dir);
             code = sh(cmd);
             snprintf(cmd, sizeof(cmd), "%s/err", dir);
             out = tb_test_slurp_str(cmd);

@@ -36,6 +36,8 @@ int tb_test_rebuffer(void);
 int tb_test_sweep(void);
 int tb_test_svg(void);
 int tb_test_docs(void);
+int tb_test_import(void);
+int tb_test_api(void);
 
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;
@@ -97,6 +99,16 @@ static inline uint32_t tb_rng_below(struct tb_rng *r, uint32_t n)
 {
     return (uint32_t)(tb_rng_next(r) % n);
 }
+
+/* Asserts the exit code, nothing on stdout and one stderr line
+ * "ttsbuf: ..." that contains want. */
+void tb_test_expect_error(const char *args, int code, const char *want);
+
+/* Starts `$TTSBUF serve --listen 127.0.0.1:0 --synth SPEC` with its
+ * stderr in log, and waits for its port; returns its pid.  Stop it with
+ * tb_test_serve_stop (SIGINT), which returns its exit status. */
+int tb_test_serve_spawn(const char *synth, const char *log, int *port);
+int tb_test_serve_stop(int pid);
 
 /* Asserts |a - b| <= tol, printing both. */
 #define assert_near(a, b, tol)                                                                     \

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests.h"
@@ -106,6 +108,9 @@ void tb_test_free_names(char **v, size_t n)
     free(v);
 }
 
+/* ---- running the binary (end-to-end tests) ---------------------------- */
+
+/* Runs `$TTSBUF args` through sh (args may hold redirections of input). */
 struct tb_test_out tb_test_run(const char *args)
 {
     const char *bin = getenv("TTSBUF");
@@ -129,4 +134,62 @@ void tb_test_out_free(struct tb_test_out *o)
 {
     free(o->so);
     free(o->se);
+}
+
+/* Exit code and a one-line stderr that contains `want`. */
+void tb_test_expect_error(const char *args, int code, const char *want)
+{
+    struct tb_test_out o = tb_test_run(args);
+    if (o.code != code || strstr(o.se, want) == NULL)
+        fail_msg("ttsbuf %s: exit %d, stderr '%s'; wanted exit %d and '%s'", args, o.code, o.se,
+                 code, want);
+    assert_int_equal(strncmp(o.se, "ttsbuf: ", 8), 0);
+    /* Exactly one line. */
+    assert_non_null(strchr(o.se, '\n'));
+    assert_string_equal(strchr(o.se, '\n'), "\n");
+    assert_string_equal(o.so, "");
+    tb_test_out_free(&o);
+}
+
+int tb_test_serve_spawn(const char *synth, const char *log, int *port)
+{
+    const char *bin = getenv("TTSBUF");
+    pid_t pid;
+    *port = 0;
+    if (bin == NULL)
+        bin = "./ttsbuf";
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        FILE *f = freopen(log, "w", stderr);
+        (void)f;
+        execl(bin, bin, "serve", "--listen", "127.0.0.1:0", "--synth", synth, (char *)NULL);
+        _exit(127);
+    }
+    /* It prints "listening on http://127.0.0.1:PORT/v1" once bound. */
+    for (int i = 0; i < 200 && *port == 0; i++) {
+        const char *p;
+        char *text;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+        text = tb_test_slurp_str(log);
+        p = strstr(text, "http://127.0.0.1:");
+        if (p != NULL)
+            *port = atoi(p + strlen("http://127.0.0.1:"));
+        free(text);
+    }
+    if (*port == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("ttsbuf serve did not print its port");
+    }
+    return (int)pid;
+}
+
+int tb_test_serve_stop(int pid)
+{
+    int st;
+    kill((pid_t)pid, SIGINT);
+    waitpid((pid_t)pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }

@@ -5,7 +5,8 @@
  * HTTP/1.1 or HTTP/2 (negotiated over TLS), TLS verified unless told
  * otherwise, redirects followed up to a limit and only to http/https; the
  * bearer token is sent with libcurl's own bearer auth, which libcurl does
- * not forward to another host on redirect.  The key is never logged:
+ * not forward to another host on redirect (or in a header the dialect
+ * names, with redirects off).  The key is never logged:
  * verbose lines pass through tb_http_redact first.
  *
  * Idle timeout: no body byte for idle_timeout seconds (counted from the
@@ -34,6 +35,12 @@ typedef void (*tb_http_log_fn)(void *ud, const char *line);
 struct tb_http_req {
     const char *url;
     const char *bearer;         /* API key, or NULL: a secret */
+    const char *key_header;     /* NULL: the key goes as Bearer auth; else in this
+                                 * header ("x-api-key"), and redirects are then
+                                 * not followed (libcurl would forward a custom
+                                 * header to another host) */
+    const char *stream_type;    /* the Content-Type of a stream (also sent as
+                                 * Accept); NULL: "text/event-stream" */
     const char *const *headers; /* extra "Name: value" header lines */
     size_t nheaders;
     const char *body;       /* POST body, NUL-terminated */
@@ -58,7 +65,8 @@ typedef int (*tb_http_body_fn)(void *ud, const char *buf, size_t len, double t);
 struct tb_http_resp {
     long status; /* final HTTP status, 0 when none came */
     char content_type[128];
-    int sse;    /* 2xx and Content-Type text/event-stream */
+    int sse;    /* 2xx and Content-Type the stream type (text/event-stream,
+                 * or the request's stream_type) */
     char *body; /* any other body: its first TB_HTTP_ERRBODY_MAX bytes */
     size_t body_len;
     int curl_code;    /* CURLcode; 0 for a clean end */

@@ -1,6 +1,7 @@
 /*
- * live.h - a live run: stream a completion from an OpenAI-compatible
- * endpoint and play it out, as it arrives, on the wall clock.
+ * live.h - a live run: stream a completion from a provider (any dialect
+ * of api.h: OpenAI-compatible, Anthropic, Ollama) and play it out, as it
+ * arrives, on the wall clock.
  *
  * Two threads.  The network thread runs the HTTP transfer; each body read
  * goes through the SSE parser and the event JSON, and every content or
@@ -45,8 +46,8 @@ enum tb_live_error {
     TB_LIVE_NOT_SSE,     /* 2xx but not text/event-stream */
     TB_LIVE_SSE,         /* an SSE line or event over its cap */
     TB_LIVE_JSON,        /* an event whose JSON is bad */
-    TB_LIVE_ERROR_EVENT, /* the server sent {"error": ...} */
-    TB_LIVE_TRUNCATED,   /* the stream ended before [DONE] */
+    TB_LIVE_ERROR_EVENT, /* the server sent an error event */
+    TB_LIVE_TRUNCATED,   /* the stream ended before its end marker */
     TB_LIVE_CANCELLED,   /* Ctrl-C */
     TB_LIVE_NOMEM
 };
@@ -74,6 +75,8 @@ struct tb_live_result {
     long long usage_completion, usage_prompt;
     char finish_reason[32];
     int done_seen;
+    int have_server;                /* the provider reported its own timings */
+    struct tb_server_timing server; /* (Ollama's final line), ns */
 };
 
 /*

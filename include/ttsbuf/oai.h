@@ -24,9 +24,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The provider dialects (api.h says what each one means on the wire;
+ * this file is the OpenAI pair). */
 enum tb_api {
-    TB_API_CHAT = 0,   /* POST /chat/completions */
-    TB_API_COMPLETIONS /* POST /completions (legacy) */
+    TB_API_CHAT = 0,    /* POST /chat/completions */
+    TB_API_COMPLETIONS, /* POST /completions (legacy) */
+    TB_API_ANTHROPIC,   /* POST /messages (Anthropic Messages, SSE) */
+    TB_API_OLLAMA,      /* POST /api/chat (Ollama native, NDJSON) */
+    TB_API__COUNT
 };
 
 struct tb_oai_request {
@@ -41,7 +46,9 @@ struct tb_oai_request {
 };
 
 /*
- * tb_oai_request_body - the JSON body of a streaming request.  *out is
+ * tb_oai_request_body - the JSON body of a streaming request (the OpenAI
+ * pair, chat or completions; api.h's tb_api_request_body covers every
+ * dialect).  *out is
  * malloc'd (caller frees), NUL-terminated.  Returns 0; TB_EINVAL when
  * messages_json is not a JSON array or extra_json not a JSON object (err
  * says which); TB_ENOMEM.

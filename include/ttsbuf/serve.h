@@ -7,7 +7,20 @@
  *                               events; false: one chat.completion JSON
  *   POST /v1/completions        the legacy API (choices[0].text; no role
  *                               chunk, and no reasoning: it has no field)
+ *   POST /v1/messages           Anthropic Messages: SSE with event: lines
+ *                               (message_start, ping, a thinking block for
+ *                               reasoning then a text block, message_delta
+ *                               with usage, message_stop); errors in
+ *                               Anthropic's {"type":"error",...} shape
+ *   POST /api/chat              Ollama: NDJSON (application/x-ndjson),
+ *                               streamed unless "stream": false,
+ *                               options.num_predict as the limit, a final
+ *                               "done": true line with the server's
+ *                               durations (prompt_eval_duration: the first
+ *                               token's time; eval_duration: first to last)
  *   GET  /v1/models             the model list
+ * Every route streams the same stream with the same timing and faults
+ * (nodone drops message_stop or the final line; comments apply to SSE).
  * Other paths get 404, a known path with the wrong method 405, both with
  * an OpenAI-style error body.  Requests are parsed strictly: a malformed
  * head or body gets 400, a chunked request body 411, a version other than

@@ -34,15 +34,27 @@ struct tb_event {
 #define TB_EVENT_TOKENS_MAX 1000000u      /* tokens claimed by one event */
 #define TB_STREAM_EVENTS_MAX (1ull << 31) /* events in one stream */
 
+/* Server-side timings a provider reported about one request (Ollama's
+ * final line); -1 for each one it did not report. */
+struct tb_server_timing {
+    long long total_ns, load_ns;
+    long long prompt_eval_count, prompt_eval_ns;
+    long long eval_count, eval_ns;
+};
+
 struct tb_stream {
     struct tb_event *ev;
     size_t n, cap;
     char *text;
     uint64_t text_len, text_cap;
-    long long usage_tokens; /* usage.completion_tokens, or -1 when unknown */
-    char model[128];        /* from a trace header, or "" */
-    char base_url[256];     /* from a trace header, or "" (never a key) */
+    long long usage_tokens;         /* usage.completion_tokens, or -1 when unknown */
+    char model[128];                /* from a trace header, or "" */
+    char base_url[256];             /* from a trace header, or "" (never a key) */
+    struct tb_server_timing server; /* all -1 unless the provider said */
 };
+
+/* Every timing unknown (-1).  Any thread. */
+void tb_server_timing_init(struct tb_server_timing *t);
 
 /* Empty stream; cannot fail (allocates nothing). */
 void tb_stream_init(struct tb_stream *s);

@@ -6,6 +6,9 @@
  *   {"t": 0.8123, "text": " Hello"}             an event
  *   {"t": 0.9, "text": "x", "kind": "reasoning", "tokens": 3}
  *   {"usage": {"completion_tokens": 412}}       optional, usually last
+ *   {"usage": {...}, "server": {"total_ns": 2100000000, "eval_count": 120,
+ *    "eval_ns": 1900000000, ...}}               the provider's own timings
+ *                                               (Ollama), keys optional
  * Unknown keys are ignored; events with empty text are ignored; blank lines
  * are skipped.  Errors name the place as "NAME:LINE: reason".
  *

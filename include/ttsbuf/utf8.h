@@ -18,4 +18,11 @@ size_t tb_utf8_check(const char *s, size_t len);
  * bytes that are not continuation bytes). */
 size_t tb_utf8_count(const char *s, size_t len);
 
+/*
+ * tb_utf8_copy - copies the C string src into dst[0..cap) (cap > 0),
+ * NUL-terminated, cut at a character boundary when it does not fit (a cut
+ * inside a character would make invalid UTF-8).  Returns the bytes copied.
+ */
+size_t tb_utf8_copy(char *dst, size_t cap, const char *src);
+
 #endif

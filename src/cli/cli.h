@@ -53,7 +53,7 @@ struct tb_gap_list {
 struct tb_report_live {
     const char *model;
     const char *base_url; /* redacted */
-    const char *api;      /* "chat" or "completions" */
+    const char *api;      /* "chat", "completions", "anthropic", "ollama" */
     long http_status;
     const char *error_kind; /* NULL when the run succeeded */
     const char *error;
@@ -61,6 +61,7 @@ struct tb_report_live {
     uint64_t sse_events, tool_calls;
     const char *finish_reason;
     int usage_retried;
+    const struct tb_server_timing *server; /* the provider's own timings, or NULL */
 };
 
 /* The human report (stdout).  max_gaps limits the gap list; live is NULL

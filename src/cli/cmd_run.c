@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "common.h"
+#include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/http.h"
 #include "ttsbuf/live.h"
@@ -45,19 +46,29 @@ static void usage(FILE *f)
             "the report has the same numbers `ttsbuf sim --trace` gives on the recording.\n"
             "\n"
             "Endpoint:\n"
-            "  --base-url URL     e.g. https://api.openai.com/v1 (else $OPENAI_BASE_URL;\n"
-            "                     with neither, the built-in mock provider on loopback)\n"
-            "  --api API          chat (POST /chat/completions, default) or completions\n"
-            "  --model NAME       the model (else $OPENAI_MODEL; required for real endpoints)\n"
-            "  --api-key-file F   read the API key from F (else $OPENAI_API_KEY); the key is\n"
-            "                     sent as Authorization: Bearer and never printed or written\n"
+            "  --base-url URL     e.g. https://api.openai.com/v1 (else $OPENAI_BASE_URL,\n"
+            "                     $ANTHROPIC_BASE_URL or $OLLAMA_HOST by --api; with none,\n"
+            "                     the built-in mock provider on loopback)\n"
+            "  --api API          chat: POST {base}/chat/completions (default); completions:\n"
+            "                     {base}/completions; anthropic: {base}/messages (Messages\n"
+            "                     streaming, e.g. base https://api.anthropic.com/v1); ollama:\n"
+            "                     {base}/api/chat (NDJSON, e.g. base http://localhost:11434;\n"
+            "                     its server-side durations are reported).  Reasoning and\n"
+            "                     thinking deltas are recorded as reasoning, never spoken\n"
+            "  --model NAME       the model (else $OPENAI_MODEL for chat/completions;\n"
+            "                     required for real endpoints)\n"
+            "  --api-key-file F   read the API key from F (else $OPENAI_API_KEY, or\n"
+            "                     $ANTHROPIC_API_KEY for anthropic); sent as Authorization:\n"
+            "                     Bearer (anthropic: x-api-key, with anthropic-version),\n"
+            "                     never printed or written\n"
             "  -H 'Name: value'   an extra request header (repeatable, up to %d)\n"
             "  --prompt TEXT      the user message (default: \"%s\")\n"
             "  --messages FILE    a JSON array of chat messages instead of --prompt\n"
             "  --max-tokens N     default %d\n"
             "  --temperature T    0..2; not sent unless given\n"
             "  --body-json JSON   an object merged into the request body\n"
-            "  --no-usage         do not ask for stream_options.include_usage\n"
+            "  --no-usage         do not ask for stream_options.include_usage (chat,\n"
+            "                     completions; the others always report usage)\n"
             "  --idle-timeout S   give up after S seconds without data (default 60; 0: never)\n"
             "  --timeout S        give up after S seconds in all (default 0: never)\n"
             "  --connect-timeout S  default 10\n"
@@ -272,12 +283,8 @@ static int parse(int argc, char **argv, struct run_args *a)
         case O_INSECURE: a->insecure = 1; continue;
         case O_FAULT: a->fault = optarg; continue;
         case O_API:
-            if (strcmp(optarg, "chat") == 0) {
-                a->req.api = TB_API_CHAT;
-            } else if (strcmp(optarg, "completions") == 0) {
-                a->req.api = TB_API_COMPLETIONS;
-            } else {
-                tb_cli_error("--api: '%s' is not chat or completions", optarg);
+            if (tb_api_by_name(optarg, &a->req.api) != 0) {
+                tb_cli_error("--api: '%s' is not chat, completions, anthropic or ollama", optarg);
                 return TB_EXIT_USAGE;
             }
             continue;
@@ -341,6 +348,8 @@ int tb_cmd_run(int argc, char **argv)
     char url[2048], base_red[sizeof(r.stream.base_url)], label[512];
     char *key = NULL, *messages = NULL;
     const char *base;
+    const struct tb_api_info *info;
+    char *base_fixed = NULL;
     int code, rc, embedded;
 
     memset(&a, 0, sizeof(a));
@@ -352,20 +361,33 @@ int tb_cmd_run(int argc, char **argv)
     if (code >= 0)
         return code;
 
-    base = a.base_url != NULL ? a.base_url : getenv("OPENAI_BASE_URL");
+    info = tb_api_info(a.req.api);
+    base = a.base_url != NULL ? a.base_url : getenv(info->base_env);
     if (base != NULL && base[0] == '\0')
         base = NULL;
     embedded = base == NULL;
+    if (base != NULL && strstr(base, "://") == NULL) {
+        /* OLLAMA_HOST is often host:port alone. */
+        size_t n = strlen(base) + 8;
+        base_fixed = malloc(n);
+        if (base_fixed == NULL) {
+            tb_cli_error("out of memory");
+            return TB_EXIT_USAGE;
+        }
+        snprintf(base_fixed, n, "http://%s", base);
+        base = base_fixed;
+    }
     if (!embedded && (a.c.nsources > 0 || a.fault != NULL)) {
         tb_cli_error("run: --trace/--synth/--preset/--fault drive the built-in mock; "
                      "they do not apply with a base URL");
         return TB_EXIT_USAGE;
     }
-    if (a.model == NULL)
-        a.model = getenv("OPENAI_MODEL");
+    if (a.model == NULL && info->usage_option)
+        a.model = getenv("OPENAI_MODEL"); /* the OpenAI pair */
     if (a.model == NULL || a.model[0] == '\0') {
         if (!embedded) {
-            tb_cli_error("run: --model is required (or set OPENAI_MODEL)");
+            tb_cli_error("run: --model is required%s",
+                         info->usage_option ? " (or set OPENAI_MODEL)" : "");
             return TB_EXIT_USAGE;
         }
         a.model = "ttsbuf-mock";
@@ -377,8 +399,9 @@ int tb_cmd_run(int argc, char **argv)
             return TB_EXIT_USAGE;
         }
         chomp(key);
-    } else if (getenv("OPENAI_API_KEY") != NULL && getenv("OPENAI_API_KEY")[0] != '\0') {
-        key = strdup(getenv("OPENAI_API_KEY"));
+    } else if (info->key_env != NULL && getenv(info->key_env) != NULL &&
+               getenv(info->key_env)[0] != '\0') {
+        key = strdup(getenv(info->key_env));
     }
     if (a.messages_file != NULL) {
         messages = read_small(a.messages_file, MESSAGES_MAX);
@@ -392,6 +415,8 @@ int tb_cmd_run(int argc, char **argv)
 
     if (embedded) {
         code = mock_start(&a, &m, url, sizeof(url), &src, label, sizeof(label));
+        if (code < 0 && a.req.api == TB_API_OLLAMA)
+            *strrchr(url, '/') = '\0'; /* Ollama's paths start at the root */
         if (code >= 0)
             goto out;
         fprintf(stderr,
@@ -406,7 +431,7 @@ int tb_cmd_run(int argc, char **argv)
     lo.sim = a.c.o;
     lo.req = a.req;
     {
-        /* base + "/chat/completions", without a doubled slash. */
+        /* base + the dialect's path, without a doubled slash. */
         size_t bl = strlen(base);
         char *full = malloc(bl + 32);
         if (full == NULL) {
@@ -415,7 +440,7 @@ int tb_cmd_run(int argc, char **argv)
             goto out;
         }
         snprintf(full, bl + 32, "%.*s%s", (int)(bl > 0 && base[bl - 1] == '/' ? bl - 1 : bl), base,
-                 a.req.api == TB_API_CHAT ? "/chat/completions" : "/completions");
+                 info->path);
         lo.http.url = full;
     }
     lo.http.bearer = key;
@@ -460,7 +485,8 @@ int tb_cmd_run(int argc, char **argv)
     memset(&rl, 0, sizeof(rl));
     rl.model = a.model;
     rl.base_url = base_red;
-    rl.api = a.req.api == TB_API_CHAT ? "chat" : "completions";
+    rl.api = info->name;
+    rl.server = r.have_server ? &r.server : NULL;
     rl.http_status = r.http_status;
     rl.error_kind = r.error ? tb_live_error_name(r.error) : NULL;
     rl.error = r.message;
@@ -496,6 +522,7 @@ out:
     free(gaps.v);
     free(plays.all.v);
     free(messages);
+    free(base_fixed);
     if (key != NULL) {
         /* Scrub the key before freeing it. */
         volatile char *p = key;

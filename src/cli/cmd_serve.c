@@ -28,7 +28,10 @@ static void usage(FILE *f)
                "A mock OpenAI-compatible provider: every request streams the source's tokens\n"
                "with the source's own timing (event k at request time + t_k).\n"
                "  POST /v1/chat/completions, POST /v1/completions (stream true or false),\n"
-               "  GET /v1/models.  Any model name is accepted.\n"
+               "  POST /v1/messages (Anthropic Messages: message_start, ping, thinking and\n"
+               "  text blocks, message_delta usage, message_stop), POST /api/chat (Ollama\n"
+               "  NDJSON, a final line with the server's durations), GET /v1/models.\n"
+               "  Any model name is accepted; every route has the same timing and faults.\n"
                "\n"
                "Source (one):\n");
     tb_cli_usage_sources(f, DEFAULT_PRESET);
@@ -47,11 +50,12 @@ static void usage(FILE *f)
             "  status@N:html  ... with an HTML body\n"
             "  html           answer 200 with Content-Type text/html\n"
             "  malformed@K    token K's event carries truncated JSON\n"
-            "  error@K        an {\"error\": ...} event instead of token K, then the end\n"
+            "  error@K        an error event instead of token K, then the end\n"
             "  burst@N        N tokens per event\n"
             "  reasoning@N    N reasoning deltas before the content\n"
             "  crlf           CRLF line endings;  comments: ': keep-alive' lines\n"
-            "  nodone         never send [DONE]\n"
+            "  nodone         never send [DONE] (anthropic: message_stop; ollama: the\n"
+            "                 final done line)\n"
             "  reject-usage   answer 400 to requests with stream_options\n"
             "\nStops on SIGINT/SIGTERM and prints what it served.\n",
             TB_SERVE_PORT_DEFAULT);

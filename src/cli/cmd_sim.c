@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "common.h"
 #include "ttsbuf/clock.h"
+#include "ttsbuf/import.h"
 #include "ttsbuf/sim.h"
 
 #define DEFAULT_PRESET "demo"
@@ -20,6 +21,20 @@ static void usage(FILE *f)
                "where the audio would run dry and how many tokens/s would have been enough.\n"
                "\nSource (one):\n");
     tb_cli_usage_sources(f, DEFAULT_PRESET);
+    fprintf(f,
+            "  --import FORMAT:FILE\n"
+            "                     another tool's benchmark results, one stream a request:\n"
+            "                     vllm (vllm bench serve --save-result --save-detailed JSON),\n"
+            "                     sglang (bench_serving --output-details JSONL), genai-perf\n"
+            "                     (profile_export.json), aiperf-raw (profile_export_raw.jsonl),\n"
+            "                     aiperf (profile_export.jsonl).  vllm/sglang keep no per-chunk\n"
+            "                     text: the request's text is cut into token-like pieces spread\n"
+            "                     evenly over its chunks (chunk k at ttft + sum of the first k\n"
+            "                     itls); aiperf keeps none: synthetic prose is spoken\n"
+            "  --request N        with --import: play request N (from 0) with the full report;\n"
+            "                     without it a file of several requests gives one line per\n"
+            "                     request and P50/P95/P99/max over them (--json: one object\n"
+            "                     a line per request)\n");
     fprintf(f, "\nPlayout and output:\n");
     tb_cli_usage_playout(f);
     fprintf(f, "  -h, --help         this help\n"
@@ -28,8 +43,12 @@ static void usage(FILE *f)
     tb_cli_usage_tables(f);
 }
 
+enum { O_IMPORT = TB_O__COMMON_END, O_REQUEST };
+
 static const struct option longopts[] = {
     TB_SOURCE_LONGOPTS,
+    {"import", required_argument, NULL, O_IMPORT},
+    {"request", required_argument, NULL, O_REQUEST},
     TB_PLAYOUT_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -45,6 +64,9 @@ int tb_cmd_sim(int argc, char **argv)
     struct tb_cli_plays plays;
     struct tb_clock clk;
     char label[512], err[512];
+    const char *import = NULL;
+    long request = -1;
+    size_t z;
     int c, code = -1, rc;
 
     tb_cli_common_init(&a);
@@ -57,6 +79,19 @@ int tb_cmd_sim(int argc, char **argv)
             usage(stdout);
             return TB_EXIT_OK;
         }
+        if (c == O_IMPORT) {
+            import = optarg;
+            continue;
+        }
+        if (c == O_REQUEST) {
+            if (tb_opt_size("--request", optarg, 0, TB_IMPORT_REQUESTS_MAX - 1, &z, err,
+                            sizeof(err)) != 0) {
+                tb_cli_error("%s", err);
+                return TB_EXIT_USAGE;
+            }
+            request = (long)z;
+            continue;
+        }
         rc = tb_cli_common_option(&a, c, optarg);
         if (rc < 0)
             return TB_EXIT_USAGE;
@@ -68,8 +103,15 @@ int tb_cmd_sim(int argc, char **argv)
         return TB_EXIT_USAGE;
     }
     plays.keep_all = a.svg != NULL;
+    if (request >= 0 && import == NULL) {
+        tb_cli_error("--request needs --import");
+        return TB_EXIT_USAGE;
+    }
     tb_stream_init(&s);
-    code = tb_cli_load_source(&a, DEFAULT_PRESET, &s, &src, label, sizeof(label));
+    if (import != NULL)
+        code = tb_cli_import(&a, import, request, &s, &src, label, sizeof(label));
+    else
+        code = tb_cli_load_source(&a, DEFAULT_PRESET, &s, &src, label, sizeof(label));
     if (code < 0 && a.record != NULL)
         code = tb_cli_record(a.record, &s);
     if (code >= 0)

@@ -103,6 +103,12 @@ void tb_cli_collect_play(void *ud, const struct tb_play *pl);
 int tb_cli_svg_timeline(const char *path, const struct tb_report_src *src,
                         const struct tb_sim_opts *o, const struct tb_stream *s,
                         const struct tb_gap_list *all, const struct tb_sim_result *r);
+/* sim --import SPEC (cmd_import.c): loads the file; with one request to
+ * play (the only one, or `request` >= 0) moves it into *s and returns -1
+ * to go on; with several and request < 0 prints the per-request table
+ * (or JSON lines) and returns an exit code, as it does on errors. */
+int tb_cli_import(const struct tb_cli_common *a, const char *spec, long request,
+                  struct tb_stream *s, struct tb_report_src *src, char *label, size_t labellen);
 
 /* --help fragments. */
 void tb_cli_usage_sources(FILE *f, const char *default_preset);

@@ -25,6 +25,42 @@ static void verdict(FILE *f, const struct tb_playout_result *p)
     fputc('\n', f);
 }
 
+/* The provider's own account of the request (Ollama's final line). */
+static void server_line(FILE *f, const struct tb_server_timing *t)
+{
+    fprintf(f, "  server says:");
+    if (t->total_ns >= 0)
+        fprintf(f, " total %.3f s", (double)t->total_ns / 1e9);
+    if (t->load_ns >= 0)
+        fprintf(f, ", load %.3f s", (double)t->load_ns / 1e9);
+    if (t->prompt_eval_ns >= 0)
+        fprintf(f, ", prompt %lld tokens in %.3f s", t->prompt_eval_count,
+                (double)t->prompt_eval_ns / 1e9);
+    if (t->eval_ns >= 0) {
+        fprintf(f, ", eval %lld tokens in %.3f s", t->eval_count, (double)t->eval_ns / 1e9);
+        if (t->eval_ns > 0 && t->eval_count > 0)
+            fprintf(f, " (%.1f tokens/s)", (double)t->eval_count * 1e9 / (double)t->eval_ns);
+    }
+    fputc('\n', f);
+}
+
+static void server_json(cJSON *root, const struct tb_server_timing *t)
+{
+    cJSON *o = cJSON_AddObjectToObject(root, "server_timing");
+    if (o == NULL)
+        return;
+#define NS_FIELD(key, v)                                                                           \
+    ((v) >= 0 ? (void)cJSON_AddNumberToObject(o, key, (double)(v) / 1e9)                           \
+              : (void)cJSON_AddNullToObject(o, key))
+    NS_FIELD("total_s", t->total_ns);
+    NS_FIELD("load_s", t->load_ns);
+    NS_FIELD("prompt_eval_s", t->prompt_eval_ns);
+    NS_FIELD("eval_s", t->eval_ns);
+#undef NS_FIELD
+    cJSON_AddNumberToObject(o, "prompt_eval_count", (double)t->prompt_eval_count);
+    cJSON_AddNumberToObject(o, "eval_count", (double)t->eval_count);
+}
+
 void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
                      const struct tb_sim_result *r, const struct tb_gap_list *gaps, size_t max_gaps,
                      const struct tb_report_live *live)
@@ -40,6 +76,8 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
                     live->error_kind, live->error);
         if (live->warning != NULL && live->warning[0] != '\0')
             fprintf(f, "  note: %s\n", live->warning);
+        if (live->server != NULL)
+            server_line(f, live->server);
     } else {
         fprintf(f, "ttsbuf sim: %s %s\n", src->kind, src->name);
     }
@@ -132,6 +170,8 @@ int tb_report_json(FILE *f, const struct tb_report_src *src, const struct tb_sim
         }
         if (live->warning != NULL && live->warning[0] != '\0')
             cJSON_AddStringToObject(root, "warning", live->warning);
+        if (live->server != NULL)
+            server_json(root, live->server);
     }
     opts = cJSON_AddObjectToObject(root, "options");
     if (opts != NULL) {

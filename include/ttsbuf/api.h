@@ -1,0 +1,135 @@
+/*
+ * api.h - provider dialects behind one interface: what to send (path,
+ * auth, request body) and how to read what comes back (stream framing,
+ * and each event turned into content, reasoning, usage, error or end).
+ * Live runs (live.h) go through it, and so can `ttsbuf bench`: adding a
+ * dialect means adding a row here, not an `if` in every caller.
+ *
+ *   dialect      path               auth                 framing  ends with
+ *   chat         /chat/completions  Bearer               SSE      data: [DONE]
+ *   completions  /completions       Bearer               SSE      data: [DONE]
+ *   anthropic    /messages          x-api-key + anthropic-version  SSE  message_stop
+ *   ollama       /api/chat          none                 NDJSON   "done": true
+ *
+ * Anthropic Messages streaming (event types, from the data's "type"):
+ * message_start (usage.input_tokens), content_block_start (a tool_use
+ * block counts as a tool call), content_block_delta with delta.type
+ * text_delta (.text: spoken) or thinking_delta (.thinking: reasoning),
+ * signature_delta and input_json_delta (ignored), content_block_stop,
+ * ping, message_delta (delta.stop_reason; usage.output_tokens, the
+ * running total), message_stop (the end; there is no [DONE]), error
+ * ({"type":"error","error":{"type","message"}}).  Unknown types are
+ * ignored, as Anthropic asks of clients.
+ *
+ * Ollama /api/chat (one JSON object a line): message.content (spoken),
+ * message.thinking (reasoning), message.tool_calls (counted), done,
+ * done_reason, and on the final line prompt_eval_count, eval_count and
+ * the server's own durations in ns (total_duration, load_duration,
+ * prompt_eval_duration, eval_duration), kept as struct tb_server_timing;
+ * {"error": "..."} is an error.  /api/generate's "response" and
+ * "thinking" are read too.
+ *
+ * Reasoning is recorded as reasoning: counted, never spoken.
+ *
+ * The parser is a pure function of the bytes fed to it (no I/O, no
+ * clock), so a fuzz target is tb_api_feed on arbitrary bytes, or
+ * tb_api_parse_event on one event.  Caps: an SSE line / event as sse.h
+ * (TB_SSE_LINE_MAX, TB_SSE_EVENT_MAX); an NDJSON line TB_API_LINE_MAX.
+ *
+ * Ownership: a parser owns the text it hands out; pointers stay valid
+ * until its next event.  Threads: one thread per parser; the tables are
+ * constant.
+ */
+#ifndef TTSBUF_API_H
+#define TTSBUF_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ttsbuf/oai.h"
+#include "ttsbuf/stream.h"
+
+#define TB_API_LINE_MAX (4u << 20) /* one NDJSON line */
+
+enum tb_api_framing { TB_API_SSE = 0, TB_API_NDJSON };
+
+/* What a caller needs to know to talk a dialect. */
+struct tb_api_info {
+    const char *name;         /* "chat", "completions", "anthropic", "ollama" */
+    const char *path;         /* appended to the base URL */
+    const char *base_env;     /* environment variable with the base URL */
+    const char *key_env;      /* environment variable with the key, or NULL */
+    const char *key_header;   /* NULL: bearer auth; else the header that carries
+                               * the key (a secret: never logged) */
+    const char *fixed_header; /* one more header line every request sends, or NULL */
+    const char *stream_type;  /* Content-Type of a stream (and Accept) */
+    enum tb_api_framing framing;
+    const char *end_name; /* how a complete stream ends, for messages */
+    int usage_option;     /* asks for usage with stream_options.include_usage */
+};
+
+/* The dialect's row; NULL for a value outside enum tb_api.  Any thread. */
+const struct tb_api_info *tb_api_info(enum tb_api api);
+
+/* By name: 0 and *out, or TB_EINVAL. */
+int tb_api_by_name(const char *name, enum tb_api *out);
+
+/*
+ * tb_api_request_body - the JSON body of a streaming request in q->api's
+ * dialect: OpenAI as oai.h; anthropic {model, max_tokens (1024 when not
+ * given: the API requires it), messages (system messages moved to
+ * "system"), stream, temperature}; ollama {model, messages, stream,
+ * options {num_predict, temperature}}.  --body-json keys are merged last
+ * (theirs win).  *out is malloc'd (caller frees).  Returns 0, TB_EINVAL
+ * (bad messages_json / extra_json, detail in err), TB_ENOMEM.
+ */
+int tb_api_request_body(const struct tb_oai_request *q, char **out, char *err, size_t errlen);
+
+/* One event, dialect-neutral. */
+struct tb_api_delta {
+    struct tb_oai_delta d; /* content, reasoning, tool calls, usage, finish,
+                            * error; d.done: the stream's proper end */
+    int have_server;       /* server timings were on this event */
+    struct tb_server_timing server;
+};
+
+struct tb_api_parser;
+
+/* 0 and *out, TB_EINVAL (unknown api) or TB_ENOMEM. */
+int tb_api_parser_create(enum tb_api api, struct tb_api_parser **out);
+void tb_api_parser_destroy(struct tb_api_parser *p); /* NULL is a no-op */
+void tb_api_parser_reset(struct tb_api_parser *p);   /* a new stream; keeps memory */
+
+/* Called once per event (SSE event or NDJSON line) that says anything;
+ * offset: the stream byte just past it.  Non-zero stops the feed. */
+typedef int (*tb_api_fn)(void *ud, const struct tb_api_delta *d, uint64_t offset);
+
+/*
+ * tb_api_feed - parses body bytes (any split).  Returns 0; TB_EFORMAT for
+ * an event whose JSON is bad ("bad event JSON ending at stream byte N:
+ * ..."); TB_ETOOBIG for a line or event over its cap ("... at byte N");
+ * TB_ENOMEM; or fn's non-zero value.  After an error the parser must be
+ * reset before reuse.
+ */
+int tb_api_feed(struct tb_api_parser *p, const char *buf, size_t len, tb_api_fn fn, void *ud,
+                char *err, size_t errlen);
+
+/* Bytes of an unfinished line or event: non-zero at end of stream means
+ * it was cut mid-event. */
+size_t tb_api_pending(const struct tb_api_parser *p);
+
+/* Events (SSE events or NDJSON lines) seen, and SSE comment lines. */
+uint64_t tb_api_events(const struct tb_api_parser *p);
+uint64_t tb_api_comments(const struct tb_api_parser *p);
+
+/*
+ * tb_api_parse_event - one event's data (len bytes, need not be
+ * NUL-terminated) in the parser's dialect; type: the SSE event type, or
+ * NULL.  Returns 0; TB_EFORMAT (invalid JSON "near byte N of the event",
+ * not an object, text not UTF-8); TB_ENOMEM.  An error event is not a
+ * parse error: out->d.error is set.
+ */
+int tb_api_parse_event(struct tb_api_parser *p, const char *type, size_t type_len, const char *data,
+                       size_t len, struct tb_api_delta *out, char *err, size_t errlen);
+
+#endif

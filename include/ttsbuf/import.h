@@ -1,0 +1,111 @@
+/*
+ * import.h - benchmark results people already have, turned into token
+ * streams: one struct tb_stream per request, named, ready for the
+ * simulator (`ttsbuf sim --import FORMAT:FILE`, and `sweep`).
+ *
+ * Formats (fields relied on are cited in each src/import_*.c):
+ *   vllm        `vllm bench serve --save-result --save-detailed` JSON: one
+ *               object with per-request arrays ttfts[i] (s), itls[i][k]
+ *               (s), generated_texts[i], output_lens[i], errors[i].
+ *               Chunk 0 arrives at ttfts[i], chunk k at
+ *               ttfts[i] + sum(itls[i][0..k)).
+ *   sglang      `python -m sglang.bench_serving --output-file F
+ *               --output-details`: JSONL, one such object per line (each
+ *               run appends a line); same arrays.
+ *   genai-perf  NVIDIA GenAI-Perf profile_export.json: experiments[e].
+ *               requests[r] with timestamp (ns), response_timestamps[k]
+ *               (ns) and response_outputs[k].response (raw SSE bytes: one
+ *               entry may hold several events or part of one, so they go
+ *               through the SSE parser as one byte stream), or
+ *               response_outputs[k].text_output (Triton: plain text).
+ *   aiperf-raw  NVIDIA AIPerf profile_export_raw.jsonl (--export-level
+ *               raw): one record a line, start_perf_ns and responses[k]
+ *               with perf_ns and either packets [{name, value}] (one SSE
+ *               message) or text (raw SSE bytes).
+ *   aiperf      NVIDIA AIPerf profile_export.jsonl: one record a line,
+ *               metrics.time_to_first_token and metrics.inter_chunk_latency
+ *               ({value, unit}), metrics.output_token_count.
+ * The event JSON inside SSE payloads is read as the OpenAI dialect
+ * (oai.h): content spoken, reasoning recorded as reasoning, usage kept.
+ *
+ * Approximations (also in README and --help):
+ *  - vllm/sglang record no per-chunk text: generated_texts[i] is cut into
+ *    token-like pieces (a word with its leading space, punctuation alone)
+ *    and the pieces are spread evenly over the chunks (code points when
+ *    there are fewer pieces than chunks; chunks left without text are
+ *    dropped and counted in empty_chunks); output_lens[i] tokens are
+ *    spread the same way (at least one per chunk) and become the usage.
+ *  - aiperf records carry no text at all: the chunks get ttsbuf's
+ *    synthetic prose (synth.h, seeded by the record's line), the output
+ *    token count spread over them as above.
+ * Times are seconds from the request's start.
+ *
+ * Errors name the place: "FILE:LINE: ..." for JSONL, "FILE: PATH: ..."
+ * with a JSON path like itls[3][7] for JSON documents.  A request the
+ * tool itself recorded as failed is kept, with its error text and
+ * whatever it received.
+ *
+ * Ownership: the caller owns the struct tb_import (tb_import_free).
+ * Threads: any thread; no shared state.  Parsing is a pure function of
+ * the bytes (tb_import_mem), for fuzzing.
+ */
+#ifndef TTSBUF_IMPORT_H
+#define TTSBUF_IMPORT_H
+
+#include <stddef.h>
+
+#include "ttsbuf/stream.h"
+
+enum tb_import_format {
+    TB_IMPORT_VLLM = 0,
+    TB_IMPORT_SGLANG,
+    TB_IMPORT_GENAI_PERF,
+    TB_IMPORT_AIPERF_RAW,
+    TB_IMPORT_AIPERF,
+    TB_IMPORT__COUNT
+};
+
+#define TB_IMPORT_FILE_MAX ((size_t)1 << 30) /* bytes of one input file */
+#define TB_IMPORT_REQUESTS_MAX 10000000u     /* requests in one file */
+
+struct tb_import_request {
+    char name[128];          /* e.g. "request 3", "line 7 (session 6)" */
+    struct tb_stream stream; /* may be empty when error is set */
+    char error[256];         /* "" or the failure the tool recorded */
+};
+
+struct tb_import {
+    struct tb_import_request *req;
+    size_t n, cap;
+    size_t empty_chunks; /* vllm/sglang: chunks left without text */
+};
+
+void tb_import_init(struct tb_import *im);
+void tb_import_free(struct tb_import *im); /* NULL is a no-op */
+
+/* "vllm", "sglang", "genai-perf", "aiperf-raw", "aiperf". */
+const char *tb_import_format_name(enum tb_import_format f);
+
+/* Parses "FORMAT:FILE": 0 with *f and *path (pointing into spec), or
+ * TB_EINVAL with the known formats in err. */
+int tb_import_spec(const char *spec, enum tb_import_format *f, const char **path, char *err,
+                   size_t errlen);
+
+/*
+ * tb_import_mem - parses buf[0..len) (need not be NUL-terminated) in
+ * format f, `name` naming it in messages; appends one request per
+ * request in the input.  Returns 0; TB_EFORMAT (invalid JSON, a missing
+ * or mistyped field, a time that is negative or goes backwards, bad
+ * UTF-8, bad event JSON in an SSE payload); TB_ETOOBIG (a cap); TB_EEMPTY
+ * (no request at all); TB_ENOMEM.  Detail in err.  On error *out holds
+ * the requests read before the bad one.
+ */
+int tb_import_mem(enum tb_import_format f, const char *buf, size_t len, const char *name,
+                  struct tb_import *out, char *err, size_t errlen);
+
+/* tb_import_mem on a whole file ("-": standard input), capped at
+ * TB_IMPORT_FILE_MAX; adds TB_EIO with strerror in err. */
+int tb_import_file(enum tb_import_format f, const char *path, struct tb_import *out, char *err,
+                   size_t errlen);
+
+#endif

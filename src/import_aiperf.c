@@ -1,0 +1,253 @@
+/*
+ * import_aiperf.c - NVIDIA AIPerf per-request exports (see import.h).
+ *
+ * profile_export_raw.jsonl (--export-level raw), one RawRecordInfo a line;
+ * fields relied on (aiperf/common/models/record_models.py):
+ *   start_perf_ns              the request's start, perf_counter ns
+ *   responses[k].perf_ns       when response k arrived, same clock
+ *   responses[k].packets       an SSEMessage: [{name, value}], one SSE
+ *                              message's fields ("data", "event", ...)
+ *   responses[k].text          a TextResponse: raw bytes (SSE when streamed)
+ *   payload.model              the model (optional)
+ *   metadata.session_num       the request's number (optional, for names)
+ *   error                      null or {code, type, message}
+ * Every response's bytes go through one SSE parser per request, so a
+ * message split over responses is read whole.
+ *
+ * profile_export.jsonl, one MetricRecordInfo a line; fields relied on:
+ *   metrics.time_to_first_token   {value, unit}: the first chunk
+ *   metrics.inter_chunk_latency   {value: [...], unit}: the gaps between
+ *                                 consecutive chunks after it
+ *   metrics.output_token_count    {value} (else output_sequence_length)
+ *   metadata.session_num, error   as above
+ * Units: "ns", "us", "ms", "s" or "sec".  No text is recorded: the chunks
+ * get synthetic prose (import.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import_priv.h"
+#include "ttsbuf/error.h"
+
+struct actx {
+    const char *name;
+    int raw;
+    struct tb_import *out;
+    struct tb_import_sse sse;
+    char *err;
+    size_t errlen;
+};
+
+static int bad(const struct actx *c, int code, size_t line, const char *path, long k,
+               const char *what)
+{
+    if (k >= 0)
+        return tb_seterr(c->err, c->errlen, code, "%s:%zu: %s[%ld]: %s", c->name, line, path, k,
+                         what);
+    return tb_seterr(c->err, c->errlen, code, "%s:%zu: %s: %s", c->name, line, path, what);
+}
+
+static struct tb_import_request *add(struct actx *c, const cJSON *root, size_t line, int *rc)
+{
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(root, "metadata");
+    const cJSON *sn = cJSON_GetObjectItemCaseSensitive(md, "session_num");
+    const cJSON *er = cJSON_GetObjectItemCaseSensitive(root, "error");
+    struct tb_import_request *r;
+    if (cJSON_IsNumber(sn))
+        r = tb_import_add(c->out, rc, "line %zu (session %.0f)", line, sn->valuedouble);
+    else
+        r = tb_import_add(c->out, rc, "line %zu", line);
+    if (r != NULL && cJSON_IsObject(er)) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(er, "message");
+        tb_import_str(r->error, sizeof(r->error), m);
+        if (r->error[0] == '\0')
+            snprintf(r->error, sizeof(r->error), "failed");
+    }
+    return r;
+}
+
+/* A {value, unit} time in seconds; -1 for an unknown unit. */
+static int unit_scale(const cJSON *m, double *scale)
+{
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(m, "unit");
+    static const struct {
+        const char *name;
+        double s;
+    } units[] = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}, {"sec", 1}};
+    if (!cJSON_IsString(u))
+        return -1;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (strcmp(u->valuestring, units[i].name) == 0) {
+            *scale = units[i].s;
+            return 0;
+        }
+    return -1;
+}
+
+static int raw_record(struct actx *c, const cJSON *root, size_t line)
+{
+    const cJSON *resp = cJSON_GetObjectItemCaseSensitive(root, "responses");
+    const cJSON *payload = cJSON_GetObjectItemCaseSensitive(root, "payload");
+    struct tb_import_request *r;
+    double t0, pk, last = 0;
+    long k = 0;
+    int rc = 0;
+
+    if (tb_import_num(cJSON_GetObjectItemCaseSensitive(root, "start_perf_ns"), &t0) != 0)
+        return bad(c, TB_EFORMAT, line, "start_perf_ns", -1, "missing or not a number");
+    if (!cJSON_IsArray(resp))
+        return bad(c, TB_EFORMAT, line, "responses", -1, "missing or not an array");
+    r = add(c, root, line, &rc);
+    if (r == NULL)
+        return tb_seterr(c->err, c->errlen, rc, "%s: too many requests or out of memory", c->name);
+    tb_import_str(r->stream.model, sizeof(r->stream.model),
+                  cJSON_GetObjectItemCaseSensitive(payload, "model"));
+    tb_import_sse_begin(&c->sse, &r->stream);
+    for (const cJSON *o = resp->child; o != NULL; o = o->next, k++) {
+        const cJSON *packets = cJSON_GetObjectItemCaseSensitive(o, "packets");
+        const cJSON *text = cJSON_GetObjectItemCaseSensitive(o, "text");
+        if (tb_import_num(cJSON_GetObjectItemCaseSensitive(o, "perf_ns"), &pk) != 0)
+            return bad(c, TB_EFORMAT, line, "responses", k, "perf_ns missing or not a number");
+        pk = (pk - t0) / 1e9;
+        if (pk < 0)
+            return bad(c, TB_EFORMAT, line, "responses", k, "perf_ns before start_perf_ns");
+        if (pk < last)
+            return bad(c, TB_EFORMAT, line, "responses", k, "perf_ns goes backwards");
+        last = pk;
+        if (cJSON_IsArray(packets)) {
+            /* One SSE message, rebuilt as its wire form: "name: value"
+             * lines and the blank line that dispatches it. */
+            long p = 0;
+            for (const cJSON *f = packets->child; f != NULL && rc == 0; f = f->next, p++) {
+                const cJSON *nm = cJSON_GetObjectItemCaseSensitive(f, "name");
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(f, "value");
+                const char *val = cJSON_IsString(v) ? v->valuestring : "";
+                char sep[3] = ": ";
+                if (!cJSON_IsString(nm) || strpbrk(nm->valuestring, "\r\n:") != NULL ||
+                    strpbrk(val, "\r\n") != NULL)
+                    return bad(c, TB_EFORMAT, line, "responses", k,
+                               "a packet is not a one-line {name, value}");
+                if (strcmp(nm->valuestring, "comment") == 0)
+                    continue;
+                rc = tb_import_sse_feed(&c->sse, nm->valuestring, strlen(nm->valuestring), pk);
+                if (rc == 0)
+                    rc = tb_import_sse_feed(&c->sse, sep, 2, pk);
+                if (rc == 0)
+                    rc = tb_import_sse_feed(&c->sse, val, strlen(val), pk);
+                if (rc == 0)
+                    rc = tb_import_sse_feed(&c->sse, "\n", 1, pk);
+            }
+            if (rc == 0)
+                rc = tb_import_sse_feed(&c->sse, "\n", 1, pk);
+        } else if (cJSON_IsString(text)) {
+            rc = tb_import_sse_feed(&c->sse, text->valuestring, strlen(text->valuestring), pk);
+        } else {
+            return bad(c, TB_EFORMAT, line, "responses", k, "neither packets nor text");
+        }
+        if (rc != 0)
+            return bad(c, rc, line, "responses", k, c->sse.err);
+    }
+    if (r->error[0] == '\0' && c->sse.failed[0] != '\0')
+        snprintf(r->error, sizeof(r->error), "%s", c->sse.failed);
+    return 0;
+}
+
+static int metric_record(struct actx *c, const cJSON *root, size_t line)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "metrics");
+    const cJSON *ttft = cJSON_GetObjectItemCaseSensitive(m, "time_to_first_token");
+    const cJSON *icl = cJSON_GetObjectItemCaseSensitive(m, "inter_chunk_latency");
+    const cJSON *otc = cJSON_GetObjectItemCaseSensitive(m, "output_token_count");
+    const cJSON *v;
+    struct tb_import_request *r;
+    double scale, t0, d, tok;
+    double *t = NULL;
+    long long tokens = -1;
+    size_t n = 1;
+    long k = 0;
+    int rc = 0;
+
+    if (otc == NULL)
+        otc = cJSON_GetObjectItemCaseSensitive(m, "output_sequence_length");
+    r = add(c, root, line, &rc);
+    if (r == NULL)
+        return tb_seterr(c->err, c->errlen, rc, "%s: too many requests or out of memory", c->name);
+    if (ttft == NULL) {
+        if (r->error[0] == '\0')
+            snprintf(r->error, sizeof(r->error), "no time_to_first_token recorded");
+        return 0;
+    }
+    if (unit_scale(ttft, &scale) != 0)
+        return bad(c, TB_EFORMAT, line, "metrics.time_to_first_token.unit", -1,
+                   "missing or not ns, us, ms or s");
+    if (tb_import_num(cJSON_GetObjectItemCaseSensitive(ttft, "value"), &t0) != 0 || t0 < 0)
+        return bad(c, TB_EFORMAT, line, "metrics.time_to_first_token.value", -1,
+                   "not a number >= 0");
+    t0 *= scale;
+    if (otc != NULL) {
+        if (tb_import_num(cJSON_GetObjectItemCaseSensitive(otc, "value"), &tok) != 0 || tok < 0 ||
+            tok > 1e12)
+            return bad(c, TB_EFORMAT, line, "metrics.output_token_count.value", -1,
+                       "not a token count");
+        tokens = (long long)tok;
+    }
+    if (icl != NULL) {
+        v = cJSON_GetObjectItemCaseSensitive(icl, "value");
+        if (!cJSON_IsArray(v))
+            return bad(c, TB_EFORMAT, line, "metrics.inter_chunk_latency.value", -1,
+                       "not an array");
+        if (unit_scale(icl, &scale) != 0)
+            return bad(c, TB_EFORMAT, line, "metrics.inter_chunk_latency.unit", -1,
+                       "missing or not ns, us, ms or s");
+        n += (size_t)cJSON_GetArraySize(v);
+    }
+    t = malloc(n * sizeof(*t));
+    if (t == NULL)
+        return tb_seterr(c->err, c->errlen, TB_ENOMEM, "%s: out of memory", c->name);
+    t[0] = t0;
+    if (icl != NULL) {
+        for (const cJSON *x = cJSON_GetObjectItemCaseSensitive(icl, "value")->child; x != NULL;
+             x = x->next, k++) {
+            if (tb_import_num(x, &d) != 0 || d < 0) {
+                free(t);
+                return bad(c, TB_EFORMAT, line, "metrics.inter_chunk_latency.value", k,
+                           "not a number >= 0");
+            }
+            t[k + 1] = t[k] + d * scale;
+        }
+    }
+    rc = tb_import_spread(&r->stream, t, n, NULL, 0, tokens, (uint64_t)line, &c->out->empty_chunks);
+    free(t);
+    if (rc != 0)
+        return bad(c, rc, line, "metrics", -1, rc == TB_ENOMEM ? "out of memory" : "over a cap");
+    return 0;
+}
+
+static int one_line(void *ud, const char *buf, size_t n, size_t line)
+{
+    struct actx *c = ud;
+    char e[96];
+    cJSON *root = tb_import_parse(buf, n, e, sizeof(e));
+    int rc;
+    if (root == NULL)
+        return tb_seterr(c->err, c->errlen, TB_EFORMAT, "%s:%zu: %s", c->name, line, e);
+    if (!cJSON_IsObject(root))
+        rc = tb_seterr(c->err, c->errlen, TB_EFORMAT, "%s:%zu: not a JSON object", c->name, line);
+    else
+        rc = c->raw ? raw_record(c, root, line) : metric_record(c, root, line);
+    cJSON_Delete(root);
+    return rc;
+}
+
+int tb_import_aiperf(const char *buf, size_t len, const char *name, int raw, struct tb_import *out,
+                     char *err, size_t errlen)
+{
+    struct actx c = {name, raw, out, {0}, err, errlen};
+    int rc = tb_import_sse_open(&c.sse);
+    if (rc != 0)
+        return tb_seterr(err, errlen, rc, "out of memory");
+    rc = tb_import_lines(buf, len, one_line, &c);
+    tb_import_sse_close(&c.sse);
+    return rc;
+}

@@ -1,0 +1,77 @@
+/*
+ * import_priv.h - private to the import module (src/import*.c): what the
+ * per-format readers share.  cJSON stays inside the module: these helpers
+ * take cJSON values, the public header never sees one.
+ */
+#ifndef TTSBUF_IMPORT_PRIV_H
+#define TTSBUF_IMPORT_PRIV_H
+
+#include <cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ttsbuf/import.h"
+#include "ttsbuf/oai.h"
+#include "ttsbuf/sse.h"
+
+/* Readers, one per format (import_*.c); arguments as tb_import_mem. */
+int tb_import_vllm(const char *buf, size_t len, const char *name, int jsonl, struct tb_import *out,
+                   char *err, size_t errlen);
+int tb_import_genai(const char *buf, size_t len, const char *name, struct tb_import *out, char *err,
+                    size_t errlen);
+int tb_import_aiperf(const char *buf, size_t len, const char *name, int raw, struct tb_import *out,
+                     char *err, size_t errlen);
+
+/* Appends an empty request named by fmt; NULL when memory or the
+ * request cap ran out (*rc says which). */
+struct tb_import_request *tb_import_add(struct tb_import *im, int *rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * tb_import_spread - appends n content events at times t[0..n) to s,
+ * with text[0..tlen) cut into token-like pieces spread evenly over them
+ * (text NULL: synthetic prose seeded by seed), and `tokens` tokens spread
+ * the same way (at least one an event; tokens < 0: one an event).  Events
+ * left without text are dropped and added to *empty.  Sets s->usage_tokens
+ * when tokens >= 0.  Returns 0, TB_ETOOBIG or TB_ENOMEM.
+ */
+int tb_import_spread(struct tb_stream *s, const double *t, size_t n, const char *text, size_t tlen,
+                     long long tokens, uint64_t seed, size_t *empty);
+
+/* Raw SSE bytes -> OpenAI event JSON -> a stream, for the formats that
+ * kept the bytes (genai-perf, aiperf-raw). */
+struct tb_import_sse {
+    struct tb_sse *sse;
+    struct tb_oai *oai;
+    struct tb_stream *s;
+    double t;         /* arrival time of the bytes being fed */
+    int rc;           /* the first error, or 0 */
+    char err[320];    /* its detail */
+    char failed[256]; /* an error event's message, or "" */
+};
+
+int tb_import_sse_open(struct tb_import_sse *x); /* 0 or TB_ENOMEM */
+void tb_import_sse_close(struct tb_import_sse *x);
+
+/* Starts a request's stream: every event fed next goes to s. */
+void tb_import_sse_begin(struct tb_import_sse *x, struct tb_stream *s);
+
+/* Feeds bytes that arrived at time t.  Returns 0, or TB_EFORMAT /
+ * TB_ETOOBIG / TB_ENOMEM with the detail in x->err. */
+int tb_import_sse_feed(struct tb_import_sse *x, const char *buf, size_t len, double t);
+
+/* A number field: 0 and *out, or -1 when v is not a finite number. */
+int tb_import_num(const cJSON *v, double *out);
+
+/* Copies a string (cut at a UTF-8 boundary), "" when v is not one. */
+void tb_import_str(char *dst, size_t cap, const cJSON *v);
+
+/* Parses one JSON text; NULL with "invalid JSON near byte N" in err. */
+cJSON *tb_import_parse(const char *buf, size_t len, char *err, size_t errlen);
+
+/* Calls fn for each non-blank line of buf (1-based line numbers); stops
+ * at the first non-zero return, which it returns. */
+int tb_import_lines(const char *buf, size_t len,
+                    int (*fn)(void *ud, const char *line, size_t n, size_t lineno), void *ud);
+
+#endif

@@ -1,0 +1,216 @@
+/*
+ * import_vllm.c - vLLM `vllm bench serve --save-result --save-detailed`
+ * JSON and SGLang `bench_serving --output-file --output-details` JSONL
+ * (see import.h).
+ *
+ * Fields relied on (vllm/benchmarks/serve.py and sglang/bench_serving.py
+ * build the same per-request arrays, index i for request i):
+ *   ttfts[i]            seconds from sending the request to its first chunk
+ *                       (0 for a failed request)
+ *   itls[i]             seconds between consecutive chunks after the first
+ *                       (one per chunk after the first: the clients append
+ *                       one entry per streamed chunk that carried text)
+ *   generated_texts[i]  the whole text (optional: synthetic text without it)
+ *   output_lens[i]      output tokens (optional)
+ *   errors[i]           "" or the failure (optional)
+ *   model_id            the model (optional, vLLM)
+ * Newer SGLang versions nest the arrays in a "details" object; both
+ * layouts are read (errors then name details.itls[i][k]).
+ * Everything else in the file (the summary statistics) is ignored.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import_priv.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/utf8.h"
+
+struct vctx {
+    const char *name;
+    size_t line;        /* 0 for a JSON document */
+    const char *prefix; /* "" or "details." */
+    struct tb_import *out;
+    char *err;
+    size_t errlen;
+};
+
+/* "NAME: PATH: what" (JSON) or "NAME:LINE: PATH: what" (JSONL). */
+static int bad(const struct vctx *c, const char *path, long i, long k, const char *what)
+{
+    char where[112];
+    if (k >= 0)
+        snprintf(where, sizeof(where), "%s%s[%ld][%ld]", c->prefix, path, i, k);
+    else if (i >= 0)
+        snprintf(where, sizeof(where), "%s%s[%ld]", c->prefix, path, i);
+    else
+        snprintf(where, sizeof(where), "%s%s", c->prefix, path);
+    if (c->line > 0)
+        return tb_seterr(c->err, c->errlen, TB_EFORMAT, "%s:%zu: %s: %s", c->name, c->line, where,
+                         what);
+    return tb_seterr(c->err, c->errlen, TB_EFORMAT, "%s: %s: %s", c->name, where, what);
+}
+
+/* An optional per-request array: NULL when absent or null, else it must be
+ * an array of n items. */
+static int opt_array(const struct vctx *c, const cJSON *root, const char *key, int n,
+                     const cJSON **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    char what[96];
+    *out = NULL;
+    if (v == NULL || cJSON_IsNull(v))
+        return 0;
+    if (!cJSON_IsArray(v))
+        return bad(c, key, -1, -1, "not an array");
+    if (cJSON_GetArraySize(v) != n) {
+        snprintf(what, sizeof(what), "%d items, but ttfts has %d", cJSON_GetArraySize(v), n);
+        return bad(c, key, -1, -1, what);
+    }
+    *out = v;
+    return 0;
+}
+
+static int one_request(const struct vctx *c, int i, const cJSON *ttft, const cJSON *itl,
+                       const cJSON *text, const cJSON *olen, const cJSON *errv)
+{
+    struct tb_import_request *r;
+    double t0, *t = NULL, d, lens;
+    long long tokens = -1;
+    const char *s = NULL;
+    size_t slen = 0, n;
+    int rc = 0, k;
+
+    if (tb_import_num(ttft, &t0) != 0 || t0 < 0)
+        return bad(c, "ttfts", i, -1, "not a number >= 0");
+    if (!cJSON_IsArray(itl))
+        return bad(c, "itls", i, -1, "not an array");
+    if (text != NULL && !cJSON_IsNull(text) && !cJSON_IsString(text))
+        return bad(c, "generated_texts", i, -1, "not a string");
+    if (olen != NULL && !cJSON_IsNull(olen)) {
+        if (tb_import_num(olen, &lens) != 0 || lens < 0 || lens > 1e12)
+            return bad(c, "output_lens", i, -1, "not a token count");
+        tokens = (long long)lens;
+    }
+    if (c->line > 0)
+        r = tb_import_add(c->out, &rc, "line %zu request %d", c->line, i);
+    else
+        r = tb_import_add(c->out, &rc, "request %d", i);
+    if (r == NULL)
+        return tb_seterr(c->err, c->errlen, rc, "%s: too many requests or out of memory", c->name);
+    if (cJSON_IsString(errv) && errv->valuestring[0] != '\0')
+        tb_import_str(r->error, sizeof(r->error), errv);
+    if (cJSON_IsString(text)) {
+        s = text->valuestring;
+        slen = strlen(s);
+        if (tb_utf8_check(s, slen) != slen)
+            return bad(c, "generated_texts", i, -1, "not valid UTF-8");
+    }
+    n = (size_t)cJSON_GetArraySize(itl) + 1;
+    if (t0 == 0 && n == 1 && slen == 0) {
+        /* What the clients record for a request that failed. */
+        if (r->error[0] == '\0')
+            snprintf(r->error, sizeof(r->error), "no output recorded");
+        return 0;
+    }
+    t = malloc(n * sizeof(*t));
+    if (t == NULL)
+        return tb_seterr(c->err, c->errlen, TB_ENOMEM, "%s: out of memory", c->name);
+    t[0] = t0;
+    k = 0;
+    for (const cJSON *v = itl->child; v != NULL; v = v->next, k++) {
+        if (tb_import_num(v, &d) != 0 || d < 0) {
+            free(t);
+            return bad(c, "itls", i, k, "not a number >= 0");
+        }
+        t[k + 1] = t[k] + d;
+    }
+    /* Seeded by the request's place, so the same file gives the same text. */
+    rc = tb_import_spread(&r->stream, t, n, s, slen, tokens,
+                          (uint64_t)c->line * 1000003u + (uint64_t)i + 1, &c->out->empty_chunks);
+    free(t);
+    if (rc != 0)
+        return tb_seterr(c->err, c->errlen, rc, "%s: request %d: %s", c->name, i,
+                         rc == TB_ENOMEM ? "out of memory" : "over a cap");
+    return 0;
+}
+
+static int one_result(struct vctx *c, const char *buf, size_t len)
+{
+    char e[96];
+    cJSON *root = tb_import_parse(buf, len, e, sizeof(e));
+    const cJSON *ttfts, *itls, *texts, *olens, *errs, *model, *arrays;
+    int rc = 0, n, i = 0;
+    if (root == NULL)
+        return bad(c, "(document)", -1, -1, e);
+    if (!cJSON_IsObject(root)) {
+        rc = bad(c, "(document)", -1, -1, "not a JSON object");
+        goto out;
+    }
+    model = cJSON_GetObjectItemCaseSensitive(root, "model_id");
+    arrays = root;
+    c->prefix = "";
+    if (cJSON_GetObjectItemCaseSensitive(root, "ttfts") == NULL &&
+        cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "details"))) {
+        arrays = cJSON_GetObjectItemCaseSensitive(root, "details");
+        c->prefix = "details.";
+    }
+    ttfts = cJSON_GetObjectItemCaseSensitive(arrays, "ttfts");
+    if (!cJSON_IsArray(ttfts)) {
+        rc = bad(c, "ttfts", -1, -1,
+                 ttfts == NULL ? "missing: no per-request data (was the benchmark run with "
+                                 "--save-detailed / --output-details?)"
+                               : "not an array");
+        goto out;
+    }
+    n = cJSON_GetArraySize(ttfts);
+    itls = cJSON_GetObjectItemCaseSensitive(arrays, "itls");
+    if (!cJSON_IsArray(itls)) {
+        rc = bad(c, "itls", -1, -1, itls == NULL ? "missing" : "not an array");
+        goto out;
+    }
+    if (cJSON_GetArraySize(itls) != n) {
+        snprintf(e, sizeof(e), "%d items, but ttfts has %d", cJSON_GetArraySize(itls), n);
+        rc = bad(c, "itls", -1, -1, e);
+        goto out;
+    }
+    if ((rc = opt_array(c, arrays, "generated_texts", n, &texts)) != 0 ||
+        (rc = opt_array(c, arrays, "output_lens", n, &olens)) != 0 ||
+        (rc = opt_array(c, arrays, "errors", n, &errs)) != 0)
+        goto out;
+    {
+        const cJSON *tt = ttfts->child, *it = itls->child;
+        const cJSON *tx = texts ? texts->child : NULL, *ol = olens ? olens->child : NULL;
+        const cJSON *er = errs ? errs->child : NULL;
+        size_t first = c->out->n;
+        for (; tt != NULL && rc == 0; i++) {
+            rc = one_request(c, i, tt, it, tx, ol, er);
+            tt = tt->next;
+            it = it->next;
+            tx = tx ? tx->next : NULL;
+            ol = ol ? ol->next : NULL;
+            er = er ? er->next : NULL;
+        }
+        for (size_t j = first; j < c->out->n; j++)
+            tb_import_str(c->out->req[j].stream.model, sizeof(c->out->req[j].stream.model), model);
+    }
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+static int one_line(void *ud, const char *line, size_t n, size_t lineno)
+{
+    struct vctx *c = ud;
+    c->line = lineno;
+    return one_result(c, line, n);
+}
+
+int tb_import_vllm(const char *buf, size_t len, const char *name, int jsonl, struct tb_import *out,
+                   char *err, size_t errlen)
+{
+    struct vctx c = {name, 0, "", out, err, errlen};
+    if (jsonl)
+        return tb_import_lines(buf, len, one_line, &c);
+    return one_result(&c, buf, len);
+}

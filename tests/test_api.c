@@ -1,0 +1,535 @@
+/*
+ * test_api.c - provider dialects (api.h): Anthropic Messages and Ollama
+ * streams from hand-written captures in their documented shapes
+ * (tests/data/api/), fed whole, split at every byte, and a byte at a
+ * time; error events, bad JSON, caps and cut streams; request bodies;
+ * then the real binary end to end: `ttsbuf run --api anthropic|ollama
+ * --base-url http://127.0.0.1:PORT` against `ttsbuf serve`, clean and
+ * under every fault, with the key in no output.
+ */
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests.h"
+#include "ttsbuf/api.h"
+#include "ttsbuf/error.h"
+
+#define ERRLEN 512
+
+/* What a whole stream said. */
+struct seen {
+    char content[256], reasoning[256];
+    size_t deltas;
+    uint32_t tool_calls;
+    long long usage_completion, usage_prompt;
+    char finish[32];
+    int done, errors, have_server;
+    char error_type[64], error_message[512];
+    struct tb_server_timing server;
+};
+
+static int collect(void *ud, const struct tb_api_delta *ad, uint64_t offset)
+{
+    struct seen *w = ud;
+    const struct tb_oai_delta *d = &ad->d;
+    (void)offset;
+    w->deltas++;
+    if (d->content != NULL)
+        strncat(w->content, d->content, d->content_len);
+    if (d->reasoning != NULL)
+        strncat(w->reasoning, d->reasoning, d->reasoning_len);
+    w->tool_calls += d->tool_calls;
+    if (d->usage_completion >= 0)
+        w->usage_completion = d->usage_completion;
+    if (d->usage_prompt >= 0)
+        w->usage_prompt = d->usage_prompt;
+    if (d->finish_reason[0])
+        snprintf(w->finish, sizeof(w->finish), "%s", d->finish_reason);
+    w->done |= d->done;
+    if (d->error) {
+        w->errors++;
+        snprintf(w->error_type, sizeof(w->error_type), "%s", d->error_type);
+        snprintf(w->error_message, sizeof(w->error_message), "%s", d->error_message);
+    }
+    if (ad->have_server) {
+        w->have_server = 1;
+        w->server = ad->server;
+    }
+    return 0;
+}
+
+/* Feeds buf in pieces cut at the given points (sorted, < len). */
+static int feed_cuts(enum tb_api api, const char *buf, size_t len, const size_t *cuts, size_t nc,
+                     struct seen *w, char *err)
+{
+    struct tb_api_parser *p;
+    size_t at = 0;
+    int rc = 0;
+    memset(w, 0, sizeof(*w));
+    w->usage_completion = w->usage_prompt = -1;
+    assert_int_equal(tb_api_parser_create(api, &p), 0);
+    for (size_t i = 0; i <= nc && rc == 0; i++) {
+        size_t end = i < nc ? cuts[i] : len;
+        rc = tb_api_feed(p, buf + at, end - at, collect, w, err, ERRLEN);
+        at = end;
+    }
+    if (rc == 0)
+        assert_int_equal(tb_api_pending(p), 0);
+    tb_api_parser_destroy(p);
+    return rc;
+}
+
+static void check_anthropic(const struct seen *w)
+{
+    assert_string_equal(w->content, "Hello w\xc3\xb6rld.");
+    assert_string_equal(w->reasoning, "Let me think");
+    assert_int_equal(w->tool_calls, 1);
+    assert_int_equal(w->usage_prompt, 25);
+    assert_int_equal(w->usage_completion, 89);
+    assert_string_equal(w->finish, "tool_use");
+    assert_true(w->done);
+    assert_int_equal(w->errors, 0);
+}
+
+static void check_ollama(const struct seen *w)
+{
+    assert_string_equal(w->content, "Hello w\xc3\xb6rld.");
+    assert_string_equal(w->reasoning, "Hmm");
+    assert_int_equal(w->tool_calls, 1);
+    assert_int_equal(w->usage_prompt, 26);
+    assert_int_equal(w->usage_completion, 282);
+    assert_string_equal(w->finish, "stop");
+    assert_true(w->done);
+    assert_true(w->have_server);
+    assert_int_equal(w->server.total_ns, 4883583458LL);
+    assert_int_equal(w->server.load_ns, 1334875);
+    assert_int_equal(w->server.prompt_eval_ns, 342546000);
+    assert_int_equal(w->server.eval_count, 282);
+    assert_int_equal(w->server.eval_ns, 4535599000LL);
+}
+
+static void every_split(enum tb_api api, const char *file, void (*check)(const struct seen *))
+{
+    size_t len, one[1];
+    char *buf = tb_test_slurp(tb_test_data(file), &len), err[ERRLEN];
+    size_t *bytes = malloc(len * sizeof(*bytes));
+    struct seen w;
+    assert_non_null(bytes);
+    assert_int_equal(feed_cuts(api, buf, len, NULL, 0, &w, err), 0);
+    check(&w);
+    for (size_t c = 1; c < len; c++) {
+        one[0] = c;
+        if (feed_cuts(api, buf, len, one, 1, &w, err) != 0)
+            fail_msg("%s cut at %zu: %s", file, c, err);
+        check(&w);
+    }
+    for (size_t c = 0; c + 1 < len; c++)
+        bytes[c] = c + 1;
+    assert_int_equal(feed_cuts(api, buf, len, bytes, len - 1, &w, err), 0);
+    check(&w);
+    free(bytes);
+    free(buf);
+}
+
+static void anthropic_stream(void **state)
+{
+    (void)state;
+    every_split(TB_API_ANTHROPIC, "api/anthropic/stream.sse", check_anthropic);
+}
+
+static void ollama_stream(void **state)
+{
+    (void)state;
+    every_split(TB_API_OLLAMA, "api/ollama/stream.ndjson", check_ollama);
+}
+
+static int feed_str(enum tb_api api, const char *s, struct seen *w, char *err)
+{
+    return feed_cuts(api, s, strlen(s), NULL, 0, w, err);
+}
+
+static void error_events(void **state)
+{
+    struct seen w;
+    char err[ERRLEN];
+    (void)state;
+    assert_int_equal(feed_str(TB_API_ANTHROPIC,
+                              "event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": "
+                              "\"overloaded_error\", \"message\": \"Overloaded\"}}\n\n",
+                              &w, err),
+                     0);
+    assert_int_equal(w.errors, 1);
+    assert_string_equal(w.error_type, "overloaded_error");
+    assert_string_equal(w.error_message, "Overloaded");
+    assert_int_equal(feed_str(TB_API_OLLAMA, "{\"error\":\"model 'x' not found\"}\n", &w, err), 0);
+    assert_int_equal(w.errors, 1);
+    assert_string_equal(w.error_message, "model 'x' not found");
+    /* The OpenAI pair still reads through the same interface. */
+    assert_int_equal(feed_str(TB_API_CHAT,
+                              "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n"
+                              "data: [DONE]\n\n",
+                              &w, err),
+                     0);
+    assert_string_equal(w.content, "Hi");
+    assert_true(w.done);
+}
+
+static void bad_input(void **state)
+{
+    struct seen w;
+    char err[ERRLEN];
+    struct tb_api_parser *p;
+    char *big;
+    (void)state;
+    assert_int_equal(feed_str(TB_API_ANTHROPIC, "event: x\ndata: {\"type\":\n\n", &w, err),
+                     TB_EFORMAT);
+    assert_non_null(strstr(err, "bad event JSON ending at stream byte 25"));
+    assert_int_equal(feed_str(TB_API_OLLAMA, "{\"done\":false}\n[1,2]\n", &w, err), TB_EFORMAT);
+    assert_non_null(strstr(err, "not a JSON object"));
+    assert_int_equal(feed_str(TB_API_OLLAMA, "{\"message\":{\"content\":\"\\udc00\"}}\n", &w, err),
+                     TB_EFORMAT);
+    /* A line over the cap: an error naming the byte, memory bounded. */
+    big = malloc(TB_API_LINE_MAX + 2);
+    assert_non_null(big);
+    memset(big, 'a', TB_API_LINE_MAX + 1);
+    big[TB_API_LINE_MAX + 1] = '\n';
+    assert_int_equal(tb_api_parser_create(TB_API_OLLAMA, &p), 0);
+    assert_int_equal(tb_api_feed(p, big, TB_API_LINE_MAX + 2, collect, &w, err, ERRLEN),
+                     TB_ETOOBIG);
+    assert_non_null(strstr(err, "at byte 4194304"));
+    tb_api_parser_destroy(p);
+    free(big);
+    /* A cut stream leaves bytes pending. */
+    assert_int_equal(tb_api_parser_create(TB_API_OLLAMA, &p), 0);
+    assert_int_equal(tb_api_feed(p, "{\"done\":fal", 11, collect, &w, err, ERRLEN), 0);
+    assert_int_equal(tb_api_pending(p), 11);
+    tb_api_parser_reset(p);
+    assert_int_equal(tb_api_pending(p), 0);
+    tb_api_parser_destroy(p);
+    tb_api_parser_destroy(NULL);
+    assert_int_equal(tb_api_parser_create(TB_API__COUNT, &p), TB_EINVAL);
+}
+
+static cJSON *body(enum tb_api api, const char *messages, const char *extra, long max_tokens,
+                   double temp)
+{
+    struct tb_oai_request q;
+    char *s, err[ERRLEN];
+    cJSON *j;
+    memset(&q, 0, sizeof(q));
+    q.api = api;
+    q.model = "m";
+    q.prompt = "Say hi.";
+    q.messages_json = messages;
+    q.extra_json = extra;
+    q.max_tokens = max_tokens;
+    q.temperature = temp;
+    q.include_usage = 1;
+    assert_int_equal(tb_api_request_body(&q, &s, err, sizeof(err)), 0);
+    j = cJSON_Parse(s);
+    free(s);
+    assert_non_null(j);
+    return j;
+}
+
+static void request_bodies(void **state)
+{
+    struct tb_oai_request q;
+    char *s, err[ERRLEN];
+    cJSON *j, *o;
+    (void)state;
+    j = body(TB_API_ANTHROPIC,
+             "[{\"role\":\"system\",\"content\":\"Be brief.\"},{\"role\":\"user\",\"content\":"
+             "\"Hi\"}]",
+             NULL, -1, 0.5);
+    assert_int_equal(cJSON_GetObjectItem(j, "max_tokens")->valueint, 1024);
+    assert_string_equal(cJSON_GetObjectItem(j, "system")->valuestring, "Be brief.");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "messages")), 1);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "stream")));
+    assert_null(cJSON_GetObjectItem(j, "stream_options"));
+    assert_near(cJSON_GetObjectItem(j, "temperature")->valuedouble, 0.5, 1e-12);
+    cJSON_Delete(j);
+    j = body(TB_API_OLLAMA, NULL, "{\"think\":true}", 300, 0.7);
+    o = cJSON_GetObjectItem(j, "options");
+    assert_int_equal(cJSON_GetObjectItem(o, "num_predict")->valueint, 300);
+    assert_near(cJSON_GetObjectItem(o, "temperature")->valuedouble, 0.7, 1e-12);
+    assert_null(cJSON_GetObjectItem(j, "max_tokens"));
+    assert_null(cJSON_GetObjectItem(j, "stream_options"));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "think")));
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "messages"), 0), "content")
+            ->valuestring,
+        "Say hi.");
+    cJSON_Delete(j);
+    /* --body-json's own options win over the flags. */
+    j = body(TB_API_OLLAMA, NULL, "{\"options\":{\"num_predict\":5}}", 300, -1);
+    assert_int_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(j, "options"), "num_predict")->valueint, 5);
+    cJSON_Delete(j);
+    memset(&q, 0, sizeof(q));
+    q.api = TB_API_ANTHROPIC;
+    q.messages_json = "{}";
+    q.max_tokens = -1;
+    q.temperature = -1;
+    assert_int_equal(tb_api_request_body(&q, &s, err, sizeof(err)), TB_EINVAL);
+    assert_non_null(strstr(err, "--messages"));
+}
+
+static void table(void **state)
+{
+    enum tb_api a;
+    (void)state;
+    for (int i = 0; i < TB_API__COUNT; i++) {
+        const struct tb_api_info *in = tb_api_info((enum tb_api)i);
+        assert_non_null(in);
+        assert_int_equal(tb_api_by_name(in->name, &a), 0);
+        assert_int_equal(a, i);
+    }
+    assert_null(tb_api_info(TB_API__COUNT));
+    assert_int_equal(tb_api_by_name("gemini", &a), TB_EINVAL);
+    assert_string_equal(tb_api_info(TB_API_ANTHROPIC)->key_header, "x-api-key");
+    assert_string_equal(tb_api_info(TB_API_ANTHROPIC)->key_env, "ANTHROPIC_API_KEY");
+    assert_int_equal(tb_api_info(TB_API_OLLAMA)->framing, TB_API_NDJSON);
+}
+
+/* ---- the binary against `ttsbuf serve` ---------------------------------- */
+
+#define SECRET "sk-ant-TTSBUF-TEST-9c2e71"
+
+struct e2e {
+    int pid, port;
+    char log[160], dir[96];
+};
+
+static void e2e_start(struct e2e *e)
+{
+    char cmd[256];
+    snprintf(e->dir, sizeof(e->dir), "/tmp/ttsbuf-api-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s", e->dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(e->log, sizeof(e->log), "%s/serve.log", e->dir);
+    e->pid = tb_test_serve_spawn("tps=400,tokens=30,ttft=0.02,seed=5", e->log, &e->port);
+}
+
+static void e2e_stop(struct e2e *e)
+{
+    char cmd[256];
+    assert_int_equal(tb_test_serve_stop(e->pid), 0);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", e->dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* `run --api API` at the server with `model` (faults after '+'). */
+static struct tb_test_out e2e_run(const struct e2e *e, const char *api, const char *model,
+                                  const char *more)
+{
+    char args[1024];
+    snprintf(args, sizeof(args),
+             "run --api %s --base-url http://127.0.0.1:%d%s --model '%s' -q --chunk token %s", api,
+             e->port, strcmp(api, "ollama") == 0 ? "" : "/v1", model, more);
+    return tb_test_run(args);
+}
+
+static cJSON *json_of(const struct tb_test_out *o)
+{
+    cJSON *j = cJSON_Parse(o->so);
+    if (j == NULL)
+        fail_msg("not JSON: '%s' (stderr '%s')", o->so, o->se);
+    return j;
+}
+
+static int num(const cJSON *j, const char *k)
+{
+    return cJSON_GetObjectItem(j, k)->valueint;
+}
+
+static void e2e_clean(void **state)
+{
+    struct e2e e;
+    struct tb_test_out o;
+    cJSON *j, *st;
+    char path[160], *trace;
+    (void)state;
+    e2e_start(&e);
+    /* Anthropic: thinking recorded as reasoning, the key sent as x-api-key
+     * and never shown. */
+    snprintf(path, sizeof(path), "--json -v --record %s/a.jsonl", e.dir);
+    setenv("ANTHROPIC_API_KEY", SECRET, 1);
+    o = e2e_run(&e, "anthropic", "mock+reasoning@3", path);
+    unsetenv("ANTHROPIC_API_KEY");
+    assert_int_equal(o.code, 0);
+    j = json_of(&o);
+    assert_string_equal(cJSON_GetObjectItem(j, "api")->valuestring, "anthropic");
+    assert_int_equal(num(j, "events"), 30);
+    assert_int_equal(num(j, "reasoning_events"), 3);
+    assert_int_equal(num(j, "tokens"), 33);
+    assert_string_equal(cJSON_GetObjectItem(j, "finish_reason")->valuestring, "end_turn");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "error")));
+    cJSON_Delete(j);
+    assert_null(strstr(o.so, "9c2e71"));
+    assert_null(strstr(o.se, "9c2e71"));
+    assert_non_null(strstr(o.se, "x-api-key: ***"));
+    assert_non_null(strstr(o.se, "anthropic-version: 2023-06-01"));
+    snprintf(path, sizeof(path), "%s/a.jsonl", e.dir);
+    trace = tb_test_slurp_str(path);
+    assert_null(strstr(trace, "9c2e71"));
+    assert_non_null(strstr(trace, "\"kind\":\"reasoning\""));
+    free(trace);
+    tb_test_out_free(&o);
+    /* Ollama: NDJSON, the server's durations in the report and trace. */
+    snprintf(path, sizeof(path), "--json --record %s/o.jsonl", e.dir);
+    o = e2e_run(&e, "ollama", "mock+reasoning@2", path);
+    assert_int_equal(o.code, 0);
+    j = json_of(&o);
+    assert_string_equal(cJSON_GetObjectItem(j, "api")->valuestring, "ollama");
+    assert_int_equal(num(j, "events"), 30);
+    assert_int_equal(num(j, "reasoning_events"), 2);
+    st = cJSON_GetObjectItem(j, "server_timing");
+    assert_non_null(st);
+    assert_int_equal(num(st, "eval_count"), 32);
+    assert_true(cJSON_GetObjectItem(st, "total_s")->valuedouble > 0.02);
+    assert_near(cJSON_GetObjectItem(st, "prompt_eval_s")->valuedouble, 0.0, 0.02);
+    cJSON_Delete(j);
+    tb_test_out_free(&o);
+    snprintf(path, sizeof(path), "sim --trace %s/o.jsonl", e.dir);
+    o = tb_test_run(path);
+    assert_int_equal(o.code, 0);
+    tb_test_out_free(&o);
+    snprintf(path, sizeof(path), "%s/o.jsonl", e.dir);
+    trace = tb_test_slurp_str(path);
+    assert_non_null(strstr(trace, "\"server\":{\"total_ns\":"));
+    assert_non_null(strstr(trace, "\"eval_count\":32"));
+    free(trace);
+    /* The human report says what the server said. */
+    o = e2e_run(&e, "ollama", "mock", "");
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "(ollama API)"));
+    assert_non_null(strstr(o.so, "server says: total"));
+    assert_non_null(strstr(o.so, "eval 30 tokens in"));
+    tb_test_out_free(&o);
+    e2e_stop(&e);
+}
+
+/* Every fault, in both dialects: what the run says and exits with. */
+static void e2e_faults(void **state)
+{
+    static const struct {
+        const char *model;
+        int code[2];                    /* anthropic, ollama */
+        const char *anthropic, *ollama; /* in the JSON "error" message (or warning) */
+        int events;                     /* events recorded, -1: unchecked */
+    } cases[] = {
+        {"mock+stall@1:1", {0, 0}, NULL, NULL, 30},
+        {"mock+burst@4", {0, 0}, NULL, NULL, 8},
+        {"mock+crlf+comments", {0, 0}, NULL, NULL, 30},
+        {"mock+drop@10",
+         {3, 3},
+         "connection lost after 10 deltas",
+         "connection lost after 10 deltas",
+         10},
+        {"mock+error@7",
+         {3, 3},
+         "(api_error): Internal server error",
+         "(error): Internal server error",
+         7},
+        {"mock+malformed@4",
+         {3, 3},
+         "bad event JSON ending at stream byte",
+         "bad event JSON ending at stream byte",
+         4},
+        {"mock+nodone",
+         {0, 3},
+         "without message_stop (finish_reason end_turn)",
+         "before a \"done\": true line",
+         30},
+        {"mock+status@429",
+         {3, 3},
+         "HTTP 429: Rate limit reached",
+         "HTTP 429: Rate limit reached",
+         0},
+        {"mock+status@503:html",
+         {3, 3},
+         "HTTP 503: 503 Service Unavailable",
+         "HTTP 503: 503 Service Unavailable",
+         0},
+        {"mock+html", {3, 3}, "not an event stream", "not an event stream", 0},
+    };
+    static const char *const apis[] = {"anthropic", "ollama"};
+    struct e2e e;
+    char bad[1024] = ""; /* the first failure: reported once the server is stopped */
+    (void)state;
+    e2e_start(&e);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]) && bad[0] == '\0'; i++) {
+        for (size_t a = 0; a < 2 && bad[0] == '\0'; a++) {
+            const char *want = a == 0 ? cases[i].anthropic : cases[i].ollama;
+            struct tb_test_out o = e2e_run(&e, apis[a], cases[i].model, "--json");
+            cJSON *j = cJSON_Parse(o.so), *err = cJSON_GetObjectItem(j, "error");
+            const cJSON *m = cJSON_GetObjectItem(err, "message");
+            const cJSON *ev = cJSON_GetObjectItem(j, "events");
+            const cJSON *un = cJSON_GetObjectItem(j, "underruns");
+            if (o.code != cases[i].code[a] || j == NULL)
+                snprintf(bad, sizeof(bad), "%s %s: exit %d, stderr '%.300s'", apis[a],
+                         cases[i].model, o.code, o.se);
+            else if (want != NULL && o.code == 0) {
+                /* A warning, not an error: the run succeeded. */
+                const cJSON *w = cJSON_GetObjectItem(j, "warning");
+                if (!cJSON_IsString(w) || strstr(w->valuestring, want) == NULL)
+                    snprintf(bad, sizeof(bad), "%s %s: no warning '%s'", apis[a], cases[i].model,
+                             want);
+            } else if (want == NULL && !cJSON_IsNull(err))
+                snprintf(bad, sizeof(bad), "%s %s: unexpected error", apis[a], cases[i].model);
+            else if (want != NULL && (!cJSON_IsString(m) || strstr(m->valuestring, want) == NULL ||
+                                      strstr(o.se, want) == NULL))
+                snprintf(bad, sizeof(bad), "%s %s: error '%.300s', want '%s'", apis[a],
+                         cases[i].model, o.se, want);
+            else if (cases[i].events >= 0 && ev->valueint != cases[i].events)
+                snprintf(bad, sizeof(bad), "%s %s: %d events, want %d", apis[a], cases[i].model,
+                         ev->valueint, cases[i].events);
+            else if (strstr(cases[i].model, "stall") != NULL && un->valueint < 1)
+                snprintf(bad, sizeof(bad), "%s %s: no underrun", apis[a], cases[i].model);
+            cJSON_Delete(j);
+            tb_test_out_free(&o);
+        }
+    }
+    e2e_stop(&e);
+    if (bad[0] != '\0')
+        fail_msg("%s", bad);
+}
+
+/* With no base URL the built-in mock speaks the dialect too. */
+static void e2e_embedded_and_usage(void **state)
+{
+    struct tb_test_out o;
+    (void)state;
+    o = tb_test_run("run --api ollama --synth tps=500,tokens=12,ttft=0.01 -q --json");
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "\"events\":12"));
+    assert_non_null(strstr(o.so, "\"server_timing\""));
+    tb_test_out_free(&o);
+    o = tb_test_run("run --api anthropic --synth tps=500,tokens=12,ttft=0.01 -q --json");
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "\"tokens\":12"));
+    tb_test_out_free(&o);
+    tb_test_expect_error("run --api anthropic --base-url http://127.0.0.1:1/v1", 2,
+                         "run: --model is required");
+    tb_test_expect_error("run --api gemini", 2, "--api: 'gemini' is not chat, completions");
+}
+
+int tb_test_api(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(anthropic_stream),
+        cmocka_unit_test(ollama_stream),
+        cmocka_unit_test(error_events),
+        cmocka_unit_test(bad_input),
+        cmocka_unit_test(request_bodies),
+        cmocka_unit_test(table),
+        cmocka_unit_test(e2e_clean),
+        cmocka_unit_test(e2e_faults),
+        cmocka_unit_test(e2e_embedded_and_usage),
+    };
+    return TB_RUN_GROUP("api", tests);
+}

@@ -1,0 +1,380 @@
+/*
+ * test_import.c - importing other tools' benchmark results (import.h):
+ * hand-written files in each tool's documented schema under
+ * tests/data/import/<format>/ (good.* parsed and checked field by field;
+ * each bad_* must fail with the message in its .err file, which names the
+ * place), every prefix of every good file (no crash, no leak, a clean
+ * error or a smaller result), the text spreading, and `ttsbuf sim
+ * --import` end to end.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/import.h"
+#include "ttsbuf/utf8.h"
+
+#define ERRLEN 512
+
+static void load(enum tb_import_format f, const char *file, struct tb_import *im)
+{
+    char path[512], err[ERRLEN];
+    size_t len;
+    char *buf;
+    int rc;
+    snprintf(path, sizeof(path), "%s", tb_test_data(file));
+    buf = tb_test_slurp(path, &len);
+    tb_import_init(im);
+    rc = tb_import_mem(f, buf, len, file, im, err, sizeof(err));
+    free(buf);
+    if (rc != 0)
+        fail_msg("%s: %s (%s)", file, tb_strerror(rc), err);
+}
+
+/* The stream's text from event i0 to its end, joined. */
+static char *joined(const struct tb_stream *s, size_t i0, int kind)
+{
+    char *out = calloc(1, s->text_len + 1);
+    size_t n = 0;
+    assert_non_null(out);
+    for (size_t i = i0; i < s->n; i++)
+        if (kind < 0 || s->ev[i].kind == kind) {
+            memcpy(out + n, tb_stream_text(s, i), s->ev[i].len);
+            n += s->ev[i].len;
+        }
+    return out;
+}
+
+static void vllm_good(void **state)
+{
+    struct tb_import im;
+    const struct tb_stream *s;
+    char *t;
+    (void)state;
+    load(TB_IMPORT_VLLM, "import/vllm/good.json", &im);
+    assert_int_equal(im.n, 3);
+    assert_string_equal(im.req[0].name, "request 0");
+    s = &im.req[0].stream;
+    assert_string_equal(s->model, "meta-llama/Llama-3.1-8B-Instruct");
+    /* Five chunks: ttft, then the cumulative sums of the itls. */
+    assert_int_equal(s->n, 5);
+    assert_near(s->ev[0].t, 0.25, 1e-12);
+    assert_near(s->ev[1].t, 0.30, 1e-12);
+    assert_near(s->ev[3].t, 0.45, 1e-12);
+    assert_near(s->ev[4].t, 0.50, 1e-12);
+    /* The whole text, in order, split only between token-like pieces:
+     * 8 pieces over 5 chunks. */
+    t = joined(s, 0, -1);
+    assert_string_equal(t, "Hello there. How are you today?");
+    free(t);
+    assert_int_equal(s->ev[0].len, 5); /* "Hello" */
+    assert_int_equal(s->usage_tokens, 8);
+    for (size_t i = 0; i < s->n; i++)
+        assert_true(s->ev[i].tokens >= 1);
+    /* Request 1: 4 chunks, 4 tokens, a 1.5 s stall before the last. */
+    s = &im.req[1].stream;
+    assert_int_equal(s->n, 4);
+    assert_near(s->ev[3].t - s->ev[2].t, 1.5, 1e-12);
+    t = joined(s, 0, -1);
+    assert_string_equal(t, "Okay, then.");
+    free(t);
+    /* The failed request is kept with the tool's error and no events. */
+    assert_int_equal(im.req[2].stream.n, 0);
+    assert_string_equal(im.req[2].error, "Connection reset by peer");
+    assert_int_equal(im.empty_chunks, 0);
+    tb_import_free(&im);
+    tb_import_free(&im); /* twice: a no-op */
+}
+
+static void sglang_good(void **state)
+{
+    struct tb_import im;
+    (void)state;
+    load(TB_IMPORT_SGLANG, "import/sglang/good.jsonl", &im);
+    assert_int_equal(im.n, 4);
+    /* The newer layout: the arrays in a "details" object. */
+    assert_string_equal(im.req[3].name, "line 4 request 0");
+    assert_int_equal(im.req[3].stream.n, 4);
+    assert_near(im.req[3].stream.ev[3].t, 0.12, 1e-12);
+    assert_string_equal(im.req[2].name, "line 3 request 0");
+    assert_int_equal(im.req[2].stream.n, 2);
+    assert_near(im.req[2].stream.ev[1].t, 0.7, 1e-12);
+    assert_int_equal(im.req[0].stream.usage_tokens, 3);
+    tb_import_free(&im);
+}
+
+static void genai_good(void **state)
+{
+    struct tb_import im;
+    const struct tb_stream *s;
+    char *t;
+    (void)state;
+    load(TB_IMPORT_GENAI_PERF, "import/genai-perf/good.json", &im);
+    assert_int_equal(im.n, 3);
+    s = &im.req[0].stream;
+    assert_string_equal(im.req[0].name, "experiments[0].requests[0] (concurrency 2)");
+    /* The role chunk is no token; reasoning is recorded as reasoning. */
+    assert_int_equal(s->n, 4);
+    assert_int_equal(s->ev[0].kind, TB_KIND_REASONING);
+    assert_near(s->ev[0].t, 0.3, 1e-9);
+    /* Two events in one entry get that entry's time; an event split over
+     * two entries gets the time of the one that completed it. */
+    assert_near(s->ev[1].t, 0.35, 1e-9);
+    assert_near(s->ev[2].t, 0.35, 1e-9);
+    assert_near(s->ev[3].t, 0.5, 1e-9);
+    t = joined(s, 0, TB_KIND_CONTENT);
+    assert_string_equal(t, " Hello world.");
+    free(t);
+    assert_int_equal(s->usage_tokens, 4);
+    assert_string_equal(im.req[1].error, "no response recorded");
+    /* Triton's text_output: one chunk each. */
+    s = &im.req[2].stream;
+    assert_int_equal(s->n, 2);
+    assert_near(s->ev[1].t, 2.000000005, 1e-12);
+    tb_import_free(&im);
+}
+
+static void aiperf_raw_good(void **state)
+{
+    struct tb_import im;
+    const struct tb_stream *s;
+    char *t;
+    (void)state;
+    load(TB_IMPORT_AIPERF_RAW, "import/aiperf-raw/good.jsonl", &im);
+    assert_int_equal(im.n, 2);
+    s = &im.req[0].stream;
+    assert_string_equal(im.req[0].name, "line 1 (session 0)");
+    assert_string_equal(s->model, "llama");
+    assert_int_equal(s->n, 3);
+    assert_near(s->ev[0].t, 0.3, 1e-9);
+    assert_near(s->ev[1].t, 0.4, 1e-9); /* split over two text responses */
+    t = joined(s, 0, -1);
+    assert_string_equal(t, " Hello again.");
+    free(t);
+    assert_string_equal(im.req[1].error, "Server encountered an internal error");
+    tb_import_free(&im);
+}
+
+static void aiperf_good(void **state)
+{
+    struct tb_import im;
+    const struct tb_stream *s;
+    double t = 0.2555;
+    static const double icl[] = {4.9, 5.3, 4.8, 5.7, 4.8, 5.1, 5.5, 5.5};
+    (void)state;
+    load(TB_IMPORT_AIPERF, "import/aiperf/good.jsonl", &im);
+    assert_int_equal(im.n, 2);
+    s = &im.req[0].stream;
+    assert_int_equal(s->n, 9);
+    for (size_t i = 0; i < 9; i++) {
+        assert_near(s->ev[i].t, t, 1e-9);
+        assert_int_equal(s->ev[i].tokens, 1);
+        if (i < 8)
+            t += icl[i] / 1000;
+    }
+    assert_int_equal(s->usage_tokens, 9);
+    assert_string_equal(im.req[1].error, "Request was cancelled after 0.000 seconds");
+    tb_import_free(&im);
+}
+
+/* Every bad_* file fails with TB_EFORMAT and the message of its .err. */
+static void bad_files(void **state)
+{
+    static const struct {
+        enum tb_import_format f;
+        const char *dir;
+    } dirs[] = {{TB_IMPORT_VLLM, "vllm"},
+                {TB_IMPORT_SGLANG, "sglang"},
+                {TB_IMPORT_GENAI_PERF, "genai-perf"},
+                {TB_IMPORT_AIPERF_RAW, "aiperf-raw"},
+                {TB_IMPORT_AIPERF, "aiperf"}};
+    size_t total = 0;
+    (void)state;
+    for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+        char dir[512], **names;
+        size_t n;
+        snprintf(dir, sizeof(dir), "%s", tb_test_data("import"));
+        snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/%s", dirs[d].dir);
+        n = tb_test_list(dir, "bad_", ".err", 1, &names);
+        for (size_t i = 0; i < n; i++) {
+            char path[1024], file[256], err[ERRLEN], *want, *nl;
+            struct tb_import im;
+            size_t len;
+            char *buf;
+            int rc;
+            snprintf(path, sizeof(path), "%s/%s.err", dir, names[i]);
+            want = tb_test_slurp_str(path);
+            if ((nl = strchr(want, '\n')) != NULL)
+                *nl = '\0';
+            snprintf(file, sizeof(file), "%s%s", names[i],
+                     dirs[d].f == TB_IMPORT_VLLM || dirs[d].f == TB_IMPORT_GENAI_PERF ? ".json"
+                                                                                      : ".jsonl");
+            snprintf(path, sizeof(path), "%s/%s", dir, file);
+            buf = tb_test_slurp(path, &len);
+            tb_import_init(&im);
+            rc = tb_import_mem(dirs[d].f, buf, len, file, &im, err, sizeof(err));
+            if (rc != TB_EFORMAT || strstr(err, want) == NULL)
+                fail_msg("%s: rc %d '%s', wanted '%s'", path, rc, err, want);
+            tb_import_free(&im);
+            free(buf);
+            free(want);
+            total++;
+        }
+        tb_test_free_names(names, n);
+    }
+    assert_true(total >= 10);
+}
+
+/* Every prefix of every good file: an error or a result, never a crash
+ * or a leak (ASan), and the error always names the file. */
+static void prefixes(void **state)
+{
+    static const struct {
+        enum tb_import_format f;
+        const char *file;
+    } files[] = {{TB_IMPORT_VLLM, "import/vllm/good.json"},
+                 {TB_IMPORT_SGLANG, "import/sglang/good.jsonl"},
+                 {TB_IMPORT_GENAI_PERF, "import/genai-perf/good.json"},
+                 {TB_IMPORT_AIPERF_RAW, "import/aiperf-raw/good.jsonl"},
+                 {TB_IMPORT_AIPERF, "import/aiperf/good.jsonl"}};
+    (void)state;
+    for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+        size_t len;
+        char *buf = tb_test_slurp(tb_test_data(files[k].file), &len);
+        for (size_t cut = 0; cut < len; cut++) {
+            struct tb_import im;
+            char err[ERRLEN] = "";
+            char *exact = malloc(cut + 1);
+            int rc;
+            assert_non_null(exact);
+            memcpy(exact, buf, cut);
+            tb_import_init(&im);
+            rc = tb_import_mem(files[k].f, exact, cut, "x.json", &im, err, sizeof(err));
+            if (rc != 0 && strncmp(err, "x.json", 6) != 0)
+                fail_msg("%s cut at %zu: '%s' does not name the file", files[k].file, cut, err);
+            tb_import_free(&im);
+            free(exact);
+        }
+        free(buf);
+    }
+}
+
+static void spec_and_names(void **state)
+{
+    enum tb_import_format f;
+    const char *path;
+    char err[ERRLEN];
+    (void)state;
+    assert_int_equal(tb_import_spec("aiperf-raw:a:b.jsonl", &f, &path, err, sizeof(err)), 0);
+    assert_int_equal(f, TB_IMPORT_AIPERF_RAW);
+    assert_string_equal(path, "a:b.jsonl");
+    assert_int_equal(tb_import_spec("vllm:", &f, &path, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_import_spec("locust:x", &f, &path, err, sizeof(err)), TB_EINVAL);
+    assert_non_null(strstr(err, "genai-perf"));
+    for (int i = 0; i < TB_IMPORT__COUNT; i++) {
+        char spec[64];
+        snprintf(spec, sizeof(spec), "%s:f", tb_import_format_name((enum tb_import_format)i));
+        assert_int_equal(tb_import_spec(spec, &f, &path, err, sizeof(err)), 0);
+        assert_int_equal(f, i);
+    }
+    {
+        /* Names are cut at a character boundary, never inside one. */
+        char small[4];
+        assert_int_equal(tb_utf8_copy(small, sizeof(small), "a\xc3\xa9\xc3\xa9"), 3);
+        assert_string_equal(small, "a\xc3\xa9");
+        assert_int_equal(tb_utf8_copy(small, sizeof(small), "ab\xc3\xa9"), 2);
+        assert_string_equal(small, "ab");
+    }
+    assert_int_equal(tb_import_file(TB_IMPORT_VLLM, "/nonexistent/x.json", &(struct tb_import){0},
+                                    err, sizeof(err)),
+                     TB_EIO);
+    assert_non_null(strstr(err, "/nonexistent/x.json"));
+}
+
+/* A text shorter than its chunks: code points, then dropped chunks. */
+static void short_text(void **state)
+{
+    static const char doc[] = "{\"ttfts\":[0.1],\"itls\":[[0.1,0.1,0.1]],"
+                              "\"generated_texts\":[\"ab\"],\"output_lens\":[4]}";
+    struct tb_import im;
+    char err[ERRLEN];
+    (void)state;
+    tb_import_init(&im);
+    assert_int_equal(tb_import_mem(TB_IMPORT_VLLM, doc, strlen(doc), "d", &im, err, sizeof(err)),
+                     0);
+    assert_int_equal(im.req[0].stream.n, 2);
+    assert_int_equal(im.empty_chunks, 2);
+    assert_int_equal(im.req[0].stream.usage_tokens, 4);
+    tb_import_free(&im);
+}
+
+static void cli_import(void **state)
+{
+    char args[2048];
+    struct tb_test_out o;
+    (void)state;
+    /* Several requests: a table and the distribution over them. */
+    snprintf(args, sizeof(args), "sim --import 'vllm:%s'", tb_test_data("import/vllm/good.json"));
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "3 requests"));
+    assert_non_null(strstr(o.so, "failed: Connection reset by peer"));
+    assert_non_null(strstr(o.so, "2 played, 1 failed; 2 of 2 gapless"));
+    tb_test_out_free(&o);
+    /* --request N: the ordinary report of that request. */
+    snprintf(args, sizeof(args), "sim --import 'sglang:%s' --request 2 --json",
+             tb_test_data("import/sglang/good.jsonl"));
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "\"source\":\"import\""));
+    assert_non_null(strstr(o.so, "line 3 request 0"));
+    assert_non_null(strstr(o.so, "\"underruns\":1"));
+    tb_test_out_free(&o);
+    /* --json over several: one object a line. */
+    snprintf(args, sizeof(args), "sim --import 'aiperf:%s' --json",
+             tb_test_data("import/aiperf/good.jsonl"));
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "\"error\":\"Request was cancelled"));
+    tb_test_out_free(&o);
+    /* --fail-on-underrun over several. */
+    snprintf(args, sizeof(args), "sim --import 'sglang:%s' --fail-on-underrun",
+             tb_test_data("import/sglang/good.jsonl"));
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 1);
+    tb_test_out_free(&o);
+
+    snprintf(args, sizeof(args), "sim --import 'vllm:%s'",
+             tb_test_data("import/vllm/bad_itl.json"));
+    tb_test_expect_error(args, 2, "bad_itl.json: itls[1][1]: not a number >= 0");
+    snprintf(args, sizeof(args), "sim --import 'aiperf:%s'",
+             tb_test_data("import/aiperf/bad_icl.jsonl"));
+    tb_test_expect_error(args, 2, "bad_icl.jsonl:1: metrics.inter_chunk_latency.value[3]");
+    snprintf(args, sizeof(args), "sim --import 'vllm:%s' --request 3",
+             tb_test_data("import/vllm/good.json"));
+    tb_test_expect_error(args, 2, "--request: 3 is outside 0..2");
+    snprintf(args, sizeof(args), "sim --import 'vllm:%s' --request 2",
+             tb_test_data("import/vllm/good.json"));
+    tb_test_expect_error(args, 2, "request 2: nothing to play (the benchmark recorded: Connection");
+    snprintf(args, sizeof(args), "sim --import 'vllm:%s' --record /dev/null",
+             tb_test_data("import/vllm/good.json"));
+    tb_test_expect_error(args, 2, "choose one with --request N");
+    tb_test_expect_error("sim --import nope:x", 2, "--import: 'nope:x' is not FORMAT:FILE");
+    tb_test_expect_error("sim --import vllm:x --preset demo", 2, "give one source");
+    tb_test_expect_error("sim --request 1", 2, "--request needs --import");
+    tb_test_expect_error("sim --import vllm:/nonexistent.json", 2, "/nonexistent.json");
+}
+
+int tb_test_import(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(vllm_good),   cmocka_unit_test(sglang_good),
+        cmocka_unit_test(genai_good),  cmocka_unit_test(aiperf_raw_good),
+        cmocka_unit_test(aiperf_good), cmocka_unit_test(bad_files),
+        cmocka_unit_test(prefixes),    cmocka_unit_test(spec_and_names),
+        cmocka_unit_test(short_text),  cmocka_unit_test(cli_import),
+    };
+    return TB_RUN_GROUP("import", tests);
+}
