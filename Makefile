@@ -17,7 +17,7 @@ DESTDIR ?=
 BUILD   ?= build
 DEBUGGER ?=
 
-PKGS     := libcjson libcurl
+PKGS     := libcjson libcurl espeak-ng portaudio-2.0
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -10,6 +10,7 @@
  */
 #include "ttsbuf/playout.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@
 struct pend {
     double c;
     uint32_t cps;
+    double dur;
 };
 
 struct tb_playout {
@@ -29,6 +31,8 @@ struct tb_playout {
     int started;
     uint32_t m, q;
     uint64_t cps_sum;
+    double dur_sum; /* the same total in seconds, as the chunks' durations */
+    int timed;      /* a chunk came with its own duration (a timed voice) */
     double s1, e_prev, c_q;
     uint64_t tok_q;
     double last_c;
@@ -84,6 +88,8 @@ int tb_playout_reset(struct tb_playout *p, const struct tb_playout_opts *o)
     p->started = 0;
     p->m = p->q = 0;
     p->cps_sum = 0;
+    p->dur_sum = 0.0;
+    p->timed = 0;
     p->s1 = p->e_prev = p->c_q = 0.0;
     p->tok_q = 0;
     p->last_c = 0.0;
@@ -98,6 +104,13 @@ static double speech(const struct tb_playout *p, uint64_t cps)
     return tb_voice_seconds(cps, p->o.wpm);
 }
 
+/* S so far: exact from the code-point count under the rate model, the sum
+ * of the given durations once a timed voice is in use. */
+static double spoken(const struct tb_playout *p)
+{
+    return p->timed ? p->dur_sum : speech(p, p->cps_sum);
+}
+
 /* Playback starts at s_1 = c + L; chunks 1..m so far play back to back. */
 static void start(struct tb_playout *p, double c, uint64_t tok)
 {
@@ -106,17 +119,19 @@ static void start(struct tb_playout *p, double c, uint64_t tok)
     p->c_q = c;
     p->tok_q = tok;
     p->s1 = c + p->o.tts_latency;
-    p->e_prev = p->s1 + speech(p, p->cps_sum);
+    p->e_prev = p->s1 + spoken(p);
     if (p->fn != NULL) {
         uint64_t before = 0;
+        double before_s = 0.0;
         for (size_t i = 0; i < p->npend; i++) {
             struct tb_play pl;
             pl.chunk = (uint32_t)i + 1;
             pl.cps = p->pend[i].cps;
             pl.ready = p->pend[i].c + p->o.tts_latency;
-            pl.start = p->s1 + speech(p, before);
+            pl.start = p->s1 + (p->timed ? before_s : speech(p, before));
             before += p->pend[i].cps;
-            pl.end = p->s1 + speech(p, before);
+            before_s += p->pend[i].dur;
+            pl.end = p->s1 + (p->timed ? before_s : speech(p, before));
             pl.gap = 0.0;
             p->fn(p->ud, &pl);
         }
@@ -124,13 +139,20 @@ static void start(struct tb_playout *p, double c, uint64_t tok)
     }
 }
 
-int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
+/* dur is the chunk's duration, or NAN for the rate model's. */
+static int add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, double dur)
 {
+    double d = dur;
+    if (isnan(d))
+        d = speech(p, cps);
+    else
+        p->timed = 1;
     p->m++;
     p->last_c = c;
     p->last_tok = tok;
     if (!p->started) {
         p->cps_sum += cps;
+        p->dur_sum += d;
         if (p->fn != NULL) {
             if (p->npend == p->cap) {
                 struct pend *np = tb_grow(p->pend, &p->cap, sizeof(*np), 64);
@@ -140,18 +162,22 @@ int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
             }
             p->pend[p->npend].c = c;
             p->pend[p->npend].cps = cps;
+            p->pend[p->npend].dur = d;
             p->npend++;
         }
         /* S_q >= P, compared as cps x 10 >= P x wpm to stay exact. */
-        if ((double)p->cps_sum * 10.0 >= p->o.preroll * p->o.wpm)
+        if (p->timed ? p->dur_sum >= p->o.preroll
+                     : (double)p->cps_sum * 10.0 >= p->o.preroll * p->o.wpm)
             start(p, c, tok);
         return 0;
     }
 
     /* j = m > q: S_{j-1} is the speech before this chunk. */
-    double s_prev = speech(p, p->cps_sum);
-    double need = (double)(tok - p->tok_q) / s_prev;
-    double x = (c - p->c_q) / s_prev;
+    double s_prev = spoken(p);
+    /* A timed voice can give a chunk no sound at all (only spaces or
+     * punctuation): with nothing spoken yet there is no rate to need. */
+    double need = s_prev > 0.0 ? (double)(tok - p->tok_q) / s_prev : 0.0;
+    double x = s_prev > 0.0 ? (c - p->c_q) / s_prev : 0.0;
     double ready = c + p->o.tts_latency;
     double gap = ready - p->e_prev;
     struct tb_play pl;
@@ -171,9 +197,10 @@ int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
         pl.gap = gap;
     }
     pl.start = ready > p->e_prev ? ready : p->e_prev;
-    pl.end = pl.start + speech(p, cps);
+    pl.end = pl.start + d;
     p->e_prev = pl.end;
     p->cps_sum += cps;
+    p->dur_sum += d;
     if (p->fn != NULL) {
         pl.chunk = p->m;
         pl.cps = cps;
@@ -181,6 +208,18 @@ int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
         p->fn(p->ud, &pl);
     }
     return 0;
+}
+
+int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
+{
+    return add(p, c, tok, cps, NAN);
+}
+
+int tb_playout_add_timed(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, double dur)
+{
+    if (!(dur >= 0.0) || dur > 1e9)
+        return TB_EINVAL;
+    return add(p, c, tok, cps, dur);
 }
 
 int tb_playout_force_start(struct tb_playout *p, double t)
@@ -216,6 +255,6 @@ void tb_playout_result(const struct tb_playout *p, struct tb_playout_result *out
     out->chunks = p->m;
     out->q = p->q;
     out->ttfa = p->started ? p->s1 : 0.0;
-    out->speech = speech(p, p->cps_sum);
+    out->speech = spoken(p);
     out->end = p->started ? p->e_prev : 0.0;
 }
