@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audio.h"
 #include "cli.h"
 #include "common.h"
 #include "ttsbuf/error.h"
@@ -72,6 +73,7 @@ static void usage(FILE *f)
             "  --fault SPEC       mock faults, e.g. stall@40:1.5+crlf (see ttsbuf serve --help)\n"
             "\nPlayout and output:\n");
     tb_cli_usage_playout(f);
+    tb_cli_audio_usage(f);
     fprintf(f, "  -h, --help         this help\n"
                "\nExit status: 0 the stream completed; 1 --fail-on-underrun and there were\n"
                "underruns; 2 bad usage; 3 the request or stream failed (the report and\n"
@@ -100,6 +102,7 @@ enum {
 static const struct option longopts[] = {
     TB_SOURCE_LONGOPTS,
     TB_PLAYOUT_LONGOPTS,
+    TB_AUDIO_LONGOPTS,
     {"base-url", required_argument, NULL, O_BASE},
     {"api", required_argument, NULL, O_API},
     {"model", required_argument, NULL, O_MODEL},
@@ -123,6 +126,7 @@ static const struct option longopts[] = {
 
 struct run_args {
     struct tb_cli_common c;
+    struct tb_cli_audio au;
     const char *base_url, *model, *key_file, *messages_file, *fault;
     const char *headers[MAX_HEADERS];
     size_t nheaders;
@@ -236,6 +240,7 @@ static int parse(int argc, char **argv, struct run_args *a)
     int c, rc;
     size_t z;
     tb_cli_common_init(&a->c);
+    tb_cli_audio_init(&a->au);
     a->req.api = TB_API_CHAT;
     a->req.prompt = DEFAULT_PROMPT;
     a->req.max_tokens = DEFAULT_MAX_TOKENS;
@@ -301,6 +306,8 @@ static int parse(int argc, char **argv, struct run_args *a)
             break;
         default:
             rc = tb_cli_common_option(&a->c, c, optarg);
+            if (rc == 0)
+                rc = tb_cli_audio_option(&a->au, c, optarg);
             if (rc < 0)
                 return TB_EXIT_USAGE;
             if (rc == 0)
@@ -428,6 +435,10 @@ int tb_cmd_run(int argc, char **argv)
     lo.play_fn = tb_cli_collect_gap;
     lo.play_ud = &gaps;
 
+    code = tb_cli_audio_start(&a.au, &lo.sim);
+    if (code >= 0)
+        goto out;
+
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
@@ -437,6 +448,9 @@ int tb_cmd_run(int argc, char **argv)
     if (!a.quiet && isatty(STDERR_FILENO))
         fprintf(stderr, "\r\033[K");
     free((char *)lo.http.url);
+    code = tb_cli_audio_finish(&a.au);
+    if (code >= 0)
+        goto out;
     if (rc != 0) {
         tb_cli_error("run: %s", r.message[0] ? r.message : tb_strerror(rc));
         code = TB_EXIT_USAGE;
@@ -469,10 +483,21 @@ int tb_cmd_run(int argc, char **argv)
         src.kind = "live";
         src.name = base_red;
     }
-    if (a.c.json)
-        tb_report_json(stdout, &src, &a.c.o, &r.sim, &gaps, &rl);
-    else
+    if (a.au.sp != NULL) {
+        /* the rate model on what arrived, to report the difference */
+        struct tb_clock vc;
+        char err[256];
+        tb_clock_virtual_init(&vc);
+        if (r.stream.n > 0 &&
+            tb_sim_run(&r.stream, &a.c.o, &vc, NULL, NULL, &a.au.rate, err, sizeof(err)) == 0)
+            a.au.have_rate = 1;
+    }
+    if (a.c.json) {
+        tb_report_json_audio(stdout, &src, &a.c.o, &r.sim, &gaps, &rl, &a.au);
+    } else {
         tb_report_human(stdout, &src, &a.c.o, &r.sim, &gaps, a.c.max_gaps, &rl);
+        tb_cli_audio_report(stdout, &a.au, &a.c.o, &r.sim, a.c.max_gaps);
+    }
     if (r.error != 0) {
         tb_cli_error("%s", r.message);
         code = TB_EXIT_FAILED;
@@ -485,6 +510,7 @@ int tb_cmd_run(int argc, char **argv)
         }
     }
 out:
+    tb_cli_audio_free(&a.au);
     mock_stop(&m);
     tb_live_result_free(&r);
     free(gaps.v);
