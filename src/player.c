@@ -32,6 +32,7 @@ struct tb_player {
     int16_t *buf;
     uint64_t mask;
     uint64_t preroll_frames;
+    int preroll_short; /* the ring holds less than the pre-roll */
     uint64_t gap_min_frames, interrupt_frames;
     _Alignas(64) _Atomic uint64_t head; /* written by the writer */
     _Alignas(64) _Atomic uint64_t tail; /* written by the reader */
@@ -141,8 +142,10 @@ int tb_player_create(const struct tb_player_opts *o, struct tb_player **out)
         return TB_ENOMEM;
     }
     p->preroll_frames = (uint64_t)llround(o->preroll * o->rate);
-    if (p->preroll_frames > cap)
+    if (p->preroll_frames > cap) {
         p->preroll_frames = cap; /* a full ring starts playback anyway */
+        p->preroll_short = 1;
+    }
     p->gap_min_frames = (uint64_t)llround(TB_GAP_MIN_S * o->rate);
     p->interrupt_frames = (uint64_t)llround(TB_INTERRUPT_S * o->rate);
     atomic_init(&p->first_audio, UINT64_MAX);
@@ -250,7 +253,7 @@ void tb_player_pull(struct tb_player *p, int16_t *out, size_t frames)
             } else if (avail > 0 &&
                        (avail >= p->preroll_frames || ended || avail == p->o.capacity)) {
                 p->state = ST_PLAYING;
-                if (avail == p->o.capacity && avail < p->preroll_frames && !ended)
+                if (avail == p->o.capacity && p->preroll_short && !ended)
                     atomic_store_explicit(&p->forced_start, 1, memory_order_relaxed);
                 atomic_store_explicit(&p->first_audio, pos + done, memory_order_relaxed);
             } else {

@@ -27,6 +27,20 @@ struct tb_tts {
 
 static atomic_flag engine_exists = ATOMIC_FLAG_INIT;
 
+/*
+ * eSpeak NG is initialised once per process and shut down at exit, not
+ * with each engine: 1.51 deadlocks in espeak_Terminate when it is
+ * initialised again after a terminate that followed a synthesis (its
+ * internal thread waits for a signal that never comes).  Only the engine
+ * flag above changes hands between engines.
+ */
+static int espeak_rate;
+
+static void shut_down(void)
+{
+    espeak_Terminate();
+}
+
 /* The engine being spoken through: eSpeak's callback has no context
  * argument of its own (the events' user_data is not set on every call),
  * and there is at most one engine, used from one thread. */
@@ -67,7 +81,15 @@ int tb_tts_create(const struct tb_tts_opts *o, struct tb_tts **out, char *err, s
         atomic_flag_clear(&engine_exists);
         return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
     }
-    rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, NULL, espeakINITIALIZE_DONT_EXIT);
+    if (espeak_rate == 0) {
+        espeak_rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, NULL,
+                                        espeakINITIALIZE_DONT_EXIT);
+        if (espeak_rate > 0)
+            atexit(shut_down);
+        else
+            espeak_rate = 0;
+    }
+    rate = espeak_rate;
     if (rate <= 0) {
         free(t);
         atomic_flag_clear(&engine_exists);
@@ -93,7 +115,6 @@ void tb_tts_destroy(struct tb_tts *t)
 {
     if (t == NULL)
         return;
-    espeak_Terminate();
     free(t->pcm);
     free(t->text);
     free(t);

@@ -28,6 +28,7 @@ static const struct {
     {"synth", tb_test_synth},     {"sim", tb_test_sim},           {"cli", tb_test_cli},
     {"sse", tb_test_sse},         {"serve", tb_test_serve},       {"oai", tb_test_oai},
     {"live", tb_test_live},
+    {"player", tb_test_player},
 };
 
 static int selected(const char *only, const char *name)

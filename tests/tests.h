@@ -32,6 +32,7 @@ int tb_test_sse(void);
 int tb_test_serve(void);
 int tb_test_oai(void);
 int tb_test_live(void);
+int tb_test_player(void);
 
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;

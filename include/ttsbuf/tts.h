@@ -8,7 +8,10 @@
  * in AUDIO_OUTPUT_SYNCHRONOUS mode (synthesis happens inside
  * tb_tts_synth, on the caller's thread) and is initialised with
  * espeakINITIALIZE_DONT_EXIT, so a missing data directory is an error
- * returned here, never an exit.
+ * returned here, never an exit.  The library itself is initialised on
+ * the first tb_tts_create and shut down at process exit (eSpeak NG 1.51
+ * cannot be initialised again after it has spoken and been shut down), so
+ * every engine of a process must be used from the same thread.
  *
  * Speech rate: eSpeak's own range is 80-450 words per minute; above 450
  * eSpeak NG speeds its output up with the sonic library (accepted here up
