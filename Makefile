@@ -102,8 +102,9 @@ tsan:
 	$(MAKE) BUILD=build-tsan OPT="-O1 -g" EXTRA_CFLAGS="$(TSAN_FLAGS)" \
 	    EXTRA_LDFLAGS="$(TSAN_FLAGS)" test
 
-$(BUILD)/bench: $(BENCH_OBJ) $(BUILD)/libttsbuf.a
-	$(CC) $(CFLAGS_ALL) -o $@ $(BENCH_OBJ) $(BUILD)/libttsbuf.a $(LDLIBS_ALL)
+$(BUILD)/bench: $(BENCH_OBJ) $(BUILD)/tests/audio_env.o $(BUILD)/libttsbuf.a
+	$(CC) $(CFLAGS_ALL) -o $@ $(BENCH_OBJ) $(BUILD)/tests/audio_env.o $(BUILD)/libttsbuf.a \
+	    $(LDLIBS_ALL)
 
 bench: all $(BUILD)/bench
 	$(BUILD)/bench

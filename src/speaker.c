@@ -269,6 +269,14 @@ size_t tb_speaker_gaps(const struct tb_speaker *s, struct tb_audio_gap_s *out, s
     return s->ngaps;
 }
 
+int tb_speaker_player_stats(const struct tb_speaker *s, struct tb_player_stats *st)
+{
+    if (s->sink == NULL)
+        return TB_EINVAL;
+    tb_player_stats(s->sink->player, st);
+    return 0;
+}
+
 void tb_speaker_destroy(struct tb_speaker *s)
 {
     if (s == NULL)

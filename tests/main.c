@@ -29,6 +29,7 @@ static const struct {
     {"sse", tb_test_sse},         {"serve", tb_test_serve},       {"oai", tb_test_oai},
     {"live", tb_test_live},
     {"player", tb_test_player},
+    {"speech", tb_test_speech},
 };
 
 static int selected(const char *only, const char *name)

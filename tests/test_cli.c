@@ -11,51 +11,10 @@
 
 #include "tests.h"
 
-struct out {
-    int code;
-    char *so, *se; /* stdout, stderr (NUL-terminated, owned) */
-};
-
-/* Runs `$TTSBUF args` through sh (args may hold redirections of input). */
-static struct out run(const char *args)
-{
-    const char *bin = getenv("TTSBUF");
-    char cmd[4096], so[64], se[64];
-    struct out o;
-    int st;
-    snprintf(so, sizeof(so), "/tmp/ttsbuf-test-%d.out", (int)getpid());
-    snprintf(se, sizeof(se), "/tmp/ttsbuf-test-%d.err", (int)getpid());
-    snprintf(cmd, sizeof(cmd), "'%s' %s >%s 2>%s", bin != NULL ? bin : "./ttsbuf", args, so, se);
-    st = system(cmd);
-    assert_true(WIFEXITED(st));
-    o.code = WEXITSTATUS(st);
-    o.so = tb_test_slurp_str(so);
-    o.se = tb_test_slurp_str(se);
-    remove(so);
-    remove(se);
-    return o;
-}
-
-static void done(struct out *o)
-{
-    free(o->so);
-    free(o->se);
-}
-
-/* Exit code and a one-line stderr that contains `want`. */
-static void expect_error(const char *args, int code, const char *want)
-{
-    struct out o = run(args);
-    if (o.code != code || strstr(o.se, want) == NULL)
-        fail_msg("ttsbuf %s: exit %d, stderr '%s'; wanted exit %d and '%s'", args, o.code, o.se,
-                 code, want);
-    assert_int_equal(strncmp(o.se, "ttsbuf: ", 8), 0);
-    /* Exactly one line. */
-    assert_non_null(strchr(o.se, '\n'));
-    assert_string_equal(strchr(o.se, '\n'), "\n");
-    assert_string_equal(o.so, "");
-    done(&o);
-}
+#define run tb_test_cmd
+#define done tb_test_cmd_free
+#define expect_error tb_test_expect_error
+#define out tb_test_out
 
 static void version_and_help(void **state)
 {

@@ -33,6 +33,25 @@ int tb_test_serve(void);
 int tb_test_oai(void);
 int tb_test_live(void);
 int tb_test_player(void);
+int tb_test_speech(void);
+
+/* Runs `$TTSBUF args` through sh (args may hold redirections and
+ * environment assignments go before it in args only via `env`); returns
+ * the exit code and both outputs (NUL-terminated, owned). */
+struct tb_test_out {
+    int code;
+    char *so, *se;
+};
+struct tb_test_out tb_test_cmd(const char *args);
+void tb_test_cmd_free(struct tb_test_out *o);
+/* Runs args and asserts exit `code`, one stderr line "ttsbuf: ..."
+ * containing want, and nothing on stdout. */
+void tb_test_expect_error(const char *args, int code, const char *want);
+
+/* Allocations counted so far in the whole process, and those made inside
+ * tb_player_pull (the real-time path): tests/rt_alloc.c.  The first call
+ * installs the hook where one is needed (sanitizer builds). */
+void tb_test_alloc_counts(unsigned long *all, unsigned long *rt);
 
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests.h"
 
@@ -102,4 +104,43 @@ void tb_test_free_names(char **v, size_t n)
     for (size_t i = 0; i < n; i++)
         free(v[i]);
     free(v);
+}
+
+struct tb_test_out tb_test_cmd(const char *args)
+{
+    const char *bin = getenv("TTSBUF");
+    char cmd[8192], so[64], se[64];
+    struct tb_test_out o;
+    int st;
+    snprintf(so, sizeof(so), "/tmp/ttsbuf-test-%d.out", (int)getpid());
+    snprintf(se, sizeof(se), "/tmp/ttsbuf-test-%d.err", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "'%s' %s >%s 2>%s", bin != NULL ? bin : "./ttsbuf", args, so, se);
+    st = system(cmd);
+    assert_true(WIFEXITED(st));
+    o.code = WEXITSTATUS(st);
+    o.so = tb_test_slurp_str(so);
+    o.se = tb_test_slurp_str(se);
+    remove(so);
+    remove(se);
+    return o;
+}
+
+void tb_test_cmd_free(struct tb_test_out *o)
+{
+    free(o->so);
+    free(o->se);
+}
+
+void tb_test_expect_error(const char *args, int code, const char *want)
+{
+    struct tb_test_out o = tb_test_cmd(args);
+    if (o.code != code || strstr(o.se, want) == NULL)
+        fail_msg("ttsbuf %s: exit %d, stderr '%s'; wanted exit %d and '%s'", args, o.code, o.se,
+                 code, want);
+    assert_int_equal(strncmp(o.se, "ttsbuf: ", 8), 0);
+    /* Exactly one line. */
+    assert_non_null(strchr(o.se, '\n'));
+    assert_string_equal(strchr(o.se, '\n'), "\n");
+    assert_string_equal(o.so, "");
+    tb_test_cmd_free(&o);
 }

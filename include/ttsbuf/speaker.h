@@ -108,6 +108,10 @@ int tb_speaker_finish(struct tb_speaker *s, struct tb_audio_result *r, char *err
 /* After finish: copies up to max gaps; returns how many were recorded. */
 size_t tb_speaker_gaps(const struct tb_speaker *s, struct tb_audio_gap_s *out, size_t max);
 
+/* The player's live counters (sinks wav and portaudio); returns 0, or
+ * TB_EINVAL for the sink none.  Any thread. */
+int tb_speaker_player_stats(const struct tb_speaker *s, struct tb_player_stats *st);
+
 void tb_speaker_destroy(struct tb_speaker *s); /* NULL is a no-op */
 
 #endif
