@@ -32,6 +32,8 @@ int tb_test_sse(void);
 int tb_test_serve(void);
 int tb_test_oai(void);
 int tb_test_live(void);
+/* The headless audio harness (tests/audio_env.h) with real PortAudio streams. */
+int tb_test_audioenv(void);
 
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;
