@@ -17,7 +17,9 @@ DESTDIR ?=
 BUILD   ?= build
 DEBUGGER ?=
 
-PKGS     := libcjson libcurl espeak-ng portaudio-2.0
+PKGS     := libcjson libcurl espeak-ng
+# PortAudio: the speech sink and the audio tests (tests/audio_env.c).
+PKGS     += portaudio-2.0
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -87,6 +89,7 @@ demo: all
 
 test check: all $(BUILD)/tests/run
 	TTSBUF=$(CURDIR)/$(BIN) TB_TESTDATA=$(CURDIR)/tests/data TB_NODEDIR=$(CURDIR)/tests/node \
+	    TB_AUDIODIR=$(CURDIR)/audio \
 	    $(DEBUGGER) $(BUILD)/tests/run
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -96,9 +99,10 @@ asan:
 	    EXTRA_LDFLAGS="$(SAN_FLAGS)" test
 
 # ThreadSanitizer over the multi-threaded tests (the ring's two-thread stress).
+# audioenv: PortAudio callback threads and the PulseAudio FIFO reader.
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 tsan:
-	TB_TEST_ONLY=ring,serve,live TSAN_OPTIONS=halt_on_error=1 \
+	TB_TEST_ONLY=ring,serve,live,audioenv TSAN_OPTIONS=halt_on_error=1 \
 	$(MAKE) BUILD=build-tsan OPT="-O1 -g" EXTRA_CFLAGS="$(TSAN_FLAGS)" \
 	    EXTRA_LDFLAGS="$(TSAN_FLAGS)" test
 

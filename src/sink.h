@@ -19,6 +19,7 @@ struct tb_sink {
     struct tb_player *player;
     unsigned rate;
     double latency; /* output latency granted (PortAudio), s */
+    double offset;  /* stream seconds at the audio clock's frame 0 */
 };
 
 struct tb_sink_ops {

@@ -10,24 +10,27 @@
  * thread is real-time, and the lock never reaches the callback.
  *
  * The audio clock is the callback's frame count: frame k was pulled about
- * k / rate seconds after the stream started (PortAudio pulls ahead by the
- * output latency, a constant offset that leaves gap lengths exact to a
- * callback buffer).
+ * offset + k / rate seconds after the sink was created (the stream starts
+ * when playback does; PortAudio pulls ahead by the output latency, a
+ * constant shift that leaves gap lengths exact to a callback buffer).
  *
  * ALSA and JACK print start-up chatter on stderr from inside
- * Pa_Initialize and Pa_OpenStream; fd 2 points at /dev/null around those
- * calls only (the process is single-threaded at that point in the CLI).
+ * Pa_Initialize and Pa_OpenStream; tb_speaker_quiet hands both libraries
+ * an error handler that drops it.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <portaudio.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "sink.h"
+#include "ttsbuf/speaker.h"
 #include "ttsbuf/error.h"
 
 #define FRAMES_PER_BUFFER 256 /* 11.6 ms at 22.05 kHz: the gap resolution */
@@ -50,25 +53,62 @@ struct pa_sink {
     struct node *head, *tail;
     int ending;
     int finished;
+    int started;             /* Pa_StartStream done (by the feeder) */
+    struct timespec created; /* the audio clock's offset is measured from here */
+    char start_err[128];
 };
 
-static int quiet_begin(void)
+/* ---- stderr noise ------------------------------------------------------ */
+
+/* The shape of ALSA's snd_lib_error_handler_t and JACK's message callback,
+ * declared here so that no ALSA or JACK header is needed. */
+typedef void (*alsa_handler_fn)(const char *file, int line, const char *function, int err,
+                                const char *fmt, ...);
+typedef int (*alsa_set_fn)(alsa_handler_fn handler);
+typedef void (*jack_msg_fn)(const char *msg);
+typedef void (*jack_set_fn)(jack_msg_fn fn);
+
+static void alsa_drop(const char *file, int line, const char *function, int err, const char *fmt,
+                      ...)
 {
-    int saved = dup(2);
-    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (saved >= 0 && null >= 0)
-        dup2(null, 2);
-    if (null >= 0)
-        close(null);
-    return saved;
+    (void)file;
+    (void)line;
+    (void)function;
+    (void)err;
+    (void)fmt;
 }
 
-static void quiet_end(int saved)
+static void jack_drop(const char *msg)
 {
-    if (saved >= 0) {
-        dup2(saved, 2);
-        close(saved);
+    (void)msg;
+}
+
+int tb_speaker_quiet(void)
+{
+    /* dlopen(NULL) is the program's global scope: the libraries
+     * libportaudio was linked with (libasound, libjack) are in it. */
+    void *self = dlopen(NULL, RTLD_LAZY);
+    int n = 0;
+    alsa_set_fn alsa_set;
+    jack_set_fn jack_set;
+    if (self == NULL)
+        return 0;
+    /* POSIX guarantees dlsym's result converts to a function pointer. */
+    alsa_set = (alsa_set_fn)dlsym(self, "snd_lib_error_set_handler");
+    if (alsa_set != NULL && alsa_set(alsa_drop) == 0)
+        n++;
+    jack_set = (jack_set_fn)dlsym(self, "jack_set_error_function");
+    if (jack_set != NULL) {
+        jack_set(jack_drop);
+        n++;
     }
+    jack_set = (jack_set_fn)dlsym(self, "jack_set_info_function");
+    if (jack_set != NULL) {
+        jack_set(jack_drop);
+        n++;
+    }
+    dlclose(self);
+    return n;
 }
 
 static int on_audio(const void *in, void *out, unsigned long frames,
@@ -91,6 +131,31 @@ static void ts_add(struct timespec *t, double s)
         t->tv_sec++;
         t->tv_nsec -= 1000000000L;
     }
+}
+
+static double since(const struct timespec *t0)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+/*
+ * The device starts once playback would: before that the callback would
+ * only pull pre-roll silence, and a device with no clock of its own (ALSA's
+ * file plugin) would pull it without end.  Called on the feeder thread;
+ * the speaker's thread touches the stream again only after joining it.
+ */
+static void start_when_ready(struct pa_sink *p)
+{
+    PaError pe;
+    if (p->started || !tb_player_ready(p->base.player))
+        return;
+    p->started = 1;
+    p->base.offset = since(&p->created);
+    pe = Pa_StartStream(p->stream);
+    if (pe != paNoError)
+        snprintf(p->start_err, sizeof(p->start_err), "%s", Pa_GetErrorText(pe));
 }
 
 static void *feed(void *arg)
@@ -116,6 +181,7 @@ static void *feed(void *arg)
         pthread_mutex_unlock(&p->mu);
         while (nd->off < nd->n) {
             nd->off += tb_player_write(p->base.player, nd->pcm + nd->off, nd->n - nd->off);
+            start_when_ready(p);
             if (nd->off < nd->n)
                 nanosleep(&pause, NULL);
         }
@@ -127,6 +193,7 @@ static void *feed(void *arg)
     }
     pthread_mutex_unlock(&p->mu);
     tb_player_end(p->base.player);
+    start_when_ready(p);
     return NULL;
 }
 
@@ -172,7 +239,6 @@ static void stop_feeder(struct pa_sink *p)
 
 static void close_pa(struct pa_sink *p)
 {
-    int q = quiet_begin();
     if (p->stream != NULL) {
         Pa_StopStream(p->stream);
         Pa_CloseStream(p->stream);
@@ -182,27 +248,30 @@ static void close_pa(struct pa_sink *p)
         Pa_Terminate();
         p->pa_up = 0;
     }
-    quiet_end(q);
 }
 
 static int pa_finish(struct tb_sink *s, char *err, size_t errlen)
 {
     struct pa_sink *p = (struct pa_sink *)s;
     const struct timespec tick = {0, 5000000};
-    (void)err;
-    (void)errlen;
     if (p->finished)
         return 0;
     p->finished = 1;
-    stop_feeder(p); /* writes everything queued, then ends the player */
+    stop_feeder(p); /* writes everything queued, ends the player, starts */
+    if (p->start_err[0] != '\0') {
+        close_pa(p);
+        return tb_seterr(err, errlen, TB_EDEVICE, "cannot start the stream: %s", p->start_err);
+    }
     /* Wait for the ring to play out; the callback marks the player done.
      * A stream that stopped on its own (device lost) cannot get there:
      * give up once it is no longer active. */
     while (!tb_player_done(s->player) && Pa_IsStreamActive(p->stream) == 1)
         nanosleep(&tick, NULL);
-    /* Pad with the output latency so the tail leaves the card. */
+    /* Pad so the tail leaves the card: returning from the stream right
+     * after the last sample cut ~76 ms of it through PulseAudio at 100 ms
+     * latency; twice the latency plus 0.2 s lost nothing. */
     struct timespec pad = {0, 0};
-    ts_add(&pad, s->latency + 0.05);
+    ts_add(&pad, 2.0 * s->latency + 0.2);
     nanosleep(&pad, NULL);
     close_pa(p);
     return 0;
@@ -278,10 +347,6 @@ static int open_stream(struct pa_sink *p, const char *device, double latency, ch
     }
     si = Pa_GetStreamInfo(p->stream);
     p->base.latency = si != NULL ? si->outputLatency : latency;
-    pe = Pa_StartStream(p->stream);
-    if (pe != paNoError)
-        return tb_seterr(err, errlen, TB_EDEVICE, "cannot start '%s': %s",
-                         Pa_GetDeviceInfo(dev)->name, Pa_GetErrorText(pe));
     return 0;
 }
 
@@ -290,25 +355,27 @@ int tb_sink_pa_create(const char *device, double latency, const struct tb_player
 {
     struct pa_sink *p = calloc(1, sizeof(*p));
     pthread_condattr_t ca;
-    int rc, q;
+    int rc;
     *out = NULL;
     if (p == NULL)
         return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
     p->base.ops = &pa_ops;
     p->base.rate = po->rate;
+    clock_gettime(CLOCK_MONOTONIC, &p->created);
     pthread_mutex_init(&p->mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&p->cv, &ca);
     pthread_condattr_destroy(&ca);
-    rc = tb_player_create(po, &p->base.player);
-    if (rc != 0) {
-        pa_destroy(&p->base);
-        return tb_seterr(err, errlen, rc, "audio ring: %s", tb_strerror(rc));
-    }
-    q = quiet_begin();
+    tb_speaker_quiet();
     rc = open_stream(p, device, latency, err, errlen);
-    quiet_end(q);
+    if (rc == 0) {
+        struct tb_player_opts o = *po;
+        o.lead_in = p->base.latency;
+        rc = tb_player_create(&o, &p->base.player);
+        if (rc != 0)
+            rc = tb_seterr(err, errlen, rc, "audio ring: %s", tb_strerror(rc));
+    }
     if (rc == 0 && pthread_create(&p->feeder, NULL, feed, p) != 0)
         rc = tb_seterr(err, errlen, TB_ENOMEM, "cannot start the audio feeder thread");
     if (rc != 0) {

@@ -89,15 +89,13 @@ static struct centry *cache_slot(struct tb_speaker *s, const char *text, size_t 
     size_t i = (size_t)h & (CACHE_SLOTS - 1);
     for (;;) {
         struct centry *e = &s->cache[i];
-        if (e->text == NULL ||
-            (e->hash == h && e->len == len && memcmp(e->text, text, len) == 0))
+        if (e->text == NULL || (e->hash == h && e->len == len && memcmp(e->text, text, len) == 0))
             return e;
         i = (i + 1) & (CACHE_SLOTS - 1);
     }
 }
 
-static int synth(struct tb_speaker *s, const char *text, size_t len, const int16_t **pcm,
-                 size_t *n)
+static int synth(struct tb_speaker *s, const char *text, size_t len, const int16_t **pcm, size_t *n)
 {
     double t0 = s->mono.now(&s->mono);
     int rc = tb_tts_synth(s->tts, text, len, pcm, n);
@@ -107,8 +105,8 @@ static int synth(struct tb_speaker *s, const char *text, size_t len, const int16
     return rc;
 }
 
-static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t len,
-                    uint32_t cps, double *dur)
+static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t len, uint32_t cps,
+                    double *dur)
 {
     struct tb_speaker *s = ud;
     const int16_t *pcm;
@@ -184,8 +182,8 @@ int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, 
     } else if (o->sink == TB_SINK_WAV) {
         rc = tb_sink_wav_create(o->target, &po, &s->sink, err, errlen);
     } else {
-        rc = tb_sink_pa_create(o->target, o->latency > 0 ? o->latency : TB_PA_LATENCY_DEFAULT,
-                               &po, &s->sink, err, errlen);
+        rc = tb_sink_pa_create(o->target, o->latency > 0 ? o->latency : TB_PA_LATENCY_DEFAULT, &po,
+                               &s->sink, err, errlen);
     }
     if (rc != 0) {
         tb_speaker_destroy(s);
@@ -215,8 +213,9 @@ static void fill_result(struct tb_speaker *s)
     double f = 1.0 / s->rate;
     tb_player_stats(s->sink->player, &st);
     r->latency = s->sink->latency;
-    r->first_audio = st.first_audio == UINT64_MAX ? 0.0 : (double)st.first_audio * f;
-    r->end_audio = (double)st.end_audio * f;
+    double off = s->sink->offset;
+    r->first_audio = st.first_audio == UINT64_MAX ? 0.0 : off + (double)st.first_audio * f;
+    r->end_audio = off + (double)st.end_audio * f;
     r->speech = (double)st.played * f;
     r->concealed = (double)st.concealed * f;
     r->concealment_events = st.concealment_events;
@@ -236,7 +235,7 @@ static void fill_result(struct tb_speaker *s)
     }
     tb_player_gaps(s->sink->player, v, n);
     for (size_t i = 0; i < n; i++) {
-        s->gaps[i].at = (double)v[i].at * f;
+        s->gaps[i].at = off + (double)v[i].at * f;
         s->gaps[i].len = (double)v[i].frames * f;
         if (s->gaps[i].len > TB_GAP_MIN_S)
             r->gap_total += s->gaps[i].len;

@@ -82,8 +82,8 @@ int tb_tts_create(const struct tb_tts_opts *o, struct tb_tts **out, char *err, s
         return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
     }
     if (espeak_rate == 0) {
-        espeak_rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, NULL,
-                                        espeakINITIALIZE_DONT_EXIT);
+        espeak_rate =
+            espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, NULL, espeakINITIALIZE_DONT_EXIT);
         if (espeak_rate > 0)
             atexit(shut_down);
         else
@@ -146,7 +146,8 @@ int tb_tts_synth(struct tb_tts *t, const char *text, size_t len, const int16_t *
     t->n = 0;
     t->oom = 0;
     speaking = t;
-    espeak_ERROR e = espeak_Synth(t->text, len + 1, 0, POS_CHARACTER, 0, espeakCHARS_UTF8, NULL, NULL);
+    espeak_ERROR e =
+        espeak_Synth(t->text, len + 1, 0, POS_CHARACTER, 0, espeakCHARS_UTF8, NULL, NULL);
     speaking = NULL;
     if (e != EE_OK)
         return TB_EIO;

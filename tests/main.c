@@ -27,8 +27,7 @@ static const struct {
     {"playout", tb_test_playout}, {"property", tb_test_property}, {"trace", tb_test_trace},
     {"synth", tb_test_synth},     {"sim", tb_test_sim},           {"cli", tb_test_cli},
     {"sse", tb_test_sse},         {"serve", tb_test_serve},       {"oai", tb_test_oai},
-    {"live", tb_test_live},
-    {"player", tb_test_player},
+    {"live", tb_test_live},       {"audioenv", tb_test_audioenv}, {"player", tb_test_player},
     {"speech", tb_test_speech},
 };
 

@@ -38,7 +38,7 @@ static const struct sent stalls[] = {
     {"The first sentence is short.", 0.2, 0.05},
     {" Then the provider stalls for a while before this one arrives.", 2.6, 0.02},
     {" Here comes a third sentence, with a clause in it, quickly.", 3.0, 0.01},
-    {" And the last one ends the answer!", 9.0, 0.05},
+    {" And the last one ends the answer!", 12.0, 0.05},
 };
 
 static char *tmpname(const char *what)
@@ -123,8 +123,8 @@ static void same_gaps(const cJSON *j, double tol, int compare_at)
         assert_non_null(m);
         if (fabs(num(a, "gap_s") - num(m, "gap_s")) > tol ||
             (compare_at && fabs(num(a, "at_s") - num(m, "at_s")) > tol))
-            fail_msg("gap %d: audio clock %.4f s at %.4f, model %.4f s at %.4f", n,
-                     num(a, "gap_s"), num(a, "at_s"), num(m, "gap_s"), num(m, "at_s"));
+            fail_msg("gap %d: audio clock %.4f s at %.4f, model %.4f s at %.4f", n, num(a, "gap_s"),
+                     num(a, "at_s"), num(m, "gap_s"), num(m, "at_s"));
     }
     assert_int_equal(n, cJSON_GetArraySize(mg));
 }
@@ -194,8 +194,8 @@ static void speech_two_clocks_wav(void **state)
     char args[1024];
     struct tb_pcm p = {0};
     (void)state;
-    snprintf(args, sizeof(args), "sim --trace %s --audio wav:%s --stall-cue none --gaps 100",
-             trace, wav);
+    snprintf(args, sizeof(args), "sim --trace %s --audio wav:%s --stall-cue none --gaps 100", trace,
+             wav);
     cJSON *j = run_json(args);
     const cJSON *au = cJSON_GetObjectItemCaseSensitive(j, "audio");
     assert_true(num(j, "underruns") >= 2);
@@ -232,8 +232,12 @@ static void speech_tick_cue(void **state)
     (void)state;
     snprintf(args, sizeof(args), "sim --trace %s --audio wav:%s", trace, wav);
     cJSON *j = run_json(args);
-    const cJSON *ag = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "audio"), "gaps");
-    assert_string_equal(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "audio"), "stall_cue")->valuestring, "tick");
+    const cJSON *ag =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "audio"), "gaps");
+    assert_string_equal(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "audio"), "stall_cue")
+            ->valuestring,
+        "tick");
     load_wav(wav, &p);
     assert_true(cJSON_GetArraySize(ag) >= 2);
     for (int i = 0; i < cJSON_GetArraySize(ag); i++) {
@@ -469,7 +473,7 @@ static void speech_portaudio_long(void **state)
     struct tb_audio_shape sh;
     (void)state;
     snprintf(args, sizeof(args),
-             "sim --synth tokens=220,tps=6,ttft=0.3,seed=11 --audio portaudio --stall-cue none");
+             "sim --synth tokens=300,tps=6,ttft=0.3,seed=11 --audio portaudio --stall-cue none");
     cJSON *j = run_json(args);
     const cJSON *au = cJSON_GetObjectItemCaseSensitive(j, "audio");
     assert_int_equal(tb_audio_pulse_stop(pa, err, sizeof(err)), 0);
@@ -503,9 +507,9 @@ static void speech_callback_never_allocates(void **state)
     assert_int_equal(tb_audio_file_create(&af, err, sizeof(err)), 0);
     tb_stream_init(&s);
     for (int i = 0; i < 40; i++)
-        assert_int_equal(tb_stream_append(&s, 0.02 * i, i % 8 == 7 ? " end." : " word", 5, 1,
-                                          TB_KIND_CONTENT),
-                         0);
+        assert_int_equal(
+            tb_stream_append(&s, 0.02 * i, i % 8 == 7 ? " end." : " word", 5, 1, TB_KIND_CONTENT),
+            0);
     memset(&so, 0, sizeof(so));
     so.sink = TB_SINK_PORTAUDIO;
     so.wpm = 300;

@@ -52,6 +52,8 @@ void tb_test_expect_error(const char *args, int code, const char *want);
  * tb_player_pull (the real-time path): tests/rt_alloc.c.  The first call
  * installs the hook where one is needed (sanitizer builds). */
 void tb_test_alloc_counts(unsigned long *all, unsigned long *rt);
+/* The headless audio harness (tests/audio_env.h) with real PortAudio streams. */
+int tb_test_audioenv(void);
 
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;

@@ -43,8 +43,8 @@
 struct tb_sim_opts {
     struct tb_seg_opts seg;
     struct tb_playout_opts play;
-    size_t ring_slots; /* default TB_RING_SLOTS_DEFAULT */
-    size_t ring_bytes; /* default TB_RING_BYTES_DEFAULT */
+    size_t ring_slots;            /* default TB_RING_SLOTS_DEFAULT */
+    size_t ring_bytes;            /* default TB_RING_BYTES_DEFAULT */
     const struct tb_voice *voice; /* borrowed; NULL (default): the rate model */
 };
 

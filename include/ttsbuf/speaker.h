@@ -25,9 +25,8 @@
  *
  * Ownership: create/destroy.  Threads: every call from the drain's thread
  * (PortAudio's callback and the feeder are internal).  The library never
- * prints: ALSA/JACK start-up chatter on stderr is silenced while PortAudio
- * opens (by pointing fd 2 at /dev/null for those calls), and failures come
- * back as one-line messages.
+ * prints: ALSA/JACK start-up chatter is silenced (tb_speaker_quiet), and
+ * failures come back as one-line messages.
  */
 #ifndef TTSBUF_SPEAKER_H
 #define TTSBUF_SPEAKER_H
@@ -44,14 +43,14 @@ enum tb_sink_kind { TB_SINK_NONE = 0, TB_SINK_WAV, TB_SINK_PORTAUDIO };
 
 struct tb_speaker_opts {
     enum tb_sink_kind sink;
-    const char *target;   /* wav: the file; portaudio: device name or index (NULL: default) */
-    const char *voice;    /* eSpeak voice name; NULL: "en" */
-    double wpm;           /* eSpeak rate: TB_TTS_WPM_MIN..TB_TTS_WPM_MAX */
-    double tts_latency;   /* L: a chunk plays no earlier than L after it closes */
-    double preroll;       /* seconds of audio queued before playback starts */
-    enum tb_cue cue;      /* what a listener hears in a gap */
-    double latency;       /* portaudio: suggested output latency, s (0: default) */
-    size_t ring_frames;   /* player ring (0: 2^22 frames, 190 s at 22.05 kHz) */
+    const char *target; /* wav: the file; portaudio: device name or index (NULL: default) */
+    const char *voice;  /* eSpeak voice name; NULL: "en" */
+    double wpm;         /* eSpeak rate: TB_TTS_WPM_MIN..TB_TTS_WPM_MAX */
+    double tts_latency; /* L: a chunk plays no earlier than L after it closes */
+    double preroll;     /* seconds of audio queued before playback starts */
+    enum tb_cue cue;    /* what a listener hears in a gap */
+    double latency;     /* portaudio: suggested output latency, s (0: default) */
+    size_t ring_frames; /* player ring (0: 2^22 frames, 190 s at 22.05 kHz) */
 };
 
 /* Parses an --audio value: "none", "wav:FILE", "portaudio" or
@@ -62,11 +61,11 @@ int tb_speaker_parse_sink(const char *spec, enum tb_sink_kind *sink, const char 
 /* What the audio clock measured (sinks wav and portaudio), in seconds. */
 struct tb_audio_result {
     unsigned rate;
-    double latency;      /* portaudio: the output latency granted */
-    double first_audio;  /* when playback started on the audio clock */
-    double end_audio;    /* when the last speech frame played */
-    double speech;       /* seconds of speech played */
-    double concealed;    /* seconds of concealment while playing */
+    double latency;     /* portaudio: the output latency granted */
+    double first_audio; /* when playback started on the audio clock */
+    double end_audio;   /* when the last speech frame played */
+    double speech;      /* seconds of speech played */
+    double concealed;   /* seconds of concealment while playing */
     uint64_t concealment_events;
     uint32_t underruns, interruptions;
     double gap_total, gap_max;
@@ -107,6 +106,20 @@ int tb_speaker_finish(struct tb_speaker *s, struct tb_audio_result *r, char *err
 
 /* After finish: copies up to max gaps; returns how many were recorded. */
 size_t tb_speaker_gaps(const struct tb_speaker *s, struct tb_audio_gap_s *out, size_t max);
+
+/*
+ * tb_speaker_quiet - silences what ALSA-lib and JACK print on stderr while
+ * PortAudio probes its host APIs ("ALSA lib pcm.c:... Unknown PCM" for
+ * each absent card, "jack server is not running").  libportaudio links
+ * both, so their documented hooks (snd_lib_error_set_handler,
+ * jack_set_error_function, jack_set_info_function) are found with
+ * dlopen(NULL)/dlsym, with no ALSA or JACK header or link, and given
+ * handlers that drop the text.  PortAudio still returns its errors.  The
+ * setting is process-wide and permanent.  Returns how many hooks were
+ * installed (0..3).  Call before Pa_Initialize, not concurrently with
+ * PortAudio (the PortAudio sink calls it itself).
+ */
+int tb_speaker_quiet(void);
 
 /* The player's live counters (sinks wav and portaudio); returns 0, or
  * TB_EINVAL for the sink none.  Any thread. */

@@ -25,8 +25,7 @@ int tb_cli_audio_option(struct tb_cli_audio *a, int c, const char *arg)
     switch (c) {
     case TB_O_AUDIO:
         if (tb_speaker_parse_sink(arg, &a->sink, &a->target) != 0) {
-            tb_cli_error("--audio: '%s' is not none, wav:FILE, portaudio or portaudio:DEVICE",
-                         arg);
+            tb_cli_error("--audio: '%s' is not none, wav:FILE, portaudio or portaudio:DEVICE", arg);
             return -1;
         }
         a->spec = arg;
@@ -147,8 +146,9 @@ void tb_cli_audio_report(FILE *f, const struct tb_cli_audio *a, const struct tb_
     const struct tb_audio_result *x = &a->res;
     if (a->sp == NULL)
         return;
-    fprintf(f, "\n  eSpeak NG, voice %s at %g wpm: %" PRIu64 " chunks, %.2f s of audio in %.3f s"
-               " of synthesis (%.0fx real time)",
+    fprintf(f,
+            "\n  eSpeak NG, voice %s at %g wpm: %" PRIu64 " chunks, %.2f s of audio in %.3f s"
+            " of synthesis (%.0fx real time)",
             a->voice ? a->voice : "en", o->play.wpm, x->chunks, x->audio_s, x->synth_s,
             x->synth_s > 0 ? x->audio_s / x->synth_s : 0.0);
     if (x->cache_hits > 0)
@@ -161,8 +161,8 @@ void tb_cli_audio_report(FILE *f, const struct tb_cli_audio *a, const struct tb_
                 "min TPS %.1f\n"
                 "                  eSpeak: %.2f s of speech, %u underrun%s, %.2f s silent, "
                 "min TPS %.1f   (speech %+.1f%%)\n",
-                p->speech, p->underruns, plural(p->underruns), p->gap_total, p->min_tps,
-                q->speech, q->underruns, plural(q->underruns), q->gap_total, q->min_tps,
+                p->speech, p->underruns, plural(p->underruns), p->gap_total, p->min_tps, q->speech,
+                q->underruns, plural(q->underruns), q->gap_total, q->min_tps,
                 p->speech > 0 ? 100.0 * (q->speech - p->speech) / p->speech : 0.0);
     }
     if (a->sink == TB_SINK_NONE)
@@ -170,8 +170,8 @@ void tb_cli_audio_report(FILE *f, const struct tb_cli_audio *a, const struct tb_
     fprintf(f, "  audio clock (%s", a->spec);
     if (a->sink == TB_SINK_PORTAUDIO)
         fprintf(f, ", output latency %.0f ms", x->latency * 1000.0);
-    fprintf(f, "): %u underrun%s, %.3f s silent, longest %.3f s, %u interruption%s\n",
-            x->underruns, plural(x->underruns), x->gap_total, x->gap_max, x->interruptions,
+    fprintf(f, "): %u underrun%s, %.3f s silent, longest %.3f s, %u interruption%s\n", x->underruns,
+            plural(x->underruns), x->gap_total, x->gap_max, x->interruptions,
             plural(x->interruptions));
     fprintf(f,
             "    first audio %.3f s, %.2f s of speech played, %.3f s concealed in %" PRIu64
@@ -198,9 +198,10 @@ void tb_cli_audio_json(void *rootp, const struct tb_cli_audio *a, const struct t
     au = cJSON_AddObjectToObject(root, "audio");
     if (au == NULL)
         return;
-    cJSON_AddStringToObject(au, "sink", a->sink == TB_SINK_WAV         ? "wav"
-                                        : a->sink == TB_SINK_PORTAUDIO ? "portaudio"
-                                                                       : "none");
+    cJSON_AddStringToObject(au, "sink",
+                            a->sink == TB_SINK_WAV         ? "wav"
+                            : a->sink == TB_SINK_PORTAUDIO ? "portaudio"
+                                                           : "none");
     if (a->target != NULL)
         cJSON_AddStringToObject(au, "target", a->target);
     cJSON_AddStringToObject(au, "voice_model", "espeak");

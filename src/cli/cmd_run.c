@@ -394,6 +394,10 @@ int tb_cmd_run(int argc, char **argv)
         a.req.messages_json = messages;
     }
 
+    /* The speaker first: a sink that cannot open is the only message. */
+    code = tb_cli_audio_start(&a.au, &a.c.o);
+    if (code >= 0)
+        goto out;
     if (embedded) {
         code = mock_start(&a, &m, url, sizeof(url), &src, label, sizeof(label));
         if (code >= 0)
@@ -434,10 +438,6 @@ int tb_cmd_run(int argc, char **argv)
     lo.http.cancel = &interrupted;
     lo.play_fn = tb_cli_collect_gap;
     lo.play_ud = &gaps;
-
-    code = tb_cli_audio_start(&a.au, &lo.sim);
-    if (code >= 0)
-        goto out;
 
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;

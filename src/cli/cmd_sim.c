@@ -32,10 +32,7 @@ static void usage(FILE *f)
 }
 
 static const struct option longopts[] = {
-    TB_SOURCE_LONGOPTS,
-    TB_PLAYOUT_LONGOPTS,
-    TB_AUDIO_LONGOPTS,
-    {"help", no_argument, NULL, 'h'},
+    TB_SOURCE_LONGOPTS, TB_PLAYOUT_LONGOPTS, TB_AUDIO_LONGOPTS, {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
@@ -96,8 +93,8 @@ int tb_cmd_sim(int argc, char **argv)
     code = tb_cli_audio_finish(&au);
     if (rc != 0) {
         tb_cli_error("%s: %s", src.name, err);
-        code = rc == TB_EEMPTY || rc == TB_ETOOBIG || rc == TB_EINVAL ? TB_EXIT_USAGE
-                                                                       : TB_EXIT_FAILED;
+        code =
+            rc == TB_EEMPTY || rc == TB_ETOOBIG || rc == TB_EINVAL ? TB_EXIT_USAGE : TB_EXIT_FAILED;
         goto out;
     }
     if (code >= 0)
