@@ -236,8 +236,8 @@ char *tb_serve_json_chunk(const struct tb_serve_json_ctx *c, enum tb_serve_json_
         return print(o, 0);
     if (legacy) {
         /* The legacy chunk: {"text", "index", "logprobs", "finish_reason"}. */
-        ok = add_str(ch, "text", "") && add_num(ch, "index", 0) &&
-             cJSON_AddNullToObject(ch, "logprobs") != NULL &&
+        ok = add_str(ch, "text", "") &&
+             add_num(ch, "index", 0) && cJSON_AddNullToObject(ch, "logprobs") != NULL &&
              add_finish(ch, part == TB_SERVE_PART_FINISH ? text : NULL);
         return print(o, ok);
     }

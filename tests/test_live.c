@@ -704,8 +704,8 @@ static void run_cli_request_options(void **state)
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
             int code;
-            snprintf(cmd, sizeof(cmd), "'%s' run %s -q >%s/out 2>%s/err", bin(), bad[i].args, dir,
-                     dir);
+            snprintf(cmd, sizeof(cmd), "'%s' run %s -q >%s/out 2>%s/err", bin(), bad[i].args,
+                     dir, dir);
             code = sh(cmd);
             snprintf(cmd, sizeof(cmd), "%s/err", dir);
             out = tb_test_slurp_str(cmd);
