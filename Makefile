@@ -17,7 +17,9 @@ DESTDIR ?=
 BUILD   ?= build
 DEBUGGER ?=
 
-PKGS     := libcjson libcurl
+PKGS     := libcjson libcurl espeak-ng
+# PortAudio: the speech sink and the audio tests (tests/audio_env.c).
+PKGS     += portaudio-2.0
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -90,6 +92,7 @@ demo: all
 
 test check: all $(BUILD)/tests/run
 	TTSBUF=$(CURDIR)/$(BIN) TB_TESTDATA=$(CURDIR)/tests/data TB_NODEDIR=$(CURDIR)/tests/node \
+	    TB_AUDIODIR=$(CURDIR)/audio \
 	    $(DEBUGGER) $(BUILD)/tests/run
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -99,14 +102,16 @@ asan:
 	    EXTRA_LDFLAGS="$(SAN_FLAGS)" test
 
 # ThreadSanitizer over the multi-threaded tests (the ring's two-thread stress).
+# audioenv: PortAudio callback threads and the PulseAudio FIFO reader.
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 tsan:
-	TB_TEST_ONLY=ring,serve,live,sweep TSAN_OPTIONS=halt_on_error=1 \
+	TB_TEST_ONLY=ring,serve,live,sweep,audioenv,player TSAN_OPTIONS=halt_on_error=1 \
 	$(MAKE) BUILD=build-tsan OPT="-O1 -g" EXTRA_CFLAGS="$(TSAN_FLAGS)" \
 	    EXTRA_LDFLAGS="$(TSAN_FLAGS)" test
 
-$(BUILD)/bench: $(BENCH_OBJ) $(BUILD)/libttsbuf.a
-	$(CC) $(CFLAGS_ALL) -o $@ $(BENCH_OBJ) $(BUILD)/libttsbuf.a $(LDLIBS_ALL)
+$(BUILD)/bench: $(BENCH_OBJ) $(BUILD)/tests/audio_env.o $(BUILD)/libttsbuf.a
+	$(CC) $(CFLAGS_ALL) -o $@ $(BENCH_OBJ) $(BUILD)/tests/audio_env.o $(BUILD)/libttsbuf.a \
+	    $(LDLIBS_ALL)
 
 bench: all $(BUILD)/bench
 	$(BUILD)/bench

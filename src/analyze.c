@@ -5,6 +5,7 @@
  */
 #include "ttsbuf/analyze.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "grow.h"
@@ -37,6 +38,7 @@ int tb_chunks_push(struct tb_chunks *c, double t, uint64_t tok, uint32_t cps)
     c->v[c->n].c = t;
     c->v[c->n].tok = tok;
     c->v[c->n].cps = cps;
+    c->v[c->n].dur = NAN;
     c->n++;
     return 0;
 }
@@ -82,7 +84,9 @@ int tb_analyze_playout(const struct tb_chunks *c, struct tb_playout *p,
     if (rc != 0)
         return rc;
     for (size_t i = 0; i < c->n && rc == 0; i++)
-        rc = tb_playout_add(p, c->v[i].c, c->v[i].tok, c->v[i].cps);
+        rc = isnan(c->v[i].dur)
+                 ? tb_playout_add(p, c->v[i].c, c->v[i].tok, c->v[i].cps)
+                 : tb_playout_add_timed(p, c->v[i].c, c->v[i].tok, c->v[i].cps, c->v[i].dur);
     if (rc == 0)
         rc = tb_playout_finish(p);
     tb_playout_result(p, out);

@@ -50,6 +50,9 @@ struct tb_drain {
     double hw_speech_s;
     uint32_t forced_cuts;
     int forced_start;
+    /* a timed voice: the chunk's text is gathered here for it */
+    char *text;
+    size_t textcap;
 };
 
 /* Playout callback: a chunk's schedule is known; so is its release. */
@@ -62,6 +65,54 @@ static void on_play(void *ud, const struct tb_play *pl)
     r->u = u > c ? u : c;
     if (d->user_fn != NULL)
         d->user_fn(d->user_ud, pl);
+}
+
+/*
+ * Copies content bytes [from, to) out of the items the drain has seen and
+ * not released (a chunk's text always is: releases stop at scheduled
+ * chunk ends).  O(items waiting) per chunk: a timed voice costs far more
+ * per chunk than this scan.
+ */
+static int gather(struct tb_drain *d, uint64_t from, uint64_t to, size_t *len)
+{
+    uint64_t b = d->released_b;
+    size_t n = 0;
+    struct tb_ring_item it;
+    if (to - from + 1 > d->textcap) {
+        size_t nc = (size_t)(to - from + 1);
+        char *nt = realloc(d->text, nc < 256 ? 256 : nc);
+        if (nt == NULL)
+            return TB_ENOMEM;
+        d->text = nt;
+        d->textcap = nc < 256 ? 256 : nc;
+    }
+    *len = 0;
+    for (size_t i = 0; i < d->seen && b < to && tb_ring_peek(d->ring, i, &it) == 0; i++) {
+        if (it.kind != TB_KIND_CONTENT)
+            continue;
+        uint64_t lo = b > from ? b : from;
+        uint64_t hi = b + it.len < to ? b + it.len : to;
+        if (hi > lo) {
+            memcpy(d->text + n, it.text + (lo - b), (size_t)(hi - lo));
+            n += (size_t)(hi - lo);
+        }
+        b += it.len;
+    }
+    d->text[n] = '\0';
+    *len = n;
+    return 0;
+}
+
+/* The chunk's duration from the timed voice. */
+static int voice_dur(struct tb_drain *d, const struct tb_chunk *ch, double *dur)
+{
+    uint64_t from = d->nrel > 1 ? d->rel[d->nrel - 2].end : 0;
+    size_t len;
+    int rc = gather(d, from, ch->end, &len);
+    if (rc == 0)
+        rc = d->o.voice->chunk(d->o.voice->ud, (uint32_t)d->nrel, d->t_cur, d->text, len, ch->cps,
+                               dur);
+    return rc;
 }
 
 /* Segmenter callback: a chunk closed at the event being fed. */
@@ -83,8 +134,16 @@ static void on_chunk(void *ud, const struct tb_chunk *ch)
     d->rel[d->nrel].u = NAN;
     d->nrel++;
     rc = tb_chunks_push(&d->chunks, d->t_cur, d->tok_cur, ch->cps);
-    if (rc == 0)
+    if (rc == 0 && d->o.voice != NULL) {
+        double dur = 0.0;
+        rc = voice_dur(d, ch, &dur);
+        if (rc == 0) {
+            d->chunks.v[d->chunks.n - 1].dur = dur;
+            rc = tb_playout_add_timed(d->play, d->t_cur, d->tok_cur, ch->cps, dur);
+        }
+    } else if (rc == 0) {
         rc = tb_playout_add(d->play, d->t_cur, d->tok_cur, ch->cps);
+    }
     if (rc != 0)
         d->rc = rc;
 }
@@ -119,6 +178,7 @@ void tb_drain_destroy(struct tb_drain *d)
     if (d == NULL)
         return;
     free(d->rel);
+    free(d->text);
     tb_chunks_free(&d->chunks);
     tb_playout_destroy(d->play);
     tb_seg_destroy(d->seg);

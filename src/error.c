@@ -16,6 +16,8 @@ const char *tb_strerror(int err)
     case TB_EEMPTY: return "empty";
     case TB_ETOOBIG: return "too big";
     case TB_ERANGE: return "out of range";
+    case TB_EBUSY: return "busy";
+    case TB_EDEVICE: return "audio device unavailable";
     default: return "unknown error";
     }
 }

@@ -10,6 +10,7 @@
  */
 #include "ttsbuf/playout.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@
 struct pend {
     double c;
     uint32_t cps;
+    double dur;
 };
 
 struct tb_playout {
@@ -29,6 +31,8 @@ struct tb_playout {
     int started;
     uint32_t m, q;
     uint64_t cps_sum;
+    double dur_sum; /* the same total in seconds, from the chunks' durations */
+    int timed;      /* a chunk came with its own duration (a timed voice) */
     double s1, e_prev, c_q;
     uint64_t tok_q;
     double last_c;
@@ -41,6 +45,7 @@ struct tb_playout {
     int rebuffering;
     uint32_t rb_j;
     uint64_t rb_cps;
+    double rb_dur;
 };
 
 void tb_playout_opts_default(struct tb_playout_opts *o)
@@ -90,6 +95,8 @@ int tb_playout_reset(struct tb_playout *p, const struct tb_playout_opts *o)
     p->started = 0;
     p->m = p->q = 0;
     p->cps_sum = 0;
+    p->dur_sum = 0.0;
+    p->timed = 0;
     p->s1 = p->e_prev = p->c_q = 0.0;
     p->tok_q = 0;
     p->last_c = 0.0;
@@ -98,6 +105,7 @@ int tb_playout_reset(struct tb_playout *p, const struct tb_playout_opts *o)
     p->rebuffering = 0;
     p->rb_j = 0;
     p->rb_cps = 0;
+    p->rb_dur = 0.0;
     memset(&p->r, 0, sizeof(p->r));
     return 0;
 }
@@ -105,6 +113,26 @@ int tb_playout_reset(struct tb_playout *p, const struct tb_playout_opts *o)
 static double speech(const struct tb_playout *p, uint64_t cps)
 {
     return tb_voice_seconds(cps, p->o.wpm);
+}
+
+/* S so far: exact from the code-point count under the rate model, the sum
+ * of the given durations once a timed voice is in use. */
+static double spoken(const struct tb_playout *p)
+{
+    return p->timed ? p->dur_sum : speech(p, p->cps_sum);
+}
+
+/* Whether cps code points / dur seconds reach the pre-roll: compared as
+ * cps x 10 >= P x wpm under the rate model, to stay exact. */
+static int reaches_preroll(const struct tb_playout *p, uint64_t cps, double dur)
+{
+    return p->timed ? dur >= p->o.preroll : (double)cps * 10.0 >= p->o.preroll * p->o.wpm;
+}
+
+/* Speech of cps code points, or dur seconds once a timed voice is in use. */
+static double span(const struct tb_playout *p, uint64_t cps, double dur)
+{
+    return p->timed ? dur : speech(p, cps);
 }
 
 /* Playback starts at s_1 = c + L; chunks 1..m so far play back to back. */
@@ -115,17 +143,19 @@ static void start(struct tb_playout *p, double c, uint64_t tok)
     p->c_q = c;
     p->tok_q = tok;
     p->s1 = c + p->o.tts_latency;
-    p->e_prev = p->s1 + speech(p, p->cps_sum);
+    p->e_prev = p->s1 + spoken(p);
     if (p->fn != NULL) {
         uint64_t before = 0;
+        double before_s = 0.0;
         for (size_t i = 0; i < p->npend; i++) {
             struct tb_play pl;
             pl.chunk = (uint32_t)i + 1;
             pl.cps = p->pend[i].cps;
             pl.ready = p->pend[i].c + p->o.tts_latency;
-            pl.start = p->s1 + speech(p, before);
+            pl.start = p->s1 + span(p, before, before_s);
             before += p->pend[i].cps;
-            pl.end = p->s1 + speech(p, before);
+            before_s += p->pend[i].dur;
+            pl.end = p->s1 + span(p, before, before_s);
             pl.gap = 0.0;
             p->fn(p->ud, &pl);
         }
@@ -134,7 +164,7 @@ static void start(struct tb_playout *p, double c, uint64_t tok)
 }
 
 /* Keeps a chunk that waits for playback, for the schedule callback. */
-static int pend_push(struct tb_playout *p, double c, uint32_t cps)
+static int pend_push(struct tb_playout *p, double c, uint32_t cps, double dur)
 {
     if (p->fn == NULL)
         return 0;
@@ -146,6 +176,7 @@ static int pend_push(struct tb_playout *p, double c, uint32_t cps)
     }
     p->pend[p->npend].c = c;
     p->pend[p->npend].cps = cps;
+    p->pend[p->npend].dur = dur;
     p->npend++;
     return 0;
 }
@@ -171,6 +202,7 @@ static void resume(struct tb_playout *p, double t)
 {
     double gap = t - p->e_prev;
     uint64_t before = 0;
+    double before_s = 0.0;
     count_gap(p, gap);
     p->rebuffering = 0;
     if (p->fn != NULL) {
@@ -179,36 +211,45 @@ static void resume(struct tb_playout *p, double t)
             pl.chunk = p->rb_j + (uint32_t)i;
             pl.cps = p->pend[i].cps;
             pl.ready = p->pend[i].c + p->o.tts_latency;
-            pl.start = t + speech(p, before);
+            pl.start = t + span(p, before, before_s);
             before += p->pend[i].cps;
-            pl.end = t + speech(p, before);
+            before_s += p->pend[i].dur;
+            pl.end = t + span(p, before, before_s);
             pl.gap = i == 0 ? gap : 0.0;
             p->fn(p->ud, &pl);
         }
         p->npend = 0;
     }
-    p->e_prev = t + speech(p, p->rb_cps);
+    p->e_prev = t + span(p, p->rb_cps, p->rb_dur);
 }
 
-int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
+/* dur is the chunk's duration, or NAN for the rate model's. */
+static int add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, double dur)
 {
+    double d = dur;
+    if (isnan(d))
+        d = speech(p, cps);
+    else
+        p->timed = 1;
     p->m++;
     p->last_c = c;
     p->last_tok = tok;
     if (!p->started) {
         p->cps_sum += cps;
-        if (pend_push(p, c, cps) != 0)
+        p->dur_sum += d;
+        if (pend_push(p, c, cps, d) != 0)
             return TB_ENOMEM;
-        /* S_q >= P, compared as cps x 10 >= P x wpm to stay exact. */
-        if ((double)p->cps_sum * 10.0 >= p->o.preroll * p->o.wpm)
+        if (reaches_preroll(p, p->cps_sum, p->dur_sum))
             start(p, c, tok);
         return 0;
     }
 
     /* j = m > q: S_{j-1} is the speech before this chunk. */
-    double s_prev = speech(p, p->cps_sum);
-    double need = (double)(tok - p->tok_q) / s_prev;
-    double x = (c - p->c_q) / s_prev;
+    double s_prev = spoken(p);
+    /* A timed voice can give a chunk no sound at all (only spaces or
+     * punctuation): with nothing spoken yet there is no rate to need. */
+    double need = s_prev > 0.0 ? (double)(tok - p->tok_q) / s_prev : 0.0;
+    double x = s_prev > 0.0 ? (c - p->c_q) / s_prev : 0.0;
     double ready = c + p->o.tts_latency;
     double gap = ready - p->e_prev;
     struct tb_play pl;
@@ -223,12 +264,15 @@ int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
             p->rebuffering = 1;
             p->rb_j = p->m;
             p->rb_cps = 0;
+            p->rb_dur = 0.0;
         }
         p->cps_sum += cps;
+        p->dur_sum += d;
         p->rb_cps += cps;
-        if (pend_push(p, c, cps) != 0)
+        p->rb_dur += d;
+        if (pend_push(p, c, cps, d) != 0)
             return TB_ENOMEM;
-        if ((double)p->rb_cps * 10.0 >= p->o.preroll * p->o.wpm)
+        if (reaches_preroll(p, p->rb_cps, p->rb_dur))
             resume(p, ready);
         return 0;
     }
@@ -238,9 +282,10 @@ int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
         pl.gap = gap;
     }
     pl.start = ready > p->e_prev ? ready : p->e_prev;
-    pl.end = pl.start + speech(p, cps);
+    pl.end = pl.start + d;
     p->e_prev = pl.end;
     p->cps_sum += cps;
+    p->dur_sum += d;
     if (p->fn != NULL) {
         pl.chunk = p->m;
         pl.cps = cps;
@@ -248,6 +293,18 @@ int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
         p->fn(p->ud, &pl);
     }
     return 0;
+}
+
+int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
+{
+    return add(p, c, tok, cps, NAN);
+}
+
+int tb_playout_add_timed(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, double dur)
+{
+    if (!(dur >= 0.0) || dur > 1e9)
+        return TB_EINVAL;
+    return add(p, c, tok, cps, dur);
 }
 
 int tb_playout_force_start(struct tb_playout *p, double t)
@@ -289,6 +346,6 @@ void tb_playout_result(const struct tb_playout *p, struct tb_playout_result *out
     out->chunks = p->m;
     out->q = p->q;
     out->ttfa = p->started ? p->s1 : 0.0;
-    out->speech = speech(p, p->cps_sum);
+    out->speech = spoken(p);
     out->end = p->started ? p->e_prev : 0.0;
 }

@@ -28,8 +28,9 @@ static const struct {
     {"synth", tb_test_synth},     {"sim", tb_test_sim},           {"cli", tb_test_cli},
     {"sse", tb_test_sse},         {"serve", tb_test_serve},       {"oai", tb_test_oai},
     {"live", tb_test_live},       {"rebuffer", tb_test_rebuffer}, {"sweep", tb_test_sweep},
-    {"svg", tb_test_svg},         {"docs", tb_test_docs},
-    {"import", tb_test_import},     {"api", tb_test_api},
+    {"svg", tb_test_svg},         {"docs", tb_test_docs},         {"import", tb_test_import},
+    {"api", tb_test_api},         {"audioenv", tb_test_audioenv}, {"player", tb_test_player},
+    {"speech", tb_test_speech},
 };
 
 static int selected(const char *only, const char *name)

@@ -38,6 +38,15 @@ int tb_test_svg(void);
 int tb_test_docs(void);
 int tb_test_import(void);
 int tb_test_api(void);
+int tb_test_player(void);
+int tb_test_speech(void);
+/* The headless audio harness (tests/audio_env.h) with real PortAudio streams. */
+int tb_test_audioenv(void);
+
+/* Allocations counted so far in the whole process, and those made inside
+ * tb_player_pull (the real-time path): tests/rt_alloc.c.  The first call
+ * installs the hook where one is needed (sanitizer builds). */
+void tb_test_alloc_counts(unsigned long *all, unsigned long *rt);
 
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;

@@ -25,6 +25,7 @@ struct tb_chunk_at {
     double c;     /* completion time, s */
     uint64_t tok; /* token index of the completing event */
     uint32_t cps; /* code points */
+    double dur;   /* seconds, from a timed voice; NAN: the rate model */
 };
 
 struct tb_chunks {
@@ -34,7 +35,7 @@ struct tb_chunks {
 
 void tb_chunks_init(struct tb_chunks *c);
 void tb_chunks_free(struct tb_chunks *c);
-/* Appends one chunk.  Returns 0 or TB_ENOMEM. */
+/* Appends one chunk (dur NAN: the rate model).  Returns 0 or TB_ENOMEM. */
 int tb_chunks_push(struct tb_chunks *c, double t, uint64_t tok, uint32_t cps);
 
 /*

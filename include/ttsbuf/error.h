@@ -21,7 +21,9 @@ enum {
     TB_EFULL = -5,   /* the ring has no room now (backpressure, not a fault) */
     TB_EEMPTY = -6,  /* nothing to read now, or an empty input */
     TB_ETOOBIG = -7, /* input exceeds a documented cap */
-    TB_ERANGE = -8   /* a number outside its allowed range */
+    TB_ERANGE = -8,  /* a number outside its allowed range */
+    TB_EBUSY = -9,   /* a process-wide resource is in use */
+    TB_EDEVICE = -10 /* no audio device, or it cannot be opened */
 };
 
 /*

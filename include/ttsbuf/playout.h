@@ -96,6 +96,16 @@ int tb_playout_reset(struct tb_playout *p, const struct tb_playout_opts *o);
  */
 int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps);
 
+/*
+ * tb_playout_add_timed - as tb_playout_add, with the chunk's duration
+ * given in seconds (a timed voice such as eSpeak NG) instead of the rate
+ * model's cps x 10 / wpm.  Once a timed chunk is added, S sums the given
+ * durations (and pre-roll compares against that sum); the formulas above
+ * hold unchanged with D_j the given durations.  Returns 0, TB_EINVAL (dur
+ * negative, NAN or absurd) or TB_ENOMEM.
+ */
+int tb_playout_add_timed(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, double dur);
+
 /* The stream has ended: starts playback if pre-roll was never reached.
  * Returns 0 or TB_ENOMEM. */
 int tb_playout_finish(struct tb_playout *p);

@@ -35,6 +35,7 @@
 #include "ttsbuf/playout.h"
 #include "ttsbuf/segment.h"
 #include "ttsbuf/stream.h"
+#include "ttsbuf/voice.h"
 
 #define TB_RING_SLOTS_DEFAULT 65536u
 #define TB_RING_BYTES_DEFAULT (4u << 20)
@@ -42,8 +43,9 @@
 struct tb_sim_opts {
     struct tb_seg_opts seg;
     struct tb_playout_opts play;
-    size_t ring_slots; /* default TB_RING_SLOTS_DEFAULT */
-    size_t ring_bytes; /* default TB_RING_BYTES_DEFAULT */
+    size_t ring_slots;            /* default TB_RING_SLOTS_DEFAULT */
+    size_t ring_bytes;            /* default TB_RING_BYTES_DEFAULT */
+    const struct tb_voice *voice; /* borrowed; NULL (default): the rate model */
 };
 
 void tb_sim_opts_default(struct tb_sim_opts *o);

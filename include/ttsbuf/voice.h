@@ -4,13 +4,18 @@
  * The rate model (v1): a chunk lasts (code points) x 10 / wpm seconds,
  * i.e. a word is six characters with its space.  Measured on eSpeak NG:
  * its own durations fall within 1% of this on plain English at 120-220
- * wpm.  (An eSpeak-timed voice comes with the audio issue.)
+ * wpm.
  *
- * Pure functions; any thread.
+ * A timed voice (struct tb_voice) replaces the rate model where the real
+ * synthesizer's durations matter: the eSpeak-timed simulation and the
+ * speech sinks (espeak_voice.h, speaker.h).
+ *
+ * tb_voice_seconds is pure; any thread.
  */
 #ifndef TTSBUF_VOICE_H
 #define TTSBUF_VOICE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define TB_WPM_MIN 20.0
@@ -22,5 +27,18 @@ static inline double tb_voice_seconds(uint64_t cps, double wpm)
 {
     return (double)cps * 10.0 / wpm;
 }
+
+/*
+ * struct tb_voice - a voice that says how long each chunk lasts.  The
+ * drain calls `chunk` once per chunk, in order, on its own thread, with
+ * the chunk's 1-based index, its close time c, its text (valid for the
+ * call only) and code points.  It returns 0 and *dur in seconds, or a
+ * negative TB_E* code, which stops the run with that error.
+ */
+struct tb_voice {
+    int (*chunk)(void *ud, uint32_t index, double c, const char *text, size_t len, uint32_t cps,
+                 double *dur);
+    void *ud;
+};
 
 #endif

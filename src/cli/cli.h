@@ -75,6 +75,12 @@ int tb_report_json(FILE *f, const struct tb_report_src *src, const struct tb_sim
                    const struct tb_sim_result *r, const struct tb_gap_list *gaps,
                    const struct tb_report_live *live);
 
+/* The --json report with the speech part ("audio": null when audio is
+ * NULL or unused). */
+struct tb_cli_audio;
+int tb_report_json_audio(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
+                         const struct tb_sim_result *r, const struct tb_gap_list *gaps,
+                         const struct tb_report_live *live, const struct tb_cli_audio *audio);
 /* Subcommands. */
 int tb_cmd_run(int argc, char **argv);
 int tb_cmd_serve(int argc, char **argv);

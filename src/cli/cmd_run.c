@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audio.h"
 #include "cli.h"
 #include "common.h"
 #include "ttsbuf/api.h"
@@ -83,6 +84,7 @@ static void usage(FILE *f)
             "  --fault SPEC       mock faults, e.g. stall@40:1.5+crlf (see ttsbuf serve --help)\n"
             "\nPlayout and output:\n");
     tb_cli_usage_playout(f);
+    tb_cli_audio_usage(f);
     fprintf(f, "  -h, --help         this help\n"
                "\nExit status: 0 the stream completed; 1 --fail-on-underrun and there were\n"
                "underruns; 2 bad usage; 3 the request or stream failed (the report and\n"
@@ -111,6 +113,7 @@ enum {
 static const struct option longopts[] = {
     TB_SOURCE_LONGOPTS,
     TB_PLAYOUT_LONGOPTS,
+    TB_AUDIO_LONGOPTS,
     {"base-url", required_argument, NULL, O_BASE},
     {"api", required_argument, NULL, O_API},
     {"model", required_argument, NULL, O_MODEL},
@@ -134,6 +137,7 @@ static const struct option longopts[] = {
 
 struct run_args {
     struct tb_cli_common c;
+    struct tb_cli_audio au;
     const char *base_url, *model, *key_file, *messages_file, *fault;
     const char *headers[MAX_HEADERS];
     size_t nheaders;
@@ -247,6 +251,7 @@ static int parse(int argc, char **argv, struct run_args *a)
     int c, rc;
     size_t z;
     tb_cli_common_init(&a->c);
+    tb_cli_audio_init(&a->au);
     a->req.api = TB_API_CHAT;
     a->req.prompt = DEFAULT_PROMPT;
     a->req.max_tokens = DEFAULT_MAX_TOKENS;
@@ -308,6 +313,8 @@ static int parse(int argc, char **argv, struct run_args *a)
             break;
         default:
             rc = tb_cli_common_option(&a->c, c, optarg);
+            if (rc == 0)
+                rc = tb_cli_audio_option(&a->au, c, optarg);
             if (rc < 0)
                 return TB_EXIT_USAGE;
             if (rc == 0)
@@ -413,6 +420,10 @@ int tb_cmd_run(int argc, char **argv)
         a.req.messages_json = messages;
     }
 
+    /* The speaker first: a sink that cannot open is the only message. */
+    code = tb_cli_audio_start(&a.au, &a.c.o);
+    if (code >= 0)
+        goto out;
     if (embedded) {
         code = mock_start(&a, &m, url, sizeof(url), &src, label, sizeof(label));
         if (code < 0 && a.req.api == TB_API_OLLAMA)
@@ -466,6 +477,9 @@ int tb_cmd_run(int argc, char **argv)
     if (!a.quiet && isatty(STDERR_FILENO))
         fprintf(stderr, "\r\033[K");
     free((char *)lo.http.url);
+    code = tb_cli_audio_finish(&a.au);
+    if (code >= 0)
+        goto out;
     if (rc != 0) {
         tb_cli_error("run: %s", r.message[0] ? r.message : tb_strerror(rc));
         code = TB_EXIT_USAGE;
@@ -501,10 +515,21 @@ int tb_cmd_run(int argc, char **argv)
     }
     if (a.c.svg != NULL && r.sim.play.chunks > 0 && code < 0)
         code = tb_cli_svg_timeline(a.c.svg, &src, &a.c.o, &r.stream, &plays.all, &r.sim);
-    if (a.c.json)
-        tb_report_json(stdout, &src, &a.c.o, &r.sim, &gaps, &rl);
-    else
+    if (a.au.sp != NULL) {
+        /* the rate model on what arrived, to report the difference */
+        struct tb_clock vc;
+        char err[256];
+        tb_clock_virtual_init(&vc);
+        if (r.stream.n > 0 &&
+            tb_sim_run(&r.stream, &a.c.o, &vc, NULL, NULL, &a.au.rate, err, sizeof(err)) == 0)
+            a.au.have_rate = 1;
+    }
+    if (a.c.json) {
+        tb_report_json_audio(stdout, &src, &a.c.o, &r.sim, &gaps, &rl, &a.au);
+    } else {
         tb_report_human(stdout, &src, &a.c.o, &r.sim, &gaps, a.c.max_gaps, &rl);
+        tb_cli_audio_report(stdout, &a.au, &a.c.o, &r.sim, a.c.max_gaps);
+    }
     if (r.error != 0) {
         tb_cli_error("%s", r.message);
         code = TB_EXIT_FAILED;
@@ -517,6 +542,7 @@ int tb_cmd_run(int argc, char **argv)
         }
     }
 out:
+    tb_cli_audio_free(&a.au);
     mock_stop(&m);
     tb_live_result_free(&r);
     free(gaps.v);

@@ -6,10 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audio.h"
 #include "cli.h"
 #include "common.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/import.h"
+#include "ttsbuf/error.h"
 #include "ttsbuf/sim.h"
 
 #define DEFAULT_PRESET "demo"
@@ -37,6 +39,7 @@ static void usage(FILE *f)
             "                     a line per request)\n");
     fprintf(f, "\nPlayout and output:\n");
     tb_cli_usage_playout(f);
+    tb_cli_audio_usage(f);
     fprintf(f, "  -h, --help         this help\n"
                "\nExit status: 0 ran, 1 --fail-on-underrun and there were underruns,\n"
                "2 bad usage or bad input.\n");
@@ -50,6 +53,7 @@ static const struct option longopts[] = {
     {"import", required_argument, NULL, O_IMPORT},
     {"request", required_argument, NULL, O_REQUEST},
     TB_PLAYOUT_LONGOPTS,
+    TB_AUDIO_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -57,6 +61,7 @@ static const struct option longopts[] = {
 int tb_cmd_sim(int argc, char **argv)
 {
     struct tb_cli_common a;
+    struct tb_cli_audio au;
     struct tb_stream s;
     struct tb_sim_result r;
     struct tb_report_src src = {"", ""};
@@ -72,6 +77,7 @@ int tb_cmd_sim(int argc, char **argv)
     tb_cli_common_init(&a);
     memset(&plays, 0, sizeof(plays));
     plays.gaps = &gaps;
+    tb_cli_audio_init(&au);
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -93,6 +99,8 @@ int tb_cmd_sim(int argc, char **argv)
             continue;
         }
         rc = tb_cli_common_option(&a, c, optarg);
+        if (rc == 0)
+            rc = tb_cli_audio_option(&au, c, optarg);
         if (rc < 0)
             return TB_EXIT_USAGE;
         if (rc == 0)
@@ -117,26 +125,43 @@ int tb_cmd_sim(int argc, char **argv)
     if (code >= 0)
         goto out;
 
-    tb_clock_virtual_init(&clk);
+    if (tb_cli_audio_wanted(&au)) {
+        /* the rate model on the same stream, to report the difference */
+        tb_clock_virtual_init(&clk);
+        if (tb_sim_run(&s, &a.o, &clk, NULL, NULL, &au.rate, err, sizeof(err)) == 0)
+            au.have_rate = 1;
+        code = tb_cli_audio_start(&au, &a.o);
+        if (code >= 0)
+            goto out;
+    }
+    if (tb_cli_audio_realtime(&au))
+        tb_clock_monotonic_init(&clk);
+    else
+        tb_clock_virtual_init(&clk);
     rc = tb_sim_run(&s, &a.o, &clk, tb_cli_collect_play, &plays, &r, err, sizeof(err));
+    code = tb_cli_audio_finish(&au);
     if (rc != 0) {
         tb_cli_error("%s: %s", src.name, err);
-        code = TB_EXIT_USAGE;
+        code =
+            rc == TB_EEMPTY || rc == TB_ETOOBIG || rc == TB_EINVAL ? TB_EXIT_USAGE : TB_EXIT_FAILED;
         goto out;
     }
+    if (code >= 0)
+        goto out;
     if (a.svg != NULL) {
         code = tb_cli_svg_timeline(a.svg, &src, &a.o, &s, &plays.all, &r);
         if (code >= 0)
             goto out;
     }
     if (a.json) {
-        if (tb_report_json(stdout, &src, &a.o, &r, &gaps, NULL) != 0) {
+        if (tb_report_json_audio(stdout, &src, &a.o, &r, &gaps, NULL, &au) != 0) {
             tb_cli_error("out of memory writing JSON");
             code = TB_EXIT_USAGE;
             goto out;
         }
     } else {
         tb_report_human(stdout, &src, &a.o, &r, &gaps, a.max_gaps, NULL);
+        tb_cli_audio_report(stdout, &au, &a.o, &r, a.max_gaps);
     }
     code = TB_EXIT_OK;
     if (a.fail_on_underrun && r.play.underruns > 0) {
@@ -145,6 +170,7 @@ int tb_cmd_sim(int argc, char **argv)
         code = TB_EXIT_GATE;
     }
 out:
+    tb_cli_audio_free(&au);
     free(gaps.v);
     free(plays.all.v);
     tb_stream_free(&s);

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "audio.h"
 #include "cli.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/segment.h"
@@ -142,6 +143,13 @@ int tb_report_json(FILE *f, const struct tb_report_src *src, const struct tb_sim
                    const struct tb_sim_result *r, const struct tb_gap_list *gaps,
                    const struct tb_report_live *live)
 {
+    return tb_report_json_audio(f, src, o, r, gaps, live, NULL);
+}
+
+int tb_report_json_audio(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
+                         const struct tb_sim_result *r, const struct tb_gap_list *gaps,
+                         const struct tb_report_live *live, const struct tb_cli_audio *audio)
+{
     const struct tb_playout_result *p = &r->play;
     cJSON *root = cJSON_CreateObject();
     cJSON *opts, *curve, *gl, *ring;
@@ -242,6 +250,8 @@ int tb_report_json(FILE *f, const struct tb_report_src *src, const struct tb_sim
         cJSON_AddNumberToObject(ring, "forced_cuts", r->forced_cuts);
         cJSON_AddBoolToObject(ring, "forced_start", r->forced_start);
     }
+    if (audio != NULL)
+        tb_cli_audio_json(root, audio, o);
     s = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     if (s == NULL)

@@ -203,6 +203,8 @@ int main(void)
     bench_serve();
     printf("\n");
     bench_live();
+    printf("\n");
+    bench_speech();
     tb_http_global_cleanup();
     return 0;
 }

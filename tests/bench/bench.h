@@ -56,5 +56,6 @@ void bench_mock_stop(struct bench_mock *m, struct bench_mock_result *r);
 void bench_serve(void);
 void bench_live(void);
 void bench_sweep(void);
+void bench_speech(void);
 
 #endif

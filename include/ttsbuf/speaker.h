@@ -1,0 +1,130 @@
+/*
+ * speaker.h - real speech: eSpeak NG synthesis of each chunk, played to a
+ * sink on an audio clock, and the eSpeak-timed voice.
+ *
+ * A speaker is a timed voice (voice.h) for the drain: the drain hands it
+ * each chunk's text as the chunk closes, on the drain's thread, and the
+ * speaker synthesizes it there (eSpeak NG is used from that one thread
+ * only) and answers with its true duration, so the playout model runs on
+ * eSpeak's durations.  Then, by sink:
+ *   none       nothing is played: the eSpeak-timed simulation.  Durations
+ *              are cached by text (a repeated chunk is not synthesized
+ *              again).
+ *   wav        the PCM goes through the player (player.h) on a virtual
+ *              audio clock and into a WAV file, exactly as it would be
+ *              heard from the stream's t = 0: the leading silence, gaps
+ *              (with the stall cue), the tail.  A chunk becomes playable
+ *              at c + L (its close time plus --tts-latency), whatever the
+ *              wall clock says, so the file is deterministic and rendered
+ *              as fast as eSpeak synthesizes.
+ *   portaudio  real-time playback: a feeder thread writes each chunk's PCM
+ *              into the player's lock-free ring L seconds after the drain
+ *              handed it over, and PortAudio's callback pulls from it; dry
+ *              spells are counted on the audio clock (frames played).
+ *              The drain must then run in real time (a monotonic clock).
+ *
+ * Ownership: create/destroy.  Threads: every call from the drain's thread
+ * (PortAudio's callback and the feeder are internal).  The library never
+ * prints: ALSA/JACK start-up chatter is silenced (tb_speaker_quiet), and
+ * failures come back as one-line messages.
+ */
+#ifndef TTSBUF_SPEAKER_H
+#define TTSBUF_SPEAKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ttsbuf/player.h"
+#include "ttsbuf/voice.h"
+
+enum tb_sink_kind { TB_SINK_NONE = 0, TB_SINK_WAV, TB_SINK_PORTAUDIO };
+
+#define TB_PA_LATENCY_DEFAULT 0.1 /* s; PortAudio's suggested output latency */
+
+struct tb_speaker_opts {
+    enum tb_sink_kind sink;
+    const char *target; /* wav: the file; portaudio: device name or index (NULL: default) */
+    const char *voice;  /* eSpeak voice name; NULL: "en" */
+    double wpm;         /* eSpeak rate: TB_TTS_WPM_MIN..TB_TTS_WPM_MAX */
+    double tts_latency; /* L: a chunk plays no earlier than L after it closes */
+    double preroll;     /* seconds of audio queued before playback starts */
+    enum tb_cue cue;    /* what a listener hears in a gap */
+    double latency;     /* portaudio: suggested output latency, s (0: default) */
+    size_t ring_frames; /* player ring (0: 2^22 frames, 190 s at 22.05 kHz) */
+};
+
+/* Parses an --audio value: "none", "wav:FILE", "portaudio" or
+ * "portaudio:DEVICE".  Sets sink and target (pointing into spec).
+ * Returns 0 or TB_EINVAL. */
+int tb_speaker_parse_sink(const char *spec, enum tb_sink_kind *sink, const char **target);
+
+/* What the audio clock measured (sinks wav and portaudio), in seconds. */
+struct tb_audio_result {
+    unsigned rate;
+    double latency;     /* portaudio: the output latency granted */
+    double first_audio; /* when playback started on the audio clock */
+    double end_audio;   /* when the last speech frame played */
+    double speech;      /* seconds of speech played */
+    double concealed;   /* seconds of concealment while playing */
+    uint64_t concealment_events;
+    uint32_t underruns, interruptions;
+    double gap_total, gap_max;
+    int forced_start;
+    uint64_t chunks;
+    double synth_s;      /* wall time spent in eSpeak */
+    double audio_s;      /* seconds of audio eSpeak produced */
+    uint64_t cache_hits; /* sink none: chunks answered from the cache */
+};
+
+/* One gap on the audio clock: where it began (s) and how long it was. */
+struct tb_audio_gap_s {
+    double at, len;
+};
+
+struct tb_speaker;
+
+/*
+ * tb_speaker_create - starts eSpeak NG and the sink (opens the WAV file,
+ * or PortAudio's device and stream; the stream runs, playing silence,
+ * until tb_speaker_finish).  Returns 0 and *out; TB_EBUSY (eSpeak in use),
+ * TB_ERANGE, TB_EINVAL (voice, options), TB_EIO (file, eSpeak data),
+ * TB_EDEVICE (no output device, PortAudio failed), TB_ENOMEM.  Detail in err.
+ */
+int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, char *err,
+                      size_t errlen);
+
+/* The voice to put in tb_sim_opts.voice (owned by the speaker). */
+const struct tb_voice *tb_speaker_voice(struct tb_speaker *s);
+
+/*
+ * tb_speaker_finish - the stream has ended: plays out what is queued
+ * (portaudio: waits for it, then pads with silence for the output latency
+ * so the tail is not cut), closes the sink and fills *r.  Idempotent.
+ * Returns 0, TB_EIO (writing the WAV) or TB_EDEVICE.  Detail in err.
+ */
+int tb_speaker_finish(struct tb_speaker *s, struct tb_audio_result *r, char *err, size_t errlen);
+
+/* After finish: copies up to max gaps; returns how many were recorded. */
+size_t tb_speaker_gaps(const struct tb_speaker *s, struct tb_audio_gap_s *out, size_t max);
+
+/*
+ * tb_speaker_quiet - silences what ALSA-lib and JACK print on stderr while
+ * PortAudio probes its host APIs ("ALSA lib pcm.c:... Unknown PCM" for
+ * each absent card, "jack server is not running").  libportaudio links
+ * both, so their documented hooks (snd_lib_error_set_handler,
+ * jack_set_error_function, jack_set_info_function) are found with
+ * dlopen(NULL)/dlsym, with no ALSA or JACK header or link, and given
+ * handlers that drop the text.  PortAudio still returns its errors.  The
+ * setting is process-wide and permanent.  Returns how many hooks were
+ * installed (0..3).  Call before Pa_Initialize, not concurrently with
+ * PortAudio (the PortAudio sink calls it itself).
+ */
+int tb_speaker_quiet(void);
+
+/* The player's live counters (sinks wav and portaudio); returns 0, or
+ * TB_EINVAL for the sink none.  Any thread. */
+int tb_speaker_player_stats(const struct tb_speaker *s, struct tb_player_stats *st);
+
+void tb_speaker_destroy(struct tb_speaker *s); /* NULL is a no-op */
+
+#endif

@@ -1,0 +1,256 @@
+/*
+ * audio.c - speech options, the speaker's life cycle and the audio report
+ * (audio.h).
+ */
+#include "audio.h"
+
+#include <cJSON.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ttsbuf/error.h"
+#include "ttsbuf/tts.h"
+
+void tb_cli_audio_init(struct tb_cli_audio *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->sink = TB_SINK_NONE;
+    a->cue = TB_CUE_TICK;
+}
+
+int tb_cli_audio_option(struct tb_cli_audio *a, int c, const char *arg)
+{
+    char err[256];
+    switch (c) {
+    case TB_O_AUDIO:
+        if (tb_speaker_parse_sink(arg, &a->sink, &a->target) != 0) {
+            tb_cli_error("--audio: '%s' is not none, wav:FILE, portaudio or portaudio:DEVICE", arg);
+            return -1;
+        }
+        a->spec = arg;
+        return 1;
+    case TB_O_VOICEMODEL:
+        if (strcmp(arg, "espeak") == 0)
+            a->espeak = 1;
+        else if (strcmp(arg, "rate") == 0)
+            a->espeak = 0;
+        else {
+            tb_cli_error("--voice-model: '%s' is not rate or espeak", arg);
+            return -1;
+        }
+        return 1;
+    case TB_O_VOICE: a->voice = arg; return 1;
+    case TB_O_CUE:
+        if (tb_cue_parse(arg, &a->cue) != 0) {
+            tb_cli_error("--stall-cue: '%s' is not none, tick or tone", arg);
+            return -1;
+        }
+        return 1;
+    case TB_O_PALAT:
+        if (tb_opt_double("--latency", arg, 0.001, 2.0, &a->latency, err, sizeof(err)) != 0) {
+            tb_cli_error("%s", err);
+            return -1;
+        }
+        return 1;
+    default: return 0;
+    }
+}
+
+void tb_cli_audio_usage(FILE *f)
+{
+    fprintf(f,
+            "\nSpeech (eSpeak NG):\n"
+            "  --audio SINK       none (default: the simulated clock), wav:FILE (the run as it\n"
+            "                     would be heard, rendered to a WAV file from t = 0, timed by\n"
+            "                     the token arrivals), portaudio[:DEVICE] (real-time playback;\n"
+            "                     DEVICE is an index or part of a name)\n"
+            "  --voice-model M    rate (default: code points x 10 / wpm) or espeak (each chunk's\n"
+            "                     duration as eSpeak NG speaks it; implied by a sink)\n"
+            "  --voice NAME       eSpeak NG voice name (default en)\n"
+            "  --stall-cue CUE    what a gap sounds like: tick (default: a soft click at its\n"
+            "                     start), tone (a quiet 441 Hz tone throughout), none (silence)\n"
+            "  --latency S        PortAudio suggested output latency (default 0.1; the granted\n"
+            "                     latency is reported)\n"
+            "  With eSpeak, --wpm is eSpeak's rate: 80-450, and up to 900 through sonic.\n");
+}
+
+int tb_cli_audio_wanted(const struct tb_cli_audio *a)
+{
+    return a->espeak || a->sink != TB_SINK_NONE;
+}
+
+int tb_cli_audio_realtime(const struct tb_cli_audio *a)
+{
+    return a->sink == TB_SINK_PORTAUDIO;
+}
+
+int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o)
+{
+    struct tb_speaker_opts so;
+    char err[512];
+    int rc;
+    if (!tb_cli_audio_wanted(a))
+        return -1;
+    memset(&so, 0, sizeof(so));
+    so.sink = a->sink;
+    so.target = a->target;
+    so.voice = a->voice;
+    so.wpm = o->play.wpm;
+    so.tts_latency = o->play.tts_latency;
+    so.preroll = o->play.preroll;
+    so.cue = a->cue;
+    so.latency = a->latency;
+    rc = tb_speaker_create(&so, &a->sp, err, sizeof(err));
+    if (rc == TB_EDEVICE) {
+        tb_cli_error("--audio %s: %s; no sound card? try --audio wav:FILE", a->spec, err);
+        return TB_EXIT_FAILED;
+    }
+    if (rc != 0) {
+        tb_cli_error("%s%s%s", rc == TB_ERANGE ? "--wpm: " : "", err,
+                     rc == TB_EIO && a->sink == TB_SINK_WAV ? " (--audio wav:FILE)" : "");
+        return rc == TB_EIO || rc == TB_ENOMEM ? TB_EXIT_FAILED : TB_EXIT_USAGE;
+    }
+    o->voice = tb_speaker_voice(a->sp);
+    return -1;
+}
+
+int tb_cli_audio_finish(struct tb_cli_audio *a)
+{
+    char err[512];
+    int rc;
+    if (a->sp == NULL)
+        return -1;
+    rc = tb_speaker_finish(a->sp, &a->res, err, sizeof(err));
+    a->ngaps = tb_speaker_gaps(a->sp, NULL, 0);
+    free(a->gaps);
+    a->gaps = a->ngaps ? malloc(a->ngaps * sizeof(*a->gaps)) : NULL;
+    if (a->gaps == NULL)
+        a->ngaps = 0;
+    tb_speaker_gaps(a->sp, a->gaps, a->ngaps);
+    if (rc != 0) {
+        tb_cli_error("--audio %s: %s", a->spec ? a->spec : "none", err);
+        return TB_EXIT_FAILED;
+    }
+    return -1;
+}
+
+static const char *plural(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
+void tb_cli_audio_report(FILE *f, const struct tb_cli_audio *a, const struct tb_sim_opts *o,
+                         const struct tb_sim_result *r, size_t max_gaps)
+{
+    const struct tb_audio_result *x = &a->res;
+    if (a->sp == NULL)
+        return;
+    fprintf(f,
+            "\n  eSpeak NG, voice %s at %g wpm: %" PRIu64 " chunks, %.2f s of audio in %.3f s"
+            " of synthesis (%.0fx real time)",
+            a->voice ? a->voice : "en", o->play.wpm, x->chunks, x->audio_s, x->synth_s,
+            x->synth_s > 0 ? x->audio_s / x->synth_s : 0.0);
+    if (x->cache_hits > 0)
+        fprintf(f, "; %" PRIu64 " from the cache", x->cache_hits);
+    fprintf(f, "\n");
+    if (a->have_rate) {
+        const struct tb_playout_result *p = &a->rate.play, *q = &r->play;
+        fprintf(f,
+                "  voice models      rate: %.2f s of speech, %u underrun%s, %.2f s silent, "
+                "min TPS %.1f\n"
+                "                  eSpeak: %.2f s of speech, %u underrun%s, %.2f s silent, "
+                "min TPS %.1f   (speech %+.1f%%)\n",
+                p->speech, p->underruns, plural(p->underruns), p->gap_total, p->min_tps, q->speech,
+                q->underruns, plural(q->underruns), q->gap_total, q->min_tps,
+                p->speech > 0 ? 100.0 * (q->speech - p->speech) / p->speech : 0.0);
+    }
+    if (a->sink == TB_SINK_NONE)
+        return;
+    fprintf(f, "  audio clock (%s", a->spec);
+    if (a->sink == TB_SINK_PORTAUDIO)
+        fprintf(f, ", output latency %.0f ms", x->latency * 1000.0);
+    fprintf(f, "): %u underrun%s, %.3f s silent, longest %.3f s, %u interruption%s\n", x->underruns,
+            plural(x->underruns), x->gap_total, x->gap_max, x->interruptions,
+            plural(x->interruptions));
+    fprintf(f,
+            "    first audio %.3f s, %.2f s of speech played, %.3f s concealed in %" PRIu64
+            " event%s, stall cue %s\n",
+            x->first_audio, x->speech, x->concealed, x->concealment_events,
+            plural(x->concealment_events), tb_cue_name(a->cue));
+    for (size_t i = 0, shown = 0; i < a->ngaps && shown < max_gaps; i++) {
+        if (a->gaps[i].len <= TB_GAP_MIN_S)
+            continue;
+        fprintf(f, "    at %9.3f s   %.3f s of silence%s\n", a->gaps[i].at, a->gaps[i].len,
+                a->gaps[i].len >= TB_INTERRUPT_S ? " (interruption)" : "");
+        shown++;
+    }
+}
+
+void tb_cli_audio_json(void *rootp, const struct tb_cli_audio *a, const struct tb_sim_opts *o)
+{
+    cJSON *root = rootp, *au, *gl;
+    const struct tb_audio_result *x = &a->res;
+    if (a->sp == NULL) {
+        cJSON_AddNullToObject(root, "audio");
+        return;
+    }
+    au = cJSON_AddObjectToObject(root, "audio");
+    if (au == NULL)
+        return;
+    cJSON_AddStringToObject(au, "sink",
+                            a->sink == TB_SINK_WAV         ? "wav"
+                            : a->sink == TB_SINK_PORTAUDIO ? "portaudio"
+                                                           : "none");
+    if (a->target != NULL)
+        cJSON_AddStringToObject(au, "target", a->target);
+    cJSON_AddStringToObject(au, "voice_model", "espeak");
+    cJSON_AddStringToObject(au, "voice", a->voice ? a->voice : "en");
+    cJSON_AddNumberToObject(au, "wpm", o->play.wpm);
+    cJSON_AddNumberToObject(au, "rate_hz", x->rate);
+    cJSON_AddNumberToObject(au, "chunks", (double)x->chunks);
+    cJSON_AddNumberToObject(au, "audio_s", x->audio_s);
+    cJSON_AddNumberToObject(au, "synth_s", x->synth_s);
+    cJSON_AddNumberToObject(au, "cache_hits", (double)x->cache_hits);
+    if (a->have_rate) {
+        cJSON *rm = cJSON_AddObjectToObject(au, "rate_model");
+        if (rm != NULL) {
+            cJSON_AddNumberToObject(rm, "speech_s", a->rate.play.speech);
+            cJSON_AddNumberToObject(rm, "underruns", a->rate.play.underruns);
+            cJSON_AddNumberToObject(rm, "gap_total_s", a->rate.play.gap_total);
+            cJSON_AddNumberToObject(rm, "min_tps", a->rate.play.min_tps);
+            cJSON_AddNumberToObject(rm, "ttfa_s", a->rate.play.ttfa);
+        }
+    }
+    if (a->sink == TB_SINK_NONE)
+        return;
+    cJSON_AddStringToObject(au, "stall_cue", tb_cue_name(a->cue));
+    cJSON_AddNumberToObject(au, "output_latency_s", x->latency);
+    cJSON_AddNumberToObject(au, "first_audio_s", x->first_audio);
+    cJSON_AddNumberToObject(au, "end_audio_s", x->end_audio);
+    cJSON_AddNumberToObject(au, "speech_played_s", x->speech);
+    cJSON_AddNumberToObject(au, "concealed_s", x->concealed);
+    cJSON_AddNumberToObject(au, "concealment_events", (double)x->concealment_events);
+    cJSON_AddNumberToObject(au, "underruns", x->underruns);
+    cJSON_AddNumberToObject(au, "interruptions", x->interruptions);
+    cJSON_AddNumberToObject(au, "gap_total_s", x->gap_total);
+    cJSON_AddNumberToObject(au, "gap_max_s", x->gap_max);
+    cJSON_AddBoolToObject(au, "forced_start", x->forced_start);
+    gl = cJSON_AddArrayToObject(au, "gaps");
+    for (size_t i = 0; gl != NULL && i < a->ngaps; i++) {
+        cJSON *g = cJSON_CreateObject();
+        if (g == NULL)
+            break;
+        cJSON_AddNumberToObject(g, "at_s", a->gaps[i].at);
+        cJSON_AddNumberToObject(g, "gap_s", a->gaps[i].len);
+        cJSON_AddItemToArray(gl, g);
+    }
+}
+
+void tb_cli_audio_free(struct tb_cli_audio *a)
+{
+    tb_speaker_destroy(a->sp);
+    a->sp = NULL;
+    free(a->gaps);
+    a->gaps = NULL;
+}

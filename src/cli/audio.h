@@ -1,0 +1,79 @@
+/*
+ * audio.h - the speech options shared by `sim` and `run` (--audio,
+ * --voice-model, --voice, --stall-cue, --latency), starting and finishing
+ * the speaker, and the audio part of the reports.
+ */
+#ifndef TTSBUF_CLI_AUDIO_H
+#define TTSBUF_CLI_AUDIO_H
+
+#include <stdio.h>
+
+#include "cli.h"
+#include "ttsbuf/clock.h"
+#include "ttsbuf/player.h"
+#include "ttsbuf/sim.h"
+#include "ttsbuf/speaker.h"
+
+enum {
+    TB_O_AUDIO = 400,
+    TB_O_VOICEMODEL,
+    TB_O_VOICE,
+    TB_O_CUE,
+    TB_O_PALAT,
+};
+
+/* clang-format off */
+#define TB_AUDIO_LONGOPTS                                        \
+    {"audio", required_argument, NULL, TB_O_AUDIO},              \
+    {"voice-model", required_argument, NULL, TB_O_VOICEMODEL},   \
+    {"voice", required_argument, NULL, TB_O_VOICE},              \
+    {"stall-cue", required_argument, NULL, TB_O_CUE},            \
+    {"latency", required_argument, NULL, TB_O_PALAT}
+/* clang-format on */
+
+struct tb_cli_audio {
+    const char *spec; /* --audio as given */
+    enum tb_sink_kind sink;
+    const char *target;
+    int espeak; /* --voice-model espeak (implied by a sink) */
+    const char *voice;
+    enum tb_cue cue;
+    double latency;
+    struct tb_speaker *sp;
+    struct tb_audio_result res;
+    struct tb_audio_gap_s *gaps;
+    size_t ngaps;
+    int have_rate; /* rate-model result below is filled */
+    struct tb_sim_result rate;
+};
+
+void tb_cli_audio_init(struct tb_cli_audio *a);
+/* 1 handled, 0 not an audio option, -1 bad value (printed). */
+int tb_cli_audio_option(struct tb_cli_audio *a, int c, const char *arg);
+void tb_cli_audio_usage(FILE *f);
+
+/* Whether any speech option asks for eSpeak. */
+int tb_cli_audio_wanted(const struct tb_cli_audio *a);
+
+/* Starts eSpeak and the sink, and makes o use the eSpeak voice.  Returns
+ * -1 to go on, or an exit code (the error is printed). */
+int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o);
+
+/* Whether the run must go in real time (a PortAudio sink). */
+int tb_cli_audio_realtime(const struct tb_cli_audio *a);
+
+/* Ends the speaker (plays out what is queued).  Returns -1 to go on, or
+ * an exit code (the error is printed). */
+int tb_cli_audio_finish(struct tb_cli_audio *a);
+
+/* The human report's audio part, after tb_report_human. */
+void tb_cli_audio_report(FILE *f, const struct tb_cli_audio *a, const struct tb_sim_opts *o,
+                         const struct tb_sim_result *r, size_t max_gaps);
+
+/* Adds "audio" (or null) to a JSON report object being built; a cJSON* as
+ * void* so this header needs no cJSON. */
+void tb_cli_audio_json(void *root, const struct tb_cli_audio *a, const struct tb_sim_opts *o);
+
+void tb_cli_audio_free(struct tb_cli_audio *a);
+
+#endif

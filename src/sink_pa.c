@@ -1,0 +1,388 @@
+/*
+ * sink_pa.c - the PortAudio sink: real-time playback through the player.
+ *
+ * Three threads meet here.  The speaker's thread (chunk, finish) queues
+ * each chunk's PCM with the moment it becomes playable; a feeder thread
+ * waits for that moment and writes the PCM into the player's lock-free
+ * ring, waiting while the ring is full; PortAudio's callback only pulls
+ * from the ring (player.h: no allocation, no lock, no system call).  The
+ * queue between the first two is a plain mutex-protected list: neither
+ * thread is real-time, and the lock never reaches the callback.
+ *
+ * The audio clock is the callback's frame count: frame k was pulled about
+ * offset + k / rate seconds after the sink was created (the stream starts
+ * when playback does; PortAudio pulls ahead by the output latency, a
+ * constant shift that leaves gap lengths exact to a callback buffer).
+ *
+ * ALSA and JACK print start-up chatter on stderr from inside
+ * Pa_Initialize and Pa_OpenStream; tb_speaker_quiet hands both libraries
+ * an error handler that drops it.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <portaudio.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sink.h"
+#include "ttsbuf/speaker.h"
+#include "ttsbuf/error.h"
+
+#define FRAMES_PER_BUFFER 256 /* 11.6 ms at 22.05 kHz: the gap resolution */
+
+struct node {
+    struct node *next;
+    struct timespec due;
+    size_t n, off;
+    int16_t pcm[];
+};
+
+struct pa_sink {
+    struct tb_sink base;
+    PaStream *stream;
+    int pa_up;
+    pthread_t feeder;
+    int feeder_up;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct node *head, *tail;
+    int ending;
+    int finished;
+    int started;             /* Pa_StartStream done (by the feeder) */
+    struct timespec created; /* the audio clock's offset is measured from here */
+    char start_err[128];
+};
+
+/* ---- stderr noise ------------------------------------------------------ */
+
+/* The shape of ALSA's snd_lib_error_handler_t and JACK's message callback,
+ * declared here so that no ALSA or JACK header is needed. */
+typedef void (*alsa_handler_fn)(const char *file, int line, const char *function, int err,
+                                const char *fmt, ...);
+typedef int (*alsa_set_fn)(alsa_handler_fn handler);
+typedef void (*jack_msg_fn)(const char *msg);
+typedef void (*jack_set_fn)(jack_msg_fn fn);
+
+static void alsa_drop(const char *file, int line, const char *function, int err, const char *fmt,
+                      ...)
+{
+    (void)file;
+    (void)line;
+    (void)function;
+    (void)err;
+    (void)fmt;
+}
+
+static void jack_drop(const char *msg)
+{
+    (void)msg;
+}
+
+int tb_speaker_quiet(void)
+{
+    /* dlopen(NULL) is the program's global scope: the libraries
+     * libportaudio was linked with (libasound, libjack) are in it. */
+    void *self = dlopen(NULL, RTLD_LAZY);
+    int n = 0;
+    alsa_set_fn alsa_set;
+    jack_set_fn jack_set;
+    if (self == NULL)
+        return 0;
+    /* POSIX guarantees dlsym's result converts to a function pointer. */
+    alsa_set = (alsa_set_fn)dlsym(self, "snd_lib_error_set_handler");
+    if (alsa_set != NULL && alsa_set(alsa_drop) == 0)
+        n++;
+    jack_set = (jack_set_fn)dlsym(self, "jack_set_error_function");
+    if (jack_set != NULL) {
+        jack_set(jack_drop);
+        n++;
+    }
+    jack_set = (jack_set_fn)dlsym(self, "jack_set_info_function");
+    if (jack_set != NULL) {
+        jack_set(jack_drop);
+        n++;
+    }
+    dlclose(self);
+    return n;
+}
+
+static int on_audio(const void *in, void *out, unsigned long frames,
+                    const PaStreamCallbackTimeInfo *ti, PaStreamCallbackFlags flags, void *ud)
+{
+    struct tb_sink *s = ud;
+    (void)in;
+    (void)ti;
+    (void)flags;
+    tb_player_pull(s->player, out, frames);
+    return paContinue;
+}
+
+static void ts_add(struct timespec *t, double s)
+{
+    long ns = (long)(s * 1e9);
+    t->tv_sec += ns / 1000000000L;
+    t->tv_nsec += ns % 1000000000L;
+    if (t->tv_nsec >= 1000000000L) {
+        t->tv_sec++;
+        t->tv_nsec -= 1000000000L;
+    }
+}
+
+static double since(const struct timespec *t0)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+/*
+ * The device starts once playback would: before that the callback would
+ * only pull pre-roll silence, and a device with no clock of its own (ALSA's
+ * file plugin) would pull it without end.  Called on the feeder thread;
+ * the speaker's thread touches the stream again only after joining it.
+ */
+static void start_when_ready(struct pa_sink *p)
+{
+    PaError pe;
+    if (p->started || !tb_player_ready(p->base.player))
+        return;
+    p->started = 1;
+    p->base.offset = since(&p->created);
+    pe = Pa_StartStream(p->stream);
+    if (pe != paNoError)
+        snprintf(p->start_err, sizeof(p->start_err), "%s", Pa_GetErrorText(pe));
+}
+
+static void *feed(void *arg)
+{
+    struct pa_sink *p = arg;
+    const struct timespec pause = {0, 5000000}; /* ring full: 5 ms */
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        struct node *nd = p->head;
+        if (nd == NULL) {
+            if (p->ending)
+                break;
+            pthread_cond_wait(&p->cv, &p->mu);
+            continue;
+        }
+        if (pthread_cond_timedwait(&p->cv, &p->mu, &nd->due) != ETIMEDOUT) {
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (now.tv_sec < nd->due.tv_sec ||
+                (now.tv_sec == nd->due.tv_sec && now.tv_nsec < nd->due.tv_nsec))
+                continue; /* woken early: wait on */
+        }
+        pthread_mutex_unlock(&p->mu);
+        while (nd->off < nd->n) {
+            nd->off += tb_player_write(p->base.player, nd->pcm + nd->off, nd->n - nd->off);
+            start_when_ready(p);
+            if (nd->off < nd->n)
+                nanosleep(&pause, NULL);
+        }
+        pthread_mutex_lock(&p->mu);
+        p->head = nd->next;
+        if (p->head == NULL)
+            p->tail = NULL;
+        free(nd);
+    }
+    pthread_mutex_unlock(&p->mu);
+    tb_player_end(p->base.player);
+    start_when_ready(p);
+    return NULL;
+}
+
+static int pa_chunk(struct tb_sink *s, double due, double delay, const int16_t *pcm, size_t n,
+                    char *err, size_t errlen)
+{
+    struct pa_sink *p = (struct pa_sink *)s;
+    struct node *nd;
+    (void)due; /* real time goes by delay from now */
+    if (n > ((size_t)1 << 28))
+        return tb_seterr(err, errlen, TB_ETOOBIG, "a chunk of %zu frames", n);
+    nd = malloc(sizeof(*nd) + n * sizeof(*pcm));
+    if (nd == NULL)
+        return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
+    nd->next = NULL;
+    nd->n = n;
+    nd->off = 0;
+    memcpy(nd->pcm, pcm, n * sizeof(*pcm));
+    clock_gettime(CLOCK_MONOTONIC, &nd->due);
+    ts_add(&nd->due, delay);
+    pthread_mutex_lock(&p->mu);
+    if (p->tail != NULL)
+        p->tail->next = nd;
+    else
+        p->head = nd;
+    p->tail = nd;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return 0;
+}
+
+static void stop_feeder(struct pa_sink *p)
+{
+    if (!p->feeder_up)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->ending = 1;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->feeder, NULL);
+    p->feeder_up = 0;
+}
+
+static void close_pa(struct pa_sink *p)
+{
+    if (p->stream != NULL) {
+        Pa_StopStream(p->stream);
+        Pa_CloseStream(p->stream);
+        p->stream = NULL;
+    }
+    if (p->pa_up) {
+        Pa_Terminate();
+        p->pa_up = 0;
+    }
+}
+
+static int pa_finish(struct tb_sink *s, char *err, size_t errlen)
+{
+    struct pa_sink *p = (struct pa_sink *)s;
+    const struct timespec tick = {0, 5000000};
+    if (p->finished)
+        return 0;
+    p->finished = 1;
+    stop_feeder(p); /* writes everything queued, ends the player, starts */
+    if (p->start_err[0] != '\0') {
+        close_pa(p);
+        return tb_seterr(err, errlen, TB_EDEVICE, "cannot start the stream: %s", p->start_err);
+    }
+    /* Wait for the ring to play out; the callback marks the player done.
+     * A stream that stopped on its own (device lost) cannot get there:
+     * give up once it is no longer active. */
+    while (!tb_player_done(s->player) && Pa_IsStreamActive(p->stream) == 1)
+        nanosleep(&tick, NULL);
+    /* Pad so the tail leaves the card: returning from the stream right
+     * after the last sample cut ~76 ms of it through PulseAudio at 100 ms
+     * latency; twice the latency plus 0.2 s lost nothing. */
+    struct timespec pad = {0, 0};
+    ts_add(&pad, 2.0 * s->latency + 0.2);
+    nanosleep(&pad, NULL);
+    close_pa(p);
+    return 0;
+}
+
+static void pa_destroy(struct tb_sink *s)
+{
+    struct pa_sink *p = (struct pa_sink *)s;
+    struct node *nd;
+    stop_feeder(p);
+    close_pa(p);
+    while ((nd = p->head) != NULL) {
+        p->head = nd->next;
+        free(nd);
+    }
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    tb_player_destroy(s->player);
+    free(p);
+}
+
+static const struct tb_sink_ops pa_ops = {pa_chunk, pa_finish, pa_destroy};
+
+/* Device by index ("3") or by a case-sensitive part of its name. */
+static PaDeviceIndex find_device(const char *want)
+{
+    char *end;
+    long idx;
+    PaDeviceIndex n = Pa_GetDeviceCount();
+    if (want == NULL || *want == '\0')
+        return Pa_GetDefaultOutputDevice();
+    idx = strtol(want, &end, 10);
+    if (*end == '\0' && end != want)
+        return idx >= 0 && idx < n && Pa_GetDeviceInfo((PaDeviceIndex)idx)->maxOutputChannels > 0
+                   ? (PaDeviceIndex)idx
+                   : paNoDevice;
+    for (PaDeviceIndex i = 0; i < n; i++) {
+        const PaDeviceInfo *di = Pa_GetDeviceInfo(i);
+        if (di != NULL && di->maxOutputChannels > 0 && strstr(di->name, want) != NULL)
+            return i;
+    }
+    return paNoDevice;
+}
+
+static int open_stream(struct pa_sink *p, const char *device, double latency, char *err,
+                       size_t errlen)
+{
+    PaStreamParameters op;
+    PaError pe;
+    PaDeviceIndex dev;
+    const PaStreamInfo *si;
+
+    pe = Pa_Initialize();
+    if (pe != paNoError)
+        return tb_seterr(err, errlen, TB_EDEVICE, "PortAudio: %s", Pa_GetErrorText(pe));
+    p->pa_up = 1;
+    dev = find_device(device);
+    if (dev == paNoDevice)
+        return tb_seterr(err, errlen, TB_EDEVICE, "%s%s%s",
+                         device ? "no audio output device matches '" : "no audio output device",
+                         device ? device : "", device ? "'" : "");
+    memset(&op, 0, sizeof(op));
+    op.device = dev;
+    op.channelCount = 1;
+    op.sampleFormat = paInt16;
+    op.suggestedLatency = latency;
+    pe = Pa_OpenStream(&p->stream, NULL, &op, p->base.rate, FRAMES_PER_BUFFER, paNoFlag, on_audio,
+                       &p->base);
+    if (pe != paNoError) {
+        p->stream = NULL;
+        return tb_seterr(err, errlen, TB_EDEVICE, "cannot open '%s': %s",
+                         Pa_GetDeviceInfo(dev)->name, Pa_GetErrorText(pe));
+    }
+    si = Pa_GetStreamInfo(p->stream);
+    p->base.latency = si != NULL ? si->outputLatency : latency;
+    return 0;
+}
+
+int tb_sink_pa_create(const char *device, double latency, const struct tb_player_opts *po,
+                      struct tb_sink **out, char *err, size_t errlen)
+{
+    struct pa_sink *p = calloc(1, sizeof(*p));
+    pthread_condattr_t ca;
+    int rc;
+    *out = NULL;
+    if (p == NULL)
+        return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
+    p->base.ops = &pa_ops;
+    p->base.rate = po->rate;
+    clock_gettime(CLOCK_MONOTONIC, &p->created);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&p->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    tb_speaker_quiet();
+    rc = open_stream(p, device, latency, err, errlen);
+    if (rc == 0) {
+        struct tb_player_opts o = *po;
+        o.lead_in = p->base.latency;
+        rc = tb_player_create(&o, &p->base.player);
+        if (rc != 0)
+            rc = tb_seterr(err, errlen, rc, "audio ring: %s", tb_strerror(rc));
+    }
+    if (rc == 0 && pthread_create(&p->feeder, NULL, feed, p) != 0)
+        rc = tb_seterr(err, errlen, TB_ENOMEM, "cannot start the audio feeder thread");
+    if (rc != 0) {
+        pa_destroy(&p->base);
+        return rc;
+    }
+    p->feeder_up = 1;
+    *out = &p->base;
+    return 0;
+}

@@ -1,0 +1,293 @@
+/*
+ * speaker.c - eSpeak NG as the drain's timed voice, feeding a sink
+ * (speaker.h).
+ *
+ * The duration cache (sink none) is an open-addressing table keyed by the
+ * chunk text's FNV-1a hash, holding copies of the texts: a stream that
+ * repeats itself (synthetic streams do) is synthesized once per distinct
+ * chunk.  It stops taking entries at CACHE_MAX; past that every chunk is
+ * synthesized, which is only slower.
+ */
+#include "ttsbuf/speaker.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sink.h"
+#include "ttsbuf/clock.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/playout.h"
+#include "ttsbuf/tts.h"
+
+#define CACHE_SLOTS 65536u /* power of two */
+#define CACHE_MAX (CACHE_SLOTS / 2)
+
+struct centry {
+    uint64_t hash;
+    char *text; /* NULL: empty slot */
+    size_t len;
+    double dur;
+};
+
+struct tb_speaker {
+    struct tb_speaker_opts o;
+    struct tb_voice voice;
+    struct tb_tts *tts;
+    struct tb_sink *sink;
+    struct tb_clock mono;
+    unsigned rate;
+    struct centry *cache;
+    size_t ncache;
+    uint64_t chunks, hits;
+    double synth_s;
+    uint64_t frames;
+    int finished, failed;
+    struct tb_audio_result res;
+    struct tb_audio_gap_s *gaps; /* after finish, in seconds */
+    size_t ngaps;
+    char err[256];
+};
+
+int tb_speaker_parse_sink(const char *spec, enum tb_sink_kind *sink, const char **target)
+{
+    *target = NULL;
+    if (strcmp(spec, "none") == 0) {
+        *sink = TB_SINK_NONE;
+        return 0;
+    }
+    if (strncmp(spec, "wav:", 4) == 0 && spec[4] != '\0') {
+        *sink = TB_SINK_WAV;
+        *target = spec + 4;
+        return 0;
+    }
+    if (strcmp(spec, "portaudio") == 0) {
+        *sink = TB_SINK_PORTAUDIO;
+        return 0;
+    }
+    if (strncmp(spec, "portaudio:", 10) == 0 && spec[10] != '\0') {
+        *sink = TB_SINK_PORTAUDIO;
+        *target = spec + 10;
+        return 0;
+    }
+    return TB_EINVAL;
+}
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* The slot holding text, or the empty slot where it would go. */
+static struct centry *cache_slot(struct tb_speaker *s, const char *text, size_t len, uint64_t h)
+{
+    size_t i = (size_t)h & (CACHE_SLOTS - 1);
+    for (;;) {
+        struct centry *e = &s->cache[i];
+        if (e->text == NULL || (e->hash == h && e->len == len && memcmp(e->text, text, len) == 0))
+            return e;
+        i = (i + 1) & (CACHE_SLOTS - 1);
+    }
+}
+
+static int synth(struct tb_speaker *s, const char *text, size_t len, const int16_t **pcm, size_t *n)
+{
+    double t0 = s->mono.now(&s->mono);
+    int rc = tb_tts_synth(s->tts, text, len, pcm, n);
+    s->synth_s += s->mono.now(&s->mono) - t0;
+    if (rc == 0)
+        s->frames += *n;
+    return rc;
+}
+
+static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t len, uint32_t cps,
+                    double *dur)
+{
+    struct tb_speaker *s = ud;
+    const int16_t *pcm;
+    size_t n;
+    int rc;
+    (void)index;
+    (void)cps;
+    s->chunks++;
+    if (s->o.sink == TB_SINK_NONE) {
+        uint64_t h = fnv1a(text, len);
+        struct centry *e = cache_slot(s, text, len, h);
+        if (e->text != NULL) {
+            s->hits++;
+            *dur = e->dur;
+            return 0;
+        }
+        rc = synth(s, text, len, &pcm, &n);
+        if (rc != 0)
+            return rc;
+        *dur = (double)n / s->rate;
+        if (s->ncache < CACHE_MAX && (e->text = malloc(len + 1)) != NULL) {
+            memcpy(e->text, text, len);
+            e->text[len] = '\0';
+            e->len = len;
+            e->hash = h;
+            e->dur = *dur;
+            s->ncache++;
+        }
+        return 0;
+    }
+    rc = synth(s, text, len, &pcm, &n);
+    if (rc != 0)
+        return rc;
+    *dur = (double)n / s->rate;
+    rc = s->sink->ops->chunk(s->sink, c + s->o.tts_latency, s->o.tts_latency, pcm, n, s->err,
+                             sizeof(s->err));
+    if (rc != 0)
+        s->failed = 1;
+    return rc;
+}
+
+int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, char *err,
+                      size_t errlen)
+{
+    struct tb_speaker *s;
+    struct tb_tts_opts to = {o->voice, o->wpm};
+    struct tb_player_opts po;
+    int rc;
+    *out = NULL;
+    if (!(o->tts_latency >= 0.0) || !(o->preroll >= 0.0) || !(o->latency >= 0.0))
+        return tb_seterr(err, errlen, TB_EINVAL, "negative latency or pre-roll");
+    s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
+    s->o = *o;
+    s->voice.chunk = on_chunk;
+    s->voice.ud = s;
+    tb_clock_monotonic_init(&s->mono);
+    rc = tb_tts_create(&to, &s->tts, err, errlen);
+    if (rc != 0) {
+        free(s);
+        return rc;
+    }
+    s->rate = tb_tts_rate(s->tts);
+    memset(&po, 0, sizeof(po));
+    po.rate = s->rate;
+    po.capacity = o->ring_frames ? o->ring_frames : ((size_t)1 << 22);
+    po.preroll = o->preroll;
+    po.cue = o->cue;
+    if (o->sink == TB_SINK_NONE) {
+        s->cache = calloc(CACHE_SLOTS, sizeof(*s->cache));
+        rc = s->cache == NULL ? tb_seterr(err, errlen, TB_ENOMEM, "out of memory") : 0;
+    } else if (o->sink == TB_SINK_WAV) {
+        rc = tb_sink_wav_create(o->target, &po, &s->sink, err, errlen);
+    } else {
+        rc = tb_sink_pa_create(o->target, o->latency > 0 ? o->latency : TB_PA_LATENCY_DEFAULT, &po,
+                               &s->sink, err, errlen);
+    }
+    if (rc != 0) {
+        tb_speaker_destroy(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+const struct tb_voice *tb_speaker_voice(struct tb_speaker *s)
+{
+    return &s->voice;
+}
+
+static void fill_result(struct tb_speaker *s)
+{
+    struct tb_audio_result *r = &s->res;
+    memset(r, 0, sizeof(*r));
+    r->rate = s->rate;
+    r->chunks = s->chunks;
+    r->synth_s = s->synth_s;
+    r->audio_s = (double)s->frames / s->rate;
+    r->cache_hits = s->hits;
+    if (s->sink == NULL)
+        return;
+    struct tb_player_stats st;
+    double f = 1.0 / s->rate;
+    tb_player_stats(s->sink->player, &st);
+    r->latency = s->sink->latency;
+    double off = s->sink->offset;
+    r->first_audio = st.first_audio == UINT64_MAX ? 0.0 : off + (double)st.first_audio * f;
+    r->end_audio = off + (double)st.end_audio * f;
+    r->speech = (double)st.played * f;
+    r->concealed = (double)st.concealed * f;
+    r->concealment_events = st.concealment_events;
+    r->underruns = st.underruns;
+    r->interruptions = st.interruptions;
+    r->gap_max = (double)st.gap_max * f;
+    r->forced_start = st.forced_start;
+    /* gap_total counts the dry spells over the underrun threshold, as the
+     * model does; `concealed` has all of them. */
+    size_t n = tb_player_gaps(s->sink->player, NULL, 0);
+    struct tb_audio_gap *v = n ? malloc(n * sizeof(*v)) : NULL;
+    s->gaps = n ? malloc(n * sizeof(*s->gaps)) : NULL;
+    if (v == NULL || s->gaps == NULL) {
+        free(s->gaps);
+        s->gaps = NULL;
+        n = 0;
+    }
+    tb_player_gaps(s->sink->player, v, n);
+    for (size_t i = 0; i < n; i++) {
+        s->gaps[i].at = off + (double)v[i].at * f;
+        s->gaps[i].len = (double)v[i].frames * f;
+        if (s->gaps[i].len > TB_GAP_MIN_S)
+            r->gap_total += s->gaps[i].len;
+    }
+    s->ngaps = n;
+    free(v);
+}
+
+int tb_speaker_finish(struct tb_speaker *s, struct tb_audio_result *r, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (!s->finished) {
+        s->finished = 1;
+        if (s->sink != NULL)
+            rc = s->sink->ops->finish(s->sink, err, errlen);
+        else if (s->failed)
+            rc = tb_seterr(err, errlen, TB_EIO, "%s", s->err);
+        fill_result(s);
+    }
+    if (rc == 0 && s->failed)
+        rc = tb_seterr(err, errlen, TB_EIO, "%s", s->err);
+    if (r != NULL)
+        *r = s->res;
+    return rc;
+}
+
+size_t tb_speaker_gaps(const struct tb_speaker *s, struct tb_audio_gap_s *out, size_t max)
+{
+    memcpy(out, s->gaps, (s->ngaps < max ? s->ngaps : max) * sizeof(*out));
+    return s->ngaps;
+}
+
+int tb_speaker_player_stats(const struct tb_speaker *s, struct tb_player_stats *st)
+{
+    if (s->sink == NULL)
+        return TB_EINVAL;
+    tb_player_stats(s->sink->player, st);
+    return 0;
+}
+
+void tb_speaker_destroy(struct tb_speaker *s)
+{
+    if (s == NULL)
+        return;
+    if (s->sink != NULL)
+        s->sink->ops->destroy(s->sink);
+    if (s->cache != NULL) {
+        for (size_t i = 0; i < CACHE_SLOTS; i++)
+            free(s->cache[i].text);
+        free(s->cache);
+    }
+    tb_tts_destroy(s->tts);
+    free(s->gaps);
+    free(s);
+}

@@ -1,0 +1,558 @@
+/*
+ * test_speech.c - real speech end to end: the ttsbuf binary with eSpeak NG
+ * and a sink, and what was actually played.
+ *
+ * One truth, two clocks: for the same trace, the gaps the eSpeak-timed
+ * model predicts (the report's main numbers), the gaps the audio clock
+ * counted (the report's "audio" part) and the silences in the audio itself
+ * must agree.  The WAV sink is checked to the sample; PortAudio is checked
+ * through headless devices (tests/audio_env.h): ALSA's file plugin for
+ * content (it runs faster than real time) and a private PulseAudio with a
+ * pipe sink for timing (about 1x real time).
+ */
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audio_env.h"
+#include "tests.h"
+#include "ttsbuf/clock.h"
+#include "ttsbuf/sim.h"
+#include "ttsbuf/speaker.h"
+#include "ttsbuf/stream.h"
+
+#define TOL 0.020 /* seconds: the tolerance for gaps */
+
+/* A sentence arriving word by word from t, dt apart. */
+struct sent {
+    const char *text;
+    double t, dt;
+};
+
+/* Four sentences with two stalls: sentence 2 completes well after
+ * sentence 1 has been spoken, sentence 4 likewise after sentence 3. */
+static const struct sent stalls[] = {
+    {"The first sentence is short.", 0.2, 0.05},
+    {" Then the provider stalls for a while before this one arrives.", 2.6, 0.02},
+    {" Here comes a third sentence, with a clause in it, quickly.", 3.0, 0.01},
+    {" And the last one ends the answer!", 12.0, 0.05},
+};
+
+static char *tmpname(const char *what)
+{
+    char *p = malloc(128);
+    assert_non_null(p);
+    snprintf(p, 128, "/tmp/ttsbuf-speech-%d-%s", (int)getpid(), what);
+    return p;
+}
+
+/* Writes the sentences as a trace, one token per word; t_all >= 0 puts
+ * every token at that time (an infinitely fast stream). */
+static char *write_trace(const struct sent *s, size_t n, double t_all, const char *name)
+{
+    char *path = tmpname(name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (size_t i = 0; i < n; i++) {
+        const char *p = s[i].text;
+        double t = s[i].t;
+        while (*p) {
+            const char *q = p + 1;
+            while (*q && *q != ' ')
+                q++;
+            cJSON *o = cJSON_CreateObject();
+            char word[256];
+            snprintf(word, sizeof(word), "%.*s", (int)(q - p), p);
+            cJSON_AddNumberToObject(o, "t", t_all >= 0 ? t_all : t);
+            cJSON_AddStringToObject(o, "text", word);
+            char *line = cJSON_PrintUnformatted(o);
+            fprintf(f, "%s\n", line);
+            cJSON_free(line);
+            cJSON_Delete(o);
+            t += s[i].dt;
+            p = q;
+        }
+    }
+    fclose(f);
+    return path;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(v))
+        fail_msg("no number '%s'", k);
+    return v->valuedouble;
+}
+
+/* Runs ttsbuf with args (--json added) and returns the parsed report. */
+static cJSON *run_json(const char *args)
+{
+    char cmd[4096];
+    struct tb_test_out o;
+    cJSON *j;
+    snprintf(cmd, sizeof(cmd), "%s --json", args);
+    o = tb_test_run(cmd);
+    if (o.code != 0)
+        fail_msg("ttsbuf %s: exit %d: %s", cmd, o.code, o.se);
+    j = cJSON_Parse(o.so);
+    if (j == NULL)
+        fail_msg("ttsbuf %s: not JSON: %s", cmd, o.so);
+    tb_test_out_free(&o);
+    return j;
+}
+
+/* The model's gaps and the audio clock's agree: count, place, length. */
+static void same_gaps(const cJSON *j, double tol, int compare_at)
+{
+    const cJSON *au = cJSON_GetObjectItemCaseSensitive(j, "audio");
+    const cJSON *mg = cJSON_GetObjectItemCaseSensitive(j, "gaps");
+    const cJSON *ag = cJSON_GetObjectItemCaseSensitive(au, "gaps");
+    int n = 0;
+    double worst = 0;
+    assert_non_null(au);
+    assert_int_equal((int)num(j, "underruns"), (int)num(au, "underruns"));
+    /* the audio clock lists every dry spell; compare the underruns */
+    for (int i = 0; i < cJSON_GetArraySize(ag); i++) {
+        const cJSON *a = cJSON_GetArrayItem(ag, i), *m;
+        if (num(a, "gap_s") <= 0.001)
+            continue;
+        m = cJSON_GetArrayItem(mg, n++);
+        assert_non_null(m);
+        if (fabs(num(a, "gap_s") - num(m, "gap_s")) > worst)
+            worst = fabs(num(a, "gap_s") - num(m, "gap_s"));
+        if (fabs(num(a, "gap_s") - num(m, "gap_s")) > tol ||
+            (compare_at && fabs(num(a, "at_s") - num(m, "at_s")) > tol))
+            fail_msg("gap %d: audio clock %.4f s at %.4f, model %.4f s at %.4f", n, num(a, "gap_s"),
+                     num(a, "at_s"), num(m, "gap_s"), num(m, "at_s"));
+    }
+    assert_int_equal(n, cJSON_GetArraySize(mg));
+    printf("  %d gaps; audio clock vs model: largest difference in length %.2f ms\n", n,
+           worst * 1e3);
+}
+
+/* Largest silent run (|s| <= thr) between first and last sound. */
+static double longest_silence(const struct tb_pcm *p, int thr)
+{
+    struct tb_pcm_gap g[512];
+    struct tb_audio_shape sh;
+    char err[256];
+    double best = 0;
+    assert_int_equal(tb_pcm_shape(p, thr, 0.02, g, 512, &sh, err, sizeof(err)), 0);
+    for (size_t i = 0; i < sh.ngaps && i < 512; i++)
+        best = g[i].len > best ? g[i].len : best;
+    return best;
+}
+
+static void load_wav(const char *path, struct tb_pcm *p)
+{
+    char err[256];
+    if (tb_pcm_load_wav(path, p, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+}
+
+static void speech_cli_errors(void **state)
+{
+    (void)state;
+    tb_test_expect_error("sim --audio mp3:x", 2, "--audio: 'mp3:x' is not none, wav:FILE");
+    tb_test_expect_error("sim --audio wav:", 2, "--audio");
+    tb_test_expect_error("sim --stall-cue beep", 2, "--stall-cue: 'beep'");
+    tb_test_expect_error("sim --voice-model neural", 2, "--voice-model: 'neural'");
+    tb_test_expect_error("sim --latency 5", 2, "--latency");
+    tb_test_expect_error("sim --voice-model espeak --wpm 60", 2, "80 to 900");
+    tb_test_expect_error("sim --voice-model espeak --voice klingon-x", 2, "no voice 'klingon-x'");
+    tb_test_expect_error("sim --audio wav:/nonexistent-dir/x.wav", 3, "/nonexistent-dir/x.wav");
+    tb_test_expect_error("run --audio wav:/nonexistent-dir/x.wav", 3, "/nonexistent-dir/x.wav");
+    /* no device at all: ALSA pointed at a configuration without one */
+    char conf[1024], err[256];
+    const char *old = getenv("ALSA_CONFIG_PATH");
+    char *saved = old ? strdup(old) : NULL;
+    assert_int_equal(tb_audio_conf("asoundrc-none", conf, sizeof(conf), err, sizeof(err)), 0);
+    setenv("ALSA_CONFIG_PATH", conf, 1);
+    tb_test_expect_error("sim --synth tokens=5 --audio portaudio", 3,
+                         "no audio output device; no sound card? try --audio wav:FILE");
+    tb_test_expect_error("sim --synth tokens=5 --audio portaudio:no-such-device-xyz", 3,
+                         "no audio output device matches 'no-such-device-xyz'");
+    if (saved) {
+        setenv("ALSA_CONFIG_PATH", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("ALSA_CONFIG_PATH");
+    }
+}
+
+static void speech_json_without_speech(void **state)
+{
+    cJSON *j = run_json("sim --synth tokens=20");
+    (void)state;
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "audio")));
+    cJSON_Delete(j);
+}
+
+/* WAV: model, audio clock and the file agree to the sample. */
+static void speech_two_clocks_wav(void **state)
+{
+    char *trace = write_trace(stalls, 4, -1, "stalls.jsonl"), *wav = tmpname("stalls.wav");
+    char args[1024];
+    struct tb_pcm p = {0};
+    (void)state;
+    snprintf(args, sizeof(args), "sim --trace %s --audio wav:%s --stall-cue none --gaps 100", trace,
+             wav);
+    cJSON *j = run_json(args);
+    const cJSON *au = cJSON_GetObjectItemCaseSensitive(j, "audio");
+    assert_true(num(j, "underruns") >= 2);
+    same_gaps(j, 1.0 / 22050 * 2, 1);
+    /* every gap is digital silence in the file, exactly where it was counted */
+    load_wav(wav, &p);
+    const cJSON *ag = cJSON_GetObjectItemCaseSensitive(au, "gaps");
+    for (int i = 0; i < cJSON_GetArraySize(ag); i++) {
+        const cJSON *g = cJSON_GetArrayItem(ag, i);
+        size_t a = (size_t)lround(num(g, "at_s") * p.rate);
+        size_t b = (size_t)lround((num(g, "at_s") + num(g, "gap_s")) * p.rate);
+        assert_true(b <= p.n);
+        for (size_t k = a; k < b; k++)
+            if (p.s[k] != 0)
+                fail_msg("gap %d: sound at %.4f s", i, (double)k / p.rate);
+    }
+    /* speech plays from first audio; the file ends with the last of it */
+    assert_float_equal((double)p.n / p.rate, num(j, "end_s"), 0.05);
+    assert_float_equal(num(au, "first_audio_s"), num(j, "ttfa_s"), 1e-3);
+    tb_pcm_free(&p);
+    cJSON_Delete(j);
+    remove(trace);
+    remove(wav);
+    free(trace);
+    free(wav);
+}
+
+/* The stall cue: a tick at the start of each gap, silence after it. */
+static void speech_tick_cue(void **state)
+{
+    char *trace = write_trace(stalls, 4, -1, "tick.jsonl"), *wav = tmpname("tick.wav");
+    char args[1024];
+    struct tb_pcm p = {0};
+    (void)state;
+    snprintf(args, sizeof(args), "sim --trace %s --audio wav:%s", trace, wav);
+    cJSON *j = run_json(args);
+    const cJSON *ag =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "audio"), "gaps");
+    assert_string_equal(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "audio"), "stall_cue")
+            ->valuestring,
+        "tick");
+    load_wav(wav, &p);
+    assert_true(cJSON_GetArraySize(ag) >= 2);
+    for (int i = 0; i < cJSON_GetArraySize(ag); i++) {
+        const cJSON *g = cJSON_GetArrayItem(ag, i);
+        size_t a = (size_t)lround(num(g, "at_s") * p.rate);
+        size_t tick = (size_t)(0.012 * p.rate), b = a + (size_t)(num(g, "gap_s") * p.rate);
+        int peak = 0;
+        for (size_t k = a; k < a + tick; k++)
+            peak = abs(p.s[k]) > peak ? abs(p.s[k]) : peak;
+        assert_true(peak > 4000);
+        for (size_t k = a + tick + 1; k < b; k++)
+            assert_int_equal(p.s[k], 0);
+    }
+    tb_pcm_free(&p);
+    cJSON_Delete(j);
+    remove(trace);
+    remove(wav);
+    free(trace);
+    free(wav);
+}
+
+/* eSpeak's own rendering of the sentences, in one piece. */
+static double reference_silence(void)
+{
+    char *txt = tmpname("ref.txt"), *wav = tmpname("ref.wav"), cmd[1024];
+    FILE *f = fopen(txt, "w");
+    struct tb_pcm p = {0};
+    double s;
+    assert_non_null(f);
+    for (size_t i = 0; i < 4; i++)
+        fputs(stalls[i].text, f);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd), "espeak-ng -s 150 -w %s -f %s", wav, txt);
+    assert_int_equal(system(cmd), 0);
+    load_wav(wav, &p);
+    s = longest_silence(&p, 0);
+    tb_pcm_free(&p);
+    remove(txt);
+    remove(wav);
+    free(txt);
+    free(wav);
+    return s;
+}
+
+/* Every token at t = 0: no underrun, and no silence longer than eSpeak
+ * leaves in the same text. */
+static void speech_fast_stream_wav(void **state)
+{
+    char *trace = write_trace(stalls, 4, 0.0, "fast.jsonl"), *wav = tmpname("fast.wav");
+    char args[1024];
+    struct tb_pcm p = {0};
+    (void)state;
+    snprintf(args, sizeof(args), "sim --trace %s --audio wav:%s --stall-cue none", trace, wav);
+    cJSON *j = run_json(args);
+    const cJSON *au = cJSON_GetObjectItemCaseSensitive(j, "audio");
+    assert_int_equal((int)num(au, "underruns"), 0);
+    assert_int_equal((int)num(au, "concealment_events"), 0);
+    load_wav(wav, &p);
+    double ours = longest_silence(&p, 0), ref = reference_silence();
+    if (ours > ref + TOL)
+        fail_msg("longest silence %.3f s; espeak-ng -w leaves %.3f s", ours, ref);
+    tb_pcm_free(&p);
+    cJSON_Delete(j);
+    remove(trace);
+    remove(wav);
+    free(trace);
+    free(wav);
+}
+
+/* The eSpeak-timed simulation: both models reported, deterministic up to
+ * eSpeak's few-sample variations, and faster than real time. */
+static void speech_voice_model(void **state)
+{
+    char *trace = write_trace(stalls, 4, -1, "model.jsonl");
+    char args[1024];
+    (void)state;
+    snprintf(args, sizeof(args), "sim --trace %s --voice-model espeak", trace);
+    cJSON *a = run_json(args), *b = run_json(args);
+    const cJSON *au = cJSON_GetObjectItemCaseSensitive(a, "audio");
+    const cJSON *rm = cJSON_GetObjectItemCaseSensitive(au, "rate_model");
+    assert_non_null(rm);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(au, "sink")->valuestring, "none");
+    assert_float_equal(num(a, "speech_s"), num(b, "speech_s"), 0.01 * num(a, "speech_s"));
+    assert_int_equal((int)num(a, "underruns"), (int)num(b, "underruns"));
+    assert_float_equal(num(a, "speech_s"), num(au, "audio_s"), 1e-9);
+    /* the rate model is the plain sim */
+    snprintf(args, sizeof(args), "sim --trace %s", trace);
+    cJSON *c = run_json(args);
+    assert_float_equal(num(rm, "speech_s"), num(c, "speech_s"), 1e-9);
+    assert_float_equal(num(rm, "min_tps"), num(c, "min_tps"), 1e-9);
+    /* a repeated stream synthesizes each distinct chunk once */
+    cJSON *d = run_json("sim --synth tokens=400,seed=3 --voice-model espeak");
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(d, "audio"), "cache_hits") > 0);
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(d, "audio"), "synth_s") <
+                num(d, "speech_s") / 10);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    cJSON_Delete(c);
+    cJSON_Delete(d);
+    remove(trace);
+    free(trace);
+}
+
+/* The capture from the pulse pipe, as PCM. */
+static void load_capture(const struct tb_audio_pulse *pa, struct tb_pcm *p)
+{
+    char err[256];
+    if (tb_pcm_load_raw(tb_audio_pulse_capture(pa), TB_AUDIO_CAPTURE_RATE, p, err, sizeof(err)) !=
+        0)
+        fail_msg("%s", err);
+}
+
+/* Starts a private PulseAudio, or skips the case with the reason. */
+static struct tb_audio_pulse *pulse_or_skip(void)
+{
+    struct tb_audio_pulse *pa = NULL;
+    char err[512];
+    int rc = tb_audio_pulse_start(&pa, err, sizeof(err));
+    if (rc == TB_AUDIO_UNAVAILABLE) {
+        printf("skipped: %s\n", err);
+        skip();
+    }
+    if (rc != 0)
+        fail_msg("PulseAudio: %s", err);
+    return pa;
+}
+
+/*
+ * Real time through PortAudio into PulseAudio's pipe sink: the stalls of
+ * the trace are heard where the model puts them.  Captured silences are
+ * compared after aligning on the first sound (the pipe's timeline starts
+ * when the server does); each model gap lies inside a captured silence
+ * whose length is the gap plus eSpeak's own pauses around it.
+ */
+static void speech_portaudio_realtime(void **state)
+{
+    char *trace = write_trace(stalls, 4, -1, "rt.jsonl");
+    char args[1024], err[256];
+    struct tb_audio_pulse *pa = pulse_or_skip();
+    struct tb_pcm p = {0};
+    struct tb_pcm_gap g[256];
+    struct tb_audio_shape sh;
+    (void)state;
+    snprintf(args, sizeof(args), "sim --trace %s --audio portaudio --latency 0.1 --stall-cue none",
+             trace);
+    cJSON *j = run_json(args);
+    const cJSON *au = cJSON_GetObjectItemCaseSensitive(j, "audio");
+    assert_int_equal(tb_audio_pulse_stop(pa, err, sizeof(err)), 0);
+    same_gaps(j, TOL, 0);
+    assert_true(num(au, "output_latency_s") >= 0.05);
+    load_capture(pa, &p);
+    assert_int_equal(tb_pcm_shape(&p, 0, 0.1, g, 256, &sh, err, sizeof(err)), 0);
+    const cJSON *mg = cJSON_GetObjectItemCaseSensitive(j, "gaps");
+    double ttfa = num(j, "ttfa_s");
+    for (int i = 0; i < cJSON_GetArraySize(mg); i++) {
+        const cJSON *m = cJSON_GetArrayItem(mg, i);
+        double at = num(m, "at_s") - ttfa + sh.first_sound, len = num(m, "gap_s");
+        int found = 0;
+        for (size_t k = 0; k < sh.ngaps && k < 256; k++)
+            if (g[k].start <= at + TOL && g[k].start + g[k].len >= at + len - TOL &&
+                g[k].len <= len + 1.0)
+                found = 1;
+        if (!found)
+            fail_msg("model gap %d (%.3f s at %.3f) is not a silence in the capture", i, len, at);
+    }
+    tb_pcm_free(&p);
+    tb_audio_pulse_destroy(pa);
+    cJSON_Delete(j);
+    remove(trace);
+    free(trace);
+}
+
+/* Real time, every token at t = 0: the pipeline adds no stall of its own. */
+static void speech_portaudio_fast(void **state)
+{
+    char *trace = write_trace(stalls, 4, 0.0, "rtfast.jsonl");
+    char args[1024], err[256];
+    struct tb_audio_pulse *pa = pulse_or_skip();
+    struct tb_pcm p = {0};
+    (void)state;
+    snprintf(args, sizeof(args), "sim --trace %s --audio portaudio --stall-cue none", trace);
+    cJSON *j = run_json(args);
+    const cJSON *au = cJSON_GetObjectItemCaseSensitive(j, "audio");
+    assert_int_equal(tb_audio_pulse_stop(pa, err, sizeof(err)), 0);
+    assert_int_equal((int)num(au, "underruns"), 0);
+    load_capture(pa, &p);
+    double ours = longest_silence(&p, 0), ref = reference_silence();
+    if (ours > ref + TOL)
+        fail_msg("longest silence in the capture %.3f s; espeak-ng -w leaves %.3f s", ours, ref);
+    tb_pcm_free(&p);
+    tb_audio_pulse_destroy(pa);
+    cJSON_Delete(j);
+    remove(trace);
+    free(trace);
+}
+
+/* ALSA's file plugin: content only (it pulls faster than real time).  With
+ * a pre-roll longer than the answer, playback starts once everything is
+ * queued, so the file is the answer with no stall. */
+static void speech_portaudio_alsa_file(void **state)
+{
+    char *trace = write_trace(stalls, 4, -1, "file.jsonl");
+    char args[1024], err[256];
+    struct tb_audio_file *af = NULL;
+    struct tb_pcm p = {0};
+    (void)state;
+    assert_int_equal(tb_audio_file_create(&af, err, sizeof(err)), 0);
+    snprintf(args, sizeof(args), "sim --trace %s --audio portaudio --preroll 60 --stall-cue none",
+             trace);
+    cJSON *j = run_json(args);
+    const cJSON *au = cJSON_GetObjectItemCaseSensitive(j, "audio");
+    assert_int_equal((int)num(au, "underruns"), 0);
+    load_wav(tb_audio_file_wav(af), &p);
+    double ours = longest_silence(&p, 0), ref = reference_silence();
+    if (ours > ref + TOL)
+        fail_msg("longest silence %.3f s; espeak-ng -w leaves %.3f s", ours, ref);
+    struct tb_audio_shape sh;
+    assert_int_equal(tb_pcm_shape(&p, 0, 0.02, NULL, 0, &sh, err, sizeof(err)), 0);
+    assert_float_equal(sh.last_sound - sh.first_sound, num(au, "speech_played_s"), 0.5);
+    tb_pcm_free(&p);
+    tb_audio_file_destroy(af);
+    cJSON_Delete(j);
+    remove(trace);
+    free(trace);
+}
+
+/* A minute and more in real time: the captured audio lasts speech + gaps
+ * to within 1%. */
+static void speech_portaudio_long(void **state)
+{
+    char args[1024], err[256];
+    struct tb_audio_pulse *pa = pulse_or_skip();
+    struct tb_pcm p = {0};
+    struct tb_audio_shape sh;
+    (void)state;
+    snprintf(args, sizeof(args),
+             "sim --synth tokens=300,tps=6,ttft=0.3,seed=11 --audio portaudio --stall-cue none");
+    cJSON *j = run_json(args);
+    const cJSON *au = cJSON_GetObjectItemCaseSensitive(j, "audio");
+    assert_int_equal(tb_audio_pulse_stop(pa, err, sizeof(err)), 0);
+    double heard = num(au, "speech_played_s") + num(au, "concealed_s");
+    assert_true(heard >= 60.0);
+    load_capture(pa, &p);
+    assert_int_equal(tb_pcm_shape(&p, 0, 0.02, NULL, 0, &sh, err, sizeof(err)), 0);
+    double span = sh.last_sound - sh.first_sound;
+    if (fabs(span - heard) > 0.01 * heard)
+        fail_msg("captured %.3f s from first to last sound; speech + gaps %.3f s", span, heard);
+    tb_pcm_free(&p);
+    tb_audio_pulse_destroy(pa);
+    cJSON_Delete(j);
+}
+
+/* In process: the real-time path (tb_player_pull in PortAudio's callback)
+ * never allocates, over a whole run. */
+static void speech_callback_never_allocates(void **state)
+{
+    struct tb_audio_file *af = NULL;
+    struct tb_speaker_opts so;
+    struct tb_speaker *sp = NULL;
+    struct tb_sim_opts o;
+    struct tb_sim_result r;
+    struct tb_audio_result ar;
+    struct tb_stream s;
+    struct tb_clock clk;
+    char err[256];
+    unsigned long all0, rt0, all1, rt1;
+    (void)state;
+    assert_int_equal(tb_audio_file_create(&af, err, sizeof(err)), 0);
+    tb_stream_init(&s);
+    for (int i = 0; i < 40; i++)
+        assert_int_equal(
+            tb_stream_append(&s, 0.02 * i, i % 8 == 7 ? " end." : " word", 5, 1, TB_KIND_CONTENT),
+            0);
+    memset(&so, 0, sizeof(so));
+    so.sink = TB_SINK_PORTAUDIO;
+    so.wpm = 300;
+    so.cue = TB_CUE_TONE;
+    so.latency = 0.05;
+    tb_test_alloc_counts(&all0, &rt0);
+    if (tb_speaker_create(&so, &sp, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    tb_sim_opts_default(&o);
+    o.play.wpm = 300;
+    o.voice = tb_speaker_voice(sp);
+    tb_clock_monotonic_init(&clk);
+    assert_int_equal(tb_sim_run(&s, &o, &clk, NULL, NULL, &r, err, sizeof(err)), 0);
+    assert_int_equal(tb_speaker_finish(sp, &ar, err, sizeof(err)), 0);
+    tb_test_alloc_counts(&all1, &rt1);
+    assert_true(all1 > all0); /* the hook sees allocations */
+    assert_true(ar.speech > 1.0);
+    assert_int_equal(rt1 - rt0, 0);
+    tb_speaker_destroy(sp);
+    tb_stream_free(&s);
+    tb_audio_file_destroy(af);
+}
+
+int tb_test_speech(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(speech_cli_errors),
+        cmocka_unit_test(speech_json_without_speech),
+        cmocka_unit_test(speech_two_clocks_wav),
+        cmocka_unit_test(speech_tick_cue),
+        cmocka_unit_test(speech_fast_stream_wav),
+        cmocka_unit_test(speech_voice_model),
+        cmocka_unit_test(speech_portaudio_alsa_file),
+        cmocka_unit_test(speech_callback_never_allocates),
+        cmocka_unit_test(speech_portaudio_realtime),
+        cmocka_unit_test(speech_portaudio_fast),
+        cmocka_unit_test(speech_portaudio_long),
+    };
+    return TB_RUN_GROUP("speech", tests);
+}
