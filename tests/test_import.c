@@ -367,14 +367,33 @@ static void cli_import(void **state)
     tb_test_expect_error("sim --import vllm:/nonexistent.json", 2, "/nonexistent.json");
 }
 
+/* sweep --import: every request becomes a stream; bad files are errors. */
+static void sweep_import(void **state)
+{
+    char args[2048];
+    struct tb_test_out o;
+    (void)state;
+    snprintf(args, sizeof(args), "sweep --import vllm:%s --preroll 0,0.5",
+             tb_test_data("import/vllm/good.json"));
+    o = tb_test_run(args);
+    if (o.code != 0 || strstr(o.so, "2 streams x 2 settings") == NULL)
+        fail_msg("sweep --import: exit %d: %s%s", o.code, o.so, o.se);
+    tb_test_out_free(&o);
+    snprintf(args, sizeof(args), "sweep --import vllm:%s",
+             tb_test_data("import/vllm/bad_itl.json"));
+    tb_test_expect_error(args, 2, "itls[1][1]: not a number >= 0");
+    tb_test_expect_error("sweep --import foo:x", 2, "--import: 'foo:x' is not FORMAT:FILE");
+}
+
 int tb_test_import(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(vllm_good),   cmocka_unit_test(sglang_good),
-        cmocka_unit_test(genai_good),  cmocka_unit_test(aiperf_raw_good),
-        cmocka_unit_test(aiperf_good), cmocka_unit_test(bad_files),
-        cmocka_unit_test(prefixes),    cmocka_unit_test(spec_and_names),
-        cmocka_unit_test(short_text),  cmocka_unit_test(cli_import),
+        cmocka_unit_test(vllm_good),    cmocka_unit_test(sglang_good),
+        cmocka_unit_test(genai_good),   cmocka_unit_test(aiperf_raw_good),
+        cmocka_unit_test(aiperf_good),  cmocka_unit_test(bad_files),
+        cmocka_unit_test(prefixes),     cmocka_unit_test(spec_and_names),
+        cmocka_unit_test(short_text),   cmocka_unit_test(cli_import),
+        cmocka_unit_test(sweep_import),
     };
     return TB_RUN_GROUP("import", tests);
 }

@@ -25,6 +25,7 @@ enum {
     O_SYNTH,
     O_PRESET,
     O_SEEDS,
+    O_IMPORT,
     O_CHUNK,
     O_MINCHARS,
     O_WPM,
@@ -44,6 +45,7 @@ static const struct option longopts[] = {
     {"synth", required_argument, NULL, O_SYNTH},
     {"preset", required_argument, NULL, O_PRESET},
     {"seeds", required_argument, NULL, O_SEEDS},
+    {"import", required_argument, NULL, O_IMPORT},
     {"chunk", required_argument, NULL, O_CHUNK},
     {"min-chars", required_argument, NULL, O_MINCHARS},
     {"wpm", required_argument, NULL, O_WPM},
@@ -75,6 +77,8 @@ static void usage(FILE *f)
             "  --synth SPEC       a synthetic stream (see ttsbuf sim --help)\n"
             "  --preset NAME      a named synthetic stream\n"
             "  --seeds A:B        each --synth and --preset once per seed A..B (B-A < 10^6)\n"
+            "  --import FMT:FILE  every request of a benchmark tool's results (formats as in\n"
+            "                     ttsbuf sim --help; failed or empty requests are skipped)\n"
             "\nAxes: a comma-separated list (0,0.5,1) or a range START:STOP:STEP (0:2:0.25),\n"
             "or both (0:1:0.25,2,4).  Every combination is a setting.\n"
             "  --chunk LIST       policies (all: every one; default sentence)\n"
@@ -266,6 +270,7 @@ static int option(struct args *a, int c, const char *arg)
             a->preset[a->npreset++] = arg;
         return 0;
     case O_SEEDS: return parse_seeds(a, arg);
+    case O_IMPORT: return tb_cli_sources_add_import(&a->src, arg) < 0 ? 0 : -1;
     case O_CHUNK: return parse_chunks(&a->ax[TB_AX_CHUNK], arg);
     case O_MINCHARS: return parse_numbers(&a->ax[TB_AX_MINCHARS], "--min-chars", arg, 1, 100000);
     case O_WPM: return parse_numbers(&a->ax[TB_AX_WPM], "--wpm", arg, TB_WPM_MIN, TB_WPM_MAX);

@@ -5,11 +5,13 @@
 
 #include <dirent.h>
 #include <glob.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "ttsbuf/import.h"
 #include "ttsbuf/preset.h"
 #include "ttsbuf/synth.h"
 #include "ttsbuf/trace.h"
@@ -208,4 +210,44 @@ struct tb_sweep_input *tb_cli_sources_inputs(const struct tb_cli_sources *l)
         in[i].s = &l->v[i].s;
     }
     return in;
+}
+
+int tb_cli_sources_add_import(struct tb_cli_sources *l, const char *spec)
+{
+    enum tb_import_format f;
+    const char *path;
+    struct tb_import im;
+    char err[512], name[1200];
+    size_t added = 0;
+    int code = -1;
+    if (tb_import_spec(spec, &f, &path, err, sizeof(err)) != 0) {
+        tb_cli_error("--import: %s", err);
+        return TB_EXIT_USAGE;
+    }
+    tb_import_init(&im);
+    if (tb_import_file(f, path, &im, err, sizeof(err)) != 0) {
+        tb_cli_error("%s", err);
+        tb_import_free(&im);
+        return TB_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < im.n && code < 0; i++) {
+        struct tb_import_request *rq = &im.req[i];
+        size_t content = 0;
+        for (size_t k = 0; k < rq->stream.n; k++)
+            content += rq->stream.ev[k].kind == TB_KIND_CONTENT;
+        if (rq->error[0] != '\0' || content == 0)
+            continue;
+        snprintf(name, sizeof(name), "%s#%s", path, rq->name);
+        code = tb_cli_sources_add(l, name, &rq->stream);
+        if (code < 0) {
+            tb_stream_init(&rq->stream); /* moved into the list */
+            added++;
+        }
+    }
+    tb_import_free(&im);
+    if (code < 0 && added == 0) {
+        tb_cli_error("--import %s: no request with content to sweep", spec);
+        code = TB_EXIT_USAGE;
+    }
+    return code;
 }

@@ -44,6 +44,12 @@ int tb_cli_sources_add_path(struct tb_cli_sources *l, const char *arg);
 int tb_cli_sources_add_synth(struct tb_cli_sources *l, const char *arg, int preset, int seeds,
                              uint64_t seed_lo, uint64_t seed_hi);
 
+/* Every request of a benchmark tool's result file, "FORMAT:FILE" as for
+ * `sim --import` (requests the tool recorded as failed, or with no
+ * content, are skipped; so is a file of nothing else: an error).  -1 or an
+ * exit code. */
+int tb_cli_sources_add_import(struct tb_cli_sources *l, const char *spec);
+
 /* The list as sweep inputs (borrowing names and streams); NULL when out
  * of memory.  Caller frees the array. */
 struct tb_sweep_input *tb_cli_sources_inputs(const struct tb_cli_sources *l);
