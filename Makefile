@@ -5,7 +5,7 @@
 #   make test       build and run the whole test suite
 #   make asan       the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tsan       the multi-threaded tests under ThreadSanitizer
-#   make bench      benchmarks (prints figures; no pass/fail)
+#   make bench      benchmarks (prints figures; no pass/fail; TB_BENCH_ONLY=speech,...)
 #   make fmt        clang-format every source file
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make clean
@@ -114,7 +114,7 @@ $(BUILD)/bench: $(BENCH_OBJ) $(BUILD)/tests/audio_env.o $(BUILD)/libttsbuf.a
 	    $(LDLIBS_ALL)
 
 bench: all $(BUILD)/bench
-	$(BUILD)/bench
+	TB_AUDIODIR=$(CURDIR)/audio $(BUILD)/bench
 
 fmt:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(BENCH_SRC) \

@@ -50,7 +50,9 @@ struct tb_drain {
     double hw_speech_s;
     uint32_t forced_cuts;
     int forced_start;
-    /* a timed voice: the chunk's text is gathered here for it */
+    /* a timed voice: the chunk's text is gathered here for it; when its
+     * synthesis time counts, when the synthesizer is free again */
+    double synth_free;
     char *text;
     size_t textcap;
 };
@@ -103,15 +105,15 @@ static int gather(struct tb_drain *d, uint64_t from, uint64_t to, size_t *len)
     return 0;
 }
 
-/* The chunk's duration from the timed voice. */
-static int voice_dur(struct tb_drain *d, const struct tb_chunk *ch, double *dur)
+/* The chunk's duration from the timed voice, and its synthesis time. */
+static int voice_dur(struct tb_drain *d, const struct tb_chunk *ch, double *dur, double *busy)
 {
     uint64_t from = d->nrel > 1 ? d->rel[d->nrel - 2].end : 0;
     size_t len;
     int rc = gather(d, from, ch->end, &len);
     if (rc == 0)
         rc = d->o.voice->chunk(d->o.voice->ud, (uint32_t)d->nrel, d->t_cur, d->text, len, ch->cps,
-                               dur);
+                               dur, busy);
     return rc;
 }
 
@@ -135,11 +137,17 @@ static void on_chunk(void *ud, const struct tb_chunk *ch)
     d->nrel++;
     rc = tb_chunks_push(&d->chunks, d->t_cur, d->tok_cur, ch->cps);
     if (rc == 0 && d->o.voice != NULL) {
-        double dur = 0.0;
-        rc = voice_dur(d, ch, &dur);
+        double dur = 0.0, busy = 0.0, c = d->t_cur;
+        rc = voice_dur(d, ch, &dur, &busy);
+        if (busy > 0.0 || d->synth_free > c) {
+            /* one synthesizer: this chunk waits for the previous one */
+            c = (c > d->synth_free ? c : d->synth_free) + busy;
+            d->synth_free = c;
+        }
         if (rc == 0) {
+            d->chunks.v[d->chunks.n - 1].c = c;
             d->chunks.v[d->chunks.n - 1].dur = dur;
-            rc = tb_playout_add_timed(d->play, d->t_cur, d->tok_cur, ch->cps, dur);
+            rc = tb_playout_add_timed(d->play, c, d->tok_cur, ch->cps, dur);
         }
     } else if (rc == 0) {
         rc = tb_playout_add(d->play, d->t_cur, d->tok_cur, ch->cps);

@@ -348,6 +348,7 @@ void tb_player_stats(const struct tb_player *p, struct tb_player_stats *st)
 size_t tb_player_gaps(const struct tb_player *p, struct tb_audio_gap *out, size_t max)
 {
     size_t n = atomic_load_explicit(&p->ngaps, memory_order_acquire);
-    memcpy(out, p->gaps, (n < max ? n : max) * sizeof(*out));
+    if (out != NULL && n > 0 && max > 0)
+        memcpy(out, p->gaps, (n < max ? n : max) * sizeof(*out));
     return n;
 }

@@ -28,6 +28,7 @@ struct centry {
     char *text; /* NULL: empty slot */
     size_t len;
     double dur;
+    double busy; /* its synthesis time, measured once */
 };
 
 struct tb_speaker {
@@ -106,7 +107,7 @@ static int synth(struct tb_speaker *s, const char *text, size_t len, const int16
 }
 
 static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t len, uint32_t cps,
-                    double *dur)
+                    double *dur, double *busy)
 {
     struct tb_speaker *s = ud;
     const int16_t *pcm;
@@ -118,25 +119,32 @@ static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t
     if (s->o.sink == TB_SINK_NONE) {
         uint64_t h = fnv1a(text, len);
         struct centry *e = cache_slot(s, text, len, h);
+        double t0 = s->synth_s;
+        *busy = 0.0;
         if (e->text != NULL) {
             s->hits++;
             *dur = e->dur;
+            *busy = s->o.count_synthesis ? e->busy : 0.0;
             return 0;
         }
         rc = synth(s, text, len, &pcm, &n);
         if (rc != 0)
             return rc;
         *dur = (double)n / s->rate;
+        if (s->o.count_synthesis)
+            *busy = s->synth_s - t0;
         if (s->ncache < CACHE_MAX && (e->text = malloc(len + 1)) != NULL) {
             memcpy(e->text, text, len);
             e->text[len] = '\0';
             e->len = len;
             e->hash = h;
             e->dur = *dur;
+            e->busy = s->synth_s - t0;
             s->ncache++;
         }
         return 0;
     }
+    *busy = 0.0; /* real time: synthesis delays the audio by itself */
     rc = synth(s, text, len, &pcm, &n);
     if (rc != 0)
         return rc;
@@ -264,7 +272,8 @@ int tb_speaker_finish(struct tb_speaker *s, struct tb_audio_result *r, char *err
 
 size_t tb_speaker_gaps(const struct tb_speaker *s, struct tb_audio_gap_s *out, size_t max)
 {
-    memcpy(out, s->gaps, (s->ngaps < max ? s->ngaps : max) * sizeof(*out));
+    if (out != NULL && s->ngaps > 0 && max > 0)
+        memcpy(out, s->gaps, (s->ngaps < max ? s->ngaps : max) * sizeof(*out));
     return s->ngaps;
 }
 

@@ -16,7 +16,10 @@
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define TB_SANITIZED 1
-#include <sanitizer/allocator_interface.h>
+/* The sanitizer runtimes' public hook (sanitizer/allocator_interface.h,
+ * which GCC does not ship; the runtime exports the function). */
+int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
+                                              void (*free_hook)(const volatile void *));
 #endif
 
 static atomic_ulong total, in_rt;

@@ -333,6 +333,15 @@ static void speech_voice_model(void **state)
     cJSON *c = run_json(args);
     assert_float_equal(num(rm, "speech_s"), num(c, "speech_s"), 1e-9);
     assert_float_equal(num(rm, "min_tps"), num(c, "min_tps"), 1e-9);
+    /* with synthesis time as latency: each chunk later by its synthesis */
+    snprintf(args, sizeof(args), "sim --trace %s --voice-model espeak+synthesis", trace);
+    cJSON *e = run_json(args);
+    const cJSON *eau = cJSON_GetObjectItemCaseSensitive(e, "audio");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(eau, "voice_model")->valuestring,
+                        "espeak+synthesis");
+    assert_true(num(e, "ttfa_s") > num(a, "ttfa_s"));
+    assert_true(num(e, "ttfa_s") < num(a, "ttfa_s") + num(eau, "synth_s") + 1e-6);
+    cJSON_Delete(e);
     /* a repeated stream synthesizes each distinct chunk once */
     cJSON *d = run_json("sim --synth tokens=400,seed=3 --voice-model espeak");
     assert_true(num(cJSON_GetObjectItemCaseSensitive(d, "audio"), "cache_hits") > 0);

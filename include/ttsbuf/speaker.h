@@ -43,14 +43,16 @@ enum tb_sink_kind { TB_SINK_NONE = 0, TB_SINK_WAV, TB_SINK_PORTAUDIO };
 
 struct tb_speaker_opts {
     enum tb_sink_kind sink;
-    const char *target; /* wav: the file; portaudio: device name or index (NULL: default) */
-    const char *voice;  /* eSpeak voice name; NULL: "en" */
-    double wpm;         /* eSpeak rate: TB_TTS_WPM_MIN..TB_TTS_WPM_MAX */
-    double tts_latency; /* L: a chunk plays no earlier than L after it closes */
-    double preroll;     /* seconds of audio queued before playback starts */
-    enum tb_cue cue;    /* what a listener hears in a gap */
-    double latency;     /* portaudio: suggested output latency, s (0: default) */
-    size_t ring_frames; /* player ring (0: 2^22 frames, 190 s at 22.05 kHz) */
+    const char *target;  /* wav: the file; portaudio: device name or index (NULL: default) */
+    const char *voice;   /* eSpeak voice name; NULL: "en" */
+    double wpm;          /* eSpeak rate: TB_TTS_WPM_MIN..TB_TTS_WPM_MAX */
+    double tts_latency;  /* L: a chunk plays no earlier than L after it closes */
+    double preroll;      /* seconds of audio queued before playback starts */
+    enum tb_cue cue;     /* what a listener hears in a gap */
+    double latency;      /* portaudio: suggested output latency, s (0: default) */
+    size_t ring_frames;  /* player ring (0: 2^22 frames, 190 s at 22.05 kHz) */
+    int count_synthesis; /* sink none: each chunk's measured synthesis time
+                          * is latency (one synthesizer, chunks in turn) */
 };
 
 /* Parses an --audio value: "none", "wav:FILE", "portaudio" or

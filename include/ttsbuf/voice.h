@@ -32,12 +32,15 @@ static inline double tb_voice_seconds(uint64_t cps, double wpm)
  * struct tb_voice - a voice that says how long each chunk lasts.  The
  * drain calls `chunk` once per chunk, in order, on its own thread, with
  * the chunk's 1-based index, its close time c, its text (valid for the
- * call only) and code points.  It returns 0 and *dur in seconds, or a
- * negative TB_E* code, which stops the run with that error.
+ * call only) and code points.  It returns 0, *dur in seconds and *busy,
+ * the seconds its synthesizer was busy with the chunk when that is to count
+ * as latency (else 0), or a negative TB_E* code, which stops the run with
+ * that error.  With busy time, chunks are synthesized one after another:
+ * chunk j is ready at max(c_j, ready_{j-1}) + busy_j (+ --tts-latency).
  */
 struct tb_voice {
     int (*chunk)(void *ud, uint32_t index, double c, const char *text, size_t len, uint32_t cps,
-                 double *dur);
+                 double *dur, double *busy);
     void *ud;
 };
 

@@ -31,12 +31,13 @@ int tb_cli_audio_option(struct tb_cli_audio *a, int c, const char *arg)
         a->spec = arg;
         return 1;
     case TB_O_VOICEMODEL:
-        if (strcmp(arg, "espeak") == 0)
+        a->count_synthesis = strcmp(arg, "espeak+synthesis") == 0;
+        if (strcmp(arg, "espeak") == 0 || a->count_synthesis)
             a->espeak = 1;
         else if (strcmp(arg, "rate") == 0)
             a->espeak = 0;
         else {
-            tb_cli_error("--voice-model: '%s' is not rate or espeak", arg);
+            tb_cli_error("--voice-model: '%s' is not rate, espeak or espeak+synthesis", arg);
             return -1;
         }
         return 1;
@@ -65,8 +66,10 @@ void tb_cli_audio_usage(FILE *f)
             "                     would be heard, rendered to a WAV file from t = 0, timed by\n"
             "                     the token arrivals), portaudio[:DEVICE] (real-time playback;\n"
             "                     DEVICE is an index or part of a name)\n"
-            "  --voice-model M    rate (default: code points x 10 / wpm) or espeak (each chunk's\n"
-            "                     duration as eSpeak NG speaks it; implied by a sink)\n"
+            "  --voice-model M    rate (default: code points x 10 / wpm), espeak (each chunk's\n"
+            "                     duration as eSpeak NG speaks it; implied by a sink) or\n"
+            "                     espeak+synthesis (also eSpeak's measured synthesis time as\n"
+            "                     latency, chunks synthesized one at a time; not deterministic)\n"
             "  --voice NAME       eSpeak NG voice name (default en)\n"
             "  --stall-cue CUE    what a gap sounds like: tick (default: a soft click at its\n"
             "                     start), tone (a quiet 441 Hz tone throughout), none (silence)\n"
@@ -101,6 +104,7 @@ int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o)
     so.preroll = o->play.preroll;
     so.cue = a->cue;
     so.latency = a->latency;
+    so.count_synthesis = a->count_synthesis;
     rc = tb_speaker_create(&so, &a->sp, err, sizeof(err));
     if (rc == TB_EDEVICE) {
         tb_cli_error("--audio %s: %s; no sound card? try --audio wav:FILE", a->spec, err);
@@ -204,7 +208,7 @@ void tb_cli_audio_json(void *rootp, const struct tb_cli_audio *a, const struct t
                                                            : "none");
     if (a->target != NULL)
         cJSON_AddStringToObject(au, "target", a->target);
-    cJSON_AddStringToObject(au, "voice_model", "espeak");
+    cJSON_AddStringToObject(au, "voice_model", a->count_synthesis ? "espeak+synthesis" : "espeak");
     cJSON_AddStringToObject(au, "voice", a->voice ? a->voice : "en");
     cJSON_AddNumberToObject(au, "wpm", o->play.wpm);
     cJSON_AddNumberToObject(au, "rate_hz", x->rate);

@@ -35,7 +35,8 @@ struct tb_cli_audio {
     const char *spec; /* --audio as given */
     enum tb_sink_kind sink;
     const char *target;
-    int espeak; /* --voice-model espeak (implied by a sink) */
+    int espeak;          /* --voice-model espeak (implied by a sink) */
+    int count_synthesis; /* --voice-model espeak+synthesis */
     const char *voice;
     enum tb_cue cue;
     double latency;

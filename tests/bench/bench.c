@@ -183,28 +183,58 @@ static void bench_trace(const struct tb_stream *s)
     remove(path);
 }
 
+/* TB_BENCH_ONLY=name,name runs only those sections (core, sim, trace,
+ * sweep, serve, live, speech); unset: all of them. */
+static int want(const char *name)
+{
+    const char *only = getenv("TB_BENCH_ONLY");
+    size_t n = strlen(name);
+    if (only == NULL || *only == '\0')
+        return 1;
+    for (const char *p = only; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == only || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+            return 1;
+    return 0;
+}
+
 int main(void)
 {
     struct tb_stream s;
     if (tb_http_global_init() != 0) /* before any thread (the live run's) */
         die("curl_global_init", TB_EIO);
     tb_stream_init(&s);
-    make_stream(&s, 1000000);
-    printf("ttsbuf %s bench (figures, not pass/fail)\n\n", TB_VERSION);
-    bench_core(&s);
-    printf("\n");
-    bench_sim(&s);
-    printf("\n");
-    bench_trace(&s);
+    printf("ttsbuf %s bench (figures, not pass/fail)\n", TB_VERSION);
+    if (want("core") || want("sim") || want("trace"))
+        make_stream(&s, 1000000);
+    if (want("core")) {
+        printf("\n");
+        bench_core(&s);
+    }
+    if (want("sim")) {
+        printf("\n");
+        bench_sim(&s);
+    }
+    if (want("trace")) {
+        printf("\n");
+        bench_trace(&s);
+    }
     tb_stream_free(&s);
-    printf("\n");
-    bench_sweep();
-    printf("\n");
-    bench_serve();
-    printf("\n");
-    bench_live();
-    printf("\n");
-    bench_speech();
+    if (want("sweep")) {
+        printf("\n");
+        bench_sweep();
+    }
+    if (want("serve")) {
+        printf("\n");
+        bench_serve();
+    }
+    if (want("live")) {
+        printf("\n");
+        bench_live();
+    }
+    if (want("speech")) {
+        printf("\n");
+        bench_speech();
+    }
     tb_http_global_cleanup();
     return 0;
 }

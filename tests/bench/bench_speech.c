@@ -76,7 +76,7 @@ static void handover_and_cpu(void)
     struct tb_player_stats st;
     const struct tb_voice *v;
     char err[512], buf[128];
-    double lat[20], dur, cpu0, t0, played_s = 0;
+    double lat[20], dur, busy, cpu0, t0, played_s = 0;
     int rc = tb_audio_pulse_start(&pa, err, sizeof(err));
     if (rc != 0) {
         printf("speech: hand-over latency and playback CPU skipped: %s\n", err);
@@ -99,7 +99,7 @@ static void handover_and_cpu(void)
         tb_speaker_player_stats(sp, &st);
         before = st.played;
         double h = bench_now();
-        if (v->chunk(v->ud, (uint32_t)i + 1, 0, buf, 40, 40, &dur) != 0)
+        if (v->chunk(v->ud, (uint32_t)i + 1, 0, buf, 40, 40, &dur, &busy) != 0)
             bench_die("speaker", "chunk failed");
         do {
             sleep_s(0.0002);
