@@ -1,9 +1,10 @@
 /*
  * bench_rec.c - `ttsbuf bench` records (see bench.h): each request's
  * playout, and the records file they are written to and read back from
- * (`ttsbuf merge`).  Numbers go through cJSON, which prints doubles so
- * they read back exactly (it tries 15 digits and falls back to 17), so a
- * summary computed from a file equals the one computed in memory.
+ * (`ttsbuf merge`).  Doubles are printed by tb_numfmt_double, so they read
+ * back bit-identical (cJSON's own printing accepts a 15-digit form within
+ * an epsilon, which can be one unit in the last place off), and a summary
+ * computed from a file equals the one computed in memory.
  */
 #include <cJSON.h>
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <sys/types.h>
 
 #include "grow.h"
+#include "numfmt.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
@@ -125,13 +127,17 @@ static int put_line(FILE *f, cJSON *o)
     return rc;
 }
 
-/* A number, or null when it is not finite (NaN: not measured). */
+/* An exact number, or null when it is not finite (NaN: not measured). */
+static cJSON *exact(double v)
+{
+    char buf[40];
+    return isfinite(v) ? cJSON_CreateRaw(tb_numfmt_double(buf, sizeof(buf), v))
+                       : cJSON_CreateNull();
+}
+
 static void add_num(cJSON *o, const char *k, double v)
 {
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, k, v);
-    else
-        cJSON_AddNullToObject(o, k);
+    cJSON_AddItemToObject(o, k, exact(v));
 }
 
 int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m)
@@ -151,7 +157,7 @@ int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m)
             break;
         cJSON_AddStringToObject(l, "mode", mode_name(m->levels[i].mode));
         cJSON_AddNumberToObject(l, "concurrency", m->levels[i].concurrency);
-        cJSON_AddNumberToObject(l, "rate", m->levels[i].rate);
+        add_num(l, "rate", m->levels[i].rate);
         cJSON_AddItemToArray(lv, l);
     }
     cJSON_AddItemToObject(o, "levels", lv);
@@ -169,9 +175,9 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *r, const char *trace)
     cJSON_AddNumberToObject(o, "level", r->level);
     cJSON_AddNumberToObject(o, "id", (double)r->id);
     cJSON_AddNumberToObject(o, "prompt", r->prompt);
-    cJSON_AddNumberToObject(o, "t_sched", r->t_sched);
-    cJSON_AddNumberToObject(o, "t_start", r->t_start);
-    cJSON_AddNumberToObject(o, "t_end", r->t_end);
+    add_num(o, "t_sched", r->t_sched);
+    add_num(o, "t_start", r->t_start);
+    add_num(o, "t_end", r->t_end);
     if (r->error != 0) {
         cJSON *e = cJSON_AddObjectToObject(o, "error");
         if (e != NULL) {
@@ -196,7 +202,7 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *r, const char *trace)
     add_num(o, "speedup", r->speedup);
     itl = cJSON_AddArrayToObject(o, "itl");
     for (size_t i = 0; itl != NULL && i < r->nitl; i++)
-        cJSON_AddItemToArray(itl, cJSON_CreateNumber(r->itl[i]));
+        cJSON_AddItemToArray(itl, exact(r->itl[i]));
     if (trace != NULL)
         cJSON_AddStringToObject(o, "trace", trace);
     return put_line(f, o);

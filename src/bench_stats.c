@@ -130,7 +130,8 @@ int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_
             if (x->level != level || x->error != 0)
                 continue;
             if (m == TB_BM_ITL) {
-                memcpy(v + n, x->itl, x->nitl * sizeof(double));
+                if (x->nitl > 0)
+                    memcpy(v + n, x->itl, x->nitl * sizeof(double));
                 n += x->nitl;
             } else if (!isnan(value(x, (enum tb_bench_metric)m))) {
                 v[n++] = value(x, (enum tb_bench_metric)m);

@@ -47,6 +47,7 @@ int tb_test_audioenv(void);
  * tb_player_pull (the real-time path): tests/rt_alloc.c.  The first call
  * installs the hook where one is needed (sanitizer builds). */
 void tb_test_alloc_counts(unsigned long *all, unsigned long *rt);
+int tb_test_bench(void); /* issue 5: ttsbuf bench and merge */
 
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;

@@ -177,6 +177,7 @@ static int parse_list(const char *flag, const char *s, double lo, double hi, int
                       double *out, uint32_t *n)
 {
     char item[64], err[200];
+    const char *all = s;
     *n = 0;
     while (*s) {
         const char *e = strchr(s, ',');
@@ -187,7 +188,7 @@ static int parse_list(const char *flag, const char *s, double lo, double hi, int
             return -1;
         }
         if (len == 0 || len >= sizeof(item)) {
-            tb_cli_error("%s: '%s' is not a comma-separated list", flag, s);
+            tb_cli_error("%s: '%s' is not a comma-separated list", flag, all);
             return -1;
         }
         memcpy(item, s, len);
@@ -345,7 +346,7 @@ static int parse(int argc, char **argv, struct bench_args *a)
         default:
             if (c == TB_O_RECORD || c == TB_O_GAPS) {
                 tb_cli_error("bench: %s does not apply (use --out DIR for traces)",
-                             argv[optind - 1]);
+                             c == TB_O_RECORD ? "--record" : "--gaps");
                 return TB_EXIT_USAGE;
             }
             rc = tb_cli_common_option(&a->c, c, optarg);
