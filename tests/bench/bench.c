@@ -205,6 +205,8 @@ int main(void)
     bench_live();
     printf("\n");
     bench_speech();
+    printf("\n");
+    bench_client();
     tb_http_global_cleanup();
     return 0;
 }
