@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench_wire.h"
@@ -57,9 +56,9 @@ struct bench {
     uint32_t level;
     CURLM *m;
     int ep;
-    struct tb_clock clk; /* now() = the current wake-up's stamp */
-    double origin;       /* CLOCK_MONOTONIC of level time 0 */
-    double timeout_at;   /* libcurl's timer, level time; < 0: none */
+    struct tb_clock clk;  /* now() = the current wake-up's stamp */
+    struct tb_clock mono; /* level time: origin at the level's start */
+    double timeout_at;    /* libcurl's timer, level time; < 0: none */
     struct tb_oai *oai;
     struct xf *free_list, *inflight;
     size_t ninflight, cap;
@@ -78,13 +77,6 @@ struct bench {
     int stopped; /* cancel seen */
 };
 
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static double stamp_now(struct tb_clock *c)
 {
     return c->virtual_now;
@@ -98,7 +90,7 @@ static void stamp_sleep(struct tb_clock *c, double t)
 
 static void stamp(struct bench *b)
 {
-    b->clk.virtual_now = mono() - b->origin;
+    b->clk.virtual_now = b->mono.now(&b->mono);
 }
 
 void tb_bench_level_name(const struct tb_bench_level *l, char *out, size_t outlen)
@@ -153,7 +145,7 @@ static int on_timer(CURLM *m, long ms, void *ud)
 {
     struct bench *b = ud;
     (void)m;
-    b->timeout_at = ms < 0 ? -1 : mono() - b->origin + (double)ms / 1000.0;
+    b->timeout_at = ms < 0 ? -1 : b->mono.now(&b->mono) + (double)ms / 1000.0;
     return 0;
 }
 
@@ -415,7 +407,11 @@ static int schedule(struct bench *b, char *err, size_t errlen)
 /* Warm-up over: level time starts now, the measured requests begin. */
 static void begin_measuring(struct bench *b)
 {
-    b->origin = mono();
+    /* libcurl's timer was set in warm-up time: move it to level time. */
+    double was = b->mono.now(&b->mono);
+    tb_clock_reset_origin(&b->mono);
+    if (b->timeout_at >= 0)
+        b->timeout_at -= was;
     b->measuring = 1;
     b->next_arrival = 0;
     stamp(b);
@@ -429,9 +425,9 @@ static int finished(const struct bench *b)
            (b->o->level.mode != TB_BENCH_CLOSED && b->started >= b->target);
 }
 
-static int wait_ms(const struct bench *b, double next_progress, double next_scan)
+static int wait_ms(struct bench *b, double next_progress, double next_scan)
 {
-    double now = mono() - b->origin, at = next_progress < next_scan ? next_progress : next_scan;
+    double now = b->mono.now(&b->mono), at = next_progress < next_scan ? next_progress : next_scan;
     if (b->timeout_at >= 0 && b->timeout_at < at)
         at = b->timeout_at;
     if (b->measuring && b->o->level.mode != TB_BENCH_CLOSED && b->warm_left == 0 &&
@@ -519,7 +515,7 @@ int tb_bench_run(const struct tb_bench_opts *o, uint32_t level, struct tb_bench_
         b.cap = o->level.concurrency > 0 ? share(o->level.concurrency, o->shard, o->nshards)
                                          : TB_BENCH_CONC_MAX;
     b.rate = o->level.rate / o->nshards;
-    b.origin = mono();
+    tb_clock_monotonic_init(&b.mono);
     b.ep = epoll_create1(EPOLL_CLOEXEC);
     if (b.ep < 0)
         return tb_seterr(err, errlen, TB_EIO, "epoll: %s", strerror(errno));
@@ -546,8 +542,11 @@ int tb_bench_run(const struct tb_bench_opts *o, uint32_t level, struct tb_bench_
             rc = stop_some(&b, 1);
             break;
         }
-        if (!b.measuring && b.warm_left == 0 && b.ninflight == 0)
+        if (!b.measuring && b.warm_left == 0 && b.ninflight == 0) {
             begin_measuring(&b);
+            next_progress = 0;
+            next_scan = IDLE_SCAN_S;
+        }
         if (!b.stopped)
             rc = schedule(&b, err, errlen);
         if (rc != 0 || finished(&b))

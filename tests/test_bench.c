@@ -69,30 +69,37 @@ static void mock_stop(struct mock *m)
     tb_stream_free(&m->s);
 }
 
-/* One closed-loop level of `requests` at concurrency c with this model
- * (faults after '+'). */
+/* Options for a closed loop of `requests` at concurrency c against the
+ * mock with this model (faults after '+'); url and p are the caller's. */
+static void opts_init(struct tb_bench_opts *o, const struct mock *m, char *url, size_t urllen,
+                      struct tb_bench_prompts *p, const char *model, uint32_t c, size_t requests)
+{
+    memset(o, 0, sizeof(*o));
+    snprintf(url, urllen, "%s/chat/completions", m->base);
+    assert_int_equal(tb_bench_prompts_builtin(p), 0);
+    o->http.url = url;
+    o->http.idle_timeout = 5;
+    o->req.api = TB_API_CHAT;
+    o->req.model = model;
+    o->req.max_tokens = -1;
+    o->req.temperature = -1;
+    o->req.include_usage = 1;
+    o->prompts = p;
+    o->level.mode = TB_BENCH_CLOSED;
+    o->level.concurrency = c;
+    o->requests = requests;
+    o->nshards = 1;
+    tb_sim_opts_default(&o->sim);
+}
+
+/* Runs one closed-loop level with speech at wpm. */
 static void run_level(const struct mock *m, const char *model, uint32_t c, size_t requests,
                       double wpm, struct tb_bench_recs *out)
 {
     struct tb_bench_opts o;
     struct tb_bench_prompts p;
     char url[128], err[256];
-    memset(&o, 0, sizeof(o));
-    snprintf(url, sizeof(url), "%s/chat/completions", m->base);
-    assert_int_equal(tb_bench_prompts_builtin(&p), 0);
-    o.http.url = url;
-    o.http.idle_timeout = 5;
-    o.req.api = TB_API_CHAT;
-    o.req.model = model;
-    o.req.max_tokens = -1;
-    o.req.temperature = -1;
-    o.req.include_usage = 1;
-    o.prompts = &p;
-    o.level.mode = TB_BENCH_CLOSED;
-    o.level.concurrency = c;
-    o.requests = requests;
-    o.nshards = 1;
-    tb_sim_opts_default(&o.sim);
+    opts_init(&o, m, url, sizeof(url), &p, model, c, requests);
     o.sim.play.wpm = wpm;
     if (tb_bench_run(&o, 0, out, err, sizeof(err)) != 0)
         fail_msg("tb_bench_run: %s", err);
@@ -219,19 +226,8 @@ static void idle_timeout(void **state)
     char url[128], err[256];
     mock_start(&m);
     tb_bench_recs_init(&r);
-    memset(&o, 0, sizeof(o));
-    snprintf(url, sizeof(url), "%s/chat/completions", m.base);
-    assert_int_equal(tb_bench_prompts_builtin(&p), 0);
-    o.http.url = url;
+    opts_init(&o, &m, url, sizeof(url), &p, "mock+stall@2:30", 2, 2);
     o.http.idle_timeout = 0.3;
-    o.req.model = "mock+stall@2:30";
-    o.req.max_tokens = -1;
-    o.req.temperature = -1;
-    o.prompts = &p;
-    o.level.concurrency = 2;
-    o.requests = 2;
-    o.nshards = 1;
-    tb_sim_opts_default(&o.sim);
     assert_int_equal(tb_bench_run(&o, 0, &r, err, sizeof(err)), 0);
     assert_int_equal(r.n, 2);
     for (size_t i = 0; i < r.n; i++) {
@@ -256,20 +252,9 @@ static void open_loop(void **state)
     char url[128], err[256];
     mock_start(&m);
     tb_bench_recs_init(&r);
-    memset(&o, 0, sizeof(o));
-    snprintf(url, sizeof(url), "%s/chat/completions", m.base);
-    assert_int_equal(tb_bench_prompts_builtin(&p), 0);
-    o.http.url = url;
-    o.req.model = "mock";
-    o.req.max_tokens = -1;
-    o.req.temperature = -1;
-    o.prompts = &p;
+    opts_init(&o, &m, url, sizeof(url), &p, "mock", 1, 4);
     o.level.mode = TB_BENCH_CONSTANT;
     o.level.rate = 20;
-    o.level.concurrency = 1;
-    o.requests = 4;
-    o.nshards = 1;
-    tb_sim_opts_default(&o.sim);
     assert_int_equal(tb_bench_run(&o, 0, &r, err, sizeof(err)), 0);
     assert_int_equal(r.n, 4);
     for (size_t i = 0; i < r.n; i++) {
