@@ -381,7 +381,9 @@ static int schedule(struct bench *b, char *err, size_t errlen)
     int rc = 0;
     stamp(b);
     now = b->clk.virtual_now;
-    if (b->warm_left > 0 || o->level.mode == TB_BENCH_CLOSED) {
+    /* Warm-up runs as a closed loop at the level's cap, whatever the mode;
+     * arrivals start only once it is over. */
+    if (!b->measuring || o->level.mode == TB_BENCH_CLOSED) {
         while (rc == 0 && b->ninflight < b->cap && want_more(b, now)) {
             if (b->warm_left == 0 && !b->measuring)
                 break;
@@ -431,7 +433,7 @@ static int wait_ms(struct bench *b, double next_progress, double next_scan)
     if (b->timeout_at >= 0 && b->timeout_at < at)
         at = b->timeout_at;
     if (b->measuring && b->o->level.mode != TB_BENCH_CLOSED && b->warm_left == 0 &&
-        b->next_arrival < at && want_more(b, b->next_arrival))
+        b->next_arrival < at && want_more(b, b->next_arrival) && b->started + b->qn < b->target)
         at = b->next_arrival;
     if (at <= now)
         return 0;

@@ -278,6 +278,45 @@ static void open_loop(void **state)
     mock_stop(&m);
 }
 
+/* Poisson arrivals for a duration, after a warm-up: only measured
+ * requests are recorded, ids 0..n-1, scheduled inside the duration in
+ * id order (about rate x duration = 12 of them: arrivals must not start
+ * during the warm-up, nor outlive the duration). */
+static void poisson_duration_warmup(void **state)
+{
+    (void)state;
+    struct mock m;
+    struct tb_bench_opts o;
+    struct tb_bench_prompts p;
+    struct tb_bench_recs r;
+    char url[128], err[256];
+    mock_start(&m);
+    tb_bench_recs_init(&r);
+    opts_init(&o, &m, url, sizeof(url), &p, "mock", 0, 0);
+    o.level.mode = TB_BENCH_POISSON;
+    o.level.rate = 40;
+    o.duration = 0.3;
+    o.warmup = 2;
+    o.seed = 7;
+    assert_int_equal(tb_bench_run(&o, 0, &r, err, sizeof(err)), 0);
+    assert_true(r.n >= 2);
+    assert_true(r.n < 40);
+    for (size_t i = 0; i < r.n; i++) {
+        const struct tb_bench_rec *x = &r.v[i];
+        assert_int_equal(x->error, 0);
+        assert_true(x->id < r.n);
+        if (!(x->t_sched < 0.3))
+            fail_msg("request %llu of %zu scheduled at %g, start %g", (unsigned long long)x->id,
+                     r.n, x->t_sched, x->t_start);
+        for (size_t j = 0; j < r.n; j++)
+            if (r.v[j].id < x->id)
+                assert_true(r.v[j].t_sched <= x->t_sched);
+    }
+    tb_bench_prompts_free(&p);
+    tb_bench_recs_free(&r);
+    mock_stop(&m);
+}
+
 /* numpy's default (linear) percentiles; the TPS metrics' P95 is the low
  * tail. */
 static void percentiles(void **state)
@@ -766,13 +805,13 @@ static void cli_sigint(void **state)
 int tb_test_bench(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(percentiles),    cmocka_unit_test(bad_files),
-        cmocka_unit_test(known_schedule), cmocka_unit_test(known_underrun),
-        cmocka_unit_test(errors_by_kind), cmocka_unit_test(idle_timeout),
-        cmocka_unit_test(open_loop),      cmocka_unit_test(records_round_trip),
-        cmocka_unit_test(cli_bad_values), cmocka_unit_test(cli_gates),
-        cmocka_unit_test(cli_out_replay), cmocka_unit_test(cli_shards_merge),
-        cmocka_unit_test(cli_sigint),
+        cmocka_unit_test(percentiles),        cmocka_unit_test(bad_files),
+        cmocka_unit_test(known_schedule),     cmocka_unit_test(known_underrun),
+        cmocka_unit_test(errors_by_kind),     cmocka_unit_test(idle_timeout),
+        cmocka_unit_test(open_loop),          cmocka_unit_test(poisson_duration_warmup),
+        cmocka_unit_test(records_round_trip), cmocka_unit_test(cli_bad_values),
+        cmocka_unit_test(cli_gates),          cmocka_unit_test(cli_out_replay),
+        cmocka_unit_test(cli_shards_merge),   cmocka_unit_test(cli_sigint),
     };
     return TB_RUN_GROUP("bench", tests);
 }

@@ -56,7 +56,7 @@ struct row {
     int ran;
     size_t n, ok;
     uint64_t expected, received;
-    double err_p50, err_p99, ttft_p50, ttft_p99, cpu_us_per_event, srv_p99;
+    double err_p50, err_p99, ttft_p50, ttft_p99, cpu_us_per_event, srv_p50, srv_p99;
     double play_us_per_event; /* ttsbuf: the playout's share, measured apart */
 };
 
@@ -162,6 +162,7 @@ static void run_ttsbuf(const struct tb_stream *sched, size_t n, struct samples *
                 a[k++] = s->ev[j].t;
         score(sched, a, k, err, ttft, r);
     }
+    r->srv_p50 = mr.st.late_p50;
     r->srv_p99 = mr.st.late_p99;
     finish_row(err, ttft, c1 - c0, r);
     r->play_us_per_event = r->received > 0 ? play * 1e6 / (double)r->received : 0;
@@ -216,6 +217,7 @@ static void run_node(const char *dir, const struct tb_stream *sched, struct samp
             }
             score(sched, a, k, err, ttft, &rows[l]);
         }
+        rows[l].srv_p50 = mr.st.late_p50;
         rows[l].srv_p99 = mr.st.late_p99;
         finish_row(err, ttft, cJSON_GetObjectItem(root, "cpu_us")->valuedouble / 1e6, &rows[l]);
         cJSON_Delete(root);
@@ -231,11 +233,11 @@ static void print_row(const char *who, const struct row *r)
         return;
     }
     printf(
-        "  %-7s %5zu %5zu %7llu %5llu | %6.3f %7.3f | %7.3f %7.3f | %8.1f | %6.3f\n", who, r->n,
-        r->ok, (unsigned long long)r->received,
+        "  %-7s %5zu %5zu %7llu %5llu | %7.3f %7.3f | %7.3f %7.3f | %6.1f %5.1f | %7.3f %7.3f\n",
+        who, r->n, r->ok, (unsigned long long)r->received,
         (unsigned long long)(r->expected - (r->received < r->expected ? r->received : r->expected)),
         r->err_p50 * 1e3, r->err_p99 * 1e3, r->ttft_p50 * 1e3, r->ttft_p99 * 1e3,
-        r->cpu_us_per_event, r->srv_p99 * 1e3);
+        r->cpu_us_per_event, r->play_us_per_event, r->srv_p50 * 1e3, r->srv_p99 * 1e3);
 }
 
 static int node_ready(const char *dir)
@@ -266,8 +268,8 @@ void bench_client(void)
     printf("client: ttsbuf bench's event loop vs the article's method with the openai npm SDK;\n"
            "  N streams at once, %d events each at %g tokens/s, from the mock (its own process);\n"
            "  error = recorded lateness against the schedule, ms, each stream aligned on its\n"
-           "  earliest event (server lateness included; the server's own P99 in the last\n"
-           "  column); CPU us per recorded event (ttsbuf: the event loop; the playout of\n"
+           "  earliest event (server lateness included; the server's own lateness in the\n"
+           "  last columns); CPU us per recorded event (ttsbuf: the event loop; the playout of\n"
            "  every stream, which the SDK client does not do, in the play column)\n",
            MAX_TOKENS, STREAM_TPS);
     for (size_t l = 0; l < NLEVELS; l++)
@@ -277,8 +279,8 @@ void bench_client(void)
     else
         printf("  (node or %s/node_modules missing: the openai SDK rows are skipped)\n", dir);
     printf(
-        "  client      N    ok  events  lost | err P50   P99   | TTFT err P50  P99 | CPU/event | "
-        "srv P99\n");
+        "  client      N    ok  events  lost | err P50     P99 | TTFT err P50  P99 |   CPU  play "
+        "| srv P50    P99\n");
     for (size_t l = 0; l < NLEVELS; l++) {
         print_row("ttsbuf", &tt[l]);
         if (have_node) {
