@@ -451,7 +451,10 @@ static void report(struct bench *b)
     p.target = b->target == SIZE_MAX ? 0 : b->target;
     p.inflight = b->ninflight;
     p.errors = b->errors;
-    p.events = b->events;
+    p.events = b->events; /* ended streams; plus those in flight (O(n) at 10 Hz) */
+    for (const struct xf *x = b->inflight; x != NULL; x = x->next)
+        if (!x->warm)
+            p.events += x->stream.n;
     p.warmup = !b->measuring;
     b->o->progress(b->o->progress_ud, &p);
 }

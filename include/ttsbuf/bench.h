@@ -97,7 +97,7 @@ struct tb_bench_progress {
     size_t target;   /* measured requests to run; 0 in --duration mode */
     size_t inflight; /* transfers running, warm-up included */
     size_t errors;
-    uint64_t events; /* content events received */
+    uint64_t events; /* deltas received (measured requests) */
     int warmup;      /* still in warm-up */
 };
 typedef void (*tb_bench_progress_fn)(void *ud, const struct tb_bench_progress *p);
