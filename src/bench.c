@@ -56,10 +56,11 @@ struct bench {
     uint32_t level;
     CURLM *m;
     int ep;
-    struct tb_clock clk;  /* now() = the current wake-up's stamp */
-    struct tb_clock mono; /* level time: origin at the level's start */
-    double timeout_at;    /* libcurl's timer, level time; < 0: none */
-    struct tb_oai *oai;
+    struct tb_clock clk;     /* now() = the current wake-up's stamp */
+    struct tb_clock mono;    /* level time: origin at the level's start */
+    double timeout_at;       /* libcurl's timer, level time; < 0: none */
+    struct tb_http_req http; /* the options' request, with the dialect's auth */
+    const char **headers;    /* the dialect's fixed header, then the caller's */
     struct xf *free_list, *inflight;
     size_t ninflight, cap;
     /* the schedule */
@@ -175,7 +176,7 @@ static struct xf *get_xf(struct bench *b)
         return NULL;
     x->b = b;
     tb_stream_init(&x->stream);
-    if (tb_bench_wire_init(&x->wire, b->oai) != 0) {
+    if (tb_bench_wire_init(&x->wire, b->o->req.api) != 0) {
         free(x);
         return NULL;
     }
@@ -227,7 +228,7 @@ static int start_one(struct bench *b, double t_sched, char *err, size_t errlen)
         put_xf(b, x);
         return rc;
     }
-    x->q = o->http;
+    x->q = b->http;
     x->q.body = x->body;
     stamp(b);
     x->t_sched = warm ? b->clk.virtual_now : t_sched;
@@ -493,11 +494,15 @@ int tb_bench_run(const struct tb_bench_opts *o, uint32_t level, struct tb_bench_
     double interval = o->progress_interval > 0 ? o->progress_interval : 0.1;
     double next_progress = 0, next_scan = IDLE_SCAN_S;
     size_t first = out->n;
+    const struct tb_api_info *api;
     int rc;
 
     rc = check_opts(o, err, errlen);
     if (rc != 0)
         return rc;
+    api = tb_api_info(o->req.api);
+    if (api == NULL)
+        return tb_seterr(err, errlen, TB_EINVAL, "unknown dialect");
     memset(&b, 0, sizeof(b));
     b.o = o;
     b.out = out;
@@ -525,9 +530,20 @@ int tb_bench_run(const struct tb_bench_opts *o, uint32_t level, struct tb_bench_
     if (b.ep < 0)
         return tb_seterr(err, errlen, TB_EIO, "epoll: %s", strerror(errno));
     b.m = curl_multi_init();
-    rc = tb_oai_create(&b.oai);
-    if (rc == 0 && b.m == NULL)
+    /* The dialect's auth and stream type; its fixed header before the
+     * caller's (as a live run sends them). */
+    b.http = o->http;
+    b.http.key_header = api->key_header;
+    b.http.stream_type = api->stream_type;
+    b.headers = calloc(o->http.nheaders + 1, sizeof(*b.headers));
+    if (b.m == NULL || b.headers == NULL)
         rc = TB_ENOMEM;
+    b.http.nheaders = 0;
+    if (rc == 0 && api->fixed_header != NULL)
+        b.headers[b.http.nheaders++] = api->fixed_header;
+    for (size_t i = 0; rc == 0 && i < o->http.nheaders; i++)
+        b.headers[b.http.nheaders++] = o->http.headers[i];
+    b.http.headers = b.headers;
     if (rc != 0)
         goto out;
     curl_multi_setopt(b.m, CURLMOPT_SOCKETFUNCTION, on_socket);
@@ -597,7 +613,7 @@ int tb_bench_run(const struct tb_bench_opts *o, uint32_t level, struct tb_bench_
 out:
     destroy_xfs(b.free_list);
     curl_multi_cleanup(b.m);
-    tb_oai_destroy(b.oai);
+    free(b.headers);
     free(b.queue);
     close(b.ep);
     return rc;

@@ -1,6 +1,7 @@
 /*
- * bench_wire.c - the OpenAI-compatible dialect for `ttsbuf bench` (see
- * bench_wire.h): request bodies, event extraction, how a transfer ended.
+ * bench_wire.c - one `ttsbuf bench` stream's wire side (see bench_wire.h):
+ * request bodies, deltas out of the dialect's parser, how a transfer
+ * ended.
  */
 #include "bench_wire.h"
 
@@ -10,22 +11,24 @@
 
 #include "ttsbuf/error.h"
 
-int tb_bench_wire_init(struct tb_bench_wire *w, struct tb_oai *oai)
+int tb_bench_wire_init(struct tb_bench_wire *w, enum tb_api api)
 {
     memset(w, 0, sizeof(*w));
-    w->oai = oai;
-    return tb_sse_create(0, 0, &w->sse);
+    w->api = tb_api_info(api);
+    if (w->api == NULL)
+        return TB_EINVAL;
+    return tb_api_parser_create(api, &w->parser);
 }
 
 void tb_bench_wire_free(struct tb_bench_wire *w)
 {
-    tb_sse_destroy(w->sse);
-    w->sse = NULL;
+    tb_api_parser_destroy(w->parser);
+    w->parser = NULL;
 }
 
 void tb_bench_wire_reset(struct tb_bench_wire *w, struct tb_stream *out, double t0)
 {
-    tb_sse_reset(w->sse);
+    tb_api_parser_reset(w->parser);
     w->out = out;
     w->t0 = t0;
     w->t_now = 0;
@@ -34,7 +37,6 @@ void tb_bench_wire_reset(struct tb_bench_wire *w, struct tb_stream *out, double 
     w->finish[0] = '\0';
     w->error = 0;
     w->message[0] = '\0';
-    w->sse_events = 0;
 }
 
 int tb_bench_wire_body(const struct tb_oai_request *tmpl, const struct tb_bench_prompt *p,
@@ -43,7 +45,9 @@ int tb_bench_wire_body(const struct tb_oai_request *tmpl, const struct tb_bench_
     struct tb_oai_request q = *tmpl;
     q.prompt = p->prompt != NULL ? p->prompt : "";
     q.messages_json = p->messages_json;
-    return tb_oai_request_body(&q, out, err, errlen);
+    q.include_usage =
+        q.include_usage && tb_api_info(q.api) != NULL && tb_api_info(q.api)->usage_option;
+    return tb_api_request_body(&q, out, err, errlen);
 }
 
 static void fail(struct tb_bench_wire *w, int kind, const char *fmt, ...)
@@ -61,40 +65,30 @@ static void fail(struct tb_bench_wire *w, int kind, const char *fmt, ...)
     va_end(ap);
 }
 
-static int on_event(void *ud, const struct tb_sse_event *ev)
+static int on_event(void *ud, const struct tb_api_delta *ad, uint64_t offset)
 {
     struct tb_bench_wire *w = ud;
-    struct tb_oai_delta d;
-    char err[160];
+    const struct tb_oai_delta *d = &ad->d;
     double t = w->t_now - w->t0;
-    w->sse_events++;
-    if (ev->data_len == 0)
-        return 0;
-    if (tb_oai_parse_event(w->oai, ev->data, ev->data_len, &d, err, sizeof(err)) != 0) {
-        fail(w, TB_LIVE_JSON, "bad event JSON ending at stream byte %llu: %s",
-             (unsigned long long)ev->offset, err);
-        return 1;
-    }
-    if (d.done) {
-        w->done_seen = 1;
-        return 0;
-    }
-    if (d.error) {
+    (void)offset;
+    if (d->done)
+        w->done_seen = 1; /* the final line may still carry usage (Ollama's) */
+    if (d->error) {
         fail(w, TB_LIVE_ERROR_EVENT, "the server sent an error event (%s): %s",
-             d.error_type[0] ? d.error_type : "error",
-             d.error_message[0] ? d.error_message : "(no message)");
+             d->error_type[0] ? d->error_type : "error",
+             d->error_message[0] ? d->error_message : "(no message)");
         return 1;
     }
-    if (d.usage_completion >= 0)
-        w->usage = d.usage_completion;
-    if (d.finish_reason[0] != '\0')
-        snprintf(w->finish, sizeof(w->finish), "%s", d.finish_reason);
+    if (d->usage_completion >= 0)
+        w->usage = d->usage_completion;
+    if (d->finish_reason[0] != '\0')
+        snprintf(w->finish, sizeof(w->finish), "%s", d->finish_reason);
     if (t < 0)
         t = 0;
-    if ((d.reasoning != NULL &&
-         tb_stream_append(w->out, t, d.reasoning, d.reasoning_len, 1, TB_KIND_REASONING) != 0) ||
-        (d.content != NULL &&
-         tb_stream_append(w->out, t, d.content, d.content_len, 1, TB_KIND_CONTENT) != 0)) {
+    if ((d->reasoning != NULL &&
+         tb_stream_append(w->out, t, d->reasoning, d->reasoning_len, 1, TB_KIND_REASONING) != 0) ||
+        (d->content != NULL &&
+         tb_stream_append(w->out, t, d->content, d->content_len, 1, TB_KIND_CONTENT) != 0)) {
         fail(w, TB_LIVE_NOMEM, "out of memory recording the stream");
         return 1;
     }
@@ -104,15 +98,17 @@ static int on_event(void *ud, const struct tb_sse_event *ev)
 int tb_bench_wire_feed(void *ud, const char *buf, size_t len, double t)
 {
     struct tb_bench_wire *w = ud;
-    char err[160];
+    char err[200];
     int rc;
     w->t_now = t;
-    rc = tb_sse_feed(w->sse, buf, len, on_event, w, err, sizeof(err));
-    if (rc == TB_ETOOBIG || rc == TB_ENOMEM) {
+    rc = tb_api_feed(w->parser, buf, len, on_event, w, err, sizeof(err));
+    if (rc == TB_ETOOBIG)
         fail(w, TB_LIVE_SSE, "event stream: %s", err);
-        return 1;
-    }
-    return rc;
+    else if (rc == TB_EFORMAT)
+        fail(w, TB_LIVE_JSON, "%s", err);
+    else if (rc == TB_ENOMEM)
+        fail(w, TB_LIVE_NOMEM, "out of memory");
+    return rc != 0;
 }
 
 void tb_bench_wire_conclude(struct tb_bench_wire *w, const struct tb_http_resp *hr,
@@ -137,7 +133,11 @@ void tb_bench_wire_conclude(struct tb_bench_wire *w, const struct tb_http_resp *
             fail(w, TB_LIVE_TRANSPORT, "connection lost after %zu deltas: %s", n, hr->error);
         else
             fail(w, TB_LIVE_TRANSPORT, "request failed: %s", hr->error);
+    } else if (tb_api_pending(w->parser) > 0 && !w->done_seen) {
+        fail(w, TB_LIVE_TRUNCATED, "the stream ended mid-event, before %s, after %zu deltas",
+             w->api->end_name, n);
     } else if (!w->done_seen && w->finish[0] == '\0') {
-        fail(w, TB_LIVE_TRUNCATED, "the stream ended before [DONE], after %zu deltas", n);
+        fail(w, TB_LIVE_TRUNCATED, "the stream ended before %s, after %zu deltas", w->api->end_name,
+             n);
     }
 }

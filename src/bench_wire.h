@@ -1,14 +1,12 @@
 /*
- * bench_wire.h - private to libttsbuf: the wire dialect `ttsbuf bench`
- * speaks, in one place.  Building a request body and turning a stream's
+ * bench_wire.h - private to libttsbuf: the wire side of one `ttsbuf bench`
+ * stream, in one place.  Building a request body and turning a stream's
  * body bytes into deltas are the only two calls the bench loop makes
- * about the API; a second dialect goes behind these two functions.
+ * about the API; both go through the dialect interface (api.h), so bench
+ * speaks every dialect `ttsbuf run` does (chat, completions, anthropic,
+ * ollama), with the same rules and the same one-line messages.
  *
- * Today this is the OpenAI-compatible dialect (oai.h over sse.h), with
- * the same rules and the same one-line messages as `ttsbuf run`.
- *
- * Ownership: a wire state owns its SSE parser; the JSON parser is the
- * caller's (one per thread).  Threads: one thread per state.
+ * Ownership: a wire state owns its parser.  Threads: one thread per state.
  */
 #ifndef TTSBUF_BENCH_WIRE_H
 #define TTSBUF_BENCH_WIRE_H
@@ -16,15 +14,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ttsbuf/api.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/http.h"
-#include "ttsbuf/oai.h"
-#include "ttsbuf/sse.h"
 #include "ttsbuf/stream.h"
 
 struct tb_bench_wire {
-    struct tb_sse *sse;
-    struct tb_oai *oai;    /* borrowed */
+    struct tb_api_parser *parser;
+    const struct tb_api_info *api;
     struct tb_stream *out; /* deltas go here, borrowed */
     double t0;             /* the request's start: event times are t - t0 */
     double t_now;
@@ -33,19 +30,18 @@ struct tb_bench_wire {
     char finish[32];
     int error;         /* enum tb_live_error */
     char message[256]; /* when error != 0 */
-    uint64_t sse_events;
 };
 
-/* Returns 0 or TB_ENOMEM. */
-int tb_bench_wire_init(struct tb_bench_wire *w, struct tb_oai *oai);
+/* Returns 0, TB_EINVAL (unknown dialect) or TB_ENOMEM. */
+int tb_bench_wire_init(struct tb_bench_wire *w, enum tb_api api);
 void tb_bench_wire_free(struct tb_bench_wire *w);
 /* A new request starting at t0, its deltas into out.  Keeps memory. */
 void tb_bench_wire_reset(struct tb_bench_wire *w, struct tb_stream *out, double t0);
 
 /*
  * tb_bench_wire_body - the request body for prompt p with the template's
- * model and options.  *out is malloc'd.  Returns 0, TB_EINVAL (bad
- * messages/extra JSON, err says) or TB_ENOMEM.
+ * dialect, model and options.  *out is malloc'd.  Returns 0, TB_EINVAL
+ * (bad messages/extra JSON, err says) or TB_ENOMEM.
  */
 int tb_bench_wire_body(const struct tb_oai_request *tmpl, const struct tb_bench_prompt *p,
                        char **out, char *err, size_t errlen);

@@ -772,6 +772,38 @@ static void cli_shards_merge(void **state)
     mock_stop(&m);
 }
 
+/* Every dialect `run` speaks, bench speaks: each streams the mock's
+ * events in full, with the usage where the dialect reports it. */
+static void cli_dialects(void **state)
+{
+    (void)state;
+    static const char *const apis[] = {"chat", "completions", "anthropic", "ollama"};
+    struct mock m;
+    char dir[128], cmd[1024], root[64], *out;
+    mock_start(&m);
+    tmpdir(dir, sizeof(dir), "dialects");
+    snprintf(root, sizeof(root), "%.*s", (int)(strlen(m.base) - 3), m.base); /* no "/v1" */
+    for (size_t i = 0; i < sizeof(apis) / sizeof(apis[0]); i++) {
+        snprintf(cmd, sizeof(cmd),
+                 "'%s' bench --api %s --base-url %s%s --model mock -c 2 --requests 2 -q --json "
+                 ">%s/out 2>%s/err",
+                 bin(), apis[i], root, strcmp(apis[i], "ollama") == 0 ? "" : "/v1", dir, dir);
+        assert_int_equal(sh(cmd), 0);
+        snprintf(cmd, sizeof(cmd), "%s/out", dir);
+        out = tb_test_slurp_str(cmd);
+        assert_near(json_level(out, 0, NULL, "ok"), 2, 0);
+        assert_near(json_level(out, 0, NULL, "events"), 2 * N_EV, 0);
+        assert_near(json_level(out, 0, "tps", "n"), 2, 0);
+        assert_near(json_level(out, 0, "ttft", "p50"), T0, 0.03);
+        free(out);
+    }
+    snprintf(cmd, sizeof(cmd), "'%s' bench --api klingon --base-url %s --model m 2>%s/err", bin(),
+             root, dir);
+    assert_int_equal(sh(cmd), 2);
+    rmdir_r(dir);
+    mock_stop(&m);
+}
+
 /* SIGINT mid-level: the requests cut are recorded as cancelled, the
  * partial report and records are written, exit 3. */
 static void cli_sigint(void **state)
@@ -811,7 +843,8 @@ int tb_test_bench(void)
         cmocka_unit_test(open_loop),          cmocka_unit_test(poisson_duration_warmup),
         cmocka_unit_test(records_round_trip), cmocka_unit_test(cli_bad_values),
         cmocka_unit_test(cli_gates),          cmocka_unit_test(cli_out_replay),
-        cmocka_unit_test(cli_shards_merge),   cmocka_unit_test(cli_sigint),
+        cmocka_unit_test(cli_shards_merge),   cmocka_unit_test(cli_dialects),
+        cmocka_unit_test(cli_sigint),
     };
     return TB_RUN_GROUP("bench", tests);
 }

@@ -17,6 +17,7 @@
 #include "bench_report.h"
 #include "cli.h"
 #include "common.h"
+#include "ttsbuf/api.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/http.h"
@@ -64,10 +65,13 @@ static void usage(FILE *f)
             "  --shards N         the N for an index taken from the environment\n"
             "\n"
             "Requests:\n"
-            "  --base-url URL     the API root (else $OPENAI_BASE_URL); required\n"
-            "  --api API          chat (default) or completions\n"
-            "  --model NAME       (else $OPENAI_MODEL); required\n"
-            "  --api-key-file F   the key (else $OPENAI_API_KEY); never printed or written\n"
+            "  --base-url URL     the API root (else the dialect's variable: $OPENAI_BASE_URL,\n"
+            "                     $ANTHROPIC_BASE_URL, $OLLAMA_HOST); required\n"
+            "  --api API          the dialect, as ttsbuf run: chat (default), completions,\n"
+            "                     anthropic or ollama\n"
+            "  --model NAME       required (chat and completions: else $OPENAI_MODEL)\n"
+            "  --api-key-file F   the key (else $OPENAI_API_KEY or $ANTHROPIC_API_KEY);\n"
+            "                     never printed or written\n"
             "  -H 'Name: value'   an extra header (up to %d)\n"
             "  --prompts FILE     JSONL: {\"prompt\": \"...\"} or {\"messages\": [...]} a line;\n"
             "                     request i uses prompt i mod count (default: a built-in set\n"
@@ -283,11 +287,10 @@ static int parse(int argc, char **argv, struct bench_args *a)
         case O_OUT: a->out = optarg; continue;
         case O_CSV: a->csv = 1; continue;
         case O_API:
-            if (strcmp(optarg, "chat") != 0 && strcmp(optarg, "completions") != 0) {
-                tb_cli_error("--api: '%s' is not chat or completions", optarg);
+            if (tb_api_by_name(optarg, &a->req.api) != 0) {
+                tb_cli_error("--api: '%s' is not chat, completions, anthropic or ollama", optarg);
                 return TB_EXIT_USAGE;
             }
-            a->req.api = optarg[0] == 'c' && optarg[1] == 'h' ? TB_API_CHAT : TB_API_COMPLETIONS;
             continue;
         case O_ARRIVALS:
             if (strcmp(optarg, "poisson") != 0 && strcmp(optarg, "constant") != 0) {
@@ -555,6 +558,7 @@ int tb_cmd_bench(int argc, char **argv)
     struct sigaction sa;
     char *key = NULL, *url = NULL, err[512], path[4200];
     FILE *rf = NULL;
+    const struct tb_api_info *info;
     const char *base;
     int code, progress;
     size_t ok_total = 0;
@@ -570,16 +574,19 @@ int tb_cmd_bench(int argc, char **argv)
         code = pick_shard(&a, &meta.shard, &meta.nshards);
     if (code != 0)
         return code;
-    base = a.base_url != NULL ? a.base_url : getenv("OPENAI_BASE_URL");
+    info = tb_api_info(a.req.api);
+    base = a.base_url != NULL ? a.base_url : getenv(info->base_env);
     if (base == NULL || base[0] == '\0') {
-        tb_cli_error("bench: --base-url is required (or set OPENAI_BASE_URL); "
-                     "`ttsbuf serve` is a mock provider to try it on");
+        tb_cli_error("bench: --base-url is required (or set %s); "
+                     "`ttsbuf serve` is a mock provider to try it on",
+                     info->base_env);
         return TB_EXIT_USAGE;
     }
-    if (a.model == NULL)
-        a.model = getenv("OPENAI_MODEL");
+    if (a.model == NULL && info->usage_option)
+        a.model = getenv("OPENAI_MODEL"); /* the OpenAI pair */
     if (a.model == NULL || a.model[0] == '\0') {
-        tb_cli_error("bench: --model is required (or set OPENAI_MODEL)");
+        tb_cli_error("bench: --model is required%s",
+                     info->usage_option ? " (or set OPENAI_MODEL)" : "");
         return TB_EXIT_USAGE;
     }
     if (a.prompts_file != NULL ? tb_bench_prompts_load(a.prompts_file, &prompts, err, sizeof(err))
@@ -594,8 +601,9 @@ int tb_cmd_bench(int argc, char **argv)
             code = TB_EXIT_USAGE;
             goto out;
         }
-    } else if (getenv("OPENAI_API_KEY") != NULL && getenv("OPENAI_API_KEY")[0] != '\0') {
-        key = strdup(getenv("OPENAI_API_KEY"));
+    } else if (info->key_env != NULL && getenv(info->key_env) != NULL &&
+               getenv(info->key_env)[0] != '\0') {
+        key = strdup(getenv(info->key_env));
     }
     {
         size_t bl = strlen(base);
@@ -605,8 +613,8 @@ int tb_cmd_bench(int argc, char **argv)
             code = TB_EXIT_USAGE;
             goto out;
         }
-        snprintf(url, bl + 32, "%.*s%s", (int)(bl > 0 && base[bl - 1] == '/' ? bl - 1 : bl), base,
-                 a.req.api == TB_API_CHAT ? "/chat/completions" : "/completions");
+        snprintf(url, bl + 32, "%s%.*s%s", strstr(base, "://") == NULL ? "http://" : "",
+                 (int)(bl > 0 && base[bl - 1] == '/' ? bl - 1 : bl), base, info->path);
     }
     a.req.model = a.model;
     snprintf(meta.model, sizeof(meta.model), "%s", a.model);
@@ -616,7 +624,7 @@ int tb_cmd_bench(int argc, char **argv)
              "ring-bytes=%zu max-tokens=%ld api=%s",
              tb_seg_policy_name(a.c.o.seg.policy), a.c.o.seg.min_chars, a.c.o.play.wpm,
              a.c.o.play.tts_latency, a.c.o.play.preroll, a.c.o.ring_slots, a.c.o.ring_bytes,
-             a.req.max_tokens, a.req.api == TB_API_CHAT ? "chat" : "completions");
+             a.req.max_tokens, info->name);
 
     if (a.out != NULL) {
         code = make_out(a.out);
