@@ -17,6 +17,7 @@
 #include "bench_report.h"
 #include "cli.h"
 #include "common.h"
+#include "request.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/error.h"
@@ -25,8 +26,6 @@
 
 #define DEFAULT_LEVELS "1,5,10,25,50"
 #define DEFAULT_MAX_TOKENS 300
-#define MAX_HEADERS 64
-#define KEY_FILE_MAX 4096
 #define OPEN_DEFAULT_REQUESTS 50
 
 /* Set by SIGINT/SIGTERM; read by the event loop (lock-free atomic:
@@ -95,7 +94,7 @@ static void usage(FILE *f)
             "  --csv              one CSV row per level instead of the report\n"
             "  -q, --quiet        no progress line\n"
             "\nPlayout (each stream, as ttsbuf sim):\n",
-            DEFAULT_LEVELS, OPEN_DEFAULT_REQUESTS, MAX_HEADERS, DEFAULT_MAX_TOKENS);
+            DEFAULT_LEVELS, OPEN_DEFAULT_REQUESTS, TB_CLI_HEADERS_MAX, DEFAULT_MAX_TOKENS);
     tb_cli_usage_playout(f);
     fprintf(f, "  -h, --help         this help\n"
                "\nExit status: 0 ran; 1 a --require gate failed (one line per failure);\n"
@@ -104,19 +103,7 @@ static void usage(FILE *f)
 }
 
 enum {
-    O_BASE = TB_O__COMMON_END,
-    O_API,
-    O_MODEL,
-    O_KEYFILE,
-    O_PROMPTS,
-    O_MAXTOK,
-    O_TEMP,
-    O_BODYJSON,
-    O_NOUSAGE,
-    O_IDLE,
-    O_TIMEOUT,
-    O_CONNTO,
-    O_INSECURE,
+    O_PROMPTS = TB_O__REQUEST_END,
     O_RATE,
     O_ARRIVALS,
     O_MAXCONC,
@@ -133,19 +120,8 @@ enum {
 
 static const struct option longopts[] = {
     TB_PLAYOUT_LONGOPTS,
-    {"base-url", required_argument, NULL, O_BASE},
-    {"api", required_argument, NULL, O_API},
-    {"model", required_argument, NULL, O_MODEL},
-    {"api-key-file", required_argument, NULL, O_KEYFILE},
+    TB_REQUEST_LONGOPTS,
     {"prompts", required_argument, NULL, O_PROMPTS},
-    {"max-tokens", required_argument, NULL, O_MAXTOK},
-    {"temperature", required_argument, NULL, O_TEMP},
-    {"body-json", required_argument, NULL, O_BODYJSON},
-    {"no-usage", no_argument, NULL, O_NOUSAGE},
-    {"idle-timeout", required_argument, NULL, O_IDLE},
-    {"timeout", required_argument, NULL, O_TIMEOUT},
-    {"connect-timeout", required_argument, NULL, O_CONNTO},
-    {"insecure", no_argument, NULL, O_INSECURE},
     {"rate", required_argument, NULL, O_RATE},
     {"arrivals", required_argument, NULL, O_ARRIVALS},
     {"max-concurrency", required_argument, NULL, O_MAXCONC},
@@ -165,13 +141,11 @@ static const struct option longopts[] = {
 
 struct bench_args {
     struct tb_cli_common c;
-    const char *base_url, *model, *key_file, *prompts_file, *out, *conc, *rates, *shard;
-    const char *headers[MAX_HEADERS];
-    size_t nheaders;
-    struct tb_oai_request req;
-    double idle, timeout, connect, duration;
+    struct tb_cli_request q;
+    const char *prompts_file, *out, *conc, *rates, *shard;
+    double duration;
     size_t requests, warmup, max_conc, seed, shards;
-    int insecure, quiet, csv, poisson;
+    int quiet, csv, poisson;
     struct tb_gate gates[TB_GATES_MAX];
     size_t ngates;
 };
@@ -246,14 +220,8 @@ static int parse(int argc, char **argv, struct bench_args *a)
 {
     char err[256];
     int c, rc;
-    size_t z;
     tb_cli_common_init(&a->c);
-    a->req.api = TB_API_CHAT;
-    a->req.max_tokens = DEFAULT_MAX_TOKENS;
-    a->req.temperature = -1;
-    a->req.include_usage = 1;
-    a->idle = 60;
-    a->connect = 10;
+    tb_cli_request_init(&a->q, DEFAULT_MAX_TOKENS);
     a->seed = 1;
     a->poisson = 1;
     optind = 1;
@@ -264,34 +232,11 @@ static int parse(int argc, char **argv, struct bench_args *a)
         case 'h': usage(stdout); return TB_EXIT_OK;
         case 'q': a->quiet = 1; continue;
         case 'c': a->conc = optarg; continue;
-        case 'H':
-            if (a->nheaders == MAX_HEADERS) {
-                tb_cli_error("-H: at most %d headers", MAX_HEADERS);
-                return TB_EXIT_USAGE;
-            }
-            if (strchr(optarg, ':') == NULL || strpbrk(optarg, "\r\n") != NULL) {
-                tb_cli_error("-H: '%s' is not 'Name: value' on one line", optarg);
-                return TB_EXIT_USAGE;
-            }
-            a->headers[a->nheaders++] = optarg;
-            continue;
-        case O_BASE: a->base_url = optarg; continue;
-        case O_MODEL: a->model = optarg; continue;
-        case O_KEYFILE: a->key_file = optarg; continue;
         case O_PROMPTS: a->prompts_file = optarg; continue;
-        case O_BODYJSON: a->req.extra_json = optarg; continue;
-        case O_NOUSAGE: a->req.include_usage = 0; continue;
-        case O_INSECURE: a->insecure = 1; continue;
         case O_RATE: a->rates = optarg; continue;
         case O_SHARD: a->shard = optarg; continue;
         case O_OUT: a->out = optarg; continue;
         case O_CSV: a->csv = 1; continue;
-        case O_API:
-            if (tb_api_by_name(optarg, &a->req.api) != 0) {
-                tb_cli_error("--api: '%s' is not chat, completions, anthropic or ollama", optarg);
-                return TB_EXIT_USAGE;
-            }
-            continue;
         case O_ARRIVALS:
             if (strcmp(optarg, "poisson") != 0 && strcmp(optarg, "constant") != 0) {
                 tb_cli_error("--arrivals: '%s' is not poisson or constant", optarg);
@@ -308,24 +253,6 @@ static int parse(int argc, char **argv, struct bench_args *a)
                 return TB_EXIT_USAGE;
             a->ngates++;
             continue;
-        case O_MAXTOK:
-            rc = tb_opt_size("--max-tokens", optarg, 1, 10000000, &z, err, sizeof(err));
-            a->req.max_tokens = (long)z;
-            break;
-        case O_TEMP:
-            rc =
-                tb_opt_double("--temperature", optarg, 0, 2, &a->req.temperature, err, sizeof(err));
-            break;
-        case O_IDLE:
-            rc = tb_opt_double("--idle-timeout", optarg, 0, 86400, &a->idle, err, sizeof(err));
-            break;
-        case O_TIMEOUT:
-            rc = tb_opt_double("--timeout", optarg, 0, 86400, &a->timeout, err, sizeof(err));
-            break;
-        case O_CONNTO:
-            rc = tb_opt_double("--connect-timeout", optarg, 0.001, 3600, &a->connect, err,
-                               sizeof(err));
-            break;
         case O_MAXCONC:
             rc = tb_opt_size("--max-concurrency", optarg, 1, TB_BENCH_CONC_MAX, &a->max_conc, err,
                              sizeof(err));
@@ -347,12 +274,16 @@ static int parse(int argc, char **argv, struct bench_args *a)
             rc = tb_opt_size("--shards", optarg, 1, 100000, &a->shards, err, sizeof(err));
             break;
         default:
-            if (c == TB_O_RECORD || c == TB_O_GAPS) {
+            if (c == TB_O_RECORD || c == TB_O_GAPS || c == TB_O_SVG) {
                 tb_cli_error("bench: %s does not apply (use --out DIR for traces)",
-                             c == TB_O_RECORD ? "--record" : "--gaps");
+                             c == TB_O_RECORD ? "--record"
+                             : c == TB_O_GAPS ? "--gaps"
+                                              : "--svg");
                 return TB_EXIT_USAGE;
             }
-            rc = tb_cli_common_option(&a->c, c, optarg);
+            rc = tb_cli_request_option(&a->q, c, optarg);
+            if (rc == 0)
+                rc = tb_cli_common_option(&a->c, c, optarg);
             if (rc < 0)
                 return TB_EXIT_USAGE;
             if (rc == 0)
@@ -414,23 +345,6 @@ static int pick_shard(const struct bench_args *a, uint32_t *i, uint32_t *n)
                  "(give --shard I/N)",
                  a->shards);
     return TB_EXIT_USAGE;
-}
-
-static char *read_key(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *k = calloc(1, KEY_FILE_MAX + 1);
-    if (f == NULL || k == NULL) {
-        if (f != NULL)
-            fclose(f);
-        free(k);
-        return NULL;
-    }
-    if (fgets(k, KEY_FILE_MAX + 1, f) == NULL)
-        k[0] = '\0';
-    fclose(f);
-    k[strcspn(k, "\r\n")] = '\0';
-    return k;
 }
 
 static void progress_line(void *ud, const struct tb_bench_progress *p)
@@ -574,17 +488,17 @@ int tb_cmd_bench(int argc, char **argv)
         code = pick_shard(&a, &meta.shard, &meta.nshards);
     if (code != 0)
         return code;
-    info = tb_api_info(a.req.api);
-    base = a.base_url != NULL ? a.base_url : getenv(info->base_env);
+    info = tb_api_info(a.q.req.api);
+    base = a.q.base_url != NULL ? a.q.base_url : getenv(info->base_env);
     if (base == NULL || base[0] == '\0') {
         tb_cli_error("bench: --base-url is required (or set %s); "
                      "`ttsbuf serve` is a mock provider to try it on",
                      info->base_env);
         return TB_EXIT_USAGE;
     }
-    if (a.model == NULL && info->usage_option)
-        a.model = getenv("OPENAI_MODEL"); /* the OpenAI pair */
-    if (a.model == NULL || a.model[0] == '\0') {
+    if (a.q.model == NULL && info->usage_option)
+        a.q.model = getenv("OPENAI_MODEL"); /* the OpenAI pair */
+    if (a.q.model == NULL || a.q.model[0] == '\0') {
         tb_cli_error("bench: --model is required%s",
                      info->usage_option ? " (or set OPENAI_MODEL)" : "");
         return TB_EXIT_USAGE;
@@ -594,37 +508,25 @@ int tb_cmd_bench(int argc, char **argv)
         tb_cli_error("%s", a.prompts_file != NULL ? err : "out of memory");
         return TB_EXIT_USAGE;
     }
-    if (a.key_file != NULL) {
-        key = read_key(a.key_file);
-        if (key == NULL) {
-            tb_cli_error("--api-key-file: %s: %s", a.key_file, strerror(errno));
-            code = TB_EXIT_USAGE;
-            goto out;
-        }
-    } else if (info->key_env != NULL && getenv(info->key_env) != NULL &&
-               getenv(info->key_env)[0] != '\0') {
-        key = strdup(getenv(info->key_env));
+    if (tb_cli_request_key(&a.q, info, &key) != 0) {
+        code = TB_EXIT_USAGE;
+        goto out;
     }
-    {
-        size_t bl = strlen(base);
-        url = malloc(bl + 32);
-        if (url == NULL) {
-            tb_cli_error("out of memory");
-            code = TB_EXIT_USAGE;
-            goto out;
-        }
-        snprintf(url, bl + 32, "%s%.*s%s", strstr(base, "://") == NULL ? "http://" : "",
-                 (int)(bl > 0 && base[bl - 1] == '/' ? bl - 1 : bl), base, info->path);
+    url = tb_cli_request_url(base, info);
+    if (url == NULL) {
+        tb_cli_error("out of memory");
+        code = TB_EXIT_USAGE;
+        goto out;
     }
-    a.req.model = a.model;
-    snprintf(meta.model, sizeof(meta.model), "%s", a.model);
+    a.q.req.model = a.q.model;
+    snprintf(meta.model, sizeof(meta.model), "%s", a.q.model);
     tb_http_redact(base, strlen(base), meta.base_url, sizeof(meta.base_url));
     snprintf(meta.options, sizeof(meta.options),
              "chunk=%s min-chars=%u wpm=%g tts-latency=%g preroll=%g ring-slots=%zu "
              "ring-bytes=%zu max-tokens=%ld api=%s",
              tb_seg_policy_name(a.c.o.seg.policy), a.c.o.seg.min_chars, a.c.o.play.wpm,
              a.c.o.play.tts_latency, a.c.o.play.preroll, a.c.o.ring_slots, a.c.o.ring_bytes,
-             a.req.max_tokens, info->name);
+             a.q.req.max_tokens, info->name);
 
     if (a.out != NULL) {
         code = make_out(a.out);
@@ -645,17 +547,9 @@ int tb_cmd_bench(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
 
     memset(&bo, 0, sizeof(bo));
-    bo.http.url = url;
-    bo.http.bearer = key;
-    bo.http.headers = a.headers;
-    bo.http.nheaders = a.nheaders;
-    bo.http.idle_timeout = a.idle;
-    bo.http.total_timeout = a.timeout;
-    bo.http.connect_timeout = a.connect;
-    bo.http.insecure = a.insecure;
-    bo.http.max_redirects = -1;
+    tb_cli_request_http(&a.q, url, key, &bo.http);
     bo.http.cancel = &interrupted;
-    bo.req = a.req;
+    bo.req = a.q.req;
     bo.prompts = &prompts;
     bo.duration = a.duration;
     bo.warmup = a.warmup;
@@ -742,11 +636,6 @@ out:
     tb_bench_recs_free(&recs);
     tb_bench_prompts_free(&prompts);
     free(url);
-    if (key != NULL) {
-        volatile char *p = key;
-        while (*p)
-            *p++ = 0;
-        free(key);
-    }
+    tb_cli_key_free(key);
     return code;
 }
