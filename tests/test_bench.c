@@ -26,53 +26,11 @@
 #define T0 0.05
 #define DT 0.01
 
-struct mock {
-    struct tb_serve *srv;
-    struct tb_stream s;
-    pthread_t th;
-    char base[64];
-};
-
-static void *serve_main(void *arg)
-{
-    tb_serve_run(arg);
-    return NULL;
-}
-
-/* N_EV events " w0" .. " w19", a sentence every 5, event k at T0 + k DT. */
-static void mock_start(struct mock *m)
-{
-    struct tb_serve_opts o;
-    char err[256];
-    tb_stream_init(&m->s);
-    for (size_t k = 0; k < N_EV; k++) {
-        char w[32];
-        int len = snprintf(w, sizeof(w), " w%zu%s", k, k % 5 == 4 ? "." : "");
-        assert_int_equal(
-            tb_stream_append(&m->s, T0 + DT * (double)k, w, (size_t)len, 1, TB_KIND_CONTENT), 0);
-    }
-    memset(&o, 0, sizeof(o));
-    tb_faults_init(&o.faults);
-    o.host = "127.0.0.1";
-    o.stream = &m->s;
-    if (tb_serve_create(&o, &m->srv, err, sizeof(err)) != 0)
-        fail_msg("tb_serve_create: %s", err);
-    snprintf(m->base, sizeof(m->base), "http://127.0.0.1:%d/v1", tb_serve_port(m->srv));
-    assert_int_equal(pthread_create(&m->th, NULL, serve_main, m->srv), 0);
-}
-
-static void mock_stop(struct mock *m)
-{
-    tb_serve_stop(m->srv);
-    pthread_join(m->th, NULL);
-    tb_serve_destroy(m->srv);
-    tb_stream_free(&m->s);
-}
-
 /* Options for a closed loop of `requests` at concurrency c against the
  * mock with this model (faults after '+'); url and p are the caller's. */
-static void opts_init(struct tb_bench_opts *o, const struct mock *m, char *url, size_t urllen,
-                      struct tb_bench_prompts *p, const char *model, uint32_t c, size_t requests)
+static void opts_init(struct tb_bench_opts *o, const struct tb_test_mock *m, char *url,
+                      size_t urllen, struct tb_bench_prompts *p, const char *model, uint32_t c,
+                      size_t requests)
 {
     memset(o, 0, sizeof(*o));
     snprintf(url, urllen, "%s/chat/completions", m->base);
@@ -93,7 +51,7 @@ static void opts_init(struct tb_bench_opts *o, const struct mock *m, char *url, 
 }
 
 /* Runs one closed-loop level with speech at wpm. */
-static void run_level(const struct mock *m, const char *model, uint32_t c, size_t requests,
+static void run_level(const struct tb_test_mock *m, const char *model, uint32_t c, size_t requests,
                       double wpm, struct tb_bench_recs *out)
 {
     struct tb_bench_opts o;
@@ -111,11 +69,11 @@ static void run_level(const struct mock *m, const char *model, uint32_t c, size_
 static void known_schedule(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     struct tb_bench_recs r;
     struct tb_bench_summary s;
     unsigned seen = 0;
-    mock_start(&m);
+    tb_test_mock_start(&m, N_EV, T0, DT, NULL);
     tb_bench_recs_init(&r);
     run_level(&m, "mock", 3, 6, 1000, &r);
     assert_int_equal(r.n, 6);
@@ -147,7 +105,7 @@ static void known_schedule(void **state)
     assert_near(s.m[TB_BM_TTFT].p50, T0, 0.03);
     assert_true(s.system_tps > 0);
     tb_bench_recs_free(&r);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 /* A 0.5 s stall before token 12 at wpm 1000: chunk 3 (tokens 10..14)
@@ -156,10 +114,10 @@ static void known_schedule(void **state)
 static void known_underrun(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     struct tb_bench_recs r;
     struct tb_bench_summary s;
-    mock_start(&m);
+    tb_test_mock_start(&m, N_EV, T0, DT, NULL);
     tb_bench_recs_init(&r);
     run_level(&m, "mock+stall@12:0.5", 2, 2, 1000, &r);
     assert_int_equal(r.n, 2);
@@ -174,7 +132,7 @@ static void known_underrun(void **state)
     assert_near(s.m[TB_BM_UNDERRUNS].max, 1, 0);
     assert_near(s.m[TB_BM_ITL].max, DT + 0.5, 0.08); /* a loaded machine is late */
     tb_bench_recs_free(&r);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 /* Every fault the mock has lands in its error kind, and is counted. */
@@ -189,8 +147,8 @@ static void errors_by_kind(void **state)
         {"mock+drop@5", TB_LIVE_TRANSPORT},    {"mock+malformed@3", TB_LIVE_JSON},
         {"mock+error@3", TB_LIVE_ERROR_EVENT}, {"mock+nodone", 0},
     };
-    struct mock m;
-    mock_start(&m);
+    struct tb_test_mock m;
+    tb_test_mock_start(&m, N_EV, T0, DT, NULL);
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         struct tb_bench_recs r;
         struct tb_bench_summary s;
@@ -212,19 +170,19 @@ static void errors_by_kind(void **state)
             assert_int_equal(s.errors[cases[c].kind], 2);
         tb_bench_recs_free(&r);
     }
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 /* An idle stream is cut by the loop's own scan, with the idle kind. */
 static void idle_timeout(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     struct tb_bench_opts o;
     struct tb_bench_prompts p;
     struct tb_bench_recs r;
     char url[128], err[256];
-    mock_start(&m);
+    tb_test_mock_start(&m, N_EV, T0, DT, NULL);
     tb_bench_recs_init(&r);
     opts_init(&o, &m, url, sizeof(url), &p, "mock+stall@2:30", 2, 2);
     o.http.idle_timeout = 0.3;
@@ -237,7 +195,7 @@ static void idle_timeout(void **state)
     }
     tb_bench_prompts_free(&p);
     tb_bench_recs_free(&r);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 /* Open loop, constant arrivals: requests are scheduled 1/rate apart; a
@@ -245,12 +203,12 @@ static void idle_timeout(void **state)
 static void open_loop(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     struct tb_bench_opts o;
     struct tb_bench_prompts p;
     struct tb_bench_recs r;
     char url[128], err[256];
-    mock_start(&m);
+    tb_test_mock_start(&m, N_EV, T0, DT, NULL);
     tb_bench_recs_init(&r);
     opts_init(&o, &m, url, sizeof(url), &p, "mock", 1, 4);
     o.level.mode = TB_BENCH_CONSTANT;
@@ -275,7 +233,7 @@ static void open_loop(void **state)
     assert_int_equal(r.n, 4);
     tb_bench_prompts_free(&p);
     tb_bench_recs_free(&r);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 /* Poisson arrivals for a duration, after a warm-up: only measured
@@ -285,12 +243,12 @@ static void open_loop(void **state)
 static void poisson_duration_warmup(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     struct tb_bench_opts o;
     struct tb_bench_prompts p;
     struct tb_bench_recs r;
     char url[128], err[256];
-    mock_start(&m);
+    tb_test_mock_start(&m, N_EV, T0, DT, NULL);
     tb_bench_recs_init(&r);
     opts_init(&o, &m, url, sizeof(url), &p, "mock", 0, 0);
     o.level.mode = TB_BENCH_POISSON;
@@ -314,7 +272,7 @@ static void poisson_duration_warmup(void **state)
     }
     tb_bench_prompts_free(&p);
     tb_bench_recs_free(&r);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 /* numpy's default (linear) percentiles; the TPS metrics' P95 is the low
@@ -366,13 +324,13 @@ static void percentiles(void **state)
 static void records_round_trip(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     struct tb_bench_recs r, back;
     struct tb_bench_summary a, b;
     struct tb_bench_meta meta, meta2;
     char path[64], err[256];
     FILE *f;
-    mock_start(&m);
+    tb_test_mock_start(&m, N_EV, T0, DT, NULL);
     tb_bench_recs_init(&r);
     tb_bench_recs_init(&back);
     run_level(&m, "mock+stall@7:0.1", 4, 5, 600, &r);
@@ -400,7 +358,7 @@ static void records_round_trip(void **state)
     unlink(path);
     tb_bench_recs_free(&r);
     tb_bench_recs_free(&back);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 /* Bad records and prompt files name the line. */
@@ -471,32 +429,19 @@ static void bad_files(void **state)
 
 /* ---- the binary ---- */
 
-static const char *bin(void)
-{
-    const char *b = getenv("TTSBUF");
-    return b != NULL ? b : "./ttsbuf";
-}
-
-static int sh(const char *cmd)
-{
-    int st = system(cmd);
-    assert_true(WIFEXITED(st));
-    return WEXITSTATUS(st);
-}
-
 static void tmpdir(char *dir, size_t len, const char *tag)
 {
     char cmd[600];
     snprintf(dir, len, "/tmp/ttsbuf-bench-%s-%d", tag, (int)getpid());
     snprintf(cmd, sizeof(cmd), "rm -rf %s && mkdir -p %s", dir, dir);
-    sh(cmd);
+    tb_test_sh(cmd);
 }
 
 static void rmdir_r(const char *dir)
 {
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    sh(cmd);
+    tb_test_sh(cmd);
 }
 
 /* Bad values: exit 2 and one line naming the flag. */
@@ -541,8 +486,8 @@ static void cli_bad_values(void **state)
         snprintf(cmd, sizeof(cmd),
                  "env -u JOB_COMPLETION_INDEX -u SLURM_ARRAY_TASK_ID '%s' bench --base-url "
                  "http://127.0.0.1:9/v1 --model m %s -q >%s/out 2>%s/err",
-                 bin(), bad[i].args, dir, dir);
-        code = sh(cmd);
+                 tb_test_bin(), bad[i].args, dir, dir);
+        code = tb_test_sh(cmd);
         snprintf(cmd, sizeof(cmd), "%s/err", dir);
         err = tb_test_slurp_str(cmd);
         if (code != 2 || strstr(err, bad[i].want) == NULL || strncmp(err, "ttsbuf: ", 8) != 0)
@@ -550,17 +495,18 @@ static void cli_bad_values(void **state)
                      bad[i].want);
         free(err);
     }
-    snprintf(cmd, sizeof(cmd), "env -u OPENAI_BASE_URL '%s' bench --model m 2>%s/err", bin(), dir);
-    assert_int_equal(sh(cmd), 2);
+    snprintf(cmd, sizeof(cmd), "env -u OPENAI_BASE_URL '%s' bench --model m 2>%s/err",
+             tb_test_bin(), dir);
+    assert_int_equal(tb_test_sh(cmd), 2);
     snprintf(cmd, sizeof(cmd), "env -u OPENAI_MODEL '%s' bench --base-url http://x/v1 2>%s/err",
-             bin(), dir);
-    assert_int_equal(sh(cmd), 2);
+             tb_test_bin(), dir);
+    assert_int_equal(tb_test_sh(cmd), 2);
     /* Nothing listening: every request fails, exit 3, the kind counted. */
     snprintf(cmd, sizeof(cmd),
              "'%s' bench --base-url http://127.0.0.1:9/v1 --model m -c 2 --requests 2 --json "
              ">%s/out 2>%s/err",
-             bin(), dir, dir);
-    assert_int_equal(sh(cmd), 3);
+             tb_test_bin(), dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 3);
     {
         char *out;
         snprintf(cmd, sizeof(cmd), "%s/out", dir);
@@ -594,22 +540,22 @@ static double json_level(const char *text, int level, const char *metric, const 
 static void cli_gates(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     char dir[128], cmd[1024], *err;
-    mock_start(&m);
+    tb_test_mock_start(&m, N_EV, T0, DT, NULL);
     tmpdir(dir, sizeof(dir), "gates");
     snprintf(cmd, sizeof(cmd),
              "'%s' bench --base-url %s --model mock -c 2 --requests 2 --wpm 1000 "
              "--require gapless=1 --require ttft-p95=1 --require tps-p95=50 --require errors=0 "
              "-q >%s/out 2>%s/err",
-             bin(), m.base, dir, dir);
-    assert_int_equal(sh(cmd), 0);
+             tb_test_bin(), m.base, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
     snprintf(cmd, sizeof(cmd),
              "'%s' bench --base-url %s --model mock -c 1,2 --requests 2 --wpm 1000 "
              "--require ttft-p95=0.001 --require tps-min=1000 --require gapless=0.5 "
              "-q >%s/out 2>%s/err",
-             bin(), m.base, dir, dir);
-    assert_int_equal(sh(cmd), 1);
+             tb_test_bin(), m.base, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 1);
     snprintf(cmd, sizeof(cmd), "%s/err", dir);
     err = tb_test_slurp_str(cmd);
     assert_non_null(strstr(err, "ttsbuf: gate ttft-p95 failed at c=1: "));
@@ -627,15 +573,15 @@ static void cli_gates(void **state)
     snprintf(cmd, sizeof(cmd),
              "'%s' bench --base-url %s --model mock+stall@12:0.5 -c 1 --requests 1 --wpm 1000 "
              "--fail-on-underrun -q --csv >%s/out 2>%s/err",
-             bin(), m.base, dir, dir);
-    assert_int_equal(sh(cmd), 1);
+             tb_test_bin(), m.base, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 1);
     snprintf(cmd, sizeof(cmd), "%s/out", dir);
     err = tb_test_slurp_str(cmd);
     assert_non_null(strstr(err, "level,mode,concurrency,rate,requests,ok,errors,gapless_share"));
     assert_non_null(strstr(err, "\"c=1\",closed,1,0,1,1,0,0,"));
     free(err);
     rmdir_r(dir);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 /* --out: records and traces; each trace replays through `sim --trace`
@@ -644,18 +590,18 @@ static void cli_gates(void **state)
 static void cli_out_replay(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     struct tb_bench_recs r;
     struct tb_bench_meta meta;
     char dir[128], cmd[2048], err[256], path[256];
     const char *opts = "--chunk clause --wpm 900 --preroll 0.05 --tts-latency 0.02";
-    mock_start(&m);
+    tb_test_mock_start(&m, N_EV, T0, DT, NULL);
     tmpdir(dir, sizeof(dir), "out");
     snprintf(cmd, sizeof(cmd),
              "'%s' bench --base-url %s --model mock+stall@9:0.3 -c 3 --requests 3 %s --out %s -q "
              ">%s/report 2>%s/err",
-             bin(), m.base, opts, dir, dir, dir);
-    assert_int_equal(sh(cmd), 0);
+             tb_test_bin(), m.base, opts, dir, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
     snprintf(path, sizeof(path), "%s/records.jsonl", dir);
     tb_bench_recs_init(&r);
     if (tb_bench_read(path, &meta, &r, err, sizeof(err)) != 0)
@@ -666,8 +612,8 @@ static void cli_out_replay(void **state)
         char *out;
         cJSON *j;
         snprintf(cmd, sizeof(cmd), "'%s' sim --trace %s/traces/L0-%06llu.jsonl %s --json >%s/sim",
-                 bin(), dir, (unsigned long long)r.v[i].id, opts, dir);
-        assert_int_equal(sh(cmd), 0);
+                 tb_test_bin(), dir, (unsigned long long)r.v[i].id, opts, dir);
+        assert_int_equal(tb_test_sh(cmd), 0);
         snprintf(path, sizeof(path), "%s/sim", dir);
         out = tb_test_slurp_str(path);
         j = cJSON_Parse(out);
@@ -694,7 +640,7 @@ static void cli_out_replay(void **state)
     }
     tb_bench_recs_free(&r);
     rmdir_r(dir);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 /* Shards: (1) one run's records split by id into 3 shard files merge to
@@ -704,14 +650,14 @@ static void cli_out_replay(void **state)
 static void cli_shards_merge(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     char dir[128], cmd[4096], path[256], *one, *merged, *again;
     const char *common = "--model mock+stall@12:0.3 -c 3,6 --requests 6 --wpm 1000 -q";
-    mock_start(&m);
+    tb_test_mock_start(&m, N_EV, T0, DT, NULL);
     tmpdir(dir, sizeof(dir), "shards");
     snprintf(cmd, sizeof(cmd), "'%s' bench --base-url %s %s --out %s/one --json >%s/one.json",
-             bin(), m.base, common, dir, dir);
-    assert_int_equal(sh(cmd), 0);
+             tb_test_bin(), m.base, common, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
     /* (1) split the records file by id mod 3, rewriting the header. */
     snprintf(cmd, sizeof(cmd),
              "cd %s && for i in 0 1 2; do mkdir -p split; "
@@ -720,8 +666,8 @@ static void cli_shards_merge(void **state)
              "tail -n +2 one/records.jsonl | awk -v i=$i -F'\"id\":' "
              "'{split($2,a,\",\"); if (a[1] %% 3 == i) print}' >>split/records-$i-of-3.jsonl; "
              "done && '%s' merge --json split >merged.json",
-             dir, bin());
-    assert_int_equal(sh(cmd), 0);
+             dir, tb_test_bin());
+    assert_int_equal(tb_test_sh(cmd), 0);
     snprintf(path, sizeof(path), "%s/one/summary.json", dir);
     one = tb_test_slurp_str(path);
     snprintf(path, sizeof(path), "%s/merged.json", dir);
@@ -732,15 +678,15 @@ static void cli_shards_merge(void **state)
     /* A shard missing, or given twice. */
     snprintf(cmd, sizeof(cmd),
              "'%s' merge %s/split/records-0-of-3.jsonl %s/split/records-1-of-3.jsonl 2>%s/err",
-             bin(), dir, dir, dir);
-    assert_int_equal(sh(cmd), 2);
+             tb_test_bin(), dir, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 2);
     snprintf(path, sizeof(path), "%s/err", dir);
     merged = tb_test_slurp_str(path);
     assert_non_null(strstr(merged, "shard 2 of 3 is missing"));
     free(merged);
-    snprintf(cmd, sizeof(cmd), "'%s' merge %s/split %s/split/records-1-of-3.jsonl 2>%s/err", bin(),
-             dir, dir, dir);
-    assert_int_equal(sh(cmd), 2);
+    snprintf(cmd, sizeof(cmd), "'%s' merge %s/split %s/split/records-1-of-3.jsonl 2>%s/err",
+             tb_test_bin(), dir, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 2);
     /* (2) three processes at once: --shard, the Kubernetes and the Slurm
      * index. */
     snprintf(cmd, sizeof(cmd),
@@ -750,8 +696,8 @@ static void cli_shards_merge(void **state)
              "env -u JOB_COMPLETION_INDEX SLURM_ARRAY_TASK_ID=2 $B bench --base-url %s %s "
              "--shards 3 --out par >/dev/null & wait && ls par/records-*-of-3.jsonl | wc -l "
              ">count && '%s' merge par --json >par.json",
-             dir, bin(), m.base, common, m.base, common, m.base, common, bin());
-    assert_int_equal(sh(cmd), 0);
+             dir, tb_test_bin(), m.base, common, m.base, common, m.base, common, tb_test_bin());
+    assert_int_equal(tb_test_sh(cmd), 0);
     snprintf(path, sizeof(path), "%s/count", dir);
     again = tb_test_slurp_str(path);
     assert_int_equal(atoi(again), 3);
@@ -774,7 +720,7 @@ static void cli_shards_merge(void **state)
     free(again);
     free(one);
     rmdir_r(dir);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 /* Every dialect `run` speaks, bench speaks: each streams the mock's
@@ -783,17 +729,18 @@ static void cli_dialects(void **state)
 {
     (void)state;
     static const char *const apis[] = {"chat", "completions", "anthropic", "ollama"};
-    struct mock m;
+    struct tb_test_mock m;
     char dir[128], cmd[1024], root[64], *out;
-    mock_start(&m);
+    tb_test_mock_start(&m, N_EV, T0, DT, NULL);
     tmpdir(dir, sizeof(dir), "dialects");
     snprintf(root, sizeof(root), "%.*s", (int)(strlen(m.base) - 3), m.base); /* no "/v1" */
     for (size_t i = 0; i < sizeof(apis) / sizeof(apis[0]); i++) {
         snprintf(cmd, sizeof(cmd),
                  "'%s' bench --api %s --base-url %s%s --model mock -c 2 --requests 2 -q --json "
                  ">%s/out 2>%s/err",
-                 bin(), apis[i], root, strcmp(apis[i], "ollama") == 0 ? "" : "/v1", dir, dir);
-        assert_int_equal(sh(cmd), 0);
+                 tb_test_bin(), apis[i], root, strcmp(apis[i], "ollama") == 0 ? "" : "/v1", dir,
+                 dir);
+        assert_int_equal(tb_test_sh(cmd), 0);
         snprintf(cmd, sizeof(cmd), "%s/out", dir);
         out = tb_test_slurp_str(cmd);
         assert_near(json_level(out, 0, NULL, "ok"), 2, 0);
@@ -802,11 +749,11 @@ static void cli_dialects(void **state)
         assert_near(json_level(out, 0, "ttft", "p50"), T0, 0.03);
         free(out);
     }
-    snprintf(cmd, sizeof(cmd), "'%s' bench --api klingon --base-url %s --model m 2>%s/err", bin(),
-             root, dir);
-    assert_int_equal(sh(cmd), 2);
+    snprintf(cmd, sizeof(cmd), "'%s' bench --api klingon --base-url %s --model m 2>%s/err",
+             tb_test_bin(), root, dir);
+    assert_int_equal(tb_test_sh(cmd), 2);
     rmdir_r(dir);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 /* SIGINT mid-level: the requests cut are recorded as cancelled, the
@@ -814,15 +761,15 @@ static void cli_dialects(void **state)
 static void cli_sigint(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     char dir[128], cmd[2048], path[256], *out;
-    mock_start(&m);
+    tb_test_mock_start(&m, N_EV, T0, DT, NULL);
     tmpdir(dir, sizeof(dir), "int");
     snprintf(cmd, sizeof(cmd),
              "'%s' bench --base-url %s --model mock+stall@3:20 -c 2 --requests 4 --out %s --json "
              ">%s/out 2>%s/err & p=$!; sleep 0.6; kill -INT $p; wait $p",
-             bin(), m.base, dir, dir, dir);
-    assert_int_equal(sh(cmd), 3);
+             tb_test_bin(), m.base, dir, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 3);
     snprintf(path, sizeof(path), "%s/out", dir);
     out = tb_test_slurp_str(path);
     assert_non_null(strstr(out, "\"cancelled\": 2"));
@@ -836,7 +783,7 @@ static void cli_sigint(void **state)
     assert_non_null(strstr(out, "ttsbuf: bench: interrupted; 2 requests recorded"));
     free(out);
     rmdir_r(dir);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 int tb_test_bench(void)
