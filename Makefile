@@ -105,7 +105,7 @@ asan:
 # audioenv: PortAudio callback threads and the PulseAudio FIFO reader.
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 tsan:
-	TB_TEST_ONLY=ring,serve,live,sweep,audioenv,player TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+	TB_TEST_ONLY=ring,serve,live,sweep,audioenv,player,bench TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 	$(MAKE) BUILD=build-tsan OPT="-O1 -g" EXTRA_CFLAGS="$(TSAN_FLAGS)" \
 	    EXTRA_LDFLAGS="$(TSAN_FLAGS)" test
 

@@ -6,6 +6,7 @@
 #define TTSBUF_H
 
 #include "ttsbuf/analyze.h"
+#include "ttsbuf/bench.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/drain.h"
 #include "ttsbuf/error.h"

@@ -14,19 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http_xfer.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/version.h"
-
-struct xfer {
-    const struct tb_http_req *q;
-    struct tb_clock *clk;
-    tb_http_body_fn fn;
-    void *ud;
-    struct tb_http_resp *r;
-    CURL *h;
-    int decided;
-    double last; /* time of the last body byte (or the start) */
-};
 
 int tb_http_global_init(void)
 {
@@ -134,7 +124,7 @@ void tb_http_redact(const char *s, size_t n, char *out, size_t outlen)
     out[k] = '\0';
 }
 
-static void decide(struct xfer *x)
+static void decide(struct tb_http_xfer *x)
 {
     char *ct = NULL;
     x->decided = 1;
@@ -149,7 +139,7 @@ static void decide(struct xfer *x)
 
 static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 {
-    struct xfer *x = ud;
+    struct tb_http_xfer *x = ud;
     size_t n = size * nmemb;
     double t = x->clk->now(x->clk);
     if (!x->decided)
@@ -183,7 +173,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 
 static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 {
-    struct xfer *x = ud;
+    struct tb_http_xfer *x = ud;
     (void)dt;
     (void)dn;
     (void)ut;
@@ -201,7 +191,7 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 
 static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *ud)
 {
-    struct xfer *x = ud;
+    struct tb_http_xfer *x = ud;
     char line[1024];
     const char *tag;
     (void)h;
@@ -230,27 +220,24 @@ static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *
     return 0;
 }
 
-int tb_http_stream(const struct tb_http_req *q, struct tb_clock *clk, tb_http_body_fn fn, void *ud,
-                   struct tb_http_resp *r)
+int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, struct tb_clock *clk,
+                       tb_http_body_fn fn, void *ud, struct tb_http_resp *r)
 {
-    struct xfer x;
     struct curl_slist *hl = NULL;
-    char errbuf[CURL_ERROR_SIZE] = "", accept[160];
-    char *keyline = NULL; /* "x-api-key: KEY": scrubbed before it is freed */
-    CURLcode cc;
-    int rc = 0;
+    char accept[160];
+    char *keyline = NULL; /* "x-api-key: KEY": scrubbed once copied */
 
     memset(r, 0, sizeof(*r));
+    memset(x, 0, sizeof(*x));
     if (q->url == NULL)
         return TB_EINVAL;
-    memset(&x, 0, sizeof(x));
-    x.q = q;
-    x.clk = clk;
-    x.fn = fn;
-    x.ud = ud;
-    x.r = r;
-    x.h = curl_easy_init();
-    if (x.h == NULL)
+    x->q = q;
+    x->clk = clk;
+    x->fn = fn;
+    x->ud = ud;
+    x->r = r;
+    x->h = curl_easy_init();
+    if (x->h == NULL)
         return TB_ENOMEM;
     snprintf(accept, sizeof(accept), "Accept: %s",
              q->stream_type != NULL ? q->stream_type : "text/event-stream");
@@ -266,69 +253,90 @@ int tb_http_stream(const struct tb_http_req *q, struct tb_clock *clk, tb_http_bo
             hl = NULL;
         }
     }
-    for (size_t i = 0; hl != NULL && i < q->nheaders; i++)
-        hl = curl_slist_append(hl, q->headers[i]);
-    if (hl == NULL) {
-        rc = TB_ENOMEM;
-        goto out;
-    }
-    curl_easy_setopt(x.h, CURLOPT_URL, q->url);
-    curl_easy_setopt(x.h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(x.h, CURLOPT_HTTPHEADER, hl);
-    curl_easy_setopt(x.h, CURLOPT_POSTFIELDS, q->body != NULL ? q->body : "");
-    curl_easy_setopt(x.h, CURLOPT_USERAGENT, "ttsbuf/" TB_VERSION);
-    curl_easy_setopt(x.h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-    curl_easy_setopt(x.h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(x.h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(x.h, CURLOPT_FOLLOWLOCATION,
-                     q->key_header != NULL && q->bearer != NULL ? 0L : 1L);
-    curl_easy_setopt(x.h, CURLOPT_MAXREDIRS, q->max_redirects >= 0 ? q->max_redirects : 3L);
-    /* A 301/302 must not turn the POST into a GET. */
-    curl_easy_setopt(x.h, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
-    curl_easy_setopt(x.h, CURLOPT_CONNECTTIMEOUT_MS,
-                     (long)((q->connect_timeout > 0 ? q->connect_timeout : 10.0) * 1000));
-    if (q->total_timeout > 0)
-        curl_easy_setopt(x.h, CURLOPT_TIMEOUT_MS, (long)(q->total_timeout * 1000));
-    if (q->insecure) {
-        curl_easy_setopt(x.h, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(x.h, CURLOPT_SSL_VERIFYHOST, 0L);
-    }
-    if (q->bearer != NULL && q->key_header == NULL) {
-        curl_easy_setopt(x.h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
-        curl_easy_setopt(x.h, CURLOPT_XOAUTH2_BEARER, q->bearer);
-    }
-    curl_easy_setopt(x.h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(x.h, CURLOPT_WRITEDATA, &x);
-    curl_easy_setopt(x.h, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(x.h, CURLOPT_XFERINFODATA, &x);
-    curl_easy_setopt(x.h, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(x.h, CURLOPT_ERRORBUFFER, errbuf);
-    if (q->log != NULL) {
-        curl_easy_setopt(x.h, CURLOPT_DEBUGFUNCTION, on_debug);
-        curl_easy_setopt(x.h, CURLOPT_DEBUGDATA, &x);
-        curl_easy_setopt(x.h, CURLOPT_VERBOSE, 1L);
-    }
-
-    x.last = clk->now(clk);
-    cc = curl_easy_perform(x.h);
-    if (!x.decided && cc == CURLE_OK)
-        decide(&x); /* an empty body */
-    if (r->status == 0)
-        curl_easy_getinfo(x.h, CURLINFO_RESPONSE_CODE, &r->status);
-    r->curl_code = (int)cc;
-    if (cc != CURLE_OK) {
-        /* libcurl's messages can quote the URL: mask any key in it. */
-        const char *m = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(cc);
-        tb_http_redact(m, strlen(m), r->error, sizeof(r->error));
-    }
-out:
-    curl_slist_free_all(hl); /* libcurl's copies of the lines */
     if (keyline != NULL) {
+        /* The list holds its own copy (freed in tb_http_xfer_end). */
         volatile char *v = keyline;
         while (*v)
             *v++ = 0;
         free(keyline);
     }
-    curl_easy_cleanup(x.h);
-    return rc;
+    for (size_t i = 0; hl != NULL && i < q->nheaders; i++)
+        hl = curl_slist_append(hl, q->headers[i]);
+    x->headers = hl;
+    if (hl == NULL) {
+        curl_easy_cleanup(x->h);
+        x->h = NULL;
+        return TB_ENOMEM;
+    }
+    curl_easy_setopt(x->h, CURLOPT_URL, q->url);
+    curl_easy_setopt(x->h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(x->h, CURLOPT_POSTFIELDS, q->body != NULL ? q->body : "");
+    curl_easy_setopt(x->h, CURLOPT_USERAGENT, "ttsbuf/" TB_VERSION);
+    curl_easy_setopt(x->h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+    curl_easy_setopt(x->h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(x->h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(x->h, CURLOPT_FOLLOWLOCATION,
+                     q->key_header != NULL && q->bearer != NULL ? 0L : 1L);
+    curl_easy_setopt(x->h, CURLOPT_MAXREDIRS, q->max_redirects >= 0 ? q->max_redirects : 3L);
+    /* A 301/302 must not turn the POST into a GET. */
+    curl_easy_setopt(x->h, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
+    curl_easy_setopt(x->h, CURLOPT_CONNECTTIMEOUT_MS,
+                     (long)((q->connect_timeout > 0 ? q->connect_timeout : 10.0) * 1000));
+    if (q->total_timeout > 0)
+        curl_easy_setopt(x->h, CURLOPT_TIMEOUT_MS, (long)(q->total_timeout * 1000));
+    if (q->insecure) {
+        curl_easy_setopt(x->h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(x->h, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    if (q->bearer != NULL && q->key_header == NULL) {
+        curl_easy_setopt(x->h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+        curl_easy_setopt(x->h, CURLOPT_XOAUTH2_BEARER, q->bearer);
+    }
+    curl_easy_setopt(x->h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(x->h, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(x->h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(x->h, CURLOPT_XFERINFODATA, x);
+    curl_easy_setopt(x->h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(x->h, CURLOPT_ERRORBUFFER, x->errbuf);
+    if (q->log != NULL) {
+        curl_easy_setopt(x->h, CURLOPT_DEBUGFUNCTION, on_debug);
+        curl_easy_setopt(x->h, CURLOPT_DEBUGDATA, x);
+        curl_easy_setopt(x->h, CURLOPT_VERBOSE, 1L);
+    }
+    x->last = clk->now(clk);
+    return 0;
+}
+
+void tb_http_xfer_end(struct tb_http_xfer *x, int curl_code)
+{
+    struct tb_http_resp *r = x->r;
+    CURLcode cc = (CURLcode)curl_code;
+    if (x->h == NULL)
+        return;
+    if (!x->decided && cc == CURLE_OK)
+        decide(x); /* an empty body */
+    if (r->status == 0)
+        curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &r->status);
+    r->curl_code = (int)cc;
+    if (cc != CURLE_OK) {
+        /* libcurl's messages can quote the URL: mask any key in it. */
+        const char *m = x->errbuf[0] != '\0' ? x->errbuf : curl_easy_strerror(cc);
+        tb_http_redact(m, strlen(m), r->error, sizeof(r->error));
+    }
+    curl_slist_free_all(x->headers);
+    curl_easy_cleanup(x->h);
+    x->headers = NULL;
+    x->h = NULL;
+}
+
+int tb_http_stream(const struct tb_http_req *q, struct tb_clock *clk, tb_http_body_fn fn, void *ud,
+                   struct tb_http_resp *r)
+{
+    struct tb_http_xfer x;
+    int rc = tb_http_xfer_begin(&x, q, clk, fn, ud, r);
+    if (rc != 0)
+        return rc;
+    tb_http_xfer_end(&x, (int)curl_easy_perform(x.h));
+    return 0;
 }

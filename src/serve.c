@@ -539,7 +539,11 @@ static int conn_close(struct tb_serve *s, struct conn *c, int dropped)
         s->conns = c->next;
     if (c->next != NULL)
         c->next->prev = c->prev;
-    close(c->fd); /* also leaves the epoll set: the descriptor is not shared */
+    /* Leave the epoll set explicitly: close() alone does not while another
+     * process shares the descriptor (a fork() by another thread, between
+     * fork and exec), and a later event would then carry a freed c. */
+    epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
     free(c->in);
     free(c->out);
     tb_serve_json_request_free(&c->rq);

@@ -11,7 +11,7 @@
 
 #include "tests.h"
 
-static const char *const commands[] = {"sim", "run", "serve", "sweep"};
+static const char *const commands[] = {"sim", "run", "serve", "sweep", "bench", "merge"};
 
 /* Text with roff's escapes for '-' undone ("\-" -> "-"). */
 static char *plain(const char *path)

@@ -20,55 +20,8 @@
 #include "ttsbuf/live.h"
 #include "ttsbuf/serve.h"
 
-/* A mock provider on its own thread. */
-struct mock {
-    struct tb_serve *srv;
-    struct tb_stream s;
-    pthread_t th;
-    char base[64];
-};
-
-static void *serve_main(void *arg)
-{
-    tb_serve_run(arg);
-    return NULL;
-}
-
-/* n events, "w0 w1 ...", event k at t0 + k * dt, sentences every 5. */
-static void mock_start(struct mock *m, size_t n, double t0, double dt, const char *faults)
-{
-    struct tb_serve_opts o;
-    char err[256];
-    tb_stream_init(&m->s);
-    for (size_t k = 0; k < n; k++) {
-        char w[32];
-        int len = snprintf(w, sizeof(w), " w%zu%s", k, k % 5 == 4 ? "." : "");
-        assert_int_equal(
-            tb_stream_append(&m->s, t0 + dt * (double)k, w, (size_t)len, 1, TB_KIND_CONTENT), 0);
-    }
-    memset(&o, 0, sizeof(o));
-    tb_faults_init(&o.faults);
-    if (faults != NULL)
-        assert_int_equal(tb_faults_parse(faults, &o.faults, err, sizeof(err)), 0);
-    o.host = "127.0.0.1";
-    o.port = 0;
-    o.stream = &m->s;
-    if (tb_serve_create(&o, &m->srv, err, sizeof(err)) != 0)
-        fail_msg("tb_serve_create: %s", err);
-    snprintf(m->base, sizeof(m->base), "http://127.0.0.1:%d/v1", tb_serve_port(m->srv));
-    assert_int_equal(pthread_create(&m->th, NULL, serve_main, m->srv), 0);
-}
-
-static void mock_stop(struct mock *m)
-{
-    tb_serve_stop(m->srv);
-    pthread_join(m->th, NULL);
-    tb_serve_destroy(m->srv);
-    tb_stream_free(&m->s);
-}
-
 /* Runs one live request against the mock (model may carry faults). */
-static void live(const struct mock *m, const char *model, double idle, int include_usage,
+static void live(const struct tb_test_mock *m, const char *model, double idle, int include_usage,
                  enum tb_api api, struct tb_live_result *r)
 {
     struct tb_live_opts o;
@@ -91,7 +44,7 @@ static void live(const struct mock *m, const char *model, double idle, int inclu
 }
 
 /* The recorded stream holds exactly events 0..n-1 of the mock's stream. */
-static void holds_first(const struct tb_live_result *r, const struct mock *m, size_t n)
+static void holds_first(const struct tb_live_result *r, const struct tb_test_mock *m, size_t n)
 {
     if (r->stream.n != n)
         fail_msg("recorded %zu deltas, want %zu (error %s: %s)", r->stream.n, n,
@@ -106,9 +59,9 @@ static void holds_first(const struct tb_live_result *r, const struct mock *m, si
 static void clean_stream(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     struct tb_live_result r;
-    mock_start(&m, 20, 0.05, 0.005, NULL);
+    tb_test_mock_start(&m, 20, 0.05, 0.005, NULL);
     live(&m, "ttsbuf-mock", 10, 1, TB_API_CHAT, &r);
     assert_int_equal(r.error, TB_LIVE_OK);
     assert_int_equal(r.http_status, 200);
@@ -121,7 +74,7 @@ static void clean_stream(void **state)
     /* The empty role chunk is not the first token: TTFT is event 0's. */
     assert_true(r.sim.ttft >= 0.05);
     tb_live_result_free(&r);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 /* Recorded arrival times follow the server's schedule: each event arrives
@@ -130,10 +83,10 @@ static void clean_stream(void **state)
 static void arrival_times_follow_schedule(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     struct tb_live_result r;
     double worst = 0;
-    mock_start(&m, 30, 0.1, 0.01, NULL);
+    tb_test_mock_start(&m, 30, 0.1, 0.01, NULL);
     live(&m, "ttsbuf-mock", 10, 1, TB_API_CHAT, &r);
     assert_int_equal(r.error, TB_LIVE_OK);
     holds_first(&r, &m, 30);
@@ -147,20 +100,20 @@ static void arrival_times_follow_schedule(void **state)
                   worst * 1e3);
     assert_true(worst < 0.25);
     tb_live_result_free(&r);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 /* The live numbers equal `sim` on the recorded stream: one truth. */
 static void live_equals_sim_on_recording(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     struct tb_live_result r;
     struct tb_sim_result s;
     struct tb_sim_opts o;
     struct tb_clock clk;
     char err[128];
-    mock_start(&m, 40, 0.05, 0.002, "stall@2:1");
+    tb_test_mock_start(&m, 40, 0.05, 0.002, "stall@2:1");
     live(&m, "ttsbuf-mock", 10, 1, TB_API_CHAT, &r);
     assert_int_equal(r.error, TB_LIVE_OK);
     tb_sim_opts_default(&o);
@@ -175,16 +128,16 @@ static void live_equals_sim_on_recording(void **state)
     assert_true(s.play.end == r.sim.play.end);
     assert_true(r.sim.play.underruns >= 1); /* the 1 s stall shows */
     tb_live_result_free(&r);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 static void expect_fault(const char *faults, size_t n_before, int kind, const char *msg,
                          long status)
 {
-    struct mock m;
+    struct tb_test_mock m;
     struct tb_live_result r;
     char model[128];
-    mock_start(&m, 20, 0.02, 0.002, NULL);
+    tb_test_mock_start(&m, 20, 0.02, 0.002, NULL);
     snprintf(model, sizeof(model), "mock+%s", faults);
     live(&m, model, 2, 1, TB_API_CHAT, &r);
     if (r.error != kind || strstr(r.message, msg) == NULL)
@@ -196,7 +149,7 @@ static void expect_fault(const char *faults, size_t n_before, int kind, const ch
     holds_first(&r, &m, n_before);
     assert_int_equal(r.sim.content_events, n_before);
     tb_live_result_free(&r);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 static void faults_end_the_run_and_keep_what_came(void **state)
@@ -218,10 +171,10 @@ static void framing_variants_are_transparent(void **state)
     (void)state;
     const char *variants[] = {"crlf", "comments", "burst@3", "crlf+comments+burst@2"};
     for (size_t i = 0; i < 4; i++) {
-        struct mock m;
+        struct tb_test_mock m;
         struct tb_live_result r;
         char model[64];
-        mock_start(&m, 12, 0.01, 0.002, NULL);
+        tb_test_mock_start(&m, 12, 0.01, 0.002, NULL);
         snprintf(model, sizeof(model), "mock+%s", variants[i]);
         live(&m, model, 5, 1, TB_API_CHAT, &r);
         if (r.error != TB_LIVE_OK)
@@ -237,83 +190,69 @@ static void framing_variants_are_transparent(void **state)
         }
         assert_int_equal(r.usage_completion, 12);
         tb_live_result_free(&r);
-        mock_stop(&m);
+        tb_test_mock_stop(&m);
     }
 }
 
 static void reasoning_counted_not_spoken(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     struct tb_live_result r;
-    mock_start(&m, 10, 0.01, 0.002, NULL);
+    tb_test_mock_start(&m, 10, 0.01, 0.002, NULL);
     live(&m, "mock+reasoning@4", 5, 1, TB_API_CHAT, &r);
     assert_int_equal(r.error, TB_LIVE_OK);
     assert_int_equal(r.sim.reasoning_events, 4);
     assert_int_equal(r.sim.content_events, 10);
     assert_true(r.sim.ttft >= r.stream.ev[4].t); /* first content, not reasoning */
     tb_live_result_free(&r);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 static void usage_rejected_retried_once(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     struct tb_live_result r;
-    mock_start(&m, 8, 0.01, 0.002, NULL);
+    tb_test_mock_start(&m, 8, 0.01, 0.002, NULL);
     live(&m, "mock+reject-usage", 5, 1, TB_API_CHAT, &r);
     assert_int_equal(r.error, TB_LIVE_OK);
     assert_true(r.usage_retried);
     assert_int_equal(r.usage_completion, -1);
     holds_first(&r, &m, 8);
     tb_live_result_free(&r);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 static void legacy_completions(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     struct tb_live_result r;
-    mock_start(&m, 9, 0.01, 0.002, NULL);
+    tb_test_mock_start(&m, 9, 0.01, 0.002, NULL);
     live(&m, "ttsbuf-mock", 5, 1, TB_API_COMPLETIONS, &r);
     assert_int_equal(r.error, TB_LIVE_OK);
     holds_first(&r, &m, 9);
     tb_live_result_free(&r);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 static void connection_refused(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     struct tb_live_result r;
-    mock_start(&m, 1, 0, 0, NULL);
+    tb_test_mock_start(&m, 1, 0, 0, NULL);
     snprintf(m.base, sizeof(m.base), "http://127.0.0.1:1/v1"); /* nobody listens there */
     live(&m, "x", 5, 1, TB_API_CHAT, &r);
     assert_int_equal(r.error, TB_LIVE_TRANSPORT);
     assert_non_null(strstr(r.message, "request failed: "));
     assert_int_equal(r.stream.n, 0);
     tb_live_result_free(&r);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 /* ---- the binary ---- */
-
-static const char *bin(void)
-{
-    const char *b = getenv("TTSBUF");
-    return b != NULL ? b : "./ttsbuf";
-}
-
-/* Runs a shell command line; returns the exit status. */
-static int sh(const char *cmd)
-{
-    int st = system(cmd);
-    assert_true(WIFEXITED(st));
-    return WEXITSTATUS(st);
-}
 
 #define SECRET "sk-ttsbuf-TEST-SECRET-4b1d9e"
 
@@ -327,12 +266,12 @@ static void run_cli_key_never_leaks(void **state)
     char *out, *err, *trace;
     snprintf(dir, sizeof(dir), "/tmp/ttsbuf-live-%d", (int)getpid());
     snprintf(cmd, sizeof(cmd), "mkdir -p %s", dir);
-    sh(cmd);
+    tb_test_sh(cmd);
     snprintf(cmd, sizeof(cmd),
              "OPENAI_API_KEY=%s '%s' run --synth tps=200,tokens=40,ttft=0.05,seed=3 "
              "--verbose --json --record %s/t.jsonl >%s/out 2>%s/err",
-             SECRET, bin(), dir, dir, dir);
-    assert_int_equal(sh(cmd), 0);
+             SECRET, tb_test_bin(), dir, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
     snprintf(cmd, sizeof(cmd), "%s/out", dir);
     out = tb_test_slurp_str(cmd);
     snprintf(cmd, sizeof(cmd), "%s/err", dir);
@@ -360,13 +299,13 @@ static void run_cli_key_never_leaks(void **state)
              "a=json.load(open('%s/out')); b=json.load(open('%s/sim')); "
              "ks=['ttfa_s','underruns','gap_total_s','min_tps','speedup_needed','end_s','chunks'];"
              "sys.exit(0 if all(a[k]==b[k] for k in ks) else 1)\"",
-             bin(), dir, dir, dir, dir);
-    assert_int_equal(sh(cmd), 0);
+             tb_test_bin(), dir, dir, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
     free(out);
     free(err);
     free(trace);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    sh(cmd);
+    tb_test_sh(cmd);
 }
 
 /* A failing stream: exit 3, one-line error, partial trace and report. */
@@ -379,8 +318,8 @@ static void run_cli_failure_keeps_partial(void **state)
     snprintf(cmd, sizeof(cmd),
              "'%s' run --synth tps=400,tokens=50,ttft=0.02 --fault drop@20 --record %s "
              ">%s.out 2>%s.err",
-             bin(), path, path, path);
-    assert_int_equal(sh(cmd), 3);
+             tb_test_bin(), path, path, path);
+    assert_int_equal(tb_test_sh(cmd), 3);
     trace = tb_test_slurp_str(path);
     {
         size_t lines = 0;
@@ -398,7 +337,7 @@ static void run_cli_failure_keeps_partial(void **state)
     free(out);
     free(trace);
     snprintf(cmd, sizeof(cmd), "rm -f %s %s.out %s.err", path, path, path);
-    sh(cmd);
+    tb_test_sh(cmd);
 }
 
 /* `ttsbuf serve` as its own process, `run` pointed at it by
@@ -415,8 +354,8 @@ static void serve_cli_and_run_cli(void **state)
     snprintf(cmd, sizeof(cmd),
              "OPENAI_BASE_URL=http://127.0.0.1:%d/v1 '%s' run --model 'mock+stall@2:1' "
              "--chunk token --json >%s.out 2>&1",
-             port, bin(), path);
-    rc = sh(cmd);
+             port, tb_test_bin(), path);
+    rc = tb_test_sh(cmd);
     snprintf(cmd, sizeof(cmd), "%s.out", path);
     log = tb_test_slurp_str(cmd);
     j = cJSON_Parse(log);
@@ -433,7 +372,7 @@ static void serve_cli_and_run_cli(void **state)
     assert_non_null(strstr(log, "1 requests"));
     free(log);
     snprintf(cmd, sizeof(cmd), "rm -f %s %s.out", path, path);
-    sh(cmd);
+    tb_test_sh(cmd);
 }
 
 static void run_cli_bad_usage(void **state)
@@ -443,19 +382,20 @@ static void run_cli_bad_usage(void **state)
     snprintf(cmd, sizeof(cmd),
              "'%s' run --base-url http://127.0.0.1:1/v1 >/dev/null 2>/tmp/ttsbuf-e-%d; "
              "grep -q 'run: --model is required' /tmp/ttsbuf-e-%d",
-             bin(), (int)getpid(), (int)getpid());
-    assert_int_equal(sh(cmd), 0);
+             tb_test_bin(), (int)getpid(), (int)getpid());
+    assert_int_equal(tb_test_sh(cmd), 0);
     snprintf(cmd, sizeof(cmd),
              "'%s' run --base-url http://x/v1 --model m --preset demo "
              ">/dev/null 2>&1",
-             bin());
-    assert_int_equal(sh(cmd), 2);
-    snprintf(cmd, sizeof(cmd), "'%s' run --api-key-file /nonexistent >/dev/null 2>&1", bin());
-    assert_int_equal(sh(cmd), 2);
-    snprintf(cmd, sizeof(cmd), "'%s' run -H 'no colon' >/dev/null 2>&1", bin());
-    assert_int_equal(sh(cmd), 2);
+             tb_test_bin());
+    assert_int_equal(tb_test_sh(cmd), 2);
+    snprintf(cmd, sizeof(cmd), "'%s' run --api-key-file /nonexistent >/dev/null 2>&1",
+             tb_test_bin());
+    assert_int_equal(tb_test_sh(cmd), 2);
+    snprintf(cmd, sizeof(cmd), "'%s' run -H 'no colon' >/dev/null 2>&1", tb_test_bin());
+    assert_int_equal(tb_test_sh(cmd), 2);
     snprintf(cmd, sizeof(cmd), "rm -f /tmp/ttsbuf-e-%d", (int)getpid());
-    sh(cmd);
+    tb_test_sh(cmd);
 }
 
 /* The official openai npm SDK streams a chat completion from the mock,
@@ -463,7 +403,7 @@ static void run_cli_bad_usage(void **state)
 static void openai_sdk_streams_from_mock(void **state)
 {
     (void)state;
-    struct mock m;
+    struct tb_test_mock m;
     char cmd[1024], path[96];
     const char *dir = getenv("TB_NODEDIR");
     char *out;
@@ -474,14 +414,14 @@ static void openai_sdk_streams_from_mock(void **state)
     snprintf(cmd, sizeof(cmd), "%s/node_modules/openai/package.json", dir);
     if (access(cmd, R_OK) != 0)
         fail_msg("the openai npm package is missing in %s/node_modules: run `make deps`", dir);
-    mock_start(&m, 25, 0.01, 0.002, NULL);
+    tb_test_mock_start(&m, 25, 0.01, 0.002, NULL);
     snprintf(path, sizeof(path), "/tmp/ttsbuf-sdk-%d.json", (int)getpid());
     snprintf(cmd, sizeof(cmd), "node %s/openai-stream.mjs %s >%s 2>&1", dir, m.base, path);
-    rc = sh(cmd);
+    rc = tb_test_sh(cmd);
     out = tb_test_slurp_str(path);
     remove(path);
     if (rc != 0) {
-        mock_stop(&m);
+        tb_test_mock_stop(&m);
         fail_msg("openai SDK failed: %s", out);
     }
     j = cJSON_Parse(out);
@@ -502,7 +442,7 @@ static void openai_sdk_streams_from_mock(void **state)
     }
     cJSON_Delete(j);
     free(out);
-    mock_stop(&m);
+    tb_test_mock_stop(&m);
 }
 
 /* The fault matrix at the command line: exit status, the one-line error
@@ -536,15 +476,15 @@ static void run_cli_fault_matrix(void **state)
     char dir[64], cmd[1024];
     snprintf(dir, sizeof(dir), "/tmp/ttsbuf-fm-%d", (int)getpid());
     snprintf(cmd, sizeof(cmd), "mkdir -p %s", dir);
-    sh(cmd);
+    tb_test_sh(cmd);
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         char *err, *trace;
         int code, lines = 0;
         snprintf(cmd, sizeof(cmd),
                  "'%s' run --synth tps=400,tokens=30,ttft=0.02,jitter=0 --fault '%s' "
                  "--idle-timeout 1 --record %s/t.jsonl -q >%s/out 2>%s/err",
-                 bin(), rows[i].fault, dir, dir, dir);
-        code = sh(cmd);
+                 tb_test_bin(), rows[i].fault, dir, dir, dir);
+        code = tb_test_sh(cmd);
         snprintf(cmd, sizeof(cmd), "%s/err", dir);
         err = tb_test_slurp_str(cmd);
         snprintf(cmd, sizeof(cmd), "%s/t.jsonl", dir);
@@ -561,7 +501,7 @@ static void run_cli_fault_matrix(void **state)
         free(trace);
     }
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    sh(cmd);
+    tb_test_sh(cmd);
 }
 
 /* Ctrl-C during a live run: a clean stop, exit 3, the partial trace and
@@ -583,8 +523,9 @@ static void run_cli_sigint_keeps_partial(void **state)
         snprintf(e, sizeof(e), "%s.err", path);
         if (freopen(o, "w", stdout) == NULL || freopen(e, "w", stderr) == NULL)
             _exit(126);
-        execl(bin(), bin(), "run", "--synth", "tps=400,tokens=30,ttft=0.02,jitter=0", "--fault",
-              "stall@12:60", "--record", rec, "-q", (char *)NULL);
+        execl(tb_test_bin(), tb_test_bin(), "run", "--synth",
+              "tps=400,tokens=30,ttft=0.02,jitter=0", "--fault", "stall@12:60", "--record", rec,
+              "-q", (char *)NULL);
         _exit(127);
     }
     {
@@ -610,7 +551,7 @@ static void run_cli_sigint_keeps_partial(void **state)
     free(out);
     free(err);
     snprintf(cmd, sizeof(cmd), "rm -f %s.jsonl %s.out %s.err", path, path, path);
-    sh(cmd);
+    tb_test_sh(cmd);
 }
 
 /* Every request option of `run`, against the built-in mock; and their bad
@@ -624,7 +565,7 @@ static void run_cli_request_options(void **state)
     FILE *f;
     snprintf(dir, sizeof(dir), "/tmp/ttsbuf-ro-%d", (int)getpid());
     snprintf(cmd, sizeof(cmd), "mkdir -p %s", dir);
-    sh(cmd);
+    tb_test_sh(cmd);
     snprintf(path, sizeof(path), "%s/m.json", dir);
     f = fopen(path, "w");
     assert_non_null(f);
@@ -636,8 +577,8 @@ static void run_cli_request_options(void **state)
              "'%s' run --synth tps=500,tokens=20,ttft=0.01 --messages %s --max-tokens 12 "
              "--temperature 0.3 --body-json '{\"top_p\":0.5}' --no-usage -H 'X-Test: 1' "
              "--timeout 30 --connect-timeout 5 --idle-timeout 10 --json -q >%s/out 2>%s/err",
-             bin(), path, dir, dir);
-    assert_int_equal(sh(cmd), 0);
+             tb_test_bin(), path, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
     snprintf(cmd, sizeof(cmd), "%s/out", dir);
     out = tb_test_slurp_str(cmd);
     j = cJSON_Parse(out);
@@ -651,8 +592,8 @@ static void run_cli_request_options(void **state)
     snprintf(cmd, sizeof(cmd),
              "'%s' run --synth tps=500,tokens=15,ttft=0.01 --api completions --prompt hello "
              "--json -q >%s/out 2>%s/err",
-             bin(), dir, dir);
-    assert_int_equal(sh(cmd), 0);
+             tb_test_bin(), dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
     snprintf(cmd, sizeof(cmd), "%s/out", dir);
     out = tb_test_slurp_str(cmd);
     j = cJSON_Parse(out);
@@ -678,9 +619,9 @@ static void run_cli_request_options(void **state)
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
             int code;
-            snprintf(cmd, sizeof(cmd), "'%s' run %s -q >%s/out 2>%s/err", bin(), bad[i].args, dir,
-                     dir);
-            code = sh(cmd);
+            snprintf(cmd, sizeof(cmd), "'%s' run %s -q >%s/out 2>%s/err", tb_test_bin(),
+                     bad[i].args, dir, dir);
+            code = tb_test_sh(cmd);
             snprintf(cmd, sizeof(cmd), "%s/err", dir);
             out = tb_test_slurp_str(cmd);
             if ((code != 2 && code != 3) || strstr(out, bad[i].err) == NULL)
@@ -690,7 +631,7 @@ static void run_cli_request_options(void **state)
         }
     }
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    sh(cmd);
+    tb_test_sh(cmd);
 }
 
 int tb_test_live(void)

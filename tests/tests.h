@@ -11,12 +11,16 @@
 #ifndef TTSBUF_TESTS_H
 #define TTSBUF_TESTS_H
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <cmocka.h>
+
+#include "ttsbuf/serve.h"
+#include "ttsbuf/stream.h"
 
 /* Each returns the number of failed cases (cmocka_run_group_tests). */
 int tb_test_utf8(void);
@@ -47,6 +51,7 @@ int tb_test_audioenv(void);
  * tb_player_pull (the real-time path): tests/rt_alloc.c.  The first call
  * installs the hook where one is needed (sanitizer builds). */
 void tb_test_alloc_counts(unsigned long *all, unsigned long *rt);
+int tb_test_bench(void); /* issue 5: ttsbuf bench and merge */
 
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;
@@ -118,6 +123,26 @@ void tb_test_expect_error(const char *args, int code, const char *want);
  * tb_test_serve_stop (SIGINT), which returns its exit status. */
 int tb_test_serve_spawn(const char *synth, const char *log, int *port);
 int tb_test_serve_stop(int pid);
+
+/* The binary under test ($TTSBUF, else ./ttsbuf). */
+const char *tb_test_bin(void);
+
+/* Runs a shell command line; fails the case unless it exited; returns
+ * its exit status. */
+int tb_test_sh(const char *cmd);
+
+/* The mock provider (tb_serve) on its own thread, on loopback, an
+ * ephemeral port (tests/mock.c): n events " w0" .. " w<n-1>" (a sentence
+ * every 5), event k at t0 + k dt, faults for every request (or NULL);
+ * base is "http://127.0.0.1:PORT/v1". */
+struct tb_test_mock {
+    struct tb_serve *srv;
+    struct tb_stream s;
+    pthread_t th;
+    char base[64];
+};
+void tb_test_mock_start(struct tb_test_mock *m, size_t n, double t0, double dt, const char *faults);
+void tb_test_mock_stop(struct tb_test_mock *m);
 
 /* Asserts |a - b| <= tol, printing both. */
 #define assert_near(a, b, tol)                                                                     \

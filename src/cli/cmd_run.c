@@ -15,6 +15,7 @@
 #include "audio.h"
 #include "cli.h"
 #include "common.h"
+#include "request.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/http.h"
@@ -24,8 +25,6 @@
 #define DEFAULT_PROMPT "Explain how transformer attention mechanisms work."
 #define DEFAULT_MAX_TOKENS 300
 #define MOCK_PRESET "mock"
-#define MAX_HEADERS 64
-#define KEY_FILE_MAX 4096
 #define MESSAGES_MAX (1u << 20)
 
 /* Set by SIGINT/SIGTERM on whichever thread takes the signal, read by the
@@ -78,7 +77,7 @@ static void usage(FILE *f)
             "  -q, --quiet        no status line\n"
             "\n"
             "Built-in mock (only without a base URL):\n",
-            MAX_HEADERS, DEFAULT_PROMPT, DEFAULT_MAX_TOKENS);
+            TB_CLI_HEADERS_MAX, DEFAULT_PROMPT, DEFAULT_MAX_TOKENS);
     tb_cli_usage_sources(f, MOCK_PRESET);
     fprintf(f,
             "  --fault SPEC       mock faults, e.g. stall@40:1.5+crlf (see ttsbuf serve --help)\n"
@@ -92,42 +91,15 @@ static void usage(FILE *f)
     tb_cli_usage_tables(f);
 }
 
-enum {
-    O_BASE = TB_O__COMMON_END,
-    O_API,
-    O_MODEL,
-    O_KEYFILE,
-    O_PROMPT,
-    O_MESSAGES,
-    O_MAXTOK,
-    O_TEMP,
-    O_BODYJSON,
-    O_NOUSAGE,
-    O_IDLE,
-    O_TIMEOUT,
-    O_CONNTO,
-    O_INSECURE,
-    O_FAULT
-};
+enum { O_PROMPT = TB_O__REQUEST_END, O_MESSAGES, O_FAULT };
 
 static const struct option longopts[] = {
     TB_SOURCE_LONGOPTS,
     TB_PLAYOUT_LONGOPTS,
     TB_AUDIO_LONGOPTS,
-    {"base-url", required_argument, NULL, O_BASE},
-    {"api", required_argument, NULL, O_API},
-    {"model", required_argument, NULL, O_MODEL},
-    {"api-key-file", required_argument, NULL, O_KEYFILE},
+    TB_REQUEST_LONGOPTS,
     {"prompt", required_argument, NULL, O_PROMPT},
     {"messages", required_argument, NULL, O_MESSAGES},
-    {"max-tokens", required_argument, NULL, O_MAXTOK},
-    {"temperature", required_argument, NULL, O_TEMP},
-    {"body-json", required_argument, NULL, O_BODYJSON},
-    {"no-usage", no_argument, NULL, O_NOUSAGE},
-    {"idle-timeout", required_argument, NULL, O_IDLE},
-    {"timeout", required_argument, NULL, O_TIMEOUT},
-    {"connect-timeout", required_argument, NULL, O_CONNTO},
-    {"insecure", no_argument, NULL, O_INSECURE},
     {"fault", required_argument, NULL, O_FAULT},
     {"verbose", no_argument, NULL, 'v'},
     {"quiet", no_argument, NULL, 'q'},
@@ -138,12 +110,9 @@ static const struct option longopts[] = {
 struct run_args {
     struct tb_cli_common c;
     struct tb_cli_audio au;
-    const char *base_url, *model, *key_file, *messages_file, *fault;
-    const char *headers[MAX_HEADERS];
-    size_t nheaders;
-    struct tb_oai_request req;
-    double idle, timeout, connect;
-    int insecure, verbose, quiet, api_set;
+    struct tb_cli_request q;
+    const char *messages_file, *fault;
+    int verbose, quiet;
 };
 
 /* Reads a whole small file (NUL-terminated, malloc'd); NULL on error with
@@ -247,98 +216,38 @@ static void mock_stop(struct mock *m)
 /* Returns -1 to go on, or an exit code. */
 static int parse(int argc, char **argv, struct run_args *a)
 {
-    char err[256];
     int c, rc;
-    size_t z;
     tb_cli_common_init(&a->c);
     tb_cli_audio_init(&a->au);
-    a->req.api = TB_API_CHAT;
-    a->req.prompt = DEFAULT_PROMPT;
-    a->req.max_tokens = DEFAULT_MAX_TOKENS;
-    a->req.temperature = -1;
-    a->req.include_usage = 1;
-    a->idle = 60;
-    a->connect = 10;
+    tb_cli_request_init(&a->q, DEFAULT_MAX_TOKENS);
+    a->q.req.prompt = DEFAULT_PROMPT;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":hvqH:", longopts, NULL)) != -1) {
-        rc = 0;
         switch (c) {
         case 'h': usage(stdout); return TB_EXIT_OK;
         case 'v': a->verbose = 1; continue;
         case 'q': a->quiet = 1; continue;
-        case 'H':
-            if (a->nheaders == MAX_HEADERS) {
-                tb_cli_error("-H: at most %d headers", MAX_HEADERS);
-                return TB_EXIT_USAGE;
-            }
-            if (strchr(optarg, ':') == NULL || strpbrk(optarg, "\r\n") != NULL) {
-                tb_cli_error("-H: '%s' is not 'Name: value' on one line", optarg);
-                return TB_EXIT_USAGE;
-            }
-            a->headers[a->nheaders++] = optarg;
-            continue;
-        case O_BASE: a->base_url = optarg; continue;
-        case O_MODEL: a->model = optarg; continue;
-        case O_KEYFILE: a->key_file = optarg; continue;
-        case O_PROMPT: a->req.prompt = optarg; continue;
+        case O_PROMPT: a->q.req.prompt = optarg; continue;
         case O_MESSAGES: a->messages_file = optarg; continue;
-        case O_BODYJSON: a->req.extra_json = optarg; continue;
-        case O_NOUSAGE: a->req.include_usage = 0; continue;
-        case O_INSECURE: a->insecure = 1; continue;
         case O_FAULT: a->fault = optarg; continue;
-        case O_API:
-            if (tb_api_by_name(optarg, &a->req.api) != 0) {
-                tb_cli_error("--api: '%s' is not chat, completions, anthropic or ollama", optarg);
-                return TB_EXIT_USAGE;
-            }
-            continue;
-        case O_MAXTOK:
-            rc = tb_opt_size("--max-tokens", optarg, 1, 10000000, &z, err, sizeof(err));
-            a->req.max_tokens = (long)z;
-            break;
-        case O_TEMP:
-            rc =
-                tb_opt_double("--temperature", optarg, 0, 2, &a->req.temperature, err, sizeof(err));
-            break;
-        case O_IDLE:
-            rc = tb_opt_double("--idle-timeout", optarg, 0, 86400, &a->idle, err, sizeof(err));
-            break;
-        case O_TIMEOUT:
-            rc = tb_opt_double("--timeout", optarg, 0, 86400, &a->timeout, err, sizeof(err));
-            break;
-        case O_CONNTO:
-            rc = tb_opt_double("--connect-timeout", optarg, 0.001, 3600, &a->connect, err,
-                               sizeof(err));
-            break;
-        default:
+        default: break;
+        }
+        rc = tb_cli_request_option(&a->q, c, optarg);
+        if (rc == 0)
             rc = tb_cli_common_option(&a->c, c, optarg);
-            if (rc == 0)
-                rc = tb_cli_audio_option(&a->au, c, optarg);
-            if (rc < 0)
-                return TB_EXIT_USAGE;
-            if (rc == 0)
-                return tb_cli_bad_option("run", c, argv);
-            continue;
-        }
-        if (rc != 0) {
-            tb_cli_error("%s", err);
+        if (rc == 0)
+            rc = tb_cli_audio_option(&a->au, c, optarg);
+        if (rc < 0)
             return TB_EXIT_USAGE;
-        }
+        if (rc == 0)
+            return tb_cli_bad_option("run", c, argv);
     }
     if (optind < argc) {
         tb_cli_error("run: unexpected argument '%s' (see ttsbuf run --help)", argv[optind]);
         return TB_EXIT_USAGE;
     }
     return -1;
-}
-
-/* Drops trailing whitespace (a key file usually ends in a newline). */
-static void chomp(char *s)
-{
-    size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = '\0';
 }
 
 int tb_cmd_run(int argc, char **argv)
@@ -368,8 +277,8 @@ int tb_cmd_run(int argc, char **argv)
     if (code >= 0)
         return code;
 
-    info = tb_api_info(a.req.api);
-    base = a.base_url != NULL ? a.base_url : getenv(info->base_env);
+    info = tb_api_info(a.q.req.api);
+    base = a.q.base_url != NULL ? a.q.base_url : getenv(info->base_env);
     if (base != NULL && base[0] == '\0')
         base = NULL;
     embedded = base == NULL;
@@ -389,35 +298,26 @@ int tb_cmd_run(int argc, char **argv)
                      "they do not apply with a base URL");
         return TB_EXIT_USAGE;
     }
-    if (a.model == NULL && info->usage_option)
-        a.model = getenv("OPENAI_MODEL"); /* the OpenAI pair */
-    if (a.model == NULL || a.model[0] == '\0') {
+    if (a.q.model == NULL && info->usage_option)
+        a.q.model = getenv("OPENAI_MODEL"); /* the OpenAI pair */
+    if (a.q.model == NULL || a.q.model[0] == '\0') {
         if (!embedded) {
             tb_cli_error("run: --model is required%s",
                          info->usage_option ? " (or set OPENAI_MODEL)" : "");
             return TB_EXIT_USAGE;
         }
-        a.model = "ttsbuf-mock";
+        a.q.model = "ttsbuf-mock";
     }
-    if (a.key_file != NULL) {
-        key = read_small(a.key_file, KEY_FILE_MAX);
-        if (key == NULL) {
-            tb_cli_error("--api-key-file: %s: %s", a.key_file, strerror(errno));
-            return TB_EXIT_USAGE;
-        }
-        chomp(key);
-    } else if (info->key_env != NULL && getenv(info->key_env) != NULL &&
-               getenv(info->key_env)[0] != '\0') {
-        key = strdup(getenv(info->key_env));
-    }
+    if (tb_cli_request_key(&a.q, info, &key) != 0)
+        return TB_EXIT_USAGE;
     if (a.messages_file != NULL) {
         messages = read_small(a.messages_file, MESSAGES_MAX);
         if (messages == NULL) {
             tb_cli_error("--messages: %s: %s", a.messages_file, strerror(errno));
-            free(key);
+            tb_cli_key_free(key);
             return TB_EXIT_USAGE;
         }
-        a.req.messages_json = messages;
+        a.q.req.messages_json = messages;
     }
 
     /* The speaker first: a sink that cannot open is the only message. */
@@ -426,7 +326,7 @@ int tb_cmd_run(int argc, char **argv)
         goto out;
     if (embedded) {
         code = mock_start(&a, &m, url, sizeof(url), &src, label, sizeof(label));
-        if (code < 0 && a.req.api == TB_API_OLLAMA)
+        if (code < 0 && a.q.req.api == TB_API_OLLAMA)
             *strrchr(url, '/') = '\0'; /* Ollama's paths start at the root */
         if (code >= 0)
             goto out;
@@ -436,32 +336,17 @@ int tb_cmd_run(int argc, char **argv)
                 url, src.name);
         base = url;
     }
-    a.req.model = a.model;
+    a.q.req.model = a.q.model;
 
     memset(&lo, 0, sizeof(lo));
     lo.sim = a.c.o;
-    lo.req = a.req;
-    {
-        /* base + the dialect's path, without a doubled slash. */
-        size_t bl = strlen(base);
-        char *full = malloc(bl + 32);
-        if (full == NULL) {
-            tb_cli_error("out of memory");
-            code = TB_EXIT_USAGE;
-            goto out;
-        }
-        snprintf(full, bl + 32, "%.*s%s", (int)(bl > 0 && base[bl - 1] == '/' ? bl - 1 : bl), base,
-                 info->path);
-        lo.http.url = full;
+    lo.req = a.q.req;
+    tb_cli_request_http(&a.q, tb_cli_request_url(base, info), key, &lo.http);
+    if (lo.http.url == NULL) {
+        tb_cli_error("out of memory");
+        code = TB_EXIT_USAGE;
+        goto out;
     }
-    lo.http.bearer = key;
-    lo.http.headers = a.headers;
-    lo.http.nheaders = a.nheaders;
-    lo.http.idle_timeout = a.idle;
-    lo.http.total_timeout = a.timeout;
-    lo.http.connect_timeout = a.connect;
-    lo.http.insecure = a.insecure;
-    lo.http.max_redirects = -1;
     lo.http.log = a.verbose ? log_line : NULL;
     lo.http.cancel = &interrupted;
     plays.keep_all = a.c.svg != NULL;
@@ -491,13 +376,13 @@ int tb_cmd_run(int argc, char **argv)
 
     /* Partial or not, the trace and the report are written. */
     tb_http_redact(base, strlen(base), base_red, sizeof(base_red));
-    snprintf(r.stream.model, sizeof(r.stream.model), "%s", a.model);
+    snprintf(r.stream.model, sizeof(r.stream.model), "%s", a.q.model);
     memcpy(r.stream.base_url, base_red, sizeof(r.stream.base_url));
     code = -1;
     if (a.c.record != NULL)
         code = tb_cli_record(a.c.record, &r.stream);
     memset(&rl, 0, sizeof(rl));
-    rl.model = a.model;
+    rl.model = a.q.model;
     rl.base_url = base_red;
     rl.api = info->name;
     rl.server = r.have_server ? &r.server : NULL;
@@ -549,12 +434,6 @@ out:
     free(plays.all.v);
     free(messages);
     free(base_fixed);
-    if (key != NULL) {
-        /* Scrub the key before freeing it. */
-        volatile char *p = key;
-        while (*p)
-            *p++ = 0;
-        free(key);
-    }
+    tb_cli_key_free(key);
     return code;
 }

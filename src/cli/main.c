@@ -24,6 +24,9 @@ static void usage(FILE *f)
                "  sweep      many streams x a grid of settings (pre-roll, chunking, rate...):\n"
                "             gap-free share, gaps, first audio, the pre-roll and TPS for a\n"
                "             target share, and the tuning picture\n"
+               "  bench      many streams at once, per load level: TTFT, TPS, underruns and\n"
+               "             gapless share as P50/P95/P99/min/max; gates; shards\n"
+               "  merge      combine `bench --shard` records into one run's summary\n"
                "\n"
                "  ttsbuf COMMAND --help   options of a command\n"
                "  ttsbuf --version        version\n"
@@ -57,6 +60,10 @@ int main(int argc, char **argv)
         return tb_cmd_serve(argc - 1, argv + 1);
     if (strcmp(argv[1], "sweep") == 0)
         return tb_cmd_sweep(argc - 1, argv + 1);
+    if (strcmp(argv[1], "bench") == 0)
+        return tb_cmd_bench(argc - 1, argv + 1);
+    if (strcmp(argv[1], "merge") == 0)
+        return tb_cmd_merge(argc - 1, argv + 1);
     tb_cli_error("unknown command '%s' (try ttsbuf --help)", argv[1]);
     return TB_EXIT_USAGE;
 }

@@ -184,7 +184,7 @@ static void bench_trace(const struct tb_stream *s)
 }
 
 /* TB_BENCH_ONLY=name,name runs only those sections (core, sim, trace,
- * sweep, serve, live, speech); unset: all of them. */
+ * sweep, serve, live, speech, client); unset: all of them. */
 static int want(const char *name)
 {
     const char *only = getenv("TB_BENCH_ONLY");
@@ -234,6 +234,10 @@ int main(void)
     if (want("speech")) {
         printf("\n");
         bench_speech();
+    }
+    if (want("client")) {
+        printf("\n");
+        bench_client();
     }
     tb_http_global_cleanup();
     return 0;

@@ -11,8 +11,8 @@
  * Everything here dies with a one-line message on failure: a benchmark
  * that cannot set itself up has nothing to report.
  */
-#ifndef TTSBUF_BENCH_H
-#define TTSBUF_BENCH_H
+#ifndef TTSBUF_TESTS_BENCH_H
+#define TTSBUF_TESTS_BENCH_H
 
 #include <stdint.h>
 #include <sys/types.h>
@@ -57,5 +57,6 @@ void bench_serve(void);
 void bench_live(void);
 void bench_sweep(void);
 void bench_speech(void);
+void bench_client(void); /* issue 5: ttsbuf bench vs the openai SDK */
 
 #endif

@@ -1,0 +1,256 @@
+/*
+ * bench.h - `ttsbuf bench`: many streams at once against one endpoint,
+ * each played out through its own playout model, summarised per load
+ * level with percentiles that merge exactly across shards.
+ *
+ * One level is one load: a closed loop (`concurrency` streams in flight,
+ * a new request as soon as one ends) or an open loop (requests arrive at
+ * `rate` per second, Poisson or evenly spaced, optionally capped at
+ * `concurrency` in flight: an arrival that finds the cap full waits, and
+ * its wait is in its record).  Every transfer runs in one thread on
+ * libcurl's multi interface (curl_multi_socket_action over epoll: no thread
+ * per stream).  A body read is stamped with the time the loop woke up for
+ * it (the moment its bytes were known to be there), so a loop busy with a
+ * thousand other streams does not make an event look later than it was.
+ * Times are seconds on the monotonic clock; a record's event times are
+ * relative to its own request's start, as in `ttsbuf run`.
+ *
+ * When the level has ended, each stream is played out by tb_sim_run on a
+ * virtual clock with the caller's options: exactly what `ttsbuf sim
+ * --trace` computes on the stream's trace (tested).
+ *
+ * Requests carry a global id 0, 1, 2, ...; shard I of N runs the ids
+ * congruent to I mod N, so N shards together run exactly the ids one run
+ * would, with the same prompts (prompt id mod nprompts).  A shard runs its
+ * share of the load: concurrency c*(I+1)/N - c*I/N (at least 1), rate R/N.
+ *
+ * The summary (tb_bench_summarize) is a pure function of the records, and
+ * independent of their order: merging shards' records gives exactly the
+ * summary one process with the same records gives.
+ *
+ * Threads: tb_bench_run runs in the calling thread; the cancel flag may be
+ * set from any thread or a signal handler.  Ownership: the caller owns the
+ * records (tb_bench_recs_free).
+ */
+#ifndef TTSBUF_BENCH_H
+#define TTSBUF_BENCH_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ttsbuf/http.h"
+#include "ttsbuf/live.h"
+#include "ttsbuf/oai.h"
+#include "ttsbuf/sim.h"
+#include "ttsbuf/stream.h"
+
+#define TB_BENCH_CONC_MAX 10000     /* streams in flight */
+#define TB_BENCH_PROMPTS_MAX 100000 /* lines of a --prompts file */
+#define TB_BENCH_PROMPT_MAX (1u << 20)
+
+enum tb_bench_mode {
+    TB_BENCH_CLOSED = 0, /* `concurrency` in flight */
+    TB_BENCH_POISSON,    /* open loop, exponential inter-arrival times */
+    TB_BENCH_CONSTANT    /* open loop, evenly spaced arrivals */
+};
+
+/* A prompt: a user message, or a JSON array of chat messages. */
+struct tb_bench_prompt {
+    char *prompt;        /* owned; NULL when messages is set */
+    char *messages_json; /* owned; NULL when prompt is set */
+};
+
+struct tb_bench_prompts {
+    struct tb_bench_prompt *v;
+    size_t n;
+};
+
+/* The built-in set: varied questions a voice assistant gets.  Returns 0 or
+ * TB_ENOMEM.  Any thread. */
+int tb_bench_prompts_builtin(struct tb_bench_prompts *p);
+
+/*
+ * tb_bench_prompts_load - a JSONL file, one object a line:
+ * {"prompt": "..."} or {"messages": [...]}; blank lines skipped.  Returns
+ * 0; TB_EFORMAT ("FILE:LINE: reason"), TB_ETOOBIG (a line over
+ * TB_BENCH_PROMPT_MAX, more than TB_BENCH_PROMPTS_MAX lines), TB_EEMPTY,
+ * TB_EIO, TB_ENOMEM; detail in err.
+ */
+int tb_bench_prompts_load(const char *path, struct tb_bench_prompts *p, char *err, size_t errlen);
+void tb_bench_prompts_free(struct tb_bench_prompts *p); /* NULL is a no-op */
+
+struct tb_bench_level {
+    enum tb_bench_mode mode;
+    uint32_t concurrency; /* closed: in flight; open: cap (0: none) */
+    double rate;          /* open: requests per second */
+};
+
+/* "c=10", "rate=5/s (poisson)", "rate=5/s (constant, max 8)". */
+void tb_bench_level_name(const struct tb_bench_level *l, char *out, size_t outlen);
+
+struct tb_bench_progress {
+    double t;        /* seconds since the level started */
+    size_t started;  /* measured requests started (warm-up excluded) */
+    size_t done;     /* measured requests ended */
+    size_t target;   /* measured requests to run; 0 in --duration mode */
+    size_t inflight; /* transfers running, warm-up included */
+    size_t errors;
+    uint64_t events; /* deltas received (measured requests) */
+    int warmup;      /* still in warm-up */
+};
+typedef void (*tb_bench_progress_fn)(void *ud, const struct tb_bench_progress *p);
+
+struct tb_bench_opts {
+    struct tb_http_req http;   /* url, key, headers, timeouts, cancel; body per request */
+    struct tb_oai_request req; /* the template; prompt/messages come from prompts */
+    const struct tb_bench_prompts *prompts;
+    struct tb_bench_level level; /* the whole load (this shard runs its share) */
+    size_t requests;             /* measured requests over all shards; 0: --duration */
+    double duration;             /* s; no request starts after it (0: none) */
+    size_t warmup;               /* requests before, not recorded */
+    uint32_t shard, nshards;     /* this shard, of nshards (1: all) */
+    uint64_t seed;               /* Poisson arrivals */
+    struct tb_sim_opts sim;
+    double progress_interval;      /* s; 0: 0.1 */
+    tb_bench_progress_fn progress; /* on the calling thread, or NULL */
+    void *progress_ud;
+};
+
+/* One request: what the summary needs, and the stream it received. */
+struct tb_bench_rec {
+    uint32_t level;                 /* caller's level index */
+    uint64_t id;                    /* global request id */
+    uint32_t prompt;                /* index into the prompt set */
+    double t_sched, t_start, t_end; /* s since the level started */
+    int error;                      /* enum tb_live_error; 0: ok */
+    char message[256];              /* one line when error != 0 */
+    long http_status;
+    uint64_t events, content_tokens; /* content events and their tokens */
+    long long usage_tokens;          /* usage.completion_tokens, -1 unknown */
+    /* Playout of the stream (NaN when there is no content event). */
+    double ttft, ttfa, decode_tps, decode_tps_usage;
+    uint32_t underruns;
+    double gap_total, gap_max, min_tps, speedup;
+    double *itl; /* inter-event gaps between content events (events-1) */
+    size_t nitl;
+    struct tb_stream stream; /* every delta, arrival times from t_start;
+                              * empty for records read back from a file */
+};
+
+struct tb_bench_recs {
+    struct tb_bench_rec *v;
+    size_t n, cap;
+};
+
+void tb_bench_recs_init(struct tb_bench_recs *r);
+void tb_bench_recs_free(struct tb_bench_recs *r); /* NULL is a no-op */
+/* Appends a cleared record (error 0, NaN metrics, usage -1); returns it,
+ * or NULL (out of memory). */
+struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r);
+
+/*
+ * tb_bench_analyze - fills a record's playout fields from its stream
+ * (tb_sim_run on a virtual clock with o, as `ttsbuf sim --trace` does).
+ * Returns 0, TB_ENOMEM, or the simulator's error (TB_ETOOBIG: an event
+ * over the ring; detail in err).  A stream with no content event leaves
+ * the metrics NaN and returns 0.
+ */
+int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char *err,
+                     size_t errlen);
+
+/*
+ * tb_bench_run - runs one level to its end (or until *http.cancel),
+ * appending this shard's measured requests to out with `level` as their
+ * level index, each analysed.  Returns 0 when the level ran (requests
+ * that failed are records with an error; a cancelled level returns 0 with
+ * what it finished and the cut ones marked cancelled); TB_EINVAL for bad
+ * options (err says which); TB_ENOMEM; TB_EIO (epoll, libcurl).
+ */
+int tb_bench_run(const struct tb_bench_opts *o, uint32_t level, struct tb_bench_recs *out,
+                 char *err, size_t errlen);
+
+/* The metrics summarised per level. */
+enum tb_bench_metric {
+    TB_BM_TTFT = 0,
+    TB_BM_TTFA,
+    TB_BM_TPS,       /* decode TPS by events */
+    TB_BM_TPS_USAGE, /* decode TPS by usage tokens */
+    TB_BM_ITL,       /* inter-event gap, every gap of every stream */
+    TB_BM_UNDERRUNS,
+    TB_BM_GAP_TOTAL,
+    TB_BM_GAP_MAX,
+    TB_BM_MIN_TPS,
+    TB_BM_SPEEDUP,
+    TB_BM__COUNT
+};
+
+/* "ttft", "ttfa", "tps", "tps-usage", "itl", "underruns", "gap-total",
+ * "gap-max", "min-tps", "speedup"; and the unit ("s", "tok/s", "", "x"). */
+const char *tb_bench_metric_name(enum tb_bench_metric m);
+const char *tb_bench_metric_unit(enum tb_bench_metric m);
+/* 1 when larger is better (the TPS metrics): their P95 and P99 are taken
+ * from the low end (the rate 95% or 99% of requests reached: the
+ * article's "P95 TPS"). */
+int tb_bench_metric_higher_better(enum tb_bench_metric m);
+
+struct tb_bench_stat {
+    size_t n; /* samples; the rest are 0 when n == 0 */
+    double p50, p95, p99, min, max;
+};
+
+struct tb_bench_summary {
+    size_t requests, ok;
+    size_t errors[TB_LIVE_NOMEM + 1]; /* by enum tb_live_error (0 unused) */
+    size_t gapless;                   /* ok streams with no underrun */
+    double gapless_share;             /* gapless / ok (0 when ok == 0) */
+    double success_share;             /* ok / requests */
+    uint64_t events, tokens;          /* content events; tokens (usage when known) */
+    double span;                      /* first start to last end, s */
+    double system_tps;                /* tokens / span */
+    struct tb_bench_stat m[TB_BM__COUNT];
+};
+
+/*
+ * tb_bench_summarize - the summary of the records with level index
+ * `level`.  Percentiles interpolate linearly between order statistics (as
+ * numpy's default).  Metrics come from ok records only.  Order-independent
+ * and exact: the same records give the same bits.  Returns 0 or
+ * TB_ENOMEM.
+ */
+int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_bench_summary *out);
+
+/* The p-th percentile (0..100) of v[0..n) (sorted in place).  0 when n is 0. */
+double tb_bench_percentile(double *v, size_t n, double p);
+
+/* What a records file says about the run that wrote it. */
+struct tb_bench_meta {
+    uint32_t shard, nshards;
+    uint32_t nlevels;
+    struct tb_bench_level levels[64];
+    char options[512]; /* the playout options, as text (must match to merge) */
+    char model[128];
+    char base_url[256]; /* redacted */
+};
+#define TB_BENCH_LEVELS_MAX 64
+
+/*
+ * tb_bench_write_header / tb_bench_write_rec - the records file (JSONL):
+ * a header line with the meta, then one line per record.  Numbers are
+ * printed so that they read back bit-identical.  `trace` is the record's
+ * trace file name relative to the records file, or NULL.  Returns 0 or
+ * TB_EIO.
+ */
+int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m);
+int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *rec, const char *trace);
+
+/*
+ * tb_bench_read - reads a records file, appending its records to out and
+ * its header to *m.  Returns 0; TB_EFORMAT ("FILE:LINE: reason"),
+ * TB_ETOOBIG (a line over TB_TRACE_LINE_MAX), TB_EIO, TB_ENOMEM.
+ */
+int tb_bench_read(const char *path, struct tb_bench_meta *m, struct tb_bench_recs *out, char *err,
+                  size_t errlen);
+
+#endif

@@ -1,0 +1,623 @@
+/*
+ * bench.c - one load level of `ttsbuf bench` (see bench.h): the arrival
+ * schedule and the event loop.
+ *
+ * The loop is libcurl's multi_socket API over one epoll set, as libcurl's
+ * own ephiperfifo example does it: libcurl says which sockets to watch
+ * (socket callback) and when to call it back (timer callback); epoll_wait
+ * sleeps until a socket is ready, a timeout is due, or the next request
+ * must start.  Each wake-up is stamped once, and every body read handed
+ * over during it carries that stamp: the bytes were in the socket when
+ * the loop woke, however long the loop then takes to get to them.
+ *
+ * Cost: O(ready sockets) per wake-up, not O(transfers); one SSE parser and
+ * one growing stream per transfer in flight.  Idle timeouts are checked by
+ * a scan of the transfers in flight every quarter second (O(n), cheap
+ * next to the events themselves).
+ */
+#include "ttsbuf/bench.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "bench_wire.h"
+#include "grow.h"
+#include "http_xfer.h"
+#include "ttsbuf/error.h"
+
+/* Sockets taken per epoll_wait: enough for a whole burst of a thousand
+ * streams, so every socket ready at a wake-up gets that wake-up's stamp
+ * rather than the next call's (12 KiB of stack). */
+#define EVENTS_PER_WAIT 1024
+#define IDLE_SCAN_S 0.25
+
+struct xf {
+    struct bench *b;
+    struct tb_http_xfer hx;
+    struct tb_http_resp hr;
+    struct tb_http_req q; /* the options' request, with this body */
+    struct tb_bench_wire wire;
+    struct tb_stream stream;
+    char *body;
+    uint64_t id;
+    uint32_t prompt;
+    double t_sched, t_start; /* level time */
+    int warm;
+    int running;     /* in the multi handle */
+    struct xf *next; /* free list / in-flight list */
+    struct xf *prev;
+};
+
+struct bench {
+    const struct tb_bench_opts *o;
+    struct tb_bench_recs *out;
+    uint32_t level;
+    CURLM *m;
+    int ep;
+    struct tb_clock clk;     /* now() = the current wake-up's stamp */
+    struct tb_clock mono;    /* level time: origin at the level's start */
+    double timeout_at;       /* libcurl's timer, level time; < 0: none */
+    struct tb_http_req http; /* the options' request, with the dialect's auth */
+    const char **headers;    /* the dialect's fixed header, then the caller's */
+    struct xf *free_list, *inflight;
+    size_t ninflight, cap;
+    /* the schedule */
+    uint64_t next_local; /* local index of the next request (warm-up first) */
+    size_t warm_left;
+    size_t target; /* measured requests this shard runs (SIZE_MAX: --duration) */
+    size_t started, done, errors;
+    uint64_t events;
+    double next_arrival; /* open loop: level time of the next arrival */
+    double *queue;       /* open loop: arrivals waiting for the cap */
+    size_t qhead, qn, qcap;
+    double rate;  /* this shard's */
+    uint64_t rng; /* xorshift state */
+    int measuring;
+    int stopped; /* cancel seen */
+};
+
+static double stamp_now(struct tb_clock *c)
+{
+    return c->virtual_now;
+}
+
+static void stamp_sleep(struct tb_clock *c, double t)
+{
+    (void)c;
+    (void)t; /* never called: transfers do not sleep */
+}
+
+static void stamp(struct bench *b)
+{
+    b->clk.virtual_now = b->mono.now(&b->mono);
+}
+
+void tb_bench_level_name(const struct tb_bench_level *l, char *out, size_t outlen)
+{
+    if (l->mode == TB_BENCH_CLOSED)
+        snprintf(out, outlen, "c=%u", l->concurrency);
+    else if (l->concurrency > 0)
+        snprintf(out, outlen, "rate=%g/s (%s, max %u)", l->rate,
+                 l->mode == TB_BENCH_POISSON ? "poisson" : "constant", l->concurrency);
+    else
+        snprintf(out, outlen, "rate=%g/s (%s)", l->rate,
+                 l->mode == TB_BENCH_POISSON ? "poisson" : "constant");
+}
+
+/* An exponential variate with mean 1 (xorshift64*, 53-bit uniform). */
+static double expo(struct bench *b)
+{
+    uint64_t x = b->rng;
+    double u;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    b->rng = x;
+    u = (double)((x * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
+    return -log1p(-u);
+}
+
+/* ---- libcurl's callbacks ---- */
+
+static int on_socket(CURL *e, curl_socket_t s, int what, void *ud, void *sockp)
+{
+    struct bench *b = ud;
+    struct epoll_event ev;
+    (void)e;
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(b->ep, EPOLL_CTL_DEL, s, NULL);
+        curl_multi_assign(b->m, s, NULL);
+        return 0;
+    }
+    memset(&ev, 0, sizeof(ev));
+    ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+    ev.data.fd = s;
+    if (sockp != NULL || epoll_ctl(b->ep, EPOLL_CTL_ADD, s, &ev) != 0) {
+        if (epoll_ctl(b->ep, EPOLL_CTL_MOD, s, &ev) != 0 && errno == ENOENT)
+            epoll_ctl(b->ep, EPOLL_CTL_ADD, s, &ev);
+    }
+    curl_multi_assign(b->m, s, b);
+    return 0;
+}
+
+static int on_timer(CURLM *m, long ms, void *ud)
+{
+    struct bench *b = ud;
+    (void)m;
+    b->timeout_at = ms < 0 ? -1 : b->mono.now(&b->mono) + (double)ms / 1000.0;
+    return 0;
+}
+
+/* ---- transfers ---- */
+
+static void unlink_inflight(struct bench *b, struct xf *x)
+{
+    if (x->prev != NULL)
+        x->prev->next = x->next;
+    else
+        b->inflight = x->next;
+    if (x->next != NULL)
+        x->next->prev = x->prev;
+    x->next = x->prev = NULL;
+    b->ninflight--;
+}
+
+static struct xf *get_xf(struct bench *b)
+{
+    struct xf *x = b->free_list;
+    if (x != NULL) {
+        b->free_list = x->next;
+        return x;
+    }
+    x = calloc(1, sizeof(*x));
+    if (x == NULL)
+        return NULL;
+    x->b = b;
+    tb_stream_init(&x->stream);
+    if (tb_bench_wire_init(&x->wire, b->o->req.api) != 0) {
+        free(x);
+        return NULL;
+    }
+    return x;
+}
+
+static void put_xf(struct bench *b, struct xf *x)
+{
+    x->next = b->free_list;
+    x->prev = NULL;
+    b->free_list = x;
+}
+
+static void destroy_xfs(struct xf *x)
+{
+    while (x != NULL) {
+        struct xf *nx = x->next;
+        tb_bench_wire_free(&x->wire);
+        tb_stream_free(&x->stream);
+        free(x->body);
+        free(x);
+        x = nx;
+    }
+}
+
+/* The global id of local request k: this shard's k-th id. */
+static uint64_t global_id(const struct bench *b, uint64_t k)
+{
+    uint32_t n = b->o->nshards > 0 ? b->o->nshards : 1;
+    return b->o->shard + k * n;
+}
+
+static int start_one(struct bench *b, double t_sched, char *err, size_t errlen)
+{
+    const struct tb_bench_opts *o = b->o;
+    struct xf *x = get_xf(b);
+    int warm = b->warm_left > 0;
+    uint64_t k = warm ? b->next_local : b->next_local - o->warmup;
+    int rc;
+    if (x == NULL)
+        return TB_ENOMEM;
+    x->warm = warm;
+    x->id = global_id(b, k);
+    x->prompt = (uint32_t)(x->id % o->prompts->n);
+    free(x->body);
+    x->body = NULL;
+    rc = tb_bench_wire_body(&o->req, &o->prompts->v[x->prompt], &x->body, err, errlen);
+    if (rc != 0) {
+        put_xf(b, x);
+        return rc;
+    }
+    x->q = b->http;
+    x->q.body = x->body;
+    stamp(b);
+    x->t_sched = warm ? b->clk.virtual_now : t_sched;
+    x->t_start = b->clk.virtual_now;
+    tb_stream_clear(&x->stream);
+    x->stream.usage_tokens = -1;
+    tb_bench_wire_reset(&x->wire, &x->stream, x->t_start);
+    rc = tb_http_xfer_begin(&x->hx, &x->q, &b->clk, tb_bench_wire_feed, &x->wire, &x->hr);
+    if (rc == 0)
+        curl_easy_setopt(x->hx.h, CURLOPT_PRIVATE, (void *)x);
+    if (rc == 0 && curl_multi_add_handle(b->m, x->hx.h) != CURLM_OK) {
+        tb_http_xfer_end(&x->hx, CURLE_FAILED_INIT);
+        tb_http_resp_free(&x->hr);
+        rc = tb_seterr(err, errlen, TB_EIO, "libcurl would not add a transfer");
+    }
+    if (rc != 0) {
+        put_xf(b, x);
+        return rc;
+    }
+    x->running = 1;
+    x->next = b->inflight;
+    x->prev = NULL;
+    if (b->inflight != NULL)
+        b->inflight->prev = x;
+    b->inflight = x;
+    b->ninflight++;
+    b->next_local++;
+    if (warm)
+        b->warm_left--;
+    else
+        b->started++;
+    return 0;
+}
+
+/* Turns a finished transfer into a record (measured ones only). */
+static int finish_one(struct bench *b, struct xf *x, int curl_code)
+{
+    struct tb_bench_rec *rec;
+    int rc = 0;
+    stamp(b);
+    curl_multi_remove_handle(b->m, x->hx.h);
+    tb_http_xfer_end(&x->hx, curl_code);
+    tb_bench_wire_conclude(&x->wire, &x->hr, b->o->http.idle_timeout);
+    unlink_inflight(b, x);
+    x->running = 0;
+    if (!x->warm) {
+        rec = tb_bench_recs_add(b->out);
+        if (rec == NULL) {
+            rc = TB_ENOMEM;
+        } else {
+            rec->level = b->level;
+            rec->id = x->id;
+            rec->prompt = x->prompt;
+            rec->t_sched = x->t_sched;
+            rec->t_start = x->t_start;
+            rec->t_end = b->clk.virtual_now;
+            rec->error = x->wire.error;
+            snprintf(rec->message, sizeof(rec->message), "%s", x->wire.message);
+            rec->http_status = x->hr.status;
+            rec->usage_tokens = x->wire.usage;
+            x->stream.usage_tokens = x->wire.usage;
+            /* The record takes the stream; the transfer starts a new one. */
+            rec->stream = x->stream;
+            tb_stream_init(&x->stream);
+            b->done++;
+            if (rec->error != 0)
+                b->errors++;
+            for (size_t i = 0; i < rec->stream.n; i++)
+                b->events += rec->stream.ev[i].kind == TB_KIND_CONTENT;
+        }
+    }
+    tb_http_resp_free(&x->hr);
+    put_xf(b, x);
+    return rc;
+}
+
+static int drain_done(struct bench *b)
+{
+    CURLMsg *msg;
+    int left, rc = 0;
+    while ((msg = curl_multi_info_read(b->m, &left)) != NULL) {
+        char *p = NULL;
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &p);
+        if (p != NULL && rc == 0)
+            rc = finish_one(b, (struct xf *)(void *)p, (int)msg->data.result);
+    }
+    return rc;
+}
+
+/* Ends transfers the loop itself stops: idle ones, or all on cancel. */
+static int stop_some(struct bench *b, int all)
+{
+    double now = b->clk.virtual_now;
+    struct xf *x = b->inflight;
+    int rc = 0;
+    while (x != NULL) {
+        struct xf *nx = x->next;
+        double idle = b->o->http.idle_timeout;
+        if (all) {
+            x->hr.cancelled = 1;
+        } else if (idle > 0 && now - x->hx.last > idle) {
+            x->hr.idle_timeout = 1;
+        } else {
+            x = nx;
+            continue;
+        }
+        if (rc == 0)
+            rc = finish_one(b, x, CURLE_ABORTED_BY_CALLBACK);
+        x = nx;
+    }
+    return rc;
+}
+
+/* ---- the schedule ---- */
+
+static int want_more(const struct bench *b, double now)
+{
+    if (b->warm_left > 0)
+        return 1;
+    if (b->target != SIZE_MAX && b->started >= b->target)
+        return 0;
+    if (b->o->duration > 0 && b->measuring && now >= b->o->duration)
+        return 0;
+    return 1;
+}
+
+static int queue_push(struct bench *b, double t)
+{
+    if (b->qhead + b->qn == b->qcap) {
+        if (b->qhead > 0) {
+            memmove(b->queue, b->queue + b->qhead, b->qn * sizeof(double));
+            b->qhead = 0;
+        } else {
+            double *nq = tb_grow(b->queue, &b->qcap, sizeof(double), 64);
+            if (nq == NULL)
+                return TB_ENOMEM;
+            b->queue = nq;
+        }
+    }
+    b->queue[b->qhead + b->qn++] = t;
+    return 0;
+}
+
+/* Starts what the schedule says is due now.  Returns 0 or an error. */
+static int schedule(struct bench *b, char *err, size_t errlen)
+{
+    const struct tb_bench_opts *o = b->o;
+    double now;
+    int rc = 0;
+    stamp(b);
+    now = b->clk.virtual_now;
+    /* Warm-up runs as a closed loop at the level's cap, whatever the mode;
+     * arrivals start only once it is over. */
+    if (!b->measuring || o->level.mode == TB_BENCH_CLOSED) {
+        while (rc == 0 && b->ninflight < b->cap && want_more(b, now)) {
+            if (b->warm_left == 0 && !b->measuring)
+                break;
+            rc = start_one(b, now, err, errlen);
+        }
+        return rc;
+    }
+    /* Open loop: arrivals join the queue; the queue starts under the cap. */
+    while (rc == 0 && b->next_arrival <= now && want_more(b, b->next_arrival) &&
+           b->started + b->qn < b->target) {
+        rc = queue_push(b, b->next_arrival);
+        b->next_arrival += (o->level.mode == TB_BENCH_POISSON ? expo(b) : 1.0) / b->rate;
+    }
+    while (rc == 0 && b->qn > 0 && b->ninflight < b->cap) {
+        double t = b->queue[b->qhead];
+        b->qhead++;
+        b->qn--;
+        rc = start_one(b, t, err, errlen);
+    }
+    return rc;
+}
+
+/* Warm-up over: level time starts now, the measured requests begin. */
+static void begin_measuring(struct bench *b)
+{
+    /* libcurl's timer was set in warm-up time: move it to level time. */
+    double was = b->mono.now(&b->mono);
+    tb_clock_reset_origin(&b->mono);
+    if (b->timeout_at >= 0)
+        b->timeout_at -= was;
+    b->measuring = 1;
+    b->next_arrival = 0;
+    stamp(b);
+}
+
+static int finished(const struct bench *b)
+{
+    if (b->warm_left > 0 || b->ninflight > 0 || b->qn > 0)
+        return 0;
+    return b->stopped || !want_more(b, b->clk.virtual_now) ||
+           (b->o->level.mode != TB_BENCH_CLOSED && b->started >= b->target);
+}
+
+static int wait_ms(struct bench *b, double next_progress, double next_scan)
+{
+    double now = b->mono.now(&b->mono), at = next_progress < next_scan ? next_progress : next_scan;
+    if (b->timeout_at >= 0 && b->timeout_at < at)
+        at = b->timeout_at;
+    if (b->measuring && b->o->level.mode != TB_BENCH_CLOSED && b->warm_left == 0 &&
+        b->next_arrival < at && want_more(b, b->next_arrival) && b->started + b->qn < b->target)
+        at = b->next_arrival;
+    if (at <= now)
+        return 0;
+    return (int)ceil((at - now) * 1000.0);
+}
+
+static void report(struct bench *b)
+{
+    struct tb_bench_progress p;
+    if (b->o->progress == NULL)
+        return;
+    p.t = b->clk.virtual_now;
+    p.started = b->started;
+    p.done = b->done;
+    p.target = b->target == SIZE_MAX ? 0 : b->target;
+    p.inflight = b->ninflight;
+    p.errors = b->errors;
+    p.events = b->events; /* ended streams; plus those in flight (O(n) at 10 Hz) */
+    for (const struct xf *x = b->inflight; x != NULL; x = x->next)
+        if (!x->warm)
+            p.events += x->stream.n;
+    p.warmup = !b->measuring;
+    b->o->progress(b->o->progress_ud, &p);
+}
+
+static int check_opts(const struct tb_bench_opts *o, char *err, size_t errlen)
+{
+    const struct tb_bench_level *l = &o->level;
+    if (o->http.url == NULL)
+        return tb_seterr(err, errlen, TB_EINVAL, "no URL");
+    if (o->prompts == NULL || o->prompts->n == 0)
+        return tb_seterr(err, errlen, TB_EINVAL, "no prompts");
+    if (o->nshards == 0 || o->shard >= o->nshards)
+        return tb_seterr(err, errlen, TB_EINVAL, "shard %u of %u", o->shard, o->nshards);
+    if (o->requests == 0 && !(o->duration > 0))
+        return tb_seterr(err, errlen, TB_EINVAL, "neither a request count nor a duration");
+    if (l->mode == TB_BENCH_CLOSED && (l->concurrency < 1 || l->concurrency > TB_BENCH_CONC_MAX))
+        return tb_seterr(err, errlen, TB_EINVAL, "concurrency %u outside 1..%u", l->concurrency,
+                         TB_BENCH_CONC_MAX);
+    if (l->mode != TB_BENCH_CLOSED && (!(l->rate > 0) || l->concurrency > TB_BENCH_CONC_MAX))
+        return tb_seterr(err, errlen, TB_EINVAL, "bad rate or cap");
+    return 0;
+}
+
+/* This shard's share of c streams: c*(I+1)/N - c*I/N, at least 1. */
+static size_t share(uint32_t c, uint32_t i, uint32_t n)
+{
+    uint64_t s = (uint64_t)c * (i + 1) / n - (uint64_t)c * i / n;
+    return s > 0 ? (size_t)s : 1;
+}
+
+int tb_bench_run(const struct tb_bench_opts *o, uint32_t level, struct tb_bench_recs *out,
+                 char *err, size_t errlen)
+{
+    struct bench b;
+    struct epoll_event evs[EVENTS_PER_WAIT];
+    double interval = o->progress_interval > 0 ? o->progress_interval : 0.1;
+    double next_progress = 0, next_scan = IDLE_SCAN_S;
+    size_t first = out->n;
+    const struct tb_api_info *api;
+    int rc;
+
+    rc = check_opts(o, err, errlen);
+    if (rc != 0)
+        return rc;
+    api = tb_api_info(o->req.api);
+    if (api == NULL)
+        return tb_seterr(err, errlen, TB_EINVAL, "unknown dialect");
+    memset(&b, 0, sizeof(b));
+    b.o = o;
+    b.out = out;
+    b.level = level;
+    b.timeout_at = -1;
+    b.clk.now = stamp_now;
+    b.clk.sleep_until = stamp_sleep;
+    b.warm_left = o->warmup;
+    b.rng = o->seed * 0x9E3779B97F4A7C15ULL + o->shard + 1;
+    if (b.rng == 0)
+        b.rng = 1;
+    if (o->requests > 0)
+        b.target =
+            o->requests > o->shard ? (o->requests - o->shard + o->nshards - 1) / o->nshards : 0;
+    else
+        b.target = SIZE_MAX;
+    if (o->level.mode == TB_BENCH_CLOSED)
+        b.cap = share(o->level.concurrency, o->shard, o->nshards);
+    else
+        b.cap = o->level.concurrency > 0 ? share(o->level.concurrency, o->shard, o->nshards)
+                                         : TB_BENCH_CONC_MAX;
+    b.rate = o->level.rate / o->nshards;
+    tb_clock_monotonic_init(&b.mono);
+    b.ep = epoll_create1(EPOLL_CLOEXEC);
+    if (b.ep < 0)
+        return tb_seterr(err, errlen, TB_EIO, "epoll: %s", strerror(errno));
+    b.m = curl_multi_init();
+    /* The dialect's auth and stream type; its fixed header before the
+     * caller's (as a live run sends them). */
+    b.http = o->http;
+    b.http.key_header = api->key_header;
+    b.http.stream_type = api->stream_type;
+    b.headers = calloc(o->http.nheaders + 1, sizeof(*b.headers));
+    if (b.m == NULL || b.headers == NULL)
+        rc = TB_ENOMEM;
+    b.http.nheaders = 0;
+    if (rc == 0 && api->fixed_header != NULL)
+        b.headers[b.http.nheaders++] = api->fixed_header;
+    for (size_t i = 0; rc == 0 && i < o->http.nheaders; i++)
+        b.headers[b.http.nheaders++] = o->http.headers[i];
+    b.http.headers = b.headers;
+    if (rc != 0)
+        goto out;
+    curl_multi_setopt(b.m, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(b.m, CURLMOPT_SOCKETDATA, &b);
+    curl_multi_setopt(b.m, CURLMOPT_TIMERFUNCTION, on_timer);
+    curl_multi_setopt(b.m, CURLMOPT_TIMERDATA, &b);
+    if (b.warm_left == 0)
+        begin_measuring(&b);
+
+    while (rc == 0) {
+        int n, running;
+        if (o->http.cancel != NULL && atomic_load_explicit(o->http.cancel, memory_order_relaxed) &&
+            !b.stopped) {
+            b.stopped = 1;
+            b.qn = 0;
+            stamp(&b);
+            rc = stop_some(&b, 1);
+            break;
+        }
+        if (!b.measuring && b.warm_left == 0 && b.ninflight == 0) {
+            begin_measuring(&b);
+            next_progress = 0;
+            next_scan = IDLE_SCAN_S;
+        }
+        if (!b.stopped)
+            rc = schedule(&b, err, errlen);
+        if (rc != 0 || finished(&b))
+            break;
+        n = epoll_wait(b.ep, evs, EVENTS_PER_WAIT, wait_ms(&b, next_progress, next_scan));
+        stamp(&b);
+        if (n < 0 && errno != EINTR) {
+            rc = tb_seterr(err, errlen, TB_EIO, "epoll_wait: %s", strerror(errno));
+            break;
+        }
+        for (int i = 0; i < n; i++) {
+            int fl = ((evs[i].events & EPOLLIN) ? CURL_CSELECT_IN : 0) |
+                     ((evs[i].events & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
+                     ((evs[i].events & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+            curl_multi_socket_action(b.m, evs[i].data.fd, fl, &running);
+        }
+        if (b.timeout_at >= 0 && b.clk.virtual_now >= b.timeout_at) {
+            b.timeout_at = -1;
+            curl_multi_socket_action(b.m, CURL_SOCKET_TIMEOUT, 0, &running);
+        }
+        rc = drain_done(&b);
+        if (rc == 0 && b.clk.virtual_now >= next_scan) {
+            next_scan = b.clk.virtual_now + IDLE_SCAN_S;
+            rc = stop_some(&b, 0);
+        }
+        if (b.clk.virtual_now >= next_progress) {
+            next_progress = b.clk.virtual_now + interval;
+            report(&b);
+        }
+    }
+    if (rc == 0)
+        report(&b);
+    /* Anything still in flight after an error is cut. */
+    while (b.inflight != NULL) {
+        struct xf *x = b.inflight;
+        x->hr.cancelled = 1;
+        if (finish_one(&b, x, CURLE_ABORTED_BY_CALLBACK) != 0 && rc == 0)
+            rc = TB_ENOMEM;
+    }
+    /* Play every stream out, now that the clock no longer matters. */
+    for (size_t i = first; rc == 0 && i < out->n; i++)
+        rc = tb_bench_analyze(&out->v[i], &o->sim, err, errlen);
+out:
+    destroy_xfs(b.free_list);
+    curl_multi_cleanup(b.m);
+    free(b.headers);
+    free(b.queue);
+    close(b.ep);
+    return rc;
+}

@@ -1,0 +1,388 @@
+/*
+ * bench_rec.c - `ttsbuf bench` records (see bench.h): each request's
+ * playout, and the records file they are written to and read back from
+ * (`ttsbuf merge`).  Doubles are printed by tb_numfmt_double, so they read
+ * back bit-identical (cJSON's own printing accepts a 15-digit form within
+ * an epsilon, which can be one unit in the last place off), and a summary
+ * computed from a file equals the one computed in memory.
+ */
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "grow.h"
+#include "numfmt.h"
+#include "ttsbuf/bench.h"
+#include "ttsbuf/clock.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/trace.h"
+
+void tb_bench_recs_init(struct tb_bench_recs *r)
+{
+    memset(r, 0, sizeof(*r));
+}
+
+void tb_bench_recs_free(struct tb_bench_recs *r)
+{
+    if (r == NULL)
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->v[i].itl);
+        tb_stream_free(&r->v[i].stream);
+    }
+    free(r->v);
+    tb_bench_recs_init(r);
+}
+
+struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
+{
+    struct tb_bench_rec *rec;
+    if (r->n == r->cap) {
+        struct tb_bench_rec *nv = tb_grow(r->v, &r->cap, sizeof(*nv), 64);
+        if (nv == NULL)
+            return NULL;
+        r->v = nv;
+    }
+    rec = &r->v[r->n++];
+    memset(rec, 0, sizeof(*rec));
+    rec->usage_tokens = -1;
+    rec->ttft = rec->ttfa = rec->decode_tps = rec->decode_tps_usage = NAN;
+    rec->gap_total = rec->gap_max = rec->min_tps = rec->speedup = NAN;
+    tb_stream_init(&rec->stream);
+    rec->stream.usage_tokens = -1;
+    return rec;
+}
+
+int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char *err,
+                     size_t errlen)
+{
+    struct tb_sim_result r;
+    struct tb_clock clk;
+    const struct tb_stream *s = &rec->stream;
+    double prev = NAN;
+    size_t k = 0;
+    int rc;
+
+    rec->events = rec->content_tokens = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->ev[i].kind != TB_KIND_CONTENT)
+            continue;
+        rec->events++;
+        rec->content_tokens += s->ev[i].tokens;
+    }
+    free(rec->itl);
+    rec->itl = NULL;
+    rec->nitl = 0;
+    if (rec->events == 0)
+        return 0;
+    if (rec->events > 1) {
+        rec->itl = malloc((rec->events - 1) * sizeof(double));
+        if (rec->itl == NULL)
+            return TB_ENOMEM;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->ev[i].kind != TB_KIND_CONTENT)
+            continue;
+        if (k++ > 0)
+            rec->itl[rec->nitl++] = s->ev[i].t - prev;
+        prev = s->ev[i].t;
+    }
+    tb_clock_virtual_init(&clk);
+    rc = tb_sim_run(s, o, &clk, NULL, NULL, &r, err, errlen);
+    if (rc != 0)
+        return rc;
+    rec->ttft = r.ttft;
+    rec->ttfa = r.play.ttfa;
+    rec->decode_tps = r.content_events > 1 ? r.decode_tps : NAN;
+    rec->decode_tps_usage = r.decode_tps_usage > 0 ? r.decode_tps_usage : NAN;
+    rec->underruns = r.play.underruns;
+    rec->gap_total = r.play.gap_total;
+    rec->gap_max = r.play.gap_max;
+    rec->min_tps = r.play.min_tps;
+    rec->speedup = r.play.speedup;
+    return 0;
+}
+
+/* ---- the file ---- */
+
+static const char *mode_name(enum tb_bench_mode m)
+{
+    return m == TB_BENCH_POISSON ? "poisson" : m == TB_BENCH_CONSTANT ? "constant" : "closed";
+}
+
+static int put_line(FILE *f, cJSON *o)
+{
+    char *s = o != NULL ? cJSON_PrintUnformatted(o) : NULL;
+    int rc = 0;
+    cJSON_Delete(o);
+    if (s == NULL)
+        return TB_ENOMEM;
+    if (fputs(s, f) == EOF || fputc('\n', f) == EOF)
+        rc = TB_EIO;
+    free(s);
+    return rc;
+}
+
+/* An exact number, or null when it is not finite (NaN: not measured). */
+static cJSON *exact(double v)
+{
+    char buf[40];
+    return isfinite(v) ? cJSON_CreateRaw(tb_numfmt_double(buf, sizeof(buf), v))
+                       : cJSON_CreateNull();
+}
+
+static void add_num(cJSON *o, const char *k, double v)
+{
+    cJSON_AddItemToObject(o, k, exact(v));
+}
+
+int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m)
+{
+    cJSON *o = cJSON_CreateObject(), *lv = cJSON_CreateArray();
+    if (o == NULL || lv == NULL) {
+        cJSON_Delete(o);
+        cJSON_Delete(lv);
+        return TB_ENOMEM;
+    }
+    cJSON_AddNumberToObject(o, "ttsbuf_bench", 1);
+    cJSON_AddNumberToObject(o, "shard", m->shard);
+    cJSON_AddNumberToObject(o, "shards", m->nshards);
+    for (uint32_t i = 0; i < m->nlevels; i++) {
+        cJSON *l = cJSON_CreateObject();
+        if (l == NULL)
+            break;
+        cJSON_AddStringToObject(l, "mode", mode_name(m->levels[i].mode));
+        cJSON_AddNumberToObject(l, "concurrency", m->levels[i].concurrency);
+        add_num(l, "rate", m->levels[i].rate);
+        cJSON_AddItemToArray(lv, l);
+    }
+    cJSON_AddItemToObject(o, "levels", lv);
+    cJSON_AddStringToObject(o, "options", m->options);
+    cJSON_AddStringToObject(o, "model", m->model);
+    cJSON_AddStringToObject(o, "base_url", m->base_url);
+    return put_line(f, o);
+}
+
+int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *r, const char *trace)
+{
+    cJSON *o = cJSON_CreateObject(), *itl;
+    if (o == NULL)
+        return TB_ENOMEM;
+    cJSON_AddNumberToObject(o, "level", r->level);
+    cJSON_AddNumberToObject(o, "id", (double)r->id);
+    cJSON_AddNumberToObject(o, "prompt", r->prompt);
+    add_num(o, "t_sched", r->t_sched);
+    add_num(o, "t_start", r->t_start);
+    add_num(o, "t_end", r->t_end);
+    if (r->error != 0) {
+        cJSON *e = cJSON_AddObjectToObject(o, "error");
+        if (e != NULL) {
+            cJSON_AddStringToObject(e, "kind", tb_live_error_name(r->error));
+            cJSON_AddStringToObject(e, "message", r->message);
+        }
+    } else {
+        cJSON_AddNullToObject(o, "error");
+    }
+    cJSON_AddNumberToObject(o, "http_status", (double)r->http_status);
+    cJSON_AddNumberToObject(o, "events", (double)r->events);
+    cJSON_AddNumberToObject(o, "content_tokens", (double)r->content_tokens);
+    add_num(o, "usage_tokens", r->usage_tokens >= 0 ? (double)r->usage_tokens : NAN);
+    add_num(o, "ttft", r->ttft);
+    add_num(o, "ttfa", r->ttfa);
+    add_num(o, "decode_tps", r->decode_tps);
+    add_num(o, "decode_tps_usage", r->decode_tps_usage);
+    cJSON_AddNumberToObject(o, "underruns", r->underruns);
+    add_num(o, "gap_total", r->gap_total);
+    add_num(o, "gap_max", r->gap_max);
+    add_num(o, "min_tps", r->min_tps);
+    add_num(o, "speedup", r->speedup);
+    itl = cJSON_AddArrayToObject(o, "itl");
+    for (size_t i = 0; itl != NULL && i < r->nitl; i++)
+        cJSON_AddItemToArray(itl, exact(r->itl[i]));
+    if (trace != NULL)
+        cJSON_AddStringToObject(o, "trace", trace);
+    return put_line(f, o);
+}
+
+/* A number field: finite, or null (NaN) when null_ok. */
+static int get_num(const cJSON *o, const char *k, int null_ok, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (null_ok && (v == NULL || cJSON_IsNull(v))) {
+        *out = NAN;
+        return 0;
+    }
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return -1;
+    *out = v->valuedouble;
+    return 0;
+}
+
+static int parse_level(const cJSON *l, struct tb_bench_level *out)
+{
+    const cJSON *mode = cJSON_GetObjectItemCaseSensitive(l, "mode");
+    double c, rate;
+    if (!cJSON_IsString(mode) || get_num(l, "concurrency", 0, &c) != 0 ||
+        get_num(l, "rate", 0, &rate) != 0 || c < 0 || c > TB_BENCH_CONC_MAX)
+        return -1;
+    if (strcmp(mode->valuestring, "closed") == 0)
+        out->mode = TB_BENCH_CLOSED;
+    else if (strcmp(mode->valuestring, "poisson") == 0)
+        out->mode = TB_BENCH_POISSON;
+    else if (strcmp(mode->valuestring, "constant") == 0)
+        out->mode = TB_BENCH_CONSTANT;
+    else
+        return -1;
+    out->concurrency = (uint32_t)c;
+    out->rate = rate;
+    return 0;
+}
+
+static void copy_str(const cJSON *o, const char *k, char *dst, size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    snprintf(dst, cap, "%s", cJSON_IsString(v) ? v->valuestring : "");
+}
+
+static int parse_header(const cJSON *o, struct tb_bench_meta *m)
+{
+    const cJSON *lv = cJSON_GetObjectItemCaseSensitive(o, "levels"), *l;
+    double shard, shards;
+    memset(m, 0, sizeof(*m));
+    if (get_num(o, "shard", 0, &shard) != 0 || get_num(o, "shards", 0, &shards) != 0 ||
+        shards < 1 || shard < 0 || shard >= shards || !cJSON_IsArray(lv))
+        return -1;
+    m->shard = (uint32_t)shard;
+    m->nshards = (uint32_t)shards;
+    cJSON_ArrayForEach(l, lv)
+    {
+        if (m->nlevels == TB_BENCH_LEVELS_MAX || parse_level(l, &m->levels[m->nlevels]) != 0)
+            return -1;
+        m->nlevels++;
+    }
+    copy_str(o, "options", m->options, sizeof(m->options));
+    copy_str(o, "model", m->model, sizeof(m->model));
+    copy_str(o, "base_url", m->base_url, sizeof(m->base_url));
+    return 0;
+}
+
+/* Fills a record from one line's object; returns a reason or NULL. */
+static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_rec *r)
+{
+    double level, id, prompt, status, events, tokens, usage, under;
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
+    const cJSON *itl = cJSON_GetObjectItemCaseSensitive(o, "itl"), *v;
+    if (get_num(o, "level", 0, &level) != 0 || level < 0 || level >= nlevels)
+        return "\"level\" is missing or not one of the header's levels";
+    if (get_num(o, "id", 0, &id) != 0 || id < 0 || get_num(o, "prompt", 0, &prompt) != 0 ||
+        prompt < 0)
+        return "\"id\" or \"prompt\" is missing or negative";
+    if (get_num(o, "t_sched", 0, &r->t_sched) != 0 || get_num(o, "t_start", 0, &r->t_start) != 0 ||
+        get_num(o, "t_end", 0, &r->t_end) != 0)
+        return "\"t_sched\", \"t_start\" or \"t_end\" is missing";
+    if (get_num(o, "http_status", 0, &status) != 0 || get_num(o, "events", 0, &events) != 0 ||
+        get_num(o, "content_tokens", 0, &tokens) != 0 || get_num(o, "underruns", 0, &under) != 0 ||
+        get_num(o, "usage_tokens", 1, &usage) != 0 || events < 0 || tokens < 0 || under < 0)
+        return "a count is missing or negative";
+    if (get_num(o, "ttft", 1, &r->ttft) != 0 || get_num(o, "ttfa", 1, &r->ttfa) != 0 ||
+        get_num(o, "decode_tps", 1, &r->decode_tps) != 0 ||
+        get_num(o, "decode_tps_usage", 1, &r->decode_tps_usage) != 0 ||
+        get_num(o, "gap_total", 1, &r->gap_total) != 0 ||
+        get_num(o, "gap_max", 1, &r->gap_max) != 0 || get_num(o, "min_tps", 1, &r->min_tps) != 0 ||
+        get_num(o, "speedup", 1, &r->speedup) != 0)
+        return "a metric is not a number or null";
+    r->level = (uint32_t)level;
+    r->id = (uint64_t)id;
+    r->prompt = (uint32_t)prompt;
+    r->http_status = (long)status;
+    r->events = (uint64_t)events;
+    r->content_tokens = (uint64_t)tokens;
+    r->usage_tokens = isnan(usage) ? -1 : (long long)usage;
+    r->underruns = (uint32_t)under;
+    if (cJSON_IsObject(e)) {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");
+        r->error = -1;
+        for (int i = 1; cJSON_IsString(k) && i <= TB_LIVE_NOMEM; i++)
+            if (strcmp(k->valuestring, tb_live_error_name(i)) == 0)
+                r->error = i;
+        if (r->error < 0)
+            return "\"error.kind\" is not a known kind";
+        copy_str(e, "message", r->message, sizeof(r->message));
+    } else if (e != NULL && !cJSON_IsNull(e)) {
+        return "\"error\" is neither null nor an object";
+    }
+    if (!cJSON_IsArray(itl))
+        return "\"itl\" is not an array";
+    r->nitl = (size_t)cJSON_GetArraySize(itl);
+    if (r->nitl > 0) {
+        size_t i = 0;
+        r->itl = malloc(r->nitl * sizeof(double));
+        if (r->itl == NULL)
+            return "out of memory";
+        cJSON_ArrayForEach(v, itl)
+        {
+            if (!cJSON_IsNumber(v))
+                return "\"itl\" holds a non-number";
+            r->itl[i++] = v->valuedouble;
+        }
+    }
+    return NULL;
+}
+
+int tb_bench_read(const char *path, struct tb_bench_meta *m, struct tb_bench_recs *out, char *err,
+                  size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    char *line = NULL;
+    size_t cap = 0, lineno = 0;
+    ssize_t len;
+    int rc = 0, have_header = 0;
+    if (f == NULL)
+        return tb_seterr(err, errlen, TB_EIO, "%s: %s", path, strerror(errno));
+    while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
+        cJSON *o;
+        const char *why = NULL;
+        lineno++;
+        if ((size_t)len > TB_TRACE_LINE_MAX) {
+            rc = tb_seterr(err, errlen, TB_ETOOBIG, "%s:%zu: line over %u bytes", path, lineno,
+                           TB_TRACE_LINE_MAX);
+            break;
+        }
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' '))
+            line[--len] = '\0';
+        if (len == 0)
+            continue;
+        o = cJSON_ParseWithLength(line, (size_t)len);
+        if (!cJSON_IsObject(o)) {
+            cJSON_Delete(o);
+            rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: not a JSON object", path, lineno);
+            break;
+        }
+        if (!have_header) {
+            if (cJSON_GetObjectItemCaseSensitive(o, "ttsbuf_bench") == NULL ||
+                parse_header(o, m) != 0)
+                why = "not a ttsbuf bench records header (ttsbuf_bench, shard, shards, levels)";
+            have_header = 1;
+        } else {
+            struct tb_bench_rec *r = tb_bench_recs_add(out);
+            if (r == NULL)
+                rc = TB_ENOMEM;
+            else
+                why = parse_rec(o, m->nlevels, r);
+        }
+        cJSON_Delete(o);
+        if (why != NULL)
+            rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: %s", path, lineno, why);
+    }
+    if (rc == 0 && ferror(f))
+        rc = tb_seterr(err, errlen, TB_EIO, "%s: read error", path);
+    if (rc == 0 && !have_header)
+        rc = tb_seterr(err, errlen, TB_EEMPTY, "%s: empty (no header)", path);
+    free(line);
+    fclose(f);
+    return rc;
+}

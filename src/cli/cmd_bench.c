@@ -1,0 +1,641 @@
+/*
+ * cmd_bench.c - `ttsbuf bench`: the article's concurrency study (and open-
+ * loop arrivals) against an OpenAI-compatible endpoint, every stream
+ * played out through its own playout model; per-level percentiles,
+ * gates, per-request records and traces, shards.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench_report.h"
+#include "cli.h"
+#include "common.h"
+#include "request.h"
+#include "ttsbuf/api.h"
+#include "ttsbuf/bench.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/http.h"
+#include "ttsbuf/trace.h"
+
+#define DEFAULT_LEVELS "1,5,10,25,50"
+#define DEFAULT_MAX_TOKENS 300
+#define OPEN_DEFAULT_REQUESTS 50
+
+/* Set by SIGINT/SIGTERM; read by the event loop (lock-free atomic:
+ * async-signal-safe). */
+static atomic_int interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    atomic_store_explicit(&interrupted, 1, memory_order_relaxed);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: ttsbuf bench --base-url URL [OPTIONS]\n"
+            "Stream many completions at once from an OpenAI-compatible endpoint (one\n"
+            "libcurl event loop, no thread per stream) and play each out through its own\n"
+            "playout model: per load level, P50/P95/P99/min/max of TTFT, time to first\n"
+            "audio, decode TPS, inter-event gap, underruns, silence, minimum TPS and\n"
+            "speed-up needed; system TPS, errors by kind, and the share of gapless streams.\n"
+            "\n"
+            "Load (per level):\n"
+            "  -c LIST            concurrency levels, closed loop (default %s)\n"
+            "  --rate LIST        open loop instead: requests per second, one level each\n"
+            "  --arrivals KIND    poisson (default) or constant inter-arrival times\n"
+            "  --max-concurrency N  open loop: at most N in flight (arrivals wait)\n"
+            "  --requests N       measured requests per level (default: the concurrency,\n"
+            "                     at least 10; %d with --rate)\n"
+            "  --duration S       instead: start requests for S seconds per level\n"
+            "  --warmup N         requests before each level, not counted (default 0)\n"
+            "  --seed N           Poisson arrivals (default 1)\n"
+            "  --shard I/N        run shard I (0-based) of N: request ids = I mod N, a share\n"
+            "                     of the load (default: $JOB_COMPLETION_INDEX or\n"
+            "                     $SLURM_ARRAY_TASK_ID of --shards N, else 0/1)\n"
+            "  --shards N         the N for an index taken from the environment\n"
+            "\n"
+            "Requests:\n"
+            "  --base-url URL     the API root (else the dialect's variable: $OPENAI_BASE_URL,\n"
+            "                     $ANTHROPIC_BASE_URL, $OLLAMA_HOST); required\n"
+            "  --api API          the dialect, as ttsbuf run: chat (default), completions,\n"
+            "                     anthropic or ollama\n"
+            "  --model NAME       required (chat and completions: else $OPENAI_MODEL)\n"
+            "  --api-key-file F   the key (else $OPENAI_API_KEY or $ANTHROPIC_API_KEY);\n"
+            "                     never printed or written\n"
+            "  -H 'Name: value'   an extra header (up to %d)\n"
+            "  --prompts FILE     JSONL: {\"prompt\": \"...\"} or {\"messages\": [...]} a line;\n"
+            "                     request i uses prompt i mod count (default: a built-in set\n"
+            "                     of 12 varied questions)\n"
+            "  --max-tokens N     default %d\n"
+            "  --temperature T    0..2; not sent unless given\n"
+            "  --body-json JSON   an object merged into every body\n"
+            "  --no-usage         do not ask for stream_options.include_usage\n"
+            "  --idle-timeout S   a stream with no data for S s fails (default 60; 0: never)\n"
+            "  --timeout S        a request longer than S s fails (default 0: never)\n"
+            "  --connect-timeout S  default 10\n"
+            "  --insecure         do not verify TLS certificates\n"
+            "\n"
+            "Output:\n"
+            "  --out DIR          write records.jsonl (a line per request; with --shard,\n"
+            "                     records-I-of-N.jsonl), summary.json, and traces/ (each\n"
+            "                     stream, for ttsbuf sim --trace)\n"
+            "  --require G=V      a gate (repeatable): gapless, success (shares, >=),\n"
+            "                     errors (<=), system-tps (>=), METRIC-STAT with STAT one of\n"
+            "                     p50 p95 p99 min max (<=; >= for tps and tps-usage)\n"
+            "  --csv              one CSV row per level instead of the report\n"
+            "  -q, --quiet        no progress line\n"
+            "\nPlayout (each stream, as ttsbuf sim):\n",
+            DEFAULT_LEVELS, OPEN_DEFAULT_REQUESTS, TB_CLI_HEADERS_MAX, DEFAULT_MAX_TOKENS);
+    tb_cli_usage_playout(f);
+    fprintf(f, "  -h, --help         this help\n"
+               "\nExit status: 0 ran; 1 a --require gate failed (one line per failure);\n"
+               "2 bad usage or input; 3 interrupted, or no request succeeded (what ran is\n"
+               "still reported and written).\n");
+}
+
+enum {
+    O_PROMPTS = TB_O__REQUEST_END,
+    O_RATE,
+    O_ARRIVALS,
+    O_MAXCONC,
+    O_REQUESTS,
+    O_DURATION,
+    O_WARMUP,
+    O_SEED,
+    O_SHARD,
+    O_SHARDS,
+    O_OUT,
+    O_REQUIRE,
+    O_CSV
+};
+
+static const struct option longopts[] = {
+    TB_PLAYOUT_LONGOPTS,
+    TB_REQUEST_LONGOPTS,
+    {"prompts", required_argument, NULL, O_PROMPTS},
+    {"rate", required_argument, NULL, O_RATE},
+    {"arrivals", required_argument, NULL, O_ARRIVALS},
+    {"max-concurrency", required_argument, NULL, O_MAXCONC},
+    {"requests", required_argument, NULL, O_REQUESTS},
+    {"duration", required_argument, NULL, O_DURATION},
+    {"warmup", required_argument, NULL, O_WARMUP},
+    {"seed", required_argument, NULL, O_SEED},
+    {"shard", required_argument, NULL, O_SHARD},
+    {"shards", required_argument, NULL, O_SHARDS},
+    {"out", required_argument, NULL, O_OUT},
+    {"require", required_argument, NULL, O_REQUIRE},
+    {"csv", no_argument, NULL, O_CSV},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+struct bench_args {
+    struct tb_cli_common c;
+    struct tb_cli_request q;
+    const char *prompts_file, *out, *conc, *rates, *shard;
+    double duration;
+    size_t requests, warmup, max_conc, seed, shards;
+    int quiet, csv, poisson;
+    struct tb_gate gates[TB_GATES_MAX];
+    size_t ngates;
+};
+
+/* A comma-separated list of numbers in [lo, hi].  0 or -1 (printed). */
+static int parse_list(const char *flag, const char *s, double lo, double hi, int integer,
+                      double *out, uint32_t *n)
+{
+    char item[64], err[200];
+    const char *all = s;
+    *n = 0;
+    while (*s) {
+        const char *e = strchr(s, ',');
+        size_t len = e != NULL ? (size_t)(e - s) : strlen(s);
+        double v;
+        if (*n == TB_BENCH_LEVELS_MAX) {
+            tb_cli_error("%s: at most %d levels", flag, TB_BENCH_LEVELS_MAX);
+            return -1;
+        }
+        if (len == 0 || len >= sizeof(item)) {
+            tb_cli_error("%s: '%s' is not a comma-separated list", flag, all);
+            return -1;
+        }
+        memcpy(item, s, len);
+        item[len] = '\0';
+        if (tb_opt_double(flag, item, lo, hi, &v, err, sizeof(err)) != 0) {
+            tb_cli_error("%s", err);
+            return -1;
+        }
+        if (integer && v != (double)(long long)v) {
+            tb_cli_error("%s: '%s' is not a whole number", flag, item);
+            return -1;
+        }
+        out[(*n)++] = v;
+        s += len + (e != NULL);
+        if (e != NULL && *s == '\0') {
+            tb_cli_error("%s: a trailing comma", flag);
+            return -1;
+        }
+    }
+    if (*n == 0) {
+        tb_cli_error("%s: an empty list", flag);
+        return -1;
+    }
+    return 0;
+}
+
+/* "I/N".  0 or -1 (printed). */
+static int parse_shard(const char *s, uint32_t *i, uint32_t *n)
+{
+    char err[200], a[32];
+    const char *slash = strchr(s, '/');
+    size_t ii, nn;
+    if (slash == NULL || (size_t)(slash - s) >= sizeof(a)) {
+        tb_cli_error("--shard: '%s' is not I/N (e.g. 0/4)", s);
+        return -1;
+    }
+    memcpy(a, s, (size_t)(slash - s));
+    a[slash - s] = '\0';
+    if (tb_opt_size("--shard", slash + 1, 1, 100000, &nn, err, sizeof(err)) != 0 ||
+        tb_opt_size("--shard", a, 0, nn - 1, &ii, err, sizeof(err)) != 0) {
+        tb_cli_error("%s (I/N, 0 <= I < N)", err);
+        return -1;
+    }
+    *i = (uint32_t)ii;
+    *n = (uint32_t)nn;
+    return 0;
+}
+
+/* Returns -1 to go on, or an exit code. */
+static int parse(int argc, char **argv, struct bench_args *a)
+{
+    char err[256];
+    int c, rc;
+    tb_cli_common_init(&a->c);
+    tb_cli_request_init(&a->q, DEFAULT_MAX_TOKENS);
+    a->seed = 1;
+    a->poisson = 1;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":hqc:H:", longopts, NULL)) != -1) {
+        rc = 0;
+        switch (c) {
+        case 'h': usage(stdout); return TB_EXIT_OK;
+        case 'q': a->quiet = 1; continue;
+        case 'c': a->conc = optarg; continue;
+        case O_PROMPTS: a->prompts_file = optarg; continue;
+        case O_RATE: a->rates = optarg; continue;
+        case O_SHARD: a->shard = optarg; continue;
+        case O_OUT: a->out = optarg; continue;
+        case O_CSV: a->csv = 1; continue;
+        case O_ARRIVALS:
+            if (strcmp(optarg, "poisson") != 0 && strcmp(optarg, "constant") != 0) {
+                tb_cli_error("--arrivals: '%s' is not poisson or constant", optarg);
+                return TB_EXIT_USAGE;
+            }
+            a->poisson = optarg[0] == 'p';
+            continue;
+        case O_REQUIRE:
+            if (a->ngates == TB_GATES_MAX) {
+                tb_cli_error("--require: at most %d gates", TB_GATES_MAX);
+                return TB_EXIT_USAGE;
+            }
+            if (tb_gate_parse(optarg, &a->gates[a->ngates]) != 0)
+                return TB_EXIT_USAGE;
+            a->ngates++;
+            continue;
+        case O_MAXCONC:
+            rc = tb_opt_size("--max-concurrency", optarg, 1, TB_BENCH_CONC_MAX, &a->max_conc, err,
+                             sizeof(err));
+            break;
+        case O_REQUESTS:
+            rc = tb_opt_size("--requests", optarg, 1, 100000000, &a->requests, err, sizeof(err));
+            break;
+        case O_DURATION:
+            rc = tb_opt_double("--duration", optarg, 0.001, 86400 * 7, &a->duration, err,
+                               sizeof(err));
+            break;
+        case O_WARMUP:
+            rc = tb_opt_size("--warmup", optarg, 0, 1000000, &a->warmup, err, sizeof(err));
+            break;
+        case O_SEED:
+            rc = tb_opt_size("--seed", optarg, 0, SIZE_MAX, &a->seed, err, sizeof(err));
+            break;
+        case O_SHARDS:
+            rc = tb_opt_size("--shards", optarg, 1, 100000, &a->shards, err, sizeof(err));
+            break;
+        default:
+            if (c == TB_O_RECORD || c == TB_O_GAPS || c == TB_O_SVG) {
+                tb_cli_error("bench: %s does not apply (use --out DIR for traces)",
+                             c == TB_O_RECORD ? "--record"
+                             : c == TB_O_GAPS ? "--gaps"
+                                              : "--svg");
+                return TB_EXIT_USAGE;
+            }
+            rc = tb_cli_request_option(&a->q, c, optarg);
+            if (rc == 0)
+                rc = tb_cli_common_option(&a->c, c, optarg);
+            if (rc < 0)
+                return TB_EXIT_USAGE;
+            if (rc == 0)
+                return tb_cli_bad_option("bench", c, argv);
+            continue;
+        }
+        if (rc != 0) {
+            tb_cli_error("%s", err);
+            return TB_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        tb_cli_error("bench: unexpected argument '%s' (see ttsbuf bench --help)", argv[optind]);
+        return TB_EXIT_USAGE;
+    }
+    if (a->conc != NULL && a->rates != NULL) {
+        tb_cli_error("bench: give -c (closed loop) or --rate (open loop), not both");
+        return TB_EXIT_USAGE;
+    }
+    if (a->max_conc > 0 && a->rates == NULL) {
+        tb_cli_error("bench: --max-concurrency applies to --rate (with -c the level is the cap)");
+        return TB_EXIT_USAGE;
+    }
+    if (a->requests > 0 && a->duration > 0) {
+        tb_cli_error("bench: give --requests or --duration, not both");
+        return TB_EXIT_USAGE;
+    }
+    if (a->c.fail_on_underrun && a->ngates < TB_GATES_MAX)
+        tb_gate_parse("gapless=1", &a->gates[a->ngates++]);
+    return -1;
+}
+
+/* The shard: --shard, else an index from Kubernetes or Slurm with
+ * --shards, else 0/1.  0 or an exit code. */
+static int pick_shard(const struct bench_args *a, uint32_t *i, uint32_t *n)
+{
+    const char *envs[] = {"JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"};
+    char err[200];
+    *i = 0;
+    *n = 1;
+    if (a->shard != NULL)
+        return parse_shard(a->shard, i, n) == 0 ? 0 : TB_EXIT_USAGE;
+    if (a->shards == 0)
+        return 0;
+    for (size_t k = 0; k < 2; k++) {
+        const char *v = getenv(envs[k]);
+        size_t z;
+        if (v == NULL || v[0] == '\0')
+            continue;
+        if (tb_opt_size(envs[k], v, 0, a->shards - 1, &z, err, sizeof(err)) != 0) {
+            tb_cli_error("%s (with --shards %zu)", err, a->shards);
+            return TB_EXIT_USAGE;
+        }
+        *i = (uint32_t)z;
+        *n = (uint32_t)a->shards;
+        return 0;
+    }
+    tb_cli_error("--shards %zu: no index in $JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID "
+                 "(give --shard I/N)",
+                 a->shards);
+    return TB_EXIT_USAGE;
+}
+
+static void progress_line(void *ud, const struct tb_bench_progress *p)
+{
+    const char *name = ud;
+    if (p->warmup) {
+        fprintf(stderr, "\r\033[K%s  warm-up  %zu in flight", name, p->inflight);
+        return;
+    }
+    if (p->target > 0)
+        fprintf(stderr, "\r\033[K%s  %6.1f s  %zu/%zu done  %zu in flight  %zu errors  %llu events",
+                name, p->t, p->done, p->target, p->inflight, p->errors,
+                (unsigned long long)p->events);
+    else
+        fprintf(stderr, "\r\033[K%s  %6.1f s  %zu done  %zu in flight  %zu errors  %llu events",
+                name, p->t, p->done, p->inflight, p->errors, (unsigned long long)p->events);
+}
+
+/* The output directory: DIR and DIR/traces.  0 or an exit code. */
+static int make_out(const char *dir)
+{
+    char path[4096];
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        tb_cli_error("--out: %s: %s", dir, strerror(errno));
+        return TB_EXIT_USAGE;
+    }
+    snprintf(path, sizeof(path), "%s/traces", dir);
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+        tb_cli_error("--out: %s: %s", path, strerror(errno));
+        return TB_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static void file_name(char *out, size_t len, const char *dir, const char *stem, const char *ext,
+                      const struct tb_bench_meta *m)
+{
+    if (m->nshards > 1)
+        snprintf(out, len, "%s/%s-%u-of-%u.%s", dir, stem, m->shard, m->nshards, ext);
+    else
+        snprintf(out, len, "%s/%s.%s", dir, stem, ext);
+}
+
+/* Writes level l's records (and their traces) from index `from`.  0 or -1
+ * (printed). */
+static int write_level(FILE *rf, const char *dir, const struct tb_bench_meta *m,
+                       struct tb_bench_recs *recs, size_t from)
+{
+    for (size_t i = from; i < recs->n; i++) {
+        struct tb_bench_rec *r = &recs->v[i];
+        char rel[96], path[4200];
+        FILE *tf;
+        int rc;
+        snprintf(rel, sizeof(rel), "traces/L%u-%06llu.jsonl", r->level, (unsigned long long)r->id);
+        snprintf(path, sizeof(path), "%s/%s", dir, rel);
+        snprintf(r->stream.model, sizeof(r->stream.model), "%s", m->model);
+        snprintf(r->stream.base_url, sizeof(r->stream.base_url), "%s", m->base_url);
+        tf = fopen(path, "w");
+        if (tf == NULL) {
+            tb_cli_error("--out: %s: %s", path, strerror(errno));
+            return -1;
+        }
+        rc = tb_trace_write(tf, &r->stream);
+        if (fclose(tf) != 0 || rc != 0) {
+            tb_cli_error("--out: %s: write error", path);
+            return -1;
+        }
+        if (tb_bench_write_rec(rf, r, rel) != 0) {
+            tb_cli_error("--out: write error on the records file");
+            return -1;
+        }
+    }
+    fflush(rf);
+    return 0;
+}
+
+/* Builds the level list.  0 or an exit code. */
+static int levels_of(const struct bench_args *a, struct tb_bench_meta *m)
+{
+    double v[TB_BENCH_LEVELS_MAX];
+    uint32_t n;
+    if (a->rates != NULL) {
+        if (parse_list("--rate", a->rates, 0.001, 1e6, 0, v, &n) != 0)
+            return TB_EXIT_USAGE;
+        for (uint32_t i = 0; i < n; i++) {
+            m->levels[i].mode = a->poisson ? TB_BENCH_POISSON : TB_BENCH_CONSTANT;
+            m->levels[i].rate = v[i];
+            m->levels[i].concurrency = (uint32_t)a->max_conc;
+        }
+    } else {
+        if (parse_list("-c", a->conc != NULL ? a->conc : DEFAULT_LEVELS, 1, TB_BENCH_CONC_MAX, 1, v,
+                       &n) != 0)
+            return TB_EXIT_USAGE;
+        for (uint32_t i = 0; i < n; i++) {
+            m->levels[i].mode = TB_BENCH_CLOSED;
+            m->levels[i].concurrency = (uint32_t)v[i];
+            m->levels[i].rate = 0;
+        }
+    }
+    m->nlevels = n;
+    return 0;
+}
+
+/* Enough descriptors for the largest level (a socket each, and slack). */
+static void raise_fd_limit(const struct tb_bench_meta *m)
+{
+    struct rlimit rl;
+    rlim_t want = 64;
+    for (uint32_t i = 0; i < m->nlevels; i++)
+        want = m->levels[i].concurrency + 64 > want ? m->levels[i].concurrency + 64 : want;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+        rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+int tb_cmd_bench(int argc, char **argv)
+{
+    struct bench_args a;
+    struct tb_bench_opts bo;
+    struct tb_bench_prompts prompts = {NULL, 0};
+    struct tb_bench_recs recs;
+    struct tb_bench_summary *sums = NULL;
+    struct tb_bench_meta meta;
+    struct sigaction sa;
+    char *key = NULL, *url = NULL, err[512], path[4200];
+    FILE *rf = NULL;
+    const struct tb_api_info *info;
+    const char *base;
+    int code, progress;
+    size_t ok_total = 0;
+
+    memset(&a, 0, sizeof(a));
+    memset(&meta, 0, sizeof(meta));
+    tb_bench_recs_init(&recs);
+    code = parse(argc, argv, &a);
+    if (code >= 0)
+        return code;
+    code = levels_of(&a, &meta);
+    if (code == 0)
+        code = pick_shard(&a, &meta.shard, &meta.nshards);
+    if (code != 0)
+        return code;
+    info = tb_api_info(a.q.req.api);
+    base = a.q.base_url != NULL ? a.q.base_url : getenv(info->base_env);
+    if (base == NULL || base[0] == '\0') {
+        tb_cli_error("bench: --base-url is required (or set %s); "
+                     "`ttsbuf serve` is a mock provider to try it on",
+                     info->base_env);
+        return TB_EXIT_USAGE;
+    }
+    if (a.q.model == NULL && info->usage_option)
+        a.q.model = getenv("OPENAI_MODEL"); /* the OpenAI pair */
+    if (a.q.model == NULL || a.q.model[0] == '\0') {
+        tb_cli_error("bench: --model is required%s",
+                     info->usage_option ? " (or set OPENAI_MODEL)" : "");
+        return TB_EXIT_USAGE;
+    }
+    if (a.prompts_file != NULL ? tb_bench_prompts_load(a.prompts_file, &prompts, err, sizeof(err))
+                               : tb_bench_prompts_builtin(&prompts)) {
+        tb_cli_error("%s", a.prompts_file != NULL ? err : "out of memory");
+        return TB_EXIT_USAGE;
+    }
+    if (tb_cli_request_key(&a.q, info, &key) != 0) {
+        code = TB_EXIT_USAGE;
+        goto out;
+    }
+    url = tb_cli_request_url(base, info);
+    if (url == NULL) {
+        tb_cli_error("out of memory");
+        code = TB_EXIT_USAGE;
+        goto out;
+    }
+    a.q.req.model = a.q.model;
+    snprintf(meta.model, sizeof(meta.model), "%s", a.q.model);
+    tb_http_redact(base, strlen(base), meta.base_url, sizeof(meta.base_url));
+    snprintf(meta.options, sizeof(meta.options),
+             "chunk=%s min-chars=%u wpm=%g tts-latency=%g preroll=%g ring-slots=%zu "
+             "ring-bytes=%zu max-tokens=%ld api=%s",
+             tb_seg_policy_name(a.c.o.seg.policy), a.c.o.seg.min_chars, a.c.o.play.wpm,
+             a.c.o.play.tts_latency, a.c.o.play.preroll, a.c.o.ring_slots, a.c.o.ring_bytes,
+             a.q.req.max_tokens, info->name);
+
+    if (a.out != NULL) {
+        code = make_out(a.out);
+        if (code != 0)
+            goto out;
+        file_name(path, sizeof(path), a.out, "records", "jsonl", &meta);
+        rf = fopen(path, "w");
+        if (rf == NULL || tb_bench_write_header(rf, &meta) != 0) {
+            tb_cli_error("--out: %s: %s", path, strerror(errno));
+            code = TB_EXIT_USAGE;
+            goto out;
+        }
+    }
+    raise_fd_limit(&meta);
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    memset(&bo, 0, sizeof(bo));
+    tb_cli_request_http(&a.q, url, key, &bo.http);
+    bo.http.cancel = &interrupted;
+    bo.req = a.q.req;
+    bo.prompts = &prompts;
+    bo.duration = a.duration;
+    bo.warmup = a.warmup;
+    bo.shard = meta.shard;
+    bo.nshards = meta.nshards;
+    bo.seed = a.seed;
+    bo.sim = a.c.o;
+    progress = !a.quiet && isatty(STDERR_FILENO);
+    for (uint32_t l = 0; l < meta.nlevels && code == 0; l++) {
+        char name[64];
+        size_t from = recs.n;
+        int rc;
+        bo.level = meta.levels[l];
+        if (a.duration > 0)
+            bo.requests = 0;
+        else if (a.requests > 0)
+            bo.requests = a.requests;
+        else if (bo.level.mode == TB_BENCH_CLOSED)
+            bo.requests = bo.level.concurrency > 10 ? bo.level.concurrency : 10;
+        else
+            bo.requests = OPEN_DEFAULT_REQUESTS;
+        tb_bench_level_name(&bo.level, name, sizeof(name));
+        bo.progress = progress ? progress_line : NULL;
+        bo.progress_ud = name;
+        rc = tb_bench_run(&bo, l, &recs, err, sizeof(err));
+        if (progress)
+            fprintf(stderr, "\r\033[K");
+        if (rc != 0) {
+            tb_cli_error("bench: %s: %s", name, err[0] ? err : tb_strerror(rc));
+            code = rc == TB_EINVAL ? TB_EXIT_USAGE : TB_EXIT_FAILED;
+        }
+        if (rf != NULL && write_level(rf, a.out, &meta, &recs, from) != 0)
+            code = TB_EXIT_USAGE;
+        if (atomic_load(&interrupted)) {
+            meta.nlevels = l + 1; /* report what ran */
+            break;
+        }
+    }
+    for (size_t i = 0; i < recs.n; i++)
+        ok_total += recs.v[i].error == 0;
+
+    sums = calloc(meta.nlevels > 0 ? meta.nlevels : 1, sizeof(*sums));
+    if (sums == NULL || tb_bench_summaries(&meta, &recs, sums) != 0) {
+        code = TB_EXIT_USAGE;
+        goto out;
+    }
+    if (a.csv)
+        tb_bench_report_csv(stdout, &meta, sums);
+    else if (a.c.json)
+        tb_bench_report_json(stdout, &meta, sums);
+    else
+        tb_bench_report_human(stdout, &meta, sums);
+    if (a.out != NULL) {
+        FILE *sf;
+        file_name(path, sizeof(path), a.out, "summary", "json", &meta);
+        sf = fopen(path, "w");
+        if (sf != NULL) {
+            tb_bench_report_json(sf, &meta, sums);
+            fclose(sf);
+        } else {
+            tb_cli_error("--out: %s: %s", path, strerror(errno));
+        }
+    }
+    if (code != 0)
+        goto out;
+    if (atomic_load(&interrupted)) {
+        tb_cli_error("bench: interrupted; %zu requests recorded", recs.n);
+        code = TB_EXIT_FAILED;
+    } else if (ok_total == 0) {
+        tb_cli_error("bench: no request succeeded (first error: %s)",
+                     recs.n > 0 ? recs.v[0].message : "none ran");
+        code = TB_EXIT_FAILED;
+    } else if (tb_gates_check(a.gates, a.ngates, &meta, sums) > 0) {
+        code = TB_EXIT_GATE;
+    } else {
+        code = TB_EXIT_OK;
+    }
+out:
+    if (rf != NULL && fclose(rf) != 0 && code == TB_EXIT_OK) {
+        tb_cli_error("--out: write error on the records file");
+        code = TB_EXIT_USAGE;
+    }
+    free(sums);
+    tb_bench_recs_free(&recs);
+    tb_bench_prompts_free(&prompts);
+    free(url);
+    tb_cli_key_free(key);
+    return code;
+}

@@ -1,0 +1,45 @@
+/*
+ * http_xfer.h - one streaming POST as a libcurl easy handle, for callers
+ * that drive it themselves (private to the library).
+ *
+ * tb_http_stream runs a transfer with curl_easy_perform; `ttsbuf bench`
+ * adds many of them to one multi handle.  Both set them up here, so every
+ * transfer follows the same rules (redirects, TLS, bearer auth, caps, the
+ * idle timeout and cancel flag in the progress callback) and fills the
+ * same struct tb_http_resp.
+ *
+ * Threads: a transfer is driven by one thread at a time.
+ */
+#ifndef TTSBUF_HTTP_XFER_H
+#define TTSBUF_HTTP_XFER_H
+
+#include <curl/curl.h>
+
+#include "ttsbuf/http.h"
+
+struct tb_http_xfer {
+    const struct tb_http_req *q; /* borrowed: must outlive the transfer */
+    struct tb_clock *clk;
+    tb_http_body_fn fn;
+    void *ud;
+    struct tb_http_resp *r;
+    CURL *h;
+    struct curl_slist *headers;
+    int decided;
+    double last; /* time of the last body byte (or the start) */
+    char errbuf[CURL_ERROR_SIZE];
+};
+
+/*
+ * tb_http_xfer_begin - clears *r and sets up x->h (not yet started; the
+ * caller performs it or adds it to a multi handle).  Returns 0, TB_EINVAL
+ * (no URL) or TB_ENOMEM; on error nothing is left to end.
+ */
+int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, struct tb_clock *clk,
+                       tb_http_body_fn fn, void *ud, struct tb_http_resp *r);
+
+/* The transfer ended with curl_code (a CURLcode): fills r's status and
+ * error, and frees the handle (removed from any multi handle first). */
+void tb_http_xfer_end(struct tb_http_xfer *x, int curl_code);
+
+#endif
