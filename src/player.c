@@ -34,7 +34,6 @@ struct tb_player {
     uint64_t preroll_frames;
     int preroll_short; /* the ring holds less than the pre-roll */
     uint64_t gap_min_frames, interrupt_frames;
-    uint64_t lead_in;                   /* frames of lead-in silence still to play */
     _Alignas(64) _Atomic uint64_t head; /* written by the writer */
     _Alignas(64) _Atomic uint64_t tail; /* written by the reader */
     _Atomic int ended;
@@ -147,7 +146,6 @@ int tb_player_create(const struct tb_player_opts *o, struct tb_player **out)
         p->preroll_frames = cap; /* a full ring starts playback anyway */
         p->preroll_short = 1;
     }
-    p->lead_in = o->lead_in > 0 && o->lead_in < 10.0 ? (uint64_t)llround(o->lead_in * o->rate) : 0;
     p->gap_min_frames = (uint64_t)llround(TB_GAP_MIN_S * o->rate);
     p->interrupt_frames = (uint64_t)llround(TB_INTERRUPT_S * o->rate);
     atomic_init(&p->first_audio, UINT64_MAX);
@@ -186,15 +184,6 @@ size_t tb_player_write(struct tb_player *p, const int16_t *pcm, size_t n)
     if (h + k - t > atomic_load_explicit(&p->high_water, memory_order_relaxed))
         atomic_store_explicit(&p->high_water, h + k - t, memory_order_relaxed);
     return k;
-}
-
-int tb_player_ready(const struct tb_player *p)
-{
-    uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
-    uint64_t t = atomic_load_explicit(&p->tail, memory_order_acquire);
-    uint64_t q = h - t;
-    return atomic_load_explicit(&p->ended, memory_order_relaxed) || q == p->o.capacity ||
-           (q > 0 && q >= p->preroll_frames);
 }
 
 void tb_player_end(struct tb_player *p)
@@ -263,13 +252,6 @@ void tb_player_pull(struct tb_player *p, int16_t *out, size_t frames)
                 p->state = ST_DONE;
             } else if (avail > 0 &&
                        (avail >= p->preroll_frames || ended || avail == p->o.capacity)) {
-                if (p->lead_in > 0) {
-                    size_t k = p->lead_in < want ? (size_t)p->lead_in : want;
-                    memset(out + done, 0, k * sizeof(*out));
-                    p->lead_in -= k;
-                    done += k;
-                    continue;
-                }
                 p->state = ST_PLAYING;
                 if (avail == p->o.capacity && p->preroll_short && !ended)
                     atomic_store_explicit(&p->forced_start, 1, memory_order_relaxed);

@@ -10,6 +10,7 @@
 #define TTSBUF_SINK_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "ttsbuf/player.h"
@@ -18,8 +19,9 @@ struct tb_sink {
     const struct tb_sink_ops *ops;
     struct tb_player *player;
     unsigned rate;
-    double latency; /* output latency granted (PortAudio), s */
-    double offset;  /* stream seconds at the audio clock's frame 0 */
+    double latency;                     /* output latency granted (PortAudio), s */
+    double offset;                      /* stream seconds at the audio clock's frame 0 */
+    _Atomic uint64_t device_underflows; /* PortAudio: paOutputUnderflow seen */
 };
 
 struct tb_sink_ops {

@@ -10,9 +10,15 @@
  * thread is real-time, and the lock never reaches the callback.
  *
  * The audio clock is the callback's frame count: frame k was pulled about
- * offset + k / rate seconds after the sink was created (the stream starts
- * when playback does; PortAudio pulls ahead by the output latency, a
- * constant shift that leaves gap lengths exact to a callback buffer).
+ * k / rate seconds after the stream started, when the sink was created.
+ * The stream runs from then on, playing pre-roll silence, so the device's
+ * buffer is full from the start: the first audio and the audio after a gap
+ * both reach the listener one output latency after they were written, and
+ * gap lengths on the audio clock are the heard ones, exact to a callback
+ * buffer.  (A stream started only when playback begins is heard sooner at
+ * first, and every later gap then sounds longer by the difference.)
+ * Callbacks PortAudio flags with paOutputUnderflow (the device itself ran
+ * dry: the host was too slow) are counted and reported.
  *
  * ALSA and JACK print start-up chatter on stderr from inside
  * Pa_Initialize and Pa_OpenStream; tb_speaker_quiet hands both libraries
@@ -53,9 +59,6 @@ struct pa_sink {
     struct node *head, *tail;
     int ending;
     int finished;
-    int started;             /* Pa_StartStream done (by the feeder) */
-    struct timespec created; /* the audio clock's offset is measured from here */
-    char start_err[128];
 };
 
 /* ---- stderr noise ------------------------------------------------------ */
@@ -117,7 +120,8 @@ static int on_audio(const void *in, void *out, unsigned long frames,
     struct tb_sink *s = ud;
     (void)in;
     (void)ti;
-    (void)flags;
+    if (flags & paOutputUnderflow)
+        atomic_fetch_add_explicit(&s->device_underflows, 1, memory_order_relaxed);
     tb_player_pull(s->player, out, frames);
     return paContinue;
 }
@@ -131,31 +135,6 @@ static void ts_add(struct timespec *t, double s)
         t->tv_sec++;
         t->tv_nsec -= 1000000000L;
     }
-}
-
-static double since(const struct timespec *t0)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) * 1e-9;
-}
-
-/*
- * The device starts once playback would: before that the callback would
- * only pull pre-roll silence, and a device with no clock of its own (ALSA's
- * file plugin) would pull it without end.  Called on the feeder thread;
- * the speaker's thread touches the stream again only after joining it.
- */
-static void start_when_ready(struct pa_sink *p)
-{
-    PaError pe;
-    if (p->started || !tb_player_ready(p->base.player))
-        return;
-    p->started = 1;
-    p->base.offset = since(&p->created);
-    pe = Pa_StartStream(p->stream);
-    if (pe != paNoError)
-        snprintf(p->start_err, sizeof(p->start_err), "%s", Pa_GetErrorText(pe));
 }
 
 static void *feed(void *arg)
@@ -181,7 +160,6 @@ static void *feed(void *arg)
         pthread_mutex_unlock(&p->mu);
         while (nd->off < nd->n) {
             nd->off += tb_player_write(p->base.player, nd->pcm + nd->off, nd->n - nd->off);
-            start_when_ready(p);
             if (nd->off < nd->n)
                 nanosleep(&pause, NULL);
         }
@@ -193,7 +171,6 @@ static void *feed(void *arg)
     }
     pthread_mutex_unlock(&p->mu);
     tb_player_end(p->base.player);
-    start_when_ready(p);
     return NULL;
 }
 
@@ -257,11 +234,9 @@ static int pa_finish(struct tb_sink *s, char *err, size_t errlen)
     if (p->finished)
         return 0;
     p->finished = 1;
-    stop_feeder(p); /* writes everything queued, ends the player, starts */
-    if (p->start_err[0] != '\0') {
-        close_pa(p);
-        return tb_seterr(err, errlen, TB_EDEVICE, "cannot start the stream: %s", p->start_err);
-    }
+    (void)err;
+    (void)errlen;
+    stop_feeder(p); /* writes everything queued, then ends the player */
     /* Wait for the ring to play out; the callback marks the player done.
      * A stream that stopped on its own (device lost) cannot get there:
      * give up once it is no longer active. */
@@ -361,7 +336,6 @@ int tb_sink_pa_create(const char *device, double latency, const struct tb_player
         return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
     p->base.ops = &pa_ops;
     p->base.rate = po->rate;
-    clock_gettime(CLOCK_MONOTONIC, &p->created);
     pthread_mutex_init(&p->mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -371,10 +345,15 @@ int tb_sink_pa_create(const char *device, double latency, const struct tb_player
     rc = open_stream(p, device, latency, err, errlen);
     if (rc == 0) {
         struct tb_player_opts o = *po;
-        o.lead_in = p->base.latency;
         rc = tb_player_create(&o, &p->base.player);
         if (rc != 0)
             rc = tb_seterr(err, errlen, rc, "audio ring: %s", tb_strerror(rc));
+    }
+    if (rc == 0) {
+        PaError pe = Pa_StartStream(p->stream);
+        if (pe != paNoError)
+            rc = tb_seterr(err, errlen, TB_EDEVICE, "cannot start '%s': %s",
+                           device ? device : "the default device", Pa_GetErrorText(pe));
     }
     if (rc == 0 && pthread_create(&p->feeder, NULL, feed, p) != 0)
         rc = tb_seterr(err, errlen, TB_ENOMEM, "cannot start the audio feeder thread");

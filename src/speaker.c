@@ -11,6 +11,7 @@
 #include "ttsbuf/speaker.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,6 +232,7 @@ static void fill_result(struct tb_speaker *s)
     r->interruptions = st.interruptions;
     r->gap_max = (double)st.gap_max * f;
     r->forced_start = st.forced_start;
+    r->device_underflows = atomic_load(&s->sink->device_underflows);
     /* gap_total counts the dry spells over the underrun threshold, as the
      * model does; `concealed` has all of them. */
     size_t n = tb_player_gaps(s->sink->player, NULL, 0);

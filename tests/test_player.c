@@ -24,7 +24,7 @@
 
 static struct tb_player *mk(size_t cap, double preroll, enum tb_cue cue)
 {
-    struct tb_player_opts o = {RATE, cap, preroll, cue, 0, 0};
+    struct tb_player_opts o = {RATE, cap, preroll, cue, 0};
     struct tb_player *p = NULL;
     assert_int_equal(tb_player_create(&o, &p), 0);
     return p;
@@ -38,7 +38,7 @@ static void fill(int16_t *v, size_t n, int16_t x)
 
 static void player_bad_options(void **state)
 {
-    struct tb_player_opts o = {0, 1024, 0, TB_CUE_NONE, 0, 0};
+    struct tb_player_opts o = {0, 1024, 0, TB_CUE_NONE, 0};
     struct tb_player *p = NULL;
     enum tb_cue c;
     (void)state;
@@ -131,7 +131,7 @@ static void player_gaps(void **state)
  * records, not the counts. */
 static void player_gap_records_bounded(void **state)
 {
-    struct tb_player_opts o = {RATE, 1024, 0, TB_CUE_NONE, 2, 0};
+    struct tb_player_opts o = {RATE, 1024, 0, TB_CUE_NONE, 2};
     struct tb_player *p = NULL;
     struct tb_player_stats st;
     struct tb_audio_gap g[4];
@@ -159,7 +159,7 @@ static void player_gap_records_bounded(void **state)
 static void player_cues(void **state)
 {
     int16_t in[10], out[2000];
-    struct tb_player_opts o = {22050, 1024, 0, TB_CUE_TICK, 0, 0};
+    struct tb_player_opts o = {22050, 1024, 0, TB_CUE_TICK, 0};
     struct tb_player *p = NULL;
     int peak = 0, late = 0;
     (void)state;
@@ -213,33 +213,6 @@ static void player_full_ring(void **state)
     assert_int_equal(st.concealed, 0);
     tb_player_pull(p, out, 10);
     assert_true(tb_player_done(p));
-    tb_player_destroy(p);
-}
-
-/* Lead-in: silence when playback starts, before the first frame, not
- * counted; a later gap is measured as without it. */
-static void player_lead_in(void **state)
-{
-    struct tb_player_opts o = {RATE, 1024, 0, TB_CUE_NONE, 0, 0.1};
-    struct tb_player *p = NULL;
-    struct tb_player_stats st;
-    int16_t in[50], out[400];
-    (void)state;
-    fill(in, 50, 3);
-    assert_int_equal(tb_player_create(&o, &p), 0);
-    assert_false(tb_player_ready(p));
-    tb_player_write(p, in, 50);
-    assert_true(tb_player_ready(p));
-    tb_player_pull(p, out, 130); /* 100 lead-in, 30 played */
-    assert_int_equal(out[99], 0);
-    assert_int_equal(out[100], 3);
-    tb_player_pull(p, out, 40); /* 20 played, 20 dry */
-    tb_player_write(p, in, 10);
-    tb_player_pull(p, out, 10);
-    tb_player_stats(p, &st);
-    assert_int_equal(st.first_audio, 100);
-    assert_int_equal(st.concealed, 20);
-    assert_int_equal(st.underruns, 1);
     tb_player_destroy(p);
 }
 
@@ -391,9 +364,8 @@ int tb_test_player(void)
         cmocka_unit_test(player_bad_options),  cmocka_unit_test(player_preroll),
         cmocka_unit_test(player_gaps),         cmocka_unit_test(player_gap_records_bounded),
         cmocka_unit_test(player_cues),         cmocka_unit_test(player_full_ring),
-        cmocka_unit_test(player_empty_stream), cmocka_unit_test(player_lead_in),
-        cmocka_unit_test(player_two_threads),  cmocka_unit_test(playout_timed),
-        cmocka_unit_test(tts_engine),
+        cmocka_unit_test(player_empty_stream), cmocka_unit_test(player_two_threads),
+        cmocka_unit_test(playout_timed),       cmocka_unit_test(tts_engine),
     };
     return TB_RUN_GROUP("player", tests);
 }

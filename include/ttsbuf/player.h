@@ -46,12 +46,6 @@ struct tb_player_opts {
     double preroll;  /* seconds queued before playback starts */
     enum tb_cue cue; /* what fills a dry spell */
     size_t max_gaps; /* dry spells kept with their position (0: default) */
-    double lead_in;  /* seconds of silence played when playback starts,
-                      * before the first frame (not counted): a device
-                      * started with an empty buffer then has its buffer
-                      * full of silence, as one that ran all along, so
-                      * audio written after a gap is not heard later than
-                      * the first audio was */
 };
 
 /* One dry spell while playing, in frames of the audio clock. */
@@ -88,10 +82,6 @@ void tb_player_destroy(struct tb_player *p); /* NULL is a no-op */
 size_t tb_player_write(struct tb_player *p, const int16_t *pcm, size_t n);
 /* Writer: frames that fit now. */
 size_t tb_player_space(const struct tb_player *p);
-/* Writer: whether playback would start now (the pre-roll is queued, the
- * ring is full, or the writer has ended): a real-time sink starts its
- * device then, so nothing is pulled while pre-roll fills. */
-int tb_player_ready(const struct tb_player *p);
 /* Writer: no more audio; after the queue plays out the player is done. */
 void tb_player_end(struct tb_player *p);
 

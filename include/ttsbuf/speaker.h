@@ -72,6 +72,8 @@ struct tb_audio_result {
     uint32_t underruns, interruptions;
     double gap_total, gap_max;
     int forced_start;
+    uint64_t device_underflows; /* portaudio: callbacks flagged paOutputUnderflow
+                                 * (the device itself ran dry: host too slow) */
     uint64_t chunks;
     double synth_s;      /* wall time spent in eSpeak */
     double audio_s;      /* seconds of audio eSpeak produced */

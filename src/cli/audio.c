@@ -182,6 +182,11 @@ void tb_cli_audio_report(FILE *f, const struct tb_cli_audio *a, const struct tb_
             " event%s, stall cue %s\n",
             x->first_audio, x->speech, x->concealed, x->concealment_events,
             plural(x->concealment_events), tb_cue_name(a->cue));
+    if (x->device_underflows > 0)
+        fprintf(f,
+                "    warning: the device itself ran dry %" PRIu64 " time%s (PortAudio output "
+                "underflow: this machine was too slow); timings are off by the device's refill\n",
+                x->device_underflows, plural(x->device_underflows));
     for (size_t i = 0, shown = 0; i < a->ngaps && shown < max_gaps; i++) {
         if (a->gaps[i].len <= TB_GAP_MIN_S)
             continue;
@@ -240,6 +245,7 @@ void tb_cli_audio_json(void *rootp, const struct tb_cli_audio *a, const struct t
     cJSON_AddNumberToObject(au, "gap_total_s", x->gap_total);
     cJSON_AddNumberToObject(au, "gap_max_s", x->gap_max);
     cJSON_AddBoolToObject(au, "forced_start", x->forced_start);
+    cJSON_AddNumberToObject(au, "device_underflows", (double)x->device_underflows);
     gl = cJSON_AddArrayToObject(au, "gaps");
     for (size_t i = 0; gl != NULL && i < a->ngaps; i++) {
         cJSON *g = cJSON_CreateObject();

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -16,6 +17,8 @@
 
 #include "bench_report.h"
 #include "cli.h"
+#include "ttsbuf/clock.h"
+#include "audio.h"
 #include "common.h"
 #include "request.h"
 #include "ttsbuf/api.h"
@@ -96,7 +99,10 @@ static void usage(FILE *f)
             "\nPlayout (each stream, as ttsbuf sim):\n",
             DEFAULT_LEVELS, OPEN_DEFAULT_REQUESTS, TB_CLI_HEADERS_MAX, DEFAULT_MAX_TOKENS);
     tb_cli_usage_playout(f);
-    fprintf(f, "  -h, --help         this help\n"
+    tb_cli_audio_usage(f);
+    fprintf(f, "  --play WHICH       with --audio: after the run, play one stream through the\n"
+               "                     sink: worst (default: the most silence), or a request id\n"
+               "  -h, --help         this help\n"
                "\nExit status: 0 ran; 1 a --require gate failed (one line per failure);\n"
                "2 bad usage or input; 3 interrupted, or no request succeeded (what ran is\n"
                "still reported and written).\n");
@@ -104,6 +110,7 @@ static void usage(FILE *f)
 
 enum {
     O_PROMPTS = TB_O__REQUEST_END,
+    O_PLAY,
     O_RATE,
     O_ARRIVALS,
     O_MAXCONC,
@@ -122,6 +129,8 @@ static const struct option longopts[] = {
     TB_PLAYOUT_LONGOPTS,
     TB_REQUEST_LONGOPTS,
     {"prompts", required_argument, NULL, O_PROMPTS},
+    {"play", required_argument, NULL, O_PLAY},
+    TB_AUDIO_LONGOPTS,
     {"rate", required_argument, NULL, O_RATE},
     {"arrivals", required_argument, NULL, O_ARRIVALS},
     {"max-concurrency", required_argument, NULL, O_MAXCONC},
@@ -141,6 +150,8 @@ static const struct option longopts[] = {
 
 struct bench_args {
     struct tb_cli_common c;
+    struct tb_cli_audio au;
+    const char *play;
     struct tb_cli_request q;
     const char *prompts_file, *out, *conc, *rates, *shard;
     double duration;
@@ -216,11 +227,67 @@ static int parse_shard(const char *s, uint32_t *i, uint32_t *n)
 }
 
 /* Returns -1 to go on, or an exit code. */
+/*
+ * --audio: one stream of the run played through the sink, so the worst
+ * stall can be heard: the request with the most silence (or --play ID),
+ * replayed from its recorded arrivals as `ttsbuf sim --trace` would.
+ * Returns -1 when it played, or an exit code (the error is printed).
+ */
+static int play_one(struct bench_args *a, const struct tb_bench_recs *recs)
+{
+    const struct tb_bench_rec *pick = NULL;
+    struct tb_sim_opts o = a->c.o;
+    struct tb_sim_result r;
+    struct tb_clock clk;
+    char err[256];
+    int code;
+    for (size_t i = 0; i < recs->n; i++) {
+        const struct tb_bench_rec *x = &recs->v[i];
+        if (x->error != 0 || x->stream.n == 0 || isnan(x->gap_total))
+            continue;
+        if (a->play != NULL && strcmp(a->play, "worst") != 0) {
+            char id[32];
+            snprintf(id, sizeof(id), "%llu", (unsigned long long)x->id);
+            if (strcmp(id, a->play) == 0)
+                pick = x;
+        } else if (pick == NULL || x->gap_total > pick->gap_total) {
+            pick = x;
+        }
+    }
+    if (pick == NULL) {
+        tb_cli_error("--play %s: no such successful request", a->play ? a->play : "worst");
+        return TB_EXIT_USAGE;
+    }
+    fprintf(stderr,
+            "ttsbuf: playing request %llu (level %u: %u underrun%s, %.2f s of silence) "
+            "through --audio %s\n",
+            (unsigned long long)pick->id, pick->level + 1, pick->underruns,
+            pick->underruns == 1 ? "" : "s", pick->gap_total, a->au.spec);
+    code = tb_cli_audio_start(&a->au, &o);
+    if (code >= 0)
+        return code;
+    if (tb_cli_audio_realtime(&a->au))
+        tb_clock_monotonic_init(&clk);
+    else
+        tb_clock_virtual_init(&clk);
+    if (tb_sim_run(&pick->stream, &o, &clk, NULL, NULL, &r, err, sizeof(err)) != 0) {
+        tb_cli_error("--play: %s", err);
+        tb_cli_audio_finish(&a->au);
+        return TB_EXIT_FAILED;
+    }
+    code = tb_cli_audio_finish(&a->au);
+    if (code >= 0)
+        return code;
+    tb_cli_audio_report(stderr, &a->au, &o, &r, a->c.max_gaps);
+    return -1;
+}
+
 static int parse(int argc, char **argv, struct bench_args *a)
 {
     char err[256];
     int c, rc;
     tb_cli_common_init(&a->c);
+    tb_cli_audio_init(&a->au);
     tb_cli_request_init(&a->q, DEFAULT_MAX_TOKENS);
     a->seed = 1;
     a->poisson = 1;
@@ -233,6 +300,7 @@ static int parse(int argc, char **argv, struct bench_args *a)
         case 'q': a->quiet = 1; continue;
         case 'c': a->conc = optarg; continue;
         case O_PROMPTS: a->prompts_file = optarg; continue;
+        case O_PLAY: a->play = optarg; continue;
         case O_RATE: a->rates = optarg; continue;
         case O_SHARD: a->shard = optarg; continue;
         case O_OUT: a->out = optarg; continue;
@@ -281,7 +349,11 @@ static int parse(int argc, char **argv, struct bench_args *a)
                                               : "--svg");
                 return TB_EXIT_USAGE;
             }
-            rc = tb_cli_request_option(&a->q, c, optarg);
+            rc = tb_cli_audio_option(&a->au, c, optarg);
+            if (rc < 0)
+                return TB_EXIT_USAGE;
+            if (rc == 0)
+                rc = tb_cli_request_option(&a->q, c, optarg);
             if (rc == 0)
                 rc = tb_cli_common_option(&a->c, c, optarg);
             if (rc < 0)
@@ -627,12 +699,18 @@ int tb_cmd_bench(int argc, char **argv)
     } else {
         code = TB_EXIT_OK;
     }
+    if (a.au.sink != TB_SINK_NONE) {
+        int pc = play_one(&a, &recs);
+        if (pc >= 0 && code == TB_EXIT_OK)
+            code = pc;
+    }
 out:
     if (rf != NULL && fclose(rf) != 0 && code == TB_EXIT_OK) {
         tb_cli_error("--out: write error on the records file");
         code = TB_EXIT_USAGE;
     }
     free(sums);
+    tb_cli_audio_free(&a.au);
     tb_bench_recs_free(&recs);
     tb_bench_prompts_free(&prompts);
     free(url);
