@@ -296,7 +296,8 @@ int tb_cmd_run(int argc, char **argv)
     if (!embedded && (a.c.nsources > 0 || a.fault != NULL)) {
         tb_cli_error("run: --trace/--synth/--preset/--fault drive the built-in mock; "
                      "they do not apply with a base URL");
-        return TB_EXIT_USAGE;
+        code = TB_EXIT_USAGE; /* frees on the way out */
+        goto out;
     }
     if (a.q.model == NULL && info->usage_option)
         a.q.model = getenv("OPENAI_MODEL"); /* the OpenAI pair */
@@ -304,7 +305,8 @@ int tb_cmd_run(int argc, char **argv)
         if (!embedded) {
             tb_cli_error("run: --model is required%s",
                          info->usage_option ? " (or set OPENAI_MODEL)" : "");
-            return TB_EXIT_USAGE;
+            code = TB_EXIT_USAGE; /* frees on the way out */
+            goto out;
         }
         a.q.model = "ttsbuf-mock";
     }
