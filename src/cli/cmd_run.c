@@ -310,14 +310,16 @@ int tb_cmd_run(int argc, char **argv)
         }
         a.q.model = "ttsbuf-mock";
     }
-    if (tb_cli_request_key(&a.q, info, &key) != 0)
-        return TB_EXIT_USAGE;
+    if (tb_cli_request_key(&a.q, info, &key) != 0) {
+        code = TB_EXIT_USAGE; /* frees on the way out */
+        goto out;
+    }
     if (a.messages_file != NULL) {
         messages = read_small(a.messages_file, MESSAGES_MAX);
         if (messages == NULL) {
             tb_cli_error("--messages: %s: %s", a.messages_file, strerror(errno));
-            tb_cli_key_free(key);
-            return TB_EXIT_USAGE;
+            code = TB_EXIT_USAGE; /* frees on the way out */
+            goto out;
         }
         a.q.req.messages_json = messages;
     }
