@@ -6,6 +6,10 @@
 #   make asan       the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tsan       the multi-threaded tests under ThreadSanitizer
 #   make bench      benchmarks (prints figures; no pass/fail; TB_BENCH_ONLY=speech,...)
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS each (clang)
+#   make soak       the mock server under 1000 streams for SOAK_SECONDS
+#   make lint       cppcheck and clang-tidy over the sources
+#   make valgrind-live  the live client under valgrind --leak-check=full
 #   make fmt        clang-format every source file
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make clean
@@ -39,6 +43,12 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
+# Fuzz targets (see "Reliability" below): tests/fuzz/fuzz_<name>.c.
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_ALL_SRC := $(FUZZ_SRC) tests/fuzz/replay.c
+FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
+FUZZ_REPLAY := $(FUZZ_NAMES:%=$(BUILD)/fuzz/replay_%)
+FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 
 DEPS_STAMP := $(BUILD)/.deps-ok
 BIN := $(BUILD)/ttsbuf
@@ -90,9 +100,10 @@ $(BUILD)/tests/run: $(TEST_OBJ) $(CLI_LIB_OBJ) $(BUILD)/libttsbuf.a
 demo: all
 	$(BIN) run
 
-test check: all $(BUILD)/tests/run
+test check: all $(BUILD)/tests/run $(FUZZ_REPLAY)
 	TTSBUF=$(CURDIR)/$(BIN) TB_TESTDATA=$(CURDIR)/tests/data TB_NODEDIR=$(CURDIR)/tests/node \
 	    TB_AUDIODIR=$(CURDIR)/audio \
+	    TB_FUZZDIR=$(CURDIR)/tests/fuzz TB_FUZZBIN=$(CURDIR)/$(BUILD)/fuzz \
 	    $(DEBUGGER) $(BUILD)/tests/run
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -101,11 +112,12 @@ asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g" EXTRA_CFLAGS="$(SAN_FLAGS)" \
 	    EXTRA_LDFLAGS="$(SAN_FLAGS)" test
 
-# ThreadSanitizer over the multi-threaded tests (the ring's two-thread stress).
-# audioenv: PortAudio callback threads and the PulseAudio FIFO reader.
+# ThreadSanitizer over every multi-threaded test group: the ring's two-thread
+# stress, the server, live runs, sweeps, the fault matrix (its scripted
+# peers); audioenv: PortAudio callback threads and the PulseAudio FIFO reader.
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 tsan:
-	TB_TEST_ONLY=ring,serve,live,sweep,audioenv,player,bench TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+	TB_TEST_ONLY=ring,serve,live,sweep,audioenv,player,bench,fault TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 	$(MAKE) BUILD=build-tsan OPT="-O1 -g" EXTRA_CFLAGS="$(TSAN_FLAGS)" \
 	    EXTRA_LDFLAGS="$(TSAN_FLAGS)" test
 
@@ -117,9 +129,9 @@ bench: all $(BUILD)/bench
 	TB_AUDIODIR=$(CURDIR)/audio $(BUILD)/bench
 
 fmt:
-	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(BENCH_SRC) \
+	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(BENCH_SRC) $(FUZZ_ALL_SRC) \
 	    $(wildcard include/*.h include/ttsbuf/*.h src/*.h src/cli/*.h tests/*.h \
-	    tests/bench/*.h)
+	    tests/bench/*.h tests/fuzz/*.h)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
@@ -136,6 +148,82 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/include/ttsbuf
 
 clean:
-	rm -rf build build-asan build-tsan ttsbuf
+	rm -rf build build-asan build-tsan build-fuzz ttsbuf
+
+# ---- Reliability (issue 7): fuzzing, soak, lint ----
+# Fuzz targets are discovered: tests/fuzz/fuzz_<name>.c with its seed corpus
+# (and the crashers found so far) in tests/fuzz/corpus/<name>/.  `make test`
+# replays every corpus through each target built with the ordinary
+# compiler and tests/fuzz/replay.c as main (test group "fuzz"); `make fuzz`
+# builds them with clang's libFuzzer and runs each for FUZZ_SECONDS.  New
+# inputs go to build-fuzz/corpus/<name>/, crashers to build-fuzz/crash-*.
+FUZZ_SECONDS ?= 60
+FUZZ_ARGS ?=
+FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_OBJ_DEPS = $(CLI_LIB_OBJ) $(BUILD)/libttsbuf.a
+
+$(BUILD)/fuzz/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay.o $(FUZZ_OBJ_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/tests/fuzz/replay.o $(FUZZ_OBJ_DEPS) $(LDLIBS_ALL)
+
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_OBJ_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ_DEPS) $(LDLIBS_ALL)
+
+fuzz-bins: $(FUZZ_BINS)
+
+# One target at a time (the machine is shared); a crash stops `make fuzz`
+# with the crasher's path.  The summary line per target is libFuzzer's own
+# final "#N DONE cov: C ft: F" plus its run count.
+fuzz:
+	@sh .ci/deps fuzz
+	$(MAKE) BUILD=build-fuzz CC=clang OPT="-O1 -g" \
+	    EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" EXTRA_LDFLAGS="$(FUZZ_SAN)" fuzz-bins
+	@set -e; for n in $(if $(FUZZ_ONLY),$(FUZZ_ONLY),$(FUZZ_NAMES)); do \
+	    mkdir -p build-fuzz/corpus/$$n; \
+	    echo "fuzz $$n: $(FUZZ_SECONDS) s"; \
+	    build-fuzz/fuzz/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	        -print_final_stats=1 -artifact_prefix=build-fuzz/crash-$$n- $(FUZZ_ARGS) \
+	        build-fuzz/corpus/$$n tests/fuzz/corpus/$$n >build-fuzz/log-$$n.txt 2>&1 \
+	        || { tail -n 40 build-fuzz/log-$$n.txt; exit 1; }; \
+	    grep -E '^#[0-9]+[[:space:]]+DONE' build-fuzz/log-$$n.txt | tail -n 1; \
+	    grep -E '^Done [0-9]+ runs' build-fuzz/log-$$n.txt | tail -n 1; \
+	done
+
+# The soak: 1000 concurrent streams against the mock for SOAK_SECONDS,
+# memory and descriptors sampled (tests/soak/soak.c; exit 1 on a leak or a
+# lost event).  SOAK_STREAMS, SOAK_TOKENS and SOAK_SAMPLE tune it.
+SOAK_SECONDS ?= 600
+$(BUILD)/soak: $(BUILD)/tests/soak/soak.o $(BUILD)/tests/bench/bench_mock.o $(BUILD)/libttsbuf.a
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+soak: $(BUILD)/soak
+	SOAK_SECONDS=$(SOAK_SECONDS) $(BUILD)/soak
+
+# Static analysis: cppcheck (warning, performance and portability checks)
+# and clang-tidy (.clang-tidy says which checks and why some are off), over
+# the library, the CLI, the fuzz targets and the soak; any finding fails.
+LINT_SRC := $(LIB_SRC) $(CLI_SRC) $(FUZZ_ALL_SRC) tests/soak/soak.c
+lint:
+	@sh .ci/deps lint
+	cppcheck --quiet --std=c11 --enable=warning,performance,portability --inline-suppr \
+	    --error-exitcode=1 -D_POSIX_C_SOURCE=200809L -Iinclude $(LINT_SRC)
+	clang-tidy --quiet $(LINT_SRC) -- $(CSTD) -Iinclude $(PKG_CFLAGS)
+
+# The live client under valgrind: a clean run, a failing one, a redirect
+# loop; any leak or memory error fails (--errors-for-leak-kinds).
+VALGRIND := valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect \
+    --error-exitcode=99
+valgrind-live: all
+	@sh .ci/deps valgrind
+	$(VALGRIND) $(BIN) run --synth tps=300,tokens=60,ttft=0.02 -q --json >/dev/null
+	$(VALGRIND) $(BIN) run --synth tps=300,tokens=60,ttft=0.02 --fault drop@20 -q \
+	    --record /dev/null >/dev/null; test $$? -eq 3
+	$(VALGRIND) $(BIN) run --base-url http://127.0.0.1:1/v1 --model m -q >/dev/null; \
+	    test $$? -eq 3
+	$(VALGRIND) $(BIN) sim --synth tokens=2000 --json >/dev/null
+
+.PHONY: fuzz fuzz-bins soak lint valgrind-live
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
+-include $(FUZZ_ALL_SRC:%.c=$(BUILD)/%.d) $(BUILD)/tests/soak/soak.d

@@ -247,6 +247,7 @@ static int text_of(const cJSON *v, const char **s, size_t *n)
 {
     *s = NULL;
     *n = 0;
+    /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): cJSON_IsString(NULL) is false */
     if (!cJSON_IsString(v) || v->valuestring == NULL || v->valuestring[0] == '\0')
         return 0;
     *n = strlen(v->valuestring);
@@ -256,11 +257,12 @@ static int text_of(const cJSON *v, const char **s, size_t *n)
     return 0;
 }
 
+/* A server's words for a one-line message: safe text (tb_evjson_line). */
 static void copy_str(char *dst, size_t cap, const cJSON *v)
 {
     dst[0] = '\0';
     if (cJSON_IsString(v) && v->valuestring != NULL)
-        snprintf(dst, cap, "%s", v->valuestring);
+        tb_evjson_line(v->valuestring, strlen(v->valuestring), dst, cap);
 }
 
 static long long count_of(const cJSON *v)
@@ -440,7 +442,8 @@ static int feed_ndjson(struct tb_api_parser *p, const char *buf, size_t len)
             p->line = nb;
             p->line_cap = cap;
         }
-        memcpy(p->line + p->line_len, buf + i, n);
+        if (n > 0) /* an empty line with no buffer yet: NULL + 0 is undefined */
+            memcpy(p->line + p->line_len, buf + i, n);
         p->line_len += n;
         p->offset += n;
         i += n;

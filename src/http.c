@@ -5,6 +5,14 @@
  * a stream to hand over (2xx, text/event-stream) or a body to keep for the
  * error message (anything else, first 64 KiB).  The progress callback is
  * where the idle timeout and Ctrl-C are noticed.
+ *
+ * Redirects are followed here, not by libcurl: libcurl keeps sending
+ * CURLOPT_HTTPHEADER lines to wherever a redirect points (it holds back
+ * only Authorization and Cookie), so an `x-api-key` given with -H would
+ * reach another host.  tb_http_stream performs one hop at a time on the
+ * same handle; once a redirect leaves the first URL's origin (scheme, host
+ * and port), the key and every extra header are dropped for the rest of
+ * the request.  A transfer driven by a multi handle (bench) follows none.
  */
 #include "ttsbuf/http.h"
 
@@ -13,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "http_xfer.h"
 #include "ttsbuf/error.h"
@@ -48,6 +57,18 @@ static int prefix_ci(const char *s, size_t n, const char *p)
     return 1;
 }
 
+/* Header lines whose value is a secret; for the Authorization family
+ * the scheme word ("Bearer", "Basic") is kept, it says nothing. */
+static const struct {
+    const char *name;
+    int keep_scheme;
+} hdrs[] = {
+    {"authorization:", 1}, {"proxy-authorization:", 1}, {"x-api-key:", 0},
+    {"api-key:", 0},       {"x-goog-api-key:", 0},
+};
+/* Query parameters whose value is a secret. */
+static const char *const params[] = {"key=", "api_key=", "apikey=", "access_token=", "token="};
+
 static void put(char *out, size_t *k, size_t outlen, char c)
 {
     if (*k + 1 < outlen)
@@ -56,16 +77,6 @@ static void put(char *out, size_t *k, size_t outlen, char c)
 
 void tb_http_redact(const char *s, size_t n, char *out, size_t outlen)
 {
-    /* Header lines whose value is a secret; for the Authorization family
-     * the scheme word ("Bearer", "Basic") is kept, it says nothing. */
-    static const struct {
-        const char *name;
-        int keep_scheme;
-    } hdrs[] = {
-        {"authorization:", 1}, {"proxy-authorization:", 1}, {"x-api-key:", 0},
-        {"api-key:", 0},       {"x-goog-api-key:", 0},
-    };
-    static const char *const params[] = {"key=", "api_key=", "apikey=", "access_token=", "token="};
     size_t k = 0, i = 0;
     if (outlen == 0)
         return;
@@ -124,13 +135,75 @@ void tb_http_redact(const char *s, size_t n, char *out, size_t outlen)
     out[k] = '\0';
 }
 
+/* Replaces every occurrence of secret[0..n) in text with "***".
+ * O(length x n): for one-line messages. */
+static void scrub_one(char *text, const char *secret, size_t n)
+{
+    char *p = text;
+    if (n < TB_HTTP_SECRET_MIN)
+        return;
+    while (*p != '\0') {
+        if (strncmp(p, secret, n) == 0) {
+            memmove(p + 3, p + n, strlen(p + n) + 1); /* n > 3: it shrinks */
+            memcpy(p, "***", 3);
+            p += 3;
+        } else {
+            p++;
+        }
+    }
+}
+
+void tb_http_scrub(const struct tb_http_req *q, char *text)
+{
+    if (q->bearer != NULL)
+        scrub_one(text, q->bearer, strlen(q->bearer));
+    for (size_t i = 0; i < q->nheaders; i++) {
+        const char *h = q->headers[i], *v;
+        for (size_t k = 0; k < sizeof(hdrs) / sizeof(hdrs[0]); k++) {
+            if (!prefix_ci(h, strlen(h), hdrs[k].name))
+                continue;
+            v = h + strlen(hdrs[k].name);
+            while (*v == ' ')
+                v++;
+            if (hdrs[k].keep_scheme && strchr(v, ' ') != NULL)
+                v = strrchr(v, ' ') + 1;
+            scrub_one(text, v, strlen(v));
+        }
+    }
+    for (const char *u = q->url; u != NULL && *u != '\0'; u++) {
+        if (*u != '?' && *u != '&')
+            continue;
+        for (size_t k = 0; k < sizeof(params) / sizeof(params[0]); k++) {
+            const char *v = u + 1, *e;
+            if (!prefix_ci(v, strlen(v), params[k]))
+                continue;
+            v += strlen(params[k]);
+            e = v + strcspn(v, "&#");
+            {
+                char secret[1024];
+                size_t n = (size_t)(e - v);
+                if (n < sizeof(secret)) {
+                    memcpy(secret, v, n);
+                    secret[n] = '\0';
+                    scrub_one(text, secret, n);
+                }
+            }
+        }
+    }
+}
+
 static void decide(struct tb_http_xfer *x)
 {
     char *ct = NULL;
     x->decided = 1;
     curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->r->status);
-    if (curl_easy_getinfo(x->h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct != NULL)
+    if (curl_easy_getinfo(x->h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct != NULL) {
+        /* It goes into a one-line message: no control bytes. */
         snprintf(x->r->content_type, sizeof(x->r->content_type), "%s", ct);
+        for (char *c = x->r->content_type; *c; c++)
+            if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7F)
+                *c = '?';
+    }
     x->r->sse = x->r->status >= 200 && x->r->status < 300 &&
                 prefix_ci(x->r->content_type, strlen(x->r->content_type),
                           x->q->stream_type != NULL ? x->q->stream_type : "text/event-stream");
@@ -168,7 +241,10 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
         nb[x->r->body_len] = '\0';
         x->r->body = nb;
     }
-    return x->r->body_len < TB_HTTP_ERRBODY_MAX ? n : 0; /* enough read */
+    if (x->r->body_len < TB_HTTP_ERRBODY_MAX)
+        return n;
+    x->body_full = 1; /* enough read: stop (not a transport error) */
+    return 0;
 }
 
 static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
@@ -220,6 +296,58 @@ static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *
     return 0;
 }
 
+/* "scheme://host:port" of a URL, lower case, the port always given. */
+static int origin(const char *url, char *out, size_t outlen)
+{
+    CURLU *u = curl_url();
+    char *scheme = NULL, *host = NULL, *port = NULL;
+    int ok = u != NULL && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+             curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+             curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+             curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK;
+    if (ok) {
+        snprintf(out, outlen, "%s://%s:%s", scheme, host, port);
+        for (char *c = out; *c; c++)
+            *c = (char)tolower((unsigned char)*c);
+    }
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_url_cleanup(u);
+    return ok;
+}
+
+static int same_origin(const char *a, const char *b)
+{
+    char oa[512], ob[512];
+    return origin(a, oa, sizeof(oa)) && origin(b, ob, sizeof(ob)) && strcmp(oa, ob) == 0;
+}
+
+static void log_cross_origin(const struct tb_http_req *q, const char *url)
+{
+    char red[800], line[1024];
+    tb_http_redact(url, strlen(url), red, sizeof(red));
+    snprintf(line, sizeof(line),
+             "* redirect to %s: another origin, so no API key or -H header goes there", red);
+    q->log(q->log_ud, line);
+}
+
+static int is_redirect(long status)
+{
+    return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+/* The credentials of one hop: the key and the extra headers, or neither. */
+static void set_creds(CURL *h, const struct tb_http_req *q, int creds, struct curl_slist *all,
+                      struct curl_slist *plain)
+{
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, creds ? all : plain);
+    if (q->bearer != NULL) {
+        curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+        curl_easy_setopt(h, CURLOPT_XOAUTH2_BEARER, creds ? q->bearer : NULL);
+    }
+}
+
 int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, struct tb_clock *clk,
                        tb_http_body_fn fn, void *ud, struct tb_http_resp *r)
 {
@@ -241,6 +369,10 @@ int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, stru
         return TB_ENOMEM;
     snprintf(accept, sizeof(accept), "Accept: %s",
              q->stream_type != NULL ? q->stream_type : "text/event-stream");
+    /* Two lists: `all` with the key's own header and the extra headers,
+     * `plain` without (after a redirect to another origin). */
+    x->plain = curl_slist_append(NULL, "Content-Type: application/json");
+    x->plain = x->plain ? curl_slist_append(x->plain, accept) : NULL;
     hl = curl_slist_append(hl, "Content-Type: application/json");
     hl = hl ? curl_slist_append(hl, accept) : NULL;
     if (hl != NULL && q->bearer != NULL && q->key_header != NULL) {
@@ -263,7 +395,9 @@ int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, stru
     for (size_t i = 0; hl != NULL && i < q->nheaders; i++)
         hl = curl_slist_append(hl, q->headers[i]);
     x->headers = hl;
-    if (hl == NULL) {
+    if (hl == NULL || x->plain == NULL) {
+        curl_slist_free_all(hl);
+        curl_slist_free_all(x->plain);
         curl_easy_cleanup(x->h);
         x->h = NULL;
         return TB_ENOMEM;
@@ -275,12 +409,7 @@ int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, stru
     curl_easy_setopt(x->h, CURLOPT_USERAGENT, "ttsbuf/" TB_VERSION);
     curl_easy_setopt(x->h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(x->h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(x->h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(x->h, CURLOPT_FOLLOWLOCATION,
-                     q->key_header != NULL && q->bearer != NULL ? 0L : 1L);
-    curl_easy_setopt(x->h, CURLOPT_MAXREDIRS, q->max_redirects >= 0 ? q->max_redirects : 3L);
-    /* A 301/302 must not turn the POST into a GET. */
-    curl_easy_setopt(x->h, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
+    curl_easy_setopt(x->h, CURLOPT_FOLLOWLOCATION, 0L); /* tb_http_stream follows */
     curl_easy_setopt(x->h, CURLOPT_CONNECTTIMEOUT_MS,
                      (long)((q->connect_timeout > 0 ? q->connect_timeout : 10.0) * 1000));
     if (q->total_timeout > 0)
@@ -304,7 +433,7 @@ int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, stru
         curl_easy_setopt(x->h, CURLOPT_DEBUGDATA, x);
         curl_easy_setopt(x->h, CURLOPT_VERBOSE, 1L);
     }
-    x->last = clk->now(clk);
+    x->start = x->last = clk->now(clk);
     return 0;
 }
 
@@ -314,19 +443,25 @@ void tb_http_xfer_end(struct tb_http_xfer *x, int curl_code)
     CURLcode cc = (CURLcode)curl_code;
     if (x->h == NULL)
         return;
+    if (x->body_full && cc == CURLE_WRITE_ERROR)
+        cc = CURLE_OK; /* we stopped reading a kept body at its cap */
     if (!x->decided && cc == CURLE_OK)
         decide(x); /* an empty body */
-    if (r->status == 0)
+    if (r->status == 0 && !x->redirect_failed)
         curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &r->status);
     r->curl_code = (int)cc;
+    r->total_timeout = cc == CURLE_OPERATION_TIMEDOUT && x->q->total_timeout > 0 &&
+                       x->clk->now(x->clk) - x->start >= x->q->total_timeout * 0.99;
     if (cc != CURLE_OK) {
         /* libcurl's messages can quote the URL: mask any key in it. */
         const char *m = x->errbuf[0] != '\0' ? x->errbuf : curl_easy_strerror(cc);
         tb_http_redact(m, strlen(m), r->error, sizeof(r->error));
     }
     curl_slist_free_all(x->headers);
+    curl_slist_free_all(x->plain);
     curl_easy_cleanup(x->h);
     x->headers = NULL;
+    x->plain = NULL;
     x->h = NULL;
 }
 
@@ -334,9 +469,65 @@ int tb_http_stream(const struct tb_http_req *q, struct tb_clock *clk, tb_http_bo
                    struct tb_http_resp *r)
 {
     struct tb_http_xfer x;
-    int rc = tb_http_xfer_begin(&x, q, clk, fn, ud, r);
+    char *next = NULL;
+    long hops = 0, max_hops = q->max_redirects >= 0 ? q->max_redirects : 3;
+    int rc = tb_http_xfer_begin(&x, q, clk, fn, ud, r), creds = 1;
+    CURLcode cc;
     if (rc != 0)
         return rc;
-    tb_http_xfer_end(&x, (int)curl_easy_perform(x.h));
+    for (;;) {
+        char *loc = NULL;
+        set_creds(x.h, q, creds, x.headers, x.plain);
+        if (q->total_timeout > 0) {
+            /* What is left of it, over every hop. */
+            double left = q->total_timeout - (clk->now(clk) - x.start);
+            curl_easy_setopt(x.h, CURLOPT_TIMEOUT_MS, (long)(left > 0.001 ? left * 1000 : 1));
+        }
+        x.errbuf[0] = '\0';
+        cc = curl_easy_perform(x.h);
+        if (x.body_full && cc == CURLE_WRITE_ERROR)
+            cc = CURLE_OK;
+        if (!x.decided && cc == CURLE_OK)
+            decide(&x);
+        if (cc != CURLE_OK || !is_redirect(r->status) ||
+            curl_easy_getinfo(x.h, CURLINFO_REDIRECT_URL, &loc) != CURLE_OK || loc == NULL)
+            break;
+        /* A redirect not followed is a failed request, not an answer. */
+        if (hops == max_hops) {
+            cc = CURLE_TOO_MANY_REDIRECTS;
+            snprintf(x.errbuf, sizeof(x.errbuf), "Maximum (%ld) redirects followed", max_hops);
+            r->status = 0;
+            x.redirect_failed = 1;
+            break;
+        }
+        if (strncasecmp(loc, "http://", 7) != 0 && strncasecmp(loc, "https://", 8) != 0) {
+            cc = CURLE_UNSUPPORTED_PROTOCOL;
+            snprintf(x.errbuf, sizeof(x.errbuf),
+                     "HTTP %ld redirect to a scheme other than http or https", r->status);
+            r->status = 0;
+            x.redirect_failed = 1;
+            break;
+        }
+        if (creds && !same_origin(q->url, loc)) {
+            creds = 0;
+            if (q->log != NULL)
+                log_cross_origin(q, loc);
+        }
+        /* loc belongs to the handle, which the next perform reuses. */
+        free(next);
+        next = strdup(loc);
+        if (next == NULL) {
+            cc = CURLE_OUT_OF_MEMORY;
+            break;
+        }
+        curl_easy_setopt(x.h, CURLOPT_URL, next);
+        hops++;
+        tb_http_resp_free(r);
+        memset(r, 0, sizeof(*r));
+        x.decided = 0;
+        x.body_full = 0;
+    }
+    tb_http_xfer_end(&x, (int)cc);
+    free(next);
     return 0;
 }

@@ -2,8 +2,9 @@
  * http_xfer.h - one streaming POST as a libcurl easy handle, for callers
  * that drive it themselves (private to the library).
  *
- * tb_http_stream runs a transfer with curl_easy_perform; `ttsbuf bench`
- * adds many of them to one multi handle.  Both set them up here, so every
+ * tb_http_stream runs a transfer with curl_easy_perform, one redirect hop
+ * at a time (http.c); `ttsbuf bench` adds many of them to one multi
+ * handle, where redirects are not followed.  Both set them up here, so every
  * transfer follows the same rules (redirects, TLS, bearer auth, caps, the
  * idle timeout and cancel flag in the progress callback) and fills the
  * same struct tb_http_resp.
@@ -24,9 +25,13 @@ struct tb_http_xfer {
     void *ud;
     struct tb_http_resp *r;
     CURL *h;
-    struct curl_slist *headers;
+    struct curl_slist *headers; /* with the key's header and -H headers */
+    struct curl_slist *plain;   /* without: past a cross-origin redirect */
     int decided;
-    double last; /* time of the last body byte (or the start) */
+    int body_full;       /* a kept body reached its cap: we stopped reading */
+    int redirect_failed; /* tb_http_stream refused a redirect: status 0 */
+    double start;        /* clock time the transfer was set up */
+    double last;         /* time of the last body byte (or the start) */
     char errbuf[CURL_ERROR_SIZE];
 };
 

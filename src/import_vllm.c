@@ -98,9 +98,11 @@ static int one_request(const struct vctx *c, int i, const cJSON *ttft, const cJS
         r = tb_import_add(c->out, &rc, "request %d", i);
     if (r == NULL)
         return tb_seterr(c->err, c->errlen, rc, "%s: too many requests or out of memory", c->name);
+    /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): cJSON_IsString(NULL) is false */
     if (cJSON_IsString(errv) && errv->valuestring[0] != '\0')
         tb_import_str(r->error, sizeof(r->error), errv);
     if (cJSON_IsString(text)) {
+        /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): cJSON_IsString(NULL) is false */
         s = text->valuestring;
         slen = strlen(s);
         if (tb_utf8_check(s, slen) != slen)

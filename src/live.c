@@ -51,8 +51,8 @@ const char *tb_live_error_name(int error)
 {
     static const char *const names[] = {"ok",        "http",      "transport", "idle-timeout",
                                         "not-sse",   "sse",       "json",      "error-event",
-                                        "truncated", "cancelled", "nomem"};
-    return error >= 0 && error <= TB_LIVE_NOMEM ? names[error] : "?";
+                                        "truncated", "cancelled", "nomem",     "timeout"};
+    return error >= 0 && error <= TB_LIVE_TIMEOUT ? names[error] : "?";
 }
 
 void tb_live_result_free(struct tb_live_result *r)
@@ -89,7 +89,17 @@ static void wake(struct net *n)
 static int push(struct net *n, const char *text, size_t len, uint8_t kind)
 {
     double t = n->t_now;
+    size_t cap = n->o->max_deltas > 0 ? n->o->max_deltas : TB_LIVE_DELTAS_MAX;
     int rc;
+    if (n->r->stream.n >= cap) {
+        fail(n, TB_LIVE_SSE, "over %zu deltas: the run stops there (the cap of a live run)", cap);
+        return -1;
+    }
+    if (n->r->stream.text_len + len > TB_LIVE_TEXT_MAX) {
+        fail(n, TB_LIVE_SSE, "over %u bytes of text: the run stops there (the cap of a live run)",
+             TB_LIVE_TEXT_MAX);
+        return -1;
+    }
     if (tb_stream_append(&n->r->stream, t, text, len, 1, kind) != 0) {
         fail(n, TB_LIVE_NOMEM, "out of memory recording the stream");
         return -1;
@@ -188,6 +198,9 @@ static void conclude(struct net *n, const struct tb_http_resp *hr)
     } else if (hr->idle_timeout) {
         fail(n, TB_LIVE_IDLE, "no data for %g s (--idle-timeout) after %zu deltas",
              n->o->http.idle_timeout, r->stream.n);
+    } else if (hr->total_timeout) {
+        fail(n, TB_LIVE_TIMEOUT, "stopped after %g s (--timeout), after %zu deltas",
+             n->o->http.total_timeout, r->stream.n);
     } else if (hr->status >= 300 || (hr->status == 0 && hr->curl_code == 0)) {
         tb_oai_error_text(hr->body, hr->body_len, msg, sizeof(msg));
         fail(n, TB_LIVE_HTTP, "HTTP %ld: %s", hr->status, msg[0] ? msg : "(empty body)");
@@ -247,6 +260,9 @@ static void *net_main(void *arg)
         fail(n, TB_LIVE_NOMEM, "out of memory");
     else if (rc == 0)
         conclude(n, &hr);
+    /* A server may quote the key back in its error message. */
+    tb_http_scrub(&n->http, n->r->message);
+    tb_http_scrub(&n->http, n->r->warning);
     tb_http_resp_free(&hr);
     atomic_store_explicit(&n->done, 1, memory_order_release);
     wake(n);

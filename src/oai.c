@@ -115,11 +115,57 @@ out:
     return rc;
 }
 
+/* Copies s[0..n) as one trimmed line that is safe to print on a terminal
+ * and in JSON: control characters (C0, DEL and C1) become spaces, bytes
+ * that are not valid UTF-8 become '?', and the cut that makes it fit
+ * outlen never splits a character.  A server's text reaches the one-line
+ * error only through here, so it can neither break the line nor send
+ * terminal escapes.  Linear: each byte is validated once. */
+void tb_evjson_line(const char *s, size_t n, char *out, size_t outlen)
+{
+    size_t k = 0, i = 0;
+    if (outlen == 0)
+        return;
+    while (n > 0 && ((unsigned char)*s <= 0x20 || *s == 0x7F)) {
+        s++;
+        n--;
+    }
+    while (n > 0 && ((unsigned char)s[n - 1] <= 0x20 || s[n - 1] == 0x7F))
+        n--;
+    while (i < n) {
+        size_t end = i + tb_utf8_check(s + i, n - i);
+        while (i < end) {
+            unsigned char c = (unsigned char)s[i];
+            size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+            if (k + len >= outlen)
+                goto done;
+            if (len == 1 && (c < 0x20 || c == 0x7F)) {
+                out[k++] = ' ';
+            } else if (len == 2 && c == 0xC2 && (unsigned char)s[i + 1] < 0xA0) {
+                out[k++] = ' '; /* U+0080..U+009F */
+            } else {
+                memcpy(out + k, s + i, len);
+                k += len;
+            }
+            i += len;
+        }
+        if (i < n) {
+            if (k + 1 >= outlen)
+                break;
+            out[k++] = '?';
+            i++;
+        }
+    }
+done:
+    out[k] = '\0';
+}
+
+/* A string or number field for a one-line message (see tb_evjson_line). */
 static void copy_field(char *dst, size_t cap, const cJSON *v)
 {
     dst[0] = '\0';
     if (cJSON_IsString(v) && v->valuestring != NULL)
-        snprintf(dst, cap, "%s", v->valuestring);
+        tb_evjson_line(v->valuestring, strlen(v->valuestring), dst, cap);
     else if (cJSON_IsNumber(v))
         snprintf(dst, cap, "%g", v->valuedouble);
 }
@@ -149,12 +195,35 @@ static int text_field(const cJSON *v, const char **s, size_t *len, const char *w
 
 cJSON *tb_evjson_parse(const char *data, size_t len, int *rc, char *err, size_t errlen)
 {
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
+    const char *end = NULL, *nul = memchr(data, '\0', len);
+    cJSON *root;
+    /* A raw NUL is never valid JSON, and cJSON would end a string at it
+     * and keep the rest: the text after it would vanish. */
+    if (nul != NULL) {
+        *rc = tb_seterr(err, errlen, TB_EFORMAT, "a NUL byte at byte %zu of the event",
+                        (size_t)(nul - data) + 1);
+        return NULL;
+    }
+    root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
     if (root == NULL) {
         size_t at = end != NULL && end >= data ? (size_t)(end - data) : 0;
         *rc = tb_seterr(err, errlen, TB_EFORMAT, "invalid JSON near byte %zu of the event", at + 1);
         return NULL;
+    }
+    {
+        /* cJSON stops at the end of the first value: what follows must be
+         * blank, or the event is malformed ({"a":1}garbage). */
+        size_t at = (size_t)(end - data);
+        while (at < len && (data[at] == ' ' || data[at] == '\t' || data[at] == '\r' ||
+                            data[at] == '\n'))
+            at++;
+        if (at < len) {
+            cJSON_Delete(root);
+            *rc = tb_seterr(err, errlen, TB_EFORMAT,
+                            "unexpected data after the JSON object at byte %zu of the event",
+                            at + 1);
+            return NULL;
+        }
     }
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
@@ -252,24 +321,6 @@ out:
     return rc;
 }
 
-/* Copies s[0..n) as one trimmed line, control characters as spaces. */
-static void one_line(const char *s, size_t n, char *out, size_t outlen)
-{
-    size_t k = 0;
-    while (n > 0 && isspace((unsigned char)*s)) {
-        s++;
-        n--;
-    }
-    while (n > 0 && isspace((unsigned char)s[n - 1]))
-        n--;
-    for (size_t i = 0; i < n && k + 1 < outlen; i++) {
-        unsigned char c = (unsigned char)s[i];
-        out[k++] = (c < 0x20 || c == 0x7F) ? ' ' : (char)c;
-    }
-    if (outlen > 0)
-        out[k] = '\0';
-}
-
 /* Case-insensitive search for an ASCII needle in h[0..hn). */
 static const char *find_ci(const char *h, size_t hn, const char *needle)
 {
@@ -297,7 +348,7 @@ void tb_oai_error_text(const char *body, size_t len, char *out, size_t outlen)
         if (!cJSON_IsString(m))
             m = cJSON_GetObjectItemCaseSensitive(root, "message");
         if (cJSON_IsString(m) && m->valuestring != NULL)
-            one_line(m->valuestring, strlen(m->valuestring), out, outlen);
+            tb_evjson_line(m->valuestring, strlen(m->valuestring), out, outlen);
         cJSON_Delete(root);
         if (out[0] != '\0')
             return;
@@ -307,7 +358,7 @@ void tb_oai_error_text(const char *body, size_t len, char *out, size_t outlen)
     if (t != NULL) {
         te = find_ci(t + 7, len - (size_t)(t + 7 - body), "</title>");
         if (te != NULL) {
-            one_line(t + 7, (size_t)(te - (t + 7)), out, outlen);
+            tb_evjson_line(t + 7, (size_t)(te - (t + 7)), out, outlen);
             if (out[0] != '\0')
                 return;
         }
@@ -316,7 +367,7 @@ void tb_oai_error_text(const char *body, size_t len, char *out, size_t outlen)
     while (len > 0) {
         nl = memchr(body, '\n', len);
         size_t n = nl != NULL ? (size_t)(nl - body) : len;
-        one_line(body, n, out, outlen);
+        tb_evjson_line(body, n, out, outlen);
         if (out[0] != '\0')
             return;
         if (nl == NULL)

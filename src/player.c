@@ -258,6 +258,7 @@ void tb_player_pull(struct tb_player *p, int16_t *out, size_t frames)
                 atomic_store_explicit(&p->first_audio, pos + done, memory_order_relaxed);
             } else {
                 memset(out + done, 0, want * sizeof(*out)); /* pre-roll filling */
+                /* NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores): says the block is full */
                 done = frames;
                 break;
             }
@@ -267,6 +268,7 @@ void tb_player_pull(struct tb_player *p, int16_t *out, size_t frames)
                 p->in_gap = 0; /* the tail of the stream, not a gap */
             memset(out + done, 0, want * sizeof(*out));
             atomic_store_explicit(&p->done, 1, memory_order_release);
+            /* NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores): says the block is full */
             done = frames;
             break;
         }
@@ -276,6 +278,7 @@ void tb_player_pull(struct tb_player *p, int16_t *out, size_t frames)
                 continue;
             }
             conceal(p, out + done, want, pos + done);
+            /* NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores): says the block is full */
             done = frames;
             break;
         }

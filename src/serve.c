@@ -1366,7 +1366,7 @@ void tb_serve_destroy(struct tb_serve *s)
     if (s == NULL)
         return;
     while (s->conns != NULL)
-        conn_close(s, s->conns, 0);
+        conn_close(s, s->conns, 0); /* NOLINT(clang-analyzer-unix.Malloc): it unlinks the head */
     if (s->efd >= 0)
         close(s->efd);
     if (s->tfd >= 0)

@@ -67,7 +67,7 @@ static int parse_pair(char *kv, struct tb_synth_spec *s, char *err, size_t errle
     char *eq = strchr(kv, '=');
     const char *k;
     char *v;
-    double d;
+    double d = 0; /* set on success (clang-tidy cannot see it) */
     int rc;
     if (eq == NULL)
         return tb_seterr(err, errlen, TB_EINVAL, "synth spec: '%s' is not key=value", kv);

@@ -358,14 +358,14 @@ int tb_trace_write(FILE *f, const struct tb_stream *s)
     rc = put_line(f, o);
     for (size_t i = 0; i < s->n && rc == 0; i++) {
         const struct tb_event *e = &s->ev[i];
-        if (e->len + 1 > tmpcap) {
-            char *nt = realloc(tmp, e->len + 1);
+        if ((size_t)e->len + 1 > tmpcap) {
+            char *nt = realloc(tmp, (size_t)e->len + 1);
             if (nt == NULL) {
                 rc = TB_ENOMEM;
                 break;
             }
             tmp = nt;
-            tmpcap = e->len + 1;
+            tmpcap = (size_t)e->len + 1;
         }
         memcpy(tmp, s->text + e->off, e->len);
         tmp[e->len] = '\0';

@@ -30,7 +30,8 @@ static const struct {
     {"live", tb_test_live},       {"rebuffer", tb_test_rebuffer}, {"sweep", tb_test_sweep},
     {"svg", tb_test_svg},         {"docs", tb_test_docs},         {"import", tb_test_import},
     {"api", tb_test_api},         {"audioenv", tb_test_audioenv}, {"player", tb_test_player},
-    {"speech", tb_test_speech},   {"bench", tb_test_bench},
+    {"speech", tb_test_speech},   {"bench", tb_test_bench},       {"fuzz", tb_test_fuzz},
+    {"fault", tb_test_fault},
 };
 
 static int selected(const char *only, const char *name)

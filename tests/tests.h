@@ -52,6 +52,9 @@ int tb_test_audioenv(void);
  * installs the hook where one is needed (sanitizer builds). */
 void tb_test_alloc_counts(unsigned long *all, unsigned long *rt);
 int tb_test_bench(void); /* issue 5: ttsbuf bench and merge */
+/* Reliability (issue 7). */
+int tb_test_fuzz(void);
+int tb_test_fault(void);
 
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;

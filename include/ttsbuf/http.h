@@ -3,11 +3,14 @@
  * they arrive, each stamped with the caller's clock.
  *
  * HTTP/1.1 or HTTP/2 (negotiated over TLS), TLS verified unless told
- * otherwise, redirects followed up to a limit and only to http/https; the
- * bearer token is sent with libcurl's own bearer auth, which libcurl does
- * not forward to another host on redirect (or in a header the dialect
- * names, with redirects off).  The key is never logged:
- * verbose lines pass through tb_http_redact first.
+ * otherwise, redirects (301, 302, 303, 307, 308; the POST is repeated)
+ * followed up to a limit and only to http/https.  The key never leaves the
+ * first URL's origin: once a redirect points to another scheme, host or
+ * port, neither the key (bearer or key_header) nor any extra header is
+ * sent again.  The
+ * key is never logged: verbose lines pass through tb_http_redact first.
+ * A redirect that is not followed (over the limit, or to another scheme)
+ * ends the request as a transport failure, status 0.
  *
  * Idle timeout: no body byte for idle_timeout seconds (counted from the
  * request's start, so a slow first token counts) aborts the transfer;
@@ -36,9 +39,8 @@ struct tb_http_req {
     const char *url;
     const char *bearer;         /* API key, or NULL: a secret */
     const char *key_header;     /* NULL: the key goes as Bearer auth; else in this
-                                 * header ("x-api-key"), and redirects are then
-                                 * not followed (libcurl would forward a custom
-                                 * header to another host) */
+                                 * header ("x-api-key"); either way it stays in
+                                 * the first URL's origin */
     const char *stream_type;    /* the Content-Type of a stream (also sent as
                                  * Accept); NULL: "text/event-stream" */
     const char *const *headers; /* extra "Name: value" header lines */
@@ -48,7 +50,7 @@ struct tb_http_req {
     double idle_timeout;    /* s; 0: none */
     double total_timeout;   /* s; 0: none */
     int insecure;           /* do not verify TLS (off by default) */
-    long max_redirects;     /* -1: the default, 3 */
+    long max_redirects;     /* -1: the default, 3; 0: none followed */
     tb_http_log_fn log;     /* verbose lines (redacted), or NULL */
     void *log_ud;
     /* Non-zero stops the transfer.  An atomic, not a volatile
@@ -69,13 +71,14 @@ struct tb_http_resp {
                  * or the request's stream_type) */
     char *body; /* any other body: its first TB_HTTP_ERRBODY_MAX bytes */
     size_t body_len;
-    int curl_code;    /* CURLcode; 0 for a clean end */
-    char error[256];  /* libcurl's message for curl_code */
-    int idle_timeout; /* the idle timeout fired */
-    int cancelled;    /* *cancel was set */
-    int aborted;      /* the body callback's non-zero value */
-    uint64_t bytes;   /* body bytes received */
-    double t_headers; /* clock time the response headers were complete */
+    int curl_code;     /* CURLcode; 0 for a clean end */
+    char error[256];   /* libcurl's message for curl_code */
+    int idle_timeout;  /* the idle timeout fired */
+    int total_timeout; /* the total timeout fired */
+    int cancelled;     /* *cancel was set */
+    int aborted;       /* the body callback's non-zero value */
+    uint64_t bytes;    /* body bytes received */
+    double t_headers;  /* clock time the response headers were complete */
 };
 
 /* curl_global_init; call once from main before any thread.  0 or TB_EIO. */
@@ -102,5 +105,18 @@ void tb_http_resp_free(struct tb_http_resp *r);
  * Always NUL-terminates out (outlen > 0).  Any thread.
  */
 void tb_http_redact(const char *text, size_t len, char *out, size_t outlen);
+
+/* Secrets shorter than this are not scrubbed (they would mask ordinary
+ * words); real keys are far longer. */
+#define TB_HTTP_SECRET_MIN 8
+
+/*
+ * tb_http_scrub - replaces, in the NUL-terminated text, every occurrence of
+ * a secret the request carries with "***": the bearer token, the values of
+ * the secret headers tb_http_redact masks, and the values of the key query
+ * parameters of its URL.  For messages built from what a server said (an
+ * error body may quote the key back).  The text only shrinks.  Any thread.
+ */
+void tb_http_scrub(const struct tb_http_req *q, char *text);
 
 #endif

@@ -12,10 +12,12 @@
  * drain the simulator uses, stepped on the same clock.  So the final
  * numbers equal `ttsbuf sim` on the recorded trace.
  *
- * Whatever goes wrong (HTTP status, transport, idle timeout, not an event
- * stream, bad SSE or JSON, an error event, a stream cut before [DONE],
- * Ctrl-C), the run ends with a one-line message, and everything received
- * before is in the result: its stream (for the trace) and its numbers.
+ * Whatever goes wrong (HTTP status, transport, idle or total timeout, not
+ * an event stream, bad SSE or JSON, an error event, a stream cut before
+ * [DONE], Ctrl-C), the run ends with a one-line message, and everything
+ * received before is in the result: its stream (for the trace) and its
+ * numbers.  Messages never hold the request's secrets (tb_http_scrub),
+ * even when the server quotes them back.
  *
  * Ownership: the result owns its stream (tb_live_result_free).
  */
@@ -36,7 +38,15 @@ struct tb_live_opts {
     tb_play_fn play_fn;     /* each chunk's schedule, on the calling
                              * thread; may be NULL */
     void *play_ud;
+    size_t max_deltas; /* deltas kept before the run stops (TB_LIVE_SSE);
+                        * 0: TB_LIVE_DELTAS_MAX */
 };
+
+/* A live run records every delta (for the trace), so an endless stream
+ * would grow without bound: past this many the run stops (README
+ * "Limits"; a real answer is a few thousand). */
+#define TB_LIVE_DELTAS_MAX 1000000u
+#define TB_LIVE_TEXT_MAX (256u << 20) /* bytes of delta text kept, likewise */
 
 enum tb_live_error {
     TB_LIVE_OK = 0,
@@ -44,12 +54,13 @@ enum tb_live_error {
     TB_LIVE_TRANSPORT,   /* connect, DNS, TLS, reset, timeout */
     TB_LIVE_IDLE,        /* --idle-timeout */
     TB_LIVE_NOT_SSE,     /* 2xx but not text/event-stream */
-    TB_LIVE_SSE,         /* an SSE line or event over its cap */
+    TB_LIVE_SSE,         /* an SSE line or event over its cap, or too many deltas */
     TB_LIVE_JSON,        /* an event whose JSON is bad */
     TB_LIVE_ERROR_EVENT, /* the server sent an error event */
     TB_LIVE_TRUNCATED,   /* the stream ended before its end marker */
     TB_LIVE_CANCELLED,   /* Ctrl-C */
-    TB_LIVE_NOMEM
+    TB_LIVE_NOMEM,
+    TB_LIVE_TIMEOUT /* the total timeout (http.total_timeout) */
 };
 
 /* What the status callback sees, on the calling thread. */

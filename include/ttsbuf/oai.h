@@ -13,7 +13,9 @@
  *                has empty choices)
  *   error        {"error": {"message", "type", "code"}} or {"error": "..."}
  *   done         the data "[DONE]" (not JSON)
- * Text must be valid UTF-8 after unescaping; anything else is an error.
+ * Text must be valid UTF-8 after unescaping; anything else is an error, and
+ * so is a raw NUL byte anywhere in the data (never valid JSON; cJSON would
+ * silently cut the string there).  A \u0000 escape ends the text there.
  *
  * Ownership: a tb_oai parser owns the text it hands out; pointers stay
  * valid until its next parse.  Threads: one thread per parser.
@@ -79,7 +81,8 @@ void tb_oai_destroy(struct tb_oai *p);  /* NULL is a no-op */
 /*
  * tb_oai_parse_event - reads one event's data (len bytes, need not be
  * NUL-terminated).  Returns 0; TB_EFORMAT for invalid JSON (err: "invalid
- * JSON near byte N"), a non-object, or text that is not valid UTF-8;
+ * JSON near byte N", or "a NUL byte at byte N"), a non-object, or text
+ * that is not valid UTF-8;
  * TB_ENOMEM.  An error object is not a parse error: out->error is set.
  */
 int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len, struct tb_oai_delta *out,

@@ -294,7 +294,6 @@ static int parse(int argc, char **argv, struct bench_args *a)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":hqc:H:", longopts, NULL)) != -1) {
-        rc = 0;
         switch (c) {
         case 'h': usage(stdout); return TB_EXIT_OK;
         case 'q': a->quiet = 1; continue;

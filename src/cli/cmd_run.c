@@ -296,7 +296,8 @@ int tb_cmd_run(int argc, char **argv)
     if (!embedded && (a.c.nsources > 0 || a.fault != NULL)) {
         tb_cli_error("run: --trace/--synth/--preset/--fault drive the built-in mock; "
                      "they do not apply with a base URL");
-        return TB_EXIT_USAGE;
+        code = TB_EXIT_USAGE; /* frees on the way out */
+        goto out;
     }
     if (a.q.model == NULL && info->usage_option)
         a.q.model = getenv("OPENAI_MODEL"); /* the OpenAI pair */
@@ -304,18 +305,21 @@ int tb_cmd_run(int argc, char **argv)
         if (!embedded) {
             tb_cli_error("run: --model is required%s",
                          info->usage_option ? " (or set OPENAI_MODEL)" : "");
-            return TB_EXIT_USAGE;
+            code = TB_EXIT_USAGE; /* frees on the way out */
+            goto out;
         }
         a.q.model = "ttsbuf-mock";
     }
-    if (tb_cli_request_key(&a.q, info, &key) != 0)
-        return TB_EXIT_USAGE;
+    if (tb_cli_request_key(&a.q, info, &key) != 0) {
+        code = TB_EXIT_USAGE; /* frees on the way out */
+        goto out;
+    }
     if (a.messages_file != NULL) {
         messages = read_small(a.messages_file, MESSAGES_MAX);
         if (messages == NULL) {
             tb_cli_error("--messages: %s: %s", a.messages_file, strerror(errno));
-            tb_cli_key_free(key);
-            return TB_EXIT_USAGE;
+            code = TB_EXIT_USAGE; /* frees on the way out */
+            goto out;
         }
         a.q.req.messages_json = messages;
     }

@@ -1,6 +1,8 @@
 /*
  * main.c - the ttsbuf command: dispatches to a subcommand.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,7 +36,32 @@ static void usage(FILE *f)
                "With no command, `ttsbuf` runs `ttsbuf sim` on the built-in demo stream.\n");
 }
 
+static int dispatch(int argc, char **argv);
+
+/* A reader that went away (`ttsbuf run --json | head -c 10`) makes writes
+ * fail with EPIPE instead of killing the process with SIGPIPE, so the
+ * trace and whatever else still gets written; the failure is then one
+ * line and exit 2 (or the command's own failure, already reported). */
+static int finish_stdout(int code)
+{
+    int e;
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return code;
+    e = errno;
+    if (code != TB_EXIT_OK && code != TB_EXIT_GATE)
+        return code; /* its own error line was printed */
+    tb_cli_error("cannot write standard output: %s", e != 0 ? strerror(e) : "write error");
+    return code == TB_EXIT_OK || code == TB_EXIT_GATE ? TB_EXIT_USAGE : code;
+}
+
 int main(int argc, char **argv)
+{
+    signal(SIGPIPE, SIG_IGN);
+    return finish_stdout(dispatch(argc, argv));
+}
+
+static int dispatch(int argc, char **argv)
 {
     /* libcurl's global state, once, before any thread (libcurl's rule). */
     if (tb_http_global_init() != 0) {

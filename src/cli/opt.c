@@ -1,5 +1,6 @@
 /* opt.c - the CLI's shared helpers: error lines and strict number parsing
  * for options (see cli.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,9 +14,14 @@ int tb_opt_double(const char *flag, const char *s, double lo, double hi, double 
                   size_t errlen)
 {
     char *end;
-    double d;
+    double d = 0;
     errno = 0;
-    d = strtod(s, &end);
+    /* strtod skips leading blanks (a "\r5" would pass): the whole text
+     * must be the number. */
+    if (isspace((unsigned char)*s))
+        end = (char *)s;
+    else
+        d = strtod(s, &end);
     if (end == s || *end != '\0' || errno == ERANGE || !isfinite(d))
         return tb_seterr(err, errlen, TB_EINVAL, "%s: '%s' is not a number (allowed %g..%g)", flag,
                          s, lo, hi);
@@ -31,7 +37,9 @@ int tb_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *o
     char *end;
     unsigned long long v = 0;
     errno = 0;
-    if (*s == '-' || *s == '+' || *s == ' ')
+    /* strtoull skips blanks and negates a '-': digits only, from the
+     * first byte (a fuzzer found "\r1" accepted as 1). */
+    if (!isdigit((unsigned char)*s))
         end = (char *)s;
     else
         v = strtoull(s, &end, 10);

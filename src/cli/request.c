@@ -127,11 +127,12 @@ void tb_cli_key_free(char *key)
 
 char *tb_cli_request_url(const char *base, const struct tb_api_info *info)
 {
-    size_t bl = strlen(base), n = bl + strlen(info->path) + 8;
+    /* The path goes before any query: a "?key=" stays a query parameter. */
+    size_t bl = strlen(base), pl = strcspn(base, "?#"), n = bl + strlen(info->path) + 8;
     char *url = malloc(n);
     if (url != NULL)
-        snprintf(url, n, "%s%.*s%s", strstr(base, "://") == NULL ? "http://" : "",
-                 (int)(bl > 0 && base[bl - 1] == '/' ? bl - 1 : bl), base, info->path);
+        snprintf(url, n, "%s%.*s%s%s", strstr(base, "://") == NULL ? "http://" : "",
+                 (int)(pl > 0 && base[pl - 1] == '/' ? pl - 1 : pl), base, info->path, base + pl);
     return url;
 }
 

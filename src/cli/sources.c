@@ -138,6 +138,7 @@ int tb_cli_sources_add_path(struct tb_cli_sources *l, const char *arg)
     glob_t g;
     int code = -1, rc;
     if (strcmp(arg, "-") == 0 || stat(arg, &st) == 0)
+        /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): stat set st */
         return strcmp(arg, "-") != 0 && S_ISDIR(st.st_mode) ? add_dir(l, arg) : add_trace(l, arg);
     if (strpbrk(arg, "*?[") == NULL)
         return add_trace(l, arg); /* names the missing file */

@@ -28,7 +28,7 @@ double bench_now(void);
 double bench_cpu(int who, double *sys);
 
 /* Prints "bench: what: detail" and exits 1. */
-void bench_die(const char *what, const char *detail);
+_Noreturn void bench_die(const char *what, const char *detail);
 
 /* A synthetic stream with exact timing: jitter 0, one token per event,
  * seed 42. */

@@ -41,7 +41,7 @@ double bench_cpu(int who, double *sys)
     return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + s;
 }
 
-void bench_die(const char *what, const char *detail)
+_Noreturn void bench_die(const char *what, const char *detail)
 {
     fprintf(stderr, "bench: %s: %s\n", what, detail);
     exit(1);

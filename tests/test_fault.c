@@ -1,0 +1,1264 @@
+/*
+ * test_fault.c - the fault matrix, end to end: the real binary (`ttsbuf
+ * run --json --record`) against `ttsbuf serve` in its own process (faults
+ * through the model name) and against raw TCP peers scripted here (an
+ * accept() loop on a thread writing exact bytes), plus TLS against
+ * `openssl s_server`.  Each row asserts the exit status, the one-line
+ * error on stderr (and that it is the JSON report's error.message), the
+ * JSON report's event count, error kind and HTTP status, and that the
+ * --record trace holds exactly the deltas received before the fault.
+ *
+ * Also here: redirects never carry the key to another origin, signals
+ * flush partial results, SIGPIPE never kills, the API key appears in no
+ * output channel, the 100 MB line keeps memory bounded (the client's peak
+ * RSS is measured), and `serve` warns when bound to a non-loopback address.
+ */
+#define _DEFAULT_SOURCE /* wait4 */
+#include <arpa/inet.h>
+#include <cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/live.h"
+#include "ttsbuf/trace.h"
+
+#define SECRET_ENV "sk-ttsbuf-FAULT-ENV-7c41f0a9d2"
+#define SECRET_FILE "sk-ttsbuf-FAULT-FILE-93be22d1"
+#define SECRET_URL "sk-ttsbuf-FAULT-URL-5e0a7733"
+#define SECRET_HDR "sk-ttsbuf-FAULT-HDR-e8d1c6b4"
+#define HUGE_LINE ((uint64_t)100 << 20)
+
+/* ---- running the binary ---- */
+
+static const char *bin(void)
+{
+    const char *b = getenv("TTSBUF");
+    return b != NULL ? b : "./ttsbuf";
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct proc {
+    int code;     /* exit status; -1 when killed by a signal */
+    int signal;   /* the signal that killed it, or 0 */
+    long maxrss;  /* peak resident set, KiB */
+    double secs;  /* wall time */
+    char dir[64]; /* out, err, t.jsonl */
+    char *out, *err, *trace;
+};
+
+static void proc_dir(struct proc *p)
+{
+    static int seq;
+    char cmd[512];
+    memset(p, 0, sizeof(*p));
+    snprintf(p->dir, sizeof(p->dir), "/tmp/ttsbuf-fault-%d-%d", (int)getpid(), seq++);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s && mkdir -p %s", p->dir, p->dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static char *proc_file(const struct proc *p, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", p->dir, name);
+    return tb_test_slurp_str(path);
+}
+
+/* Runs `sh -c "exec <cmd>"` with SIGPIPE back at its default (the test
+ * process ignores it, and an ignored signal stays ignored across exec),
+ * stdout and stderr to files; `stdin_closed_pipe` gives it a stdout pipe
+ * whose reader has gone.  Waits, collecting the peak RSS. */
+static void proc_exec(struct proc *p, const char *cmd, int broken_stdout, int sig, double sig_after)
+{
+    char full[4096];
+    struct rusage ru;
+    int st, pfd[2] = {-1, -1};
+    double t0 = now_s();
+    pid_t pid;
+    snprintf(full, sizeof(full), "exec %s 2>%s/err", cmd, p->dir);
+    if (!broken_stdout)
+        snprintf(full + strlen(full), sizeof(full) - strlen(full), " >%s/out", p->dir);
+    else
+        assert_int_equal(pipe(pfd), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGPIPE, SIG_DFL);
+        if (broken_stdout) {
+            close(pfd[0]);
+            dup2(pfd[1], STDOUT_FILENO);
+            close(pfd[1]);
+        }
+        execl("/bin/sh", "sh", "-c", full, (char *)NULL);
+        _exit(127);
+    }
+    if (broken_stdout) {
+        close(pfd[0]); /* the reader goes before anything is written */
+        close(pfd[1]);
+    }
+    if (sig != 0) {
+        struct timespec ts = {(time_t)sig_after, (long)((sig_after - (time_t)sig_after) * 1e9)};
+        nanosleep(&ts, NULL);
+        kill(pid, sig);
+    }
+    assert_int_equal(wait4(pid, &st, 0, &ru), pid);
+    p->secs = now_s() - t0;
+    p->maxrss = ru.ru_maxrss;
+    p->code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    p->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+    p->out = proc_file(p, "out");
+    p->err = proc_file(p, "err");
+    p->trace = proc_file(p, "t.jsonl");
+}
+
+/* `ttsbuf run` with the row's options, --json, --record and -q. */
+static void run_cli(struct proc *p, const char *env, const char *args)
+{
+    char cmd[3072];
+    proc_dir(p);
+    snprintf(cmd, sizeof(cmd), "env %s '%s' run --json -q --record %s/t.jsonl %s",
+             env != NULL ? env : "", bin(), p->dir, args);
+    proc_exec(p, cmd, 0, 0, 0);
+}
+
+static void proc_free(struct proc *p)
+{
+    char cmd[512];
+    free(p->out);
+    free(p->err);
+    free(p->trace);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", p->dir);
+    if (system(cmd) != 0)
+        print_message("cannot remove %s\n", p->dir);
+}
+
+/* ---- what a row expects ---- */
+
+struct expect {
+    int code;         /* exit status */
+    const char *kind; /* the JSON error kind, or NULL for a run that succeeded */
+    const char *msg;  /* part of the one-line error (or of the warning) */
+    size_t events;    /* content deltas received before the fault */
+    long status;      /* the JSON's http_status; -1: not checked */
+};
+
+/* The deltas every scripted server sends: " w0", " w1", ... */
+static void delta_text(size_t k, char *buf, size_t len)
+{
+    snprintf(buf, len, " w%zu", k);
+}
+
+static void check_row(const char *row, const struct proc *p, const struct expect *e)
+{
+    cJSON *j, *err, *v;
+    struct tb_stream s;
+    char msg[512];
+    int rc;
+    if (p->signal != 0)
+        fail_msg("%s: killed by signal %d; stderr '%s'", row, p->signal, p->err);
+    if (p->code != e->code)
+        fail_msg("%s: exit %d, want %d; stderr '%s'", row, p->code, e->code, p->err);
+    j = cJSON_Parse(p->out);
+    if (j == NULL)
+        fail_msg("%s: stdout is not one JSON object: '%.300s'", row, p->out);
+    v = cJSON_GetObjectItem(j, "events");
+    if (!cJSON_IsNumber(v) || (size_t)v->valuedouble != e->events)
+        fail_msg("%s: the report says %g events, want %zu; stderr '%s'", row,
+                 cJSON_IsNumber(v) ? v->valuedouble : -1.0, e->events, p->err);
+    if (e->status >= 0 && cJSON_GetObjectItem(j, "http_status")->valuedouble != (double)e->status)
+        fail_msg("%s: http_status %g, want %ld", row,
+                 cJSON_GetObjectItem(j, "http_status")->valuedouble, e->status);
+    err = cJSON_GetObjectItem(j, "error");
+    if (e->kind != NULL) {
+        const char *kind, *m;
+        if (!cJSON_IsObject(err))
+            fail_msg("%s: no error in the report; stderr '%s'", row, p->err);
+        kind = cJSON_GetObjectItem(err, "kind")->valuestring;
+        m = cJSON_GetObjectItem(err, "message")->valuestring;
+        if (strcmp(kind, e->kind) != 0 || strstr(m, e->msg) == NULL)
+            fail_msg("%s: error %s '%s'; want %s '%s'", row, kind, m, e->kind, e->msg);
+        /* stderr is exactly that one line. */
+        snprintf(msg, sizeof(msg), "ttsbuf: %s\n", m);
+        if (strcmp(p->err, msg) != 0)
+            fail_msg("%s: stderr '%s', want exactly '%s'", row, p->err, msg);
+    } else {
+        if (!cJSON_IsNull(err))
+            fail_msg("%s: unexpected error in the report; stderr '%s'", row, p->err);
+        if (e->msg != NULL && e->msg[0] != '\0') {
+            v = cJSON_GetObjectItem(j, "warning");
+            if (!cJSON_IsString(v) || strstr(v->valuestring, e->msg) == NULL)
+                fail_msg("%s: warning %s, want '%s'", row,
+                         cJSON_IsString(v) ? v->valuestring : "(none)", e->msg);
+        }
+    }
+    cJSON_Delete(j);
+    /* The trace: a header and exactly the deltas received, in order. */
+    tb_stream_init(&s);
+    snprintf(msg, sizeof(msg), "%s/t.jsonl", p->dir);
+    rc = tb_trace_load_file(msg, &s, msg, sizeof(msg));
+    if (e->events == 0) {
+        if (rc != TB_EEMPTY || strncmp(p->trace, "{\"ttsbuf_trace\":1", 17) != 0)
+            fail_msg("%s: want a trace with a header and no event, got rc %d: '%.200s'", row, rc,
+                     p->trace);
+    } else {
+        if (rc != 0 || s.n != e->events)
+            fail_msg("%s: trace holds %zu deltas (rc %d: %s), want %zu", row, s.n, rc, msg,
+                     e->events);
+        for (size_t k = 0; k < s.n; k++) {
+            char want[32];
+            delta_text(k, want, sizeof(want));
+            if (s.ev[k].len != strlen(want) || memcmp(tb_stream_text(&s, k), want, s.ev[k].len))
+                fail_msg("%s: trace delta %zu is '%.*s', want '%s'", row, k, (int)s.ev[k].len,
+                         tb_stream_text(&s, k), want);
+            assert_true(k == 0 || s.ev[k].t >= s.ev[k - 1].t);
+        }
+    }
+    tb_stream_free(&s);
+}
+
+/* ---- a raw TCP peer ---- */
+
+struct peer;
+typedef void (*peer_fn)(struct peer *pe, int fd, int conn);
+
+#define PEER_REQS 8
+
+struct peer {
+    int lfd, port;
+    char host[32];
+    pthread_t th;
+    peer_fn fn;
+    int conns;             /* accepted so far */
+    char *req[PEER_REQS];  /* each request as received (head + body) */
+    char location[256];    /* for the redirecting scripts */
+    _Atomic uint64_t sent; /* bytes a filling script got out */
+    atomic_int stop;
+};
+
+static int send_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n > 0) {
+        ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int send_str(int fd, const char *s)
+{
+    return send_all(fd, s, strlen(s));
+}
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* Reads one request: the head, then Content-Length bytes of body. */
+static char *read_request(int fd)
+{
+    size_t cap = 1 << 16, n = 0, need = 0;
+    char *buf = malloc(cap + 1);
+    double t0 = now_s();
+    assert_non_null(buf);
+    while (n < cap && now_s() - t0 < 5) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        ssize_t r;
+        char *end;
+        if (poll(&pfd, 1, 100) <= 0)
+            continue;
+        r = recv(fd, buf + n, cap - n, 0);
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+        buf[n] = '\0';
+        end = strstr(buf, "\r\n\r\n");
+        if (end != NULL && need == 0) {
+            const char *cl = strstr(buf, "Content-Length: ");
+            if (cl == NULL)
+                cl = strstr(buf, "content-length: ");
+            need = (size_t)(end + 4 - buf) + (cl != NULL ? (size_t)atol(cl + 16) : 0);
+        }
+        if (need != 0 && n >= need)
+            break;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+/* Holds the connection open until the client closes it or the test ends. */
+static void hold(struct peer *pe, int fd)
+{
+    char c[256];
+    while (!atomic_load(&pe->stop)) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        if (poll(&pfd, 1, 50) > 0 && recv(fd, c, sizeof(c), 0) <= 0)
+            return;
+    }
+}
+
+static void *peer_main(void *arg)
+{
+    struct peer *pe = arg;
+    while (!atomic_load(&pe->stop)) {
+        struct pollfd pfd = {pe->lfd, POLLIN, 0};
+        int fd, conn;
+        char *req;
+        if (poll(&pfd, 1, 50) <= 0)
+            continue;
+        fd = accept(pe->lfd, NULL, NULL);
+        if (fd < 0)
+            continue;
+        req = read_request(fd);
+        conn = pe->conns++;
+        if (conn < PEER_REQS)
+            pe->req[conn] = req;
+        else
+            free(req);
+        pe->fn(pe, fd, conn);
+        close(fd);
+    }
+    return NULL;
+}
+
+/* Binds and listens (the port is then known); peer_go starts the thread,
+ * after which only it touches the peer until peer_halt. */
+static void peer_bind(struct peer *pe, const char *host, peer_fn fn)
+{
+    struct sockaddr_in a;
+    socklen_t al = sizeof(a);
+    int one = 1;
+    memset(pe, 0, sizeof(*pe));
+    snprintf(pe->host, sizeof(pe->host), "%s", host);
+    pe->fn = fn;
+    pe->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(pe->lfd >= 0);
+    setsockopt(pe->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    assert_int_equal(inet_pton(AF_INET, host, &a.sin_addr), 1);
+    assert_int_equal(bind(pe->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(pe->lfd, 16), 0);
+    assert_int_equal(getsockname(pe->lfd, (struct sockaddr *)&a, &al), 0);
+    pe->port = ntohs(a.sin_port);
+}
+
+static void peer_go(struct peer *pe)
+{
+    assert_int_equal(pthread_create(&pe->th, NULL, peer_main, pe), 0);
+}
+
+static void peer_start(struct peer *pe, const char *host, peer_fn fn)
+{
+    peer_bind(pe, host, fn);
+    peer_go(pe);
+}
+
+/* Stops the peer; its requests stay readable until peer_free. */
+static void peer_halt(struct peer *pe)
+{
+    atomic_store(&pe->stop, 1);
+    pthread_join(pe->th, NULL);
+    close(pe->lfd);
+}
+
+static void peer_free(struct peer *pe)
+{
+    for (int i = 0; i < PEER_REQS; i++)
+        free(pe->req[i]);
+}
+
+static void peer_stop(struct peer *pe)
+{
+    peer_halt(pe);
+    peer_free(pe);
+}
+
+static const char *peer_req(const struct peer *pe, int i)
+{
+    return i < pe->conns && i < PEER_REQS && pe->req[i] != NULL ? pe->req[i] : "";
+}
+
+/* The args that point `run` at a peer. */
+static void peer_args(const struct peer *pe, char *buf, size_t len, const char *more)
+{
+    snprintf(buf, len, "--base-url http://%s:%d/v1 --model m %s", pe->host, pe->port, more);
+}
+
+/* ---- scripts: what a peer sends ---- */
+
+static const char sse_head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                               "Connection: close\r\n\r\n";
+
+static int send_delta(int fd, size_t k)
+{
+    char ev[160], w[32];
+    delta_text(k, w, sizeof(w));
+    snprintf(ev, sizeof(ev),
+             "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"},"
+             "\"finish_reason\":null}]}\n\n",
+             w);
+    return send_str(fd, ev);
+}
+
+static void send_deltas(int fd, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        send_delta(fd, k);
+}
+
+static void send_end(int fd)
+{
+    send_str(fd, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+                 "data: [DONE]\n\n");
+}
+
+static void reset(int fd)
+{
+    struct linger l = {1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)); /* close sends RST */
+}
+
+static void s_ok(struct peer *pe, int fd, int conn)
+{
+    (void)pe;
+    (void)conn;
+    send_str(fd, sse_head);
+    send_deltas(fd, 5);
+    send_end(fd);
+}
+
+static void s_reset_mid_event(struct peer *pe, int fd, int conn)
+{
+    (void)pe;
+    (void)conn;
+    send_str(fd, sse_head);
+    send_deltas(fd, 3);
+    send_str(fd, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" w3");
+    sleep_s(0.2); /* the client has read it all: the reset is mid-event */
+    reset(fd);
+}
+
+static void s_close_mid_event(struct peer *pe, int fd, int conn)
+{
+    (void)pe;
+    (void)conn;
+    send_str(fd, sse_head);
+    send_deltas(fd, 3);
+    send_str(fd, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" w3");
+}
+
+static void s_no_done(struct peer *pe, int fd, int conn)
+{
+    (void)pe;
+    (void)conn;
+    send_str(fd, sse_head);
+    send_deltas(fd, 3);
+}
+
+static void s_stall(struct peer *pe, int fd, int conn)
+{
+    (void)conn;
+    send_str(fd, sse_head);
+    send_deltas(fd, 2);
+    hold(pe, fd);
+}
+
+static void s_silent(struct peer *pe, int fd, int conn)
+{
+    (void)conn;
+    hold(pe, fd);
+}
+
+static void s_drip(struct peer *pe, int fd, int conn)
+{
+    static const char ev[] = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" w2\"}}]}";
+    (void)conn;
+    send_str(fd, sse_head);
+    send_deltas(fd, 2);
+    for (size_t i = 0; i < sizeof(ev) - 1 && !atomic_load(&pe->stop); i++) {
+        if (send_all(fd, ev + i, 1) != 0)
+            return;
+        for (int k = 0; k < 20 && !atomic_load(&pe->stop); k++)
+            sleep_s(0.05); /* one byte a second */
+    }
+}
+
+/* After `prefix`, 100 MB of 'x' with no newline, until the client goes. */
+static void fill(struct peer *pe, int fd, const char *prefix)
+{
+    static char block[1 << 16];
+    memset(block, 'x', sizeof(block));
+    if (send_str(fd, prefix) != 0)
+        return;
+    for (uint64_t n = 0; n < HUGE_LINE && !atomic_load(&pe->stop); n += sizeof(block)) {
+        if (send_all(fd, block, sizeof(block)) != 0)
+            return;
+        atomic_fetch_add(&pe->sent, sizeof(block));
+    }
+}
+
+static void s_huge_line(struct peer *pe, int fd, int conn)
+{
+    (void)conn;
+    send_str(fd, sse_head);
+    send_deltas(fd, 2);
+    fill(pe, fd, "data: ");
+}
+
+static void s_huge_html_500(struct peer *pe, int fd, int conn)
+{
+    (void)conn;
+    fill(pe, fd,
+         "HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/html\r\n"
+         "Connection: close\r\n\r\n<html><head><title>500 Internal Server Error</title>"
+         "</head><body>");
+}
+
+static void s_bad_utf8(struct peer *pe, int fd, int conn)
+{
+    (void)pe;
+    (void)conn;
+    send_str(fd, sse_head);
+    send_deltas(fd, 2);
+    send_str(fd, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" \xff\xfe\"}}]}\n\n");
+    send_deltas(fd, 4);
+    send_end(fd);
+}
+
+static void s_nul(struct peer *pe, int fd, int conn)
+{
+    static const char ev[] = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" a\0b\"}}]}"
+                             "\n\n";
+    (void)pe;
+    (void)conn;
+    send_str(fd, sse_head);
+    send_deltas(fd, 2);
+    send_all(fd, ev, sizeof(ev) - 1);
+    send_end(fd);
+}
+
+static void s_redirect(struct peer *pe, int fd, int conn)
+{
+    char head[512];
+    (void)conn;
+    snprintf(head, sizeof(head),
+             "HTTP/1.1 307 Temporary Redirect\r\nLocation: %s\r\nContent-Length: 0\r\n"
+             "Connection: close\r\n\r\n",
+             pe->location);
+    send_str(fd, head);
+}
+
+/* First a redirect (to pe->location), then a stream. */
+static void s_redirect_once(struct peer *pe, int fd, int conn)
+{
+    if (conn == 0)
+        s_redirect(pe, fd, conn);
+    else
+        s_ok(pe, fd, conn);
+}
+
+static void s_401_echo(struct peer *pe, int fd, int conn)
+{
+    char body[1024], resp[1400];
+    (void)pe;
+    (void)conn;
+    /* A server that quotes the key back, whatever way it came. */
+    snprintf(body, sizeof(body),
+             "{\"error\":{\"message\":\"Incorrect API key provided: %s / %s / %s / %s\","
+             "\"type\":\"invalid_request_error\",\"code\":\"invalid_api_key\"}}",
+             SECRET_ENV, SECRET_FILE, SECRET_URL, SECRET_HDR);
+    snprintf(resp, sizeof(resp),
+             "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
+             "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+             strlen(body), body);
+    send_str(fd, resp);
+}
+
+/* ---- `ttsbuf serve` in its own process ---- */
+
+struct server {
+    pid_t pid;
+    int port;
+    char dir[64];
+};
+
+/* Serves " w0" .. " w29", 2.5 ms apart from 20 ms, to every request. */
+static void server_start(struct server *sv, const char *listen, int want_port)
+{
+    char path[512];
+    FILE *f;
+    memset(sv, 0, sizeof(*sv));
+    snprintf(sv->dir, sizeof(sv->dir), "/tmp/ttsbuf-fsrv-%d", (int)getpid());
+    snprintf(path, sizeof(path), "mkdir -p %s", sv->dir);
+    assert_int_equal(system(path), 0);
+    snprintf(path, sizeof(path), "%s/s.jsonl", sv->dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    for (int k = 0; k < 30; k++)
+        fprintf(f, "{\"t\": %g, \"text\": \" w%d\"}\n", 0.02 + 0.0025 * k, k);
+    fclose(f);
+    sv->pid = fork();
+    assert_true(sv->pid >= 0);
+    if (sv->pid == 0) {
+        char log[128];
+        snprintf(log, sizeof(log), "%s/log", sv->dir);
+        if (freopen(log, "w", stderr) == NULL)
+            _exit(126);
+        execl(bin(), bin(), "serve", "--listen", listen, "--trace", path, (char *)NULL);
+        _exit(127);
+    }
+    if (!want_port)
+        return;
+    for (int i = 0; i < 500 && sv->port == 0; i++) {
+        char *log;
+        const char *p;
+        sleep_s(0.01);
+        snprintf(path, sizeof(path), "%s/log", sv->dir);
+        log = tb_test_slurp_str(path);
+        p = strstr(log, "http://");
+        if (p != NULL && (p = strchr(p + 7, ':')) != NULL)
+            sv->port = atoi(p + 1);
+        free(log);
+    }
+    if (sv->port == 0) {
+        kill(sv->pid, SIGKILL);
+        waitpid(sv->pid, NULL, 0);
+        fail_msg("ttsbuf serve did not print its port");
+    }
+}
+
+/* Stops the server; returns its log (caller frees). */
+static char *server_stop(struct server *sv)
+{
+    char path[512];
+    char *log;
+    int st;
+    kill(sv->pid, SIGINT);
+    waitpid(sv->pid, &st, 0);
+    snprintf(path, sizeof(path), "%s/log", sv->dir);
+    log = tb_test_slurp_str(path);
+    snprintf(path, sizeof(path), "rm -rf %s", sv->dir);
+    if (system(path) != 0)
+        print_message("cannot remove %s\n", sv->dir);
+    return log;
+}
+
+/* ---- the rows ---- */
+
+/* Against `ttsbuf serve`: every HTTP status with a JSON and an HTML body,
+ * a 200 that is not an event stream, an error event, malformed JSON, a
+ * dropped connection, a stall, a missing [DONE]. */
+static void matrix_against_serve(void **state)
+{
+    (void)state;
+    static const int statuses[] = {400, 401, 403, 404, 429, 500, 503};
+    static const struct {
+        const char *fault;
+        struct expect e;
+    } rows[] = {
+        {"html", {3, "not-sse", "HTTP 200 with Content-Type 'text/html", 0, 200}},
+        {"error@8", {3, "error-event", "the server sent an error event (server_error", 8, 200}},
+        {"malformed@5", {3, "json", "bad event JSON ending at stream byte ", 5, 200}},
+        {"drop@10",
+         {3, "transport",
+          "connection lost after 10 deltas: transfer closed with outstanding read data", 10, 200}},
+        {"stall@6:1000",
+         {3, "idle-timeout", "no data for 1 s (--idle-timeout) after 6 deltas", 6, 200}},
+        {"nodone", {0, NULL, "the stream ended without [DONE] (finish_reason stop)", 30, 200}},
+        {"crlf+comments+burst@3", {0, NULL, NULL, 10, 200}},
+    };
+    struct server sv;
+    char args[512], row[64], msg[128];
+    server_start(&sv, "127.0.0.1:0", 1);
+    for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
+        for (int html = 0; html <= 1; html++) {
+            struct proc p;
+            struct expect e = {3, "http", msg, 0, statuses[i]};
+            snprintf(row, sizeof(row), "status@%d%s", statuses[i], html ? ":html" : "");
+            if (html)
+                snprintf(msg, sizeof(msg), "HTTP %d: %d ", statuses[i], statuses[i]);
+            else if (statuses[i] == 429)
+                snprintf(msg, sizeof(msg), "HTTP 429: Rate limit reached for requests");
+            else if (statuses[i] == 500)
+                snprintf(msg, sizeof(msg), "HTTP 500: The server had an error");
+            else
+                snprintf(msg, sizeof(msg), "(ttsbuf fault status@%d)", statuses[i]);
+            snprintf(args, sizeof(args),
+                     "--base-url http://127.0.0.1:%d/v1 --model 'mock+%s' --idle-timeout 1",
+                     sv.port, row);
+            run_cli(&p, NULL, args);
+            check_row(row, &p, &e);
+            proc_free(&p);
+        }
+    }
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct proc p;
+        struct expect e = rows[i].e;
+        snprintf(args, sizeof(args),
+                 "--base-url http://127.0.0.1:%d/v1 --model 'mock+%s' --idle-timeout 1", sv.port,
+                 rows[i].fault);
+        run_cli(&p, NULL, args);
+        if (strstr(rows[i].fault, "burst") != NULL) {
+            /* Three tokens an event: the deltas are joined, so check the
+             * report's token count instead of the texts. */
+            cJSON *j = cJSON_Parse(p.out);
+            assert_int_equal(p.code, 0);
+            assert_non_null(j);
+            assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 10);
+            assert_int_equal(cJSON_GetObjectItem(j, "tokens")->valueint, 30);
+            cJSON_Delete(j);
+        } else {
+            check_row(rows[i].fault, &p, &e);
+        }
+        proc_free(&p);
+    }
+    free(server_stop(&sv));
+}
+
+/* Nobody listening; a name that cannot resolve (RFC 6761 .invalid; the
+ * connect timeout bounds even a resolver that never answers). */
+static void refused_and_dns(void **state)
+{
+    (void)state;
+    struct proc p;
+    struct expect refused = {3, "transport", "request failed: Failed to connect to 127.0.0.1 port",
+                             0, 0};
+    struct expect dns = {3, "transport", "request failed: ", 0, 0};
+    char args[256];
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+    struct sockaddr_in a;
+    socklen_t al = sizeof(a);
+    /* A port that was free a moment ago and has no listener. */
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+    port = ntohs(a.sin_port);
+    close(fd);
+    snprintf(args, sizeof(args), "--base-url http://127.0.0.1:%d/v1 --model m", port);
+    run_cli(&p, NULL, args);
+    check_row("connection refused", &p, &refused);
+    proc_free(&p);
+
+    run_cli(&p, "RES_OPTIONS='timeout:1 attempts:1'",
+            "--base-url http://no-such-host.invalid/v1 --model m --connect-timeout 3");
+    check_row("dns", &p, &dns);
+    if (strstr(p.err, "resolve") == NULL && strstr(p.err, "Resolving timed out") == NULL)
+        fail_msg("dns: '%s' does not say the name did not resolve", p.err);
+    assert_true(p.secs < 8); /* fails fast, never hangs */
+    proc_free(&p);
+}
+
+/* TLS: a local server with a self-signed certificate fails verification,
+ * which is on by default; --insecure gets through to the stream. */
+static void tls_self_signed(void **state)
+{
+    (void)state;
+    struct proc p;
+    struct expect bad = {3, "transport", "request failed: SSL certificate problem", 0, 0};
+    struct expect ok = {0, NULL, NULL, 5, 200};
+    char dir[64], cmd[2048], args[256];
+    int port[2];
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-tls-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "mkdir -p %s && cd %s && openssl req -x509 -newkey ec -pkeyopt "
+             "ec_paramgen_curve:prime256v1 -nodes -keyout k.pem -out c.pem -days 1 "
+             "-subj /CN=127.0.0.1 >/dev/null 2>&1",
+             dir, dir);
+    if (system(cmd) != 0)
+        fail_msg("openssl cannot make a certificate (is the openssl package installed?)");
+    {
+        /* The response s_server will relay from its stdin. */
+        char path[512];
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/resp", dir);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(sse_head, f);
+        for (int k = 0; k < 5; k++)
+            fprintf(f, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" w%d\"}}]}\n\n",
+                    k);
+        fputs("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+              "data: [DONE]\n\n",
+              f);
+        fclose(f);
+    }
+    for (int i = 0; i < 2; i++) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a;
+        socklen_t al = sizeof(a);
+        memset(&a, 0, sizeof(a));
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+        assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+        port[i] = ntohs(a.sin_port);
+        close(fd);
+        /* One connection each; s_server sends its stdin to the client and
+         * closes when it ends (the sleep keeps it open until sent). */
+        snprintf(cmd, sizeof(cmd),
+                 "cd %s && ( (cat resp; sleep 3) | timeout 15 openssl s_server -quiet -naccept 1 "
+                 "-accept 127.0.0.1:%d -cert c.pem -key k.pem >/dev/null 2>&1 & )",
+                 dir, port[i]);
+        assert_int_equal(system(cmd), 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        /* Ready once its port is taken. */
+        int ready = 0;
+        for (int t = 0; t < 300 && !ready; t++) {
+            int fd = socket(AF_INET, SOCK_STREAM, 0);
+            struct sockaddr_in a;
+            memset(&a, 0, sizeof(a));
+            a.sin_family = AF_INET;
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            a.sin_port = htons((uint16_t)port[i]);
+            ready = bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 && errno == EADDRINUSE;
+            close(fd);
+            if (!ready)
+                sleep_s(0.02);
+        }
+        assert_true(ready);
+    }
+    snprintf(args, sizeof(args), "--base-url https://127.0.0.1:%d/v1 --model m", port[0]);
+    run_cli(&p, NULL, args);
+    check_row("tls verify (default)", &p, &bad);
+    proc_free(&p);
+    snprintf(args, sizeof(args), "--base-url https://127.0.0.1:%d/v1 --model m --insecure",
+             port[1]);
+    run_cli(&p, NULL, args);
+    check_row("tls --insecure", &p, &ok);
+    proc_free(&p);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* Against raw peers: what the mock server cannot be made to do. */
+static void matrix_against_raw_peer(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        peer_fn fn;
+        const char *more;
+        struct expect e;
+    } rows[] = {
+        {"reset mid-event",
+         s_reset_mid_event,
+         "",
+         {3, "transport", "connection lost after 3 deltas: Recv failure: Connection reset", 3,
+          200}},
+        {"closed mid-event",
+         s_close_mid_event,
+         "",
+         {3, "truncated", "the stream ended mid-event, before [DONE], after 3 deltas", 3, 200}},
+        {"no [DONE], no finish_reason",
+         s_no_done,
+         "",
+         {3, "truncated", "the stream ended before [DONE], after 3 deltas", 3, 200}},
+        {"stall forever",
+         s_stall,
+         "--idle-timeout 1",
+         {3, "idle-timeout", "no data for 1 s (--idle-timeout) after 2 deltas", 2, 200}},
+        {"no answer at all",
+         s_silent,
+         "--idle-timeout 1",
+         {3, "idle-timeout", "no data for 1 s (--idle-timeout) after 0 deltas", 0, 0}},
+        {"invalid UTF-8 in content",
+         s_bad_utf8,
+         "",
+         {3, "json", "delta.content is not valid UTF-8", 2, 200}},
+        {"NUL byte in an event", s_nul, "", {3, "json", "a NUL byte at byte ", 2, 200}},
+        {"clean stream", s_ok, "", {0, NULL, NULL, 5, 200}},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct peer pe;
+        struct proc p;
+        char args[512];
+        peer_start(&pe, "127.0.0.1", rows[i].fn);
+        peer_args(&pe, args, sizeof(args), rows[i].more);
+        run_cli(&p, NULL, args);
+        peer_stop(&pe);
+        check_row(rows[i].name, &p, &rows[i].e);
+        if (rows[i].e.kind != NULL && strcmp(rows[i].e.kind, "idle-timeout") == 0)
+            assert_true(p.secs < 4); /* fires within a second of its time */
+        proc_free(&p);
+    }
+}
+
+/* One byte a second: the idle timeout (2 s) never fires, since bytes keep
+ * coming; the total timeout (--timeout 4) does. */
+static void slow_drip_idle_vs_total(void **state)
+{
+    (void)state;
+    struct peer pe;
+    struct proc p;
+    struct expect e = {3, "timeout", "stopped after 4 s (--timeout), after 2 deltas", 2, 200};
+    char args[256];
+    peer_start(&pe, "127.0.0.1", s_drip);
+    peer_args(&pe, args, sizeof(args), "--idle-timeout 2 --timeout 4");
+    run_cli(&p, NULL, args);
+    peer_stop(&pe);
+    check_row("slow drip", &p, &e);
+    assert_true(p.secs >= 3.9 && p.secs < 8);
+    proc_free(&p);
+}
+
+/* A 100 MB line with no newline: the SSE line cap fires at 1 MiB, the
+ * client stops reading, its memory stays bounded.  And a 500 with a 100
+ * MB HTML body: 64 KiB of it are kept for the message. */
+static void huge_line_bounded(void **state)
+{
+    (void)state;
+    struct peer pe;
+    struct proc p, base;
+    struct expect e = {3, "sse", "event stream: line over 1048576 bytes at byte ", 2, 200};
+    struct expect e500 = {3, "http", "HTTP 500: 500 Internal Server Error", 0, 500};
+    char args[256];
+    uint64_t sent;
+    /* The baseline: the same client on a small clean stream. */
+    peer_start(&pe, "127.0.0.1", s_ok);
+    peer_args(&pe, args, sizeof(args), "");
+    run_cli(&base, NULL, args);
+    peer_stop(&pe);
+    assert_int_equal(base.code, 0);
+
+    peer_start(&pe, "127.0.0.1", s_huge_line);
+    peer_args(&pe, args, sizeof(args), "");
+    run_cli(&p, NULL, args);
+    peer_stop(&pe);
+    sent = atomic_load(&pe.sent);
+    check_row("100 MB line", &p, &e);
+    print_message("    100 MB line: client peak RSS %ld KiB (clean run %ld KiB); the peer got "
+                  "%.1f MiB out before the client closed\n",
+                  p.maxrss, base.maxrss, (double)sent / (1 << 20));
+    assert_true(p.maxrss < base.maxrss + 16 * 1024); /* the 1 MiB cap, not 100 MB */
+    assert_true(sent < HUGE_LINE);
+    proc_free(&p);
+
+    peer_start(&pe, "127.0.0.1", s_huge_html_500);
+    peer_args(&pe, args, sizeof(args), "");
+    run_cli(&p, NULL, args);
+    peer_stop(&pe);
+    check_row("500 with a 100 MB body", &p, &e500);
+    print_message("    500 with a 100 MB body: client peak RSS %ld KiB\n", p.maxrss);
+    assert_true(p.maxrss < base.maxrss + 16 * 1024);
+    proc_free(&p);
+    proc_free(&base);
+}
+
+/* A peer that always redirects to location: the run fails with msg after
+ * conns requests. */
+static void redirect_fails(const char *location, const char *msg, int conns)
+{
+    struct peer a;
+    struct proc p;
+    struct expect e = {3, "transport", msg, 0, 0};
+    char args[256];
+    peer_bind(&a, "127.0.0.1", s_redirect);
+    snprintf(a.location, sizeof(a.location), "%s", location);
+    peer_go(&a);
+    peer_args(&a, args, sizeof(args), "");
+    run_cli(&p, "OPENAI_API_KEY=" SECRET_ENV, args);
+    peer_stop(&a);
+    check_row(location, &p, &e);
+    assert_int_equal(a.conns, conns);
+    proc_free(&p);
+}
+
+/* Redirects: followed within the origin with the key; to another host
+ * or port without the key (and without -H headers); at most 3; only to
+ * http/https. */
+static void redirects_never_leak_the_key(void **state)
+{
+    (void)state;
+    static const char *const targets[] = {"127.0.0.2", "127.0.0.1"};
+    struct expect ok = {0, NULL, NULL, 5, 200};
+    char args[512], env[256];
+    snprintf(env, sizeof(env), "OPENAI_API_KEY=%s", SECRET_ENV);
+    for (size_t i = 0; i < 2; i++) {
+        /* Another host, then the same host on another port. */
+        struct peer a, b;
+        struct proc p;
+        peer_start(&b, targets[i], s_ok);
+        peer_bind(&a, "127.0.0.1", s_redirect);
+        snprintf(a.location, sizeof(a.location), "http://%s:%d/v1/chat/completions", b.host,
+                 b.port);
+        peer_go(&a);
+        peer_args(&a, args, sizeof(args), "-H 'x-api-key: " SECRET_HDR "' -H 'X-Plain: 1'");
+        run_cli(&p, env, args);
+        peer_halt(&a);
+        peer_halt(&b);
+        check_row("cross-origin redirect", &p, &ok);
+        assert_non_null(strstr(peer_req(&a, 0), "Authorization: Bearer " SECRET_ENV));
+        assert_non_null(strstr(peer_req(&a, 0), "x-api-key: " SECRET_HDR));
+        assert_non_null(strstr(peer_req(&b, 0), "POST /v1/chat/completions"));
+        assert_non_null(strstr(peer_req(&b, 0), "\"stream\":true"));
+        if (strstr(peer_req(&b, 0), SECRET_ENV) != NULL ||
+            strstr(peer_req(&b, 0), SECRET_HDR) != NULL ||
+            strstr(peer_req(&b, 0), "X-Plain") != NULL)
+            fail_msg("the redirect target %s:%d got: %s", b.host, b.port, peer_req(&b, 0));
+        peer_free(&a);
+        peer_free(&b);
+        proc_free(&p);
+    }
+    {
+        /* The same origin: the key goes along. */
+        struct peer a;
+        struct proc p;
+        peer_bind(&a, "127.0.0.1", s_redirect_once);
+        snprintf(a.location, sizeof(a.location), "/v2/chat/completions");
+        peer_go(&a);
+        peer_args(&a, args, sizeof(args), "-H 'x-api-key: " SECRET_HDR "'");
+        run_cli(&p, env, args);
+        peer_halt(&a);
+        check_row("same-origin redirect", &p, &ok);
+        assert_non_null(strstr(peer_req(&a, 1), "POST /v2/chat/completions"));
+        assert_non_null(strstr(peer_req(&a, 1), "Authorization: Bearer " SECRET_ENV));
+        assert_non_null(strstr(peer_req(&a, 1), "x-api-key: " SECRET_HDR));
+        peer_free(&a);
+        proc_free(&p);
+    }
+    /* A loop: three redirects followed, the fourth is an error; and a
+     * redirect to another scheme is not followed. */
+    redirect_fails("/v1/chat/completions", "request failed: Maximum (3) redirects followed", 4);
+    redirect_fails("file:///etc/passwd", "HTTP 307 redirect to a scheme other than http", 1);
+}
+
+/* The run held the header key and one more (the echoing server quotes
+ * all four; those the run never had are not its to hide). */
+static void assert_no_secret(const char *where, const char *text, const char *key)
+{
+    const char *const secrets[] = {key, SECRET_HDR};
+    for (size_t i = 0; i < 2; i++)
+        if (strstr(text, secrets[i]) != NULL)
+            fail_msg("%s holds the secret %s:\n%s", where, secrets[i], text);
+}
+
+/* Every output channel of runs holding a distinctive fake key (from the
+ * environment, from --api-key-file, in the URL as ?key=, in an -H
+ * header): stdout (human and JSON), stderr with --verbose, the trace,
+ * error messages, including a server that quotes the key back. */
+static void secrets_never_leak(void **state)
+{
+    (void)state;
+    static const struct {
+        peer_fn fn;
+        int code;
+    } servers[] = {{s_ok, 0}, {s_401_echo, 3}, {s_reset_mid_event, 3}};
+    char keyfile[96], env[128], args[1024];
+    FILE *f;
+    snprintf(keyfile, sizeof(keyfile), "/tmp/ttsbuf-key-%d", (int)getpid());
+    f = fopen(keyfile, "w");
+    assert_non_null(f);
+    fprintf(f, "%s\n", SECRET_FILE);
+    fclose(f);
+    snprintf(env, sizeof(env), "OPENAI_API_KEY=%s", SECRET_ENV);
+    for (size_t i = 0; i < sizeof(servers) / sizeof(servers[0]); i++) {
+        for (int variant = 0; variant < 3; variant++) {
+            struct peer pe;
+            struct proc p;
+            char cmd[2048];
+            const char *key = variant == 1 ? SECRET_FILE : variant == 0 ? SECRET_ENV : SECRET_URL;
+            peer_start(&pe, "127.0.0.1", servers[i].fn);
+            /* variant 0: key from the environment, JSON report;
+             * 1: from --api-key-file, human report; 2: a ?key= URL. */
+            snprintf(args, sizeof(args),
+                     "--base-url 'http://127.0.0.1:%d/v1%s' --model m --verbose %s%s "
+                     "-H 'x-api-key: %s'",
+                     pe.port, variant == 2 ? "?key=" SECRET_URL : "",
+                     variant == 1 ? "--api-key-file " : "", variant == 1 ? keyfile : "",
+                     SECRET_HDR);
+            proc_dir(&p);
+            snprintf(cmd, sizeof(cmd), "env %s '%s' run %s --record %s/t.jsonl %s",
+                     variant == 0 ? env : "", bin(), variant == 1 ? "" : "--json", p.dir, args);
+            proc_exec(&p, cmd, 0, 0, 0);
+            peer_halt(&pe);
+            if (p.code != servers[i].code)
+                fail_msg("secrets run %zu/%d: exit %d: %s", i, variant, p.code, p.err);
+            assert_no_secret("stdout", p.out, key);
+            assert_no_secret("stderr", p.err, key);
+            assert_no_secret("the trace", p.trace, key);
+            /* It was sent, and --verbose did log the header, masked. */
+            assert_non_null(strstr(peer_req(&pe, 0), key));
+            assert_non_null(strstr(p.err, "x-api-key: ***"));
+            if (variant != 2) {
+                assert_non_null(strstr(p.err, "Authorization: Bearer ***"));
+            } else {
+                /* The endpoint goes before the query, which stays intact. */
+                assert_non_null(
+                    strstr(peer_req(&pe, 0), "POST /v1/chat/completions?key=" SECRET_URL " "));
+                assert_non_null(strstr(p.err, "?key=***"));
+            }
+            if (servers[i].fn == s_401_echo)
+                assert_non_null(strstr(p.err, "ttsbuf: HTTP 401: Incorrect API key provided: "));
+            peer_free(&pe);
+            proc_free(&p);
+        }
+    }
+    remove(keyfile);
+}
+
+/* SIGTERM (and SIGINT, in test_live) during a run: the partial trace and
+ * JSON report are written, exit 3. */
+static void sigterm_flushes_partial(void **state)
+{
+    (void)state;
+    struct peer pe;
+    struct proc p;
+    struct expect e = {3, "cancelled", "interrupted after 2 deltas", 2, 200};
+    char cmd[1024], args[256];
+    peer_start(&pe, "127.0.0.1", s_stall);
+    peer_args(&pe, args, sizeof(args), "--idle-timeout 30");
+    proc_dir(&p);
+    snprintf(cmd, sizeof(cmd), "'%s' run --json -q --record %s/t.jsonl %s", bin(), p.dir, args);
+    proc_exec(&p, cmd, 0, SIGTERM, 1.0);
+    peer_stop(&pe);
+    check_row("SIGTERM", &p, &e);
+    assert_true(p.secs < 10);
+    proc_free(&p);
+}
+
+/* A reader that has gone: no SIGPIPE death; the trace still written, one
+ * line on stderr, exit 2 (or 3 when the run itself failed). */
+static void sigpipe_never_kills(void **state)
+{
+    (void)state;
+    struct peer pe;
+    struct proc p;
+    struct tb_stream s;
+    char cmd[1024], path[128], err[256];
+    peer_start(&pe, "127.0.0.1", s_ok);
+    proc_dir(&p);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' run --base-url http://127.0.0.1:%d/v1 --model m -q --record %s/t.jsonl", bin(),
+             pe.port, p.dir);
+    proc_exec(&p, cmd, 1, 0, 0);
+    peer_stop(&pe);
+    if (p.signal != 0)
+        fail_msg("killed by signal %d", p.signal);
+    assert_int_equal(p.code, 2);
+    assert_string_equal(p.err, "ttsbuf: cannot write standard output: Broken pipe\n");
+    tb_stream_init(&s);
+    snprintf(path, sizeof(path), "%s/t.jsonl", p.dir);
+    assert_int_equal(tb_trace_load_file(path, &s, err, sizeof(err)), 0);
+    assert_int_equal(s.n, 5);
+    tb_stream_free(&s);
+    proc_free(&p);
+    /* sim too, with a report far bigger than a pipe buffer. */
+    proc_dir(&p);
+    snprintf(cmd, sizeof(cmd), "'%s' sim --synth tokens=20000 --chunk token --gaps 100000", bin());
+    proc_exec(&p, cmd, 1, 0, 0);
+    assert_int_equal(p.signal, 0);
+    assert_int_equal(p.code, 2);
+    proc_free(&p);
+}
+
+/* An endless stream cannot grow the recording without bound: past
+ * max_deltas (TB_LIVE_DELTAS_MAX by default) the run stops, keeping what
+ * came.  Through the library, with a cap of 3 against a 5-delta stream. */
+static void live_delta_cap(void **state)
+{
+    (void)state;
+    struct peer pe;
+    struct tb_live_opts o;
+    struct tb_live_result r;
+    char url[128];
+    peer_start(&pe, "127.0.0.1", s_ok);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", pe.port);
+    memset(&o, 0, sizeof(o));
+    o.http.url = url;
+    o.http.idle_timeout = 5;
+    o.http.max_redirects = -1;
+    o.req.model = "m";
+    o.req.prompt = "hi";
+    o.req.max_tokens = -1;
+    o.req.temperature = -1;
+    tb_sim_opts_default(&o.sim);
+    o.max_deltas = 3;
+    assert_int_equal(tb_live_run(&o, &r, NULL, NULL), 0);
+    peer_stop(&pe);
+    assert_int_equal(r.error, TB_LIVE_SSE);
+    assert_string_equal(r.message, "over 3 deltas: the run stops there (the cap of a live run)");
+    assert_int_equal(r.stream.n, 3);
+    assert_int_equal(r.sim.content_events, 3);
+    tb_live_result_free(&r);
+}
+
+/* `serve` binds 127.0.0.1 by default and warns on a non-loopback bind. */
+static void serve_warns_off_loopback(void **state)
+{
+    (void)state;
+    struct server sv;
+    char *log;
+    server_start(&sv, "127.0.0.1:0", 1);
+    log = server_stop(&sv);
+    assert_null(strstr(log, "warning"));
+    assert_non_null(strstr(log, "http://127.0.0.1:"));
+    free(log);
+    server_start(&sv, "0.0.0.0:0", 1);
+    log = server_stop(&sv);
+    if (strstr(log, "ttsbuf: warning: listening on 0.0.0.0, which is not a loopback address") ==
+        NULL)
+        fail_msg("no warning for 0.0.0.0: '%s'", log);
+    free(log);
+    {
+        /* The default address, without starting anything: --help says it. */
+        struct proc p;
+        char cmd[512];
+        proc_dir(&p);
+        snprintf(cmd, sizeof(cmd), "'%s' serve --help", bin());
+        proc_exec(&p, cmd, 0, 0, 0);
+        assert_non_null(strstr(p.out, "127.0.0.1:8788"));
+        proc_free(&p);
+    }
+}
+
+int tb_test_fault(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(matrix_against_serve),
+        cmocka_unit_test(refused_and_dns),
+        cmocka_unit_test(tls_self_signed),
+        cmocka_unit_test(matrix_against_raw_peer),
+        cmocka_unit_test(slow_drip_idle_vs_total),
+        cmocka_unit_test(huge_line_bounded),
+        cmocka_unit_test(redirects_never_leak_the_key),
+        cmocka_unit_test(secrets_never_leak),
+        cmocka_unit_test(sigterm_flushes_partial),
+        cmocka_unit_test(sigpipe_never_kills),
+        cmocka_unit_test(serve_warns_off_loopback),
+        cmocka_unit_test(live_delta_cap),
+    };
+    signal(SIGPIPE, SIG_IGN);
+    return TB_RUN_GROUP("fault", tests);
+}
