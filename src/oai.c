@@ -214,14 +214,14 @@ cJSON *tb_evjson_parse(const char *data, size_t len, int *rc, char *err, size_t 
         /* cJSON stops at the end of the first value: what follows must be
          * blank, or the event is malformed ({"a":1}garbage). */
         size_t at = (size_t)(end - data);
-        while (at < len && (data[at] == ' ' || data[at] == '\t' || data[at] == '\r' ||
-                            data[at] == '\n'))
+        while (at < len &&
+               (data[at] == ' ' || data[at] == '\t' || data[at] == '\r' || data[at] == '\n'))
             at++;
         if (at < len) {
             cJSON_Delete(root);
-            *rc = tb_seterr(err, errlen, TB_EFORMAT,
-                            "unexpected data after the JSON object at byte %zu of the event",
-                            at + 1);
+            *rc =
+                tb_seterr(err, errlen, TB_EFORMAT,
+                          "unexpected data after the JSON object at byte %zu of the event", at + 1);
             return NULL;
         }
     }

@@ -31,16 +31,6 @@
 #define DEFAULT_MAX_TOKENS 300
 #define OPEN_DEFAULT_REQUESTS 50
 
-/* Set by SIGINT/SIGTERM; read by the event loop (lock-free atomic:
- * async-signal-safe). */
-static atomic_int interrupted;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    atomic_store_explicit(&interrupted, 1, memory_order_relaxed);
-}
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -540,7 +530,6 @@ int tb_cmd_bench(int argc, char **argv)
     struct tb_bench_recs recs;
     struct tb_bench_summary *sums = NULL;
     struct tb_bench_meta meta;
-    struct sigaction sa;
     char *key = NULL, *url = NULL, err[512], path[4200];
     FILE *rf = NULL;
     const struct tb_api_info *info;
@@ -612,14 +601,11 @@ int tb_cmd_bench(int argc, char **argv)
         }
     }
     raise_fd_limit(&meta);
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    atomic_int *interrupted = tb_cli_catch_interrupts();
 
     memset(&bo, 0, sizeof(bo));
     tb_cli_request_http(&a.q, url, key, &bo.http);
-    bo.http.cancel = &interrupted;
+    bo.http.cancel = interrupted;
     bo.req = a.q.req;
     bo.prompts = &prompts;
     bo.duration = a.duration;
@@ -654,7 +640,7 @@ int tb_cmd_bench(int argc, char **argv)
         }
         if (rf != NULL && write_level(rf, a.out, &meta, &recs, from) != 0)
             code = TB_EXIT_USAGE;
-        if (atomic_load(&interrupted)) {
+        if (atomic_load(interrupted)) {
             meta.nlevels = l + 1; /* report what ran */
             break;
         }
@@ -686,7 +672,7 @@ int tb_cmd_bench(int argc, char **argv)
     }
     if (code != 0)
         goto out;
-    if (atomic_load(&interrupted)) {
+    if (atomic_load(interrupted)) {
         tb_cli_error("bench: interrupted; %zu requests recorded", recs.n);
         code = TB_EXIT_FAILED;
     } else if (ok_total == 0) {

@@ -27,16 +27,6 @@
 #define MOCK_PRESET "mock"
 #define MESSAGES_MAX (1u << 20)
 
-/* Set by SIGINT/SIGTERM on whichever thread takes the signal, read by the
- * network thread: a lock-free atomic, which is async-signal-safe. */
-static atomic_int interrupted;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    atomic_store_explicit(&interrupted, 1, memory_order_relaxed);
-}
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -260,7 +250,6 @@ int tb_cmd_run(int argc, char **argv)
     struct tb_gap_list gaps = {NULL, 0, 0};
     struct tb_cli_plays plays;
     struct mock m;
-    struct sigaction sa;
     char url[2048], base_red[sizeof(r.stream.base_url)], label[512];
     char *key = NULL, *messages = NULL;
     const char *base;
@@ -352,15 +341,10 @@ int tb_cmd_run(int argc, char **argv)
         goto out;
     }
     lo.http.log = a.verbose ? log_line : NULL;
-    lo.http.cancel = &interrupted;
+    lo.http.cancel = tb_cli_catch_interrupts();
     plays.keep_all = a.c.svg != NULL;
     lo.play_fn = tb_cli_collect_play;
     lo.play_ud = &plays;
-
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
 
     rc = tb_live_run(&lo, &r, a.quiet || !isatty(STDERR_FILENO) ? NULL : status_line, NULL);
     if (!a.quiet && isatty(STDERR_FILENO))

@@ -4,6 +4,7 @@
  */
 #include "common.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -287,4 +288,22 @@ void tb_cli_usage_tables(FILE *f)
     fprintf(f, "\nPresets (published figures, not measurements; see README):\n");
     for (size_t i = 0; i < np; i++)
         fprintf(f, "  %-17s %s\n", ps[i].name, ps[i].about);
+}
+
+static atomic_int interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    atomic_store_explicit(&interrupted, 1, memory_order_relaxed);
+}
+
+atomic_int *tb_cli_catch_interrupts(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    return &interrupted;
 }

@@ -7,6 +7,7 @@
 #define TTSBUF_CLI_COMMON_H
 
 #include <getopt.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -73,6 +74,12 @@ int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg);
 /* The error for getopt's ':' (missing value) or '?' (unknown option);
  * returns TB_EXIT_USAGE. */
 int tb_cli_bad_option(const char *cmd, int c, char **argv);
+
+/* Installs the SIGINT/SIGTERM handler of `run` and `bench` (idempotent)
+ * and returns the flag it sets: a lock-free atomic, async-signal-safe, set
+ * on whichever thread takes the signal and read by the network loop, which
+ * then ends the run and flushes what it has. */
+atomic_int *tb_cli_catch_interrupts(void);
 
 /* Loads the chosen source (default_preset when none was given).  Returns
  * -1 to go on, or an exit code (the error is printed).  label holds the
