@@ -83,6 +83,17 @@ int tb_cli_audio_wanted(const struct tb_cli_audio *a)
     return a->espeak || a->sink != TB_SINK_NONE;
 }
 
+void tb_cli_audio_rate_model(struct tb_cli_audio *a, const struct tb_stream *s,
+                             const struct tb_sim_opts *o)
+{
+    struct tb_sim_opts ro = *o;
+    struct tb_clock vc;
+    char err[256];
+    ro.voice = NULL; /* the speaker's voice would speak it again */
+    tb_clock_virtual_init(&vc);
+    a->have_rate = s->n > 0 && tb_sim_run(s, &ro, &vc, NULL, NULL, &a->rate, err, sizeof(err)) == 0;
+}
+
 int tb_cli_audio_realtime(const struct tb_cli_audio *a)
 {
     return a->sink == TB_SINK_PORTAUDIO;

@@ -60,6 +60,12 @@ int tb_cli_audio_wanted(const struct tb_cli_audio *a);
  * -1 to go on, or an exit code (the error is printed). */
 int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o);
 
+/* The rate model on stream s with options o (without the speaker's
+ * voice), kept to report the difference between the two models; nothing
+ * when the stream cannot be simulated. */
+void tb_cli_audio_rate_model(struct tb_cli_audio *a, const struct tb_stream *s,
+                             const struct tb_sim_opts *o);
+
 /* Whether the run must go in real time (a PortAudio sink). */
 int tb_cli_audio_realtime(const struct tb_cli_audio *a);
 

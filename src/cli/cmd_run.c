@@ -388,15 +388,8 @@ int tb_cmd_run(int argc, char **argv)
     }
     if (a.c.svg != NULL && r.sim.play.chunks > 0 && code < 0)
         code = tb_cli_svg_timeline(a.c.svg, &src, &a.c.o, &r.stream, &plays.all, &r.sim);
-    if (a.au.sp != NULL) {
-        /* the rate model on what arrived, to report the difference */
-        struct tb_clock vc;
-        char err[256];
-        tb_clock_virtual_init(&vc);
-        if (r.stream.n > 0 &&
-            tb_sim_run(&r.stream, &a.c.o, &vc, NULL, NULL, &a.au.rate, err, sizeof(err)) == 0)
-            a.au.have_rate = 1;
-    }
+    if (a.au.sp != NULL)
+        tb_cli_audio_rate_model(&a.au, &r.stream, &a.c.o);
     if (a.c.json) {
         tb_report_json_audio(stdout, &src, &a.c.o, &r.sim, &gaps, &rl, &a.au);
     } else {

@@ -126,10 +126,7 @@ int tb_cmd_sim(int argc, char **argv)
         goto out;
 
     if (tb_cli_audio_wanted(&au)) {
-        /* the rate model on the same stream, to report the difference */
-        tb_clock_virtual_init(&clk);
-        if (tb_sim_run(&s, &a.o, &clk, NULL, NULL, &au.rate, err, sizeof(err)) == 0)
-            au.have_rate = 1;
+        tb_cli_audio_rate_model(&au, &s, &a.o);
         code = tb_cli_audio_start(&au, &a.o);
         if (code >= 0)
             goto out;
