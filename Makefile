@@ -32,7 +32,10 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
 OPT     ?= -O2 -g
 CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) -Iinclude $(PKG_CFLAGS) $(EXTRA_CFLAGS) -pthread -MMD -MP
-LDLIBS_ALL = $(PKG_LIBS) -lm -pthread $(EXTRA_LDFLAGS)
+# Full RELRO: symbols bound at start-up, not on first call (the GOT is then
+# read-only, and the first request of a run does not pay for the lookups).
+LDHARDEN := -Wl,-z,relro,-z,now
+LDLIBS_ALL = $(PKG_LIBS) -lm -pthread $(LDHARDEN) $(EXTRA_LDFLAGS)
 
 LIB_SRC := $(sort $(wildcard src/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))

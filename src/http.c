@@ -424,9 +424,14 @@ int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, stru
     }
     curl_easy_setopt(x->h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(x->h, CURLOPT_WRITEDATA, x);
-    curl_easy_setopt(x->h, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(x->h, CURLOPT_XFERINFODATA, x);
-    curl_easy_setopt(x->h, CURLOPT_NOPROGRESS, 0L);
+    /* The progress callback watches the idle timeout and the cancel flag;
+     * a caller that watches them itself (bench's loop) goes without it,
+     * which libcurl would otherwise call on every read. */
+    if (q->idle_timeout > 0 || q->cancel != NULL) {
+        curl_easy_setopt(x->h, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(x->h, CURLOPT_XFERINFODATA, x);
+        curl_easy_setopt(x->h, CURLOPT_NOPROGRESS, 0L);
+    }
     curl_easy_setopt(x->h, CURLOPT_ERRORBUFFER, x->errbuf);
     if (q->log != NULL) {
         curl_easy_setopt(x->h, CURLOPT_DEBUGFUNCTION, on_debug);

@@ -59,4 +59,11 @@ void bench_sweep(void);
 void bench_speech(void);
 void bench_client(void); /* issue 5: ttsbuf bench vs the openai SDK */
 
+/* The floors under the client's CPU per event (bench_floor.c): n streams
+ * of max_tokens events from the mock on port, read with bare recv() or
+ * through a bare libcurl multi_socket loop.  CPU s over the wave, the
+ * system part in *sys. */
+double bench_floor_recv(int port, size_t n, int max_tokens, double *sys);
+double bench_floor_curl(int port, size_t n, int max_tokens, double *sys);
+
 #endif

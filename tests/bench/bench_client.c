@@ -52,11 +52,26 @@
 static const size_t levels[] = {1, 10, 50, 100, 1000};
 #define NLEVELS (sizeof(levels) / sizeof(levels[0]))
 
+/* TB_BENCH_CLIENT_N=1,1000 runs only those levels (all by default). */
+static int level_on(size_t l)
+{
+    const char *only = getenv("TB_BENCH_CLIENT_N");
+    char buf[128], *save = NULL;
+    if (only == NULL || *only == '\0')
+        return 1;
+    snprintf(buf, sizeof(buf), "%s", only);
+    for (char *t = strtok_r(buf, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save))
+        if (strtoul(t, NULL, 10) == levels[l])
+            return 1;
+    return 0;
+}
+
 struct row {
     int ran;
     size_t n, ok;
     uint64_t expected, received;
     double err_p50, err_p99, ttft_p50, ttft_p99, cpu_us_per_event, srv_p50, srv_p99;
+    double sys_us_per_event;  /* the kernel's part of cpu_us_per_event */
     double play_us_per_event; /* ttsbuf: the playout's share, measured apart */
 };
 
@@ -95,7 +110,8 @@ static void score(const struct tb_stream *sched, const double *a, size_t n, stru
         push(err, (a[k] - sched->ev[k].t) - off);
 }
 
-static void finish_row(struct samples *err, struct samples *ttft, double cpu_s, struct row *r)
+static void finish_row(struct samples *err, struct samples *ttft, double cpu_s, double sys_s,
+                       struct row *r)
 {
     r->ran = 1;
     r->err_p50 = tb_bench_percentile(err->v, err->n, 50);
@@ -103,6 +119,7 @@ static void finish_row(struct samples *err, struct samples *ttft, double cpu_s, 
     r->ttft_p50 = tb_bench_percentile(ttft->v, ttft->n, 50);
     r->ttft_p99 = tb_bench_percentile(ttft->v, ttft->n, 99);
     r->cpu_us_per_event = r->received > 0 ? cpu_s * 1e6 / (double)r->received : 0;
+    r->sys_us_per_event = r->received > 0 ? sys_s * 1e6 / (double)r->received : 0;
     err->n = ttft->n = 0;
 }
 
@@ -115,7 +132,7 @@ static void run_ttsbuf(const struct tb_stream *sched, size_t n, struct samples *
     struct tb_bench_prompts p;
     struct tb_bench_recs recs;
     char url[96], e[256];
-    double c0, c1, play, *a = malloc(sched->n * sizeof(double));
+    double c0, c1, s0, s1, play, *a = malloc(sched->n * sizeof(double));
 
     bench_mock_start(sched, &mock);
     if (a == NULL || tb_bench_prompts_builtin(&p) != 0)
@@ -135,10 +152,10 @@ static void run_ttsbuf(const struct tb_stream *sched, size_t n, struct samples *
     o.nshards = 1;
     tb_sim_opts_default(&o.sim);
     tb_bench_recs_init(&recs);
-    c0 = bench_cpu(RUSAGE_SELF, NULL);
+    c0 = bench_cpu(RUSAGE_SELF, &s0);
     if (tb_bench_run(&o, 0, &recs, e, sizeof(e)) != 0)
         bench_die("client: tb_bench_run", e);
-    c1 = bench_cpu(RUSAGE_SELF, NULL);
+    c1 = bench_cpu(RUSAGE_SELF, &s1);
     bench_mock_stop(&mock, &mr);
     /* The playout ran inside tb_bench_run; run it again to take its share
      * out of the loop's figure. */
@@ -164,11 +181,39 @@ static void run_ttsbuf(const struct tb_stream *sched, size_t n, struct samples *
     }
     r->srv_p50 = mr.st.late_p50;
     r->srv_p99 = mr.st.late_p99;
-    finish_row(err, ttft, c1 - c0, r);
+    finish_row(err, ttft, c1 - c0, s1 - s0, r);
     r->play_us_per_event = r->received > 0 ? play * 1e6 / (double)r->received : 0;
     tb_bench_recs_free(&recs);
     tb_bench_prompts_free(&p);
     free(a);
+}
+
+/* The floors at every level: a fresh mock for each, as for the clients. */
+struct floor {
+    int ran;
+    double recv_us, recv_sys_us, curl_us, curl_sys_us;
+};
+
+static void run_floors(const struct tb_stream *sched, struct floor *fl)
+{
+    for (size_t l = 0; l < NLEVELS; l++) {
+        struct bench_mock mock;
+        struct bench_mock_result mr;
+        double ev = (double)levels[l] * MAX_TOKENS / 1e6, sys, cpu;
+        if (!level_on(l))
+            continue;
+        bench_mock_start(sched, &mock);
+        cpu = bench_floor_recv(mock.port, levels[l], MAX_TOKENS, &sys);
+        bench_mock_stop(&mock, &mr);
+        fl[l].recv_us = cpu / ev;
+        fl[l].recv_sys_us = sys / ev;
+        bench_mock_start(sched, &mock);
+        cpu = bench_floor_curl(mock.port, levels[l], MAX_TOKENS, &sys);
+        bench_mock_stop(&mock, &mr);
+        fl[l].curl_us = cpu / ev;
+        fl[l].curl_sys_us = sys / ev;
+        fl[l].ran = 1;
+    }
 }
 
 /* Reads the Node script's JSON lines for every level. */
@@ -177,6 +222,8 @@ static void run_node(const char *dir, const struct tb_stream *sched, struct samp
 {
     for (size_t l = 0; l < NLEVELS; l++) {
         struct bench_mock mock;
+        if (!level_on(l))
+            continue;
         struct bench_mock_result mr;
         char cmd[1024], *line = NULL;
         size_t cap = 0;
@@ -219,7 +266,8 @@ static void run_node(const char *dir, const struct tb_stream *sched, struct samp
         }
         rows[l].srv_p50 = mr.st.late_p50;
         rows[l].srv_p99 = mr.st.late_p99;
-        finish_row(err, ttft, cJSON_GetObjectItem(root, "cpu_us")->valuedouble / 1e6, &rows[l]);
+        finish_row(err, ttft, cJSON_GetObjectItem(root, "cpu_us")->valuedouble / 1e6,
+                   cJSON_GetNumberValue(cJSON_GetObjectItem(root, "sys_us")) / 1e6, &rows[l]);
         cJSON_Delete(root);
         free(line);
         free(a);
@@ -233,11 +281,13 @@ static void print_row(const char *who, const struct row *r)
         return;
     }
     printf(
-        "  %-7s %5zu %5zu %7llu %5llu | %7.3f %7.3f | %7.3f %7.3f | %6.1f %5.1f | %7.3f %7.3f\n",
+        "  %-7s %5zu %5zu %7llu %5llu | %7.3f %7.3f | %7.3f %7.3f | %6.1f %5.1f %5.1f | %7.3f "
+        "%7.3f\n",
         who, r->n, r->ok, (unsigned long long)r->received,
         (unsigned long long)(r->expected - (r->received < r->expected ? r->received : r->expected)),
         r->err_p50 * 1e3, r->err_p99 * 1e3, r->ttft_p50 * 1e3, r->ttft_p99 * 1e3,
-        r->cpu_us_per_event, r->play_us_per_event, r->srv_p50 * 1e3, r->srv_p99 * 1e3);
+        r->cpu_us_per_event, r->sys_us_per_event, r->play_us_per_event, r->srv_p50 * 1e3,
+        r->srv_p99 * 1e3);
 }
 
 static int node_ready(const char *dir)
@@ -253,6 +303,7 @@ void bench_client(void)
     struct tb_stream sched;
     struct samples err = {NULL, 0, 0}, ttft = {NULL, 0, 0};
     struct row tt[NLEVELS], nd[NLEVELS];
+    struct floor fl[NLEVELS];
     const char *dir = getenv("TB_NODEDIR") != NULL ? getenv("TB_NODEDIR") : "tests/node";
     struct rlimit rl;
     int have_node = node_ready(dir);
@@ -265,6 +316,7 @@ void bench_client(void)
     bench_synth(STREAM_TPS, STREAM_TTFT, STREAM_TOKENS, &sched);
     memset(tt, 0, sizeof(tt));
     memset(nd, 0, sizeof(nd));
+    memset(fl, 0, sizeof(fl));
     printf("client: ttsbuf bench's event loop vs the article's method with the openai npm SDK;\n"
            "  N streams at once, %d events each at %g tokens/s, from the mock (its own process);\n"
            "  error = recorded lateness against the schedule, ms, each stream aligned on its\n"
@@ -273,14 +325,16 @@ void bench_client(void)
            "  every stream, which the SDK client does not do, in the play column)\n",
            MAX_TOKENS, STREAM_TPS);
     for (size_t l = 0; l < NLEVELS; l++)
-        run_ttsbuf(&sched, levels[l], &err, &ttft, &tt[l]);
+        if (level_on(l))
+            run_ttsbuf(&sched, levels[l], &err, &ttft, &tt[l]);
+    run_floors(&sched, fl);
     if (have_node)
         run_node(dir, &sched, &err, &ttft, nd);
     else
         printf("  (node or %s/node_modules missing: the openai SDK rows are skipped)\n", dir);
-    printf(
-        "  client      N    ok  events  lost | err P50     P99 | TTFT err P50  P99 |   CPU  play "
-        "| srv P50    P99\n");
+    printf("  client      N    ok  events  lost | err P50     P99 | TTFT err P50  P99 |   CPU   "
+           "sys  play "
+           "| srv P50    P99\n");
     for (size_t l = 0; l < NLEVELS; l++) {
         print_row("ttsbuf", &tt[l]);
         if (have_node) {
@@ -288,14 +342,25 @@ void bench_client(void)
             print_row("openai", &nd[l]);
         }
     }
+    printf("  floors, CPU us per event (system part): bare recv() on epoll; a bare libcurl\n"
+           "  multi_socket loop whose write callback only counts bytes (bench_floor.c)\n"
+           "       N       recv          libcurl       ttsbuf\n");
+    for (size_t l = 0; l < NLEVELS; l++)
+        if (fl[l].ran && tt[l].ran)
+            printf("   %5zu   %5.1f (%5.1f)   %5.1f (%5.1f)   %5.1f (%5.1f)\n", levels[l],
+                   fl[l].recv_us, fl[l].recv_sys_us, fl[l].curl_us, fl[l].curl_sys_us,
+                   tt[l].cpu_us_per_event, tt[l].sys_us_per_event);
     if (have_node) {
-        printf("  ratios (openai SDK / ttsbuf):\n       N   CPU/event   error P99\n");
+        printf("  ratios (openai SDK / ttsbuf; openai SDK / the libcurl floor, the most any\n"
+               "  libcurl client could reach):\n"
+               "       N   CPU/event   error P99   CPU/event vs floor\n");
         for (size_t l = 0; l < NLEVELS; l++) {
             if (!nd[l].ran || !tt[l].ran)
                 continue;
-            printf("   %5zu   %8.1fx   %8.1fx\n", levels[l],
+            printf("   %5zu   %8.1fx   %8.1fx   %8.1fx\n", levels[l],
                    nd[l].cpu_us_per_event / tt[l].cpu_us_per_event,
-                   tt[l].err_p99 > 0 ? nd[l].err_p99 / tt[l].err_p99 : 0);
+                   tt[l].err_p99 > 0 ? nd[l].err_p99 / tt[l].err_p99 : 0,
+                   fl[l].ran && fl[l].curl_us > 0 ? nd[l].cpu_us_per_event / fl[l].curl_us : 0);
         }
     }
     {

@@ -8,7 +8,7 @@
 // error against the mock provider's exact emission schedule; and the
 // process's CPU time over the level (process.cpuUsage).
 // Prints one JSON line per level:
-//   {"concurrency", "cpu_us", "wall_ms", "median_tps", "p95_tps",
+//   {"concurrency", "cpu_us", "sys_us", "wall_ms", "median_tps", "p95_tps",
 //    "requests": [{"start_ms", "arrivals_ms": [...], "tps", "error"}]}
 import OpenAI from "openai";
 
@@ -74,6 +74,7 @@ async function runConcurrentBenchmark(concurrency, model, prompt) {
     JSON.stringify({
       concurrency,
       cpu_us: cpu.user + cpu.system,
+      sys_us: cpu.system,
       wall_ms: performance.now() - t0,
       median_tps: median,
       p95_tps: tpsValues.length ? tpsValues[p95Index] : 0,
