@@ -25,6 +25,12 @@
  * Node: process.cpuUsage around the level's Promise.all) over the events
  * it recorded.
  *
+ * The floors (bench_floor.c) put those costs beside what reading each
+ * event costs at all at that level: bare recv() on epoll, and a bare
+ * libcurl multi_socket loop; SDK / libcurl floor is the most any libcurl
+ * client could reach against the SDK.  TB_BENCH_CLIENT_N=1,1000 runs some
+ * levels only.
+ *
  * Node is skipped (and said so) when node or tests/node/node_modules is
  * missing.  One run per row: percentiles over many events already.
  */
@@ -222,14 +228,15 @@ static void run_node(const char *dir, const struct tb_stream *sched, struct samp
 {
     for (size_t l = 0; l < NLEVELS; l++) {
         struct bench_mock mock;
-        if (!level_on(l))
-            continue;
         struct bench_mock_result mr;
         char cmd[1024], *line = NULL;
         size_t cap = 0;
         FILE *f;
         cJSON *root, *req;
-        double *a = malloc(sched->n * sizeof(double));
+        double *a;
+        if (!level_on(l))
+            continue;
+        a = malloc(sched->n * sizeof(double));
         bench_mock_start(sched, &mock);
         snprintf(cmd, sizeof(cmd), "node '%s/bench-article.mjs' http://127.0.0.1:%d/v1 %zu %d", dir,
                  mock.port, levels[l], MAX_TOKENS);
