@@ -323,14 +323,7 @@ static void over_tls(void **state)
     pid_t pid;
     tb_test_mock_start(&m, N_EV, T0, DT, NULL);
     assert_int_equal(sscanf(m.base, "http://127.0.0.1:%d", &mport), 1);
-    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-tlsbench-%d", (int)getpid());
-    snprintf(cmd, sizeof(cmd),
-             "mkdir -p %s && cd %s && openssl req -x509 -newkey ec -pkeyopt "
-             "ec_paramgen_curve:prime256v1 -nodes -keyout k.pem -out c.pem -days 1 "
-             "-subj /CN=127.0.0.1 >/dev/null 2>&1",
-             dir, dir);
-    if (system(cmd) != 0)
-        fail_msg("openssl cannot make a certificate (is the openssl package installed?)");
+    tb_test_tls_cert("tlsbench", dir, sizeof(dir));
     if (system("command -v socat >/dev/null 2>&1") != 0)
         fail_msg("socat is missing (.ci/deps installs it)");
     snprintf(listen, sizeof(listen),

@@ -789,14 +789,7 @@ static void tls_self_signed(void **state)
     struct expect ok = {0, NULL, NULL, 5, 200};
     char dir[64], cmd[2048], args[256];
     int port[2];
-    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-tls-%d", (int)getpid());
-    snprintf(cmd, sizeof(cmd),
-             "mkdir -p %s && cd %s && openssl req -x509 -newkey ec -pkeyopt "
-             "ec_paramgen_curve:prime256v1 -nodes -keyout k.pem -out c.pem -days 1 "
-             "-subj /CN=127.0.0.1 >/dev/null 2>&1",
-             dir, dir);
-    if (system(cmd) != 0)
-        fail_msg("openssl cannot make a certificate (is the openssl package installed?)");
+    tb_test_tls_cert("tls", dir, sizeof(dir));
     {
         /* The response s_server will relay from its stdin. */
         char path[512];

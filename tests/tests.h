@@ -127,6 +127,11 @@ void tb_test_expect_error(const char *args, int code, const char *want);
 int tb_test_serve_spawn(const char *synth, const char *log, int *port);
 int tb_test_serve_stop(int pid);
 
+/* A self-signed certificate for 127.0.0.1 (c.pem, key k.pem) made with
+ * openssl in a new directory /tmp/ttsbuf-TAG-PID, written to dir; fails
+ * the case when openssl cannot.  The caller removes the directory. */
+void tb_test_tls_cert(const char *tag, char *dir, size_t dirlen);
+
 /* The binary under test ($TTSBUF, else ./ttsbuf). */
 const char *tb_test_bin(void);
 

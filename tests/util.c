@@ -151,6 +151,19 @@ void tb_test_expect_error(const char *args, int code, const char *want)
     tb_test_out_free(&o);
 }
 
+void tb_test_tls_cert(const char *tag, char *dir, size_t dirlen)
+{
+    char cmd[512];
+    snprintf(dir, dirlen, "/tmp/ttsbuf-%s-%d", tag, (int)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "mkdir -p %s && cd %s && openssl req -x509 -newkey ec -pkeyopt "
+             "ec_paramgen_curve:prime256v1 -nodes -keyout k.pem -out c.pem -days 1 "
+             "-subj /CN=127.0.0.1 >/dev/null 2>&1",
+             dir, dir);
+    if (system(cmd) != 0)
+        fail_msg("openssl cannot make a certificate (is the openssl package installed?)");
+}
+
 int tb_test_serve_spawn(const char *synth, const char *log, int *port)
 {
     const char *bin = getenv("TTSBUF");
