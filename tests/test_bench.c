@@ -8,16 +8,13 @@
  * Streams are short (20 events in 0.24 s) so the group stays quick; the
  * accuracy figures at scale are `make bench`'s.
  */
-#include <arpa/inet.h>
 #include <cJSON.h>
 #include <math.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -290,23 +287,6 @@ static void stamps_never_early(void **state)
     tb_test_mock_stop(&m);
 }
 
-/* A free loopback port (bound, read back, closed: a small race). */
-static int free_port(void)
-{
-    struct sockaddr_in a;
-    socklen_t al = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-    assert_true(fd >= 0);
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
-    port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
-
 /* Over TLS (socat terminating it in front of the mock, a certificate made
  * with openssl): OpenSSL keeps bytes of its own that epoll cannot see, and
  * the edge-triggered loop must still get every event in time. */
@@ -319,7 +299,7 @@ static void over_tls(void **state)
     struct tb_bench_recs r;
     struct tb_bench_summary s;
     char dir[64], cmd[512], url[128], err[256], listen[320], target[64];
-    int port = free_port(), mport, status;
+    int port = tb_test_free_port(), mport, status;
     pid_t pid;
     tb_test_mock_start(&m, N_EV, T0, DT, NULL);
     assert_int_equal(sscanf(m.base, "http://127.0.0.1:%d", &mport), 1);
@@ -336,19 +316,7 @@ static void over_tls(void **state)
         execlp("socat", "socat", listen, target, (char *)NULL);
         _exit(127);
     }
-    for (int i = 0; i < 200; i++) { /* until socat listens (2 s at most) */
-        struct sockaddr_in a;
-        int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
-        memset(&a, 0, sizeof(a));
-        a.sin_family = AF_INET;
-        a.sin_port = htons((uint16_t)port);
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-        close(fd);
-        if (ok)
-            break;
-        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
-    }
+    tb_test_wait_port(port);
     tb_bench_recs_init(&r);
     opts_init(&o, &m, url, sizeof(url), &p, "mock", 10, 20);
     snprintf(url, sizeof(url), "https://127.0.0.1:%d/v1/chat/completions", port);

@@ -754,17 +754,7 @@ static void refused_and_dns(void **state)
                              0, 0};
     struct expect dns = {3, "transport", "request failed: ", 0, 0};
     char args[256];
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-    struct sockaddr_in a;
-    socklen_t al = sizeof(a);
-    /* A port that was free a moment ago and has no listener. */
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
-    port = ntohs(a.sin_port);
-    close(fd);
+    int port = tb_test_free_port(); /* free a moment ago, no listener */
     snprintf(args, sizeof(args), "--base-url http://127.0.0.1:%d/v1 --model m", port);
     run_cli(&p, NULL, args);
     check_row("connection refused", &p, &refused);
@@ -807,16 +797,7 @@ static void tls_self_signed(void **state)
         fclose(f);
     }
     for (int i = 0; i < 2; i++) {
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in a;
-        socklen_t al = sizeof(a);
-        memset(&a, 0, sizeof(a));
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-        assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
-        port[i] = ntohs(a.sin_port);
-        close(fd);
+        port[i] = tb_test_free_port();
         /* One connection each; s_server sends its stdin to the client and
          * closes when it ends (the sleep keeps it open until sent). */
         snprintf(cmd, sizeof(cmd),
@@ -825,23 +806,8 @@ static void tls_self_signed(void **state)
                  dir, port[i]);
         assert_int_equal(system(cmd), 0);
     }
-    for (int i = 0; i < 2; i++) {
-        /* Ready once its port is taken. */
-        int ready = 0;
-        for (int t = 0; t < 300 && !ready; t++) {
-            int fd = socket(AF_INET, SOCK_STREAM, 0);
-            struct sockaddr_in a;
-            memset(&a, 0, sizeof(a));
-            a.sin_family = AF_INET;
-            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-            a.sin_port = htons((uint16_t)port[i]);
-            ready = bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 && errno == EADDRINUSE;
-            close(fd);
-            if (!ready)
-                sleep_s(0.02);
-        }
-        assert_true(ready);
-    }
+    for (int i = 0; i < 2; i++)
+        tb_test_wait_port(port[i]); /* s_server accepts one connection */
     snprintf(args, sizeof(args), "--base-url https://127.0.0.1:%d/v1 --model m", port[0]);
     run_cli(&p, NULL, args);
     check_row("tls verify (default)", &p, &bad);

@@ -132,6 +132,15 @@ int tb_test_serve_stop(int pid);
  * the case when openssl cannot.  The caller removes the directory. */
 void tb_test_tls_cert(const char *tag, char *dir, size_t dirlen);
 
+/* A loopback port that was free a moment ago (bound, read back, closed:
+ * a small race), for a server the test starts or for a refused connect. */
+int tb_test_free_port(void);
+
+/* Waits (up to 6 s; fails the case after) until something listens on
+ * loopback port `port`: a bind there fails with EADDRINUSE.  Probing with
+ * bind, not connect, leaves a one-connection server its connection. */
+void tb_test_wait_port(int port);
+
 /* The binary under test ($TTSBUF, else ./ttsbuf). */
 const char *tb_test_bin(void);
 

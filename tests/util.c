@@ -2,12 +2,15 @@
  * util.c - helpers the test groups share: reading files, listing case
  * directories.  Failures end the current case (cmocka's fail_msg).
  */
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -149,6 +152,44 @@ void tb_test_expect_error(const char *args, int code, const char *want)
     assert_string_equal(strchr(o.se, '\n'), "\n");
     assert_string_equal(o.so, "");
     tb_test_out_free(&o);
+}
+
+static void loopback(struct sockaddr_in *a, int port)
+{
+    memset(a, 0, sizeof(*a));
+    a->sin_family = AF_INET;
+    a->sin_port = htons((uint16_t)port);
+    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+}
+
+int tb_test_free_port(void)
+{
+    struct sockaddr_in a;
+    socklen_t al = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+    assert_true(fd >= 0);
+    loopback(&a, 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+    port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+void tb_test_wait_port(int port)
+{
+    int ready = 0;
+    for (int t = 0; t < 300 && !ready; t++) {
+        struct sockaddr_in a;
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        loopback(&a, port);
+        ready = bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 && errno == EADDRINUSE;
+        close(fd);
+        if (!ready)
+            nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+    }
+    if (!ready)
+        fail_msg("nothing listens on 127.0.0.1:%d after 6 s", port);
 }
 
 void tb_test_tls_cert(const char *tag, char *dir, size_t dirlen)
