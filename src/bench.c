@@ -285,12 +285,13 @@ static int poll_ready(struct bench *b, int ms)
 
 /* Between sockets, and in the loop's other long passes (ending or
  * starting many transfers), epoll is asked again every REPOLL_S, so no
- * socket waits unseen (unstamped) for longer. */
+ * socket waits unseen (unstamped) for longer.  Returns 1 when it asked,
+ * 0 when not yet due, -1 on an epoll error. */
 static int keep_watch(struct bench *b)
 {
     if (b->mono.now(&b->mono) - b->polled < REPOLL_S)
         return 0;
-    return poll_ready(b, 0);
+    return poll_ready(b, 0) != 0 ? -1 : 1;
 }
 
 /* ---- transfers ---- */
@@ -505,7 +506,7 @@ static void timer_due(struct bench *b)
  * asking epoll again every REPOLL_S meanwhile. */
 static int run_ready(struct bench *b)
 {
-    int running;
+    int running, rc;
     while (b->rq_head >= 0) {
         int s = b->rq_head;
         struct fdq *q = &b->fds[s];
@@ -541,11 +542,11 @@ static int run_ready(struct bench *b)
         b->handling = 1;
         curl_multi_socket_action(b->m, s, fl, &running);
         b->handling = 0;
-        if (b->mono.now(&b->mono) - b->polled >= REPOLL_S) {
-            if (poll_ready(b, 0) != 0)
-                return -1;
+        rc = keep_watch(b);
+        if (rc < 0)
+            return -1;
+        if (rc > 0)
             timer_due(b);
-        }
     }
     return 0;
 }
@@ -652,9 +653,10 @@ static int finished(const struct bench *b)
 
 static int wait_ms(struct bench *b, double next_progress, double next_scan)
 {
-    double now = b->mono.now(&b->mono), at = next_scan;
+    double now, at = next_scan;
     if (b->rq_head >= 0)
         return 0; /* sockets are waiting (a scan handed some over) */
+    now = b->mono.now(&b->mono);
     if (b->o->progress != NULL && next_progress < at)
         at = next_progress; /* no progress line: no wake-ups for it */
     if (b->timeout_at >= 0 && b->timeout_at < at)
