@@ -19,22 +19,26 @@
 #include "ttsbuf/synth.h"
 #include "ttsbuf/utf8.h"
 
-static const char *const format_names[TB_IMPORT__COUNT] = {"vllm", "sglang", "genai-perf",
-                                                           "aiperf-raw", "aiperf"};
+static const char *const format_names[TB_IMPORT__COUNT] = {"vllm",       "sglang", "genai-perf",
+                                                           "aiperf-raw", "aiperf", "auto"};
 
 void tb_import_init(struct tb_import *im)
 {
     memset(im, 0, sizeof(*im));
+    im->chars_per_token = TB_IMPORT_CPT_DEFAULT;
+    im->format = TB_IMPORT_AUTO;
 }
 
 void tb_import_free(struct tb_import *im)
 {
     if (im == NULL)
         return;
+    double cpt = im->chars_per_token;
     for (size_t i = 0; i < im->n; i++)
         tb_stream_free(&im->req[i].stream);
     free(im->req);
     tb_import_init(im);
+    im->chars_per_token = cpt;
 }
 
 const char *tb_import_format_name(enum tb_import_format f)
@@ -46,27 +50,129 @@ int tb_import_spec(const char *spec, enum tb_import_format *f, const char **path
                    size_t errlen)
 {
     const char *colon = strchr(spec, ':');
-    if (colon != NULL && colon[1] != '\0') {
+    *f = TB_IMPORT_AUTO;
+    *path = spec;
+    if (colon != NULL) {
         for (int i = 0; i < TB_IMPORT__COUNT; i++) {
             if ((size_t)(colon - spec) == strlen(format_names[i]) &&
                 memcmp(spec, format_names[i], (size_t)(colon - spec)) == 0) {
                 *f = (enum tb_import_format)i;
                 *path = colon + 1;
-                return 0;
+                break;
             }
         }
     }
-    return tb_seterr(err, errlen, TB_EINVAL,
-                     "'%s' is not FORMAT:FILE with FORMAT one of vllm, sglang, genai-perf, "
-                     "aiperf-raw, aiperf",
-                     spec);
+    if (**path == '\0')
+        return tb_seterr(err, errlen, TB_EINVAL,
+                         "'%s' is not [FORMAT:]FILE with FORMAT one of vllm, sglang, genai-perf, "
+                         "aiperf-raw, aiperf, auto",
+                         spec);
+    return 0;
+}
+
+/* ---- Telling the formats apart ----------------------------------------- */
+
+/* Whether "key" occurs as an object key in s[0..n): the quoted name, not
+ * escaped, then blanks and a colon. */
+static int has_key(const char *s, size_t n, const char *key)
+{
+    size_t kn = strlen(key);
+    for (size_t i = 1; i + kn + 2 <= n; i++) {
+        size_t j;
+        if (s[i - 1] != '"' || memcmp(s + i, key, kn) != 0 || s[i + kn] != '"' ||
+            (i >= 2 && s[i - 2] == '\\'))
+            continue;
+        for (j = i + kn + 1; j < n && (s[j] == ' ' || s[j] == '\t' || s[j] == '\r' || s[j] == '\n');
+             j++)
+            ;
+        if (j < n && s[j] == ':')
+            return 1;
+    }
+    return 0;
+}
+
+static const char vllm_or_sglang[] = "a vLLM or SGLang benchmark result";
+
+int tb_import_detect(const char *buf, size_t len, enum tb_import_format *f, const char **what)
+{
+    /* The keys that tell the writers apart all come early in the first
+     * object (see tests/data/import/README.md), so 64 KiB is plenty. */
+    size_t n = len < 65536 ? len : 65536;
+    static const struct {
+        const char *key, *also;
+        enum tb_import_format f;
+        const char *what;
+    } rules[] = {
+        {"experiments", NULL, TB_IMPORT_GENAI_PERF, "a GenAI-Perf profile export"},
+        {"start_perf_ns", "responses", TB_IMPORT_AIPERF_RAW,
+         "an AIPerf raw record export (profile_export_raw.jsonl)"},
+        {"metrics", "metadata", TB_IMPORT_AIPERF, "an AIPerf record export (profile_export.jsonl)"},
+        {"input_config", NULL, TB_IMPORT__COUNT,
+         "an AIPerf or GenAI-Perf summary, which keeps no per-request data: import AIPerf's "
+         "profile_export.jsonl or GenAI-Perf's profile_export.json"},
+        {"sharegpt_output_len", NULL, TB_IMPORT_SGLANG, "an SGLang bench_serving result"},
+        {"random_range_ratio", NULL, TB_IMPORT_SGLANG, "an SGLang bench_serving result"},
+        {"details", "tag", TB_IMPORT_SGLANG, "an SGLang bench_serving result"},
+        {"model_id", NULL, TB_IMPORT_VLLM, "a vLLM bench serve result"},
+        {"tokenizer_id", NULL, TB_IMPORT_VLLM, "a vLLM bench serve result"},
+        {"ttfts", NULL, TB_IMPORT_VLLM, vllm_or_sglang},
+    };
+    *f = TB_IMPORT__COUNT;
+    if (what != NULL)
+        *what = NULL;
+    for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+        if (!has_key(buf, n, rules[i].key) ||
+            (rules[i].also != NULL && !has_key(buf, n, rules[i].also)))
+            continue;
+        *f = rules[i].f;
+        if (what != NULL)
+            *what = rules[i].what;
+        return rules[i].f == TB_IMPORT__COUNT ? TB_EFORMAT : 0;
+    }
+    return TB_EFORMAT;
+}
+
+/* Whether the file's content says it is not in format f: *what then says
+ * what it looks like. */
+static int mismatch(enum tb_import_format f, const char *buf, size_t len, const char **what)
+{
+    enum tb_import_format d;
+    int rc = tb_import_detect(buf, len, &d, what);
+    if (*what == NULL)
+        return 0; /* not recognised: let the reader judge */
+    if (rc != 0)
+        return 1;
+    /* vllm and sglang write the same arrays: a file with nothing but
+     * those is either. */
+    if (*what == vllm_or_sglang && (f == TB_IMPORT_VLLM || f == TB_IMPORT_SGLANG))
+        return 0;
+    return d != f;
 }
 
 int tb_import_mem(enum tb_import_format f, const char *buf, size_t len, const char *name,
                   struct tb_import *out, char *err, size_t errlen)
 {
     size_t before = out->n;
+    const char *what = NULL;
     int rc;
+    if (f == TB_IMPORT_AUTO) {
+        if (tb_import_detect(buf, len, &f, &what) != 0) {
+            if (what != NULL)
+                return tb_seterr(err, errlen, TB_EFORMAT, "%s: this looks like %s", name, what);
+            return tb_seterr(err, errlen, TB_EFORMAT,
+                             "%s: not a benchmark result ttsbuf knows (vllm, sglang, genai-perf, "
+                             "aiperf-raw, aiperf); name the format as FORMAT:FILE",
+                             name);
+        }
+    } else if ((unsigned)f < TB_IMPORT_AUTO && mismatch(f, buf, len, &what)) {
+        enum tb_import_format d;
+        if (tb_import_detect(buf, len, &d, NULL) != 0)
+            return tb_seterr(err, errlen, TB_EFORMAT, "%s: not %s: this looks like %s", name,
+                             format_names[f], what);
+        return tb_seterr(err, errlen, TB_EFORMAT, "%s: not %s: this looks like %s; try %s:%s",
+                         name, format_names[f], what, format_names[d], name);
+    }
+    out->format = f;
     switch (f) {
     case TB_IMPORT_VLLM: rc = tb_import_vllm(buf, len, name, 0, out, err, errlen); break;
     case TB_IMPORT_SGLANG: rc = tb_import_vllm(buf, len, name, 1, out, err, errlen); break;
@@ -78,6 +184,25 @@ int tb_import_mem(enum tb_import_format f, const char *buf, size_t len, const ch
     if (rc == 0 && out->n == before)
         rc = tb_seterr(err, errlen, TB_EEMPTY, "%s: no request in the file", name);
     return rc;
+}
+
+int tb_import_keep_run(struct tb_import *im, unsigned run)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < im->n; i++)
+        if (im->req[i].run == run)
+            k++;
+    if (k == 0)
+        return TB_EINVAL;
+    k = 0;
+    for (size_t i = 0; i < im->n; i++) {
+        if (im->req[i].run == run)
+            im->req[k++] = im->req[i];
+        else
+            tb_stream_free(&im->req[i].stream);
+    }
+    im->n = k;
+    return 0;
 }
 
 int tb_import_file(enum tb_import_format f, const char *path, struct tb_import *out, char *err,
@@ -137,20 +262,141 @@ void tb_import_str(char *dst, size_t cap, const cJSON *v)
         tb_utf8_copy(dst, cap, v->valuestring);
 }
 
+/*
+ * Python's json module writes Infinity, -Infinity and NaN (allow_nan is
+ * its default; SGLang writes "request_rate": Infinity at its default
+ * rate).  cJSON rejects them, so a copy of the text gets each of them,
+ * outside strings, replaced by null: Infinity and -Infinity padded with
+ * spaces to their own length, NaN one byte longer.  at[] keeps where each
+ * NaN's extra byte went, so an error offset maps back to the file's own.
+ * Returns 0 with *out NULL when the text has none of them (parse it as it
+ * is), 0 with the copy, or TB_ENOMEM.
+ */
+struct py_text {
+    char *s;
+    size_t len;
+    size_t *at; /* offsets in s just after each NaN's "null" */
+    size_t nat;
+};
+
+static int py_tokens(const char *buf, size_t len, struct py_text *out)
+{
+    static const struct {
+        const char *tok;
+        size_t n;
+    } toks[] = {{"-Infinity", 9}, {"Infinity", 8}, {"NaN", 3}};
+    size_t nnan = 0, i, o = 0;
+    int in_str = 0, any = 0;
+    memset(out, 0, sizeof(*out));
+    for (i = 0; i < len; i++) { /* first pass: anything to do? */
+        char c = buf[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = 0;
+        } else if (c == '"') {
+            in_str = 1;
+        } else if (c == 'N' && i + 3 <= len && memcmp(buf + i, "NaN", 3) == 0) {
+            nnan++;
+            any = 1;
+        } else if (c == 'I' && i + 8 <= len && memcmp(buf + i, "Infinity", 8) == 0) {
+            any = 1;
+        }
+    }
+    if (!any)
+        return 0;
+    out->s = malloc(len + nnan + 1);
+    out->at = malloc((nnan ? nnan : 1) * sizeof(*out->at));
+    if (out->s == NULL || out->at == NULL) {
+        free(out->s);
+        free(out->at);
+        memset(out, 0, sizeof(*out));
+        return TB_ENOMEM;
+    }
+    in_str = 0;
+    for (i = 0; i < len;) {
+        char c = buf[i];
+        size_t k = 0;
+        if (in_str) {
+            out->s[o++] = buf[i++];
+            if (c == '\\' && i < len)
+                out->s[o++] = buf[i++];
+            else if (c == '"')
+                in_str = 0;
+            continue;
+        }
+        if (c == '"')
+            in_str = 1;
+        for (k = 0; k < sizeof(toks) / sizeof(toks[0]); k++)
+            if (i + toks[k].n <= len && memcmp(buf + i, toks[k].tok, toks[k].n) == 0)
+                break;
+        if (k == sizeof(toks) / sizeof(toks[0])) {
+            out->s[o++] = buf[i++];
+            continue;
+        }
+        memcpy(out->s + o, "null", 4);
+        if (toks[k].n > 4)
+            memset(out->s + o + 4, ' ', toks[k].n - 4);
+        o += toks[k].n > 4 ? toks[k].n : 4;
+        if (toks[k].n < 4)
+            out->at[out->nat++] = o;
+        i += toks[k].n;
+    }
+    out->s[o] = '\0';
+    out->len = o;
+    return 0;
+}
+
+/* An offset in the rewritten text, as an offset in the file. */
+static size_t py_offset(const struct py_text *p, size_t off)
+{
+    size_t d = 0;
+    while (d < p->nat && p->at[d] <= off)
+        d++;
+    return off - d;
+}
+
+cJSON *tb_import_parse_next(const char *buf, size_t len, size_t *used, char *err, size_t errlen)
+{
+    struct py_text py;
+    const char *text = buf, *end = NULL;
+    size_t tlen = len, e;
+    cJSON *root;
+    if (py_tokens(buf, len, &py) != 0) {
+        tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (py.s != NULL) {
+        text = py.s;
+        tlen = py.len;
+    }
+    root = cJSON_ParseWithLengthOpts(text, tlen, &end, 0);
+    e = end != NULL && end >= text ? (size_t)(end - text) : 0;
+    if (root != NULL)
+        while (e < tlen && (text[e] == ' ' || text[e] == '\t' || text[e] == '\r' || text[e] == '\n'))
+            e++;
+    if (py.s != NULL)
+        e = py_offset(&py, e);
+    free(py.s);
+    free(py.at);
+    if (root == NULL)
+        tb_seterr(err, errlen, TB_EFORMAT, "invalid JSON near byte %zu", e + 1);
+    else
+        *used = e;
+    return root;
+}
+
 cJSON *tb_import_parse(const char *buf, size_t len, char *err, size_t errlen)
 {
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
-    if (root != NULL) {
-        while (end < buf + len && (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n'))
-            end++;
-        if (end == buf + len)
-            return root;
+    size_t used = 0;
+    cJSON *root = tb_import_parse_next(buf, len, &used, err, errlen);
+    if (root != NULL && used != len) {
         cJSON_Delete(root);
+        tb_seterr(err, errlen, TB_EFORMAT, "invalid JSON near byte %zu", used + 1);
+        return NULL;
     }
-    tb_seterr(err, errlen, TB_EFORMAT, "invalid JSON near byte %zu",
-              (end != NULL && end >= buf ? (size_t)(end - buf) : 0) + 1);
-    return NULL;
+    return root;
 }
 
 int tb_import_lines(const char *buf, size_t len,
@@ -213,51 +459,80 @@ static size_t *units(const char *s, size_t len, size_t n, size_t *nb)
     return b;
 }
 
-int tb_import_spread(struct tb_stream *s, const double *t, size_t n, const char *text, size_t tlen,
-                     long long tokens, uint64_t seed, size_t *empty)
+/* Tokens chunk k of n gets when `tokens` are spread evenly (at least one
+ * each; tokens < 0: one each). */
+static uint64_t chunk_tokens(size_t k, size_t n, long long tokens)
 {
-    struct tb_stream syn;
+    if (tokens > (long long)n)
+        return (uint64_t)tokens / n + ((uint64_t)k < (uint64_t)tokens % n);
+    return 1;
+}
+
+/*
+ * No text: chunk k gets round(tokens_k * cpt) characters (at least one) of
+ * the synthetic prose, taken in order from its start (wrapping round), so
+ * its speech time follows its token count and two requests with the same
+ * chunks get the same text wherever they are in the file.
+ */
+static int spread_estimated(struct tb_stream *s, const double *t, size_t n, long long tokens,
+                            double cpt, enum tb_kind kind)
+{
+    struct tb_stream prose;
+    struct tb_synth_spec sp;
+    uint64_t total = 0, pos = 0;
+    int rc;
+    for (size_t k = 0; k < n; k++) {
+        double c = (double)chunk_tokens(k, n, tokens) * cpt + 0.5;
+        total += c < 1 ? 1 : c > TB_EVENT_TEXT_MAX ? TB_EVENT_TEXT_MAX : (uint64_t)c;
+    }
+    tb_stream_init(&prose);
+    tb_synth_default(&sp);
+    sp.tokens = total / 2 + 16 > 100000 ? 100000 : (uint32_t)(total / 2 + 16);
+    sp.seed = 1;
+    rc = tb_synth_generate(&sp, &prose);
+    for (size_t k = 0; k < n && rc == 0; k++) {
+        uint64_t tok = chunk_tokens(k, n, tokens);
+        double c = (double)tok * cpt + 0.5;
+        size_t want = c < 1 ? 1 : c > TB_EVENT_TEXT_MAX ? TB_EVENT_TEXT_MAX : (size_t)c;
+        size_t take;
+        if (tok > TB_EVENT_TOKENS_MAX) {
+            rc = TB_ETOOBIG;
+            break;
+        }
+        if (pos >= prose.text_len)
+            pos = 0;
+        take = prose.text_len - pos < want ? (size_t)(prose.text_len - pos) : want;
+        while (pos + take < prose.text_len && ((unsigned char)prose.text[pos + take] & 0xC0) == 0x80)
+            take++; /* end on a character boundary */
+        rc = tb_stream_append(s, t[k], prose.text + pos, take, (uint32_t)tok, kind);
+        pos += take;
+    }
+    tb_stream_free(&prose);
+    return rc;
+}
+
+int tb_import_spread(struct tb_stream *s, const double *t, size_t n, const char *text, size_t tlen,
+                     long long tokens, double cpt, enum tb_kind kind, size_t *empty)
+{
     size_t *b = NULL, nu = 0;
     int rc = 0;
 
-    tb_stream_init(&syn);
     if (n == 0)
         goto out;
     if (text == NULL) {
-        /* Synthetic prose: one corpus piece per token (at least one per
-         * chunk), cut exactly like --synth. */
-        struct tb_synth_spec sp;
-        long long want = tokens > (long long)n ? tokens : (long long)n;
-        tb_synth_default(&sp);
-        sp.tokens = want > 10000000 ? 10000000 : (uint32_t)want;
-        sp.seed = seed;
-        rc = tb_synth_generate(&sp, &syn);
-        if (rc != 0)
-            goto out;
-        b = malloc((syn.n + 1) * sizeof(*b));
-        if (b == NULL) {
-            rc = TB_ENOMEM;
-            goto out;
-        }
-        for (size_t i = 0; i < syn.n; i++)
-            b[i] = (size_t)syn.ev[i].off;
-        b[syn.n] = (size_t)syn.text_len;
-        nu = syn.n;
-        text = syn.text;
-    } else {
-        b = units(text, tlen, n, &nu);
-        if (b == NULL) {
-            rc = TB_ENOMEM;
-            goto out;
-        }
+        rc = spread_estimated(s, t, n, tokens, cpt, kind);
+        goto out;
+    }
+    b = units(text, tlen, n, &nu);
+    if (b == NULL) {
+        rc = TB_ENOMEM;
+        goto out;
     }
     for (size_t k = 0; k < n && rc == 0; k++) {
         /* Chunk k takes units [k*nu/n, (k+1)*nu/n): even, in order. */
         size_t u0 = (size_t)((uint64_t)k * nu / n);
         size_t u1 = (size_t)((uint64_t)(k + 1) * nu / n);
-        uint64_t tok = 1;
-        if (tokens > (long long)n)
-            tok = (uint64_t)tokens / n + ((uint64_t)k < (uint64_t)tokens % n);
+        uint64_t tok = chunk_tokens(k, n, tokens);
         if (tok > TB_EVENT_TOKENS_MAX) {
             rc = TB_ETOOBIG;
             break;
@@ -266,13 +541,12 @@ int tb_import_spread(struct tb_stream *s, const double *t, size_t n, const char 
             (*empty)++;
             continue;
         }
-        rc = tb_stream_append(s, t[k], text + b[u0], b[u1] - b[u0], (uint32_t)tok, TB_KIND_CONTENT);
+        rc = tb_stream_append(s, t[k], text + b[u0], b[u1] - b[u0], (uint32_t)tok, kind);
     }
+out:
     if (rc == 0 && tokens >= 0)
         s->usage_tokens = tokens;
-out:
     free(b);
-    tb_stream_free(&syn);
     return rc;
 }
 

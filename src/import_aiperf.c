@@ -59,10 +59,17 @@ static struct tb_import_request *add(struct actx *c, const cJSON *root, size_t l
     else
         r = tb_import_add(c->out, rc, "line %zu", line);
     if (r != NULL && cJSON_IsObject(er)) {
+        /* The tool's own text, and its code: 499 is a cancellation
+         * (--request-cancellation-rate), not a server failure. */
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(er, "message");
-        tb_import_str(r->error, sizeof(r->error), m);
-        if (r->error[0] == '\0')
-            snprintf(r->error, sizeof(r->error), "failed");
+        const cJSON *code = cJSON_GetObjectItemCaseSensitive(er, "code");
+        char msg[200];
+        tb_import_str(msg, sizeof(msg), m);
+        if (cJSON_IsNumber(code))
+            snprintf(r->error, sizeof(r->error), "%s (%s %.0f)", msg[0] ? msg : "failed",
+                     code->valuedouble == 499 ? "cancelled, code" : "code", code->valuedouble);
+        else
+            snprintf(r->error, sizeof(r->error), "%s", msg[0] ? msg : "failed");
     }
     return r;
 }
@@ -153,45 +160,73 @@ static int raw_record(struct actx *c, const cJSON *root, size_t line)
     return 0;
 }
 
-static int metric_record(struct actx *c, const cJSON *root, size_t line)
+/* The first of a metric's tags (they changed between versions) that the
+ * record has, or NULL. */
+static const cJSON *metric(const cJSON *m, const char *const *tags, const char **tag)
 {
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "metrics");
-    const cJSON *ttft = cJSON_GetObjectItemCaseSensitive(m, "time_to_first_token");
-    const cJSON *icl = cJSON_GetObjectItemCaseSensitive(m, "inter_chunk_latency");
-    const cJSON *otc = cJSON_GetObjectItemCaseSensitive(m, "output_token_count");
-    const cJSON *v;
-    struct tb_import_request *r;
-    double scale, t0, d, tok;
-    double *t = NULL;
-    long long tokens = -1;
+    for (; *tags != NULL; tags++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, *tags);
+        if (v != NULL && !cJSON_IsNull(v)) {
+            *tag = *tags;
+            return v;
+        }
+    }
+    return NULL;
+}
+
+/* A {value, unit} time in seconds: 0, or -1 with what is wrong. */
+static int metric_time(const struct actx *c, size_t line, const cJSON *v, const char *tag,
+                       double *out)
+{
+    char path[96];
+    double scale;
+    snprintf(path, sizeof(path), "metrics.%s", tag);
+    if (unit_scale(v, &scale) != 0)
+        return bad(c, TB_EFORMAT, line, path, -1, "unit missing or not ns, us, ms or s");
+    if (tb_import_num(cJSON_GetObjectItemCaseSensitive(v, "value"), out) != 0 || *out < 0)
+        return bad(c, TB_EFORMAT, line, path, -1, "value not a number >= 0");
+    *out *= scale;
+    return 0;
+}
+
+/* A {value} token count: 0 with *out (-1 when absent), or an error. */
+static int metric_count(const struct actx *c, size_t line, const cJSON *v, const char *tag,
+                        long long *out)
+{
+    char path[96];
+    double tok;
+    *out = -1;
+    if (v == NULL)
+        return 0;
+    snprintf(path, sizeof(path), "metrics.%s.value", tag);
+    if (tb_import_num(cJSON_GetObjectItemCaseSensitive(v, "value"), &tok) != 0 || tok < 0 ||
+        tok > 1e12)
+        return bad(c, TB_EFORMAT, line, path, -1, "not a token count");
+    *out = (long long)tok;
+    return 0;
+}
+
+/*
+ * The chunk times of a record.  With inter_chunk_latency: the first at
+ * TTFT, each next one gap later.  Without it (releases before 2025-09-24
+ * record only TTFT, TTST and the request latency): one chunk a token, the
+ * first at TTFT, the second at TTST, the rest evenly up to the request
+ * latency, so the decode rate is the file's own (its inter_token_latency);
+ * stalls after the second token are not in such a file.
+ */
+static int chunk_times(const struct actx *c, size_t line, const cJSON *m, double t0,
+                       long long tokens, double **tp, size_t *np)
+{
+    static const char *const ttst_tags[] = {"time_to_second_token", "ttst", NULL};
+    static const char *const icl_tags[] = {"inter_chunk_latency", NULL};
+    static const char *const lat_tags[] = {"request_latency", NULL};
+    const char *tag = NULL;
+    const cJSON *icl = metric(m, icl_tags, &tag), *v;
+    double scale, d, t1 = -1, end = -1;
     size_t n = 1;
     long k = 0;
-    int rc = 0;
+    double *t;
 
-    if (otc == NULL)
-        otc = cJSON_GetObjectItemCaseSensitive(m, "output_sequence_length");
-    r = add(c, root, line, &rc);
-    if (r == NULL)
-        return tb_seterr(c->err, c->errlen, rc, "%s: too many requests or out of memory", c->name);
-    if (ttft == NULL) {
-        if (r->error[0] == '\0')
-            snprintf(r->error, sizeof(r->error), "no time_to_first_token recorded");
-        return 0;
-    }
-    if (unit_scale(ttft, &scale) != 0)
-        return bad(c, TB_EFORMAT, line, "metrics.time_to_first_token.unit", -1,
-                   "missing or not ns, us, ms or s");
-    if (tb_import_num(cJSON_GetObjectItemCaseSensitive(ttft, "value"), &t0) != 0 || t0 < 0)
-        return bad(c, TB_EFORMAT, line, "metrics.time_to_first_token.value", -1,
-                   "not a number >= 0");
-    t0 *= scale;
-    if (otc != NULL) {
-        if (tb_import_num(cJSON_GetObjectItemCaseSensitive(otc, "value"), &tok) != 0 || tok < 0 ||
-            tok > 1e12)
-            return bad(c, TB_EFORMAT, line, "metrics.output_token_count.value", -1,
-                       "not a token count");
-        tokens = (long long)tok;
-    }
     if (icl != NULL) {
         v = cJSON_GetObjectItemCaseSensitive(icl, "value");
         if (!cJSON_IsArray(v))
@@ -201,14 +236,23 @@ static int metric_record(struct actx *c, const cJSON *root, size_t line)
             return bad(c, TB_EFORMAT, line, "metrics.inter_chunk_latency.unit", -1,
                        "missing or not ns, us, ms or s");
         n += (size_t)cJSON_GetArraySize(v);
+    } else {
+        const cJSON *ttst = metric(m, ttst_tags, &tag);
+        if (ttst != NULL && metric_time(c, line, ttst, tag, &t1) != 0)
+            return TB_EFORMAT;
+        v = metric(m, lat_tags, &tag);
+        if (v != NULL && metric_time(c, line, v, tag, &end) != 0)
+            return TB_EFORMAT;
+        if (t1 >= t0) {
+            n = tokens > 2 && end >= t1 ? (size_t)(tokens > 1000000 ? 1000000 : tokens) : 2;
+        }
     }
     t = malloc(n * sizeof(*t));
     if (t == NULL)
         return tb_seterr(c->err, c->errlen, TB_ENOMEM, "%s: out of memory", c->name);
     t[0] = t0;
     if (icl != NULL) {
-        for (const cJSON *x = cJSON_GetObjectItemCaseSensitive(icl, "value")->child; x != NULL;
-             x = x->next, k++) {
+        for (const cJSON *x = v->child; x != NULL; x = x->next, k++) {
             if (tb_import_num(x, &d) != 0 || d < 0) {
                 free(t);
                 return bad(c, TB_EFORMAT, line, "metrics.inter_chunk_latency.value", k,
@@ -216,8 +260,77 @@ static int metric_record(struct actx *c, const cJSON *root, size_t line)
             }
             t[k + 1] = t[k] + d * scale;
         }
+    } else if (n >= 2) {
+        t[1] = t1;
+        for (size_t i = 2; i < n; i++)
+            t[i] = t1 + (end - t1) * (double)(i - 1) / (double)(n - 1);
     }
-    rc = tb_import_spread(&r->stream, t, n, NULL, 0, tokens, (uint64_t)line, &c->out->empty_chunks);
+    *tp = t;
+    *np = n;
+    return 0;
+}
+
+static int metric_record(struct actx *c, const cJSON *root, size_t line)
+{
+    static const char *const ttft_tags[] = {"time_to_first_token", "ttft", NULL};
+    static const char *const ttfo_tags[] = {"time_to_first_output_token", "time_to_first_output",
+                                            NULL};
+    static const char *const out_tags[] = {"output_token_count", NULL};
+    static const char *const osl_tags[] = {"output_sequence_length", NULL};
+    static const char *const rsn_tags[] = {"reasoning_token_count", NULL};
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "metrics");
+    const cJSON *ttft, *ttfo;
+    const char *tag = NULL;
+    struct tb_import_request *r;
+    double t0, to = -1;
+    double *t = NULL;
+    long long tokens = -1, rtokens = -1;
+    size_t n = 0, nr = 0;
+    int rc = 0;
+
+    if (!cJSON_IsObject(m))
+        return bad(c, TB_EFORMAT, line, "metrics", -1,
+                   "missing or not an object: not an AIPerf record export line");
+    r = add(c, root, line, &rc);
+    if (r == NULL)
+        return tb_seterr(c->err, c->errlen, rc, "%s: too many requests or out of memory", c->name);
+    ttft = metric(m, ttft_tags, &tag);
+    if (ttft == NULL) {
+        if (r->error[0] == '\0')
+            snprintf(r->error, sizeof(r->error),
+                     "no time_to_first_token (or ttft) recorded: was the run streamed?");
+        return 0;
+    }
+    if (metric_time(c, line, ttft, tag, &t0) != 0)
+        return TB_EFORMAT;
+    if (metric_count(c, line, metric(m, out_tags, &tag), tag, &tokens) != 0 ||
+        metric_count(c, line, metric(m, rsn_tags, &tag), tag, &rtokens) != 0)
+        return TB_EFORMAT;
+    if (tokens < 0) {
+        /* Older records: the sequence length counts reasoning too. */
+        if (metric_count(c, line, metric(m, osl_tags, &tag), tag, &tokens) != 0)
+            return TB_EFORMAT;
+        if (tokens >= 0 && rtokens > 0)
+            tokens = tokens > rtokens ? tokens - rtokens : 0;
+    }
+    ttfo = metric(m, ttfo_tags, &tag);
+    if (ttfo != NULL && metric_time(c, line, ttfo, tag, &to) != 0)
+        return TB_EFORMAT;
+    rc = chunk_times(c, line, m, t0, tokens + (rtokens > 0 ? rtokens : 0), &t, &n);
+    if (rc != 0)
+        return rc;
+    /* Chunks before the first output token are reasoning (a little slack
+     * for the unit conversions the tool did). */
+    if (to > t0)
+        while (nr < n && t[nr] < to - 1e-9)
+            nr++;
+    c->out->estimated++;
+    rc = tb_import_spread(&r->stream, t, nr, NULL, 0, nr > 0 ? rtokens : -1,
+                          c->out->chars_per_token, TB_KIND_REASONING, &c->out->empty_chunks);
+    if (rc == 0)
+        rc = tb_import_spread(&r->stream, t + nr, n - nr, NULL, 0, tokens,
+                              c->out->chars_per_token, TB_KIND_CONTENT, &c->out->empty_chunks);
+    r->stream.usage_tokens = tokens;
     free(t);
     if (rc != 0)
         return bad(c, rc, line, "metrics", -1, rc == TB_ENOMEM ? "out of memory" : "over a cap");

@@ -13,8 +13,10 @@
  *       with the time of the entry that completed it
  *   experiments[e].requests[r].response_outputs[k].text_output
  *       plain text (service_kind "triton"): one chunk each
+ *       or, in a run without --streaming, the whole JSON body (plain_body)
  * A request with no response is kept, marked failed.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,6 +44,75 @@ static int bad(const struct gctx *c, int code, int e, int r, const char *tail, l
     if (k >= 0)
         snprintf(where + n, sizeof(where) - (size_t)n, "[%ld]", k);
     return tb_seterr(c->err, c->errlen, code, "%s: %s: %s", c->name, where, what);
+}
+
+/*
+ * A run without --streaming: the response is the whole body, a JSON
+ * chat.completion (choices[0].message) or text_completion
+ * (choices[0].text).  Its text is one event at the response's time,
+ * carrying usage.completion_tokens (one when absent).
+ */
+static int plain_body(struct gctx *c, int e, int ri, int k, struct tb_import_request *r,
+                      const char *body, double tk)
+{
+    char msg[96];
+    cJSON *root = tb_import_parse(body, strlen(body), msg, sizeof(msg));
+    const cJSON *ch0, *msgo, *txt, *rsn = NULL, *usage, *er;
+    double ct = 1;
+    int rc = 0;
+    if (root == NULL)
+        return bad(c, TB_EFORMAT, e, ri, "response_outputs", k, msg);
+    er = cJSON_GetObjectItemCaseSensitive(root, "error");
+    ch0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "choices"), 0);
+    msgo = cJSON_GetObjectItemCaseSensitive(ch0, "message");
+    txt = cJSON_IsObject(msgo) ? cJSON_GetObjectItemCaseSensitive(msgo, "content")
+                               : cJSON_GetObjectItemCaseSensitive(ch0, "text");
+    if (cJSON_IsObject(msgo)) {
+        rsn = cJSON_GetObjectItemCaseSensitive(msgo, "reasoning_content");
+        if (!cJSON_IsString(rsn))
+            rsn = cJSON_GetObjectItemCaseSensitive(msgo, "reasoning");
+    }
+    usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
+    if (er != NULL && !cJSON_IsNull(er)) {
+        const cJSON *m = cJSON_IsObject(er) ? cJSON_GetObjectItemCaseSensitive(er, "message") : er;
+        char text[200];
+        tb_import_str(text, sizeof(text), m);
+        snprintf(r->error, sizeof(r->error), "error response: %s", text[0] ? text : "(no message)");
+        goto out;
+    }
+    if (tb_import_num(cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens"), &ct) == 0 &&
+        ct >= 0 && ct <= 1e12)
+        r->stream.usage_tokens = (long long)ct;
+    else
+        ct = 1;
+    c->out->not_streamed++;
+    /* cJSON_IsString(NULL) is false, so valuestring is there. */
+    if (cJSON_IsString(rsn) && rsn->valuestring[0] != '\0') {
+        size_t n = strlen(rsn->valuestring);
+        if (tb_utf8_check(rsn->valuestring, n) != n)
+            rc = bad(c, TB_EFORMAT, e, ri, "response_outputs", k, "not valid UTF-8");
+        else if (tb_stream_append(&r->stream, tk, rsn->valuestring, n, 1, TB_KIND_REASONING) != 0)
+            rc = bad(c, TB_ETOOBIG, e, ri, "response_outputs", k, "over a cap");
+    }
+    if (rc == 0 && cJSON_IsString(txt) && txt->valuestring[0] != '\0') {
+        size_t n = strlen(txt->valuestring);
+        uint32_t tok = ct < 1 ? 1 : ct > TB_EVENT_TOKENS_MAX ? TB_EVENT_TOKENS_MAX : (uint32_t)ct;
+        if (tb_utf8_check(txt->valuestring, n) != n)
+            rc = bad(c, TB_EFORMAT, e, ri, "response_outputs", k, "not valid UTF-8");
+        else if (tb_stream_append(&r->stream, tk, txt->valuestring, n, tok, TB_KIND_CONTENT) != 0)
+            rc = bad(c, TB_ETOOBIG, e, ri, "response_outputs", k, "over a cap");
+    }
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* Whether a response entry is a plain JSON body rather than SSE bytes. */
+static int is_plain(const char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+        s++;
+    return *s == '{';
 }
 
 static int one_request(struct gctx *c, int e, int ri, const cJSON *req, const char *label)
@@ -79,7 +150,11 @@ static int one_request(struct gctx *c, int e, int ri, const cJSON *req, const ch
         if (tk < last)
             return bad(c, TB_EFORMAT, e, ri, "response_timestamps", k, "goes backwards");
         last = tk;
-        if (cJSON_IsString(sse)) {
+        if (cJSON_IsString(sse) && k == 0 && is_plain(sse->valuestring)) {
+            rc = plain_body(c, e, ri, k, r, sse->valuestring, tk);
+            if (rc != 0)
+                return rc;
+        } else if (cJSON_IsString(sse)) {
             size_t n = strlen(sse->valuestring);
             rc = tb_import_sse_feed(&c->sse, sse->valuestring, n, tk);
             if (rc != 0)

@@ -28,15 +28,17 @@ struct tb_import_request *tb_import_add(struct tb_import *im, int *rc, const cha
     __attribute__((format(printf, 3, 4)));
 
 /*
- * tb_import_spread - appends n content events at times t[0..n) to s,
- * with text[0..tlen) cut into token-like pieces spread evenly over them
- * (text NULL: synthetic prose seeded by seed), and `tokens` tokens spread
- * the same way (at least one an event; tokens < 0: one an event).  Events
- * left without text are dropped and added to *empty.  Sets s->usage_tokens
- * when tokens >= 0.  Returns 0, TB_ETOOBIG or TB_ENOMEM.
+ * tb_import_spread - appends n events of kind `kind` at times t[0..n) to
+ * s, with text[0..tlen) cut into token-like pieces spread evenly over
+ * them, and `tokens` tokens spread the same way (at least one an event;
+ * tokens < 0: one an event).  Events left without text are dropped and
+ * added to *empty.  text NULL: no text was recorded; each event gets its
+ * tokens times cpt characters of synthetic prose, the same prose for every
+ * request (speech time estimated from tokens).  Sets s->usage_tokens when
+ * tokens >= 0.  Returns 0, TB_ETOOBIG or TB_ENOMEM.
  */
 int tb_import_spread(struct tb_stream *s, const double *t, size_t n, const char *text, size_t tlen,
-                     long long tokens, uint64_t seed, size_t *empty);
+                     long long tokens, double cpt, enum tb_kind kind, size_t *empty);
 
 /* Raw SSE bytes -> OpenAI event JSON -> a stream, for the formats that
  * kept the bytes (genai-perf, aiperf-raw). */
@@ -66,8 +68,14 @@ int tb_import_num(const cJSON *v, double *out);
 /* Copies a string (cut at a UTF-8 boundary), "" when v is not one. */
 void tb_import_str(char *dst, size_t cap, const cJSON *v);
 
-/* Parses one JSON text; NULL with "invalid JSON near byte N" in err. */
+/* Parses one JSON text; NULL with "invalid JSON near byte N" in err.
+ * Python's Infinity, -Infinity and NaN outside strings read as null. */
 cJSON *tb_import_parse(const char *buf, size_t len, char *err, size_t errlen);
+
+/* Parses the JSON value at the start of buf (more may follow); *used is
+ * the bytes it took with the blanks after it.  Errors as tb_import_parse.
+ * O(len) per call, as the Python tokens are looked for in the rest. */
+cJSON *tb_import_parse_next(const char *buf, size_t len, size_t *used, char *err, size_t errlen);
 
 /* Calls fn for each non-blank line of buf (1-based line numbers); stops
  * at the first non-zero return, which it returns. */

@@ -29,6 +29,8 @@
 struct vctx {
     const char *name;
     size_t line;        /* 0 for a JSON document */
+    unsigned run;       /* 1, 2, ...: the document or line */
+    int runs;           /* several documents: names say the run */
     const char *prefix; /* "" or "details." */
     struct tb_import *out;
     char *err;
@@ -94,6 +96,8 @@ static int one_request(const struct vctx *c, int i, const cJSON *ttft, const cJS
     }
     if (c->line > 0)
         r = tb_import_add(c->out, &rc, "line %zu request %d", c->line, i);
+    else if (c->runs)
+        r = tb_import_add(c->out, &rc, "run %u request %d", c->run, i);
     else
         r = tb_import_add(c->out, &rc, "request %d", i);
     if (r == NULL)
@@ -109,6 +113,7 @@ static int one_request(const struct vctx *c, int i, const cJSON *ttft, const cJS
             return bad(c, "generated_texts", i, -1, "not valid UTF-8");
     }
     n = (size_t)cJSON_GetArraySize(itl) + 1;
+    r->run = c->run;
     if (t0 == 0 && n == 1 && slen == 0) {
         /* What the clients record for a request that failed. */
         if (r->error[0] == '\0')
@@ -127,9 +132,11 @@ static int one_request(const struct vctx *c, int i, const cJSON *ttft, const cJS
         }
         t[k + 1] = t[k] + d;
     }
-    /* Seeded by the request's place, so the same file gives the same text. */
-    rc = tb_import_spread(&r->stream, t, n, s, slen, tokens,
-                          (uint64_t)c->line * 1000003u + (uint64_t)i + 1, &c->out->empty_chunks);
+    r->run = c->run;
+    if (s == NULL)
+        c->out->estimated++;
+    rc = tb_import_spread(&r->stream, t, n, s, slen, tokens, c->out->chars_per_token,
+                          TB_KIND_CONTENT, &c->out->empty_chunks);
     free(t);
     if (rc != 0)
         return tb_seterr(c->err, c->errlen, rc, "%s: request %d: %s", c->name, i,
@@ -137,14 +144,12 @@ static int one_request(const struct vctx *c, int i, const cJSON *ttft, const cJS
     return 0;
 }
 
-static int one_result(struct vctx *c, const char *buf, size_t len)
+static int one_result(struct vctx *c, cJSON *root)
 {
     char e[96];
-    cJSON *root = tb_import_parse(buf, len, e, sizeof(e));
     const cJSON *ttfts, *itls, *texts, *olens, *errs, *model, *arrays;
     int rc = 0, n, i = 0;
-    if (root == NULL)
-        return bad(c, "(document)", -1, -1, e);
+    c->out->runs = c->run;
     if (!cJSON_IsObject(root)) {
         rc = bad(c, "(document)", -1, -1, "not a JSON object");
         goto out;
@@ -204,15 +209,50 @@ out:
 static int one_line(void *ud, const char *line, size_t n, size_t lineno)
 {
     struct vctx *c = ud;
+    char e[96];
+    cJSON *root = tb_import_parse(line, n, e, sizeof(e));
     c->line = lineno;
-    return one_result(c, line, n);
+    c->run++;
+    if (root == NULL)
+        return bad(c, "(document)", -1, -1, e);
+    return one_result(c, root);
+}
+
+/* vllm: one JSON document, or (--append-result, JSONL records) several,
+ * each a run.  Names say "run N" when there are several; an error in
+ * document N > 1 names its line. */
+static int documents(struct vctx *c, const char *buf, size_t len)
+{
+    size_t pos = 0, used = 0;
+    int rc = 0;
+    while (pos < len && (buf[pos] == ' ' || buf[pos] == '\t' || buf[pos] == '\r' || buf[pos] == '\n'))
+        pos++;
+    while (rc == 0 && (pos < len || c->run == 0)) {
+        char e[96];
+        cJSON *root = tb_import_parse_next(buf + pos, len - pos, &used, e, sizeof(e));
+        c->run++;
+        if (root == NULL) {
+            if (c->run > 1) {
+                size_t line = 1;
+                for (size_t k = 0; k < pos; k++)
+                    line += buf[k] == '\n';
+                c->line = line;
+            }
+            return bad(c, "(document)", -1, -1, e);
+        }
+        if (c->run == 1 && pos + used < len)
+            c->runs = 1; /* more follows: name the runs */
+        rc = one_result(c, root);
+        pos += used;
+    }
+    return rc;
 }
 
 int tb_import_vllm(const char *buf, size_t len, const char *name, int jsonl, struct tb_import *out,
                    char *err, size_t errlen)
 {
-    struct vctx c = {name, 0, "", out, err, errlen};
+    struct vctx c = {name, 0, 0, 0, "", out, err, errlen};
     if (jsonl)
         return tb_import_lines(buf, len, one_line, &c);
-    return one_result(&c, buf, len);
+    return documents(&c, buf, len);
 }

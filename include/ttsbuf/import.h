@@ -8,10 +8,12 @@
  *               object with per-request arrays ttfts[i] (s), itls[i][k]
  *               (s), generated_texts[i], output_lens[i], errors[i].
  *               Chunk 0 arrives at ttfts[i], chunk k at
- *               ttfts[i] + sum(itls[i][0..k)).
+ *               ttfts[i] + sum(itls[i][0..k)).  With --append-result
+ *               each run adds one such object on a line of its own: every
+ *               run is read, its requests tagged with the run (1, 2, ...).
  *   sglang      `python -m sglang.bench_serving --output-file F
  *               --output-details`: JSONL, one such object per line (each
- *               run appends a line); same arrays.
+ *               run appends a line; the line is the run); same arrays.
  *   genai-perf  NVIDIA GenAI-Perf profile_export.json: experiments[e].
  *               requests[r] with timestamp (ns), response_timestamps[k]
  *               (ns) and response_outputs[k].response (raw SSE bytes: one
@@ -22,9 +24,15 @@
  *               raw): one record a line, start_perf_ns and responses[k]
  *               with perf_ns and either packets [{name, value}] (one SSE
  *               message) or text (raw SSE bytes).
+ *               A run without --streaming keeps one plain JSON body per
+ *               request: one event at the response time (not_streamed).
  *   aiperf      NVIDIA AIPerf profile_export.jsonl: one record a line,
- *               metrics.time_to_first_token and metrics.inter_chunk_latency
- *               ({value, unit}), metrics.output_token_count.
+ *               metrics.time_to_first_token (ttft before 2025-10-10) and
+ *               metrics.inter_chunk_latency ({value, unit}),
+ *               metrics.output_token_count; with a reasoning model
+ *               time_to_first_output_token and reasoning_token_count.
+ *   auto        any of the above, told apart by its content
+ *               (tb_import_detect).
  * The event JSON inside SSE payloads is read as the OpenAI dialect
  * (oai.h): content spoken, reasoning recorded as reasoning, usage kept.
  *
@@ -35,9 +43,15 @@
  *    there are fewer pieces than chunks; chunks left without text are
  *    dropped and counted in empty_chunks); output_lens[i] tokens are
  *    spread the same way (at least one per chunk) and become the usage.
- *  - aiperf records carry no text at all: the chunks get ttsbuf's
- *    synthetic prose (synth.h, seeded by the record's line), the output
- *    token count spread over them as above.
+ *  - aiperf records (and vllm/sglang files without generated_texts) carry
+ *    no text: speech time is estimated from each chunk's tokens, which get
+ *    chars_per_token characters each of ttsbuf's synthetic prose (the
+ *    same prose for every request, so the result does not depend on a
+ *    request's place in the file); `estimated` counts these requests.
+ *  - aiperf with a reasoning model: the chunks before
+ *    time_to_first_output_token are reasoning (counted, never spoken) and
+ *    carry reasoning_token_count; the rest carry output_token_count, which
+ *    is also the usage.
  * Times are seconds from the request's start.
  *
  * Errors name the place: "FILE:LINE: ..." for JSONL, "FILE: PATH: ..."
@@ -62,6 +76,7 @@ enum tb_import_format {
     TB_IMPORT_GENAI_PERF,
     TB_IMPORT_AIPERF_RAW,
     TB_IMPORT_AIPERF,
+    TB_IMPORT_AUTO, /* tell the format from the content */
     TB_IMPORT__COUNT
 };
 
@@ -72,29 +87,43 @@ struct tb_import_request {
     char name[128];          /* e.g. "request 3", "line 7 (session 6)" */
     struct tb_stream stream; /* may be empty when error is set */
     char error[256];         /* "" or the failure the tool recorded */
+    unsigned run;            /* vllm/sglang: the run (1, 2, ...) it is from */
 };
+
+#define TB_IMPORT_CPT_DEFAULT 4.0 /* characters a token, text-less imports */
 
 struct tb_import {
     struct tb_import_request *req;
     size_t n, cap;
-    size_t empty_chunks; /* vllm/sglang: chunks left without text */
+    size_t empty_chunks;         /* vllm/sglang: chunks left without text */
+    double chars_per_token;      /* in: set before reading (init: 4) */
+    enum tb_import_format format; /* out: the format read (auto: the one found) */
+    unsigned runs;               /* out: vllm/sglang runs (documents) read */
+    size_t estimated;            /* out: requests with no text: speech time estimated */
+    size_t not_streamed;         /* out: genai-perf requests that were not streamed */
 };
 
+/* Empty, chars_per_token TB_IMPORT_CPT_DEFAULT. */
 void tb_import_init(struct tb_import *im);
 void tb_import_free(struct tb_import *im); /* NULL is a no-op */
 
-/* "vllm", "sglang", "genai-perf", "aiperf-raw", "aiperf". */
+/* "vllm", "sglang", "genai-perf", "aiperf-raw", "aiperf", "auto". */
 const char *tb_import_format_name(enum tb_import_format f);
 
-/* Parses "FORMAT:FILE": 0 with *f and *path (pointing into spec), or
- * TB_EINVAL with the known formats in err. */
+/* Parses "FORMAT:FILE", "auto:FILE" or a bare FILE (auto): 0 with *f and
+ * *path (pointing into spec); TB_EINVAL for an empty file name.  A prefix
+ * that is no format's name is part of the file name ("a:b.json"). */
 int tb_import_spec(const char *spec, enum tb_import_format *f, const char **path, char *err,
                    size_t errlen);
 
 /*
  * tb_import_mem - parses buf[0..len) (need not be NUL-terminated) in
- * format f, `name` naming it in messages; appends one request per
- * request in the input.  Returns 0; TB_EFORMAT (invalid JSON, a missing
+ * format f (TB_IMPORT_AUTO: the one tb_import_detect finds), `name`
+ * naming it in messages; appends one request per request in the input
+ * and sets out->format.  A named format that the content contradicts
+ * fails with what the file looks like ("NAME: this looks like an SGLang
+ * bench_serving result; try sglang:NAME").  Returns 0; TB_EFORMAT (that,
+ * a file of no known format under auto, invalid JSON, a missing
  * or mistyped field, a time that is negative or goes backwards, bad
  * UTF-8, bad event JSON in an SSE payload); TB_ETOOBIG (a cap); TB_EEMPTY
  * (no request at all); TB_ENOMEM.  Detail in err.  On error *out holds
@@ -102,6 +131,20 @@ int tb_import_spec(const char *spec, enum tb_import_format *f, const char **path
  */
 int tb_import_mem(enum tb_import_format f, const char *buf, size_t len, const char *name,
                   struct tb_import *out, char *err, size_t errlen);
+
+/*
+ * tb_import_detect - what buf[0..len) looks like, from the keys of its
+ * first JSON object.  Returns 0 with *f (a format) when it is a file one
+ * of the formats reads; TB_EFORMAT when it is recognised but unreadable
+ * (*f is TB_IMPORT__COUNT, e.g. an AIPerf summary) or not recognised (*what
+ * NULL).  *what, when not NULL, describes it ("an SGLang bench_serving
+ * result"): a static string.  Pure; any thread.
+ */
+int tb_import_detect(const char *buf, size_t len, enum tb_import_format *f, const char **what);
+
+/* Keeps only the requests of run `run` (1-based), renumbering nothing.
+ * Returns 0, or TB_EINVAL when the file has no such run. */
+int tb_import_keep_run(struct tb_import *im, unsigned run);
 
 /* tb_import_mem on a whole file ("-": standard input), capped at
  * TB_IMPORT_FILE_MAX; adds TB_EIO with strerror in err. */

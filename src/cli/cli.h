@@ -42,6 +42,7 @@ int tb_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *o
 struct tb_report_src {
     const char *kind; /* "trace", "synth", "preset" */
     const char *name; /* file, spec, or preset name */
+    const char *note; /* NULL, or how the source was read ("note" in JSON) */
 };
 
 struct tb_gap_list {

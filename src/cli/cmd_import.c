@@ -53,9 +53,84 @@ static void json_failed(FILE *f, const char *file, const struct tb_import_reques
     cJSON_Delete(o);
 }
 
+void tb_cli_import_opts_init(struct tb_cli_import_opts *io)
+{
+    io->run = 0;
+    io->chars_per_token = TB_IMPORT_CPT_DEFAULT;
+}
+
+int tb_cli_import_option(struct tb_cli_import_opts *io, int c, const char *arg)
+{
+    char err[256];
+    size_t z;
+    if (c == 'r') {
+        if (tb_opt_size("--run", arg, 1, 1000000, &z, err, sizeof(err)) != 0) {
+            tb_cli_error("%s", err);
+            return TB_EXIT_USAGE;
+        }
+        io->run = (unsigned)z;
+        return 0;
+    }
+    if (tb_opt_double("--chars-per-token", arg, 0.5, 100, &io->chars_per_token, err,
+                      sizeof(err)) != 0) {
+        tb_cli_error("%s", err);
+        return TB_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int tb_cli_import_load(const char *spec, const struct tb_cli_import_opts *io, struct tb_import *im,
+                       const char **path)
+{
+    enum tb_import_format fmt;
+    char err[512];
+    int rc;
+    tb_import_init(im);
+    im->chars_per_token = io->chars_per_token;
+    if (tb_import_spec(spec, &fmt, path, err, sizeof(err)) != 0) {
+        tb_cli_error("--import: %s", err);
+        return TB_EXIT_USAGE;
+    }
+    rc = tb_import_file(fmt, *path, im, err, sizeof(err));
+    if (rc != 0) {
+        const char *colon = strchr(spec, ':');
+        if (rc == TB_EIO && fmt == TB_IMPORT_AUTO && colon != NULL)
+            tb_cli_error("%s (and '%.*s' is no format: vllm, sglang, genai-perf, aiperf-raw, "
+                         "aiperf, auto)",
+                         err, (int)(colon - spec), spec);
+        else
+            tb_cli_error("%s", err);
+        return TB_EXIT_USAGE;
+    }
+    if (io->run > 0 && tb_import_keep_run(im, io->run) != 0) {
+        tb_cli_error("--run: %s has %u run%s (1..%u), not %u", *path, im->runs,
+                     im->runs == 1 ? "" : "s", im->runs, io->run);
+        return TB_EXIT_USAGE;
+    }
+    return -1;
+}
+
+void tb_cli_import_note(const struct tb_import *im, int detected, char *buf, size_t len)
+{
+    int n = 0;
+    buf[0] = '\0';
+    if (detected)
+        n = snprintf(buf, len, "read as %s (told from the content)",
+                     tb_import_format_name(im->format));
+    if (im->estimated > 0 && n >= 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n,
+                      "%sno text recorded: speech time estimated from token counts at %g "
+                      "characters a token (--chars-per-token)",
+                      n > 0 ? "; " : "", im->chars_per_token);
+    if (im->not_streamed > 0 && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n,
+                 "%sthe run was not streamed: each request is one event at its response time",
+                 n > 0 ? "; " : "");
+}
+
 /* Several requests: a line each and the distribution over them. */
 static int summary(const struct tb_cli_common *a, const char *spec, const char *file,
-                   const struct tb_import *im)
+                   const struct tb_import *im, const char *note)
 {
     struct tb_clock clk;
     double *mtps = calloc(im->n, sizeof(double)), *ttfa = calloc(im->n, sizeof(double));
@@ -72,9 +147,9 @@ static int summary(const struct tb_cli_common *a, const char *spec, const char *
     }
     if (!a->json)
         fprintf(stdout,
-                "ttsbuf sim: %zu requests from %s\n\n"
+                "ttsbuf sim: %zu requests from %s\n%s%s%s\n"
                 "  %-40s %6s %8s %8s %9s %9s %9s %8s\n",
-                im->n, spec, "request", "events", "ttft s", "ttfa s", "underruns", "silence s",
+                im->n, spec, note[0] ? "  note: " : "", note, note[0] ? "\n" : "", "request", "events", "ttft s", "ttfa s", "underruns", "silence s",
                 "longest s", "min TPS");
     for (size_t i = 0; i < im->n; i++) {
         const struct tb_import_request *q = &im->req[i];
@@ -103,7 +178,7 @@ static int summary(const struct tb_cli_common *a, const char *spec, const char *
         gapless += r.play.underruns == 0;
         if (a->json) {
             char name[512];
-            struct tb_report_src src = {"import", name};
+            struct tb_report_src src = {"import", name, note[0] ? note : NULL};
             struct tb_gap_list none = {NULL, 0, 0};
             snprintf(name, sizeof(name), "%s: %s", file, q->name);
             tb_report_json(stdout, &src, &a->o, &r, &none, NULL);
@@ -128,6 +203,11 @@ static int summary(const struct tb_cli_common *a, const char *spec, const char *
     free(mtps);
     free(ttfa);
     free(gaps);
+    if (played == 0) {
+        tb_cli_error("%s: every one of the %zu requests failed: nothing was measured", file,
+                     im->n);
+        return TB_EXIT_FAILED;
+    }
     if (a->fail_on_underrun && gapless < played) {
         tb_cli_error("--fail-on-underrun: %zu of %zu requests had underruns", played - gapless,
                      played);
@@ -136,30 +216,25 @@ static int summary(const struct tb_cli_common *a, const char *spec, const char *
     return TB_EXIT_OK;
 }
 
-int tb_cli_import(const struct tb_cli_common *a, const char *spec, long request,
-                  struct tb_stream *s, struct tb_report_src *src, char *label, size_t labellen)
+int tb_cli_import(const struct tb_cli_common *a, const char *spec,
+                  const struct tb_cli_import_opts *io, long request, struct tb_stream *s,
+                  struct tb_report_src *src, char *label, size_t labellen)
 {
     struct tb_import im;
     enum tb_import_format fmt;
-    const char *path;
-    char err[512];
-    int rc, code = -1;
+    const char *path, *p2;
+    char err[512], note[400];
+    int code;
 
     if (a->nsources > 0) {
         tb_cli_error("give one source: --import, --trace, --synth or --preset");
         return TB_EXIT_USAGE;
     }
-    if (tb_import_spec(spec, &fmt, &path, err, sizeof(err)) != 0) {
-        tb_cli_error("--import: %s", err);
-        return TB_EXIT_USAGE;
-    }
-    tb_import_init(&im);
-    rc = tb_import_file(fmt, path, &im, err, sizeof(err));
-    if (rc != 0) {
-        tb_cli_error("%s", err);
-        code = TB_EXIT_USAGE;
+    code = tb_cli_import_load(spec, io, &im, &path);
+    if (code >= 0)
         goto out;
-    }
+    (void)tb_import_spec(spec, &fmt, &p2, err, sizeof(err));
+    tb_cli_import_note(&im, fmt == TB_IMPORT_AUTO, note, sizeof(note));
     if (request >= 0 && (size_t)request >= im.n) {
         tb_cli_error("--request: %ld is outside 0..%zu (%s has %zu request%s)", request, im.n - 1,
                      path, im.n, im.n == 1 ? "" : "s");
@@ -172,7 +247,7 @@ int tb_cli_import(const struct tb_cli_common *a, const char *spec, long request,
             code = TB_EXIT_USAGE;
             goto out;
         }
-        code = summary(a, spec, path, &im);
+        code = summary(a, spec, path, &im, note);
         goto out;
     }
     {
@@ -180,7 +255,7 @@ int tb_cli_import(const struct tb_cli_common *a, const char *spec, long request,
         if (q->stream.n == 0) {
             tb_cli_error("%s: %s: nothing to play (the benchmark recorded: %s)", path, q->name,
                          q->error[0] ? q->error : "no text");
-            code = TB_EXIT_USAGE;
+            code = request < 0 ? TB_EXIT_FAILED : TB_EXIT_USAGE;
             goto out;
         }
         if (q->error[0] != '\0')
@@ -193,6 +268,12 @@ int tb_cli_import(const struct tb_cli_common *a, const char *spec, long request,
         src->kind = "import";
         snprintf(label, labellen, "%s: %s", path, q->name);
         src->name = label;
+        /* The note outlives the import: it goes after the label. */
+        if (note[0] != '\0' && strlen(label) + 1 + strlen(note) + 1 <= labellen) {
+            char *n2 = label + strlen(label) + 1;
+            memcpy(n2, note, strlen(note) + 1);
+            src->note = n2;
+        }
     }
 out:
     tb_import_free(&im);

@@ -24,15 +24,23 @@ static void usage(FILE *f)
                "\nSource (one):\n");
     tb_cli_usage_sources(f, DEFAULT_PRESET);
     fprintf(f,
-            "  --import FORMAT:FILE\n"
-            "                     another tool's benchmark results, one stream a request:\n"
+            "  --import [FORMAT:]FILE\n"
+            "                     another tool's benchmark results, one stream a request\n"
+            "                     (no FORMAT, or auto: told from the content, and named):\n"
             "                     vllm (vllm bench serve --save-result --save-detailed JSON),\n"
             "                     sglang (bench_serving --output-details JSONL), genai-perf\n"
             "                     (profile_export.json), aiperf-raw (profile_export_raw.jsonl),\n"
             "                     aiperf (profile_export.jsonl).  vllm/sglang keep no per-chunk\n"
             "                     text: the request's text is cut into token-like pieces spread\n"
             "                     evenly over its chunks (chunk k at ttft + sum of the first k\n"
-            "                     itls); aiperf keeps none: synthetic prose is spoken\n"
+            "                     itls); aiperf keeps none: speech time is estimated from\n"
+            "                     each chunk's tokens (--chars-per-token)\n"
+            "  --run N            with --import: only run N (from 1) of a file that holds\n"
+            "                     several (vllm --append-result, sglang lines); without it\n"
+            "                     every run's requests are read, named by their run\n"
+            "  --chars-per-token X\n"
+            "                     with --import of a file without text: characters of\n"
+            "                     speech a token, 0.5 to 100 (default 4)\n"
             "  --request N        with --import: play request N (from 0) with the full report;\n"
             "                     without it a file of several requests gives one line per\n"
             "                     request and P50/P95/P99/max over them (--json: one object\n"
@@ -46,12 +54,14 @@ static void usage(FILE *f)
     tb_cli_usage_tables(f);
 }
 
-enum { O_IMPORT = TB_O__COMMON_END, O_REQUEST };
+enum { O_IMPORT = TB_O__COMMON_END, O_REQUEST, O_RUN, O_CPT };
 
 static const struct option longopts[] = {
     TB_SOURCE_LONGOPTS,
     {"import", required_argument, NULL, O_IMPORT},
     {"request", required_argument, NULL, O_REQUEST},
+    {"run", required_argument, NULL, O_RUN},
+    {"chars-per-token", required_argument, NULL, O_CPT},
     TB_PLAYOUT_LONGOPTS,
     TB_AUDIO_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
@@ -64,17 +74,20 @@ int tb_cmd_sim(int argc, char **argv)
     struct tb_cli_audio au;
     struct tb_stream s;
     struct tb_sim_result r;
-    struct tb_report_src src = {"", ""};
+    struct tb_report_src src = {"", "", NULL};
     struct tb_gap_list gaps = {NULL, 0, 0};
     struct tb_cli_plays plays;
     struct tb_clock clk;
-    char label[512], err[512];
+    char label[1024], err[512];
     const char *import = NULL;
+    struct tb_cli_import_opts io;
+    int import_opt = 0;
     long request = -1;
     size_t z;
     int c, code = -1, rc;
 
     tb_cli_common_init(&a);
+    tb_cli_import_opts_init(&io);
     memset(&plays, 0, sizeof(plays));
     plays.gaps = &gaps;
     tb_cli_audio_init(&au);
@@ -87,6 +100,12 @@ int tb_cmd_sim(int argc, char **argv)
         }
         if (c == O_IMPORT) {
             import = optarg;
+            continue;
+        }
+        if (c == O_RUN || c == O_CPT) {
+            if (tb_cli_import_option(&io, c == O_RUN ? 'r' : 'c', optarg) != 0)
+                return TB_EXIT_USAGE;
+            import_opt = c;
             continue;
         }
         if (c == O_REQUEST) {
@@ -111,13 +130,15 @@ int tb_cmd_sim(int argc, char **argv)
         return TB_EXIT_USAGE;
     }
     plays.keep_all = a.svg != NULL;
-    if (request >= 0 && import == NULL) {
-        tb_cli_error("--request needs --import");
+    if ((request >= 0 || import_opt != 0) && import == NULL) {
+        tb_cli_error("%s needs --import", request >= 0         ? "--request"
+                                          : import_opt == O_RUN ? "--run"
+                                                                : "--chars-per-token");
         return TB_EXIT_USAGE;
     }
     tb_stream_init(&s);
     if (import != NULL)
-        code = tb_cli_import(&a, import, request, &s, &src, label, sizeof(label));
+        code = tb_cli_import(&a, import, &io, request, &s, &src, label, sizeof(label));
     else
         code = tb_cli_load_source(&a, DEFAULT_PRESET, &s, &src, label, sizeof(label));
     if (code < 0 && a.record != NULL)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "common.h"
 #include "sources.h"
 #include "sweep_out.h"
 #include "ttsbuf/clock.h"
@@ -37,7 +38,9 @@ enum {
     O_CSV,
     O_JSON,
     O_SVG,
-    O_THREADS
+    O_THREADS,
+    O_RUN,
+    O_CPT
 };
 
 static const struct option longopts[] = {
@@ -58,6 +61,8 @@ static const struct option longopts[] = {
     {"json", required_argument, NULL, O_JSON},
     {"svg", required_argument, NULL, O_SVG},
     {"threads", required_argument, NULL, O_THREADS},
+    {"run", required_argument, NULL, O_RUN},
+    {"chars-per-token", required_argument, NULL, O_CPT},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -77,8 +82,12 @@ static void usage(FILE *f)
             "  --synth SPEC       a synthetic stream (see ttsbuf sim --help)\n"
             "  --preset NAME      a named synthetic stream\n"
             "  --seeds A:B        each --synth and --preset once per seed A..B (B-A < 10^6)\n"
-            "  --import FMT:FILE  every request of a benchmark tool's results (formats as in\n"
+            "  --import [FMT:]FILE every request of a benchmark tool's results (formats as in\n"
             "                     ttsbuf sim --help; failed or empty requests are skipped)\n"
+            "  --run N            with --import: only run N (from 1) of a file of several\n"
+            "  --chars-per-token X\n"
+            "                     with --import of a file without text: characters of\n"
+            "                     speech a token, 0.5 to 100 (default 4)\n"
             "\nAxes: a comma-separated list (0,0.5,1) or a range START:STOP:STEP (0:2:0.25),\n"
             "or both (0:1:0.25,2,4).  Every combination is a setting.\n"
             "  --chunk LIST       policies (all: every one; default sentence)\n"
@@ -111,8 +120,9 @@ struct axis {
 
 struct args {
     struct tb_cli_sources src;
-    const char *synth[64], *preset[64];
-    size_t nsynth, npreset;
+    const char *synth[64], *preset[64], *import[64];
+    size_t nsynth, npreset, nimport;
+    struct tb_cli_import_opts io;
     int seeds;
     uint64_t seed_lo, seed_hi;
     struct axis ax[TB_AX__COUNT];
@@ -270,7 +280,15 @@ static int option(struct args *a, int c, const char *arg)
             a->preset[a->npreset++] = arg;
         return 0;
     case O_SEEDS: return parse_seeds(a, arg);
-    case O_IMPORT: return tb_cli_sources_add_import(&a->src, arg) < 0 ? 0 : -1;
+    case O_IMPORT:
+        if (a->nimport >= 64) {
+            tb_cli_error("sweep: at most 64 --import");
+            return -1;
+        }
+        a->import[a->nimport++] = arg;
+        return 0;
+    case O_RUN: return tb_cli_import_option(&a->io, 'r', arg) == 0 ? 0 : -1;
+    case O_CPT: return tb_cli_import_option(&a->io, 'c', arg) == 0 ? 0 : -1;
     case O_CHUNK: return parse_chunks(&a->ax[TB_AX_CHUNK], arg);
     case O_MINCHARS: return parse_numbers(&a->ax[TB_AX_MINCHARS], "--min-chars", arg, 1, 100000);
     case O_WPM: return parse_numbers(&a->ax[TB_AX_WPM], "--wpm", arg, TB_WPM_MIN, TB_WPM_MAX);
@@ -368,6 +386,7 @@ int tb_cmd_sweep(int argc, char **argv)
 
     memset(&a, 0, sizeof(a));
     tb_cli_sources_init(&a.src);
+    tb_cli_import_opts_init(&a.io);
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":hq", longopts, NULL)) != -1) {
@@ -395,6 +414,9 @@ int tb_cmd_sweep(int argc, char **argv)
             goto out;
     for (size_t i = 0; i < a.npreset; i++)
         if (tb_cli_sources_add_synth(&a.src, a.preset[i], 1, a.seeds, a.seed_lo, a.seed_hi) >= 0)
+            goto out;
+    for (size_t i = 0; i < a.nimport; i++)
+        if (tb_cli_sources_add_import(&a.src, a.import[i], &a.io) >= 0)
             goto out;
     if (a.src.n == 0) {
         tb_cli_error("sweep: give at least one source (--trace, --synth, --preset or FILE)");

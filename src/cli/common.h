@@ -110,12 +110,36 @@ void tb_cli_collect_play(void *ud, const struct tb_play *pl);
 int tb_cli_svg_timeline(const char *path, const struct tb_report_src *src,
                         const struct tb_sim_opts *o, const struct tb_stream *s,
                         const struct tb_gap_list *all, const struct tb_sim_result *r);
+/* --import's companions (sim and sweep): --run N and --chars-per-token X. */
+struct tb_cli_import_opts {
+    unsigned run;           /* 0: every run; N: only run N of a file of several */
+    double chars_per_token; /* text-less imports (TB_IMPORT_CPT_DEFAULT) */
+};
+void tb_cli_import_opts_init(struct tb_cli_import_opts *io);
+
+/* Parses --run / --chars-per-token (c is the option's id: 'r' or 'c').
+ * Returns 0, or TB_EXIT_USAGE (the error is printed). */
+int tb_cli_import_option(struct tb_cli_import_opts *io, int c, const char *arg);
+
+/* Loads [FORMAT:]FILE into *im (tb_import_init'ed here; the caller frees
+ * it) with io's settings; *path is the file.  Returns -1 to go on, or an
+ * exit code (the error is printed). */
+struct tb_import;
+int tb_cli_import_load(const char *spec, const struct tb_cli_import_opts *io, struct tb_import *im,
+                       const char **path);
+
+/* How an import was read, for the report: the format (and whether it was
+ * detected), estimated speech time, not streamed.  "" when nothing to say. */
+void tb_cli_import_note(const struct tb_import *im, int detected, char *buf, size_t len);
+
 /* sim --import SPEC (cmd_import.c): loads the file; with one request to
  * play (the only one, or `request` >= 0) moves it into *s and returns -1
  * to go on; with several and request < 0 prints the per-request table
- * (or JSON lines) and returns an exit code, as it does on errors. */
-int tb_cli_import(const struct tb_cli_common *a, const char *spec, long request,
-                  struct tb_stream *s, struct tb_report_src *src, char *label, size_t labellen);
+ * (or JSON lines) and returns an exit code, as it does on errors (and
+ * TB_EXIT_FAILED when every request failed). */
+int tb_cli_import(const struct tb_cli_common *a, const char *spec,
+                  const struct tb_cli_import_opts *io, long request, struct tb_stream *s,
+                  struct tb_report_src *src, char *label, size_t labellen);
 
 /* --help fragments. */
 void tb_cli_usage_sources(FILE *f, const char *default_preset);

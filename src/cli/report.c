@@ -82,6 +82,8 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
     } else {
         fprintf(f, "ttsbuf sim: %s %s\n", src->kind, src->name);
     }
+    if (src->note != NULL)
+        fprintf(f, "  note: %s\n", src->note);
     fprintf(f, "  chunk=%s", tb_seg_policy_name(o->seg.policy));
     if (o->seg.min_chars > 1)
         fprintf(f, " min-chars=%" PRIu32, o->seg.min_chars);
@@ -158,6 +160,8 @@ int tb_report_json_audio(FILE *f, const struct tb_report_src *src, const struct 
         return TB_ENOMEM;
     cJSON_AddStringToObject(root, "source", src->kind);
     cJSON_AddStringToObject(root, "source_name", src->name);
+    if (src->note != NULL)
+        cJSON_AddStringToObject(root, "note", src->note);
     if (live != NULL) {
         cJSON_AddStringToObject(root, "model", live->model);
         cJSON_AddStringToObject(root, "base_url", live->base_url);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "common.h"
 #include "ttsbuf/import.h"
 #include "ttsbuf/preset.h"
 #include "ttsbuf/synth.h"
@@ -213,23 +214,17 @@ struct tb_sweep_input *tb_cli_sources_inputs(const struct tb_cli_sources *l)
     return in;
 }
 
-int tb_cli_sources_add_import(struct tb_cli_sources *l, const char *spec)
+int tb_cli_sources_add_import(struct tb_cli_sources *l, const char *spec,
+                              const struct tb_cli_import_opts *io)
 {
-    enum tb_import_format f;
     const char *path;
     struct tb_import im;
-    char err[512], name[1200];
+    char name[1200];
     size_t added = 0;
-    int code = -1;
-    if (tb_import_spec(spec, &f, &path, err, sizeof(err)) != 0) {
-        tb_cli_error("--import: %s", err);
-        return TB_EXIT_USAGE;
-    }
-    tb_import_init(&im);
-    if (tb_import_file(f, path, &im, err, sizeof(err)) != 0) {
-        tb_cli_error("%s", err);
+    int code = tb_cli_import_load(spec, io, &im, &path);
+    if (code >= 0) {
         tb_import_free(&im);
-        return TB_EXIT_USAGE;
+        return code;
     }
     for (size_t i = 0; i < im.n && code < 0; i++) {
         struct tb_import_request *rq = &im.req[i];
@@ -245,10 +240,12 @@ int tb_cli_sources_add_import(struct tb_cli_sources *l, const char *spec)
             added++;
         }
     }
-    tb_import_free(&im);
     if (code < 0 && added == 0) {
-        tb_cli_error("--import %s: no request with content to sweep", spec);
-        code = TB_EXIT_USAGE;
+        tb_cli_error("--import %s: every one of the %zu requests failed or has no content: "
+                     "nothing to sweep",
+                     spec, im.n);
+        code = TB_EXIT_FAILED;
     }
+    tb_import_free(&im);
     return code;
 }

@@ -48,7 +48,9 @@ int tb_cli_sources_add_synth(struct tb_cli_sources *l, const char *arg, int pres
  * `sim --import` (requests the tool recorded as failed, or with no
  * content, are skipped; so is a file of nothing else: an error).  -1 or an
  * exit code. */
-int tb_cli_sources_add_import(struct tb_cli_sources *l, const char *spec);
+struct tb_cli_import_opts;
+int tb_cli_sources_add_import(struct tb_cli_sources *l, const char *spec,
+                              const struct tb_cli_import_opts *io);
 
 /* The list as sweep inputs (borrowing names and streams); NULL when out
  * of memory.  Caller frees the array. */
