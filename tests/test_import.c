@@ -12,8 +12,10 @@
 #include <string.h>
 
 #include "tests.h"
+#include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/import.h"
+#include "ttsbuf/sim.h"
 #include "ttsbuf/utf8.h"
 
 #define ERRLEN 512
@@ -180,6 +182,340 @@ static void aiperf_good(void **state)
     tb_import_free(&im);
 }
 
+/* The simulator's view of one imported request. */
+static void simulate(const struct tb_stream *s, struct tb_sim_result *r)
+{
+    struct tb_sim_opts o;
+    struct tb_clock clk;
+    char err[ERRLEN];
+    tb_sim_opts_default(&o);
+    tb_clock_virtual_init(&clk);
+    if (tb_sim_run(s, &o, &clk, NULL, NULL, r, err, sizeof(err)) != 0)
+        fail_msg("tb_sim_run: %s", err);
+}
+
+/* AIPerf's per-record export as written between 2025-10-09 and the
+ * rename of 2025-10-10: ttft / ttst rather than time_to_first_token. */
+static void aiperf_old_tags(void **state)
+{
+    static const double t[] = {0.180, 0.195, 0.215, 0.240, 0.250};
+    struct tb_import im;
+    struct tb_sim_result r;
+    const struct tb_stream *s;
+    (void)state;
+    load(TB_IMPORT_AIPERF, "import/aiperf/v0.1-ttft.jsonl", &im);
+    assert_int_equal(im.n, 2);
+    assert_string_equal(im.req[0].error, "");
+    assert_string_equal(im.req[1].error, "");
+    s = &im.req[0].stream;
+    assert_int_equal(s->n, 5);
+    for (size_t i = 0; i < 5; i++) {
+        assert_near(s->ev[i].t, t[i], 1e-9);
+        assert_int_equal(s->ev[i].kind, TB_KIND_CONTENT);
+    }
+    /* The file's own numbers: TTFT 180 ms, 5 tokens, and its
+     * output_token_throughput_per_user (1 / inter_token_latency). */
+    simulate(s, &r);
+    assert_near(r.ttft, 0.180, 1e-9);
+    assert_int_equal(r.content_events, 5);
+    assert_int_equal(r.content_tokens, 5);
+    assert_int_equal(r.usage_tokens, 5);
+    assert_near(r.decode_tps, 57.142857142857146, 1e-6);
+    /* 6 tokens over 3 chunks, a 1.5 s stall before the last. */
+    s = &im.req[1].stream;
+    assert_int_equal(s->n, 3);
+    assert_int_equal(s->ev[1].tokens, 2);
+    assert_near(s->ev[2].t, 1.810, 1e-9);
+    simulate(s, &r);
+    assert_near(r.ttft, 0.300, 1e-9);
+    assert_int_equal(r.content_tokens, 6);
+    assert_int_equal(im.estimated, 2);
+    tb_import_free(&im);
+}
+
+/* A reasoning model: chunks before time_to_first_output_token are
+ * reasoning (counted, never spoken), TTFT is at the first output token,
+ * and the tokens the report counts are the usage (output_token_count). */
+static void aiperf_reasoning(void **state)
+{
+    struct tb_import im;
+    struct tb_sim_result r;
+    const struct tb_stream *s;
+    (void)state;
+    load(TB_IMPORT_AIPERF, "import/aiperf/reasoning.jsonl", &im);
+    assert_int_equal(im.n, 2);
+    s = &im.req[0].stream;
+    assert_int_equal(s->n, 10);
+    for (size_t i = 0; i < 10; i++) {
+        assert_int_equal(s->ev[i].kind, i < 5 ? TB_KIND_REASONING : TB_KIND_CONTENT);
+        assert_int_equal(s->ev[i].tokens, i < 5 ? 2 : 1);
+    }
+    simulate(s, &r);
+    assert_near(r.ttft, 0.250, 1e-9);
+    assert_int_equal(r.content_events, 5);
+    assert_int_equal(r.content_tokens, 5);
+    assert_int_equal(r.usage_tokens, 5);
+    assert_int_equal(r.reasoning_events, 5);
+    assert_int_equal(r.reasoning_tokens, 10);
+    assert_near(r.decode_tps, 100.0, 1e-6);
+    /* A cancellation: failed, with the tool's own text and code. */
+    assert_int_equal(im.req[1].stream.n, 0);
+    assert_string_equal(im.req[1].error,
+                        "Request was cancelled after 0.500 seconds (cancelled, code 499)");
+    tb_import_free(&im);
+}
+
+/* Without text, an event's speech is its tokens times chars_per_token
+ * characters, the same wherever the request is in the file. */
+static void estimated_text(void **state)
+{
+    static const char rec[] =
+        "{\"metadata\":{\"session_num\":%d},\"metrics\":{\"time_to_first_token\":{\"value\":"
+        "100.0,\"unit\":\"ms\"},\"inter_chunk_latency\":{\"value\":[10.0,10.0,10.0],\"unit\":"
+        "\"ms\"},\"output_token_count\":{\"value\":%d,\"unit\":\"tokens\"}},\"error\":null}\n";
+    char one[1024], three[4096];
+    struct tb_import a, b, c;
+    char err[ERRLEN];
+    size_t n = 0;
+    (void)state;
+    snprintf(one, sizeof(one), rec, 0, 7);
+    for (int i = 0; i < 3; i++)
+        n += (size_t)snprintf(three + n, sizeof(three) - n, rec, i, i == 2 ? 7 : 3 + i);
+    tb_import_init(&a);
+    tb_import_init(&b);
+    tb_import_init(&c);
+    c.chars_per_token = 8;
+    assert_int_equal(tb_import_mem(TB_IMPORT_AIPERF, one, strlen(one), "a", &a, err, sizeof(err)),
+                     0);
+    assert_int_equal(tb_import_mem(TB_IMPORT_AIPERF, three, n, "b", &b, err, sizeof(err)), 0);
+    assert_int_equal(tb_import_mem(TB_IMPORT_AIPERF, one, strlen(one), "c", &c, err, sizeof(err)),
+                     0);
+    assert_int_equal(b.n, 3);
+    /* Line 1 of one file and line 3 of another: the same stream. */
+    assert_int_equal(a.req[0].stream.n, 4);
+    assert_int_equal(b.req[2].stream.n, 4);
+    assert_int_equal(a.req[0].stream.text_len, b.req[2].stream.text_len);
+    assert_memory_equal(a.req[0].stream.text, b.req[2].stream.text, a.req[0].stream.text_len);
+    for (size_t i = 0; i < 4; i++) {
+        const struct tb_event *e = &a.req[0].stream.ev[i];
+        /* 7 tokens over 4 chunks: 2, 2, 2, 1; 4 characters a token
+         * (a character more when a cut would split one). */
+        assert_int_equal(e->tokens, i < 3 ? 2 : 1);
+        assert_in_range(e->len, e->tokens * 4, e->tokens * 4 + 3);
+        assert_in_range(c.req[0].stream.ev[i].len, e->tokens * 8, e->tokens * 8 + 3);
+    }
+    assert_int_equal(a.estimated, 1);
+    tb_import_free(&a);
+    tb_import_free(&b);
+    tb_import_free(&c);
+}
+
+/* Python's json.dumps writes Infinity, -Infinity and NaN. */
+static void python_tokens(void **state)
+{
+    static const char doc[] = "{\"request_rate\": Infinity, \"std\": NaN, \"m\": -Infinity, "
+                              "\"ttfts\": [0.1], \"itls\": [[0.1]], "
+                              "\"generated_texts\": [\"NaN or Infinity\"]}";
+    static const char bad[] = "{\"a\": NaN, \"b\": NaN, \"c\": Infinity, x}";
+    static const char same[] = "{\"a\": 111, \"b\": 111, \"c\": 11111111, x}";
+    char want[ERRLEN];
+    struct tb_import im;
+    char err[ERRLEN];
+    char *t;
+    (void)state;
+    load(TB_IMPORT_SGLANG, "import/sglang/default-rate.jsonl", &im);
+    assert_int_equal(im.n, 2);
+    assert_int_equal(im.req[1].stream.n, 4);
+    assert_near(im.req[1].stream.ev[0].t, 0.12, 1e-12);
+    assert_near(im.req[1].stream.ev[3].t, 0.195, 1e-12);
+    assert_int_equal(im.req[1].stream.usage_tokens, 4);
+    tb_import_free(&im);
+    tb_import_init(&im);
+    assert_int_equal(tb_import_mem(TB_IMPORT_VLLM, doc, strlen(doc), "d", &im, err, sizeof(err)),
+                     0);
+    t = joined(&im.req[0].stream, 0, -1); /* inside strings: untouched */
+    assert_string_equal(t, "NaN or Infinity");
+    free(t);
+    tb_import_free(&im);
+    /* Error offsets are the file's own, not the rewritten text's. */
+    tb_import_init(&im);
+    assert_int_equal(tb_import_mem(TB_IMPORT_VLLM, bad, strlen(bad), "d", &im, err, sizeof(err)),
+                     TB_EFORMAT);
+    assert_int_equal(tb_import_mem(TB_IMPORT_VLLM, same, strlen(same), "d", &im, want, sizeof(want)),
+                     TB_EFORMAT);
+    assert_string_equal(err, want);
+    tb_import_free(&im);
+}
+
+/* vLLM --append-result: one JSON document a line, every run read. */
+static void vllm_runs(void **state)
+{
+    struct tb_import im;
+    (void)state;
+    load(TB_IMPORT_VLLM, "import/vllm/append.json", &im);
+    assert_int_equal(im.n, 3);
+    assert_int_equal(im.runs, 2);
+    assert_string_equal(im.req[0].name, "run 1 request 0");
+    assert_string_equal(im.req[2].name, "run 2 request 0");
+    assert_int_equal(im.req[2].run, 2);
+    assert_near(im.req[2].stream.ev[3].t, 1.9, 1e-12);
+    assert_string_equal(im.req[2].stream.model, "Qwen/Qwen3-0.6B");
+    assert_int_equal(tb_import_keep_run(&im, 3), TB_EINVAL);
+    assert_int_equal(im.n, 3);
+    assert_int_equal(tb_import_keep_run(&im, 1), 0);
+    assert_int_equal(im.n, 2);
+    assert_string_equal(im.req[1].name, "run 1 request 1");
+    tb_import_free(&im);
+}
+
+/* GenAI-Perf without --streaming: one JSON body, one event. */
+static void genai_non_streaming(void **state)
+{
+    struct tb_import im;
+    struct tb_sim_result r;
+    char *t;
+    (void)state;
+    load(TB_IMPORT_GENAI_PERF, "import/genai-perf/non-streaming.json", &im);
+    assert_int_equal(im.n, 2);
+    assert_int_equal(im.not_streamed, 2);
+    assert_int_equal(im.req[0].stream.n, 1);
+    assert_near(im.req[0].stream.ev[0].t, 0.75, 1e-6); /* ns since 1970 in a double */
+    assert_int_equal(im.req[0].stream.ev[0].tokens, 9);
+    t = joined(&im.req[0].stream, 0, TB_KIND_CONTENT);
+    assert_string_equal(t, "Hello! How can I help you today?");
+    free(t);
+    simulate(&im.req[1].stream, &r);
+    assert_near(r.ttft, 0.5, 1e-6);
+    assert_int_equal(r.content_events, 1);
+    assert_int_equal(r.usage_tokens, 3);
+    tb_import_free(&im);
+}
+
+/* Every good file is told apart by its content; auto reads it as that. */
+static void detect(void **state)
+{
+    static const struct {
+        const char *file;
+        enum tb_import_format f;
+    } files[] = {{"import/vllm/good.json", TB_IMPORT_VLLM},
+                 {"import/vllm/append.json", TB_IMPORT_VLLM},
+                 {"import/sglang/good.jsonl", TB_IMPORT_SGLANG},
+                 {"import/sglang/default-rate.jsonl", TB_IMPORT_SGLANG},
+                 {"import/genai-perf/good.json", TB_IMPORT_GENAI_PERF},
+                 {"import/genai-perf/non-streaming.json", TB_IMPORT_GENAI_PERF},
+                 {"import/aiperf-raw/good.jsonl", TB_IMPORT_AIPERF_RAW},
+                 {"import/aiperf/good.jsonl", TB_IMPORT_AIPERF},
+                 {"import/aiperf/v0.1-ttft.jsonl", TB_IMPORT_AIPERF},
+                 {"import/aiperf/reasoning.jsonl", TB_IMPORT_AIPERF}};
+    static const char summary[] = "{\n  \"request_throughput\": {\"unit\": \"requests/sec\", "
+                                  "\"avg\": 3.2},\n  \"input_config\": {\"endpoint\": {}}\n}\n";
+    enum tb_import_format f;
+    const char *what;
+    struct tb_import im;
+    char err[ERRLEN];
+    (void)state;
+    for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+        size_t len;
+        char *buf = tb_test_slurp(tb_test_data(files[k].file), &len);
+        if (tb_import_detect(buf, len, &f, &what) != 0 || f != files[k].f)
+            fail_msg("%s: detected %d, wanted %d", files[k].file, (int)f, (int)files[k].f);
+        assert_non_null(what);
+        tb_import_init(&im);
+        assert_int_equal(tb_import_mem(TB_IMPORT_AUTO, buf, len, "x", &im, err, sizeof(err)), 0);
+        assert_int_equal(im.format, files[k].f);
+        tb_import_free(&im);
+        free(buf);
+    }
+    /* A summary without per-request data, and something else. */
+    assert_int_equal(tb_import_detect(summary, strlen(summary), &f, &what), TB_EFORMAT);
+    assert_non_null(strstr(what, "keeps no per-request data"));
+    tb_import_init(&im);
+    assert_int_equal(tb_import_mem(TB_IMPORT_AUTO, summary, strlen(summary), "s.json", &im, err,
+                                   sizeof(err)),
+                     TB_EFORMAT);
+    assert_non_null(strstr(err, "s.json: this looks like an AIPerf or GenAI-Perf summary"));
+    assert_int_equal(tb_import_mem(TB_IMPORT_AIPERF, summary, strlen(summary), "s.json", &im, err,
+                                   sizeof(err)),
+                     TB_EFORMAT);
+    assert_non_null(strstr(err, "s.json: not aiperf: this looks like"));
+    assert_int_equal(tb_import_mem(TB_IMPORT_AUTO, "{\"a\": 1}", 8, "o.json", &im, err,
+                                   sizeof(err)),
+                     TB_EFORMAT);
+    assert_non_null(strstr(err, "o.json: not a benchmark result ttsbuf knows"));
+    /* A vLLM file named as SGLang: the mismatch says which to use. */
+    {
+        size_t len;
+        char *buf = tb_test_slurp(tb_test_data("import/vllm/append.json"), &len);
+        assert_int_equal(tb_import_mem(TB_IMPORT_SGLANG, buf, len, "v.json", &im, err, sizeof(err)),
+                         TB_EFORMAT);
+        assert_non_null(strstr(err, "v.json: not sglang: this looks like a vLLM bench serve "
+                                    "result; try vllm:v.json"));
+        free(buf);
+    }
+    assert_int_equal(im.n, 0);
+    tb_import_free(&im);
+}
+
+/* sim and sweep over the new layouts: the note, --run, and a file where
+ * every request failed exits non-zero. */
+static void cli_variants(void **state)
+{
+    char args[2048];
+    struct tb_test_out o;
+    (void)state;
+    snprintf(args, sizeof(args), "sim --import '%s'", tb_test_data("import/aiperf/v0.1-ttft.jsonl"));
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "read as aiperf (told from the content)"));
+    assert_non_null(strstr(o.so, "speech time estimated from token counts at 4 characters"));
+    assert_non_null(strstr(o.so, "2 played, 0 failed"));
+    tb_test_out_free(&o);
+    snprintf(args, sizeof(args),
+             "sim --import 'aiperf:%s' --request 0 --json --chars-per-token 3.5",
+             tb_test_data("import/aiperf/reasoning.jsonl"));
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "\"note\":\"no text recorded: speech time estimated from token "
+                                 "counts at 3.5 characters"));
+    assert_non_null(strstr(o.so, "\"ttft_s\":0.25"));
+    assert_non_null(strstr(o.so, "\"content_tokens\":5"));
+    assert_non_null(strstr(o.so, "\"tokens\":5"));
+    tb_test_out_free(&o);
+    snprintf(args, sizeof(args), "sim --import 'auto:%s' --run 2",
+             tb_test_data("import/vllm/append.json"));
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "run 2 request 0"));
+    tb_test_out_free(&o);
+    snprintf(args, sizeof(args), "sim --import '%s'",
+             tb_test_data("import/genai-perf/non-streaming.json"));
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "the run was not streamed"));
+    tb_test_out_free(&o);
+    snprintf(args, sizeof(args), "sim --import 'vllm:%s' --run 3",
+             tb_test_data("import/vllm/append.json"));
+    tb_test_expect_error(args, 2, "--run: ");
+    tb_test_expect_error("sim --run 2", 2, "--run needs --import");
+    tb_test_expect_error("sim --import x.json --chars-per-token 0", 2, "--chars-per-token");
+    snprintf(args, sizeof(args), "sim --import '%s'",
+             tb_test_data("import/aiperf/all-cancelled.jsonl"));
+    o = tb_test_run(args); /* the table says why each failed; the exit says none played */
+    assert_int_equal(o.code, 3);
+    assert_non_null(strstr(o.so, "failed: Request was cancelled after 0.500 seconds"));
+    assert_non_null(strstr(o.se, "every one of the 2 requests failed"));
+    tb_test_out_free(&o);
+    snprintf(args, sizeof(args), "sweep --import '%s'",
+             tb_test_data("import/aiperf/all-cancelled.jsonl"));
+    tb_test_expect_error(args, 3, "every one of the 2 requests failed");
+    snprintf(args, sizeof(args), "sweep --import '%s' --run 1 --chars-per-token 5",
+             tb_test_data("import/vllm/append.json"));
+    o = tb_test_run(args);
+    if (o.code != 0 || strstr(o.so, "2 streams x 1 setting") == NULL)
+        fail_msg("sweep --import --run: exit %d: %s%s", o.code, o.so, o.se);
+    tb_test_out_free(&o);
+}
+
 /* Every bad_* file fails with TB_EFORMAT and the message of its .err. */
 static void bad_files(void **state)
 {
@@ -239,7 +575,13 @@ static void prefixes(void **state)
                  {TB_IMPORT_SGLANG, "import/sglang/good.jsonl"},
                  {TB_IMPORT_GENAI_PERF, "import/genai-perf/good.json"},
                  {TB_IMPORT_AIPERF_RAW, "import/aiperf-raw/good.jsonl"},
-                 {TB_IMPORT_AIPERF, "import/aiperf/good.jsonl"}};
+                 {TB_IMPORT_AIPERF, "import/aiperf/good.jsonl"},
+                 {TB_IMPORT_AIPERF, "import/aiperf/v0.1-ttft.jsonl"},
+                 {TB_IMPORT_AIPERF, "import/aiperf/reasoning.jsonl"},
+                 {TB_IMPORT_AUTO, "import/sglang/default-rate.jsonl"},
+                 {TB_IMPORT_VLLM, "import/vllm/append.json"},
+                 {TB_IMPORT_AUTO, "import/vllm/append.json"},
+                 {TB_IMPORT_GENAI_PERF, "import/genai-perf/non-streaming.json"}};
     (void)state;
     for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
         size_t len;
@@ -402,7 +744,11 @@ int tb_test_import(void)
         cmocka_unit_test(aiperf_good),  cmocka_unit_test(bad_files),
         cmocka_unit_test(prefixes),     cmocka_unit_test(spec_and_names),
         cmocka_unit_test(short_text),   cmocka_unit_test(cli_import),
-        cmocka_unit_test(sweep_import),
+        cmocka_unit_test(sweep_import), cmocka_unit_test(aiperf_old_tags),
+        cmocka_unit_test(aiperf_reasoning), cmocka_unit_test(estimated_text),
+        cmocka_unit_test(python_tokens), cmocka_unit_test(vllm_runs),
+        cmocka_unit_test(genai_non_streaming), cmocka_unit_test(detect),
+        cmocka_unit_test(cli_variants),
     };
     return TB_RUN_GROUP("import", tests);
 }

@@ -416,8 +416,9 @@ int tb_cmd_sweep(int argc, char **argv)
         if (tb_cli_sources_add_synth(&a.src, a.preset[i], 1, a.seeds, a.seed_lo, a.seed_hi) >= 0)
             goto out;
     for (size_t i = 0; i < a.nimport; i++)
-        if (tb_cli_sources_add_import(&a.src, a.import[i], &a.io) >= 0)
+        if ((code = tb_cli_sources_add_import(&a.src, a.import[i], &a.io)) >= 0)
             goto out;
+    code = TB_EXIT_USAGE;
     if (a.src.n == 0) {
         tb_cli_error("sweep: give at least one source (--trace, --synth, --preset or FILE)");
         goto out;

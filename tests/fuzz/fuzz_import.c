@@ -1,8 +1,8 @@
 /*
  * fuzz_import.c - the benchmark-file importers (import.h): vllm, sglang,
- * genai-perf, aiperf-raw, aiperf.
+ * genai-perf, aiperf-raw, aiperf, and auto (the format told from the content).
  *
- * Input: 1 byte choosing the format, then the file.  Properties: the
+ * Input: 1 byte choosing the format (auto among them), then the file.  Properties: the
  * importer returns 0 or one of its documented errors with a one-line
  * message naming the file; every request it hands out (on success, and
  * those read before an error) has a NUL-terminated name and error text
@@ -35,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(strchr(err, '\n') == NULL);
     } else {
         FUZZ_CHECK(im.n > 0);
+        FUZZ_CHECK(im.format < TB_IMPORT_AUTO); /* auto names what it read */
     }
     for (size_t r = 0; r < im.n; r++) {
         const struct tb_import_request *q = &im.req[r];
