@@ -50,7 +50,7 @@ static void usage(FILE *f)
     tb_cli_audio_usage(f);
     fprintf(f, "  -h, --help         this help\n"
                "\nExit status: 0 ran, 1 --fail-on-underrun and there were underruns,\n"
-               "2 bad usage or bad input.\n");
+               "2 bad usage or bad input, 3 --import and every request failed.\n");
     tb_cli_usage_tables(f);
 }
 

@@ -108,7 +108,8 @@ static void usage(FILE *f)
             "  --threads N        worker threads (default: the online CPUs, at most %u)\n"
             "  -q, --quiet        no progress line (it shows only on a terminal)\n"
             "  -h, --help         this help\n"
-            "\nExit status: 0 ran, 2 bad usage or bad input.\n",
+            "\nExit status: 0 ran, 2 bad usage or bad input, 3 an --import whose every\n"
+            "request failed.\n",
             TB_SWEEP_THREADS_MAX);
 }
 
