@@ -263,7 +263,7 @@ static int chunk_times(const struct actx *c, size_t line, const cJSON *m, double
     } else if (n >= 2) {
         t[1] = t1;
         for (size_t i = 2; i < n; i++)
-            t[i] = t1 + (end - t1) * (double)(i - 1) / (double)(n - 1);
+            t[i] = t1 + (end - t1) * (double)(i - 1) / (double)(n - 2);
     }
     *tp = t;
     *np = n;

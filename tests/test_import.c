@@ -233,6 +233,32 @@ static void aiperf_old_tags(void **state)
     tb_import_free(&im);
 }
 
+/* A record without inter_chunk_latency (TTFT, TTST and the request
+ * latency only): one chunk a token, the second at TTST, the rest evenly to
+ * the end, so the decode rate is the file's own 1 / inter_token_latency. */
+static void aiperf_no_chunks(void **state)
+{
+    static const char rec[] =
+        "{\"metadata\":{\"session_num\":0},\"metrics\":{\"ttft\":{\"value\":100.0,\"unit\":"
+        "\"ms\"},\"ttst\":{\"value\":120.0,\"unit\":\"ms\"},\"request_latency\":{\"value\":"
+        "180.0,\"unit\":\"ms\"},\"output_token_count\":{\"value\":5,\"unit\":\"tokens\"}},"
+        "\"error\":null}\n";
+    struct tb_import im;
+    struct tb_sim_result r;
+    char err[ERRLEN];
+    (void)state;
+    tb_import_init(&im);
+    assert_int_equal(tb_import_mem(TB_IMPORT_AIPERF, rec, strlen(rec), "a", &im, err, sizeof(err)),
+                     0);
+    assert_int_equal(im.req[0].stream.n, 5);
+    assert_near(im.req[0].stream.ev[1].t, 0.12, 1e-9);
+    assert_near(im.req[0].stream.ev[4].t, 0.18, 1e-9);
+    simulate(&im.req[0].stream, &r);
+    assert_near(r.ttft, 0.1, 1e-9);
+    assert_near(r.decode_tps, 4 / 0.08, 1e-6); /* (180 - 100) ms over 4 gaps */
+    tb_import_free(&im);
+}
+
 /* A reasoning model: chunks before time_to_first_output_token are
  * reasoning (counted, never spoken), TTFT is at the first output token,
  * and the tokens the report counts are the usage (output_token_count). */
@@ -745,7 +771,8 @@ int tb_test_import(void)
         cmocka_unit_test(prefixes),     cmocka_unit_test(spec_and_names),
         cmocka_unit_test(short_text),   cmocka_unit_test(cli_import),
         cmocka_unit_test(sweep_import), cmocka_unit_test(aiperf_old_tags),
-        cmocka_unit_test(aiperf_reasoning), cmocka_unit_test(estimated_text),
+        cmocka_unit_test(aiperf_reasoning), cmocka_unit_test(aiperf_no_chunks),
+        cmocka_unit_test(estimated_text),
         cmocka_unit_test(python_tokens), cmocka_unit_test(vllm_runs),
         cmocka_unit_test(genai_non_streaming), cmocka_unit_test(detect),
         cmocka_unit_test(cli_variants),
