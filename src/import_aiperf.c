@@ -180,6 +180,7 @@ static int metric_time(const struct actx *c, size_t line, const cJSON *v, const 
 {
     char path[96];
     double scale;
+    *out = 0;
     snprintf(path, sizeof(path), "metrics.%s", tag);
     if (unit_scale(v, &scale) != 0)
         return bad(c, TB_EFORMAT, line, path, -1, "unit missing or not ns, us, ms or s");
@@ -247,7 +248,7 @@ static int chunk_times(const struct actx *c, size_t line, const cJSON *m, double
             n = tokens > 2 && end >= t1 ? (size_t)(tokens > 1000000 ? 1000000 : tokens) : 2;
         }
     }
-    t = malloc(n * sizeof(*t));
+    t = calloc(n, sizeof(*t)); /* zeroed: every slot is set below, which the analyzer cannot see */
     if (t == NULL)
         return tb_seterr(c->err, c->errlen, TB_ENOMEM, "%s: out of memory", c->name);
     t[0] = t0;
@@ -282,7 +283,7 @@ static int metric_record(struct actx *c, const cJSON *root, size_t line)
     const cJSON *ttft, *ttfo;
     const char *tag = NULL;
     struct tb_import_request *r;
-    double t0, to = -1;
+    double t0 = 0, to = -1;
     double *t = NULL;
     long long tokens = -1, rtokens = -1;
     size_t n = 0, nr = 0;
@@ -316,7 +317,8 @@ static int metric_record(struct actx *c, const cJSON *root, size_t line)
     ttfo = metric(m, ttfo_tags, &tag);
     if (ttfo != NULL && metric_time(c, line, ttfo, tag, &to) != 0)
         return TB_EFORMAT;
-    rc = chunk_times(c, line, m, t0, tokens + (rtokens > 0 ? rtokens : 0), &t, &n);
+    rc = chunk_times(c, line, m, t0, tokens < 0 ? -1 : tokens + (rtokens > 0 ? rtokens : 0), &t,
+                     &n);
     if (rc != 0)
         return rc;
     /* Chunks before the first output token are reasoning (a little slack

@@ -86,7 +86,7 @@ static int plain_body(struct gctx *c, int e, int ri, int k, struct tb_import_req
     else
         ct = 1;
     c->out->not_streamed++;
-    /* cJSON_IsString(NULL) is false, so valuestring is there. */
+    /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): cJSON_IsString(NULL) is false */
     if (cJSON_IsString(rsn) && rsn->valuestring[0] != '\0') {
         size_t n = strlen(rsn->valuestring);
         if (tb_utf8_check(rsn->valuestring, n) != n)
