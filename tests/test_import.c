@@ -7,6 +7,7 @@
  * error or a smaller result), the text spreading, and `ttsbuf sim
  * --import` end to end.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -482,64 +483,59 @@ static void detect(void **state)
     tb_import_free(&im);
 }
 
+/* Runs ttsbuf with cmd (a %s for the data file), wants exit `code` and
+ * each of the NULL-ended strings in standard output. */
+static void run_wants(const char *cmd, const char *file, int code, ...)
+{
+    char args[2048];
+    struct tb_test_out o;
+    va_list ap;
+    const char *want;
+    snprintf(args, sizeof(args), cmd, tb_test_data(file));
+    o = tb_test_run(args);
+    if (o.code != code)
+        fail_msg("%s: exit %d, wanted %d: %s%s", args, o.code, code, o.so, o.se);
+    va_start(ap, code);
+    while ((want = va_arg(ap, const char *)) != NULL)
+        if (strstr(o.so, want) == NULL && strstr(o.se, want) == NULL)
+            fail_msg("%s: no '%s' in: %s%s", args, want, o.so, o.se);
+    va_end(ap);
+    tb_test_out_free(&o);
+}
+
 /* sim and sweep over the new layouts: the note, --run, and a file where
  * every request failed exits non-zero. */
 static void cli_variants(void **state)
 {
     char args[2048];
-    struct tb_test_out o;
     (void)state;
-    snprintf(args, sizeof(args), "sim --import '%s'", tb_test_data("import/aiperf/v0.1-ttft.jsonl"));
-    o = tb_test_run(args);
-    assert_int_equal(o.code, 0);
-    assert_non_null(strstr(o.so, "read as aiperf (told from the content)"));
-    assert_non_null(strstr(o.so, "speech time estimated from token counts at 4 characters"));
-    assert_non_null(strstr(o.so, "2 played, 0 failed"));
-    tb_test_out_free(&o);
-    snprintf(args, sizeof(args),
-             "sim --import 'aiperf:%s' --request 0 --json --chars-per-token 3.5",
-             tb_test_data("import/aiperf/reasoning.jsonl"));
-    o = tb_test_run(args);
-    assert_int_equal(o.code, 0);
-    assert_non_null(strstr(o.so, "\"note\":\"no text recorded: speech time estimated from token "
-                                 "counts at 3.5 characters"));
-    assert_non_null(strstr(o.so, "\"ttft_s\":0.25"));
-    assert_non_null(strstr(o.so, "\"content_tokens\":5"));
-    assert_non_null(strstr(o.so, "\"tokens\":5"));
-    tb_test_out_free(&o);
-    snprintf(args, sizeof(args), "sim --import 'auto:%s' --run 2",
-             tb_test_data("import/vllm/append.json"));
-    o = tb_test_run(args);
-    assert_int_equal(o.code, 0);
-    assert_non_null(strstr(o.so, "run 2 request 0"));
-    tb_test_out_free(&o);
-    snprintf(args, sizeof(args), "sim --import '%s'",
-             tb_test_data("import/genai-perf/non-streaming.json"));
-    o = tb_test_run(args);
-    assert_int_equal(o.code, 0);
-    assert_non_null(strstr(o.so, "the run was not streamed"));
-    tb_test_out_free(&o);
+    run_wants("sim --import '%s'", "import/aiperf/v0.1-ttft.jsonl", 0,
+              "read as aiperf (told from the content)",
+              "speech time estimated from token counts at 4 characters", "2 played, 0 failed",
+              NULL);
+    run_wants("sim --import 'aiperf:%s' --request 0 --json --chars-per-token 3.5",
+              "import/aiperf/reasoning.jsonl", 0,
+              "\"note\":\"no text recorded: speech time estimated from token counts at 3.5 "
+              "characters",
+              "\"ttft_s\":0.25", "\"content_tokens\":5", "\"tokens\":5", NULL);
+    run_wants("sim --import 'auto:%s' --run 2", "import/vllm/append.json", 0, "run 2 request 0",
+              NULL);
+    run_wants("sim --import '%s'", "import/genai-perf/non-streaming.json", 0,
+              "the run was not streamed", NULL);
+    /* Every request failed: the table says why, the exit that none played. */
+    run_wants("sim --import '%s'", "import/aiperf/all-cancelled.jsonl", 3,
+              "failed: Request was cancelled after 0.500 seconds",
+              "every one of the 2 requests failed", NULL);
+    run_wants("sweep --import '%s' --run 1 --chars-per-token 5", "import/vllm/append.json", 0,
+              "2 streams x 1 setting", NULL);
     snprintf(args, sizeof(args), "sim --import 'vllm:%s' --run 3",
              tb_test_data("import/vllm/append.json"));
     tb_test_expect_error(args, 2, "--run: ");
     tb_test_expect_error("sim --run 2", 2, "--run needs --import");
     tb_test_expect_error("sim --import x.json --chars-per-token 0", 2, "--chars-per-token");
-    snprintf(args, sizeof(args), "sim --import '%s'",
-             tb_test_data("import/aiperf/all-cancelled.jsonl"));
-    o = tb_test_run(args); /* the table says why each failed; the exit says none played */
-    assert_int_equal(o.code, 3);
-    assert_non_null(strstr(o.so, "failed: Request was cancelled after 0.500 seconds"));
-    assert_non_null(strstr(o.se, "every one of the 2 requests failed"));
-    tb_test_out_free(&o);
     snprintf(args, sizeof(args), "sweep --import '%s'",
              tb_test_data("import/aiperf/all-cancelled.jsonl"));
     tb_test_expect_error(args, 3, "every one of the 2 requests failed");
-    snprintf(args, sizeof(args), "sweep --import '%s' --run 1 --chars-per-token 5",
-             tb_test_data("import/vllm/append.json"));
-    o = tb_test_run(args);
-    if (o.code != 0 || strstr(o.so, "2 streams x 1 setting") == NULL)
-        fail_msg("sweep --import --run: exit %d: %s%s", o.code, o.so, o.se);
-    tb_test_out_free(&o);
 }
 
 /* Every bad_* file fails with TB_EFORMAT and the message of its .err. */
