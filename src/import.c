@@ -169,8 +169,8 @@ int tb_import_mem(enum tb_import_format f, const char *buf, size_t len, const ch
         if (tb_import_detect(buf, len, &d, NULL) != 0)
             return tb_seterr(err, errlen, TB_EFORMAT, "%s: not %s: this looks like %s", name,
                              format_names[f], what);
-        return tb_seterr(err, errlen, TB_EFORMAT, "%s: not %s: this looks like %s; try %s:%s",
-                         name, format_names[f], what, format_names[d], name);
+        return tb_seterr(err, errlen, TB_EFORMAT, "%s: not %s: this looks like %s; try %s:%s", name,
+                         format_names[f], what, format_names[d], name);
     }
     out->format = f;
     switch (f) {
@@ -374,7 +374,8 @@ cJSON *tb_import_parse_next(const char *buf, size_t len, size_t *used, char *err
     root = cJSON_ParseWithLengthOpts(text, tlen, &end, 0);
     e = end != NULL && end >= text ? (size_t)(end - text) : 0;
     if (root != NULL)
-        while (e < tlen && (text[e] == ' ' || text[e] == '\t' || text[e] == '\r' || text[e] == '\n'))
+        while (e < tlen &&
+               (text[e] == ' ' || text[e] == '\t' || text[e] == '\r' || text[e] == '\n'))
             e++;
     if (py.s != NULL)
         e = py_offset(&py, e);
@@ -502,7 +503,8 @@ static int spread_estimated(struct tb_stream *s, const double *t, size_t n, long
         if (pos >= prose.text_len)
             pos = 0;
         take = prose.text_len - pos < want ? (size_t)(prose.text_len - pos) : want;
-        while (pos + take < prose.text_len && ((unsigned char)prose.text[pos + take] & 0xC0) == 0x80)
+        while (pos + take < prose.text_len &&
+               ((unsigned char)prose.text[pos + take] & 0xC0) == 0x80)
             take++; /* end on a character boundary */
         rc = tb_stream_append(s, t[k], prose.text + pos, take, (uint32_t)tok, kind);
         pos += take;

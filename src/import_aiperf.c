@@ -317,8 +317,8 @@ static int metric_record(struct actx *c, const cJSON *root, size_t line)
     ttfo = metric(m, ttfo_tags, &tag);
     if (ttfo != NULL && metric_time(c, line, ttfo, tag, &to) != 0)
         return TB_EFORMAT;
-    rc = chunk_times(c, line, m, t0, tokens < 0 ? -1 : tokens + (rtokens > 0 ? rtokens : 0), &t,
-                     &n);
+    rc =
+        chunk_times(c, line, m, t0, tokens < 0 ? -1 : tokens + (rtokens > 0 ? rtokens : 0), &t, &n);
     if (rc != 0)
         return rc;
     /* Chunks before the first output token are reasoning (a little slack
@@ -330,8 +330,8 @@ static int metric_record(struct actx *c, const cJSON *root, size_t line)
     rc = tb_import_spread(&r->stream, t, nr, NULL, 0, nr > 0 ? rtokens : -1,
                           c->out->chars_per_token, TB_KIND_REASONING, &c->out->empty_chunks);
     if (rc == 0)
-        rc = tb_import_spread(&r->stream, t + nr, n - nr, NULL, 0, tokens,
-                              c->out->chars_per_token, TB_KIND_CONTENT, &c->out->empty_chunks);
+        rc = tb_import_spread(&r->stream, t + nr, n - nr, NULL, 0, tokens, c->out->chars_per_token,
+                              TB_KIND_CONTENT, &c->out->empty_chunks);
     r->stream.usage_tokens = tokens;
     free(t);
     if (rc != 0)

@@ -225,7 +225,8 @@ static int documents(struct vctx *c, const char *buf, size_t len)
 {
     size_t pos = 0, used = 0;
     int rc = 0;
-    while (pos < len && (buf[pos] == ' ' || buf[pos] == '\t' || buf[pos] == '\r' || buf[pos] == '\n'))
+    while (pos < len &&
+           (buf[pos] == ' ' || buf[pos] == '\t' || buf[pos] == '\r' || buf[pos] == '\n'))
         pos++;
     while (rc == 0 && (pos < len || c->run == 0)) {
         char e[96];

@@ -368,8 +368,9 @@ static void python_tokens(void **state)
     tb_import_init(&im);
     assert_int_equal(tb_import_mem(TB_IMPORT_VLLM, bad, strlen(bad), "d", &im, err, sizeof(err)),
                      TB_EFORMAT);
-    assert_int_equal(tb_import_mem(TB_IMPORT_VLLM, same, strlen(same), "d", &im, want, sizeof(want)),
-                     TB_EFORMAT);
+    assert_int_equal(
+        tb_import_mem(TB_IMPORT_VLLM, same, strlen(same), "d", &im, want, sizeof(want)),
+        TB_EFORMAT);
     assert_string_equal(err, want);
     tb_import_free(&im);
 }
@@ -457,17 +458,17 @@ static void detect(void **state)
     assert_int_equal(tb_import_detect(summary, strlen(summary), &f, &what), TB_EFORMAT);
     assert_non_null(strstr(what, "keeps no per-request data"));
     tb_import_init(&im);
-    assert_int_equal(tb_import_mem(TB_IMPORT_AUTO, summary, strlen(summary), "s.json", &im, err,
-                                   sizeof(err)),
-                     TB_EFORMAT);
+    assert_int_equal(
+        tb_import_mem(TB_IMPORT_AUTO, summary, strlen(summary), "s.json", &im, err, sizeof(err)),
+        TB_EFORMAT);
     assert_non_null(strstr(err, "s.json: this looks like an AIPerf or GenAI-Perf summary"));
-    assert_int_equal(tb_import_mem(TB_IMPORT_AIPERF, summary, strlen(summary), "s.json", &im, err,
-                                   sizeof(err)),
-                     TB_EFORMAT);
+    assert_int_equal(
+        tb_import_mem(TB_IMPORT_AIPERF, summary, strlen(summary), "s.json", &im, err, sizeof(err)),
+        TB_EFORMAT);
     assert_non_null(strstr(err, "s.json: not aiperf: this looks like"));
-    assert_int_equal(tb_import_mem(TB_IMPORT_AUTO, "{\"a\": 1}", 8, "o.json", &im, err,
-                                   sizeof(err)),
-                     TB_EFORMAT);
+    assert_int_equal(
+        tb_import_mem(TB_IMPORT_AUTO, "{\"a\": 1}", 8, "o.json", &im, err, sizeof(err)),
+        TB_EFORMAT);
     assert_non_null(strstr(err, "o.json: not a benchmark result ttsbuf knows"));
     /* A vLLM file named as SGLang: the mismatch says which to use. */
     {
@@ -483,15 +484,15 @@ static void detect(void **state)
     tb_import_free(&im);
 }
 
-/* Runs ttsbuf with cmd (a %s for the data file), wants exit `code` and
- * each of the NULL-ended strings in standard output. */
-static void run_wants(const char *cmd, const char *file, int code, ...)
+/* Runs ttsbuf with `head` DATAFILE `tail`, wants exit `code` and each of
+ * the NULL-ended strings in its output. */
+static void run_wants(const char *head, const char *file, const char *tail, int code, ...)
 {
     char args[2048];
     struct tb_test_out o;
     va_list ap;
     const char *want;
-    snprintf(args, sizeof(args), cmd, tb_test_data(file));
+    snprintf(args, sizeof(args), "%s%s%s", head, tb_test_data(file), tail);
     o = tb_test_run(args);
     if (o.code != code)
         fail_msg("%s: exit %d, wanted %d: %s%s", args, o.code, code, o.so, o.se);
@@ -509,24 +510,24 @@ static void cli_variants(void **state)
 {
     char args[2048];
     (void)state;
-    run_wants("sim --import '%s'", "import/aiperf/v0.1-ttft.jsonl", 0,
+    run_wants("sim --import '", "import/aiperf/v0.1-ttft.jsonl", "'", 0,
               "read as aiperf (told from the content)",
               "speech time estimated from token counts at 4 characters", "2 played, 0 failed",
               NULL);
-    run_wants("sim --import 'aiperf:%s' --request 0 --json --chars-per-token 3.5",
-              "import/aiperf/reasoning.jsonl", 0,
+    run_wants("sim --import 'aiperf:", "import/aiperf/reasoning.jsonl",
+              "' --request 0 --json --chars-per-token 3.5", 0,
               "\"note\":\"no text recorded: speech time estimated from token counts at 3.5 "
               "characters",
               "\"ttft_s\":0.25", "\"content_tokens\":5", "\"tokens\":5", NULL);
-    run_wants("sim --import 'auto:%s' --run 2", "import/vllm/append.json", 0, "run 2 request 0",
+    run_wants("sim --import 'auto:", "import/vllm/append.json", "' --run 2", 0, "run 2 request 0",
               NULL);
-    run_wants("sim --import '%s'", "import/genai-perf/non-streaming.json", 0,
+    run_wants("sim --import '", "import/genai-perf/non-streaming.json", "'", 0,
               "the run was not streamed", NULL);
     /* Every request failed: the table says why, the exit that none played. */
-    run_wants("sim --import '%s'", "import/aiperf/all-cancelled.jsonl", 3,
+    run_wants("sim --import '", "import/aiperf/all-cancelled.jsonl", "'", 3,
               "failed: Request was cancelled after 0.500 seconds",
               "every one of the 2 requests failed", NULL);
-    run_wants("sweep --import '%s' --run 1 --chars-per-token 5", "import/vllm/append.json", 0,
+    run_wants("sweep --import '", "import/vllm/append.json", "' --run 1 --chars-per-token 5", 0,
               "2 streams x 1 setting", NULL);
     snprintf(args, sizeof(args), "sim --import 'vllm:%s' --run 3",
              tb_test_data("import/vllm/append.json"));
@@ -733,7 +734,8 @@ static void cli_import(void **state)
     snprintf(args, sizeof(args), "sim --import 'vllm:%s' --record /dev/null",
              tb_test_data("import/vllm/good.json"));
     tb_test_expect_error(args, 2, "choose one with --request N");
-    tb_test_expect_error("sim --import nope:x", 2, "nope:x: No such file or directory (and 'nope' is no format");
+    tb_test_expect_error("sim --import nope:x", 2,
+                         "nope:x: No such file or directory (and 'nope' is no format");
     tb_test_expect_error("sim --import vllm:", 2, "--import: 'vllm:' is not [FORMAT:]FILE");
     tb_test_expect_error("sim --import vllm:x --preset demo", 2, "give one source");
     tb_test_expect_error("sim --request 1", 2, "--request needs --import");
@@ -761,17 +763,16 @@ static void sweep_import(void **state)
 int tb_test_import(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(vllm_good),    cmocka_unit_test(sglang_good),
-        cmocka_unit_test(genai_good),   cmocka_unit_test(aiperf_raw_good),
-        cmocka_unit_test(aiperf_good),  cmocka_unit_test(bad_files),
-        cmocka_unit_test(prefixes),     cmocka_unit_test(spec_and_names),
-        cmocka_unit_test(short_text),   cmocka_unit_test(cli_import),
-        cmocka_unit_test(sweep_import), cmocka_unit_test(aiperf_old_tags),
+        cmocka_unit_test(vllm_good),        cmocka_unit_test(sglang_good),
+        cmocka_unit_test(genai_good),       cmocka_unit_test(aiperf_raw_good),
+        cmocka_unit_test(aiperf_good),      cmocka_unit_test(bad_files),
+        cmocka_unit_test(prefixes),         cmocka_unit_test(spec_and_names),
+        cmocka_unit_test(short_text),       cmocka_unit_test(cli_import),
+        cmocka_unit_test(sweep_import),     cmocka_unit_test(aiperf_old_tags),
         cmocka_unit_test(aiperf_reasoning), cmocka_unit_test(aiperf_no_chunks),
-        cmocka_unit_test(estimated_text),
-        cmocka_unit_test(python_tokens), cmocka_unit_test(vllm_runs),
-        cmocka_unit_test(genai_non_streaming), cmocka_unit_test(detect),
-        cmocka_unit_test(cli_variants),
+        cmocka_unit_test(estimated_text),   cmocka_unit_test(python_tokens),
+        cmocka_unit_test(vllm_runs),        cmocka_unit_test(genai_non_streaming),
+        cmocka_unit_test(detect),           cmocka_unit_test(cli_variants),
     };
     return TB_RUN_GROUP("import", tests);
 }

@@ -71,8 +71,8 @@ int tb_cli_import_option(struct tb_cli_import_opts *io, int c, const char *arg)
         io->run = (unsigned)z;
         return 0;
     }
-    if (tb_opt_double("--chars-per-token", arg, 0.5, 100, &io->chars_per_token, err,
-                      sizeof(err)) != 0) {
+    if (tb_opt_double("--chars-per-token", arg, 0.5, 100, &io->chars_per_token, err, sizeof(err)) !=
+        0) {
         tb_cli_error("%s", err);
         return TB_EXIT_USAGE;
     }
@@ -149,8 +149,8 @@ static int summary(const struct tb_cli_common *a, const char *spec, const char *
         fprintf(stdout,
                 "ttsbuf sim: %zu requests from %s\n%s%s%s\n"
                 "  %-40s %6s %8s %8s %9s %9s %9s %8s\n",
-                im->n, spec, note[0] ? "  note: " : "", note, note[0] ? "\n" : "", "request", "events", "ttft s", "ttfa s", "underruns", "silence s",
-                "longest s", "min TPS");
+                im->n, spec, note[0] ? "  note: " : "", note, note[0] ? "\n" : "", "request",
+                "events", "ttft s", "ttfa s", "underruns", "silence s", "longest s", "min TPS");
     for (size_t i = 0; i < im->n; i++) {
         const struct tb_import_request *q = &im->req[i];
         struct tb_sim_result r;
@@ -204,8 +204,7 @@ static int summary(const struct tb_cli_common *a, const char *spec, const char *
     free(ttfa);
     free(gaps);
     if (played == 0) {
-        tb_cli_error("%s: every one of the %zu requests failed: nothing was measured", file,
-                     im->n);
+        tb_cli_error("%s: every one of the %zu requests failed: nothing was measured", file, im->n);
         return TB_EXIT_FAILED;
     }
     if (a->fail_on_underrun && gapless < played) {
