@@ -62,6 +62,11 @@ void tb_import_sse_begin(struct tb_import_sse *x, struct tb_stream *s);
  * TB_ETOOBIG / TB_ENOMEM with the detail in x->err. */
 int tb_import_sse_feed(struct tb_import_sse *x, const char *buf, size_t len, double t);
 
+/* Whether the content of buf says it is not in format f (a named one):
+ * 1 with *what (static) saying what it looks like, else 0 (also when the
+ * content is not recognised: the reader then judges).  import_detect.c. */
+int tb_import_mismatch(enum tb_import_format f, const char *buf, size_t len, const char **what);
+
 /* A number field: 0 and *out, or -1 when v is not a finite number. */
 int tb_import_num(const cJSON *v, double *out);
 

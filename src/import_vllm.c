@@ -132,7 +132,6 @@ static int one_request(const struct vctx *c, int i, const cJSON *ttft, const cJS
         }
         t[k + 1] = t[k] + d;
     }
-    r->run = c->run;
     if (s == NULL)
         c->out->estimated++;
     rc = tb_import_spread(&r->stream, t, n, s, slen, tokens, c->out->chars_per_token,
