@@ -229,7 +229,18 @@ static int documents(struct vctx *c, const char *buf, size_t len)
         pos++;
     while (rc == 0 && (pos < len || c->run == 0)) {
         char e[96];
-        cJSON *root = tb_import_parse_next(buf + pos, len - pos, &used, e, sizeof(e));
+        const char *nl = memchr(buf + pos, '\n', len - pos);
+        cJSON *root = NULL;
+        /* The tools write a document a line: parse the line alone, so the
+         * cost stays O(file) however many runs; only a document that goes
+         * on past its first line (pretty-printed) is parsed from the rest
+         * of the file. */
+        if (nl != NULL)
+            root = tb_import_parse_next(buf + pos, (size_t)(nl - buf) - pos, &used, e, sizeof(e));
+        if (root != NULL && pos + used == (size_t)(nl - buf))
+            used++; /* the newline */
+        else if (root == NULL)
+            root = tb_import_parse_next(buf + pos, len - pos, &used, e, sizeof(e));
         c->run++;
         if (root == NULL) {
             if (c->run > 1) {
