@@ -528,7 +528,7 @@ static void cli_variants(void **state)
               "failed: Request was cancelled after 0.500 seconds",
               "every one of the 2 requests failed", NULL);
     run_wants("sweep --import '", "import/vllm/append.json", "' --run 1 --chars-per-token 5", 0,
-              "2 streams x 1 setting", NULL);
+              "2 streams x 1 setting", "read as vllm (told from the content)", NULL);
     snprintf(args, sizeof(args), "sim --import 'vllm:%s' --run 3",
              tb_test_data("import/vllm/append.json"));
     tb_test_expect_error(args, 2, "--run: ");

@@ -110,11 +110,14 @@ int tb_cli_import_load(const char *spec, const struct tb_cli_import_opts *io, st
     return -1;
 }
 
-void tb_cli_import_note(const struct tb_import *im, int detected, char *buf, size_t len)
+void tb_cli_import_note(const struct tb_import *im, const char *spec, char *buf, size_t len)
 {
+    enum tb_import_format fmt;
+    const char *path;
+    char err[256];
     int n = 0;
     buf[0] = '\0';
-    if (detected)
+    if (tb_import_spec(spec, &fmt, &path, err, sizeof(err)) == 0 && fmt == TB_IMPORT_AUTO)
         n = snprintf(buf, len, "read as %s (told from the content)",
                      tb_import_format_name(im->format));
     if (im->estimated > 0 && n >= 0 && (size_t)n < len)
@@ -220,9 +223,8 @@ int tb_cli_import(const struct tb_cli_common *a, const char *spec,
                   struct tb_report_src *src, char *label, size_t labellen)
 {
     struct tb_import im;
-    enum tb_import_format fmt;
-    const char *path, *p2;
-    char err[512], note[400];
+    const char *path;
+    char note[400];
     int code;
 
     if (a->nsources > 0) {
@@ -232,8 +234,7 @@ int tb_cli_import(const struct tb_cli_common *a, const char *spec,
     code = tb_cli_import_load(spec, io, &im, &path);
     if (code >= 0)
         goto out;
-    (void)tb_import_spec(spec, &fmt, &p2, err, sizeof(err));
-    tb_cli_import_note(&im, fmt == TB_IMPORT_AUTO, note, sizeof(note));
+    tb_cli_import_note(&im, spec, note, sizeof(note));
     if (request >= 0 && (size_t)request >= im.n) {
         tb_cli_error("--request: %ld is outside 0..%zu (%s has %zu request%s)", request, im.n - 1,
                      path, im.n, im.n == 1 ? "" : "s");

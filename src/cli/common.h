@@ -128,9 +128,10 @@ struct tb_import;
 int tb_cli_import_load(const char *spec, const struct tb_cli_import_opts *io, struct tb_import *im,
                        const char **path);
 
-/* How an import was read, for the report: the format (and whether it was
- * detected), estimated speech time, not streamed.  "" when nothing to say. */
-void tb_cli_import_note(const struct tb_import *im, int detected, char *buf, size_t len);
+/* How an import of spec was read, for the report: the format when it was
+ * told from the content, estimated speech time, not streamed.  "" when
+ * there is nothing to say. */
+void tb_cli_import_note(const struct tb_import *im, const char *spec, char *buf, size_t len);
 
 /* sim --import SPEC (cmd_import.c): loads the file; with one request to
  * play (the only one, or `request` >= 0) moves it into *s and returns -1

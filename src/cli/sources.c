@@ -219,13 +219,14 @@ int tb_cli_sources_add_import(struct tb_cli_sources *l, const char *spec,
 {
     const char *path;
     struct tb_import im;
-    char name[1200];
+    char name[1200], note[400];
     size_t added = 0;
     int code = tb_cli_import_load(spec, io, &im, &path);
     if (code >= 0) {
         tb_import_free(&im);
         return code;
     }
+
     for (size_t i = 0; i < im.n && code < 0; i++) {
         struct tb_import_request *rq = &im.req[i];
         size_t content = 0;
@@ -240,6 +241,9 @@ int tb_cli_sources_add_import(struct tb_cli_sources *l, const char *spec,
             added++;
         }
     }
+    tb_cli_import_note(&im, spec, note, sizeof(note));
+    if (code < 0 && added > 0 && note[0] != '\0')
+        fprintf(stderr, "ttsbuf: note: %s: %s\n", path, note);
     if (code < 0 && added == 0) {
         tb_cli_error("--import %s: every one of the %zu requests failed or has no content: "
                      "nothing to sweep",
