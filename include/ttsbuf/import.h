@@ -87,7 +87,8 @@ struct tb_import_request {
     char name[128];          /* e.g. "request 3", "line 7 (session 6)" */
     struct tb_stream stream; /* may be empty when error is set */
     char error[256];         /* "" or the failure the tool recorded */
-    unsigned run;            /* vllm/sglang: the run (1, 2, ...) it is from */
+    unsigned run;            /* vllm/sglang: its run, 1, 2, ...: the vllm document,
+                                or the sglang result line (non-blank lines counted) */
 };
 
 #define TB_IMPORT_CPT_DEFAULT 4.0 /* characters a token, text-less imports */
