@@ -1,0 +1,214 @@
+#!/usr/bin/python3
+"""Conformance corpus for the framework chunking profiles.
+
+  chunk_corpus.py gen        writes tests/data/chunk/corpus.jsonl: 200 token
+                             streams (deterministic, 2-6 code points a token)
+  chunk_corpus.py expect FRAMEWORK CHECKOUT
+                             runs the framework's own text-chunking code from
+                             a checkout of its repository and writes
+                             tests/data/chunk/expected-PROFILE.jsonl
+
+The checkouts used for the committed files (read with `git show`, never
+copied into this repository):
+  openai-agents  openai/openai-agents-python 7f7a44f8dc0650296bd5ab6c745c9bcbaa6ac3b7
+                 src/agents/voice/utils.py (get_sentence_based_splitter) as
+                 called by src/agents/voice/result.py (_add_text after every
+                 text delta, _turn_done flushes the rest)
+  livekit        livekit/agents da6af86ac640a3bc54585764e64321d7048c1c16
+                 (livekit-agents 1.7.0) tokenize/_basic_sent.py and
+                 tokenize/token_stream.py (BufferedSentenceStream with the
+                 basic SentenceTokenizer defaults: min_sentence_len 20,
+                 stream_context_len 10)
+
+CHECKOUT is a directory holding the repository's files (a worktree, or
+`git archive` of a mirror).  Each expected line is {"id", "chunks": [{"text",
+"event"}]}: the text the framework hands to its TTS and the index of the
+token (content event, from 0) whose arrival released it; a chunk flushed at
+the end of the stream carries the last token's index.  Run with the system
+Python 3; nothing outside the standard library is needed.
+"""
+import importlib.util
+import json
+import os
+import random
+import sys
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "data", "chunk")
+
+SENTENCES = [
+    "Mr. Smith arrived at the station late.",
+    "Dr. Lee will see you at 9 a.m. tomorrow.",
+    "We met on St. James Street last week.",
+    "The book is by J. R. R. Tolkien, of course.",
+    "OK. Let me check that for you.",
+    "Use a short list, e.g. eggs, milk and bread.",
+    "The U.S.A. has fifty states.",
+    "Pi is about 3.14159 and e is about 2.718.",
+    "It costs $2.50 per item, or 4.5 euros.",
+    "Wait... what did you just say?",
+    "Well\u2026 that is one way to see it.",
+    "He said \"Go home.\" Then he left.",
+    "She answered 'Yes.' and smiled at him.",
+    "(See the manual for details.) It is short.",
+    "Are you sure?! Yes, I am.",
+    "Really? No way! That is amazing.",
+    "Here is the plan:\n1. Open the box.\n2. Take out the radio.\n3. Plug it in.",
+    "Steps:\n- first item\n- second item",
+    "Great job! \U0001F389 Let us keep going.",
+    "I love pizza \U0001F355. Do you?",
+    "\u4f60\u597d\u3002\u6211\u5f88\u597d\uff01\u8c22\u8c22\uff1f\u518d\u89c1\u3002",
+    "\u4eca\u5929\u5929\u6c14\u5f88\u597d\u3002\u6211\u4eec\u53bb\u516c\u56ed\u5427\uff01",
+    "Visit https://example.com/docs for more. Then come back.",
+    "Our site is example.org and it works.",
+    "The short answer is yes.",
+    "Thanks for waiting; I have the results now.",
+    "According to the manual, the reset button is on the back panel, just below the power socket.",
+    "Sure.",
+    "No.",
+    "It was late. He was tired. They went home.",
+    "The meeting ends at 5 p.m. sharp.",
+    "Apple Inc. makes phones. But they also make laptops.",
+    "Version 2.0 is out. It fixes 3 bugs.",
+    "\"Stop!\" she shouted. Nobody moved.",
+    "What time is it? It's 10.30 now.",
+    "Call me at ext. 42 later.",
+    "Prof. Brown and Capt. Hook met.",
+    "The temperature dropped to -3.5 degrees overnight.",
+]
+
+SEPS = [" ", " ", " ", " ", "\n", "\n\n", "  "]
+
+
+def gen():
+    rnd = random.Random(18)
+    out = []
+    for i in range(200):
+        n = rnd.randint(2, 7)
+        text = ""
+        for k in range(n):
+            if k > 0:
+                text += rnd.choice(SEPS)
+            text += rnd.choice(SENTENCES)
+        if rnd.random() < 0.2:
+            text += " "
+        toks, j = [], 0
+        while j < len(text):
+            w = rnd.randint(2, 6)
+            toks.append(text[j:j + w])
+            j += w
+        out.append({"id": i, "tokens": toks})
+    with open(os.path.join(DATA, "corpus.jsonl"), "w", encoding="utf-8") as f:
+        for o in out:
+            f.write(json.dumps(o, ensure_ascii=False) + "\n")
+
+
+def load(path, name, pkg=None):
+    spec = importlib.util.spec_from_file_location(name, path)
+    m = importlib.util.module_from_spec(spec)
+    if pkg is not None:
+        m.__package__ = pkg
+    sys.modules[name] = m
+    spec.loader.exec_module(m)
+    return m
+
+
+def run_openai(root, streams):
+    utils = load(os.path.join(root, "src/agents/voice/utils.py"), "oai_voice_utils")
+    res = []
+    for st in streams:
+        split = utils.get_sentence_based_splitter()
+        buf, chunks = "", []
+        # result.py _add_text: append the delta, split, send what comes out
+        for k, tok in enumerate(st["tokens"]):
+            buf += tok
+            out, buf = split(buf)
+            if out:
+                chunks.append({"text": out, "event": k})
+        # result.py _turn_done: the rest, if any
+        if buf:
+            chunks.append({"text": buf, "event": len(st["tokens"]) - 1})
+        res.append({"id": st["id"], "chunks": chunks})
+    return res
+
+
+def run_livekit(root, streams):
+    tk = os.path.join(root, "livekit-agents/livekit/agents/tokenize")
+    # Stubs for the package around token_stream.py: a channel that keeps
+    # what is sent, and the two base classes it names.
+    pkg = types.ModuleType("lk")
+    pkg.__path__ = []
+    sys.modules["lk"] = pkg
+    utils = types.ModuleType("lk.utils")
+
+    class Chan:
+        def __init__(self):
+            self.items, self.closed = [], False
+
+        def send_nowait(self, x):
+            self.items.append(x)
+
+        def close(self):
+            self.closed = True
+
+        def __class_getitem__(cls, item):
+            return cls
+
+    utils.aio = types.SimpleNamespace(Chan=Chan)
+    utils.shortuuid = lambda *a: "seg"
+    sys.modules["lk.utils"] = utils
+    tpkg = types.ModuleType("lk.tokenize")
+    tpkg.__path__ = []
+    sys.modules["lk.tokenize"] = tpkg
+    tokenizer = types.ModuleType("lk.tokenize.tokenizer")
+
+    class TokenData:
+        def __init__(self, token, segment_id=""):
+            self.token = token
+
+    tokenizer.TokenData = TokenData
+    tokenizer.SentenceStream = type("SentenceStream", (), {})
+    tokenizer.WordStream = type("WordStream", (), {})
+    sys.modules["lk.tokenize.tokenizer"] = tokenizer
+    sent = load(os.path.join(tk, "_basic_sent.py"), "lk.tokenize._basic_sent", "lk.tokenize")
+    ts = load(os.path.join(tk, "token_stream.py"), "lk.tokenize.token_stream", "lk.tokenize")
+    import functools
+    res = []
+    for st in streams:
+        # basic.SentenceTokenizer().stream() with its defaults
+        s = ts.BufferedSentenceStream(
+            tokenizer=functools.partial(sent.split_sentences, min_sentence_len=20,
+                                        retain_format=False),
+            min_token_len=20, min_ctx_len=10)
+        chunks = []
+        for k, tok in enumerate(st["tokens"]):
+            s.push_text(tok)
+            while len(chunks) < len(s._event_ch.items):
+                chunks.append({"text": s._event_ch.items[len(chunks)].token, "event": k})
+        s.end_input()
+        while len(chunks) < len(s._event_ch.items):
+            chunks.append({"text": s._event_ch.items[len(chunks)].token,
+                           "event": len(st["tokens"]) - 1})
+        res.append({"id": st["id"], "chunks": chunks})
+    return res
+
+
+def main():
+    if len(sys.argv) == 2 and sys.argv[1] == "gen":
+        gen()
+        return
+    if len(sys.argv) != 4 or sys.argv[1] != "expect":
+        sys.exit(__doc__)
+    fw, root = sys.argv[2], sys.argv[3]
+    with open(os.path.join(DATA, "corpus.jsonl"), encoding="utf-8") as f:
+        streams = [json.loads(line) for line in f]
+    run = {"openai-agents": run_openai, "livekit": run_livekit}[fw]
+    res = run(root, streams)
+    with open(os.path.join(DATA, "expected-%s.jsonl" % fw), "w", encoding="utf-8") as f:
+        for o in res:
+            f.write(json.dumps(o, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()
