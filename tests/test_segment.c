@@ -7,7 +7,9 @@
  * chunks were reported before finish, which tells a chunk closed by an
  * event from one flushed at the end of the stream.
  */
+#include <cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests.h"
@@ -682,6 +684,168 @@ static void policy_bad_names_and_values(void **state)
     tb_seg_destroy(NULL); /* a no-op */
 }
 
+/*
+ * Conformance with the frameworks' own code (tests/data/chunk/, made by
+ * tests/chunk_corpus.py).  A chunk is compared by its text with every
+ * whitespace character removed (the frameworks re-join and strip text, and
+ * the cut position is all that matters) and by the index of the event that
+ * released it; a stream matches when every chunk does.
+ */
+struct conform {
+    char *text; /* the stream's content so far */
+    size_t len, cap;
+    size_t from;  /* start of the open chunk in text */
+    cJSON *got;   /* array of {"key", "event"} */
+};
+
+static char *squeeze(const char *t, size_t n)
+{
+    char *o = malloc(n + 1), *w = o;
+    assert_non_null(o);
+    for (size_t i = 0; i < n; i++)
+        if (t[i] != ' ' && t[i] != '\n' && t[i] != '\t' && t[i] != '\r' && t[i] != '\f' &&
+            t[i] != '\v')
+            *w++ = t[i];
+    *w = '\0';
+    return o;
+}
+
+static void conform_chunk(void *ud, const struct tb_chunk *c)
+{
+    struct conform *x = ud;
+    char *k = squeeze(x->text + x->from, (size_t)c->end - x->from);
+    cJSON *o = cJSON_CreateObject();
+    assert_true(c->end >= x->from && c->end <= x->len);
+    cJSON_AddStringToObject(o, "key", k);
+    cJSON_AddNumberToObject(o, "event", c->event);
+    cJSON_AddItemToArray(x->got, o);
+    free(k);
+    x->from = (size_t)c->end;
+}
+
+/* Drops the entries whose key is empty (whitespace-only chunks). */
+static void drop_empty(cJSON *a)
+{
+    for (int i = cJSON_GetArraySize(a) - 1; i >= 0; i--) {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(a, i), "key");
+        if (k->valuestring[0] == '\0')
+            cJSON_DeleteItemFromArray(a, i);
+    }
+}
+
+static int same_chunks(const cJSON *got, const cJSON *want, char *why, size_t whylen)
+{
+    int n = cJSON_GetArraySize(want);
+    if (cJSON_GetArraySize(got) != n)
+        snprintf(why, whylen, "%d chunks, want %d", cJSON_GetArraySize(got), n);
+    for (int i = 0; i < n && i < cJSON_GetArraySize(got); i++) {
+        const cJSON *g = cJSON_GetArrayItem(got, i), *w = cJSON_GetArrayItem(want, i);
+        const char *gk = cJSON_GetObjectItemCaseSensitive(g, "key")->valuestring;
+        const char *wk = cJSON_GetObjectItemCaseSensitive(w, "key")->valuestring;
+        int ge = cJSON_GetObjectItemCaseSensitive(g, "event")->valueint;
+        int we = cJSON_GetObjectItemCaseSensitive(w, "event")->valueint;
+        if (strcmp(gk, wk) != 0 || ge != we) {
+            snprintf(why, whylen, "chunk %d: \"%s\" at event %d, want \"%s\" at event %d", i,
+                     gk, ge, wk, we);
+            return 0;
+        }
+    }
+    return cJSON_GetArraySize(got) == n;
+}
+
+/* Runs `policy` over the corpus; returns the streams that match, in
+ * per mille, and prints the rate and the first differences. */
+static int conform_rate(enum tb_chunk_policy policy, const char *expected)
+{
+    char *corpus = tb_test_slurp_str(tb_test_data("chunk/corpus.jsonl"));
+    char *exp = tb_test_slurp_str(tb_test_data(expected));
+    char *cl = corpus, *el = exp, why[512];
+    struct tb_seg_opts o = {policy, 1};
+    struct tb_seg *seg;
+    int total = 0, same = 0, shown = 0;
+    assert_int_equal(tb_seg_create(&o, &seg), 0);
+    while (*cl != '\0' && *el != '\0') {
+        char *cn = strchr(cl, '\n'), *en = strchr(el, '\n');
+        cJSON *cj, *ej, *toks, *want;
+        struct conform x = {NULL, 0, 0, 0, cJSON_CreateArray()};
+        int ntok;
+        assert_non_null(cn);
+        assert_non_null(en);
+        *cn = '\0';
+        *en = '\0';
+        cj = cJSON_Parse(cl);
+        ej = cJSON_Parse(el);
+        assert_non_null(cj);
+        assert_non_null(ej);
+        toks = cJSON_GetObjectItemCaseSensitive(cj, "tokens");
+        ntok = cJSON_GetArraySize(toks);
+        want = cJSON_CreateArray();
+        for (int i = 0; i < cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ej, "chunks"));
+             i++) {
+            const cJSON *c =
+                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ej, "chunks"), i);
+            const char *t = cJSON_GetObjectItemCaseSensitive(c, "text")->valuestring;
+            char *k = squeeze(t, strlen(t));
+            cJSON *w = cJSON_CreateObject();
+            cJSON_AddStringToObject(w, "key", k);
+            cJSON_AddNumberToObject(w, "event",
+                                    cJSON_GetObjectItemCaseSensitive(c, "event")->valueint);
+            cJSON_AddItemToArray(want, w);
+            free(k);
+        }
+        tb_seg_reset(seg);
+        for (int i = 0; i < ntok; i++) {
+            const char *t = cJSON_GetArrayItem(toks, i)->valuestring;
+            size_t n = strlen(t);
+            if (x.len + n + 1 > x.cap) {
+                x.cap = (x.len + n + 1) * 2;
+                x.text = realloc(x.text, x.cap);
+                assert_non_null(x.text);
+            }
+            memcpy(x.text + x.len, t, n + 1);
+            x.len += n;
+            tb_seg_feed(seg, t, n, conform_chunk, &x);
+        }
+        tb_seg_finish(seg, conform_chunk, &x);
+        drop_empty(x.got);
+        drop_empty(want);
+        why[0] = '\0';
+        if (same_chunks(x.got, want, why, sizeof(why)))
+            same++;
+        else if (shown++ < 3)
+            print_message("  %s stream %d differs: %s\n", tb_seg_policy_name(policy), total, why);
+        total++;
+        cJSON_Delete(want);
+        cJSON_Delete(x.got);
+        cJSON_Delete(cj);
+        cJSON_Delete(ej);
+        free(x.text);
+        cl = cn + 1;
+        el = en + 1;
+    }
+    tb_seg_destroy(seg);
+    free(corpus);
+    free(exp);
+    assert_int_equal(total, 200);
+    print_message("  %s: same cuts and release events as the framework in %d of %d streams "
+                  "(%.1f%%)\n",
+                  tb_seg_policy_name(policy), same, total, 100.0 * same / total);
+    return same * 1000 / total;
+}
+
+static void conform_openai_agents(void **state)
+{
+    (void)state;
+    assert_int_equal(conform_rate(TB_CHUNK_OPENAI_AGENTS, "chunk/expected-openai-agents.jsonl"),
+                     1000);
+}
+
+static void conform_livekit(void **state)
+{
+    (void)state;
+    assert_int_equal(conform_rate(TB_CHUNK_LIVEKIT, "chunk/expected-livekit.jsonl"), 1000);
+}
+
 int tb_test_segment(void)
 {
     const struct CMUnitTest tests[] = {
@@ -715,6 +879,8 @@ int tb_test_segment(void)
         cmocka_unit_test(reset_reuses_segmenter),
         cmocka_unit_test(policy_names_round_trip),
         cmocka_unit_test(policy_bad_names_and_values),
+        cmocka_unit_test(conform_openai_agents),
+        cmocka_unit_test(conform_livekit),
     };
     return TB_RUN_GROUP("segment", tests);
 }
