@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "seg_livekit.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
 
@@ -33,6 +34,16 @@ struct tb_seg {
     int pending;        /* livekit: a candidate waits for context */
     uint64_t cand_b, cand_cps;
     uint64_t ws_b, ws_cps; /* fixed40: just after the last whitespace */
+    /* openai-agents: the splitter's view of its buffer (see feed_openai) */
+    int oa_ns, oa_term, oa_run, oa_bnd;
+    uint64_t oa_first;           /* code point of the buffer's first non-space */
+    uint64_t oa_run_b, oa_run_cps; /* whitespace run after a sentence end */
+    uint64_t oa_bnd_b, oa_bnd_cps, oa_bnd_end; /* last confirmed boundary */
+    uint64_t oa_bnd_len, oa_collapsed;
+    /* livekit: BufferedTokenStream's input buffer (the open chunk) */
+    uint32_t *lk_cp;
+    uint8_t *lk_len, *lk_flags;
+    size_t lk_n;
 };
 
 static const char *const names[TB_CHUNK__COUNT] = {
@@ -90,20 +101,37 @@ int tb_seg_create(const struct tb_seg_opts *o, struct tb_seg **out)
     s->o = *o;
     if (s->o.min_chars == 0)
         s->o.min_chars = 1;
+    if (o->policy == TB_CHUNK_LIVEKIT) {
+        s->lk_cp = malloc(TB_SEG_LK_CAP * sizeof(*s->lk_cp));
+        s->lk_len = malloc(TB_SEG_LK_CAP);
+        s->lk_flags = malloc(TB_SEG_LK_CAP);
+        if (s->lk_cp == NULL || s->lk_len == NULL || s->lk_flags == NULL) {
+            tb_seg_destroy(s);
+            return TB_ENOMEM;
+        }
+    }
     *out = s;
     return 0;
 }
 
 void tb_seg_destroy(struct tb_seg *s)
 {
+    if (s == NULL)
+        return;
+    free(s->lk_cp);
+    free(s->lk_len);
+    free(s->lk_flags);
     free(s);
 }
 
 void tb_seg_reset(struct tb_seg *s)
 {
-    struct tb_seg_opts o = s->o;
+    struct tb_seg keep = *s;
     memset(s, 0, sizeof(*s));
-    s->o = o;
+    s->o = keep.o;
+    s->lk_cp = keep.lk_cp;
+    s->lk_len = keep.lk_len;
+    s->lk_flags = keep.lk_flags;
 }
 
 uint64_t tb_seg_fed(const struct tb_seg *s)
@@ -222,8 +250,7 @@ static void scan_cp(struct tb_seg *s, uint32_t cp, uint64_t b, uint64_t cps, uin
                     tb_chunk_fn fn, void *ud)
 {
     enum tb_chunk_policy p = s->o.policy;
-    int term =
-        p == TB_CHUNK_OPENAI_AGENTS ? (cp == '.' || cp == '!' || cp == '?') : is_terminal(cp);
+    int term = is_terminal(cp);
     if (p == TB_CHUNK_FIXED40) {
         if (is_space(cp)) {
             s->ws_b = b_after;
@@ -237,12 +264,6 @@ static void scan_cp(struct tb_seg *s, uint32_t cp, uint64_t b, uint64_t cps, uin
         }
         return;
     }
-    /* cp is the (cps + 1 - cand_cps)-th code point after the candidate:
-     * the 10th confirms it, in the event that brings it. */
-    if (p == TB_CHUNK_LIVEKIT && s->pending && cps + 1 - s->cand_cps >= 10) {
-        emit(s, s->cand_b, s->cand_cps, fn, ud);
-        s->pending = 0;
-    }
     switch (s->state) {
     case 0:
         if (term)
@@ -253,21 +274,10 @@ static void scan_cp(struct tb_seg *s, uint32_t cp, uint64_t b, uint64_t cps, uin
             break;
         if (!is_space(cp)) {
             s->state = 0;
-        } else if (p == TB_CHUNK_PIPECAT) {
+        } else {
             s->state = 2;
             s->cand_b = b;
             s->cand_cps = cps;
-        } else if (p == TB_CHUNK_OPENAI_AGENTS) {
-            if (cps - s->start_cps >= 20)
-                emit(s, b, cps, fn, ud);
-            s->state = 0;
-        } else { /* livekit */
-            if (!s->pending && cps - s->start_cps >= 20) {
-                s->pending = 1;
-                s->cand_b = b;
-                s->cand_cps = cps;
-            }
-            s->state = 0;
         }
         break;
     case 2: /* pipecat: waiting for the confirming character */
@@ -292,6 +302,111 @@ static void feed_scan(struct tb_seg *s, const unsigned char *t, size_t len, tb_c
     s->fed += len;
 }
 
+/*
+ * openai-agents: get_sentence_based_splitter(20), called by the voice
+ * pipeline with its whole buffer after every text delta.  It splits the
+ * stripped buffer at /(?<=[.!?])\s+/, and when the sentences before the
+ * last, joined by one space, hold >= 20 code points, sends them and keeps
+ * the last sentence (plus trailing whitespace) as the buffer.  Instead of
+ * re-splitting the buffer at every delta, the split is kept up to date one
+ * code point at a time: a whitespace run right after . ! ? becomes a
+ * boundary once a non-space follows it (before that it is trailing and
+ * strip() removes it), and the joined length up to the last boundary is
+ * its distance from the buffer's first non-space minus what joining
+ * shortened the earlier runs by.  The decision is taken at the end of each
+ * delta, as the SDK takes it.  The chunk ends at the sentence end; the run
+ * after it (dropped by the SDK) starts the next chunk.
+ */
+static void feed_openai(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                        void *ud)
+{
+    size_t i = 0;
+    while (i < len) {
+        uint64_t b = s->fed + i, cps = s->gcps;
+        uint32_t cp = next_cp(t, len, &i);
+        s->gcps++;
+        if (tb_seg_py_space(cp)) {
+            if (s->oa_term) {
+                s->oa_run = 1;
+                s->oa_run_b = b;
+                s->oa_run_cps = cps;
+            }
+            s->oa_term = 0;
+            continue;
+        }
+        if (s->oa_run) {
+            s->oa_bnd = 1;
+            s->oa_bnd_b = s->oa_run_b;
+            s->oa_bnd_cps = s->oa_run_cps;
+            s->oa_bnd_end = cps;
+            s->oa_bnd_len = s->oa_run_cps - s->oa_first - s->oa_collapsed;
+            s->oa_collapsed += cps - s->oa_run_cps - 1;
+            s->oa_run = 0;
+        }
+        if (!s->oa_ns) {
+            s->oa_ns = 1;
+            s->oa_first = cps;
+        }
+        s->oa_term = cp == '.' || cp == '!' || cp == '?';
+    }
+    s->fed += len;
+    if (s->oa_bnd && s->oa_bnd_len >= 20) {
+        emit(s, s->oa_bnd_b, s->oa_bnd_cps, fn, ud);
+        s->oa_first = s->oa_bnd_end;
+        s->oa_collapsed = 0;
+        s->oa_bnd = 0;
+    }
+}
+
+/*
+ * livekit: BufferedTokenStream.push_text with the basic sentence
+ * tokenizer's defaults (min_sentence_len 20, stream_context_len 10).  Once
+ * the buffer holds >= 10 code points, it is split (seg_livekit.c) and, as
+ * long as the split gives two sentences or more, the first is sent (every
+ * sentence but the last holds >= 20 code points, so the output buffer
+ * sends it at once) and the buffer is sliced after it.  The splitter reads
+ * the whole buffer: O(buffer) per event, and the buffer holds one
+ * sentence plus the text that has not ended one yet.
+ */
+static void feed_livekit(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                         void *ud)
+{
+    size_t i = 0, end;
+    while (i < len) {
+        size_t at = i;
+        uint32_t cp = next_cp(t, len, &i);
+        if (s->lk_n == TB_SEG_LK_CAP) { /* bounded: cut what is buffered */
+            emit(s, s->fed + at, s->gcps, fn, ud);
+            s->lk_n = 0;
+        }
+        s->lk_cp[s->lk_n] = cp;
+        s->lk_len[s->lk_n++] = (uint8_t)(i - at);
+        s->gcps++;
+    }
+    s->fed += len;
+    if (s->lk_n < 10)
+        return;
+    while ((end = tb_seg_lk_first(s->lk_cp, s->lk_flags, s->lk_n)) > 0) {
+        uint64_t bytes = 0;
+        for (size_t k = 0; k < end; k++)
+            bytes += s->lk_len[k];
+        emit(s, s->start_b + bytes, s->start_cps + end, fn, ud);
+        memmove(s->lk_cp, s->lk_cp + end, (s->lk_n - end) * sizeof(*s->lk_cp));
+        memmove(s->lk_len, s->lk_len + end, s->lk_n - end);
+        s->lk_n -= end;
+    }
+}
+
+/* Whether the livekit buffer holds anything but whitespace (flush sends
+ * nothing otherwise). */
+static int lk_has_text(const struct tb_seg *s)
+{
+    for (size_t k = 0; k < s->lk_n; k++)
+        if (!tb_seg_py_space(s->lk_cp[k]))
+            return 1;
+    return 0;
+}
+
 static void feed_elevenlabs(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
                             void *ud)
 {
@@ -311,6 +426,8 @@ void tb_seg_feed(struct tb_seg *s, const char *text, size_t len, tb_chunk_fn fn,
     case TB_CHUNK_SENTENCE:
     case TB_CHUNK_CLAUSE: feed_v1(s, t, len, fn, ud); break;
     case TB_CHUNK_ELEVENLABS: feed_elevenlabs(s, t, len, fn, ud); break;
+    case TB_CHUNK_OPENAI_AGENTS: feed_openai(s, t, len, fn, ud); break;
+    case TB_CHUNK_LIVEKIT: feed_livekit(s, t, len, fn, ud); break;
     default: feed_scan(s, t, len, fn, ud); break;
     }
     s->event++;
@@ -326,6 +443,9 @@ void tb_seg_cut(struct tb_seg *s, tb_chunk_fn fn, void *ud)
     s->state = 0;
     s->pending = 0;
     s->last_sig = 0;
+    s->lk_n = 0;
+    s->oa_ns = s->oa_term = s->oa_run = s->oa_bnd = 0;
+    s->oa_collapsed = 0;
 }
 
 void tb_seg_finish(struct tb_seg *s, tb_chunk_fn fn, void *ud)
@@ -333,9 +453,11 @@ void tb_seg_finish(struct tb_seg *s, tb_chunk_fn fn, void *ud)
     uint32_t ev = s->event;
     if (s->event > 0)
         s->event--;
-    if (s->pending) /* livekit: the stream's end is all the context left */
-        emit(s, s->cand_b, s->cand_cps, fn, ud);
-    emit(s, s->fed, s->gcps, fn, ud);
+    /* The frameworks send no chunk of whitespace alone. */
+    if (!(s->o.policy == TB_CHUNK_LIVEKIT && !lk_has_text(s)) &&
+        !(s->o.policy == TB_CHUNK_OPENAI_AGENTS && !s->oa_ns))
+        emit(s, s->fed, s->gcps, fn, ud);
+    s->lk_n = 0;
     s->event = ev;
     s->pending = 0;
     s->state = 0;
