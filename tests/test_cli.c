@@ -109,7 +109,7 @@ static void chunks_list(void **state)
 {
     (void)state;
     char path[64], args[160];
-    const char *want[] = {"Hello there, friend.", " It is Mr. Smith."};
+    const char *want[] = {"Hello there, friend.", " It is Mr. Smith. "};
     const int ev[] = {5, 9};
     struct tb_test_out o;
     cJSON *j, *a;
@@ -148,7 +148,7 @@ static void chunks_list(void **state)
     o = tb_test_run(args);
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.so, "\"Hello there, friend.\""));
-    assert_non_null(strstr(o.so, "\" It is Mr. Smith.\""));
+    assert_non_null(strstr(o.so, "\" It is Mr. Smith. \""));
     tb_test_out_free(&o);
     remove(path);
 }

@@ -361,10 +361,9 @@ static void pipecat_closers_ellipsis_multibyte(void **state)
 static void livekit_merge_and_context(void **state)
 {
     /*
-     * "Short one." (10 cps) ends a sentence, but the chunk is shorter than
-     * 20 code points: merged.  "... sentence." ends at 33 code points: a
-     * candidate, cut before the space.  " Then more" brings exactly 10
-     * more code points, so event 2 confirms it.
+     * LiveKit's splitter joins "Short one." (shorter than 20 code points)
+     * to the next sentence; the buffered stream sends a sentence once the
+     * split shows another one after it, which " Then more" does.
      */
     static const char *const ev[] = {"Short one.", " Now a longer sentence.", " Then more",
                                      " words follow here."};
@@ -373,20 +372,28 @@ static void livekit_merge_and_context(void **state)
     CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 1);
 }
 
-static void livekit_context_cut_short_by_end(void **state)
+static void livekit_release_and_flush(void **state)
 {
     (void)state;
     {
-        /* Only 5 code points of context: finish confirms the candidate. */
+        /* The first non-space after the sentence releases it. */
         static const char *const ev[] = {"This sentence is long enough.", " Tail"};
         static const struct tb_chunk want[] = {{29, 29, 1}, {34, 5, 1}};
-        CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 0);
+        CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 1);
     }
     {
-        /* 9 code points of context are not enough; the 10th confirms. */
-        static const char *const ev[] = {"This sentence is long enough.", " 12345678", "9", "0"};
-        static const struct tb_chunk want[] = {{29, 29, 2}, {40, 11, 3}};
+        /* Abbreviations, decimals and ellipses are not sentence ends; the
+         * rest is flushed at the end, at the last event. */
+        static const char *const ev[] = {"Mr. Smith went to town.", " It was 3.5 km",
+                                         " away. Wait... ok"};
+        static const struct tb_chunk want[] = {{23, 23, 1}, {54, 31, 2}};
         CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 1);
+    }
+    {
+        /* Trailing whitespace is no chunk of its own. */
+        static const char *const ev[] = {"Hello there my friend.", " ", " "};
+        static const struct tb_chunk want[] = {{24, 24, 2}};
+        CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 0);
     }
 }
 
@@ -394,22 +401,17 @@ static void livekit_twenty_boundary(void **state)
 {
     (void)state;
     {
-        /* 19 code points before the space: not a candidate. */
-        static const char *const ev[] = {"abcdefghijklmnopqr.", " and then more text here"};
-        static const struct tb_chunk want[] = {{43, 43, 1}};
-        CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 0);
-    }
-    {
-        /* 20: a candidate. */
-        static const char *const ev[] = {"abcdefghijklmnopqrs.", " and then more text here"};
-        static const struct tb_chunk want[] = {{20, 20, 1}, {44, 24, 1}};
+        /* 19 code points: joined to the next sentence. */
+        static const char *const ev[] = {"abcdefghijklmnopqr.", " and then more text here.",
+                                         " Next one"};
+        static const struct tb_chunk want[] = {{44, 44, 2}, {53, 9, 2}};
         CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 1);
     }
     {
-        /* Sentence end must be followed by whitespace. */
+        /* 20, and a cut even with no space after the period. */
         static const char *const ev[] = {"abcdefghijklmnopqrs.X and more text"};
-        static const struct tb_chunk want[] = {{35, 35, 0}};
-        CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 0);
+        static const struct tb_chunk want[] = {{20, 20, 0}, {35, 15, 0}};
+        CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 1);
     }
 }
 
@@ -419,8 +421,8 @@ static void openai_agents_twenty_rule(void **state)
 {
     (void)state;
     {
-        /* "Short one." (10) is merged with the next sentence; the cut comes
-         * at the space after "one." (29 code points before it). */
+        /* "Short one." (10) is joined to the next sentence; the cut, after
+         * "one.", is sent when "And" arrives. */
         static const char *const ev[] = {"Short one.", " Then a second one.", " And more"};
         static const struct tb_chunk want[] = {{29, 29, 2}, {38, 9, 2}};
         CHECK(TB_CHUNK_OPENAI_AGENTS, 1, ev, want, 1);
@@ -432,9 +434,21 @@ static void openai_agents_twenty_rule(void **state)
         CHECK(TB_CHUNK_OPENAI_AGENTS, 1, ev, want, 0);
     }
     {
-        /* 20: cut at the space, which arrives in event 1. */
+        /* 20: the space alone does not release it, the next character does. */
         static const char *const ev[] = {"abcdefghijklmnopqrs?", " ", "x"};
-        static const struct tb_chunk want[] = {{20, 20, 1}, {22, 2, 2}};
+        static const struct tb_chunk want[] = {{20, 20, 2}, {22, 2, 2}};
+        CHECK(TB_CHUNK_OPENAI_AGENTS, 1, ev, want, 1);
+    }
+    {
+        /* No cut after a period inside quotes. */
+        static const char *const ev[] = {"He said \"Go home.\" Then", " he left."};
+        static const struct tb_chunk want[] = {{32, 32, 1}};
+        CHECK(TB_CHUNK_OPENAI_AGENTS, 1, ev, want, 0);
+    }
+    {
+        /* Two sentence ends in one event: everything up to the last. */
+        static const char *const ev[] = {"First sentence here. Second one. Th", "ird"};
+        static const struct tb_chunk want[] = {{32, 32, 0}, {38, 6, 1}};
         CHECK(TB_CHUNK_OPENAI_AGENTS, 1, ev, want, 1);
     }
 }
@@ -865,7 +879,7 @@ int tb_test_segment(void)
         cmocka_unit_test(pipecat_lookahead),
         cmocka_unit_test(pipecat_closers_ellipsis_multibyte),
         cmocka_unit_test(livekit_merge_and_context),
-        cmocka_unit_test(livekit_context_cut_short_by_end),
+        cmocka_unit_test(livekit_release_and_flush),
         cmocka_unit_test(livekit_twenty_boundary),
         cmocka_unit_test(openai_agents_twenty_rule),
         cmocka_unit_test(openai_agents_needs_period_and_space),
