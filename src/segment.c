@@ -56,16 +56,22 @@ static const char *const abouts[TB_CHUNK__COUNT] = {
     "(ignoring trailing spaces, quotes, brackets) or the event holds a "
     "newline; at least --min-chars code points",
     "as sentence, plus , ; : and em dash",
-    "Pipecat-style: a sentence end is confirmed when the next non-space "
-    "character arrives; the cut is made before the whitespace",
-    "LiveKit-style: sentences merged until >= 20 code points, each cut "
-    "confirmed once 10 more code points have arrived",
-    "OpenAI Agents SDK-style: cut at . ! ? followed by whitespace once the "
-    "text before it holds >= 20 code points",
+    "a reading of Pipecat's rule, not yet Pipecat 1.x's Punkt-based code: a "
+    "sentence end is confirmed when the next non-space character arrives; "
+    "the cut is made before the whitespace",
+    "LiveKit Agents 1.x basic sentence tokenizer and its buffered stream "
+    "(livekit-agents 1.7.0; not the blingfire default of 1.2+): a sentence "
+    "(>= 20 code points, joined to the next when shorter) goes out when the "
+    "split shows another one after it",
+    "OpenAI Agents SDK voice pipeline (openai-agents-python, "
+    "get_sentence_based_splitter(20) after every text delta): everything up "
+    "to the last . ! ? that whitespace and a non-space follow, once it holds "
+    ">= 20 code points",
     "a 40-code-point buffer cut after its last whitespace (or whole, when "
     "there is none)",
-    "ElevenLabs-style chunk_length_schedule 120,160,250,290: chunk i closes "
-    "at the event that brings the buffer to schedule[min(i,3)] code points",
+    "ElevenLabs chunk_length_schedule 120,160,250,290 as documented (the "
+    "server is closed): chunk i closes at the event that brings the buffer "
+    "to schedule[min(i,3)] code points, counted from the previous chunk",
 };
 
 int tb_seg_policy_parse(const char *name, enum tb_chunk_policy *out)

@@ -19,15 +19,27 @@
  *   pipecat   sentence end confirmed when the next non-space character
  *             arrives (lookahead); the cut is made right after the
  *             punctuation (and closers), before the whitespace
- *   livekit   sentence ends followed by whitespace, merged until >= 20 code
- *             points, confirmed once 10 more code points have arrived
- *   openai-agents  sentence ends (. ! ?) followed by whitespace, cut once
- *             the text before the end holds >= 20 code points
+ *   livekit   LiveKit Agents 1.x (livekit-agents 1.7.0): the basic sentence
+ *             tokenizer (tokenize/_basic_sent.py, min_sentence_len 20) in
+ *             its BufferedTokenStream (stream_context_len 10).  Once the
+ *             buffer holds 10 code points, each event re-splits it; while
+ *             the split has two sentences or more, the first is sent.
+ *             Since livekit-agents 1.2 the TTS default is the blingfire
+ *             tokenizer (a native library); this profile is the basic one.
+ *   openai-agents  openai-agents-python's voice pipeline: after every text
+ *             delta, get_sentence_based_splitter(20) splits the stripped
+ *             buffer at whitespace after . ! ? and sends all but the last
+ *             sentence once they hold >= 20 code points (joined by one
+ *             space); the rest is sent at the end.
  *   fixed40   once 40 code points are buffered, cut at the last whitespace
  *             (or everything, when there is none)
- *   elevenlabs  the chunk_length_schedule 120,160,250,290: chunk i closes at
- *             the event that brings the buffer to schedule[min(i,3)] code
- *             points (whole buffer)
+ *   elevenlabs  the chunk_length_schedule 120,160,250,290 as its documentation
+ *             reads (the server is closed): chunk i closes at the event that
+ *             brings the buffer, counted from the previous chunk, to
+ *             schedule[min(i,3)] code points (whole buffer)
+ * livekit and openai-agents match the frameworks' own code on the corpus
+ * in tests/data/chunk/ (same cuts, same releasing event).  Neither sends
+ * a chunk of whitespace alone at the end.
  * All rules depend on the text only, never on time: this is what makes the
  * closed-form minimum TPS exact for every policy.
  *
