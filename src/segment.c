@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "punkt.h"
 #include "seg_livekit.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
@@ -40,10 +41,13 @@ struct tb_seg {
     uint64_t oa_run_b, oa_run_cps; /* whitespace run after a sentence end */
     uint64_t oa_bnd_b, oa_bnd_cps, oa_bnd_end; /* last confirmed boundary */
     uint64_t oa_bnd_len, oa_collapsed;
-    /* livekit: BufferedTokenStream's input buffer (the open chunk) */
+    /* livekit: BufferedTokenStream's input buffer (the open chunk);
+     * pipecat: SimpleTextAggregator's text */
     uint32_t *lk_cp;
     uint8_t *lk_len, *lk_flags;
     size_t lk_n;
+    struct tb_punkt *punkt; /* pipecat */
+    int pc_look;            /* pipecat: waiting for the lookahead character */
 };
 
 static const char *const names[TB_CHUNK__COUNT] = {
@@ -107,11 +111,14 @@ int tb_seg_create(const struct tb_seg_opts *o, struct tb_seg **out)
     s->o = *o;
     if (s->o.min_chars == 0)
         s->o.min_chars = 1;
-    if (o->policy == TB_CHUNK_LIVEKIT) {
+    if (o->policy == TB_CHUNK_LIVEKIT || o->policy == TB_CHUNK_PIPECAT) {
         s->lk_cp = malloc(TB_SEG_LK_CAP * sizeof(*s->lk_cp));
         s->lk_len = malloc(TB_SEG_LK_CAP);
         s->lk_flags = malloc(TB_SEG_LK_CAP);
-        if (s->lk_cp == NULL || s->lk_len == NULL || s->lk_flags == NULL) {
+        if (o->policy == TB_CHUNK_PIPECAT)
+            s->punkt = tb_punkt_create();
+        if (s->lk_cp == NULL || s->lk_len == NULL || s->lk_flags == NULL ||
+            (o->policy == TB_CHUNK_PIPECAT && s->punkt == NULL)) {
             tb_seg_destroy(s);
             return TB_ENOMEM;
         }
@@ -127,6 +134,7 @@ void tb_seg_destroy(struct tb_seg *s)
     free(s->lk_cp);
     free(s->lk_len);
     free(s->lk_flags);
+    tb_punkt_destroy(s->punkt);
     free(s);
 }
 
@@ -138,6 +146,7 @@ void tb_seg_reset(struct tb_seg *s)
     s->lk_cp = keep.lk_cp;
     s->lk_len = keep.lk_len;
     s->lk_flags = keep.lk_flags;
+    s->punkt = keep.punkt;
 }
 
 uint64_t tb_seg_fed(const struct tb_seg *s)
@@ -364,6 +373,75 @@ static void feed_openai(struct tb_seg *s, const unsigned char *t, size_t len, tb
     }
 }
 
+/* Appends the code point at t[*i] to the buffer (livekit, pipecat),
+ * cutting what is buffered first when the buffer is full. */
+static uint32_t buf_push(struct tb_seg *s, const unsigned char *t, size_t len, size_t *i,
+                         tb_chunk_fn fn, void *ud)
+{
+    size_t at = *i;
+    uint32_t cp = next_cp(t, len, i);
+    if (s->lk_n == TB_SEG_LK_CAP) { /* bounded: cut what is buffered */
+        emit(s, s->fed + at, s->gcps, fn, ud);
+        s->lk_n = 0;
+        s->pc_look = 0;
+    }
+    s->lk_cp[s->lk_n] = cp;
+    s->lk_len[s->lk_n++] = (uint8_t)(*i - at);
+    s->gcps++;
+    return cp;
+}
+
+/* Sends the first `end` code points of the buffer as a chunk. */
+static void buf_cut(struct tb_seg *s, size_t end, tb_chunk_fn fn, void *ud)
+{
+    uint64_t bytes = 0;
+    for (size_t k = 0; k < end; k++)
+        bytes += s->lk_len[k];
+    emit(s, s->start_b + bytes, s->start_cps + end, fn, ud);
+    memmove(s->lk_cp, s->lk_cp + end, (s->lk_n - end) * sizeof(*s->lk_cp));
+    memmove(s->lk_len, s->lk_len + end, s->lk_n - end);
+    s->lk_n -= end;
+}
+
+/*
+ * pipecat: SimpleTextAggregator (Pipecat 1.x) one character at a time.
+ * A character of SENTENCE_ENDING_PUNCTUATION arms the lookahead; the next
+ * non-whitespace character (whatever it is, and it arms nothing itself)
+ * makes it call match_endofsentence on the whole buffer, which asks NLTK's
+ * Punkt (punkt.c) where the first sentence ends, and a non-zero answer
+ * sends that many code points.  The buffer keeps the rest, the lookahead
+ * character included.
+ */
+static void feed_pipecat(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                         void *ud)
+{
+    size_t i = 0, end;
+    while (i < len) {
+        uint32_t cp = buf_push(s, t, len, &i, fn, ud);
+        if (!s->pc_look) {
+            s->pc_look = tb_punkt_pipecat_end(cp);
+            continue;
+        }
+        if (tb_seg_py_space(cp))
+            continue;
+        s->pc_look = 0;
+        end = tb_punkt_pipecat_eos(s->punkt, s->lk_cp, s->lk_n);
+        if (end > 0)
+            buf_cut(s, end, fn, ud);
+    }
+    s->fed += len;
+}
+
+/* Whether the livekit buffer holds anything but whitespace (flush sends
+ * nothing otherwise). */
+static int lk_has_text(const struct tb_seg *s)
+{
+    for (size_t k = 0; k < s->lk_n; k++)
+        if (!tb_seg_py_space(s->lk_cp[k]))
+            return 1;
+    return 0;
+}
+
 /*
  * livekit: BufferedTokenStream.push_text with the basic sentence
  * tokenizer's defaults (min_sentence_len 20, stream_context_len 10).  Once
@@ -378,39 +456,13 @@ static void feed_livekit(struct tb_seg *s, const unsigned char *t, size_t len, t
                          void *ud)
 {
     size_t i = 0, end;
-    while (i < len) {
-        size_t at = i;
-        uint32_t cp = next_cp(t, len, &i);
-        if (s->lk_n == TB_SEG_LK_CAP) { /* bounded: cut what is buffered */
-            emit(s, s->fed + at, s->gcps, fn, ud);
-            s->lk_n = 0;
-        }
-        s->lk_cp[s->lk_n] = cp;
-        s->lk_len[s->lk_n++] = (uint8_t)(i - at);
-        s->gcps++;
-    }
+    while (i < len)
+        (void)buf_push(s, t, len, &i, fn, ud);
     s->fed += len;
     if (s->lk_n < 10)
         return;
-    while ((end = tb_seg_lk_first(s->lk_cp, s->lk_flags, s->lk_n)) > 0) {
-        uint64_t bytes = 0;
-        for (size_t k = 0; k < end; k++)
-            bytes += s->lk_len[k];
-        emit(s, s->start_b + bytes, s->start_cps + end, fn, ud);
-        memmove(s->lk_cp, s->lk_cp + end, (s->lk_n - end) * sizeof(*s->lk_cp));
-        memmove(s->lk_len, s->lk_len + end, s->lk_n - end);
-        s->lk_n -= end;
-    }
-}
-
-/* Whether the livekit buffer holds anything but whitespace (flush sends
- * nothing otherwise). */
-static int lk_has_text(const struct tb_seg *s)
-{
-    for (size_t k = 0; k < s->lk_n; k++)
-        if (!tb_seg_py_space(s->lk_cp[k]))
-            return 1;
-    return 0;
+    while ((end = tb_seg_lk_first(s->lk_cp, s->lk_flags, s->lk_n)) > 0)
+        buf_cut(s, end, fn, ud);
 }
 
 static void feed_elevenlabs(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
@@ -434,6 +486,7 @@ void tb_seg_feed(struct tb_seg *s, const char *text, size_t len, tb_chunk_fn fn,
     case TB_CHUNK_ELEVENLABS: feed_elevenlabs(s, t, len, fn, ud); break;
     case TB_CHUNK_OPENAI_AGENTS: feed_openai(s, t, len, fn, ud); break;
     case TB_CHUNK_LIVEKIT: feed_livekit(s, t, len, fn, ud); break;
+    case TB_CHUNK_PIPECAT: feed_pipecat(s, t, len, fn, ud); break;
     default: feed_scan(s, t, len, fn, ud); break;
     }
     s->event++;
@@ -450,6 +503,7 @@ void tb_seg_cut(struct tb_seg *s, tb_chunk_fn fn, void *ud)
     s->pending = 0;
     s->last_sig = 0;
     s->lk_n = 0;
+    s->pc_look = 0;
     s->oa_ns = s->oa_term = s->oa_run = s->oa_bnd = 0;
     s->oa_collapsed = 0;
 }
@@ -460,7 +514,8 @@ void tb_seg_finish(struct tb_seg *s, tb_chunk_fn fn, void *ud)
     if (s->event > 0)
         s->event--;
     /* The frameworks send no chunk of whitespace alone. */
-    if (!(s->o.policy == TB_CHUNK_LIVEKIT && !lk_has_text(s)) &&
+    if (!((s->o.policy == TB_CHUNK_LIVEKIT || s->o.policy == TB_CHUNK_PIPECAT) &&
+          !lk_has_text(s)) &&
         !(s->o.policy == TB_CHUNK_OPENAI_AGENTS && !s->oa_ns))
         emit(s, s->fed, s->gcps, fn, ud);
     s->lk_n = 0;

@@ -194,17 +194,77 @@ def run_livekit(root, streams):
     return res
 
 
+def run_pipecat(root, streams, nltk_root, params_dir):
+    import asyncio
+    # punkt.py with the two NLTK names it imports stubbed (training only)
+    for name in ("nltk", "nltk.probability", "nltk.tokenize", "nltk.tokenize.api"):
+        m = types.ModuleType(name)
+        m.__path__ = []
+        sys.modules[name] = m
+    sys.modules["nltk.probability"].FreqDist = dict
+    sys.modules["nltk.tokenize.api"].TokenizerI = object
+    punkt = load(os.path.join(nltk_root, "nltk/tokenize/punkt.py"), "nltk.tokenize.punkt",
+                 "nltk.tokenize")
+    params = punkt.PunktParameters()
+    with open(os.path.join(params_dir, "abbrev_types.txt"), encoding="utf-8") as f:
+        params.abbrev_types = set(line.rstrip("\n") for line in f if line.rstrip("\n"))
+    with open(os.path.join(params_dir, "collocations.tab"), encoding="utf-8") as f:
+        params.collocations = set(tuple(line.rstrip("\n").split("\t")) for line in f
+                                  if line.strip())
+    with open(os.path.join(params_dir, "sent_starters.txt"), encoding="utf-8") as f:
+        params.sent_starters = set(line.strip() for line in f if line.strip())
+    with open(os.path.join(params_dir, "ortho_context.tab"), encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                typ, n = line.rstrip("\n").split("\t")
+                params.ortho_context[typ] = int(n)
+    tok = punkt.PunktSentenceTokenizer(params)
+    # pipecat.utils.string and the aggregators, with loguru stubbed and
+    # the NLTK loader pointed at the tokenizer above
+    for name in ("pipecat", "pipecat.utils", "pipecat.utils.text"):
+        m = types.ModuleType(name)
+        m.__path__ = []
+        sys.modules[name] = m
+    loguru = types.ModuleType("loguru")
+    loguru.logger = types.SimpleNamespace(error=print, debug=print, warning=print)
+    sys.modules["loguru"] = loguru
+    src = os.path.join(root, "src/pipecat/utils")
+    string = load(os.path.join(src, "string.py"), "pipecat.utils.string", "pipecat.utils")
+    string._sent_tokenizer = lambda: tok.tokenize
+    load(os.path.join(src, "text/base_text_aggregator.py"),
+         "pipecat.utils.text.base_text_aggregator", "pipecat.utils.text")
+    agg_mod = load(os.path.join(src, "text/simple_text_aggregator.py"),
+                   "pipecat.utils.text.simple_text_aggregator", "pipecat.utils.text")
+
+    async def one(st):
+        agg = agg_mod.SimpleTextAggregator()
+        chunks = []
+        for k, t in enumerate(st["tokens"]):
+            async for a in agg.aggregate(t):
+                chunks.append({"text": a.text, "event": k})
+        a = await agg.flush()
+        if a is not None:
+            chunks.append({"text": a.text, "event": len(st["tokens"]) - 1})
+        return {"id": st["id"], "chunks": chunks}
+
+    return [asyncio.run(one(st)) for st in streams]
+
+
 def main():
     if len(sys.argv) == 2 and sys.argv[1] == "gen":
         gen()
         return
-    if len(sys.argv) != 4 or sys.argv[1] != "expect":
+    if len(sys.argv) < 4 or sys.argv[1] != "expect":
         sys.exit(__doc__)
     fw, root = sys.argv[2], sys.argv[3]
     with open(os.path.join(DATA, "corpus.jsonl"), encoding="utf-8") as f:
         streams = [json.loads(line) for line in f]
-    run = {"openai-agents": run_openai, "livekit": run_livekit}[fw]
-    res = run(root, streams)
+    if fw == "pipecat":
+        if len(sys.argv) != 6:
+            sys.exit(__doc__)
+        res = run_pipecat(root, streams, sys.argv[4], sys.argv[5])
+    else:
+        res = {"openai-agents": run_openai, "livekit": run_livekit}[fw](root, streams)
     with open(os.path.join(DATA, "expected-%s.jsonl" % fw), "w", encoding="utf-8") as f:
         for o in res:
             f.write(json.dumps(o, ensure_ascii=False) + "\n")

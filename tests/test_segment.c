@@ -854,6 +854,12 @@ static void conform_openai_agents(void **state)
                      1000);
 }
 
+static void conform_pipecat(void **state)
+{
+    (void)state;
+    assert_true(conform_rate(TB_CHUNK_PIPECAT, "chunk/expected-pipecat.jsonl") >= 990);
+}
+
 static void conform_livekit(void **state)
 {
     (void)state;
@@ -895,6 +901,7 @@ int tb_test_segment(void)
         cmocka_unit_test(policy_bad_names_and_values),
         cmocka_unit_test(conform_openai_agents),
         cmocka_unit_test(conform_livekit),
+        cmocka_unit_test(conform_pipecat),
     };
     return TB_RUN_GROUP("segment", tests);
 }
