@@ -60,9 +60,9 @@ static const char *const abouts[TB_CHUNK__COUNT] = {
     "(ignoring trailing spaces, quotes, brackets) or the event holds a "
     "newline; at least --min-chars code points",
     "as sentence, plus , ; : and em dash",
-    "a reading of Pipecat's rule, not yet Pipecat 1.x's Punkt-based code: a "
-    "sentence end is confirmed when the next non-space character arrives; "
-    "the cut is made before the whitespace",
+    "Pipecat 1.x SimpleTextAggregator (checked against 1.7.0): after . ! ? ; "
+    "... the next non-space character makes it ask NLTK's Punkt (English "
+    "parameters) where the first sentence ends; no cut at abbreviations",
     "LiveKit Agents 1.x basic sentence tokenizer and its buffered stream "
     "(livekit-agents 1.7.0; not the blingfire default of 1.2+): a sentence "
     "(>= 20 code points, joined to the next when shorter) goes out when the "

@@ -16,9 +16,12 @@
  *             ellipsis, or the event holds a newline; only once the chunk
  *             has --min-chars code points
  *   clause    as sentence, plus , ; : and em dash
- *   pipecat   sentence end confirmed when the next non-space character
- *             arrives (lookahead); the cut is made right after the
- *             punctuation (and closers), before the whitespace
+ *   pipecat   Pipecat 1.x (1.7.0 and later): SimpleTextAggregator with
+ *             match_endofsentence.  A character of its sentence-ending set
+ *             (. ! ? ; and others) arms a lookahead; the next non-space
+ *             character makes it run NLTK's Punkt with the English
+ *             parameters (src/punkt.c, data/punkt_tab/) over the buffer,
+ *             and the first sentence, if Punkt finds one, is sent.
  *   livekit   LiveKit Agents 1.x (livekit-agents 1.7.0): the basic sentence
  *             tokenizer (tokenize/_basic_sent.py, min_sentence_len 20) in
  *             its BufferedTokenStream (stream_context_len 10).  Once the
@@ -37,7 +40,8 @@
  *             reads (the server is closed): chunk i closes at the event that
  *             brings the buffer, counted from the previous chunk, to
  *             schedule[min(i,3)] code points (whole buffer)
- * livekit and openai-agents match the frameworks' own code on the corpus
+ * pipecat, livekit and openai-agents match the frameworks' own code on the
+ * corpus
  * in tests/data/chunk/ (same cuts, same releasing event).  Neither sends
  * a chunk of whitespace alone at the end.
  * All rules depend on the text only, never on time: this is what makes the
