@@ -1,12 +1,17 @@
 #!/usr/bin/python3
-"""Conformance corpus for the framework chunking profiles.
+"""Conformance corpora for the framework chunking profiles.
 
-  chunk_corpus.py gen        writes tests/data/chunk/corpus.jsonl: 200 token
-                             streams (deterministic, 2-6 code points a token)
-  chunk_corpus.py expect FRAMEWORK CHECKOUT
+  chunk_corpus.py gen        writes tests/data/chunk/corpus.jsonl (200 token
+                             streams of prose, 2-6 code points a token) and
+                             mixed.jsonl (400 streams of words, abbreviations
+                             and punctuation in random order, 1-7 a token);
+                             both deterministic
+  chunk_corpus.py expect openai-agents|livekit CHECKOUT
+  chunk_corpus.py expect pipecat CHECKOUT NLTK_CHECKOUT PARAMS_DIR
                              runs the framework's own text-chunking code from
-                             a checkout of its repository and writes
-                             tests/data/chunk/expected-PROFILE.jsonl
+                             a checkout of its repository over both corpora
+                             and writes expected-PROFILE.jsonl and
+                             expected-mixed-PROFILE.jsonl
 
 The checkouts used for the committed files (read with `git show`, never
 copied into this repository):
@@ -19,13 +24,23 @@ copied into this repository):
                  tokenize/token_stream.py (BufferedSentenceStream with the
                  basic SentenceTokenizer defaults: min_sentence_len 20,
                  stream_context_len 10)
+  pipecat        pipecat-ai/pipecat acead0507d7de44e216d24533964106ca1d1d044
+                 (v1.7.0-771) src/pipecat/utils/string.py
+                 (match_endofsentence) and
+                 src/pipecat/utils/text/simple_text_aggregator.py, with
+                 NLTK's nltk/tokenize/punkt.py from nltk/nltk
+                 f2a92bd7e360e39a4439e4d97540fd68f2721451 (3.8.1; Pipecat asks
+                 for nltk >= 3.10, whose Punkt decision code is the same
+                 procedure) and PARAMS_DIR = data/punkt_tab/english
 
 CHECKOUT is a directory holding the repository's files (a worktree, or
 `git archive` of a mirror).  Each expected line is {"id", "chunks": [{"text",
 "event"}]}: the text the framework hands to its TTS and the index of the
 token (content event, from 0) whose arrival released it; a chunk flushed at
-the end of the stream carries the last token's index.  Run with the system
-Python 3; nothing outside the standard library is needed.
+the end of the stream carries the last token's index.  livekit chunks also
+carry "span", the stream text the chunk consumed, which differs from the
+text sent where the splitter drops a period ("Inc. He").  Run with the
+system Python 3; nothing outside the standard library is needed.
 """
 import importlib.util
 import json
@@ -100,6 +115,44 @@ def gen():
             j += w
         out.append({"id": i, "tokens": toks})
     with open(os.path.join(DATA, "corpus.jsonl"), "w", encoding="utf-8") as f:
+        for o in out:
+            f.write(json.dumps(o, ensure_ascii=False) + "\n")
+
+
+MIXED_WORDS = [
+    "the", "cat", "Mr.", "Dr.", "St.", "Inc.", "Jr.", "e.g.", "i.e.", "a.m.", "p.m.", "U.S.",
+    "J.", "K.", "OK.", "No.", "1.", "2.", "3.5", "$2.50", "10.30", "example.com",
+    "www.site.org/x", "He", "She", "It", "But", "This", "However", "They", "I", "We", "said",
+    "went", "home", "Apple", "Paris", "ok", "yes", "no", "etc.", "vs.", "Fig.", "Ph.D.",
+    "A.B.C.", "x.y", "Co.", "Ltd.", "Prof.", "Capt.", "sept.", "jan.", "Calif.",
+    "\u4f60\u597d", "\U0001F600",
+]
+MIXED_PUNCT = [
+    ".", "!", "?", "...", "\u2026", "?!", ".\"", ".'", ".)", "!\"", ";", ":", ",", "\u3002",
+    "\uff01", "\uff1f", " --", "\"", "(", ")", "",
+]
+MIXED_SEPS = [" ", " ", " ", "  ", "\n", "\n\n", "\t", ""]
+
+
+def gen_mixed():
+    """400 streams of words, abbreviations and punctuation in random order
+    (1-7 code points a token): the corners prose rarely reaches."""
+    rnd = random.Random(7)
+    out = []
+    for i in range(400):
+        text = ""
+        for _ in range(rnd.randint(5, 60)):
+            text += rnd.choice(MIXED_WORDS)
+            if rnd.random() < 0.35:
+                text += rnd.choice(MIXED_PUNCT)
+            text += rnd.choice(MIXED_SEPS)
+        toks, j = [], 0
+        while j < len(text):
+            w = rnd.randint(1, 7)
+            toks.append(text[j:j + w])
+            j += w
+        out.append({"id": i, "tokens": toks})
+    with open(os.path.join(DATA, "mixed.jsonl"), "w", encoding="utf-8") as f:
         for o in out:
             f.write(json.dumps(o, ensure_ascii=False) + "\n")
 
@@ -181,15 +234,42 @@ def run_livekit(root, streams):
             tokenizer=functools.partial(sent.split_sentences, min_sentence_len=20,
                                         retain_format=False),
             min_token_len=20, min_ctx_len=10)
+        # Where each sent sentence ends in the stream: push_text sends
+        # tokens[0] of the last split, then slices its buffer at tok[2].
+        last = []
+        split = s._tokenize_fnc
+
+        def tokenize(text, split=split, last=last):
+            r = split(text)
+            last[:] = r
+            return r
+
+        s._tokenize_fnc = tokenize
+        pushed = [""]
+        ends = []
+        s._event_ch.send_nowait = (
+            lambda x, s=s, ends=ends, last=last, pushed=pushed, ch=s._event_ch:
+            (ends.append(len(pushed[0]) - len(s._in_buf) + (last[0][2] if last else len(s._in_buf))),
+             ch.items.append(x)))
         chunks = []
+        text = ""
         for k, tok in enumerate(st["tokens"]):
+            text += tok
+            pushed[0] = text
             s.push_text(tok)
             while len(chunks) < len(s._event_ch.items):
                 chunks.append({"text": s._event_ch.items[len(chunks)].token, "event": k})
+        last.clear()
         s.end_input()
         while len(chunks) < len(s._event_ch.items):
             chunks.append({"text": s._event_ch.items[len(chunks)].token,
                            "event": len(st["tokens"]) - 1})
+        # "span": the stream's text each chunk consumed (the text sent can
+        # differ: the splitter drops the period of "Inc. He")
+        prev = 0
+        for c, end in zip(chunks, ends):
+            c["span"] = text[prev:end]
+            prev = end
         res.append({"id": st["id"], "chunks": chunks})
     return res
 
@@ -253,21 +333,23 @@ def run_pipecat(root, streams, nltk_root, params_dir):
 def main():
     if len(sys.argv) == 2 and sys.argv[1] == "gen":
         gen()
+        gen_mixed()
         return
     if len(sys.argv) < 4 or sys.argv[1] != "expect":
         sys.exit(__doc__)
     fw, root = sys.argv[2], sys.argv[3]
-    with open(os.path.join(DATA, "corpus.jsonl"), encoding="utf-8") as f:
-        streams = [json.loads(line) for line in f]
-    if fw == "pipecat":
-        if len(sys.argv) != 6:
-            sys.exit(__doc__)
-        res = run_pipecat(root, streams, sys.argv[4], sys.argv[5])
-    else:
-        res = {"openai-agents": run_openai, "livekit": run_livekit}[fw](root, streams)
-    with open(os.path.join(DATA, "expected-%s.jsonl" % fw), "w", encoding="utf-8") as f:
-        for o in res:
-            f.write(json.dumps(o, ensure_ascii=False) + "\n")
+    if fw == "pipecat" and len(sys.argv) != 6:
+        sys.exit(__doc__)
+    for corpus, prefix in (("corpus.jsonl", "expected"), ("mixed.jsonl", "expected-mixed")):
+        with open(os.path.join(DATA, corpus), encoding="utf-8") as f:
+            streams = [json.loads(line) for line in f]
+        if fw == "pipecat":
+            res = run_pipecat(root, streams, sys.argv[4], sys.argv[5])
+        else:
+            res = {"openai-agents": run_openai, "livekit": run_livekit}[fw](root, streams)
+        with open(os.path.join(DATA, "%s-%s.jsonl" % (prefix, fw)), "w", encoding="utf-8") as f:
+            for o in res:
+                f.write(json.dumps(o, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":
