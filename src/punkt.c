@@ -18,11 +18,11 @@
  */
 #include "punkt.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "seg_livekit.h"
-#include "ttsbuf/utf8.h"
 
 enum {
     BEG_UC = 1 << 1,
@@ -267,13 +267,13 @@ static void type_key(char *key, const uint32_t *s, const struct tok *t, int drop
 {
     size_t b = t->b;
     if (numeric(s, t->a, t->b)) {
-        strcpy(key, "##number##");
+        snprintf(key, KEY_MAX, "%s", "##number##");
         return;
     }
     if (drop_period && b - t->a > 1 && s[b - 1] == '.')
         b--;
     if (utf8_key(key, s, t->a, b) != 0)
-        strcpy(key, "\x01"); /* too long: in no table */
+        snprintf(key, KEY_MAX, "%s", "\x01"); /* too long: in no table */
 }
 
 static void type_no_sentperiod(char *key, const uint32_t *s, const struct tok *t)
@@ -358,23 +358,18 @@ static int ortho_heuristic(const uint32_t *s, const struct tok *t)
 
 static void second_pass(const uint32_t *s, struct tok *t1, const struct tok *t2)
 {
-    char typ[KEY_MAX], next[KEY_MAX * 2 + 2];
+    char typ[KEY_MAX], next[KEY_MAX], pair[KEY_MAX * 2 + 2];
     int initial, h;
     if (!period_final(s, t1))
         return;
     type_key(typ, s, t1, 1);
     type_no_sentperiod(next, s, t2);
     initial = is_initial(s, t1);
-    {
-        char pair[KEY_MAX * 2 + 2];
-        strcpy(pair, typ);
-        strcat(pair, "\t");
-        strcat(pair, next);
-        if (in_set(tb_punkt_colloc, tb_punkt_colloc_n, pair)) {
-            t1->sentbreak = 0;
-            t1->abbr = 1;
-            return;
-        }
+    snprintf(pair, sizeof(pair), "%s\t%s", typ, next);
+    if (in_set(tb_punkt_colloc, tb_punkt_colloc_n, pair)) {
+        t1->sentbreak = 0;
+        t1->abbr = 1;
+        return;
     }
     if ((t1->abbr || t1->ellipsis) && !initial) {
         h = ortho_heuristic(s, t2);
