@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/punkt.h"
 #include "tests.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/segment.h"
@@ -888,6 +889,66 @@ static int conform_rate(enum tb_chunk_policy policy, const char *corpus_name,
     return same * 1000 / total;
 }
 
+/* The compiled-in Punkt tables (src/punkt_en.c) hold exactly the lines of
+ * the shipped data files: gen.sh was run after the data last changed. */
+static int cmp_ortho_key(const void *k, const void *e)
+{
+    return strcmp(k, ((const struct tb_punkt_ortho *)e)->type);
+}
+
+static size_t table_lines(const char *name, const char *const *v, size_t n)
+{
+    char path[4096], *text, *line, *save = NULL;
+    const char *data = getenv("TB_TESTDATA");
+    size_t count = 0;
+    snprintf(path, sizeof(path), "%s/../../data/punkt_tab/english/%s",
+             data != NULL ? data : "tests/data", name);
+    text = tb_test_slurp_str(path);
+    for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        int found = 0;
+        if (v != NULL) {
+            for (size_t i = 0; i < n && !found; i++)
+                found = strcmp(v[i], line) == 0;
+            if (!found)
+                fail_msg("%s: \"%s\" is not in src/punkt_en.c (run data/punkt_tab/gen.sh)",
+                         name, line);
+        } else {
+            char *tab = strchr(line, '\t');
+            assert_non_null(tab);
+            *tab = '\0';
+            const struct tb_punkt_ortho *o =
+                bsearch(line, tb_punkt_ortho, n, sizeof(*o), cmp_ortho_key);
+            found = o != NULL && o->flags == atoi(tab + 1);
+            if (!found)
+                fail_msg("ortho_context.tab: \"%s\" differs in src/punkt_en.c", line);
+        }
+        count++;
+    }
+    free(text);
+    return count;
+}
+
+static void punkt_tables_match_data(void **state)
+{
+    (void)state;
+    assert_int_equal(table_lines("abbrev_types.txt", tb_punkt_abbrev, tb_punkt_abbrev_n),
+                     tb_punkt_abbrev_n);
+    assert_int_equal(table_lines("collocations.tab", tb_punkt_colloc, tb_punkt_colloc_n),
+                     tb_punkt_colloc_n);
+    assert_int_equal(table_lines("sent_starters.txt", tb_punkt_starters, tb_punkt_starters_n),
+                     tb_punkt_starters_n);
+    assert_int_equal(tb_punkt_abbrev_n, 156);
+    assert_int_equal(tb_punkt_colloc_n, 37);
+    assert_int_equal(tb_punkt_starters_n, 39);
+    assert_int_equal(table_lines("ortho_context.tab", NULL, tb_punkt_ortho_n), tb_punkt_ortho_n);
+    assert_int_equal(tb_punkt_ortho_n, 20366);
+    /* sorted, as the lookups' bsearch needs */
+    for (size_t i = 1; i < tb_punkt_ortho_n; i++)
+        assert_true(strcmp(tb_punkt_ortho[i - 1].type, tb_punkt_ortho[i].type) < 0);
+    for (size_t i = 1; i < tb_punkt_abbrev_n; i++)
+        assert_true(strcmp(tb_punkt_abbrev[i - 1], tb_punkt_abbrev[i]) < 0);
+}
+
 /* The prose corpus and the mixed one, each at 100%. */
 static void conform(enum tb_chunk_policy policy)
 {
@@ -953,6 +1014,7 @@ int tb_test_segment(void)
         cmocka_unit_test(conform_openai_agents),
         cmocka_unit_test(conform_livekit),
         cmocka_unit_test(conform_pipecat),
+        cmocka_unit_test(punkt_tables_match_data),
     };
     return TB_RUN_GROUP("segment", tests);
 }
