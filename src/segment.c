@@ -37,6 +37,10 @@ struct tb_seg {
     uint64_t ws_b, ws_cps; /* fixed40: just after the last whitespace */
     /* openai-agents: the splitter's view of its buffer (see feed_openai) */
     int oa_ns, oa_term, oa_run, oa_bnd;
+    /* elevenlabs-sdk: text_chunker's buffer runs from the sent position to
+     * `fed`; el_last is its last code point (0: empty) */
+    uint64_t el_sent_b, el_sent_cps, el_server;
+    uint32_t el_last;
     uint64_t oa_first;           /* code point of the buffer's first non-space */
     uint64_t oa_run_b, oa_run_cps; /* whitespace run after a sentence end */
     uint64_t oa_bnd_b, oa_bnd_cps, oa_bnd_end; /* last confirmed boundary */
@@ -51,7 +55,8 @@ struct tb_seg {
 };
 
 static const char *const names[TB_CHUNK__COUNT] = {
-    "token", "sentence", "clause", "pipecat", "livekit", "openai-agents", "fixed40", "elevenlabs",
+    "token",         "sentence", "clause",     "pipecat",        "livekit",
+    "openai-agents", "fixed40",  "elevenlabs", "elevenlabs-sdk",
 };
 
 static const char *const abouts[TB_CHUNK__COUNT] = {
@@ -76,6 +81,9 @@ static const char *const abouts[TB_CHUNK__COUNT] = {
     "ElevenLabs chunk_length_schedule 120,160,250,290 as documented (the "
     "server is closed): chunk i closes at the event that brings the buffer "
     "to schedule[min(i,3)] code points, counted from the previous chunk",
+    "ElevenLabs Python SDK convert_realtime: its text_chunker re-cuts the "
+    "stream at word and punctuation boundaries, and the schedule it sets, "
+    "[50], closes a chunk once 50 characters have been sent",
 };
 
 int tb_seg_policy_parse(const char *name, enum tb_chunk_policy *out)
@@ -476,6 +484,57 @@ static void feed_elevenlabs(struct tb_seg *s, const unsigned char *t, size_t len
         emit(s, s->fed, s->gcps, fn, ud);
 }
 
+/* text_chunker's splitters. */
+static int el_splitter(uint32_t c)
+{
+    return c == '.' || c == ',' || c == '?' || c == '!' || c == ';' || c == ':' || c == 0x2014 ||
+           c == '-' || c == '(' || c == ')' || c == '[' || c == ']' || c == '}' || c == ' ';
+}
+
+/* The SDK sends its buffer up to (end_b, end_cps) to the server; `last`
+ * is the piece's last code point (a space is appended when it is not one). */
+static void el_send(struct tb_seg *s, uint64_t end_b, uint64_t end_cps, uint32_t last,
+                    tb_chunk_fn fn, void *ud)
+{
+    s->el_server += end_cps - s->el_sent_cps + (last != ' ');
+    s->el_sent_b = end_b;
+    s->el_sent_cps = end_cps;
+    if (s->el_server >= 50) {
+        emit(s, end_b, end_cps, fn, ud);
+        s->el_server = 0;
+    }
+}
+
+/*
+ * elevenlabs-sdk: text_chunker(chunks) one delta at a time.  If the buffer
+ * ends with a splitter it is sent and the delta becomes the buffer; else
+ * if the delta starts with a splitter, the buffer and that character are
+ * sent and the rest of the delta becomes the buffer; else the delta is
+ * appended.  The server side is the reading of chunk_length_schedule of
+ * `elevenlabs`, with the helper's schedule [50].
+ */
+static void feed_elevenlabs_sdk(struct tb_seg *s, const unsigned char *t, size_t len,
+                                tb_chunk_fn fn, void *ud)
+{
+    size_t i = 0, first_len;
+    uint32_t c0 = next_cp(t, len, &i), last = c0;
+    uint64_t n = tb_utf8_count((const char *)t, len);
+    first_len = i;
+    while (i < len)
+        last = next_cp(t, len, &i);
+    if (s->el_last != 0 && el_splitter(s->el_last)) {
+        el_send(s, s->fed, s->gcps, s->el_last, fn, ud);
+        s->el_last = last;
+    } else if (el_splitter(c0)) {
+        el_send(s, s->fed + first_len, s->gcps + 1, c0, fn, ud);
+        s->el_last = n > 1 ? last : 0;
+    } else {
+        s->el_last = last;
+    }
+    s->fed += len;
+    s->gcps += n;
+}
+
 void tb_seg_feed(struct tb_seg *s, const char *text, size_t len, tb_chunk_fn fn, void *ud)
 {
     const unsigned char *t = (const unsigned char *)text;
@@ -487,6 +546,7 @@ void tb_seg_feed(struct tb_seg *s, const char *text, size_t len, tb_chunk_fn fn,
     case TB_CHUNK_OPENAI_AGENTS: feed_openai(s, t, len, fn, ud); break;
     case TB_CHUNK_LIVEKIT: feed_livekit(s, t, len, fn, ud); break;
     case TB_CHUNK_PIPECAT: feed_pipecat(s, t, len, fn, ud); break;
+    case TB_CHUNK_ELEVENLABS_SDK: feed_elevenlabs_sdk(s, t, len, fn, ud); break;
     default: feed_scan(s, t, len, fn, ud); break;
     }
     s->event++;
@@ -504,6 +564,10 @@ void tb_seg_cut(struct tb_seg *s, tb_chunk_fn fn, void *ud)
     s->last_sig = 0;
     s->lk_n = 0;
     s->pc_look = 0;
+    s->el_sent_b = s->fed;
+    s->el_sent_cps = s->gcps;
+    s->el_server = 0;
+    s->el_last = 0;
     s->oa_ns = s->oa_term = s->oa_run = s->oa_bnd = 0;
     s->oa_collapsed = 0;
 }

@@ -609,6 +609,22 @@ static void elevenlabs_whole_buffer(void **state)
 
 /* ---- cut, reset, names ---- */
 
+static void elevenlabs_sdk_pieces_and_schedule(void **state)
+{
+    /*
+     * text_chunker sends "Hello " at " there", "there, " at ", my", ...:
+     * 6 + 7 + 4 + 5 + 8 + 5 + 4 + 4 + 6 = 49 characters (appended spaces
+     * count), and "today? " (sent when "? I" arrives, event 10) brings 56:
+     * the chunk ends after "today?".  The rest is flushed at the end.
+     */
+    static const char *const ev[] = {"Hello", " there", ", my",   " good", " friend",
+                                     ". How", " are",   " you",   " doing", " today",
+                                     "? I",   " am",    " fine"};
+    static const struct tb_chunk want[] = {{53, 53, 10}, {63, 10, 12}};
+    (void)state;
+    CHECK(TB_CHUNK_ELEVENLABS_SDK, 1, ev, want, 1);
+}
+
 static void cut_closes_open_chunk(void **state)
 {
     struct tb_seg *s = make_seg(TB_CHUNK_SENTENCE, 1);
@@ -702,8 +718,9 @@ static void reset_reuses_segmenter(void **state)
 
 static void policy_names_round_trip(void **state)
 {
-    static const char *const names[] = {"token",   "sentence",      "clause",  "pipecat",
-                                        "livekit", "openai-agents", "fixed40", "elevenlabs"};
+    static const char *const names[] = {"token",      "sentence",      "clause",  "pipecat",
+                                        "livekit",    "openai-agents", "fixed40", "elevenlabs",
+                                        "elevenlabs-sdk"};
     (void)state;
     assert_int_equal(N(names), TB_CHUNK__COUNT);
     for (int i = 0; i < TB_CHUNK__COUNT; i++) {
@@ -1006,6 +1023,7 @@ int tb_test_segment(void)
         cmocka_unit_test(fixed40_multibyte),
         cmocka_unit_test(elevenlabs_schedule),
         cmocka_unit_test(elevenlabs_whole_buffer),
+        cmocka_unit_test(elevenlabs_sdk_pieces_and_schedule),
         cmocka_unit_test(cut_closes_open_chunk),
         cmocka_unit_test(cut_clears_pending_state),
         cmocka_unit_test(reset_reuses_segmenter),

@@ -40,6 +40,13 @@
  *             reads (the server is closed): chunk i closes at the event that
  *             brings the buffer, counted from the previous chunk, to
  *             schedule[min(i,3)] code points (whole buffer)
+ *   elevenlabs-sdk  the ElevenLabs Python SDK's convert_realtime
+ *             (elevenlabs-python realtime_tts.py): text_chunker re-cuts the
+ *             stream into pieces ending at a splitter (. , ? ! ; : - ( ) [
+ *             ] } space, em dash), each sent with a space appended when it
+ *             lacks one, with chunk_length_schedule [50] as that helper
+ *             sets it: a chunk closes when a piece brings the received text
+ *             to >= 50 characters; the end of the stream flushes the rest
  * pipecat, livekit and openai-agents match the frameworks' own code on the
  * corpus
  * in tests/data/chunk/ (same cuts, same releasing event).  Neither sends
@@ -65,6 +72,7 @@ enum tb_chunk_policy {
     TB_CHUNK_OPENAI_AGENTS,
     TB_CHUNK_FIXED40,
     TB_CHUNK_ELEVENLABS,
+    TB_CHUNK_ELEVENLABS_SDK,
     TB_CHUNK__COUNT
 };
 
