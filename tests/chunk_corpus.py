@@ -29,9 +29,10 @@ copied into this repository):
                  (match_endofsentence) and
                  src/pipecat/utils/text/simple_text_aggregator.py, with
                  NLTK's nltk/tokenize/punkt.py from nltk/nltk
-                 f2a92bd7e360e39a4439e4d97540fd68f2721451 (3.8.1; Pipecat asks
-                 for nltk >= 3.10, whose Punkt decision code is the same
-                 procedure) and PARAMS_DIR = data/punkt_tab/english
+                 f2a92bd7e360e39a4439e4d97540fd68f2721451 (3.8.1, the newest
+                 snapshot at hand; Pipecat asks for nltk >= 3.10, whose
+                 punkt.py was not run here) and PARAMS_DIR =
+                 data/punkt_tab/english
 
 CHECKOUT is a directory holding the repository's files (a worktree, or
 `git archive` of a mirror).  Each expected line is {"id", "chunks": [{"text",
