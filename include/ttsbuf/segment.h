@@ -54,7 +54,11 @@
  * All rules depend on the text only, never on time: this is what makes the
  * closed-form minimum TPS exact for every policy.
  *
- * Ownership: tb_seg_create allocates one small object; no allocation after.
+ * Ownership: tb_seg_create allocates one small object (plus, for livekit
+ * and pipecat, a buffer of the open chunk's code points, TB_SEG_LK_CAP =
+ * 4096 of them, and pipecat's Punkt working memory, about 200 KB); no
+ * allocation after.  A livekit or pipecat chunk that reaches 4096 code
+ * points without a cut is cut there (the frameworks would keep buffering).
  * Threads: one thread per segmenter.
  */
 #ifndef TTSBUF_SEGMENT_H
