@@ -71,28 +71,58 @@ static int space(uint32_t c)
     return tb_seg_py_space(c);
 }
 
+/* Latin Extended-A pairs: capital at the even (or, in 0x139-0x148 and
+ * 0x179-0x17E, the odd) code point, small letter right after it. */
+static int latin_a_upper(uint32_t c)
+{
+    if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E))
+        return c & 1;
+    if ((c >= 0x100 && c <= 0x137) || (c >= 0x14A && c <= 0x177))
+        return !(c & 1);
+    return c == 0x130 || c == 0x178;
+}
+
+static int latin_a_lower(uint32_t c)
+{
+    return c >= 0x100 && c <= 0x17F && !latin_a_upper(c);
+}
+
 static int is_upper(uint32_t c)
 {
-    return (c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7) ||
-           (c >= 0x100 && c <= 0x17F && !(c & 1)) || (c >= 0x391 && c <= 0x3A9) ||
-           (c >= 0x400 && c <= 0x42F);
+    return (c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7) || latin_a_upper(c) ||
+           c == 0x386 || (c >= 0x388 && c <= 0x38F && c != 0x38B && c != 0x38D) ||
+           (c >= 0x391 && c <= 0x3AB && c != 0x3A2) || (c >= 0x400 && c <= 0x42F) ||
+           c == 0x2126;
 }
 
 static int is_lower(uint32_t c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 0xDF && c <= 0xFF && c != 0xF7) ||
-           (c >= 0x100 && c <= 0x17F && (c & 1)) || (c >= 0x3B1 && c <= 0x3C9) ||
-           (c >= 0x430 && c <= 0x45F);
+    return (c >= 'a' && c <= 'z') || c == 0xAA || c == 0xB5 || c == 0xBA ||
+           (c >= 0xDF && c <= 0xFF && c != 0xF7) || latin_a_lower(c) || c == 0x390 ||
+           (c >= 0x3AC && c <= 0x3CE) || (c >= 0x430 && c <= 0x45F) ||
+           (c >= 0xFB00 && c <= 0xFB06);
 }
 
 static uint32_t lower(uint32_t c)
 {
     if ((c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7) ||
-        (c >= 0x391 && c <= 0x3A9) || (c >= 0x410 && c <= 0x42F))
+        (c >= 0x391 && c <= 0x3AB && c != 0x3A2) || (c >= 0x410 && c <= 0x42F))
         return c + 32;
     if (c >= 0x400 && c <= 0x40F)
         return c + 80;
-    if (c >= 0x100 && c <= 0x17F && !(c & 1))
+    if (c == 0x386)
+        return 0x3AC;
+    if (c >= 0x388 && c <= 0x38A)
+        return c + 37;
+    if (c == 0x38C)
+        return 0x3CC;
+    if (c == 0x38E || c == 0x38F)
+        return c + 63;
+    if (c == 0x178)
+        return 0xFF;
+    if (c == 0x2126)
+        return 0x3C9;
+    if (latin_a_upper(c) && c != 0x130)
         return c + 1;
     return c;
 }

@@ -4,14 +4,17 @@
   chunk_corpus.py gen        writes tests/data/chunk/corpus.jsonl (200 token
                              streams of prose, 2-6 code points a token) and
                              mixed.jsonl (400 streams of words, abbreviations
-                             and punctuation in random order, 1-7 a token);
-                             both deterministic
+                             and punctuation in random order, 1-7 a token)
+                             and unicode.jsonl (300 streams of accented,
+                             Greek and Cyrillic words, ligatures and Unicode
+                             spaces, 1-6 a token); all deterministic
   chunk_corpus.py expect openai-agents|livekit CHECKOUT
   chunk_corpus.py expect pipecat CHECKOUT NLTK_CHECKOUT PARAMS_DIR
                              runs the framework's own text-chunking code from
-                             a checkout of its repository over both corpora
-                             and writes expected-PROFILE.jsonl and
-                             expected-mixed-PROFILE.jsonl
+                             a checkout of its repository over the corpora
+                             and writes expected-PROFILE.jsonl,
+                             expected-mixed-PROFILE.jsonl and
+                             expected-unicode-PROFILE.jsonl
 
 The checkouts used for the committed files (read with `git show`, never
 copied into this repository):
@@ -154,6 +157,41 @@ def gen_mixed():
             j += w
         out.append({"id": i, "tokens": toks})
     with open(os.path.join(DATA, "mixed.jsonl"), "w", encoding="utf-8") as f:
+        for o in out:
+            f.write(json.dumps(o, ensure_ascii=False) + "\n")
+
+
+UNICODE_WORDS = [
+    "\u00d6lfeld", "\u00fcber", "\u00c9cole", "na\u00efve", "\u03a3\u03c9\u03ba\u03c1\u03ac\u03c4\u03b7\u03c2",
+    "\u041c\u043e\u0441\u043a\u0432\u0430", "\u043c\u0438\u0440", "\u0130stanbul", "\u01c5emal",
+    "\ufb01ne", "Stra\u00dfe", "\u0391\u0392\u0393.", "\u00c9.", "\u00e9.", "\u00df.", "\u03a9.",
+    "no.", "fig.", "Sr.", "Co.", "Dr.", "(a)", "[b]", "{c}", "x--y", "1.5", "-3", "A.", "b.",
+    "3.", "iv.", "II.", "e.g.", "p.m.", "...", "\u2026", "?", "!", "a", "the", "They", "Je",
+    "\u00c9l",
+]
+UNICODE_PUNCT = [".", "!", "?", "...", ".\"", ".)", "!)", "?'", ";", ":", ",", "\u2014", "--", ""]
+UNICODE_SEPS = [" ", " ", "  ", "\n", "\n\n", "\t", "\u00a0", "\u3000", ""]
+
+
+def gen_unicode():
+    """300 streams of accented, Greek and Cyrillic words, ligatures,
+    initials and Unicode spaces (1-6 code points a token)."""
+    rnd = random.Random(11)
+    out = []
+    for i in range(300):
+        text = ""
+        for _ in range(rnd.randint(5, 50)):
+            text += rnd.choice(UNICODE_WORDS)
+            if rnd.random() < 0.4:
+                text += rnd.choice(UNICODE_PUNCT)
+            text += rnd.choice(UNICODE_SEPS)
+        toks, j = [], 0
+        while j < len(text):
+            w = rnd.randint(1, 6)
+            toks.append(text[j:j + w])
+            j += w
+        out.append({"id": i, "tokens": toks})
+    with open(os.path.join(DATA, "unicode.jsonl"), "w", encoding="utf-8") as f:
         for o in out:
             f.write(json.dumps(o, ensure_ascii=False) + "\n")
 
@@ -335,13 +373,15 @@ def main():
     if len(sys.argv) == 2 and sys.argv[1] == "gen":
         gen()
         gen_mixed()
+        gen_unicode()
         return
     if len(sys.argv) < 4 or sys.argv[1] != "expect":
         sys.exit(__doc__)
     fw, root = sys.argv[2], sys.argv[3]
     if fw == "pipecat" and len(sys.argv) != 6:
         sys.exit(__doc__)
-    for corpus, prefix in (("corpus.jsonl", "expected"), ("mixed.jsonl", "expected-mixed")):
+    for corpus, prefix in (("corpus.jsonl", "expected"), ("mixed.jsonl", "expected-mixed"),
+                           ("unicode.jsonl", "expected-unicode")):
         with open(os.path.join(DATA, corpus), encoding="utf-8") as f:
             streams = [json.loads(line) for line in f]
         if fw == "pipecat":

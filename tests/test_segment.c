@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../src/punkt.h"
+#include "../src/seg_livekit.h"
 #include "tests.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/segment.h"
@@ -767,14 +768,28 @@ struct conform {
     cJSON *got;   /* array of {"key", "event"} */
 };
 
+/* The text without its whitespace (Python's str.isspace: the frameworks
+ * strip and re-join with it). */
 static char *squeeze(const char *t, size_t n)
 {
     char *o = malloc(n + 1), *w = o;
+    size_t i = 0;
     assert_non_null(o);
-    for (size_t i = 0; i < n; i++)
-        if (t[i] != ' ' && t[i] != '\n' && t[i] != '\t' && t[i] != '\r' && t[i] != '\f' &&
-            t[i] != '\v')
-            *w++ = t[i];
+    while (i < n) {
+        const unsigned char *u = (const unsigned char *)t + i;
+        size_t k = i + (u[0] < 0x80 ? 1 : u[0] < 0xE0 ? 2 : u[0] < 0xF0 ? 3 : 4);
+        uint32_t c = u[0] < 0x80   ? u[0]
+                     : u[0] < 0xE0 ? ((u[0] & 0x1Fu) << 6) | (u[1] & 0x3Fu)
+                     : u[0] < 0xF0 ? ((u[0] & 0x0Fu) << 12) | ((u[1] & 0x3Fu) << 6) | (u[2] & 0x3Fu)
+                                   : 0x10000u; /* no whitespace up there */
+        if (k > n)
+            k = n;
+        if (!tb_seg_py_space(c)) {
+            memcpy(w, t + i, k - i);
+            w += k - i;
+        }
+        i = k;
+    }
     *w = '\0';
     return o;
 }
@@ -966,7 +981,7 @@ static void punkt_tables_match_data(void **state)
         assert_true(strcmp(tb_punkt_abbrev[i - 1], tb_punkt_abbrev[i]) < 0);
 }
 
-/* The prose corpus and the mixed one, each at 100%. */
+/* The prose, mixed and Unicode corpora, each at 100%. */
 static void conform(enum tb_chunk_policy policy)
 {
     char want[64];
@@ -974,6 +989,8 @@ static void conform(enum tb_chunk_policy policy)
     assert_int_equal(conform_rate(policy, "chunk/corpus.jsonl", want, 200), 1000);
     snprintf(want, sizeof(want), "chunk/expected-mixed-%s.jsonl", tb_seg_policy_name(policy));
     assert_int_equal(conform_rate(policy, "chunk/mixed.jsonl", want, 400), 1000);
+    snprintf(want, sizeof(want), "chunk/expected-unicode-%s.jsonl", tb_seg_policy_name(policy));
+    assert_int_equal(conform_rate(policy, "chunk/unicode.jsonl", want, 300), 1000);
 }
 
 static void conform_openai_agents(void **state)
