@@ -76,9 +76,9 @@ static int space(uint32_t c)
 static int latin_a_upper(uint32_t c)
 {
     if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E))
-        return c & 1;
+        return (c & 1u) != 0;
     if ((c >= 0x100 && c <= 0x137) || (c >= 0x14A && c <= 0x177))
-        return !(c & 1);
+        return (c & 1u) == 0;
     return c == 0x130 || c == 0x178;
 }
 
