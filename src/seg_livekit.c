@@ -264,6 +264,5 @@ size_t tb_seg_lk_first(const uint32_t *cp, uint8_t *flags, size_t n)
         piece = 0;
         have_lo = 0;
     }
-    (void)end;
     return 0;
 }
