@@ -41,9 +41,11 @@ struct tb_seg {
     /* openai-agents: the splitter's view of its buffer (see feed_openai) */
     int oa_ns, oa_term, oa_run, oa_bnd;
     /* elevenlabs-sdk: text_chunker's buffer runs from the sent position to
-     * `fed`; el_last is its last code point (0: empty) */
+     * `fed`; el_last is its last code point (0: empty); el_ns tells
+     * whether the open chunk holds a non-space */
     uint64_t el_sent_b, el_sent_cps, el_server;
     uint32_t el_last;
+    int el_ns;
     uint64_t oa_first;           /* code point of the buffer's first non-space */
     uint64_t oa_run_b, oa_run_cps; /* whitespace run after a sentence end */
     uint64_t oa_bnd_b, oa_bnd_cps, oa_bnd_end; /* last confirmed boundary */
@@ -522,17 +524,29 @@ static void feed_elevenlabs_sdk(struct tb_seg *s, const unsigned char *t, size_t
     size_t i = 0, first_len;
     uint32_t c0 = next_cp(t, len, &i), last = c0;
     uint64_t n = tb_utf8_count((const char *)t, len);
+    uint64_t chunks = s->nchunks;
+    int ns_rest = 0; /* a non-space after the first code point */
     first_len = i;
-    while (i < len)
+    while (i < len) {
         last = next_cp(t, len, &i);
+        ns_rest |= !tb_seg_py_space(last);
+    }
     if (s->el_last != 0 && el_splitter(s->el_last)) {
         el_send(s, s->fed, s->gcps, s->el_last, fn, ud);
         s->el_last = last;
+        if (s->nchunks != chunks)
+            s->el_ns = 0;
+        s->el_ns |= ns_rest || !tb_seg_py_space(c0);
     } else if (el_splitter(c0)) {
+        s->el_ns |= !tb_seg_py_space(c0);
         el_send(s, s->fed + first_len, s->gcps + 1, c0, fn, ud);
         s->el_last = n > 1 ? last : 0;
+        if (s->nchunks != chunks)
+            s->el_ns = 0;
+        s->el_ns |= ns_rest;
     } else {
         s->el_last = last;
+        s->el_ns |= ns_rest || !tb_seg_py_space(c0);
     }
     s->fed += len;
     s->gcps += n;
@@ -571,6 +585,7 @@ void tb_seg_cut(struct tb_seg *s, tb_chunk_fn fn, void *ud)
     s->el_sent_cps = s->gcps;
     s->el_server = 0;
     s->el_last = 0;
+    s->el_ns = 0;
     s->oa_ns = s->oa_term = s->oa_run = s->oa_bnd = 0;
     s->oa_collapsed = 0;
 }
@@ -583,7 +598,8 @@ void tb_seg_finish(struct tb_seg *s, tb_chunk_fn fn, void *ud)
     /* The frameworks send no chunk of whitespace alone. */
     if (!((s->o.policy == TB_CHUNK_LIVEKIT || s->o.policy == TB_CHUNK_PIPECAT) &&
           !lk_has_text(s)) &&
-        !(s->o.policy == TB_CHUNK_OPENAI_AGENTS && !s->oa_ns))
+        !(s->o.policy == TB_CHUNK_OPENAI_AGENTS && !s->oa_ns) &&
+        !(s->o.policy == TB_CHUNK_ELEVENLABS_SDK && !s->el_ns))
         emit(s, s->fed, s->gcps, fn, ud);
     s->lk_n = 0;
     s->event = ev;

@@ -624,6 +624,13 @@ static void elevenlabs_sdk_pieces_and_schedule(void **state)
     static const struct tb_chunk want[] = {{53, 53, 10}, {63, 10, 12}};
     (void)state;
     CHECK(TB_CHUNK_ELEVENLABS_SDK, 1, ev, want, 1);
+    {
+        /* A stream that ends in whitespace gives no chunk of it alone. */
+        static const char *const ev2[] = {"This is the first sentence.",
+                                          " And a second one here.", " "};
+        static const struct tb_chunk want2[] = {{50, 50, 2}};
+        CHECK(TB_CHUNK_ELEVENLABS_SDK, 1, ev2, want2, 1);
+    }
 }
 
 static void cut_closes_open_chunk(void **state)
