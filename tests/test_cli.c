@@ -103,6 +103,56 @@ static void json_report_has_keys(void **state)
     tb_test_out_free(&o);
 }
 
+/* sim --chunks: each chunk's text and the content event that released it
+ * (a reasoning event is not counted), in the human table and in JSON. */
+static void chunks_list(void **state)
+{
+    (void)state;
+    char path[64], args[160];
+    const char *want[] = {"Hello there, friend.", " It is Mr. Smith. "};
+    const int ev[] = {5, 9};
+    struct tb_test_out o;
+    cJSON *j, *a;
+    FILE *f;
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-chunks-%d.jsonl", (int)getpid());
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"t\": 0.1, \"text\": \"hm\", \"kind\": \"reasoning\"}\n"
+          "{\"t\": 0.2, \"text\": \"Hello\"}\n{\"t\": 0.3, \"text\": \" there\"}\n"
+          "{\"t\": 0.4, \"text\": \", fri\"}\n{\"t\": 0.5, \"text\": \"end\"}\n"
+          "{\"t\": 0.6, \"text\": \".\"}\n{\"t\": 0.7, \"text\": \" It\"}\n"
+          "{\"t\": 0.8, \"text\": \" is Mr\"}\n{\"t\": 0.9, \"text\": \". Smith\"}\n"
+          "{\"t\": 1.0, \"text\": \".\"}\n{\"t\": 1.1, \"text\": \" \"}\n",
+          f);
+    fclose(f);
+    snprintf(args, sizeof(args), "sim --trace %s --chunk openai-agents --chunks --json", path);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    j = cJSON_Parse(o.so);
+    assert_non_null(j);
+    a = cJSON_GetObjectItemCaseSensitive(j, "chunks");
+    assert_true(cJSON_IsArray(a));
+    assert_int_equal(cJSON_GetArraySize(a), 2);
+    for (int i = 0; i < 2; i++) {
+        const cJSON *c = cJSON_GetArrayItem(a, i);
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "text");
+        assert_true(cJSON_IsString(t));
+        assert_string_equal(t->valuestring, want[i]);
+        assert_int_equal((int)num(c, "event"), ev[i]);
+        assert_true(num(c, "start_s") >= num(c, "ready_s"));
+        assert_true(num(c, "duration_s") > 0);
+    }
+    cJSON_Delete(j);
+    tb_test_out_free(&o);
+    snprintf(args, sizeof(args), "sim --trace %s --chunk openai-agents --chunks", path);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "\"Hello there, friend.\""));
+    assert_non_null(strstr(o.so, "\" It is Mr. Smith. \""));
+    tb_test_out_free(&o);
+    remove(path);
+}
+
 static void human_report_verdict(void **state)
 {
     (void)state;
@@ -186,7 +236,7 @@ int tb_test_cli(void)
         cmocka_unit_test(version_and_help),         cmocka_unit_test(bad_usage),
         cmocka_unit_test(bad_trace_names_the_line), cmocka_unit_test(json_report_has_keys),
         cmocka_unit_test(human_report_verdict),     cmocka_unit_test(gate_exit_codes),
-        cmocka_unit_test(record_round_trip),
+        cmocka_unit_test(record_round_trip),        cmocka_unit_test(chunks_list),
     };
     return TB_RUN_GROUP("cli", tests);
 }

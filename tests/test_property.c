@@ -691,6 +691,7 @@ RANDOM_CASE(livekit, TB_CHUNK_LIVEKIT)
 RANDOM_CASE(openai_agents, TB_CHUNK_OPENAI_AGENTS)
 RANDOM_CASE(fixed40, TB_CHUNK_FIXED40)
 RANDOM_CASE(elevenlabs, TB_CHUNK_ELEVENLABS)
+RANDOM_CASE(elevenlabs_sdk, TB_CHUNK_ELEVENLABS_SDK)
 
 /* --------------------------------------------------------- edge cases */
 
@@ -856,6 +857,7 @@ int tb_test_property(void)
         cmocka_unit_test_setup_teardown(random_openai_agents, setup, teardown),
         cmocka_unit_test_setup_teardown(random_fixed40, setup, teardown),
         cmocka_unit_test_setup_teardown(random_elevenlabs, setup, teardown),
+        cmocka_unit_test_setup_teardown(random_elevenlabs_sdk, setup, teardown),
         cmocka_unit_test_setup_teardown(one_event, setup, teardown),
         cmocka_unit_test_setup_teardown(burst_at_zero, setup, teardown),
         cmocka_unit_test_setup_teardown(empty_text_ignored, setup, teardown),

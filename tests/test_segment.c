@@ -7,9 +7,13 @@
  * chunks were reported before finish, which tells a chunk closed by an
  * event from one flushed at the end of the stream.
  */
+#include <cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../src/punkt.h"
+#include "../src/seg_livekit.h"
 #include "tests.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/segment.h"
@@ -331,9 +335,11 @@ static void pipecat_closers_ellipsis_multibyte(void **state)
 {
     (void)state;
     {
+        /* The closing quote is the lookahead character: Punkt keeps it in
+         * the sentence, no single sentence ends in punctuation, no cut. */
         static const char *const ev[] = {"He said \"Hi.\"", " Then"};
-        static const struct tb_chunk want[] = {{13, 13, 1}, {18, 5, 1}};
-        CHECK(TB_CHUNK_PIPECAT, 1, ev, want, 1);
+        static const struct tb_chunk want[] = {{18, 18, 1}};
+        CHECK(TB_CHUNK_PIPECAT, 1, ev, want, 0);
     }
     {
         /* Several sentences in one event: several chunks at that event. */
@@ -348,9 +354,42 @@ static void pipecat_closers_ellipsis_multibyte(void **state)
         CHECK(TB_CHUNK_PIPECAT, 1, ev, want, 1);
     }
     {
+        /* Punkt does not end a sentence at an ellipsis before a lower-case
+         * word. */
         static const char *const ev[] = {"Wait\xE2\x80\xA6", " what"};
-        static const struct tb_chunk want[] = {{7, 5, 1}, {12, 5, 1}};
+        static const struct tb_chunk want[] = {{12, 10, 1}};
+        CHECK(TB_CHUNK_PIPECAT, 1, ev, want, 0);
+    }
+}
+
+static void pipecat_punkt_cases(void **state)
+{
+    (void)state;
+    {
+        /* Known abbreviations are no sentence ends. */
+        static const char *const ev[] = {"Mr. Smith is here. Dr", ". Lee too."};
+        static const struct tb_chunk want[] = {{18, 18, 0}, {31, 13, 1}};
         CHECK(TB_CHUNK_PIPECAT, 1, ev, want, 1);
+    }
+    {
+        /* CJK: a cut at the ideographic full stop, no space needed. */
+        static const char *const ev[] = {"\xE6\x88\x91\xE5\xBE\x88\xE5\xA5\xBD\xE3\x80\x82"
+                                         "\xE8\xB0\xA2\xE8\xB0\xA2"};
+        static const struct tb_chunk want[] = {{12, 4, 0}, {18, 2, 0}};
+        CHECK(TB_CHUNK_PIPECAT, 1, ev, want, 1);
+    }
+    {
+        /* "?!": the "!" is the lookahead character and starts the next
+         * chunk. */
+        static const char *const ev[] = {"Are you sure?! Yes."};
+        static const struct tb_chunk want[] = {{13, 13, 0}, {19, 6, 0}};
+        CHECK(TB_CHUNK_PIPECAT, 1, ev, want, 1);
+    }
+    {
+        /* List numbers are cut. */
+        static const char *const ev[] = {"1. Eggs\n2. Milk"};
+        static const struct tb_chunk want[] = {{2, 2, 0}, {10, 8, 0}, {15, 5, 0}};
+        CHECK(TB_CHUNK_PIPECAT, 1, ev, want, 2);
     }
 }
 
@@ -359,10 +398,9 @@ static void pipecat_closers_ellipsis_multibyte(void **state)
 static void livekit_merge_and_context(void **state)
 {
     /*
-     * "Short one." (10 cps) ends a sentence, but the chunk is shorter than
-     * 20 code points: merged.  "... sentence." ends at 33 code points: a
-     * candidate, cut before the space.  " Then more" brings exactly 10
-     * more code points, so event 2 confirms it.
+     * LiveKit's splitter joins "Short one." (shorter than 20 code points)
+     * to the next sentence; the buffered stream sends a sentence once the
+     * split shows another one after it, which " Then more" does.
      */
     static const char *const ev[] = {"Short one.", " Now a longer sentence.", " Then more",
                                      " words follow here."};
@@ -371,20 +409,28 @@ static void livekit_merge_and_context(void **state)
     CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 1);
 }
 
-static void livekit_context_cut_short_by_end(void **state)
+static void livekit_release_and_flush(void **state)
 {
     (void)state;
     {
-        /* Only 5 code points of context: finish confirms the candidate. */
+        /* The first non-space after the sentence releases it. */
         static const char *const ev[] = {"This sentence is long enough.", " Tail"};
         static const struct tb_chunk want[] = {{29, 29, 1}, {34, 5, 1}};
-        CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 0);
+        CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 1);
     }
     {
-        /* 9 code points of context are not enough; the 10th confirms. */
-        static const char *const ev[] = {"This sentence is long enough.", " 12345678", "9", "0"};
-        static const struct tb_chunk want[] = {{29, 29, 2}, {40, 11, 3}};
+        /* Abbreviations, decimals and ellipses are not sentence ends; the
+         * rest is flushed at the end, at the last event. */
+        static const char *const ev[] = {"Mr. Smith went to town.", " It was 3.5 km",
+                                         " away. Wait... ok"};
+        static const struct tb_chunk want[] = {{23, 23, 1}, {54, 31, 2}};
         CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 1);
+    }
+    {
+        /* Trailing whitespace is no chunk of its own. */
+        static const char *const ev[] = {"Hello there my friend.", " ", " "};
+        static const struct tb_chunk want[] = {{24, 24, 2}};
+        CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 0);
     }
 }
 
@@ -392,22 +438,17 @@ static void livekit_twenty_boundary(void **state)
 {
     (void)state;
     {
-        /* 19 code points before the space: not a candidate. */
-        static const char *const ev[] = {"abcdefghijklmnopqr.", " and then more text here"};
-        static const struct tb_chunk want[] = {{43, 43, 1}};
-        CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 0);
-    }
-    {
-        /* 20: a candidate. */
-        static const char *const ev[] = {"abcdefghijklmnopqrs.", " and then more text here"};
-        static const struct tb_chunk want[] = {{20, 20, 1}, {44, 24, 1}};
+        /* 19 code points: joined to the next sentence. */
+        static const char *const ev[] = {"abcdefghijklmnopqr.", " and then more text here.",
+                                         " Next one"};
+        static const struct tb_chunk want[] = {{44, 44, 2}, {53, 9, 2}};
         CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 1);
     }
     {
-        /* Sentence end must be followed by whitespace. */
+        /* 20, and a cut even with no space after the period. */
         static const char *const ev[] = {"abcdefghijklmnopqrs.X and more text"};
-        static const struct tb_chunk want[] = {{35, 35, 0}};
-        CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 0);
+        static const struct tb_chunk want[] = {{20, 20, 0}, {35, 15, 0}};
+        CHECK(TB_CHUNK_LIVEKIT, 1, ev, want, 1);
     }
 }
 
@@ -417,8 +458,8 @@ static void openai_agents_twenty_rule(void **state)
 {
     (void)state;
     {
-        /* "Short one." (10) is merged with the next sentence; the cut comes
-         * at the space after "one." (29 code points before it). */
+        /* "Short one." (10) is joined to the next sentence; the cut, after
+         * "one.", is sent when "And" arrives. */
         static const char *const ev[] = {"Short one.", " Then a second one.", " And more"};
         static const struct tb_chunk want[] = {{29, 29, 2}, {38, 9, 2}};
         CHECK(TB_CHUNK_OPENAI_AGENTS, 1, ev, want, 1);
@@ -430,9 +471,21 @@ static void openai_agents_twenty_rule(void **state)
         CHECK(TB_CHUNK_OPENAI_AGENTS, 1, ev, want, 0);
     }
     {
-        /* 20: cut at the space, which arrives in event 1. */
+        /* 20: the space alone does not release it, the next character does. */
         static const char *const ev[] = {"abcdefghijklmnopqrs?", " ", "x"};
-        static const struct tb_chunk want[] = {{20, 20, 1}, {22, 2, 2}};
+        static const struct tb_chunk want[] = {{20, 20, 2}, {22, 2, 2}};
+        CHECK(TB_CHUNK_OPENAI_AGENTS, 1, ev, want, 1);
+    }
+    {
+        /* No cut after a period inside quotes. */
+        static const char *const ev[] = {"He said \"Go home.\" Then", " he left."};
+        static const struct tb_chunk want[] = {{32, 32, 1}};
+        CHECK(TB_CHUNK_OPENAI_AGENTS, 1, ev, want, 0);
+    }
+    {
+        /* Two sentence ends in one event: everything up to the last. */
+        static const char *const ev[] = {"First sentence here. Second one. Th", "ird"};
+        static const struct tb_chunk want[] = {{32, 32, 0}, {38, 6, 1}};
         CHECK(TB_CHUNK_OPENAI_AGENTS, 1, ev, want, 1);
     }
 }
@@ -557,6 +610,29 @@ static void elevenlabs_whole_buffer(void **state)
 
 /* ---- cut, reset, names ---- */
 
+static void elevenlabs_sdk_pieces_and_schedule(void **state)
+{
+    /*
+     * text_chunker sends "Hello " at " there", "there, " at ", my", ...:
+     * 6 + 7 + 4 + 5 + 8 + 5 + 4 + 4 + 6 = 49 characters (appended spaces
+     * count), and "today? " (sent when "? I" arrives, event 10) brings 56:
+     * the chunk ends after "today?".  The rest is flushed at the end.
+     */
+    static const char *const ev[] = {"Hello", " there", ", my",   " good", " friend",
+                                     ". How", " are",   " you",   " doing", " today",
+                                     "? I",   " am",    " fine"};
+    static const struct tb_chunk want[] = {{53, 53, 10}, {63, 10, 12}};
+    (void)state;
+    CHECK(TB_CHUNK_ELEVENLABS_SDK, 1, ev, want, 1);
+    {
+        /* A stream that ends in whitespace gives no chunk of it alone. */
+        static const char *const ev2[] = {"This is the first sentence.",
+                                          " And a second one here.", " "};
+        static const struct tb_chunk want2[] = {{50, 50, 2}};
+        CHECK(TB_CHUNK_ELEVENLABS_SDK, 1, ev2, want2, 1);
+    }
+}
+
 static void cut_closes_open_chunk(void **state)
 {
     struct tb_seg *s = make_seg(TB_CHUNK_SENTENCE, 1);
@@ -650,8 +726,9 @@ static void reset_reuses_segmenter(void **state)
 
 static void policy_names_round_trip(void **state)
 {
-    static const char *const names[] = {"token",   "sentence",      "clause",  "pipecat",
-                                        "livekit", "openai-agents", "fixed40", "elevenlabs"};
+    static const char *const names[] = {"token",      "sentence",      "clause",  "pipecat",
+                                        "livekit",    "openai-agents", "fixed40", "elevenlabs",
+                                        "elevenlabs-sdk"};
     (void)state;
     assert_int_equal(N(names), TB_CHUNK__COUNT);
     for (int i = 0; i < TB_CHUNK__COUNT; i++) {
@@ -682,6 +759,265 @@ static void policy_bad_names_and_values(void **state)
     tb_seg_destroy(NULL); /* a no-op */
 }
 
+/*
+ * Conformance with the frameworks' own code (tests/data/chunk/, made by
+ * tests/chunk_corpus.py).  A chunk is compared by its text with every
+ * whitespace character removed (the frameworks re-join and strip text, and
+ * the cut position is all that matters; where the text sent is not the
+ * stream's, the expected chunk's "span" is the stream text it consumed)
+ * and by the index of the event that released it; a stream matches when
+ * every chunk does.
+ */
+struct conform {
+    char *text; /* the stream's content so far */
+    size_t len, cap;
+    size_t from;  /* start of the open chunk in text */
+    cJSON *got;   /* array of {"key", "event"} */
+};
+
+/* The text without its whitespace (Python's str.isspace: the frameworks
+ * strip and re-join with it). */
+static char *squeeze(const char *t, size_t n)
+{
+    char *o = malloc(n + 1), *w = o;
+    size_t i = 0;
+    assert_non_null(o);
+    while (i < n) {
+        const unsigned char *u = (const unsigned char *)t + i;
+        size_t k = i + (u[0] < 0x80 ? 1 : u[0] < 0xE0 ? 2 : u[0] < 0xF0 ? 3 : 4);
+        uint32_t c = u[0] < 0x80   ? u[0]
+                     : u[0] < 0xE0 ? ((u[0] & 0x1Fu) << 6) | (u[1] & 0x3Fu)
+                     : u[0] < 0xF0 ? ((u[0] & 0x0Fu) << 12) | ((u[1] & 0x3Fu) << 6) | (u[2] & 0x3Fu)
+                                   : 0x10000u; /* no whitespace up there */
+        if (k > n)
+            k = n;
+        if (!tb_seg_py_space(c)) {
+            memcpy(w, t + i, k - i);
+            w += k - i;
+        }
+        i = k;
+    }
+    *w = '\0';
+    return o;
+}
+
+static void conform_chunk(void *ud, const struct tb_chunk *c)
+{
+    struct conform *x = ud;
+    char *k = squeeze(x->text + x->from, (size_t)c->end - x->from);
+    cJSON *o = cJSON_CreateObject();
+    assert_true(c->end >= x->from && c->end <= x->len);
+    cJSON_AddStringToObject(o, "key", k);
+    cJSON_AddNumberToObject(o, "event", c->event);
+    cJSON_AddItemToArray(x->got, o);
+    free(k);
+    x->from = (size_t)c->end;
+}
+
+/* Drops the entries whose key is empty (whitespace-only chunks). */
+static void drop_empty(cJSON *a)
+{
+    for (int i = cJSON_GetArraySize(a) - 1; i >= 0; i--) {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(a, i), "key");
+        if (k->valuestring[0] == '\0')
+            cJSON_DeleteItemFromArray(a, i);
+    }
+}
+
+static int same_chunks(const cJSON *got, const cJSON *want, char *why, size_t whylen)
+{
+    int n = cJSON_GetArraySize(want);
+    if (cJSON_GetArraySize(got) != n)
+        snprintf(why, whylen, "%d chunks, want %d", cJSON_GetArraySize(got), n);
+    for (int i = 0; i < n && i < cJSON_GetArraySize(got); i++) {
+        const cJSON *g = cJSON_GetArrayItem(got, i), *w = cJSON_GetArrayItem(want, i);
+        const char *gk = cJSON_GetObjectItemCaseSensitive(g, "key")->valuestring;
+        const char *wk = cJSON_GetObjectItemCaseSensitive(w, "key")->valuestring;
+        int ge = cJSON_GetObjectItemCaseSensitive(g, "event")->valueint;
+        int we = cJSON_GetObjectItemCaseSensitive(w, "event")->valueint;
+        if (strcmp(gk, wk) != 0 || ge != we) {
+            snprintf(why, whylen, "chunk %d: \"%s\" at event %d, want \"%s\" at event %d", i,
+                     gk, ge, wk, we);
+            return 0;
+        }
+    }
+    return cJSON_GetArraySize(got) == n;
+}
+
+/* Runs `policy` over a corpus of `n` streams; returns the streams that
+ * match, in per mille, and prints the rate and the first differences. */
+static int conform_rate(enum tb_chunk_policy policy, const char *corpus_name,
+                        const char *expected, int nstreams)
+{
+    char *corpus = tb_test_slurp_str(tb_test_data(corpus_name));
+    char *exp = tb_test_slurp_str(tb_test_data(expected));
+    char *cl = corpus, *el = exp, why[512];
+    struct tb_seg_opts o = {policy, 1};
+    struct tb_seg *seg;
+    int total = 0, same = 0, shown = 0;
+    assert_int_equal(tb_seg_create(&o, &seg), 0);
+    while (*cl != '\0' && *el != '\0') {
+        char *cn = strchr(cl, '\n'), *en = strchr(el, '\n');
+        cJSON *cj, *ej, *toks, *want;
+        struct conform x = {NULL, 0, 0, 0, cJSON_CreateArray()};
+        int ntok;
+        assert_non_null(cn);
+        assert_non_null(en);
+        *cn = '\0';
+        *en = '\0';
+        cj = cJSON_Parse(cl);
+        ej = cJSON_Parse(el);
+        assert_non_null(cj);
+        assert_non_null(ej);
+        toks = cJSON_GetObjectItemCaseSensitive(cj, "tokens");
+        ntok = cJSON_GetArraySize(toks);
+        want = cJSON_CreateArray();
+        for (int i = 0; i < cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ej, "chunks"));
+             i++) {
+            const cJSON *c =
+                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ej, "chunks"), i);
+            const cJSON *span = cJSON_GetObjectItemCaseSensitive(c, "span");
+            const char *t = cJSON_IsString(span)
+                                ? span->valuestring
+                                : cJSON_GetObjectItemCaseSensitive(c, "text")->valuestring;
+            char *k = squeeze(t, strlen(t));
+            cJSON *w = cJSON_CreateObject();
+            cJSON_AddStringToObject(w, "key", k);
+            cJSON_AddNumberToObject(w, "event",
+                                    cJSON_GetObjectItemCaseSensitive(c, "event")->valueint);
+            cJSON_AddItemToArray(want, w);
+            free(k);
+        }
+        tb_seg_reset(seg);
+        for (int i = 0; i < ntok; i++) {
+            const char *t = cJSON_GetArrayItem(toks, i)->valuestring;
+            size_t n = strlen(t);
+            if (x.len + n + 1 > x.cap) {
+                x.cap = (x.len + n + 1) * 2;
+                x.text = realloc(x.text, x.cap);
+                assert_non_null(x.text);
+            }
+            memcpy(x.text + x.len, t, n + 1);
+            x.len += n;
+            tb_seg_feed(seg, t, n, conform_chunk, &x);
+        }
+        tb_seg_finish(seg, conform_chunk, &x);
+        drop_empty(x.got);
+        drop_empty(want);
+        why[0] = '\0';
+        if (same_chunks(x.got, want, why, sizeof(why)))
+            same++;
+        else if (shown++ < 8)
+            print_message("  %s stream %d differs: %s\n", tb_seg_policy_name(policy), total, why);
+        total++;
+        cJSON_Delete(want);
+        cJSON_Delete(x.got);
+        cJSON_Delete(cj);
+        cJSON_Delete(ej);
+        free(x.text);
+        cl = cn + 1;
+        el = en + 1;
+    }
+    tb_seg_destroy(seg);
+    free(corpus);
+    free(exp);
+    print_message("  %s, %s: same cuts and release events as the framework in %d of %d "
+                  "streams (%.1f%%)\n",
+                  tb_seg_policy_name(policy), corpus_name, same, total, 100.0 * same / total);
+    assert_int_equal(total, nstreams);
+    return same * 1000 / total;
+}
+
+/* The compiled-in Punkt tables (src/punkt_en.c) hold exactly the lines of
+ * the shipped data files: gen.sh was run after the data last changed. */
+static int cmp_ortho_key(const void *k, const void *e)
+{
+    return strcmp(k, ((const struct tb_punkt_ortho *)e)->type);
+}
+
+static size_t table_lines(const char *name, const char *const *v, size_t n)
+{
+    char path[4096], *text, *line, *save = NULL;
+    const char *data = getenv("TB_TESTDATA");
+    size_t count = 0;
+    snprintf(path, sizeof(path), "%s/../../data/punkt_tab/english/%s",
+             data != NULL ? data : "tests/data", name);
+    text = tb_test_slurp_str(path);
+    for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        int found = 0;
+        if (v != NULL) {
+            for (size_t i = 0; i < n && !found; i++)
+                found = strcmp(v[i], line) == 0;
+            if (!found)
+                fail_msg("%s: \"%s\" is not in src/punkt_en.c (run data/punkt_tab/gen.sh)",
+                         name, line);
+        } else {
+            char *tab = strchr(line, '\t');
+            assert_non_null(tab);
+            *tab = '\0';
+            const struct tb_punkt_ortho *o =
+                bsearch(line, tb_punkt_ortho, n, sizeof(*o), cmp_ortho_key);
+            found = o != NULL && o->flags == atoi(tab + 1);
+            if (!found)
+                fail_msg("ortho_context.tab: \"%s\" differs in src/punkt_en.c", line);
+        }
+        count++;
+    }
+    free(text);
+    return count;
+}
+
+static void punkt_tables_match_data(void **state)
+{
+    (void)state;
+    assert_int_equal(table_lines("abbrev_types.txt", tb_punkt_abbrev, tb_punkt_abbrev_n),
+                     tb_punkt_abbrev_n);
+    assert_int_equal(table_lines("collocations.tab", tb_punkt_colloc, tb_punkt_colloc_n),
+                     tb_punkt_colloc_n);
+    assert_int_equal(table_lines("sent_starters.txt", tb_punkt_starters, tb_punkt_starters_n),
+                     tb_punkt_starters_n);
+    assert_int_equal(tb_punkt_abbrev_n, 156);
+    assert_int_equal(tb_punkt_colloc_n, 37);
+    assert_int_equal(tb_punkt_starters_n, 39);
+    assert_int_equal(table_lines("ortho_context.tab", NULL, tb_punkt_ortho_n), tb_punkt_ortho_n);
+    assert_int_equal(tb_punkt_ortho_n, 20366);
+    /* sorted, as the lookups' bsearch needs */
+    for (size_t i = 1; i < tb_punkt_ortho_n; i++)
+        assert_true(strcmp(tb_punkt_ortho[i - 1].type, tb_punkt_ortho[i].type) < 0);
+    for (size_t i = 1; i < tb_punkt_abbrev_n; i++)
+        assert_true(strcmp(tb_punkt_abbrev[i - 1], tb_punkt_abbrev[i]) < 0);
+}
+
+/* The prose, mixed and Unicode corpora, each at 100%. */
+static void conform(enum tb_chunk_policy policy)
+{
+    char want[64];
+    snprintf(want, sizeof(want), "chunk/expected-%s.jsonl", tb_seg_policy_name(policy));
+    assert_int_equal(conform_rate(policy, "chunk/corpus.jsonl", want, 200), 1000);
+    snprintf(want, sizeof(want), "chunk/expected-mixed-%s.jsonl", tb_seg_policy_name(policy));
+    assert_int_equal(conform_rate(policy, "chunk/mixed.jsonl", want, 400), 1000);
+    snprintf(want, sizeof(want), "chunk/expected-unicode-%s.jsonl", tb_seg_policy_name(policy));
+    assert_int_equal(conform_rate(policy, "chunk/unicode.jsonl", want, 300), 1000);
+}
+
+static void conform_openai_agents(void **state)
+{
+    (void)state;
+    conform(TB_CHUNK_OPENAI_AGENTS);
+}
+
+static void conform_livekit(void **state)
+{
+    (void)state;
+    conform(TB_CHUNK_LIVEKIT);
+}
+
+static void conform_pipecat(void **state)
+{
+    (void)state;
+    conform(TB_CHUNK_PIPECAT);
+}
+
 int tb_test_segment(void)
 {
     const struct CMUnitTest tests[] = {
@@ -700,8 +1036,9 @@ int tb_test_segment(void)
         cmocka_unit_test(clause_closers_and_min_chars),
         cmocka_unit_test(pipecat_lookahead),
         cmocka_unit_test(pipecat_closers_ellipsis_multibyte),
+        cmocka_unit_test(pipecat_punkt_cases),
         cmocka_unit_test(livekit_merge_and_context),
-        cmocka_unit_test(livekit_context_cut_short_by_end),
+        cmocka_unit_test(livekit_release_and_flush),
         cmocka_unit_test(livekit_twenty_boundary),
         cmocka_unit_test(openai_agents_twenty_rule),
         cmocka_unit_test(openai_agents_needs_period_and_space),
@@ -710,11 +1047,16 @@ int tb_test_segment(void)
         cmocka_unit_test(fixed40_multibyte),
         cmocka_unit_test(elevenlabs_schedule),
         cmocka_unit_test(elevenlabs_whole_buffer),
+        cmocka_unit_test(elevenlabs_sdk_pieces_and_schedule),
         cmocka_unit_test(cut_closes_open_chunk),
         cmocka_unit_test(cut_clears_pending_state),
         cmocka_unit_test(reset_reuses_segmenter),
         cmocka_unit_test(policy_names_round_trip),
         cmocka_unit_test(policy_bad_names_and_values),
+        cmocka_unit_test(conform_openai_agents),
+        cmocka_unit_test(conform_livekit),
+        cmocka_unit_test(conform_pipecat),
+        cmocka_unit_test(punkt_tables_match_data),
     };
     return TB_RUN_GROUP("segment", tests);
 }

@@ -547,10 +547,10 @@ static void cli_synth_seeds_and_ranges(void **state)
     assert_non_null(j);
     assert_int_equal((int)num(j, "streams"), 20);
     ax = cJSON_GetObjectItem(j, "axes");
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(ax, "chunk")), 8);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(ax, "chunk")), TB_CHUNK__COUNT);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(ax, "preroll")), 5);
     assert_near(cJSON_GetArrayItem(cJSON_GetObjectItem(ax, "preroll"), 3)->valuedouble, 0.75, 0);
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "points")), 8 * 5 * 2);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "points")), TB_CHUNK__COUNT * 5 * 2);
     cJSON_Delete(j);
     tb_test_out_free(&o);
 }

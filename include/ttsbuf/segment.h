@@ -16,22 +16,49 @@
  *             ellipsis, or the event holds a newline; only once the chunk
  *             has --min-chars code points
  *   clause    as sentence, plus , ; : and em dash
- *   pipecat   sentence end confirmed when the next non-space character
- *             arrives (lookahead); the cut is made right after the
- *             punctuation (and closers), before the whitespace
- *   livekit   sentence ends followed by whitespace, merged until >= 20 code
- *             points, confirmed once 10 more code points have arrived
- *   openai-agents  sentence ends (. ! ?) followed by whitespace, cut once
- *             the text before the end holds >= 20 code points
+ *   pipecat   Pipecat 1.x (1.7.0 and later): SimpleTextAggregator with
+ *             match_endofsentence.  A character of its sentence-ending set
+ *             (. ! ? ; and others) arms a lookahead; the next non-space
+ *             character makes it run NLTK's Punkt with the English
+ *             parameters (src/punkt.c, data/punkt_tab/) over the buffer,
+ *             and the first sentence, if Punkt finds one, is sent.
+ *   livekit   LiveKit Agents 1.x (livekit-agents 1.7.0): the basic sentence
+ *             tokenizer (tokenize/_basic_sent.py, min_sentence_len 20) in
+ *             its BufferedTokenStream (stream_context_len 10).  Once the
+ *             buffer holds 10 code points, each event re-splits it; while
+ *             the split has two sentences or more, the first is sent.
+ *             Since livekit-agents 1.2 the TTS default is the blingfire
+ *             tokenizer (a native library); this profile is the basic one.
+ *   openai-agents  openai-agents-python's voice pipeline: after every text
+ *             delta, get_sentence_based_splitter(20) splits the stripped
+ *             buffer at whitespace after . ! ? and sends all but the last
+ *             sentence once they hold >= 20 code points (joined by one
+ *             space); the rest is sent at the end.
  *   fixed40   once 40 code points are buffered, cut at the last whitespace
  *             (or everything, when there is none)
- *   elevenlabs  the chunk_length_schedule 120,160,250,290: chunk i closes at
- *             the event that brings the buffer to schedule[min(i,3)] code
- *             points (whole buffer)
+ *   elevenlabs  the chunk_length_schedule 120,160,250,290 as its documentation
+ *             reads (the server is closed): chunk i closes at the event that
+ *             brings the buffer, counted from the previous chunk, to
+ *             schedule[min(i,3)] code points (whole buffer)
+ *   elevenlabs-sdk  the ElevenLabs Python SDK's convert_realtime
+ *             (elevenlabs-python realtime_tts.py): text_chunker re-cuts the
+ *             stream into pieces ending at a splitter (. , ? ! ; : - ( ) [
+ *             ] } space, em dash), each sent with a space appended when it
+ *             lacks one, with chunk_length_schedule [50] as that helper
+ *             sets it: a chunk closes when a piece brings the received text
+ *             to >= 50 characters; the end of the stream flushes the rest
+ * pipecat, livekit and openai-agents match the frameworks' own code on the
+ * corpus
+ * in tests/data/chunk/ (same cuts, same releasing event).  Neither sends
+ * a chunk of whitespace alone at the end.
  * All rules depend on the text only, never on time: this is what makes the
  * closed-form minimum TPS exact for every policy.
  *
- * Ownership: tb_seg_create allocates one small object; no allocation after.
+ * Ownership: tb_seg_create allocates one small object (plus, for livekit
+ * and pipecat, a buffer of the open chunk's code points, TB_SEG_LK_CAP =
+ * 4096 of them, and pipecat's Punkt working memory, about 200 KB); no
+ * allocation after.  A livekit or pipecat chunk that reaches 4096 code
+ * points without a cut is cut there (the frameworks would keep buffering).
  * Threads: one thread per segmenter.
  */
 #ifndef TTSBUF_SEGMENT_H
@@ -49,6 +76,7 @@ enum tb_chunk_policy {
     TB_CHUNK_OPENAI_AGENTS,
     TB_CHUNK_FIXED40,
     TB_CHUNK_ELEVENLABS,
+    TB_CHUNK_ELEVENLABS_SDK,
     TB_CHUNK__COUNT
 };
 

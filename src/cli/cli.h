@@ -82,6 +82,13 @@ struct tb_cli_audio;
 int tb_report_json_audio(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
                          const struct tb_sim_result *r, const struct tb_gap_list *gaps,
                          const struct tb_report_live *live, const struct tb_cli_audio *audio);
+/* As tb_report_json_audio, plus the "chunks" array (sim --chunks) when
+ * chunks is not NULL. */
+struct tb_cli_chunks;
+int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
+                          const struct tb_sim_result *r, const struct tb_gap_list *gaps,
+                          const struct tb_report_live *live, const struct tb_cli_audio *audio,
+                          const struct tb_cli_chunks *chunks);
 /* Subcommands. */
 int tb_cmd_run(int argc, char **argv);
 int tb_cmd_serve(int argc, char **argv);

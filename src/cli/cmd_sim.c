@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "audio.h"
+#include "chunks.h"
 #include "cli.h"
 #include "common.h"
 #include "ttsbuf/clock.h"
@@ -44,7 +45,12 @@ static void usage(FILE *f)
             "  --request N        with --import: play request N (from 0) with the full report;\n"
             "                     without it a file of several requests gives one line per\n"
             "                     request and P50/P95/P99/max over them (--json: one object\n"
-            "                     a line per request)\n");
+            "                     a line per request)\n"
+            "  --chunks           also list each chunk: its text, the content event (from 0)\n"
+            "                     whose arrival released it (the last event for the chunk\n"
+            "                     flushed at the end), ready, start and duration; with\n"
+            "                     --json \"chunks\" is an array of {text, event, ready_s,\n"
+            "                     start_s, duration_s} instead of the count\n");
     fprintf(f, "\nPlayout and output:\n");
     tb_cli_usage_playout(f);
     tb_cli_audio_usage(f);
@@ -54,7 +60,7 @@ static void usage(FILE *f)
     tb_cli_usage_tables(f);
 }
 
-enum { O_IMPORT = TB_O__COMMON_END, O_REQUEST, O_RUN, O_CPT };
+enum { O_IMPORT = TB_O__COMMON_END, O_REQUEST, O_RUN, O_CPT, O_CHUNKS };
 
 static const struct option longopts[] = {
     TB_SOURCE_LONGOPTS,
@@ -62,6 +68,7 @@ static const struct option longopts[] = {
     {"request", required_argument, NULL, O_REQUEST},
     {"run", required_argument, NULL, O_RUN},
     {"chars-per-token", required_argument, NULL, O_CPT},
+    {"chunks", no_argument, NULL, O_CHUNKS},
     TB_PLAYOUT_LONGOPTS,
     TB_AUDIO_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
@@ -75,6 +82,7 @@ int tb_cmd_sim(int argc, char **argv)
     struct tb_stream s;
     struct tb_sim_result r;
     struct tb_report_src src = {"", "", NULL};
+    struct tb_cli_chunks chunks;
     struct tb_gap_list gaps = {NULL, 0, 0};
     struct tb_cli_plays plays;
     struct tb_clock clk;
@@ -84,11 +92,12 @@ int tb_cmd_sim(int argc, char **argv)
     int import_opt = 0;
     long request = -1;
     size_t z;
-    int c, code = -1, rc;
+    int c, code = -1, rc, want_chunks = 0;
 
     tb_cli_common_init(&a);
     tb_cli_import_opts_init(&io);
     memset(&plays, 0, sizeof(plays));
+    memset(&chunks, 0, sizeof(chunks));
     plays.gaps = &gaps;
     tb_cli_audio_init(&au);
     optind = 1;
@@ -106,6 +115,10 @@ int tb_cmd_sim(int argc, char **argv)
             if (tb_cli_import_option(&io, c == O_RUN ? 'r' : 'c', optarg) != 0)
                 return TB_EXIT_USAGE;
             import_opt = c;
+            continue;
+        }
+        if (c == O_CHUNKS) {
+            want_chunks = 1;
             continue;
         }
         if (c == O_REQUEST) {
@@ -129,7 +142,7 @@ int tb_cmd_sim(int argc, char **argv)
         tb_cli_error("sim: unexpected argument '%s' (see ttsbuf sim --help)", argv[optind]);
         return TB_EXIT_USAGE;
     }
-    plays.keep_all = a.svg != NULL;
+    plays.keep_all = a.svg != NULL || want_chunks;
     if ((request >= 0 || import_opt != 0) && import == NULL) {
         tb_cli_error("%s needs --import", request >= 0         ? "--request"
                                           : import_opt == O_RUN ? "--run"
@@ -171,8 +184,17 @@ int tb_cmd_sim(int argc, char **argv)
         if (code >= 0)
             goto out;
     }
+    if (want_chunks) {
+        rc = tb_cli_chunks_build(&s, &a.o.seg, &plays.all, &chunks);
+        if (rc != 0) {
+            tb_cli_error("--chunks: %s", tb_strerror(rc));
+            code = TB_EXIT_USAGE;
+            goto out;
+        }
+    }
     if (a.json) {
-        if (tb_report_json_audio(stdout, &src, &a.o, &r, &gaps, NULL, &au) != 0) {
+        if (tb_report_json_chunks(stdout, &src, &a.o, &r, &gaps, NULL, &au,
+                                  want_chunks ? &chunks : NULL) != 0) {
             tb_cli_error("out of memory writing JSON");
             code = TB_EXIT_USAGE;
             goto out;
@@ -180,6 +202,8 @@ int tb_cmd_sim(int argc, char **argv)
     } else {
         tb_report_human(stdout, &src, &a.o, &r, &gaps, a.max_gaps, NULL);
         tb_cli_audio_report(stdout, &au, &a.o, &r, a.max_gaps);
+        if (want_chunks)
+            tb_cli_chunks_print(stdout, &chunks);
     }
     code = TB_EXIT_OK;
     if (a.fail_on_underrun && r.play.underruns > 0) {
@@ -188,6 +212,7 @@ int tb_cmd_sim(int argc, char **argv)
         code = TB_EXIT_GATE;
     }
 out:
+    tb_cli_chunks_free(&chunks);
     tb_cli_audio_free(&au);
     free(gaps.v);
     free(plays.all.v);

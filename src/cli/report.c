@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "audio.h"
+#include "chunks.h"
 #include "cli.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/segment.h"
@@ -152,6 +153,14 @@ int tb_report_json_audio(FILE *f, const struct tb_report_src *src, const struct 
                          const struct tb_sim_result *r, const struct tb_gap_list *gaps,
                          const struct tb_report_live *live, const struct tb_cli_audio *audio)
 {
+    return tb_report_json_chunks(f, src, o, r, gaps, live, audio, NULL);
+}
+
+int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
+                          const struct tb_sim_result *r, const struct tb_gap_list *gaps,
+                          const struct tb_report_live *live, const struct tb_cli_audio *audio,
+                          const struct tb_cli_chunks *chunks)
+{
     const struct tb_playout_result *p = &r->play;
     cJSON *root = cJSON_CreateObject();
     cJSON *opts, *curve, *gl, *ring;
@@ -256,6 +265,10 @@ int tb_report_json_audio(FILE *f, const struct tb_report_src *src, const struct 
     }
     if (audio != NULL)
         tb_cli_audio_json(root, audio, o);
+    if (chunks != NULL && tb_cli_chunks_json(root, chunks) != 0) {
+        cJSON_Delete(root);
+        return TB_ENOMEM;
+    }
     s = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     if (s == NULL)
