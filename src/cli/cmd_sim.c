@@ -9,6 +9,7 @@
 #include "audio.h"
 #include "cli.h"
 #include "common.h"
+#include "optdoc.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/import.h"
 #include "ttsbuf/error.h"
@@ -16,46 +17,52 @@
 
 #define DEFAULT_PRESET "demo"
 
-static void usage(FILE *f)
-{
-    fprintf(f, "Usage: ttsbuf sim [SOURCE] [OPTIONS]\n"
-               "Play a token stream out at speech rate on a simulated clock and report\n"
-               "where the audio would run dry and how many tokens/s would have been enough.\n"
-               "\nSource (one):\n");
-    tb_cli_usage_sources(f, DEFAULT_PRESET);
-    fprintf(f,
-            "  --import FORMAT:FILE\n"
-            "                     another tool's benchmark results, one stream a request:\n"
-            "                     vllm (vllm bench serve --save-result --save-detailed JSON),\n"
-            "                     sglang (bench_serving --output-details JSONL), genai-perf\n"
-            "                     (profile_export.json), aiperf-raw (profile_export_raw.jsonl),\n"
-            "                     aiperf (profile_export.jsonl).  vllm/sglang keep no per-chunk\n"
-            "                     text: the request's text is cut into token-like pieces spread\n"
-            "                     evenly over its chunks (chunk k at ttft + sum of the first k\n"
-            "                     itls); aiperf keeps none: synthetic prose is spoken\n"
-            "  --request N        with --import: play request N (from 0) with the full report;\n"
-            "                     without it a file of several requests gives one line per\n"
-            "                     request and P50/P95/P99/max over them (--json: one object\n"
-            "                     a line per request)\n");
-    fprintf(f, "\nPlayout and output:\n");
-    tb_cli_usage_playout(f);
-    tb_cli_audio_usage(f);
-    fprintf(f, "  -h, --help         this help\n"
-               "\nExit status: 0 ran, 1 --fail-on-underrun and there were underruns,\n"
-               "2 bad usage or bad input.\n");
-    tb_cli_usage_tables(f);
-}
-
 enum { O_IMPORT = TB_O__COMMON_END, O_REQUEST };
 
-static const struct option longopts[] = {
-    TB_SOURCE_LONGOPTS,
-    {"import", required_argument, NULL, O_IMPORT},
-    {"request", required_argument, NULL, O_REQUEST},
-    TB_PLAYOUT_LONGOPTS,
-    TB_AUDIO_LONGOPTS,
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+static const struct tb_optdoc sim_rows[] = {
+    {"import", O_IMPORT, "FORMAT:FILE",
+     "another tool's benchmark results, one stream a request: vllm (vllm bench serve "
+     "--save-result --save-detailed JSON), sglang (bench_serving --output-details JSONL), "
+     "genai-perf (profile_export.json), aiperf-raw (profile_export_raw.jsonl), aiperf "
+     "(profile_export.jsonl). vllm/sglang keep no per-chunk text: the request's text is cut into "
+     "token-like pieces spread evenly over its chunks (chunk k at ttft + sum of the first k "
+     "itls); aiperf keeps none: synthetic prose is spoken",
+     "genai-perf's raw SSE goes through the SSE parser. Errors name the place: FILE:LINE or a "
+     "JSON path such as itls[3][7]."},
+    {"request", O_REQUEST, "N",
+     "with --import: play request N (from 0) with the full report; without it a file of several "
+     "requests gives one line per request and P50/P95/P99/max over them (--json: one object a "
+     "line per request)",
+     NULL},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static const struct tb_optsec sim_secs[] = {
+    {"Source (one; default --preset " DEFAULT_PRESET "):", tb_opt_sources},
+    {NULL, sim_rows},
+    {"Playout and output:", tb_opt_playout},
+    {NULL, tb_opt_report},
+    {"Speech (eSpeak NG):", tb_opt_audio},
+    {NULL, tb_opt_help},
+    {NULL, NULL},
+};
+
+static void sim_tail(FILE *f)
+{
+    tb_cli_usage_chunks(f);
+    tb_cli_usage_presets(f);
+}
+
+const struct tb_cmddoc tb_doc_sim = {
+    "sim",
+    "[SOURCE] [OPTIONS]",
+    "Play a token stream out at speech rate on a simulated clock and report\n"
+    "where the audio would run dry and how many tokens/s would have been enough.\n",
+    sim_secs,
+    "0 ran; 1 --fail-on-underrun and there were underruns; 2 bad usage or bad input; 3 the "
+    "speech output failed (eSpeak NG, the audio device or the WAV file).",
+    sim_tail,
+    NULL,
 };
 
 int tb_cmd_sim(int argc, char **argv)
@@ -73,16 +80,19 @@ int tb_cmd_sim(int argc, char **argv)
     long request = -1;
     size_t z;
     int c, code = -1, rc;
+    struct tb_cli_getopt g;
 
+    if (tb_cli_getopt_init(&g, &tb_doc_sim) != 0)
+        return TB_EXIT_USAGE;
     tb_cli_common_init(&a);
     memset(&plays, 0, sizeof(plays));
     plays.gaps = &gaps;
     tb_cli_audio_init(&au);
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
         if (c == 'h') {
-            usage(stdout);
+            tb_cli_help(stdout, &tb_doc_sim);
             return TB_EXIT_OK;
         }
         if (c == O_IMPORT) {
