@@ -64,20 +64,27 @@ const struct tb_optdoc tb_opt_audio[] = {
      "none (default: the simulated clock), wav:FILE (the run as it would be heard, rendered to a "
      "WAV file from t = 0, timed by the token arrivals), portaudio[:DEVICE] (real-time playback; "
      "DEVICE is an index or part of a name)",
-     "The WAV file is 16-bit mono 22.05 kHz, rendered as fast as eSpeak synthesizes. No device is "
-     "an error suggesting --audio wav:FILE."},
+     "The WAV file is 16-bit mono 22.05 kHz, leading silence, gaps and cues included, a chunk "
+     "playing from its close time + --tts-latency, rendered as fast as eSpeak synthesizes. With "
+     "portaudio, sim replays the stream in real time. No device is an error suggesting --audio "
+     "wav:FILE (exit 3)."},
     {"voice-model", TB_O_VOICEMODEL, "M",
      "rate (default: code points x 10 / wpm), espeak (each chunk's duration as eSpeak NG speaks "
      "it; implied by a sink) or espeak+synthesis (also eSpeak's measured synthesis time as "
      "latency, chunks synthesized one at a time; not deterministic)",
-     "Durations are cached by text. Both models are reported, with their difference."},
-    {"voice", TB_O_VOICE, "NAME", "eSpeak NG voice name (default en)", NULL},
+     "Durations are cached by text. With espeak+synthesis there is one synthesizer: chunk j is "
+     "ready at max(c_j, ready_{j-1}) + its synthesis time, + --tts-latency. Both models are "
+     "reported, with their difference."},
+    {"voice", TB_O_VOICE, "NAME", "eSpeak NG voice name (default en)",
+     "espeak-ng --voices lists them."},
     {"stall-cue", TB_O_CUE, "CUE",
      "what a gap sounds like: tick (default: a soft click at its start), tone (a quiet 441 Hz "
      "tone throughout), none (silence)",
-     "Generated at start-up."},
+     "The tick is a 12 ms 2 kHz click at -12 dBFS, the tone is at -22 dBFS; both generated at "
+     "start-up, no asset file."},
     {"latency", TB_O_PALAT, "S",
-     "PortAudio suggested output latency (default 0.1; the granted latency is reported)", NULL},
+     "PortAudio suggested output latency (default 0.1; the granted latency is reported)",
+     "Allowed 0.001..2."},
     {NULL, 0, NULL, NULL, NULL},
 };
 

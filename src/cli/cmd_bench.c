@@ -56,11 +56,15 @@ static const struct tb_optdoc bench_load[] = {
     {NULL, 'c', "LIST", "concurrency levels, closed loop (default " DEFAULT_LEVELS ")", NULL},
     {"rate", O_RATE, "LIST", "open loop instead: requests per second, one level each", NULL},
     {"arrivals", O_ARRIVALS, "KIND", "poisson (default) or constant inter-arrival times", NULL},
-    {"max-concurrency", O_MAXCONC, "N", "open loop: at most N in flight (arrivals wait)", NULL},
+    {"max-concurrency", O_MAXCONC, "N", "open loop: at most N in flight (arrivals wait)",
+     "An arrival that finds them busy waits, and its wait is in its record. Default: no limit "
+     "(10000)."},
     {"requests", O_REQUESTS, "N",
      "measured requests per level (default: the concurrency, at least 10; 50 with --rate)", NULL},
-    {"duration", O_DURATION, "S", "instead: start requests for S seconds per level", NULL},
-    {"warmup", O_WARMUP, "N", "requests before each level, not counted (default 0)", NULL},
+    {"duration", O_DURATION, "S", "instead: start requests for S seconds per level",
+     "Those started finish."},
+    {"warmup", O_WARMUP, "N", "requests before each level, not counted (default 0)",
+     "They run at the level's load."},
     {"seed", O_SEED, "N", "Poisson arrivals (default 1)", NULL},
     {"shard", O_SHARD, "I/N",
      "run shard I (0-based) of N: request ids = I mod N, a share of the load (default: "
@@ -74,7 +78,7 @@ static const struct tb_optdoc bench_requests[] = {
     {"prompts", O_PROMPTS, "FILE",
      "JSONL: {\"prompt\": \"...\"} or {\"messages\": [...]} a line; request i uses prompt i mod "
      "count (default: a built-in set of 12 varied questions)",
-     NULL},
+     "The first built-in question is the example prompt of What Is Tokens Per Second (TPS)?"},
     {NULL, 0, NULL, NULL, NULL},
 };
 
@@ -82,7 +86,7 @@ static const struct tb_optdoc bench_output[] = {
     {"out", O_OUT, "DIR",
      "write records.jsonl (a line per request; with --shard, records-I-of-N.jsonl), summary.json, "
      "and traces/ (each stream, for ttsbuf sim --trace)",
-     NULL},
+     "summary.json is the --json object; traces are traces/L<level>-<id>.jsonl."},
     {"require", O_REQUIRE, "G=V",
      "a gate (repeatable): gapless, success (shares, >=), errors (<=), system-tps (>=), "
      "METRIC-STAT with STAT one of p50 p95 p99 min max (<=; >= for tps and tps-usage)",
@@ -97,7 +101,7 @@ static const struct tb_optdoc bench_play[] = {
     {"play", O_PLAY, "WHICH",
      "with --audio: after the run, play one stream through the sink: worst (default: the most "
      "silence), or a request id",
-     NULL},
+     "Its stall can then be heard; the speech options of sim apply."},
     {NULL, 0, NULL, NULL, NULL},
 };
 

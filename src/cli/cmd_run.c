@@ -33,7 +33,8 @@ _Static_assert(DEFAULT_MAX_TOKENS == 300, "--max-tokens' help states the default
 enum { O_PROMPT = TB_O__REQUEST_END, O_MESSAGES, O_FAULT };
 
 static const struct tb_optdoc run_rows[] = {
-    {"prompt", O_PROMPT, "TEXT", "the user message (default: \"" DEFAULT_PROMPT "\")", NULL},
+    {"prompt", O_PROMPT, "TEXT", "the user message (default: \"" DEFAULT_PROMPT "\")",
+     "The default is the example prompt of What Is Tokens Per Second (TPS)?"},
     {"messages", O_MESSAGES, "FILE", "a JSON array of chat messages instead of --prompt", NULL},
     {"verbose", 'v', NULL, "log HTTP exchanges to stderr (keys masked as ***)", NULL},
     {"quiet", 'q', NULL, "no status line", NULL},

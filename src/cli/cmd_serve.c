@@ -31,7 +31,7 @@ static const struct tb_optdoc serve_rows[] = {
     {"listen", O_LISTEN, "HOST:PORT",
      "address to bind (default 127.0.0.1:8788; port 0: any free port, printed); a non-loopback "
      "address draws a warning",
-     NULL},
+     "HOST is a numeric address."},
     {"fault", O_FAULT, "SPEC", "faults for every request (below)", NULL},
     {NULL, 0, NULL, NULL, NULL},
 };

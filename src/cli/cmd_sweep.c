@@ -45,10 +45,11 @@ static const struct tb_optdoc sweep_sources[] = {
     {"trace", O_TRACE, "PATH",
      "a JSONL trace, a directory (every *.jsonl in it) or a quoted glob ('runs/*.jsonl'); FILE "
      "arguments are traces too",
-     "A directory's files are taken sorted."},
+     "Repeatable; a directory's files are taken sorted."},
     {"synth", O_SYNTH, "SPEC", "a synthetic stream (see ttsbuf sim --help; repeatable)", NULL},
     {"preset", O_PRESET, "NAME", "a named synthetic stream (repeatable)", NULL},
-    {"seeds", O_SEEDS, "A:B", "each --synth and --preset once per seed A..B (B-A < 10^6)", NULL},
+    {"seeds", O_SEEDS, "A:B", "each --synth and --preset once per seed A..B (B-A < 10^6)",
+     "Without it, each spec's own seed."},
     {"import", O_IMPORT, "FMT:FILE",
      "every request of a benchmark tool's results (formats as in ttsbuf sim --help; failed or "
      "empty requests are skipped)",
@@ -84,7 +85,8 @@ static const struct tb_optdoc sweep_output[] = {
      "heat map of two numeric axes",
      "A dashed line marks the target; the heat map is over the first two numeric axes with "
      "several values."},
-    {"threads", O_THREADS, "N", "worker threads (default: the online CPUs, at most 64)", NULL},
+    {"threads", O_THREADS, "N", "worker threads (default: the online CPUs, at most 64)",
+     "Allowed 1..64."},
     {"quiet", 'q', NULL, "no progress line (it shows only on a terminal)", NULL},
     {NULL, 0, NULL, NULL, NULL},
 };

@@ -263,25 +263,27 @@ const struct tb_optdoc tb_opt_playout[] = {
     {"chunk", TB_O_CHUNK, "POLICY", "how the TTS takes text (default sentence; listed below)",
      NULL},
     {"min-chars", TB_O_MINCHARS, "N", "sentence/clause: a chunk needs N code points (default 1)",
-     NULL},
+     "Allowed 1..100000."},
     {"wpm", TB_O_WPM, "W",
      "speech rate, words/min; a word is 6 code points (default 150, allowed 20..1000; with "
      "eSpeak, eSpeak's rate: 80..450, and up to 900 through sonic)",
      NULL},
     {"tts-latency", TB_O_LAT, "S", "seconds from a chunk's completion to its audio (default 0)",
-     NULL},
+     "Allowed 0..60."},
     {"preroll", TB_O_PREROLL, "S", "start playback once S seconds of audio are ready (default 0)",
-     NULL},
+     "Allowed 0..3600."},
     {"rebuffer", TB_O_REBUFFER, NULL,
      "after an underrun, resume only once --preroll seconds are buffered again (fewer, longer "
      "gaps; default off)",
      "As video players and jitter buffers do. A stream with no underrun plays the same either "
      "way, so the minimum TPS does not change."},
-    {"ring-slots", TB_O_SLOTS, "N", "ring capacity in tokens (default 65536)", NULL},
+    {"ring-slots", TB_O_SLOTS, "N", "ring capacity in tokens (default 65536)",
+     "Allowed 2..2^30, rounded up to a power of two."},
     {"ring-bytes", TB_O_BYTES, "N", "ring capacity in bytes of text (default 4194304, 4 MiB)",
-     NULL},
+     "Allowed 64..2^30, a power of two; an event's text must fit."},
     {"json", TB_O_JSON, NULL, "one JSON object on stdout instead of the report", NULL},
-    {"fail-on-underrun", TB_O_FAILU, NULL, "exit 1 when the stream has any underrun", NULL},
+    {"fail-on-underrun", TB_O_FAILU, NULL, "exit 1 when the stream has any underrun",
+     "A CI gate; in bench, the gate gapless=1."},
     {NULL, 0, NULL, NULL, NULL},
 };
 
