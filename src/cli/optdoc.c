@@ -105,7 +105,7 @@ void tb_cli_help(FILE *f, const struct tb_cmddoc *d)
             fprintf(f, "\n%s\n", s->title);
         for (const struct tb_optdoc *r = s->rows; r->key != 0; r++) {
             label(lab, sizeof(lab), r);
-            if (strlen(lab) + 3 > HELP_COL)
+            if (strlen(lab) + 4 > HELP_COL) /* two blanks before the help */
                 fprintf(f, "  %s\n%*s", lab, HELP_COL, "");
             else
                 fprintf(f, "  %-*s", HELP_COL - 2, lab);
