@@ -309,7 +309,7 @@ void tb_cli_usage_presets(FILE *f)
 {
     size_t np;
     const struct tb_preset *ps = tb_preset_all(&np);
-    fprintf(f, "\nPresets (published figures, not measurements; see ttsbuf-model(7)):\n");
+    fprintf(f, "\nPresets (published figures, not measurements; see ttsbuf(1)):\n");
     for (size_t i = 0; i < np; i++)
         fprintf(f, "  %-17s %s\n", ps[i].name, ps[i].about);
 }
