@@ -20,8 +20,7 @@
 static const char *const commands[] = {"sim", "run", "serve", "sweep", "bench", "merge"};
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-static const char *const man_pages[] = {"man/ttsbuf.1", "man/ttsbuf-trace.5",
-                                        "man/ttsbuf-model.7"};
+static const char *const man_pages[] = {"man/ttsbuf.1", "man/ttsbuf-trace.5", "man/ttsbuf-model.7"};
 
 /* Text with roff's escapes for '-' undone ("\-" -> "-"). */
 static char *plain(const char *path)
@@ -185,8 +184,8 @@ static int known_option(const char *name)
  * outputs ttsbuf reads (vLLM, SGLang, AIPerf, eSpeak NG, npm). */
 static int other_program_option(const char *name)
 {
-    static const char *const other[] = {"--save-result", "--save-detailed", "--output-details",
-                                        "--output-file",  "--export-level",  "--voices",
+    static const char *const other[] = {"--save-result",    "--save-detailed", "--output-details",
+                                        "--output-file",    "--export-level",  "--voices",
                                         "--no-package-lock"};
     for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
         if (strcmp(name, other[i]) == 0)
@@ -340,8 +339,8 @@ static void make_install_puts_the_pages(void **state)
     for (size_t i = 0; i < sizeof(man_pages) / sizeof(man_pages[0]); i++) {
         const char *name = strchr(man_pages[i], '/') + 1;
         char *a, *b;
-        snprintf(path, sizeof(path), "%s/opt/tb/share/man/man%c/%s", dir,
-                 name[strlen(name) - 1], name);
+        snprintf(path, sizeof(path), "%s/opt/tb/share/man/man%c/%s", dir, name[strlen(name) - 1],
+                 name);
         a = tree_file(man_pages[i], 0);
         b = tb_test_slurp_str(path);
         if (strcmp(a, b) != 0)

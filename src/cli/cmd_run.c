@@ -50,8 +50,7 @@ static const struct tb_optdoc run_mock_rows[] = {
 static const struct tb_optsec run_secs[] = {
     {"Endpoint:", tb_opt_request},
     {NULL, run_rows},
-    {"Built-in mock (only without a base URL; default --preset " MOCK_PRESET "):",
-     tb_opt_sources},
+    {"Built-in mock (only without a base URL; default --preset " MOCK_PRESET "):", tb_opt_sources},
     {NULL, run_mock_rows},
     {"Playout and output:", tb_opt_playout},
     {NULL, tb_opt_report},

@@ -290,8 +290,7 @@ const struct tb_optdoc tb_opt_playout[] = {
 const struct tb_optdoc tb_opt_report[] = {
     {"gaps", TB_O_GAPS, "N", "list at most N gaps in the report (default 10)", NULL},
     {"record", TB_O_RECORD, "FILE", "also write the stream as a JSONL trace ('-': stdout)", NULL},
-    {"svg", TB_O_SVG, "FILE",
-     "also draw the timeline (tokens, chunks, buffer, gaps) as SVG",
+    {"svg", TB_O_SVG, "FILE", "also draw the timeline (tokens, chunks, buffer, gaps) as SVG",
      "A standalone SVG: token arrivals, buffered audio over time, chunks as spoken, gaps shaded "
      "red with their length, first-token and first-audio markers."},
     {NULL, 0, NULL, NULL, NULL},

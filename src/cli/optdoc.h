@@ -36,9 +36,9 @@ struct tb_cmddoc {
     const char *usage; /* what follows "ttsbuf NAME" on the usage line */
     const char *about; /* --help's paragraph, lines broken as printed */
     const struct tb_optsec *secs;
-    const char *exits;         /* "0 ran, ...": the exit statuses */
-    void (*tail)(FILE *f);     /* --help only: tables after it, or NULL */
-    const char *const *notes;  /* man only: paragraphs after the options */
+    const char *exits;        /* "0 ran, ...": the exit statuses */
+    void (*tail)(FILE *f);    /* --help only: tables after it, or NULL */
+    const char *const *notes; /* man only: paragraphs after the options */
 };
 
 /* Every command, in the order of `ttsbuf --help` (NULL-terminated). */
@@ -64,12 +64,12 @@ void tb_cli_help(FILE *f, const struct tb_cmddoc *d);
 void tb_cli_man(FILE *f, const struct tb_cmddoc *d);
 
 /* Shared rows (common.c, request.c, audio.c). */
-extern const struct tb_optdoc tb_opt_sources[];  /* --trace --synth --preset */
-extern const struct tb_optdoc tb_opt_playout[];  /* --chunk ... --json */
-extern const struct tb_optdoc tb_opt_report[];   /* --gaps --record --svg */
-extern const struct tb_optdoc tb_opt_audio[];    /* --audio ... --latency */
-extern const struct tb_optdoc tb_opt_request[];  /* --base-url ... -H */
-extern const struct tb_optdoc tb_opt_help[];     /* -h, --help */
+extern const struct tb_optdoc tb_opt_sources[]; /* --trace --synth --preset */
+extern const struct tb_optdoc tb_opt_playout[]; /* --chunk ... --json */
+extern const struct tb_optdoc tb_opt_report[];  /* --gaps --record --svg */
+extern const struct tb_optdoc tb_opt_audio[];   /* --audio ... --latency */
+extern const struct tb_optdoc tb_opt_request[]; /* --base-url ... -H */
+extern const struct tb_optdoc tb_opt_help[];    /* -h, --help */
 
 /* The command docs (each in its cmd_*.c). */
 extern const struct tb_cmddoc tb_doc_sim, tb_doc_run, tb_doc_serve, tb_doc_sweep, tb_doc_bench,

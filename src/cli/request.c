@@ -33,14 +33,14 @@ const struct tb_optdoc tb_opt_request[] = {
      "read the API key from F (else $OPENAI_API_KEY, or $ANTHROPIC_API_KEY for anthropic); sent "
      "as Authorization: Bearer (anthropic: x-api-key, with anthropic-version), never printed or "
      "written",
-     "The key is the file's first line (ollama needs none). A server that quotes it back in an error message sees it masked. Redirects are followed up "
+     "The key is the file's first line (ollama needs none). A server that quotes it back in an "
+     "error message sees it masked. Redirects are followed up "
      "to 3 times, http and https only; once a redirect leaves the first URL's origin (scheme, "
      "host, port), neither the key nor any -H header is sent there."},
     {NULL, 'H', "'Name: value'", "an extra request header (repeatable, up to 64)", NULL},
     {"max-tokens", TB_O_MAXTOK, "N", "default 300", NULL},
     {"temperature", TB_O_TEMP, "T", "0..2; not sent unless given", NULL},
-    {"body-json", TB_O_BODYJSON, "JSON", "an object merged into the request body",
-     "Its keys win."},
+    {"body-json", TB_O_BODYJSON, "JSON", "an object merged into the request body", "Its keys win."},
     {"no-usage", TB_O_NOUSAGE, NULL,
      "do not ask for stream_options.include_usage (chat, completions; the others always report "
      "usage)",
