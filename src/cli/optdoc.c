@@ -35,6 +35,10 @@ int tb_cli_getopt_init(struct tb_cli_getopt *g, const struct tb_cmddoc *d)
     for (const struct tb_optsec *s = d->secs; s->rows != NULL; s++)
         for (const struct tb_optdoc *r = s->rows; r->key != 0; r++) {
             if (is_short(r->key)) {
+                if (ns + 3 > sizeof(g->so)) {
+                    tb_cli_error("%s: too many short options", d->name);
+                    return -1;
+                }
                 g->so[ns++] = (char)r->key;
                 if (r->arg != NULL)
                     g->so[ns++] = ':';
