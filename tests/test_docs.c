@@ -164,6 +164,54 @@ static void every_documented_option_is_accepted(void **state)
     }
 }
 
+/* What a command's --help says of its exit statuses covers the ones it
+ * gives, and it lists no table of settings the command does not take. */
+static void help_states_what_the_command_does(void **state)
+{
+    static const struct {
+        const char *cmd, *args;
+        int code;
+    } runs[] = {
+        {"sim", "--fail-on-underrun", 1},
+        {"sim", "--wpm 5", 2},
+        {"sim", "--audio wav:/nonexistent/x.wav", 3},
+        {"run", "--base-url http://127.0.0.1:1/v1 --model m -q", 3},
+        {"bench", "--base-url http://127.0.0.1:1/v1 --model m -c 1 --requests 1 -q", 3},
+        {"sweep", "--preset demo --wpm 5", 2},
+        {"merge", "/nonexistent/records.jsonl", 2},
+        {"serve", "--listen 1.2.3.4.5:1", 2},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        char args[512], code[8];
+        struct tb_test_out o, h;
+        char *exits, *end;
+        snprintf(args, sizeof(args), "%s %s </dev/null", runs[i].cmd, runs[i].args);
+        o = tb_test_run(args);
+        if (o.code != runs[i].code)
+            fail_msg("ttsbuf %s: exit %d, wanted %d ('%s')", args, o.code, runs[i].code, o.se);
+        snprintf(args, sizeof(args), "%s --help", runs[i].cmd);
+        h = tb_test_run(args);
+        exits = strstr(h.so, "Exit status: ");
+        assert_non_null(exits);
+        end = strstr(exits, "\n\n");
+        if (end != NULL)
+            *end = '\0'; /* the paragraph only, not the tables after it */
+        snprintf(code, sizeof(code), "%d ", runs[i].code);
+        if (strstr(exits, code) == NULL)
+            fail_msg("ttsbuf %s --help: its exit status says nothing of %d", runs[i].cmd,
+                     runs[i].code);
+        tb_test_out_free(&o);
+        tb_test_out_free(&h);
+    }
+    {
+        struct tb_test_out h = tb_test_run("serve --help");
+        if (strstr(h.so, "Chunk policies") != NULL)
+            fail_msg("serve --help lists chunk policies, which serve does not take");
+        tb_test_out_free(&h);
+    }
+}
+
 /* Whether `name` ("--x" or "-x") is an option of some command. */
 static int known_option(const char *name)
 {
@@ -397,6 +445,7 @@ int tb_test_docs(void)
         cmocka_unit_test(option_rows_are_sound),
         cmocka_unit_test(man_covers_every_option),
         cmocka_unit_test(every_documented_option_is_accepted),
+        cmocka_unit_test(help_states_what_the_command_does),
         cmocka_unit_test(man_option_lists_are_generated),
         cmocka_unit_test(pages_name_only_real_options),
         cmocka_unit_test(readme_commands_use_real_options),
