@@ -341,6 +341,37 @@ static void option_rows_are_sound(void **state)
     }
 }
 
+/* Every line of the rendered SYNOPSIS is a command line ttsbuf takes:
+ * `ttsbuf`, then nothing, a command, COMMAND, or --help/--version. */
+static void synopsis_runs(const char *text)
+{
+    const char *a = strstr(text, "SYNOPSIS\n"), *b = strstr(text, "\nDESCRIPTION\n");
+    assert_non_null(a);
+    assert_non_null(b);
+    for (const char *p = a; p != NULL && p < b; p = strchr(p + 1, '\n')) {
+        const char *w = p + 1;
+        size_t n;
+        while (*w == ' ')
+            w++;
+        if (strncmp(w, "ttsbuf", 6) != 0 || (w[6] != ' ' && w[6] != '\n'))
+            continue;
+        w += 6;
+        while (*w == ' ')
+            w++;
+        n = strcspn(w, " \n");
+        if (n == 0)
+            continue;
+        if (!(n == 7 && strncmp(w, "COMMAND", 7) == 0) && strncmp(w, "--help", 6) != 0 &&
+            strncmp(w, "--version", 9) != 0) {
+            int known = 0;
+            for (size_t c = 0; c < NCOMMANDS; c++)
+                known |= strlen(commands[c]) == n && strncmp(w, commands[c], n) == 0;
+            if (!known)
+                fail_msg("man/ttsbuf.1 SYNOPSIS: 'ttsbuf %.*s' is not a command line", (int)n, w);
+        }
+    }
+}
+
 /* groff renders every page with no warning (-ww: all of them), and the
  * rendered trace line keeps its quotes. */
 static void man_pages_render(void **state)
@@ -369,6 +400,8 @@ static void man_pages_render(void **state)
             fail_msg("man/ttsbuf.1: the trace line lost its quotes");
         if (i == 0 && strstr(text, "\xe2\x80\x90-") != NULL)
             fail_msg("man/ttsbuf.1: an option renders with a typographic hyphen");
+        if (i == 0)
+            synopsis_runs(text);
         free(text);
     }
     remove(out);
