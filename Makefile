@@ -11,7 +11,8 @@
 #   make lint       cppcheck and clang-tidy over the sources
 #   make valgrind-live  the live client under valgrind --leak-check=full
 #   make fmt        clang-format every source file
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make man        rewrite man/ttsbuf.1's option lists from the option rows
+#   make install    PREFIX=/usr/local DESTDIR=  (the tool, library and man pages)
 #   make clean
 #   make test DEBUGGER=valgrind   run the suite under a tool
 
@@ -56,7 +57,8 @@ FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 DEPS_STAMP := $(BUILD)/.deps-ok
 BIN := $(BUILD)/ttsbuf
 
-.PHONY: all deps demo test check asan tsan bench fmt install uninstall clean
+.PHONY: all deps demo test check asan tsan bench fmt man install install-man uninstall \
+	uninstall-man clean
 
 # The default build also leaves ./ttsbuf at the top, for the README's commands.
 ifeq ($(BUILD),build)
@@ -136,19 +138,45 @@ fmt:
 	    $(wildcard include/*.h include/ttsbuf/*.h src/*.h src/cli/*.h tests/*.h \
 	    tests/bench/*.h tests/fuzz/*.h)
 
-install: all
+# The option lists in man/ttsbuf.1 (between its BEGIN/END OPTIONS markers)
+# are generated from the commands' option rows in src/cli, like --help;
+# tests/test_docs.c fails when they differ.
+MAN_PAGES := man/ttsbuf.1 man/ttsbuf-trace.5 man/ttsbuf-model.7
+man: $(BIN)
+	$(BIN) --man-options >$(BUILD)/man-options.roff
+	awk 'FNR == NR { if ($$0 ~ /^\.\\" BEGIN OPTIONS /) c = $$4; \
+	    else if ($$0 ~ /^\.\\" END OPTIONS /) c = ""; else if (c != "") b[c] = b[c] $$0 "\n"; next } \
+	    /^\.\\" BEGIN OPTIONS / { printf "%s\n%s", $$0, b[$$4]; skip = 1; next } \
+	    /^\.\\" END OPTIONS / { skip = 0 } !skip' $(BUILD)/man-options.roff man/ttsbuf.1 \
+	    >$(BUILD)/ttsbuf.1.new
+	mv $(BUILD)/ttsbuf.1.new man/ttsbuf.1
+
+install: all install-man
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
-	    $(DESTDIR)$(PREFIX)/include/ttsbuf $(DESTDIR)$(PREFIX)/share/man/man1
+	    $(DESTDIR)$(PREFIX)/include/ttsbuf
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/ttsbuf
 	install -m 644 $(BUILD)/libttsbuf.a $(DESTDIR)$(PREFIX)/lib/libttsbuf.a
 	install -m 644 include/ttsbuf.h $(DESTDIR)$(PREFIX)/include/ttsbuf.h
 	install -m 644 include/ttsbuf/*.h $(DESTDIR)$(PREFIX)/include/ttsbuf/
-	install -m 644 man/ttsbuf.1 $(DESTDIR)$(PREFIX)/share/man/man1/ttsbuf.1
 
-uninstall:
+# The man pages alone (no build needed): section 1 the command, 5 the
+# trace format, 7 the playout model.
+install-man:
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 \
+	    $(DESTDIR)$(PREFIX)/share/man/man7
+	install -m 644 man/ttsbuf.1 $(DESTDIR)$(PREFIX)/share/man/man1/ttsbuf.1
+	install -m 644 man/ttsbuf-trace.5 $(DESTDIR)$(PREFIX)/share/man/man5/ttsbuf-trace.5
+	install -m 644 man/ttsbuf-model.7 $(DESTDIR)$(PREFIX)/share/man/man7/ttsbuf-model.7
+
+uninstall: uninstall-man
 	rm -f $(DESTDIR)$(PREFIX)/bin/ttsbuf $(DESTDIR)$(PREFIX)/lib/libttsbuf.a \
-	    $(DESTDIR)$(PREFIX)/include/ttsbuf.h $(DESTDIR)$(PREFIX)/share/man/man1/ttsbuf.1
+	    $(DESTDIR)$(PREFIX)/include/ttsbuf.h
 	rm -rf $(DESTDIR)$(PREFIX)/include/ttsbuf
+
+uninstall-man:
+	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/ttsbuf.1 \
+	    $(DESTDIR)$(PREFIX)/share/man/man5/ttsbuf-trace.5 \
+	    $(DESTDIR)$(PREFIX)/share/man/man7/ttsbuf-model.7
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz ttsbuf

@@ -19,7 +19,7 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
 
-/* Largest trace file read into memory (README "Limits"). */
+/* Largest trace file read into memory (ttsbuf(1) LIMITS). */
 #define TRACE_FILE_MAX ((size_t)4 << 30)
 
 struct loader {

@@ -36,7 +36,7 @@
  * The event JSON inside SSE payloads is read as the OpenAI dialect
  * (oai.h): content spoken, reasoning recorded as reasoning, usage kept.
  *
- * Approximations (also in README and --help):
+ * Approximations (also in ttsbuf(1) and --help):
  *  - vllm/sglang record no per-chunk text: generated_texts[i] is cut into
  *    token-like pieces (a word with its leading space, punctuation alone)
  *    and the pieces are spread evenly over the chunks (code points when

@@ -43,8 +43,8 @@ struct tb_live_opts {
 };
 
 /* A live run records every delta (for the trace), so an endless stream
- * would grow without bound: past this many the run stops (README
- * "Limits"; a real answer is a few thousand). */
+ * would grow without bound: past this many the run stops (ttsbuf(1)
+ * LIMITS; a real answer is a few thousand). */
 #define TB_LIVE_DELTAS_MAX 1000000u
 #define TB_LIVE_TEXT_MAX (256u << 20) /* bytes of delta text kept, likewise */
 

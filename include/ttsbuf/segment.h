@@ -9,7 +9,7 @@
  * arrival it closed.  Whatever is left when the stream ends is one final
  * chunk (tb_seg_finish).
  *
- * Policies (README "Playout model" gives each rule in full):
+ * Policies (ttsbuf-model(7) gives each rule in full):
  *   token     every event is a chunk
  *   sentence  closes after an event once the chunk, without trailing
  *             whitespace and closing quotes/brackets, ends in . ! ? or an

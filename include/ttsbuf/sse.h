@@ -21,7 +21,7 @@
  * CRLF, inside a multi-byte UTF-8 character.  The parser does not validate
  * UTF-8 (the JSON layer does).
  *
- * Caps (README "Limits"): a line over line_max bytes or an event whose
+ * Caps (ttsbuf(1) LIMITS): a line over line_max bytes or an event whose
  * data exceeds event_max bytes is an error (TB_ETOOBIG) naming the byte
  * offset; memory stays bounded by the caps whatever the input.
  *

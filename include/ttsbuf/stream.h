@@ -29,7 +29,7 @@ struct tb_event {
     uint8_t kind;    /* enum tb_kind */
 };
 
-/* Documented caps (README "Limits"). */
+/* Documented caps (ttsbuf(1) LIMITS). */
 #define TB_EVENT_TEXT_MAX (1u << 20)      /* bytes of text in one event */
 #define TB_EVENT_TOKENS_MAX 1000000u      /* tokens claimed by one event */
 #define TB_STREAM_EVENTS_MAX (1ull << 31) /* events in one stream */

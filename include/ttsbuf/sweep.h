@@ -80,7 +80,7 @@ enum tb_sweep_axis {
     TB_AX__COUNT
 };
 
-/* Caps (README "Limits"). */
+/* Caps (ttsbuf(1) LIMITS). */
 #define TB_SWEEP_AXIS_MAX 10000u     /* values on one axis */
 #define TB_SWEEP_POINTS_MAX 100000u  /* grid points */
 #define TB_SWEEP_INPUTS_MAX 1000000u /* streams */

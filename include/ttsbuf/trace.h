@@ -22,7 +22,7 @@
 
 #include "ttsbuf/stream.h"
 
-/* Longest line accepted, in bytes (README "Limits"). */
+/* Longest line accepted, in bytes (ttsbuf(1) LIMITS). */
 #define TB_TRACE_LINE_MAX (4u << 20)
 
 /*

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "optdoc.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/tts.h"
 
@@ -58,25 +59,34 @@ int tb_cli_audio_option(struct tb_cli_audio *a, int c, const char *arg)
     }
 }
 
-void tb_cli_audio_usage(FILE *f)
-{
-    fprintf(f,
-            "\nSpeech (eSpeak NG):\n"
-            "  --audio SINK       none (default: the simulated clock), wav:FILE (the run as it\n"
-            "                     would be heard, rendered to a WAV file from t = 0, timed by\n"
-            "                     the token arrivals), portaudio[:DEVICE] (real-time playback;\n"
-            "                     DEVICE is an index or part of a name)\n"
-            "  --voice-model M    rate (default: code points x 10 / wpm), espeak (each chunk's\n"
-            "                     duration as eSpeak NG speaks it; implied by a sink) or\n"
-            "                     espeak+synthesis (also eSpeak's measured synthesis time as\n"
-            "                     latency, chunks synthesized one at a time; not deterministic)\n"
-            "  --voice NAME       eSpeak NG voice name (default en)\n"
-            "  --stall-cue CUE    what a gap sounds like: tick (default: a soft click at its\n"
-            "                     start), tone (a quiet 441 Hz tone throughout), none (silence)\n"
-            "  --latency S        PortAudio suggested output latency (default 0.1; the granted\n"
-            "                     latency is reported)\n"
-            "  With eSpeak, --wpm is eSpeak's rate: 80-450, and up to 900 through sonic.\n");
-}
+const struct tb_optdoc tb_opt_audio[] = {
+    {"audio", TB_O_AUDIO, "SINK",
+     "none (default: the simulated clock), wav:FILE (the run as it would be heard, rendered to a "
+     "WAV file from t = 0, timed by the token arrivals), portaudio[:DEVICE] (real-time playback; "
+     "DEVICE is an index or part of a name)",
+     "The WAV file is 16-bit mono 22.05 kHz, leading silence, gaps and cues included, a chunk "
+     "playing from its close time + --tts-latency, rendered as fast as eSpeak synthesizes. With "
+     "portaudio, sim replays the stream in real time. No device is an error suggesting --audio "
+     "wav:FILE (exit 3)."},
+    {"voice-model", TB_O_VOICEMODEL, "M",
+     "rate (default: code points x 10 / wpm), espeak (each chunk's duration as eSpeak NG speaks "
+     "it; implied by a sink) or espeak+synthesis (also eSpeak's measured synthesis time as "
+     "latency, chunks synthesized one at a time; not deterministic)",
+     "Durations are cached by text. With espeak+synthesis there is one synthesizer: chunk j is "
+     "ready at max(c_j, ready_{j-1}) + its synthesis time, + --tts-latency. Both models are "
+     "reported, with their difference."},
+    {"voice", TB_O_VOICE, "NAME", "eSpeak NG voice name (default en)",
+     "espeak-ng --voices lists them."},
+    {"stall-cue", TB_O_CUE, "CUE",
+     "what a gap sounds like: tick (default: a soft click at its start), tone (a quiet 441 Hz "
+     "tone throughout), none (silence)",
+     "The tick is a 12 ms 2 kHz click at -12 dBFS, the tone is at -22 dBFS; both generated at "
+     "start-up, no asset file."},
+    {"latency", TB_O_PALAT, "S",
+     "PortAudio suggested output latency (default 0.1; the granted latency is reported)",
+     "Allowed 0.001..2."},
+    {NULL, 0, NULL, NULL, NULL},
+};
 
 int tb_cli_audio_wanted(const struct tb_cli_audio *a)
 {

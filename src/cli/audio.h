@@ -22,14 +22,7 @@ enum {
     TB_O_PALAT,
 };
 
-/* clang-format off */
-#define TB_AUDIO_LONGOPTS                                        \
-    {"audio", required_argument, NULL, TB_O_AUDIO},              \
-    {"voice-model", required_argument, NULL, TB_O_VOICEMODEL},   \
-    {"voice", required_argument, NULL, TB_O_VOICE},              \
-    {"stall-cue", required_argument, NULL, TB_O_CUE},            \
-    {"latency", required_argument, NULL, TB_O_PALAT}
-/* clang-format on */
+/* Their rows: tb_opt_audio (optdoc.h). */
 
 struct tb_cli_audio {
     const char *spec; /* --audio as given */
@@ -51,7 +44,6 @@ struct tb_cli_audio {
 void tb_cli_audio_init(struct tb_cli_audio *a);
 /* 1 handled, 0 not an audio option, -1 bad value (printed). */
 int tb_cli_audio_option(struct tb_cli_audio *a, int c, const char *arg);
-void tb_cli_audio_usage(FILE *f);
 
 /* Whether any speech option asks for eSpeak. */
 int tb_cli_audio_wanted(const struct tb_cli_audio *a);

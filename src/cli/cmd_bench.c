@@ -20,6 +20,7 @@
 #include "ttsbuf/clock.h"
 #include "audio.h"
 #include "common.h"
+#include "optdoc.h"
 #include "request.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/bench.h"
@@ -30,73 +31,6 @@
 #define DEFAULT_LEVELS "1,5,10,25,50"
 #define DEFAULT_MAX_TOKENS 300
 #define OPEN_DEFAULT_REQUESTS 50
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "Usage: ttsbuf bench --base-url URL [OPTIONS]\n"
-            "Stream many completions at once from an OpenAI-compatible endpoint (one\n"
-            "libcurl event loop, no thread per stream) and play each out through its own\n"
-            "playout model: per load level, P50/P95/P99/min/max of TTFT, time to first\n"
-            "audio, decode TPS, inter-event gap, underruns, silence, minimum TPS and\n"
-            "speed-up needed; system TPS, errors by kind, and the share of gapless streams.\n"
-            "\n"
-            "Load (per level):\n"
-            "  -c LIST            concurrency levels, closed loop (default %s)\n"
-            "  --rate LIST        open loop instead: requests per second, one level each\n"
-            "  --arrivals KIND    poisson (default) or constant inter-arrival times\n"
-            "  --max-concurrency N  open loop: at most N in flight (arrivals wait)\n"
-            "  --requests N       measured requests per level (default: the concurrency,\n"
-            "                     at least 10; %d with --rate)\n"
-            "  --duration S       instead: start requests for S seconds per level\n"
-            "  --warmup N         requests before each level, not counted (default 0)\n"
-            "  --seed N           Poisson arrivals (default 1)\n"
-            "  --shard I/N        run shard I (0-based) of N: request ids = I mod N, a share\n"
-            "                     of the load (default: $JOB_COMPLETION_INDEX or\n"
-            "                     $SLURM_ARRAY_TASK_ID of --shards N, else 0/1)\n"
-            "  --shards N         the N for an index taken from the environment\n"
-            "\n"
-            "Requests:\n"
-            "  --base-url URL     the API root (else the dialect's variable: $OPENAI_BASE_URL,\n"
-            "                     $ANTHROPIC_BASE_URL, $OLLAMA_HOST); required\n"
-            "  --api API          the dialect, as ttsbuf run: chat (default), completions,\n"
-            "                     anthropic or ollama\n"
-            "  --model NAME       required (chat and completions: else $OPENAI_MODEL)\n"
-            "  --api-key-file F   the key (else $OPENAI_API_KEY or $ANTHROPIC_API_KEY);\n"
-            "                     never printed or written\n"
-            "  -H 'Name: value'   an extra header (up to %d)\n"
-            "  --prompts FILE     JSONL: {\"prompt\": \"...\"} or {\"messages\": [...]} a line;\n"
-            "                     request i uses prompt i mod count (default: a built-in set\n"
-            "                     of 12 varied questions)\n"
-            "  --max-tokens N     default %d\n"
-            "  --temperature T    0..2; not sent unless given\n"
-            "  --body-json JSON   an object merged into every body\n"
-            "  --no-usage         do not ask for stream_options.include_usage\n"
-            "  --idle-timeout S   a stream with no data for S s fails (default 60; 0: never)\n"
-            "  --timeout S        a request longer than S s fails (default 0: never)\n"
-            "  --connect-timeout S  default 10\n"
-            "  --insecure         do not verify TLS certificates\n"
-            "\n"
-            "Output:\n"
-            "  --out DIR          write records.jsonl (a line per request; with --shard,\n"
-            "                     records-I-of-N.jsonl), summary.json, and traces/ (each\n"
-            "                     stream, for ttsbuf sim --trace)\n"
-            "  --require G=V      a gate (repeatable): gapless, success (shares, >=),\n"
-            "                     errors (<=), system-tps (>=), METRIC-STAT with STAT one of\n"
-            "                     p50 p95 p99 min max (<=; >= for tps and tps-usage)\n"
-            "  --csv              one CSV row per level instead of the report\n"
-            "  -q, --quiet        no progress line\n"
-            "\nPlayout (each stream, as ttsbuf sim):\n",
-            DEFAULT_LEVELS, OPEN_DEFAULT_REQUESTS, TB_CLI_HEADERS_MAX, DEFAULT_MAX_TOKENS);
-    tb_cli_usage_playout(f);
-    tb_cli_audio_usage(f);
-    fprintf(f, "  --play WHICH       with --audio: after the run, play one stream through the\n"
-               "                     sink: worst (default: the most silence), or a request id\n"
-               "  -h, --help         this help\n"
-               "\nExit status: 0 ran; 1 a --require gate failed (one line per failure);\n"
-               "2 bad usage or input; 3 interrupted, or no request succeeded (what ran is\n"
-               "still reported and written).\n");
-}
 
 enum {
     O_PROMPTS = TB_O__REQUEST_END,
@@ -115,27 +49,97 @@ enum {
     O_CSV
 };
 
-static const struct option longopts[] = {
-    TB_PLAYOUT_LONGOPTS,
-    TB_REQUEST_LONGOPTS,
-    {"prompts", required_argument, NULL, O_PROMPTS},
-    {"play", required_argument, NULL, O_PLAY},
-    TB_AUDIO_LONGOPTS,
-    {"rate", required_argument, NULL, O_RATE},
-    {"arrivals", required_argument, NULL, O_ARRIVALS},
-    {"max-concurrency", required_argument, NULL, O_MAXCONC},
-    {"requests", required_argument, NULL, O_REQUESTS},
-    {"duration", required_argument, NULL, O_DURATION},
-    {"warmup", required_argument, NULL, O_WARMUP},
-    {"seed", required_argument, NULL, O_SEED},
-    {"shard", required_argument, NULL, O_SHARD},
-    {"shards", required_argument, NULL, O_SHARDS},
-    {"out", required_argument, NULL, O_OUT},
-    {"require", required_argument, NULL, O_REQUIRE},
-    {"csv", no_argument, NULL, O_CSV},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+_Static_assert(DEFAULT_MAX_TOKENS == 300, "--max-tokens' help states the default");
+_Static_assert(OPEN_DEFAULT_REQUESTS == 50, "--requests' help states the default");
+
+static const struct tb_optdoc bench_load[] = {
+    {NULL, 'c', "LIST", "concurrency levels, closed loop (default " DEFAULT_LEVELS ")", NULL},
+    {"rate", O_RATE, "LIST", "open loop instead: requests per second, one level each", NULL},
+    {"arrivals", O_ARRIVALS, "KIND", "poisson (default) or constant inter-arrival times", NULL},
+    {"max-concurrency", O_MAXCONC, "N", "open loop: at most N in flight (arrivals wait)",
+     "An arrival that finds them busy waits, and its wait is in its record. Default: no limit "
+     "(10000)."},
+    {"requests", O_REQUESTS, "N",
+     "measured requests per level (default: the concurrency, at least 10; 50 with --rate)", NULL},
+    {"duration", O_DURATION, "S", "instead: start requests for S seconds per level",
+     "Those started finish."},
+    {"warmup", O_WARMUP, "N", "requests before each level, not counted (default 0)",
+     "They run at the level's load."},
+    {"seed", O_SEED, "N", "Poisson arrivals (default 1)", NULL},
+    {"shard", O_SHARD, "I/N",
+     "run shard I (0-based) of N: request ids = I mod N, a share of the load (default: "
+     "$JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID of --shards N, else 0/1)",
+     "Records go to records-I-of-N.jsonl; ttsbuf merge combines the shards."},
+    {"shards", O_SHARDS, "N", "the N for an index taken from the environment", NULL},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static const struct tb_optdoc bench_requests[] = {
+    {"prompts", O_PROMPTS, "FILE",
+     "JSONL: {\"prompt\": \"...\"} or {\"messages\": [...]} a line; request i uses prompt i mod "
+     "count (default: a built-in set of 12 varied questions)",
+     "The first built-in question is the example prompt of What Is Tokens Per Second (TPS)?"},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static const struct tb_optdoc bench_output[] = {
+    {"out", O_OUT, "DIR",
+     "write records.jsonl (a line per request; with --shard, records-I-of-N.jsonl), summary.json, "
+     "and traces/ (each stream, for ttsbuf sim --trace)",
+     "summary.json is the --json object; traces are traces/L<level>-<id>.jsonl."},
+    {"require", O_REQUIRE, "G=V",
+     "a gate (repeatable): gapless, success (shares, >=), errors (<=), system-tps (>=), "
+     "METRIC-STAT with STAT one of p50 p95 p99 min max (<=; >= for tps and tps-usage)",
+     "METRIC is one of ttft, ttfa, tps, tps-usage, itl, underruns, gap-total, gap-max, min-tps, "
+     "speedup. A failed gate prints one line per level and exits 1."},
+    {"csv", O_CSV, NULL, "one CSV row per level instead of the report", NULL},
+    {"quiet", 'q', NULL, "no progress line", NULL},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static const struct tb_optdoc bench_play[] = {
+    {"play", O_PLAY, "WHICH",
+     "with --audio: after the run, play one stream through the sink: worst (default: the most "
+     "silence), or a request id",
+     "Its stall can then be heard; the speech options of sim apply."},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static const struct tb_optsec bench_secs[] = {
+    {"Load (per level):", bench_load},
+    {"Requests (--base-url and --model required):", tb_opt_request},
+    {NULL, bench_requests},
+    {"Output:", bench_output},
+    {"Playout (each stream, as ttsbuf sim):", tb_opt_playout},
+    {"Speech (eSpeak NG):", tb_opt_audio},
+    {NULL, bench_play},
+    {NULL, tb_opt_help},
+    {NULL, NULL},
+};
+
+static const char *const bench_notes[] = {
+    "The streams run on one libcurl multi event loop (no thread per stream); each is played out "
+    "through its own playout model, exactly as ttsbuf sim --trace does on its trace. For tps and "
+    "tps-usage, P95 and P99 are the low tail.",
+    "SIGINT or SIGTERM stops bench cleanly: the streams cut are recorded as cancelled, and the "
+    "report and records are written (exit 3).",
+    NULL,
+};
+
+const struct tb_cmddoc tb_doc_bench = {
+    "bench",
+    "--base-url URL --model NAME [OPTIONS]",
+    "Stream many completions at once from an OpenAI-compatible endpoint (one\n"
+    "libcurl event loop, no thread per stream) and play each out through its own\n"
+    "playout model: per load level, P50/P95/P99/min/max of TTFT, time to first\n"
+    "audio, decode TPS, inter-event gap, underruns, silence, minimum TPS and\n"
+    "speed-up needed; system TPS, errors by kind, and the share of gapless streams.\n",
+    bench_secs,
+    "0 ran; 1 a --require gate (or --fail-on-underrun) failed (one line per failure); 2 bad "
+    "usage or input; 3 interrupted, or no request succeeded (what ran is still reported and "
+    "written).",
+    NULL,
+    bench_notes,
 };
 
 struct bench_args {
@@ -275,7 +279,10 @@ static int play_one(struct bench_args *a, const struct tb_bench_recs *recs)
 static int parse(int argc, char **argv, struct bench_args *a)
 {
     char err[256];
+    struct tb_cli_getopt g;
     int c, rc;
+    if (tb_cli_getopt_init(&g, &tb_doc_bench) != 0)
+        return TB_EXIT_USAGE;
     tb_cli_common_init(&a->c);
     tb_cli_audio_init(&a->au);
     tb_cli_request_init(&a->q, DEFAULT_MAX_TOKENS);
@@ -283,9 +290,9 @@ static int parse(int argc, char **argv, struct bench_args *a)
     a->poisson = 1;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":hqc:H:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
         switch (c) {
-        case 'h': usage(stdout); return TB_EXIT_OK;
+        case 'h': tb_cli_help(stdout, &tb_doc_bench); return TB_EXIT_OK;
         case 'q': a->quiet = 1; continue;
         case 'c': a->conc = optarg; continue;
         case O_PROMPTS: a->prompts_file = optarg; continue;
@@ -331,13 +338,6 @@ static int parse(int argc, char **argv, struct bench_args *a)
             rc = tb_opt_size("--shards", optarg, 1, 100000, &a->shards, err, sizeof(err));
             break;
         default:
-            if (c == TB_O_RECORD || c == TB_O_GAPS || c == TB_O_SVG) {
-                tb_cli_error("bench: %s does not apply (use --out DIR for traces)",
-                             c == TB_O_RECORD ? "--record"
-                             : c == TB_O_GAPS ? "--gaps"
-                                              : "--svg");
-                return TB_EXIT_USAGE;
-            }
             rc = tb_cli_audio_option(&a->au, c, optarg);
             if (rc < 0)
                 return TB_EXIT_USAGE;

@@ -14,36 +14,40 @@
 #include "bench_report.h"
 #include "cli.h"
 #include "common.h"
+#include "optdoc.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/error.h"
 
 #define MERGE_FILES_MAX 100000
 
-static void usage(FILE *f)
-{
-    fprintf(f, "Usage: ttsbuf merge [OPTIONS] RECORDS...\n"
-               "Combine the per-request records of `ttsbuf bench` shards (records*.jsonl\n"
-               "files, or --out directories holding them) into the summary one run over\n"
-               "all their requests would give (exactly: percentiles are recomputed from\n"
-               "the records).  Every shard 0..N-1 must be there once, with the same levels\n"
-               "and playout options.\n"
-               "\n"
-               "  --json             one JSON object (as bench --json)\n"
-               "  --csv              one CSV row per level\n"
-               "  --require G=V      a gate, as in ttsbuf bench (repeatable)\n"
-               "  -h, --help         this help\n"
-               "\nExit status: 0 merged; 1 a gate failed; 2 bad usage, a bad file, a shard\n"
-               "missing or twice, or shards that ran different levels or options.\n");
-}
-
 enum { O_JSON = 300, O_CSV, O_REQUIRE };
 
-static const struct option longopts[] = {
-    {"json", no_argument, NULL, O_JSON},
-    {"csv", no_argument, NULL, O_CSV},
-    {"require", required_argument, NULL, O_REQUIRE},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+static const struct tb_optdoc merge_rows[] = {
+    {"json", O_JSON, NULL, "one JSON object (as bench --json)", NULL},
+    {"csv", O_CSV, NULL, "one CSV row per level", NULL},
+    {"require", O_REQUIRE, "G=V", "a gate, as in ttsbuf bench (repeatable)", NULL},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static const struct tb_optsec merge_secs[] = {
+    {NULL, merge_rows},
+    {NULL, tb_opt_help},
+    {NULL, NULL},
+};
+
+const struct tb_cmddoc tb_doc_merge = {
+    "merge",
+    "[OPTIONS] RECORDS...",
+    "Combine the per-request records of `ttsbuf bench` shards (records*.jsonl\n"
+    "files, or --out directories holding them) into the summary one run over\n"
+    "all their requests would give (exactly: percentiles are recomputed from\n"
+    "the records).  Every shard 0..N-1 must be there once, with the same levels\n"
+    "and playout options.\n\n",
+    merge_secs,
+    "0 merged; 1 a gate failed; 2 bad usage, a bad file, a shard missing or twice, or shards "
+    "that ran different levels or options.",
+    NULL,
+    NULL,
 };
 
 /* Same run: levels and options. */
@@ -148,14 +152,17 @@ int tb_cmd_merge(int argc, char **argv)
     unsigned char *seen = NULL;
     size_t ngates = 0, nfiles = 0, cap = 0;
     int c, json = 0, csv = 0, code = TB_EXIT_USAGE;
+    struct tb_cli_getopt g;
 
     tb_bench_recs_init(&recs);
     memset(&meta, 0, sizeof(meta));
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    if (tb_cli_getopt_init(&g, &tb_doc_merge) != 0)
+        return TB_EXIT_USAGE;
+    while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
         switch (c) {
-        case 'h': usage(stdout); return TB_EXIT_OK;
+        case 'h': tb_cli_help(stdout, &tb_doc_merge); return TB_EXIT_OK;
         case O_JSON: json = 1; break;
         case O_CSV: csv = 1; break;
         case O_REQUIRE:

@@ -15,6 +15,7 @@
 #include "audio.h"
 #include "cli.h"
 #include "common.h"
+#include "optdoc.h"
 #include "request.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
@@ -27,74 +28,55 @@
 #define MOCK_PRESET "mock"
 #define MESSAGES_MAX (1u << 20)
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "Usage: ttsbuf run [OPTIONS]\n"
-            "Stream a completion from an OpenAI-compatible endpoint and play it out live at\n"
-            "speech rate: a status line shows the buffer and underruns as they happen, and\n"
-            "the report has the same numbers `ttsbuf sim --trace` gives on the recording.\n"
-            "\n"
-            "Endpoint:\n"
-            "  --base-url URL     e.g. https://api.openai.com/v1 (else $OPENAI_BASE_URL,\n"
-            "                     $ANTHROPIC_BASE_URL or $OLLAMA_HOST by --api; with none,\n"
-            "                     the built-in mock provider on loopback)\n"
-            "  --api API          chat: POST {base}/chat/completions (default); completions:\n"
-            "                     {base}/completions; anthropic: {base}/messages (Messages\n"
-            "                     streaming, e.g. base https://api.anthropic.com/v1); ollama:\n"
-            "                     {base}/api/chat (NDJSON, e.g. base http://localhost:11434;\n"
-            "                     its server-side durations are reported).  Reasoning and\n"
-            "                     thinking deltas are recorded as reasoning, never spoken\n"
-            "  --model NAME       the model (else $OPENAI_MODEL for chat/completions;\n"
-            "                     required for real endpoints)\n"
-            "  --api-key-file F   read the API key from F (else $OPENAI_API_KEY, or\n"
-            "                     $ANTHROPIC_API_KEY for anthropic); sent as Authorization:\n"
-            "                     Bearer (anthropic: x-api-key, with anthropic-version),\n"
-            "                     never printed or written\n"
-            "  -H 'Name: value'   an extra request header (repeatable, up to %d)\n"
-            "  --prompt TEXT      the user message (default: \"%s\")\n"
-            "  --messages FILE    a JSON array of chat messages instead of --prompt\n"
-            "  --max-tokens N     default %d\n"
-            "  --temperature T    0..2; not sent unless given\n"
-            "  --body-json JSON   an object merged into the request body\n"
-            "  --no-usage         do not ask for stream_options.include_usage (chat,\n"
-            "                     completions; the others always report usage)\n"
-            "  --idle-timeout S   give up after S seconds without data (default 60; 0: never)\n"
-            "  --timeout S        give up after S seconds in all (default 0: never)\n"
-            "  --connect-timeout S  default 10\n"
-            "  --insecure         do not verify TLS certificates (off by default)\n"
-            "  -v, --verbose      log HTTP exchanges to stderr (keys masked as ***)\n"
-            "  -q, --quiet        no status line\n"
-            "\n"
-            "Built-in mock (only without a base URL):\n",
-            TB_CLI_HEADERS_MAX, DEFAULT_PROMPT, DEFAULT_MAX_TOKENS);
-    tb_cli_usage_sources(f, MOCK_PRESET);
-    fprintf(f,
-            "  --fault SPEC       mock faults, e.g. stall@40:1.5+crlf (see ttsbuf serve --help)\n"
-            "\nPlayout and output:\n");
-    tb_cli_usage_playout(f);
-    tb_cli_audio_usage(f);
-    fprintf(f, "  -h, --help         this help\n"
-               "\nExit status: 0 the stream completed; 1 --fail-on-underrun and there were\n"
-               "underruns; 2 bad usage; 3 the request or stream failed (the report and\n"
-               "--record still cover everything received).\n");
-    tb_cli_usage_tables(f);
-}
+_Static_assert(DEFAULT_MAX_TOKENS == 300, "--max-tokens' help states the default");
 
 enum { O_PROMPT = TB_O__REQUEST_END, O_MESSAGES, O_FAULT };
 
-static const struct option longopts[] = {
-    TB_SOURCE_LONGOPTS,
-    TB_PLAYOUT_LONGOPTS,
-    TB_AUDIO_LONGOPTS,
-    TB_REQUEST_LONGOPTS,
-    {"prompt", required_argument, NULL, O_PROMPT},
-    {"messages", required_argument, NULL, O_MESSAGES},
-    {"fault", required_argument, NULL, O_FAULT},
-    {"verbose", no_argument, NULL, 'v'},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+static const struct tb_optdoc run_rows[] = {
+    {"prompt", O_PROMPT, "TEXT", "the user message (default: \"" DEFAULT_PROMPT "\")",
+     "The default is the example prompt of What Is Tokens Per Second (TPS)?"},
+    {"messages", O_MESSAGES, "FILE", "a JSON array of chat messages instead of --prompt", NULL},
+    {"verbose", 'v', NULL, "log HTTP exchanges to stderr (keys masked as ***)", NULL},
+    {"quiet", 'q', NULL, "no status line", NULL},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static const struct tb_optdoc run_mock_rows[] = {
+    {"fault", O_FAULT, "SPEC", "mock faults, e.g. stall@40:1.5+crlf (see ttsbuf serve --help)",
+     NULL},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static const struct tb_optsec run_secs[] = {
+    {"Endpoint:", tb_opt_request},
+    {NULL, run_rows},
+    {"Built-in mock (only without a base URL; default --preset " MOCK_PRESET "):", tb_opt_sources},
+    {NULL, run_mock_rows},
+    {"Playout and output:", tb_opt_playout},
+    {NULL, tb_opt_report},
+    {"Speech (eSpeak NG):", tb_opt_audio},
+    {NULL, tb_opt_help},
+    {NULL, NULL},
+};
+
+static void run_tail(FILE *f)
+{
+    tb_cli_usage_chunks(f);
+    tb_cli_usage_presets(f);
+}
+
+const struct tb_cmddoc tb_doc_run = {
+    "run",
+    "[OPTIONS]",
+    "Stream a completion from an OpenAI-compatible endpoint and play it out live at\n"
+    "speech rate: a status line shows the buffer and underruns as they happen, and\n"
+    "the report has the same numbers `ttsbuf sim --trace` gives on the recording.\n"
+    "With no base URL, it streams from the built-in mock provider on loopback.\n",
+    run_secs,
+    "0 the stream completed; 1 --fail-on-underrun and there were underruns; 2 bad usage; 3 the "
+    "request or stream failed (the report and --record still cover everything received).",
+    run_tail,
+    NULL,
 };
 
 struct run_args {
@@ -206,16 +188,19 @@ static void mock_stop(struct mock *m)
 /* Returns -1 to go on, or an exit code. */
 static int parse(int argc, char **argv, struct run_args *a)
 {
+    struct tb_cli_getopt g;
     int c, rc;
+    if (tb_cli_getopt_init(&g, &tb_doc_run) != 0)
+        return TB_EXIT_USAGE;
     tb_cli_common_init(&a->c);
     tb_cli_audio_init(&a->au);
     tb_cli_request_init(&a->q, DEFAULT_MAX_TOKENS);
     a->q.req.prompt = DEFAULT_PROMPT;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":hvqH:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
         switch (c) {
-        case 'h': usage(stdout); return TB_EXIT_OK;
+        case 'h': tb_cli_help(stdout, &tb_doc_run); return TB_EXIT_OK;
         case 'v': a->verbose = 1; continue;
         case 'q': a->quiet = 1; continue;
         case O_PROMPT: a->q.req.prompt = optarg; continue;

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "common.h"
+#include "optdoc.h"
 #include "ttsbuf/serve.h"
 
 #define DEFAULT_PRESET "voice-80"
@@ -22,54 +23,62 @@ static void on_signal(int sig)
         tb_serve_stop(running); /* async-signal-safe */
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f, "Usage: ttsbuf serve [SOURCE] [OPTIONS]\n"
-               "A mock OpenAI-compatible provider: every request streams the source's tokens\n"
-               "with the source's own timing (event k at request time + t_k).\n"
-               "  POST /v1/chat/completions, POST /v1/completions (stream true or false),\n"
-               "  POST /v1/messages (Anthropic Messages: message_start, ping, thinking and\n"
-               "  text blocks, message_delta usage, message_stop), POST /api/chat (Ollama\n"
-               "  NDJSON, a final line with the server's durations), GET /v1/models.\n"
-               "  Any model name is accepted; every route has the same timing and faults.\n"
-               "\n"
-               "Source (one):\n");
-    tb_cli_usage_sources(f, DEFAULT_PRESET);
-    fprintf(f,
-            "\nServer:\n"
-            "  --listen HOST:PORT address to bind (default 127.0.0.1:%d; port 0: any free\n"
-            "                     port, printed); a non-loopback address draws a warning\n"
-            "  --fault SPEC       faults for every request (below)\n"
-            "  -h, --help         this help\n"
-            "\n"
-            "Faults: items joined by '+', for every request with --fault, or per request\n"
-            "in the model name after a '+', e.g. model \"mock+stall@40:1.5+crlf\":\n"
-            "  stall@K:S      pause S seconds before token K (0-based)\n"
-            "  drop@K         close the connection before token K\n"
-            "  status@N       answer HTTP N with an OpenAI-style JSON error\n"
-            "  status@N:html  ... with an HTML body\n"
-            "  html           answer 200 with Content-Type text/html\n"
-            "  malformed@K    token K's event carries truncated JSON\n"
-            "  error@K        an error event instead of token K, then the end\n"
-            "  burst@N        N tokens per event\n"
-            "  reasoning@N    N reasoning deltas before the content\n"
-            "  crlf           CRLF line endings;  comments: ': keep-alive' lines\n"
-            "  nodone         never send [DONE] (anthropic: message_stop; ollama: the\n"
-            "                 final done line)\n"
-            "  reject-usage   answer 400 to requests with stream_options\n"
-            "\nStops on SIGINT/SIGTERM and prints what it served.\n",
-            TB_SERVE_PORT_DEFAULT);
-    tb_cli_usage_tables(f);
-}
-
 enum { O_LISTEN = TB_O__COMMON_END, O_FAULT };
 
-static const struct option longopts[] = {
-    TB_SOURCE_LONGOPTS,
-    {"listen", required_argument, NULL, O_LISTEN},
-    {"fault", required_argument, NULL, O_FAULT},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+_Static_assert(TB_SERVE_PORT_DEFAULT == 8788, "--listen's help states the default");
+
+static const struct tb_optdoc serve_rows[] = {
+    {"listen", O_LISTEN, "HOST:PORT",
+     "address to bind (default 127.0.0.1:8788; port 0: any free port, printed); a non-loopback "
+     "address draws a warning",
+     "HOST is a numeric address."},
+    {"fault", O_FAULT, "SPEC", "faults for every request (below)", NULL},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static const struct tb_optsec serve_secs[] = {
+    {"Source (one; default --preset " DEFAULT_PRESET "):", tb_opt_sources},
+    {"Server:", serve_rows},
+    {NULL, tb_opt_help},
+    {NULL, NULL},
+};
+
+static void serve_tail(FILE *f)
+{
+    fprintf(f, "\nFaults: items joined by '+', for every request with --fault, or per request\n"
+               "in the model name after a '+', e.g. model \"mock+stall@40:1.5+crlf\":\n"
+               "  stall@K:S      pause S seconds before token K (0-based)\n"
+               "  drop@K         close the connection before token K\n"
+               "  status@N       answer HTTP N with an OpenAI-style JSON error\n"
+               "  status@N:html  ... with an HTML body\n"
+               "  html           answer 200 with Content-Type text/html\n"
+               "  malformed@K    token K's event carries truncated JSON\n"
+               "  error@K        an error event instead of token K, then the end\n"
+               "  burst@N        N tokens per event\n"
+               "  reasoning@N    N reasoning deltas before the content\n"
+               "  crlf           CRLF line endings;  comments: ': keep-alive' lines\n"
+               "  nodone         never send [DONE] (anthropic: message_stop; ollama: the\n"
+               "                 final done line)\n"
+               "  reject-usage   answer 400 to requests with stream_options\n");
+    tb_cli_usage_presets(f);
+}
+
+const struct tb_cmddoc tb_doc_serve = {
+    "serve",
+    "[SOURCE] [OPTIONS]",
+    "A mock OpenAI-compatible provider: every request streams the source's tokens\n"
+    "with the source's own timing (event k at request time + t_k).\n"
+    "  POST /v1/chat/completions, POST /v1/completions (stream true or false),\n"
+    "  POST /v1/messages (Anthropic Messages: message_start, ping, thinking and\n"
+    "  text blocks, message_delta usage, message_stop), POST /api/chat (Ollama\n"
+    "  NDJSON, a final line with the server's durations), GET /v1/models.\n"
+    "  Any model name is accepted; every route has the same timing and faults.\n",
+    serve_secs,
+    "0 stopped by SIGINT or SIGTERM (it prints what it served and the lateness of its "
+    "emissions); 2 bad usage, a bad source, or the address cannot be bound; 3 the server failed "
+    "while running.",
+    serve_tail,
+    NULL,
 };
 
 /* Splits HOST:PORT (or [v6]:PORT, or a bare PORT) in place. */
@@ -117,7 +126,10 @@ int tb_cmd_serve(int argc, char **argv)
     struct sigaction sa;
     char label[512], err[256], listen_buf[300];
     int c, rc, code;
+    struct tb_cli_getopt g;
 
+    if (tb_cli_getopt_init(&g, &tb_doc_serve) != 0)
+        return TB_EXIT_USAGE;
     tb_cli_common_init(&a);
     memset(&so, 0, sizeof(so));
     tb_faults_init(&so.faults);
@@ -125,9 +137,9 @@ int tb_cmd_serve(int argc, char **argv)
     so.port = TB_SERVE_PORT_DEFAULT;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
         switch (c) {
-        case 'h': usage(stdout); return TB_EXIT_OK;
+        case 'h': tb_cli_help(stdout, &tb_doc_serve); return TB_EXIT_OK;
         case O_LISTEN:
             snprintf(listen_buf, sizeof(listen_buf), "%s", optarg);
             if (split_listen(listen_buf, &so.host, &so.port) != 0) {

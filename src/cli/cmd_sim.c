@@ -10,6 +10,7 @@
 #include "chunks.h"
 #include "cli.h"
 #include "common.h"
+#include "optdoc.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/import.h"
 #include "ttsbuf/error.h"
@@ -17,62 +18,67 @@
 
 #define DEFAULT_PRESET "demo"
 
-static void usage(FILE *f)
-{
-    fprintf(f, "Usage: ttsbuf sim [SOURCE] [OPTIONS]\n"
-               "Play a token stream out at speech rate on a simulated clock and report\n"
-               "where the audio would run dry and how many tokens/s would have been enough.\n"
-               "\nSource (one):\n");
-    tb_cli_usage_sources(f, DEFAULT_PRESET);
-    fprintf(f,
-            "  --import [FORMAT:]FILE\n"
-            "                     another tool's benchmark results, one stream a request\n"
-            "                     (no FORMAT, or auto: told from the content, and named):\n"
-            "                     vllm (vllm bench serve --save-result --save-detailed JSON),\n"
-            "                     sglang (bench_serving --output-details JSONL), genai-perf\n"
-            "                     (profile_export.json), aiperf-raw (profile_export_raw.jsonl),\n"
-            "                     aiperf (profile_export.jsonl).  vllm/sglang keep no per-chunk\n"
-            "                     text: the request's text is cut into token-like pieces spread\n"
-            "                     evenly over its chunks (chunk k at ttft + sum of the first k\n"
-            "                     itls); aiperf keeps none: speech time is estimated from\n"
-            "                     each chunk's tokens (--chars-per-token)\n"
-            "  --run N            with --import: only run N (from 1) of a file that holds\n"
-            "                     several (vllm --append-result, sglang lines); without it\n"
-            "                     every run's requests are read, named by their run\n"
-            "  --chars-per-token X\n"
-            "                     with --import of a file without text: characters of\n"
-            "                     speech a token, 0.5 to 100 (default 4)\n"
-            "  --request N        with --import: play request N (from 0) with the full report;\n"
-            "                     without it a file of several requests gives one line per\n"
-            "                     request and P50/P95/P99/max over them (--json: one object\n"
-            "                     a line per request)\n"
-            "  --chunks           also list each chunk: its text, the content event (from 0)\n"
-            "                     whose arrival released it (the last event for the chunk\n"
-            "                     flushed at the end), ready, start and duration; with\n"
-            "                     --json \"chunks\" is an array of {text, event, ready_s,\n"
-            "                     start_s, duration_s} instead of the count\n");
-    fprintf(f, "\nPlayout and output:\n");
-    tb_cli_usage_playout(f);
-    tb_cli_audio_usage(f);
-    fprintf(f, "  -h, --help         this help\n"
-               "\nExit status: 0 ran, 1 --fail-on-underrun and there were underruns,\n"
-               "2 bad usage or bad input, 3 --import and every request failed.\n");
-    tb_cli_usage_tables(f);
-}
-
 enum { O_IMPORT = TB_O__COMMON_END, O_REQUEST, O_RUN, O_CPT, O_CHUNKS };
 
-static const struct option longopts[] = {
-    TB_SOURCE_LONGOPTS,
-    {"import", required_argument, NULL, O_IMPORT},
-    {"request", required_argument, NULL, O_REQUEST},
-    {"run", required_argument, NULL, O_RUN},
-    {"chars-per-token", required_argument, NULL, O_CPT},
-    {"chunks", no_argument, NULL, O_CHUNKS},
-    TB_PLAYOUT_LONGOPTS,
-    TB_AUDIO_LONGOPTS,
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+static const struct tb_optdoc sim_rows[] = {
+    {"import", O_IMPORT, "[FORMAT:]FILE",
+     "another tool's benchmark results, one stream a request (no FORMAT, or auto: told from the "
+     "content, and named): vllm (vllm bench serve "
+     "--save-result --save-detailed JSON), sglang (bench_serving --output-details JSONL), "
+     "genai-perf (profile_export.json), aiperf-raw (profile_export_raw.jsonl), aiperf "
+     "(profile_export.jsonl). vllm/sglang keep no per-chunk text: the request's text is cut into "
+     "token-like pieces spread evenly over its chunks (chunk k at ttft + sum of the first k "
+     "itls); aiperf keeps none: speech time is estimated from each chunk's tokens "
+     "(--chars-per-token)",
+     "genai-perf's raw SSE goes through the SSE parser. Errors name the place: FILE:LINE or a "
+     "JSON path such as itls[3][7]."},
+    {"request", O_REQUEST, "N",
+     "with --import: play request N (from 0) with the full report; without it a file of several "
+     "requests gives one line per request and P50/P95/P99/max over them (--json: one object a "
+     "line per request)",
+     NULL},
+    {"run", O_RUN, "N",
+     "with --import: only run N (from 1) of a file that holds several (vllm --append-result, "
+     "sglang lines); without it every run's requests are read, named by their run",
+     NULL},
+    {"chars-per-token", O_CPT, "X",
+     "with --import of a file without text: characters of speech a token, 0.5 to 100 (default 4)",
+     "The report and the JSON say that speech time was estimated."},
+    {"chunks", O_CHUNKS, NULL,
+     "also list each chunk: its text, the content event (from 0) whose arrival released it (the "
+     "last event for the chunk flushed at the end), ready, start and duration; with --json "
+     "\"chunks\" is an array of {text, event, ready_s, start_s, duration_s} instead of the count",
+     NULL},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static const struct tb_optsec sim_secs[] = {
+    {"Source (one; default --preset " DEFAULT_PRESET "):", tb_opt_sources},
+    {NULL, sim_rows},
+    {"Playout and output:", tb_opt_playout},
+    {NULL, tb_opt_report},
+    {"Speech (eSpeak NG):", tb_opt_audio},
+    {NULL, tb_opt_help},
+    {NULL, NULL},
+};
+
+static void sim_tail(FILE *f)
+{
+    tb_cli_usage_chunks(f);
+    tb_cli_usage_presets(f);
+}
+
+const struct tb_cmddoc tb_doc_sim = {
+    "sim",
+    "[SOURCE] [OPTIONS]",
+    "Play a token stream out at speech rate on a simulated clock and report\n"
+    "where the audio would run dry and how many tokens/s would have been enough.\n",
+    sim_secs,
+    "0 ran; 1 --fail-on-underrun and there were underruns; 2 bad usage or bad input; 3 the "
+    "speech output failed (eSpeak NG, the audio device or the WAV file), or --import and every "
+    "request failed.",
+    sim_tail,
+    NULL,
 };
 
 int tb_cmd_sim(int argc, char **argv)
@@ -93,7 +99,10 @@ int tb_cmd_sim(int argc, char **argv)
     long request = -1;
     size_t z;
     int c, code = -1, rc, want_chunks = 0;
+    struct tb_cli_getopt g;
 
+    if (tb_cli_getopt_init(&g, &tb_doc_sim) != 0)
+        return TB_EXIT_USAGE;
     tb_cli_common_init(&a);
     tb_cli_import_opts_init(&io);
     memset(&plays, 0, sizeof(plays));
@@ -102,9 +111,9 @@ int tb_cmd_sim(int argc, char **argv)
     tb_cli_audio_init(&au);
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
         if (c == 'h') {
-            usage(stdout);
+            tb_cli_help(stdout, &tb_doc_sim);
             return TB_EXIT_OK;
         }
         if (c == O_IMPORT) {
@@ -144,7 +153,7 @@ int tb_cmd_sim(int argc, char **argv)
     }
     plays.keep_all = a.svg != NULL || want_chunks;
     if ((request >= 0 || import_opt != 0) && import == NULL) {
-        tb_cli_error("%s needs --import", request >= 0         ? "--request"
+        tb_cli_error("%s needs --import", request >= 0          ? "--request"
                                           : import_opt == O_RUN ? "--run"
                                                                 : "--chars-per-token");
         return TB_EXIT_USAGE;

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "common.h"
+#include "optdoc.h"
 #include "sources.h"
 #include "sweep_out.h"
 #include "ttsbuf/clock.h"
@@ -43,75 +44,90 @@ enum {
     O_CPT
 };
 
-static const struct option longopts[] = {
-    {"trace", required_argument, NULL, O_TRACE},
-    {"synth", required_argument, NULL, O_SYNTH},
-    {"preset", required_argument, NULL, O_PRESET},
-    {"seeds", required_argument, NULL, O_SEEDS},
-    {"import", required_argument, NULL, O_IMPORT},
-    {"chunk", required_argument, NULL, O_CHUNK},
-    {"min-chars", required_argument, NULL, O_MINCHARS},
-    {"wpm", required_argument, NULL, O_WPM},
-    {"tts-latency", required_argument, NULL, O_LAT},
-    {"preroll", required_argument, NULL, O_PREROLL},
-    {"tps", required_argument, NULL, O_TPS},
-    {"rebuffer", required_argument, NULL, O_REBUFFER},
-    {"target-gapless", required_argument, NULL, O_TARGET},
-    {"csv", required_argument, NULL, O_CSV},
-    {"json", required_argument, NULL, O_JSON},
-    {"svg", required_argument, NULL, O_SVG},
-    {"threads", required_argument, NULL, O_THREADS},
-    {"run", required_argument, NULL, O_RUN},
-    {"chars-per-token", required_argument, NULL, O_CPT},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+static const struct tb_optdoc sweep_sources[] = {
+    {"trace", O_TRACE, "PATH",
+     "a JSONL trace, a directory (every *.jsonl in it) or a quoted glob ('runs/*.jsonl'); FILE "
+     "arguments are traces too",
+     "Repeatable; a directory's files are taken sorted."},
+    {"synth", O_SYNTH, "SPEC", "a synthetic stream (see ttsbuf sim --help; repeatable)", NULL},
+    {"preset", O_PRESET, "NAME", "a named synthetic stream (repeatable)", NULL},
+    {"seeds", O_SEEDS, "A:B", "each --synth and --preset once per seed A..B (B-A < 10^6)",
+     "Without it, each spec's own seed."},
+    {"import", O_IMPORT, "[FMT:]FILE",
+     "every request of a benchmark tool's results (formats as in ttsbuf sim --help; failed or "
+     "empty requests are skipped)",
+     NULL},
+    {"run", O_RUN, "N", "with --import: only run N (from 1) of a file of several", NULL},
+    {"chars-per-token", O_CPT, "X",
+     "with --import of a file without text: characters of speech a token, 0.5 to 100 (default 4)",
+     NULL},
+    {NULL, 0, NULL, NULL, NULL},
 };
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "Usage: ttsbuf sweep SOURCE... [AXES] [OPTIONS]\n"
-            "Play many streams out under a grid of settings and report, per setting and\n"
-            "across the streams: the share with no underrun, underruns and total gap (mean,\n"
-            "P50, P95, max), interruptions, time to first audio and minimum TPS; and the\n"
-            "smallest pre-roll and token rate that make a target share gap-free.\n"
-            "\nSources (any number, mixed):\n"
-            "  --trace PATH       a JSONL trace, a directory (every *.jsonl in it) or a quoted\n"
-            "                     glob ('runs/*.jsonl'); FILE arguments are traces too\n"
-            "  --synth SPEC       a synthetic stream (see ttsbuf sim --help)\n"
-            "  --preset NAME      a named synthetic stream\n"
-            "  --seeds A:B        each --synth and --preset once per seed A..B (B-A < 10^6)\n"
-            "  --import [FMT:]FILE every request of a benchmark tool's results (formats as in\n"
-            "                     ttsbuf sim --help; failed or empty requests are skipped)\n"
-            "  --run N            with --import: only run N (from 1) of a file of several\n"
-            "  --chars-per-token X\n"
-            "                     with --import of a file without text: characters of\n"
-            "                     speech a token, 0.5 to 100 (default 4)\n"
-            "\nAxes: a comma-separated list (0,0.5,1) or a range START:STOP:STEP (0:2:0.25),\n"
-            "or both (0:1:0.25,2,4).  Every combination is a setting.\n"
-            "  --chunk LIST       policies (all: every one; default sentence)\n"
-            "  --min-chars LIST   sentence/clause minimum chunk size (default 1)\n"
-            "  --wpm LIST         speech rates, words/min (default 150)\n"
-            "  --tts-latency LIST seconds (default 0)\n"
-            "  --preroll LIST     seconds (default 0)\n"
-            "  --tps LIST         re-time every stream to a constant rate, tokens/s, from its\n"
-            "                     own first-token time; 0 keeps the recorded times (default 0)\n"
-            "  --rebuffer MODE    off, on, or both (compare; default off): see ttsbuf sim --help\n"
-            "\nAnswers and output:\n"
-            "  --target-gapless X with 0 < X <= 1: the smallest pre-roll per setting, and the\n"
-            "                     smallest constant TPS per row, for a share X gap-free\n"
-            "  --csv FILE         one row per setting ('-': stdout)\n"
-            "  --json FILE        one JSON object ('-': stdout)\n"
-            "  --svg FILE         the tuning picture: gap-free share against pre-roll, one\n"
-            "                     line per other setting, and a heat map of two numeric axes\n"
-            "  --threads N        worker threads (default: the online CPUs, at most %u)\n"
-            "  -q, --quiet        no progress line (it shows only on a terminal)\n"
-            "  -h, --help         this help\n"
-            "\nExit status: 0 ran, 2 bad usage or bad input, 3 an --import whose every\n"
-            "request failed.\n",
-            TB_SWEEP_THREADS_MAX);
-}
+static const struct tb_optdoc sweep_axes[] = {
+    {"chunk", O_CHUNK, "LIST", "policies (all: every one; default sentence)", NULL},
+    {"min-chars", O_MINCHARS, "LIST", "sentence/clause minimum chunk size (default 1)", NULL},
+    {"wpm", O_WPM, "LIST", "speech rates, words/min (default 150)", NULL},
+    {"tts-latency", O_LAT, "LIST", "seconds (default 0)", NULL},
+    {"preroll", O_PREROLL, "LIST", "seconds (default 0)", NULL},
+    {"tps", O_TPS, "LIST",
+     "re-time every stream to a constant rate, tokens/s, from its own first-token time; 0 keeps "
+     "the recorded times (default 0)",
+     NULL},
+    {"rebuffer", O_REBUFFER, "MODE",
+     "off, on, or both (compare; default off): see ttsbuf sim --help", NULL},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static const struct tb_optdoc sweep_output[] = {
+    {"target-gapless", O_TARGET, "X",
+     "with 0 < X <= 1: the smallest pre-roll per setting, and the smallest constant TPS per row, "
+     "for a share X gap-free",
+     "Both come from exact per-stream quantities (the start chunk and the minimum TPS), not from "
+     "a grid; the pre-roll to the millisecond."},
+    {"csv", O_CSV, "FILE", "one row per setting ('-': stdout)", NULL},
+    {"json", O_JSON, "FILE", "one JSON object ('-': stdout)", NULL},
+    {"svg", O_SVG, "FILE",
+     "the tuning picture: gap-free share against pre-roll, one line per other setting, and a "
+     "heat map of two numeric axes",
+     "A dashed line marks the target; the heat map is over the first two numeric axes with "
+     "several values."},
+    {"threads", O_THREADS, "N", "worker threads (default: the online CPUs, at most 64)",
+     "Allowed 1..64."},
+    {"quiet", 'q', NULL, "no progress line (it shows only on a terminal)", NULL},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+_Static_assert(TB_SWEEP_THREADS_MAX == 64u, "--threads' help states the limit");
+
+static const struct tb_optsec sweep_secs[] = {
+    {"Sources (any number, mixed):", sweep_sources},
+    {"Axes: a comma-separated list (0,0.5,1) or a range START:STOP:STEP (0:2:0.25),\n"
+     "or both (0:1:0.25,2,4).  Every combination is a setting.",
+     sweep_axes},
+    {"Answers and output:", sweep_output},
+    {NULL, tb_opt_help},
+    {NULL, NULL},
+};
+
+static const char *const sweep_notes[] = {
+    "Percentiles are nearest-rank. A stream is gap-free when it has no underrun (no gap over 1 "
+    "ms).",
+    NULL,
+};
+
+const struct tb_cmddoc tb_doc_sweep = {
+    "sweep",
+    "SOURCE... [AXES] [OPTIONS]",
+    "Play many streams out under a grid of settings and report, per setting and\n"
+    "across the streams: the share with no underrun, underruns and total gap (mean,\n"
+    "P50, P95, max), interruptions, time to first audio and minimum TPS; and the\n"
+    "smallest pre-roll and token rate that make a target share gap-free.\n",
+    sweep_secs,
+    "0 ran; 2 bad usage or bad input; 3 an --import whose every request failed.",
+    NULL,
+    sweep_notes,
+};
 
 /* One axis as the user gave it. */
 struct axis {
@@ -384,15 +400,18 @@ int tb_cmd_sweep(int argc, char **argv)
     int c, code = TB_EXIT_USAGE, rc, to_stdout;
     long ncpu;
     FILE *fcsv = NULL, *fjson = NULL, *fsvg = NULL;
+    struct tb_cli_getopt g;
 
     memset(&a, 0, sizeof(a));
     tb_cli_sources_init(&a.src);
     tb_cli_import_opts_init(&a.io);
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":hq", longopts, NULL)) != -1) {
+    if (tb_cli_getopt_init(&g, &tb_doc_sweep) != 0)
+        goto out;
+    while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
         if (c == 'h') {
-            usage(stdout);
+            tb_cli_help(stdout, &tb_doc_sweep);
             code = TB_EXIT_OK;
             goto out;
         }

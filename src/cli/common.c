@@ -242,50 +242,73 @@ int tb_cli_svg_timeline(const char *path, const struct tb_report_src *src,
     return -1;
 }
 
-void tb_cli_usage_sources(FILE *f, const char *default_preset)
-{
-    fprintf(
-        f,
-        "  --trace FILE       a JSONL trace ('-' reads standard input)\n"
-        "  --synth SPEC       a synthetic stream, e.g.\n"
-        "                     tps=80,ttft=0.3,tokens=400,jitter=0.3,stall=0.02:1.5,burst=1,seed=7\n"
-        "                     (tps: mean tokens/s; ttft: s to first token; jitter: CV of\n"
-        "                     inter-token times; stall=P:S adds S s to a gap with\n"
-        "                     probability P; burst: tokens per event)\n"
-        "  --preset NAME      a named synthetic stream (below; default %s)\n",
-        default_preset);
-}
+const struct tb_optdoc tb_opt_sources[] = {
+    {"trace", TB_O_TRACE, "FILE", "a JSONL trace ('-' reads standard input)",
+     "One object per line, {\"t\": SECONDS, \"text\": \"...\"}: see ttsbuf-trace(5)."},
+    {"synth", TB_O_SYNTH, "SPEC",
+     "a synthetic stream, e.g. tps=80,ttft=0.3,tokens=400,jitter=0.3,stall=0.02:1.5,burst=1,seed=7 "
+     "(tps: mean tokens/s; ttft: s to first token; jitter: CV of inter-token times; stall=P:S "
+     "adds S s to a gap with probability P; burst: tokens per event)",
+     "The same spec and seed give the same stream, byte for byte."},
+    {"preset", TB_O_PRESET, "NAME", "a named synthetic stream (listed below)",
+     "Presets are published figures, not measurements."},
+    {NULL, 0, NULL, NULL, NULL},
+};
 
-void tb_cli_usage_playout(FILE *f)
-{
-    fprintf(f,
-            "  --chunk POLICY     how the TTS takes text (default sentence; below)\n"
-            "  --min-chars N      sentence/clause: a chunk needs N code points (default 1)\n"
-            "  --wpm W            speech rate, words/min; a word is 6 code points\n"
-            "                     (default 150, allowed 20..1000)\n"
-            "  --tts-latency S    seconds from a chunk's completion to its audio (default 0)\n"
-            "  --preroll S        start playback once S seconds of audio are ready (default 0)\n"
-            "  --rebuffer         after an underrun, resume only once --preroll seconds are\n"
-            "                     buffered again (fewer, longer gaps; default off)\n"
-            "  --ring-slots N     ring capacity in tokens (default %u)\n"
-            "  --ring-bytes N     ring capacity in bytes of text (default %u)\n"
-            "  --json             one JSON object on stdout instead of the report\n"
-            "  --gaps N           list at most N gaps in the report (default 10)\n"
-            "  --record FILE      also write the stream as a JSONL trace\n"
-            "  --svg FILE         also draw the timeline (tokens, chunks, buffer, gaps) as SVG\n"
-            "  --fail-on-underrun exit 1 when the stream has any underrun\n",
-            TB_RING_SLOTS_DEFAULT, TB_RING_BYTES_DEFAULT);
-}
+_Static_assert(TB_RING_SLOTS_DEFAULT == 65536u, "--ring-slots' help states the default");
+_Static_assert(TB_RING_BYTES_DEFAULT == 4194304u, "--ring-bytes' help states the default");
+_Static_assert((int)TB_WPM_MIN == 20 && (int)TB_WPM_MAX == 1000, "--wpm's help states the range");
 
-void tb_cli_usage_tables(FILE *f)
+const struct tb_optdoc tb_opt_playout[] = {
+    {"chunk", TB_O_CHUNK, "POLICY", "how the TTS takes text (default sentence; listed below)",
+     NULL},
+    {"min-chars", TB_O_MINCHARS, "N", "sentence/clause: a chunk needs N code points (default 1)",
+     "Allowed 1..100000."},
+    {"wpm", TB_O_WPM, "W",
+     "speech rate, words/min; a word is 6 code points (default 150, allowed 20..1000; with "
+     "eSpeak, eSpeak's rate: 80..450, and up to 900 through sonic)",
+     NULL},
+    {"tts-latency", TB_O_LAT, "S", "seconds from a chunk's completion to its audio (default 0)",
+     "Allowed 0..60."},
+    {"preroll", TB_O_PREROLL, "S", "start playback once S seconds of audio are ready (default 0)",
+     "Allowed 0..3600."},
+    {"rebuffer", TB_O_REBUFFER, NULL,
+     "after an underrun, resume only once --preroll seconds are buffered again (fewer, longer "
+     "gaps; default off)",
+     "As video players and jitter buffers do. A stream with no underrun plays the same either "
+     "way, so the minimum TPS does not change."},
+    {"ring-slots", TB_O_SLOTS, "N", "ring capacity in tokens (default 65536)",
+     "Allowed 2..2^30, rounded up to a power of two."},
+    {"ring-bytes", TB_O_BYTES, "N", "ring capacity in bytes of text (default 4194304, 4 MiB)",
+     "Allowed 64..2^30, a power of two; an event's text must fit."},
+    {"json", TB_O_JSON, NULL, "one JSON object on stdout instead of the report", NULL},
+    {"fail-on-underrun", TB_O_FAILU, NULL, "exit 1 when the stream has any underrun",
+     "A CI gate; in bench, the gate gapless=1."},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+const struct tb_optdoc tb_opt_report[] = {
+    {"gaps", TB_O_GAPS, "N", "list at most N gaps in the report (default 10)", NULL},
+    {"record", TB_O_RECORD, "FILE", "also write the stream as a JSONL trace ('-': stdout)", NULL},
+    {"svg", TB_O_SVG, "FILE", "also draw the timeline (tokens, chunks, buffer, gaps) as SVG",
+     "A standalone SVG: token arrivals, buffered audio over time, chunks as spoken, gaps shaded "
+     "red with their length, first-token and first-audio markers."},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+void tb_cli_usage_chunks(FILE *f)
 {
-    size_t np;
-    const struct tb_preset *ps = tb_preset_all(&np);
     fprintf(f, "\nChunk policies:\n");
     for (int i = 0; i < TB_CHUNK__COUNT; i++)
         fprintf(f, "  %-14s %s\n", tb_seg_policy_name((enum tb_chunk_policy)i),
                 tb_seg_policy_about((enum tb_chunk_policy)i));
-    fprintf(f, "\nPresets (published figures, not measurements; see README):\n");
+}
+
+void tb_cli_usage_presets(FILE *f)
+{
+    size_t np;
+    const struct tb_preset *ps = tb_preset_all(&np);
+    fprintf(f, "\nPresets (published figures, not measurements; see ttsbuf(1)):\n");
     for (size_t i = 0; i < np; i++)
         fprintf(f, "  %-17s %s\n", ps[i].name, ps[i].about);
 }

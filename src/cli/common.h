@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "optdoc.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/stream.h"
 
@@ -34,28 +35,7 @@ enum {
     TB_O__COMMON_END
 };
 
-/* Option tables read best one entry per line. */
-/* clang-format off */
-#define TB_SOURCE_LONGOPTS                                       \
-    {"trace", required_argument, NULL, TB_O_TRACE},              \
-    {"synth", required_argument, NULL, TB_O_SYNTH},              \
-    {"preset", required_argument, NULL, TB_O_PRESET}
-
-#define TB_PLAYOUT_LONGOPTS                                      \
-    {"chunk", required_argument, NULL, TB_O_CHUNK},              \
-    {"min-chars", required_argument, NULL, TB_O_MINCHARS},       \
-    {"wpm", required_argument, NULL, TB_O_WPM},                  \
-    {"tts-latency", required_argument, NULL, TB_O_LAT},          \
-    {"preroll", required_argument, NULL, TB_O_PREROLL},          \
-    {"ring-slots", required_argument, NULL, TB_O_SLOTS},         \
-    {"ring-bytes", required_argument, NULL, TB_O_BYTES},         \
-    {"json", no_argument, NULL, TB_O_JSON},                      \
-    {"gaps", required_argument, NULL, TB_O_GAPS},                \
-    {"record", required_argument, NULL, TB_O_RECORD},            \
-    {"fail-on-underrun", no_argument, NULL, TB_O_FAILU},         \
-    {"rebuffer", no_argument, NULL, TB_O_REBUFFER},              \
-    {"svg", required_argument, NULL, TB_O_SVG}
-/* clang-format on */
+/* Their rows: tb_opt_sources, tb_opt_playout, tb_opt_report (optdoc.h). */
 
 struct tb_cli_common {
     struct tb_sim_opts o;
@@ -142,9 +122,8 @@ int tb_cli_import(const struct tb_cli_common *a, const char *spec,
                   const struct tb_cli_import_opts *io, long request, struct tb_stream *s,
                   struct tb_report_src *src, char *label, size_t labellen);
 
-/* --help fragments. */
-void tb_cli_usage_sources(FILE *f, const char *default_preset);
-void tb_cli_usage_playout(FILE *f);
-void tb_cli_usage_tables(FILE *f);
+/* --help tables: the chunk policies, and the presets. */
+void tb_cli_usage_chunks(FILE *f);
+void tb_cli_usage_presets(FILE *f);
 
 #endif

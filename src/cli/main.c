@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "optdoc.h"
 #include "ttsbuf/http.h"
 #include "ttsbuf/version.h"
 
@@ -37,6 +38,27 @@ static void usage(FILE *f)
 }
 
 static int dispatch(int argc, char **argv);
+
+/* The roff of one command's options (or of every command's, each between
+ * the markers man/ttsbuf.1 holds them in). */
+static int man_options(const char *name)
+{
+    for (const struct tb_cmddoc *const *d = tb_cmddocs; *d != NULL; d++) {
+        if (name != NULL && strcmp(name, (*d)->name) != 0)
+            continue;
+        if (name != NULL) {
+            tb_cli_man(stdout, *d);
+            return TB_EXIT_OK;
+        }
+        printf(".\\\" BEGIN OPTIONS %s\n", (*d)->name);
+        tb_cli_man(stdout, *d);
+        printf(".\\\" END OPTIONS %s\n", (*d)->name);
+    }
+    if (name == NULL)
+        return TB_EXIT_OK;
+    tb_cli_error("--man-options: unknown command '%s'", name);
+    return TB_EXIT_USAGE;
+}
 
 /* A reader that went away (`ttsbuf run --json | head -c 10`) makes writes
  * fail with EPIPE instead of killing the process with SIGPIPE, so the
@@ -75,6 +97,9 @@ static int dispatch(int argc, char **argv)
         usage(stdout);
         return TB_EXIT_OK;
     }
+    /* Hidden: the man page's generated option lists (make man). */
+    if (strcmp(argv[1], "--man-options") == 0)
+        return man_options(argc > 2 ? argv[2] : NULL);
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
         printf("ttsbuf %s\n", TB_VERSION);
         return TB_EXIT_OK;

@@ -10,6 +10,52 @@
 #include <string.h>
 
 #include "cli.h"
+#include "optdoc.h"
+
+_Static_assert(TB_CLI_HEADERS_MAX == 64, "-H's help states the limit");
+
+const struct tb_optdoc tb_opt_request[] = {
+    {"base-url", TB_O_BASE, "URL",
+     "the API root, e.g. https://api.openai.com/v1 (else the dialect's variable: "
+     "$OPENAI_BASE_URL, $ANTHROPIC_BASE_URL or $OLLAMA_HOST by --api)",
+     NULL},
+    {"api", TB_O_API, "API",
+     "chat: POST {base}/chat/completions (default); completions: {base}/completions; anthropic: "
+     "{base}/messages (Messages streaming, e.g. base https://api.anthropic.com/v1); ollama: "
+     "{base}/api/chat (NDJSON, e.g. base http://localhost:11434; its server-side durations are "
+     "reported). Reasoning and thinking deltas are recorded as reasoning, never spoken",
+     "Anthropic's stream has no [DONE]: it ends with message_stop. Ollama's final line's "
+     "total_duration, load_duration, prompt_eval_duration, eval_count and eval_duration are "
+     "reported and recorded."},
+    {"model", TB_O_MODEL, "NAME",
+     "the model (else $OPENAI_MODEL for chat/completions; required for real endpoints)", NULL},
+    {"api-key-file", TB_O_KEYFILE, "F",
+     "read the API key from F (else $OPENAI_API_KEY, or $ANTHROPIC_API_KEY for anthropic); sent "
+     "as Authorization: Bearer (anthropic: x-api-key, with anthropic-version), never printed or "
+     "written",
+     "The key is the file's first line (ollama needs none). A server that quotes it back in an "
+     "error message sees it masked. Redirects are followed up "
+     "to 3 times, http and https only; once a redirect leaves the first URL's origin (scheme, "
+     "host, port), neither the key nor any -H header is sent there."},
+    {NULL, 'H', "'Name: value'", "an extra request header (repeatable, up to 64)", NULL},
+    {"max-tokens", TB_O_MAXTOK, "N", "default 300", NULL},
+    {"temperature", TB_O_TEMP, "T", "0..2; not sent unless given", NULL},
+    {"body-json", TB_O_BODYJSON, "JSON", "an object merged into the request body", "Its keys win."},
+    {"no-usage", TB_O_NOUSAGE, NULL,
+     "do not ask for stream_options.include_usage (chat, completions; the others always report "
+     "usage)",
+     "It is asked by default, and retried once without when the server rejects it."},
+    {"idle-timeout", TB_O_IDLE, "S",
+     "give up on a stream after S seconds without data (default 60; 0: never)",
+     "The wait for the first byte is included; checked about once a second."},
+    {"timeout", TB_O_TIMEOUT, "S", "give up on a request after S seconds in all (default 0: never)",
+     "Redirects included. A server that drips a byte a second never trips the idle timeout; "
+     "this bounds it (error kind timeout)."},
+    {"connect-timeout", TB_O_CONNTO, "S", "default 10", NULL},
+    {"insecure", TB_O_INSECURE, NULL, "do not verify TLS certificates (off by default)",
+     "For a local test server with a self-signed certificate; never for a real key."},
+    {NULL, 0, NULL, NULL, NULL},
+};
 
 void tb_cli_request_init(struct tb_cli_request *r, long max_tokens)
 {

@@ -32,21 +32,7 @@ enum {
     TB_O__REQUEST_END
 };
 
-/* clang-format off */
-#define TB_REQUEST_LONGOPTS                                      \
-    {"base-url", required_argument, NULL, TB_O_BASE},            \
-    {"api", required_argument, NULL, TB_O_API},                  \
-    {"model", required_argument, NULL, TB_O_MODEL},              \
-    {"api-key-file", required_argument, NULL, TB_O_KEYFILE},     \
-    {"max-tokens", required_argument, NULL, TB_O_MAXTOK},        \
-    {"temperature", required_argument, NULL, TB_O_TEMP},         \
-    {"body-json", required_argument, NULL, TB_O_BODYJSON},       \
-    {"no-usage", no_argument, NULL, TB_O_NOUSAGE},               \
-    {"idle-timeout", required_argument, NULL, TB_O_IDLE},        \
-    {"timeout", required_argument, NULL, TB_O_TIMEOUT},          \
-    {"connect-timeout", required_argument, NULL, TB_O_CONNTO},   \
-    {"insecure", no_argument, NULL, TB_O_INSECURE}
-/* clang-format on */
+/* Their rows: tb_opt_request (optdoc.h); -H is the key 'H'. */
 
 struct tb_cli_request {
     const char *base_url, *model, *key_file;

@@ -1,0 +1,78 @@
+/*
+ * optdoc.h - one description per option.  Each command describes its
+ * options once, as rows in tables; its getopt_long arrays, its --help and
+ * the man page's option list are all made from those rows, so the three
+ * cannot drift apart (curl's docs/cmdline-opts does the same with files).
+ *
+ * Adding an option is one row: {"long-name", KEY, "ARG", "help", "more"}
+ * in the table of the command (or of the shared group) it belongs to,
+ * then its case in the command's option switch.
+ */
+#ifndef TTSBUF_CLI_OPTDOC_H
+#define TTSBUF_CLI_OPTDOC_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+/* One option. */
+struct tb_optdoc {
+    const char *name; /* long name without "--", or NULL (short only) */
+    int key;          /* getopt_long's value; a printable ASCII key is also
+                       * the short option (-q); 0 ends a table */
+    const char *arg;  /* the argument's name, or NULL for a flag */
+    const char *help; /* one line or a few, unwrapped: --help and man */
+    const char *more; /* NULL, or further text for the man page only */
+};
+
+/* A titled group of rows in a command's --help (title NULL: no heading). */
+struct tb_optsec {
+    const char *title;
+    const struct tb_optdoc *rows; /* ends with key 0; NULL ends secs */
+};
+
+/* A command's documentation. */
+struct tb_cmddoc {
+    const char *name;  /* "sim" */
+    const char *usage; /* what follows "ttsbuf NAME" on the usage line */
+    const char *about; /* --help's paragraph, lines broken as printed */
+    const struct tb_optsec *secs;
+    const char *exits;        /* "0 ran, ...": the exit statuses */
+    void (*tail)(FILE *f);    /* --help only: tables after it, or NULL */
+    const char *const *notes; /* man only: paragraphs after the options */
+};
+
+/* Every command, in the order of `ttsbuf --help` (NULL-terminated). */
+extern const struct tb_cmddoc *const tb_cmddocs[];
+
+/* The getopt_long arrays a command's rows make. */
+#define TB_CLI_OPTS_MAX 96
+struct tb_cli_getopt {
+    struct option lo[TB_CLI_OPTS_MAX + 1];
+    char so[2 * TB_CLI_OPTS_MAX + 2]; /* ":" then a letter (and ':') each */
+};
+
+/* Fills g from d.  Returns 0, or -1 (the error printed) when d has more
+ * than TB_CLI_OPTS_MAX rows or a long name twice: a programming error,
+ * which the docs test looks for in every command. */
+int tb_cli_getopt_init(struct tb_cli_getopt *g, const struct tb_cmddoc *d);
+
+/* Prints `ttsbuf NAME --help`: usage, about, sections, exit status, tail. */
+void tb_cli_help(FILE *f, const struct tb_cmddoc *d);
+
+/* Prints the roff of d's options and exit status for man/ttsbuf.1 (what
+ * `ttsbuf --man-options` prints between the page's markers). */
+void tb_cli_man(FILE *f, const struct tb_cmddoc *d);
+
+/* Shared rows (common.c, request.c, audio.c). */
+extern const struct tb_optdoc tb_opt_sources[]; /* --trace --synth --preset */
+extern const struct tb_optdoc tb_opt_playout[]; /* --chunk ... --json */
+extern const struct tb_optdoc tb_opt_report[];  /* --gaps --record --svg */
+extern const struct tb_optdoc tb_opt_audio[];   /* --audio ... --latency */
+extern const struct tb_optdoc tb_opt_request[]; /* --base-url ... -H */
+extern const struct tb_optdoc tb_opt_help[];    /* -h, --help */
+
+/* The command docs (each in its cmd_*.c). */
+extern const struct tb_cmddoc tb_doc_sim, tb_doc_run, tb_doc_serve, tb_doc_sweep, tb_doc_bench,
+    tb_doc_merge;
+
+#endif
