@@ -14,6 +14,7 @@
 
 #include "grow.h"
 #include "import_priv.h"
+#include "jsontext.h"
 #include "readall.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/synth.h"
@@ -140,7 +141,7 @@ void tb_import_str(char *dst, size_t cap, const cJSON *v)
 cJSON *tb_import_parse(const char *buf, size_t len, char *err, size_t errlen)
 {
     const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
+    cJSON *root = tb_jsontext_parse(buf, len, &end); /* lone surrogate escapes: U+FFFD */
     if (root != NULL) {
         while (end < buf + len && (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n'))
             end++;

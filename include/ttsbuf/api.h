@@ -122,6 +122,12 @@ size_t tb_api_pending(const struct tb_api_parser *p);
 uint64_t tb_api_events(const struct tb_api_parser *p);
 uint64_t tb_api_comments(const struct tb_api_parser *p);
 
+/* UTF-16 surrogate halves replaced by U+FFFD in this stream (oai.h's
+ * tb_oai_replaced, for every dialect): a lone "\ud83d" escape pairs with
+ * the "\ude00" that starts the next event's text; one that never finds
+ * its partner is replaced and counted, never an error. */
+uint64_t tb_api_replaced(const struct tb_api_parser *p);
+
 /*
  * tb_api_parse_event - one event's data (len bytes, need not be
  * NUL-terminated) in the parser's dialect; type: the SSE event type, or
