@@ -328,6 +328,7 @@ int tb_api_parse_event(struct tb_api_parser *p, const char *type, size_t type_le
 
     memset(out, 0, sizeof(*out));
     out->d.usage_completion = out->d.usage_prompt = -1;
+    out->d.shape = -1;
     tb_server_timing_init(&out->server);
     if (p->api == TB_API_CHAT || p->api == TB_API_COMPLETIONS)
         return tb_oai_parse_event(p->oai, data, len, &out->d, err, errlen);
@@ -339,6 +340,7 @@ int tb_api_parse_event(struct tb_api_parser *p, const char *type, size_t type_le
         rc = tb_evjson_keep(&p->texts, NULL, 0, NULL, 0, 1, "the event text", &out->d, err, errlen);
         goto out;
     }
+    out->d.shape = tb_evjson_shape(root);
     if (p->api == TB_API_ANTHROPIC) {
         /* The data's own "type" names the event; the SSE event: line says
          * the same, and is the fallback. */
@@ -369,7 +371,26 @@ static int deliver(struct tb_api_parser *p, const char *type, size_t tl, const c
     p->events++;
     if (len == 0)
         return 0;
+    if (p->api == TB_API_OLLAMA && ((len >= 5 && memcmp(data, "data:", 5) == 0) ||
+                                    (len >= 6 && memcmp(data, "event:", 6) == 0))) {
+        p->rc = tb_seterr(p->err, p->errlen, TB_EFORMAT,
+                          "the line ending at stream byte %llu is an SSE event, not the NDJSON "
+                          "of the ollama dialect asked for: is --api right?",
+                          (unsigned long long)p->offset);
+        return p->rc;
+    }
     rc = tb_api_parse_event(p, type, tl, data, len, &d, e, sizeof(e));
+    if (rc == 0 && d.d.shape >= 0 && d.d.shape != (int)p->api) {
+        /* Read on, and a chat stream on /completions would "work" with
+         * the wrong endpoint's numbers; Anthropic's and Ollama's readers
+         * would find no text at all.  Either way the run is not what was
+         * asked for: say so, with what was received kept. */
+        p->rc = tb_seterr(p->err, p->errlen, TB_EFORMAT,
+                          "the event ending at stream byte %llu has the %s dialect's fields, not "
+                          "those of the %s dialect asked for: is --api right?",
+                          (unsigned long long)p->offset, table[d.d.shape].name, table[p->api].name);
+        return p->rc;
+    }
     if (rc == TB_EFORMAT) {
         p->rc = tb_seterr(p->err, p->errlen, rc, "bad event JSON ending at stream byte %llu: %s",
                           (unsigned long long)p->offset, e);

@@ -44,6 +44,10 @@ void tb_evjson_line(const char *s, size_t n, char *out, size_t outlen);
  */
 int tb_evjson_error(const cJSON *root, struct tb_oai_delta *d);
 
+/* tb_evjson_shape - the dialect (enum tb_api) whose fields root has, as
+ * tb_oai_delta.shape says; -1 when it cannot be told. */
+int tb_evjson_shape(const cJSON *root);
+
 /*
  * tb_evjson_keep - hands one event's texts out through d->content and
  * d->reasoning (tb_jsontext_keep: surrogate halves paired across the

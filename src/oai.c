@@ -192,6 +192,26 @@ int tb_evjson_keep(struct tb_jsontext_texts *t, const char *c, size_t cl, const 
     return rc;
 }
 
+int tb_evjson_shape(const cJSON *root)
+{
+    const cJSON *ch0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "choices"), 0);
+    if (ch0 != NULL) {
+        if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(ch0, "delta")))
+            return TB_API_CHAT;
+        return cJSON_IsString(cJSON_GetObjectItemCaseSensitive(ch0, "text")) ? TB_API_COMPLETIONS
+                                                                             : -1;
+    }
+    if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "choices")))
+        return -1; /* the usage chunk: either OpenAI dialect */
+    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "type")))
+        return TB_API_ANTHROPIC;
+    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "message")) ||
+        cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "response")) ||
+        cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(root, "done")))
+        return TB_API_OLLAMA;
+    return -1;
+}
+
 /* The server's words in v: a string; in an object its "error",
  * "message", "detail" or "msg"; in an array its first element.  Servers
  * nest them (Anthropic's error.message, FastAPI's detail[0].msg), so
@@ -339,6 +359,7 @@ int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len, struct tb
 
     memset(out, 0, sizeof(*out));
     out->usage_completion = out->usage_prompt = -1;
+    out->shape = -1;
     if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
         out->done = 1; /* a surrogate half still waiting ends here */
         return tb_evjson_keep(&p->texts, NULL, 0, NULL, 0, 1, "delta.content", out, err, errlen);
@@ -348,6 +369,7 @@ int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len, struct tb
         return rc;
     if (tb_evjson_error(root, out))
         goto out;
+    out->shape = tb_evjson_shape(root);
     usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
     if (cJSON_IsObject(usage)) {
         out->usage_completion =

@@ -308,6 +308,85 @@ static void surrogate_orphans(void **state)
     }
 }
 
+/* Errors in the shapes real servers send, in every dialect's stream and
+ * as an HTTP error body: the server's message is found in each. */
+static void error_shapes(void **state)
+{
+    static const struct {
+        const char *json, *message, *type;
+        int in_stream; /* an event this shape is an error event */
+    } rows[] = {
+        {"{\"error\":{\"message\":\"A b\",\"type\":\"invalid_request_error\",\"code\":\"x\"}}",
+         "A b", "invalid_request_error", 1},
+        {"{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}"
+         "}",
+         "Overloaded", "overloaded_error", 1},
+        {"{\"type\":\"error\",\"message\":{\"type\":\"api_error\",\"message\":\"upstream gone\"}}",
+         "upstream gone", "api_error", 1},
+        {"{\"type\":\"error\",\"message\":\"plain words\"}", "plain words", "", 1},
+        {"{\"detail\":\"Not authenticated\"}", "Not authenticated", "", 1},
+        {"{\"detail\":[{\"loc\":[\"body\",\"model\"],\"msg\":\"Field required\",\"type\":"
+         "\"missing\"}]}",
+         "Field required", "", 1},
+        {"{\"error\":\"model 'x' not found\"}", "model 'x' not found", "", 1},
+        {"{\"message\":\"bare\",\"status\":404}", "bare", "", 0},
+        {"{\"message\":{\"message\":\"nested\"}}", "nested", "", 0},
+    };
+    static const char *const pre[] = {"data: ", "data: ", "event: error\ndata: ", ""};
+    static const char *const post[] = {"\n\n", "\n\n", "\n\n", "\n"};
+    char buf[1024], err[ERRLEN], out[128];
+    struct seen w;
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        tb_oai_error_text(rows[i].json, strlen(rows[i].json), out, sizeof(out));
+        if (strcmp(out, rows[i].message) != 0)
+            fail_msg("HTTP body %s: message '%s', want '%s'", rows[i].json, out, rows[i].message);
+        if (!rows[i].in_stream)
+            continue;
+        for (int api = 0; api < TB_API__COUNT; api++) {
+            snprintf(buf, sizeof(buf), "%s%s%s", pre[api], rows[i].json, post[api]);
+            assert_int_equal(feed_str((enum tb_api)api, buf, &w, err), 0);
+            if (w.errors != 1 || strcmp(w.error_message, rows[i].message) != 0 ||
+                strcmp(w.error_type, rows[i].type) != 0)
+                fail_msg("%s event %s: %d errors, message '%s' type '%s'",
+                         tb_api_info((enum tb_api)api)->name, rows[i].json, w.errors,
+                         w.error_message, w.error_type);
+        }
+    }
+}
+
+/* The wrong dialect: every stream read as another dialect stops with an
+ * error that says so (ollama's NDJSON read as SSE has no "data:" lines:
+ * no event at all, which live runs report as a stream with no end). */
+static void wrong_dialect(void **state)
+{
+    unsigned u[] = {'o', 'k'};
+    char buf[1024], err[ERRLEN];
+    struct seen w;
+    (void)state;
+    for (int sent = 0; sent < TB_API__COUNT; sent++) {
+        buf[0] = '\0';
+        put_event((enum tb_api)sent, buf, u, 0, 2);
+        put_end((enum tb_api)sent, buf);
+        for (int asked = 0; asked < TB_API__COUNT; asked++) {
+            int rc = feed_str((enum tb_api)asked, buf, &w, err);
+            if (asked == sent) {
+                assert_int_equal(rc, 0);
+                assert_string_equal(w.content, "ok");
+            } else if (sent == TB_API_OLLAMA) {
+                assert_int_equal(rc, 0);
+                assert_int_equal(w.deltas, 0);
+            } else {
+                assert_int_equal(rc, TB_EFORMAT);
+                assert_int_equal(w.deltas, 0);
+                assert_non_null(strstr(err, "is --api right?"));
+                if (asked != TB_API_OLLAMA)
+                    assert_non_null(strstr(err, tb_api_info((enum tb_api)sent)->name));
+            }
+        }
+    }
+}
+
 static void bad_input(void **state)
 {
     struct seen w;
@@ -662,6 +741,8 @@ int tb_test_api(void)
         cmocka_unit_test(bad_input),
         cmocka_unit_test(surrogate_halves),
         cmocka_unit_test(surrogate_orphans),
+        cmocka_unit_test(wrong_dialect),
+        cmocka_unit_test(error_shapes),
         cmocka_unit_test(request_bodies),
         cmocka_unit_test(table),
         cmocka_unit_test(e2e_clean),

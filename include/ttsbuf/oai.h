@@ -75,6 +75,10 @@ struct tb_oai_delta {
     long long usage_completion; /* -1 when absent */
     long long usage_prompt;     /* -1 when absent */
     char finish_reason[32];     /* "" when absent or null */
+    int shape;                  /* the dialect (enum tb_api) whose fields the event has, when
+                                 * it can be told: chat (choices[0].delta), completions
+                                 * (choices[0].text), anthropic ("type"), ollama ("message",
+                                 * "response" or "done"); -1 otherwise (usage only, [DONE]) */
 };
 
 struct tb_oai;
