@@ -415,6 +415,13 @@ static int finish_one(struct bench *b, struct xf *x, int curl_code)
     int rc = 0;
     stamp(b);
     curl_multi_remove_handle(b->m, x->hx.h);
+    /* A redirect: the same transfer goes on to the next hop, by the rules
+     * `run` follows (http_xfer.h). */
+    if (tb_http_xfer_redirect(&x->hx, &curl_code)) {
+        if (curl_multi_add_handle(b->m, x->hx.h) == CURLM_OK)
+            return 0;
+        curl_code = CURLE_FAILED_INIT;
+    }
     tb_http_xfer_end(&x->hx, curl_code);
     tb_bench_wire_conclude(&x->wire, &x->hr, b->o->http.idle_timeout);
     unlink_inflight(b, x);

@@ -142,6 +142,31 @@ static void run_cli(struct proc *p, const char *env, const char *args)
     proc_exec(p, cmd, 0, 0, 0);
 }
 
+/* `ttsbuf bench --json` for one request, with args. */
+static void bench_cli(struct proc *p, const char *env, const char *args)
+{
+    char cmd[3072];
+    proc_dir(p);
+    snprintf(cmd, sizeof(cmd),
+             "env %s '%s' bench --json -q -c 1 --requests 1 --idle-timeout 5 --wpm 1000 %s",
+             env != NULL ? env : "", bin(), args);
+    proc_exec(p, cmd, 0, 0, 0);
+}
+
+/* A bench of one request: how many came back ok, and its events. */
+static void check_bench(const char *row, const struct proc *p, size_t ok, size_t events)
+{
+    cJSON *j = cJSON_Parse(p->out), *l;
+    if (j == NULL)
+        fail_msg("%s: bench stdout is not JSON: '%.300s'; stderr '%s'", row, p->out, p->err);
+    l = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "levels"), 0);
+    if (l == NULL || cJSON_GetObjectItem(l, "ok")->valuedouble != (double)ok ||
+        cJSON_GetObjectItem(l, "events")->valuedouble != (double)events)
+        fail_msg("%s: bench says '%.600s', want %zu ok and %zu events; stderr '%s'", row, p->out,
+                 ok, events, p->err);
+    cJSON_Delete(j);
+}
+
 static void proc_free(struct proc *p)
 {
     char cmd[512];
@@ -952,6 +977,18 @@ static void redirect_fails(const char *location, const char *msg, int conns)
     check_row(location, &p, &e);
     assert_int_equal(a.conns, conns);
     proc_free(&p);
+    /* bench: the same hops, the same failure. */
+    peer_bind(&a, "127.0.0.1", s_redirect);
+    snprintf(a.location, sizeof(a.location), "%s", location);
+    peer_go(&a);
+    peer_args(&a, args, sizeof(args), "");
+    bench_cli(&p, "OPENAI_API_KEY=" SECRET_ENV, args);
+    peer_stop(&a);
+    check_bench(location, &p, 0, 0);
+    if (strstr(p.out, "\"transport\": 1") == NULL)
+        fail_msg("bench %s: want one transport error: %s", location, p.out);
+    assert_int_equal(a.conns, conns);
+    proc_free(&p);
 }
 
 /* Redirects: followed within the origin with the key; to another host
@@ -967,7 +1004,7 @@ static void redirects_never_leak_the_key(void **state)
     for (size_t i = 0; i < 2; i++) {
         /* Another host, then the same host on another port. */
         struct peer a, b;
-        struct proc p;
+        struct proc p, pb;
         peer_start(&b, targets[i], s_ok);
         peer_bind(&a, "127.0.0.1", s_redirect);
         snprintf(a.location, sizeof(a.location), "http://%s:%d/v1/chat/completions", b.host,
@@ -975,17 +1012,22 @@ static void redirects_never_leak_the_key(void **state)
         peer_go(&a);
         peer_args(&a, args, sizeof(args), "-H 'x-api-key: " SECRET_HDR "' -H 'X-Plain: 1'");
         run_cli(&p, env, args);
+        bench_cli(&pb, env, args); /* follows by the same rules: requests 1 */
         peer_halt(&a);
         peer_halt(&b);
         check_row("cross-origin redirect", &p, &ok);
-        assert_non_null(strstr(peer_req(&a, 0), "Authorization: Bearer " SECRET_ENV));
-        assert_non_null(strstr(peer_req(&a, 0), "x-api-key: " SECRET_HDR));
-        assert_non_null(strstr(peer_req(&b, 0), "POST /v1/chat/completions"));
-        assert_non_null(strstr(peer_req(&b, 0), "\"stream\":true"));
-        if (strstr(peer_req(&b, 0), SECRET_ENV) != NULL ||
-            strstr(peer_req(&b, 0), SECRET_HDR) != NULL ||
-            strstr(peer_req(&b, 0), "X-Plain") != NULL)
-            fail_msg("the redirect target %s:%d got: %s", b.host, b.port, peer_req(&b, 0));
+        check_bench("bench: cross-origin redirect", &pb, 1, 5);
+        proc_free(&pb);
+        for (int k = 0; k < 2; k++) {
+            assert_non_null(strstr(peer_req(&a, k), "Authorization: Bearer " SECRET_ENV));
+            assert_non_null(strstr(peer_req(&a, k), "x-api-key: " SECRET_HDR));
+            assert_non_null(strstr(peer_req(&b, k), "POST /v1/chat/completions"));
+            assert_non_null(strstr(peer_req(&b, k), "\"stream\":true"));
+            if (strstr(peer_req(&b, k), SECRET_ENV) != NULL ||
+                strstr(peer_req(&b, k), SECRET_HDR) != NULL ||
+                strstr(peer_req(&b, k), "X-Plain") != NULL)
+                fail_msg("the redirect target %s:%d got: %s", b.host, b.port, peer_req(&b, k));
+        }
         peer_free(&a);
         peer_free(&b);
         proc_free(&p);
@@ -1001,6 +1043,19 @@ static void redirects_never_leak_the_key(void **state)
         run_cli(&p, env, args);
         peer_halt(&a);
         check_row("same-origin redirect", &p, &ok);
+        assert_non_null(strstr(peer_req(&a, 1), "POST /v2/chat/completions"));
+        assert_non_null(strstr(peer_req(&a, 1), "Authorization: Bearer " SECRET_ENV));
+        assert_non_null(strstr(peer_req(&a, 1), "x-api-key: " SECRET_HDR));
+        peer_free(&a);
+        proc_free(&p);
+        /* bench, the same. */
+        peer_bind(&a, "127.0.0.1", s_redirect_once);
+        snprintf(a.location, sizeof(a.location), "/v2/chat/completions");
+        peer_go(&a);
+        peer_args(&a, args, sizeof(args), "-H 'x-api-key: " SECRET_HDR "'");
+        bench_cli(&p, env, args);
+        peer_halt(&a);
+        check_bench("bench: same-origin redirect", &p, 1, 5);
         assert_non_null(strstr(peer_req(&a, 1), "POST /v2/chat/completions"));
         assert_non_null(strstr(peer_req(&a, 1), "Authorization: Bearer " SECRET_ENV));
         assert_non_null(strstr(peer_req(&a, 1), "x-api-key: " SECRET_HDR));
