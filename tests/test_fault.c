@@ -432,26 +432,111 @@ static const char *peer_req(const struct peer *pe, int i)
     return i < pe->conns && i < PEER_REQS && pe->req[i] != NULL ? pe->req[i] : "";
 }
 
+/* ---- scripts: what a peer sends ---- */
+
+/* The dialects the scripts speak: how a head, a text event and the end
+ * look, and what the client calls the end and the text field. */
+struct wire {
+    const char *api, *path; /* --api, and the base URL's path */
+    const char *head, *pre, *post, *end;
+    const char *end_name, *text_field;
+    /* Against `ttsbuf serve`: its error event's type, and its stream
+     * without the end (a warning when the finish reason came). */
+    const char *etype;
+    struct expect nodone;
+};
+
+#define SSE_HEAD "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+
+static const struct wire wires[] = {
+    {"chat",
+     "/v1",
+     SSE_HEAD,
+     "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"",
+     "\"},\"finish_reason\":null}]}\n\n",
+     "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+     "data: [DONE]\n\n",
+     "[DONE]",
+     "delta.content",
+     "(server_error",
+     {0, NULL, "the stream ended without [DONE] (finish_reason stop)", 30, 200}},
+    {"anthropic",
+     "/v1",
+     SSE_HEAD,
+     "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+     "\"delta\":{\"type\":\"text_delta\",\"text\":\"",
+     "\"}}\n\n",
+     "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+     "\"end_turn\"},\"usage\":{\"output_tokens\":5}}\n\n"
+     "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+     "message_stop",
+     "the event text",
+     "(api_error)",
+     {0, NULL, "the stream ended without message_stop (finish_reason end_turn)", 30, 200}},
+    {"ollama",
+     "",
+     "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nConnection: close\r\n\r\n",
+     "{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"",
+     "\"},\"done\":false}\n",
+     "{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,"
+     "\"done_reason\":\"stop\",\"eval_count\":5}\n",
+     "a \"done\": true line",
+     "the event text",
+     "(error)",
+     {3, "truncated", "the stream ended before a \"done\": true line, after 30 deltas", 30, 200}},
+};
+
+/* The dialect the scripts speak now (set by the matrix, chat otherwise). */
+static const struct wire *W = &wires[0];
+
+/* A row's words in the dialect the scripts speak: END becomes how the
+ * client names the stream's end, TEXT its text field, ETYPE the type of
+ * `ttsbuf serve`'s error event. */
+static void wire_words(const char *in, char *out, size_t len)
+{
+    const char *const tokens[] = {"END", "TEXT", "ETYPE"};
+    const char *const words[] = {W->end_name, W->text_field, W->etype};
+    size_t k = 0;
+    while (*in != '\0' && k + 1 < len) {
+        size_t t = 0;
+        while (t < 3 && strncmp(in, tokens[t], strlen(tokens[t])) != 0)
+            t++;
+        if (t < 3) {
+            k += (size_t)snprintf(out + k, len - k, "%s", words[t]);
+            in += strlen(tokens[t]);
+        } else {
+            out[k++] = *in++;
+        }
+    }
+    out[k < len ? k : len - 1] = '\0';
+}
+
+static const char sse_head[] = SSE_HEAD;
+
 /* The args that point `run` at a peer. */
 static void peer_args(const struct peer *pe, char *buf, size_t len, const char *more)
 {
-    snprintf(buf, len, "--base-url http://%s:%d/v1 --model m %s", pe->host, pe->port, more);
+    snprintf(buf, len, "--api %s --base-url http://%s:%d%s --model m %s", W->api, pe->host,
+             pe->port, W->path, more);
 }
 
-/* ---- scripts: what a peer sends ---- */
-
-static const char sse_head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                               "Connection: close\r\n\r\n";
+/* One text event holding text[0..n) (may hold a NUL). */
+static int send_text(int fd, const char *text, size_t n)
+{
+    char ev[512];
+    size_t a = strlen(W->pre), b = strlen(W->post);
+    assert_true(a + n + b <= sizeof(ev));
+    memcpy(ev, W->pre, a);
+    memcpy(ev + a, text, n);
+    memcpy(ev + a + n, W->post, b);
+    return send_all(fd, ev, a + n + b);
+}
 
 static int send_delta(int fd, size_t k)
 {
-    char ev[160], w[32];
+    char w[32];
     delta_text(k, w, sizeof(w));
-    snprintf(ev, sizeof(ev),
-             "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"},"
-             "\"finish_reason\":null}]}\n\n",
-             w);
-    return send_str(fd, ev);
+    return send_text(fd, w, strlen(w));
 }
 
 static void send_deltas(int fd, size_t n)
@@ -462,8 +547,7 @@ static void send_deltas(int fd, size_t n)
 
 static void send_end(int fd)
 {
-    send_str(fd, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
-                 "data: [DONE]\n\n");
+    send_str(fd, W->end);
 }
 
 static void reset(int fd)
@@ -476,7 +560,7 @@ static void s_ok(struct peer *pe, int fd, int conn)
 {
     (void)pe;
     (void)conn;
-    send_str(fd, sse_head);
+    send_str(fd, W->head);
     send_deltas(fd, 5);
     send_end(fd);
 }
@@ -485,9 +569,10 @@ static void s_reset_mid_event(struct peer *pe, int fd, int conn)
 {
     (void)pe;
     (void)conn;
-    send_str(fd, sse_head);
+    send_str(fd, W->head);
     send_deltas(fd, 3);
-    send_str(fd, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" w3");
+    send_str(fd, W->pre);
+    send_str(fd, " w3");
     sleep_s(0.2); /* the client has read it all: the reset is mid-event */
     reset(fd);
 }
@@ -496,23 +581,24 @@ static void s_close_mid_event(struct peer *pe, int fd, int conn)
 {
     (void)pe;
     (void)conn;
-    send_str(fd, sse_head);
+    send_str(fd, W->head);
     send_deltas(fd, 3);
-    send_str(fd, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" w3");
+    send_str(fd, W->pre);
+    send_str(fd, " w3");
 }
 
 static void s_no_done(struct peer *pe, int fd, int conn)
 {
     (void)pe;
     (void)conn;
-    send_str(fd, sse_head);
+    send_str(fd, W->head);
     send_deltas(fd, 3);
 }
 
 static void s_stall(struct peer *pe, int fd, int conn)
 {
     (void)conn;
-    send_str(fd, sse_head);
+    send_str(fd, W->head);
     send_deltas(fd, 2);
     hold(pe, fd);
 }
@@ -572,22 +658,20 @@ static void s_bad_utf8(struct peer *pe, int fd, int conn)
 {
     (void)pe;
     (void)conn;
-    send_str(fd, sse_head);
+    send_str(fd, W->head);
     send_deltas(fd, 2);
-    send_str(fd, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" \xff\xfe\"}}]}\n\n");
+    send_text(fd, " \xff\xfe", 3);
     send_deltas(fd, 4);
     send_end(fd);
 }
 
 static void s_nul(struct peer *pe, int fd, int conn)
 {
-    static const char ev[] = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" a\0b\"}}]}"
-                             "\n\n";
     (void)pe;
     (void)conn;
-    send_str(fd, sse_head);
+    send_str(fd, W->head);
     send_deltas(fd, 2);
-    send_all(fd, ev, sizeof(ev) - 1);
+    send_text(fd, " a\0b", 4);
     send_end(fd);
 }
 
@@ -699,36 +783,32 @@ static char *server_stop(struct server *sv)
 
 /* ---- the rows ---- */
 
-/* Against `ttsbuf serve`: every HTTP status with a JSON and an HTML body,
- * a 200 that is not an event stream, an error event, malformed JSON, a
- * dropped connection, a stall, a missing [DONE]. */
-static void matrix_against_serve(void **state)
+/* Against `ttsbuf serve` in the dialect W: every HTTP status with a JSON
+ * and an HTML body, a 200 that is not an event stream, an error event,
+ * malformed JSON, a dropped connection, a stall, a missing end. */
+static void matrix_serve_dialect(const struct server *sv)
 {
-    (void)state;
     static const int statuses[] = {400, 401, 403, 404, 429, 500, 503};
     static const struct {
         const char *fault;
         struct expect e;
     } rows[] = {
         {"html", {3, "not-sse", "HTTP 200 with Content-Type 'text/html", 0, 200}},
-        {"error@8", {3, "error-event", "the server sent an error event (server_error", 8, 200}},
+        {"error@8", {3, "error-event", "the server sent an error event ETYPE", 8, 200}},
         {"malformed@5", {3, "json", "bad event JSON ending at stream byte ", 5, 200}},
         {"drop@10",
          {3, "transport",
           "connection lost after 10 deltas: transfer closed with outstanding read data", 10, 200}},
         {"stall@6:1000",
          {3, "idle-timeout", "no data for 1 s (--idle-timeout) after 6 deltas", 6, 200}},
-        {"nodone", {0, NULL, "the stream ended without [DONE] (finish_reason stop)", 30, 200}},
+        {"nodone", {0, NULL, NULL, 30, 200}}, /* W->nodone */
         {"crlf+comments+burst@3", {0, NULL, NULL, 10, 200}},
     };
-    struct server sv;
-    char args[512], row[64], msg[128];
-    server_start(&sv, "127.0.0.1:0", 1);
+    char args[512], row[96], msg[160];
     for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
         for (int html = 0; html <= 1; html++) {
             struct proc p;
             struct expect e = {3, "http", msg, 0, statuses[i]};
-            snprintf(row, sizeof(row), "status@%d%s", statuses[i], html ? ":html" : "");
             if (html)
                 snprintf(msg, sizeof(msg), "HTTP %d: %d ", statuses[i], statuses[i]);
             else if (statuses[i] == 429)
@@ -738,8 +818,10 @@ static void matrix_against_serve(void **state)
             else
                 snprintf(msg, sizeof(msg), "(ttsbuf fault status@%d)", statuses[i]);
             snprintf(args, sizeof(args),
-                     "--base-url http://127.0.0.1:%d/v1 --model 'mock+%s' --idle-timeout 1",
-                     sv.port, row);
+                     "--api %s --base-url http://127.0.0.1:%d%s --model 'mock+status@%d%s' "
+                     "--idle-timeout 1",
+                     W->api, sv->port, W->path, statuses[i], html ? ":html" : "");
+            snprintf(row, sizeof(row), "%s: status@%d%s", W->api, statuses[i], html ? ":html" : "");
             run_cli(&p, NULL, args);
             check_row(row, &p, &e);
             proc_free(&p);
@@ -747,25 +829,43 @@ static void matrix_against_serve(void **state)
     }
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         struct proc p;
-        struct expect e = rows[i].e;
+        struct expect e = strcmp(rows[i].fault, "nodone") == 0 ? W->nodone : rows[i].e;
+        if (e.msg != NULL) {
+            wire_words(e.msg, msg, sizeof(msg));
+            e.msg = msg;
+        }
         snprintf(args, sizeof(args),
-                 "--base-url http://127.0.0.1:%d/v1 --model 'mock+%s' --idle-timeout 1", sv.port,
-                 rows[i].fault);
+                 "--api %s --base-url http://127.0.0.1:%d%s --model 'mock+%s' --idle-timeout 1",
+                 W->api, sv->port, W->path, rows[i].fault);
+        snprintf(row, sizeof(row), "%s: %s", W->api, rows[i].fault);
         run_cli(&p, NULL, args);
         if (strstr(rows[i].fault, "burst") != NULL) {
             /* Three tokens an event: the deltas are joined, so check the
              * report's token count instead of the texts. */
             cJSON *j = cJSON_Parse(p.out);
-            assert_int_equal(p.code, 0);
-            assert_non_null(j);
+            if (p.code != 0 || j == NULL)
+                fail_msg("%s: exit %d, stderr '%s'", row, p.code, p.err);
             assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 10);
             assert_int_equal(cJSON_GetObjectItem(j, "tokens")->valueint, 30);
             cJSON_Delete(j);
         } else {
-            check_row(rows[i].fault, &p, &e);
+            check_row(row, &p, &e);
         }
         proc_free(&p);
     }
+}
+
+/* The serve matrix in every dialect. */
+static void matrix_against_serve(void **state)
+{
+    struct server sv;
+    (void)state;
+    server_start(&sv, "127.0.0.1:0", 1);
+    for (size_t w = 0; w < sizeof(wires) / sizeof(wires[0]); w++) {
+        W = &wires[w];
+        matrix_serve_dialect(&sv);
+    }
+    W = &wires[0];
     free(server_stop(&sv));
 }
 
@@ -846,7 +946,8 @@ static void tls_self_signed(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
-/* Against raw peers: what the mock server cannot be made to do. */
+/* Against raw peers: what the mock server cannot be made to do, in
+ * every dialect. */
 static void matrix_against_raw_peer(void **state)
 {
     (void)state;
@@ -864,11 +965,11 @@ static void matrix_against_raw_peer(void **state)
         {"closed mid-event",
          s_close_mid_event,
          "",
-         {3, "truncated", "the stream ended mid-event, before [DONE], after 3 deltas", 3, 200}},
-        {"no [DONE], no finish_reason",
+         {3, "truncated", "the stream ended mid-event, before END, after 3 deltas", 3, 200}},
+        {"no end, no finish_reason",
          s_no_done,
          "",
-         {3, "truncated", "the stream ended before [DONE], after 3 deltas", 3, 200}},
+         {3, "truncated", "the stream ended before END, after 3 deltas", 3, 200}},
         {"stall forever",
          s_stall,
          "--idle-timeout 1",
@@ -880,23 +981,33 @@ static void matrix_against_raw_peer(void **state)
         {"invalid UTF-8 in content",
          s_bad_utf8,
          "",
-         {3, "json", "delta.content is not valid UTF-8", 2, 200}},
+         {3, "json", "TEXT is not valid UTF-8", 2, 200}},
         {"NUL byte in an event", s_nul, "", {3, "json", "a NUL byte at byte ", 2, 200}},
         {"clean stream", s_ok, "", {0, NULL, NULL, 5, 200}},
     };
-    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        struct peer pe;
-        struct proc p;
-        char args[512];
-        peer_start(&pe, "127.0.0.1", rows[i].fn);
-        peer_args(&pe, args, sizeof(args), rows[i].more);
-        run_cli(&p, NULL, args);
-        peer_stop(&pe);
-        check_row(rows[i].name, &p, &rows[i].e);
-        if (rows[i].e.kind != NULL && strcmp(rows[i].e.kind, "idle-timeout") == 0)
-            assert_true(p.secs < 4); /* fires within a second of its time */
-        proc_free(&p);
+    for (size_t w = 0; w < sizeof(wires) / sizeof(wires[0]); w++) {
+        W = &wires[w];
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+            struct peer pe;
+            struct proc p;
+            struct expect e = rows[i].e;
+            char args[512], row[96], msg[160];
+            snprintf(row, sizeof(row), "%s: %s", W->api, rows[i].name);
+            if (e.msg != NULL) {
+                wire_words(e.msg, msg, sizeof(msg));
+                e.msg = msg;
+            }
+            peer_start(&pe, "127.0.0.1", rows[i].fn);
+            peer_args(&pe, args, sizeof(args), rows[i].more);
+            run_cli(&p, NULL, args);
+            peer_stop(&pe);
+            check_row(row, &p, &e);
+            if (e.kind != NULL && strcmp(e.kind, "idle-timeout") == 0)
+                assert_true(p.secs < 4); /* fires within a second of its time */
+            proc_free(&p);
+        }
     }
+    W = &wires[0];
 }
 
 /* One byte a second: the idle timeout (2 s) never fires, since bytes keep
