@@ -444,6 +444,7 @@ struct wire {
      * without the end (a warning when the finish reason came). */
     const char *etype;
     struct expect nodone;
+    const char *end_usage0; /* the end, with a usage count of 0 */
 };
 
 #define SSE_HEAD "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
@@ -459,7 +460,10 @@ static const struct wire wires[] = {
      "[DONE]",
      "delta.content",
      "(server_error",
-     {0, NULL, "the stream ended without [DONE] (finish_reason stop)", 30, 200}},
+     {0, NULL, "the stream ended without [DONE] (finish_reason stop)", 30, 200},
+     "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+     "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":0}}\n\n"
+     "data: [DONE]\n\n"},
     {"anthropic",
      "/v1",
      SSE_HEAD,
@@ -472,7 +476,10 @@ static const struct wire wires[] = {
      "message_stop",
      "the event text",
      "(api_error)",
-     {0, NULL, "the stream ended without message_stop (finish_reason end_turn)", 30, 200}},
+     {0, NULL, "the stream ended without message_stop (finish_reason end_turn)", 30, 200},
+     "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+     "\"end_turn\"},\"usage\":{\"output_tokens\":0}}\n\n"
+     "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"},
     {"ollama",
      "",
      "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nConnection: close\r\n\r\n",
@@ -483,7 +490,9 @@ static const struct wire wires[] = {
      "a \"done\": true line",
      "the event text",
      "(error)",
-     {3, "truncated", "the stream ended before a \"done\": true line, after 30 deltas", 30, 200}},
+     {3, "truncated", "the stream ended before a \"done\": true line, after 30 deltas", 30, 200},
+     "{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,"
+     "\"done_reason\":\"stop\",\"eval_count\":0}\n"},
 };
 
 /* The dialect the scripts speak now (set by the matrix, chat otherwise). */
@@ -563,6 +572,16 @@ static void s_ok(struct peer *pe, int fd, int conn)
     send_str(fd, W->head);
     send_deltas(fd, 5);
     send_end(fd);
+}
+
+/* A gateway whose upstream sent no usage: it says 0. */
+static void s_usage_zero(struct peer *pe, int fd, int conn)
+{
+    (void)pe;
+    (void)conn;
+    send_str(fd, W->head);
+    send_deltas(fd, 5);
+    send_str(fd, W->end_usage0);
 }
 
 static void s_reset_mid_event(struct peer *pe, int fd, int conn)
@@ -1010,6 +1029,56 @@ static void matrix_against_raw_peer(void **state)
     W = &wires[0];
 }
 
+/* Usage that says 0 for 5 content events is not trusted, in any
+ * dialect: run reports no token count (null, not 0) and says why, in
+ * the JSON and the human report; bench counts the events instead. */
+static void usage_zero_not_trusted(void **state)
+{
+    (void)state;
+    for (size_t w = 0; w < sizeof(wires) / sizeof(wires[0]); w++) {
+        struct expect ok = {0, NULL, NULL, 5, 200};
+        struct peer pe;
+        struct proc p, ph, pb;
+        char args[512], row[64];
+        cJSON *j, *l;
+        W = &wires[w];
+        snprintf(row, sizeof(row), "%s: usage 0", W->api);
+        peer_start(&pe, "127.0.0.1", s_usage_zero);
+        peer_args(&pe, args, sizeof(args), "");
+        run_cli(&p, NULL, args);
+        proc_dir(&ph);
+        {
+            char cmd[1024];
+            snprintf(cmd, sizeof(cmd), "'%s' run -q %s", bin(), args);
+            proc_exec(&ph, cmd, 0, 0, 0);
+        }
+        bench_cli(&pb, NULL, args);
+        peer_stop(&pe);
+        check_row(row, &p, &ok);
+        j = cJSON_Parse(p.out);
+        assert_non_null(j);
+        if (!cJSON_IsNull(cJSON_GetObjectItem(j, "tokens")) &&
+            cJSON_GetObjectItem(j, "tokens") != NULL)
+            fail_msg("%s: the report gives tokens: %s", row, p.out);
+        assert_int_equal(cJSON_GetObjectItem(j, "usage_ignored")->valueint, 0);
+        assert_true(cJSON_IsNumber(cJSON_GetObjectItem(j, "usage_ignored")));
+        cJSON_Delete(j);
+        if (strstr(ph.out, "usage said 0 tokens for 5 content events: not trusted") == NULL)
+            fail_msg("%s: the human report does not say so:\n%s", row, ph.out);
+        check_bench(row, &pb, 1, 5);
+        j = cJSON_Parse(pb.out);
+        l = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "levels"), 0);
+        assert_int_equal(cJSON_GetObjectItem(l, "tokens")->valueint, 5);
+        assert_int_equal(cJSON_GetObjectItem(l, "usage_ignored")->valueint, 1);
+        assert_true(cJSON_GetObjectItem(l, "system_tps")->valuedouble > 0);
+        cJSON_Delete(j);
+        proc_free(&p);
+        proc_free(&ph);
+        proc_free(&pb);
+    }
+    W = &wires[0];
+}
+
 /* One byte a second: the idle timeout (2 s) never fires, since bytes keep
  * coming; the total timeout (--timeout 4) does. */
 static void slow_drip_idle_vs_total(void **state)
@@ -1371,17 +1440,12 @@ static void serve_warns_off_loopback(void **state)
 int tb_test_fault(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(matrix_against_serve),
-        cmocka_unit_test(refused_and_dns),
-        cmocka_unit_test(tls_self_signed),
-        cmocka_unit_test(matrix_against_raw_peer),
-        cmocka_unit_test(slow_drip_idle_vs_total),
-        cmocka_unit_test(huge_line_bounded),
-        cmocka_unit_test(redirects_never_leak_the_key),
-        cmocka_unit_test(secrets_never_leak),
-        cmocka_unit_test(sigterm_flushes_partial),
-        cmocka_unit_test(sigpipe_never_kills),
-        cmocka_unit_test(serve_warns_off_loopback),
+        cmocka_unit_test(matrix_against_serve),   cmocka_unit_test(refused_and_dns),
+        cmocka_unit_test(tls_self_signed),        cmocka_unit_test(matrix_against_raw_peer),
+        cmocka_unit_test(usage_zero_not_trusted), cmocka_unit_test(slow_drip_idle_vs_total),
+        cmocka_unit_test(huge_line_bounded),      cmocka_unit_test(redirects_never_leak_the_key),
+        cmocka_unit_test(secrets_never_leak),     cmocka_unit_test(sigterm_flushes_partial),
+        cmocka_unit_test(sigpipe_never_kills),    cmocka_unit_test(serve_warns_off_loopback),
         cmocka_unit_test(live_delta_cap),
     };
     signal(SIGPIPE, SIG_IGN);
