@@ -418,11 +418,14 @@ static const char *find_ci(const char *h, size_t hn, const char *needle)
 
 void tb_oai_error_text(const char *body, size_t len, char *out, size_t outlen)
 {
-    cJSON *root = body != NULL ? tb_jsontext_parse(body, len, NULL) : NULL;
+    cJSON *root;
     const char *t, *te, *nl;
     if (outlen == 0)
         return;
     out[0] = '\0';
+    if (body == NULL)
+        return;
+    root = tb_jsontext_parse(body, len, NULL);
     if (root != NULL) {
         const cJSON *m = message_in(root, 4);
         if (m != NULL)
