@@ -574,6 +574,20 @@ static void s_ok(struct peer *pe, int fd, int conn)
     send_end(fd);
 }
 
+/* Text sliced by UTF-16 code units, as JavaScript servers do: an emoji
+ * and a CJK extension B character each split over two events, then a
+ * high half that never gets its partner. */
+static void s_halves(struct peer *pe, int fd, int conn)
+{
+    static const char *const parts[] = {"a\\ud83d", "\\ude00b\\ud840", "\\udc00", "c\\ud83d"};
+    (void)pe;
+    (void)conn;
+    send_str(fd, W->head);
+    for (size_t i = 0; i < 4; i++)
+        send_text(fd, parts[i], strlen(parts[i]));
+    send_end(fd);
+}
+
 /* A gateway whose upstream sent no usage: it says 0. */
 static void s_usage_zero(struct peer *pe, int fd, int conn)
 {
@@ -1029,6 +1043,52 @@ static void matrix_against_raw_peer(void **state)
     W = &wires[0];
 }
 
+/* Surrogate halves split over events play out as their characters in
+ * every dialect; the orphan at the end is U+FFFD, counted in the JSON
+ * and the human report; the trace holds the joined text. */
+static void surrogate_halves_play_out(void **state)
+{
+    (void)state;
+    for (size_t w = 0; w < sizeof(wires) / sizeof(wires[0]); w++) {
+        struct peer pe;
+        struct proc p, ph;
+        struct tb_stream s;
+        char args[512], cmd[1024], text[64] = "", err[256];
+        cJSON *j;
+        W = &wires[w];
+        peer_start(&pe, "127.0.0.1", s_halves);
+        peer_args(&pe, args, sizeof(args), "");
+        run_cli(&p, NULL, args);
+        proc_dir(&ph);
+        snprintf(cmd, sizeof(cmd), "'%s' run -q %s", bin(), args);
+        proc_exec(&ph, cmd, 0, 0, 0);
+        peer_stop(&pe);
+        if (p.code != 0)
+            fail_msg("%s: exit %d, stderr '%s'", W->api, p.code, p.err);
+        j = cJSON_Parse(p.out);
+        assert_non_null(j);
+        assert_int_equal(cJSON_GetObjectItem(j, "surrogates_replaced")->valueint, 1);
+        /* a, 😀b, 𠀀, c, and U+FFFD at the end: five deltas. */
+        assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 5);
+        cJSON_Delete(j);
+        if (strstr(ph.out, "1 UTF-16 surrogate half without a partner replaced by U+FFFD") == NULL)
+            fail_msg("%s: the human report does not say so:\n%s", W->api, ph.out);
+        tb_stream_init(&s);
+        snprintf(cmd, sizeof(cmd), "%s/t.jsonl", p.dir);
+        assert_int_equal(tb_trace_load_file(cmd, &s, err, sizeof(err)), 0);
+        for (size_t k = 0; k < s.n; k++)
+            strncat(text, tb_stream_text(&s, k), s.ev[k].len);
+        tb_stream_free(&s);
+        if (strcmp(text, "a\xF0\x9F\x98\x80"
+                         "b\xF0\xA0\x80\x80"
+                         "c\xEF\xBF\xBD") != 0)
+            fail_msg("%s: the trace's text is '%s'", W->api, text);
+        proc_free(&p);
+        proc_free(&ph);
+    }
+    W = &wires[0];
+}
+
 /* Usage that says 0 for 5 content events is not trusted, in any
  * dialect: run reports no token count (null, not 0) and says why, in
  * the JSON and the human report; bench counts the events instead. */
@@ -1440,12 +1500,19 @@ static void serve_warns_off_loopback(void **state)
 int tb_test_fault(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(matrix_against_serve),   cmocka_unit_test(refused_and_dns),
-        cmocka_unit_test(tls_self_signed),        cmocka_unit_test(matrix_against_raw_peer),
-        cmocka_unit_test(usage_zero_not_trusted), cmocka_unit_test(slow_drip_idle_vs_total),
-        cmocka_unit_test(huge_line_bounded),      cmocka_unit_test(redirects_never_leak_the_key),
-        cmocka_unit_test(secrets_never_leak),     cmocka_unit_test(sigterm_flushes_partial),
-        cmocka_unit_test(sigpipe_never_kills),    cmocka_unit_test(serve_warns_off_loopback),
+        cmocka_unit_test(matrix_against_serve),
+        cmocka_unit_test(refused_and_dns),
+        cmocka_unit_test(tls_self_signed),
+        cmocka_unit_test(matrix_against_raw_peer),
+        cmocka_unit_test(usage_zero_not_trusted),
+        cmocka_unit_test(surrogate_halves_play_out),
+        cmocka_unit_test(slow_drip_idle_vs_total),
+        cmocka_unit_test(huge_line_bounded),
+        cmocka_unit_test(redirects_never_leak_the_key),
+        cmocka_unit_test(secrets_never_leak),
+        cmocka_unit_test(sigterm_flushes_partial),
+        cmocka_unit_test(sigpipe_never_kills),
+        cmocka_unit_test(serve_warns_off_loopback),
         cmocka_unit_test(live_delta_cap),
     };
     signal(SIGPIPE, SIG_IGN);
