@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../src/jsontext.h"
 #include "tests.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
@@ -353,6 +354,50 @@ static void error_shapes(void **state)
                          w.error_message, w.error_type);
         }
     }
+}
+
+/* The pre-pass: a lone half is rewritten, a pair and an escaped
+ * backslash are not; a whole document gets U+FFFD at the same offsets;
+ * raw surrogate bytes are refused where halves are kept for pairing.
+ * And the rule for a usage count that contradicts the events. */
+static void jsontext_and_usage(void **state)
+{
+    const char *pair = "{\"a\":\"\\ud83d\\ude00\\\\ud83d\"}";
+    const char *lone = "{\"a\":\"x\\ud83dy\",\"b\":\"\\uDE00\"}";
+    char *out = NULL;
+    size_t n = 0, at = 0;
+    const char *end = NULL;
+    cJSON *j;
+    (void)state;
+    assert_int_equal(tb_jsontext_fix(pair, strlen(pair), TB_JSONTEXT_HALVES, &out, &n, &at), 0);
+    assert_null(out);
+    assert_int_equal(tb_jsontext_fix(lone, strlen(lone), TB_JSONTEXT_HALVES, &out, &n, &at), 0);
+    assert_non_null(out);
+    assert_string_equal(out, "{\"a\":\"x\xed\xa0\xbdy\",\"b\":\"\xed\xb8\x80\"}");
+    free(out);
+    assert_int_equal(tb_jsontext_fix(lone, strlen(lone), TB_JSONTEXT_REPLACE, &out, &n, &at), 0);
+    assert_int_equal(n, strlen(lone));
+    assert_string_equal(out, "{\"a\":\"x\\ufffdy\",\"b\":\"\\ufffd\"}");
+    free(out);
+    assert_int_equal(tb_jsontext_fix("\"\xed\xa0\xbd\"", 5, TB_JSONTEXT_HALVES, &out, &n, &at),
+                     TB_EFORMAT);
+    assert_int_equal(at, 2);
+    j = tb_jsontext_parse(lone, strlen(lone), &end);
+    assert_non_null(j);
+    assert_string_equal(cJSON_GetObjectItem(j, "a")->valuestring, "x\xEF\xBF\xBDy");
+    assert_ptr_equal(end, lone + strlen(lone));
+    cJSON_Delete(j);
+    j = tb_jsontext_parse(pair, strlen(pair), NULL);
+    assert_string_equal(cJSON_GetObjectItem(j, "a")->valuestring, "\xF0\x9F\x98\x80\\ud83d");
+    cJSON_Delete(j);
+    /* Usage: 0 for any events, or under an eighth of them, is not trusted. */
+    assert_true(tb_usage_credible(0, 0));
+    assert_false(tb_usage_credible(0, 1));
+    assert_false(tb_usage_credible(-1, 0));
+    assert_true(tb_usage_credible(1, 8));
+    assert_false(tb_usage_credible(1, 9));
+    assert_true(tb_usage_credible(345, 2760));
+    assert_false(tb_usage_credible(344, 2760));
 }
 
 /* The wrong dialect: every stream read as another dialect stops with an
@@ -742,6 +787,7 @@ int tb_test_api(void)
         cmocka_unit_test(surrogate_halves),
         cmocka_unit_test(surrogate_orphans),
         cmocka_unit_test(wrong_dialect),
+        cmocka_unit_test(jsontext_and_usage),
         cmocka_unit_test(error_shapes),
         cmocka_unit_test(request_bodies),
         cmocka_unit_test(table),
