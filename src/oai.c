@@ -195,6 +195,7 @@ int tb_evjson_keep(struct tb_jsontext_texts *t, const char *c, size_t cl, const 
 int tb_evjson_shape(const cJSON *root)
 {
     const cJSON *ch0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "choices"), 0);
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(root, "type");
     if (ch0 != NULL) {
         if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(ch0, "delta")))
             return TB_API_CHAT;
@@ -203,7 +204,11 @@ int tb_evjson_shape(const cJSON *root)
     }
     if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "choices")))
         return -1; /* the usage chunk: either OpenAI dialect */
-    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "type")))
+    /* Anthropic's own event types only: other APIs name events too (the
+     * Responses API's "response.output_text.delta"). */
+    if (cJSON_IsString(type) && (strncmp(type->valuestring, "message_", 8) == 0 ||
+                                 strncmp(type->valuestring, "content_block_", 14) == 0 ||
+                                 strcmp(type->valuestring, "ping") == 0))
         return TB_API_ANTHROPIC;
     if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "message")) ||
         cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "response")) ||

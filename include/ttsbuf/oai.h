@@ -77,7 +77,8 @@ struct tb_oai_delta {
     char finish_reason[32];     /* "" when absent or null */
     int shape;                  /* the dialect (enum tb_api) whose fields the event has, when
                                  * it can be told: chat (choices[0].delta), completions
-                                 * (choices[0].text), anthropic ("type"), ollama ("message",
+                                 * (choices[0].text), anthropic ("type" message_*,
+                                 * content_block_* or ping), ollama ("message",
                                  * "response" or "done"); -1 otherwise (usage only, [DONE]) */
 };
 
