@@ -223,19 +223,6 @@ uint64_t tb_api_replaced(const struct tb_api_parser *p)
     return tb_oai_replaced(p->oai) + tb_jsontext_replaced(&p->texts);
 }
 
-/* A text field: its bytes, or NULL when absent, not a string or empty
- * (checked as UTF-8 once its surrogate halves are resolved). */
-static void text_of(const cJSON *v, const char **s, size_t *n)
-{
-    *s = NULL;
-    *n = 0;
-    /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): cJSON_IsString(NULL) is false */
-    if (!cJSON_IsString(v) || v->valuestring == NULL || v->valuestring[0] == '\0')
-        return;
-    *n = strlen(v->valuestring);
-    *s = v->valuestring;
-}
-
 /* A server's words for a one-line message: safe text (tb_evjson_line). */
 static void copy_str(char *dst, size_t cap, const cJSON *v)
 {
@@ -353,8 +340,8 @@ int tb_api_parse_event(struct tb_api_parser *p, const char *type, size_t type_le
     } else {
         ollama_event(root, out, &text, &thinking);
     }
-    text_of(text, &c, &cl);
-    text_of(thinking, &r, &rl);
+    tb_evjson_text(text, &c, &cl);
+    tb_evjson_text(thinking, &r, &rl);
     rc = tb_evjson_keep(&p->texts, c, cl, r, rl, out->d.done, "the event text", &out->d, err,
                         errlen);
 out:

@@ -48,6 +48,11 @@ int tb_evjson_error(const cJSON *root, struct tb_oai_delta *d);
  * tb_oai_delta.shape says; -1 when it cannot be told. */
 int tb_evjson_shape(const cJSON *root);
 
+/* tb_evjson_text - a text field's bytes (in v's tree), or NULL and 0
+ * when it is absent, not a string or empty.  Not checked as UTF-8 here:
+ * tb_evjson_keep does that once surrogate halves are resolved. */
+void tb_evjson_text(const cJSON *v, const char **s, size_t *len);
+
 /*
  * tb_evjson_keep - hands one event's texts out through d->content and
  * d->reasoning (tb_jsontext_keep: surrogate halves paired across the

@@ -280,12 +280,11 @@ static long long count_field(const cJSON *v)
     return -1;
 }
 
-/* A text field: NULL when absent, null or empty.  Checked as UTF-8 once
- * its surrogate halves are resolved (tb_jsontext_keep). */
-static void text_field(const cJSON *v, const char **s, size_t *len)
+void tb_evjson_text(const cJSON *v, const char **s, size_t *len)
 {
     *s = NULL;
     *len = 0;
+    /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): cJSON_IsString(NULL) is false */
     if (!cJSON_IsString(v) || v->valuestring == NULL || v->valuestring[0] == '\0')
         return;
     *len = strlen(v->valuestring);
@@ -392,12 +391,12 @@ int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len, struct tb
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(delta, "reasoning_content");
         if (!cJSON_IsString(r))
             r = cJSON_GetObjectItemCaseSensitive(delta, "reasoning");
-        text_field(cJSON_GetObjectItemCaseSensitive(delta, "content"), &content, &clen);
-        text_field(r, &reasoning, &rlen);
+        tb_evjson_text(cJSON_GetObjectItemCaseSensitive(delta, "content"), &content, &clen);
+        tb_evjson_text(r, &reasoning, &rlen);
         if (cJSON_IsArray(tc))
             out->tool_calls = (uint32_t)cJSON_GetArraySize(tc);
     } else {
-        text_field(cJSON_GetObjectItemCaseSensitive(ch0, "text"), &content, &clen);
+        tb_evjson_text(cJSON_GetObjectItemCaseSensitive(ch0, "text"), &content, &clen);
     }
     rc = tb_evjson_keep(&p->texts, content, clen, reasoning, rlen, 0,
                         cJSON_IsObject(delta) ? "delta.content" : "choices[0].text", out, err,
