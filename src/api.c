@@ -156,8 +156,7 @@ struct tb_api_parser {
     char *line; /* NDJSON: the unfinished line */
     size_t line_len, line_cap;
     uint64_t offset, events;
-    char *buf; /* text handed out */
-    size_t cap;
+    struct tb_jsontext_texts texts; /* text handed out (anthropic, ollama) */
     /* the feed in progress */
     tb_api_fn fn;
     void *ud;
@@ -191,13 +190,15 @@ void tb_api_parser_destroy(struct tb_api_parser *p)
     tb_sse_destroy(p->sse);
     tb_oai_destroy(p->oai);
     free(p->line);
-    free(p->buf);
+    tb_jsontext_free(&p->texts);
     free(p);
 }
 
 void tb_api_parser_reset(struct tb_api_parser *p)
 {
     tb_sse_reset(p->sse);
+    tb_oai_reset(p->oai);
+    tb_jsontext_reset(&p->texts);
     p->line_len = 0;
     p->offset = p->events = 0;
 }
@@ -217,44 +218,9 @@ uint64_t tb_api_comments(const struct tb_api_parser *p)
     return tb_sse_comments(p->sse);
 }
 
-/* Copies the texts out of the tree into the parser's buffer. */
-static int keep_text(struct tb_api_parser *p, struct tb_oai_delta *d, const char *c, size_t cl,
-                     const char *r, size_t rl)
+uint64_t tb_api_replaced(const struct tb_api_parser *p)
 {
-    if (cl + rl > p->cap) {
-        char *nb = realloc(p->buf, cl + rl);
-        if (nb == NULL)
-            return TB_ENOMEM;
-        p->buf = nb;
-        p->cap = cl + rl;
-    }
-    if (cl > 0) {
-        memcpy(p->buf, c, cl);
-        d->content = p->buf;
-        d->content_len = cl;
-    }
-    if (rl > 0) {
-        memcpy(p->buf + cl, r, rl);
-        d->reasoning = p->buf + cl;
-        d->reasoning_len = rl;
-    }
-    return 0;
-}
-
-/* A text field: its bytes, or NULL when absent, not a string or empty;
- * -1 when not valid UTF-8. */
-static int text_of(const cJSON *v, const char **s, size_t *n)
-{
-    *s = NULL;
-    *n = 0;
-    /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): cJSON_IsString(NULL) is false */
-    if (!cJSON_IsString(v) || v->valuestring == NULL || v->valuestring[0] == '\0')
-        return 0;
-    *n = strlen(v->valuestring);
-    if (tb_utf8_check(v->valuestring, *n) != *n)
-        return -1;
-    *s = v->valuestring;
-    return 0;
+    return tb_oai_replaced(p->oai) + tb_jsontext_replaced(&p->texts);
 }
 
 /* A server's words for a one-line message: safe text (tb_evjson_line). */
@@ -303,29 +269,18 @@ static void anthropic_event(const cJSON *root, const char *type, struct tb_api_d
         d->usage_completion = count_of(cJSON_GetObjectItemCaseSensitive(usage, "output_tokens"));
     } else if (strcmp(type, "message_stop") == 0) {
         d->done = 1;
-    } else if (strcmp(type, "error") == 0) {
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
-        d->error = 1;
-        copy_str(d->error_message, sizeof(d->error_message),
-                 cJSON_GetObjectItemCaseSensitive(e, "message"));
-        copy_str(d->error_type, sizeof(d->error_type), cJSON_GetObjectItemCaseSensitive(e, "type"));
     }
-    /* ping, content_block_stop and types added later: nothing to record. */
+    /* error: read before (tb_evjson_error); ping, content_block_stop
+     * and types added later: nothing to record. */
 }
 
 static void ollama_event(const cJSON *root, struct tb_api_delta *out, const cJSON **text,
                          const cJSON **thinking)
 {
     struct tb_oai_delta *d = &out->d;
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "message");
     const cJSON *tc = cJSON_GetObjectItemCaseSensitive(m, "tool_calls");
     struct tb_server_timing *s = &out->server;
-    if (e != NULL && !cJSON_IsNull(e)) {
-        d->error = 1;
-        copy_str(d->error_message, sizeof(d->error_message), e);
-        return;
-    }
     *text = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, "content")
                               : cJSON_GetObjectItemCaseSensitive(root, "response");
     *thinking = cJSON_GetObjectItemCaseSensitive(cJSON_IsObject(m) ? m : root, "thinking");
@@ -360,12 +315,19 @@ int tb_api_parse_event(struct tb_api_parser *p, const char *type, size_t type_le
 
     memset(out, 0, sizeof(*out));
     out->d.usage_completion = out->d.usage_prompt = -1;
+    out->d.shape = -1;
     tb_server_timing_init(&out->server);
     if (p->api == TB_API_CHAT || p->api == TB_API_COMPLETIONS)
         return tb_oai_parse_event(p->oai, data, len, &out->d, err, errlen);
     root = tb_evjson_parse(data, len, &rc, err, errlen);
     if (root == NULL)
         return rc;
+    if (tb_evjson_error(root, &out->d)) {
+        /* The stream ends here: a half still waiting is counted. */
+        rc = tb_evjson_keep(&p->texts, NULL, 0, NULL, 0, 1, "the event text", &out->d, err, errlen);
+        goto out;
+    }
+    out->d.shape = tb_evjson_shape(root);
     if (p->api == TB_API_ANTHROPIC) {
         /* The data's own "type" names the event; the SSE event: line says
          * the same, and is the fallback. */
@@ -378,11 +340,10 @@ int tb_api_parse_event(struct tb_api_parser *p, const char *type, size_t type_le
     } else {
         ollama_event(root, out, &text, &thinking);
     }
-    if (text_of(text, &c, &cl) != 0 || text_of(thinking, &r, &rl) != 0) {
-        rc = tb_seterr(err, errlen, TB_EFORMAT, "event text is not valid UTF-8");
-        goto out;
-    }
-    rc = keep_text(p, &out->d, c, cl, r, rl);
+    tb_evjson_text(text, &c, &cl);
+    tb_evjson_text(thinking, &r, &rl);
+    rc = tb_evjson_keep(&p->texts, c, cl, r, rl, out->d.done, "the event text", &out->d, err,
+                        errlen);
 out:
     cJSON_Delete(root);
     return rc;
@@ -397,7 +358,26 @@ static int deliver(struct tb_api_parser *p, const char *type, size_t tl, const c
     p->events++;
     if (len == 0)
         return 0;
+    if (p->api == TB_API_OLLAMA && ((len >= 5 && memcmp(data, "data:", 5) == 0) ||
+                                    (len >= 6 && memcmp(data, "event:", 6) == 0))) {
+        p->rc = tb_seterr(p->err, p->errlen, TB_EFORMAT,
+                          "the line ending at stream byte %llu is an SSE event, not the NDJSON "
+                          "of the ollama dialect asked for: is --api right?",
+                          (unsigned long long)p->offset);
+        return p->rc;
+    }
     rc = tb_api_parse_event(p, type, tl, data, len, &d, e, sizeof(e));
+    if (rc == 0 && d.d.shape >= 0 && d.d.shape != (int)p->api) {
+        /* Read on, and a chat stream on /completions would "work" with
+         * the wrong endpoint's numbers; Anthropic's and Ollama's readers
+         * would find no text at all.  Either way the run is not what was
+         * asked for: say so, with what was received kept. */
+        p->rc = tb_seterr(p->err, p->errlen, TB_EFORMAT,
+                          "the event ending at stream byte %llu has the %s dialect's fields, not "
+                          "those of the %s dialect asked for: is --api right?",
+                          (unsigned long long)p->offset, table[d.d.shape].name, table[p->api].name);
+        return p->rc;
+    }
     if (rc == TB_EFORMAT) {
         p->rc = tb_seterr(p->err, p->errlen, rc, "bad event JSON ending at stream byte %llu: %s",
                           (unsigned long long)p->offset, e);

@@ -415,6 +415,13 @@ static int finish_one(struct bench *b, struct xf *x, int curl_code)
     int rc = 0;
     stamp(b);
     curl_multi_remove_handle(b->m, x->hx.h);
+    /* A redirect: the same transfer goes on to the next hop, by the rules
+     * `run` follows (http_xfer.h). */
+    if (tb_http_xfer_redirect(&x->hx, &curl_code)) {
+        if (curl_multi_add_handle(b->m, x->hx.h) == CURLM_OK)
+            return 0;
+        curl_code = CURLE_FAILED_INIT;
+    }
     tb_http_xfer_end(&x->hx, curl_code);
     tb_bench_wire_conclude(&x->wire, &x->hr, b->o->http.idle_timeout);
     unlink_inflight(b, x);
@@ -433,16 +440,23 @@ static int finish_one(struct bench *b, struct xf *x, int curl_code)
             rec->error = x->wire.error;
             snprintf(rec->message, sizeof(rec->message), "%s", x->wire.message);
             rec->http_status = x->hr.status;
+            uint64_t nc = 0;
+            for (size_t i = 0; i < x->stream.n; i++)
+                nc += x->stream.ev[i].kind == TB_KIND_CONTENT;
             rec->usage_tokens = x->wire.usage;
-            x->stream.usage_tokens = x->wire.usage;
+            if (x->wire.usage >= 0 && !tb_usage_credible(x->wire.usage, nc)) {
+                rec->usage_ignored = x->wire.usage; /* events are counted instead */
+                rec->usage_tokens = -1;
+            }
+            rec->surrogates_replaced = tb_api_replaced(x->wire.parser);
+            x->stream.usage_tokens = rec->usage_tokens;
             /* The record takes the stream; the transfer starts a new one. */
             rec->stream = x->stream;
             tb_stream_init(&x->stream);
             b->done++;
             if (rec->error != 0)
                 b->errors++;
-            for (size_t i = 0; i < rec->stream.n; i++)
-                b->events += rec->stream.ev[i].kind == TB_KIND_CONTENT;
+            b->events += nc;
         }
     }
     tb_http_resp_free(&x->hr);

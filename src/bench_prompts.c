@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "grow.h"
+#include "jsontext.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
@@ -126,7 +127,7 @@ int tb_bench_prompts_load(const char *path, struct tb_bench_prompts *p, char *er
             p->v = nv;
         }
         memset(&p->v[p->n], 0, sizeof(p->v[0]));
-        o = cJSON_ParseWithLength(line, (size_t)len);
+        o = tb_jsontext_parse(line, (size_t)len, NULL); /* lone surrogate escapes: U+FFFD */
         if (!cJSON_IsObject(o))
             why = "not a JSON object";
         else

@@ -49,7 +49,7 @@ struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
     }
     rec = &r->v[r->n++];
     memset(rec, 0, sizeof(*rec));
-    rec->usage_tokens = -1;
+    rec->usage_tokens = rec->usage_ignored = -1;
     rec->ttft = rec->ttfa = rec->decode_tps = rec->decode_tps_usage = NAN;
     rec->gap_total = rec->gap_max = rec->min_tps = rec->speedup = NAN;
     tb_stream_init(&rec->stream);
@@ -191,6 +191,8 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *r, const char *trace)
     cJSON_AddNumberToObject(o, "events", (double)r->events);
     cJSON_AddNumberToObject(o, "content_tokens", (double)r->content_tokens);
     add_num(o, "usage_tokens", r->usage_tokens >= 0 ? (double)r->usage_tokens : NAN);
+    add_num(o, "usage_ignored", r->usage_ignored >= 0 ? (double)r->usage_ignored : NAN);
+    cJSON_AddNumberToObject(o, "surrogates_replaced", (double)r->surrogates_replaced);
     add_num(o, "ttft", r->ttft);
     add_num(o, "ttfa", r->ttfa);
     add_num(o, "decode_tps", r->decode_tps);
@@ -273,7 +275,7 @@ static int parse_header(const cJSON *o, struct tb_bench_meta *m)
 /* Fills a record from one line's object; returns a reason or NULL. */
 static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_rec *r)
 {
-    double level, id, prompt, status, events, tokens, usage, under;
+    double level, id, prompt, status, events, tokens, usage, under, ignored, sur;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
     const cJSON *itl = cJSON_GetObjectItemCaseSensitive(o, "itl"), *v;
     if (get_num(o, "level", 0, &level) != 0 || level < 0 || level >= nlevels)
@@ -286,7 +288,10 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
         return "\"t_sched\", \"t_start\" or \"t_end\" is missing";
     if (get_num(o, "http_status", 0, &status) != 0 || get_num(o, "events", 0, &events) != 0 ||
         get_num(o, "content_tokens", 0, &tokens) != 0 || get_num(o, "underruns", 0, &under) != 0 ||
-        get_num(o, "usage_tokens", 1, &usage) != 0 || events < 0 || tokens < 0 || under < 0)
+        get_num(o, "usage_tokens", 1, &usage) != 0 ||
+        get_num(o, "usage_ignored", 1, &ignored) != 0 ||
+        get_num(o, "surrogates_replaced", 1, &sur) != 0 || events < 0 || tokens < 0 || under < 0 ||
+        ignored < 0 || sur < 0)
         return "a count is missing or negative";
     if (get_num(o, "ttft", 1, &r->ttft) != 0 || get_num(o, "ttfa", 1, &r->ttfa) != 0 ||
         get_num(o, "decode_tps", 1, &r->decode_tps) != 0 ||
@@ -302,6 +307,8 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
     r->events = (uint64_t)events;
     r->content_tokens = (uint64_t)tokens;
     r->usage_tokens = isnan(usage) ? -1 : (long long)usage;
+    r->usage_ignored = isnan(ignored) ? -1 : (long long)ignored;
+    r->surrogates_replaced = isnan(sur) ? 0 : (uint64_t)sur;
     r->underruns = (uint32_t)under;
     if (cJSON_IsObject(e)) {
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");

@@ -119,6 +119,8 @@ int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_
         }
         out->ok++;
         out->events += x->events;
+        out->usage_ignored += x->usage_ignored >= 0;
+        out->surrogates_replaced += x->surrogates_replaced;
         out->tokens += x->usage_tokens >= 0 ? (uint64_t)x->usage_tokens : x->content_tokens;
         if (!isnan(x->ttfa) && x->underruns == 0)
             out->gapless++;

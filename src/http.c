@@ -12,7 +12,9 @@
  * reach another host.  tb_http_stream performs one hop at a time on the
  * same handle; once a redirect leaves the first URL's origin (scheme, host
  * and port), the key and every extra header are dropped for the rest of
- * the request.  A transfer driven by a multi handle (bench) follows none.
+ * the request.  tb_http_xfer_redirect decides each hop, so a transfer
+ * driven by a multi handle (bench) follows the same redirects as
+ * tb_http_stream.
  */
 #include "ttsbuf/http.h"
 
@@ -465,74 +467,83 @@ void tb_http_xfer_end(struct tb_http_xfer *x, int curl_code)
     curl_slist_free_all(x->headers);
     curl_slist_free_all(x->plain);
     curl_easy_cleanup(x->h);
+    free(x->next);
     x->headers = NULL;
     x->plain = NULL;
+    x->next = NULL;
     x->h = NULL;
+}
+
+int tb_http_xfer_redirect(struct tb_http_xfer *x, int *curl_code)
+{
+    const struct tb_http_req *q = x->q;
+    struct tb_http_resp *r = x->r;
+    long max_hops = q->max_redirects >= 0 ? q->max_redirects : 3;
+    char *loc = NULL;
+    if (x->body_full && *curl_code == CURLE_WRITE_ERROR)
+        *curl_code = CURLE_OK; /* we stopped reading a kept body at its cap */
+    if (!x->decided && *curl_code == CURLE_OK)
+        decide(x);
+    if (r->status == 0)
+        curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &r->status);
+    if (*curl_code != CURLE_OK || !is_redirect(r->status) ||
+        curl_easy_getinfo(x->h, CURLINFO_REDIRECT_URL, &loc) != CURLE_OK || loc == NULL)
+        return 0;
+    /* A redirect not followed is a failed request, not an answer. */
+    if (x->hops == max_hops) {
+        *curl_code = CURLE_TOO_MANY_REDIRECTS;
+        snprintf(x->errbuf, sizeof(x->errbuf), "Maximum (%ld) redirects followed", max_hops);
+        r->status = 0;
+        x->redirect_failed = 1;
+        return 0;
+    }
+    if (strncasecmp(loc, "http://", 7) != 0 && strncasecmp(loc, "https://", 8) != 0) {
+        *curl_code = CURLE_UNSUPPORTED_PROTOCOL;
+        snprintf(x->errbuf, sizeof(x->errbuf),
+                 "HTTP %ld redirect to a scheme other than http or https", r->status);
+        r->status = 0;
+        x->redirect_failed = 1;
+        return 0;
+    }
+    if (!x->cross_origin && !same_origin(q->url, loc)) {
+        x->cross_origin = 1;
+        if (q->log != NULL)
+            log_cross_origin(q, loc);
+    }
+    /* loc belongs to the handle, which the next hop reuses. */
+    free(x->next);
+    x->next = strdup(loc);
+    if (x->next == NULL) {
+        *curl_code = CURLE_OUT_OF_MEMORY;
+        return 0;
+    }
+    curl_easy_setopt(x->h, CURLOPT_URL, x->next);
+    set_creds(x->h, q, !x->cross_origin, x->headers, x->plain);
+    if (q->total_timeout > 0) {
+        /* What is left of it, over every hop. */
+        double left = q->total_timeout - (x->clk->now(x->clk) - x->start);
+        curl_easy_setopt(x->h, CURLOPT_TIMEOUT_MS, (long)(left > 0.001 ? left * 1000 : 1));
+    }
+    x->hops++;
+    tb_http_resp_free(r);
+    memset(r, 0, sizeof(*r));
+    x->decided = 0;
+    x->body_full = 0;
+    x->errbuf[0] = '\0';
+    return 1;
 }
 
 int tb_http_stream(const struct tb_http_req *q, struct tb_clock *clk, tb_http_body_fn fn, void *ud,
                    struct tb_http_resp *r)
 {
     struct tb_http_xfer x;
-    char *next = NULL;
-    long hops = 0, max_hops = q->max_redirects >= 0 ? q->max_redirects : 3;
-    int rc = tb_http_xfer_begin(&x, q, clk, fn, ud, r), creds = 1;
-    CURLcode cc;
+    int rc = tb_http_xfer_begin(&x, q, clk, fn, ud, r), cc;
     if (rc != 0)
         return rc;
-    for (;;) {
-        char *loc = NULL;
-        set_creds(x.h, q, creds, x.headers, x.plain);
-        if (q->total_timeout > 0) {
-            /* What is left of it, over every hop. */
-            double left = q->total_timeout - (clk->now(clk) - x.start);
-            curl_easy_setopt(x.h, CURLOPT_TIMEOUT_MS, (long)(left > 0.001 ? left * 1000 : 1));
-        }
+    do {
         x.errbuf[0] = '\0';
-        cc = curl_easy_perform(x.h);
-        if (x.body_full && cc == CURLE_WRITE_ERROR)
-            cc = CURLE_OK;
-        if (!x.decided && cc == CURLE_OK)
-            decide(&x);
-        if (cc != CURLE_OK || !is_redirect(r->status) ||
-            curl_easy_getinfo(x.h, CURLINFO_REDIRECT_URL, &loc) != CURLE_OK || loc == NULL)
-            break;
-        /* A redirect not followed is a failed request, not an answer. */
-        if (hops == max_hops) {
-            cc = CURLE_TOO_MANY_REDIRECTS;
-            snprintf(x.errbuf, sizeof(x.errbuf), "Maximum (%ld) redirects followed", max_hops);
-            r->status = 0;
-            x.redirect_failed = 1;
-            break;
-        }
-        if (strncasecmp(loc, "http://", 7) != 0 && strncasecmp(loc, "https://", 8) != 0) {
-            cc = CURLE_UNSUPPORTED_PROTOCOL;
-            snprintf(x.errbuf, sizeof(x.errbuf),
-                     "HTTP %ld redirect to a scheme other than http or https", r->status);
-            r->status = 0;
-            x.redirect_failed = 1;
-            break;
-        }
-        if (creds && !same_origin(q->url, loc)) {
-            creds = 0;
-            if (q->log != NULL)
-                log_cross_origin(q, loc);
-        }
-        /* loc belongs to the handle, which the next perform reuses. */
-        free(next);
-        next = strdup(loc);
-        if (next == NULL) {
-            cc = CURLE_OUT_OF_MEMORY;
-            break;
-        }
-        curl_easy_setopt(x.h, CURLOPT_URL, next);
-        hops++;
-        tb_http_resp_free(r);
-        memset(r, 0, sizeof(*r));
-        x.decided = 0;
-        x.body_full = 0;
-    }
-    tb_http_xfer_end(&x, (int)cc);
-    free(next);
+        cc = (int)curl_easy_perform(x.h);
+    } while (tb_http_xfer_redirect(&x, &cc));
+    tb_http_xfer_end(&x, cc);
     return 0;
 }

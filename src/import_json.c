@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "import_priv.h"
+#include "jsontext.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
 
@@ -136,7 +137,7 @@ cJSON *tb_import_parse_next(const char *buf, size_t len, size_t *used, char *err
         text = py.s;
         tlen = py.len;
     }
-    root = cJSON_ParseWithLengthOpts(text, tlen, &end, 0);
+    root = tb_jsontext_parse(text, tlen, &end); /* lone surrogate escapes: U+FFFD */
     e = end != NULL && end >= text ? (size_t)(end - text) : 0;
     if (root != NULL)
         while (e < tlen &&

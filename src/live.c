@@ -256,6 +256,7 @@ static void *net_main(void *arg)
     }
     n->r->sse_events = tb_api_events(n->parser);
     n->r->comments = tb_api_comments(n->parser);
+    n->r->surrogates_replaced = tb_api_replaced(n->parser);
     if (rc == TB_ENOMEM)
         fail(n, TB_LIVE_NOMEM, "out of memory");
     else if (rc == 0)
@@ -283,7 +284,7 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
 
     memset(r, 0, sizeof(*r));
     tb_stream_init(&r->stream);
-    r->usage_completion = r->usage_prompt = -1;
+    r->usage_completion = r->usage_prompt = r->usage_ignored = -1;
     memset(&n, 0, sizeof(n));
     n.o = o;
     n.r = r;
@@ -377,6 +378,11 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
         rc = tb_drain_step(d, INFINITY, &next);
     if (rc == 0)
         rc = tb_drain_result(d, &r->sim);
+    if (r->usage_completion >= 0 &&
+        !tb_usage_credible(r->usage_completion, r->sim.content_events)) {
+        r->usage_ignored = r->usage_completion; /* the report counts events */
+        r->usage_completion = -1;
+    }
     tb_sim_result_set_usage(&r->sim, r->usage_completion);
     r->stream.usage_tokens = r->usage_completion;
     if (r->have_server)

@@ -13,12 +13,12 @@
 #include <string.h>
 
 #include "evjson.h"
+#include "jsontext.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
 
 struct tb_oai {
-    char *buf; /* content then reasoning, copied out of the cJSON tree */
-    size_t cap;
+    struct tb_jsontext_texts texts; /* copied out of the cJSON tree */
 };
 
 int tb_oai_create(struct tb_oai **out)
@@ -31,8 +31,18 @@ void tb_oai_destroy(struct tb_oai *p)
 {
     if (p == NULL)
         return;
-    free(p->buf);
+    tb_jsontext_free(&p->texts);
     free(p);
+}
+
+void tb_oai_reset(struct tb_oai *p)
+{
+    tb_jsontext_reset(&p->texts);
+}
+
+uint64_t tb_oai_replaced(const struct tb_oai *p)
+{
+    return tb_jsontext_replaced(&p->texts);
 }
 
 static cJSON *parse_text(const char *text, const char *what, char *err, size_t errlen, int *rc)
@@ -170,6 +180,99 @@ static void copy_field(char *dst, size_t cap, const cJSON *v)
         snprintf(dst, cap, "%g", v->valuedouble);
 }
 
+int tb_evjson_keep(struct tb_jsontext_texts *t, const char *c, size_t cl, const char *r, size_t rl,
+                   int last, const char *what, struct tb_oai_delta *d, char *err, size_t errlen)
+{
+    char bad = 0;
+    int rc = tb_jsontext_keep(t, c, cl, r, rl, last, &d->content, &d->content_len, &d->reasoning,
+                              &d->reasoning_len, &bad);
+    if (rc == TB_EFORMAT)
+        return tb_seterr(err, errlen, rc, "%s is not valid UTF-8",
+                         bad == 'c' ? what : "the reasoning text");
+    return rc;
+}
+
+int tb_evjson_shape(const cJSON *root)
+{
+    const cJSON *ch0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "choices"), 0);
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(root, "type");
+    if (ch0 != NULL) {
+        if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(ch0, "delta")))
+            return TB_API_CHAT;
+        return cJSON_IsString(cJSON_GetObjectItemCaseSensitive(ch0, "text")) ? TB_API_COMPLETIONS
+                                                                             : -1;
+    }
+    if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "choices")))
+        return -1; /* the usage chunk: either OpenAI dialect */
+    /* Anthropic's own event types only: other APIs name events too (the
+     * Responses API's "response.output_text.delta"). */
+    if (cJSON_IsString(type) && (strncmp(type->valuestring, "message_", 8) == 0 ||
+                                 strncmp(type->valuestring, "content_block_", 14) == 0 ||
+                                 strcmp(type->valuestring, "ping") == 0))
+        return TB_API_ANTHROPIC;
+    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "message")) ||
+        cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "response")) ||
+        cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(root, "done")))
+        return TB_API_OLLAMA;
+    return -1;
+}
+
+/* The server's words in v: a string; in an object its "error",
+ * "message", "detail" or "msg"; in an array its first element.  Servers
+ * nest them (Anthropic's error.message, FastAPI's detail[0].msg), so
+ * look a few levels down, never further. */
+static const cJSON *message_in(const cJSON *v, int depth)
+{
+    static const char *const keys[] = {"error", "message", "detail", "msg"};
+    if (cJSON_IsString(v) && v->valuestring != NULL && v->valuestring[0] != '\0')
+        return v;
+    if (depth <= 0)
+        return NULL;
+    if (cJSON_IsArray(v))
+        return message_in(v->child, depth - 1);
+    if (!cJSON_IsObject(v))
+        return NULL;
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        const cJSON *m = message_in(cJSON_GetObjectItemCaseSensitive(v, keys[i]), depth - 1);
+        if (m != NULL)
+            return m;
+    }
+    return NULL;
+}
+
+/* Where an error's "type" and "code" live: the "error" object, else a
+ * "message" object (Anthropic-style servers that send
+ * {"type":"error","message":{...}}). */
+static const cJSON *error_object(const cJSON *root)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+    if (cJSON_IsObject(e))
+        return e;
+    e = cJSON_GetObjectItemCaseSensitive(root, "message");
+    return cJSON_IsObject(e) ? e : NULL;
+}
+
+int tb_evjson_error(const cJSON *root, struct tb_oai_delta *d)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "type");
+    const cJSON *o;
+    if ((e == NULL || cJSON_IsNull(e) || cJSON_IsFalse(e)) &&
+        !(cJSON_IsString(t) && strcmp(t->valuestring, "error") == 0) &&
+        cJSON_GetObjectItemCaseSensitive(root, "detail") == NULL)
+        return 0;
+    d->error = 1;
+    copy_field(d->error_message, sizeof(d->error_message), message_in(root, 4));
+    o = error_object(root);
+    if (o != NULL) {
+        copy_field(d->error_type, sizeof(d->error_type),
+                   cJSON_GetObjectItemCaseSensitive(o, "type"));
+        copy_field(d->error_code, sizeof(d->error_code),
+                   cJSON_GetObjectItemCaseSensitive(o, "code"));
+    }
+    return 1;
+}
+
 static long long count_field(const cJSON *v)
 {
     if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e15)
@@ -177,25 +280,22 @@ static long long count_field(const cJSON *v)
     return -1;
 }
 
-/* A text field: NULL when absent, null or empty; TB_EFORMAT when not
- * valid UTF-8.  *need accumulates the bytes to copy. */
-static int text_field(const cJSON *v, const char **s, size_t *len, const char *what, char *err,
-                      size_t errlen)
+void tb_evjson_text(const cJSON *v, const char **s, size_t *len)
 {
     *s = NULL;
     *len = 0;
+    /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): cJSON_IsString(NULL) is false */
     if (!cJSON_IsString(v) || v->valuestring == NULL || v->valuestring[0] == '\0')
-        return 0;
+        return;
     *len = strlen(v->valuestring);
-    if (tb_utf8_check(v->valuestring, *len) != *len)
-        return tb_seterr(err, errlen, TB_EFORMAT, "%s is not valid UTF-8", what);
     *s = v->valuestring;
-    return 0;
 }
 
 cJSON *tb_evjson_parse(const char *data, size_t len, int *rc, char *err, size_t errlen)
 {
     const char *end = NULL, *nul = memchr(data, '\0', len);
+    char *fixed = NULL;
+    size_t flen = 0, at = 0;
     cJSON *root;
     /* A raw NUL is never valid JSON, and cJSON would end a string at it
      * and keep the rest: the text after it would vanish. */
@@ -204,19 +304,37 @@ cJSON *tb_evjson_parse(const char *data, size_t len, int *rc, char *err, size_t 
                         (size_t)(nul - data) + 1);
         return NULL;
     }
+    /* Lone surrogate escapes become their halves' bytes, for the text
+     * layer to pair across events (jsontext.h).  The rewrite only
+     * shortens the text, so the offsets below may then be a little
+     * early; an event that needs it is rare. */
+    *rc = tb_jsontext_fix(data, len, TB_JSONTEXT_HALVES, &fixed, &flen, &at);
+    if (*rc == TB_EFORMAT) {
+        tb_seterr(err, errlen, TB_EFORMAT,
+                  "a raw UTF-16 surrogate (not UTF-8) at byte %zu of the event", at);
+        return NULL;
+    }
+    if (*rc != 0)
+        return NULL;
+    if (fixed != NULL) {
+        data = fixed;
+        len = flen;
+    }
     root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
     if (root == NULL) {
-        size_t at = end != NULL && end >= data ? (size_t)(end - data) : 0;
+        at = end != NULL && end >= data ? (size_t)(end - data) : 0;
+        free(fixed);
         *rc = tb_seterr(err, errlen, TB_EFORMAT, "invalid JSON near byte %zu of the event", at + 1);
         return NULL;
     }
     {
         /* cJSON stops at the end of the first value: what follows must be
          * blank, or the event is malformed ({"a":1}garbage). */
-        size_t at = (size_t)(end - data);
+        at = (size_t)(end - data);
         while (at < len &&
                (data[at] == ' ' || data[at] == '\t' || data[at] == '\r' || data[at] == '\n'))
             at++;
+        free(fixed);
         if (at < len) {
             cJSON_Delete(root);
             *rc =
@@ -238,35 +356,24 @@ int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len, struct tb
                        char *err, size_t errlen)
 {
     cJSON *root;
-    const cJSON *e, *ch0, *delta, *usage;
+    const cJSON *ch0, *delta, *usage;
     const char *content = NULL, *reasoning = NULL;
     size_t clen = 0, rlen = 0;
     int rc = 0;
 
     memset(out, 0, sizeof(*out));
     out->usage_completion = out->usage_prompt = -1;
+    out->shape = -1;
     if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
-        out->done = 1;
-        return 0;
+        out->done = 1; /* a surrogate half still waiting ends here */
+        return tb_evjson_keep(&p->texts, NULL, 0, NULL, 0, 1, "delta.content", out, err, errlen);
     }
     root = tb_evjson_parse(data, len, &rc, err, errlen);
     if (root == NULL)
         return rc;
-    e = cJSON_GetObjectItemCaseSensitive(root, "error");
-    if (e != NULL && !cJSON_IsNull(e)) {
-        out->error = 1;
-        if (cJSON_IsObject(e)) {
-            copy_field(out->error_message, sizeof(out->error_message),
-                       cJSON_GetObjectItemCaseSensitive(e, "message"));
-            copy_field(out->error_type, sizeof(out->error_type),
-                       cJSON_GetObjectItemCaseSensitive(e, "type"));
-            copy_field(out->error_code, sizeof(out->error_code),
-                       cJSON_GetObjectItemCaseSensitive(e, "code"));
-        } else {
-            copy_field(out->error_message, sizeof(out->error_message), e);
-        }
+    if (tb_evjson_error(root, out))
         goto out;
-    }
+    out->shape = tb_evjson_shape(root);
     usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
     if (cJSON_IsObject(usage)) {
         out->usage_completion =
@@ -284,38 +391,16 @@ int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len, struct tb
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(delta, "reasoning_content");
         if (!cJSON_IsString(r))
             r = cJSON_GetObjectItemCaseSensitive(delta, "reasoning");
-        rc = text_field(cJSON_GetObjectItemCaseSensitive(delta, "content"), &content, &clen,
-                        "delta.content", err, errlen);
-        if (rc == 0)
-            rc = text_field(r, &reasoning, &rlen, "delta reasoning", err, errlen);
+        tb_evjson_text(cJSON_GetObjectItemCaseSensitive(delta, "content"), &content, &clen);
+        tb_evjson_text(r, &reasoning, &rlen);
         if (cJSON_IsArray(tc))
             out->tool_calls = (uint32_t)cJSON_GetArraySize(tc);
     } else {
-        rc = text_field(cJSON_GetObjectItemCaseSensitive(ch0, "text"), &content, &clen,
-                        "choices[0].text", err, errlen);
+        tb_evjson_text(cJSON_GetObjectItemCaseSensitive(ch0, "text"), &content, &clen);
     }
-    if (rc != 0)
-        goto out;
-    /* Copy the texts out before the tree goes. */
-    if (clen + rlen > p->cap) {
-        char *nb = realloc(p->buf, clen + rlen);
-        if (nb == NULL) {
-            rc = TB_ENOMEM;
-            goto out;
-        }
-        p->buf = nb;
-        p->cap = clen + rlen;
-    }
-    if (content != NULL) {
-        memcpy(p->buf, content, clen);
-        out->content = p->buf;
-        out->content_len = clen;
-    }
-    if (reasoning != NULL) {
-        memcpy(p->buf + clen, reasoning, rlen);
-        out->reasoning = p->buf + clen;
-        out->reasoning_len = rlen;
-    }
+    rc = tb_evjson_keep(&p->texts, content, clen, reasoning, rlen, 0,
+                        cJSON_IsObject(delta) ? "delta.content" : "choices[0].text", out, err,
+                        errlen);
 out:
     cJSON_Delete(root);
     return rc;
@@ -337,17 +422,17 @@ static const char *find_ci(const char *h, size_t hn, const char *needle)
 
 void tb_oai_error_text(const char *body, size_t len, char *out, size_t outlen)
 {
-    cJSON *root = cJSON_ParseWithLength(body, len);
+    cJSON *root;
     const char *t, *te, *nl;
     if (outlen == 0)
         return;
     out[0] = '\0';
+    if (body == NULL)
+        return;
+    root = tb_jsontext_parse(body, len, NULL);
     if (root != NULL) {
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
-        const cJSON *m = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "message") : e;
-        if (!cJSON_IsString(m))
-            m = cJSON_GetObjectItemCaseSensitive(root, "message");
-        if (cJSON_IsString(m) && m->valuestring != NULL)
+        const cJSON *m = message_in(root, 4);
+        if (m != NULL)
             tb_evjson_line(m->valuestring, strlen(m->valuestring), out, outlen);
         cJSON_Delete(root);
         if (out[0] != '\0')

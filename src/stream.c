@@ -33,6 +33,11 @@ void tb_stream_free(struct tb_stream *s)
     tb_stream_init(s);
 }
 
+int tb_usage_credible(long long usage, uint64_t events)
+{
+    return usage >= 0 && (uint64_t)usage >= events / 8 + (events % 8 != 0);
+}
+
 void tb_stream_clear(struct tb_stream *s)
 {
     s->n = 0;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../src/jsontext.h"
 #include "tests.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
@@ -177,6 +178,260 @@ static void error_events(void **state)
     assert_true(w.done);
 }
 
+/* ---- UTF-16 surrogate halves split across events ----------------------- */
+
+/* Text with astral characters (emoji, CJK extension B) and BMP ones. */
+static const char astral[] = "Hi \xF0\x9F\x98\x80, \xF0\xA0\x80\x80 \xE6\xBC\xA2\xC3\xA9 "
+                             "\xF0\x9F\x8E\x89!";
+
+/* astral as UTF-16 code units. */
+static size_t utf16_of(const char *s, unsigned *u, size_t cap)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = 0;
+    while (*p != '\0' && n + 2 <= cap) {
+        unsigned long cp;
+        int extra = *p < 0x80 ? 0 : *p < 0xE0 ? 1 : *p < 0xF0 ? 2 : 3;
+        cp = extra == 0 ? *p : (unsigned long)(*p & (0x3F >> extra));
+        for (int i = 1; i <= extra; i++)
+            cp = (cp << 6) | (p[i] & 0x3F);
+        p += extra + 1;
+        if (cp >= 0x10000) {
+            u[n++] = (unsigned)(0xD800 + ((cp - 0x10000) >> 10));
+            u[n++] = (unsigned)(0xDC00 + ((cp - 0x10000) & 0x3FF));
+        } else {
+            u[n++] = (unsigned)cp;
+        }
+    }
+    return n;
+}
+
+/* Appends one text event in the dialect's shape; the text is u[a..b),
+ * every non-ASCII unit escaped as \uXXXX, as a JavaScript server that
+ * slices by code units would write it. */
+static void put_event(enum tb_api api, char *out, const unsigned *u, size_t a, size_t b)
+{
+    static const char *const pre[] = {"data: {\"choices\":[{\"delta\":{\"content\":\"",
+                                      "data: {\"choices\":[{\"text\":\"",
+                                      "event: content_block_delta\ndata: {\"type\":"
+                                      "\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+                                      "\"text_delta\",\"text\":\"",
+                                      "{\"message\":{\"role\":\"assistant\",\"content\":\""};
+    static const char *const post[] = {"\"}}]}\n\n", "\"}]}\n\n", "\"}}\n\n",
+                                       "\"},\"done\":false}\n"};
+    char *o = out + strlen(out);
+    o += sprintf(o, "%s", pre[api]);
+    for (size_t i = a; i < b; i++)
+        o += u[i] < 0x80 ? sprintf(o, "%c", (char)u[i]) : sprintf(o, "\\u%04x", u[i]);
+    sprintf(o, "%s", post[api]);
+}
+
+static void put_end(enum tb_api api, char *out)
+{
+    static const char *const end[] = {"data: [DONE]\n\n", "data: [DONE]\n\n",
+                                      "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+                                      "{\"done\":true,\"done_reason\":\"stop\"}\n"};
+    strcat(out, end[api]);
+}
+
+/* Feeds a whole stream; returns the halves the parser replaced. */
+static uint64_t feed_count(enum tb_api api, const char *buf, struct seen *w)
+{
+    struct tb_api_parser *p;
+    char err[ERRLEN] = "";
+    uint64_t n;
+    memset(w, 0, sizeof(*w));
+    w->usage_completion = w->usage_prompt = -1;
+    assert_int_equal(tb_api_parser_create(api, &p), 0);
+    if (tb_api_feed(p, buf, strlen(buf), collect, w, err, ERRLEN) != 0)
+        fail_msg("%s: %s", tb_api_info(api)->name, err);
+    n = tb_api_replaced(p);
+    tb_api_parser_destroy(p);
+    return n;
+}
+
+/* Every dialect, the text cut at every UTF-16 boundary (two events), then
+ * one code unit per event: the same text comes out, nothing replaced. */
+static void surrogate_halves(void **state)
+{
+    unsigned u[64];
+    size_t n = utf16_of(astral, u, 64);
+    static char buf[16384];
+    struct seen w;
+    (void)state;
+    assert_int_equal(n, 16); /* 4 astral characters: 8 of the units */
+    for (int api = 0; api < TB_API__COUNT; api++) {
+        for (size_t k = 1; k < n; k++) {
+            buf[0] = '\0';
+            put_event((enum tb_api)api, buf, u, 0, k);
+            put_event((enum tb_api)api, buf, u, k, n);
+            put_end((enum tb_api)api, buf);
+            assert_int_equal(feed_count((enum tb_api)api, buf, &w), 0);
+            assert_string_equal(w.content, astral);
+            assert_true(w.done);
+        }
+        buf[0] = '\0';
+        for (size_t k = 0; k < n; k++)
+            put_event((enum tb_api)api, buf, u, k, k + 1);
+        put_end((enum tb_api)api, buf);
+        assert_int_equal(feed_count((enum tb_api)api, buf, &w), 0);
+        assert_string_equal(w.content, astral);
+    }
+}
+
+/* A half that never finds its partner becomes U+FFFD, counted: a high
+ * half at the end of the stream, a low one alone, a high one followed by
+ * text that does not start with its low half.  A half waits across
+ * events without text (an Anthropic ping). */
+static void surrogate_orphans(void **state)
+{
+    static const char *const anth_ping = "event: ping\ndata: {\"type\":\"ping\"}\n\n";
+    unsigned u[] = {'a', 0xD83D};
+    unsigned v[] = {0xDE00, 'b', 0xDC00, 'c', 0xD83D};
+    unsigned x[] = {'d'};
+    char buf[4096];
+    struct seen w;
+    (void)state;
+    for (int api = 0; api < TB_API__COUNT; api++) {
+        buf[0] = '\0';
+        put_event((enum tb_api)api, buf, u, 0, 2);
+        if (api == TB_API_ANTHROPIC)
+            strcat(buf, anth_ping);
+        put_event((enum tb_api)api, buf, v, 0, 5);
+        put_event((enum tb_api)api, buf, x, 0, 1);
+        put_event((enum tb_api)api, buf, u, 0, 2);
+        put_end((enum tb_api)api, buf);
+        assert_int_equal(feed_count((enum tb_api)api, buf, &w), 3);
+        assert_string_equal(w.content, "a\xF0\x9F\x98\x80"
+                                       "b\xEF\xBF\xBD"
+                                       "c\xEF\xBF\xBD"
+                                       "da\xEF\xBF\xBD");
+    }
+}
+
+/* Errors in the shapes real servers send, in every dialect's stream and
+ * as an HTTP error body: the server's message is found in each. */
+static void error_shapes(void **state)
+{
+    static const struct {
+        const char *json, *message, *type;
+        int in_stream; /* an event this shape is an error event */
+    } rows[] = {
+        {"{\"error\":{\"message\":\"A b\",\"type\":\"invalid_request_error\",\"code\":\"x\"}}",
+         "A b", "invalid_request_error", 1},
+        {"{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}"
+         "}",
+         "Overloaded", "overloaded_error", 1},
+        {"{\"type\":\"error\",\"message\":{\"type\":\"api_error\",\"message\":\"upstream gone\"}}",
+         "upstream gone", "api_error", 1},
+        {"{\"type\":\"error\",\"message\":\"plain words\"}", "plain words", "", 1},
+        {"{\"detail\":\"Not authenticated\"}", "Not authenticated", "", 1},
+        {"{\"detail\":[{\"loc\":[\"body\",\"model\"],\"msg\":\"Field required\",\"type\":"
+         "\"missing\"}]}",
+         "Field required", "", 1},
+        {"{\"error\":\"model 'x' not found\"}", "model 'x' not found", "", 1},
+        {"{\"message\":\"bare\",\"status\":404}", "bare", "", 0},
+        {"{\"message\":{\"message\":\"nested\"}}", "nested", "", 0},
+    };
+    static const char *const pre[] = {"data: ", "data: ", "event: error\ndata: ", ""};
+    static const char *const post[] = {"\n\n", "\n\n", "\n\n", "\n"};
+    char buf[1024], err[ERRLEN], out[128];
+    struct seen w;
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        tb_oai_error_text(rows[i].json, strlen(rows[i].json), out, sizeof(out));
+        if (strcmp(out, rows[i].message) != 0)
+            fail_msg("HTTP body %s: message '%s', want '%s'", rows[i].json, out, rows[i].message);
+        if (!rows[i].in_stream)
+            continue;
+        for (int api = 0; api < TB_API__COUNT; api++) {
+            snprintf(buf, sizeof(buf), "%s%s%s", pre[api], rows[i].json, post[api]);
+            assert_int_equal(feed_str((enum tb_api)api, buf, &w, err), 0);
+            if (w.errors != 1 || strcmp(w.error_message, rows[i].message) != 0 ||
+                strcmp(w.error_type, rows[i].type) != 0)
+                fail_msg("%s event %s: %d errors, message '%s' type '%s'",
+                         tb_api_info((enum tb_api)api)->name, rows[i].json, w.errors,
+                         w.error_message, w.error_type);
+        }
+    }
+}
+
+/* The pre-pass: a lone half is rewritten, a pair and an escaped
+ * backslash are not; a whole document gets U+FFFD at the same offsets;
+ * raw surrogate bytes are refused where halves are kept for pairing.
+ * And the rule for a usage count that contradicts the events. */
+static void jsontext_and_usage(void **state)
+{
+    const char *pair = "{\"a\":\"\\ud83d\\ude00\\\\ud83d\"}";
+    const char *lone = "{\"a\":\"x\\ud83dy\",\"b\":\"\\uDE00\"}";
+    char *out = NULL;
+    size_t n = 0, at = 0;
+    const char *end = NULL;
+    cJSON *j;
+    (void)state;
+    assert_int_equal(tb_jsontext_fix(pair, strlen(pair), TB_JSONTEXT_HALVES, &out, &n, &at), 0);
+    assert_null(out);
+    assert_int_equal(tb_jsontext_fix(lone, strlen(lone), TB_JSONTEXT_HALVES, &out, &n, &at), 0);
+    assert_non_null(out);
+    assert_string_equal(out, "{\"a\":\"x\xed\xa0\xbdy\",\"b\":\"\xed\xb8\x80\"}");
+    free(out);
+    assert_int_equal(tb_jsontext_fix(lone, strlen(lone), TB_JSONTEXT_REPLACE, &out, &n, &at), 0);
+    assert_int_equal(n, strlen(lone));
+    assert_string_equal(out, "{\"a\":\"x\\ufffdy\",\"b\":\"\\ufffd\"}");
+    free(out);
+    assert_int_equal(tb_jsontext_fix("\"\xed\xa0\xbd\"", 5, TB_JSONTEXT_HALVES, &out, &n, &at),
+                     TB_EFORMAT);
+    assert_int_equal(at, 2);
+    j = tb_jsontext_parse(lone, strlen(lone), &end);
+    assert_non_null(j);
+    assert_string_equal(cJSON_GetObjectItem(j, "a")->valuestring, "x\xEF\xBF\xBDy");
+    assert_ptr_equal(end, lone + strlen(lone));
+    cJSON_Delete(j);
+    j = tb_jsontext_parse(pair, strlen(pair), NULL);
+    assert_string_equal(cJSON_GetObjectItem(j, "a")->valuestring, "\xF0\x9F\x98\x80\\ud83d");
+    cJSON_Delete(j);
+    /* Usage: 0 for any events, or under an eighth of them, is not trusted. */
+    assert_true(tb_usage_credible(0, 0));
+    assert_false(tb_usage_credible(0, 1));
+    assert_false(tb_usage_credible(-1, 0));
+    assert_true(tb_usage_credible(1, 8));
+    assert_false(tb_usage_credible(1, 9));
+    assert_true(tb_usage_credible(345, 2760));
+    assert_false(tb_usage_credible(344, 2760));
+}
+
+/* The wrong dialect: every stream read as another dialect stops with an
+ * error that says so (ollama's NDJSON read as SSE has no "data:" lines:
+ * no event at all, which live runs report as a stream with no end). */
+static void wrong_dialect(void **state)
+{
+    unsigned u[] = {'o', 'k'};
+    char buf[1024], err[ERRLEN];
+    struct seen w;
+    (void)state;
+    for (int sent = 0; sent < TB_API__COUNT; sent++) {
+        buf[0] = '\0';
+        put_event((enum tb_api)sent, buf, u, 0, 2);
+        put_end((enum tb_api)sent, buf);
+        for (int asked = 0; asked < TB_API__COUNT; asked++) {
+            int rc = feed_str((enum tb_api)asked, buf, &w, err);
+            if (asked == sent) {
+                assert_int_equal(rc, 0);
+                assert_string_equal(w.content, "ok");
+            } else if (sent == TB_API_OLLAMA) {
+                assert_int_equal(rc, 0);
+                assert_int_equal(w.deltas, 0);
+            } else {
+                assert_int_equal(rc, TB_EFORMAT);
+                assert_int_equal(w.deltas, 0);
+                assert_non_null(strstr(err, "is --api right?"));
+                if (asked != TB_API_OLLAMA)
+                    assert_non_null(strstr(err, tb_api_info((enum tb_api)sent)->name));
+            }
+        }
+    }
+}
+
 static void bad_input(void **state)
 {
     struct seen w;
@@ -189,8 +444,12 @@ static void bad_input(void **state)
     assert_non_null(strstr(err, "bad event JSON ending at stream byte 25"));
     assert_int_equal(feed_str(TB_API_OLLAMA, "{\"done\":false}\n[1,2]\n", &w, err), TB_EFORMAT);
     assert_non_null(strstr(err, "not a JSON object"));
-    assert_int_equal(feed_str(TB_API_OLLAMA, "{\"message\":{\"content\":\"\\udc00\"}}\n", &w, err),
-                     TB_EFORMAT);
+    /* Raw surrogate bytes are not UTF-8 (an escaped lone half is
+     * another matter: surrogate_halves below). */
+    assert_int_equal(
+        feed_str(TB_API_OLLAMA, "{\"message\":{\"content\":\"\xed\xb0\x80\"}}\n", &w, err),
+        TB_EFORMAT);
+    assert_non_null(strstr(err, "raw UTF-16 surrogate"));
     /* A line over the cap: an error naming the byte, memory bounded. */
     big = malloc(TB_API_LINE_MAX + 2);
     assert_non_null(big);
@@ -525,6 +784,11 @@ int tb_test_api(void)
         cmocka_unit_test(ollama_stream),
         cmocka_unit_test(error_events),
         cmocka_unit_test(bad_input),
+        cmocka_unit_test(surrogate_halves),
+        cmocka_unit_test(surrogate_orphans),
+        cmocka_unit_test(wrong_dialect),
+        cmocka_unit_test(jsontext_and_usage),
+        cmocka_unit_test(error_shapes),
         cmocka_unit_test(request_bodies),
         cmocka_unit_test(table),
         cmocka_unit_test(e2e_clean),

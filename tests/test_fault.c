@@ -142,6 +142,31 @@ static void run_cli(struct proc *p, const char *env, const char *args)
     proc_exec(p, cmd, 0, 0, 0);
 }
 
+/* `ttsbuf bench --json` for one request, with args. */
+static void bench_cli(struct proc *p, const char *env, const char *args)
+{
+    char cmd[3072];
+    proc_dir(p);
+    snprintf(cmd, sizeof(cmd),
+             "env %s '%s' bench --json -q -c 1 --requests 1 --idle-timeout 5 --wpm 1000 %s",
+             env != NULL ? env : "", bin(), args);
+    proc_exec(p, cmd, 0, 0, 0);
+}
+
+/* A bench of one request: how many came back ok, and its events. */
+static void check_bench(const char *row, const struct proc *p, size_t ok, size_t events)
+{
+    cJSON *j = cJSON_Parse(p->out), *l;
+    if (j == NULL)
+        fail_msg("%s: bench stdout is not JSON: '%.300s'; stderr '%s'", row, p->out, p->err);
+    l = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "levels"), 0);
+    if (l == NULL || cJSON_GetObjectItem(l, "ok")->valuedouble != (double)ok ||
+        cJSON_GetObjectItem(l, "events")->valuedouble != (double)events)
+        fail_msg("%s: bench says '%.600s', want %zu ok and %zu events; stderr '%s'", row, p->out,
+                 ok, events, p->err);
+    cJSON_Delete(j);
+}
+
 static void proc_free(struct proc *p)
 {
     char cmd[512];
@@ -407,26 +432,120 @@ static const char *peer_req(const struct peer *pe, int i)
     return i < pe->conns && i < PEER_REQS && pe->req[i] != NULL ? pe->req[i] : "";
 }
 
+/* ---- scripts: what a peer sends ---- */
+
+/* The dialects the scripts speak: how a head, a text event and the end
+ * look, and what the client calls the end and the text field. */
+struct wire {
+    const char *api, *path; /* --api, and the base URL's path */
+    const char *head, *pre, *post, *end;
+    const char *end_name, *text_field;
+    /* Against `ttsbuf serve`: its error event's type, and its stream
+     * without the end (a warning when the finish reason came). */
+    const char *etype;
+    struct expect nodone;
+    const char *end_usage0; /* the end, with a usage count of 0 */
+};
+
+#define SSE_HEAD "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+
+static const struct wire wires[] = {
+    {"chat",
+     "/v1",
+     SSE_HEAD,
+     "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"",
+     "\"},\"finish_reason\":null}]}\n\n",
+     "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+     "data: [DONE]\n\n",
+     "[DONE]",
+     "delta.content",
+     "(server_error",
+     {0, NULL, "the stream ended without [DONE] (finish_reason stop)", 30, 200},
+     "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+     "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":0}}\n\n"
+     "data: [DONE]\n\n"},
+    {"anthropic",
+     "/v1",
+     SSE_HEAD,
+     "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+     "\"delta\":{\"type\":\"text_delta\",\"text\":\"",
+     "\"}}\n\n",
+     "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+     "\"end_turn\"},\"usage\":{\"output_tokens\":5}}\n\n"
+     "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+     "message_stop",
+     "the event text",
+     "(api_error)",
+     {0, NULL, "the stream ended without message_stop (finish_reason end_turn)", 30, 200},
+     "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+     "\"end_turn\"},\"usage\":{\"output_tokens\":0}}\n\n"
+     "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"},
+    {"ollama",
+     "",
+     "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nConnection: close\r\n\r\n",
+     "{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"",
+     "\"},\"done\":false}\n",
+     "{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,"
+     "\"done_reason\":\"stop\",\"eval_count\":5}\n",
+     "a \"done\": true line",
+     "the event text",
+     "(error)",
+     {3, "truncated", "the stream ended before a \"done\": true line, after 30 deltas", 30, 200},
+     "{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,"
+     "\"done_reason\":\"stop\",\"eval_count\":0}\n"},
+};
+
+/* The dialect the scripts speak now (set by the matrix, chat otherwise). */
+static const struct wire *W = &wires[0];
+
+/* A row's words in the dialect the scripts speak: END becomes how the
+ * client names the stream's end, TEXT its text field, ETYPE the type of
+ * `ttsbuf serve`'s error event. */
+static void wire_words(const char *in, char *out, size_t len)
+{
+    const char *const tokens[] = {"END", "TEXT", "ETYPE"};
+    const char *const words[] = {W->end_name, W->text_field, W->etype};
+    size_t k = 0;
+    while (*in != '\0' && k + 1 < len) {
+        size_t t = 0;
+        while (t < 3 && strncmp(in, tokens[t], strlen(tokens[t])) != 0)
+            t++;
+        if (t < 3) {
+            k += (size_t)snprintf(out + k, len - k, "%s", words[t]);
+            in += strlen(tokens[t]);
+        } else {
+            out[k++] = *in++;
+        }
+    }
+    out[k < len ? k : len - 1] = '\0';
+}
+
+static const char sse_head[] = SSE_HEAD;
+
 /* The args that point `run` at a peer. */
 static void peer_args(const struct peer *pe, char *buf, size_t len, const char *more)
 {
-    snprintf(buf, len, "--base-url http://%s:%d/v1 --model m %s", pe->host, pe->port, more);
+    snprintf(buf, len, "--api %s --base-url http://%s:%d%s --model m %s", W->api, pe->host,
+             pe->port, W->path, more);
 }
 
-/* ---- scripts: what a peer sends ---- */
-
-static const char sse_head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                               "Connection: close\r\n\r\n";
+/* One text event holding text[0..n) (may hold a NUL). */
+static int send_text(int fd, const char *text, size_t n)
+{
+    char ev[512];
+    size_t a = strlen(W->pre), b = strlen(W->post);
+    assert_true(a + n + b <= sizeof(ev));
+    memcpy(ev, W->pre, a);
+    memcpy(ev + a, text, n);
+    memcpy(ev + a + n, W->post, b);
+    return send_all(fd, ev, a + n + b);
+}
 
 static int send_delta(int fd, size_t k)
 {
-    char ev[160], w[32];
+    char w[32];
     delta_text(k, w, sizeof(w));
-    snprintf(ev, sizeof(ev),
-             "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"},"
-             "\"finish_reason\":null}]}\n\n",
-             w);
-    return send_str(fd, ev);
+    return send_text(fd, w, strlen(w));
 }
 
 static void send_deltas(int fd, size_t n)
@@ -437,8 +556,7 @@ static void send_deltas(int fd, size_t n)
 
 static void send_end(int fd)
 {
-    send_str(fd, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
-                 "data: [DONE]\n\n");
+    send_str(fd, W->end);
 }
 
 static void reset(int fd)
@@ -451,18 +569,43 @@ static void s_ok(struct peer *pe, int fd, int conn)
 {
     (void)pe;
     (void)conn;
-    send_str(fd, sse_head);
+    send_str(fd, W->head);
     send_deltas(fd, 5);
     send_end(fd);
+}
+
+/* Text sliced by UTF-16 code units, as JavaScript servers do: an emoji
+ * and a CJK extension B character each split over two events, then a
+ * high half that never gets its partner. */
+static void s_halves(struct peer *pe, int fd, int conn)
+{
+    static const char *const parts[] = {"a\\ud83d", "\\ude00b\\ud840", "\\udc00", "c\\ud83d"};
+    (void)pe;
+    (void)conn;
+    send_str(fd, W->head);
+    for (size_t i = 0; i < 4; i++)
+        send_text(fd, parts[i], strlen(parts[i]));
+    send_end(fd);
+}
+
+/* A gateway whose upstream sent no usage: it says 0. */
+static void s_usage_zero(struct peer *pe, int fd, int conn)
+{
+    (void)pe;
+    (void)conn;
+    send_str(fd, W->head);
+    send_deltas(fd, 5);
+    send_str(fd, W->end_usage0);
 }
 
 static void s_reset_mid_event(struct peer *pe, int fd, int conn)
 {
     (void)pe;
     (void)conn;
-    send_str(fd, sse_head);
+    send_str(fd, W->head);
     send_deltas(fd, 3);
-    send_str(fd, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" w3");
+    send_str(fd, W->pre);
+    send_str(fd, " w3");
     sleep_s(0.2); /* the client has read it all: the reset is mid-event */
     reset(fd);
 }
@@ -471,23 +614,24 @@ static void s_close_mid_event(struct peer *pe, int fd, int conn)
 {
     (void)pe;
     (void)conn;
-    send_str(fd, sse_head);
+    send_str(fd, W->head);
     send_deltas(fd, 3);
-    send_str(fd, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" w3");
+    send_str(fd, W->pre);
+    send_str(fd, " w3");
 }
 
 static void s_no_done(struct peer *pe, int fd, int conn)
 {
     (void)pe;
     (void)conn;
-    send_str(fd, sse_head);
+    send_str(fd, W->head);
     send_deltas(fd, 3);
 }
 
 static void s_stall(struct peer *pe, int fd, int conn)
 {
     (void)conn;
-    send_str(fd, sse_head);
+    send_str(fd, W->head);
     send_deltas(fd, 2);
     hold(pe, fd);
 }
@@ -547,22 +691,20 @@ static void s_bad_utf8(struct peer *pe, int fd, int conn)
 {
     (void)pe;
     (void)conn;
-    send_str(fd, sse_head);
+    send_str(fd, W->head);
     send_deltas(fd, 2);
-    send_str(fd, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" \xff\xfe\"}}]}\n\n");
+    send_text(fd, " \xff\xfe", 3);
     send_deltas(fd, 4);
     send_end(fd);
 }
 
 static void s_nul(struct peer *pe, int fd, int conn)
 {
-    static const char ev[] = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" a\0b\"}}]}"
-                             "\n\n";
     (void)pe;
     (void)conn;
-    send_str(fd, sse_head);
+    send_str(fd, W->head);
     send_deltas(fd, 2);
-    send_all(fd, ev, sizeof(ev) - 1);
+    send_text(fd, " a\0b", 4);
     send_end(fd);
 }
 
@@ -674,36 +816,32 @@ static char *server_stop(struct server *sv)
 
 /* ---- the rows ---- */
 
-/* Against `ttsbuf serve`: every HTTP status with a JSON and an HTML body,
- * a 200 that is not an event stream, an error event, malformed JSON, a
- * dropped connection, a stall, a missing [DONE]. */
-static void matrix_against_serve(void **state)
+/* Against `ttsbuf serve` in the dialect W: every HTTP status with a JSON
+ * and an HTML body, a 200 that is not an event stream, an error event,
+ * malformed JSON, a dropped connection, a stall, a missing end. */
+static void matrix_serve_dialect(const struct server *sv)
 {
-    (void)state;
     static const int statuses[] = {400, 401, 403, 404, 429, 500, 503};
     static const struct {
         const char *fault;
         struct expect e;
     } rows[] = {
         {"html", {3, "not-sse", "HTTP 200 with Content-Type 'text/html", 0, 200}},
-        {"error@8", {3, "error-event", "the server sent an error event (server_error", 8, 200}},
+        {"error@8", {3, "error-event", "the server sent an error event ETYPE", 8, 200}},
         {"malformed@5", {3, "json", "bad event JSON ending at stream byte ", 5, 200}},
         {"drop@10",
          {3, "transport",
           "connection lost after 10 deltas: transfer closed with outstanding read data", 10, 200}},
         {"stall@6:1000",
          {3, "idle-timeout", "no data for 1 s (--idle-timeout) after 6 deltas", 6, 200}},
-        {"nodone", {0, NULL, "the stream ended without [DONE] (finish_reason stop)", 30, 200}},
+        {"nodone", {0, NULL, NULL, 30, 200}}, /* W->nodone */
         {"crlf+comments+burst@3", {0, NULL, NULL, 10, 200}},
     };
-    struct server sv;
-    char args[512], row[64], msg[128];
-    server_start(&sv, "127.0.0.1:0", 1);
+    char args[512], row[96], msg[160];
     for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
         for (int html = 0; html <= 1; html++) {
             struct proc p;
             struct expect e = {3, "http", msg, 0, statuses[i]};
-            snprintf(row, sizeof(row), "status@%d%s", statuses[i], html ? ":html" : "");
             if (html)
                 snprintf(msg, sizeof(msg), "HTTP %d: %d ", statuses[i], statuses[i]);
             else if (statuses[i] == 429)
@@ -713,8 +851,10 @@ static void matrix_against_serve(void **state)
             else
                 snprintf(msg, sizeof(msg), "(ttsbuf fault status@%d)", statuses[i]);
             snprintf(args, sizeof(args),
-                     "--base-url http://127.0.0.1:%d/v1 --model 'mock+%s' --idle-timeout 1",
-                     sv.port, row);
+                     "--api %s --base-url http://127.0.0.1:%d%s --model 'mock+status@%d%s' "
+                     "--idle-timeout 1",
+                     W->api, sv->port, W->path, statuses[i], html ? ":html" : "");
+            snprintf(row, sizeof(row), "%s: status@%d%s", W->api, statuses[i], html ? ":html" : "");
             run_cli(&p, NULL, args);
             check_row(row, &p, &e);
             proc_free(&p);
@@ -722,25 +862,43 @@ static void matrix_against_serve(void **state)
     }
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         struct proc p;
-        struct expect e = rows[i].e;
+        struct expect e = strcmp(rows[i].fault, "nodone") == 0 ? W->nodone : rows[i].e;
+        if (e.msg != NULL) {
+            wire_words(e.msg, msg, sizeof(msg));
+            e.msg = msg;
+        }
         snprintf(args, sizeof(args),
-                 "--base-url http://127.0.0.1:%d/v1 --model 'mock+%s' --idle-timeout 1", sv.port,
-                 rows[i].fault);
+                 "--api %s --base-url http://127.0.0.1:%d%s --model 'mock+%s' --idle-timeout 1",
+                 W->api, sv->port, W->path, rows[i].fault);
+        snprintf(row, sizeof(row), "%s: %s", W->api, rows[i].fault);
         run_cli(&p, NULL, args);
         if (strstr(rows[i].fault, "burst") != NULL) {
             /* Three tokens an event: the deltas are joined, so check the
              * report's token count instead of the texts. */
             cJSON *j = cJSON_Parse(p.out);
-            assert_int_equal(p.code, 0);
-            assert_non_null(j);
+            if (p.code != 0 || j == NULL)
+                fail_msg("%s: exit %d, stderr '%s'", row, p.code, p.err);
             assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 10);
             assert_int_equal(cJSON_GetObjectItem(j, "tokens")->valueint, 30);
             cJSON_Delete(j);
         } else {
-            check_row(rows[i].fault, &p, &e);
+            check_row(row, &p, &e);
         }
         proc_free(&p);
     }
+}
+
+/* The serve matrix in every dialect. */
+static void matrix_against_serve(void **state)
+{
+    struct server sv;
+    (void)state;
+    server_start(&sv, "127.0.0.1:0", 1);
+    for (size_t w = 0; w < sizeof(wires) / sizeof(wires[0]); w++) {
+        W = &wires[w];
+        matrix_serve_dialect(&sv);
+    }
+    W = &wires[0];
     free(server_stop(&sv));
 }
 
@@ -821,7 +979,8 @@ static void tls_self_signed(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
-/* Against raw peers: what the mock server cannot be made to do. */
+/* Against raw peers: what the mock server cannot be made to do, in
+ * every dialect. */
 static void matrix_against_raw_peer(void **state)
 {
     (void)state;
@@ -839,11 +998,11 @@ static void matrix_against_raw_peer(void **state)
         {"closed mid-event",
          s_close_mid_event,
          "",
-         {3, "truncated", "the stream ended mid-event, before [DONE], after 3 deltas", 3, 200}},
-        {"no [DONE], no finish_reason",
+         {3, "truncated", "the stream ended mid-event, before END, after 3 deltas", 3, 200}},
+        {"no end, no finish_reason",
          s_no_done,
          "",
-         {3, "truncated", "the stream ended before [DONE], after 3 deltas", 3, 200}},
+         {3, "truncated", "the stream ended before END, after 3 deltas", 3, 200}},
         {"stall forever",
          s_stall,
          "--idle-timeout 1",
@@ -855,23 +1014,129 @@ static void matrix_against_raw_peer(void **state)
         {"invalid UTF-8 in content",
          s_bad_utf8,
          "",
-         {3, "json", "delta.content is not valid UTF-8", 2, 200}},
+         {3, "json", "TEXT is not valid UTF-8", 2, 200}},
         {"NUL byte in an event", s_nul, "", {3, "json", "a NUL byte at byte ", 2, 200}},
         {"clean stream", s_ok, "", {0, NULL, NULL, 5, 200}},
     };
-    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        struct peer pe;
-        struct proc p;
-        char args[512];
-        peer_start(&pe, "127.0.0.1", rows[i].fn);
-        peer_args(&pe, args, sizeof(args), rows[i].more);
-        run_cli(&p, NULL, args);
-        peer_stop(&pe);
-        check_row(rows[i].name, &p, &rows[i].e);
-        if (rows[i].e.kind != NULL && strcmp(rows[i].e.kind, "idle-timeout") == 0)
-            assert_true(p.secs < 4); /* fires within a second of its time */
-        proc_free(&p);
+    for (size_t w = 0; w < sizeof(wires) / sizeof(wires[0]); w++) {
+        W = &wires[w];
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+            struct peer pe;
+            struct proc p;
+            struct expect e = rows[i].e;
+            char args[512], row[96], msg[160];
+            snprintf(row, sizeof(row), "%s: %s", W->api, rows[i].name);
+            if (e.msg != NULL) {
+                wire_words(e.msg, msg, sizeof(msg));
+                e.msg = msg;
+            }
+            peer_start(&pe, "127.0.0.1", rows[i].fn);
+            peer_args(&pe, args, sizeof(args), rows[i].more);
+            run_cli(&p, NULL, args);
+            peer_stop(&pe);
+            check_row(row, &p, &e);
+            if (e.kind != NULL && strcmp(e.kind, "idle-timeout") == 0)
+                assert_true(p.secs < 4); /* fires within a second of its time */
+            proc_free(&p);
+        }
     }
+    W = &wires[0];
+}
+
+/* Surrogate halves split over events play out as their characters in
+ * every dialect; the orphan at the end is U+FFFD, counted in the JSON
+ * and the human report; the trace holds the joined text. */
+static void surrogate_halves_play_out(void **state)
+{
+    (void)state;
+    for (size_t w = 0; w < sizeof(wires) / sizeof(wires[0]); w++) {
+        struct peer pe;
+        struct proc p, ph;
+        struct tb_stream s;
+        char args[512], cmd[1024], text[64] = "", err[256];
+        cJSON *j;
+        W = &wires[w];
+        peer_start(&pe, "127.0.0.1", s_halves);
+        peer_args(&pe, args, sizeof(args), "");
+        run_cli(&p, NULL, args);
+        proc_dir(&ph);
+        snprintf(cmd, sizeof(cmd), "'%s' run -q %s", bin(), args);
+        proc_exec(&ph, cmd, 0, 0, 0);
+        peer_stop(&pe);
+        if (p.code != 0)
+            fail_msg("%s: exit %d, stderr '%s'", W->api, p.code, p.err);
+        j = cJSON_Parse(p.out);
+        assert_non_null(j);
+        assert_int_equal(cJSON_GetObjectItem(j, "surrogates_replaced")->valueint, 1);
+        /* a, 😀b, 𠀀, c, and U+FFFD at the end: five deltas. */
+        assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 5);
+        cJSON_Delete(j);
+        if (strstr(ph.out, "1 UTF-16 surrogate half without a partner replaced by U+FFFD") == NULL)
+            fail_msg("%s: the human report does not say so:\n%s", W->api, ph.out);
+        tb_stream_init(&s);
+        snprintf(cmd, sizeof(cmd), "%s/t.jsonl", p.dir);
+        assert_int_equal(tb_trace_load_file(cmd, &s, err, sizeof(err)), 0);
+        for (size_t k = 0; k < s.n; k++)
+            strncat(text, tb_stream_text(&s, k), s.ev[k].len);
+        tb_stream_free(&s);
+        if (strcmp(text, "a\xF0\x9F\x98\x80"
+                         "b\xF0\xA0\x80\x80"
+                         "c\xEF\xBF\xBD") != 0)
+            fail_msg("%s: the trace's text is '%s'", W->api, text);
+        proc_free(&p);
+        proc_free(&ph);
+    }
+    W = &wires[0];
+}
+
+/* Usage that says 0 for 5 content events is not trusted, in any
+ * dialect: run reports no token count (null, not 0) and says why, in
+ * the JSON and the human report; bench counts the events instead. */
+static void usage_zero_not_trusted(void **state)
+{
+    (void)state;
+    for (size_t w = 0; w < sizeof(wires) / sizeof(wires[0]); w++) {
+        struct expect ok = {0, NULL, NULL, 5, 200};
+        struct peer pe;
+        struct proc p, ph, pb;
+        char args[512], row[64];
+        cJSON *j, *l;
+        W = &wires[w];
+        snprintf(row, sizeof(row), "%s: usage 0", W->api);
+        peer_start(&pe, "127.0.0.1", s_usage_zero);
+        peer_args(&pe, args, sizeof(args), "");
+        run_cli(&p, NULL, args);
+        proc_dir(&ph);
+        {
+            char cmd[1024];
+            snprintf(cmd, sizeof(cmd), "'%s' run -q %s", bin(), args);
+            proc_exec(&ph, cmd, 0, 0, 0);
+        }
+        bench_cli(&pb, NULL, args);
+        peer_stop(&pe);
+        check_row(row, &p, &ok);
+        j = cJSON_Parse(p.out);
+        assert_non_null(j);
+        if (!cJSON_IsNull(cJSON_GetObjectItem(j, "tokens")) &&
+            cJSON_GetObjectItem(j, "tokens") != NULL)
+            fail_msg("%s: the report gives tokens: %s", row, p.out);
+        assert_int_equal(cJSON_GetObjectItem(j, "usage_ignored")->valueint, 0);
+        assert_true(cJSON_IsNumber(cJSON_GetObjectItem(j, "usage_ignored")));
+        cJSON_Delete(j);
+        if (strstr(ph.out, "usage said 0 tokens for 5 content events: not trusted") == NULL)
+            fail_msg("%s: the human report does not say so:\n%s", row, ph.out);
+        check_bench(row, &pb, 1, 5);
+        j = cJSON_Parse(pb.out);
+        l = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "levels"), 0);
+        assert_int_equal(cJSON_GetObjectItem(l, "tokens")->valueint, 5);
+        assert_int_equal(cJSON_GetObjectItem(l, "usage_ignored")->valueint, 1);
+        assert_true(cJSON_GetObjectItem(l, "system_tps")->valuedouble > 0);
+        cJSON_Delete(j);
+        proc_free(&p);
+        proc_free(&ph);
+        proc_free(&pb);
+    }
+    W = &wires[0];
 }
 
 /* One byte a second: the idle timeout (2 s) never fires, since bytes keep
@@ -952,6 +1217,18 @@ static void redirect_fails(const char *location, const char *msg, int conns)
     check_row(location, &p, &e);
     assert_int_equal(a.conns, conns);
     proc_free(&p);
+    /* bench: the same hops, the same failure. */
+    peer_bind(&a, "127.0.0.1", s_redirect);
+    snprintf(a.location, sizeof(a.location), "%s", location);
+    peer_go(&a);
+    peer_args(&a, args, sizeof(args), "");
+    bench_cli(&p, "OPENAI_API_KEY=" SECRET_ENV, args);
+    peer_stop(&a);
+    check_bench(location, &p, 0, 0);
+    if (strstr(p.out, "\"transport\": 1") == NULL)
+        fail_msg("bench %s: want one transport error: %s", location, p.out);
+    assert_int_equal(a.conns, conns);
+    proc_free(&p);
 }
 
 /* Redirects: followed within the origin with the key; to another host
@@ -967,7 +1244,7 @@ static void redirects_never_leak_the_key(void **state)
     for (size_t i = 0; i < 2; i++) {
         /* Another host, then the same host on another port. */
         struct peer a, b;
-        struct proc p;
+        struct proc p, pb;
         peer_start(&b, targets[i], s_ok);
         peer_bind(&a, "127.0.0.1", s_redirect);
         snprintf(a.location, sizeof(a.location), "http://%s:%d/v1/chat/completions", b.host,
@@ -975,17 +1252,22 @@ static void redirects_never_leak_the_key(void **state)
         peer_go(&a);
         peer_args(&a, args, sizeof(args), "-H 'x-api-key: " SECRET_HDR "' -H 'X-Plain: 1'");
         run_cli(&p, env, args);
+        bench_cli(&pb, env, args); /* follows by the same rules: requests 1 */
         peer_halt(&a);
         peer_halt(&b);
         check_row("cross-origin redirect", &p, &ok);
-        assert_non_null(strstr(peer_req(&a, 0), "Authorization: Bearer " SECRET_ENV));
-        assert_non_null(strstr(peer_req(&a, 0), "x-api-key: " SECRET_HDR));
-        assert_non_null(strstr(peer_req(&b, 0), "POST /v1/chat/completions"));
-        assert_non_null(strstr(peer_req(&b, 0), "\"stream\":true"));
-        if (strstr(peer_req(&b, 0), SECRET_ENV) != NULL ||
-            strstr(peer_req(&b, 0), SECRET_HDR) != NULL ||
-            strstr(peer_req(&b, 0), "X-Plain") != NULL)
-            fail_msg("the redirect target %s:%d got: %s", b.host, b.port, peer_req(&b, 0));
+        check_bench("bench: cross-origin redirect", &pb, 1, 5);
+        proc_free(&pb);
+        for (int k = 0; k < 2; k++) {
+            assert_non_null(strstr(peer_req(&a, k), "Authorization: Bearer " SECRET_ENV));
+            assert_non_null(strstr(peer_req(&a, k), "x-api-key: " SECRET_HDR));
+            assert_non_null(strstr(peer_req(&b, k), "POST /v1/chat/completions"));
+            assert_non_null(strstr(peer_req(&b, k), "\"stream\":true"));
+            if (strstr(peer_req(&b, k), SECRET_ENV) != NULL ||
+                strstr(peer_req(&b, k), SECRET_HDR) != NULL ||
+                strstr(peer_req(&b, k), "X-Plain") != NULL)
+                fail_msg("the redirect target %s:%d got: %s", b.host, b.port, peer_req(&b, k));
+        }
         peer_free(&a);
         peer_free(&b);
         proc_free(&p);
@@ -1001,6 +1283,19 @@ static void redirects_never_leak_the_key(void **state)
         run_cli(&p, env, args);
         peer_halt(&a);
         check_row("same-origin redirect", &p, &ok);
+        assert_non_null(strstr(peer_req(&a, 1), "POST /v2/chat/completions"));
+        assert_non_null(strstr(peer_req(&a, 1), "Authorization: Bearer " SECRET_ENV));
+        assert_non_null(strstr(peer_req(&a, 1), "x-api-key: " SECRET_HDR));
+        peer_free(&a);
+        proc_free(&p);
+        /* bench, the same. */
+        peer_bind(&a, "127.0.0.1", s_redirect_once);
+        snprintf(a.location, sizeof(a.location), "/v2/chat/completions");
+        peer_go(&a);
+        peer_args(&a, args, sizeof(args), "-H 'x-api-key: " SECRET_HDR "'");
+        bench_cli(&p, env, args);
+        peer_halt(&a);
+        check_bench("bench: same-origin redirect", &p, 1, 5);
         assert_non_null(strstr(peer_req(&a, 1), "POST /v2/chat/completions"));
         assert_non_null(strstr(peer_req(&a, 1), "Authorization: Bearer " SECRET_ENV));
         assert_non_null(strstr(peer_req(&a, 1), "x-api-key: " SECRET_HDR));
@@ -1209,6 +1504,8 @@ int tb_test_fault(void)
         cmocka_unit_test(refused_and_dns),
         cmocka_unit_test(tls_self_signed),
         cmocka_unit_test(matrix_against_raw_peer),
+        cmocka_unit_test(usage_zero_not_trusted),
+        cmocka_unit_test(surrogate_halves_play_out),
         cmocka_unit_test(slow_drip_idle_vs_total),
         cmocka_unit_test(huge_line_bounded),
         cmocka_unit_test(redirects_never_leak_the_key),

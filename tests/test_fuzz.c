@@ -106,7 +106,7 @@ static void oai_error_message_made_safe(void **state)
         char out[8];
         tb_oai_error_text(body, strlen(body), out, sizeof(out));
         assert_string_equal(out, "\xc3\xa9\xc3\xa9\xc3\xa9");
-        tb_oai_error_text("\xff<title>a\x1b]0;b</title>", 24, out, sizeof(out));
+        tb_oai_error_text("\xff<title>a\x1b]0;b</title>", 22, out, sizeof(out));
         assert_string_equal(out, "a ]0;b");
     }
     tb_oai_destroy(p);

@@ -31,6 +31,14 @@
  *
  * Reasoning is recorded as reasoning: counted, never spoken.
  *
+ * The wrong dialect is an error, not a quiet success: an event with
+ * another dialect's fields (chat chunks on /completions, OpenAI chunks on
+ * /messages, ...: tb_oai_delta.shape) stops the feed with TB_EFORMAT "the
+ * event ending at stream byte N has the chat dialect's fields, not those
+ * of the completions dialect asked for: is --api right?", and so does an
+ * SSE line where Ollama's NDJSON was asked for.  What came before it is
+ * kept by the caller.
+ *
  * The parser is a pure function of the bytes fed to it (no I/O, no
  * clock), so a fuzz target is tb_api_feed on arbitrary bytes, or
  * tb_api_parse_event on one event.  Caps: an SSE line / event as sse.h
@@ -107,9 +115,9 @@ typedef int (*tb_api_fn)(void *ud, const struct tb_api_delta *d, uint64_t offset
 /*
  * tb_api_feed - parses body bytes (any split).  Returns 0; TB_EFORMAT for
  * an event whose JSON is bad ("bad event JSON ending at stream byte N:
- * ..."); TB_ETOOBIG for a line or event over its cap ("... at byte N");
- * TB_ENOMEM; or fn's non-zero value.  After an error the parser must be
- * reset before reuse.
+ * ...") or in another dialect's shape (above); TB_ETOOBIG for a line or event over its cap ("... at
+ * byte N"); TB_ENOMEM; or fn's non-zero value.  After an error the parser must be reset before
+ * reuse.
  */
 int tb_api_feed(struct tb_api_parser *p, const char *buf, size_t len, tb_api_fn fn, void *ud,
                 char *err, size_t errlen);
@@ -121,6 +129,12 @@ size_t tb_api_pending(const struct tb_api_parser *p);
 /* Events (SSE events or NDJSON lines) seen, and SSE comment lines. */
 uint64_t tb_api_events(const struct tb_api_parser *p);
 uint64_t tb_api_comments(const struct tb_api_parser *p);
+
+/* UTF-16 surrogate halves replaced by U+FFFD in this stream (oai.h's
+ * tb_oai_replaced, for every dialect): a lone "\ud83d" escape pairs with
+ * the "\ude00" that starts the next event's text; one that never finds
+ * its partner is replaced and counted, never an error. */
+uint64_t tb_api_replaced(const struct tb_api_parser *p);
 
 /*
  * tb_api_parse_event - one event's data (len bytes, need not be

@@ -129,6 +129,9 @@ struct tb_bench_rec {
     long http_status;
     uint64_t events, content_tokens; /* content events and their tokens */
     long long usage_tokens;          /* usage.completion_tokens, -1 unknown */
+    long long usage_ignored;         /* usage not credible beside the events
+                                      * (tb_usage_credible), or -1 */
+    uint64_t surrogates_replaced;    /* lone UTF-16 halves made U+FFFD */
     /* Playout of the stream (NaN when there is no content event). */
     double ttft, ttfa, decode_tps, decode_tps_usage;
     uint32_t underruns;
@@ -206,7 +209,10 @@ struct tb_bench_summary {
     size_t gapless;                   /* ok streams with no underrun */
     double gapless_share;             /* gapless / ok (0 when ok == 0) */
     double success_share;             /* ok / requests */
-    uint64_t events, tokens;          /* content events; tokens (usage when known) */
+    uint64_t events, tokens;          /* content events; tokens (usage when known
+                                       * and credible, else the events' tokens) */
+    size_t usage_ignored;             /* ok requests whose usage was not credible */
+    uint64_t surrogates_replaced;     /* lone UTF-16 halves made U+FFFD */
     double span;                      /* first start to last end, s */
     double system_tps;                /* tokens / span */
     struct tb_bench_stat m[TB_BM__COUNT];

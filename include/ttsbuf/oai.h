@@ -11,8 +11,12 @@
  *   finish       choices[0].finish_reason
  *   usage        usage.completion_tokens / prompt_tokens (the final chunk
  *                has empty choices)
- *   error        {"error": {"message", "type", "code"}} or {"error": "..."}
+ *   error        {"error": {"message", "type", "code"}}, {"error": "..."},
+ *                {"type": "error", "message": ...}, {"detail": ...}
  *   done         the data "[DONE]" (not JSON)
+ * A lone surrogate escape ("\ud83d" ending one event, "\ude00" starting
+ * the next) is paired across events; a half that never finds its partner
+ * becomes U+FFFD (tb_oai_replaced).
  * Text must be valid UTF-8 after unescaping; anything else is an error, and
  * so is a raw NUL byte anywhere in the data (never valid JSON; cJSON would
  * silently cut the string there).  A \u0000 escape ends the text there.
@@ -71,12 +75,24 @@ struct tb_oai_delta {
     long long usage_completion; /* -1 when absent */
     long long usage_prompt;     /* -1 when absent */
     char finish_reason[32];     /* "" when absent or null */
+    int shape;                  /* the dialect (enum tb_api) whose fields the event has, when
+                                 * it can be told: chat (choices[0].delta), completions
+                                 * (choices[0].text), anthropic ("type" message_*,
+                                 * content_block_* or ping), ollama ("message",
+                                 * "response" or "done"); -1 otherwise (usage only, [DONE]) */
 };
 
 struct tb_oai;
 
 int tb_oai_create(struct tb_oai **out); /* 0 or TB_ENOMEM */
 void tb_oai_destroy(struct tb_oai *p);  /* NULL is a no-op */
+void tb_oai_reset(struct tb_oai *p);    /* a new stream; keeps memory */
+
+/* UTF-16 surrogate halves replaced by U+FFFD in this stream so far (a
+ * server that slices text by UTF-16 code units leaves a half at the end
+ * of one event for the next to complete; one that never finds its
+ * partner is replaced, not an error).  One still waiting counts. */
+uint64_t tb_oai_replaced(const struct tb_oai *p);
 
 /*
  * tb_oai_parse_event - reads one event's data (len bytes, need not be
@@ -90,7 +106,8 @@ int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len, struct tb
 
 /*
  * tb_oai_error_text - the server's own message from an error response
- * body: error.message (or a string "error") from JSON, else the HTML
+ * body: from JSON the message tb_oai_parse_event finds in an error event
+ * (error.message, a string "error", "message", FastAPI's "detail"), else the HTML
  * <title>, else the first non-blank line, trimmed to one line of at most
  * outlen-1 bytes with control characters replaced.  Never fails.
  */

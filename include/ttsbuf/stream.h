@@ -53,6 +53,18 @@ struct tb_stream {
     struct tb_server_timing server; /* all -1 unless the provider said */
 };
 
+/*
+ * tb_usage_credible - whether a server's usage count (completion tokens)
+ * can stand for a stream that brought `events` content events: not when
+ * it is below an eighth of them (0 included).  A token may be cut over
+ * several events (a server that slices text by characters sends about
+ * four a token), but a count far below that is a server that did not
+ * count (a gateway whose upstream sent no usage reports 0): callers then
+ * count events instead and say so.  A count of -1 (none) is not
+ * credible.  Pure; any thread.
+ */
+int tb_usage_credible(long long usage, uint64_t events);
+
 /* Every timing unknown (-1).  Any thread. */
 void tb_server_timing_init(struct tb_server_timing *t);
 

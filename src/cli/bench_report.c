@@ -156,6 +156,15 @@ void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m, const struct 
                 name, x->requests, x->ok, x->gapless, 100.0 * x->gapless_share,
                 (unsigned long long)x->events, (unsigned long long)x->tokens, x->span,
                 x->system_tps);
+        if (x->usage_ignored > 0)
+            fprintf(f,
+                    "  note: %zu request%s reported usage far below the events that came "
+                    "(0, or under an eighth): not trusted; their events are counted instead\n",
+                    x->usage_ignored, x->usage_ignored == 1 ? "" : "s");
+        if (x->surrogates_replaced > 0)
+            fprintf(f,
+                    "  note: %llu UTF-16 surrogate halves without a partner replaced by U+FFFD\n",
+                    (unsigned long long)x->surrogates_replaced);
         if (error_total(x) > 0) {
             fprintf(f, "  errors:");
             for (int k = 1; k <= TB_LIVE_NOMEM; k++)
@@ -247,6 +256,8 @@ void tb_bench_report_json(FILE *f, const struct tb_bench_meta *m, const struct t
         json_num(f, x->span);
         fprintf(f, ", \"system_tps\": ");
         json_num(f, x->system_tps);
+        fprintf(f, ", \"usage_ignored\": %zu, \"surrogates_replaced\": %llu", x->usage_ignored,
+                (unsigned long long)x->surrogates_replaced);
         fprintf(f, ", \"metrics\": {");
         for (int k = 0; k < TB_BM__COUNT; k++) {
             const struct tb_bench_stat *st = &x->m[k];

@@ -62,6 +62,8 @@ struct tb_report_live {
     uint64_t sse_events, tool_calls;
     const char *finish_reason;
     int usage_retried;
+    long long usage_ignored;               /* usage not credible beside the events, or -1 */
+    uint64_t surrogates_replaced;          /* lone UTF-16 halves made U+FFFD */
     const struct tb_server_timing *server; /* the provider's own timings, or NULL */
 };
 

@@ -367,6 +367,8 @@ int tb_cmd_run(int argc, char **argv)
     rl.tool_calls = r.tool_calls;
     rl.finish_reason = r.finish_reason;
     rl.usage_retried = r.usage_retried;
+    rl.usage_ignored = r.usage_ignored;
+    rl.surrogates_replaced = r.surrogates_replaced;
     if (!embedded) {
         src.kind = "live";
         src.name = base_red;

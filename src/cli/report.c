@@ -78,6 +78,16 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
                     live->error_kind, live->error);
         if (live->warning != NULL && live->warning[0] != '\0')
             fprintf(f, "  note: %s\n", live->warning);
+        if (live->usage_ignored >= 0)
+            fprintf(f,
+                    "  note: the server's usage said %lld tokens for %zu content events: not "
+                    "trusted; the events are counted instead\n",
+                    live->usage_ignored, r->content_events);
+        if (live->surrogates_replaced > 0)
+            fprintf(f,
+                    "  note: %" PRIu64 " UTF-16 surrogate half%s without a partner replaced "
+                    "by U+FFFD\n",
+                    live->surrogates_replaced, live->surrogates_replaced == 1 ? "" : "s");
         if (live->server != NULL)
             server_line(f, live->server);
     } else {
@@ -180,6 +190,11 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
         cJSON_AddNumberToObject(root, "tool_calls", (double)live->tool_calls);
         cJSON_AddStringToObject(root, "finish_reason", live->finish_reason);
         cJSON_AddBoolToObject(root, "usage_retried", live->usage_retried);
+        if (live->usage_ignored >= 0)
+            cJSON_AddNumberToObject(root, "usage_ignored", (double)live->usage_ignored);
+        else
+            cJSON_AddNullToObject(root, "usage_ignored");
+        cJSON_AddNumberToObject(root, "surrogates_replaced", (double)live->surrogates_replaced);
         if (live->error_kind != NULL) {
             cJSON *e = cJSON_AddObjectToObject(root, "error");
             if (e != NULL) {

@@ -8,7 +8,8 @@
  * message (error message, type, code, finish_reason, the error text) is
  * NUL-terminated within its array and is valid UTF-8 with no control character (C0, DEL, C1), so a
  * hostile server cannot break the one-line error rule or inject terminal
- * escapes.  A second parse with the same parser gives the same result.
+ * escapes.  A second parse with the same parser, reset for a new stream
+ * (a surrogate half may wait for the next event), gives the same result.
  */
 #include <string.h>
 
@@ -43,6 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (p == NULL)
         FUZZ_CHECK(tb_oai_create(&p) == 0); /* kept: buffers reused across inputs */
     err[0] = '\0';
+    tb_oai_reset(p);
     rc = tb_oai_parse_event(p, (const char *)data, size, &d, err, sizeof(err));
     FUZZ_CHECK(rc == 0 || rc == TB_EFORMAT);
     if (rc != 0) {
@@ -57,6 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FUZZ_CHECK(copy != NULL);
             memcpy(copy, d.content, clen);
         }
+        tb_oai_reset(p);
         rc2 = tb_oai_parse_event(p, (const char *)data, size, &d2, err2, sizeof(err2));
         FUZZ_CHECK(rc2 == 0);
         FUZZ_CHECK(d2.done == d.done && d2.error == d.error && d2.tool_calls == d.tool_calls);
