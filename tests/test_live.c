@@ -256,22 +256,26 @@ static void connection_refused(void **state)
 
 #define SECRET "sk-ttsbuf-TEST-SECRET-4b1d9e"
 
-/* `run` against the built-in mock: the report, the trace, the exit code,
- * and the API key in no output at all (stdout, stderr with --verbose,
- * the trace, the JSON). */
+/* `run` with a key against `ttsbuf serve`: the report, the trace, the exit
+ * code, and the API key in no output at all (stdout, stderr with
+ * --verbose, the trace, the JSON). */
 static void run_cli_key_never_leaks(void **state)
 {
     (void)state;
     char cmd[2048], dir[64];
     char *out, *err, *trace;
+    int port, pid;
     snprintf(dir, sizeof(dir), "/tmp/ttsbuf-live-%d", (int)getpid());
     snprintf(cmd, sizeof(cmd), "mkdir -p %s", dir);
     tb_test_sh(cmd);
+    snprintf(cmd, sizeof(cmd), "%s/serve.log", dir);
+    pid = tb_test_serve_spawn("tps=200,tokens=40,ttft=0.05,seed=3", cmd, &port);
     snprintf(cmd, sizeof(cmd),
-             "OPENAI_API_KEY=%s '%s' run --synth tps=200,tokens=40,ttft=0.05,seed=3 "
+             "OPENAI_API_KEY=%s '%s' run --base-url http://127.0.0.1:%d/v1 --model m "
              "--verbose --json --record %s/t.jsonl >%s/out 2>%s/err",
-             SECRET, tb_test_bin(), dir, dir, dir);
+             SECRET, tb_test_bin(), port, dir, dir, dir);
     assert_int_equal(tb_test_sh(cmd), 0);
+    tb_test_serve_stop(pid);
     snprintf(cmd, sizeof(cmd), "%s/out", dir);
     out = tb_test_slurp_str(cmd);
     snprintf(cmd, sizeof(cmd), "%s/err", dir);
@@ -283,10 +287,10 @@ static void run_cli_key_never_leaks(void **state)
     assert_null(strstr(trace, SECRET));
     assert_null(strstr(err, "4b1d9e"));
     assert_non_null(strstr(err, "Authorization: Bearer ***")); /* verbose did log it, masked */
-    assert_non_null(strstr(err, "built-in mock provider"));
     {
         cJSON *j = cJSON_Parse(out);
         assert_non_null(j);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "provider")), "remote");
         assert_int_equal(cJSON_GetObjectItem(j, "http_status")->valueint, 200);
         assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 40);
         assert_int_equal(cJSON_GetObjectItem(j, "tokens")->valueint, 40);
@@ -375,6 +379,116 @@ static void serve_cli_and_run_cli(void **state)
     tb_test_sh(cmd);
 }
 
+/* Runs cmd (through sh, stdout to dir/out) and returns its exit status
+ * and stdout (owned). */
+static int sh_out(const char *dir, const char *cmd, char **out)
+{
+    char path[128];
+    int rc = tb_test_sh(cmd);
+    snprintf(path, sizeof(path), "%s/out", dir);
+    *out = tb_test_slurp_str(path);
+    return rc;
+}
+
+/* Where run and bench send a request: with a key and no base URL the
+ * vendor's API (never the mock); the mock with --mock, or with neither,
+ * and then the report's first line, the JSON and the trace header say so.
+ * The vendor's API is reached through a proxy on a closed loopback port
+ * (libcurl's standard https_proxy): no packet leaves the machine. */
+static void run_cli_endpoint_resolution(void **state)
+{
+    (void)state;
+    char cmd[2048], dir[64], proxy[128];
+    char *out;
+    cJSON *j;
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-ep-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "rm -rf %s; mkdir -p %s", dir, dir);
+    tb_test_sh(cmd);
+    snprintf(proxy, sizeof(proxy),
+             "env -u ALL_PROXY -u all_proxy NO_PROXY= no_proxy= HTTPS_PROXY=http://127.0.0.1:%d "
+             "https_proxy=http://127.0.0.1:%d",
+             tb_test_free_port(), tb_test_free_port());
+
+    /* A key, no base URL: the OpenAI API, a transport failure offline. */
+    snprintf(cmd, sizeof(cmd),
+             "%s OPENAI_API_KEY=sk-x '%s' run --model gpt-4o-mini -q --json >%s/out 2>%s/err",
+             proxy, tb_test_bin(), dir, dir);
+    assert_int_equal(sh_out(dir, cmd, &out), 3);
+    j = cJSON_Parse(out);
+    free(out);
+    assert_non_null(j);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "provider")), "remote");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "base_url")),
+                        "https://api.openai.com/v1");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "model")), "gpt-4o-mini");
+    assert_string_equal(
+        cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "error"), "kind")),
+        "transport");
+    cJSON_Delete(j);
+    /* The human report names the endpoint in its first line. */
+    snprintf(cmd, sizeof(cmd),
+             "%s OPENAI_API_KEY=sk-x '%s' run --model gpt-4o-mini -q >%s/out 2>%s/err", proxy,
+             tb_test_bin(), dir, dir);
+    assert_int_equal(sh_out(dir, cmd, &out), 3);
+    assert_non_null(strstr(out, "at https://api.openai.com/v1 (chat API)"));
+    assert_null(strstr(out, "mock"));
+    free(out);
+
+    /* --mock with a key in the environment: the mock, said everywhere. */
+    snprintf(cmd, sizeof(cmd),
+             "OPENAI_API_KEY=sk-x '%s' run --mock --synth tps=400,tokens=20,ttft=0.01 -q "
+             "--record %s/t.jsonl >%s/out 2>%s/err",
+             tb_test_bin(), dir, dir, dir);
+    assert_int_equal(sh_out(dir, cmd, &out), 0);
+    assert_true(strncmp(out, "ttsbuf run: the built-in MOCK provider", 38) == 0);
+    free(out);
+    snprintf(cmd, sizeof(cmd), "%s/t.jsonl", dir);
+    out = tb_test_slurp_str(cmd);
+    assert_non_null(strstr(strtok(out, "\n"), "\"provider\":\"mock\""));
+    free(out);
+    /* Neither key nor URL: the mock, in the JSON too. */
+    snprintf(cmd, sizeof(cmd),
+             "'%s' run --synth tps=400,tokens=20,ttft=0.01 -q --json >%s/out 2>%s/err",
+             tb_test_bin(), dir, dir);
+    assert_int_equal(sh_out(dir, cmd, &out), 0);
+    j = cJSON_Parse(out);
+    free(out);
+    assert_non_null(j);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "provider")), "mock");
+    cJSON_Delete(j);
+    tb_test_expect_error("run --mock --base-url http://127.0.0.1:1/v1", 2,
+                         "--mock and --base-url exclude each other");
+    tb_test_expect_error("run --synth tokens=5 --base-url http://127.0.0.1:1/v1 --model m", 2,
+                         "drive the built-in mock");
+
+    /* bench: an endpoint or --mock is required; --mock says so. */
+    tb_test_expect_error("bench -c 1", 2, "no endpoint");
+    snprintf(cmd, sizeof(cmd),
+             "OPENAI_API_KEY=sk-x '%s' bench --mock -c 1 --requests 1 --max-tokens 8 -q --json "
+             ">%s/out 2>%s/err",
+             tb_test_bin(), dir, dir);
+    assert_int_equal(sh_out(dir, cmd, &out), 0);
+    j = cJSON_Parse(out);
+    free(out);
+    assert_non_null(j);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "provider")), "mock");
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof(cmd),
+             "%s OPENAI_API_KEY=sk-x '%s' bench --model m -c 1 --requests 1 -q --json "
+             ">%s/out 2>%s/err",
+             proxy, tb_test_bin(), dir, dir);
+    assert_int_equal(sh_out(dir, cmd, &out), 3);
+    j = cJSON_Parse(out);
+    free(out);
+    assert_non_null(j);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "base_url")),
+                        "https://api.openai.com/v1");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "provider")), "remote");
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    tb_test_sh(cmd);
+}
+
 static void run_cli_bad_usage(void **state)
 {
     (void)state;
@@ -413,7 +527,7 @@ static void openai_sdk_streams_from_mock(void **state)
         dir = "tests/node";
     snprintf(cmd, sizeof(cmd), "%s/node_modules/openai/package.json", dir);
     if (access(cmd, R_OK) != 0)
-        fail_msg("the openai npm package is missing in %s/node_modules: run `make deps`", dir);
+        fail_msg("the openai npm package is missing in %s/node_modules: run `make test` (or sh .ci/deps test)", dir);
     tb_test_mock_start(&m, 25, 0.01, 0.002, NULL);
     snprintf(path, sizeof(path), "/tmp/ttsbuf-sdk-%d.json", (int)getpid());
     snprintf(cmd, sizeof(cmd), "node %s/openai-stream.mjs %s >%s 2>&1", dir, m.base, path);
@@ -650,6 +764,7 @@ int tb_test_live(void)
         cmocka_unit_test(run_cli_failure_keeps_partial),
         cmocka_unit_test(serve_cli_and_run_cli),
         cmocka_unit_test(run_cli_bad_usage),
+        cmocka_unit_test(run_cli_endpoint_resolution),
         cmocka_unit_test(run_cli_fault_matrix),
         cmocka_unit_test(run_cli_request_options),
         cmocka_unit_test(run_cli_sigint_keeps_partial),

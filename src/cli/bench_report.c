@@ -132,7 +132,10 @@ static size_t error_total(const struct tb_bench_summary *s)
 
 void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
 {
-    fprintf(f, "ttsbuf bench: model %s at %s\n  %s\n", m->model, m->base_url, m->options);
+    fprintf(f, "ttsbuf bench: %smodel %s at %s\n  %s\n",
+            strcmp(m->provider, "mock") == 0 ? "the built-in MOCK provider (not a real model): "
+                                             : "",
+            m->model, m->base_url, m->options);
     if (m->nshards > 1)
         fprintf(f, "  shard %u of %u (ids = %u mod %u)\n", m->shard + 1, m->nshards, m->shard,
                 m->nshards);
@@ -217,7 +220,9 @@ static void json_num(FILE *f, double v)
 
 void tb_bench_report_json(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
 {
-    fprintf(f, "{\"model\": ");
+    fprintf(f, "{\"provider\": ");
+    json_str(f, m->provider[0] ? m->provider : "remote");
+    fprintf(f, ", \"model\": ");
     json_str(f, m->model);
     fprintf(f, ", \"base_url\": ");
     json_str(f, m->base_url);

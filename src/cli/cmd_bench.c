@@ -29,12 +29,13 @@
 
 #define DEFAULT_LEVELS "1,5,10,25,50"
 #define DEFAULT_MAX_TOKENS 300
+#define MOCK_PRESET "mock"
 #define OPEN_DEFAULT_REQUESTS 50
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "Usage: ttsbuf bench --base-url URL [OPTIONS]\n"
+            "Usage: ttsbuf bench [--base-url URL | --mock] [OPTIONS]\n"
             "Stream many completions at once from an OpenAI-compatible endpoint (one\n"
             "libcurl event loop, no thread per stream) and play each out through its own\n"
             "playout model: per load level, P50/P95/P99/min/max of TTFT, time to first\n"
@@ -58,10 +59,14 @@ static void usage(FILE *f)
             "\n"
             "Requests:\n"
             "  --base-url URL     the API root (else the dialect's variable: $OPENAI_BASE_URL,\n"
-            "                     $ANTHROPIC_BASE_URL, $OLLAMA_HOST); required\n"
+            "                     $ANTHROPIC_BASE_URL, $OLLAMA_HOST; else, with a key, the\n"
+            "                     vendor's API: https://api.openai.com/v1 for chat)\n"
+            "  --mock             the built-in mock provider on loopback instead (its\n"
+            "                     default stream; reports and traces say \"mock\")\n"
             "  --api API          the dialect, as ttsbuf run: chat (default), completions,\n"
             "                     anthropic or ollama\n"
-            "  --model NAME       required (chat and completions: else $OPENAI_MODEL)\n"
+            "  --model NAME       required for a real endpoint (chat and completions: else\n"
+            "                     $OPENAI_MODEL)\n"
             "  --api-key-file F   the key (else $OPENAI_API_KEY or $ANTHROPIC_API_KEY);\n"
             "                     never printed or written\n"
             "  -H 'Name: value'   an extra header (up to %d)\n"
@@ -463,6 +468,7 @@ static int write_level(FILE *rf, const char *dir, const struct tb_bench_meta *m,
         snprintf(path, sizeof(path), "%s/%s", dir, rel);
         snprintf(r->stream.model, sizeof(r->stream.model), "%s", m->model);
         snprintf(r->stream.base_url, sizeof(r->stream.base_url), "%s", m->base_url);
+        snprintf(r->stream.provider, sizeof(r->stream.provider), "%s", m->provider);
         tf = fopen(path, "w");
         if (tf == NULL) {
             tb_cli_error("--out: %s: %s", path, strerror(errno));
@@ -530,15 +536,16 @@ int tb_cmd_bench(int argc, char **argv)
     struct tb_bench_recs recs;
     struct tb_bench_summary *sums = NULL;
     struct tb_bench_meta meta;
-    char *key = NULL, *url = NULL, err[512], path[4200];
+    char *url = NULL, err[512], path[4200];
     FILE *rf = NULL;
     const struct tb_api_info *info;
-    const char *base;
+    struct tb_cli_endpoint ep;
     int code, progress;
     size_t ok_total = 0;
 
     memset(&a, 0, sizeof(a));
     memset(&meta, 0, sizeof(meta));
+    memset(&ep, 0, sizeof(ep));
     tb_bench_recs_init(&recs);
     code = parse(argc, argv, &a);
     if (code >= 0)
@@ -548,31 +555,30 @@ int tb_cmd_bench(int argc, char **argv)
         code = pick_shard(&a, &meta.shard, &meta.nshards);
     if (code != 0)
         return code;
-    info = tb_api_info(a.q.req.api);
-    base = a.q.base_url != NULL ? a.q.base_url : getenv(info->base_env);
-    if (base == NULL || base[0] == '\0') {
-        tb_cli_error("bench: --base-url is required (or set %s); "
-                     "`ttsbuf serve` is a mock provider to try it on",
-                     info->base_env);
-        return TB_EXIT_USAGE;
-    }
-    if (a.q.model == NULL && info->usage_option)
-        a.q.model = getenv("OPENAI_MODEL"); /* the OpenAI pair */
-    if (a.q.model == NULL || a.q.model[0] == '\0') {
-        tb_cli_error("bench: --model is required%s",
-                     info->usage_option ? " (or set OPENAI_MODEL)" : "");
-        return TB_EXIT_USAGE;
-    }
-    if (a.prompts_file != NULL ? tb_bench_prompts_load(a.prompts_file, &prompts, err, sizeof(err))
-                               : tb_bench_prompts_builtin(&prompts)) {
-        tb_cli_error("%s", a.prompts_file != NULL ? err : "out of memory");
-        return TB_EXIT_USAGE;
-    }
-    if (tb_cli_request_key(&a.q, info, &key) != 0) {
+    if (tb_cli_endpoint_resolve(&a.q, "bench", 0, &ep) != 0) {
         code = TB_EXIT_USAGE;
         goto out;
     }
-    url = tb_cli_request_url(base, info);
+    info = ep.info;
+    if (a.prompts_file != NULL ? tb_bench_prompts_load(a.prompts_file, &prompts, err, sizeof(err))
+                               : tb_bench_prompts_builtin(&prompts)) {
+        tb_cli_error("%s", a.prompts_file != NULL ? err : "out of memory");
+        code = TB_EXIT_USAGE;
+        goto out;
+    }
+    if (ep.mock) {
+        struct tb_report_src src;
+        char label[512];
+        code = tb_cli_load_source(&a.c, MOCK_PRESET, &ep.stream, &src, label, sizeof(label));
+        if (code >= 0)
+            goto out;
+        code = 0;
+        if (tb_cli_endpoint_mock_start(&ep, NULL) != 0) {
+            code = TB_EXIT_USAGE;
+            goto out;
+        }
+    }
+    url = tb_cli_request_url(ep.base, info);
     if (url == NULL) {
         tb_cli_error("out of memory");
         code = TB_EXIT_USAGE;
@@ -580,7 +586,8 @@ int tb_cmd_bench(int argc, char **argv)
     }
     a.q.req.model = a.q.model;
     snprintf(meta.model, sizeof(meta.model), "%s", a.q.model);
-    tb_http_redact(base, strlen(base), meta.base_url, sizeof(meta.base_url));
+    snprintf(meta.base_url, sizeof(meta.base_url), "%s", ep.base_red);
+    snprintf(meta.provider, sizeof(meta.provider), "%s", tb_cli_endpoint_provider(&ep));
     snprintf(meta.options, sizeof(meta.options),
              "chunk=%s min-chars=%u wpm=%g tts-latency=%g preroll=%g ring-slots=%zu "
              "ring-bytes=%zu max-tokens=%ld api=%s",
@@ -604,7 +611,7 @@ int tb_cmd_bench(int argc, char **argv)
     atomic_int *interrupted = tb_cli_catch_interrupts();
 
     memset(&bo, 0, sizeof(bo));
-    tb_cli_request_http(&a.q, url, key, &bo.http);
+    tb_cli_request_http(&a.q, url, ep.key, &bo.http);
     bo.http.cancel = interrupted;
     bo.req = a.q.req;
     bo.prompts = &prompts;
@@ -699,6 +706,6 @@ out:
     tb_bench_recs_free(&recs);
     tb_bench_prompts_free(&prompts);
     free(url);
-    tb_cli_key_free(key);
+    tb_cli_endpoint_free(&ep);
     return code;
 }

@@ -68,8 +68,10 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
 {
     const struct tb_playout_result *p = &r->play;
     if (live != NULL) {
-        fprintf(f, "ttsbuf run: model %s at %s (%s API), HTTP %ld\n", live->model, live->base_url,
-                live->api, live->http_status);
+        int mock = live->provider != NULL && strcmp(live->provider, "mock") == 0;
+        fprintf(f, "ttsbuf run: %smodel %s at %s (%s API), HTTP %ld\n",
+                mock ? "the built-in MOCK provider (not a real model): " : "", live->model,
+                live->base_url, live->api, live->http_status);
         if (live->error_kind != NULL)
             fprintf(f,
                     "  stream incomplete (%s): %s\n  the numbers below cover what "
@@ -159,6 +161,7 @@ int tb_report_json_audio(FILE *f, const struct tb_report_src *src, const struct 
     cJSON_AddStringToObject(root, "source", src->kind);
     cJSON_AddStringToObject(root, "source_name", src->name);
     if (live != NULL) {
+        cJSON_AddStringToObject(root, "provider", live->provider != NULL ? live->provider : "remote");
         cJSON_AddStringToObject(root, "model", live->model);
         cJSON_AddStringToObject(root, "base_url", live->base_url);
         cJSON_AddStringToObject(root, "api", live->api);
