@@ -180,13 +180,55 @@ static void record_round_trip(void **state)
     remove(b);
 }
 
+/* The example scripts run from a fresh clone right after `make`: with
+ * ttsbuf not on PATH and $TTSBUF unset they find the repository's
+ * ./ttsbuf (a copy of examples/ next to a ttsbuf link stands for the
+ * clone), on short inputs. */
+static void examples_run_from_a_clone(void **state)
+{
+    (void)state;
+    char cmd[4096], dir[64];
+    char *out;
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-ex-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "rm -rf %s && mkdir -p %s/examples %s/pics && cp %s/../../examples/*.sh %s/examples/ "
+             "&& ln -s '%s' %s/ttsbuf && %s/ttsbuf sim --synth tps=40,tokens=30,seed=2 "
+             "--record %s/t.jsonl >/dev/null",
+             dir, dir, dir, tb_test_data(""), dir, tb_test_bin(), dir, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    /* Each script, from the clone's root, with a PATH that has no ttsbuf. */
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && command -v ttsbuf >/dev/null && exit 99; env -u TTSBUF sh -c '"
+             "sh examples/provider-gate.sh 0.5 t.jsonl && "
+             "OUT=sw sh examples/buffer-sweep.sh t.jsonl >/dev/null && test -s sw.csv && "
+             "sh examples/claim-check.sh 2 && "
+             "sh examples/pictures.sh pics && test -s pics/timeline.svg && test -s pics/sweep.svg"
+             "' >out 2>err",
+             dir);
+    {
+        int rc = tb_test_sh(cmd);
+        snprintf(cmd, sizeof(cmd), "%s/err", dir);
+        out = tb_test_slurp_str(cmd);
+        if (rc != 0)
+            fail_msg("examples: exit %d: %s", rc, out);
+        free(out);
+    }
+    snprintf(cmd, sizeof(cmd), "%s/out", dir);
+    out = tb_test_slurp_str(cmd);
+    assert_non_null(strstr(out, "ok    t.jsonl"));
+    assert_non_null(strstr(out, "token     pre-roll"));
+    free(out);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    tb_test_sh(cmd);
+}
+
 int tb_test_cli(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(version_and_help),         cmocka_unit_test(bad_usage),
         cmocka_unit_test(bad_trace_names_the_line), cmocka_unit_test(json_report_has_keys),
         cmocka_unit_test(human_report_verdict),     cmocka_unit_test(gate_exit_codes),
-        cmocka_unit_test(record_round_trip),
+        cmocka_unit_test(record_round_trip),        cmocka_unit_test(examples_run_from_a_clone),
     };
     return TB_RUN_GROUP("cli", tests);
 }
