@@ -333,7 +333,7 @@ static void run_cli_failure_keeps_partial(void **state)
     }
     snprintf(cmd, sizeof(cmd), "%s.out", path);
     out = tb_test_slurp_str(cmd);
-    assert_non_null(strstr(out, "stream incomplete (transport): connection lost after 20"));
+    assert_non_null(strstr(out, "no verdict: the request failed (transport: connection lost after 20"));
     free(out);
     snprintf(cmd, sizeof(cmd), "%s.err", path);
     out = tb_test_slurp_str(cmd);
@@ -484,6 +484,62 @@ static void run_cli_endpoint_resolution(void **state)
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "base_url")),
                         "https://api.openai.com/v1");
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "provider")), "remote");
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    tb_test_sh(cmd);
+}
+
+/* A failed request has no verdict: what was not measured is null in JSON
+ * and "-" in the report, never 0; what did arrive is shown. */
+static void run_cli_failed_request_has_no_verdict(void **state)
+{
+    (void)state;
+    char cmd[1024], dir[64];
+    char *out;
+    cJSON *j;
+    static const char *const unmeasured[] = {"ttft_s", "ttfa_s", "decode_tps", "end_s",
+                                             "min_tps", "speedup_needed"};
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-nv-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "rm -rf %s; mkdir -p %s", dir, dir);
+    tb_test_sh(cmd);
+    snprintf(cmd, sizeof(cmd), "'%s' run --mock --model 'mock+status@429' -q >%s/out 2>%s/err",
+             tb_test_bin(), dir, dir);
+    assert_int_equal(sh_out(dir, cmd, &out), 3);
+    assert_non_null(strstr(out, "no verdict: the request failed (http: HTTP 429"));
+    assert_non_null(strstr(out, "what arrived (the numbers below): 0 events"));
+    assert_null(strstr(out, "verdict: no gaps"));
+    assert_non_null(strstr(out, "time to first token         - s"));
+    assert_non_null(strstr(out, "minimum TPS                 - tokens/s"));
+    assert_null(strstr(out, "0.00x"));
+    free(out);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' run --mock --model 'mock+status@429' -q --json >%s/out 2>%s/err",
+             tb_test_bin(), dir, dir);
+    assert_int_equal(sh_out(dir, cmd, &out), 3);
+    j = cJSON_Parse(out);
+    free(out);
+    assert_non_null(j);
+    for (size_t i = 0; i < sizeof(unmeasured) / sizeof(unmeasured[0]); i++)
+        if (!cJSON_IsNull(cJSON_GetObjectItem(j, unmeasured[i])))
+            fail_msg("%s is not null after a failed request", unmeasured[i]);
+    assert_true(cJSON_IsNull(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "preroll_curve"), 0),
+                            "min_tps")));
+    cJSON_Delete(j);
+    /* Cut after 20 events: the first token was measured, the what-if not. */
+    snprintf(cmd, sizeof(cmd),
+             "'%s' run --synth tps=400,tokens=50,ttft=0.02 --fault drop@20 -q --json "
+             ">%s/out 2>%s/err",
+             tb_test_bin(), dir, dir);
+    assert_int_equal(sh_out(dir, cmd, &out), 3);
+    j = cJSON_Parse(out);
+    free(out);
+    assert_non_null(j);
+    assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 20);
+    assert_true(cJSON_IsNumber(cJSON_GetObjectItem(j, "ttft_s")));
+    assert_true(cJSON_IsNumber(cJSON_GetObjectItem(j, "decode_tps")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "min_tps")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "speedup_needed")));
     cJSON_Delete(j);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     tb_test_sh(cmd);
@@ -657,7 +713,7 @@ static void run_cli_sigint_keeps_partial(void **state)
     assert_int_equal(lines, 1 + 12);
     snprintf(cmd, sizeof(cmd), "%s.out", path);
     out = tb_test_slurp_str(cmd);
-    assert_non_null(strstr(out, "stream incomplete (cancelled): interrupted after 12 deltas"));
+    assert_non_null(strstr(out, "no verdict: the request failed (cancelled: interrupted after 12 deltas"));
     snprintf(cmd, sizeof(cmd), "%s.err", path);
     err = tb_test_slurp_str(cmd);
     assert_non_null(strstr(err, "ttsbuf: interrupted after 12 deltas"));
@@ -765,6 +821,7 @@ int tb_test_live(void)
         cmocka_unit_test(serve_cli_and_run_cli),
         cmocka_unit_test(run_cli_bad_usage),
         cmocka_unit_test(run_cli_endpoint_resolution),
+        cmocka_unit_test(run_cli_failed_request_has_no_verdict),
         cmocka_unit_test(run_cli_fault_matrix),
         cmocka_unit_test(run_cli_request_options),
         cmocka_unit_test(run_cli_sigint_keeps_partial),
