@@ -929,6 +929,54 @@ static void cli_sigint(void **state)
     tb_test_mock_stop(&m);
 }
 
+/* Against a closed port no stream has a TTFT: the percentiles are "-" in
+ * the table and null in JSON (with n 0), never 0; the table states over
+ * how many streams they are. */
+static void cli_nothing_measured(void **state)
+{
+    (void)state;
+    char cmd[1024], dir[64];
+    char *out;
+    cJSON *j, *lv;
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-b0-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "rm -rf %s; mkdir -p %s", dir, dir);
+    tb_test_sh(cmd);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' bench --base-url http://127.0.0.1:%d/v1 --model m -c 2 --requests 4 -q "
+             ">%s/out 2>%s/err",
+             tb_test_bin(), tb_test_free_port(), dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 3);
+    snprintf(cmd, sizeof(cmd), "%s/out", dir);
+    out = tb_test_slurp_str(cmd);
+    assert_null(strstr(out, "0.000"));
+    assert_non_null(strstr(out, "c=2                                 4      4        0        -"
+                                "         -         -"));
+    assert_non_null(strstr(out, "percentiles over 0 streams"));
+    free(out);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' bench --base-url http://127.0.0.1:%d/v1 --model m -c 2 --requests 4 -q --json "
+             ">%s/out 2>%s/err",
+             tb_test_bin(), tb_test_free_port(), dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 3);
+    snprintf(cmd, sizeof(cmd), "%s/out", dir);
+    out = tb_test_slurp_str(cmd);
+    j = cJSON_Parse(out);
+    free(out);
+    assert_non_null(j);
+    lv = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "levels"), 0);
+    assert_non_null(lv);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(lv, "gapless_share")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(lv, "system_tps")));
+    {
+        cJSON *ttft = cJSON_GetObjectItem(cJSON_GetObjectItem(lv, "metrics"), "ttft");
+        assert_int_equal(cJSON_GetObjectItem(ttft, "n")->valueint, 0);
+        assert_true(cJSON_IsNull(cJSON_GetObjectItem(ttft, "p95")));
+    }
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    tb_test_sh(cmd);
+}
+
 int tb_test_bench(void)
 {
     const struct CMUnitTest tests[] = {
@@ -950,6 +998,7 @@ int tb_test_bench(void)
         cmocka_unit_test(cli_shards_merge),
         cmocka_unit_test(cli_dialects),
         cmocka_unit_test(cli_sigint),
+        cmocka_unit_test(cli_nothing_measured),
     };
     return TB_RUN_GROUP("bench", tests);
 }
