@@ -977,6 +977,37 @@ static void cli_nothing_measured(void **state)
     tb_test_sh(cmd);
 }
 
+/* --out refuses a directory that holds an earlier run; --force removes
+ * that run's files first, so its traces cannot mix with the new ones;
+ * a foreign file in traces/ is refused and never removed. */
+static void cli_out_refuses_earlier_run(void **state)
+{
+    (void)state;
+    char cmd[1024], dir[64];
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-bout-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    tb_test_sh(cmd);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' bench --mock --max-tokens 4 -c 2 --requests 3 -q --out %s >/dev/null 2>&1 && "
+             "test $(ls %s/traces | wc -l) -eq 3",
+             tb_test_bin(), dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "bench --mock --max-tokens 4 -c 1 --requests 1 -q --out %s", dir);
+    tb_test_expect_error(cmd, 2, "holds an earlier run");
+    snprintf(cmd, sizeof(cmd),
+             "'%s' bench --mock --max-tokens 4 -c 1 --requests 1 -q --out %s --force >/dev/null "
+             "2>&1 && test $(ls %s/traces | wc -l) -eq 1 && test $(wc -l <%s/records.jsonl) -eq 2",
+             tb_test_bin(), dir, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "touch %s/traces/notes.jsonl", dir);
+    tb_test_sh(cmd);
+    snprintf(cmd, sizeof(cmd), "bench --mock --max-tokens 4 -c 1 --requests 1 -q --out %s --force",
+             dir);
+    tb_test_expect_error(cmd, 2, "holds notes.jsonl, not a trace of ttsbuf's");
+    snprintf(cmd, sizeof(cmd), "test -f %s/traces/notes.jsonl && rm -rf %s", dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+}
+
 int tb_test_bench(void)
 {
     const struct CMUnitTest tests[] = {
@@ -999,6 +1030,7 @@ int tb_test_bench(void)
         cmocka_unit_test(cli_dialects),
         cmocka_unit_test(cli_sigint),
         cmocka_unit_test(cli_nothing_measured),
+        cmocka_unit_test(cli_out_refuses_earlier_run),
     };
     return TB_RUN_GROUP("bench", tests);
 }

@@ -180,6 +180,63 @@ static void record_round_trip(void **state)
     remove(b);
 }
 
+/* Two outputs on stdout are refused; --record - takes stdout and the
+ * human report goes to stderr; a reader that closes the pipe early ends
+ * the output quietly with exit 0 (as ripgrep does). */
+static void stdout_is_one_output(void **state)
+{
+    (void)state;
+    char cmd[1024], dir[64];
+    char *s;
+    tb_test_expect_error("sim --synth tokens=5 --json --record -", 2,
+                         "--json and --record - would both write to stdout");
+    tb_test_expect_error("sim --synth tokens=5 --record /nonexistent/t.jsonl", 2,
+                         "--record: /nonexistent/t.jsonl: No such file or directory");
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-pipe-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "rm -rf %s; mkdir -p %s", dir, dir);
+    tb_test_sh(cmd);
+    /* The trace alone on stdout, the report on stderr. */
+    snprintf(cmd, sizeof(cmd),
+             "'%s' sim --synth tokens=5 --record - >%s/out 2>%s/err && '%s' sim --trace %s/out "
+             "--json >/dev/null",
+             tb_test_bin(), dir, dir, tb_test_bin(), dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "%s/err", dir);
+    s = tb_test_slurp_str(cmd);
+    assert_non_null(strstr(s, "verdict: "));
+    free(s);
+    /* A trace far larger than a pipe's buffer, cut by head -1. */
+    snprintf(cmd, sizeof(cmd),
+             "{ '%s' sim --synth tokens=20000 --record - 2>%s/err; echo $? >%s/rc; } | head -1 "
+             ">%s/out",
+             tb_test_bin(), dir, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "%s/rc", dir);
+    s = tb_test_slurp_str(cmd);
+    assert_string_equal(s, "0\n");
+    free(s);
+    snprintf(cmd, sizeof(cmd), "%s/err", dir);
+    s = tb_test_slurp_str(cmd);
+    assert_null(strstr(s, "ttsbuf:")); /* no error line */
+    free(s);
+    snprintf(cmd, sizeof(cmd), "%s/out", dir);
+    s = tb_test_slurp_str(cmd);
+    assert_non_null(strstr(s, "\"ttsbuf_trace\""));
+    free(s);
+    /* The same for sweep's table. */
+    snprintf(cmd, sizeof(cmd),
+             "{ '%s' sweep --preset demo --seeds 1:300 --preroll 0:3:0.05 --csv - 2>%s/err; "
+             "echo $? >%s/rc; } | head -1 >/dev/null",
+             tb_test_bin(), dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "%s/rc", dir);
+    s = tb_test_slurp_str(cmd);
+    assert_string_equal(s, "0\n");
+    free(s);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    tb_test_sh(cmd);
+}
+
 /* The example scripts run from a fresh clone right after `make`: with
  * ttsbuf not on PATH and $TTSBUF unset they find the repository's
  * ./ttsbuf (a copy of examples/ next to a ttsbuf link stands for the
@@ -229,6 +286,7 @@ int tb_test_cli(void)
         cmocka_unit_test(bad_trace_names_the_line), cmocka_unit_test(json_report_has_keys),
         cmocka_unit_test(human_report_verdict),     cmocka_unit_test(gate_exit_codes),
         cmocka_unit_test(record_round_trip),        cmocka_unit_test(examples_run_from_a_clone),
+        cmocka_unit_test(stdout_is_one_output),
     };
     return TB_RUN_GROUP("cli", tests);
 }

@@ -545,6 +545,36 @@ static void run_cli_failed_request_has_no_verdict(void **state)
     tb_test_sh(cmd);
 }
 
+/* An output that cannot be written fails before the request is sent
+ * (the server counts none), in one line, exit 2; two outputs on stdout
+ * are refused. */
+static void run_cli_outputs_checked_first(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"--record /nonexistent/a.jsonl",
+                                      "--svg /nonexistent/a.svg", "--record /tmp"};
+    char cmd[1024], log[96], args[512];
+    char *s;
+    int port, pid;
+    snprintf(log, sizeof(log), "/tmp/ttsbuf-oc-%d.log", (int)getpid());
+    pid = tb_test_serve_spawn("tps=300,tokens=20,ttft=0.01", log, &port);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(args, sizeof(args), "run --base-url http://127.0.0.1:%d/v1 --model m -q %s",
+                 port, bad[i]);
+        tb_test_expect_error(args, 2, strchr(bad[i], ' ') + 1);
+    }
+    snprintf(args, sizeof(args), "run --base-url http://127.0.0.1:%d/v1 --model m --json --record -",
+             port);
+    tb_test_expect_error(args, 2, "--json and --record - would both write to stdout");
+    assert_int_equal(tb_test_serve_stop(pid), 0);
+    s = tb_test_slurp_str(log);
+    if (strstr(s, " 0 requests") == NULL)
+        fail_msg("the server saw a request: %s", s);
+    free(s);
+    snprintf(cmd, sizeof(cmd), "rm -f %s", log);
+    tb_test_sh(cmd);
+}
+
 static void run_cli_bad_usage(void **state)
 {
     (void)state;
@@ -822,6 +852,7 @@ int tb_test_live(void)
         cmocka_unit_test(run_cli_bad_usage),
         cmocka_unit_test(run_cli_endpoint_resolution),
         cmocka_unit_test(run_cli_failed_request_has_no_verdict),
+        cmocka_unit_test(run_cli_outputs_checked_first),
         cmocka_unit_test(run_cli_fault_matrix),
         cmocka_unit_test(run_cli_request_options),
         cmocka_unit_test(run_cli_sigint_keeps_partial),

@@ -4,6 +4,7 @@
  * played out through its own playout model; per-level percentiles,
  * gates, per-request records and traces, shards.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -85,7 +86,10 @@ static void usage(FILE *f)
             "Output:\n"
             "  --out DIR          write records.jsonl (a line per request; with --shard,\n"
             "                     records-I-of-N.jsonl), summary.json, and traces/ (each\n"
-            "                     stream, for ttsbuf sim --trace)\n"
+            "                     stream, for ttsbuf sim --trace); a DIR that holds an\n"
+            "                     earlier run's files (of this shard) is refused\n"
+            "  --force            --out: remove the earlier run's records, summary and\n"
+            "                     traces (of this shard) first\n"
             "  --require G=V      a gate (repeatable): gapless, success (shares, >=),\n"
             "                     errors (<=), system-tps (>=), METRIC-STAT with STAT one of\n"
             "                     p50 p95 p99 min max (<=; >= for tps and tps-usage)\n"
@@ -117,7 +121,8 @@ enum {
     O_SHARDS,
     O_OUT,
     O_REQUIRE,
-    O_CSV
+    O_CSV,
+    O_FORCE
 };
 
 static const struct option longopts[] = {
@@ -138,6 +143,7 @@ static const struct option longopts[] = {
     {"out", required_argument, NULL, O_OUT},
     {"require", required_argument, NULL, O_REQUIRE},
     {"csv", no_argument, NULL, O_CSV},
+    {"force", no_argument, NULL, O_FORCE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -151,7 +157,7 @@ struct bench_args {
     const char *prompts_file, *out, *conc, *rates, *shard;
     double duration;
     size_t requests, warmup, max_conc, seed, shards;
-    int quiet, csv, poisson;
+    int quiet, csv, poisson, force;
     struct tb_gate gates[TB_GATES_MAX];
     size_t ngates;
 };
@@ -299,6 +305,7 @@ static int parse(int argc, char **argv, struct bench_args *a)
         case O_SHARD: a->shard = optarg; continue;
         case O_OUT: a->out = optarg; continue;
         case O_CSV: a->csv = 1; continue;
+        case O_FORCE: a->force = 1; continue;
         case O_ARRIVALS:
             if (strcmp(optarg, "poisson") != 0 && strcmp(optarg, "constant") != 0) {
                 tb_cli_error("--arrivals: '%s' is not poisson or constant", optarg);
@@ -429,10 +436,97 @@ static void progress_line(void *ud, const struct tb_bench_progress *p)
                 name, p->t, p->done, p->inflight, p->errors, (unsigned long long)p->events);
 }
 
-/* The output directory: DIR and DIR/traces.  0 or an exit code. */
-static int make_out(const char *dir)
+static void file_name(char *out, size_t len, const char *dir, const char *stem, const char *ext,
+                      const struct tb_bench_meta *m)
+{
+    if (m->nshards > 1)
+        snprintf(out, len, "%s/%s-%u-of-%u.%s", dir, stem, m->shard, m->nshards, ext);
+    else
+        snprintf(out, len, "%s/%s.%s", dir, stem, ext);
+}
+
+enum out_entry { OUT_KEEP, OUT_EARLIER, OUT_FOREIGN };
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* What an entry of DIR (or DIR/traces) is.  Unsharded: an earlier run's
+ * records, summary and traces are OUT_EARLIER (refused; --force removes
+ * them); any other file in traces/ is OUT_FOREIGN (refused, never
+ * removed: `sweep DIR/traces` would read it); other files in DIR (a
+ * report redirected there) stay.  Sharded (shards share a DIR), only this
+ * shard's records, summary and traces (ids = shard mod N) matter. */
+static enum out_entry out_entry(const char *name, int in_traces, const struct tb_bench_meta *m)
+{
+    char mine[64];
+    unsigned level;
+    unsigned long long id;
+    int trace = in_traces && sscanf(name, "L%u-%llu.jsonl", &level, &id) == 2;
+    if (m->nshards > 1) {
+        if (in_traces)
+            return trace && id % m->nshards == m->shard ? OUT_EARLIER : OUT_KEEP;
+        snprintf(mine, sizeof(mine), "records-%u-of-%u.jsonl", m->shard, m->nshards);
+        if (strcmp(name, mine) == 0)
+            return OUT_EARLIER;
+        snprintf(mine, sizeof(mine), "summary-%u-of-%u.json", m->shard, m->nshards);
+        return strcmp(name, mine) == 0 ? OUT_EARLIER : OUT_KEEP;
+    }
+    if (in_traces)
+        return trace ? OUT_EARLIER : OUT_FOREIGN;
+    if ((strncmp(name, "records", 7) == 0 && has_suffix(name, ".jsonl")) ||
+        (strncmp(name, "summary", 7) == 0 && has_suffix(name, ".json")))
+        return OUT_EARLIER;
+    return OUT_KEEP;
+}
+
+/* Refuses (or, with force, removes) an earlier run's files in dir (or in
+ * dir/traces).  0 or an exit code. */
+static int clear_stale(const char *dir, int in_traces, const struct tb_bench_meta *m, int force)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[4200];
+    int code = 0;
+    if (d == NULL) {
+        tb_cli_error("--out: %s: %s", dir, strerror(errno));
+        return TB_EXIT_USAGE;
+    }
+    while (code == 0 && (e = readdir(d)) != NULL) {
+        enum out_entry k;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        k = out_entry(e->d_name, in_traces, m);
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (k == OUT_KEEP)
+            continue;
+        if (k == OUT_FOREIGN) {
+            tb_cli_error("--out: %s holds %s, not a trace of ttsbuf's; give a new directory",
+                         dir, e->d_name);
+            code = TB_EXIT_USAGE;
+        } else if (!force) {
+            tb_cli_error("--out: %s holds an earlier run (%s); give a new directory, or "
+                         "--force to remove its records, summary and traces",
+                         dir, e->d_name);
+            code = TB_EXIT_USAGE;
+        } else if (unlink(path) != 0) {
+            tb_cli_error("--out: cannot remove %s: %s", path, strerror(errno));
+            code = TB_EXIT_USAGE;
+        }
+    }
+    closedir(d);
+    return code;
+}
+
+/* The output directory: DIR and DIR/traces, with no earlier run's files
+ * in them (refused, or removed with --force): a later `sweep DIR/traces`
+ * must not mix runs.  0 or an exit code. */
+static int make_out(const char *dir, const struct tb_bench_meta *m, int force)
 {
     char path[4096];
+    int code;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         tb_cli_error("--out: %s: %s", dir, strerror(errno));
         return TB_EXIT_USAGE;
@@ -442,16 +536,8 @@ static int make_out(const char *dir)
         tb_cli_error("--out: %s: %s", path, strerror(errno));
         return TB_EXIT_USAGE;
     }
-    return 0;
-}
-
-static void file_name(char *out, size_t len, const char *dir, const char *stem, const char *ext,
-                      const struct tb_bench_meta *m)
-{
-    if (m->nshards > 1)
-        snprintf(out, len, "%s/%s-%u-of-%u.%s", dir, stem, m->shard, m->nshards, ext);
-    else
-        snprintf(out, len, "%s/%s.%s", dir, stem, ext);
+    code = clear_stale(path, 1, m, force);
+    return code != 0 ? code : clear_stale(dir, 0, m, force);
 }
 
 /* Writes level l's records (and their traces) from index `from`.  0 or -1
@@ -596,7 +682,7 @@ int tb_cmd_bench(int argc, char **argv)
              a.q.req.max_tokens, info->name);
 
     if (a.out != NULL) {
-        code = make_out(a.out);
+        code = make_out(a.out, &meta, a.force);
         if (code != 0)
             goto out;
         file_name(path, sizeof(path), a.out, "records", "jsonl", &meta);

@@ -211,6 +211,10 @@ int tb_cmd_run(int argc, char **argv)
     if (code >= 0)
         return code;
 
+    /* Every output can be written before the request is sent. */
+    code = tb_cli_outputs_check("run", &a.c);
+    if (code >= 0)
+        goto out;
     if (tb_cli_endpoint_resolve(&a.q, "run", 1, &ep) != 0) {
         code = TB_EXIT_USAGE; /* frees on the way out */
         goto out;
@@ -315,8 +319,9 @@ int tb_cmd_run(int argc, char **argv)
     if (a.c.json) {
         tb_report_json_audio(stdout, &src, &a.c.o, &r.sim, &gaps, &rl, &a.au);
     } else {
-        tb_report_human(stdout, &src, &a.c.o, &r.sim, &gaps, a.c.max_gaps, &rl);
-        tb_cli_audio_report(stdout, &a.au, &a.c.o, &r.sim, a.c.max_gaps);
+        FILE *rf = tb_cli_report_file(&a.c);
+        tb_report_human(rf, &src, &a.c.o, &r.sim, &gaps, a.c.max_gaps, &rl);
+        tb_cli_audio_report(rf, &a.au, &a.c.o, &r.sim, a.c.max_gaps);
     }
     if (r.error != 0) {
         tb_cli_error("%s", r.message);
