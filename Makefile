@@ -251,8 +251,8 @@ lint:
 VALGRIND := valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect \
     --error-exitcode=99
 valgrind-live: all
-	$(VALGRIND) $(BIN) run --synth tps=300,tokens=60,ttft=0.02 -q --json >/dev/null
-	$(VALGRIND) $(BIN) run --synth tps=300,tokens=60,ttft=0.02 --fault drop@20 -q \
+	$(VALGRIND) $(BIN) run --mock --synth tps=300,tokens=60,ttft=0.02 -q --json >/dev/null
+	$(VALGRIND) $(BIN) run --mock --synth tps=300,tokens=60,ttft=0.02 --fault drop@20 -q \
 	    --record /dev/null >/dev/null; test $$? -eq 3
 	$(VALGRIND) $(BIN) run --base-url http://127.0.0.1:1/v1 --model m -q >/dev/null; \
 	    test $$? -eq 3

@@ -641,6 +641,8 @@ int tb_cmd_bench(int argc, char **argv)
         code = pick_shard(&a, &meta.shard, &meta.nshards);
     if (code != 0)
         return code;
+    if (tb_cli_audio_probe(&a.au) >= 0)
+        return TB_EXIT_USAGE;
     if (tb_cli_endpoint_resolve(&a.q, "bench", 0, &ep) != 0) {
         code = TB_EXIT_USAGE;
         goto out;

@@ -213,6 +213,8 @@ int tb_cmd_run(int argc, char **argv)
 
     /* Every output can be written before the request is sent. */
     code = tb_cli_outputs_check("run", &a.c);
+    if (code < 0)
+        code = tb_cli_audio_probe(&a.au);
     if (code >= 0)
         goto out;
     if (tb_cli_endpoint_resolve(&a.q, "run", 1, &ep) != 0) {

@@ -117,6 +117,8 @@ int tb_cmd_sim(int argc, char **argv)
     }
     tb_stream_init(&s);
     code = tb_cli_outputs_check("sim", &a);
+    if (code < 0)
+        code = tb_cli_audio_probe(&au);
     if (code >= 0)
         goto out;
     if (import != NULL)
