@@ -935,46 +935,29 @@ static void cli_sigint(void **state)
 static void cli_nothing_measured(void **state)
 {
     (void)state;
-    char cmd[1024], dir[64];
-    char *out;
-    cJSON *j, *lv;
-    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-b0-%d", (int)getpid());
-    snprintf(cmd, sizeof(cmd), "rm -rf %s; mkdir -p %s", dir, dir);
-    tb_test_sh(cmd);
-    snprintf(cmd, sizeof(cmd),
-             "'%s' bench --base-url http://127.0.0.1:%d/v1 --model m -c 2 --requests 4 -q "
-             ">%s/out 2>%s/err",
-             tb_test_bin(), tb_test_free_port(), dir, dir);
-    assert_int_equal(tb_test_sh(cmd), 3);
-    snprintf(cmd, sizeof(cmd), "%s/out", dir);
-    out = tb_test_slurp_str(cmd);
-    assert_null(strstr(out, "0.000"));
-    assert_non_null(strstr(out, "c=2                                 4      4        0        -"
-                                "         -         -"));
-    assert_non_null(strstr(out, "percentiles over 0 streams"));
-    free(out);
-    snprintf(cmd, sizeof(cmd),
-             "'%s' bench --base-url http://127.0.0.1:%d/v1 --model m -c 2 --requests 4 -q --json "
-             ">%s/out 2>%s/err",
-             tb_test_bin(), tb_test_free_port(), dir, dir);
-    assert_int_equal(tb_test_sh(cmd), 3);
-    snprintf(cmd, sizeof(cmd), "%s/out", dir);
-    out = tb_test_slurp_str(cmd);
-    j = cJSON_Parse(out);
-    free(out);
-    assert_non_null(j);
+    char args[256];
+    struct tb_test_out o;
+    cJSON *j, *lv, *ttft;
+    snprintf(args, sizeof(args),
+             "bench --base-url http://127.0.0.1:%d/v1 --model m -c 2 --requests 4 -q",
+             tb_test_free_port());
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 3);
+    assert_null(strstr(o.so, "0.000"));
+    assert_non_null(strstr(o.so, "c=2                                 4      4        0        -"
+                                 "         -         -"));
+    assert_non_null(strstr(o.so, "percentiles over 0 streams"));
+    tb_test_out_free(&o);
+    strcat(args, " --json");
+    j = tb_test_run_json(NULL, args, 3);
     lv = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "levels"), 0);
     assert_non_null(lv);
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(lv, "gapless_share")));
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(lv, "system_tps")));
-    {
-        cJSON *ttft = cJSON_GetObjectItem(cJSON_GetObjectItem(lv, "metrics"), "ttft");
-        assert_int_equal(cJSON_GetObjectItem(ttft, "n")->valueint, 0);
-        assert_true(cJSON_IsNull(cJSON_GetObjectItem(ttft, "p95")));
-    }
+    ttft = cJSON_GetObjectItem(cJSON_GetObjectItem(lv, "metrics"), "ttft");
+    assert_int_equal(cJSON_GetObjectItem(ttft, "n")->valueint, 0);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(ttft, "p95")));
     cJSON_Delete(j);
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    tb_test_sh(cmd);
 }
 
 /* --out refuses a directory that holds an earlier run; --force removes

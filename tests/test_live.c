@@ -379,17 +379,6 @@ static void serve_cli_and_run_cli(void **state)
     tb_test_sh(cmd);
 }
 
-/* Runs cmd (through sh, stdout to dir/out) and returns its exit status
- * and stdout (owned). */
-static int sh_out(const char *dir, const char *cmd, char **out)
-{
-    char path[128];
-    int rc = tb_test_sh(cmd);
-    snprintf(path, sizeof(path), "%s/out", dir);
-    *out = tb_test_slurp_str(path);
-    return rc;
-}
-
 /* Where run and bench send a request: with a key and no base URL the
  * vendor's API (never the mock); the mock with --mock, or with neither,
  * and then the report's first line, the JSON and the trace header say so.
@@ -398,25 +387,18 @@ static int sh_out(const char *dir, const char *cmd, char **out)
 static void run_cli_endpoint_resolution(void **state)
 {
     (void)state;
-    char cmd[2048], dir[64], proxy[128];
-    char *out;
+    char env[256], args[256], path[64];
+    struct tb_test_out o;
+    char *trace;
     cJSON *j;
-    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-ep-%d", (int)getpid());
-    snprintf(cmd, sizeof(cmd), "rm -rf %s; mkdir -p %s", dir, dir);
-    tb_test_sh(cmd);
-    snprintf(proxy, sizeof(proxy),
-             "env -u ALL_PROXY -u all_proxy NO_PROXY= no_proxy= HTTPS_PROXY=http://127.0.0.1:%d "
-             "https_proxy=http://127.0.0.1:%d",
-             tb_test_free_port(), tb_test_free_port());
+    int port = tb_test_free_port();
+    snprintf(env, sizeof(env),
+             "-u ALL_PROXY -u all_proxy NO_PROXY= no_proxy= HTTPS_PROXY=http://127.0.0.1:%d "
+             "https_proxy=http://127.0.0.1:%d OPENAI_API_KEY=sk-x",
+             port, port);
 
     /* A key, no base URL: the OpenAI API, a transport failure offline. */
-    snprintf(cmd, sizeof(cmd),
-             "%s OPENAI_API_KEY=sk-x '%s' run --model gpt-4o-mini -q --json >%s/out 2>%s/err",
-             proxy, tb_test_bin(), dir, dir);
-    assert_int_equal(sh_out(dir, cmd, &out), 3);
-    j = cJSON_Parse(out);
-    free(out);
-    assert_non_null(j);
+    j = tb_test_run_json(env, "run --model gpt-4o-mini -q --json", 3);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "provider")), "remote");
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "base_url")),
                         "https://api.openai.com/v1");
@@ -426,34 +408,26 @@ static void run_cli_endpoint_resolution(void **state)
         "transport");
     cJSON_Delete(j);
     /* The human report names the endpoint in its first line. */
-    snprintf(cmd, sizeof(cmd),
-             "%s OPENAI_API_KEY=sk-x '%s' run --model gpt-4o-mini -q >%s/out 2>%s/err", proxy,
-             tb_test_bin(), dir, dir);
-    assert_int_equal(sh_out(dir, cmd, &out), 3);
-    assert_non_null(strstr(out, "at https://api.openai.com/v1 (chat API)"));
-    assert_null(strstr(out, "mock"));
-    free(out);
+    o = tb_test_run_env(env, "run --model gpt-4o-mini -q");
+    assert_int_equal(o.code, 3);
+    assert_non_null(strstr(o.so, "at https://api.openai.com/v1 (chat API)"));
+    assert_null(strstr(o.so, "mock"));
+    tb_test_out_free(&o);
 
     /* --mock with a key in the environment: the mock, said everywhere. */
-    snprintf(cmd, sizeof(cmd),
-             "OPENAI_API_KEY=sk-x '%s' run --mock --synth tps=400,tokens=20,ttft=0.01 -q "
-             "--record %s/t.jsonl >%s/out 2>%s/err",
-             tb_test_bin(), dir, dir, dir);
-    assert_int_equal(sh_out(dir, cmd, &out), 0);
-    assert_true(strncmp(out, "ttsbuf run: the built-in MOCK provider", 38) == 0);
-    free(out);
-    snprintf(cmd, sizeof(cmd), "%s/t.jsonl", dir);
-    out = tb_test_slurp_str(cmd);
-    assert_non_null(strstr(strtok(out, "\n"), "\"provider\":\"mock\""));
-    free(out);
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-ep-%d.jsonl", (int)getpid());
+    snprintf(args, sizeof(args), "run --mock --synth tps=400,tokens=20,ttft=0.01 -q --record %s",
+             path);
+    o = tb_test_run_env("OPENAI_API_KEY=sk-x", args);
+    assert_int_equal(o.code, 0);
+    assert_true(strncmp(o.so, "ttsbuf run: the built-in MOCK provider", 38) == 0);
+    tb_test_out_free(&o);
+    trace = tb_test_slurp_str(path);
+    assert_non_null(strstr(strtok(trace, "\n"), "\"provider\":\"mock\""));
+    free(trace);
+    remove(path);
     /* Neither key nor URL: the mock, in the JSON too. */
-    snprintf(cmd, sizeof(cmd),
-             "'%s' run --synth tps=400,tokens=20,ttft=0.01 -q --json >%s/out 2>%s/err",
-             tb_test_bin(), dir, dir);
-    assert_int_equal(sh_out(dir, cmd, &out), 0);
-    j = cJSON_Parse(out);
-    free(out);
-    assert_non_null(j);
+    j = tb_test_run_json(NULL, "run --synth tps=400,tokens=20,ttft=0.01 -q --json", 0);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "provider")), "mock");
     cJSON_Delete(j);
     tb_test_expect_error("run --mock --base-url http://127.0.0.1:1/v1", 2,
@@ -463,30 +437,15 @@ static void run_cli_endpoint_resolution(void **state)
 
     /* bench: an endpoint or --mock is required; --mock says so. */
     tb_test_expect_error("bench -c 1", 2, "no endpoint");
-    snprintf(cmd, sizeof(cmd),
-             "OPENAI_API_KEY=sk-x '%s' bench --mock -c 1 --requests 1 --max-tokens 8 -q --json "
-             ">%s/out 2>%s/err",
-             tb_test_bin(), dir, dir);
-    assert_int_equal(sh_out(dir, cmd, &out), 0);
-    j = cJSON_Parse(out);
-    free(out);
-    assert_non_null(j);
+    j = tb_test_run_json("OPENAI_API_KEY=sk-x",
+                         "bench --mock -c 1 --requests 1 --max-tokens 8 -q --json", 0);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "provider")), "mock");
     cJSON_Delete(j);
-    snprintf(cmd, sizeof(cmd),
-             "%s OPENAI_API_KEY=sk-x '%s' bench --model m -c 1 --requests 1 -q --json "
-             ">%s/out 2>%s/err",
-             proxy, tb_test_bin(), dir, dir);
-    assert_int_equal(sh_out(dir, cmd, &out), 3);
-    j = cJSON_Parse(out);
-    free(out);
-    assert_non_null(j);
+    j = tb_test_run_json(env, "bench --model m -c 1 --requests 1 -q --json", 3);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "base_url")),
                         "https://api.openai.com/v1");
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "provider")), "remote");
     cJSON_Delete(j);
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    tb_test_sh(cmd);
 }
 
 /* A failed request has no verdict: what was not measured is null in JSON
@@ -494,31 +453,20 @@ static void run_cli_endpoint_resolution(void **state)
 static void run_cli_failed_request_has_no_verdict(void **state)
 {
     (void)state;
-    char cmd[1024], dir[64];
-    char *out;
+    struct tb_test_out o;
     cJSON *j;
     static const char *const unmeasured[] = {"ttft_s", "ttfa_s", "decode_tps", "end_s",
                                              "min_tps", "speedup_needed"};
-    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-nv-%d", (int)getpid());
-    snprintf(cmd, sizeof(cmd), "rm -rf %s; mkdir -p %s", dir, dir);
-    tb_test_sh(cmd);
-    snprintf(cmd, sizeof(cmd), "'%s' run --mock --model 'mock+status@429' -q >%s/out 2>%s/err",
-             tb_test_bin(), dir, dir);
-    assert_int_equal(sh_out(dir, cmd, &out), 3);
-    assert_non_null(strstr(out, "no verdict: the request failed (http: HTTP 429"));
-    assert_non_null(strstr(out, "what arrived (the numbers below): 0 events"));
-    assert_null(strstr(out, "verdict: no gaps"));
-    assert_non_null(strstr(out, "time to first token         - s"));
-    assert_non_null(strstr(out, "minimum TPS                 - tokens/s"));
-    assert_null(strstr(out, "0.00x"));
-    free(out);
-    snprintf(cmd, sizeof(cmd),
-             "'%s' run --mock --model 'mock+status@429' -q --json >%s/out 2>%s/err",
-             tb_test_bin(), dir, dir);
-    assert_int_equal(sh_out(dir, cmd, &out), 3);
-    j = cJSON_Parse(out);
-    free(out);
-    assert_non_null(j);
+    o = tb_test_run("run --mock --model 'mock+status@429' -q");
+    assert_int_equal(o.code, 3);
+    assert_non_null(strstr(o.so, "no verdict: the request failed (http: HTTP 429"));
+    assert_non_null(strstr(o.so, "what arrived (the numbers below): 0 events"));
+    assert_null(strstr(o.so, "verdict: no gaps"));
+    assert_non_null(strstr(o.so, "time to first token         - s"));
+    assert_non_null(strstr(o.so, "minimum TPS                 - tokens/s"));
+    assert_null(strstr(o.so, "0.00x"));
+    tb_test_out_free(&o);
+    j = tb_test_run_json(NULL, "run --mock --model 'mock+status@429' -q --json", 3);
     for (size_t i = 0; i < sizeof(unmeasured) / sizeof(unmeasured[0]); i++)
         if (!cJSON_IsNull(cJSON_GetObjectItem(j, unmeasured[i])))
             fail_msg("%s is not null after a failed request", unmeasured[i]);
@@ -527,22 +475,14 @@ static void run_cli_failed_request_has_no_verdict(void **state)
                             "min_tps")));
     cJSON_Delete(j);
     /* Cut after 20 events: the first token was measured, the what-if not. */
-    snprintf(cmd, sizeof(cmd),
-             "'%s' run --synth tps=400,tokens=50,ttft=0.02 --fault drop@20 -q --json "
-             ">%s/out 2>%s/err",
-             tb_test_bin(), dir, dir);
-    assert_int_equal(sh_out(dir, cmd, &out), 3);
-    j = cJSON_Parse(out);
-    free(out);
-    assert_non_null(j);
+    j = tb_test_run_json(NULL, "run --synth tps=400,tokens=50,ttft=0.02 --fault drop@20 -q --json",
+                         3);
     assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 20);
     assert_true(cJSON_IsNumber(cJSON_GetObjectItem(j, "ttft_s")));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItem(j, "decode_tps")));
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "min_tps")));
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "speedup_needed")));
     cJSON_Delete(j);
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    tb_test_sh(cmd);
 }
 
 /* An output that cannot be written fails before the request is sent
