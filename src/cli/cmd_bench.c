@@ -453,6 +453,21 @@ static int has_suffix(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+/* 1 and *id when name is a trace's, "L<level>-<id>.jsonl". */
+static int trace_id(const char *name, unsigned long long *id)
+{
+    char *end;
+    const char *dash = strchr(name, '-');
+    if (name[0] != 'L' || dash == NULL || dash == name + 1)
+        return 0;
+    (void)strtoul(name + 1, &end, 10);
+    if (end != dash)
+        return 0;
+    errno = 0;
+    *id = strtoull(dash + 1, &end, 10);
+    return errno == 0 && end != dash + 1 && strcmp(end, ".jsonl") == 0;
+}
+
 /* What an entry of DIR (or DIR/traces) is.  Unsharded: an earlier run's
  * records, summary and traces are OUT_EARLIER (refused; --force removes
  * them); any other file in traces/ is OUT_FOREIGN (refused, never
@@ -462,9 +477,8 @@ static int has_suffix(const char *s, const char *suffix)
 static enum out_entry out_entry(const char *name, int in_traces, const struct tb_bench_meta *m)
 {
     char mine[64];
-    unsigned level;
-    unsigned long long id;
-    int trace = in_traces && sscanf(name, "L%u-%llu.jsonl", &level, &id) == 2;
+    unsigned long long id = 0;
+    int trace = in_traces && trace_id(name, &id);
     if (m->nshards > 1) {
         if (in_traces)
             return trace && id % m->nshards == m->shard ? OUT_EARLIER : OUT_KEEP;
