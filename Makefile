@@ -1,8 +1,13 @@
 # ttsbuf - is this LLM provider fast enough to feed a speech engine?
 #
-#   make            build ./ttsbuf (installs missing Debian packages first)
-#   make demo       build and run the simulation on the embedded default
-#   make test       build and run the whole test suite
+#   make            build ./ttsbuf (installs nothing: stops with one line
+#                   naming what is missing and `make deps`)
+#   make deps       install the Debian packages the build needs (.ci/deps build)
+#   make demo       install what the build needs, build, and run against the
+#                   built-in mock provider
+#   make test       install what the build and the tests need (.ci/deps test),
+#                   build, and run the whole test suite
+#   make check      build and run the whole test suite (installs nothing)
 #   make asan       the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tsan       the multi-threaded tests under ThreadSanitizer
 #   make bench      benchmarks (prints figures; no pass/fail; TB_BENCH_ONLY=speech,...)
@@ -25,6 +30,30 @@ DEBUGGER ?=
 PKGS     := libcjson libcurl espeak-ng
 # PortAudio: the speech sink and the audio tests (tests/audio_env.c).
 PKGS     += portaudio-2.0
+
+# Nothing is installed by a build: before any goal that compiles, the
+# compiler, pkg-config and the four libraries must be there, or make stops
+# with one line.  `make deps`, `make demo` and `make test` install (their
+# recipes re-invoke make, so the flags below are computed after the
+# install, not before it).
+NO_BUILD_GOALS := deps demo test clean fmt uninstall
+# The suite (check, asan, tsan) needs the test set; fuzz, lint and
+# valgrind-live their extras, installed by name (.ci/run does).
+ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_BUILD_GOALS),$(MAKECMDGOALS)),all),)
+DEPS_MISSING := $(shell CC='$(CC)' sh .ci/deps --missing build)
+ifneq ($(DEPS_MISSING),)
+$(error ttsbuf: missing Debian packages: $(DEPS_MISSING); `make deps` installs them (apt-get, through sudo when not root))
+endif
+DEPS_SETS := $(if $(filter check asan tsan,$(MAKECMDGOALS)),test) \
+    $(patsubst valgrind-live,valgrind,$(filter fuzz lint valgrind-live,$(MAKECMDGOALS)))
+ifneq ($(strip $(DEPS_SETS)),)
+DEPS_MISSING := $(shell CC='$(CC)' sh .ci/deps --missing $(DEPS_SETS))
+ifneq ($(DEPS_MISSING),)
+$(error ttsbuf: missing Debian packages: $(DEPS_MISSING); `sh .ci/deps $(strip $(DEPS_SETS))` installs them (apt-get, through sudo when not root))
+endif
+endif
+endif
+
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -54,7 +83,6 @@ FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
 FUZZ_REPLAY := $(FUZZ_NAMES:%=$(BUILD)/fuzz/replay_%)
 FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 
-DEPS_STAMP := $(BUILD)/.deps-ok
 BIN := $(BUILD)/ttsbuf
 
 .PHONY: all deps demo test check asan tsan bench fmt man install install-man uninstall \
@@ -62,23 +90,19 @@ BIN := $(BUILD)/ttsbuf
 
 # The default build also leaves ./ttsbuf at the top, for the README's commands.
 ifeq ($(BUILD),build)
-all: $(DEPS_STAMP) $(BIN) ttsbuf
+all: $(BIN) ttsbuf
 ttsbuf: $(BIN)
 	cp -f $(BIN) ttsbuf
 else
-all: $(DEPS_STAMP) $(BIN)
+all: $(BIN)
 endif
 
-# Installs missing Debian packages once per build tree (.ci/deps is quick
-# and idempotent; it only calls apt-get when something is missing).
-$(DEPS_STAMP): .ci/deps
-	@sh .ci/deps
-	@mkdir -p $(BUILD) && touch $@
-
+# .ci/deps is quick and idempotent: it only calls apt-get (and npm) for
+# what is missing.
 deps:
-	@sh .ci/deps
+	@sh .ci/deps build
 
-$(BUILD)/%.o: %.c | $(DEPS_STAMP)
+$(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -100,12 +124,23 @@ $(BUILD)/tests/run: $(TEST_OBJ) $(CLI_LIB_OBJ) $(BUILD)/libttsbuf.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(CLI_LIB_OBJ) $(BUILD)/libttsbuf.a \
 	    $(LDLIBS_ALL) $(shell pkg-config --libs cmocka 2>/dev/null) $(TEST_LIBS)
 
-# The main job on the embedded default: `ttsbuf run` streams from the
-# built-in mock provider over real HTTP on loopback (no key, no network).
-demo: all
-	$(BIN) run
+# The main job on the embedded default: `ttsbuf run --mock` streams from
+# the built-in mock provider over real HTTP on loopback (never a paid
+# provider, whatever key the shell holds).  The README's first command:
+# installs what the build needs, then builds in a new make (flags computed
+# after the install).
+demo:
+	@sh .ci/deps build
+	@$(MAKE) --no-print-directory all
+	$(BIN) run --mock
 
-test check: all $(BUILD)/tests/run $(FUZZ_REPLAY)
+# The README's second command: installs what the build and the tests need,
+# then runs `make check` in a new make.
+test:
+	@sh .ci/deps test
+	@$(MAKE) --no-print-directory check
+
+check: all $(BUILD)/tests/run $(FUZZ_REPLAY)
 	TTSBUF=$(CURDIR)/$(BIN) TB_TESTDATA=$(CURDIR)/tests/data TB_NODEDIR=$(CURDIR)/tests/node \
 	    TB_AUDIODIR=$(CURDIR)/audio \
 	    TB_FUZZDIR=$(CURDIR)/tests/fuzz TB_FUZZBIN=$(CURDIR)/$(BUILD)/fuzz \
@@ -115,7 +150,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 asan:
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	$(MAKE) BUILD=build-asan OPT="-O1 -g" EXTRA_CFLAGS="$(SAN_FLAGS)" \
-	    EXTRA_LDFLAGS="$(SAN_FLAGS)" test
+	    EXTRA_LDFLAGS="$(SAN_FLAGS)" check
 
 # ThreadSanitizer over every multi-threaded test group: the ring's two-thread
 # stress, the server, live runs, sweeps, the fault matrix (its scripted
@@ -124,7 +159,7 @@ TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 tsan:
 	TB_TEST_ONLY=ring,serve,live,sweep,audioenv,player,bench,fault TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 	$(MAKE) BUILD=build-tsan OPT="-O1 -g" EXTRA_CFLAGS="$(TSAN_FLAGS)" \
-	    EXTRA_LDFLAGS="$(TSAN_FLAGS)" test
+	    EXTRA_LDFLAGS="$(TSAN_FLAGS)" check
 
 $(BUILD)/bench: $(BENCH_OBJ) $(BUILD)/tests/audio_env.o $(BUILD)/libttsbuf.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(BENCH_OBJ) $(BUILD)/tests/audio_env.o $(BUILD)/libttsbuf.a \
@@ -207,7 +242,6 @@ fuzz-bins: $(FUZZ_BINS)
 # with the crasher's path.  The summary line per target is libFuzzer's own
 # final "#N DONE cov: C ft: F" plus its run count.
 fuzz:
-	@sh .ci/deps fuzz
 	$(MAKE) BUILD=build-fuzz CC=clang OPT="-O1 -g" \
 	    EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" EXTRA_LDFLAGS="$(FUZZ_SAN)" fuzz-bins
 	@set -e; for n in $(if $(FUZZ_ONLY),$(FUZZ_ONLY),$(FUZZ_NAMES)); do \
@@ -236,7 +270,6 @@ soak: $(BUILD)/soak
 # the library, the CLI, the fuzz targets and the soak; any finding fails.
 LINT_SRC := $(LIB_SRC) $(CLI_SRC) $(FUZZ_ALL_SRC) tests/soak/soak.c
 lint:
-	@sh .ci/deps lint
 	cppcheck --quiet --std=c11 --enable=warning,performance,portability --inline-suppr \
 	    --error-exitcode=1 -D_POSIX_C_SOURCE=200809L -Iinclude $(LINT_SRC)
 	clang-tidy --quiet $(LINT_SRC) -- $(CSTD) -Iinclude $(PKG_CFLAGS)
@@ -246,9 +279,8 @@ lint:
 VALGRIND := valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect \
     --error-exitcode=99
 valgrind-live: all
-	@sh .ci/deps valgrind
-	$(VALGRIND) $(BIN) run --synth tps=300,tokens=60,ttft=0.02 -q --json >/dev/null
-	$(VALGRIND) $(BIN) run --synth tps=300,tokens=60,ttft=0.02 --fault drop@20 -q \
+	$(VALGRIND) $(BIN) run --mock --synth tps=300,tokens=60,ttft=0.02 -q --json >/dev/null
+	$(VALGRIND) $(BIN) run --mock --synth tps=300,tokens=60,ttft=0.02 --fault drop@20 -q \
 	    --record /dev/null >/dev/null; test $$? -eq 3
 	$(VALGRIND) $(BIN) run --base-url http://127.0.0.1:1/v1 --model m -q >/dev/null; \
 	    test $$? -eq 3

@@ -19,7 +19,8 @@
 #           --record "runs/$i.jsonl" >/dev/null
 #   done
 set -eu
-TTSBUF=${TTSBUF:-ttsbuf}
+# ttsbuf: $TTSBUF, else the one on PATH, else this repository's ./ttsbuf (make).
+TTSBUF=${TTSBUF:-$(command -v ttsbuf || echo "$(dirname "$0")/../ttsbuf")}
 TARGET=${TARGET:-0.95}
 OUT=${OUT:-sweep}
 if [ $# -eq 0 ]; then

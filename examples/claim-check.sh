@@ -3,13 +3,14 @@
 #
 # Over N synthetic answers (different texts, a steady stream), prints the
 # median, P95 and worst minimum TPS a 150-wpm voice needs, per chunking
-# policy and pre-roll.  Needs ./ttsbuf (make) and python3 for the table.
+# policy and pre-roll.  Needs ttsbuf (on PATH, or make) and python3.
 #
 #   sh examples/claim-check.sh [N] [WPM]
 set -eu
 N=${1:-200}
 WPM=${2:-150}
-TTSBUF=${TTSBUF:-./ttsbuf}
+# ttsbuf: $TTSBUF, else the one on PATH, else this repository's ./ttsbuf (make).
+TTSBUF=${TTSBUF:-$(command -v ttsbuf || echo "$(dirname "$0")/../ttsbuf")}
 for chunk in token sentence clause; do
     i=1
     while [ "$i" -le "$N" ]; do

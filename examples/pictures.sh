@@ -7,7 +7,8 @@
 # The test suite runs it into a temporary directory and checks that the
 # committed pictures are what the tool draws today.
 set -eu
-TTSBUF=${TTSBUF:-ttsbuf}
+# ttsbuf: $TTSBUF, else the one on PATH, else this repository's ./ttsbuf (make).
+TTSBUF=${TTSBUF:-$(command -v ttsbuf || echo "$(dirname "$0")/../ttsbuf")}
 DIR=${1:-$(dirname "$0")}
 "$TTSBUF" sim --synth tps=6,ttft=0.4,tokens=100,jitter=0.6,stall=0.04:2,seed=3 \
     --preroll 0.3 --svg "$DIR/timeline.svg" >/dev/null

@@ -5,7 +5,8 @@
 #   sh examples/provider-gate.sh PREROLL TRACE...
 #   e.g. sh examples/provider-gate.sh 0.5 traces/*.jsonl
 set -u
-TTSBUF=${TTSBUF:-ttsbuf}
+# ttsbuf: $TTSBUF, else the one on PATH, else this repository's ./ttsbuf (make).
+TTSBUF=${TTSBUF:-$(command -v ttsbuf || echo "$(dirname "$0")/../ttsbuf")}
 preroll=$1
 shift
 status=0

@@ -24,13 +24,14 @@
 
 static const struct tb_api_info table[TB_API__COUNT] = {
     {"chat", "/chat/completions", "OPENAI_BASE_URL", "OPENAI_API_KEY", NULL, NULL,
-     "text/event-stream", TB_API_SSE, "[DONE]", 1},
+     "text/event-stream", TB_API_SSE, "[DONE]", 1, "https://api.openai.com/v1"},
     {"completions", "/completions", "OPENAI_BASE_URL", "OPENAI_API_KEY", NULL, NULL,
-     "text/event-stream", TB_API_SSE, "[DONE]", 1},
+     "text/event-stream", TB_API_SSE, "[DONE]", 1, "https://api.openai.com/v1"},
     {"anthropic", "/messages", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "x-api-key",
-     "anthropic-version: " ANTHROPIC_VERSION, "text/event-stream", TB_API_SSE, "message_stop", 0},
+     "anthropic-version: " ANTHROPIC_VERSION, "text/event-stream", TB_API_SSE, "message_stop", 0,
+     "https://api.anthropic.com/v1"},
     {"ollama", "/api/chat", "OLLAMA_HOST", NULL, NULL, NULL, "application/x-ndjson", TB_API_NDJSON,
-     "a \"done\": true line", 0},
+     "a \"done\": true line", 0, "http://127.0.0.1:11434"},
 };
 
 const struct tb_api_info *tb_api_info(enum tb_api api)

@@ -164,6 +164,8 @@ int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m)
     cJSON_AddStringToObject(o, "options", m->options);
     cJSON_AddStringToObject(o, "model", m->model);
     cJSON_AddStringToObject(o, "base_url", m->base_url);
+    if (m->provider[0])
+        cJSON_AddStringToObject(o, "provider", m->provider);
     return put_line(f, o);
 }
 
@@ -269,6 +271,7 @@ static int parse_header(const cJSON *o, struct tb_bench_meta *m)
     copy_str(o, "options", m->options, sizeof(m->options));
     copy_str(o, "model", m->model, sizeof(m->model));
     copy_str(o, "base_url", m->base_url, sizeof(m->base_url));
+    copy_str(o, "provider", m->provider, sizeof(m->provider));
     return 0;
 }
 

@@ -45,6 +45,7 @@ void tb_stream_clear(struct tb_stream *s)
     s->usage_tokens = -1;
     s->model[0] = '\0';
     s->base_url[0] = '\0';
+    s->provider[0] = '\0';
     tb_server_timing_init(&s->server);
 }
 

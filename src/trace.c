@@ -57,6 +57,8 @@ static int load_header(struct loader *L, const cJSON *root)
     copy_str(L->out->model, sizeof(L->out->model), cJSON_GetObjectItemCaseSensitive(root, "model"));
     copy_str(L->out->base_url, sizeof(L->out->base_url),
              cJSON_GetObjectItemCaseSensitive(root, "base_url"));
+    copy_str(L->out->provider, sizeof(L->out->provider),
+             cJSON_GetObjectItemCaseSensitive(root, "provider"));
     return 0;
 }
 
@@ -354,6 +356,8 @@ int tb_trace_write(FILE *f, const struct tb_stream *s)
         cJSON_AddStringToObject(o, "model", s->model);
     if (s->base_url[0])
         cJSON_AddStringToObject(o, "base_url", s->base_url);
+    if (s->provider[0])
+        cJSON_AddStringToObject(o, "provider", s->provider);
     cJSON_AddNumberToObject(o, "events", (double)s->n);
     rc = put_line(f, o);
     for (size_t i = 0; i < s->n && rc == 0; i++) {

@@ -52,6 +52,14 @@ int main(void)
 {
     const char *only = getenv("TB_TEST_ONLY");
     int failed = 0, ran = 0;
+    /* Hermetic: a key or endpoint in the caller's shell would send the
+     * binary's runs to a real provider (a key alone selects the vendor's
+     * API).  The tests that want them set them. */
+    static const char *const endpoint_env[] = {
+        "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL", "OLLAMA_HOST"};
+    for (size_t i = 0; i < sizeof(endpoint_env) / sizeof(endpoint_env[0]); i++)
+        unsetenv(endpoint_env[i]);
     for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
         if (!selected(only, groups[i].name))
             continue;

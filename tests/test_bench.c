@@ -929,6 +929,68 @@ static void cli_sigint(void **state)
     tb_test_mock_stop(&m);
 }
 
+/* Against a closed port no stream has a TTFT: the percentiles are "-" in
+ * the table and null in JSON (with n 0), never 0; the table states over
+ * how many streams they are. */
+static void cli_nothing_measured(void **state)
+{
+    (void)state;
+    char args[256];
+    struct tb_test_out o;
+    cJSON *j, *lv, *ttft;
+    snprintf(args, sizeof(args),
+             "bench --base-url http://127.0.0.1:%d/v1 --model m -c 2 --requests 4 -q",
+             tb_test_free_port());
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 3);
+    assert_null(strstr(o.so, "0.000"));
+    assert_non_null(strstr(o.so, "c=2                                 4      4        0        -"
+                                 "         -         -"));
+    assert_non_null(strstr(o.so, "percentiles over 0 streams"));
+    tb_test_out_free(&o);
+    strcat(args, " --json");
+    j = tb_test_run_json(NULL, args, 3);
+    lv = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "levels"), 0);
+    assert_non_null(lv);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(lv, "gapless_share")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(lv, "system_tps")));
+    ttft = cJSON_GetObjectItem(cJSON_GetObjectItem(lv, "metrics"), "ttft");
+    assert_int_equal(cJSON_GetObjectItem(ttft, "n")->valueint, 0);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(ttft, "p95")));
+    cJSON_Delete(j);
+}
+
+/* --out refuses a directory that holds an earlier run; --force removes
+ * that run's files first, so its traces cannot mix with the new ones;
+ * a foreign file in traces/ is refused and never removed. */
+static void cli_out_refuses_earlier_run(void **state)
+{
+    (void)state;
+    char cmd[1024], dir[64];
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-bout-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    tb_test_sh(cmd);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' bench --mock --max-tokens 4 -c 2 --requests 3 -q --out %s >/dev/null 2>&1 && "
+             "test $(ls %s/traces | wc -l) -eq 3",
+             tb_test_bin(), dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "bench --mock --max-tokens 4 -c 1 --requests 1 -q --out %s", dir);
+    tb_test_expect_error(cmd, 2, "holds an earlier run");
+    snprintf(cmd, sizeof(cmd),
+             "'%s' bench --mock --max-tokens 4 -c 1 --requests 1 -q --out %s --force >/dev/null "
+             "2>&1 && test $(ls %s/traces | wc -l) -eq 1 && test $(wc -l <%s/records.jsonl) -eq 2",
+             tb_test_bin(), dir, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "touch %s/traces/notes.jsonl", dir);
+    tb_test_sh(cmd);
+    snprintf(cmd, sizeof(cmd), "bench --mock --max-tokens 4 -c 1 --requests 1 -q --out %s --force",
+             dir);
+    tb_test_expect_error(cmd, 2, "holds notes.jsonl, not a trace of ttsbuf's");
+    snprintf(cmd, sizeof(cmd), "test -f %s/traces/notes.jsonl && rm -rf %s", dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+}
+
 int tb_test_bench(void)
 {
     const struct CMUnitTest tests[] = {
@@ -950,6 +1012,8 @@ int tb_test_bench(void)
         cmocka_unit_test(cli_shards_merge),
         cmocka_unit_test(cli_dialects),
         cmocka_unit_test(cli_sigint),
+        cmocka_unit_test(cli_nothing_measured),
+        cmocka_unit_test(cli_out_refuses_earlier_run),
     };
     return TB_RUN_GROUP("bench", tests);
 }

@@ -230,6 +230,99 @@ static void record_round_trip(void **state)
     remove(b);
 }
 
+/* Two outputs on stdout are refused; --record - takes stdout and the
+ * human report goes to stderr; a reader that closes the pipe early ends
+ * the output quietly with exit 0 (as ripgrep does). */
+static void stdout_is_one_output(void **state)
+{
+    (void)state;
+    char cmd[1024], dir[64];
+    char *s;
+    tb_test_expect_error("sim --synth tokens=5 --json --record -", 2,
+                         "--json and --record - would both write to stdout");
+    tb_test_expect_error("sim --synth tokens=5 --record /nonexistent/t.jsonl", 2,
+                         "--record: /nonexistent/t.jsonl: No such file or directory");
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-pipe-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "rm -rf %s; mkdir -p %s", dir, dir);
+    tb_test_sh(cmd);
+    /* The trace alone on stdout, the report on stderr. */
+    snprintf(cmd, sizeof(cmd),
+             "'%s' sim --synth tokens=5 --record - >%s/out 2>%s/err && '%s' sim --trace %s/out "
+             "--json >/dev/null",
+             tb_test_bin(), dir, dir, tb_test_bin(), dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "%s/err", dir);
+    s = tb_test_slurp_str(cmd);
+    assert_non_null(strstr(s, "verdict: "));
+    free(s);
+    /* A trace far larger than a pipe's buffer, and sweep's table, cut by
+     * head -1. */
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof(cmd), "{ '%s' %s 2>%s/err; echo $? >%s/rc; } | head -1 >%s/out",
+                 tb_test_bin(),
+                 i == 0 ? "sim --synth tokens=20000 --record -"
+                        : "sweep --preset demo --seeds 1:300 --preroll 0:3:0.05 --csv -",
+                 dir, dir, dir);
+        assert_int_equal(tb_test_sh(cmd), 0);
+        snprintf(cmd, sizeof(cmd), "%s/rc", dir);
+        s = tb_test_slurp_str(cmd);
+        assert_string_equal(s, "0\n");
+        free(s);
+        snprintf(cmd, sizeof(cmd), "%s/err", dir);
+        s = tb_test_slurp_str(cmd);
+        assert_null(strstr(s, "ttsbuf:")); /* no error line */
+        free(s);
+        snprintf(cmd, sizeof(cmd), "%s/out", dir);
+        s = tb_test_slurp_str(cmd);
+        assert_non_null(strstr(s, i == 0 ? "\"ttsbuf_trace\"" : "chunk,"));
+        free(s);
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    tb_test_sh(cmd);
+}
+
+/* The example scripts run from a fresh clone right after `make`: with
+ * ttsbuf not on PATH and $TTSBUF unset they find the repository's
+ * ./ttsbuf (a copy of examples/ next to a ttsbuf link stands for the
+ * clone), on short inputs. */
+static void examples_run_from_a_clone(void **state)
+{
+    (void)state;
+    char cmd[4096], dir[64];
+    char *out;
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-ex-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "rm -rf %s && mkdir -p %s/examples %s/pics && cp %s/../../examples/*.sh %s/examples/ "
+             "&& ln -s '%s' %s/ttsbuf && %s/ttsbuf sim --synth tps=40,tokens=30,seed=2 "
+             "--record %s/t.jsonl >/dev/null",
+             dir, dir, dir, tb_test_data(""), dir, tb_test_bin(), dir, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    /* Each script, from the clone's root, with a PATH that has no ttsbuf. */
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && command -v ttsbuf >/dev/null && exit 99; env -u TTSBUF sh -c '"
+             "sh examples/provider-gate.sh 0.5 t.jsonl && "
+             "OUT=sw sh examples/buffer-sweep.sh t.jsonl >/dev/null && test -s sw.csv && "
+             "sh examples/claim-check.sh 2 && "
+             "sh examples/pictures.sh pics && test -s pics/timeline.svg && test -s pics/sweep.svg"
+             "' >out 2>err",
+             dir);
+    {
+        int rc = tb_test_sh(cmd);
+        snprintf(cmd, sizeof(cmd), "%s/err", dir);
+        out = tb_test_slurp_str(cmd);
+        if (rc != 0)
+            fail_msg("examples: exit %d: %s", rc, out);
+        free(out);
+    }
+    snprintf(cmd, sizeof(cmd), "%s/out", dir);
+    out = tb_test_slurp_str(cmd);
+    assert_non_null(strstr(out, "ok    t.jsonl"));
+    assert_non_null(strstr(out, "token     pre-roll"));
+    free(out);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    tb_test_sh(cmd);
+}
+
 int tb_test_cli(void)
 {
     const struct CMUnitTest tests[] = {
@@ -237,6 +330,7 @@ int tb_test_cli(void)
         cmocka_unit_test(bad_trace_names_the_line), cmocka_unit_test(json_report_has_keys),
         cmocka_unit_test(human_report_verdict),     cmocka_unit_test(gate_exit_codes),
         cmocka_unit_test(record_round_trip),        cmocka_unit_test(chunks_list),
+        cmocka_unit_test(examples_run_from_a_clone), cmocka_unit_test(stdout_is_one_output),
     };
     return TB_RUN_GROUP("cli", tests);
 }

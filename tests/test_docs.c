@@ -174,10 +174,11 @@ static void help_states_what_the_command_does(void **state)
     } runs[] = {
         {"sim", "--fail-on-underrun", 1},
         {"sim", "--wpm 5", 2},
-        {"sim", "--audio wav:/nonexistent/x.wav", 3},
+        {"sim", "--import tests/data/import/aiperf/all-cancelled.jsonl", 3},
         {"run", "--base-url http://127.0.0.1:1/v1 --model m -q", 3},
         {"bench", "--base-url http://127.0.0.1:1/v1 --model m -c 1 --requests 1 -q", 3},
         {"sweep", "--preset demo --wpm 5", 2},
+        {"sweep", "--import tests/data/import/aiperf/all-cancelled.jsonl", 3},
         {"merge", "/nonexistent/records.jsonl", 2},
         {"serve", "--listen 1.2.3.4.5:1", 2},
     };

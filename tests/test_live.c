@@ -256,22 +256,26 @@ static void connection_refused(void **state)
 
 #define SECRET "sk-ttsbuf-TEST-SECRET-4b1d9e"
 
-/* `run` against the built-in mock: the report, the trace, the exit code,
- * and the API key in no output at all (stdout, stderr with --verbose,
- * the trace, the JSON). */
+/* `run` with a key against `ttsbuf serve`: the report, the trace, the exit
+ * code, and the API key in no output at all (stdout, stderr with
+ * --verbose, the trace, the JSON). */
 static void run_cli_key_never_leaks(void **state)
 {
     (void)state;
     char cmd[2048], dir[64];
     char *out, *err, *trace;
+    int port, pid;
     snprintf(dir, sizeof(dir), "/tmp/ttsbuf-live-%d", (int)getpid());
     snprintf(cmd, sizeof(cmd), "mkdir -p %s", dir);
     tb_test_sh(cmd);
+    snprintf(cmd, sizeof(cmd), "%s/serve.log", dir);
+    pid = tb_test_serve_spawn("tps=200,tokens=40,ttft=0.05,seed=3", cmd, &port);
     snprintf(cmd, sizeof(cmd),
-             "OPENAI_API_KEY=%s '%s' run --synth tps=200,tokens=40,ttft=0.05,seed=3 "
+             "OPENAI_API_KEY=%s '%s' run --base-url http://127.0.0.1:%d/v1 --model m "
              "--verbose --json --record %s/t.jsonl >%s/out 2>%s/err",
-             SECRET, tb_test_bin(), dir, dir, dir);
+             SECRET, tb_test_bin(), port, dir, dir, dir);
     assert_int_equal(tb_test_sh(cmd), 0);
+    tb_test_serve_stop(pid);
     snprintf(cmd, sizeof(cmd), "%s/out", dir);
     out = tb_test_slurp_str(cmd);
     snprintf(cmd, sizeof(cmd), "%s/err", dir);
@@ -283,10 +287,10 @@ static void run_cli_key_never_leaks(void **state)
     assert_null(strstr(trace, SECRET));
     assert_null(strstr(err, "4b1d9e"));
     assert_non_null(strstr(err, "Authorization: Bearer ***")); /* verbose did log it, masked */
-    assert_non_null(strstr(err, "built-in mock provider"));
     {
         cJSON *j = cJSON_Parse(out);
         assert_non_null(j);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "provider")), "remote");
         assert_int_equal(cJSON_GetObjectItem(j, "http_status")->valueint, 200);
         assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 40);
         assert_int_equal(cJSON_GetObjectItem(j, "tokens")->valueint, 40);
@@ -329,7 +333,7 @@ static void run_cli_failure_keeps_partial(void **state)
     }
     snprintf(cmd, sizeof(cmd), "%s.out", path);
     out = tb_test_slurp_str(cmd);
-    assert_non_null(strstr(out, "stream incomplete (transport): connection lost after 20"));
+    assert_non_null(strstr(out, "no verdict: the request failed (transport: connection lost after 20"));
     free(out);
     snprintf(cmd, sizeof(cmd), "%s.err", path);
     out = tb_test_slurp_str(cmd);
@@ -375,6 +379,142 @@ static void serve_cli_and_run_cli(void **state)
     tb_test_sh(cmd);
 }
 
+/* Where run and bench send a request: with a key and no base URL the
+ * vendor's API (never the mock); the mock with --mock, or with neither,
+ * and then the report's first line, the JSON and the trace header say so.
+ * The vendor's API is reached through a proxy on a closed loopback port
+ * (libcurl's standard https_proxy): no packet leaves the machine. */
+static void run_cli_endpoint_resolution(void **state)
+{
+    (void)state;
+    char env[256], args[256], path[64];
+    struct tb_test_out o;
+    char *trace;
+    cJSON *j;
+    int port = tb_test_free_port();
+    snprintf(env, sizeof(env),
+             "-u ALL_PROXY -u all_proxy NO_PROXY= no_proxy= HTTPS_PROXY=http://127.0.0.1:%d "
+             "https_proxy=http://127.0.0.1:%d OPENAI_API_KEY=sk-x",
+             port, port);
+
+    /* A key, no base URL: the OpenAI API, a transport failure offline. */
+    j = tb_test_run_json(env, "run --model gpt-4o-mini -q --json", 3);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "provider")), "remote");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "base_url")),
+                        "https://api.openai.com/v1");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "model")), "gpt-4o-mini");
+    assert_string_equal(
+        cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "error"), "kind")),
+        "transport");
+    cJSON_Delete(j);
+    /* The human report names the endpoint in its first line. */
+    o = tb_test_run_env(env, "run --model gpt-4o-mini -q");
+    assert_int_equal(o.code, 3);
+    assert_non_null(strstr(o.so, "at https://api.openai.com/v1 (chat API)"));
+    assert_null(strstr(o.so, "mock"));
+    tb_test_out_free(&o);
+
+    /* --mock with a key in the environment: the mock, said everywhere. */
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-ep-%d.jsonl", (int)getpid());
+    snprintf(args, sizeof(args), "run --mock --synth tps=400,tokens=20,ttft=0.01 -q --record %s",
+             path);
+    o = tb_test_run_env("OPENAI_API_KEY=sk-x", args);
+    assert_int_equal(o.code, 0);
+    assert_true(strncmp(o.so, "ttsbuf run: the built-in MOCK provider", 38) == 0);
+    tb_test_out_free(&o);
+    trace = tb_test_slurp_str(path);
+    assert_non_null(strstr(strtok(trace, "\n"), "\"provider\":\"mock\""));
+    free(trace);
+    remove(path);
+    /* Neither key nor URL: the mock, in the JSON too. */
+    j = tb_test_run_json(NULL, "run --synth tps=400,tokens=20,ttft=0.01 -q --json", 0);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "provider")), "mock");
+    cJSON_Delete(j);
+    tb_test_expect_error("run --mock --base-url http://127.0.0.1:1/v1", 2,
+                         "--mock and --base-url exclude each other");
+    tb_test_expect_error("run --synth tokens=5 --base-url http://127.0.0.1:1/v1 --model m", 2,
+                         "drive the built-in mock");
+
+    /* bench: an endpoint or --mock is required; --mock says so. */
+    tb_test_expect_error("bench -c 1", 2, "no endpoint");
+    j = tb_test_run_json("OPENAI_API_KEY=sk-x",
+                         "bench --mock -c 1 --requests 1 --max-tokens 8 -q --json", 0);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "provider")), "mock");
+    cJSON_Delete(j);
+    j = tb_test_run_json(env, "bench --model m -c 1 --requests 1 -q --json", 3);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "base_url")),
+                        "https://api.openai.com/v1");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "provider")), "remote");
+    cJSON_Delete(j);
+}
+
+/* A failed request has no verdict: what was not measured is null in JSON
+ * and "-" in the report, never 0; what did arrive is shown. */
+static void run_cli_failed_request_has_no_verdict(void **state)
+{
+    (void)state;
+    struct tb_test_out o;
+    cJSON *j;
+    static const char *const unmeasured[] = {"ttft_s", "ttfa_s", "decode_tps", "end_s",
+                                             "min_tps", "speedup_needed"};
+    o = tb_test_run("run --mock --model 'mock+status@429' -q");
+    assert_int_equal(o.code, 3);
+    assert_non_null(strstr(o.so, "no verdict: the request failed (http: HTTP 429"));
+    assert_non_null(strstr(o.so, "what arrived (the numbers below): 0 events"));
+    assert_null(strstr(o.so, "verdict: no gaps"));
+    assert_non_null(strstr(o.so, "time to first token         - s"));
+    assert_non_null(strstr(o.so, "minimum TPS                 - tokens/s"));
+    assert_null(strstr(o.so, "0.00x"));
+    tb_test_out_free(&o);
+    j = tb_test_run_json(NULL, "run --mock --model 'mock+status@429' -q --json", 3);
+    for (size_t i = 0; i < sizeof(unmeasured) / sizeof(unmeasured[0]); i++)
+        if (!cJSON_IsNull(cJSON_GetObjectItem(j, unmeasured[i])))
+            fail_msg("%s is not null after a failed request", unmeasured[i]);
+    assert_true(cJSON_IsNull(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "preroll_curve"), 0),
+                            "min_tps")));
+    cJSON_Delete(j);
+    /* Cut after 20 events: the first token was measured, the what-if not. */
+    j = tb_test_run_json(NULL, "run --synth tps=400,tokens=50,ttft=0.02 --fault drop@20 -q --json",
+                         3);
+    assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 20);
+    assert_true(cJSON_IsNumber(cJSON_GetObjectItem(j, "ttft_s")));
+    assert_true(cJSON_IsNumber(cJSON_GetObjectItem(j, "decode_tps")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "min_tps")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "speedup_needed")));
+    cJSON_Delete(j);
+}
+
+/* An output that cannot be written fails before the request is sent
+ * (the server counts none), in one line, exit 2; two outputs on stdout
+ * are refused. */
+static void run_cli_outputs_checked_first(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"--record /nonexistent/a.jsonl",
+                                      "--svg /nonexistent/a.svg", "--record /tmp"};
+    char cmd[1024], log[96], args[512];
+    char *s;
+    int port, pid;
+    snprintf(log, sizeof(log), "/tmp/ttsbuf-oc-%d.log", (int)getpid());
+    pid = tb_test_serve_spawn("tps=300,tokens=20,ttft=0.01", log, &port);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(args, sizeof(args), "run --base-url http://127.0.0.1:%d/v1 --model m -q %s",
+                 port, bad[i]);
+        tb_test_expect_error(args, 2, strchr(bad[i], ' ') + 1);
+    }
+    snprintf(args, sizeof(args), "run --base-url http://127.0.0.1:%d/v1 --model m --json --record -",
+             port);
+    tb_test_expect_error(args, 2, "--json and --record - would both write to stdout");
+    assert_int_equal(tb_test_serve_stop(pid), 0);
+    s = tb_test_slurp_str(log);
+    if (strstr(s, " 0 requests") == NULL)
+        fail_msg("the server saw a request: %s", s);
+    free(s);
+    snprintf(cmd, sizeof(cmd), "rm -f %s", log);
+    tb_test_sh(cmd);
+}
+
 static void run_cli_bad_usage(void **state)
 {
     (void)state;
@@ -413,7 +553,7 @@ static void openai_sdk_streams_from_mock(void **state)
         dir = "tests/node";
     snprintf(cmd, sizeof(cmd), "%s/node_modules/openai/package.json", dir);
     if (access(cmd, R_OK) != 0)
-        fail_msg("the openai npm package is missing in %s/node_modules: run `make deps`", dir);
+        fail_msg("the openai npm package is missing in %s/node_modules: run `make test` (or sh .ci/deps test)", dir);
     tb_test_mock_start(&m, 25, 0.01, 0.002, NULL);
     snprintf(path, sizeof(path), "/tmp/ttsbuf-sdk-%d.json", (int)getpid());
     snprintf(cmd, sizeof(cmd), "node %s/openai-stream.mjs %s >%s 2>&1", dir, m.base, path);
@@ -543,7 +683,7 @@ static void run_cli_sigint_keeps_partial(void **state)
     assert_int_equal(lines, 1 + 12);
     snprintf(cmd, sizeof(cmd), "%s.out", path);
     out = tb_test_slurp_str(cmd);
-    assert_non_null(strstr(out, "stream incomplete (cancelled): interrupted after 12 deltas"));
+    assert_non_null(strstr(out, "no verdict: the request failed (cancelled: interrupted after 12 deltas"));
     snprintf(cmd, sizeof(cmd), "%s.err", path);
     err = tb_test_slurp_str(cmd);
     assert_non_null(strstr(err, "ttsbuf: interrupted after 12 deltas"));
@@ -650,6 +790,9 @@ int tb_test_live(void)
         cmocka_unit_test(run_cli_failure_keeps_partial),
         cmocka_unit_test(serve_cli_and_run_cli),
         cmocka_unit_test(run_cli_bad_usage),
+        cmocka_unit_test(run_cli_endpoint_resolution),
+        cmocka_unit_test(run_cli_failed_request_has_no_verdict),
+        cmocka_unit_test(run_cli_outputs_checked_first),
         cmocka_unit_test(run_cli_fault_matrix),
         cmocka_unit_test(run_cli_request_options),
         cmocka_unit_test(run_cli_sigint_keeps_partial),

@@ -169,7 +169,7 @@ static void timeline_escapes_and_no_gap(void **state)
     /* A file that cannot be written: exit 2, one line naming the flag. */
     o = tb_test_run("sim --svg /nonexistent-dir/x.svg");
     assert_int_equal(o.code, 2);
-    assert_non_null(strstr(o.se, "ttsbuf: --svg: cannot write /nonexistent-dir/x.svg"));
+    assert_non_null(strstr(o.se, "ttsbuf: --svg: /nonexistent-dir/x.svg: No such file or directory"));
     tb_test_out_free(&o);
     cleanup(&f);
 }

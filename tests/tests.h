@@ -91,7 +91,14 @@ struct tb_test_out {
 
 /* Runs `$TTSBUF args` through sh (args may hold redirections). */
 struct tb_test_out tb_test_run(const char *args);
+/* The same with environment assignments first (`env ENV ...`; NULL: none). */
+struct tb_test_out tb_test_run_env(const char *env, const char *args);
 void tb_test_out_free(struct tb_test_out *o);
+
+/* Runs `$TTSBUF args` (env as above), asserts the exit code, and returns
+ * its stdout parsed as JSON (owned: cJSON_Delete). */
+struct cJSON;
+struct cJSON *tb_test_run_json(const char *env, const char *args, int code);
 
 /* splitmix64: tiny, deterministic, good enough to pick test inputs. */
 struct tb_rng {

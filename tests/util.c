@@ -3,6 +3,7 @@
  * directories.  Failures end the current case (cmocka's fail_msg).
  */
 #include <arpa/inet.h>
+#include <cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -116,13 +117,19 @@ void tb_test_free_names(char **v, size_t n)
 /* Runs `$TTSBUF args` through sh (args may hold redirections of input). */
 struct tb_test_out tb_test_run(const char *args)
 {
+    return tb_test_run_env(NULL, args);
+}
+
+struct tb_test_out tb_test_run_env(const char *env, const char *args)
+{
     const char *bin = getenv("TTSBUF");
     char cmd[8192], so[64], se[64];
     struct tb_test_out o;
     int st;
     snprintf(so, sizeof(so), "/tmp/ttsbuf-test-%d.out", (int)getpid());
     snprintf(se, sizeof(se), "/tmp/ttsbuf-test-%d.err", (int)getpid());
-    snprintf(cmd, sizeof(cmd), "'%s' %s >%s 2>%s", bin != NULL ? bin : "./ttsbuf", args, so, se);
+    snprintf(cmd, sizeof(cmd), "env %s '%s' %s >%s 2>%s", env != NULL ? env : "",
+             bin != NULL ? bin : "./ttsbuf", args, so, se);
     st = system(cmd);
     assert_true(WIFEXITED(st));
     o.code = WEXITSTATUS(st);
@@ -137,6 +144,19 @@ void tb_test_out_free(struct tb_test_out *o)
 {
     free(o->so);
     free(o->se);
+}
+
+cJSON *tb_test_run_json(const char *env, const char *args, int code)
+{
+    struct tb_test_out o = tb_test_run_env(env, args);
+    cJSON *j;
+    if (o.code != code)
+        fail_msg("ttsbuf %s: exit %d, wanted %d; stderr '%s'", args, o.code, code, o.se);
+    j = cJSON_Parse(o.so);
+    if (j == NULL)
+        fail_msg("ttsbuf %s: stdout is not JSON: '%.200s'", args, o.so);
+    tb_test_out_free(&o);
+    return j;
 }
 
 /* Exit code and a one-line stderr that contains `want`. */

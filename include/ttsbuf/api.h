@@ -74,6 +74,8 @@ struct tb_api_info {
     enum tb_api_framing framing;
     const char *end_name; /* how a complete stream ends, for messages */
     int usage_option;     /* asks for usage with stream_options.include_usage */
+    const char *default_base; /* the API root when a key is given and no base
+                               * URL (the vendor SDKs' default) */
 };
 
 /* The dialect's row; NULL for a value outside enum tb_api.  Any thread. */

@@ -238,6 +238,7 @@ struct tb_bench_meta {
     char options[512]; /* the playout options, as text (must match to merge) */
     char model[128];
     char base_url[256]; /* redacted */
+    char provider[16];  /* "mock" (the built-in mock), "remote", or "" */
 };
 #define TB_BENCH_LEVELS_MAX 64
 

@@ -50,6 +50,8 @@ struct tb_stream {
     long long usage_tokens;         /* usage.completion_tokens, or -1 when unknown */
     char model[128];                /* from a trace header, or "" */
     char base_url[256];             /* from a trace header, or "" (never a key) */
+    char provider[16];              /* "mock" (ttsbuf's built-in mock), "remote",
+                                     * or "" (not said) */
     struct tb_server_timing server; /* all -1 unless the provider said */
 };
 

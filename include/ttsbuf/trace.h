@@ -3,6 +3,8 @@
  *
  * One JSON object per line, UTF-8:
  *   {"ttsbuf_trace": 1, "model": "...", ...}    optional header, first line
+ *                                               ("provider": "mock" when the
+ *                                               built-in mock answered)
  *   {"t": 0.8123, "text": " Hello"}             an event
  *   {"t": 0.9, "text": "x", "kind": "reasoning", "tokens": 3}
  *   {"usage": {"completion_tokens": 412}}       optional, usually last

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
 #include "optdoc.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/tts.h"
@@ -107,6 +108,11 @@ void tb_cli_audio_rate_model(struct tb_cli_audio *a, const struct tb_stream *s,
 int tb_cli_audio_realtime(const struct tb_cli_audio *a)
 {
     return a->sink == TB_SINK_PORTAUDIO;
+}
+
+int tb_cli_audio_probe(const struct tb_cli_audio *a)
+{
+    return a->sink == TB_SINK_WAV ? tb_cli_output_probe("--audio wav", a->target) : -1;
 }
 
 int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o)

@@ -52,6 +52,10 @@ int tb_cli_audio_wanted(const struct tb_cli_audio *a);
  * -1 to go on, or an exit code (the error is printed). */
 int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o);
 
+/* --audio wav:FILE probed before any work (tb_cli_output_probe).
+ * Returns -1 to go on, or TB_EXIT_USAGE (printed). */
+int tb_cli_audio_probe(const struct tb_cli_audio *a);
+
 /* The rate model on stream s with options o (without the speaker's
  * voice), kept to report the difference between the two models; nothing
  * when the stream cannot be simulated. */

@@ -130,32 +130,61 @@ static size_t error_total(const struct tb_bench_summary *s)
     return s->requests - s->ok;
 }
 
+/* A statistic, or "-" when no stream has the quantity (never 0). */
+static const char *stat_cell(char *buf, size_t len, const struct tb_bench_stat *st, double v,
+                             int prec)
+{
+    if (st->n == 0)
+        return "-";
+    snprintf(buf, len, "%.*f", prec, v);
+    return buf;
+}
+
 void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
 {
-    fprintf(f, "ttsbuf bench: model %s at %s\n  %s\n", m->model, m->base_url, m->options);
+    fprintf(f, "ttsbuf bench: %smodel %s at %s\n  %s\n",
+            strcmp(m->provider, "mock") == 0 ? "the built-in MOCK provider (not a real model): "
+                                             : "",
+            m->model, m->base_url, m->options);
     if (m->nshards > 1)
         fprintf(f, "  shard %u of %u (ids = %u mod %u)\n", m->shard + 1, m->nshards, m->shard,
                 m->nshards);
-    fprintf(f, "\n  %-28s %8s %6s %7s %8s %9s %9s %9s %9s\n", "level", "requests", "errors",
-            "gapless", "TTFT P95", "TTFA P95", "TPS P50", "TPS P95", "system");
+    /* "measured": the streams the percentiles are over (ok streams with a
+     * first token); a column no stream has is "-". */
+    fprintf(f, "\n  %-28s %8s %6s %8s %8s %9s %9s %9s %9s %9s\n", "level", "requests", "errors",
+            "measured", "gapless", "TTFT P95", "TTFA P95", "TPS P50", "TPS P95", "system");
     for (uint32_t l = 0; l < m->nlevels; l++) {
-        char name[64];
+        const struct tb_bench_summary *x = &s[l];
+        char name[64], gl[16], b[5][32];
         tb_bench_level_name(&m->levels[l], name, sizeof(name));
-        fprintf(f, "  %-28s %8zu %6zu %6.1f%% %8.3f %9.3f %9.1f %9.1f %9.1f\n", name, s[l].requests,
-                error_total(&s[l]), 100.0 * s[l].gapless_share, s[l].m[TB_BM_TTFT].p95,
-                s[l].m[TB_BM_TTFA].p95, s[l].m[TB_BM_TPS].p50, s[l].m[TB_BM_TPS].p95,
-                s[l].system_tps);
+        if (x->ok > 0)
+            snprintf(gl, sizeof(gl), "%.1f%%", 100.0 * x->gapless_share);
+        else
+            snprintf(gl, sizeof(gl), "-");
+        fprintf(f, "  %-28s %8zu %6zu %8zu %8s %9s %9s %9s %9s %9s\n", name, x->requests,
+                error_total(x), x->m[TB_BM_TTFT].n, gl,
+                stat_cell(b[0], sizeof(b[0]), &x->m[TB_BM_TTFT], x->m[TB_BM_TTFT].p95, 3),
+                stat_cell(b[1], sizeof(b[1]), &x->m[TB_BM_TTFA], x->m[TB_BM_TTFA].p95, 3),
+                stat_cell(b[2], sizeof(b[2]), &x->m[TB_BM_TPS], x->m[TB_BM_TPS].p50, 1),
+                stat_cell(b[3], sizeof(b[3]), &x->m[TB_BM_TPS], x->m[TB_BM_TPS].p95, 1),
+                x->ok > 0 ? (snprintf(b[4], sizeof(b[4]), "%.1f", x->system_tps), b[4]) : "-");
     }
     for (uint32_t l = 0; l < m->nlevels; l++) {
         const struct tb_bench_summary *x = &s[l];
         char name[64];
         tb_bench_level_name(&m->levels[l], name, sizeof(name));
-        fprintf(f,
-                "\n%s: %zu requests, %zu ok, %zu gapless (%.1f%%); %llu events, %llu tokens "
-                "in %.2f s: system %.1f tokens/s\n",
-                name, x->requests, x->ok, x->gapless, 100.0 * x->gapless_share,
-                (unsigned long long)x->events, (unsigned long long)x->tokens, x->span,
-                x->system_tps);
+        if (x->ok > 0)
+            fprintf(f,
+                    "\n%s: %zu requests, %zu ok, %zu gapless (%.1f%%); %llu events, %llu tokens "
+                    "in %.2f s: system %.1f tokens/s\n",
+                    name, x->requests, x->ok, x->gapless, 100.0 * x->gapless_share,
+                    (unsigned long long)x->events, (unsigned long long)x->tokens, x->span,
+                    x->system_tps);
+        else
+            fprintf(f,
+                    "\n%s: %zu requests, none ok: no verdict (%llu events arrived); "
+                    "percentiles over 0 streams\n",
+                    name, x->requests, (unsigned long long)x->events);
         if (x->usage_ignored > 0)
             fprintf(f,
                     "  note: %zu request%s reported usage far below the events that came "
@@ -226,7 +255,9 @@ static void json_num(FILE *f, double v)
 
 void tb_bench_report_json(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
 {
-    fprintf(f, "{\"model\": ");
+    fprintf(f, "{\"provider\": ");
+    json_str(f, m->provider[0] ? m->provider : "remote");
+    fprintf(f, ", \"model\": ");
     json_str(f, m->model);
     fprintf(f, ", \"base_url\": ");
     json_str(f, m->base_url);
@@ -247,7 +278,7 @@ void tb_bench_report_json(FILE *f, const struct tb_bench_meta *m, const struct t
         for (int k = 1; k <= TB_LIVE_NOMEM; k++)
             fprintf(f, "%s\"%s\": %zu", k > 1 ? ", " : "", tb_live_error_name(k), x->errors[k]);
         fprintf(f, "}, \"gapless\": %zu, \"gapless_share\": ", x->gapless);
-        json_num(f, x->gapless_share);
+        json_num(f, x->ok > 0 ? x->gapless_share : NAN);
         fprintf(f, ", \"success_share\": ");
         json_num(f, x->success_share);
         fprintf(f,
@@ -255,7 +286,7 @@ void tb_bench_report_json(FILE *f, const struct tb_bench_meta *m, const struct t
                 (unsigned long long)x->tokens);
         json_num(f, x->span);
         fprintf(f, ", \"system_tps\": ");
-        json_num(f, x->system_tps);
+        json_num(f, x->ok > 0 ? x->system_tps : NAN);
         fprintf(f, ", \"usage_ignored\": %zu, \"surrogates_replaced\": %llu", x->usage_ignored,
                 (unsigned long long)x->surrogates_replaced);
         fprintf(f, ", \"metrics\": {");
@@ -289,10 +320,14 @@ void tb_bench_report_csv(FILE *f, const struct tb_bench_meta *m, const struct tb
         const struct tb_bench_summary *x = &s[l];
         char name[64];
         tb_bench_level_name(&m->levels[l], name, sizeof(name));
-        fprintf(f, "\"%s\",%s,%u,%.17g,%zu,%zu,%zu,%.17g,%llu,%llu,%.17g,%.17g", name,
-                mode_str(m->levels[l].mode), m->levels[l].concurrency, m->levels[l].rate,
-                x->requests, x->ok, error_total(x), x->gapless_share, (unsigned long long)x->events,
-                (unsigned long long)x->tokens, x->span, x->system_tps);
+        fprintf(f, "\"%s\",%s,%u,%.17g,%zu,%zu,%zu,", name, mode_str(m->levels[l].mode),
+                m->levels[l].concurrency, m->levels[l].rate, x->requests, x->ok, error_total(x));
+        if (x->ok > 0)
+            fprintf(f, "%.17g", x->gapless_share);
+        fprintf(f, ",%llu,%llu,%.17g,", (unsigned long long)x->events,
+                (unsigned long long)x->tokens, x->span);
+        if (x->ok > 0)
+            fprintf(f, "%.17g", x->system_tps);
         for (int k = 0; k < TB_BM__COUNT; k++)
             for (int q = 0; q < 5; q++) {
                 if (x->m[k].n > 0)

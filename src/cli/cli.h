@@ -55,6 +55,7 @@ struct tb_report_live {
     const char *model;
     const char *base_url; /* redacted */
     const char *api;      /* "chat", "completions", "anthropic", "ollama" */
+    const char *provider; /* "mock" (the built-in mock answered) or "remote" */
     long http_status;
     const char *error_kind; /* NULL when the run succeeded */
     const char *error;

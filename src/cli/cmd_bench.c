@@ -4,6 +4,7 @@
  * played out through its own playout model; per-level percentiles,
  * gates, per-request records and traces, shards.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -30,6 +31,7 @@
 
 #define DEFAULT_LEVELS "1,5,10,25,50"
 #define DEFAULT_MAX_TOKENS 300
+#define MOCK_PRESET "mock"
 #define OPEN_DEFAULT_REQUESTS 50
 
 enum {
@@ -46,7 +48,8 @@ enum {
     O_SHARDS,
     O_OUT,
     O_REQUIRE,
-    O_CSV
+    O_CSV,
+    O_FORCE
 };
 
 _Static_assert(DEFAULT_MAX_TOKENS == 300, "--max-tokens' help states the default");
@@ -86,7 +89,10 @@ static const struct tb_optdoc bench_output[] = {
     {"out", O_OUT, "DIR",
      "write records.jsonl (a line per request; with --shard, records-I-of-N.jsonl), summary.json, "
      "and traces/ (each stream, for ttsbuf sim --trace)",
-     "summary.json is the --json object; traces are traces/L<level>-<id>.jsonl."},
+     "summary.json is the --json object; traces are traces/L<level>-<id>.jsonl. A DIR that holds "
+     "an earlier run's files (of this shard) is refused, so that runs never mix."},
+    {"force", O_FORCE, NULL,
+     "--out: remove the earlier run's records, summary and traces (of this shard) first", NULL},
     {"require", O_REQUIRE, "G=V",
      "a gate (repeatable): gapless, success (shares, >=), errors (<=), system-tps (>=), "
      "METRIC-STAT with STAT one of p50 p95 p99 min max (<=; >= for tps and tps-usage)",
@@ -107,7 +113,7 @@ static const struct tb_optdoc bench_play[] = {
 
 static const struct tb_optsec bench_secs[] = {
     {"Load (per level):", bench_load},
-    {"Requests (--base-url and --model required):", tb_opt_request},
+    {"Requests (an endpoint or --mock; --model for a real endpoint):", tb_opt_request},
     {NULL, bench_requests},
     {"Output:", bench_output},
     {"Playout (each stream, as ttsbuf sim):", tb_opt_playout},
@@ -128,7 +134,7 @@ static const char *const bench_notes[] = {
 
 const struct tb_cmddoc tb_doc_bench = {
     "bench",
-    "--base-url URL --model NAME [OPTIONS]",
+    "[--base-url URL --model NAME | --mock] [OPTIONS]",
     "Stream many completions at once from an OpenAI-compatible endpoint (one\n"
     "libcurl event loop, no thread per stream) and play each out through its own\n"
     "playout model: per load level, P50/P95/P99/min/max of TTFT, time to first\n"
@@ -150,7 +156,7 @@ struct bench_args {
     const char *prompts_file, *out, *conc, *rates, *shard;
     double duration;
     size_t requests, warmup, max_conc, seed, shards;
-    int quiet, csv, poisson;
+    int quiet, csv, poisson, force;
     struct tb_gate gates[TB_GATES_MAX];
     size_t ngates;
 };
@@ -301,6 +307,7 @@ static int parse(int argc, char **argv, struct bench_args *a)
         case O_SHARD: a->shard = optarg; continue;
         case O_OUT: a->out = optarg; continue;
         case O_CSV: a->csv = 1; continue;
+        case O_FORCE: a->force = 1; continue;
         case O_ARRIVALS:
             if (strcmp(optarg, "poisson") != 0 && strcmp(optarg, "constant") != 0) {
                 tb_cli_error("--arrivals: '%s' is not poisson or constant", optarg);
@@ -424,10 +431,111 @@ static void progress_line(void *ud, const struct tb_bench_progress *p)
                 name, p->t, p->done, p->inflight, p->errors, (unsigned long long)p->events);
 }
 
-/* The output directory: DIR and DIR/traces.  0 or an exit code. */
-static int make_out(const char *dir)
+static void file_name(char *out, size_t len, const char *dir, const char *stem, const char *ext,
+                      const struct tb_bench_meta *m)
+{
+    if (m->nshards > 1)
+        snprintf(out, len, "%s/%s-%u-of-%u.%s", dir, stem, m->shard, m->nshards, ext);
+    else
+        snprintf(out, len, "%s/%s.%s", dir, stem, ext);
+}
+
+enum out_entry { OUT_KEEP, OUT_EARLIER, OUT_FOREIGN };
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* 1 and *id when name is a trace's, "L<level>-<id>.jsonl". */
+static int trace_id(const char *name, unsigned long long *id)
+{
+    char *end;
+    const char *dash = strchr(name, '-');
+    if (name[0] != 'L' || dash == NULL || dash == name + 1)
+        return 0;
+    (void)strtoul(name + 1, &end, 10);
+    if (end != dash)
+        return 0;
+    errno = 0;
+    *id = strtoull(dash + 1, &end, 10);
+    return errno == 0 && end != dash + 1 && strcmp(end, ".jsonl") == 0;
+}
+
+/* What an entry of DIR (or DIR/traces) is.  Unsharded: an earlier run's
+ * records, summary and traces are OUT_EARLIER (refused; --force removes
+ * them); any other file in traces/ is OUT_FOREIGN (refused, never
+ * removed: `sweep DIR/traces` would read it); other files in DIR (a
+ * report redirected there) stay.  Sharded (shards share a DIR), only this
+ * shard's records, summary and traces (ids = shard mod N) matter. */
+static enum out_entry out_entry(const char *name, int in_traces, const struct tb_bench_meta *m)
+{
+    char mine[64];
+    unsigned long long id = 0;
+    int trace = in_traces && trace_id(name, &id);
+    if (m->nshards > 1) {
+        if (in_traces)
+            return trace && id % m->nshards == m->shard ? OUT_EARLIER : OUT_KEEP;
+        snprintf(mine, sizeof(mine), "records-%u-of-%u.jsonl", m->shard, m->nshards);
+        if (strcmp(name, mine) == 0)
+            return OUT_EARLIER;
+        snprintf(mine, sizeof(mine), "summary-%u-of-%u.json", m->shard, m->nshards);
+        return strcmp(name, mine) == 0 ? OUT_EARLIER : OUT_KEEP;
+    }
+    if (in_traces)
+        return trace ? OUT_EARLIER : OUT_FOREIGN;
+    if ((strncmp(name, "records", 7) == 0 && has_suffix(name, ".jsonl")) ||
+        (strncmp(name, "summary", 7) == 0 && has_suffix(name, ".json")))
+        return OUT_EARLIER;
+    return OUT_KEEP;
+}
+
+/* Refuses (or, with force, removes) an earlier run's files in dir (or in
+ * dir/traces).  0 or an exit code. */
+static int clear_stale(const char *dir, int in_traces, const struct tb_bench_meta *m, int force)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[4200];
+    int code = 0;
+    if (d == NULL) {
+        tb_cli_error("--out: %s: %s", dir, strerror(errno));
+        return TB_EXIT_USAGE;
+    }
+    while (code == 0 && (e = readdir(d)) != NULL) {
+        enum out_entry k;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        k = out_entry(e->d_name, in_traces, m);
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (k == OUT_KEEP)
+            continue;
+        if (k == OUT_FOREIGN) {
+            tb_cli_error("--out: %s holds %s, not a trace of ttsbuf's; give a new directory",
+                         dir, e->d_name);
+            code = TB_EXIT_USAGE;
+        } else if (!force) {
+            tb_cli_error("--out: %s holds an earlier run (%s); give a new directory, or "
+                         "--force to remove its records, summary and traces",
+                         dir, e->d_name);
+            code = TB_EXIT_USAGE;
+        } else if (unlink(path) != 0) {
+            tb_cli_error("--out: cannot remove %s: %s", path, strerror(errno));
+            code = TB_EXIT_USAGE;
+        }
+    }
+    closedir(d);
+    return code;
+}
+
+/* The output directory: DIR and DIR/traces, with no earlier run's files
+ * in them (refused, or removed with --force): a later `sweep DIR/traces`
+ * must not mix runs.  0 or an exit code. */
+static int make_out(const char *dir, const struct tb_bench_meta *m, int force)
 {
     char path[4096];
+    int code;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         tb_cli_error("--out: %s: %s", dir, strerror(errno));
         return TB_EXIT_USAGE;
@@ -437,16 +545,8 @@ static int make_out(const char *dir)
         tb_cli_error("--out: %s: %s", path, strerror(errno));
         return TB_EXIT_USAGE;
     }
-    return 0;
-}
-
-static void file_name(char *out, size_t len, const char *dir, const char *stem, const char *ext,
-                      const struct tb_bench_meta *m)
-{
-    if (m->nshards > 1)
-        snprintf(out, len, "%s/%s-%u-of-%u.%s", dir, stem, m->shard, m->nshards, ext);
-    else
-        snprintf(out, len, "%s/%s.%s", dir, stem, ext);
+    code = clear_stale(path, 1, m, force);
+    return code != 0 ? code : clear_stale(dir, 0, m, force);
 }
 
 /* Writes level l's records (and their traces) from index `from`.  0 or -1
@@ -463,6 +563,7 @@ static int write_level(FILE *rf, const char *dir, const struct tb_bench_meta *m,
         snprintf(path, sizeof(path), "%s/%s", dir, rel);
         snprintf(r->stream.model, sizeof(r->stream.model), "%s", m->model);
         snprintf(r->stream.base_url, sizeof(r->stream.base_url), "%s", m->base_url);
+        snprintf(r->stream.provider, sizeof(r->stream.provider), "%s", m->provider);
         tf = fopen(path, "w");
         if (tf == NULL) {
             tb_cli_error("--out: %s: %s", path, strerror(errno));
@@ -530,15 +631,16 @@ int tb_cmd_bench(int argc, char **argv)
     struct tb_bench_recs recs;
     struct tb_bench_summary *sums = NULL;
     struct tb_bench_meta meta;
-    char *key = NULL, *url = NULL, err[512], path[4200];
+    char *url = NULL, err[512], path[4200];
     FILE *rf = NULL;
     const struct tb_api_info *info;
-    const char *base;
+    struct tb_cli_endpoint ep;
     int code, progress;
     size_t ok_total = 0;
 
     memset(&a, 0, sizeof(a));
     memset(&meta, 0, sizeof(meta));
+    memset(&ep, 0, sizeof(ep));
     tb_bench_recs_init(&recs);
     code = parse(argc, argv, &a);
     if (code >= 0)
@@ -548,31 +650,32 @@ int tb_cmd_bench(int argc, char **argv)
         code = pick_shard(&a, &meta.shard, &meta.nshards);
     if (code != 0)
         return code;
-    info = tb_api_info(a.q.req.api);
-    base = a.q.base_url != NULL ? a.q.base_url : getenv(info->base_env);
-    if (base == NULL || base[0] == '\0') {
-        tb_cli_error("bench: --base-url is required (or set %s); "
-                     "`ttsbuf serve` is a mock provider to try it on",
-                     info->base_env);
+    if (tb_cli_audio_probe(&a.au) >= 0)
         return TB_EXIT_USAGE;
-    }
-    if (a.q.model == NULL && info->usage_option)
-        a.q.model = getenv("OPENAI_MODEL"); /* the OpenAI pair */
-    if (a.q.model == NULL || a.q.model[0] == '\0') {
-        tb_cli_error("bench: --model is required%s",
-                     info->usage_option ? " (or set OPENAI_MODEL)" : "");
-        return TB_EXIT_USAGE;
-    }
-    if (a.prompts_file != NULL ? tb_bench_prompts_load(a.prompts_file, &prompts, err, sizeof(err))
-                               : tb_bench_prompts_builtin(&prompts)) {
-        tb_cli_error("%s", a.prompts_file != NULL ? err : "out of memory");
-        return TB_EXIT_USAGE;
-    }
-    if (tb_cli_request_key(&a.q, info, &key) != 0) {
+    if (tb_cli_endpoint_resolve(&a.q, "bench", 0, &ep) != 0) {
         code = TB_EXIT_USAGE;
         goto out;
     }
-    url = tb_cli_request_url(base, info);
+    info = ep.info;
+    if (a.prompts_file != NULL ? tb_bench_prompts_load(a.prompts_file, &prompts, err, sizeof(err))
+                               : tb_bench_prompts_builtin(&prompts)) {
+        tb_cli_error("%s", a.prompts_file != NULL ? err : "out of memory");
+        code = TB_EXIT_USAGE;
+        goto out;
+    }
+    if (ep.mock) {
+        struct tb_report_src src;
+        char label[512];
+        code = tb_cli_load_source(&a.c, MOCK_PRESET, &ep.stream, &src, label, sizeof(label));
+        if (code >= 0)
+            goto out;
+        code = 0;
+        if (tb_cli_endpoint_mock_start(&ep, NULL) != 0) {
+            code = TB_EXIT_USAGE;
+            goto out;
+        }
+    }
+    url = tb_cli_request_url(ep.base, info);
     if (url == NULL) {
         tb_cli_error("out of memory");
         code = TB_EXIT_USAGE;
@@ -580,7 +683,8 @@ int tb_cmd_bench(int argc, char **argv)
     }
     a.q.req.model = a.q.model;
     snprintf(meta.model, sizeof(meta.model), "%s", a.q.model);
-    tb_http_redact(base, strlen(base), meta.base_url, sizeof(meta.base_url));
+    snprintf(meta.base_url, sizeof(meta.base_url), "%s", ep.base_red);
+    snprintf(meta.provider, sizeof(meta.provider), "%s", tb_cli_endpoint_provider(&ep));
     snprintf(meta.options, sizeof(meta.options),
              "chunk=%s min-chars=%u wpm=%g tts-latency=%g preroll=%g ring-slots=%zu "
              "ring-bytes=%zu max-tokens=%ld api=%s",
@@ -589,7 +693,7 @@ int tb_cmd_bench(int argc, char **argv)
              a.q.req.max_tokens, info->name);
 
     if (a.out != NULL) {
-        code = make_out(a.out);
+        code = make_out(a.out, &meta, a.force);
         if (code != 0)
             goto out;
         file_name(path, sizeof(path), a.out, "records", "jsonl", &meta);
@@ -604,7 +708,7 @@ int tb_cmd_bench(int argc, char **argv)
     atomic_int *interrupted = tb_cli_catch_interrupts();
 
     memset(&bo, 0, sizeof(bo));
-    tb_cli_request_http(&a.q, url, key, &bo.http);
+    tb_cli_request_http(&a.q, url, ep.key, &bo.http);
     bo.http.cancel = interrupted;
     bo.req = a.q.req;
     bo.prompts = &prompts;
@@ -699,6 +803,6 @@ out:
     tb_bench_recs_free(&recs);
     tb_bench_prompts_free(&prompts);
     free(url);
-    tb_cli_key_free(key);
+    tb_cli_endpoint_free(&ep);
     return code;
 }

@@ -50,7 +50,7 @@ static const struct tb_optdoc run_mock_rows[] = {
 static const struct tb_optsec run_secs[] = {
     {"Endpoint:", tb_opt_request},
     {NULL, run_rows},
-    {"Built-in mock (only without a base URL; default --preset " MOCK_PRESET "):", tb_opt_sources},
+    {"Built-in mock (--mock, or neither a base URL nor a key; default --preset " MOCK_PRESET "):", tb_opt_sources},
     {NULL, run_mock_rows},
     {"Playout and output:", tb_opt_playout},
     {NULL, tb_opt_report},
@@ -129,62 +129,6 @@ static void status_line(void *ud, const struct tb_live_status *st)
             st->gap_total);
 }
 
-/* The built-in mock provider, on its own thread. */
-struct mock {
-    struct tb_serve *srv;
-    struct tb_stream stream;
-    pthread_t th;
-    int running;
-};
-
-static void *mock_main(void *arg)
-{
-    tb_serve_run(arg);
-    return NULL;
-}
-
-static int mock_start(struct run_args *a, struct mock *m, char *url, size_t urllen,
-                      struct tb_report_src *src, char *label, size_t labellen)
-{
-    struct tb_serve_opts so;
-    char err[256];
-    int code;
-    memset(&so, 0, sizeof(so));
-    tb_faults_init(&so.faults);
-    tb_stream_init(&m->stream);
-    code = tb_cli_load_source(&a->c, MOCK_PRESET, &m->stream, src, label, labellen);
-    if (code >= 0)
-        return code;
-    if (a->fault != NULL && tb_faults_parse(a->fault, &so.faults, err, sizeof(err)) != 0) {
-        tb_cli_error("--fault: %s", err);
-        return TB_EXIT_USAGE;
-    }
-    so.host = "127.0.0.1";
-    so.port = 0;
-    so.stream = &m->stream;
-    if (tb_serve_create(&so, &m->srv, err, sizeof(err)) != 0) {
-        tb_cli_error("mock provider: %s", err);
-        return TB_EXIT_USAGE;
-    }
-    if (pthread_create(&m->th, NULL, mock_main, m->srv) != 0) {
-        tb_cli_error("mock provider: cannot start a thread");
-        return TB_EXIT_USAGE;
-    }
-    m->running = 1;
-    snprintf(url, urllen, "http://127.0.0.1:%d/v1", tb_serve_port(m->srv));
-    return -1;
-}
-
-static void mock_stop(struct mock *m)
-{
-    if (m->running) {
-        tb_serve_stop(m->srv);
-        pthread_join(m->th, NULL);
-    }
-    tb_serve_destroy(m->srv);
-    tb_stream_free(&m->stream);
-}
-
 /* Returns -1 to go on, or an exit code. */
 static int parse(int argc, char **argv, struct run_args *a)
 {
@@ -234,16 +178,14 @@ int tb_cmd_run(int argc, char **argv)
     struct tb_report_live rl;
     struct tb_gap_list gaps = {NULL, 0, 0};
     struct tb_cli_plays plays;
-    struct mock m;
-    char url[2048], base_red[sizeof(r.stream.base_url)], label[512];
-    char *key = NULL, *messages = NULL;
-    const char *base;
+    struct tb_cli_endpoint ep;
+    char label[512];
+    char *messages = NULL;
     const struct tb_api_info *info;
-    char *base_fixed = NULL;
-    int code, rc, embedded;
+    int code, rc;
 
     memset(&a, 0, sizeof(a));
-    memset(&m, 0, sizeof(m));
+    memset(&ep, 0, sizeof(ep));
     memset(&r, 0, sizeof(r));
     memset(&plays, 0, sizeof(plays));
     plays.gaps = &gaps;
@@ -251,40 +193,20 @@ int tb_cmd_run(int argc, char **argv)
     if (code >= 0)
         return code;
 
-    info = tb_api_info(a.q.req.api);
-    base = a.q.base_url != NULL ? a.q.base_url : getenv(info->base_env);
-    if (base != NULL && base[0] == '\0')
-        base = NULL;
-    embedded = base == NULL;
-    if (base != NULL && strstr(base, "://") == NULL) {
-        /* OLLAMA_HOST is often host:port alone. */
-        size_t n = strlen(base) + 8;
-        base_fixed = malloc(n);
-        if (base_fixed == NULL) {
-            tb_cli_error("out of memory");
-            return TB_EXIT_USAGE;
-        }
-        snprintf(base_fixed, n, "http://%s", base);
-        base = base_fixed;
-    }
-    if (!embedded && (a.c.nsources > 0 || a.fault != NULL)) {
-        tb_cli_error("run: --trace/--synth/--preset/--fault drive the built-in mock; "
-                     "they do not apply with a base URL");
+    /* Every output can be written before the request is sent. */
+    code = tb_cli_outputs_check("run", &a.c);
+    if (code < 0)
+        code = tb_cli_audio_probe(&a.au);
+    if (code >= 0)
+        goto out;
+    if (tb_cli_endpoint_resolve(&a.q, "run", 1, &ep) != 0) {
         code = TB_EXIT_USAGE; /* frees on the way out */
         goto out;
     }
-    if (a.q.model == NULL && info->usage_option)
-        a.q.model = getenv("OPENAI_MODEL"); /* the OpenAI pair */
-    if (a.q.model == NULL || a.q.model[0] == '\0') {
-        if (!embedded) {
-            tb_cli_error("run: --model is required%s",
-                         info->usage_option ? " (or set OPENAI_MODEL)" : "");
-            code = TB_EXIT_USAGE; /* frees on the way out */
-            goto out;
-        }
-        a.q.model = "ttsbuf-mock";
-    }
-    if (tb_cli_request_key(&a.q, info, &key) != 0) {
+    info = ep.info;
+    if (!ep.mock && (a.c.nsources > 0 || a.fault != NULL)) {
+        tb_cli_error("run: --trace/--synth/--preset/--fault drive the built-in mock; "
+                     "they do not apply with a base URL or a key (add --mock)");
         code = TB_EXIT_USAGE; /* frees on the way out */
         goto out;
     }
@@ -302,24 +224,26 @@ int tb_cmd_run(int argc, char **argv)
     code = tb_cli_audio_start(&a.au, &a.c.o);
     if (code >= 0)
         goto out;
-    if (embedded) {
-        code = mock_start(&a, &m, url, sizeof(url), &src, label, sizeof(label));
-        if (code < 0 && a.q.req.api == TB_API_OLLAMA)
-            *strrchr(url, '/') = '\0'; /* Ollama's paths start at the root */
+    if (ep.mock) {
+        code = tb_cli_load_source(&a.c, MOCK_PRESET, &ep.stream, &src, label, sizeof(label));
         if (code >= 0)
             goto out;
-        fprintf(stderr,
-                "ttsbuf: no --base-url or OPENAI_BASE_URL: streaming from the built-in "
-                "mock provider at %s (%s)\n",
-                url, src.name);
-        base = url;
+        if (tb_cli_endpoint_mock_start(&ep, a.fault) != 0) {
+            code = TB_EXIT_USAGE;
+            goto out;
+        }
+        if (!a.q.mock)
+            fprintf(stderr,
+                    "ttsbuf: no --base-url, %s or API key: streaming from the built-in "
+                    "mock provider at %s (%s)\n",
+                    info->base_env, ep.base, src.name);
     }
     a.q.req.model = a.q.model;
 
     memset(&lo, 0, sizeof(lo));
     lo.sim = a.c.o;
     lo.req = a.q.req;
-    tb_cli_request_http(&a.q, tb_cli_request_url(base, info), key, &lo.http);
+    tb_cli_request_http(&a.q, tb_cli_request_url(ep.base, info), ep.key, &lo.http);
     if (lo.http.url == NULL) {
         tb_cli_error("out of memory");
         code = TB_EXIT_USAGE;
@@ -348,15 +272,16 @@ int tb_cmd_run(int argc, char **argv)
                         "retried once without it\n");
 
     /* Partial or not, the trace and the report are written. */
-    tb_http_redact(base, strlen(base), base_red, sizeof(base_red));
     snprintf(r.stream.model, sizeof(r.stream.model), "%s", a.q.model);
-    memcpy(r.stream.base_url, base_red, sizeof(r.stream.base_url));
+    snprintf(r.stream.base_url, sizeof(r.stream.base_url), "%s", ep.base_red);
+    snprintf(r.stream.provider, sizeof(r.stream.provider), "%s", tb_cli_endpoint_provider(&ep));
     code = -1;
     if (a.c.record != NULL)
         code = tb_cli_record(a.c.record, &r.stream);
     memset(&rl, 0, sizeof(rl));
     rl.model = a.q.model;
-    rl.base_url = base_red;
+    rl.base_url = ep.base_red;
+    rl.provider = tb_cli_endpoint_provider(&ep);
     rl.api = info->name;
     rl.server = r.have_server ? &r.server : NULL;
     rl.http_status = r.http_status;
@@ -369,9 +294,9 @@ int tb_cmd_run(int argc, char **argv)
     rl.usage_retried = r.usage_retried;
     rl.usage_ignored = r.usage_ignored;
     rl.surrogates_replaced = r.surrogates_replaced;
-    if (!embedded) {
+    if (!ep.mock) {
         src.kind = "live";
-        src.name = base_red;
+        src.name = ep.base_red;
     }
     if (a.c.svg != NULL && r.sim.play.chunks > 0 && code < 0)
         code = tb_cli_svg_timeline(a.c.svg, &src, &a.c.o, &r.stream, &plays.all, &r.sim);
@@ -380,8 +305,9 @@ int tb_cmd_run(int argc, char **argv)
     if (a.c.json) {
         tb_report_json_audio(stdout, &src, &a.c.o, &r.sim, &gaps, &rl, &a.au);
     } else {
-        tb_report_human(stdout, &src, &a.c.o, &r.sim, &gaps, a.c.max_gaps, &rl);
-        tb_cli_audio_report(stdout, &a.au, &a.c.o, &r.sim, a.c.max_gaps);
+        FILE *rf = tb_cli_report_file(&a.c);
+        tb_report_human(rf, &src, &a.c.o, &r.sim, &gaps, a.c.max_gaps, &rl);
+        tb_cli_audio_report(rf, &a.au, &a.c.o, &r.sim, a.c.max_gaps);
     }
     if (r.error != 0) {
         tb_cli_error("%s", r.message);
@@ -396,12 +322,10 @@ int tb_cmd_run(int argc, char **argv)
     }
 out:
     tb_cli_audio_free(&a.au);
-    mock_stop(&m);
+    tb_cli_endpoint_free(&ep);
     tb_live_result_free(&r);
     free(gaps.v);
     free(plays.all.v);
     free(messages);
-    free(base_fixed);
-    tb_cli_key_free(key);
     return code;
 }

@@ -159,6 +159,11 @@ int tb_cmd_sim(int argc, char **argv)
         return TB_EXIT_USAGE;
     }
     tb_stream_init(&s);
+    code = tb_cli_outputs_check("sim", &a);
+    if (code < 0)
+        code = tb_cli_audio_probe(&au);
+    if (code >= 0)
+        goto out;
     if (import != NULL)
         code = tb_cli_import(&a, import, &io, request, &s, &src, label, sizeof(label));
     else
@@ -209,10 +214,11 @@ int tb_cmd_sim(int argc, char **argv)
             goto out;
         }
     } else {
-        tb_report_human(stdout, &src, &a.o, &r, &gaps, a.max_gaps, NULL);
-        tb_cli_audio_report(stdout, &au, &a.o, &r, a.max_gaps);
+        FILE *rf = tb_cli_report_file(&a);
+        tb_report_human(rf, &src, &a.o, &r, &gaps, a.max_gaps, NULL);
+        tb_cli_audio_report(rf, &au, &a.o, &r, a.max_gaps);
         if (want_chunks)
-            tb_cli_chunks_print(stdout, &chunks);
+            tb_cli_chunks_print(rf, &chunks);
     }
     code = TB_EXIT_OK;
     if (a.fail_on_underrun && r.play.underruns > 0) {

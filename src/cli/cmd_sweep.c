@@ -381,6 +381,8 @@ static int out_close(const char *flag, const char *path, FILE *f, int rc)
     int bad = f == stdout ? fflush(f) != 0 : fclose(f) != 0;
     if (bad && rc == 0)
         rc = TB_EIO;
+    if (rc != 0 && f == stdout && tb_cli_stdout_gone())
+        return -1; /* the reader went away: quietly (main.c) */
     if (rc != 0) {
         tb_cli_error("%s: writing %s failed: %s", flag, path, tb_strerror(rc));
         return TB_EXIT_USAGE;

@@ -4,9 +4,14 @@
  */
 #include "common.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ttsbuf/error.h"
 #include "ttsbuf/preset.h"
@@ -149,15 +154,75 @@ int tb_cli_load_source(const struct tb_cli_common *a, const char *default_preset
     return -1;
 }
 
+int tb_cli_output_probe(const char *opt, const char *path)
+{
+    struct stat st;
+    int fd;
+    if (strcmp(path, "-") == 0)
+        return -1;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            tb_cli_error("%s: %s: %s", opt, path, strerror(EISDIR));
+            return TB_EXIT_USAGE;
+        }
+        if (access(path, W_OK) != 0) {
+            tb_cli_error("%s: %s: %s", opt, path, strerror(errno));
+            return TB_EXIT_USAGE;
+        }
+        return -1;
+    }
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (fd < 0) {
+        tb_cli_error("%s: %s: %s", opt, path, strerror(errno));
+        return TB_EXIT_USAGE;
+    }
+    close(fd);
+    unlink(path);
+    return -1;
+}
+
+int tb_cli_outputs_check(const char *cmd, const struct tb_cli_common *a)
+{
+    int code = -1;
+    if (a->json && a->record != NULL && strcmp(a->record, "-") == 0) {
+        tb_cli_error("%s: --json and --record - would both write to stdout; give --record a file",
+                     cmd);
+        return TB_EXIT_USAGE;
+    }
+    if (a->record != NULL)
+        code = tb_cli_output_probe("--record", a->record);
+    if (code < 0 && a->svg != NULL)
+        code = tb_cli_output_probe("--svg", a->svg);
+    return code;
+}
+
+FILE *tb_cli_report_file(const struct tb_cli_common *a)
+{
+    return a->record != NULL && strcmp(a->record, "-") == 0 ? stderr : stdout;
+}
+
+int tb_cli_stdout_gone(void)
+{
+    /* errno may have been overwritten since the write that failed; a
+     * pipe whose reader has gone reports POLLERR on its write end. */
+    struct pollfd p = {STDOUT_FILENO, POLLOUT, 0};
+    if (!ferror(stdout))
+        return 0;
+    return errno == EPIPE || (poll(&p, 1, 0) == 1 && (p.revents & POLLERR) != 0);
+}
+
 int tb_cli_record(const char *path, const struct tb_stream *s)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
     int rc;
     if (f == NULL) {
-        tb_cli_error("--record: cannot write %s", path);
+        tb_cli_error("--record: %s: %s", path, strerror(errno));
         return TB_EXIT_USAGE;
     }
+    errno = 0;
     rc = tb_trace_write(f, s);
+    if (f == stdout && rc != 0 && tb_cli_stdout_gone())
+        return -1; /* the reader went away: quietly (main.c) */
     if (f != stdout && fclose(f) != 0)
         rc = TB_EIO;
     if (rc != 0) {
@@ -289,7 +354,11 @@ const struct tb_optdoc tb_opt_playout[] = {
 
 const struct tb_optdoc tb_opt_report[] = {
     {"gaps", TB_O_GAPS, "N", "list at most N gaps in the report (default 10)", NULL},
-    {"record", TB_O_RECORD, "FILE", "also write the stream as a JSONL trace ('-': stdout)", NULL},
+    {"record", TB_O_RECORD, "FILE", "also write the stream as a JSONL trace ('-': stdout)",
+     "With -, the human report goes to standard error and --json is refused (two outputs on one "
+     "stream). This path, --svg's and --audio wav:'s are checked before any work (before run's "
+     "request): an existing file must be writable, a new one is created and removed again; one "
+     "that cannot be written is bad usage (exit 2)."},
     {"svg", TB_O_SVG, "FILE", "also draw the timeline (tokens, chunks, buffer, gaps) as SVG",
      "A standalone SVG: token arrivals, buffered audio over time, chunks as spoken, gaps shaded "
      "red with their length, first-token and first-audio markers."},

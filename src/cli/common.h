@@ -72,6 +72,27 @@ int tb_cli_load_source(const struct tb_cli_common *a, const char *default_preset
  * on, or TB_EXIT_USAGE (the error is printed). */
 int tb_cli_record(const char *path, const struct tb_stream *s);
 
+/* Before the work (a paid request above all): can path be written?  "-"
+ * (standard output) can.  An existing path must be a writable
+ * non-directory; a new one is created and removed again (a probe: the real
+ * write comes after the work).  Returns -1 to go on, or TB_EXIT_USAGE
+ * (printed: "OPT: PATH: reason"). */
+int tb_cli_output_probe(const char *opt, const char *path);
+
+/* tb_cli_output_probe over --record and --svg; --json with --record -
+ * (two outputs on standard output) is refused.  cmd names the command.
+ * Returns -1 to go on, or TB_EXIT_USAGE (printed). */
+int tb_cli_outputs_check(const char *cmd, const struct tb_cli_common *a);
+
+/* Where the human report goes: standard error when --record - holds
+ * standard output, else standard output. */
+FILE *tb_cli_report_file(const struct tb_cli_common *a);
+
+/* 1 when standard output has failed because its reader went away (EPIPE,
+ * or a pipe with no reader left): not the user's error, the output ends
+ * quietly. */
+int tb_cli_stdout_gone(void);
+
 /* tb_play_fn that collects underrun chunks into a struct tb_gap_list. */
 void tb_cli_collect_gap(void *ud, const struct tb_play *pl);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common.h"
 #include "optdoc.h"
 #include "ttsbuf/http.h"
 #include "ttsbuf/version.h"
@@ -60,10 +61,12 @@ static int man_options(const char *name)
     return TB_EXIT_USAGE;
 }
 
-/* A reader that went away (`ttsbuf run --json | head -c 10`) makes writes
- * fail with EPIPE instead of killing the process with SIGPIPE, so the
- * trace and whatever else still gets written; the failure is then one
- * line and exit 2 (or the command's own failure, already reported). */
+/* A reader that went away (`ttsbuf sim --record - | head -1`) makes
+ * writes fail with EPIPE instead of killing the process with SIGPIPE, so
+ * the files and whatever else still get written; the output then ends
+ * quietly with the command's own status, as ripgrep does (the reader
+ * chose to stop).  Any other write error is one line and exit 2 (or the
+ * command's own failure, already reported). */
 static int finish_stdout(int code)
 {
     int e;
@@ -71,6 +74,8 @@ static int finish_stdout(int code)
     if (fflush(stdout) == 0 && !ferror(stdout))
         return code;
     e = errno;
+    if (e == EPIPE || tb_cli_stdout_gone())
+        return code;
     if (code != TB_EXIT_OK && code != TB_EXIT_GATE)
         return code; /* its own error line was printed */
     tb_cli_error("cannot write standard output: %s", e != 0 ? strerror(e) : "write error");

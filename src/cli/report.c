@@ -13,6 +13,45 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/segment.h"
 
+/* Which numbers were measured.  A failed request has no verdict and no
+ * what-if for the whole answer (minimum TPS, speed-up, the pre-roll
+ * curve's minimum TPS); a stream without a content event has no TTFT, one
+ * with fewer than two no decode rate, one without a chunk no first audio
+ * and no playback end.  What was not measured is null in JSON and "-" in
+ * the human report, never 0. */
+struct measured {
+    int failed, ttft, tps, audio, whatif;
+};
+
+static struct measured measured_of(const struct tb_sim_result *r,
+                                   const struct tb_report_live *live)
+{
+    struct measured m;
+    m.failed = live != NULL && live->error_kind != NULL;
+    m.ttft = r->content_events > 0;
+    m.tps = r->content_events > 1 && r->decode_tps > 0;
+    m.audio = r->play.chunks > 0;
+    m.whatif = !m.failed && m.audio;
+    return m;
+}
+
+/* v with prec decimals, or "-" when not measured. */
+static const char *num(char *buf, size_t len, int have, int prec, double v)
+{
+    if (!have)
+        return "-";
+    snprintf(buf, len, "%.*f", prec, v);
+    return buf;
+}
+
+static void json_num(cJSON *o, const char *key, int have, double v)
+{
+    if (have)
+        cJSON_AddNumberToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
 static void verdict(FILE *f, const struct tb_playout_result *p)
 {
     if (p->underruns == 0) {
@@ -68,14 +107,13 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
                      const struct tb_report_live *live)
 {
     const struct tb_playout_result *p = &r->play;
+    struct measured m = measured_of(r, live);
+    char b1[32], b2[32];
     if (live != NULL) {
-        fprintf(f, "ttsbuf run: model %s at %s (%s API), HTTP %ld\n", live->model, live->base_url,
-                live->api, live->http_status);
-        if (live->error_kind != NULL)
-            fprintf(f,
-                    "  stream incomplete (%s): %s\n  the numbers below cover what "
-                    "arrived before that\n",
-                    live->error_kind, live->error);
+        int mock = live->provider != NULL && strcmp(live->provider, "mock") == 0;
+        fprintf(f, "ttsbuf run: %smodel %s at %s (%s API), HTTP %ld\n",
+                mock ? "the built-in MOCK provider (not a real model): " : "", live->model,
+                live->base_url, live->api, live->http_status);
         if (live->warning != NULL && live->warning[0] != '\0')
             fprintf(f, "  note: %s\n", live->warning);
         if (live->usage_ignored >= 0)
@@ -100,13 +138,25 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
         fprintf(f, " min-chars=%" PRIu32, o->seg.min_chars);
     fprintf(f, "  wpm=%g  tts-latency=%g s  preroll=%g s%s\n\n", o->play.wpm, o->play.tts_latency,
             o->play.preroll, o->play.rebuffer ? "  rebuffer" : "");
-    verdict(f, p);
+    if (m.failed) {
+        fprintf(f, "no verdict: the request failed (%s: %s)\n", live->error_kind, live->error);
+        fprintf(f, "  what arrived (the numbers below): %zu events, %" PRIu64 " tokens, %" PRIu32 " chunks; ",
+                r->content_events, r->content_tokens, p->chunks);
+        if (p->underruns == 0)
+            fprintf(f, "no gaps among them\n");
+        else
+            fprintf(f, "%" PRIu32 " underrun%s among them, %.2f s of silence\n", p->underruns,
+                    p->underruns == 1 ? "" : "s", p->gap_total);
+    } else {
+        verdict(f, p);
+    }
     fputc('\n', f);
-    fprintf(f, "  time to first token  %8.3f s\n", r->ttft);
-    fprintf(f, "  time to first audio  %8.3f s   (after chunk %" PRIu32 " of %" PRIu32 ")\n",
-            p->ttfa, p->q, p->chunks);
-    fprintf(f, "  decode rate          %8.1f tokens/s   (%zu events, %" PRIu64 " tokens",
-            r->decode_tps, r->content_events, r->content_tokens);
+    fprintf(f, "  time to first token  %8s s\n", num(b1, sizeof(b1), m.ttft, 3, r->ttft));
+    fprintf(f, "  time to first audio  %8s s   (after chunk %" PRIu32 " of %" PRIu32 ")\n",
+            num(b1, sizeof(b1), m.audio, 3, p->ttfa), p->q, p->chunks);
+    fprintf(f, "  decode rate          %8s tokens/s   (%zu events, %" PRIu64 " tokens",
+            num(b1, sizeof(b1), m.tps, 1, r->decode_tps), r->content_events,
+            r->content_tokens);
     if (r->usage_tokens >= 0)
         fprintf(f, "; usage says %lld", r->usage_tokens);
     if (r->decode_tps_usage > 0 && r->usage_tokens != (long long)r->content_tokens)
@@ -114,11 +164,15 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
     if (r->reasoning_events > 0)
         fprintf(f, "; +%zu reasoning events, not spoken", r->reasoning_events);
     fprintf(f, ")\n");
-    fprintf(f, "  speech               %8.2f s   (playback ends at %.2f s)\n", p->speech, p->end);
-    fprintf(f, "  minimum TPS          %8.1f tokens/s   to play with no gap at this pre-roll\n",
-            p->min_tps);
-    fprintf(f, "  speed-up needed      %8.2fx   %s\n", p->speedup,
-            p->speedup <= 1.0 ? "(below 1: headroom)" : "(this stream, sped up, would be gapless)");
+    fprintf(f, "  speech               %8.2f s   (playback ends at %s s)\n", p->speech,
+            num(b1, sizeof(b1), m.audio, 2, p->end));
+    fprintf(f, "  minimum TPS          %8s tokens/s   to play with no gap at this pre-roll\n",
+            num(b1, sizeof(b1), m.whatif, 1, p->min_tps));
+    fprintf(f, "  speed-up needed      %8s%s   %s\n",
+            num(b1, sizeof(b1), m.whatif, 2, p->speedup), m.whatif ? "x" : " ",
+            !m.whatif          ? "(no complete answer)"
+            : p->speedup <= 1.0 ? "(below 1: headroom)"
+                                : "(this stream, sped up, would be gapless)");
 
     if (gaps->n > 0) {
         fprintf(f, "\n  gaps (audio ran dry):\n");
@@ -134,8 +188,9 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
     fprintf(f, "\n  pre-roll   min TPS   underruns   silence   longest   first audio\n");
     for (int i = 0; i < TB_CURVE_POINTS; i++) {
         const struct tb_curve_point *c = &r->curve[i];
-        fprintf(f, "  %6.2f s  %8.1f  %10" PRIu32 "  %6.2f s  %6.2f s  %9.3f s\n", c->preroll,
-                c->min_tps, c->underruns, c->gap_total, c->gap_max, c->ttfa);
+        fprintf(f, "  %6.2f s  %8s  %10" PRIu32 "  %6.2f s  %6.2f s  %9s s\n", c->preroll,
+                num(b1, sizeof(b1), m.whatif, 1, c->min_tps), c->underruns, c->gap_total,
+                c->gap_max, num(b2, sizeof(b2), m.audio, 3, c->ttfa));
     }
     fprintf(f,
             "\n  ring: high water %zu tokens, %zu bytes, %.2f s of speech waiting"
@@ -172,6 +227,7 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
                           const struct tb_cli_chunks *chunks)
 {
     const struct tb_playout_result *p = &r->play;
+    struct measured m = measured_of(r, live);
     cJSON *root = cJSON_CreateObject();
     cJSON *opts, *curve, *gl, *ring;
     char *s;
@@ -182,6 +238,7 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
     if (src->note != NULL)
         cJSON_AddStringToObject(root, "note", src->note);
     if (live != NULL) {
+        cJSON_AddStringToObject(root, "provider", live->provider != NULL ? live->provider : "remote");
         cJSON_AddStringToObject(root, "model", live->model);
         cJSON_AddStringToObject(root, "base_url", live->base_url);
         cJSON_AddStringToObject(root, "api", live->api);
@@ -218,8 +275,8 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
         cJSON_AddNumberToObject(opts, "preroll_s", o->play.preroll);
         cJSON_AddBoolToObject(opts, "rebuffer", o->play.rebuffer);
     }
-    cJSON_AddNumberToObject(root, "ttft_s", r->ttft);
-    cJSON_AddNumberToObject(root, "ttfa_s", p->ttfa);
+    json_num(root, "ttft_s", m.ttft, r->ttft);
+    json_num(root, "ttfa_s", m.audio, p->ttfa);
     cJSON_AddNumberToObject(root, "events", (double)r->content_events);
     cJSON_AddNumberToObject(root, "content_tokens", (double)r->content_tokens);
     cJSON_AddNumberToObject(root, "reasoning_events", (double)r->reasoning_events);
@@ -230,19 +287,19 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
         cJSON_AddNullToObject(root, "tokens");
     cJSON_AddNumberToObject(root, "chunks", p->chunks);
     cJSON_AddNumberToObject(root, "start_chunk", p->q);
-    cJSON_AddNumberToObject(root, "decode_tps", r->decode_tps);
+    json_num(root, "decode_tps", m.tps, r->decode_tps);
     if (r->decode_tps_usage > 0)
         cJSON_AddNumberToObject(root, "decode_tps_usage", r->decode_tps_usage);
     else
         cJSON_AddNullToObject(root, "decode_tps_usage");
     cJSON_AddNumberToObject(root, "speech_s", p->speech);
-    cJSON_AddNumberToObject(root, "end_s", p->end);
+    json_num(root, "end_s", m.audio, p->end);
     cJSON_AddNumberToObject(root, "underruns", p->underruns);
     cJSON_AddNumberToObject(root, "interruptions", p->interruptions);
     cJSON_AddNumberToObject(root, "gap_total_s", p->gap_total);
     cJSON_AddNumberToObject(root, "gap_max_s", p->gap_max);
-    cJSON_AddNumberToObject(root, "min_tps", p->min_tps);
-    cJSON_AddNumberToObject(root, "speedup_needed", p->speedup);
+    json_num(root, "min_tps", m.whatif, p->min_tps);
+    json_num(root, "speedup_needed", m.whatif, p->speedup);
     gl = cJSON_AddArrayToObject(root, "gaps");
     for (size_t i = 0; gl != NULL && i < gaps->n; i++) {
         cJSON *g = cJSON_CreateObject();
@@ -259,11 +316,11 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
         if (c == NULL)
             break;
         cJSON_AddNumberToObject(c, "preroll_s", r->curve[i].preroll);
-        cJSON_AddNumberToObject(c, "min_tps", r->curve[i].min_tps);
+        json_num(c, "min_tps", m.whatif, r->curve[i].min_tps);
         cJSON_AddNumberToObject(c, "underruns", r->curve[i].underruns);
         cJSON_AddNumberToObject(c, "gap_total_s", r->curve[i].gap_total);
         cJSON_AddNumberToObject(c, "gap_max_s", r->curve[i].gap_max);
-        cJSON_AddNumberToObject(c, "ttfa_s", r->curve[i].ttfa);
+        json_num(c, "ttfa_s", m.audio, r->curve[i].ttfa);
         cJSON_AddItemToArray(curve, c);
     }
     ring = cJSON_AddObjectToObject(root, "ring");

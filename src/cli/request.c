@@ -11,13 +11,21 @@
 
 #include "cli.h"
 #include "optdoc.h"
+#include "ttsbuf/http.h"
 
 _Static_assert(TB_CLI_HEADERS_MAX == 64, "-H's help states the limit");
 
 const struct tb_optdoc tb_opt_request[] = {
     {"base-url", TB_O_BASE, "URL",
      "the API root, e.g. https://api.openai.com/v1 (else the dialect's variable: "
-     "$OPENAI_BASE_URL, $ANTHROPIC_BASE_URL or $OLLAMA_HOST by --api)",
+     "$OPENAI_BASE_URL, $ANTHROPIC_BASE_URL or $OLLAMA_HOST by --api; else, with an API key, the "
+     "vendor's API; else, for run only, the built-in mock)",
+     "A key without a base URL goes to the vendor's API (https://api.openai.com/v1, "
+     "https://api.anthropic.com/v1, http://127.0.0.1:11434 by --api), as the official SDKs do; "
+     "the mock is never chosen because a variable is missing when a key is set."},
+    {"mock", TB_O_MOCK, NULL,
+     "the built-in mock provider on loopback, whatever the environment holds (reports, JSON and "
+     "traces say \"mock\"; bench: its default stream)",
      NULL},
     {"api", TB_O_API, "API",
      "chat: POST {base}/chat/completions (default); completions: {base}/completions; anthropic: "
@@ -91,6 +99,7 @@ int tb_cli_request_option(struct tb_cli_request *r, int c, const char *arg)
     case TB_O_BODYJSON: r->req.extra_json = arg; return 1;
     case TB_O_NOUSAGE: r->req.include_usage = 0; return 1;
     case TB_O_INSECURE: r->insecure = 1; return 1;
+    case TB_O_MOCK: r->mock = 1; return 1;
     case TB_O_API:
         if (tb_api_by_name(arg, &r->req.api) != 0) {
             tb_cli_error("--api: '%s' is not chat, completions, anthropic or ollama", arg);
@@ -195,4 +204,109 @@ void tb_cli_request_http(const struct tb_cli_request *r, const char *url, const 
     out->connect_timeout = r->connect;
     out->insecure = r->insecure;
     out->max_redirects = -1;
+}
+
+int tb_cli_endpoint_resolve(struct tb_cli_request *r, const char *cmd, int mock_default,
+                            struct tb_cli_endpoint *ep)
+{
+    const char *base = NULL;
+    memset(ep, 0, sizeof(*ep));
+    tb_stream_init(&ep->stream);
+    ep->info = tb_api_info(r->req.api);
+    if (r->mock && r->base_url != NULL) {
+        tb_cli_error("%s: --mock and --base-url exclude each other", cmd);
+        return -1;
+    }
+    if (!r->mock) {
+        base = r->base_url != NULL ? r->base_url : getenv(ep->info->base_env);
+        if (base != NULL && base[0] == '\0')
+            base = NULL;
+        if (tb_cli_request_key(r, ep->info, &ep->key) != 0)
+            return -1;
+        if (base == NULL && ep->key != NULL)
+            base = ep->info->default_base;
+        if (base == NULL && !mock_default) {
+            tb_cli_error("%s: no endpoint: give --base-url (or set %s), an API key (the "
+                         "default is then %s), or --mock",
+                         cmd, ep->info->base_env, ep->info->default_base);
+            return -1;
+        }
+    }
+    if (r->model == NULL && ep->info->usage_option)
+        r->model = getenv("OPENAI_MODEL"); /* the OpenAI pair */
+    if (r->model != NULL && r->model[0] == '\0')
+        r->model = NULL;
+    if (base == NULL) {
+        ep->mock = 1;
+        tb_cli_key_free(ep->key); /* the mock never sees a key */
+        ep->key = NULL;
+        if (r->model == NULL)
+            r->model = "ttsbuf-mock";
+        return 0;
+    }
+    if (r->model == NULL) {
+        tb_cli_error("%s: --model is required for %s%s", cmd, base,
+                     ep->info->usage_option ? " (or set OPENAI_MODEL)" : "");
+        return -1;
+    }
+    snprintf(ep->buf, sizeof(ep->buf), "%s%s", strstr(base, "://") == NULL ? "http://" : "",
+             base);
+    ep->base = ep->buf;
+    tb_http_redact(ep->base, strlen(ep->base), ep->base_red, sizeof(ep->base_red));
+    return 0;
+}
+
+const char *tb_cli_endpoint_provider(const struct tb_cli_endpoint *ep)
+{
+    return ep->mock ? "mock" : "remote";
+}
+
+static void *mock_main(void *arg)
+{
+    tb_serve_run(arg);
+    return NULL;
+}
+
+int tb_cli_endpoint_mock_start(struct tb_cli_endpoint *ep, const char *fault_spec)
+{
+    struct tb_serve_opts so;
+    char err[256];
+    memset(&so, 0, sizeof(so));
+    tb_faults_init(&so.faults);
+    if (fault_spec != NULL && tb_faults_parse(fault_spec, &so.faults, err, sizeof(err)) != 0) {
+        tb_cli_error("--fault: %s", err);
+        return -1;
+    }
+    so.host = "127.0.0.1";
+    so.port = 0;
+    so.stream = &ep->stream;
+    if (tb_serve_create(&so, &ep->srv, err, sizeof(err)) != 0) {
+        tb_cli_error("mock provider: %s", err);
+        return -1;
+    }
+    if (pthread_create(&ep->th, NULL, mock_main, ep->srv) != 0) {
+        tb_cli_error("mock provider: cannot start a thread");
+        return -1;
+    }
+    ep->running = 1;
+    /* Ollama's paths start at the root. */
+    snprintf(ep->buf, sizeof(ep->buf), "http://127.0.0.1:%d%s", tb_serve_port(ep->srv),
+             ep->info->framing == TB_API_NDJSON ? "" : "/v1");
+    ep->base = ep->buf;
+    tb_http_redact(ep->base, strlen(ep->base), ep->base_red, sizeof(ep->base_red));
+    return 0;
+}
+
+void tb_cli_endpoint_free(struct tb_cli_endpoint *ep)
+{
+    if (ep->running) {
+        tb_serve_stop(ep->srv);
+        pthread_join(ep->th, NULL);
+        ep->running = 0;
+    }
+    tb_serve_destroy(ep->srv);
+    ep->srv = NULL;
+    tb_stream_free(&ep->stream);
+    tb_cli_key_free(ep->key);
+    ep->key = NULL;
 }

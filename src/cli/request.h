@@ -7,11 +7,14 @@
 #define TTSBUF_CLI_REQUEST_H
 
 #include <getopt.h>
+#include <pthread.h>
 
 #include "common.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/http.h"
 #include "ttsbuf/oai.h"
+#include "ttsbuf/serve.h"
+#include "ttsbuf/stream.h"
 
 #define TB_CLI_HEADERS_MAX 64
 #define TB_CLI_KEY_FILE_MAX 4096
@@ -29,6 +32,7 @@ enum {
     TB_O_TIMEOUT,
     TB_O_CONNTO,
     TB_O_INSECURE,
+    TB_O_MOCK,
     TB_O__REQUEST_END
 };
 
@@ -41,6 +45,7 @@ struct tb_cli_request {
     struct tb_oai_request req;
     double idle, timeout, connect;
     int insecure;
+    int mock; /* --mock: the built-in mock provider, whatever the environment */
 };
 
 /* Defaults: chat, max_tokens as given, no temperature, usage asked,
@@ -63,6 +68,51 @@ void tb_cli_key_free(char *key);
  * when base has no scheme (OLLAMA_HOST is often host:port).  malloc'd, or
  * NULL (out of memory). */
 char *tb_cli_request_url(const char *base, const struct tb_api_info *info);
+
+/*
+ * Where a request goes, resolved one way for run and bench:
+ *   --mock                 the built-in mock provider (no key is read;
+ *                          with --base-url: a usage error);
+ *   --base-url, else the dialect's variable ($OPENAI_BASE_URL...);
+ *   else, with a key       the dialect's default root (the vendor SDKs'
+ *                          convention: https://api.openai.com/v1 for chat
+ *                          and completions);
+ *   else                   the mock when mock_default, else a usage error.
+ * A base without a scheme gets "http://" (OLLAMA_HOST is often host:port).
+ * The model: --model, else $OPENAI_MODEL (chat, completions), else
+ * "ttsbuf-mock" for the mock; a real endpoint without one is a usage
+ * error.  The mock is started by tb_cli_endpoint_mock_start.
+ */
+struct tb_cli_endpoint {
+    const struct tb_api_info *info;
+    const char *base; /* the API root; NULL until the mock has started */
+    char *key;        /* malloc'd, or NULL (never for the mock) */
+    int mock;         /* the built-in mock provider answers */
+    char base_red[256]; /* base, redacted, for reports and traces */
+    /* private */
+    char buf[2048];
+    struct tb_stream stream; /* what the mock streams */
+    struct tb_serve *srv;
+    pthread_t th;
+    int running;
+};
+
+/* Resolves r into ep (above; r->model is filled in).  0, or -1 (the error
+ * is printed; a usage error).  cmd names the command in messages.  ep is
+ * freed with tb_cli_endpoint_free either way. */
+int tb_cli_endpoint_resolve(struct tb_cli_request *r, const char *cmd, int mock_default,
+                            struct tb_cli_endpoint *ep);
+
+/* "mock" or "remote", as reports, JSON and trace headers say it. */
+const char *tb_cli_endpoint_provider(const struct tb_cli_endpoint *ep);
+
+/* Starts the mock on a loopback port on its own thread, streaming
+ * ep->stream (filled by the caller) with the faults of spec (or none);
+ * sets ep->base and ep->base_red.  0, or -1 (printed; a usage error). */
+int tb_cli_endpoint_mock_start(struct tb_cli_endpoint *ep, const char *fault_spec);
+
+/* Stops the mock, frees the key and the stream.  Zeroed storage is fine. */
+void tb_cli_endpoint_free(struct tb_cli_endpoint *ep);
 
 /* Fills the transfer options from r (url and key borrowed). */
 void tb_cli_request_http(const struct tb_cli_request *r, const char *url, const char *key,
