@@ -222,12 +222,29 @@ static int get_num(const cJSON *o, const char *k, int null_ok, double *out)
     return 0;
 }
 
+/* Largest whole number a double holds exactly: counts above it cannot
+ * have been written by ttsbuf. */
+#define WHOLE_MAX 9007199254740992.0
+
+/* A whole-number field in 0..max, checked as a double before any
+ * conversion: casting an out-of-range double to an integer type is
+ * undefined, and a wrapped value would index past arrays sized by another
+ * field.  null_ok: null or absent gives NaN. */
+static int get_count(const cJSON *o, const char *k, int null_ok, double max, double *out)
+{
+    if (get_num(o, k, null_ok, out) != 0)
+        return -1;
+    if (isnan(*out))
+        return 0;
+    return *out >= 0 && *out <= max && *out == floor(*out) ? 0 : -1;
+}
+
 static int parse_level(const cJSON *l, struct tb_bench_level *out)
 {
     const cJSON *mode = cJSON_GetObjectItemCaseSensitive(l, "mode");
     double c, rate;
-    if (!cJSON_IsString(mode) || get_num(l, "concurrency", 0, &c) != 0 ||
-        get_num(l, "rate", 0, &rate) != 0 || c < 0 || c > TB_BENCH_CONC_MAX)
+    if (!cJSON_IsString(mode) || get_count(l, "concurrency", 0, TB_BENCH_CONC_MAX, &c) != 0 ||
+        get_num(l, "rate", 0, &rate) != 0)
         return -1;
     if (strcmp(mode->valuestring, "closed") == 0)
         out->mode = TB_BENCH_CLOSED;
@@ -253,8 +270,9 @@ static int parse_header(const cJSON *o, struct tb_bench_meta *m)
     const cJSON *lv = cJSON_GetObjectItemCaseSensitive(o, "levels"), *l;
     double shard, shards;
     memset(m, 0, sizeof(*m));
-    if (get_num(o, "shard", 0, &shard) != 0 || get_num(o, "shards", 0, &shards) != 0 ||
-        shards < 1 || shard < 0 || shard >= shards || !cJSON_IsArray(lv))
+    if (get_count(o, "shard", 0, TB_BENCH_SHARDS_MAX, &shard) != 0 ||
+        get_count(o, "shards", 0, TB_BENCH_SHARDS_MAX, &shards) != 0 || shards < 1 ||
+        shard >= shards || !cJSON_IsArray(lv))
         return -1;
     m->shard = (uint32_t)shard;
     m->nshards = (uint32_t)shards;
@@ -276,18 +294,20 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
     double level, id, prompt, status, events, tokens, usage, under;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
     const cJSON *itl = cJSON_GetObjectItemCaseSensitive(o, "itl"), *v;
-    if (get_num(o, "level", 0, &level) != 0 || level < 0 || level >= nlevels)
+    if (get_count(o, "level", 0, TB_BENCH_LEVELS_MAX, &level) != 0 || level >= nlevels)
         return "\"level\" is missing or not one of the header's levels";
-    if (get_num(o, "id", 0, &id) != 0 || id < 0 || get_num(o, "prompt", 0, &prompt) != 0 ||
-        prompt < 0)
-        return "\"id\" or \"prompt\" is missing or negative";
+    if (get_count(o, "id", 0, WHOLE_MAX, &id) != 0 ||
+        get_count(o, "prompt", 0, UINT32_MAX, &prompt) != 0)
+        return "\"id\" or \"prompt\" is missing or not a whole number in range";
     if (get_num(o, "t_sched", 0, &r->t_sched) != 0 || get_num(o, "t_start", 0, &r->t_start) != 0 ||
         get_num(o, "t_end", 0, &r->t_end) != 0)
         return "\"t_sched\", \"t_start\" or \"t_end\" is missing";
-    if (get_num(o, "http_status", 0, &status) != 0 || get_num(o, "events", 0, &events) != 0 ||
-        get_num(o, "content_tokens", 0, &tokens) != 0 || get_num(o, "underruns", 0, &under) != 0 ||
-        get_num(o, "usage_tokens", 1, &usage) != 0 || events < 0 || tokens < 0 || under < 0)
-        return "a count is missing or negative";
+    if (get_count(o, "http_status", 0, 999, &status) != 0 ||
+        get_count(o, "events", 0, WHOLE_MAX, &events) != 0 ||
+        get_count(o, "content_tokens", 0, WHOLE_MAX, &tokens) != 0 ||
+        get_count(o, "underruns", 0, UINT32_MAX, &under) != 0 ||
+        get_count(o, "usage_tokens", 1, WHOLE_MAX, &usage) != 0)
+        return "a count is missing, negative, fractional or out of range";
     if (get_num(o, "ttft", 1, &r->ttft) != 0 || get_num(o, "ttfa", 1, &r->ttfa) != 0 ||
         get_num(o, "decode_tps", 1, &r->decode_tps) != 0 ||
         get_num(o, "decode_tps_usage", 1, &r->decode_tps_usage) != 0 ||

@@ -234,6 +234,7 @@ struct tb_bench_meta {
     char base_url[256]; /* redacted */
 };
 #define TB_BENCH_LEVELS_MAX 64
+#define TB_BENCH_SHARDS_MAX 100000 /* the N of --shard I/N */
 
 /*
  * tb_bench_write_header / tb_bench_write_rec - the records file (JSONL):
