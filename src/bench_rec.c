@@ -12,10 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
 
 #include "grow.h"
 #include "numfmt.h"
+#include "readall.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
@@ -345,7 +345,7 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
             return "out of memory";
         cJSON_ArrayForEach(v, itl)
         {
-            if (!cJSON_IsNumber(v))
+            if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
                 return "\"itl\" holds a non-number";
             r->itl[i++] = v->valuedouble;
         }
@@ -353,33 +353,25 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
     return NULL;
 }
 
-int tb_bench_read(const char *path, struct tb_bench_meta *m, struct tb_bench_recs *out, char *err,
-                  size_t errlen)
+int tb_bench_read_stream(FILE *f, const char *name, struct tb_bench_meta *m,
+                         struct tb_bench_recs *out, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    char *line = NULL;
-    size_t cap = 0, lineno = 0;
-    ssize_t len;
-    int rc = 0, have_header = 0;
-    if (f == NULL)
-        return tb_seterr(err, errlen, TB_EIO, "%s: %s", path, strerror(errno));
-    while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
+    struct tb_lines in;
+    int rc = 0, got, have_header = 0;
+    tb_lines_init(&in, f, TB_TRACE_LINE_MAX);
+    while (rc == 0 && (got = tb_lines_next(&in)) == 1) {
+        char *line = in.line;
+        size_t len = in.len;
         cJSON *o;
         const char *why = NULL;
-        lineno++;
-        if ((size_t)len > TB_TRACE_LINE_MAX) {
-            rc = tb_seterr(err, errlen, TB_ETOOBIG, "%s:%zu: line over %u bytes", path, lineno,
-                           TB_TRACE_LINE_MAX);
-            break;
-        }
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' '))
+        while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
             line[--len] = '\0';
         if (len == 0)
             continue;
-        o = cJSON_ParseWithLength(line, (size_t)len);
+        o = cJSON_ParseWithLength(line, len);
         if (!cJSON_IsObject(o)) {
             cJSON_Delete(o);
-            rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: not a JSON object", path, lineno);
+            rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: not a JSON object", name, in.lineno);
             break;
         }
         if (!have_header) {
@@ -396,13 +388,29 @@ int tb_bench_read(const char *path, struct tb_bench_meta *m, struct tb_bench_rec
         }
         cJSON_Delete(o);
         if (why != NULL)
-            rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: %s", path, lineno, why);
+            rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: %s", name, in.lineno, why);
     }
-    if (rc == 0 && ferror(f))
-        rc = tb_seterr(err, errlen, TB_EIO, "%s: read error", path);
+    if (rc == 0 && got == TB_ETOOBIG)
+        rc = tb_seterr(err, errlen, got, "%s:%zu: line over %u bytes", name, in.lineno,
+                       TB_TRACE_LINE_MAX);
+    else if (rc == 0 && got == TB_EIO)
+        rc = tb_seterr(err, errlen, got, "%s: %s", name, strerror(errno));
+    else if (rc == 0 && got < 0)
+        rc = tb_seterr(err, errlen, got, "%s: out of memory", name);
     if (rc == 0 && !have_header)
-        rc = tb_seterr(err, errlen, TB_EEMPTY, "%s: empty (no header)", path);
-    free(line);
+        rc = tb_seterr(err, errlen, TB_EEMPTY, "%s: empty (no header)", name);
+    tb_lines_free(&in);
+    return rc;
+}
+
+int tb_bench_read(const char *path, struct tb_bench_meta *m, struct tb_bench_recs *out, char *err,
+                  size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    int rc;
+    if (f == NULL)
+        return tb_seterr(err, errlen, TB_EIO, "%s: %s", path, strerror(errno));
+    rc = tb_bench_read_stream(f, path, m, out, err, errlen);
     fclose(f);
     return rc;
 }

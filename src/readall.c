@@ -1,5 +1,6 @@
 /*
- * readall.c - a whole input file in one buffer, capped (see readall.h).
+ * readall.c - a whole input file in one buffer, or its lines one at a
+ * time, capped (see readall.h).
  */
 #include "readall.h"
 
@@ -75,4 +76,89 @@ int tb_read_path(const char *path, size_t max, const char *cap_text, char **out,
     if (!is_stdin)
         fclose(f);
     return rc;
+}
+
+/* One read block: large enough that fread's cost per byte is small. */
+#define LINES_BLOCK ((size_t)1 << 16)
+
+void tb_lines_init(struct tb_lines *l, FILE *f, size_t max)
+{
+    memset(l, 0, sizeof(*l));
+    l->f = f;
+    l->max = max;
+}
+
+void tb_lines_free(struct tb_lines *l)
+{
+    free(l->line);
+    free(l->blk);
+    l->line = l->blk = NULL;
+    l->len = l->cap = l->pos = l->end = 0;
+}
+
+/* Appends n bytes to the line, growing it geometrically up to max + 1. */
+static int lines_put(struct tb_lines *l, const char *p, size_t n)
+{
+    if (n > l->max - l->len)
+        return TB_ETOOBIG;
+    if (l->len + n + 1 > l->cap) {
+        size_t cap = l->cap ? l->cap : 256;
+        char *nb;
+        while (cap < l->len + n + 1)
+            cap *= 2;
+        if (cap > l->max + 1)
+            cap = l->max + 1;
+        nb = realloc(l->line, cap);
+        if (nb == NULL)
+            return TB_ENOMEM;
+        l->line = nb;
+        l->cap = cap;
+    }
+    memcpy(l->line + l->len, p, n);
+    l->len += n;
+    return 0;
+}
+
+int tb_lines_next(struct tb_lines *l)
+{
+    int any = 0, rc;
+    l->len = 0;
+    if (l->blk == NULL && (l->blk = malloc(LINES_BLOCK)) == NULL)
+        return TB_ENOMEM;
+    l->lineno++;
+    for (;;) {
+        if (l->pos == l->end) {
+            if (l->eof)
+                break;
+            l->pos = 0;
+            l->end = fread(l->blk, 1, LINES_BLOCK, l->f);
+            if (l->end == 0) {
+                if (ferror(l->f))
+                    return TB_EIO;
+                l->eof = 1;
+                break;
+            }
+        }
+        {
+            const char *s = l->blk + l->pos;
+            const char *nl = memchr(s, '\n', l->end - l->pos);
+            size_t n = nl != NULL ? (size_t)(nl - s) : l->end - l->pos;
+            any = 1;
+            if ((rc = lines_put(l, s, n)) != 0)
+                return rc;
+            l->pos += n;
+            if (nl != NULL) {
+                l->pos++;
+                break;
+            }
+        }
+    }
+    if (!any) {
+        l->lineno--;
+        return 0;
+    }
+    if (l->line == NULL && (rc = lines_put(l, "", 0)) != 0)
+        return rc;
+    l->line[l->len] = '\0';
+    return 1;
 }

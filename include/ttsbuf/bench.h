@@ -254,4 +254,9 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *rec, const char *trac
 int tb_bench_read(const char *path, struct tb_bench_meta *m, struct tb_bench_recs *out, char *err,
                   size_t errlen);
 
+/* tb_bench_read on an open stream, `name` in messages (f is not closed).
+ * Lines are read one at a time: memory stays bounded on any input. */
+int tb_bench_read_stream(FILE *f, const char *name, struct tb_bench_meta *m,
+                         struct tb_bench_recs *out, char *err, size_t errlen);
+
 #endif
