@@ -19,9 +19,12 @@ int tb_read_all(FILE *f, size_t max, char **out, size_t *outlen)
     char *buf;
     /* A regular file: one buffer of the right size (+1 so EOF is seen
      * without growing).  Pipes grow geometrically. */
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-        (uint64_t)st.st_size < max)
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        /* Over the cap before a byte is read (a sparse file of gigabytes). */
+        if ((uint64_t)st.st_size > max)
+            return TB_ETOOBIG;
         cap = (size_t)st.st_size + 1;
+    }
     buf = malloc(cap);
     if (buf == NULL)
         return TB_ENOMEM;
@@ -42,6 +45,13 @@ int tb_read_all(FILE *f, size_t max, char **out, size_t *outlen)
             buf = nb;
         }
         n = fread(buf + len, 1, cap - len, f);
+        /* Text never holds a NUL byte: /dev/zero and binary files stop at
+         * the first block, not at the cap. */
+        if (n > 0 && memchr(buf + len, '\0', n) != NULL) {
+            *outlen = len + (size_t)((char *)memchr(buf + len, '\0', n) - (buf + len));
+            free(buf);
+            return TB_EFORMAT;
+        }
         len += n;
         if (n == 0) {
             if (ferror(f)) {
@@ -71,6 +81,9 @@ int tb_read_path(const char *path, size_t max, const char *cap_text, char **out,
         tb_seterr(err, errlen, rc, "%s: %s", *name, strerror(errno));
     else if (rc == TB_ETOOBIG)
         tb_seterr(err, errlen, rc, "%s: over the %s cap", *name, cap_text);
+    else if (rc == TB_EFORMAT)
+        tb_seterr(err, errlen, rc, "%s: a NUL byte at byte %zu (not a text file)", *name,
+                  *outlen + 1);
     else if (rc != 0)
         tb_seterr(err, errlen, rc, "%s: out of memory", *name);
     if (!is_stdin)

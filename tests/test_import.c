@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests.h"
 #include "ttsbuf/error.h"
@@ -385,6 +386,43 @@ static void sweep_import(void **state)
     tb_test_expect_error("sweep --import foo:x", 2, "--import: 'foo:x' is not FORMAT:FILE");
 }
 
+/* An import stops early on what cannot be text: zeros on a pipe at the
+ * first NUL byte, a sparse file over the 1 GiB cap before reading it;
+ * the peak RSS stays bounded (it used to reach the cap). */
+static void input_memory_bounded(void **state)
+{
+    static const char *const want[] = {"<stdin>: a NUL byte at byte 1 (not a text file)",
+                                       "over the 1 GiB import cap"};
+    char sparse[64], cmd[1024], errp[64], *err;
+    FILE *f;
+    (void)state;
+    snprintf(sparse, sizeof(sparse), "/tmp/ttsbuf-sparse-%d.json", (int)getpid());
+    snprintf(errp, sizeof(errp), "/tmp/ttsbuf-import-%d.err", (int)getpid());
+    f = fopen(sparse, "w");
+    assert_non_null(f);
+    assert_int_equal(ftruncate(fileno(f), (off_t)2 << 30), 0);
+    assert_int_equal(fclose(f), 0);
+    for (size_t i = 0; i < 2; i++) {
+        long rss;
+        int code;
+        if (i == 0)
+            snprintf(cmd, sizeof(cmd),
+                     "head -c 400000000 /dev/zero | '%s' sim --import vllm:- 2>%s >/dev/null",
+                     tb_test_bin(), errp);
+        else
+            snprintf(cmd, sizeof(cmd), "'%s' sim --import vllm:%s 2>%s >/dev/null",
+                     tb_test_bin(), sparse, errp);
+        rss = tb_test_sh_rss(cmd, &code);
+        err = tb_test_slurp_str(errp);
+        if (code != 2 || strstr(err, want[i]) == NULL || rss > 160 * 1024)
+            fail_msg("%s: exit %d, peak RSS %ld KiB, stderr '%s'; wanted '%s'", cmd, code, rss,
+                     err, want[i]);
+        free(err);
+    }
+    remove(errp);
+    remove(sparse);
+}
+
 int tb_test_import(void)
 {
     const struct CMUnitTest tests[] = {
@@ -393,7 +431,7 @@ int tb_test_import(void)
         cmocka_unit_test(aiperf_good),  cmocka_unit_test(bad_files),
         cmocka_unit_test(prefixes),     cmocka_unit_test(spec_and_names),
         cmocka_unit_test(short_text),   cmocka_unit_test(cli_import),
-        cmocka_unit_test(sweep_import),
+        cmocka_unit_test(sweep_import),   cmocka_unit_test(input_memory_bounded),
     };
     return TB_RUN_GROUP("import", tests);
 }

@@ -104,7 +104,9 @@ int tb_import_mem(enum tb_import_format f, const char *buf, size_t len, const ch
                   struct tb_import *out, char *err, size_t errlen);
 
 /* tb_import_mem on a whole file ("-": standard input), capped at
- * TB_IMPORT_FILE_MAX; adds TB_EIO with strerror in err. */
+ * TB_IMPORT_FILE_MAX (a larger regular file fails before it is read; a
+ * NUL byte stops the read with TB_EFORMAT); adds TB_EIO with strerror in
+ * err. */
 int tb_import_file(enum tb_import_format f, const char *path, struct tb_import *out, char *err,
                    size_t errlen);
 
