@@ -5,7 +5,9 @@
  * Input: up to 8 records files separated by NUL bytes; the first byte
  * chooses the output (human, --json, --csv) and whether a gate is given.
  * Each file is written to a directory of its own under /tmp and the
- * command runs on them with its output sent to /dev/null.  Property: it
+ * command runs on them with its standard output sent to /dev/null and its
+ * standard error to the file "stderr" there (a sanitizer's report on a
+ * finding lands in that file too: read it first).  Property: it
  * exits 0 (merged), 1 (a gate failed) or 2 (bad input), never crashes or
  * writes out of bounds (the sanitizers watch), whatever the shard numbers,
  * levels and records say.
@@ -24,6 +26,9 @@ static char dir[64];
 
 static void remove_dir(void)
 {
+    char ep[96];
+    snprintf(ep, sizeof(ep), "%s/stderr", dir);
+    unlink(ep);
     rmdir(dir);
 }
 
@@ -62,9 +67,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     so = dup(1);
     se = dup(2);
     null = open("/dev/null", O_WRONLY);
-    FUZZ_CHECK(so >= 0 && se >= 0 && null >= 0);
-    dup2(null, 1);
-    dup2(null, 2);
+    {
+        char ep[96];
+        int efd;
+        snprintf(ep, sizeof(ep), "%s/stderr", dir);
+        efd = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        FUZZ_CHECK(so >= 0 && se >= 0 && null >= 0 && efd >= 0);
+        dup2(null, 1);
+        dup2(efd, 2);
+        close(efd);
+    }
     code = tb_cmd_merge(argc, argv);
     fflush(stdout);
     fflush(stderr);
