@@ -62,22 +62,29 @@ int tb_import_spec(const char *spec, enum tb_import_format *f, const char **path
                      spec);
 }
 
-int tb_import_mem(enum tb_import_format f, const char *buf, size_t len, const char *name,
-                  struct tb_import *out, char *err, size_t errlen)
+static int import_in(enum tb_import_format f, const struct tb_import_in *in, const char *name,
+                     struct tb_import *out, char *err, size_t errlen)
 {
     size_t before = out->n;
     int rc;
     switch (f) {
-    case TB_IMPORT_VLLM: rc = tb_import_vllm(buf, len, name, 0, out, err, errlen); break;
-    case TB_IMPORT_SGLANG: rc = tb_import_vllm(buf, len, name, 1, out, err, errlen); break;
-    case TB_IMPORT_GENAI_PERF: rc = tb_import_genai(buf, len, name, out, err, errlen); break;
-    case TB_IMPORT_AIPERF_RAW: rc = tb_import_aiperf(buf, len, name, 1, out, err, errlen); break;
-    case TB_IMPORT_AIPERF: rc = tb_import_aiperf(buf, len, name, 0, out, err, errlen); break;
+    case TB_IMPORT_VLLM: rc = tb_import_vllm(in, name, 0, out, err, errlen); break;
+    case TB_IMPORT_SGLANG: rc = tb_import_vllm(in, name, 1, out, err, errlen); break;
+    case TB_IMPORT_GENAI_PERF: rc = tb_import_genai(in->buf, in->len, name, out, err, errlen); break;
+    case TB_IMPORT_AIPERF_RAW: rc = tb_import_aiperf(in, name, 1, out, err, errlen); break;
+    case TB_IMPORT_AIPERF: rc = tb_import_aiperf(in, name, 0, out, err, errlen); break;
     default: return tb_seterr(err, errlen, TB_EINVAL, "unknown import format");
     }
     if (rc == 0 && out->n == before)
         rc = tb_seterr(err, errlen, TB_EEMPTY, "%s: no request in the file", name);
     return rc;
+}
+
+int tb_import_mem(enum tb_import_format f, const char *buf, size_t len, const char *name,
+                  struct tb_import *out, char *err, size_t errlen)
+{
+    struct tb_import_in in = {buf, len, NULL};
+    return import_in(f, &in, name, out, err, errlen);
 }
 
 int tb_import_file(enum tb_import_format f, const char *path, struct tb_import *out, char *err,
@@ -86,7 +93,20 @@ int tb_import_file(enum tb_import_format f, const char *path, struct tb_import *
     const char *name;
     char *buf = NULL;
     size_t len = 0;
-    int rc = tb_read_path(path, TB_IMPORT_FILE_MAX, "1 GiB import", &buf, &len, &name, err, errlen);
+    int rc;
+    if (f == TB_IMPORT_SGLANG || f == TB_IMPORT_AIPERF_RAW || f == TB_IMPORT_AIPERF) {
+        /* JSONL: a line at a time, never the whole file in memory. */
+        int is_stdin = strcmp(path, "-") == 0;
+        struct tb_import_in in = {NULL, 0, is_stdin ? stdin : fopen(path, "rb")};
+        name = is_stdin ? "<stdin>" : path;
+        if (in.f == NULL)
+            return tb_seterr(err, errlen, TB_EIO, "%s: %s", name, strerror(errno));
+        rc = import_in(f, &in, name, out, err, errlen);
+        if (!is_stdin)
+            fclose(in.f);
+        return rc;
+    }
+    rc = tb_read_path(path, TB_IMPORT_FILE_MAX, "1 GiB import", &buf, &len, &name, err, errlen);
     if (rc != 0)
         return rc;
     rc = tb_import_mem(f, buf, len, name, out, err, errlen);
@@ -153,18 +173,49 @@ cJSON *tb_import_parse(const char *buf, size_t len, char *err, size_t errlen)
     return NULL;
 }
 
-int tb_import_lines(const char *buf, size_t len,
+/* A line's bytes are all blank. */
+static int blank(const char *p, size_t n)
+{
+    size_t k = 0;
+    while (k < n && (p[k] == ' ' || p[k] == '\t' || p[k] == '\r'))
+        k++;
+    return k == n;
+}
+
+static int lines_of_stream(FILE *f, const char *name, char *err, size_t errlen,
+                           int (*fn)(void *ud, const char *line, size_t n, size_t lineno),
+                           void *ud)
+{
+    struct tb_lines in;
+    int rc = 0, got;
+    tb_lines_init(&in, f, TB_IMPORT_LINE_MAX);
+    while ((got = tb_lines_next(&in)) == 1)
+        if (!blank(in.line, in.len) && (rc = fn(ud, in.line, in.len, in.lineno)) != 0)
+            break;
+    if (rc == 0 && got == TB_ETOOBIG)
+        rc = tb_seterr(err, errlen, got, "%s:%zu: line is over the %zu MiB cap", name,
+                       in.lineno, TB_IMPORT_LINE_MAX >> 20);
+    else if (rc == 0 && got == TB_EIO)
+        rc = tb_seterr(err, errlen, got, "%s: %s", name, strerror(errno));
+    else if (rc == 0 && got < 0)
+        rc = tb_seterr(err, errlen, got, "%s: out of memory", name);
+    tb_lines_free(&in);
+    return rc;
+}
+
+int tb_import_lines(const struct tb_import_in *in, const char *name, char *err, size_t errlen,
                     int (*fn)(void *ud, const char *line, size_t n, size_t lineno), void *ud)
 {
-    size_t lineno = 0, i = 0;
+    const char *buf = in->buf;
+    size_t lineno = 0, i = 0, len = in->len;
+    if (in->f != NULL)
+        return lines_of_stream(in->f, name, err, errlen, fn, ud);
     while (i < len) {
         const char *nl = memchr(buf + i, '\n', len - i);
-        size_t e = nl != NULL ? (size_t)(nl - buf) : len, n = e - i, k = 0;
+        size_t e = nl != NULL ? (size_t)(nl - buf) : len, n = e - i;
         int rc;
         lineno++;
-        while (k < n && (buf[i + k] == ' ' || buf[i + k] == '\t' || buf[i + k] == '\r'))
-            k++;
-        if (k < n && (rc = fn(ud, buf + i, n, lineno)) != 0)
+        if (!blank(buf + i, n) && (rc = fn(ud, buf + i, n, lineno)) != 0)
             return rc;
         i = e + 1;
     }

@@ -386,13 +386,16 @@ static void sweep_import(void **state)
     tb_test_expect_error("sweep --import foo:x", 2, "--import: 'foo:x' is not FORMAT:FILE");
 }
 
-/* An import stops early on what cannot be text: zeros on a pipe at the
- * first NUL byte, a sparse file over the 1 GiB cap before reading it;
- * the peak RSS stays bounded (it used to reach the cap). */
+/* An import stops early, in bounded memory (it used to read up to the
+ * 1 GiB cap first): a JSON document on zeros at the first NUL byte, on a
+ * sparse file over the cap before reading it; a JSONL format reads a line
+ * at a time and stops at the first line over its 64 MiB cap. */
 static void input_memory_bounded(void **state)
 {
     static const char *const want[] = {"<stdin>: a NUL byte at byte 1 (not a text file)",
-                                       "over the 1 GiB import cap"};
+                                       "over the 1 GiB import cap",
+                                       "<stdin>:1: line is over the 64 MiB cap",
+                                       ".json:1: line is over the 64 MiB cap"};
     char sparse[64], cmd[1024], errp[64], *err;
     FILE *f;
     (void)state;
@@ -402,16 +405,17 @@ static void input_memory_bounded(void **state)
     assert_non_null(f);
     assert_int_equal(ftruncate(fileno(f), (off_t)2 << 30), 0);
     assert_int_equal(fclose(f), 0);
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < 4; i++) {
+        const char *fmt = i == 2 ? "sglang" : i == 3 ? "aiperf-raw" : "vllm";
         long rss;
         int code;
-        if (i == 0)
+        if (i % 2 == 0)
             snprintf(cmd, sizeof(cmd),
-                     "head -c 400000000 /dev/zero | '%s' sim --import vllm:- 2>%s >/dev/null",
-                     tb_test_bin(), errp);
+                     "head -c 400000000 /dev/zero | '%s' sim --import %s:- 2>%s >/dev/null",
+                     tb_test_bin(), fmt, errp);
         else
-            snprintf(cmd, sizeof(cmd), "'%s' sim --import vllm:%s 2>%s >/dev/null",
-                     tb_test_bin(), sparse, errp);
+            snprintf(cmd, sizeof(cmd), "'%s' sim --import %s:%s 2>%s >/dev/null", tb_test_bin(),
+                     fmt, sparse, errp);
         rss = tb_test_sh_rss(cmd, &code);
         err = tb_test_slurp_str(errp);
         if (code != 2 || strstr(err, want[i]) == NULL || rss > 160 * 1024)
