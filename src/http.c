@@ -465,7 +465,7 @@ static void explain(struct tb_http_xfer *x, CURLcode cc, const char *why, char *
         return;
     }
     if (cc == CURLE_BAD_CONTENT_ENCODING) {
-        char enc[48] = "?";
+        char enc[32] = "?"; /* sized so that the message fits r->error */
         if (curl_easy_header(x->h, "Content-Encoding", 0, CURLH_HEADER, -1, &h) == CURLHE_OK &&
             h != NULL && h->value != NULL) {
             snprintf(enc, sizeof(enc), "%s", h->value);
