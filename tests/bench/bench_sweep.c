@@ -8,8 +8,9 @@
  *
  * Memory per stream: `ttsbuf sweep --trace DIR` over 2,000 and 20,000
  * small trace files (6 events, about 200 bytes each) in a child process;
- * the figure is the difference of the two peak RSS (getrusage ru_maxrss)
- * over the 18,000 streams between them, next to a file's size.
+ * the figure is the difference of the two peak RSS (getrusage ru_maxrss,
+ * the smallest of 3 runs each) over the 18,000 streams between them, next
+ * to a file's size.
  */
 #define _DEFAULT_SOURCE /* wait4: the child's own peak RSS */
 #include <errno.h>
@@ -153,6 +154,11 @@ void bench_sweep_memory(void)
         snprintf(dir[i], sizeof(dir[i]), "/tmp/ttsbuf-bench-sweepmem-%d-%d", (int)getpid(), i);
         size = write_traces(dir[i], n[i]);
         rss[i] = sweep_rss(dir[i]);
+        for (int r = 1; r < REPS; r++) { /* the least disturbed run */
+            long again = sweep_rss(dir[i]);
+            if (again < rss[i])
+                rss[i] = again;
+        }
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir[i]);
         if (system(cmd) != 0)
             bench_die("rm", dir[i]);
