@@ -924,6 +924,28 @@ static void cli_merge_hostile(void **state)
     rmdir_r(dir);
 }
 
+/* --prompts is read a line at a time: 400 MB of zeros without a newline
+ * stop at the 1 MiB line cap, in bounded memory (getline read them all). */
+static void cli_prompts_bounded(void **state)
+{
+    char cmd[512], path[64], *err;
+    long rss;
+    int code;
+    (void)state;
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-prompts-%d.err", (int)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "head -c 400000000 /dev/zero | '%s' bench --prompts /dev/stdin --base-url "
+             "http://127.0.0.1:9/v1 --model m -q 2>%s",
+             tb_test_bin(), path);
+    rss = tb_test_sh_rss(cmd, &code);
+    err = tb_test_slurp_str(path);
+    remove(path);
+    if (code != 2 || strstr(err, "/dev/stdin:1: line over 1048576 bytes") == NULL ||
+        rss > 160 * 1024)
+        fail_msg("%s: exit %d, peak RSS %ld KiB, stderr '%s'", cmd, code, rss, err);
+    free(err);
+}
+
 /* Every dialect `run` speaks, bench speaks: each streams the mock's
  * events in full, with the usage where the dialect reports it. */
 static void cli_dialects(void **state)
@@ -1007,6 +1029,7 @@ int tb_test_bench(void)
         cmocka_unit_test(cli_out_replay),
         cmocka_unit_test(cli_shards_merge),
         cmocka_unit_test(cli_merge_hostile),
+        cmocka_unit_test(cli_prompts_bounded),
         cmocka_unit_test(cli_dialects),
         cmocka_unit_test(cli_sigint),
     };
