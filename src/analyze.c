@@ -30,7 +30,7 @@ void tb_chunks_free(struct tb_chunks *c)
 int tb_chunks_push(struct tb_chunks *c, double t, uint64_t tok, uint32_t cps)
 {
     if (c->n == c->cap) {
-        struct tb_chunk_at *v = tb_grow(c->v, &c->cap, sizeof(*v), 256);
+        struct tb_chunk_at *v = tb_grow(c->v, &c->cap, sizeof(*v), 16);
         if (v == NULL)
             return TB_ENOMEM;
         c->v = v;

@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
 
 #include "grow.h"
 #include "jsontext.h"
+#include "readall.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
@@ -86,29 +86,25 @@ static const char *parse_line(const cJSON *o, struct tb_bench_prompt *out)
 int tb_bench_prompts_load(const char *path, struct tb_bench_prompts *p, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
-    char *line = NULL;
-    size_t cap = 0, vcap = 0, lineno = 0;
-    ssize_t len;
-    int rc = 0;
+    struct tb_lines in;
+    size_t vcap = 0;
+    int rc = 0, got = 0;
     memset(p, 0, sizeof(*p));
     if (f == NULL)
         return tb_seterr(err, errlen, TB_EIO, "--prompts: %s: %s", path, strerror(errno));
-    while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
+    /* A line at a time, the cap enforced as the bytes arrive. */
+    tb_lines_init(&in, f, TB_BENCH_PROMPT_MAX);
+    while (rc == 0 && (got = tb_lines_next(&in)) == 1) {
         const char *why = NULL;
-        size_t bad;
+        char *line = in.line;
+        size_t len = in.len, lineno = in.lineno, bad;
         cJSON *o;
-        lineno++;
-        if ((size_t)len > TB_BENCH_PROMPT_MAX) {
-            rc = tb_seterr(err, errlen, TB_ETOOBIG, "%s:%zu: line over %u bytes", path, lineno,
-                           TB_BENCH_PROMPT_MAX);
-            break;
-        }
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' '))
+        while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
             line[--len] = '\0';
         if (len == 0)
             continue;
-        bad = tb_utf8_check(line, (size_t)len);
-        if (bad != (size_t)len) {
+        bad = tb_utf8_check(line, len);
+        if (bad != len) {
             rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: invalid UTF-8 at byte %zu", path,
                            lineno, bad + 1);
             break;
@@ -137,11 +133,16 @@ int tb_bench_prompts_load(const char *path, struct tb_bench_prompts *p, char *er
         if (why != NULL)
             rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: %s", path, lineno, why);
     }
-    if (rc == 0 && ferror(f))
-        rc = tb_seterr(err, errlen, TB_EIO, "%s: read error", path);
+    if (rc == 0 && got == TB_ETOOBIG)
+        rc = tb_seterr(err, errlen, got, "%s:%zu: line over %u bytes", path, in.lineno,
+                       TB_BENCH_PROMPT_MAX);
+    else if (rc == 0 && got == TB_EIO)
+        rc = tb_seterr(err, errlen, got, "%s: %s", path, strerror(errno));
+    else if (rc == 0 && got < 0)
+        rc = tb_seterr(err, errlen, got, "%s: out of memory", path);
     if (rc == 0 && p->n == 0)
         rc = tb_seterr(err, errlen, TB_EEMPTY, "--prompts: %s holds no prompt", path);
-    free(line);
+    tb_lines_free(&in);
     fclose(f);
     if (rc != 0)
         tb_bench_prompts_free(p);

@@ -12,10 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
 
 #include "grow.h"
 #include "numfmt.h"
+#include "readall.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
@@ -226,12 +226,29 @@ static int get_num(const cJSON *o, const char *k, int null_ok, double *out)
     return 0;
 }
 
+/* Largest whole number a double holds exactly: counts above it cannot
+ * have been written by ttsbuf. */
+#define WHOLE_MAX 9007199254740992.0
+
+/* A whole-number field in 0..max, checked as a double before any
+ * conversion: casting an out-of-range double to an integer type is
+ * undefined, and a wrapped value would index past arrays sized by another
+ * field.  null_ok: null or absent gives NaN. */
+static int get_count(const cJSON *o, const char *k, int null_ok, double max, double *out)
+{
+    if (get_num(o, k, null_ok, out) != 0)
+        return -1;
+    if (isnan(*out))
+        return 0;
+    return *out >= 0 && *out <= max && *out == floor(*out) ? 0 : -1;
+}
+
 static int parse_level(const cJSON *l, struct tb_bench_level *out)
 {
     const cJSON *mode = cJSON_GetObjectItemCaseSensitive(l, "mode");
     double c, rate;
-    if (!cJSON_IsString(mode) || get_num(l, "concurrency", 0, &c) != 0 ||
-        get_num(l, "rate", 0, &rate) != 0 || c < 0 || c > TB_BENCH_CONC_MAX)
+    if (!cJSON_IsString(mode) || get_count(l, "concurrency", 0, TB_BENCH_CONC_MAX, &c) != 0 ||
+        get_num(l, "rate", 0, &rate) != 0)
         return -1;
     if (strcmp(mode->valuestring, "closed") == 0)
         out->mode = TB_BENCH_CLOSED;
@@ -257,8 +274,9 @@ static int parse_header(const cJSON *o, struct tb_bench_meta *m)
     const cJSON *lv = cJSON_GetObjectItemCaseSensitive(o, "levels"), *l;
     double shard, shards;
     memset(m, 0, sizeof(*m));
-    if (get_num(o, "shard", 0, &shard) != 0 || get_num(o, "shards", 0, &shards) != 0 ||
-        shards < 1 || shard < 0 || shard >= shards || !cJSON_IsArray(lv))
+    if (get_count(o, "shard", 0, TB_BENCH_SHARDS_MAX, &shard) != 0 ||
+        get_count(o, "shards", 0, TB_BENCH_SHARDS_MAX, &shards) != 0 || shards < 1 ||
+        shard >= shards || !cJSON_IsArray(lv))
         return -1;
     m->shard = (uint32_t)shard;
     m->nshards = (uint32_t)shards;
@@ -281,21 +299,22 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
     double level, id, prompt, status, events, tokens, usage, under, ignored, sur;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
     const cJSON *itl = cJSON_GetObjectItemCaseSensitive(o, "itl"), *v;
-    if (get_num(o, "level", 0, &level) != 0 || level < 0 || level >= nlevels)
+    if (get_count(o, "level", 0, TB_BENCH_LEVELS_MAX, &level) != 0 || level >= nlevels)
         return "\"level\" is missing or not one of the header's levels";
-    if (get_num(o, "id", 0, &id) != 0 || id < 0 || get_num(o, "prompt", 0, &prompt) != 0 ||
-        prompt < 0)
-        return "\"id\" or \"prompt\" is missing or negative";
+    if (get_count(o, "id", 0, WHOLE_MAX, &id) != 0 ||
+        get_count(o, "prompt", 0, UINT32_MAX, &prompt) != 0)
+        return "\"id\" or \"prompt\" is missing or not a whole number in range";
     if (get_num(o, "t_sched", 0, &r->t_sched) != 0 || get_num(o, "t_start", 0, &r->t_start) != 0 ||
         get_num(o, "t_end", 0, &r->t_end) != 0)
         return "\"t_sched\", \"t_start\" or \"t_end\" is missing";
-    if (get_num(o, "http_status", 0, &status) != 0 || get_num(o, "events", 0, &events) != 0 ||
-        get_num(o, "content_tokens", 0, &tokens) != 0 || get_num(o, "underruns", 0, &under) != 0 ||
-        get_num(o, "usage_tokens", 1, &usage) != 0 ||
-        get_num(o, "usage_ignored", 1, &ignored) != 0 ||
-        get_num(o, "surrogates_replaced", 1, &sur) != 0 || events < 0 || tokens < 0 || under < 0 ||
-        ignored < 0 || sur < 0)
-        return "a count is missing or negative";
+    if (get_count(o, "http_status", 0, 999, &status) != 0 ||
+        get_count(o, "events", 0, WHOLE_MAX, &events) != 0 ||
+        get_count(o, "content_tokens", 0, WHOLE_MAX, &tokens) != 0 ||
+        get_count(o, "underruns", 0, UINT32_MAX, &under) != 0 ||
+        get_count(o, "usage_tokens", 1, WHOLE_MAX, &usage) != 0 ||
+        get_count(o, "usage_ignored", 1, WHOLE_MAX, &ignored) != 0 ||
+        get_count(o, "surrogates_replaced", 1, WHOLE_MAX, &sur) != 0)
+        return "a count is missing, negative, fractional or out of range";
     if (get_num(o, "ttft", 1, &r->ttft) != 0 || get_num(o, "ttfa", 1, &r->ttfa) != 0 ||
         get_num(o, "decode_tps", 1, &r->decode_tps) != 0 ||
         get_num(o, "decode_tps_usage", 1, &r->decode_tps_usage) != 0 ||
@@ -335,7 +354,7 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
             return "out of memory";
         cJSON_ArrayForEach(v, itl)
         {
-            if (!cJSON_IsNumber(v))
+            if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
                 return "\"itl\" holds a non-number";
             r->itl[i++] = v->valuedouble;
         }
@@ -343,33 +362,25 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
     return NULL;
 }
 
-int tb_bench_read(const char *path, struct tb_bench_meta *m, struct tb_bench_recs *out, char *err,
-                  size_t errlen)
+int tb_bench_read_stream(FILE *f, const char *name, struct tb_bench_meta *m,
+                         struct tb_bench_recs *out, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    char *line = NULL;
-    size_t cap = 0, lineno = 0;
-    ssize_t len;
-    int rc = 0, have_header = 0;
-    if (f == NULL)
-        return tb_seterr(err, errlen, TB_EIO, "%s: %s", path, strerror(errno));
-    while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
+    struct tb_lines in;
+    int rc = 0, got, have_header = 0;
+    tb_lines_init(&in, f, TB_TRACE_LINE_MAX);
+    while (rc == 0 && (got = tb_lines_next(&in)) == 1) {
+        char *line = in.line;
+        size_t len = in.len;
         cJSON *o;
         const char *why = NULL;
-        lineno++;
-        if ((size_t)len > TB_TRACE_LINE_MAX) {
-            rc = tb_seterr(err, errlen, TB_ETOOBIG, "%s:%zu: line over %u bytes", path, lineno,
-                           TB_TRACE_LINE_MAX);
-            break;
-        }
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' '))
+        while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
             line[--len] = '\0';
         if (len == 0)
             continue;
-        o = cJSON_ParseWithLength(line, (size_t)len);
+        o = cJSON_ParseWithLength(line, len);
         if (!cJSON_IsObject(o)) {
             cJSON_Delete(o);
-            rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: not a JSON object", path, lineno);
+            rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: not a JSON object", name, in.lineno);
             break;
         }
         if (!have_header) {
@@ -386,13 +397,29 @@ int tb_bench_read(const char *path, struct tb_bench_meta *m, struct tb_bench_rec
         }
         cJSON_Delete(o);
         if (why != NULL)
-            rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: %s", path, lineno, why);
+            rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: %s", name, in.lineno, why);
     }
-    if (rc == 0 && ferror(f))
-        rc = tb_seterr(err, errlen, TB_EIO, "%s: read error", path);
+    if (rc == 0 && got == TB_ETOOBIG)
+        rc = tb_seterr(err, errlen, got, "%s:%zu: line over %u bytes", name, in.lineno,
+                       TB_TRACE_LINE_MAX);
+    else if (rc == 0 && got == TB_EIO)
+        rc = tb_seterr(err, errlen, got, "%s: %s", name, strerror(errno));
+    else if (rc == 0 && got < 0)
+        rc = tb_seterr(err, errlen, got, "%s: out of memory", name);
     if (rc == 0 && !have_header)
-        rc = tb_seterr(err, errlen, TB_EEMPTY, "%s: empty (no header)", path);
-    free(line);
+        rc = tb_seterr(err, errlen, TB_EEMPTY, "%s: empty (no header)", name);
+    tb_lines_free(&in);
+    return rc;
+}
+
+int tb_bench_read(const char *path, struct tb_bench_meta *m, struct tb_bench_recs *out, char *err,
+                  size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    int rc;
+    if (f == NULL)
+        return tb_seterr(err, errlen, TB_EIO, "%s: %s", path, strerror(errno));
+    rc = tb_bench_read_stream(f, path, m, out, err, errlen);
     fclose(f);
     return rc;
 }

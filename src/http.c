@@ -137,18 +137,21 @@ void tb_http_redact(const char *s, size_t n, char *out, size_t outlen)
     out[k] = '\0';
 }
 
-/* Replaces every occurrence of secret[0..n) in text with "***".
+/* Replaces every occurrence of secret[0..n) in text with "***", or with
+ * as many stars as it has bytes when shorter (the text never grows).
+ * Every length is masked: a short key shown in full is still a key.
  * O(length x n): for one-line messages. */
 static void scrub_one(char *text, const char *secret, size_t n)
 {
     char *p = text;
-    if (n < TB_HTTP_SECRET_MIN)
+    size_t stars = n < 3 ? n : 3;
+    if (n == 0)
         return;
     while (*p != '\0') {
         if (strncmp(p, secret, n) == 0) {
-            memmove(p + 3, p + n, strlen(p + n) + 1); /* n > 3: it shrinks */
-            memcpy(p, "***", 3);
-            p += 3;
+            memmove(p + stars, p + n, strlen(p + n) + 1);
+            memset(p, '*', stars);
+            p += stars;
         } else {
             p++;
         }
@@ -409,6 +412,9 @@ int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, stru
     curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, hl);
     curl_easy_setopt(x->h, CURLOPT_POSTFIELDS, q->body != NULL ? q->body : "");
     curl_easy_setopt(x->h, CURLOPT_USERAGENT, "ttsbuf/" TB_VERSION);
+    /* Every encoding this libcurl decodes is offered, and a compressed
+     * answer is decoded before the parsers see it. */
+    curl_easy_setopt(x->h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(x->h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(x->h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(x->h, CURLOPT_FOLLOWLOCATION, 0L); /* tb_http_stream follows */
@@ -444,6 +450,38 @@ int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, stru
     return 0;
 }
 
+/*
+ * What went wrong, in words that point the user the right way, where
+ * libcurl's own would not: its "Out of memory" before the first body byte
+ * is (this libcurl) a response header over its 100 KiB cap, and a failed
+ * decoding names the Content-Encoding that failed.
+ */
+static void explain(struct tb_http_xfer *x, CURLcode cc, const char *why, char *out, size_t len)
+{
+    struct curl_header *h = NULL;
+    if (cc == CURLE_OUT_OF_MEMORY && !x->decided) {
+        snprintf(out, len,
+                 "the response header is too large (libcurl keeps at most %d KiB of a header "
+                 "line), or memory ran out",
+                 CURL_MAX_HTTP_HEADER / 1024);
+        return;
+    }
+    if (cc == CURLE_BAD_CONTENT_ENCODING) {
+        char enc[32] = "?"; /* sized so that the message fits r->error */
+        if (curl_easy_header(x->h, "Content-Encoding", 0, CURLH_HEADER, -1, &h) == CURLHE_OK &&
+            h != NULL && h->value != NULL) {
+            snprintf(enc, sizeof(enc), "%s", h->value);
+            for (char *c = enc; *c; c++) /* it goes into a one-line message */
+                if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7F)
+                    *c = '?';
+        }
+        snprintf(out, len, "the response's Content-Encoding \"%s\" could not be decoded: %s", enc,
+                 why);
+        return;
+    }
+    snprintf(out, len, "%s", why);
+}
+
 void tb_http_xfer_end(struct tb_http_xfer *x, int curl_code)
 {
     struct tb_http_resp *r = x->r;
@@ -462,7 +500,9 @@ void tb_http_xfer_end(struct tb_http_xfer *x, int curl_code)
     if (cc != CURLE_OK) {
         /* libcurl's messages can quote the URL: mask any key in it. */
         const char *m = x->errbuf[0] != '\0' ? x->errbuf : curl_easy_strerror(cc);
-        tb_http_redact(m, strlen(m), r->error, sizeof(r->error));
+        char why[sizeof(r->error) - 96]; /* room for explain's words around it */
+        tb_http_redact(m, strlen(m), why, sizeof(why));
+        explain(x, cc, why, r->error, sizeof(r->error));
     }
     curl_slist_free_all(x->headers);
     curl_slist_free_all(x->plain);

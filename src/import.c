@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "grow.h"
 #include "import_priv.h"
@@ -71,14 +72,15 @@ int tb_import_spec(const char *spec, enum tb_import_format *f, const char **path
     return 0;
 }
 
-int tb_import_mem(enum tb_import_format f, const char *buf, size_t len, const char *name,
-                  struct tb_import *out, char *err, size_t errlen)
+/* Turns TB_IMPORT_AUTO into the format that buf[0..len) (a file's start,
+ * or all of it) looks like, and refuses a named format that the content
+ * contradicts, saying what the file looks like instead. */
+static int resolve_format(enum tb_import_format *f, const char *buf, size_t len, const char *name,
+                          char *err, size_t errlen)
 {
-    size_t before = out->n;
     const char *what = NULL;
-    int rc;
-    if (f == TB_IMPORT_AUTO) {
-        if (tb_import_detect(buf, len, &f, &what) != 0) {
+    if (*f == TB_IMPORT_AUTO) {
+        if (tb_import_detect(buf, len, f, &what) != 0) {
             if (what != NULL)
                 return tb_seterr(err, errlen, TB_EFORMAT, "%s: this looks like %s", name, what);
             return tb_seterr(err, errlen, TB_EFORMAT,
@@ -86,26 +88,42 @@ int tb_import_mem(enum tb_import_format f, const char *buf, size_t len, const ch
                              "aiperf-raw, aiperf); name the format as FORMAT:FILE",
                              name);
         }
-    } else if ((unsigned)f < TB_IMPORT_AUTO && tb_import_mismatch(f, buf, len, &what)) {
+    } else if ((unsigned)*f < TB_IMPORT_AUTO && tb_import_mismatch(*f, buf, len, &what)) {
         enum tb_import_format d;
         if (tb_import_detect(buf, len, &d, NULL) != 0)
             return tb_seterr(err, errlen, TB_EFORMAT, "%s: not %s: this looks like %s", name,
-                             format_names[f], what);
+                             format_names[*f], what);
         return tb_seterr(err, errlen, TB_EFORMAT, "%s: not %s: this looks like %s; try %s:%s", name,
-                         format_names[f], what, format_names[d], name);
+                         format_names[*f], what, format_names[d], name);
     }
+    return 0;
+}
+
+static int import_in(enum tb_import_format f, const struct tb_import_in *in, const char *name,
+                     struct tb_import *out, char *err, size_t errlen)
+{
+    size_t before = out->n;
+    int rc;
     out->format = f;
     switch (f) {
-    case TB_IMPORT_VLLM: rc = tb_import_vllm(buf, len, name, 0, out, err, errlen); break;
-    case TB_IMPORT_SGLANG: rc = tb_import_vllm(buf, len, name, 1, out, err, errlen); break;
-    case TB_IMPORT_GENAI_PERF: rc = tb_import_genai(buf, len, name, out, err, errlen); break;
-    case TB_IMPORT_AIPERF_RAW: rc = tb_import_aiperf(buf, len, name, 1, out, err, errlen); break;
-    case TB_IMPORT_AIPERF: rc = tb_import_aiperf(buf, len, name, 0, out, err, errlen); break;
+    case TB_IMPORT_VLLM: rc = tb_import_vllm(in, name, 0, out, err, errlen); break;
+    case TB_IMPORT_SGLANG: rc = tb_import_vllm(in, name, 1, out, err, errlen); break;
+    case TB_IMPORT_GENAI_PERF: rc = tb_import_genai(in->buf, in->len, name, out, err, errlen); break;
+    case TB_IMPORT_AIPERF_RAW: rc = tb_import_aiperf(in, name, 1, out, err, errlen); break;
+    case TB_IMPORT_AIPERF: rc = tb_import_aiperf(in, name, 0, out, err, errlen); break;
     default: return tb_seterr(err, errlen, TB_EINVAL, "unknown import format");
     }
     if (rc == 0 && out->n == before)
         rc = tb_seterr(err, errlen, TB_EEMPTY, "%s: no request in the file", name);
     return rc;
+}
+
+int tb_import_mem(enum tb_import_format f, const char *buf, size_t len, const char *name,
+                  struct tb_import *out, char *err, size_t errlen)
+{
+    struct tb_import_in in = {buf, len, NULL};
+    int rc = resolve_format(&f, buf, len, name, err, errlen);
+    return rc != 0 ? rc : import_in(f, &in, name, out, err, errlen);
 }
 
 int tb_import_keep_run(struct tb_import *im, unsigned run)
@@ -127,13 +145,47 @@ int tb_import_keep_run(struct tb_import *im, unsigned run)
     return 0;
 }
 
+static int jsonl_format(enum tb_import_format f)
+{
+    return f == TB_IMPORT_SGLANG || f == TB_IMPORT_AIPERF_RAW || f == TB_IMPORT_AIPERF;
+}
+
 int tb_import_file(enum tb_import_format f, const char *path, struct tb_import *out, char *err,
                    size_t errlen)
 {
-    const char *name;
+    int is_stdin = strcmp(path, "-") == 0;
+    const char *name = is_stdin ? "<stdin>" : path;
     char *buf = NULL;
     size_t len = 0;
-    int rc = tb_read_path(path, TB_IMPORT_FILE_MAX, "1 GiB import", &buf, &len, &name, err, errlen);
+    struct stat st;
+    int rc = 0, streamed = 0;
+    FILE *fp = is_stdin ? stdin : fopen(path, "rb");
+    if (fp != NULL && fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode)) {
+        /* A regular file: its first 64 KiB say (or check) the format; a
+         * JSONL one is then read a line at a time from the start, never
+         * whole. */
+        char head[65536];
+        size_t n = fread(head, 1, sizeof(head), fp);
+        rc = ferror(fp) ? tb_seterr(err, errlen, TB_EIO, "%s: %s", name, strerror(errno))
+                        : resolve_format(&f, head, n, name, err, errlen);
+        if (rc == 0 && jsonl_format(f) && fseek(fp, 0, SEEK_SET) != 0)
+            rc = tb_seterr(err, errlen, TB_EIO, "%s: %s", name, strerror(errno));
+        streamed = rc != 0 || jsonl_format(f);
+    } else if (fp != NULL) {
+        /* A pipe: a named JSONL format is read a line at a time as it
+         * comes (unchecked: what was read cannot be read again); anything
+         * else whole, under the cap. */
+        streamed = jsonl_format(f);
+    }
+    if (streamed && rc == 0) {
+        struct tb_import_in in = {NULL, 0, fp};
+        rc = import_in(f, &in, name, out, err, errlen);
+    }
+    if (fp != NULL && !is_stdin)
+        fclose(fp);
+    if (streamed)
+        return rc;
+    rc = tb_read_path(path, TB_IMPORT_FILE_MAX, "1 GiB import", &buf, &len, &name, err, errlen);
     if (rc != 0)
         return rc;
     rc = tb_import_mem(f, buf, len, name, out, err, errlen);

@@ -355,14 +355,14 @@ static int one_line(void *ud, const char *buf, size_t n, size_t line)
     return rc;
 }
 
-int tb_import_aiperf(const char *buf, size_t len, const char *name, int raw, struct tb_import *out,
-                     char *err, size_t errlen)
+int tb_import_aiperf(const struct tb_import_in *in, const char *name, int raw,
+                     struct tb_import *out, char *err, size_t errlen)
 {
     struct actx c = {name, raw, out, {0}, err, errlen};
     int rc = tb_import_sse_open(&c.sse);
     if (rc != 0)
         return tb_seterr(err, errlen, rc, "out of memory");
-    rc = tb_import_lines(buf, len, one_line, &c);
+    rc = tb_import_lines(in, name, err, errlen, one_line, &c);
     tb_import_sse_close(&c.sse);
     return rc;
 }

@@ -4,12 +4,15 @@
  * non-blank lines.  Python's json module writes Infinity, -Infinity and NaN,
  * which cJSON rejects; py_tokens rewrites them before cJSON sees the text.
  */
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "import_priv.h"
 #include "jsontext.h"
+#include "readall.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
 
@@ -166,18 +169,49 @@ cJSON *tb_import_parse(const char *buf, size_t len, char *err, size_t errlen)
     return root;
 }
 
-int tb_import_lines(const char *buf, size_t len,
+/* A line's bytes are all blank. */
+static int blank(const char *p, size_t n)
+{
+    size_t k = 0;
+    while (k < n && (p[k] == ' ' || p[k] == '\t' || p[k] == '\r'))
+        k++;
+    return k == n;
+}
+
+static int lines_of_stream(FILE *f, const char *name, char *err, size_t errlen,
+                           int (*fn)(void *ud, const char *line, size_t n, size_t lineno),
+                           void *ud)
+{
+    struct tb_lines in;
+    int rc = 0, got;
+    tb_lines_init(&in, f, TB_IMPORT_LINE_MAX);
+    while ((got = tb_lines_next(&in)) == 1)
+        if (!blank(in.line, in.len) && (rc = fn(ud, in.line, in.len, in.lineno)) != 0)
+            break;
+    if (rc == 0 && got == TB_ETOOBIG)
+        rc = tb_seterr(err, errlen, got, "%s:%zu: line is over the %zu MiB cap", name,
+                       in.lineno, TB_IMPORT_LINE_MAX >> 20);
+    else if (rc == 0 && got == TB_EIO)
+        rc = tb_seterr(err, errlen, got, "%s: %s", name, strerror(errno));
+    else if (rc == 0 && got < 0)
+        rc = tb_seterr(err, errlen, got, "%s: out of memory", name);
+    tb_lines_free(&in);
+    return rc;
+}
+
+int tb_import_lines(const struct tb_import_in *in, const char *name, char *err, size_t errlen,
                     int (*fn)(void *ud, const char *line, size_t n, size_t lineno), void *ud)
 {
-    size_t lineno = 0, i = 0;
+    const char *buf = in->buf;
+    size_t lineno = 0, i = 0, len = in->len;
+    if (in->f != NULL)
+        return lines_of_stream(in->f, name, err, errlen, fn, ud);
     while (i < len) {
         const char *nl = memchr(buf + i, '\n', len - i);
-        size_t e = nl != NULL ? (size_t)(nl - buf) : len, n = e - i, k = 0;
+        size_t e = nl != NULL ? (size_t)(nl - buf) : len, n = e - i;
         int rc;
         lineno++;
-        while (k < n && (buf[i + k] == ' ' || buf[i + k] == '\t' || buf[i + k] == '\r'))
-            k++;
-        if (k < n && (rc = fn(ud, buf + i, n, lineno)) != 0)
+        if (!blank(buf + i, n) && (rc = fn(ud, buf + i, n, lineno)) != 0)
             return rc;
         i = e + 1;
     }

@@ -9,18 +9,28 @@
 #include <cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ttsbuf/import.h"
 #include "ttsbuf/oai.h"
 #include "ttsbuf/sse.h"
 
-/* Readers, one per format (import_*.c); arguments as tb_import_mem. */
-int tb_import_vllm(const char *buf, size_t len, const char *name, int jsonl, struct tb_import *out,
-                   char *err, size_t errlen);
+/* What a reader reads: a buffer, or (f not NULL; the JSONL formats only)
+ * a stream read a line at a time. */
+struct tb_import_in {
+    const char *buf;
+    size_t len;
+    FILE *f;
+};
+
+/* Readers, one per format (import_*.c); the other arguments as
+ * tb_import_mem.  tb_import_vllm reads a stream only when jsonl. */
+int tb_import_vllm(const struct tb_import_in *in, const char *name, int jsonl,
+                   struct tb_import *out, char *err, size_t errlen);
 int tb_import_genai(const char *buf, size_t len, const char *name, struct tb_import *out, char *err,
                     size_t errlen);
-int tb_import_aiperf(const char *buf, size_t len, const char *name, int raw, struct tb_import *out,
-                     char *err, size_t errlen);
+int tb_import_aiperf(const struct tb_import_in *in, const char *name, int raw,
+                     struct tb_import *out, char *err, size_t errlen);
 
 /* Appends an empty request named by fmt; NULL when memory or the
  * request cap ran out (*rc says which). */
@@ -82,9 +92,11 @@ cJSON *tb_import_parse(const char *buf, size_t len, char *err, size_t errlen);
  * O(len) per call, as the Python tokens are looked for in the rest. */
 cJSON *tb_import_parse_next(const char *buf, size_t len, size_t *used, char *err, size_t errlen);
 
-/* Calls fn for each non-blank line of buf (1-based line numbers); stops
- * at the first non-zero return, which it returns. */
-int tb_import_lines(const char *buf, size_t len,
+/* Calls fn for each non-blank line of the input (1-based line numbers);
+ * stops at the first non-zero return, which it returns.  A stream is read
+ * a line at a time: a line over TB_IMPORT_LINE_MAX stops the read there
+ * (TB_ETOOBIG, "NAME:LINE: ..." in err), as does a read error (TB_EIO). */
+int tb_import_lines(const struct tb_import_in *in, const char *name, char *err, size_t errlen,
                     int (*fn)(void *ud, const char *line, size_t n, size_t lineno), void *ud);
 
 #endif

@@ -259,11 +259,11 @@ static int documents(struct vctx *c, const char *buf, size_t len)
     return rc;
 }
 
-int tb_import_vllm(const char *buf, size_t len, const char *name, int jsonl, struct tb_import *out,
-                   char *err, size_t errlen)
+int tb_import_vllm(const struct tb_import_in *in, const char *name, int jsonl,
+                   struct tb_import *out, char *err, size_t errlen)
 {
     struct vctx c = {name, 0, 0, 0, "", out, err, errlen};
     if (jsonl)
-        return tb_import_lines(buf, len, one_line, &c);
-    return documents(&c, buf, len);
+        return tb_import_lines(in, name, err, errlen, one_line, &c);
+    return documents(&c, in->buf, in->len);
 }

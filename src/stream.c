@@ -1,8 +1,10 @@
 /*
  * stream.c - the in-memory token stream (see stream.h).
  *
- * Arrays grow geometrically (x1.5 after a doubling start), so appending a
- * million events costs about thirty reallocations.
+ * Arrays grow geometrically (x1.5), so appending a million events costs
+ * about thirty reallocations.  They start small (64 events, 1 KiB of
+ * text): a sweep holds many short streams, and a large first block per
+ * stream cost more than the streams themselves.
  */
 #include "ttsbuf/stream.h"
 
@@ -49,10 +51,28 @@ void tb_stream_clear(struct tb_stream *s)
     tb_server_timing_init(&s->server);
 }
 
+void tb_stream_shrink(struct tb_stream *s)
+{
+    if (s->cap > s->n && s->n > 0) {
+        struct tb_event *ev = realloc(s->ev, s->n * sizeof(*ev));
+        if (ev != NULL) {
+            s->ev = ev;
+            s->cap = s->n;
+        }
+    }
+    if (s->text_cap > s->text_len && s->text_len > 0) {
+        char *t = realloc(s->text, (size_t)s->text_len);
+        if (t != NULL) {
+            s->text = t;
+            s->text_cap = s->text_len;
+        }
+    }
+}
+
 int tb_stream_reserve(struct tb_stream *s, size_t nev, uint64_t ntext)
 {
     if (nev > s->cap) {
-        size_t cap = s->cap < 1024 ? 1024 : s->cap + s->cap / 2;
+        size_t cap = s->cap < 64 ? 64 : s->cap + s->cap / 2;
         struct tb_event *ev;
         if (cap < nev)
             cap = nev;
@@ -63,7 +83,7 @@ int tb_stream_reserve(struct tb_stream *s, size_t nev, uint64_t ntext)
         s->cap = cap;
     }
     if (ntext > s->text_cap) {
-        uint64_t cap = s->text_cap < 65536 ? 65536 : s->text_cap + s->text_cap / 2;
+        uint64_t cap = s->text_cap < 1024 ? 1024 : s->text_cap + s->text_cap / 2;
         char *t;
         if (cap < ntext)
             cap = ntext;

@@ -1,10 +1,11 @@
 /*
  * trace.c - JSONL traces: load (validating every line) and write.
  *
- * Loading is one pass over a buffer holding the whole file: find the line
- * end, validate UTF-8 over the raw bytes, hand the line to cJSON, copy the
- * few fields we need into the stream's arrays, delete the cJSON tree.  No
- * allocation per line beyond cJSON's own.  cJSON never leaves this file.
+ * Loading is one pass over the lines (of a buffer, or of a file read a
+ * line at a time): validate UTF-8 over the raw bytes, hand the line to
+ * cJSON, copy the few fields we need into the stream's arrays, delete the
+ * cJSON tree.  No allocation per line beyond cJSON's own.  cJSON never
+ * leaves this file.
  */
 #include "ttsbuf/trace.h"
 
@@ -18,9 +19,6 @@
 #include "readall.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
-
-/* Largest trace file read into memory (ttsbuf(1) LIMITS). */
-#define TRACE_FILE_MAX ((size_t)4 << 30)
 
 struct loader {
     const char *name;
@@ -250,15 +248,27 @@ static int load_line(struct loader *L, const char *p, size_t len)
     return rc;
 }
 
+/* A UTF-8 byte order mark is allowed at the start of the first line. */
+static size_t bom_len(const char *p, size_t len)
+{
+    return len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+}
+
+/* Events with empty text are not stored, so count what was appended. */
+static int load_done(const struct loader *L, size_t n0)
+{
+    if (L->out->n == n0)
+        return tb_seterr(L->err, L->errlen, TB_EEMPTY, "%s: the trace holds no event", L->name);
+    return 0;
+}
+
 int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_stream *out,
                       char *err, size_t errlen)
 {
     struct loader L = {name, 0, 0.0, 0, 0, out, err, errlen};
-    size_t pos = 0, n0 = out->n;
+    size_t pos = bom_len(buf, len), n0 = out->n;
     int rc;
 
-    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
-        pos = 3; /* a UTF-8 byte order mark is allowed */
     /* Rough pre-size: real traces run 30-40 bytes a line. */
     rc = tb_stream_reserve(out, out->n + len / 40 + 1, out->text_len + len / 8 + 1);
     if (rc != 0)
@@ -272,22 +282,55 @@ int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_s
             return rc;
         pos += ll + 1;
     }
-    /* Events with empty text are not stored, so count what was appended. */
-    if (out->n == n0)
-        return tb_seterr(err, errlen, TB_EEMPTY, "%s: the trace holds no event", name);
-    return 0;
+    return load_done(&L, n0);
+}
+
+/*
+ * A file is read a line at a time, the line cap enforced as the bytes
+ * arrive: memory holds the events loaded so far and one line, never the
+ * file (a sparse file of gigabytes, /dev/zero, a pipe that never ends).
+ * The reader's cap leaves room for a '\r' (and a byte order mark) past a
+ * line of exactly TB_TRACE_LINE_MAX bytes; load_line checks the cap itself.
+ */
+static int load_stream(FILE *f, const char *name, struct tb_stream *out, char *err, size_t errlen)
+{
+    struct loader L = {name, 0, 0.0, 0, 0, out, err, errlen};
+    struct tb_lines in;
+    size_t n0 = out->n;
+    int rc = 0, got;
+    tb_lines_init(&in, f, (size_t)TB_TRACE_LINE_MAX + 4);
+    while ((got = tb_lines_next(&in)) == 1) {
+        size_t skip = in.lineno == 1 ? bom_len(in.line, in.len) : 0;
+        L.line = in.lineno;
+        if ((rc = load_line(&L, in.line + skip, in.len - skip)) != 0)
+            break;
+    }
+    if (rc == 0 && got == TB_ETOOBIG)
+        rc = tb_seterr(err, errlen, got, "%s:%zu: line is over the %u-byte cap", name, in.lineno,
+                       TB_TRACE_LINE_MAX);
+    else if (rc == 0 && got == TB_EIO)
+        rc = tb_seterr(err, errlen, got, "%s: %s", name, strerror(errno));
+    else if (rc == 0 && got < 0)
+        rc = tb_seterr(err, errlen, got, "%s: out of memory", name);
+    else if (rc == 0)
+        rc = load_done(&L, n0);
+    tb_lines_free(&in);
+    if (rc == 0)
+        tb_stream_shrink(out);
+    return rc;
 }
 
 int tb_trace_load_file(const char *path, struct tb_stream *out, char *err, size_t errlen)
 {
-    const char *name;
-    char *buf = NULL;
-    size_t len = 0;
-    int rc = tb_read_path(path, TRACE_FILE_MAX, "4 GiB trace", &buf, &len, &name, err, errlen);
-    if (rc != 0)
-        return rc;
-    rc = tb_trace_load_mem(buf, len, name, out, err, errlen);
-    free(buf);
+    int is_stdin = strcmp(path, "-") == 0;
+    const char *name = is_stdin ? "<stdin>" : path;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    int rc;
+    if (f == NULL)
+        return tb_seterr(err, errlen, TB_EIO, "%s: %s", name, strerror(errno));
+    rc = load_stream(f, name, out, err, errlen);
+    if (!is_stdin)
+        fclose(f);
     return rc;
 }
 

@@ -504,6 +504,18 @@ static void records_round_trip(void **state)
 }
 
 /* Bad records and prompt files name the line. */
+/* A records header and a record's fields but "id" (cJSON keeps the
+ * first of a duplicated key, so a case puts its own value first). */
+#define REC_HDR                                                                                    \
+    "{\"ttsbuf_bench\":1,\"shard\":0,\"shards\":1,\"levels\":[{\"mode\":\"closed\","             \
+    "\"concurrency\":1,\"rate\":0}]}\n"
+#define REC_BODY                                                                                   \
+    "\"level\":0,\"prompt\":0,\"t_sched\":0,\"t_start\":0,\"t_end\":1,\"error\":null,"           \
+    "\"http_status\":200,\"events\":1,\"content_tokens\":1,\"usage_tokens\":null,"               \
+    "\"ttft\":0.1,\"ttfa\":null,\"decode_tps\":null,\"decode_tps_usage\":null,"                  \
+    "\"underruns\":0,\"gap_total\":0,\"gap_max\":0,\"min_tps\":null,\"speedup\":null,"          \
+    "\"itl\":[]"
+
 static void bad_files(void **state)
 {
     (void)state;
@@ -517,6 +529,24 @@ static void bad_files(void **state)
          ":2: \"level\""},
         {"{\"ttsbuf_bench\":1,\"shard\":0,\"shards\":1,\"levels\":[]}\nnot json\n",
          ":2: not a JSON object"},
+        /* Numbers out of the range of the type they are stored in. */
+        {"{\"ttsbuf_bench\":1,\"shard\":100,\"shards\":4294967306,\"levels\":[]}\n",
+         ":1: not a ttsbuf bench records header"},
+        {"{\"ttsbuf_bench\":1,\"shard\":0.5,\"shards\":1,\"levels\":[]}\n",
+         ":1: not a ttsbuf bench records header"},
+        {"{\"ttsbuf_bench\":1,\"shard\":0,\"shards\":1,\"levels\":[{\"mode\":\"closed\","
+         "\"concurrency\":1e300,\"rate\":0}]}\n",
+         ":1: not a ttsbuf bench records header"},
+        {REC_HDR "{\"id\":1e300," REC_BODY "}\n", ":2: \"id\""},
+        {REC_HDR "{\"id\":-0.5," REC_BODY "}\n", ":2: \"id\""},
+        {REC_HDR "{\"prompt\":4294967296,\"id\":1," REC_BODY "}\n", ":2: \"id\" or \"prompt\""},
+        {REC_HDR "{\"underruns\":5e9,\"id\":1," REC_BODY "}\n", ":2: a count"},
+        {REC_HDR "{\"http_status\":1e20,\"id\":1," REC_BODY "}\n", ":2: a count"},
+        {REC_HDR "{\"usage_tokens\":1e19,\"id\":1," REC_BODY "}\n", ":2: a count"},
+        {REC_HDR "{\"events\":2.5,\"id\":1," REC_BODY "}\n", ":2: a count"},
+        {REC_HDR "{\"level\":0.5,\"id\":1," REC_BODY "}\n", ":2: \"level\""},
+        {REC_HDR "{\"id\":1," REC_BODY "}\n{\"id\":2," REC_BODY "}\n{\"id\":1e19," REC_BODY "}\n",
+         ":4: \"id\""},
     };
     static const struct {
         const char *text, *want;
@@ -866,6 +896,56 @@ static void cli_shards_merge(void **state)
     tb_test_mock_stop(&m);
 }
 
+/* merge on headers whose shard numbers wrap or overflow the integer they
+ * are stored in: a one-line error naming the file and line, never a write
+ * past the shard table (the ASan build catches one). */
+static void cli_merge_hostile(void **state)
+{
+    (void)state;
+    static const char *const hdr[] = {
+        "\"shard\":100,\"shards\":4294967306",
+        "\"shard\":3e9,\"shards\":4",
+        "\"shard\":0,\"shards\":1e300",
+        "\"shard\":1,\"shards\":-1e300",
+    };
+    char dir[128], path[256], args[512];
+    tmpdir(dir, sizeof(dir), "hostile");
+    for (size_t i = 0; i < sizeof(hdr) / sizeof(hdr[0]); i++) {
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/records-%zu.jsonl", dir, i);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "{\"ttsbuf_bench\":1,%s,\"levels\":[]}\n", hdr[i]);
+        fclose(f);
+        snprintf(args, sizeof(args), "merge %s", path);
+        snprintf(path, sizeof(path), "records-%zu.jsonl:1: not a ttsbuf bench records header", i);
+        tb_test_expect_error(args, 2, path);
+    }
+    rmdir_r(dir);
+}
+
+/* --prompts is read a line at a time: 400 MB of zeros without a newline
+ * stop at the 1 MiB line cap, in bounded memory (getline read them all). */
+static void cli_prompts_bounded(void **state)
+{
+    char cmd[512], path[64], *err;
+    long rss;
+    int code;
+    (void)state;
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-prompts-%d.err", (int)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "head -c 400000000 /dev/zero | '%s' bench --prompts /dev/stdin --base-url "
+             "http://127.0.0.1:9/v1 --model m -q 2>%s",
+             tb_test_bin(), path);
+    rss = tb_test_sh_rss(cmd, &code);
+    err = tb_test_slurp_str(path);
+    remove(path);
+    if (code != 2 || strstr(err, "/dev/stdin:1: line over 1048576 bytes") == NULL ||
+        rss > 160 * 1024)
+        fail_msg("%s: exit %d, peak RSS %ld KiB, stderr '%s'", cmd, code, rss, err);
+    free(err);
+}
+
 /* Every dialect `run` speaks, bench speaks: each streams the mock's
  * events in full, with the usage where the dialect reports it. */
 static void cli_dialects(void **state)
@@ -1010,6 +1090,8 @@ int tb_test_bench(void)
         cmocka_unit_test(cli_gates),
         cmocka_unit_test(cli_out_replay),
         cmocka_unit_test(cli_shards_merge),
+        cmocka_unit_test(cli_merge_hostile),
+        cmocka_unit_test(cli_prompts_bounded),
         cmocka_unit_test(cli_dialects),
         cmocka_unit_test(cli_sigint),
         cmocka_unit_test(cli_nothing_measured),

@@ -323,6 +323,33 @@ static void examples_run_from_a_clone(void **state)
     tb_test_sh(cmd);
 }
 
+/* A write to a full device names the cause (ENOSPC), not "input/output
+ * error", for every output file the commands write. */
+static void write_error_names_the_cause(void **state)
+{
+    static const struct {
+        const char *args, *want;
+    } cases[] = {
+        {"sim --synth tokens=20 --record /dev/full",
+         "ttsbuf: --record: writing /dev/full failed: No space left on device\n"},
+        {"sim --synth tokens=20 --svg /dev/full",
+         "ttsbuf: --svg: writing /dev/full failed: No space left on device\n"},
+        {"sweep --synth tokens=20 --csv /dev/full",
+         "ttsbuf: --csv: writing /dev/full failed: No space left on device\n"},
+        {"sweep --synth tokens=20 --json /dev/full",
+         "ttsbuf: --json: writing /dev/full failed: No space left on device\n"},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct tb_test_out o = tb_test_run(cases[i].args);
+        const char *err = o.se;
+        if (o.code != 2 || strcmp(err, cases[i].want) != 0)
+            fail_msg("ttsbuf %s: exit %d, stderr '%s'; wanted exit 2 and '%s'", cases[i].args,
+                     o.code, err, cases[i].want);
+        tb_test_out_free(&o);
+    }
+}
+
 int tb_test_cli(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +358,7 @@ int tb_test_cli(void)
         cmocka_unit_test(human_report_verdict),     cmocka_unit_test(gate_exit_codes),
         cmocka_unit_test(record_round_trip),        cmocka_unit_test(chunks_list),
         cmocka_unit_test(examples_run_from_a_clone), cmocka_unit_test(stdout_is_one_output),
+        cmocka_unit_test(write_error_names_the_cause),
     };
     return TB_RUN_GROUP("cli", tests);
 }

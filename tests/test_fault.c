@@ -745,6 +745,74 @@ static void s_401_echo(struct peer *pe, int fd, int conn)
     send_str(fd, resp);
 }
 
+/* A server quoting back the key it got, held in pe->location. */
+static void s_401_echo_key(struct peer *pe, int fd, int conn)
+{
+    char body[512], resp[800];
+    (void)conn;
+    snprintf(body, sizeof(body),
+             "{\"error\":{\"message\":\"Incorrect API key provided: %s.\",\"code\":\"x\"}}",
+             pe->location);
+    snprintf(resp, sizeof(resp),
+             "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
+             "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+             strlen(body), body);
+    send_str(fd, resp);
+}
+
+/* A header line of 100 MB (the client gives up long before). */
+static void s_huge_header(struct peer *pe, int fd, int conn)
+{
+    (void)conn;
+    fill(pe, fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nX-Big: ");
+}
+
+/* The 5 deltas and the end of s_ok, gzip-compressed (mtime 0). */
+static const char gzip_ok[] =
+    "\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03\xad\xcc\xb1\x0a\x83\x30\x10\x06\xe0\x3d\x4f\x21\xff\xec"
+    "\x60\xb5\xd3\xcd\xed\x5a\x1f\x40\x44\x82\xb9\x62\x20\x5c\xc4\x9c\xb4\x20\x79\xf7\x76\x2c\x74\x2a"
+    "\xcd\xfc\xc1\xe7\xac\x5a\xaa\x0e\xcc\x4b\xf4\x33\x27\xd0\x70\xc0\x8b\xe3\x27\xa8\xa9\xe1\x38\xa8"
+    "\x05\xbd\x39\x8a\xb2\x28\x08\xd5\xa3\x41\xae\x71\xf7\xe2\xd3\x32\x6d\x6c\x53\x14\x90\xec\x21\xe4"
+    "\x31\x1b\xe3\x7e\xff\x4e\x85\xbf\xb6\xf0\xd7\x15\xfe\xce\xff\x7f\xdf\x01\x92\xc6\x15\x1f\xc5\x70"
+    "\xe9\x6f\xd7\xd1\x98\x17\xb8\x17\xea\xcd\xe1\x01\x00\x00";
+
+static void encoded_head(int fd, const char *encoding)
+{
+    char head[256];
+    snprintf(head, sizeof(head),
+             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: %s\r\n"
+             "Connection: close\r\n\r\n",
+             encoding);
+    send_str(fd, head);
+}
+
+static void s_gzip(struct peer *pe, int fd, int conn)
+{
+    (void)pe;
+    (void)conn;
+    encoded_head(fd, "gzip");
+    send_all(fd, gzip_ok, sizeof(gzip_ok) - 1);
+}
+
+/* Says gzip, sends plain text. */
+static void s_gzip_lie(struct peer *pe, int fd, int conn)
+{
+    (void)pe;
+    (void)conn;
+    encoded_head(fd, "gzip");
+    send_deltas(fd, 5);
+    send_end(fd);
+}
+
+static void s_unknown_encoding(struct peer *pe, int fd, int conn)
+{
+    (void)pe;
+    (void)conn;
+    encoded_head(fd, "klingon");
+    send_deltas(fd, 5);
+    send_end(fd);
+}
+
 /* ---- `ttsbuf serve` in its own process ---- */
 
 struct server {
@@ -1139,6 +1207,76 @@ static void usage_zero_not_trusted(void **state)
     W = &wires[0];
 }
 
+/* Messages that point the right way: a response header over libcurl's
+ * cap says so (not "Out of memory"); a compressed stream is decoded (the
+ * request offers the encodings); one that cannot be decoded names its
+ * Content-Encoding (not "ended mid-event"). */
+static void messages_name_the_cause(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        peer_fn fn;
+        struct expect e;
+    } rows[] = {
+        {"100 MB response header",
+         s_huge_header,
+         {3, "transport", "request failed: the response header is too large", 0, 200}},
+        {"gzip-encoded stream", s_gzip, {0, NULL, NULL, 5, 200}},
+        {"gzip header on plain text",
+         s_gzip_lie,
+         {3, "transport", "the response's Content-Encoding \"gzip\" could not be decoded: ", 0,
+          200}},
+        {"unknown encoding",
+         s_unknown_encoding,
+         {3, "transport", "the response's Content-Encoding \"klingon\" could not be decoded: ", 0,
+          200}},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct peer pe;
+        struct proc p;
+        char args[512];
+        peer_start(&pe, "127.0.0.1", rows[i].fn);
+        peer_args(&pe, args, sizeof(args), "");
+        run_cli(&p, NULL, args);
+        peer_halt(&pe);
+        check_row(rows[i].name, &p, &rows[i].e);
+        if (strstr(peer_req(&pe, 0), "Accept-Encoding: ") == NULL)
+            fail_msg("%s: the request offers no encoding: '%s'", rows[i].name, peer_req(&pe, 0));
+        peer_free(&pe);
+        proc_free(&p);
+    }
+}
+
+/* A key of any length that a server quotes back is masked: keys shorter
+ * than 3 bytes by as many stars, longer ones by "***". */
+static void short_keys_masked(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *key, *shown;
+    } keys[] = {{"sk-abcd", "provided: ***."}, {"Zq", "provided: **."}, {"k7Q", "provided: ***."}};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        struct peer pe;
+        struct proc p;
+        char env[64], args[512];
+        peer_bind(&pe, "127.0.0.1", s_401_echo_key);
+        snprintf(pe.location, sizeof(pe.location), "%s", keys[i].key);
+        peer_go(&pe);
+        snprintf(env, sizeof(env), "OPENAI_API_KEY=%s", keys[i].key);
+        peer_args(&pe, args, sizeof(args), "");
+        run_cli(&p, env, args);
+        peer_halt(&pe);
+        assert_non_null(strstr(peer_req(&pe, 0), keys[i].key)); /* it was sent */
+        if (p.code != 3 || strstr(p.err, keys[i].key) != NULL ||
+            strstr(p.err, keys[i].shown) == NULL || strstr(p.out, keys[i].key) != NULL)
+            fail_msg("key '%s': exit %d, stderr '%s'; want it shown as '%s'", keys[i].key, p.code,
+                     p.err, keys[i].shown);
+        peer_free(&pe);
+        proc_free(&p);
+    }
+}
+
 /* One byte a second: the idle timeout (2 s) never fires, since bytes keep
  * coming; the total timeout (--timeout 4) does. */
 static void slow_drip_idle_vs_total(void **state)
@@ -1512,6 +1650,8 @@ int tb_test_fault(void)
         cmocka_unit_test(huge_line_bounded),
         cmocka_unit_test(redirects_never_leak_the_key),
         cmocka_unit_test(secrets_never_leak),
+        cmocka_unit_test(messages_name_the_cause),
+        cmocka_unit_test(short_keys_masked),
         cmocka_unit_test(sigterm_flushes_partial),
         cmocka_unit_test(sigpipe_never_kills),
         cmocka_unit_test(serve_warns_off_loopback),

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests.h"
 #include "ttsbuf/clock.h"
@@ -760,6 +761,49 @@ static void sweep_import(void **state)
     tb_test_expect_error("sweep --import foo:x", 2, "(and 'foo' is no format");
 }
 
+/* An import stops early, in bounded memory (it used to read up to the
+ * 1 GiB cap first: 1 GB of zeros on a pipe): a JSON document on zeros at the first NUL byte, on a
+ * sparse file over the cap before reading it; a JSONL format reads a line
+ * at a time and stops at the first line over its 64 MiB cap. */
+static void input_memory_bounded(void **state)
+{
+    static const char *const want[] = {"<stdin>: a NUL byte at byte 1 (not a text file)",
+                                       "over the 1 GiB import cap",
+                                       "<stdin>:1: line is over the 64 MiB cap",
+                                       ".json:1: line is over the 64 MiB cap"};
+    char sparse[64], cmd[1024], errp[64], *err;
+    FILE *f;
+    (void)state;
+    snprintf(sparse, sizeof(sparse), "/tmp/ttsbuf-sparse-%d.json", (int)getpid());
+    snprintf(errp, sizeof(errp), "/tmp/ttsbuf-import-%d.err", (int)getpid());
+    f = fopen(sparse, "w");
+    assert_non_null(f);
+    assert_int_equal(ftruncate(fileno(f), (off_t)2 << 30), 0);
+    assert_int_equal(fclose(f), 0);
+    for (size_t i = 0; i < 4; i++) {
+        const char *fmt = i == 2 ? "sglang" : i == 3 ? "aiperf-raw" : "vllm";
+        long rss;
+        int code;
+        if (i % 2 == 0)
+            snprintf(cmd, sizeof(cmd),
+                     "head -c 1000000000 /dev/zero | '%s' sim --import %s:- 2>%s >/dev/null",
+                     tb_test_bin(), fmt, errp);
+        else
+            snprintf(cmd, sizeof(cmd), "'%s' sim --import %s:%s 2>%s >/dev/null", tb_test_bin(),
+                     fmt, sparse, errp);
+        rss = tb_test_sh_rss(cmd, &code);
+        err = tb_test_slurp_str(errp);
+        /* 320 MiB: a 64 MiB line grown by doubling, and the sanitizers'
+         * quarantine of the blocks it left; reading to the cap took 1 GiB. */
+        if (code != 2 || strstr(err, want[i]) == NULL || rss > 320 * 1024)
+            fail_msg("%s: exit %d, peak RSS %ld KiB, stderr '%s'; wanted '%s'", cmd, code, rss,
+                     err, want[i]);
+        free(err);
+    }
+    remove(errp);
+    remove(sparse);
+}
+
 int tb_test_import(void)
 {
     const struct CMUnitTest tests[] = {
@@ -773,6 +817,7 @@ int tb_test_import(void)
         cmocka_unit_test(estimated_text),   cmocka_unit_test(python_tokens),
         cmocka_unit_test(vllm_runs),        cmocka_unit_test(genai_non_streaming),
         cmocka_unit_test(detect),           cmocka_unit_test(cli_variants),
+        cmocka_unit_test(input_memory_bounded),
     };
     return TB_RUN_GROUP("import", tests);
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests.h"
 #include "ttsbuf/error.h"
@@ -736,6 +737,52 @@ static void write_to_tmpfile_and_load_file(void **state)
     tb_stream_free(&s);
 }
 
+/* Peak RSS allowed for a failed load (KiB): a 4 MiB line, the binary and
+ * its libraries, with room for the sanitizers' shadow. */
+#define BOUNDED_RSS_KIB (160 * 1024)
+
+/* Runs `ttsbuf ARGS` after `pre |` (or alone); its one-line error must
+ * hold want, and its peak RSS stay bounded. */
+static void expect_bounded(const char *pre, const char *args, const char *want)
+{
+    char cmd[1024], path[64], *err;
+    long rss;
+    int code;
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-bounded-%d.err", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "%s%s'%s' %s 2>%s >/dev/null", pre != NULL ? pre : "",
+             pre != NULL ? " | " : "", tb_test_bin(), args, path);
+    rss = tb_test_sh_rss(cmd, &code);
+    err = tb_test_slurp_str(path);
+    remove(path);
+    if (code != 2 || strstr(err, want) == NULL || rss > BOUNDED_RSS_KIB)
+        fail_msg("%s: exit %d, peak RSS %ld KiB, stderr '%s'; wanted exit 2, at most %d KiB "
+                 "and '%s'",
+                 cmd, code, rss, err, BOUNDED_RSS_KIB, want);
+    free(err);
+}
+
+/* A file is read a line at a time with the cap enforced as the bytes
+ * arrive: 400 MB of zeros on a pipe (no newline) and a sparse file of
+ * 512 MiB stop at the 4 MiB cap with the line named, in bounded memory,
+ * and a long line after good ones still names its line. */
+static void load_file_memory_bounded(void **state)
+{
+    char path[64], args[128];
+    FILE *f;
+    (void)state;
+    expect_bounded("head -c 400000000 /dev/zero", "sim --trace -",
+                   "<stdin>:1: line is over the 4194304-byte cap");
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-sparse-%d.jsonl", (int)getpid());
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"t\": 0.1, \"text\": \"hi\"}\n{\"t\": 0.2, \"text\": \"x\"}\n", f);
+    assert_int_equal(ftruncate(fileno(f), (off_t)512 << 20), 0);
+    assert_int_equal(fclose(f), 0);
+    snprintf(args, sizeof(args), "sim --trace %s", path);
+    expect_bounded(NULL, args, ":3: line is over the 4194304-byte cap");
+    remove(path);
+}
+
 int tb_test_trace(void)
 {
     const struct CMUnitTest tests[] = {
@@ -755,6 +802,7 @@ int tb_test_trace(void)
         cmocka_unit_test(write_empty_stream),
         cmocka_unit_test(write_error_is_eio),
         cmocka_unit_test(write_to_tmpfile_and_load_file),
+        cmocka_unit_test(load_file_memory_bounded),
     };
     return TB_RUN_GROUP("trace", tests);
 }

@@ -156,6 +156,11 @@ const char *tb_test_bin(void);
  * its exit status. */
 int tb_test_sh(const char *cmd);
 
+/* Runs a shell command line (its exit status in *status; fails the case
+ * unless it exited) and returns its peak RSS in KiB: the largest of sh
+ * and every process it waited for (wait4's rusage). */
+long tb_test_sh_rss(const char *cmd, int *status);
+
 /* The mock provider (tb_serve) on its own thread, on loopback, an
  * ephemeral port (tests/mock.c): n events " w0" .. " w<n-1>" (a sentence
  * every 5), event k at t0 + k dt, faults for every request (or NULL);

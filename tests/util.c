@@ -2,6 +2,7 @@
  * util.c - helpers the test groups share: reading files, listing case
  * directories.  Failures end the current case (cmocka's fail_msg).
  */
+#define _DEFAULT_SOURCE /* wait4: a child's own peak RSS */
 #include <arpa/inet.h>
 #include <cJSON.h>
 #include <dirent.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -266,4 +268,22 @@ int tb_test_serve_stop(int pid)
     kill((pid_t)pid, SIGINT);
     waitpid((pid_t)pid, &st, 0);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+long tb_test_sh_rss(const char *cmd, int *status)
+{
+    struct rusage ru;
+    int st;
+    pid_t pid;
+    fflush(NULL);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    assert_int_equal(wait4(pid, &st, 0, &ru), pid);
+    assert_true(WIFEXITED(st));
+    *status = WEXITSTATUS(st);
+    return ru.ru_maxrss;
 }

@@ -241,6 +241,7 @@ struct tb_bench_meta {
     char provider[16];  /* "mock" (the built-in mock), "remote", or "" */
 };
 #define TB_BENCH_LEVELS_MAX 64
+#define TB_BENCH_SHARDS_MAX 100000 /* the N of --shard I/N */
 
 /*
  * tb_bench_write_header / tb_bench_write_rec - the records file (JSONL):
@@ -259,5 +260,10 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *rec, const char *trac
  */
 int tb_bench_read(const char *path, struct tb_bench_meta *m, struct tb_bench_recs *out, char *err,
                   size_t errlen);
+
+/* tb_bench_read on an open stream, `name` in messages (f is not closed).
+ * Lines are read one at a time: memory stays bounded on any input. */
+int tb_bench_read_stream(FILE *f, const char *name, struct tb_bench_meta *m,
+                         struct tb_bench_recs *out, char *err, size_t errlen);
 
 #endif

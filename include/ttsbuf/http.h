@@ -106,16 +106,14 @@ void tb_http_resp_free(struct tb_http_resp *r);
  */
 void tb_http_redact(const char *text, size_t len, char *out, size_t outlen);
 
-/* Secrets shorter than this are not scrubbed (they would mask ordinary
- * words); real keys are far longer. */
-#define TB_HTTP_SECRET_MIN 8
-
 /*
  * tb_http_scrub - replaces, in the NUL-terminated text, every occurrence of
  * a secret the request carries with "***": the bearer token, the values of
  * the secret headers tb_http_redact masks, and the values of the key query
  * parameters of its URL.  For messages built from what a server said (an
- * error body may quote the key back).  The text only shrinks.  Any thread.
+ * error body may quote the key back).  Secrets of every length are masked
+ * (one under 3 bytes by as many stars; it may mask ordinary words that
+ * contain it).  The text never grows.  Any thread.
  */
 void tb_http_scrub(const struct tb_http_req *q, char *text);
 

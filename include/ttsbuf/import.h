@@ -81,6 +81,7 @@ enum tb_import_format {
 };
 
 #define TB_IMPORT_FILE_MAX ((size_t)1 << 30) /* bytes of one input file */
+#define TB_IMPORT_LINE_MAX ((size_t)64 << 20) /* one line of a JSONL file, read as a stream */
 #define TB_IMPORT_REQUESTS_MAX 10000000u     /* requests in one file */
 
 struct tb_import_request {
@@ -147,8 +148,13 @@ int tb_import_detect(const char *buf, size_t len, enum tb_import_format *f, cons
  * Returns 0, or TB_EINVAL when the file has no such run. */
 int tb_import_keep_run(struct tb_import *im, unsigned run);
 
-/* tb_import_mem on a whole file ("-": standard input), capped at
- * TB_IMPORT_FILE_MAX; adds TB_EIO with strerror in err. */
+/* tb_import_mem on a file ("-": standard input).  The format is told
+ * (TB_IMPORT_AUTO) or checked from the file's first 64 KiB.  The JSONL
+ * formats (sglang, aiperf-raw, aiperf) are read a line at a time from a
+ * file, each line capped at TB_IMPORT_LINE_MAX as its bytes arrive; the
+ * JSON documents (vllm, genai-perf) and standard input whole, capped at
+ * TB_IMPORT_FILE_MAX (a larger regular file fails before it is read; a NUL
+ * byte stops the read with TB_EFORMAT).  Adds TB_EIO with strerror in err. */
 int tb_import_file(enum tb_import_format f, const char *path, struct tb_import *out, char *err,
                    size_t errlen);
 

@@ -83,6 +83,11 @@ void tb_stream_clear(struct tb_stream *s);
  * Returns 0 or TB_ENOMEM (the stream is unchanged then). */
 int tb_stream_reserve(struct tb_stream *s, size_t nev, uint64_t ntext);
 
+/* Gives back the capacity past the events and text held (a loaded stream
+ * kept next to many others costs about its own size).  Cannot fail: when
+ * the allocator will not shrink a block, the stream keeps it. */
+void tb_stream_shrink(struct tb_stream *s);
+
 /*
  * tb_stream_append - adds one event.  Empty text is ignored (returns 0):
  * real servers send an empty first delta, and it is not a token.

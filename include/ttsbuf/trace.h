@@ -38,8 +38,10 @@
 int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_stream *out,
                       char *err, size_t errlen);
 
-/* Like tb_trace_load_mem on a whole file; path "-" reads standard input.
- * Adds TB_EIO (with strerror in err) for files that cannot be read. */
+/* Like tb_trace_load_mem on a file; path "-" reads standard input.  The
+ * file is read a line at a time (memory holds the events, not the file;
+ * a line over the cap stops the read there).  Adds TB_EIO (with strerror
+ * in err) for files that cannot be read. */
 int tb_trace_load_file(const char *path, struct tb_stream *out, char *err, size_t errlen);
 
 /*

@@ -570,12 +570,10 @@ static int write_level(FILE *rf, const char *dir, const struct tb_bench_meta *m,
             return -1;
         }
         rc = tb_trace_write(tf, &r->stream);
-        if (fclose(tf) != 0 || rc != 0) {
-            tb_cli_error("--out: %s: write error", path);
+        if (tb_cli_out_close("--out", path, tf, rc) >= 0)
             return -1;
-        }
         if (tb_bench_write_rec(rf, r, rel) != 0) {
-            tb_cli_error("--out: write error on the records file");
+            tb_cli_error("--out: write error on the records file: %s", strerror(errno));
             return -1;
         }
     }
@@ -795,7 +793,7 @@ int tb_cmd_bench(int argc, char **argv)
     }
 out:
     if (rf != NULL && fclose(rf) != 0 && code == TB_EXIT_OK) {
-        tb_cli_error("--out: write error on the records file");
+        tb_cli_error("--out: write error on the records file: %s", strerror(errno));
         code = TB_EXIT_USAGE;
     }
     free(sums);

@@ -214,7 +214,8 @@ int tb_cmd_merge(int argc, char **argv)
     }
     /* A request twice means the same shard's records were given twice
      * under different names. */
-    qsort(recs.v, recs.n, sizeof(recs.v[0]), cmp_id);
+    if (recs.n > 1) /* qsort on no records would be handed a NULL array */
+        qsort(recs.v, recs.n, sizeof(recs.v[0]), cmp_id);
     for (size_t i = 1; i < recs.n; i++) {
         if (recs.v[i].level == recs.v[i - 1].level && recs.v[i].id == recs.v[i - 1].id) {
             tb_cli_error("merge: request %llu of level %u appears twice",

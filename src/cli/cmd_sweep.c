@@ -376,20 +376,6 @@ static FILE *out_open(const char *flag, const char *path)
     return f;
 }
 
-static int out_close(const char *flag, const char *path, FILE *f, int rc)
-{
-    int bad = f == stdout ? fflush(f) != 0 : fclose(f) != 0;
-    if (bad && rc == 0)
-        rc = TB_EIO;
-    if (rc != 0 && f == stdout && tb_cli_stdout_gone())
-        return -1; /* the reader went away: quietly (main.c) */
-    if (rc != 0) {
-        tb_cli_error("%s: writing %s failed: %s", flag, path, tb_strerror(rc));
-        return TB_EXIT_USAGE;
-    }
-    return -1;
-}
-
 int tb_cmd_sweep(int argc, char **argv)
 {
     struct args a;
@@ -501,12 +487,12 @@ int tb_cmd_sweep(int argc, char **argv)
         tb_sweep_print_table(stdout, sw, &ri);
     code = -1;
     if (fcsv != NULL)
-        code = out_close("--csv", a.csv, fcsv, tb_sweep_write_csv(fcsv, sw));
+        code = tb_cli_out_close("--csv", a.csv, fcsv, tb_sweep_write_csv(fcsv, sw));
     fcsv = NULL;
     if (fjson != NULL && code < 0)
-        code = out_close("--json", a.json, fjson, tb_sweep_write_json(fjson, sw, &ri));
+        code = tb_cli_out_close("--json", a.json, fjson, tb_sweep_write_json(fjson, sw, &ri));
     if (fsvg != NULL && code < 0)
-        code = out_close("--svg", a.svg, fsvg,
+        code = tb_cli_out_close("--svg", a.svg, fsvg,
                          tb_svg_sweep(fsvg, sw, "ttsbuf sweep: how much buffer?"));
     fjson = fsvg = NULL;
     if (code < 0)

@@ -211,25 +211,38 @@ int tb_cli_stdout_gone(void)
     return errno == EPIPE || (poll(&p, 1, 0) == 1 && (p.revents & POLLERR) != 0);
 }
 
+int tb_cli_out_close(const char *flag, const char *path, FILE *f, int rc)
+{
+    /* A writer that returns TB_EIO stopped at a failed write, whose errno
+     * is still here; a failed close sets its own. */
+    int e = rc == TB_EIO ? errno : 0;
+    errno = 0;
+    if (f == stdout ? fflush(f) != 0 : fclose(f) != 0) {
+        if (rc == 0 || errno != 0)
+            e = errno;
+        if (rc == 0)
+            rc = TB_EIO;
+    }
+    if (rc == 0)
+        return -1;
+    if (f == stdout) {
+        errno = e;
+        if (tb_cli_stdout_gone())
+            return -1; /* the reader went away: quietly (main.c) */
+    }
+    tb_cli_error("%s: writing %s failed: %s", flag, path,
+                 rc == TB_EIO && e != 0 ? strerror(e) : tb_strerror(rc));
+    return TB_EXIT_USAGE;
+}
+
 int tb_cli_record(const char *path, const struct tb_stream *s)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    int rc;
     if (f == NULL) {
         tb_cli_error("--record: %s: %s", path, strerror(errno));
         return TB_EXIT_USAGE;
     }
-    errno = 0;
-    rc = tb_trace_write(f, s);
-    if (f == stdout && rc != 0 && tb_cli_stdout_gone())
-        return -1; /* the reader went away: quietly (main.c) */
-    if (f != stdout && fclose(f) != 0)
-        rc = TB_EIO;
-    if (rc != 0) {
-        tb_cli_error("--record: writing %s failed: %s", path, tb_strerror(rc));
-        return TB_EXIT_USAGE;
-    }
-    return -1;
+    return tb_cli_out_close("--record", path, f, tb_trace_write(f, s));
 }
 
 /* Appends a schedule to a list; on no memory the list just stops growing
@@ -298,13 +311,7 @@ int tb_cli_svg_timeline(const char *path, const struct tb_report_src *src,
         return TB_EXIT_USAGE;
     }
     rc = tb_svg_timeline(f, &t);
-    if (fclose(f) != 0 && rc == 0)
-        rc = TB_EIO;
-    if (rc != 0) {
-        tb_cli_error("--svg: writing %s failed: %s", path, tb_strerror(rc));
-        return TB_EXIT_USAGE;
-    }
-    return -1;
+    return tb_cli_out_close("--svg", path, f, rc);
 }
 
 const struct tb_optdoc tb_opt_sources[] = {

@@ -68,6 +68,16 @@ int tb_cli_load_source(const struct tb_cli_common *a, const char *default_preset
                        struct tb_stream *s, struct tb_report_src *src, char *label,
                        size_t labellen);
 
+/*
+ * tb_cli_out_close - ends a write to path that a writer returned rc for:
+ * closes f (flushes it when it is stdout) and, when rc or the close
+ * failed, prints "FLAG: writing PATH failed: REASON" and returns
+ * TB_EXIT_USAGE; else -1 (go on).  For an I/O error REASON is the
+ * system's (errno of the failed write or close: "No space left on
+ * device"), not a generic "input/output error".
+ */
+int tb_cli_out_close(const char *flag, const char *path, FILE *f, int rc);
+
 /* Writes the stream as a trace to path ("-": stdout).  Returns -1 to go
  * on, or TB_EXIT_USAGE (the error is printed). */
 int tb_cli_record(const char *path, const struct tb_stream *s);

@@ -42,7 +42,7 @@ const struct tb_optdoc tb_opt_request[] = {
      "as Authorization: Bearer (anthropic: x-api-key, with anthropic-version), never printed or "
      "written",
      "The key is the file's first line (ollama needs none). A server that quotes it back in an "
-     "error message sees it masked. Redirects are followed up "
+     "error message sees it masked, whatever its length. Redirects are followed up "
      "to 3 times, http and https only; once a redirect leaves the first URL's origin (scheme, "
      "host, port), neither the key nor any -H header is sent there."},
     {NULL, 'H', "'Name: value'", "an extra request header (repeatable, up to 64)", NULL},

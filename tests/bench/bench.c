@@ -8,6 +8,7 @@
  *   trace load  a 1-million-event trace file parsed (cJSON), validated and
  *               simulated, against cJSON alone parsing the same lines
  *   sweep       event-simulations per second across a sweep (bench_sweep.c)
+ *   sweepmem    peak memory per stream of `ttsbuf sweep` (bench_sweep.c)
  *   serve       N concurrent streams against the mock provider
  *               (bench_serve.c)
  *   live        CPU per event of ttsbuf's live client path (bench_live.c)
@@ -184,7 +185,7 @@ static void bench_trace(const struct tb_stream *s)
 }
 
 /* TB_BENCH_ONLY=name,name runs only those sections (core, sim, trace,
- * sweep, serve, live, speech, client); unset: all of them. */
+ * sweep, sweepmem, serve, live, speech, client); unset: all of them. */
 static int want(const char *name)
 {
     const char *only = getenv("TB_BENCH_ONLY");
@@ -222,6 +223,10 @@ int main(void)
     if (want("sweep")) {
         printf("\n");
         bench_sweep();
+    }
+    if (want("sweepmem")) {
+        printf("\n");
+        bench_sweep_memory();
     }
     if (want("serve")) {
         printf("\n");

@@ -56,6 +56,7 @@ void bench_mock_stop(struct bench_mock *m, struct bench_mock_result *r);
 void bench_serve(void);
 void bench_live(void);
 void bench_sweep(void);
+void bench_sweep_memory(void); /* peak RSS per stream of `ttsbuf sweep` */
 void bench_speech(void);
 void bench_client(void); /* issue 5: ttsbuf bench vs the openai SDK */
 

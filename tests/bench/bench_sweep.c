@@ -5,9 +5,22 @@
  * sentence chunking (about 25 chunks a stream) and with token chunking
  * (every event a chunk: the playout engine's worst case).  The figure is event-simulations per
  * second: content events x grid points / wall time (goal >= 10 M/s on 2 cores).  Best of 3 runs.
+ *
+ * Memory per stream: `ttsbuf sweep --trace DIR` over 2,000 and 20,000
+ * small trace files (6 events, about 200 bytes each) in a child process;
+ * the figure is the difference of the two peak RSS (getrusage ru_maxrss,
+ * the smallest of 3 runs each) over the 18,000 streams between them, next
+ * to a file's size.
  */
+#define _DEFAULT_SOURCE /* wait4: the child's own peak RSS */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "ttsbuf.h"
@@ -87,4 +100,71 @@ void bench_sweep(void)
     }
     for (int i = 0; i < NSTREAMS; i++)
         tb_stream_free(&s[i]);
+}
+
+/* Writes n small traces to dir; returns a file's size in bytes. */
+static long write_traces(const char *dir, int n)
+{
+    long size = 0;
+    char path[256];
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        bench_die(dir, strerror(errno));
+    for (int i = 0; i < n; i++) {
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/t%05d.jsonl", dir, i);
+        f = fopen(path, "w");
+        if (f == NULL)
+            bench_die(path, strerror(errno));
+        fputs("{\"ttsbuf_trace\":1}\n", f);
+        for (int k = 0; k < 6; k++)
+            fprintf(f, "{\"t\":%.3f,\"text\":\" word%d.\"}\n", 0.3 + k * 0.05, k);
+        size = ftell(f);
+        fclose(f);
+    }
+    return size;
+}
+
+/* Peak RSS, KiB, of `ttsbuf sweep --trace dir` in a child. */
+static long sweep_rss(const char *dir)
+{
+    struct rusage ru;
+    int st;
+    pid_t pid;
+    fflush(stdout); /* else the child's freopen prints the parent's buffer */
+    pid = fork();
+    if (pid < 0)
+        bench_die("fork", strerror(errno));
+    if (pid == 0) {
+        if (freopen("/dev/null", "w", stdout) == NULL)
+            _exit(127);
+        execl("./ttsbuf", "ttsbuf", "sweep", "--trace", dir, (char *)NULL);
+        _exit(127);
+    }
+    if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        bench_die("sweep memory", "./ttsbuf sweep failed");
+    return ru.ru_maxrss;
+}
+
+void bench_sweep_memory(void)
+{
+    static const int n[2] = {2000, 20000};
+    char dir[2][64], cmd[200];
+    long rss[2], size = 0;
+    for (int i = 0; i < 2; i++) {
+        snprintf(dir[i], sizeof(dir[i]), "/tmp/ttsbuf-bench-sweepmem-%d-%d", (int)getpid(), i);
+        size = write_traces(dir[i], n[i]);
+        rss[i] = sweep_rss(dir[i]);
+        for (int r = 1; r < REPS; r++) { /* the least disturbed run */
+            long again = sweep_rss(dir[i]);
+            if (again < rss[i])
+                rss[i] = again;
+        }
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir[i]);
+        if (system(cmd) != 0)
+            bench_die("rm", dir[i]);
+    }
+    printf("sweep memory: ttsbuf sweep --trace over %d and %d traces of %ld bytes\n"
+           "  peak RSS %ld / %ld KiB; %.0f bytes per stream\n",
+           n[0], n[1], size, rss[0], rss[1],
+           (double)(rss[1] - rss[0]) * 1024.0 / (double)(n[1] - n[0]));
 }
