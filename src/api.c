@@ -38,6 +38,20 @@ const struct tb_api_info *tb_api_info(enum tb_api api)
     return (unsigned)api < TB_API__COUNT ? &table[api] : NULL;
 }
 
+void tb_api_http_req(const struct tb_api_info *api, const struct tb_http_req *in,
+                     const char **headers, struct tb_http_req *out)
+{
+    *out = *in;
+    out->key_header = api->key_header; /* NULL: Bearer (http.c sends one or the other) */
+    out->stream_type = api->stream_type;
+    out->nheaders = 0;
+    if (api->fixed_header != NULL)
+        headers[out->nheaders++] = api->fixed_header;
+    for (size_t i = 0; i < in->nheaders; i++)
+        headers[out->nheaders++] = in->headers[i];
+    out->headers = headers;
+}
+
 int tb_api_by_name(const char *name, enum tb_api *out)
 {
     for (int i = 0; i < TB_API__COUNT; i++)

@@ -342,7 +342,7 @@ static void set_creds(CURL *h, const struct tb_http_req *q, int creds, struct cu
                       struct curl_slist *plain)
 {
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, creds ? all : plain);
-    if (q->bearer != NULL) {
+    if (q->bearer != NULL && q->key_header == NULL) { /* the key goes one way only */
         curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
         curl_easy_setopt(h, CURLOPT_XOAUTH2_BEARER, creds ? q->bearer : NULL);
     }

@@ -288,24 +288,14 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
     n.o = o;
     n.r = r;
     n.clk = &clk;
-    n.http = o->http;
     n.api = tb_api_info(o->req.api);
     if (n.api == NULL)
         return TB_EINVAL;
     n.include_usage = o->req.include_usage && n.api->usage_option;
-    /* The dialect's auth and stream type; its fixed header before the
-     * caller's (a caller's -H can still add to it). */
-    n.http.key_header = n.api->key_header;
-    n.http.stream_type = n.api->stream_type;
     n.headers = calloc(o->http.nheaders + 1, sizeof(*n.headers));
     if (n.headers == NULL)
         return TB_ENOMEM;
-    n.http.nheaders = 0;
-    if (n.api->fixed_header != NULL)
-        n.headers[n.http.nheaders++] = n.api->fixed_header;
-    for (size_t i = 0; i < o->http.nheaders; i++)
-        n.headers[n.http.nheaders++] = o->http.headers[i];
-    n.http.headers = n.headers;
+    tb_api_http_req(n.api, &o->http, n.headers, &n.http);
     atomic_init(&n.done, 0);
     n.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (n.efd < 0) {
