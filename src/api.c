@@ -52,6 +52,13 @@ void tb_api_http_req(const struct tb_api_info *api, const struct tb_http_req *in
     out->headers = headers;
 }
 
+int tb_api_delta_is_data(const struct tb_api_delta *ad)
+{
+    const struct tb_oai_delta *d = &ad->d;
+    return d->content != NULL || d->reasoning != NULL || d->tool_calls > 0 ||
+           d->usage_completion >= 0 || d->finish_reason[0] != '\0' || d->done || d->error;
+}
+
 int tb_api_by_name(const char *name, enum tb_api *out)
 {
     for (int i = 0; i < TB_API__COUNT; i++)

@@ -416,7 +416,7 @@ static int finish_one(struct bench *b, struct xf *x, int curl_code)
     stamp(b);
     curl_multi_remove_handle(b->m, x->hx.h);
     tb_http_xfer_end(&x->hx, curl_code);
-    tb_bench_wire_conclude(&x->wire, &x->hr, b->o->http.idle_timeout);
+    tb_bench_wire_conclude(&x->wire, &x->hr, &b->o->http);
     unlink_inflight(b, x);
     x->running = 0;
     if (!x->warm) {
@@ -477,7 +477,7 @@ static int stop_some(struct bench *b, int all)
         double idle = b->o->http.idle_timeout;
         if (all) {
             x->hr.cancelled = 1;
-        } else if (idle > 0 && now - x->hx.last > idle) {
+        } else if (idle > 0 && now - x->wire.last_data > idle) {
             x->hr.idle_timeout = 1;
         } else {
             x = nx;

@@ -109,6 +109,13 @@ struct tb_api_delta {
     struct tb_server_timing server;
 };
 
+/* 1 when the event carries data: content, reasoning, a tool call, output
+ * usage, a finish reason, the end or an error.  Keep-alives (Anthropic's
+ * ping, an empty delta) and SSE comments carry none: they show the
+ * connection is up, not that the model is producing, so they do not
+ * restart an idle timeout.  Any thread. */
+int tb_api_delta_is_data(const struct tb_api_delta *d);
+
 struct tb_api_parser;
 
 /* 0 and *out, TB_EINVAL (unknown api) or TB_ENOMEM. */

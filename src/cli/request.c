@@ -19,6 +19,7 @@ void tb_cli_request_init(struct tb_cli_request *r, long max_tokens)
     r->req.temperature = -1;
     r->req.include_usage = 1;
     r->idle = 60;
+    r->timeout = TB_CLI_TIMEOUT_DEFAULT;
     r->connect = 10;
 }
 
