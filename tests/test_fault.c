@@ -529,6 +529,32 @@ static void s_keepalive(struct peer *pe, int fd, int conn)
     }
 }
 
+/* The first connection: deltas as fast as the client takes them, 3,000,000
+ * of them (three times a live stream's cap), then the end; the others: a
+ * short clean stream (s_ok). */
+#define FLOOD_DELTAS 3000000
+static void s_flood(struct peer *pe, int fd, int conn)
+{
+    static const char ev[] = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" x\"}}]}\n\n";
+    enum { PER_BLOCK = 1000 };
+    char *block;
+    if (conn > 0) {
+        s_ok(pe, fd, conn);
+        return;
+    }
+    block = malloc(PER_BLOCK * (sizeof(ev) - 1));
+    if (block == NULL)
+        return;
+    for (int i = 0; i < PER_BLOCK; i++)
+        memcpy(block + (size_t)i * (sizeof(ev) - 1), ev, sizeof(ev) - 1);
+    send_str(fd, sse_head);
+    for (int n = 0; n < FLOOD_DELTAS / PER_BLOCK && !atomic_load(&pe->stop); n++)
+        if (send_all(fd, block, PER_BLOCK * (sizeof(ev) - 1)) != 0)
+            break;
+    free(block);
+    send_end(fd);
+}
+
 /* After `prefix`, 100 MB of 'x' with no newline, until the client goes. */
 static void fill(struct peer *pe, int fd, const char *prefix)
 {
@@ -977,6 +1003,39 @@ static void full_ring_honours_timeout(void **state)
     proc_free(&p);
 }
 
+/* bench caps each stream as run does: a flooding stream ends at
+ * 1,000,000 deltas with error kind too-long, the client's peak memory
+ * stays that of a capped stream, and the other stream is measured. */
+static void bench_caps_a_flooding_stream(void **state)
+{
+    (void)state;
+    struct peer pe;
+    struct proc p;
+    char cmd[1024];
+    peer_start(&pe, "127.0.0.1", s_flood);
+    proc_dir(&p);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' bench --base-url http://127.0.0.1:%d/v1 --model m -c 1 --requests 2 "
+             "--idle-timeout 20 --timeout 120 -q --out %s/b",
+             bin(), pe.port, p.dir);
+    proc_exec(&p, cmd, 0, 0, 0);
+    peer_stop(&pe);
+    p.trace = proc_file(&p, "b/records.jsonl");
+    if (strstr(p.trace, "\"kind\":\"too-long\"") == NULL ||
+        strstr(p.trace, "over 1000000 deltas: the stream stops there") == NULL)
+        fail_msg("bench: exit %d, records '%.600s', stderr '%.300s'", p.code, p.trace, p.err);
+    /* The other request: measured, all 5 deltas. */
+    if (strstr(p.trace, "\"error\":null") == NULL)
+        fail_msg("bench: no measured stream in '%.800s'", p.trace);
+    print_message("bench, a flooding stream capped: peak RSS %ld KiB, %.1f s\n", p.maxrss,
+                  p.secs);
+    /* A capped stream is 1e6 deltas of ~40 bytes held (event, text, trace);
+     * uncapped, the flood's 3e6 would take three times that. */
+    if (p.maxrss > 200 * 1024)
+        fail_msg("peak RSS %ld KiB, over 200 MiB", p.maxrss);
+    proc_free(&p);
+}
+
 /* Without --timeout a run still has a finite bound (the same field and
  * code path as an explicit value: the test above), and --help says it. */
 static void total_timeout_has_a_default(void **state)
@@ -1319,6 +1378,7 @@ int tb_test_fault(void)
         cmocka_unit_test(keepalives_do_not_hold_off_idle),
         cmocka_unit_test(full_ring_honours_timeout),
         cmocka_unit_test(total_timeout_has_a_default),
+        cmocka_unit_test(bench_caps_a_flooding_stream),
         cmocka_unit_test(huge_line_bounded),
         cmocka_unit_test(redirects_never_leak_the_key),
         cmocka_unit_test(secrets_never_leak),
