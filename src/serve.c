@@ -78,11 +78,13 @@
 #define IN_FIRST 4096
 #define SEND_EARLY (64u << 10) /* send mid-batch once this much is queued */
 #define MAX_CONNS_DEFAULT 4096
+#define BUF_FREE 4096 /* bytes a buffer may hold outside the memory budget */
 
 enum cstate { C_READ, C_STREAM, C_WAIT, C_FLUSH, C_LINGER };
 enum ending { END_BODY, END_DROP, END_ERROR }; /* how a non-streamed response ends */
 
 struct conn {
+    struct tb_serve *s; /* its server (the memory budget) */
     int fd;
     enum cstate st;
     uint32_t events; /* registered with epoll */
@@ -142,6 +144,8 @@ struct tb_serve {
     uint64_t next_id;
     char *text; /* an item's text */
     size_t text_cap;
+    size_t budget;  /* bytes of request and output buffers, over all connections */
+    size_t mem;     /* ... held now (buffer capacities) */
     uint64_t *late; /* LATE_BUCKETS + 1 counts */
     int64_t late_max;
     struct tb_serve_stats st;
@@ -283,6 +287,7 @@ static double late_quantile(const struct tb_serve *s, double q)
 /* ---- Connections and output ------------------------------------------- */
 
 static int conn_close(struct tb_serve *s, struct conn *c, int dropped);
+static int busy(struct tb_serve *s, struct conn *c);
 
 static int watch(struct tb_serve *s, struct conn *c, uint32_t want)
 {
@@ -297,6 +302,40 @@ static int watch(struct tb_serve *s, struct conn *c, uint32_t want)
         return TB_EIO;
     c->events = want;
     return 0;
+}
+
+/*
+ * The memory budget.  Every connection's request and output buffers are
+ * counted by their capacity; a buffer may always grow to BUF_FREE bytes
+ * (room for a request head of ordinary size, or an error response), so
+ * a refusal can still be sent; past that, growth must fit the budget.
+ * Returns 0 and the buffer resized to cap bytes (cap 0: freed), 1 when
+ * the budget has no room, -1 when memory ran out.
+ */
+static int buf_resize(struct tb_serve *s, char **p, size_t *have, size_t cap)
+{
+    char *nb;
+    if (cap > *have && cap > BUF_FREE && s->mem - *have + cap > s->budget)
+        return 1;
+    if (cap == 0) {
+        free(*p);
+        nb = NULL;
+    } else if ((nb = realloc(*p, cap)) == NULL) {
+        return -1;
+    }
+    s->mem = s->mem - *have + cap;
+    if (s->mem > s->st.mem_peak)
+        s->st.mem_peak = s->mem;
+    *p = nb;
+    *have = cap;
+    return 0;
+}
+
+/* Frees c's request buffer (copied out, or no longer needed). */
+static void in_free(struct conn *c)
+{
+    buf_resize(c->s, &c->in, &c->in_cap, 0);
+    c->in_len = 0;
 }
 
 /* Makes room for n more output bytes (one whole piece of output, so the
@@ -319,16 +358,17 @@ static int out_room(struct conn *c, size_t n)
     }
     if (c->out_len + n > c->out_cap) {
         size_t cap = c->out_cap < 4096 ? 4096 : c->out_cap;
-        char *nb;
+        int rc;
         while (cap < c->out_len + n)
             cap *= 2;
-        nb = realloc(c->out, cap);
-        if (nb == NULL) {
+        rc = buf_resize(c->s, &c->out, &c->out_cap, cap);
+        if (rc != 0) {
+            /* Over the budget: a client this far behind is dropped, as
+             * at its own cap, so the others keep their memory. */
+            c->s->st.over_budget += rc > 0;
             c->broken = 1;
             return -1;
         }
-        c->out = nb;
-        c->out_cap = cap;
     }
     return 0;
 }
@@ -476,9 +516,7 @@ static int flush(struct tb_serve *s, struct conn *c)
 /* The response is all in the buffer: send it and end the connection. */
 static int finish(struct tb_serve *s, struct conn *c)
 {
-    free(c->in); /* up to TB_SERVE_REQUEST_MAX, no longer needed */
-    c->in = NULL;
-    c->in_len = c->in_cap = 0;
+    in_free(c); /* up to TB_SERVE_REQUEST_MAX, no longer needed */
     c->final = 1;
     c->st = C_FLUSH;
     unschedule(s, c);
@@ -490,6 +528,8 @@ static int respond(struct tb_serve *s, struct conn *c, int status, const char *c
 {
     char head[512];
     size_t hl = tb_serve_http_resp(head, sizeof(head), status, ctype, (long long)len, extra);
+    if (hl + len > BUF_FREE && s->mem + hl + len > s->budget)
+        return busy(s, c); /* a big body over the budget: refused, not cut */
     if (out_room(c, hl + len) == 0) {
         out_add(c, head, hl);
         out_add(c, body, len);
@@ -544,8 +584,8 @@ static int conn_close(struct tb_serve *s, struct conn *c, int dropped)
      * fork and exec), and a later event would then carry a freed c. */
     epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
-    free(c->in);
-    free(c->out);
+    in_free(c);
+    buf_resize(s, &c->out, &c->out_cap, 0);
     tb_serve_json_request_free(&c->rq);
     tb_serve_chunk_free(&c->chunk);
     free(c);
@@ -980,14 +1020,14 @@ static int dispatch(struct tb_serve *s, struct conn *c, int64_t t0)
     if (h->method != TB_SERVE_HTTP_POST)
         return not_allowed(s, c, "POST");
     c->ctx.api = api; /* errors from here on take the dialect's shape */
+    if (s->mem >= s->budget)
+        return busy(s, c);
     rc = tb_serve_json_request(c->in + h->len, c->need - h->len, api, &c->rq, msg, sizeof(msg));
     if (rc == TB_ENOMEM)
         return conn_close(s, c, 1);
     if (rc != 0)
         return respond_error(s, c, 400, msg, "invalid_request_error", NULL, NULL);
-    free(c->in); /* the request is copied out; the head's offsets die here */
-    c->in = NULL;
-    c->in_len = c->in_cap = 0;
+    in_free(c); /* the request is copied out; the head's offsets die here */
 
     c->ctx.api = api;
     c->ctx.model = c->rq.model;
@@ -1008,6 +1048,21 @@ static int dispatch(struct tb_serve *s, struct conn *c, int64_t t0)
     return c->rq.stream ? stream_start(s, c) : body_schedule(s, c);
 }
 
+/* New work over the memory budget: 503, and the request's buffer is
+ * freed at once. */
+static int busy(struct tb_serve *s, struct conn *c)
+{
+    char msg[160];
+    in_free(c);
+    c->have_head = 0;
+    s->st.refused++;
+    snprintf(msg, sizeof(msg),
+             "Server busy: its memory budget (%zu bytes for requests and unsent output) is in "
+             "use. Retry later.",
+             s->budget);
+    return respond_error(s, c, 503, msg, "server_error", NULL, "Retry-After: 1\r\n");
+}
+
 static int too_large(struct tb_serve *s, struct conn *c)
 {
     char msg[128];
@@ -1025,14 +1080,14 @@ static int read_request(struct tb_serve *s, struct conn *c)
         ssize_t n;
         if (c->in_len == c->in_cap) {
             size_t cap = c->in_cap ? c->in_cap * 2 : IN_FIRST;
-            char *nb;
+            int rc;
             if (cap > limit)
                 cap = limit;
-            nb = realloc(c->in, cap);
-            if (nb == NULL)
+            rc = buf_resize(s, &c->in, &c->in_cap, cap);
+            if (rc < 0)
                 return conn_close(s, c, 1);
-            c->in = nb;
-            c->in_cap = cap;
+            if (rc > 0)
+                return busy(s, c);
         }
         n = recv(c->fd, c->in + c->in_len, (c->in_cap < limit ? c->in_cap : limit) - c->in_len, 0);
         if (n == 0)
@@ -1126,6 +1181,7 @@ static void conn_open(struct tb_serve *s, int fd)
         s->st.dropped++;
         return;
     }
+    c->s = s;
     c->fd = fd;
     c->hidx = NO_HEAP;
     c->st = C_READ;
@@ -1239,6 +1295,7 @@ int tb_serve_create(const struct tb_serve_opts *o, struct tb_serve **out, char *
     s->stream = o->stream;
     s->faults = o->faults;
     s->max_conns = o->max_conns > 0 ? o->max_conns : MAX_CONNS_DEFAULT;
+    s->budget = o->mem_budget > 0 ? o->mem_budget : TB_SERVE_MEM_DEFAULT;
     s->armed = NEVER;
     s->late = calloc(LATE_BUCKETS + 1, sizeof(*s->late));
     if (s->late == NULL) {

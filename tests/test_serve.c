@@ -89,6 +89,8 @@ static void *srv_main(void *arg)
     return NULL;
 }
 
+static size_t srv_budget; /* the next srv_start's memory budget (0: the default) */
+
 static void srv_start(struct srv *v, const struct tb_stream *st, const char *faults,
                       size_t max_conns)
 {
@@ -100,6 +102,8 @@ static void srv_start(struct srv *v, const struct tb_stream *st, const char *fau
     o.port = 0;
     o.stream = st;
     o.max_conns = max_conns;
+    o.mem_budget = srv_budget;
+    srv_budget = 0;
     tb_faults_init(&o.faults);
     if (faults != NULL)
         assert_int_equal(tb_faults_parse(faults, &o.faults, err, sizeof(err)), 0);
@@ -1638,6 +1642,107 @@ static void client_gone(void **state)
     tb_stream_free(&st);
 }
 
+/* The memory budget (2 MiB here): clients each sending a request head of
+ * 600 KiB that never ends hold at most the budget between them (plus 8
+ * KiB a connection); past it, new ones get 503.  And non-streamed bodies
+ * of 1.5 MiB that nobody reads: past the budget, 503 instead of a body.
+ * The server's own counters say what it held. */
+static void memory_budget_503(void **state)
+{
+    enum { NCLIENT = 8, HEAD = 600 * 1024 };
+    (void)state;
+    struct tb_stream st;
+    struct srv v;
+    char *head = malloc(HEAD);
+    int fds[NCLIENT], refused = 0, waiting = 0;
+    const size_t budget = 2u << 20;
+    assert_non_null(head);
+    /* A request line and then one header line that never ends. */
+    memset(head, 'a', HEAD);
+    memcpy(head, "POST /v1/chat/completions HTTP/1.1\r\nX-Long: ", 45);
+    stream_short(&st);
+    srv_budget = budget;
+    srv_start(&v, &st, NULL, 0);
+    for (int i = 0; i < NCLIENT; i++) {
+        fds[i] = connect_to(v.port);
+        send_all(fds[i], head, HEAD);
+    }
+    for (int i = 0; i < NCLIENT; i++) {
+        struct pollfd pfd = {fds[i], POLLIN, 0};
+        char buf[64] = "";
+        if (poll(&pfd, 1, 1000) > 0 && recv(fds[i], buf, sizeof(buf) - 1, 0) > 0 &&
+            strncmp(buf, "HTTP/1.1 503", 12) == 0)
+            refused++;
+        else
+            waiting++;
+        close(fds[i]);
+    }
+    /* A completion while the budget is free again: served. */
+    {
+        struct reply r;
+        sleep_s(0.2);
+        post(v.port, "/v1/chat/completions", "{\"model\":\"m\"}", &r);
+        assert_int_equal(r.status, 200);
+        reply_free(&r);
+    }
+    srv_stop(&v);
+    print_message("memory budget %zu: peak %zu bytes held, %llu refused, %d waiting\n", budget,
+                  v.st.mem_peak, (unsigned long long)v.st.refused, waiting);
+    assert_true(refused >= 1 && waiting >= 1);
+    assert_int_equal(v.st.refused, (uint64_t)refused);
+    assert_true(v.st.mem_peak <= budget + NCLIENT * 8192);
+    tb_stream_free(&st);
+    free(head);
+}
+
+static void memory_budget_bodies(void **state)
+{
+    enum { NCLIENT = 6 };
+    (void)state;
+    struct tb_stream st;
+    struct srv v;
+    char *text = malloc(1u << 20), *req = post_req("/v1/chat/completions", "{\"model\":\"m\"}");
+    int fds[NCLIENT], refused = 0, small = 4096;
+    const size_t budget = 4u << 20;
+    assert_non_null(text);
+    memset(text, 'b', 1u << 20);
+    tb_stream_init(&st);
+    /* One body of about 1.5 MiB, due at once. */
+    assert_int_equal(tb_stream_append(&st, 0.0, text, 1u << 20, 1, TB_KIND_CONTENT), 0);
+    assert_int_equal(tb_stream_append(&st, 0.0, text, 1u << 19, 1, TB_KIND_CONTENT), 0);
+    srv_budget = budget;
+    srv_start(&v, &st, NULL, 0);
+    for (int i = 0; i < NCLIENT; i++) {
+        /* A small receive buffer, never read: the body stays with the server. */
+        struct sockaddr_in a;
+        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+        setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+        memset(&a, 0, sizeof(a));
+        a.sin_family = AF_INET;
+        a.sin_port = htons((uint16_t)v.port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        assert_int_equal(connect(fds[i], (struct sockaddr *)&a, sizeof(a)), 0);
+        send_all(fds[i], req, strlen(req));
+        sleep_s(0.1);
+    }
+    for (int i = 0; i < NCLIENT; i++) {
+        char buf[64] = "";
+        struct pollfd pfd = {fds[i], POLLIN, 0};
+        if (poll(&pfd, 1, 1000) > 0 && recv(fds[i], buf, sizeof(buf) - 1, 0) > 0 &&
+            strncmp(buf, "HTTP/1.1 503", 12) == 0)
+            refused++;
+        close(fds[i]);
+    }
+    srv_stop(&v);
+    print_message("memory budget %zu: bodies: peak %zu bytes held, %llu refused\n", budget,
+                  v.st.mem_peak, (unsigned long long)v.st.refused);
+    assert_true(refused >= 1);
+    assert_true(v.st.mem_peak <= budget + NCLIENT * 8192);
+    tb_stream_free(&st);
+    free(text);
+    free(req);
+}
+
 /* A client that stops reading is dropped at the output cap, and the loop
  * keeps serving others meanwhile. */
 static void slow_client_dropped(void **state)
@@ -1793,6 +1898,8 @@ int tb_test_serve(void)
         cmocka_unit_test(fault_nodone),         cmocka_unit_test(fault_reject_usage),
         cmocka_unit_test(faults_combine),       cmocka_unit_test(concurrent_streams),
         cmocka_unit_test(stop_promptly),        cmocka_unit_test(client_gone),
+        cmocka_unit_test(memory_budget_503),
+        cmocka_unit_test(memory_budget_bodies),
         cmocka_unit_test(slow_client_dropped),  cmocka_unit_test(big_body_not_dropped),
         cmocka_unit_test(max_conns_refused),    cmocka_unit_test(create_errors),
     };
