@@ -77,6 +77,7 @@
 #define ACCEPT_BATCH 64
 #define IN_FIRST 4096
 #define SEND_EARLY (64u << 10) /* send mid-batch once this much is queued */
+#define PASS_BYTES (64u << 10) /* a connection's share of one loop pass */
 #define MAX_CONNS_DEFAULT 4096
 #define BUF_FREE 4096 /* bytes a buffer may hold outside the memory budget */
 
@@ -120,6 +121,7 @@ struct conn {
     int final;      /* close once out drains */
     int hard_close; /* ... at once, without lingering (drop@K) */
     int broken;     /* an output step failed: drop the connection */
+    int yielded;    /* its share of a pass ran out: due again at once */
 };
 
 /* A heap entry keeps its key beside the pointer: sifting through a
@@ -731,10 +733,16 @@ static void stream_end(struct conn *c)
     out_put(c, "0\r\n\r\n", 5);
 }
 
-/* Sends every item that is due, then waits for the next one. */
+/* Sends the items that are due, then waits for the next one.  A
+ * connection makes at most PASS_BYTES of events per call: past that it
+ * yields, due again at once but behind every connection already due, so
+ * a client reading a flood at full speed gets its share of the loop and
+ * no more (run_due). */
 static int advance(struct tb_serve *s, struct conn *c)
 {
     int64_t now = mono_ns();
+    size_t made = 0;
+    c->yielded = 0;
     for (;;) {
         struct tb_serve_item *it = &c->item;
         int64_t due;
@@ -779,14 +787,24 @@ static int advance(struct tb_serve *s, struct conn *c)
             out_put(c, "0\r\n\r\n", 5);
             return finish(s, c);
         }
-        if (dialect(c))
-            dialect_item(s, c, it, now - due);
-        else
-            emit_item(s, c, it, now - due);
+        {
+            size_t before = c->out_len;
+            if (dialect(c))
+                dialect_item(s, c, it, now - due);
+            else
+                emit_item(s, c, it, now - due);
+            made += c->out_len >= before ? c->out_len - before : c->out_len;
+        }
         /* A long run of due events goes out as it is made, so the kernel's
          * buffer takes it rather than ours. */
         if (c->out_len - c->out_off >= SEND_EARLY && flush(s, c) != 0)
             return -1;
+        if (made >= PASS_BYTES && !c->broken) {
+            c->yielded = 1;
+            if (schedule(s, c, mono_ns()) != 0)
+                return conn_close(s, c, 1);
+            return flush(s, c);
+        }
     }
 }
 
@@ -1236,17 +1254,19 @@ static void accept_some(struct tb_serve *s)
     }
 }
 
-/* Handles every deadline that has passed. */
+/* Handles every deadline that has passed.  A connection that yielded
+ * during this pass waits for the next one (after epoll_wait: new requests
+ * and readers get their turn too). */
 static void run_due(struct tb_serve *s)
 {
-    int64_t now = mono_ns();
+    int64_t now = mono_ns(), start = now;
     if (s->accept_paused && s->accept_retry <= now)
         listen_watch(s, 1);
     while (s->nheap > 0) {
         struct conn *c = s->heap[0].c;
         if (c->due > now) {
             now = mono_ns(); /* handling the others took time */
-            if (c->due > now)
+            if (c->due > now || (c->yielded && c->due > start))
                 break;
         }
         unschedule(s, c);

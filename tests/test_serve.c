@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1743,6 +1744,84 @@ static void memory_budget_bodies(void **state)
     free(req);
 }
 
+/* A client reading a flood (a million reasoning deltas, all due at
+ * once) as fast as it can, on its own thread. */
+struct hog {
+    int port;
+    atomic_int stop;
+    unsigned long long bytes;
+    pthread_t th;
+};
+
+static void *hog_main(void *arg)
+{
+    struct hog *h = arg;
+    char *q = post_req("/v1/chat/completions",
+                       "{\"model\":\"m+reasoning@1000000\",\"stream\":true}");
+    char *buf = malloc(1u << 16);
+    int fd = connect_to(h->port);
+    send_all(fd, q, strlen(q));
+    while (buf != NULL && !atomic_load(&h->stop)) {
+        ssize_t n = recv(fd, buf, 1u << 16, 0);
+        if (n <= 0)
+            break;
+        h->bytes += (unsigned long long)n;
+    }
+    close(fd);
+    free(buf);
+    free(q);
+    return NULL;
+}
+
+/* The first event's lateness (arrival minus its schedule, 0.2 s) of a
+ * normal request. */
+static double first_late(int port)
+{
+    struct reply r;
+    double late;
+    post(port, "/v1/chat/completions", "{\"model\":\"m\",\"stream\":true}", &r);
+    assert_true(r.terminated && r.nchunks >= 2);
+    late = r.chunk_t[1] - 0.2;
+    reply_free(&r);
+    return late;
+}
+
+/* Fairness: while a hog reads a flood at full speed, a normal request's
+ * first event keeps its time (each connection gets a bounded share of a
+ * loop pass).  Before, the hog's whole backlog went out in one pass and a
+ * normal TTFT of 0.20 s became 0.33-0.42 s. */
+static void hog_does_not_delay_others(void **state)
+{
+    (void)state;
+    struct tb_stream st;
+    struct srv v;
+    struct hog h;
+    double alone, with;
+    tb_stream_init(&st);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(tb_stream_append(&st, 0.2 + 0.01 * (double)i, "tok", 3, 1,
+                                          TB_KIND_CONTENT),
+                         0);
+    srv_start(&v, &st, NULL, 0);
+    alone = first_late(v.port);
+    memset(&h, 0, sizeof(h));
+    h.port = v.port;
+    atomic_init(&h.stop, 0);
+    assert_int_equal(pthread_create(&h.th, NULL, hog_main, &h), 0);
+    sleep_s(0.3); /* the hog's million deltas are all due by now */
+    with = first_late(v.port);
+    atomic_store(&h.stop, 1);
+    pthread_join(h.th, NULL);
+    srv_stop(&v);
+    print_message("first event late by %.1f ms alone, %.1f ms beside a hog (%.1f MB read)\n",
+                  alone * 1e3, with * 1e3, (double)h.bytes / 1e6);
+    assert_true(h.bytes > 1000000); /* it did read at full speed */
+    if (!(with < 0.06))
+        fail_msg("beside a hog the first event was %.1f ms late (alone %.1f ms)", with * 1e3,
+                 alone * 1e3);
+    tb_stream_free(&st);
+}
+
 /* A client that stops reading is dropped at the output cap, and the loop
  * keeps serving others meanwhile. */
 static void slow_client_dropped(void **state)
@@ -1900,6 +1979,7 @@ int tb_test_serve(void)
         cmocka_unit_test(stop_promptly),        cmocka_unit_test(client_gone),
         cmocka_unit_test(memory_budget_503),
         cmocka_unit_test(memory_budget_bodies),
+        cmocka_unit_test(hog_does_not_delay_others),
         cmocka_unit_test(slow_client_dropped),  cmocka_unit_test(big_body_not_dropped),
         cmocka_unit_test(max_conns_refused),    cmocka_unit_test(create_errors),
     };
