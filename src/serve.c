@@ -78,11 +78,18 @@
 #define IN_FIRST 4096
 #define SEND_EARLY (64u << 10) /* send mid-batch once this much is queued */
 #define PASS_BYTES (64u << 10) /* a connection's share of one loop pass */
+#define PASS_ITEMS 16384       /* ... of items walked without output */
 #define MAX_CONNS_DEFAULT 4096
 #define BUF_FREE 4096 /* bytes a buffer may hold outside the memory budget */
 
 enum cstate { C_READ, C_STREAM, C_WAIT, C_FLUSH, C_LINGER };
 enum ending { END_BODY, END_DROP, END_ERROR }; /* how a non-streamed response ends */
+
+/* A growing text; its capacity counts against the memory budget. */
+struct sbuf {
+    char *p;
+    size_t len, cap;
+};
 
 struct conn {
     struct tb_serve *s; /* its server (the memory budget) */
@@ -114,6 +121,12 @@ struct conn {
     int block;                   /* anthropic: the open content block, -1 none */
     int block_reasoning;         /* ... and whether it is a thinking block */
     int64_t first_due, last_due; /* ollama: due times of the first and last items */
+    /* A non-streamed body, gathered over loop passes (body_send). */
+    struct tb_serve_plan walk; /* a copy of the plan, walked to find the end */
+    int walking;
+    int64_t body_due; /* when the body is due, after the request */
+    struct sbuf content, reasoning;
+    uint64_t body_tokens, body_events;
 
     /* Output. */
     char *out;
@@ -338,6 +351,30 @@ static void in_free(struct conn *c)
 {
     buf_resize(c->s, &c->in, &c->in_cap, 0);
     c->in_len = 0;
+}
+
+/* Appends; 0, 1 over the memory budget, -1 out of memory. */
+static int sbuf_put(struct tb_serve *s, struct sbuf *b, const char *p, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap < 256 ? 256 : b->cap;
+        int rc;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        rc = buf_resize(s, &b->p, &b->cap, cap);
+        if (rc != 0)
+            return rc;
+    }
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return 0;
+}
+
+static void sbuf_free(struct tb_serve *s, struct sbuf *b)
+{
+    buf_resize(s, &b->p, &b->cap, 0);
+    b->len = 0;
 }
 
 /* Makes room for n more output bytes (one whole piece of output, so the
@@ -588,6 +625,8 @@ static int conn_close(struct tb_serve *s, struct conn *c, int dropped)
     close(c->fd);
     in_free(c);
     buf_resize(s, &c->out, &c->out_cap, 0);
+    sbuf_free(s, &c->content);
+    sbuf_free(s, &c->reasoning);
     tb_serve_json_request_free(&c->rq);
     tb_serve_chunk_free(&c->chunk);
     free(c);
@@ -834,98 +873,113 @@ static int stream_start(struct tb_serve *s, struct conn *c)
 
 /* ---- Non-streamed responses ------------------------------------------- */
 
-/* Walks a copy of the plan to find when and how the response ends. */
-static int body_schedule(struct tb_serve *s, struct conn *c)
+/* Walks a copy of the plan to find when and how the response ends,
+ * PASS_ITEMS items a call (yielding between, as advance does). */
+static int body_walk(struct tb_serve *s, struct conn *c)
 {
-    struct tb_serve_plan p = c->plan;
     struct tb_serve_item it;
-    int64_t due = 0;
-    c->ending = END_BODY;
-    while (tb_serve_plan_next(&p, &it)) {
-        if (it.due > due)
-            due = it.due;
+    int more = 1;
+    c->yielded = 0;
+    for (size_t k = 0; k < PASS_ITEMS && (more = tb_serve_plan_next(&c->walk, &it)) != 0; k++) {
+        if (it.due > c->body_due)
+            c->body_due = it.due;
         c->body_malformed |= it.malformed;
         if (it.drop)
             c->ending = END_DROP;
         else if (it.error)
             c->ending = END_ERROR;
     }
-    c->st = C_WAIT;
-    if (schedule(s, c, c->t0 + due) != 0)
+    c->walking = more;
+    c->yielded = more;
+    if (schedule(s, c, more ? mono_ns() : c->t0 + c->body_due) != 0)
         return conn_close(s, c, 1);
     return 0;
 }
 
-struct sbuf {
-    char *p;
-    size_t len, cap;
-};
-
-static int sbuf_put(struct sbuf *b, const char *p, size_t n)
+static int body_schedule(struct tb_serve *s, struct conn *c)
 {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap < 256 ? 256 : b->cap;
-        char *nb;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        nb = realloc(b->p, cap);
-        if (nb == NULL)
-            return -1;
-        b->p = nb;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return 0;
+    c->walk = c->plan;
+    c->body_due = 0;
+    c->first_due = -1;
+    c->ending = END_BODY;
+    c->st = C_WAIT;
+    return body_walk(s, c);
 }
 
+/* Sends a non-streamed body when it is due.  The texts are gathered
+ * PASS_BYTES a call (a million reasoning deltas take many passes, and the
+ * others get theirs in between); then the body is rendered and sent. */
 static int body_send(struct tb_serve *s, struct conn *c)
 {
-    struct sbuf content = {NULL, 0, 0}, reasoning = {NULL, 0, 0};
     struct tb_serve_item it;
-    uint64_t tokens = 0, events = 0;
-    int64_t first = -1, last = 0;
+    int64_t first = c->first_due, last = c->last_due;
     char *json = NULL;
+    size_t made = 0;
     int rc, failed = 0;
 
+    c->yielded = 0;
     if (c->ending == END_DROP)
         return conn_close(s, c, 0);
     if (c->ending == END_ERROR)
         return respond_error(
             s, c, 500, "The server had an error while processing your request. Sorry about that!",
             "server_error", NULL, NULL);
-    failed |= sbuf_put(&content, "", 0) | sbuf_put(&reasoning, "", 0);
-    while (!failed && tb_serve_plan_next(&c->plan, &it)) {
+    if (c->content.p == NULL)
+        failed |= sbuf_put(s, &c->content, "", 0) | sbuf_put(s, &c->reasoning, "", 0);
+    while (!failed && made < PASS_BYTES && tb_serve_plan_next(&c->plan, &it)) {
         size_t n = tb_serve_plan_text(&c->plan, &it, &s->text, &s->text_cap);
-        failed |= n == (size_t)-1 ||
-                  sbuf_put(it.kind == TB_KIND_REASONING ? &reasoning : &content, s->text, n);
-        tokens += it.ntok;
-        events++;
+        if (n == (size_t)-1) {
+            failed = -1;
+            break;
+        }
+        failed |= sbuf_put(s, it.kind == TB_KIND_REASONING ? &c->reasoning : &c->content, s->text,
+                           n);
+        made += n;
+        c->body_tokens += it.ntok;
+        c->body_events++;
         if (first < 0)
             first = it.due;
         last = it.due;
     }
-    if (!failed && c->ctx.api == TB_SERVE_API_ANTHROPIC) {
-        json = tb_serve_json_anth_body(&c->ctx, content.p, reasoning.len > 0 ? reasoning.p : NULL,
-                                       c->plan.cut ? "max_tokens" : "end_turn", c->rq.prompt_tokens,
-                                       tokens);
-    } else if (!failed && c->ctx.api == TB_SERVE_API_OLLAMA) {
-        struct tb_serve_ollama_end e = {
-            c->plan.cut ? "length" : "stop", c->rq.prompt_tokens,         tokens, mono_ns() - c->t0,
-            first < 0 ? 0 : first,           first < 0 ? 0 : last - first};
-        json = tb_serve_json_ollama(&c->ctx, content.p, reasoning.len > 0 ? reasoning.p : NULL, &e);
-    } else if (!failed) {
-        json = tb_serve_json_body(&c->ctx, content.p, reasoning.len > 0 ? reasoning.p : NULL,
-                                  c->plan.cut ? "length" : "stop", c->rq.prompt_tokens, tokens);
+    c->first_due = first;
+    c->last_due = last;
+    if (failed > 0)
+        return busy(s, c);
+    if (failed != 0)
+        return conn_close(s, c, 1);
+    if (!c->plan.done && made >= PASS_BYTES) {
+        c->yielded = 1;
+        if (schedule(s, c, mono_ns()) != 0)
+            return conn_close(s, c, 1);
+        return 0;
     }
-    free(content.p);
-    free(reasoning.p);
+    if (c->ctx.api == TB_SERVE_API_ANTHROPIC) {
+        json = tb_serve_json_anth_body(&c->ctx, c->content.p,
+                                       c->reasoning.len > 0 ? c->reasoning.p : NULL,
+                                       c->plan.cut ? "max_tokens" : "end_turn", c->rq.prompt_tokens,
+                                       c->body_tokens);
+    } else if (c->ctx.api == TB_SERVE_API_OLLAMA) {
+        struct tb_serve_ollama_end e = {c->plan.cut ? "length" : "stop",
+                                        c->rq.prompt_tokens,
+                                        c->body_tokens,
+                                        mono_ns() - c->t0,
+                                        first < 0 ? 0 : first,
+                                        first < 0 ? 0 : last - first};
+        json = tb_serve_json_ollama(&c->ctx, c->content.p,
+                                    c->reasoning.len > 0 ? c->reasoning.p : NULL, &e);
+    } else {
+        json = tb_serve_json_body(&c->ctx, c->content.p,
+                                  c->reasoning.len > 0 ? c->reasoning.p : NULL,
+                                  c->plan.cut ? "length" : "stop", c->rq.prompt_tokens,
+                                  c->body_tokens);
+    }
+    sbuf_free(s, &c->content);
+    sbuf_free(s, &c->reasoning);
     if (json == NULL)
         return conn_close(s, c, 1);
-    s->st.events += events;
-    s->st.tokens += tokens;
-    late_record(s, mono_ns() - c->due);
+    s->st.events += c->body_events;
+    s->st.tokens += c->body_tokens;
+    late_record(s, mono_ns() - (c->t0 + c->body_due));
     rc = respond(s, c, 200, "application/json", json,
                  c->body_malformed ? strlen(json) / 2 : strlen(json), NULL);
     tb_serve_json_free(json);
@@ -1182,7 +1236,7 @@ static void conn_due(struct tb_serve *s, struct conn *c)
     switch (c->st) {
     case C_READ: conn_close(s, c, c->in_len > 0); break; /* too slow to send a request */
     case C_STREAM: advance(s, c); break;
-    case C_WAIT: body_send(s, c); break;
+    case C_WAIT: c->walking ? body_walk(s, c) : body_send(s, c); break;
     case C_FLUSH: conn_close(s, c, 1); break; /* stopped reading a finished response */
     case C_LINGER: conn_close(s, c, 0); break;
     }
