@@ -324,20 +324,16 @@ static int watch(struct tb_serve *s, struct conn *c, uint32_t want)
  * counted by their capacity; a buffer may always grow to BUF_FREE bytes
  * (room for a request head of ordinary size, or an error response), so
  * a refusal can still be sent; past that, growth must fit the budget.
- * Returns 0 and the buffer resized to cap bytes (cap 0: freed), 1 when
- * the budget has no room, -1 when memory ran out.
+ * Returns 0 and the buffer resized to cap (> 0) bytes, 1 when the budget
+ * has no room, -1 when memory ran out.
  */
 static int buf_resize(struct tb_serve *s, char **p, size_t *have, size_t cap)
 {
     char *nb;
     if (cap > *have && cap > BUF_FREE && s->mem - *have + cap > s->budget)
         return 1;
-    if (cap == 0) {
-        free(*p);
-        nb = NULL;
-    } else if ((nb = realloc(*p, cap)) == NULL) {
+    if ((nb = realloc(*p, cap)) == NULL)
         return -1;
-    }
     s->mem = s->mem - *have + cap;
     if (s->mem > s->st.mem_peak)
         s->st.mem_peak = s->mem;
@@ -346,10 +342,19 @@ static int buf_resize(struct tb_serve *s, char **p, size_t *have, size_t cap)
     return 0;
 }
 
+/* Frees a buffer buf_resize made. */
+static void buf_free(struct tb_serve *s, char **p, size_t *have)
+{
+    free(*p);
+    *p = NULL;
+    s->mem -= *have;
+    *have = 0;
+}
+
 /* Frees c's request buffer (copied out, or no longer needed). */
 static void in_free(struct conn *c)
 {
-    buf_resize(c->s, &c->in, &c->in_cap, 0);
+    buf_free(c->s, &c->in, &c->in_cap);
     c->in_len = 0;
 }
 
@@ -365,6 +370,8 @@ static int sbuf_put(struct tb_serve *s, struct sbuf *b, const char *p, size_t n)
         if (rc != 0)
             return rc;
     }
+    if (b->p == NULL)
+        return -1; /* cannot happen (cap > len): for the analyzer */
     memcpy(b->p + b->len, p, n);
     b->len += n;
     b->p[b->len] = '\0';
@@ -373,7 +380,7 @@ static int sbuf_put(struct tb_serve *s, struct sbuf *b, const char *p, size_t n)
 
 static void sbuf_free(struct tb_serve *s, struct sbuf *b)
 {
-    buf_resize(s, &b->p, &b->cap, 0);
+    buf_free(s, &b->p, &b->cap);
     b->len = 0;
 }
 
@@ -624,7 +631,7 @@ static int conn_close(struct tb_serve *s, struct conn *c, int dropped)
     epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     in_free(c);
-    buf_resize(s, &c->out, &c->out_cap, 0);
+    buf_free(s, &c->out, &c->out_cap);
     sbuf_free(s, &c->content);
     sbuf_free(s, &c->reasoning);
     tb_serve_json_request_free(&c->rq);
