@@ -1127,12 +1127,14 @@ static int dispatch(struct tb_serve *s, struct conn *c, int64_t t0)
     return c->rq.stream ? stream_start(s, c) : body_schedule(s, c);
 }
 
-/* New work over the memory budget: 503, and the request's buffer is
- * freed at once. */
+/* New work over the memory budget: 503, and the request's buffer (and a
+ * body gathered so far) is freed at once. */
 static int busy(struct tb_serve *s, struct conn *c)
 {
     char msg[160];
     in_free(c);
+    sbuf_free(s, &c->content);
+    sbuf_free(s, &c->reasoning);
     c->have_head = 0;
     s->st.refused++;
     snprintf(msg, sizeof(msg),

@@ -950,6 +950,20 @@ static void slow_drip_idle_vs_total(void **state)
     proc_free(&p);
 }
 
+/* `bench -c 1` at a peer (stopped after), its records in p->trace. */
+static void bench_peer(struct proc *p, struct peer *pe, const char *more)
+{
+    char cmd[1024];
+    proc_dir(p);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' bench --base-url http://127.0.0.1:%d/v1 --model m -c 1 %s -q --out %s/b", bin(),
+             pe->port, more, p->dir);
+    proc_exec(p, cmd, 0, 0, 0);
+    peer_stop(pe);
+    free(p->trace); /* a run's trace: there is none */
+    p->trace = proc_file(p, "b/records.jsonl");
+}
+
 /* Keep-alives forever (SSE comments, empty deltas): the idle timeout
  * counts time without a data event, so it fires in run and in bench
  * alike, though bytes arrive every 0.2 s. */
@@ -960,21 +974,14 @@ static void keepalives_do_not_hold_off_idle(void **state)
     struct proc p;
     struct expect e = {3, "idle-timeout", "no data for 1 s (--idle-timeout) after 2 deltas", 2,
                        200};
-    char args[512], cmd[1024];
+    char args[512];
     peer_start(&pe, "127.0.0.1", s_keepalive);
     peer_args(&pe, args, sizeof(args), "--idle-timeout 1 --timeout 30");
     run_cli(&p, NULL, args);
     check_row("keep-alives (run)", &p, &e);
     assert_true(p.secs < 5);
     proc_free(&p);
-    proc_dir(&p);
-    snprintf(cmd, sizeof(cmd),
-             "'%s' bench --base-url http://127.0.0.1:%d/v1 --model m -c 1 --requests 1 "
-             "--idle-timeout 1 --timeout 30 -q --out %s/b",
-             bin(), pe.port, p.dir);
-    proc_exec(&p, cmd, 0, 0, 0);
-    peer_stop(&pe);
-    p.trace = proc_file(&p, "b/records.jsonl");
+    bench_peer(&p, &pe, "--requests 1 --idle-timeout 1 --timeout 30");
     if (strstr(p.trace, "\"kind\":\"idle-timeout\"") == NULL ||
         strstr(p.trace, "no data for 1 s (--idle-timeout) after 2 deltas") == NULL)
         fail_msg("bench: records '%.600s', stderr '%.300s'", p.trace, p.err);
@@ -992,7 +999,7 @@ static void full_ring_honours_timeout(void **state)
     char args[512], log[96];
     int port, pid;
     snprintf(log, sizeof(log), "/tmp/ttsbuf-flood-%d.log", (int)getpid());
-    pid = tb_test_serve_spawn("tps=100000,tokens=3000000,ttft=0.01", log, &port);
+    pid = tb_test_serve_spawn("tps=100000,tokens=800000,ttft=0.01", log, &port);
     snprintf(args, sizeof(args),
              "--base-url http://127.0.0.1:%d/v1 --model m --max-tokens 10000000 --timeout 3 "
              "--idle-timeout 2 --ring-slots 1024",
@@ -1016,16 +1023,8 @@ static void bench_caps_a_flooding_stream(void **state)
     (void)state;
     struct peer pe;
     struct proc p;
-    char cmd[1024];
     peer_start(&pe, "127.0.0.1", s_flood);
-    proc_dir(&p);
-    snprintf(cmd, sizeof(cmd),
-             "'%s' bench --base-url http://127.0.0.1:%d/v1 --model m -c 1 --requests 2 "
-             "--idle-timeout 20 --timeout 120 -q --out %s/b",
-             bin(), pe.port, p.dir);
-    proc_exec(&p, cmd, 0, 0, 0);
-    peer_stop(&pe);
-    p.trace = proc_file(&p, "b/records.jsonl");
+    bench_peer(&p, &pe, "--requests 2 --idle-timeout 20 --timeout 120");
     if (strstr(p.trace, "\"kind\":\"too-long\"") == NULL ||
         strstr(p.trace, "over 1000000 deltas: the stream stops there") == NULL)
         fail_msg("bench: exit %d, records '%.600s', stderr '%.300s'", p.code, p.trace, p.err);
