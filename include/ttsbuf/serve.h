@@ -73,6 +73,13 @@
  * malformed@K truncates the body; burst, crlf, comments, nodone do not
  * apply.
  *
+ * Fairness: a connection makes at most 64 KiB of due events per pass of
+ * the loop (a non-streamed body: gathers 64 KiB of text, or walks 16384
+ * items of its plan), then yields to every connection already due, so a
+ * client reading a flood at full speed does not make the others late.
+ * The final rendering of a non-streamed body is still one step (O(its
+ * size)).
+ *
  * Memory: the request buffers and unsent output of all connections
  * together stay within a budget (mem_budget, default 256 MiB), besides the
  * first 4 KiB of each buffer (so a refusal can still be sent: at most
