@@ -134,8 +134,8 @@ void tb_bench_wire_conclude(struct tb_bench_wire *w, const struct tb_http_resp *
     if (hr->cancelled) {
         fail(w, TB_LIVE_CANCELLED, "interrupted after %zu deltas", n);
     } else if (hr->idle_timeout) {
-        fail(w, TB_LIVE_IDLE, "no data for %g s (--idle-timeout) after %zu deltas",
-             q->idle_timeout, n);
+        fail(w, TB_LIVE_IDLE, "no data for %g s (--idle-timeout) after %zu deltas", q->idle_timeout,
+             n);
     } else if (hr->total_timeout) {
         fail(w, TB_LIVE_TIMEOUT, "stopped after %g s (--timeout), after %zu deltas",
              q->total_timeout, n);

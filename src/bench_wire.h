@@ -25,7 +25,7 @@ struct tb_bench_wire {
     struct tb_stream *out; /* deltas go here, borrowed */
     double t0;             /* the request's start: event times are t - t0 */
     double t_now;
-    double last_data;      /* time of the last data event (or t0): the idle clock */
+    double last_data; /* time of the last data event (or t0): the idle clock */
     int done_seen;
     long long usage;
     char finish[32];

@@ -259,7 +259,7 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
         return 1;
     }
     if (x->q->idle_timeout > 0) {
-        double last = x->q->data_at == NULL     ? x->last
+        double last = x->q->data_at == NULL       ? x->last
                       : *x->q->data_at > x->start ? *x->q->data_at
                                                   : x->start;
         if (x->clk->now(x->clk) - last <= x->q->idle_timeout)

@@ -51,8 +51,8 @@ struct net {
 const char *tb_live_error_name(int error)
 {
     static const char *const names[TB_LIVE__COUNT] = {
-        "ok",        "http",      "transport", "idle-timeout", "not-sse", "sse",     "json",
-        "error-event", "truncated", "cancelled", "nomem",       "timeout", "too-long"};
+        "ok",          "http",      "transport", "idle-timeout", "not-sse", "sse",     "json",
+        "error-event", "truncated", "cancelled", "nomem",        "timeout", "too-long"};
     return error >= 0 && error < TB_LIVE__COUNT ? names[error] : "?";
 }
 

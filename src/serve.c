@@ -939,8 +939,8 @@ static int body_send(struct tb_serve *s, struct conn *c)
             failed = -1;
             break;
         }
-        failed |= sbuf_put(s, it.kind == TB_KIND_REASONING ? &c->reasoning : &c->content, s->text,
-                           n);
+        failed |=
+            sbuf_put(s, it.kind == TB_KIND_REASONING ? &c->reasoning : &c->content, s->text, n);
         made += n;
         c->body_tokens += it.ntok;
         c->body_events++;
@@ -961,10 +961,9 @@ static int body_send(struct tb_serve *s, struct conn *c)
         return 0;
     }
     if (c->ctx.api == TB_SERVE_API_ANTHROPIC) {
-        json = tb_serve_json_anth_body(&c->ctx, c->content.p,
-                                       c->reasoning.len > 0 ? c->reasoning.p : NULL,
-                                       c->plan.cut ? "max_tokens" : "end_turn", c->rq.prompt_tokens,
-                                       c->body_tokens);
+        json = tb_serve_json_anth_body(
+            &c->ctx, c->content.p, c->reasoning.len > 0 ? c->reasoning.p : NULL,
+            c->plan.cut ? "max_tokens" : "end_turn", c->rq.prompt_tokens, c->body_tokens);
     } else if (c->ctx.api == TB_SERVE_API_OLLAMA) {
         struct tb_serve_ollama_end e = {c->plan.cut ? "length" : "stop",
                                         c->rq.prompt_tokens,
@@ -975,10 +974,9 @@ static int body_send(struct tb_serve *s, struct conn *c)
         json = tb_serve_json_ollama(&c->ctx, c->content.p,
                                     c->reasoning.len > 0 ? c->reasoning.p : NULL, &e);
     } else {
-        json = tb_serve_json_body(&c->ctx, c->content.p,
-                                  c->reasoning.len > 0 ? c->reasoning.p : NULL,
-                                  c->plan.cut ? "length" : "stop", c->rq.prompt_tokens,
-                                  c->body_tokens);
+        json = tb_serve_json_body(
+            &c->ctx, c->content.p, c->reasoning.len > 0 ? c->reasoning.p : NULL,
+            c->plan.cut ? "length" : "stop", c->rq.prompt_tokens, c->body_tokens);
     }
     sbuf_free(s, &c->content);
     sbuf_free(s, &c->reasoning);

@@ -540,7 +540,8 @@ static void s_keepalive(struct peer *pe, int fd, int conn)
 #define FLOOD_DELTAS 3000000
 static void s_flood(struct peer *pe, int fd, int conn)
 {
-    static const char ev[] = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" x\"}}]}\n\n";
+    static const char ev[] =
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" x\"}}]}\n\n";
     enum { PER_BLOCK = 1000 };
     char *block;
     if (conn > 0) {
@@ -1031,8 +1032,7 @@ static void bench_caps_a_flooding_stream(void **state)
     /* The other request: measured, all 5 deltas. */
     if (strstr(p.trace, "\"error\":null") == NULL)
         fail_msg("bench: no measured stream in '%.800s'", p.trace);
-    print_message("bench, a flooding stream capped: peak RSS %ld KiB, %.1f s\n", p.maxrss,
-                  p.secs);
+    print_message("bench, a flooding stream capped: peak RSS %ld KiB, %.1f s\n", p.maxrss, p.secs);
     /* A capped stream measured 170 MB peak (1e6 events held, played out,
      * written as a trace; AddressSanitizer's shadow and redzones make it
      * 680 MB); uncapped, the flood's 3e6 would take three times that. */

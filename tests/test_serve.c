@@ -1756,8 +1756,8 @@ struct hog {
 static void *hog_main(void *arg)
 {
     struct hog *h = arg;
-    char *q = post_req("/v1/chat/completions",
-                       "{\"model\":\"m+reasoning@1000000\",\"stream\":true}");
+    char *q =
+        post_req("/v1/chat/completions", "{\"model\":\"m+reasoning@1000000\",\"stream\":true}");
     char *buf = malloc(1u << 16);
     int fd = connect_to(h->port);
     send_all(fd, q, strlen(q));
@@ -1800,9 +1800,8 @@ static void hog_does_not_delay_others(void **state)
     unsigned long long bytes = 0;
     tb_stream_init(&st);
     for (size_t i = 0; i < 3; i++)
-        assert_int_equal(tb_stream_append(&st, 0.2 + 0.01 * (double)i, "tok", 3, 1,
-                                          TB_KIND_CONTENT),
-                         0);
+        assert_int_equal(
+            tb_stream_append(&st, 0.2 + 0.01 * (double)i, "tok", 3, 1, TB_KIND_CONTENT), 0);
     srv_start(&v, &st, NULL, 0);
     alone = first_late(v.port);
     memset(h, 0, sizeof(h));
@@ -1969,27 +1968,45 @@ static void create_errors(void **state)
 int tb_test_serve(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(faults_parse_ok),      cmocka_unit_test(faults_parse_errors),
-        cmocka_unit_test(stream_exact_bytes),   cmocka_unit_test(stream_timing),
-        cmocka_unit_test(max_tokens_cut),       cmocka_unit_test(nonstream_chat),
-        cmocka_unit_test(legacy_completions),   cmocka_unit_test(reasoning_events),
-        cmocka_unit_test(escape_matches_cjson), cmocka_unit_test(escape_by_hand),
-        cmocka_unit_test(models_list),          cmocka_unit_test(not_found_and_method),
-        cmocka_unit_test(bad_requests),         cmocka_unit_test(expect_continue),
-        cmocka_unit_test(too_large_413),        cmocka_unit_test(fault_stall),
-        cmocka_unit_test(fault_drop),           cmocka_unit_test(fault_status_json),
-        cmocka_unit_test(fault_status_html),    cmocka_unit_test(fault_html),
-        cmocka_unit_test(fault_malformed),      cmocka_unit_test(fault_error),
-        cmocka_unit_test(fault_burst),          cmocka_unit_test(fault_reasoning),
-        cmocka_unit_test(fault_crlf),           cmocka_unit_test(fault_comments),
-        cmocka_unit_test(fault_nodone),         cmocka_unit_test(fault_reject_usage),
-        cmocka_unit_test(faults_combine),       cmocka_unit_test(concurrent_streams),
-        cmocka_unit_test(stop_promptly),        cmocka_unit_test(client_gone),
+        cmocka_unit_test(faults_parse_ok),
+        cmocka_unit_test(faults_parse_errors),
+        cmocka_unit_test(stream_exact_bytes),
+        cmocka_unit_test(stream_timing),
+        cmocka_unit_test(max_tokens_cut),
+        cmocka_unit_test(nonstream_chat),
+        cmocka_unit_test(legacy_completions),
+        cmocka_unit_test(reasoning_events),
+        cmocka_unit_test(escape_matches_cjson),
+        cmocka_unit_test(escape_by_hand),
+        cmocka_unit_test(models_list),
+        cmocka_unit_test(not_found_and_method),
+        cmocka_unit_test(bad_requests),
+        cmocka_unit_test(expect_continue),
+        cmocka_unit_test(too_large_413),
+        cmocka_unit_test(fault_stall),
+        cmocka_unit_test(fault_drop),
+        cmocka_unit_test(fault_status_json),
+        cmocka_unit_test(fault_status_html),
+        cmocka_unit_test(fault_html),
+        cmocka_unit_test(fault_malformed),
+        cmocka_unit_test(fault_error),
+        cmocka_unit_test(fault_burst),
+        cmocka_unit_test(fault_reasoning),
+        cmocka_unit_test(fault_crlf),
+        cmocka_unit_test(fault_comments),
+        cmocka_unit_test(fault_nodone),
+        cmocka_unit_test(fault_reject_usage),
+        cmocka_unit_test(faults_combine),
+        cmocka_unit_test(concurrent_streams),
+        cmocka_unit_test(stop_promptly),
+        cmocka_unit_test(client_gone),
         cmocka_unit_test(memory_budget_503),
         cmocka_unit_test(memory_budget_bodies),
         cmocka_unit_test(hog_does_not_delay_others),
-        cmocka_unit_test(slow_client_dropped),  cmocka_unit_test(big_body_not_dropped),
-        cmocka_unit_test(max_conns_refused),    cmocka_unit_test(create_errors),
+        cmocka_unit_test(slow_client_dropped),
+        cmocka_unit_test(big_body_not_dropped),
+        cmocka_unit_test(max_conns_refused),
+        cmocka_unit_test(create_errors),
     };
     return TB_RUN_GROUP("serve", tests);
 }

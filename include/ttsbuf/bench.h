@@ -202,13 +202,13 @@ struct tb_bench_stat {
 
 struct tb_bench_summary {
     size_t requests, ok;
-    size_t errors[TB_LIVE__COUNT];    /* by enum tb_live_error (0 unused) */
-    size_t gapless;                   /* ok streams with no underrun */
-    double gapless_share;             /* gapless / ok (0 when ok == 0) */
-    double success_share;             /* ok / requests */
-    uint64_t events, tokens;          /* content events; tokens (usage when known) */
-    double span;                      /* first start to last end, s */
-    double system_tps;                /* tokens / span */
+    size_t errors[TB_LIVE__COUNT]; /* by enum tb_live_error (0 unused) */
+    size_t gapless;                /* ok streams with no underrun */
+    double gapless_share;          /* gapless / ok (0 when ok == 0) */
+    double success_share;          /* ok / requests */
+    uint64_t events, tokens;       /* content events; tokens (usage when known) */
+    double span;                   /* first start to last end, s */
+    double system_tps;             /* tokens / span */
     struct tb_bench_stat m[TB_BM__COUNT];
 };
 

@@ -56,9 +56,9 @@ struct tb_http_req {
      * (on the transfer's thread), or NULL: every body byte restarts the
      * idle clock.  Times before the transfer's start count from it. */
     const double *data_at;
-    int insecure;           /* do not verify TLS (off by default) */
-    long max_redirects;     /* -1: the default, 3; 0: none followed */
-    tb_http_log_fn log;     /* verbose lines (redacted), or NULL */
+    int insecure;       /* do not verify TLS (off by default) */
+    long max_redirects; /* -1: the default, 3; 0: none followed */
+    tb_http_log_fn log; /* verbose lines (redacted), or NULL */
     void *log_ud;
     /* Non-zero stops the transfer.  An atomic, not a volatile
      * sig_atomic_t: a signal handler on one thread sets it and the transfer

@@ -104,8 +104,8 @@
 #include "ttsbuf/stream.h"
 
 #define TB_SERVE_PORT_DEFAULT 8788
-#define TB_SERVE_REQUEST_MAX (1u << 20) /* request head + body cap */
-#define TB_SERVE_OUTBUF_MAX (4u << 20)  /* unsent bytes per connection */
+#define TB_SERVE_REQUEST_MAX (1u << 20)          /* request head + body cap */
+#define TB_SERVE_OUTBUF_MAX (4u << 20)           /* unsent bytes per connection */
 #define TB_SERVE_MEM_DEFAULT ((size_t)256 << 20) /* the memory budget (below) */
 
 struct tb_faults {
