@@ -1748,6 +1748,7 @@ static void memory_budget_bodies(void **state)
  * once) as fast as it can, on its own thread. */
 struct hog {
     int port;
+    int stream; /* 0: a non-streamed body */
     atomic_int stop;
     unsigned long long bytes;
     pthread_t th;
@@ -1756,8 +1757,9 @@ struct hog {
 static void *hog_main(void *arg)
 {
     struct hog *h = arg;
-    char *q =
-        post_req("/v1/chat/completions", "{\"model\":\"m+reasoning@1000000\",\"stream\":true}");
+    char *q = post_req("/v1/chat/completions",
+                       h->stream ? "{\"model\":\"m+reasoning@1000000\",\"stream\":true}"
+                                 : "{\"model\":\"m+reasoning@1000000\",\"stream\":false}");
     char *buf = malloc(1u << 16);
     int fd = connect_to(h->port);
     send_all(fd, q, strlen(q));
@@ -1790,42 +1792,56 @@ static double first_late(int port)
  * first event keeps its time (each connection gets a bounded share of a
  * loop pass).  Before, the hog's whole backlog went out in one pass and a
  * normal TTFT of 0.20 s became 0.33-0.42 s. */
+/* The first event's lateness beside n hogs (streamed or not). */
+static double late_beside(int port, int n, int stream, unsigned long long *bytes)
+{
+    struct hog h[8];
+    double late;
+    memset(h, 0, sizeof(h));
+    for (int i = 0; i < n; i++) {
+        h[i].port = port;
+        h[i].stream = stream;
+        atomic_init(&h[i].stop, 0);
+        assert_int_equal(pthread_create(&h[i].th, NULL, hog_main, &h[i]), 0);
+    }
+    /* Their million deltas each fall due over the next 0.2 s, faster than
+     * any loop makes them: a backlog builds up. */
+    sleep_s(0.05);
+    late = first_late(port);
+    for (int i = 0; i < n; i++) {
+        atomic_store(&h[i].stop, 1);
+        pthread_join(h[i].th, NULL);
+        *bytes += h[i].bytes;
+    }
+    return late;
+}
+
 static void hog_does_not_delay_others(void **state)
 {
     (void)state;
     struct tb_stream st;
     struct srv v;
-    struct hog h[2];
-    double alone, with;
-    unsigned long long bytes = 0;
+    double alone, with, bodies;
+    unsigned long long bytes = 0, body_bytes = 0;
     tb_stream_init(&st);
     for (size_t i = 0; i < 3; i++)
         assert_int_equal(
             tb_stream_append(&st, 0.2 + 0.01 * (double)i, "tok", 3, 1, TB_KIND_CONTENT), 0);
     srv_start(&v, &st, NULL, 0);
     alone = first_late(v.port);
-    memset(h, 0, sizeof(h));
-    for (int i = 0; i < 2; i++) {
-        h[i].port = v.port;
-        atomic_init(&h[i].stop, 0);
-        assert_int_equal(pthread_create(&h[i].th, NULL, hog_main, &h[i]), 0);
-    }
-    /* Their two million deltas fall due over the next 0.2 s, faster than
-     * any loop makes them: a backlog builds up. */
-    sleep_s(0.05);
-    with = first_late(v.port);
-    for (int i = 0; i < 2; i++) {
-        atomic_store(&h[i].stop, 1);
-        pthread_join(h[i].th, NULL);
-        bytes += h[i].bytes;
-    }
+    with = late_beside(v.port, 2, 1, &bytes);
+    bodies = late_beside(v.port, 6, 0, &body_bytes);
     srv_stop(&v);
-    print_message("first event late by %.1f ms alone, %.1f ms beside two hogs (%.1f MB read)\n",
-                  alone * 1e3, with * 1e3, (double)bytes / 1e6);
+    print_message("first event late by %.1f ms alone, %.1f ms beside two streaming hogs (%.1f MB "
+                  "read), %.1f ms beside six non-streamed ones\n",
+                  alone * 1e3, with * 1e3, (double)bytes / 1e6, bodies * 1e3);
     assert_true(bytes > 1000000); /* they did read at full speed */
     if (!(with < 0.1))
         fail_msg("beside two hogs the first event was %.1f ms late (alone %.1f ms)", with * 1e3,
                  alone * 1e3);
+    if (!(bodies < 0.15))
+        fail_msg("beside six non-streamed hogs the first event was %.1f ms late (alone %.1f ms)",
+                 bodies * 1e3, alone * 1e3);
     tb_stream_free(&st);
 }
 
