@@ -39,6 +39,27 @@ const struct tb_api_info *tb_api_info(enum tb_api api)
     return (unsigned)api < TB_API__COUNT ? &table[api] : NULL;
 }
 
+void tb_api_http_req(const struct tb_api_info *api, const struct tb_http_req *in,
+                     const char **headers, struct tb_http_req *out)
+{
+    *out = *in;
+    out->key_header = api->key_header; /* NULL: Bearer (http.c sends one or the other) */
+    out->stream_type = api->stream_type;
+    out->nheaders = 0;
+    if (api->fixed_header != NULL)
+        headers[out->nheaders++] = api->fixed_header;
+    for (size_t i = 0; i < in->nheaders; i++)
+        headers[out->nheaders++] = in->headers[i];
+    out->headers = headers;
+}
+
+int tb_api_delta_is_data(const struct tb_api_delta *ad)
+{
+    const struct tb_oai_delta *d = &ad->d;
+    return d->content != NULL || d->reasoning != NULL || d->tool_calls > 0 ||
+           d->usage_completion >= 0 || d->finish_reason[0] != '\0' || d->done || d->error;
+}
+
 int tb_api_by_name(const char *name, enum tb_api *out)
 {
     for (int i = 0; i < TB_API__COUNT; i++)

@@ -423,7 +423,7 @@ static int finish_one(struct bench *b, struct xf *x, int curl_code)
         curl_code = CURLE_FAILED_INIT;
     }
     tb_http_xfer_end(&x->hx, curl_code);
-    tb_bench_wire_conclude(&x->wire, &x->hr, b->o->http.idle_timeout);
+    tb_bench_wire_conclude(&x->wire, &x->hr, &b->o->http);
     unlink_inflight(b, x);
     x->running = 0;
     if (!x->warm) {
@@ -491,7 +491,7 @@ static int stop_some(struct bench *b, int all)
         double idle = b->o->http.idle_timeout;
         if (all) {
             x->hr.cancelled = 1;
-        } else if (idle > 0 && now - x->hx.last > idle) {
+        } else if (idle > 0 && now - x->wire.last_data > idle) {
             x->hr.idle_timeout = 1;
         } else {
             x = nx;
@@ -778,26 +778,18 @@ int tb_bench_run(const struct tb_bench_opts *o, uint32_t level, struct tb_bench_
     if (b.ep < 0)
         return tb_seterr(err, errlen, TB_EIO, "epoll: %s", strerror(errno));
     b.m = curl_multi_init();
-    /* The dialect's auth and stream type; its fixed header before the
-     * caller's (as a live run sends them). */
-    b.http = o->http;
-    b.http.key_header = api->key_header;
-    b.http.stream_type = api->stream_type;
+    b.headers = calloc(o->http.nheaders + 1, sizeof(*b.headers));
+    if (b.m == NULL || b.headers == NULL) {
+        rc = TB_ENOMEM;
+        goto out;
+    }
+    /* The dialect's credential, stream type and fixed header, as a live
+     * run sends them. */
+    tb_api_http_req(api, &o->http, b.headers, &b.http);
     /* The loop watches both itself (stop_some, once a quarter second and
      * on cancel): no progress callback on every read. */
     b.http.idle_timeout = 0;
     b.http.cancel = NULL;
-    b.headers = calloc(o->http.nheaders + 1, sizeof(*b.headers));
-    if (b.m == NULL || b.headers == NULL)
-        rc = TB_ENOMEM;
-    b.http.nheaders = 0;
-    if (rc == 0 && api->fixed_header != NULL)
-        b.headers[b.http.nheaders++] = api->fixed_header;
-    for (size_t i = 0; rc == 0 && i < o->http.nheaders; i++)
-        b.headers[b.http.nheaders++] = o->http.headers[i];
-    b.http.headers = b.headers;
-    if (rc != 0)
-        goto out;
     curl_multi_setopt(b.m, CURLMOPT_SOCKETFUNCTION, on_socket);
     curl_multi_setopt(b.m, CURLMOPT_SOCKETDATA, &b);
     curl_multi_setopt(b.m, CURLMOPT_TIMERFUNCTION, on_timer);

@@ -335,7 +335,7 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
     if (cJSON_IsObject(e)) {
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");
         r->error = -1;
-        for (int i = 1; cJSON_IsString(k) && i <= TB_LIVE_NOMEM; i++)
+        for (int i = 1; cJSON_IsString(k) && i < TB_LIVE__COUNT; i++)
             if (strcmp(k->valuestring, tb_live_error_name(i)) == 0)
                 r->error = i;
         if (r->error < 0)

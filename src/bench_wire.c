@@ -32,6 +32,7 @@ void tb_bench_wire_reset(struct tb_bench_wire *w, struct tb_stream *out, double 
     w->out = out;
     w->t0 = t0;
     w->t_now = 0;
+    w->last_data = t0;
     w->done_seen = 0;
     w->usage = -1;
     w->finish[0] = '\0';
@@ -65,12 +66,29 @@ static void fail(struct tb_bench_wire *w, int kind, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Records one delta, within a live stream's caps. */
+static int record(struct tb_bench_wire *w, double t, const char *text, size_t len, uint8_t kind)
+{
+    char msg[160];
+    if (tb_live_over_cap(w->out, len, 0, msg, sizeof(msg))) {
+        fail(w, TB_LIVE_TOO_LONG, "%s", msg);
+        return -1;
+    }
+    if (tb_stream_append(w->out, t, text, len, 1, kind) != 0) {
+        fail(w, TB_LIVE_NOMEM, "out of memory recording the stream");
+        return -1;
+    }
+    return 0;
+}
+
 static int on_event(void *ud, const struct tb_api_delta *ad, uint64_t offset)
 {
     struct tb_bench_wire *w = ud;
     const struct tb_oai_delta *d = &ad->d;
     double t = w->t_now - w->t0;
     (void)offset;
+    if (tb_api_delta_is_data(ad) && w->t_now > w->last_data)
+        w->last_data = w->t_now;
     if (d->done)
         w->done_seen = 1; /* the final line may still carry usage (Ollama's) */
     if (d->error) {
@@ -86,12 +104,9 @@ static int on_event(void *ud, const struct tb_api_delta *ad, uint64_t offset)
     if (t < 0)
         t = 0;
     if ((d->reasoning != NULL &&
-         tb_stream_append(w->out, t, d->reasoning, d->reasoning_len, 1, TB_KIND_REASONING) != 0) ||
-        (d->content != NULL &&
-         tb_stream_append(w->out, t, d->content, d->content_len, 1, TB_KIND_CONTENT) != 0)) {
-        fail(w, TB_LIVE_NOMEM, "out of memory recording the stream");
+         record(w, t, d->reasoning, d->reasoning_len, TB_KIND_REASONING) != 0) ||
+        (d->content != NULL && record(w, t, d->content, d->content_len, TB_KIND_CONTENT) != 0))
         return 1;
-    }
     return 0;
 }
 
@@ -112,15 +127,18 @@ int tb_bench_wire_feed(void *ud, const char *buf, size_t len, double t)
 }
 
 void tb_bench_wire_conclude(struct tb_bench_wire *w, const struct tb_http_resp *hr,
-                            double idle_timeout)
+                            const struct tb_http_req *q)
 {
     char msg[200];
     size_t n = w->out->n;
     if (hr->cancelled) {
         fail(w, TB_LIVE_CANCELLED, "interrupted after %zu deltas", n);
     } else if (hr->idle_timeout) {
-        fail(w, TB_LIVE_IDLE, "no data for %g s (--idle-timeout) after %zu deltas", idle_timeout,
+        fail(w, TB_LIVE_IDLE, "no data for %g s (--idle-timeout) after %zu deltas", q->idle_timeout,
              n);
+    } else if (hr->total_timeout) {
+        fail(w, TB_LIVE_TIMEOUT, "stopped after %g s (--timeout), after %zu deltas",
+             q->total_timeout, n);
     } else if (hr->status >= 300 || (hr->status == 0 && hr->curl_code == 0)) {
         tb_oai_error_text(hr->body, hr->body_len, msg, sizeof(msg));
         fail(w, TB_LIVE_HTTP, "HTTP %ld: %s", hr->status, msg[0] ? msg : "(empty body)");

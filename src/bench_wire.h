@@ -25,6 +25,7 @@ struct tb_bench_wire {
     struct tb_stream *out; /* deltas go here, borrowed */
     double t0;             /* the request's start: event times are t - t0 */
     double t_now;
+    double last_data; /* time of the last data event (or t0): the idle clock */
     int done_seen;
     long long usage;
     char finish[32];
@@ -47,11 +48,13 @@ int tb_bench_wire_body(const struct tb_oai_request *tmpl, const struct tb_bench_
                        char **out, char *err, size_t errlen);
 
 /* Body bytes of the stream, arrived at t (a tb_http_body_fn: returns
- * non-zero to stop the transfer, the error recorded). */
+ * non-zero to stop the transfer, the error recorded).  A stream past a
+ * live stream's caps (tb_live_over_cap) stops there, TB_LIVE_TOO_LONG. */
 int tb_bench_wire_feed(void *w, const char *buf, size_t len, double t);
 
-/* The transfer ended: classifies how (unless feeding already failed). */
+/* The transfer ended: classifies how (unless feeding already failed);
+ * q: the request's timeouts, for the messages. */
 void tb_bench_wire_conclude(struct tb_bench_wire *w, const struct tb_http_resp *hr,
-                            double idle_timeout);
+                            const struct tb_http_req *q);
 
 #endif

@@ -263,7 +263,12 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
         x->r->cancelled = 1;
         return 1;
     }
-    if (x->q->idle_timeout > 0 && x->clk->now(x->clk) - x->last > x->q->idle_timeout) {
+    if (x->q->idle_timeout > 0) {
+        double last = x->q->data_at == NULL       ? x->last
+                      : *x->q->data_at > x->start ? *x->q->data_at
+                                                  : x->start;
+        if (x->clk->now(x->clk) - last <= x->q->idle_timeout)
+            return 0;
         x->r->idle_timeout = 1;
         return 1;
     }
@@ -347,7 +352,7 @@ static void set_creds(CURL *h, const struct tb_http_req *q, int creds, struct cu
                       struct curl_slist *plain)
 {
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, creds ? all : plain);
-    if (q->bearer != NULL) {
+    if (q->bearer != NULL && q->key_header == NULL) { /* the key goes one way only */
         curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
         curl_easy_setopt(h, CURLOPT_XOAUTH2_BEARER, creds ? q->bearer : NULL);
     }

@@ -41,6 +41,7 @@ struct net {
     const char **headers; /* the dialect's fixed header, then the caller's */
     char *body;
     double t_now;      /* arrival time of the bytes being parsed */
+    double last_data;  /* time of the last data event: the idle clock */
     int include_usage; /* as sent */
     int pushed;        /* deltas pushed since the last wake-up */
     int efd;           /* eventfd: the network thread wakes the drain */
@@ -49,10 +50,28 @@ struct net {
 
 const char *tb_live_error_name(int error)
 {
-    static const char *const names[] = {"ok",        "http",      "transport", "idle-timeout",
-                                        "not-sse",   "sse",       "json",      "error-event",
-                                        "truncated", "cancelled", "nomem",     "timeout"};
-    return error >= 0 && error <= TB_LIVE_TIMEOUT ? names[error] : "?";
+    static const char *const names[TB_LIVE__COUNT] = {
+        "ok",          "http",      "transport", "idle-timeout", "not-sse", "sse",     "json",
+        "error-event", "truncated", "cancelled", "nomem",        "timeout", "too-long"};
+    return error >= 0 && error < TB_LIVE__COUNT ? names[error] : "?";
+}
+
+int tb_live_over_cap(const struct tb_stream *s, size_t len, size_t max_deltas, char *msg,
+                     size_t msglen)
+{
+    size_t cap = max_deltas > 0 ? max_deltas : TB_LIVE_DELTAS_MAX;
+    if (s->n >= cap) {
+        snprintf(msg, msglen, "over %zu deltas: the stream stops there (the cap of a live stream)",
+                 cap);
+        return 1;
+    }
+    if (s->text_len + len > TB_LIVE_TEXT_MAX) {
+        snprintf(msg, msglen,
+                 "over %u bytes of text: the stream stops there (the cap of a live stream)",
+                 TB_LIVE_TEXT_MAX);
+        return 1;
+    }
+    return 0;
 }
 
 void tb_live_result_free(struct tb_live_result *r)
@@ -85,19 +104,36 @@ static void wake(struct net *n)
     (void)w; /* a full counter already means "wake up" */
 }
 
+/* While the network thread waits on a full ring, libcurl cannot see its
+ * own deadlines (the wait is inside its write callback): the wait checks
+ * them.  The total timeout and Ctrl-C end the run there.  The idle clock
+ * does not run: the server is not silent, its bytes wait in the socket
+ * because the drain is slow (backpressure by design), and the clock
+ * restarts when the wait ends.  Returns 0 to go on waiting, -1 to stop
+ * (the error recorded). */
+static int wait_check(struct net *n, double now)
+{
+    if (n->o->http.cancel != NULL &&
+        atomic_load_explicit(n->o->http.cancel, memory_order_relaxed)) {
+        fail(n, TB_LIVE_CANCELLED, "interrupted after %zu deltas", n->r->stream.n);
+        return -1;
+    }
+    if (n->o->http.total_timeout > 0 && now >= n->o->http.total_timeout) {
+        fail(n, TB_LIVE_TIMEOUT, "stopped after %g s (--timeout), after %zu deltas",
+             n->o->http.total_timeout, n->r->stream.n);
+        return -1;
+    }
+    return 0;
+}
+
 /* Pushes one delta, waiting while the ring is full (backpressure). */
 static int push(struct net *n, const char *text, size_t len, uint8_t kind)
 {
     double t = n->t_now;
-    size_t cap = n->o->max_deltas > 0 ? n->o->max_deltas : TB_LIVE_DELTAS_MAX;
+    char msg[160];
     int rc;
-    if (n->r->stream.n >= cap) {
-        fail(n, TB_LIVE_SSE, "over %zu deltas: the run stops there (the cap of a live run)", cap);
-        return -1;
-    }
-    if (n->r->stream.text_len + len > TB_LIVE_TEXT_MAX) {
-        fail(n, TB_LIVE_SSE, "over %u bytes of text: the run stops there (the cap of a live run)",
-             TB_LIVE_TEXT_MAX);
+    if (tb_live_over_cap(&n->r->stream, len, n->o->max_deltas, msg, sizeof(msg))) {
+        fail(n, TB_LIVE_TOO_LONG, "%s", msg);
         return -1;
     }
     if (tb_stream_append(&n->r->stream, t, text, len, 1, kind) != 0) {
@@ -106,11 +142,11 @@ static int push(struct net *n, const char *text, size_t len, uint8_t kind)
     }
     while ((rc = tb_ring_push(n->ring, t, text, (uint32_t)len, 1, kind)) == TB_EFULL) {
         struct timespec ts = {0, 1000000};
-        if (n->o->http.cancel != NULL &&
-            atomic_load_explicit(n->o->http.cancel, memory_order_relaxed))
+        if (wait_check(n, t) != 0)
             return -1;
         nanosleep(&ts, NULL);
         t = n->clk->now(n->clk); /* the drain sees it when it gets in */
+        n->last_data = t;        /* the idle clock restarts after the wait */
     }
     if (rc != 0) {
         fail(n, TB_LIVE_SSE, "a delta of %zu bytes exceeds the ring (--ring-bytes)", len);
@@ -125,6 +161,8 @@ static int on_event(void *ud, const struct tb_api_delta *ad, uint64_t offset)
     struct net *n = ud;
     const struct tb_oai_delta *d = &ad->d;
     (void)offset;
+    if (tb_api_delta_is_data(ad) && n->t_now > n->last_data)
+        n->last_data = n->t_now;
     if (ad->have_server) {
         n->r->server = ad->server;
         n->r->have_server = 1;
@@ -289,24 +327,15 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
     n.o = o;
     n.r = r;
     n.clk = &clk;
-    n.http = o->http;
     n.api = tb_api_info(o->req.api);
     if (n.api == NULL)
         return TB_EINVAL;
     n.include_usage = o->req.include_usage && n.api->usage_option;
-    /* The dialect's auth and stream type; its fixed header before the
-     * caller's (a caller's -H can still add to it). */
-    n.http.key_header = n.api->key_header;
-    n.http.stream_type = n.api->stream_type;
     n.headers = calloc(o->http.nheaders + 1, sizeof(*n.headers));
     if (n.headers == NULL)
         return TB_ENOMEM;
-    n.http.nheaders = 0;
-    if (n.api->fixed_header != NULL)
-        n.headers[n.http.nheaders++] = n.api->fixed_header;
-    for (size_t i = 0; i < o->http.nheaders; i++)
-        n.headers[n.http.nheaders++] = o->http.headers[i];
-    n.http.headers = n.headers;
+    tb_api_http_req(n.api, &o->http, n.headers, &n.http);
+    n.http.data_at = &n.last_data; /* keep-alives do not hold off the idle timeout */
     atomic_init(&n.done, 0);
     n.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (n.efd < 0) {

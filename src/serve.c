@@ -77,12 +77,22 @@
 #define ACCEPT_BATCH 64
 #define IN_FIRST 4096
 #define SEND_EARLY (64u << 10) /* send mid-batch once this much is queued */
+#define PASS_BYTES (64u << 10) /* a connection's share of one loop pass */
+#define PASS_ITEMS 16384       /* ... of items walked without output */
 #define MAX_CONNS_DEFAULT 4096
+#define BUF_FREE 4096 /* bytes a buffer may hold outside the memory budget */
 
 enum cstate { C_READ, C_STREAM, C_WAIT, C_FLUSH, C_LINGER };
 enum ending { END_BODY, END_DROP, END_ERROR }; /* how a non-streamed response ends */
 
+/* A growing text; its capacity counts against the memory budget. */
+struct sbuf {
+    char *p;
+    size_t len, cap;
+};
+
 struct conn {
+    struct tb_serve *s; /* its server (the memory budget) */
     int fd;
     enum cstate st;
     uint32_t events; /* registered with epoll */
@@ -111,6 +121,12 @@ struct conn {
     int block;                   /* anthropic: the open content block, -1 none */
     int block_reasoning;         /* ... and whether it is a thinking block */
     int64_t first_due, last_due; /* ollama: due times of the first and last items */
+    /* A non-streamed body, gathered over loop passes (body_send). */
+    struct tb_serve_plan walk; /* a copy of the plan, walked to find the end */
+    int walking;
+    int64_t body_due; /* when the body is due, after the request */
+    struct sbuf content, reasoning;
+    uint64_t body_tokens, body_events;
 
     /* Output. */
     char *out;
@@ -118,6 +134,7 @@ struct conn {
     int final;      /* close once out drains */
     int hard_close; /* ... at once, without lingering (drop@K) */
     int broken;     /* an output step failed: drop the connection */
+    int yielded;    /* its share of a pass ran out: due again at once */
 };
 
 /* A heap entry keeps its key beside the pointer: sifting through a
@@ -142,6 +159,8 @@ struct tb_serve {
     uint64_t next_id;
     char *text; /* an item's text */
     size_t text_cap;
+    size_t budget;  /* bytes of request and output buffers, over all connections */
+    size_t mem;     /* ... held now (buffer capacities) */
     uint64_t *late; /* LATE_BUCKETS + 1 counts */
     int64_t late_max;
     struct tb_serve_stats st;
@@ -283,6 +302,7 @@ static double late_quantile(const struct tb_serve *s, double q)
 /* ---- Connections and output ------------------------------------------- */
 
 static int conn_close(struct tb_serve *s, struct conn *c, int dropped);
+static int busy(struct tb_serve *s, struct conn *c);
 
 static int watch(struct tb_serve *s, struct conn *c, uint32_t want)
 {
@@ -297,6 +317,71 @@ static int watch(struct tb_serve *s, struct conn *c, uint32_t want)
         return TB_EIO;
     c->events = want;
     return 0;
+}
+
+/*
+ * The memory budget.  Every connection's request and output buffers are
+ * counted by their capacity; a buffer may always grow to BUF_FREE bytes
+ * (room for a request head of ordinary size, or an error response), so
+ * a refusal can still be sent; past that, growth must fit the budget.
+ * Returns 0 and the buffer resized to cap (> 0) bytes, 1 when the budget
+ * has no room, -1 when memory ran out.
+ */
+static int buf_resize(struct tb_serve *s, char **p, size_t *have, size_t cap)
+{
+    char *nb;
+    if (cap > *have && cap > BUF_FREE && s->mem - *have + cap > s->budget)
+        return 1;
+    if ((nb = realloc(*p, cap)) == NULL)
+        return -1;
+    s->mem = s->mem - *have + cap;
+    if (s->mem > s->st.mem_peak)
+        s->st.mem_peak = s->mem;
+    *p = nb;
+    *have = cap;
+    return 0;
+}
+
+/* Frees a buffer buf_resize made. */
+static void buf_free(struct tb_serve *s, char **p, size_t *have)
+{
+    free(*p);
+    *p = NULL;
+    s->mem -= *have;
+    *have = 0;
+}
+
+/* Frees c's request buffer (copied out, or no longer needed). */
+static void in_free(struct conn *c)
+{
+    buf_free(c->s, &c->in, &c->in_cap);
+    c->in_len = 0;
+}
+
+/* Appends; 0, 1 over the memory budget, -1 out of memory. */
+static int sbuf_put(struct tb_serve *s, struct sbuf *b, const char *p, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap < 256 ? 256 : b->cap;
+        int rc;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        rc = buf_resize(s, &b->p, &b->cap, cap);
+        if (rc != 0)
+            return rc;
+    }
+    if (b->p == NULL)
+        return -1; /* cannot happen (cap > len): for the analyzer */
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return 0;
+}
+
+static void sbuf_free(struct tb_serve *s, struct sbuf *b)
+{
+    buf_free(s, &b->p, &b->cap);
+    b->len = 0;
 }
 
 /* Makes room for n more output bytes (one whole piece of output, so the
@@ -319,16 +404,17 @@ static int out_room(struct conn *c, size_t n)
     }
     if (c->out_len + n > c->out_cap) {
         size_t cap = c->out_cap < 4096 ? 4096 : c->out_cap;
-        char *nb;
+        int rc;
         while (cap < c->out_len + n)
             cap *= 2;
-        nb = realloc(c->out, cap);
-        if (nb == NULL) {
+        rc = buf_resize(c->s, &c->out, &c->out_cap, cap);
+        if (rc != 0) {
+            /* Over the budget: a client this far behind is dropped, as
+             * at its own cap, so the others keep their memory. */
+            c->s->st.over_budget += rc > 0;
             c->broken = 1;
             return -1;
         }
-        c->out = nb;
-        c->out_cap = cap;
     }
     return 0;
 }
@@ -476,9 +562,7 @@ static int flush(struct tb_serve *s, struct conn *c)
 /* The response is all in the buffer: send it and end the connection. */
 static int finish(struct tb_serve *s, struct conn *c)
 {
-    free(c->in); /* up to TB_SERVE_REQUEST_MAX, no longer needed */
-    c->in = NULL;
-    c->in_len = c->in_cap = 0;
+    in_free(c); /* up to TB_SERVE_REQUEST_MAX, no longer needed */
     c->final = 1;
     c->st = C_FLUSH;
     unschedule(s, c);
@@ -490,6 +574,8 @@ static int respond(struct tb_serve *s, struct conn *c, int status, const char *c
 {
     char head[512];
     size_t hl = tb_serve_http_resp(head, sizeof(head), status, ctype, (long long)len, extra);
+    if (hl + len > BUF_FREE && s->mem + hl + len > s->budget)
+        return busy(s, c); /* a big body over the budget: refused, not cut */
     if (out_room(c, hl + len) == 0) {
         out_add(c, head, hl);
         out_add(c, body, len);
@@ -544,8 +630,10 @@ static int conn_close(struct tb_serve *s, struct conn *c, int dropped)
      * fork and exec), and a later event would then carry a freed c. */
     epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
-    free(c->in);
-    free(c->out);
+    in_free(c);
+    buf_free(s, &c->out, &c->out_cap);
+    sbuf_free(s, &c->content);
+    sbuf_free(s, &c->reasoning);
     tb_serve_json_request_free(&c->rq);
     tb_serve_chunk_free(&c->chunk);
     free(c);
@@ -691,10 +779,16 @@ static void stream_end(struct conn *c)
     out_put(c, "0\r\n\r\n", 5);
 }
 
-/* Sends every item that is due, then waits for the next one. */
+/* Sends the items that are due, then waits for the next one.  A
+ * connection makes at most PASS_BYTES of events per call: past that it
+ * yields, due again at once but behind every connection already due, so
+ * a client reading a flood at full speed gets its share of the loop and
+ * no more (run_due). */
 static int advance(struct tb_serve *s, struct conn *c)
 {
     int64_t now = mono_ns();
+    size_t made = 0;
+    c->yielded = 0;
     for (;;) {
         struct tb_serve_item *it = &c->item;
         int64_t due;
@@ -739,14 +833,24 @@ static int advance(struct tb_serve *s, struct conn *c)
             out_put(c, "0\r\n\r\n", 5);
             return finish(s, c);
         }
-        if (dialect(c))
-            dialect_item(s, c, it, now - due);
-        else
-            emit_item(s, c, it, now - due);
+        {
+            size_t before = c->out_len;
+            if (dialect(c))
+                dialect_item(s, c, it, now - due);
+            else
+                emit_item(s, c, it, now - due);
+            made += c->out_len >= before ? c->out_len - before : c->out_len;
+        }
         /* A long run of due events goes out as it is made, so the kernel's
          * buffer takes it rather than ours. */
         if (c->out_len - c->out_off >= SEND_EARLY && flush(s, c) != 0)
             return -1;
+        if (made >= PASS_BYTES && !c->broken) {
+            c->yielded = 1;
+            if (schedule(s, c, mono_ns()) != 0)
+                return conn_close(s, c, 1);
+            return flush(s, c);
+        }
     }
 }
 
@@ -776,98 +880,111 @@ static int stream_start(struct tb_serve *s, struct conn *c)
 
 /* ---- Non-streamed responses ------------------------------------------- */
 
-/* Walks a copy of the plan to find when and how the response ends. */
-static int body_schedule(struct tb_serve *s, struct conn *c)
+/* Walks a copy of the plan to find when and how the response ends,
+ * PASS_ITEMS items a call (yielding between, as advance does). */
+static int body_walk(struct tb_serve *s, struct conn *c)
 {
-    struct tb_serve_plan p = c->plan;
     struct tb_serve_item it;
-    int64_t due = 0;
-    c->ending = END_BODY;
-    while (tb_serve_plan_next(&p, &it)) {
-        if (it.due > due)
-            due = it.due;
+    int more = 1;
+    c->yielded = 0;
+    for (size_t k = 0; k < PASS_ITEMS && (more = tb_serve_plan_next(&c->walk, &it)) != 0; k++) {
+        if (it.due > c->body_due)
+            c->body_due = it.due;
         c->body_malformed |= it.malformed;
         if (it.drop)
             c->ending = END_DROP;
         else if (it.error)
             c->ending = END_ERROR;
     }
-    c->st = C_WAIT;
-    if (schedule(s, c, c->t0 + due) != 0)
+    c->walking = more;
+    c->yielded = more;
+    if (schedule(s, c, more ? mono_ns() : c->t0 + c->body_due) != 0)
         return conn_close(s, c, 1);
     return 0;
 }
 
-struct sbuf {
-    char *p;
-    size_t len, cap;
-};
-
-static int sbuf_put(struct sbuf *b, const char *p, size_t n)
+static int body_schedule(struct tb_serve *s, struct conn *c)
 {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap < 256 ? 256 : b->cap;
-        char *nb;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        nb = realloc(b->p, cap);
-        if (nb == NULL)
-            return -1;
-        b->p = nb;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return 0;
+    c->walk = c->plan;
+    c->body_due = 0;
+    c->first_due = -1;
+    c->ending = END_BODY;
+    c->st = C_WAIT;
+    return body_walk(s, c);
 }
 
+/* Sends a non-streamed body when it is due.  The texts are gathered
+ * PASS_BYTES a call (a million reasoning deltas take many passes, and the
+ * others get theirs in between); then the body is rendered and sent. */
 static int body_send(struct tb_serve *s, struct conn *c)
 {
-    struct sbuf content = {NULL, 0, 0}, reasoning = {NULL, 0, 0};
     struct tb_serve_item it;
-    uint64_t tokens = 0, events = 0;
-    int64_t first = -1, last = 0;
+    int64_t first = c->first_due, last = c->last_due;
     char *json = NULL;
+    size_t made = 0;
     int rc, failed = 0;
 
+    c->yielded = 0;
     if (c->ending == END_DROP)
         return conn_close(s, c, 0);
     if (c->ending == END_ERROR)
         return respond_error(
             s, c, 500, "The server had an error while processing your request. Sorry about that!",
             "server_error", NULL, NULL);
-    failed |= sbuf_put(&content, "", 0) | sbuf_put(&reasoning, "", 0);
-    while (!failed && tb_serve_plan_next(&c->plan, &it)) {
+    if (c->content.p == NULL)
+        failed |= sbuf_put(s, &c->content, "", 0) | sbuf_put(s, &c->reasoning, "", 0);
+    while (!failed && made < PASS_BYTES && tb_serve_plan_next(&c->plan, &it)) {
         size_t n = tb_serve_plan_text(&c->plan, &it, &s->text, &s->text_cap);
-        failed |= n == (size_t)-1 ||
-                  sbuf_put(it.kind == TB_KIND_REASONING ? &reasoning : &content, s->text, n);
-        tokens += it.ntok;
-        events++;
+        if (n == (size_t)-1) {
+            failed = -1;
+            break;
+        }
+        failed |=
+            sbuf_put(s, it.kind == TB_KIND_REASONING ? &c->reasoning : &c->content, s->text, n);
+        made += n;
+        c->body_tokens += it.ntok;
+        c->body_events++;
         if (first < 0)
             first = it.due;
         last = it.due;
     }
-    if (!failed && c->ctx.api == TB_SERVE_API_ANTHROPIC) {
-        json = tb_serve_json_anth_body(&c->ctx, content.p, reasoning.len > 0 ? reasoning.p : NULL,
-                                       c->plan.cut ? "max_tokens" : "end_turn", c->rq.prompt_tokens,
-                                       tokens);
-    } else if (!failed && c->ctx.api == TB_SERVE_API_OLLAMA) {
-        struct tb_serve_ollama_end e = {
-            c->plan.cut ? "length" : "stop", c->rq.prompt_tokens,         tokens, mono_ns() - c->t0,
-            first < 0 ? 0 : first,           first < 0 ? 0 : last - first};
-        json = tb_serve_json_ollama(&c->ctx, content.p, reasoning.len > 0 ? reasoning.p : NULL, &e);
-    } else if (!failed) {
-        json = tb_serve_json_body(&c->ctx, content.p, reasoning.len > 0 ? reasoning.p : NULL,
-                                  c->plan.cut ? "length" : "stop", c->rq.prompt_tokens, tokens);
+    c->first_due = first;
+    c->last_due = last;
+    if (failed > 0)
+        return busy(s, c);
+    if (failed != 0)
+        return conn_close(s, c, 1);
+    if (!c->plan.done && made >= PASS_BYTES) {
+        c->yielded = 1;
+        if (schedule(s, c, mono_ns()) != 0)
+            return conn_close(s, c, 1);
+        return 0;
     }
-    free(content.p);
-    free(reasoning.p);
+    if (c->ctx.api == TB_SERVE_API_ANTHROPIC) {
+        json = tb_serve_json_anth_body(
+            &c->ctx, c->content.p, c->reasoning.len > 0 ? c->reasoning.p : NULL,
+            c->plan.cut ? "max_tokens" : "end_turn", c->rq.prompt_tokens, c->body_tokens);
+    } else if (c->ctx.api == TB_SERVE_API_OLLAMA) {
+        struct tb_serve_ollama_end e = {c->plan.cut ? "length" : "stop",
+                                        c->rq.prompt_tokens,
+                                        c->body_tokens,
+                                        mono_ns() - c->t0,
+                                        first < 0 ? 0 : first,
+                                        first < 0 ? 0 : last - first};
+        json = tb_serve_json_ollama(&c->ctx, c->content.p,
+                                    c->reasoning.len > 0 ? c->reasoning.p : NULL, &e);
+    } else {
+        json = tb_serve_json_body(
+            &c->ctx, c->content.p, c->reasoning.len > 0 ? c->reasoning.p : NULL,
+            c->plan.cut ? "length" : "stop", c->rq.prompt_tokens, c->body_tokens);
+    }
+    sbuf_free(s, &c->content);
+    sbuf_free(s, &c->reasoning);
     if (json == NULL)
         return conn_close(s, c, 1);
-    s->st.events += events;
-    s->st.tokens += tokens;
-    late_record(s, mono_ns() - c->due);
+    s->st.events += c->body_events;
+    s->st.tokens += c->body_tokens;
+    late_record(s, mono_ns() - (c->t0 + c->body_due));
     rc = respond(s, c, 200, "application/json", json,
                  c->body_malformed ? strlen(json) / 2 : strlen(json), NULL);
     tb_serve_json_free(json);
@@ -980,14 +1097,14 @@ static int dispatch(struct tb_serve *s, struct conn *c, int64_t t0)
     if (h->method != TB_SERVE_HTTP_POST)
         return not_allowed(s, c, "POST");
     c->ctx.api = api; /* errors from here on take the dialect's shape */
+    if (s->mem >= s->budget)
+        return busy(s, c);
     rc = tb_serve_json_request(c->in + h->len, c->need - h->len, api, &c->rq, msg, sizeof(msg));
     if (rc == TB_ENOMEM)
         return conn_close(s, c, 1);
     if (rc != 0)
         return respond_error(s, c, 400, msg, "invalid_request_error", NULL, NULL);
-    free(c->in); /* the request is copied out; the head's offsets die here */
-    c->in = NULL;
-    c->in_len = c->in_cap = 0;
+    in_free(c); /* the request is copied out; the head's offsets die here */
 
     c->ctx.api = api;
     c->ctx.model = c->rq.model;
@@ -1008,6 +1125,23 @@ static int dispatch(struct tb_serve *s, struct conn *c, int64_t t0)
     return c->rq.stream ? stream_start(s, c) : body_schedule(s, c);
 }
 
+/* New work over the memory budget: 503, and the request's buffer (and a
+ * body gathered so far) is freed at once. */
+static int busy(struct tb_serve *s, struct conn *c)
+{
+    char msg[160];
+    in_free(c);
+    sbuf_free(s, &c->content);
+    sbuf_free(s, &c->reasoning);
+    c->have_head = 0;
+    s->st.refused++;
+    snprintf(msg, sizeof(msg),
+             "Server busy: its memory budget (%zu bytes for requests and unsent output) is in "
+             "use. Retry later.",
+             s->budget);
+    return respond_error(s, c, 503, msg, "server_error", NULL, "Retry-After: 1\r\n");
+}
+
 static int too_large(struct tb_serve *s, struct conn *c)
 {
     char msg[128];
@@ -1025,14 +1159,14 @@ static int read_request(struct tb_serve *s, struct conn *c)
         ssize_t n;
         if (c->in_len == c->in_cap) {
             size_t cap = c->in_cap ? c->in_cap * 2 : IN_FIRST;
-            char *nb;
+            int rc;
             if (cap > limit)
                 cap = limit;
-            nb = realloc(c->in, cap);
-            if (nb == NULL)
+            rc = buf_resize(s, &c->in, &c->in_cap, cap);
+            if (rc < 0)
                 return conn_close(s, c, 1);
-            c->in = nb;
-            c->in_cap = cap;
+            if (rc > 0)
+                return busy(s, c);
         }
         n = recv(c->fd, c->in + c->in_len, (c->in_cap < limit ? c->in_cap : limit) - c->in_len, 0);
         if (n == 0)
@@ -1109,7 +1243,7 @@ static void conn_due(struct tb_serve *s, struct conn *c)
     switch (c->st) {
     case C_READ: conn_close(s, c, c->in_len > 0); break; /* too slow to send a request */
     case C_STREAM: advance(s, c); break;
-    case C_WAIT: body_send(s, c); break;
+    case C_WAIT: c->walking ? body_walk(s, c) : body_send(s, c); break;
     case C_FLUSH: conn_close(s, c, 1); break; /* stopped reading a finished response */
     case C_LINGER: conn_close(s, c, 0); break;
     }
@@ -1126,6 +1260,7 @@ static void conn_open(struct tb_serve *s, int fd)
         s->st.dropped++;
         return;
     }
+    c->s = s;
     c->fd = fd;
     c->hidx = NO_HEAP;
     c->st = C_READ;
@@ -1180,17 +1315,19 @@ static void accept_some(struct tb_serve *s)
     }
 }
 
-/* Handles every deadline that has passed. */
+/* Handles every deadline that has passed.  A connection that yielded
+ * during this pass waits for the next one (after epoll_wait: new requests
+ * and readers get their turn too). */
 static void run_due(struct tb_serve *s)
 {
-    int64_t now = mono_ns();
+    int64_t now = mono_ns(), start = now;
     if (s->accept_paused && s->accept_retry <= now)
         listen_watch(s, 1);
     while (s->nheap > 0) {
         struct conn *c = s->heap[0].c;
         if (c->due > now) {
             now = mono_ns(); /* handling the others took time */
-            if (c->due > now)
+            if (c->due > now || (c->yielded && c->due > start))
                 break;
         }
         unschedule(s, c);
@@ -1239,6 +1376,7 @@ int tb_serve_create(const struct tb_serve_opts *o, struct tb_serve **out, char *
     s->stream = o->stream;
     s->faults = o->faults;
     s->max_conns = o->max_conns > 0 ? o->max_conns : MAX_CONNS_DEFAULT;
+    s->budget = o->mem_budget > 0 ? o->mem_budget : TB_SERVE_MEM_DEFAULT;
     s->armed = NEVER;
     s->late = calloc(LATE_BUCKETS + 1, sizeof(*s->late));
     if (s->late == NULL) {

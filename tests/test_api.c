@@ -7,10 +7,15 @@
  * --base-url http://127.0.0.1:PORT` against `ttsbuf serve`, clean and
  * under every fault, with the key in no output.
  */
+#include <arpa/inet.h>
 #include <cJSON.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "../src/jsontext.h"
@@ -777,6 +782,161 @@ static void e2e_embedded_and_usage(void **state)
     tb_test_expect_error("run --api gemini", 2, "--api: 'gemini' is not chat, completions");
 }
 
+/* ---- the credential each dialect sends ---------------------------------- */
+
+/* A one-connection server that records the request head it gets and
+ * answers 401 (the run fails; only what it sent matters). */
+struct recorder {
+    int lfd, port;
+    pthread_t th;
+    char head[8192];
+};
+
+static void *recorder_main(void *arg)
+{
+    static const char resp[] = "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
+                               "Content-Length: 37\r\nConnection: close\r\n\r\n"
+                               "{\"error\":{\"message\":\"recorded\"}}\r\n\r\n";
+    struct recorder *r = arg;
+    size_t n = 0;
+    int fd = accept(r->lfd, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    while (n + 1 < sizeof(r->head) && strstr(r->head, "\r\n\r\n") == NULL) {
+        ssize_t k = recv(fd, r->head + n, sizeof(r->head) - 1 - n, 0);
+        if (k <= 0)
+            break;
+        n += (size_t)k;
+        r->head[n] = '\0';
+    }
+    if (send(fd, resp, sizeof(resp) - 1, MSG_NOSIGNAL) < 0)
+        n = 0; /* the client went: the head is all that matters */
+    shutdown(fd, SHUT_WR);
+    {
+        char junk[4096];
+        while (recv(fd, junk, sizeof(junk), 0) > 0) {
+        }
+    }
+    close(fd);
+    return NULL;
+}
+
+static void recorder_start(struct recorder *r)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+    memset(r, 0, sizeof(*r));
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    r->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(r->lfd >= 0);
+    assert_int_equal(bind(r->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(r->lfd, 4), 0);
+    assert_int_equal(getsockname(r->lfd, (struct sockaddr *)&sa, &len), 0);
+    r->port = ntohs(sa.sin_port);
+    assert_int_equal(pthread_create(&r->th, NULL, recorder_main, r), 0);
+}
+
+static void recorder_stop(struct recorder *r)
+{
+    shutdown(r->lfd, SHUT_RDWR); /* an accept() still waiting returns */
+    pthread_join(r->th, NULL);
+    close(r->lfd);
+}
+
+/* How many header lines named `name` (with its colon) the head has; the
+ * last one's value in val. */
+static int header_count(const char *head, const char *name, char *val, size_t vlen)
+{
+    size_t nl = strlen(name);
+    int n = 0;
+    for (const char *p = head; p != NULL && *p != '\0'; p = strstr(p, "\r\n"), p = p ? p + 2 : p) {
+        if (strncasecmp(p, name, nl) == 0) {
+            const char *v = p + nl, *e = strstr(v, "\r\n");
+            while (*v == ' ')
+                v++;
+            snprintf(val, vlen, "%.*s", (int)(e != NULL ? e - v : (long)strlen(v)), v);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* run and bench, in every dialect: exactly the dialect's credential
+ * reaches the server (Bearer, or x-api-key with anthropic-version; none
+ * when no key is given), checked on the head a server recorded.  The key
+ * itself is never printed, even when a check fails. */
+static void credential_per_dialect(void **state)
+{
+    static const struct {
+        const char *api, *env; /* env NULL: the key comes from --api-key-file */
+        int bearer, xkey;      /* expected counts */
+        int keyed;             /* a key is given */
+    } cases[] = {
+        {"chat", "OPENAI_API_KEY", 1, 0, 1},
+        {"completions", "OPENAI_API_KEY", 1, 0, 1},
+        {"anthropic", "ANTHROPIC_API_KEY", 0, 1, 1},
+        {"ollama", NULL, 1, 0, 1},
+        {"ollama", NULL, 0, 0, 0},
+    };
+    static const char *const cmds[] = {"run", "bench"};
+    char dir[96], keyfile[160], args[1024], val[512];
+    (void)state;
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-cred-%d", (int)getpid());
+    snprintf(args, sizeof(args), "mkdir -p %s", dir);
+    assert_int_equal(system(args), 0);
+    snprintf(keyfile, sizeof(keyfile), "%s/key", dir);
+    {
+        FILE *f = fopen(keyfile, "w");
+        assert_non_null(f);
+        fprintf(f, "%s\n", SECRET);
+        fclose(f);
+    }
+    for (size_t c = 0; c < 2; c++) {
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            struct recorder r;
+            struct tb_test_out o;
+            int nb, nx;
+            char what[64];
+            snprintf(what, sizeof(what), "%s --api %s%s", cmds[c], cases[i].api,
+                     cases[i].keyed ? "" : " (no key)");
+            recorder_start(&r);
+            if (cases[i].env != NULL)
+                setenv(cases[i].env, SECRET, 1);
+            snprintf(args, sizeof(args),
+                     "%s --api %s --base-url http://127.0.0.1:%d%s --model m -q %s %s%s", cmds[c],
+                     cases[i].api, r.port, strcmp(cases[i].api, "ollama") == 0 ? "" : "/v1",
+                     c == 1 ? "-c 1 --requests 1" : "",
+                     cases[i].env == NULL && cases[i].keyed ? "--api-key-file " : "",
+                     cases[i].env == NULL && cases[i].keyed ? keyfile : "");
+            o = tb_test_run(args);
+            if (cases[i].env != NULL)
+                unsetenv(cases[i].env);
+            recorder_stop(&r);
+            if (strstr(o.so, "TTSBUF-TEST") != NULL || strstr(o.se, "TTSBUF-TEST") != NULL)
+                fail_msg("%s: the key was printed", what);
+            tb_test_out_free(&o);
+            if (strstr(r.head, "\r\n\r\n") == NULL)
+                fail_msg("%s: no request head reached the server", what);
+            nb = header_count(r.head, "authorization:", val, sizeof(val));
+            if (nb != cases[i].bearer)
+                fail_msg("%s: %d Authorization headers, want %d", what, nb, cases[i].bearer);
+            if (nb == 1 && strcmp(val, "Bearer " SECRET) != 0)
+                fail_msg("%s: Authorization is not 'Bearer <the key>'", what);
+            nx = header_count(r.head, "x-api-key:", val, sizeof(val));
+            if (nx != cases[i].xkey)
+                fail_msg("%s: %d x-api-key headers, want %d", what, nx, cases[i].xkey);
+            if (nx == 1 && strcmp(val, SECRET) != 0)
+                fail_msg("%s: x-api-key is not the key", what);
+            assert_int_equal(header_count(r.head, "anthropic-version:", val, sizeof(val)),
+                             cases[i].xkey);
+        }
+    }
+    snprintf(args, sizeof(args), "rm -rf %s", dir);
+    assert_int_equal(system(args), 0);
+}
+
 int tb_test_api(void)
 {
     const struct CMUnitTest tests[] = {
@@ -794,6 +954,7 @@ int tb_test_api(void)
         cmocka_unit_test(e2e_clean),
         cmocka_unit_test(e2e_faults),
         cmocka_unit_test(e2e_embedded_and_usage),
+        cmocka_unit_test(credential_per_dialect),
     };
     return TB_RUN_GROUP("api", tests);
 }

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../src/cli/request.h"
 #include "tests.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/live.h"
@@ -43,6 +44,11 @@
 #define SECRET_URL "sk-ttsbuf-FAULT-URL-5e0a7733"
 #define SECRET_HDR "sk-ttsbuf-FAULT-HDR-e8d1c6b4"
 #define HUGE_LINE ((uint64_t)100 << 20)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RSS_SCALE 4 /* the sanitizers' shadow memory (and ASan's redzones) */
+#else
+#define RSS_SCALE 1
+#endif
 
 /* ---- running the binary ---- */
 
@@ -654,6 +660,49 @@ static void s_drip(struct peer *pe, int fd, int conn)
         for (int k = 0; k < 20 && !atomic_load(&pe->stop); k++)
             sleep_s(0.05); /* one byte a second */
     }
+}
+
+/* Two deltas, then only keep-alives, every 0.2 s, until the client goes:
+ * SSE comments and empty deltas (what gateways send while a model is
+ * stuck).  Bytes keep coming; data never does. */
+static void s_keepalive(struct peer *pe, int fd, int conn)
+{
+    (void)conn;
+    send_str(fd, sse_head);
+    send_deltas(fd, 2);
+    for (int k = 0; !atomic_load(&pe->stop); k++) {
+        if (send_str(fd, k % 2 ? ": keep-alive\n\n"
+                               : "data: {\"choices\":[{\"index\":0,\"delta\":{}}]}\n\n") != 0)
+            return;
+        sleep_s(0.2);
+    }
+}
+
+/* The first connection: deltas as fast as the client takes them, 3,000,000
+ * of them (three times a live stream's cap), then the end; the others: a
+ * short clean stream (s_ok). */
+#define FLOOD_DELTAS 3000000
+static void s_flood(struct peer *pe, int fd, int conn)
+{
+    static const char ev[] =
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" x\"}}]}\n\n";
+    enum { PER_BLOCK = 1000 };
+    char *block;
+    if (conn > 0) {
+        s_ok(pe, fd, conn);
+        return;
+    }
+    block = malloc(PER_BLOCK * (sizeof(ev) - 1));
+    if (block == NULL)
+        return;
+    for (int i = 0; i < PER_BLOCK; i++)
+        memcpy(block + (size_t)i * (sizeof(ev) - 1), ev, sizeof(ev) - 1);
+    send_str(fd, sse_head);
+    for (int n = 0; n < FLOOD_DELTAS / PER_BLOCK && !atomic_load(&pe->stop); n++)
+        if (send_all(fd, block, PER_BLOCK * (sizeof(ev) - 1)) != 0)
+            break;
+    free(block);
+    send_end(fd);
 }
 
 /* After `prefix`, 100 MB of 'x' with no newline, until the client goes. */
@@ -1277,22 +1326,142 @@ static void short_keys_masked(void **state)
     }
 }
 
-/* One byte a second: the idle timeout (2 s) never fires, since bytes keep
- * coming; the total timeout (--timeout 4) does. */
+/* One byte a second: bytes keep coming but no event completes, so the
+ * idle timeout (2 s: it counts data events, not bytes) fires; with no idle
+ * timeout, the total timeout (--timeout 4) bounds it. */
 static void slow_drip_idle_vs_total(void **state)
 {
     (void)state;
     struct peer pe;
     struct proc p;
+    struct expect idle = {3, "idle-timeout", "no data for 2 s (--idle-timeout) after 2 deltas", 2,
+                          200};
     struct expect e = {3, "timeout", "stopped after 4 s (--timeout), after 2 deltas", 2, 200};
     char args[256];
     peer_start(&pe, "127.0.0.1", s_drip);
-    peer_args(&pe, args, sizeof(args), "--idle-timeout 2 --timeout 4");
+    peer_args(&pe, args, sizeof(args), "--idle-timeout 2 --timeout 30");
     run_cli(&p, NULL, args);
     peer_stop(&pe);
-    check_row("slow drip", &p, &e);
+    check_row("slow drip, idle", &p, &idle);
+    assert_true(p.secs >= 1.9 && p.secs < 6);
+    proc_free(&p);
+    peer_start(&pe, "127.0.0.1", s_drip);
+    peer_args(&pe, args, sizeof(args), "--idle-timeout 0 --timeout 4");
+    run_cli(&p, NULL, args);
+    peer_stop(&pe);
+    check_row("slow drip, total", &p, &e);
     assert_true(p.secs >= 3.9 && p.secs < 8);
     proc_free(&p);
+}
+
+/* `bench -c 1` at a peer (stopped after), its records in p->trace. */
+static void bench_peer(struct proc *p, struct peer *pe, const char *more)
+{
+    char cmd[1024];
+    proc_dir(p);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' bench --base-url http://127.0.0.1:%d/v1 --model m -c 1 %s -q --out %s/b", bin(),
+             pe->port, more, p->dir);
+    proc_exec(p, cmd, 0, 0, 0);
+    peer_stop(pe);
+    free(p->trace); /* a run's trace: there is none */
+    p->trace = proc_file(p, "b/records.jsonl");
+}
+
+/* Keep-alives forever (SSE comments, empty deltas): the idle timeout
+ * counts time without a data event, so it fires in run and in bench
+ * alike, though bytes arrive every 0.2 s. */
+static void keepalives_do_not_hold_off_idle(void **state)
+{
+    (void)state;
+    struct peer pe;
+    struct proc p;
+    struct expect e = {3, "idle-timeout", "no data for 1 s (--idle-timeout) after 2 deltas", 2,
+                       200};
+    char args[512];
+    peer_start(&pe, "127.0.0.1", s_keepalive);
+    peer_args(&pe, args, sizeof(args), "--idle-timeout 1 --timeout 30");
+    run_cli(&p, NULL, args);
+    check_row("keep-alives (run)", &p, &e);
+    assert_true(p.secs < 5);
+    proc_free(&p);
+    bench_peer(&p, &pe, "--requests 1 --idle-timeout 1 --timeout 30");
+    if (strstr(p.trace, "\"kind\":\"idle-timeout\"") == NULL ||
+        strstr(p.trace, "no data for 1 s (--idle-timeout) after 2 deltas") == NULL)
+        fail_msg("bench: records '%.600s', stderr '%.300s'", p.trace, p.err);
+    assert_true(p.secs < 6);
+    proc_free(&p);
+}
+
+/* 100,000 events a second into a ring of 1024 slots: the network thread
+ * waits on the full ring, and the wait still honours --timeout (before,
+ * it checked only Ctrl-C and ran on for as long as the stream lasted). */
+static void full_ring_honours_timeout(void **state)
+{
+    (void)state;
+    struct proc p;
+    char args[512], log[96];
+    int port, pid;
+    snprintf(log, sizeof(log), "/tmp/ttsbuf-flood-%d.log", (int)getpid());
+    pid = tb_test_serve_spawn("tps=100000,tokens=800000,ttft=0.01", log, &port);
+    snprintf(args, sizeof(args),
+             "--base-url http://127.0.0.1:%d/v1 --model m --max-tokens 10000000 --timeout 3 "
+             "--idle-timeout 2 --ring-slots 1024",
+             port);
+    run_cli(&p, NULL, args);
+    tb_test_serve_stop(pid);
+    unlink(log);
+    if (p.code != 3 || strstr(p.out, "\"kind\":\"timeout\"") == NULL)
+        fail_msg("exit %d, stdout '%.300s', stderr '%.300s'", p.code, p.out, p.err);
+    assert_non_null(strstr(p.err, "stopped after 3 s (--timeout)"));
+    if (!(p.secs >= 2.9 && p.secs < 7))
+        fail_msg("ended after %.2f s, want about 3", p.secs);
+    proc_free(&p);
+}
+
+/* bench caps each stream as run does: a flooding stream ends at
+ * 1,000,000 deltas with error kind too-long, the client's peak memory
+ * stays that of a capped stream, and the other stream is measured. */
+static void bench_caps_a_flooding_stream(void **state)
+{
+    (void)state;
+    struct peer pe;
+    struct proc p;
+    peer_start(&pe, "127.0.0.1", s_flood);
+    bench_peer(&p, &pe, "--requests 2 --idle-timeout 20 --timeout 120");
+    if (strstr(p.trace, "\"kind\":\"too-long\"") == NULL ||
+        strstr(p.trace, "over 1000000 deltas: the stream stops there") == NULL)
+        fail_msg("bench: exit %d, records '%.600s', stderr '%.300s'", p.code, p.trace, p.err);
+    /* The other request: measured, all 5 deltas. */
+    if (strstr(p.trace, "\"error\":null") == NULL)
+        fail_msg("bench: no measured stream in '%.800s'", p.trace);
+    print_message("bench, a flooding stream capped: peak RSS %ld KiB, %.1f s\n", p.maxrss, p.secs);
+    /* A capped stream measured 170 MB peak (1e6 events held, played out,
+     * written as a trace; under ASan or TSan 680-715 MB); uncapped, the
+     * flood's 3e6 would take three times that. */
+    if (p.maxrss > RSS_SCALE * 240 * 1024)
+        fail_msg("peak RSS %ld KiB, over %d MiB", p.maxrss, RSS_SCALE * 240);
+    proc_free(&p);
+}
+
+/* Without --timeout a run still has a finite bound (the same field and
+ * code path as an explicit value: the test above), and --help says it. */
+static void total_timeout_has_a_default(void **state)
+{
+    (void)state;
+    struct tb_cli_request r;
+    struct tb_http_req q;
+    struct tb_test_out o;
+    tb_cli_request_init(&r, 300);
+    tb_cli_request_http(&r, "http://127.0.0.1:1/v1", NULL, &q);
+    assert_true(q.total_timeout > 0 && q.total_timeout <= 3600);
+    assert_true(q.total_timeout == TB_CLI_TIMEOUT_DEFAULT);
+    o = tb_test_run("run --help");
+    assert_non_null(strstr(o.so, "--timeout S        give up after S seconds in all (default 600"));
+    tb_test_out_free(&o);
+    o = tb_test_run("bench --help");
+    assert_non_null(strstr(o.so, "(default 600; 0: never)"));
+    tb_test_out_free(&o);
 }
 
 /* A 100 MB line with no newline: the SSE line cap fires at 1 MiB, the
@@ -1601,8 +1770,9 @@ static void live_delta_cap(void **state)
     o.max_deltas = 3;
     assert_int_equal(tb_live_run(&o, &r, NULL, NULL), 0);
     peer_stop(&pe);
-    assert_int_equal(r.error, TB_LIVE_SSE);
-    assert_string_equal(r.message, "over 3 deltas: the run stops there (the cap of a live run)");
+    assert_int_equal(r.error, TB_LIVE_TOO_LONG);
+    assert_string_equal(r.message,
+                        "over 3 deltas: the stream stops there (the cap of a live stream)");
     assert_int_equal(r.stream.n, 3);
     assert_int_equal(r.sim.content_events, 3);
     tb_live_result_free(&r);
@@ -1647,6 +1817,10 @@ int tb_test_fault(void)
         cmocka_unit_test(usage_zero_not_trusted),
         cmocka_unit_test(surrogate_halves_play_out),
         cmocka_unit_test(slow_drip_idle_vs_total),
+        cmocka_unit_test(keepalives_do_not_hold_off_idle),
+        cmocka_unit_test(full_ring_honours_timeout),
+        cmocka_unit_test(total_timeout_has_a_default),
+        cmocka_unit_test(bench_caps_a_flooding_stream),
         cmocka_unit_test(huge_line_bounded),
         cmocka_unit_test(redirects_never_leak_the_key),
         cmocka_unit_test(secrets_never_leak),

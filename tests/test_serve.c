@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,8 @@ static void *srv_main(void *arg)
     return NULL;
 }
 
+static size_t srv_budget; /* the next srv_start's memory budget (0: the default) */
+
 static void srv_start(struct srv *v, const struct tb_stream *st, const char *faults,
                       size_t max_conns)
 {
@@ -100,6 +103,8 @@ static void srv_start(struct srv *v, const struct tb_stream *st, const char *fau
     o.port = 0;
     o.stream = st;
     o.max_conns = max_conns;
+    o.mem_budget = srv_budget;
+    srv_budget = 0;
     tb_faults_init(&o.faults);
     if (faults != NULL)
         assert_int_equal(tb_faults_parse(faults, &o.faults, err, sizeof(err)), 0);
@@ -1638,6 +1643,208 @@ static void client_gone(void **state)
     tb_stream_free(&st);
 }
 
+/* The memory budget (2 MiB here): clients each sending a request head of
+ * 600 KiB that never ends hold at most the budget between them (plus 8
+ * KiB a connection); past it, new ones get 503.  And non-streamed bodies
+ * of 1.5 MiB that nobody reads: past the budget, 503 instead of a body.
+ * The server's own counters say what it held. */
+static void memory_budget_503(void **state)
+{
+    enum { NCLIENT = 8, HEAD = 600 * 1024 };
+    (void)state;
+    struct tb_stream st;
+    struct srv v;
+    char *head = malloc(HEAD);
+    int fds[NCLIENT], refused = 0, waiting = 0;
+    const size_t budget = 2u << 20;
+    assert_non_null(head);
+    /* A request line and then one header line that never ends. */
+    memset(head, 'a', HEAD);
+    memcpy(head, "POST /v1/chat/completions HTTP/1.1\r\nX-Long: ", 45);
+    stream_short(&st);
+    srv_budget = budget;
+    srv_start(&v, &st, NULL, 0);
+    for (int i = 0; i < NCLIENT; i++) {
+        fds[i] = connect_to(v.port);
+        send_all(fds[i], head, HEAD);
+    }
+    for (int i = 0; i < NCLIENT; i++) {
+        struct pollfd pfd = {fds[i], POLLIN, 0};
+        char buf[64] = "";
+        if (poll(&pfd, 1, 1000) > 0 && recv(fds[i], buf, sizeof(buf) - 1, 0) > 0 &&
+            strncmp(buf, "HTTP/1.1 503", 12) == 0)
+            refused++;
+        else
+            waiting++;
+        close(fds[i]);
+    }
+    /* A completion while the budget is free again: served. */
+    {
+        struct reply r;
+        sleep_s(0.2);
+        post(v.port, "/v1/chat/completions", "{\"model\":\"m\"}", &r);
+        assert_int_equal(r.status, 200);
+        reply_free(&r);
+    }
+    srv_stop(&v);
+    print_message("memory budget %zu: peak %zu bytes held, %llu refused, %d waiting\n", budget,
+                  v.st.mem_peak, (unsigned long long)v.st.refused, waiting);
+    assert_true(refused >= 1 && waiting >= 1);
+    assert_int_equal(v.st.refused, (uint64_t)refused);
+    assert_true(v.st.mem_peak <= budget + NCLIENT * 8192);
+    tb_stream_free(&st);
+    free(head);
+}
+
+static void memory_budget_bodies(void **state)
+{
+    enum { NCLIENT = 6 };
+    (void)state;
+    struct tb_stream st;
+    struct srv v;
+    char *text = malloc(1u << 20), *req = post_req("/v1/chat/completions", "{\"model\":\"m\"}");
+    int fds[NCLIENT], refused = 0, small = 4096;
+    const size_t budget = 4u << 20;
+    assert_non_null(text);
+    memset(text, 'b', 1u << 20);
+    tb_stream_init(&st);
+    /* One body of about 1.5 MiB, due at once. */
+    assert_int_equal(tb_stream_append(&st, 0.0, text, 1u << 20, 1, TB_KIND_CONTENT), 0);
+    assert_int_equal(tb_stream_append(&st, 0.0, text, 1u << 19, 1, TB_KIND_CONTENT), 0);
+    srv_budget = budget;
+    srv_start(&v, &st, NULL, 0);
+    for (int i = 0; i < NCLIENT; i++) {
+        /* A small receive buffer, never read: the body stays with the server. */
+        struct sockaddr_in a;
+        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+        setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+        memset(&a, 0, sizeof(a));
+        a.sin_family = AF_INET;
+        a.sin_port = htons((uint16_t)v.port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        assert_int_equal(connect(fds[i], (struct sockaddr *)&a, sizeof(a)), 0);
+        send_all(fds[i], req, strlen(req));
+        sleep_s(0.1);
+    }
+    for (int i = 0; i < NCLIENT; i++) {
+        char buf[64] = "";
+        struct pollfd pfd = {fds[i], POLLIN, 0};
+        if (poll(&pfd, 1, 1000) > 0 && recv(fds[i], buf, sizeof(buf) - 1, 0) > 0 &&
+            strncmp(buf, "HTTP/1.1 503", 12) == 0)
+            refused++;
+        close(fds[i]);
+    }
+    srv_stop(&v);
+    print_message("memory budget %zu: bodies: peak %zu bytes held, %llu refused\n", budget,
+                  v.st.mem_peak, (unsigned long long)v.st.refused);
+    assert_true(refused >= 1);
+    assert_true(v.st.mem_peak <= budget + NCLIENT * 8192);
+    tb_stream_free(&st);
+    free(text);
+    free(req);
+}
+
+/* A client reading a flood (a million reasoning deltas, all due at
+ * once) as fast as it can, on its own thread. */
+struct hog {
+    int port;
+    int stream; /* 0: a non-streamed body */
+    atomic_int stop;
+    unsigned long long bytes;
+    pthread_t th;
+};
+
+static void *hog_main(void *arg)
+{
+    struct hog *h = arg;
+    char *q = post_req("/v1/chat/completions",
+                       h->stream ? "{\"model\":\"m+reasoning@1000000\",\"stream\":true}"
+                                 : "{\"model\":\"m+reasoning@1000000\",\"stream\":false}");
+    char *buf = malloc(1u << 16);
+    int fd = connect_to(h->port);
+    send_all(fd, q, strlen(q));
+    while (buf != NULL && !atomic_load(&h->stop)) {
+        ssize_t n = recv(fd, buf, 1u << 16, 0);
+        if (n <= 0)
+            break;
+        h->bytes += (unsigned long long)n;
+    }
+    close(fd);
+    free(buf);
+    free(q);
+    return NULL;
+}
+
+/* The first event's lateness (arrival minus its schedule, 0.2 s) of a
+ * normal request. */
+static double first_late(int port)
+{
+    struct reply r;
+    double late;
+    post(port, "/v1/chat/completions", "{\"model\":\"m\",\"stream\":true}", &r);
+    assert_true(r.terminated && r.nchunks >= 2);
+    late = r.chunk_t[1] - 0.2;
+    reply_free(&r);
+    return late;
+}
+
+/* Fairness: while hogs read a flood at full speed, a normal request's
+ * first event keeps its time (each connection gets a bounded share of a
+ * loop pass).  Before, the hog's whole backlog went out in one pass and a
+ * normal TTFT of 0.20 s became 0.33-0.42 s. */
+/* The first event's lateness beside n hogs (streamed or not). */
+static double late_beside(int port, int n, int stream, unsigned long long *bytes)
+{
+    struct hog h[8];
+    double late;
+    memset(h, 0, sizeof(h));
+    for (int i = 0; i < n; i++) {
+        h[i].port = port;
+        h[i].stream = stream;
+        atomic_init(&h[i].stop, 0);
+        assert_int_equal(pthread_create(&h[i].th, NULL, hog_main, &h[i]), 0);
+    }
+    /* Their million deltas each fall due over the next 0.2 s, faster than
+     * any loop makes them: a backlog builds up. */
+    sleep_s(0.05);
+    late = first_late(port);
+    for (int i = 0; i < n; i++) {
+        atomic_store(&h[i].stop, 1);
+        pthread_join(h[i].th, NULL);
+        *bytes += h[i].bytes;
+    }
+    return late;
+}
+
+static void hog_does_not_delay_others(void **state)
+{
+    (void)state;
+    struct tb_stream st;
+    struct srv v;
+    double alone, with, bodies;
+    unsigned long long bytes = 0, body_bytes = 0;
+    tb_stream_init(&st);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(
+            tb_stream_append(&st, 0.2 + 0.01 * (double)i, "tok", 3, 1, TB_KIND_CONTENT), 0);
+    srv_start(&v, &st, NULL, 0);
+    alone = first_late(v.port);
+    with = late_beside(v.port, 2, 1, &bytes);
+    bodies = late_beside(v.port, 6, 0, &body_bytes);
+    srv_stop(&v);
+    print_message("first event late by %.1f ms alone, %.1f ms beside two streaming hogs (%.1f MB "
+                  "read), %.1f ms beside six non-streamed ones\n",
+                  alone * 1e3, with * 1e3, (double)bytes / 1e6, bodies * 1e3);
+    assert_true(bytes > 1000000); /* they did read at full speed */
+    if (!(with < 0.1))
+        fail_msg("beside two hogs the first event was %.1f ms late (alone %.1f ms)", with * 1e3,
+                 alone * 1e3);
+    if (!(bodies < 0.15))
+        fail_msg("beside six non-streamed hogs the first event was %.1f ms late (alone %.1f ms)",
+                 bodies * 1e3, alone * 1e3);
+    tb_stream_free(&st);
+}
+
 /* A client that stops reading is dropped at the output cap, and the loop
  * keeps serving others meanwhile. */
 static void slow_client_dropped(void **state)
@@ -1777,24 +1984,45 @@ static void create_errors(void **state)
 int tb_test_serve(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(faults_parse_ok),      cmocka_unit_test(faults_parse_errors),
-        cmocka_unit_test(stream_exact_bytes),   cmocka_unit_test(stream_timing),
-        cmocka_unit_test(max_tokens_cut),       cmocka_unit_test(nonstream_chat),
-        cmocka_unit_test(legacy_completions),   cmocka_unit_test(reasoning_events),
-        cmocka_unit_test(escape_matches_cjson), cmocka_unit_test(escape_by_hand),
-        cmocka_unit_test(models_list),          cmocka_unit_test(not_found_and_method),
-        cmocka_unit_test(bad_requests),         cmocka_unit_test(expect_continue),
-        cmocka_unit_test(too_large_413),        cmocka_unit_test(fault_stall),
-        cmocka_unit_test(fault_drop),           cmocka_unit_test(fault_status_json),
-        cmocka_unit_test(fault_status_html),    cmocka_unit_test(fault_html),
-        cmocka_unit_test(fault_malformed),      cmocka_unit_test(fault_error),
-        cmocka_unit_test(fault_burst),          cmocka_unit_test(fault_reasoning),
-        cmocka_unit_test(fault_crlf),           cmocka_unit_test(fault_comments),
-        cmocka_unit_test(fault_nodone),         cmocka_unit_test(fault_reject_usage),
-        cmocka_unit_test(faults_combine),       cmocka_unit_test(concurrent_streams),
-        cmocka_unit_test(stop_promptly),        cmocka_unit_test(client_gone),
-        cmocka_unit_test(slow_client_dropped),  cmocka_unit_test(big_body_not_dropped),
-        cmocka_unit_test(max_conns_refused),    cmocka_unit_test(create_errors),
+        cmocka_unit_test(faults_parse_ok),
+        cmocka_unit_test(faults_parse_errors),
+        cmocka_unit_test(stream_exact_bytes),
+        cmocka_unit_test(stream_timing),
+        cmocka_unit_test(max_tokens_cut),
+        cmocka_unit_test(nonstream_chat),
+        cmocka_unit_test(legacy_completions),
+        cmocka_unit_test(reasoning_events),
+        cmocka_unit_test(escape_matches_cjson),
+        cmocka_unit_test(escape_by_hand),
+        cmocka_unit_test(models_list),
+        cmocka_unit_test(not_found_and_method),
+        cmocka_unit_test(bad_requests),
+        cmocka_unit_test(expect_continue),
+        cmocka_unit_test(too_large_413),
+        cmocka_unit_test(fault_stall),
+        cmocka_unit_test(fault_drop),
+        cmocka_unit_test(fault_status_json),
+        cmocka_unit_test(fault_status_html),
+        cmocka_unit_test(fault_html),
+        cmocka_unit_test(fault_malformed),
+        cmocka_unit_test(fault_error),
+        cmocka_unit_test(fault_burst),
+        cmocka_unit_test(fault_reasoning),
+        cmocka_unit_test(fault_crlf),
+        cmocka_unit_test(fault_comments),
+        cmocka_unit_test(fault_nodone),
+        cmocka_unit_test(fault_reject_usage),
+        cmocka_unit_test(faults_combine),
+        cmocka_unit_test(concurrent_streams),
+        cmocka_unit_test(stop_promptly),
+        cmocka_unit_test(client_gone),
+        cmocka_unit_test(memory_budget_503),
+        cmocka_unit_test(memory_budget_bodies),
+        cmocka_unit_test(hog_does_not_delay_others),
+        cmocka_unit_test(slow_client_dropped),
+        cmocka_unit_test(big_body_not_dropped),
+        cmocka_unit_test(max_conns_refused),
+        cmocka_unit_test(create_errors),
     };
     return TB_RUN_GROUP("serve", tests);
 }

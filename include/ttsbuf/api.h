@@ -9,7 +9,11 @@
  *   chat         /chat/completions  Bearer               SSE      data: [DONE]
  *   completions  /completions       Bearer               SSE      data: [DONE]
  *   anthropic    /messages          x-api-key + anthropic-version  SSE  message_stop
- *   ollama       /api/chat          none                 NDJSON   "done": true
+ *   ollama       /api/chat          Bearer, when a key is given    NDJSON  "done": true
+ *
+ * Each dialect sends exactly one credential: Bearer or its key header,
+ * never both (tb_api_http_req; a local Ollama needs none, its hosted API
+ * takes a Bearer token, so one goes only when a key is given).
  *
  * Anthropic Messages streaming (event types, from the data's "type"):
  * message_start (usage.input_tokens), content_block_start (a tool_use
@@ -54,6 +58,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ttsbuf/http.h"
 #include "ttsbuf/oai.h"
 #include "ttsbuf/stream.h"
 
@@ -81,6 +86,17 @@ struct tb_api_info {
 /* The dialect's row; NULL for a value outside enum tb_api.  Any thread. */
 const struct tb_api_info *tb_api_info(enum tb_api api);
 
+/*
+ * tb_api_http_req - the transfer options of a request in api's dialect,
+ * for `run` and `bench` alike: a copy of in with the dialect's credential
+ * (the key as Bearer, or in the dialect's key header: exactly one), its
+ * stream type, and its fixed header before the caller's headers.
+ * headers must have room for in->nheaders + 1 entries; out borrows it and
+ * everything in borrows.  Any thread.
+ */
+void tb_api_http_req(const struct tb_api_info *api, const struct tb_http_req *in,
+                     const char **headers, struct tb_http_req *out);
+
 /* By name: 0 and *out, or TB_EINVAL. */
 int tb_api_by_name(const char *name, enum tb_api *out);
 
@@ -102,6 +118,13 @@ struct tb_api_delta {
     int have_server;       /* server timings were on this event */
     struct tb_server_timing server;
 };
+
+/* 1 when the event carries data: content, reasoning, a tool call, output
+ * usage, a finish reason, the end or an error.  Keep-alives (Anthropic's
+ * ping, an empty delta) and SSE comments carry none: they show the
+ * connection is up, not that the model is producing, so they do not
+ * restart an idle timeout.  Any thread. */
+int tb_api_delta_is_data(const struct tb_api_delta *d);
 
 struct tb_api_parser;
 

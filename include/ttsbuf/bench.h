@@ -205,7 +205,7 @@ struct tb_bench_stat {
 
 struct tb_bench_summary {
     size_t requests, ok;
-    size_t errors[TB_LIVE_NOMEM + 1]; /* by enum tb_live_error (0 unused) */
+    size_t errors[TB_LIVE__COUNT];    /* by enum tb_live_error (0 unused) */
     size_t gapless;                   /* ok streams with no underrun */
     double gapless_share;             /* gapless / ok (0 when ok == 0) */
     double success_share;             /* ok / requests */

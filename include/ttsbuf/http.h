@@ -14,8 +14,11 @@
  *
  * Idle timeout: no body byte for idle_timeout seconds (counted from the
  * request's start, so a slow first token counts) aborts the transfer;
+ * with data_at, no data event for that long (a caller that parses the
+ * stream says when one came: keep-alive comments then do not count).
  * libcurl's progress callback checks it at least once a second, so it
- * fires up to a second late.  The total timeout is libcurl's own.
+ * fires up to a second late.  The total timeout is libcurl's own; a body
+ * callback that blocks (backpressure) must watch it itself.
  *
  * Threads: tb_http_global_init once in main before any thread; then any
  * thread may run a transfer (each has its own handle).  The body callback
@@ -49,9 +52,13 @@ struct tb_http_req {
     double connect_timeout; /* s; 0: 10 s */
     double idle_timeout;    /* s; 0: none */
     double total_timeout;   /* s; 0: none */
-    int insecure;           /* do not verify TLS (off by default) */
-    long max_redirects;     /* -1: the default, 3; 0: none followed */
-    tb_http_log_fn log;     /* verbose lines (redacted), or NULL */
+    /* The clock time of the last data event, written by the body callback
+     * (on the transfer's thread), or NULL: every body byte restarts the
+     * idle clock.  Times before the transfer's start count from it. */
+    const double *data_at;
+    int insecure;       /* do not verify TLS (off by default) */
+    long max_redirects; /* -1: the default, 3; 0: none followed */
+    tb_http_log_fn log; /* verbose lines (redacted), or NULL */
     void *log_ud;
     /* Non-zero stops the transfer.  An atomic, not a volatile
      * sig_atomic_t: a signal handler on one thread sets it and the transfer

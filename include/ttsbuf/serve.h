@@ -73,6 +73,23 @@
  * malformed@K truncates the body; burst, crlf, comments, nodone do not
  * apply.
  *
+ * Fairness: a connection makes at most 64 KiB of due events per pass of
+ * the loop (a non-streamed body: gathers 64 KiB of text, or walks 16384
+ * items of its plan), then yields to every connection already due, so a
+ * client reading a flood at full speed does not make the others late.
+ * The final rendering of a non-streamed body is still one step (O(its
+ * size)).
+ *
+ * Memory: the request buffers and unsent output of all connections
+ * together stay within a budget (mem_budget, default 256 MiB), besides the
+ * first 4 KiB of each buffer (so a refusal can still be sent: at most
+ * 8 KiB a connection more).  A request that would need more while the
+ * budget is in use (a big head or body still arriving, or a completion
+ * arriving when the budget is full, or a non-streamed body that does not
+ * fit) gets 503 with Retry-After: 1 (stats: refused); a streaming client
+ * so far behind that its unsent output cannot grow within the budget is
+ * dropped, as at its own cap (stats: over_budget).
+ *
  * Threads: tb_serve_run runs the event loop (epoll + timerfd: no thread per
  * connection) in the calling thread; tb_serve_stop may be called from any
  * thread or a signal handler.  Ownership: the server borrows the stream,
@@ -87,8 +104,9 @@
 #include "ttsbuf/stream.h"
 
 #define TB_SERVE_PORT_DEFAULT 8788
-#define TB_SERVE_REQUEST_MAX (1u << 20) /* request head + body cap */
-#define TB_SERVE_OUTBUF_MAX (4u << 20)  /* unsent bytes per connection */
+#define TB_SERVE_REQUEST_MAX (1u << 20)          /* request head + body cap */
+#define TB_SERVE_OUTBUF_MAX (4u << 20)           /* unsent bytes per connection */
+#define TB_SERVE_MEM_DEFAULT ((size_t)256 << 20) /* the memory budget (below) */
 
 struct tb_faults {
     long stall_at; /* -1: none */
@@ -119,6 +137,7 @@ struct tb_serve_opts {
     const struct tb_stream *stream; /* what every request streams */
     struct tb_faults faults;        /* applied to every request */
     size_t max_conns;               /* default 4096 */
+    size_t mem_budget;              /* bytes; 0: TB_SERVE_MEM_DEFAULT */
 };
 
 struct tb_serve_stats {
@@ -136,6 +155,9 @@ struct tb_serve_stats {
      * 10 us buckets: p50/p99 are bucket tops (never above late_max). */
     double late_p50, late_p99, late_max;
     uint64_t late_n;
+    uint64_t refused;     /* requests answered 503: over the memory budget */
+    uint64_t over_budget; /* connections dropped: their output did not fit it */
+    size_t mem_peak;      /* the most request and output buffer bytes held */
 };
 
 struct tb_serve;

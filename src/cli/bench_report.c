@@ -196,7 +196,7 @@ void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m, const struct 
                     (unsigned long long)x->surrogates_replaced);
         if (error_total(x) > 0) {
             fprintf(f, "  errors:");
-            for (int k = 1; k <= TB_LIVE_NOMEM; k++)
+            for (int k = 1; k < TB_LIVE__COUNT; k++)
                 if (x->errors[k] > 0)
                     fprintf(f, " %s %zu", tb_live_error_name(k), x->errors[k]);
             fprintf(f, "\n");
@@ -275,7 +275,7 @@ void tb_bench_report_json(FILE *f, const struct tb_bench_meta *m, const struct t
                 m->levels[l].concurrency);
         json_num(f, m->levels[l].rate);
         fprintf(f, ", \"requests\": %zu, \"ok\": %zu, \"errors\": {", x->requests, x->ok);
-        for (int k = 1; k <= TB_LIVE_NOMEM; k++)
+        for (int k = 1; k < TB_LIVE__COUNT; k++)
             fprintf(f, "%s\"%s\": %zu", k > 1 ? ", " : "", tb_live_error_name(k), x->errors[k]);
         fprintf(f, "}, \"gapless\": %zu, \"gapless_share\": ", x->gapless);
         json_num(f, x->ok > 0 ? x->gapless_share : NAN);

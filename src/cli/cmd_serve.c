@@ -195,6 +195,11 @@ int tb_cmd_serve(int argc, char **argv)
             (unsigned long long)st.requests, (unsigned long long)st.streams,
             (unsigned long long)st.events, (unsigned long long)st.dropped, st.late_p50 * 1e3,
             st.late_p99 * 1e3, st.late_max * 1e3);
+    if (st.refused > 0 || st.over_budget > 0)
+        fprintf(stderr,
+                "ttsbuf serve: memory budget: %llu requests refused (503), %llu clients dropped; "
+                "peak %zu bytes held\n",
+                (unsigned long long)st.refused, (unsigned long long)st.over_budget, st.mem_peak);
     code = rc == 0 ? TB_EXIT_OK : TB_EXIT_FAILED;
     tb_serve_destroy(running);
     running = NULL;

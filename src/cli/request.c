@@ -14,6 +14,7 @@
 #include "ttsbuf/http.h"
 
 _Static_assert(TB_CLI_HEADERS_MAX == 64, "-H's help states the limit");
+_Static_assert((int)TB_CLI_TIMEOUT_DEFAULT == 600, "--timeout's help states the default");
 
 const struct tb_optdoc tb_opt_request[] = {
     {"base-url", TB_O_BASE, "URL",
@@ -54,11 +55,16 @@ const struct tb_optdoc tb_opt_request[] = {
      "usage)",
      "It is asked by default, and retried once without when the server rejects it."},
     {"idle-timeout", TB_O_IDLE, "S",
-     "give up on a stream after S seconds without data (default 60; 0: never)",
-     "The wait for the first byte is included; checked about once a second."},
-    {"timeout", TB_O_TIMEOUT, "S", "give up on a request after S seconds in all (default 0: never)",
-     "Redirects included. A server that drips a byte a second never trips the idle timeout; "
-     "this bounds it (error kind timeout)."},
+     "give up on a stream after S seconds without a data event; SSE comments and keep-alives do "
+     "not count as data (default 60; 0: never)",
+     "The wait for the first byte is included; checked about once a second. A data event is "
+     "content, reasoning, a tool call, usage, a finish reason, the end or an error; a gateway "
+     "that sends keep-alives while its model is stuck trips it (error kind idle-timeout). While "
+     "a full ring holds the stream back, the idle clock is paused: the server is not silent."},
+    {"timeout", TB_O_TIMEOUT, "S",
+     "give up on a request after S seconds in all (default 600, as the official SDKs; 0: never)",
+     "Redirects included, and honoured while a full ring holds the stream back (error kind "
+     "timeout)."},
     {"connect-timeout", TB_O_CONNTO, "S", "default 10", NULL},
     {"insecure", TB_O_INSECURE, NULL, "do not verify TLS certificates (off by default)",
      "For a local test server with a self-signed certificate; never for a real key."},
@@ -73,6 +79,7 @@ void tb_cli_request_init(struct tb_cli_request *r, long max_tokens)
     r->req.temperature = -1;
     r->req.include_usage = 1;
     r->idle = 60;
+    r->timeout = TB_CLI_TIMEOUT_DEFAULT;
     r->connect = 10;
 }
 

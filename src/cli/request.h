@@ -18,6 +18,9 @@
 
 #define TB_CLI_HEADERS_MAX 64
 #define TB_CLI_KEY_FILE_MAX 4096
+/* --timeout when not given: a run never hangs for ever (the OpenAI and
+ * Anthropic SDKs' default is 10 minutes too). */
+#define TB_CLI_TIMEOUT_DEFAULT 600.0
 
 enum {
     TB_O_BASE = TB_O__COMMON_END,
@@ -49,7 +52,8 @@ struct tb_cli_request {
 };
 
 /* Defaults: chat, max_tokens as given, no temperature, usage asked,
- * idle timeout 60 s, connect timeout 10 s. */
+ * idle timeout 60 s, total timeout TB_CLI_TIMEOUT_DEFAULT, connect
+ * timeout 10 s. */
 void tb_cli_request_init(struct tb_cli_request *r, long max_tokens);
 
 /* One request option (-H included): 1 handled, 0 not a request option,

@@ -232,6 +232,10 @@ int main(void)
         printf("\n");
         bench_serve();
     }
+    if (want("fair")) {
+        printf("\n");
+        bench_fair();
+    }
     if (want("live")) {
         printf("\n");
         bench_live();

@@ -6,7 +6,8 @@
  * provider); bench_live.c the CPU cost of ttsbuf's own live client path.  The
  * mock provider runs in a child process (bench_mock.c), so the kernel accounts
  * its CPU time apart from the client's.  bench_sweep.c: the sweep's
- * event-simulations per second.
+ * event-simulations per second.  bench_fair.c: the mock's fairness, a
+ * normal request's first event beside clients reading a flood.
  *
  * Everything here dies with a one-line message on failure: a benchmark
  * that cannot set itself up has nothing to report.
@@ -59,6 +60,7 @@ void bench_sweep(void);
 void bench_sweep_memory(void); /* peak RSS per stream of `ttsbuf sweep` */
 void bench_speech(void);
 void bench_client(void); /* issue 5: ttsbuf bench vs the openai SDK */
+void bench_fair(void);   /* the mock's fairness beside clients reading a flood */
 
 /* The floors under the client's CPU per event (bench_floor.c): n streams
  * of max_tokens events from the mock on port, read with bare recv() or
