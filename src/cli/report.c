@@ -111,9 +111,14 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
     char b1[32], b2[32];
     if (live != NULL) {
         int mock = live->provider != NULL && strcmp(live->provider, "mock") == 0;
-        fprintf(f, "ttsbuf run: %smodel %s at %s (%s API), HTTP %ld\n",
+        char status[32];
+        if (live->http_status > 0)
+            snprintf(status, sizeof(status), "HTTP %ld", live->http_status);
+        else
+            snprintf(status, sizeof(status), "no HTTP response");
+        fprintf(f, "ttsbuf run: %smodel %s at %s (%s API), %s\n",
                 mock ? "the built-in MOCK provider (not a real model): " : "", live->model,
-                live->base_url, live->api, live->http_status);
+                live->base_url, live->api, status);
         if (live->warning != NULL && live->warning[0] != '\0')
             fprintf(f, "  note: %s\n", live->warning);
         if (live->usage_ignored >= 0)
