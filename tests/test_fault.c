@@ -44,11 +44,6 @@
 #define SECRET_URL "sk-ttsbuf-FAULT-URL-5e0a7733"
 #define SECRET_HDR "sk-ttsbuf-FAULT-HDR-e8d1c6b4"
 #define HUGE_LINE ((uint64_t)100 << 20)
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define RSS_SCALE 4 /* the sanitizers' shadow memory (and ASan's redzones) */
-#else
-#define RSS_SCALE 1
-#endif
 
 /* ---- running the binary ---- */
 
@@ -1439,8 +1434,8 @@ static void bench_caps_a_flooding_stream(void **state)
     /* A capped stream measured 170 MB peak (1e6 events held, played out,
      * written as a trace; under ASan or TSan 680-715 MB); uncapped, the
      * flood's 3e6 would take three times that. */
-    if (p.maxrss > RSS_SCALE * 240 * 1024)
-        fail_msg("peak RSS %ld KiB, over %d MiB", p.maxrss, RSS_SCALE * 240);
+    if (p.maxrss > TB_TEST_RSS_SCALE * 240 * 1024)
+        fail_msg("peak RSS %ld KiB, over %d MiB", p.maxrss, TB_TEST_RSS_SCALE * 240);
     proc_free(&p);
 }
 

@@ -161,6 +161,14 @@ int tb_test_sh(const char *cmd);
  * and every process it waited for (wait4's rusage). */
 long tb_test_sh_rss(const char *cmd, int *status);
 
+/* What a peak-RSS bound is multiplied by in a sanitizer build: the
+ * shadow memory, ASan's redzones and its quarantine of freed blocks. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TB_TEST_RSS_SCALE 4
+#else
+#define TB_TEST_RSS_SCALE 1
+#endif
+
 /* The mock provider (tb_serve) on its own thread, on loopback, an
  * ephemeral port (tests/mock.c): n events " w0" .. " w<n-1>" (a sentence
  * every 5), event k at t0 + k dt, faults for every request (or NULL);
