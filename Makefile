@@ -71,7 +71,7 @@ endif
 
 # Installs missing Debian packages once per build tree (.ci/deps is quick
 # and idempotent; it only calls apt-get when something is missing).
-$(DEPS_STAMP): .ci/deps
+$(DEPS_STAMP): .ci/deps tests/node/package.json
 	@sh .ci/deps
 	@mkdir -p $(BUILD) && touch $@
 
