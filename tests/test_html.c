@@ -243,6 +243,57 @@ static void run_page_in_chromium(void **state)
     close_page(&p);
 }
 
+/* The sweep page: the tuning picture, the inverse answers and the table,
+ * with the same JSON object as --json. */
+static void sweep_page_in_chromium(void **state)
+{
+    char cmd[512], page[96], json[96], out[96];
+    struct tb_test_out o;
+    cJSON *seen, *tool;
+    char *txt;
+    (void)state;
+    snprintf(page, sizeof(page), "/tmp/ttsbuf-html-%d-sweep.html", (int)getpid());
+    snprintf(json, sizeof(json), "/tmp/ttsbuf-html-%d-sweep.json", (int)getpid());
+    snprintf(out, sizeof(out), "/tmp/ttsbuf-html-%d-sweep.seen", (int)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "sweep --preset demo --seeds 1:20 --preroll 0,0.5,1,2 --chunk sentence,clause "
+             "--target-gapless 0.9 -q --json %s --html %s",
+             json, page);
+    o = tb_test_run(cmd);
+    if (o.code != 0)
+        fail_msg("ttsbuf %s: exit %d: %s", cmd, o.code, o.se);
+    tb_test_out_free(&o);
+    snprintf(cmd, sizeof(cmd), "timeout 180 node %s/html-page.mjs %s %s >%s 2>&1", node_dir(),
+             page, getenv("TB_HTML_SHOT_SWEEP") ? getenv("TB_HTML_SHOT_SWEEP") : "", out);
+    if (tb_test_sh(cmd) != 0)
+        fail_msg("the browser could not drive %s: %s", page, tb_test_slurp_str(out));
+    txt = tb_test_slurp_str(out);
+    seen = cJSON_Parse(txt);
+    assert_non_null(seen);
+    free(txt);
+    txt = tb_test_slurp_str(json);
+    tool = cJSON_Parse(txt);
+    assert_non_null(tool);
+    free(txt);
+    assert_string_equal(cJSON_GetObjectItem(seen, "kind")->valuestring, "sweep");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(seen, "console_errors")), 0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(seen, "requests")), 0);
+    assert_true(cJSON_Compare(cJSON_GetObjectItem(seen, "result"), tool, 1));
+    {
+        const cJSON *ns = cJSON_GetObjectItem(seen, "noscript");
+        txt = tb_test_slurp_str(page);
+        assert_int_equal((int)num(ns, "svgs"), 1);
+        assert_non_null(strstr(txt, "<pre id=\"inverse\">  smallest pre-roll with &gt;= 90%"));
+        assert_non_null(strstr(cJSON_GetObjectItem(ns, "report")->valuestring, "gap-free"));
+        free(txt);
+    }
+    cJSON_Delete(seen);
+    cJSON_Delete(tool);
+    remove(page);
+    remove(json);
+    remove(out);
+}
+
 static void html_errors(void **state)
 {
     (void)state;
@@ -258,6 +309,7 @@ int tb_test_html(void)
         cmocka_unit_test(html_errors),
         cmocka_unit_test(sim_page_in_chromium),
         cmocka_unit_test(run_page_in_chromium),
+        cmocka_unit_test(sweep_page_in_chromium),
     };
     return TB_RUN_GROUP("html", cases);
 }

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sweep_out.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/svg.h"
 
 #define WAV_HEADER 44
 
@@ -109,7 +111,7 @@ void tb_html_text(FILE *f, const char *s)
     }
 }
 
-void tb_html_begin(FILE *f, const char *title)
+void tb_html_begin(FILE *f, const char *kind, const char *title)
 {
     fprintf(f,
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -117,7 +119,7 @@ void tb_html_begin(FILE *f, const char *title)
             "<meta name=\"viewport\" content=\"width=device-width\">\n<title>",
             csp);
     tb_html_text(f, title);
-    fprintf(f, "</title>\n<style>%s</style></head><body>\n<h1>", css);
+    fprintf(f, "</title>\n<style>%s</style></head>\n<body data-kind=\"%s\">\n<h1>", css, kind);
     tb_html_text(f, title);
     fputs("</h1>\n", f);
 }
@@ -338,7 +340,7 @@ int tb_cli_html_run(const char *path, const struct tb_html_run *h)
         goto out;
     }
     snprintf(title, sizeof(title), "ttsbuf %s: %s %s", h->cmd, h->src->kind, h->src->name);
-    tb_html_begin(f, title);
+    tb_html_begin(f, h->cmd, title);
     verdict_line(f, rep);
     fputs("<h2>Timeline and audio</h2>\n", f);
     rc = tb_html_player(f, svg, svglen, tb_cli_audio_wav(h->au), h->au->gaps, h->au->ngaps, err,
@@ -372,4 +374,69 @@ out:
     free(svg);
     free(rep);
     return code;
+}
+
+/* A <pre> of text (escaped), with an id when id is not NULL. */
+static void pre(FILE *f, const char *id, const char *text, size_t n)
+{
+    char *t = strndup(text, n);
+    if (id != NULL)
+        fprintf(f, "<pre id=\"%s\">", id);
+    else
+        fputs("<pre>", f);
+    if (t != NULL)
+        tb_html_text(f, t);
+    free(t);
+    fputs("</pre>\n", f);
+}
+
+int tb_cli_html_sweep(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri)
+{
+    char *svg = NULL, *tab = NULL, *json = NULL;
+    size_t svglen, tablen, jsonlen;
+    const char *inv;
+    int rc = TB_ENOMEM;
+    FILE *m;
+
+    if ((m = tb_html_mem(&svg, &svglen)) == NULL)
+        goto out;
+    rc = tb_svg_sweep(m, sw, "ttsbuf sweep: how much buffer?");
+    if (fclose(m) != 0 || rc != 0)
+        goto out;
+    rc = TB_ENOMEM;
+    if ((m = tb_html_mem(&tab, &tablen)) == NULL)
+        goto out;
+    tb_sweep_print_table(m, sw, ri);
+    if (fclose(m) != 0)
+        goto out;
+    if ((m = tb_html_mem(&json, &jsonlen)) == NULL)
+        goto out;
+    rc = tb_sweep_write_json(m, sw, ri);
+    if (fclose(m) != 0 || rc != 0)
+        goto out;
+
+    tb_html_begin(f, "sweep", "ttsbuf sweep: how much buffer?");
+    /* The table's text ends with the inverse answers, after a blank line. */
+    inv = strstr(tab, "\n\n  smallest");
+    if (inv == NULL)
+        inv = strstr(tab, "\n\n  (");
+    fputs("<h2>Inverse answers</h2>\n", f);
+    if (inv != NULL)
+        pre(f, "inverse", inv + 2, strlen(inv + 2));
+    else
+        fputs("<p>None: give --target-gapless for the smallest pre-roll and TPS that reach a "
+              "share.</p>\n",
+              f);
+    fputs("<h2>Tuning picture</h2>\n<div class=\"tb-fig\">", f);
+    tb_html_svg(f, svg, svglen);
+    fputs("</div>\n<h2>Table</h2>\n", f);
+    pre(f, "report", tab, inv != NULL ? (size_t)(inv - tab) : tablen);
+    tb_html_json(f, "result", json);
+    tb_html_end(f);
+    rc = ferror(f) ? TB_EIO : 0;
+out:
+    free(json);
+    free(tab);
+    free(svg);
+    return rc;
 }

@@ -44,9 +44,16 @@ struct tb_html_run {
  * code (the error, naming --html and the file, is printed). */
 int tb_cli_html_run(const char *path, const struct tb_html_run *h);
 
+/* The page of a finished sweep: the tuning picture, the inverse answers,
+ * the table and the --json object.  Returns 0, TB_ENOMEM or TB_EIO. */
+struct tb_sweep;
+struct tb_sweep_run_info;
+int tb_cli_html_sweep(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri);
+
 /* The building blocks, for pages of several runs (bench, sweep).  Each
  * returns nothing; write errors show in ferror(f), checked at the end. */
-void tb_html_begin(FILE *f, const char *title);
+/* Head, style, <body data-kind=KIND> and the <h1> title. */
+void tb_html_begin(FILE *f, const char *kind, const char *title);
 void tb_html_text(FILE *f, const char *s); /* HTML-escaped */
 /* An SVG document inline (its XML declaration dropped). */
 void tb_html_svg(FILE *f, const char *svg, size_t n);
