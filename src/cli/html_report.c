@@ -247,42 +247,25 @@ static int audio_element(FILE *f, const char *path, double max_s, char *err, siz
     return 0;
 }
 
-int tb_html_player(FILE *f, const char *svg, size_t svglen, const char *wav,
-                   const struct tb_audio_gap_s *gaps, size_t ngaps, char *err, size_t errlen)
+/* The gap list of one run (its links carry the numbers the script uses). */
+static void gap_list(FILE *f, const struct tb_audio_gap_s *gaps, size_t ngaps)
 {
-    int rc;
-    fputs("<section class=\"tb-run\">\n<div class=\"tb-fig\">", f);
-    if (svg != NULL)
-        tb_html_svg(f, svg, svglen);
-    fputs("</div>\n", f);
-    if (wav != NULL) {
-        rc = audio_element(f, wav, TB_HTML_AUDIO_MAX_S, err, errlen);
-        if (rc != 0)
-            return rc;
-    }
     fprintf(f, "<h3>Gaps heard (%zu)</h3>\n", ngaps);
     if (ngaps == 0) {
         fputs("<p>None: the audio never ran dry.</p>\n", f);
-    } else {
-        fputs("<p class=\"note\">Click a gap to hear it from one second before. Keys: "
-              "<kbd>space</kbd> or <kbd>k</kbd> play/pause, <kbd>n</kbd> next gap, <kbd>p</kbd> "
-              "previous gap.</p>\n<ol class=\"gaps\">\n",
-              f);
-        for (size_t i = 0; i < ngaps; i++)
-            fprintf(f,
-                    "<li><a href=\"#\" data-at=\"%.9g\" data-len=\"%.9g\">at %.3f s: %.3f s of "
-                    "silence%s</a></li>\n",
-                    gaps[i].at, gaps[i].len, gaps[i].at, gaps[i].len,
-                    gaps[i].len >= TB_INTERRUPT_S ? " (interruption)" : "");
-        fputs("</ol>\n", f);
+        return;
     }
-    fputs("</section>\n", f);
-    return 0;
-}
-
-void tb_html_end(FILE *f)
-{
-    fprintf(f, "<script>%s</script>\n</body></html>\n", js);
+    fputs("<p class=\"note\">Click a gap to hear it from one second before. Keys: "
+          "<kbd>space</kbd> or <kbd>k</kbd> play/pause, <kbd>n</kbd> next gap, <kbd>p</kbd> "
+          "previous gap.</p>\n<ol class=\"gaps\">\n",
+          f);
+    for (size_t i = 0; i < ngaps; i++)
+        fprintf(f,
+                "<li><a href=\"#\" data-at=\"%.9g\" data-len=\"%.9g\">at %.3f s: %.3f s of "
+                "silence%s</a></li>\n",
+                gaps[i].at, gaps[i].len, gaps[i].at, gaps[i].len,
+                gaps[i].len >= TB_INTERRUPT_S ? " (interruption)" : "");
+    fputs("</ol>\n", f);
 }
 
 /* The human report's verdict line, without "verdict: ". */
@@ -302,77 +285,96 @@ static void verdict_line(FILE *f, const char *report)
     fputs("</p>\n", f);
 }
 
-int tb_cli_html_run(const char *path, const struct tb_html_run *h)
+/*
+ * One run's figure, as <section class="tb-run">: the verdict, the
+ * timeline, the audio, the gaps, the human report (<pre id="report" +
+ * suffix>) and the --json object (<script id="result" + suffix>).
+ * Returns 0, TB_ENOMEM, or TB_EIO with the detail in err.
+ */
+static int run_figure(FILE *f, const struct tb_html_run *h, const char *suffix, char *err,
+                      size_t errlen)
 {
-    char *rep = NULL, *svg = NULL, *json = NULL, title[700], err[512];
+    char *rep = NULL, *svg = NULL, *json = NULL, id[64];
     size_t replen, svglen, jsonlen;
-    FILE *m, *f = NULL;
-    int rc = 0, code = -1;
+    FILE *m;
+    int rc = TB_ENOMEM;
 
-    m = tb_html_mem(&rep, &replen);
-    if (m == NULL)
-        goto nomem;
+    snprintf(err, errlen, "out of memory");
+    if ((m = tb_html_mem(&rep, &replen)) == NULL)
+        goto out;
     tb_report_human(m, h->src, h->o, h->r, h->gaps, h->max_gaps, h->live);
     tb_cli_audio_report(m, h->au, h->o, h->r, h->max_gaps);
     if (fclose(m) != 0)
-        goto nomem;
-    m = tb_html_mem(&svg, &svglen);
-    if (m == NULL)
-        goto nomem;
+        goto out;
+    if ((m = tb_html_mem(&svg, &svglen)) == NULL)
+        goto out;
     rc = tb_cli_svg_timeline_to(m, h->src, h->o, h->s, h->all, h->r);
-    if (fclose(m) != 0 || rc == TB_ENOMEM)
-        goto nomem;
-    if (rc != 0) {
-        free(svg);
-        svg = NULL;
+    if (fclose(m) != 0 || rc == TB_ENOMEM) {
+        rc = TB_ENOMEM;
+        goto out;
     }
-    m = tb_html_mem(&json, &jsonlen);
-    if (m == NULL)
-        goto nomem;
+    if ((m = tb_html_mem(&json, &jsonlen)) == NULL)
+        goto out;
     rc = tb_report_json_audio(m, h->src, h->o, h->r, h->gaps, h->live, h->au);
-    if (fclose(m) != 0 || rc != 0)
-        goto nomem;
-
-    f = fopen(path, "w");
-    if (f == NULL) {
-        tb_cli_error("--html: cannot write %s", path);
-        code = TB_EXIT_USAGE;
+    if (fclose(m) != 0 || rc != 0) {
+        rc = TB_ENOMEM;
         goto out;
     }
-    snprintf(title, sizeof(title), "ttsbuf %s: %s %s", h->cmd, h->src->kind, h->src->name);
-    tb_html_begin(f, h->cmd, title);
+    fputs("<section class=\"tb-run\">\n", f);
     verdict_line(f, rep);
-    fputs("<h2>Timeline and audio</h2>\n", f);
-    rc = tb_html_player(f, svg, svglen, tb_cli_audio_wav(h->au), h->au->gaps, h->au->ngaps, err,
-                        sizeof(err));
-    if (rc != 0) {
-        tb_cli_error("--html: %s", err);
-        code = TB_EXIT_FAILED;
-        goto out;
+    fputs("<div class=\"tb-fig\">", f);
+    if (rc == 0)
+        tb_html_svg(f, svg, svglen);
+    fputs("</div>\n", f);
+    if (tb_cli_audio_wav(h->au) != NULL) {
+        rc = audio_element(f, tb_cli_audio_wav(h->au), TB_HTML_AUDIO_MAX_S, err, errlen);
+        if (rc != 0)
+            goto out;
     }
-    fputs("<h2>Report</h2>\n<pre id=\"report\">", f);
+    gap_list(f, h->au->gaps, h->au->ngaps);
+    fprintf(f, "<h3>Report</h3>\n<pre id=\"report%s\">", suffix);
     tb_html_text(f, rep);
-    fputs("</pre>\n<p class=\"note\">The same result as <code>--json</code>, embedded below "
-          "(<code>#result</code>).</p>\n",
+    fputs("</pre>\n<p class=\"note\">The same result as <code>--json</code> gives is embedded "
+          "in the page as JSON.</p>\n",
           f);
-    tb_html_json(f, "result", json);
-    tb_html_end(f);
-    if (ferror(f)) {
-        tb_cli_error("--html: writing %s failed", path);
-        code = TB_EXIT_FAILED;
-    }
-    goto out;
-nomem:
-    tb_cli_error("--html: out of memory");
-    code = TB_EXIT_FAILED;
+    snprintf(id, sizeof(id), "result%s", suffix);
+    tb_html_json(f, id, json);
+    fputs("</section>\n", f);
+    rc = 0;
 out:
-    if (f != NULL && fclose(f) != 0 && code < 0) {
-        tb_cli_error("--html: writing %s failed", path);
-        code = TB_EXIT_FAILED;
-    }
     free(json);
     free(svg);
     free(rep);
+    return rc;
+}
+
+void tb_html_end(FILE *f)
+{
+    fprintf(f, "<script>%s</script>\n</body></html>\n", js);
+}
+
+int tb_cli_html_run(const char *path, const struct tb_html_run *h)
+{
+    char title[700], err[512];
+    FILE *f = fopen(path, "w");
+    int rc, code = -1;
+    if (f == NULL) {
+        tb_cli_error("--html: cannot write %s", path);
+        return TB_EXIT_USAGE;
+    }
+    snprintf(title, sizeof(title), "ttsbuf %s: %s %s", h->cmd, h->src->kind, h->src->name);
+    tb_html_begin(f, h->cmd, title);
+    rc = run_figure(f, h, "", err, sizeof(err));
+    if (rc != 0) {
+        tb_cli_error("--html: %s", err);
+        code = TB_EXIT_FAILED;
+    }
+    tb_html_end(f);
+    rc = ferror(f);
+    if ((fclose(f) != 0 || rc != 0) && code < 0) {
+        tb_cli_error("--html: writing %s failed", path);
+        code = TB_EXIT_FAILED;
+    }
     return code;
 }
 

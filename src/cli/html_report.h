@@ -59,11 +59,6 @@ void tb_html_text(FILE *f, const char *s); /* HTML-escaped */
 void tb_html_svg(FILE *f, const char *svg, size_t n);
 /* JSON text as <script type="application/json" id=ID> ("</" escaped). */
 void tb_html_json(FILE *f, const char *id, const char *json);
-/* One run's figure: the timeline svg, the audio of the WAV at wav (cut at
- * TB_HTML_AUDIO_MAX_S) and the gap list.  Returns 0 or a TB_E* code
- * (TB_EIO: the WAV cannot be read or is not the speaker's format). */
-int tb_html_player(FILE *f, const char *svg, size_t svglen, const char *wav,
-                   const struct tb_audio_gap_s *gaps, size_t ngaps, char *err, size_t errlen);
 /* The script and the end of the page. */
 void tb_html_end(FILE *f);
 
