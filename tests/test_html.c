@@ -36,8 +36,8 @@ static const char *node_dir(void)
     return d != NULL ? d : "tests/node";
 }
 
-/* The base64 WAV of the first <audio> of the page, decoded. */
-static void decode_audio(struct page *p)
+/* The base64 WAV of the k-th <audio> of the page (from 0), decoded. */
+static void decode_audio(struct page *p, int k)
 {
     static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     size_t len, n = 0;
@@ -46,7 +46,10 @@ static void decode_audio(struct page *p)
     unsigned char *b;
     uint32_t acc = 0;
     int bits = 0;
+    for (int i = 0; i < k && s != NULL; i++)
+        s = strstr(s + 1, "data:audio/wav;base64,");
     assert_non_null(s);
+    free(p->pcm);
     s += strlen("data:audio/wav;base64,");
     e = strchr(s, '"');
     assert_non_null(e);
@@ -105,7 +108,7 @@ static void open_page(struct page *p, const char *args, const char *shot)
     if (p->seen == NULL)
         fail_msg("html-page.mjs printed no JSON: %s", txt);
     free(txt);
-    decode_audio(p);
+    decode_audio(p, 0);
 }
 
 static void close_page(struct page *p)
@@ -143,14 +146,15 @@ static int16_t peak(const struct page *p, double t0, double t1)
     return (int16_t)m;
 }
 
-/* Everything a one-run page must satisfy; returns the number of gaps. */
-static size_t check_run_page(const struct page *p)
+/* Everything the figure of one run (section k, its audio decoded in p)
+ * must satisfy against tool, the run's --json object; returns the number
+ * of gaps. */
+static size_t check_figure(const struct page *p, int k, const cJSON *tool)
 {
-    const cJSON *au = cJSON_GetObjectItem(p->tool, "audio");
+    const cJSON *au = cJSON_GetObjectItem(tool, "audio");
     const cJSON *jg = cJSON_GetObjectItem(au, "gaps");
-    const cJSON *sec = cJSON_GetArrayItem(cJSON_GetObjectItem(p->seen, "sections"), 0);
+    const cJSON *sec = cJSON_GetArrayItem(cJSON_GetObjectItem(p->seen, "sections"), k);
     const cJSON *gl = cJSON_GetObjectItem(sec, "gaps"), *cl = cJSON_GetObjectItem(sec, "clicks");
-    const cJSON *ns = cJSON_GetObjectItem(p->seen, "noscript");
     const cJSON *pl = cJSON_GetObjectItem(sec, "play");
     const cJSON *keys = cJSON_GetObjectItem(sec, "keys");
     double x0 = num(sec, "x0"), pps = num(sec, "pps");
@@ -162,9 +166,9 @@ static size_t check_run_page(const struct page *p)
     if (cJSON_GetArraySize(cJSON_GetObjectItem(p->seen, "requests")) != 0)
         fail_msg("the page made a request: %s",
                  cJSON_PrintUnformatted(cJSON_GetObjectItem(p->seen, "requests")));
-    /* The page's JSON is the tool's, all of it. */
-    if (!cJSON_Compare(cJSON_GetObjectItem(p->seen, "result"), p->tool, 1))
-        fail_msg("the embedded JSON differs from --json");
+    /* The figure's JSON is the tool's, all of it. */
+    if (!cJSON_Compare(cJSON_GetObjectItem(sec, "result"), tool, 1))
+        fail_msg("the figure's embedded JSON differs from the run's --json");
     /* The audio lasts as long as the WAV. */
     near(num(sec, "duration"), (double)p->frames / p->rate, 0.010, "audio.duration");
     assert_int_equal((size_t)num(sec, "frames"), p->frames);
@@ -172,9 +176,9 @@ static size_t check_run_page(const struct page *p)
     assert_int_equal(cJSON_GetArraySize(gl), n);
     assert_int_equal(cJSON_GetArraySize(cl), n);
     prev_end = first;
-    for (size_t k = 0; k < n; k++) {
-        const cJSON *g = cJSON_GetArrayItem(jg, (int)k), *s = cJSON_GetArrayItem(gl, (int)k);
-        const cJSON *c = cJSON_GetArrayItem(cl, (int)k);
+    for (size_t j = 0; j < n; j++) {
+        const cJSON *g = cJSON_GetArrayItem(jg, (int)j), *s = cJSON_GetArrayItem(gl, (int)j);
+        const cJSON *c = cJSON_GetArrayItem(cl, (int)j);
         double at = num(g, "at_s"), len = num(g, "gap_s"), want = at - 1 < 0 ? 0 : at - 1;
         near(cJSON_GetArrayItem(s, 0)->valuedouble, at, 1e-6, "gap start in the list");
         near(cJSON_GetArrayItem(s, 1)->valuedouble, len, 1e-6, "gap length in the list");
@@ -210,6 +214,14 @@ static size_t check_run_page(const struct page *p)
         near(num(keys, "nn"), s1, 0.1, "key n twice");
         near(num(keys, "p"), s0, 0.1, "key p");
     }
+    return n;
+}
+
+/* A one-run page (sim, run): the figure, and the page without scripts. */
+static size_t check_run_page(const struct page *p)
+{
+    const cJSON *ns = cJSON_GetObjectItem(p->seen, "noscript");
+    size_t n = check_figure(p, 0, p->tool);
     /* Scripts off: the report, the picture, a plain audio control. */
     assert_int_equal((int)num(ns, "svgs"), 1);
     assert_int_equal((int)num(ns, "audios"), 1);
@@ -294,6 +306,119 @@ static void sweep_page_in_chromium(void **state)
     remove(out);
 }
 
+/* The records file of a bench --out DIR, as one array. */
+static cJSON *records(const char *dir)
+{
+    char path[256];
+    char *txt, *line, *save = NULL;
+    cJSON *all = cJSON_CreateArray();
+    snprintf(path, sizeof(path), "%s/records.jsonl", dir);
+    txt = tb_test_slurp_str(path);
+    for (line = strtok_r(txt, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        cJSON *r = cJSON_Parse(line);
+        assert_non_null(r);
+        if (cJSON_GetObjectItem(r, "ttsbuf_bench") != NULL)
+            cJSON_Delete(r);
+        else
+            cJSON_AddItemToArray(all, r);
+    }
+    free(txt);
+    return all;
+}
+
+static int by_gap_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The bench page against a mock with a stall in every stream: the
+ * per-level JSON is summary.json, every record is a row, sorting by total
+ * silence orders the rows, and the worst streams' figures pass the same
+ * checks as a sim page (their JSON, gaps, audio, play head and keys). */
+static void bench_page_in_chromium(void **state)
+{
+    struct tb_test_mock m;
+    struct page p;
+    char cmd[1024], dir[96], path[160];
+    struct tb_test_out o;
+    cJSON *recs, *sum;
+    const cJSON *secs, *sorted;
+    double g[16];
+    int nrec;
+    char *txt;
+    (void)state;
+    memset(&p, 0, sizeof(p));
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-html-%d-bench", (int)getpid());
+    snprintf(p.html, sizeof(p.html), "/tmp/ttsbuf-html-%d-bench.html", (int)getpid());
+    snprintf(p.out, sizeof(p.out), "/tmp/ttsbuf-html-%d-bench.seen", (int)getpid());
+    tb_test_mock_start(&m, 40, 0.2, 0.04, "stall@1:2.5");
+    snprintf(cmd, sizeof(cmd),
+             "bench --base-url %s --model mock -c 2 --requests 3 --chunk token -q --out %s --html %s "
+             "--html-streams 2",
+             m.base, dir, p.html);
+    o = tb_test_run(cmd);
+    tb_test_mock_stop(&m);
+    if (o.code != 0)
+        fail_msg("ttsbuf %s: exit %d: %s", cmd, o.code, o.se);
+    tb_test_out_free(&o);
+    snprintf(cmd, sizeof(cmd), "timeout 180 node %s/html-page.mjs %s %s >%s 2>&1", node_dir(),
+             p.html, getenv("TB_HTML_SHOT_BENCH") ? getenv("TB_HTML_SHOT_BENCH") : "", p.out);
+    if (tb_test_sh(cmd) != 0)
+        fail_msg("the browser could not drive %s: %s", p.html, tb_test_slurp_str(p.out));
+    txt = tb_test_slurp_str(p.out);
+    p.seen = cJSON_Parse(txt);
+    assert_non_null(p.seen);
+    free(txt);
+    assert_string_equal(cJSON_GetObjectItem(p.seen, "kind")->valuestring, "bench");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(p.seen, "console_errors")), 0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(p.seen, "requests")), 0);
+    /* The page's per-level JSON is summary.json. */
+    snprintf(path, sizeof(path), "%s/summary.json", dir);
+    txt = tb_test_slurp_str(path);
+    sum = cJSON_Parse(txt);
+    free(txt);
+    assert_true(cJSON_Compare(cJSON_GetObjectItem(p.seen, "result"), sum, 1));
+    cJSON_Delete(sum);
+    /* Every record a row; sorted by total silence, the worst first. */
+    recs = records(dir);
+    nrec = cJSON_GetArraySize(recs);
+    assert_int_equal(nrec, 3);
+    for (int i = 0; i < nrec; i++)
+        g[i] = num(cJSON_GetArrayItem(recs, i), "gap_total");
+    qsort(g, (size_t)nrec, sizeof(g[0]), by_gap_desc);
+    sorted = cJSON_GetObjectItem(cJSON_GetObjectItem(p.seen, "sorts"), "gap_total");
+    assert_int_equal(cJSON_GetArraySize(sorted), nrec);
+    for (int i = 0; i < nrec; i++)
+        assert_true(strtod(cJSON_GetArrayItem(sorted, i)->valuestring, NULL) == g[i]);
+    /* The two worst streams' figures. */
+    secs = cJSON_GetObjectItem(p.seen, "sections");
+    assert_int_equal(cJSON_GetArraySize(secs), 2);
+    for (int k = 0; k < 2; k++) {
+        const cJSON *sec = cJSON_GetArrayItem(secs, k);
+        const char *id = cJSON_GetObjectItem(sec, "details")->valuestring;
+        int found = 0;
+        for (int i = 0; i < nrec; i++) {
+            const cJSON *r = cJSON_GetArrayItem(recs, i);
+            char want[32];
+            snprintf(want, sizeof(want), "s-%d", (int)num(r, "id"));
+            if (strcmp(id, want) == 0) {
+                found = 1;
+                assert_true(num(r, "gap_total") >= g[1]); /* one of the two worst */
+            }
+        }
+        assert_true(found);
+        decode_audio(&p, k);
+        if (check_figure(&p, k, cJSON_GetObjectItem(sec, "result")) < 1)
+            fail_msg("figure %d has no gap: %s", k,
+                     cJSON_PrintUnformatted(cJSON_GetObjectItem(sec, "result")));
+    }
+    cJSON_Delete(recs);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    tb_test_sh(cmd);
+    close_page(&p);
+}
+
 static void html_errors(void **state)
 {
     (void)state;
@@ -310,6 +435,7 @@ int tb_test_html(void)
         cmocka_unit_test(sim_page_in_chromium),
         cmocka_unit_test(run_page_in_chromium),
         cmocka_unit_test(sweep_page_in_chromium),
+        cmocka_unit_test(bench_page_in_chromium),
     };
     return TB_RUN_GROUP("html", cases);
 }

@@ -75,6 +75,9 @@ static const char js[] =
     " var k=ev.key;if(k===' '||k==='k'){ev.preventDefault();cur=r;if(r.au.paused){var p=r.au.play();"
     "if(p&&p.catch)p.catch(function(){});}else r.au.pause();}\n"
     " else if(k==='n'||k==='p'){var t=gapAt(r,k==='n'?1:-1);if(t!==null)r.seek(t);}});\n"
+    "[].forEach.call(document.querySelectorAll('a[href^=\"#s-\"]'),function(a){a.addEventListener("
+    "'click',function(){var d=document.getElementById(a.getAttribute('href').slice(1));"
+    "if(d)d.open=true;});});\n"
     "[].forEach.call(document.querySelectorAll('table.sortable'),function(tb){\n"
     " [].forEach.call(tb.tHead.rows[0].cells,function(th,ci){if(!th.hasAttribute('data-sort'))"
     "return;\n"
@@ -285,14 +288,8 @@ static void verdict_line(FILE *f, const char *report)
     fputs("</p>\n", f);
 }
 
-/*
- * One run's figure, as <section class="tb-run">: the verdict, the
- * timeline, the audio, the gaps, the human report (<pre id="report" +
- * suffix>) and the --json object (<script id="result" + suffix>).
- * Returns 0, TB_ENOMEM, or TB_EIO with the detail in err.
- */
-static int run_figure(FILE *f, const struct tb_html_run *h, const char *suffix, char *err,
-                      size_t errlen)
+int tb_html_run_figure(FILE *f, const struct tb_html_run *h, const char *suffix, char *err,
+                       size_t errlen)
 {
     char *rep = NULL, *svg = NULL, *json = NULL, id[64];
     size_t replen, svglen, jsonlen;
@@ -364,7 +361,7 @@ int tb_cli_html_run(const char *path, const struct tb_html_run *h)
     }
     snprintf(title, sizeof(title), "ttsbuf %s: %s %s", h->cmd, h->src->kind, h->src->name);
     tb_html_begin(f, h->cmd, title);
-    rc = run_figure(f, h, "", err, sizeof(err));
+    rc = tb_html_run_figure(f, h, "", err, sizeof(err));
     if (rc != 0) {
         tb_cli_error("--html: %s", err);
         code = TB_EXIT_FAILED;

@@ -59,6 +59,33 @@ void tb_html_text(FILE *f, const char *s); /* HTML-escaped */
 void tb_html_svg(FILE *f, const char *svg, size_t n);
 /* JSON text as <script type="application/json" id=ID> ("</" escaped). */
 void tb_html_json(FILE *f, const char *id, const char *json);
+/*
+ * tb_html_run_figure - one run's figure, as <section class="tb-run">: the
+ * verdict, the timeline, the audio (h->au rendered to a WAV), the gaps, the
+ * human report (<pre id="report" + suffix>) and the --json object (<script
+ * id="result" + suffix>).  Returns 0, TB_ENOMEM, or TB_EIO with the detail
+ * in err.
+ */
+int tb_html_run_figure(FILE *f, const struct tb_html_run *h, const char *suffix, char *err,
+                       size_t errlen);
+
+/* The page of a bench run: the per-level report, every stream as a row
+ * of a sortable table, and the figure of the nworst streams with the most
+ * silence, each replayed with eSpeak NG (voice and cue from speech) on a
+ * virtual clock.  Returns -1 to go on, or an exit code (printed). */
+struct tb_bench_meta;
+struct tb_bench_summary;
+struct tb_bench_recs;
+struct tb_html_bench {
+    const struct tb_bench_meta *m;
+    const struct tb_bench_summary *s; /* m->nlevels */
+    const struct tb_bench_recs *recs;
+    const struct tb_sim_opts *o;
+    const struct tb_cli_audio *speech;
+    size_t nworst, max_gaps;
+};
+int tb_cli_html_bench(const char *path, const struct tb_html_bench *b);
+
 /* The script and the end of the page. */
 void tb_html_end(FILE *f);
 

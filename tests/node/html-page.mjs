@@ -52,7 +52,8 @@ try {
         frames: +a.getAttribute('data-frames'), rate: +a.getAttribute('data-rate'),
         x0: +svg.getAttribute('data-x0'), pps: +svg.getAttribute('data-px-per-s'),
         gaps: [...s.querySelectorAll('ol.gaps a')].map((l) => [+l.getAttribute('data-at'), +l.getAttribute('data-len')]),
-        name: s.getAttribute('data-name'),
+        details: (s.closest('details') || {}).id || null,
+        result: JSON.parse(s.querySelector('script[type="application/json"]').textContent),
       };
     }, i);
     // Clicking gap k: the position and the play head, read at once.
