@@ -401,7 +401,7 @@ static void bench_page_in_chromium(void **state)
         for (int i = 0; i < nrec; i++) {
             const cJSON *r = cJSON_GetArrayItem(recs, i);
             char want[32];
-            snprintf(want, sizeof(want), "s-%d", (int)num(r, "id"));
+            snprintf(want, sizeof(want), "s-%d-%d", (int)num(r, "level") + 1, (int)num(r, "id"));
             if (strcmp(id, want) == 0) {
                 found = 1;
                 assert_true(num(r, "gap_total") >= g[1]); /* one of the two worst */

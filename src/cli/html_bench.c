@@ -76,10 +76,11 @@ static void streams_table(FILE *f, const struct tb_bench_recs *r, const size_t *
         int heard = 0;
         for (size_t q = 0; q < nw; q++)
             heard |= w[q] == i;
-        fprintf(f, "<tr data-id=\"%llu\"><td data-v=\"%llu\">%llu", (unsigned long long)x->id,
-                (unsigned long long)x->id, (unsigned long long)x->id);
+        fprintf(f, "<tr><td data-v=\"%llu\">%llu", (unsigned long long)x->id,
+                (unsigned long long)x->id);
         if (heard)
-            fprintf(f, " <a href=\"#s-%llu\">hear it</a>", (unsigned long long)x->id);
+            fprintf(f, " <a href=\"#s-%u-%llu\">hear it</a>", x->level + 1,
+                    (unsigned long long)x->id);
         fprintf(f, "</td><td data-v=\"%u\">%u</td><td>", x->level + 1, x->level + 1);
         if (x->error == 0)
             fputs("ok", f);
@@ -135,14 +136,15 @@ static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb
     if (code >= 0)
         goto out;
     fprintf(f,
-            "<details id=\"s-%llu\"><summary>request %llu, level %u: %u underrun%s, %.3f s of "
-            "silence in the table; replayed with eSpeak NG</summary>\n",
-            (unsigned long long)x->id, (unsigned long long)x->id, x->level + 1, x->underruns,
+            "<details id=\"s-%u-%llu\"><summary>request %llu, level %u: %u underrun%s, %.3f s "
+            "of silence in the table; replayed with eSpeak NG</summary>\n",
+            x->level + 1, (unsigned long long)x->id, (unsigned long long)x->id, x->level + 1,
+            x->underruns,
             x->underruns == 1 ? "" : "s", x->gap_total);
     {
         struct tb_html_run h = {"bench", &src, &o, &x->stream, &r, &gaps, &plays.all, NULL, &au,
                                 b->max_gaps};
-        snprintf(suffix, sizeof(suffix), "-%llu", (unsigned long long)x->id);
+        snprintf(suffix, sizeof(suffix), "-%u-%llu", x->level + 1, (unsigned long long)x->id);
         rc = tb_html_run_figure(f, &h, suffix, err, sizeof(err));
     }
     fputs("</details>\n", f);
