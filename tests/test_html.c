@@ -200,10 +200,8 @@ static size_t check_figure(const struct page *p, int k, const cJSON *tool)
     {
         const cJSON *b = cJSON_GetObjectItem(pl, "before"), *a = cJSON_GetObjectItem(pl, "after");
         if (!(num(a, "t") > num(b, "t") + 0.2))
-            fail_msg("playing 1.5 s moved the audio from %.3f to %.3f s", num(b, "t"),
-                     num(a, "t"));
-        near(num(a, "x"), x0 + num(a, "t") * pps, 0.5 * pps + 2.0,
-             "play head x while playing");
+            fail_msg("playing 1.5 s moved the audio from %.3f to %.3f s", num(b, "t"), num(a, "t"));
+        near(num(a, "x"), x0 + num(a, "t") * pps, 0.5 * pps + 2.0, "play head x while playing");
         assert_true(num(a, "x") > num(b, "x") + 1.0);
     }
     /* Keys: n to the first gap's seek point, n again to the second, p back. */
@@ -275,8 +273,8 @@ static void sweep_page_in_chromium(void **state)
     if (o.code != 0)
         fail_msg("ttsbuf %s: exit %d: %s", cmd, o.code, o.se);
     tb_test_out_free(&o);
-    snprintf(cmd, sizeof(cmd), "timeout 180 node %s/html-page.mjs %s %s >%s 2>&1", node_dir(),
-             page, getenv("TB_HTML_SHOT_SWEEP") ? getenv("TB_HTML_SHOT_SWEEP") : "", out);
+    snprintf(cmd, sizeof(cmd), "timeout 180 node %s/html-page.mjs %s %s >%s 2>&1", node_dir(), page,
+             getenv("TB_HTML_SHOT_SWEEP") ? getenv("TB_HTML_SHOT_SWEEP") : "", out);
     if (tb_test_sh(cmd) != 0)
         fail_msg("the browser could not drive %s: %s", page, tb_test_slurp_str(out));
     txt = tb_test_slurp_str(out);
@@ -353,10 +351,11 @@ static void bench_page_in_chromium(void **state)
     snprintf(p.html, sizeof(p.html), "/tmp/ttsbuf-html-%d-bench.html", (int)getpid());
     snprintf(p.out, sizeof(p.out), "/tmp/ttsbuf-html-%d-bench.seen", (int)getpid());
     tb_test_mock_start(&m, 40, 0.2, 0.04, "stall@1:2.5");
-    snprintf(cmd, sizeof(cmd),
-             "bench --base-url %s --model mock -c 2 --requests 3 --chunk token -q --out %s --html %s "
-             "--html-streams 2",
-             m.base, dir, p.html);
+    snprintf(
+        cmd, sizeof(cmd),
+        "bench --base-url %s --model mock -c 2 --requests 3 --chunk token -q --out %s --html %s "
+        "--html-streams 2",
+        m.base, dir, p.html);
     o = tb_test_run(cmd);
     tb_test_mock_stop(&m);
     if (o.code != 0)

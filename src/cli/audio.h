@@ -37,7 +37,7 @@ struct tb_cli_audio {
     struct tb_audio_result res;
     struct tb_audio_gap_s *gaps;
     size_t ngaps;
-    int have_rate; /* rate-model result below is filled */
+    int have_rate;     /* rate-model result below is filled */
     char html_wav[64]; /* the WAV rendered for --html alone (removed by
                         * tb_cli_audio_free), or "" */
     struct tb_sim_result rate;

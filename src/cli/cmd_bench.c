@@ -710,8 +710,7 @@ int tb_cmd_bench(int argc, char **argv)
         code = TB_EXIT_OK;
     }
     if (a.html != NULL) {
-        struct tb_html_bench hb = {&meta, sums, &recs, &a.c.o, &a.au, a.html_streams,
-                                   a.c.max_gaps};
+        struct tb_html_bench hb = {&meta, sums, &recs, &a.c.o, &a.au, a.html_streams, a.c.max_gaps};
         int hc = tb_cli_html_bench(a.html, &hb);
         if (hc >= 0 && code == TB_EXIT_OK)
             code = hc;

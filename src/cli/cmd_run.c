@@ -379,8 +379,8 @@ int tb_cmd_run(int argc, char **argv)
     if (a.au.sp != NULL)
         tb_cli_audio_rate_model(&a.au, &r.stream, &a.c.o);
     if (a.c.html != NULL && r.sim.play.chunks > 0 && code < 0) {
-        struct tb_html_run h = {"run",     &src,   &a.c.o, &r.stream,       &r.sim,
-                                &gaps,     &plays.all, &rl, &a.au, a.c.max_gaps};
+        struct tb_html_run h = {"run", &src,       &a.c.o, &r.stream, &r.sim,
+                                &gaps, &plays.all, &rl,    &a.au,     a.c.max_gaps};
         code = tb_cli_html_run(a.c.html, &h);
     }
     if (a.c.json) {

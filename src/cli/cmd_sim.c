@@ -200,8 +200,8 @@ int tb_cmd_sim(int argc, char **argv)
             goto out;
     }
     if (a.html != NULL) {
-        struct tb_html_run h = {"sim", &src, &a.o, &s, &r, &gaps, &plays.all, NULL, &au,
-                                a.max_gaps};
+        struct tb_html_run h = {"sim", &src,       &a.o, &s,  &r,
+                                &gaps, &plays.all, NULL, &au, a.max_gaps};
         code = tb_cli_html_run(a.html, &h);
         if (code >= 0)
             goto out;

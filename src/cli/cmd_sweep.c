@@ -453,10 +453,9 @@ int tb_cmd_sweep(int argc, char **argv)
         tb_cli_error("sweep: --seeds applies to --synth and --preset; there is neither");
         goto out;
     }
-    to_stdout = (a.csv != NULL && strcmp(a.csv, "-") == 0) +
-                (a.json != NULL && strcmp(a.json, "-") == 0) +
-                (a.svg != NULL && strcmp(a.svg, "-") == 0) +
-                (a.html != NULL && strcmp(a.html, "-") == 0);
+    to_stdout =
+        (a.csv != NULL && strcmp(a.csv, "-") == 0) + (a.json != NULL && strcmp(a.json, "-") == 0) +
+        (a.svg != NULL && strcmp(a.svg, "-") == 0) + (a.html != NULL && strcmp(a.html, "-") == 0);
     if (to_stdout > 1) {
         tb_cli_error("sweep: only one of --csv, --json, --svg and --html can write to stdout");
         goto out;

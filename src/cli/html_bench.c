@@ -139,11 +139,10 @@ static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb
             "<details id=\"s-%u-%llu\"><summary>request %llu, level %u: %u underrun%s, %.3f s "
             "of silence in the table; replayed with eSpeak NG</summary>\n",
             x->level + 1, (unsigned long long)x->id, (unsigned long long)x->id, x->level + 1,
-            x->underruns,
-            x->underruns == 1 ? "" : "s", x->gap_total);
+            x->underruns, x->underruns == 1 ? "" : "s", x->gap_total);
     {
-        struct tb_html_run h = {"bench", &src, &o, &x->stream, &r, &gaps, &plays.all, NULL, &au,
-                                b->max_gaps};
+        struct tb_html_run h = {"bench", &src,       &o,   &x->stream, &r,
+                                &gaps,   &plays.all, NULL, &au,        b->max_gaps};
         snprintf(suffix, sizeof(suffix), "-%u-%llu", x->level + 1, (unsigned long long)x->id);
         rc = tb_html_run_figure(f, &h, suffix, err, sizeof(err));
     }

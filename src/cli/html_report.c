@@ -72,7 +72,8 @@ static const char js[] =
     " if(tg==='INPUT'||tg==='TEXTAREA'||ev.ctrlKey||ev.metaKey||ev.altKey)return;\n"
     " var r=cur||runs.find(function(x){return x.sec.offsetParent!==null;})||runs[0];"
     "if(!r)return;\n"
-    " var k=ev.key;if(k===' '||k==='k'){ev.preventDefault();cur=r;if(r.au.paused){var p=r.au.play();"
+    " var k=ev.key;if(k===' '||k==='k'){ev.preventDefault();cur=r;if(r.au.paused){var "
+    "p=r.au.play();"
     "if(p&&p.catch)p.catch(function(){});}else r.au.pause();}\n"
     " else if(k==='n'||k==='p'){var t=gapAt(r,k==='n'?1:-1);if(t!==null)r.seek(t);}});\n"
     "[].forEach.call(document.querySelectorAll('a[href^=\"#s-\"]'),function(a){a.addEventListener("
@@ -182,8 +183,12 @@ static void b64(FILE *f, const unsigned char *p, size_t n)
             v |= p[i + 2];
         out[0] = a[(v >> 18) & 63];
         out[1] = a[(v >> 12) & 63];
-        out[2] = k > 1 ? a[(v >> 6) & 63] : '=';
-        out[3] = k > 2 ? a[v & 63] : '=';
+        out[2] = '=';
+        out[3] = '=';
+        if (k > 1)
+            out[2] = a[(v >> 6) & 63];
+        if (k > 2)
+            out[3] = a[v & 63];
         fwrite(out, 1, 4, f);
     }
 }

@@ -33,10 +33,10 @@ struct tb_html_run {
     const struct tb_sim_opts *o;
     const struct tb_stream *s;
     const struct tb_sim_result *r;
-    const struct tb_gap_list *gaps;      /* the underruns */
-    const struct tb_gap_list *all;       /* every chunk's schedule */
-    const struct tb_report_live *live;   /* run only, else NULL */
-    const struct tb_cli_audio *au;       /* rendered to a WAV file */
+    const struct tb_gap_list *gaps;    /* the underruns */
+    const struct tb_gap_list *all;     /* every chunk's schedule */
+    const struct tb_report_live *live; /* run only, else NULL */
+    const struct tb_cli_audio *au;     /* rendered to a WAV file */
     size_t max_gaps;
 };
 
