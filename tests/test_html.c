@@ -79,12 +79,40 @@ static void decode_audio(struct page *p, int k)
     free(h);
 }
 
+/* Opens the page at html in Chromium (html-page.mjs, its JSON kept in
+ * out) and returns what it saw, after checking the page logged no error
+ * and made no request. */
+static cJSON *browse(const char *html, const char *out)
+{
+    char cmd[1024];
+    char *txt;
+    cJSON *seen;
+    snprintf(cmd, sizeof(cmd), "%s/node_modules/puppeteer-core/package.json", node_dir());
+    if (access(cmd, R_OK) != 0)
+        fail_msg("puppeteer-core is missing in %s/node_modules: run `make deps`", node_dir());
+    snprintf(cmd, sizeof(cmd), "timeout 180 node %s/html-page.mjs %s >%s 2>&1", node_dir(), html,
+             out);
+    if (tb_test_sh(cmd) != 0)
+        fail_msg("the browser could not drive %s: %s", html, tb_test_slurp_str(out));
+    txt = tb_test_slurp_str(out);
+    seen = cJSON_Parse(txt);
+    if (seen == NULL)
+        fail_msg("html-page.mjs printed no JSON: %s", txt);
+    free(txt);
+    if (cJSON_GetArraySize(cJSON_GetObjectItem(seen, "console_errors")) != 0)
+        fail_msg("console errors: %s",
+                 cJSON_PrintUnformatted(cJSON_GetObjectItem(seen, "console_errors")));
+    if (cJSON_GetArraySize(cJSON_GetObjectItem(seen, "requests")) != 0)
+        fail_msg("the page made a request: %s",
+                 cJSON_PrintUnformatted(cJSON_GetObjectItem(seen, "requests")));
+    return seen;
+}
+
 /* Runs `ttsbuf ARGS --html P --json`, then the browser on P. */
-static void open_page(struct page *p, const char *args, const char *shot)
+static void open_page(struct page *p, const char *args)
 {
     char cmd[2048];
     struct tb_test_out o;
-    char *txt;
     snprintf(p->html, sizeof(p->html), "/tmp/ttsbuf-html-%d.html", (int)getpid());
     snprintf(p->out, sizeof(p->out), "/tmp/ttsbuf-html-%d.seen", (int)getpid());
     snprintf(cmd, sizeof(cmd), "%s --html %s --json", args, p->html);
@@ -94,20 +122,7 @@ static void open_page(struct page *p, const char *args, const char *shot)
     p->tool = cJSON_Parse(o.so);
     assert_non_null(p->tool);
     tb_test_out_free(&o);
-    snprintf(cmd, sizeof(cmd), "%s/node_modules/puppeteer-core/package.json", node_dir());
-    if (access(cmd, R_OK) != 0)
-        fail_msg("puppeteer-core is missing in %s/node_modules: run `make deps`", node_dir());
-    snprintf(cmd, sizeof(cmd), "timeout 180 node %s/html-page.mjs %s %s >%s 2>&1", node_dir(),
-             p->html, shot != NULL ? shot : "", p->out);
-    if (tb_test_sh(cmd) != 0) {
-        txt = tb_test_slurp_str(p->out);
-        fail_msg("the browser could not drive %s: %s", p->html, txt);
-    }
-    txt = tb_test_slurp_str(p->out);
-    p->seen = cJSON_Parse(txt);
-    if (p->seen == NULL)
-        fail_msg("html-page.mjs printed no JSON: %s", txt);
-    free(txt);
+    p->seen = browse(p->html, p->out);
     decode_audio(p, 0);
 }
 
@@ -161,11 +176,6 @@ static size_t check_figure(const struct page *p, int k, const cJSON *tool)
     double first = num(au, "first_audio_s"), prev_end;
     size_t n = (size_t)cJSON_GetArraySize(jg);
 
-    /* No console error, no request. */
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(p->seen, "console_errors")), 0);
-    if (cJSON_GetArraySize(cJSON_GetObjectItem(p->seen, "requests")) != 0)
-        fail_msg("the page made a request: %s",
-                 cJSON_PrintUnformatted(cJSON_GetObjectItem(p->seen, "requests")));
     /* The figure's JSON is the tool's, all of it. */
     if (!cJSON_Compare(cJSON_GetObjectItem(sec, "result"), tool, 1))
         fail_msg("the figure's embedded JSON differs from the run's --json");
@@ -235,7 +245,7 @@ static void sim_page_in_chromium(void **state)
     struct page p;
     (void)state;
     memset(&p, 0, sizeof(p));
-    open_page(&p, "sim --preset demo", getenv("TB_HTML_SHOT_SIM"));
+    open_page(&p, "sim --preset demo");
     assert_true(check_run_page(&p) >= 2);
     assert_int_equal(p.rate, 22050);
     close_page(&p);
@@ -247,7 +257,7 @@ static void run_page_in_chromium(void **state)
     struct page p;
     (void)state;
     memset(&p, 0, sizeof(p));
-    open_page(&p, "run --synth tps=8,ttft=0.3,tokens=40,jitter=0.5,stall=0.1:1.0,seed=8", NULL);
+    open_page(&p, "run --synth tps=8,ttft=0.3,tokens=40,jitter=0.5,stall=0.1:1.0,seed=8");
     assert_true(check_run_page(&p) >= 1);
     assert_string_equal(cJSON_GetObjectItem(p.tool, "source")->valuestring, "synth");
     close_page(&p);
@@ -273,21 +283,12 @@ static void sweep_page_in_chromium(void **state)
     if (o.code != 0)
         fail_msg("ttsbuf %s: exit %d: %s", cmd, o.code, o.se);
     tb_test_out_free(&o);
-    snprintf(cmd, sizeof(cmd), "timeout 180 node %s/html-page.mjs %s %s >%s 2>&1", node_dir(), page,
-             getenv("TB_HTML_SHOT_SWEEP") ? getenv("TB_HTML_SHOT_SWEEP") : "", out);
-    if (tb_test_sh(cmd) != 0)
-        fail_msg("the browser could not drive %s: %s", page, tb_test_slurp_str(out));
-    txt = tb_test_slurp_str(out);
-    seen = cJSON_Parse(txt);
-    assert_non_null(seen);
-    free(txt);
+    seen = browse(page, out);
     txt = tb_test_slurp_str(json);
     tool = cJSON_Parse(txt);
     assert_non_null(tool);
     free(txt);
     assert_string_equal(cJSON_GetObjectItem(seen, "kind")->valuestring, "sweep");
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(seen, "console_errors")), 0);
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(seen, "requests")), 0);
     assert_true(cJSON_Compare(cJSON_GetObjectItem(seen, "result"), tool, 1));
     {
         const cJSON *ns = cJSON_GetObjectItem(seen, "noscript");
@@ -361,17 +362,8 @@ static void bench_page_in_chromium(void **state)
     if (o.code != 0)
         fail_msg("ttsbuf %s: exit %d: %s", cmd, o.code, o.se);
     tb_test_out_free(&o);
-    snprintf(cmd, sizeof(cmd), "timeout 180 node %s/html-page.mjs %s %s >%s 2>&1", node_dir(),
-             p.html, getenv("TB_HTML_SHOT_BENCH") ? getenv("TB_HTML_SHOT_BENCH") : "", p.out);
-    if (tb_test_sh(cmd) != 0)
-        fail_msg("the browser could not drive %s: %s", p.html, tb_test_slurp_str(p.out));
-    txt = tb_test_slurp_str(p.out);
-    p.seen = cJSON_Parse(txt);
-    assert_non_null(p.seen);
-    free(txt);
+    p.seen = browse(p.html, p.out);
     assert_string_equal(cJSON_GetObjectItem(p.seen, "kind")->valuestring, "bench");
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(p.seen, "console_errors")), 0);
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(p.seen, "requests")), 0);
     /* The page's per-level JSON is summary.json. */
     snprintf(path, sizeof(path), "%s/summary.json", dir);
     txt = tb_test_slurp_str(path);
