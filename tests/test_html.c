@@ -370,6 +370,19 @@ static void bench_page_in_chromium(void **state)
     sum = cJSON_Parse(txt);
     free(txt);
     assert_true(cJSON_Compare(cJSON_GetObjectItem(p.seen, "result"), sum, 1));
+    {
+        /* The per-level table: its numbers are the summary's. */
+        const cJSON *lv = cJSON_GetArrayItem(cJSON_GetObjectItem(sum, "levels"), 0);
+        const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItem(p.seen, "levels"), 0);
+        assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(p.seen, "levels")), 1);
+        assert_string_equal(cJSON_GetArrayItem(row, 0)->valuestring,
+                            cJSON_GetObjectItem(lv, "level")->valuestring);
+        assert_int_equal(atoi(cJSON_GetArrayItem(row, 1)->valuestring), (int)num(lv, "requests"));
+        near(strtod(cJSON_GetArrayItem(row, 3)->valuestring, NULL), 100 * num(lv, "gapless_share"),
+             1e-9, "gapless share in the level table");
+        near(strtod(cJSON_GetArrayItem(row, 10)->valuestring, NULL), num(lv, "system_tps"), 1e-9,
+             "system TPS in the level table");
+    }
     cJSON_Delete(sum);
     /* Every record a row; sorted by total silence, the worst first. */
     recs = records(dir);
@@ -417,6 +430,16 @@ static void html_errors(void **state)
                          "--html: the page embeds the audio as a WAV file");
     tb_test_expect_error("sim --preset demo --html /nonexistent-dir/x.html", 2,
                          "--html: cannot write /nonexistent-dir/x.html");
+    {
+        char args[1024];
+        /* A page is of one stream: an import of several must name one. */
+        snprintf(args, sizeof(args), "sim --import vllm:%s --html /tmp/x.html",
+                 tb_test_data("import/vllm/append.json"));
+        tb_test_expect_error(args, 2, "--html: ");
+        tb_test_expect_error(args, 2, "has 3 requests; choose one with --request N");
+    }
+    tb_test_expect_error("sweep --preset demo --seeds 1:2 --json - --html -", 2,
+                         "only one of --csv, --json, --svg and --html can write to stdout");
 }
 
 int tb_test_html(void)

@@ -32,6 +32,41 @@ static void cell(FILE *f, double v, int dec)
     fprintf(f, "<td data-v=\"%.17g\">%.*f</td>", v, dec, v);
 }
 
+/* A statistic, or NaN ("-") when the level has no sample of it. */
+static double stat_p(const struct tb_bench_stat *st, int p95)
+{
+    return st->n == 0 ? NAN : p95 ? st->p95 : st->p50;
+}
+
+static void levels_table(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
+{
+    fputs("<table id=\"levels\"><thead><tr><th>level</th><th>requests</th><th>ok</th>"
+          "<th>gapless</th><th>TTFT P95, s</th><th>TTFA P95, s</th><th>TPS P50</th>"
+          "<th>TPS P95</th><th>silence P95, s</th><th>longest gap P95, s</th>"
+          "<th>system TPS</th></tr></thead>\n<tbody>\n",
+          f);
+    for (uint32_t l = 0; l < m->nlevels; l++) {
+        const struct tb_bench_summary *x = &s[l];
+        char name[64];
+        tb_bench_level_name(&m->levels[l], name, sizeof(name));
+        fputs("<tr><td>", f);
+        tb_html_text(f, name);
+        fprintf(f, "</td><td>%zu</td><td>%zu</td>", x->requests, x->ok);
+        cell(f, x->ok > 0 ? 100.0 * x->gapless_share : NAN, 1);
+        cell(f, stat_p(&x->m[TB_BM_TTFT], 1), 3);
+        cell(f, stat_p(&x->m[TB_BM_TTFA], 1), 3);
+        cell(f, stat_p(&x->m[TB_BM_TPS], 0), 1);
+        cell(f, stat_p(&x->m[TB_BM_TPS], 1), 1);
+        cell(f, stat_p(&x->m[TB_BM_GAP_TOTAL], 1), 3);
+        cell(f, stat_p(&x->m[TB_BM_GAP_MAX], 1), 3);
+        cell(f, x->ok > 0 ? x->system_tps : NAN, 1);
+        fputs("</tr>\n", f);
+    }
+    fputs("</tbody></table>\n<p class=\"note\">Gapless in percent of the streams that "
+          "succeeded; P95 of the TPS is the low tail. The full report:</p>\n",
+          f);
+}
+
 static int usable(const struct tb_bench_rec *x)
 {
     return x->error == 0 && x->stream.n > 0 && !isnan(x->gap_total);
@@ -184,7 +219,9 @@ int tb_cli_html_bench(const char *path, const struct tb_html_bench *b)
     }
     snprintf(title, sizeof(title), "ttsbuf bench: %s at %s", b->m->model, b->m->base_url);
     tb_html_begin(f, "bench", title);
-    fputs("<h2>Per level</h2>\n<pre id=\"report\">", f);
+    fputs("<h2>Per level</h2>\n", f);
+    levels_table(f, b->m, b->s);
+    fputs("<pre id=\"report\">", f);
     tb_html_text(f, rep);
     fputs("</pre>\n", f);
     tb_html_json(f, "result", json);

@@ -32,6 +32,8 @@ try {
     const e = document.getElementById('result');
     return e ? JSON.parse(e.textContent) : null;
   });
+  out.levels = await page.evaluate(() => [...document.querySelectorAll('#levels tbody tr')].map(
+    (r) => [...r.cells].map((c) => (c.hasAttribute('data-v') ? c.getAttribute('data-v') : c.textContent))));
   const nsec = await page.evaluate(() => document.querySelectorAll('section.tb-run').length);
   for (let i = 0; i < nsec; i++) {
     // Open the section when it sits in a closed <details> (bench).
