@@ -70,6 +70,9 @@ static const char js[] =
     " else{for(var j=ts.length-1;j>=0;j--)if(ts[j]<t-0.5)return ts[j];}return null;}\n"
     "document.addEventListener('keydown',function(ev){var tg=ev.target.tagName;\n"
     " if(tg==='INPUT'||tg==='TEXTAREA'||ev.ctrlKey||ev.metaKey||ev.altKey)return;\n"
+    /* Space on a control that takes it itself (the audio element, a
+     * <summary>, a link) is left to that control. */
+    " if(ev.key===' '&&/^(AUDIO|SUMMARY|A|BUTTON)$/.test(tg))return;\n"
     " var r=cur||runs.find(function(x){return x.sec.offsetParent!==null;})||runs[0];"
     "if(!r)return;\n"
     " var k=ev.key;if(k===' '||k==='k'){ev.preventDefault();cur=r;if(r.au.paused){var "
