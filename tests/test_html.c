@@ -423,6 +423,28 @@ static void bench_page_in_chromium(void **state)
     close_page(&p);
 }
 
+/* Past 600 s the audio is cut (and the page says so): the file stays
+ * under 36 MB, whatever the answer's length. */
+static void html_audio_is_capped(void **state)
+{
+    char args[256], path[96];
+    struct tb_test_out o;
+    size_t len;
+    char *page;
+    (void)state;
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-html-%d-long.html", (int)getpid());
+    snprintf(args, sizeof(args), "sim --synth tps=20,tokens=3000,ttft=0.3 --html %s", path);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    tb_test_out_free(&o);
+    page = tb_test_slurp(path, &len);
+    remove(path);
+    assert_non_null(strstr(page, "data-rate=\"22050\" data-frames=\"13230000\""));
+    assert_non_null(strstr(page, "cut here (the page keeps at most 600 s)"));
+    assert_true(len < 36u * 1000 * 1000);
+    free(page);
+}
+
 static void html_errors(void **state)
 {
     (void)state;
@@ -446,6 +468,7 @@ int tb_test_html(void)
 {
     const struct CMUnitTest cases[] = {
         cmocka_unit_test(html_errors),
+        cmocka_unit_test(html_audio_is_capped),
         cmocka_unit_test(sim_page_in_chromium),
         cmocka_unit_test(run_page_in_chromium),
         cmocka_unit_test(sweep_page_in_chromium),
