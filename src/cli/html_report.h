@@ -50,14 +50,16 @@ struct tb_sweep;
 struct tb_sweep_run_info;
 int tb_cli_html_sweep(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri);
 
-/* The building blocks, for pages of several runs (bench, sweep).  Each
- * returns nothing; write errors show in ferror(f), checked at the end. */
+/* The building blocks, for pages of several runs (bench, sweep).  The
+ * void ones leave write errors to ferror(f), checked at the end. */
+
 /* Head, style, <body data-kind=KIND> and the <h1> title. */
 void tb_html_begin(FILE *f, const char *kind, const char *title);
 void tb_html_text(FILE *f, const char *s); /* HTML-escaped */
 /* An SVG document inline (its XML declaration dropped). */
 void tb_html_svg(FILE *f, const char *svg, size_t n);
-/* JSON text as <script type="application/json" id=ID> ("</" escaped). */
+/* JSON text as <script type="application/json" id=ID>, every '<' written
+ * as \u003c (the same JSON; no string can end the element). */
 void tb_html_json(FILE *f, const char *id, const char *json);
 /*
  * tb_html_run_figure - one run's figure, as <section class="tb-run">: the
