@@ -41,7 +41,7 @@ static double stat_p(const struct tb_bench_stat *st, int p95)
 static void levels_table(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
 {
     fputs("<table id=\"levels\"><thead><tr><th>level</th><th>requests</th><th>ok</th>"
-          "<th>gapless</th><th>TTFT P95, s</th><th>TTFA P95, s</th><th>TPS P50</th>"
+          "<th>gapless, %</th><th>TTFT P95, s</th><th>TTFA P95, s</th><th>TPS P50</th>"
           "<th>TPS P95</th><th>silence P95, s</th><th>longest gap P95, s</th>"
           "<th>system TPS</th></tr></thead>\n<tbody>\n",
           f);
