@@ -606,7 +606,8 @@ static void cli_bad_usage(void **state)
     expect_usage("sweep --preset nope", "--preset: unknown preset 'nope'");
     expect_usage("sweep --synth tps=0", "--synth: ");
     expect_usage("sweep --preset demo --threads 0", "--threads: '0' is outside 1..64");
-    expect_usage("sweep --preset demo --csv - --json -", "only one of --csv, --json and --svg");
+    expect_usage("sweep --preset demo --csv - --json -",
+                 "only one of --csv, --json, --svg and --html");
     expect_usage("sweep --preset demo --bogus", "sweep: unknown option '--bogus'");
     expect_usage("sweep --preset demo --preroll", "sweep: --preroll needs a value");
     expect_usage("sweep --preset demo --csv /nonexistent/x.csv", "--csv: cannot write");

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "optdoc.h"
@@ -103,6 +104,36 @@ void tb_cli_audio_rate_model(struct tb_cli_audio *a, const struct tb_stream *s,
     ro.voice = NULL; /* the speaker's voice would speak it again */
     tb_clock_virtual_init(&vc);
     a->have_rate = s->n > 0 && tb_sim_run(s, &ro, &vc, NULL, NULL, &a->rate, err, sizeof(err)) == 0;
+}
+
+int tb_cli_audio_for_html(struct tb_cli_audio *a)
+{
+    int fd;
+    if (a->sink == TB_SINK_WAV)
+        return -1;
+    if (a->sink == TB_SINK_PORTAUDIO) {
+        tb_cli_error("--html: the page embeds the audio as a WAV file; use --audio wav:FILE or no "
+                     "--audio, not --audio %s",
+                     a->spec);
+        return TB_EXIT_USAGE;
+    }
+    snprintf(a->html_wav, sizeof(a->html_wav), "/tmp/ttsbuf-html-XXXXXX");
+    fd = mkstemp(a->html_wav);
+    if (fd < 0) {
+        tb_cli_error("--html: cannot create a temporary WAV file in /tmp");
+        a->html_wav[0] = '\0';
+        return TB_EXIT_FAILED;
+    }
+    close(fd);
+    a->sink = TB_SINK_WAV;
+    a->target = a->html_wav;
+    a->spec = "wav (embedded in the --html page)";
+    return -1;
+}
+
+const char *tb_cli_audio_wav(const struct tb_cli_audio *a)
+{
+    return a->sink == TB_SINK_WAV ? a->target : NULL;
 }
 
 int tb_cli_audio_realtime(const struct tb_cli_audio *a)
@@ -238,7 +269,7 @@ void tb_cli_audio_json(void *rootp, const struct tb_cli_audio *a, const struct t
                             a->sink == TB_SINK_WAV         ? "wav"
                             : a->sink == TB_SINK_PORTAUDIO ? "portaudio"
                                                            : "none");
-    if (a->target != NULL)
+    if (a->target != NULL && a->html_wav[0] == '\0')
         cJSON_AddStringToObject(au, "target", a->target);
     cJSON_AddStringToObject(au, "voice_model", a->count_synthesis ? "espeak+synthesis" : "espeak");
     cJSON_AddStringToObject(au, "voice", a->voice ? a->voice : "en");
@@ -290,4 +321,7 @@ void tb_cli_audio_free(struct tb_cli_audio *a)
     a->sp = NULL;
     free(a->gaps);
     a->gaps = NULL;
+    if (a->html_wav[0] != '\0')
+        remove(a->html_wav);
+    a->html_wav[0] = '\0';
 }

@@ -37,7 +37,9 @@ struct tb_cli_audio {
     struct tb_audio_result res;
     struct tb_audio_gap_s *gaps;
     size_t ngaps;
-    int have_rate; /* rate-model result below is filled */
+    int have_rate;     /* rate-model result below is filled */
+    char html_wav[64]; /* the WAV rendered for --html alone (removed by
+                        * tb_cli_audio_free), or "" */
     struct tb_sim_result rate;
 };
 
@@ -61,6 +63,14 @@ int tb_cli_audio_probe(const struct tb_cli_audio *a);
  * when the stream cannot be simulated. */
 void tb_cli_audio_rate_model(struct tb_cli_audio *a, const struct tb_stream *s,
                              const struct tb_sim_opts *o);
+
+/* For --html: makes the run render its audio to a WAV file (a temporary
+ * one unless --audio wav:FILE was given).  Returns -1 to go on, or an exit
+ * code (the error is printed: --audio portaudio cannot be embedded). */
+int tb_cli_audio_for_html(struct tb_cli_audio *a);
+
+/* The WAV file the run rendered, or NULL. */
+const char *tb_cli_audio_wav(const struct tb_cli_audio *a);
 
 /* Whether the run must go in real time (a PortAudio sink). */
 int tb_cli_audio_realtime(const struct tb_cli_audio *a);

@@ -21,6 +21,7 @@
 #include "ttsbuf/clock.h"
 #include "audio.h"
 #include "common.h"
+#include "html_report.h"
 #include "optdoc.h"
 #include "request.h"
 #include "ttsbuf/api.h"
@@ -49,8 +50,13 @@ enum {
     O_OUT,
     O_REQUIRE,
     O_CSV,
-    O_FORCE
+    O_FORCE,
+    O_HTML,
+    O_HTML_STREAMS
 };
+
+#define DEFAULT_HTML_STREAMS 3
+#define HTML_STREAMS_MAX 50
 
 _Static_assert(DEFAULT_MAX_TOKENS == 300, "--max-tokens' help states the default");
 _Static_assert(OPEN_DEFAULT_REQUESTS == 50, "--requests' help states the default");
@@ -99,6 +105,14 @@ static const struct tb_optdoc bench_output[] = {
      "METRIC is one of ttft, ttfa, tps, tps-usage, itl, underruns, gap-total, gap-max, min-tps, "
      "speedup. A failed gate prints one line per level and exits 1."},
     {"csv", O_CSV, NULL, "one CSV row per level instead of the report", NULL},
+    {"html", O_HTML, "FILE",
+     "also write one self-contained HTML page: the per-level report, every stream as a row "
+     "(sortable by TTFT, silence, longest gap, min TPS), and the timeline and audio of the "
+     "streams with the most silence",
+     "Those streams are replayed with eSpeak NG as sim --html does; their audio is a 16-bit mono "
+     "22.05 kHz WAV each (about 3.5 MB a minute in the page, at most 600 s each)."},
+    {"html-streams", O_HTML_STREAMS, "N",
+     "with --html: how many of the worst streams to replay, 0..50 (default 3)", NULL},
     {"quiet", 'q', NULL, "no progress line", NULL},
     {NULL, 0, NULL, NULL, NULL},
 };
@@ -157,6 +171,8 @@ struct bench_args {
     double duration;
     size_t requests, warmup, max_conc, seed, shards;
     int quiet, csv, poisson, force;
+    const char *html;
+    size_t html_streams;
     struct tb_gate gates[TB_GATES_MAX];
     size_t ngates;
 };
@@ -294,6 +310,7 @@ static int parse(int argc, char **argv, struct bench_args *a)
     tb_cli_request_init(&a->q, DEFAULT_MAX_TOKENS);
     a->seed = 1;
     a->poisson = 1;
+    a->html_streams = DEFAULT_HTML_STREAMS;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
@@ -303,6 +320,14 @@ static int parse(int argc, char **argv, struct bench_args *a)
         case 'c': a->conc = optarg; continue;
         case O_PROMPTS: a->prompts_file = optarg; continue;
         case O_PLAY: a->play = optarg; continue;
+        case O_HTML: a->html = optarg; continue;
+        case O_HTML_STREAMS:
+            if (tb_opt_size("--html-streams", optarg, 0, HTML_STREAMS_MAX, &a->html_streams, err,
+                            sizeof(err)) != 0) {
+                tb_cli_error("%s", err);
+                return TB_EXIT_USAGE;
+            }
+            continue;
         case O_RATE: a->rates = optarg; continue;
         case O_SHARD: a->shard = optarg; continue;
         case O_OUT: a->out = optarg; continue;
@@ -785,6 +810,12 @@ int tb_cmd_bench(int argc, char **argv)
         code = TB_EXIT_GATE;
     } else {
         code = TB_EXIT_OK;
+    }
+    if (a.html != NULL) {
+        struct tb_html_bench hb = {&meta, sums, &recs, &a.c.o, &a.au, a.html_streams, a.c.max_gaps};
+        int hc = tb_cli_html_bench(a.html, &hb);
+        if (hc >= 0 && code == TB_EXIT_OK)
+            code = hc;
     }
     if (a.au.sink != TB_SINK_NONE) {
         int pc = play_one(&a, &recs);

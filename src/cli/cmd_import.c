@@ -242,8 +242,9 @@ int tb_cli_import(const struct tb_cli_common *a, const char *spec,
         goto out;
     }
     if (request < 0 && im.n > 1) {
-        if (a->record != NULL) {
-            tb_cli_error("--record: %s has %zu requests; choose one with --request N", path, im.n);
+        if (a->record != NULL || a->html != NULL) {
+            tb_cli_error("%s: %s has %zu requests; choose one with --request N",
+                         a->record != NULL ? "--record" : "--html", path, im.n);
             code = TB_EXIT_USAGE;
             goto out;
         }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "audio.h"
+#include "html_report.h"
 #include "cli.h"
 #include "common.h"
 #include "optdoc.h"
@@ -221,7 +222,9 @@ int tb_cmd_run(int argc, char **argv)
     }
 
     /* The speaker first: a sink that cannot open is the only message. */
-    code = tb_cli_audio_start(&a.au, &a.c.o);
+    code = a.c.html != NULL ? tb_cli_audio_for_html(&a.au) : -1;
+    if (code < 0)
+        code = tb_cli_audio_start(&a.au, &a.c.o);
     if (code >= 0)
         goto out;
     if (ep.mock) {
@@ -251,7 +254,7 @@ int tb_cmd_run(int argc, char **argv)
     }
     lo.http.log = a.verbose ? log_line : NULL;
     lo.http.cancel = tb_cli_catch_interrupts();
-    plays.keep_all = a.c.svg != NULL;
+    plays.keep_all = a.c.svg != NULL || a.c.html != NULL;
     lo.play_fn = tb_cli_collect_play;
     lo.play_ud = &plays;
 
@@ -302,6 +305,11 @@ int tb_cmd_run(int argc, char **argv)
         code = tb_cli_svg_timeline(a.c.svg, &src, &a.c.o, &r.stream, &plays.all, &r.sim);
     if (a.au.sp != NULL)
         tb_cli_audio_rate_model(&a.au, &r.stream, &a.c.o);
+    if (a.c.html != NULL && r.sim.play.chunks > 0 && code < 0) {
+        struct tb_html_run h = {"run", &src,       &a.c.o, &r.stream, &r.sim,
+                                &gaps, &plays.all, &rl,    &a.au,     a.c.max_gaps};
+        code = tb_cli_html_run(a.c.html, &h);
+    }
     if (a.c.json) {
         tb_report_json_audio(stdout, &src, &a.c.o, &r.sim, &gaps, &rl, &a.au);
     } else {

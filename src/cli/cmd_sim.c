@@ -8,6 +8,7 @@
 
 #include "audio.h"
 #include "chunks.h"
+#include "html_report.h"
 #include "cli.h"
 #include "common.h"
 #include "optdoc.h"
@@ -151,7 +152,7 @@ int tb_cmd_sim(int argc, char **argv)
         tb_cli_error("sim: unexpected argument '%s' (see ttsbuf sim --help)", argv[optind]);
         return TB_EXIT_USAGE;
     }
-    plays.keep_all = a.svg != NULL || want_chunks;
+    plays.keep_all = a.svg != NULL || a.html != NULL || want_chunks;
     if ((request >= 0 || import_opt != 0) && import == NULL) {
         tb_cli_error("%s needs --import", request >= 0          ? "--request"
                                           : import_opt == O_RUN ? "--run"
@@ -173,6 +174,11 @@ int tb_cmd_sim(int argc, char **argv)
     if (code >= 0)
         goto out;
 
+    if (a.html != NULL) {
+        code = tb_cli_audio_for_html(&au);
+        if (code >= 0)
+            goto out;
+    }
     if (tb_cli_audio_wanted(&au)) {
         tb_cli_audio_rate_model(&au, &s, &a.o);
         code = tb_cli_audio_start(&au, &a.o);
@@ -195,6 +201,13 @@ int tb_cmd_sim(int argc, char **argv)
         goto out;
     if (a.svg != NULL) {
         code = tb_cli_svg_timeline(a.svg, &src, &a.o, &s, &plays.all, &r);
+        if (code >= 0)
+            goto out;
+    }
+    if (a.html != NULL) {
+        struct tb_html_run h = {"sim", &src,       &a.o, &s,  &r,
+                                &gaps, &plays.all, NULL, &au, a.max_gaps};
+        code = tb_cli_html_run(a.html, &h);
         if (code >= 0)
             goto out;
     }

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "common.h"
+#include "html_report.h"
 #include "optdoc.h"
 #include "sources.h"
 #include "sweep_out.h"
@@ -39,6 +40,7 @@ enum {
     O_CSV,
     O_JSON,
     O_SVG,
+    O_HTML,
     O_THREADS,
     O_RUN,
     O_CPT
@@ -92,6 +94,9 @@ static const struct tb_optdoc sweep_output[] = {
      "heat map of two numeric axes",
      "A dashed line marks the target; the heat map is over the first two numeric axes with "
      "several values."},
+    {"html", O_HTML, "FILE",
+     "one self-contained HTML page: the tuning picture, the inverse answers and the table",
+     "No network request, no script needed to read it; the --json object is embedded."},
     {"threads", O_THREADS, "N", "worker threads (default: the online CPUs, at most 64)",
      "Allowed 1..64."},
     {"quiet", 'q', NULL, "no progress line (it shows only on a terminal)", NULL},
@@ -144,7 +149,7 @@ struct args {
     uint64_t seed_lo, seed_hi;
     struct axis ax[TB_AX__COUNT];
     double target;
-    const char *csv, *json, *svg;
+    const char *csv, *json, *svg, *html;
     size_t threads;
     int quiet;
 };
@@ -336,6 +341,7 @@ static int option(struct args *a, int c, const char *arg)
     case O_CSV: a->csv = arg; return 0;
     case O_JSON: a->json = arg; return 0;
     case O_SVG: a->svg = arg; return 0;
+    case O_HTML: a->html = arg; return 0;
     case O_THREADS:
         if (tb_opt_size("--threads", arg, 1, TB_SWEEP_THREADS_MAX, &z, err, sizeof(err)) != 0) {
             tb_cli_error("%s", err);
@@ -387,7 +393,7 @@ int tb_cmd_sweep(int argc, char **argv)
     char err[512];
     int c, code = TB_EXIT_USAGE, rc, to_stdout;
     long ncpu;
-    FILE *fcsv = NULL, *fjson = NULL, *fsvg = NULL;
+    FILE *fcsv = NULL, *fjson = NULL, *fsvg = NULL, *fhtml = NULL;
     struct tb_cli_getopt g;
 
     memset(&a, 0, sizeof(a));
@@ -435,11 +441,11 @@ int tb_cmd_sweep(int argc, char **argv)
         tb_cli_error("sweep: --seeds applies to --synth and --preset; there is neither");
         goto out;
     }
-    to_stdout = (a.csv != NULL && strcmp(a.csv, "-") == 0) +
-                (a.json != NULL && strcmp(a.json, "-") == 0) +
-                (a.svg != NULL && strcmp(a.svg, "-") == 0);
+    to_stdout =
+        (a.csv != NULL && strcmp(a.csv, "-") == 0) + (a.json != NULL && strcmp(a.json, "-") == 0) +
+        (a.svg != NULL && strcmp(a.svg, "-") == 0) + (a.html != NULL && strcmp(a.html, "-") == 0);
     if (to_stdout > 1) {
-        tb_cli_error("sweep: only one of --csv, --json and --svg can write to stdout");
+        tb_cli_error("sweep: only one of --csv, --json, --svg and --html can write to stdout");
         goto out;
     }
 
@@ -447,7 +453,8 @@ int tb_cmd_sweep(int argc, char **argv)
      * work, not after it. */
     if ((a.csv != NULL && (fcsv = out_open("--csv", a.csv)) == NULL) ||
         (a.json != NULL && (fjson = out_open("--json", a.json)) == NULL) ||
-        (a.svg != NULL && (fsvg = out_open("--svg", a.svg)) == NULL))
+        (a.svg != NULL && (fsvg = out_open("--svg", a.svg)) == NULL) ||
+        (a.html != NULL && (fhtml = out_open("--html", a.html)) == NULL))
         goto out;
 
     tb_sweep_opts_default(&so);
@@ -493,13 +500,15 @@ int tb_cmd_sweep(int argc, char **argv)
         code = tb_cli_out_close("--json", a.json, fjson, tb_sweep_write_json(fjson, sw, &ri));
     if (fsvg != NULL && code < 0)
         code = tb_cli_out_close("--svg", a.svg, fsvg,
-                         tb_svg_sweep(fsvg, sw, "ttsbuf sweep: how much buffer?"));
-    fjson = fsvg = NULL;
+                                tb_svg_sweep(fsvg, sw, "ttsbuf sweep: how much buffer?"));
+    if (fhtml != NULL && code < 0)
+        code = tb_cli_out_close("--html", a.html, fhtml, tb_cli_html_sweep(fhtml, sw, &ri));
+    fjson = fsvg = fhtml = NULL;
     if (code < 0)
         code = TB_EXIT_OK;
 out:
-    for (int i = 0; i < 3; i++) {
-        FILE *o = i == 0 ? fcsv : i == 1 ? fjson : fsvg;
+    for (int i = 0; i < 4; i++) {
+        FILE *o = i == 0 ? fcsv : i == 1 ? fjson : i == 2 ? fsvg : fhtml;
         if (o != NULL && o != stdout)
             fclose(o);
     }

@@ -51,6 +51,7 @@ int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg)
     case TB_O_FAILU: a->fail_on_underrun = 1; return 1;
     case TB_O_REBUFFER: a->o.play.rebuffer = 1; return 1;
     case TB_O_SVG: a->svg = arg; return 1;
+    case TB_O_HTML: a->html = arg; return 1;
     case TB_O_CHUNK:
         if (tb_seg_policy_parse(arg, &a->o.seg.policy) != 0) {
             tb_cli_error("--chunk: unknown policy '%s' (see --help)", arg);
@@ -275,14 +276,12 @@ void tb_cli_collect_play(void *ud, const struct tb_play *pl)
         play_push(&p->all, pl);
 }
 
-int tb_cli_svg_timeline(const char *path, const struct tb_report_src *src,
-                        const struct tb_sim_opts *o, const struct tb_stream *s,
-                        const struct tb_gap_list *all, const struct tb_sim_result *r)
+int tb_cli_svg_timeline_to(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
+                           const struct tb_stream *s, const struct tb_gap_list *all,
+                           const struct tb_sim_result *r)
 {
     struct tb_svg_timeline t;
     char title[600], sub[256];
-    FILE *f;
-    int rc;
     if (r->play.underruns == 0)
         snprintf(title, sizeof(title), "No gaps: first audio at %.2f s", r->play.ttfa);
     else
@@ -301,6 +300,17 @@ int tb_cli_svg_timeline(const char *path, const struct tb_report_src *src,
     t.nplay = all->n;
     t.ttft = r->ttft;
     t.ttfa = r->play.ttfa;
+    if (all->n != r->play.chunks)
+        return TB_ENOMEM;
+    return tb_svg_timeline(f, &t);
+}
+
+int tb_cli_svg_timeline(const char *path, const struct tb_report_src *src,
+                        const struct tb_sim_opts *o, const struct tb_stream *s,
+                        const struct tb_gap_list *all, const struct tb_sim_result *r)
+{
+    FILE *f;
+    int rc;
     if (all->n != r->play.chunks) {
         tb_cli_error("--svg: out of memory keeping the schedule");
         return TB_EXIT_USAGE;
@@ -310,7 +320,7 @@ int tb_cli_svg_timeline(const char *path, const struct tb_report_src *src,
         tb_cli_error("--svg: cannot write %s", path);
         return TB_EXIT_USAGE;
     }
-    rc = tb_svg_timeline(f, &t);
+    rc = tb_cli_svg_timeline_to(f, src, o, s, all, r);
     return tb_cli_out_close("--svg", path, f, rc);
 }
 
@@ -369,6 +379,13 @@ const struct tb_optdoc tb_opt_report[] = {
     {"svg", TB_O_SVG, "FILE", "also draw the timeline (tokens, chunks, buffer, gaps) as SVG",
      "A standalone SVG: token arrivals, buffered audio over time, chunks as spoken, gaps shaded "
      "red with their length, first-token and first-audio markers."},
+    {"html", TB_O_HTML, "FILE",
+     "also write one self-contained HTML page: the report, the timeline, the audio a listener "
+     "would have heard (eSpeak NG, as --audio wav:) with a play head, and the gaps to click",
+     "The page makes no network request (a Content-Security-Policy meta tag says so) and reads "
+     "without scripts. The audio is embedded as a base64 16-bit mono 22.05 kHz WAV (about 3.5 MB "
+     "a minute), cut after 600 s. Keys: space or k play/pause, n the next gap, p the previous "
+     "one. Implies --voice-model espeak; not with --audio portaudio."},
     {NULL, 0, NULL, NULL, NULL},
 };
 

@@ -32,6 +32,7 @@ enum {
     TB_O_FAILU,
     TB_O_REBUFFER,
     TB_O_SVG,
+    TB_O_HTML,
     TB_O__COMMON_END
 };
 
@@ -40,7 +41,8 @@ enum {
 struct tb_cli_common {
     struct tb_sim_opts o;
     const char *trace, *synth, *preset, *record;
-    const char *svg; /* --svg FILE: the timeline picture */
+    const char *svg;  /* --svg FILE: the timeline picture */
+    const char *html; /* --html FILE: the self-contained page */
     int nsources, json, fail_on_underrun;
     size_t max_gaps;
 };
@@ -115,6 +117,12 @@ struct tb_cli_plays {
 
 /* tb_play_fn over a struct tb_cli_plays. */
 void tb_cli_collect_play(void *ud, const struct tb_play *pl);
+
+/* The timeline picture of one run into f.  Returns 0, TB_ENOMEM (the
+ * schedule was not all kept) or tb_svg_timeline's error. */
+int tb_cli_svg_timeline_to(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
+                           const struct tb_stream *s, const struct tb_gap_list *all,
+                           const struct tb_sim_result *r);
 
 /* Writes the --svg timeline of one run to path.  Returns -1 to go on, or
  * TB_EXIT_USAGE (the error is printed). */

@@ -66,7 +66,7 @@ void tb_cli_man(FILE *f, const struct tb_cmddoc *d);
 /* Shared rows (common.c, request.c, audio.c). */
 extern const struct tb_optdoc tb_opt_sources[]; /* --trace --synth --preset */
 extern const struct tb_optdoc tb_opt_playout[]; /* --chunk ... --json */
-extern const struct tb_optdoc tb_opt_report[];  /* --gaps --record --svg */
+extern const struct tb_optdoc tb_opt_report[];  /* --gaps --record --svg --html */
 extern const struct tb_optdoc tb_opt_audio[];   /* --audio ... --latency */
 extern const struct tb_optdoc tb_opt_request[]; /* --base-url ... -H */
 extern const struct tb_optdoc tb_opt_help[];    /* -h, --help */

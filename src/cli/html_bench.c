@@ -1,0 +1,254 @@
+/*
+ * html_bench.c - `bench --html`: the page of a whole bench run
+ * (html_report.h).
+ *
+ * The numbers come from the records and the summaries the other outputs
+ * print (the per-level report as text, the --json object embedded); every
+ * stream is a row whose cells carry their value (data-v) for the sort.
+ * The streams with the most silence are replayed with eSpeak NG on a
+ * virtual clock, one at a time, each rendered to a temporary WAV file and
+ * embedded: the page grows by about 3.5 MB a minute of their audio, so
+ * --html-streams bounds it.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_report.h"
+#include "html_report.h"
+#include "ttsbuf/bench.h"
+#include "ttsbuf/clock.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/live.h"
+
+/* A cell: the value shown with dec decimals (or "-" when not measured)
+ * and, for the sort, exactly. */
+static void cell(FILE *f, double v, int dec)
+{
+    if (isnan(v)) {
+        fputs("<td data-v=\"\">-</td>", f);
+        return;
+    }
+    fprintf(f, "<td data-v=\"%.17g\">%.*f</td>", v, dec, v);
+}
+
+/* A statistic, or NaN ("-") when the level has no sample of it. */
+static double stat_p(const struct tb_bench_stat *st, int p95)
+{
+    return st->n == 0 ? NAN : p95 ? st->p95 : st->p50;
+}
+
+static void levels_table(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
+{
+    fputs("<table id=\"levels\"><thead><tr><th>level</th><th>requests</th><th>ok</th>"
+          "<th>gapless, %</th><th>TTFT P95, s</th><th>TTFA P95, s</th><th>TPS P50</th>"
+          "<th>TPS P95</th><th>silence P95, s</th><th>longest gap P95, s</th>"
+          "<th>system TPS</th></tr></thead>\n<tbody>\n",
+          f);
+    for (uint32_t l = 0; l < m->nlevels; l++) {
+        const struct tb_bench_summary *x = &s[l];
+        char name[64];
+        tb_bench_level_name(&m->levels[l], name, sizeof(name));
+        fputs("<tr><td>", f);
+        tb_html_text(f, name);
+        fprintf(f, "</td><td>%zu</td><td>%zu</td>", x->requests, x->ok);
+        cell(f, x->ok > 0 ? 100.0 * x->gapless_share : NAN, 1);
+        cell(f, stat_p(&x->m[TB_BM_TTFT], 1), 3);
+        cell(f, stat_p(&x->m[TB_BM_TTFA], 1), 3);
+        cell(f, stat_p(&x->m[TB_BM_TPS], 0), 1);
+        cell(f, stat_p(&x->m[TB_BM_TPS], 1), 1);
+        cell(f, stat_p(&x->m[TB_BM_GAP_TOTAL], 1), 3);
+        cell(f, stat_p(&x->m[TB_BM_GAP_MAX], 1), 3);
+        cell(f, x->ok > 0 ? x->system_tps : NAN, 1);
+        fputs("</tr>\n", f);
+    }
+    fputs("</tbody></table>\n<p class=\"note\">Gapless in percent of the streams that "
+          "succeeded; P95 of the TPS is the low tail. The full report:</p>\n",
+          f);
+}
+
+static int usable(const struct tb_bench_rec *x)
+{
+    return x->error == 0 && x->stream.n > 0 && !isnan(x->gap_total);
+}
+
+/* The indices of the k usable records with the most silence, worst first
+ * (O(n k); k is small).  Returns how many. */
+static size_t worst(const struct tb_bench_recs *r, size_t k, size_t *out)
+{
+    size_t n = 0;
+    for (size_t j = 0; j < k; j++) {
+        size_t best = (size_t)-1;
+        for (size_t i = 0; i < r->n; i++) {
+            int taken = 0;
+            if (!usable(&r->v[i]))
+                continue;
+            for (size_t q = 0; q < n; q++)
+                taken |= out[q] == i;
+            if (!taken && (best == (size_t)-1 || r->v[i].gap_total > r->v[best].gap_total))
+                best = i;
+        }
+        if (best == (size_t)-1)
+            break;
+        out[n++] = best;
+    }
+    return n;
+}
+
+static void streams_table(FILE *f, const struct tb_bench_recs *r, const size_t *w, size_t nw)
+{
+    fputs("<h2>Every stream</h2>\n<p class=\"note\">Click a column's heading to sort by it. "
+          "The streams marked <em>hear it</em> are replayed below.</p>\n"
+          "<table class=\"sortable\" id=\"streams\"><thead><tr><th>request</th>"
+          "<th data-sort=\"level\">level</th><th>result</th>"
+          "<th data-sort=\"ttft\">TTFT, s</th><th data-sort=\"underruns\">underruns</th>"
+          "<th data-sort=\"gap_total\">total silence, s</th>"
+          "<th data-sort=\"gap_max\">longest gap, s</th>"
+          "<th data-sort=\"min_tps\">min TPS</th></tr></thead>\n<tbody>\n",
+          f);
+    for (size_t i = 0; i < r->n; i++) {
+        const struct tb_bench_rec *x = &r->v[i];
+        int heard = 0;
+        for (size_t q = 0; q < nw; q++)
+            heard |= w[q] == i;
+        fprintf(f, "<tr><td data-v=\"%llu\">%llu", (unsigned long long)x->id,
+                (unsigned long long)x->id);
+        if (heard)
+            fprintf(f, " <a href=\"#s-%u-%llu\">hear it</a>", x->level + 1,
+                    (unsigned long long)x->id);
+        fprintf(f, "</td><td data-v=\"%u\">%u</td><td>", x->level + 1, x->level + 1);
+        if (x->error == 0)
+            fputs("ok", f);
+        else
+            tb_html_text(f, tb_live_error_name(x->error));
+        fputs("</td>", f);
+        cell(f, x->ttft, 3);
+        cell(f, isnan(x->gap_total) ? NAN : (double)x->underruns, 0);
+        cell(f, x->gap_total, 3);
+        cell(f, x->gap_max, 3);
+        cell(f, x->min_tps, 1);
+        fputs("</tr>\n", f);
+    }
+    fputs("</tbody></table>\n", f);
+}
+
+/* Replays record x with eSpeak NG and writes its figure. */
+static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb_bench_rec *x)
+{
+    struct tb_cli_audio au;
+    struct tb_sim_opts o = *b->o;
+    struct tb_sim_result r;
+    struct tb_gap_list gaps = {NULL, 0, 0};
+    struct tb_cli_plays plays;
+    struct tb_clock clk;
+    struct tb_report_src src = {"bench", "", NULL};
+    char name[96], suffix[32], err[512];
+    int code, rc;
+
+    tb_cli_audio_init(&au);
+    au.voice = b->speech->voice;
+    au.cue = b->speech->cue;
+    memset(&plays, 0, sizeof(plays));
+    plays.gaps = &gaps;
+    plays.keep_all = 1;
+    snprintf(name, sizeof(name), "request %llu (level %u)", (unsigned long long)x->id,
+             x->level + 1);
+    src.name = name;
+    code = tb_cli_audio_for_html(&au);
+    if (code < 0) {
+        tb_cli_audio_rate_model(&au, &x->stream, &o);
+        code = tb_cli_audio_start(&au, &o);
+    }
+    if (code >= 0)
+        goto out;
+    tb_clock_virtual_init(&clk);
+    rc = tb_sim_run(&x->stream, &o, &clk, tb_cli_collect_play, &plays, &r, err, sizeof(err));
+    code = tb_cli_audio_finish(&au);
+    if (rc != 0) {
+        tb_cli_error("--html: request %llu: %s", (unsigned long long)x->id, err);
+        code = TB_EXIT_FAILED;
+    }
+    if (code >= 0)
+        goto out;
+    fprintf(f,
+            "<details id=\"s-%u-%llu\"><summary>request %llu, level %u: %u underrun%s, %.3f s "
+            "of silence in the table; replayed with eSpeak NG</summary>\n",
+            x->level + 1, (unsigned long long)x->id, (unsigned long long)x->id, x->level + 1,
+            x->underruns, x->underruns == 1 ? "" : "s", x->gap_total);
+    {
+        struct tb_html_run h = {"bench", &src,       &o,   &x->stream, &r,
+                                &gaps,   &plays.all, NULL, &au,        b->max_gaps};
+        snprintf(suffix, sizeof(suffix), "-%u-%llu", x->level + 1, (unsigned long long)x->id);
+        rc = tb_html_run_figure(f, &h, suffix, err, sizeof(err));
+    }
+    fputs("</details>\n", f);
+    if (rc != 0) {
+        tb_cli_error("--html: request %llu: %s", (unsigned long long)x->id, err);
+        code = TB_EXIT_FAILED;
+    }
+out:
+    tb_cli_audio_free(&au);
+    free(gaps.v);
+    free(plays.all.v);
+    return code;
+}
+
+int tb_cli_html_bench(const char *path, const struct tb_html_bench *b)
+{
+    char *rep = NULL, *json = NULL, title[512];
+    size_t replen, jsonlen, *w = NULL, nw = 0;
+    int code = -1, bad;
+    FILE *m, *f = NULL;
+
+    w = malloc((b->nworst > 0 ? b->nworst : 1) * sizeof(*w));
+    if (w == NULL || (m = tb_html_mem(&rep, &replen)) == NULL)
+        goto nomem;
+    tb_bench_report_human(m, b->m, b->s);
+    if (fclose(m) != 0 || (m = tb_html_mem(&json, &jsonlen)) == NULL)
+        goto nomem;
+    tb_bench_report_json(m, b->m, b->s);
+    if (fclose(m) != 0)
+        goto nomem;
+    nw = worst(b->recs, b->nworst, w);
+
+    f = fopen(path, "w");
+    if (f == NULL) {
+        tb_cli_error("--html: cannot write %s", path);
+        code = TB_EXIT_USAGE;
+        goto out;
+    }
+    snprintf(title, sizeof(title), "ttsbuf bench: %s at %s", b->m->model, b->m->base_url);
+    tb_html_begin(f, "bench", title);
+    fputs("<h2>Per level</h2>\n", f);
+    levels_table(f, b->m, b->s);
+    fputs("<pre id=\"report\">", f);
+    tb_html_text(f, rep);
+    fputs("</pre>\n", f);
+    tb_html_json(f, "result", json);
+    streams_table(f, b->recs, w, nw);
+    fprintf(f,
+            "<h2>The %zu stream%s with the most silence</h2>\n<p class=\"note\">Each replayed "
+            "from its recorded arrivals with eSpeak NG as <code>ttsbuf sim --trace --html</code> "
+            "would: its own numbers below come from that replay (eSpeak's durations), the "
+            "table's from the run's voice model. Click one to open it.</p>\n",
+            nw, nw == 1 ? "" : "s");
+    for (size_t i = 0; i < nw && code < 0; i++)
+        code = stream_figure(f, b, &b->recs->v[w[i]]);
+    tb_html_end(f);
+    goto out;
+nomem:
+    tb_cli_error("--html: out of memory");
+    code = TB_EXIT_FAILED;
+out:
+    if (f != NULL) {
+        bad = ferror(f);
+        if ((fclose(f) != 0 || bad) && code < 0) {
+            tb_cli_error("--html: writing %s failed", path);
+            code = TB_EXIT_FAILED;
+        }
+    }
+    free(w);
+    free(json);
+    free(rep);
+    return code;
+}

@@ -1,0 +1,449 @@
+/*
+ * html_report.c - the self-contained HTML page (html_report.h).
+ *
+ * The style and the script are C strings below; the page has no other
+ * asset.  The script finds each run's figure (a <section class="tb-run">
+ * holding an inline SVG timeline, an <audio> and a gap list), draws a
+ * play head over the timeline at data-x0 + t * data-px-per-s (the
+ * picture's own scale, see svg.h), and seeks when a gap or the picture is
+ * clicked.  It computes no number of the report.
+ */
+#include "html_report.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sweep_out.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/svg.h"
+
+#define WAV_HEADER 44
+
+static const char css[] =
+    "body{font-family:sans-serif;margin:1.5em auto;max-width:1000px;color:#222;padding:0 1em}"
+    "h1{font-size:1.3em}h2{font-size:1.1em;margin-top:1.6em}"
+    "pre{background:#f6f6f6;padding:.8em;overflow-x:auto;font-size:.85em}"
+    ".verdict{font-size:1.15em;font-weight:bold}"
+    ".tb-run svg{max-width:none}.tb-fig{overflow-x:auto}"
+    "audio{width:100%;margin:.5em 0}"
+    "ol.gaps a{cursor:pointer}ol.gaps a.on{font-weight:bold;color:#d62728}"
+    "table{border-collapse:collapse;font-size:.9em}"
+    "td,th{padding:.2em .6em;text-align:right;border-bottom:1px solid #ddd}"
+    "th{cursor:pointer;background:#f0f0f0}td:first-child,th:first-child{text-align:left}"
+    ".note{color:#555;font-size:.9em}kbd{border:1px solid #aaa;border-radius:3px;padding:0 .3em}";
+
+/* The play head, the gap list, the keys and the sortable tables. */
+static const char js[] =
+    "(function(){'use strict';\n"
+    "var NS='http://www.w3.org/2000/svg',runs=[],cur=null;\n"
+    "function setup(sec){var svg=sec.querySelector('svg'),au=sec.querySelector('audio');\n"
+    " if(!svg||!au)return;var x0=+svg.getAttribute('data-x0'),pps=+svg.getAttribute("
+    "'data-px-per-s');\n"
+    " var vb=svg.viewBox.baseVal,h=vb&&vb.height?vb.height:+svg.getAttribute('height');\n"
+    " var head=document.createElementNS(NS,'line');head.setAttribute('class','playhead');\n"
+    " head.setAttribute('y1','0');head.setAttribute('y2',String(h));head.setAttribute('stroke',"
+    "'#1f77b4');\n"
+    " head.setAttribute('stroke-width','2');svg.appendChild(head);\n"
+    " var links=[].slice.call(sec.querySelectorAll('ol.gaps a'));\n"
+    " var r={sec:sec,au:au,head:head,links:links,x0:x0,pps:pps};\n"
+    " r.draw=function(){var x=x0+au.currentTime*pps;head.setAttribute('x1',x.toFixed(2));"
+    "head.setAttribute('x2',x.toFixed(2));\n"
+    "  links.forEach(function(a){var s=+a.getAttribute('data-at'),e=s+(+a.getAttribute("
+    "'data-len'));\n"
+    "   a.classList.toggle('on',au.currentTime>=s&&au.currentTime<e);});};\n"
+    " function loop(){r.draw();if(!au.paused)requestAnimationFrame(loop);}\n"
+    " au.addEventListener('play',function(){cur=r;loop();});\n"
+    " ['timeupdate','seeked','loadedmetadata','pause'].forEach(function(e){au.addEventListener(e,"
+    "r.draw);});\n"
+    " r.seek=function(t){au.currentTime=Math.max(0,Math.min(t,au.duration||t));r.draw();cur=r;"
+    "var p=au.play();if(p&&p.catch)p.catch(function(){});};\n"
+    " links.forEach(function(a){a.addEventListener('click',function(ev){ev.preventDefault();"
+    "r.seek(+a.getAttribute('data-at')-1);});});\n"
+    " svg.addEventListener('click',function(ev){var m=svg.getScreenCTM();if(!m)return;\n"
+    "  var x=(ev.clientX-m.e)/m.a;if(x>=x0)r.seek((x-x0)/pps);});\n"
+    " r.draw();runs.push(r);}\n"
+    "[].forEach.call(document.querySelectorAll('section.tb-run'),setup);\n"
+    "function gapAt(r,dir){var t=r.au.currentTime,ts=r.links.map(function(a){return Math.max(0,"
+    "+a.getAttribute('data-at')-1);});\n"
+    " if(dir>0){for(var i=0;i<ts.length;i++)if(ts[i]>t+0.05)return ts[i];}\n"
+    " else{for(var j=ts.length-1;j>=0;j--)if(ts[j]<t-0.5)return ts[j];}return null;}\n"
+    "document.addEventListener('keydown',function(ev){var tg=ev.target.tagName;\n"
+    " if(tg==='INPUT'||tg==='TEXTAREA'||ev.ctrlKey||ev.metaKey||ev.altKey)return;\n"
+    /* Space on a control that takes it itself (the audio element, a
+     * <summary>, a link) is left to that control. */
+    " if(ev.key===' '&&/^(AUDIO|SUMMARY|A|BUTTON)$/.test(tg))return;\n"
+    " var r=cur||runs.find(function(x){return x.sec.offsetParent!==null;})||runs[0];"
+    "if(!r)return;\n"
+    " var k=ev.key;if(k===' '||k==='k'){ev.preventDefault();cur=r;if(r.au.paused){var "
+    "p=r.au.play();"
+    "if(p&&p.catch)p.catch(function(){});}else r.au.pause();}\n"
+    " else if(k==='n'||k==='p'){var t=gapAt(r,k==='n'?1:-1);if(t!==null)r.seek(t);}});\n"
+    "[].forEach.call(document.querySelectorAll('a[href^=\"#s-\"]'),function(a){a.addEventListener("
+    "'click',function(){var d=document.getElementById(a.getAttribute('href').slice(1));"
+    "if(d)d.open=true;});});\n"
+    "[].forEach.call(document.querySelectorAll('table.sortable'),function(tb){\n"
+    " [].forEach.call(tb.tHead.rows[0].cells,function(th,ci){if(!th.hasAttribute('data-sort'))"
+    "return;\n"
+    "  th.title='click to sort';th.addEventListener('click',function(){var body=tb.tBodies[0],"
+    "rows=[].slice.call(body.rows);\n"
+    "   var dir=th.getAttribute('data-dir')==='desc'?1:-1;th.setAttribute('data-dir',dir>0?'asc':"
+    "'desc');\n"
+    "   rows.sort(function(a,b){var x=a.cells[ci].getAttribute('data-v'),y=b.cells[ci]."
+    "getAttribute('data-v');\n"
+    "    if(x===''&&y==='')return 0;if(x==='')return 1;if(y==='')return -1;return dir*(+x-+y);});\n"
+    "   rows.forEach(function(r){body.appendChild(r);});});});});\n"
+    "})();\n";
+
+static const char csp[] = "default-src 'none'; style-src 'unsafe-inline'; "
+                          "script-src 'unsafe-inline'; media-src data:; img-src data:";
+
+FILE *tb_html_mem(char **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    return open_memstream(buf, len);
+}
+
+void tb_html_text(FILE *f, const char *s)
+{
+    for (; *s != '\0'; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+void tb_html_begin(FILE *f, const char *kind, const char *title)
+{
+    fprintf(f,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"%s\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width\">\n<title>",
+            csp);
+    tb_html_text(f, title);
+    fprintf(f, "</title>\n<style>%s</style></head>\n<body data-kind=\"%s\">\n<h1>", css, kind);
+    tb_html_text(f, title);
+    fputs("</h1>\n", f);
+}
+
+void tb_html_svg(FILE *f, const char *svg, size_t n)
+{
+    const char *p = svg, *end = svg + n;
+    if (n > 5 && memcmp(p, "<?xml", 5) == 0) {
+        const char *q = memchr(p, '>', n);
+        if (q != NULL)
+            p = q + 1;
+    }
+    while (p < end && (*p == '\n' || *p == '\r'))
+        p++;
+    fwrite(p, 1, (size_t)(end - p), f);
+}
+
+void tb_html_json(FILE *f, const char *id, const char *json)
+{
+    fprintf(f, "<script type=\"application/json\" id=\"%s\">", id);
+    /* '<' only occurs inside JSON strings, where \u003c means the same:
+     * no "</script>" or "<!--" in a string can end the element. */
+    for (const char *p = json; *p != '\0'; p++) {
+        if (*p == '<')
+            fputs("\\u003c", f);
+        else
+            fputc(*p, f);
+    }
+    fputs("</script>\n", f);
+}
+
+static uint32_t get_le(const unsigned char *b, int n)
+{
+    uint32_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = (v << 8) | b[i];
+    return v;
+}
+
+static void put_le(unsigned char *b, uint32_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Base64 (RFC 4648) of n bytes. */
+static void b64(FILE *f, const unsigned char *p, size_t n)
+{
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char out[4];
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        size_t k = n - i < 3 ? n - i : 3;
+        if (k > 1)
+            v |= (uint32_t)p[i + 1] << 8;
+        if (k > 2)
+            v |= p[i + 2];
+        out[0] = a[(v >> 18) & 63];
+        out[1] = a[(v >> 12) & 63];
+        out[2] = '=';
+        out[3] = '=';
+        if (k > 1)
+            out[2] = a[(v >> 6) & 63];
+        if (k > 2)
+            out[3] = a[v & 63];
+        fwrite(out, 1, 4, f);
+    }
+}
+
+/* The <audio> element of the WAV at path, the data cut at max_s (read in
+ * one buffer: at most 44 + max_s x 44100 bytes). */
+static int audio_element(FILE *f, const char *path, double max_s, char *err, size_t errlen)
+{
+    unsigned char *b;
+    uint32_t rate, data, cap;
+    int cut = 0;
+    FILE *w = fopen(path, "rb");
+    if (w == NULL) {
+        snprintf(err, errlen, "cannot read the rendered audio %s", path);
+        return TB_EIO;
+    }
+    b = malloc(WAV_HEADER);
+    if (b == NULL || fread(b, 1, WAV_HEADER, w) != WAV_HEADER || memcmp(b, "RIFF", 4) != 0 ||
+        memcmp(b + 8, "WAVEfmt ", 8) != 0 || get_le(b + 20, 2) != 1 || get_le(b + 22, 2) != 1 ||
+        get_le(b + 34, 2) != 16 || memcmp(b + 36, "data", 4) != 0) {
+        fclose(w);
+        free(b);
+        snprintf(err, errlen, "%s is not a 16-bit mono PCM WAV file", path);
+        return TB_EIO;
+    }
+    rate = get_le(b + 24, 4);
+    data = get_le(b + 40, 4);
+    cap = (uint32_t)(max_s * rate) * 2;
+    if (data > cap) {
+        data = cap;
+        cut = 1;
+        put_le(b + 40, data, 4);
+        put_le(b + 4, 36 + data, 4);
+    }
+    {
+        unsigned char *nb = realloc(b, WAV_HEADER + (size_t)data);
+        if (nb == NULL) {
+            fclose(w);
+            free(b);
+            snprintf(err, errlen, "out of memory reading %s", path);
+            return TB_ENOMEM;
+        }
+        b = nb;
+    }
+    if (fread(b + WAV_HEADER, 1, data, w) != data) {
+        fclose(w);
+        free(b);
+        snprintf(err, errlen, "%s ended early", path);
+        return TB_EIO;
+    }
+    fclose(w);
+    fprintf(f,
+            "<audio controls preload=\"auto\" data-rate=\"%u\" data-frames=\"%u\" "
+            "src=\"data:audio/wav;base64,",
+            rate, data / 2);
+    b64(f, b, WAV_HEADER + (size_t)data);
+    free(b);
+    fputs("\"></audio>\n", f);
+    fprintf(f,
+            "<p class=\"note\">Audio: the run as a listener would have heard it (eSpeak NG on the "
+            "stream's clock, leading silence, gaps and stall cue included): 16-bit mono PCM WAV, "
+            "%u Hz, %.3f s%s.</p>\n",
+            rate, data / 2.0 / rate, cut ? ", cut here (the page keeps at most 600 s)" : "");
+    return 0;
+}
+
+/* The gap list of one run (its links carry the numbers the script uses). */
+static void gap_list(FILE *f, const struct tb_audio_gap_s *gaps, size_t ngaps)
+{
+    fprintf(f, "<h3>Gaps heard (%zu)</h3>\n", ngaps);
+    if (ngaps == 0) {
+        fputs("<p>None: the audio never ran dry.</p>\n", f);
+        return;
+    }
+    fputs("<p class=\"note\">Click a gap to hear it from one second before. Keys: "
+          "<kbd>space</kbd> or <kbd>k</kbd> play/pause, <kbd>n</kbd> next gap, <kbd>p</kbd> "
+          "previous gap.</p>\n<ol class=\"gaps\">\n",
+          f);
+    for (size_t i = 0; i < ngaps; i++)
+        fprintf(f,
+                "<li><a href=\"#\" data-at=\"%.9g\" data-len=\"%.9g\">at %.3f s: %.3f s of "
+                "silence%s</a></li>\n",
+                gaps[i].at, gaps[i].len, gaps[i].at, gaps[i].len,
+                gaps[i].len >= TB_INTERRUPT_S ? " (interruption)" : "");
+    fputs("</ol>\n", f);
+}
+
+/* The human report's verdict line, without "verdict: ". */
+static void verdict_line(FILE *f, const char *report)
+{
+    const char *p = strstr(report, "\nverdict: ");
+    const char *e;
+    if (p == NULL)
+        return;
+    p += strlen("\nverdict: ");
+    e = strchr(p, '\n');
+    fputs("<p class=\"verdict\">", f);
+    for (; *p != '\0' && p != e; p++) {
+        char c[2] = {*p, '\0'};
+        tb_html_text(f, c);
+    }
+    fputs("</p>\n", f);
+}
+
+int tb_html_run_figure(FILE *f, const struct tb_html_run *h, const char *suffix, char *err,
+                       size_t errlen)
+{
+    char *rep = NULL, *svg = NULL, *json = NULL, id[64];
+    size_t replen, svglen, jsonlen;
+    FILE *m;
+    int rc = TB_ENOMEM;
+
+    snprintf(err, errlen, "out of memory");
+    if ((m = tb_html_mem(&rep, &replen)) == NULL)
+        goto out;
+    tb_report_human(m, h->src, h->o, h->r, h->gaps, h->max_gaps, h->live);
+    tb_cli_audio_report(m, h->au, h->o, h->r, h->max_gaps);
+    if (fclose(m) != 0)
+        goto out;
+    if ((m = tb_html_mem(&svg, &svglen)) == NULL)
+        goto out;
+    rc = tb_cli_svg_timeline_to(m, h->src, h->o, h->s, h->all, h->r);
+    if (fclose(m) != 0 || rc == TB_ENOMEM) {
+        rc = TB_ENOMEM;
+        goto out;
+    }
+    if ((m = tb_html_mem(&json, &jsonlen)) == NULL)
+        goto out;
+    rc = tb_report_json_audio(m, h->src, h->o, h->r, h->gaps, h->live, h->au);
+    if (fclose(m) != 0 || rc != 0) {
+        rc = TB_ENOMEM;
+        goto out;
+    }
+    fputs("<section class=\"tb-run\">\n", f);
+    verdict_line(f, rep);
+    fputs("<div class=\"tb-fig\">", f);
+    if (rc == 0)
+        tb_html_svg(f, svg, svglen);
+    fputs("</div>\n", f);
+    if (tb_cli_audio_wav(h->au) != NULL) {
+        rc = audio_element(f, tb_cli_audio_wav(h->au), TB_HTML_AUDIO_MAX_S, err, errlen);
+        if (rc != 0)
+            goto out;
+    }
+    gap_list(f, h->au->gaps, h->au->ngaps);
+    fprintf(f, "<h3>Report</h3>\n<pre id=\"report%s\">", suffix);
+    tb_html_text(f, rep);
+    fputs("</pre>\n<p class=\"note\">The same result as <code>--json</code> gives is embedded "
+          "in the page as JSON.</p>\n",
+          f);
+    snprintf(id, sizeof(id), "result%s", suffix);
+    tb_html_json(f, id, json);
+    fputs("</section>\n", f);
+    rc = 0;
+out:
+    free(json);
+    free(svg);
+    free(rep);
+    return rc;
+}
+
+void tb_html_end(FILE *f)
+{
+    fprintf(f, "<script>%s</script>\n</body></html>\n", js);
+}
+
+int tb_cli_html_run(const char *path, const struct tb_html_run *h)
+{
+    char title[700], err[512];
+    FILE *f = fopen(path, "w");
+    int rc, code = -1;
+    if (f == NULL) {
+        tb_cli_error("--html: cannot write %s", path);
+        return TB_EXIT_USAGE;
+    }
+    snprintf(title, sizeof(title), "ttsbuf %s: %s %s", h->cmd, h->src->kind, h->src->name);
+    tb_html_begin(f, h->cmd, title);
+    rc = tb_html_run_figure(f, h, "", err, sizeof(err));
+    if (rc != 0) {
+        tb_cli_error("--html: %s", err);
+        code = TB_EXIT_FAILED;
+    }
+    tb_html_end(f);
+    rc = ferror(f);
+    if ((fclose(f) != 0 || rc != 0) && code < 0) {
+        tb_cli_error("--html: writing %s failed", path);
+        code = TB_EXIT_FAILED;
+    }
+    return code;
+}
+
+/* A <pre> of text (escaped), with an id when id is not NULL. */
+static void pre(FILE *f, const char *id, const char *text, size_t n)
+{
+    char *t = strndup(text, n);
+    if (id != NULL)
+        fprintf(f, "<pre id=\"%s\">", id);
+    else
+        fputs("<pre>", f);
+    if (t != NULL)
+        tb_html_text(f, t);
+    free(t);
+    fputs("</pre>\n", f);
+}
+
+int tb_cli_html_sweep(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri)
+{
+    char *svg = NULL, *tab = NULL, *json = NULL;
+    size_t svglen, tablen, jsonlen;
+    const char *inv;
+    int rc = TB_ENOMEM;
+    FILE *m;
+
+    if ((m = tb_html_mem(&svg, &svglen)) == NULL)
+        goto out;
+    rc = tb_svg_sweep(m, sw, "ttsbuf sweep: how much buffer?");
+    if (fclose(m) != 0 || rc != 0)
+        goto out;
+    rc = TB_ENOMEM;
+    if ((m = tb_html_mem(&tab, &tablen)) == NULL)
+        goto out;
+    tb_sweep_print_table(m, sw, ri);
+    if (fclose(m) != 0)
+        goto out;
+    if ((m = tb_html_mem(&json, &jsonlen)) == NULL)
+        goto out;
+    rc = tb_sweep_write_json(m, sw, ri);
+    if (fclose(m) != 0 || rc != 0)
+        goto out;
+
+    tb_html_begin(f, "sweep", "ttsbuf sweep: how much buffer?");
+    /* The table's text ends with the inverse answers, after a blank line. */
+    inv = strstr(tab, "\n\n  smallest");
+    if (inv == NULL)
+        inv = strstr(tab, "\n\n  (");
+    fputs("<h2>Inverse answers</h2>\n", f);
+    if (inv != NULL)
+        pre(f, "inverse", inv + 2, strlen(inv + 2));
+    else
+        fputs("<p>None: give --target-gapless for the smallest pre-roll and TPS that reach a "
+              "share.</p>\n",
+              f);
+    fputs("<h2>Tuning picture</h2>\n<div class=\"tb-fig\">", f);
+    tb_html_svg(f, svg, svglen);
+    fputs("</div>\n<h2>Table</h2>\n", f);
+    pre(f, "report", tab, inv != NULL ? (size_t)(inv - tab) : tablen);
+    tb_html_json(f, "result", json);
+    tb_html_end(f);
+    rc = ferror(f) ? TB_EIO : 0;
+out:
+    free(json);
+    free(tab);
+    free(svg);
+    return rc;
+}
