@@ -34,6 +34,7 @@ int tb_test_sim(void);
 int tb_test_cli(void);
 int tb_test_sse(void);
 int tb_test_serve(void);
+int tb_test_serve_unit(void); /* the mock server's pure parts */
 int tb_test_oai(void);
 int tb_test_live(void);
 int tb_test_rebuffer(void);
