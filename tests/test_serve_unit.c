@@ -1,10 +1,11 @@
 /*
- * test_serve_unit.c - the mock server's pure parts, tested directly
- * rather than through sockets: the HTTP request scanner and parser
- * (serve_http.c), the deadline heap (serve_heap.h) and the plan of what to
- * send and when (serve_plan.c).  Each is a table of cases: input, then
- * the expected outcome.
+ * test_serve_unit.c - pure modules tested directly rather than through
+ * sockets or whole runs: the mock server's HTTP request scanner and parser
+ * (serve_http.c), its deadline heap (serve_heap.h) and its plan of what to
+ * send and when (serve_plan.c); and the speech-rate drain (drain.c).  Each
+ * is a table of cases: input, then the expected outcome.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,9 @@
 #include "../src/serve_http.h"
 #include "../src/serve_plan.h"
 #include "tests.h"
+#include "ttsbuf/drain.h"
+#include "ttsbuf/ring.h"
+#include "ttsbuf/sim.h"
 #include "ttsbuf/error.h"
 
 /* ---- HTTP request heads ---- */
@@ -270,12 +274,124 @@ static void plan_table(void **state)
     tb_stream_free(&s);
 }
 
+/* ---- The drain ---- */
+
+/* How a test steps the drain while pushing. */
+enum step_how { STEP_EACH, STEP_EVERY3, STEP_AT_END };
+
+struct drain_run {
+    struct tb_sim_result r;
+    size_t left; /* items still in the ring at the end */
+    int full;    /* a push was refused */
+};
+
+/* Pushes n events (text each, every dt s) into a ring of `slots`,
+ * stepping the drain as `how` says (with the time of the last push), then
+ * finishes and steps to the end. */
+static void drain_run(const char *text, size_t n, double dt, size_t slots, enum step_how how,
+                      struct drain_run *out)
+{
+    struct tb_sim_opts o;
+    struct tb_ring *ring;
+    struct tb_drain *d;
+    double next = INFINITY, now = 0;
+    memset(out, 0, sizeof(*out));
+    tb_sim_opts_default(&o);
+    o.ring_slots = slots;
+    assert_int_equal(tb_ring_create(o.ring_slots, o.ring_bytes, &ring), 0);
+    assert_int_equal(tb_drain_create(&o, ring, NULL, NULL, &d), 0);
+    for (size_t k = 0; k < n; k++) {
+        now = dt * (double)(k + 1);
+        while (tb_ring_push(ring, now, text, (uint32_t)strlen(text), 1, TB_KIND_CONTENT) != 0) {
+            size_t held = tb_ring_count(ring);
+            out->full = 1;
+            /* The producer waits: the drain must make room. */
+            assert_int_equal(tb_drain_step(d, now, &next), 0);
+            if (tb_ring_count(ring) >= held) {
+                assert_false(isinf(next));
+                now = next > now ? next : now;
+                assert_int_equal(tb_drain_step(d, now, &next), 0);
+            }
+        }
+        if (how == STEP_EACH || (how == STEP_EVERY3 && k % 3 == 2))
+            assert_int_equal(tb_drain_step(d, now, &next), 0);
+    }
+    assert_int_equal(tb_drain_step(d, now, &next), 0);
+    assert_int_equal(tb_drain_finish(d), 0);
+    assert_int_equal(tb_drain_step(d, INFINITY, &next), 0);
+    assert_true(isinf(next));
+    assert_int_equal(tb_drain_result(d, &out->r), 0);
+    out->left = tb_ring_count(ring);
+    tb_drain_destroy(d);
+    tb_ring_destroy(ring);
+}
+
+struct drain_case {
+    const char *name, *text;
+    size_t n;
+    double dt;
+    size_t slots;
+};
+
+static const struct drain_case drain_cases[] = {
+    {"fast sentences", "Word. ", 40, 0.01, 1024},
+    {"slow sentences", "Word. ", 40, 0.5, 1024},
+    {"one sentence", "Word.", 1, 0.1, 1024},
+    {"no sentence end", "word ", 60, 0.05, 1024},
+};
+
+/* Its figures come from the items' arrival times, never from when it
+ * looked: stepping after every push, every third, or only at the end
+ * gives the same result; and everything is released at the end. */
+static void drain_independent_of_stepping(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof(drain_cases) / sizeof(drain_cases[0]); k++) {
+        const struct drain_case *c = &drain_cases[k];
+        struct drain_run a, b, e;
+        drain_run(c->text, c->n, c->dt, c->slots, STEP_EACH, &a);
+        drain_run(c->text, c->n, c->dt, c->slots, STEP_EVERY3, &b);
+        drain_run(c->text, c->n, c->dt, c->slots, STEP_AT_END, &e);
+        if (a.left != 0 || b.left != 0 || e.left != 0)
+            fail_msg("%s: items left in the ring", c->name);
+        assert_int_equal(a.r.events, c->n);
+        assert_int_equal(a.r.content_tokens, c->n);
+        assert_true(a.r.ttft == c->dt);
+        const struct tb_sim_result *rs[2] = {&b.r, &e.r};
+        for (int i = 0; i < 2; i++) {
+            const struct tb_playout_result *p = &a.r.play, *q = &rs[i]->play;
+            if (p->chunks != q->chunks || p->ttfa != q->ttfa || p->end != q->end ||
+                p->underruns != q->underruns || p->gap_total != q->gap_total ||
+                rs[i]->events != a.r.events || rs[i]->ttft != a.r.ttft)
+                fail_msg("%s: stepping %d differs: chunks %u/%u ttfa %g/%g end %g/%g "
+                         "underruns %u/%u",
+                         c->name, i + 1, p->chunks, q->chunks, p->ttfa, q->ttfa, p->end, q->end,
+                         p->underruns, q->underruns);
+        }
+    }
+}
+
+/* A ring too small for a stream with no sentence end (so no chunk closes
+ * and no release is due): the waiting producer makes the drain cut the
+ * open chunk, counted, and nothing is lost. */
+static void drain_makes_room(void **state)
+{
+    struct drain_run r;
+    (void)state;
+    drain_run("word ", 200, 0.001, 8, STEP_EACH, &r);
+    assert_true(r.full);
+    assert_true(r.r.forced_cuts > 0);
+    assert_int_equal(r.r.events, 200);
+    assert_int_equal(r.left, 0);
+}
+
 int tb_test_serve_unit(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(http_scan_table), cmocka_unit_test(http_parse_table),
-        cmocka_unit_test(http_resp_head),  cmocka_unit_test(heap_against_brute_force),
-        cmocka_unit_test(plan_table),
+        cmocka_unit_test(http_scan_table),  cmocka_unit_test(http_parse_table),
+        cmocka_unit_test(http_resp_head),   cmocka_unit_test(heap_against_brute_force),
+        cmocka_unit_test(plan_table),       cmocka_unit_test(drain_independent_of_stepping),
+        cmocka_unit_test(drain_makes_room),
     };
     return TB_RUN_GROUP("serveunit", tests);
 }
