@@ -11,6 +11,7 @@
 #include "ttsbuf/clock.h"
 #include "ttsbuf/drain.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/faults.h"
 #include "ttsbuf/http.h"
 #include "ttsbuf/import.h"
 #include "ttsbuf/live.h"
