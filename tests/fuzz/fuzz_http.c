@@ -67,6 +67,14 @@ static void check_head(const char *s, const struct tb_serve_http_head *h)
         FUZZ_CHECK(h->method == TB_SERVE_HTTP_OTHER);
 }
 
+static int same_head(const struct tb_serve_http_head *a, const struct tb_serve_http_head *b)
+{
+    return a->len == b->len && a->method == b->method && a->method_off == b->method_off &&
+           a->method_len == b->method_len && a->path_off == b->path_off &&
+           a->path_len == b->path_len && a->content_length == b->content_length &&
+           a->expect_continue == b->expect_continue && a->status == b->status;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct verdict whole, bytes, steps;
@@ -90,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     err[0] = err2[0] = '\0';
     int rc = tb_serve_http_parse(s, whole.scan, &h, err, sizeof(err));
     int rc2 = tb_serve_http_parse(s, whole.scan, &h2, err2, sizeof(err2));
-    FUZZ_CHECK(rc == rc2 && memcmp(&h, &h2, sizeof(h)) == 0 && strcmp(err, err2) == 0);
+    FUZZ_CHECK(rc == rc2 && same_head(&h, &h2) && strcmp(err, err2) == 0);
     FUZZ_CHECK(h.len == whole.scan);
     if (rc == 0) {
         check_head(s, &h);
