@@ -59,6 +59,8 @@ static int watch(struct tb_serve *s, struct tb_serve_conn *c, uint32_t want)
 int tb_serve_buf_resize(struct tb_serve *s, char **p, size_t *have, size_t cap)
 {
     char *nb;
+    if (cap == 0)
+        return -1; /* never asked for: every caller grows */
     if (cap > *have && cap > BUF_FREE && s->mem - *have + cap > s->budget)
         return 1;
     if ((nb = realloc(*p, cap)) == NULL)
