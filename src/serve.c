@@ -43,6 +43,8 @@
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
 
+_Static_assert(offsetof(struct tb_serve_conn, hn) == 0, "run_due casts a heap node to its conn");
+
 /* Arms the timerfd at the earliest deadline, if that changed. */
 static int arm(struct tb_serve *s)
 {
@@ -151,7 +153,7 @@ static void run_due(struct tb_serve *s)
     if (s->accept_paused && s->accept_retry <= now)
         listen_watch(s, 1);
     while (s->heap.n > 0) {
-        /* The node is a connection's first member. */
+        /* The node is a connection's first member (asserted below). */
         struct tb_serve_conn *c = (struct tb_serve_conn *)tb_serve_heap_top(&s->heap);
         if (c->hn.due > now) {
             now = tb_clock_mono_ns(); /* handling the others took time */
