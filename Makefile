@@ -216,7 +216,7 @@ uninstall-man:
 clean:
 	rm -rf build build-asan build-tsan build-fuzz ttsbuf
 
-# ---- Reliability (issue 7): fuzzing, soak, lint ----
+# ---- Reliability: fuzzing, soak, lint ----
 # Fuzz targets are discovered: tests/fuzz/fuzz_<name>.c with its seed corpus
 # (and the crashers found so far) in tests/fuzz/corpus/<name>/.  `make test`
 # replays every corpus through each target built with the ordinary

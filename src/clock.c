@@ -10,10 +10,22 @@
 #include <errno.h>
 #include <time.h>
 
+int64_t tb_clock_mono_ns(void)
+{
+    struct timespec ts;
+    tb_clock_mono_ts(&ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void tb_clock_mono_ts(struct timespec *ts)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+}
+
 static double mono_raw(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    tb_clock_mono_ts(&ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 

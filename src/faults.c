@@ -1,5 +1,5 @@
 /*
- * faults.c - the mock server's fault specs (see serve.h): "stall@40:1.5+crlf".
+ * faults.c - the mock server's fault specs (see faults.h): "stall@40:1.5+crlf".
  *
  * The parser works on a copy of the caller's struct and commits only when
  * every item parsed, so a bad spec leaves *f as it was; the error names
@@ -7,7 +7,7 @@
  * for counts (no sign, no blanks), a plain decimal for seconds (no "inf",
  * "nan" or hex).
  */
-#include "ttsbuf/serve.h"
+#include "ttsbuf/faults.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "sink.h"
+#include "ttsbuf/clock.h"
 #include "ttsbuf/speaker.h"
 #include "ttsbuf/error.h"
 
@@ -152,7 +153,7 @@ static void *feed(void *arg)
         }
         if (pthread_cond_timedwait(&p->cv, &p->mu, &nd->due) != ETIMEDOUT) {
             struct timespec now;
-            clock_gettime(CLOCK_MONOTONIC, &now);
+            tb_clock_mono_ts(&now);
             if (now.tv_sec < nd->due.tv_sec ||
                 (now.tv_sec == nd->due.tv_sec && now.tv_nsec < nd->due.tv_nsec))
                 continue; /* woken early: wait on */
@@ -189,7 +190,7 @@ static int pa_chunk(struct tb_sink *s, double due, double delay, const int16_t *
     nd->n = n;
     nd->off = 0;
     memcpy(nd->pcm, pcm, n * sizeof(*pcm));
-    clock_gettime(CLOCK_MONOTONIC, &nd->due);
+    tb_clock_mono_ts(&nd->due);
     ts_add(&nd->due, delay);
     pthread_mutex_lock(&p->mu);
     if (p->tail != NULL)

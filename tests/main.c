@@ -23,15 +23,20 @@ static const struct {
     const char *name;
     int (*run)(void);
 } groups[] = {
-    {"utf8", tb_test_utf8},       {"ring", tb_test_ring},         {"segment", tb_test_segment},
-    {"playout", tb_test_playout}, {"property", tb_test_property}, {"trace", tb_test_trace},
-    {"synth", tb_test_synth},     {"sim", tb_test_sim},           {"cli", tb_test_cli},
-    {"sse", tb_test_sse},         {"serve", tb_test_serve},       {"oai", tb_test_oai},
-    {"live", tb_test_live},       {"rebuffer", tb_test_rebuffer}, {"sweep", tb_test_sweep},
-    {"svg", tb_test_svg},         {"docs", tb_test_docs},         {"import", tb_test_import},
-    {"api", tb_test_api},         {"audioenv", tb_test_audioenv}, {"player", tb_test_player},
-    {"speech", tb_test_speech},   {"bench", tb_test_bench},       {"fuzz", tb_test_fuzz},
-    {"fault", tb_test_fault},     {"peer", tb_test_peer},         {"html", tb_test_html},
+    {"utf8", tb_test_utf8},         {"ring", tb_test_ring},
+    {"segment", tb_test_segment},   {"playout", tb_test_playout},
+    {"property", tb_test_property}, {"trace", tb_test_trace},
+    {"synth", tb_test_synth},       {"sim", tb_test_sim},
+    {"cli", tb_test_cli},           {"sse", tb_test_sse},
+    {"serve", tb_test_serve},       {"oai", tb_test_oai},
+    {"live", tb_test_live},         {"rebuffer", tb_test_rebuffer},
+    {"sweep", tb_test_sweep},       {"svg", tb_test_svg},
+    {"docs", tb_test_docs},         {"import", tb_test_import},
+    {"api", tb_test_api},           {"audioenv", tb_test_audioenv},
+    {"player", tb_test_player},     {"speech", tb_test_speech},
+    {"bench", tb_test_bench},       {"fuzz", tb_test_fuzz},
+    {"fault", tb_test_fault},       {"peer", tb_test_peer},
+    {"html", tb_test_html},         {"serveunit", tb_test_serve_unit},
 };
 
 static int selected(const char *only, const char *name)
@@ -55,9 +60,9 @@ int main(void)
     /* Hermetic: a key or endpoint in the caller's shell would send the
      * binary's runs to a real provider (a key alone selects the vendor's
      * API).  The tests that want them set them. */
-    static const char *const endpoint_env[] = {
-        "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "ANTHROPIC_API_KEY",
-        "ANTHROPIC_BASE_URL", "OLLAMA_HOST"};
+    static const char *const endpoint_env[] = {"OPENAI_API_KEY",     "OPENAI_BASE_URL",
+                                               "OPENAI_MODEL",       "ANTHROPIC_API_KEY",
+                                               "ANTHROPIC_BASE_URL", "OLLAMA_HOST"};
     for (size_t i = 0; i < sizeof(endpoint_env) / sizeof(endpoint_env[0]); i++)
         unsetenv(endpoint_env[i]);
     for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {

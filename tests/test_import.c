@@ -761,9 +761,10 @@ static void sweep_import(void **state)
     tb_test_expect_error("sweep --import foo:x", 2, "(and 'foo' is no format");
 }
 
-/* An import stops early, in bounded memory (it used to read up to the
- * 1 GiB cap first: 1 GB of zeros on a pipe): a JSON document on zeros at the first NUL byte, on a
- * sparse file over the cap before reading it; a JSONL format reads a line
+/* An import stops early, in bounded memory (never reading up to the
+ * 1 GiB cap first, as 1 GB of zeros on a pipe would make it): a JSON
+ * document on zeros at the first NUL byte, on a sparse file over the cap
+ * before reading it; a JSONL format reads a line
  * at a time and stops at the first line over its 64 MiB cap. */
 static void input_memory_bounded(void **state)
 {

@@ -328,10 +328,10 @@ static void wrap_needs_one_span(void **state)
 }
 
 /*
- * Regression: once the consumer has released everything, any text up to
- * the byte capacity must fit, wherever the write position is.  (The skip
- * to the start used to be counted against an empty ring, so a 50-byte
- * push after a 40-byte one was refused with TB_EFULL for ever.)
+ * Once the consumer has released everything, any text up to the byte
+ * capacity must fit, wherever the write position is: the skip to the
+ * start does not count against an empty ring, so a 50-byte push after a
+ * 40-byte one is accepted, not refused with TB_EFULL for ever.
  */
 static void empty_ring_accepts_any_fitting_text(void **state)
 {

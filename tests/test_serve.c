@@ -917,36 +917,6 @@ static void models_list(void **state)
     tb_stream_free(&st);
 }
 
-static void not_found_and_method(void **state)
-{
-    (void)state;
-    struct tb_stream st;
-    struct srv v;
-    struct reply r;
-    stream_short(&st);
-    srv_start(&v, &st, NULL, 0);
-    post(v.port, "/v1/nope", "{}", &r);
-    assert_int_equal(r.status, 404);
-    assert_string_equal(r.body, "{\"error\":{\"message\":\"Invalid URL (POST /v1/nope)\",\"type\":"
-                                "\"invalid_request_error\",\"param\":null,\"code\":null}}");
-    reply_free(&r);
-    get(v.port, "/v1/chat/completions", &r);
-    assert_int_equal(r.status, 405);
-    assert_has(r.raw, "\r\nAllow: POST\r\n");
-    assert_has(r.body, "\"type\":\"invalid_request_error\"");
-    reply_free(&r);
-    post(v.port, "/v1/models", "{}", &r);
-    assert_int_equal(r.status, 405);
-    assert_has(r.raw, "\r\nAllow: GET\r\n");
-    reply_free(&r);
-    /* A query string does not change the route. */
-    get(v.port, "/v1/models?x=1", &r);
-    assert_int_equal(r.status, 200);
-    reply_free(&r);
-    srv_stop(&v);
-    tb_stream_free(&st);
-}
-
 /* Malformed requests: 400 (or the status RFC 9112 names) with a JSON body. */
 static void bad_requests(void **state)
 {
@@ -1117,6 +1087,159 @@ static void too_large_413(void **state)
     tb_stream_free(&st);
 }
 
+/* ---- Request and response, as a table --------------------------------- */
+
+/* Replaces every "\n" of s with "\r\n" (the JSON holds no raw newline). */
+static char *crlf_of(const char *s)
+{
+    char *o = malloc(strlen(s) * 2 + 1), *p = o;
+    assert_non_null(o);
+    for (; *s; s++) {
+        if (*s == '\n')
+            *p++ = '\r';
+        *p++ = *s;
+    }
+    *p = '\0';
+    return o;
+}
+
+/* Expected bodies made from SHORT_STREAM_BODY (malloc'd). */
+static char *body_crlf(void)
+{
+    return crlf_of(SHORT_STREAM_BODY);
+}
+
+/* ": keep-alive\n" before every event. */
+static char *body_comments(void)
+{
+    char *want = malloc(8192), *w = want;
+    assert_non_null(want);
+    for (const char *p = SHORT_STREAM_BODY; *p;) {
+        const char *e = strstr(p, "\n\n") + 2;
+        w += sprintf(w, ": keep-alive\n%.*s", (int)(e - p), p);
+        p = e;
+    }
+    return want;
+}
+
+/* Everything up to [DONE]. */
+static char *body_nodone(void)
+{
+    const char *done = strstr(SHORT_STREAM_BODY, "data: [DONE]");
+    return strndup(SHORT_STREAM_BODY, (size_t)(done - SHORT_STREAM_BODY));
+}
+
+/* One request to a server of stream_short with the server's faults, and
+ * what must come back.  NULL fields are not checked. */
+struct xcase {
+    const char *name, *faults, *path;
+    const char *json;              /* NULL: a GET */
+    int status;                    /* 0: nothing at all came back */
+    const char *has[4], *hasnt[2]; /* in the raw response (head and body) */
+    int events;                    /* SSE events in the body; -1: not counted */
+    int terminated;                /* the chunked terminator; -1: not checked */
+    char *(*body)(void);           /* the exact body */
+};
+
+/* clang-format off */
+static const struct xcase xcases[] = {
+    {"404 names the request", NULL, "/v1/nope", "{}",
+     404, {"{\"error\":{\"message\":\"Invalid URL (POST /v1/nope)\",\"type\":"
+           "\"invalid_request_error\",\"param\":null,\"code\":null}}"}, {NULL}, -1, -1, NULL},
+    {"405 allows POST", NULL, "/v1/chat/completions", NULL,
+     405, {"\r\nAllow: POST\r\n", "\"type\":\"invalid_request_error\""}, {NULL}, -1, -1, NULL},
+    {"405 allows GET", NULL, "/v1/models", "{}",
+     405, {"\r\nAllow: GET\r\n"}, {NULL}, -1, -1, NULL},
+    {"a query string keeps the route", NULL, "/v1/models?x=1", NULL,
+     200, {"\"object\":\"list\""}, {NULL}, -1, -1, NULL},
+    {"status@429", NULL, "/v1/chat/completions", "{\"model\":\"m+status@429\",\"stream\":true}",
+     429, {"HTTP/1.1 429 Too Many Requests\r\n", "\r\nContent-Type: application/json\r\n",
+           "\r\nRetry-After: 1\r\n",
+           "\r\n\r\n{\"error\":{\"message\":\"Rate limit reached for requests (ttsbuf fault "
+           "status@429). Please try again in 1s.\",\"type\":\"requests\",\"param\":null,"
+           "\"code\":\"rate_limit_exceeded\"}}"}, {"text/event-stream"}, -1, -1, NULL},
+    {"status@401 on the legacy API", NULL, "/v1/completions", "{\"model\":\"m+status@401\"}",
+     401, {"\"code\":\"invalid_api_key\""}, {NULL}, -1, -1, NULL},
+    {"status@500:html", NULL, "/v1/chat/completions",
+     "{\"model\":\"m+status@500:html\",\"stream\":true}",
+     500, {"HTTP/1.1 500 Internal Server Error\r\n", "\r\nContent-Type: text/html\r\n",
+           "<title>500 Internal Server Error</title>", "<h1>500 Internal Server Error</h1>"},
+     {"{"}, -1, -1, NULL},
+    {"html", NULL, "/v1/chat/completions", "{\"model\":\"m+html\",\"stream\":true}",
+     200, {"\r\nContent-Type: text/html\r\n", "\r\n\r\n<!DOCTYPE html>"},
+     {"Transfer-Encoding", "data:"}, -1, -1, NULL},
+    {"reject-usage", "reject-usage", "/v1/chat/completions", SHORT_STREAM_REQ,
+     400, {"Unrecognized request argument supplied: stream_options"}, {NULL}, -1, -1, NULL},
+    {"reject-usage: present even as null", "reject-usage", "/v1/chat/completions",
+     "{\"model\":\"m\",\"stream\":true,\"stream_options\":null}",
+     400, {NULL}, {NULL}, -1, -1, NULL},
+    {"reject-usage: absent is fine", "reject-usage", "/v1/chat/completions",
+     "{\"model\":\"m\",\"stream\":true}",
+     200, {NULL}, {"usage"}, 6, 1, NULL},
+    {"drop@2 streamed", NULL, "/v1/chat/completions", "{\"model\":\"m+drop@2\",\"stream\":true}",
+     200, {NULL}, {NULL}, 2, 0, NULL},
+    {"drop@0 not streamed: nothing", NULL, "/v1/chat/completions", "{\"model\":\"m+drop@0\"}",
+     0, {NULL}, {NULL}, -1, -1, NULL},
+    {"error@1 ends without finish, usage or [DONE]", NULL, "/v1/chat/completions",
+     "{\"model\":\"m+error@1\",\"stream\":true,\"stream_options\":{\"include_usage\":true}}",
+     200, {"data: {\"error\":{\"message\":\"The server had an error while processing your "
+           "request. Sorry about that!\",\"type\":\"server_error\",\"param\":null,"
+           "\"code\":null}}\n\n"}, {"[DONE]", "usage"}, 3, 1, NULL},
+    {"crlf", "crlf", "/v1/chat/completions", SHORT_STREAM_REQ,
+     200, {NULL}, {NULL}, -1, 1, body_crlf},
+    {"comments", "comments", "/v1/chat/completions", SHORT_STREAM_REQ,
+     200, {NULL}, {NULL}, 7, 1, body_comments},
+    {"nodone", "nodone", "/v1/chat/completions", SHORT_STREAM_REQ,
+     200, {NULL}, {NULL}, 6, 1, body_nodone},
+};
+/* clang-format on */
+
+static void exchange_table(void **state)
+{
+    (void)state;
+    struct tb_stream st;
+    stream_short(&st);
+    for (size_t k = 0; k < sizeof(xcases) / sizeof(xcases[0]); k++) {
+        const struct xcase *c = &xcases[k];
+        struct srv v;
+        struct reply r;
+        char *ev[16];
+        srv_start(&v, &st, c->faults, 0);
+        if (c->json != NULL)
+            post(v.port, c->path, c->json, &r);
+        else
+            get(v.port, c->path, &r);
+        if (r.status != c->status || (c->status == 0 && r.len != 0))
+            fail_msg("%s: status %d, want %d:\n%s", c->name, r.status, c->status,
+                     r.raw != NULL ? r.raw : "");
+        for (size_t i = 0; i < 4 && c->has[i] != NULL; i++)
+            if (!has(r.raw, c->has[i]))
+                fail_msg("%s: expected \"%s\" in:\n%s", c->name, c->has[i], r.raw);
+        for (size_t i = 0; i < 2 && c->hasnt[i] != NULL; i++)
+            if (r.raw != NULL && has(r.raw, c->hasnt[i]))
+                fail_msg("%s: did not expect \"%s\" in:\n%s", c->name, c->hasnt[i], r.raw);
+        if (c->events >= 0) {
+            size_t n = sse_split(r.body, ev, 16);
+            free_all(ev, n);
+            if (n != (size_t)c->events)
+                fail_msg("%s: %zu events, want %d:\n%s", c->name, n, c->events, r.body);
+        }
+        if (c->terminated >= 0 && r.terminated != c->terminated)
+            fail_msg("%s: terminated %d, want %d", c->name, r.terminated, c->terminated);
+        if (c->body != NULL) {
+            char *want = c->body();
+            if (strcmp(r.body, want) != 0)
+                fail_msg("%s: body\n%s\nwant\n%s", c->name, r.body, want);
+            free(want);
+        }
+        reply_free(&r);
+        srv_stop(&v);
+        /* A deliberate drop is not the client's doing. */
+        assert_int_equal(v.st.dropped, 0);
+    }
+    tb_stream_free(&st);
+}
+
 /* ---- Faults ------------------------------------------------------------ */
 
 /* stall@2: token 2 is inside the second event (tokens 1-2), so that event
@@ -1173,71 +1296,6 @@ static void fault_drop(void **state)
     srv_stop(&v);
     /* A deliberate drop is not the client's doing. */
     assert_int_equal(v.st.dropped, 0);
-    tb_stream_free(&st);
-}
-
-static void fault_status_json(void **state)
-{
-    (void)state;
-    struct tb_stream st;
-    struct srv v;
-    struct reply r;
-    stream_short(&st);
-    srv_start(&v, &st, NULL, 0);
-    post(v.port, "/v1/chat/completions", "{\"model\":\"m+status@429\",\"stream\":true}", &r);
-    assert_int_equal(r.status, 429);
-    assert_has(r.raw, "HTTP/1.1 429 Too Many Requests\r\n");
-    assert_has(r.raw, "\r\nContent-Type: application/json\r\n");
-    assert_has(r.raw, "\r\nRetry-After: 1\r\n");
-    assert_string_equal(r.body, "{\"error\":{\"message\":\"Rate limit reached for requests "
-                                "(ttsbuf fault status@429). Please try again in 1s.\",\"type\":"
-                                "\"requests\",\"param\":null,\"code\":\"rate_limit_exceeded\"}}");
-    reply_free(&r);
-    post(v.port, "/v1/completions", "{\"model\":\"m+status@401\"}", &r);
-    assert_int_equal(r.status, 401);
-    assert_has(r.body, "\"code\":\"invalid_api_key\"");
-    reply_free(&r);
-    srv_stop(&v);
-    assert_int_equal(v.st.streams, 0);
-    tb_stream_free(&st);
-}
-
-static void fault_status_html(void **state)
-{
-    (void)state;
-    struct tb_stream st;
-    struct srv v;
-    struct reply r;
-    stream_short(&st);
-    srv_start(&v, &st, NULL, 0);
-    post(v.port, "/v1/chat/completions", "{\"model\":\"m+status@500:html\",\"stream\":true}", &r);
-    assert_int_equal(r.status, 500);
-    assert_has(r.raw, "HTTP/1.1 500 Internal Server Error\r\n");
-    assert_has(r.raw, "\r\nContent-Type: text/html\r\n");
-    assert_has(r.body, "<title>500 Internal Server Error</title>");
-    assert_has(r.body, "<h1>500 Internal Server Error</h1>");
-    assert_false(has(r.body, "{"));
-    reply_free(&r);
-    srv_stop(&v);
-    tb_stream_free(&st);
-}
-
-static void fault_html(void **state)
-{
-    (void)state;
-    struct tb_stream st;
-    struct srv v;
-    struct reply r;
-    stream_short(&st);
-    srv_start(&v, &st, NULL, 0);
-    post(v.port, "/v1/chat/completions", "{\"model\":\"m+html\",\"stream\":true}", &r);
-    assert_int_equal(r.status, 200);
-    assert_has(r.raw, "\r\nContent-Type: text/html\r\n");
-    assert_false(r.chunked);
-    assert_int_equal(strncmp(r.body, "<!DOCTYPE html>", 15), 0);
-    assert_false(has(r.body, "data:"));
-    reply_free(&r);
-    srv_stop(&v);
     tb_stream_free(&st);
 }
 
@@ -1359,103 +1417,6 @@ static void fault_reasoning(void **state)
     /* They come first without moving the stream's own times. */
     assert_true(r.chunk_t[3] >= 0.010);
     free_all(ev, n);
-    reply_free(&r);
-    srv_stop(&v);
-    tb_stream_free(&st);
-}
-
-/* Replaces every "\n" of s with "\r\n" (the JSON holds no raw newline). */
-static char *crlf_of(const char *s)
-{
-    char *o = malloc(strlen(s) * 2 + 1), *p = o;
-    assert_non_null(o);
-    for (; *s; s++) {
-        if (*s == '\n')
-            *p++ = '\r';
-        *p++ = *s;
-    }
-    *p = '\0';
-    return o;
-}
-
-static void fault_crlf(void **state)
-{
-    (void)state;
-    struct tb_stream st;
-    struct srv v;
-    struct reply r;
-    char *want = crlf_of(SHORT_STREAM_BODY);
-    stream_short(&st);
-    srv_start(&v, &st, "crlf", 0);
-    post(v.port, "/v1/chat/completions", SHORT_STREAM_REQ, &r);
-    assert_string_equal(r.body, want);
-    reply_free(&r);
-    srv_stop(&v);
-    free(want);
-    tb_stream_free(&st);
-}
-
-static void fault_comments(void **state)
-{
-    (void)state;
-    struct tb_stream st;
-    struct srv v;
-    struct reply r;
-    char want[8192], *w = want;
-    stream_short(&st);
-    srv_start(&v, &st, "comments", 0);
-    post(v.port, "/v1/chat/completions", SHORT_STREAM_REQ, &r);
-    /* SHORT_STREAM_BODY with ": keep-alive\n" before every event. */
-    for (const char *p = SHORT_STREAM_BODY; *p;) {
-        const char *e = strstr(p, "\n\n") + 2;
-        w += sprintf(w, ": keep-alive\n%.*s", (int)(e - p), p);
-        p = e;
-    }
-    assert_string_equal(r.body, want);
-    reply_free(&r);
-    srv_stop(&v);
-    tb_stream_free(&st);
-}
-
-static void fault_nodone(void **state)
-{
-    (void)state;
-    struct tb_stream st;
-    struct srv v;
-    struct reply r;
-    const char *done;
-    stream_short(&st);
-    srv_start(&v, &st, "nodone", 0);
-    post(v.port, "/v1/chat/completions", SHORT_STREAM_REQ, &r);
-    assert_true(r.terminated);
-    done = strstr(SHORT_STREAM_BODY, "data: [DONE]");
-    assert_int_equal(r.body_len, (size_t)(done - SHORT_STREAM_BODY));
-    assert_memory_equal(r.body, SHORT_STREAM_BODY, r.body_len);
-    reply_free(&r);
-    srv_stop(&v);
-    tb_stream_free(&st);
-}
-
-static void fault_reject_usage(void **state)
-{
-    (void)state;
-    struct tb_stream st;
-    struct srv v;
-    struct reply r;
-    stream_short(&st);
-    srv_start(&v, &st, "reject-usage", 0);
-    post(v.port, "/v1/chat/completions", SHORT_STREAM_REQ, &r);
-    assert_int_equal(r.status, 400);
-    assert_has(r.body, "Unrecognized request argument supplied: stream_options");
-    reply_free(&r);
-    post(v.port, "/v1/chat/completions",
-         "{\"model\":\"m\",\"stream\":true,\"stream_options\":null}", &r);
-    assert_int_equal(r.status, 400); /* present, even as null */
-    reply_free(&r);
-    post(v.port, "/v1/chat/completions", "{\"model\":\"m\",\"stream\":true}", &r);
-    assert_int_equal(r.status, 200);
-    assert_true(r.terminated);
-    assert_false(has(r.body, "usage"));
     reply_free(&r);
     srv_stop(&v);
     tb_stream_free(&st);
@@ -1984,45 +1945,22 @@ static void create_errors(void **state)
 int tb_test_serve(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(faults_parse_ok),
-        cmocka_unit_test(faults_parse_errors),
-        cmocka_unit_test(stream_exact_bytes),
-        cmocka_unit_test(stream_timing),
-        cmocka_unit_test(max_tokens_cut),
-        cmocka_unit_test(nonstream_chat),
-        cmocka_unit_test(legacy_completions),
-        cmocka_unit_test(reasoning_events),
-        cmocka_unit_test(escape_matches_cjson),
-        cmocka_unit_test(escape_by_hand),
-        cmocka_unit_test(models_list),
-        cmocka_unit_test(not_found_and_method),
-        cmocka_unit_test(bad_requests),
-        cmocka_unit_test(expect_continue),
-        cmocka_unit_test(too_large_413),
-        cmocka_unit_test(fault_stall),
-        cmocka_unit_test(fault_drop),
-        cmocka_unit_test(fault_status_json),
-        cmocka_unit_test(fault_status_html),
-        cmocka_unit_test(fault_html),
-        cmocka_unit_test(fault_malformed),
-        cmocka_unit_test(fault_error),
-        cmocka_unit_test(fault_burst),
-        cmocka_unit_test(fault_reasoning),
-        cmocka_unit_test(fault_crlf),
-        cmocka_unit_test(fault_comments),
-        cmocka_unit_test(fault_nodone),
-        cmocka_unit_test(fault_reject_usage),
-        cmocka_unit_test(faults_combine),
-        cmocka_unit_test(concurrent_streams),
-        cmocka_unit_test(stop_promptly),
-        cmocka_unit_test(client_gone),
-        cmocka_unit_test(memory_budget_503),
-        cmocka_unit_test(memory_budget_bodies),
-        cmocka_unit_test(hog_does_not_delay_others),
-        cmocka_unit_test(slow_client_dropped),
-        cmocka_unit_test(big_body_not_dropped),
-        cmocka_unit_test(max_conns_refused),
-        cmocka_unit_test(create_errors),
+        cmocka_unit_test(faults_parse_ok),      cmocka_unit_test(faults_parse_errors),
+        cmocka_unit_test(stream_exact_bytes),   cmocka_unit_test(stream_timing),
+        cmocka_unit_test(max_tokens_cut),       cmocka_unit_test(nonstream_chat),
+        cmocka_unit_test(legacy_completions),   cmocka_unit_test(reasoning_events),
+        cmocka_unit_test(escape_matches_cjson), cmocka_unit_test(escape_by_hand),
+        cmocka_unit_test(models_list),          cmocka_unit_test(exchange_table),
+        cmocka_unit_test(bad_requests),         cmocka_unit_test(expect_continue),
+        cmocka_unit_test(too_large_413),        cmocka_unit_test(fault_stall),
+        cmocka_unit_test(fault_drop),           cmocka_unit_test(fault_malformed),
+        cmocka_unit_test(fault_error),          cmocka_unit_test(fault_burst),
+        cmocka_unit_test(fault_reasoning),      cmocka_unit_test(faults_combine),
+        cmocka_unit_test(concurrent_streams),   cmocka_unit_test(stop_promptly),
+        cmocka_unit_test(client_gone),          cmocka_unit_test(memory_budget_503),
+        cmocka_unit_test(memory_budget_bodies), cmocka_unit_test(hog_does_not_delay_others),
+        cmocka_unit_test(slow_client_dropped),  cmocka_unit_test(big_body_not_dropped),
+        cmocka_unit_test(max_conns_refused),    cmocka_unit_test(create_errors),
     };
     return TB_RUN_GROUP("serve", tests);
 }

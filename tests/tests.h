@@ -34,6 +34,7 @@ int tb_test_sim(void);
 int tb_test_cli(void);
 int tb_test_sse(void);
 int tb_test_serve(void);
+int tb_test_serve_unit(void); /* the mock server's pure parts */
 int tb_test_oai(void);
 int tb_test_live(void);
 int tb_test_rebuffer(void);
@@ -51,8 +52,8 @@ int tb_test_audioenv(void);
  * tb_player_pull (the real-time path): tests/rt_alloc.c.  The first call
  * installs the hook where one is needed (sanitizer builds). */
 void tb_test_alloc_counts(unsigned long *all, unsigned long *rt);
-int tb_test_bench(void); /* issue 5: ttsbuf bench and merge */
-/* Reliability (issue 7). */
+int tb_test_bench(void); /* ttsbuf bench and merge */
+/* Reliability. */
 int tb_test_fuzz(void);
 int tb_test_fault(void);
 int tb_test_peer(void);

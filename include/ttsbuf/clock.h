@@ -13,6 +13,9 @@
 #ifndef TTSBUF_CLOCK_H
 #define TTSBUF_CLOCK_H
 
+#include <stdint.h>
+#include <time.h>
+
 struct tb_clock {
     /* Seconds since the clock's origin. */
     double (*now)(struct tb_clock *c);
@@ -32,5 +35,15 @@ void tb_clock_monotonic_init(struct tb_clock *c);
 
 /* Moves a monotonic clock's origin to the moment of this call. */
 void tb_clock_reset_origin(struct tb_clock *c);
+
+/*
+ * tb_clock_mono_ns, tb_clock_mono_ts - CLOCK_MONOTONIC now, as integer
+ * nanoseconds or as a timespec, for the code that schedules in real time
+ * at a finer grain than a double of seconds allows, or hands a deadline
+ * to the system (the mock server's timerfd, the PortAudio sink's
+ * condition variable).  Cannot fail; any thread.
+ */
+int64_t tb_clock_mono_ns(void);
+void tb_clock_mono_ts(struct timespec *ts);
 
 #endif

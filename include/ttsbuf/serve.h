@@ -44,34 +44,9 @@
  * client whose EOF arrives before its response ends has gone (a client
  * that half-closes after its request is treated the same).
  *
- * Faults (tb_faults_parse): given to the server for every completion
- * request (not /v1/models), and per request in the request's "model" name
- * after an '@'-free prefix (everything after the first '+'), e.g. model
- * "mock+stall@40:1.5+crlf"; a bad spec there gets 400 naming the item.
- * Token K counts every token sent before it (reasoning@N deltas and
- * burst groups included); a K fault lands on the event that carries
- * token K.  Spec: items joined by '+':
- *   stall@K:S      pause S seconds before token K (0-based)
- *   drop@K         close the connection before token K (no terminator)
- *   status@N       answer HTTP N with an OpenAI-style JSON error body
- *   status@N:html  ... with an HTML body
- *   html           answer 200 with Content-Type text/html (not SSE)
- *   malformed@K    token K's event carries truncated JSON
- *   error@K        send an {"error": ...} event instead of token K, end
- *   burst@N        N tokens per event
- *   reasoning@N    N reasoning deltas (delta.reasoning_content) first
- *   crlf           CRLF line endings in the event stream
- *   comments       a ": keep-alive" comment line before every event
- *   nodone         never send data: [DONE]
- *   reject-usage   answer 400 when stream_options is present
- * Items the server was given and items from the model name add up.
- * A stall moves every later event too.  error@K ends the body properly
- * (chunked terminator) but sends no finish chunk, usage or [DONE].
- * reasoning@N deltas are spread over [0, t of the first event) and count
- * one token each.  Non-streamed: stall delays the body, drop@K closes
- * without a response at token K's time, error@K answers 500 then,
- * malformed@K truncates the body; burst, crlf, comments, nodone do not
- * apply.
+ * Faults: the spec and its items are in faults.h; the server applies
+ * the ones it was given to every completion request, and the ones a
+ * request's "model" name carries (after its first '+') to that request.
  *
  * Fairness: a connection makes at most 64 KiB of due events per pass of
  * the loop (a non-streamed body: gathers 64 KiB of text, or walks 16384
@@ -101,35 +76,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ttsbuf/faults.h"
 #include "ttsbuf/stream.h"
 
 #define TB_SERVE_PORT_DEFAULT 8788
 #define TB_SERVE_REQUEST_MAX (1u << 20)          /* request head + body cap */
 #define TB_SERVE_OUTBUF_MAX (4u << 20)           /* unsent bytes per connection */
 #define TB_SERVE_MEM_DEFAULT ((size_t)256 << 20) /* the memory budget (below) */
-
-struct tb_faults {
-    long stall_at; /* -1: none */
-    double stall_s;
-    long drop_at; /* -1: none */
-    int status;   /* 0: none */
-    int status_html;
-    int html;
-    long malformed_at; /* -1: none */
-    long error_at;     /* -1: none */
-    uint32_t burst;    /* 0: the stream's own grouping */
-    uint32_t reasoning;
-    int crlf, comments, nodone, reject_usage;
-};
-
-/* No faults.  Any thread. */
-void tb_faults_init(struct tb_faults *f);
-
-/* Parses a fault spec (above) over the values already in *f (a later
- * value replaces an earlier one).  Returns 0, or TB_EINVAL with the
- * offending item and what it should look like in err; *f is unchanged
- * then.  NULL or "" is no change.  Any thread. */
-int tb_faults_parse(const char *spec, struct tb_faults *f, char *err, size_t errlen);
 
 struct tb_serve_opts {
     const char *host;               /* numeric address; default "127.0.0.1" */

@@ -8,7 +8,7 @@
  *
  * A timed voice (struct tb_voice) replaces the rate model where the real
  * synthesizer's durations matter: the eSpeak-timed simulation and the
- * speech sinks (espeak_voice.h, speaker.h).
+ * speech sinks (tb_speaker_voice in speaker.h).
  *
  * tb_voice_seconds is pure; any thread.
  */

@@ -97,7 +97,7 @@ int tb_cmd_run(int argc, char **argv);
 int tb_cmd_serve(int argc, char **argv);
 int tb_cmd_sweep(int argc, char **argv);
 
-/* issue 5: load levels and shards. */
+/* Load levels and shards. */
 int tb_cmd_bench(int argc, char **argv);
 int tb_cmd_merge(int argc, char **argv);
 

@@ -59,7 +59,7 @@ void bench_live(void);
 void bench_sweep(void);
 void bench_sweep_memory(void); /* peak RSS per stream of `ttsbuf sweep` */
 void bench_speech(void);
-void bench_client(void); /* issue 5: ttsbuf bench vs the openai SDK */
+void bench_client(void); /* ttsbuf bench vs the openai SDK */
 void bench_fair(void);   /* the mock's fairness beside clients reading a flood */
 
 /* The floors under the client's CPU per event (bench_floor.c): n streams

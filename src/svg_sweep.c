@@ -1,0 +1,323 @@
+/*
+ * svg_sweep.c - a sweep as standalone SVG (tb_svg_sweep, svg.h): a line
+ * per series of the gapless share, and a heat map over two axes.
+ */
+#include "ttsbuf/svg.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "svg_priv.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/segment.h"
+#include "ttsbuf/voice.h"
+
+#define S_LINE_YT 70.0
+#define S_LINE_YB 330.0
+#define S_HEAT_YT 470.0
+
+static int numeric(int a)
+{
+    return a != TB_AX_CHUNK && a != TB_AX_REBUFFER;
+}
+
+/* "sentence", "tps 20", "rebuffer on", ... for axis a at value v. */
+static void axis_value(char *buf, size_t len, int a, double v)
+{
+    switch (a) {
+    case TB_AX_CHUNK: snprintf(buf, len, "%s", tb_seg_policy_name((enum tb_chunk_policy)v)); break;
+    case TB_AX_REBUFFER: snprintf(buf, len, "rebuffer %s", v > 0 ? "on" : "off"); break;
+    case TB_AX_TPS:
+        if (v == 0)
+            snprintf(buf, len, "as recorded");
+        else
+            snprintf(buf, len, "%g tokens/s", v);
+        break;
+    case TB_AX_MINCHARS: snprintf(buf, len, "min-chars %g", v); break;
+    case TB_AX_WPM: snprintf(buf, len, "%g wpm", v); break;
+    case TB_AX_LAT: snprintf(buf, len, "latency %g s", v); break;
+    default: snprintf(buf, len, "pre-roll %g s", v); break;
+    }
+}
+
+static const char *axis_title(int a)
+{
+    static const char *const t[TB_AX__COUNT] = {
+        "chunk policy",      "min-chars (code points)", "constant rate (tokens/s; 0: as recorded)",
+        "speech rate (wpm)", "TTS latency (s)",         "rebuffer",
+        "pre-roll (s)",
+    };
+    return t[a];
+}
+
+/* Label of a point's series: its values on the varying axes but x and
+ * x2 (-1: none). */
+static void series_label(const struct tb_sweep *sw, const struct tb_sweep_point *pt, int x, int x2,
+                         char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int a = 0; a < TB_AX__COUNT; a++) {
+        size_t n;
+        char v[64];
+        tb_sweep_axis_values(sw, (enum tb_sweep_axis)a, &n);
+        if (a == x || a == x2 || n < 2)
+            continue;
+        axis_value(v, sizeof(v), a, pt->ax[a]);
+        used +=
+            (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s", used ? ", " : "", v);
+        if (used >= len)
+            break;
+    }
+    if (buf[0] == '\0')
+        snprintf(buf, len, "all streams");
+}
+
+/* Green (all gap-free) to red (lo or fewer), through yellow. */
+static void share_color(double s, double lo, char *buf, size_t len)
+{
+    s = lo < 1.0 ? (s - lo) / (1.0 - lo) : 1.0;
+    s = s < 0.0 ? 0.0 : s > 1.0 ? 1.0 : s;
+    int r = s < 0.5 ? 215 : (int)(215 - (s - 0.5) * 2 * 170);
+    int g = s < 0.5 ? (int)(48 + s * 2 * 160) : 208;
+    snprintf(buf, len, "#%02x%02x%02x", r, g, 60);
+}
+
+/* The lowest share over the points, floored to 10%: the bottom of the
+ * line chart and the red end of the heat map, so that the differences
+ * people tune over are not squeezed into the top of the picture. */
+static double share_floor(const struct tb_sweep *sw)
+{
+    size_t npt;
+    const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);
+    double lo = 1.0;
+    for (size_t p = 0; p < npt; p++)
+        if (pt[p].gapless < lo)
+            lo = pt[p].gapless;
+    lo = floor(lo * 10.0 + 1e-9) / 10.0;
+    return lo > 0.9 ? 0.9 : lo;
+}
+
+/* The line chart's y for a share, its axis starting at lo. */
+static double share_y(double share, double lo)
+{
+    return S_LINE_YB - (share - lo) / (1.0 - lo) * (S_LINE_YB - S_LINE_YT);
+}
+
+static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
+{
+    size_t npt, nx, nseries, drawn;
+    const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);
+    const double *xv = tb_sweep_axis_values(sw, (enum tb_sweep_axis)x, &nx);
+    double x0 = xv[0], x1 = xv[0], target = tb_sweep_target(sw), lo = share_floor(sw);
+    size_t idx[TB_AX__COUNT];
+    char label[256], tip[512], xs[64];
+
+    for (size_t i = 0; i < nx; i++) {
+        x0 = xv[i] < x0 ? xv[i] : x0;
+        x1 = xv[i] > x1 ? xv[i] : x1;
+    }
+    if (x1 <= x0)
+        x1 = x0 + 1.0;
+    if (target > 0.0 && target < lo)
+        lo = floor(target * 10.0) / 10.0; /* keep the target line in view */
+    /* NOLINTNEXTLINE(clang-analyzer-core.DivideZero): an axis has a value (xv[0] above) */
+    nseries = npt / nx;
+    drawn = nseries < NPALETTE ? nseries : NPALETTE;
+    fprintf(f,
+            "<text x=\"%.2f\" y=\"56\" %s font-size=\"12\" fill=\"#222\">gap-free share of "
+            "the streams against %s",
+            PX0, FONT, axis_title(x));
+    if (drawn < nseries)
+        fprintf(f, " (first %zu of %zu lines)", drawn, nseries);
+    fprintf(f, "</text>\n");
+    tb_svg_y_axis(f, S_LINE_YB, S_LINE_YT, lo * 100.0, 100.0, "streams with no gap (%)", "", 1);
+    tb_svg_x_axis(f, S_LINE_YB, x0, x1, axis_title(x), "");
+    if (target > 0.0) {
+        double y = share_y(target, lo);
+        fprintf(f,
+                "<g id=\"target\"><title>target: %.1f%% of the streams gap-free</title><line "
+                "x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#444\" "
+                "stroke-dasharray=\"6,4\"/><text x=\"%.2f\" y=\"%.2f\" %s font-size=\"10\" "
+                "fill=\"#444\" text-anchor=\"end\">target %.0f%%</text></g>\n",
+                target * 100.0, PX0, y, PX1, y, PX1 - 2, y - 3, FONT, target * 100.0);
+    }
+
+    /* Points of one series differ only in axis x: walk x's index. */
+    for (size_t s = 0, shown = 0; s < npt && shown < drawn; s++) {
+        tb_sweep_point_axes(sw, s, idx);
+        if (idx[x] != 0)
+            continue;
+        series_label(sw, &pt[s], x, -1, label, sizeof(label));
+        fprintf(f, "<g class=\"series\"><title>");
+        tb_svg_esc(f, label);
+        fprintf(f, "</title>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
+                tb_svg_palette[shown]);
+        for (size_t i = 0; i < nx; i++) {
+            const struct tb_sweep_point *q;
+            idx[x] = i;
+            q = &pt[tb_sweep_point_index(sw, idx)];
+            fprintf(f, "%s%.2f,%.2f", i ? " " : "", PX0 + (q->ax[x] - x0) / (x1 - x0) * (PX1 - PX0),
+                    share_y(q->gapless, lo));
+        }
+        fprintf(f, "\"/>\n");
+        for (size_t i = 0; i < nx; i++) {
+            const struct tb_sweep_point *q;
+            idx[x] = i;
+            q = &pt[tb_sweep_point_index(sw, idx)];
+            axis_value(xs, sizeof(xs), x, q->ax[x]);
+            snprintf(tip, sizeof(tip),
+                     "%s, %s: %.1f%% gap-free; gap P95 %.2f s, max %.2f s; first audio P50 %.2f "
+                     "s; min TPS P95 %.1f",
+                     label, xs, q->gapless * 100.0, q->gap_total.p95, q->gap_total.max, q->ttfa.p50,
+                     q->min_tps.p95);
+            fprintf(f,
+                    "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\" data-share=\"%.6f\">"
+                    "<title>",
+                    PX0 + (q->ax[x] - x0) / (x1 - x0) * (PX1 - PX0), share_y(q->gapless, lo),
+                    tb_svg_palette[shown], q->gapless);
+            tb_svg_esc(f, tip);
+            fprintf(f, "</title></circle>\n");
+        }
+        fprintf(f, "</g>\n");
+        /* Legend, in two columns under the plot. */
+        fprintf(f, "<g>");
+        tb_svg_legend(f, PX0 + (double)(shown % 2) * 430.0,
+                      S_LINE_YB + 58 + (double)(shown / 2) * 15, "line", tb_svg_palette[shown],
+                      label);
+        fprintf(f, "</g>\n");
+        shown++;
+    }
+}
+
+static void sweep_heat(FILE *f, const struct tb_sweep *sw, int ax, int ay, double yt)
+{
+    double lo = share_floor(sw);
+    size_t npt, nx, ny, idx[TB_AX__COUNT];
+    const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);
+    double cw, ch, hb = yt + 230.0;
+    char color[16], tip[512], xs[64], ys[64], fixed[256];
+
+    tb_sweep_axis_values(sw, (enum tb_sweep_axis)ax, &nx);
+    tb_sweep_axis_values(sw, (enum tb_sweep_axis)ay, &ny);
+    cw = (PX1 - PX0) / (double)nx;
+    ch = (hb - yt) / (double)ny;
+    memset(idx, 0, sizeof(idx));
+    series_label(sw, &pt[0], ax, ay, fixed, sizeof(fixed));
+    fprintf(f,
+            "<text x=\"%.2f\" y=\"%.2f\" %s font-size=\"12\" fill=\"#222\">gap-free share: %s "
+            "(across) by %s (up)",
+            PX0, yt - 12, FONT, axis_title(ax), axis_title(ay));
+    fprintf(f, "</text>\n<g id=\"heat\" %s font-size=\"10\" text-anchor=\"middle\">\n", FONT);
+    for (size_t i = 0; i < nx; i++)
+        for (size_t j = 0; j < ny; j++) {
+            const struct tb_sweep_point *q;
+            double x = PX0 + (double)i * cw, y = hb - (double)(j + 1) * ch;
+            idx[ax] = i;
+            idx[ay] = j;
+            q = &pt[tb_sweep_point_index(sw, idx)];
+            share_color(q->gapless, lo, color, sizeof(color));
+            axis_value(xs, sizeof(xs), ax, q->ax[ax]);
+            axis_value(ys, sizeof(ys), ay, q->ax[ay]);
+            snprintf(tip, sizeof(tip), "%s, %s: %.1f%% gap-free, gap P95 %.2f s", xs, ys,
+                     q->gapless * 100.0, q->gap_total.p95);
+            fprintf(f,
+                    "<rect class=\"cell\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+                    "fill=\"%s\" stroke=\"#fff\" data-share=\"%.6f\"><title>",
+                    x, y, cw, ch, color, q->gapless);
+            tb_svg_esc(f, tip);
+            fprintf(f, "</title></rect>\n");
+            if (cw >= 30 && ch >= 14)
+                fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" fill=\"#111\">%.0f%%</text>\n", x + cw / 2,
+                        y + ch / 2 + 4, q->gapless * 100.0);
+        }
+    fprintf(f, "</g>\n<g %s font-size=\"11\" fill=\"#333\">\n", FONT);
+    for (size_t i = 0; i < nx; i++) {
+        const double *v = tb_sweep_axis_values(sw, (enum tb_sweep_axis)ax, &nx);
+        if (nx <= 20 || i % (nx / 10) == 0)
+            fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%g</text>\n",
+                    PX0 + ((double)i + 0.5) * cw, hb + 14, v[i]);
+    }
+    for (size_t j = 0; j < ny; j++) {
+        const double *v = tb_sweep_axis_values(sw, (enum tb_sweep_axis)ay, &ny);
+        if (ny <= 16 || j % (ny / 8) == 0)
+            fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">%g</text>\n", PX0 - 6,
+                    hb - ((double)j + 0.5) * ch + 4, v[j]);
+    }
+    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" font-size=\"12\">%s</text>\n",
+            (PX0 + PX1) / 2, hb + 32, axis_title(ax));
+    fprintf(f,
+            "<text transform=\"translate(%.2f,%.2f) rotate(-90)\" text-anchor=\"middle\" "
+            "font-size=\"12\">%s</text>\n",
+            PX0 - 46, (yt + hb) / 2, axis_title(ay));
+    fprintf(f,
+            "<text x=\"%.2f\" y=\"%.2f\" fill=\"#555\">other axes at their first value "
+            "(",
+            PX0, hb + 50);
+    tb_svg_esc(f, fixed);
+    fprintf(f, "); green: every stream gap-free, red: %.0f%% or fewer</text>\n</g>\n", lo * 100);
+}
+
+int tb_svg_sweep(FILE *f, const struct tb_sweep *sw, const char *title)
+{
+    int x = -1, hx = -1, hy = -1;
+    size_t n, npt, nseries, legend_rows;
+    double h, heat_top;
+    char sub[256];
+
+    tb_sweep_points(sw, &npt);
+
+    /* The line chart's x: pre-roll when it varies, else the first numeric
+     * axis that does, else pre-roll anyway (one point per line). */
+    tb_sweep_axis_values(sw, TB_AX_PREROLL, &n);
+    if (n > 1)
+        x = TB_AX_PREROLL;
+    for (int a = 0; a < TB_AX__COUNT && x < 0; a++) {
+        tb_sweep_axis_values(sw, (enum tb_sweep_axis)a, &n);
+        if (numeric(a) && n > 1)
+            x = a;
+    }
+    if (x < 0)
+        x = TB_AX_PREROLL;
+    /* The heat map: pre-roll first when it varies, then the others. */
+    for (int k = 0; k < TB_AX__COUNT; k++) {
+        int a = k == 0 ? TB_AX_PREROLL : k - 1;
+        if (k > 0 && a == TB_AX_PREROLL)
+            continue;
+        tb_sweep_axis_values(sw, (enum tb_sweep_axis)a, &n);
+        if (!numeric(a) || n < 2)
+            continue;
+        if (hx < 0)
+            hx = a;
+        else if (hy < 0)
+            hy = a;
+    }
+    tb_sweep_axis_values(sw, (enum tb_sweep_axis)x, &n);
+    nseries = npt / n;
+    legend_rows = ((nseries < NPALETTE ? nseries : NPALETTE) + 1) / 2;
+    heat_top = S_LINE_YB + 58 + (double)legend_rows * 15 + 40;
+    h = hy >= 0 ? heat_top + 300 : heat_top + 10;
+
+    tb_svg_header(f, h, title, "");
+    fprintf(f, "<text x=\"%.2f\" y=\"22\" %s font-size=\"15\" font-weight=\"bold\" fill=\"#222\">",
+            PX0, FONT);
+    tb_svg_esc(f, title);
+    snprintf(sub, sizeof(sub),
+             "%zu streams, %zu settings; a stream is gap-free when its audio "
+             "never runs dry for more than 1 ms",
+             tb_sweep_inputs(sw), npt);
+    fprintf(f, "</text>\n<text x=\"%.2f\" y=\"40\" %s font-size=\"11\" fill=\"#555\">%s</text>\n",
+            PX0, FONT, sub);
+    sweep_lines(f, sw, x);
+    if (hy >= 0)
+        sweep_heat(f, sw, hx, hy, heat_top);
+    else
+        fprintf(f,
+                "<text x=\"%.2f\" y=\"%.2f\" %s font-size=\"11\" fill=\"#555\">(a heat map needs "
+                "two numeric axes with several values, e.g. --preroll and --tps)</text>\n",
+                PX0, heat_top - 10, FONT);
+    fprintf(f, "</svg>\n");
+    return ferror(f) ? TB_EIO : 0;
+}

@@ -1,0 +1,397 @@
+/*
+ * test_serve_unit.c - pure modules tested directly rather than through
+ * sockets or whole runs: the mock server's HTTP request scanner and parser
+ * (serve_http.c), its deadline heap (serve_heap.h) and its plan of what to
+ * send and when (serve_plan.c); and the speech-rate drain (drain.c).  Each
+ * is a table of cases: input, then the expected outcome.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/serve_heap.h"
+#include "../src/serve_http.h"
+#include "../src/serve_plan.h"
+#include "tests.h"
+#include "ttsbuf/drain.h"
+#include "ttsbuf/ring.h"
+#include "ttsbuf/sim.h"
+#include "ttsbuf/error.h"
+
+/* ---- HTTP request heads ---- */
+
+struct scan_case {
+    const char *name, *in;
+    int rc;     /* tb_serve_http_scan on the whole input */
+    size_t len; /* the head's length when rc == 1 */
+};
+
+static const struct scan_case scan_cases[] = {
+    {"complete", "GET / HTTP/1.1\r\nHost: a\r\n\r\nBODY", 1, 27},
+    {"incomplete", "GET / HTTP/1.1\r\nHost: a\r\n", 0, 0},
+    {"empty line first", "\r\nGET", 1, 2},
+    {"bare LF", "GET / HTTP/1.1\nHost: a\n\n", -1, 0},
+    {"bare CR", "GET / HTTP/1.1\rHost: a\r\n\r\n", -1, 0},
+    {"CR at the end waits", "GET / HTTP/1.1\r", 0, 0},
+    {"empty", "", 0, 0},
+};
+
+/* Whole, and again one byte at a time: the same verdict and length. */
+static void http_scan_table(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof(scan_cases) / sizeof(scan_cases[0]); k++) {
+        const struct scan_case *c = &scan_cases[k];
+        size_t n = strlen(c->in), scan = 0, step = 0;
+        int rc = tb_serve_http_scan(c->in, n, &scan), rc2 = 0;
+        if (rc != c->rc || (rc == 1 && scan != c->len))
+            fail_msg("%s: rc %d len %zu, want %d %zu", c->name, rc, scan, c->rc, c->len);
+        for (size_t have = 1; have <= n; have++) {
+            rc2 = tb_serve_http_scan(c->in, have, &step);
+            if (rc2 != 0)
+                break;
+        }
+        if (rc2 != rc || (rc == 1 && step != scan))
+            fail_msg("%s: byte by byte rc %d len %zu, whole %d %zu", c->name, rc2, step, rc, scan);
+    }
+}
+
+struct parse_case {
+    const char *name, *in;
+    int status; /* 0: accepted */
+    int method;
+    const char *path;
+    uint64_t length;
+    int expect;
+    const char *msg; /* a part of the error message */
+};
+
+static const struct parse_case parse_cases[] = {
+    {"get", "GET /v1/models HTTP/1.1\r\nHost: a\r\n\r\n", 0, TB_SERVE_HTTP_GET, "/v1/models", 0, 0,
+     NULL},
+    {"post with query and length",
+     "POST /v1/chat/completions?x=1 HTTP/1.1\r\nHost: a\r\ncontent-LENGTH:  42 \r\n\r\n", 0,
+     TB_SERVE_HTTP_POST, "/v1/chat/completions", 42, 0, NULL},
+    {"expect", "POST /x HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n", 0, TB_SERVE_HTTP_POST,
+     "/x", 0, 1, NULL},
+    {"other method", "DELETE /x HTTP/1.1\r\nHost: a\r\n\r\n", 0, TB_SERVE_HTTP_OTHER, "/x", 0, 0,
+     NULL},
+    {"http/1.0 needs no host", "GET / HTTP/1.0\r\n\r\n", 0, TB_SERVE_HTTP_GET, "/", 0, 0, NULL},
+    {"no host", "GET / HTTP/1.1\r\n\r\n", 400, 0, NULL, 0, 0, "exactly one Host"},
+    {"two hosts", "GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n", 400, 0, NULL, 0, 0,
+     "exactly one Host"},
+    {"http/2", "GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505, 0, NULL, 0, 0, "HTTP/1.0 and HTTP/1.1"},
+    {"bad version", "GET / HTTQ/1.1\r\nHost: a\r\n\r\n", 400, 0, NULL, 0, 0, "HTTP version"},
+    {"chunked body", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", 411, 0,
+     NULL, 0, 0, "send Content-Length"},
+    {"target not a path", "GET x HTTP/1.1\r\nHost: a\r\n\r\n", 400, 0, NULL, 0, 0,
+     "request target"},
+    {"folding", "GET / HTTP/1.1\r\nHost: a\r\n b\r\n\r\n", 400, 0, NULL, 0, 0, "folding"},
+    {"space before colon", "GET / HTTP/1.1\r\nHost : a\r\n\r\n", 400, 0, NULL, 0, 0,
+     "malformed header line"},
+    {"control byte", "GET / HTTP/1.1\r\nHost: a\x01\r\n\r\n", 400, 0, NULL, 0, 0,
+     "control character"},
+    {"two lengths", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n",
+     400, 0, NULL, 0, 0, "repeated Content-Length"},
+    {"length not a number", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", 400, 0,
+     NULL, 0, 0, "not a number"},
+    {"empty request line", "\r\n", 400, 0, NULL, 0, 0, "empty request line"},
+};
+
+static void http_parse_table(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof(parse_cases) / sizeof(parse_cases[0]); k++) {
+        const struct parse_case *c = &parse_cases[k];
+        struct tb_serve_http_head h;
+        char err[200] = "";
+        size_t n = strlen(c->in), scan = 0;
+        int rc;
+        if (tb_serve_http_scan(c->in, n, &scan) != 1)
+            fail_msg("%s: the head does not end", c->name);
+        rc = tb_serve_http_parse(c->in, scan, &h, err, sizeof(err));
+        if (c->status != 0) {
+            if (rc != TB_EFORMAT || h.status != c->status || strstr(err, c->msg) == NULL)
+                fail_msg("%s: rc %d status %d \"%s\", want %d \"%s\"", c->name, rc, h.status, err,
+                         c->status, c->msg);
+            continue;
+        }
+        if (rc != 0)
+            fail_msg("%s: refused: %s", c->name, err);
+        assert_int_equal(h.len, scan);
+        assert_int_equal(h.method, c->method);
+        assert_int_equal(h.path_len, strlen(c->path));
+        assert_memory_equal(c->in + h.path_off, c->path, h.path_len);
+        assert_int_equal(h.content_length, c->length);
+        assert_int_equal(h.expect_continue, c->expect);
+    }
+}
+
+static void http_resp_head(void **state)
+{
+    char buf[256], small[40];
+    size_t n;
+    (void)state;
+    n = tb_serve_http_resp(buf, sizeof(buf), 429, "application/json", 12, "Retry-After: 1\r\n");
+    assert_true(n > 0 && n < sizeof(buf));
+    buf[n] = '\0';
+    assert_non_null(strstr(buf, "HTTP/1.1 429 Too Many Requests\r\n"));
+    assert_non_null(strstr(buf, "Content-Length: 12\r\n"));
+    assert_non_null(strstr(buf, "Retry-After: 1\r\n"));
+    assert_string_equal(buf + n - 4, "\r\n\r\n");
+    n = tb_serve_http_resp(buf, sizeof(buf), 200, "text/event-stream", -1, NULL);
+    buf[n] = '\0';
+    assert_non_null(strstr(buf, "Transfer-Encoding: chunked\r\n"));
+    assert_null(strstr(buf, "Content-Length"));
+    assert_int_equal(tb_serve_http_resp(small, sizeof(small), 200, "text/event-stream", -1, NULL),
+                     0);
+    assert_string_equal(tb_serve_http_reason(299), "Error");
+}
+
+/* ---- The deadline heap, against a brute-force minimum ---- */
+
+#define HEAP_NODES 200
+
+static void heap_against_brute_force(void **state)
+{
+    struct tb_serve_heap h = {NULL, 0, 0};
+    struct tb_serve_heap_node nodes[HEAP_NODES];
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    (void)state;
+    for (size_t i = 0; i < HEAP_NODES; i++)
+        tb_serve_heap_node_init(&nodes[i]);
+    for (int step = 0; step < 20000; step++) {
+        size_t i, in = 0;
+        int64_t best = INT64_MAX;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        i = (size_t)(x % HEAP_NODES);
+        if (x & (1u << 20))
+            tb_serve_heap_remove(&h, &nodes[i]);
+        else
+            assert_int_equal(tb_serve_heap_set(&h, &nodes[i], (int64_t)(x >> 40) % 1000), 0);
+        for (size_t k = 0; k < HEAP_NODES; k++)
+            if (nodes[k].idx != TB_SERVE_HEAP_NONE) {
+                in++;
+                assert_ptr_equal(h.a[nodes[k].idx].node, &nodes[k]);
+                assert_int_equal(h.a[nodes[k].idx].due, nodes[k].due);
+                if (nodes[k].due < best)
+                    best = nodes[k].due;
+            }
+        assert_int_equal(h.n, in);
+        if (in == 0)
+            assert_null(tb_serve_heap_top(&h));
+        else
+            assert_int_equal(tb_serve_heap_top(&h)->due, best);
+    }
+    /* Popping everything comes out in order. */
+    for (int64_t last = INT64_MIN; h.n > 0;) {
+        struct tb_serve_heap_node *t = tb_serve_heap_top(&h);
+        assert_true(t->due >= last);
+        last = t->due;
+        tb_serve_heap_remove(&h, t);
+    }
+    free(h.a);
+}
+
+/* ---- The plan ---- */
+
+struct plan_case {
+    const char *name, *faults;
+    int legacy;
+    uint64_t max_tokens;
+    const char *want; /* the items, then "cut" when max_tokens ended it */
+};
+
+/* Five one-token events "A".."E" at 0.1 .. 0.5 s. */
+static const struct plan_case plan_cases[] = {
+    {"plain", "", 0, 0, "0-1 t0+1 @100|1-2 t1+1 @200|2-3 t2+1 @300|3-4 t3+1 @400|4-5 t4+1 @500|"},
+    {"stall moves the rest", "stall@2:1", 0, 0,
+     "0-1 t0+1 @100|1-2 t1+1 @200|2-3 t2+1 @1300|3-4 t3+1 @1400|4-5 t4+1 @1500|"},
+    {"burst groups", "burst@2", 0, 0, "0-2 t0+2 @200|2-4 t2+2 @400|4-5 t4+1 @500|"},
+    {"drop ends", "drop@3", 0, 0, "0-1 t0+1 @100|1-2 t1+1 @200|2-3 t2+1 @300|3-4 t3+1 @400 drop|"},
+    {"error ends", "error@1", 0, 0, "0-1 t0+1 @100|1-2 t1+1 @200 error|"},
+    {"malformed goes on", "malformed@4", 0, 0,
+     "0-1 t0+1 @100|1-2 t1+1 @200|2-3 t2+1 @300|3-4 t3+1 @400|4-5 t4+1 @500 malformed|"},
+    {"fault inside a burst", "burst@2+drop@3", 0, 0, "0-2 t0+2 @200|2-4 t2+2 @400 drop|"},
+    {"max_tokens cuts", "", 0, 3, "0-1 t0+1 @100|1-2 t1+1 @200|2-3 t2+1 @300|cut"},
+    {"max_tokens never splits a burst", "burst@2", 0, 3, "0-2 t0+2 @200|cut"},
+    {"reasoning first", "reasoning@2", 0, 0,
+     "r0 t0+1 @0|r1 t1+1 @50|0-1 t2+1 @100|1-2 t3+1 @200|2-3 t4+1 @300|3-4 t5+1 @400|"
+     "4-5 t6+1 @500|"},
+    {"legacy has no reasoning", "reasoning@2", 1, 2, "0-1 t0+1 @100|1-2 t1+1 @200|cut"},
+};
+
+static void plan_table(void **state)
+{
+    struct tb_stream s;
+    char *text = NULL;
+    size_t text_cap = 0;
+    (void)state;
+    tb_stream_init(&s);
+    for (int i = 0; i < 5; i++) {
+        char t[2] = {(char)('A' + i), '\0'};
+        assert_int_equal(tb_stream_append(&s, 0.1 * (i + 1), t, 1, 1, TB_KIND_CONTENT), 0);
+    }
+    for (size_t k = 0; k < sizeof(plan_cases) / sizeof(plan_cases[0]); k++) {
+        const struct plan_case *c = &plan_cases[k];
+        struct tb_faults f;
+        struct tb_serve_plan p;
+        struct tb_serve_item it;
+        char got[512] = "", err[160];
+        size_t at = 0;
+        tb_faults_init(&f);
+        assert_int_equal(tb_faults_parse(c->faults, &f, err, sizeof(err)), 0);
+        tb_serve_plan_init(&p, &s, &f, c->legacy, c->max_tokens);
+        while (tb_serve_plan_next(&p, &it)) {
+            size_t n = tb_serve_plan_text(&p, &it, &text, &text_cap);
+            size_t want_len = 0;
+            const char *piece;
+            size_t plen;
+            for (size_t q = 0; tb_serve_plan_piece(&p, &it, q, &piece, &plen); q++) {
+                assert_memory_equal(text + want_len, piece, plen);
+                want_len += plen;
+            }
+            assert_int_equal(n, want_len);
+            if (it.i1 > it.i0)
+                at += (size_t)snprintf(got + at, sizeof(got) - at, "%zu-%zu", it.i0, it.i1);
+            else
+                at += (size_t)snprintf(got + at, sizeof(got) - at, "r%u", (unsigned)it.r);
+            at += (size_t)snprintf(got + at, sizeof(got) - at, " t%llu+%llu @%lld%s%s%s|",
+                                   (unsigned long long)it.tok0, (unsigned long long)it.ntok,
+                                   (long long)(it.due / 1000000), it.drop ? " drop" : "",
+                                   it.error ? " error" : "", it.malformed ? " malformed" : "");
+        }
+        if (p.cut)
+            snprintf(got + at, sizeof(got) - at, "cut");
+        assert_int_equal(tb_serve_plan_next(&p, &it), 0); /* the end stays the end */
+        if (strcmp(got, c->want) != 0)
+            fail_msg("%s:\n got %s\nwant %s", c->name, got, c->want);
+    }
+    free(text);
+    tb_stream_free(&s);
+}
+
+/* ---- The drain ---- */
+
+/* How a test steps the drain while pushing. */
+enum step_how { STEP_EACH, STEP_EVERY3, STEP_AT_END };
+
+struct drain_run {
+    struct tb_sim_result r;
+    size_t left; /* items still in the ring at the end */
+    int full;    /* a push was refused */
+};
+
+/* Pushes n events (text each, every dt s) into a ring of `slots`,
+ * stepping the drain as `how` says (with the time of the last push), then
+ * finishes and steps to the end. */
+static void drain_run(const char *text, size_t n, double dt, size_t slots, enum step_how how,
+                      struct drain_run *out)
+{
+    struct tb_sim_opts o;
+    struct tb_ring *ring;
+    struct tb_drain *d;
+    double next = INFINITY, now = 0;
+    memset(out, 0, sizeof(*out));
+    tb_sim_opts_default(&o);
+    o.ring_slots = slots;
+    assert_int_equal(tb_ring_create(o.ring_slots, o.ring_bytes, &ring), 0);
+    assert_int_equal(tb_drain_create(&o, ring, NULL, NULL, &d), 0);
+    for (size_t k = 0; k < n; k++) {
+        now = dt * (double)(k + 1);
+        while (tb_ring_push(ring, now, text, (uint32_t)strlen(text), 1, TB_KIND_CONTENT) != 0) {
+            size_t held = tb_ring_count(ring);
+            out->full = 1;
+            /* The producer waits: the drain must make room. */
+            assert_int_equal(tb_drain_step(d, now, &next), 0);
+            if (tb_ring_count(ring) >= held) {
+                assert_false(isinf(next));
+                now = next > now ? next : now;
+                assert_int_equal(tb_drain_step(d, now, &next), 0);
+            }
+        }
+        if (how == STEP_EACH || (how == STEP_EVERY3 && k % 3 == 2))
+            assert_int_equal(tb_drain_step(d, now, &next), 0);
+    }
+    assert_int_equal(tb_drain_step(d, now, &next), 0);
+    assert_int_equal(tb_drain_finish(d), 0);
+    assert_int_equal(tb_drain_step(d, INFINITY, &next), 0);
+    assert_true(isinf(next));
+    assert_int_equal(tb_drain_result(d, &out->r), 0);
+    out->left = tb_ring_count(ring);
+    tb_drain_destroy(d);
+    tb_ring_destroy(ring);
+}
+
+struct drain_case {
+    const char *name, *text;
+    size_t n;
+    double dt;
+    size_t slots;
+};
+
+static const struct drain_case drain_cases[] = {
+    {"fast sentences", "Word. ", 40, 0.01, 1024},
+    {"slow sentences", "Word. ", 40, 0.5, 1024},
+    {"one sentence", "Word.", 1, 0.1, 1024},
+    {"no sentence end", "word ", 60, 0.05, 1024},
+};
+
+/* Its figures come from the items' arrival times, never from when it
+ * looked: stepping after every push, every third, or only at the end
+ * gives the same result; and everything is released at the end. */
+static void drain_independent_of_stepping(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof(drain_cases) / sizeof(drain_cases[0]); k++) {
+        const struct drain_case *c = &drain_cases[k];
+        struct drain_run a, b, e;
+        drain_run(c->text, c->n, c->dt, c->slots, STEP_EACH, &a);
+        drain_run(c->text, c->n, c->dt, c->slots, STEP_EVERY3, &b);
+        drain_run(c->text, c->n, c->dt, c->slots, STEP_AT_END, &e);
+        if (a.left != 0 || b.left != 0 || e.left != 0)
+            fail_msg("%s: items left in the ring", c->name);
+        assert_int_equal(a.r.events, c->n);
+        assert_int_equal(a.r.content_tokens, c->n);
+        assert_true(a.r.ttft == c->dt);
+        const struct tb_sim_result *rs[2] = {&b.r, &e.r};
+        for (int i = 0; i < 2; i++) {
+            const struct tb_playout_result *p = &a.r.play, *q = &rs[i]->play;
+            if (p->chunks != q->chunks || p->ttfa != q->ttfa || p->end != q->end ||
+                p->underruns != q->underruns || p->gap_total != q->gap_total ||
+                rs[i]->events != a.r.events || rs[i]->ttft != a.r.ttft)
+                fail_msg("%s: stepping %d differs: chunks %u/%u ttfa %g/%g end %g/%g "
+                         "underruns %u/%u",
+                         c->name, i + 1, p->chunks, q->chunks, p->ttfa, q->ttfa, p->end, q->end,
+                         p->underruns, q->underruns);
+        }
+    }
+}
+
+/* A ring too small for a stream with no sentence end (so no chunk closes
+ * and no release is due): the waiting producer makes the drain cut the
+ * open chunk, counted, and nothing is lost. */
+static void drain_makes_room(void **state)
+{
+    struct drain_run r;
+    (void)state;
+    drain_run("word ", 200, 0.001, 8, STEP_EACH, &r);
+    assert_true(r.full);
+    assert_true(r.r.forced_cuts > 0);
+    assert_int_equal(r.r.events, 200);
+    assert_int_equal(r.left, 0);
+}
+
+int tb_test_serve_unit(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(http_scan_table),  cmocka_unit_test(http_parse_table),
+        cmocka_unit_test(http_resp_head),   cmocka_unit_test(heap_against_brute_force),
+        cmocka_unit_test(plan_table),       cmocka_unit_test(drain_independent_of_stepping),
+        cmocka_unit_test(drain_makes_room),
+    };
+    return TB_RUN_GROUP("serveunit", tests);
+}
