@@ -173,6 +173,9 @@ int tb_api_request_body(const struct tb_oai_request *q, char **out, char *err, s
 
 struct tb_api_parser {
     enum tb_api api;
+    enum tb_api asked; /* the dialect created with (reset returns to it) */
+    int adopt;         /* the first shaped event of the OpenAI pair sets api */
+    int adopted;       /* ... and it came */
     struct tb_sse *sse;
     struct tb_oai *oai;
     char *line; /* NDJSON: the unfinished line */
@@ -196,7 +199,7 @@ int tb_api_parser_create(enum tb_api api, struct tb_api_parser **out)
     p = calloc(1, sizeof(*p));
     if (p == NULL)
         return TB_ENOMEM;
-    p->api = api;
+    p->api = p->asked = api;
     if (tb_sse_create(0, 0, &p->sse) != 0 || tb_oai_create(&p->oai) != 0) {
         tb_api_parser_destroy(p);
         return TB_ENOMEM;
@@ -223,6 +226,13 @@ void tb_api_parser_reset(struct tb_api_parser *p)
     tb_jsontext_reset(&p->texts);
     p->line_len = 0;
     p->offset = p->events = 0;
+    p->api = p->asked;
+    p->adopted = 0;
+}
+
+void tb_api_parser_adopt(struct tb_api_parser *p)
+{
+    p->adopt = 1;
 }
 
 size_t tb_api_pending(const struct tb_api_parser *p)
@@ -389,6 +399,11 @@ static int deliver(struct tb_api_parser *p, const char *type, size_t tl, const c
         return p->rc;
     }
     rc = tb_api_parse_event(p, type, tl, data, len, &d, e, sizeof(e));
+    if (rc == 0 && p->adopt && !p->adopted &&
+        (d.d.shape == TB_API_CHAT || d.d.shape == TB_API_COMPLETIONS)) {
+        p->api = (enum tb_api)d.d.shape; /* the OpenAI pair share one event reader */
+        p->adopted = 1;
+    }
     if (rc == 0 && d.d.shape >= 0 && d.d.shape != (int)p->api) {
         /* Read on, and a chat stream on /completions would "work" with
          * the wrong endpoint's numbers; Anthropic's and Ollama's readers

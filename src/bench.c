@@ -44,9 +44,9 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "bench_wire.h"
 #include "grow.h"
 #include "http_xfer.h"
+#include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 
 /* Sockets taken per epoll_wait: enough for a whole burst of a thousand
@@ -75,7 +75,7 @@ struct xf {
     struct tb_http_xfer hx;
     struct tb_http_resp hr;
     struct tb_http_req q; /* the options' request, with this body */
-    struct tb_bench_wire wire;
+    struct tb_reader rd; /* records into stream */
     struct tb_stream stream;
     char *body;
     uint64_t id;
@@ -320,7 +320,7 @@ static struct xf *get_xf(struct bench *b)
         return NULL;
     x->b = b;
     tb_stream_init(&x->stream);
-    if (tb_bench_wire_init(&x->wire, b->o->req.api) != 0) {
+    if (tb_reader_init(&x->rd, b->o->req.api) != 0) {
         free(x);
         return NULL;
     }
@@ -338,7 +338,7 @@ static void destroy_xfs(struct xf *x)
 {
     while (x != NULL) {
         struct xf *nx = x->next;
-        tb_bench_wire_free(&x->wire);
+        tb_reader_free(&x->rd);
         tb_stream_free(&x->stream);
         free(x->body);
         free(x);
@@ -351,6 +351,20 @@ static uint64_t global_id(const struct bench *b, uint64_t k)
 {
     uint32_t n = b->o->nshards > 0 ? b->o->nshards : 1;
     return b->o->shard + k * n;
+}
+
+/* The request body for prompt p with the template's dialect, model and
+ * options.  *out is malloc'd.  Returns 0, TB_EINVAL (bad messages/extra
+ * JSON, err says) or TB_ENOMEM. */
+static int request_body(const struct tb_oai_request *tmpl, const struct tb_bench_prompt *p,
+                        char **out, char *err, size_t errlen)
+{
+    struct tb_oai_request q = *tmpl;
+    q.prompt = p->prompt != NULL ? p->prompt : "";
+    q.messages_json = p->messages_json;
+    q.include_usage =
+        q.include_usage && tb_api_info(q.api) != NULL && tb_api_info(q.api)->usage_option;
+    return tb_api_request_body(&q, out, err, errlen);
 }
 
 static int start_one(struct bench *b, double t_sched, char *err, size_t errlen)
@@ -368,7 +382,7 @@ static int start_one(struct bench *b, double t_sched, char *err, size_t errlen)
     x->prompt = (uint32_t)(x->id % o->prompts->n);
     free(x->body);
     x->body = NULL;
-    rc = tb_bench_wire_body(&o->req, &o->prompts->v[x->prompt], &x->body, err, errlen);
+    rc = request_body(&o->req, &o->prompts->v[x->prompt], &x->body, err, errlen);
     if (rc != 0) {
         put_xf(b, x);
         return rc;
@@ -380,8 +394,8 @@ static int start_one(struct bench *b, double t_sched, char *err, size_t errlen)
     x->t_start = b->clk.virtual_now;
     tb_stream_clear(&x->stream);
     x->stream.usage_tokens = -1;
-    tb_bench_wire_reset(&x->wire, &x->stream, x->t_start);
-    rc = tb_http_xfer_begin(&x->hx, &x->q, &b->clk, tb_bench_wire_feed, &x->wire, &x->hr);
+    tb_reader_begin(&x->rd, &x->stream, x->t_start);
+    rc = tb_http_xfer_begin(&x->hx, &x->q, &b->clk, tb_reader_feed, &x->rd, &x->hr);
     if (rc == 0)
         curl_easy_setopt(x->hx.h, CURLOPT_PRIVATE, (void *)x);
     if (rc == 0 && curl_multi_add_handle(b->m, x->hx.h) != CURLM_OK) {
@@ -423,7 +437,7 @@ static int finish_one(struct bench *b, struct xf *x, int curl_code)
         curl_code = CURLE_FAILED_INIT;
     }
     tb_http_xfer_end(&x->hx, curl_code);
-    tb_bench_wire_conclude(&x->wire, &x->hr, &b->o->http);
+    tb_reader_conclude(&x->rd, &x->hr, &b->o->http);
     unlink_inflight(b, x);
     x->running = 0;
     if (!x->warm) {
@@ -437,18 +451,19 @@ static int finish_one(struct bench *b, struct xf *x, int curl_code)
             rec->t_sched = x->t_sched;
             rec->t_start = x->t_start;
             rec->t_end = b->clk.virtual_now;
-            rec->error = x->wire.error;
-            snprintf(rec->message, sizeof(rec->message), "%s", x->wire.message);
+            rec->error = x->rd.error;
+            snprintf(rec->message, sizeof(rec->message), "%.*s", (int)sizeof(rec->message) - 1,
+                     x->rd.message);
             rec->http_status = x->hr.status;
             uint64_t nc = 0;
             for (size_t i = 0; i < x->stream.n; i++)
                 nc += x->stream.ev[i].kind == TB_KIND_CONTENT;
-            rec->usage_tokens = x->wire.usage;
-            if (x->wire.usage >= 0 && !tb_usage_credible(x->wire.usage, nc)) {
-                rec->usage_ignored = x->wire.usage; /* events are counted instead */
+            rec->usage_tokens = x->rd.usage_completion;
+            if (x->rd.usage_completion >= 0 && !tb_usage_credible(x->rd.usage_completion, nc)) {
+                rec->usage_ignored = x->rd.usage_completion; /* events are counted instead */
                 rec->usage_tokens = -1;
             }
-            rec->surrogates_replaced = tb_api_replaced(x->wire.parser);
+            rec->surrogates_replaced = tb_api_replaced(x->rd.parser);
             x->stream.usage_tokens = rec->usage_tokens;
             /* The record takes the stream; the transfer starts a new one. */
             rec->stream = x->stream;
@@ -491,7 +506,7 @@ static int stop_some(struct bench *b, int all)
         double idle = b->o->http.idle_timeout;
         if (all) {
             x->hr.cancelled = 1;
-        } else if (idle > 0 && now - x->wire.last_data > idle) {
+        } else if (idle > 0 && now - x->rd.last_data > idle) {
             x->hr.idle_timeout = 1;
         } else {
             x = nx;

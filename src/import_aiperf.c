@@ -155,8 +155,7 @@ static int raw_record(struct actx *c, const cJSON *root, size_t line)
         if (rc != 0)
             return bad(c, rc, line, "responses", k, c->sse.err);
     }
-    if (r->error[0] == '\0' && c->sse.failed[0] != '\0')
-        snprintf(r->error, sizeof(r->error), "%s", c->sse.failed);
+    tb_import_sse_end(&c->sse, r);
     return 0;
 }
 
@@ -358,7 +357,7 @@ static int one_line(void *ud, const char *buf, size_t n, size_t line)
 int tb_import_aiperf(const struct tb_import_in *in, const char *name, int raw,
                      struct tb_import *out, char *err, size_t errlen)
 {
-    struct actx c = {name, raw, out, {0}, err, errlen};
+    struct actx c = {.name = name, .raw = raw, .out = out, .err = err, .errlen = errlen};
     int rc = tb_import_sse_open(&c.sse);
     if (rc != 0)
         return tb_seterr(err, errlen, rc, "out of memory");

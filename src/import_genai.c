@@ -171,9 +171,8 @@ static int one_request(struct gctx *c, int e, int ri, const cJSON *req, const ch
                        "neither a \"response\" nor a \"text_output\" string");
         }
     }
-    if (c->sse.failed[0] != '\0')
-        snprintf(r->error, sizeof(r->error), "%s", c->sse.failed);
-    else if (k == 0)
+    tb_import_sse_end(&c->sse, r);
+    if (r->error[0] == '\0' && k == 0)
         snprintf(r->error, sizeof(r->error), "no response recorded");
     return 0;
 }
@@ -181,7 +180,7 @@ static int one_request(struct gctx *c, int e, int ri, const cJSON *req, const ch
 int tb_import_genai(const char *buf, size_t len, const char *name, struct tb_import *out, char *err,
                     size_t errlen)
 {
-    struct gctx c = {name, out, {0}, err, errlen};
+    struct gctx c = {.name = name, .out = out, .err = err, .errlen = errlen};
     char e[96];
     cJSON *root = tb_import_parse(buf, len, e, sizeof(e));
     const cJSON *exps, *x;

@@ -31,7 +31,7 @@ static const struct {
     {"svg", tb_test_svg},         {"docs", tb_test_docs},         {"import", tb_test_import},
     {"api", tb_test_api},         {"audioenv", tb_test_audioenv}, {"player", tb_test_player},
     {"speech", tb_test_speech},   {"bench", tb_test_bench},       {"fuzz", tb_test_fuzz},
-    {"fault", tb_test_fault},     {"peer", tb_test_peer},
+    {"fault", tb_test_fault},     {"peer", tb_test_peer},         {"reader", tb_test_reader},
 };
 
 static int selected(const char *only, const char *name)

@@ -133,6 +133,12 @@ int tb_api_parser_create(enum tb_api api, struct tb_api_parser **out);
 void tb_api_parser_destroy(struct tb_api_parser *p); /* NULL is a no-op */
 void tb_api_parser_reset(struct tb_api_parser *p);   /* a new stream; keeps memory */
 
+/* tb_api_parser_adopt - for recorded bytes whose endpoint is not known (a
+ * parser created for chat or completions): in each stream the first event
+ * with the fields of either sets the dialect, and only another dialect's
+ * fields after it are an error. */
+void tb_api_parser_adopt(struct tb_api_parser *p);
+
 /* Called once per event (SSE event or NDJSON line) that says anything;
  * offset: the stream byte just past it.  Non-zero stops the feed. */
 typedef int (*tb_api_fn)(void *ud, const struct tb_api_delta *d, uint64_t offset);

@@ -41,8 +41,8 @@
 #include <stdio.h>
 
 #include "ttsbuf/http.h"
-#include "ttsbuf/live.h"
 #include "ttsbuf/oai.h"
+#include "ttsbuf/reader.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/stream.h"
 
