@@ -454,6 +454,8 @@ static int finish_one(struct bench *b, struct xf *x, int curl_code)
             rec->error = x->rd.error;
             snprintf(rec->message, sizeof(rec->message), "%.*s", (int)sizeof(rec->message) - 1,
                      x->rd.message);
+            snprintf(rec->warning, sizeof(rec->warning), "%.*s", (int)sizeof(rec->warning) - 1,
+                     x->rd.warning);
             rec->http_status = x->hr.status;
             uint64_t nc = 0;
             for (size_t i = 0; i < x->stream.n; i++)

@@ -154,7 +154,7 @@ static void by_bench(const struct canned *c, struct verdict *v)
     assert_int_equal(out.n, 1);
     v->error = out.v[0].error;
     snprintf(v->message, sizeof(v->message), "%s", out.v[0].message);
-    v->warning[0] = '\0';
+    snprintf(v->warning, sizeof(v->warning), "%s", out.v[0].warning);
     tb_bench_recs_free(&out);
     tb_bench_prompts_free(&p);
 }
@@ -245,6 +245,7 @@ static void same_conclusion(void **state)
             if (strstr(run.warning, cases[i].says) == NULL)
                 fail_msg("%s: run's warning '%s' lacks '%s'", cases[i].name, run.warning,
                          cases[i].says);
+            assert_string_equal(bench.warning, run.warning);
             continue;
         }
         /* One message, word for word (the import's names its place). */

@@ -126,6 +126,9 @@ struct tb_bench_rec {
     double t_sched, t_start, t_end; /* s since the level started */
     int error;                      /* enum tb_live_error; 0: ok */
     char message[256];              /* one line when error != 0 */
+    char warning[128];              /* one line worth saying even on success (a
+                                     * stream with a finish reason but no end
+                                     * marker: reader.h), or "" */
     long http_status;
     uint64_t events, content_tokens; /* content events and their tokens */
     long long usage_tokens;          /* usage.completion_tokens, -1 unknown */
