@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "evjson.h"
+#include "jsonfield.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/sse.h"
 #include "ttsbuf/utf8.h"
@@ -255,21 +256,6 @@ uint64_t tb_api_replaced(const struct tb_api_parser *p)
     return tb_oai_replaced(p->oai) + tb_jsontext_replaced(&p->texts);
 }
 
-/* A server's words for a one-line message: safe text (tb_evjson_line). */
-static void copy_str(char *dst, size_t cap, const cJSON *v)
-{
-    dst[0] = '\0';
-    if (cJSON_IsString(v) && v->valuestring != NULL)
-        tb_evjson_line(v->valuestring, strlen(v->valuestring), dst, cap);
-}
-
-static long long count_of(const cJSON *v)
-{
-    if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 9e18)
-        return (long long)v->valuedouble;
-    return -1;
-}
-
 static void anthropic_event(const cJSON *root, const char *type, struct tb_api_delta *out,
                             const cJSON **text, const cJSON **thinking)
 {
@@ -279,7 +265,7 @@ static void anthropic_event(const cJSON *root, const char *type, struct tb_api_d
     if (strcmp(type, "message_start") == 0) {
         usage = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "message"),
                                                  "usage");
-        d->usage_prompt = count_of(cJSON_GetObjectItemCaseSensitive(usage, "input_tokens"));
+        d->usage_prompt = tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(usage, "input_tokens"));
     } else if (strcmp(type, "content_block_start") == 0) {
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "content_block");
         const cJSON *bt = cJSON_GetObjectItemCaseSensitive(b, "type");
@@ -296,9 +282,9 @@ static void anthropic_event(const cJSON *root, const char *type, struct tb_api_d
         else if (cJSON_IsString(dt) && strcmp(dt->valuestring, "thinking_delta") == 0)
             *thinking = cJSON_GetObjectItemCaseSensitive(delta, "thinking");
     } else if (strcmp(type, "message_delta") == 0) {
-        copy_str(d->finish_reason, sizeof(d->finish_reason),
+        tb_jsonfield_line(d->finish_reason, sizeof(d->finish_reason),
                  cJSON_GetObjectItemCaseSensitive(delta, "stop_reason"));
-        d->usage_completion = count_of(cJSON_GetObjectItemCaseSensitive(usage, "output_tokens"));
+        d->usage_completion = tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(usage, "output_tokens"));
     } else if (strcmp(type, "message_stop") == 0) {
         d->done = 1;
     }
@@ -321,16 +307,16 @@ static void ollama_event(const cJSON *root, struct tb_api_delta *out, const cJSO
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "done")))
         return;
     d->done = 1;
-    copy_str(d->finish_reason, sizeof(d->finish_reason),
+    tb_jsonfield_line(d->finish_reason, sizeof(d->finish_reason),
              cJSON_GetObjectItemCaseSensitive(root, "done_reason"));
-    d->usage_completion = count_of(cJSON_GetObjectItemCaseSensitive(root, "eval_count"));
-    d->usage_prompt = count_of(cJSON_GetObjectItemCaseSensitive(root, "prompt_eval_count"));
-    s->total_ns = count_of(cJSON_GetObjectItemCaseSensitive(root, "total_duration"));
-    s->load_ns = count_of(cJSON_GetObjectItemCaseSensitive(root, "load_duration"));
+    d->usage_completion = tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(root, "eval_count"));
+    d->usage_prompt = tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(root, "prompt_eval_count"));
+    s->total_ns = tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(root, "total_duration"));
+    s->load_ns = tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(root, "load_duration"));
     s->prompt_eval_count = d->usage_prompt;
-    s->prompt_eval_ns = count_of(cJSON_GetObjectItemCaseSensitive(root, "prompt_eval_duration"));
+    s->prompt_eval_ns = tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(root, "prompt_eval_duration"));
     s->eval_count = d->usage_completion;
-    s->eval_ns = count_of(cJSON_GetObjectItemCaseSensitive(root, "eval_duration"));
+    s->eval_ns = tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(root, "eval_duration"));
     out->have_server =
         s->total_ns >= 0 || s->eval_ns >= 0 || s->prompt_eval_ns >= 0 || s->load_ns >= 0;
 }

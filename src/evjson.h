@@ -24,14 +24,10 @@
  */
 cJSON *tb_evjson_parse(const char *data, size_t len, int *rc, char *err, size_t errlen);
 
-/*
- * tb_evjson_line - copies s[0..n) as one trimmed line that is safe to
- * print and to put in JSON: control characters (C0, DEL, C1) become
- * spaces, bytes that are not valid UTF-8 '?', and the cut that makes it
- * fit outlen (> 0) never splits a character.  Every dialect copies a
- * server's words (error messages, finish reasons) through it.
- */
-void tb_evjson_line(const char *s, size_t n, char *out, size_t outlen);
+/* tb_evjson_message - the server's own words in root (a string in v's
+ * tree: error.message, a string "error", "message", FastAPI's "detail"
+ * and its [{msg}], a few levels down), or NULL. */
+const cJSON *tb_evjson_message(const cJSON *root);
 
 /*
  * tb_evjson_error - whether the event root is an error: a non-null

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "jsonfield.h"
 #include "ttsbuf/import.h"
 #include "ttsbuf/oai.h"
 #include "ttsbuf/reader.h"
@@ -79,12 +80,6 @@ void tb_import_sse_end(struct tb_import_sse *x, struct tb_import_request *r);
  * 1 with *what (static) saying what it looks like, else 0 (also when the
  * content is not recognised: the reader then judges).  import_detect.c. */
 int tb_import_mismatch(enum tb_import_format f, const char *buf, size_t len, const char **what);
-
-/* A number field: 0 and *out, or -1 when v is not a finite number. */
-int tb_import_num(const cJSON *v, double *out);
-
-/* Copies a string (cut at a UTF-8 boundary), "" when v is not one. */
-void tb_import_str(char *dst, size_t cap, const cJSON *v);
 
 /* Parses one JSON text; NULL with "invalid JSON near byte N" in err.
  * Python's Infinity, -Infinity and NaN outside strings read as null. */
