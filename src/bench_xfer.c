@@ -72,10 +72,10 @@ static uint64_t global_id(const struct bench *b, uint64_t k)
 /* The request body for prompt p with the template's dialect, model and
  * options.  *out is malloc'd.  Returns 0, TB_EINVAL (bad messages/extra
  * JSON, err says) or TB_ENOMEM. */
-static int request_body(const struct tb_oai_request *tmpl, const struct tb_bench_prompt *p,
+static int request_body(const struct tb_api_request *tmpl, const struct tb_bench_prompt *p,
                         char **out, char *err, size_t errlen)
 {
-    struct tb_oai_request q = *tmpl;
+    struct tb_api_request q = *tmpl;
     q.prompt = p->prompt != NULL ? p->prompt : "";
     q.messages_json = p->messages_json;
     q.include_usage =

@@ -13,7 +13,7 @@
 #include "ttsbuf/error.h"
 
 int tb_evjson_keep(struct tb_jsontext_texts *t, const char *c, size_t cl, const char *r, size_t rl,
-                   int last, const char *what, struct tb_oai_delta *d, char *err, size_t errlen)
+                   int last, const char *what, struct tb_api_delta *d, char *err, size_t errlen)
 {
     char bad = 0;
     int rc = tb_jsontext_keep(t, c, cl, r, rl, last, &d->content, &d->content_len, &d->reasoning,
@@ -89,7 +89,7 @@ const cJSON *tb_evjson_message(const cJSON *root)
     return message_in(root, 4);
 }
 
-int tb_evjson_error(const cJSON *root, struct tb_oai_delta *d)
+int tb_evjson_error(const cJSON *root, struct tb_api_delta *d)
 {
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "type");

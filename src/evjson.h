@@ -38,10 +38,10 @@ const cJSON *tb_evjson_message(const cJSON *root);
  * (or message.type / message.code) into d.  tb_oai_error_text finds an
  * HTTP error body's message the same way.
  */
-int tb_evjson_error(const cJSON *root, struct tb_oai_delta *d);
+int tb_evjson_error(const cJSON *root, struct tb_api_delta *d);
 
 /* tb_evjson_shape - the dialect (enum tb_api) whose fields root has, as
- * tb_oai_delta.shape says; -1 when it cannot be told. */
+ * tb_api_delta.shape says; -1 when it cannot be told. */
 int tb_evjson_shape(const cJSON *root);
 
 /* tb_evjson_text - a text field's bytes (in v's tree), or NULL and 0
@@ -57,6 +57,6 @@ void tb_evjson_text(const cJSON *v, const char **s, size_t *len);
  * (what names the content field) / "the reasoning text is not valid UTF-8".
  */
 int tb_evjson_keep(struct tb_jsontext_texts *t, const char *c, size_t cl, const char *r, size_t rl,
-                   int last, const char *what, struct tb_oai_delta *d, char *err, size_t errlen);
+                   int last, const char *what, struct tb_api_delta *d, char *err, size_t errlen);
 
 #endif

@@ -147,7 +147,7 @@ static void take(struct net *n)
 
 static int build_body(struct net *n, char *err, size_t errlen)
 {
-    struct tb_oai_request q = n->o->req;
+    struct tb_api_request q = n->o->req;
     q.include_usage = n->include_usage;
     free(n->body);
     n->body = NULL;

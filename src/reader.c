@@ -108,7 +108,7 @@ static int record(struct tb_reader *rd, const char *text, size_t len, uint8_t ki
 static int on_event(void *ud, const struct tb_api_delta *ad, uint64_t offset)
 {
     struct tb_reader *rd = ud;
-    const struct tb_oai_delta *d = &ad->d;
+    const struct tb_api_delta *d = ad;
     (void)offset;
     if (tb_api_delta_is_data(ad) && rd->t_now > rd->last_data)
         rd->last_data = rd->t_now;

@@ -602,9 +602,9 @@ static int respond_error(struct tb_serve *s, struct conn *c, int status, const c
                          const char *type, const char *code, const char *extra)
 {
     /* Each dialect's own error shape, once the route is known. */
-    char *body = c->ctx.api == TB_SERVE_API_ANTHROPIC
+    char *body = c->ctx.api == TB_API_ANTHROPIC
                      ? tb_serve_json_anth_error(anth_type(status), msg)
-                 : c->ctx.api == TB_SERVE_API_OLLAMA ? tb_serve_json_ollama_error(msg)
+                 : c->ctx.api == TB_API_OLLAMA ? tb_serve_json_ollama_error(msg)
                                                      : tb_serve_json_error(msg, type, code);
     int rc;
     if (body == NULL)
@@ -676,7 +676,7 @@ static void emit_item(struct tb_serve *s, struct conn *c, const struct tb_serve_
 
 static int dialect(const struct conn *c)
 {
-    return c->ctx.api == TB_SERVE_API_ANTHROPIC || c->ctx.api == TB_SERVE_API_OLLAMA;
+    return c->ctx.api == TB_API_ANTHROPIC || c->ctx.api == TB_API_OLLAMA;
 }
 
 /* A rendered piece (freed here) as an Anthropic event or an Ollama line;
@@ -691,7 +691,7 @@ static void emit_json(struct conn *c, const char *type, char *json, int malforme
     len = strlen(json);
     if (malformed)
         len /= 2;
-    if (c->ctx.api == TB_SERVE_API_OLLAMA)
+    if (c->ctx.api == TB_API_OLLAMA)
         ndjson_line(c, json, len);
     else
         sse_event(c, type, json, len);
@@ -717,7 +717,7 @@ static void dialect_item(struct tb_serve *s, struct conn *c, const struct tb_ser
         c->broken = 1;
         return;
     }
-    if (c->ctx.api == TB_SERVE_API_ANTHROPIC) {
+    if (c->ctx.api == TB_API_ANTHROPIC) {
         if (c->block < 0 || c->block_reasoning != reasoning) {
             if (c->block >= 0)
                 anth_event(c, TB_SERVE_ANTH_BLOCK_STOP, NULL, 0);
@@ -745,7 +745,7 @@ static void dialect_item(struct tb_serve *s, struct conn *c, const struct tb_ser
  * final line with the server's durations.  Then the chunked body's end. */
 static void dialect_end(struct conn *c)
 {
-    if (c->ctx.api == TB_SERVE_API_ANTHROPIC) {
+    if (c->ctx.api == TB_API_ANTHROPIC) {
         if (c->block >= 0)
             anth_event(c, TB_SERVE_ANTH_BLOCK_STOP, NULL, 0);
         anth_event(c, TB_SERVE_ANTH_MSG_DELTA, c->plan.cut ? "max_tokens" : "end_turn", 0);
@@ -815,7 +815,7 @@ static int advance(struct tb_serve *s, struct conn *c)
         if (it->error && dialect(c)) {
             const char *msg = "Internal server error (ttsbuf fault error@K)";
             emit_json(c, "error",
-                      c->ctx.api == TB_SERVE_API_ANTHROPIC
+                      c->ctx.api == TB_API_ANTHROPIC
                           ? tb_serve_json_anth_error("api_error", msg)
                           : tb_serve_json_ollama_error(msg),
                       0);
@@ -858,7 +858,7 @@ static int stream_start(struct tb_serve *s, struct conn *c)
 {
     char head[256];
     size_t hl = tb_serve_http_resp(head, sizeof(head), 200,
-                                   c->ctx.api == TB_SERVE_API_OLLAMA ? "application/x-ndjson"
+                                   c->ctx.api == TB_API_OLLAMA ? "application/x-ndjson"
                                                                      : "text/event-stream",
                                    -1, "Cache-Control: no-cache\r\n");
     out_put(c, head, hl);
@@ -869,9 +869,9 @@ static int stream_start(struct tb_serve *s, struct conn *c)
     c->st = C_STREAM;
     c->block = -1;
     c->first_due = -1;
-    if (c->ctx.api == TB_SERVE_API_CHAT)
+    if (c->ctx.api == TB_API_CHAT)
         emit_part(c, TB_SERVE_PART_ROLE, "");
-    if (c->ctx.api == TB_SERVE_API_ANTHROPIC) {
+    if (c->ctx.api == TB_API_ANTHROPIC) {
         anth_event(c, TB_SERVE_ANTH_START, NULL, 0);
         anth_event(c, TB_SERVE_ANTH_PING, NULL, 0);
     }
@@ -960,11 +960,11 @@ static int body_send(struct tb_serve *s, struct conn *c)
             return conn_close(s, c, 1);
         return 0;
     }
-    if (c->ctx.api == TB_SERVE_API_ANTHROPIC) {
+    if (c->ctx.api == TB_API_ANTHROPIC) {
         json = tb_serve_json_anth_body(
             &c->ctx, c->content.p, c->reasoning.len > 0 ? c->reasoning.p : NULL,
             c->plan.cut ? "max_tokens" : "end_turn", c->rq.prompt_tokens, c->body_tokens);
-    } else if (c->ctx.api == TB_SERVE_API_OLLAMA) {
+    } else if (c->ctx.api == TB_API_OLLAMA) {
         struct tb_serve_ollama_end e = {c->plan.cut ? "length" : "stop",
                                         c->rq.prompt_tokens,
                                         c->body_tokens,
@@ -1063,7 +1063,7 @@ static int not_allowed(struct tb_serve *s, struct conn *c, const char *allow)
 static int dispatch(struct tb_serve *s, struct conn *c, int64_t t0)
 {
     const struct tb_serve_http_head *h = &c->head;
-    enum tb_serve_api api;
+    enum tb_api api;
     char msg[512], why[320], name[232];
     const char *plus;
     int rc;
@@ -1082,13 +1082,13 @@ static int dispatch(struct tb_serve *s, struct conn *c, int64_t t0)
         return rc;
     }
     if (path_is(c, "/v1/chat/completions")) {
-        api = TB_SERVE_API_CHAT;
+        api = TB_API_CHAT;
     } else if (path_is(c, "/v1/completions")) {
-        api = TB_SERVE_API_LEGACY;
+        api = TB_API_COMPLETIONS;
     } else if (path_is(c, "/v1/messages")) {
-        api = TB_SERVE_API_ANTHROPIC;
+        api = TB_API_ANTHROPIC;
     } else if (path_is(c, "/api/chat")) {
-        api = TB_SERVE_API_OLLAMA;
+        api = TB_API_OLLAMA;
     } else {
         request_name(c, name, sizeof(name));
         snprintf(msg, sizeof(msg), "Invalid URL (%s)", name);
@@ -1121,7 +1121,7 @@ static int dispatch(struct tb_serve *s, struct conn *c, int64_t t0)
                              "invalid_request_error", NULL, NULL);
     if (c->f.html)
         return respond(s, c, 200, "text/html", html_page, sizeof(html_page) - 1, NULL);
-    tb_serve_plan_init(&c->plan, s->stream, &c->f, api == TB_SERVE_API_LEGACY, c->rq.max_tokens);
+    tb_serve_plan_init(&c->plan, s->stream, &c->f, api == TB_API_COMPLETIONS, c->rq.max_tokens);
     return c->rq.stream ? stream_start(s, c) : body_schedule(s, c);
 }
 

@@ -104,7 +104,7 @@ typedef void (*tb_bench_progress_fn)(void *ud, const struct tb_bench_progress *p
 
 struct tb_bench_opts {
     struct tb_http_req http;   /* url, key, headers, timeouts, cancel; body per request */
-    struct tb_oai_request req; /* the template; prompt/messages come from prompts */
+    struct tb_api_request req; /* the template; prompt/messages come from prompts */
     const struct tb_bench_prompts *prompts;
     struct tb_bench_level level; /* the whole load (this shard runs its share) */
     size_t requests;             /* measured requests over all shards; 0: --duration */

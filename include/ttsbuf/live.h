@@ -32,7 +32,7 @@
 
 struct tb_live_opts {
     struct tb_http_req http;   /* url, key, headers, timeouts (body: built here) */
-    struct tb_oai_request req; /* the request; include_usage is retried without
+    struct tb_api_request req; /* the request; include_usage is retried without
                                 * once if the server rejects it */
     struct tb_sim_opts sim;
     double status_interval; /* s between status callbacks; 0: 0.1 */

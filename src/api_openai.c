@@ -1,7 +1,9 @@
 /*
- * oai.c - the OpenAI-compatible dialect (see oai.h): request bodies out,
- * streamed event JSON in.  cJSON stays in this file: what callers get is
- * plain C values and text copied into the parser's own buffer.
+ * api_openai.c - the OpenAI-compatible pair, chat and completions (see
+ * oai.h): their rows in the dialect table, request bodies out, streamed
+ * event fields in, and a server's message out of an error body.  cJSON
+ * stays in the dialect files: what callers get is plain C values and text
+ * copied into the parser's own buffer.
  */
 #include "ttsbuf/oai.h"
 
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_priv.h"
 #include "evjson.h"
 #include "jsonfield.h"
 #include "jsontext.h"
@@ -58,7 +61,7 @@ static cJSON *parse_text(const char *text, const char *what, char *err, size_t e
     return v;
 }
 
-int tb_oai_request_body(const struct tb_oai_request *q, char **out, char *err, size_t errlen)
+int tb_oai_request_body(const struct tb_api_request *q, char **out, char *err, size_t errlen)
 {
     cJSON *root = cJSON_CreateObject(), *v = NULL;
     int rc = 0;
@@ -126,58 +129,64 @@ out:
     return rc;
 }
 
-int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len, struct tb_oai_delta *out,
-                       char *err, size_t errlen)
+/* An OpenAI chunk: usage (the final chunk has empty choices), then
+ * choices[0]: its finish reason, and a chat delta (content, reasoning,
+ * tool calls) or a completions text. */
+static void fields(const cJSON *root, const char *type, size_t type_len, struct tb_api_delta *out,
+                   struct tb_api_fields *f)
 {
-    cJSON *root;
-    const cJSON *ch0, *delta, *usage;
-    const char *content = NULL, *reasoning = NULL;
-    size_t clen = 0, rlen = 0;
-    int rc = 0;
-
-    memset(out, 0, sizeof(*out));
-    out->usage_completion = out->usage_prompt = -1;
-    out->shape = -1;
-    if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
-        out->done = 1; /* a surrogate half still waiting ends here */
-        return tb_evjson_keep(&p->texts, NULL, 0, NULL, 0, 1, "delta.content", out, err, errlen);
-    }
-    root = tb_evjson_parse(data, len, &rc, err, errlen);
-    if (root == NULL)
-        return rc;
-    if (tb_evjson_error(root, out))
-        goto out;
-    out->shape = tb_evjson_shape(root);
-    usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
+    const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
+    const cJSON *ch0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "choices"), 0);
+    const cJSON *delta;
+    (void)type;
+    (void)type_len;
     if (cJSON_IsObject(usage)) {
         out->usage_completion =
             tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens"));
-        out->usage_prompt = tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens"));
+        out->usage_prompt =
+            tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens"));
     }
-    ch0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "choices"), 0);
     if (ch0 == NULL)
-        goto out;
+        return;
     tb_jsonfield_line(out->finish_reason, sizeof(out->finish_reason),
-               cJSON_GetObjectItemCaseSensitive(ch0, "finish_reason"));
+                      cJSON_GetObjectItemCaseSensitive(ch0, "finish_reason"));
     delta = cJSON_GetObjectItemCaseSensitive(ch0, "delta");
     if (cJSON_IsObject(delta)) {
         const cJSON *tc = cJSON_GetObjectItemCaseSensitive(delta, "tool_calls");
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(delta, "reasoning_content");
         if (!cJSON_IsString(r))
             r = cJSON_GetObjectItemCaseSensitive(delta, "reasoning");
-        tb_evjson_text(cJSON_GetObjectItemCaseSensitive(delta, "content"), &content, &clen);
-        tb_evjson_text(r, &reasoning, &rlen);
+        f->text = cJSON_GetObjectItemCaseSensitive(delta, "content");
+        f->thinking = r;
+        f->what = "delta.content";
         if (cJSON_IsArray(tc))
             out->tool_calls = (uint32_t)cJSON_GetArraySize(tc);
     } else {
-        tb_evjson_text(cJSON_GetObjectItemCaseSensitive(ch0, "text"), &content, &clen);
+        f->text = cJSON_GetObjectItemCaseSensitive(ch0, "text");
+        f->what = "choices[0].text";
     }
-    rc = tb_evjson_keep(&p->texts, content, clen, reasoning, rlen, 0,
-                        cJSON_IsObject(delta) ? "delta.content" : "choices[0].text", out, err,
-                        errlen);
-out:
-    cJSON_Delete(root);
-    return rc;
+}
+
+const struct tb_api_dialect tb_api_dialect_chat = {
+    {"chat", "/chat/completions", "OPENAI_BASE_URL", "OPENAI_API_KEY", NULL, NULL,
+     "text/event-stream", TB_API_SSE, "[DONE]", 1, "https://api.openai.com/v1"},
+    NULL,
+    "[DONE]",
+    fields,
+};
+
+const struct tb_api_dialect tb_api_dialect_completions = {
+    {"completions", "/completions", "OPENAI_BASE_URL", "OPENAI_API_KEY", NULL, NULL,
+     "text/event-stream", TB_API_SSE, "[DONE]", 1, "https://api.openai.com/v1"},
+    NULL,
+    "[DONE]",
+    fields,
+};
+
+int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len, struct tb_api_delta *out,
+                       char *err, size_t errlen)
+{
+    return tb_api_event(&tb_api_dialect_chat, &p->texts, NULL, 0, data, len, out, err, errlen);
 }
 
 /* Case-insensitive search for an ASCII needle in h[0..hn). */
