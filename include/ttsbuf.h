@@ -6,6 +6,7 @@
 #define TTSBUF_H
 
 #include "ttsbuf/analyze.h"
+#include "ttsbuf/api.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/drain.h"
@@ -15,6 +16,7 @@
 #include "ttsbuf/oai.h"
 #include "ttsbuf/playout.h"
 #include "ttsbuf/preset.h"
+#include "ttsbuf/reader.h"
 #include "ttsbuf/ring.h"
 #include "ttsbuf/segment.h"
 #include "ttsbuf/serve.h"

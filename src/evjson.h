@@ -1,6 +1,7 @@
 /*
- * evjson.h - private to libttsbuf: one streamed event's JSON object, parsed
- * the same way by every dialect's reader (oai.c, api.c).
+ * evjson.h - private to libttsbuf: one streamed event's JSON object,
+ * parsed the same way for every dialect (api.c's tb_api_event); defined
+ * in evjson.c.
  */
 #ifndef TTSBUF_EVJSON_H
 #define TTSBUF_EVJSON_H

@@ -2,8 +2,12 @@
  * api.h - provider dialects behind one interface: what to send (path,
  * auth, request body) and how to read what comes back (stream framing,
  * and each event turned into content, reasoning, usage, error or end).
- * Live runs (live.h) go through it, and so can `ttsbuf bench`: adding a
- * dialect means adding a row here, not an `if` in every caller.
+ * Every reader of a stream goes through it (the stream reader, reader.h,
+ * under `run`, `bench` and the imports).  This header owns what is the
+ * same in every dialect: enum tb_api, the request, the delta.  Each
+ * dialect is a row in one table and a file of its own (api_openai.c,
+ * api_anthropic.c, api_ollama.c): adding one means a row and a file, not
+ * an `if` in every caller.
  *
  *   dialect      path               auth                 framing  ends with
  *   chat         /chat/completions  Bearer               SSE      data: [DONE]
