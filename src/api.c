@@ -185,8 +185,8 @@ uint64_t tb_api_replaced(const struct tb_api_parser *p)
 }
 
 int tb_api_event(const struct tb_api_dialect *d, struct tb_jsontext_texts *t, const char *type,
-                 size_t type_len, const char *data, size_t len, struct tb_api_delta *out,
-                 char *err, size_t errlen)
+                 size_t type_len, const char *data, size_t len, struct tb_api_delta *out, char *err,
+                 size_t errlen)
 {
     struct tb_api_fields f = {NULL, NULL, "the event text"};
     const char *c = NULL, *r = NULL;
@@ -257,7 +257,8 @@ static int deliver(struct tb_api_parser *p, const char *type, size_t tl, const c
         p->rc = tb_seterr(p->err, p->errlen, TB_EFORMAT,
                           "the event ending at stream byte %llu has the %s dialect's fields, not "
                           "those of the %s dialect asked for: is --api right?",
-                          (unsigned long long)p->offset, dialects[d.shape]->info.name, dialects[p->api]->info.name);
+                          (unsigned long long)p->offset, dialects[d.shape]->info.name,
+                          dialects[p->api]->info.name);
         return p->rc;
     }
     if (rc == TB_EFORMAT) {

@@ -59,8 +59,8 @@ static int body(cJSON *root, const struct tb_api_request *q)
     return move_system(root);
 }
 
-static void fields(const cJSON *root, const char *sse_type, size_t type_len,
-                   struct tb_api_delta *d, struct tb_api_fields *f)
+static void fields(const cJSON *root, const char *sse_type, size_t type_len, struct tb_api_delta *d,
+                   struct tb_api_fields *f)
 {
     char type[64] = "";
     const cJSON *jt = cJSON_GetObjectItemCaseSensitive(root, "type");
@@ -76,7 +76,8 @@ static void fields(const cJSON *root, const char *sse_type, size_t type_len,
     if (strcmp(type, "message_start") == 0) {
         usage = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "message"),
                                                  "usage");
-        d->usage_prompt = tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(usage, "input_tokens"));
+        d->usage_prompt =
+            tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(usage, "input_tokens"));
     } else if (strcmp(type, "content_block_start") == 0) {
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "content_block");
         const cJSON *bt = cJSON_GetObjectItemCaseSensitive(b, "type");
@@ -94,8 +95,9 @@ static void fields(const cJSON *root, const char *sse_type, size_t type_len,
             f->thinking = cJSON_GetObjectItemCaseSensitive(delta, "thinking");
     } else if (strcmp(type, "message_delta") == 0) {
         tb_jsonfield_line(d->finish_reason, sizeof(d->finish_reason),
-                 cJSON_GetObjectItemCaseSensitive(delta, "stop_reason"));
-        d->usage_completion = tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(usage, "output_tokens"));
+                          cJSON_GetObjectItemCaseSensitive(delta, "stop_reason"));
+        d->usage_completion =
+            tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(usage, "output_tokens"));
     } else if (strcmp(type, "message_stop") == 0) {
         d->done = 1;
     }

@@ -44,7 +44,7 @@ static void fields(const cJSON *root, const char *type, size_t type_len, struct 
     (void)type_len;
     f->what = "the event text";
     f->text = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, "content")
-                              : cJSON_GetObjectItemCaseSensitive(root, "response");
+                                : cJSON_GetObjectItemCaseSensitive(root, "response");
     f->thinking = cJSON_GetObjectItemCaseSensitive(cJSON_IsObject(m) ? m : root, "thinking");
     if (cJSON_IsArray(tc))
         d->tool_calls = (uint32_t)cJSON_GetArraySize(tc);
@@ -52,13 +52,15 @@ static void fields(const cJSON *root, const char *type, size_t type_len, struct 
         return;
     d->done = 1;
     tb_jsonfield_line(d->finish_reason, sizeof(d->finish_reason),
-             cJSON_GetObjectItemCaseSensitive(root, "done_reason"));
+                      cJSON_GetObjectItemCaseSensitive(root, "done_reason"));
     d->usage_completion = tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(root, "eval_count"));
-    d->usage_prompt = tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(root, "prompt_eval_count"));
+    d->usage_prompt =
+        tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(root, "prompt_eval_count"));
     s->total_ns = tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(root, "total_duration"));
     s->load_ns = tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(root, "load_duration"));
     s->prompt_eval_count = d->usage_prompt;
-    s->prompt_eval_ns = tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(root, "prompt_eval_duration"));
+    s->prompt_eval_ns =
+        tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(root, "prompt_eval_duration"));
     s->eval_count = d->usage_completion;
     s->eval_ns = tb_jsonfield_count(cJSON_GetObjectItemCaseSensitive(root, "eval_duration"));
     out->have_server =

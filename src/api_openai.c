@@ -49,7 +49,10 @@ uint64_t tb_oai_replaced(const struct tb_oai *p)
     return tb_jsontext_replaced(&p->texts);
 }
 
-static cJSON *parse_text(const char *text, const char *what, char *err, size_t errlen, int *rc)
+/* The option what's JSON text, which must be a kind (a JSON array or
+ * object, is() says); NULL with *rc TB_EINVAL and the reason in err. */
+static cJSON *parse_text(const char *text, const char *what, cJSON_bool (*is)(const cJSON *),
+                         const char *kind, char *err, size_t errlen, int *rc)
 {
     const char *end = NULL;
     cJSON *v = cJSON_ParseWithOpts(text, &end, 1);
@@ -57,6 +60,10 @@ static cJSON *parse_text(const char *text, const char *what, char *err, size_t e
     if (v == NULL) {
         size_t at = end != NULL && end >= text ? (size_t)(end - text) : 0;
         *rc = tb_seterr(err, errlen, TB_EINVAL, "%s: invalid JSON near byte %zu", what, at + 1);
+    } else if (!is(v)) {
+        *rc = tb_seterr(err, errlen, TB_EINVAL, "%s: not a JSON %s", what, kind);
+        cJSON_Delete(v);
+        v = NULL;
     }
     return v;
 }
@@ -71,14 +78,10 @@ int tb_oai_request_body(const struct tb_api_request *q, char **out, char *err, s
     cJSON_AddStringToObject(root, "model", q->model != NULL ? q->model : "");
     if (q->api == TB_API_CHAT) {
         if (q->messages_json != NULL) {
-            v = parse_text(q->messages_json, "--messages", err, errlen, &rc);
+            v = parse_text(q->messages_json, "--messages", cJSON_IsArray, "array", err, errlen,
+                           &rc);
             if (rc != 0)
                 goto out;
-            if (!cJSON_IsArray(v)) {
-                rc = tb_seterr(err, errlen, TB_EINVAL, "--messages: not a JSON array");
-                cJSON_Delete(v);
-                goto out;
-            }
             cJSON_AddItemToObject(root, "messages", v);
         } else {
             cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
@@ -100,14 +103,10 @@ int tb_oai_request_body(const struct tb_api_request *q, char **out, char *err, s
     if (q->temperature >= 0)
         cJSON_AddNumberToObject(root, "temperature", q->temperature);
     if (q->extra_json != NULL) {
-        cJSON *x = parse_text(q->extra_json, "--body-json", err, errlen, &rc);
+        cJSON *x =
+            parse_text(q->extra_json, "--body-json", cJSON_IsObject, "object", err, errlen, &rc);
         if (rc != 0)
             goto out;
-        if (!cJSON_IsObject(x)) {
-            rc = tb_seterr(err, errlen, TB_EINVAL, "--body-json: not a JSON object");
-            cJSON_Delete(x);
-            goto out;
-        }
         /* Each key replaces the one the request already has. */
         while (x->child != NULL) {
             cJSON *item = cJSON_DetachItemViaPointer(x, x->child);

@@ -51,7 +51,7 @@ extern const struct tb_api_dialect tb_api_dialect_ollama;      /* api_ollama.c *
  * tb_api_parse_event.
  */
 int tb_api_event(const struct tb_api_dialect *d, struct tb_jsontext_texts *t, const char *type,
-                 size_t type_len, const char *data, size_t len, struct tb_api_delta *out,
-                 char *err, size_t errlen);
+                 size_t type_len, const char *data, size_t len, struct tb_api_delta *out, char *err,
+                 size_t errlen);
 
 #endif

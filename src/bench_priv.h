@@ -45,7 +45,7 @@ struct xf {
     struct tb_http_xfer hx;
     struct tb_http_resp hr;
     struct tb_http_req q; /* the options' request, with this body */
-    struct tb_reader rd; /* records into stream */
+    struct tb_reader rd;  /* records into stream */
     struct tb_stream stream;
     char *body;
     uint64_t id;

@@ -236,4 +236,3 @@ int tb_bench_xf_stop(struct bench *b, int all)
     }
     return rc;
 }
-

@@ -103,9 +103,9 @@ int tb_evjson_error(const cJSON *root, struct tb_api_delta *d)
     o = error_object(root);
     if (o != NULL) {
         tb_jsonfield_line(d->error_type, sizeof(d->error_type),
-                   cJSON_GetObjectItemCaseSensitive(o, "type"));
+                          cJSON_GetObjectItemCaseSensitive(o, "type"));
         tb_jsonfield_line(d->error_code, sizeof(d->error_code),
-                   cJSON_GetObjectItemCaseSensitive(o, "code"));
+                          cJSON_GetObjectItemCaseSensitive(o, "code"));
     }
     return 1;
 }
@@ -181,4 +181,3 @@ cJSON *tb_evjson_parse(const char *data, size_t len, int *rc, char *err, size_t 
     *rc = 0;
     return root;
 }
-

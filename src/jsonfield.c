@@ -81,4 +81,3 @@ void tb_jsonfield_line_of(const char *s, size_t n, char *out, size_t outlen)
 done:
     out[k] = '\0';
 }
-

@@ -70,8 +70,7 @@ static int wait_check(struct net *n, double now)
 {
     if (n->o->http.cancel != NULL &&
         atomic_load_explicit(n->o->http.cancel, memory_order_relaxed)) {
-        tb_reader_fail(&n->rd, TB_LIVE_CANCELLED, "interrupted after %zu deltas",
-                       n->r->stream.n);
+        tb_reader_fail(&n->rd, TB_LIVE_CANCELLED, "interrupted after %zu deltas", n->r->stream.n);
         return -1;
     }
     if (n->o->http.total_timeout > 0 && now >= n->o->http.total_timeout) {

@@ -166,8 +166,8 @@ int tb_reader_end(struct tb_reader *rd)
                               "the stream ended mid-event, before %s, after %zu deltas",
                               rd->api->end_name, n);
     if (rd->finish_reason[0] == '\0')
-        return tb_reader_fail(rd, TB_LIVE_TRUNCATED,
-                              "the stream ended before %s, after %zu deltas", rd->api->end_name, n);
+        return tb_reader_fail(rd, TB_LIVE_TRUNCATED, "the stream ended before %s, after %zu deltas",
+                              rd->api->end_name, n);
     snprintf(rd->warning, sizeof(rd->warning), "the stream ended without %s (finish_reason %s)",
              rd->api->end_name, rd->finish_reason);
     return 0;
@@ -181,8 +181,9 @@ int tb_reader_conclude(struct tb_reader *rd, const struct tb_http_resp *hr,
     if (hr->cancelled)
         return tb_reader_fail(rd, TB_LIVE_CANCELLED, "interrupted after %zu deltas", n);
     if (hr->idle_timeout)
-        return tb_reader_fail(rd, TB_LIVE_IDLE, "no data for %g s (--idle-timeout) after %zu deltas",
-                              q->idle_timeout, n);
+        return tb_reader_fail(rd, TB_LIVE_IDLE,
+                              "no data for %g s (--idle-timeout) after %zu deltas", q->idle_timeout,
+                              n);
     if (hr->total_timeout)
         return tb_reader_fail(rd, TB_LIVE_TIMEOUT,
                               "stopped after %g s (--timeout), after %zu deltas", q->total_timeout,

@@ -253,8 +253,7 @@ static void same_conclusion(void **state)
         if (strstr(run.message, cases[i].says) == NULL)
             fail_msg("%s: '%s' lacks '%s'", cases[i].name, run.message, cases[i].says);
         if (strstr(imp.message, run.message) == NULL)
-            fail_msg("%s: the import says '%s', run '%s'", cases[i].name, imp.message,
-                     run.message);
+            fail_msg("%s: the import says '%s', run '%s'", cases[i].name, imp.message, run.message);
         assert_int_equal(rc, cases[i].error == TB_LIVE_JSON ? TB_EFORMAT : 0);
     }
 }

@@ -113,7 +113,6 @@ struct tb_api_delta {
     struct tb_server_timing server;
 };
 
-
 enum tb_api_framing { TB_API_SSE = 0, TB_API_NDJSON };
 
 /* What a caller needs to know to talk a dialect. */
@@ -127,8 +126,8 @@ struct tb_api_info {
     const char *fixed_header; /* one more header line every request sends, or NULL */
     const char *stream_type;  /* Content-Type of a stream (and Accept) */
     enum tb_api_framing framing;
-    const char *end_name; /* how a complete stream ends, for messages */
-    int usage_option;     /* asks for usage with stream_options.include_usage */
+    const char *end_name;     /* how a complete stream ends, for messages */
+    int usage_option;         /* asks for usage with stream_options.include_usage */
     const char *default_base; /* the API root when a key is given and no base
                                * URL (the vendor SDKs' default) */
 };
@@ -152,15 +151,13 @@ int tb_api_by_name(const char *name, enum tb_api *out);
 
 /*
  * tb_api_request_body - the JSON body of a streaming request in q->api's
- * dialect (the dialect table's body row): OpenAI as oai.h; anthropic {model, max_tokens (1024 when not
- * given: the API requires it), messages (system messages moved to
- * "system"), stream, temperature}; ollama {model, messages, stream,
- * options {num_predict, temperature}}.  --body-json keys are merged last
- * (theirs win).  *out is malloc'd (caller frees).  Returns 0, TB_EINVAL
- * (bad messages_json / extra_json, detail in err), TB_ENOMEM.
+ * dialect (the dialect table's body row): OpenAI as oai.h; anthropic {model, max_tokens (1024 when
+ * not given: the API requires it), messages (system messages moved to "system"), stream,
+ * temperature}; ollama {model, messages, stream, options {num_predict, temperature}}.  --body-json
+ * keys are merged last (theirs win).  *out is malloc'd (caller frees).  Returns 0, TB_EINVAL (bad
+ * messages_json / extra_json, detail in err), TB_ENOMEM.
  */
 int tb_api_request_body(const struct tb_api_request *q, char **out, char *err, size_t errlen);
-
 
 /* 1 when the event carries data: content, reasoning, a tool call, output
  * usage, a finish reason, the end or an error.  Keep-alives (Anthropic's

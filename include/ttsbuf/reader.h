@@ -76,8 +76,8 @@ typedef int (*tb_reader_push_fn)(void *ud, struct tb_reader *rd, double t, const
 struct tb_reader {
     struct tb_api_parser *parser;
     const struct tb_api_info *api;
-    struct tb_stream *out; /* deltas go here, borrowed */
-    size_t max_deltas;     /* tb_live_over_cap's; 0: TB_LIVE_DELTAS_MAX */
+    struct tb_stream *out;  /* deltas go here, borrowed */
+    size_t max_deltas;      /* tb_live_over_cap's; 0: TB_LIVE_DELTAS_MAX */
     tb_reader_push_fn push; /* may be NULL */
     void *push_ud;
     double t0;        /* the request's start: delta times are t - t0 */
