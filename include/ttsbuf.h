@@ -19,6 +19,7 @@
 #include "ttsbuf/player.h"
 #include "ttsbuf/playout.h"
 #include "ttsbuf/preset.h"
+#include "ttsbuf/reader.h"
 #include "ttsbuf/ring.h"
 #include "ttsbuf/segment.h"
 #include "ttsbuf/serve.h"

@@ -1,10 +1,10 @@
 /*
- * api.c - provider dialects (see api.h): the table, request bodies, and
- * the stream reader: framing (SSE through sse.c, or NDJSON lines here)
- * and each event's JSON turned into a dialect-neutral delta.  The OpenAI
- * events are read by oai.c; Anthropic's and Ollama's here.  cJSON stays
- * in this file (and oai.c): callers get plain values and text copied
- * into the parser's own buffer.
+ * api.c - provider dialects (see api.h): the dialect table (one row and
+ * one file each: api_openai.c, api_anthropic.c, api_ollama.c; see
+ * api_priv.h), request bodies through it, and the event parser: framing
+ * (SSE through sse.c, or NDJSON lines here) and the frame every event
+ * shares (tb_api_event).  cJSON stays in these files: callers get plain
+ * values and text copied into the parser's own buffer.
  */
 #include "ttsbuf/api.h"
 
@@ -14,29 +14,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_priv.h"
 #include "evjson.h"
+#include "jsonfield.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/sse.h"
 #include "ttsbuf/utf8.h"
 
-#define ANTHROPIC_VERSION "2023-06-01"
-#define ANTHROPIC_MAX_TOKENS 1024 /* sent when none is given: the API requires one */
-
-static const struct tb_api_info table[TB_API__COUNT] = {
-    {"chat", "/chat/completions", "OPENAI_BASE_URL", "OPENAI_API_KEY", NULL, NULL,
-     "text/event-stream", TB_API_SSE, "[DONE]", 1, "https://api.openai.com/v1"},
-    {"completions", "/completions", "OPENAI_BASE_URL", "OPENAI_API_KEY", NULL, NULL,
-     "text/event-stream", TB_API_SSE, "[DONE]", 1, "https://api.openai.com/v1"},
-    {"anthropic", "/messages", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "x-api-key",
-     "anthropic-version: " ANTHROPIC_VERSION, "text/event-stream", TB_API_SSE, "message_stop", 0,
-     "https://api.anthropic.com/v1"},
-    {"ollama", "/api/chat", "OLLAMA_HOST", NULL, NULL, NULL, "application/x-ndjson", TB_API_NDJSON,
-     "a \"done\": true line", 0, "http://127.0.0.1:11434"},
+static const struct tb_api_dialect *const dialects[TB_API__COUNT] = {
+    &tb_api_dialect_chat,
+    &tb_api_dialect_completions,
+    &tb_api_dialect_anthropic,
+    &tb_api_dialect_ollama,
 };
 
 const struct tb_api_info *tb_api_info(enum tb_api api)
 {
-    return (unsigned)api < TB_API__COUNT ? &table[api] : NULL;
+    return (unsigned)api < TB_API__COUNT ? &dialects[api]->info : NULL;
 }
 
 void tb_api_http_req(const struct tb_api_info *api, const struct tb_http_req *in,
@@ -55,7 +49,7 @@ void tb_api_http_req(const struct tb_api_info *api, const struct tb_http_req *in
 
 int tb_api_delta_is_data(const struct tb_api_delta *ad)
 {
-    const struct tb_oai_delta *d = &ad->d;
+    const struct tb_api_delta *d = ad;
     return d->content != NULL || d->reasoning != NULL || d->tool_calls > 0 ||
            d->usage_completion >= 0 || d->finish_reason[0] != '\0' || d->done || d->error;
 }
@@ -63,7 +57,7 @@ int tb_api_delta_is_data(const struct tb_api_delta *ad)
 int tb_api_by_name(const char *name, enum tb_api *out)
 {
     for (int i = 0; i < TB_API__COUNT; i++)
-        if (strcmp(name, table[i].name) == 0) {
+        if (strcmp(name, dialects[i]->info.name) == 0) {
             *out = (enum tb_api)i;
             return 0;
         }
@@ -72,55 +66,20 @@ int tb_api_by_name(const char *name, enum tb_api *out)
 
 /* ---- Request bodies ---------------------------------------------------- */
 
-/* Anthropic takes system prompts in a top-level "system", not as
- * messages: move them there (their texts joined by a blank line). */
-static int move_system(cJSON *root)
+int tb_api_request_body(const struct tb_api_request *q, char **out, char *err, size_t errlen)
 {
-    cJSON *msgs = cJSON_GetObjectItemCaseSensitive(root, "messages"), *m, *next;
-    char *sys = NULL;
-    size_t n = 0;
-    for (m = msgs != NULL ? msgs->child : NULL; m != NULL; m = next) {
-        const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
-        const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "content");
-        next = m->next;
-        if (!cJSON_IsString(role) || strcmp(role->valuestring, "system") != 0)
-            continue;
-        if (cJSON_IsString(c)) {
-            size_t k = strlen(c->valuestring);
-            char *ns = realloc(sys, n + k + 3);
-            if (ns == NULL) {
-                free(sys);
-                return TB_ENOMEM;
-            }
-            sys = ns;
-            if (n > 0) {
-                memcpy(sys + n, "\n\n", 2);
-                n += 2;
-            }
-            memcpy(sys + n, c->valuestring, k + 1);
-            n += k;
-        }
-        cJSON_Delete(cJSON_DetachItemViaPointer(msgs, m));
-    }
-    if (sys != NULL && cJSON_GetObjectItemCaseSensitive(root, "system") == NULL)
-        cJSON_AddStringToObject(root, "system", sys);
-    free(sys);
-    return 0;
-}
-
-int tb_api_request_body(const struct tb_oai_request *q, char **out, char *err, size_t errlen)
-{
-    struct tb_oai_request base = *q;
+    const struct tb_api_dialect *d = (unsigned)q->api < TB_API__COUNT ? dialects[q->api] : NULL;
+    struct tb_api_request base = *q;
     char *chat = NULL;
-    cJSON *root = NULL, *v;
+    cJSON *root;
     int rc;
 
-    if (q->api == TB_API_CHAT || q->api == TB_API_COMPLETIONS)
-        return tb_oai_request_body(q, out, err, errlen);
-    if (q->api != TB_API_ANTHROPIC && q->api != TB_API_OLLAMA)
+    if (d == NULL)
         return tb_seterr(err, errlen, TB_EINVAL, "unknown API");
-    /* The chat body has the same model, messages and stream; move the
-     * rest to where this dialect wants it.  --body-json keys were merged
+    if (d->body == NULL)
+        return tb_oai_request_body(q, out, err, errlen);
+    /* The chat body has the same model, messages and stream; the dialect
+     * moves the rest to where it wants it.  --body-json keys were merged
      * into it last, so anything the user set is kept as given. */
     base.api = TB_API_CHAT;
     base.include_usage = 0;
@@ -132,34 +91,7 @@ int tb_api_request_body(const struct tb_oai_request *q, char **out, char *err, s
     free(chat);
     if (root == NULL)
         return TB_ENOMEM;
-    if (q->api == TB_API_ANTHROPIC) {
-        if (cJSON_GetObjectItemCaseSensitive(root, "max_tokens") == NULL)
-            cJSON_AddNumberToObject(root, "max_tokens", ANTHROPIC_MAX_TOKENS);
-        rc = move_system(root);
-    } else {
-        /* Ollama: limits and sampling live in "options". */
-        cJSON *opts = cJSON_GetObjectItemCaseSensitive(root, "options");
-        if (!cJSON_IsObject(opts)) {
-            cJSON_DeleteItemFromObjectCaseSensitive(root, "options");
-            opts = cJSON_AddObjectToObject(root, "options");
-        }
-        if (opts == NULL) {
-            rc = TB_ENOMEM;
-        } else {
-            if (q->max_tokens >= 0 &&
-                cJSON_GetObjectItemCaseSensitive(opts, "num_predict") == NULL) {
-                v = cJSON_DetachItemFromObjectCaseSensitive(root, "max_tokens");
-                cJSON_Delete(v);
-                cJSON_AddNumberToObject(opts, "num_predict", (double)q->max_tokens);
-            }
-            if (q->temperature >= 0 &&
-                cJSON_GetObjectItemCaseSensitive(opts, "temperature") == NULL) {
-                v = cJSON_DetachItemFromObjectCaseSensitive(root, "temperature");
-                cJSON_Delete(v);
-                cJSON_AddNumberToObject(opts, "temperature", q->temperature);
-            }
-        }
-    }
+    rc = d->body(root, q);
     if (rc == 0) {
         *out = cJSON_PrintUnformatted(root);
         if (*out == NULL)
@@ -173,12 +105,14 @@ int tb_api_request_body(const struct tb_oai_request *q, char **out, char *err, s
 
 struct tb_api_parser {
     enum tb_api api;
+    enum tb_api asked; /* the dialect created with (reset returns to it) */
+    int adopt;         /* the first shaped event of the OpenAI pair sets api */
+    int adopted;       /* ... and it came */
     struct tb_sse *sse;
-    struct tb_oai *oai;
     char *line; /* NDJSON: the unfinished line */
     size_t line_len, line_cap;
     uint64_t offset, events;
-    struct tb_jsontext_texts texts; /* text handed out (anthropic, ollama) */
+    struct tb_jsontext_texts texts; /* text handed out */
     /* the feed in progress */
     tb_api_fn fn;
     void *ud;
@@ -196,8 +130,8 @@ int tb_api_parser_create(enum tb_api api, struct tb_api_parser **out)
     p = calloc(1, sizeof(*p));
     if (p == NULL)
         return TB_ENOMEM;
-    p->api = api;
-    if (tb_sse_create(0, 0, &p->sse) != 0 || tb_oai_create(&p->oai) != 0) {
+    p->api = p->asked = api;
+    if (tb_sse_create(0, 0, &p->sse) != 0) {
         tb_api_parser_destroy(p);
         return TB_ENOMEM;
     }
@@ -210,7 +144,6 @@ void tb_api_parser_destroy(struct tb_api_parser *p)
     if (p == NULL)
         return;
     tb_sse_destroy(p->sse);
-    tb_oai_destroy(p->oai);
     free(p->line);
     tb_jsontext_free(&p->texts);
     free(p);
@@ -219,15 +152,21 @@ void tb_api_parser_destroy(struct tb_api_parser *p)
 void tb_api_parser_reset(struct tb_api_parser *p)
 {
     tb_sse_reset(p->sse);
-    tb_oai_reset(p->oai);
     tb_jsontext_reset(&p->texts);
     p->line_len = 0;
     p->offset = p->events = 0;
+    p->api = p->asked;
+    p->adopted = 0;
+}
+
+void tb_api_parser_adopt(struct tb_api_parser *p)
+{
+    p->adopt = 1;
 }
 
 size_t tb_api_pending(const struct tb_api_parser *p)
 {
-    return table[p->api].framing == TB_API_SSE ? tb_sse_pending(p->sse) : p->line_len;
+    return dialects[p->api]->info.framing == TB_API_SSE ? tb_sse_pending(p->sse) : p->line_len;
 }
 
 uint64_t tb_api_events(const struct tb_api_parser *p)
@@ -242,133 +181,49 @@ uint64_t tb_api_comments(const struct tb_api_parser *p)
 
 uint64_t tb_api_replaced(const struct tb_api_parser *p)
 {
-    return tb_oai_replaced(p->oai) + tb_jsontext_replaced(&p->texts);
+    return tb_jsontext_replaced(&p->texts);
 }
 
-/* A server's words for a one-line message: safe text (tb_evjson_line). */
-static void copy_str(char *dst, size_t cap, const cJSON *v)
+int tb_api_event(const struct tb_api_dialect *d, struct tb_jsontext_texts *t, const char *type,
+                 size_t type_len, const char *data, size_t len, struct tb_api_delta *out, char *err,
+                 size_t errlen)
 {
-    dst[0] = '\0';
-    if (cJSON_IsString(v) && v->valuestring != NULL)
-        tb_evjson_line(v->valuestring, strlen(v->valuestring), dst, cap);
-}
+    struct tb_api_fields f = {NULL, NULL, "the event text"};
+    const char *c = NULL, *r = NULL;
+    size_t cl = 0, rl = 0;
+    cJSON *root;
+    int rc = 0;
 
-static long long count_of(const cJSON *v)
-{
-    if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 9e18)
-        return (long long)v->valuedouble;
-    return -1;
-}
-
-static void anthropic_event(const cJSON *root, const char *type, struct tb_api_delta *out,
-                            const cJSON **text, const cJSON **thinking)
-{
-    struct tb_oai_delta *d = &out->d;
-    const cJSON *delta = cJSON_GetObjectItemCaseSensitive(root, "delta");
-    const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
-    if (strcmp(type, "message_start") == 0) {
-        usage = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "message"),
-                                                 "usage");
-        d->usage_prompt = count_of(cJSON_GetObjectItemCaseSensitive(usage, "input_tokens"));
-    } else if (strcmp(type, "content_block_start") == 0) {
-        const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "content_block");
-        const cJSON *bt = cJSON_GetObjectItemCaseSensitive(b, "type");
-        if (cJSON_IsString(bt) && strcmp(bt->valuestring, "tool_use") == 0)
-            d->tool_calls = 1;
-        else if (cJSON_IsString(bt) && strcmp(bt->valuestring, "text") == 0)
-            *text = cJSON_GetObjectItemCaseSensitive(b, "text");
-        else if (cJSON_IsString(bt) && strcmp(bt->valuestring, "thinking") == 0)
-            *thinking = cJSON_GetObjectItemCaseSensitive(b, "thinking");
-    } else if (strcmp(type, "content_block_delta") == 0) {
-        const cJSON *dt = cJSON_GetObjectItemCaseSensitive(delta, "type");
-        if (cJSON_IsString(dt) && strcmp(dt->valuestring, "text_delta") == 0)
-            *text = cJSON_GetObjectItemCaseSensitive(delta, "text");
-        else if (cJSON_IsString(dt) && strcmp(dt->valuestring, "thinking_delta") == 0)
-            *thinking = cJSON_GetObjectItemCaseSensitive(delta, "thinking");
-    } else if (strcmp(type, "message_delta") == 0) {
-        copy_str(d->finish_reason, sizeof(d->finish_reason),
-                 cJSON_GetObjectItemCaseSensitive(delta, "stop_reason"));
-        d->usage_completion = count_of(cJSON_GetObjectItemCaseSensitive(usage, "output_tokens"));
-    } else if (strcmp(type, "message_stop") == 0) {
-        d->done = 1;
+    memset(out, 0, sizeof(*out));
+    out->usage_completion = out->usage_prompt = -1;
+    out->shape = -1;
+    tb_server_timing_init(&out->server);
+    if (d->end_data != NULL && len == strlen(d->end_data) && memcmp(data, d->end_data, len) == 0) {
+        out->done = 1; /* a surrogate half still waiting ends here */
+        return tb_evjson_keep(t, NULL, 0, NULL, 0, 1, f.what, out, err, errlen);
     }
-    /* error: read before (tb_evjson_error); ping, content_block_stop
-     * and types added later: nothing to record. */
-}
-
-static void ollama_event(const cJSON *root, struct tb_api_delta *out, const cJSON **text,
-                         const cJSON **thinking)
-{
-    struct tb_oai_delta *d = &out->d;
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "message");
-    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(m, "tool_calls");
-    struct tb_server_timing *s = &out->server;
-    *text = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, "content")
-                              : cJSON_GetObjectItemCaseSensitive(root, "response");
-    *thinking = cJSON_GetObjectItemCaseSensitive(cJSON_IsObject(m) ? m : root, "thinking");
-    if (cJSON_IsArray(tc))
-        d->tool_calls = (uint32_t)cJSON_GetArraySize(tc);
-    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "done")))
-        return;
-    d->done = 1;
-    copy_str(d->finish_reason, sizeof(d->finish_reason),
-             cJSON_GetObjectItemCaseSensitive(root, "done_reason"));
-    d->usage_completion = count_of(cJSON_GetObjectItemCaseSensitive(root, "eval_count"));
-    d->usage_prompt = count_of(cJSON_GetObjectItemCaseSensitive(root, "prompt_eval_count"));
-    s->total_ns = count_of(cJSON_GetObjectItemCaseSensitive(root, "total_duration"));
-    s->load_ns = count_of(cJSON_GetObjectItemCaseSensitive(root, "load_duration"));
-    s->prompt_eval_count = d->usage_prompt;
-    s->prompt_eval_ns = count_of(cJSON_GetObjectItemCaseSensitive(root, "prompt_eval_duration"));
-    s->eval_count = d->usage_completion;
-    s->eval_ns = count_of(cJSON_GetObjectItemCaseSensitive(root, "eval_duration"));
-    out->have_server =
-        s->total_ns >= 0 || s->eval_ns >= 0 || s->prompt_eval_ns >= 0 || s->load_ns >= 0;
+    root = tb_evjson_parse(data, len, &rc, err, errlen);
+    if (root == NULL)
+        return rc;
+    if (tb_evjson_error(root, out)) {
+        /* The stream ends here: a half still waiting is counted. */
+        rc = tb_evjson_keep(t, NULL, 0, NULL, 0, 1, f.what, out, err, errlen);
+        goto out;
+    }
+    out->shape = tb_evjson_shape(root);
+    d->fields(root, type, type_len, out, &f);
+    tb_evjson_text(f.text, &c, &cl);
+    tb_evjson_text(f.thinking, &r, &rl);
+    rc = tb_evjson_keep(t, c, cl, r, rl, out->done, f.what, out, err, errlen);
+out:
+    cJSON_Delete(root);
+    return rc;
 }
 
 int tb_api_parse_event(struct tb_api_parser *p, const char *type, size_t type_len, const char *data,
                        size_t len, struct tb_api_delta *out, char *err, size_t errlen)
 {
-    const char *c = NULL, *r = NULL;
-    const cJSON *text = NULL, *thinking = NULL, *jt;
-    size_t cl = 0, rl = 0;
-    char tname[64] = "";
-    cJSON *root;
-    int rc = 0;
-
-    memset(out, 0, sizeof(*out));
-    out->d.usage_completion = out->d.usage_prompt = -1;
-    out->d.shape = -1;
-    tb_server_timing_init(&out->server);
-    if (p->api == TB_API_CHAT || p->api == TB_API_COMPLETIONS)
-        return tb_oai_parse_event(p->oai, data, len, &out->d, err, errlen);
-    root = tb_evjson_parse(data, len, &rc, err, errlen);
-    if (root == NULL)
-        return rc;
-    if (tb_evjson_error(root, &out->d)) {
-        /* The stream ends here: a half still waiting is counted. */
-        rc = tb_evjson_keep(&p->texts, NULL, 0, NULL, 0, 1, "the event text", &out->d, err, errlen);
-        goto out;
-    }
-    out->d.shape = tb_evjson_shape(root);
-    if (p->api == TB_API_ANTHROPIC) {
-        /* The data's own "type" names the event; the SSE event: line says
-         * the same, and is the fallback. */
-        jt = cJSON_GetObjectItemCaseSensitive(root, "type");
-        if (cJSON_IsString(jt))
-            snprintf(tname, sizeof(tname), "%s", jt->valuestring);
-        else if (type != NULL)
-            snprintf(tname, sizeof(tname), "%.*s", (int)(type_len < 63 ? type_len : 63), type);
-        anthropic_event(root, tname, out, &text, &thinking);
-    } else {
-        ollama_event(root, out, &text, &thinking);
-    }
-    tb_evjson_text(text, &c, &cl);
-    tb_evjson_text(thinking, &r, &rl);
-    rc = tb_evjson_keep(&p->texts, c, cl, r, rl, out->d.done, "the event text", &out->d, err,
-                        errlen);
-out:
-    cJSON_Delete(root);
-    return rc;
+    return tb_api_event(dialects[p->api], &p->texts, type, type_len, data, len, out, err, errlen);
 }
 
 static int deliver(struct tb_api_parser *p, const char *type, size_t tl, const char *data,
@@ -389,7 +244,12 @@ static int deliver(struct tb_api_parser *p, const char *type, size_t tl, const c
         return p->rc;
     }
     rc = tb_api_parse_event(p, type, tl, data, len, &d, e, sizeof(e));
-    if (rc == 0 && d.d.shape >= 0 && d.d.shape != (int)p->api) {
+    if (rc == 0 && p->adopt && !p->adopted &&
+        (d.shape == TB_API_CHAT || d.shape == TB_API_COMPLETIONS)) {
+        p->api = (enum tb_api)d.shape; /* the OpenAI pair share one event reader */
+        p->adopted = 1;
+    }
+    if (rc == 0 && d.shape >= 0 && d.shape != (int)p->api) {
         /* Read on, and a chat stream on /completions would "work" with
          * the wrong endpoint's numbers; Anthropic's and Ollama's readers
          * would find no text at all.  Either way the run is not what was
@@ -397,7 +257,8 @@ static int deliver(struct tb_api_parser *p, const char *type, size_t tl, const c
         p->rc = tb_seterr(p->err, p->errlen, TB_EFORMAT,
                           "the event ending at stream byte %llu has the %s dialect's fields, not "
                           "those of the %s dialect asked for: is --api right?",
-                          (unsigned long long)p->offset, table[d.d.shape].name, table[p->api].name);
+                          (unsigned long long)p->offset, dialects[d.shape]->info.name,
+                          dialects[p->api]->info.name);
         return p->rc;
     }
     if (rc == TB_EFORMAT) {
@@ -478,7 +339,7 @@ int tb_api_feed(struct tb_api_parser *p, const char *buf, size_t len, tb_api_fn 
     p->rc = 0;
     p->err = err;
     p->errlen = errlen;
-    if (table[p->api].framing == TB_API_NDJSON)
+    if (dialects[p->api]->info.framing == TB_API_NDJSON)
         return feed_ndjson(p, buf, len);
     rc = tb_sse_feed(p->sse, buf, len, on_sse, p, e, sizeof(e));
     if (rc == 1)

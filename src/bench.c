@@ -1,6 +1,7 @@
 /*
  * bench.c - one load level of `ttsbuf bench` (see bench.h): the arrival
- * schedule and the event loop.
+ * schedule and the event loop.  Each stream's own handling (its body,
+ * its bytes through the stream reader, its record) is bench_xfer.c.
  *
  * The loop is libcurl's multi_socket API over one epoll set, as libcurl's
  * own ephiperfifo example does it: libcurl says which sockets to watch
@@ -44,86 +45,11 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "bench_wire.h"
+#include "bench_priv.h"
 #include "grow.h"
 #include "http_xfer.h"
+#include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
-
-/* Sockets taken per epoll_wait: enough for a whole burst of a thousand
- * streams, so every socket ready at a wake-up gets that wake-up's stamp
- * (12 KiB). */
-#define EVENTS_PER_WAIT 1024
-/* While the FIFO is worked through, epoll is asked again this often. */
-#define REPOLL_S 0.0002
-/* A transfer this long without a byte is handed to libcurl at each scan. */
-#define SILENT_S 1.0
-
-/* A socket libcurl watches, indexed by its descriptor. */
-struct fdq {
-    double seen;    /* level time the loop first saw it ready */
-    double last;    /* ... and last saw new bytes come in, before handling it */
-    uint64_t hpoll; /* the poll count when it was last handled */
-    uint32_t ev;    /* epoll events seen and not yet handled; 0: none */
-    int32_t next;   /* the FIFO's next descriptor, or -1 */
-    uint8_t queued;
-    uint8_t test;  /* events unknown: libcurl tests the socket itself */
-    uint8_t stale; /* seen in the first poll after a handling: see run_ready */
-};
-
-struct xf {
-    struct bench *b;
-    struct tb_http_xfer hx;
-    struct tb_http_resp hr;
-    struct tb_http_req q; /* the options' request, with this body */
-    struct tb_bench_wire wire;
-    struct tb_stream stream;
-    char *body;
-    uint64_t id;
-    uint32_t prompt;
-    double t_sched, t_start; /* level time */
-    int warm;
-    int fd;          /* its socket, once libcurl has said; else -1 */
-    int running;     /* in the multi handle */
-    struct xf *next; /* free list / in-flight list */
-    struct xf *prev;
-};
-
-struct bench {
-    const struct tb_bench_opts *o;
-    struct tb_bench_recs *out;
-    uint32_t level;
-    CURLM *m;
-    int ep;
-    struct tb_clock clk;  /* the transfers' clock: stamp_now */
-    unsigned reads;       /* clk.now() calls since the last stamp */
-    int handling;         /* a socket is being handed to libcurl */
-    double later;         /* ... its fdq.last */
-    struct tb_clock mono; /* level time: origin at the level's start */
-    double timeout_at;    /* libcurl's timer, level time; < 0: none */
-    struct fdq *fds;      /* by descriptor */
-    size_t nfds;
-    int32_t rq_head, rq_tail; /* the FIFO of ready sockets; -1: empty */
-    double polled;            /* level time of the last epoll_wait */
-    uint64_t polls;           /* epoll_wait calls so far */
-    struct epoll_event evs[EVENTS_PER_WAIT];
-    struct tb_http_req http; /* the options' request, with the dialect's auth */
-    const char **headers;    /* the dialect's fixed header, then the caller's */
-    struct xf *free_list, *inflight;
-    size_t ninflight, cap;
-    /* the schedule */
-    uint64_t next_local; /* local index of the next request (warm-up first) */
-    size_t warm_left;
-    size_t target; /* measured requests this shard runs (SIZE_MAX: --duration) */
-    size_t started, done, errors;
-    uint64_t events;
-    double next_arrival; /* open loop: level time of the next arrival */
-    double *queue;       /* open loop: arrivals waiting for the cap */
-    size_t qhead, qn, qcap;
-    double rate;  /* this shard's */
-    uint64_t rng; /* xorshift state */
-    int measuring;
-    int stopped; /* cancel seen */
-};
 
 /* The transfers' clock.  While a socket is handled, the first read
  * libcurl hands over (with chunked encoding: the first chunk, one server
@@ -151,7 +77,7 @@ static void stamp_sleep(struct tb_clock *c, double t)
     (void)t; /* never called: transfers do not sleep */
 }
 
-static void stamp(struct bench *b)
+void tb_bench_stamp(struct bench *b)
 {
     b->reads = 0;
     b->clk.virtual_now = b->mono.now(&b->mono);
@@ -287,221 +213,11 @@ static int poll_ready(struct bench *b, int ms)
  * starting many transfers), epoll is asked again every REPOLL_S, so no
  * socket waits unseen (unstamped) for longer.  Returns 1 when it asked,
  * 0 when not yet due, -1 on an epoll error. */
-static int keep_watch(struct bench *b)
+int tb_bench_keep_watch(struct bench *b)
 {
     if (b->mono.now(&b->mono) - b->polled < REPOLL_S)
         return 0;
     return poll_ready(b, 0) != 0 ? -1 : 1;
-}
-
-/* ---- transfers ---- */
-
-static void unlink_inflight(struct bench *b, struct xf *x)
-{
-    if (x->prev != NULL)
-        x->prev->next = x->next;
-    else
-        b->inflight = x->next;
-    if (x->next != NULL)
-        x->next->prev = x->prev;
-    x->next = x->prev = NULL;
-    b->ninflight--;
-}
-
-static struct xf *get_xf(struct bench *b)
-{
-    struct xf *x = b->free_list;
-    if (x != NULL) {
-        b->free_list = x->next;
-        return x;
-    }
-    x = calloc(1, sizeof(*x));
-    if (x == NULL)
-        return NULL;
-    x->b = b;
-    tb_stream_init(&x->stream);
-    if (tb_bench_wire_init(&x->wire, b->o->req.api) != 0) {
-        free(x);
-        return NULL;
-    }
-    return x;
-}
-
-static void put_xf(struct bench *b, struct xf *x)
-{
-    x->next = b->free_list;
-    x->prev = NULL;
-    b->free_list = x;
-}
-
-static void destroy_xfs(struct xf *x)
-{
-    while (x != NULL) {
-        struct xf *nx = x->next;
-        tb_bench_wire_free(&x->wire);
-        tb_stream_free(&x->stream);
-        free(x->body);
-        free(x);
-        x = nx;
-    }
-}
-
-/* The global id of local request k: this shard's k-th id. */
-static uint64_t global_id(const struct bench *b, uint64_t k)
-{
-    uint32_t n = b->o->nshards > 0 ? b->o->nshards : 1;
-    return b->o->shard + k * n;
-}
-
-static int start_one(struct bench *b, double t_sched, char *err, size_t errlen)
-{
-    const struct tb_bench_opts *o = b->o;
-    struct xf *x = get_xf(b);
-    int warm = b->warm_left > 0;
-    uint64_t k = warm ? b->next_local : b->next_local - o->warmup;
-    int rc;
-    if (x == NULL)
-        return TB_ENOMEM;
-    x->warm = warm;
-    x->fd = -1;
-    x->id = global_id(b, k);
-    x->prompt = (uint32_t)(x->id % o->prompts->n);
-    free(x->body);
-    x->body = NULL;
-    rc = tb_bench_wire_body(&o->req, &o->prompts->v[x->prompt], &x->body, err, errlen);
-    if (rc != 0) {
-        put_xf(b, x);
-        return rc;
-    }
-    x->q = b->http;
-    x->q.body = x->body;
-    stamp(b);
-    x->t_sched = warm ? b->clk.virtual_now : t_sched;
-    x->t_start = b->clk.virtual_now;
-    tb_stream_clear(&x->stream);
-    x->stream.usage_tokens = -1;
-    tb_bench_wire_reset(&x->wire, &x->stream, x->t_start);
-    rc = tb_http_xfer_begin(&x->hx, &x->q, &b->clk, tb_bench_wire_feed, &x->wire, &x->hr);
-    if (rc == 0)
-        curl_easy_setopt(x->hx.h, CURLOPT_PRIVATE, (void *)x);
-    if (rc == 0 && curl_multi_add_handle(b->m, x->hx.h) != CURLM_OK) {
-        tb_http_xfer_end(&x->hx, CURLE_FAILED_INIT);
-        tb_http_resp_free(&x->hr);
-        rc = tb_seterr(err, errlen, TB_EIO, "libcurl would not add a transfer");
-    }
-    if (rc != 0) {
-        put_xf(b, x);
-        return rc;
-    }
-    x->running = 1;
-    x->next = b->inflight;
-    x->prev = NULL;
-    if (b->inflight != NULL)
-        b->inflight->prev = x;
-    b->inflight = x;
-    b->ninflight++;
-    b->next_local++;
-    if (warm)
-        b->warm_left--;
-    else
-        b->started++;
-    return 0;
-}
-
-/* Turns a finished transfer into a record (measured ones only). */
-static int finish_one(struct bench *b, struct xf *x, int curl_code)
-{
-    struct tb_bench_rec *rec;
-    int rc = 0;
-    stamp(b);
-    curl_multi_remove_handle(b->m, x->hx.h);
-    /* A redirect: the same transfer goes on to the next hop, by the rules
-     * `run` follows (http_xfer.h). */
-    if (tb_http_xfer_redirect(&x->hx, &curl_code)) {
-        if (curl_multi_add_handle(b->m, x->hx.h) == CURLM_OK)
-            return 0;
-        curl_code = CURLE_FAILED_INIT;
-    }
-    tb_http_xfer_end(&x->hx, curl_code);
-    tb_bench_wire_conclude(&x->wire, &x->hr, &b->o->http);
-    unlink_inflight(b, x);
-    x->running = 0;
-    if (!x->warm) {
-        rec = tb_bench_recs_add(b->out);
-        if (rec == NULL) {
-            rc = TB_ENOMEM;
-        } else {
-            rec->level = b->level;
-            rec->id = x->id;
-            rec->prompt = x->prompt;
-            rec->t_sched = x->t_sched;
-            rec->t_start = x->t_start;
-            rec->t_end = b->clk.virtual_now;
-            rec->error = x->wire.error;
-            snprintf(rec->message, sizeof(rec->message), "%s", x->wire.message);
-            rec->http_status = x->hr.status;
-            uint64_t nc = 0;
-            for (size_t i = 0; i < x->stream.n; i++)
-                nc += x->stream.ev[i].kind == TB_KIND_CONTENT;
-            rec->usage_tokens = x->wire.usage;
-            if (x->wire.usage >= 0 && !tb_usage_credible(x->wire.usage, nc)) {
-                rec->usage_ignored = x->wire.usage; /* events are counted instead */
-                rec->usage_tokens = -1;
-            }
-            rec->surrogates_replaced = tb_api_replaced(x->wire.parser);
-            x->stream.usage_tokens = rec->usage_tokens;
-            /* The record takes the stream; the transfer starts a new one. */
-            rec->stream = x->stream;
-            tb_stream_init(&x->stream);
-            b->done++;
-            if (rec->error != 0)
-                b->errors++;
-            b->events += nc;
-        }
-    }
-    tb_http_resp_free(&x->hr);
-    put_xf(b, x);
-    return rc;
-}
-
-static int drain_done(struct bench *b)
-{
-    CURLMsg *msg;
-    int left, rc = 0;
-    while ((msg = curl_multi_info_read(b->m, &left)) != NULL) {
-        char *p = NULL;
-        if (msg->msg != CURLMSG_DONE)
-            continue;
-        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &p);
-        if (p != NULL && rc == 0)
-            rc = finish_one(b, (struct xf *)(void *)p, (int)msg->data.result);
-        (void)keep_watch(b); /* an epoll error shows at the loop's next wait */
-    }
-    return rc;
-}
-
-/* Ends transfers the loop itself stops: idle ones, or all on cancel. */
-static int stop_some(struct bench *b, int all)
-{
-    double now = b->clk.virtual_now;
-    struct xf *x = b->inflight;
-    int rc = 0;
-    while (x != NULL) {
-        struct xf *nx = x->next;
-        double idle = b->o->http.idle_timeout;
-        if (all) {
-            x->hr.cancelled = 1;
-        } else if (idle > 0 && now - x->wire.last_data > idle) {
-            x->hr.idle_timeout = 1;
-        } else {
-            x = nx;
-            continue;
-        }
-        if (rc == 0)
-            rc = finish_one(b, x, CURLE_ABORTED_BY_CALLBACK);
-        x = nx;
-    }
-    return rc;
 }
 
 /* ---- ready sockets ---- */
@@ -511,7 +227,7 @@ static void timer_due(struct bench *b)
     int running;
     if (b->timeout_at >= 0 && b->mono.now(&b->mono) >= b->timeout_at) {
         b->timeout_at = -1;
-        stamp(b);
+        tb_bench_stamp(b);
         curl_multi_socket_action(b->m, CURL_SOCKET_TIMEOUT, 0, &running);
     }
 }
@@ -556,7 +272,7 @@ static int run_ready(struct bench *b)
         b->handling = 1;
         curl_multi_socket_action(b->m, s, fl, &running);
         b->handling = 0;
-        rc = keep_watch(b);
+        rc = tb_bench_keep_watch(b);
         if (rc < 0)
             return -1;
         if (rc > 0)
@@ -614,7 +330,7 @@ static int schedule(struct bench *b, char *err, size_t errlen)
     const struct tb_bench_opts *o = b->o;
     double now;
     int rc = 0;
-    stamp(b);
+    tb_bench_stamp(b);
     now = b->clk.virtual_now;
     /* Warm-up runs as a closed loop at the level's cap, whatever the mode;
      * arrivals start only once it is over. */
@@ -622,8 +338,8 @@ static int schedule(struct bench *b, char *err, size_t errlen)
         while (rc == 0 && b->ninflight < b->cap && want_more(b, now)) {
             if (b->warm_left == 0 && !b->measuring)
                 break;
-            rc = start_one(b, now, err, errlen);
-            (void)keep_watch(b);
+            rc = tb_bench_xf_start(b, now, err, errlen);
+            (void)tb_bench_keep_watch(b);
         }
         return rc;
     }
@@ -637,8 +353,8 @@ static int schedule(struct bench *b, char *err, size_t errlen)
         double t = b->queue[b->qhead];
         b->qhead++;
         b->qn--;
-        rc = start_one(b, t, err, errlen);
-        (void)keep_watch(b);
+        rc = tb_bench_xf_start(b, t, err, errlen);
+        (void)tb_bench_keep_watch(b);
     }
     return rc;
 }
@@ -654,7 +370,7 @@ static void begin_measuring(struct bench *b)
     b->polled -= was;
     b->measuring = 1;
     b->next_arrival = 0;
-    stamp(b);
+    tb_bench_stamp(b);
 }
 
 static int finished(const struct bench *b)
@@ -802,8 +518,8 @@ int tb_bench_run(const struct tb_bench_opts *o, uint32_t level, struct tb_bench_
             !b.stopped) {
             b.stopped = 1;
             b.qn = 0;
-            stamp(&b);
-            rc = stop_some(&b, 1);
+            tb_bench_stamp(&b);
+            rc = tb_bench_xf_stop(&b, 1);
             break;
         }
         if (!b.measuring && b.warm_left == 0 && b.ninflight == 0) {
@@ -820,11 +536,11 @@ int tb_bench_run(const struct tb_bench_opts *o, uint32_t level, struct tb_bench_
             break;
         }
         timer_due(&b);
-        stamp(&b);
-        rc = drain_done(&b);
+        tb_bench_stamp(&b);
+        rc = tb_bench_xf_drain(&b);
         if (rc == 0 && b.clk.virtual_now >= next_scan) {
             next_scan = b.clk.virtual_now + scan_every;
-            rc = stop_some(&b, 0);
+            rc = tb_bench_xf_stop(&b, 0);
             nudge_silent(&b);
         }
         if (b.clk.virtual_now >= next_progress) {
@@ -838,14 +554,14 @@ int tb_bench_run(const struct tb_bench_opts *o, uint32_t level, struct tb_bench_
     while (b.inflight != NULL) {
         struct xf *x = b.inflight;
         x->hr.cancelled = 1;
-        if (finish_one(&b, x, CURLE_ABORTED_BY_CALLBACK) != 0 && rc == 0)
+        if (tb_bench_xf_finish(&b, x, CURLE_ABORTED_BY_CALLBACK) != 0 && rc == 0)
             rc = TB_ENOMEM;
     }
     /* Play every stream out, now that the clock no longer matters. */
     for (size_t i = first; rc == 0 && i < out->n; i++)
         rc = tb_bench_analyze(&out->v[i], &o->sim, err, errlen);
 out:
-    destroy_xfs(b.free_list);
+    tb_bench_xf_destroy(b.free_list);
     curl_multi_cleanup(b.m);
     free(b.headers);
     free(b.queue);

@@ -1,6 +1,7 @@
 /*
- * evjson.h - private to libttsbuf: one streamed event's JSON object, parsed
- * the same way by every dialect's reader (oai.c, api.c).
+ * evjson.h - private to libttsbuf: one streamed event's JSON object,
+ * parsed the same way for every dialect (api.c's tb_api_event); defined
+ * in evjson.c.
  */
 #ifndef TTSBUF_EVJSON_H
 #define TTSBUF_EVJSON_H
@@ -24,14 +25,10 @@
  */
 cJSON *tb_evjson_parse(const char *data, size_t len, int *rc, char *err, size_t errlen);
 
-/*
- * tb_evjson_line - copies s[0..n) as one trimmed line that is safe to
- * print and to put in JSON: control characters (C0, DEL, C1) become
- * spaces, bytes that are not valid UTF-8 '?', and the cut that makes it
- * fit outlen (> 0) never splits a character.  Every dialect copies a
- * server's words (error messages, finish reasons) through it.
- */
-void tb_evjson_line(const char *s, size_t n, char *out, size_t outlen);
+/* tb_evjson_message - the server's own words in root (a string in v's
+ * tree: error.message, a string "error", "message", FastAPI's "detail"
+ * and its [{msg}], a few levels down), or NULL. */
+const cJSON *tb_evjson_message(const cJSON *root);
 
 /*
  * tb_evjson_error - whether the event root is an error: a non-null
@@ -42,10 +39,10 @@ void tb_evjson_line(const char *s, size_t n, char *out, size_t outlen);
  * (or message.type / message.code) into d.  tb_oai_error_text finds an
  * HTTP error body's message the same way.
  */
-int tb_evjson_error(const cJSON *root, struct tb_oai_delta *d);
+int tb_evjson_error(const cJSON *root, struct tb_api_delta *d);
 
 /* tb_evjson_shape - the dialect (enum tb_api) whose fields root has, as
- * tb_oai_delta.shape says; -1 when it cannot be told. */
+ * tb_api_delta.shape says; -1 when it cannot be told. */
 int tb_evjson_shape(const cJSON *root);
 
 /* tb_evjson_text - a text field's bytes (in v's tree), or NULL and 0
@@ -61,6 +58,6 @@ void tb_evjson_text(const cJSON *v, const char **s, size_t *len);
  * (what names the content field) / "the reasoning text is not valid UTF-8".
  */
 int tb_evjson_keep(struct tb_jsontext_texts *t, const char *c, size_t cl, const char *r, size_t rl,
-                   int last, const char *what, struct tb_oai_delta *d, char *err, size_t errlen);
+                   int last, const char *what, struct tb_api_delta *d, char *err, size_t errlen);
 
 #endif

@@ -17,6 +17,7 @@
 #include "grow.h"
 #include "import_priv.h"
 #include "readall.h"
+#include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/synth.h"
 #include "ttsbuf/utf8.h"
@@ -358,76 +359,54 @@ out:
 int tb_import_sse_open(struct tb_import_sse *x)
 {
     memset(x, 0, sizeof(*x));
-    if (tb_sse_create(0, 0, &x->sse) != 0 || tb_oai_create(&x->oai) != 0) {
+    if (tb_reader_init(&x->rd, TB_API_CHAT) != 0) {
         tb_import_sse_close(x);
         return TB_ENOMEM;
     }
+    tb_reader_recorded(&x->rd); /* the tools record chat and completions alike */
     return 0;
 }
 
 void tb_import_sse_close(struct tb_import_sse *x)
 {
-    tb_sse_destroy(x->sse);
-    tb_oai_destroy(x->oai);
-    x->sse = NULL;
-    x->oai = NULL;
+    tb_reader_free(&x->rd);
 }
 
 void tb_import_sse_begin(struct tb_import_sse *x, struct tb_stream *s)
 {
-    tb_sse_reset(x->sse);
-    x->s = s;
-    x->rc = 0;
+    tb_reader_begin(&x->rd, s, 0);
+    x->fed = 0;
     x->err[0] = '\0';
-    x->failed[0] = '\0';
-}
-
-static int on_event(void *ud, const struct tb_sse_event *ev)
-{
-    struct tb_import_sse *x = ud;
-    struct tb_oai_delta d;
-    char e[200];
-    int rc;
-    if (ev->data_len == 0)
-        return 0;
-    rc = tb_oai_parse_event(x->oai, ev->data, ev->data_len, &d, e, sizeof(e));
-    if (rc != 0) {
-        x->rc = rc;
-        snprintf(x->err, sizeof(x->err), "%s", e);
-        return 1;
-    }
-    if (d.error) {
-        snprintf(x->failed, sizeof(x->failed), "error event: %.200s",
-                 d.error_message[0] ? d.error_message : "(no message)");
-        return 0;
-    }
-    if (d.usage_completion >= 0)
-        x->s->usage_tokens = d.usage_completion;
-    rc = 0;
-    if (d.reasoning != NULL)
-        rc = tb_stream_append(x->s, x->t, d.reasoning, d.reasoning_len, 1, TB_KIND_REASONING);
-    if (rc == 0 && d.content != NULL)
-        rc = tb_stream_append(x->s, x->t, d.content, d.content_len, 1, TB_KIND_CONTENT);
-    if (rc != 0) {
-        x->rc = rc;
-        snprintf(x->err, sizeof(x->err), "%s",
-                 rc == TB_ENOMEM ? "out of memory" : "event over a cap");
-        return 1;
-    }
-    return 0;
 }
 
 int tb_import_sse_feed(struct tb_import_sse *x, const char *buf, size_t len, double t)
 {
-    char e[200];
-    int rc;
-    x->t = t;
-    rc = tb_sse_feed(x->sse, buf, len, on_event, x, e, sizeof(e));
-    if (rc == 1)
-        return x->rc;
-    if (rc != 0) {
-        x->rc = rc;
-        snprintf(x->err, sizeof(x->err), "event stream: %s", e);
+    int kind;
+    x->fed = 1;
+    if (x->rd.error != 0 || tb_reader_feed(&x->rd, buf, len, t) == 0)
+        return 0; /* a stream that ended in an error event reads no further */
+    kind = x->rd.error;
+    snprintf(x->err, sizeof(x->err), "%s", x->rd.message);
+    switch (kind) {
+    case TB_LIVE_JSON:
+        return TB_EFORMAT;
+    case TB_LIVE_SSE:
+    case TB_LIVE_TOO_LONG:
+        return TB_ETOOBIG;
+    case TB_LIVE_NOMEM:
+        return TB_ENOMEM;
+    default:
+        return 0; /* an error event: the request's own conclusion */
     }
-    return rc;
+}
+
+void tb_import_sse_end(struct tb_import_sse *x, struct tb_import_request *r)
+{
+    if (!x->fed)
+        return;
+    r->stream_error = tb_reader_end(&x->rd);
+    if (x->rd.usage_completion >= 0)
+        r->stream.usage_tokens = x->rd.usage_completion;
+    if (r->stream_error != 0 && r->error[0] == '\0')
+        snprintf(r->error, sizeof(r->error), "%.*s", (int)sizeof(r->error) - 1, x->rd.message);
 }

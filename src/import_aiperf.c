@@ -64,7 +64,7 @@ static struct tb_import_request *add(struct actx *c, const cJSON *root, size_t l
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(er, "message");
         const cJSON *code = cJSON_GetObjectItemCaseSensitive(er, "code");
         char msg[200];
-        tb_import_str(msg, sizeof(msg), m);
+        tb_jsonfield_text(msg, sizeof(msg), m);
         if (cJSON_IsNumber(code))
             snprintf(r->error, sizeof(r->error), "%s (%s %.0f)", msg[0] ? msg : "failed",
                      code->valuedouble == 499 ? "cancelled, code" : "code", code->valuedouble);
@@ -101,20 +101,20 @@ static int raw_record(struct actx *c, const cJSON *root, size_t line)
     long k = 0;
     int rc = 0;
 
-    if (tb_import_num(cJSON_GetObjectItemCaseSensitive(root, "start_perf_ns"), &t0) != 0)
+    if (tb_jsonfield_num(cJSON_GetObjectItemCaseSensitive(root, "start_perf_ns"), &t0) != 0)
         return bad(c, TB_EFORMAT, line, "start_perf_ns", -1, "missing or not a number");
     if (!cJSON_IsArray(resp))
         return bad(c, TB_EFORMAT, line, "responses", -1, "missing or not an array");
     r = add(c, root, line, &rc);
     if (r == NULL)
         return tb_seterr(c->err, c->errlen, rc, "%s: too many requests or out of memory", c->name);
-    tb_import_str(r->stream.model, sizeof(r->stream.model),
+    tb_jsonfield_text(r->stream.model, sizeof(r->stream.model),
                   cJSON_GetObjectItemCaseSensitive(payload, "model"));
     tb_import_sse_begin(&c->sse, &r->stream);
     for (const cJSON *o = resp->child; o != NULL; o = o->next, k++) {
         const cJSON *packets = cJSON_GetObjectItemCaseSensitive(o, "packets");
         const cJSON *text = cJSON_GetObjectItemCaseSensitive(o, "text");
-        if (tb_import_num(cJSON_GetObjectItemCaseSensitive(o, "perf_ns"), &pk) != 0)
+        if (tb_jsonfield_num(cJSON_GetObjectItemCaseSensitive(o, "perf_ns"), &pk) != 0)
             return bad(c, TB_EFORMAT, line, "responses", k, "perf_ns missing or not a number");
         pk = (pk - t0) / 1e9;
         if (pk < 0)
@@ -155,8 +155,7 @@ static int raw_record(struct actx *c, const cJSON *root, size_t line)
         if (rc != 0)
             return bad(c, rc, line, "responses", k, c->sse.err);
     }
-    if (r->error[0] == '\0' && c->sse.failed[0] != '\0')
-        snprintf(r->error, sizeof(r->error), "%s", c->sse.failed);
+    tb_import_sse_end(&c->sse, r);
     return 0;
 }
 
@@ -184,7 +183,7 @@ static int metric_time(const struct actx *c, size_t line, const cJSON *v, const 
     snprintf(path, sizeof(path), "metrics.%s", tag);
     if (unit_scale(v, &scale) != 0)
         return bad(c, TB_EFORMAT, line, path, -1, "unit missing or not ns, us, ms or s");
-    if (tb_import_num(cJSON_GetObjectItemCaseSensitive(v, "value"), out) != 0 || *out < 0)
+    if (tb_jsonfield_num(cJSON_GetObjectItemCaseSensitive(v, "value"), out) != 0 || *out < 0)
         return bad(c, TB_EFORMAT, line, path, -1, "value not a number >= 0");
     *out *= scale;
     return 0;
@@ -200,7 +199,7 @@ static int metric_count(const struct actx *c, size_t line, const cJSON *v, const
     if (v == NULL)
         return 0;
     snprintf(path, sizeof(path), "metrics.%s.value", tag);
-    if (tb_import_num(cJSON_GetObjectItemCaseSensitive(v, "value"), &tok) != 0 || tok < 0 ||
+    if (tb_jsonfield_num(cJSON_GetObjectItemCaseSensitive(v, "value"), &tok) != 0 || tok < 0 ||
         tok > 1e12)
         return bad(c, TB_EFORMAT, line, path, -1, "not a token count");
     *out = (long long)tok;
@@ -254,7 +253,7 @@ static int chunk_times(const struct actx *c, size_t line, const cJSON *m, double
     t[0] = t0;
     if (icl != NULL) {
         for (const cJSON *x = v->child; x != NULL; x = x->next, k++) {
-            if (tb_import_num(x, &d) != 0 || d < 0) {
+            if (tb_jsonfield_num(x, &d) != 0 || d < 0) {
                 free(t);
                 return bad(c, TB_EFORMAT, line, "metrics.inter_chunk_latency.value", k,
                            "not a number >= 0");
@@ -358,7 +357,7 @@ static int one_line(void *ud, const char *buf, size_t n, size_t line)
 int tb_import_aiperf(const struct tb_import_in *in, const char *name, int raw,
                      struct tb_import *out, char *err, size_t errlen)
 {
-    struct actx c = {name, raw, out, {0}, err, errlen};
+    struct actx c = {.name = name, .raw = raw, .out = out, .err = err, .errlen = errlen};
     int rc = tb_import_sse_open(&c.sse);
     if (rc != 0)
         return tb_seterr(err, errlen, rc, "out of memory");

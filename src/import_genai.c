@@ -76,11 +76,11 @@ static int plain_body(struct gctx *c, int e, int ri, int k, struct tb_import_req
     if (er != NULL && !cJSON_IsNull(er)) {
         const cJSON *m = cJSON_IsObject(er) ? cJSON_GetObjectItemCaseSensitive(er, "message") : er;
         char text[200];
-        tb_import_str(text, sizeof(text), m);
+        tb_jsonfield_text(text, sizeof(text), m);
         snprintf(r->error, sizeof(r->error), "error response: %s", text[0] ? text : "(no message)");
         goto out;
     }
-    if (tb_import_num(cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens"), &ct) == 0 &&
+    if (tb_jsonfield_num(cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens"), &ct) == 0 &&
         ct >= 0 && ct <= 1e12)
         r->stream.usage_tokens = (long long)ct;
     else
@@ -126,7 +126,7 @@ static int one_request(struct gctx *c, int e, int ri, const cJSON *req, const ch
 
     if (!cJSON_IsObject(req))
         return bad(c, TB_EFORMAT, e, ri, NULL, -1, "not an object");
-    if (tb_import_num(cJSON_GetObjectItemCaseSensitive(req, "timestamp"), &t0) != 0)
+    if (tb_jsonfield_num(cJSON_GetObjectItemCaseSensitive(req, "timestamp"), &t0) != 0)
         return bad(c, TB_EFORMAT, e, ri, "timestamp", -1, "missing or not a number");
     if (!cJSON_IsArray(ts))
         return bad(c, TB_EFORMAT, e, ri, "response_timestamps", -1, "missing or not an array");
@@ -142,7 +142,7 @@ static int one_request(struct gctx *c, int e, int ri, const cJSON *req, const ch
     for (t = ts->child, o = outs->child; t != NULL; t = t->next, o = o->next, k++) {
         const cJSON *sse = cJSON_GetObjectItemCaseSensitive(o, "response");
         const cJSON *txt = cJSON_GetObjectItemCaseSensitive(o, "text_output");
-        if (tb_import_num(t, &tk) != 0)
+        if (tb_jsonfield_num(t, &tk) != 0)
             return bad(c, TB_EFORMAT, e, ri, "response_timestamps", k, "not a number");
         tk = (tk - t0) / 1e9;
         if (tk < 0)
@@ -171,9 +171,8 @@ static int one_request(struct gctx *c, int e, int ri, const cJSON *req, const ch
                        "neither a \"response\" nor a \"text_output\" string");
         }
     }
-    if (c->sse.failed[0] != '\0')
-        snprintf(r->error, sizeof(r->error), "%s", c->sse.failed);
-    else if (k == 0)
+    tb_import_sse_end(&c->sse, r);
+    if (r->error[0] == '\0' && k == 0)
         snprintf(r->error, sizeof(r->error), "no response recorded");
     return 0;
 }
@@ -181,7 +180,7 @@ static int one_request(struct gctx *c, int e, int ri, const cJSON *req, const ch
 int tb_import_genai(const char *buf, size_t len, const char *name, struct tb_import *out, char *err,
                     size_t errlen)
 {
-    struct gctx c = {name, out, {0}, err, errlen};
+    struct gctx c = {.name = name, .out = out, .err = err, .errlen = errlen};
     char e[96];
     cJSON *root = tb_import_parse(buf, len, e, sizeof(e));
     const cJSON *exps, *x;

@@ -16,21 +16,6 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
 
-int tb_import_num(const cJSON *v, double *out)
-{
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-        return -1;
-    *out = v->valuedouble;
-    return 0;
-}
-
-void tb_import_str(char *dst, size_t cap, const cJSON *v)
-{
-    dst[0] = '\0';
-    if (cJSON_IsString(v) && v->valuestring != NULL)
-        tb_utf8_copy(dst, cap, v->valuestring);
-}
-
 /*
  * Python's json module writes Infinity, -Infinity and NaN (allow_nan is
  * its default; SGLang writes "request_rate": Infinity at its default

@@ -11,8 +11,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "jsonfield.h"
 #include "ttsbuf/import.h"
 #include "ttsbuf/oai.h"
+#include "ttsbuf/reader.h"
 #include "ttsbuf/sse.h"
 
 /* What a reader reads: a buffer, or (f not NULL; the JSONL formats only)
@@ -50,16 +52,12 @@ struct tb_import_request *tb_import_add(struct tb_import *im, int *rc, const cha
 int tb_import_spread(struct tb_stream *s, const double *t, size_t n, const char *text, size_t tlen,
                      long long tokens, double cpt, enum tb_kind kind, size_t *empty);
 
-/* Raw SSE bytes -> OpenAI event JSON -> a stream, for the formats that
- * kept the bytes (genai-perf, aiperf-raw). */
+/* Raw SSE bytes -> the stream reader (reader.h, the OpenAI pair) -> a
+ * stream, for the formats that kept the bytes (genai-perf, aiperf-raw). */
 struct tb_import_sse {
-    struct tb_sse *sse;
-    struct tb_oai *oai;
-    struct tb_stream *s;
-    double t;         /* arrival time of the bytes being fed */
-    int rc;           /* the first error, or 0 */
-    char err[320];    /* its detail */
-    char failed[256]; /* an error event's message, or "" */
+    struct tb_reader rd;
+    int fed;       /* bytes came for this request */
+    char err[640]; /* a feed error's detail */
 };
 
 int tb_import_sse_open(struct tb_import_sse *x); /* 0 or TB_ENOMEM */
@@ -68,20 +66,20 @@ void tb_import_sse_close(struct tb_import_sse *x);
 /* Starts a request's stream: every event fed next goes to s. */
 void tb_import_sse_begin(struct tb_import_sse *x, struct tb_stream *s);
 
-/* Feeds bytes that arrived at time t.  Returns 0, or TB_EFORMAT /
- * TB_ETOOBIG / TB_ENOMEM with the detail in x->err. */
+/* Feeds bytes that arrived at time t.  Returns 0 (also after an error
+ * event: the stream stops there, tb_import_sse_end says so), or
+ * TB_EFORMAT / TB_ETOOBIG / TB_ENOMEM with the detail in x->err. */
 int tb_import_sse_feed(struct tb_import_sse *x, const char *buf, size_t len, double t);
+
+/* The request's bytes are all fed: how its stream ended goes into
+ * r->stream_error (and r->error, unless the tool recorded one), its
+ * usage into r->stream.  Nothing when no bytes were fed. */
+void tb_import_sse_end(struct tb_import_sse *x, struct tb_import_request *r);
 
 /* Whether the content of buf says it is not in format f (a named one):
  * 1 with *what (static) saying what it looks like, else 0 (also when the
  * content is not recognised: the reader then judges).  import_detect.c. */
 int tb_import_mismatch(enum tb_import_format f, const char *buf, size_t len, const char **what);
-
-/* A number field: 0 and *out, or -1 when v is not a finite number. */
-int tb_import_num(const cJSON *v, double *out);
-
-/* Copies a string (cut at a UTF-8 boundary), "" when v is not one. */
-void tb_import_str(char *dst, size_t cap, const cJSON *v);
 
 /* Parses one JSON text; NULL with "invalid JSON near byte N" in err.
  * Python's Infinity, -Infinity and NaN outside strings read as null. */

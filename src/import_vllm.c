@@ -83,14 +83,14 @@ static int one_request(const struct vctx *c, int i, const cJSON *ttft, const cJS
     size_t slen = 0, n;
     int rc = 0, k;
 
-    if (tb_import_num(ttft, &t0) != 0 || t0 < 0)
+    if (tb_jsonfield_num(ttft, &t0) != 0 || t0 < 0)
         return bad(c, "ttfts", i, -1, "not a number >= 0");
     if (!cJSON_IsArray(itl))
         return bad(c, "itls", i, -1, "not an array");
     if (text != NULL && !cJSON_IsNull(text) && !cJSON_IsString(text))
         return bad(c, "generated_texts", i, -1, "not a string");
     if (olen != NULL && !cJSON_IsNull(olen)) {
-        if (tb_import_num(olen, &lens) != 0 || lens < 0 || lens > 1e12)
+        if (tb_jsonfield_num(olen, &lens) != 0 || lens < 0 || lens > 1e12)
             return bad(c, "output_lens", i, -1, "not a token count");
         tokens = (long long)lens;
     }
@@ -104,7 +104,7 @@ static int one_request(const struct vctx *c, int i, const cJSON *ttft, const cJS
         return tb_seterr(c->err, c->errlen, rc, "%s: too many requests or out of memory", c->name);
     /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): cJSON_IsString(NULL) is false */
     if (cJSON_IsString(errv) && errv->valuestring[0] != '\0')
-        tb_import_str(r->error, sizeof(r->error), errv);
+        tb_jsonfield_text(r->error, sizeof(r->error), errv);
     if (cJSON_IsString(text)) {
         /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): cJSON_IsString(NULL) is false */
         s = text->valuestring;
@@ -126,7 +126,7 @@ static int one_request(const struct vctx *c, int i, const cJSON *ttft, const cJS
     t[0] = t0;
     k = 0;
     for (const cJSON *v = itl->child; v != NULL; v = v->next, k++) {
-        if (tb_import_num(v, &d) != 0 || d < 0) {
+        if (tb_jsonfield_num(v, &d) != 0 || d < 0) {
             free(t);
             return bad(c, "itls", i, k, "not a number >= 0");
         }
@@ -198,7 +198,7 @@ static int one_result(struct vctx *c, cJSON *root)
             er = er ? er->next : NULL;
         }
         for (size_t j = first; j < c->out->n; j++)
-            tb_import_str(c->out->req[j].stream.model, sizeof(c->out->req[j].stream.model), model);
+            tb_jsonfield_text(c->out->req[j].stream.model, sizeof(c->out->req[j].stream.model), model);
     }
 out:
     cJSON_Delete(root);

@@ -14,7 +14,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,64 +34,20 @@ struct net {
     struct tb_live_result *r;
     struct tb_clock *clk;
     struct tb_ring *ring;
-    const struct tb_api_info *api;
-    struct tb_api_parser *parser;
+    struct tb_reader rd; /* records into r->stream */
     struct tb_http_req http;
     const char **headers; /* the dialect's fixed header, then the caller's */
     char *body;
-    double t_now;      /* arrival time of the bytes being parsed */
-    double last_data;  /* time of the last data event: the idle clock */
     int include_usage; /* as sent */
     int pushed;        /* deltas pushed since the last wake-up */
     int efd;           /* eventfd: the network thread wakes the drain */
     atomic_int done;
 };
 
-const char *tb_live_error_name(int error)
-{
-    static const char *const names[TB_LIVE__COUNT] = {
-        "ok",          "http",      "transport", "idle-timeout", "not-sse", "sse",     "json",
-        "error-event", "truncated", "cancelled", "nomem",        "timeout", "too-long"};
-    return error >= 0 && error < TB_LIVE__COUNT ? names[error] : "?";
-}
-
-int tb_live_over_cap(const struct tb_stream *s, size_t len, size_t max_deltas, char *msg,
-                     size_t msglen)
-{
-    size_t cap = max_deltas > 0 ? max_deltas : TB_LIVE_DELTAS_MAX;
-    if (s->n >= cap) {
-        snprintf(msg, msglen, "over %zu deltas: the stream stops there (the cap of a live stream)",
-                 cap);
-        return 1;
-    }
-    if (s->text_len + len > TB_LIVE_TEXT_MAX) {
-        snprintf(msg, msglen,
-                 "over %u bytes of text: the stream stops there (the cap of a live stream)",
-                 TB_LIVE_TEXT_MAX);
-        return 1;
-    }
-    return 0;
-}
-
 void tb_live_result_free(struct tb_live_result *r)
 {
     if (r != NULL)
         tb_stream_free(&r->stream);
-}
-
-static void fail(struct net *n, int kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Records the run's error; the first one is the one that matters. */
-static void fail(struct net *n, int kind, const char *fmt, ...)
-{
-    va_list ap;
-    if (n->r->error != 0)
-        return;
-    n->r->error = kind;
-    va_start(ap, fmt);
-    vsnprintf(n->r->message, sizeof(n->r->message), fmt, ap);
-    va_end(ap);
 }
 
 /* Wakes the drain: once per network read that pushed something, not per
@@ -115,104 +70,48 @@ static int wait_check(struct net *n, double now)
 {
     if (n->o->http.cancel != NULL &&
         atomic_load_explicit(n->o->http.cancel, memory_order_relaxed)) {
-        fail(n, TB_LIVE_CANCELLED, "interrupted after %zu deltas", n->r->stream.n);
+        tb_reader_fail(&n->rd, TB_LIVE_CANCELLED, "interrupted after %zu deltas", n->r->stream.n);
         return -1;
     }
     if (n->o->http.total_timeout > 0 && now >= n->o->http.total_timeout) {
-        fail(n, TB_LIVE_TIMEOUT, "stopped after %g s (--timeout), after %zu deltas",
-             n->o->http.total_timeout, n->r->stream.n);
+        tb_reader_fail(&n->rd, TB_LIVE_TIMEOUT, "stopped after %g s (--timeout), after %zu deltas",
+                       n->o->http.total_timeout, n->r->stream.n);
         return -1;
     }
     return 0;
 }
 
-/* Pushes one delta, waiting while the ring is full (backpressure). */
-static int push(struct net *n, const char *text, size_t len, uint8_t kind)
+/* The reader's hook: pushes each recorded delta into the ring, waiting
+ * while the ring is full (backpressure). */
+static int push(void *ud, struct tb_reader *rd, double t, const char *text, size_t len,
+                uint8_t kind)
 {
-    double t = n->t_now;
-    char msg[160];
+    struct net *n = ud;
     int rc;
-    if (tb_live_over_cap(&n->r->stream, len, n->o->max_deltas, msg, sizeof(msg))) {
-        fail(n, TB_LIVE_TOO_LONG, "%s", msg);
-        return -1;
-    }
-    if (tb_stream_append(&n->r->stream, t, text, len, 1, kind) != 0) {
-        fail(n, TB_LIVE_NOMEM, "out of memory recording the stream");
-        return -1;
-    }
     while ((rc = tb_ring_push(n->ring, t, text, (uint32_t)len, 1, kind)) == TB_EFULL) {
         struct timespec ts = {0, 1000000};
         if (wait_check(n, t) != 0)
             return -1;
         nanosleep(&ts, NULL);
         t = n->clk->now(n->clk); /* the drain sees it when it gets in */
-        n->last_data = t;        /* the idle clock restarts after the wait */
+        rd->last_data = t;       /* the idle clock restarts after the wait */
     }
     if (rc != 0) {
-        fail(n, TB_LIVE_SSE, "a delta of %zu bytes exceeds the ring (--ring-bytes)", len);
+        tb_reader_fail(rd, TB_LIVE_SSE, "a delta of %zu bytes exceeds the ring (--ring-bytes)",
+                       len);
         return -1;
     }
     n->pushed = 1;
     return 0;
 }
 
-static int on_event(void *ud, const struct tb_api_delta *ad, uint64_t offset)
-{
-    struct net *n = ud;
-    const struct tb_oai_delta *d = &ad->d;
-    (void)offset;
-    if (tb_api_delta_is_data(ad) && n->t_now > n->last_data)
-        n->last_data = n->t_now;
-    if (ad->have_server) {
-        n->r->server = ad->server;
-        n->r->have_server = 1;
-    }
-    if (d->done) {
-        n->r->done_seen = 1;
-        /* The final line may still carry usage (Ollama's does). */
-    }
-    if (d->error) {
-        fail(n, TB_LIVE_ERROR_EVENT, "the server sent an error event (%s%s%s): %s",
-             d->error_type[0] ? d->error_type : "error", d->error_code[0] ? " " : "", d->error_code,
-             d->error_message[0] ? d->error_message : "(no message)");
-        return 1;
-    }
-    if (d->usage_completion >= 0)
-        n->r->usage_completion = d->usage_completion;
-    if (d->usage_prompt >= 0)
-        n->r->usage_prompt = d->usage_prompt;
-    if (d->finish_reason[0] != '\0')
-        snprintf(n->r->finish_reason, sizeof(n->r->finish_reason), "%s", d->finish_reason);
-    n->r->tool_calls += d->tool_calls;
-    if (d->reasoning != NULL && push(n, d->reasoning, d->reasoning_len, TB_KIND_REASONING) != 0)
-        return 1;
-    if (d->content != NULL && push(n, d->content, d->content_len, TB_KIND_CONTENT) != 0)
-        return 1;
-    return 0;
-}
-
 static int on_body(void *ud, const char *buf, size_t len, double t)
 {
     struct net *n = ud;
-    char err[160];
-    int rc;
-    n->t_now = t;
-    rc = tb_api_feed(n->parser, buf, len, on_event, n, err, sizeof(err));
+    int rc = tb_reader_feed(&n->rd, buf, len, t);
     if (n->pushed) {
         wake(n);
         n->pushed = 0;
-    }
-    if (rc == TB_ETOOBIG) {
-        fail(n, TB_LIVE_SSE, "event stream: %s", err);
-        return 1;
-    }
-    if (rc == TB_EFORMAT) {
-        fail(n, TB_LIVE_JSON, "%s", err);
-        return 1;
-    }
-    if (rc == TB_ENOMEM) {
-        fail(n, TB_LIVE_NOMEM, "out of memory");
-        return 1;
     }
     return rc;
 }
@@ -225,50 +124,29 @@ static int rejects_usage(const struct tb_http_resp *hr)
             strstr(hr->body, "include_usage") != NULL);
 }
 
-/* Explains how the transfer ended, unless a callback already did. */
-static void conclude(struct net *n, const struct tb_http_resp *hr)
+/* Copies what the reader found into the result. */
+static void take(struct net *n)
 {
     struct tb_live_result *r = n->r;
-    char msg[400];
-    r->http_status = hr->status;
-    if (hr->cancelled) {
-        fail(n, TB_LIVE_CANCELLED, "interrupted after %zu deltas", r->stream.n);
-    } else if (hr->idle_timeout) {
-        fail(n, TB_LIVE_IDLE, "no data for %g s (--idle-timeout) after %zu deltas",
-             n->o->http.idle_timeout, r->stream.n);
-    } else if (hr->total_timeout) {
-        fail(n, TB_LIVE_TIMEOUT, "stopped after %g s (--timeout), after %zu deltas",
-             n->o->http.total_timeout, r->stream.n);
-    } else if (hr->status >= 300 || (hr->status == 0 && hr->curl_code == 0)) {
-        tb_oai_error_text(hr->body, hr->body_len, msg, sizeof(msg));
-        fail(n, TB_LIVE_HTTP, "HTTP %ld: %s", hr->status, msg[0] ? msg : "(empty body)");
-    } else if (hr->status != 0 && !hr->sse && hr->curl_code == 0) {
-        tb_oai_error_text(hr->body, hr->body_len, msg, sizeof(msg));
-        fail(n, TB_LIVE_NOT_SSE, "HTTP %ld with Content-Type '%s', not an event stream: %s",
-             hr->status, hr->content_type[0] ? hr->content_type : "(none)", msg);
-    } else if (hr->curl_code != 0 && !hr->aborted) {
-        if (r->stream.n > 0 || hr->bytes > 0)
-            fail(n, TB_LIVE_TRANSPORT, "connection lost after %zu deltas: %s", r->stream.n,
-                 hr->error);
-        else
-            fail(n, TB_LIVE_TRANSPORT, "request failed: %s", hr->error);
-    } else if (tb_api_pending(n->parser) > 0 && !r->done_seen) {
-        fail(n, TB_LIVE_TRUNCATED, "the stream ended mid-event, before %s, after %zu deltas",
-             n->api->end_name, r->stream.n);
-    } else if (!r->done_seen) {
-        if (r->finish_reason[0] != '\0')
-            snprintf(r->warning, sizeof(r->warning),
-                     "the stream ended without %s (finish_reason %s)", n->api->end_name,
-                     r->finish_reason);
-        else
-            fail(n, TB_LIVE_TRUNCATED, "the stream ended before %s, after %zu deltas",
-                 n->api->end_name, r->stream.n);
-    }
+    const struct tb_reader *rd = &n->rd;
+    r->error = rd->error;
+    snprintf(r->message, sizeof(r->message), "%s", rd->message);
+    snprintf(r->warning, sizeof(r->warning), "%s", rd->warning);
+    r->done_seen = rd->done_seen;
+    r->usage_completion = rd->usage_completion;
+    r->usage_prompt = rd->usage_prompt;
+    r->tool_calls = rd->tool_calls;
+    snprintf(r->finish_reason, sizeof(r->finish_reason), "%s", rd->finish_reason);
+    r->have_server = rd->have_server;
+    r->server = rd->server;
+    r->sse_events = tb_api_events(rd->parser);
+    r->comments = tb_api_comments(rd->parser);
+    r->surrogates_replaced = tb_api_replaced(rd->parser);
 }
 
 static int build_body(struct net *n, char *err, size_t errlen)
 {
-    struct tb_oai_request q = n->o->req;
+    struct tb_api_request q = n->o->req;
     q.include_usage = n->include_usage;
     free(n->body);
     n->body = NULL;
@@ -288,17 +166,17 @@ static void *net_main(void *arg)
         tb_http_resp_free(&hr);
         n->include_usage = 0;
         n->r->usage_retried = 1;
-        tb_api_parser_reset(n->parser);
+        tb_reader_begin(&n->rd, &n->r->stream, 0);
         if (build_body(n, err, sizeof(err)) == 0)
             rc = tb_http_stream(&n->http, n->clk, on_body, n, &hr);
     }
-    n->r->sse_events = tb_api_events(n->parser);
-    n->r->comments = tb_api_comments(n->parser);
-    n->r->surrogates_replaced = tb_api_replaced(n->parser);
     if (rc == TB_ENOMEM)
-        fail(n, TB_LIVE_NOMEM, "out of memory");
+        tb_reader_fail(&n->rd, TB_LIVE_NOMEM, "out of memory");
     else if (rc == 0)
-        conclude(n, &hr);
+        tb_reader_conclude(&n->rd, &hr, &n->o->http);
+    if (rc == 0)
+        n->r->http_status = hr.status;
+    take(n);
     /* A server may quote the key back in its error message. */
     tb_http_scrub(&n->http, n->r->message);
     tb_http_scrub(&n->http, n->r->warning);
@@ -313,6 +191,7 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
 {
     struct net n;
     struct tb_clock clk;
+    const struct tb_api_info *api;
     struct tb_drain *d = NULL;
     pthread_t th;
     double next = INFINITY, last_status = -1;
@@ -327,15 +206,15 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
     n.o = o;
     n.r = r;
     n.clk = &clk;
-    n.api = tb_api_info(o->req.api);
-    if (n.api == NULL)
+    api = tb_api_info(o->req.api);
+    if (api == NULL)
         return TB_EINVAL;
-    n.include_usage = o->req.include_usage && n.api->usage_option;
+    n.include_usage = o->req.include_usage && api->usage_option;
     n.headers = calloc(o->http.nheaders + 1, sizeof(*n.headers));
     if (n.headers == NULL)
         return TB_ENOMEM;
-    tb_api_http_req(n.api, &o->http, n.headers, &n.http);
-    n.http.data_at = &n.last_data; /* keep-alives do not hold off the idle timeout */
+    tb_api_http_req(api, &o->http, n.headers, &n.http);
+    n.http.data_at = &n.rd.last_data; /* keep-alives do not hold off the idle timeout */
     atomic_init(&n.done, 0);
     n.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (n.efd < 0) {
@@ -346,7 +225,13 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
 
     rc = tb_ring_create(o->sim.ring_slots, o->sim.ring_bytes, &n.ring);
     if (rc == 0)
-        rc = tb_api_parser_create(o->req.api, &n.parser);
+        rc = tb_reader_init(&n.rd, o->req.api);
+    if (rc == 0) {
+        n.rd.max_deltas = o->max_deltas;
+        n.rd.push = push;
+        n.rd.push_ud = &n;
+        tb_reader_begin(&n.rd, &r->stream, 0);
+    }
     if (rc == 0)
         rc = tb_drain_create(&o->sim, n.ring, o->play_fn, o->play_ud, &d);
     if (rc == 0) {
@@ -423,7 +308,7 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
     rc = 0;
 out:
     tb_drain_destroy(d);
-    tb_api_parser_destroy(n.parser);
+    tb_reader_free(&n.rd);
     free(n.headers);
     tb_ring_destroy(n.ring);
     free(n.body);

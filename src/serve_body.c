@@ -89,11 +89,11 @@ int tb_serve_body_send(struct tb_serve *s, struct tb_serve_conn *c)
             return tb_serve_conn_close(s, c, 1);
         return 0;
     }
-    if (c->ctx.api == TB_SERVE_API_ANTHROPIC) {
+    if (c->ctx.api == TB_API_ANTHROPIC) {
         json = tb_serve_json_anth_body(
             &c->ctx, c->content.p, c->reasoning.len > 0 ? c->reasoning.p : NULL,
             c->plan.cut ? "max_tokens" : "end_turn", c->rq.prompt_tokens, c->body_tokens);
-    } else if (c->ctx.api == TB_SERVE_API_OLLAMA) {
+    } else if (c->ctx.api == TB_API_OLLAMA) {
         struct tb_serve_ollama_end e = {
             c->plan.cut ? "length" : "stop", c->rq.prompt_tokens,   c->body_tokens,
             tb_clock_mono_ns() - c->t0,      first < 0 ? 0 : first, first < 0 ? 0 : last - first};

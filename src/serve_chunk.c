@@ -85,7 +85,7 @@ static char *esc(char *dst, const unsigned char *s, size_t n)
 
 int tb_serve_chunk_init(struct tb_serve_chunk *k, const struct tb_serve_json_ctx *c)
 {
-    int legacy = c->api == TB_SERVE_API_LEGACY;
+    int legacy = c->api == TB_API_COMPLETIONS;
     const char *object = legacy ? "text_completion" : "chat.completion.chunk";
     size_t mlen = strlen(c->model), elen = esc_len((const unsigned char *)c->model, mlen);
     char pre[160];

@@ -20,7 +20,7 @@ void tb_serve_dialect_json(struct tb_serve_conn *c, const char *type, char *json
     len = strlen(json);
     if (malformed)
         len /= 2;
-    if (c->ctx.api == TB_SERVE_API_OLLAMA)
+    if (c->ctx.api == TB_API_OLLAMA)
         tb_serve_ndjson_line(c, json, len);
     else
         tb_serve_sse_event(c, type, json, len);
@@ -47,7 +47,7 @@ void tb_serve_dialect_item(struct tb_serve *s, struct tb_serve_conn *c,
         c->broken = 1;
         return;
     }
-    if (c->ctx.api == TB_SERVE_API_ANTHROPIC) {
+    if (c->ctx.api == TB_API_ANTHROPIC) {
         if (c->block < 0 || c->block_reasoning != reasoning) {
             if (c->block >= 0)
                 tb_serve_anth_event(c, TB_SERVE_ANTH_BLOCK_STOP, NULL, 0);
@@ -75,7 +75,7 @@ void tb_serve_dialect_item(struct tb_serve *s, struct tb_serve_conn *c,
  * final line with the server's durations.  Then the chunked body's end. */
 void tb_serve_dialect_end(struct tb_serve_conn *c)
 {
-    if (c->ctx.api == TB_SERVE_API_ANTHROPIC) {
+    if (c->ctx.api == TB_API_ANTHROPIC) {
         if (c->block >= 0)
             tb_serve_anth_event(c, TB_SERVE_ANTH_BLOCK_STOP, NULL, 0);
         tb_serve_anth_event(c, TB_SERVE_ANTH_MSG_DELTA, c->plan.cut ? "max_tokens" : "end_turn", 0);

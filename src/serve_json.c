@@ -45,10 +45,10 @@ static size_t text_bytes(const cJSON *v)
     return n;
 }
 
-static uint64_t prompt_estimate(const cJSON *root, enum tb_serve_api api)
+static uint64_t prompt_estimate(const cJSON *root, enum tb_api api)
 {
     size_t n = 0;
-    if (api != TB_SERVE_API_LEGACY) {
+    if (api != TB_API_COMPLETIONS) {
         const cJSON *m;
         cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(root, "messages"))
         {
@@ -75,7 +75,7 @@ static int limit(const cJSON *v, uint64_t *out)
     return 0;
 }
 
-int tb_serve_json_request(const char *body, size_t len, enum tb_serve_api api,
+int tb_serve_json_request(const char *body, size_t len, enum tb_api api,
                           struct tb_serve_json_req *r, char *err, size_t errlen)
 {
     const char *end = NULL;
@@ -113,8 +113,8 @@ int tb_serve_json_request(const char *body, size_t len, enum tb_serve_api api,
         goto out;
     }
     /* Ollama streams unless told not to. */
-    r->stream = cJSON_IsTrue(v) || (api == TB_SERVE_API_OLLAMA && !cJSON_IsFalse(v));
-    so = api == TB_SERVE_API_CHAT || api == TB_SERVE_API_LEGACY
+    r->stream = cJSON_IsTrue(v) || (api == TB_API_OLLAMA && !cJSON_IsFalse(v));
+    so = api == TB_API_CHAT || api == TB_API_COMPLETIONS
              ? cJSON_GetObjectItemCaseSensitive(root, "stream_options")
              : NULL;
     r->stream_options = so != NULL;
@@ -136,7 +136,7 @@ int tb_serve_json_request(const char *body, size_t len, enum tb_serve_api api,
         }
         r->include_usage = cJSON_IsTrue(v);
     }
-    if (api == TB_SERVE_API_OLLAMA) {
+    if (api == TB_API_OLLAMA) {
         /* options.num_predict; Ollama takes a negative one as "no limit". */
         v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "options"),
                                              "num_predict");
@@ -156,7 +156,7 @@ int tb_serve_json_request(const char *body, size_t len, enum tb_serve_api api,
         goto out;
     }
     /* Both given: the tighter one wins. */
-    if (api != TB_SERVE_API_OLLAMA)
+    if (api != TB_API_OLLAMA)
         r->max_tokens = mt == 0 ? mct : mct == 0 ? mt : mt < mct ? mt : mct;
     r->prompt_tokens = prompt_estimate(root, api);
     r->model = strdup(cJSON_GetObjectItemCaseSensitive(root, "model")->valuestring);
@@ -200,7 +200,7 @@ static cJSON *head(const struct tb_serve_json_ctx *c, const char *object, int *o
 {
     cJSON *o = cJSON_CreateObject();
     char id[48];
-    snprintf(id, sizeof(id), "%s-ttsbuf-%llu", c->api == TB_SERVE_API_CHAT ? "chatcmpl" : "cmpl",
+    snprintf(id, sizeof(id), "%s-ttsbuf-%llu", c->api == TB_API_CHAT ? "chatcmpl" : "cmpl",
              (unsigned long long)c->id);
     *ok = o != NULL && add_str(o, "id", id) && add_str(o, "object", object) &&
           add_num(o, "created", 0) && add_str(o, "model", c->model);
@@ -238,7 +238,7 @@ static int add_finish(cJSON *ch, const char *finish)
 char *tb_serve_json_chunk(const struct tb_serve_json_ctx *c, enum tb_serve_json_part part,
                           const char *text, uint64_t prompt, uint64_t completion)
 {
-    int legacy = c->api == TB_SERVE_API_LEGACY, ok;
+    int legacy = c->api == TB_API_COMPLETIONS, ok;
     cJSON *o = head(c, legacy ? "text_completion" : "chat.completion.chunk", &ok), *ch, *d = NULL;
 
     if (!ok)
@@ -267,7 +267,7 @@ char *tb_serve_json_body(const struct tb_serve_json_ctx *c, const char *content,
                          const char *reasoning, const char *finish, uint64_t prompt,
                          uint64_t completion)
 {
-    int legacy = c->api == TB_SERVE_API_LEGACY, ok;
+    int legacy = c->api == TB_API_COMPLETIONS, ok;
     cJSON *o = head(c, legacy ? "text_completion" : "chat.completion", &ok), *ch, *m = NULL;
 
     ch = ok ? choice0(o) : NULL;

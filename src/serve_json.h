@@ -11,12 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum tb_serve_api {
-    TB_SERVE_API_CHAT,      /* /v1/chat/completions */
-    TB_SERVE_API_LEGACY,    /* /v1/completions */
-    TB_SERVE_API_ANTHROPIC, /* /v1/messages (Anthropic Messages) */
-    TB_SERVE_API_OLLAMA     /* /api/chat (Ollama, NDJSON) */
-};
+#include "ttsbuf/api.h"
+
+/* The mock speaks the client's dialects, enum tb_api (api.h):
+ * TB_API_CHAT /v1/chat/completions, TB_API_COMPLETIONS /v1/completions,
+ * TB_API_ANTHROPIC /v1/messages, TB_API_OLLAMA /api/chat (NDJSON). */
 
 struct tb_serve_json_req {
     char *model;            /* malloc'd copy */
@@ -34,13 +33,13 @@ struct tb_serve_json_req {
  * the wrong type, max_tokens < 1, stream_options without stream);
  * TB_ENOMEM.
  */
-int tb_serve_json_request(const char *body, size_t len, enum tb_serve_api api,
+int tb_serve_json_request(const char *body, size_t len, enum tb_api api,
                           struct tb_serve_json_req *r, char *err, size_t errlen);
 void tb_serve_json_request_free(struct tb_serve_json_req *r);
 
 /* What every piece of one response shares. */
 struct tb_serve_json_ctx {
-    enum tb_serve_api api;
+    enum tb_api api;
     uint64_t id;       /* "chatcmpl-ttsbuf-<id>" / "cmpl-ttsbuf-<id>" */
     const char *model; /* echoed as sent */
 };

@@ -183,7 +183,7 @@ void tb_serve_oai_item(struct tb_serve *s, struct tb_serve_conn *c, const struct
 /* serve_dialect.c: Anthropic and Ollama. */
 static inline int tb_serve_is_dialect(const struct tb_serve_conn *c)
 {
-    return c->ctx.api == TB_SERVE_API_ANTHROPIC || c->ctx.api == TB_SERVE_API_OLLAMA;
+    return c->ctx.api == TB_API_ANTHROPIC || c->ctx.api == TB_API_OLLAMA;
 }
 void tb_serve_dialect_json(struct tb_serve_conn *c, const char *type, char *json, int malformed);
 void tb_serve_anth_event(struct tb_serve_conn *c, enum tb_serve_anth ev, const char *text,

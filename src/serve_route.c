@@ -44,9 +44,9 @@ int tb_serve_respond_error(struct tb_serve *s, struct tb_serve_conn *c, int stat
                            const char *type, const char *code, const char *extra)
 {
     /* Each dialect's own error shape, once the route is known. */
-    char *body = c->ctx.api == TB_SERVE_API_ANTHROPIC
+    char *body = c->ctx.api == TB_API_ANTHROPIC
                      ? tb_serve_json_anth_error(anth_type(status), msg)
-                 : c->ctx.api == TB_SERVE_API_OLLAMA ? tb_serve_json_ollama_error(msg)
+                 : c->ctx.api == TB_API_OLLAMA ? tb_serve_json_ollama_error(msg)
                                                      : tb_serve_json_error(msg, type, code);
     int rc;
     if (body == NULL)
@@ -128,7 +128,7 @@ static int not_allowed(struct tb_serve *s, struct tb_serve_conn *c, const char *
 int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
 {
     const struct tb_serve_http_head *h = &c->head;
-    enum tb_serve_api api;
+    enum tb_api api;
     char msg[512], why[320], name[232];
     const char *plus;
     int rc;
@@ -147,13 +147,13 @@ int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
         return rc;
     }
     if (path_is(c, "/v1/chat/completions")) {
-        api = TB_SERVE_API_CHAT;
+        api = TB_API_CHAT;
     } else if (path_is(c, "/v1/completions")) {
-        api = TB_SERVE_API_LEGACY;
+        api = TB_API_COMPLETIONS;
     } else if (path_is(c, "/v1/messages")) {
-        api = TB_SERVE_API_ANTHROPIC;
+        api = TB_API_ANTHROPIC;
     } else if (path_is(c, "/api/chat")) {
-        api = TB_SERVE_API_OLLAMA;
+        api = TB_API_OLLAMA;
     } else {
         request_name(c, name, sizeof(name));
         snprintf(msg, sizeof(msg), "Invalid URL (%s)", name);
@@ -187,7 +187,7 @@ int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
                                       "invalid_request_error", NULL, NULL);
     if (c->f.html)
         return tb_serve_respond(s, c, 200, "text/html", html_page, sizeof(html_page) - 1, NULL);
-    tb_serve_plan_init(&c->plan, s->stream, &c->f, api == TB_SERVE_API_LEGACY, c->rq.max_tokens);
+    tb_serve_plan_init(&c->plan, s->stream, &c->f, api == TB_API_COMPLETIONS, c->rq.max_tokens);
     return c->rq.stream ? tb_serve_stream_start(s, c) : tb_serve_body_start(s, c);
 }
 

@@ -60,7 +60,7 @@ int tb_serve_advance(struct tb_serve *s, struct tb_serve_conn *c)
         if (it->error && tb_serve_is_dialect(c)) {
             const char *msg = "Internal server error (ttsbuf fault error@K)";
             tb_serve_dialect_json(c, "error",
-                                  c->ctx.api == TB_SERVE_API_ANTHROPIC
+                                  c->ctx.api == TB_API_ANTHROPIC
                                       ? tb_serve_json_anth_error("api_error", msg)
                                       : tb_serve_json_ollama_error(msg),
                                   0);
@@ -103,7 +103,7 @@ int tb_serve_stream_start(struct tb_serve *s, struct tb_serve_conn *c)
 {
     char head[256];
     size_t hl = tb_serve_http_resp(head, sizeof(head), 200,
-                                   c->ctx.api == TB_SERVE_API_OLLAMA ? "application/x-ndjson"
+                                   c->ctx.api == TB_API_OLLAMA ? "application/x-ndjson"
                                                                      : "text/event-stream",
                                    -1, "Cache-Control: no-cache\r\n");
     tb_serve_out_put(c, head, hl);
@@ -114,9 +114,9 @@ int tb_serve_stream_start(struct tb_serve *s, struct tb_serve_conn *c)
     c->st = C_STREAM;
     c->block = -1;
     c->first_due = -1;
-    if (c->ctx.api == TB_SERVE_API_CHAT)
+    if (c->ctx.api == TB_API_CHAT)
         tb_serve_oai_part(c, TB_SERVE_PART_ROLE, "");
-    if (c->ctx.api == TB_SERVE_API_ANTHROPIC) {
+    if (c->ctx.api == TB_API_ANTHROPIC) {
         tb_serve_anth_event(c, TB_SERVE_ANTH_START, NULL, 0);
         tb_serve_anth_event(c, TB_SERVE_ANTH_PING, NULL, 0);
     }

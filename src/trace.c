@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonfield.h"
 #include "numfmt.h"
 #include "readall.h"
 #include "ttsbuf/error.h"
@@ -36,15 +37,6 @@ static int bad(struct loader *L, int code, const char *what)
     return tb_seterr(L->err, L->errlen, code, "%s:%zu: %s", L->name, L->line, what);
 }
 
-/* Copies a header string, cut at a UTF-8 character boundary when it does
- * not fit: a cut inside a character would make tb_trace_write produce a
- * trace that this loader rejects. */
-static void copy_str(char *dst, size_t cap, const cJSON *v)
-{
-    if (cJSON_IsString(v) && v->valuestring != NULL)
-        tb_utf8_copy(dst, cap, v->valuestring);
-}
-
 static int load_header(struct loader *L, const cJSON *root)
 {
     if (L->lines_seen > 1)
@@ -52,10 +44,10 @@ static int load_header(struct loader *L, const cJSON *root)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "ttsbuf_trace");
     if (!cJSON_IsNumber(v) || v->valuedouble != 1.0)
         return bad(L, TB_EFORMAT, "unsupported \"ttsbuf_trace\" version (this reads 1)");
-    copy_str(L->out->model, sizeof(L->out->model), cJSON_GetObjectItemCaseSensitive(root, "model"));
-    copy_str(L->out->base_url, sizeof(L->out->base_url),
+    tb_jsonfield_text(L->out->model, sizeof(L->out->model), cJSON_GetObjectItemCaseSensitive(root, "model"));
+    tb_jsonfield_text(L->out->base_url, sizeof(L->out->base_url),
              cJSON_GetObjectItemCaseSensitive(root, "base_url"));
-    copy_str(L->out->provider, sizeof(L->out->provider),
+    tb_jsonfield_text(L->out->provider, sizeof(L->out->provider),
              cJSON_GetObjectItemCaseSensitive(root, "provider"));
     return 0;
 }

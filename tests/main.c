@@ -37,6 +37,7 @@ static const struct {
     {"bench", tb_test_bench},       {"fuzz", tb_test_fuzz},
     {"fault", tb_test_fault},       {"peer", tb_test_peer},
     {"html", tb_test_html},         {"serveunit", tb_test_serve_unit},
+    {"reader", tb_test_reader},
 };
 
 static int selected(const char *only, const char *name)

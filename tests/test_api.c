@@ -21,6 +21,7 @@
 #include "../src/jsontext.h"
 #include "tests.h"
 #include "ttsbuf/api.h"
+#include "ttsbuf/oai.h"
 #include "ttsbuf/error.h"
 
 #define ERRLEN 512
@@ -40,7 +41,7 @@ struct seen {
 static int collect(void *ud, const struct tb_api_delta *ad, uint64_t offset)
 {
     struct seen *w = ud;
-    const struct tb_oai_delta *d = &ad->d;
+    const struct tb_api_delta *d = ad;
     (void)offset;
     w->deltas++;
     if (d->content != NULL)
@@ -480,7 +481,7 @@ static void bad_input(void **state)
 static cJSON *body(enum tb_api api, const char *messages, const char *extra, long max_tokens,
                    double temp)
 {
-    struct tb_oai_request q;
+    struct tb_api_request q;
     char *s, err[ERRLEN];
     cJSON *j;
     memset(&q, 0, sizeof(q));
@@ -501,7 +502,7 @@ static cJSON *body(enum tb_api api, const char *messages, const char *extra, lon
 
 static void request_bodies(void **state)
 {
-    struct tb_oai_request q;
+    struct tb_api_request q;
     char *s, err[ERRLEN];
     cJSON *j, *o;
     (void)state;

@@ -74,7 +74,7 @@ static void oai_error_message_made_safe(void **state)
 {
     (void)state;
     struct tb_oai *p;
-    struct tb_oai_delta d;
+    struct tb_api_delta d;
     char err[128];
     size_t len;
     char *buf = corpus_file("oai", "crash-error-del-and-bad-utf8", &len);
@@ -153,9 +153,9 @@ static int on_api(void *ud, const struct tb_api_delta *a, uint64_t offset)
     struct seen *sn = ud;
     (void)offset;
     sn->deltas++;
-    if (a->d.error) {
+    if (a->error) {
         sn->errors++;
-        snprintf(sn->error, sizeof(sn->error), "%s", a->d.error_message);
+        snprintf(sn->error, sizeof(sn->error), "%s", a->error_message);
     }
     return 0;
 }

@@ -11,7 +11,7 @@
 #include "ttsbuf/http.h"
 #include "ttsbuf/oai.h"
 
-static void base_request(struct tb_oai_request *q)
+static void base_request(struct tb_api_request *q)
 {
     memset(q, 0, sizeof(*q));
     q->api = TB_API_CHAT;
@@ -21,7 +21,7 @@ static void base_request(struct tb_oai_request *q)
     q->temperature = -1;
 }
 
-static cJSON *body_of(const struct tb_oai_request *q)
+static cJSON *body_of(const struct tb_api_request *q)
 {
     char *s = NULL, err[128];
     cJSON *j;
@@ -35,7 +35,7 @@ static cJSON *body_of(const struct tb_oai_request *q)
 static void request_chat(void **state)
 {
     (void)state;
-    struct tb_oai_request q;
+    struct tb_api_request q;
     cJSON *j, *m;
     base_request(&q);
     q.include_usage = 1;
@@ -57,7 +57,7 @@ static void request_chat(void **state)
 static void request_completions_and_defaults(void **state)
 {
     (void)state;
-    struct tb_oai_request q;
+    struct tb_api_request q;
     cJSON *j;
     base_request(&q);
     q.api = TB_API_COMPLETIONS;
@@ -73,7 +73,7 @@ static void request_completions_and_defaults(void **state)
 static void request_messages_and_extra(void **state)
 {
     (void)state;
-    struct tb_oai_request q;
+    struct tb_api_request q;
     cJSON *j;
     base_request(&q);
     q.messages_json = "[{\"role\":\"system\",\"content\":\"be brief\"},"
@@ -91,7 +91,7 @@ static void request_messages_and_extra(void **state)
 static void request_bad_json(void **state)
 {
     (void)state;
-    struct tb_oai_request q;
+    struct tb_api_request q;
     char *s = NULL, err[128];
     base_request(&q);
     q.messages_json = "{\"role\":\"user\"}";
@@ -125,7 +125,7 @@ static int teardown(void **state)
     return 0;
 }
 
-static void parse(const char *data, struct tb_oai_delta *d)
+static void parse(const char *data, struct tb_api_delta *d)
 {
     char err[128];
     int rc = tb_oai_parse_event(P, data, strlen(data), d, err, sizeof(err));
@@ -136,7 +136,7 @@ static void parse(const char *data, struct tb_oai_delta *d)
 static void event_content_and_role(void **state)
 {
     (void)state;
-    struct tb_oai_delta d;
+    struct tb_api_delta d;
     parse("{\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},"
           "\"finish_reason\":null}]}",
           &d);
@@ -153,7 +153,7 @@ static void event_content_and_role(void **state)
 static void event_legacy_reasoning_tools(void **state)
 {
     (void)state;
-    struct tb_oai_delta d;
+    struct tb_api_delta d;
     parse(
         "{\"object\":\"text_completion\",\"choices\":[{\"text\":\"abc\",\"finish_reason\":null}]}",
         &d);
@@ -175,7 +175,7 @@ static void event_legacy_reasoning_tools(void **state)
 static void event_usage_done_error(void **state)
 {
     (void)state;
-    struct tb_oai_delta d;
+    struct tb_api_delta d;
     parse("{\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":300,"
           "\"total_tokens\":312}}",
           &d);
@@ -200,7 +200,7 @@ static void event_usage_done_error(void **state)
 static void event_bad_input(void **state)
 {
     (void)state;
-    struct tb_oai_delta d;
+    struct tb_api_delta d;
     char err[128];
     const char bad_utf8[] = "{\"choices\":[{\"delta\":{\"content\":\"a\xff\"}}]}";
     assert_int_equal(tb_oai_parse_event(P, "{\"choices\":[{\"delta\":", 21, &d, err, sizeof(err)),

@@ -58,6 +58,7 @@ int tb_test_fuzz(void);
 int tb_test_fault(void);
 int tb_test_peer(void);
 int tb_test_html(void);
+int tb_test_reader(void);
 
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;

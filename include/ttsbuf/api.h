@@ -2,8 +2,12 @@
  * api.h - provider dialects behind one interface: what to send (path,
  * auth, request body) and how to read what comes back (stream framing,
  * and each event turned into content, reasoning, usage, error or end).
- * Live runs (live.h) go through it, and so can `ttsbuf bench`: adding a
- * dialect means adding a row here, not an `if` in every caller.
+ * Every reader of a stream goes through it (the stream reader, reader.h,
+ * under `run`, `bench` and the imports).  This header owns what is the
+ * same in every dialect: enum tb_api, the request, the delta.  Each
+ * dialect is a row in one table and a file of its own (api_openai.c,
+ * api_anthropic.c, api_ollama.c): adding one means a row and a file, not
+ * an `if` in every caller.
  *
  *   dialect      path               auth                 framing  ends with
  *   chat         /chat/completions  Bearer               SSE      data: [DONE]
@@ -37,7 +41,7 @@
  *
  * The wrong dialect is an error, not a quiet success: an event with
  * another dialect's fields (chat chunks on /completions, OpenAI chunks on
- * /messages, ...: tb_oai_delta.shape) stops the feed with TB_EFORMAT "the
+ * /messages, ...: tb_api_delta.shape) stops the feed with TB_EFORMAT "the
  * event ending at stream byte N has the chat dialect's fields, not those
  * of the completions dialect asked for: is --api right?", and so does an
  * SSE line where Ollama's NDJSON was asked for.  What came before it is
@@ -59,10 +63,55 @@
 #include <stdint.h>
 
 #include "ttsbuf/http.h"
-#include "ttsbuf/oai.h"
 #include "ttsbuf/stream.h"
 
 #define TB_API_LINE_MAX (4u << 20) /* one NDJSON line */
+
+/* The provider dialects: one row each in the dialect table, one file each
+ * (api_openai.c for the pair, api_anthropic.c, api_ollama.c). */
+enum tb_api {
+    TB_API_CHAT = 0,    /* POST /chat/completions */
+    TB_API_COMPLETIONS, /* POST /completions (legacy) */
+    TB_API_ANTHROPIC,   /* POST /messages (Anthropic Messages, SSE) */
+    TB_API_OLLAMA,      /* POST /api/chat (Ollama native, NDJSON) */
+    TB_API__COUNT
+};
+
+/* A streaming request, in any dialect. */
+struct tb_api_request {
+    enum tb_api api;
+    const char *model;
+    const char *prompt;        /* the user message (chat) or the prompt */
+    const char *messages_json; /* chat: a JSON array replacing the prompt, or NULL */
+    long max_tokens;           /* -1: not sent */
+    double temperature;        /* negative: not sent */
+    const char *extra_json;    /* a JSON object whose keys are merged in, or NULL */
+    int include_usage;         /* ask for stream_options.include_usage */
+};
+
+/* One event, dialect-neutral. */
+struct tb_api_delta {
+    int done;  /* the stream's proper end ("[DONE]", message_stop, "done": true) */
+    int error; /* an error object; message/type/code below */
+    char error_message[512];
+    char error_type[64];
+    char error_code[64];
+    const char *content; /* spoken text, or NULL */
+    size_t content_len;
+    const char *reasoning; /* reasoning text, or NULL */
+    size_t reasoning_len;
+    uint32_t tool_calls;        /* tool-call deltas in this event */
+    long long usage_completion; /* -1 when absent */
+    long long usage_prompt;     /* -1 when absent */
+    char finish_reason[32];     /* "" when absent or null */
+    int shape;                  /* the dialect (enum tb_api) whose fields the event has, when
+                                 * it can be told: chat (choices[0].delta), completions
+                                 * (choices[0].text), anthropic ("type" message_*,
+                                 * content_block_* or ping), ollama ("message",
+                                 * "response" or "done"); -1 otherwise (usage only, [DONE]) */
+    int have_server;            /* server timings were on this event */
+    struct tb_server_timing server;
+};
 
 enum tb_api_framing { TB_API_SSE = 0, TB_API_NDJSON };
 
@@ -77,8 +126,8 @@ struct tb_api_info {
     const char *fixed_header; /* one more header line every request sends, or NULL */
     const char *stream_type;  /* Content-Type of a stream (and Accept) */
     enum tb_api_framing framing;
-    const char *end_name; /* how a complete stream ends, for messages */
-    int usage_option;     /* asks for usage with stream_options.include_usage */
+    const char *end_name;     /* how a complete stream ends, for messages */
+    int usage_option;         /* asks for usage with stream_options.include_usage */
     const char *default_base; /* the API root when a key is given and no base
                                * URL (the vendor SDKs' default) */
 };
@@ -102,22 +151,13 @@ int tb_api_by_name(const char *name, enum tb_api *out);
 
 /*
  * tb_api_request_body - the JSON body of a streaming request in q->api's
- * dialect: OpenAI as oai.h; anthropic {model, max_tokens (1024 when not
- * given: the API requires it), messages (system messages moved to
- * "system"), stream, temperature}; ollama {model, messages, stream,
- * options {num_predict, temperature}}.  --body-json keys are merged last
- * (theirs win).  *out is malloc'd (caller frees).  Returns 0, TB_EINVAL
- * (bad messages_json / extra_json, detail in err), TB_ENOMEM.
+ * dialect (the dialect table's body row): OpenAI as oai.h; anthropic {model, max_tokens (1024 when
+ * not given: the API requires it), messages (system messages moved to "system"), stream,
+ * temperature}; ollama {model, messages, stream, options {num_predict, temperature}}.  --body-json
+ * keys are merged last (theirs win).  *out is malloc'd (caller frees).  Returns 0, TB_EINVAL (bad
+ * messages_json / extra_json, detail in err), TB_ENOMEM.
  */
-int tb_api_request_body(const struct tb_oai_request *q, char **out, char *err, size_t errlen);
-
-/* One event, dialect-neutral. */
-struct tb_api_delta {
-    struct tb_oai_delta d; /* content, reasoning, tool calls, usage, finish,
-                            * error; d.done: the stream's proper end */
-    int have_server;       /* server timings were on this event */
-    struct tb_server_timing server;
-};
+int tb_api_request_body(const struct tb_api_request *q, char **out, char *err, size_t errlen);
 
 /* 1 when the event carries data: content, reasoning, a tool call, output
  * usage, a finish reason, the end or an error.  Keep-alives (Anthropic's
@@ -132,6 +172,12 @@ struct tb_api_parser;
 int tb_api_parser_create(enum tb_api api, struct tb_api_parser **out);
 void tb_api_parser_destroy(struct tb_api_parser *p); /* NULL is a no-op */
 void tb_api_parser_reset(struct tb_api_parser *p);   /* a new stream; keeps memory */
+
+/* tb_api_parser_adopt - for recorded bytes whose endpoint is not known (a
+ * parser created for chat or completions): in each stream the first event
+ * with the fields of either sets the dialect, and only another dialect's
+ * fields after it are an error. */
+void tb_api_parser_adopt(struct tb_api_parser *p);
 
 /* Called once per event (SSE event or NDJSON line) that says anything;
  * offset: the stream byte just past it.  Non-zero stops the feed. */
@@ -166,7 +212,7 @@ uint64_t tb_api_replaced(const struct tb_api_parser *p);
  * NUL-terminated) in the parser's dialect; type: the SSE event type, or
  * NULL.  Returns 0; TB_EFORMAT (invalid JSON "near byte N of the event",
  * not an object, text not UTF-8); TB_ENOMEM.  An error event is not a
- * parse error: out->d.error is set.
+ * parse error: out->error is set.
  */
 int tb_api_parse_event(struct tb_api_parser *p, const char *type, size_t type_len, const char *data,
                        size_t len, struct tb_api_delta *out, char *err, size_t errlen);

@@ -41,8 +41,8 @@
 #include <stdio.h>
 
 #include "ttsbuf/http.h"
-#include "ttsbuf/live.h"
 #include "ttsbuf/oai.h"
+#include "ttsbuf/reader.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/stream.h"
 
@@ -104,7 +104,7 @@ typedef void (*tb_bench_progress_fn)(void *ud, const struct tb_bench_progress *p
 
 struct tb_bench_opts {
     struct tb_http_req http;   /* url, key, headers, timeouts, cancel; body per request */
-    struct tb_oai_request req; /* the template; prompt/messages come from prompts */
+    struct tb_api_request req; /* the template; prompt/messages come from prompts */
     const struct tb_bench_prompts *prompts;
     struct tb_bench_level level; /* the whole load (this shard runs its share) */
     size_t requests;             /* measured requests over all shards; 0: --duration */
@@ -126,6 +126,9 @@ struct tb_bench_rec {
     double t_sched, t_start, t_end; /* s since the level started */
     int error;                      /* enum tb_live_error; 0: ok */
     char message[256];              /* one line when error != 0 */
+    char warning[128];              /* one line worth saying even on success (a
+                                     * stream with a finish reason but no end
+                                     * marker: reader.h), or "" */
     long http_status;
     uint64_t events, content_tokens; /* content events and their tokens */
     long long usage_tokens;          /* usage.completion_tokens, -1 unknown */

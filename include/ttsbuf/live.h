@@ -26,54 +26,22 @@
 
 #include "ttsbuf/http.h"
 #include "ttsbuf/oai.h"
+#include "ttsbuf/reader.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/stream.h"
 
 struct tb_live_opts {
     struct tb_http_req http;   /* url, key, headers, timeouts (body: built here) */
-    struct tb_oai_request req; /* the request; include_usage is retried without
+    struct tb_api_request req; /* the request; include_usage is retried without
                                 * once if the server rejects it */
     struct tb_sim_opts sim;
     double status_interval; /* s between status callbacks; 0: 0.1 */
     tb_play_fn play_fn;     /* each chunk's schedule, on the calling
                              * thread; may be NULL */
     void *play_ud;
-    size_t max_deltas; /* deltas kept before the run stops (TB_LIVE_SSE);
+    size_t max_deltas; /* deltas kept before the run stops (TB_LIVE_TOO_LONG);
                         * 0: TB_LIVE_DELTAS_MAX */
 };
-
-/* A live run records every delta (for the trace), so an endless stream
- * would grow without bound: past this many the run stops (ttsbuf(1)
- * LIMITS; a real answer is a few thousand). */
-#define TB_LIVE_DELTAS_MAX 1000000u
-#define TB_LIVE_TEXT_MAX (256u << 20) /* bytes of delta text kept, likewise */
-
-enum tb_live_error {
-    TB_LIVE_OK = 0,
-    TB_LIVE_HTTP,        /* a non-2xx status */
-    TB_LIVE_TRANSPORT,   /* connect, DNS, TLS, reset, timeout */
-    TB_LIVE_IDLE,        /* --idle-timeout: no data event for that long */
-    TB_LIVE_NOT_SSE,     /* 2xx but not text/event-stream */
-    TB_LIVE_SSE,         /* an SSE line or event over its cap */
-    TB_LIVE_JSON,        /* an event whose JSON is bad */
-    TB_LIVE_ERROR_EVENT, /* the server sent an error event */
-    TB_LIVE_TRUNCATED,   /* the stream ended before its end marker */
-    TB_LIVE_CANCELLED,   /* Ctrl-C */
-    TB_LIVE_NOMEM,
-    TB_LIVE_TIMEOUT,  /* the total timeout (http.total_timeout) */
-    TB_LIVE_TOO_LONG, /* over TB_LIVE_DELTAS_MAX deltas or TB_LIVE_TEXT_MAX bytes */
-    TB_LIVE__COUNT
-};
-
-/*
- * tb_live_over_cap - 1 when one more delta of len bytes would take the
- * recorded stream s past a live stream's caps (max_deltas deltas, 0:
- * TB_LIVE_DELTAS_MAX; TB_LIVE_TEXT_MAX bytes), with the one-line reason in
- * msg; else 0.  `run` and `bench` stop a stream there (TB_LIVE_TOO_LONG).
- * Any thread.
- */
-int tb_live_over_cap(const struct tb_stream *s, size_t len, size_t max_deltas, char *msg,
-                     size_t msglen);
 
 /* What the status callback sees, on the calling thread. */
 struct tb_live_status {
@@ -114,8 +82,5 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
                 void *ud);
 
 void tb_live_result_free(struct tb_live_result *r);
-
-/* A short name for an error kind ("http", "transport", ...). */
-const char *tb_live_error_name(int error);
 
 #endif

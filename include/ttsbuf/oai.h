@@ -1,7 +1,8 @@
 /*
- * oai.h - the OpenAI-compatible dialect: streaming request bodies, and
- * what each streamed event's JSON says (the "chunk json" stage: events in,
- * tokens out).
+ * oai.h - the OpenAI-compatible pair (chat, completions; api.h's types,
+ * defined in api_openai.c): streaming request bodies, what each streamed
+ * event's JSON says (the "chunk json" stage: events in, tokens out, as a
+ * struct tb_api_delta), and a server's message out of an error body.
  *
  * Fields read from each event's data (a JSON object):
  *   chat         choices[0].delta.content
@@ -30,26 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The provider dialects (api.h says what each one means on the wire;
- * this file is the OpenAI pair). */
-enum tb_api {
-    TB_API_CHAT = 0,    /* POST /chat/completions */
-    TB_API_COMPLETIONS, /* POST /completions (legacy) */
-    TB_API_ANTHROPIC,   /* POST /messages (Anthropic Messages, SSE) */
-    TB_API_OLLAMA,      /* POST /api/chat (Ollama native, NDJSON) */
-    TB_API__COUNT
-};
-
-struct tb_oai_request {
-    enum tb_api api;
-    const char *model;
-    const char *prompt;        /* the user message (chat) or the prompt */
-    const char *messages_json; /* chat: a JSON array replacing the prompt, or NULL */
-    long max_tokens;           /* -1: not sent */
-    double temperature;        /* negative: not sent */
-    const char *extra_json;    /* a JSON object whose keys are merged in, or NULL */
-    int include_usage;         /* ask for stream_options.include_usage */
-};
+#include "ttsbuf/api.h"
 
 /*
  * tb_oai_request_body - the JSON body of a streaming request (the OpenAI
@@ -59,28 +41,7 @@ struct tb_oai_request {
  * messages_json is not a JSON array or extra_json not a JSON object (err
  * says which); TB_ENOMEM.
  */
-int tb_oai_request_body(const struct tb_oai_request *q, char **out, char *err, size_t errlen);
-
-struct tb_oai_delta {
-    int done;  /* "[DONE]" */
-    int error; /* an error object; message/type/code below */
-    char error_message[512];
-    char error_type[64];
-    char error_code[64];
-    const char *content; /* spoken text, or NULL */
-    size_t content_len;
-    const char *reasoning; /* reasoning text, or NULL */
-    size_t reasoning_len;
-    uint32_t tool_calls;        /* tool-call deltas in this event */
-    long long usage_completion; /* -1 when absent */
-    long long usage_prompt;     /* -1 when absent */
-    char finish_reason[32];     /* "" when absent or null */
-    int shape;                  /* the dialect (enum tb_api) whose fields the event has, when
-                                 * it can be told: chat (choices[0].delta), completions
-                                 * (choices[0].text), anthropic ("type" message_*,
-                                 * content_block_* or ping), ollama ("message",
-                                 * "response" or "done"); -1 otherwise (usage only, [DONE]) */
-};
+int tb_oai_request_body(const struct tb_api_request *q, char **out, char *err, size_t errlen);
 
 struct tb_oai;
 
@@ -101,7 +62,7 @@ uint64_t tb_oai_replaced(const struct tb_oai *p);
  * that is not valid UTF-8;
  * TB_ENOMEM.  An error object is not a parse error: out->error is set.
  */
-int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len, struct tb_oai_delta *out,
+int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len, struct tb_api_delta *out,
                        char *err, size_t errlen);
 
 /*

@@ -31,7 +31,9 @@ static const struct tb_optdoc sim_rows[] = {
      "token-like pieces spread evenly over its chunks (chunk k at ttft + sum of the first k "
      "itls); aiperf keeps none: speech time is estimated from each chunk's tokens "
      "(--chars-per-token)",
-     "genai-perf's raw SSE goes through the SSE parser. Errors name the place: FILE:LINE or a "
+     "genai-perf's and aiperf-raw's raw SSE go through the stream reader run and bench use: a "
+     "request ends at an error event, and one with neither [DONE] nor a finish reason is marked "
+     "truncated. Errors name the place: FILE:LINE or a "
      "JSON path such as itls[3][7]."},
     {"request", O_REQUEST, "N",
      "with --import: play request N (from 0) with the full report; without it a file of several "

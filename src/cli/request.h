@@ -45,7 +45,7 @@ struct tb_cli_request {
     const char *base_url, *model, *key_file;
     const char *headers[TB_CLI_HEADERS_MAX];
     size_t nheaders;
-    struct tb_oai_request req;
+    struct tb_api_request req;
     double idle, timeout, connect;
     int insecure;
     int mock; /* --mock: the built-in mock provider, whatever the environment */

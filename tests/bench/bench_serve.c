@@ -79,7 +79,7 @@ static int on_event(void *ud, const struct tb_sse_event *ev)
 {
     struct xfer *x = ud;
     const struct tb_stream *s = x->lv->s;
-    struct tb_oai_delta d;
+    struct tb_api_delta d;
     char err[160];
     if (tb_oai_parse_event(x->lv->oai, ev->data, ev->data_len, &d, err, sizeof(err)) != 0) {
         x->bad = 1;

@@ -20,7 +20,7 @@
 static int on_delta(void *ud, const struct tb_api_delta *a, uint64_t offset)
 {
     struct fuzz_log *l = ud;
-    const struct tb_oai_delta *d = &a->d;
+    const struct tb_api_delta *d = a;
     fuzz_safe_line(d->error_message, sizeof(d->error_message));
     fuzz_safe_line(d->error_type, sizeof(d->error_type));
     fuzz_safe_line(d->error_code, sizeof(d->error_code));

@@ -18,7 +18,7 @@
 #include "ttsbuf/oai.h"
 #include "ttsbuf/utf8.h"
 
-static void check_delta(const struct tb_oai_delta *d)
+static void check_delta(const struct tb_api_delta *d)
 {
     fuzz_safe_line(d->error_message, sizeof(d->error_message));
     fuzz_safe_line(d->error_type, sizeof(d->error_type));
@@ -38,7 +38,7 @@ static void check_delta(const struct tb_oai_delta *d)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct tb_oai *p;
-    struct tb_oai_delta d, d2;
+    struct tb_api_delta d, d2;
     char err[160], err2[160], text[400], small[8];
     int rc, rc2;
     if (p == NULL)

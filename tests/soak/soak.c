@@ -120,7 +120,7 @@ static long fds(pid_t pid)
 static int on_event(void *ud, const struct tb_sse_event *ev)
 {
     struct slot *x = ud;
-    struct tb_oai_delta d;
+    struct tb_api_delta d;
     char err[160];
     if (tb_oai_parse_event(x->oai, ev->data, ev->data_len, &d, err, sizeof(err)) != 0) {
         x->bad = 1;

@@ -1,0 +1,133 @@
+/*
+ * reader.h - one stream reader: a response body's bytes in any dialect
+ * (api.h) become a recorded tb_stream, and the reader decides how the
+ * stream ended.  `ttsbuf run` (live.h), `ttsbuf bench` (bench.h) and the
+ * imports of raw SSE bytes (GenAI-Perf, AIPerf raw records) all read
+ * through it, so a stream means the same thing to each of them.
+ *
+ * How a stream ends, strictest reading first (tb_reader_conclude):
+ * cancelled, idle timeout, total timeout, an HTTP status >= 300, a 2xx
+ * that is not the dialect's stream type, a transport error, then from the
+ * bytes: an event cut before the dialect's end marker or no end marker
+ * at all (TB_LIVE_TRUNCATED).  A stream with no end marker but a finish
+ * reason is complete, with a warning.  Errors found while feeding (an
+ * error event, bad event JSON, an event over its cap, a stream over
+ * tb_live_over_cap's caps) stop the feed there, and the first error is
+ * the one kept.  What was received before any error stays in the stream.
+ *
+ * Ownership: a reader owns its parser and borrows the stream it records
+ * into.  Threads: one thread per reader.
+ */
+#ifndef TTSBUF_READER_H
+#define TTSBUF_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ttsbuf/http.h"
+#include "ttsbuf/oai.h"
+#include "ttsbuf/stream.h"
+
+/* How a stream ended. */
+enum tb_live_error {
+    TB_LIVE_OK = 0,
+    TB_LIVE_HTTP,        /* a non-2xx status */
+    TB_LIVE_TRANSPORT,   /* connect, DNS, TLS, reset, timeout */
+    TB_LIVE_IDLE,        /* --idle-timeout: no data event for that long */
+    TB_LIVE_NOT_SSE,     /* 2xx but not text/event-stream */
+    TB_LIVE_SSE,         /* an SSE line or event over its cap */
+    TB_LIVE_JSON,        /* an event whose JSON is bad */
+    TB_LIVE_ERROR_EVENT, /* the server sent an error event */
+    TB_LIVE_TRUNCATED,   /* the stream ended before its end marker */
+    TB_LIVE_CANCELLED,   /* Ctrl-C */
+    TB_LIVE_NOMEM,
+    TB_LIVE_TIMEOUT,  /* the total timeout (http.total_timeout) */
+    TB_LIVE_TOO_LONG, /* over TB_LIVE_DELTAS_MAX deltas or TB_LIVE_TEXT_MAX bytes */
+    TB_LIVE__COUNT
+};
+
+/* A short name for an error kind ("http", "transport", ...).  Any thread. */
+const char *tb_live_error_name(int error);
+
+/* A live stream records every delta (for the trace), so an endless stream
+ * would grow without bound: past this many it stops (ttsbuf(1) LIMITS; a
+ * real answer is a few thousand). */
+#define TB_LIVE_DELTAS_MAX 1000000u
+#define TB_LIVE_TEXT_MAX (256u << 20) /* bytes of delta text kept, likewise */
+
+/*
+ * tb_live_over_cap - 1 when one more delta of len bytes would take the
+ * recorded stream s past a stream's caps (max_deltas deltas, 0:
+ * TB_LIVE_DELTAS_MAX; TB_LIVE_TEXT_MAX bytes), with the one-line reason in
+ * msg; else 0.  The reader stops a stream there (TB_LIVE_TOO_LONG).  Any
+ * thread.
+ */
+int tb_live_over_cap(const struct tb_stream *s, size_t len, size_t max_deltas, char *msg,
+                     size_t msglen);
+
+struct tb_reader;
+
+/* Called after each delta is recorded (t: its time in the stream); the
+ * hook `run` uses to push it into the ring.  Non-zero stops the feed (the
+ * hook records why with tb_reader_fail). */
+typedef int (*tb_reader_push_fn)(void *ud, struct tb_reader *rd, double t, const char *text,
+                                 size_t len, uint8_t kind);
+
+struct tb_reader {
+    struct tb_api_parser *parser;
+    const struct tb_api_info *api;
+    struct tb_stream *out;  /* deltas go here, borrowed */
+    size_t max_deltas;      /* tb_live_over_cap's; 0: TB_LIVE_DELTAS_MAX */
+    tb_reader_push_fn push; /* may be NULL */
+    void *push_ud;
+    double t0;        /* the request's start: delta times are t - t0 */
+    double t_now;     /* arrival time of the bytes being fed */
+    double last_data; /* time of the last data event (or t0): the idle clock */
+    int done_seen;    /* the dialect's end marker came */
+    long long usage_completion, usage_prompt; /* -1 when not reported */
+    uint64_t tool_calls;
+    char finish_reason[32];
+    int have_server;                /* the provider reported its own timings */
+    struct tb_server_timing server; /* (Ollama's final line), ns */
+    int error;                      /* enum tb_live_error; the first one */
+    char message[640];              /* one line when error != 0 */
+    char warning[256];              /* one line worth saying even on success, or "" */
+};
+
+/* Returns 0, TB_EINVAL (unknown dialect) or TB_ENOMEM. */
+int tb_reader_init(struct tb_reader *rd, enum tb_api api);
+void tb_reader_free(struct tb_reader *rd);
+
+/* A new stream starting at t0, its deltas into out.  Keeps memory and the
+ * push hook. */
+void tb_reader_begin(struct tb_reader *rd, struct tb_stream *out, double t0);
+
+/*
+ * tb_reader_recorded - reads recorded bytes whose endpoint is not known:
+ * the first event with the fields of chat or completions sets the
+ * dialect (imports; see tb_api_parser_adopt).
+ */
+void tb_reader_recorded(struct tb_reader *rd);
+
+/* Body bytes arrived at t (a tb_http_body_fn: non-zero stops the
+ * transfer, the error recorded in rd). */
+int tb_reader_feed(void *rd, const char *buf, size_t len, double t);
+
+/* Records an error of kind (enum tb_live_error) unless one is already
+ * recorded; returns the error kept. */
+int tb_reader_fail(struct tb_reader *rd, int kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * tb_reader_conclude - the transfer ended (hr; q: the request's timeouts,
+ * for the messages): classifies how, unless feeding already failed, and
+ * returns the conclusion (rd->error; rd->message and rd->warning say it).
+ */
+int tb_reader_conclude(struct tb_reader *rd, const struct tb_http_resp *hr,
+                       const struct tb_http_req *q);
+
+/* The bytes ended with no transfer to judge (recorded bytes): the
+ * stream's own part of tb_reader_conclude. */
+int tb_reader_end(struct tb_reader *rd);
+
+#endif

@@ -1,0 +1,209 @@
+/*
+ * reader.c - one stream reader (see reader.h): deltas out of the
+ * dialect's parser into a recorded stream, and how the stream ended.
+ */
+#include "ttsbuf/reader.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ttsbuf/api.h"
+#include "ttsbuf/error.h"
+
+const char *tb_live_error_name(int error)
+{
+    static const char *const names[TB_LIVE__COUNT] = {
+        "ok",          "http",      "transport", "idle-timeout", "not-sse", "sse",     "json",
+        "error-event", "truncated", "cancelled", "nomem",        "timeout", "too-long"};
+    return error >= 0 && error < TB_LIVE__COUNT ? names[error] : "?";
+}
+
+int tb_live_over_cap(const struct tb_stream *s, size_t len, size_t max_deltas, char *msg,
+                     size_t msglen)
+{
+    size_t cap = max_deltas > 0 ? max_deltas : TB_LIVE_DELTAS_MAX;
+    if (s->n >= cap) {
+        snprintf(msg, msglen, "over %zu deltas: the stream stops there (the cap of a live stream)",
+                 cap);
+        return 1;
+    }
+    if (s->text_len + len > TB_LIVE_TEXT_MAX) {
+        snprintf(msg, msglen,
+                 "over %u bytes of text: the stream stops there (the cap of a live stream)",
+                 TB_LIVE_TEXT_MAX);
+        return 1;
+    }
+    return 0;
+}
+
+int tb_reader_init(struct tb_reader *rd, enum tb_api api)
+{
+    memset(rd, 0, sizeof(*rd));
+    rd->api = tb_api_info(api);
+    if (rd->api == NULL)
+        return TB_EINVAL;
+    return tb_api_parser_create(api, &rd->parser);
+}
+
+void tb_reader_free(struct tb_reader *rd)
+{
+    tb_api_parser_destroy(rd->parser);
+    rd->parser = NULL;
+}
+
+void tb_reader_recorded(struct tb_reader *rd)
+{
+    tb_api_parser_adopt(rd->parser);
+}
+
+void tb_reader_begin(struct tb_reader *rd, struct tb_stream *out, double t0)
+{
+    tb_api_parser_reset(rd->parser);
+    rd->out = out;
+    rd->t0 = t0;
+    rd->t_now = t0;
+    rd->last_data = t0;
+    rd->done_seen = 0;
+    rd->usage_completion = rd->usage_prompt = -1;
+    rd->tool_calls = 0;
+    rd->finish_reason[0] = '\0';
+    rd->have_server = 0;
+    tb_server_timing_init(&rd->server);
+    rd->error = 0;
+    rd->message[0] = '\0';
+    rd->warning[0] = '\0';
+}
+
+int tb_reader_fail(struct tb_reader *rd, int kind, const char *fmt, ...)
+{
+    va_list ap;
+    if (rd->error != 0)
+        return rd->error; /* the first error is the one that matters */
+    rd->error = kind;
+    va_start(ap, fmt);
+    vsnprintf(rd->message, sizeof(rd->message), fmt, ap);
+    va_end(ap);
+    return kind;
+}
+
+/* Records one delta, within a stream's caps, and hands it to the hook. */
+static int record(struct tb_reader *rd, const char *text, size_t len, uint8_t kind)
+{
+    double t = rd->t_now - rd->t0;
+    char msg[160];
+    if (t < 0)
+        t = 0;
+    if (tb_live_over_cap(rd->out, len, rd->max_deltas, msg, sizeof(msg))) {
+        tb_reader_fail(rd, TB_LIVE_TOO_LONG, "%s", msg);
+        return -1;
+    }
+    if (tb_stream_append(rd->out, t, text, len, 1, kind) != 0) {
+        tb_reader_fail(rd, TB_LIVE_NOMEM, "out of memory recording the stream");
+        return -1;
+    }
+    return rd->push != NULL ? rd->push(rd->push_ud, rd, t, text, len, kind) : 0;
+}
+
+static int on_event(void *ud, const struct tb_api_delta *ad, uint64_t offset)
+{
+    struct tb_reader *rd = ud;
+    const struct tb_api_delta *d = ad;
+    (void)offset;
+    if (tb_api_delta_is_data(ad) && rd->t_now > rd->last_data)
+        rd->last_data = rd->t_now;
+    if (ad->have_server) {
+        rd->server = ad->server;
+        rd->have_server = 1;
+    }
+    if (d->done)
+        rd->done_seen = 1; /* the final line may still carry usage (Ollama's does) */
+    if (d->error) {
+        tb_reader_fail(rd, TB_LIVE_ERROR_EVENT, "the server sent an error event (%s%s%s): %s",
+                       d->error_type[0] ? d->error_type : "error", d->error_code[0] ? " " : "",
+                       d->error_code, d->error_message[0] ? d->error_message : "(no message)");
+        return 1;
+    }
+    if (d->usage_completion >= 0)
+        rd->usage_completion = d->usage_completion;
+    if (d->usage_prompt >= 0)
+        rd->usage_prompt = d->usage_prompt;
+    if (d->finish_reason[0] != '\0')
+        snprintf(rd->finish_reason, sizeof(rd->finish_reason), "%s", d->finish_reason);
+    rd->tool_calls += d->tool_calls;
+    if (d->reasoning != NULL && record(rd, d->reasoning, d->reasoning_len, TB_KIND_REASONING) != 0)
+        return 1;
+    if (d->content != NULL && record(rd, d->content, d->content_len, TB_KIND_CONTENT) != 0)
+        return 1;
+    return 0;
+}
+
+int tb_reader_feed(void *ud, const char *buf, size_t len, double t)
+{
+    struct tb_reader *rd = ud;
+    char err[200];
+    int rc;
+    if (rd->error != 0)
+        return 1; /* a stream stops at its first error */
+    rd->t_now = t;
+    rc = tb_api_feed(rd->parser, buf, len, on_event, rd, err, sizeof(err));
+    if (rc == TB_ETOOBIG)
+        tb_reader_fail(rd, TB_LIVE_SSE, "event stream: %s", err);
+    else if (rc == TB_EFORMAT)
+        tb_reader_fail(rd, TB_LIVE_JSON, "%s", err);
+    else if (rc == TB_ENOMEM)
+        tb_reader_fail(rd, TB_LIVE_NOMEM, "out of memory");
+    return rc != 0;
+}
+
+int tb_reader_end(struct tb_reader *rd)
+{
+    size_t n = rd->out->n;
+    if (rd->error != 0 || rd->done_seen)
+        return rd->error;
+    if (tb_api_pending(rd->parser) > 0)
+        return tb_reader_fail(rd, TB_LIVE_TRUNCATED,
+                              "the stream ended mid-event, before %s, after %zu deltas",
+                              rd->api->end_name, n);
+    if (rd->finish_reason[0] == '\0')
+        return tb_reader_fail(rd, TB_LIVE_TRUNCATED, "the stream ended before %s, after %zu deltas",
+                              rd->api->end_name, n);
+    snprintf(rd->warning, sizeof(rd->warning), "the stream ended without %s (finish_reason %s)",
+             rd->api->end_name, rd->finish_reason);
+    return 0;
+}
+
+int tb_reader_conclude(struct tb_reader *rd, const struct tb_http_resp *hr,
+                       const struct tb_http_req *q)
+{
+    char msg[400];
+    size_t n = rd->out->n;
+    if (hr->cancelled)
+        return tb_reader_fail(rd, TB_LIVE_CANCELLED, "interrupted after %zu deltas", n);
+    if (hr->idle_timeout)
+        return tb_reader_fail(rd, TB_LIVE_IDLE,
+                              "no data for %g s (--idle-timeout) after %zu deltas", q->idle_timeout,
+                              n);
+    if (hr->total_timeout)
+        return tb_reader_fail(rd, TB_LIVE_TIMEOUT,
+                              "stopped after %g s (--timeout), after %zu deltas", q->total_timeout,
+                              n);
+    if (hr->status >= 300 || (hr->status == 0 && hr->curl_code == 0)) {
+        tb_oai_error_text(hr->body, hr->body_len, msg, sizeof(msg));
+        return tb_reader_fail(rd, TB_LIVE_HTTP, "HTTP %ld: %s", hr->status,
+                              msg[0] ? msg : "(empty body)");
+    }
+    if (hr->status != 0 && !hr->sse && hr->curl_code == 0) {
+        tb_oai_error_text(hr->body, hr->body_len, msg, sizeof(msg));
+        return tb_reader_fail(rd, TB_LIVE_NOT_SSE,
+                              "HTTP %ld with Content-Type '%s', not an event stream: %s",
+                              hr->status, hr->content_type[0] ? hr->content_type : "(none)", msg);
+    }
+    if (hr->curl_code != 0 && !hr->aborted) {
+        if (n > 0 || hr->bytes > 0)
+            return tb_reader_fail(rd, TB_LIVE_TRANSPORT, "connection lost after %zu deltas: %s", n,
+                                  hr->error);
+        return tb_reader_fail(rd, TB_LIVE_TRANSPORT, "request failed: %s", hr->error);
+    }
+    return tb_reader_end(rd);
+}

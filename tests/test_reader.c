@@ -1,0 +1,316 @@
+/*
+ * test_reader.c - one stream reader (reader.h): the same response bytes
+ * reach the same conclusion whichever command reads them.  Each case's
+ * bytes are served by a one-shot loopback peer to `run` (tb_live_run) and
+ * to `bench` (tb_bench_run), and put into a GenAI-Perf export for the
+ * import; the three must agree on the error kind and its message.
+ */
+#include <arpa/inet.h>
+#include <cJSON.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "tests.h"
+#include "ttsbuf.h"
+#include "ttsbuf/bench.h"
+#include "ttsbuf/import.h"
+#include "ttsbuf/live.h"
+#include "ttsbuf/reader.h"
+
+/* A loopback server that answers every request with the same bytes. */
+struct canned {
+    int lfd, port;
+    const char *body;
+    atomic_int stop;
+    pthread_t th;
+};
+
+static void *canned_main(void *arg)
+{
+    struct canned *c = arg;
+    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                               "Connection: close\r\n\r\n";
+    while (!atomic_load(&c->stop)) {
+        struct pollfd pfd = {c->lfd, POLLIN, 0};
+        char req[8192];
+        size_t got = 0;
+        int fd;
+        if (poll(&pfd, 1, 50) <= 0)
+            continue;
+        fd = accept(c->lfd, NULL, NULL);
+        if (fd < 0)
+            continue;
+        /* The request's head and its (small) body: read until the body's
+         * closing brace, or the client stops sending. */
+        for (;;) {
+            struct pollfd rp = {fd, POLLIN, 0};
+            ssize_t n;
+            if (poll(&rp, 1, 200) <= 0)
+                break;
+            n = read(fd, req + got, sizeof(req) - 1 - got);
+            if (n <= 0)
+                break;
+            got += (size_t)n;
+            req[got] = '\0';
+            if (strstr(req, "\r\n\r\n") != NULL && req[got - 1] == '}')
+                break;
+        }
+        if (write(fd, head, sizeof(head) - 1) < 0 || write(fd, c->body, strlen(c->body)) < 0)
+            (void)0; /* the client went away: its conclusion says so */
+        shutdown(fd, SHUT_WR);
+        close(fd);
+    }
+    return NULL;
+}
+
+static void canned_start(struct canned *c, const char *body)
+{
+    struct sockaddr_in a;
+    socklen_t al = sizeof(a);
+    int one = 1;
+    memset(c, 0, sizeof(*c));
+    c->body = body;
+    c->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(c->lfd >= 0);
+    setsockopt(c->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(c->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(c->lfd, 16), 0);
+    assert_int_equal(getsockname(c->lfd, (struct sockaddr *)&a, &al), 0);
+    c->port = ntohs(a.sin_port);
+    assert_int_equal(pthread_create(&c->th, NULL, canned_main, c), 0);
+}
+
+static void canned_stop(struct canned *c)
+{
+    atomic_store(&c->stop, 1);
+    pthread_join(c->th, NULL);
+    close(c->lfd);
+}
+
+/* How one command concluded. */
+struct verdict {
+    int error;
+    char message[640];
+    char warning[256];
+};
+
+static void by_run(const struct canned *c, struct verdict *v)
+{
+    struct tb_live_opts o;
+    struct tb_live_result r;
+    char url[96];
+    memset(&o, 0, sizeof(o));
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", c->port);
+    o.http.url = url;
+    o.http.idle_timeout = 5;
+    o.http.max_redirects = -1;
+    o.req.api = TB_API_CHAT;
+    o.req.model = "m";
+    o.req.prompt = "hi";
+    o.req.max_tokens = -1;
+    o.req.temperature = -1;
+    tb_sim_opts_default(&o.sim);
+    assert_int_equal(tb_live_run(&o, &r, NULL, NULL), 0);
+    v->error = r.error;
+    snprintf(v->message, sizeof(v->message), "%s", r.message);
+    snprintf(v->warning, sizeof(v->warning), "%s", r.warning);
+    tb_live_result_free(&r);
+}
+
+static void by_bench(const struct canned *c, struct verdict *v)
+{
+    struct tb_bench_opts o;
+    struct tb_bench_prompts p;
+    struct tb_bench_recs out;
+    char url[96], err[256];
+    memset(&o, 0, sizeof(o));
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", c->port);
+    assert_int_equal(tb_bench_prompts_builtin(&p), 0);
+    o.http.url = url;
+    o.http.idle_timeout = 5;
+    o.req.api = TB_API_CHAT;
+    o.req.model = "m";
+    o.req.max_tokens = -1;
+    o.req.temperature = -1;
+    o.prompts = &p;
+    o.level.mode = TB_BENCH_CLOSED;
+    o.level.concurrency = 1;
+    o.requests = 1;
+    o.nshards = 1;
+    tb_sim_opts_default(&o.sim);
+    tb_bench_recs_init(&out);
+    if (tb_bench_run(&o, 0, &out, err, sizeof(err)) != 0)
+        fail_msg("tb_bench_run: %s", err);
+    assert_int_equal(out.n, 1);
+    v->error = out.v[0].error;
+    snprintf(v->message, sizeof(v->message), "%s", out.v[0].message);
+    snprintf(v->warning, sizeof(v->warning), "%s", out.v[0].warning);
+    tb_bench_recs_free(&out);
+    tb_bench_prompts_free(&p);
+}
+
+/* A GenAI-Perf export with one request whose one output is the bytes.
+ * Returns tb_import_mem's value; a feed error's message is in v. */
+static int by_import(const char *bytes, struct verdict *v)
+{
+    struct tb_import im;
+    cJSON *root = cJSON_CreateObject(), *exps = cJSON_AddArrayToObject(root, "experiments");
+    cJSON *ex = cJSON_CreateObject(), *reqs, *rq = cJSON_CreateObject(), *outs, *o;
+    char err[640], *doc;
+    int rc;
+    cJSON_AddItemToArray(exps, ex);
+    reqs = cJSON_AddArrayToObject(ex, "requests");
+    cJSON_AddItemToArray(reqs, rq);
+    cJSON_AddNumberToObject(rq, "timestamp", 1000);
+    cJSON_AddItemToObject(rq, "response_timestamps", cJSON_CreateArray());
+    cJSON_AddItemToArray(cJSON_GetObjectItem(rq, "response_timestamps"),
+                         cJSON_CreateNumber(2000000));
+    outs = cJSON_AddArrayToObject(rq, "response_outputs");
+    o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "response", bytes);
+    cJSON_AddItemToArray(outs, o);
+    doc = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    tb_import_init(&im);
+    rc = tb_import_mem(TB_IMPORT_GENAI_PERF, doc, strlen(doc), "g.json", &im, err, sizeof(err));
+    free(doc);
+    memset(v, 0, sizeof(*v));
+    if (rc != 0) {
+        v->error = TB_LIVE_JSON;
+        snprintf(v->message, sizeof(v->message), "%s", err);
+    } else {
+        assert_int_equal(im.n, 1);
+        v->error = im.req[0].stream_error;
+        snprintf(v->message, sizeof(v->message), "%s", im.req[0].error);
+    }
+    tb_import_free(&im);
+    return rc;
+}
+
+#define CHUNK(t) "data: {\"choices\":[{\"delta\":{\"content\":\"" t "\"}}]}\n\n"
+#define FINISH "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+
+static const struct {
+    const char *name, *bytes;
+    int error;        /* the conclusion all three reach */
+    const char *says; /* in its message (or the warning, when ok) */
+} cases[] = {
+    {"clean", CHUNK("Hello") CHUNK(" world") FINISH "data: [DONE]\n\n", TB_LIVE_OK, ""},
+    {"error event",
+     CHUNK("Hello") "data: {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\","
+                    "\"code\":\"E42\"}}\n\n" CHUNK(" never"),
+     TB_LIVE_ERROR_EVENT, "(server_error E42): overloaded"},
+    {"no [DONE], finish reason", CHUNK("Hello") FINISH, TB_LIVE_OK,
+     "ended without [DONE] (finish_reason stop)"},
+    {"no [DONE], no finish reason", CHUNK("Hello") CHUNK(" world"), TB_LIVE_TRUNCATED,
+     "ended before [DONE], after 2 deltas"},
+    {"truncated mid-event", CHUNK("Hello") "data: {\"choices\":[{\"delta\":{\"con",
+     TB_LIVE_TRUNCATED, "ended mid-event, before [DONE], after 1 deltas"},
+    {"malformed", CHUNK("Hello") "data: {\"choices\":[{\"delta\":{\"content\":oops}}]}\n\n",
+     TB_LIVE_JSON, "bad event JSON ending at stream byte"},
+};
+
+static void same_conclusion(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct canned c;
+        struct verdict run, bench, imp;
+        int rc;
+        canned_start(&c, cases[i].bytes);
+        by_run(&c, &run);
+        by_bench(&c, &bench);
+        canned_stop(&c);
+        rc = by_import(cases[i].bytes, &imp);
+        if (run.error != cases[i].error || bench.error != cases[i].error ||
+            imp.error != cases[i].error)
+            fail_msg("%s: run %s (%s), bench %s (%s), import %s (%s); want %s", cases[i].name,
+                     tb_live_error_name(run.error), run.message, tb_live_error_name(bench.error),
+                     bench.message, tb_live_error_name(imp.error), imp.message,
+                     tb_live_error_name(cases[i].error));
+        if (cases[i].error == TB_LIVE_OK) {
+            assert_int_equal(rc, 0);
+            assert_string_equal(bench.message, "");
+            assert_string_equal(imp.message, "");
+            if (strstr(run.warning, cases[i].says) == NULL)
+                fail_msg("%s: run's warning '%s' lacks '%s'", cases[i].name, run.warning,
+                         cases[i].says);
+            assert_string_equal(bench.warning, run.warning);
+            continue;
+        }
+        /* One message, word for word (the import's names its place). */
+        assert_string_equal(bench.message, run.message);
+        if (strstr(run.message, cases[i].says) == NULL)
+            fail_msg("%s: '%s' lacks '%s'", cases[i].name, run.message, cases[i].says);
+        if (strstr(imp.message, run.message) == NULL)
+            fail_msg("%s: the import says '%s', run '%s'", cases[i].name, imp.message, run.message);
+        assert_int_equal(rc, cases[i].error == TB_LIVE_JSON ? TB_EFORMAT : 0);
+    }
+}
+
+/* The import stops at an error event: nothing after it is recorded. */
+static void import_stops_at_error(void **state)
+{
+    struct tb_import im;
+    char err[256];
+    const char *doc =
+        "{\"experiments\":[{\"requests\":[{\"timestamp\":0,\"response_timestamps\":[1,2,3],"
+        "\"response_outputs\":[{\"response\":\"data: {\\\"choices\\\":[{\\\"delta\\\":"
+        "{\\\"content\\\":\\\"a\\\"}}]}\\n\\n\"},{\"response\":\"data: {\\\"error\\\":"
+        "{\\\"message\\\":\\\"boom\\\"}}\\n\\n\"},{\"response\":\"data: {\\\"choices\\\":"
+        "[{\\\"delta\\\":{\\\"content\\\":\\\"b\\\"}}]}\\n\\ndata: [DONE]\\n\\n\"}]}]}]}";
+    (void)state;
+    tb_import_init(&im);
+    assert_int_equal(
+        tb_import_mem(TB_IMPORT_GENAI_PERF, doc, strlen(doc), "g.json", &im, err, sizeof(err)), 0);
+    assert_int_equal(im.n, 1);
+    assert_int_equal(im.req[0].stream.n, 1);
+    assert_int_equal(im.req[0].stream_error, TB_LIVE_ERROR_EVENT);
+    assert_non_null(strstr(im.req[0].error, "boom"));
+    tb_import_free(&im);
+}
+
+/* Recorded bytes of either OpenAI endpoint read alike; a chat stream
+ * that turns into completions chunks is still the wrong dialect. */
+static void import_adopts_endpoint(void **state)
+{
+    struct tb_reader rd;
+    struct tb_stream s;
+    static const char comp[] = "data: {\"choices\":[{\"text\":\"Hi\"}]}\n\ndata: [DONE]\n\n";
+    static const char mixed[] = CHUNK("Hi") "data: {\"choices\":[{\"text\":\"x\"}]}\n\n";
+    (void)state;
+    tb_stream_init(&s);
+    assert_int_equal(tb_reader_init(&rd, TB_API_CHAT), 0);
+    tb_reader_recorded(&rd);
+    tb_reader_begin(&rd, &s, 0);
+    assert_int_equal(tb_reader_feed(&rd, comp, sizeof(comp) - 1, 0.5), 0);
+    assert_int_equal(tb_reader_end(&rd), TB_LIVE_OK);
+    assert_int_equal(s.n, 1);
+    tb_stream_clear(&s);
+    tb_reader_begin(&rd, &s, 0);
+    assert_int_not_equal(tb_reader_feed(&rd, mixed, sizeof(mixed) - 1, 0.5), 0);
+    assert_int_equal(rd.error, TB_LIVE_JSON);
+    assert_non_null(strstr(rd.message, "is --api right?"));
+    tb_reader_free(&rd);
+    tb_stream_free(&s);
+}
+
+int tb_test_reader(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(same_conclusion),
+        cmocka_unit_test(import_stops_at_error),
+        cmocka_unit_test(import_adopts_endpoint),
+    };
+    return cmocka_run_group_tests_name("reader", tests, NULL, NULL);
+}
