@@ -21,7 +21,7 @@
 #include "ttsbuf/preset.h"
 #include "ttsbuf/reader.h"
 #include "ttsbuf/ring.h"
-#include "ttsbuf/segment.h"
+#include "ttsbuf/seg.h"
 #include "ttsbuf/serve.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/speaker.h"

@@ -16,7 +16,7 @@
 #include "grow.h"
 #include "ttsbuf/analyze.h"
 #include "ttsbuf/error.h"
-#include "ttsbuf/segment.h"
+#include "ttsbuf/seg.h"
 #include "ttsbuf/utf8.h"
 #include "ttsbuf/voice.h"
 

@@ -11,7 +11,7 @@
 
 #include "svg_priv.h"
 #include "ttsbuf/error.h"
-#include "ttsbuf/segment.h"
+#include "ttsbuf/seg.h"
 #include "ttsbuf/voice.h"
 
 #define T_H 520.0

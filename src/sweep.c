@@ -25,7 +25,7 @@
 #include "ttsbuf/analyze.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/playout.h"
-#include "ttsbuf/segment.h"
+#include "ttsbuf/seg.h"
 #include "ttsbuf/voice.h"
 
 static const double ax_default[TB_AX__COUNT] = {TB_CHUNK_SENTENCE, 1, 0, TB_WPM_DEFAULT, 0, 0, 0};

@@ -15,7 +15,7 @@
 #include "ttsbuf/analyze.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/playout.h"
-#include "ttsbuf/segment.h"
+#include "ttsbuf/seg.h"
 #include "ttsbuf/stream.h"
 
 #define TOL 1e-9

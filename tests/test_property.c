@@ -37,7 +37,7 @@
 #include "tests.h"
 #include "ttsbuf/analyze.h"
 #include "ttsbuf/playout.h"
-#include "ttsbuf/segment.h"
+#include "ttsbuf/seg.h"
 #include "ttsbuf/stream.h"
 #include "ttsbuf/voice.h"
 

@@ -3,7 +3,7 @@
  *
  * Each case feeds a list of events, then calls tb_seg_finish, and compares
  * the chunks reported (end byte, code points, event index) with a list
- * worked out by hand from the rules in segment.h.  It also checks how many
+ * worked out by hand from the rules in seg.h.  It also checks how many
  * chunks were reported before finish, which tells a chunk closed by an
  * event from one flushed at the end of the stream.
  */
@@ -16,7 +16,7 @@
 #include "../src/seg_livekit.h"
 #include "tests.h"
 #include "ttsbuf/error.h"
-#include "ttsbuf/segment.h"
+#include "ttsbuf/seg.h"
 
 #define MAX_CHUNKS 64
 

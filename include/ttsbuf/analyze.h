@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "ttsbuf/playout.h"
-#include "ttsbuf/segment.h"
+#include "ttsbuf/seg.h"
 #include "ttsbuf/stream.h"
 
 /* A closed chunk with what the playout model needs. */

@@ -33,7 +33,7 @@
 #include "ttsbuf/analyze.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/playout.h"
-#include "ttsbuf/segment.h"
+#include "ttsbuf/seg.h"
 #include "ttsbuf/stream.h"
 #include "ttsbuf/voice.h"
 

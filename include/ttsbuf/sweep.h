@@ -18,7 +18,7 @@
  * that differ only in pre-roll.
  *
  * How it runs: each stream is segmented once per (chunk, min_chars) pair
- * (chunking depends on text only, never on time: segment.h), then every
+ * (chunking depends on text only, never on time: seg.h), then every
  * other setting is one pass of the playout engine over that chunk list; a
  * --tps re-timing maps chunk completion times, it never re-segments.  The
  * grid is split over threads (one grid point or one series per unit of

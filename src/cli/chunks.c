@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "ttsbuf/error.h"
-#include "ttsbuf/segment.h"
+#include "ttsbuf/seg.h"
 
 struct collect {
     struct tb_cli_chunks *c;

@@ -18,7 +18,7 @@
 #include "sweep_out.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
-#include "ttsbuf/segment.h"
+#include "ttsbuf/seg.h"
 #include "ttsbuf/svg.h"
 #include "ttsbuf/sweep.h"
 #include "ttsbuf/voice.h"

@@ -15,7 +15,7 @@
 
 #include "ttsbuf/error.h"
 #include "ttsbuf/preset.h"
-#include "ttsbuf/segment.h"
+#include "ttsbuf/seg.h"
 #include "ttsbuf/svg.h"
 #include "ttsbuf/synth.h"
 #include "ttsbuf/trace.h"

@@ -11,7 +11,7 @@
 #include "chunks.h"
 #include "cli.h"
 #include "ttsbuf/error.h"
-#include "ttsbuf/segment.h"
+#include "ttsbuf/seg.h"
 
 /* Which numbers were measured.  A failed request has no verdict and no
  * what-if for the whole answer (minimum TPS, speed-up, the pre-roll

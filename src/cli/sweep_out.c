@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "ttsbuf/error.h"
-#include "ttsbuf/segment.h"
+#include "ttsbuf/seg.h"
 
 /* The statistics in the order of the CSV columns and JSON keys. */
 #define NSTAT 5

@@ -1,5 +1,5 @@
 /*
- * segment.h - the segmenter: how a TTS consumer cuts streamed text into
+ * seg.h - the segmenter: how a TTS consumer cuts streamed text into
  * chunks it synthesizes one at a time.
  *
  * Text arrives as content events, k = 0, 1, ...  The segmenter sees each
@@ -61,8 +61,8 @@
  * points without a cut is cut there (the frameworks would keep buffering).
  * Threads: one thread per segmenter.
  */
-#ifndef TTSBUF_SEGMENT_H
-#define TTSBUF_SEGMENT_H
+#ifndef TTSBUF_SEG_H
+#define TTSBUF_SEG_H
 
 #include <stddef.h>
 #include <stdint.h>

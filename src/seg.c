@@ -1,5 +1,5 @@
 /*
- * segment.c - chunking policies (see segment.h for the rules).
+ * seg.c - chunking policies (see seg.h for the rules).
  *
  * Positions are kept as global counters over the content stream: `fed`
  * bytes and `gcps` code points so far.  A chunk is the span between two
@@ -15,7 +15,7 @@
  * livekit costs O(buffer) per event and pipecat O(buffer) per sentence
  * end; the buffer is one sentence or two on prose.
  */
-#include "ttsbuf/segment.h"
+#include "ttsbuf/seg.h"
 
 #include <stdlib.h>
 #include <string.h>
