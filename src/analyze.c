@@ -13,21 +13,21 @@
 
 const double tb_curve_prerolls[TB_CURVE_POINTS] = {0.0, 0.1, 0.25, 0.5, 1.0, 2.0};
 
-void tb_chunks_init(struct tb_chunks *c)
+void tb_analyze_chunks_init(struct tb_chunks *c)
 {
     c->v = NULL;
     c->n = c->cap = 0;
 }
 
-void tb_chunks_free(struct tb_chunks *c)
+void tb_analyze_chunks_free(struct tb_chunks *c)
 {
     if (c == NULL)
         return;
     free(c->v);
-    tb_chunks_init(c);
+    tb_analyze_chunks_init(c);
 }
 
-int tb_chunks_push(struct tb_chunks *c, double t, uint64_t tok, uint32_t cps)
+int tb_analyze_chunks_push(struct tb_chunks *c, double t, uint64_t tok, uint32_t cps)
 {
     if (c->n == c->cap) {
         struct tb_chunk_at *v = tb_grow(c->v, &c->cap, sizeof(*v), 16);
@@ -53,7 +53,7 @@ struct seg_ctx {
 static void on_chunk(void *ud, const struct tb_chunk *ch)
 {
     struct seg_ctx *x = ud;
-    int rc = tb_chunks_push(x->out, x->t, x->tok, ch->cps);
+    int rc = tb_analyze_chunks_push(x->out, x->t, x->tok, ch->cps);
     if (rc != 0)
         x->rc = rc;
 }

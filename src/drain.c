@@ -135,7 +135,7 @@ static void on_chunk(void *ud, const struct tb_chunk *ch)
     d->rel[d->nrel].end = ch->end;
     d->rel[d->nrel].u = NAN;
     d->nrel++;
-    rc = tb_chunks_push(&d->chunks, d->t_cur, d->tok_cur, ch->cps);
+    rc = tb_analyze_chunks_push(&d->chunks, d->t_cur, d->tok_cur, ch->cps);
     if (rc == 0 && d->o.voice != NULL) {
         double dur = 0.0, busy = 0.0, c = d->t_cur;
         rc = voice_dur(d, ch, &dur, &busy);
@@ -169,7 +169,7 @@ int tb_drain_create(const struct tb_sim_opts *o, struct tb_ring *ring, tb_play_f
     d->user_fn = fn;
     d->user_ud = ud;
     d->first_t = NAN;
-    tb_chunks_init(&d->chunks);
+    tb_analyze_chunks_init(&d->chunks);
     rc = tb_seg_create(&o->seg, &d->seg);
     if (rc == 0)
         rc = tb_playout_create(&o->play, on_play, d, &d->play);
@@ -187,7 +187,7 @@ void tb_drain_destroy(struct tb_drain *d)
         return;
     free(d->rel);
     free(d->text);
-    tb_chunks_free(&d->chunks);
+    tb_analyze_chunks_free(&d->chunks);
     tb_playout_destroy(d->play);
     tb_seg_destroy(d->seg);
     free(d);

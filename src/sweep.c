@@ -199,7 +199,7 @@ int tb_sweep_create(const struct tb_sweep_opts *o, const struct tb_sweep_input *
     if (sw->chunks == NULL || sw->pt == NULL)
         goto fail;
     for (size_t i = 0; i < sw->nseg * nin; i++)
-        tb_chunks_init(&sw->chunks[i]);
+        tb_analyze_chunks_init(&sw->chunks[i]);
     for (size_t p = 0; p < sw->npt; p++) {
         size_t idx[TB_AX__COUNT];
         tb_sweep_point_axes(sw, p, idx);
@@ -221,7 +221,7 @@ void tb_sweep_destroy(struct tb_sweep *sw)
         return;
     if (sw->chunks != NULL)
         for (size_t i = 0; i < sw->nseg * sw->nin; i++)
-            tb_chunks_free(&sw->chunks[i]);
+            tb_analyze_chunks_free(&sw->chunks[i]);
     free(sw->chunks);
     free(sw->pt);
     free(sw->in);

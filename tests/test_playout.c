@@ -509,10 +509,10 @@ static void analyze_segment_skips_reasoning(void **state)
     struct tb_seg *seg = NULL;
     (void)state;
     build_stream(&s);
-    tb_chunks_init(&c);
+    tb_analyze_chunks_init(&c);
     assert_int_equal(tb_seg_create(&so, &seg), 0);
     /* A used segmenter and a non-empty list: both start over. */
-    assert_int_equal(tb_chunks_push(&c, 9.0, 99, 99), 0);
+    assert_int_equal(tb_analyze_chunks_push(&c, 9.0, 99, 99), 0);
     tb_seg_feed(seg, "stale", 5, NULL, NULL);
 
     assert_int_equal(tb_analyze_segment(&s, seg, &c), 0);
@@ -536,8 +536,8 @@ static void analyze_segment_skips_reasoning(void **state)
     assert_int_equal(c.v[0].cps + c.v[1].cps + c.v[2].cps, 16);
 
     tb_seg_destroy(seg);
-    tb_chunks_free(&c);
-    tb_chunks_free(&c); /* freeing twice is safe: it re-initialises */
+    tb_analyze_chunks_free(&c);
+    tb_analyze_chunks_free(&c); /* freeing twice is safe: it re-initialises */
     tb_stream_free(&s);
 }
 
@@ -552,7 +552,7 @@ static void analyze_playout_over_chunks(void **state)
     struct tb_playout_result r;
     (void)state;
     build_stream(&s);
-    tb_chunks_init(&c);
+    tb_analyze_chunks_init(&c);
     assert_int_equal(tb_seg_create(&so, &seg), 0);
     assert_int_equal(tb_analyze_segment(&s, seg, &c), 0);
     /* Chunk 1 (1.2, tok 2, 12 cps) plays 1.2 .. 2.4; chunk 2 (1.5, tok 5,
@@ -573,7 +573,7 @@ static void analyze_playout_over_chunks(void **state)
     assert_near(tb_curve_prerolls[TB_CURVE_POINTS - 1], 2.0, 0);
     tb_playout_destroy(p);
     tb_seg_destroy(seg);
-    tb_chunks_free(&c);
+    tb_analyze_chunks_free(&c);
     tb_stream_free(&s);
 }
 

@@ -135,8 +135,8 @@ static int setup(void **state)
     tb_stream_init(&w->s);
     tb_stream_init(&w->rt);
     tb_stream_init(&w->aux);
-    tb_chunks_init(&w->ch);
-    tb_chunks_init(&w->ch2);
+    tb_analyze_chunks_init(&w->ch);
+    tb_analyze_chunks_init(&w->ch2);
     tb_playout_opts_default(&o);
     if (tb_playout_create(&o, on_play, &w->sch, &w->eng) != 0) {
         free(w);
@@ -152,8 +152,8 @@ static int teardown(void **state)
     tb_stream_free(&w->s);
     tb_stream_free(&w->rt);
     tb_stream_free(&w->aux);
-    tb_chunks_free(&w->ch);
-    tb_chunks_free(&w->ch2);
+    tb_analyze_chunks_free(&w->ch);
+    tb_analyze_chunks_free(&w->ch2);
     tb_seg_destroy(w->seg);
     tb_playout_destroy(w->eng);
     free(w);

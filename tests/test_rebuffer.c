@@ -121,7 +121,7 @@ static void gen(struct tb_rng *r, struct tb_chunks *c)
                  : u < 0.4 ? 1.0 + 5.0 * tb_rng_unit(r)
                            : 0.6 * tb_rng_unit(r);
         tok += 1 + tb_rng_next(r) % 12;
-        assert_int_equal(tb_chunks_push(c, t, tok, 1 + (uint32_t)(tb_rng_next(r) % 20)), 0);
+        assert_int_equal(tb_analyze_chunks_push(c, t, tok, 1 + (uint32_t)(tb_rng_next(r) % 20)), 0);
     }
 }
 
@@ -143,7 +143,7 @@ static void oracle_random(void **state)
     static struct seen sn;
     long checked = 0, rebuffered = 0;
     (void)state;
-    tb_chunks_init(&c);
+    tb_analyze_chunks_init(&c);
     tb_playout_opts_default(&o);
     assert_int_equal(tb_playout_create(&o, on_play, &sn, &eng), 0);
     assert_int_equal(tb_playout_create(&o, NULL, NULL, &plain), 0);
@@ -205,7 +205,7 @@ static void oracle_random(void **state)
         fail_msg("only %ld of %d settings rebuffered", rebuffered, CASES * 8);
     tb_playout_destroy(eng);
     tb_playout_destroy(plain);
-    tb_chunks_free(&c);
+    tb_analyze_chunks_free(&c);
 }
 
 /* By hand: chunks of 15 code points (1 s at 150 wpm) at 0, 0, 3, 3.5, 4;
@@ -221,9 +221,9 @@ static void by_hand(void **state)
     struct tb_playout_opts o;
     struct tb_playout_result r;
     (void)state;
-    tb_chunks_init(&c);
+    tb_analyze_chunks_init(&c);
     for (int i = 0; i < 5; i++)
-        assert_int_equal(tb_chunks_push(&c, t[i], (uint64_t)i, 15), 0);
+        assert_int_equal(tb_analyze_chunks_push(&c, t[i], (uint64_t)i, 15), 0);
     tb_playout_opts_default(&o);
     o.preroll = 2.0;
     assert_int_equal(tb_playout_create(&o, NULL, NULL, &p), 0);
@@ -245,7 +245,7 @@ static void by_hand(void **state)
     assert_near(r.gap_total, 1.0, 1e-12);
     assert_near(r.end, 4.0, 1e-12);
     tb_playout_destroy(p);
-    tb_chunks_free(&c);
+    tb_analyze_chunks_free(&c);
 }
 
 /* The ring-driven simulator with rebuffering equals the direct analysis
@@ -280,7 +280,7 @@ static void sim_agrees(void **state)
         so.play.rebuffer = 1;
         tb_clock_virtual_init(&clk);
         assert_int_equal(tb_sim_run(&s, &so, &clk, NULL, NULL, &r, err, sizeof(err)), 0);
-        tb_chunks_init(&c);
+        tb_analyze_chunks_init(&c);
         assert_int_equal(tb_seg_create(&so.seg, &seg), 0);
         assert_int_equal(tb_playout_create(&so.play, NULL, NULL, &p), 0);
         assert_int_equal(tb_analyze_segment(&s, seg, &c), 0);
@@ -292,7 +292,7 @@ static void sim_agrees(void **state)
         diff_seen += a.underruns != r.play.underruns;
         tb_playout_destroy(p);
         tb_seg_destroy(seg);
-        tb_chunks_free(&c);
+        tb_analyze_chunks_free(&c);
     }
     assert_true(diff_seen > 0);
     tb_stream_free(&s);

@@ -31,12 +31,12 @@ static void analyze(const struct tb_stream *s, const struct tb_sim_opts *o,
     struct tb_seg *seg;
     struct tb_playout *p;
     struct tb_chunks ch;
-    tb_chunks_init(&ch);
+    tb_analyze_chunks_init(&ch);
     assert_int_equal(tb_seg_create(&o->seg, &seg), 0);
     assert_int_equal(tb_playout_create(&o->play, NULL, NULL, &p), 0);
     assert_int_equal(tb_analyze_segment(s, seg, &ch), 0);
     assert_int_equal(tb_analyze_playout(&ch, p, &o->play, out), 0);
-    tb_chunks_free(&ch);
+    tb_analyze_chunks_free(&ch);
     tb_seg_destroy(seg);
     tb_playout_destroy(p);
 }

@@ -141,7 +141,7 @@ static void slow(const struct fix *f, const struct tb_sweep_point *p, double pre
     struct tb_playout *pl;
     struct tb_chunks c;
     struct tb_stream rt;
-    tb_chunks_init(&c);
+    tb_analyze_chunks_init(&c);
     tb_stream_init(&rt);
     assert_int_equal(tb_seg_create(&so, &seg), 0);
     assert_int_equal(tb_playout_create(&po, NULL, NULL, &pl), 0);
@@ -156,7 +156,7 @@ static void slow(const struct fix *f, const struct tb_sweep_point *p, double pre
     }
     tb_playout_destroy(pl);
     tb_seg_destroy(seg);
-    tb_chunks_free(&c);
+    tb_analyze_chunks_free(&c);
     tb_stream_free(&rt);
 }
 

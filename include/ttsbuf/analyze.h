@@ -7,7 +7,7 @@
  * the reference the ring-driven simulator must agree with.  Both use the
  * same segmenter and playout engine, so there is one truth.
  *
- * Ownership: the caller owns the chunk array (tb_chunks_free).  Threads:
+ * Ownership: the caller owns the chunk array (tb_analyze_chunks_free).  Threads:
  * any; no shared state.
  */
 #ifndef TTSBUF_ANALYZE_H
@@ -33,10 +33,10 @@ struct tb_chunks {
     size_t n, cap;
 };
 
-void tb_chunks_init(struct tb_chunks *c);
-void tb_chunks_free(struct tb_chunks *c);
+void tb_analyze_chunks_init(struct tb_chunks *c);
+void tb_analyze_chunks_free(struct tb_chunks *c);
 /* Appends one chunk (dur NAN: the rate model).  Returns 0 or TB_ENOMEM. */
-int tb_chunks_push(struct tb_chunks *c, double t, uint64_t tok, uint32_t cps);
+int tb_analyze_chunks_push(struct tb_chunks *c, double t, uint64_t tok, uint32_t cps);
 
 /*
  * tb_analyze_segment - runs the segmenter over the stream's content events

@@ -64,7 +64,7 @@ static void bench_core(const struct tb_stream *s)
         struct tb_chunks ch;
         struct tb_playout_result r;
         double best = 1e30;
-        tb_chunks_init(&ch);
+        tb_analyze_chunks_init(&ch);
         if (tb_seg_create(&so, &seg) != 0 || tb_playout_create(&po, NULL, NULL, &p) != 0)
             die("create", TB_ENOMEM);
         for (int i = 0; i < REPS; i++) {
@@ -91,7 +91,7 @@ static void bench_core(const struct tb_stream *s)
             printf("  %-14s %7.1f M chunks/s  (playout engine alone)\n", "  playout",
                    (double)ch.n / bp / 1e6);
         }
-        tb_chunks_free(&ch);
+        tb_analyze_chunks_free(&ch);
         tb_seg_destroy(seg);
         tb_playout_destroy(p);
     }
