@@ -16,7 +16,7 @@
 #include "ttsbuf/import.h"
 #include "ttsbuf/live.h"
 #include "ttsbuf/oai.h"
-#include "ttsbuf/player.h"
+#include "ttsbuf/pcmring.h"
 #include "ttsbuf/playout.h"
 #include "ttsbuf/preset.h"
 #include "ttsbuf/reader.h"

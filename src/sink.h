@@ -2,7 +2,7 @@
  * sink.h - private to libttsbuf: the interface the speaker's sinks share.
  *
  * A sink takes each chunk's PCM with the time it becomes playable, and
- * plays it through a player (player.h) on its own audio clock: the WAV
+ * plays it through a player (pcmring.h) on its own audio clock: the WAV
  * sink on a virtual clock it advances itself, the PortAudio sink on the
  * sound card's.  Every call comes from the speaker's (the drain's) thread.
  */
@@ -13,11 +13,11 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "ttsbuf/player.h"
+#include "ttsbuf/pcmring.h"
 
 struct tb_sink {
     const struct tb_sink_ops *ops;
-    struct tb_player *player;
+    struct tb_pcmring *player;
     unsigned rate;
     double latency;                     /* output latency granted (PortAudio), s */
     double offset;                      /* stream seconds at the audio clock's frame 0 */
@@ -36,9 +36,9 @@ struct tb_sink_ops {
 };
 
 /* Each returns 0 and *out, or a TB_E* code with detail in err. */
-int tb_sink_wav_create(const char *path, const struct tb_player_opts *po, struct tb_sink **out,
+int tb_sink_wav_create(const char *path, const struct tb_pcmring_opts *po, struct tb_sink **out,
                        char *err, size_t errlen);
-int tb_sink_pa_create(const char *device, double latency, const struct tb_player_opts *po,
+int tb_sink_pa_create(const char *device, double latency, const struct tb_pcmring_opts *po,
                       struct tb_sink **out, char *err, size_t errlen);
 
 #endif

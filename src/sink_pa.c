@@ -5,7 +5,7 @@
  * each chunk's PCM with the moment it becomes playable; a feeder thread
  * waits for that moment and writes the PCM into the player's lock-free
  * ring, waiting while the ring is full; PortAudio's callback only pulls
- * from the ring (player.h: no allocation, no lock, no system call).  The
+ * from the ring (pcmring.h: no allocation, no lock, no system call).  The
  * queue between the first two is a plain mutex-protected list: neither
  * thread is real-time, and the lock never reaches the callback.
  *
@@ -123,7 +123,7 @@ static int on_audio(const void *in, void *out, unsigned long frames,
     (void)ti;
     if (flags & paOutputUnderflow)
         atomic_fetch_add_explicit(&s->device_underflows, 1, memory_order_relaxed);
-    tb_player_pull(s->player, out, frames);
+    tb_pcmring_pull(s->player, out, frames);
     return paContinue;
 }
 
@@ -160,7 +160,7 @@ static void *feed(void *arg)
         }
         pthread_mutex_unlock(&p->mu);
         while (nd->off < nd->n) {
-            nd->off += tb_player_write(p->base.player, nd->pcm + nd->off, nd->n - nd->off);
+            nd->off += tb_pcmring_write(p->base.player, nd->pcm + nd->off, nd->n - nd->off);
             if (nd->off < nd->n)
                 nanosleep(&pause, NULL);
         }
@@ -171,7 +171,7 @@ static void *feed(void *arg)
         free(nd);
     }
     pthread_mutex_unlock(&p->mu);
-    tb_player_end(p->base.player);
+    tb_pcmring_end(p->base.player);
     return NULL;
 }
 
@@ -241,7 +241,7 @@ static int pa_finish(struct tb_sink *s, char *err, size_t errlen)
     /* Wait for the ring to play out; the callback marks the player done.
      * A stream that stopped on its own (device lost) cannot get there:
      * give up once it is no longer active. */
-    while (!tb_player_done(s->player) && Pa_IsStreamActive(p->stream) == 1)
+    while (!tb_pcmring_done(s->player) && Pa_IsStreamActive(p->stream) == 1)
         nanosleep(&tick, NULL);
     /* Pad so the tail leaves the card: returning from the stream right
      * after the last sample cut ~76 ms of it through PulseAudio at 100 ms
@@ -265,7 +265,7 @@ static void pa_destroy(struct tb_sink *s)
     }
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
-    tb_player_destroy(s->player);
+    tb_pcmring_destroy(s->player);
     free(p);
 }
 
@@ -326,7 +326,7 @@ static int open_stream(struct pa_sink *p, const char *device, double latency, ch
     return 0;
 }
 
-int tb_sink_pa_create(const char *device, double latency, const struct tb_player_opts *po,
+int tb_sink_pa_create(const char *device, double latency, const struct tb_pcmring_opts *po,
                       struct tb_sink **out, char *err, size_t errlen)
 {
     struct pa_sink *p = calloc(1, sizeof(*p));
@@ -345,8 +345,8 @@ int tb_sink_pa_create(const char *device, double latency, const struct tb_player
     tb_speaker_quiet();
     rc = open_stream(p, device, latency, err, errlen);
     if (rc == 0) {
-        struct tb_player_opts o = *po;
-        rc = tb_player_create(&o, &p->base.player);
+        struct tb_pcmring_opts o = *po;
+        rc = tb_pcmring_create(&o, &p->base.player);
         if (rc != 0)
             rc = tb_seterr(err, errlen, rc, "audio ring: %s", tb_strerror(rc));
     }

@@ -60,7 +60,7 @@ static int write_header(struct wav_sink *w, uint64_t frames)
 static int step(struct wav_sink *w, size_t n)
 {
     unsigned char out[BLOCK * 2];
-    tb_player_pull(w->base.player, w->block, n);
+    tb_pcmring_pull(w->base.player, w->block, n);
     for (size_t i = 0; i < n; i++)
         put_le(out + 2 * i, (uint16_t)w->block[i], 2);
     /* out[0..2n) is set just above; n == 0 reads nothing (cppcheck cannot
@@ -101,7 +101,7 @@ static int wav_chunk(struct tb_sink *s, double due, double delay, const int16_t 
     if (advance_to(w, target) != 0)
         return io_error(w, err, errlen);
     while (n > 0) {
-        size_t k = tb_player_write(s->player, pcm, n);
+        size_t k = tb_pcmring_write(s->player, pcm, n);
         pcm += k;
         n -= k;
         if (n > 0 && step(w, BLOCK) != 0)
@@ -115,8 +115,8 @@ static int wav_finish(struct tb_sink *s, char *err, size_t errlen)
     struct wav_sink *w = (struct wav_sink *)s;
     if (w->f == NULL)
         return w->failed ? TB_EIO : 0;
-    tb_player_end(s->player);
-    while (!w->failed && !tb_player_done(s->player)) {
+    tb_pcmring_end(s->player);
+    while (!w->failed && !tb_pcmring_done(s->player)) {
         if (step(w, BLOCK) != 0)
             return io_error(w, err, errlen);
     }
@@ -134,13 +134,13 @@ static void wav_destroy(struct tb_sink *s)
     struct wav_sink *w = (struct wav_sink *)s;
     if (w->f != NULL)
         fclose(w->f);
-    tb_player_destroy(s->player);
+    tb_pcmring_destroy(s->player);
     free(w);
 }
 
 static const struct tb_sink_ops wav_ops = {wav_chunk, wav_finish, wav_destroy};
 
-int tb_sink_wav_create(const char *path, const struct tb_player_opts *po, struct tb_sink **out,
+int tb_sink_wav_create(const char *path, const struct tb_pcmring_opts *po, struct tb_sink **out,
                        char *err, size_t errlen)
 {
     struct wav_sink *w = calloc(1, sizeof(*w));
@@ -151,7 +151,7 @@ int tb_sink_wav_create(const char *path, const struct tb_player_opts *po, struct
     w->base.ops = &wav_ops;
     w->base.rate = po->rate;
     w->path = path;
-    rc = tb_player_create(po, &w->base.player);
+    rc = tb_pcmring_create(po, &w->base.player);
     if (rc != 0) {
         free(w);
         return tb_seterr(err, errlen, rc, "audio ring: %s", tb_strerror(rc));

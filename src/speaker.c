@@ -162,7 +162,7 @@ int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, 
 {
     struct tb_speaker *s;
     struct tb_tts_opts to = {o->voice, o->wpm};
-    struct tb_player_opts po;
+    struct tb_pcmring_opts po;
     int rc;
     *out = NULL;
     if (!(o->tts_latency >= 0.0) || !(o->preroll >= 0.0) || !(o->latency >= 0.0))
@@ -218,9 +218,9 @@ static void fill_result(struct tb_speaker *s)
     r->cache_hits = s->hits;
     if (s->sink == NULL)
         return;
-    struct tb_player_stats st;
+    struct tb_pcmring_stats st;
     double f = 1.0 / s->rate;
-    tb_player_stats(s->sink->player, &st);
+    tb_pcmring_stats(s->sink->player, &st);
     r->latency = s->sink->latency;
     double off = s->sink->offset;
     r->first_audio = st.first_audio == UINT64_MAX ? 0.0 : off + (double)st.first_audio * f;
@@ -235,7 +235,7 @@ static void fill_result(struct tb_speaker *s)
     r->device_underflows = atomic_load(&s->sink->device_underflows);
     /* gap_total counts the dry spells over the underrun threshold, as the
      * model does; `concealed` has all of them. */
-    size_t n = tb_player_gaps(s->sink->player, NULL, 0);
+    size_t n = tb_pcmring_gaps(s->sink->player, NULL, 0);
     struct tb_audio_gap *v = n ? malloc(n * sizeof(*v)) : NULL;
     s->gaps = n ? malloc(n * sizeof(*s->gaps)) : NULL;
     if (v == NULL || s->gaps == NULL) {
@@ -243,7 +243,7 @@ static void fill_result(struct tb_speaker *s)
         s->gaps = NULL;
         n = 0;
     }
-    tb_player_gaps(s->sink->player, v, n);
+    tb_pcmring_gaps(s->sink->player, v, n);
     for (size_t i = 0; i < n; i++) {
         s->gaps[i].at = off + (double)v[i].at * f;
         s->gaps[i].len = (double)v[i].frames * f;
@@ -279,11 +279,11 @@ size_t tb_speaker_gaps(const struct tb_speaker *s, struct tb_audio_gap_s *out, s
     return s->ngaps;
 }
 
-int tb_speaker_player_stats(const struct tb_speaker *s, struct tb_player_stats *st)
+int tb_speaker_player_stats(const struct tb_speaker *s, struct tb_pcmring_stats *st)
 {
     if (s->sink == NULL)
         return TB_EINVAL;
-    tb_player_stats(s->sink->player, st);
+    tb_pcmring_stats(s->sink->player, st);
     return 0;
 }
 

@@ -1,5 +1,5 @@
 /*
- * rt_alloc.c - counts heap allocations made inside tb_player_pull, the
+ * rt_alloc.c - counts heap allocations made inside tb_pcmring_pull, the
  * real-time path, so a test can prove there are none.
  *
  * Plain builds replace malloc/calloc/realloc/free (glibc supports
@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "tests.h"
-#include "ttsbuf/player.h"
+#include "ttsbuf/pcmring.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define TB_SANITIZED 1
@@ -27,7 +27,7 @@ static atomic_ulong total, in_rt;
 static void note(void)
 {
     atomic_fetch_add_explicit(&total, 1, memory_order_relaxed);
-    if (tb_player_in_pull())
+    if (tb_pcmring_in_pull())
         atomic_fetch_add_explicit(&in_rt, 1, memory_order_relaxed);
 }
 

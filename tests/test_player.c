@@ -1,8 +1,8 @@
 /*
- * test_player.c - the PCM ring and audio-clock accounting (player.h), the
+ * test_player.c - the PCM ring and audio-clock accounting (pcmring.h), the
  * timed playout (tb_playout_add_timed) and the eSpeak NG engine (tts.h).
  *
- * Player cases drive tb_player_pull by hand, so every frame count is
+ * Player cases drive tb_pcmring_pull by hand, so every frame count is
  * exact: pre-roll, dry spells and their positions, the thresholds, the
  * cues, the tail, wrap-around and a full ring.  The two-thread case
  * streams 20 M frames with a checksum through the ring (make tsan).
@@ -16,17 +16,17 @@
 
 #include "tests.h"
 #include "ttsbuf/error.h"
-#include "ttsbuf/player.h"
+#include "ttsbuf/pcmring.h"
 #include "ttsbuf/playout.h"
 #include "ttsbuf/tts.h"
 
 #define RATE 1000 /* 1 frame = 1 ms: thresholds are whole frames */
 
-static struct tb_player *mk(size_t cap, double preroll, enum tb_cue cue)
+static struct tb_pcmring *mk(size_t cap, double preroll, enum tb_cue cue)
 {
-    struct tb_player_opts o = {RATE, cap, preroll, cue, 0};
-    struct tb_player *p = NULL;
-    assert_int_equal(tb_player_create(&o, &p), 0);
+    struct tb_pcmring_opts o = {RATE, cap, preroll, cue, 0};
+    struct tb_pcmring *p = NULL;
+    assert_int_equal(tb_pcmring_create(&o, &p), 0);
     return p;
 }
 
@@ -38,21 +38,21 @@ static void fill(int16_t *v, size_t n, int16_t x)
 
 static void player_bad_options(void **state)
 {
-    struct tb_player_opts o = {0, 1024, 0, TB_CUE_NONE, 0};
-    struct tb_player *p = NULL;
+    struct tb_pcmring_opts o = {0, 1024, 0, TB_CUE_NONE, 0};
+    struct tb_pcmring *p = NULL;
     enum tb_cue c;
     (void)state;
-    assert_int_equal(tb_player_create(&o, &p), TB_EINVAL); /* rate 0 */
+    assert_int_equal(tb_pcmring_create(&o, &p), TB_EINVAL); /* rate 0 */
     o.rate = RATE;
     o.preroll = -1;
-    assert_int_equal(tb_player_create(&o, &p), TB_EINVAL);
+    assert_int_equal(tb_pcmring_create(&o, &p), TB_EINVAL);
     o.preroll = NAN;
-    assert_int_equal(tb_player_create(&o, &p), TB_EINVAL);
+    assert_int_equal(tb_pcmring_create(&o, &p), TB_EINVAL);
     o.preroll = 0;
     o.capacity = ((size_t)1 << 28) + 1;
-    assert_int_equal(tb_player_create(&o, &p), TB_EINVAL);
+    assert_int_equal(tb_pcmring_create(&o, &p), TB_EINVAL);
     assert_null(p);
-    tb_player_destroy(NULL);
+    tb_pcmring_destroy(NULL);
     assert_int_equal(tb_cue_parse("tick", &c), 0);
     assert_int_equal(c, TB_CUE_TICK);
     assert_int_equal(tb_cue_parse("tone", &c), 0);
@@ -64,50 +64,50 @@ static void player_bad_options(void **state)
 /* Pre-roll: silence (not counted) until 300 frames are queued. */
 static void player_preroll(void **state)
 {
-    struct tb_player *p = mk(4096, 0.3, TB_CUE_NONE);
-    struct tb_player_stats st;
+    struct tb_pcmring *p = mk(4096, 0.3, TB_CUE_NONE);
+    struct tb_pcmring_stats st;
     int16_t in[400], out[1000];
     (void)state;
     fill(in, 400, 7);
-    tb_player_pull(p, out, 100); /* nothing queued */
-    assert_int_equal(tb_player_write(p, in, 200), 200);
-    tb_player_pull(p, out, 100); /* 200 < 300: still waiting */
+    tb_pcmring_pull(p, out, 100); /* nothing queued */
+    assert_int_equal(tb_pcmring_write(p, in, 200), 200);
+    tb_pcmring_pull(p, out, 100); /* 200 < 300: still waiting */
     assert_int_equal(out[0], 0);
     assert_int_equal(out[99], 0);
-    assert_int_equal(tb_player_write(p, in, 100), 100);
-    tb_player_pull(p, out, 500); /* starts at frame 200, plays 300, then dry */
+    assert_int_equal(tb_pcmring_write(p, in, 100), 100);
+    tb_pcmring_pull(p, out, 500); /* starts at frame 200, plays 300, then dry */
     assert_int_equal(out[0], 7);
     assert_int_equal(out[299], 7);
     assert_int_equal(out[300], 0);
-    tb_player_stats(p, &st);
+    tb_pcmring_stats(p, &st);
     assert_int_equal(st.first_audio, 200);
     assert_int_equal(st.played, 300);
     assert_int_equal(st.concealed, 200);
     assert_int_equal(st.underruns, 0); /* still dry: counted when audio resumes */
     assert_int_equal(st.done, 0);
-    tb_player_destroy(p);
+    tb_pcmring_destroy(p);
 }
 
 /* Dry spells: 1 frame (not an underrun), 2 frames (one), 150 (an
  * interruption), each recorded at its frame. */
 static void player_gaps(void **state)
 {
-    struct tb_player *p = mk(4096, 0, TB_CUE_NONE);
-    struct tb_player_stats st;
+    struct tb_pcmring *p = mk(4096, 0, TB_CUE_NONE);
+    struct tb_pcmring_stats st;
     struct tb_audio_gap g[8];
     int16_t in[100], out[400];
     (void)state;
     fill(in, 100, 1);
-    tb_player_write(p, in, 10);
-    tb_player_pull(p, out, 11); /* 10 played, 1 dry */
-    tb_player_write(p, in, 10);
-    tb_player_pull(p, out, 12); /* 10 played, 2 dry */
-    tb_player_write(p, in, 10);
-    tb_player_pull(p, out, 160); /* 10 played, 150 dry */
-    tb_player_write(p, in, 10);
-    tb_player_end(p);
-    tb_player_pull(p, out, 100); /* 10 played, then the tail: not a gap */
-    tb_player_stats(p, &st);
+    tb_pcmring_write(p, in, 10);
+    tb_pcmring_pull(p, out, 11); /* 10 played, 1 dry */
+    tb_pcmring_write(p, in, 10);
+    tb_pcmring_pull(p, out, 12); /* 10 played, 2 dry */
+    tb_pcmring_write(p, in, 10);
+    tb_pcmring_pull(p, out, 160); /* 10 played, 150 dry */
+    tb_pcmring_write(p, in, 10);
+    tb_pcmring_end(p);
+    tb_pcmring_pull(p, out, 100); /* 10 played, then the tail: not a gap */
+    tb_pcmring_stats(p, &st);
     assert_int_equal(st.concealment_events, 3);
     assert_int_equal(st.underruns, 2);
     assert_int_equal(st.interruptions, 1);
@@ -116,126 +116,126 @@ static void player_gaps(void **state)
     assert_int_equal(st.played, 40);
     assert_int_equal(st.end_audio, 10 + 1 + 10 + 2 + 10 + 150 + 10);
     assert_int_equal(st.done, 1);
-    assert_true(tb_player_done(p));
-    assert_int_equal(tb_player_gaps(p, g, 8), 3);
+    assert_true(tb_pcmring_done(p));
+    assert_int_equal(tb_pcmring_gaps(p, g, 8), 3);
     assert_int_equal(g[0].at, 10);
     assert_int_equal(g[0].frames, 1);
     assert_int_equal(g[1].at, 21);
     assert_int_equal(g[1].frames, 2);
     assert_int_equal(g[2].at, 33);
     assert_int_equal(g[2].frames, 150);
-    tb_player_destroy(p);
+    tb_pcmring_destroy(p);
 }
 
 /* A dry spell spread over several pulls is one gap; max_gaps bounds the
  * records, not the counts. */
 static void player_gap_records_bounded(void **state)
 {
-    struct tb_player_opts o = {RATE, 1024, 0, TB_CUE_NONE, 2};
-    struct tb_player *p = NULL;
-    struct tb_player_stats st;
+    struct tb_pcmring_opts o = {RATE, 1024, 0, TB_CUE_NONE, 2};
+    struct tb_pcmring *p = NULL;
+    struct tb_pcmring_stats st;
     struct tb_audio_gap g[4];
     int16_t in[8] = {1, 1, 1, 1, 1, 1, 1, 1}, out[64];
     (void)state;
-    assert_int_equal(tb_player_create(&o, &p), 0);
+    assert_int_equal(tb_pcmring_create(&o, &p), 0);
     for (int i = 0; i < 5; i++) {
-        tb_player_write(p, in, 4);
-        tb_player_pull(p, out, 10);
-        tb_player_pull(p, out, 10);
+        tb_pcmring_write(p, in, 4);
+        tb_pcmring_pull(p, out, 10);
+        tb_pcmring_pull(p, out, 10);
     }
-    tb_player_write(p, in, 4);
-    tb_player_pull(p, out, 4);
-    tb_player_stats(p, &st);
+    tb_pcmring_write(p, in, 4);
+    tb_pcmring_pull(p, out, 4);
+    tb_pcmring_stats(p, &st);
     assert_int_equal(st.concealment_events, 5);
     assert_int_equal(st.underruns, 5);
     assert_int_equal(st.gaps_dropped, 3);
-    assert_int_equal(tb_player_gaps(p, g, 4), 2);
+    assert_int_equal(tb_pcmring_gaps(p, g, 4), 2);
     assert_int_equal(g[0].frames, 16);
     assert_int_equal(g[1].at, 20 + 4);
-    tb_player_destroy(p);
+    tb_pcmring_destroy(p);
 }
 
 /* The tick sounds once at the start of a spell; the tone fills it. */
 static void player_cues(void **state)
 {
     int16_t in[10], out[2000];
-    struct tb_player_opts o = {22050, 1024, 0, TB_CUE_TICK, 0};
-    struct tb_player *p = NULL;
+    struct tb_pcmring_opts o = {22050, 1024, 0, TB_CUE_TICK, 0};
+    struct tb_pcmring *p = NULL;
     int peak = 0, late = 0;
     (void)state;
     fill(in, 10, 100);
-    assert_int_equal(tb_player_create(&o, &p), 0);
-    tb_player_write(p, in, 10);
-    tb_player_pull(p, out, 2000);
+    assert_int_equal(tb_pcmring_create(&o, &p), 0);
+    tb_pcmring_write(p, in, 10);
+    tb_pcmring_pull(p, out, 2000);
     for (int i = 10; i < 10 + 264; i++)
         peak = abs(out[i]) > peak ? abs(out[i]) : peak;
     for (int i = 10 + 265; i < 2000; i++)
         late |= out[i];
     assert_in_range(peak, 4000, 8300); /* about -12 dBFS */
     assert_int_equal(late, 0);         /* a tick, then silence */
-    tb_player_destroy(p);
+    tb_pcmring_destroy(p);
 
     o.cue = TB_CUE_TONE;
-    assert_int_equal(tb_player_create(&o, &p), 0);
-    tb_player_write(p, in, 10);
-    tb_player_pull(p, out, 2000);
+    assert_int_equal(tb_pcmring_create(&o, &p), 0);
+    tb_pcmring_write(p, in, 10);
+    tb_pcmring_pull(p, out, 2000);
     peak = 0;
     for (int i = 1500; i < 2000; i++)
         peak = abs(out[i]) > peak ? abs(out[i]) : peak;
     assert_in_range(peak, 2000, 2700); /* about -22 dBFS, all along */
-    tb_player_destroy(p);
+    tb_pcmring_destroy(p);
 }
 
 /* Full ring: writes stop (backpressure), and playback starts even short
  * of the pre-roll, counted as forced. */
 static void player_full_ring(void **state)
 {
-    struct tb_player *p = mk(1024, 10.0, TB_CUE_NONE);
-    struct tb_player_stats st;
+    struct tb_pcmring *p = mk(1024, 10.0, TB_CUE_NONE);
+    struct tb_pcmring_stats st;
     int16_t in[1500], out[1500];
     (void)state;
     for (int i = 0; i < 1500; i++)
         in[i] = (int16_t)i;
-    assert_int_equal(tb_player_space(p), 1024);
-    assert_int_equal(tb_player_write(p, in, 1500), 1024);
-    assert_int_equal(tb_player_space(p), 0);
-    tb_player_pull(p, out, 1000);
+    assert_int_equal(tb_pcmring_space(p), 1024);
+    assert_int_equal(tb_pcmring_write(p, in, 1500), 1024);
+    assert_int_equal(tb_pcmring_space(p), 0);
+    tb_pcmring_pull(p, out, 1000);
     assert_int_equal(out[0], 0);
     assert_int_equal(out[999], 999);
-    assert_int_equal(tb_player_write(p, in + 1024, 476), 476); /* wraps */
-    tb_player_end(p);
-    tb_player_pull(p, out, 500);
+    assert_int_equal(tb_pcmring_write(p, in + 1024, 476), 476); /* wraps */
+    tb_pcmring_end(p);
+    tb_pcmring_pull(p, out, 500);
     for (int i = 0; i < 500; i++)
         assert_int_equal(out[i], 1000 + i);
-    tb_player_stats(p, &st);
+    tb_pcmring_stats(p, &st);
     assert_true(st.forced_start);
     assert_int_equal(st.high_water, 1024);
     assert_int_equal(st.concealed, 0);
-    tb_player_pull(p, out, 10);
-    assert_true(tb_player_done(p));
-    tb_player_destroy(p);
+    tb_pcmring_pull(p, out, 10);
+    assert_true(tb_pcmring_done(p));
+    tb_pcmring_destroy(p);
 }
 
 /* Ended with nothing queued: done at once, no audio, no gap. */
 static void player_empty_stream(void **state)
 {
-    struct tb_player *p = mk(1024, 0.5, TB_CUE_TICK);
-    struct tb_player_stats st;
+    struct tb_pcmring *p = mk(1024, 0.5, TB_CUE_TICK);
+    struct tb_pcmring_stats st;
     int16_t out[100];
     (void)state;
-    tb_player_end(p);
-    tb_player_pull(p, out, 100);
-    tb_player_stats(p, &st);
+    tb_pcmring_end(p);
+    tb_pcmring_pull(p, out, 100);
+    tb_pcmring_stats(p, &st);
     assert_true(st.done);
     assert_int_equal(st.first_audio, UINT64_MAX);
     assert_int_equal(st.concealment_events, 0);
-    tb_player_destroy(p);
+    tb_pcmring_destroy(p);
 }
 
 /* Two threads: a writer of 20 M frames (a counter) and a reader pulling
  * odd-sized blocks; every speech frame arrives once, in order. */
 struct xfer {
-    struct tb_player *p;
+    struct tb_pcmring *p;
     uint64_t n;
     uint64_t bad, got;
 };
@@ -253,14 +253,14 @@ static void *writer(void *arg)
             buf[j] = (int16_t)((i + j) % 30000 + 1);
         size_t off = 0;
         while (off < k) {
-            size_t w = tb_player_write(x->p, buf + off, k - off);
+            size_t w = tb_pcmring_write(x->p, buf + off, k - off);
             off += w;
             if (w == 0)
                 sched_yield();
         }
         i += k;
     }
-    tb_player_end(x->p);
+    tb_pcmring_end(x->p);
     return NULL;
 }
 
@@ -272,8 +272,8 @@ static void player_two_threads(void **state)
     uint64_t expect = 0;
     (void)state;
     assert_int_equal(pthread_create(&th, NULL, writer, &x), 0);
-    while (!tb_player_done(x.p)) {
-        tb_player_pull(x.p, out, 513);
+    while (!tb_pcmring_done(x.p)) {
+        tb_pcmring_pull(x.p, out, 513);
         for (int i = 0; i < 513; i++) {
             if (out[i] == 0)
                 continue; /* concealment or pre-start */
@@ -285,7 +285,7 @@ static void player_two_threads(void **state)
     pthread_join(th, NULL);
     assert_int_equal(x.bad, 0);
     assert_int_equal(expect, x.n);
-    tb_player_destroy(x.p);
+    tb_pcmring_destroy(x.p);
 }
 
 /* Timed playout: the maths of playout.h with given durations. */

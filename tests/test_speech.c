@@ -522,7 +522,7 @@ static void speech_portaudio_long(void **state)
     cJSON_Delete(j);
 }
 
-/* In process: the real-time path (tb_player_pull in PortAudio's callback)
+/* In process: the real-time path (tb_pcmring_pull in PortAudio's callback)
  * never allocates, over a whole run. */
 static void speech_callback_never_allocates(void **state)
 {

@@ -49,7 +49,7 @@ int tb_test_speech(void);
 int tb_test_audioenv(void);
 
 /* Allocations counted so far in the whole process, and those made inside
- * tb_player_pull (the real-time path): tests/rt_alloc.c.  The first call
+ * tb_pcmring_pull (the real-time path): tests/rt_alloc.c.  The first call
  * installs the hook where one is needed (sanitizer builds). */
 void tb_test_alloc_counts(unsigned long *all, unsigned long *rt);
 int tb_test_bench(void); /* ttsbuf bench and merge */

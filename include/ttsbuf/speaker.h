@@ -10,7 +10,7 @@
  *   none       nothing is played: the eSpeak-timed simulation.  Durations
  *              are cached by text (a repeated chunk is not synthesized
  *              again).
- *   wav        the PCM goes through the player (player.h) on a virtual
+ *   wav        the PCM goes through the player (pcmring.h) on a virtual
  *              audio clock and into a WAV file, exactly as it would be
  *              heard from the stream's t = 0: the leading silence, gaps
  *              (with the stall cue), the tail.  A chunk becomes playable
@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ttsbuf/player.h"
+#include "ttsbuf/pcmring.h"
 #include "ttsbuf/voice.h"
 
 enum tb_sink_kind { TB_SINK_NONE = 0, TB_SINK_WAV, TB_SINK_PORTAUDIO };
@@ -127,7 +127,7 @@ int tb_speaker_quiet(void);
 
 /* The player's live counters (sinks wav and portaudio); returns 0, or
  * TB_EINVAL for the sink none.  Any thread. */
-int tb_speaker_player_stats(const struct tb_speaker *s, struct tb_player_stats *st);
+int tb_speaker_player_stats(const struct tb_speaker *s, struct tb_pcmring_stats *st);
 
 void tb_speaker_destroy(struct tb_speaker *s); /* NULL is a no-op */
 

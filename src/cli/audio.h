@@ -10,7 +10,7 @@
 
 #include "cli.h"
 #include "ttsbuf/clock.h"
-#include "ttsbuf/player.h"
+#include "ttsbuf/pcmring.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/speaker.h"
 

@@ -73,7 +73,7 @@ static void handover_and_cpu(void)
     struct tb_audio_pulse *pa = NULL;
     struct tb_speaker_opts so;
     struct tb_speaker *sp;
-    struct tb_player_stats st;
+    struct tb_pcmring_stats st;
     const struct tb_voice *v;
     char err[512], buf[128];
     double lat[20], dur, busy, cpu0, t0, played_s = 0;

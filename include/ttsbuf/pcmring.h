@@ -1,5 +1,5 @@
 /*
- * player.h - the audio end of the speech pipeline: a lock-free ring of
+ * pcmring.h - the audio end of the speech pipeline: a lock-free ring of
  * PCM between the synthesis thread and the audio clock, and the
  * accounting of what the listener hears.
  *
@@ -19,15 +19,15 @@
  *   - once the writer has ended and the ring is empty: done (silence).
  * Each dry spell is recorded, with its position, when audio resumes.
  *
- * Threads: one writer thread (tb_player_write, tb_player_space,
- * tb_player_end) and one reader (tb_player_pull), lock-free over C11
- * atomics; tb_player_pull never allocates, locks, prints or makes a system
- * call, so it is safe in a real-time audio callback.  tb_player_done and
- * tb_player_stats may be called from any thread; tb_player_gaps once the
+ * Threads: one writer thread (tb_pcmring_write, tb_pcmring_space,
+ * tb_pcmring_end) and one reader (tb_pcmring_pull), lock-free over C11
+ * atomics; tb_pcmring_pull never allocates, locks, prints or makes a system
+ * call, so it is safe in a real-time audio callback.  tb_pcmring_done and
+ * tb_pcmring_stats may be called from any thread; tb_pcmring_gaps once the
  * reader has stopped.  Ownership: create/destroy; no allocation between.
  */
-#ifndef TTSBUF_PLAYER_H
-#define TTSBUF_PLAYER_H
+#ifndef TTSBUF_PCMRING_H
+#define TTSBUF_PCMRING_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -38,9 +38,9 @@ enum tb_cue { TB_CUE_NONE = 0, TB_CUE_TICK, TB_CUE_TONE };
 int tb_cue_parse(const char *name, enum tb_cue *out);
 const char *tb_cue_name(enum tb_cue c);
 
-#define TB_PLAYER_GAPS_DEFAULT 4096u
+#define TB_PCMRING_GAPS_DEFAULT 4096u
 
-struct tb_player_opts {
+struct tb_pcmring_opts {
     unsigned rate;   /* frames per second (the synthesizer's rate) */
     size_t capacity; /* ring frames, rounded up to a power of two (>= 1024) */
     double preroll;  /* seconds queued before playback starts */
@@ -54,7 +54,7 @@ struct tb_audio_gap {
     uint64_t frames; /* its length */
 };
 
-struct tb_player_stats {
+struct tb_pcmring_stats {
     uint64_t pulled;      /* frames handed to the clock so far */
     uint64_t played;      /* frames of speech among them */
     uint64_t first_audio; /* frame where playback started (UINT64_MAX: not yet) */
@@ -70,37 +70,37 @@ struct tb_player_stats {
     int done;
 };
 
-struct tb_player;
+struct tb_pcmring;
 
 /* Returns 0 and *out, TB_EINVAL (rate 0, capacity over 2^28, negative
  * pre-roll) or TB_ENOMEM. */
-int tb_player_create(const struct tb_player_opts *o, struct tb_player **out);
-void tb_player_destroy(struct tb_player *p); /* NULL is a no-op */
+int tb_pcmring_create(const struct tb_pcmring_opts *o, struct tb_pcmring **out);
+void tb_pcmring_destroy(struct tb_pcmring *p); /* NULL is a no-op */
 
 /* Writer: appends up to n frames; returns how many fit (the rest waits:
  * backpressure). */
-size_t tb_player_write(struct tb_player *p, const int16_t *pcm, size_t n);
+size_t tb_pcmring_write(struct tb_pcmring *p, const int16_t *pcm, size_t n);
 /* Writer: frames that fit now. */
-size_t tb_player_space(const struct tb_player *p);
+size_t tb_pcmring_space(const struct tb_pcmring *p);
 /* Writer: no more audio; after the queue plays out the player is done. */
-void tb_player_end(struct tb_player *p);
+void tb_pcmring_end(struct tb_pcmring *p);
 
 /* Reader (real-time safe): fills out[0..frames). */
-void tb_player_pull(struct tb_player *p, int16_t *out, size_t frames);
+void tb_pcmring_pull(struct tb_pcmring *p, int16_t *out, size_t frames);
 
 /* Any thread: whether the writer ended and everything has been pulled. */
-int tb_player_done(const struct tb_player *p);
+int tb_pcmring_done(const struct tb_pcmring *p);
 /* Any thread: a snapshot of the counters. */
-void tb_player_stats(const struct tb_player *p, struct tb_player_stats *st);
+void tb_pcmring_stats(const struct tb_pcmring *p, struct tb_pcmring_stats *st);
 /* After the reader stopped: copies up to max recorded dry spells, in
  * order; returns how many there are (may exceed max). */
-size_t tb_player_gaps(const struct tb_player *p, struct tb_audio_gap *out, size_t max);
+size_t tb_pcmring_gaps(const struct tb_pcmring *p, struct tb_audio_gap *out, size_t max);
 
 /* Frames the reader has pulled (any thread; for clocks and tests). */
-uint64_t tb_player_pulled(const struct tb_player *p);
+uint64_t tb_pcmring_pulled(const struct tb_pcmring *p);
 
-/* Whether the calling thread is inside tb_player_pull right now: lets a
+/* Whether the calling thread is inside tb_pcmring_pull right now: lets a
  * test's allocation hook prove the real-time path never allocates. */
-int tb_player_in_pull(void);
+int tb_pcmring_in_pull(void);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * player.c - the PCM ring and the audio clock's accounting (player.h).
+ * pcmring.c - the PCM ring and the audio clock's accounting (pcmring.h).
  *
  * The ring is kfifo's: a power-of-two frame array and two free-running
  * 64-bit indices.  The writer stores frames, then publishes `head` with
@@ -13,9 +13,9 @@
  * touches, and is published to other threads through relaxed atomic
  * counters (statistics need no ordering beyond "eventually").  Gap records
  * go into a preallocated array whose count is published with release
- * order, so a reader of tb_player_gaps sees complete records.
+ * order, so a reader of tb_pcmring_gaps sees complete records.
  */
-#include "ttsbuf/player.h"
+#include "ttsbuf/pcmring.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -27,8 +27,8 @@
 
 enum { ST_IDLE, ST_PLAYING, ST_DONE };
 
-struct tb_player {
-    struct tb_player_opts o;
+struct tb_pcmring {
+    struct tb_pcmring_opts o;
     int16_t *buf;
     uint64_t mask;
     uint64_t preroll_frames;
@@ -86,7 +86,7 @@ const char *tb_cue_name(enum tb_cue c)
  * for the whole spell (its table is a whole number of periods, so the loop
  * does not click).
  */
-static int make_cue(struct tb_player *p)
+static int make_cue(struct tb_pcmring *p)
 {
     const double pi = 3.14159265358979323846;
     unsigned rate = p->o.rate;
@@ -118,9 +118,9 @@ static int make_cue(struct tb_player *p)
     return 0;
 }
 
-int tb_player_create(const struct tb_player_opts *o, struct tb_player **out)
+int tb_pcmring_create(const struct tb_pcmring_opts *o, struct tb_pcmring **out)
 {
-    struct tb_player *p;
+    struct tb_pcmring *p;
     size_t cap = 1024;
     *out = NULL;
     if (o->rate == 0 || o->capacity > ((size_t)1 << 28) || !(o->preroll >= 0.0) ||
@@ -134,11 +134,11 @@ int tb_player_create(const struct tb_player_opts *o, struct tb_player **out)
     p->o = *o;
     p->o.capacity = cap;
     p->mask = cap - 1;
-    p->max_gaps = o->max_gaps ? o->max_gaps : TB_PLAYER_GAPS_DEFAULT;
+    p->max_gaps = o->max_gaps ? o->max_gaps : TB_PCMRING_GAPS_DEFAULT;
     p->buf = malloc(cap * sizeof(*p->buf));
     p->gaps = malloc(p->max_gaps * sizeof(*p->gaps));
     if (p->buf == NULL || p->gaps == NULL || make_cue(p) != 0) {
-        tb_player_destroy(p);
+        tb_pcmring_destroy(p);
         return TB_ENOMEM;
     }
     p->preroll_frames = (uint64_t)llround(o->preroll * o->rate);
@@ -153,7 +153,7 @@ int tb_player_create(const struct tb_player_opts *o, struct tb_player **out)
     return 0;
 }
 
-void tb_player_destroy(struct tb_player *p)
+void tb_pcmring_destroy(struct tb_pcmring *p)
 {
     if (p == NULL)
         return;
@@ -163,14 +163,14 @@ void tb_player_destroy(struct tb_player *p)
     free(p);
 }
 
-size_t tb_player_space(const struct tb_player *p)
+size_t tb_pcmring_space(const struct tb_pcmring *p)
 {
     uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
     uint64_t t = atomic_load_explicit(&p->tail, memory_order_acquire);
     return (size_t)(p->o.capacity - (h - t));
 }
 
-size_t tb_player_write(struct tb_player *p, const int16_t *pcm, size_t n)
+size_t tb_pcmring_write(struct tb_pcmring *p, const int16_t *pcm, size_t n)
 {
     uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
     uint64_t t = atomic_load_explicit(&p->tail, memory_order_acquire);
@@ -186,13 +186,13 @@ size_t tb_player_write(struct tb_player *p, const int16_t *pcm, size_t n)
     return k;
 }
 
-void tb_player_end(struct tb_player *p)
+void tb_pcmring_end(struct tb_pcmring *p)
 {
     atomic_store_explicit(&p->ended, 1, memory_order_release);
 }
 
 /* A dry spell ended (audio resumed): count and record it. */
-static void close_gap(struct tb_player *p)
+static void close_gap(struct tb_pcmring *p)
 {
     uint64_t len = p->gap_len;
     p->in_gap = 0;
@@ -215,7 +215,7 @@ static void close_gap(struct tb_player *p)
 }
 
 /* Fills out[0..n) with concealment for a dry spell going on at `pos`. */
-static void conceal(struct tb_player *p, int16_t *out, size_t n, uint64_t pos)
+static void conceal(struct tb_pcmring *p, int16_t *out, size_t n, uint64_t pos)
 {
     if (!p->in_gap) {
         p->in_gap = 1;
@@ -235,7 +235,7 @@ static void conceal(struct tb_player *p, int16_t *out, size_t n, uint64_t pos)
     }
 }
 
-void tb_player_pull(struct tb_player *p, int16_t *out, size_t frames)
+void tb_pcmring_pull(struct tb_pcmring *p, int16_t *out, size_t frames)
 {
     uint64_t pos = atomic_load_explicit(&p->pulled, memory_order_relaxed);
     size_t done = 0;
@@ -298,22 +298,22 @@ void tb_player_pull(struct tb_player *p, int16_t *out, size_t frames)
     in_pull = 0;
 }
 
-int tb_player_done(const struct tb_player *p)
+int tb_pcmring_done(const struct tb_pcmring *p)
 {
     return atomic_load_explicit(&p->done, memory_order_acquire);
 }
 
-uint64_t tb_player_pulled(const struct tb_player *p)
+uint64_t tb_pcmring_pulled(const struct tb_pcmring *p)
 {
     return atomic_load_explicit(&p->pulled, memory_order_relaxed);
 }
 
-int tb_player_in_pull(void)
+int tb_pcmring_in_pull(void)
 {
     return in_pull;
 }
 
-void tb_player_stats(const struct tb_player *p, struct tb_player_stats *st)
+void tb_pcmring_stats(const struct tb_pcmring *p, struct tb_pcmring_stats *st)
 {
     st->pulled = atomic_load_explicit(&p->pulled, memory_order_relaxed);
     st->played = atomic_load_explicit(&p->played, memory_order_relaxed);
@@ -330,7 +330,7 @@ void tb_player_stats(const struct tb_player *p, struct tb_player_stats *st)
     st->done = atomic_load_explicit(&p->done, memory_order_acquire);
 }
 
-size_t tb_player_gaps(const struct tb_player *p, struct tb_audio_gap *out, size_t max)
+size_t tb_pcmring_gaps(const struct tb_pcmring *p, struct tb_audio_gap *out, size_t max)
 {
     size_t n = atomic_load_explicit(&p->ngaps, memory_order_acquire);
     if (out != NULL && n > 0 && max > 0)
