@@ -58,23 +58,23 @@ struct tb_pcmring {
 
 static _Thread_local int in_pull;
 
-int tb_cue_parse(const char *name, enum tb_cue *out)
+int tb_pcmring_cue_parse(const char *name, enum tb_pcmring_cue *out)
 {
     static const char *const names[] = {"none", "tick", "tone"};
     for (int i = 0; i < 3; i++) {
         if (strcmp(name, names[i]) == 0) {
-            *out = (enum tb_cue)i;
+            *out = (enum tb_pcmring_cue)i;
             return 0;
         }
     }
     return TB_EINVAL;
 }
 
-const char *tb_cue_name(enum tb_cue c)
+const char *tb_pcmring_cue_name(enum tb_pcmring_cue c)
 {
     switch (c) {
-    case TB_CUE_TICK: return "tick";
-    case TB_CUE_TONE: return "tone";
+    case TB_PCMRING_CUE_TICK: return "tick";
+    case TB_PCMRING_CUE_TONE: return "tone";
     default: return "none";
     }
 }
@@ -91,9 +91,9 @@ static int make_cue(struct tb_pcmring *p)
     const double pi = 3.14159265358979323846;
     unsigned rate = p->o.rate;
     size_t n;
-    if (p->o.cue == TB_CUE_NONE)
+    if (p->o.cue == TB_PCMRING_CUE_NONE)
         return 0;
-    if (p->o.cue == TB_CUE_TICK) {
+    if (p->o.cue == TB_PCMRING_CUE_TICK) {
         n = (size_t)(rate * 0.012);
         if (n < 2)
             n = 2;
@@ -107,7 +107,7 @@ static int make_cue(struct tb_pcmring *p)
     p->cue_len = n;
     for (size_t i = 0; i < n; i++) {
         double v;
-        if (p->o.cue == TB_CUE_TICK) {
+        if (p->o.cue == TB_PCMRING_CUE_TICK) {
             double w = 0.5 - 0.5 * cos(2.0 * pi * (double)i / (double)(n - 1));
             v = 0.25 * w * sin(2.0 * pi * 2000.0 * (double)i / rate);
         } else {
@@ -227,9 +227,9 @@ static void conceal(struct tb_pcmring *p, int16_t *out, size_t n, uint64_t pos)
     atomic_fetch_add_explicit(&p->concealed, n, memory_order_relaxed);
     for (size_t i = 0; i < n; i++) {
         int16_t v = 0;
-        if (p->o.cue == TB_CUE_TONE)
+        if (p->o.cue == TB_PCMRING_CUE_TONE)
             v = p->cue[p->cue_pos++ % p->cue_len];
-        else if (p->o.cue == TB_CUE_TICK && p->cue_pos < p->cue_len)
+        else if (p->o.cue == TB_PCMRING_CUE_TICK && p->cue_pos < p->cue_len)
             v = p->cue[p->cue_pos++];
         out[i] = v;
     }

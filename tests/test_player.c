@@ -22,7 +22,7 @@
 
 #define RATE 1000 /* 1 frame = 1 ms: thresholds are whole frames */
 
-static struct tb_pcmring *mk(size_t cap, double preroll, enum tb_cue cue)
+static struct tb_pcmring *mk(size_t cap, double preroll, enum tb_pcmring_cue cue)
 {
     struct tb_pcmring_opts o = {RATE, cap, preroll, cue, 0};
     struct tb_pcmring *p = NULL;
@@ -38,9 +38,9 @@ static void fill(int16_t *v, size_t n, int16_t x)
 
 static void player_bad_options(void **state)
 {
-    struct tb_pcmring_opts o = {0, 1024, 0, TB_CUE_NONE, 0};
+    struct tb_pcmring_opts o = {0, 1024, 0, TB_PCMRING_CUE_NONE, 0};
     struct tb_pcmring *p = NULL;
-    enum tb_cue c;
+    enum tb_pcmring_cue c;
     (void)state;
     assert_int_equal(tb_pcmring_create(&o, &p), TB_EINVAL); /* rate 0 */
     o.rate = RATE;
@@ -53,18 +53,18 @@ static void player_bad_options(void **state)
     assert_int_equal(tb_pcmring_create(&o, &p), TB_EINVAL);
     assert_null(p);
     tb_pcmring_destroy(NULL);
-    assert_int_equal(tb_cue_parse("tick", &c), 0);
-    assert_int_equal(c, TB_CUE_TICK);
-    assert_int_equal(tb_cue_parse("tone", &c), 0);
-    assert_int_equal(tb_cue_parse("none", &c), 0);
-    assert_int_equal(tb_cue_parse("beep", &c), TB_EINVAL);
-    assert_string_equal(tb_cue_name(TB_CUE_TONE), "tone");
+    assert_int_equal(tb_pcmring_cue_parse("tick", &c), 0);
+    assert_int_equal(c, TB_PCMRING_CUE_TICK);
+    assert_int_equal(tb_pcmring_cue_parse("tone", &c), 0);
+    assert_int_equal(tb_pcmring_cue_parse("none", &c), 0);
+    assert_int_equal(tb_pcmring_cue_parse("beep", &c), TB_EINVAL);
+    assert_string_equal(tb_pcmring_cue_name(TB_PCMRING_CUE_TONE), "tone");
 }
 
 /* Pre-roll: silence (not counted) until 300 frames are queued. */
 static void player_preroll(void **state)
 {
-    struct tb_pcmring *p = mk(4096, 0.3, TB_CUE_NONE);
+    struct tb_pcmring *p = mk(4096, 0.3, TB_PCMRING_CUE_NONE);
     struct tb_pcmring_stats st;
     int16_t in[400], out[1000];
     (void)state;
@@ -92,7 +92,7 @@ static void player_preroll(void **state)
  * interruption), each recorded at its frame. */
 static void player_gaps(void **state)
 {
-    struct tb_pcmring *p = mk(4096, 0, TB_CUE_NONE);
+    struct tb_pcmring *p = mk(4096, 0, TB_PCMRING_CUE_NONE);
     struct tb_pcmring_stats st;
     struct tb_audio_gap g[8];
     int16_t in[100], out[400];
@@ -131,7 +131,7 @@ static void player_gaps(void **state)
  * records, not the counts. */
 static void player_gap_records_bounded(void **state)
 {
-    struct tb_pcmring_opts o = {RATE, 1024, 0, TB_CUE_NONE, 2};
+    struct tb_pcmring_opts o = {RATE, 1024, 0, TB_PCMRING_CUE_NONE, 2};
     struct tb_pcmring *p = NULL;
     struct tb_pcmring_stats st;
     struct tb_audio_gap g[4];
@@ -159,7 +159,7 @@ static void player_gap_records_bounded(void **state)
 static void player_cues(void **state)
 {
     int16_t in[10], out[2000];
-    struct tb_pcmring_opts o = {22050, 1024, 0, TB_CUE_TICK, 0};
+    struct tb_pcmring_opts o = {22050, 1024, 0, TB_PCMRING_CUE_TICK, 0};
     struct tb_pcmring *p = NULL;
     int peak = 0, late = 0;
     (void)state;
@@ -175,7 +175,7 @@ static void player_cues(void **state)
     assert_int_equal(late, 0);         /* a tick, then silence */
     tb_pcmring_destroy(p);
 
-    o.cue = TB_CUE_TONE;
+    o.cue = TB_PCMRING_CUE_TONE;
     assert_int_equal(tb_pcmring_create(&o, &p), 0);
     tb_pcmring_write(p, in, 10);
     tb_pcmring_pull(p, out, 2000);
@@ -190,7 +190,7 @@ static void player_cues(void **state)
  * of the pre-roll, counted as forced. */
 static void player_full_ring(void **state)
 {
-    struct tb_pcmring *p = mk(1024, 10.0, TB_CUE_NONE);
+    struct tb_pcmring *p = mk(1024, 10.0, TB_PCMRING_CUE_NONE);
     struct tb_pcmring_stats st;
     int16_t in[1500], out[1500];
     (void)state;
@@ -219,7 +219,7 @@ static void player_full_ring(void **state)
 /* Ended with nothing queued: done at once, no audio, no gap. */
 static void player_empty_stream(void **state)
 {
-    struct tb_pcmring *p = mk(1024, 0.5, TB_CUE_TICK);
+    struct tb_pcmring *p = mk(1024, 0.5, TB_PCMRING_CUE_TICK);
     struct tb_pcmring_stats st;
     int16_t out[100];
     (void)state;
@@ -266,7 +266,7 @@ static void *writer(void *arg)
 
 static void player_two_threads(void **state)
 {
-    struct xfer x = {mk(4096, 0, TB_CUE_NONE), 20000000, 0, 0};
+    struct xfer x = {mk(4096, 0, TB_PCMRING_CUE_NONE), 20000000, 0, 0};
     pthread_t th;
     int16_t out[513];
     uint64_t expect = 0;

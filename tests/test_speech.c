@@ -545,7 +545,7 @@ static void speech_callback_never_allocates(void **state)
     memset(&so, 0, sizeof(so));
     so.sink = TB_SINK_PORTAUDIO;
     so.wpm = 300;
-    so.cue = TB_CUE_TONE;
+    so.cue = TB_PCMRING_CUE_TONE;
     so.latency = 0.05;
     tb_test_alloc_counts(&all0, &rt0);
     if (tb_speaker_create(&so, &sp, err, sizeof(err)) != 0)

@@ -32,11 +32,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum tb_cue { TB_CUE_NONE = 0, TB_CUE_TICK, TB_CUE_TONE };
+enum tb_pcmring_cue { TB_PCMRING_CUE_NONE = 0, TB_PCMRING_CUE_TICK, TB_PCMRING_CUE_TONE };
 
 /* Name <-> cue ("none", "tick", "tone").  parse returns 0 or TB_EINVAL. */
-int tb_cue_parse(const char *name, enum tb_cue *out);
-const char *tb_cue_name(enum tb_cue c);
+int tb_pcmring_cue_parse(const char *name, enum tb_pcmring_cue *out);
+const char *tb_pcmring_cue_name(enum tb_pcmring_cue c);
 
 #define TB_PCMRING_GAPS_DEFAULT 4096u
 
@@ -44,7 +44,7 @@ struct tb_pcmring_opts {
     unsigned rate;   /* frames per second (the synthesizer's rate) */
     size_t capacity; /* ring frames, rounded up to a power of two (>= 1024) */
     double preroll;  /* seconds queued before playback starts */
-    enum tb_cue cue; /* what fills a dry spell */
+    enum tb_pcmring_cue cue; /* what fills a dry spell */
     size_t max_gaps; /* dry spells kept with their position (0: default) */
 };
 

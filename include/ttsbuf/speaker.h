@@ -48,7 +48,7 @@ struct tb_speaker_opts {
     double wpm;          /* eSpeak rate: TB_TTS_WPM_MIN..TB_TTS_WPM_MAX */
     double tts_latency;  /* L: a chunk plays no earlier than L after it closes */
     double preroll;      /* seconds of audio queued before playback starts */
-    enum tb_cue cue;     /* what a listener hears in a gap */
+    enum tb_pcmring_cue cue;     /* what a listener hears in a gap */
     double latency;      /* portaudio: suggested output latency, s (0: default) */
     size_t ring_frames;  /* player ring (0: 2^22 frames, 190 s at 22.05 kHz) */
     int count_synthesis; /* sink none: each chunk's measured synthesis time

@@ -19,7 +19,7 @@ void tb_cli_audio_init(struct tb_cli_audio *a)
 {
     memset(a, 0, sizeof(*a));
     a->sink = TB_SINK_NONE;
-    a->cue = TB_CUE_TICK;
+    a->cue = TB_PCMRING_CUE_TICK;
 }
 
 int tb_cli_audio_option(struct tb_cli_audio *a, int c, const char *arg)
@@ -46,7 +46,7 @@ int tb_cli_audio_option(struct tb_cli_audio *a, int c, const char *arg)
         return 1;
     case TB_O_VOICE: a->voice = arg; return 1;
     case TB_O_CUE:
-        if (tb_cue_parse(arg, &a->cue) != 0) {
+        if (tb_pcmring_cue_parse(arg, &a->cue) != 0) {
             tb_cli_error("--stall-cue: '%s' is not none, tick or tone", arg);
             return -1;
         }
@@ -239,7 +239,7 @@ void tb_cli_audio_report(FILE *f, const struct tb_cli_audio *a, const struct tb_
             "    first audio %.3f s, %.2f s of speech played, %.3f s concealed in %" PRIu64
             " event%s, stall cue %s\n",
             x->first_audio, x->speech, x->concealed, x->concealment_events,
-            plural(x->concealment_events), tb_cue_name(a->cue));
+            plural(x->concealment_events), tb_pcmring_cue_name(a->cue));
     if (x->device_underflows > 0)
         fprintf(f,
                 "    warning: the device itself ran dry %" PRIu64 " time%s (PortAudio output "
@@ -291,7 +291,7 @@ void tb_cli_audio_json(void *rootp, const struct tb_cli_audio *a, const struct t
     }
     if (a->sink == TB_SINK_NONE)
         return;
-    cJSON_AddStringToObject(au, "stall_cue", tb_cue_name(a->cue));
+    cJSON_AddStringToObject(au, "stall_cue", tb_pcmring_cue_name(a->cue));
     cJSON_AddNumberToObject(au, "output_latency_s", x->latency);
     cJSON_AddNumberToObject(au, "first_audio_s", x->first_audio);
     cJSON_AddNumberToObject(au, "end_audio_s", x->end_audio);

@@ -31,7 +31,7 @@ struct tb_cli_audio {
     int espeak;          /* --voice-model espeak (implied by a sink) */
     int count_synthesis; /* --voice-model espeak+synthesis */
     const char *voice;
-    enum tb_cue cue;
+    enum tb_pcmring_cue cue;
     double latency;
     struct tb_speaker *sp;
     struct tb_audio_result res;
