@@ -16,7 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cJSON.h>
+
 #include "bench_report.h"
+#include "jsonout.h"
+#include "ttsbuf/version.h"
 #include "cli.h"
 #include "ttsbuf/clock.h"
 #include "audio.h"
@@ -532,6 +536,38 @@ static int clear_stale(const char *dir, int in_traces, const struct tb_bench_met
 /* The output directory: DIR and DIR/traces, with no earlier run's files
  * in them (refused, or removed with --force): a later `sweep DIR/traces`
  * must not mix runs.  0 or an exit code. */
+/* The options that shape the records (they must match to merge), as a
+ * JSON object's canonical text; and when and by which ttsbuf they began. */
+static int bench_options(struct tb_bench_meta *meta, const struct tb_sim_opts *o,
+                         long max_tokens, const char *api)
+{
+    cJSON *j = cJSON_CreateObject();
+    char *t;
+    if (j == NULL)
+        return -1;
+    cJSON_AddStringToObject(j, "chunk", tb_seg_policy_name(o->seg.policy));
+    cJSON_AddNumberToObject(j, "min_chars", o->seg.min_chars);
+    cJSON_AddNumberToObject(j, "wpm", o->play.wpm);
+    cJSON_AddNumberToObject(j, "tts_latency_s", o->play.tts_latency);
+    cJSON_AddNumberToObject(j, "preroll_s", o->play.preroll);
+    cJSON_AddBoolToObject(j, "rebuffer", o->play.rebuffer);
+    cJSON_AddNumberToObject(j, "ring_slots", (double)o->ring_slots);
+    cJSON_AddNumberToObject(j, "ring_bytes", (double)o->ring_bytes);
+    cJSON_AddNumberToObject(j, "max_tokens", (double)max_tokens);
+    cJSON_AddStringToObject(j, "api", api);
+    t = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    if (t == NULL || strlen(t) >= sizeof(meta->options)) {
+        cJSON_free(t);
+        return -1;
+    }
+    snprintf(meta->options, sizeof(meta->options), "%s", t);
+    cJSON_free(t);
+    snprintf(meta->started_at, sizeof(meta->started_at), "%s", tb_cli_started_at());
+    snprintf(meta->ttsbuf_version, sizeof(meta->ttsbuf_version), "%s", TB_VERSION);
+    return 0;
+}
+
 static int make_out(const char *dir, const struct tb_bench_meta *m, int force)
 {
     char path[4096];
@@ -683,12 +719,11 @@ int tb_cmd_bench(int argc, char **argv)
     snprintf(meta.model, sizeof(meta.model), "%s", a.q.model);
     snprintf(meta.base_url, sizeof(meta.base_url), "%s", ep.base_red);
     snprintf(meta.provider, sizeof(meta.provider), "%s", tb_cli_endpoint_provider(&ep));
-    snprintf(meta.options, sizeof(meta.options),
-             "chunk=%s min-chars=%u wpm=%g tts-latency=%g preroll=%g ring-slots=%zu "
-             "ring-bytes=%zu max-tokens=%ld api=%s",
-             tb_seg_policy_name(a.c.o.seg.policy), a.c.o.seg.min_chars, a.c.o.play.wpm,
-             a.c.o.play.tts_latency, a.c.o.play.preroll, a.c.o.ring_slots, a.c.o.ring_bytes,
-             a.q.req.max_tokens, info->name);
+    if (bench_options(&meta, &a.c.o, a.q.req.max_tokens, info->name) != 0) {
+        tb_cli_error("out of memory");
+        code = TB_EXIT_USAGE;
+        goto out;
+    }
 
     if (a.out != NULL) {
         code = make_out(a.out, &meta, a.force);
@@ -758,7 +793,7 @@ int tb_cmd_bench(int argc, char **argv)
     if (a.csv)
         tb_bench_report_csv(stdout, &meta, sums);
     else if (a.c.json)
-        tb_bench_report_json(stdout, &meta, sums);
+        tb_bench_report_json(stdout, "bench", &meta, sums);
     else
         tb_bench_report_human(stdout, &meta, sums);
     if (a.out != NULL) {
@@ -766,7 +801,7 @@ int tb_cmd_bench(int argc, char **argv)
         file_name(path, sizeof(path), a.out, "summary", "json", &meta);
         sf = fopen(path, "w");
         if (sf != NULL) {
-            tb_bench_report_json(sf, &meta, sums);
+            tb_bench_report_json(sf, "bench", &meta, sums);
             fclose(sf);
         } else {
             tb_cli_error("--out: %s: %s", path, strerror(errno));
