@@ -8,6 +8,7 @@
  * leaves this file.
  */
 #include "ttsbuf/trace.h"
+#include "ttsbuf/version.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -57,6 +58,10 @@ static int load_header(struct loader *L, const cJSON *root)
              cJSON_GetObjectItemCaseSensitive(root, "base_url"));
     copy_str(L->out->provider, sizeof(L->out->provider),
              cJSON_GetObjectItemCaseSensitive(root, "provider"));
+    copy_str(L->out->started_at, sizeof(L->out->started_at),
+             cJSON_GetObjectItemCaseSensitive(root, "started_at"));
+    copy_str(L->out->command, sizeof(L->out->command),
+             cJSON_GetObjectItemCaseSensitive(root, "command"));
     return 0;
 }
 
@@ -387,7 +392,7 @@ static void add_server(cJSON *o, const struct tb_server_timing *t)
 
 int tb_trace_write(FILE *f, const struct tb_stream *s)
 {
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = cJSON_CreateObject(), *sc;
     int rc;
     char *tmp = NULL;
     size_t tmpcap = 0;
@@ -395,6 +400,16 @@ int tb_trace_write(FILE *f, const struct tb_stream *s)
     if (o == NULL)
         return TB_ENOMEM;
     cJSON_AddNumberToObject(o, "ttsbuf_trace", 1);
+    sc = cJSON_AddObjectToObject(o, "schema");
+    if (sc != NULL) {
+        cJSON_AddStringToObject(sc, "name", "ttsbuf.trace");
+        cJSON_AddNumberToObject(sc, "version", 1);
+    }
+    cJSON_AddStringToObject(o, "ttsbuf_version", TB_VERSION);
+    if (s->started_at[0])
+        cJSON_AddStringToObject(o, "started_at", s->started_at);
+    if (s->command[0])
+        cJSON_AddStringToObject(o, "command", s->command);
     if (s->model[0])
         cJSON_AddStringToObject(o, "model", s->model);
     if (s->base_url[0])

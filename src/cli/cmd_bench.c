@@ -600,6 +600,8 @@ static int write_level(FILE *rf, const char *dir, const struct tb_bench_meta *m,
         snprintf(r->stream.model, sizeof(r->stream.model), "%s", m->model);
         snprintf(r->stream.base_url, sizeof(r->stream.base_url), "%s", m->base_url);
         snprintf(r->stream.provider, sizeof(r->stream.provider), "%s", m->provider);
+        snprintf(r->stream.started_at, sizeof(r->stream.started_at), "%s", m->started_at);
+        snprintf(r->stream.command, sizeof(r->stream.command), "bench");
         tf = fopen(path, "w");
         if (tf == NULL) {
             tb_cli_error("--out: %s: %s", path, strerror(errno));
