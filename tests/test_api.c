@@ -629,7 +629,7 @@ static void e2e_clean(void **state)
     assert_string_equal(cJSON_GetObjectItem(j, "api")->valuestring, "anthropic");
     assert_int_equal(num(j, "events"), 30);
     assert_int_equal(num(j, "reasoning_events"), 3);
-    assert_int_equal(num(j, "tokens"), 33);
+    assert_int_equal(num(j, "usage_tokens"), 33);
     assert_string_equal(cJSON_GetObjectItem(j, "finish_reason")->valuestring, "end_turn");
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "error")));
     cJSON_Delete(j);

@@ -158,7 +158,7 @@ int tb_sweep_write_csv(FILE *f, const struct tb_sweep *sw)
     for (size_t p = 0; p < npt; p++) {
         for (int a = 0; a < TB_AX__COUNT; a++) {
             if (a == TB_AX_REBUFFER)
-                snprintf(v, sizeof(v), "%s", pt[p].ax[a] > 0 ? "true" : "false");
+                snprintf(v, sizeof(v), "%d", pt[p].ax[a] > 0);
             else
                 value(v, sizeof(v), a, pt[p].ax[a]);
             fprintf(f, "%s,", v);
