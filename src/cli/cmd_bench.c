@@ -98,10 +98,13 @@ static const struct tb_optdoc bench_output[] = {
     {"force", O_FORCE, NULL,
      "--out: remove the earlier run's records, summary and traces (of this shard) first", NULL},
     {"require", O_REQUIRE, "G=V",
-     "a gate (repeatable): gapless, success (shares, >=), errors (<=), system-tps (>=), "
-     "METRIC-STAT with STAT one of p50 p95 p99 min max (<=; >= for tps and tps-usage)",
-     "METRIC is one of ttft, ttfa, tps, tps-usage, itl, underruns, gap-total, gap-max, min-tps, "
-     "speedup. A failed gate prints one line per level and exits 1."},
+     "a gate (repeatable): gapless_share, success_share (>=), errors (<=), system_tps (>=), "
+     "METRIC_STAT (<=; >= for the min, p5, p50 and mean of the decode rates)",
+     "METRIC is one of ttft_s, ttfa_s, decode_tps, decode_tps_usage, itl_s, underruns, "
+     "gap_total_s, gap_max_s, min_tps, speedup_needed; STAT one of mean, std, min, p5, p50, p90, "
+     "p95, p99, max (the JSON names: ttft_s_p95=0.8, decode_tps_p5=40). The names before this "
+     "release (gapless, ttfa-p95, tps-p95 for decode_tps_p5) are still accepted. A failed gate "
+     "prints one line per level and exits 1."},
     {"csv", O_CSV, NULL, "one CSV row per level instead of the report", NULL},
     {"quiet", 'q', NULL, "no progress line", NULL},
     {NULL, 0, NULL, NULL, NULL},
@@ -129,8 +132,8 @@ static const struct tb_optsec bench_secs[] = {
 
 static const char *const bench_notes[] = {
     "The streams run on one libcurl multi event loop (no thread per stream); each is played out "
-    "through its own playout model, exactly as ttsbuf sim --trace does on its trace. For tps and "
-    "tps-usage, P95 and P99 are the low tail.",
+    "through its own playout model, exactly as ttsbuf sim --trace does on its trace. Every "
+    "percentile is the high tail (p95 of decode_tps is fast); the slow tail of a rate is p5.",
     "SIGINT or SIGTERM stops bench cleanly: the streams cut are recorded as cancelled, and the "
     "report and records are written (exit 3).",
     NULL,
