@@ -361,7 +361,7 @@ const struct tb_optdoc tb_opt_playout[] = {
      "Allowed 64..2^30, a power of two; an event's text must fit."},
     {"json", TB_O_JSON, NULL, "one JSON object on stdout instead of the report", NULL},
     {"fail-on-underrun", TB_O_FAILU, NULL, "exit 1 when the stream has any underrun",
-     "A CI gate; in bench, the gate gapless=1."},
+     "A CI gate; in bench, the gate gapless_share=1."},
     {NULL, 0, NULL, NULL, NULL},
 };
 
