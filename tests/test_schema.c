@@ -76,6 +76,21 @@ static void every_output_kind(void **state)
           dir, dir);
     sh_ok("'%s' bench --mock -c 1 --requests 2 --csv >%s/bench.csv 2>/dev/null", b, dir);
     sh_ok("'%s' merge %s/b --json >%s/merge.json", b, dir, dir);
+    /* A recorded trace's header says when and by which command. */
+    {
+        char path[256], *t;
+        snprintf(path, sizeof(path), "%s/trace.jsonl", dir);
+        t = tb_test_slurp_str(path);
+        *strchr(t, '\n') = '\0';
+        assert_non_null(strstr(t, "\"started_at\":\"20"));
+        assert_non_null(strstr(t, "\"command\":\"sim\""));
+        free(t);
+        snprintf(path, sizeof(path), "%s/run-trace.jsonl", dir);
+        t = tb_test_slurp_str(path);
+        *strchr(t, '\n') = '\0';
+        assert_non_null(strstr(t, "\"command\":\"run\""));
+        free(t);
+    }
     snprintf(args, sizeof(args),
              "%s/*.json %s/*.jsonl %s/b/records.jsonl %s/b/summary.json %s/b/traces/*", dir, dir,
              dir, dir, dir);
