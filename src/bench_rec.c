@@ -15,6 +15,7 @@
 
 #include "grow.h"
 #include "numfmt.h"
+#include "jsonline.h"
 #include "readall.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/clock.h"
@@ -114,19 +115,6 @@ static const char *mode_name(enum tb_bench_mode m)
     return m == TB_BENCH_POISSON ? "poisson" : m == TB_BENCH_CONSTANT ? "constant" : "closed";
 }
 
-static int put_line(FILE *f, cJSON *o)
-{
-    char *s = o != NULL ? cJSON_PrintUnformatted(o) : NULL;
-    int rc = 0;
-    cJSON_Delete(o);
-    if (s == NULL)
-        return TB_ENOMEM;
-    if (fputs(s, f) == EOF || fputc('\n', f) == EOF)
-        rc = TB_EIO;
-    free(s);
-    return rc;
-}
-
 /* An exact number, or null when it is not finite (NaN: not measured). */
 static cJSON *exact(double v)
 {
@@ -177,7 +165,7 @@ int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m)
     cJSON_AddStringToObject(o, "model", m->model);
     cJSON_AddStringToObject(o, "base_url", m->base_url);
     cJSON_AddStringToObject(o, "provider", m->provider[0] ? m->provider : "remote");
-    return put_line(f, o);
+    return tb_json_put_line(f, o);
 }
 
 int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *r, const char *trace)
@@ -222,7 +210,7 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *r, const char *trace)
         cJSON_AddItemToArray(itl, exact(r->itl[i]));
     if (trace != NULL)
         cJSON_AddStringToObject(o, "trace", trace);
-    return put_line(f, o);
+    return tb_json_put_line(f, o);
 }
 
 /* A number field: finite, or null (NaN) when null_ok. */

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "numfmt.h"
+#include "jsonline.h"
 #include "readall.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
@@ -355,23 +356,6 @@ static void add_time(cJSON *o, double t)
     cJSON_AddRawToObject(o, "t", tb_numfmt_double(num, sizeof(num), t));
 }
 
-/* Prints one object as a line and frees it. */
-static int put_line(FILE *f, cJSON *o)
-{
-    char *s;
-    int rc = 0;
-    if (o == NULL)
-        return TB_ENOMEM;
-    s = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    if (s == NULL)
-        return TB_ENOMEM;
-    if (fputs(s, f) == EOF || fputc('\n', f) == EOF)
-        rc = TB_EIO;
-    cJSON_free(s);
-    return rc;
-}
-
 static int has_server(const struct tb_server_timing *t)
 {
     return t->total_ns >= 0 || t->load_ns >= 0 || t->prompt_eval_ns >= 0 || t->eval_ns >= 0 ||
@@ -417,7 +401,7 @@ int tb_trace_write(FILE *f, const struct tb_stream *s)
     if (s->provider[0])
         cJSON_AddStringToObject(o, "provider", s->provider);
     cJSON_AddNumberToObject(o, "events", (double)s->n);
-    rc = put_line(f, o);
+    rc = tb_json_put_line(f, o);
     for (size_t i = 0; i < s->n && rc == 0; i++) {
         const struct tb_event *e = &s->ev[i];
         if ((size_t)e->len + 1 > tmpcap) {
@@ -442,7 +426,7 @@ int tb_trace_write(FILE *f, const struct tb_stream *s)
             cJSON_AddStringToObject(o, "kind", "reasoning");
         if (e->tokens > 1)
             cJSON_AddNumberToObject(o, "tokens", e->tokens);
-        rc = put_line(f, o);
+        rc = tb_json_put_line(f, o);
     }
     free(tmp);
     if (rc == 0 && (s->usage_tokens >= 0 || has_server(&s->server))) {
@@ -457,7 +441,7 @@ int tb_trace_write(FILE *f, const struct tb_stream *s)
         }
         if (has_server(&s->server))
             add_server(o, &s->server);
-        rc = put_line(f, o);
+        rc = tb_json_put_line(f, o);
     }
     if (rc == 0 && ferror(f))
         rc = TB_EIO;

@@ -548,12 +548,7 @@ static int bench_options(struct tb_bench_meta *meta, const struct tb_sim_opts *o
     char *t;
     if (j == NULL)
         return -1;
-    cJSON_AddStringToObject(j, "chunk", tb_seg_policy_name(o->seg.policy));
-    cJSON_AddNumberToObject(j, "min_chars", o->seg.min_chars);
-    cJSON_AddNumberToObject(j, "wpm", o->play.wpm);
-    cJSON_AddNumberToObject(j, "tts_latency_s", o->play.tts_latency);
-    cJSON_AddNumberToObject(j, "preroll_s", o->play.preroll);
-    cJSON_AddBoolToObject(j, "rebuffer", o->play.rebuffer);
+    tb_cli_json_playout(j, o);
     cJSON_AddNumberToObject(j, "ring_slots", (double)o->ring_slots);
     cJSON_AddNumberToObject(j, "ring_bytes", (double)o->ring_bytes);
     cJSON_AddNumberToObject(j, "max_tokens", (double)max_tokens);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "ttsbuf/error.h"
+#include "ttsbuf/segment.h"
 #include "ttsbuf/version.h"
 
 const char *tb_cli_started_at(void)
@@ -39,6 +40,16 @@ cJSON *tb_cli_json_doc(const char *schema, int version, const char *command)
     cJSON_AddStringToObject(o, "started_at", tb_cli_started_at());
     cJSON_AddStringToObject(o, "command", command);
     return o;
+}
+
+void tb_cli_json_playout(cJSON *opts, const struct tb_sim_opts *o)
+{
+    cJSON_AddStringToObject(opts, "chunk", tb_seg_policy_name(o->seg.policy));
+    cJSON_AddNumberToObject(opts, "min_chars", o->seg.min_chars);
+    cJSON_AddNumberToObject(opts, "wpm", o->play.wpm);
+    cJSON_AddNumberToObject(opts, "tts_latency_s", o->play.tts_latency);
+    cJSON_AddNumberToObject(opts, "preroll_s", o->play.preroll);
+    cJSON_AddBoolToObject(opts, "rebuffer", o->play.rebuffer);
 }
 
 void tb_cli_json_num(cJSON *o, const char *key, double v)

@@ -10,6 +10,7 @@
 #include <cJSON.h>
 #include <stdio.h>
 
+#include "ttsbuf/sim.h"
 #include "ttsbuf/stats.h"
 
 /* Schema names and the versions this ttsbuf writes. */
@@ -31,6 +32,10 @@ cJSON *tb_cli_json_doc(const char *schema, int version, const char *command);
 /* key: {count, mean, std, min, p5, p50, p90, p95, p99, max}; every
  * statistic null when count is 0. */
 void tb_cli_json_stats(cJSON *o, const char *key, const struct tb_stats *s);
+
+/* The playout options, the same keys in every document: chunk,
+ * min_chars, wpm, tts_latency_s, preroll_s, rebuffer. */
+void tb_cli_json_playout(cJSON *opts, const struct tb_sim_opts *o);
 
 /* key: a number, or null when it is not finite (not measured). */
 void tb_cli_json_num(cJSON *o, const char *key, double v);

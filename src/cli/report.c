@@ -259,14 +259,8 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
             server_json(root, live->server);
     }
     opts = cJSON_AddObjectToObject(root, "options");
-    if (opts != NULL) {
-        cJSON_AddStringToObject(opts, "chunk", tb_seg_policy_name(o->seg.policy));
-        cJSON_AddNumberToObject(opts, "min_chars", o->seg.min_chars);
-        cJSON_AddNumberToObject(opts, "wpm", o->play.wpm);
-        cJSON_AddNumberToObject(opts, "tts_latency_s", o->play.tts_latency);
-        cJSON_AddNumberToObject(opts, "preroll_s", o->play.preroll);
-        cJSON_AddBoolToObject(opts, "rebuffer", o->play.rebuffer);
-    }
+    if (opts != NULL)
+        tb_cli_json_playout(opts, o);
     json_num(root, "ttft_s", m.ttft, r->ttft);
     json_num(root, "ttfa_s", m.audio, p->ttfa);
     cJSON_AddNumberToObject(root, "events", (double)r->content_events);
