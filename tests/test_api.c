@@ -775,7 +775,7 @@ static void e2e_embedded_and_usage(void **state)
     tb_test_out_free(&o);
     o = tb_test_run("run --api anthropic --synth tps=500,tokens=12,ttft=0.01 -q --json");
     assert_int_equal(o.code, 0);
-    assert_non_null(strstr(o.so, "\"tokens\":12"));
+    assert_non_null(strstr(o.so, "\"usage_tokens\":12"));
     tb_test_out_free(&o);
     tb_test_expect_error("run --api anthropic --base-url http://127.0.0.1:1/v1", 2,
                          "run: --model is required");

@@ -1532,7 +1532,7 @@ static void redirect_fails(const char *location, const char *msg, int conns)
     bench_cli(&p, "OPENAI_API_KEY=" SECRET_ENV, args);
     peer_stop(&a);
     check_bench(location, &p, 0, 0);
-    if (strstr(p.out, "\"transport\": 1") == NULL)
+    if (strstr(p.out, "\"transport\":1") == NULL)
         fail_msg("bench %s: want one transport error: %s", location, p.out);
     assert_int_equal(a.conns, conns);
     proc_free(&p);
