@@ -536,9 +536,6 @@ static int clear_stale(const char *dir, int in_traces, const struct tb_bench_met
     return code;
 }
 
-/* The output directory: DIR and DIR/traces, with no earlier run's files
- * in them (refused, or removed with --force): a later `sweep DIR/traces`
- * must not mix runs.  0 or an exit code. */
 /* The options that shape the records (they must match to merge), as a
  * JSON object's canonical text; and when and by which ttsbuf they began. */
 static int bench_options(struct tb_bench_meta *meta, const struct tb_sim_opts *o,
@@ -566,6 +563,9 @@ static int bench_options(struct tb_bench_meta *meta, const struct tb_sim_opts *o
     return 0;
 }
 
+/* The output directory: DIR and DIR/traces, with no earlier run's files
+ * in them (refused, or removed with --force): a later `sweep DIR/traces`
+ * must not mix runs.  0 or an exit code. */
 static int make_out(const char *dir, const struct tb_bench_meta *m, int force)
 {
     char path[4096];
