@@ -17,10 +17,11 @@ static const struct {
     const char *name, *unit;
     int higher_better;
 } metrics[TB_BM__COUNT] = {
-    {"ttft_s", "s", 0},       {"ttfa_s", "s", 0},          {"decode_tps", "tok/s", 1},
-    {"decode_tps_usage", "tok/s", 1}, {"itl_s", "s", 0},   {"underruns", "", 0},
-    {"gap_total_s", "s", 0},  {"gap_max_s", "s", 0},       {"min_tps", "tok/s", 0},
-    {"speedup_needed", "x", 0},
+    {"ttft_s", "s", 0},         {"ttfa_s", "s", 0},
+    {"decode_tps", "tok/s", 1}, {"decode_tps_usage", "tok/s", 1},
+    {"itl_s", "s", 0},          {"underruns", "", 0},
+    {"gap_total_s", "s", 0},    {"gap_max_s", "s", 0},
+    {"min_tps", "tok/s", 0},    {"speedup_needed", "x", 0},
 };
 
 const char *tb_bench_metric_name(enum tb_bench_metric m)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const tb_stats_fields[] = {"mean", "std", "min", "p5", "p50",
+const char *const tb_stats_fields[] = {"mean", "std", "min", "p5",  "p50",
                                        "p90",  "p95", "p99", "max", NULL};
 
 double tb_stats_field(const struct tb_stats *s, int i)

@@ -425,7 +425,7 @@ static int unit_point(struct worker *w, size_t u)
     do {                                                                                           \
         for (size_t i = 0; i < n; i++)                                                             \
             w->v[i] = (expr);                                                                      \
-        tb_stats_of(w->v, n, &pt->field);                                                         \
+        tb_stats_of(w->v, n, &pt->field);                                                          \
     } while (0)
     STAT(underruns, (double)w->one[i].underruns);
     STAT(interruptions, (double)w->one[i].interruptions);

@@ -471,14 +471,14 @@ static void percentiles(void **state)
     assert_int_equal(s.errors[TB_LIVE_HTTP], 1);
     assert_int_equal(s.gapless, 89);
     assert_int_equal(s.m[TB_BM_TPS].count, 100);
-    assert_near(s.m[TB_BM_TPS].p5, 1 + 0.05 * 99, 1e-9); /* the low tail, by name */
+    assert_near(s.m[TB_BM_TPS].p5, 1 + 0.05 * 99, 1e-9);  /* the low tail, by name */
     assert_near(s.m[TB_BM_TPS].p95, 1 + 0.95 * 99, 1e-9); /* the high tail */
     assert_near(s.m[TB_BM_TPS].min, 1, 0);
     assert_near(s.m[TB_BM_TPS].mean, 50.5, 1e-9);
     assert_int_equal(s.m[TB_BM_TTFT].count, 100);
     assert_near(s.m[TB_BM_TTFT].max, 1000, 0);
     assert_near(s.m[TB_BM_TTFT].p95, 0.95 + 0.01 * 0.05, 1e-9);
-    assert_int_equal(s.m[TB_BM_MIN_TPS].count, 99); /* no what-if for a failed one */
+    assert_int_equal(s.m[TB_BM_MIN_TPS].count, 99);     /* no what-if for a failed one */
     assert_int_equal(tb_bench_summarize(&r, 1, &s), 0); /* another level: empty */
     assert_int_equal(s.requests, 0);
     assert_int_equal(s.m[TB_BM_TTFT].count, 0);
@@ -534,13 +534,13 @@ static void records_round_trip(void **state)
 /* A records header and a record's fields but "id" (cJSON keeps the
  * first of a duplicated key, so a case puts its own value first). */
 #define REC_HDR                                                                                    \
-    V2 "\"shard\":0,\"shards\":1,\"levels\":[{\"mode\":\"closed\","             \
-    "\"concurrency\":1,\"rate\":0}]}\n"
+    V2 "\"shard\":0,\"shards\":1,\"levels\":[{\"mode\":\"closed\","                                \
+       "\"concurrency\":1,\"rate\":0}]}\n"
 #define REC_BODY                                                                                   \
-    "\"level\":0,\"prompt\":0,\"t_sched\":0,\"t_start\":0,\"t_end\":1,\"error\":null,"           \
-    "\"http_status\":200,\"events\":1,\"content_tokens\":1,\"usage_tokens\":null,"               \
-    "\"ttft_s\":0.1,\"ttfa_s\":null,\"decode_tps\":null,\"decode_tps_usage\":null,"              \
-    "\"underruns\":0,\"gap_total_s\":0,\"gap_max_s\":0,\"min_tps\":null,"                       \
+    "\"level\":0,\"prompt\":0,\"t_sched\":0,\"t_start\":0,\"t_end\":1,\"error\":null,"             \
+    "\"http_status\":200,\"events\":1,\"content_tokens\":1,\"usage_tokens\":null,"                 \
+    "\"ttft_s\":0.1,\"ttfa_s\":null,\"decode_tps\":null,\"decode_tps_usage\":null,"                \
+    "\"underruns\":0,\"gap_total_s\":0,\"gap_max_s\":0,\"min_tps\":null,"                          \
     "\"speedup_needed\":null,\"itl_s\":[]"
 
 static void bad_files(void **state)
@@ -559,17 +559,15 @@ static void bad_files(void **state)
          "\"shard\":0,\"shards\":1,\"levels\":[]}\n",
          ":1: bench records of schema version 3; this ttsbuf reads ttsbuf.bench_records version 2"},
         {V2 "\"shard\":0,\"shards\":1,\"levels\":[{\"mode\":\"closed\","
-         "\"concurrency\":1,\"rate\":0}]}\n{\"level\": 3}\n",
+            "\"concurrency\":1,\"rate\":0}]}\n{\"level\": 3}\n",
          ":2: \"level\""},
-        {V2 "\"shard\":0,\"shards\":1,\"levels\":[]}\nnot json\n",
-         ":2: not a JSON object"},
+        {V2 "\"shard\":0,\"shards\":1,\"levels\":[]}\nnot json\n", ":2: not a JSON object"},
         /* Numbers out of the range of the type they are stored in. */
         {V2 "\"shard\":100,\"shards\":4294967306,\"levels\":[]}\n",
          ":1: not a ttsbuf bench records header"},
-        {V2 "\"shard\":0.5,\"shards\":1,\"levels\":[]}\n",
-         ":1: not a ttsbuf bench records header"},
+        {V2 "\"shard\":0.5,\"shards\":1,\"levels\":[]}\n", ":1: not a ttsbuf bench records header"},
         {V2 "\"shard\":0,\"shards\":1,\"levels\":[{\"mode\":\"closed\","
-         "\"concurrency\":1e300,\"rate\":0}]}\n",
+            "\"concurrency\":1e300,\"rate\":0}]}\n",
          ":1: not a ttsbuf bench records header"},
         {REC_HDR "{\"id\":1e300," REC_BODY "}\n", ":2: \"id\""},
         {REC_HDR "{\"id\":-0.5," REC_BODY "}\n", ":2: \"id\""},
@@ -942,7 +940,8 @@ static void cli_shards_merge(void **state)
         assert_near(json_level(again, l, NULL, "tokens"), json_level(one, l, NULL, "tokens"), 0);
         assert_near(json_level(again, l, NULL, "gapless"), 0, 0);
         assert_near(json_level(again, l, "underruns", "max"), 1, 0);
-        assert_near(json_level(again, l, "itl_s", "count"), json_level(one, l, "itl_s", "count"), 0);
+        assert_near(json_level(again, l, "itl_s", "count"), json_level(one, l, "itl_s", "count"),
+                    0);
         /* Times differ between runs (three processes at once on a busy
          * machine): only sanity here, the exact equality is (1)'s. */
         assert_near(json_level(again, l, "ttft_s", "p50"), T0 + 0.2, 0.2);

@@ -711,7 +711,8 @@ static void cli_import(void **state)
              tb_test_data("import/aiperf/good.jsonl"));
     o = tb_test_run(args);
     assert_int_equal(o.code, 0);
-    assert_non_null(strstr(o.so, "\"error\":{\"kind\":\"failed\",\"message\":\"Request was cancelled"));
+    assert_non_null(
+        strstr(o.so, "\"error\":{\"kind\":\"failed\",\"message\":\"Request was cancelled"));
     tb_test_out_free(&o);
     /* --fail-on-underrun over several. */
     snprintf(args, sizeof(args), "sim --import 'sglang:%s' --fail-on-underrun",

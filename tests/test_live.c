@@ -724,7 +724,7 @@ static void run_cli_request_options(void **state)
     j = cJSON_Parse(out);
     assert_non_null(j);
     assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 12); /* --max-tokens */
-    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "usage_tokens")));      /* --no-usage */
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "usage_tokens"))); /* --no-usage */
     assert_string_equal(cJSON_GetObjectItem(j, "finish_reason")->valuestring, "length");
     cJSON_Delete(j);
     free(out);

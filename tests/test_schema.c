@@ -67,8 +67,9 @@ static void every_output_kind(void **state)
           tb_test_data("import/aiperf/good.jsonl"), dir);
     sh_ok("'%s' run --mock --json --record %s/run-trace.jsonl >%s/run.json 2>/dev/null", b, dir,
           dir);
-    sh_ok("'%s' run --mock --model mock+status@500 --json >%s/run-failed.json 2>/dev/null; test $? -eq 3", b,
-          dir);
+    sh_ok("'%s' run --mock --model mock+status@500 --json >%s/run-failed.json 2>/dev/null; test $? "
+          "-eq 3",
+          b, dir);
     sh_ok("'%s' sweep --preset demo --preroll 0,0.5 --target-gapless 0.5 --json %s/sweep.json "
           "--csv %s/sweep.csv >/dev/null",
           b, dir, dir);

@@ -222,7 +222,7 @@ static void grid_matches_slow_path(void **state)
             static const char *const what[5] = {"underruns", "interruptions", "gap_total", "ttfa",
                                                 "min_tps"};
             const struct tb_stats *st[5] = {&pt[p].underruns, &pt[p].interruptions,
-                                                 &pt[p].gap_total, &pt[p].ttfa, &pt[p].min_tps};
+                                            &pt[p].gap_total, &pt[p].ttfa, &pt[p].min_tps};
             for (int i = 0; i < NS; i++) {
                 const struct tb_playout_result *r = &res[i];
                 double all[5] = {r->underruns, r->interruptions, r->gap_total, r->ttfa, r->min_tps};

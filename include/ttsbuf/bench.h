@@ -225,15 +225,14 @@ struct tb_bench_summary {
  */
 int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_bench_summary *out);
 
-
 /* What a records file says about the run that wrote it. */
 struct tb_bench_meta {
     uint32_t shard, nshards;
     uint32_t nlevels;
     struct tb_bench_level levels[64];
-    char options[512]; /* the playout options: a JSON object's canonical text
-                        * (cJSON unformatted); must match to merge */
-    char started_at[32]; /* UTC RFC 3339, when the run began */
+    char options[512];       /* the playout options: a JSON object's canonical text
+                              * (cJSON unformatted); must match to merge */
+    char started_at[32];     /* UTC RFC 3339, when the run began */
     char ttsbuf_version[32]; /* of the ttsbuf that wrote the records */
     char model[128];
     char base_url[256]; /* redacted */

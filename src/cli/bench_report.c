@@ -11,15 +11,14 @@
 #include "jsonout.h"
 #include "ttsbuf/error.h"
 
-static const char *const level_gates[] = {"gapless_share", "success_share", "errors",
-                                          "system_tps"};
+static const char *const level_gates[] = {"gapless_share", "success_share", "errors", "system_tps"};
 
 /* The names before the one vocabulary, accepted for one release: level
  * gates, then METRIC-STAT with the old metric names (in enum order). */
 static const char *const old_level_gates[] = {"gapless", "success", "errors", "system-tps"};
 static const char *const old_metrics[TB_BM__COUNT] = {
-    "ttft", "ttfa", "tps", "tps-usage", "itl", "underruns", "gap-total", "gap-max", "min-tps",
-    "speedup"};
+    "ttft",      "ttfa",      "tps",     "tps-usage", "itl",
+    "underruns", "gap-total", "gap-max", "min-tps",   "speedup"};
 
 static int gate_limit(struct tb_gate *g, const char *val, double max)
 {
@@ -164,8 +163,7 @@ static size_t error_total(const struct tb_bench_summary *s)
 }
 
 /* A statistic, or "-" when no stream has the quantity (never 0). */
-static const char *stat_cell(char *buf, size_t len, const struct tb_stats *st, double v,
-                             int prec)
+static const char *stat_cell(char *buf, size_t len, const struct tb_stats *st, double v, int prec)
 {
     if (st->count == 0)
         return "-";
@@ -234,8 +232,8 @@ void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m, const struct 
                     fprintf(f, " %s %zu", tb_live_error_name(k), x->errors[k]);
             fprintf(f, "\n");
         }
-        fprintf(f, "  %-24s %7s %9s %9s %9s %9s %9s %9s %9s\n", "metric", "count", "mean",
-                "min", "p5", "p50", "p95", "p99", "max");
+        fprintf(f, "  %-24s %7s %9s %9s %9s %9s %9s %9s %9s\n", "metric", "count", "mean", "min",
+                "p5", "p50", "p95", "p99", "max");
         for (int k = 0; k < TB_BM__COUNT; k++) {
             const struct tb_stats *st = &x->m[k];
             const char *unit = tb_bench_metric_unit((enum tb_bench_metric)k);
@@ -247,8 +245,8 @@ void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m, const struct 
                 fprintf(f, "  %-24s %7zu %9s\n", label, st->count, "-");
                 continue;
             }
-            fprintf(f, "  %-24s %7zu %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g\n", label,
-                    st->count, st->mean, st->min, st->p5, st->p50, st->p95, st->p99, st->max);
+            fprintf(f, "  %-24s %7zu %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g\n", label, st->count,
+                    st->mean, st->min, st->p5, st->p50, st->p95, st->p99, st->max);
         }
     }
     fprintf(f, "\nPercentiles interpolate linearly; p95/p99 are the high tail of every metric; "

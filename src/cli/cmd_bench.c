@@ -538,8 +538,8 @@ static int clear_stale(const char *dir, int in_traces, const struct tb_bench_met
 
 /* The options that shape the records (they must match to merge), as a
  * JSON object's canonical text; and when and by which ttsbuf they began. */
-static int bench_options(struct tb_bench_meta *meta, const struct tb_sim_opts *o,
-                         long max_tokens, const char *api)
+static int bench_options(struct tb_bench_meta *meta, const struct tb_sim_opts *o, long max_tokens,
+                         const char *api)
 {
     cJSON *j = cJSON_CreateObject();
     char *t;

@@ -17,8 +17,7 @@ const char *tb_cli_started_at(void)
     if (buf[0] == '\0') {
         time_t t = time(NULL);
         struct tm tm;
-        if (gmtime_r(&t, &tm) == NULL ||
-            strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        if (gmtime_r(&t, &tm) == NULL || strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
             snprintf(buf, sizeof(buf), "1970-01-01T00:00:00Z");
     }
     return buf;

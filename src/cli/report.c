@@ -229,7 +229,8 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
 {
     const struct tb_playout_result *p = &r->play;
     struct measured m = measured_of(r, live);
-    cJSON *root = tb_cli_json_doc(TB_SCHEMA_RESULT, TB_SCHEMA_RESULT_V, live != NULL ? "run" : "sim");
+    cJSON *root =
+        tb_cli_json_doc(TB_SCHEMA_RESULT, TB_SCHEMA_RESULT_V, live != NULL ? "run" : "sim");
     cJSON *opts, *curve, *gl, *ring;
     if (root == NULL)
         return TB_ENOMEM;

@@ -18,8 +18,8 @@ static const char *const stat_names[NSTAT] = {"underruns", "gap_total_s", "inter
 
 static const struct tb_stats *stat_of(const struct tb_sweep_point *p, int i)
 {
-    const struct tb_stats *v[NSTAT] = {&p->underruns, &p->gap_total, &p->interruptions,
-                                            &p->ttfa, &p->min_tps};
+    const struct tb_stats *v[NSTAT] = {&p->underruns, &p->gap_total, &p->interruptions, &p->ttfa,
+                                       &p->min_tps};
     return v[i];
 }
 
