@@ -15,11 +15,11 @@
 
 #include "grow.h"
 #include "numfmt.h"
-#include "jsonline.h"
 #include "readall.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/jsonline.h"
 #include "ttsbuf/trace.h"
 
 void tb_bench_recs_init(struct tb_bench_recs *r)

@@ -1,11 +1,14 @@
 /*
  * jsonline.c - one JSON object, one line (jsonline.h).
  */
-#include "jsonline.h"
+#include "ttsbuf/jsonline.h"
+
+#include <cJSON.h>
+
 
 #include "ttsbuf/error.h"
 
-int tb_json_put_line(FILE *f, cJSON *o)
+int tb_json_put_line(FILE *f, struct cJSON *o)
 {
     char *s = o != NULL ? cJSON_PrintUnformatted(o) : NULL;
     int rc = 0;

@@ -17,9 +17,9 @@
 #include <string.h>
 
 #include "numfmt.h"
-#include "jsonline.h"
 #include "readall.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/jsonline.h"
 #include "ttsbuf/utf8.h"
 
 struct loader {

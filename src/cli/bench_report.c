@@ -315,7 +315,7 @@ int tb_bench_report_json(FILE *f, const char *command, const struct tb_bench_met
         for (int k = 0; k < TB_BM__COUNT; k++)
             tb_cli_json_stats(o, tb_bench_metric_name((enum tb_bench_metric)k), &x->m[k]);
     }
-    return tb_cli_json_put(f, root);
+    return tb_json_put_line(f, root);
 }
 
 /* A CSV cell: the number, or empty when not measured. */

@@ -40,7 +40,7 @@ static void json_failed(FILE *f, const char *file, const struct tb_import_reques
     cJSON_AddStringToObject(o, "source_name", name);
     tb_cli_json_error(o, q->error[0] ? "failed" : "no_text",
                       q->error[0] ? q->error : "the request recorded no text", 0);
-    (void)tb_cli_json_put(f, o);
+    (void)tb_json_put_line(f, o);
 }
 
 void tb_cli_import_opts_init(struct tb_cli_import_opts *io)

@@ -83,16 +83,3 @@ void tb_cli_json_error(cJSON *o, const char *kind, const char *message, long htt
     cJSON_AddStringToObject(e, "message", message != NULL ? message : "");
     tb_cli_json_num(e, "http_status", http_status > 0 ? (double)http_status : NAN);
 }
-
-int tb_cli_json_put(FILE *f, cJSON *root)
-{
-    char *s = root != NULL ? cJSON_PrintUnformatted(root) : NULL;
-    int rc = 0;
-    cJSON_Delete(root);
-    if (s == NULL)
-        return TB_ENOMEM;
-    if (fputs(s, f) == EOF || fputc('\n', f) == EOF)
-        rc = TB_EIO;
-    cJSON_free(s);
-    return rc;
-}

@@ -1,8 +1,8 @@
 /*
  * jsonout.h - what every JSON document ttsbuf writes shares: the
  * self-describing head (schema name and version, ttsbuf version, start
- * time, command), the statistics block, the error object, and the
- * "print, free, newline" tail.  The schemas are in schema/.
+ * time, command), the statistics block, the error object and the
+ * playout options.  The schemas are in schema/.
  */
 #ifndef TB_CLI_JSONOUT_H
 #define TB_CLI_JSONOUT_H
@@ -10,6 +10,7 @@
 #include <cJSON.h>
 #include <stdio.h>
 
+#include "ttsbuf/jsonline.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/stats.h"
 
@@ -44,8 +45,6 @@ void tb_cli_json_num(cJSON *o, const char *key, double v);
  * when kind is NULL. */
 void tb_cli_json_error(cJSON *o, const char *kind, const char *message, long http_status);
 
-/* Prints root on one line and a newline to f, and deletes root.
- * Returns 0, TB_ENOMEM (root NULL or printing failed) or TB_EIO. */
-int tb_cli_json_put(FILE *f, cJSON *root);
+/* A document is written with tb_json_put_line (ttsbuf/jsonline.h). */
 
 #endif

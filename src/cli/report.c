@@ -328,5 +328,5 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
         cJSON_Delete(root);
         return TB_ENOMEM;
     }
-    return tb_cli_json_put(f, root);
+    return tb_json_put_line(f, root);
 }

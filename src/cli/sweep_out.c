@@ -227,5 +227,5 @@ int tb_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_swee
         cJSON_AddNumberToObject(o, "events", (double)pt[p].events);
         cJSON_AddItemToArray(pts, o);
     }
-    return tb_cli_json_put(f, root);
+    return tb_json_put_line(f, root);
 }
