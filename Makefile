@@ -17,7 +17,8 @@
 #   make valgrind-live  the live client under valgrind --leak-check=full
 #   make fmt        clang-format every source file
 #   make man        rewrite man/ttsbuf.1's option lists from the option rows
-#   make install    PREFIX=/usr/local DESTDIR=  (the tool, library and man pages)
+#   make install    PREFIX=/usr/local DESTDIR=  (the tool, library, man pages and
+#                   the JSON Schemas of its outputs, share/ttsbuf/schema)
 #   make clean
 #   make test DEBUGGER=valgrind   run the suite under a tool
 
@@ -193,6 +194,8 @@ install: all install-man
 	install -m 644 $(BUILD)/libttsbuf.a $(DESTDIR)$(PREFIX)/lib/libttsbuf.a
 	install -m 644 include/ttsbuf.h $(DESTDIR)$(PREFIX)/include/ttsbuf.h
 	install -m 644 include/ttsbuf/*.h $(DESTDIR)$(PREFIX)/include/ttsbuf/
+	install -d $(DESTDIR)$(PREFIX)/share/ttsbuf/schema
+	install -m 644 schema/*.schema.json $(DESTDIR)$(PREFIX)/share/ttsbuf/schema/
 
 # The man pages alone (no build needed): section 1 the command, 5 the
 # trace format, 7 the playout model.
@@ -206,7 +209,8 @@ install-man:
 uninstall: uninstall-man
 	rm -f $(DESTDIR)$(PREFIX)/bin/ttsbuf $(DESTDIR)$(PREFIX)/lib/libttsbuf.a \
 	    $(DESTDIR)$(PREFIX)/include/ttsbuf.h
-	rm -rf $(DESTDIR)$(PREFIX)/include/ttsbuf
+	rm -rf $(DESTDIR)$(PREFIX)/include/ttsbuf $(DESTDIR)$(PREFIX)/share/ttsbuf/schema
+	-rmdir $(DESTDIR)$(PREFIX)/share/ttsbuf 2>/dev/null
 
 uninstall-man:
 	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/ttsbuf.1 \

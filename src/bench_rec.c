@@ -19,6 +19,7 @@
 #include "ttsbuf/bench.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/jsonline.h"
 #include "ttsbuf/trace.h"
 
 void tb_bench_recs_init(struct tb_bench_recs *r)
@@ -114,19 +115,6 @@ static const char *mode_name(enum tb_bench_mode m)
     return m == TB_BENCH_POISSON ? "poisson" : m == TB_BENCH_CONSTANT ? "constant" : "closed";
 }
 
-static int put_line(FILE *f, cJSON *o)
-{
-    char *s = o != NULL ? cJSON_PrintUnformatted(o) : NULL;
-    int rc = 0;
-    cJSON_Delete(o);
-    if (s == NULL)
-        return TB_ENOMEM;
-    if (fputs(s, f) == EOF || fputc('\n', f) == EOF)
-        rc = TB_EIO;
-    free(s);
-    return rc;
-}
-
 /* An exact number, or null when it is not finite (NaN: not measured). */
 static cJSON *exact(double v)
 {
@@ -142,13 +130,26 @@ static void add_num(cJSON *o, const char *k, double v)
 
 int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m)
 {
-    cJSON *o = cJSON_CreateObject(), *lv = cJSON_CreateArray();
-    if (o == NULL || lv == NULL) {
+    cJSON *o = cJSON_CreateObject(), *lv = cJSON_CreateArray(), *sc = cJSON_CreateObject();
+    cJSON *opts = cJSON_Parse(m->options);
+    if (o == NULL || lv == NULL || sc == NULL) {
         cJSON_Delete(o);
         cJSON_Delete(lv);
+        cJSON_Delete(sc);
+        cJSON_Delete(opts);
         return TB_ENOMEM;
     }
-    cJSON_AddNumberToObject(o, "ttsbuf_bench", 1);
+    if (!cJSON_IsObject(opts)) {
+        cJSON_Delete(opts);
+        opts = cJSON_CreateObject();
+    }
+    cJSON_AddStringToObject(sc, "name", TB_BENCH_RECORDS_SCHEMA);
+    cJSON_AddNumberToObject(sc, "version", TB_BENCH_RECORDS_VERSION);
+    cJSON_AddItemToObject(o, "schema", sc);
+    cJSON_AddStringToObject(o, "ttsbuf_version", m->ttsbuf_version);
+    cJSON_AddStringToObject(o, "started_at", m->started_at);
+    cJSON_AddStringToObject(o, "command", "bench");
+    cJSON_AddItemToObject(o, "options", opts);
     cJSON_AddNumberToObject(o, "shard", m->shard);
     cJSON_AddNumberToObject(o, "shards", m->nshards);
     for (uint32_t i = 0; i < m->nlevels; i++) {
@@ -161,12 +162,10 @@ int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m)
         cJSON_AddItemToArray(lv, l);
     }
     cJSON_AddItemToObject(o, "levels", lv);
-    cJSON_AddStringToObject(o, "options", m->options);
     cJSON_AddStringToObject(o, "model", m->model);
     cJSON_AddStringToObject(o, "base_url", m->base_url);
-    if (m->provider[0])
-        cJSON_AddStringToObject(o, "provider", m->provider);
-    return put_line(f, o);
+    cJSON_AddStringToObject(o, "provider", m->provider[0] ? m->provider : "remote");
+    return tb_json_put_line(f, o);
 }
 
 int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *r, const char *trace)
@@ -185,6 +184,7 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *r, const char *trace)
         if (e != NULL) {
             cJSON_AddStringToObject(e, "kind", tb_live_error_name(r->error));
             cJSON_AddStringToObject(e, "message", r->message);
+            add_num(e, "http_status", r->http_status > 0 ? (double)r->http_status : NAN);
         }
     } else {
         cJSON_AddNullToObject(o, "error");
@@ -195,21 +195,22 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *r, const char *trace)
     add_num(o, "usage_tokens", r->usage_tokens >= 0 ? (double)r->usage_tokens : NAN);
     add_num(o, "usage_ignored", r->usage_ignored >= 0 ? (double)r->usage_ignored : NAN);
     cJSON_AddNumberToObject(o, "surrogates_replaced", (double)r->surrogates_replaced);
-    add_num(o, "ttft", r->ttft);
-    add_num(o, "ttfa", r->ttfa);
+    add_num(o, "ttft_s", r->ttft);
+    add_num(o, "ttfa_s", r->ttfa);
     add_num(o, "decode_tps", r->decode_tps);
     add_num(o, "decode_tps_usage", r->decode_tps_usage);
     cJSON_AddNumberToObject(o, "underruns", r->underruns);
-    add_num(o, "gap_total", r->gap_total);
-    add_num(o, "gap_max", r->gap_max);
-    add_num(o, "min_tps", r->min_tps);
-    add_num(o, "speedup", r->speedup);
-    itl = cJSON_AddArrayToObject(o, "itl");
+    add_num(o, "gap_total_s", r->gap_total);
+    add_num(o, "gap_max_s", r->gap_max);
+    /* A what-if needs the whole answer: none for a failed request. */
+    add_num(o, "min_tps", r->error == 0 ? r->min_tps : NAN);
+    add_num(o, "speedup_needed", r->error == 0 ? r->speedup : NAN);
+    itl = cJSON_AddArrayToObject(o, "itl_s");
     for (size_t i = 0; itl != NULL && i < r->nitl; i++)
         cJSON_AddItemToArray(itl, exact(r->itl[i]));
     if (trace != NULL)
         cJSON_AddStringToObject(o, "trace", trace);
-    return put_line(f, o);
+    return tb_json_put_line(f, o);
 }
 
 /* A number field: finite, or null (NaN) when null_ok. */
@@ -286,7 +287,18 @@ static int parse_header(const cJSON *o, struct tb_bench_meta *m)
             return -1;
         m->nlevels++;
     }
-    copy_str(o, "options", m->options, sizeof(m->options));
+    {
+        const cJSON *op = cJSON_GetObjectItemCaseSensitive(o, "options");
+        char *t = cJSON_IsObject(op) ? cJSON_PrintUnformatted(op) : NULL;
+        if (t == NULL || strlen(t) >= sizeof(m->options)) {
+            free(t);
+            return -1;
+        }
+        memcpy(m->options, t, strlen(t) + 1);
+        free(t);
+    }
+    copy_str(o, "started_at", m->started_at, sizeof(m->started_at));
+    copy_str(o, "ttsbuf_version", m->ttsbuf_version, sizeof(m->ttsbuf_version));
     copy_str(o, "model", m->model, sizeof(m->model));
     copy_str(o, "base_url", m->base_url, sizeof(m->base_url));
     copy_str(o, "provider", m->provider, sizeof(m->provider));
@@ -298,7 +310,7 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
 {
     double level, id, prompt, status, events, tokens, usage, under, ignored, sur;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
-    const cJSON *itl = cJSON_GetObjectItemCaseSensitive(o, "itl"), *v;
+    const cJSON *itl = cJSON_GetObjectItemCaseSensitive(o, "itl_s"), *v;
     if (get_count(o, "level", 0, TB_BENCH_LEVELS_MAX, &level) != 0 || level >= nlevels)
         return "\"level\" is missing or not one of the header's levels";
     if (get_count(o, "id", 0, WHOLE_MAX, &id) != 0 ||
@@ -315,12 +327,13 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
         get_count(o, "usage_ignored", 1, WHOLE_MAX, &ignored) != 0 ||
         get_count(o, "surrogates_replaced", 1, WHOLE_MAX, &sur) != 0)
         return "a count is missing, negative, fractional or out of range";
-    if (get_num(o, "ttft", 1, &r->ttft) != 0 || get_num(o, "ttfa", 1, &r->ttfa) != 0 ||
+    if (get_num(o, "ttft_s", 1, &r->ttft) != 0 || get_num(o, "ttfa_s", 1, &r->ttfa) != 0 ||
         get_num(o, "decode_tps", 1, &r->decode_tps) != 0 ||
         get_num(o, "decode_tps_usage", 1, &r->decode_tps_usage) != 0 ||
-        get_num(o, "gap_total", 1, &r->gap_total) != 0 ||
-        get_num(o, "gap_max", 1, &r->gap_max) != 0 || get_num(o, "min_tps", 1, &r->min_tps) != 0 ||
-        get_num(o, "speedup", 1, &r->speedup) != 0)
+        get_num(o, "gap_total_s", 1, &r->gap_total) != 0 ||
+        get_num(o, "gap_max_s", 1, &r->gap_max) != 0 ||
+        get_num(o, "min_tps", 1, &r->min_tps) != 0 ||
+        get_num(o, "speedup_needed", 1, &r->speedup) != 0)
         return "a metric is not a number or null";
     r->level = (uint32_t)level;
     r->id = (uint64_t)id;
@@ -345,7 +358,7 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
         return "\"error\" is neither null nor an object";
     }
     if (!cJSON_IsArray(itl))
-        return "\"itl\" is not an array";
+        return "\"itl_s\" is not an array";
     r->nitl = (size_t)cJSON_GetArraySize(itl);
     if (r->nitl > 0) {
         size_t i = 0;
@@ -355,9 +368,37 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
         cJSON_ArrayForEach(v, itl)
         {
             if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-                return "\"itl\" holds a non-number";
+                return "\"itl_s\" holds a non-number";
             r->itl[i++] = v->valuedouble;
         }
+    }
+    return NULL;
+}
+
+/* NULL when the header is of the schema version this reads; else why not
+ * (naming the version the file has and the one this needs). */
+static const char *header_version(const cJSON *o, char *buf, size_t len)
+{
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(o, "schema");
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(sc, "name");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(sc, "version");
+    const cJSON *old = cJSON_GetObjectItemCaseSensitive(o, "ttsbuf_bench");
+    if (cJSON_IsNumber(old) && sc == NULL) {
+        snprintf(buf, len,
+                 "bench records of schema version %g (\"ttsbuf_bench\": %g, an older ttsbuf); "
+                 "this ttsbuf reads %s version %d: record them again with this version",
+                 old->valuedouble, old->valuedouble, TB_BENCH_RECORDS_SCHEMA,
+                 TB_BENCH_RECORDS_VERSION);
+        return buf;
+    }
+    if (!cJSON_IsString(nm) || strcmp(nm->valuestring, TB_BENCH_RECORDS_SCHEMA) != 0 ||
+        !cJSON_IsNumber(v))
+        return "not a ttsbuf bench records header (no \"schema\": {\"name\": "
+               "\"ttsbuf.bench_records\", \"version\": N})";
+    if (v->valuedouble != TB_BENCH_RECORDS_VERSION) {
+        snprintf(buf, len, "bench records of schema version %g; this ttsbuf reads %s version %d",
+                 v->valuedouble, TB_BENCH_RECORDS_SCHEMA, TB_BENCH_RECORDS_VERSION);
+        return buf;
     }
     return NULL;
 }
@@ -365,6 +406,7 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
 int tb_bench_read_stream(FILE *f, const char *name, struct tb_bench_meta *m,
                          struct tb_bench_recs *out, char *err, size_t errlen)
 {
+    char vwhy[256];
     struct tb_lines in;
     int rc = 0, got, have_header = 0;
     tb_lines_init(&in, f, TB_TRACE_LINE_MAX);
@@ -384,9 +426,10 @@ int tb_bench_read_stream(FILE *f, const char *name, struct tb_bench_meta *m,
             break;
         }
         if (!have_header) {
-            if (cJSON_GetObjectItemCaseSensitive(o, "ttsbuf_bench") == NULL ||
-                parse_header(o, m) != 0)
-                why = "not a ttsbuf bench records header (ttsbuf_bench, shard, shards, levels)";
+            why = header_version(o, vwhy, sizeof(vwhy));
+            if (why == NULL && parse_header(o, m) != 0)
+                why = "not a ttsbuf bench records header (schema, options, shard, shards, "
+                      "levels)";
             have_header = 1;
         } else {
             struct tb_bench_rec *r = tb_bench_recs_add(out);

@@ -17,9 +17,11 @@ static const struct {
     const char *name, *unit;
     int higher_better;
 } metrics[TB_BM__COUNT] = {
-    {"ttft", "s", 0},        {"ttfa", "s", 0},     {"tps", "tok/s", 1},   {"tps-usage", "tok/s", 1},
-    {"itl", "s", 0},         {"underruns", "", 0}, {"gap-total", "s", 0}, {"gap-max", "s", 0},
-    {"min-tps", "tok/s", 0}, {"speedup", "x", 0},
+    {"ttft_s", "s", 0},         {"ttfa_s", "s", 0},
+    {"decode_tps", "tok/s", 1}, {"decode_tps_usage", "tok/s", 1},
+    {"itl_s", "s", 0},          {"underruns", "", 0},
+    {"gap_total_s", "s", 0},    {"gap_max_s", "s", 0},
+    {"min_tps", "tok/s", 0},    {"speedup_needed", "x", 0},
 };
 
 const char *tb_bench_metric_name(enum tb_bench_metric m)
@@ -37,40 +39,6 @@ int tb_bench_metric_higher_better(enum tb_bench_metric m)
     return (unsigned)m < TB_BM__COUNT ? metrics[m].higher_better : 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double tb_bench_percentile(double *v, size_t n, double p)
-{
-    double pos, frac;
-    size_t lo;
-    if (n == 0)
-        return 0;
-    qsort(v, n, sizeof(double), cmp_double);
-    pos = p / 100.0 * (double)(n - 1);
-    lo = (size_t)floor(pos);
-    if (lo >= n - 1)
-        return v[n - 1];
-    frac = pos - (double)lo;
-    return v[lo] + (v[lo + 1] - v[lo]) * frac;
-}
-
-static void stat_of(double *v, size_t n, int higher_better, struct tb_bench_stat *s)
-{
-    memset(s, 0, sizeof(*s));
-    s->n = n;
-    if (n == 0)
-        return;
-    s->p50 = tb_bench_percentile(v, n, 50);
-    s->p95 = tb_bench_percentile(v, n, higher_better ? 5 : 95);
-    s->p99 = tb_bench_percentile(v, n, higher_better ? 1 : 99);
-    s->min = v[0];
-    s->max = v[n - 1];
-}
-
 /* One record's value of a per-request metric (NaN: none). */
 static double value(const struct tb_bench_rec *r, enum tb_bench_metric m)
 {
@@ -82,8 +50,9 @@ static double value(const struct tb_bench_rec *r, enum tb_bench_metric m)
     case TB_BM_UNDERRUNS: return isnan(r->ttfa) ? NAN : (double)r->underruns;
     case TB_BM_GAP_TOTAL: return r->gap_total;
     case TB_BM_GAP_MAX: return r->gap_max;
-    case TB_BM_MIN_TPS: return r->min_tps;
-    case TB_BM_SPEEDUP: return r->speedup;
+    /* A what-if needs the whole answer: none for a failed request. */
+    case TB_BM_MIN_TPS: return r->error == 0 ? r->min_tps : NAN;
+    case TB_BM_SPEEDUP: return r->error == 0 ? r->speedup : NAN;
     default: return NAN;
     }
 }
@@ -98,8 +67,7 @@ int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_
         if (r->v[i].level != level)
             continue;
         nrec++;
-        if (r->v[i].error == 0)
-            nitl += r->v[i].nitl;
+        nitl += r->v[i].nitl;
     }
     v = malloc((nrec > nitl ? nrec : nitl) * sizeof(double) + 1);
     if (v == NULL)
@@ -129,7 +97,7 @@ int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_
         size_t n = 0;
         for (size_t i = 0; i < r->n; i++) {
             const struct tb_bench_rec *x = &r->v[i];
-            if (x->level != level || x->error != 0)
+            if (x->level != level)
                 continue;
             if (m == TB_BM_ITL) {
                 if (x->nitl > 0)
@@ -139,7 +107,7 @@ int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_
                 v[n++] = value(x, (enum tb_bench_metric)m);
             }
         }
-        stat_of(v, n, metrics[m].higher_better, &out->m[m]);
+        tb_stats_of(v, n, &out->m[m]);
     }
     free(v);
     out->gapless_share = out->ok > 0 ? (double)out->gapless / (double)out->ok : 0;

@@ -30,7 +30,7 @@
 
 static const double ax_default[TB_AX__COUNT] = {TB_CHUNK_SENTENCE, 1, 0, TB_WPM_DEFAULT, 0, 0, 0};
 static const char *const ax_names[TB_AX__COUNT] = {
-    "chunk", "min_chars", "tps", "wpm", "tts_latency", "rebuffer", "preroll",
+    "chunk", "min_chars", "tps", "wpm", "tts_latency_s", "rebuffer", "preroll_s",
 };
 
 /* What a stream needs beyond its chunk lists. */
@@ -353,19 +353,6 @@ static double rank(const double *v, size_t n, double q)
     return v[k - 1];
 }
 
-/* Sorts v[0..n) in place and fills st. */
-static void stat(double *v, size_t n, struct tb_sweep_stat *st)
-{
-    double sum = 0.0;
-    for (size_t i = 0; i < n; i++)
-        sum += v[i];
-    qsort(v, n, sizeof(*v), cmp_double);
-    st->mean = sum / (double)n;
-    st->p50 = rank(v, n, 0.50);
-    st->p95 = rank(v, n, 0.95);
-    st->max = v[n - 1];
-}
-
 /* ---------------------------------------------------------------- units */
 
 static const struct tb_chunks *chunks_of(const struct tb_sweep *sw, size_t seg, size_t i)
@@ -438,7 +425,7 @@ static int unit_point(struct worker *w, size_t u)
     do {                                                                                           \
         for (size_t i = 0; i < n; i++)                                                             \
             w->v[i] = (expr);                                                                      \
-        stat(w->v, n, &pt->field);                                                                 \
+        tb_stats_of(w->v, n, &pt->field);                                                          \
     } while (0)
     STAT(underruns, (double)w->one[i].underruns);
     STAT(interruptions, (double)w->one[i].interruptions);

@@ -8,6 +8,7 @@
  * leaves this file.
  */
 #include "ttsbuf/trace.h"
+#include "ttsbuf/version.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include "numfmt.h"
 #include "readall.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/jsonline.h"
 #include "ttsbuf/utf8.h"
 
 struct loader {
@@ -44,11 +46,16 @@ static int load_header(struct loader *L, const cJSON *root)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "ttsbuf_trace");
     if (!cJSON_IsNumber(v) || v->valuedouble != 1.0)
         return bad(L, TB_EFORMAT, "unsupported \"ttsbuf_trace\" version (this reads 1)");
-    tb_jsonfield_text(L->out->model, sizeof(L->out->model), cJSON_GetObjectItemCaseSensitive(root, "model"));
+    tb_jsonfield_text(L->out->model, sizeof(L->out->model),
+                      cJSON_GetObjectItemCaseSensitive(root, "model"));
     tb_jsonfield_text(L->out->base_url, sizeof(L->out->base_url),
-             cJSON_GetObjectItemCaseSensitive(root, "base_url"));
+                      cJSON_GetObjectItemCaseSensitive(root, "base_url"));
     tb_jsonfield_text(L->out->provider, sizeof(L->out->provider),
-             cJSON_GetObjectItemCaseSensitive(root, "provider"));
+                      cJSON_GetObjectItemCaseSensitive(root, "provider"));
+    tb_jsonfield_text(L->out->started_at, sizeof(L->out->started_at),
+                      cJSON_GetObjectItemCaseSensitive(root, "started_at"));
+    tb_jsonfield_text(L->out->command, sizeof(L->out->command),
+                      cJSON_GetObjectItemCaseSensitive(root, "command"));
     return 0;
 }
 
@@ -342,23 +349,6 @@ static void add_time(cJSON *o, double t)
     cJSON_AddRawToObject(o, "t", tb_numfmt_double(num, sizeof(num), t));
 }
 
-/* Prints one object as a line and frees it. */
-static int put_line(FILE *f, cJSON *o)
-{
-    char *s;
-    int rc = 0;
-    if (o == NULL)
-        return TB_ENOMEM;
-    s = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    if (s == NULL)
-        return TB_ENOMEM;
-    if (fputs(s, f) == EOF || fputc('\n', f) == EOF)
-        rc = TB_EIO;
-    cJSON_free(s);
-    return rc;
-}
-
 static int has_server(const struct tb_server_timing *t)
 {
     return t->total_ns >= 0 || t->load_ns >= 0 || t->prompt_eval_ns >= 0 || t->eval_ns >= 0 ||
@@ -379,7 +369,7 @@ static void add_server(cJSON *o, const struct tb_server_timing *t)
 
 int tb_trace_write(FILE *f, const struct tb_stream *s)
 {
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = cJSON_CreateObject(), *sc;
     int rc;
     char *tmp = NULL;
     size_t tmpcap = 0;
@@ -387,6 +377,16 @@ int tb_trace_write(FILE *f, const struct tb_stream *s)
     if (o == NULL)
         return TB_ENOMEM;
     cJSON_AddNumberToObject(o, "ttsbuf_trace", 1);
+    sc = cJSON_AddObjectToObject(o, "schema");
+    if (sc != NULL) {
+        cJSON_AddStringToObject(sc, "name", "ttsbuf.trace");
+        cJSON_AddNumberToObject(sc, "version", 1);
+    }
+    cJSON_AddStringToObject(o, "ttsbuf_version", TB_VERSION);
+    if (s->started_at[0])
+        cJSON_AddStringToObject(o, "started_at", s->started_at);
+    if (s->command[0])
+        cJSON_AddStringToObject(o, "command", s->command);
     if (s->model[0])
         cJSON_AddStringToObject(o, "model", s->model);
     if (s->base_url[0])
@@ -394,7 +394,7 @@ int tb_trace_write(FILE *f, const struct tb_stream *s)
     if (s->provider[0])
         cJSON_AddStringToObject(o, "provider", s->provider);
     cJSON_AddNumberToObject(o, "events", (double)s->n);
-    rc = put_line(f, o);
+    rc = tb_json_put_line(f, o);
     for (size_t i = 0; i < s->n && rc == 0; i++) {
         const struct tb_event *e = &s->ev[i];
         if ((size_t)e->len + 1 > tmpcap) {
@@ -419,7 +419,7 @@ int tb_trace_write(FILE *f, const struct tb_stream *s)
             cJSON_AddStringToObject(o, "kind", "reasoning");
         if (e->tokens > 1)
             cJSON_AddNumberToObject(o, "tokens", e->tokens);
-        rc = put_line(f, o);
+        rc = tb_json_put_line(f, o);
     }
     free(tmp);
     if (rc == 0 && (s->usage_tokens >= 0 || has_server(&s->server))) {
@@ -434,7 +434,7 @@ int tb_trace_write(FILE *f, const struct tb_stream *s)
         }
         if (has_server(&s->server))
             add_server(o, &s->server);
-        rc = put_line(f, o);
+        rc = tb_json_put_line(f, o);
     }
     if (rc == 0 && ferror(f))
         rc = TB_EIO;

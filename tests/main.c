@@ -23,21 +23,37 @@ static const struct {
     const char *name;
     int (*run)(void);
 } groups[] = {
-    {"utf8", tb_test_utf8},         {"ring", tb_test_ring},
-    {"segment", tb_test_segment},   {"playout", tb_test_playout},
-    {"property", tb_test_property}, {"trace", tb_test_trace},
-    {"synth", tb_test_synth},       {"sim", tb_test_sim},
-    {"cli", tb_test_cli},           {"sse", tb_test_sse},
-    {"serve", tb_test_serve},       {"oai", tb_test_oai},
-    {"live", tb_test_live},         {"rebuffer", tb_test_rebuffer},
-    {"sweep", tb_test_sweep},       {"svg", tb_test_svg},
-    {"docs", tb_test_docs},         {"import", tb_test_import},
-    {"api", tb_test_api},           {"audioenv", tb_test_audioenv},
-    {"player", tb_test_player},     {"speech", tb_test_speech},
-    {"bench", tb_test_bench},       {"fuzz", tb_test_fuzz},
-    {"fault", tb_test_fault},       {"peer", tb_test_peer},
-    {"html", tb_test_html},         {"serveunit", tb_test_serve_unit},
+    {"utf8", tb_test_utf8},
+    {"ring", tb_test_ring},
+    {"segment", tb_test_segment},
+    {"playout", tb_test_playout},
+    {"property", tb_test_property},
+    {"trace", tb_test_trace},
+    {"synth", tb_test_synth},
+    {"sim", tb_test_sim},
+    {"cli", tb_test_cli},
+    {"sse", tb_test_sse},
+    {"serve", tb_test_serve},
+    {"oai", tb_test_oai},
+    {"live", tb_test_live},
+    {"rebuffer", tb_test_rebuffer},
+    {"sweep", tb_test_sweep},
+    {"svg", tb_test_svg},
+    {"docs", tb_test_docs},
+    {"import", tb_test_import},
+    {"api", tb_test_api},
+    {"audioenv", tb_test_audioenv},
+    {"player", tb_test_player},
+    {"speech", tb_test_speech},
+    {"bench", tb_test_bench},
+    {"fuzz", tb_test_fuzz},
+    {"fault", tb_test_fault},
+    {"peer", tb_test_peer},
+    {"html", tb_test_html},
+    {"serveunit", tb_test_serve_unit},
     {"reader", tb_test_reader},
+    /* Last: it validates what the groups before it collected. */
+    {"schema", tb_test_schema},
 };
 
 static int selected(const char *only, const char *name)
@@ -72,6 +88,7 @@ int main(void)
         failed += groups[i].run();
         ran++;
     }
+    remove(tb_test_collected());
     /* The closing line CI reads: "N passed, N failed". */
     printf("\n%d test groups run\n", ran);
     printf("tests: %d passed, %d failed\n", tb_tests_total - failed, failed);

@@ -630,7 +630,7 @@ static void e2e_clean(void **state)
     assert_string_equal(cJSON_GetObjectItem(j, "api")->valuestring, "anthropic");
     assert_int_equal(num(j, "events"), 30);
     assert_int_equal(num(j, "reasoning_events"), 3);
-    assert_int_equal(num(j, "tokens"), 33);
+    assert_int_equal(num(j, "usage_tokens"), 33);
     assert_string_equal(cJSON_GetObjectItem(j, "finish_reason")->valuestring, "end_turn");
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "error")));
     cJSON_Delete(j);
@@ -776,7 +776,7 @@ static void e2e_embedded_and_usage(void **state)
     tb_test_out_free(&o);
     o = tb_test_run("run --api anthropic --synth tps=500,tokens=12,ttft=0.01 -q --json");
     assert_int_equal(o.code, 0);
-    assert_non_null(strstr(o.so, "\"tokens\":12"));
+    assert_non_null(strstr(o.so, "\"usage_tokens\":12"));
     tb_test_out_free(&o);
     tb_test_expect_error("run --api anthropic --base-url http://127.0.0.1:1/v1", 2,
                          "run: --model is required");

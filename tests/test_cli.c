@@ -130,7 +130,7 @@ static void chunks_list(void **state)
     assert_int_equal(o.code, 0);
     j = cJSON_Parse(o.so);
     assert_non_null(j);
-    a = cJSON_GetObjectItemCaseSensitive(j, "chunks");
+    a = cJSON_GetObjectItemCaseSensitive(j, "chunk_list");
     assert_true(cJSON_IsArray(a));
     assert_int_equal(cJSON_GetArraySize(a), 2);
     for (int i = 0; i < 2; i++) {

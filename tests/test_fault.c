@@ -991,7 +991,7 @@ static void matrix_serve_dialect(const struct server *sv)
             if (p.code != 0 || j == NULL)
                 fail_msg("%s: exit %d, stderr '%s'", row, p.code, p.err);
             assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 10);
-            assert_int_equal(cJSON_GetObjectItem(j, "tokens")->valueint, 30);
+            assert_int_equal(cJSON_GetObjectItem(j, "usage_tokens")->valueint, 30);
             cJSON_Delete(j);
         } else {
             check_row(row, &p, &e);
@@ -1229,8 +1229,8 @@ static void usage_zero_not_trusted(void **state)
         check_row(row, &p, &ok);
         j = cJSON_Parse(p.out);
         assert_non_null(j);
-        if (!cJSON_IsNull(cJSON_GetObjectItem(j, "tokens")) &&
-            cJSON_GetObjectItem(j, "tokens") != NULL)
+        if (!cJSON_IsNull(cJSON_GetObjectItem(j, "usage_tokens")) &&
+            cJSON_GetObjectItem(j, "usage_tokens") != NULL)
             fail_msg("%s: the report gives tokens: %s", row, p.out);
         assert_int_equal(cJSON_GetObjectItem(j, "usage_ignored")->valueint, 0);
         assert_true(cJSON_IsNumber(cJSON_GetObjectItem(j, "usage_ignored")));
@@ -1529,7 +1529,7 @@ static void redirect_fails(const char *location, const char *msg, int conns)
     bench_cli(&p, "OPENAI_API_KEY=" SECRET_ENV, args);
     peer_stop(&a);
     check_bench(location, &p, 0, 0);
-    if (strstr(p.out, "\"transport\": 1") == NULL)
+    if (strstr(p.out, "\"transport\":1") == NULL)
         fail_msg("bench %s: want one transport error: %s", location, p.out);
     assert_int_equal(a.conns, conns);
     proc_free(&p);

@@ -519,7 +519,7 @@ static void cli_variants(void **state)
               "' --request 0 --json --chars-per-token 3.5", 0,
               "\"note\":\"no text recorded: speech time estimated from token counts at 3.5 "
               "characters",
-              "\"ttft_s\":0.25", "\"content_tokens\":5", "\"tokens\":5", NULL);
+              "\"ttft_s\":0.25", "\"content_tokens\":5", "\"usage_tokens\":5", NULL);
     run_wants("sim --import 'auto:", "import/vllm/append.json", "' --run 2", 0, "run 2 request 0",
               NULL);
     run_wants("sim --import '", "import/genai-perf/non-streaming.json", "'", 0,
@@ -711,7 +711,8 @@ static void cli_import(void **state)
              tb_test_data("import/aiperf/good.jsonl"));
     o = tb_test_run(args);
     assert_int_equal(o.code, 0);
-    assert_non_null(strstr(o.so, "\"error\":\"Request was cancelled"));
+    assert_non_null(
+        strstr(o.so, "\"error\":{\"kind\":\"failed\",\"message\":\"Request was cancelled"));
     tb_test_out_free(&o);
     /* --fail-on-underrun over several. */
     snprintf(args, sizeof(args), "sim --import 'sglang:%s' --fail-on-underrun",

@@ -293,7 +293,7 @@ static void run_cli_key_never_leaks(void **state)
         assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "provider")), "remote");
         assert_int_equal(cJSON_GetObjectItem(j, "http_status")->valueint, 200);
         assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 40);
-        assert_int_equal(cJSON_GetObjectItem(j, "tokens")->valueint, 40);
+        assert_int_equal(cJSON_GetObjectItem(j, "usage_tokens")->valueint, 40);
         assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "error")));
         cJSON_Delete(j);
     }
@@ -724,7 +724,7 @@ static void run_cli_request_options(void **state)
     j = cJSON_Parse(out);
     assert_non_null(j);
     assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 12); /* --max-tokens */
-    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "tokens")));      /* --no-usage */
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "usage_tokens"))); /* --no-usage */
     assert_string_equal(cJSON_GetObjectItem(j, "finish_reason")->valuestring, "length");
     cJSON_Delete(j);
     free(out);
@@ -740,7 +740,7 @@ static void run_cli_request_options(void **state)
     assert_non_null(j);
     assert_string_equal(cJSON_GetObjectItem(j, "api")->valuestring, "completions");
     assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 15);
-    assert_int_equal(cJSON_GetObjectItem(j, "tokens")->valueint, 15);
+    assert_int_equal(cJSON_GetObjectItem(j, "usage_tokens")->valueint, 15);
     cJSON_Delete(j);
     free(out);
     /* bad values */

@@ -207,7 +207,8 @@ static void sweep_marks(void **state)
     assert_int_equal(count(svg, "<circle "), 12);
     assert_int_equal(count(svg, "class=\"series\""), 4);
     for (p = strstr(svg, "<circle "); p != NULL; p = strstr(p + 1, "<circle "), i++) {
-        double share = cJSON_GetObjectItem(cJSON_GetArrayItem(pts, i), "gapless")->valuedouble;
+        double share =
+            cJSON_GetObjectItem(cJSON_GetArrayItem(pts, i), "gapless_share")->valuedouble;
         assert_near(attr(p, NULL, "data-share"), share, 1e-6);
         assert_non_null(strstr(p, "<title>"));
     }
@@ -219,8 +220,8 @@ static void sweep_marks(void **state)
         int pre = i / 2, tps = i % 2;
         cJSON *pt = cJSON_GetArrayItem(pts, tps * 3 + pre);
         assert_string_equal(cJSON_GetObjectItem(pt, "chunk")->valuestring, "sentence");
-        assert_near(attr(p, NULL, "data-share"), cJSON_GetObjectItem(pt, "gapless")->valuedouble,
-                    1e-6);
+        assert_near(attr(p, NULL, "data-share"),
+                    cJSON_GetObjectItem(pt, "gapless_share")->valuedouble, 1e-6);
     }
     assert_non_null(strstr(svg, "id=\"target\""));
     free(svg);

@@ -166,17 +166,20 @@ static int cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void check_stat(const char *what, size_t pi, double *v, const struct tb_sweep_stat *st)
+static void check_stat(const char *what, size_t pi, double *v, const struct tb_stats *st)
 {
-    double sum = 0;
+    double sum = 0, p50, p95;
     for (int i = 0; i < NS; i++)
         sum += v[i];
     qsort(v, NS, sizeof(double), cmp);
-    /* Nearest rank: P50 of 24 is the 12th, P95 the 23rd. */
-    if (fabs(st->mean - sum / NS) > 1e-9 || st->p50 != v[11] || st->p95 != v[22] ||
-        st->max != v[NS - 1])
+    /* Linear between closest ranks: P50 of 24 sits at rank 11.5, P95 at
+     * 21.85 (0-based). */
+    p50 = v[11] + (v[12] - v[11]) * 0.5;
+    p95 = v[21] + (v[22] - v[21]) * 0.85;
+    if (st->count != NS || fabs(st->mean - sum / NS) > 1e-9 || fabs(st->p50 - p50) > 1e-9 ||
+        fabs(st->p95 - p95) > 1e-9 || st->max != v[NS - 1] || st->min != v[0])
         fail_msg("point %zu %s: mean/p50/p95/max %g/%g/%g/%g, want %g/%g/%g/%g", pi, what, st->mean,
-                 st->p50, st->p95, st->max, sum / NS, v[11], v[22], v[NS - 1]);
+                 st->p50, st->p95, st->max, sum / NS, p50, p95, v[NS - 1]);
 }
 
 static double share(const struct tb_playout_result *r)
@@ -218,8 +221,8 @@ static void grid_matches_slow_path(void **state)
         for (int k = 0; k < 5; k++) {
             static const char *const what[5] = {"underruns", "interruptions", "gap_total", "ttfa",
                                                 "min_tps"};
-            const struct tb_sweep_stat *st[5] = {&pt[p].underruns, &pt[p].interruptions,
-                                                 &pt[p].gap_total, &pt[p].ttfa, &pt[p].min_tps};
+            const struct tb_stats *st[5] = {&pt[p].underruns, &pt[p].interruptions,
+                                            &pt[p].gap_total, &pt[p].ttfa, &pt[p].min_tps};
             for (int i = 0; i < NS; i++) {
                 const struct tb_playout_result *r = &res[i];
                 double all[5] = {r->underruns, r->interruptions, r->gap_total, r->ttfa, r->min_tps};
@@ -337,7 +340,7 @@ static void progress_and_defaults(void **state)
     assert_true(v[0] == TB_CHUNK_SENTENCE);
     v = tb_sweep_axis_values(sw, TB_AX_WPM, &n);
     assert_true(n == 1 && v[0] == 150);
-    assert_string_equal(tb_sweep_axis_name(TB_AX_LAT), "tts_latency");
+    assert_string_equal(tb_sweep_axis_name(TB_AX_LAT), "tts_latency_s");
     assert_int_equal(tb_sweep_inputs(sw), NS);
     tb_sweep_destroy(sw);
     tb_sweep_destroy(NULL);
@@ -470,7 +473,8 @@ static void cli_outputs_agree_with_sim(void **state)
 
     text = tb_test_slurp_str(csv);
     {
-        static const char head[] = "chunk,min_chars,tps,wpm,tts_latency,rebuffer,preroll,gapless,";
+        static const char head[] =
+            "chunk,min_chars,tps,wpm,tts_latency_s,rebuffer,preroll_s,gapless_share,";
         assert_int_equal(strncmp(text, head, strlen(head)), 0);
     }
     for (line = text; (line = strchr(line, '\n')) != NULL; line++)
@@ -488,7 +492,7 @@ static void cli_outputs_agree_with_sim(void **state)
     /* Each point against sim on each trace. */
     for (int p = 0; p < 4; p++) {
         cJSON *pt = cJSON_GetArrayItem(pts, p);
-        double pre = num(pt, "preroll");
+        double pre = num(pt, "preroll_s");
         int reb = cJSON_IsTrue(cJSON_GetObjectItem(pt, "rebuffer"));
         double und = 0, gmax = 0, tmax = 0;
         int clean = 0;
@@ -509,7 +513,7 @@ static void cli_outputs_agree_with_sim(void **state)
             cJSON_Delete(r);
             tb_test_out_free(&o);
         }
-        assert_near(num(pt, "gapless"), clean / 3.0, 1e-12);
+        assert_near(num(pt, "gapless_share"), clean / 3.0, 1e-12);
         assert_near(num(cJSON_GetObjectItem(pt, "underruns"), "mean"), und / 3.0, 1e-12);
         assert_near(num(cJSON_GetObjectItem(pt, "gap_total_s"), "max"), gmax, 1e-9);
         assert_near(num(cJSON_GetObjectItem(pt, "min_tps"), "max"), tmax, 1e-9);
@@ -546,10 +550,10 @@ static void cli_synth_seeds_and_ranges(void **state)
     j = cJSON_Parse(o.so);
     assert_non_null(j);
     assert_int_equal((int)num(j, "streams"), 20);
-    ax = cJSON_GetObjectItem(j, "axes");
+    ax = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "options"), "axes");
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(ax, "chunk")), TB_CHUNK__COUNT);
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(ax, "preroll")), 5);
-    assert_near(cJSON_GetArrayItem(cJSON_GetObjectItem(ax, "preroll"), 3)->valuedouble, 0.75, 0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(ax, "preroll_s")), 5);
+    assert_near(cJSON_GetArrayItem(cJSON_GetObjectItem(ax, "preroll_s"), 3)->valuedouble, 0.75, 0);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "points")), TB_CHUNK__COUNT * 5 * 2);
     cJSON_Delete(j);
     tb_test_out_free(&o);

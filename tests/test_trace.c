@@ -22,6 +22,7 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/stream.h"
 #include "ttsbuf/trace.h"
+#include "ttsbuf/version.h"
 #include "ttsbuf/utf8.h"
 
 #define ERRLEN 512
@@ -569,7 +570,9 @@ static void write_format_is_stable(void **state)
     assert_int_equal(tb_stream_append(&s, 0.5, "a", 1, 1, TB_KIND_CONTENT), 0);
     s.usage_tokens = 412;
     buf = write_mem(&s, &len);
-    assert_string_equal(buf, "{\"ttsbuf_trace\":1,\"model\":\"m\",\"events\":2}\n"
+    assert_string_equal(buf, "{\"ttsbuf_trace\":1,\"schema\":{\"name\":\"ttsbuf.trace\","
+                             "\"version\":1},\"ttsbuf_version\":\"" TB_VERSION "\","
+                             "\"model\":\"m\",\"events\":2}\n"
                              "{\"t\":0.30000000000000004,\"text\":\"b\\\"\","
                              "\"kind\":\"reasoning\",\"tokens\":3}\n"
                              "{\"t\":0.5,\"text\":\"a\"}\n"
@@ -693,7 +696,9 @@ static void write_empty_stream(void **state)
     (void)state;
     tb_stream_init(&s);
     buf = write_mem(&s, &len);
-    assert_string_equal(buf, "{\"ttsbuf_trace\":1,\"events\":0}\n");
+    assert_string_equal(buf, "{\"ttsbuf_trace\":1,\"schema\":{\"name\":\"ttsbuf.trace\","
+                             "\"version\":1},\"ttsbuf_version\":\"" TB_VERSION "\","
+                             "\"events\":0}\n");
     tb_stream_init(&back);
     assert_int_equal(tb_trace_load_mem(buf, len, "e", &back, err, sizeof(err)), TB_EEMPTY);
     tb_stream_free(&back);

@@ -59,6 +59,7 @@ int tb_test_fault(void);
 int tb_test_peer(void);
 int tb_test_html(void);
 int tb_test_reader(void);
+int tb_test_schema(void); /* every JSON/JSONL/CSV output against schema/ */
 
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;
@@ -102,6 +103,12 @@ void tb_test_out_free(struct tb_test_out *o);
  * its stdout parsed as JSON (owned: cJSON_Delete). */
 struct cJSON;
 struct cJSON *tb_test_run_json(const char *env, const char *args, int code);
+
+/* Where tb_test_run_env keeps every JSON stdout of the binary, for the
+ * "schema" group to validate (removed by main when the run ends). */
+const char *tb_test_collected(void);
+/* Adds a JSON or JSONL file the binary wrote to that collection. */
+void tb_test_collect_file(const char *path);
 
 /* splitmix64: tiny, deterministic, good enough to pick test inputs. */
 struct tb_rng {

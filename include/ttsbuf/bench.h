@@ -44,6 +44,7 @@
 #include "ttsbuf/oai.h"
 #include "ttsbuf/reader.h"
 #include "ttsbuf/sim.h"
+#include "ttsbuf/stats.h"
 #include "ttsbuf/stream.h"
 
 #define TB_BENCH_CONC_MAX 10000     /* streams in flight */
@@ -192,19 +193,15 @@ enum tb_bench_metric {
     TB_BM__COUNT
 };
 
-/* "ttft", "ttfa", "tps", "tps-usage", "itl", "underruns", "gap-total",
- * "gap-max", "min-tps", "speedup"; and the unit ("s", "tok/s", "", "x"). */
+/* The metric's name in every output (JSON key, CSV column prefix, gate):
+ * "ttft_s", "ttfa_s", "decode_tps", "decode_tps_usage", "itl_s",
+ * "underruns", "gap_total_s", "gap_max_s", "min_tps", "speedup_needed";
+ * and its unit for human tables ("s", "tok/s", "", "x"). */
 const char *tb_bench_metric_name(enum tb_bench_metric m);
 const char *tb_bench_metric_unit(enum tb_bench_metric m);
-/* 1 when larger is better (the TPS metrics): their P95 and P99 are taken
- * from the low end (the rate 95% or 99% of requests reached: the
- * article's "P95 TPS"). */
+/* 1 when larger is better (the decode rates): their bad tail is the low
+ * one, p5 (p95 is the high tail for every metric). */
 int tb_bench_metric_higher_better(enum tb_bench_metric m);
-
-struct tb_bench_stat {
-    size_t n; /* samples; the rest are 0 when n == 0 */
-    double p50, p95, p99, min, max;
-};
 
 struct tb_bench_summary {
     size_t requests, ok;
@@ -218,36 +215,41 @@ struct tb_bench_summary {
     uint64_t surrogates_replaced;     /* lone UTF-16 halves made U+FFFD */
     double span;                      /* first start to last end, s */
     double system_tps;                /* tokens / span */
-    struct tb_bench_stat m[TB_BM__COUNT];
+    struct tb_stats m[TB_BM__COUNT];
 };
 
 /*
  * tb_bench_summarize - the summary of the records with level index
- * `level`.  Percentiles interpolate linearly between order statistics (as
- * numpy's default).  Metrics come from ok records only.  Order-independent
- * and exact: the same records give the same bits.  Returns 0 or
- * TB_ENOMEM.
+ * `level`.  Each metric is a statistics block (stats.h) over the records
+ * that have the quantity: a failed request's partial stream counts where
+ * it was measured (its TTFT, its gaps so far); min_tps and speedup_needed
+ * exist for complete answers only.  Order-independent and exact: the same
+ * records give the same bits.  Returns 0 or TB_ENOMEM.
  */
 int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_bench_summary *out);
-
-/* The p-th percentile (0..100) of v[0..n) (sorted in place).  0 when n is 0. */
-double tb_bench_percentile(double *v, size_t n, double p);
 
 /* What a records file says about the run that wrote it. */
 struct tb_bench_meta {
     uint32_t shard, nshards;
     uint32_t nlevels;
     struct tb_bench_level levels[64];
-    char options[512]; /* the playout options, as text (must match to merge) */
+    char options[512];       /* the playout options: a JSON object's canonical text
+                              * (cJSON unformatted); must match to merge */
+    char started_at[32];     /* UTC RFC 3339, when the run began */
+    char ttsbuf_version[32]; /* of the ttsbuf that wrote the records */
     char model[128];
     char base_url[256]; /* redacted */
     char provider[16];  /* "mock" (the built-in mock), "remote", or "" */
 };
 #define TB_BENCH_LEVELS_MAX 64
 #define TB_BENCH_SHARDS_MAX 100000 /* the N of --shard I/N */
+#define TB_BENCH_RECORDS_SCHEMA "ttsbuf.bench_records"
+#define TB_BENCH_RECORDS_VERSION 2 /* 1: the "ttsbuf_bench": 1 header */
 
 /*
- * tb_bench_write_header / tb_bench_write_rec - the records file (JSONL):
+ * tb_bench_write_header / tb_bench_write_rec - the records file (JSONL,
+ * schema ttsbuf.bench_records version TB_BENCH_RECORDS_VERSION, files
+ * schema/bench_records_header.schema.json and bench_record.schema.json):
  * a header line with the meta, then one line per record.  Numbers are
  * printed so that they read back bit-identical.  `trace` is the record's
  * trace file name relative to the records file, or NULL.  Returns 0 or
@@ -258,7 +260,8 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *rec, const char *trac
 
 /*
  * tb_bench_read - reads a records file, appending its records to out and
- * its header to *m.  Returns 0; TB_EFORMAT ("FILE:LINE: reason"),
+ * its header to *m.  Returns 0; TB_EFORMAT ("FILE:LINE: reason"; a file
+ * of another schema version is refused, the message naming both),
  * TB_ETOOBIG (a line over TB_TRACE_LINE_MAX), TB_EIO, TB_ENOMEM.
  */
 int tb_bench_read(const char *path, struct tb_bench_meta *m, struct tb_bench_recs *out, char *err,

@@ -53,6 +53,8 @@ struct tb_stream {
     char provider[16];              /* "mock" (ttsbuf's built-in mock), "remote",
                                      * or "" (not said) */
     struct tb_server_timing server; /* all -1 unless the provider said */
+    char started_at[32];            /* UTC RFC 3339 from a trace header, or "" */
+    char command[16];               /* the command that recorded it, or "" */
 };
 
 /*

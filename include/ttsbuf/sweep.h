@@ -30,8 +30,9 @@
  *
  * Per grid point, across streams: the share with no underrun; underruns,
  * total gap, interruptions (mean, P50, P95, max); time to first audio and
- * minimum TPS (the same four; the report shows some).  Percentiles are
- * nearest-rank: Pq is the ceil(q n)-th smallest value.
+ * minimum TPS: each a statistics block (stats.h: linear interpolation
+ * between closest ranks).  The inverse questions below are exact answers,
+ * not percentiles: they take the ceil(X n)-th smallest value.
  *
  * The inverse questions, with target share X (tb_sweep_opts.target):
  *   tps_for_target      per point: the smallest constant token rate at
@@ -60,6 +61,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ttsbuf/stats.h"
 #include "ttsbuf/stream.h"
 
 /* One input stream: what every source (trace, synthetic, imported) gives
@@ -97,17 +99,13 @@ struct tb_sweep_opts {
 void tb_sweep_opts_default(struct tb_sweep_opts *o);
 
 /* The axis name used in tables and files: "chunk", "min_chars", "tps",
- * "wpm", "tts_latency", "rebuffer", "preroll". */
+ * "wpm", "tts_latency_s", "rebuffer", "preroll_s". */
 const char *tb_sweep_axis_name(enum tb_sweep_axis a);
-
-struct tb_sweep_stat {
-    double mean, p50, p95, max;
-};
 
 struct tb_sweep_point {
     double ax[TB_AX__COUNT];
     double gapless; /* share of streams with no underrun, 0..1 */
-    struct tb_sweep_stat underruns, gap_total, interruptions, ttfa, min_tps;
+    struct tb_stats underruns, gap_total, interruptions, ttfa, min_tps;
     double tps_for_target;     /* NAN without a target */
     double preroll_for_target; /* the series' answer; NAN without a target */
     uint64_t events;           /* content events simulated at this point */

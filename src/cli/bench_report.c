@@ -8,67 +8,99 @@
 #include <string.h>
 
 #include "cli.h"
+#include "jsonout.h"
+#include "ttsbuf/error.h"
 
-static const char *const stat_names[] = {"p50", "p95", "p99", "min", "max"};
-static const char *const level_gates[] = {"gapless", "success", "errors", "system-tps"};
+static const char *const level_gates[] = {"gapless_share", "success_share", "errors", "system_tps"};
 
-static double stat_value(const struct tb_bench_stat *s, int stat)
+/* The names before the one vocabulary, accepted for one release: level
+ * gates, then METRIC-STAT with the old metric names (in enum order). */
+static const char *const old_level_gates[] = {"gapless", "success", "errors", "system-tps"};
+static const char *const old_metrics[TB_BM__COUNT] = {
+    "ttft",      "ttfa",      "tps",     "tps-usage", "itl",
+    "underruns", "gap-total", "gap-max", "min-tps",   "speedup"};
+
+static int gate_limit(struct tb_gate *g, const char *val, double max)
 {
-    switch (stat) {
-    case 0: return s->p50;
-    case 1: return s->p95;
-    case 2: return s->p99;
-    case 3: return s->min;
-    default: return s->max;
+    char err[200];
+    if (tb_opt_double("--require", val, 0, max, &g->limit, err, sizeof(err)) != 0) {
+        tb_cli_error("%s (%s)", err, g->name);
+        return -1;
     }
+    return 0;
+}
+
+static int metric_gate(struct tb_gate *g, int m, const char *stat, const char *val)
+{
+    int k = tb_stats_field_index(stat);
+    if (k < 0)
+        return 1;
+    g->metric = m;
+    g->stat = k;
+    /* min, p5 and the mean of a decode rate are floors; the rest ceilings. */
+    g->at_least = tb_bench_metric_higher_better((enum tb_bench_metric)m) &&
+                  (strcmp(stat, "min") == 0 || strcmp(stat, "p5") == 0 ||
+                   strcmp(stat, "p50") == 0 || strcmp(stat, "mean") == 0);
+    return gate_limit(g, val, 1e12);
+}
+
+/* An old name (METRIC-STAT): its new stat, or NULL.  The old P95 and P99
+ * of a decode rate were its low tail: P95 is the new p5; P99 (the 1st
+ * percentile) has no new name. */
+static const char *old_stat(int m, const char *stat)
+{
+    int hb = tb_bench_metric_higher_better((enum tb_bench_metric)m);
+    if (strcmp(stat, "p95") == 0)
+        return hb ? "p5" : "p95";
+    if (strcmp(stat, "p99") == 0)
+        return hb ? NULL : "p99";
+    if (strcmp(stat, "p50") == 0 || strcmp(stat, "min") == 0 || strcmp(stat, "max") == 0)
+        return stat;
+    return NULL;
 }
 
 int tb_gate_parse(const char *s, struct tb_gate *g)
 {
     const char *eq = strchr(s, '=');
-    char err[200];
     size_t nl;
     memset(g, 0, sizeof(*g));
     g->metric = -1;
     if (eq == NULL || eq == s || (nl = (size_t)(eq - s)) >= sizeof(g->name)) {
-        tb_cli_error("--require: '%s' is not NAME=VALUE (e.g. gapless=0.95, ttfa-p95=0.8)", s);
+        tb_cli_error("--require: '%s' is not NAME=VALUE (e.g. gapless_share=0.95, "
+                     "ttfa_s_p95=0.8)",
+                     s);
         return -1;
     }
     memcpy(g->name, s, nl);
     g->name[nl] = '\0';
     for (int i = 0; i < 4; i++) {
-        if (strcmp(g->name, level_gates[i]) == 0) {
+        if (strcmp(g->name, level_gates[i]) == 0 || strcmp(g->name, old_level_gates[i]) == 0) {
             g->which = i;
             g->at_least = i != 2;
-            if (tb_opt_double("--require", eq + 1, 0, i < 2 ? 1 : 1e12, &g->limit, err,
-                              sizeof(err)) != 0) {
-                tb_cli_error("%s (%s)", err, g->name);
-                return -1;
-            }
-            return 0;
+            return gate_limit(g, eq + 1, i < 2 ? 1 : 1e12);
         }
     }
     for (int m = 0; m < TB_BM__COUNT; m++) {
         const char *mn = tb_bench_metric_name((enum tb_bench_metric)m);
         size_t ml = strlen(mn);
-        if (strncmp(g->name, mn, ml) != 0 || g->name[ml] != '-')
-            continue;
-        for (int k = 0; k < 5; k++) {
-            if (strcmp(g->name + ml + 1, stat_names[k]) != 0)
-                continue;
-            g->metric = m;
-            g->stat = k;
-            g->at_least = tb_bench_metric_higher_better((enum tb_bench_metric)m);
-            if (tb_opt_double("--require", eq + 1, 0, 1e12, &g->limit, err, sizeof(err)) != 0) {
-                tb_cli_error("%s (%s)", err, g->name);
-                return -1;
-            }
-            return 0;
-        }
+        int rc;
+        if (strncmp(g->name, mn, ml) == 0 && g->name[ml] == '_' &&
+            (rc = metric_gate(g, m, g->name + ml + 1, eq + 1)) <= 0)
+            return rc;
     }
-    tb_cli_error("--require: unknown gate '%s' (gapless, success, errors, system-tps, or "
-                 "METRIC-p50|p95|p99|min|max with METRIC ttft, ttfa, tps, tps-usage, itl, "
-                 "underruns, gap-total, gap-max, min-tps, speedup)",
+    for (int m = 0; m < TB_BM__COUNT; m++) {
+        size_t ml = strlen(old_metrics[m]);
+        const char *st;
+        if (strncmp(g->name, old_metrics[m], ml) != 0 || g->name[ml] != '-')
+            continue;
+        st = old_stat(m, g->name + ml + 1);
+        if (st != NULL)
+            return metric_gate(g, m, st, eq + 1);
+    }
+    tb_cli_error("--require: unknown gate '%s' (gapless_share, success_share, errors, "
+                 "system_tps, or METRIC_STAT with METRIC ttft_s, ttfa_s, decode_tps, "
+                 "decode_tps_usage, itl_s, underruns, gap_total_s, gap_max_s, min_tps, "
+                 "speedup_needed and STAT mean, std, min, p5, p50, p90, p95, p99, max)",
                  g->name);
     return -1;
 }
@@ -84,14 +116,14 @@ size_t tb_gates_check(const struct tb_gate *g, size_t ng, const struct tb_bench_
             double v;
             int ok;
             if (g[i].metric >= 0) {
-                if (x->m[g[i].metric].n == 0) {
+                if (x->m[g[i].metric].count == 0) {
                     tb_bench_level_name(&m->levels[l], name, sizeof(name));
-                    tb_cli_error("gate %s failed at %s: no sample (no successful stream)",
+                    tb_cli_error("gate %s failed at %s: no sample (no stream measured it)",
                                  g[i].name, name);
                     failed++;
                     continue;
                 }
-                v = stat_value(&x->m[g[i].metric], g[i].stat);
+                v = tb_stats_field(&x->m[g[i].metric], g[i].stat);
             } else if (g[i].which == 0) {
                 v = x->gapless_share;
             } else if (g[i].which == 1) {
@@ -131,10 +163,9 @@ static size_t error_total(const struct tb_bench_summary *s)
 }
 
 /* A statistic, or "-" when no stream has the quantity (never 0). */
-static const char *stat_cell(char *buf, size_t len, const struct tb_bench_stat *st, double v,
-                             int prec)
+static const char *stat_cell(char *buf, size_t len, const struct tb_stats *st, double v, int prec)
 {
-    if (st->n == 0)
+    if (st->count == 0)
         return "-";
     snprintf(buf, len, "%.*f", prec, v);
     return buf;
@@ -149,10 +180,10 @@ void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m, const struct 
     if (m->nshards > 1)
         fprintf(f, "  shard %u of %u (ids = %u mod %u)\n", m->shard + 1, m->nshards, m->shard,
                 m->nshards);
-    /* "measured": the streams the percentiles are over (ok streams with a
-     * first token); a column no stream has is "-". */
+    /* "measured": the streams with a first token (a failed one's too); a
+     * column no stream has is "-". */
     fprintf(f, "\n  %-28s %8s %6s %8s %8s %9s %9s %9s %9s %9s\n", "level", "requests", "errors",
-            "measured", "gapless", "TTFT P95", "TTFA P95", "TPS P50", "TPS P95", "system");
+            "measured", "gapless", "TTFT P95", "TTFA P95", "TPS P50", "TPS P5", "system");
     for (uint32_t l = 0; l < m->nlevels; l++) {
         const struct tb_bench_summary *x = &s[l];
         char name[64], gl[16], b[5][32];
@@ -162,11 +193,11 @@ void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m, const struct 
         else
             snprintf(gl, sizeof(gl), "-");
         fprintf(f, "  %-28s %8zu %6zu %8zu %8s %9s %9s %9s %9s %9s\n", name, x->requests,
-                error_total(x), x->m[TB_BM_TTFT].n, gl,
+                error_total(x), x->m[TB_BM_TTFT].count, gl,
                 stat_cell(b[0], sizeof(b[0]), &x->m[TB_BM_TTFT], x->m[TB_BM_TTFT].p95, 3),
                 stat_cell(b[1], sizeof(b[1]), &x->m[TB_BM_TTFA], x->m[TB_BM_TTFA].p95, 3),
                 stat_cell(b[2], sizeof(b[2]), &x->m[TB_BM_TPS], x->m[TB_BM_TPS].p50, 1),
-                stat_cell(b[3], sizeof(b[3]), &x->m[TB_BM_TPS], x->m[TB_BM_TPS].p95, 1),
+                stat_cell(b[3], sizeof(b[3]), &x->m[TB_BM_TPS], x->m[TB_BM_TPS].p5, 1),
                 x->ok > 0 ? (snprintf(b[4], sizeof(b[4]), "%.1f", x->system_tps), b[4]) : "-");
     }
     for (uint32_t l = 0; l < m->nlevels; l++) {
@@ -201,26 +232,25 @@ void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m, const struct 
                     fprintf(f, " %s %zu", tb_live_error_name(k), x->errors[k]);
             fprintf(f, "\n");
         }
-        fprintf(f, "  %-18s %7s %10s %10s %10s %10s %10s\n", "metric", "n", "P50", "P95", "P99",
-                "min", "max");
+        fprintf(f, "  %-24s %7s %9s %9s %9s %9s %9s %9s %9s\n", "metric", "count", "mean", "min",
+                "p5", "p50", "p95", "p99", "max");
         for (int k = 0; k < TB_BM__COUNT; k++) {
-            const struct tb_bench_stat *st = &x->m[k];
+            const struct tb_stats *st = &x->m[k];
+            const char *unit = tb_bench_metric_unit((enum tb_bench_metric)k);
             char label[40];
             snprintf(label, sizeof(label), "%s%s%s%s",
-                     tb_bench_metric_name((enum tb_bench_metric)k),
-                     tb_bench_metric_unit((enum tb_bench_metric)k)[0] ? " (" : "",
-                     tb_bench_metric_unit((enum tb_bench_metric)k),
-                     tb_bench_metric_unit((enum tb_bench_metric)k)[0] ? ")" : "");
-            if (st->n == 0) {
-                fprintf(f, "  %-18s %7zu %10s\n", label, st->n, "-");
+                     tb_bench_metric_name((enum tb_bench_metric)k), unit[0] ? " (" : "", unit,
+                     unit[0] ? ")" : "");
+            if (st->count == 0) {
+                fprintf(f, "  %-24s %7zu %9s\n", label, st->count, "-");
                 continue;
             }
-            fprintf(f, "  %-18s %7zu %10.4g %10.4g %10.4g %10.4g %10.4g\n", label, st->n, st->p50,
-                    st->p95, st->p99, st->min, st->max);
+            fprintf(f, "  %-24s %7zu %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g\n", label, st->count,
+                    st->mean, st->min, st->p5, st->p50, st->p95, st->p99, st->max);
         }
     }
-    fprintf(f, "\nP95/P99 of the TPS metrics are the low tail (the rate 95%%/99%% of requests "
-               "reached); of the others, the high tail.\n");
+    fprintf(f, "\nPercentiles interpolate linearly; p95/p99 are the high tail of every metric; "
+               "for the decode rates the bad tail is p5.\n");
 }
 
 static const char *mode_str(enum tb_bench_mode mo)
@@ -228,113 +258,108 @@ static const char *mode_str(enum tb_bench_mode mo)
     return mo == TB_BENCH_POISSON ? "poisson" : mo == TB_BENCH_CONSTANT ? "constant" : "closed";
 }
 
-/* A JSON string (the values here are ours or redacted, but may hold
- * quotes). */
-static void json_str(FILE *f, const char *s)
+/* The options object the records header carries (canonical JSON text),
+ * or an empty object. */
+static cJSON *options_of(const struct tb_bench_meta *m)
 {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
+    cJSON *o = cJSON_Parse(m->options);
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        o = cJSON_CreateObject();
     }
-    fputc('"', f);
+    return o;
 }
 
-static void json_num(FILE *f, double v)
+int tb_bench_report_json(FILE *f, const char *command, const struct tb_bench_meta *m,
+                         const struct tb_bench_summary *s)
 {
+    cJSON *root = tb_cli_json_doc(TB_SCHEMA_BENCH_SUMMARY, TB_SCHEMA_BENCH_SUMMARY_V, command);
+    cJSON *lv;
+    if (root == NULL)
+        return TB_ENOMEM;
+    cJSON_AddItemToObject(root, "options", options_of(m));
+    cJSON_AddStringToObject(root, "records_started_at", m->started_at);
+    cJSON_AddStringToObject(root, "provider", m->provider[0] ? m->provider : "remote");
+    cJSON_AddStringToObject(root, "model", m->model);
+    cJSON_AddStringToObject(root, "base_url", m->base_url);
+    cJSON_AddNumberToObject(root, "shard", m->shard);
+    cJSON_AddNumberToObject(root, "shards", m->nshards);
+    lv = cJSON_AddArrayToObject(root, "levels");
+    for (uint32_t l = 0; lv != NULL && l < m->nlevels; l++) {
+        const struct tb_bench_summary *x = &s[l];
+        cJSON *o = cJSON_CreateObject(), *e;
+        char name[64];
+        if (o == NULL)
+            break;
+        cJSON_AddItemToArray(lv, o);
+        tb_bench_level_name(&m->levels[l], name, sizeof(name));
+        cJSON_AddStringToObject(o, "level", name);
+        cJSON_AddStringToObject(o, "mode", mode_str(m->levels[l].mode));
+        cJSON_AddNumberToObject(o, "concurrency", m->levels[l].concurrency);
+        tb_cli_json_num(o, "rate", m->levels[l].mode == TB_BENCH_CLOSED ? NAN : m->levels[l].rate);
+        cJSON_AddNumberToObject(o, "requests", (double)x->requests);
+        cJSON_AddNumberToObject(o, "ok", (double)x->ok);
+        cJSON_AddNumberToObject(o, "errors", (double)error_total(x));
+        e = cJSON_AddObjectToObject(o, "errors_by_kind");
+        for (int k = 1; e != NULL && k < TB_LIVE__COUNT; k++)
+            cJSON_AddNumberToObject(e, tb_live_error_name(k), (double)x->errors[k]);
+        cJSON_AddNumberToObject(o, "gapless", (double)x->gapless);
+        tb_cli_json_num(o, "gapless_share", x->ok > 0 ? x->gapless_share : NAN);
+        tb_cli_json_num(o, "success_share", x->requests > 0 ? x->success_share : NAN);
+        cJSON_AddNumberToObject(o, "events", (double)x->events);
+        cJSON_AddNumberToObject(o, "tokens", (double)x->tokens);
+        cJSON_AddNumberToObject(o, "span_s", x->span);
+        tb_cli_json_num(o, "system_tps", x->ok > 0 ? x->system_tps : NAN);
+        cJSON_AddNumberToObject(o, "usage_ignored", (double)x->usage_ignored);
+        cJSON_AddNumberToObject(o, "surrogates_replaced", (double)x->surrogates_replaced);
+        for (int k = 0; k < TB_BM__COUNT; k++)
+            tb_cli_json_stats(o, tb_bench_metric_name((enum tb_bench_metric)k), &x->m[k]);
+    }
+    return tb_json_put_line(f, root);
+}
+
+/* A CSV cell: the number, or empty when not measured. */
+static void csv_num(FILE *f, double v)
+{
+    fputc(',', f);
     if (isfinite(v))
         fprintf(f, "%.17g", v);
-    else
-        fputs("null", f);
-}
-
-void tb_bench_report_json(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
-{
-    fprintf(f, "{\"provider\": ");
-    json_str(f, m->provider[0] ? m->provider : "remote");
-    fprintf(f, ", \"model\": ");
-    json_str(f, m->model);
-    fprintf(f, ", \"base_url\": ");
-    json_str(f, m->base_url);
-    fprintf(f, ", \"options\": ");
-    json_str(f, m->options);
-    fprintf(f, ", \"shard\": %u, \"shards\": %u, \"levels\": [", m->shard, m->nshards);
-    for (uint32_t l = 0; l < m->nlevels; l++) {
-        const struct tb_bench_summary *x = &s[l];
-        char name[64];
-        tb_bench_level_name(&m->levels[l], name, sizeof(name));
-        fprintf(f, "%s{\"level\": ", l ? ", " : "");
-        json_str(f, name);
-        fprintf(f,
-                ", \"mode\": \"%s\", \"concurrency\": %u, \"rate\": ", mode_str(m->levels[l].mode),
-                m->levels[l].concurrency);
-        json_num(f, m->levels[l].rate);
-        fprintf(f, ", \"requests\": %zu, \"ok\": %zu, \"errors\": {", x->requests, x->ok);
-        for (int k = 1; k < TB_LIVE__COUNT; k++)
-            fprintf(f, "%s\"%s\": %zu", k > 1 ? ", " : "", tb_live_error_name(k), x->errors[k]);
-        fprintf(f, "}, \"gapless\": %zu, \"gapless_share\": ", x->gapless);
-        json_num(f, x->ok > 0 ? x->gapless_share : NAN);
-        fprintf(f, ", \"success_share\": ");
-        json_num(f, x->success_share);
-        fprintf(f,
-                ", \"events\": %llu, \"tokens\": %llu, \"span_s\": ", (unsigned long long)x->events,
-                (unsigned long long)x->tokens);
-        json_num(f, x->span);
-        fprintf(f, ", \"system_tps\": ");
-        json_num(f, x->ok > 0 ? x->system_tps : NAN);
-        fprintf(f, ", \"usage_ignored\": %zu, \"surrogates_replaced\": %llu", x->usage_ignored,
-                (unsigned long long)x->surrogates_replaced);
-        fprintf(f, ", \"metrics\": {");
-        for (int k = 0; k < TB_BM__COUNT; k++) {
-            const struct tb_bench_stat *st = &x->m[k];
-            fprintf(f, "%s\"%s\": {\"n\": %zu", k ? ", " : "",
-                    tb_bench_metric_name((enum tb_bench_metric)k), st->n);
-            for (int q = 0; q < 5; q++) {
-                fprintf(f, ", \"%s\": ", stat_names[q]);
-                if (st->n > 0)
-                    json_num(f, stat_value(st, q));
-                else
-                    fputs("null", f);
-            }
-            fputc('}', f);
-        }
-        fprintf(f, "}}");
-    }
-    fprintf(f, "]}\n");
 }
 
 void tb_bench_report_csv(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
 {
-    fprintf(f, "level,mode,concurrency,rate,requests,ok,errors,gapless_share,events,tokens,span_s,"
-               "system_tps");
-    for (int k = 0; k < TB_BM__COUNT; k++)
-        for (int q = 0; q < 5; q++)
-            fprintf(f, ",%s_%s", tb_bench_metric_name((enum tb_bench_metric)k), stat_names[q]);
+    fprintf(f, "level,mode,concurrency,rate,requests,ok,errors");
+    for (int k = 1; k < TB_LIVE__COUNT; k++)
+        fprintf(f, ",errors_by_kind_%s", tb_live_error_name(k));
+    fprintf(f, ",gapless,gapless_share,success_share,events,tokens,span_s,system_tps,"
+               "usage_ignored,surrogates_replaced");
+    for (int k = 0; k < TB_BM__COUNT; k++) {
+        fprintf(f, ",%s_count", tb_bench_metric_name((enum tb_bench_metric)k));
+        for (int q = 0; tb_stats_fields[q] != NULL; q++)
+            fprintf(f, ",%s_%s", tb_bench_metric_name((enum tb_bench_metric)k), tb_stats_fields[q]);
+    }
     fputc('\n', f);
     for (uint32_t l = 0; l < m->nlevels; l++) {
         const struct tb_bench_summary *x = &s[l];
         char name[64];
         tb_bench_level_name(&m->levels[l], name, sizeof(name));
-        fprintf(f, "\"%s\",%s,%u,%.17g,%zu,%zu,%zu,", name, mode_str(m->levels[l].mode),
-                m->levels[l].concurrency, m->levels[l].rate, x->requests, x->ok, error_total(x));
-        if (x->ok > 0)
-            fprintf(f, "%.17g", x->gapless_share);
-        fprintf(f, ",%llu,%llu,%.17g,", (unsigned long long)x->events,
-                (unsigned long long)x->tokens, x->span);
-        if (x->ok > 0)
-            fprintf(f, "%.17g", x->system_tps);
-        for (int k = 0; k < TB_BM__COUNT; k++)
-            for (int q = 0; q < 5; q++) {
-                if (x->m[k].n > 0)
-                    fprintf(f, ",%.17g", stat_value(&x->m[k], q));
-                else
-                    fputc(',', f);
-            }
+        fprintf(f, "\"%s\",%s,%u", name, mode_str(m->levels[l].mode), m->levels[l].concurrency);
+        csv_num(f, m->levels[l].mode == TB_BENCH_CLOSED ? NAN : m->levels[l].rate);
+        fprintf(f, ",%zu,%zu,%zu", x->requests, x->ok, error_total(x));
+        for (int k = 1; k < TB_LIVE__COUNT; k++)
+            fprintf(f, ",%zu", x->errors[k]);
+        fprintf(f, ",%zu", x->gapless);
+        csv_num(f, x->ok > 0 ? x->gapless_share : NAN);
+        csv_num(f, x->requests > 0 ? x->success_share : NAN);
+        fprintf(f, ",%llu,%llu", (unsigned long long)x->events, (unsigned long long)x->tokens);
+        csv_num(f, x->span);
+        csv_num(f, x->ok > 0 ? x->system_tps : NAN);
+        fprintf(f, ",%zu,%llu", x->usage_ignored, (unsigned long long)x->surrogates_replaced);
+        for (int k = 0; k < TB_BM__COUNT; k++) {
+            fprintf(f, ",%zu", x->m[k].count);
+            for (int q = 0; tb_stats_fields[q] != NULL; q++)
+                csv_num(f, tb_stats_field(&x->m[k], q));
+        }
         fputc('\n', f);
     }
 }

@@ -15,13 +15,14 @@
 struct tb_gate {
     char name[32];
     int metric;   /* enum tb_bench_metric, or -1 for the level-wide ones */
-    int stat;     /* 0 p50, 1 p95, 2 p99, 3 min, 4 max */
-    int which;    /* level-wide: 0 gapless, 1 success, 2 errors, 3 system-tps */
+    int stat;     /* index into tb_stats_fields */
+    int which;    /* level-wide: 0 gapless_share, 1 success_share, 2 errors, 3 system_tps */
     int at_least; /* value must be >= limit (else <=) */
     double limit;
 };
 
-/* Parses "ttfa-p95=0.8"; 0, or -1 with the error printed. */
+/* Parses "ttfa_s_p95=0.8" (or a pre-vocabulary name such as "ttfa-p95");
+ * 0, or -1 with the error printed. */
 int tb_gate_parse(const char *s, struct tb_gate *g);
 
 /* Checks every gate on every level; prints one line per failure to
@@ -32,7 +33,10 @@ size_t tb_gates_check(const struct tb_gate *g, size_t ng, const struct tb_bench_
 /* The three outputs.  s has m->nlevels entries. */
 void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m,
                            const struct tb_bench_summary *s);
-void tb_bench_report_json(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s);
+/* The summary document (schema/bench_summary.schema.json); command is
+ * "bench" or "merge".  Returns 0, TB_ENOMEM or TB_EIO. */
+int tb_bench_report_json(FILE *f, const char *command, const struct tb_bench_meta *m,
+                         const struct tb_bench_summary *s);
 void tb_bench_report_csv(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s);
 
 /* Summaries of every level of recs (s must hold m->nlevels).  Returns 0

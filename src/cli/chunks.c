@@ -137,13 +137,10 @@ static int add_time(cJSON *o, const char *key, const struct tb_cli_chunks *c, do
 int tb_cli_chunks_json(void *root, const struct tb_cli_chunks *c)
 {
     cJSON *a = cJSON_CreateArray();
-    /* The list takes the place of the report's chunk count (its length). */
+    /* Beside the report's chunk count ("chunks"): one name, one shape. */
     if (a == NULL)
         return TB_ENOMEM;
-    if (cJSON_GetObjectItemCaseSensitive(root, "chunks") != NULL)
-        cJSON_ReplaceItemInObjectCaseSensitive(root, "chunks", a);
-    else
-        cJSON_AddItemToObject(root, "chunks", a);
+    cJSON_AddItemToObject(root, "chunk_list", a);
     for (size_t i = 0; i < c->n; i++) {
         const struct tb_cli_chunk *k = &c->v[i];
         const struct tb_play *p = c->mismatch ? NULL : &c->plays->v[i];

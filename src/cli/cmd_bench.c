@@ -16,7 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cJSON.h>
+
 #include "bench_report.h"
+#include "jsonout.h"
+#include "ttsbuf/version.h"
 #include "cli.h"
 #include "ttsbuf/clock.h"
 #include "audio.h"
@@ -100,10 +104,13 @@ static const struct tb_optdoc bench_output[] = {
     {"force", O_FORCE, NULL,
      "--out: remove the earlier run's records, summary and traces (of this shard) first", NULL},
     {"require", O_REQUIRE, "G=V",
-     "a gate (repeatable): gapless, success (shares, >=), errors (<=), system-tps (>=), "
-     "METRIC-STAT with STAT one of p50 p95 p99 min max (<=; >= for tps and tps-usage)",
-     "METRIC is one of ttft, ttfa, tps, tps-usage, itl, underruns, gap-total, gap-max, min-tps, "
-     "speedup. A failed gate prints one line per level and exits 1."},
+     "a gate (repeatable): gapless_share, success_share (>=), errors (<=), system_tps (>=), "
+     "METRIC_STAT (<=; >= for the min, p5, p50 and mean of the decode rates)",
+     "METRIC is one of ttft_s, ttfa_s, decode_tps, decode_tps_usage, itl_s, underruns, "
+     "gap_total_s, gap_max_s, min_tps, speedup_needed; STAT one of mean, std, min, p5, p50, p90, "
+     "p95, p99, max (the JSON names: ttft_s_p95=0.8, decode_tps_p5=40). The names before this "
+     "release (gapless, ttfa-p95, tps-p95 for decode_tps_p5) are still accepted. A failed gate "
+     "prints one line per level and exits 1."},
     {"csv", O_CSV, NULL, "one CSV row per level instead of the report", NULL},
     {"html", O_HTML, "FILE",
      "also write one self-contained HTML page: the per-level report, every stream as a row "
@@ -139,8 +146,8 @@ static const struct tb_optsec bench_secs[] = {
 
 static const char *const bench_notes[] = {
     "The streams run on one libcurl multi event loop (no thread per stream); each is played out "
-    "through its own playout model, exactly as ttsbuf sim --trace does on its trace. For tps and "
-    "tps-usage, P95 and P99 are the low tail.",
+    "through its own playout model, exactly as ttsbuf sim --trace does on its trace. Every "
+    "percentile is the high tail (p95 of decode_tps is fast); the slow tail of a rate is p5.",
     "SIGINT or SIGTERM stops bench cleanly: the streams cut are recorded as cancelled, and the "
     "report and records are written (exit 3).",
     NULL,
@@ -554,6 +561,33 @@ static int clear_stale(const char *dir, int in_traces, const struct tb_bench_met
     return code;
 }
 
+/* The options that shape the records (they must match to merge), as a
+ * JSON object's canonical text; and when and by which ttsbuf they began. */
+static int bench_options(struct tb_bench_meta *meta, const struct tb_sim_opts *o, long max_tokens,
+                         const char *api)
+{
+    cJSON *j = cJSON_CreateObject();
+    char *t;
+    if (j == NULL)
+        return -1;
+    tb_cli_json_playout(j, o);
+    cJSON_AddNumberToObject(j, "ring_slots", (double)o->ring_slots);
+    cJSON_AddNumberToObject(j, "ring_bytes", (double)o->ring_bytes);
+    cJSON_AddNumberToObject(j, "max_tokens", (double)max_tokens);
+    cJSON_AddStringToObject(j, "api", api);
+    t = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    if (t == NULL || strlen(t) >= sizeof(meta->options)) {
+        cJSON_free(t);
+        return -1;
+    }
+    snprintf(meta->options, sizeof(meta->options), "%s", t);
+    cJSON_free(t);
+    snprintf(meta->started_at, sizeof(meta->started_at), "%s", tb_cli_started_at());
+    snprintf(meta->ttsbuf_version, sizeof(meta->ttsbuf_version), "%s", TB_VERSION);
+    return 0;
+}
+
 /* The output directory: DIR and DIR/traces, with no earlier run's files
  * in them (refused, or removed with --force): a later `sweep DIR/traces`
  * must not mix runs.  0 or an exit code. */
@@ -589,6 +623,8 @@ static int write_level(FILE *rf, const char *dir, const struct tb_bench_meta *m,
         snprintf(r->stream.model, sizeof(r->stream.model), "%s", m->model);
         snprintf(r->stream.base_url, sizeof(r->stream.base_url), "%s", m->base_url);
         snprintf(r->stream.provider, sizeof(r->stream.provider), "%s", m->provider);
+        snprintf(r->stream.started_at, sizeof(r->stream.started_at), "%s", m->started_at);
+        snprintf(r->stream.command, sizeof(r->stream.command), "bench");
         tf = fopen(path, "w");
         if (tf == NULL) {
             tb_cli_error("--out: %s: %s", path, strerror(errno));
@@ -709,12 +745,11 @@ int tb_cmd_bench(int argc, char **argv)
     snprintf(meta.model, sizeof(meta.model), "%s", a.q.model);
     snprintf(meta.base_url, sizeof(meta.base_url), "%s", ep.base_red);
     snprintf(meta.provider, sizeof(meta.provider), "%s", tb_cli_endpoint_provider(&ep));
-    snprintf(meta.options, sizeof(meta.options),
-             "chunk=%s min-chars=%u wpm=%g tts-latency=%g preroll=%g ring-slots=%zu "
-             "ring-bytes=%zu max-tokens=%ld api=%s",
-             tb_seg_policy_name(a.c.o.seg.policy), a.c.o.seg.min_chars, a.c.o.play.wpm,
-             a.c.o.play.tts_latency, a.c.o.play.preroll, a.c.o.ring_slots, a.c.o.ring_bytes,
-             a.q.req.max_tokens, info->name);
+    if (bench_options(&meta, &a.c.o, a.q.req.max_tokens, info->name) != 0) {
+        tb_cli_error("out of memory");
+        code = TB_EXIT_USAGE;
+        goto out;
+    }
 
     if (a.out != NULL) {
         code = make_out(a.out, &meta, a.force);
@@ -790,7 +825,7 @@ int tb_cmd_bench(int argc, char **argv)
     if (a.csv)
         tb_bench_report_csv(stdout, &meta, sums);
     else if (a.c.json)
-        tb_bench_report_json(stdout, &meta, sums);
+        tb_bench_report_json(stdout, "bench", &meta, sums);
     else
         tb_bench_report_human(stdout, &meta, sums);
     if (a.out != NULL) {
@@ -798,7 +833,7 @@ int tb_cmd_bench(int argc, char **argv)
         file_name(path, sizeof(path), a.out, "summary", "json", &meta);
         sf = fopen(path, "w");
         if (sf != NULL) {
-            tb_bench_report_json(sf, &meta, sums);
+            tb_bench_report_json(sf, "bench", &meta, sums);
             fclose(sf);
         } else {
             tb_cli_error("--out: %s: %s", path, strerror(errno));

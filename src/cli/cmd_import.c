@@ -11,46 +11,36 @@
 #include <string.h>
 
 #include "cli.h"
+#include "jsonout.h"
 #include "common.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/import.h"
 
-/* Nearest-rank percentile of sorted v[0..n). */
-static double pct(const double *v, size_t n, double p)
-{
-    size_t k = (size_t)ceil(p / 100.0 * (double)n);
-    return v[k > 0 ? k - 1 : 0];
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
+/* The statistics block of v[0..n) (sorted in place), on one line. */
 static void dist_line(FILE *f, const char *what, double *v, size_t n)
 {
+    struct tb_stats st;
     if (n == 0)
         return;
-    qsort(v, n, sizeof(*v), cmp_double);
-    fprintf(f, "  %-22s P50 %8.3f   P95 %8.3f   P99 %8.3f   max %8.3f\n", what, pct(v, n, 50),
-            pct(v, n, 95), pct(v, n, 99), v[n - 1]);
+    tb_stats_of(v, n, &st);
+    fprintf(f, "  %-22s mean %8.3f   p50 %8.3f   p95 %8.3f   p99 %8.3f   max %8.3f\n", what,
+            st.mean, st.p50, st.p95, st.p99, st.max);
 }
 
+/* A request that did not play: a result document with its error. */
 static void json_failed(FILE *f, const char *file, const struct tb_import_request *q)
 {
-    cJSON *o = cJSON_CreateObject();
-    char name[512], *s;
+    cJSON *o = tb_cli_json_doc(TB_SCHEMA_RESULT, TB_SCHEMA_RESULT_V, "sim");
+    char name[512];
+    if (o == NULL)
+        return;
     snprintf(name, sizeof(name), "%s: %s", file, q->name);
     cJSON_AddStringToObject(o, "source", "import");
     cJSON_AddStringToObject(o, "source_name", name);
-    cJSON_AddStringToObject(o, "error", q->error);
-    s = cJSON_PrintUnformatted(o);
-    if (s != NULL)
-        fprintf(f, "%s\n", s);
-    free(s);
-    cJSON_Delete(o);
+    tb_cli_json_error(o, q->error[0] ? "failed" : "no_text",
+                      q->error[0] ? q->error : "the request recorded no text", 0);
+    (void)tb_json_put_line(f, o);
 }
 
 void tb_cli_import_opts_init(struct tb_cli_import_opts *io)

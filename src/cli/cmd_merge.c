@@ -231,7 +231,7 @@ int tb_cmd_merge(int argc, char **argv)
     if (csv)
         tb_bench_report_csv(stdout, &meta, sums);
     else if (json)
-        tb_bench_report_json(stdout, &meta, sums);
+        tb_bench_report_json(stdout, "merge", &meta, sums);
     else
         tb_bench_report_human(stdout, &meta, sums);
     code = tb_gates_check(gates, ngates, &meta, sums) > 0 ? TB_EXIT_GATE : TB_EXIT_OK;

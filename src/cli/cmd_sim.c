@@ -37,7 +37,7 @@ static const struct tb_optdoc sim_rows[] = {
      "JSON path such as itls[3][7]."},
     {"request", O_REQUEST, "N",
      "with --import: play request N (from 0) with the full report; without it a file of several "
-     "requests gives one line per request and P50/P95/P99/max over them (--json: one object a "
+     "requests gives one line per request and mean/p50/p95/p99/max over them (--json: one object a "
      "line per request)",
      NULL},
     {"run", O_RUN, "N",
@@ -172,7 +172,7 @@ int tb_cmd_sim(int argc, char **argv)
     else
         code = tb_cli_load_source(&a, DEFAULT_PRESET, &s, &src, label, sizeof(label));
     if (code < 0 && a.record != NULL)
-        code = tb_cli_record(a.record, &s);
+        code = tb_cli_record(a.record, "sim", &s);
     if (code >= 0)
         goto out;
 

@@ -116,8 +116,8 @@ static const struct tb_optsec sweep_secs[] = {
 };
 
 static const char *const sweep_notes[] = {
-    "Percentiles are nearest-rank. A stream is gap-free when it has no underrun (no gap over 1 "
-    "ms).",
+    "Percentiles interpolate linearly between the closest ranks (numpy's default). A stream is "
+    "gap-free when it has no underrun (no gap over 1 ms).",
     NULL,
 };
 

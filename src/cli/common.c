@@ -3,6 +3,7 @@
  * (see common.h).
  */
 #include "common.h"
+#include "jsonout.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -236,14 +237,19 @@ int tb_cli_out_close(const char *flag, const char *path, FILE *f, int rc)
     return TB_EXIT_USAGE;
 }
 
-int tb_cli_record(const char *path, const struct tb_stream *s)
+int tb_cli_record(const char *path, const char *command, const struct tb_stream *s)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    struct tb_stream h = *s; /* a view with this run's head; owns nothing */
     if (f == NULL) {
         tb_cli_error("--record: %s: %s", path, strerror(errno));
         return TB_EXIT_USAGE;
     }
-    return tb_cli_out_close("--record", path, f, tb_trace_write(f, s));
+    if (h.started_at[0] == '\0') {
+        snprintf(h.started_at, sizeof(h.started_at), "%s", tb_cli_started_at());
+        snprintf(h.command, sizeof(h.command), "%s", command);
+    }
+    return tb_cli_out_close("--record", path, f, tb_trace_write(f, &h));
 }
 
 /* Appends a schedule to a list; on no memory the list just stops growing
@@ -365,7 +371,7 @@ const struct tb_optdoc tb_opt_playout[] = {
      "Allowed 64..2^30, a power of two; an event's text must fit."},
     {"json", TB_O_JSON, NULL, "one JSON object on stdout instead of the report", NULL},
     {"fail-on-underrun", TB_O_FAILU, NULL, "exit 1 when the stream has any underrun",
-     "A CI gate; in bench, the gate gapless=1."},
+     "A CI gate; in bench, the gate gapless_share=1."},
     {NULL, 0, NULL, NULL, NULL},
 };
 

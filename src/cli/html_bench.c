@@ -32,17 +32,18 @@ static void cell(FILE *f, double v, int dec)
     fprintf(f, "<td data-v=\"%.17g\">%.*f</td>", v, dec, v);
 }
 
-/* A statistic, or NaN ("-") when the level has no sample of it. */
-static double stat_p(const struct tb_bench_stat *st, int p95)
+/* A statistic, or NaN ("-") when the level has no sample of it: the
+ * P50, the P95 (high tail) or the P5 (low tail, for rates). */
+static double stat_p(const struct tb_stats *st, int which)
 {
-    return st->n == 0 ? NAN : p95 ? st->p95 : st->p50;
+    return st->count == 0 ? NAN : which == 95 ? st->p95 : which == 5 ? st->p5 : st->p50;
 }
 
 static void levels_table(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
 {
     fputs("<table id=\"levels\"><thead><tr><th>level</th><th>requests</th><th>ok</th>"
           "<th>gapless, %</th><th>TTFT P95, s</th><th>TTFA P95, s</th><th>TPS P50</th>"
-          "<th>TPS P95</th><th>silence P95, s</th><th>longest gap P95, s</th>"
+          "<th>TPS P5</th><th>silence P95, s</th><th>longest gap P95, s</th>"
           "<th>system TPS</th></tr></thead>\n<tbody>\n",
           f);
     for (uint32_t l = 0; l < m->nlevels; l++) {
@@ -53,17 +54,17 @@ static void levels_table(FILE *f, const struct tb_bench_meta *m, const struct tb
         tb_html_text(f, name);
         fprintf(f, "</td><td>%zu</td><td>%zu</td>", x->requests, x->ok);
         cell(f, x->ok > 0 ? 100.0 * x->gapless_share : NAN, 1);
-        cell(f, stat_p(&x->m[TB_BM_TTFT], 1), 3);
-        cell(f, stat_p(&x->m[TB_BM_TTFA], 1), 3);
-        cell(f, stat_p(&x->m[TB_BM_TPS], 0), 1);
-        cell(f, stat_p(&x->m[TB_BM_TPS], 1), 1);
-        cell(f, stat_p(&x->m[TB_BM_GAP_TOTAL], 1), 3);
-        cell(f, stat_p(&x->m[TB_BM_GAP_MAX], 1), 3);
+        cell(f, stat_p(&x->m[TB_BM_TTFT], 95), 3);
+        cell(f, stat_p(&x->m[TB_BM_TTFA], 95), 3);
+        cell(f, stat_p(&x->m[TB_BM_TPS], 50), 1);
+        cell(f, stat_p(&x->m[TB_BM_TPS], 5), 1);
+        cell(f, stat_p(&x->m[TB_BM_GAP_TOTAL], 95), 3);
+        cell(f, stat_p(&x->m[TB_BM_GAP_MAX], 95), 3);
         cell(f, x->ok > 0 ? x->system_tps : NAN, 1);
         fputs("</tr>\n", f);
     }
     fputs("</tbody></table>\n<p class=\"note\">Gapless in percent of the streams that "
-          "succeeded; P95 of the TPS is the low tail. The full report:</p>\n",
+          "succeeded; P5 of the TPS is its low tail. The full report:</p>\n",
           f);
 }
 
@@ -206,7 +207,7 @@ int tb_cli_html_bench(const char *path, const struct tb_html_bench *b)
     tb_bench_report_human(m, b->m, b->s);
     if (fclose(m) != 0 || (m = tb_html_mem(&json, &jsonlen)) == NULL)
         goto nomem;
-    tb_bench_report_json(m, b->m, b->s);
+    tb_bench_report_json(m, "bench", b->m, b->s);
     if (fclose(m) != 0)
         goto nomem;
     nw = worst(b->recs, b->nworst, w);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "jsonout.h"
 #include "common.h"
 #include "optdoc.h"
 #include "ttsbuf/http.h"
@@ -85,6 +86,7 @@ static int finish_stdout(int code)
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
+    (void)tb_cli_started_at(); /* every document names this moment */
     return finish_stdout(dispatch(argc, argv));
 }
 

@@ -10,6 +10,7 @@
 #include "audio.h"
 #include "chunks.h"
 #include "cli.h"
+#include "jsonout.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/seg.h"
 
@@ -233,9 +234,9 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
 {
     const struct tb_playout_result *p = &r->play;
     struct measured m = measured_of(r, live);
-    cJSON *root = cJSON_CreateObject();
+    cJSON *root =
+        tb_cli_json_doc(TB_SCHEMA_RESULT, TB_SCHEMA_RESULT_V, live != NULL ? "run" : "sim");
     cJSON *opts, *curve, *gl, *ring;
-    char *s;
     if (root == NULL)
         return TB_ENOMEM;
     cJSON_AddStringToObject(root, "source", src->kind);
@@ -257,29 +258,15 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
         else
             cJSON_AddNullToObject(root, "usage_ignored");
         cJSON_AddNumberToObject(root, "surrogates_replaced", (double)live->surrogates_replaced);
-        if (live->error_kind != NULL) {
-            cJSON *e = cJSON_AddObjectToObject(root, "error");
-            if (e != NULL) {
-                cJSON_AddStringToObject(e, "kind", live->error_kind);
-                cJSON_AddStringToObject(e, "message", live->error);
-            }
-        } else {
-            cJSON_AddNullToObject(root, "error");
-        }
+        tb_cli_json_error(root, live->error_kind, live->error, live->http_status);
         if (live->warning != NULL && live->warning[0] != '\0')
             cJSON_AddStringToObject(root, "warning", live->warning);
         if (live->server != NULL)
             server_json(root, live->server);
     }
     opts = cJSON_AddObjectToObject(root, "options");
-    if (opts != NULL) {
-        cJSON_AddStringToObject(opts, "chunk", tb_seg_policy_name(o->seg.policy));
-        cJSON_AddNumberToObject(opts, "min_chars", o->seg.min_chars);
-        cJSON_AddNumberToObject(opts, "wpm", o->play.wpm);
-        cJSON_AddNumberToObject(opts, "tts_latency_s", o->play.tts_latency);
-        cJSON_AddNumberToObject(opts, "preroll_s", o->play.preroll);
-        cJSON_AddBoolToObject(opts, "rebuffer", o->play.rebuffer);
-    }
+    if (opts != NULL)
+        tb_cli_json_playout(opts, o);
     json_num(root, "ttft_s", m.ttft, r->ttft);
     json_num(root, "ttfa_s", m.audio, p->ttfa);
     cJSON_AddNumberToObject(root, "events", (double)r->content_events);
@@ -287,9 +274,9 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
     cJSON_AddNumberToObject(root, "reasoning_events", (double)r->reasoning_events);
     cJSON_AddNumberToObject(root, "reasoning_tokens", (double)r->reasoning_tokens);
     if (r->usage_tokens >= 0)
-        cJSON_AddNumberToObject(root, "tokens", (double)r->usage_tokens);
+        cJSON_AddNumberToObject(root, "usage_tokens", (double)r->usage_tokens);
     else
-        cJSON_AddNullToObject(root, "tokens");
+        cJSON_AddNullToObject(root, "usage_tokens");
     cJSON_AddNumberToObject(root, "chunks", p->chunks);
     cJSON_AddNumberToObject(root, "start_chunk", p->q);
     json_num(root, "decode_tps", m.tps, r->decode_tps);
@@ -346,11 +333,5 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
         cJSON_Delete(root);
         return TB_ENOMEM;
     }
-    s = cJSON_PrintUnformatted(root);
-    cJSON_Delete(root);
-    if (s == NULL)
-        return TB_ENOMEM;
-    fprintf(f, "%s\n", s);
-    cJSON_free(s);
-    return 0;
+    return tb_json_put_line(f, root);
 }

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "jsonout.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/seg.h"
 
@@ -15,10 +16,10 @@
 static const char *const stat_names[NSTAT] = {"underruns", "gap_total_s", "interruptions", "ttfa_s",
                                               "min_tps"};
 
-static const struct tb_sweep_stat *stat_of(const struct tb_sweep_point *p, int i)
+static const struct tb_stats *stat_of(const struct tb_sweep_point *p, int i)
 {
-    const struct tb_sweep_stat *v[NSTAT] = {&p->underruns, &p->gap_total, &p->interruptions,
-                                            &p->ttfa, &p->min_tps};
+    const struct tb_stats *v[NSTAT] = {&p->underruns, &p->gap_total, &p->interruptions, &p->ttfa,
+                                       &p->min_tps};
     return v[i];
 }
 
@@ -132,19 +133,28 @@ void tb_sweep_print_table(FILE *f, const struct tb_sweep *sw, const struct tb_sw
             target * 100);
 }
 
+/* A CSV cell: the number, or empty when not measured. */
+static void csv_num(FILE *f, double v)
+{
+    fputc(',', f);
+    if (isfinite(v))
+        fprintf(f, "%.9g", v);
+}
+
 int tb_sweep_write_csv(FILE *f, const struct tb_sweep *sw)
 {
-    static const char *const q[4] = {"mean", "p50", "p95", "max"};
     size_t npt;
     const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);
     char v[64];
     for (int a = 0; a < TB_AX__COUNT; a++)
         fprintf(f, "%s,", tb_sweep_axis_name((enum tb_sweep_axis)a));
-    fprintf(f, "gapless");
-    for (int i = 0; i < NSTAT; i++)
-        for (int k = 0; k < 4; k++)
-            fprintf(f, ",%s_%s", stat_names[i], q[k]);
-    fprintf(f, ",tps_for_target,preroll_for_target,streams,events\n");
+    fprintf(f, "gapless_share");
+    for (int i = 0; i < NSTAT; i++) {
+        fprintf(f, ",%s_count", stat_names[i]);
+        for (int k = 0; tb_stats_fields[k] != NULL; k++)
+            fprintf(f, ",%s_%s", stat_names[i], tb_stats_fields[k]);
+    }
+    fprintf(f, ",tps_for_target,preroll_for_target_s,streams,events\n");
     for (size_t p = 0; p < npt; p++) {
         for (int a = 0; a < TB_AX__COUNT; a++) {
             if (a == TB_AX_REBUFFER)
@@ -155,28 +165,16 @@ int tb_sweep_write_csv(FILE *f, const struct tb_sweep *sw)
         }
         fprintf(f, "%.6g", pt[p].gapless);
         for (int i = 0; i < NSTAT; i++) {
-            const struct tb_sweep_stat *s = stat_of(&pt[p], i);
-            fprintf(f, ",%.9g,%.9g,%.9g,%.9g", s->mean, s->p50, s->p95, s->max);
+            const struct tb_stats *s = stat_of(&pt[p], i);
+            fprintf(f, ",%zu", s->count);
+            for (int k = 0; tb_stats_fields[k] != NULL; k++)
+                csv_num(f, tb_stats_field(s, k));
         }
-        if (isnan(pt[p].tps_for_target))
-            fprintf(f, ",,");
-        else
-            fprintf(f, ",%.9g,%.9g", pt[p].tps_for_target, pt[p].preroll_for_target);
-        fprintf(f, ",%zu,%llu\n", tb_sweep_inputs(sw),
-                (unsigned long long)tb_sweep_events_per_point(sw));
+        csv_num(f, pt[p].tps_for_target);
+        csv_num(f, pt[p].preroll_for_target);
+        fprintf(f, ",%zu,%llu\n", tb_sweep_inputs(sw), (unsigned long long)pt[p].events);
     }
     return ferror(f) ? TB_EIO : 0;
-}
-
-static void add_stat(cJSON *o, const char *name, const struct tb_sweep_stat *s)
-{
-    cJSON *x = cJSON_AddObjectToObject(o, name);
-    if (x == NULL)
-        return;
-    cJSON_AddNumberToObject(x, "mean", s->mean);
-    cJSON_AddNumberToObject(x, "p50", s->p50);
-    cJSON_AddNumberToObject(x, "p95", s->p95);
-    cJSON_AddNumberToObject(x, "max", s->max);
 }
 
 /* An axis value as JSON: policy names and rebuffer as they are spelt,
@@ -195,25 +193,23 @@ int tb_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_swee
     size_t npt, n;
     const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);
     double target = tb_sweep_target(sw);
-    cJSON *root = cJSON_CreateObject(), *axes, *pts;
-    char *s;
+    cJSON *root = tb_cli_json_doc(TB_SCHEMA_SWEEP, TB_SCHEMA_SWEEP_V, "sweep"), *opts, *axes, *pts;
     if (root == NULL)
         return TB_ENOMEM;
-    cJSON_AddNumberToObject(root, "streams", (double)tb_sweep_inputs(sw));
-    cJSON_AddNumberToObject(root, "events_per_point", (double)tb_sweep_events_per_point(sw));
-    cJSON_AddNumberToObject(root, "seconds", ri->seconds);
-    cJSON_AddNumberToObject(root, "threads", ri->threads);
-    if (target > 0)
-        cJSON_AddNumberToObject(root, "target_gapless", target);
-    else
-        cJSON_AddNullToObject(root, "target_gapless");
-    axes = cJSON_AddObjectToObject(root, "axes");
+    opts = cJSON_AddObjectToObject(root, "options");
+    if (opts != NULL)
+        tb_cli_json_num(opts, "target_gapless", target > 0 ? target : NAN);
+    axes = opts != NULL ? cJSON_AddObjectToObject(opts, "axes") : NULL;
     for (int a = 0; axes != NULL && a < TB_AX__COUNT; a++) {
         const double *v = tb_sweep_axis_values(sw, (enum tb_sweep_axis)a, &n);
         cJSON *arr = cJSON_AddArrayToObject(axes, tb_sweep_axis_name((enum tb_sweep_axis)a));
         for (size_t i = 0; arr != NULL && i < n; i++)
             cJSON_AddItemToArray(arr, axis_item(a, v[i]));
     }
+    cJSON_AddNumberToObject(root, "streams", (double)tb_sweep_inputs(sw));
+    cJSON_AddNumberToObject(root, "events_per_point", (double)tb_sweep_events_per_point(sw));
+    cJSON_AddNumberToObject(root, "seconds", ri->seconds);
+    cJSON_AddNumberToObject(root, "threads", ri->threads);
     pts = cJSON_AddArrayToObject(root, "points");
     for (size_t p = 0; pts != NULL && p < npt; p++) {
         cJSON *o = cJSON_CreateObject();
@@ -222,20 +218,14 @@ int tb_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_swee
         for (int a = 0; a < TB_AX__COUNT; a++)
             cJSON_AddItemToObject(o, tb_sweep_axis_name((enum tb_sweep_axis)a),
                                   axis_item(a, pt[p].ax[a]));
-        cJSON_AddNumberToObject(o, "gapless", pt[p].gapless);
+        cJSON_AddNumberToObject(o, "gapless_share", pt[p].gapless);
         for (int i = 0; i < NSTAT; i++)
-            add_stat(o, stat_names[i], stat_of(&pt[p], i));
-        if (target > 0) {
-            cJSON_AddNumberToObject(o, "tps_for_target", pt[p].tps_for_target);
-            cJSON_AddNumberToObject(o, "preroll_for_target_s", pt[p].preroll_for_target);
-        }
+            tb_cli_json_stats(o, stat_names[i], stat_of(&pt[p], i));
+        tb_cli_json_num(o, "tps_for_target", pt[p].tps_for_target);
+        tb_cli_json_num(o, "preroll_for_target_s", pt[p].preroll_for_target);
+        cJSON_AddNumberToObject(o, "streams", (double)tb_sweep_inputs(sw));
+        cJSON_AddNumberToObject(o, "events", (double)pt[p].events);
         cJSON_AddItemToArray(pts, o);
     }
-    s = cJSON_PrintUnformatted(root);
-    cJSON_Delete(root);
-    if (s == NULL)
-        return TB_ENOMEM;
-    fprintf(f, "%s\n", s);
-    cJSON_free(s);
-    return ferror(f) ? TB_EIO : 0;
+    return tb_json_put_line(f, root);
 }

@@ -1,0 +1,85 @@
+/*
+ * jsonout.c - the shared parts of ttsbuf's JSON documents (jsonout.h).
+ */
+#include "jsonout.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "ttsbuf/error.h"
+#include "ttsbuf/seg.h"
+#include "ttsbuf/version.h"
+
+const char *tb_cli_started_at(void)
+{
+    static char buf[32];
+    if (buf[0] == '\0') {
+        time_t t = time(NULL);
+        struct tm tm;
+        if (gmtime_r(&t, &tm) == NULL || strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+            snprintf(buf, sizeof(buf), "1970-01-01T00:00:00Z");
+    }
+    return buf;
+}
+
+cJSON *tb_cli_json_doc(const char *schema, int version, const char *command)
+{
+    cJSON *o = cJSON_CreateObject(), *s;
+    if (o == NULL)
+        return NULL;
+    s = cJSON_AddObjectToObject(o, "schema");
+    if (s == NULL) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    cJSON_AddStringToObject(s, "name", schema);
+    cJSON_AddNumberToObject(s, "version", version);
+    cJSON_AddStringToObject(o, "ttsbuf_version", TB_VERSION);
+    cJSON_AddStringToObject(o, "started_at", tb_cli_started_at());
+    cJSON_AddStringToObject(o, "command", command);
+    return o;
+}
+
+void tb_cli_json_playout(cJSON *opts, const struct tb_sim_opts *o)
+{
+    cJSON_AddStringToObject(opts, "chunk", tb_seg_policy_name(o->seg.policy));
+    cJSON_AddNumberToObject(opts, "min_chars", o->seg.min_chars);
+    cJSON_AddNumberToObject(opts, "wpm", o->play.wpm);
+    cJSON_AddNumberToObject(opts, "tts_latency_s", o->play.tts_latency);
+    cJSON_AddNumberToObject(opts, "preroll_s", o->play.preroll);
+    cJSON_AddBoolToObject(opts, "rebuffer", o->play.rebuffer);
+}
+
+void tb_cli_json_num(cJSON *o, const char *key, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+void tb_cli_json_stats(cJSON *o, const char *key, const struct tb_stats *s)
+{
+    cJSON *b = cJSON_AddObjectToObject(o, key);
+    if (b == NULL)
+        return;
+    cJSON_AddNumberToObject(b, "count", (double)s->count);
+    for (int i = 0; tb_stats_fields[i] != NULL; i++)
+        tb_cli_json_num(b, tb_stats_fields[i], s->count > 0 ? tb_stats_field(s, i) : NAN);
+}
+
+void tb_cli_json_error(cJSON *o, const char *kind, const char *message, long http_status)
+{
+    cJSON *e;
+    if (kind == NULL) {
+        cJSON_AddNullToObject(o, "error");
+        return;
+    }
+    e = cJSON_AddObjectToObject(o, "error");
+    if (e == NULL)
+        return;
+    cJSON_AddStringToObject(e, "kind", kind);
+    cJSON_AddStringToObject(e, "message", message != NULL ? message : "");
+    tb_cli_json_num(e, "http_status", http_status > 0 ? (double)http_status : NAN);
+}

@@ -1,0 +1,50 @@
+/*
+ * jsonout.h - what every JSON document ttsbuf writes shares: the
+ * self-describing head (schema name and version, ttsbuf version, start
+ * time, command), the statistics block, the error object and the
+ * playout options.  The schemas are in schema/.
+ */
+#ifndef TB_CLI_JSONOUT_H
+#define TB_CLI_JSONOUT_H
+
+#include <cJSON.h>
+#include <stdio.h>
+
+#include "ttsbuf/jsonline.h"
+#include "ttsbuf/sim.h"
+#include "ttsbuf/stats.h"
+
+/* Schema names and the versions this ttsbuf writes. */
+#define TB_SCHEMA_RESULT "ttsbuf.result"
+#define TB_SCHEMA_RESULT_V 1
+#define TB_SCHEMA_BENCH_SUMMARY "ttsbuf.bench_summary"
+#define TB_SCHEMA_BENCH_SUMMARY_V 1
+#define TB_SCHEMA_SWEEP "ttsbuf.sweep"
+#define TB_SCHEMA_SWEEP_V 1
+
+/* When this command started, UTC RFC 3339 ("2026-11-30T21:55:38Z"): the
+ * wall clock read once, on the first call (main makes it at start). */
+const char *tb_cli_started_at(void);
+
+/* A new object with the head: schema {name, version}, ttsbuf_version,
+ * started_at, command.  NULL when out of memory. */
+cJSON *tb_cli_json_doc(const char *schema, int version, const char *command);
+
+/* key: {count, mean, std, min, p5, p50, p90, p95, p99, max}; every
+ * statistic null when count is 0. */
+void tb_cli_json_stats(cJSON *o, const char *key, const struct tb_stats *s);
+
+/* The playout options, the same keys in every document: chunk,
+ * min_chars, wpm, tts_latency_s, preroll_s, rebuffer. */
+void tb_cli_json_playout(cJSON *opts, const struct tb_sim_opts *o);
+
+/* key: a number, or null when it is not finite (not measured). */
+void tb_cli_json_num(cJSON *o, const char *key, double v);
+
+/* "error": {kind, message, http_status (null when none came)}, or null
+ * when kind is NULL. */
+void tb_cli_json_error(cJSON *o, const char *kind, const char *message, long http_status);
+
+/* A document is written with tb_json_put_line (ttsbuf/jsonline.h). */
+
+#endif

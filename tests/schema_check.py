@@ -1,0 +1,143 @@
+#!/usr/bin/python3
+"""Validates ttsbuf's JSON and JSONL outputs against schema/*.schema.json
+with python3-jsonschema (Debian's), and CSV headers against the schema's
+flattened names.  Run by the test group "schema" (tests/test_schema.c):
+
+    schema_check.py SCHEMA_DIR FILE...           JSON documents, JSONL files
+    schema_check.py SCHEMA_DIR --csv KIND FILE   KIND: bench_summary, sweep
+
+Each JSON object names its schema ("schema": {"name", "version"}); a
+bench records or trace header makes the lines after it records or trace
+events.  Prints one line per problem and exits 1 when there is any.
+"""
+import json
+import os
+import sys
+
+import jsonschema
+
+NAMES = {
+    "ttsbuf.result": "result",
+    "ttsbuf.bench_summary": "bench_summary",
+    "ttsbuf.sweep": "sweep",
+    "ttsbuf.bench_records": "bench_records_header",
+    "ttsbuf.trace": "trace_header",
+}
+# What the lines after a header are.
+FOLLOWERS = {"bench_records_header": "bench_record", "trace_header": "trace_event"}
+# Where a CSV's rows live in the JSON document of the same kind.
+CSV_ROWS = {"bench_summary": "levels", "sweep": "points"}
+
+
+def load(sdir):
+    store, schemas = {}, {}
+    for f in sorted(os.listdir(sdir)):
+        if f.endswith(".schema.json"):
+            with open(os.path.join(sdir, f)) as fh:
+                s = json.load(fh)
+            jsonschema.Draft202012Validator.check_schema(s)
+            store[s["$id"]] = s
+            schemas[f[: -len(".schema.json")]] = s
+    return store, schemas
+
+
+def validator(kind, store, schemas):
+    s = schemas[kind]
+    return jsonschema.Draft202012Validator(
+        s, resolver=jsonschema.RefResolver.from_schema(s, store=store)
+    )
+
+
+def kind_of(doc):
+    sc = doc.get("schema")
+    if isinstance(sc, dict) and sc.get("name") in NAMES:
+        return NAMES[sc["name"]]
+    if "ttsbuf_trace" in doc:
+        return "trace_header"
+    return None
+
+
+def documents(path):
+    """(where, object) for a JSON document or each line of a JSONL file."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    try:
+        yield path, json.loads(text)
+        return
+    except ValueError:
+        pass
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            yield "%s:%d" % (path, n), json.loads(line)
+
+
+def check_json(paths, store, schemas):
+    problems, count = [], 0
+    for path in paths:
+        follow = None
+        for where, doc in documents(path):
+            kind = kind_of(doc) if isinstance(doc, dict) else None
+            if kind is not None:
+                follow = FOLLOWERS.get(kind)
+            else:
+                kind = follow
+            if kind is None:
+                problems.append("%s: names no schema: %.120s" % (where, json.dumps(doc)))
+                continue
+            for e in validator(kind, store, schemas).iter_errors(doc):
+                problems.append(
+                    "%s: %s at /%s: %s"
+                    % (where, kind, "/".join(str(p) for p in e.absolute_path), e.message[:200])
+                )
+            count += 1
+    return problems, count
+
+
+def resolve(s, store):
+    while "$ref" in s:
+        uri, _, frag = s["$ref"].partition("#")
+        s = store[uri]
+        for part in frag.strip("/").split("/"):
+            s = s[part]
+    return s
+
+
+def flat(s, store, prefix=""):
+    """The CSV columns of one row object: nested objects joined by '_'."""
+    out = []
+    for name, sub in s["properties"].items():
+        sub = resolve(sub, store)
+        if sub.get("type") == "object" and sub.get("properties"):
+            out += flat(sub, store, prefix + name + "_")
+        elif sub.get("type") != "array":
+            out.append(prefix + name)
+    return out
+
+
+def check_csv(kind, path, store, schemas):
+    row = resolve(schemas[kind]["properties"][CSV_ROWS[kind]]["items"], store)
+    want = flat(row, store)
+    with open(path, encoding="utf-8") as fh:
+        got = fh.readline().rstrip("\r\n").split(",")
+    if got != want:
+        extra = [c for c in got if c not in want]
+        missing = [c for c in want if c not in got]
+        return ["%s: CSV header is not the schema's %s columns (extra %s, missing %s, order %s)"
+                % (path, kind, extra, missing, "differs" if not extra and not missing else "-")]
+    return []
+
+
+def main(argv):
+    store, schemas = load(argv[1])
+    if len(argv) == 5 and argv[2] == "--csv":
+        problems, count = check_csv(argv[3], argv[4], store, schemas), 1
+    else:
+        problems, count = check_json(argv[2:], store, schemas)
+    for p in problems:
+        print(p)
+    print("%d checked, %d problem%s" % (count, len(problems), "" if len(problems) == 1 else "s"))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

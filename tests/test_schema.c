@@ -1,0 +1,159 @@
+/*
+ * test_schema.c - every kind of file ttsbuf writes (sim/run/sim --import
+ * results, bench records, summaries and traces, merge, sweep, CSV) is
+ * validated against its JSON Schema in schema/ by a real validator
+ * (python3-jsonschema, through tests/schema_check.py); so is every JSON
+ * stdout the groups before this one collected (tb_test_collected).  CSV
+ * headers must equal the schema's flattened names.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tests.h"
+
+/* Debian's interpreter: the one with python3-jsonschema (a python3 on
+ * PATH may be another without it). */
+#define PYTHON "/usr/bin/python3"
+
+/* Runs the validator on args; fails the test with its report unless the
+ * exit status is want (0: valid). */
+static void validate(const char *args, int want)
+{
+    char cmd[4096], out[96], *text;
+    int code;
+    snprintf(out, sizeof(out), "/tmp/ttsbuf-schema-%d.txt", (int)getpid());
+    snprintf(cmd, sizeof(cmd), PYTHON " tests/schema_check.py schema %s >%s 2>&1", args, out);
+    code = tb_test_sh(cmd);
+    text = tb_test_slurp_str(out);
+    remove(out);
+    if (code != want)
+        fail_msg("schema_check %s: exit %d, wanted %d:\n%s", args, code, want, text);
+    if (want == 0) /* "N checked, 0 problems" */
+        print_message("schema_check: %s", text);
+    free(text);
+}
+
+static void sh_ok(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    if (tb_test_sh(cmd) != 0)
+        fail_msg("failed: %s", cmd);
+}
+
+/* One of each output, written by the binary into a fresh directory. */
+static void every_output_kind(void **state)
+{
+    char dir[] = "/tmp/ttsbuf-schema-XXXXXX", args[2048];
+    const char *b = tb_test_bin();
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    sh_ok("'%s' sim --preset demo --json >%s/sim.json", b, dir);
+    sh_ok("'%s' sim --preset demo --chunks --json >%s/chunks.json", b, dir);
+    sh_ok("'%s' sim --preset demo --record %s/trace.jsonl >/dev/null", b, dir);
+    sh_ok("'%s' sim --trace %s/trace.jsonl --json >%s/replay.json", b, dir, dir);
+    sh_ok("'%s' sim --import 'aiperf:%s' --json >%s/import.jsonl", b,
+          tb_test_data("import/aiperf/good.jsonl"), dir);
+    sh_ok("'%s' run --mock --json --record %s/run-trace.jsonl >%s/run.json 2>/dev/null", b, dir,
+          dir);
+    sh_ok("'%s' run --mock --model mock+status@500 --json >%s/run-failed.json 2>/dev/null; test $? "
+          "-eq 3",
+          b, dir);
+    sh_ok("'%s' sweep --preset demo --preroll 0,0.5 --target-gapless 0.5 --json %s/sweep.json "
+          "--csv %s/sweep.csv >/dev/null",
+          b, dir, dir);
+    sh_ok("'%s' bench --mock -c 1,2 --requests 3 --out %s/b --json >%s/bench.json 2>/dev/null", b,
+          dir, dir);
+    sh_ok("'%s' bench --mock -c 1 --requests 2 --csv >%s/bench.csv 2>/dev/null", b, dir);
+    sh_ok("'%s' merge %s/b --json >%s/merge.json", b, dir, dir);
+    /* A recorded trace's header says when and by which command. */
+    {
+        char path[256], *t;
+        snprintf(path, sizeof(path), "%s/trace.jsonl", dir);
+        t = tb_test_slurp_str(path);
+        *strchr(t, '\n') = '\0';
+        assert_non_null(strstr(t, "\"started_at\":\"20"));
+        assert_non_null(strstr(t, "\"command\":\"sim\""));
+        free(t);
+        snprintf(path, sizeof(path), "%s/run-trace.jsonl", dir);
+        t = tb_test_slurp_str(path);
+        *strchr(t, '\n') = '\0';
+        assert_non_null(strstr(t, "\"command\":\"run\""));
+        free(t);
+    }
+    snprintf(args, sizeof(args),
+             "%s/*.json %s/*.jsonl %s/b/records.jsonl %s/b/summary.json %s/b/traces/*", dir, dir,
+             dir, dir, dir);
+    validate(args, 0);
+    snprintf(args, sizeof(args), "--csv sweep %s/sweep.csv", dir);
+    validate(args, 0);
+    snprintf(args, sizeof(args), "--csv bench_summary %s/bench.csv", dir);
+    validate(args, 0);
+    sh_ok("rm -rf '%s'", dir);
+}
+
+/* The validator is real: a wrong type, a renamed key, an unversioned
+ * document and a CSV header out of step are each refused. */
+static void validator_refuses(void **state)
+{
+    static const char *const bad[] = {
+        "{\"schema\":{\"name\":\"ttsbuf.result\",\"version\":1},\"ttsbuf_version\":\"0\","
+        "\"started_at\":\"2026-01-01T00:00:00Z\",\"command\":\"sim\",\"source\":\"x\","
+        "\"source_name\":\"x\",\"ttft_s\":\"0.1\"}",
+        "{\"schema\":{\"name\":\"ttsbuf.result\",\"version\":1},\"ttsbuf_version\":\"0\","
+        "\"started_at\":\"2026-01-01T00:00:00Z\",\"command\":\"sim\",\"source\":\"x\","
+        "\"source_name\":\"x\",\"ttft\":0.1}",
+        "{\"ttft_s\":0.1}",
+        "{\"schema\":{\"name\":\"ttsbuf.result\",\"version\":1},\"ttsbuf_version\":\"0\","
+        "\"started_at\":\"yesterday\",\"command\":\"sim\",\"source\":\"x\",\"source_name\":\"x\"}",
+    };
+    char path[96], args[256];
+    (void)state;
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-schema-bad-%d.json", (int)getpid());
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(bad[i], f);
+        fclose(f);
+        validate(path, 1);
+    }
+    {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("chunk,min_chars,tps,wpm,tts_latency,rebuffer,preroll,gapless\n", f);
+        fclose(f);
+        snprintf(args, sizeof(args), "--csv sweep %s", path);
+        validate(args, 1);
+    }
+    remove(path);
+}
+
+/* Every JSON stdout of the binary in the groups that ran before. */
+static void collected_outputs(void **state)
+{
+    (void)state;
+    if (access(tb_test_collected(), R_OK) != 0)
+        skip(); /* no group before this one printed JSON */
+    validate(tb_test_collected(), 0);
+}
+
+int tb_test_schema(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(validator_refuses),
+        cmocka_unit_test(every_output_kind),
+        cmocka_unit_test(collected_outputs),
+    };
+    return TB_RUN_GROUP("schema", tests);
+}
