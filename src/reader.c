@@ -14,8 +14,8 @@
 const char *tb_live_error_name(int error)
 {
     static const char *const names[TB_LIVE__COUNT] = {
-        "ok",          "http",      "transport", "idle-timeout", "not-sse", "sse",     "json",
-        "error-event", "truncated", "cancelled", "nomem",        "timeout", "too-long"};
+        "ok",          "http",      "transport", "idle_timeout", "not_sse", "sse",     "json",
+        "error_event", "truncated", "cancelled", "nomem",        "timeout", "too_long"};
     return error >= 0 && error < TB_LIVE__COUNT ? names[error] : "?";
 }
 

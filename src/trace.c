@@ -369,13 +369,28 @@ static void add_server(cJSON *o, const struct tb_server_timing *t)
 
 int tb_trace_write(FILE *f, const struct tb_stream *s)
 {
-    cJSON *o = cJSON_CreateObject(), *sc;
+    return tb_trace_write_opts(f, s, NULL);
+}
+
+int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
+{
+    cJSON *o, *sc, *opts = NULL;
     int rc;
     char *tmp = NULL;
     size_t tmpcap = 0;
 
-    if (o == NULL)
+    if (options != NULL) {
+        opts = cJSON_Parse(options);
+        if (!cJSON_IsObject(opts)) {
+            cJSON_Delete(opts);
+            return TB_EINVAL;
+        }
+    }
+    o = cJSON_CreateObject();
+    if (o == NULL) {
+        cJSON_Delete(opts);
         return TB_ENOMEM;
+    }
     cJSON_AddNumberToObject(o, "ttsbuf_trace", 1);
     sc = cJSON_AddObjectToObject(o, "schema");
     if (sc != NULL) {
@@ -393,6 +408,8 @@ int tb_trace_write(FILE *f, const struct tb_stream *s)
         cJSON_AddStringToObject(o, "base_url", s->base_url);
     if (s->provider[0])
         cJSON_AddStringToObject(o, "provider", s->provider);
+    if (opts != NULL)
+        cJSON_AddItemToObject(o, "options", opts);
     cJSON_AddNumberToObject(o, "events", (double)s->n);
     rc = tb_json_put_line(f, o);
     for (size_t i = 0; i < s->n && rc == 0; i++) {

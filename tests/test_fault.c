@@ -938,14 +938,14 @@ static void matrix_serve_dialect(const struct server *sv)
         const char *fault;
         struct expect e;
     } rows[] = {
-        {"html", {3, "not-sse", "HTTP 200 with Content-Type 'text/html", 0, 200}},
-        {"error@8", {3, "error-event", "the server sent an error event ETYPE", 8, 200}},
+        {"html", {3, "not_sse", "HTTP 200 with Content-Type 'text/html", 0, 200}},
+        {"error@8", {3, "error_event", "the server sent an error event ETYPE", 8, 200}},
         {"malformed@5", {3, "json", "bad event JSON ending at stream byte ", 5, 200}},
         {"drop@10",
          {3, "transport",
           "connection lost after 10 deltas: transfer closed with outstanding read data", 10, 200}},
         {"stall@6:1000",
-         {3, "idle-timeout", "no data for 1 s (--idle-timeout) after 6 deltas", 6, 200}},
+         {3, "idle_timeout", "no data for 1 s (--idle-timeout) after 6 deltas", 6, 200}},
         {"nodone", {0, NULL, NULL, 30, 200}}, /* W->nodone */
         {"crlf+comments+burst@3", {0, NULL, NULL, 10, 200}},
     };
@@ -1118,11 +1118,11 @@ static void matrix_against_raw_peer(void **state)
         {"stall forever",
          s_stall,
          "--idle-timeout 1",
-         {3, "idle-timeout", "no data for 1 s (--idle-timeout) after 2 deltas", 2, 200}},
+         {3, "idle_timeout", "no data for 1 s (--idle-timeout) after 2 deltas", 2, 200}},
         {"no answer at all",
          s_silent,
          "--idle-timeout 1",
-         {3, "idle-timeout", "no data for 1 s (--idle-timeout) after 0 deltas", 0, 0}},
+         {3, "idle_timeout", "no data for 1 s (--idle-timeout) after 0 deltas", 0, 0}},
         {"invalid UTF-8 in content",
          s_bad_utf8,
          "",
@@ -1147,7 +1147,7 @@ static void matrix_against_raw_peer(void **state)
             run_cli(&p, NULL, args);
             peer_stop(&pe);
             check_row(row, &p, &e);
-            if (e.kind != NULL && strcmp(e.kind, "idle-timeout") == 0)
+            if (e.kind != NULL && strcmp(e.kind, "idle_timeout") == 0)
                 assert_true(p.secs < 4); /* fires within a second of its time */
             proc_free(&p);
         }
@@ -1329,7 +1329,7 @@ static void slow_drip_idle_vs_total(void **state)
     (void)state;
     struct peer pe;
     struct proc p;
-    struct expect idle = {3, "idle-timeout", "no data for 2 s (--idle-timeout) after 2 deltas", 2,
+    struct expect idle = {3, "idle_timeout", "no data for 2 s (--idle-timeout) after 2 deltas", 2,
                           200};
     struct expect e = {3, "timeout", "stopped after 4 s (--timeout), after 2 deltas", 2, 200};
     char args[256];
@@ -1371,7 +1371,7 @@ static void keepalives_do_not_hold_off_idle(void **state)
     (void)state;
     struct peer pe;
     struct proc p;
-    struct expect e = {3, "idle-timeout", "no data for 1 s (--idle-timeout) after 2 deltas", 2,
+    struct expect e = {3, "idle_timeout", "no data for 1 s (--idle-timeout) after 2 deltas", 2,
                        200};
     char args[512];
     peer_start(&pe, "127.0.0.1", s_keepalive);
@@ -1381,7 +1381,7 @@ static void keepalives_do_not_hold_off_idle(void **state)
     assert_true(p.secs < 5);
     proc_free(&p);
     bench_peer(&p, &pe, "--requests 1 --idle-timeout 1 --timeout 30");
-    if (strstr(p.trace, "\"kind\":\"idle-timeout\"") == NULL ||
+    if (strstr(p.trace, "\"kind\":\"idle_timeout\"") == NULL ||
         strstr(p.trace, "no data for 1 s (--idle-timeout) after 2 deltas") == NULL)
         fail_msg("bench: records '%.600s', stderr '%.300s'", p.trace, p.err);
     assert_true(p.secs < 6);
@@ -1415,7 +1415,7 @@ static void full_ring_honours_timeout(void **state)
 }
 
 /* bench caps each stream as run does: a flooding stream ends at
- * 1,000,000 deltas with error kind too-long, the client's peak memory
+ * 1,000,000 deltas with error kind too_long, the client's peak memory
  * stays that of a capped stream, and the other stream is measured. */
 static void bench_caps_a_flooding_stream(void **state)
 {
@@ -1424,7 +1424,7 @@ static void bench_caps_a_flooding_stream(void **state)
     struct proc p;
     peer_start(&pe, "127.0.0.1", s_flood);
     bench_peer(&p, &pe, "--requests 2 --idle-timeout 20 --timeout 120");
-    if (strstr(p.trace, "\"kind\":\"too-long\"") == NULL ||
+    if (strstr(p.trace, "\"kind\":\"too_long\"") == NULL ||
         strstr(p.trace, "over 1000000 deltas: the stream stops there") == NULL)
         fail_msg("bench: exit %d, records '%.600s', stderr '%.300s'", p.code, p.trace, p.err);
     /* The other request: measured, all 5 deltas. */

@@ -52,4 +52,11 @@ int tb_trace_load_file(const char *path, struct tb_stream *out, char *err, size_
  */
 int tb_trace_write(FILE *f, const struct tb_stream *s);
 
+/*
+ * tb_trace_write_opts - tb_trace_write with the recording command's
+ * options in the header: options is a JSON object's text (the caller's,
+ * not kept), or NULL for none.  TB_EINVAL when it is not an object.
+ */
+int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options);
+
 #endif

@@ -630,7 +630,7 @@ static int write_level(FILE *rf, const char *dir, const struct tb_bench_meta *m,
             tb_cli_error("--out: %s: %s", path, strerror(errno));
             return -1;
         }
-        rc = tb_trace_write(tf, &r->stream);
+        rc = tb_trace_write_opts(tf, &r->stream, m->options);
         if (tb_cli_out_close("--out", path, tf, rc) >= 0)
             return -1;
         if (tb_bench_write_rec(rf, r, rel) != 0) {

@@ -280,7 +280,7 @@ int tb_cmd_run(int argc, char **argv)
     snprintf(r.stream.provider, sizeof(r.stream.provider), "%s", tb_cli_endpoint_provider(&ep));
     code = -1;
     if (a.c.record != NULL)
-        code = tb_cli_record(a.c.record, "run", &r.stream);
+        code = tb_cli_record(a.c.record, "run", &a.c.o, &r.stream);
     memset(&rl, 0, sizeof(rl));
     rl.model = a.q.model;
     rl.base_url = ep.base_red;

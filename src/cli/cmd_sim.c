@@ -172,7 +172,7 @@ int tb_cmd_sim(int argc, char **argv)
     else
         code = tb_cli_load_source(&a, DEFAULT_PRESET, &s, &src, label, sizeof(label));
     if (code < 0 && a.record != NULL)
-        code = tb_cli_record(a.record, "sim", &s);
+        code = tb_cli_record(a.record, "sim", &a.o, &s);
     if (code >= 0)
         goto out;
 

@@ -237,11 +237,16 @@ int tb_cli_out_close(const char *flag, const char *path, FILE *f, int rc)
     return TB_EXIT_USAGE;
 }
 
-int tb_cli_record(const char *path, const char *command, const struct tb_stream *s)
+int tb_cli_record(const char *path, const char *command, const struct tb_sim_opts *o,
+                  const struct tb_stream *s)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
     struct tb_stream h = *s; /* a view with this run's head; owns nothing */
+    cJSON *opts = cJSON_CreateObject();
+    char *otext = NULL;
+    int rc;
     if (f == NULL) {
+        cJSON_Delete(opts);
         tb_cli_error("--record: %s: %s", path, strerror(errno));
         return TB_EXIT_USAGE;
     }
@@ -249,7 +254,16 @@ int tb_cli_record(const char *path, const char *command, const struct tb_stream 
         snprintf(h.started_at, sizeof(h.started_at), "%s", tb_cli_started_at());
         snprintf(h.command, sizeof(h.command), "%s", command);
     }
-    return tb_cli_out_close("--record", path, f, tb_trace_write(f, &h));
+    /* A trace that came with its own head keeps it: the options are this
+     * command's only when this command made the recording. */
+    if (opts != NULL && strcmp(h.command, command) == 0) {
+        tb_cli_json_playout(opts, o);
+        otext = cJSON_PrintUnformatted(opts);
+    }
+    cJSON_Delete(opts);
+    rc = otext != NULL ? tb_trace_write_opts(f, &h, otext) : tb_trace_write(f, &h);
+    cJSON_free(otext);
+    return tb_cli_out_close("--record", path, f, rc);
 }
 
 /* Appends a schedule to a list; on no memory the list just stops growing

@@ -83,7 +83,8 @@ int tb_cli_out_close(const char *flag, const char *path, FILE *f, int rc);
 /* Writes the stream as a trace to path ("-": stdout), its header naming
  * command and this run's start unless the stream kept its own from a
  * trace.  Returns -1 to go on, or TB_EXIT_USAGE (the error is printed). */
-int tb_cli_record(const char *path, const char *command, const struct tb_stream *s);
+int tb_cli_record(const char *path, const char *command, const struct tb_sim_opts *o,
+                  const struct tb_stream *s);
 
 /* Before the work (a paid request above all): can path be written?  "-"
  * (standard output) can.  An existing path must be a writable

@@ -59,7 +59,7 @@ const struct tb_optdoc tb_opt_request[] = {
      "not count as data (default 60; 0: never)",
      "The wait for the first byte is included; checked about once a second. A data event is "
      "content, reasoning, a tool call, usage, a finish reason, the end or an error; a gateway "
-     "that sends keep-alives while its model is stuck trips it (error kind idle-timeout). While "
+     "that sends keep-alives while its model is stuck trips it (error kind idle_timeout). While "
      "a full ring holds the stream back, the idle clock is paused: the server is not silent."},
     {"timeout", TB_O_TIMEOUT, "S",
      "give up on a request after S seconds in all (default 600, as the official SDKs; 0: never)",
