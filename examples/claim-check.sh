@@ -21,10 +21,16 @@ for chunk in token sentence clause; do
 import json, sys
 chunk = sys.argv[1]
 rows = [json.loads(line)["preroll_curve"] for line in sys.stdin]
+def pct(v, p):
+    # Linear interpolation between closest ranks, as ttsbuf reports
+    # every percentile (numpy's default).
+    k = (len(v) - 1) * p / 100.0
+    lo = int(k)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
 for i, point in enumerate(rows[0]):
     v = sorted(r[i]["min_tps"] for r in rows)
-    n = len(v)
     print("%-9s pre-roll %4.2f s: min TPS median %5.1f  P95 %5.1f  worst %5.1f"
-          % (chunk, point["preroll_s"], v[n // 2], v[int(n * 0.95)], v[-1]))
+          % (chunk, point["preroll_s"], pct(v, 50), pct(v, 95), v[-1]))
 ' "$chunk"
 done
