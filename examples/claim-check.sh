@@ -23,7 +23,7 @@ chunk = sys.argv[1]
 rows = [json.loads(line)["preroll_curve"] for line in sys.stdin]
 def pct(v, p):
     # Linear interpolation between closest ranks, as ttsbuf reports
-    # every percentile (numpy's default).
+    # every percentile (as numpy does by default).
     k = (len(v) - 1) * p / 100.0
     lo = int(k)
     hi = min(lo + 1, len(v) - 1)
