@@ -1754,10 +1754,10 @@ static void hog_does_not_delay_others(void **state)
                   "read), %.1f ms beside six non-streamed ones\n",
                   alone * 1e3, with * 1e3, (double)bytes / 1e6, bodies * 1e3);
     assert_true(bytes > 1000000); /* they did read at full speed */
-    if (!(with < 0.1))
+    if (!(with < 0.1 * TB_TEST_TIME_SCALE))
         fail_msg("beside two hogs the first event was %.1f ms late (alone %.1f ms)", with * 1e3,
                  alone * 1e3);
-    if (!(bodies < 0.15))
+    if (!(bodies < 0.15 * TB_TEST_TIME_SCALE))
         fail_msg("beside six non-streamed hogs the first event was %.1f ms late (alone %.1f ms)",
                  bodies * 1e3, alone * 1e3);
     tb_stream_free(&st);
