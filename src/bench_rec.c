@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "jsonfield.h"
 #include "numfmt.h"
 #include "readall.h"
 #include "ttsbuf/bench.h"
@@ -264,10 +265,11 @@ static int parse_level(const cJSON *l, struct tb_bench_level *out)
     return 0;
 }
 
+/* The string at key k, cut at a UTF-8 boundary (jsonfield.h, as every
+ * reader of outside JSON does); "" when it is not a string. */
 static void copy_str(const cJSON *o, const char *k, char *dst, size_t cap)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    snprintf(dst, cap, "%s", cJSON_IsString(v) ? v->valuestring : "");
+    tb_jsonfield_text(dst, cap, cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
 static int parse_header(const cJSON *o, struct tb_bench_meta *m)
