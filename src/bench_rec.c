@@ -183,7 +183,7 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *r, const char *trace)
     if (r->error != 0) {
         cJSON *e = cJSON_AddObjectToObject(o, "error");
         if (e != NULL) {
-            cJSON_AddStringToObject(e, "kind", tb_live_error_name(r->error));
+            cJSON_AddStringToObject(e, "kind", tb_reader_error_name(r->error));
             cJSON_AddStringToObject(e, "message", r->message);
             add_num(e, "http_status", r->http_status > 0 ? (double)r->http_status : NAN);
         }
@@ -350,8 +350,8 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
     if (cJSON_IsObject(e)) {
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");
         r->error = -1;
-        for (int i = 1; cJSON_IsString(k) && i < TB_LIVE__COUNT; i++)
-            if (strcmp(k->valuestring, tb_live_error_name(i)) == 0)
+        for (int i = 1; cJSON_IsString(k) && i < TB_READER__COUNT; i++)
+            if (strcmp(k->valuestring, tb_reader_error_name(i)) == 0)
                 r->error = i;
         if (r->error < 0)
             return "\"error.kind\" is not a known kind";

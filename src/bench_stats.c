@@ -81,7 +81,7 @@ int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_
             t0 = x->t_start;
         if (x->t_end > t1)
             t1 = x->t_end;
-        if (x->error > 0 && x->error < TB_LIVE__COUNT) {
+        if (x->error > 0 && x->error < TB_READER__COUNT) {
             out->errors[x->error]++;
             continue;
         }

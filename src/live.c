@@ -70,12 +70,13 @@ static int wait_check(struct net *n, double now)
 {
     if (n->o->http.cancel != NULL &&
         atomic_load_explicit(n->o->http.cancel, memory_order_relaxed)) {
-        tb_reader_fail(&n->rd, TB_LIVE_CANCELLED, "interrupted after %zu deltas", n->r->stream.n);
+        tb_reader_fail(&n->rd, TB_READER_CANCELLED, "interrupted after %zu deltas", n->r->stream.n);
         return -1;
     }
     if (n->o->http.total_timeout > 0 && now >= n->o->http.total_timeout) {
-        tb_reader_fail(&n->rd, TB_LIVE_TIMEOUT, "stopped after %g s (--timeout), after %zu deltas",
-                       n->o->http.total_timeout, n->r->stream.n);
+        tb_reader_fail(&n->rd, TB_READER_TIMEOUT,
+                       "stopped after %g s (--timeout), after %zu deltas", n->o->http.total_timeout,
+                       n->r->stream.n);
         return -1;
     }
     return 0;
@@ -97,7 +98,7 @@ static int push(void *ud, struct tb_reader *rd, double t, const char *text, size
         rd->last_data = t;       /* the idle clock restarts after the wait */
     }
     if (rc != 0) {
-        tb_reader_fail(rd, TB_LIVE_SSE, "a delta of %zu bytes exceeds the ring (--ring-bytes)",
+        tb_reader_fail(rd, TB_READER_SSE, "a delta of %zu bytes exceeds the ring (--ring-bytes)",
                        len);
         return -1;
     }
@@ -171,7 +172,7 @@ static void *net_main(void *arg)
             rc = tb_http_stream(&n->http, n->clk, on_body, n, &hr);
     }
     if (rc == TB_ENOMEM)
-        tb_reader_fail(&n->rd, TB_LIVE_NOMEM, "out of memory");
+        tb_reader_fail(&n->rd, TB_READER_NOMEM, "out of memory");
     else if (rc == 0)
         tb_reader_conclude(&n->rd, &hr, &n->o->http);
     if (rc == 0)
@@ -237,7 +238,7 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
     if (rc == 0) {
         rc = build_body(&n, err, sizeof(err));
         if (rc == TB_EINVAL) {
-            r->error = TB_LIVE_HTTP;
+            r->error = TB_READER_HTTP;
             snprintf(r->message, sizeof(r->message), "%s", err);
         }
     }
@@ -302,7 +303,7 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
     if (r->have_server)
         r->stream.server = r->server;
     if (rc == TB_ENOMEM && r->error == 0) {
-        r->error = TB_LIVE_NOMEM;
+        r->error = TB_READER_NOMEM;
         snprintf(r->message, sizeof(r->message), "out of memory");
     }
     rc = 0;

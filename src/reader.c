@@ -11,27 +11,27 @@
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 
-const char *tb_live_error_name(int error)
+const char *tb_reader_error_name(int error)
 {
-    static const char *const names[TB_LIVE__COUNT] = {
+    static const char *const names[TB_READER__COUNT] = {
         "ok",          "http",      "transport", "idle_timeout", "not_sse", "sse",     "json",
         "error_event", "truncated", "cancelled", "nomem",        "timeout", "too_long"};
-    return error >= 0 && error < TB_LIVE__COUNT ? names[error] : "?";
+    return error >= 0 && error < TB_READER__COUNT ? names[error] : "?";
 }
 
-int tb_live_over_cap(const struct tb_stream *s, size_t len, size_t max_deltas, char *msg,
-                     size_t msglen)
+int tb_reader_over_cap(const struct tb_stream *s, size_t len, size_t max_deltas, char *msg,
+                       size_t msglen)
 {
-    size_t cap = max_deltas > 0 ? max_deltas : TB_LIVE_DELTAS_MAX;
+    size_t cap = max_deltas > 0 ? max_deltas : TB_READER_DELTAS_MAX;
     if (s->n >= cap) {
         snprintf(msg, msglen, "over %zu deltas: the stream stops there (the cap of a live stream)",
                  cap);
         return 1;
     }
-    if (s->text_len + len > TB_LIVE_TEXT_MAX) {
+    if (s->text_len + len > TB_READER_TEXT_MAX) {
         snprintf(msg, msglen,
                  "over %u bytes of text: the stream stops there (the cap of a live stream)",
-                 TB_LIVE_TEXT_MAX);
+                 TB_READER_TEXT_MAX);
         return 1;
     }
     return 0;
@@ -94,12 +94,12 @@ static int record(struct tb_reader *rd, const char *text, size_t len, uint8_t ki
     char msg[160];
     if (t < 0)
         t = 0;
-    if (tb_live_over_cap(rd->out, len, rd->max_deltas, msg, sizeof(msg))) {
-        tb_reader_fail(rd, TB_LIVE_TOO_LONG, "%s", msg);
+    if (tb_reader_over_cap(rd->out, len, rd->max_deltas, msg, sizeof(msg))) {
+        tb_reader_fail(rd, TB_READER_TOO_LONG, "%s", msg);
         return -1;
     }
     if (tb_stream_append(rd->out, t, text, len, 1, kind) != 0) {
-        tb_reader_fail(rd, TB_LIVE_NOMEM, "out of memory recording the stream");
+        tb_reader_fail(rd, TB_READER_NOMEM, "out of memory recording the stream");
         return -1;
     }
     return rd->push != NULL ? rd->push(rd->push_ud, rd, t, text, len, kind) : 0;
@@ -119,7 +119,7 @@ static int on_event(void *ud, const struct tb_api_delta *ad, uint64_t offset)
     if (d->done)
         rd->done_seen = 1; /* the final line may still carry usage (Ollama's does) */
     if (d->error) {
-        tb_reader_fail(rd, TB_LIVE_ERROR_EVENT, "the server sent an error event (%s%s%s): %s",
+        tb_reader_fail(rd, TB_READER_ERROR_EVENT, "the server sent an error event (%s%s%s): %s",
                        d->error_type[0] ? d->error_type : "error", d->error_code[0] ? " " : "",
                        d->error_code, d->error_message[0] ? d->error_message : "(no message)");
         return 1;
@@ -148,11 +148,11 @@ int tb_reader_feed(void *ud, const char *buf, size_t len, double t)
     rd->t_now = t;
     rc = tb_api_feed(rd->parser, buf, len, on_event, rd, err, sizeof(err));
     if (rc == TB_ETOOBIG)
-        tb_reader_fail(rd, TB_LIVE_SSE, "event stream: %s", err);
+        tb_reader_fail(rd, TB_READER_SSE, "event stream: %s", err);
     else if (rc == TB_EFORMAT)
-        tb_reader_fail(rd, TB_LIVE_JSON, "%s", err);
+        tb_reader_fail(rd, TB_READER_JSON, "%s", err);
     else if (rc == TB_ENOMEM)
-        tb_reader_fail(rd, TB_LIVE_NOMEM, "out of memory");
+        tb_reader_fail(rd, TB_READER_NOMEM, "out of memory");
     return rc != 0;
 }
 
@@ -162,12 +162,12 @@ int tb_reader_end(struct tb_reader *rd)
     if (rd->error != 0 || rd->done_seen)
         return rd->error;
     if (tb_api_pending(rd->parser) > 0)
-        return tb_reader_fail(rd, TB_LIVE_TRUNCATED,
+        return tb_reader_fail(rd, TB_READER_TRUNCATED,
                               "the stream ended mid-event, before %s, after %zu deltas",
                               rd->api->end_name, n);
     if (rd->finish_reason[0] == '\0')
-        return tb_reader_fail(rd, TB_LIVE_TRUNCATED, "the stream ended before %s, after %zu deltas",
-                              rd->api->end_name, n);
+        return tb_reader_fail(rd, TB_READER_TRUNCATED,
+                              "the stream ended before %s, after %zu deltas", rd->api->end_name, n);
     snprintf(rd->warning, sizeof(rd->warning), "the stream ended without %s (finish_reason %s)",
              rd->api->end_name, rd->finish_reason);
     return 0;
@@ -179,31 +179,31 @@ int tb_reader_conclude(struct tb_reader *rd, const struct tb_http_resp *hr,
     char msg[400];
     size_t n = rd->out->n;
     if (hr->cancelled)
-        return tb_reader_fail(rd, TB_LIVE_CANCELLED, "interrupted after %zu deltas", n);
+        return tb_reader_fail(rd, TB_READER_CANCELLED, "interrupted after %zu deltas", n);
     if (hr->idle_timeout)
-        return tb_reader_fail(rd, TB_LIVE_IDLE,
+        return tb_reader_fail(rd, TB_READER_IDLE,
                               "no data for %g s (--idle-timeout) after %zu deltas", q->idle_timeout,
                               n);
     if (hr->total_timeout)
-        return tb_reader_fail(rd, TB_LIVE_TIMEOUT,
+        return tb_reader_fail(rd, TB_READER_TIMEOUT,
                               "stopped after %g s (--timeout), after %zu deltas", q->total_timeout,
                               n);
     if (hr->status >= 300 || (hr->status == 0 && hr->curl_code == 0)) {
         tb_oai_error_text(hr->body, hr->body_len, msg, sizeof(msg));
-        return tb_reader_fail(rd, TB_LIVE_HTTP, "HTTP %ld: %s", hr->status,
+        return tb_reader_fail(rd, TB_READER_HTTP, "HTTP %ld: %s", hr->status,
                               msg[0] ? msg : "(empty body)");
     }
     if (hr->status != 0 && !hr->sse && hr->curl_code == 0) {
         tb_oai_error_text(hr->body, hr->body_len, msg, sizeof(msg));
-        return tb_reader_fail(rd, TB_LIVE_NOT_SSE,
+        return tb_reader_fail(rd, TB_READER_NOT_SSE,
                               "HTTP %ld with Content-Type '%s', not an event stream: %s",
                               hr->status, hr->content_type[0] ? hr->content_type : "(none)", msg);
     }
     if (hr->curl_code != 0 && !hr->aborted) {
         if (n > 0 || hr->bytes > 0)
-            return tb_reader_fail(rd, TB_LIVE_TRANSPORT, "connection lost after %zu deltas: %s", n,
-                                  hr->error);
-        return tb_reader_fail(rd, TB_LIVE_TRANSPORT, "request failed: %s", hr->error);
+            return tb_reader_fail(rd, TB_READER_TRANSPORT, "connection lost after %zu deltas: %s",
+                                  n, hr->error);
+        return tb_reader_fail(rd, TB_READER_TRANSPORT, "request failed: %s", hr->error);
     }
     return tb_reader_end(rd);
 }

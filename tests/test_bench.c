@@ -145,9 +145,9 @@ static void errors_by_kind(void **state)
         const char *model;
         int kind;
     } cases[] = {
-        {"mock+status@429", TB_LIVE_HTTP},     {"mock+html", TB_LIVE_NOT_SSE},
-        {"mock+drop@5", TB_LIVE_TRANSPORT},    {"mock+malformed@3", TB_LIVE_JSON},
-        {"mock+error@3", TB_LIVE_ERROR_EVENT}, {"mock+nodone", 0},
+        {"mock+status@429", TB_READER_HTTP},     {"mock+html", TB_READER_NOT_SSE},
+        {"mock+drop@5", TB_READER_TRANSPORT},    {"mock+malformed@3", TB_READER_JSON},
+        {"mock+error@3", TB_READER_ERROR_EVENT}, {"mock+nodone", 0},
     };
     struct tb_test_mock m;
     tb_test_mock_start(&m, N_EV, T0, DT, NULL);
@@ -160,8 +160,8 @@ static void errors_by_kind(void **state)
         for (size_t i = 0; i < r.n; i++) {
             if (r.v[i].error != cases[c].kind)
                 fail_msg("%s: error %s (%s), expected %s", cases[c].model,
-                         tb_live_error_name(r.v[i].error), r.v[i].message,
-                         tb_live_error_name(cases[c].kind));
+                         tb_reader_error_name(r.v[i].error), r.v[i].message,
+                         tb_reader_error_name(cases[c].kind));
             if (cases[c].kind != 0)
                 assert_true(r.v[i].message[0] != '\0');
         }
@@ -191,7 +191,7 @@ static void idle_timeout(void **state)
     assert_int_equal(tb_bench_run(&o, 0, &r, err, sizeof(err)), 0);
     assert_int_equal(r.n, 2);
     for (size_t i = 0; i < r.n; i++) {
-        assert_int_equal(r.v[i].error, TB_LIVE_IDLE);
+        assert_int_equal(r.v[i].error, TB_READER_IDLE);
         assert_int_equal(r.v[i].events, 2);
         assert_true(r.v[i].t_end - r.v[i].t_start < 1.5);
     }
@@ -461,14 +461,14 @@ static void percentiles(void **state)
         x->min_tps = 10;
         x->underruns = i < 10 ? 1 : 0;
         if (i == 99) {
-            x->error = TB_LIVE_HTTP;
+            x->error = TB_READER_HTTP;
             x->ttft = 1000; /* measured before it failed: counted */
         }
     }
     assert_int_equal(tb_bench_summarize(&r, 0, &s), 0);
     assert_int_equal(s.requests, 100);
     assert_int_equal(s.ok, 99);
-    assert_int_equal(s.errors[TB_LIVE_HTTP], 1);
+    assert_int_equal(s.errors[TB_READER_HTTP], 1);
     assert_int_equal(s.gapless, 89);
     assert_int_equal(s.m[TB_BM_TPS].count, 100);
     assert_near(s.m[TB_BM_TPS].p5, 1 + 0.05 * 99, 1e-9);  /* the low tail, by name */
@@ -519,7 +519,7 @@ static void records_round_trip(void **state)
     assert_string_equal(meta2.options, "{\"chunk\":\"sentence\"}");
     assert_int_equal(tb_bench_summarize(&r, 0, &a), 0);
     assert_int_equal(tb_bench_summarize(&back, 0, &b), 0);
-    assert_int_equal(a.errors[TB_LIVE_HTTP], 1);
+    assert_int_equal(a.errors[TB_READER_HTTP], 1);
     assert_memory_equal(&a, &b, sizeof(a));
     unlink(path);
     tb_bench_recs_free(&r);

@@ -1744,7 +1744,7 @@ static void sigpipe_never_kills(void **state)
 }
 
 /* An endless stream cannot grow the recording without bound: past
- * max_deltas (TB_LIVE_DELTAS_MAX by default) the run stops, keeping what
+ * max_deltas (TB_READER_DELTAS_MAX by default) the run stops, keeping what
  * came.  Through the library, with a cap of 3 against a 5-delta stream. */
 static void live_delta_cap(void **state)
 {
@@ -1767,7 +1767,7 @@ static void live_delta_cap(void **state)
     o.max_deltas = 3;
     assert_int_equal(tb_live_run(&o, &r, NULL, NULL), 0);
     peer_stop(&pe);
-    assert_int_equal(r.error, TB_LIVE_TOO_LONG);
+    assert_int_equal(r.error, TB_READER_TOO_LONG);
     assert_string_equal(r.message,
                         "over 3 deltas: the stream stops there (the cap of a live stream)");
     assert_int_equal(r.stream.n, 3);

@@ -48,7 +48,7 @@ static void holds_first(const struct tb_live_result *r, const struct tb_test_moc
 {
     if (r->stream.n != n)
         fail_msg("recorded %zu deltas, want %zu (error %s: %s)", r->stream.n, n,
-                 tb_live_error_name(r->error), r->message);
+                 tb_reader_error_name(r->error), r->message);
     for (size_t k = 0; k < n; k++) {
         assert_int_equal(r->stream.ev[k].len, m->s.ev[k].len);
         assert_memory_equal(tb_stream_text(&r->stream, k), tb_stream_text(&m->s, k),
@@ -63,7 +63,7 @@ static void clean_stream(void **state)
     struct tb_live_result r;
     tb_test_mock_start(&m, 20, 0.05, 0.005, NULL);
     live(&m, "ttsbuf-mock", 10, 1, TB_API_CHAT, &r);
-    assert_int_equal(r.error, TB_LIVE_OK);
+    assert_int_equal(r.error, TB_READER_OK);
     assert_int_equal(r.http_status, 200);
     assert_true(r.done_seen);
     assert_int_equal(r.usage_completion, 20);
@@ -88,7 +88,7 @@ static void arrival_times_follow_schedule(void **state)
     double worst = 0;
     tb_test_mock_start(&m, 30, 0.1, 0.01, NULL);
     live(&m, "ttsbuf-mock", 10, 1, TB_API_CHAT, &r);
-    assert_int_equal(r.error, TB_LIVE_OK);
+    assert_int_equal(r.error, TB_READER_OK);
     holds_first(&r, &m, 30);
     for (size_t k = 0; k < 30; k++) {
         double late = r.stream.ev[k].t - m.s.ev[k].t;
@@ -115,7 +115,7 @@ static void live_equals_sim_on_recording(void **state)
     char err[128];
     tb_test_mock_start(&m, 40, 0.05, 0.002, "stall@2:1");
     live(&m, "ttsbuf-mock", 10, 1, TB_API_CHAT, &r);
-    assert_int_equal(r.error, TB_LIVE_OK);
+    assert_int_equal(r.error, TB_READER_OK);
     tb_sim_opts_default(&o);
     o.seg.policy = TB_CHUNK_TOKEN;
     tb_clock_virtual_init(&clk);
@@ -141,8 +141,8 @@ static void expect_fault(const char *faults, size_t n_before, int kind, const ch
     snprintf(model, sizeof(model), "mock+%s", faults);
     live(&m, model, 2, 1, TB_API_CHAT, &r);
     if (r.error != kind || strstr(r.message, msg) == NULL)
-        fail_msg("fault %s: error %s '%s'; want %s '%s'", faults, tb_live_error_name(r.error),
-                 r.message, tb_live_error_name(kind), msg);
+        fail_msg("fault %s: error %s '%s'; want %s '%s'", faults, tb_reader_error_name(r.error),
+                 r.message, tb_reader_error_name(kind), msg);
     assert_null(strchr(r.message, '\n'));
     if (status >= 0)
         assert_int_equal(r.http_status, status);
@@ -155,15 +155,15 @@ static void expect_fault(const char *faults, size_t n_before, int kind, const ch
 static void faults_end_the_run_and_keep_what_came(void **state)
 {
     (void)state;
-    expect_fault("drop@7", 7, TB_LIVE_TRANSPORT, "connection lost after 7 deltas", 200);
-    expect_fault("error@5", 5, TB_LIVE_ERROR_EVENT, "the server sent an error event", 200);
-    expect_fault("malformed@3", 3, TB_LIVE_JSON, "bad event JSON ending at stream byte", 200);
-    expect_fault("nodone", 20, TB_LIVE_OK, "", 200);
-    expect_fault("status@429", 0, TB_LIVE_HTTP, "HTTP 429: ", 429);
-    expect_fault("status@401", 0, TB_LIVE_HTTP, "HTTP 401: ", 401);
-    expect_fault("status@503:html", 0, TB_LIVE_HTTP, "HTTP 503: ", 503);
-    expect_fault("html", 0, TB_LIVE_NOT_SSE, "not an event stream", 200);
-    expect_fault("stall@4:30", 4, TB_LIVE_IDLE, "no data for 2 s (--idle-timeout)", 200);
+    expect_fault("drop@7", 7, TB_READER_TRANSPORT, "connection lost after 7 deltas", 200);
+    expect_fault("error@5", 5, TB_READER_ERROR_EVENT, "the server sent an error event", 200);
+    expect_fault("malformed@3", 3, TB_READER_JSON, "bad event JSON ending at stream byte", 200);
+    expect_fault("nodone", 20, TB_READER_OK, "", 200);
+    expect_fault("status@429", 0, TB_READER_HTTP, "HTTP 429: ", 429);
+    expect_fault("status@401", 0, TB_READER_HTTP, "HTTP 401: ", 401);
+    expect_fault("status@503:html", 0, TB_READER_HTTP, "HTTP 503: ", 503);
+    expect_fault("html", 0, TB_READER_NOT_SSE, "not an event stream", 200);
+    expect_fault("stall@4:30", 4, TB_READER_IDLE, "no data for 2 s (--idle-timeout)", 200);
 }
 
 static void framing_variants_are_transparent(void **state)
@@ -177,7 +177,7 @@ static void framing_variants_are_transparent(void **state)
         tb_test_mock_start(&m, 12, 0.01, 0.002, NULL);
         snprintf(model, sizeof(model), "mock+%s", variants[i]);
         live(&m, model, 5, 1, TB_API_CHAT, &r);
-        if (r.error != TB_LIVE_OK)
+        if (r.error != TB_READER_OK)
             fail_msg("%s: %s", variants[i], r.message);
         /* Same text, whatever the framing and grouping. */
         {
@@ -201,7 +201,7 @@ static void reasoning_counted_not_spoken(void **state)
     struct tb_live_result r;
     tb_test_mock_start(&m, 10, 0.01, 0.002, NULL);
     live(&m, "mock+reasoning@4", 5, 1, TB_API_CHAT, &r);
-    assert_int_equal(r.error, TB_LIVE_OK);
+    assert_int_equal(r.error, TB_READER_OK);
     assert_int_equal(r.sim.reasoning_events, 4);
     assert_int_equal(r.sim.content_events, 10);
     assert_true(r.sim.ttft >= r.stream.ev[4].t); /* first content, not reasoning */
@@ -216,7 +216,7 @@ static void usage_rejected_retried_once(void **state)
     struct tb_live_result r;
     tb_test_mock_start(&m, 8, 0.01, 0.002, NULL);
     live(&m, "mock+reject-usage", 5, 1, TB_API_CHAT, &r);
-    assert_int_equal(r.error, TB_LIVE_OK);
+    assert_int_equal(r.error, TB_READER_OK);
     assert_true(r.usage_retried);
     assert_int_equal(r.usage_completion, -1);
     holds_first(&r, &m, 8);
@@ -231,7 +231,7 @@ static void legacy_completions(void **state)
     struct tb_live_result r;
     tb_test_mock_start(&m, 9, 0.01, 0.002, NULL);
     live(&m, "ttsbuf-mock", 5, 1, TB_API_COMPLETIONS, &r);
-    assert_int_equal(r.error, TB_LIVE_OK);
+    assert_int_equal(r.error, TB_READER_OK);
     holds_first(&r, &m, 9);
     tb_live_result_free(&r);
     tb_test_mock_stop(&m);
@@ -245,7 +245,7 @@ static void connection_refused(void **state)
     tb_test_mock_start(&m, 1, 0, 0, NULL);
     snprintf(m.base, sizeof(m.base), "http://127.0.0.1:1/v1"); /* nobody listens there */
     live(&m, "x", 5, 1, TB_API_CHAT, &r);
-    assert_int_equal(r.error, TB_LIVE_TRANSPORT);
+    assert_int_equal(r.error, TB_READER_TRANSPORT);
     assert_non_null(strstr(r.message, "request failed: "));
     assert_int_equal(r.stream.n, 0);
     tb_live_result_free(&r);

@@ -186,7 +186,7 @@ static int by_import(const char *bytes, struct verdict *v)
     free(doc);
     memset(v, 0, sizeof(*v));
     if (rc != 0) {
-        v->error = TB_LIVE_JSON;
+        v->error = TB_READER_JSON;
         snprintf(v->message, sizeof(v->message), "%s", err);
     } else {
         assert_int_equal(im.n, 1);
@@ -205,19 +205,19 @@ static const struct {
     int error;        /* the conclusion all three reach */
     const char *says; /* in its message (or the warning, when ok) */
 } cases[] = {
-    {"clean", CHUNK("Hello") CHUNK(" world") FINISH "data: [DONE]\n\n", TB_LIVE_OK, ""},
+    {"clean", CHUNK("Hello") CHUNK(" world") FINISH "data: [DONE]\n\n", TB_READER_OK, ""},
     {"error event",
      CHUNK("Hello") "data: {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\","
                     "\"code\":\"E42\"}}\n\n" CHUNK(" never"),
-     TB_LIVE_ERROR_EVENT, "(server_error E42): overloaded"},
-    {"no [DONE], finish reason", CHUNK("Hello") FINISH, TB_LIVE_OK,
+     TB_READER_ERROR_EVENT, "(server_error E42): overloaded"},
+    {"no [DONE], finish reason", CHUNK("Hello") FINISH, TB_READER_OK,
      "ended without [DONE] (finish_reason stop)"},
-    {"no [DONE], no finish reason", CHUNK("Hello") CHUNK(" world"), TB_LIVE_TRUNCATED,
+    {"no [DONE], no finish reason", CHUNK("Hello") CHUNK(" world"), TB_READER_TRUNCATED,
      "ended before [DONE], after 2 deltas"},
     {"truncated mid-event", CHUNK("Hello") "data: {\"choices\":[{\"delta\":{\"con",
-     TB_LIVE_TRUNCATED, "ended mid-event, before [DONE], after 1 deltas"},
+     TB_READER_TRUNCATED, "ended mid-event, before [DONE], after 1 deltas"},
     {"malformed", CHUNK("Hello") "data: {\"choices\":[{\"delta\":{\"content\":oops}}]}\n\n",
-     TB_LIVE_JSON, "bad event JSON ending at stream byte"},
+     TB_READER_JSON, "bad event JSON ending at stream byte"},
 };
 
 static void same_conclusion(void **state)
@@ -235,10 +235,11 @@ static void same_conclusion(void **state)
         if (run.error != cases[i].error || bench.error != cases[i].error ||
             imp.error != cases[i].error)
             fail_msg("%s: run %s (%s), bench %s (%s), import %s (%s); want %s", cases[i].name,
-                     tb_live_error_name(run.error), run.message, tb_live_error_name(bench.error),
-                     bench.message, tb_live_error_name(imp.error), imp.message,
-                     tb_live_error_name(cases[i].error));
-        if (cases[i].error == TB_LIVE_OK) {
+                     tb_reader_error_name(run.error), run.message,
+                     tb_reader_error_name(bench.error), bench.message,
+                     tb_reader_error_name(imp.error), imp.message,
+                     tb_reader_error_name(cases[i].error));
+        if (cases[i].error == TB_READER_OK) {
             assert_int_equal(rc, 0);
             assert_string_equal(bench.message, "");
             assert_string_equal(imp.message, "");
@@ -254,7 +255,7 @@ static void same_conclusion(void **state)
             fail_msg("%s: '%s' lacks '%s'", cases[i].name, run.message, cases[i].says);
         if (strstr(imp.message, run.message) == NULL)
             fail_msg("%s: the import says '%s', run '%s'", cases[i].name, imp.message, run.message);
-        assert_int_equal(rc, cases[i].error == TB_LIVE_JSON ? TB_EFORMAT : 0);
+        assert_int_equal(rc, cases[i].error == TB_READER_JSON ? TB_EFORMAT : 0);
     }
 }
 
@@ -275,7 +276,7 @@ static void import_stops_at_error(void **state)
         tb_import_mem(TB_IMPORT_GENAI_PERF, doc, strlen(doc), "g.json", &im, err, sizeof(err)), 0);
     assert_int_equal(im.n, 1);
     assert_int_equal(im.req[0].stream.n, 1);
-    assert_int_equal(im.req[0].stream_error, TB_LIVE_ERROR_EVENT);
+    assert_int_equal(im.req[0].stream_error, TB_READER_ERROR_EVENT);
     assert_non_null(strstr(im.req[0].error, "boom"));
     tb_import_free(&im);
 }
@@ -294,12 +295,12 @@ static void import_adopts_endpoint(void **state)
     tb_reader_recorded(&rd);
     tb_reader_begin(&rd, &s, 0);
     assert_int_equal(tb_reader_feed(&rd, comp, sizeof(comp) - 1, 0.5), 0);
-    assert_int_equal(tb_reader_end(&rd), TB_LIVE_OK);
+    assert_int_equal(tb_reader_end(&rd), TB_READER_OK);
     assert_int_equal(s.n, 1);
     tb_stream_clear(&s);
     tb_reader_begin(&rd, &s, 0);
     assert_int_not_equal(tb_reader_feed(&rd, mixed, sizeof(mixed) - 1, 0.5), 0);
-    assert_int_equal(rd.error, TB_LIVE_JSON);
+    assert_int_equal(rd.error, TB_READER_JSON);
     assert_non_null(strstr(rd.message, "is --api right?"));
     tb_reader_free(&rd);
     tb_stream_free(&s);

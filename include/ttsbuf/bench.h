@@ -125,7 +125,7 @@ struct tb_bench_rec {
     uint64_t id;                    /* global request id */
     uint32_t prompt;                /* index into the prompt set */
     double t_sched, t_start, t_end; /* s since the level started */
-    int error;                      /* enum tb_live_error; 0: ok */
+    int error;                      /* enum tb_reader_error; 0: ok */
     char message[256];              /* one line when error != 0 */
     char warning[128];              /* one line worth saying even on success (a
                                      * stream with a finish reason but no end
@@ -205,7 +205,7 @@ int tb_bench_metric_higher_better(enum tb_bench_metric m);
 
 struct tb_bench_summary {
     size_t requests, ok;
-    size_t errors[TB_LIVE__COUNT];    /* by enum tb_live_error (0 unused) */
+    size_t errors[TB_READER__COUNT];    /* by enum tb_reader_error (0 unused) */
     size_t gapless;                   /* ok streams with no underrun */
     double gapless_share;             /* gapless / ok (0 when ok == 0) */
     double success_share;             /* ok / requests */

@@ -88,7 +88,7 @@ struct tb_import_request {
     char name[128];          /* e.g. "request 3", "line 7 (session 6)" */
     struct tb_stream stream; /* may be empty when error is set */
     char error[256];         /* "" or the failure the tool recorded */
-    int stream_error;        /* enum tb_live_error (reader.h): how a stream read
+    int stream_error;        /* enum tb_reader_error (reader.h): how a stream read
                                 from raw SSE bytes ended; 0 otherwise */
     unsigned run;            /* vllm/sglang: its run, 1, 2, ...: the vllm document,
                                 or the sglang result line (non-blank lines counted) */

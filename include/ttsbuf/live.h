@@ -39,8 +39,8 @@ struct tb_live_opts {
     tb_play_fn play_fn;     /* each chunk's schedule, on the calling
                              * thread; may be NULL */
     void *play_ud;
-    size_t max_deltas; /* deltas kept before the run stops (TB_LIVE_TOO_LONG);
-                        * 0: TB_LIVE_DELTAS_MAX */
+    size_t max_deltas; /* deltas kept before the run stops (TB_READER_TOO_LONG);
+                        * 0: TB_READER_DELTAS_MAX */
 };
 
 /* What the status callback sees, on the calling thread. */
@@ -58,7 +58,7 @@ struct tb_live_result {
     struct tb_sim_result sim;
     struct tb_stream stream; /* every delta received, with arrival times */
     long http_status;
-    int error;         /* enum tb_live_error */
+    int error;         /* enum tb_reader_error */
     char message[640]; /* one line when error != 0 */
     char warning[256]; /* one line worth saying even on success, or "" */
     int usage_retried; /* include_usage was rejected and dropped */

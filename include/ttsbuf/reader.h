@@ -9,10 +9,10 @@
  * cancelled, idle timeout, total timeout, an HTTP status >= 300, a 2xx
  * that is not the dialect's stream type, a transport error, then from the
  * bytes: an event cut before the dialect's end marker or no end marker
- * at all (TB_LIVE_TRUNCATED).  A stream with no end marker but a finish
+ * at all (TB_READER_TRUNCATED).  A stream with no end marker but a finish
  * reason is complete, with a warning.  Errors found while feeding (an
  * error event, bad event JSON, an event over its cap, a stream over
- * tb_live_over_cap's caps) stop the feed there, and the first error is
+ * tb_reader_over_cap's caps) stop the feed there, and the first error is
  * the one kept.  What was received before any error stays in the stream.
  *
  * Ownership: a reader owns its parser and borrows the stream it records
@@ -29,41 +29,41 @@
 #include "ttsbuf/stream.h"
 
 /* How a stream ended. */
-enum tb_live_error {
-    TB_LIVE_OK = 0,
-    TB_LIVE_HTTP,        /* a non-2xx status */
-    TB_LIVE_TRANSPORT,   /* connect, DNS, TLS, reset, timeout */
-    TB_LIVE_IDLE,        /* --idle-timeout: no data event for that long */
-    TB_LIVE_NOT_SSE,     /* 2xx but not text/event-stream */
-    TB_LIVE_SSE,         /* an SSE line or event over its cap */
-    TB_LIVE_JSON,        /* an event whose JSON is bad */
-    TB_LIVE_ERROR_EVENT, /* the server sent an error event */
-    TB_LIVE_TRUNCATED,   /* the stream ended before its end marker */
-    TB_LIVE_CANCELLED,   /* Ctrl-C */
-    TB_LIVE_NOMEM,
-    TB_LIVE_TIMEOUT,  /* the total timeout (http.total_timeout) */
-    TB_LIVE_TOO_LONG, /* over TB_LIVE_DELTAS_MAX deltas or TB_LIVE_TEXT_MAX bytes */
-    TB_LIVE__COUNT
+enum tb_reader_error {
+    TB_READER_OK = 0,
+    TB_READER_HTTP,        /* a non-2xx status */
+    TB_READER_TRANSPORT,   /* connect, DNS, TLS, reset, timeout */
+    TB_READER_IDLE,        /* --idle-timeout: no data event for that long */
+    TB_READER_NOT_SSE,     /* 2xx but not text/event-stream */
+    TB_READER_SSE,         /* an SSE line or event over its cap */
+    TB_READER_JSON,        /* an event whose JSON is bad */
+    TB_READER_ERROR_EVENT, /* the server sent an error event */
+    TB_READER_TRUNCATED,   /* the stream ended before its end marker */
+    TB_READER_CANCELLED,   /* Ctrl-C */
+    TB_READER_NOMEM,
+    TB_READER_TIMEOUT,  /* the total timeout (http.total_timeout) */
+    TB_READER_TOO_LONG, /* over TB_READER_DELTAS_MAX deltas or TB_READER_TEXT_MAX bytes */
+    TB_READER__COUNT
 };
 
 /* A short name for an error kind ("http", "transport", ...).  Any thread. */
-const char *tb_live_error_name(int error);
+const char *tb_reader_error_name(int error);
 
 /* A live stream records every delta (for the trace), so an endless stream
  * would grow without bound: past this many it stops (ttsbuf(1) LIMITS; a
  * real answer is a few thousand). */
-#define TB_LIVE_DELTAS_MAX 1000000u
-#define TB_LIVE_TEXT_MAX (256u << 20) /* bytes of delta text kept, likewise */
+#define TB_READER_DELTAS_MAX 1000000u
+#define TB_READER_TEXT_MAX (256u << 20) /* bytes of delta text kept, likewise */
 
 /*
- * tb_live_over_cap - 1 when one more delta of len bytes would take the
+ * tb_reader_over_cap - 1 when one more delta of len bytes would take the
  * recorded stream s past a stream's caps (max_deltas deltas, 0:
- * TB_LIVE_DELTAS_MAX; TB_LIVE_TEXT_MAX bytes), with the one-line reason in
- * msg; else 0.  The reader stops a stream there (TB_LIVE_TOO_LONG).  Any
+ * TB_READER_DELTAS_MAX; TB_READER_TEXT_MAX bytes), with the one-line reason in
+ * msg; else 0.  The reader stops a stream there (TB_READER_TOO_LONG).  Any
  * thread.
  */
-int tb_live_over_cap(const struct tb_stream *s, size_t len, size_t max_deltas, char *msg,
-                     size_t msglen);
+int tb_reader_over_cap(const struct tb_stream *s, size_t len, size_t max_deltas, char *msg,
+                       size_t msglen);
 
 struct tb_reader;
 
@@ -77,7 +77,7 @@ struct tb_reader {
     struct tb_api_parser *parser;
     const struct tb_api_info *api;
     struct tb_stream *out;  /* deltas go here, borrowed */
-    size_t max_deltas;      /* tb_live_over_cap's; 0: TB_LIVE_DELTAS_MAX */
+    size_t max_deltas;      /* tb_reader_over_cap's; 0: TB_READER_DELTAS_MAX */
     tb_reader_push_fn push; /* may be NULL */
     void *push_ud;
     double t0;        /* the request's start: delta times are t - t0 */
@@ -89,7 +89,7 @@ struct tb_reader {
     char finish_reason[32];
     int have_server;                /* the provider reported its own timings */
     struct tb_server_timing server; /* (Ollama's final line), ns */
-    int error;                      /* enum tb_live_error; the first one */
+    int error;                      /* enum tb_reader_error; the first one */
     char message[640];              /* one line when error != 0 */
     char warning[256];              /* one line worth saying even on success, or "" */
 };
@@ -113,7 +113,7 @@ void tb_reader_recorded(struct tb_reader *rd);
  * transfer, the error recorded in rd). */
 int tb_reader_feed(void *rd, const char *buf, size_t len, double t);
 
-/* Records an error of kind (enum tb_live_error) unless one is already
+/* Records an error of kind (enum tb_reader_error) unless one is already
  * recorded; returns the error kept. */
 int tb_reader_fail(struct tb_reader *rd, int kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

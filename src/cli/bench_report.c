@@ -227,9 +227,9 @@ void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m, const struct 
                     (unsigned long long)x->surrogates_replaced);
         if (error_total(x) > 0) {
             fprintf(f, "  errors:");
-            for (int k = 1; k < TB_LIVE__COUNT; k++)
+            for (int k = 1; k < TB_READER__COUNT; k++)
                 if (x->errors[k] > 0)
-                    fprintf(f, " %s %zu", tb_live_error_name(k), x->errors[k]);
+                    fprintf(f, " %s %zu", tb_reader_error_name(k), x->errors[k]);
             fprintf(f, "\n");
         }
         fprintf(f, "  %-24s %7s %9s %9s %9s %9s %9s %9s %9s\n", "metric", "count", "mean", "min",
@@ -301,8 +301,8 @@ int tb_bench_report_json(FILE *f, const char *command, const struct tb_bench_met
         cJSON_AddNumberToObject(o, "ok", (double)x->ok);
         cJSON_AddNumberToObject(o, "errors", (double)error_total(x));
         e = cJSON_AddObjectToObject(o, "errors_by_kind");
-        for (int k = 1; e != NULL && k < TB_LIVE__COUNT; k++)
-            cJSON_AddNumberToObject(e, tb_live_error_name(k), (double)x->errors[k]);
+        for (int k = 1; e != NULL && k < TB_READER__COUNT; k++)
+            cJSON_AddNumberToObject(e, tb_reader_error_name(k), (double)x->errors[k]);
         cJSON_AddNumberToObject(o, "gapless", (double)x->gapless);
         tb_cli_json_num(o, "gapless_share", x->ok > 0 ? x->gapless_share : NAN);
         tb_cli_json_num(o, "success_share", x->requests > 0 ? x->success_share : NAN);
@@ -329,8 +329,8 @@ static void csv_num(FILE *f, double v)
 void tb_bench_report_csv(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
 {
     fprintf(f, "level,mode,concurrency,rate,requests,ok,errors");
-    for (int k = 1; k < TB_LIVE__COUNT; k++)
-        fprintf(f, ",errors_by_kind_%s", tb_live_error_name(k));
+    for (int k = 1; k < TB_READER__COUNT; k++)
+        fprintf(f, ",errors_by_kind_%s", tb_reader_error_name(k));
     fprintf(f, ",gapless,gapless_share,success_share,events,tokens,span_s,system_tps,"
                "usage_ignored,surrogates_replaced");
     for (int k = 0; k < TB_BM__COUNT; k++) {
@@ -346,7 +346,7 @@ void tb_bench_report_csv(FILE *f, const struct tb_bench_meta *m, const struct tb
         fprintf(f, "\"%s\",%s,%u", name, mode_str(m->levels[l].mode), m->levels[l].concurrency);
         csv_num(f, m->levels[l].mode == TB_BENCH_CLOSED ? NAN : m->levels[l].rate);
         fprintf(f, ",%zu,%zu,%zu", x->requests, x->ok, error_total(x));
-        for (int k = 1; k < TB_LIVE__COUNT; k++)
+        for (int k = 1; k < TB_READER__COUNT; k++)
             fprintf(f, ",%zu", x->errors[k]);
         fprintf(f, ",%zu", x->gapless);
         csv_num(f, x->ok > 0 ? x->gapless_share : NAN);

@@ -288,7 +288,7 @@ int tb_cmd_run(int argc, char **argv)
     rl.api = info->name;
     rl.server = r.have_server ? &r.server : NULL;
     rl.http_status = r.http_status;
-    rl.error_kind = r.error ? tb_live_error_name(r.error) : NULL;
+    rl.error_kind = r.error ? tb_reader_error_name(r.error) : NULL;
     rl.error = r.message;
     rl.warning = r.warning;
     rl.sse_events = r.sse_events;

@@ -121,7 +121,7 @@ static void streams_table(FILE *f, const struct tb_bench_recs *r, const size_t *
         if (x->error == 0)
             fputs("ok", f);
         else
-            tb_html_text(f, tb_live_error_name(x->error));
+            tb_html_text(f, tb_reader_error_name(x->error));
         fputs("</td>", f);
         cell(f, x->ttft, 3);
         cell(f, isnan(x->gap_total) ? NAN : (double)x->underruns, 0);

@@ -61,7 +61,7 @@ void bench_live(void)
             bench_die("live", tb_strerror(rc));
         if (r.error != 0 || r.stream.n != s.n) {
             printf("live: run %d: %zu of %zu deltas, %s: %s\n", i + 1, r.stream.n, s.n,
-                   tb_live_error_name(r.error), r.message);
+                   tb_reader_error_name(r.error), r.message);
             ok = 0;
         }
         events = r.stream.n;

@@ -106,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const struct tb_bench_rec *x = &r.v[i];
         FUZZ_CHECK(x->level < m.nlevels);
         FUZZ_CHECK(isfinite(x->t_sched) && isfinite(x->t_start) && isfinite(x->t_end));
-        FUZZ_CHECK(x->error >= 0 && x->error < TB_LIVE__COUNT);
+        FUZZ_CHECK(x->error >= 0 && x->error < TB_READER__COUNT);
         for (size_t k = 0; k < x->nitl; k++)
             FUZZ_CHECK(isfinite(x->itl[k]));
     }
