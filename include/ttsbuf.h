@@ -16,7 +16,6 @@
 #include "ttsbuf/import.h"
 #include "ttsbuf/jsonline.h"
 #include "ttsbuf/live.h"
-#include "ttsbuf/oai.h"
 #include "ttsbuf/pcmring.h"
 #include "ttsbuf/playout.h"
 #include "ttsbuf/preset.h"

@@ -5,7 +5,7 @@
  * stays in the dialect files: what callers get is plain C values and text
  * copied into the parser's own buffer.
  */
-#include "ttsbuf/oai.h"
+#include "oai.h"
 
 #include <cJSON.h>
 #include <ctype.h>

@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "jsontext.h"
-#include "ttsbuf/oai.h"
+#include "oai.h"
 
 /*
  * tb_evjson_parse - parses data[0..len) (need not be NUL-terminated) as

@@ -13,7 +13,7 @@
 
 #include "jsonfield.h"
 #include "ttsbuf/import.h"
-#include "ttsbuf/oai.h"
+#include "oai.h"
 #include "ttsbuf/reader.h"
 #include "ttsbuf/sse.h"
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "oai.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 

@@ -21,7 +21,7 @@
 #include "../src/jsontext.h"
 #include "tests.h"
 #include "ttsbuf/api.h"
-#include "ttsbuf/oai.h"
+#include "../src/oai.h"
 #include "ttsbuf/error.h"
 
 #define ERRLEN 512

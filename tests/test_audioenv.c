@@ -32,8 +32,8 @@
 #define RATE TB_AUDIO_RATE
 #define THRESHOLD 200 /* |sample| <= 200 of 32767 is silence */
 #define MIN_GAP 0.050 /* shorter silent runs are not gaps */
-#define TOL_GAP 0.020 /* the issue's +-20 ms */
-#define LATENCY 0.100 /* the issue: >= 100 ms on a small machine */
+#define TOL_GAP 0.020 /* gaps measured to +-20 ms */
+#define LATENCY 0.100 /* >= 100 ms of output latency on a small machine */
 #define MAX_GAPS 16
 
 /* The test signal: tone, silence, tone, silence, tone (seconds). */

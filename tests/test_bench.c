@@ -445,7 +445,7 @@ static void percentiles(void **state)
     tb_stats_of(one, 1, &st);
     assert_near(st.p95, 7, 0);
     assert_near(st.std, 0, 0);
-    tb_stats_of(two, 2, &st); /* the example: P50 of {5, 0} */
+    tb_stats_of(two, 2, &st); /* linear interpolation: P50 of {5, 0} is 2.5 */
     assert_near(st.p50, 2.5, 0);
     tb_stats_of(NULL, 0, &st);
     assert_int_equal(st.count, 0);

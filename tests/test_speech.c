@@ -24,7 +24,7 @@
 #include "ttsbuf/speaker.h"
 #include "ttsbuf/stream.h"
 
-#define TOL 0.020 /* seconds: the tolerance for gaps */
+#define TOL 0.020 /* seconds: the tolerance for a gap's start and length */
 
 /* A sentence arriving word by word from t, dt apart. */
 struct sent {

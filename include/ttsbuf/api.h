@@ -151,11 +151,13 @@ int tb_api_by_name(const char *name, enum tb_api *out);
 
 /*
  * tb_api_request_body - the JSON body of a streaming request in q->api's
- * dialect (the dialect table's body row): OpenAI as oai.h; anthropic {model, max_tokens (1024 when
- * not given: the API requires it), messages (system messages moved to "system"), stream,
- * temperature}; ollama {model, messages, stream, options {num_predict, temperature}}.  --body-json
- * keys are merged last (theirs win).  *out is malloc'd (caller frees).  Returns 0, TB_EINVAL (bad
- * messages_json / extra_json, detail in err), TB_ENOMEM.
+ * dialect (the dialect table's body row): chat {model, messages, stream, stream_options
+ * {include_usage} when asked, max_tokens, temperature}, completions the same with prompt for
+ * messages; anthropic {model, max_tokens (1024 when not given: the API requires it), messages
+ * (system messages moved to "system"), stream, temperature}; ollama {model, messages, stream,
+ * options {num_predict, temperature}}.  --body-json keys are merged last (theirs win).  *out is
+ * malloc'd (caller frees).  Returns 0, TB_EINVAL (bad messages_json / extra_json, detail in
+ * err), TB_ENOMEM.
  */
 int tb_api_request_body(const struct tb_api_request *q, char **out, char *err, size_t errlen);
 
@@ -201,10 +203,10 @@ size_t tb_api_pending(const struct tb_api_parser *p);
 uint64_t tb_api_events(const struct tb_api_parser *p);
 uint64_t tb_api_comments(const struct tb_api_parser *p);
 
-/* UTF-16 surrogate halves replaced by U+FFFD in this stream (oai.h's
- * tb_oai_replaced, for every dialect): a lone "\ud83d" escape pairs with
- * the "\ude00" that starts the next event's text; one that never finds
- * its partner is replaced and counted, never an error. */
+/* UTF-16 surrogate halves replaced by U+FFFD in this stream (every
+ * dialect): a lone "\ud83d" escape pairs with the "\ude00" that starts
+ * the next event's text; one that never finds its partner is replaced
+ * and counted, never an error. */
 uint64_t tb_api_replaced(const struct tb_api_parser *p);
 
 /*

@@ -41,7 +41,6 @@
 #include <stdio.h>
 
 #include "ttsbuf/http.h"
-#include "ttsbuf/oai.h"
 #include "ttsbuf/reader.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/stats.h"

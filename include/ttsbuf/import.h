@@ -33,8 +33,9 @@
  *               time_to_first_output_token and reasoning_token_count.
  *   auto        any of the above, told apart by its content
  *               (tb_import_detect).
- * The event JSON inside SSE payloads is read as the OpenAI dialect
- * (oai.h): content spoken, reasoning recorded as reasoning, usage kept.
+ * The event JSON inside SSE payloads is read by the stream reader
+ * (reader.h) in the OpenAI dialect (api.h): content spoken, reasoning
+ * recorded as reasoning, usage kept.
  *
  * Approximations (also in ttsbuf(1) and --help):
  *  - vllm/sglang record no per-chunk text: generated_texts[i] is cut into

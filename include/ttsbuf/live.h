@@ -25,7 +25,6 @@
 #define TTSBUF_LIVE_H
 
 #include "ttsbuf/http.h"
-#include "ttsbuf/oai.h"
 #include "ttsbuf/reader.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/stream.h"

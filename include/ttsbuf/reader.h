@@ -24,8 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ttsbuf/api.h"
 #include "ttsbuf/http.h"
-#include "ttsbuf/oai.h"
 #include "ttsbuf/stream.h"
 
 /* How a stream ended. */

@@ -12,7 +12,6 @@
 #include "common.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/http.h"
-#include "ttsbuf/oai.h"
 #include "ttsbuf/serve.h"
 #include "ttsbuf/stream.h"
 

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "../bench/bench.h"
+#include "../../src/oai.h"
 #include "ttsbuf.h"
 
 #define TPS 50.0

@@ -1,8 +1,9 @@
 /*
- * oai.h - the OpenAI-compatible pair (chat, completions; api.h's types,
- * defined in api_openai.c): streaming request bodies, what each streamed
- * event's JSON says (the "chunk json" stage: events in, tokens out, as a
- * struct tb_api_delta), and a server's message out of an error body.
+ * oai.h - private to libttsbuf: the OpenAI-compatible pair (chat,
+ * completions; api.h's types, defined in api_openai.c): streaming request
+ * bodies, what each streamed event's JSON says (the "chunk json" stage:
+ * events in, tokens out, as a struct tb_api_delta), and a server's
+ * message out of an error body.
  *
  * Fields read from each event's data (a JSON object):
  *   chat         choices[0].delta.content
