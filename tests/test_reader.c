@@ -4,6 +4,13 @@
  * bytes are served by a one-shot loopback peer to `run` (tb_live_run) and
  * to `bench` (tb_bench_run), and put into a GenAI-Perf export for the
  * import; the three must agree on the error kind and its message.
+ *
+ * The timeout cases: the peer sends its bytes and then holds the
+ * connection open, silent or dripping SSE keep-alive comments, until the
+ * client gives up.  run and bench must stop at the same timeout with the
+ * same message.  An import has no clock and no timeouts: the bytes a
+ * timed-out stream left behind have no end marker, so the import
+ * concludes as for any stream cut there (truncated, the deltas counted).
  */
 #include <arpa/inet.h>
 #include <cJSON.h>
@@ -24,13 +31,32 @@
 #include "ttsbuf/live.h"
 #include "ttsbuf/reader.h"
 
+/* After its bytes, the peer closes, or holds the connection open. */
+enum hold { HOLD_NONE, HOLD_SILENT, HOLD_KEEPALIVE };
+
 /* A loopback server that answers every request with the same bytes. */
 struct canned {
     int lfd, port;
     const char *body;
+    enum hold hold;
     atomic_int stop;
     pthread_t th;
 };
+
+/* Keeps fd open until the client closes it (or the test stops, or 30 s
+ * pass), writing a keep-alive comment every 50 ms when asked. */
+static void hold_open(struct canned *c, int fd)
+{
+    static const char ka[] = ": keep-alive\n\n";
+    for (int i = 0; i < 600 && !atomic_load(&c->stop); i++) {
+        struct pollfd rp = {fd, POLLIN, 0};
+        char junk[256];
+        if (poll(&rp, 1, 50) > 0 && read(fd, junk, sizeof(junk)) <= 0)
+            return; /* the client closed: it concluded */
+        if (c->hold == HOLD_KEEPALIVE && send(fd, ka, sizeof(ka) - 1, MSG_NOSIGNAL) < 0)
+            return;
+    }
+}
 
 static void *canned_main(void *arg)
 {
@@ -62,21 +88,25 @@ static void *canned_main(void *arg)
             if (strstr(req, "\r\n\r\n") != NULL && req[got - 1] == '}')
                 break;
         }
-        if (write(fd, head, sizeof(head) - 1) < 0 || write(fd, c->body, strlen(c->body)) < 0)
+        if (send(fd, head, sizeof(head) - 1, MSG_NOSIGNAL) < 0 ||
+            send(fd, c->body, strlen(c->body), MSG_NOSIGNAL) < 0)
             (void)0; /* the client went away: its conclusion says so */
+        else if (c->hold != HOLD_NONE)
+            hold_open(c, fd);
         shutdown(fd, SHUT_WR);
         close(fd);
     }
     return NULL;
 }
 
-static void canned_start(struct canned *c, const char *body)
+static void canned_start(struct canned *c, const char *body, enum hold hold)
 {
     struct sockaddr_in a;
     socklen_t al = sizeof(a);
     int one = 1;
     memset(c, 0, sizeof(*c));
     c->body = body;
+    c->hold = hold;
     c->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     assert_true(c->lfd >= 0);
     setsockopt(c->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -104,7 +134,12 @@ struct verdict {
     char warning[256];
 };
 
-static void by_run(const struct canned *c, struct verdict *v)
+/* The timeouts both commands are given (s; 0: none). */
+struct limits {
+    double idle, total;
+};
+
+static void by_run(const struct canned *c, const struct limits *lim, struct verdict *v)
 {
     struct tb_live_opts o;
     struct tb_live_result r;
@@ -112,7 +147,8 @@ static void by_run(const struct canned *c, struct verdict *v)
     memset(&o, 0, sizeof(o));
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", c->port);
     o.http.url = url;
-    o.http.idle_timeout = 5;
+    o.http.idle_timeout = lim->idle;
+    o.http.total_timeout = lim->total;
     o.http.max_redirects = -1;
     o.req.api = TB_API_CHAT;
     o.req.model = "m";
@@ -127,7 +163,7 @@ static void by_run(const struct canned *c, struct verdict *v)
     tb_live_result_free(&r);
 }
 
-static void by_bench(const struct canned *c, struct verdict *v)
+static void by_bench(const struct canned *c, const struct limits *lim, struct verdict *v)
 {
     struct tb_bench_opts o;
     struct tb_bench_prompts p;
@@ -137,7 +173,8 @@ static void by_bench(const struct canned *c, struct verdict *v)
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", c->port);
     assert_int_equal(tb_bench_prompts_builtin(&p), 0);
     o.http.url = url;
-    o.http.idle_timeout = 5;
+    o.http.idle_timeout = lim->idle;
+    o.http.total_timeout = lim->total;
     o.req.api = TB_API_CHAT;
     o.req.model = "m";
     o.req.max_tokens = -1;
@@ -200,38 +237,116 @@ static int by_import(const char *bytes, struct verdict *v)
 #define CHUNK(t) "data: {\"choices\":[{\"delta\":{\"content\":\"" t "\"}}]}\n\n"
 #define FINISH "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
 
+#define IDLE_MSG "no data for 0.4 s (--idle-timeout) after 1 deltas"
+#define TOTAL_MSG "stopped after 0.8 s (--timeout), after 1 deltas"
+/* Closed after the bytes: the idle timeout only a guard. */
+#define CLOSED HOLD_NONE, {5, 0}, 0, NULL
+#define CUT_MSG "the stream ended before [DONE], after 1 deltas"
+
 static const struct {
     const char *name, *bytes;
     int error;        /* the conclusion all three reach */
     const char *says; /* in its message (or the warning, when ok) */
+    enum hold hold;
+    struct limits lim;
+    int import_error; /* with import_says: the import's own conclusion */
+    const char *import_says;
 } cases[] = {
-    {"clean", CHUNK("Hello") CHUNK(" world") FINISH "data: [DONE]\n\n", TB_READER_OK, ""},
+    {"clean", CHUNK("Hello") CHUNK(" world") FINISH "data: [DONE]\n\n", TB_READER_OK, "", CLOSED},
     {"error event",
      CHUNK("Hello") "data: {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\","
                     "\"code\":\"E42\"}}\n\n" CHUNK(" never"),
-     TB_READER_ERROR_EVENT, "(server_error E42): overloaded"},
+     TB_READER_ERROR_EVENT, "(server_error E42): overloaded", CLOSED},
     {"no [DONE], finish reason", CHUNK("Hello") FINISH, TB_READER_OK,
-     "ended without [DONE] (finish_reason stop)"},
+     "ended without [DONE] (finish_reason stop)", CLOSED},
     {"no [DONE], no finish reason", CHUNK("Hello") CHUNK(" world"), TB_READER_TRUNCATED,
-     "ended before [DONE], after 2 deltas"},
+     "ended before [DONE], after 2 deltas", CLOSED},
     {"truncated mid-event", CHUNK("Hello") "data: {\"choices\":[{\"delta\":{\"con",
-     TB_READER_TRUNCATED, "ended mid-event, before [DONE], after 1 deltas"},
+     TB_READER_TRUNCATED, "ended mid-event, before [DONE], after 1 deltas", CLOSED},
     {"malformed", CHUNK("Hello") "data: {\"choices\":[{\"delta\":{\"content\":oops}}]}\n\n",
-     TB_READER_JSON, "bad event JSON ending at stream byte"},
+     TB_READER_JSON, "bad event JSON ending at stream byte", CLOSED},
+    /* A server that stops sending, and one that drips keep-alives only
+     * (comments, not data: they do not hold off the idle timeout). */
+    {"silent, idle timeout",
+     CHUNK("Hello"),
+     TB_READER_IDLE,
+     IDLE_MSG,
+     HOLD_SILENT,
+     {0.4, 0},
+     TB_READER_TRUNCATED,
+     CUT_MSG},
+    {"keep-alives only, idle timeout",
+     CHUNK("Hello"),
+     TB_READER_IDLE,
+     IDLE_MSG,
+     HOLD_KEEPALIVE,
+     {0.4, 0},
+     TB_READER_TRUNCATED,
+     CUT_MSG},
+    {"silent, total timeout",
+     CHUNK("Hello"),
+     TB_READER_TIMEOUT,
+     TOTAL_MSG,
+     HOLD_SILENT,
+     {0, 0.8},
+     TB_READER_TRUNCATED,
+     CUT_MSG},
+    {"keep-alives only, total timeout",
+     CHUNK("Hello"),
+     TB_READER_TIMEOUT,
+     TOTAL_MSG,
+     HOLD_KEEPALIVE,
+     {0, 0.8},
+     TB_READER_TRUNCATED,
+     CUT_MSG},
 };
+
+/* What an export records of the case's bytes: with keep-alives, a few of
+ * them after the bytes, as a recording client would have kept them. */
+static char *recorded(size_t i)
+{
+    static const char ka[] = ": keep-alive\n\n";
+    size_t n = strlen(cases[i].bytes);
+    char *b = malloc(n + 3 * (sizeof(ka) - 1) + 1);
+    assert_non_null(b);
+    memcpy(b, cases[i].bytes, n + 1);
+    for (int k = 0; cases[i].hold == HOLD_KEEPALIVE && k < 3; k++)
+        strcat(b, ka);
+    return b;
+}
+
+/* The import of a timed-out stream: no clock, so the cut bytes decide. */
+static void import_concludes(size_t i)
+{
+    struct verdict imp;
+    char *bytes = recorded(i);
+    assert_int_equal(by_import(bytes, &imp), 0);
+    free(bytes);
+    if (imp.error != cases[i].import_error || strstr(imp.message, cases[i].import_says) == NULL)
+        fail_msg("%s: the import concludes %s (%s); want %s (%s)", cases[i].name,
+                 tb_reader_error_name(imp.error), imp.message,
+                 tb_reader_error_name(cases[i].import_error), cases[i].import_says);
+}
 
 static void same_conclusion(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct limits *lim = &cases[i].lim;
         struct canned c;
         struct verdict run, bench, imp;
         int rc;
-        canned_start(&c, cases[i].bytes);
-        by_run(&c, &run);
-        by_bench(&c, &bench);
+        canned_start(&c, cases[i].bytes, cases[i].hold);
+        by_run(&c, lim, &run);
+        by_bench(&c, lim, &bench);
         canned_stop(&c);
-        rc = by_import(cases[i].bytes, &imp);
+        if (cases[i].import_says != NULL) {
+            import_concludes(i);
+            imp = run; /* compared with run and bench below as run */
+            rc = 0;
+        } else {
+            rc = by_import(cases[i].bytes, &imp);
+        }
         if (run.error != cases[i].error || bench.error != cases[i].error ||
             imp.error != cases[i].error)
             fail_msg("%s: run %s (%s), bench %s (%s), import %s (%s); want %s", cases[i].name,
