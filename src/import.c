@@ -409,4 +409,7 @@ void tb_import_sse_end(struct tb_import_sse *x, struct tb_import_request *r)
         r->stream.usage_tokens = x->rd.usage_completion;
     if (r->stream_error != 0 && r->error[0] == '\0')
         snprintf(r->error, sizeof(r->error), "%.*s", (int)sizeof(r->error) - 1, x->rd.message);
+    if (r->stream_error == 0)
+        snprintf(r->warning, sizeof(r->warning), "%.*s", (int)sizeof(r->warning) - 1,
+                 x->rd.warning);
 }

@@ -72,8 +72,9 @@ void tb_import_sse_begin(struct tb_import_sse *x, struct tb_stream *s);
 int tb_import_sse_feed(struct tb_import_sse *x, const char *buf, size_t len, double t);
 
 /* The request's bytes are all fed: how its stream ended goes into
- * r->stream_error (and r->error, unless the tool recorded one), its
- * usage into r->stream.  Nothing when no bytes were fed. */
+ * r->stream_error (and r->error, unless the tool recorded one; or
+ * r->warning when it ended well), its usage into r->stream.  Nothing when
+ * no bytes were fed. */
 void tb_import_sse_end(struct tb_import_sse *x, struct tb_import_request *r);
 
 /* Whether the content of buf says it is not in format f (a named one):

@@ -7,6 +7,7 @@
  * error or a smaller result), the text spreading, and `ttsbuf sim
  * --import` end to end.
  */
+#include <cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -420,6 +421,72 @@ static void genai_non_streaming(void **state)
     tb_import_free(&im);
 }
 
+/* A stream with a finish reason but no [DONE] imports whole, with the
+ * warning `run` gives for it: in the request, in --json ("warning", as
+ * run's), and in the reports. */
+static void genai_no_done(void **state)
+{
+    static const char want[] = "the stream ended without [DONE] (finish_reason stop)";
+    struct tb_import im;
+    char args[2048];
+    struct tb_test_out o;
+    const cJSON *w;
+    cJSON *j;
+    char *line2;
+    (void)state;
+    load(TB_IMPORT_GENAI_PERF, "import/genai-perf/no-done.json", &im);
+    assert_int_equal(im.n, 2);
+    assert_int_equal(im.req[0].stream_error, 0);
+    assert_string_equal(im.req[0].error, "");
+    assert_int_equal(im.req[0].stream.n, 2);
+    assert_string_equal(im.req[0].warning, want);
+    assert_string_equal(im.req[1].warning, "");
+    tb_import_free(&im);
+
+    /* --json over several: the first line warns, the second does not. */
+    snprintf(args, sizeof(args), "sim --import 'genai-perf:%s' --json",
+             tb_test_data("import/genai-perf/no-done.json"));
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    line2 = strchr(o.so, '\n');
+    assert_non_null(line2);
+    *line2++ = '\0';
+    j = cJSON_Parse(o.so);
+    assert_non_null(j);
+    w = cJSON_GetObjectItem(j, "warning");
+    assert_true(cJSON_IsString(w));
+    assert_string_equal(w->valuestring, want);
+    assert_null(cJSON_GetObjectItem(j, "error"));
+    cJSON_Delete(j);
+    j = cJSON_Parse(line2);
+    assert_non_null(j);
+    assert_null(cJSON_GetObjectItem(j, "warning"));
+    cJSON_Delete(j);
+    tb_test_out_free(&o);
+
+    /* One request: the ordinary report and its JSON. */
+    snprintf(args, sizeof(args), "sim --import 'genai-perf:%s' --request 0 --json",
+             tb_test_data("import/genai-perf/no-done.json"));
+    j = tb_test_run_json(NULL, args, 0);
+    w = cJSON_GetObjectItem(j, "warning");
+    assert_true(cJSON_IsString(w));
+    assert_string_equal(w->valuestring, want);
+    cJSON_Delete(j);
+    snprintf(args, sizeof(args), "sim --import 'genai-perf:%s' --request 0",
+             tb_test_data("import/genai-perf/no-done.json"));
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "  note: the stream ended without [DONE] (finish_reason stop)\n"));
+    tb_test_out_free(&o);
+    snprintf(args, sizeof(args), "sim --import 'genai-perf:%s'",
+             tb_test_data("import/genai-perf/no-done.json"));
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "  (the stream ended without [DONE] (finish_reason stop))\n"));
+    assert_non_null(strstr(o.so, "2 played, 0 failed"));
+    tb_test_out_free(&o);
+}
+
 /* Every good file is told apart by its content; auto reads it as that. */
 static void detect(void **state)
 {
@@ -819,7 +886,7 @@ int tb_test_import(void)
         cmocka_unit_test(estimated_text),   cmocka_unit_test(python_tokens),
         cmocka_unit_test(vllm_runs),        cmocka_unit_test(genai_non_streaming),
         cmocka_unit_test(detect),           cmocka_unit_test(cli_variants),
-        cmocka_unit_test(input_memory_bounded),
+        cmocka_unit_test(input_memory_bounded), cmocka_unit_test(genai_no_done),
     };
     return TB_RUN_GROUP("import", tests);
 }

@@ -229,6 +229,7 @@ static int by_import(const char *bytes, struct verdict *v)
         assert_int_equal(im.n, 1);
         v->error = im.req[0].stream_error;
         snprintf(v->message, sizeof(v->message), "%s", im.req[0].error);
+        snprintf(v->warning, sizeof(v->warning), "%s", im.req[0].warning);
     }
     tb_import_free(&im);
     return rc;
@@ -362,6 +363,7 @@ static void same_conclusion(void **state)
                 fail_msg("%s: run's warning '%s' lacks '%s'", cases[i].name, run.warning,
                          cases[i].says);
             assert_string_equal(bench.warning, run.warning);
+            assert_string_equal(imp.warning, run.warning);
             continue;
         }
         /* One message, word for word (the import's names its place). */

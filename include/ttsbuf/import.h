@@ -91,6 +91,9 @@ struct tb_import_request {
     char error[256];         /* "" or the failure the tool recorded */
     int stream_error;        /* enum tb_reader_error (reader.h): how a stream read
                                 from raw SSE bytes ended; 0 otherwise */
+    char warning[256];       /* "" or the stream reader's warning on a stream
+                                read from raw SSE bytes that still ended well
+                                (a finish reason but no end marker) */
     unsigned run;            /* vllm/sglang: its run, 1, 2, ...: the vllm document,
                                 or the sglang result line (non-blank lines counted) */
 };

@@ -43,6 +43,8 @@ struct tb_report_src {
     const char *kind; /* "trace", "synth", "preset" */
     const char *name; /* file, spec, or preset name */
     const char *note; /* NULL, or how the source was read ("note" in JSON) */
+    const char *warning; /* NULL, or the stream reader's warning on an imported
+                          * stream ("warning" in JSON, as a live run's) */
 };
 
 struct tb_gap_list {

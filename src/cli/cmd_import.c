@@ -171,14 +171,20 @@ static int summary(const struct tb_cli_common *a, const char *spec, const char *
         gapless += r.play.underruns == 0;
         if (a->json) {
             char name[512];
-            struct tb_report_src src = {"import", name, note[0] ? note : NULL};
+            struct tb_report_src src = {"import", name, note[0] ? note : NULL,
+                                        q->warning[0] ? q->warning : NULL};
             struct tb_gap_list none = {NULL, 0, 0};
             snprintf(name, sizeof(name), "%s: %s", file, q->name);
             tb_report_json(stdout, &src, &a->o, &r, &none, NULL);
         } else {
+            char mark[sizeof(q->warning) + 8] = "";
+            if (q->error[0] != '\0')
+                snprintf(mark, sizeof(mark), "  (failed mid-stream)");
+            else if (q->warning[0] != '\0')
+                snprintf(mark, sizeof(mark), "  (%s)", q->warning);
             fprintf(stdout, "  %-40.40s %6zu %8.3f %8.3f %9u %9.2f %9.2f %8.1f%s\n", q->name,
                     r.content_events, r.ttft, r.play.ttfa, r.play.underruns, r.play.gap_total,
-                    r.play.gap_max, r.play.min_tps, q->error[0] ? "  (failed mid-stream)" : "");
+                    r.play.gap_max, r.play.min_tps, mark);
         }
     }
     if (!a->json) {
@@ -206,6 +212,17 @@ static int summary(const struct tb_cli_common *a, const char *spec, const char *
         return TB_EXIT_GATE;
     }
     return TB_EXIT_OK;
+}
+
+/* Copies text (unless empty) into buf after the string at prev, when it
+ * fits: returns the copy, or NULL. */
+static const char *keep_after(char *buf, size_t buflen, const char *prev, const char *text)
+{
+    size_t at = (size_t)(prev - buf) + strlen(prev) + 1;
+    if (text[0] == '\0' || at + strlen(text) + 1 > buflen)
+        return NULL;
+    memcpy(buf + at, text, strlen(text) + 1);
+    return buf + at;
 }
 
 int tb_cli_import(const struct tb_cli_common *a, const char *spec,
@@ -259,12 +276,11 @@ int tb_cli_import(const struct tb_cli_common *a, const char *spec,
         src->kind = "import";
         snprintf(label, labellen, "%s: %s", path, q->name);
         src->name = label;
-        /* The note outlives the import: it goes after the label. */
-        if (note[0] != '\0' && strlen(label) + 1 + strlen(note) + 1 <= labellen) {
-            char *n2 = label + strlen(label) + 1;
-            memcpy(n2, note, strlen(note) + 1);
-            src->note = n2;
-        }
+        /* The note and the warning outlive the import: they go after the
+         * label. */
+        src->note = keep_after(label, labellen, label, note);
+        src->warning =
+            keep_after(label, labellen, src->note != NULL ? src->note : label, q->warning);
     }
 out:
     tb_import_free(&im);

@@ -175,7 +175,7 @@ int tb_cmd_run(int argc, char **argv)
     struct run_args a;
     struct tb_live_opts lo;
     struct tb_live_result r;
-    struct tb_report_src src = {"live", "", NULL};
+    struct tb_report_src src = {"live", "", NULL, NULL};
     struct tb_report_live rl;
     struct tb_gap_list gaps = {NULL, 0, 0};
     struct tb_cli_plays plays;

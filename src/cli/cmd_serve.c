@@ -122,7 +122,7 @@ int tb_cmd_serve(int argc, char **argv)
     struct tb_serve_opts so;
     struct tb_serve_stats st;
     struct tb_stream s;
-    struct tb_report_src src = {"", "", NULL};
+    struct tb_report_src src = {"", "", NULL, NULL};
     struct sigaction sa;
     char label[512], err[256], listen_buf[300];
     int c, rc, code;

@@ -90,7 +90,7 @@ int tb_cmd_sim(int argc, char **argv)
     struct tb_cli_audio au;
     struct tb_stream s;
     struct tb_sim_result r;
-    struct tb_report_src src = {"", "", NULL};
+    struct tb_report_src src = {"", "", NULL, NULL};
     struct tb_cli_chunks chunks;
     struct tb_gap_list gaps = {NULL, 0, 0};
     struct tb_cli_plays plays;

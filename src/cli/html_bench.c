@@ -142,7 +142,7 @@ static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb
     struct tb_gap_list gaps = {NULL, 0, 0};
     struct tb_cli_plays plays;
     struct tb_clock clk;
-    struct tb_report_src src = {"bench", "", NULL};
+    struct tb_report_src src = {"bench", "", NULL, NULL};
     char name[96], suffix[32], err[512];
     int code, rc;
 

@@ -139,6 +139,8 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
     }
     if (src->note != NULL)
         fprintf(f, "  note: %s\n", src->note);
+    if (live == NULL && src->warning != NULL && src->warning[0] != '\0')
+        fprintf(f, "  note: %s\n", src->warning);
     fprintf(f, "  chunk=%s", tb_seg_policy_name(o->seg.policy));
     if (o->seg.min_chars > 1)
         fprintf(f, " min-chars=%" PRIu32, o->seg.min_chars);
@@ -236,6 +238,7 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
     struct measured m = measured_of(r, live);
     cJSON *root =
         tb_cli_json_doc(TB_SCHEMA_RESULT, TB_SCHEMA_RESULT_V, live != NULL ? "run" : "sim");
+    const char *warning = live != NULL ? live->warning : src->warning;
     cJSON *opts, *curve, *gl, *ring;
     if (root == NULL)
         return TB_ENOMEM;
@@ -259,11 +262,11 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
             cJSON_AddNullToObject(root, "usage_ignored");
         cJSON_AddNumberToObject(root, "surrogates_replaced", (double)live->surrogates_replaced);
         tb_cli_json_error(root, live->error_kind, live->error, live->http_status);
-        if (live->warning != NULL && live->warning[0] != '\0')
-            cJSON_AddStringToObject(root, "warning", live->warning);
         if (live->server != NULL)
             server_json(root, live->server);
     }
+    if (warning != NULL && warning[0] != '\0')
+        cJSON_AddStringToObject(root, "warning", warning);
     opts = cJSON_AddObjectToObject(root, "options");
     if (opts != NULL)
         tb_cli_json_playout(opts, o);
