@@ -40,6 +40,20 @@ void tb_bench_recs_free(struct tb_bench_recs *r)
     tb_bench_recs_init(r);
 }
 
+size_t tb_bench_recs_warned(const struct tb_bench_recs *r, const char **first)
+{
+    size_t n = 0;
+    if (first != NULL)
+        *first = NULL;
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->v[i].warning[0] == '\0')
+            continue;
+        if (n++ == 0 && first != NULL)
+            *first = r->v[i].warning;
+    }
+    return n;
+}
+
 struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
 {
     struct tb_bench_rec *rec;
@@ -190,6 +204,8 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *r, const char *trace)
     } else {
         cJSON_AddNullToObject(o, "error");
     }
+    if (r->warning[0] != '\0')
+        cJSON_AddStringToObject(o, "warning", r->warning);
     cJSON_AddNumberToObject(o, "http_status", (double)r->http_status);
     cJSON_AddNumberToObject(o, "events", (double)r->events);
     cJSON_AddNumberToObject(o, "content_tokens", (double)r->content_tokens);
@@ -312,6 +328,7 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
 {
     double level, id, prompt, status, events, tokens, usage, under, ignored, sur;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "warning");
     const cJSON *itl = cJSON_GetObjectItemCaseSensitive(o, "itl_s"), *v;
     if (get_count(o, "level", 0, TB_BENCH_LEVELS_MAX, &level) != 0 || level >= nlevels)
         return "\"level\" is missing or not one of the header's levels";
@@ -359,6 +376,9 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
     } else if (e != NULL && !cJSON_IsNull(e)) {
         return "\"error\" is neither null nor an object";
     }
+    if (w != NULL && !cJSON_IsString(w))
+        return "\"warning\" is not a string";
+    copy_str(o, "warning", r->warning, sizeof(r->warning));
     if (!cJSON_IsArray(itl))
         return "\"itl_s\" is not an array";
     r->nitl = (size_t)cJSON_GetArraySize(itl);

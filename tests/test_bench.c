@@ -577,6 +577,7 @@ static void bad_files(void **state)
         {REC_HDR "{\"usage_tokens\":1e19,\"id\":1," REC_BODY "}\n", ":2: a count"},
         {REC_HDR "{\"events\":2.5,\"id\":1," REC_BODY "}\n", ":2: a count"},
         {REC_HDR "{\"level\":0.5,\"id\":1," REC_BODY "}\n", ":2: \"level\""},
+        {REC_HDR "{\"warning\":7,\"id\":1," REC_BODY "}\n", ":2: \"warning\" is not a string"},
         {REC_HDR "{\"id\":1," REC_BODY "}\n{\"id\":2," REC_BODY "}\n{\"id\":1e19," REC_BODY "}\n",
          ":4: \"id\""},
     };
@@ -862,6 +863,68 @@ static void cli_out_replay(void **state)
         free(out);
     }
     tb_bench_recs_free(&r);
+    rmdir_r(dir);
+    tb_test_mock_stop(&m);
+}
+
+/* A stream with a finish reason but no [DONE]: bench keeps it as a
+ * success with run's warning, writes the warning into its record, and
+ * merge reads it back and says it as bench did. */
+static void cli_out_warning(void **state)
+{
+    (void)state;
+    static const char want[] = "the stream ended without [DONE] (finish_reason stop)";
+    struct tb_test_mock m;
+    struct tb_bench_recs r;
+    struct tb_bench_meta meta;
+    char dir[128], cmd[2048], err[256], path[256];
+    char *text, *bench_err, *merge_err;
+    tb_test_mock_start(&m, N_EV, T0, DT, NULL);
+    tmpdir(dir, sizeof(dir), "warn");
+    snprintf(cmd, sizeof(cmd),
+             "'%s' bench --base-url %s --model mock+nodone -c 2 --requests 2 --out %s -q "
+             ">%s/report 2>%s/err && '%s' merge %s 2>%s/merge_err >/dev/null",
+             tb_test_bin(), m.base, dir, dir, dir, tb_test_bin(), dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    snprintf(path, sizeof(path), "%s/records.jsonl", dir);
+    tb_test_collect_file(path);
+    text = tb_test_slurp_str(path);
+    /* Both records carry it, as a plain string beside a null error. */
+    {
+        const char *p = text;
+        int n = 0;
+        snprintf(cmd, sizeof(cmd), "\"error\":null,\"warning\":\"%s\"", want);
+        while ((p = strstr(p, cmd)) != NULL) {
+            n++;
+            p++;
+        }
+        if (n != 2)
+            fail_msg("%d records say '%s' in:\n%s", n, cmd, text);
+    }
+    free(text);
+    tb_bench_recs_init(&r);
+    if (tb_bench_read(path, &meta, &r, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(r.n, 2);
+    for (size_t i = 0; i < r.n; i++) {
+        assert_int_equal(r.v[i].error, 0);
+        assert_string_equal(r.v[i].warning, want);
+    }
+    {
+        const char *first = NULL;
+        assert_int_equal(tb_bench_recs_warned(&r, &first), 2);
+        assert_string_equal(first, want);
+    }
+    tb_bench_recs_free(&r);
+    snprintf(path, sizeof(path), "%s/err", dir);
+    bench_err = tb_test_slurp_str(path);
+    snprintf(path, sizeof(path), "%s/merge_err", dir);
+    merge_err = tb_test_slurp_str(path);
+    snprintf(cmd, sizeof(cmd), "ttsbuf: note: 2 streams, the first: %s\n", want);
+    if (strstr(bench_err, cmd) == NULL || strcmp(merge_err, cmd) != 0)
+        fail_msg("bench said '%s', merge '%s'; want '%s'", bench_err, merge_err, cmd);
+    free(bench_err);
+    free(merge_err);
     rmdir_r(dir);
     tb_test_mock_stop(&m);
 }
@@ -1168,6 +1231,7 @@ int tb_test_bench(void)
         cmocka_unit_test(cli_bad_values),
         cmocka_unit_test(cli_gates),
         cmocka_unit_test(cli_out_replay),
+        cmocka_unit_test(cli_out_warning),
         cmocka_unit_test(cli_shards_merge),
         cmocka_unit_test(cli_merge_hostile),
         cmocka_unit_test(cli_prompts_bounded),

@@ -156,6 +156,11 @@ void tb_bench_recs_free(struct tb_bench_recs *r); /* NULL is a no-op */
  * or NULL (out of memory). */
 struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r);
 
+/* How many records carry a warning; *first (first may be NULL) the first
+ * one's text, or NULL when none does.  The text is the record's.  Pure;
+ * any thread. */
+size_t tb_bench_recs_warned(const struct tb_bench_recs *r, const char **first);
+
 /*
  * tb_bench_analyze - fills a record's playout fields from its stream
  * (tb_sim_run on a virtual clock with o, as `ttsbuf sim --trace` does).

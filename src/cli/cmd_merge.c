@@ -150,7 +150,8 @@ int tb_cmd_merge(int argc, char **argv)
     struct tb_bench_summary *sums = NULL;
     char **files = NULL, err[512];
     unsigned char *seen = NULL;
-    size_t ngates = 0, nfiles = 0, cap = 0;
+    size_t ngates = 0, nfiles = 0, cap = 0, warned;
+    const char *first_warning;
     int c, json = 0, csv = 0, code = TB_EXIT_USAGE;
     struct tb_cli_getopt g;
 
@@ -223,6 +224,10 @@ int tb_cmd_merge(int argc, char **argv)
             goto out;
         }
     }
+    warned = tb_bench_recs_warned(&recs, &first_warning);
+    if (warned > 0)
+        fprintf(stderr, "ttsbuf: note: %zu stream%s: %s\n", warned,
+                warned > 1 ? "s, the first" : "", first_warning);
     meta.shard = 0;
     meta.nshards = 1;
     sums = calloc(meta.nlevels > 0 ? meta.nlevels : 1, sizeof(*sums));
