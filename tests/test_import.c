@@ -421,72 +421,6 @@ static void genai_non_streaming(void **state)
     tb_import_free(&im);
 }
 
-/* A stream with a finish reason but no [DONE] imports whole, with the
- * warning `run` gives for it: in the request, in --json ("warning", as
- * run's), and in the reports. */
-static void genai_no_done(void **state)
-{
-    static const char want[] = "the stream ended without [DONE] (finish_reason stop)";
-    struct tb_import im;
-    char args[2048];
-    struct tb_test_out o;
-    const cJSON *w;
-    cJSON *j;
-    char *line2;
-    (void)state;
-    load(TB_IMPORT_GENAI_PERF, "import/genai-perf/no-done.json", &im);
-    assert_int_equal(im.n, 2);
-    assert_int_equal(im.req[0].stream_error, 0);
-    assert_string_equal(im.req[0].error, "");
-    assert_int_equal(im.req[0].stream.n, 2);
-    assert_string_equal(im.req[0].warning, want);
-    assert_string_equal(im.req[1].warning, "");
-    tb_import_free(&im);
-
-    /* --json over several: the first line warns, the second does not. */
-    snprintf(args, sizeof(args), "sim --import 'genai-perf:%s' --json",
-             tb_test_data("import/genai-perf/no-done.json"));
-    o = tb_test_run(args);
-    assert_int_equal(o.code, 0);
-    line2 = strchr(o.so, '\n');
-    assert_non_null(line2);
-    *line2++ = '\0';
-    j = cJSON_Parse(o.so);
-    assert_non_null(j);
-    w = cJSON_GetObjectItem(j, "warning");
-    assert_true(cJSON_IsString(w));
-    assert_string_equal(w->valuestring, want);
-    assert_null(cJSON_GetObjectItem(j, "error"));
-    cJSON_Delete(j);
-    j = cJSON_Parse(line2);
-    assert_non_null(j);
-    assert_null(cJSON_GetObjectItem(j, "warning"));
-    cJSON_Delete(j);
-    tb_test_out_free(&o);
-
-    /* One request: the ordinary report and its JSON. */
-    snprintf(args, sizeof(args), "sim --import 'genai-perf:%s' --request 0 --json",
-             tb_test_data("import/genai-perf/no-done.json"));
-    j = tb_test_run_json(NULL, args, 0);
-    w = cJSON_GetObjectItem(j, "warning");
-    assert_true(cJSON_IsString(w));
-    assert_string_equal(w->valuestring, want);
-    cJSON_Delete(j);
-    snprintf(args, sizeof(args), "sim --import 'genai-perf:%s' --request 0",
-             tb_test_data("import/genai-perf/no-done.json"));
-    o = tb_test_run(args);
-    assert_int_equal(o.code, 0);
-    assert_non_null(strstr(o.so, "  note: the stream ended without [DONE] (finish_reason stop)\n"));
-    tb_test_out_free(&o);
-    snprintf(args, sizeof(args), "sim --import 'genai-perf:%s'",
-             tb_test_data("import/genai-perf/no-done.json"));
-    o = tb_test_run(args);
-    assert_int_equal(o.code, 0);
-    assert_non_null(strstr(o.so, "  (the stream ended without [DONE] (finish_reason stop))\n"));
-    assert_non_null(strstr(o.so, "2 played, 0 failed"));
-    tb_test_out_free(&o);
-}
-
 /* Every good file is told apart by its content; auto reads it as that. */
 static void detect(void **state)
 {
@@ -570,6 +504,64 @@ static void run_wants(const char *head, const char *file, const char *tail, int 
             fail_msg("%s: no '%s' in: %s%s", args, want, o.so, o.se);
     va_end(ap);
     tb_test_out_free(&o);
+}
+
+/* A stream with a finish reason but no [DONE] imports whole, with the
+ * warning `run` gives for it: in the request, in --json ("warning", as
+ * run's), and in the reports. */
+static void genai_no_done(void **state)
+{
+    static const char want[] = "the stream ended without [DONE] (finish_reason stop)";
+    struct tb_import im;
+    char args[2048];
+    struct tb_test_out o;
+    const cJSON *w;
+    cJSON *j;
+    char *line2;
+    (void)state;
+    load(TB_IMPORT_GENAI_PERF, "import/genai-perf/no-done.json", &im);
+    assert_int_equal(im.n, 2);
+    assert_int_equal(im.req[0].stream_error, 0);
+    assert_string_equal(im.req[0].error, "");
+    assert_int_equal(im.req[0].stream.n, 2);
+    assert_string_equal(im.req[0].warning, want);
+    assert_string_equal(im.req[1].warning, "");
+    tb_import_free(&im);
+
+    /* --json over several: the first line warns, the second does not. */
+    snprintf(args, sizeof(args), "sim --import 'genai-perf:%s' --json",
+             tb_test_data("import/genai-perf/no-done.json"));
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    line2 = strchr(o.so, '\n');
+    assert_non_null(line2);
+    *line2++ = '\0';
+    j = cJSON_Parse(o.so);
+    assert_non_null(j);
+    w = cJSON_GetObjectItem(j, "warning");
+    assert_true(cJSON_IsString(w));
+    assert_string_equal(w->valuestring, want);
+    assert_null(cJSON_GetObjectItem(j, "error"));
+    cJSON_Delete(j);
+    j = cJSON_Parse(line2);
+    assert_non_null(j);
+    assert_null(cJSON_GetObjectItem(j, "warning"));
+    cJSON_Delete(j);
+    tb_test_out_free(&o);
+
+    /* One request: the ordinary report and its JSON. */
+    snprintf(args, sizeof(args), "sim --import 'genai-perf:%s' --request 0 --json",
+             tb_test_data("import/genai-perf/no-done.json"));
+    j = tb_test_run_json(NULL, args, 0);
+    w = cJSON_GetObjectItem(j, "warning");
+    assert_true(cJSON_IsString(w));
+    assert_string_equal(w->valuestring, want);
+    cJSON_Delete(j);
+    run_wants("sim --import 'genai-perf:", "import/genai-perf/no-done.json", "' --request 0", 0,
+              "  note: the stream ended without [DONE] (finish_reason stop)\n", NULL);
+    run_wants("sim --import 'genai-perf:", "import/genai-perf/no-done.json", "'", 0,
+              "  (the stream ended without [DONE] (finish_reason stop))\n", "2 played, 0 failed",
+              NULL);
 }
 
 /* sim and sweep over the new layouts: the note, --run, and a file where
