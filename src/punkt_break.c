@@ -67,11 +67,11 @@ static int word_end(const uint32_t *s, size_t n, size_t i)
 }
 
 /* Splits s[0, n) into words as PunktLanguageVars.word_tokenize does on
- * each line; returns the count (at most TB_PUNKT_MAX_TOKS). */
-static size_t words(struct tb_punkt_tok *v, const uint32_t *s, size_t n)
+ * each line; returns the count (at most cap, the room left in v). */
+static size_t words(struct tb_punkt_tok *v, size_t cap, const uint32_t *s, size_t n)
 {
     size_t i = 0, nt = 0, k;
-    while (i < n && nt < TB_PUNKT_MAX_TOKS) {
+    while (i < n && nt < cap) {
         if (tb_punkt_space(s[i])) {
             i++;
             continue;
@@ -296,7 +296,7 @@ int tb_punkt_break(const uint32_t *s, size_t n, struct tb_punkt_tok *toks)
         if (i < n && s[i] != '\n')
             continue;
         {
-            size_t k = words(toks + nt, s + a, i - a);
+            size_t k = words(toks + nt, TB_PUNKT_MAX_TOKS - nt, s + a, i - a);
             for (size_t j = nt; j < nt + k; j++) {
                 toks[j].a += a;
                 toks[j].b += a;
