@@ -62,7 +62,8 @@ static int word_end(const uint32_t *s, size_t n, size_t i)
     if (i >= n || tb_punkt_space(s[i]) || tb_punkt_nonword(s[i]) || multichar(s, n, i) > 0)
         return 1;
     if (s[i] == ',')
-        return i + 1 >= n || tb_punkt_space(s[i + 1]) || tb_punkt_nonword(s[i + 1]) || multichar(s, n, i + 1) > 0;
+        return i + 1 >= n || tb_punkt_space(s[i + 1]) || tb_punkt_nonword(s[i + 1]) ||
+               multichar(s, n, i + 1) > 0;
     return 0;
 }
 
@@ -236,8 +237,8 @@ static int ortho_heuristic(const uint32_t *s, const struct tb_punkt_tok *t)
     char key[KEY_MAX];
     int oc;
     uint32_t c0 = s[t->a];
-    if (t->b - t->a == 1 && (c0 == ';' || c0 == ':' || c0 == ',' || c0 == '.' || c0 == '!' ||
-                             c0 == '?'))
+    if (t->b - t->a == 1 &&
+        (c0 == ';' || c0 == ':' || c0 == ',' || c0 == '.' || c0 == '!' || c0 == '?'))
         return 0;
     type_no_sentperiod(key, s, t);
     oc = ortho(key);

@@ -38,18 +38,17 @@ static inline int tb_punkt_latin_a_lower(uint32_t c)
 
 static inline int tb_punkt_is_upper(uint32_t c)
 {
-    return (c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7) || tb_punkt_latin_a_upper(c) ||
-           c == 0x386 || (c >= 0x388 && c <= 0x38F && c != 0x38B && c != 0x38D) ||
-           (c >= 0x391 && c <= 0x3AB && c != 0x3A2) || (c >= 0x400 && c <= 0x42F) ||
-           c == 0x2126;
+    return (c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7) ||
+           tb_punkt_latin_a_upper(c) || c == 0x386 ||
+           (c >= 0x388 && c <= 0x38F && c != 0x38B && c != 0x38D) ||
+           (c >= 0x391 && c <= 0x3AB && c != 0x3A2) || (c >= 0x400 && c <= 0x42F) || c == 0x2126;
 }
 
 static inline int tb_punkt_is_lower(uint32_t c)
 {
     return (c >= 'a' && c <= 'z') || c == 0xAA || c == 0xB5 || c == 0xBA ||
            (c >= 0xDF && c <= 0xFF && c != 0xF7) || tb_punkt_latin_a_lower(c) || c == 0x390 ||
-           (c >= 0x3AC && c <= 0x3CE) || (c >= 0x430 && c <= 0x45F) ||
-           (c >= 0xFB00 && c <= 0xFB06);
+           (c >= 0x3AC && c <= 0x3CE) || (c >= 0x430 && c <= 0x45F) || (c >= 0xFB00 && c <= 0xFB06);
 }
 
 static inline uint32_t tb_punkt_fold(uint32_t c)
@@ -79,8 +78,8 @@ static inline uint32_t tb_punkt_fold(uint32_t c)
 /* [^\W\d]: a letter (or '_'). */
 static inline int tb_punkt_letter(uint32_t c)
 {
-    return tb_punkt_is_upper(c) || tb_punkt_is_lower(c) || c == '_' || c == 0xAA || c == 0xB5 || c == 0xBA ||
-           (c >= 0x180 && c <= 0x24F) || (c >= 0x3040 && c <= 0x30FF) ||
+    return tb_punkt_is_upper(c) || tb_punkt_is_lower(c) || c == '_' || c == 0xAA || c == 0xB5 ||
+           c == 0xBA || (c >= 0x180 && c <= 0x24F) || (c >= 0x3040 && c <= 0x30FF) ||
            (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ||
            (c >= 0xAC00 && c <= 0xD7AF);
 }
