@@ -422,13 +422,8 @@ int tb_bench_read_stream(FILE *f, const char *name, struct tb_bench_meta *m,
         if (why != NULL)
             rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: %s", name, in.lineno, why);
     }
-    if (rc == 0 && got == TB_ETOOBIG)
-        rc = tb_seterr(err, errlen, got, "%s:%zu: line over %u bytes", name, in.lineno,
-                       TB_TRACE_LINE_MAX);
-    else if (rc == 0 && got == TB_EIO)
-        rc = tb_seterr(err, errlen, got, "%s: %s", name, strerror(errno));
-    else if (rc == 0 && got < 0)
-        rc = tb_seterr(err, errlen, got, "%s: out of memory", name);
+    if (rc == 0 && got < 0)
+        rc = tb_lines_fail(&in, got, name, TB_TRACE_LINE_MAX, err, errlen);
     if (rc == 0 && !have_header)
         rc = tb_seterr(err, errlen, TB_EEMPTY, "%s: empty (no header)", name);
     tb_lines_free(&in);

@@ -1014,7 +1014,7 @@ static void cli_prompts_bounded(void **state)
     rss = tb_test_sh_rss(cmd, &code);
     err = tb_test_slurp_str(path);
     remove(path);
-    if (code != 2 || strstr(err, "/dev/stdin:1: line over 1048576 bytes") == NULL ||
+    if (code != 2 || strstr(err, "/dev/stdin:1: line is over the 1048576-byte cap") == NULL ||
         rss > TB_TEST_RSS_SCALE * 160 * 1024) {
         char msg[1024];
         snprintf(msg, sizeof(msg), "%s: exit %d, peak RSS %ld KiB, stderr '%s'", cmd, code, rss,
