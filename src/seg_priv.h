@@ -23,7 +23,8 @@ struct tb_seg {
     uint32_t nchunks;      /* chunks closed so far */
     uint32_t last_sig;     /* sentence/clause: last significant code point */
     uint64_t ws_b, ws_cps; /* fixed40: just after the last whitespace */
-    /* openai-agents: the splitter's view of its buffer (see feed_openai) */
+    /* openai-agents: the splitter's view of its buffer (see
+     * tb_seg_feed_openai) */
     int oa_ns, oa_term, oa_run, oa_bnd;
     /* elevenlabs-sdk: text_chunker's buffer runs from the sent position to
      * `fed`; el_last is its last code point (0: empty); el_ns tells
