@@ -73,7 +73,14 @@ CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/*.c))
 BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
 
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# Generated sources: the English Punkt tables (data/punkt_tab/gen.sh, from
+# the data files beside it) are written into the build directory, not kept
+# in src/; every build (asan, tsan, fuzz) makes its own copy.
+PUNKT_DATA := $(sort $(wildcard data/punkt_tab/english/*))
+GEN_SRC  := $(BUILD)/gen/punkt_en.c
+GEN_OBJ  := $(GEN_SRC:.c=.o)
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_OBJ)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
@@ -106,6 +113,14 @@ deps:
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(GEN_SRC): data/punkt_tab/gen.sh $(PUNKT_DATA)
+	@mkdir -p $(dir $@)
+	sh data/punkt_tab/gen.sh $@
+
+# The generated table includes src/punkt.h.
+$(GEN_OBJ): $(GEN_SRC)
+	$(CC) $(CFLAGS_ALL) -Isrc -c $< -o $@
 
 $(BUILD)/libttsbuf.a: $(LIB_OBJ)
 	@rm -f $@
@@ -272,12 +287,13 @@ soak: $(BUILD)/soak
 
 # Static analysis: cppcheck (warning, performance and portability checks)
 # and clang-tidy (.clang-tidy says which checks and why some are off), over
-# the library, the CLI, the fuzz targets and the soak; any finding fails.
-LINT_SRC := $(LIB_SRC) $(CLI_SRC) $(FUZZ_ALL_SRC) tests/soak/soak.c
-lint:
+# the library (with its generated table), the CLI, the fuzz targets and
+# the soak; any finding fails.
+LINT_SRC := $(LIB_SRC) $(GEN_SRC) $(CLI_SRC) $(FUZZ_ALL_SRC) tests/soak/soak.c
+lint: $(GEN_SRC)
 	cppcheck --quiet --std=c11 --enable=warning,performance,portability --inline-suppr \
-	    --error-exitcode=1 -D_POSIX_C_SOURCE=200809L -Iinclude $(LINT_SRC)
-	clang-tidy --quiet $(LINT_SRC) -- $(CSTD) -Iinclude $(PKG_CFLAGS)
+	    --error-exitcode=1 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc $(LINT_SRC)
+	clang-tidy --quiet $(LINT_SRC) -- $(CSTD) -Iinclude -Isrc $(PKG_CFLAGS)
 
 # The live client under valgrind: a clean run, a failing one, a redirect
 # loop; any leak or memory error fails (--errors-for-leak-kinds).

@@ -166,21 +166,25 @@ static void fields(const cJSON *root, const char *type, size_t type_len, struct 
     }
 }
 
-const struct tb_api_dialect tb_api_dialect_chat = {
-    {"chat", "/chat/completions", "OPENAI_BASE_URL", "OPENAI_API_KEY", NULL, NULL,
-     "text/event-stream", TB_API_SSE, "[DONE]", 1, "https://api.openai.com/v1"},
-    NULL,
-    "[DONE]",
-    fields,
-};
+/* The pair's rows differ in name and path only: the same environment,
+ * bearer auth, framing, end and event reader (fields() reads both shapes;
+ * oai.h builds both bodies, hence no body hook). */
+#define OPENAI_ROW(name_, path_)                                                                   \
+    {                                                                                              \
+        .info = {.name = (name_),                                                                  \
+                 .path = (path_),                                                                  \
+                 .base_env = "OPENAI_BASE_URL",                                                    \
+                 .key_env = "OPENAI_API_KEY",                                                      \
+                 .stream_type = "text/event-stream",                                               \
+                 .framing = TB_API_SSE,                                                            \
+                 .end_name = "[DONE]",                                                             \
+                 .usage_option = 1,                                                                \
+                 .default_base = "https://api.openai.com/v1"},                                     \
+        .end_data = "[DONE]", .fields = fields,                                                    \
+    }
 
-const struct tb_api_dialect tb_api_dialect_completions = {
-    {"completions", "/completions", "OPENAI_BASE_URL", "OPENAI_API_KEY", NULL, NULL,
-     "text/event-stream", TB_API_SSE, "[DONE]", 1, "https://api.openai.com/v1"},
-    NULL,
-    "[DONE]",
-    fields,
-};
+const struct tb_api_dialect tb_api_dialect_chat = OPENAI_ROW("chat", "/chat/completions");
+const struct tb_api_dialect tb_api_dialect_completions = OPENAI_ROW("completions", "/completions");
 
 int tb_oai_parse_event(struct tb_oai *p, const char *data, size_t len, struct tb_api_delta *out,
                        char *err, size_t errlen)

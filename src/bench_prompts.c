@@ -133,13 +133,8 @@ int tb_bench_prompts_load(const char *path, struct tb_bench_prompts *p, char *er
         if (why != NULL)
             rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: %s", path, lineno, why);
     }
-    if (rc == 0 && got == TB_ETOOBIG)
-        rc = tb_seterr(err, errlen, got, "%s:%zu: line over %u bytes", path, in.lineno,
-                       TB_BENCH_PROMPT_MAX);
-    else if (rc == 0 && got == TB_EIO)
-        rc = tb_seterr(err, errlen, got, "%s: %s", path, strerror(errno));
-    else if (rc == 0 && got < 0)
-        rc = tb_seterr(err, errlen, got, "%s: out of memory", path);
+    if (rc == 0 && got < 0)
+        rc = tb_lines_fail(&in, got, path, TB_BENCH_PROMPT_MAX, err, errlen);
     if (rc == 0 && p->n == 0)
         rc = tb_seterr(err, errlen, TB_EEMPTY, "--prompts: %s holds no prompt", path);
     tb_lines_free(&in);

@@ -15,7 +15,6 @@
 
 #include "grow.h"
 #include "jsonfield.h"
-#include "numfmt.h"
 #include "readall.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/clock.h"
@@ -130,19 +129,6 @@ static const char *mode_name(enum tb_bench_mode m)
     return m == TB_BENCH_POISSON ? "poisson" : m == TB_BENCH_CONSTANT ? "constant" : "closed";
 }
 
-/* An exact number, or null when it is not finite (NaN: not measured). */
-static cJSON *exact(double v)
-{
-    char buf[40];
-    return isfinite(v) ? cJSON_CreateRaw(tb_numfmt_double(buf, sizeof(buf), v))
-                       : cJSON_CreateNull();
-}
-
-static void add_num(cJSON *o, const char *k, double v)
-{
-    cJSON_AddItemToObject(o, k, exact(v));
-}
-
 int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m)
 {
     cJSON *o = cJSON_CreateObject(), *lv = cJSON_CreateArray(), *sc = cJSON_CreateObject();
@@ -173,7 +159,7 @@ int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m)
             break;
         cJSON_AddStringToObject(l, "mode", mode_name(m->levels[i].mode));
         cJSON_AddNumberToObject(l, "concurrency", m->levels[i].concurrency);
-        add_num(l, "rate", m->levels[i].rate);
+        tb_json_add_num(l, "rate", m->levels[i].rate);
         cJSON_AddItemToArray(lv, l);
     }
     cJSON_AddItemToObject(o, "levels", lv);
@@ -191,40 +177,32 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *r, const char *trace)
     cJSON_AddNumberToObject(o, "level", r->level);
     cJSON_AddNumberToObject(o, "id", (double)r->id);
     cJSON_AddNumberToObject(o, "prompt", r->prompt);
-    add_num(o, "t_sched", r->t_sched);
-    add_num(o, "t_start", r->t_start);
-    add_num(o, "t_end", r->t_end);
-    if (r->error != 0) {
-        cJSON *e = cJSON_AddObjectToObject(o, "error");
-        if (e != NULL) {
-            cJSON_AddStringToObject(e, "kind", tb_reader_error_name(r->error));
-            cJSON_AddStringToObject(e, "message", r->message);
-            add_num(e, "http_status", r->http_status > 0 ? (double)r->http_status : NAN);
-        }
-    } else {
-        cJSON_AddNullToObject(o, "error");
-    }
+    tb_json_add_num(o, "t_sched", r->t_sched);
+    tb_json_add_num(o, "t_start", r->t_start);
+    tb_json_add_num(o, "t_end", r->t_end);
+    tb_json_add_error(o, r->error != 0 ? tb_reader_error_name(r->error) : NULL, r->message,
+                      r->http_status);
     if (r->warning[0] != '\0')
         cJSON_AddStringToObject(o, "warning", r->warning);
     cJSON_AddNumberToObject(o, "http_status", (double)r->http_status);
     cJSON_AddNumberToObject(o, "events", (double)r->events);
     cJSON_AddNumberToObject(o, "content_tokens", (double)r->content_tokens);
-    add_num(o, "usage_tokens", r->usage_tokens >= 0 ? (double)r->usage_tokens : NAN);
-    add_num(o, "usage_ignored", r->usage_ignored >= 0 ? (double)r->usage_ignored : NAN);
+    tb_json_add_num(o, "usage_tokens", r->usage_tokens >= 0 ? (double)r->usage_tokens : NAN);
+    tb_json_add_num(o, "usage_ignored", r->usage_ignored >= 0 ? (double)r->usage_ignored : NAN);
     cJSON_AddNumberToObject(o, "surrogates_replaced", (double)r->surrogates_replaced);
-    add_num(o, "ttft_s", r->ttft);
-    add_num(o, "ttfa_s", r->ttfa);
-    add_num(o, "decode_tps", r->decode_tps);
-    add_num(o, "decode_tps_usage", r->decode_tps_usage);
+    tb_json_add_num(o, "ttft_s", r->ttft);
+    tb_json_add_num(o, "ttfa_s", r->ttfa);
+    tb_json_add_num(o, "decode_tps", r->decode_tps);
+    tb_json_add_num(o, "decode_tps_usage", r->decode_tps_usage);
     cJSON_AddNumberToObject(o, "underruns", r->underruns);
-    add_num(o, "gap_total_s", r->gap_total);
-    add_num(o, "gap_max_s", r->gap_max);
+    tb_json_add_num(o, "gap_total_s", r->gap_total);
+    tb_json_add_num(o, "gap_max_s", r->gap_max);
     /* A what-if needs the whole answer: none for a failed request. */
-    add_num(o, "min_tps", r->error == 0 ? r->min_tps : NAN);
-    add_num(o, "speedup_needed", r->error == 0 ? r->speedup : NAN);
+    tb_json_add_num(o, "min_tps", r->error == 0 ? r->min_tps : NAN);
+    tb_json_add_num(o, "speedup_needed", r->error == 0 ? r->speedup : NAN);
     itl = cJSON_AddArrayToObject(o, "itl_s");
     for (size_t i = 0; itl != NULL && i < r->nitl; i++)
-        cJSON_AddItemToArray(itl, exact(r->itl[i]));
+        cJSON_AddItemToArray(itl, tb_json_num(r->itl[i]));
     if (trace != NULL)
         cJSON_AddStringToObject(o, "trace", trace);
     return tb_json_put_line(f, o);
@@ -464,13 +442,8 @@ int tb_bench_read_stream(FILE *f, const char *name, struct tb_bench_meta *m,
         if (why != NULL)
             rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: %s", name, in.lineno, why);
     }
-    if (rc == 0 && got == TB_ETOOBIG)
-        rc = tb_seterr(err, errlen, got, "%s:%zu: line over %u bytes", name, in.lineno,
-                       TB_TRACE_LINE_MAX);
-    else if (rc == 0 && got == TB_EIO)
-        rc = tb_seterr(err, errlen, got, "%s: %s", name, strerror(errno));
-    else if (rc == 0 && got < 0)
-        rc = tb_seterr(err, errlen, got, "%s: out of memory", name);
+    if (rc == 0 && got < 0)
+        rc = tb_lines_fail(&in, got, name, TB_TRACE_LINE_MAX, err, errlen);
     if (rc == 0 && !have_header)
         rc = tb_seterr(err, errlen, TB_EEMPTY, "%s: empty (no header)", name);
     tb_lines_free(&in);

@@ -173,13 +173,8 @@ static int lines_of_stream(FILE *f, const char *name, char *err, size_t errlen,
     while ((got = tb_lines_next(&in)) == 1)
         if (!blank(in.line, in.len) && (rc = fn(ud, in.line, in.len, in.lineno)) != 0)
             break;
-    if (rc == 0 && got == TB_ETOOBIG)
-        rc = tb_seterr(err, errlen, got, "%s:%zu: line is over the %zu MiB cap", name,
-                       in.lineno, TB_IMPORT_LINE_MAX >> 20);
-    else if (rc == 0 && got == TB_EIO)
-        rc = tb_seterr(err, errlen, got, "%s: %s", name, strerror(errno));
-    else if (rc == 0 && got < 0)
-        rc = tb_seterr(err, errlen, got, "%s: out of memory", name);
+    if (rc == 0 && got < 0)
+        rc = tb_lines_fail(&in, got, name, TB_IMPORT_LINE_MAX, err, errlen);
     tb_lines_free(&in);
     return rc;
 }

@@ -19,7 +19,8 @@ struct tb_punkt_ortho {
     int flags;
 };
 
-/* The tables (punkt_en.c), each sorted bytewise (strcmp). */
+/* The tables, generated from data/punkt_tab/english/ by gen.sh into the
+ * build directory (gen/punkt_en.c), each sorted bytewise (strcmp). */
 extern const char *const tb_punkt_abbrev[];
 extern const size_t tb_punkt_abbrev_n;
 extern const char *const tb_punkt_colloc[]; /* "first\tsecond" */

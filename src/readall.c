@@ -175,3 +175,14 @@ int tb_lines_next(struct tb_lines *l)
     l->line[l->len] = '\0';
     return 1;
 }
+
+int tb_lines_fail(const struct tb_lines *l, int got, const char *name, size_t cap, char *err,
+                  size_t errlen)
+{
+    if (got == TB_ETOOBIG)
+        return tb_seterr(err, errlen, got, "%s:%zu: line is over the %zu-byte cap", name, l->lineno,
+                         cap);
+    if (got == TB_EIO)
+        return tb_seterr(err, errlen, got, "%s: %s", name, strerror(errno));
+    return tb_seterr(err, errlen, got, "%s: out of memory", name);
+}

@@ -60,4 +60,15 @@ int tb_lines_next(struct tb_lines *l);
 
 void tb_lines_free(struct tb_lines *l);
 
+/*
+ * tb_lines_fail - the one-line message of a tb_lines_next failure got
+ * (< 0) on the input called name, into err: "NAME:LINE: line is over the
+ * CAP-byte cap" (TB_ETOOBIG; cap: the limit the caller documents, which
+ * may be a little under l->max), "NAME: <strerror(errno)>" (TB_EIO),
+ * "NAME: out of memory".  Returns got.  Every reader of lines reports
+ * through it, so that they say the same.
+ */
+int tb_lines_fail(const struct tb_lines *l, int got, const char *name, size_t cap, char *err,
+                  size_t errlen);
+
 #endif

@@ -304,13 +304,8 @@ static int load_stream(FILE *f, const char *name, struct tb_stream *out, char *e
         if ((rc = load_line(&L, in.line + skip, in.len - skip)) != 0)
             break;
     }
-    if (rc == 0 && got == TB_ETOOBIG)
-        rc = tb_seterr(err, errlen, got, "%s:%zu: line is over the %u-byte cap", name, in.lineno,
-                       TB_TRACE_LINE_MAX);
-    else if (rc == 0 && got == TB_EIO)
-        rc = tb_seterr(err, errlen, got, "%s: %s", name, strerror(errno));
-    else if (rc == 0 && got < 0)
-        rc = tb_seterr(err, errlen, got, "%s: out of memory", name);
+    if (rc == 0 && got < 0)
+        rc = tb_lines_fail(&in, got, name, TB_TRACE_LINE_MAX, err, errlen);
     else if (rc == 0)
         rc = load_done(&L, n0);
     tb_lines_free(&in);

@@ -1077,7 +1077,7 @@ static void cli_prompts_bounded(void **state)
     rss = tb_test_sh_rss(cmd, &code);
     err = tb_test_slurp_str(path);
     remove(path);
-    if (code != 2 || strstr(err, "/dev/stdin:1: line over 1048576 bytes") == NULL ||
+    if (code != 2 || strstr(err, "/dev/stdin:1: line is over the 1048576-byte cap") == NULL ||
         rss > TB_TEST_RSS_SCALE * 160 * 1024) {
         char msg[1024];
         snprintf(msg, sizeof(msg), "%s: exit %d, peak RSS %ld KiB, stderr '%s'", cmd, code, rss,
@@ -1213,6 +1213,48 @@ static void cli_out_refuses_earlier_run(void **state)
     assert_int_equal(tb_test_sh(cmd), 0);
 }
 
+/* The members every result writes alike (jsonline.h): a measurement that
+ * reads back exactly or null, and the error object or null. */
+static void json_members(void **state)
+{
+    cJSON *o = cJSON_CreateObject(), *back;
+    char *s;
+    (void)state;
+    assert_non_null(o);
+    tb_json_add_num(o, "third", 1.0 / 3.0);
+    tb_json_add_num(o, "unmeasured", NAN);
+    tb_json_add_num(o, "inf", INFINITY);
+    tb_json_add_error(o, NULL, "ignored", 500);
+    s = cJSON_PrintUnformatted(o);
+    assert_non_null(s);
+    assert_string_equal(s, "{\"third\":0.3333333333333333,\"unmeasured\":null,\"inf\":null,"
+                           "\"error\":null}");
+    back = cJSON_Parse(s);
+    assert_non_null(back);
+    assert_true(cJSON_GetObjectItem(back, "third")->valuedouble == 1.0 / 3.0);
+    cJSON_Delete(back);
+    cJSON_free(s);
+    cJSON_Delete(o);
+
+    o = cJSON_CreateObject();
+    assert_non_null(o);
+    tb_json_add_error(o, "http", "quota exceeded", 429);
+    s = cJSON_PrintUnformatted(o);
+    assert_string_equal(s, "{\"error\":{\"kind\":\"http\",\"message\":\"quota exceeded\","
+                           "\"http_status\":429}}");
+    cJSON_free(s);
+    cJSON_Delete(o);
+
+    o = cJSON_CreateObject();
+    assert_non_null(o);
+    tb_json_add_error(o, "connect", NULL, 0);
+    s = cJSON_PrintUnformatted(o);
+    assert_string_equal(s, "{\"error\":{\"kind\":\"connect\",\"message\":\"\","
+                           "\"http_status\":null}}");
+    cJSON_free(s);
+    cJSON_Delete(o);
+}
+
 int tb_test_bench(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1228,6 +1270,7 @@ int tb_test_bench(void)
         cmocka_unit_test(open_loop),
         cmocka_unit_test(poisson_duration_warmup),
         cmocka_unit_test(records_round_trip),
+        cmocka_unit_test(json_members),
         cmocka_unit_test(cli_bad_values),
         cmocka_unit_test(cli_gates),
         cmocka_unit_test(cli_out_replay),

@@ -830,8 +830,8 @@ static void input_memory_bounded(void **state)
 {
     static const char *const want[] = {"<stdin>: a NUL byte at byte 1 (not a text file)",
                                        "over the 1 GiB import cap",
-                                       "<stdin>:1: line is over the 64 MiB cap",
-                                       ".json:1: line is over the 64 MiB cap"};
+                                       "<stdin>:1: line is over the 67108864-byte cap",
+                                       ".json:1: line is over the 67108864-byte cap"};
     char sparse[64], cmd[1024], errp[64], *err;
     FILE *f;
     (void)state;

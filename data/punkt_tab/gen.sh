@@ -1,10 +1,14 @@
 #!/bin/sh
-# gen.sh - writes src/punkt_en.c, the English Punkt tables compiled in,
-# from data/punkt_tab/english/ (see README).  Run from the source tree's
-# top: sh data/punkt_tab/gen.sh
+# gen.sh - writes the English Punkt tables compiled into ttsbuf, a C
+# source, from data/punkt_tab/english/ (see README).  The build runs it
+# (the Makefile's rule for build/gen/punkt_en.c); by hand, from the source
+# tree's top:  sh data/punkt_tab/gen.sh OUT.c
+# Needs only sh, sort and awk.  The output is written to OUT.c.tmp first
+# and renamed, so an interrupted run leaves no half table behind.
 set -eu
+[ $# -eq 1 ] || { echo "usage: sh data/punkt_tab/gen.sh OUT.c" >&2; exit 2; }
 d=data/punkt_tab/english
-out=src/punkt_en.c
+out=$1
 # One C string a line, bytewise sorted so that the code can bsearch them.
 strings() {
     LC_ALL=C sort "$1" | awk -v name="$2" '
@@ -35,4 +39,5 @@ strings() {
             printf "    {\"%s\", %d},\n", s, $2; n++
         }
         END { printf "};\nconst size_t tb_punkt_ortho_n = %d;\n", n }'
-} > $out
+} >"$out.tmp"
+mv -f "$out.tmp" "$out"
