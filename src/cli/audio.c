@@ -24,7 +24,6 @@ void tb_cli_audio_init(struct tb_cli_audio *a)
 
 int tb_cli_audio_option(struct tb_cli_audio *a, int c, const char *arg)
 {
-    char err[256];
     switch (c) {
     case TB_O_AUDIO:
         if (tb_speaker_parse_sink(arg, &a->sink, &a->target) != 0) {
@@ -51,12 +50,7 @@ int tb_cli_audio_option(struct tb_cli_audio *a, int c, const char *arg)
             return -1;
         }
         return 1;
-    case TB_O_PALAT:
-        if (tb_opt_double("--latency", arg, 0.001, 2.0, &a->latency, err, sizeof(err)) != 0) {
-            tb_cli_error("%s", err);
-            return -1;
-        }
-        return 1;
+    case TB_O_PALAT: return tb_cli_opt_double("--latency", arg, 0.001, 2.0, &a->latency);
     default: return 0;
     }
 }

@@ -51,7 +51,8 @@ static const struct tb_optdoc run_mock_rows[] = {
 static const struct tb_optsec run_secs[] = {
     {"Endpoint:", tb_opt_request},
     {NULL, run_rows},
-    {"Built-in mock (--mock, or neither a base URL nor a key; default --preset " MOCK_PRESET "):", tb_opt_sources},
+    {"Built-in mock (--mock, or neither a base URL nor a key; default --preset " MOCK_PRESET "):",
+     tb_opt_sources},
     {NULL, run_mock_rows},
     {"Playout and output:", tb_opt_playout},
     {NULL, tb_opt_report},
@@ -130,44 +131,29 @@ static void status_line(void *ud, const struct tb_live_status *st)
             st->gap_total);
 }
 
+/* One option of run's own, or of the shared groups (tb_cli_parse's
+ * handler). */
+static int option(void *ud, int c, const char *arg)
+{
+    struct run_args *a = ud;
+    switch (c) {
+    case 'v': a->verbose = 1; return 1;
+    case 'q': a->quiet = 1; return 1;
+    case O_PROMPT: a->q.req.prompt = arg; return 1;
+    case O_MESSAGES: a->messages_file = arg; return 1;
+    case O_FAULT: a->fault = arg; return 1;
+    default: return tb_cli_groups_option(&a->c, &a->q, &a->au, c, arg);
+    }
+}
+
 /* Returns -1 to go on, or an exit code. */
 static int parse(int argc, char **argv, struct run_args *a)
 {
-    struct tb_cli_getopt g;
-    int c, rc;
-    if (tb_cli_getopt_init(&g, &tb_doc_run) != 0)
-        return TB_EXIT_USAGE;
     tb_cli_common_init(&a->c);
     tb_cli_audio_init(&a->au);
     tb_cli_request_init(&a->q, DEFAULT_MAX_TOKENS);
     a->q.req.prompt = DEFAULT_PROMPT;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': tb_cli_help(stdout, &tb_doc_run); return TB_EXIT_OK;
-        case 'v': a->verbose = 1; continue;
-        case 'q': a->quiet = 1; continue;
-        case O_PROMPT: a->q.req.prompt = optarg; continue;
-        case O_MESSAGES: a->messages_file = optarg; continue;
-        case O_FAULT: a->fault = optarg; continue;
-        default: break;
-        }
-        rc = tb_cli_request_option(&a->q, c, optarg);
-        if (rc == 0)
-            rc = tb_cli_common_option(&a->c, c, optarg);
-        if (rc == 0)
-            rc = tb_cli_audio_option(&a->au, c, optarg);
-        if (rc < 0)
-            return TB_EXIT_USAGE;
-        if (rc == 0)
-            return tb_cli_bad_option("run", c, argv);
-    }
-    if (optind < argc) {
-        tb_cli_error("run: unexpected argument '%s' (see ttsbuf run --help)", argv[optind]);
-        return TB_EXIT_USAGE;
-    }
-    return -1;
+    return tb_cli_parse(argc, argv, &tb_doc_run, option, a, NULL);
 }
 
 int tb_cmd_run(int argc, char **argv)

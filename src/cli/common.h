@@ -53,9 +53,15 @@ void tb_cli_common_init(struct tb_cli_common *a);
  * value (the error is printed). */
 int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg);
 
-/* The error for getopt's ':' (missing value) or '?' (unknown option);
- * returns TB_EXIT_USAGE. */
-int tb_cli_bad_option(const char *cmd, int c, char **argv);
+/* One option of the shared groups a command takes, tried in turn: the
+ * common options (a), the request's (q) and the speech's (au); NULL for a
+ * group the command does not take.  1 handled, 0 none of theirs, -1 a bad
+ * value (the error printed): an option handler's answer for
+ * tb_cli_parse. */
+struct tb_cli_request;
+struct tb_cli_audio;
+int tb_cli_groups_option(struct tb_cli_common *a, struct tb_cli_request *q, struct tb_cli_audio *au,
+                         int c, const char *arg);
 
 /* Installs the SIGINT/SIGTERM handler of `run` and `bench` (idempotent)
  * and returns the flag it sets: a lock-free atomic, async-signal-safe, set
