@@ -57,7 +57,7 @@ static const struct tb_optdoc bench_load[] = {
      "$JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID of --shards N, else 0/1)",
      "Records go to records-I-of-N.jsonl; ttsbuf merge combines the shards."},
     {"shards", O_SHARDS, "N", "the N for an index taken from the environment", NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optdoc bench_requests[] = {
@@ -65,7 +65,7 @@ static const struct tb_optdoc bench_requests[] = {
      "JSONL: {\"prompt\": \"...\"} or {\"messages\": [...]} a line; request i uses prompt i mod "
      "count (default: a built-in set of 12 varied questions)",
      "The first built-in question is the example prompt of What Is Tokens Per Second (TPS)?"},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optdoc bench_output[] = {
@@ -94,7 +94,7 @@ static const struct tb_optdoc bench_output[] = {
     {"html-streams", O_HTML_STREAMS, "N",
      "with --html: how many of the worst streams to replay, 0..50 (default 3)", NULL},
     {"quiet", 'q', NULL, "no progress line", NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optdoc bench_play[] = {
@@ -102,7 +102,7 @@ static const struct tb_optdoc bench_play[] = {
      "with --audio: after the run, play one stream through the sink: worst (default: the most "
      "silence), or a request id",
      "Its stall can then be heard; the speech options of sim apply."},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optsec bench_secs[] = {

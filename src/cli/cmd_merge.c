@@ -27,7 +27,7 @@ static const struct tb_optdoc merge_rows[] = {
     {"json", O_JSON, NULL, "one JSON object (as bench --json)", NULL},
     {"csv", O_CSV, NULL, "one CSV row per level", NULL},
     {"require", O_REQUIRE, "G=V", "a gate, as in ttsbuf bench (repeatable)", NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optsec merge_secs[] = {

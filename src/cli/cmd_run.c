@@ -39,13 +39,13 @@ static const struct tb_optdoc run_rows[] = {
     {"messages", O_MESSAGES, "FILE", "a JSON array of chat messages instead of --prompt", NULL},
     {"verbose", 'v', NULL, "log HTTP exchanges to stderr (keys masked as ***)", NULL},
     {"quiet", 'q', NULL, "no status line", NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optdoc run_mock_rows[] = {
     {"fault", O_FAULT, "SPEC", "mock faults, e.g. stall@40:1.5+crlf (see ttsbuf serve --help)",
      NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optsec run_secs[] = {
@@ -61,12 +61,6 @@ static const struct tb_optsec run_secs[] = {
     {NULL, NULL},
 };
 
-static void run_tail(FILE *f)
-{
-    tb_cli_usage_chunks(f);
-    tb_cli_usage_presets(f);
-}
-
 const struct tb_cmddoc tb_doc_run = {
     "run",
     "[OPTIONS]",
@@ -77,7 +71,7 @@ const struct tb_cmddoc tb_doc_run = {
     run_secs,
     "0 the stream completed; 1 --fail-on-underrun and there were underruns; 2 bad usage; 3 the "
     "request or stream failed (the report and --record still cover everything received).",
-    run_tail,
+    tb_cli_usage_playout,
     NULL,
 };
 
@@ -163,7 +157,6 @@ int tb_cmd_run(int argc, char **argv)
     struct tb_live_result r;
     struct tb_report_src src = {"live", "", NULL};
     struct tb_report_live rl;
-    struct tb_gap_list gaps = {NULL, 0, 0};
     struct tb_cli_plays plays;
     struct tb_cli_endpoint ep;
     char label[512];
@@ -174,8 +167,7 @@ int tb_cmd_run(int argc, char **argv)
     memset(&a, 0, sizeof(a));
     memset(&ep, 0, sizeof(ep));
     memset(&r, 0, sizeof(r));
-    memset(&plays, 0, sizeof(plays));
-    plays.gaps = &gaps;
+    tb_cli_plays_init(&plays, 0);
     code = parse(argc, argv, &a);
     if (code >= 0)
         return code;
@@ -292,15 +284,15 @@ int tb_cmd_run(int argc, char **argv)
     if (a.au.sp != NULL)
         tb_cli_audio_rate_model(&a.au, &r.stream, &a.c.o);
     if (a.c.html != NULL && r.sim.play.chunks > 0 && code < 0) {
-        struct tb_html_run h = {"run", &src,       &a.c.o, &r.stream, &r.sim,
-                                &gaps, &plays.all, &rl,    &a.au,     a.c.max_gaps};
+        struct tb_html_run h = {"run",       &src,       &a.c.o, &r.stream, &r.sim,
+                                &plays.gaps, &plays.all, &rl,    &a.au,     a.c.max_gaps};
         code = tb_cli_html_run(a.c.html, &h);
     }
     if (a.c.json) {
-        tb_report_json_audio(stdout, &src, &a.c.o, &r.sim, &gaps, &rl, &a.au);
+        tb_report_json_audio(stdout, &src, &a.c.o, &r.sim, &plays.gaps, &rl, &a.au);
     } else {
         FILE *rf = tb_cli_report_file(&a.c);
-        tb_report_human(rf, &src, &a.c.o, &r.sim, &gaps, a.c.max_gaps, &rl);
+        tb_report_human(rf, &src, &a.c.o, &r.sim, &plays.gaps, a.c.max_gaps, &rl);
         tb_cli_audio_report(rf, &a.au, &a.c.o, &r.sim, a.c.max_gaps);
     }
     if (r.error != 0) {
@@ -318,8 +310,7 @@ out:
     tb_cli_audio_free(&a.au);
     tb_cli_endpoint_free(&ep);
     tb_live_result_free(&r);
-    free(gaps.v);
-    free(plays.all.v);
+    tb_cli_plays_free(&plays);
     free(messages);
     return code;
 }

@@ -33,7 +33,7 @@ static const struct tb_optdoc serve_rows[] = {
      "address draws a warning",
      "HOST is a numeric address."},
     {"fault", O_FAULT, "SPEC", "faults for every request (below)", NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optsec serve_secs[] = {

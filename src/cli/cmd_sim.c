@@ -52,7 +52,7 @@ static const struct tb_optdoc sim_rows[] = {
      "last event for the chunk flushed at the end), ready, start and duration; with --json "
      "\"chunks\" is an array of {text, event, ready_s, start_s, duration_s} instead of the count",
      NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optsec sim_secs[] = {
@@ -65,12 +65,6 @@ static const struct tb_optsec sim_secs[] = {
     {NULL, NULL},
 };
 
-static void sim_tail(FILE *f)
-{
-    tb_cli_usage_chunks(f);
-    tb_cli_usage_presets(f);
-}
-
 const struct tb_cmddoc tb_doc_sim = {
     "sim",
     "[SOURCE] [OPTIONS]",
@@ -80,7 +74,7 @@ const struct tb_cmddoc tb_doc_sim = {
     "0 ran; 1 --fail-on-underrun and there were underruns; 2 bad usage or bad input; 3 the "
     "speech output failed (eSpeak NG, the audio device or the WAV file), or --import and every "
     "request failed.",
-    sim_tail,
+    tb_cli_usage_playout,
     NULL,
 };
 
@@ -126,7 +120,6 @@ int tb_cmd_sim(int argc, char **argv)
     struct tb_sim_result r;
     struct tb_report_src src = {"", "", NULL};
     struct tb_cli_chunks chunks;
-    struct tb_gap_list gaps = {NULL, 0, 0};
     struct tb_cli_plays plays;
     struct tb_clock clk;
     char label[1024], err[512];
@@ -137,9 +130,8 @@ int tb_cmd_sim(int argc, char **argv)
     tb_cli_import_opts_init(&a.io);
     tb_cli_audio_init(&a.au);
     a.request = -1;
-    memset(&plays, 0, sizeof(plays));
+    tb_cli_plays_init(&plays, 0);
     memset(&chunks, 0, sizeof(chunks));
-    plays.gaps = &gaps;
     code = tb_cli_parse(argc, argv, &tb_doc_sim, option, &a, NULL);
     if (code >= 0)
         return code;
@@ -196,8 +188,8 @@ int tb_cmd_sim(int argc, char **argv)
             goto out;
     }
     if (a.c.html != NULL) {
-        struct tb_html_run h = {"sim", &src,       &a.c.o, &s,    &r,
-                                &gaps, &plays.all, NULL,   &a.au, a.c.max_gaps};
+        struct tb_html_run h = {"sim",       &src,       &a.c.o, &s,    &r,
+                                &plays.gaps, &plays.all, NULL,   &a.au, a.c.max_gaps};
         code = tb_cli_html_run(a.c.html, &h);
         if (code >= 0)
             goto out;
@@ -211,7 +203,7 @@ int tb_cmd_sim(int argc, char **argv)
         }
     }
     if (a.c.json) {
-        if (tb_report_json_chunks(stdout, &src, &a.c.o, &r, &gaps, NULL, &a.au,
+        if (tb_report_json_chunks(stdout, &src, &a.c.o, &r, &plays.gaps, NULL, &a.au,
                                   a.want_chunks ? &chunks : NULL) != 0) {
             tb_cli_error("out of memory writing JSON");
             code = TB_EXIT_USAGE;
@@ -219,7 +211,7 @@ int tb_cmd_sim(int argc, char **argv)
         }
     } else {
         FILE *rf = tb_cli_report_file(&a.c);
-        tb_report_human(rf, &src, &a.c.o, &r, &gaps, a.c.max_gaps, NULL);
+        tb_report_human(rf, &src, &a.c.o, &r, &plays.gaps, a.c.max_gaps, NULL);
         tb_cli_audio_report(rf, &a.au, &a.c.o, &r, a.c.max_gaps);
         if (a.want_chunks)
             tb_cli_chunks_print(rf, &chunks);
@@ -233,8 +225,7 @@ int tb_cmd_sim(int argc, char **argv)
 out:
     tb_cli_chunks_free(&chunks);
     tb_cli_audio_free(&a.au);
-    free(gaps.v);
-    free(plays.all.v);
+    tb_cli_plays_free(&plays);
     tb_stream_free(&s);
     return code;
 }

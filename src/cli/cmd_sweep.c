@@ -63,7 +63,7 @@ static const struct tb_optdoc sweep_sources[] = {
     {"chars-per-token", O_CPT, "X",
      "with --import of a file without text: characters of speech a token, 0.5 to 100 (default 4)",
      NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optdoc sweep_axes[] = {
@@ -78,7 +78,7 @@ static const struct tb_optdoc sweep_axes[] = {
      NULL},
     {"rebuffer", O_REBUFFER, "MODE",
      "off, on, or both (compare; default off): see ttsbuf sim --help", NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optdoc sweep_output[] = {
@@ -100,7 +100,7 @@ static const struct tb_optdoc sweep_output[] = {
     {"threads", O_THREADS, "N", "worker threads (default: the online CPUs, at most 64)",
      "Allowed 1..64."},
     {"quiet", 'q', NULL, "no progress line (it shows only on a terminal)", NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 _Static_assert(TB_SWEEP_THREADS_MAX == 64u, "--threads' help states the limit");

@@ -272,11 +272,24 @@ void tb_cli_collect_gap(void *ud, const struct tb_play *pl)
         play_push(ud, pl);
 }
 
+void tb_cli_plays_init(struct tb_cli_plays *p, int keep_all)
+{
+    memset(p, 0, sizeof(*p));
+    p->keep_all = keep_all;
+}
+
+void tb_cli_plays_free(struct tb_cli_plays *p)
+{
+    free(p->gaps.v);
+    free(p->all.v);
+    tb_cli_plays_init(p, p->keep_all);
+}
+
 void tb_cli_collect_play(void *ud, const struct tb_play *pl)
 {
     struct tb_cli_plays *p = ud;
     if (pl->gap > 0.0)
-        play_push(p->gaps, pl);
+        play_push(&p->gaps, pl);
     if (p->keep_all)
         play_push(&p->all, pl);
 }
@@ -339,7 +352,7 @@ const struct tb_optdoc tb_opt_sources[] = {
      "The same spec and seed give the same stream, byte for byte."},
     {"preset", TB_O_PRESET, "NAME", "a named synthetic stream (listed below)",
      "Presets are published figures, not measurements."},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 _Static_assert(TB_RING_SLOTS_DEFAULT == 65536u, "--ring-slots' help states the default");
@@ -371,7 +384,7 @@ const struct tb_optdoc tb_opt_playout[] = {
     {"json", TB_O_JSON, NULL, "one JSON object on stdout instead of the report", NULL},
     {"fail-on-underrun", TB_O_FAILU, NULL, "exit 1 when the stream has any underrun",
      "A CI gate; in bench, the gate gapless_share=1."},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 const struct tb_optdoc tb_opt_report[] = {
@@ -391,7 +404,7 @@ const struct tb_optdoc tb_opt_report[] = {
      "without scripts. The audio is embedded as a base64 16-bit mono 22.05 kHz WAV (about 3.5 MB "
      "a minute), cut after 600 s. Keys: space or k play/pause, n the next gap, p the previous "
      "one. Implies --voice-model espeak; not with --audio portaudio."},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 void tb_cli_usage_chunks(FILE *f)
@@ -409,6 +422,12 @@ void tb_cli_usage_presets(FILE *f)
     fprintf(f, "\nPresets (published figures, not measurements; see ttsbuf(1)):\n");
     for (size_t i = 0; i < np; i++)
         fprintf(f, "  %-17s %s\n", ps[i].name, ps[i].about);
+}
+
+void tb_cli_usage_playout(FILE *f)
+{
+    tb_cli_usage_chunks(f);
+    tb_cli_usage_presets(f);
 }
 
 static atomic_int interrupted;

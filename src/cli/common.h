@@ -118,10 +118,15 @@ void tb_cli_collect_gap(void *ud, const struct tb_play *pl);
 
 /* Every chunk's schedule (for --svg) and the underruns among them. */
 struct tb_cli_plays {
-    struct tb_gap_list *gaps;
-    struct tb_gap_list all; /* every chunk, when keep_all */
+    struct tb_gap_list gaps; /* the underrun chunks */
+    struct tb_gap_list all;  /* every chunk, when keep_all */
     int keep_all;
 };
+
+/* Empty lists; keep_all: keep every chunk, not only the underruns.  The
+ * lists are freed with tb_cli_plays_free. */
+void tb_cli_plays_init(struct tb_cli_plays *p, int keep_all);
+void tb_cli_plays_free(struct tb_cli_plays *p);
 
 /* tb_play_fn over a struct tb_cli_plays. */
 void tb_cli_collect_play(void *ud, const struct tb_play *pl);
@@ -172,5 +177,8 @@ int tb_cli_import(const struct tb_cli_common *a, const char *spec,
 /* --help tables: the chunk policies, and the presets. */
 void tb_cli_usage_chunks(FILE *f);
 void tb_cli_usage_presets(FILE *f);
+/* Both, the --help tail of the commands that play a stream out (sim,
+ * run). */
+void tb_cli_usage_playout(FILE *f);
 
 #endif

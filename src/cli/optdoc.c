@@ -19,7 +19,7 @@ const struct tb_cmddoc *const tb_cmddocs[] = {
 
 const struct tb_optdoc tb_opt_help[] = {
     {"help", 'h', NULL, "this help", NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static int is_short(int key)

@@ -5,8 +5,9 @@
  * cannot drift apart (curl's docs/cmdline-opts does the same with files).
  *
  * Adding an option is one row: {"long-name", KEY, "ARG", "help", "more"}
- * in the table of the command (or of the shared group) it belongs to,
- * then its case in the command's option switch.
+ * in the table of the command (or of the shared group) it belongs to
+ * (before its TB_OPTDOC_END), then its case in the command's option
+ * handler (tb_cli_parse).
  */
 #ifndef TTSBUF_CLI_OPTDOC_H
 #define TTSBUF_CLI_OPTDOC_H
@@ -23,6 +24,9 @@ struct tb_optdoc {
     const char *help; /* one line or a few, unwrapped: --help and man */
     const char *more; /* NULL, or further text for the man page only */
 };
+
+/* The row that ends a table. */
+#define TB_OPTDOC_END {NULL, 0, NULL, NULL, NULL}
 
 /* A titled group of rows in a command's --help (title NULL: no heading). */
 struct tb_optsec {

@@ -68,7 +68,7 @@ const struct tb_optdoc tb_opt_request[] = {
     {"connect-timeout", TB_O_CONNTO, "S", "default 10", NULL},
     {"insecure", TB_O_INSECURE, NULL, "do not verify TLS certificates (off by default)",
      "For a local test server with a self-signed certificate; never for a real key."},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 void tb_cli_request_init(struct tb_cli_request *r, long max_tokens)
