@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "jsonout.h"
 #include "optdoc.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/tts.h"
@@ -24,7 +25,6 @@ void tb_cli_audio_init(struct tb_cli_audio *a)
 
 int tb_cli_audio_option(struct tb_cli_audio *a, int c, const char *arg)
 {
-    char err[256];
     switch (c) {
     case TB_O_AUDIO:
         if (tb_speaker_parse_sink(arg, &a->sink, &a->target) != 0) {
@@ -51,12 +51,7 @@ int tb_cli_audio_option(struct tb_cli_audio *a, int c, const char *arg)
             return -1;
         }
         return 1;
-    case TB_O_PALAT:
-        if (tb_opt_double("--latency", arg, 0.001, 2.0, &a->latency, err, sizeof(err)) != 0) {
-            tb_cli_error("%s", err);
-            return -1;
-        }
-        return 1;
+    case TB_O_PALAT: return tb_cli_opt_double("--latency", arg, 0.001, 2.0, &a->latency);
     default: return 0;
     }
 }
@@ -87,7 +82,7 @@ const struct tb_optdoc tb_opt_audio[] = {
     {"latency", TB_O_PALAT, "S",
      "PortAudio suggested output latency (default 0.1; the granted latency is reported)",
      "Allowed 0.001..2."},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 int tb_cli_audio_wanted(const struct tb_cli_audio *a)
@@ -273,44 +268,41 @@ void tb_cli_audio_json(void *rootp, const struct tb_cli_audio *a, const struct t
         cJSON_AddStringToObject(au, "target", a->target);
     cJSON_AddStringToObject(au, "voice_model", a->count_synthesis ? "espeak+synthesis" : "espeak");
     cJSON_AddStringToObject(au, "voice", a->voice ? a->voice : "en");
-    cJSON_AddNumberToObject(au, "wpm", o->play.wpm);
-    cJSON_AddNumberToObject(au, "rate_hz", x->rate);
-    cJSON_AddNumberToObject(au, "chunks", (double)x->chunks);
-    cJSON_AddNumberToObject(au, "audio_s", x->audio_s);
-    cJSON_AddNumberToObject(au, "synth_s", x->synth_s);
-    cJSON_AddNumberToObject(au, "cache_hits", (double)x->cache_hits);
+    const struct tb_cli_json_field synth[] = {
+        {"wpm", o->play.wpm},    {"rate_hz", x->rate},    {"chunks", (double)x->chunks},
+        {"audio_s", x->audio_s}, {"synth_s", x->synth_s}, {"cache_hits", (double)x->cache_hits},
+    };
+    const struct tb_cli_json_field rate[] = {
+        {"speech_s", a->rate.play.speech},       {"underruns", a->rate.play.underruns},
+        {"gap_total_s", a->rate.play.gap_total}, {"min_tps", a->rate.play.min_tps},
+        {"ttfa_s", a->rate.play.ttfa},
+    };
+    const struct tb_cli_json_field played[] = {
+        {"output_latency_s", x->latency}, {"first_audio_s", x->first_audio},
+        {"end_audio_s", x->end_audio},    {"speech_played_s", x->speech},
+        {"concealed_s", x->concealed},    {"concealment_events", (double)x->concealment_events},
+        {"underruns", x->underruns},      {"interruptions", x->interruptions},
+        {"gap_total_s", x->gap_total},    {"gap_max_s", x->gap_max},
+    };
+    tb_cli_json_nums(au, synth, sizeof(synth) / sizeof(synth[0]));
     if (a->have_rate) {
         cJSON *rm = cJSON_AddObjectToObject(au, "rate_model");
-        if (rm != NULL) {
-            cJSON_AddNumberToObject(rm, "speech_s", a->rate.play.speech);
-            cJSON_AddNumberToObject(rm, "underruns", a->rate.play.underruns);
-            cJSON_AddNumberToObject(rm, "gap_total_s", a->rate.play.gap_total);
-            cJSON_AddNumberToObject(rm, "min_tps", a->rate.play.min_tps);
-            cJSON_AddNumberToObject(rm, "ttfa_s", a->rate.play.ttfa);
-        }
+        if (rm != NULL)
+            tb_cli_json_nums(rm, rate, sizeof(rate) / sizeof(rate[0]));
     }
     if (a->sink == TB_SINK_NONE)
         return;
     cJSON_AddStringToObject(au, "stall_cue", tb_pcmring_cue_name(a->cue));
-    cJSON_AddNumberToObject(au, "output_latency_s", x->latency);
-    cJSON_AddNumberToObject(au, "first_audio_s", x->first_audio);
-    cJSON_AddNumberToObject(au, "end_audio_s", x->end_audio);
-    cJSON_AddNumberToObject(au, "speech_played_s", x->speech);
-    cJSON_AddNumberToObject(au, "concealed_s", x->concealed);
-    cJSON_AddNumberToObject(au, "concealment_events", (double)x->concealment_events);
-    cJSON_AddNumberToObject(au, "underruns", x->underruns);
-    cJSON_AddNumberToObject(au, "interruptions", x->interruptions);
-    cJSON_AddNumberToObject(au, "gap_total_s", x->gap_total);
-    cJSON_AddNumberToObject(au, "gap_max_s", x->gap_max);
+    tb_cli_json_nums(au, played, sizeof(played) / sizeof(played[0]));
     cJSON_AddBoolToObject(au, "forced_start", x->forced_start);
     cJSON_AddNumberToObject(au, "device_underflows", (double)x->device_underflows);
     gl = cJSON_AddArrayToObject(au, "gaps");
     for (size_t i = 0; gl != NULL && i < a->ngaps; i++) {
+        const struct tb_cli_json_field gap[] = {{"at_s", a->gaps[i].at}, {"gap_s", a->gaps[i].len}};
         cJSON *g = cJSON_CreateObject();
         if (g == NULL)
             break;
-        cJSON_AddNumberToObject(g, "at_s", a->gaps[i].at);
-        cJSON_AddNumberToObject(g, "gap_s", a->gaps[i].len);
+        tb_cli_json_nums(g, gap, 2);
         cJSON_AddItemToArray(gl, g);
     }
 }

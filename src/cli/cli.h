@@ -38,6 +38,12 @@ int tb_opt_double(const char *flag, const char *s, double lo, double hi, double 
 int tb_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *out, char *err,
                 size_t errlen);
 
+/* As tb_opt_double and tb_opt_size, answering as an option handler does
+ * (tb_cli_parse): 1 taken, or -1 with the error printed ("ttsbuf: --flag:
+ * ..."). */
+int tb_cli_opt_double(const char *flag, const char *s, double lo, double hi, double *out);
+int tb_cli_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *out);
+
 /* What the report needs to say about where the stream came from. */
 struct tb_report_src {
     const char *kind; /* "trace", "synth", "preset" */

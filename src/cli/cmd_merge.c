@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bench_cli.h"
 #include "bench_report.h"
 #include "cli.h"
 #include "common.h"
@@ -26,7 +27,7 @@ static const struct tb_optdoc merge_rows[] = {
     {"json", O_JSON, NULL, "one JSON object (as bench --json)", NULL},
     {"csv", O_CSV, NULL, "one CSV row per level", NULL},
     {"require", O_REQUIRE, "G=V", "a gate, as in ttsbuf bench (repeatable)", NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optsec merge_secs[] = {
@@ -142,47 +143,47 @@ static int cmp_id(const void *x, const void *y)
     return (a->id > b->id) - (a->id < b->id);
 }
 
+struct merge_args {
+    struct tb_gate gates[TB_GATES_MAX];
+    size_t ngates;
+    int json, csv;
+};
+
+static int option(void *ud, int c, const char *arg)
+{
+    struct merge_args *a = ud;
+    switch (c) {
+    case O_JSON: a->json = 1; return 1;
+    case O_CSV: a->csv = 1; return 1;
+    case O_REQUIRE: return tb_cli_gate_option(a->gates, &a->ngates, arg);
+    default: return 0;
+    }
+}
+
 int tb_cmd_merge(int argc, char **argv)
 {
-    struct tb_gate gates[TB_GATES_MAX];
+    struct merge_args a;
     struct tb_bench_meta meta, m;
     struct tb_bench_recs recs;
     struct tb_bench_summary *sums = NULL;
     char **files = NULL, err[512];
     unsigned char *seen = NULL;
-    size_t ngates = 0, nfiles = 0, cap = 0, warned;
+    size_t nfiles = 0, cap = 0, warned;
     const char *first_warning;
-    int c, json = 0, csv = 0, code = TB_EXIT_USAGE;
-    struct tb_cli_getopt g;
+    int first, code;
 
-    tb_bench_recs_init(&recs);
-    memset(&meta, 0, sizeof(meta));
-    optind = 1;
-    opterr = 0;
-    if (tb_cli_getopt_init(&g, &tb_doc_merge) != 0)
-        return TB_EXIT_USAGE;
-    while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': tb_cli_help(stdout, &tb_doc_merge); return TB_EXIT_OK;
-        case O_JSON: json = 1; break;
-        case O_CSV: csv = 1; break;
-        case O_REQUIRE:
-            if (ngates == TB_GATES_MAX) {
-                tb_cli_error("--require: at most %d gates", TB_GATES_MAX);
-                return TB_EXIT_USAGE;
-            }
-            if (tb_gate_parse(optarg, &gates[ngates]) != 0)
-                return TB_EXIT_USAGE;
-            ngates++;
-            break;
-        default: return tb_cli_bad_option("merge", c, argv);
-        }
-    }
-    if (optind == argc) {
+    memset(&a, 0, sizeof(a));
+    code = tb_cli_parse(argc, argv, &tb_doc_merge, option, &a, &first);
+    if (code >= 0)
+        return code;
+    if (first == argc) {
         tb_cli_error("merge: give the records files or directories (see ttsbuf merge --help)");
         return TB_EXIT_USAGE;
     }
-    for (int i = optind; i < argc; i++)
+    code = TB_EXIT_USAGE;
+    tb_bench_recs_init(&recs);
+    memset(&meta, 0, sizeof(meta));
+    for (int i = first; i < argc; i++)
         if (add_path(argv[i], &files, &nfiles, &cap) != 0)
             goto out;
     for (size_t i = 0; i < nfiles; i++) {
@@ -233,13 +234,13 @@ int tb_cmd_merge(int argc, char **argv)
     sums = calloc(meta.nlevels > 0 ? meta.nlevels : 1, sizeof(*sums));
     if (sums == NULL || tb_bench_summaries(&meta, &recs, sums) != 0)
         goto out;
-    if (csv)
+    if (a.csv)
         tb_bench_report_csv(stdout, &meta, sums);
-    else if (json)
+    else if (a.json)
         tb_bench_report_json(stdout, "merge", &meta, sums);
     else
         tb_bench_report_human(stdout, &meta, sums);
-    code = tb_gates_check(gates, ngates, &meta, sums) > 0 ? TB_EXIT_GATE : TB_EXIT_OK;
+    code = tb_gates_check(a.gates, a.ngates, &meta, sums) > 0 ? TB_EXIT_GATE : TB_EXIT_OK;
 out:
     for (size_t i = 0; i < nfiles; i++)
         free(files[i]);

@@ -39,19 +39,20 @@ static const struct tb_optdoc run_rows[] = {
     {"messages", O_MESSAGES, "FILE", "a JSON array of chat messages instead of --prompt", NULL},
     {"verbose", 'v', NULL, "log HTTP exchanges to stderr (keys masked as ***)", NULL},
     {"quiet", 'q', NULL, "no status line", NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optdoc run_mock_rows[] = {
     {"fault", O_FAULT, "SPEC", "mock faults, e.g. stall@40:1.5+crlf (see ttsbuf serve --help)",
      NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optsec run_secs[] = {
     {"Endpoint:", tb_opt_request},
     {NULL, run_rows},
-    {"Built-in mock (--mock, or neither a base URL nor a key; default --preset " MOCK_PRESET "):", tb_opt_sources},
+    {"Built-in mock (--mock, or neither a base URL nor a key; default --preset " MOCK_PRESET "):",
+     tb_opt_sources},
     {NULL, run_mock_rows},
     {"Playout and output:", tb_opt_playout},
     {NULL, tb_opt_report},
@@ -59,12 +60,6 @@ static const struct tb_optsec run_secs[] = {
     {NULL, tb_opt_help},
     {NULL, NULL},
 };
-
-static void run_tail(FILE *f)
-{
-    tb_cli_usage_chunks(f);
-    tb_cli_usage_presets(f);
-}
 
 const struct tb_cmddoc tb_doc_run = {
     "run",
@@ -76,7 +71,7 @@ const struct tb_cmddoc tb_doc_run = {
     run_secs,
     "0 the stream completed; 1 --fail-on-underrun and there were underruns; 2 bad usage; 3 the "
     "request or stream failed (the report and --record still cover everything received).",
-    run_tail,
+    tb_cli_usage_playout,
     NULL,
 };
 
@@ -130,44 +125,29 @@ static void status_line(void *ud, const struct tb_live_status *st)
             st->gap_total);
 }
 
+/* One option of run's own, or of the shared groups (tb_cli_parse's
+ * handler). */
+static int option(void *ud, int c, const char *arg)
+{
+    struct run_args *a = ud;
+    switch (c) {
+    case 'v': a->verbose = 1; return 1;
+    case 'q': a->quiet = 1; return 1;
+    case O_PROMPT: a->q.req.prompt = arg; return 1;
+    case O_MESSAGES: a->messages_file = arg; return 1;
+    case O_FAULT: a->fault = arg; return 1;
+    default: return tb_cli_groups_option(&a->c, &a->q, &a->au, c, arg);
+    }
+}
+
 /* Returns -1 to go on, or an exit code. */
 static int parse(int argc, char **argv, struct run_args *a)
 {
-    struct tb_cli_getopt g;
-    int c, rc;
-    if (tb_cli_getopt_init(&g, &tb_doc_run) != 0)
-        return TB_EXIT_USAGE;
     tb_cli_common_init(&a->c);
     tb_cli_audio_init(&a->au);
     tb_cli_request_init(&a->q, DEFAULT_MAX_TOKENS);
     a->q.req.prompt = DEFAULT_PROMPT;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': tb_cli_help(stdout, &tb_doc_run); return TB_EXIT_OK;
-        case 'v': a->verbose = 1; continue;
-        case 'q': a->quiet = 1; continue;
-        case O_PROMPT: a->q.req.prompt = optarg; continue;
-        case O_MESSAGES: a->messages_file = optarg; continue;
-        case O_FAULT: a->fault = optarg; continue;
-        default: break;
-        }
-        rc = tb_cli_request_option(&a->q, c, optarg);
-        if (rc == 0)
-            rc = tb_cli_common_option(&a->c, c, optarg);
-        if (rc == 0)
-            rc = tb_cli_audio_option(&a->au, c, optarg);
-        if (rc < 0)
-            return TB_EXIT_USAGE;
-        if (rc == 0)
-            return tb_cli_bad_option("run", c, argv);
-    }
-    if (optind < argc) {
-        tb_cli_error("run: unexpected argument '%s' (see ttsbuf run --help)", argv[optind]);
-        return TB_EXIT_USAGE;
-    }
-    return -1;
+    return tb_cli_parse(argc, argv, &tb_doc_run, option, a, NULL);
 }
 
 int tb_cmd_run(int argc, char **argv)
@@ -177,7 +157,6 @@ int tb_cmd_run(int argc, char **argv)
     struct tb_live_result r;
     struct tb_report_src src = {"live", "", NULL, NULL};
     struct tb_report_live rl;
-    struct tb_gap_list gaps = {NULL, 0, 0};
     struct tb_cli_plays plays;
     struct tb_cli_endpoint ep;
     char label[512];
@@ -188,8 +167,7 @@ int tb_cmd_run(int argc, char **argv)
     memset(&a, 0, sizeof(a));
     memset(&ep, 0, sizeof(ep));
     memset(&r, 0, sizeof(r));
-    memset(&plays, 0, sizeof(plays));
-    plays.gaps = &gaps;
+    tb_cli_plays_init(&plays, 0);
     code = parse(argc, argv, &a);
     if (code >= 0)
         return code;
@@ -306,15 +284,15 @@ int tb_cmd_run(int argc, char **argv)
     if (a.au.sp != NULL)
         tb_cli_audio_rate_model(&a.au, &r.stream, &a.c.o);
     if (a.c.html != NULL && r.sim.play.chunks > 0 && code < 0) {
-        struct tb_html_run h = {"run", &src,       &a.c.o, &r.stream, &r.sim,
-                                &gaps, &plays.all, &rl,    &a.au,     a.c.max_gaps};
+        struct tb_html_run h = {"run",       &src,       &a.c.o, &r.stream, &r.sim,
+                                &plays.gaps, &plays.all, &rl,    &a.au,     a.c.max_gaps};
         code = tb_cli_html_run(a.c.html, &h);
     }
     if (a.c.json) {
-        tb_report_json_audio(stdout, &src, &a.c.o, &r.sim, &gaps, &rl, &a.au);
+        tb_report_json_audio(stdout, &src, &a.c.o, &r.sim, &plays.gaps, &rl, &a.au);
     } else {
         FILE *rf = tb_cli_report_file(&a.c);
-        tb_report_human(rf, &src, &a.c.o, &r.sim, &gaps, a.c.max_gaps, &rl);
+        tb_report_human(rf, &src, &a.c.o, &r.sim, &plays.gaps, a.c.max_gaps, &rl);
         tb_cli_audio_report(rf, &a.au, &a.c.o, &r.sim, a.c.max_gaps);
     }
     if (r.error != 0) {
@@ -332,8 +310,7 @@ out:
     tb_cli_audio_free(&a.au);
     tb_cli_endpoint_free(&ep);
     tb_live_result_free(&r);
-    free(gaps.v);
-    free(plays.all.v);
+    tb_cli_plays_free(&plays);
     free(messages);
     return code;
 }

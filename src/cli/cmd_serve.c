@@ -33,7 +33,7 @@ static const struct tb_optdoc serve_rows[] = {
      "address draws a warning",
      "HOST is a numeric address."},
     {"fault", O_FAULT, "SPEC", "faults for every request (below)", NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optsec serve_secs[] = {
@@ -116,76 +116,78 @@ static int is_loopback(const char *host)
     return 0;
 }
 
+/* What the command line asked for. */
+struct serve_args {
+    struct tb_cli_common c;
+    struct tb_serve_opts so;
+    char listen[300]; /* --listen, split in place */
+};
+
+/* One option of serve's own, or a source (tb_cli_parse's handler). */
+static int option(void *ud, int c, const char *arg)
+{
+    struct serve_args *a = ud;
+    char err[256];
+    switch (c) {
+    case O_LISTEN:
+        snprintf(a->listen, sizeof(a->listen), "%s", arg);
+        if (split_listen(a->listen, &a->so.host, &a->so.port) != 0) {
+            tb_cli_error("--listen: '%s' is not HOST:PORT with PORT in 0..65535", arg);
+            return -1;
+        }
+        return 1;
+    case O_FAULT:
+        if (tb_faults_parse(arg, &a->so.faults, err, sizeof(err)) != 0) {
+            tb_cli_error("--fault: %s", err);
+            return -1;
+        }
+        return 1;
+    default: return tb_cli_groups_option(&a->c, NULL, NULL, c, arg);
+    }
+}
+
 int tb_cmd_serve(int argc, char **argv)
 {
-    struct tb_cli_common a;
-    struct tb_serve_opts so;
+    struct serve_args a;
+    struct tb_serve_opts *so = &a.so;
     struct tb_serve_stats st;
     struct tb_stream s;
-    struct tb_report_src src = {"", "", NULL, NULL};
     struct sigaction sa;
-    char label[512], err[256], listen_buf[300];
-    int c, rc, code;
-    struct tb_cli_getopt g;
+    struct tb_report_src src = {"", "", NULL, NULL};
+    char label[512], err[256];
+    int rc, code;
 
-    if (tb_cli_getopt_init(&g, &tb_doc_serve) != 0)
-        return TB_EXIT_USAGE;
-    tb_cli_common_init(&a);
-    memset(&so, 0, sizeof(so));
-    tb_faults_init(&so.faults);
-    so.host = "127.0.0.1";
-    so.port = TB_SERVE_PORT_DEFAULT;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': tb_cli_help(stdout, &tb_doc_serve); return TB_EXIT_OK;
-        case O_LISTEN:
-            snprintf(listen_buf, sizeof(listen_buf), "%s", optarg);
-            if (split_listen(listen_buf, &so.host, &so.port) != 0) {
-                tb_cli_error("--listen: '%s' is not HOST:PORT with PORT in 0..65535", optarg);
-                return TB_EXIT_USAGE;
-            }
-            break;
-        case O_FAULT:
-            if (tb_faults_parse(optarg, &so.faults, err, sizeof(err)) != 0) {
-                tb_cli_error("--fault: %s", err);
-                return TB_EXIT_USAGE;
-            }
-            break;
-        case TB_O_TRACE:
-        case TB_O_SYNTH:
-        case TB_O_PRESET: tb_cli_common_option(&a, c, optarg); break;
-        default: return tb_cli_bad_option("serve", c, argv);
-        }
-    }
-    if (optind < argc) {
-        tb_cli_error("serve: unexpected argument '%s' (see ttsbuf serve --help)", argv[optind]);
-        return TB_EXIT_USAGE;
-    }
+    memset(&a, 0, sizeof(a));
+    tb_cli_common_init(&a.c);
+    tb_faults_init(&so->faults);
+    so->host = "127.0.0.1";
+    so->port = TB_SERVE_PORT_DEFAULT;
+    code = tb_cli_parse(argc, argv, &tb_doc_serve, option, &a, NULL);
+    if (code >= 0)
+        return code;
     tb_stream_init(&s);
-    code = tb_cli_load_source(&a, DEFAULT_PRESET, &s, &src, label, sizeof(label));
+    code = tb_cli_load_source(&a.c, DEFAULT_PRESET, &s, &src, label, sizeof(label));
     if (code >= 0)
         goto out;
-    so.stream = &s;
-    rc = tb_serve_create(&so, &running, err, sizeof(err));
+    so->stream = &s;
+    rc = tb_serve_create(so, &running, err, sizeof(err));
     if (rc != 0) {
         tb_cli_error("%s", err);
         code = TB_EXIT_USAGE;
         goto out;
     }
-    if (!is_loopback(so.host))
+    if (!is_loopback(so->host))
         fprintf(stderr,
                 "ttsbuf: warning: listening on %s, which is not a loopback address: "
                 "anyone who can reach it can use this server\n",
-                so.host);
+                so->host);
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     fprintf(stderr, "ttsbuf serve: listening on http://%s%s%s:%d/v1  (%s %s)\n",
-            strchr(so.host, ':') ? "[" : "", so.host, strchr(so.host, ':') ? "]" : "",
+            strchr(so->host, ':') ? "[" : "", so->host, strchr(so->host, ':') ? "]" : "",
             tb_serve_port(running), src.kind, src.name);
     rc = tb_serve_run(running);
     tb_serve_stats(running, &st);

@@ -52,7 +52,7 @@ static const struct tb_optdoc sim_rows[] = {
      "last event for the chunk flushed at the end), ready, start and duration; with --json "
      "\"chunks\" is an array of {text, event, ready_s, start_s, duration_s} instead of the count",
      NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optsec sim_secs[] = {
@@ -65,12 +65,6 @@ static const struct tb_optsec sim_secs[] = {
     {NULL, NULL},
 };
 
-static void sim_tail(FILE *f)
-{
-    tb_cli_usage_chunks(f);
-    tb_cli_usage_presets(f);
-}
-
 const struct tb_cmddoc tb_doc_sim = {
     "sim",
     "[SOURCE] [OPTIONS]",
@@ -80,119 +74,106 @@ const struct tb_cmddoc tb_doc_sim = {
     "0 ran; 1 --fail-on-underrun and there were underruns; 2 bad usage or bad input; 3 the "
     "speech output failed (eSpeak NG, the audio device or the WAV file), or --import and every "
     "request failed.",
-    sim_tail,
+    tb_cli_usage_playout,
     NULL,
 };
 
+/* What the command line asked for. */
+struct sim_args {
+    struct tb_cli_common c;
+    struct tb_cli_audio au;
+    const char *import;
+    struct tb_cli_import_opts io;
+    int import_opt; /* the last of --run, --chars-per-token given, or 0 */
+    int want_chunks;
+    long request; /* --request, or -1 */
+};
+
+/* One option of sim's own, or of the shared groups (tb_cli_parse's
+ * handler). */
+static int option(void *ud, int c, const char *arg)
+{
+    struct sim_args *a = ud;
+    size_t z;
+    switch (c) {
+    case O_IMPORT: a->import = arg; return 1;
+    case O_RUN:
+    case O_CPT:
+        if (tb_cli_import_option(&a->io, c == O_RUN ? 'r' : 'c', arg) != 0)
+            return -1;
+        a->import_opt = c;
+        return 1;
+    case O_CHUNKS: a->want_chunks = 1; return 1;
+    case O_REQUEST:
+        if (tb_cli_opt_size("--request", arg, 0, TB_IMPORT_REQUESTS_MAX - 1, &z) < 0)
+            return -1;
+        a->request = (long)z;
+        return 1;
+    default: return tb_cli_groups_option(&a->c, NULL, &a->au, c, arg);
+    }
+}
+
 int tb_cmd_sim(int argc, char **argv)
 {
-    struct tb_cli_common a;
-    struct tb_cli_audio au;
+    struct sim_args a;
     struct tb_stream s;
     struct tb_sim_result r;
     struct tb_report_src src = {"", "", NULL, NULL};
     struct tb_cli_chunks chunks;
-    struct tb_gap_list gaps = {NULL, 0, 0};
     struct tb_cli_plays plays;
     struct tb_clock clk;
     char label[1024], err[512];
-    const char *import = NULL;
-    struct tb_cli_import_opts io;
-    int import_opt = 0;
-    long request = -1;
-    size_t z;
-    int c, code = -1, rc, want_chunks = 0;
-    struct tb_cli_getopt g;
+    int code, rc;
 
-    if (tb_cli_getopt_init(&g, &tb_doc_sim) != 0)
-        return TB_EXIT_USAGE;
-    tb_cli_common_init(&a);
-    tb_cli_import_opts_init(&io);
-    memset(&plays, 0, sizeof(plays));
+    memset(&a, 0, sizeof(a));
+    tb_cli_common_init(&a.c);
+    tb_cli_import_opts_init(&a.io);
+    tb_cli_audio_init(&a.au);
+    a.request = -1;
+    tb_cli_plays_init(&plays, 0);
     memset(&chunks, 0, sizeof(chunks));
-    plays.gaps = &gaps;
-    tb_cli_audio_init(&au);
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
-        if (c == 'h') {
-            tb_cli_help(stdout, &tb_doc_sim);
-            return TB_EXIT_OK;
-        }
-        if (c == O_IMPORT) {
-            import = optarg;
-            continue;
-        }
-        if (c == O_RUN || c == O_CPT) {
-            if (tb_cli_import_option(&io, c == O_RUN ? 'r' : 'c', optarg) != 0)
-                return TB_EXIT_USAGE;
-            import_opt = c;
-            continue;
-        }
-        if (c == O_CHUNKS) {
-            want_chunks = 1;
-            continue;
-        }
-        if (c == O_REQUEST) {
-            if (tb_opt_size("--request", optarg, 0, TB_IMPORT_REQUESTS_MAX - 1, &z, err,
-                            sizeof(err)) != 0) {
-                tb_cli_error("%s", err);
-                return TB_EXIT_USAGE;
-            }
-            request = (long)z;
-            continue;
-        }
-        rc = tb_cli_common_option(&a, c, optarg);
-        if (rc == 0)
-            rc = tb_cli_audio_option(&au, c, optarg);
-        if (rc < 0)
-            return TB_EXIT_USAGE;
-        if (rc == 0)
-            return tb_cli_bad_option("sim", c, argv);
-    }
-    if (optind < argc) {
-        tb_cli_error("sim: unexpected argument '%s' (see ttsbuf sim --help)", argv[optind]);
-        return TB_EXIT_USAGE;
-    }
-    plays.keep_all = a.svg != NULL || a.html != NULL || want_chunks;
-    if ((request >= 0 || import_opt != 0) && import == NULL) {
-        tb_cli_error("%s needs --import", request >= 0          ? "--request"
-                                          : import_opt == O_RUN ? "--run"
-                                                                : "--chars-per-token");
+    code = tb_cli_parse(argc, argv, &tb_doc_sim, option, &a, NULL);
+    if (code >= 0)
+        return code;
+    plays.keep_all = a.c.svg != NULL || a.c.html != NULL || a.want_chunks;
+    if ((a.request >= 0 || a.import_opt != 0) && a.import == NULL) {
+        tb_cli_error("%s needs --import", a.request >= 0          ? "--request"
+                                          : a.import_opt == O_RUN ? "--run"
+                                                                  : "--chars-per-token");
         return TB_EXIT_USAGE;
     }
     tb_stream_init(&s);
-    code = tb_cli_outputs_check("sim", &a);
+    code = tb_cli_outputs_check("sim", &a.c);
     if (code < 0)
-        code = tb_cli_audio_probe(&au);
+        code = tb_cli_audio_probe(&a.au);
     if (code >= 0)
         goto out;
-    if (import != NULL)
-        code = tb_cli_import(&a, import, &io, request, &s, &src, label, sizeof(label));
+    if (a.import != NULL)
+        code = tb_cli_import(&a.c, a.import, &a.io, a.request, &s, &src, label, sizeof(label));
     else
-        code = tb_cli_load_source(&a, DEFAULT_PRESET, &s, &src, label, sizeof(label));
-    if (code < 0 && a.record != NULL)
-        code = tb_cli_record(a.record, "sim", &a.o, &s);
+        code = tb_cli_load_source(&a.c, DEFAULT_PRESET, &s, &src, label, sizeof(label));
+    if (code < 0 && a.c.record != NULL)
+        code = tb_cli_record(a.c.record, "sim", &a.c.o, &s);
     if (code >= 0)
         goto out;
 
-    if (a.html != NULL) {
-        code = tb_cli_audio_for_html(&au);
+    if (a.c.html != NULL) {
+        code = tb_cli_audio_for_html(&a.au);
         if (code >= 0)
             goto out;
     }
-    if (tb_cli_audio_wanted(&au)) {
-        tb_cli_audio_rate_model(&au, &s, &a.o);
-        code = tb_cli_audio_start(&au, &a.o);
+    if (tb_cli_audio_wanted(&a.au)) {
+        tb_cli_audio_rate_model(&a.au, &s, &a.c.o);
+        code = tb_cli_audio_start(&a.au, &a.c.o);
         if (code >= 0)
             goto out;
     }
-    if (tb_cli_audio_realtime(&au))
+    if (tb_cli_audio_realtime(&a.au))
         tb_clock_monotonic_init(&clk);
     else
         tb_clock_virtual_init(&clk);
-    rc = tb_sim_run(&s, &a.o, &clk, tb_cli_collect_play, &plays, &r, err, sizeof(err));
-    code = tb_cli_audio_finish(&au);
+    rc = tb_sim_run(&s, &a.c.o, &clk, tb_cli_collect_play, &plays, &r, err, sizeof(err));
+    code = tb_cli_audio_finish(&a.au);
     if (rc != 0) {
         tb_cli_error("%s: %s", src.name, err);
         code =
@@ -201,51 +182,50 @@ int tb_cmd_sim(int argc, char **argv)
     }
     if (code >= 0)
         goto out;
-    if (a.svg != NULL) {
-        code = tb_cli_svg_timeline(a.svg, &src, &a.o, &s, &plays.all, &r);
+    if (a.c.svg != NULL) {
+        code = tb_cli_svg_timeline(a.c.svg, &src, &a.c.o, &s, &plays.all, &r);
         if (code >= 0)
             goto out;
     }
-    if (a.html != NULL) {
-        struct tb_html_run h = {"sim", &src,       &a.o, &s,  &r,
-                                &gaps, &plays.all, NULL, &au, a.max_gaps};
-        code = tb_cli_html_run(a.html, &h);
+    if (a.c.html != NULL) {
+        struct tb_html_run h = {"sim",       &src,       &a.c.o, &s,    &r,
+                                &plays.gaps, &plays.all, NULL,   &a.au, a.c.max_gaps};
+        code = tb_cli_html_run(a.c.html, &h);
         if (code >= 0)
             goto out;
     }
-    if (want_chunks) {
-        rc = tb_cli_chunks_build(&s, &a.o.seg, &plays.all, &chunks);
+    if (a.want_chunks) {
+        rc = tb_cli_chunks_build(&s, &a.c.o.seg, &plays.all, &chunks);
         if (rc != 0) {
             tb_cli_error("--chunks: %s", tb_strerror(rc));
             code = TB_EXIT_USAGE;
             goto out;
         }
     }
-    if (a.json) {
-        if (tb_report_json_chunks(stdout, &src, &a.o, &r, &gaps, NULL, &au,
-                                  want_chunks ? &chunks : NULL) != 0) {
+    if (a.c.json) {
+        if (tb_report_json_chunks(stdout, &src, &a.c.o, &r, &plays.gaps, NULL, &a.au,
+                                  a.want_chunks ? &chunks : NULL) != 0) {
             tb_cli_error("out of memory writing JSON");
             code = TB_EXIT_USAGE;
             goto out;
         }
     } else {
-        FILE *rf = tb_cli_report_file(&a);
-        tb_report_human(rf, &src, &a.o, &r, &gaps, a.max_gaps, NULL);
-        tb_cli_audio_report(rf, &au, &a.o, &r, a.max_gaps);
-        if (want_chunks)
+        FILE *rf = tb_cli_report_file(&a.c);
+        tb_report_human(rf, &src, &a.c.o, &r, &plays.gaps, a.c.max_gaps, NULL);
+        tb_cli_audio_report(rf, &a.au, &a.c.o, &r, a.c.max_gaps);
+        if (a.want_chunks)
             tb_cli_chunks_print(rf, &chunks);
     }
     code = TB_EXIT_OK;
-    if (a.fail_on_underrun && r.play.underruns > 0) {
+    if (a.c.fail_on_underrun && r.play.underruns > 0) {
         tb_cli_error("--fail-on-underrun: %u underruns, %.2f s of silence", r.play.underruns,
                      r.play.gap_total);
         code = TB_EXIT_GATE;
     }
 out:
     tb_cli_chunks_free(&chunks);
-    tb_cli_audio_free(&au);
-    free(gaps.v);
-    free(plays.all.v);
+    tb_cli_audio_free(&a.au);
+    tb_cli_plays_free(&plays);
     tb_stream_free(&s);
     return code;
 }

@@ -63,7 +63,7 @@ static const struct tb_optdoc sweep_sources[] = {
     {"chars-per-token", O_CPT, "X",
      "with --import of a file without text: characters of speech a token, 0.5 to 100 (default 4)",
      NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optdoc sweep_axes[] = {
@@ -78,7 +78,7 @@ static const struct tb_optdoc sweep_axes[] = {
      NULL},
     {"rebuffer", O_REBUFFER, "MODE",
      "off, on, or both (compare; default off): see ttsbuf sim --help", NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static const struct tb_optdoc sweep_output[] = {
@@ -100,7 +100,7 @@ static const struct tb_optdoc sweep_output[] = {
     {"threads", O_THREADS, "N", "worker threads (default: the online CPUs, at most 64)",
      "Allowed 1..64."},
     {"quiet", 'q', NULL, "no progress line (it shows only on a terminal)", NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 _Static_assert(TB_SWEEP_THREADS_MAX == 64u, "--threads' help states the limit");
@@ -284,12 +284,19 @@ bad:
     return -1;
 }
 
-static int option(struct args *a, int c, const char *arg)
+/* A parser's 0 or -1 as an option handler's answer. */
+static int taken(int rc)
 {
-    char err[256];
+    return rc == 0 ? 1 : -1;
+}
+
+/* One option (tb_cli_parse's handler). */
+static int option(void *ud, int c, const char *arg)
+{
+    struct args *a = ud;
     size_t z;
     switch (c) {
-    case O_TRACE: return tb_cli_sources_add_path(&a->src, arg) < 0 ? 0 : -1;
+    case O_TRACE: return tb_cli_sources_add_path(&a->src, arg) < 0 ? 1 : -1;
     case O_SYNTH:
     case O_PRESET:
         if ((c == O_SYNTH ? a->nsynth : a->npreset) >= 64) {
@@ -300,23 +307,25 @@ static int option(struct args *a, int c, const char *arg)
             a->synth[a->nsynth++] = arg;
         else
             a->preset[a->npreset++] = arg;
-        return 0;
-    case O_SEEDS: return parse_seeds(a, arg);
+        return 1;
+    case O_SEEDS: return taken(parse_seeds(a, arg));
     case O_IMPORT:
         if (a->nimport >= 64) {
             tb_cli_error("sweep: at most 64 --import");
             return -1;
         }
         a->import[a->nimport++] = arg;
-        return 0;
-    case O_RUN: return tb_cli_import_option(&a->io, 'r', arg) == 0 ? 0 : -1;
-    case O_CPT: return tb_cli_import_option(&a->io, 'c', arg) == 0 ? 0 : -1;
-    case O_CHUNK: return parse_chunks(&a->ax[TB_AX_CHUNK], arg);
-    case O_MINCHARS: return parse_numbers(&a->ax[TB_AX_MINCHARS], "--min-chars", arg, 1, 100000);
-    case O_WPM: return parse_numbers(&a->ax[TB_AX_WPM], "--wpm", arg, TB_WPM_MIN, TB_WPM_MAX);
-    case O_LAT: return parse_numbers(&a->ax[TB_AX_LAT], "--tts-latency", arg, 0, 60);
-    case O_PREROLL: return parse_numbers(&a->ax[TB_AX_PREROLL], "--preroll", arg, 0, 3600);
-    case O_TPS: return parse_numbers(&a->ax[TB_AX_TPS], "--tps", arg, 0, 100000);
+        return 1;
+    case O_RUN: return taken(tb_cli_import_option(&a->io, 'r', arg));
+    case O_CPT: return taken(tb_cli_import_option(&a->io, 'c', arg));
+    case O_CHUNK: return taken(parse_chunks(&a->ax[TB_AX_CHUNK], arg));
+    case O_MINCHARS:
+        return taken(parse_numbers(&a->ax[TB_AX_MINCHARS], "--min-chars", arg, 1, 100000));
+    case O_WPM:
+        return taken(parse_numbers(&a->ax[TB_AX_WPM], "--wpm", arg, TB_WPM_MIN, TB_WPM_MAX));
+    case O_LAT: return taken(parse_numbers(&a->ax[TB_AX_LAT], "--tts-latency", arg, 0, 60));
+    case O_PREROLL: return taken(parse_numbers(&a->ax[TB_AX_PREROLL], "--preroll", arg, 0, 3600));
+    case O_TPS: return taken(parse_numbers(&a->ax[TB_AX_TPS], "--tps", arg, 0, 100000));
     case O_REBUFFER:
         a->ax[TB_AX_REBUFFER].n = 0;
         if (strcmp(arg, "off") != 0 && strcmp(arg, "on") != 0 && strcmp(arg, "both") != 0) {
@@ -327,30 +336,26 @@ static int option(struct args *a, int c, const char *arg)
             return -1;
         if (strcmp(arg, "off") != 0 && axis_push(&a->ax[TB_AX_REBUFFER], "--rebuffer", 1) != 0)
             return -1;
-        return 0;
+        return 1;
     case O_TARGET:
-        if (tb_opt_double("--target-gapless", arg, 0, 1, &a->target, err, sizeof(err)) != 0) {
-            tb_cli_error("%s", err);
+        if (tb_cli_opt_double("--target-gapless", arg, 0, 1, &a->target) < 0)
             return -1;
-        }
         if (a->target <= 0) {
             tb_cli_error("--target-gapless: '%s' is not above 0 (a share, 0 < X <= 1)", arg);
             return -1;
         }
-        return 0;
-    case O_CSV: a->csv = arg; return 0;
-    case O_JSON: a->json = arg; return 0;
-    case O_SVG: a->svg = arg; return 0;
-    case O_HTML: a->html = arg; return 0;
+        return 1;
+    case O_CSV: a->csv = arg; return 1;
+    case O_JSON: a->json = arg; return 1;
+    case O_SVG: a->svg = arg; return 1;
+    case O_HTML: a->html = arg; return 1;
     case O_THREADS:
-        if (tb_opt_size("--threads", arg, 1, TB_SWEEP_THREADS_MAX, &z, err, sizeof(err)) != 0) {
-            tb_cli_error("%s", err);
+        if (tb_cli_opt_size("--threads", arg, 1, TB_SWEEP_THREADS_MAX, &z) < 0)
             return -1;
-        }
         a->threads = z;
-        return 0;
-    case 'q': a->quiet = 1; return 0;
-    default: return 1;
+        return 1;
+    case 'q': a->quiet = 1; return 1;
+    default: return 0;
     }
 }
 
@@ -391,37 +396,19 @@ int tb_cmd_sweep(int argc, char **argv)
     struct tb_sweep_run_info ri;
     struct progress pr;
     char err[512];
-    int c, code = TB_EXIT_USAGE, rc, to_stdout;
+    int first, code, rc, to_stdout;
     long ncpu;
     FILE *fcsv = NULL, *fjson = NULL, *fsvg = NULL, *fhtml = NULL;
-    struct tb_cli_getopt g;
 
     memset(&a, 0, sizeof(a));
     tb_cli_sources_init(&a.src);
     tb_cli_import_opts_init(&a.io);
-    optind = 1;
-    opterr = 0;
-    if (tb_cli_getopt_init(&g, &tb_doc_sweep) != 0)
+    code = tb_cli_parse(argc, argv, &tb_doc_sweep, option, &a, &first);
+    if (code >= 0)
         goto out;
-    while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
-        if (c == 'h') {
-            tb_cli_help(stdout, &tb_doc_sweep);
-            code = TB_EXIT_OK;
-            goto out;
-        }
-        if (c == ':' || c == '?') {
-            if (c == ':')
-                tb_cli_error("sweep: %s needs a value", argv[optind - 1]);
-            else
-                tb_cli_error("sweep: unknown option '%s' (see ttsbuf sweep --help)",
-                             argv[optind - 1]);
-            goto out;
-        }
-        if (option(&a, c, optarg) != 0)
-            goto out;
-    }
-    for (; optind < argc; optind++)
-        if (tb_cli_sources_add_path(&a.src, argv[optind]) >= 0)
+    code = TB_EXIT_USAGE;
+    for (int i = first; i < argc; i++)
+        if (tb_cli_sources_add_path(&a.src, argv[i]) >= 0)
             goto out;
     for (size_t i = 0; i < a.nsynth; i++)
         if (tb_cli_sources_add_synth(&a.src, a.synth[i], 0, a.seeds, a.seed_lo, a.seed_hi) >= 0)

@@ -3,7 +3,9 @@
  * (see common.h).
  */
 #include "common.h"
+#include "audio.h"
 #include "jsonout.h"
+#include "request.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,9 +33,7 @@ void tb_cli_common_init(struct tb_cli_common *a)
 
 int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg)
 {
-    char err[256];
     size_t z;
-    int rc = 0;
     switch (c) {
     case TB_O_TRACE:
         a->trace = arg;
@@ -60,46 +60,31 @@ int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg)
         }
         return 1;
     case TB_O_MINCHARS:
-        rc = tb_opt_size("--min-chars", arg, 1, 100000, &z, err, sizeof(err));
-        if (rc == 0)
-            a->o.seg.min_chars = (uint32_t)z;
-        break;
-    case TB_O_WPM:
-        rc = tb_opt_double("--wpm", arg, TB_WPM_MIN, TB_WPM_MAX, &a->o.play.wpm, err, sizeof(err));
-        break;
-    case TB_O_LAT:
-        rc = tb_opt_double("--tts-latency", arg, 0, 60, &a->o.play.tts_latency, err, sizeof(err));
-        break;
-    case TB_O_PREROLL:
-        rc = tb_opt_double("--preroll", arg, 0, 3600, &a->o.play.preroll, err, sizeof(err));
-        break;
+        if (tb_cli_opt_size("--min-chars", arg, 1, 100000, &z) < 0)
+            return -1;
+        a->o.seg.min_chars = (uint32_t)z;
+        return 1;
+    case TB_O_WPM: return tb_cli_opt_double("--wpm", arg, TB_WPM_MIN, TB_WPM_MAX, &a->o.play.wpm);
+    case TB_O_LAT: return tb_cli_opt_double("--tts-latency", arg, 0, 60, &a->o.play.tts_latency);
+    case TB_O_PREROLL: return tb_cli_opt_double("--preroll", arg, 0, 3600, &a->o.play.preroll);
     case TB_O_SLOTS:
-        rc = tb_opt_size("--ring-slots", arg, 2, (size_t)1 << 30, &a->o.ring_slots, err,
-                         sizeof(err));
-        break;
+        return tb_cli_opt_size("--ring-slots", arg, 2, (size_t)1 << 30, &a->o.ring_slots);
     case TB_O_BYTES:
-        rc = tb_opt_size("--ring-bytes", arg, 64, (size_t)1 << 30, &a->o.ring_bytes, err,
-                         sizeof(err));
-        break;
-    case TB_O_GAPS:
-        rc = tb_opt_size("--gaps", arg, 0, SIZE_MAX, &a->max_gaps, err, sizeof(err));
-        break;
+        return tb_cli_opt_size("--ring-bytes", arg, 64, (size_t)1 << 30, &a->o.ring_bytes);
+    case TB_O_GAPS: return tb_cli_opt_size("--gaps", arg, 0, SIZE_MAX, &a->max_gaps);
     default: return 0;
     }
-    if (rc != 0) {
-        tb_cli_error("%s", err);
-        return -1;
-    }
-    return 1;
 }
 
-int tb_cli_bad_option(const char *cmd, int c, char **argv)
+int tb_cli_groups_option(struct tb_cli_common *a, struct tb_cli_request *q, struct tb_cli_audio *au,
+                         int c, const char *arg)
 {
-    if (c == ':')
-        tb_cli_error("%s: %s needs a value", cmd, argv[optind - 1]);
-    else
-        tb_cli_error("%s: unknown option '%s' (see ttsbuf %s --help)", cmd, argv[optind - 1], cmd);
-    return TB_EXIT_USAGE;
+    int rc = a != NULL ? tb_cli_common_option(a, c, arg) : 0;
+    if (rc == 0 && q != NULL)
+        rc = tb_cli_request_option(q, c, arg);
+    if (rc == 0 && au != NULL)
+        rc = tb_cli_audio_option(au, c, arg);
+    return rc;
 }
 
 int tb_cli_load_source(const struct tb_cli_common *a, const char *default_preset,
@@ -287,11 +272,24 @@ void tb_cli_collect_gap(void *ud, const struct tb_play *pl)
         play_push(ud, pl);
 }
 
+void tb_cli_plays_init(struct tb_cli_plays *p, int keep_all)
+{
+    memset(p, 0, sizeof(*p));
+    p->keep_all = keep_all;
+}
+
+void tb_cli_plays_free(struct tb_cli_plays *p)
+{
+    free(p->gaps.v);
+    free(p->all.v);
+    tb_cli_plays_init(p, p->keep_all);
+}
+
 void tb_cli_collect_play(void *ud, const struct tb_play *pl)
 {
     struct tb_cli_plays *p = ud;
     if (pl->gap > 0.0)
-        play_push(p->gaps, pl);
+        play_push(&p->gaps, pl);
     if (p->keep_all)
         play_push(&p->all, pl);
 }
@@ -354,7 +352,7 @@ const struct tb_optdoc tb_opt_sources[] = {
      "The same spec and seed give the same stream, byte for byte."},
     {"preset", TB_O_PRESET, "NAME", "a named synthetic stream (listed below)",
      "Presets are published figures, not measurements."},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 _Static_assert(TB_RING_SLOTS_DEFAULT == 65536u, "--ring-slots' help states the default");
@@ -386,7 +384,7 @@ const struct tb_optdoc tb_opt_playout[] = {
     {"json", TB_O_JSON, NULL, "one JSON object on stdout instead of the report", NULL},
     {"fail-on-underrun", TB_O_FAILU, NULL, "exit 1 when the stream has any underrun",
      "A CI gate; in bench, the gate gapless_share=1."},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 const struct tb_optdoc tb_opt_report[] = {
@@ -406,7 +404,7 @@ const struct tb_optdoc tb_opt_report[] = {
      "without scripts. The audio is embedded as a base64 16-bit mono 22.05 kHz WAV (about 3.5 MB "
      "a minute), cut after 600 s. Keys: space or k play/pause, n the next gap, p the previous "
      "one. Implies --voice-model espeak; not with --audio portaudio."},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 void tb_cli_usage_chunks(FILE *f)
@@ -424,6 +422,12 @@ void tb_cli_usage_presets(FILE *f)
     fprintf(f, "\nPresets (published figures, not measurements; see ttsbuf(1)):\n");
     for (size_t i = 0; i < np; i++)
         fprintf(f, "  %-17s %s\n", ps[i].name, ps[i].about);
+}
+
+void tb_cli_usage_playout(FILE *f)
+{
+    tb_cli_usage_chunks(f);
+    tb_cli_usage_presets(f);
 }
 
 static atomic_int interrupted;

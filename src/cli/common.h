@@ -53,9 +53,15 @@ void tb_cli_common_init(struct tb_cli_common *a);
  * value (the error is printed). */
 int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg);
 
-/* The error for getopt's ':' (missing value) or '?' (unknown option);
- * returns TB_EXIT_USAGE. */
-int tb_cli_bad_option(const char *cmd, int c, char **argv);
+/* One option of the shared groups a command takes, tried in turn: the
+ * common options (a), the request's (q) and the speech's (au); NULL for a
+ * group the command does not take.  1 handled, 0 none of theirs, -1 a bad
+ * value (the error printed): an option handler's answer for
+ * tb_cli_parse. */
+struct tb_cli_request;
+struct tb_cli_audio;
+int tb_cli_groups_option(struct tb_cli_common *a, struct tb_cli_request *q, struct tb_cli_audio *au,
+                         int c, const char *arg);
 
 /* Installs the SIGINT/SIGTERM handler of `run` and `bench` (idempotent)
  * and returns the flag it sets: a lock-free atomic, async-signal-safe, set
@@ -112,10 +118,15 @@ void tb_cli_collect_gap(void *ud, const struct tb_play *pl);
 
 /* Every chunk's schedule (for --svg) and the underruns among them. */
 struct tb_cli_plays {
-    struct tb_gap_list *gaps;
-    struct tb_gap_list all; /* every chunk, when keep_all */
+    struct tb_gap_list gaps; /* the underrun chunks */
+    struct tb_gap_list all;  /* every chunk, when keep_all */
     int keep_all;
 };
+
+/* Empty lists; keep_all: keep every chunk, not only the underruns.  The
+ * lists are freed with tb_cli_plays_free. */
+void tb_cli_plays_init(struct tb_cli_plays *p, int keep_all);
+void tb_cli_plays_free(struct tb_cli_plays *p);
 
 /* tb_play_fn over a struct tb_cli_plays. */
 void tb_cli_collect_play(void *ud, const struct tb_play *pl);
@@ -166,5 +177,8 @@ int tb_cli_import(const struct tb_cli_common *a, const char *spec,
 /* --help tables: the chunk policies, and the presets. */
 void tb_cli_usage_chunks(FILE *f);
 void tb_cli_usage_presets(FILE *f);
+/* Both, the --help tail of the commands that play a stream out (sim,
+ * run). */
+void tb_cli_usage_playout(FILE *f);
 
 #endif

@@ -139,7 +139,6 @@ static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb
     struct tb_cli_audio au;
     struct tb_sim_opts o = *b->o;
     struct tb_sim_result r;
-    struct tb_gap_list gaps = {NULL, 0, 0};
     struct tb_cli_plays plays;
     struct tb_clock clk;
     struct tb_report_src src = {"bench", "", NULL, NULL};
@@ -149,9 +148,7 @@ static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb
     tb_cli_audio_init(&au);
     au.voice = b->speech->voice;
     au.cue = b->speech->cue;
-    memset(&plays, 0, sizeof(plays));
-    plays.gaps = &gaps;
-    plays.keep_all = 1;
+    tb_cli_plays_init(&plays, 1);
     snprintf(name, sizeof(name), "request %llu (level %u)", (unsigned long long)x->id,
              x->level + 1);
     src.name = name;
@@ -177,8 +174,8 @@ static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb
             x->level + 1, (unsigned long long)x->id, (unsigned long long)x->id, x->level + 1,
             x->underruns, x->underruns == 1 ? "" : "s", x->gap_total);
     {
-        struct tb_html_run h = {"bench", &src,       &o,   &x->stream, &r,
-                                &gaps,   &plays.all, NULL, &au,        b->max_gaps};
+        struct tb_html_run h = {"bench",     &src,       &o,   &x->stream, &r,
+                                &plays.gaps, &plays.all, NULL, &au,        b->max_gaps};
         snprintf(suffix, sizeof(suffix), "-%u-%llu", x->level + 1, (unsigned long long)x->id);
         rc = tb_html_run_figure(f, &h, suffix, err, sizeof(err));
     }
@@ -189,8 +186,7 @@ static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb
     }
 out:
     tb_cli_audio_free(&au);
-    free(gaps.v);
-    free(plays.all.v);
+    tb_cli_plays_free(&plays);
     return code;
 }
 

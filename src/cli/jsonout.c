@@ -59,6 +59,12 @@ void tb_cli_json_num(cJSON *o, const char *key, double v)
         cJSON_AddNullToObject(o, key);
 }
 
+void tb_cli_json_nums(cJSON *o, const struct tb_cli_json_field *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddNumberToObject(o, rows[i].key, rows[i].v);
+}
+
 void tb_cli_json_stats(cJSON *o, const char *key, const struct tb_stats *s)
 {
     cJSON *b = cJSON_AddObjectToObject(o, key);

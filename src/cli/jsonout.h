@@ -41,6 +41,16 @@ void tb_cli_json_playout(cJSON *opts, const struct tb_sim_opts *o);
 /* key: a number, or null when it is not finite (not measured). */
 void tb_cli_json_num(cJSON *o, const char *key, double v);
 
+/* A key and its number, a row of tb_cli_json_nums. */
+struct tb_cli_json_field {
+    const char *key;
+    double v;
+};
+
+/* Adds n numbers to o in the rows' order (a number that is not finite
+ * is written null, as cJSON writes it). */
+void tb_cli_json_nums(cJSON *o, const struct tb_cli_json_field *rows, size_t n);
+
 /* "error": {kind, message, http_status (null when none came)}, or null
  * when kind is NULL. */
 void tb_cli_json_error(cJSON *o, const char *kind, const char *message, long http_status);

@@ -41,6 +41,15 @@ static void usage(FILE *f)
 
 static int dispatch(int argc, char **argv);
 
+/* The subcommands: a name and its function each. */
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+} commands[] = {
+    {"sim", tb_cmd_sim},     {"run", tb_cmd_run},     {"serve", tb_cmd_serve},
+    {"sweep", tb_cmd_sweep}, {"bench", tb_cmd_bench}, {"merge", tb_cmd_merge},
+};
+
 /* The roff of one command's options (or of every command's, each between
  * the markers man/ttsbuf.1 holds them in). */
 static int man_options(const char *name)
@@ -111,18 +120,9 @@ static int dispatch(int argc, char **argv)
         printf("ttsbuf %s\n", TB_VERSION);
         return TB_EXIT_OK;
     }
-    if (strcmp(argv[1], "sim") == 0)
-        return tb_cmd_sim(argc - 1, argv + 1);
-    if (strcmp(argv[1], "run") == 0)
-        return tb_cmd_run(argc - 1, argv + 1);
-    if (strcmp(argv[1], "serve") == 0)
-        return tb_cmd_serve(argc - 1, argv + 1);
-    if (strcmp(argv[1], "sweep") == 0)
-        return tb_cmd_sweep(argc - 1, argv + 1);
-    if (strcmp(argv[1], "bench") == 0)
-        return tb_cmd_bench(argc - 1, argv + 1);
-    if (strcmp(argv[1], "merge") == 0)
-        return tb_cmd_merge(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
     tb_cli_error("unknown command '%s' (try ttsbuf --help)", argv[1]);
     return TB_EXIT_USAGE;
 }

@@ -52,6 +52,27 @@ int tb_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *o
     return 0;
 }
 
+/* A parser's rc as an option handler's answer, its error printed. */
+static int answer(int rc, const char *err)
+{
+    if (rc == 0)
+        return 1;
+    tb_cli_error("%s", err);
+    return -1;
+}
+
+int tb_cli_opt_double(const char *flag, const char *s, double lo, double hi, double *out)
+{
+    char err[256];
+    return answer(tb_opt_double(flag, s, lo, hi, out, err, sizeof(err)), err);
+}
+
+int tb_cli_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *out)
+{
+    char err[256];
+    return answer(tb_opt_size(flag, s, lo, hi, out, err, sizeof(err)), err);
+}
+
 void tb_cli_error(const char *fmt, ...)
 {
     va_list ap;

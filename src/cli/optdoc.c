@@ -19,7 +19,7 @@ const struct tb_cmddoc *const tb_cmddocs[] = {
 
 const struct tb_optdoc tb_opt_help[] = {
     {"help", 'h', NULL, "this help", NULL},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 static int is_short(int key)
@@ -60,6 +60,44 @@ int tb_cli_getopt_init(struct tb_cli_getopt *g, const struct tb_cmddoc *d)
             n++;
         }
     return 0;
+}
+
+int tb_cli_parse(int argc, char **argv, const struct tb_cmddoc *d,
+                 int (*opt)(void *ud, int c, const char *arg), void *ud, int *first)
+{
+    struct tb_cli_getopt g;
+    int c, rc;
+    if (tb_cli_getopt_init(&g, d) != 0)
+        return TB_EXIT_USAGE;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
+        if (c == 'h') {
+            tb_cli_help(stdout, d);
+            return TB_EXIT_OK;
+        }
+        rc = c == ':' || c == '?' ? 0 : opt(ud, c, optarg);
+        if (rc < 0)
+            return TB_EXIT_USAGE;
+        if (rc > 0)
+            continue;
+        if (c == ':')
+            tb_cli_error("%s: %s needs a value", d->name, argv[optind - 1]);
+        else
+            tb_cli_error("%s: unknown option '%s' (see ttsbuf %s --help)", d->name,
+                         argv[optind - 1], d->name);
+        return TB_EXIT_USAGE;
+    }
+    if (first != NULL) {
+        *first = optind;
+        return -1;
+    }
+    if (optind < argc) {
+        tb_cli_error("%s: unexpected argument '%s' (see ttsbuf %s --help)", d->name, argv[optind],
+                     d->name);
+        return TB_EXIT_USAGE;
+    }
+    return -1;
 }
 
 /* "-q, --quiet", "--wpm W", "-c LIST". */

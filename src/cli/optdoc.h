@@ -5,8 +5,9 @@
  * cannot drift apart (curl's docs/cmdline-opts does the same with files).
  *
  * Adding an option is one row: {"long-name", KEY, "ARG", "help", "more"}
- * in the table of the command (or of the shared group) it belongs to,
- * then its case in the command's option switch.
+ * in the table of the command (or of the shared group) it belongs to
+ * (before its TB_OPTDOC_END), then its case in the command's option
+ * handler (tb_cli_parse).
  */
 #ifndef TTSBUF_CLI_OPTDOC_H
 #define TTSBUF_CLI_OPTDOC_H
@@ -23,6 +24,9 @@ struct tb_optdoc {
     const char *help; /* one line or a few, unwrapped: --help and man */
     const char *more; /* NULL, or further text for the man page only */
 };
+
+/* The row that ends a table. */
+#define TB_OPTDOC_END {NULL, 0, NULL, NULL, NULL}
 
 /* A titled group of rows in a command's --help (title NULL: no heading). */
 struct tb_optsec {
@@ -55,6 +59,19 @@ struct tb_cli_getopt {
  * than TB_CLI_OPTS_MAX rows or a long name twice: a programming error,
  * which the docs test looks for in every command. */
 int tb_cli_getopt_init(struct tb_cli_getopt *g, const struct tb_cmddoc *d);
+
+/*
+ * tb_cli_parse - every command's option loop: getopt_long over d's rows
+ * (from argv[1]).  -h/--help prints d's help; every other option goes to
+ * opt(ud, key, its value or NULL), which returns 1 when it took it, 0 when
+ * it is not one of its, or -1 for a bad value (its error printed).  An
+ * option none takes, or one without its value, is one error line.  With
+ * first NULL an operand (an argument that is not an option) is an error;
+ * else *first is the index of the first.  Returns -1 to go on, TB_EXIT_OK
+ * after --help, or TB_EXIT_USAGE (the error printed).
+ */
+int tb_cli_parse(int argc, char **argv, const struct tb_cmddoc *d,
+                 int (*opt)(void *ud, int c, const char *arg), void *ud, int *first);
 
 /* Prints `ttsbuf NAME --help`: usage, about, sections, exit status, tail. */
 void tb_cli_help(FILE *f, const struct tb_cmddoc *d);

@@ -68,7 +68,7 @@ const struct tb_optdoc tb_opt_request[] = {
     {"connect-timeout", TB_O_CONNTO, "S", "default 10", NULL},
     {"insecure", TB_O_INSECURE, NULL, "do not verify TLS certificates (off by default)",
      "For a local test server with a self-signed certificate; never for a real key."},
-    {NULL, 0, NULL, NULL, NULL},
+    TB_OPTDOC_END,
 };
 
 void tb_cli_request_init(struct tb_cli_request *r, long max_tokens)
@@ -85,9 +85,7 @@ void tb_cli_request_init(struct tb_cli_request *r, long max_tokens)
 
 int tb_cli_request_option(struct tb_cli_request *r, int c, const char *arg)
 {
-    char err[256];
     size_t z;
-    int rc = 0;
     switch (c) {
     case 'H':
         if (r->nheaders == TB_CLI_HEADERS_MAX) {
@@ -114,28 +112,16 @@ int tb_cli_request_option(struct tb_cli_request *r, int c, const char *arg)
         }
         return 1;
     case TB_O_MAXTOK:
-        rc = tb_opt_size("--max-tokens", arg, 1, 10000000, &z, err, sizeof(err));
+        if (tb_cli_opt_size("--max-tokens", arg, 1, 10000000, &z) < 0)
+            return -1;
         r->req.max_tokens = (long)z;
-        break;
-    case TB_O_TEMP:
-        rc = tb_opt_double("--temperature", arg, 0, 2, &r->req.temperature, err, sizeof(err));
-        break;
-    case TB_O_IDLE:
-        rc = tb_opt_double("--idle-timeout", arg, 0, 86400, &r->idle, err, sizeof(err));
-        break;
-    case TB_O_TIMEOUT:
-        rc = tb_opt_double("--timeout", arg, 0, 86400, &r->timeout, err, sizeof(err));
-        break;
-    case TB_O_CONNTO:
-        rc = tb_opt_double("--connect-timeout", arg, 0.001, 3600, &r->connect, err, sizeof(err));
-        break;
+        return 1;
+    case TB_O_TEMP: return tb_cli_opt_double("--temperature", arg, 0, 2, &r->req.temperature);
+    case TB_O_IDLE: return tb_cli_opt_double("--idle-timeout", arg, 0, 86400, &r->idle);
+    case TB_O_TIMEOUT: return tb_cli_opt_double("--timeout", arg, 0, 86400, &r->timeout);
+    case TB_O_CONNTO: return tb_cli_opt_double("--connect-timeout", arg, 0.001, 3600, &r->connect);
     default: return 0;
     }
-    if (rc != 0) {
-        tb_cli_error("%s", err);
-        return -1;
-    }
-    return 1;
 }
 
 int tb_cli_request_key(const struct tb_cli_request *r, const struct tb_api_info *info, char **key)
@@ -256,8 +242,7 @@ int tb_cli_endpoint_resolve(struct tb_cli_request *r, const char *cmd, int mock_
                      ep->info->usage_option ? " (or set OPENAI_MODEL)" : "");
         return -1;
     }
-    snprintf(ep->buf, sizeof(ep->buf), "%s%s", strstr(base, "://") == NULL ? "http://" : "",
-             base);
+    snprintf(ep->buf, sizeof(ep->buf), "%s%s", strstr(base, "://") == NULL ? "http://" : "", base);
     ep->base = ep->buf;
     tb_http_redact(ep->base, strlen(ep->base), ep->base_red, sizeof(ep->base_red));
     return 0;

@@ -1,0 +1,351 @@
+/*
+ * bench_opts.c - `ttsbuf bench`'s options: their rows (its --help and man
+ * page), parsing and checking them, and the plan they make: the load
+ * levels and this process's shard (see bench_cli.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_cli.h"
+#include "cli.h"
+#include "optdoc.h"
+
+#define DEFAULT_LEVELS "1,5,10,25,50"
+
+enum {
+    O_PROMPTS = TB_O__REQUEST_END,
+    O_PLAY,
+    O_RATE,
+    O_ARRIVALS,
+    O_MAXCONC,
+    O_REQUESTS,
+    O_DURATION,
+    O_WARMUP,
+    O_SEED,
+    O_SHARD,
+    O_SHARDS,
+    O_OUT,
+    O_REQUIRE,
+    O_CSV,
+    O_FORCE,
+    O_HTML,
+    O_HTML_STREAMS
+};
+
+#define DEFAULT_HTML_STREAMS 3
+#define HTML_STREAMS_MAX 50
+
+_Static_assert(TB_CLI_BENCH_MAX_TOKENS == 300, "--max-tokens' help states the default");
+_Static_assert(TB_CLI_BENCH_OPEN_REQUESTS == 50, "--requests' help states the default");
+
+static const struct tb_optdoc bench_load[] = {
+    {NULL, 'c', "LIST", "concurrency levels, closed loop (default " DEFAULT_LEVELS ")", NULL},
+    {"rate", O_RATE, "LIST", "open loop instead: requests per second, one level each", NULL},
+    {"arrivals", O_ARRIVALS, "KIND", "poisson (default) or constant inter-arrival times", NULL},
+    {"max-concurrency", O_MAXCONC, "N", "open loop: at most N in flight (arrivals wait)",
+     "An arrival that finds them busy waits, and its wait is in its record. Default: no limit "
+     "(10000)."},
+    {"requests", O_REQUESTS, "N",
+     "measured requests per level (default: the concurrency, at least 10; 50 with --rate)", NULL},
+    {"duration", O_DURATION, "S", "instead: start requests for S seconds per level",
+     "Those started finish."},
+    {"warmup", O_WARMUP, "N", "requests before each level, not counted (default 0)",
+     "They run at the level's load."},
+    {"seed", O_SEED, "N", "Poisson arrivals (default 1)", NULL},
+    {"shard", O_SHARD, "I/N",
+     "run shard I (0-based) of N: request ids = I mod N, a share of the load (default: "
+     "$JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID of --shards N, else 0/1)",
+     "Records go to records-I-of-N.jsonl; ttsbuf merge combines the shards."},
+    {"shards", O_SHARDS, "N", "the N for an index taken from the environment", NULL},
+    TB_OPTDOC_END,
+};
+
+static const struct tb_optdoc bench_requests[] = {
+    {"prompts", O_PROMPTS, "FILE",
+     "JSONL: {\"prompt\": \"...\"} or {\"messages\": [...]} a line; request i uses prompt i mod "
+     "count (default: a built-in set of 12 varied questions)",
+     "The first built-in question is the example prompt of What Is Tokens Per Second (TPS)?"},
+    TB_OPTDOC_END,
+};
+
+static const struct tb_optdoc bench_output[] = {
+    {"out", O_OUT, "DIR",
+     "write records.jsonl (a line per request; with --shard, records-I-of-N.jsonl), summary.json, "
+     "and traces/ (each stream, for ttsbuf sim --trace)",
+     "summary.json is the --json object; traces are traces/L<level>-<id>.jsonl. A DIR that holds "
+     "an earlier run's files (of this shard) is refused, so that runs never mix."},
+    {"force", O_FORCE, NULL,
+     "--out: remove the earlier run's records, summary and traces (of this shard) first", NULL},
+    {"require", O_REQUIRE, "G=V",
+     "a gate (repeatable): gapless_share, success_share (>=), errors (<=), system_tps (>=), "
+     "METRIC_STAT (<=; >= for the min, p5, p50 and mean of the decode rates)",
+     "METRIC is one of ttft_s, ttfa_s, decode_tps, decode_tps_usage, itl_s, underruns, "
+     "gap_total_s, gap_max_s, min_tps, speedup_needed; STAT one of mean, std, min, p5, p50, p90, "
+     "p95, p99, max (the JSON names: ttft_s_p95=0.8, decode_tps_p5=40). The names before this "
+     "release (gapless, ttfa-p95, tps-p95 for decode_tps_p5) are still accepted. A failed gate "
+     "prints one line per level and exits 1."},
+    {"csv", O_CSV, NULL, "one CSV row per level instead of the report", NULL},
+    {"html", O_HTML, "FILE",
+     "also write one self-contained HTML page: the per-level report, every stream as a row "
+     "(sortable by TTFT, silence, longest gap, min TPS), and the timeline and audio of the "
+     "streams with the most silence",
+     "Those streams are replayed with eSpeak NG as sim --html does; their audio is a 16-bit mono "
+     "22.05 kHz WAV each (about 3.5 MB a minute in the page, at most 600 s each)."},
+    {"html-streams", O_HTML_STREAMS, "N",
+     "with --html: how many of the worst streams to replay, 0..50 (default 3)", NULL},
+    {"quiet", 'q', NULL, "no progress line", NULL},
+    TB_OPTDOC_END,
+};
+
+static const struct tb_optdoc bench_play[] = {
+    {"play", O_PLAY, "WHICH",
+     "with --audio: after the run, play one stream through the sink: worst (default: the most "
+     "silence), or a request id",
+     "Its stall can then be heard; the speech options of sim apply."},
+    TB_OPTDOC_END,
+};
+
+static const struct tb_optsec bench_secs[] = {
+    {"Load (per level):", bench_load},
+    {"Requests (an endpoint or --mock; --model for a real endpoint):", tb_opt_request},
+    {NULL, bench_requests},
+    {"Output:", bench_output},
+    {"Playout (each stream, as ttsbuf sim):", tb_opt_playout},
+    {"Speech (eSpeak NG):", tb_opt_audio},
+    {NULL, bench_play},
+    {NULL, tb_opt_help},
+    {NULL, NULL},
+};
+
+static const char *const bench_notes[] = {
+    "The streams run on one libcurl multi event loop (no thread per stream); each is played out "
+    "through its own playout model, exactly as ttsbuf sim --trace does on its trace. Every "
+    "percentile is the high tail (p95 of decode_tps is fast); the slow tail of a rate is p5.",
+    "SIGINT or SIGTERM stops bench cleanly: the streams cut are recorded as cancelled, and the "
+    "report and records are written (exit 3).",
+    NULL,
+};
+
+const struct tb_cmddoc tb_doc_bench = {
+    "bench",
+    "[--base-url URL --model NAME | --mock] [OPTIONS]",
+    "Stream many completions at once from an OpenAI-compatible endpoint (one\n"
+    "libcurl event loop, no thread per stream) and play each out through its own\n"
+    "playout model: per load level, P50/P95/P99/min/max of TTFT, time to first\n"
+    "audio, decode TPS, inter-event gap, underruns, silence, minimum TPS and\n"
+    "speed-up needed; system TPS, errors by kind, and the share of gapless streams.\n",
+    bench_secs,
+    "0 ran; 1 a --require gate (or --fail-on-underrun) failed (one line per failure); 2 bad "
+    "usage or input; 3 interrupted, or no request succeeded (what ran is still reported and "
+    "written).",
+    NULL,
+    bench_notes,
+};
+
+/* A comma-separated list of numbers in [lo, hi].  0 or -1 (printed). */
+static int parse_list(const char *flag, const char *s, double lo, double hi, int integer,
+                      double *out, uint32_t *n)
+{
+    char item[64], err[200];
+    const char *all = s;
+    *n = 0;
+    while (*s) {
+        const char *e = strchr(s, ',');
+        size_t len = e != NULL ? (size_t)(e - s) : strlen(s);
+        double v;
+        if (*n == TB_BENCH_LEVELS_MAX) {
+            tb_cli_error("%s: at most %d levels", flag, TB_BENCH_LEVELS_MAX);
+            return -1;
+        }
+        if (len == 0 || len >= sizeof(item)) {
+            tb_cli_error("%s: '%s' is not a comma-separated list", flag, all);
+            return -1;
+        }
+        memcpy(item, s, len);
+        item[len] = '\0';
+        if (tb_opt_double(flag, item, lo, hi, &v, err, sizeof(err)) != 0) {
+            tb_cli_error("%s", err);
+            return -1;
+        }
+        if (integer && v != (double)(long long)v) {
+            tb_cli_error("%s: '%s' is not a whole number", flag, item);
+            return -1;
+        }
+        out[(*n)++] = v;
+        s += len + (e != NULL);
+        if (e != NULL && *s == '\0') {
+            tb_cli_error("%s: a trailing comma", flag);
+            return -1;
+        }
+    }
+    if (*n == 0) {
+        tb_cli_error("%s: an empty list", flag);
+        return -1;
+    }
+    return 0;
+}
+
+/* "I/N".  0 or -1 (printed). */
+static int parse_shard(const char *s, uint32_t *i, uint32_t *n)
+{
+    char err[200], a[32];
+    const char *slash = strchr(s, '/');
+    size_t ii, nn;
+    if (slash == NULL || (size_t)(slash - s) >= sizeof(a)) {
+        tb_cli_error("--shard: '%s' is not I/N (e.g. 0/4)", s);
+        return -1;
+    }
+    memcpy(a, s, (size_t)(slash - s));
+    a[slash - s] = '\0';
+    if (tb_opt_size("--shard", slash + 1, 1, 100000, &nn, err, sizeof(err)) != 0 ||
+        tb_opt_size("--shard", a, 0, nn - 1, &ii, err, sizeof(err)) != 0) {
+        tb_cli_error("%s (I/N, 0 <= I < N)", err);
+        return -1;
+    }
+    *i = (uint32_t)ii;
+    *n = (uint32_t)nn;
+    return 0;
+}
+
+int tb_cli_gate_option(struct tb_gate *gates, size_t *n, const char *arg)
+{
+    if (*n == TB_GATES_MAX) {
+        tb_cli_error("--require: at most %d gates", TB_GATES_MAX);
+        return -1;
+    }
+    if (tb_gate_parse(arg, &gates[*n]) != 0)
+        return -1;
+    (*n)++;
+    return 1;
+}
+
+/* One option of bench's own, or of the shared groups (tb_cli_parse's
+ * handler). */
+static int option(void *ud, int c, const char *arg)
+{
+    struct tb_cli_bench *a = ud;
+    switch (c) {
+    case 'q': a->quiet = 1; return 1;
+    case 'c': a->conc = arg; return 1;
+    case O_PROMPTS: a->prompts_file = arg; return 1;
+    case O_PLAY: a->play = arg; return 1;
+    case O_HTML: a->html = arg; return 1;
+    case O_HTML_STREAMS:
+        return tb_cli_opt_size("--html-streams", arg, 0, HTML_STREAMS_MAX, &a->html_streams);
+    case O_RATE: a->rates = arg; return 1;
+    case O_SHARD: a->shard = arg; return 1;
+    case O_OUT: a->out = arg; return 1;
+    case O_CSV: a->csv = 1; return 1;
+    case O_FORCE: a->force = 1; return 1;
+    case O_ARRIVALS:
+        if (strcmp(arg, "poisson") != 0 && strcmp(arg, "constant") != 0) {
+            tb_cli_error("--arrivals: '%s' is not poisson or constant", arg);
+            return -1;
+        }
+        a->poisson = arg[0] == 'p';
+        return 1;
+    case O_REQUIRE: return tb_cli_gate_option(a->gates, &a->ngates, arg);
+    case O_MAXCONC:
+        return tb_cli_opt_size("--max-concurrency", arg, 1, TB_BENCH_CONC_MAX, &a->max_conc);
+    case O_REQUESTS: return tb_cli_opt_size("--requests", arg, 1, 100000000, &a->requests);
+    case O_DURATION: return tb_cli_opt_double("--duration", arg, 0.001, 86400 * 7, &a->duration);
+    case O_WARMUP: return tb_cli_opt_size("--warmup", arg, 0, 1000000, &a->warmup);
+    case O_SEED: return tb_cli_opt_size("--seed", arg, 0, SIZE_MAX, &a->seed);
+    case O_SHARDS: return tb_cli_opt_size("--shards", arg, 1, 100000, &a->shards);
+    default: return tb_cli_groups_option(&a->c, &a->q, &a->au, c, arg);
+    }
+}
+
+int tb_cli_bench_parse(int argc, char **argv, struct tb_cli_bench *a)
+{
+    int code;
+    memset(a, 0, sizeof(*a));
+    tb_cli_common_init(&a->c);
+    tb_cli_audio_init(&a->au);
+    tb_cli_request_init(&a->q, TB_CLI_BENCH_MAX_TOKENS);
+    a->seed = 1;
+    a->poisson = 1;
+    a->html_streams = DEFAULT_HTML_STREAMS;
+    code = tb_cli_parse(argc, argv, &tb_doc_bench, option, a, NULL);
+    if (code >= 0)
+        return code;
+    if (a->conc != NULL && a->rates != NULL) {
+        tb_cli_error("bench: give -c (closed loop) or --rate (open loop), not both");
+        return TB_EXIT_USAGE;
+    }
+    if (a->max_conc > 0 && a->rates == NULL) {
+        tb_cli_error("bench: --max-concurrency applies to --rate (with -c the level is the cap)");
+        return TB_EXIT_USAGE;
+    }
+    if (a->requests > 0 && a->duration > 0) {
+        tb_cli_error("bench: give --requests or --duration, not both");
+        return TB_EXIT_USAGE;
+    }
+    if (a->c.fail_on_underrun && a->ngates < TB_GATES_MAX)
+        tb_gate_parse("gapless=1", &a->gates[a->ngates++]);
+    return -1;
+}
+
+/* The shard: --shard, else an index from Kubernetes or Slurm with
+ * --shards, else 0/1.  0 or an exit code. */
+static int pick_shard(const struct tb_cli_bench *a, uint32_t *i, uint32_t *n)
+{
+    const char *envs[] = {"JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"};
+    char err[200];
+    *i = 0;
+    *n = 1;
+    if (a->shard != NULL)
+        return parse_shard(a->shard, i, n) == 0 ? 0 : TB_EXIT_USAGE;
+    if (a->shards == 0)
+        return 0;
+    for (size_t k = 0; k < 2; k++) {
+        const char *v = getenv(envs[k]);
+        size_t z;
+        if (v == NULL || v[0] == '\0')
+            continue;
+        if (tb_opt_size(envs[k], v, 0, a->shards - 1, &z, err, sizeof(err)) != 0) {
+            tb_cli_error("%s (with --shards %zu)", err, a->shards);
+            return TB_EXIT_USAGE;
+        }
+        *i = (uint32_t)z;
+        *n = (uint32_t)a->shards;
+        return 0;
+    }
+    tb_cli_error("--shards %zu: no index in $JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID "
+                 "(give --shard I/N)",
+                 a->shards);
+    return TB_EXIT_USAGE;
+}
+
+/* Builds the level list.  0 or an exit code. */
+static int levels_of(const struct tb_cli_bench *a, struct tb_bench_meta *m)
+{
+    double v[TB_BENCH_LEVELS_MAX];
+    uint32_t n;
+    if (a->rates != NULL) {
+        if (parse_list("--rate", a->rates, 0.001, 1e6, 0, v, &n) != 0)
+            return TB_EXIT_USAGE;
+        for (uint32_t i = 0; i < n; i++) {
+            m->levels[i].mode = a->poisson ? TB_BENCH_POISSON : TB_BENCH_CONSTANT;
+            m->levels[i].rate = v[i];
+            m->levels[i].concurrency = (uint32_t)a->max_conc;
+        }
+    } else {
+        if (parse_list("-c", a->conc != NULL ? a->conc : DEFAULT_LEVELS, 1, TB_BENCH_CONC_MAX, 1, v,
+                       &n) != 0)
+            return TB_EXIT_USAGE;
+        for (uint32_t i = 0; i < n; i++) {
+            m->levels[i].mode = TB_BENCH_CLOSED;
+            m->levels[i].concurrency = (uint32_t)v[i];
+            m->levels[i].rate = 0;
+        }
+    }
+    m->nlevels = n;
+    return 0;
+}
+
+int tb_cli_bench_plan(const struct tb_cli_bench *a, struct tb_bench_meta *m)
+{
+    int code = levels_of(a, m);
+    return code != 0 ? code : pick_shard(a, &m->shard, &m->nshards);
+}

@@ -1,0 +1,226 @@
+/*
+ * bench_out.c - `ttsbuf bench --out DIR`: the directory (never mixing two
+ * runs), the records file and a trace per request, and the summary (see
+ * bench_cli.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "bench_cli.h"
+#include "cli.h"
+#include "jsonout.h"
+#include "ttsbuf/trace.h"
+#include "ttsbuf/version.h"
+
+/* DIR/STEM.EXT, or DIR/STEM-I-of-N.EXT for a shard. */
+static void file_name(char *out, size_t len, const char *dir, const char *stem, const char *ext,
+                      const struct tb_bench_meta *m)
+{
+    if (m->nshards > 1)
+        snprintf(out, len, "%s/%s-%u-of-%u.%s", dir, stem, m->shard, m->nshards, ext);
+    else
+        snprintf(out, len, "%s/%s.%s", dir, stem, ext);
+}
+
+enum out_entry { OUT_KEEP, OUT_EARLIER, OUT_FOREIGN };
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* 1 and *id when name is a trace's, "L<level>-<id>.jsonl". */
+static int trace_id(const char *name, unsigned long long *id)
+{
+    char *end;
+    const char *dash = strchr(name, '-');
+    if (name[0] != 'L' || dash == NULL || dash == name + 1)
+        return 0;
+    (void)strtoul(name + 1, &end, 10);
+    if (end != dash)
+        return 0;
+    errno = 0;
+    *id = strtoull(dash + 1, &end, 10);
+    return errno == 0 && end != dash + 1 && strcmp(end, ".jsonl") == 0;
+}
+
+/* What an entry of DIR (or DIR/traces) is.  Unsharded: an earlier run's
+ * records, summary and traces are OUT_EARLIER (refused; --force removes
+ * them); any other file in traces/ is OUT_FOREIGN (refused, never
+ * removed: `sweep DIR/traces` would read it); other files in DIR (a
+ * report redirected there) stay.  Sharded (shards share a DIR), only this
+ * shard's records, summary and traces (ids = shard mod N) matter. */
+static enum out_entry out_entry(const char *name, int in_traces, const struct tb_bench_meta *m)
+{
+    char mine[64];
+    unsigned long long id = 0;
+    int trace = in_traces && trace_id(name, &id);
+    if (m->nshards > 1) {
+        if (in_traces)
+            return trace && id % m->nshards == m->shard ? OUT_EARLIER : OUT_KEEP;
+        snprintf(mine, sizeof(mine), "records-%u-of-%u.jsonl", m->shard, m->nshards);
+        if (strcmp(name, mine) == 0)
+            return OUT_EARLIER;
+        snprintf(mine, sizeof(mine), "summary-%u-of-%u.json", m->shard, m->nshards);
+        return strcmp(name, mine) == 0 ? OUT_EARLIER : OUT_KEEP;
+    }
+    if (in_traces)
+        return trace ? OUT_EARLIER : OUT_FOREIGN;
+    if ((strncmp(name, "records", 7) == 0 && has_suffix(name, ".jsonl")) ||
+        (strncmp(name, "summary", 7) == 0 && has_suffix(name, ".json")))
+        return OUT_EARLIER;
+    return OUT_KEEP;
+}
+
+/* Refuses (or, with force, removes) an earlier run's files in dir (or in
+ * dir/traces).  0 or an exit code. */
+static int clear_stale(const char *dir, int in_traces, const struct tb_bench_meta *m, int force)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[4200];
+    int code = 0;
+    if (d == NULL) {
+        tb_cli_error("--out: %s: %s", dir, strerror(errno));
+        return TB_EXIT_USAGE;
+    }
+    while (code == 0 && (e = readdir(d)) != NULL) {
+        enum out_entry k;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        k = out_entry(e->d_name, in_traces, m);
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (k == OUT_KEEP)
+            continue;
+        if (k == OUT_FOREIGN) {
+            tb_cli_error("--out: %s holds %s, not a trace of ttsbuf's; give a new directory", dir,
+                         e->d_name);
+            code = TB_EXIT_USAGE;
+        } else if (!force) {
+            tb_cli_error("--out: %s holds an earlier run (%s); give a new directory, or "
+                         "--force to remove its records, summary and traces",
+                         dir, e->d_name);
+            code = TB_EXIT_USAGE;
+        } else if (unlink(path) != 0) {
+            tb_cli_error("--out: cannot remove %s: %s", path, strerror(errno));
+            code = TB_EXIT_USAGE;
+        }
+    }
+    closedir(d);
+    return code;
+}
+
+int tb_cli_bench_meta_options(struct tb_bench_meta *meta, const struct tb_sim_opts *o,
+                              long max_tokens, const char *api)
+{
+    cJSON *j = cJSON_CreateObject();
+    char *t;
+    if (j == NULL)
+        return -1;
+    tb_cli_json_playout(j, o);
+    cJSON_AddNumberToObject(j, "ring_slots", (double)o->ring_slots);
+    cJSON_AddNumberToObject(j, "ring_bytes", (double)o->ring_bytes);
+    cJSON_AddNumberToObject(j, "max_tokens", (double)max_tokens);
+    cJSON_AddStringToObject(j, "api", api);
+    t = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    if (t == NULL || strlen(t) >= sizeof(meta->options)) {
+        cJSON_free(t);
+        return -1;
+    }
+    snprintf(meta->options, sizeof(meta->options), "%s", t);
+    cJSON_free(t);
+    snprintf(meta->started_at, sizeof(meta->started_at), "%s", tb_cli_started_at());
+    snprintf(meta->ttsbuf_version, sizeof(meta->ttsbuf_version), "%s", TB_VERSION);
+    return 0;
+}
+
+/* The output directory: DIR and DIR/traces, with no earlier run's files
+ * in them (refused, or removed with --force): a later `sweep DIR/traces`
+ * must not mix runs.  0 or an exit code. */
+static int make_out(const char *dir, const struct tb_bench_meta *m, int force)
+{
+    char path[4096];
+    int code;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        tb_cli_error("--out: %s: %s", dir, strerror(errno));
+        return TB_EXIT_USAGE;
+    }
+    snprintf(path, sizeof(path), "%s/traces", dir);
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+        tb_cli_error("--out: %s: %s", path, strerror(errno));
+        return TB_EXIT_USAGE;
+    }
+    code = clear_stale(path, 1, m, force);
+    return code != 0 ? code : clear_stale(dir, 0, m, force);
+}
+
+int tb_cli_bench_out_open(const char *dir, const struct tb_bench_meta *m, int force, FILE **rf)
+{
+    char path[4200];
+    int code = make_out(dir, m, force);
+    *rf = NULL;
+    if (code != 0)
+        return code;
+    file_name(path, sizeof(path), dir, "records", "jsonl", m);
+    *rf = fopen(path, "w");
+    if (*rf == NULL || tb_bench_write_header(*rf, m) != 0) {
+        tb_cli_error("--out: %s: %s", path, strerror(errno));
+        return TB_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int tb_cli_bench_out_level(FILE *rf, const char *dir, const struct tb_bench_meta *m,
+                           struct tb_bench_recs *recs, size_t from)
+{
+    for (size_t i = from; i < recs->n; i++) {
+        struct tb_bench_rec *r = &recs->v[i];
+        char rel[96], path[4200];
+        FILE *tf;
+        int rc;
+        snprintf(rel, sizeof(rel), "traces/L%u-%06llu.jsonl", r->level, (unsigned long long)r->id);
+        snprintf(path, sizeof(path), "%s/%s", dir, rel);
+        snprintf(r->stream.model, sizeof(r->stream.model), "%s", m->model);
+        snprintf(r->stream.base_url, sizeof(r->stream.base_url), "%s", m->base_url);
+        snprintf(r->stream.provider, sizeof(r->stream.provider), "%s", m->provider);
+        snprintf(r->stream.started_at, sizeof(r->stream.started_at), "%s", m->started_at);
+        snprintf(r->stream.command, sizeof(r->stream.command), "bench");
+        tf = fopen(path, "w");
+        if (tf == NULL) {
+            tb_cli_error("--out: %s: %s", path, strerror(errno));
+            return -1;
+        }
+        rc = tb_trace_write_opts(tf, &r->stream, m->options);
+        if (tb_cli_out_close("--out", path, tf, rc) >= 0)
+            return -1;
+        if (tb_bench_write_rec(rf, r, rel) != 0) {
+            tb_cli_error("--out: write error on the records file: %s", strerror(errno));
+            return -1;
+        }
+    }
+    fflush(rf);
+    return 0;
+}
+
+void tb_cli_bench_out_summary(const char *dir, const struct tb_bench_meta *m,
+                              const struct tb_bench_summary *sums)
+{
+    char path[4200];
+    FILE *sf;
+    file_name(path, sizeof(path), dir, "summary", "json", m);
+    sf = fopen(path, "w");
+    if (sf != NULL) {
+        tb_bench_report_json(sf, "bench", m, sums);
+        fclose(sf);
+    } else {
+        tb_cli_error("--out: %s: %s", path, strerror(errno));
+    }
+}

@@ -1,0 +1,62 @@
+/*
+ * bench_play.c - `ttsbuf bench --audio SINK`: one stream of the run
+ * played through the sink, so the worst stall can be heard: the request
+ * with the most silence (or --play ID), replayed from its recorded
+ * arrivals as `ttsbuf sim --trace` would (see bench_cli.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench_cli.h"
+#include "cli.h"
+#include "ttsbuf/clock.h"
+
+int tb_cli_bench_play(struct tb_cli_bench *a, const struct tb_bench_recs *recs)
+{
+    const struct tb_bench_rec *pick = NULL;
+    struct tb_sim_opts o = a->c.o;
+    struct tb_sim_result r;
+    struct tb_clock clk;
+    char err[256];
+    int code;
+    for (size_t i = 0; i < recs->n; i++) {
+        const struct tb_bench_rec *x = &recs->v[i];
+        if (x->error != 0 || x->stream.n == 0 || isnan(x->gap_total))
+            continue;
+        if (a->play != NULL && strcmp(a->play, "worst") != 0) {
+            char id[32];
+            snprintf(id, sizeof(id), "%llu", (unsigned long long)x->id);
+            if (strcmp(id, a->play) == 0)
+                pick = x;
+        } else if (pick == NULL || x->gap_total > pick->gap_total) {
+            pick = x;
+        }
+    }
+    if (pick == NULL) {
+        tb_cli_error("--play %s: no such successful request", a->play ? a->play : "worst");
+        return TB_EXIT_USAGE;
+    }
+    fprintf(stderr,
+            "ttsbuf: playing request %llu (level %u: %u underrun%s, %.2f s of silence) "
+            "through --audio %s\n",
+            (unsigned long long)pick->id, pick->level + 1, pick->underruns,
+            pick->underruns == 1 ? "" : "s", pick->gap_total, a->au.spec);
+    code = tb_cli_audio_start(&a->au, &o);
+    if (code >= 0)
+        return code;
+    if (tb_cli_audio_realtime(&a->au))
+        tb_clock_monotonic_init(&clk);
+    else
+        tb_clock_virtual_init(&clk);
+    if (tb_sim_run(&pick->stream, &o, &clk, NULL, NULL, &r, err, sizeof(err)) != 0) {
+        tb_cli_error("--play: %s", err);
+        tb_cli_audio_finish(&a->au);
+        return TB_EXIT_FAILED;
+    }
+    code = tb_cli_audio_finish(&a->au);
+    if (code >= 0)
+        return code;
+    tb_cli_audio_report(stderr, &a->au, &o, &r, a->c.max_gaps);
+    return -1;
+}
