@@ -283,11 +283,11 @@ struct peer {
     char host[32];
     pthread_t th;
     peer_fn fn;
-    int conns;             /* accepted so far */
-    char *req[PEER_REQS];  /* each request as received (head + body) */
-    char location[256];    /* for the redirecting scripts */
-    const char *script;    /* for s_script: what it sends (see run_script) */
-    const char *x;         /* its 'X' bytes, xlen of them */
+    int conns;            /* accepted so far */
+    char *req[PEER_REQS]; /* each request as received (head + body) */
+    char location[256];   /* for the redirecting scripts */
+    const char *script;   /* for s_script: what it sends (see run_script) */
+    const char *x;        /* its 'X' bytes, xlen of them */
     size_t xlen;
     _Atomic uint64_t sent; /* bytes a filling script got out */
     atomic_int stop;
@@ -588,37 +588,22 @@ static void run_script(struct peer *pe, int fd, const char *s)
     for (; *s != '\0'; s++) {
         char *end;
         switch (*s) {
-        case 'H':
-            send_str(fd, W->head);
-            break;
+        case 'H': send_str(fd, W->head); break;
         case 'D':
             send_deltas(fd, (size_t)strtoul(s + 1, &end, 10));
             s = end - 1;
             break;
-        case 'E':
-            send_end(fd);
-            break;
-        case 'U':
-            send_str(fd, W->end_usage0);
-            break;
+        case 'E': send_end(fd); break;
+        case 'U': send_str(fd, W->end_usage0); break;
         case 'P':
             send_str(fd, W->pre);
             send_str(fd, " w3");
             break;
-        case 'X':
-            send_text(fd, pe->x, pe->xlen);
-            break;
-        case 'Z':
-            sleep_s(0.2);
-            break;
-        case 'R':
-            reset(fd);
-            break;
-        case 'K':
-            hold(pe, fd);
-            break;
-        default:
-            fail_msg("script '%s': no step '%c'", pe->script, *s);
+        case 'X': send_text(fd, pe->x, pe->xlen); break;
+        case 'Z': sleep_s(0.2); break;
+        case 'R': reset(fd); break;
+        case 'K': hold(pe, fd); break;
+        default: fail_msg("script '%s': no step '%c'", pe->script, *s);
         }
     }
 }
@@ -769,9 +754,8 @@ static void s_redirect_once(struct peer *pe, int fd, int conn)
 static void send_401(int fd, const char *quoted, const char *fields)
 {
     char body[1024], resp[1400];
-    snprintf(body, sizeof(body),
-             "{\"error\":{\"message\":\"Incorrect API key provided: %s\",%s}}", quoted,
-             fields);
+    snprintf(body, sizeof(body), "{\"error\":{\"message\":\"Incorrect API key provided: %s\",%s}}",
+             quoted, fields);
     snprintf(resp, sizeof(resp),
              "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
              "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
@@ -798,13 +782,17 @@ static void s_401_echo_key(struct peer *pe, int fd, int conn)
 }
 
 /* The 5 deltas and the end of s_ok, gzip-compressed (mtime 0). */
-static const char gzip_ok[] =
-    "\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03\xad\xcc\xb1\x0a\x83\x30\x10\x06\xe0\x3d\x4f\x21\xff\xec"
-    "\x60\xb5\xd3\xcd\xed\x5a\x1f\x40\x44\x82\xb9\x62\x20\x5c\xc4\x9c\xb4\x20\x79\xf7\x76\x2c\x74\x2a"
-    "\xcd\xfc\xc1\xe7\xac\x5a\xaa\x0e\xcc\x4b\xf4\x33\x27\xd0\x70\xc0\x8b\xe3\x27\xa8\xa9\xe1\x38\xa8"
-    "\x05\xbd\x39\x8a\xb2\x28\x08\xd5\xa3\x41\xae\x71\xf7\xe2\xd3\x32\x6d\x6c\x53\x14\x90\xec\x21\xe4"
-    "\x31\x1b\xe3\x7e\xff\x4e\x85\xbf\xb6\xf0\xd7\x15\xfe\xce\xff\x7f\xdf\x01\x92\xc6\x15\x1f\xc5\x70"
-    "\xe9\x6f\xd7\xd1\x98\x17\xb8\x17\xea\xcd\xe1\x01\x00\x00";
+static const char gzip_ok[] = "\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03\xad\xcc\xb1\x0a\x83\x30\x10"
+                              "\x06\xe0\x3d\x4f\x21\xff\xec"
+                              "\x60\xb5\xd3\xcd\xed\x5a\x1f\x40\x44\x82\xb9\x62\x20\x5c\xc4\x9c\xb4"
+                              "\x20\x79\xf7\x76\x2c\x74\x2a"
+                              "\xcd\xfc\xc1\xe7\xac\x5a\xaa\x0e\xcc\x4b\xf4\x33\x27\xd0\x70\xc0\x8b"
+                              "\xe3\x27\xa8\xa9\xe1\x38\xa8"
+                              "\x05\xbd\x39\x8a\xb2\x28\x08\xd5\xa3\x41\xae\x71\xf7\xe2\xd3\x32\x6d"
+                              "\x6c\x53\x14\x90\xec\x21\xe4"
+                              "\x31\x1b\xe3\x7e\xff\x4e\x85\xbf\xb6\xf0\xd7\x15\xfe\xce\xff\x7f\xdf"
+                              "\x01\x92\xc6\x15\x1f\xc5\x70"
+                              "\xe9\x6f\xd7\xd1\x98\x17\xb8\x17\xea\xcd\xe1\x01\x00\x00";
 
 /* A head with Content-Encoding pe->x, then gzip_ok (when it says gzip and
  * pe->script is NULL) or the script's plain text. */
@@ -974,7 +962,6 @@ static void run_bench_once(const char *args, struct proc extra[2])
     bench_out(&extra[0], more);
 }
 
-
 /* Three tokens an event: the deltas are joined, so the report's token
  * count stands for the texts. */
 static void check_burst(const struct frow *r, const struct proc *p, const struct proc extra[2],
@@ -1025,8 +1012,8 @@ static void check_halves(const struct frow *r, const struct proc *p, const struc
 /* Usage that says 0 for 5 content events is not trusted: run reports no
  * token count (null, not 0) and says why, in the JSON and the human
  * report; bench counts the events instead. */
-static void check_usage_zero(const struct frow *r, const struct proc *p,
-                             const struct proc extra[2], const struct peer *pe)
+static void check_usage_zero(const struct frow *r, const struct proc *p, const struct proc extra[2],
+                             const struct peer *pe)
 {
     cJSON *j = cJSON_Parse(p->out), *l, *u;
     (void)r, (void)pe;
@@ -1066,8 +1053,8 @@ static void check_dns(const struct frow *r, const struct proc *p, const struct p
 }
 
 /* bench at the same keep-alive peer: the idle timeout fires there too. */
-static void check_bench_idle(const struct frow *r, const struct proc *p,
-                             const struct proc extra[2], const struct peer *pe)
+static void check_bench_idle(const struct frow *r, const struct proc *p, const struct proc extra[2],
+                             const struct peer *pe)
 {
     (void)r, (void)p, (void)pe;
     if (strstr(extra[0].trace, "\"kind\":\"idle_timeout\"") == NULL ||
@@ -1079,8 +1066,8 @@ static void check_bench_idle(const struct frow *r, const struct proc *p,
 /* A key of any length that a server quotes back is masked: keys shorter
  * than 3 bytes by as many stars, longer ones by "***" (r->x: how it
  * shows; r->location: the key). */
-static void check_key_masked(const struct frow *r, const struct proc *p,
-                             const struct proc extra[2], const struct peer *pe)
+static void check_key_masked(const struct frow *r, const struct proc *p, const struct proc extra[2],
+                             const struct peer *pe)
 {
     (void)extra;
     assert_non_null(strstr(peer_req(pe, 0), r->location)); /* it was sent */
@@ -1092,15 +1079,23 @@ static void check_key_masked(const struct frow *r, const struct proc *p,
 
 /* ---- the matrix ---- */
 
-
 /* `ttsbuf serve`'s status@N fault with a JSON body (its message) and with
  * an HTML one. */
 #define STATUS_ROWS(n, json_msg)                                                                   \
-    {.name = "status@" #n, .every = 1, .at = AT_SERVE, .fault = "status@" #n,                     \
+    {.name = "status@" #n,                                                                         \
+     .every = 1,                                                                                   \
+     .at = AT_SERVE,                                                                               \
+     .fault = "status@" #n,                                                                        \
      .e = {3, "http", json_msg, 0, n}},                                                            \
     {                                                                                              \
-        .name = "status@" #n ":html", .every = 1, .at = AT_SERVE, .fault = "status@" #n ":html",  \
-        .e = {3, "http", "HTTP " #n ": " #n " ", 0, n}                                             \
+        .name = "status@" #n ":html", .every = 1, .at = AT_SERVE, .fault = "status@" #n ":html",   \
+        .e = {                                                                                     \
+            3,                                                                                     \
+            "http",                                                                                \
+            "HTTP " #n ": " #n " ",                                                                \
+            0,                                                                                     \
+            n                                                                                      \
+        }                                                                                          \
     }
 
 #define IDLE1 "no data for 1 s (--idle-timeout) after "
@@ -1278,8 +1273,7 @@ static void tls_self_signed(void **state)
 {
     (void)state;
     static const struct expect want[2] = {
-        {3, "transport", "request failed: SSL certificate problem", 0, 0},
-        {0, NULL, NULL, 5, 200}};
+        {3, "transport", "request failed: SSL certificate problem", 0, 0}, {0, NULL, NULL, 5, 200}};
     static const char *const flag[2] = {"", " --insecure"};
     char dir[64], cmd[2048], args[256];
     int port[2];
@@ -1411,9 +1405,11 @@ static void huge_line_bounded(void **state)
         peer_fn fn;
         struct expect e;
     } rows[] = {
-        {"100 MB line", s_huge_line,
+        {"100 MB line",
+         s_huge_line,
          {3, "sse", "event stream: line over 1048576 bytes at byte ", 2, 200}},
-        {"500 with a 100 MB body", s_huge_html_500,
+        {"500 with a 100 MB body",
+         s_huge_html_500,
          {3, "http", "HTTP 500: 500 Internal Server Error", 0, 500}},
     };
     struct peer pe;
@@ -1539,8 +1535,8 @@ static void redirects_never_leak_the_key(void **state)
         /* The same origin: the key goes along. */
         struct peer a;
         struct proc p;
-        via_redirect(&a, s_redirect_once, "/v2/chat/completions",
-                     "-H 'x-api-key: " SECRET_HDR "'", bench, &p);
+        via_redirect(&a, s_redirect_once, "/v2/chat/completions", "-H 'x-api-key: " SECRET_HDR "'",
+                     bench, &p);
         if (bench)
             check_bench("bench: same-origin redirect", &p, 1, 5);
         else
@@ -1766,8 +1762,8 @@ int tb_test_fault(void)
         cmocka_unit_test(live_delta_cap),
     };
     static struct fcase cases[NROWS(frows) * NWIRES];
-    struct CMUnitTest tests[NROWS(cases) + NROWS(redirect_fails) + NROWS(secret_cases) +
-                            NROWS(own)];
+    struct CMUnitTest
+        tests[NROWS(cases) + NROWS(redirect_fails) + NROWS(secret_cases) + NROWS(own)];
     size_t n = 0, nc = 0;
     int failed;
     signal(SIGPIPE, SIG_IGN);

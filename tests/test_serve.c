@@ -474,9 +474,7 @@ static void stream_make(enum which_stream w, struct tb_stream *s)
     struct esc_event e[32];
     size_t ne;
     switch (w) {
-    case ST_SHORT:
-        stream_short(s);
-        return;
+    case ST_SHORT: stream_short(s); return;
     case ST_TIMING:
         tb_stream_init(s);
         for (size_t i = 0; i < 5; i++)
@@ -498,9 +496,7 @@ static void stream_make(enum which_stream w, struct tb_stream *s)
         for (size_t i = 0; i < ne; i++)
             assert_int_equal(tb_stream_append(s, 0.001, e[i].text, e[i].len, 1, e[i].kind), 0);
         return;
-    case ST_BIG:
-        stream_fill(s, 6, 1u << 20, 'b', 0.001);
-        return;
+    case ST_BIG: stream_fill(s, 6, 1u << 20, 'b', 0.001); return;
     }
 }
 
@@ -508,9 +504,9 @@ static void stream_make(enum which_stream w, struct tb_stream *s)
 
 /* A chat chunk of request 1 (delta and finish are JSON text). */
 #define CHUNK(model, delta, finish)                                                                \
-    "{\"id\":\"chatcmpl-ttsbuf-1\",\"object\":\"chat.completion.chunk\",\"created\":0,"           \
-    "\"model\":\"" model "\",\"choices\":[{\"index\":0,\"delta\":" delta ",\"finish_reason\":"     \
-    finish "}]}"
+    "{\"id\":\"chatcmpl-ttsbuf-1\",\"object\":\"chat.completion.chunk\",\"created\":0,"            \
+    "\"model\":\"" model "\",\"choices\":[{\"index\":0,\"delta\":" delta                           \
+    ",\"finish_reason\":" finish "}]}"
 
 #define SHORT_STREAM_REQ                                                                           \
     "{\"model\":\"m\",\"stream\":true,\"stream_options\":{\"include_usage\":true},"                \
@@ -518,21 +514,38 @@ static void stream_make(enum which_stream w, struct tb_stream *s)
 
 /* The body SHORT_STREAM_REQ gets from stream_short, request id 1. */
 #define SHORT_STREAM_BODY                                                                          \
-    "data: " CHUNK("m", "{\"role\":\"assistant\",\"content\":\"\"}", "null") "\n\n"               \
-    "data: " CHUNK("m", "{\"content\":\"Hi\"}", "null") "\n\n"                                     \
-    "data: " CHUNK("m", "{\"content\":\" \\\"there\\\"\"}", "null") "\n\n"                         \
-    "data: " CHUNK("m", "{\"content\":\"\\n\"}", "null") "\n\n"                                    \
-    "data: " CHUNK("m", "{}", "\"stop\"") "\n\n"                                                   \
-    "data: {\"id\":\"chatcmpl-ttsbuf-1\",\"object\":\"chat.completion.chunk\",\"created\":0,"     \
-    "\"model\":\"m\",\"choices\":[],\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":4,"       \
-    "\"total_tokens\":6}}\n\n"                                                                     \
-    "data: [DONE]\n\n"
+    "data: " CHUNK(                                                                                \
+        "m", "{\"role\":\"assistant\",\"content\":\"\"}",                                          \
+        "null") "\n\n"                                                                             \
+                "data: " CHUNK(                                                                    \
+                    "m", "{\"content\":\"Hi\"}",                                                   \
+                    "null") "\n\n"                                                                 \
+                            "data: " CHUNK(                                                        \
+                                "m", "{\"content\":\" \\\"there\\\"\"}",                           \
+                                "null") "\n\n"                                                     \
+                                        "data: " CHUNK(                                            \
+                                            "m", "{\"content\":\"\\n\"}",                          \
+                                            "null") "\n\n"                                         \
+                                                    "data: " CHUNK(                                \
+                                                        "m", "{}",                                 \
+                                                        "\"stop\"") "\n\n"                         \
+                                                                    "data: "                       \
+                                                                    "{\"id\":\"chatcmpl-ttsbuf-"   \
+                                                                    "1\",\"object\":\"chat."       \
+                                                                    "completion.chunk\","          \
+                                                                    "\"created\":0,"               \
+                                                                    "\"model\":\"m\",\"choices\":" \
+                                                                    "[],\"usage\":{\"prompt_"      \
+                                                                    "tokens\":2,\"completion_"     \
+                                                                    "tokens\":4,"                  \
+                                                                    "\"total_tokens\":6}}\n\n"     \
+                                                                    "data: [DONE]\n\n"
 
 /* A legacy completion chunk of request 1 (text and finish are JSON text). */
 #define CMPL(text, finish)                                                                         \
-    "data: {\"id\":\"cmpl-ttsbuf-1\",\"object\":\"text_completion\",\"created\":0,\"model\":"     \
-    "\"m\",\"choices\":[{\"text\":" text ",\"index\":0,\"logprobs\":null,\"finish_reason\":"      \
-    finish "}]}\n\n"
+    "data: {\"id\":\"cmpl-ttsbuf-1\",\"object\":\"text_completion\",\"created\":0,\"model\":"      \
+    "\"m\",\"choices\":[{\"text\":" text                                                           \
+    ",\"index\":0,\"logprobs\":null,\"finish_reason\":" finish "}]}\n\n"
 
 #define JSON_TYPE "\r\nContent-Type: application/json\r\n"
 #define BAD_REQUEST "\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}"
@@ -632,10 +645,10 @@ struct xcase {
     const char *name;
     enum which_stream stream;
     const char *faults, *path;
-    const char *json;            /* NULL: a GET (unless raw) */
-    const char *raw;             /* the request's exact bytes instead */
-    char *(*raw_fn)(size_t *);   /* or made at run time */
-    const char *prior;           /* posted to path first (so this is request 2) */
+    const char *json;          /* NULL: a GET (unless raw) */
+    const char *raw;           /* the request's exact bytes instead */
+    char *(*raw_fn)(size_t *); /* or made at run time */
+    const char *prior;         /* posted to path first (so this is request 2) */
     int status;
     const char *has[5], *hasnt[2]; /* in the raw response or the de-chunked body */
     int events;                    /* SSE events in the body */
@@ -765,12 +778,18 @@ static void check_escapes(const struct xcase *c, const struct reply *r,
 
 /* A malformed request head: the status, a JSON error naming the cause. */
 #define BAD_HEAD(label, request, code, says)                                                       \
-    {.name = "bad head: " label, .raw = request, .status = code,                                  \
-     .has = {JSON_TYPE, "{\"error\":{\"message\":\"", says}, .eof = 1}
+    {                                                                                              \
+        .name = "bad head: " label, .raw = request, .status = code,                                \
+        .has = {JSON_TYPE, "{\"error\":{\"message\":\"", says}, .eof = 1                           \
+    }
 /* A chat body the server refuses with 400, naming the cause. */
 #define BAD_BODY(label, request, says)                                                             \
-    {.name = "bad body: " label, .path = CHAT, .json = request, .status = 400,                    \
-     .has = {says, BAD_REQUEST}}
+    {                                                                                              \
+        .name = "bad body: " label, .path = CHAT, .json = request, .status = 400, .has = {         \
+            says,                                                                                  \
+            BAD_REQUEST                                                                            \
+        }                                                                                          \
+    }
 
 /* clang-format off */
 static const struct xcase xcases[] = {
@@ -1045,8 +1064,7 @@ static void check_when(const struct xcase *c, const struct reply *r)
     for (size_t i = 0; i < 3 && (c->when[i].lo > 0 || c->when[i].hi > 0); i++) {
         int k = c->when[i].chunk;
         double a = k < 0 ? (r->nr > 0 ? r->rt[0] : -1) : r->chunk_t[k];
-        if (k >= (int)r->nchunks || a < c->when[i].lo ||
-            (c->when[i].hi > 0 && a >= c->when[i].hi))
+        if (k >= (int)r->nchunks || a < c->when[i].lo || (c->when[i].hi > 0 && a >= c->when[i].hi))
             fail_msg("%s: %s %d came at %.4f s, want [%.3f, %.3f)", c->name,
                      k < 0 ? "read" : "chunk", k, a, c->when[i].lo, c->when[i].hi);
     }
@@ -1506,8 +1524,7 @@ static void memory_budget_bodies(void **state)
         struct tb_stream half;
         stream_fill(&half, 1, 1u << 19, 'b', 0);
         assert_int_equal(
-            tb_stream_append(&st, 0.0, tb_stream_text(&half, 0), 1u << 19, 1, TB_KIND_CONTENT),
-            0);
+            tb_stream_append(&st, 0.0, tb_stream_text(&half, 0), 1u << 19, 1, TB_KIND_CONTENT), 0);
         tb_stream_free(&half);
     }
     srv_budget = budget;
@@ -1717,22 +1734,21 @@ static void create_errors(void **state)
 int tb_test_serve(void)
 {
     static const struct CMUnitTest own[] = {
-        cmocka_unit_test(faults_parse_ok),   cmocka_unit_test(expect_continue),
-        cmocka_unit_test(concurrent_streams), cmocka_unit_test(stop_promptly),
-        cmocka_unit_test(client_gone),       cmocka_unit_test(memory_budget_503),
+        cmocka_unit_test(faults_parse_ok),      cmocka_unit_test(expect_continue),
+        cmocka_unit_test(concurrent_streams),   cmocka_unit_test(stop_promptly),
+        cmocka_unit_test(client_gone),          cmocka_unit_test(memory_budget_503),
         cmocka_unit_test(memory_budget_bodies), cmocka_unit_test(hog_does_not_delay_others),
-        cmocka_unit_test(slow_client_dropped), cmocka_unit_test(max_conns_refused),
+        cmocka_unit_test(slow_client_dropped),  cmocka_unit_test(max_conns_refused),
         cmocka_unit_test(create_errors),
     };
     struct CMUnitTest tests[NROWS(own) + NROWS(xcases) + NROWS(bad_specs)];
     size_t n = 0;
     int failed;
     for (size_t i = 0; i < NROWS(bad_specs); i++)
-        tests[n++] = (struct CMUnitTest){bad_specs[i].spec, bad_spec_run, NULL, NULL,
-                                         (void *)&bad_specs[i]};
-    for (size_t i = 0; i < NROWS(xcases); i++)
         tests[n++] =
-            (struct CMUnitTest){xcases[i].name, xcase_run, NULL, NULL, (void *)&xcases[i]};
+            (struct CMUnitTest){bad_specs[i].spec, bad_spec_run, NULL, NULL, (void *)&bad_specs[i]};
+    for (size_t i = 0; i < NROWS(xcases); i++)
+        tests[n++] = (struct CMUnitTest){xcases[i].name, xcase_run, NULL, NULL, (void *)&xcases[i]};
     for (size_t i = 0; i < NROWS(own); i++)
         tests[n++] = own[i];
     tb_tests_total += (int)n;
