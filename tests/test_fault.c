@@ -42,6 +42,9 @@
 #include <unistd.h>
 
 #include "../src/cli/request.h"
+#include "proc.h"
+#include "tclock.h"
+#include "tcp_peer.h"
 #include "tests.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/live.h"
@@ -53,101 +56,13 @@
 #define SECRET_HDR "sk-ttsbuf-FAULT-HDR-e8d1c6b4"
 #define HUGE_LINE ((uint64_t)100 << 20)
 
-/* ---- running the binary ---- */
-
-static const char *bin(void)
-{
-    const char *b = getenv("TTSBUF");
-    return b != NULL ? b : "./ttsbuf";
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-struct proc {
-    int code;     /* exit status; -1 when killed by a signal */
-    int signal;   /* the signal that killed it, or 0 */
-    long maxrss;  /* peak resident set, KiB */
-    double secs;  /* wall time */
-    char dir[64]; /* out, err, t.jsonl */
-    char *out, *err, *trace;
-};
-
-static void proc_dir(struct proc *p)
-{
-    static int seq;
-    char cmd[512];
-    memset(p, 0, sizeof(*p));
-    snprintf(p->dir, sizeof(p->dir), "/tmp/ttsbuf-fault-%d-%d", (int)getpid(), seq++);
-    snprintf(cmd, sizeof(cmd), "rm -rf %s && mkdir -p %s", p->dir, p->dir);
-    assert_int_equal(system(cmd), 0);
-}
-
-static char *proc_file(const struct proc *p, const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "%s/%s", p->dir, name);
-    return tb_test_slurp_str(path);
-}
-
-/* Runs `sh -c "exec <cmd>"` with SIGPIPE back at its default (the test
- * process ignores it, and an ignored signal stays ignored across exec),
- * stdout and stderr to files; `stdin_closed_pipe` gives it a stdout pipe
- * whose reader has gone.  Waits, collecting the peak RSS. */
-static void proc_exec(struct proc *p, const char *cmd, int broken_stdout, int sig, double sig_after)
-{
-    char full[4096];
-    struct rusage ru;
-    int st, pfd[2] = {-1, -1};
-    double t0 = now_s();
-    pid_t pid;
-    snprintf(full, sizeof(full), "exec %s 2>%s/err", cmd, p->dir);
-    if (!broken_stdout)
-        snprintf(full + strlen(full), sizeof(full) - strlen(full), " >%s/out", p->dir);
-    else
-        assert_int_equal(pipe(pfd), 0);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        signal(SIGPIPE, SIG_DFL);
-        if (broken_stdout) {
-            close(pfd[0]);
-            dup2(pfd[1], STDOUT_FILENO);
-            close(pfd[1]);
-        }
-        execl("/bin/sh", "sh", "-c", full, (char *)NULL);
-        _exit(127);
-    }
-    if (broken_stdout) {
-        close(pfd[0]); /* the reader goes before anything is written */
-        close(pfd[1]);
-    }
-    if (sig != 0) {
-        struct timespec ts = {(time_t)sig_after, (long)((sig_after - (time_t)sig_after) * 1e9)};
-        nanosleep(&ts, NULL);
-        kill(pid, sig);
-    }
-    assert_int_equal(wait4(pid, &st, 0, &ru), pid);
-    p->secs = now_s() - t0;
-    p->maxrss = ru.ru_maxrss;
-    p->code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    p->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
-    p->out = proc_file(p, "out");
-    p->err = proc_file(p, "err");
-    p->trace = proc_file(p, "t.jsonl");
-}
-
 /* `ttsbuf run` with the row's options, --json, --record and -q. */
 static void run_cli(struct proc *p, const char *env, const char *args)
 {
     char cmd[3072];
     proc_dir(p);
     snprintf(cmd, sizeof(cmd), "env %s '%s' run --json -q --record %s/t.jsonl %s",
-             env != NULL ? env : "", bin(), p->dir, args);
+             env != NULL ? env : "", tb_test_bin(), p->dir, args);
     proc_exec(p, cmd, 0, 0, 0);
 }
 
@@ -158,7 +73,7 @@ static void bench_cli(struct proc *p, const char *env, const char *args)
     proc_dir(p);
     snprintf(cmd, sizeof(cmd),
              "env %s '%s' bench --json -q -c 1 --requests 1 --idle-timeout 5 --wpm 1000 %s",
-             env != NULL ? env : "", bin(), args);
+             env != NULL ? env : "", tb_test_bin(), args);
     proc_exec(p, cmd, 0, 0, 0);
 }
 
@@ -174,17 +89,6 @@ static void check_bench(const char *row, const struct proc *p, size_t ok, size_t
         fail_msg("%s: bench says '%.600s', want %zu ok and %zu events; stderr '%s'", row, p->out,
                  ok, events, p->err);
     cJSON_Delete(j);
-}
-
-static void proc_free(struct proc *p)
-{
-    char cmd[512];
-    free(p->out);
-    free(p->err);
-    free(p->trace);
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", p->dir);
-    if (system(cmd) != 0)
-        print_message("cannot remove %s\n", p->dir);
 }
 
 /* ---- what a row expects ---- */
@@ -272,177 +176,6 @@ static void check_row(const char *row, const struct proc *p, const struct expect
 }
 
 /* ---- a raw TCP peer ---- */
-
-struct peer;
-typedef void (*peer_fn)(struct peer *pe, int fd, int conn);
-
-#define PEER_REQS 8
-
-struct peer {
-    int lfd, port;
-    char host[32];
-    pthread_t th;
-    peer_fn fn;
-    int conns;            /* accepted so far */
-    char *req[PEER_REQS]; /* each request as received (head + body) */
-    char location[256];   /* for the redirecting scripts */
-    const char *script;   /* for s_script: what it sends (see run_script) */
-    const char *x;        /* its 'X' bytes, xlen of them */
-    size_t xlen;
-    _Atomic uint64_t sent; /* bytes a filling script got out */
-    atomic_int stop;
-};
-
-static int send_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n > 0) {
-        ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static int send_str(int fd, const char *s)
-{
-    return send_all(fd, s, strlen(s));
-}
-
-static void sleep_s(double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    nanosleep(&ts, NULL);
-}
-
-/* Reads one request: the head, then Content-Length bytes of body. */
-static char *read_request(int fd)
-{
-    size_t cap = 1 << 16, n = 0, need = 0;
-    char *buf = malloc(cap + 1);
-    double t0 = now_s();
-    assert_non_null(buf);
-    while (n < cap && now_s() - t0 < 5) {
-        struct pollfd pfd = {fd, POLLIN, 0};
-        ssize_t r;
-        char *end;
-        if (poll(&pfd, 1, 100) <= 0)
-            continue;
-        r = recv(fd, buf + n, cap - n, 0);
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-        buf[n] = '\0';
-        end = strstr(buf, "\r\n\r\n");
-        if (end != NULL && need == 0) {
-            const char *cl = strstr(buf, "Content-Length: ");
-            if (cl == NULL)
-                cl = strstr(buf, "content-length: ");
-            need = (size_t)(end + 4 - buf) + (cl != NULL ? (size_t)atol(cl + 16) : 0);
-        }
-        if (need != 0 && n >= need)
-            break;
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
-/* Holds the connection open until the client closes it or the test ends. */
-static void hold(struct peer *pe, int fd)
-{
-    char c[256];
-    while (!atomic_load(&pe->stop)) {
-        struct pollfd pfd = {fd, POLLIN, 0};
-        if (poll(&pfd, 1, 50) > 0 && recv(fd, c, sizeof(c), 0) <= 0)
-            return;
-    }
-}
-
-static void *peer_main(void *arg)
-{
-    struct peer *pe = arg;
-    while (!atomic_load(&pe->stop)) {
-        struct pollfd pfd = {pe->lfd, POLLIN, 0};
-        int fd, conn;
-        char *req;
-        if (poll(&pfd, 1, 50) <= 0)
-            continue;
-        fd = accept(pe->lfd, NULL, NULL);
-        if (fd < 0)
-            continue;
-        req = read_request(fd);
-        conn = pe->conns++;
-        if (conn < PEER_REQS)
-            pe->req[conn] = req;
-        else
-            free(req);
-        pe->fn(pe, fd, conn);
-        close(fd);
-    }
-    return NULL;
-}
-
-/* Binds and listens (the port is then known); peer_go starts the thread,
- * after which only it touches the peer until peer_halt. */
-static void peer_bind(struct peer *pe, const char *host, peer_fn fn)
-{
-    struct sockaddr_in a;
-    socklen_t al = sizeof(a);
-    int one = 1;
-    memset(pe, 0, sizeof(*pe));
-    snprintf(pe->host, sizeof(pe->host), "%s", host);
-    pe->fn = fn;
-    pe->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    assert_true(pe->lfd >= 0);
-    setsockopt(pe->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    assert_int_equal(inet_pton(AF_INET, host, &a.sin_addr), 1);
-    assert_int_equal(bind(pe->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-    assert_int_equal(listen(pe->lfd, 16), 0);
-    assert_int_equal(getsockname(pe->lfd, (struct sockaddr *)&a, &al), 0);
-    pe->port = ntohs(a.sin_port);
-}
-
-static void peer_go(struct peer *pe)
-{
-    assert_int_equal(pthread_create(&pe->th, NULL, peer_main, pe), 0);
-}
-
-static void peer_start(struct peer *pe, const char *host, peer_fn fn)
-{
-    peer_bind(pe, host, fn);
-    peer_go(pe);
-}
-
-/* Stops the peer; its requests stay readable until peer_free. */
-static void peer_halt(struct peer *pe)
-{
-    atomic_store(&pe->stop, 1);
-    pthread_join(pe->th, NULL);
-    close(pe->lfd);
-}
-
-static void peer_free(struct peer *pe)
-{
-    for (int i = 0; i < PEER_REQS; i++)
-        free(pe->req[i]);
-}
-
-static void peer_stop(struct peer *pe)
-{
-    peer_halt(pe);
-    peer_free(pe);
-}
-
-static const char *peer_req(const struct peer *pe, int i)
-{
-    return i < pe->conns && i < PEER_REQS && pe->req[i] != NULL ? pe->req[i] : "";
-}
 
 /* ---- scripts: what a peer sends ---- */
 
@@ -550,7 +283,7 @@ static int send_text(int fd, const char *text, size_t n)
     memcpy(ev, W->pre, a);
     memcpy(ev + a, text, n);
     memcpy(ev + a + n, W->post, b);
-    return send_all(fd, ev, a + n + b);
+    return peer_send(fd, ev, a + n + b);
 }
 
 static int send_delta(int fd, size_t k)
@@ -568,7 +301,7 @@ static void send_deltas(int fd, size_t n)
 
 static void send_end(int fd)
 {
-    send_str(fd, W->end);
+    peer_send_str(fd, W->end);
 }
 
 static void reset(int fd)
@@ -588,21 +321,21 @@ static void run_script(struct peer *pe, int fd, const char *s)
     for (; *s != '\0'; s++) {
         char *end;
         switch (*s) {
-        case 'H': send_str(fd, W->head); break;
+        case 'H': peer_send_str(fd, W->head); break;
         case 'D':
             send_deltas(fd, (size_t)strtoul(s + 1, &end, 10));
             s = end - 1;
             break;
         case 'E': send_end(fd); break;
-        case 'U': send_str(fd, W->end_usage0); break;
+        case 'U': peer_send_str(fd, W->end_usage0); break;
         case 'P':
-            send_str(fd, W->pre);
-            send_str(fd, " w3");
+            peer_send_str(fd, W->pre);
+            peer_send_str(fd, " w3");
             break;
         case 'X': send_text(fd, pe->x, pe->xlen); break;
-        case 'Z': sleep_s(0.2); break;
+        case 'Z': tclock_sleep(0.2); break;
         case 'R': reset(fd); break;
-        case 'K': hold(pe, fd); break;
+        case 'K': peer_hold(pe, fd); break;
         default: fail_msg("script '%s': no step '%c'", pe->script, *s);
         }
     }
@@ -628,7 +361,7 @@ static void s_halves(struct peer *pe, int fd, int conn)
     static const char *const parts[] = {"a\\ud83d", "\\ude00b\\ud840", "\\udc00", "c\\ud83d"};
     (void)pe;
     (void)conn;
-    send_str(fd, W->head);
+    peer_send_str(fd, W->head);
     for (size_t i = 0; i < 4; i++)
         send_text(fd, parts[i], strlen(parts[i]));
     send_end(fd);
@@ -638,13 +371,13 @@ static void s_drip(struct peer *pe, int fd, int conn)
 {
     static const char ev[] = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" w2\"}}]}";
     (void)conn;
-    send_str(fd, sse_head);
+    peer_send_str(fd, sse_head);
     send_deltas(fd, 2);
     for (size_t i = 0; i < sizeof(ev) - 1 && !atomic_load(&pe->stop); i++) {
-        if (send_all(fd, ev + i, 1) != 0)
+        if (peer_send(fd, ev + i, 1) != 0)
             return;
         for (int k = 0; k < 20 && !atomic_load(&pe->stop); k++)
-            sleep_s(0.05); /* one byte a second */
+            tclock_sleep(0.05); /* one byte a second */
     }
 }
 
@@ -654,13 +387,13 @@ static void s_drip(struct peer *pe, int fd, int conn)
 static void s_keepalive(struct peer *pe, int fd, int conn)
 {
     (void)conn;
-    send_str(fd, sse_head);
+    peer_send_str(fd, sse_head);
     send_deltas(fd, 2);
     for (int k = 0; !atomic_load(&pe->stop); k++) {
-        if (send_str(fd, k % 2 ? ": keep-alive\n\n"
-                               : "data: {\"choices\":[{\"index\":0,\"delta\":{}}]}\n\n") != 0)
+        if (peer_send_str(fd, k % 2 ? ": keep-alive\n\n"
+                                    : "data: {\"choices\":[{\"index\":0,\"delta\":{}}]}\n\n") != 0)
             return;
-        sleep_s(0.2);
+        tclock_sleep(0.2);
     }
 }
 
@@ -683,9 +416,9 @@ static void s_flood(struct peer *pe, int fd, int conn)
         return;
     for (int i = 0; i < PER_BLOCK; i++)
         memcpy(block + (size_t)i * (sizeof(ev) - 1), ev, sizeof(ev) - 1);
-    send_str(fd, sse_head);
+    peer_send_str(fd, sse_head);
     for (int n = 0; n < FLOOD_DELTAS / PER_BLOCK && !atomic_load(&pe->stop); n++)
-        if (send_all(fd, block, PER_BLOCK * (sizeof(ev) - 1)) != 0)
+        if (peer_send(fd, block, PER_BLOCK * (sizeof(ev) - 1)) != 0)
             break;
     free(block);
     send_end(fd);
@@ -696,10 +429,10 @@ static void fill(struct peer *pe, int fd, const char *prefix)
 {
     static char block[1 << 16];
     memset(block, 'x', sizeof(block));
-    if (send_str(fd, prefix) != 0)
+    if (peer_send_str(fd, prefix) != 0)
         return;
     for (uint64_t n = 0; n < HUGE_LINE && !atomic_load(&pe->stop); n += sizeof(block)) {
-        if (send_all(fd, block, sizeof(block)) != 0)
+        if (peer_send(fd, block, sizeof(block)) != 0)
             return;
         atomic_fetch_add(&pe->sent, sizeof(block));
     }
@@ -708,7 +441,7 @@ static void fill(struct peer *pe, int fd, const char *prefix)
 static void s_huge_line(struct peer *pe, int fd, int conn)
 {
     (void)conn;
-    send_str(fd, sse_head);
+    peer_send_str(fd, sse_head);
     send_deltas(fd, 2);
     fill(pe, fd, "data: ");
 }
@@ -737,7 +470,7 @@ static void s_redirect(struct peer *pe, int fd, int conn)
              "HTTP/1.1 307 Temporary Redirect\r\nLocation: %s\r\nContent-Length: 0\r\n"
              "Connection: close\r\n\r\n",
              pe->location);
-    send_str(fd, head);
+    peer_send_str(fd, head);
 }
 
 /* First a redirect (to pe->location), then a stream. */
@@ -760,7 +493,7 @@ static void send_401(int fd, const char *quoted, const char *fields)
              "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
              "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
              strlen(body), body);
-    send_str(fd, resp);
+    peer_send_str(fd, resp);
 }
 
 /* Quotes back every key, whatever way it came. */
@@ -804,9 +537,9 @@ static void s_encoded(struct peer *pe, int fd, int conn)
              "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: %s\r\n"
              "Connection: close\r\n\r\n",
              pe->x);
-    send_str(fd, head);
+    peer_send_str(fd, head);
     if (pe->script == NULL)
-        send_all(fd, gzip_ok, sizeof(gzip_ok) - 1);
+        peer_send(fd, gzip_ok, sizeof(gzip_ok) - 1);
     else
         run_script(pe, fd, pe->script);
 }
@@ -842,7 +575,8 @@ static void server_start(struct server *sv, const char *listen, int want_port)
         snprintf(log, sizeof(log), "%s/log", sv->dir);
         if (freopen(log, "w", stderr) == NULL)
             _exit(126);
-        execl(bin(), bin(), "serve", "--listen", listen, "--trace", path, (char *)NULL);
+        execl(tb_test_bin(), tb_test_bin(), "serve", "--listen", listen, "--trace", path,
+              (char *)NULL);
         _exit(127);
     }
     if (!want_port)
@@ -850,7 +584,7 @@ static void server_start(struct server *sv, const char *listen, int want_port)
     for (int i = 0; i < 500 && sv->port == 0; i++) {
         char *log;
         const char *p;
-        sleep_s(0.01);
+        tclock_sleep(0.01);
         snprintf(path, sizeof(path), "%s/log", sv->dir);
         log = tb_test_slurp_str(path);
         p = strstr(log, "http://");
@@ -933,7 +667,7 @@ static void run_human(const char *args, struct proc extra[2])
 {
     char cmd[1024];
     proc_dir(&extra[0]);
-    snprintf(cmd, sizeof(cmd), "'%s' run -q %s", bin(), args);
+    snprintf(cmd, sizeof(cmd), "'%s' run -q %s", tb_test_bin(), args);
     proc_exec(&extra[0], cmd, 0, 0, 0);
 }
 
@@ -942,7 +676,7 @@ static void bench_out(struct proc *p, const char *args)
 {
     char cmd[1024];
     proc_dir(p);
-    snprintf(cmd, sizeof(cmd), "'%s' bench -c 1 -q --out %s/b %s", bin(), p->dir, args);
+    snprintf(cmd, sizeof(cmd), "'%s' bench -c 1 -q --out %s/b %s", tb_test_bin(), p->dir, args);
     proc_exec(p, cmd, 0, 0, 0);
     free(p->trace); /* a run's trace: there is none */
     p->trace = proc_file(p, "b/records.jsonl");
@@ -1604,7 +1338,7 @@ static void secret_run(void **state)
              c->variant == 1 ? "--api-key-file " : "", c->variant == 1 ? keyfile : "", SECRET_HDR);
     proc_dir(&p);
     snprintf(cmd, sizeof(cmd), "env %s '%s' run %s --record %s/t.jsonl %s",
-             c->variant == 0 ? "OPENAI_API_KEY=" SECRET_ENV : "", bin(),
+             c->variant == 0 ? "OPENAI_API_KEY=" SECRET_ENV : "", tb_test_bin(),
              c->variant == 1 ? "" : "--json", p.dir, args);
     proc_exec(&p, cmd, 0, 0, 0);
     peer_halt(&pe);
@@ -1644,7 +1378,8 @@ static void sigterm_flushes_partial(void **state)
     peer_go(&pe);
     peer_args(&pe, args, sizeof(args), "--idle-timeout 30");
     proc_dir(&p);
-    snprintf(cmd, sizeof(cmd), "'%s' run --json -q --record %s/t.jsonl %s", bin(), p.dir, args);
+    snprintf(cmd, sizeof(cmd), "'%s' run --json -q --record %s/t.jsonl %s", tb_test_bin(), p.dir,
+             args);
     proc_exec(&p, cmd, 0, SIGTERM, 1.0);
     peer_stop(&pe);
     check_row("SIGTERM", &p, &e);
@@ -1667,10 +1402,10 @@ static void sigpipe_never_kills(void **state)
     proc_dir(&p[0]);
     proc_dir(&p[1]);
     snprintf(cmd[0], sizeof(cmd[0]),
-             "'%s' run --base-url http://127.0.0.1:%d/v1 --model m -q --record %s/t.jsonl", bin(),
-             pe.port, p[0].dir);
+             "'%s' run --base-url http://127.0.0.1:%d/v1 --model m -q --record %s/t.jsonl",
+             tb_test_bin(), pe.port, p[0].dir);
     snprintf(cmd[1], sizeof(cmd[1]), "'%s' sim --synth tokens=20000 --chunk token --gaps 100000",
-             bin());
+             tb_test_bin());
     for (int i = 0; i < 2; i++) {
         proc_exec(&p[i], cmd[i], 1, 0, 0);
         if (p[i].signal != 0)

@@ -1,3 +1,22 @@
+/*
+ * test_serve.c - the mock provider (tb_serve) over real sockets.
+ *
+ * Each case starts the real server on 127.0.0.1, port 0, in a thread,
+ * talks to it with a raw HTTP client (raw_http.h) that timestamps every
+ * read, and de-chunks what came back.  The expected bytes are written out
+ * here by hand (not built with the server's own code), so a change of
+ * shape shows up as a failed comparison.  Timing is checked against the
+ * schedule with one strict side (never early: an event may not arrive
+ * before send + t_k) and one generous side (a correctness check, not a
+ * benchmark: sanitizers and a loaded machine must pass).
+ *
+ * Most cases are rows of two tables: xcases (a stream, the server's
+ * faults, one request, and what must come back: status, bytes, events,
+ * arrival windows, the server's counters) and the fault specs the parser
+ * refuses.  One runner each, registered once per row, so a new case is a
+ * row.  The cases with logic of their own (many clients at once, stopping,
+ * memory budgets, fairness) are functions after the tables.
+ */
 #include <arpa/inet.h>
 #include <cJSON.h>
 #include <errno.h>
@@ -13,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "raw_http.h"
+#include "tclock.h"
 #include "tests.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/serve.h"
@@ -20,22 +41,6 @@
 
 /* How late an event may arrive and still pass (s): generous on purpose. */
 #define SLACK 0.15
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void sleep_s(double s)
-{
-    struct timespec ts;
-    ts.tv_sec = (time_t)s;
-    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
 
 /* ---- Streams ----------------------------------------------------------- */
 
@@ -111,232 +116,6 @@ static void srv_stop(struct srv *v)
     tb_serve_stats(v->s, &v->st);
     tb_serve_destroy(v->s);
     v->s = NULL;
-}
-
-/* ---- A raw HTTP client ------------------------------------------------- */
-
-struct reply {
-    char *raw; /* every byte received */
-    size_t len, cap;
-    double *rt; /* rt[i]: when the read ending at rend[i] returned, from t_send */
-    size_t *rend;
-    size_t nr, capr;
-    int eof; /* the server closed (read returned 0) */
-    int status;
-    size_t head_len;
-    char *body; /* de-chunked (or the raw body), NUL-terminated */
-    size_t body_len;
-    int chunked, terminated; /* chunked: the 0-size chunk arrived */
-    double chunk_t[64];      /* arrival of each chunk's last byte, from t_send */
-    size_t nchunks;
-};
-
-static void reply_free(struct reply *r)
-{
-    free(r->raw);
-    free(r->rt);
-    free(r->rend);
-    free(r->body);
-    memset(r, 0, sizeof(*r));
-}
-
-static int connect_to(int port)
-{
-    struct sockaddr_in a;
-    struct timeval tv = {10, 0};
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    return fd;
-}
-
-static void send_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return; /* the server may refuse and close: the reply says how */
-        p += k;
-        n -= (size_t)k;
-    }
-}
-
-/* One read into r; returns its size (0 at EOF, -1 on error or timeout). */
-static ssize_t read_some(int fd, struct reply *r, double t_send)
-{
-    ssize_t n;
-    if (r->cap - r->len < 65536) {
-        r->cap = r->cap ? r->cap * 2 : 1 << 17;
-        r->raw = realloc(r->raw, r->cap + 1);
-        assert_non_null(r->raw);
-    }
-    do
-        n = recv(fd, r->raw + r->len, r->cap - r->len, 0);
-    while (n < 0 && errno == EINTR);
-    if (n == 0)
-        r->eof = 1;
-    if (n <= 0)
-        return n;
-    if (r->nr == r->capr) {
-        r->capr = r->capr ? r->capr * 2 : 64;
-        r->rt = realloc(r->rt, r->capr * sizeof(*r->rt));
-        r->rend = realloc(r->rend, r->capr * sizeof(*r->rend));
-        assert_true(r->rt != NULL && r->rend != NULL);
-    }
-    r->len += (size_t)n;
-    r->rt[r->nr] = now_s() - t_send;
-    r->rend[r->nr++] = r->len;
-    return n;
-}
-
-/* When the byte at raw offset off had arrived. */
-static double arrival(const struct reply *r, size_t off)
-{
-    for (size_t i = 0; i < r->nr; i++)
-        if (r->rend[i] > off)
-            return r->rt[i];
-    return -1;
-}
-
-static size_t hexval(const char *p, const char *end, const char **after)
-{
-    size_t v = 0;
-    while (p < end && ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) {
-        v = v * 16 + (size_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
-        p++;
-    }
-    *after = p;
-    return v;
-}
-
-/* Splits the head off and de-chunks the body. */
-static void reply_parse(struct reply *r)
-{
-    const char *p, *end;
-    r->raw = realloc(r->raw, r->len + 1);
-    assert_non_null(r->raw);
-    r->raw[r->len] = '\0';
-    p = strstr(r->raw, "\r\n\r\n");
-    r->body = calloc(1, r->len + 1);
-    assert_non_null(r->body);
-    if (p == NULL)
-        return;
-    r->head_len = (size_t)(p - r->raw) + 4;
-    if (sscanf(r->raw, "HTTP/1.1 %d ", &r->status) != 1)
-        r->status = -1;
-    r->chunked = strstr(r->raw, "Transfer-Encoding: chunked\r\n") != NULL &&
-                 strstr(r->raw, "Transfer-Encoding: chunked\r\n") < p;
-    p = r->raw + r->head_len;
-    end = r->raw + r->len;
-    if (!r->chunked) {
-        memcpy(r->body, p, (size_t)(end - p));
-        r->body_len = (size_t)(end - p);
-        return;
-    }
-    while (p < end) {
-        const char *q;
-        size_t n = hexval(p, end, &q);
-        if (q == p || end - q < 2 || memcmp(q, "\r\n", 2) != 0)
-            return;
-        q += 2;
-        if (n == 0) {
-            r->terminated = end - q == 2 && memcmp(q, "\r\n", 2) == 0;
-            return;
-        }
-        if ((size_t)(end - q) < n + 2 || memcmp(q + n, "\r\n", 2) != 0)
-            return;
-        memcpy(r->body + r->body_len, q, n);
-        r->body_len += n;
-        if (r->nchunks < 64)
-            r->chunk_t[r->nchunks] = arrival(r, (size_t)(q + n - 1 - r->raw));
-        r->nchunks++;
-        p = q + n + 2;
-    }
-}
-
-/* Sends req on a new connection and reads to EOF; returns the send time. */
-static double exchange(int port, const char *req, size_t len, struct reply *r)
-{
-    int fd = connect_to(port);
-    double t;
-    memset(r, 0, sizeof(*r));
-    t = now_s();
-    send_all(fd, req, len);
-    while (read_some(fd, r, t) > 0) {
-    }
-    close(fd);
-    reply_parse(r);
-    return t;
-}
-
-static char *post_req(const char *path, const char *json)
-{
-    size_t n = strlen(json) + strlen(path) + 200;
-    char *q = malloc(n);
-    assert_non_null(q);
-    snprintf(q, n,
-             "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-             "Content-Length: %zu\r\n\r\n%s",
-             path, strlen(json), json);
-    return q;
-}
-
-static double post(int port, const char *path, const char *json, struct reply *r)
-{
-    char *q = post_req(path, json);
-    double t = exchange(port, q, strlen(q), r);
-    free(q);
-    return t;
-}
-
-static void get(int port, const char *path, struct reply *r)
-{
-    char q[512];
-    snprintf(q, sizeof(q), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", path);
-    exchange(port, q, strlen(q), r);
-}
-
-static int has(const char *hay, const char *needle)
-{
-    return strstr(hay, needle) != NULL;
-}
-
-#define assert_has(hay, needle)                                                                    \
-    do {                                                                                           \
-        if (!has((hay), (needle)))                                                                 \
-            fail_msg("expected \"%s\" in:\n%s", (needle), (hay));                                  \
-    } while (0)
-
-/* Splits an LF event stream into its data payloads (comment lines
- * skipped).  Returns the count; payloads are malloc'd. */
-static size_t sse_split(const char *body, char **out, size_t max)
-{
-    size_t n = 0;
-    const char *p = body;
-    while (*p != '\0' && n < max) {
-        const char *e = strstr(p, "\n\n"), *d;
-        if (e == NULL)
-            break;
-        d = strstr(p, "data: ");
-        assert_true(d != NULL && d < e);
-        out[n++] = strndup(d + 6, (size_t)(e - d - 6));
-        p = e + 2;
-    }
-    return n;
-}
-
-static void free_all(char **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
 }
 
 /* ---- Event JSON against cJSON ------------------------------------------- */
@@ -624,7 +403,7 @@ static char *req_large_prompt(size_t *len)
     at = (size_t)snprintf(json, n + 100, "{\"model\":\"m\",\"prompt\":\"");
     memset(json + at, 'x', n);
     strcpy(json + at + n, "\"}");
-    q = post_req("/v1/completions", json);
+    q = raw_post_req("/v1/completions", json);
     free(json);
     *len = strlen(q);
     return q;
@@ -668,12 +447,13 @@ struct xcase {
     } when[3];
     struct xstats st;
     int arg; /* for check */
-    void (*check)(const struct xcase *c, const struct reply *r, const struct tb_serve_stats *st);
+    void (*check)(const struct xcase *c, const struct raw_reply *r,
+                  const struct tb_serve_stats *st);
 };
 
 enum { T_YES = 1, T_NO = 2 };
 
-static void check_stream_bytes(const struct xcase *c, const struct reply *r,
+static void check_stream_bytes(const struct xcase *c, const struct raw_reply *r,
                                const struct tb_serve_stats *st)
 {
     (void)c;
@@ -683,7 +463,7 @@ static void check_stream_bytes(const struct xcase *c, const struct reply *r,
 }
 
 /* Event k arrives no earlier than send + t_k, and not much later. */
-static void check_timing(const struct xcase *c, const struct reply *r,
+static void check_timing(const struct xcase *c, const struct raw_reply *r,
                          const struct tb_serve_stats *st)
 {
     (void)c;
@@ -696,32 +476,32 @@ static void check_timing(const struct xcase *c, const struct reply *r,
     assert_true(st->late_max < SLACK);
 }
 
-static void check_content_length(const struct xcase *c, const struct reply *r,
+static void check_content_length(const struct xcase *c, const struct raw_reply *r,
                                  const struct tb_serve_stats *st)
 {
     char cl[64];
     (void)st;
     snprintf(cl, sizeof(cl), "\r\nContent-Length: %zu\r\n", strlen(c->body));
-    assert_has(r->raw, cl);
+    assert_raw_has(r->raw, cl);
 }
 
 /* malformed@1: token 1's event is the first half of the object it should
  * have been; the others are whole. */
-static void check_malformed(const struct xcase *c, const struct reply *r,
+static void check_malformed(const struct xcase *c, const struct raw_reply *r,
                             const struct tb_serve_stats *st)
 {
     static const char full[] = CHUNK("m+malformed@1", "{\"content\":\" \\\"there\\\"\"}", "null");
     char *ev[16];
-    size_t n = sse_split(r->body, ev, 16);
+    size_t n = raw_sse_split(r->body, ev, 16);
     (void)c;
     (void)st;
     assert_int_equal(n, 6);
     assert_int_equal(strlen(ev[2]), strlen(full) / 2);
     assert_int_equal(strncmp(ev[2], full, strlen(full) / 2), 0);
-    free_all(ev, n);
+    raw_free_all(ev, n);
 }
 
-static void check_big_body(const struct xcase *c, const struct reply *r,
+static void check_big_body(const struct xcase *c, const struct raw_reply *r,
                            const struct tb_serve_stats *st)
 {
     (void)c;
@@ -733,7 +513,7 @@ static void check_big_body(const struct xcase *c, const struct reply *r,
 /* The escaping events (grouped a burst of 3 with the second model name;
  * one by one with the first) with a model name that needs escaping: every
  * event's JSON is cJSON's.  arg: the model (0 or 1); the path says the API. */
-static void check_escapes(const struct xcase *c, const struct reply *r,
+static void check_escapes(const struct xcase *c, const struct raw_reply *r,
                           const struct tb_serve_stats *st)
 {
     static const char *const model[] = {"m\"\\/\x01\x1f\x7f\xc3\xa9\xe2\x80\xa8", "m\x07+burst@3"};
@@ -743,7 +523,7 @@ static void check_escapes(const struct xcase *c, const struct reply *r,
     size_t k = legacy ? 0 : 1;
     char *ev[64];
     (void)st;
-    n = sse_split(r->body, ev, 64);
+    n = raw_sse_split(r->body, ev, 64);
     for (size_t i = 0; i < ne;) {
         /* A group: up to `group` events of one kind (the legacy API leaves
          * reasoning out). */
@@ -767,8 +547,8 @@ static void check_escapes(const struct xcase *c, const struct reply *r,
         k++;
     }
     assert_true(k < n);
-    assert_has(ev[k], "\"finish_reason\":\"stop\"");
-    free_all(ev, n);
+    assert_raw_has(ev[k], "\"finish_reason\":\"stop\"");
+    raw_free_all(ev, n);
 }
 
 #define CHAT "/v1/chat/completions"
@@ -1054,12 +834,12 @@ static const struct xcase xcases[] = {
 /* clang-format on */
 
 /* In the raw response (head, chunk framing and all) or the de-chunked body. */
-static int in_reply(const struct reply *r, const char *s)
+static int in_reply(const struct raw_reply *r, const char *s)
 {
-    return (r->raw != NULL && has(r->raw, s)) || (r->body != NULL && has(r->body, s));
+    return (r->raw != NULL && raw_has(r->raw, s)) || (r->body != NULL && raw_has(r->body, s));
 }
 
-static void check_when(const struct xcase *c, const struct reply *r)
+static void check_when(const struct xcase *c, const struct raw_reply *r)
 {
     for (size_t i = 0; i < 3 && (c->when[i].lo > 0 || c->when[i].hi > 0); i++) {
         int k = c->when[i].chunk;
@@ -1070,22 +850,22 @@ static void check_when(const struct xcase *c, const struct reply *r)
     }
 }
 
-static void check_events(const struct xcase *c, const struct reply *r)
+static void check_events(const struct xcase *c, const struct raw_reply *r)
 {
     char *ev[16];
-    size_t n = sse_split(r->body, ev, 16);
+    size_t n = raw_sse_split(r->body, ev, 16);
     if (c->events > 0 && n != (size_t)c->events)
         fail_msg("%s: %zu events, want %d:\n%s", c->name, n, c->events, r->body);
     for (size_t i = 0; i < 6 && c->ev[i].want != NULL; i++) {
         const char *got = (size_t)c->ev[i].i < n ? ev[c->ev[i].i] : "(none)";
-        if (c->ev[i].part ? !has(got, c->ev[i].want) : strcmp(got, c->ev[i].want) != 0)
+        if (c->ev[i].part ? !raw_has(got, c->ev[i].want) : strcmp(got, c->ev[i].want) != 0)
             fail_msg("%s: event %d is\n%s\nwant%s\n%s", c->name, c->ev[i].i, got,
                      c->ev[i].part ? " a part" : "", c->ev[i].want);
     }
-    free_all(ev, n);
+    raw_free_all(ev, n);
 }
 
-static void check_reply(const struct xcase *c, const struct reply *r)
+static void check_reply(const struct xcase *c, const struct raw_reply *r)
 {
     if (r->status != c->status || (c->status == 0 && r->len != 0))
         fail_msg("%s: status %d, want %d:\n%s", c->name, r->status, c->status,
@@ -1120,23 +900,23 @@ static void xcase_run(void **state)
     const struct xcase *c = *state;
     struct tb_stream st;
     struct srv v;
-    struct reply r;
+    struct raw_reply r;
     stream_make(c->stream, &st);
     srv_start(&v, &st, c->faults, 0);
     if (c->prior != NULL) {
-        post(v.port, c->path, c->prior, &r);
+        raw_post(v.port, c->path, c->prior, &r);
         assert_int_equal(r.status, 200);
-        reply_free(&r);
+        raw_reply_free(&r);
     }
     if (c->raw_fn != NULL || c->raw != NULL) {
         size_t n = c->raw != NULL ? strlen(c->raw) : 0;
         char *q = c->raw_fn != NULL ? c->raw_fn(&n) : NULL;
-        exchange(v.port, q != NULL ? q : c->raw, n, &r);
+        raw_exchange(v.port, q != NULL ? q : c->raw, n, &r);
         free(q);
     } else if (c->json != NULL) {
-        post(v.port, c->path, c->json, &r);
+        raw_post(v.port, c->path, c->json, &r);
     } else {
-        get(v.port, c->path, &r);
+        raw_get(v.port, c->path, &r);
     }
     check_reply(c, &r);
     srv_stop(&v);
@@ -1151,7 +931,7 @@ static void xcase_run(void **state)
     }
     if (c->check != NULL)
         c->check(c, &r, &v.st);
-    reply_free(&r);
+    raw_reply_free(&r);
     tb_stream_free(&st);
 }
 
@@ -1237,8 +1017,8 @@ static void bad_spec_run(void **state)
     before = f;
     if (tb_faults_parse(b->spec, &f, err, sizeof(err)) != TB_EINVAL)
         fail_msg("\"%s\" was accepted", b->spec);
-    assert_has(err, b->named);
-    assert_has(err, b->why);
+    assert_raw_has(err, b->named);
+    assert_raw_has(err, b->why);
     /* A failed parse leaves the struct alone. */
     assert_memory_equal(&f, &before, sizeof(f));
 }
@@ -1247,15 +1027,15 @@ static void bad_spec_run(void **state)
 
 /* Opens a connection, sends a POST of json, and waits for the first read
  * (the head and the role chunk of a stream); returns the socket. */
-static int open_request(int port, const char *json, struct reply *r, double *t)
+static int open_request(int port, const char *json, struct raw_reply *r, double *t)
 {
-    char *req = post_req("/v1/chat/completions", json);
-    int fd = connect_to(port);
+    char *req = raw_post_req("/v1/chat/completions", json);
+    int fd = raw_connect(port);
     memset(r, 0, sizeof(*r));
-    *t = now_s();
-    send_all(fd, req, strlen(req));
+    *t = tclock_now();
+    raw_send(fd, req, strlen(req));
     free(req);
-    assert_true(read_some(fd, r, *t) > 0);
+    assert_true(raw_read(fd, r, *t) > 0);
     return fd;
 }
 
@@ -1264,7 +1044,7 @@ static int open_request(int port, const char *json, struct reply *r, double *t)
 static int open_unread(int port, const char *json)
 {
     struct sockaddr_in a;
-    char *req = post_req("/v1/chat/completions", json);
+    char *req = raw_post_req("/v1/chat/completions", json);
     int small = 4096, fd = socket(AF_INET, SOCK_STREAM, 0);
     assert_true(fd >= 0);
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
@@ -1273,7 +1053,7 @@ static int open_unread(int port, const char *json)
     a.sin_port = htons((uint16_t)port);
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    send_all(fd, req, strlen(req));
+    raw_send(fd, req, strlen(req));
     free(req);
     return fd;
 }
@@ -1295,28 +1075,28 @@ static void expect_continue(void **state)
     (void)state;
     struct tb_stream st;
     struct srv v;
-    struct reply r;
+    struct raw_reply r;
     const char *head = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 13\r\n"
                        "Expect: 100-continue\r\n\r\n";
     int fd;
     double t;
     stream_short(&st);
     srv_start(&v, &st, NULL, 0);
-    fd = connect_to(v.port);
+    fd = raw_connect(v.port);
     memset(&r, 0, sizeof(r));
-    t = now_s();
-    send_all(fd, head, strlen(head));
-    while (r.len < 25 && read_some(fd, &r, t) > 0) {
+    t = tclock_now();
+    raw_send(fd, head, strlen(head));
+    while (r.len < 25 && raw_read(fd, &r, t) > 0) {
     }
     assert_true(r.len >= 25);
     assert_memory_equal(r.raw, "HTTP/1.1 100 Continue\r\n\r\n", 25);
-    send_all(fd, "{\"model\":\"m\"}", 13);
-    while (read_some(fd, &r, t) > 0) {
+    raw_send(fd, "{\"model\":\"m\"}", 13);
+    while (raw_read(fd, &r, t) > 0) {
     }
     close(fd);
-    reply_parse(&r);
-    assert_has(r.raw + 25, "HTTP/1.1 200 OK\r\n");
-    reply_free(&r);
+    raw_parse(&r);
+    assert_raw_has(r.raw + 25, "HTTP/1.1 200 OK\r\n");
+    raw_reply_free(&r);
     srv_stop(&v);
     tb_stream_free(&st);
 }
@@ -1329,27 +1109,27 @@ static void concurrent_streams(void **state)
     struct tb_stream st;
     struct srv v;
     struct pollfd pfd[NCONC];
-    struct reply *r = calloc(NCONC, sizeof(*r));
-    char *req = post_req("/v1/chat/completions", "{\"model\":\"m\",\"stream\":true}");
+    struct raw_reply *r = calloc(NCONC, sizeof(*r));
+    char *req = raw_post_req("/v1/chat/completions", "{\"model\":\"m\",\"stream\":true}");
     size_t open = NCONC;
     double t;
     assert_non_null(r);
     stream_even(&st, 10, 0.02); /* 10 events over 0.2 s */
     srv_start(&v, &st, NULL, 0);
     for (int i = 0; i < NCONC; i++) {
-        pfd[i].fd = connect_to(v.port);
+        pfd[i].fd = raw_connect(v.port);
         pfd[i].events = POLLIN;
     }
-    t = now_s();
+    t = tclock_now();
     for (int i = 0; i < NCONC; i++)
-        send_all(pfd[i].fd, req, strlen(req));
+        raw_send(pfd[i].fd, req, strlen(req));
     while (open > 0) {
         int n = poll(pfd, NCONC, 10000);
         assert_true(n > 0);
         for (int i = 0; i < NCONC; i++) {
             if (pfd[i].fd < 0 || pfd[i].revents == 0)
                 continue;
-            if (read_some(pfd[i].fd, &r[i], t) <= 0) {
+            if (raw_read(pfd[i].fd, &r[i], t) <= 0) {
                 close(pfd[i].fd);
                 pfd[i].fd = -1;
                 open--;
@@ -1359,17 +1139,17 @@ static void concurrent_streams(void **state)
     for (int i = 0; i < NCONC; i++) {
         char *ev[32];
         size_t n;
-        reply_parse(&r[i]);
+        raw_parse(&r[i]);
         assert_true(r[i].terminated);
-        n = sse_split(r[i].body, ev, 32);
+        n = raw_sse_split(r[i].body, ev, 32);
         assert_int_equal(n, 1 + 10 + 2);
-        assert_has(ev[10], "\"content\":\" w9\"");
+        assert_raw_has(ev[10], "\"content\":\" w9\"");
         assert_string_equal(ev[12], "[DONE]");
         /* Never early, for every stream. */
         for (size_t k = 0; k < 10; k++)
             assert_true(r[i].chunk_t[k + 1] >= 0.02 * (double)(k + 1));
-        free_all(ev, n);
-        reply_free(&r[i]);
+        raw_free_all(ev, n);
+        raw_reply_free(&r[i]);
     }
     srv_stop(&v);
     assert_int_equal(v.st.requests, NCONC);
@@ -1394,8 +1174,8 @@ struct stopper {
 static void *stop_later(void *arg)
 {
     struct stopper *sp = arg;
-    sleep_s(0.05);
-    sp->at = now_s();
+    tclock_sleep(0.05);
+    sp->at = tclock_now();
     tb_serve_stop(sp->s);
     return NULL;
 }
@@ -1409,7 +1189,7 @@ static void stop_promptly(void **state)
     (void)state;
     struct tb_stream st;
     struct srv v;
-    struct reply r;
+    struct raw_reply r;
     struct stopper sp;
     pthread_t th;
     int fd;
@@ -1420,14 +1200,14 @@ static void stop_promptly(void **state)
     sp.s = v.s;
     assert_int_equal(pthread_create(&th, NULL, stop_later, &sp), 0);
     assert_int_equal(pthread_join(v.th, NULL), 0);
-    t = now_s();
+    t = tclock_now();
     assert_int_equal(pthread_join(th, NULL), 0); /* before reading sp.at */
     t -= sp.at;
     assert_int_equal(v.rc, 0);
     if (t > 0.5)
         fail_msg("tb_serve_run returned %.3f s after tb_serve_stop", t);
     /* The loop closed the stream on its way out. */
-    while (read_some(fd, &r, t) > 0) {
+    while (raw_read(fd, &r, t) > 0) {
     }
     assert_true(r.eof);
     close(fd);
@@ -1435,7 +1215,7 @@ static void stop_promptly(void **state)
     tb_serve_destroy(v.s);
     assert_int_equal(v.st.streams, 1);
     assert_int_equal(v.st.dropped, 0);
-    reply_free(&r);
+    raw_reply_free(&r);
     tb_stream_free(&st);
 }
 
@@ -1445,17 +1225,17 @@ static void client_gone(void **state)
     (void)state;
     struct tb_stream st;
     struct srv v;
-    struct reply r;
+    struct raw_reply r;
     double t;
     stream_short(&st);
     srv_start(&v, &st, NULL, 0);
     close(open_request(v.port, STALLED, &r, &t));
-    reply_free(&r);
-    sleep_s(0.1);
+    raw_reply_free(&r);
+    tclock_sleep(0.1);
     /* The loop is still serving. */
-    get(v.port, "/v1/models", &r);
+    raw_get(v.port, "/v1/models", &r);
     assert_int_equal(r.status, 200);
-    reply_free(&r);
+    raw_reply_free(&r);
     srv_stop(&v);
     assert_int_equal(v.st.dropped, 1);
     tb_stream_free(&st);
@@ -1483,8 +1263,8 @@ static void memory_budget_503(void **state)
     srv_budget = budget;
     srv_start(&v, &st, NULL, 0);
     for (int i = 0; i < NCLIENT; i++) {
-        fds[i] = connect_to(v.port);
-        send_all(fds[i], head, HEAD);
+        fds[i] = raw_connect(v.port);
+        raw_send(fds[i], head, HEAD);
     }
     for (int i = 0; i < NCLIENT; i++) {
         if (refused_503(fds[i]))
@@ -1494,11 +1274,11 @@ static void memory_budget_503(void **state)
     }
     /* A completion while the budget is free again: served. */
     {
-        struct reply r;
-        sleep_s(0.2);
-        post(v.port, "/v1/chat/completions", "{\"model\":\"m\"}", &r);
+        struct raw_reply r;
+        tclock_sleep(0.2);
+        raw_post(v.port, "/v1/chat/completions", "{\"model\":\"m\"}", &r);
         assert_int_equal(r.status, 200);
-        reply_free(&r);
+        raw_reply_free(&r);
     }
     srv_stop(&v);
     print_message("memory budget %zu: peak %zu bytes held, %llu refused, %d waiting\n", budget,
@@ -1531,7 +1311,7 @@ static void memory_budget_bodies(void **state)
     srv_start(&v, &st, NULL, 0);
     for (int i = 0; i < NCLIENT; i++) {
         fds[i] = open_unread(v.port, "{\"model\":\"m\"}");
-        sleep_s(0.1);
+        tclock_sleep(0.1);
     }
     for (int i = 0; i < NCLIENT; i++)
         refused += refused_503(fds[i]);
@@ -1556,12 +1336,12 @@ struct hog {
 static void *hog_main(void *arg)
 {
     struct hog *h = arg;
-    char *q = post_req("/v1/chat/completions",
-                       h->stream ? "{\"model\":\"m+reasoning@1000000\",\"stream\":true}"
-                                 : "{\"model\":\"m+reasoning@1000000\",\"stream\":false}");
+    char *q = raw_post_req("/v1/chat/completions",
+                           h->stream ? "{\"model\":\"m+reasoning@1000000\",\"stream\":true}"
+                                     : "{\"model\":\"m+reasoning@1000000\",\"stream\":false}");
     char *buf = malloc(1u << 16);
-    int fd = connect_to(h->port);
-    send_all(fd, q, strlen(q));
+    int fd = raw_connect(h->port);
+    raw_send(fd, q, strlen(q));
     while (buf != NULL && !atomic_load(&h->stop)) {
         ssize_t n = recv(fd, buf, 1u << 16, 0);
         if (n <= 0)
@@ -1578,12 +1358,12 @@ static void *hog_main(void *arg)
  * normal request. */
 static double first_late(int port)
 {
-    struct reply r;
+    struct raw_reply r;
     double late;
-    post(port, "/v1/chat/completions", "{\"model\":\"m\",\"stream\":true}", &r);
+    raw_post(port, "/v1/chat/completions", "{\"model\":\"m\",\"stream\":true}", &r);
     assert_true(r.terminated && r.nchunks >= 2);
     late = r.chunk_t[1] - 0.2;
-    reply_free(&r);
+    raw_reply_free(&r);
     return late;
 }
 
@@ -1601,7 +1381,7 @@ static double late_beside(int port, int n, int stream, unsigned long long *bytes
     }
     /* Their million deltas each fall due over the next 0.2 s, faster than
      * any loop makes them: a backlog builds up. */
-    sleep_s(0.05);
+    tclock_sleep(0.05);
     late = first_late(port);
     for (int i = 0; i < n; i++) {
         atomic_store(&h[i].stop, 1);
@@ -1651,16 +1431,16 @@ static void slow_client_dropped(void **state)
     (void)state;
     struct tb_stream st;
     struct srv v;
-    struct reply r;
+    struct raw_reply r;
     size_t nev = 24;
     int fd;
     stream_fill(&st, nev, 512 * 1024, 'a', 0); /* 12 MiB, all due at once */
     srv_start(&v, &st, NULL, 0);
     fd = open_unread(v.port, "{\"model\":\"m\",\"stream\":true}");
-    sleep_s(0.2); /* never read */
-    get(v.port, "/v1/models", &r);
+    tclock_sleep(0.2); /* never read */
+    raw_get(v.port, "/v1/models", &r);
     assert_int_equal(r.status, 200);
-    reply_free(&r);
+    raw_reply_free(&r);
     close(fd);
     srv_stop(&v);
     assert_int_equal(v.st.dropped, 1);
@@ -1673,7 +1453,7 @@ static void max_conns_refused(void **state)
     (void)state;
     struct tb_stream st;
     struct srv v;
-    struct reply r, r2;
+    struct raw_reply r, r2;
     int fd;
     double t;
     stream_short(&st);
@@ -1681,18 +1461,18 @@ static void max_conns_refused(void **state)
     fd = open_request(v.port, STALLED, &r, &t); /* holds the one slot */
     /* A second connection is accepted and closed: no bytes, just EOF (or
      * a reset, if our request crossed the close). */
-    get(v.port, "/v1/models", &r2);
+    raw_get(v.port, "/v1/models", &r2);
     assert_int_equal(r2.len, 0);
-    reply_free(&r2);
+    raw_reply_free(&r2);
     close(fd);
-    sleep_s(0.1);
+    tclock_sleep(0.1);
     /* The slot is free again. */
-    get(v.port, "/v1/models", &r2);
+    raw_get(v.port, "/v1/models", &r2);
     assert_int_equal(r2.status, 200);
-    reply_free(&r2);
+    raw_reply_free(&r2);
     srv_stop(&v);
     assert_int_equal(v.st.dropped, 2); /* the refused one, and the stream we left */
-    reply_free(&r);
+    raw_reply_free(&r);
     tb_stream_free(&st);
 }
 
@@ -1711,7 +1491,7 @@ static void create_errors(void **state)
     o.host = "localhost"; /* numeric only */
     assert_int_equal(tb_serve_create(&o, &s, err, sizeof(err)), TB_EINVAL);
     assert_null(s);
-    assert_has(err, "localhost");
+    assert_raw_has(err, "localhost");
     o.host = NULL;
     o.port = 70000;
     assert_int_equal(tb_serve_create(&o, &s, err, sizeof(err)), TB_EINVAL);
@@ -1723,7 +1503,7 @@ static void create_errors(void **state)
     o.stream = &st;
     o.port = v.port;
     assert_int_equal(tb_serve_create(&o, &s, err, sizeof(err)), TB_EIO);
-    assert_has(err, "bind");
+    assert_raw_has(err, "bind");
     srv_stop(&v);
     tb_serve_destroy(NULL);
     tb_stream_free(&st);
