@@ -472,7 +472,7 @@ static void drain_makes_room(void **state)
     for (size_t i = 0; i < NROWS(table); i++)                                                      \
         tests[n++] = (struct CMUnitTest)                                                           \
         {                                                                                          \
-            table[i].name, run, NULL, NULL, (void *)&table[i]                                      \
+            (table)[i].name, (run), NULL, NULL, (void *)&(table)[i]                                \
         }
 
 int tb_test_serve_unit(void)
