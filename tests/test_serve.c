@@ -725,10 +725,12 @@ static const struct xcase xcases[] = {
     /* The request cap. */
     {.name = "413: a declared body over the cap, refused before it is sent",
      .raw_fn = req_declares_too_much, .status = 413,
-     .has = {"\"type\":\"invalid_request_error\""}, .eof = 1},
-    {.name = "413: a head that never ends", .raw_fn = req_endless_head, .status = 413},
+     .has = {"\"type\":\"invalid_request_error\""}, .eof = 1,
+     .st = {1, 1, 0, 0, 0}},
+    {.name = "413: a head that never ends", .raw_fn = req_endless_head, .status = 413,
+     .st = {1, 1, 0, 0, 0}},
     {.name = "a large body under the cap is fine", .raw_fn = req_large_prompt, .status = 200,
-     .has = {"\"prompt_tokens\":150000,"}},
+     .has = {"\"prompt_tokens\":150000,"}, .st = {1, 1, 0, 0, 4}},
     /* Faults, from the model name or the server's own. */
     {.name = "status@429", .path = CHAT, .json = "{\"model\":\"m+status@429\",\"stream\":true}",
      .status = 429,
