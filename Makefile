@@ -141,8 +141,17 @@ test:
 	@sh .ci/deps test
 	@$(MAKE) --no-print-directory check
 
-check: all $(BUILD)/tests/run $(FUZZ_REPLAY)
-	TTSBUF=$(CURDIR)/$(BIN) TB_TESTDATA=$(CURDIR)/tests/data TB_NODEDIR=$(CURDIR)/tests/node \
+# The end-to-end tests run the binary through tests/collect/collect.c,
+# which keeps a copy of every JSON, JSONL and CSV file a run writes in
+# $(BUILD)/test-outputs/ for the "schema" group to validate.  It is built
+# without the sanitizers: what the tests measure is the binary's.
+$(BUILD)/ttsbuf-collect: tests/collect/collect.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O2 -o $@ $<
+
+check: all $(BUILD)/tests/run $(BUILD)/ttsbuf-collect $(FUZZ_REPLAY)
+	TTSBUF=$(CURDIR)/$(BUILD)/ttsbuf-collect TB_TTSBUF_REAL=$(CURDIR)/$(BIN) \
+	    TB_COLLECT_DIR=$(CURDIR)/$(BUILD)/test-outputs TB_TESTDATA=$(CURDIR)/tests/data TB_NODEDIR=$(CURDIR)/tests/node \
 	    TB_AUDIODIR=$(CURDIR)/audio \
 	    TB_FUZZDIR=$(CURDIR)/tests/fuzz TB_FUZZBIN=$(CURDIR)/$(BUILD)/fuzz \
 	    $(DEBUGGER) $(BUILD)/tests/run

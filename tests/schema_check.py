@@ -5,6 +5,9 @@ flattened names.  Run by the test group "schema" (tests/test_schema.c):
 
     schema_check.py SCHEMA_DIR FILE...           JSON documents, JSONL files
     schema_check.py SCHEMA_DIR --csv KIND FILE   KIND: bench_summary, sweep
+    schema_check.py SCHEMA_DIR --dir DIR         what tests/collect/collect.c
+                                                 kept: GROUP.ID.COMMAND.WHAT.EXT
+                                                 (EXT json, jsonl, KIND.csv)
 
 Each JSON object names its schema ("schema": {"name", "version"}); a
 bench records or trace header makes the lines after it records or trace
@@ -41,11 +44,16 @@ def load(sdir):
     return store, schemas
 
 
+VALIDATORS = {}
+
+
 def validator(kind, store, schemas):
-    s = schemas[kind]
-    return jsonschema.Draft202012Validator(
-        s, resolver=jsonschema.RefResolver.from_schema(s, store=store)
-    )
+    if kind not in VALIDATORS:
+        s = schemas[kind]
+        VALIDATORS[kind] = jsonschema.Draft202012Validator(
+            s, resolver=jsonschema.RefResolver.from_schema(s, store=store)
+        )
+    return VALIDATORS[kind]
 
 
 def kind_of(doc):
@@ -71,11 +79,18 @@ def documents(path):
             yield "%s:%d" % (path, n), json.loads(line)
 
 
-def check_json(paths, store, schemas):
+def check_json(paths, store, schemas, kinds=None):
     problems, count = [], 0
     for path in paths:
         follow = None
-        for where, doc in documents(path):
+        try:
+            docs = list(documents(path))
+        except ValueError as e:
+            problems.append("%s: not JSON or JSONL: %s" % (path, e))
+            continue
+        if not docs:
+            problems.append("%s: empty (no JSON document)" % path)
+        for where, doc in docs:
             kind = kind_of(doc) if isinstance(doc, dict) else None
             if kind is not None:
                 follow = FOLLOWERS.get(kind)
@@ -90,6 +105,8 @@ def check_json(paths, store, schemas):
                     % (where, kind, "/".join(str(p) for p in e.absolute_path), e.message[:200])
                 )
             count += 1
+            if kinds is not None:
+                kinds[kind] = kinds.get(kind, 0) + 1
     return problems, count
 
 
@@ -127,14 +144,47 @@ def check_csv(kind, path, store, schemas):
     return []
 
 
+def tally(counts):
+    return ", ".join("%s %d" % kv for kv in sorted(counts.items())) or "none"
+
+
+def check_dir(d, store, schemas):
+    """Every output the test run kept, with counts per group and kind."""
+    problems, count, groups, kinds, big = [], 0, {}, {}, []
+    for name in sorted(os.listdir(d)):
+        path = os.path.join(d, name)
+        group = name.split(".", 1)[0]
+        groups[group] = groups.get(group, 0) + 1
+        if name.endswith(".toolarge"):
+            big.append(name)
+        elif name.endswith(".csv"):
+            kind = name.rsplit(".", 2)[1]
+            kinds["csv " + kind] = kinds.get("csv " + kind, 0) + 1
+            problems += check_csv(kind, path, store, schemas)
+            count += 1
+        else:
+            p, n = check_json([path], store, schemas, kinds)
+            problems += p
+            count += n
+    print("collected %d files; per group: %s" % (sum(groups.values()), tally(groups)))
+    print("validated per kind: %s" % tally(kinds))
+    if big:
+        print("not validated (over the copy cap): %s" % ", ".join(big))
+    return problems, count
+
+
 def main(argv):
     store, schemas = load(argv[1])
-    if len(argv) == 5 and argv[2] == "--csv":
+    if len(argv) == 4 and argv[2] == "--dir":
+        problems, count = check_dir(argv[3], store, schemas)
+    elif len(argv) == 5 and argv[2] == "--csv":
         problems, count = check_csv(argv[3], argv[4], store, schemas), 1
     else:
         problems, count = check_json(argv[2:], store, schemas)
-    for p in problems:
+    for p in problems[:40]:
         print(p)
+    if len(problems) > 40:
+        print("... and %d more" % (len(problems) - 40))
     print("%d checked, %d problem%s" % (count, len(problems), "" if len(problems) == 1 else "s"))
     return 1 if problems else 0
 
