@@ -8,6 +8,8 @@ flattened names.  Run by the test group "schema" (tests/test_schema.c):
     schema_check.py SCHEMA_DIR --dir DIR         what tests/collect/collect.c
                                                  kept: GROUP.ID.COMMAND.WHAT.EXT
                                                  (EXT json, jsonl, KIND.csv)
+    schema_check.py SCHEMA_DIR --man PAGE...     every key of every schema is
+                                                 named in the man pages
 
 Each JSON object names its schema ("schema": {"name", "version"}); a
 bench records or trace header makes the lines after it records or trace
@@ -15,6 +17,7 @@ events.  Prints one line per problem and exits 1 when there is any.
 """
 import json
 import os
+import re
 import sys
 
 import jsonschema
@@ -173,9 +176,45 @@ def check_dir(d, store, schemas):
     return problems, count
 
 
+def keys(s, store, out, seen):
+    """Every property name in s, nested objects and variants included."""
+    s = resolve(s, store)
+    if id(s) in seen:
+        return
+    seen.add(id(s))
+    for k in ("allOf", "anyOf", "oneOf"):
+        for sub in s.get(k, []):
+            keys(sub, store, out, seen)
+    for k in ("then", "else", "items"):
+        if isinstance(s.get(k), dict):
+            keys(s[k], store, out, seen)
+    for name, sub in s.get("properties", {}).items():
+        out.add(name)
+        keys(sub, store, out, seen)
+
+
+def check_man(pages, store, schemas):
+    text = ""
+    for p in pages:
+        with open(p, encoding="utf-8") as fh:
+            text += fh.read()
+    for roff, plain in (("\\:", ""), ("\\-", "-"), ("\\f[V]", " "), ("\\f[R]", " ")):
+        text = text.replace(roff, plain)
+    problems = []
+    for kind, s in sorted(schemas.items()):
+        names = set()
+        keys(s, store, names, set())
+        for n in sorted(names):
+            if not re.search(r"(?<![A-Za-z0-9_])%s(?![A-Za-z0-9_])" % re.escape(n), text):
+                problems.append("%s: key %s is in no man page (%s)" % (kind, n, ", ".join(pages)))
+    return problems, len(schemas)
+
+
 def main(argv):
     store, schemas = load(argv[1])
-    if len(argv) == 4 and argv[2] == "--dir":
+    if len(argv) >= 4 and argv[2] == "--man":
+        problems, count = check_man(argv[3:], store, schemas)
+    elif len(argv) == 4 and argv[2] == "--dir":
         problems, count = check_dir(argv[3], store, schemas)
     elif len(argv) == 5 and argv[2] == "--csv":
         problems, count = check_csv(argv[3], argv[4], store, schemas), 1

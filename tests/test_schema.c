@@ -118,6 +118,22 @@ static void validator_refuses(void **state)
         "{\"ttft_s\":0.1}",
         "{\"schema\":{\"name\":\"ttsbuf.result\",\"version\":1},\"ttsbuf_version\":\"0\","
         "\"started_at\":\"yesterday\",\"command\":\"sim\",\"source\":\"x\",\"source_name\":\"x\"}",
+        /* audio: a key no sink writes; a sink's keys without a sink */
+        "{\"schema\":{\"name\":\"ttsbuf.result\",\"version\":1},\"ttsbuf_version\":\"0\","
+        "\"started_at\":\"2026-01-01T00:00:00Z\",\"command\":\"sim\",\"source\":\"x\","
+        "\"source_name\":\"x\",\"audio\":{\"sink\":\"none\",\"voice_model\":\"espeak\","
+        "\"voice\":\"en\",\"wpm\":150,\"rate_hz\":22050,\"chunks\":1,\"audio_s\":1,\"synth_s\":0,"
+        "\"cache_hits\":0,\"volume\":1}}",
+        "{\"schema\":{\"name\":\"ttsbuf.result\",\"version\":1},\"ttsbuf_version\":\"0\","
+        "\"started_at\":\"2026-01-01T00:00:00Z\",\"command\":\"sim\",\"source\":\"x\","
+        "\"source_name\":\"x\",\"audio\":{\"sink\":\"none\",\"voice_model\":\"espeak\","
+        "\"voice\":\"en\",\"wpm\":150,\"rate_hz\":22050,\"chunks\":1,\"audio_s\":1,\"synth_s\":0,"
+        "\"cache_hits\":0,\"underruns\":0}}",
+        /* options: bench's keys in a sim result */
+        "{\"schema\":{\"name\":\"ttsbuf.result\",\"version\":1},\"ttsbuf_version\":\"0\","
+        "\"started_at\":\"2026-01-01T00:00:00Z\",\"command\":\"sim\",\"source\":\"x\","
+        "\"source_name\":\"x\",\"options\":{\"chunk\":\"sentence\",\"min_chars\":1,\"wpm\":150,"
+        "\"tts_latency_s\":0,\"preroll_s\":0,\"rebuffer\":false,\"api\":\"chat\"}}",
     };
     char path[96], args[256];
     (void)state;
@@ -213,12 +229,18 @@ static void collected_outputs(void **state)
     validate(args, 0);
 }
 
+/* The man pages name every key of every schema (each file's table). */
+static void man_names_every_key(void **state)
+{
+    (void)state;
+    validate("--man man/ttsbuf.1 man/ttsbuf-trace.5", 0);
+}
+
 int tb_test_schema(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(validator_refuses),
-        cmocka_unit_test(collection_refuses),
-        cmocka_unit_test(every_output_kind),
+        cmocka_unit_test(validator_refuses),   cmocka_unit_test(collection_refuses),
+        cmocka_unit_test(man_names_every_key), cmocka_unit_test(every_output_kind),
         cmocka_unit_test(collected_outputs),
     };
     return TB_RUN_GROUP("schema", tests);
