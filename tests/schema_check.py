@@ -15,6 +15,7 @@ Each JSON object names its schema ("schema": {"name", "version"}); a
 bench records or trace header makes the lines after it records or trace
 events.  Prints one line per problem and exits 1 when there is any.
 """
+import io
 import json
 import os
 import re
@@ -69,47 +70,61 @@ def kind_of(doc):
 
 
 def documents(path):
-    """(where, object) for a JSON document or each line of a JSONL file."""
+    """(where, object, line) for a JSON document (line None) or each line
+    of a JSONL file."""
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     try:
-        yield path, json.loads(text)
+        yield path, json.loads(text), None
         return
     except ValueError:
         pass
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(io.StringIO(text), 1):
         if line.strip():
-            yield "%s:%d" % (path, n), json.loads(line)
+            yield "%s:%d" % (path, n), json.loads(line), line
+
+
+# Lines already found valid, by kind: a long trace repeats its lines (a
+# burst of one token at one time), and a line's validity depends on its
+# text alone.  Bounded: only short lines, at most CACHE_MAX of them.
+SEEN = set()
+CACHE_MAX = 200000
 
 
 def check_json(paths, store, schemas, kinds=None):
     problems, count = [], 0
     for path in paths:
-        follow = None
+        follow, ndocs = None, 0
         try:
-            docs = list(documents(path))
+            for where, doc, line in documents(path):
+                ndocs += 1
+                kind = kind_of(doc) if isinstance(doc, dict) else None
+                if kind is not None:
+                    follow = FOLLOWERS.get(kind)
+                else:
+                    kind = follow
+                if kind is None:
+                    problems.append("%s: names no schema: %.120s" % (where, json.dumps(doc)))
+                    continue
+                count += 1
+                if kinds is not None:
+                    kinds[kind] = kinds.get(kind, 0) + 1
+                key = (kind, line) if line is not None and len(line) < 256 else None
+                if key is not None and key in SEEN:
+                    continue
+                bad = False
+                for e in validator(kind, store, schemas).iter_errors(doc):
+                    bad = True
+                    problems.append(
+                        "%s: %s at /%s: %s"
+                        % (where, kind, "/".join(str(p) for p in e.absolute_path), e.message[:200])
+                    )
+                if key is not None and not bad and len(SEEN) < CACHE_MAX:
+                    SEEN.add(key)
         except ValueError as e:
             problems.append("%s: not JSON or JSONL: %s" % (path, e))
-            continue
-        if not docs:
+        if ndocs == 0:
             problems.append("%s: empty (no JSON document)" % path)
-        for where, doc in docs:
-            kind = kind_of(doc) if isinstance(doc, dict) else None
-            if kind is not None:
-                follow = FOLLOWERS.get(kind)
-            else:
-                kind = follow
-            if kind is None:
-                problems.append("%s: names no schema: %.120s" % (where, json.dumps(doc)))
-                continue
-            for e in validator(kind, store, schemas).iter_errors(doc):
-                problems.append(
-                    "%s: %s at /%s: %s"
-                    % (where, kind, "/".join(str(p) for p in e.absolute_path), e.message[:200])
-                )
-            count += 1
-            if kinds is not None:
-                kinds[kind] = kinds.get(kind, 0) + 1
     return problems, count
 
 

@@ -7,12 +7,11 @@
  *   TB_COLLECT_DIR=build/test-outputs TB_TEST_GROUP=bench ttsbuf-collect ARGS...
  *
  * What it copies, once the real binary has exited: its stdout when that is
- * a regular file and the bytes written start with '{' (or is CSV from a
- * --csv run), the files named by --record, sweep's --json and --csv, and
- * the JSON embedded in --html pages; for bench --out DIR, every file in DIR
- * and DIR/traces.  Only files the run created or changed are copied (a
- * stale file a test planted is not the run's output).  A copy is named
- * GROUP.PID-N.COMMAND.WHAT.EXT; a CSV's name ends in .KIND.csv.
+ * a regular file of its own (not shared with stderr) and the bytes written
+ * start with '{' (or are CSV from a --csv run), the files named by --record, sweep's --json and
+ * --csv, and the JSON embedded in --html pages; for bench --out DIR, every file in DIR and
+ * DIR/traces.  Only files the run created or changed are copied (a stale file a test planted is not
+ * the run's output).  A copy is named GROUP.PID-N.COMMAND.WHAT.EXT; a CSV's name ends in .KIND.csv.
  *
  * Transparency: stdin, stdout and stderr are the real binary's own (no
  * pipe in between, so isatty and SIGPIPE behave as without it); a signal
@@ -294,7 +293,7 @@ int main(int argc, char **argv)
 {
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
     const char *real = getenv("TB_TTSBUF_REAL");
-    struct stat so;
+    struct stat so, se;
     off_t so_off = -1;
     int so_fd = -1, st;
     pid_t pid;
@@ -314,7 +313,9 @@ int main(int argc, char **argv)
     if (group == NULL || *group == '\0' || strchr(group, '/') != NULL)
         group = "none";
     scan_args(argc, argv);
-    if (fstat(STDOUT_FILENO, &so) == 0 && S_ISREG(so.st_mode)) {
+    /* Stdout mixed with stderr (2>&1) is not an output of its own. */
+    if (fstat(STDOUT_FILENO, &so) == 0 && S_ISREG(so.st_mode) &&
+        !(fstat(STDERR_FILENO, &se) == 0 && se.st_dev == so.st_dev && se.st_ino == so.st_ino)) {
         so_off = lseek(STDOUT_FILENO, 0, SEEK_CUR);
         so_fd = open("/proc/self/fd/1", O_RDONLY | O_CLOEXEC);
     }
