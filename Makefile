@@ -165,9 +165,10 @@ asan:
 # ThreadSanitizer over every multi-threaded test group: the ring's two-thread
 # stress, the server, live runs, sweeps, the fault matrix (its scripted
 # peers); audioenv: PortAudio callback threads and the PulseAudio FIFO reader.
+# schema, last, validates what the TSan-built binary wrote in those groups.
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 tsan:
-	TB_TEST_ONLY=ring,serve,live,sweep,audioenv,player,bench,fault TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+	TB_TEST_ONLY=ring,serve,live,sweep,audioenv,player,bench,fault,schema TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 	$(MAKE) BUILD=build-tsan OPT="-O1 -g" EXTRA_CFLAGS="$(TSAN_FLAGS)" \
 	    EXTRA_LDFLAGS="$(TSAN_FLAGS)" check
 
