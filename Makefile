@@ -156,8 +156,17 @@ test:
 	@sh .ci/deps test
 	@$(MAKE) --no-print-directory check
 
-check: all $(BUILD)/tests/run $(FUZZ_REPLAY)
-	TTSBUF=$(CURDIR)/$(BIN) TB_TESTDATA=$(CURDIR)/tests/data TB_NODEDIR=$(CURDIR)/tests/node \
+# The end-to-end tests run the binary through tests/collect/collect.c,
+# which keeps a copy of every JSON, JSONL and CSV file a run writes in
+# $(BUILD)/test-outputs/ for the "schema" group to validate.  It is built
+# without the sanitizers: what the tests measure is the binary's.
+$(BUILD)/ttsbuf-collect: tests/collect/collect.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O2 -o $@ $<
+
+check: all $(BUILD)/tests/run $(BUILD)/ttsbuf-collect $(FUZZ_REPLAY)
+	TTSBUF=$(CURDIR)/$(BUILD)/ttsbuf-collect TB_TTSBUF_REAL=$(CURDIR)/$(BIN) \
+	    TB_COLLECT_DIR=$(CURDIR)/$(BUILD)/test-outputs TB_TESTDATA=$(CURDIR)/tests/data TB_NODEDIR=$(CURDIR)/tests/node \
 	    TB_AUDIODIR=$(CURDIR)/audio \
 	    TB_FUZZDIR=$(CURDIR)/tests/fuzz TB_FUZZBIN=$(CURDIR)/$(BUILD)/fuzz \
 	    $(DEBUGGER) $(BUILD)/tests/run
@@ -171,10 +180,11 @@ asan:
 # ThreadSanitizer over every multi-threaded test group: the ring's two-thread
 # stress, the server, live runs, sweeps, the fault matrix and the stream
 # reader's cases (their scripted peers); audioenv: PortAudio callback
-# threads and the PulseAudio FIFO reader.
+# threads and the PulseAudio FIFO reader.  schema, last, validates what the
+# TSan-built binary wrote in those groups.
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 tsan:
-	TB_TEST_ONLY=ring,serve,live,sweep,audioenv,player,bench,fault,reader TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+	TB_TEST_ONLY=ring,serve,live,sweep,audioenv,player,bench,fault,reader,schema TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 	$(MAKE) BUILD=build-tsan OPT="-O1 -g" EXTRA_CFLAGS="$(TSAN_FLAGS)" \
 	    EXTRA_LDFLAGS="$(TSAN_FLAGS)" check
 

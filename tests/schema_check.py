@@ -5,13 +5,20 @@ flattened names.  Run by the test group "schema" (tests/test_schema.c):
 
     schema_check.py SCHEMA_DIR FILE...           JSON documents, JSONL files
     schema_check.py SCHEMA_DIR --csv KIND FILE   KIND: bench_summary, sweep
+    schema_check.py SCHEMA_DIR --dir DIR         what tests/collect/collect.c
+                                                 kept: GROUP.ID.COMMAND.WHAT.EXT
+                                                 (EXT json, jsonl, KIND.csv)
+    schema_check.py SCHEMA_DIR --man PAGE...     every key of every schema is
+                                                 named in the man pages
 
 Each JSON object names its schema ("schema": {"name", "version"}); a
 bench records or trace header makes the lines after it records or trace
 events.  Prints one line per problem and exits 1 when there is any.
 """
+import io
 import json
 import os
+import re
 import sys
 
 import jsonschema
@@ -41,11 +48,16 @@ def load(sdir):
     return store, schemas
 
 
+VALIDATORS = {}
+
+
 def validator(kind, store, schemas):
-    s = schemas[kind]
-    return jsonschema.Draft202012Validator(
-        s, resolver=jsonschema.RefResolver.from_schema(s, store=store)
-    )
+    if kind not in VALIDATORS:
+        s = schemas[kind]
+        VALIDATORS[kind] = jsonschema.Draft202012Validator(
+            s, resolver=jsonschema.RefResolver.from_schema(s, store=store)
+        )
+    return VALIDATORS[kind]
 
 
 def kind_of(doc):
@@ -58,38 +70,61 @@ def kind_of(doc):
 
 
 def documents(path):
-    """(where, object) for a JSON document or each line of a JSONL file."""
+    """(where, object, line) for a JSON document (line None) or each line
+    of a JSONL file."""
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     try:
-        yield path, json.loads(text)
+        yield path, json.loads(text), None
         return
     except ValueError:
         pass
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(io.StringIO(text), 1):
         if line.strip():
-            yield "%s:%d" % (path, n), json.loads(line)
+            yield "%s:%d" % (path, n), json.loads(line), line
 
 
-def check_json(paths, store, schemas):
+# Lines already found valid, by kind: a long trace repeats its lines (a
+# burst of one token at one time), and a line's validity depends on its
+# text alone.  Bounded: only short lines, at most CACHE_MAX of them.
+SEEN = set()
+CACHE_MAX = 200000
+
+
+def check_json(paths, store, schemas, kinds=None):
     problems, count = [], 0
     for path in paths:
-        follow = None
-        for where, doc in documents(path):
-            kind = kind_of(doc) if isinstance(doc, dict) else None
-            if kind is not None:
-                follow = FOLLOWERS.get(kind)
-            else:
-                kind = follow
-            if kind is None:
-                problems.append("%s: names no schema: %.120s" % (where, json.dumps(doc)))
-                continue
-            for e in validator(kind, store, schemas).iter_errors(doc):
-                problems.append(
-                    "%s: %s at /%s: %s"
-                    % (where, kind, "/".join(str(p) for p in e.absolute_path), e.message[:200])
-                )
-            count += 1
+        follow, ndocs = None, 0
+        try:
+            for where, doc, line in documents(path):
+                ndocs += 1
+                kind = kind_of(doc) if isinstance(doc, dict) else None
+                if kind is not None:
+                    follow = FOLLOWERS.get(kind)
+                else:
+                    kind = follow
+                if kind is None:
+                    problems.append("%s: names no schema: %.120s" % (where, json.dumps(doc)))
+                    continue
+                count += 1
+                if kinds is not None:
+                    kinds[kind] = kinds.get(kind, 0) + 1
+                key = (kind, line) if line is not None and len(line) < 256 else None
+                if key is not None and key in SEEN:
+                    continue
+                bad = False
+                for e in validator(kind, store, schemas).iter_errors(doc):
+                    bad = True
+                    problems.append(
+                        "%s: %s at /%s: %s"
+                        % (where, kind, "/".join(str(p) for p in e.absolute_path), e.message[:200])
+                    )
+                if key is not None and not bad and len(SEEN) < CACHE_MAX:
+                    SEEN.add(key)
+        except ValueError as e:
+            problems.append("%s: not JSON or JSONL: %s" % (path, e))
+        if ndocs == 0:
+            problems.append("%s: empty (no JSON document)" % path)
     return problems, count
 
 
@@ -127,14 +162,83 @@ def check_csv(kind, path, store, schemas):
     return []
 
 
+def tally(counts):
+    return ", ".join("%s %d" % kv for kv in sorted(counts.items())) or "none"
+
+
+def check_dir(d, store, schemas):
+    """Every output the test run kept, with counts per group and kind."""
+    problems, count, groups, kinds, big = [], 0, {}, {}, []
+    for name in sorted(os.listdir(d)):
+        path = os.path.join(d, name)
+        group = name.split(".", 1)[0]
+        groups[group] = groups.get(group, 0) + 1
+        if name.endswith(".toolarge"):
+            big.append(name)
+        elif name.endswith(".csv"):
+            kind = name.rsplit(".", 2)[1]
+            kinds["csv " + kind] = kinds.get("csv " + kind, 0) + 1
+            problems += check_csv(kind, path, store, schemas)
+            count += 1
+        else:
+            p, n = check_json([path], store, schemas, kinds)
+            problems += p
+            count += n
+    print("collected %d files; per group: %s" % (sum(groups.values()), tally(groups)))
+    print("validated per kind: %s" % tally(kinds))
+    if big:
+        print("not validated (over the copy cap): %s" % ", ".join(big))
+    return problems, count
+
+
+def keys(s, store, out, seen):
+    """Every property name in s, nested objects and variants included."""
+    s = resolve(s, store)
+    if id(s) in seen:
+        return
+    seen.add(id(s))
+    for k in ("allOf", "anyOf", "oneOf"):
+        for sub in s.get(k, []):
+            keys(sub, store, out, seen)
+    for k in ("then", "else", "items"):
+        if isinstance(s.get(k), dict):
+            keys(s[k], store, out, seen)
+    for name, sub in s.get("properties", {}).items():
+        out.add(name)
+        keys(sub, store, out, seen)
+
+
+def check_man(pages, store, schemas):
+    text = ""
+    for p in pages:
+        with open(p, encoding="utf-8") as fh:
+            text += fh.read()
+    for roff, plain in (("\\:", ""), ("\\-", "-"), ("\\f[V]", " "), ("\\f[R]", " ")):
+        text = text.replace(roff, plain)
+    problems = []
+    for kind, s in sorted(schemas.items()):
+        names = set()
+        keys(s, store, names, set())
+        for n in sorted(names):
+            if not re.search(r"(?<![A-Za-z0-9_])%s(?![A-Za-z0-9_])" % re.escape(n), text):
+                problems.append("%s: key %s is in no man page (%s)" % (kind, n, ", ".join(pages)))
+    return problems, len(schemas)
+
+
 def main(argv):
     store, schemas = load(argv[1])
-    if len(argv) == 5 and argv[2] == "--csv":
+    if len(argv) >= 4 and argv[2] == "--man":
+        problems, count = check_man(argv[3:], store, schemas)
+    elif len(argv) == 4 and argv[2] == "--dir":
+        problems, count = check_dir(argv[3], store, schemas)
+    elif len(argv) == 5 and argv[2] == "--csv":
         problems, count = check_csv(argv[3], argv[4], store, schemas), 1
     else:
         problems, count = check_json(argv[2:], store, schemas)
-    for p in problems:
+    for p in problems[:40]:
         print(p)
+    if len(problems) > 40:
+        print("... and %d more" % (len(problems) - 40))
     print("%d checked, %d problem%s" % (count, len(problems), "" if len(problems) == 1 else "s"))
     return 1 if problems else 0
 

@@ -2,8 +2,9 @@
  * test_schema.c - every kind of file ttsbuf writes (sim/run/sim --import
  * results, bench records, summaries and traces, merge, sweep, CSV) is
  * validated against its JSON Schema in schema/ by a real validator
- * (python3-jsonschema, through tests/schema_check.py); so is every JSON
- * stdout the groups before this one collected (tb_test_collected).  CSV
+ * (python3-jsonschema, through tests/schema_check.py); so is every JSON,
+ * JSONL and CSV file the binary wrote in any group that ran before this
+ * one (tests/collect/collect.c keeps copies in $TB_COLLECT_DIR).  CSV
  * headers must equal the schema's flattened names.
  */
 #include <setjmp.h>
@@ -117,6 +118,22 @@ static void validator_refuses(void **state)
         "{\"ttft_s\":0.1}",
         "{\"schema\":{\"name\":\"ttsbuf.result\",\"version\":1},\"ttsbuf_version\":\"0\","
         "\"started_at\":\"yesterday\",\"command\":\"sim\",\"source\":\"x\",\"source_name\":\"x\"}",
+        /* audio: a key no sink writes; a sink's keys without a sink */
+        "{\"schema\":{\"name\":\"ttsbuf.result\",\"version\":1},\"ttsbuf_version\":\"0\","
+        "\"started_at\":\"2026-01-01T00:00:00Z\",\"command\":\"sim\",\"source\":\"x\","
+        "\"source_name\":\"x\",\"audio\":{\"sink\":\"none\",\"voice_model\":\"espeak\","
+        "\"voice\":\"en\",\"wpm\":150,\"rate_hz\":22050,\"chunks\":1,\"audio_s\":1,\"synth_s\":0,"
+        "\"cache_hits\":0,\"volume\":1}}",
+        "{\"schema\":{\"name\":\"ttsbuf.result\",\"version\":1},\"ttsbuf_version\":\"0\","
+        "\"started_at\":\"2026-01-01T00:00:00Z\",\"command\":\"sim\",\"source\":\"x\","
+        "\"source_name\":\"x\",\"audio\":{\"sink\":\"none\",\"voice_model\":\"espeak\","
+        "\"voice\":\"en\",\"wpm\":150,\"rate_hz\":22050,\"chunks\":1,\"audio_s\":1,\"synth_s\":0,"
+        "\"cache_hits\":0,\"underruns\":0}}",
+        /* options: bench's keys in a sim result */
+        "{\"schema\":{\"name\":\"ttsbuf.result\",\"version\":1},\"ttsbuf_version\":\"0\","
+        "\"started_at\":\"2026-01-01T00:00:00Z\",\"command\":\"sim\",\"source\":\"x\","
+        "\"source_name\":\"x\",\"options\":{\"chunk\":\"sentence\",\"min_chars\":1,\"wpm\":150,"
+        "\"tts_latency_s\":0,\"preroll_s\":0,\"rebuffer\":false,\"api\":\"chat\"}}",
     };
     char path[96], args[256];
     (void)state;
@@ -139,20 +156,91 @@ static void validator_refuses(void **state)
     remove(path);
 }
 
-/* Every JSON stdout of the binary in the groups that ran before. */
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* The collection check names the broken copy among good ones: a result
+ * with a string for a number, a trace whose event lacks "t", and a CSV
+ * whose header is not the schema's. */
+static void collection_refuses(void **state)
+{
+    char dir[] = "/tmp/ttsbuf-schema-dir-XXXXXX", path[256], args[512], out[96], cmd[1024];
+    char *text;
+    const char *b = tb_test_bin();
+    static const char *const bad[][2] = {
+        {"neg.1-0.sim.stdout.json",
+         "{\"schema\":{\"name\":\"ttsbuf.result\",\"version\":1},\"ttsbuf_version\":\"0\","
+         "\"started_at\":\"2026-01-01T00:00:00Z\",\"command\":\"sim\",\"source\":\"x\","
+         "\"source_name\":\"x\",\"ttft_s\":\"0.1\"}\n"},
+        {"neg.1-1.sweep.csv.sweep.csv", "chunk,tps,preroll\n1,2,3\n"},
+    };
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    /* A good copy of each kind beside them. */
+    sh_ok("'%s' sim --preset demo --json >%s/neg.0-0.sim.stdout.json", b, dir);
+    sh_ok("'%s' sweep --preset demo --preroll 0,0.5 --csv %s/neg.0-1.sweep.csv.sweep.csv "
+          ">/dev/null",
+          b, dir);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, bad[i][0]);
+        write_file(path, bad[i][1]);
+    }
+    /* A trace whose second event has no time. */
+    snprintf(cmd, sizeof(cmd),
+             "'%s' sim --preset demo --record %s/t.jsonl >/dev/null && "
+             "sed '3s/\"t\":[^,]*,//' %s/t.jsonl >%s/neg.1-2.run.record.jsonl && rm %s/t.jsonl",
+             b, dir, dir, dir, dir);
+    sh_ok("%s", cmd);
+    snprintf(out, sizeof(out), "/tmp/ttsbuf-schema-dir-%d.txt", (int)getpid());
+    snprintf(args, sizeof(args), PYTHON " tests/schema_check.py schema --dir %s >%s 2>&1", dir,
+             out);
+    assert_int_equal(tb_test_sh(args), 1);
+    text = tb_test_slurp_str(out);
+    remove(out);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (strstr(text, bad[i][0]) == NULL)
+            fail_msg("the report does not name %s:\n%s", bad[i][0], text);
+    if (strstr(text, "neg.1-2.run.record.jsonl:3: trace_event") == NULL)
+        fail_msg("the report does not name the trace's line 3:\n%s", text);
+    if (strstr(text, "neg.0-") != NULL)
+        fail_msg("a good copy is reported:\n%s", text);
+    assert_non_null(strstr(text, "per group: neg 5"));
+    free(text);
+    sh_ok("rm -rf '%s'", dir);
+}
+
+/* Every JSON, JSONL and CSV file the binary wrote in the groups that ran
+ * (this one included), kept by tests/collect/collect.c. */
 static void collected_outputs(void **state)
 {
+    const char *d = tb_test_collect_dir();
+    char args[4200];
     (void)state;
-    if (access(tb_test_collected(), R_OK) != 0)
-        skip(); /* no group before this one printed JSON */
-    validate(tb_test_collected(), 0);
+    if (d == NULL) {
+        print_message("schema: nothing collected (TB_COLLECT_DIR is not set: run through make)\n");
+        skip();
+    }
+    snprintf(args, sizeof(args), "--dir '%s'", d);
+    validate(args, 0);
+}
+
+/* The man pages name every key of every schema (each file's table). */
+static void man_names_every_key(void **state)
+{
+    (void)state;
+    validate("--man man/ttsbuf.1 man/ttsbuf-trace.5", 0);
 }
 
 int tb_test_schema(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(validator_refuses),
-        cmocka_unit_test(every_output_kind),
+        cmocka_unit_test(validator_refuses),   cmocka_unit_test(collection_refuses),
+        cmocka_unit_test(man_names_every_key), cmocka_unit_test(every_output_kind),
         cmocka_unit_test(collected_outputs),
     };
     return TB_RUN_GROUP("schema", tests);

@@ -104,11 +104,11 @@ void tb_test_out_free(struct tb_test_out *o);
 struct cJSON;
 struct cJSON *tb_test_run_json(const char *env, const char *args, int code);
 
-/* Where tb_test_run_env keeps every JSON stdout of the binary, for the
- * "schema" group to validate (removed by main when the run ends). */
-const char *tb_test_collected(void);
-/* Adds a JSON or JSONL file the binary wrote to that collection. */
-void tb_test_collect_file(const char *path);
+/* Where the binary's outputs are kept for the "schema" group to validate
+ * ($TB_COLLECT_DIR: the Makefile runs the binary through
+ * tests/collect/collect.c, which copies them there), or NULL when the
+ * suite runs without it. */
+const char *tb_test_collect_dir(void);
 
 /* splitmix64: tiny, deterministic, good enough to pick test inputs. */
 struct tb_rng {
