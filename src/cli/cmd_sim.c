@@ -211,12 +211,7 @@ int tb_cmd_sim(int argc, char **argv)
         if (a.want_chunks)
             tb_cli_chunks_print(rf, &chunks);
     }
-    code = TB_EXIT_OK;
-    if (a.c.fail_on_underrun && r.play.underruns > 0) {
-        tb_cli_error("--fail-on-underrun: %u underruns, %.2f s of silence", r.play.underruns,
-                     r.play.gap_total);
-        code = TB_EXIT_GATE;
-    }
+    code = tb_cli_underrun_gate(&a.c, &r);
 out:
     tb_cli_chunks_free(&chunks);
     tb_cli_audio_free(&a.au);
