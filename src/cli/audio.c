@@ -192,6 +192,19 @@ int tb_cli_audio_finish(struct tb_cli_audio *a)
     return -1;
 }
 
+int tb_cli_audio_sim(struct tb_cli_audio *a, const struct tb_stream *s, const struct tb_sim_opts *o,
+                     tb_play_fn fn, void *ud, struct tb_sim_result *r, int *rc, char *err,
+                     size_t errlen)
+{
+    struct tb_clock clk;
+    if (tb_cli_audio_realtime(a))
+        tb_clock_monotonic_init(&clk);
+    else
+        tb_clock_virtual_init(&clk);
+    *rc = tb_sim_run(s, o, &clk, fn, ud, r, err, errlen);
+    return tb_cli_audio_finish(a);
+}
+
 static const char *plural(uint64_t n)
 {
     return n == 1 ? "" : "s";

@@ -79,6 +79,16 @@ int tb_cli_audio_realtime(const struct tb_cli_audio *a);
  * an exit code (the error is printed). */
 int tb_cli_audio_finish(struct tb_cli_audio *a);
 
+/* Plays s out under o (tb_sim_run, fn(ud) told each chunk's schedule):
+ * on the monotonic clock when the run goes in real time, else on a
+ * virtual one; then ends the speaker (tb_cli_audio_finish), whether the
+ * run failed or not.  *rc is tb_sim_run's result (0, or an error
+ * described in err, not printed).  Returns tb_cli_audio_finish's -1 (go
+ * on) or exit code. */
+int tb_cli_audio_sim(struct tb_cli_audio *a, const struct tb_stream *s, const struct tb_sim_opts *o,
+                     tb_play_fn fn, void *ud, struct tb_sim_result *r, int *rc, char *err,
+                     size_t errlen);
+
 /* The human report's audio part, after tb_report_human. */
 void tb_cli_audio_report(FILE *f, const struct tb_cli_audio *a, const struct tb_sim_opts *o,
                          const struct tb_sim_result *r, size_t max_gaps);

@@ -17,9 +17,8 @@ int tb_cli_bench_play(struct tb_cli_bench *a, const struct tb_bench_recs *recs)
     const struct tb_bench_rec *pick = NULL;
     struct tb_sim_opts o = a->c.o;
     struct tb_sim_result r;
-    struct tb_clock clk;
     char err[256];
-    int code;
+    int code, rc;
     for (size_t i = 0; i < recs->n; i++) {
         const struct tb_bench_rec *x = &recs->v[i];
         if (x->error != 0 || x->stream.n == 0 || isnan(x->gap_total))
@@ -45,16 +44,11 @@ int tb_cli_bench_play(struct tb_cli_bench *a, const struct tb_bench_recs *recs)
     code = tb_cli_audio_start(&a->au, &o);
     if (code >= 0)
         return code;
-    if (tb_cli_audio_realtime(&a->au))
-        tb_clock_monotonic_init(&clk);
-    else
-        tb_clock_virtual_init(&clk);
-    if (tb_sim_run(&pick->stream, &o, &clk, NULL, NULL, &r, err, sizeof(err)) != 0) {
+    code = tb_cli_audio_sim(&a->au, &pick->stream, &o, NULL, NULL, &r, &rc, err, sizeof(err));
+    if (rc != 0) {
         tb_cli_error("--play: %s", err);
-        tb_cli_audio_finish(&a->au);
         return TB_EXIT_FAILED;
     }
-    code = tb_cli_audio_finish(&a->au);
     if (code >= 0)
         return code;
     tb_cli_audio_report(stderr, &a->au, &o, &r, a->c.max_gaps);

@@ -299,12 +299,7 @@ int tb_cmd_run(int argc, char **argv)
         tb_cli_error("%s", r.message);
         code = TB_EXIT_FAILED;
     } else if (code < 0) {
-        code = TB_EXIT_OK;
-        if (a.c.fail_on_underrun && r.sim.play.underruns > 0) {
-            tb_cli_error("--fail-on-underrun: %u underruns, %.2f s of silence",
-                         r.sim.play.underruns, r.sim.play.gap_total);
-            code = TB_EXIT_GATE;
-        }
+        code = tb_cli_underrun_gate(&a.c, &r.sim);
     }
 out:
     tb_cli_audio_free(&a.au);

@@ -121,7 +121,6 @@ int tb_cmd_sim(int argc, char **argv)
     struct tb_report_src src = {"", "", NULL, NULL};
     struct tb_cli_chunks chunks;
     struct tb_cli_plays plays;
-    struct tb_clock clk;
     char label[1024], err[512];
     int code, rc;
 
@@ -168,12 +167,8 @@ int tb_cmd_sim(int argc, char **argv)
         if (code >= 0)
             goto out;
     }
-    if (tb_cli_audio_realtime(&a.au))
-        tb_clock_monotonic_init(&clk);
-    else
-        tb_clock_virtual_init(&clk);
-    rc = tb_sim_run(&s, &a.c.o, &clk, tb_cli_collect_play, &plays, &r, err, sizeof(err));
-    code = tb_cli_audio_finish(&a.au);
+    code =
+        tb_cli_audio_sim(&a.au, &s, &a.c.o, tb_cli_collect_play, &plays, &r, &rc, err, sizeof(err));
     if (rc != 0) {
         tb_cli_error("%s: %s", src.name, err);
         code =
@@ -216,12 +211,7 @@ int tb_cmd_sim(int argc, char **argv)
         if (a.want_chunks)
             tb_cli_chunks_print(rf, &chunks);
     }
-    code = TB_EXIT_OK;
-    if (a.c.fail_on_underrun && r.play.underruns > 0) {
-        tb_cli_error("--fail-on-underrun: %u underruns, %.2f s of silence", r.play.underruns,
-                     r.play.gap_total);
-        code = TB_EXIT_GATE;
-    }
+    code = tb_cli_underrun_gate(&a.c, &r);
 out:
     tb_cli_chunks_free(&chunks);
     tb_cli_audio_free(&a.au);

@@ -272,6 +272,15 @@ void tb_cli_collect_gap(void *ud, const struct tb_play *pl)
         play_push(ud, pl);
 }
 
+int tb_cli_underrun_gate(const struct tb_cli_common *a, const struct tb_sim_result *r)
+{
+    if (!a->fail_on_underrun || r->play.underruns == 0)
+        return TB_EXIT_OK;
+    tb_cli_error("--fail-on-underrun: %u underruns, %.2f s of silence", r->play.underruns,
+                 r->play.gap_total);
+    return TB_EXIT_GATE;
+}
+
 void tb_cli_plays_init(struct tb_cli_plays *p, int keep_all)
 {
     memset(p, 0, sizeof(*p));

@@ -116,6 +116,10 @@ int tb_cli_stdout_gone(void);
 /* tb_play_fn that collects underrun chunks into a struct tb_gap_list. */
 void tb_cli_collect_gap(void *ud, const struct tb_play *pl);
 
+/* --fail-on-underrun on a played stream: TB_EXIT_GATE (the underruns
+ * printed) when it was given and r has any, else TB_EXIT_OK. */
+int tb_cli_underrun_gate(const struct tb_cli_common *a, const struct tb_sim_result *r);
+
 /* Every chunk's schedule (for --svg) and the underruns among them. */
 struct tb_cli_plays {
     struct tb_gap_list gaps; /* the underrun chunks */

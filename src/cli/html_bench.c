@@ -140,7 +140,6 @@ static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb
     struct tb_sim_opts o = *b->o;
     struct tb_sim_result r;
     struct tb_cli_plays plays;
-    struct tb_clock clk;
     struct tb_report_src src = {"bench", "", NULL, NULL};
     char name[96], suffix[32], err[512];
     int code, rc;
@@ -159,9 +158,8 @@ static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb
     }
     if (code >= 0)
         goto out;
-    tb_clock_virtual_init(&clk);
-    rc = tb_sim_run(&x->stream, &o, &clk, tb_cli_collect_play, &plays, &r, err, sizeof(err));
-    code = tb_cli_audio_finish(&au);
+    code = tb_cli_audio_sim(&au, &x->stream, &o, tb_cli_collect_play, &plays, &r, &rc, err,
+                            sizeof(err));
     if (rc != 0) {
         tb_cli_error("--html: request %llu: %s", (unsigned long long)x->id, err);
         code = TB_EXIT_FAILED;
