@@ -127,7 +127,9 @@ int tb_reader_conclude(struct tb_reader *rd, const struct tb_http_resp *hr,
                        const struct tb_http_req *q);
 
 /* The bytes ended with no transfer to judge (recorded bytes): the
- * stream's own part of tb_reader_conclude. */
+ * stream's own part of tb_reader_conclude.  Recorded bytes carry no clock
+ * to time out on: the bytes a timed-out stream left behind conclude as
+ * any stream cut there (TB_READER_TRUNCATED). */
 int tb_reader_end(struct tb_reader *rd);
 
 #endif
