@@ -164,7 +164,9 @@ $(BUILD)/ttsbuf-collect: tests/collect/collect.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O2 -o $@ $<
 
-check: all $(BUILD)/tests/run $(BUILD)/ttsbuf-collect $(FUZZ_REPLAY)
+# check builds the benchmark too (without running it), so that it cannot
+# fall behind the library unnoticed.
+check: all $(BUILD)/tests/run $(BUILD)/ttsbuf-collect $(BUILD)/bench $(FUZZ_REPLAY)
 	TTSBUF=$(CURDIR)/$(BUILD)/ttsbuf-collect TB_TTSBUF_REAL=$(CURDIR)/$(BIN) \
 	    TB_COLLECT_DIR=$(CURDIR)/$(BUILD)/test-outputs TB_TESTDATA=$(CURDIR)/tests/data TB_NODEDIR=$(CURDIR)/tests/node \
 	    TB_AUDIODIR=$(CURDIR)/audio \

@@ -887,7 +887,6 @@ static void cli_out_warning(void **state)
              tb_test_bin(), m.base, dir, dir, dir, tb_test_bin(), dir, dir);
     assert_int_equal(tb_test_sh(cmd), 0);
     snprintf(path, sizeof(path), "%s/records.jsonl", dir);
-    tb_test_collect_file(path);
     text = tb_test_slurp_str(path);
     /* Both records carry it, as a plain string beside a null error. */
     {

@@ -145,6 +145,15 @@ size_t tb_gates_check(const struct tb_gate *g, size_t ng, const struct tb_bench_
     return failed;
 }
 
+void tb_bench_report_warnings(const struct tb_bench_recs *recs)
+{
+    const char *first = NULL;
+    size_t n = tb_bench_recs_warned(recs, &first);
+    if (n > 0)
+        fprintf(stderr, "ttsbuf: note: %zu stream%s: %s\n", n, n > 1 ? "s, the first" : "",
+                first);
+}
+
 int tb_bench_summaries(const struct tb_bench_meta *m, const struct tb_bench_recs *recs,
                        struct tb_bench_summary *s)
 {

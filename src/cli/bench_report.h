@@ -39,6 +39,10 @@ int tb_bench_report_json(FILE *f, const char *command, const struct tb_bench_met
                          const struct tb_bench_summary *s);
 void tb_bench_report_csv(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s);
 
+/* One note on stderr when records carry a reader's warning: how many,
+ * and the first one's text.  bench and merge say it alike. */
+void tb_bench_report_warnings(const struct tb_bench_recs *recs);
+
 /* Summaries of every level of recs (s must hold m->nlevels).  Returns 0
  * or -1 with the error printed. */
 int tb_bench_summaries(const struct tb_bench_meta *m, const struct tb_bench_recs *recs,

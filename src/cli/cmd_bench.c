@@ -64,8 +64,7 @@ int tb_cmd_bench(int argc, char **argv)
     const struct tb_api_info *info;
     struct tb_cli_endpoint ep;
     int code, progress;
-    size_t ok_total = 0, warned = 0;
-    const char *first_warning = "";
+    size_t ok_total = 0;
 
     memset(&meta, 0, sizeof(meta));
     memset(&ep, 0, sizeof(ep));
@@ -167,14 +166,9 @@ int tb_cmd_bench(int argc, char **argv)
             break;
         }
     }
-    for (size_t i = 0; i < recs.n; i++) {
+    for (size_t i = 0; i < recs.n; i++)
         ok_total += recs.v[i].error == 0;
-        if (recs.v[i].warning[0] != '\0' && warned++ == 0)
-            first_warning = recs.v[i].warning;
-    }
-    if (warned > 0)
-        fprintf(stderr, "ttsbuf: note: %zu stream%s: %s\n", warned,
-                warned > 1 ? "s, the first" : "", first_warning);
+    tb_bench_report_warnings(&recs);
 
     sums = calloc(meta.nlevels > 0 ? meta.nlevels : 1, sizeof(*sums));
     if (sums == NULL || tb_bench_summaries(&meta, &recs, sums) != 0) {

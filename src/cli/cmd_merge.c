@@ -168,8 +168,7 @@ int tb_cmd_merge(int argc, char **argv)
     struct tb_bench_summary *sums = NULL;
     char **files = NULL, err[512];
     unsigned char *seen = NULL;
-    size_t nfiles = 0, cap = 0, warned;
-    const char *first_warning;
+    size_t nfiles = 0, cap = 0;
     int first, code;
 
     memset(&a, 0, sizeof(a));
@@ -225,10 +224,7 @@ int tb_cmd_merge(int argc, char **argv)
             goto out;
         }
     }
-    warned = tb_bench_recs_warned(&recs, &first_warning);
-    if (warned > 0)
-        fprintf(stderr, "ttsbuf: note: %zu stream%s: %s\n", warned,
-                warned > 1 ? "s, the first" : "", first_warning);
+    tb_bench_report_warnings(&recs);
     meta.shard = 0;
     meta.nshards = 1;
     sums = calloc(meta.nlevels > 0 ? meta.nlevels : 1, sizeof(*sums));

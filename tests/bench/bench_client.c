@@ -119,11 +119,14 @@ static void score(const struct tb_stream *sched, const double *a, size_t n, stru
 static void finish_row(struct samples *err, struct samples *ttft, double cpu_s, double sys_s,
                        struct row *r)
 {
+    struct tb_stats se, st;
     r->ran = 1;
-    r->err_p50 = tb_bench_percentile(err->v, err->n, 50);
-    r->err_p99 = tb_bench_percentile(err->v, err->n, 99);
-    r->ttft_p50 = tb_bench_percentile(ttft->v, ttft->n, 50);
-    r->ttft_p99 = tb_bench_percentile(ttft->v, ttft->n, 99);
+    tb_stats_of(err->v, err->n, &se); /* sorts the samples, about to be reset */
+    tb_stats_of(ttft->v, ttft->n, &st);
+    r->err_p50 = se.p50;
+    r->err_p99 = se.p99;
+    r->ttft_p50 = st.p50;
+    r->ttft_p99 = st.p99;
     r->cpu_us_per_event = r->received > 0 ? cpu_s * 1e6 / (double)r->received : 0;
     r->sys_us_per_event = r->received > 0 ? sys_s * 1e6 / (double)r->received : 0;
     err->n = ttft->n = 0;
