@@ -197,7 +197,7 @@ int tb_api_event(const struct tb_api_dialect *d, struct tb_jsontext_texts *t, co
     memset(out, 0, sizeof(*out));
     out->usage_completion = out->usage_prompt = -1;
     out->shape = -1;
-    tb_server_timing_init(&out->server);
+    tb_stream_timing_init(&out->server);
     if (d->end_data != NULL && len == strlen(d->end_data) && memcmp(data, d->end_data, len) == 0) {
         out->done = 1; /* a surrogate half still waiting ends here */
         return tb_evjson_keep(t, NULL, 0, NULL, 0, 1, f.what, out, err, errlen);

@@ -294,7 +294,7 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
     if (rc == 0)
         rc = tb_drain_result(d, &r->sim);
     if (r->usage_completion >= 0 &&
-        !tb_usage_credible(r->usage_completion, r->sim.content_events)) {
+        !tb_stream_usage_credible(r->usage_completion, r->sim.content_events)) {
         r->usage_ignored = r->usage_completion; /* the report counts events */
         r->usage_completion = -1;
     }

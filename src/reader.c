@@ -70,7 +70,7 @@ void tb_reader_begin(struct tb_reader *rd, struct tb_stream *out, double t0)
     rd->tool_calls = 0;
     rd->finish_reason[0] = '\0';
     rd->have_server = 0;
-    tb_server_timing_init(&rd->server);
+    tb_stream_timing_init(&rd->server);
     rd->error = 0;
     rd->message[0] = '\0';
     rd->warning[0] = '\0';

@@ -17,10 +17,10 @@ void tb_stream_init(struct tb_stream *s)
 {
     memset(s, 0, sizeof(*s));
     s->usage_tokens = -1;
-    tb_server_timing_init(&s->server);
+    tb_stream_timing_init(&s->server);
 }
 
-void tb_server_timing_init(struct tb_server_timing *t)
+void tb_stream_timing_init(struct tb_server_timing *t)
 {
     t->total_ns = t->load_ns = t->prompt_eval_count = t->prompt_eval_ns = -1;
     t->eval_count = t->eval_ns = -1;
@@ -35,7 +35,7 @@ void tb_stream_free(struct tb_stream *s)
     tb_stream_init(s);
 }
 
-int tb_usage_credible(long long usage, uint64_t events)
+int tb_stream_usage_credible(long long usage, uint64_t events)
 {
     return usage >= 0 && (uint64_t)usage >= events / 8 + (events % 8 != 0);
 }
@@ -48,7 +48,7 @@ void tb_stream_clear(struct tb_stream *s)
     s->model[0] = '\0';
     s->base_url[0] = '\0';
     s->provider[0] = '\0';
-    tb_server_timing_init(&s->server);
+    tb_stream_timing_init(&s->server);
 }
 
 void tb_stream_shrink(struct tb_stream *s)

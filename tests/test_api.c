@@ -397,13 +397,13 @@ static void jsontext_and_usage(void **state)
     assert_string_equal(cJSON_GetObjectItem(j, "a")->valuestring, "\xF0\x9F\x98\x80\\ud83d");
     cJSON_Delete(j);
     /* Usage: 0 for any events, or under an eighth of them, is not trusted. */
-    assert_true(tb_usage_credible(0, 0));
-    assert_false(tb_usage_credible(0, 1));
-    assert_false(tb_usage_credible(-1, 0));
-    assert_true(tb_usage_credible(1, 8));
-    assert_false(tb_usage_credible(1, 9));
-    assert_true(tb_usage_credible(345, 2760));
-    assert_false(tb_usage_credible(344, 2760));
+    assert_true(tb_stream_usage_credible(0, 0));
+    assert_false(tb_stream_usage_credible(0, 1));
+    assert_false(tb_stream_usage_credible(-1, 0));
+    assert_true(tb_stream_usage_credible(1, 8));
+    assert_false(tb_stream_usage_credible(1, 9));
+    assert_true(tb_stream_usage_credible(345, 2760));
+    assert_false(tb_stream_usage_credible(344, 2760));
 }
 
 /* The wrong dialect: every stream read as another dialect stops with an

@@ -133,7 +133,7 @@ struct tb_bench_rec {
     uint64_t events, content_tokens; /* content events and their tokens */
     long long usage_tokens;          /* usage.completion_tokens, -1 unknown */
     long long usage_ignored;         /* usage not credible beside the events
-                                      * (tb_usage_credible), or -1 */
+                                      * (tb_stream_usage_credible), or -1 */
     uint64_t surrogates_replaced;    /* lone UTF-16 halves made U+FFFD */
     /* Playout of the stream (NaN when there is no content event). */
     double ttft, ttfa, decode_tps, decode_tps_usage;

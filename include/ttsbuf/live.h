@@ -64,7 +64,7 @@ struct tb_live_result {
     uint64_t sse_events, comments, tool_calls;
     long long usage_completion, usage_prompt;
     long long usage_ignored;      /* a usage count not credible beside the events
-                                   * that came (tb_usage_credible), or -1 */
+                                   * that came (tb_stream_usage_credible), or -1 */
     uint64_t surrogates_replaced; /* lone UTF-16 halves made U+FFFD (api.h) */
     char finish_reason[32];
     int done_seen;

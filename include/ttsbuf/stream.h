@@ -58,7 +58,7 @@ struct tb_stream {
 };
 
 /*
- * tb_usage_credible - whether a server's usage count (completion tokens)
+ * tb_stream_usage_credible - whether a server's usage count (completion tokens)
  * can stand for a stream that brought `events` content events: not when
  * it is below an eighth of them (0 included).  A token may be cut over
  * several events (a server that slices text by characters sends about
@@ -67,10 +67,10 @@ struct tb_stream {
  * count events instead and say so.  A count of -1 (none) is not
  * credible.  Pure; any thread.
  */
-int tb_usage_credible(long long usage, uint64_t events);
+int tb_stream_usage_credible(long long usage, uint64_t events);
 
 /* Every timing unknown (-1).  Any thread. */
-void tb_server_timing_init(struct tb_server_timing *t);
+void tb_stream_timing_init(struct tb_server_timing *t);
 
 /* Empty stream; cannot fail (allocates nothing). */
 void tb_stream_init(struct tb_stream *s);

@@ -38,7 +38,7 @@ static void json_failed(FILE *f, const char *file, const struct tb_import_reques
     snprintf(name, sizeof(name), "%s: %s", file, q->name);
     cJSON_AddStringToObject(o, "source", "import");
     cJSON_AddStringToObject(o, "source_name", name);
-    tb_cli_json_error(o, q->error[0] ? "failed" : "no_text",
+    tb_json_add_error(o, q->error[0] ? "failed" : "no_text",
                       q->error[0] ? q->error : "the request recorded no text", 0);
     (void)tb_json_put_line(f, o);
 }

@@ -75,17 +75,3 @@ void tb_cli_json_stats(cJSON *o, const char *key, const struct tb_stats *s)
         tb_cli_json_num(b, tb_stats_fields[i], s->count > 0 ? tb_stats_field(s, i) : NAN);
 }
 
-void tb_cli_json_error(cJSON *o, const char *kind, const char *message, long http_status)
-{
-    cJSON *e;
-    if (kind == NULL) {
-        cJSON_AddNullToObject(o, "error");
-        return;
-    }
-    e = cJSON_AddObjectToObject(o, "error");
-    if (e == NULL)
-        return;
-    cJSON_AddStringToObject(e, "kind", kind);
-    cJSON_AddStringToObject(e, "message", message != NULL ? message : "");
-    tb_cli_json_num(e, "http_status", http_status > 0 ? (double)http_status : NAN);
-}

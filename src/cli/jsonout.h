@@ -51,9 +51,6 @@ struct tb_cli_json_field {
  * is written null, as cJSON writes it). */
 void tb_cli_json_nums(cJSON *o, const struct tb_cli_json_field *rows, size_t n);
 
-/* "error": {kind, message, http_status (null when none came)}, or null
- * when kind is NULL. */
-void tb_cli_json_error(cJSON *o, const char *kind, const char *message, long http_status);
 
 /* A document is written with tb_json_put_line (ttsbuf/jsonline.h). */
 

@@ -261,7 +261,7 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
         else
             cJSON_AddNullToObject(root, "usage_ignored");
         cJSON_AddNumberToObject(root, "surrogates_replaced", (double)live->surrogates_replaced);
-        tb_cli_json_error(root, live->error_kind, live->error, live->http_status);
+        tb_json_add_error(root, live->error_kind, live->error, live->http_status);
         if (live->server != NULL)
             server_json(root, live->server);
     }
