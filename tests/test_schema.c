@@ -214,6 +214,60 @@ static void collection_refuses(void **state)
     sh_ok("rm -rf '%s'", dir);
 }
 
+/* The collector keeps each kind of output under its name, and only what
+ * the run itself wrote. */
+static void collector_keeps_each_output(void **state)
+{
+    static const char *const want[] = {
+        "probe.*.sim.stdout.json",
+        "probe.*.sim.record.jsonl",
+        "probe.*.sim.html.json",
+        "probe.*.sweep.json.json",
+        "probe.*.sweep.csv.sweep.csv",
+        "probe.*.sweep.stdout.sweep.csv",
+        "probe.*.bench.out.jsonl",
+        "probe.*.bench.out.json",
+        "probe.*.bench.stdout.bench_summary.csv",
+    };
+    char dir[] = "/tmp/ttsbuf-collect-XXXXXX", env[256], cmd[4096], path[320];
+    const char *b = tb_test_bin();
+    (void)state;
+    if (tb_test_collect_dir() == NULL) {
+        print_message("schema: the collector is not in use (TB_COLLECT_DIR is not set)\n");
+        skip();
+    }
+    assert_non_null(mkdtemp(dir));
+    snprintf(env, sizeof(env), "TB_COLLECT_DIR='%s/keep' TB_TEST_GROUP=probe", dir);
+    sh_ok("mkdir '%s/keep' && cd '%s' && export %s && "
+          "'%s' sim --preset demo --json >r.json && "
+          "'%s' sim --preset demo --record t.jsonl --html p.html >/dev/null && "
+          "'%s' sweep --preset demo --preroll 0,1 --json s.json --csv s.csv >/dev/null && "
+          "'%s' sweep --preset demo --preroll 0,1 --csv - >s2.csv && "
+          "'%s' bench --mock -c 1 --requests 1 --out b --csv >b.csv 2>/dev/null && "
+          "'%s' sim --preset demo --json >mixed.json 2>&1",
+          dir, dir, env, b, b, b, b, b, b);
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        snprintf(cmd, sizeof(cmd), "ls %s/keep/%s >/dev/null 2>&1", dir, want[i]);
+        if (tb_test_sh(cmd) != 0)
+            fail_msg("the collector kept no %s", want[i]);
+    }
+    /* records.jsonl, summary.json, one trace; two sim stdouts, not three */
+    snprintf(cmd, sizeof(cmd),
+             "test $(ls %s/keep/probe.*.bench.out.* | wc -l) -eq 3 && "
+             "test $(ls %s/keep/probe.*.sim.stdout.json | wc -l) -eq 1",
+             dir, dir);
+    if (tb_test_sh(cmd) != 0) {
+        snprintf(path, sizeof(path), "ls %s/keep >&2", dir);
+        tb_test_sh(path);
+        fail_msg("the collector kept other files than the runs wrote");
+    }
+    /* A file the run did not touch is not its output. */
+    sh_ok("cd '%s' && rm keep/* && TB_COLLECT_DIR='%s/keep' '%s' sim --trace t.jsonl --json "
+          ">/dev/null && test -z \"$(ls keep)\"",
+          dir, dir, b);
+    sh_ok("rm -rf '%s'", dir);
+}
+
 /* Every JSON, JSONL and CSV file the binary wrote in the groups that ran
  * (this one included), kept by tests/collect/collect.c. */
 static void collected_outputs(void **state)
@@ -240,8 +294,8 @@ int tb_test_schema(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(validator_refuses),   cmocka_unit_test(collection_refuses),
-        cmocka_unit_test(man_names_every_key), cmocka_unit_test(every_output_kind),
-        cmocka_unit_test(collected_outputs),
+        cmocka_unit_test(man_names_every_key), cmocka_unit_test(collector_keeps_each_output),
+        cmocka_unit_test(every_output_kind),   cmocka_unit_test(collected_outputs),
     };
     return TB_RUN_GROUP("schema", tests);
 }

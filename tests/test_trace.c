@@ -158,6 +158,7 @@ static char *write_mem(const struct tb_stream *s, size_t *len)
     assert_int_equal(tb_trace_write(f, s), 0);
     assert_int_equal(fclose(f), 0);
     assert_non_null(buf);
+    tb_test_collect_bytes("trace", "jsonl", buf, *len);
     return buf;
 }
 

@@ -109,6 +109,9 @@ struct cJSON *tb_test_run_json(const char *env, const char *args, int code);
  * tests/collect/collect.c, which copies them there), or NULL when the
  * suite runs without it. */
 const char *tb_test_collect_dir(void);
+/* Adds len bytes the library wrote in this process (a trace, say) to that
+ * collection as GROUP.ID.lib.WHAT.EXT; nothing when there is none. */
+void tb_test_collect_bytes(const char *what, const char *ext, const char *buf, size_t len);
 
 /* splitmix64: tiny, deterministic, good enough to pick test inputs. */
 struct tb_rng {

@@ -148,6 +148,22 @@ const char *tb_test_collect_dir(void)
     return d != NULL && *d != '\0' && strlen(d) < 4096 ? d : NULL;
 }
 
+void tb_test_collect_bytes(const char *what, const char *ext, const char *buf, size_t len)
+{
+    static int seq;
+    const char *d = tb_test_collect_dir(), *g = getenv("TB_TEST_GROUP");
+    char path[4400];
+    FILE *f;
+    if (d == NULL)
+        return;
+    snprintf(path, sizeof(path), "%s/%s.%d-lib%d.lib.%s.%s", d, g != NULL ? g : "none",
+             (int)getpid(), seq++, what, ext);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+}
+
 void tb_test_out_free(struct tb_test_out *o)
 {
     free(o->so);
