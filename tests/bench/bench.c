@@ -198,9 +198,11 @@ static int want(const char *name)
     return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     struct tb_stream s;
+    if (argc > 2 && strcmp(argv[1], "--maxrss") == 0)
+        return bench_maxrss_main(argv + 2);
     if (tb_http_global_init() != 0) /* before any thread (the live run's) */
         die("curl_global_init", TB_EIO);
     tb_stream_init(&s);

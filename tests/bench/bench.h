@@ -58,6 +58,7 @@ void bench_serve(void);
 void bench_live(void);
 void bench_sweep(void);
 void bench_sweep_memory(void); /* peak RSS per stream of `ttsbuf sweep` */
+int bench_maxrss_main(char **argv); /* bench --maxrss CMD...: its peak RSS, KiB */
 void bench_speech(void);
 void bench_client(void); /* ttsbuf bench vs the openai SDK */
 void bench_fair(void);   /* the mock's fairness beside clients reading a flood */

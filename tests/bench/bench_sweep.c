@@ -8,8 +8,8 @@
  *
  * Memory per stream: `ttsbuf sweep --trace DIR` over 2,000 and 20,000
  * small trace files (6 events, about 200 bytes each) in a child process;
- * the figure is the difference of the two peak RSS (getrusage ru_maxrss,
- * the smallest of 3 runs each) over the 18,000 streams between them, next
+ * the figure is the difference of the two peak RSS (wait4's ru_maxrss
+ * from a fresh process, see bench_maxrss_main; the smallest of 3 runs each) over the 18,000 streams between them, next
  * to a file's size.
  */
 #define _DEFAULT_SOURCE /* wait4: the child's own peak RSS */
@@ -124,25 +124,50 @@ static long write_traces(const char *dir, int n)
     return size;
 }
 
-/* Peak RSS, KiB, of `ttsbuf sweep --trace dir` in a child. */
-static long sweep_rss(const char *dir)
+/* `bench --maxrss CMD ARGS...`: runs CMD (stdout to /dev/null) and
+ * prints its peak RSS in KiB.  The benchmark measures through a fresh
+ * copy of itself because a child's ru_maxrss includes the RSS it had
+ * when it was forked: forked from the benchmark after its other sections,
+ * it would report their tens of megabytes, not the sweep's. */
+int bench_maxrss_main(char **argv)
 {
     struct rusage ru;
     int st;
-    pid_t pid;
-    fflush(stdout); /* else the child's freopen prints the parent's buffer */
-    pid = fork();
+    pid_t pid = fork();
     if (pid < 0)
-        bench_die("fork", strerror(errno));
+        return 1;
     if (pid == 0) {
         if (freopen("/dev/null", "w", stdout) == NULL)
             _exit(127);
-        execl("./ttsbuf", "ttsbuf", "sweep", "--trace", dir, (char *)NULL);
+        execv(argv[0], argv);
         _exit(127);
     }
     if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return 1;
+    printf("%ld\n", ru.ru_maxrss);
+    return 0;
+}
+
+/* Peak RSS, KiB, of `ttsbuf sweep --trace dir`, through bench --maxrss. */
+static long sweep_rss(const char *dir)
+{
+    char self[4096], cmd[4400];
+    long kib = -1;
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    FILE *p;
+    if (n <= 0)
+        bench_die("readlink /proc/self/exe", strerror(errno));
+    self[n] = '\0';
+    snprintf(cmd, sizeof(cmd), "'%s' --maxrss ./ttsbuf sweep --trace '%s'", self, dir);
+    fflush(stdout);
+    p = popen(cmd, "r");
+    if (p == NULL)
+        bench_die("popen", strerror(errno));
+    if (fscanf(p, "%ld", &kib) != 1)
+        kib = -1;
+    if (pclose(p) != 0 || kib <= 0)
         bench_die("sweep memory", "./ttsbuf sweep failed");
-    return ru.ru_maxrss;
+    return kib;
 }
 
 void bench_sweep_memory(void)
