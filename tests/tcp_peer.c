@@ -104,24 +104,29 @@ static void *peer_main(void *arg)
 
 /* Binds and listens (the port is then known); peer_go starts the thread,
  * after which only it touches the peer until peer_halt. */
-void peer_bind(struct peer *pe, const char *host, peer_fn fn)
+int peer_listen(const char *host, int *port)
 {
     struct sockaddr_in a;
     socklen_t al = sizeof(a);
-    int one = 1;
-    memset(pe, 0, sizeof(*pe));
-    snprintf(pe->host, sizeof(pe->host), "%s", host);
-    pe->fn = fn;
-    pe->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    assert_true(pe->lfd >= 0);
-    setsockopt(pe->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     memset(&a, 0, sizeof(a));
     a.sin_family = AF_INET;
     assert_int_equal(inet_pton(AF_INET, host, &a.sin_addr), 1);
-    assert_int_equal(bind(pe->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-    assert_int_equal(listen(pe->lfd, 16), 0);
-    assert_int_equal(getsockname(pe->lfd, (struct sockaddr *)&a, &al), 0);
-    pe->port = ntohs(a.sin_port);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(fd, 16), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+void peer_bind(struct peer *pe, const char *host, peer_fn fn)
+{
+    memset(pe, 0, sizeof(*pe));
+    snprintf(pe->host, sizeof(pe->host), "%s", host);
+    pe->fn = fn;
+    pe->lfd = peer_listen(host, &pe->port);
 }
 
 void peer_go(struct peer *pe)

@@ -33,6 +33,10 @@ struct peer {
     atomic_int stop;
 };
 
+/* A listening TCP socket on host (a dotted IPv4 address) at an ephemeral
+ * port, *port set; asserts on failure. */
+int peer_listen(const char *host, int *port);
+
 /* Binds host on an ephemeral port and listens (the port is then known);
  * peer_go starts the thread, after which only it touches the peer until
  * peer_halt.  peer_start: both. */

@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tcp_peer.h"
 #include "tests.h"
 #include "ttsbuf.h"
 #include "ttsbuf/bench.h"
@@ -101,22 +102,10 @@ static void *canned_main(void *arg)
 
 static void canned_start(struct canned *c, const char *body, enum hold hold)
 {
-    struct sockaddr_in a;
-    socklen_t al = sizeof(a);
-    int one = 1;
     memset(c, 0, sizeof(*c));
     c->body = body;
     c->hold = hold;
-    c->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    assert_true(c->lfd >= 0);
-    setsockopt(c->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(c->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-    assert_int_equal(listen(c->lfd, 16), 0);
-    assert_int_equal(getsockname(c->lfd, (struct sockaddr *)&a, &al), 0);
-    c->port = ntohs(a.sin_port);
+    c->lfd = peer_listen("127.0.0.1", &c->port);
     assert_int_equal(pthread_create(&c->th, NULL, canned_main, c), 0);
 }
 
