@@ -28,6 +28,14 @@ static const struct tb_api_dialect *const dialects[TB_API__COUNT] = {
     &tb_api_dialect_ollama,
 };
 
+void tb_api_request_init(struct tb_api_request *q)
+{
+    memset(q, 0, sizeof(*q));
+    q->api = TB_API_CHAT;
+    q->max_tokens = -1;
+    q->temperature = -1;
+}
+
 const struct tb_api_info *tb_api_info(enum tb_api api)
 {
     return (unsigned)api < TB_API__COUNT ? &dialects[api]->info : NULL;

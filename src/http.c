@@ -34,6 +34,12 @@ int tb_http_global_init(void)
     return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : TB_EIO;
 }
 
+void tb_http_req_init(struct tb_http_req *q)
+{
+    memset(q, 0, sizeof(*q));
+    q->max_redirects = -1;
+}
+
 void tb_http_global_cleanup(void)
 {
     curl_global_cleanup();

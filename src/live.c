@@ -187,6 +187,14 @@ static void *net_main(void *arg)
     return NULL;
 }
 
+void tb_live_opts_default(struct tb_live_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    tb_http_req_init(&o->http);
+    tb_api_request_init(&o->req);
+    tb_sim_opts_default(&o->sim);
+}
+
 int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_status_fn fn,
                 void *ud)
 {

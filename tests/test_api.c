@@ -534,11 +534,9 @@ static void request_bodies(void **state)
     assert_int_equal(
         cJSON_GetObjectItem(cJSON_GetObjectItem(j, "options"), "num_predict")->valueint, 5);
     cJSON_Delete(j);
-    memset(&q, 0, sizeof(q));
+    tb_api_request_init(&q);
     q.api = TB_API_ANTHROPIC;
     q.messages_json = "{}";
-    q.max_tokens = -1;
-    q.temperature = -1;
     assert_int_equal(tb_api_request_body(&q, &s, err, sizeof(err)), TB_EINVAL);
     assert_non_null(strstr(err, "--messages"));
 }

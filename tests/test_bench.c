@@ -39,10 +39,8 @@ static void opts_init(struct tb_bench_opts *o, const struct tb_test_mock *m, cha
     assert_int_equal(tb_bench_prompts_builtin(p), 0);
     o->http.url = url;
     o->http.idle_timeout = 5;
-    o->req.api = TB_API_CHAT;
+    tb_api_request_init(&o->req);
     o->req.model = model;
-    o->req.max_tokens = -1;
-    o->req.temperature = -1;
     o->req.include_usage = 1;
     o->prompts = p;
     o->level.mode = TB_BENCH_CLOSED;

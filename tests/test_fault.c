@@ -1444,15 +1444,11 @@ static void live_delta_cap(void **state)
     char url[128];
     peer_start(&pe, "127.0.0.1", s_ok);
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", pe.port);
-    memset(&o, 0, sizeof(o));
+    tb_live_opts_default(&o);
     o.http.url = url;
     o.http.idle_timeout = 5;
-    o.http.max_redirects = -1;
     o.req.model = "m";
     o.req.prompt = "hi";
-    o.req.max_tokens = -1;
-    o.req.temperature = -1;
-    tb_sim_opts_default(&o.sim);
     o.max_deltas = 3;
     assert_int_equal(tb_live_run(&o, &r, NULL, NULL), 0);
     peer_stop(&pe);

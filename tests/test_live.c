@@ -26,19 +26,15 @@ static void live(const struct tb_test_mock *m, const char *model, double idle, i
 {
     struct tb_live_opts o;
     char url[128];
-    memset(&o, 0, sizeof(o));
+    tb_live_opts_default(&o);
     snprintf(url, sizeof(url), "%s%s", m->base,
              api == TB_API_CHAT ? "/chat/completions" : "/completions");
     o.http.url = url;
     o.http.idle_timeout = idle;
-    o.http.max_redirects = -1;
     o.req.api = api;
     o.req.model = model;
     o.req.prompt = "hi";
-    o.req.max_tokens = -1;
-    o.req.temperature = -1;
     o.req.include_usage = include_usage;
-    tb_sim_opts_default(&o.sim);
     o.sim.seg.policy = TB_CHUNK_TOKEN;
     assert_int_equal(tb_live_run(&o, r, NULL, NULL), 0);
 }

@@ -13,12 +13,9 @@
 
 static void base_request(struct tb_api_request *q)
 {
-    memset(q, 0, sizeof(*q));
-    q->api = TB_API_CHAT;
+    tb_api_request_init(q);
     q->model = "m1";
     q->prompt = "Say \"hi\"";
-    q->max_tokens = -1;
-    q->temperature = -1;
 }
 
 static cJSON *body_of(const struct tb_api_request *q)

@@ -132,6 +132,10 @@ struct tb_api_info {
                                * URL (the vendor SDKs' default) */
 };
 
+/* A request with nothing chosen: chat, no model or prompt, max_tokens and
+ * temperature not sent, no usage asked for.  Any thread. */
+void tb_api_request_init(struct tb_api_request *q);
+
 /* The dialect's row; NULL for a value outside enum tb_api.  Any thread. */
 const struct tb_api_info *tb_api_info(enum tb_api api);
 

@@ -72,6 +72,10 @@ struct tb_live_result {
     struct tb_server_timing server; /* (Ollama's final line), ns */
 };
 
+/* Every option at its default: tb_http_req_init, tb_api_request_init,
+ * tb_sim_opts_default, no callbacks, the default caps.  Any thread. */
+void tb_live_opts_default(struct tb_live_opts *o);
+
 /*
  * tb_live_run - runs the request.  Returns 0 when it ran (check r->error:
  * a failed request still ran), TB_EINVAL for bad options, TB_ENOMEM or

@@ -74,9 +74,8 @@ const struct tb_optdoc tb_opt_request[] = {
 void tb_cli_request_init(struct tb_cli_request *r, long max_tokens)
 {
     memset(r, 0, sizeof(*r));
-    r->req.api = TB_API_CHAT;
+    tb_api_request_init(&r->req);
     r->req.max_tokens = max_tokens;
-    r->req.temperature = -1;
     r->req.include_usage = 1;
     r->idle = 60;
     r->timeout = TB_CLI_TIMEOUT_DEFAULT;
@@ -187,7 +186,7 @@ char *tb_cli_request_url(const char *base, const struct tb_api_info *info)
 void tb_cli_request_http(const struct tb_cli_request *r, const char *url, const char *key,
                          struct tb_http_req *out)
 {
-    memset(out, 0, sizeof(*out));
+    tb_http_req_init(out);
     out->url = url;
     out->bearer = key;
     out->headers = r->headers;
@@ -196,7 +195,6 @@ void tb_cli_request_http(const struct tb_cli_request *r, const char *url, const 
     out->total_timeout = r->timeout;
     out->connect_timeout = r->connect;
     out->insecure = r->insecure;
-    out->max_redirects = -1;
 }
 
 int tb_cli_endpoint_resolve(struct tb_cli_request *r, const char *cmd, int mock_default,

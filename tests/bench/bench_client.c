@@ -150,10 +150,9 @@ static void run_ttsbuf(const struct tb_stream *sched, size_t n, struct samples *
     memset(&o, 0, sizeof(o));
     o.http.url = url;
     o.http.idle_timeout = 30;
-    o.req.api = TB_API_CHAT;
+    tb_api_request_init(&o.req);
     o.req.model = "ttsbuf-mock";
     o.req.max_tokens = MAX_TOKENS;
-    o.req.temperature = -1;
     o.prompts = &p;
     o.level.mode = TB_BENCH_CLOSED;
     o.level.concurrency = (uint32_t)n;

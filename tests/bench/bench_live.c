@@ -39,16 +39,11 @@ void bench_live(void)
     bench_synth(LIVE_TPS, 1.0 / LIVE_TPS, LIVE_TOKENS, &s);
     bench_mock_start(&s, &mock);
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", mock.port);
-    memset(&o, 0, sizeof(o));
+    tb_live_opts_default(&o);
     o.http.url = url;
-    o.http.max_redirects = -1;
-    o.req.api = TB_API_CHAT;
     o.req.model = "ttsbuf-mock";
     o.req.prompt = "hi";
-    o.req.max_tokens = -1;
-    o.req.temperature = -1;
     o.req.include_usage = 1;
-    tb_sim_opts_default(&o.sim);
 
     for (int i = 0; i < REPS; i++) {
         struct tb_live_result r;
