@@ -976,12 +976,16 @@ static void cli_shards_merge(void **state)
              tb_test_bin(), dir, dir, dir);
     assert_int_equal(tb_test_sh(cmd), 2);
     /* (2) three processes at once: --shard, the Kubernetes and the Slurm
-     * index. */
+     * index.  They share one --out directory, so the output collector is
+     * off for them (it would copy a sibling's file while still empty); the
+     * records of (1) and the merged result below are collected. */
     snprintf(cmd, sizeof(cmd),
              "cd %s && B='%s'; "
-             "$B bench --base-url %s %s --shard 0/3 --out par >/dev/null & "
-             "JOB_COMPLETION_INDEX=1 $B bench --base-url %s %s --shards 3 --out par >/dev/null & "
-             "env -u JOB_COMPLETION_INDEX SLURM_ARRAY_TASK_ID=2 $B bench --base-url %s %s "
+             "env -u TB_COLLECT_DIR $B bench --base-url %s %s --shard 0/3 --out par >/dev/null & "
+             "env -u TB_COLLECT_DIR JOB_COMPLETION_INDEX=1 $B bench --base-url %s %s --shards 3 "
+             "--out par >/dev/null & "
+             "env -u TB_COLLECT_DIR -u JOB_COMPLETION_INDEX SLURM_ARRAY_TASK_ID=2 $B bench "
+             "--base-url %s %s "
              "--shards 3 --out par >/dev/null & wait && ls par/records-*-of-3.jsonl | wc -l "
              ">count && '%s' merge par --json >par.json",
              dir, tb_test_bin(), m.base, common, m.base, common, m.base, common, tb_test_bin());

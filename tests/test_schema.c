@@ -35,8 +35,11 @@ static void validate(const char *args, int want)
     code = tb_test_sh(cmd);
     text = tb_test_slurp_str(out);
     remove(out);
-    if (code != want)
-        fail_msg("schema_check %s: exit %d, wanted %d:\n%s", args, code, want, text);
+    if (code != want) {
+        print_error("schema_check %s: exit %d, wanted %d:\n%s", args, code, want, text);
+        free(text); /* fail() does not return */
+        fail();
+    }
     if (want == 0) /* "N checked, 0 problems" */
         print_message("schema_check: %s", text);
     free(text);
