@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../src/punkt.h"
+#include "../src/punkt_break.h"
 #include "../src/seg_livekit.h"
 #include "tests.h"
 #include "ttsbuf/error.h"
@@ -360,6 +361,44 @@ static void pipecat_closers_ellipsis_multibyte(void **state)
         static const struct tb_chunk want[] = {{12, 10, 1}};
         CHECK(TB_CHUNK_PIPECAT, 1, ev, want, 0);
     }
+}
+
+/* A decision context of more words than the scratch holds, spread over
+ * lines: the words past TB_PUNKT_MAX_TOKS are not read (the scratch is
+ * exactly that long and on the heap, so ASan sees one entry too many),
+ * and a break within the words read is still found. */
+static uint32_t *punkt_text(const char *second, size_t *n)
+{
+    /* three lines of 400 words; the second begins with `second` */
+    size_t cap = 3 * 400 * 2 + strlen(second) + 1, k = 0;
+    uint32_t *s = malloc(cap * sizeof(*s));
+    assert_non_null(s);
+    for (int line = 0; line < 3; line++) {
+        if (line == 1)
+            for (const char *c = second; *c != '\0'; c++)
+                s[k++] = (uint8_t)*c;
+        for (int w = 0; w < 400; w++) {
+            s[k++] = 'a';
+            s[k++] = w == 399 ? '\n' : ' ';
+        }
+    }
+    *n = k;
+    return s;
+}
+
+static void punkt_break_scratch_bound(void **state)
+{
+    (void)state;
+    struct tb_punkt_tok *toks = malloc(TB_PUNKT_MAX_TOKS * sizeof(*toks));
+    size_t n;
+    uint32_t *s = punkt_text("", &n);
+    assert_non_null(toks);
+    assert_int_equal(tb_punkt_break(s, n, toks), 0);
+    free(s);
+    s = punkt_text("It is done. The end came ", &n);
+    assert_int_equal(tb_punkt_break(s, n, toks), 1);
+    free(s);
+    free(toks);
 }
 
 static void pipecat_punkt_cases(void **state)
@@ -1057,6 +1096,7 @@ int tb_test_segment(void)
         cmocka_unit_test(conform_livekit),
         cmocka_unit_test(conform_pipecat),
         cmocka_unit_test(punkt_tables_match_data),
+        cmocka_unit_test(punkt_break_scratch_bound),
     };
     return TB_RUN_GROUP("segment", tests);
 }
