@@ -611,7 +611,7 @@ static int num(const cJSON *j, const char *k)
 
 static void e2e_clean(void **state)
 {
-    struct e2e e;
+    struct e2e e = {0};
     struct tb_test_out o;
     cJSON *j, *st;
     char path[160], *trace;
@@ -721,7 +721,7 @@ static void e2e_faults(void **state)
         {"mock+html", {3, 3}, "not an event stream", "not an event stream", 0},
     };
     static const char *const apis[] = {"anthropic", "ollama"};
-    struct e2e e;
+    struct e2e e = {0};
     char bad[1024] = ""; /* the first failure: reported once the server is stopped */
     (void)state;
     e2e_start(&e);

@@ -186,7 +186,7 @@ static void assert_round_trip(const struct tb_stream *s)
 static int check_bad_case(const char *file)
 {
     char errpath[4096], path[4096], want_msg[4096], err[ERRLEN];
-    char *spec, *line2, *line3, *rest;
+    char *spec, *grown, *line2, *line3, *rest;
     size_t len, slen;
     char *data;
     int code, kept = -1, fails = 0;
@@ -202,8 +202,11 @@ static int check_bad_case(const char *file)
         fclose(f);
     }
     spec = tb_test_slurp(errpath, &slen);
-    spec = realloc(spec, slen + 1);
-    assert_non_null(spec);
+    grown = realloc(spec, slen + 1);
+    if (grown == NULL)
+        free(spec);
+    assert_non_null(grown);
+    spec = grown;
     spec[slen] = '\0';
     line2 = cut_line(spec);
     line3 = cut_line(line2);
@@ -291,10 +294,13 @@ static void bad_case_files(void **state)
 static void read_want(const char *path, struct tb_stream *want)
 {
     size_t len;
-    char *buf = tb_test_slurp(path, &len), *line, *next;
+    char *buf = tb_test_slurp(path, &len), *grown, *line, *next;
     static char text[1 << 16];
-    buf = realloc(buf, len + 1);
-    assert_non_null(buf);
+    grown = realloc(buf, len + 1);
+    if (grown == NULL)
+        free(buf);
+    assert_non_null(grown);
+    buf = grown;
     buf[len] = '\0';
     for (line = buf; *line != '\0'; line = next) {
         const char *p;
