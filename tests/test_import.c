@@ -856,7 +856,7 @@ static void input_memory_bounded(void **state)
         err = tb_test_slurp_str(errp);
         /* 320 MiB: a 64 MiB line grown by doubling, and the sanitizers'
          * quarantine of the blocks it left; reading to the cap took 1 GiB. */
-        if (code != 2 || strstr(err, want[i]) == NULL || rss > 320 * 1024)
+        if (code != 2 || strstr(err, want[i]) == NULL || rss > 320L * 1024)
             fail_msg("%s: exit %d, peak RSS %ld KiB, stderr '%s'; wanted '%s'", cmd, code, rss,
                      err, want[i]);
         free(err);

@@ -382,10 +382,10 @@ static void timeline_renders_red_gaps(void **state)
             in |= x >= gx[i] + 1.5 && x + 1.5 <= gx[i] + gw[i];
             near |= x + 1.5 >= gx[i] && x <= gx[i] + gw[i] + 1.5;
         }
-        if (in && !reddish(&img[(390 * w + x) * 3]))
-            fail_msg("pixel (%u, 390) in a gap is not red: %d,%d,%d", x, img[(390 * w + x) * 3],
-                     img[(390 * w + x) * 3 + 1], img[(390 * w + x) * 3 + 2]);
-        if (!near && reddish(&img[(390 * w + x) * 3]))
+        if (in && !reddish(&img[((size_t)390 * w + x) * 3]))
+            fail_msg("pixel (%u, 390) in a gap is not red: %d,%d,%d", x, img[((size_t)390 * w + x) * 3],
+                     img[((size_t)390 * w + x) * 3 + 1], img[(390 * w + x) * 3 + 2]);
+        if (!near && reddish(&img[((size_t)390 * w + x) * 3]))
             fail_msg("pixel (%u, 390) outside every gap is red", x);
     }
     for (int i = 0; i < ng; i++)

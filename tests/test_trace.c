@@ -96,7 +96,7 @@ static size_t unquote(const char **p, char *out, size_t cap, const char *where)
             case 'r': c = '\r'; break;
             case 't': c = '\t'; break;
             case 'x': {
-                char hex[3] = {s[0], s[0] ? s[1] : '\0', '\0'};
+                char hex[3] = {s[0], (char)(s[0] ? s[1] : '\0'), '\0'};
                 char *end;
                 long v = strtol(hex, &end, 16);
                 if (end != hex + 2)
@@ -123,7 +123,7 @@ static size_t first_difference(const struct tb_stream *a, const struct tb_stream
     size_t n = a->n < b->n ? a->n : b->n;
     for (size_t i = 0; i < n; i++) {
         const struct tb_event *x = &a->ev[i], *y = &b->ev[i];
-        if (memcmp(&x->t, &y->t, sizeof(double)) != 0 || x->len != y->len || x->kind != y->kind ||
+        if (!tb_test_same_bits(x->t, y->t) || x->len != y->len || x->kind != y->kind ||
             x->tokens != y->tokens ||
             memcmp(tb_stream_text(a, i), tb_stream_text(b, i), x->len) != 0)
             return i;
@@ -664,7 +664,7 @@ static void round_trip_times_bit_identical(void **state)
         1e21,
         1.7976931348623157e308,
     };
-    size_t nf = sizeof(fixed) / sizeof(fixed[0]), n = nf + 2 * NRAND;
+    size_t nf = sizeof(fixed) / sizeof(fixed[0]), n = nf + (size_t)2 * NRAND;
     double *t = malloc(n * sizeof(*t));
     uint64_t rng = 42;
     struct tb_stream s;
@@ -751,7 +751,7 @@ static void write_to_tmpfile_and_load_file(void **state)
 
 /* Peak RSS allowed for a failed load (KiB): a 4 MiB line, the binary and
  * its libraries, with room for the sanitizers' shadow. */
-#define BOUNDED_RSS_KIB (160 * 1024)
+#define BOUNDED_RSS_KIB (160L * 1024)
 
 /* Runs `ttsbuf ARGS` after `pre |` (or alone); its one-line error must
  * hold want, and its peak RSS stay bounded. */
