@@ -767,7 +767,7 @@ static void expect_bounded(const char *pre, const char *args, const char *want)
     err = tb_test_slurp_str(path);
     remove(path);
     if (code != 2 || strstr(err, want) == NULL || rss > BOUNDED_RSS_KIB)
-        fail_msg("%s: exit %d, peak RSS %ld KiB, stderr '%s'; wanted exit 2, at most %d KiB "
+        fail_msg("%s: exit %d, peak RSS %ld KiB, stderr '%s'; wanted exit 2, at most %ld KiB "
                  "and '%s'",
                  cmd, code, rss, err, BOUNDED_RSS_KIB, want);
     free(err);
