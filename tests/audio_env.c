@@ -35,10 +35,10 @@ extern char **environ;
 
 #define PATH_CAP 512 /* every path the harness builds */
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+static int env_fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+static int env_fail(char *err, size_t errlen, const char *fmt, ...)
 {
     if (err != NULL && errlen > 0) {
         va_list ap;
@@ -108,12 +108,12 @@ int tb_audio_conf(const char *name, char *out, size_t cap, char *err, size_t err
     else if (getcwd(cwd, sizeof(cwd)) != NULL)
         n = snprintf(out, cap, "%s/%s/%s", cwd, dir, name);
     else
-        return fail(err, errlen, "getcwd: %s", strerror(errno));
+        return env_fail(err, errlen, "getcwd: %s", strerror(errno));
     if (n < 0 || (size_t)n >= cap)
-        return fail(err, errlen, "%s/%s: path too long", dir, name);
+        return env_fail(err, errlen, "%s/%s: path too long", dir, name);
     if (access(out, R_OK) != 0)
-        return fail(err, errlen, "%s: %s (set TB_AUDIODIR to the audio/ directory)", out,
-                    strerror(errno));
+        return env_fail(err, errlen, "%s: %s (set TB_AUDIODIR to the audio/ directory)", out,
+                        strerror(errno));
     return 0;
 }
 
@@ -129,9 +129,9 @@ static int make_tmpdir(char *out, size_t cap, const char *tag, char *err, size_t
     const char *t = getenv("TMPDIR");
     int n = snprintf(out, cap, "%s/tb-%s.XXXXXX", t != NULL && *t != '\0' ? t : "/tmp", tag);
     if (n < 0 || (size_t)n >= cap)
-        return fail(err, errlen, "TMPDIR too long");
+        return env_fail(err, errlen, "TMPDIR too long");
     if (mkdtemp(out) == NULL)
-        return fail(err, errlen, "mkdtemp %s: %s", out, strerror(errno));
+        return env_fail(err, errlen, "mkdtemp %s: %s", out, strerror(errno));
     return 0;
 }
 
@@ -175,7 +175,7 @@ int tb_audio_file_create(struct tb_audio_file **out, char *err, size_t errlen)
     char conf[PATH_CAP];
     *out = NULL;
     if (f == NULL)
-        return fail(err, errlen, "out of memory");
+        return env_fail(err, errlen, "out of memory");
     if (tb_audio_conf("asoundrc-file", conf, sizeof(conf), err, errlen) != 0 ||
         make_tmpdir(f->dir, sizeof(f->dir), "alsa", err, errlen) != 0) {
         free(f);
@@ -185,7 +185,7 @@ int tb_audio_file_create(struct tb_audio_file **out, char *err, size_t errlen)
         env_set(&f->conf_env, "ALSA_CONFIG_PATH", conf) != 0 ||
         env_set(&f->wav_env, "TTSBUF_ALSA_WAV", f->wav) != 0) {
         tb_audio_file_destroy(f);
-        return fail(err, errlen, "setenv: %s", strerror(errno));
+        return env_fail(err, errlen, "setenv: %s", strerror(errno));
     }
     *out = f;
     return 0;
@@ -361,7 +361,7 @@ static int pulse_spawn(struct tb_audio_pulse *p, const char *exe, const char *co
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) {
         p->pid = 0;
-        return fail(err, errlen, "cannot start %s: %s", exe, strerror(rc));
+        return env_fail(err, errlen, "cannot start %s: %s", exe, strerror(rc));
     }
     return 0;
 }
@@ -373,12 +373,12 @@ int tb_audio_pulse_start(struct tb_audio_pulse **out, char *err, size_t errlen)
     int rc;
     *out = NULL;
     if (find_exe("pulseaudio", exe, sizeof(exe)) != 0) {
-        fail(err, errlen, "pulseaudio is not installed (Debian: pulseaudio)");
+        env_fail(err, errlen, "pulseaudio is not installed (Debian: pulseaudio)");
         return TB_AUDIO_UNAVAILABLE;
     }
     p = calloc(1, sizeof(*p));
     if (p == NULL)
-        return fail(err, errlen, "out of memory");
+        return env_fail(err, errlen, "out of memory");
     p->fifo_fd = p->out_fd = -1;
     if (tb_audio_conf("pulse-pipe.pa", conf, sizeof(conf), err, errlen) != 0 ||
         tb_audio_conf("asoundrc-pulse", aconf, sizeof(aconf), err, errlen) != 0 ||
@@ -391,7 +391,7 @@ int tb_audio_pulse_start(struct tb_audio_pulse **out, char *err, size_t errlen)
         path_join(p->fifo, sizeof(p->fifo), p->dir, "ttsbuf-pipe") != 0 ||
         path_join(p->capture, sizeof(p->capture), p->dir, "capture.raw") != 0 ||
         path_join(p->log, sizeof(p->log), p->dir, "pulseaudio.log") != 0) {
-        fail(err, errlen, "%s: temporary directory path too long (TMPDIR)", p->dir);
+        env_fail(err, errlen, "%s: temporary directory path too long (TMPDIR)", p->dir);
         goto fail;
     }
     snprintf(p->server, sizeof(p->server), "unix:%s", p->socket);
@@ -406,13 +406,13 @@ int tb_audio_pulse_start(struct tb_audio_pulse **out, char *err, size_t errlen)
             char tail[400];
             p->pid = 0;
             log_tail(p->log, tail, sizeof(tail));
-            fail(err, errlen, "pulseaudio exited at start-up: %s", tail);
+            env_fail(err, errlen, "pulseaudio exited at start-up: %s", tail);
             goto fail;
         }
         if (socket_ready(p->socket))
             break;
         if (i == 500) {
-            fail(err, errlen, "pulseaudio: no socket %s after 5 s", p->socket);
+            env_fail(err, errlen, "pulseaudio: no socket %s after 5 s", p->socket);
             goto fail;
         }
         sleep_ms(10);
@@ -421,27 +421,27 @@ int tb_audio_pulse_start(struct tb_audio_pulse **out, char *err, size_t errlen)
      * the reads themselves block. */
     p->fifo_fd = open(p->fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (p->fifo_fd < 0) {
-        fail(err, errlen, "%s: %s", p->fifo, strerror(errno));
+        env_fail(err, errlen, "%s: %s", p->fifo, strerror(errno));
         goto fail;
     }
     if (fcntl(p->fifo_fd, F_SETFL, fcntl(p->fifo_fd, F_GETFL) & ~O_NONBLOCK) != 0) {
-        fail(err, errlen, "fcntl %s: %s", p->fifo, strerror(errno));
+        env_fail(err, errlen, "fcntl %s: %s", p->fifo, strerror(errno));
         goto fail;
     }
     p->out_fd = open(p->capture, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (p->out_fd < 0) {
-        fail(err, errlen, "%s: %s", p->capture, strerror(errno));
+        env_fail(err, errlen, "%s: %s", p->capture, strerror(errno));
         goto fail;
     }
     rc = pthread_create(&p->reader, NULL, pulse_reader, p);
     if (rc != 0) {
-        fail(err, errlen, "pthread_create: %s", strerror(rc));
+        env_fail(err, errlen, "pthread_create: %s", strerror(rc));
         goto fail;
     }
     p->reader_running = 1;
     if (env_set(&p->server_env, "PULSE_SERVER", p->server) != 0 ||
         env_set(&p->conf_env, "ALSA_CONFIG_PATH", aconf) != 0) {
-        fail(err, errlen, "setenv: %s", strerror(errno));
+        env_fail(err, errlen, "setenv: %s", strerror(errno));
         goto fail;
     }
     *out = p;
@@ -480,7 +480,7 @@ int tb_audio_pulse_stop(struct tb_audio_pulse *p, char *err, size_t errlen)
         pthread_join(p->reader, NULL);
         p->reader_running = 0;
         if (p->reader_errno != 0)
-            rc = fail(err, errlen, "draining %s: %s", p->fifo, strerror(p->reader_errno));
+            rc = env_fail(err, errlen, "draining %s: %s", p->fifo, strerror(p->reader_errno));
     }
     if (p->fifo_fd >= 0)
         close(p->fifo_fd);
@@ -512,27 +512,27 @@ static int read_file(const char *path, unsigned char **buf, size_t *len, char *e
     *buf = NULL;
     *len = 0;
     if (f == NULL)
-        return fail(err, errlen, "%s: %s", path, strerror(errno));
+        return env_fail(err, errlen, "%s: %s", path, strerror(errno));
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
         fclose(f);
-        return fail(err, errlen, "%s: not a regular file", path);
+        return env_fail(err, errlen, "%s: not a regular file", path);
     }
     if ((unsigned long long)st.st_size > TB_PCM_MAX_BYTES) {
         fclose(f);
-        return fail(err, errlen, "%s: %lld bytes, over the %zu-byte cap", path,
-                    (long long)st.st_size, TB_PCM_MAX_BYTES);
+        return env_fail(err, errlen, "%s: %lld bytes, over the %zu-byte cap", path,
+                        (long long)st.st_size, TB_PCM_MAX_BYTES);
     }
     *buf = malloc(st.st_size > 0 ? (size_t)st.st_size : 1);
     if (*buf == NULL) {
         fclose(f);
-        return fail(err, errlen, "out of memory");
+        return env_fail(err, errlen, "out of memory");
     }
     n = fread(*buf, 1, (size_t)st.st_size, f);
     fclose(f);
     if (n != (size_t)st.st_size) {
         free(*buf);
         *buf = NULL;
-        return fail(err, errlen, "%s: short read", path);
+        return env_fail(err, errlen, "%s: short read", path);
     }
     *len = n;
     return 0;
@@ -555,7 +555,7 @@ static int take_s16(const unsigned char *data, size_t bytes, unsigned channels, 
     size_t stride = 2 * (size_t)channels, n = bytes / stride;
     out->s = malloc(n > 0 ? n * sizeof(int16_t) : 1);
     if (out->s == NULL)
-        return fail(err, errlen, "out of memory");
+        return env_fail(err, errlen, "out of memory");
     for (size_t i = 0; i < n; i++)
         out->s[i] = (int16_t)le16(data + i * stride);
     out->n = n;
@@ -573,7 +573,7 @@ int tb_pcm_load_wav(const char *path, struct tb_pcm *out, char *err, size_t errl
     if (read_file(path, &b, &len, err, errlen) != 0)
         return -1;
     if (len < 12 || memcmp(b, "RIFF", 4) != 0 || memcmp(b + 8, "WAVE", 4) != 0) {
-        fail(err, errlen, "%s: not a RIFF/WAVE file", path);
+        env_fail(err, errlen, "%s: not a RIFF/WAVE file", path);
         goto done;
     }
     /* Walk the chunks; "fmt " must come before "data". */
@@ -583,7 +583,7 @@ int tb_pcm_load_wav(const char *path, struct tb_pcm *out, char *err, size_t errl
         size_t avail = len - off - 8;
         if (memcmp(b + off, "fmt ", 4) == 0) {
             if (size < 16 || avail < 16) {
-                fail(err, errlen, "%s: byte %zu: truncated fmt chunk", path, off);
+                env_fail(err, errlen, "%s: byte %zu: truncated fmt chunk", path, off);
                 goto done;
             }
             format = le16(body);
@@ -596,13 +596,14 @@ int tb_pcm_load_wav(const char *path, struct tb_pcm *out, char *err, size_t errl
             have_fmt = 1;
         } else if (memcmp(b + off, "data", 4) == 0) {
             if (!have_fmt) {
-                fail(err, errlen, "%s: byte %zu: data chunk before fmt", path, off);
+                env_fail(err, errlen, "%s: byte %zu: data chunk before fmt", path, off);
                 goto done;
             }
             if (format != 1 || bits != 16 || channels < 1 || channels > 8 || rate == 0) {
-                fail(err, errlen,
-                     "%s: format %u, %u bits, %u channels, %u Hz: need 16-bit PCM, 1-8 channels",
-                     path, format, bits, channels, rate);
+                env_fail(
+                    err, errlen,
+                    "%s: format %u, %u bits, %u channels, %u Hz: need 16-bit PCM, 1-8 channels",
+                    path, format, bits, channels, rate);
                 goto done;
             }
             /* 0 or past the end: the header was never completed. */
@@ -615,7 +616,7 @@ int tb_pcm_load_wav(const char *path, struct tb_pcm *out, char *err, size_t errl
             break;
         off += 8 + (size_t)size + (size & 1);
     }
-    fail(err, errlen, "%s: no data chunk", path);
+    env_fail(err, errlen, "%s: no data chunk", path);
 done:
     free(b);
     return rc;
@@ -628,7 +629,7 @@ int tb_pcm_load_raw(const char *path, unsigned rate, struct tb_pcm *out, char *e
     int rc;
     memset(out, 0, sizeof(*out));
     if (rate == 0)
-        return fail(err, errlen, "%s: rate 0", path);
+        return env_fail(err, errlen, "%s: rate 0", path);
     if (read_file(path, &b, &len, err, errlen) != 0)
         return -1;
     rc = take_s16(b, len, 1, rate, out, err, errlen);
@@ -655,7 +656,7 @@ int tb_pcm_shape(const struct tb_pcm *p, int threshold, double min_len, struct t
     memset(shape, 0, sizeof(*shape));
     if (p == NULL || p->rate == 0 || (p->s == NULL && p->n > 0) || threshold < 0 ||
         !(min_len > 0) || (gaps == NULL && cap > 0))
-        return fail(err, errlen, "tb_pcm_shape: bad arguments");
+        return env_fail(err, errlen, "tb_pcm_shape: bad arguments");
     rate = (double)p->rate;
     shape->duration = (double)p->n / rate;
     shape->first_sound = shape->last_sound = -1;
@@ -710,7 +711,7 @@ int tb_audio_sox_stat(const char *path, unsigned raw_rate, double *length, doubl
     pid_t pid;
     posix_spawn_file_actions_t fa;
     if (find_exe("sox", exe, sizeof(exe)) != 0) {
-        fail(err, errlen, "sox is not installed (Debian: sox)");
+        env_fail(err, errlen, "sox is not installed (Debian: sox)");
         return TB_AUDIO_UNAVAILABLE;
     }
     argv[argc++] = exe;
@@ -732,7 +733,7 @@ int tb_audio_sox_stat(const char *path, unsigned raw_rate, double *length, doubl
     argv[argc++] = "stat";
     argv[argc] = NULL;
     if (pipe(pipefd) != 0)
-        return fail(err, errlen, "pipe: %s", strerror(errno));
+        return env_fail(err, errlen, "pipe: %s", strerror(errno));
     /* stat prints on stderr; both go to the pipe. */
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -744,7 +745,7 @@ int tb_audio_sox_stat(const char *path, unsigned raw_rate, double *length, doubl
     close(pipefd[1]);
     if (status != 0) {
         close(pipefd[0]);
-        return fail(err, errlen, "cannot run %s: %s", exe, strerror(status));
+        return env_fail(err, errlen, "cannot run %s: %s", exe, strerror(status));
     }
     for (;;) {
         char sink[1024];
@@ -767,12 +768,12 @@ int tb_audio_sox_stat(const char *path, unsigned raw_rate, double *length, doubl
         ;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         out[strcspn(out, "\n")] = '\0';
-        fail(err, errlen, "sox %s: %s", path, out);
+        env_fail(err, errlen, "sox %s: %s", path, out);
     } else {
         double len = 0, amp = 0;
         if (stat_field(out, "Length (seconds):", &len) != 0 ||
             stat_field(out, "Maximum amplitude:", &amp) != 0) {
-            fail(err, errlen, "sox %s: no Length/Maximum amplitude in its stat output", path);
+            env_fail(err, errlen, "sox %s: no Length/Maximum amplitude in its stat output", path);
         } else {
             if (length != NULL)
                 *length = len;

@@ -64,7 +64,8 @@ void proc_exec(struct proc *p, const char *cmd, int broken_stdout, int sig, doub
         close(pfd[1]);
     }
     if (sig != 0) {
-        struct timespec ts = {(time_t)sig_after, (long)((sig_after - (time_t)sig_after) * 1e9)};
+        struct timespec ts = {(time_t)sig_after,
+                              (long)((sig_after - (double)(time_t)sig_after) * 1e9)};
         nanosleep(&ts, NULL);
         kill(pid, sig);
     }

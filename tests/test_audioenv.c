@@ -47,6 +47,14 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* PULSE_SERVER is set, to want. */
+static void assert_pulse_server(const char *want)
+{
+    const char *got = getenv("PULSE_SERVER");
+    assert_non_null(got);
+    assert_string_equal(got, want);
+}
+
 static double pattern_len(void)
 {
     double t = 0;
@@ -122,7 +130,7 @@ static int play_cb(const void *in, void *out, unsigned long frames,
     (void)ti;
     (void)flags;
     for (unsigned long i = 0; i < frames; i++, pos++)
-        o[i] = pos < pl->n ? pl->pcm[pos] : 0;
+        o[i] = (int16_t)(pos < pl->n ? pl->pcm[pos] : 0);
     atomic_store_explicit(&pl->pos, pos, memory_order_release);
     return pos >= pl->total ? paComplete : paContinue;
 }
@@ -473,7 +481,7 @@ static void pulse_stream(void **state)
         fail_msg("%s", err);
     p = case_pulse;
     printf("  pulse: server up in %.3f s at %s\n", now() - t0, tb_audio_pulse_server(p));
-    assert_string_equal(getenv("PULSE_SERVER"), tb_audio_pulse_server(p));
+    assert_pulse_server(tb_audio_pulse_server(p));
     s = make_pattern(&n);
     play(s, n, &pl);
     if (tb_audio_pulse_stop(p, err, sizeof(err)) != 0)
@@ -519,11 +527,11 @@ static void pulse_private_sockets(void **state)
         fail_msg("%s", err);
     b = case_pulse2;
     assert_string_not_equal(tb_audio_pulse_server(a), tb_audio_pulse_server(b));
-    assert_string_equal(getenv("PULSE_SERVER"), tb_audio_pulse_server(b));
+    assert_pulse_server(tb_audio_pulse_server(b));
     tb_audio_pulse_destroy(b);
     case_pulse2 = NULL;
     /* Restored to a's value, then to unset. */
-    assert_string_equal(getenv("PULSE_SERVER"), tb_audio_pulse_server(a));
+    assert_pulse_server(tb_audio_pulse_server(a));
     tb_audio_pulse_destroy(a);
     case_pulse = NULL;
     assert_null(getenv("PULSE_SERVER"));

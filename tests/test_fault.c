@@ -166,7 +166,8 @@ static void check_row(const char *row, const struct proc *p, const struct expect
         for (size_t k = 0; k < s.n; k++) {
             char want[32];
             delta_text(k, want, sizeof(want));
-            if (s.ev[k].len != strlen(want) || memcmp(tb_stream_text(&s, k), want, s.ev[k].len))
+            if (s.ev[k].len != strlen(want) ||
+                memcmp(tb_stream_text(&s, k), want, s.ev[k].len) != 0)
                 fail_msg("%s: trace delta %zu is '%.*s', want '%s'", row, k, (int)s.ev[k].len,
                          tb_stream_text(&s, k), want);
             assert_true(k == 0 || s.ev[k].t >= s.ev[k - 1].t);
@@ -1112,7 +1113,7 @@ static void bench_caps_a_flooding_stream(void **state)
     /* A capped stream measured 170 MB peak (1e6 events held, played out,
      * written as a trace; under ASan or TSan 680-715 MB); uncapped, the
      * flood's 3e6 would take three times that. */
-    if (p.maxrss > TB_TEST_RSS_SCALE * 240 * 1024)
+    if (p.maxrss > TB_TEST_RSS_SCALE * 240L * 1024)
         fail_msg("peak RSS %ld KiB, over %d MiB", p.maxrss, TB_TEST_RSS_SCALE * 240);
     proc_free(&p);
 }
@@ -1176,7 +1177,7 @@ static void huge_line_bounded(void **state)
         print_message("    %s: client peak RSS %ld KiB (clean run %ld KiB); the peer got %.1f MiB "
                       "out before the client closed\n",
                       rows[i].name, p.maxrss, base.maxrss, (double)sent / (1 << 20));
-        assert_true(p.maxrss < base.maxrss + 16 * 1024); /* the 1 MiB cap, not 100 MB */
+        assert_true(p.maxrss < base.maxrss + 16L * 1024); /* the 1 MiB cap, not 100 MB */
         if (i == 0)
             assert_true(sent < HUGE_LINE);
         proc_free(&p);

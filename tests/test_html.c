@@ -441,7 +441,7 @@ static void html_audio_is_capped(void **state)
     remove(path);
     assert_non_null(strstr(page, "data-rate=\"22050\" data-frames=\"13230000\""));
     assert_non_null(strstr(page, "cut here (the page keeps at most 600 s)"));
-    assert_true(len < 36u * 1000 * 1000);
+    assert_true(len < 36ul * 1000 * 1000);
     free(page);
 }
 

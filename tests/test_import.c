@@ -558,10 +558,10 @@ static void genai_no_done(void **state)
     assert_string_equal(w->valuestring, want);
     cJSON_Delete(j);
     run_wants("sim --import 'genai-perf:", "import/genai-perf/no-done.json", "' --request 0", 0,
-              "  note: the stream ended without [DONE] (finish_reason stop)\n", NULL);
+              "  note: the stream ended without [DONE] (finish_reason stop)\n", (const char *)NULL);
     run_wants("sim --import 'genai-perf:", "import/genai-perf/no-done.json", "'", 0,
               "  (the stream ended without [DONE] (finish_reason stop))\n", "2 played, 0 failed",
-              NULL);
+              (const char *)NULL);
 }
 
 /* sim and sweep over the new layouts: the note, --run, and a file where
@@ -573,22 +573,22 @@ static void cli_variants(void **state)
     run_wants("sim --import '", "import/aiperf/v0.1-ttft.jsonl", "'", 0,
               "read as aiperf (told from the content)",
               "speech time estimated from token counts at 4 characters", "2 played, 0 failed",
-              NULL);
+              (const char *)NULL);
     run_wants("sim --import 'aiperf:", "import/aiperf/reasoning.jsonl",
               "' --request 0 --json --chars-per-token 3.5", 0,
               "\"note\":\"no text recorded: speech time estimated from token counts at 3.5 "
               "characters",
-              "\"ttft_s\":0.25", "\"content_tokens\":5", "\"usage_tokens\":5", NULL);
+              "\"ttft_s\":0.25", "\"content_tokens\":5", "\"usage_tokens\":5", (const char *)NULL);
     run_wants("sim --import 'auto:", "import/vllm/append.json", "' --run 2", 0, "run 2 request 0",
-              NULL);
+              (const char *)NULL);
     run_wants("sim --import '", "import/genai-perf/non-streaming.json", "'", 0,
-              "the run was not streamed", NULL);
+              "the run was not streamed", (const char *)NULL);
     /* Every request failed: the table says why, the exit that none played. */
     run_wants("sim --import '", "import/aiperf/all-cancelled.jsonl", "'", 3,
               "failed: Request was cancelled after 0.500 seconds",
-              "every one of the 2 requests failed", NULL);
+              "every one of the 2 requests failed", (const char *)NULL);
     run_wants("sweep --import '", "import/vllm/append.json", "' --run 1 --chars-per-token 5", 0,
-              "2 streams x 1 setting", "read as vllm (told from the content)", NULL);
+              "2 streams x 1 setting", "read as vllm (told from the content)", (const char *)NULL);
     snprintf(args, sizeof(args), "sim --import 'vllm:%s' --run 3",
              tb_test_data("import/vllm/append.json"));
     tb_test_expect_error(args, 2, "--run: ");
@@ -856,7 +856,7 @@ static void input_memory_bounded(void **state)
         err = tb_test_slurp_str(errp);
         /* 320 MiB: a 64 MiB line grown by doubling, and the sanitizers'
          * quarantine of the blocks it left; reading to the cap took 1 GiB. */
-        if (code != 2 || strstr(err, want[i]) == NULL || rss > 320 * 1024)
+        if (code != 2 || strstr(err, want[i]) == NULL || rss > 320L * 1024)
             fail_msg("%s: exit %d, peak RSS %ld KiB, stderr '%s'; wanted '%s'", cmd, code, rss,
                      err, want[i]);
         free(err);

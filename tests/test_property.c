@@ -580,6 +580,7 @@ static const char *const pieces[] = {
     "ok",
     " caf\xc3\xa9",
     "\xc3\xa9",
+    /* NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one word; cut so that \xbc ends */
     " \xc3\xbc"
     "ber",
     " \xe6\x97\xa5\xe6\x9c\xac",

@@ -293,8 +293,8 @@ static char *recorded(size_t i)
     char *b = malloc(n + 3 * (sizeof(ka) - 1) + 1);
     assert_non_null(b);
     memcpy(b, cases[i].bytes, n + 1);
-    for (int k = 0; cases[i].hold == HOLD_KEEPALIVE && k < 3; k++)
-        strcat(b, ka);
+    for (int k = 0; cases[i].hold == HOLD_KEEPALIVE && k < 3; k++, n += sizeof(ka) - 1)
+        memcpy(b + n, ka, sizeof(ka));
     return b;
 }
 

@@ -595,7 +595,7 @@ static void fixed40_multibyte(void **state)
     char buf[2 * 41 + 1];
     (void)state;
     for (int i = 0; i < 41; i++)
-        memcpy(buf + 2 * i, "\xC3\xA9", 2);
+        memcpy(buf + (size_t)2 * i, "\xC3\xA9", 2);
     buf[82] = '\0';
     {
         /* 41 "é": cut after 40 code points, 80 bytes, inside the event. */

@@ -91,7 +91,7 @@ static cJSON *sim_with_svg(const struct files *f, const char *args)
 /* One gap rectangle per underrun, at the report's time and length. */
 static void timeline_marks(void **state)
 {
-    struct files f;
+    struct files f = {0};
     cJSON *j, *gaps;
     char *svg;
     double x0, sc;
@@ -143,7 +143,7 @@ static void timeline_marks(void **state)
 /* Names with XML's specials stay well-formed; no gap, no gap rectangle. */
 static void timeline_escapes_and_no_gap(void **state)
 {
-    struct files f;
+    struct files f = {0};
     char args[512], trace[128];
     struct tb_test_out o;
     cJSON *j;
@@ -178,7 +178,7 @@ static void timeline_escapes_and_no_gap(void **state)
  * numeric axes, with the shares of the --json output. */
 static void sweep_marks(void **state)
 {
-    struct files f;
+    struct files f = {0};
     char cmd[1024];
     struct tb_test_out o;
     cJSON *j, *pts;
@@ -244,7 +244,7 @@ static void sweep_marks(void **state)
  * its own report (the built-in mock streams over real HTTP). */
 static void run_timeline(void **state)
 {
-    struct files f;
+    struct files f = {0};
     char cmd[512], *svg;
     struct tb_test_out o;
     cJSON *j;
@@ -338,7 +338,7 @@ static int reddish(const unsigned char *px)
  * anti-aliasing) and every gap wider than 4 px is red in its middle. */
 static void timeline_renders_red_gaps(void **state)
 {
-    struct files f;
+    struct files f = {0};
     cJSON *j, *gaps;
     char *svg, cmd[1024];
     unsigned w, h;
@@ -382,10 +382,10 @@ static void timeline_renders_red_gaps(void **state)
             in |= x >= gx[i] + 1.5 && x + 1.5 <= gx[i] + gw[i];
             near |= x + 1.5 >= gx[i] && x <= gx[i] + gw[i] + 1.5;
         }
-        if (in && !reddish(&img[(390 * w + x) * 3]))
-            fail_msg("pixel (%u, 390) in a gap is not red: %d,%d,%d", x, img[(390 * w + x) * 3],
-                     img[(390 * w + x) * 3 + 1], img[(390 * w + x) * 3 + 2]);
-        if (!near && reddish(&img[(390 * w + x) * 3]))
+        if (in && !reddish(&img[((size_t)390 * w + x) * 3]))
+            fail_msg("pixel (%u, 390) in a gap is not red: %d,%d,%d", x, img[((size_t)390 * w + x) * 3],
+                     img[((size_t)390 * w + x) * 3 + 1], img[(390 * w + x) * 3 + 2]);
+        if (!near && reddish(&img[((size_t)390 * w + x) * 3]))
             fail_msg("pixel (%u, 390) outside every gap is red", x);
     }
     for (int i = 0; i < ng; i++)

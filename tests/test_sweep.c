@@ -90,7 +90,7 @@ static void opts(struct tb_sweep_opts *o, double target)
 #define AX(a, v)                                                                                   \
     do {                                                                                           \
         o->axis[a] = v;                                                                            \
-        o->n[a] = sizeof(v) / sizeof(v[0]);                                                        \
+        o->n[a] = sizeof(v) / sizeof((v)[0]);                                                      \
     } while (0)
     AX(TB_AX_CHUNK, ax_chunk);
     AX(TB_AX_MINCHARS, ax_minc);
@@ -232,7 +232,7 @@ static void grid_matches_slow_path(void **state)
         }
         assert_true(isnan(pt[p].tps_for_target) && isnan(pt[p].preroll_for_target));
     }
-    assert_true(tb_sweep_events_per_point(sw) > NS * 50);
+    assert_true(tb_sweep_events_per_point(sw) > (size_t)NS * 50);
     tb_sweep_destroy(sw);
 }
 

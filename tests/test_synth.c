@@ -28,11 +28,9 @@
 /* Field by field, doubles bit for bit (the struct may have padding). */
 static void assert_same_spec(const struct tb_synth_spec *a, const struct tb_synth_spec *b)
 {
-    if (memcmp(&a->tps, &b->tps, sizeof(double)) != 0 ||
-        memcmp(&a->ttft, &b->ttft, sizeof(double)) != 0 ||
-        memcmp(&a->jitter, &b->jitter, sizeof(double)) != 0 ||
-        memcmp(&a->stall_p, &b->stall_p, sizeof(double)) != 0 ||
-        memcmp(&a->stall_s, &b->stall_s, sizeof(double)) != 0 || a->tokens != b->tokens ||
+    if (!tb_test_same_bits(a->tps, b->tps) || !tb_test_same_bits(a->ttft, b->ttft) ||
+        !tb_test_same_bits(a->jitter, b->jitter) || !tb_test_same_bits(a->stall_p, b->stall_p) ||
+        !tb_test_same_bits(a->stall_s, b->stall_s) || a->tokens != b->tokens ||
         a->burst != b->burst || a->seed != b->seed)
         fail_msg("specs differ:\n  tps=%.17g ttft=%.17g tokens=%" PRIu32
                  " jitter=%.17g stall=%.17g:%.17g burst=%" PRIu32 " seed=%" PRIu64
@@ -469,7 +467,7 @@ static int same_stream(const struct tb_stream *a, const struct tb_stream *b)
         memcmp(a->text, b->text, (size_t)a->text_len) != 0)
         return 0;
     for (size_t i = 0; i < a->n; i++)
-        if (memcmp(&a->ev[i].t, &b->ev[i].t, sizeof(double)) != 0 || a->ev[i].off != b->ev[i].off ||
+        if (!tb_test_same_bits(a->ev[i].t, b->ev[i].t) || a->ev[i].off != b->ev[i].off ||
             a->ev[i].len != b->ev[i].len || a->ev[i].tokens != b->ev[i].tokens ||
             a->ev[i].kind != b->ev[i].kind)
             return 0;

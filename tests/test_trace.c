@@ -96,7 +96,7 @@ static size_t unquote(const char **p, char *out, size_t cap, const char *where)
             case 'r': c = '\r'; break;
             case 't': c = '\t'; break;
             case 'x': {
-                char hex[3] = {s[0], s[0] ? s[1] : '\0', '\0'};
+                char hex[3] = {s[0], (char)(s[0] ? s[1] : '\0'), '\0'};
                 char *end;
                 long v = strtol(hex, &end, 16);
                 if (end != hex + 2)
@@ -123,7 +123,7 @@ static size_t first_difference(const struct tb_stream *a, const struct tb_stream
     size_t n = a->n < b->n ? a->n : b->n;
     for (size_t i = 0; i < n; i++) {
         const struct tb_event *x = &a->ev[i], *y = &b->ev[i];
-        if (memcmp(&x->t, &y->t, sizeof(double)) != 0 || x->len != y->len || x->kind != y->kind ||
+        if (!tb_test_same_bits(x->t, y->t) || x->len != y->len || x->kind != y->kind ||
             x->tokens != y->tokens ||
             memcmp(tb_stream_text(a, i), tb_stream_text(b, i), x->len) != 0)
             return i;
@@ -186,7 +186,7 @@ static void assert_round_trip(const struct tb_stream *s)
 static int check_bad_case(const char *file)
 {
     char errpath[4096], path[4096], want_msg[4096], err[ERRLEN];
-    char *spec, *line2, *line3, *rest;
+    char *spec, *grown, *line2, *line3, *rest;
     size_t len, slen;
     char *data;
     int code, kept = -1, fails = 0;
@@ -202,8 +202,11 @@ static int check_bad_case(const char *file)
         fclose(f);
     }
     spec = tb_test_slurp(errpath, &slen);
-    spec = realloc(spec, slen + 1);
-    assert_non_null(spec);
+    grown = realloc(spec, slen + 1);
+    if (grown == NULL)
+        free(spec);
+    assert_non_null(grown);
+    spec = grown;
     spec[slen] = '\0';
     line2 = cut_line(spec);
     line3 = cut_line(line2);
@@ -291,10 +294,13 @@ static void bad_case_files(void **state)
 static void read_want(const char *path, struct tb_stream *want)
 {
     size_t len;
-    char *buf = tb_test_slurp(path, &len), *line, *next;
+    char *buf = tb_test_slurp(path, &len), *grown, *line, *next;
     static char text[1 << 16];
-    buf = realloc(buf, len + 1);
-    assert_non_null(buf);
+    grown = realloc(buf, len + 1);
+    if (grown == NULL)
+        free(buf);
+    assert_non_null(grown);
+    buf = grown;
     buf[len] = '\0';
     for (line = buf; *line != '\0'; line = next) {
         const char *p;
@@ -658,7 +664,7 @@ static void round_trip_times_bit_identical(void **state)
         1e21,
         1.7976931348623157e308,
     };
-    size_t nf = sizeof(fixed) / sizeof(fixed[0]), n = nf + 2 * NRAND;
+    size_t nf = sizeof(fixed) / sizeof(fixed[0]), n = nf + (size_t)2 * NRAND;
     double *t = malloc(n * sizeof(*t));
     uint64_t rng = 42;
     struct tb_stream s;
@@ -745,7 +751,7 @@ static void write_to_tmpfile_and_load_file(void **state)
 
 /* Peak RSS allowed for a failed load (KiB): a 4 MiB line, the binary and
  * its libraries, with room for the sanitizers' shadow. */
-#define BOUNDED_RSS_KIB (160 * 1024)
+#define BOUNDED_RSS_KIB (160L * 1024)
 
 /* Runs `ttsbuf ARGS` after `pre |` (or alone); its one-line error must
  * hold want, and its peak RSS stay bounded. */
@@ -761,7 +767,7 @@ static void expect_bounded(const char *pre, const char *args, const char *want)
     err = tb_test_slurp_str(path);
     remove(path);
     if (code != 2 || strstr(err, want) == NULL || rss > BOUNDED_RSS_KIB)
-        fail_msg("%s: exit %d, peak RSS %ld KiB, stderr '%s'; wanted exit 2, at most %d KiB "
+        fail_msg("%s: exit %d, peak RSS %ld KiB, stderr '%s'; wanted exit 2, at most %ld KiB "
                  "and '%s'",
                  cmd, code, rss, err, BOUNDED_RSS_KIB, want);
     free(err);

@@ -71,6 +71,14 @@ char *tb_test_slurp_str(const char *path)
     return s;
 }
 
+int tb_test_same_bits(double a, double b)
+{
+    uint64_t x, y;
+    memcpy(&x, &a, sizeof(x));
+    memcpy(&y, &b, sizeof(y));
+    return x == y;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -230,7 +238,7 @@ void tb_test_wait_port(int port)
         ready = bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 && errno == EADDRINUSE;
         close(fd);
         if (!ready)
-            nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+            nanosleep(&(struct timespec){0, 20L * 1000 * 1000}, NULL);
     }
     if (!ready)
         fail_msg("nothing listens on 127.0.0.1:%d after 6 s", port);
