@@ -370,7 +370,7 @@ static void pipecat_closers_ellipsis_multibyte(void **state)
 static uint32_t *punkt_text(const char *second, size_t *n)
 {
     /* three lines of 400 words; the second begins with `second` */
-    size_t cap = 3 * 400 * 2 + strlen(second) + 1, k = 0;
+    size_t cap = (size_t)3 * 400 * 2 + strlen(second) + 1, k = 0;
     uint32_t *s = malloc(cap * sizeof(*s));
     assert_non_null(s);
     for (int line = 0; line < 3; line++) {
