@@ -88,11 +88,11 @@ struct tb_http_resp {
     double t_headers;  /* clock time the response headers were complete */
 };
 
-/* curl_global_init; call once from main before any thread.  0 or TB_EIO. */
 /* A request with every option at its default (no URL yet; redirects: the
  * default).  Any thread. */
 void tb_http_req_init(struct tb_http_req *q);
 
+/* curl_global_init; call once from main before any thread.  0 or TB_EIO. */
 int tb_http_global_init(void);
 void tb_http_global_cleanup(void);
 
