@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../../src/seg_livekit.h"
+#include "../../src/seg_priv.h"
 #include "fuzz.h"
 #include "ttsbuf/seg.h"
 
@@ -46,35 +47,12 @@ static void on_chunk(void *ud, const struct tb_chunk *c)
     s->c[s->n++] = *c;
 }
 
-/* Decodes one code point of valid UTF-8 at p; returns its length. */
-static size_t decode(const unsigned char *p, uint32_t *cp)
-{
-    if (p[0] < 0x80) {
-        *cp = p[0];
-        return 1;
-    }
-    if (p[0] < 0xE0) {
-        *cp = (uint32_t)(p[0] & 0x1F) << 6 | (p[1] & 0x3F);
-        return 2;
-    }
-    if (p[0] < 0xF0) {
-        *cp = (uint32_t)(p[0] & 0x0F) << 12 | (uint32_t)(p[1] & 0x3F) << 6 | (p[2] & 0x3F);
-        return 3;
-    }
-    *cp = (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3F) << 12 |
-          (uint32_t)(p[2] & 0x3F) << 6 | (p[3] & 0x3F);
-    return 4;
-}
-
 static int all_space(const char *p, size_t n)
 {
     size_t i = 0;
-    while (i < n) {
-        uint32_t cp;
-        i += decode((const unsigned char *)p + i, &cp);
-        if (!tb_seg_py_space(cp))
+    while (i < n)
+        if (!tb_seg_py_space(tb_seg_next_cp((const unsigned char *)p, n, &i)))
             return 0;
-    }
     return 1;
 }
 
