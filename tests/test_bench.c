@@ -982,12 +982,10 @@ static void cli_shards_merge(void **state)
      * off for them (it would copy a sibling's file while still empty); the
      * records of (1) and the merged result below are collected. */
     snprintf(cmd, sizeof(cmd),
-             "cd %s && B='%s'; "
-             "env -u TB_COLLECT_DIR $B bench --base-url %s %s --shard 0/3 --out par >/dev/null & "
-             "env -u TB_COLLECT_DIR JOB_COMPLETION_INDEX=1 $B bench --base-url %s %s --shards 3 "
-             "--out par >/dev/null & "
-             "env -u TB_COLLECT_DIR -u JOB_COMPLETION_INDEX SLURM_ARRAY_TASK_ID=2 $B bench "
-             "--base-url %s %s "
+             "cd %s && B='env -u TB_COLLECT_DIR %s'; "
+             "$B bench --base-url %s %s --shard 0/3 --out par >/dev/null & "
+             "JOB_COMPLETION_INDEX=1 $B bench --base-url %s %s --shards 3 --out par >/dev/null & "
+             "env -u JOB_COMPLETION_INDEX SLURM_ARRAY_TASK_ID=2 $B bench --base-url %s %s "
              "--shards 3 --out par >/dev/null & wait && ls par/records-*-of-3.jsonl | wc -l "
              ">count && '%s' merge par --json >par.json",
              dir, tb_test_bin(), m.base, common, m.base, common, m.base, common, tb_test_bin());
