@@ -1123,9 +1123,11 @@ static void cli_dialects(void **state)
 }
 
 /* SIGINT mid-level: the requests cut are recorded as cancelled, the
- * partial report and records are written, exit 3. */
+ * partial report and records are written, exit 3.  While the level runs,
+ * the records file already holds its header. */
 static void cli_sigint(void **state)
 {
+    static const char head[] = "{\"schema\":{\"name\":\"ttsbuf.bench_records\"";
     (void)state;
     struct tb_test_mock m;
     char dir[128], cmd[2048], path[256], *out;
@@ -1133,9 +1135,16 @@ static void cli_sigint(void **state)
     tmpdir(dir, sizeof(dir), "int");
     snprintf(cmd, sizeof(cmd),
              "'%s' bench --base-url %s --model mock+stall@3:20 -c 2 --requests 4 --out %s --json "
-             ">%s/out 2>%s/err & p=$!; sleep 1; kill -INT $p; wait $p",
-             tb_test_bin(), m.base, dir, dir, dir);
+             ">%s/out 2>%s/err & p=$!; sleep 1; cp %s/records.jsonl %s.early; kill -INT $p; "
+             "wait $p",
+             tb_test_bin(), m.base, dir, dir, dir, dir, dir);
     assert_int_equal(tb_test_sh(cmd), 3);
+    snprintf(path, sizeof(path), "%s.early", dir);
+    out = tb_test_slurp_str(path);
+    remove(path);
+    assert_true(strncmp(out, head, strlen(head)) == 0);
+    assert_non_null(strchr(out, '\n'));
+    free(out);
     snprintf(path, sizeof(path), "%s/out", dir);
     out = tb_test_slurp_str(path);
     assert_non_null(strstr(out, "\"cancelled\":2"));

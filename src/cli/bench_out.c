@@ -171,7 +171,9 @@ int tb_cli_bench_out_open(const char *dir, const struct tb_bench_meta *m, int fo
         return code;
     file_name(path, sizeof(path), dir, "records", "jsonl", m);
     *rf = fopen(path, "w");
-    if (*rf == NULL || tb_bench_write_header(*rf, m) != 0) {
+    /* The header is on disk before the first request: while the run goes
+     * on (or after it is killed) the file is a records file, not empty. */
+    if (*rf == NULL || tb_bench_write_header(*rf, m) != 0 || fflush(*rf) != 0) {
         tb_cli_error("--out: %s: %s", path, strerror(errno));
         return TB_EXIT_USAGE;
     }
