@@ -180,17 +180,10 @@ static void replay(struct tb_sse *p, const char *buf, size_t len, const size_t *
 static char *load_expected(const char *name, size_t *line_max, size_t *event_max)
 {
     char rel[512];
-    size_t len;
-    char *text, *grown, *line, *next;
+    char *text, *line, *next;
     struct sbuf want = {0};
     snprintf(rel, sizeof(rel), "sse/%s.events", name);
-    text = tb_test_slurp(tb_test_data(rel), &len);
-    grown = realloc(text, len + 1);
-    if (grown == NULL)
-        free(text);
-    assert_non_null(grown);
-    text = grown;
-    text[len] = '\0';
+    text = tb_test_slurp_text(tb_test_data(rel), NULL);
     *line_max = 0;
     *event_max = 0;
     sb_add(&want, "", 0);

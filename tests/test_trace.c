@@ -186,8 +186,8 @@ static void assert_round_trip(const struct tb_stream *s)
 static int check_bad_case(const char *file)
 {
     char errpath[4096], path[4096], want_msg[4096], err[ERRLEN];
-    char *spec, *grown, *line2, *line3, *rest;
-    size_t len, slen;
+    char *spec, *line2, *line3, *rest;
+    size_t len;
     char *data;
     int code, kept = -1, fails = 0;
     struct tb_stream s;
@@ -201,13 +201,7 @@ static int check_bad_case(const char *file)
         }
         fclose(f);
     }
-    spec = tb_test_slurp(errpath, &slen);
-    grown = realloc(spec, slen + 1);
-    if (grown == NULL)
-        free(spec);
-    assert_non_null(grown);
-    spec = grown;
-    spec[slen] = '\0';
+    spec = tb_test_slurp_text(errpath, NULL);
     line2 = cut_line(spec);
     line3 = cut_line(line2);
     rest = cut_line(line3);
@@ -293,15 +287,8 @@ static void bad_case_files(void **state)
 /* Reads a .want file into a stream of expected events. */
 static void read_want(const char *path, struct tb_stream *want)
 {
-    size_t len;
-    char *buf = tb_test_slurp(path, &len), *grown, *line, *next;
+    char *buf = tb_test_slurp_text(path, NULL), *line, *next;
     static char text[1 << 16];
-    grown = realloc(buf, len + 1);
-    if (grown == NULL)
-        free(buf);
-    assert_non_null(grown);
-    buf = grown;
-    buf[len] = '\0';
     for (line = buf; *line != '\0'; line = next) {
         const char *p;
         next = cut_line(line);

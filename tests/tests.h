@@ -116,6 +116,9 @@ const char *tb_test_data(const char *name);
  * the case when it cannot be read.  Caller frees. */
 char *tb_test_slurp(const char *path, size_t *len);
 
+/* A whole file and a NUL after it (*len, when not NULL: the file's size);
+ * fails the test when it cannot be read. */
+char *tb_test_slurp_text(const char *path, size_t *len);
 /* A whole file as a NUL-terminated string; "" when it does not exist. */
 char *tb_test_slurp_str(const char *path);
 

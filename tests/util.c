@@ -54,21 +54,26 @@ char *tb_test_slurp(const char *path, size_t *len)
     return exact;
 }
 
-char *tb_test_slurp_str(const char *path)
+char *tb_test_slurp_text(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
     size_t n;
-    char *buf, *s;
-    if (f == NULL)
-        return calloc(1, 1);
-    fclose(f);
-    buf = tb_test_slurp(path, &n);
-    s = malloc(n + 1);
+    char *buf = tb_test_slurp(path, &n), *s = malloc(n + 1);
     assert_non_null(s);
     memcpy(s, buf, n);
     s[n] = '\0';
     free(buf);
+    if (len != NULL)
+        *len = n;
     return s;
+}
+
+char *tb_test_slurp_str(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return calloc(1, 1);
+    fclose(f);
+    return tb_test_slurp_text(path, NULL);
 }
 
 int tb_test_same_bits(double a, double b)
