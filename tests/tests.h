@@ -100,6 +100,12 @@ int tb_test_peer(void);
 int tb_test_html(void);
 int tb_test_reader(void);
 int tb_test_schema(void); /* every JSON/JSONL/CSV output against schema/ */
+int tb_test_deps(void);   /* make test on a machine with only .ci/deps test */
+
+/* A case needs the program name (listed in tests/commands.txt): fails the
+ * case, naming the Debian package `sh .ci/deps test` installs it from,
+ * when it is not on PATH (tests/test_deps.c). */
+void tb_test_need(const char *name);
 
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;
