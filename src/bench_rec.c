@@ -169,12 +169,19 @@ int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m)
     return tb_json_put_line(f, o);
 }
 
-int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *r, const char *trace)
+int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_rec *r,
+                       const char *trace)
 {
-    cJSON *o = cJSON_CreateObject(), *itl;
+    cJSON *o;
+    cJSON *itl;
+    char level[64];
+    if (r->level >= m->nlevels)
+        return TB_EINVAL;
+    o = cJSON_CreateObject();
     if (o == NULL)
         return TB_ENOMEM;
-    cJSON_AddNumberToObject(o, "level", r->level);
+    tb_bench_level_name(&m->levels[r->level], level, sizeof(level));
+    cJSON_AddStringToObject(o, "level", level);
     cJSON_AddNumberToObject(o, "id", (double)r->id);
     cJSON_AddNumberToObject(o, "prompt", r->prompt);
     tb_json_add_num(o, "t_sched", r->t_sched);
@@ -283,6 +290,16 @@ static int parse_header(const cJSON *o, struct tb_bench_meta *m)
             return -1;
         m->nlevels++;
     }
+    /* A record names its level (version 3): two levels of one name
+     * would make it ambiguous. */
+    for (uint32_t i = 0; i < m->nlevels; i++)
+        for (uint32_t j = 0; j < i; j++) {
+            char a[64], b[64];
+            tb_bench_level_name(&m->levels[i], a, sizeof(a));
+            tb_bench_level_name(&m->levels[j], b, sizeof(b));
+            if (strcmp(a, b) == 0)
+                return -1;
+        }
     {
         const cJSON *op = cJSON_GetObjectItemCaseSensitive(o, "options");
         char *t = cJSON_IsObject(op) ? cJSON_PrintUnformatted(op) : NULL;
@@ -301,15 +318,40 @@ static int parse_header(const cJSON *o, struct tb_bench_meta *m)
     return 0;
 }
 
+/* The record's level index: version 3 names the level ("c=10", as the
+ * report does), version 2 gave its index.  0 or -1. */
+static int rec_level(const cJSON *o, const struct tb_bench_meta *m, int version, double *level)
+{
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "level");
+    if (version == 2)
+        return get_count(o, "level", 0, TB_BENCH_LEVELS_MAX, level) == 0 && *level < m->nlevels
+                   ? 0
+                   : -1;
+    if (!cJSON_IsString(l))
+        return -1;
+    for (uint32_t i = 0; i < m->nlevels; i++) {
+        char name[64];
+        tb_bench_level_name(&m->levels[i], name, sizeof(name));
+        if (strcmp(name, l->valuestring) == 0) {
+            *level = i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 /* Fills a record from one line's object; returns a reason or NULL. */
-static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_rec *r)
+static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int version,
+                             struct tb_bench_rec *r)
 {
     double level, id, prompt, status, events, tokens, usage, under, ignored, sur;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "warning");
     const cJSON *itl = cJSON_GetObjectItemCaseSensitive(o, "itl_s"), *v;
-    if (get_count(o, "level", 0, TB_BENCH_LEVELS_MAX, &level) != 0 || level >= nlevels)
-        return "\"level\" is missing or not one of the header's levels";
+    if (rec_level(o, m, version, &level) != 0)
+        return version == 2 ? "\"level\" is missing or not one of the header's levels"
+                            : "\"level\" is missing or not the name of one of the header's "
+                              "levels (c=10, rate=5/s (poisson))";
     if (get_count(o, "id", 0, WHOLE_MAX, &id) != 0 ||
         get_count(o, "prompt", 0, UINT32_MAX, &prompt) != 0)
         return "\"id\" or \"prompt\" is missing or not a whole number in range";
@@ -377,7 +419,7 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
 
 /* NULL when the header is of the schema version this reads; else why not
  * (naming the version the file has and the one this needs). */
-static const char *header_version(const cJSON *o, char *buf, size_t len)
+static const char *header_version(const cJSON *o, int *version, char *buf, size_t len)
 {
     const cJSON *sc = cJSON_GetObjectItemCaseSensitive(o, "schema");
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(sc, "name");
@@ -395,11 +437,14 @@ static const char *header_version(const cJSON *o, char *buf, size_t len)
         !cJSON_IsNumber(v))
         return "not a ttsbuf bench records header (no \"schema\": {\"name\": "
                "\"ttsbuf.bench_records\", \"version\": N})";
-    if (v->valuedouble != TB_BENCH_RECORDS_VERSION) {
-        snprintf(buf, len, "bench records of schema version %g; this ttsbuf reads %s version %d",
+    /* Version 2 differs only in naming a record's level by its index. */
+    if (v->valuedouble != TB_BENCH_RECORDS_VERSION && v->valuedouble != 2) {
+        snprintf(buf, len,
+                 "bench records of schema version %g; this ttsbuf reads %s versions 2 and %d",
                  v->valuedouble, TB_BENCH_RECORDS_SCHEMA, TB_BENCH_RECORDS_VERSION);
         return buf;
     }
+    *version = (int)v->valuedouble;
     return NULL;
 }
 
@@ -408,7 +453,7 @@ int tb_bench_read_stream(FILE *f, const char *name, struct tb_bench_meta *m,
 {
     char vwhy[256];
     struct tb_lines in;
-    int rc = 0, got, have_header = 0;
+    int rc = 0, got, have_header = 0, version = TB_BENCH_RECORDS_VERSION;
     tb_lines_init(&in, f, TB_TRACE_LINE_MAX);
     while (rc == 0 && (got = tb_lines_next(&in)) == 1) {
         char *line = in.line;
@@ -426,17 +471,17 @@ int tb_bench_read_stream(FILE *f, const char *name, struct tb_bench_meta *m,
             break;
         }
         if (!have_header) {
-            why = header_version(o, vwhy, sizeof(vwhy));
+            why = header_version(o, &version, vwhy, sizeof(vwhy));
             if (why == NULL && parse_header(o, m) != 0)
                 why = "not a ttsbuf bench records header (schema, options, shard, shards, "
-                      "levels)";
+                      "levels of distinct names)";
             have_header = 1;
         } else {
             struct tb_bench_rec *r = tb_bench_recs_add(out);
             if (r == NULL)
                 rc = TB_ENOMEM;
             else
-                why = parse_rec(o, m->nlevels, r);
+                why = parse_rec(o, m, version, r);
         }
         cJSON_Delete(o);
         if (why != NULL)

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tcp_peer.h"
 #include "tests.h"
 #include "ttsbuf.h"
 #include "ttsbuf/bench.h"
@@ -509,7 +510,7 @@ static void records_round_trip(void **state)
     assert_non_null(f);
     assert_int_equal(tb_bench_write_header(f, &meta), 0);
     for (size_t i = r.n; i-- > 0;) /* reversed */
-        assert_int_equal(tb_bench_write_rec(f, &r.v[i], NULL), 0);
+        assert_int_equal(tb_bench_write_rec(f, &meta, &r.v[i], NULL), 0);
     assert_int_equal(fclose(f), 0);
     if (tb_bench_read(path, &meta2, &back, err, sizeof(err)) != 0)
         fail_msg("tb_bench_read: %s", err);
@@ -527,8 +528,10 @@ static void records_round_trip(void **state)
     tb_test_mock_stop(&m);
 }
 
-/* The start of a records header of the version this reads. */
+/* The start of a records header of the versions this reads: 2 (a
+ * record's level is an index) and 3 (its name). */
 #define V2 "{\"schema\":{\"name\":\"ttsbuf.bench_records\",\"version\":2},\"options\":{},"
+#define V3 "{\"schema\":{\"name\":\"ttsbuf.bench_records\",\"version\":3},\"options\":{},"
 
 /* Bad records and prompt files name the line. */
 /* A records header and a record's fields but "id" (cJSON keeps the
@@ -554,10 +557,22 @@ static void bad_files(void **state)
         /* Another schema version: both versions named. */
         {"{\"ttsbuf_bench\":1,\"shard\":0,\"shards\":1,\"levels\":[]}\n",
          ":1: bench records of schema version 1 (\"ttsbuf_bench\": 1, an older ttsbuf); this "
-         "ttsbuf reads ttsbuf.bench_records version 2"},
-        {"{\"schema\":{\"name\":\"ttsbuf.bench_records\",\"version\":3},\"options\":{},"
+         "ttsbuf reads ttsbuf.bench_records version 3"},
+        {"{\"schema\":{\"name\":\"ttsbuf.bench_records\",\"version\":4},\"options\":{},"
          "\"shard\":0,\"shards\":1,\"levels\":[]}\n",
-         ":1: bench records of schema version 3; this ttsbuf reads ttsbuf.bench_records version 2"},
+         ":1: bench records of schema version 4; this ttsbuf reads ttsbuf.bench_records versions "
+         "2 and 3"},
+        /* Version 3 names a record's level as the report does. */
+        {V3 "\"shard\":0,\"shards\":1,\"levels\":[{\"mode\":\"closed\","
+            "\"concurrency\":1,\"rate\":0}]}\n{\"level\": 0}\n",
+         ":2: \"level\" is missing or not the name of one of the header's levels"},
+        {V3 "\"shard\":0,\"shards\":1,\"levels\":[{\"mode\":\"closed\","
+            "\"concurrency\":1,\"rate\":0}]}\n{\"level\": \"c=2\"}\n",
+         ":2: \"level\" is missing or not the name"},
+        {V3 "\"shard\":0,\"shards\":1,\"levels\":[{\"mode\":\"closed\",\"concurrency\":1,"
+            "\"rate\":0},{\"mode\":\"closed\",\"concurrency\":1,\"rate\":5}]}\n",
+         ":1: not a ttsbuf bench records header (schema, options, shard, shards, levels of "
+         "distinct names)"},
         {V2 "\"shard\":0,\"shards\":1,\"levels\":[{\"mode\":\"closed\","
             "\"concurrency\":1,\"rate\":0}]}\n{\"level\": 3}\n",
          ":2: \"level\""},
@@ -762,6 +777,23 @@ static void cli_gates(void **state)
              "--require errors=0 --require ttft_s_mean=1 --require itl_s_p99=1 -q >%s/out 2>%s/err",
              tb_test_bin(), m.base, dir, dir);
     assert_int_equal(tb_test_sh(cmd), 0);
+    /* A rate's gate is a floor whatever the statistic: the fast tail of a
+     * fast stream passes decode_tps_p95=10 and fails at 100000. */
+    snprintf(cmd, sizeof(cmd),
+             "'%s' bench --base-url %s --model mock -c 1 --requests 2 --wpm 1000 "
+             "--require decode_tps_p95=10 --require decode_tps_max=10 -q >%s/out 2>%s/err",
+             tb_test_bin(), m.base, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' bench --base-url %s --model mock -c 1 --requests 2 --wpm 1000 "
+             "--require decode_tps_p95=100000 -q >%s/out 2>%s/err",
+             tb_test_bin(), m.base, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 1);
+    snprintf(cmd, sizeof(cmd), "%s/err", dir);
+    err = tb_test_slurp_str(cmd);
+    assert_non_null(strstr(err, "ttsbuf: gate decode_tps_p95 failed at c=1: "));
+    assert_non_null(strstr(err, "needs >= 100000"));
+    free(err);
     snprintf(cmd, sizeof(cmd),
              "'%s' bench --base-url %s --model mock -c 1 --requests 2 --wpm 1000 "
              "--require decode_tps_p5=100000 -q >%s/out 2>%s/err",
@@ -808,6 +840,86 @@ static void cli_gates(void **state)
     tb_test_mock_stop(&m);
 }
 
+/* A provider that refuses its first connection (HTTP 503) and streams a
+ * short answer on every later one. */
+static void s_first_refused(struct peer *pe, int fd, int conn)
+{
+    static const char refused[] = "{\"error\":{\"message\":\"overloaded\",\"type\":\"x\"}}";
+    char head[256];
+    (void)pe;
+    if (conn == 0) {
+        snprintf(head, sizeof(head),
+                 "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                 sizeof(refused) - 1);
+        peer_send_str(fd, head);
+        peer_send_str(fd, refused);
+        return;
+    }
+    peer_send_str(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                      "Connection: close\r\n\r\n");
+    for (int k = 0; k < 4; k++) {
+        char ev[160];
+        snprintf(ev, sizeof(ev),
+                 "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" w%d.\"}}]}\n\n", k);
+        peer_send_str(fd, ev);
+    }
+    peer_send_str(fd, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}"
+                      "\n\ndata: [DONE]\n\n");
+}
+
+/* A run with a failed request fails (exit 1) through the default gate
+ * success_share=1, which the report states and the failure line names,
+ * after the report; a success_share or errors gate allows failures. */
+static void cli_default_gate(void **state)
+{
+    static const struct {
+        const char *gate;
+        int code;
+    } runs[] = {{"", 1},
+                {"--require success_share=0.5", 0},
+                {"--require errors=1", 0},
+                {"--require errors=0", 1}};
+    char path[64], cmd[1024];
+    (void)state;
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-bench-gate-%d.out", (int)getpid());
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        struct peer pe;
+        char *out;
+        int code;
+        memset(&pe, 0, sizeof(pe));
+        peer_start(&pe, "127.0.0.1", s_first_refused);
+        /* The report and the failure lines in one file, as on a terminal
+         * or in a CI log. */
+        snprintf(cmd, sizeof(cmd),
+                 "'%s' bench --base-url http://127.0.0.1:%d/v1 --model m -c 1 --requests 4 %s "
+                 ">%s 2>&1",
+                 tb_test_bin(), pe.port, runs[i].gate, path);
+        code = tb_test_sh(cmd);
+        peer_stop(&pe);
+        out = tb_test_slurp_str(path);
+        if (code != runs[i].code)
+            fail_msg("bench %s: exit %d, wanted %d:\n%s", runs[i].gate, code, runs[i].code, out);
+        assert_non_null(strstr(out, "  errors: http 1\n"));
+        if (runs[i].gate[0] == '\0') {
+            const char *rep = strstr(out, "Gates: success_share >= 1 (the default: every "
+                                          "request must succeed)\n");
+            const char *line = strstr(out, "ttsbuf: gate success_share failed at c=1: 0.75, "
+                                           "needs >= 1 (the default gate: every request must "
+                                           "succeed; --require success_share=X or errors=N "
+                                           "allows failures)\n");
+            if (rep == NULL || line == NULL || line < rep)
+                fail_msg("the default gate is not stated, or its failure not after the "
+                         "report:\n%s",
+                         out);
+        } else {
+            assert_null(strstr(out, "(the default"));
+        }
+        free(out);
+    }
+    remove(path);
+}
+
 /* --out: records and traces; each trace replays through `sim --trace`
  * to its record's numbers, with the same playout options (to the 15
  * significant digits sim's JSON prints). */
@@ -835,7 +947,7 @@ static void cli_out_replay(void **state)
     for (size_t i = 0; i < r.n; i++) {
         char *out;
         cJSON *j;
-        snprintf(cmd, sizeof(cmd), "'%s' sim --trace %s/traces/L0-%06llu.jsonl %s --json >%s/sim",
+        snprintf(cmd, sizeof(cmd), "'%s' sim --trace %s/traces/c=3-%06llu.jsonl %s --json >%s/sim",
                  tb_test_bin(), dir, (unsigned long long)r.v[i].id, opts, dir);
         assert_int_equal(tb_test_sh(cmd), 0);
         snprintf(path, sizeof(path), "%s/sim", dir);
@@ -882,7 +994,7 @@ static void cli_out_warning(void **state)
     tb_test_mock_start(&m, N_EV, T0, DT, NULL);
     tmpdir(dir, sizeof(dir), "warn");
     snprintf(cmd, sizeof(cmd),
-             "'%s' bench --base-url %s --model mock+nodone -c 2 --requests 2 --out %s -q "
+             "'%s' bench --base-url %s --model mock+nodone -c 2 --requests 2 --out %s "
              ">%s/report 2>%s/err && '%s' merge %s 2>%s/merge_err >/dev/null",
              tb_test_bin(), m.base, dir, dir, dir, tb_test_bin(), dir, dir);
     assert_int_equal(tb_test_sh(cmd), 0);
@@ -965,6 +1077,30 @@ static void cli_shards_merge(void **state)
     assert_non_null(strstr(merged, "\"options\":"));
     assert_string_equal(strstr(one, "\"options\":"), strstr(merged, "\"options\":"));
     free(merged);
+    /* merge heads its own report, and says which field of a shard's
+     * header differs from the first's. */
+    snprintf(
+        cmd, sizeof(cmd),
+        "cd %s && '%s' merge split >merged.txt && mkdir -p odd && "
+        "cp split/records-0-of-3.jsonl split/records-2-of-3.jsonl odd/ && "
+        "sed '1s/\"wpm\":1000/\"wpm\":900/; 1s/\"model\":\"mock+stall/\"model\":\"other+stall/' "
+        "split/records-1-of-3.jsonl >odd/records-1-of-3.jsonl",
+        dir, tb_test_bin());
+    assert_int_equal(tb_test_sh(cmd), 0);
+    snprintf(path, sizeof(path), "%s/merged.txt", dir);
+    merged = tb_test_slurp_str(path);
+    assert_true(strncmp(merged, "ttsbuf merge: ", 14) == 0);
+    free(merged);
+    snprintf(cmd, sizeof(cmd), "merge %s/odd", dir);
+    tb_test_expect_error(cmd, 2, "records-1-of-3.jsonl is not of the run of ");
+    tb_test_expect_error(cmd, 2, ": the model: other+stall@12:0.3 here, mock+stall@12:0.3 there");
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && sed -i '1s/\"model\":\"other+stall/\"model\":\"mock+stall/' "
+             "odd/records-1-of-3.jsonl",
+             dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "merge %s/odd", dir);
+    tb_test_expect_error(cmd, 2, ": option wpm: 900 here, 1000 there");
     /* A shard missing, or given twice. */
     snprintf(cmd, sizeof(cmd),
              "'%s' merge %s/split/records-0-of-3.jsonl %s/split/records-1-of-3.jsonl 2>%s/err",
@@ -1056,7 +1192,7 @@ static void cli_merge_hostile(void **state)
         tb_test_expect_error(args, 2,
                              "records-old.jsonl:1: bench records of schema version 1 "
                              "(\"ttsbuf_bench\": 1, an older ttsbuf); this ttsbuf reads "
-                             "ttsbuf.bench_records version 2: record them again with this "
+                             "ttsbuf.bench_records version 3: record them again with this "
                              "version");
     }
     rmdir_r(dir);
@@ -1134,7 +1270,7 @@ static void cli_sigint(void **state)
     tb_test_mock_start(&m, N_EV, T0, DT, NULL);
     tmpdir(dir, sizeof(dir), "int");
     snprintf(cmd, sizeof(cmd),
-             "'%s' bench --base-url %s --model mock+stall@3:20 -c 2 --requests 4 --out %s --json "
+             "'%s' bench --base-url %s --model mock+stall@3:20 -c 2 --requests 4 --out %s "
              ">%s/out 2>%s/err & p=$!; sleep 1; cp %s/records.jsonl %s.early; kill -INT $p; "
              "wait $p",
              tb_test_bin(), m.base, dir, dir, dir, dir, dir);
@@ -1145,9 +1281,21 @@ static void cli_sigint(void **state)
     assert_true(strncmp(out, head, strlen(head)) == 0);
     assert_non_null(strchr(out, '\n'));
     free(out);
-    snprintf(path, sizeof(path), "%s/out", dir);
+    snprintf(path, sizeof(path), "%s/summary.json", dir);
     out = tb_test_slurp_str(path);
     assert_non_null(strstr(out, "\"cancelled\":2"));
+    free(out);
+    /* The report agrees with itself: the cut streams measured their first
+     * token (the table counts them), so the text says so and never that
+     * nothing arrived or that the percentiles are over no stream. */
+    snprintf(path, sizeof(path), "%s/out", dir);
+    out = tb_test_slurp_str(path);
+    if (strstr(out, "0 events arrived") != NULL || strstr(out, "over 0 streams") != NULL ||
+        strstr(out, "c=2: 2 requests, none complete: no gapless share, no system rate\n  the "
+                    "metrics below are what the 2 cut or failed streams measured before they "
+                    "ended\n") == NULL ||
+        strstr(out, "\n  ttft_s                2 ") == NULL)
+        fail_msg("the interrupted report contradicts itself:\n%s", out);
     free(out);
     snprintf(path, sizeof(path), "%s/records.jsonl", dir);
     out = tb_test_slurp_str(path);
@@ -1171,14 +1319,14 @@ static void cli_nothing_measured(void **state)
     struct tb_test_out o;
     cJSON *j, *lv, *ttft;
     snprintf(args, sizeof(args),
-             "bench --base-url http://127.0.0.1:%d/v1 --model m -c 2 --requests 4 -q",
+             "bench --base-url http://127.0.0.1:%d/v1 --model m -c 2 --requests 4",
              tb_test_free_port());
     o = tb_test_run(args);
     assert_int_equal(o.code, 3);
     assert_null(strstr(o.so, "0.000"));
-    assert_non_null(strstr(o.so, "c=2                                 4      4        0        -"
-                                 "         -         -"));
-    assert_non_null(strstr(o.so, "percentiles over 0 streams"));
+    assert_non_null(strstr(o.so, "  c=2             4      4        0       -        -        -"));
+    assert_non_null(strstr(o.so, "c=2: 4 requests, none complete, and no stream measured "
+                                 "anything\n"));
     tb_test_out_free(&o);
     snprintf(args + strlen(args), sizeof(args) - strlen(args), " --json");
     j = tb_test_run_json(NULL, args, 3);
@@ -1283,6 +1431,7 @@ int tb_test_bench(void)
         cmocka_unit_test(json_members),
         cmocka_unit_test(cli_bad_values),
         cmocka_unit_test(cli_gates),
+        cmocka_unit_test(cli_default_gate),
         cmocka_unit_test(cli_out_replay),
         cmocka_unit_test(cli_out_warning),
         cmocka_unit_test(cli_shards_merge),

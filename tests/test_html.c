@@ -362,6 +362,13 @@ static void bench_page_in_chromium(void **state)
     if (o.code != 0)
         fail_msg("ttsbuf %s: exit %d: %s", cmd, o.code, o.se);
     tb_test_out_free(&o);
+    /* Levels go by their one name, the report's (c=2), in the rows and
+     * the replayed streams' headings alike. */
+    txt = tb_test_slurp_str(p.html);
+    assert_non_null(strstr(txt, "</td><td data-v=\"0\">c=2</td>"));
+    assert_non_null(strstr(txt, ", c=2: "));
+    assert_null(strstr(txt, "level 1"));
+    free(txt);
     p.seen = browse(p.html, p.out);
     assert_string_equal(cJSON_GetObjectItem(p.seen, "kind")->valuestring, "bench");
     /* The page's per-level JSON is summary.json. */
@@ -404,8 +411,11 @@ static void bench_page_in_chromium(void **state)
         int found = 0;
         for (int i = 0; i < nrec; i++) {
             const cJSON *r = cJSON_GetArrayItem(recs, i);
-            char want[32];
-            snprintf(want, sizeof(want), "s-%d-%d", (int)num(r, "level") + 1, (int)num(r, "id"));
+            char want[96];
+            /* The level as every output names it (a closed loop's name
+             * is its own file-safe stem). */
+            snprintf(want, sizeof(want), "s-%s-%d",
+                     cJSON_GetStringValue(cJSON_GetObjectItem(r, "level")), (int)num(r, "id"));
             if (strcmp(id, want) == 0) {
                 found = 1;
                 assert_true(num(r, "gap_total_s") >= g[1]); /* one of the two worst */

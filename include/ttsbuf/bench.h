@@ -248,24 +248,30 @@ struct tb_bench_meta {
 #define TB_BENCH_LEVELS_MAX 64
 #define TB_BENCH_SHARDS_MAX 100000 /* the N of --shard I/N */
 #define TB_BENCH_RECORDS_SCHEMA "ttsbuf.bench_records"
-#define TB_BENCH_RECORDS_VERSION 2 /* 1: the "ttsbuf_bench": 1 header */
+/* 1: the "ttsbuf_bench": 1 header; 2: a record's level is its index. */
+#define TB_BENCH_RECORDS_VERSION 3
 
 /*
  * tb_bench_write_header / tb_bench_write_rec - the records file (JSONL,
  * schema ttsbuf.bench_records version TB_BENCH_RECORDS_VERSION, files
  * schema/bench_records_header.schema.json and bench_record.schema.json):
- * a header line with the meta, then one line per record.  Numbers are
- * printed so that they read back bit-identical.  `trace` is the record's
- * trace file name relative to the records file, or NULL.  Returns 0 or
- * TB_EIO.
+ * a header line with the meta, then one line per record, which names its
+ * level as tb_bench_level_name does ("level": "c=10"; m is the header's
+ * meta).  Numbers are printed so that they read back bit-identical.
+ * `trace` is the record's trace file name relative to the records file,
+ * or NULL.  Returns 0, TB_EINVAL (rec's level is not one of m's),
+ * TB_ENOMEM or TB_EIO.
  */
 int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m);
-int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *rec, const char *trace);
+int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_rec *rec,
+                       const char *trace);
 
 /*
- * tb_bench_read - reads a records file, appending its records to out and
- * its header to *m.  Returns 0; TB_EFORMAT ("FILE:LINE: reason"; a file
- * of another schema version is refused, the message naming both),
+ * tb_bench_read - reads a records file (version 2, whose records give
+ * their level's index, or TB_BENCH_RECORDS_VERSION), appending its
+ * records to out and its header to *m.  Returns 0; TB_EFORMAT
+ * ("FILE:LINE: reason"; a header with two levels of one name; a file of
+ * another schema version is refused, the message naming both),
  * TB_ETOOBIG (a line over TB_TRACE_LINE_MAX), TB_EIO, TB_ENOMEM.
  */
 int tb_bench_read(const char *path, struct tb_bench_meta *m, struct tb_bench_recs *out, char *err,

@@ -61,8 +61,13 @@ int tb_cli_bench_meta_options(struct tb_bench_meta *m, const struct tb_sim_opts 
  * code (the error printed). */
 int tb_cli_bench_out_open(const char *dir, const struct tb_bench_meta *m, int force, FILE **rf);
 
+/* A level's name (tb_bench_level_name: "c=10", "rate=5/s (poisson)", as
+ * the report, the records and the page name it) as a file name's part:
+ * "c=10", "rate=5ps-poisson", "rate=5ps-constant-max8". */
+void tb_cli_bench_level_stem(const struct tb_bench_level *l, char *out, size_t len);
+
 /* Writes recs from index `from` to rf, each with its trace in
- * DIR/traces.  0 or -1 (printed). */
+ * DIR/traces/STEM-ID.jsonl (STEM: its level's).  0 or -1 (printed). */
 int tb_cli_bench_out_level(FILE *rf, const char *dir, const struct tb_bench_meta *m,
                            struct tb_bench_recs *recs, size_t from);
 

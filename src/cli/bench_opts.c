@@ -72,18 +72,25 @@ static const struct tb_optdoc bench_output[] = {
     {"out", O_OUT, "DIR",
      "write records.jsonl (a line per request; with --shard, records-I-of-N.jsonl), summary.json, "
      "and traces/ (each stream, for ttsbuf sim --trace)",
-     "summary.json is the --json object; traces are traces/L<level>-<id>.jsonl. A DIR that holds "
+     "summary.json is the --json object; traces are traces/LEVEL-ID.jsonl (LEVEL: the level's "
+     "name, c=10, without '/', blanks and brackets: rate=5ps-poisson). A DIR that holds "
      "an earlier run's files (of this shard) is refused, so that runs never mix."},
     {"force", O_FORCE, NULL,
      "--out: remove the earlier run's records, summary and traces (of this shard) first", NULL},
     {"require", O_REQUIRE, "G=V",
      "a gate (repeatable): gapless_share, success_share (>=), errors (<=), system_tps (>=), "
-     "METRIC_STAT (<=; >= for the min, p5, p50 and mean of the decode rates)",
+     "METRIC_STAT (>= for the decode rates, <= for the rest, whatever the STAT; std <=); "
+     "default success_share=1: every request must succeed",
      "METRIC is one of ttft_s, ttfa_s, decode_tps, decode_tps_usage, itl_s, underruns, "
      "gap_total_s, gap_max_s, min_tps, speedup_needed; STAT one of mean, std, min, p5, p50, p90, "
-     "p95, p99, max (the JSON names: ttft_s_p95=0.8, decode_tps_p5=40). The names before this "
-     "release (gapless, ttfa-p95, tps-p95 for decode_tps_p5) are still accepted. A failed gate "
-     "prints one line per level and exits 1."},
+     "p95, p99, max (the JSON names: ttft_s_p95=0.8, decode_tps_p5=40). A rate's gate is a floor "
+     "and a time's or a count's a ceiling, whatever the statistic: decode_tps_p95=10 needs the "
+     "fast tail at 10 tokens/s or more; the spread (std) is a ceiling for every metric. Unless a "
+     "success_share or errors gate says which failures are allowed, the gate success_share=1 "
+     "applies: a request that failed (refused, HTTP error, cut) fails the run. The report's "
+     "last line lists the gates in force. The names before this release (gapless, ttfa-p95, "
+     "tps-p95 for decode_tps_p5) are still accepted. A failed gate prints one line per level, "
+     "after the report, and exits 1."},
     {"csv", O_CSV, NULL, "one CSV row per level instead of the report", NULL},
     {"html", O_HTML, "FILE",
      "also write one self-contained HTML page: the per-level report, every stream as a row "
@@ -93,7 +100,10 @@ static const struct tb_optdoc bench_output[] = {
      "22.05 kHz WAV each (about 3.5 MB a minute in the page, at most 600 s each)."},
     {"html-streams", O_HTML_STREAMS, "N",
      "with --html: how many of the worst streams to replay, 0..50 (default 3)", NULL},
-    {"quiet", 'q', NULL, "no progress line", NULL},
+    {"quiet", 'q', NULL,
+     "no report and no progress line: errors only (--json, --csv, --out and --html are still "
+     "written)",
+     NULL},
     TB_OPTDOC_END,
 };
 
@@ -135,9 +145,10 @@ const struct tb_cmddoc tb_doc_bench = {
     "audio, decode TPS, inter-event gap, underruns, silence, minimum TPS and\n"
     "speed-up needed; system TPS, errors by kind, and the share of gapless streams.\n",
     bench_secs,
-    "0 ran; 1 a --require gate (or --fail-on-underrun) failed (one line per failure); 2 bad "
-    "usage or input; 3 interrupted, or no request succeeded (what ran is still reported and "
-    "written).",
+    "0 ran, every gate held; 1 a gate failed (one line per failure, after the report): a "
+    "--require gate, --fail-on-underrun, or the default success_share=1 when a request failed "
+    "and no success_share or errors gate allows it; 2 bad usage or input; 3 interrupted, or no "
+    "request succeeded (what ran is still reported and written).",
     NULL,
     bench_notes,
 };
@@ -283,6 +294,7 @@ int tb_cli_bench_parse(int argc, char **argv, struct tb_cli_bench *a)
     }
     if (a->c.fail_on_underrun && a->ngates < TB_GATES_MAX)
         tb_gate_parse("gapless=1", &a->gates[a->ngates++]);
+    tb_gates_default(a->gates, &a->ngates);
     return -1;
 }
 
@@ -341,6 +353,18 @@ static int levels_of(const struct tb_cli_bench *a, struct tb_bench_meta *m)
         }
     }
     m->nlevels = n;
+    /* Every output names a level (c=10): one name, one level. */
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < i; j++) {
+            char x[64], y[64];
+            tb_bench_level_name(&m->levels[i], x, sizeof(x));
+            tb_bench_level_name(&m->levels[j], y, sizeof(y));
+            if (strcmp(x, y) == 0) {
+                tb_cli_error("%s: the level %s is given twice", a->rates != NULL ? "--rate" : "-c",
+                             x);
+                return TB_EXIT_USAGE;
+            }
+        }
     return 0;
 }
 

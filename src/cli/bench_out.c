@@ -36,15 +36,41 @@ static int has_suffix(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* 1 and *id when name is a trace's, "L<level>-<id>.jsonl". */
+void tb_cli_bench_level_stem(const struct tb_bench_level *l, char *out, size_t len)
+{
+    char name[64];
+    size_t k = 0;
+    tb_bench_level_name(l, name, sizeof(name));
+    for (const char *p = name; *p != '\0' && k + 3 < len; p++) {
+        if (p[0] == '/' && p[1] == 's') { /* "5/s": "5ps" */
+            out[k++] = 'p';
+        } else if (*p == '(' || *p == ',') {
+            out[k++] = '-';
+            p += p[1] == ' ';
+        } else if (*p != ' ' && *p != ')') {
+            out[k++] = *p;
+        }
+    }
+    out[k] = '\0';
+}
+
+/* 1 and *id when name is a trace's: "STEM-<id>.jsonl" with a level's stem
+ * ("c=10", "rate=5ps-poisson"), or "L<index>-<id>.jsonl" (an earlier
+ * ttsbuf's, which numbered levels from 0). */
 static int trace_id(const char *name, unsigned long long *id)
 {
     char *end;
-    const char *dash = strchr(name, '-');
-    if (name[0] != 'L' || dash == NULL || dash == name + 1)
+    const char *dash = strrchr(name, '-');
+    if (dash == NULL || dash == name)
         return 0;
-    (void)strtoul(name + 1, &end, 10);
-    if (end != dash)
+    if (name[0] == 'L') {
+        (void)strtoul(name + 1, &end, 10);
+        if (end != dash)
+            return 0;
+    } else if (strncmp(name, "c=", 2) != 0 && strncmp(name, "rate=", 5) != 0) {
+        return 0;
+    }
+    if (!(dash[1] >= '0' && dash[1] <= '9'))
         return 0;
     errno = 0;
     *id = strtoull(dash + 1, &end, 10);
@@ -185,10 +211,11 @@ int tb_cli_bench_out_level(FILE *rf, const char *dir, const struct tb_bench_meta
 {
     for (size_t i = from; i < recs->n; i++) {
         struct tb_bench_rec *r = &recs->v[i];
-        char rel[96], path[4200];
+        char rel[160], stem[64], path[4200];
         FILE *tf;
         int rc;
-        snprintf(rel, sizeof(rel), "traces/L%u-%06llu.jsonl", r->level, (unsigned long long)r->id);
+        tb_cli_bench_level_stem(&m->levels[r->level], stem, sizeof(stem));
+        snprintf(rel, sizeof(rel), "traces/%s-%06llu.jsonl", stem, (unsigned long long)r->id);
         snprintf(path, sizeof(path), "%s/%s", dir, rel);
         snprintf(r->stream.model, sizeof(r->stream.model), "%s", m->model);
         snprintf(r->stream.base_url, sizeof(r->stream.base_url), "%s", m->base_url);
@@ -203,7 +230,7 @@ int tb_cli_bench_out_level(FILE *rf, const char *dir, const struct tb_bench_meta
         rc = tb_trace_write_opts(tf, &r->stream, m->options);
         if (tb_cli_out_close("--out", path, tf, rc) >= 0)
             return -1;
-        if (tb_bench_write_rec(rf, r, rel) != 0) {
+        if (tb_bench_write_rec(rf, m, r, rel) != 0) {
             tb_cli_error("--out: write error on the records file: %s", strerror(errno));
             return -1;
         }

@@ -37,10 +37,12 @@ static int metric_gate(struct tb_gate *g, int m, const char *stat, const char *v
         return 1;
     g->metric = m;
     g->stat = k;
-    /* min, p5 and the mean of a decode rate are floors; the rest ceilings. */
-    g->at_least = tb_bench_metric_higher_better((enum tb_bench_metric)m) &&
-                  (strcmp(stat, "min") == 0 || strcmp(stat, "p5") == 0 ||
-                   strcmp(stat, "p50") == 0 || strcmp(stat, "mean") == 0);
+    /* The direction is the quantity's, whatever the statistic: a rate's
+     * gate is a floor (decode_tps_p95=10: the fast tail at least 10), a
+     * time's or a count's a ceiling.  A spread (std) is a ceiling for
+     * every quantity: a floor on it would ask for unsteadiness. */
+    g->at_least =
+        tb_bench_metric_higher_better((enum tb_bench_metric)m) && strcmp(stat, "std") != 0;
     return gate_limit(g, val, 1e12);
 }
 
@@ -105,10 +107,29 @@ int tb_gate_parse(const char *s, struct tb_gate *g)
     return -1;
 }
 
+void tb_gates_default(struct tb_gate *g, size_t *n)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (g[i].metric < 0 && (g[i].which == 1 || g[i].which == 2))
+            return; /* the user said which failures are allowed */
+    if (*n == TB_GATES_MAX || tb_gate_parse("success_share=1", &g[*n]) != 0)
+        return;
+    g[(*n)++].is_default = 1;
+}
+
+/* "success_share >= 1", "ttft_s_p95 <= 0.8". */
+static void gate_text(char *buf, size_t len, const struct tb_gate *g)
+{
+    snprintf(buf, len, "%s %s %g", g->name, g->at_least ? ">=" : "<=", g->limit);
+}
+
 size_t tb_gates_check(const struct tb_gate *g, size_t ng, const struct tb_bench_meta *m,
                       const struct tb_bench_summary *s)
 {
     size_t failed = 0;
+    /* Failures come after the report: on one terminal or log, the
+     * report's buffered standard output first. */
+    fflush(stdout);
     for (size_t i = 0; i < ng; i++) {
         for (uint32_t l = 0; l < m->nlevels; l++) {
             const struct tb_bench_summary *x = &s[l];
@@ -137,21 +158,24 @@ size_t tb_gates_check(const struct tb_gate *g, size_t ng, const struct tb_bench_
             if (ok)
                 continue;
             tb_bench_level_name(&m->levels[l], name, sizeof(name));
-            tb_cli_error("gate %s failed at %s: %.6g, needs %s %g", g[i].name, name, v,
-                         g[i].at_least ? ">=" : "<=", g[i].limit);
+            tb_cli_error("gate %s failed at %s: %.6g, needs %s %g%s", g[i].name, name, v,
+                         g[i].at_least ? ">=" : "<=", g[i].limit,
+                         g[i].is_default ? " (the default gate: every request must succeed; "
+                                           "--require success_share=X or errors=N allows "
+                                           "failures)"
+                                         : "");
             failed++;
         }
     }
     return failed;
 }
 
-void tb_bench_report_warnings(const struct tb_bench_recs *recs)
+void tb_bench_report_warnings(const struct tb_bench_recs *recs, int quiet)
 {
     const char *first = NULL;
     size_t n = tb_bench_recs_warned(recs, &first);
-    if (n > 0)
-        fprintf(stderr, "ttsbuf: note: %zu stream%s: %s\n", n, n > 1 ? "s, the first" : "",
-                first);
+    if (n > 0 && !quiet)
+        fprintf(stderr, "ttsbuf: note: %zu stream%s: %s\n", n, n > 1 ? "s, the first" : "", first);
 }
 
 int tb_bench_summaries(const struct tb_bench_meta *m, const struct tb_bench_recs *recs,
@@ -180,18 +204,76 @@ static const char *stat_cell(char *buf, size_t len, const struct tb_stats *st, d
     return buf;
 }
 
-void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
+/* The options object the records header carries (canonical JSON text),
+ * or an empty object. */
+static cJSON *options_of(const struct tb_bench_meta *m)
 {
-    fprintf(f, "ttsbuf bench: %smodel %s at %s\n  %s\n",
+    cJSON *o = cJSON_Parse(m->options);
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        o = cJSON_CreateObject();
+    }
+    return o;
+}
+
+/* The options as KEY=VALUE words, wrapped under 100 columns. */
+static void options_line(FILE *f, const struct tb_bench_meta *m)
+{
+    cJSON *o = options_of(m), *it;
+    size_t col = 2;
+    fputs("  options:", f);
+    col += strlen("options:");
+    cJSON_ArrayForEach(it, o)
+    {
+        char w[160];
+        if (cJSON_IsString(it))
+            snprintf(w, sizeof(w), "%s=%s", it->string, it->valuestring);
+        else if (cJSON_IsNumber(it))
+            snprintf(w, sizeof(w), "%s=%.15g", it->string, it->valuedouble);
+        else if (cJSON_IsBool(it))
+            snprintf(w, sizeof(w), "%s=%s", it->string, cJSON_IsTrue(it) ? "on" : "off");
+        else
+            snprintf(w, sizeof(w), "%s=-", it->string);
+        if (col + 1 + strlen(w) > 99) {
+            fputs("\n          ", f);
+            col = 10;
+        }
+        fprintf(f, " %s", w);
+        col += 1 + strlen(w);
+    }
+    fputc('\n', f);
+    cJSON_Delete(o);
+}
+
+/* The level column's width: the longest name (at least 8). */
+static int level_width(const struct tb_bench_meta *m)
+{
+    int w = 8;
+    for (uint32_t l = 0; l < m->nlevels; l++) {
+        char name[64];
+        tb_bench_level_name(&m->levels[l], name, sizeof(name));
+        if ((int)strlen(name) > w)
+            w = (int)strlen(name);
+    }
+    return w;
+}
+
+void tb_bench_report_human(FILE *f, const char *command, const struct tb_bench_meta *m,
+                           const struct tb_bench_summary *s, const struct tb_gate *g, size_t ng)
+{
+    int lw = level_width(m);
+    fprintf(f, "ttsbuf %s: %smodel %s at %s\n", command,
             strcmp(m->provider, "mock") == 0 ? "the built-in MOCK provider (not a real model): "
                                              : "",
-            m->model, m->base_url, m->options);
+            m->model, m->base_url);
+    options_line(f, m);
     if (m->nshards > 1)
         fprintf(f, "  shard %u of %u (ids = %u mod %u)\n", m->shard + 1, m->nshards, m->shard,
                 m->nshards);
     /* "measured": the streams with a first token (a failed one's too); a
-     * column no stream has is "-". */
-    fprintf(f, "\n  %-28s %8s %6s %8s %8s %9s %9s %9s %9s %9s\n", "level", "requests", "errors",
+     * column no stream has is "-".  77 columns and the level's name: under
+     * 100 for every closed-loop level and the open-loop ones without a cap. */
+    fprintf(f, "\n  %-*s %8s %6s %8s %7s %8s %8s %7s %7s %7s\n", lw, "level", "requests", "errors",
             "measured", "gapless", "TTFT P95", "TTFA P95", "TPS P50", "TPS P5", "system");
     for (uint32_t l = 0; l < m->nlevels; l++) {
         const struct tb_bench_summary *x = &s[l];
@@ -201,7 +283,7 @@ void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m, const struct 
             snprintf(gl, sizeof(gl), "%.1f%%", 100.0 * x->gapless_share);
         else
             snprintf(gl, sizeof(gl), "-");
-        fprintf(f, "  %-28s %8zu %6zu %8zu %8s %9s %9s %9s %9s %9s\n", name, x->requests,
+        fprintf(f, "  %-*s %8zu %6zu %8zu %7s %8s %8s %7s %7s %7s\n", lw, name, x->requests,
                 error_total(x), x->m[TB_BM_TTFT].count, gl,
                 stat_cell(b[0], sizeof(b[0]), &x->m[TB_BM_TTFT], x->m[TB_BM_TTFT].p95, 3),
                 stat_cell(b[1], sizeof(b[1]), &x->m[TB_BM_TTFA], x->m[TB_BM_TTFA].p95, 3),
@@ -215,16 +297,22 @@ void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m, const struct 
         tb_bench_level_name(&m->levels[l], name, sizeof(name));
         if (x->ok > 0)
             fprintf(f,
-                    "\n%s: %zu requests, %zu ok, %zu gapless (%.1f%%); %llu events, %llu tokens "
+                    "\n%s: %zu requests, %zu ok, %zu gapless (%.1f%%)\n  %llu events, %llu tokens "
                     "in %.2f s: system %.1f tokens/s\n",
                     name, x->requests, x->ok, x->gapless, 100.0 * x->gapless_share,
                     (unsigned long long)x->events, (unsigned long long)x->tokens, x->span,
                     x->system_tps);
-        else
+        else if (x->m[TB_BM_TTFT].count > 0)
+            /* Cut or failed streams that measured something: what they
+             * measured is below, counted; a verdict needs a whole one. */
             fprintf(f,
-                    "\n%s: %zu requests, none ok: no verdict (%llu events arrived); "
-                    "percentiles over 0 streams\n",
-                    name, x->requests, (unsigned long long)x->events);
+                    "\n%s: %zu requests, none complete: no gapless share, no system rate\n  the "
+                    "metrics below are what the %zu cut or failed streams measured before they "
+                    "ended\n",
+                    name, x->requests, x->m[TB_BM_TTFT].count);
+        else
+            fprintf(f, "\n%s: %zu requests, none complete, and no stream measured anything\n", name,
+                    x->requests);
         if (x->usage_ignored > 0)
             fprintf(f,
                     "  note: %zu request%s reported usage far below the events that came "
@@ -241,42 +329,37 @@ void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m, const struct 
                     fprintf(f, " %s %zu", tb_reader_error_name(k), x->errors[k]);
             fprintf(f, "\n");
         }
-        fprintf(f, "  %-24s %7s %9s %9s %9s %9s %9s %9s %9s\n", "metric", "count", "mean", "min",
+        /* The metric's name says its unit (_s, _tps, _needed: a factor). */
+        fprintf(f, "  %-16s %6s %9s %9s %9s %9s %9s %9s %9s\n", "metric", "count", "mean", "min",
                 "p5", "p50", "p95", "p99", "max");
         for (int k = 0; k < TB_BM__COUNT; k++) {
             const struct tb_stats *st = &x->m[k];
-            const char *unit = tb_bench_metric_unit((enum tb_bench_metric)k);
-            char label[40];
-            snprintf(label, sizeof(label), "%s%s%s%s",
-                     tb_bench_metric_name((enum tb_bench_metric)k), unit[0] ? " (" : "", unit,
-                     unit[0] ? ")" : "");
+            const char *label = tb_bench_metric_name((enum tb_bench_metric)k);
             if (st->count == 0) {
-                fprintf(f, "  %-24s %7zu %9s\n", label, st->count, "-");
+                fprintf(f, "  %-16s %6zu %9s\n", label, st->count, "-");
                 continue;
             }
-            fprintf(f, "  %-24s %7zu %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g\n", label, st->count,
+            fprintf(f, "  %-16s %6zu %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g\n", label, st->count,
                     st->mean, st->min, st->p5, st->p50, st->p95, st->p99, st->max);
         }
     }
     fprintf(f, "\nPercentiles interpolate linearly; p95/p99 are the high tail of every metric; "
-               "for the decode rates the bad tail is p5.\n");
+               "for the decode\nrates the bad tail is p5.\n");
+    if (ng > 0) {
+        fprintf(f, "Gates:");
+        for (size_t i = 0; i < ng; i++) {
+            char t[96];
+            gate_text(t, sizeof(t), &g[i]);
+            fprintf(f, "%s %s%s", i > 0 ? "," : "", t,
+                    g[i].is_default ? " (the default: every request must succeed)" : "");
+        }
+        fputc('\n', f);
+    }
 }
 
 static const char *mode_str(enum tb_bench_mode mo)
 {
     return mo == TB_BENCH_POISSON ? "poisson" : mo == TB_BENCH_CONSTANT ? "constant" : "closed";
-}
-
-/* The options object the records header carries (canonical JSON text),
- * or an empty object. */
-static cJSON *options_of(const struct tb_bench_meta *m)
-{
-    cJSON *o = cJSON_Parse(m->options);
-    if (!cJSON_IsObject(o)) {
-        cJSON_Delete(o);
-        o = cJSON_CreateObject();
-    }
-    return o;
 }
 
 int tb_bench_report_json(FILE *f, const char *command, const struct tb_bench_meta *m,

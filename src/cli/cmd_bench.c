@@ -168,7 +168,7 @@ int tb_cmd_bench(int argc, char **argv)
     }
     for (size_t i = 0; i < recs.n; i++)
         ok_total += recs.v[i].error == 0;
-    tb_bench_report_warnings(&recs);
+    tb_bench_report_warnings(&recs, a.quiet);
 
     sums = calloc(meta.nlevels > 0 ? meta.nlevels : 1, sizeof(*sums));
     if (sums == NULL || tb_bench_summaries(&meta, &recs, sums) != 0) {
@@ -179,8 +179,10 @@ int tb_cmd_bench(int argc, char **argv)
         tb_bench_report_csv(stdout, &meta, sums);
     else if (a.c.json)
         tb_bench_report_json(stdout, "bench", &meta, sums);
-    else
-        tb_bench_report_human(stdout, &meta, sums);
+    else if (!a.quiet)
+        tb_bench_report_human(stdout, "bench", &meta, sums, a.gates, a.ngates);
+    /* What goes to stderr from here on comes after the report. */
+    fflush(stdout);
     if (a.out != NULL)
         tb_cli_bench_out_summary(a.out, &meta, sums);
     if (code != 0)

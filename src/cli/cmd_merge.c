@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <cJSON.h>
+
 #include "bench_cli.h"
 #include "bench_report.h"
 #include "cli.h"
@@ -26,7 +28,10 @@ enum { O_JSON = 300, O_CSV, O_REQUIRE };
 static const struct tb_optdoc merge_rows[] = {
     {"json", O_JSON, NULL, "one JSON object (as bench --json)", NULL},
     {"csv", O_CSV, NULL, "one CSV row per level", NULL},
-    {"require", O_REQUIRE, "G=V", "a gate, as in ttsbuf bench (repeatable)", NULL},
+    {"require", O_REQUIRE, "G=V",
+     "a gate, as in ttsbuf bench (repeatable; default success_share=1: every request must "
+     "have succeeded)",
+     NULL},
     TB_OPTDOC_END,
 };
 
@@ -45,24 +50,77 @@ const struct tb_cmddoc tb_doc_merge = {
     "the records).  Every shard 0..N-1 must be there once, with the same levels\n"
     "and playout options.\n\n",
     merge_secs,
-    "0 merged; 1 a gate failed; 2 bad usage, a bad file, a shard missing or twice, or shards "
-    "that ran different levels or options.",
+    "0 merged, every gate held; 1 a gate failed (the default success_share=1 among them); 2 "
+    "bad usage, a bad file, a shard missing or twice, or shards that ran different levels, "
+    "model or options (the message names the field).",
     NULL,
     NULL,
 };
 
-/* Same run: levels and options. */
-static int same_run(const struct tb_bench_meta *a, const struct tb_bench_meta *b)
+/* The levels as the table names them: "c=1,c=5". */
+static void levels_text(char *buf, size_t len, const struct tb_bench_meta *m)
 {
-    if (a->nshards != b->nshards || a->nlevels != b->nlevels ||
-        strcmp(a->options, b->options) != 0 || strcmp(a->model, b->model) != 0)
+    size_t k = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < m->nlevels && k + 1 < len; i++) {
+        char name[64];
+        tb_bench_level_name(&m->levels[i], name, sizeof(name));
+        k += (size_t)snprintf(buf + k, len - k, "%s%s", i > 0 ? "," : "", name);
+    }
+}
+
+/* The first option whose value differs ("wpm 150, not 200"), or "" when
+ * none does. */
+static void option_differs(char *buf, size_t len, const char *a, const char *b)
+{
+    cJSON *oa = cJSON_Parse(a), *ob = cJSON_Parse(b), *x;
+    buf[0] = '\0';
+    cJSON_ArrayForEach(x, oa)
+    {
+        cJSON *y = cJSON_GetObjectItemCaseSensitive(ob, x->string);
+        char *ta = cJSON_PrintUnformatted(x), *tb = y != NULL ? cJSON_PrintUnformatted(y) : NULL;
+        int differ = tb == NULL || ta == NULL || strcmp(ta, tb) != 0;
+        if (differ)
+            snprintf(buf, len, "option %s: %s here, %s there", x->string, tb ? tb : "(none)",
+                     ta ? ta : "?");
+        cJSON_free(ta);
+        cJSON_free(tb);
+        if (differ)
+            break;
+    }
+    cJSON_ArrayForEach(x, ob)
+    {
+        if (buf[0] == '\0' && cJSON_GetObjectItemCaseSensitive(oa, x->string) == NULL)
+            snprintf(buf, len, "option %s: here only", x->string);
+    }
+    if (buf[0] == '\0' && strcmp(a, b) != 0)
+        snprintf(buf, len, "options: %s here, %s there", b, a);
+    cJSON_Delete(oa);
+    cJSON_Delete(ob);
+}
+
+/* Whether b ran what a ran (shard count, levels, model, options); when
+ * not, why names the first field that differs, b's value and then a's. */
+static int same_run(const struct tb_bench_meta *a, const struct tb_bench_meta *b, char *why,
+                    size_t len)
+{
+    char la[1024], lb[1024];
+    if (a->nshards != b->nshards) {
+        snprintf(why, len, "the shard count: %u here, %u there", b->nshards, a->nshards);
         return 0;
-    for (uint32_t i = 0; i < a->nlevels; i++)
-        if (a->levels[i].mode != b->levels[i].mode ||
-            a->levels[i].concurrency != b->levels[i].concurrency ||
-            a->levels[i].rate != b->levels[i].rate)
-            return 0;
-    return 1;
+    }
+    levels_text(la, sizeof(la), a);
+    levels_text(lb, sizeof(lb), b);
+    if (a->nlevels != b->nlevels || strcmp(la, lb) != 0) {
+        snprintf(why, len, "the levels: %.400s here, %.400s there", lb, la);
+        return 0;
+    }
+    if (strcmp(a->model, b->model) != 0) {
+        snprintf(why, len, "the model: %s here, %s there", b->model, a->model);
+        return 0;
+    }
+    option_differs(why, len, a->options, b->options);
+    return why[0] == '\0';
 }
 
 static int cmp_str(const void *x, const void *y)
@@ -166,7 +224,7 @@ int tb_cmd_merge(int argc, char **argv)
     struct tb_bench_meta meta, m;
     struct tb_bench_recs recs;
     struct tb_bench_summary *sums = NULL;
-    char **files = NULL, err[512];
+    char **files = NULL, err[512], why[1200];
     unsigned char *seen = NULL;
     size_t nfiles = 0, cap = 0;
     int first, code;
@@ -179,6 +237,7 @@ int tb_cmd_merge(int argc, char **argv)
         tb_cli_error("merge: give the records files or directories (see ttsbuf merge --help)");
         return TB_EXIT_USAGE;
     }
+    tb_gates_default(a.gates, &a.ngates);
     code = TB_EXIT_USAGE;
     tb_bench_recs_init(&recs);
     memset(&meta, 0, sizeof(meta));
@@ -197,9 +256,8 @@ int tb_cmd_merge(int argc, char **argv)
                 tb_cli_error("out of memory");
                 goto out;
             }
-        } else if (!same_run(&meta, &m)) {
-            tb_cli_error("merge: %s ran other levels, options, model or shard count than %s",
-                         files[i], files[0]);
+        } else if (!same_run(&meta, &m, why, sizeof(why))) {
+            tb_cli_error("merge: %s is not of the run of %s: %s", files[i], files[0], why);
             goto out;
         }
         if (seen[m.shard]++) {
@@ -224,7 +282,7 @@ int tb_cmd_merge(int argc, char **argv)
             goto out;
         }
     }
-    tb_bench_report_warnings(&recs);
+    tb_bench_report_warnings(&recs, 0);
     meta.shard = 0;
     meta.nshards = 1;
     sums = calloc(meta.nlevels > 0 ? meta.nlevels : 1, sizeof(*sums));
@@ -235,7 +293,7 @@ int tb_cmd_merge(int argc, char **argv)
     else if (a.json)
         tb_bench_report_json(stdout, "merge", &meta, sums);
     else
-        tb_bench_report_human(stdout, &meta, sums);
+        tb_bench_report_human(stdout, "merge", &meta, sums, a.gates, a.ngates);
     code = tb_gates_check(a.gates, a.ngates, &meta, sums) > 0 ? TB_EXIT_GATE : TB_EXIT_OK;
 out:
     for (size_t i = 0; i < nfiles; i++)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_cli.h"
 #include "bench_report.h"
 #include "html_report.h"
 #include "ttsbuf/bench.h"
@@ -96,7 +97,17 @@ static size_t worst(const struct tb_bench_recs *r, size_t k, size_t *out)
     return n;
 }
 
-static void streams_table(FILE *f, const struct tb_bench_recs *r, const size_t *w, size_t nw)
+/* A record's level as every output names it ("c=10"), and as the part of
+ * an element id ("c=10", "rate=5ps-poisson"). */
+static void level_of(const struct tb_bench_meta *m, const struct tb_bench_rec *x, char *name,
+                     size_t nlen, char *stem, size_t slen)
+{
+    tb_bench_level_name(&m->levels[x->level], name, nlen);
+    tb_cli_bench_level_stem(&m->levels[x->level], stem, slen);
+}
+
+static void streams_table(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_recs *r,
+                          const size_t *w, size_t nw)
 {
     fputs("<h2>Every stream</h2>\n<p class=\"note\">Click a column's heading to sort by it. "
           "The streams marked <em>hear it</em> are replayed below.</p>\n"
@@ -109,15 +120,19 @@ static void streams_table(FILE *f, const struct tb_bench_recs *r, const size_t *
           f);
     for (size_t i = 0; i < r->n; i++) {
         const struct tb_bench_rec *x = &r->v[i];
+        char name[64], stem[64];
         int heard = 0;
         for (size_t q = 0; q < nw; q++)
             heard |= w[q] == i;
+        level_of(m, x, name, sizeof(name), stem, sizeof(stem));
         fprintf(f, "<tr><td data-v=\"%llu\">%llu", (unsigned long long)x->id,
                 (unsigned long long)x->id);
         if (heard)
-            fprintf(f, " <a href=\"#s-%u-%llu\">hear it</a>", x->level + 1,
-                    (unsigned long long)x->id);
-        fprintf(f, "</td><td data-v=\"%u\">%u</td><td>", x->level + 1, x->level + 1);
+            fprintf(f, " <a href=\"#s-%s-%llu\">hear it</a>", stem, (unsigned long long)x->id);
+        /* Sorted by the level's place in the run, shown by its name. */
+        fprintf(f, "</td><td data-v=\"%u\">", x->level);
+        tb_html_text(f, name);
+        fputs("</td><td>", f);
         if (x->error == 0)
             fputs("ok", f);
         else
@@ -141,15 +156,15 @@ static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb
     struct tb_sim_result r;
     struct tb_cli_plays plays;
     struct tb_report_src src = {"bench", "", NULL, NULL};
-    char name[96], suffix[32], err[512];
+    char name[160], level[64], stem[64], suffix[96], err[512];
     int code, rc;
 
     tb_cli_audio_init(&au);
     au.voice = b->speech->voice;
     au.cue = b->speech->cue;
     tb_cli_plays_init(&plays, 1);
-    snprintf(name, sizeof(name), "request %llu (level %u)", (unsigned long long)x->id,
-             x->level + 1);
+    level_of(b->m, x, level, sizeof(level), stem, sizeof(stem));
+    snprintf(name, sizeof(name), "request %llu (%s)", (unsigned long long)x->id, level);
     src.name = name;
     code = tb_cli_audio_for_html(&au);
     if (code < 0) {
@@ -167,14 +182,14 @@ static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb
     if (code >= 0)
         goto out;
     fprintf(f,
-            "<details id=\"s-%u-%llu\"><summary>request %llu, level %u: %u underrun%s, %.3f s "
+            "<details id=\"s-%s-%llu\"><summary>request %llu, %s: %u underrun%s, %.3f s "
             "of silence in the table; replayed with eSpeak NG</summary>\n",
-            x->level + 1, (unsigned long long)x->id, (unsigned long long)x->id, x->level + 1,
-            x->underruns, x->underruns == 1 ? "" : "s", x->gap_total);
+            stem, (unsigned long long)x->id, (unsigned long long)x->id, level, x->underruns,
+            x->underruns == 1 ? "" : "s", x->gap_total);
     {
         struct tb_html_run h = {"bench",     &src,       &o,   &x->stream, &r,
                                 &plays.gaps, &plays.all, NULL, &au,        b->max_gaps};
-        snprintf(suffix, sizeof(suffix), "-%u-%llu", x->level + 1, (unsigned long long)x->id);
+        snprintf(suffix, sizeof(suffix), "-%s-%llu", stem, (unsigned long long)x->id);
         rc = tb_html_run_figure(f, &h, suffix, err, sizeof(err));
     }
     fputs("</details>\n", f);
@@ -198,7 +213,7 @@ int tb_cli_html_bench(const char *path, const struct tb_html_bench *b)
     w = malloc((b->nworst > 0 ? b->nworst : 1) * sizeof(*w));
     if (w == NULL || (m = tb_html_mem(&rep, &replen)) == NULL)
         goto nomem;
-    tb_bench_report_human(m, b->m, b->s);
+    tb_bench_report_human(m, "bench", b->m, b->s, NULL, 0);
     if (fclose(m) != 0 || (m = tb_html_mem(&json, &jsonlen)) == NULL)
         goto nomem;
     tb_bench_report_json(m, "bench", b->m, b->s);
@@ -220,7 +235,7 @@ int tb_cli_html_bench(const char *path, const struct tb_html_bench *b)
     tb_html_text(f, rep);
     fputs("</pre>\n", f);
     tb_html_json(f, "result", json);
-    streams_table(f, b->recs, w, nw);
+    streams_table(f, b->m, b->recs, w, nw);
     fprintf(f,
             "<h2>The %zu stream%s with the most silence</h2>\n<p class=\"note\">Each replayed "
             "from its recorded arrivals with eSpeak NG as <code>ttsbuf sim --trace --html</code> "

@@ -56,7 +56,7 @@ static void round_trip(const struct tb_bench_meta *m, const struct tb_bench_recs
     FUZZ_CHECK(f != NULL);
     FUZZ_CHECK(tb_bench_write_header(f, m) == 0);
     for (size_t i = 0; i < r->n; i++)
-        FUZZ_CHECK(tb_bench_write_rec(f, &r->v[i], NULL) == 0);
+        FUZZ_CHECK(tb_bench_write_rec(f, m, &r->v[i], NULL) == 0);
     FUZZ_CHECK(fclose(f) == 0);
     f = fmemopen(buf, len, "rb");
     FUZZ_CHECK(f != NULL);
