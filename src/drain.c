@@ -317,6 +317,7 @@ void tb_drain_status(const struct tb_drain *d, double now, struct tb_drain_statu
     st->events = d->content_events;
     st->underruns = pr.underruns;
     st->gap_total = pr.gap_total;
+    st->silent_s = 0.0;
     if (!tb_playout_started(d->play, &s1)) {
         st->playing = 0;
         st->buffered_s = pr.speech; /* all of it waits for the start */
@@ -327,6 +328,9 @@ void tb_drain_status(const struct tb_drain *d, double now, struct tb_drain_statu
     end = tb_playout_end(d->play);
     st->playing = now >= s1;
     st->buffered_s = end > head ? end - head : 0.0;
+    /* Played out with more to come: the listener hears silence since end. */
+    if (st->playing && !d->finished && now > end)
+        st->silent_s = now - end;
 }
 
 static int curve(struct tb_drain *d, struct tb_sim_result *r)

@@ -273,6 +273,7 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
             st.underruns = ds.underruns;
             st.gap_total = ds.gap_total;
             st.buffered_s = ds.buffered_s;
+            st.silent_s = ds.silent_s;
             st.playing = ds.playing;
             fn(ud, &st);
             last_status = now;

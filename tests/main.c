@@ -53,6 +53,7 @@ static const struct {
     {"serveunit", tb_test_serve_unit},
     {"reader", tb_test_reader},
     {"deps", tb_test_deps},
+    {"usage", tb_test_usage},
     /* Last: it validates what the groups before it collected. */
     {"schema", tb_test_schema},
 };

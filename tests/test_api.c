@@ -593,7 +593,7 @@ static struct tb_test_out e2e_run(const struct e2e *e, const char *api, const ch
 {
     char args[1024];
     snprintf(args, sizeof(args),
-             "run --api %s --base-url http://127.0.0.1:%d%s --model '%s' -q --chunk token %s", api,
+             "run --api %s --base-url http://127.0.0.1:%d%s --model '%s' --chunk token %s", api,
              e->port, strcmp(api, "ollama") == 0 ? "" : "/v1", model, more);
     return tb_test_run(args);
 }

@@ -49,7 +49,8 @@ static void bad_usage(void **state)
     tb_test_expect_error("sim --preset demo --synth tps=5", 2, "give one source");
     tb_test_expect_error("sim --no-such-flag", 2, "unknown option '--no-such-flag'");
     tb_test_expect_error("sim --wpm", 2, "--wpm needs a value");
-    tb_test_expect_error("sim stray", 2, "unexpected argument 'stray'");
+    tb_test_expect_error("sim stray", 2, "stray: No such file or directory");
+    tb_test_expect_error("sim a b", 2, "unexpected argument 'b'");
 }
 
 static void bad_trace_names_the_line(void **state)

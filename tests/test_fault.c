@@ -663,12 +663,12 @@ struct frow {
 
 /* ---- more runs and checks that rows name ---- */
 
-/* The same run with a human report (-q), in extra[0]. */
+/* The same run with a human report, in extra[0]. */
 static void run_human(const char *args, struct proc extra[2])
 {
     char cmd[1024];
     proc_dir(&extra[0]);
-    snprintf(cmd, sizeof(cmd), "'%s' run -q %s", tb_test_bin(), args);
+    snprintf(cmd, sizeof(cmd), "'%s' run %s", tb_test_bin(), args);
     proc_exec(&extra[0], cmd, 0, 0, 0);
 }
 

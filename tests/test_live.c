@@ -404,7 +404,7 @@ static void run_cli_endpoint_resolution(void **state)
         "transport");
     cJSON_Delete(j);
     /* The human report names the endpoint in its first line. */
-    o = tb_test_run_env(env, "run --model gpt-4o-mini -q");
+    o = tb_test_run_env(env, "run --model gpt-4o-mini");
     assert_int_equal(o.code, 3);
     assert_non_null(strstr(o.so, "at https://api.openai.com/v1 (chat API)"));
     assert_null(strstr(o.so, "mock"));
@@ -412,7 +412,7 @@ static void run_cli_endpoint_resolution(void **state)
 
     /* --mock with a key in the environment: the mock, said everywhere. */
     snprintf(path, sizeof(path), "/tmp/ttsbuf-ep-%d.jsonl", (int)getpid());
-    snprintf(args, sizeof(args), "run --mock --synth tps=400,tokens=20,ttft=0.01 -q --record %s",
+    snprintf(args, sizeof(args), "run --mock --synth tps=400,tokens=20,ttft=0.01 --record %s",
              path);
     o = tb_test_run_env("OPENAI_API_KEY=sk-x", args);
     assert_int_equal(o.code, 0);
@@ -453,7 +453,7 @@ static void run_cli_failed_request_has_no_verdict(void **state)
     cJSON *j;
     static const char *const unmeasured[] = {"ttft_s", "ttfa_s", "decode_tps", "end_s",
                                              "min_tps", "speedup_needed"};
-    o = tb_test_run("run --mock --model 'mock+status@429' -q");
+    o = tb_test_run("run --mock --model 'mock+status@429'");
     assert_int_equal(o.code, 3);
     assert_non_null(strstr(o.so, "no verdict: the request failed (http: HTTP 429"));
     assert_non_null(strstr(o.so, "what arrived (the numbers below): 0 events"));
@@ -618,7 +618,7 @@ static void run_cli_fault_matrix(void **state)
         int code, lines = 0;
         snprintf(cmd, sizeof(cmd),
                  "'%s' run --synth tps=400,tokens=30,ttft=0.02,jitter=0 --fault '%s' "
-                 "--idle-timeout 1 --record %s/t.jsonl -q >%s/out 2>%s/err",
+                 "--idle-timeout 1 --record %s/t.jsonl >%s/out 2>%s/err",
                  tb_test_bin(), rows[i].fault, dir, dir, dir);
         code = tb_test_sh(cmd);
         snprintf(cmd, sizeof(cmd), "%s/err", dir);
@@ -661,7 +661,7 @@ static void run_cli_sigint_keeps_partial(void **state)
             _exit(126);
         execl(tb_test_bin(), tb_test_bin(), "run", "--synth",
               "tps=400,tokens=30,ttft=0.02,jitter=0", "--fault", "stall@12:60", "--record", rec,
-              "-q", (char *)NULL);
+              (char *)NULL);
         _exit(127);
     }
     {

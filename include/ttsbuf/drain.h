@@ -48,12 +48,15 @@ int tb_drain_finish(struct tb_drain *d);
 
 /* A live view: content events fed, underruns and silence so far, and the
  * audio queued ahead of the playhead at time now (before playback starts:
- * all audio ready so far). */
+ * all audio ready so far).  A gap is counted in underruns and gap_total
+ * once the audio resumes; silent_s is the one in progress: how long
+ * playback has had nothing to play at now (0 when it has). */
 struct tb_drain_status {
     size_t events;
     uint32_t underruns;
     double gap_total;
     double buffered_s;
+    double silent_s;
     int playing;
 };
 void tb_drain_status(const struct tb_drain *d, double now, struct tb_drain_status *st);

@@ -49,6 +49,8 @@ struct tb_live_status {
     uint32_t underruns;
     double gap_total;
     double buffered_s; /* audio ready but not yet played, s */
+    double silent_s;   /* the gap in progress (not yet in underruns and
+                        * gap_total): s since the audio ran dry, or 0 */
     int playing;       /* playback has started */
 };
 typedef void (*tb_live_status_fn)(void *ud, const struct tb_live_status *st);

@@ -23,6 +23,10 @@ struct tb_preset {
     const char *about; /* one line: where the figure comes from */
 };
 
+/* The mock provider's stream when none is given: `ttsbuf serve`, and the
+ * built-in mock of `run` and `bench`, stream the same answer. */
+#define TB_PRESET_MOCK "mock"
+
 /* The preset called name, or NULL. */
 const struct tb_preset *tb_preset_find(const char *name);
 

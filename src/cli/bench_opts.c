@@ -149,7 +149,7 @@ const struct tb_cmddoc tb_doc_bench = {
     "--require gate, --fail-on-underrun, or the default success_share=1 when a request failed "
     "and no success_share or errors gate allows it; 2 bad usage or input; 3 interrupted, or no "
     "request succeeded (what ran is still reported and written).",
-    NULL,
+    tb_cli_usage_chunks,
     bench_notes,
 };
 

@@ -263,7 +263,7 @@ void tb_bench_report_human(FILE *f, const char *command, const struct tb_bench_m
 {
     int lw = level_width(m);
     fprintf(f, "ttsbuf %s: %smodel %s at %s\n", command,
-            strcmp(m->provider, "mock") == 0 ? "the built-in MOCK provider (not a real model): "
+            strcmp(m->provider, "mock") == 0 ? "the built-in MOCK provider (not a real model)\n  "
                                              : "",
             m->model, m->base_url);
     options_line(f, m);

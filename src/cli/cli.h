@@ -100,6 +100,12 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
                           const struct tb_sim_result *r, const struct tb_gap_list *gaps,
                           const struct tb_report_live *live, const struct tb_cli_audio *audio,
                           const struct tb_cli_chunks *chunks);
+/* run's status line (without the carriage return): time, tokens, buffer,
+ * playing / waiting / SILENT, and the underruns with the gap in progress
+ * counted. */
+struct tb_live_status;
+void tb_cli_status_text(char *buf, size_t len, const struct tb_live_status *st);
+
 /* Subcommands. */
 int tb_cmd_run(int argc, char **argv);
 int tb_cmd_serve(int argc, char **argv);

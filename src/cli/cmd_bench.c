@@ -18,8 +18,9 @@
 #include "html_report.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/preset.h"
 
-#define MOCK_PRESET "mock"
+#define MOCK_PRESET TB_PRESET_MOCK
 
 /* The progress line of a level (a terminal only). */
 static void progress_line(void *ud, const struct tb_bench_progress *p)
@@ -191,8 +192,11 @@ int tb_cmd_bench(int argc, char **argv)
         tb_cli_error("bench: interrupted; %zu requests recorded", recs.n);
         code = TB_EXIT_FAILED;
     } else if (ok_total == 0) {
-        tb_cli_error("bench: no request succeeded (first error: %s)",
-                     recs.n > 0 ? recs.v[0].message : "none ran");
+        char hint[400];
+        tb_cli_error(
+            "bench: no request succeeded (first error: %s)%s",
+            recs.n > 0 ? recs.v[0].message : "none ran",
+            recs.n > 0 ? tb_cli_endpoint_hint(&ep, recs.v[0].http_status, hint, sizeof(hint)) : "");
         code = TB_EXIT_FAILED;
     } else if (tb_gates_check(a.gates, a.ngates, &meta, sums) > 0) {
         code = TB_EXIT_GATE;

@@ -23,10 +23,11 @@
 #include "ttsbuf/http.h"
 #include "ttsbuf/live.h"
 #include "ttsbuf/serve.h"
+#include "ttsbuf/preset.h"
 
 #define DEFAULT_PROMPT "Explain how transformer attention mechanisms work."
 #define DEFAULT_MAX_TOKENS 300
-#define MOCK_PRESET "mock"
+#define MOCK_PRESET TB_PRESET_MOCK
 #define MESSAGES_MAX (1u << 20)
 
 _Static_assert(DEFAULT_MAX_TOKENS == 300, "--max-tokens' help states the default");
@@ -38,7 +39,10 @@ static const struct tb_optdoc run_rows[] = {
      "The default is the example prompt of What Is Tokens Per Second (TPS)?"},
     {"messages", O_MESSAGES, "FILE", "a JSON array of chat messages instead of --prompt", NULL},
     {"verbose", 'v', NULL, "log HTTP exchanges to stderr (keys masked as ***)", NULL},
-    {"quiet", 'q', NULL, "no status line", NULL},
+    {"quiet", 'q', NULL,
+     "no report and no status line: errors only (--json, --record, --svg and --html are still "
+     "written)",
+     NULL},
     TB_OPTDOC_END,
 };
 
@@ -114,15 +118,25 @@ static void log_line(void *ud, const char *line)
     fprintf(stderr, "%s\n", line);
 }
 
+void tb_cli_status_text(char *buf, size_t len, const struct tb_live_status *st)
+{
+    /* Playing with nothing queued: the listener hears silence right now.
+     * The playout counts that gap once the next chunk arrives; the line
+     * counts it already, with its length so far. */
+    int silent = st->playing && st->silent_s > 0;
+    const char *state = !st->playing ? "waiting" : silent ? "SILENT " : "playing";
+    uint32_t under = st->underruns + (silent ? 1u : 0u);
+    snprintf(buf, len, "%6.2f s  %5zu token%s  buffer %6.2f s  %s  %u underrun%s (%.2f s)", st->t,
+             st->events, st->events == 1 ? " " : "s", st->buffered_s, state, under,
+             under == 1 ? "" : "s", st->gap_total + (silent ? st->silent_s : 0.0));
+}
+
 static void status_line(void *ud, const struct tb_live_status *st)
 {
+    char line[160];
     (void)ud;
-    /* Playing with nothing queued: the listener hears silence right now
-     * (the gap is counted once the next chunk arrives). */
-    const char *state = !st->playing ? "waiting" : st->buffered_s > 0 ? "playing" : "SILENT ";
-    fprintf(stderr, "\r\033[K%6.2f s  %5zu tokens  buffer %6.2f s  %s  %u underrun%s (%.2f s)",
-            st->t, st->events, st->buffered_s, state, st->underruns, st->underruns == 1 ? "" : "s",
-            st->gap_total);
+    tb_cli_status_text(line, sizeof(line), st);
+    fprintf(stderr, "\r\033[K%s", line);
 }
 
 /* One option of run's own, or of the shared groups (tb_cli_parse's
@@ -248,7 +262,7 @@ int tb_cmd_run(int argc, char **argv)
         code = TB_EXIT_USAGE;
         goto out;
     }
-    if (r.usage_retried)
+    if (r.usage_retried && !a.quiet)
         fprintf(stderr, "ttsbuf: the server rejected stream_options.include_usage; "
                         "retried once without it\n");
 
@@ -290,13 +304,16 @@ int tb_cmd_run(int argc, char **argv)
     }
     if (a.c.json) {
         tb_report_json_audio(stdout, &src, &a.c.o, &r.sim, &plays.gaps, &rl, &a.au);
-    } else {
+    } else if (!a.quiet) {
         FILE *rf = tb_cli_report_file(&a.c);
         tb_report_human(rf, &src, &a.c.o, &r.sim, &plays.gaps, a.c.max_gaps, &rl);
         tb_cli_audio_report(rf, &a.au, &a.c.o, &r.sim, a.c.max_gaps);
     }
+    fflush(stdout); /* errors and gates after the report */
     if (r.error != 0) {
-        tb_cli_error("%s", r.message);
+        char hint[400];
+        tb_cli_error("%s%s", r.message,
+                     tb_cli_endpoint_hint(&ep, r.http_status, hint, sizeof(hint)));
         code = TB_EXIT_FAILED;
     } else if (code < 0) {
         code = tb_cli_underrun_gate(&a.c, &r.sim);

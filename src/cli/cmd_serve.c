@@ -11,8 +11,9 @@
 #include "common.h"
 #include "optdoc.h"
 #include "ttsbuf/serve.h"
+#include "ttsbuf/preset.h"
 
-#define DEFAULT_PRESET "voice-80"
+#define DEFAULT_PRESET TB_PRESET_MOCK
 
 static struct tb_serve *running; /* for the signal handler */
 
@@ -37,7 +38,9 @@ static const struct tb_optdoc serve_rows[] = {
 };
 
 static const struct tb_optsec serve_secs[] = {
-    {"Source (one; default --preset " DEFAULT_PRESET "):", tb_opt_sources},
+    {"Source (one; a FILE argument is a trace, as --trace FILE; default --preset " DEFAULT_PRESET
+     "):",
+     tb_opt_sources},
     {"Server:", serve_rows},
     {NULL, tb_opt_help},
     {NULL, NULL},
@@ -65,7 +68,7 @@ static void serve_tail(FILE *f)
 
 const struct tb_cmddoc tb_doc_serve = {
     "serve",
-    "[SOURCE] [OPTIONS]",
+    "[FILE | SOURCE] [OPTIONS]",
     "A mock OpenAI-compatible provider: every request streams the source's tokens\n"
     "with the source's own timing (event k at request time + t_k).\n"
     "  POST /v1/chat/completions, POST /v1/completions (stream true or false),\n"
@@ -155,14 +158,16 @@ int tb_cmd_serve(int argc, char **argv)
     struct sigaction sa;
     struct tb_report_src src = {"", "", NULL, NULL};
     char label[512], err[256];
-    int rc, code;
+    int rc, code, first;
 
     memset(&a, 0, sizeof(a));
     tb_cli_common_init(&a.c);
     tb_faults_init(&so->faults);
     so->host = "127.0.0.1";
     so->port = TB_SERVE_PORT_DEFAULT;
-    code = tb_cli_parse(argc, argv, &tb_doc_serve, option, &a, NULL);
+    code = tb_cli_parse(argc, argv, &tb_doc_serve, option, &a, &first);
+    if (code < 0)
+        code = tb_cli_source_operand(&a.c, "serve", argc, argv, first);
     if (code >= 0)
         return code;
     tb_stream_init(&s);

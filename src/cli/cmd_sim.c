@@ -56,7 +56,9 @@ static const struct tb_optdoc sim_rows[] = {
 };
 
 static const struct tb_optsec sim_secs[] = {
-    {"Source (one; default --preset " DEFAULT_PRESET "):", tb_opt_sources},
+    {"Source (one; a FILE argument is a trace, as --trace FILE; default --preset " DEFAULT_PRESET
+     "):",
+     tb_opt_sources},
     {NULL, sim_rows},
     {"Playout and output:", tb_opt_playout},
     {NULL, tb_opt_report},
@@ -67,7 +69,7 @@ static const struct tb_optsec sim_secs[] = {
 
 const struct tb_cmddoc tb_doc_sim = {
     "sim",
-    "[SOURCE] [OPTIONS]",
+    "[FILE | SOURCE] [OPTIONS]",
     "Play a token stream out at speech rate on a simulated clock and report\n"
     "where the audio would run dry and how many tokens/s would have been enough.\n",
     sim_secs,
@@ -122,7 +124,7 @@ int tb_cmd_sim(int argc, char **argv)
     struct tb_cli_chunks chunks;
     struct tb_cli_plays plays;
     char label[1024], err[512];
-    int code, rc;
+    int code, rc, first;
 
     memset(&a, 0, sizeof(a));
     tb_cli_common_init(&a.c);
@@ -131,7 +133,9 @@ int tb_cmd_sim(int argc, char **argv)
     a.request = -1;
     tb_cli_plays_init(&plays, 0);
     memset(&chunks, 0, sizeof(chunks));
-    code = tb_cli_parse(argc, argv, &tb_doc_sim, option, &a, NULL);
+    code = tb_cli_parse(argc, argv, &tb_doc_sim, option, &a, &first);
+    if (code < 0)
+        code = tb_cli_source_operand(&a.c, "sim", argc, argv, first);
     if (code >= 0)
         return code;
     plays.keep_all = a.c.svg != NULL || a.c.html != NULL || a.want_chunks;

@@ -52,7 +52,7 @@ static const struct tb_optdoc sweep_sources[] = {
      "arguments are traces too",
      "Repeatable; a directory's files are taken sorted."},
     {"synth", O_SYNTH, "SPEC", "a synthetic stream (see ttsbuf sim --help; repeatable)", NULL},
-    {"preset", O_PRESET, "NAME", "a named synthetic stream (repeatable)", NULL},
+    {"preset", O_PRESET, "NAME", "a named synthetic stream (repeatable; listed below)", NULL},
     {"seeds", O_SEEDS, "A:B", "each --synth and --preset once per seed A..B (B-A < 10^6)",
      "Without it, each spec's own seed."},
     {"import", O_IMPORT, "[FMT:]FILE",
@@ -67,7 +67,8 @@ static const struct tb_optdoc sweep_sources[] = {
 };
 
 static const struct tb_optdoc sweep_axes[] = {
-    {"chunk", O_CHUNK, "LIST", "policies (all: every one; default sentence)", NULL},
+    {"chunk", O_CHUNK, "LIST", "chunking policies (all: every one; default sentence; listed below)",
+     NULL},
     {"min-chars", O_MINCHARS, "LIST", "sentence/clause minimum chunk size (default 1)", NULL},
     {"wpm", O_WPM, "LIST", "speech rates, words/min (default 150)", NULL},
     {"tts-latency", O_LAT, "LIST", "seconds (default 0)", NULL},
@@ -99,7 +100,10 @@ static const struct tb_optdoc sweep_output[] = {
      "No network request, no script needed to read it; the --json object is embedded."},
     {"threads", O_THREADS, "N", "worker threads (default: the online CPUs, at most 64)",
      "Allowed 1..64."},
-    {"quiet", 'q', NULL, "no progress line (it shows only on a terminal)", NULL},
+    {"quiet", 'q', NULL,
+     "no table and no progress line: errors only (--csv, --json, --svg and --html are still "
+     "written)",
+     "The progress line shows only on a terminal anyway."},
     TB_OPTDOC_END,
 };
 
@@ -130,7 +134,7 @@ const struct tb_cmddoc tb_doc_sweep = {
     "smallest pre-roll and token rate that make a target share gap-free.\n",
     sweep_secs,
     "0 ran; 2 bad usage or bad input; 3 an --import whose every request failed.",
-    NULL,
+    tb_cli_usage_playout,
     sweep_notes,
 };
 
@@ -251,7 +255,7 @@ static int parse_chunks(struct axis *x, const char *arg)
         } else if (tb_seg_policy_parse(item, &p) == 0) {
             rc = axis_push(x, "--chunk", p);
         } else {
-            tb_cli_error("--chunk: unknown policy '%s' (see ttsbuf sim --help)", item);
+            tb_cli_error("--chunk: unknown policy '%s' (see ttsbuf sweep --help)", item);
             rc = -1;
         }
     }
@@ -337,14 +341,24 @@ static int option(void *ud, int c, const char *arg)
         if (strcmp(arg, "off") != 0 && axis_push(&a->ax[TB_AX_REBUFFER], "--rebuffer", 1) != 0)
             return -1;
         return 1;
-    case O_TARGET:
-        if (tb_cli_opt_double("--target-gapless", arg, 0, 1, &a->target) < 0)
+    case O_TARGET: {
+        char err[256], pcterr[256];
+        double pct;
+        if (tb_opt_double("--target-gapless", arg, 0, 1, &a->target, err, sizeof(err)) != 0) {
+            /* A percentage is the common mistake: say what it is as a share. */
+            if (tb_opt_double("--target-gapless", arg, 1, 100, &pct, pcterr, sizeof(pcterr)) == 0)
+                tb_cli_error("--target-gapless: '%s' is outside 0..1 (a share: %g%% is %g)", arg,
+                             pct, pct / 100);
+            else
+                tb_cli_error("%s", err);
             return -1;
+        }
         if (a->target <= 0) {
             tb_cli_error("--target-gapless: '%s' is not above 0 (a share, 0 < X <= 1)", arg);
             return -1;
         }
         return 1;
+    }
     case O_CSV: a->csv = arg; return 1;
     case O_JSON: a->json = arg; return 1;
     case O_SVG: a->svg = arg; return 1;
@@ -477,7 +491,7 @@ int tb_cmd_sweep(int argc, char **argv)
         goto out;
     }
 
-    if (!to_stdout)
+    if (!to_stdout && !a.quiet)
         tb_sweep_print_table(stdout, sw, &ri);
     code = -1;
     if (fcsv != NULL)

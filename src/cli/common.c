@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ttsbuf/error.h"
+#include "ttsbuf/import.h"
 #include "ttsbuf/preset.h"
 #include "ttsbuf/seg.h"
 #include "ttsbuf/svg.h"
@@ -87,6 +88,44 @@ int tb_cli_groups_option(struct tb_cli_common *a, struct tb_cli_request *q, stru
     return rc;
 }
 
+void tb_cli_trace_error(const char *cmd, const char *path, int rc, const char *err)
+{
+    enum tb_import_format fmt;
+    const char *what = NULL;
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = rc == TB_EFORMAT && strcmp(path, "-") != 0 ? fopen(path, "rb") : NULL;
+    /* Another tool's benchmark result given as a trace is the common
+     * mistake: its first 64 KiB say which tool's (as --import reads it). */
+    if (f != NULL && (buf = malloc(65536)) != NULL)
+        n = fread(buf, 1, 65536, f);
+    if (f != NULL)
+        fclose(f);
+    if (n > 0 && tb_import_detect(buf, n, &fmt, &what) == 0 && what != NULL) {
+        tb_cli_error("%s (this is %s, not a trace: read it with ttsbuf %s --import %s)", err, what,
+                     cmd, path);
+    } else {
+        tb_cli_error("%s", err);
+    }
+    free(buf);
+}
+
+int tb_cli_source_operand(struct tb_cli_common *a, const char *cmd, int argc, char **argv,
+                          int first)
+{
+    if (first >= argc)
+        return -1;
+    if (first + 1 < argc) {
+        tb_cli_error("%s: unexpected argument '%s' (one source: see ttsbuf %s --help)", cmd,
+                     argv[first + 1], cmd);
+        return TB_EXIT_USAGE;
+    }
+    /* What sweep does with its FILE arguments: a bare name is a trace. */
+    a->trace = argv[first];
+    a->nsources++;
+    return -1;
+}
+
 int tb_cli_load_source(const struct tb_cli_common *a, const char *default_preset,
                        struct tb_stream *s, struct tb_report_src *src, char *label, size_t labellen)
 {
@@ -95,7 +134,7 @@ int tb_cli_load_source(const struct tb_cli_common *a, const char *default_preset
     int rc;
 
     if (a->nsources > 1) {
-        tb_cli_error("give one source: --trace, --synth or --preset");
+        tb_cli_error("give one source: a FILE (or --trace FILE), --synth or --preset");
         return TB_EXIT_USAGE;
     }
     if (a->trace != NULL) {
@@ -103,7 +142,7 @@ int tb_cli_load_source(const struct tb_cli_common *a, const char *default_preset
         src->name = strcmp(a->trace, "-") == 0 ? "<stdin>" : a->trace;
         rc = tb_trace_load_file(a->trace, s, err, sizeof(err));
         if (rc != 0) {
-            tb_cli_error("%s", err);
+            tb_cli_trace_error("sim", a->trace, rc, err);
             return TB_EXIT_USAGE;
         }
         return -1;
@@ -276,6 +315,7 @@ int tb_cli_underrun_gate(const struct tb_cli_common *a, const struct tb_sim_resu
 {
     if (!a->fail_on_underrun || r->play.underruns == 0)
         return TB_EXIT_OK;
+    fflush(stdout); /* after the report, on one terminal or log */
     tb_cli_error("--fail-on-underrun: %u underruns, %.2f s of silence", r->play.underruns,
                  r->play.gap_total);
     return TB_EXIT_GATE;
@@ -419,9 +459,10 @@ const struct tb_optdoc tb_opt_report[] = {
 void tb_cli_usage_chunks(FILE *f)
 {
     fprintf(f, "\nChunk policies:\n");
-    for (int i = 0; i < TB_CHUNK__COUNT; i++)
-        fprintf(f, "  %-14s %s\n", tb_seg_policy_name((enum tb_chunk_policy)i),
-                tb_seg_policy_about((enum tb_chunk_policy)i));
+    for (int i = 0; i < TB_CHUNK__COUNT; i++) {
+        fprintf(f, "  %-14s ", tb_seg_policy_name((enum tb_chunk_policy)i));
+        tb_cli_wrap(f, tb_seg_policy_about((enum tb_chunk_policy)i), 17, 17);
+    }
 }
 
 void tb_cli_usage_presets(FILE *f)
@@ -429,8 +470,10 @@ void tb_cli_usage_presets(FILE *f)
     size_t np;
     const struct tb_preset *ps = tb_preset_all(&np);
     fprintf(f, "\nPresets (published figures, not measurements; see ttsbuf(1)):\n");
-    for (size_t i = 0; i < np; i++)
-        fprintf(f, "  %-17s %s\n", ps[i].name, ps[i].about);
+    for (size_t i = 0; i < np; i++) {
+        fprintf(f, "  %-17s ", ps[i].name);
+        tb_cli_wrap(f, ps[i].about, 20, 20);
+    }
 }
 
 void tb_cli_usage_playout(FILE *f)

@@ -69,6 +69,17 @@ int tb_cli_groups_option(struct tb_cli_common *a, struct tb_cli_request *q, stru
  * then ends the run and flushes what it has. */
 atomic_int *tb_cli_catch_interrupts(void);
 
+/* Prints the error rc, err of loading the trace at path; when the file is
+ * another tool's benchmark result (tb_import_detect), adds that it is and
+ * how to read it: `ttsbuf CMD --import PATH` (cmd: "sim" or "sweep"). */
+void tb_cli_trace_error(const char *cmd, const char *path, int rc, const char *err);
+
+/* The operands of sim and serve (argv[first..argc)): none, or one FILE,
+ * taken as --trace FILE.  Returns -1 to go on, or TB_EXIT_USAGE (printed)
+ * for more than one. */
+int tb_cli_source_operand(struct tb_cli_common *a, const char *cmd, int argc, char **argv,
+                          int first);
+
 /* Loads the chosen source (default_preset when none was given).  Returns
  * -1 to go on, or an exit code (the error is printed).  label holds the
  * source's name for the report. */

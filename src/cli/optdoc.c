@@ -113,9 +113,7 @@ static void label(char *buf, size_t len, const struct tb_optdoc *r)
         snprintf(buf + k, len - (size_t)k, " %s", r->arg);
 }
 
-/* Writes text from column col, words wrapped at HELP_WIDTH, each new line
- * indented by indent; a word longer than a line stands alone. */
-static void wrap(FILE *f, const char *text, size_t col, int indent)
+void tb_cli_wrap(FILE *f, const char *text, size_t col, int indent)
 {
     const char *p = text;
     int first = 1;
@@ -151,11 +149,11 @@ void tb_cli_help(FILE *f, const struct tb_cmddoc *d)
                 fprintf(f, "  %s\n%*s", lab, HELP_COL, "");
             else
                 fprintf(f, "  %-*s", HELP_COL - 2, lab);
-            wrap(f, r->help, HELP_COL, HELP_COL);
+            tb_cli_wrap(f, r->help, HELP_COL, HELP_COL);
         }
     }
     fputs("\nExit status: ", f);
-    wrap(f, d->exits, strlen("Exit status: "), 0);
+    tb_cli_wrap(f, d->exits, strlen("Exit status: "), 0);
     if (d->tail != NULL)
         d->tail(f);
 }

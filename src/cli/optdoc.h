@@ -73,6 +73,11 @@ int tb_cli_getopt_init(struct tb_cli_getopt *g, const struct tb_cmddoc *d);
 int tb_cli_parse(int argc, char **argv, const struct tb_cmddoc *d,
                  int (*opt)(void *ud, int c, const char *arg), void *ud, int *first);
 
+/* Writes text from column col (the caller has written up to it), words
+ * wrapped at --help's width (79 columns), each new line indented by
+ * indent, and a newline; a word longer than a line stands alone. */
+void tb_cli_wrap(FILE *f, const char *text, size_t col, int indent);
+
 /* Prints `ttsbuf NAME --help`: usage, about, sections, exit status, tail. */
 void tb_cli_help(FILE *f, const struct tb_cmddoc *d);
 

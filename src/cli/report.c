@@ -118,7 +118,7 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
         else
             snprintf(status, sizeof(status), "no HTTP response");
         fprintf(f, "ttsbuf run: %smodel %s at %s (%s API), %s\n",
-                mock ? "the built-in MOCK provider (not a real model): " : "", live->model,
+                mock ? "the built-in MOCK provider (not a real model)\n  " : "", live->model,
                 live->base_url, live->api, status);
         if (live->warning != NULL && live->warning[0] != '\0')
             fprintf(f, "  note: %s\n", live->warning);
@@ -158,6 +158,13 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
     } else {
         verdict(f, p);
     }
+    if (m.audio && o->play.preroll > p->speech)
+        fprintf(f,
+                "warning: the pre-roll (%g s) is more than the answer's whole speech (%.2f s): "
+                "never reached,\n  playback waited for the end of the stream (first audio at "
+                "%.2f s); the minimum TPS and the\n  speed-up say nothing at this pre-roll (the "
+                "table below has smaller ones)\n",
+                o->play.preroll, p->speech, p->ttfa);
     fputc('\n', f);
     fprintf(f, "  time to first token  %8s s\n", num(b1, sizeof(b1), m.ttft, 3, r->ttft));
     fprintf(f, "  time to first audio  %8s s   (after chunk %" PRIu32 " of %" PRIu32 ")\n",
@@ -174,13 +181,19 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
     fprintf(f, ")\n");
     fprintf(f, "  speech               %8.2f s   (playback ends at %s s)\n", p->speech,
             num(b1, sizeof(b1), m.audio, 2, p->end));
-    fprintf(f, "  minimum TPS          %8s tokens/s   to play with no gap at this pre-roll\n",
-            num(b1, sizeof(b1), m.whatif, 1, p->min_tps));
-    fprintf(f, "  speed-up needed      %8s%s   %s\n",
-            num(b1, sizeof(b1), m.whatif, 2, p->speedup), m.whatif ? "x" : " ",
-            !m.whatif          ? "(no complete answer)"
-            : p->speedup <= 1.0 ? "(below 1: headroom)"
-                                : "(this stream, sped up, would be gapless)");
+    {
+        int unreached = m.audio && o->play.preroll > p->speech;
+        fprintf(f, "  minimum TPS          %8s tokens/s   %s\n",
+                num(b1, sizeof(b1), m.whatif, 1, p->min_tps),
+                unreached ? "(pre-roll never reached: any rate plays without a gap)"
+                          : "to play with no gap at this pre-roll");
+        fprintf(f, "  speed-up needed      %8s%s   %s\n",
+                num(b1, sizeof(b1), m.whatif, 2, p->speedup), m.whatif ? "x" : " ",
+                !m.whatif           ? "(no complete answer)"
+                : unreached         ? "(the pre-roll is never reached)"
+                : p->speedup <= 1.0 ? "(below 1: headroom)"
+                                    : "(this stream, sped up, would be gapless)");
+    }
 
     if (gaps->n > 0) {
         fprintf(f, "\n  gaps (audio ran dry):\n");
@@ -201,8 +214,8 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
                 c->gap_max, num(b2, sizeof(b2), m.audio, 3, c->ttfa));
     }
     fprintf(f,
-            "\n  ring: high water %zu tokens, %zu bytes, %.2f s of speech waiting"
-            " (capacity %zu tokens, %zu bytes)\n",
+            "\n  ring: high water %zu tokens, %zu bytes, %.2f s of speech waiting\n"
+            "        (capacity %zu tokens, %zu bytes)\n",
             r->hw_items, r->hw_bytes, r->hw_speech_s, r->ring_slots, r->ring_bytes);
     if (r->backpressure_waits > 0)
         fprintf(f, "  ring full: %" PRIu64 " events delayed, %.3f s in all\n",

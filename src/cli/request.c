@@ -246,6 +246,25 @@ int tb_cli_endpoint_resolve(struct tb_cli_request *r, const char *cmd, int mock_
     return 0;
 }
 
+const char *tb_cli_endpoint_hint(const struct tb_cli_endpoint *ep, long status, char *buf,
+                                 size_t len)
+{
+    const char *b = ep->base_red;
+    size_t n = strcspn(b, "?#");
+    buf[0] = '\0';
+    /* A 404 from an API root without its version: the paths the dialects
+     * add (/chat/completions, /messages) sit under /v1; Ollama's start at
+     * the root. */
+    if (status != 404 || ep->mock || ep->info->framing == TB_API_NDJSON)
+        return buf;
+    while (n > 0 && b[n - 1] == '/')
+        n--;
+    if (n >= 3 && strncmp(b + n - 3, "/v1", 3) == 0)
+        return buf;
+    snprintf(buf, len, " (the API root usually ends in /v1: try --base-url %.*s/v1)", (int)n, b);
+    return buf;
+}
+
 const char *tb_cli_endpoint_provider(const struct tb_cli_endpoint *ep)
 {
     return ep->mock ? "mock" : "remote";

@@ -106,6 +106,13 @@ struct tb_cli_endpoint {
 int tb_cli_endpoint_resolve(struct tb_cli_request *r, const char *cmd, int mock_default,
                             struct tb_cli_endpoint *ep);
 
+/* What to try after an HTTP error: for a 404 from a base URL whose path
+ * does not end in /v1 (where the OpenAI and Anthropic dialects' paths
+ * live), " (the API root usually ends in /v1: try --base-url BASE/v1)";
+ * else "".  Written to buf (len bytes), which is returned. */
+const char *tb_cli_endpoint_hint(const struct tb_cli_endpoint *ep, long status, char *buf,
+                                 size_t len);
+
 /* "mock" or "remote", as reports, JSON and trace headers say it. */
 const char *tb_cli_endpoint_provider(const struct tb_cli_endpoint *ep);
 

@@ -64,10 +64,10 @@ static int add_trace(struct tb_cli_sources *l, const char *path)
 {
     struct tb_stream s;
     char err[512];
-    int code;
+    int code, rc;
     tb_stream_init(&s);
-    if (tb_trace_load_file(path, &s, err, sizeof(err)) != 0) {
-        tb_cli_error("%s", err);
+    if ((rc = tb_trace_load_file(path, &s, err, sizeof(err))) != 0) {
+        tb_cli_trace_error("sweep", path, rc, err);
         tb_stream_free(&s);
         return TB_EXIT_USAGE;
     }
