@@ -115,6 +115,14 @@ static int same_run(const struct tb_bench_meta *a, const struct tb_bench_meta *b
         snprintf(why, len, "the levels: %.400s here, %.400s there", lb, la);
         return 0;
     }
+    for (uint32_t i = 0; i < a->nlevels; i++)
+        if (a->levels[i].rate != b->levels[i].rate) { /* beyond the name's digits */
+            char name[64];
+            tb_bench_level_name(&a->levels[i], name, sizeof(name));
+            snprintf(why, len, "the rate of the level %s: %.17g here, %.17g there", name,
+                     b->levels[i].rate, a->levels[i].rate);
+            return 0;
+        }
     if (strcmp(a->model, b->model) != 0) {
         snprintf(why, len, "the model: %s here, %s there", b->model, a->model);
         return 0;
