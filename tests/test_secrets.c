@@ -1,5 +1,8 @@
 /*
- * test_secrets.c - the secrets of a run and the scrubber (secrets.h).
+ * test_secrets.c - the secrets of a run and the scrubber (secrets.h),
+ * and what http.h takes for secrets from a request (tb_http_secrets,
+ * tb_http_redact's userinfo).  That every output of every command holds
+ * none of them is the fault matrix's job (test_fault.c, "secrets:").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +10,7 @@
 
 #include "fuzz/secrets_oracle.h"
 #include "tests.h"
+#include "ttsbuf/http.h"
 #include "ttsbuf/secrets.h"
 #include "ttsbuf/utf8.h"
 
@@ -110,6 +114,54 @@ static void utf8_and_no_set(void **state)
     tb_secrets_destroy(NULL);
 }
 
+/* Every secret a request holds, whichever way it goes. */
+static void from_a_request(void **state)
+{
+    const char *const hdrs[] = {"x-api-key: hdr-key-0123456",
+                                "Authorization: Bearer auth-key-98765",
+                                "X-Goog-Api-Key:goog-key-5555", "Accept-Language: en-GB-oxendict"};
+    struct tb_http_req q;
+    struct tb_secrets *s;
+    (void)state;
+    tb_http_req_init(&q);
+    q.url = "https://user:pass-word-42@h.example/v1/chat?alt=sse&key=url-key-31337&token=tk-99#f";
+    q.bearer = KEY;
+    q.headers = hdrs;
+    q.nheaders = 4;
+    assert_int_equal(tb_secrets_create(&s), 0);
+    assert_int_equal(tb_http_secrets(&q, s), 0);
+    assert_int_equal(tb_secrets_count(s), 7);
+    scrubs(s,
+           "sk-SECRET-abcdef123456 hdr-key-0123456 auth-key-98765 goog-key-5555 url-key-31337 "
+           "tk-99 pass-word-42 Bearer en-GB-oxendict sse",
+           "*** *** *** *** *** *** *** Bearer en-GB-oxendict sse");
+    tb_secrets_destroy(s);
+    /* A request without any: an empty set. */
+    tb_http_req_init(&q);
+    q.url = "http://127.0.0.1:8788/v1/chat/completions";
+    assert_int_equal(tb_secrets_create(&s), 0);
+    assert_int_equal(tb_http_secrets(&q, s), 0);
+    assert_int_equal(tb_secrets_count(s), 0);
+    tb_secrets_destroy(s);
+}
+
+static void redact(const char *in, const char *want)
+{
+    char out[256];
+    tb_http_redact(in, strlen(in), out, sizeof(out));
+    if (strcmp(out, want) != 0)
+        fail_msg("redact '%s': got '%s', want '%s'", in, out, want);
+}
+
+static void redacts_userinfo(void **state)
+{
+    (void)state;
+    redact("https://user:pass@h.example/v1", "https://user:***@h.example/v1");
+    redact("* redirect to http://a:b@c:8/x?key=k", "* redirect to http://a:***@c:8/x?key=***");
+    redact("https://user@h.example/v1", "https://user@h.example/v1");
+    redact("https://h.example/v1?x=a:b@c", "https://h.example/v1?x=a:b@c");
+}
+
 static uint64_t next(uint64_t *x)
 {
     *x ^= *x << 13;
@@ -207,6 +259,8 @@ int tb_test_secrets(void)
         cmocka_unit_test(cut_or_escaped),
         cmocka_unit_test(short_secrets_and_others),
         cmocka_unit_test(utf8_and_no_set),
+        cmocka_unit_test(from_a_request),
+        cmocka_unit_test(redacts_userinfo),
         cmocka_unit_test(property_against_oracle),
     };
     return TB_RUN_GROUP("secrets", tests);

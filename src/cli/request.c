@@ -42,8 +42,9 @@ const struct tb_optdoc tb_opt_request[] = {
      "read the API key from F (else $OPENAI_API_KEY, or $ANTHROPIC_API_KEY for anthropic); sent "
      "as Authorization: Bearer (anthropic: x-api-key, with anthropic-version), never printed or "
      "written",
-     "The key is the file's first line (ollama needs none). A server that quotes it back in an "
-     "error message sees it masked, whatever its length. Redirects are followed up "
+     "The key is the file's first line (ollama needs none). A server that quotes it back (whole, "
+     "or 8 characters of it or more, even cut or escaped) sees it masked in every output, "
+     "whatever its length. Redirects are followed up "
      "to 3 times, http and https only; once a redirect leaves the first URL's origin (scheme, "
      "host, port), neither the key nor any -H header is sent there."},
     {NULL, 'H', "'Name: value'", "an extra request header (repeatable, up to 64)", NULL},
