@@ -162,6 +162,24 @@ static void redacts_userinfo(void **state)
     redact("https://h.example/v1?x=a:b@c", "https://h.example/v1?x=a:b@c");
 }
 
+/* A usage error that names the endpoint names it with its keys masked. */
+static void usage_errors_mask_url_keys(void **state)
+{
+    static const char *const cmds[] = {
+        "run --base-url 'http://127.0.0.1:9/v1?key=url-key-31337'",
+        "bench -c 1 --base-url 'http://user:pass-word-42@127.0.0.1:9/v1?token=url-key-31337'",
+    };
+    (void)state;
+    for (size_t i = 0; i < 2; i++) {
+        struct tb_test_out o = tb_test_run(cmds[i]);
+        if (o.code != 2 || strstr(o.se, "--model is required for http://") == NULL ||
+            strstr(o.se, "=***") == NULL || strstr(o.se, "url-key") != NULL ||
+            strstr(o.se, "pass-word") != NULL)
+            fail_msg("%s: exit %d, stderr '%s'", cmds[i], o.code, o.se);
+        tb_test_out_free(&o);
+    }
+}
+
 static uint64_t next(uint64_t *x)
 {
     *x ^= *x << 13;
@@ -261,6 +279,7 @@ int tb_test_secrets(void)
         cmocka_unit_test(utf8_and_no_set),
         cmocka_unit_test(from_a_request),
         cmocka_unit_test(redacts_userinfo),
+        cmocka_unit_test(usage_errors_mask_url_keys),
         cmocka_unit_test(property_against_oracle),
     };
     return TB_RUN_GROUP("secrets", tests);

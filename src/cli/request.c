@@ -237,7 +237,8 @@ int tb_cli_endpoint_resolve(struct tb_cli_request *r, const char *cmd, int mock_
         return 0;
     }
     if (r->model == NULL) {
-        tb_cli_error("%s: --model is required for %s%s", cmd, base,
+        tb_http_redact(base, strlen(base), ep->base_red, sizeof(ep->base_red)); /* ?key= */
+        tb_cli_error("%s: --model is required for %s%s", cmd, ep->base_red,
                      ep->info->usage_option ? " (or set OPENAI_MODEL)" : "");
         return -1;
     }
