@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "fuzz/secrets_oracle.h"
+#include "tcp_peer.h"
 #include "tests.h"
+#include "ttsbuf/clock.h"
 #include "ttsbuf/http.h"
 #include "ttsbuf/secrets.h"
 #include "ttsbuf/utf8.h"
@@ -162,6 +164,58 @@ static void redacts_userinfo(void **state)
     redact("https://h.example/v1?x=a:b@c", "https://h.example/v1?x=a:b@c");
 }
 
+/* A 401 whose headers quote the key back. */
+static void s_echo_header(struct peer *pe, int fd, int conn)
+{
+    (void)pe;
+    (void)conn;
+    peer_send_str(fd, "HTTP/1.1 401 Unauthorized\r\nX-Echo-Key: " KEY "\r\n"
+                      "Set-Cookie: s=sk-SECRET-abcd; Path=/\r\nContent-Length: 0\r\n"
+                      "Connection: close\r\n\r\n");
+}
+
+struct lines {
+    char text[8192];
+    size_t n;
+};
+
+static void keep_line(void *ud, const char *line)
+{
+    struct lines *l = ud;
+    l->n += (size_t)snprintf(l->text + l->n, sizeof(l->text) - l->n, "%s\n", line);
+    if (l->n >= sizeof(l->text))
+        l->n = sizeof(l->text) - 1;
+}
+
+/* A transfer with a log and no set of its own masks its verbose lines
+ * with the request's secrets (http.h: secrets NULL). */
+static void verbose_lines_without_a_set(void **state)
+{
+    struct peer pe;
+    struct tb_http_req q;
+    struct tb_http_resp r;
+    struct tb_clock clk;
+    struct lines l = {"", 0};
+    char url[96];
+    (void)state;
+    peer_start(&pe, "127.0.0.1", s_echo_header);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", pe.port);
+    tb_http_req_init(&q);
+    q.url = url;
+    q.bearer = KEY;
+    q.body = "{}";
+    q.log = keep_line;
+    q.log_ud = &l;
+    tb_clock_monotonic_init(&clk);
+    assert_int_equal(tb_http_stream(&q, &clk, NULL, NULL, &r), 0);
+    peer_stop(&pe);
+    assert_int_equal(r.status, 401);
+    tb_http_resp_free(&r);
+    if (strstr(l.text, "< X-Echo-Key: ***") == NULL || strstr(l.text, "s=***;") == NULL ||
+        strstr(l.text, "Bearer ***") == NULL || strstr(l.text, "SECRET") != NULL)
+        fail_msg("verbose lines:\n%s", l.text);
+}
+
 /* A usage error that names the endpoint names it with its keys masked. */
 static void usage_errors_mask_url_keys(void **state)
 {
@@ -280,6 +334,7 @@ int tb_test_secrets(void)
         cmocka_unit_test(from_a_request),
         cmocka_unit_test(redacts_userinfo),
         cmocka_unit_test(usage_errors_mask_url_keys),
+        cmocka_unit_test(verbose_lines_without_a_set),
         cmocka_unit_test(property_against_oracle),
     };
     return TB_RUN_GROUP("secrets", tests);
