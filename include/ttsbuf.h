@@ -23,6 +23,7 @@
 #include "ttsbuf/ring.h"
 #include "ttsbuf/seg.h"
 #include "ttsbuf/serve.h"
+#include "ttsbuf/secrets.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/speaker.h"
 #include "ttsbuf/sse.h"

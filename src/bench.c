@@ -502,6 +502,11 @@ int tb_bench_run(const struct tb_bench_opts *o, uint32_t level, struct tb_bench_
     /* The dialect's credential, stream type and fixed header, as a live
      * run sends them. */
     tb_api_http_req(api, &o->http, b.headers, &b.http);
+    if (tb_secrets_create(&b.secrets) != 0 || tb_http_secrets(&b.http, b.secrets) != 0) {
+        rc = TB_ENOMEM;
+        goto out;
+    }
+    b.http.secrets = b.secrets;
     /* The loop watches both itself (stop_some, once a quarter second and
      * on cancel): no progress callback on every read. */
     b.http.idle_timeout = 0;
@@ -567,5 +572,6 @@ out:
     free(b.queue);
     free(b.fds);
     close(b.ep);
+    tb_secrets_destroy(b.secrets);
     return rc;
 }

@@ -77,7 +77,9 @@ struct bench {
     uint64_t polls;           /* epoll_wait calls so far */
     struct epoll_event evs[EVENTS_PER_WAIT];
     struct tb_http_req http; /* the options' request, with the dialect's auth */
-    const char **headers;    /* the dialect's fixed header, then the caller's */
+    /* Its secrets (tb_http_secrets), which the readers mask. */
+    struct tb_secrets *secrets;
+    const char **headers; /* the dialect's fixed header, then the caller's */
     struct xf *free_list, *inflight;
     size_t ninflight, cap;
     /* the schedule */

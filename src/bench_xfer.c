@@ -110,6 +110,7 @@ int tb_bench_xf_start(struct bench *b, double t_sched, char *err, size_t errlen)
     x->t_start = b->clk.virtual_now;
     tb_stream_clear(&x->stream);
     x->stream.usage_tokens = -1;
+    x->rd.secrets = b->secrets; /* what the server says is masked as it is kept */
     tb_reader_begin(&x->rd, &x->stream, x->t_start);
     rc = tb_http_xfer_begin(&x->hx, &x->q, &b->clk, tb_reader_feed, &x->rd, &x->hr);
     if (rc == 0)

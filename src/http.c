@@ -27,6 +27,7 @@
 
 #include "http_xfer.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/secrets.h"
 #include "ttsbuf/version.h"
 
 int tb_http_global_init(void)
@@ -127,6 +128,25 @@ void tb_http_redact(const char *s, size_t n, char *out, size_t outlen)
             if (!masked)
                 continue;
         }
+        /* A URL's userinfo password ("://user:PASS@host")? */
+        if (!masked && n - i >= 3 && memcmp(s + i, "://", 3) == 0) {
+            size_t e = i + 3, at = 0, colon = 0;
+            for (; e < n && strchr("/?# \r\n", s[e]) == NULL; e++)
+                if (s[e] == '@')
+                    at = e;
+            for (size_t c = i + 3; at > 0 && colon == 0 && c < at; c++)
+                if (s[c] == ':')
+                    colon = c;
+            if (colon > 0) {
+                while (i <= colon)
+                    PUT(s[i++]);
+                PUT('*');
+                PUT('*');
+                PUT('*');
+                i = at;
+                continue;
+            }
+        }
         if (!masked) {
             PUT(s[i++]);
             continue;
@@ -143,64 +163,67 @@ void tb_http_redact(const char *s, size_t n, char *out, size_t outlen)
     out[k] = '\0';
 }
 
-/* Replaces every occurrence of secret[0..n) in text with "***", or with
- * as many stars as it has bytes when shorter (the text never grows).
- * Every length is masked: a short key shown in full is still a key.
- * O(length x n): for one-line messages. */
-static void scrub_one(char *text, const char *secret, size_t n)
+/* Adds v[0..n) to the set. */
+static int add(struct tb_secrets *set, const char *v, size_t n)
 {
-    char *p = text;
-    size_t stars = n < 3 ? n : 3;
-    if (n == 0)
-        return;
-    while (*p != '\0') {
-        if (strncmp(p, secret, n) == 0) {
-            memmove(p + stars, p + n, strlen(p + n) + 1);
-            memset(p, '*', stars);
-            p += stars;
-        } else {
-            p++;
-        }
-    }
+    return n > 0 ? tb_secrets_add(set, v, n) : 0;
 }
 
-void tb_http_scrub(const struct tb_http_req *q, char *text)
+/* The password of a URL's userinfo ("https://user:PASS@host/"): its
+ * offset and length, or 0. */
+static size_t url_password(const char *url, size_t *at)
 {
+    const char *p = strstr(url, "://"), *end, *colon, *atsign;
+    if (p == NULL)
+        return 0;
+    p += 3;
+    end = p + strcspn(p, "/?#");
+    atsign = NULL;
+    for (const char *c = p; c < end; c++)
+        if (*c == '@')
+            atsign = c; /* the last '@' ends the userinfo */
+    if (atsign == NULL)
+        return 0;
+    colon = memchr(p, ':', (size_t)(atsign - p));
+    if (colon == NULL)
+        return 0;
+    *at = (size_t)(colon + 1 - url);
+    return (size_t)(atsign - (colon + 1));
+}
+
+int tb_http_secrets(const struct tb_http_req *q, struct tb_secrets *set)
+{
+    int rc = 0;
+    size_t at = 0, n;
     if (q->bearer != NULL)
-        scrub_one(text, q->bearer, strlen(q->bearer));
-    for (size_t i = 0; i < q->nheaders; i++) {
+        rc = add(set, q->bearer, strlen(q->bearer));
+    for (size_t i = 0; rc == 0 && i < q->nheaders; i++) {
         const char *h = q->headers[i], *v;
-        for (size_t k = 0; k < sizeof(hdrs) / sizeof(hdrs[0]); k++) {
+        for (size_t k = 0; rc == 0 && k < sizeof(hdrs) / sizeof(hdrs[0]); k++) {
             if (!prefix_ci(h, strlen(h), hdrs[k].name))
                 continue;
             v = h + strlen(hdrs[k].name);
             while (*v == ' ')
                 v++;
             if (hdrs[k].keep_scheme && strchr(v, ' ') != NULL)
-                v = strrchr(v, ' ') + 1;
-            scrub_one(text, v, strlen(v));
+                v = strrchr(v, ' ') + 1; /* "Bearer KEY": the key */
+            rc = add(set, v, strlen(v));
         }
     }
-    for (const char *u = q->url; u != NULL && *u != '\0'; u++) {
+    for (const char *u = q->url; rc == 0 && u != NULL && *u != '\0'; u++) {
         if (*u != '?' && *u != '&')
             continue;
-        for (size_t k = 0; k < sizeof(params) / sizeof(params[0]); k++) {
-            const char *v = u + 1, *e;
+        for (size_t k = 0; rc == 0 && k < sizeof(params) / sizeof(params[0]); k++) {
+            const char *v = u + 1;
             if (!prefix_ci(v, strlen(v), params[k]))
                 continue;
             v += strlen(params[k]);
-            e = v + strcspn(v, "&#");
-            {
-                char secret[1024];
-                size_t n = (size_t)(e - v);
-                if (n < sizeof(secret)) {
-                    memcpy(secret, v, n);
-                    secret[n] = '\0';
-                    scrub_one(text, secret, n);
-                }
-            }
+            rc = add(set, v, strcspn(v, "&#"));
         }
     }
+    if (rc == 0 && q->url != NULL && (n = url_password(q->url, &at)) > 0)
+        rc = add(set, q->url + at, n);
+    return rc;
 }
 
 static void decide(struct tb_http_xfer *x)
@@ -302,7 +325,10 @@ static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *
         while (m > 0 && (data[m - 1] == '\n' || data[m - 1] == '\r'))
             m--;
         if (m > 0) {
+            /* Secret headers by name, then any echo of a secret: a
+             * response header may quote the key back. */
             tb_http_redact(data, m, red, sizeof(red));
+            tb_secrets_scrub(x->secrets, red);
             snprintf(line, sizeof(line), "%s%s", tag, red);
             x->q->log(x->q->log_ud, line);
         }
@@ -339,10 +365,12 @@ static int same_origin(const char *a, const char *b)
     return origin(a, oa, sizeof(oa)) && origin(b, ob, sizeof(ob)) && strcmp(oa, ob) == 0;
 }
 
-static void log_cross_origin(const struct tb_http_req *q, const char *url)
+static void log_cross_origin(const struct tb_http_xfer *x, const char *url)
 {
+    const struct tb_http_req *q = x->q;
     char red[800], line[1024];
     tb_http_redact(url, strlen(url), red, sizeof(red));
+    tb_secrets_scrub(x->secrets, red); /* the server's Location */
     snprintf(line, sizeof(line),
              "* redirect to %s: another origin, so no API key or -H header goes there", red);
     q->log(q->log_ud, line);
@@ -380,9 +408,22 @@ int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, stru
     x->fn = fn;
     x->ud = ud;
     x->r = r;
+    x->secrets = q->secrets;
+    if (q->log != NULL && q->secrets == NULL) {
+        /* Verbose lines are masked with the request's own secrets. */
+        if (tb_secrets_create(&x->own) != 0 || tb_http_secrets(q, x->own) != 0) {
+            tb_secrets_destroy(x->own);
+            x->own = NULL;
+            return TB_ENOMEM;
+        }
+        x->secrets = x->own;
+    }
     x->h = curl_easy_init();
-    if (x->h == NULL)
+    if (x->h == NULL) {
+        tb_secrets_destroy(x->own);
+        x->own = NULL;
         return TB_ENOMEM;
+    }
     snprintf(accept, sizeof(accept), "Accept: %s",
              q->stream_type != NULL ? q->stream_type : "text/event-stream");
     /* Two lists: `all` with the key's own header and the extra headers,
@@ -416,6 +457,8 @@ int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, stru
         curl_slist_free_all(x->plain);
         curl_easy_cleanup(x->h);
         x->h = NULL;
+        tb_secrets_destroy(x->own);
+        x->own = NULL;
         return TB_ENOMEM;
     }
     curl_easy_setopt(x->h, CURLOPT_URL, q->url);
@@ -514,14 +557,17 @@ void tb_http_xfer_end(struct tb_http_xfer *x, int curl_code)
         char why[sizeof(r->error) - 96]; /* room for explain's words around it */
         tb_http_redact(m, strlen(m), why, sizeof(why));
         explain(x, cc, why, r->error, sizeof(r->error));
+        tb_secrets_scrub(x->secrets, r->error);
     }
     curl_slist_free_all(x->headers);
     curl_slist_free_all(x->plain);
     curl_easy_cleanup(x->h);
     free(x->next);
+    tb_secrets_destroy(x->own);
     x->headers = NULL;
     x->plain = NULL;
     x->next = NULL;
+    x->own = NULL;
     x->h = NULL;
 }
 
@@ -559,7 +605,7 @@ int tb_http_xfer_redirect(struct tb_http_xfer *x, int *curl_code)
     if (!x->cross_origin && !same_origin(q->url, loc)) {
         x->cross_origin = 1;
         if (q->log != NULL)
-            log_cross_origin(q, loc);
+            log_cross_origin(x, loc);
     }
     /* loc belongs to the handle, which the next hop reuses. */
     free(x->next);

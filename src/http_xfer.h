@@ -25,6 +25,8 @@ struct tb_http_xfer {
     tb_http_body_fn fn;
     void *ud;
     struct tb_http_resp *r;
+    const struct tb_secrets *secrets; /* q->secrets, or own */
+    struct tb_secrets *own;           /* built from q for verbose lines, or NULL */
     CURL *h;
     struct curl_slist *headers; /* with the key's header and -H headers */
     struct curl_slist *plain;   /* without: past a cross-origin redirect */

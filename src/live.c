@@ -36,7 +36,9 @@ struct net {
     struct tb_ring *ring;
     struct tb_reader rd; /* records into r->stream */
     struct tb_http_req http;
-    const char **headers; /* the dialect's fixed header, then the caller's */
+    struct tb_secrets *secrets; /* the request's: built before the thread starts,
+                                 * then read-only on both threads */
+    const char **headers;       /* the dialect's fixed header, then the caller's */
     char *body;
     int include_usage; /* as sent */
     int pushed;        /* deltas pushed since the last wake-up */
@@ -177,10 +179,7 @@ static void *net_main(void *arg)
         tb_reader_conclude(&n->rd, &hr, &n->o->http);
     if (rc == 0)
         n->r->http_status = hr.status;
-    take(n);
-    /* A server may quote the key back in its error message. */
-    tb_http_scrub(&n->http, n->r->message);
-    tb_http_scrub(&n->http, n->r->warning);
+    take(n); /* the reader masked the secrets in what the server said */
     tb_http_resp_free(&hr);
     atomic_store_explicit(&n->done, 1, memory_order_release);
     wake(n);
@@ -224,9 +223,16 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
         return TB_ENOMEM;
     tb_api_http_req(api, &o->http, n.headers, &n.http);
     n.http.data_at = &n.rd.last_data; /* keep-alives do not hold off the idle timeout */
+    if (tb_secrets_create(&n.secrets) != 0 || tb_http_secrets(&n.http, n.secrets) != 0) {
+        tb_secrets_destroy(n.secrets);
+        free(n.headers);
+        return TB_ENOMEM;
+    }
+    n.http.secrets = n.secrets;
     atomic_init(&n.done, 0);
     n.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (n.efd < 0) {
+        tb_secrets_destroy(n.secrets);
         free(n.headers);
         return TB_EIO;
     }
@@ -239,6 +245,7 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
         n.rd.max_deltas = o->max_deltas;
         n.rd.push = push;
         n.rd.push_ud = &n;
+        n.rd.secrets = n.secrets;
         tb_reader_begin(&n.rd, &r->stream, 0);
     }
     if (rc == 0)
@@ -323,5 +330,6 @@ out:
     tb_ring_destroy(n.ring);
     free(n.body);
     close(n.efd);
+    tb_secrets_destroy(n.secrets);
     return rc;
 }

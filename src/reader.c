@@ -85,6 +85,7 @@ int tb_reader_fail(struct tb_reader *rd, int kind, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(rd->message, sizeof(rd->message), fmt, ap);
     va_end(ap);
+    tb_secrets_scrub(rd->secrets, rd->message);
     return kind;
 }
 
@@ -129,8 +130,10 @@ static int on_event(void *ud, const struct tb_api_delta *ad, uint64_t offset)
         rd->usage_completion = d->usage_completion;
     if (d->usage_prompt >= 0)
         rd->usage_prompt = d->usage_prompt;
-    if (d->finish_reason[0] != '\0')
+    if (d->finish_reason[0] != '\0') {
         snprintf(rd->finish_reason, sizeof(rd->finish_reason), "%s", d->finish_reason);
+        tb_secrets_scrub(rd->secrets, rd->finish_reason);
+    }
     rd->tool_calls += d->tool_calls;
     if (d->reasoning != NULL && record(rd, d->reasoning, d->reasoning_len, TB_KIND_REASONING) != 0)
         return 1;
@@ -171,6 +174,7 @@ int tb_reader_end(struct tb_reader *rd)
                               "the stream ended before %s, after %zu deltas", rd->api->end_name, n);
     snprintf(rd->warning, sizeof(rd->warning), "the stream ended without %s (finish_reason %s)",
              rd->api->end_name, rd->finish_reason);
+    tb_secrets_scrub(rd->secrets, rd->warning);
     return 0;
 }
 

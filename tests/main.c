@@ -54,6 +54,7 @@ static const struct {
     {"reader", tb_test_reader},
     {"deps", tb_test_deps},
     {"usage", tb_test_usage},
+    {"secrets", tb_test_secrets},
     /* Last: it validates what the groups before it collected. */
     {"schema", tb_test_schema},
 };

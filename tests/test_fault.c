@@ -24,6 +24,7 @@
 #define _DEFAULT_SOURCE /* wait4 */
 #include <arpa/inet.h>
 #include <cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -36,6 +37,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -54,6 +56,7 @@
 #define SECRET_FILE "sk-ttsbuf-FAULT-FILE-93be22d1"
 #define SECRET_URL "sk-ttsbuf-FAULT-URL-5e0a7733"
 #define SECRET_HDR "sk-ttsbuf-FAULT-HDR-e8d1c6b4"
+#define SECRET_ANT "sk-ant-ttsbuf-FAULT-ANT-0b6e3f"
 #define HUGE_LINE ((uint64_t)100 << 20)
 
 /* `ttsbuf run` with the row's options, --json, --record and -q. */
@@ -495,15 +498,6 @@ static void send_401(int fd, const char *quoted, const char *fields)
              "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
              strlen(body), body);
     peer_send_str(fd, resp);
-}
-
-/* Quotes back every key, whatever way it came. */
-static void s_401_echo(struct peer *pe, int fd, int conn)
-{
-    (void)pe;
-    (void)conn;
-    send_401(fd, SECRET_ENV " / " SECRET_FILE " / " SECRET_URL " / " SECRET_HDR,
-             "\"type\":\"invalid_request_error\",\"code\":\"invalid_api_key\"");
 }
 
 /* Quotes back the key it got, held in pe->location. */
@@ -1293,85 +1287,328 @@ static void redirects_never_leak_the_key(void **state)
     }
 }
 
-/* The run held the header key and one more (the echoing server quotes
- * all four; those the run never had are not its to hide). */
-static void assert_no_secret(const char *where, const char *text, const char *key)
+/* ---- secrets: every key, every output of every command ---- */
+
+/* Where a run's key comes from: each kind alone in its runs, in its
+ * dialect. */
+enum key_from { K_ENV, K_HDR, K_FILE, K_URL };
+
+struct skind {
+    const char *name, *api, *env; /* env: the variable that holds the key */
+    const char *key;
+    enum key_from from;
+    const char *verbose; /* how -v shows the request's key, masked */
+};
+
+static const struct skind skinds[] = {
+    {"OPENAI_API_KEY", "chat", "OPENAI_API_KEY", SECRET_ENV, K_ENV, "Authorization: Bearer ***"},
+    {"ANTHROPIC_API_KEY", "anthropic", "ANTHROPIC_API_KEY", SECRET_ANT, K_ENV, "x-api-key: ***"},
+    {"-H x-api-key", "chat", NULL, SECRET_HDR, K_HDR, "x-api-key: ***"},
+    {"--api-key-file", "chat", NULL, SECRET_FILE, K_FILE, "Authorization: Bearer ***"},
+    {"?key= in the URL", "chat", NULL, SECRET_URL, K_URL, "?key=***"},
+};
+
+/* The ways a hostile server quotes back the key it was sent (pe->x):
+ * whole, its first 14 characters, cut into pieces of 7 by a newline and
+ * a space, and with every '-' escaped as \u002d.  json: as the text of a
+ * JSON string (the newline escaped: decoded, it reaches output as a
+ * space); else raw text, where the escapes reach output as written and a
+ * tab and a literal \n cut it. */
+static void echo_forms(const char *key, int json, char *out, size_t len)
 {
-    const char *const secrets[] = {key, SECRET_HDR};
-    for (size_t i = 0; i < 2; i++)
-        if (strstr(text, secrets[i]) != NULL)
-            fail_msg("%s holds the secret %s:\n%s", where, secrets[i], text);
+    char esc[256];
+    size_t k = 0;
+    for (const char *c = key; *c != '\0' && k + 7 < sizeof(esc); c++) {
+        if (*c == '-') {
+            memcpy(esc + k, "\\u002d", 6);
+            k += 6;
+        } else {
+            esc[k++] = *c;
+        }
+    }
+    esc[k] = '\0';
+    snprintf(out, len, "%s (%.14s...) [%.7s%s%.7s %s] %s", key, key, key, json ? "\\n" : "\\n\t",
+             key + 7, key + 14, esc);
 }
 
-/* Every output channel of a run holding a distinctive fake key: stdout
- * (human and JSON), stderr with --verbose, the trace, error messages,
- * including a server that quotes the key back.  A row: the server, and
- * where the key comes from (0: the environment, JSON report; 1:
- * --api-key-file, human report; 2: a ?key= URL). */
-struct secret_case {
+/* A head that echoes the key in response headers (shown by -v). */
+static void send_echo_head(int fd, const char *key)
+{
+    char head[1024];
+    snprintf(head, sizeof(head),
+             "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nX-Echo-Key: %s\r\n"
+             "Set-Cookie: s=%s; Path=/\r\nX-Echo-Part: %.14s\r\nX-Echo-Split: %.7s %.7s %s\r\n"
+             "Connection: close\r\n\r\n",
+             strcmp(W->api, "ollama") == 0 ? "application/x-ndjson" : "text/event-stream", key, key,
+             key, key, key + 7, key + 14);
+    peer_send_str(fd, head);
+}
+
+/* The stream ends with the key as its finish reason, and no end marker
+ * (a warning quotes the reason). */
+static void s_echo_finish(struct peer *pe, int fd, int conn)
+{
+    char ev[512];
+    (void)conn;
+    send_echo_head(fd, pe->x);
+    send_deltas(fd, 3);
+    if (strcmp(W->api, "anthropic") == 0)
+        snprintf(ev, sizeof(ev),
+                 "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":"
+                 "{\"stop_reason\":\"%s\"},\"usage\":{\"output_tokens\":3}}\n\n",
+                 pe->x);
+    else
+        snprintf(ev, sizeof(ev),
+                 "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"%s\"}]}\n\n",
+                 pe->x);
+    peer_send_str(fd, ev);
+}
+
+/* Two deltas, then an error event quoting the key every way. */
+static void s_echo_event(struct peer *pe, int fd, int conn)
+{
+    char forms[512], ev[1024];
+    (void)conn;
+    echo_forms(pe->x, 1, forms, sizeof(forms));
+    send_echo_head(fd, pe->x);
+    send_deltas(fd, 2);
+    if (strcmp(W->api, "anthropic") == 0)
+        snprintf(ev, sizeof(ev),
+                 "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\","
+                 "\"message\":\"bad key %s\"}}\n\n",
+                 forms);
+    else
+        snprintf(ev, sizeof(ev), "data: {\"error\":{\"message\":\"bad key %s\"}}\n\n", forms);
+    peer_send_str(fd, ev);
+}
+
+/* A 401 quoting the key every way: a JSON body, or (pe->script "plain")
+ * a text/plain one, whose first line is the message. */
+static void s_echo_401(struct peer *pe, int fd, int conn)
+{
+    char forms[512], body[1024], resp[1400];
+    int plain = pe->script != NULL && strcmp(pe->script, "plain") == 0;
+    (void)conn;
+    echo_forms(pe->x, !plain, forms, sizeof(forms));
+    if (plain)
+        snprintf(body, sizeof(body), "Incorrect API key provided: %s\nmore\n", forms);
+    else
+        snprintf(body, sizeof(body),
+                 "{\"error\":{\"message\":\"Incorrect API key provided: %s\","
+                 "\"type\":\"invalid_request_error\",\"code\":\"%.14s\"}}",
+                 forms, pe->x);
+    snprintf(resp, sizeof(resp),
+             "HTTP/1.1 401 Unauthorized\r\nContent-Type: %s\r\nX-Echo-Key: %s\r\n"
+             "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+             plain ? "text/plain" : "application/json", pe->x, strlen(body), body);
+    peer_send_str(fd, resp);
+}
+
+/* The echoing head, two deltas and an event cut by a reset. */
+static void s_echo_reset(struct peer *pe, int fd, int conn)
+{
+    (void)conn;
+    send_echo_head(fd, pe->x);
+    run_script(pe, fd, "D2PZR");
+}
+
+struct secho {
     const char *name;
     peer_fn fn;
-    int code, variant;
+    const char *script;
+    int run_code;     /* run's exit status */
+    const char *said; /* on run's stderr, the key masked */
 };
 
-static const struct secret_case secret_cases[] = {
-    {"secrets: clean stream, key from the environment", s_ok, 0, 0},
-    {"secrets: clean stream, --api-key-file", s_ok, 0, 1},
-    {"secrets: clean stream, ?key= in the URL", s_ok, 0, 2},
-    {"secrets: a 401 quoting the keys, key from the environment", s_401_echo, 3, 0},
-    {"secrets: a 401 quoting the keys, --api-key-file", s_401_echo, 3, 1},
-    {"secrets: a 401 quoting the keys, ?key= in the URL", s_401_echo, 3, 2},
-    {"secrets: a reset mid-event, key from the environment", s_script, 3, 0},
-    {"secrets: a reset mid-event, --api-key-file", s_script, 3, 1},
-    {"secrets: a reset mid-event, ?key= in the URL", s_script, 3, 2},
+static const struct secho sechoes[] = {
+    {"finish_reason", s_echo_finish, NULL, 0, NULL},
+    {"an error event", s_echo_event, NULL, 3, "bad key *** ("},
+    {"a 401 JSON body", s_echo_401, NULL, 3, "HTTP 401: Incorrect API key provided: *** ("},
+    {"a 401 text body", s_echo_401, "plain", 3, "HTTP 401: Incorrect API key provided: *** ("},
+    {"a reset mid-event", s_echo_reset, NULL, 3, "connection lost after 2 deltas"},
 };
 
+/* text[0..n) as a reader puts an echo back together: whitespace and the
+ * escapes \n \r \t dropped, \u00XX decoded.  malloc'd. */
+static char *rejoined(const char *text, size_t n)
+{
+    char *out = malloc(n + 1);
+    size_t k = 0;
+    assert_non_null(out);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c <= ' ')
+            continue;
+        if (c == '\\' && i + 1 < n && strchr("nrt", text[i + 1]) != NULL) {
+            i++;
+            continue;
+        }
+        if (c == '\\' && i + 5 < n && text[i + 1] == 'u' && text[i + 2] == '0' &&
+            text[i + 3] == '0') {
+            char hex[3] = {text[i + 4], text[i + 5], 0};
+            out[k++] = (char)strtol(hex, NULL, 16);
+            i += 5;
+            continue;
+        }
+        out[k++] = (char)c;
+    }
+    out[k] = '\0';
+    return out;
+}
+
+/* Fails when text holds key, or any 8 characters of it, as written or
+ * rejoined. */
+static void assert_unquoted(const char *where, const char *text, size_t n, const char *key)
+{
+    char *joined = rejoined(text, n);
+    size_t kl = strlen(key);
+    for (size_t i = 0; i + 8 <= kl; i++) {
+        char gram[9];
+        const char *at;
+        memcpy(gram, key + i, 8);
+        gram[8] = '\0';
+        at = strstr(text, gram);
+        if (at != NULL)
+            fail_msg("%s holds '%s' of the key %s: ...%.120s...", where, gram, key,
+                     at > text + 60 ? at - 60 : text);
+        at = strstr(joined, gram);
+        if (at != NULL)
+            fail_msg("%s holds '%s' of the key %s, cut or escaped: ...%.120s...", where, gram, key,
+                     at > joined + 60 ? at - 60 : joined);
+    }
+    free(joined);
+}
+
+/* Every file under dir (stdout and stderr included), checked. */
+static void assert_dir_unquoted(const char *dir, const char *key, int *files)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL) {
+        char path[1024];
+        struct stat st;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        assert_int_equal(stat(path, &st), 0);
+        if (S_ISDIR(st.st_mode)) {
+            assert_dir_unquoted(path, key, files);
+        } else {
+            size_t n;
+            char *text = tb_test_slurp_text(path, &n);
+            assert_unquoted(path, text, n, key);
+            free(text);
+            (*files)++;
+        }
+    }
+    closedir(d);
+}
+
+struct secret_case {
+    const struct skind *k;
+    const struct secho *e;
+    char name[112];
+};
+
+/* One command of a case (line: its words, '@' standing for its own
+ * directory, then args), with the key's variable set; every file it
+ * wrote and both streams checked. */
+static void secret_cmd(struct proc *p, const struct skind *k, const char *line, const char *args)
+{
+    char cmd[3072];
+    size_t n;
+    int files = 0;
+    proc_dir(p);
+    n = (size_t)snprintf(cmd, sizeof(cmd), "env %s%s%s '%s' ", k->from == K_ENV ? k->env : "",
+                         k->from == K_ENV ? "=" : "", k->from == K_ENV ? k->key : "",
+                         tb_test_bin());
+    for (const char *c = line; *c != '\0' && n + sizeof(p->dir) + 2 < sizeof(cmd); c++) {
+        if (*c != '@') {
+            cmd[n++] = *c;
+            continue;
+        }
+        memcpy(cmd + n, p->dir, strlen(p->dir));
+        n += strlen(p->dir);
+    }
+    snprintf(cmd + n, sizeof(cmd) - n, " %s", args);
+    proc_exec(p, cmd, 0, 0, 0);
+    if (p->signal != 0)
+        fail_msg("'%s': killed by signal %d", cmd, p->signal);
+    assert_dir_unquoted(p->dir, k->key, &files);
+    assert_true(files >= 2); /* out and err */
+}
+
+/*
+ * A hostile server quotes the key back (whole, in part, cut, escaped; in
+ * a message, an error event, a finish reason, response headers), and
+ * every output of every command is searched for it and for any 8
+ * characters of it: run (human and JSON reports, stderr with -v, the
+ * trace, the HTML page), bench (the report, stderr, records, summary,
+ * traces, the page), sim of the recorded trace and merge of the records.
+ */
 static void secret_run(void **state)
 {
     const struct secret_case *c = *state;
-    const char *key = c->variant == 1 ? SECRET_FILE : c->variant == 0 ? SECRET_ENV : SECRET_URL;
-    char keyfile[96], args[1024], cmd[2048];
+    const struct skind *k = c->k;
+    const struct secho *e = c->e;
+    char keyfile[96], args[1024], extra[256] = "", sim[512], merge[512];
+    struct proc run[2], bench, after[3];
     struct peer pe;
-    struct proc p;
     FILE *f;
+    W = strcmp(k->api, "anthropic") == 0 ? &wires[1] : &wires[0];
     snprintf(keyfile, sizeof(keyfile), "/tmp/ttsbuf-key-%d", (int)getpid());
     f = fopen(keyfile, "w");
     assert_non_null(f);
     fprintf(f, "%s\n", SECRET_FILE);
     fclose(f);
-    peer_bind(&pe, "127.0.0.1", c->fn);
-    pe.script = "HD3PZR"; /* s_script: a reset mid-event */
+    peer_bind(&pe, "127.0.0.1", e->fn);
+    pe.x = k->key;
+    pe.script = e->script;
     peer_go(&pe);
-    snprintf(args, sizeof(args),
-             "--base-url 'http://127.0.0.1:%d/v1%s' --model m --verbose %s%s -H 'x-api-key: %s'",
-             pe.port, c->variant == 2 ? "?key=" SECRET_URL : "",
-             c->variant == 1 ? "--api-key-file " : "", c->variant == 1 ? keyfile : "", SECRET_HDR);
-    proc_dir(&p);
-    snprintf(cmd, sizeof(cmd), "env %s '%s' run %s --record %s/t.jsonl %s",
-             c->variant == 0 ? "OPENAI_API_KEY=" SECRET_ENV : "", tb_test_bin(),
-             c->variant == 1 ? "" : "--json", p.dir, args);
-    proc_exec(&p, cmd, 0, 0, 0);
+    if (k->from == K_HDR)
+        snprintf(extra, sizeof(extra), "-H 'x-api-key: %s'", SECRET_HDR);
+    else if (k->from == K_FILE)
+        snprintf(extra, sizeof(extra), "--api-key-file %s", keyfile);
+    snprintf(args, sizeof(args), "--api %s --base-url 'http://127.0.0.1:%d/v1%s' --model m %s",
+             k->api, pe.port, k->from == K_URL ? "?key=" SECRET_URL : "", extra);
+    secret_cmd(&run[0], k, "run -v --json --record @/t.jsonl --html @/r.html", args);
+    secret_cmd(&run[1], k, "run -v -q --svg @/r.svg", args);
+    secret_cmd(&bench, k, "bench -c 1 --requests 1 --idle-timeout 5 --out @/b --html @/b.html",
+               args);
     peer_halt(&pe);
     remove(keyfile);
-    if (p.code != c->code)
-        fail_msg("%s: exit %d: %s", c->name, p.code, p.err);
-    assert_no_secret("stdout", p.out, key);
-    assert_no_secret("stderr", p.err, key);
-    assert_no_secret("the trace", p.trace, key);
-    /* It was sent, and --verbose did log the header, masked. */
-    assert_non_null(strstr(peer_req(&pe, 0), key));
-    assert_non_null(strstr(p.err, "x-api-key: ***"));
-    if (c->variant != 2) {
-        assert_non_null(strstr(p.err, "Authorization: Bearer ***"));
-    } else {
-        /* The endpoint goes before the query, which stays intact. */
-        assert_non_null(strstr(peer_req(&pe, 0), "POST /v1/chat/completions?key=" SECRET_URL " "));
-        assert_non_null(strstr(p.err, "?key=***"));
-    }
-    if (c->fn == s_401_echo)
-        assert_non_null(strstr(p.err, "ttsbuf: HTTP 401: Incorrect API key provided: "));
+    /* It was sent; -v said so, masked; run said what the server said,
+     * masked. */
+    assert_non_null(strstr(peer_req(&pe, 0), k->key));
+    if (strstr(run[0].err, k->verbose) == NULL)
+        fail_msg("-v does not show '%s': %s", k->verbose, run[0].err);
+    if (e->fn != s_echo_401 && strstr(run[0].err, "< X-Echo-Key: ***") == NULL)
+        fail_msg("-v does not show the echoed header masked: %s", run[0].err);
+    if (run[0].code != e->run_code || run[1].code != e->run_code)
+        fail_msg("run: exit %d and %d, want %d: %s", run[0].code, run[1].code, e->run_code,
+                 run[0].err);
+    if (e->said != NULL && strstr(run[0].err, e->said) == NULL)
+        fail_msg("run's stderr does not say '%s': %s", e->said, run[0].err);
+    if (e->said != NULL && strstr(bench.err, e->said) == NULL)
+        fail_msg("bench's stderr does not say '%s': %s", e->said, bench.err);
+    if (e->run_code == 0 && strstr(run[0].out, "\"finish_reason\":\"***\"") == NULL)
+        fail_msg("--json does not give the finish reason masked: %s", run[0].out);
+    /* What the recordings make of it. */
+    snprintf(sim, sizeof(sim), "--trace %s/t.jsonl", run[0].dir);
+    snprintf(merge, sizeof(merge), "%s/b", bench.dir);
+    secret_cmd(&after[0], k, "sim --json --html @/s.html", sim);
+    secret_cmd(&after[1], k, "sim", sim);
+    secret_cmd(&after[2], k, "merge", merge);
+    if (e->run_code == 0 && (after[0].code != 0 || after[2].code != 0))
+        fail_msg("sim: exit %d (%s); merge: exit %d (%s)", after[0].code, after[0].err,
+                 after[2].code, after[2].err);
     peer_free(&pe);
-    proc_free(&p);
+    for (int i = 0; i < 3; i++)
+        proc_free(&after[i]);
+    proc_free(&run[0]);
+    proc_free(&run[1]);
+    proc_free(&bench);
 }
 
 /* SIGTERM (and SIGINT, in test_live) during a run: the partial trace and
@@ -1503,6 +1740,7 @@ int tb_test_fault(void)
         cmocka_unit_test_setup(live_delta_cap, chat_wire),
     };
     static struct fcase cases[NROWS(frows) * NWIRES];
+    static struct secret_case secret_cases[NROWS(skinds) * NROWS(sechoes)];
     struct CMUnitTest
         tests[NROWS(cases) + NROWS(redirect_fails) + NROWS(secret_cases) + NROWS(own)];
     size_t n = 0, nc = 0;
@@ -1520,9 +1758,13 @@ int tb_test_fault(void)
     for (size_t i = 0; i < NROWS(redirect_fails); i++)
         tests[n++] = (struct CMUnitTest){redirect_fails[i].location, redirect_fail_run, chat_wire,
                                          NULL, (void *)&redirect_fails[i]};
-    for (size_t i = 0; i < NROWS(secret_cases); i++)
-        tests[n++] = (struct CMUnitTest){secret_cases[i].name, secret_run, chat_wire, NULL,
-                                         (void *)&secret_cases[i]};
+    for (size_t i = 0; i < NROWS(secret_cases); i++) {
+        struct secret_case *c = &secret_cases[i];
+        c->k = &skinds[i / NROWS(sechoes)];
+        c->e = &sechoes[i % NROWS(sechoes)];
+        snprintf(c->name, sizeof(c->name), "secrets: %s quoted back in %s", c->k->name, c->e->name);
+        tests[n++] = (struct CMUnitTest){c->name, secret_run, chat_wire, NULL, c};
+    }
     for (size_t i = 0; i < NROWS(own); i++)
         tests[n++] = own[i];
     tb_tests_total += (int)n;

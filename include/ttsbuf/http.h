@@ -8,7 +8,9 @@
  * first URL's origin: once a redirect points to another scheme, host or
  * port, neither the key (bearer or key_header) nor any extra header is
  * sent again.  The
- * key is never logged: verbose lines pass through tb_http_redact first.
+ * key is never logged: verbose lines pass through tb_http_redact (secret
+ * headers and URL keys, by name) and then tb_secrets_scrub (any echo of a
+ * secret, such as a response header quoting the key back).
  * A redirect that is not followed (over the limit, or to another scheme)
  * ends the request as a transport failure, status 0.
  *
@@ -33,6 +35,7 @@
 #include <stdint.h>
 
 #include "ttsbuf/clock.h"
+#include "ttsbuf/secrets.h"
 
 #define TB_HTTP_ERRBODY_MAX (64u << 10) /* bytes of a non-stream body kept */
 
@@ -60,6 +63,10 @@ struct tb_http_req {
     long max_redirects; /* -1: the default, 3; 0: none followed */
     tb_http_log_fn log; /* verbose lines (redacted), or NULL */
     void *log_ud;
+    /* The run's secrets (tb_http_secrets of this request, and any more),
+     * borrowed, read-only: verbose lines and resp.error are masked with
+     * them.  NULL: a transfer with a log builds the request's own. */
+    const struct tb_secrets *secrets;
     /* Non-zero stops the transfer.  An atomic, not a volatile
      * sig_atomic_t: a signal handler on one thread sets it and the transfer
      * reads it on another (lock-free atomics are async-signal-safe). */
@@ -111,21 +118,21 @@ void tb_http_resp_free(struct tb_http_resp *r);
 /*
  * tb_http_redact - copies text (one line or a URL) with secrets masked:
  * Authorization / Proxy-Authorization values after the scheme word,
- * x-api-key / api-key header values, and the values of key=, api_key=,
- * apikey=, access_token= and token= query parameters become "***".
+ * x-api-key / api-key header values, the values of key=, api_key=,
+ * apikey=, access_token= and token= query parameters, and the password of
+ * a URL's userinfo ("://user:***@") become "***".
  * Always NUL-terminates out (outlen > 0).  Any thread.
  */
 void tb_http_redact(const char *text, size_t len, char *out, size_t outlen);
 
 /*
- * tb_http_scrub - replaces, in the NUL-terminated text, every occurrence of
- * a secret the request carries with "***": the bearer token, the values of
- * the secret headers tb_http_redact masks, and the values of the key query
- * parameters of its URL.  For messages built from what a server said (an
- * error body may quote the key back).  Secrets of every length are masked
- * (one under 3 bytes by as many stars; it may mask ordinary words that
- * contain it).  The text never grows.  Any thread.
+ * tb_http_secrets - adds the request's secrets to set: the key (bearer),
+ * the values of the secret headers tb_http_redact masks (after the scheme
+ * word for Authorization), the values of the key query parameters of its
+ * URL and the password of its userinfo.  A server may quote any of them
+ * back; tb_secrets_scrub masks them.  Returns 0 or TB_ENOMEM.  Any
+ * thread, while set is being built.
  */
-void tb_http_scrub(const struct tb_http_req *q, char *text);
+int tb_http_secrets(const struct tb_http_req *q, struct tb_secrets *set);
 
 #endif

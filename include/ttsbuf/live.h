@@ -16,8 +16,10 @@
  * an event stream, bad SSE or JSON, an error event, a stream cut before
  * [DONE], Ctrl-C), the run ends with a one-line message, and everything
  * received before is in the result: its stream (for the trace) and its
- * numbers.  Messages never hold the request's secrets (tb_http_scrub),
- * even when the server quotes them back.
+ * numbers.  The message, the warning and the finish reason never hold the
+ * request's secrets (tb_http_secrets; masked by the reader, secrets.h),
+ * even when the server quotes them back, whole, in part or cut; nor do
+ * verbose lines.
  *
  * Ownership: the result owns its stream (tb_live_result_free).
  */

@@ -15,6 +15,12 @@
  * tb_reader_over_cap's caps) stop the feed there, and the first error is
  * the one kept.  What was received before any error stays in the stream.
  *
+ * A server's words (an error body or event, a finish reason, the
+ * Content-Type, libcurl's message) reach the message, the warning and
+ * finish_reason only through tb_secrets_scrub with the reader's secrets:
+ * `run` and `bench` mask the request's keys there, once, whatever output
+ * they then reach (reports, records, pages, stderr).
+ *
  * Ownership: a reader owns its parser and borrows the stream it records
  * into.  Threads: one thread per reader.
  */
@@ -26,6 +32,7 @@
 
 #include "ttsbuf/api.h"
 #include "ttsbuf/http.h"
+#include "ttsbuf/secrets.h"
 #include "ttsbuf/stream.h"
 
 /* How a stream ended. */
@@ -80,6 +87,8 @@ struct tb_reader {
     size_t max_deltas;      /* tb_reader_over_cap's; 0: TB_READER_DELTAS_MAX */
     tb_reader_push_fn push; /* may be NULL */
     void *push_ud;
+    /* Masked in message, warning and finish_reason; borrowed, or NULL. */
+    const struct tb_secrets *secrets;
     double t0;        /* the request's start: delta times are t - t0 */
     double t_now;     /* arrival time of the bytes being fed */
     double last_data; /* time of the last data event (or t0): the idle clock */
@@ -98,8 +107,8 @@ struct tb_reader {
 int tb_reader_init(struct tb_reader *rd, enum tb_api api);
 void tb_reader_free(struct tb_reader *rd);
 
-/* A new stream starting at t0, its deltas into out.  Keeps memory and the
- * push hook. */
+/* A new stream starting at t0, its deltas into out.  Keeps memory, the
+ * push hook and the secrets. */
 void tb_reader_begin(struct tb_reader *rd, struct tb_stream *out, double t0);
 
 /*

@@ -42,8 +42,9 @@ const struct tb_optdoc tb_opt_request[] = {
      "read the API key from F (else $OPENAI_API_KEY, or $ANTHROPIC_API_KEY for anthropic); sent "
      "as Authorization: Bearer (anthropic: x-api-key, with anthropic-version), never printed or "
      "written",
-     "The key is the file's first line (ollama needs none). A server that quotes it back in an "
-     "error message sees it masked, whatever its length. Redirects are followed up "
+     "The key is the file's first line (ollama needs none). A server that quotes it back (whole, "
+     "or 8 characters of it or more, even cut or escaped) sees it masked in every output, "
+     "whatever its length. Redirects are followed up "
      "to 3 times, http and https only; once a redirect leaves the first URL's origin (scheme, "
      "host, port), neither the key nor any -H header is sent there."},
     {NULL, 'H', "'Name: value'", "an extra request header (repeatable, up to 64)", NULL},
@@ -236,7 +237,8 @@ int tb_cli_endpoint_resolve(struct tb_cli_request *r, const char *cmd, int mock_
         return 0;
     }
     if (r->model == NULL) {
-        tb_cli_error("%s: --model is required for %s%s", cmd, base,
+        tb_http_redact(base, strlen(base), ep->base_red, sizeof(ep->base_red)); /* ?key= */
+        tb_cli_error("%s: --model is required for %s%s", cmd, ep->base_red,
                      ep->info->usage_option ? " (or set OPENAI_MODEL)" : "");
         return -1;
     }
