@@ -545,6 +545,17 @@ static void s_encoded(struct peer *pe, int fd, int conn)
         run_script(pe, fd, pe->script);
 }
 
+/* A 200 with Content-Type pe->x, then the script's events. */
+static void s_ctype(struct peer *pe, int fd, int conn)
+{
+    char head[256];
+    (void)conn;
+    snprintf(head, sizeof(head),
+             "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nConnection: close\r\n\r\n", pe->x);
+    peer_send_str(fd, head);
+    run_script(pe, fd, pe->script);
+}
+
 /* ---- `ttsbuf serve` in its own process ---- */
 
 struct server {
@@ -885,6 +896,16 @@ static const struct frow frows[] = {
      .check = check_halves, .own = 1},
     {.name = "usage 0 not trusted", .every = 1, .script = "HD5U", .e = {0, NULL, NULL, 5, 200},
      .runs = run_human_and_bench, .check = check_usage_zero},
+    /* The stream's media type, exactly (parameters allowed, any case). */
+    {.name = "text/event-streamXX is not an event stream", .fn = s_ctype,
+     .x = "text/event-streamXX", .script = "D5E",
+     .e = {3, "not_sse", "HTTP 200 with Content-Type 'text/event-streamXX', not an event stream",
+           0, 200}},
+    {.name = "text/event-stream-x is not an event stream", .fn = s_ctype,
+     .x = "text/event-stream-x; charset=utf-8", .script = "D5E",
+     .e = {3, "not_sse", "with Content-Type 'text/event-stream-x; charset=utf-8', not", 0, 200}},
+    {.name = "text/event-stream with parameters", .fn = s_ctype,
+     .x = "Text/Event-Stream ; charset=utf-8", .script = "D5E", .e = {0, NULL, NULL, 5, 200}},
     /* Nobody listening; a name that cannot resolve (the connect timeout
      * bounds even a resolver that never answers: it fails fast). */
     {.name = "connection refused", .at = AT_REFUSED,
