@@ -1105,6 +1105,22 @@ static void full_ring_honours_timeout(void **state)
     assert_non_null(strstr(p.err, "stopped after 3 s (--timeout)"));
     if (!(p.secs >= 2.9 && p.secs < 7))
         fail_msg("ended after %.2f s, want about 3", p.secs);
+    /* The delta that waited on the full ring when the run stopped is in
+     * the trace and in the report alike: one count. */
+    {
+        struct tb_stream s;
+        char path[600], err[600];
+        cJSON *j = cJSON_Parse(p.out);
+        assert_non_null(j);
+        tb_stream_init(&s);
+        snprintf(path, sizeof(path), "%s/t.jsonl", p.dir);
+        assert_int_equal(tb_trace_load_file(path, &s, err, sizeof(err)), 0);
+        if ((double)s.n != cJSON_GetObjectItem(j, "events")->valuedouble)
+            fail_msg("the report says %g events, the trace holds %zu",
+                     cJSON_GetObjectItem(j, "events")->valuedouble, s.n);
+        cJSON_Delete(j);
+        tb_stream_free(&s);
+    }
     proc_free(&p);
 }
 
