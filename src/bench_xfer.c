@@ -153,7 +153,8 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
         curl_code = CURLE_FAILED_INIT;
     }
     tb_http_xfer_end(&x->hx, curl_code);
-    tb_reader_conclude(&x->rd, &x->hr, &b->o->http);
+    tb_reader_conclude(&x->rd, &x->hr, &b->o->http, b->clk.virtual_now);
+    tb_http_scrub(&x->q, x->stream.end.message); /* the trace's: a server may quote the key */
     unlink_inflight(b, x);
     x->running = 0;
     if (!x->warm) {

@@ -177,13 +177,14 @@ static void *net_main(void *arg)
     if (rc == TB_ENOMEM)
         tb_reader_fail(&n->rd, TB_READER_NOMEM, "out of memory");
     else if (rc == 0)
-        tb_reader_conclude(&n->rd, &hr, &n->o->http);
+        tb_reader_conclude(&n->rd, &hr, &n->o->http, n->clk->now(n->clk));
     if (rc == 0)
         n->r->http_status = hr.status;
     take(n);
     /* A server may quote the key back in its error message. */
     tb_http_scrub(&n->http, n->r->message);
     tb_http_scrub(&n->http, n->r->warning);
+    tb_http_scrub(&n->http, n->r->stream.end.message); /* the trace's */
     tb_http_resp_free(&hr);
     atomic_store_explicit(&n->done, 1, memory_order_release);
     wake(n);

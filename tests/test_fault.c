@@ -151,12 +151,18 @@ static void check_row(const char *row, const struct proc *p, const struct expect
         }
     }
     cJSON_Delete(j);
-    /* The trace: a header and exactly the deltas received, in order. */
+    /* The trace: a header, exactly the deltas received, in order, and
+     * the end: complete for a run that succeeded, else the error's. */
     tb_stream_init(&s);
     snprintf(msg, sizeof(msg), "%s/t.jsonl", p->dir);
     rc = tb_trace_load_file(msg, &s, msg, sizeof(msg));
+    if (e->kind == NULL ? tb_end_class(s.end.kind) != TB_END_CLASS_COMPLETE
+                        : strcmp(s.end.error, e->kind) != 0 ||
+                              tb_end_class(s.end.kind) < TB_END_CLASS_INCOMPLETE)
+        fail_msg("%s: the trace ends %s (%s), want %s; '%.300s'", row, tb_end_name(s.end.kind),
+                 s.end.error, e->kind != NULL ? e->kind : "complete", p->trace);
     if (e->events == 0) {
-        if (rc != TB_EEMPTY || strncmp(p->trace, "{\"ttsbuf_trace\":1", 17) != 0)
+        if (rc != TB_EEMPTY || strncmp(p->trace, "{\"ttsbuf_trace\":2", 17) != 0)
             fail_msg("%s: want a trace with a header and no event, got rc %d: '%.200s'", row, rc,
                      p->trace);
     } else {

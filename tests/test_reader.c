@@ -405,12 +405,48 @@ static void import_adopts_endpoint(void **state)
     tb_stream_free(&s);
 }
 
+/* The conclusion is recorded in the stream: each reader error is the end
+ * kind the trace format names (stream.h), and a transport error before
+ * any byte is a failed request, after one a lost connection. */
+static void end_kinds(void **state)
+{
+    static const struct {
+        int error, marker, data, end;
+    } k[] = {
+        {TB_READER_OK, 1, 1, TB_END_COMPLETE},
+        {TB_READER_OK, 0, 1, TB_END_NO_MARKER},
+        {TB_READER_CANCELLED, 0, 1, TB_END_INTERRUPTED},
+        {TB_READER_TRUNCATED, 0, 1, TB_END_LOST},
+        {TB_READER_TRANSPORT, 0, 1, TB_END_LOST},
+        {TB_READER_TRANSPORT, 0, 0, TB_END_ERROR},
+        {TB_READER_IDLE, 0, 1, TB_END_TIMEOUT},
+        {TB_READER_TIMEOUT, 0, 0, TB_END_TIMEOUT},
+        {TB_READER_TOO_LONG, 0, 1, TB_END_CAP},
+        {TB_READER_HTTP, 0, 1, TB_END_ERROR},
+        {TB_READER_NOT_SSE, 0, 1, TB_END_ERROR},
+        {TB_READER_SSE, 0, 1, TB_END_ERROR},
+        {TB_READER_JSON, 0, 1, TB_END_ERROR},
+        {TB_READER_ERROR_EVENT, 0, 1, TB_END_ERROR},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+        if (tb_reader_end_kind(k[i].error, k[i].marker, k[i].data) != k[i].end)
+            fail_msg("%s (marker %d, data %d) ends %s, want %s", tb_reader_error_name(k[i].error),
+                     k[i].marker, k[i].data,
+                     tb_end_name(tb_reader_end_kind(k[i].error, k[i].marker, k[i].data)),
+                     tb_end_name(k[i].end));
+    for (int e = 0; e < TB_END__COUNT; e++)
+        assert_int_equal(tb_end_parse(tb_end_name(e)), e);
+    assert_int_equal(tb_end_parse("done"), -1);
+}
+
 int tb_test_reader(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(same_conclusion),
         cmocka_unit_test(import_stops_at_error),
         cmocka_unit_test(import_adopts_endpoint),
+        cmocka_unit_test(end_kinds),
     };
     return cmocka_run_group_tests_name("reader", tests, NULL, NULL);
 }
