@@ -145,10 +145,6 @@ static int on_event(void *ud, const struct tb_api_delta *ad, uint64_t offset)
         rd->server = ad->server;
         rd->have_server = 1;
     }
-    if (d->done) {
-        rd->done_seen = 1; /* the final line may still carry usage (Ollama's does) */
-        rd->t_done = rd->t_now;
-    }
     if (d->error) {
         tb_reader_fail(rd, TB_READER_ERROR_EVENT, "the server sent an error event (%s%s%s): %s",
                        d->error_type[0] ? d->error_type : "error", d->error_code[0] ? " " : "",
@@ -166,7 +162,26 @@ static int on_event(void *ud, const struct tb_api_delta *ad, uint64_t offset)
         return 1;
     if (d->content != NULL && record(rd, d->content, d->content_len, TB_KIND_CONTENT) != 0)
         return 1;
+    if (d->done) {
+        /* The end: the event itself is kept (Ollama's final line carries
+         * usage and timings), nothing after it. */
+        rd->done_seen = 1;
+        rd->t_done = rd->t_now;
+        rd->done_at = offset;
+        return 1;
+    }
     return 0;
+}
+
+/* Bytes of data in buf[0..len): what was ignored after the end marker.
+ * Blanks and line ends are framing, not data (a CRLF stream's last LF
+ * comes after the event it ends). */
+static uint64_t data_bytes(const char *buf, size_t len)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' && buf[i] != '\n';
+    return n;
 }
 
 int tb_reader_feed(void *ud, const char *buf, size_t len, double t)
@@ -176,8 +191,20 @@ int tb_reader_feed(void *ud, const char *buf, size_t len, double t)
     int rc;
     if (rd->error != 0)
         return 1; /* a stream stops at its first error */
+    if (rd->done_seen) {
+        rd->ignored += data_bytes(buf, len); /* and at its end marker */
+        rd->fed += len;
+        return 1;
+    }
     rd->t_now = t;
     rc = tb_api_feed(rd->parser, buf, len, on_event, rd, err, sizeof(err));
+    if (rd->done_seen && rd->error == 0) {
+        size_t at = rd->done_at > rd->fed ? (size_t)(rd->done_at - rd->fed) : 0;
+        if (at < len)
+            rd->ignored += data_bytes(buf + at, len - at);
+        rd->fed += len;
+        return 1;
+    }
     rd->fed += len;
     if (rc == TB_ETOOBIG)
         tb_reader_fail(rd, TB_READER_SSE, "event stream: %s", err);
@@ -207,8 +234,13 @@ static int end_of_bytes(struct tb_reader *rd)
     size_t n = rd->out->n;
     if (rd->error != 0)
         return rd->error;
-    if (rd->done_seen)
+    if (rd->done_seen) {
+        if (rd->ignored > 0)
+            snprintf(rd->warning, sizeof(rd->warning),
+                     "%llu bytes of data after %s ignored: the stream ends at its end marker",
+                     (unsigned long long)rd->ignored, rd->api->end_name);
         return 0;
+    }
     if (tb_api_pending(rd->parser) > 0)
         return tb_reader_fail(rd, TB_READER_TRUNCATED,
                               "the stream ended mid-event, before %s, after %zu deltas",

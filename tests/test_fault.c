@@ -317,12 +317,52 @@ static void reset(int fd)
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)); /* close sends RST */
 }
 
+/* The end, then three text events and the end again, in one write: the
+ * read that brings the end marker brings what follows it too. */
+static void send_past_end(int fd)
+{
+    char buf[2048], ev[512];
+    size_t n = 0;
+    n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s", W->end);
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(ev, sizeof(ev), "%s after%zu%s", W->pre, k, W->post);
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s", ev);
+    }
+    n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s", W->end);
+    assert_true(n < sizeof(buf));
+    peer_send(fd, buf, n);
+}
+
+/* Text events " x" in the dialect, 100 MB of them, as fast as the
+ * client takes them, until it goes. */
+static void flood_text(struct peer *pe, int fd)
+{
+    enum { PER_BLOCK = 1000 };
+    size_t a = strlen(W->pre), b = strlen(W->post), ev = a + 2 + b;
+    char *block = malloc(PER_BLOCK * ev);
+    if (block == NULL)
+        return;
+    for (int i = 0; i < PER_BLOCK; i++) {
+        char *e = block + (size_t)i * ev;
+        memcpy(e, W->pre, a);
+        memcpy(e + a, " x", 2);
+        memcpy(e + a + 2, W->post, b);
+    }
+    for (uint64_t n = 0; n < HUGE_LINE && !atomic_load(&pe->stop); n += PER_BLOCK * ev) {
+        if (peer_send(fd, block, PER_BLOCK * ev) != 0)
+            break;
+        atomic_fetch_add(&pe->sent, PER_BLOCK * ev);
+    }
+    free(block);
+}
+
 /* A script, one letter a step: H the dialect's head, D<n> the deltas
  * " w0" .. " w<n-1>", E the end, U the end with a usage count of 0, P a
  * text event cut after " w3" (never closed), X one text event of the
  * peer's x bytes (they may hold a NUL), Z a pause of 0.2 s (the client has
  * read it all), R a reset at the close, K holding the connection until
- * the client goes. */
+ * the client goes, F 100 MB of text events (flood_text) until it goes, A
+ * the end with text events and another end after it, in one write. */
 static void run_script(struct peer *pe, int fd, const char *s)
 {
     for (; *s != '\0'; s++) {
@@ -343,6 +383,8 @@ static void run_script(struct peer *pe, int fd, const char *s)
         case 'Z': tclock_sleep(0.2); break;
         case 'R': reset(fd); break;
         case 'K': peer_hold(pe, fd); break;
+        case 'F': flood_text(pe, fd); break;
+        case 'A': send_past_end(fd); break;
         default: fail_msg("script '%s': no step '%c'", pe->script, *s);
         }
     }
@@ -787,6 +829,15 @@ static void check_usage_zero(const struct frow *r, const struct proc *p, const s
     cJSON_Delete(j);
 }
 
+/* bench at the same peer: one request, ok, the 5 deltas before the end
+ * marker and nothing after it (not a stream over its cap). */
+static void check_bench_stops_at_end(const struct frow *r, const struct proc *p,
+                                     const struct proc extra[2], const struct peer *pe)
+{
+    (void)r, (void)p, (void)pe;
+    check_bench(W->api, &extra[1], 1, 5);
+}
+
 /* The request offers the encodings it can decode. */
 static void check_offers_encoding(const struct frow *r, const struct proc *p,
                                   const struct proc extra[2], const struct peer *pe)
@@ -898,6 +949,17 @@ static const struct frow frows[] = {
     {.name = "NUL byte in an event", .every = 1, .script = "HD2XE", .x = " a\0b", .xlen = 4,
      .e = {3, "json", "a NUL byte at byte ", 2, 200}},
     {.name = "clean stream", .every = 1, .script = "HD5E", .e = {0, NULL, NULL, 5, 200}},
+    /* The end marker ends the stream: deltas after it (and a second end)
+     * are neither recorded nor played nor counted, in run and in bench;
+     * a flood after it does not keep the client reading (the peer sends
+     * 100 MB until the client closes). */
+    {.name = "deltas after the end marker", .every = 1, .script = "HD5A",
+     .e = {0, NULL, "bytes of data after END ignored: the stream ends at its end marker", 5,
+           200},
+     .runs = run_human_and_bench, .check = check_bench_stops_at_end},
+    {.name = "100 MB after the end marker", .every = 1, .script = "HD5EF",
+     .e = {0, NULL, NULL, 5, 200}, .max_s = 10, .runs = run_human_and_bench,
+     .check = check_bench_stops_at_end},
     {.name = "surrogate halves play out", .every = 1, .fn = s_halves, .runs = run_human,
      .check = check_halves, .own = 1},
     {.name = "usage 0 not trusted", .every = 1, .script = "HD5U", .e = {0, NULL, NULL, 5, 200},
@@ -1124,6 +1186,7 @@ static void full_ring_honours_timeout(void **state)
         if ((double)s.n != cJSON_GetObjectItem(j, "events")->valuedouble)
             fail_msg("the report says %g events, the trace holds %zu",
                      cJSON_GetObjectItem(j, "events")->valuedouble, s.n);
+        assert_int_equal(s.end.kind, TB_END_TIMEOUT);
         cJSON_Delete(j);
         tb_stream_free(&s);
     }

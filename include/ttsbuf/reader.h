@@ -5,6 +5,12 @@
  * imports of raw SSE bytes (GenAI-Perf, AIPerf raw records) all read
  * through it, so a stream means the same thing to each of them.
  *
+ * The end marker ends the stream: once the dialect's end ([DONE],
+ * message_stop, "done": true) has come, nothing after it is recorded,
+ * the feed asks the transfer to stop (tb_reader_feed returns non-zero),
+ * and the bytes of data it was given after the marker are counted
+ * (blanks and line ends not counted) and named in the warning.
+ *
  * How a stream ends, strictest reading first (tb_reader_conclude): the
  * end marker, cancelled, idle timeout, total timeout, an HTTP status >=
  * 300, a 2xx that is not the dialect's stream type, a transport error,
@@ -101,6 +107,7 @@ struct tb_reader {
     int done_seen;    /* the dialect's end marker came */
     double t_done;    /* ... at this time (t, as fed) */
     uint64_t fed;     /* body bytes fed so far */
+    uint64_t done_at; /* the stream byte just past the end marker's event */
     uint64_t ignored; /* bytes of data fed after the end marker (blanks not
                        * counted) */
     long long usage_completion, usage_prompt; /* -1 when not reported */
@@ -129,7 +136,8 @@ void tb_reader_begin(struct tb_reader *rd, struct tb_stream *out, double t0);
 void tb_reader_recorded(struct tb_reader *rd);
 
 /* Body bytes arrived at t (a tb_http_body_fn: non-zero stops the
- * transfer, the error recorded in rd). */
+ * transfer: an error, recorded in rd, or the end marker, rd->done_seen;
+ * bytes fed after either are not read, those after the marker counted). */
 int tb_reader_feed(void *rd, const char *buf, size_t len, double t);
 
 /* Records an error of kind (enum tb_reader_error) unless one is already
