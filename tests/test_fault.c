@@ -838,6 +838,28 @@ static void check_bench_stops_at_end(const struct frow *r, const struct proc *p,
     check_bench(W->api, &extra[1], 1, 5);
 }
 
+/* Nothing was played: underruns and silence were not measured, so they
+ * are null in the JSON (the pre-roll curve's too) and "-" in the human
+ * report's pre-roll table, never 0. */
+static void check_nothing_played(const struct frow *r, const struct proc *p,
+                                 const struct proc extra[2], const struct peer *pe)
+{
+    cJSON *j = cJSON_Parse(p->out), *c;
+    (void)pe;
+    assert_non_null(j);
+    c = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "preroll_curve"), 0);
+    if (!cJSON_IsNull(cJSON_GetObjectItem(j, "underruns")) ||
+        !cJSON_IsNull(cJSON_GetObjectItem(j, "gap_total_s")) ||
+        !cJSON_IsNull(cJSON_GetObjectItem(j, "gap_max_s")) ||
+        !cJSON_IsNull(cJSON_GetObjectItem(c, "underruns")) ||
+        !cJSON_IsNull(cJSON_GetObjectItem(c, "gap_total_s")))
+        fail_msg("%s: unmeasured numbers are not null: %s", r->name, p->out);
+    cJSON_Delete(j);
+    if (strstr(extra[0].out, "    0.00 s         -           -       - s       - s          - s") ==
+        NULL)
+        fail_msg("%s: the pre-roll table:\n%s", r->name, extra[0].out);
+}
+
 /* The request offers the encodings it can decode. */
 static void check_offers_encoding(const struct frow *r, const struct proc *p,
                                   const struct proc extra[2], const struct peer *pe)
@@ -977,7 +999,8 @@ static const struct frow frows[] = {
     /* Nobody listening; a name that cannot resolve (the connect timeout
      * bounds even a resolver that never answers: it fails fast). */
     {.name = "connection refused", .at = AT_REFUSED,
-     .e = {3, "transport", "request failed: Failed to connect to 127.0.0.1 port", 0, 0}},
+     .e = {3, "transport", "request failed: Failed to connect to 127.0.0.1 port", 0, 0},
+     .runs = run_human, .check = check_nothing_played},
     {.name = "dns", .at = AT_NAME, .env = "RES_OPTIONS='timeout:1 attempts:1'",
      .more = "--connect-timeout 3", .e = {3, "transport", "request failed: ", 0, 0},
      .max_s = 8, .check = check_dns},
