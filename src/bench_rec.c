@@ -184,6 +184,7 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_rec *r, const char *trace)
                       r->http_status);
     if (r->warning[0] != '\0')
         cJSON_AddStringToObject(o, "warning", r->warning);
+    cJSON_AddStringToObject(o, "end", tb_end_name(r->end));
     cJSON_AddNumberToObject(o, "http_status", (double)r->http_status);
     cJSON_AddNumberToObject(o, "events", (double)r->events);
     cJSON_AddNumberToObject(o, "content_tokens", (double)r->content_tokens);
@@ -307,6 +308,7 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
     double level, id, prompt, status, events, tokens, usage, under, ignored, sur;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "warning");
+    const cJSON *end = cJSON_GetObjectItemCaseSensitive(o, "end");
     const cJSON *itl = cJSON_GetObjectItemCaseSensitive(o, "itl_s"), *v;
     if (get_count(o, "level", 0, TB_BENCH_LEVELS_MAX, &level) != 0 || level >= nlevels)
         return "\"level\" is missing or not one of the header's levels";
@@ -356,6 +358,17 @@ static const char *parse_rec(const cJSON *o, uint32_t nlevels, struct tb_bench_r
     }
     if (w != NULL && !cJSON_IsString(w))
         return "\"warning\" is not a string";
+    /* How the stream ended; records written before the key derive it
+     * from the error, as the stream reader would have. */
+    if (end != NULL) {
+        r->end = cJSON_IsString(end) ? tb_end_parse(end->valuestring) : -1;
+        if (r->end < 0)
+            return "\"end\" is not a stream end (complete, connection_lost, error, ...)";
+    } else {
+        r->end = tb_reader_end_kind(r->error, 1, r->events > 0);
+    }
+    if ((r->error == 0) != (tb_end_class(r->end) == TB_END_CLASS_COMPLETE))
+        return "\"end\" contradicts \"error\" (a complete end has no error, and only it)";
     copy_str(o, "warning", r->warning, sizeof(r->warning));
     if (!cJSON_IsArray(itl))
         return "\"itl_s\" is not an array";

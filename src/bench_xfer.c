@@ -169,6 +169,7 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             rec->t_start = x->t_start;
             rec->t_end = b->clk.virtual_now;
             rec->error = x->rd.error;
+            rec->end = x->stream.end.kind;
             snprintf(rec->message, sizeof(rec->message), "%.*s", (int)sizeof(rec->message) - 1,
                      x->rd.message);
             snprintf(rec->warning, sizeof(rec->warning), "%.*s", (int)sizeof(rec->warning) - 1,

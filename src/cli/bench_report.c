@@ -191,8 +191,9 @@ void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m, const struct 
                 m->nshards);
     /* "measured": the streams with a first token (a failed one's too); a
      * column no stream has is "-". */
-    fprintf(f, "\n  %-28s %8s %6s %8s %8s %9s %9s %9s %9s %9s\n", "level", "requests", "errors",
-            "measured", "gapless", "TTFT P95", "TTFA P95", "TPS P50", "TPS P5", "system");
+    fprintf(f, "\n  %-28s %8s %7s %6s %8s %8s %9s %9s %9s %9s %9s\n", "level", "requests",
+            "cut off", "failed", "measured", "gapless", "TTFT P95", "TTFA P95", "TPS P50", "TPS P5",
+            "system");
     for (uint32_t l = 0; l < m->nlevels; l++) {
         const struct tb_bench_summary *x = &s[l];
         char name[64], gl[16], b[5][32];
@@ -201,8 +202,8 @@ void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m, const struct 
             snprintf(gl, sizeof(gl), "%.1f%%", 100.0 * x->gapless_share);
         else
             snprintf(gl, sizeof(gl), "-");
-        fprintf(f, "  %-28s %8zu %6zu %8zu %8s %9s %9s %9s %9s %9s\n", name, x->requests,
-                error_total(x), x->m[TB_BM_TTFT].count, gl,
+        fprintf(f, "  %-28s %8zu %7zu %6zu %8zu %8s %9s %9s %9s %9s %9s\n", name, x->requests,
+                x->incomplete, x->failed, x->m[TB_BM_TTFT].count, gl,
                 stat_cell(b[0], sizeof(b[0]), &x->m[TB_BM_TTFT], x->m[TB_BM_TTFT].p95, 3),
                 stat_cell(b[1], sizeof(b[1]), &x->m[TB_BM_TTFA], x->m[TB_BM_TTFA].p95, 3),
                 stat_cell(b[2], sizeof(b[2]), &x->m[TB_BM_TPS], x->m[TB_BM_TPS].p50, 1),
@@ -235,7 +236,8 @@ void tb_bench_report_human(FILE *f, const struct tb_bench_meta *m, const struct 
                     "  note: %llu UTF-16 surrogate halves without a partner replaced by U+FFFD\n",
                     (unsigned long long)x->surrogates_replaced);
         if (error_total(x) > 0) {
-            fprintf(f, "  errors:");
+            fprintf(f, "  not in the gapless share: %zu cut off, %zu failed; errors:", x->incomplete,
+                    x->failed);
             for (int k = 1; k < TB_READER__COUNT; k++)
                 if (x->errors[k] > 0)
                     fprintf(f, " %s %zu", tb_reader_error_name(k), x->errors[k]);
@@ -309,6 +311,8 @@ int tb_bench_report_json(FILE *f, const char *command, const struct tb_bench_met
         cJSON_AddNumberToObject(o, "requests", (double)x->requests);
         cJSON_AddNumberToObject(o, "ok", (double)x->ok);
         cJSON_AddNumberToObject(o, "errors", (double)error_total(x));
+        cJSON_AddNumberToObject(o, "incomplete", (double)x->incomplete);
+        cJSON_AddNumberToObject(o, "failed", (double)x->failed);
         e = cJSON_AddObjectToObject(o, "errors_by_kind");
         for (int k = 1; e != NULL && k < TB_READER__COUNT; k++)
             cJSON_AddNumberToObject(e, tb_reader_error_name(k), (double)x->errors[k]);
@@ -337,7 +341,7 @@ static void csv_num(FILE *f, double v)
 
 void tb_bench_report_csv(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
 {
-    fprintf(f, "level,mode,concurrency,rate,requests,ok,errors");
+    fprintf(f, "level,mode,concurrency,rate,requests,ok,errors,incomplete,failed");
     for (int k = 1; k < TB_READER__COUNT; k++)
         fprintf(f, ",errors_by_kind_%s", tb_reader_error_name(k));
     fprintf(f, ",gapless,gapless_share,success_share,events,tokens,span_s,system_tps,"
@@ -354,7 +358,8 @@ void tb_bench_report_csv(FILE *f, const struct tb_bench_meta *m, const struct tb
         tb_bench_level_name(&m->levels[l], name, sizeof(name));
         fprintf(f, "\"%s\",%s,%u", name, mode_str(m->levels[l].mode), m->levels[l].concurrency);
         csv_num(f, m->levels[l].mode == TB_BENCH_CLOSED ? NAN : m->levels[l].rate);
-        fprintf(f, ",%zu,%zu,%zu", x->requests, x->ok, error_total(x));
+        fprintf(f, ",%zu,%zu,%zu,%zu,%zu", x->requests, x->ok, error_total(x), x->incomplete,
+                x->failed);
         for (int k = 1; k < TB_READER__COUNT; k++)
             fprintf(f, ",%zu", x->errors[k]);
         fprintf(f, ",%zu", x->gapless);
