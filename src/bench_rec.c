@@ -191,6 +191,7 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_b
                       r->http_status);
     if (r->warning[0] != '\0')
         cJSON_AddStringToObject(o, "warning", r->warning);
+    cJSON_AddStringToObject(o, "end", tb_end_name(r->end));
     cJSON_AddNumberToObject(o, "http_status", (double)r->http_status);
     cJSON_AddNumberToObject(o, "events", (double)r->events);
     cJSON_AddNumberToObject(o, "content_tokens", (double)r->content_tokens);
@@ -347,6 +348,7 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
     double level, id, prompt, status, events, tokens, usage, under, ignored, sur;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "warning");
+    const cJSON *end = cJSON_GetObjectItemCaseSensitive(o, "end");
     const cJSON *itl = cJSON_GetObjectItemCaseSensitive(o, "itl_s"), *v;
     if (rec_level(o, m, version, &level) != 0)
         return version == 2 ? "\"level\" is missing or not one of the header's levels"
@@ -398,6 +400,17 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
     }
     if (w != NULL && !cJSON_IsString(w))
         return "\"warning\" is not a string";
+    /* How the stream ended; records written before the key derive it
+     * from the error, as the stream reader would have. */
+    if (end != NULL) {
+        r->end = cJSON_IsString(end) ? tb_end_parse(end->valuestring) : -1;
+        if (r->end < 0)
+            return "\"end\" is not a stream end (complete, connection_lost, error, ...)";
+    } else {
+        r->end = tb_reader_end_kind(r->error, 1, r->events > 0);
+    }
+    if ((r->error == 0) != (tb_end_class(r->end) == TB_END_CLASS_COMPLETE))
+        return "\"end\" contradicts \"error\" (a complete end has no error, and only it)";
     copy_str(o, "warning", r->warning, sizeof(r->warning));
     if (!cJSON_IsArray(itl))
         return "\"itl_s\" is not an array";

@@ -83,6 +83,10 @@ int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_
             t1 = x->t_end;
         if (x->error > 0 && x->error < TB_READER__COUNT) {
             out->errors[x->error]++;
+            if (tb_end_class(x->end) == TB_END_CLASS_INCOMPLETE)
+                out->incomplete++;
+            else
+                out->failed++;
             continue;
         }
         out->ok++;

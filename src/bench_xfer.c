@@ -154,7 +154,7 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
         curl_code = CURLE_FAILED_INIT;
     }
     tb_http_xfer_end(&x->hx, curl_code);
-    tb_reader_conclude(&x->rd, &x->hr, &b->o->http);
+    tb_reader_conclude(&x->rd, &x->hr, &b->o->http, b->clk.virtual_now);
     unlink_inflight(b, x);
     x->running = 0;
     if (!x->warm) {
@@ -169,6 +169,7 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             rec->t_start = x->t_start;
             rec->t_end = b->clk.virtual_now;
             rec->error = x->rd.error;
+            rec->end = x->stream.end.kind;
             snprintf(rec->message, sizeof(rec->message), "%.*s", (int)sizeof(rec->message) - 1,
                      x->rd.message);
             snprintf(rec->warning, sizeof(rec->warning), "%.*s", (int)sizeof(rec->warning) - 1,

@@ -226,6 +226,26 @@ int tb_http_secrets(const struct tb_http_req *q, struct tb_secrets *set)
     return rc;
 }
 
+/*
+ * Whether a Content-Type names media type `want` (RFC 9110 8.3.1: type
+ * "/" subtype, case-insensitive, then optional ";"-parameters, blanks
+ * allowed around them): "text/event-stream; charset=utf-8" does,
+ * "text/event-streamXX" and "text/event-stream-x" do not.
+ */
+static int media_type_is(const char *ct, const char *want)
+{
+    size_t n = strlen(want);
+    const char *p;
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    if (strncasecmp(ct, want, n) != 0)
+        return 0;
+    p = ct + n;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return *p == '\0' || *p == ';';
+}
+
 static void decide(struct tb_http_xfer *x)
 {
     char *ct = NULL;
@@ -239,8 +259,8 @@ static void decide(struct tb_http_xfer *x)
                 *c = '?';
     }
     x->r->sse = x->r->status >= 200 && x->r->status < 300 &&
-                prefix_ci(x->r->content_type, strlen(x->r->content_type),
-                          x->q->stream_type != NULL ? x->q->stream_type : "text/event-stream");
+                media_type_is(ct != NULL ? ct : "",
+                              x->q->stream_type != NULL ? x->q->stream_type : "text/event-stream");
     x->r->t_headers = x->clk->now(x->clk);
 }
 

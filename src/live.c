@@ -42,6 +42,7 @@ struct net {
     char *body;
     int include_usage; /* as sent */
     int pushed;        /* deltas pushed since the last wake-up */
+    int unpushed;      /* the stream's last delta never got into the ring */
     int efd;           /* eventfd: the network thread wakes the drain */
     atomic_int done;
 };
@@ -93,8 +94,10 @@ static int push(void *ud, struct tb_reader *rd, double t, const char *text, size
     int rc;
     while ((rc = tb_ring_push(n->ring, t, text, (uint32_t)len, 1, kind)) == TB_EFULL) {
         struct timespec ts = {0, 1000000};
-        if (wait_check(n, t) != 0)
+        if (wait_check(n, t) != 0) {
+            n->unpushed = 1; /* recorded: tb_live_run plays it after the join */
             return -1;
+        }
         nanosleep(&ts, NULL);
         t = n->clk->now(n->clk); /* the drain sees it when it gets in */
         rd->last_data = t;       /* the idle clock restarts after the wait */
@@ -176,7 +179,7 @@ static void *net_main(void *arg)
     if (rc == TB_ENOMEM)
         tb_reader_fail(&n->rd, TB_READER_NOMEM, "out of memory");
     else if (rc == 0)
-        tb_reader_conclude(&n->rd, &hr, &n->o->http);
+        tb_reader_conclude(&n->rd, &hr, &n->o->http, n->clk->now(n->clk));
     if (rc == 0)
         n->r->http_status = hr.status;
     take(n); /* the reader masked the secrets in what the server said */
@@ -184,6 +187,37 @@ static void *net_main(void *arg)
     atomic_store_explicit(&n->done, 1, memory_order_release);
     wake(n);
     return NULL;
+}
+
+/*
+ * The delta the network thread recorded but could not push when the run
+ * was stopped while the ring was full (Ctrl-C, --timeout): it arrived, so
+ * the trace holds it, and the drain gets it too, on paper as the
+ * simulator would push it (after the next release, from now on), so that
+ * the report counts what the trace holds.  Runs after the join: the
+ * network thread is gone, this thread is the ring's only producer.
+ * Returns 0, TB_EFULL (the ring cannot make room) or the drain's error.
+ */
+static int push_last(struct net *n, struct tb_drain *d, double now, double *next)
+{
+    const struct tb_stream *s = &n->r->stream;
+    const struct tb_event *e = &s->ev[s->n - 1];
+    double t = now;
+    for (;;) {
+        size_t held;
+        int rc = tb_ring_push(n->ring, t, s->text + e->off, e->len, e->tokens, e->kind);
+        if (rc != TB_EFULL)
+            return rc == 0 ? tb_drain_step(d, t, next) : rc;
+        held = tb_ring_count(n->ring);
+        rc = tb_drain_step(d, t, next);
+        if (rc != 0)
+            return rc;
+        if (tb_ring_count(n->ring) < held)
+            continue; /* room now: push again at t */
+        if (isinf(*next))
+            return TB_EFULL;
+        t = *next; /* the next release makes room */
+    }
 }
 
 void tb_live_opts_default(struct tb_live_opts *o)
@@ -303,6 +337,10 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
     }
     pthread_join(th, NULL);
     /* The stream is over: play out the rest on paper, not in real time. */
+    if (rc == 0 && n.unpushed && r->stream.n > 0)
+        rc = push_last(&n, d, clk.now(&clk), &next);
+    if (rc == TB_EFULL)
+        rc = 0; /* kept in the trace; the report says what the ring held */
     if (rc == 0)
         rc = tb_drain_finish(d);
     if (rc == 0)

@@ -4,6 +4,7 @@
  */
 #include "ttsbuf/reader.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "oai.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/utf8.h"
 
 const char *tb_reader_error_name(int error)
 {
@@ -18,6 +20,28 @@ const char *tb_reader_error_name(int error)
         "ok",          "http",      "transport", "idle_timeout", "not_sse", "sse",     "json",
         "error_event", "truncated", "cancelled", "nomem",        "timeout", "too_long"};
     return error >= 0 && error < TB_READER__COUNT ? names[error] : "?";
+}
+
+int tb_reader_error_parse(const char *name)
+{
+    for (int k = 0; k < TB_READER__COUNT; k++)
+        if (strcmp(name, tb_reader_error_name(k)) == 0)
+            return k;
+    return -1;
+}
+
+int tb_reader_end_kind(int error, int marker, int data_came)
+{
+    switch (error) {
+    case TB_READER_OK: return marker ? TB_END_COMPLETE : TB_END_NO_MARKER;
+    case TB_READER_CANCELLED: return TB_END_INTERRUPTED;
+    case TB_READER_IDLE:
+    case TB_READER_TIMEOUT: return TB_END_TIMEOUT;
+    case TB_READER_TOO_LONG: return TB_END_CAP;
+    case TB_READER_TRUNCATED: return TB_END_LOST;
+    case TB_READER_TRANSPORT: return data_came ? TB_END_LOST : TB_END_ERROR;
+    default: return TB_END_ERROR;
+    }
 }
 
 int tb_reader_over_cap(const struct tb_stream *s, size_t len, size_t max_deltas, char *msg,
@@ -66,6 +90,10 @@ void tb_reader_begin(struct tb_reader *rd, struct tb_stream *out, double t0)
     rd->t_now = t0;
     rd->last_data = t0;
     rd->done_seen = 0;
+    rd->t_done = t0;
+    rd->fed = 0;
+    rd->ignored = 0;
+    tb_stream_end_init(&out->end);
     rd->usage_completion = rd->usage_prompt = -1;
     rd->tool_calls = 0;
     rd->finish_reason[0] = '\0';
@@ -118,8 +146,6 @@ static int on_event(void *ud, const struct tb_api_delta *ad, uint64_t offset)
         rd->server = ad->server;
         rd->have_server = 1;
     }
-    if (d->done)
-        rd->done_seen = 1; /* the final line may still carry usage (Ollama's does) */
     if (d->error) {
         tb_reader_fail(rd, TB_READER_ERROR_EVENT, "the server sent an error event (%s%s%s): %s",
                        d->error_type[0] ? d->error_type : "error", d->error_code[0] ? " " : "",
@@ -139,7 +165,26 @@ static int on_event(void *ud, const struct tb_api_delta *ad, uint64_t offset)
         return 1;
     if (d->content != NULL && record(rd, d->content, d->content_len, TB_KIND_CONTENT) != 0)
         return 1;
+    if (d->done) {
+        /* The end: the event itself is kept (Ollama's final line carries
+         * usage and timings), nothing after it. */
+        rd->done_seen = 1;
+        rd->t_done = rd->t_now;
+        rd->done_at = offset;
+        return 1;
+    }
     return 0;
+}
+
+/* Bytes of data in buf[0..len): what was ignored after the end marker.
+ * Blanks and line ends are framing, not data (a CRLF stream's last LF
+ * comes after the event it ends). */
+static uint64_t data_bytes(const char *buf, size_t len)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' && buf[i] != '\n';
+    return n;
 }
 
 int tb_reader_feed(void *ud, const char *buf, size_t len, double t)
@@ -149,8 +194,21 @@ int tb_reader_feed(void *ud, const char *buf, size_t len, double t)
     int rc;
     if (rd->error != 0)
         return 1; /* a stream stops at its first error */
+    if (rd->done_seen) {
+        rd->ignored += data_bytes(buf, len); /* and at its end marker */
+        rd->fed += len;
+        return 1;
+    }
     rd->t_now = t;
     rc = tb_api_feed(rd->parser, buf, len, on_event, rd, err, sizeof(err));
+    if (rd->done_seen && rd->error == 0) {
+        size_t at = rd->done_at > rd->fed ? (size_t)(rd->done_at - rd->fed) : 0;
+        if (at < len)
+            rd->ignored += data_bytes(buf + at, len - at);
+        rd->fed += len;
+        return 1;
+    }
+    rd->fed += len;
     if (rc == TB_ETOOBIG)
         tb_reader_fail(rd, TB_READER_SSE, "event stream: %s", err);
     else if (rc == TB_EFORMAT)
@@ -160,11 +218,32 @@ int tb_reader_feed(void *ud, const char *buf, size_t len, double t)
     return rc != 0;
 }
 
-int tb_reader_end(struct tb_reader *rd)
+/* Records the conclusion in the stream (stream.h's end). */
+static void set_end(struct tb_reader *rd, int data_came)
+{
+    struct tb_stream_end *e = &rd->out->end;
+    double t = (rd->done_seen ? rd->t_done : rd->t_now) - rd->t0;
+    e->kind = tb_reader_end_kind(rd->error, rd->done_seen, data_came);
+    e->t = t > 0 ? t : 0;
+    snprintf(e->error, sizeof(e->error), "%s", rd->error != 0 ? tb_reader_error_name(rd->error) : "");
+    tb_utf8_copy(e->message, sizeof(e->message), rd->error != 0 ? rd->message : "");
+    e->ignored_bytes = rd->ignored;
+    snprintf(e->finish_reason, sizeof(e->finish_reason), "%s", rd->finish_reason);
+}
+
+/* The bytes' own conclusion: the end marker, or how they stopped short. */
+static int end_of_bytes(struct tb_reader *rd)
 {
     size_t n = rd->out->n;
-    if (rd->error != 0 || rd->done_seen)
+    if (rd->error != 0)
         return rd->error;
+    if (rd->done_seen) {
+        if (rd->ignored > 0)
+            snprintf(rd->warning, sizeof(rd->warning),
+                     "%llu bytes of data after %s ignored: the stream ends at its end marker",
+                     (unsigned long long)rd->ignored, rd->api->end_name);
+        return 0;
+    }
     if (tb_api_pending(rd->parser) > 0)
         return tb_reader_fail(rd, TB_READER_TRUNCATED,
                               "the stream ended mid-event, before %s, after %zu deltas",
@@ -178,8 +257,17 @@ int tb_reader_end(struct tb_reader *rd)
     return 0;
 }
 
-int tb_reader_conclude(struct tb_reader *rd, const struct tb_http_resp *hr,
-                       const struct tb_http_req *q)
+int tb_reader_end(struct tb_reader *rd)
+{
+    int rc = end_of_bytes(rd);
+    set_end(rd, rd->fed > 0);
+    return rc;
+}
+
+/* How the transfer itself ended, when it decides (else 0 and the bytes
+ * do). */
+static int end_of_transfer(struct tb_reader *rd, const struct tb_http_resp *hr,
+                           const struct tb_http_req *q)
 {
     char msg[400];
     size_t n = rd->out->n;
@@ -210,5 +298,21 @@ int tb_reader_conclude(struct tb_reader *rd, const struct tb_http_resp *hr,
                                   n, hr->error);
         return tb_reader_fail(rd, TB_READER_TRANSPORT, "request failed: %s", hr->error);
     }
-    return tb_reader_end(rd);
+    return 0;
+}
+
+int tb_reader_conclude(struct tb_reader *rd, const struct tb_http_resp *hr,
+                       const struct tb_http_req *q, double t)
+{
+    int rc;
+    /* The end marker ends the stream, whatever stopped the transfer
+     * after it; an error found while feeding keeps its own time. */
+    if (rd->error == 0 && !rd->done_seen) {
+        rd->t_now = t;
+        end_of_transfer(rd, hr, q);
+    }
+    rc = end_of_bytes(rd);
+    set_end(rd, rd->out->n > 0 || hr->bytes > 0);
+    rd->out->end.http_status = hr->status;
+    return rc;
 }

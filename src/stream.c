@@ -8,6 +8,7 @@
  */
 #include "ttsbuf/stream.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,45 @@ void tb_stream_init(struct tb_stream *s)
     memset(s, 0, sizeof(*s));
     s->usage_tokens = -1;
     tb_stream_timing_init(&s->server);
+    tb_stream_end_init(&s->end);
+}
+
+static const char *const end_names[TB_END__COUNT] = {
+    "unknown",         "complete", "no_end_marker", "interrupted",
+    "connection_lost", "error",    "timeout",       "cap"};
+
+const char *tb_end_name(int kind)
+{
+    return kind >= 0 && kind < TB_END__COUNT ? end_names[kind] : "?";
+}
+
+int tb_end_parse(const char *name)
+{
+    for (int k = 0; k < TB_END__COUNT; k++)
+        if (strcmp(name, end_names[k]) == 0)
+            return k;
+    return -1;
+}
+
+int tb_end_class(int kind)
+{
+    switch (kind) {
+    case TB_END_COMPLETE:
+    case TB_END_NO_MARKER: return TB_END_CLASS_COMPLETE;
+    case TB_END_INTERRUPTED:
+    case TB_END_LOST:
+    case TB_END_TIMEOUT:
+    case TB_END_CAP: return TB_END_CLASS_INCOMPLETE;
+    case TB_END_ERROR: return TB_END_CLASS_FAILED;
+    default: return TB_END_CLASS_UNKNOWN;
+    }
+}
+
+void tb_stream_end_init(struct tb_stream_end *e)
+{
+    memset(e, 0, sizeof(*e));
+    e->kind = TB_END_UNKNOWN;
+    e->t = NAN;
 }
 
 void tb_stream_timing_init(struct tb_server_timing *t)
@@ -49,6 +89,7 @@ void tb_stream_clear(struct tb_stream *s)
     s->base_url[0] = '\0';
     s->provider[0] = '\0';
     tb_stream_timing_init(&s->server);
+    tb_stream_end_init(&s->end);
 }
 
 void tb_stream_shrink(struct tb_stream *s)

@@ -261,5 +261,9 @@ int tb_synth_generate(const struct tb_synth_spec *spec, struct tb_stream *out)
         if (rc != 0)
             return rc;
     }
+    /* Made whole: it ends as a complete answer, at its last token. */
+    tb_stream_end_init(&out->end);
+    out->end.kind = TB_END_COMPLETE;
+    out->end.t = t;
     return 0;
 }

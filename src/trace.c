@@ -29,6 +29,8 @@ struct loader {
     double last_t;
     int have_event; /* an event line was seen (its t orders the next) */
     int lines_seen; /* non-blank lines so far */
+    int version;    /* the header's "ttsbuf_trace"; 0: no header */
+    int ended;      /* the end line was read: it is the last */
     struct tb_stream *out;
     char *err;
     size_t errlen;
@@ -44,8 +46,20 @@ static int load_header(struct loader *L, const cJSON *root)
     if (L->lines_seen > 1)
         return bad(L, TB_EFORMAT, "the \"ttsbuf_trace\" header must be the first line");
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "ttsbuf_trace");
-    if (!cJSON_IsNumber(v) || v->valuedouble != 1.0)
-        return bad(L, TB_EFORMAT, "unsupported \"ttsbuf_trace\" version (this reads 1)");
+    char msg[160];
+    if (!cJSON_IsNumber(v) || (v->valuedouble != 1.0 && v->valuedouble != 2.0)) {
+        char num[32];
+        if (cJSON_IsNumber(v))
+            snprintf(msg, sizeof(msg),
+                     "unsupported \"ttsbuf_trace\" version %s (this ttsbuf reads 1 and %d)",
+                     tb_numfmt_double(num, sizeof(num), v->valuedouble), TB_TRACE_VERSION);
+        else
+            snprintf(msg, sizeof(msg),
+                     "\"ttsbuf_trace\" is not a version number (this ttsbuf reads 1 and %d)",
+                     TB_TRACE_VERSION);
+        return bad(L, TB_EFORMAT, msg);
+    }
+    L->version = (int)v->valuedouble;
     tb_jsonfield_text(L->out->model, sizeof(L->out->model),
                       cJSON_GetObjectItemCaseSensitive(root, "model"));
     tb_jsonfield_text(L->out->base_url, sizeof(L->out->base_url),
@@ -100,10 +114,72 @@ static int load_server(struct loader *L, const cJSON *srv)
     return 0;
 }
 
+/* The end line (version 2): {"end": {"kind": K, "t": T, "error": E,
+ * "ignored_bytes": N, "finish_reason": F}}, every key but kind optional. */
+static int load_end_error(struct loader *L, const cJSON *e, struct tb_stream_end *end)
+{
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(e, "http_status");
+    if (e == NULL || cJSON_IsNull(e))
+        return 0;
+    if (!cJSON_IsObject(e) || !cJSON_IsString(k) || k->valuestring[0] == '\0' ||
+        (m != NULL && !cJSON_IsString(m)))
+        return bad(L, TB_EFORMAT,
+                   "\"end.error\" is not null or {\"kind\": \"...\", \"message\": \"...\"}");
+    if (h != NULL && !cJSON_IsNull(h) &&
+        (!cJSON_IsNumber(h) || !(h->valuedouble >= 0 && h->valuedouble <= 999) ||
+         h->valuedouble != floor(h->valuedouble)))
+        return bad(L, TB_EFORMAT, "\"end.error.http_status\" is not null or a status 0..999");
+    /* One safe line each: they go into messages and reports. */
+    tb_jsonfield_line(end->error, sizeof(end->error), k);
+    tb_jsonfield_line(end->message, sizeof(end->message), m);
+    if (h != NULL && cJSON_IsNumber(h))
+        end->http_status = (long)h->valuedouble;
+    return 0;
+}
+
+static int load_end(struct loader *L, const cJSON *e)
+{
+    struct tb_stream_end *end = &L->out->end;
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "t");
+    const cJSON *ig = cJSON_GetObjectItemCaseSensitive(e, "ignored_bytes");
+    const cJSON *fr = cJSON_GetObjectItemCaseSensitive(e, "finish_reason");
+    int kind;
+    if (L->version == 1)
+        return bad(L, TB_EFORMAT,
+                   "an \"end\" line needs a version-2 header (\"ttsbuf_trace\": 2), not 1");
+    if (!cJSON_IsObject(e))
+        return bad(L, TB_EFORMAT, "\"end\" is not an object");
+    kind = cJSON_IsString(k) ? tb_end_parse(k->valuestring) : -1;
+    if (kind < 0)
+        return bad(L, TB_EFORMAT,
+                   "\"end.kind\" is not one of unknown, complete, no_end_marker, interrupted, "
+                   "connection_lost, error, timeout, cap");
+    if (t != NULL && !cJSON_IsNull(t) &&
+        (!cJSON_IsNumber(t) || !isfinite(t->valuedouble) || t->valuedouble < 0))
+        return bad(L, TB_EFORMAT, "\"end.t\" is not null or a number >= 0");
+    if (ig != NULL && (!cJSON_IsNumber(ig) || !(ig->valuedouble >= 0) ||
+                       ig->valuedouble > 9e15 || ig->valuedouble != floor(ig->valuedouble)))
+        return bad(L, TB_EFORMAT, "\"end.ignored_bytes\" is not a whole number >= 0");
+    if (fr != NULL && !cJSON_IsString(fr))
+        return bad(L, TB_EFORMAT, "\"end.finish_reason\" is not a string");
+    tb_stream_end_init(end);
+    end->kind = kind;
+    if (t != NULL && cJSON_IsNumber(t))
+        end->t = t->valuedouble;
+    if (ig != NULL && cJSON_IsNumber(ig))
+        end->ignored_bytes = (uint64_t)ig->valuedouble;
+    tb_jsonfield_line(end->finish_reason, sizeof(end->finish_reason), fr);
+    L->ended = 1;
+    return load_end_error(L, cJSON_GetObjectItemCaseSensitive(e, "error"), end);
+}
+
 /* The keys of one line, found in a single walk over the object (a lookup
  * per key would compare every key again: measurable over a million lines). */
 struct keys {
-    const cJSON *hdr, *t, *text, *kind, *tokens, *usage, *server;
+    const cJSON *hdr, *t, *text, *kind, *tokens, *usage, *server, *end;
 };
 
 static void find_keys(const cJSON *root, struct keys *k)
@@ -127,6 +203,8 @@ static void find_keys(const cJSON *root, struct keys *k)
             k->server = c;
         else if (strcmp(n, "ttsbuf_trace") == 0)
             k->hdr = c;
+        else if (strcmp(n, "end") == 0)
+            k->end = c;
     }
 }
 
@@ -232,8 +310,12 @@ static int load_line(struct loader *L, const char *p, size_t len)
         rc = bad(L, TB_EFORMAT, "not a JSON object");
     } else {
         find_keys(root, &ks);
-        if (ks.hdr != NULL)
+        if (L->ended)
+            rc = bad(L, TB_EFORMAT, "a line after the \"end\" line (it must be the last)");
+        else if (ks.hdr != NULL)
             rc = load_header(L, root);
+        else if (ks.end != NULL && ks.t == NULL)
+            rc = load_end(L, ks.end);
         else if (ks.t != NULL)
             rc = load_event(L, &ks);
         else if (ks.usage != NULL || ks.server != NULL) {
@@ -253,18 +335,24 @@ static size_t bom_len(const char *p, size_t len)
     return len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
 }
 
-/* Events with empty text are not stored, so count what was appended. */
+/* Events with empty text are not stored, so count what was appended.
+ * A recording of a request that failed before any event says how. */
 static int load_done(const struct loader *L, size_t n0)
 {
-    if (L->out->n == n0)
-        return tb_seterr(L->err, L->errlen, TB_EEMPTY, "%s: the trace holds no event", L->name);
-    return 0;
+    const struct tb_stream_end *e = &L->out->end;
+    if (L->out->n != n0)
+        return 0;
+    if (L->ended && e->kind != TB_END_UNKNOWN)
+        return tb_seterr(L->err, L->errlen, TB_EEMPTY,
+                         "%s: the trace holds no event (the stream ended: %s%s%s)", L->name,
+                         tb_end_name(e->kind), e->message[0] ? ", " : "", e->message);
+    return tb_seterr(L->err, L->errlen, TB_EEMPTY, "%s: the trace holds no event", L->name);
 }
 
 int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_stream *out,
                       char *err, size_t errlen)
 {
-    struct loader L = {name, 0, 0.0, 0, 0, out, err, errlen};
+    struct loader L = {name, 0, 0.0, 0, 0, 0, 0, out, err, errlen};
     size_t pos = bom_len(buf, len), n0 = out->n;
     int rc;
 
@@ -293,7 +381,7 @@ int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_s
  */
 static int load_stream(FILE *f, const char *name, struct tb_stream *out, char *err, size_t errlen)
 {
-    struct loader L = {name, 0, 0.0, 0, 0, out, err, errlen};
+    struct loader L = {name, 0, 0.0, 0, 0, 0, 0, out, err, errlen};
     struct tb_lines in;
     size_t n0 = out->n;
     int rc = 0, got;
@@ -362,6 +450,30 @@ static void add_server(cJSON *o, const struct tb_server_timing *t)
             cJSON_AddNumberToObject(v, names[i], (double)vals[i]);
 }
 
+/* The last line: how the stream ended (an unknown end says so). */
+static int write_end(FILE *f, const struct tb_stream_end *end)
+{
+    cJSON *o = cJSON_CreateObject(), *e;
+    char num[32];
+    if (o == NULL)
+        return TB_ENOMEM;
+    e = cJSON_AddObjectToObject(o, "end");
+    if (e == NULL) {
+        cJSON_Delete(o);
+        return TB_ENOMEM;
+    }
+    cJSON_AddStringToObject(e, "kind", tb_end_name(end->kind));
+    if (isfinite(end->t) && end->t >= 0)
+        cJSON_AddRawToObject(e, "t", tb_numfmt_double(num, sizeof(num), end->t));
+    else
+        cJSON_AddNullToObject(e, "t");
+    tb_json_add_error(e, end->error[0] ? end->error : NULL, end->message, end->http_status);
+    cJSON_AddNumberToObject(e, "ignored_bytes", (double)end->ignored_bytes);
+    if (end->finish_reason[0])
+        cJSON_AddStringToObject(e, "finish_reason", end->finish_reason);
+    return tb_json_put_line(f, o);
+}
+
 int tb_trace_write(FILE *f, const struct tb_stream *s)
 {
     return tb_trace_write_opts(f, s, NULL);
@@ -386,11 +498,11 @@ int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
         cJSON_Delete(opts);
         return TB_ENOMEM;
     }
-    cJSON_AddNumberToObject(o, "ttsbuf_trace", 1);
+    cJSON_AddNumberToObject(o, "ttsbuf_trace", TB_TRACE_VERSION);
     sc = cJSON_AddObjectToObject(o, "schema");
     if (sc != NULL) {
         cJSON_AddStringToObject(sc, "name", "ttsbuf.trace");
-        cJSON_AddNumberToObject(sc, "version", 1);
+        cJSON_AddNumberToObject(sc, "version", TB_TRACE_VERSION);
     }
     cJSON_AddStringToObject(o, "ttsbuf_version", TB_VERSION);
     if (s->started_at[0])
@@ -448,6 +560,8 @@ int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
             add_server(o, &s->server);
         rc = tb_json_put_line(f, o);
     }
+    if (rc == 0)
+        rc = write_end(f, &s->end);
     if (rc == 0 && ferror(f))
         rc = TB_EIO;
     return rc;

@@ -140,13 +140,19 @@ static void known_underrun(void **state)
 static void errors_by_kind(void **state)
 {
     (void)state;
+    /* Each with the end its stream records, which counts it as cut off
+     * or failed (never in the gapless share). */
     static const struct {
         const char *model;
-        int kind;
+        int kind, end;
     } cases[] = {
-        {"mock+status@429", TB_READER_HTTP},     {"mock+html", TB_READER_NOT_SSE},
-        {"mock+drop@5", TB_READER_TRANSPORT},    {"mock+malformed@3", TB_READER_JSON},
-        {"mock+error@3", TB_READER_ERROR_EVENT}, {"mock+nodone", 0},
+        {"mock+status@429", TB_READER_HTTP, TB_END_ERROR},
+        {"mock+html", TB_READER_NOT_SSE, TB_END_ERROR},
+        {"mock+drop@5", TB_READER_TRANSPORT, TB_END_LOST},
+        {"mock+malformed@3", TB_READER_JSON, TB_END_ERROR},
+        {"mock+error@3", TB_READER_ERROR_EVENT, TB_END_ERROR},
+        {"mock+nodone", 0, TB_END_NO_MARKER},
+        {"mock", 0, TB_END_COMPLETE},
     };
     struct tb_test_mock m;
     tb_test_mock_start(&m, N_EV, T0, DT, NULL);
@@ -163,12 +169,18 @@ static void errors_by_kind(void **state)
                          tb_reader_error_name(cases[c].kind));
             if (cases[c].kind != 0)
                 assert_true(r.v[i].message[0] != '\0');
+            if (r.v[i].end != cases[c].end || r.v[i].stream.end.kind != cases[c].end)
+                fail_msg("%s: ends %s, expected %s", cases[c].model, tb_end_name(r.v[i].end),
+                         tb_end_name(cases[c].end));
         }
         assert_int_equal(tb_bench_summarize(&r, 0, &s), 0);
         assert_int_equal(s.requests, 2);
         assert_int_equal(s.ok, cases[c].kind == 0 ? 2 : 0);
         if (cases[c].kind != 0)
             assert_int_equal(s.errors[cases[c].kind], 2);
+        assert_int_equal(s.incomplete, cases[c].end == TB_END_LOST ? 2 : 0);
+        assert_int_equal(s.failed, cases[c].end == TB_END_ERROR ? 2 : 0);
+        assert_true(s.gapless <= s.ok);
         tb_bench_recs_free(&r);
     }
     tb_test_mock_stop(&m);
@@ -831,7 +843,7 @@ static void cli_gates(void **state)
     assert_int_equal(tb_test_sh(cmd), 1);
     snprintf(cmd, sizeof(cmd), "%s/out", dir);
     err = tb_test_slurp_str(cmd);
-    assert_non_null(strstr(err, "level,mode,concurrency,rate,requests,ok,errors,"
+    assert_non_null(strstr(err, "level,mode,concurrency,rate,requests,ok,errors,incomplete,failed,"
                                 "errors_by_kind_http,"));
     assert_non_null(strstr(err, ",gapless,gapless_share,success_share,"));
     assert_non_null(strstr(err, "\"c=1\",closed,1,,1,1,0,0,"));
@@ -1284,6 +1296,7 @@ static void cli_sigint(void **state)
     snprintf(path, sizeof(path), "%s/summary.json", dir);
     out = tb_test_slurp_str(path);
     assert_non_null(strstr(out, "\"cancelled\":2"));
+    assert_non_null(strstr(out, "\"incomplete\":2,\"failed\":0"));
     free(out);
     /* The report agrees with itself: the cut streams measured their first
      * token (the table counts them), so the text says so and never that
@@ -1300,6 +1313,18 @@ static void cli_sigint(void **state)
     snprintf(path, sizeof(path), "%s/records.jsonl", dir);
     out = tb_test_slurp_str(path);
     assert_non_null(strstr(out, "\"kind\":\"cancelled\""));
+    assert_non_null(strstr(out, "\"end\":\"interrupted\""));
+    free(out);
+    /* Its traces say they were cut: a sweep of them finds no complete
+     * stream (it counted them gap-free before they said so). */
+    snprintf(cmd, sizeof(cmd), "'%s' sweep --trace %s/traces >%s/sw 2>&1", tb_test_bin(), dir,
+             dir);
+    assert_int_equal(tb_test_sh(cmd), 3);
+    snprintf(path, sizeof(path), "%s/sw", dir);
+    out = tb_test_slurp_str(path);
+    if (strstr(out, "no complete stream to sweep (2 cut off, 0 failed)") == NULL ||
+        strstr(out, "cut off (interrupted at ") == NULL)
+        fail_msg("sweep of an interrupted bench's traces: '%s'", out);
     free(out);
     snprintf(path, sizeof(path), "%s/err", dir);
     out = tb_test_slurp_str(path);
@@ -1324,7 +1349,8 @@ static void cli_nothing_measured(void **state)
     o = tb_test_run(args);
     assert_int_equal(o.code, 3);
     assert_null(strstr(o.so, "0.000"));
-    assert_non_null(strstr(o.so, "  c=2             4      4        0       -        -        -"));
+    /* A refused connection is a failed request, not a cut-off one. */
+    assert_non_null(strstr(o.so, "  c=2          4      0/4        0       -        -        -"));
     assert_non_null(strstr(o.so, "c=2: 4 requests, none complete, and no stream measured "
                                  "anything\n"));
     tb_test_out_free(&o);

@@ -182,6 +182,117 @@ static void gate_exit_codes(void **state)
     tb_test_out_free(&o);
 }
 
+/* A trace file of the test's, in /tmp; returns its path (static). */
+static const char *end_trace(const char *tag, const char *text)
+{
+    static char path[4][96];
+    static int k;
+    FILE *f;
+    char *p = path[k++ % 4];
+    snprintf(p, 96, "/tmp/ttsbuf-end-%d-%s.jsonl", (int)getpid(), tag);
+    f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+#define V2 "{\"ttsbuf_trace\": 2, \"command\": \"run\"}\n"
+#define THREE "{\"t\": 0.1, \"text\": \"One.\"}\n{\"t\": 0.2, \"text\": \" Two.\"}\n"
+#define LOST                                                                                      \
+    "{\"end\": {\"kind\": \"connection_lost\", \"t\": 3.5, \"error\": {\"kind\": \"transport\", "     \
+    "\"message\": \"connection lost after 3 deltas: reset\", \"http_status\": 200}}}\n"
+
+/* How a recorded stream ended decides what sim may say.  A stream cut
+ * off gives no verdict and no what-if, only what arrived ("incomplete: N
+ * gaps before it was cut at T s"), and fails --fail-on-underrun even
+ * without a gap; a recording of a failed request (no event) is reported,
+ * every unmeasured number "-" and null (the pre-roll table too); a trace
+ * without an end line says its end is unknown; a synthetic stream is
+ * complete. */
+static void sim_says_how_the_stream_ended(void **state)
+{
+    const char *cut = end_trace("cut", V2 THREE "{\"t\": 3.0, \"text\": \" Three.\"}\n" LOST);
+    const char *cut0 = end_trace("cut0", V2 THREE LOST);
+    const char *failed = end_trace(
+        "503", V2 "{\"end\": {\"kind\": \"error\", \"t\": 0.2, \"error\": {\"kind\": \"http\", "
+                  "\"message\": \"HTTP 503: overloaded\", \"http_status\": 503}}}\n");
+    const char *old = end_trace("old", "{\"ttsbuf_trace\": 1}\n" THREE);
+    char cmd[512];
+    struct tb_test_out o;
+    cJSON *j, *c;
+    (void)state;
+
+    snprintf(cmd, sizeof(cmd), "sim --trace %s", cut);
+    o = tb_test_run(cmd);
+    if (o.code != 0 ||
+        strstr(o.so, "incomplete: 1 gap before it was cut at 3.50 s (connection_lost: connection "
+                     "lost after 3 deltas: reset)") == NULL ||
+        strstr(o.so, "verdict:") != NULL ||
+        strstr(o.so, "  minimum TPS                 - tokens/s") == NULL)
+        fail_msg("%s: exit %d\n%s", cmd, o.code, o.so);
+    tb_test_out_free(&o);
+    snprintf(cmd, sizeof(cmd), "sim --trace %s --json", cut);
+    j = tb_test_run_json(NULL, cmd, 0);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "min_tps")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "speedup_needed")));
+    assert_int_equal(cJSON_GetObjectItem(j, "underruns")->valueint, 1);
+    c = cJSON_GetObjectItem(j, "end");
+    assert_string_equal(cJSON_GetObjectItem(c, "kind")->valuestring, "connection_lost");
+    assert_true(cJSON_GetObjectItem(c, "t_s")->valuedouble == 3.5);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "error"), "kind")->valuestring,
+                        "transport");
+    cJSON_Delete(j);
+
+    /* No gap in what arrived is still no verdict, and no pass. */
+    snprintf(cmd, sizeof(cmd), "sim --trace %s --fail-on-underrun", cut0);
+    o = tb_test_run(cmd);
+    if (o.code != 1 || strstr(o.so, "incomplete: no gap before it was cut at 3.50 s") == NULL ||
+        strstr(o.se, "--fail-on-underrun: no verdict: the stream was cut off (connection_lost: "
+                     "connection lost after 3 deltas: reset)") == NULL)
+        fail_msg("%s: exit %d\n%s%s", cmd, o.code, o.so, o.se);
+    tb_test_out_free(&o);
+
+    snprintf(cmd, sizeof(cmd), "sim --trace %s", failed);
+    o = tb_test_run(cmd);
+    if (o.code != 0 ||
+        strstr(o.so, "no verdict: the request failed (http: HTTP 503: overloaded)") == NULL ||
+        strstr(o.so, "    0.00 s         -           -       - s       - s          - s") == NULL)
+        fail_msg("%s: exit %d\n%s%s", cmd, o.code, o.so, o.se);
+    tb_test_out_free(&o);
+    snprintf(cmd, sizeof(cmd), "sim --trace %s --json", failed);
+    j = tb_test_run_json(NULL, cmd, 0);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "underruns")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "gap_total_s")));
+    c = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "preroll_curve"), 0);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(c, "underruns")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(c, "gap_total_s")));
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "error"), "http_status")->valueint,
+                     503);
+    cJSON_Delete(j);
+
+    snprintf(cmd, sizeof(cmd), "sim --trace %s", old);
+    o = tb_test_run(cmd);
+    if (o.code != 0 ||
+        strstr(o.so, "note: the trace does not say how the stream ended (no end line") == NULL ||
+        strstr(o.so, "verdict: ") == NULL)
+        fail_msg("%s: exit %d\n%s", cmd, o.code, o.so);
+    tb_test_out_free(&o);
+    snprintf(cmd, sizeof(cmd), "sim --trace %s --json", old);
+    j = tb_test_run_json(NULL, cmd, 0);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "end"), "kind")->valuestring,
+                        "unknown");
+    cJSON_Delete(j);
+    j = tb_test_run_json(NULL, "sim --preset gc-8b --json", 0);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "end"), "kind")->valuestring,
+                        "complete");
+    cJSON_Delete(j);
+    remove(cut);
+    remove(cut0);
+    remove(failed);
+    remove(old);
+}
+
 /* --record writes a trace that replays to the same numbers, and the same
  * synth spec writes the same bytes twice. */
 static void record_round_trip(void **state)
@@ -378,6 +489,7 @@ int tb_test_cli(void)
         cmocka_unit_test(record_round_trip),        cmocka_unit_test(chunks_list),
         cmocka_unit_test(examples_run_from_a_clone), cmocka_unit_test(stdout_is_one_output),
         cmocka_unit_test(write_error_names_the_cause),
+        cmocka_unit_test(sim_says_how_the_stream_ended),
     };
     return TB_RUN_GROUP("cli", tests);
 }

@@ -154,12 +154,18 @@ static void check_row(const char *row, const struct proc *p, const struct expect
         }
     }
     cJSON_Delete(j);
-    /* The trace: a header and exactly the deltas received, in order. */
+    /* The trace: a header, exactly the deltas received, in order, and
+     * the end: complete for a run that succeeded, else the error's. */
     tb_stream_init(&s);
     snprintf(msg, sizeof(msg), "%s/t.jsonl", p->dir);
     rc = tb_trace_load_file(msg, &s, msg, sizeof(msg));
+    if (e->kind == NULL ? tb_end_class(s.end.kind) != TB_END_CLASS_COMPLETE
+                        : strcmp(s.end.error, e->kind) != 0 ||
+                              tb_end_class(s.end.kind) < TB_END_CLASS_INCOMPLETE)
+        fail_msg("%s: the trace ends %s (%s), want %s; '%.300s'", row, tb_end_name(s.end.kind),
+                 s.end.error, e->kind != NULL ? e->kind : "complete", p->trace);
     if (e->events == 0) {
-        if (rc != TB_EEMPTY || strncmp(p->trace, "{\"ttsbuf_trace\":1", 17) != 0)
+        if (rc != TB_EEMPTY || strncmp(p->trace, "{\"ttsbuf_trace\":2", 17) != 0)
             fail_msg("%s: want a trace with a header and no event, got rc %d: '%.200s'", row, rc,
                      p->trace);
     } else {
@@ -314,12 +320,52 @@ static void reset(int fd)
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)); /* close sends RST */
 }
 
+/* The end, then three text events and the end again, in one write: the
+ * read that brings the end marker brings what follows it too. */
+static void send_past_end(int fd)
+{
+    char buf[2048], ev[512];
+    size_t n = 0;
+    n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s", W->end);
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(ev, sizeof(ev), "%s after%zu%s", W->pre, k, W->post);
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s", ev);
+    }
+    n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s", W->end);
+    assert_true(n < sizeof(buf));
+    peer_send(fd, buf, n);
+}
+
+/* Text events " x" in the dialect, 100 MB of them, as fast as the
+ * client takes them, until it goes. */
+static void flood_text(struct peer *pe, int fd)
+{
+    enum { PER_BLOCK = 1000 };
+    size_t a = strlen(W->pre), b = strlen(W->post), ev = a + 2 + b;
+    char *block = malloc(PER_BLOCK * ev);
+    if (block == NULL)
+        return;
+    for (int i = 0; i < PER_BLOCK; i++) {
+        char *e = block + (size_t)i * ev;
+        memcpy(e, W->pre, a);
+        memcpy(e + a, " x", 2);
+        memcpy(e + a + 2, W->post, b);
+    }
+    for (uint64_t n = 0; n < HUGE_LINE && !atomic_load(&pe->stop); n += PER_BLOCK * ev) {
+        if (peer_send(fd, block, PER_BLOCK * ev) != 0)
+            break;
+        atomic_fetch_add(&pe->sent, PER_BLOCK * ev);
+    }
+    free(block);
+}
+
 /* A script, one letter a step: H the dialect's head, D<n> the deltas
  * " w0" .. " w<n-1>", E the end, U the end with a usage count of 0, P a
  * text event cut after " w3" (never closed), X one text event of the
  * peer's x bytes (they may hold a NUL), Z a pause of 0.2 s (the client has
  * read it all), R a reset at the close, K holding the connection until
- * the client goes. */
+ * the client goes, F 100 MB of text events (flood_text) until it goes, A
+ * the end with text events and another end after it, in one write. */
 static void run_script(struct peer *pe, int fd, const char *s)
 {
     for (; *s != '\0'; s++) {
@@ -340,6 +386,8 @@ static void run_script(struct peer *pe, int fd, const char *s)
         case 'Z': tclock_sleep(0.2); break;
         case 'R': reset(fd); break;
         case 'K': peer_hold(pe, fd); break;
+        case 'F': flood_text(pe, fd); break;
+        case 'A': send_past_end(fd); break;
         default: fail_msg("script '%s': no step '%c'", pe->script, *s);
         }
     }
@@ -537,6 +585,17 @@ static void s_encoded(struct peer *pe, int fd, int conn)
         peer_send(fd, gzip_ok, sizeof(gzip_ok) - 1);
     else
         run_script(pe, fd, pe->script);
+}
+
+/* A 200 with Content-Type pe->x, then the script's events. */
+static void s_ctype(struct peer *pe, int fd, int conn)
+{
+    char head[256];
+    (void)conn;
+    snprintf(head, sizeof(head),
+             "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nConnection: close\r\n\r\n", pe->x);
+    peer_send_str(fd, head);
+    run_script(pe, fd, pe->script);
 }
 
 /* ---- `ttsbuf serve` in its own process ---- */
@@ -764,6 +823,37 @@ static void check_usage_zero(const struct frow *r, const struct proc *p, const s
     cJSON_Delete(j);
 }
 
+/* bench at the same peer: one request, ok, the 5 deltas before the end
+ * marker and nothing after it (not a stream over its cap). */
+static void check_bench_stops_at_end(const struct frow *r, const struct proc *p,
+                                     const struct proc extra[2], const struct peer *pe)
+{
+    (void)r, (void)p, (void)pe;
+    check_bench(W->api, &extra[1], 1, 5);
+}
+
+/* Nothing was played: underruns and silence were not measured, so they
+ * are null in the JSON (the pre-roll curve's too) and "-" in the human
+ * report's pre-roll table, never 0. */
+static void check_nothing_played(const struct frow *r, const struct proc *p,
+                                 const struct proc extra[2], const struct peer *pe)
+{
+    cJSON *j = cJSON_Parse(p->out), *c;
+    (void)pe;
+    assert_non_null(j);
+    c = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "preroll_curve"), 0);
+    if (!cJSON_IsNull(cJSON_GetObjectItem(j, "underruns")) ||
+        !cJSON_IsNull(cJSON_GetObjectItem(j, "gap_total_s")) ||
+        !cJSON_IsNull(cJSON_GetObjectItem(j, "gap_max_s")) ||
+        !cJSON_IsNull(cJSON_GetObjectItem(c, "underruns")) ||
+        !cJSON_IsNull(cJSON_GetObjectItem(c, "gap_total_s")))
+        fail_msg("%s: unmeasured numbers are not null: %s", r->name, p->out);
+    cJSON_Delete(j);
+    if (strstr(extra[0].out, "    0.00 s         -           -       - s       - s          - s") ==
+        NULL)
+        fail_msg("%s: the pre-roll table:\n%s", r->name, extra[0].out);
+}
+
 /* The request offers the encodings it can decode. */
 static void check_offers_encoding(const struct frow *r, const struct proc *p,
                                   const struct proc extra[2], const struct peer *pe)
@@ -875,14 +965,36 @@ static const struct frow frows[] = {
     {.name = "NUL byte in an event", .every = 1, .script = "HD2XE", .x = " a\0b", .xlen = 4,
      .e = {3, "json", "a NUL byte at byte ", 2, 200}},
     {.name = "clean stream", .every = 1, .script = "HD5E", .e = {0, NULL, NULL, 5, 200}},
+    /* The end marker ends the stream: deltas after it (and a second end)
+     * are neither recorded nor played nor counted, in run and in bench;
+     * a flood after it does not keep the client reading (the peer sends
+     * 100 MB until the client closes). */
+    {.name = "deltas after the end marker", .every = 1, .script = "HD5A",
+     .e = {0, NULL, "bytes of data after END ignored: the stream ends at its end marker", 5,
+           200},
+     .runs = run_human_and_bench, .check = check_bench_stops_at_end},
+    {.name = "100 MB after the end marker", .every = 1, .script = "HD5EF",
+     .e = {0, NULL, NULL, 5, 200}, .max_s = 10, .runs = run_human_and_bench,
+     .check = check_bench_stops_at_end},
     {.name = "surrogate halves play out", .every = 1, .fn = s_halves, .runs = run_human,
      .check = check_halves, .own = 1},
     {.name = "usage 0 not trusted", .every = 1, .script = "HD5U", .e = {0, NULL, NULL, 5, 200},
      .runs = run_human_and_bench, .check = check_usage_zero},
+    /* The stream's media type, exactly (parameters allowed, any case). */
+    {.name = "text/event-streamXX is not an event stream", .fn = s_ctype,
+     .x = "text/event-streamXX", .script = "D5E",
+     .e = {3, "not_sse", "HTTP 200 with Content-Type 'text/event-streamXX', not an event stream",
+           0, 200}},
+    {.name = "text/event-stream-x is not an event stream", .fn = s_ctype,
+     .x = "text/event-stream-x; charset=utf-8", .script = "D5E",
+     .e = {3, "not_sse", "with Content-Type 'text/event-stream-x; charset=utf-8', not", 0, 200}},
+    {.name = "text/event-stream with parameters", .fn = s_ctype,
+     .x = "Text/Event-Stream ; charset=utf-8", .script = "D5E", .e = {0, NULL, NULL, 5, 200}},
     /* Nobody listening; a name that cannot resolve (the connect timeout
      * bounds even a resolver that never answers: it fails fast). */
     {.name = "connection refused", .at = AT_REFUSED,
-     .e = {3, "transport", "request failed: Failed to connect to 127.0.0.1 port", 0, 0}},
+     .e = {3, "transport", "request failed: Failed to connect to 127.0.0.1 port", 0, 0},
+     .runs = run_human, .check = check_nothing_played},
     {.name = "dns", .at = AT_NAME, .env = "RES_OPTIONS='timeout:1 attempts:1'",
      .more = "--connect-timeout 3", .e = {3, "transport", "request failed: ", 0, 0},
      .max_s = 8, .check = check_dns},
@@ -1078,6 +1190,23 @@ static void full_ring_honours_timeout(void **state)
     assert_non_null(strstr(p.err, "stopped after 3 s (--timeout)"));
     if (!(p.secs >= 2.9 && p.secs < 7))
         fail_msg("ended after %.2f s, want about 3", p.secs);
+    /* The delta that waited on the full ring when the run stopped is in
+     * the trace and in the report alike: one count. */
+    {
+        struct tb_stream s;
+        char path[600], err[600];
+        cJSON *j = cJSON_Parse(p.out);
+        assert_non_null(j);
+        tb_stream_init(&s);
+        snprintf(path, sizeof(path), "%s/t.jsonl", p.dir);
+        assert_int_equal(tb_trace_load_file(path, &s, err, sizeof(err)), 0);
+        if ((double)s.n != cJSON_GetObjectItem(j, "events")->valuedouble)
+            fail_msg("the report says %g events, the trace holds %zu",
+                     cJSON_GetObjectItem(j, "events")->valuedouble, s.n);
+        assert_int_equal(s.end.kind, TB_END_TIMEOUT);
+        cJSON_Delete(j);
+        tb_stream_free(&s);
+    }
     proc_free(&p);
 }
 

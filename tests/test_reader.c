@@ -240,6 +240,8 @@ static const struct {
      CHUNK("Hello") "data: {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\","
                     "\"code\":\"E42\"}}\n\n" CHUNK(" never"),
      TB_READER_ERROR_EVENT, "(server_error E42): overloaded", CLOSED},
+    {"data after [DONE]", CHUNK("Hello") FINISH "data: [DONE]\n\n" CHUNK(" after"), TB_READER_OK,
+     "48 bytes of data after [DONE] ignored", CLOSED},
     {"no [DONE], finish reason", CHUNK("Hello") FINISH, TB_READER_OK,
      "ended without [DONE] (finish_reason stop)", CLOSED},
     {"no [DONE], no finish reason", CHUNK("Hello") CHUNK(" world"), TB_READER_TRUNCATED,
@@ -393,9 +395,12 @@ static void import_adopts_endpoint(void **state)
     assert_int_equal(tb_reader_init(&rd, TB_API_CHAT), 0);
     tb_reader_recorded(&rd);
     tb_reader_begin(&rd, &s, 0);
-    assert_int_equal(tb_reader_feed(&rd, comp, sizeof(comp) - 1, 0.5), 0);
+    /* [DONE] ends it: the feed asks to stop there. */
+    assert_int_not_equal(tb_reader_feed(&rd, comp, sizeof(comp) - 1, 0.5), 0);
+    assert_true(rd.done_seen);
     assert_int_equal(tb_reader_end(&rd), TB_READER_OK);
     assert_int_equal(s.n, 1);
+    assert_int_equal(s.end.kind, TB_END_COMPLETE);
     tb_stream_clear(&s);
     tb_reader_begin(&rd, &s, 0);
     assert_int_not_equal(tb_reader_feed(&rd, mixed, sizeof(mixed) - 1, 0.5), 0);
@@ -405,12 +410,139 @@ static void import_adopts_endpoint(void **state)
     tb_stream_free(&s);
 }
 
+/* Each dialect's stream: two deltas, the end marker, then more deltas
+ * and a second end (what a hostile server sent after the marker). */
+static const struct {
+    enum tb_api api;
+    const char *before, *after;
+} past_end[] = {
+    {TB_API_CHAT,
+     CHUNK("Hello") CHUNK(" world") FINISH "data: [DONE]\n\n",
+     CHUNK(" more") CHUNK(" and more") "data: [DONE]\n\n"},
+    {TB_API_COMPLETIONS,
+     "data: {\"choices\":[{\"text\":\"Hello\"}]}\n\ndata: {\"choices\":[{\"text\":\" world\"}]}"
+     "\n\ndata: [DONE]\n\n",
+     "data: {\"choices\":[{\"text\":\" more\"}]}\n\n"},
+    {TB_API_ANTHROPIC,
+     "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+     "\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello\"}}\n\n"
+     "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+     "\"delta\":{\"type\":\"text_delta\",\"text\":\" world\"}}\n\n"
+     "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+     "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+     "\"delta\":{\"type\":\"text_delta\",\"text\":\" more\"}}\n\n"},
+    {TB_API_OLLAMA,
+     "{\"message\":{\"role\":\"assistant\",\"content\":\"Hello\"},\"done\":false}\n"
+     "{\"message\":{\"role\":\"assistant\",\"content\":\" world\"},\"done\":false}\n"
+     "{\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,"
+     "\"done_reason\":\"stop\",\"eval_count\":2}\n",
+     "{\"message\":{\"role\":\"assistant\",\"content\":\" more\"},\"done\":false}\n"},
+};
+
+/* Bytes that are not blanks (what the reader counts as ignored). */
+static unsigned long long data_len(const char *s)
+{
+    unsigned long long n = 0;
+    for (; *s != '\0'; s++)
+        n += *s != ' ' && *s != '\n' && *s != '\r' && *s != '\t';
+    return n;
+}
+
+/* The end marker ends the stream in every dialect and at every split of
+ * the bytes: nothing after it is recorded, the feed asks to stop at the
+ * marker (and at every feed after it), the bytes after it are counted and
+ * named in the warning, and the stream's end is complete at the marker's
+ * time. */
+static void nothing_after_the_end_marker(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(past_end) / sizeof(past_end[0]); i++) {
+        const char *b = past_end[i].before, *a = past_end[i].after;
+        size_t nb = strlen(b), na = strlen(a), n = nb + na;
+        char *all = malloc(n + 1);
+        assert_non_null(all);
+        memcpy(all, b, nb);
+        memcpy(all + nb, a, na + 1);
+        for (size_t cut = 0; cut <= n; cut++) {
+            struct tb_reader rd;
+            struct tb_stream s;
+            char want[200];
+            int r1, r2 = 1;
+            tb_stream_init(&s);
+            assert_int_equal(tb_reader_init(&rd, past_end[i].api), 0);
+            tb_reader_begin(&rd, &s, 0);
+            r1 = tb_reader_feed(&rd, all, cut, 0.25);
+            if (cut < n)
+                r2 = tb_reader_feed(&rd, all + cut, n - cut, 0.5);
+            /* A third feed (a read the transfer made anyway) is refused. */
+            assert_int_not_equal(tb_reader_feed(&rd, a, na, 0.75), 0);
+            if (s.n != 2 || !rd.done_seen || rd.error != 0 || (cut < nb) != (r1 == 0) ||
+                r2 == 0)
+                fail_msg("%s, cut at %zu: %zu deltas, done %d, error '%s', feeds %d %d",
+                         tb_api_info(past_end[i].api)->name, cut, s.n, rd.done_seen, rd.message,
+                         r1, r2);
+            assert_int_equal(tb_reader_end(&rd), TB_READER_OK);
+            assert_int_equal(s.end.kind, TB_END_COMPLETE);
+            assert_true(s.end.t == (cut >= nb ? 0.25 : 0.5));
+            if (s.end.ignored_bytes != 2 * data_len(a))
+                fail_msg("%s, cut at %zu: %llu bytes ignored, want %llu",
+                         tb_api_info(past_end[i].api)->name, cut,
+                         (unsigned long long)s.end.ignored_bytes, 2 * data_len(a));
+            snprintf(want, sizeof(want), "%llu bytes of data after %s ignored", 2 * data_len(a),
+                     tb_api_info(past_end[i].api)->end_name);
+            if (strstr(rd.warning, want) == NULL)
+                fail_msg("%s: warning '%s', want '%s'", tb_api_info(past_end[i].api)->name,
+                         rd.warning, want);
+            tb_reader_free(&rd);
+            tb_stream_free(&s);
+        }
+        free(all);
+    }
+}
+
+/* The conclusion is recorded in the stream: each reader error is the end
+ * kind the trace format names (stream.h), and a transport error before
+ * any byte is a failed request, after one a lost connection. */
+static void end_kinds(void **state)
+{
+    static const struct {
+        int error, marker, data, end;
+    } k[] = {
+        {TB_READER_OK, 1, 1, TB_END_COMPLETE},
+        {TB_READER_OK, 0, 1, TB_END_NO_MARKER},
+        {TB_READER_CANCELLED, 0, 1, TB_END_INTERRUPTED},
+        {TB_READER_TRUNCATED, 0, 1, TB_END_LOST},
+        {TB_READER_TRANSPORT, 0, 1, TB_END_LOST},
+        {TB_READER_TRANSPORT, 0, 0, TB_END_ERROR},
+        {TB_READER_IDLE, 0, 1, TB_END_TIMEOUT},
+        {TB_READER_TIMEOUT, 0, 0, TB_END_TIMEOUT},
+        {TB_READER_TOO_LONG, 0, 1, TB_END_CAP},
+        {TB_READER_HTTP, 0, 1, TB_END_ERROR},
+        {TB_READER_NOT_SSE, 0, 1, TB_END_ERROR},
+        {TB_READER_SSE, 0, 1, TB_END_ERROR},
+        {TB_READER_JSON, 0, 1, TB_END_ERROR},
+        {TB_READER_ERROR_EVENT, 0, 1, TB_END_ERROR},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+        if (tb_reader_end_kind(k[i].error, k[i].marker, k[i].data) != k[i].end)
+            fail_msg("%s (marker %d, data %d) ends %s, want %s", tb_reader_error_name(k[i].error),
+                     k[i].marker, k[i].data,
+                     tb_end_name(tb_reader_end_kind(k[i].error, k[i].marker, k[i].data)),
+                     tb_end_name(k[i].end));
+    for (int e = 0; e < TB_END__COUNT; e++)
+        assert_int_equal(tb_end_parse(tb_end_name(e)), e);
+    assert_int_equal(tb_end_parse("done"), -1);
+}
+
 int tb_test_reader(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(same_conclusion),
         cmocka_unit_test(import_stops_at_error),
         cmocka_unit_test(import_adopts_endpoint),
+        cmocka_unit_test(nothing_after_the_end_marker),
+        cmocka_unit_test(end_kinds),
     };
     return cmocka_run_group_tests_name("reader", tests, NULL, NULL);
 }

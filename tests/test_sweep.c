@@ -627,6 +627,139 @@ static void cli_bad_usage(void **state)
     rm_dir(dir);
 }
 
+/* Writes text into dir/name. */
+static void put_file(const char *dir, const char *name, const char *text)
+{
+    char path[256];
+    FILE *f;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A directory of recordings mixing complete, cut-off and failed streams
+ * (what the README's 40-answer recipe meets): it sweeps without error;
+ * the cut-off and failed ones are counted in their own columns and
+ * listed, never in a share (the shares equal those of the complete ones
+ * alone); a trace without an end line is swept and said to be of unknown
+ * end; one recording of an HTTP 503, old or new, is not fatal. */
+static void cli_mixed_recordings(void **state)
+{
+    const char *dir = trace_dir(); /* t0..t2: complete (synthetic) */
+    struct tb_test_mock m;
+    char cmd[1024], only[1024];
+    struct tb_test_out o, o2;
+    cJSON *j, *ns, *pt;
+    (void)state;
+    tb_test_mock_start(&m, 60, 0.05, 0.02, NULL);
+    /* Cut off by the server (a dropped connection), and an HTTP 503, both
+     * recorded by run; an older ttsbuf's 503 recording (a header, no
+     * event) and an older complete one (no end line). */
+    snprintf(cmd, sizeof(cmd), "run --base-url %s --model 'mock+drop@20' -q --record %s/cut.jsonl",
+             m.base, dir);
+    o = tb_test_run(cmd);
+    assert_int_equal(o.code, 3);
+    tb_test_out_free(&o);
+    snprintf(cmd, sizeof(cmd),
+             "run --base-url %s --model 'mock+status@503' -q --record %s/f503.jsonl", m.base, dir);
+    o = tb_test_run(cmd);
+    assert_int_equal(o.code, 3);
+    tb_test_out_free(&o);
+    tb_test_mock_stop(&m);
+    put_file(dir, "old503.jsonl", "{\"ttsbuf_trace\": 1, \"command\": \"run\", \"events\": 0}\n");
+    put_file(dir, "old.jsonl",
+             "{\"ttsbuf_trace\": 1}\n{\"t\": 0.5, \"text\": \"One.\"}\n"
+             "{\"t\": 0.6, \"text\": \" Two.\"}\n");
+
+    snprintf(cmd, sizeof(cmd), "sweep --trace %s --preroll 0,2 --json - --target-gapless 0.5", dir);
+    o = tb_test_run(cmd);
+    if (o.code != 0)
+        fail_msg("%s: exit %d, stderr '%s'", cmd, o.code, o.se);
+    j = cJSON_Parse(o.so);
+    assert_non_null(j);
+    assert_int_equal((int)num(j, "streams"), 4);
+    assert_int_equal((int)num(j, "unknown_end"), 1);
+    assert_int_equal((int)num(j, "incomplete"), 1);
+    assert_int_equal((int)num(j, "failed"), 2);
+    ns = cJSON_GetObjectItem(j, "not_swept");
+    assert_int_equal(cJSON_GetArraySize(ns), 3);
+    {
+        static const char *const want[3][3] = {{"cut.jsonl", "incomplete", "connection_lost"},
+                                               {"f503.jsonl", "failed", "error"},
+                                               {"old503.jsonl", "failed", "unknown"}};
+        for (int i = 0; i < 3; i++) {
+            cJSON *x = cJSON_GetArrayItem(ns, i);
+            const char *name = cJSON_GetObjectItem(x, "name")->valuestring;
+            if (strstr(name, want[i][0]) == NULL ||
+                strcmp(cJSON_GetObjectItem(x, "standing")->valuestring, want[i][1]) != 0 ||
+                strcmp(cJSON_GetObjectItem(x, "end")->valuestring, want[i][2]) != 0)
+                fail_msg("not_swept[%d]: %s", i, name);
+        }
+        char *text = cJSON_PrintUnformatted(ns);
+        assert_non_null(strstr(text, "HTTP 503"));
+        free(text);
+    }
+    pt = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "points"), 1);
+    assert_int_equal((int)num(pt, "incomplete"), 1);
+    assert_int_equal((int)num(pt, "failed"), 2);
+    /* The shares are those of the swept streams alone. */
+    snprintf(only, sizeof(only),
+             "sweep %s/t0.jsonl %s/t1.jsonl %s/t2.jsonl %s/old.jsonl --preroll 0,2 --csv - "
+             "--target-gapless 0.5",
+             dir, dir, dir, dir);
+    o2 = tb_test_run(only);
+    assert_int_equal(o2.code, 0);
+    {
+        struct tb_test_out o3;
+        char *a, *b;
+        snprintf(cmd, sizeof(cmd), "sweep --trace %s --preroll 0,2 --csv - --target-gapless 0.5",
+                 dir);
+        o3 = tb_test_run(cmd);
+        assert_int_equal(o3.code, 0);
+        /* Row for row, up to the two columns of the streams left out. */
+        for (a = o3.so, b = o2.so; *a != '\0' && *b != '\0';) {
+            char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
+            assert_non_null(ea);
+            assert_non_null(eb);
+            if (a == o3.so) {
+                assert_non_null(strstr(a, ",streams,events,incomplete,failed\n"));
+            } else if (strncmp(a, b, (size_t)(eb - b) - 4) != 0 ||
+                       strncmp(ea - 4, ",1,2", 4) != 0) {
+                fail_msg("row '%.*s' vs '%.*s'", (int)(ea - a), a, (int)(eb - b), b);
+            }
+            a = ea + 1;
+            b = eb + 1;
+        }
+        tb_test_out_free(&o3);
+    }
+    tb_test_out_free(&o2);
+    cJSON_Delete(j);
+    tb_test_out_free(&o);
+
+    /* The table says it too, and lists them. */
+    snprintf(cmd, sizeof(cmd), "sweep --trace %s", dir);
+    o = tb_test_run(cmd);
+    assert_int_equal(o.code, 0);
+    if (strstr(o.so, "ttsbuf sweep: 4 streams x 1 setting") == NULL ||
+        strstr(o.so, "not swept: 1 cut off, 2 failed (listed below; not in any share)") == NULL ||
+        strstr(o.so, "note: 1 stream of unknown end") == NULL ||
+        strstr(o.so, "cut.jsonl: cut off (connection_lost at ") == NULL ||
+        strstr(o.so, "f503.jsonl: failed (error at ") == NULL ||
+        strstr(o.so, "old503.jsonl: failed (unknown, 0 events): the trace holds no event") == NULL)
+        fail_msg("sweep table:\n%s", o.so);
+    tb_test_out_free(&o);
+
+    /* Nothing complete to sweep: exit 3, with the list. */
+    snprintf(cmd, sizeof(cmd), "sweep %s/cut.jsonl %s/f503.jsonl", dir, dir);
+    o = tb_test_run(cmd);
+    if (o.code != 3 || strstr(o.se, "no complete stream to sweep (1 cut off, 1 failed)") == NULL)
+        fail_msg("%s: exit %d, stderr '%s'", cmd, o.code, o.se);
+    tb_test_out_free(&o);
+    rm_dir(dir);
+}
+
 /* The recipe in examples/ runs as documented (on its synthetic default). */
 static void cli_example_recipe(void **state)
 {
@@ -669,6 +802,7 @@ int tb_test_sweep(void)
         cmocka_unit_test(cli_synth_seeds_and_ranges),
         cmocka_unit_test(cli_progress_on_a_tty),
         cmocka_unit_test(cli_bad_usage),
+        cmocka_unit_test(cli_mixed_recordings),
         cmocka_unit_test(cli_example_recipe),
     };
     return TB_RUN_GROUP("sweep", tests);

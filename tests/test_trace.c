@@ -146,6 +146,17 @@ static void assert_same_stream(const struct tb_stream *a, const struct tb_stream
     assert_int_equal(a->usage_tokens, b->usage_tokens);
     assert_string_equal(a->model, b->model);
     assert_string_equal(a->base_url, b->base_url);
+    /* How it ended, the time bit for bit (NaN: not known). */
+    if (a->end.kind != b->end.kind || !tb_test_same_bits(a->end.t, b->end.t) ||
+        a->end.ignored_bytes != b->end.ignored_bytes || a->end.http_status != b->end.http_status ||
+        strcmp(a->end.error, b->end.error) != 0 || strcmp(a->end.message, b->end.message) != 0 ||
+        strcmp(a->end.finish_reason, b->end.finish_reason) != 0)
+        fail_msg("ends differ: %s at %.17g (%s %ld '%s', %llu ignored, '%s') vs %s at %.17g "
+                 "(%s %ld '%s', %llu ignored, '%s')",
+                 tb_end_name(a->end.kind), a->end.t, a->end.error, a->end.http_status,
+                 a->end.message, (unsigned long long)a->end.ignored_bytes, a->end.finish_reason,
+                 tb_end_name(b->end.kind), b->end.t, b->end.error, b->end.http_status,
+                 b->end.message, (unsigned long long)b->end.ignored_bytes, b->end.finish_reason);
 }
 
 /* Writes s with tb_trace_write into memory; returns the bytes (caller
@@ -307,6 +318,30 @@ static void read_want(const char *path, struct tb_stream *want)
             dst[n] = '\0';
         } else if (strncmp(line, "usage ", 6) == 0) {
             want->usage_tokens = strtoll(line + 6, NULL, 10);
+        } else if (strncmp(line, "end ", 4) == 0) {
+            char kind[32];
+            unsigned long long ignored;
+            int used = 0;
+            size_t n;
+            if (sscanf(line + 4, "%31s %lf %llu %n", kind, &want->end.t, &ignored, &used) != 3 ||
+                used == 0 || (want->end.kind = tb_end_parse(kind)) < 0)
+                fail_msg("%s: cannot read '%s' (end KIND T IGNORED \"FINISH\")", path, line);
+            want->end.ignored_bytes = ignored;
+            p = line + 4 + used;
+            n = unquote(&p, text, sizeof(want->end.finish_reason) - 1, path);
+            memcpy(want->end.finish_reason, text, n);
+            want->end.finish_reason[n] = '\0';
+        } else if (strncmp(line, "end_error ", 10) == 0) {
+            int used = 0;
+            size_t n;
+            if (sscanf(line + 10, "%15s %ld %n", want->end.error, &want->end.http_status, &used) !=
+                    2 ||
+                used == 0)
+                fail_msg("%s: cannot read '%s' (end_error KIND STATUS \"MESSAGE\")", path, line);
+            p = line + 10 + used;
+            n = unquote(&p, text, sizeof(want->end.message) - 1, path);
+            memcpy(want->end.message, text, n);
+            want->end.message[n] = '\0';
         } else {
             char *end, kind[16];
             double t = strtod(line, &end);
@@ -564,14 +599,32 @@ static void write_format_is_stable(void **state)
     assert_int_equal(tb_stream_append(&s, 0.5, "a", 1, 1, TB_KIND_CONTENT), 0);
     s.usage_tokens = 412;
     buf = write_mem(&s, &len);
-    assert_string_equal(buf, "{\"ttsbuf_trace\":1,\"schema\":{\"name\":\"ttsbuf.trace\","
-                             "\"version\":1},\"ttsbuf_version\":\"" TB_VERSION "\","
+    assert_string_equal(buf, "{\"ttsbuf_trace\":2,\"schema\":{\"name\":\"ttsbuf.trace\","
+                             "\"version\":2},\"ttsbuf_version\":\"" TB_VERSION "\","
                              "\"model\":\"m\",\"events\":2}\n"
                              "{\"t\":0.30000000000000004,\"text\":\"b\\\"\","
                              "\"kind\":\"reasoning\",\"tokens\":3}\n"
                              "{\"t\":0.5,\"text\":\"a\"}\n"
-                             "{\"usage\":{\"completion_tokens\":412}}\n");
+                             "{\"usage\":{\"completion_tokens\":412}}\n"
+                             "{\"end\":{\"kind\":\"unknown\",\"t\":null,\"error\":null,"
+                             "\"ignored_bytes\":0}}\n");
     free(buf);
+    /* A stream cut off says how, when, and with which error. */
+    s.end.kind = TB_END_LOST;
+    s.end.t = 0.1 + 0.7;
+    snprintf(s.end.error, sizeof(s.end.error), "transport");
+    snprintf(s.end.message, sizeof(s.end.message), "connection lost after 2 deltas: reset");
+    s.end.http_status = 200;
+    s.end.ignored_bytes = 7;
+    snprintf(s.end.finish_reason, sizeof(s.end.finish_reason), "length");
+    buf = write_mem(&s, &len);
+    assert_non_null(strstr(buf, "{\"usage\":{\"completion_tokens\":412}}\n"
+                                "{\"end\":{\"kind\":\"connection_lost\",\"t\":0.7999999999999999,"
+                                "\"error\":{\"kind\":\"transport\",\"message\":\"connection lost "
+                                "after 2 deltas: reset\",\"http_status\":200},\"ignored_bytes\":7,"
+                                "\"finish_reason\":\"length\"}}\n"));
+    free(buf);
+    assert_round_trip(&s);
     tb_stream_free(&s);
 }
 
@@ -690,11 +743,31 @@ static void write_empty_stream(void **state)
     (void)state;
     tb_stream_init(&s);
     buf = write_mem(&s, &len);
-    assert_string_equal(buf, "{\"ttsbuf_trace\":1,\"schema\":{\"name\":\"ttsbuf.trace\","
-                             "\"version\":1},\"ttsbuf_version\":\"" TB_VERSION "\","
-                             "\"events\":0}\n");
+    assert_string_equal(buf, "{\"ttsbuf_trace\":2,\"schema\":{\"name\":\"ttsbuf.trace\","
+                             "\"version\":2},\"ttsbuf_version\":\"" TB_VERSION "\","
+                             "\"events\":0}\n"
+                             "{\"end\":{\"kind\":\"unknown\",\"t\":null,\"error\":null,"
+                             "\"ignored_bytes\":0}}\n");
     tb_stream_init(&back);
     assert_int_equal(tb_trace_load_mem(buf, len, "e", &back, err, sizeof(err)), TB_EEMPTY);
+    assert_string_equal(err, "e: the trace holds no event");
+    tb_stream_free(&back);
+    free(buf);
+    /* The recording of a request that failed holds no event, and says
+     * why: the stream keeps its end. */
+    s.end.kind = TB_END_ERROR;
+    s.end.t = 0.25;
+    snprintf(s.end.error, sizeof(s.end.error), "http");
+    snprintf(s.end.message, sizeof(s.end.message), "HTTP 503: overloaded");
+    s.end.http_status = 503;
+    buf = write_mem(&s, &len);
+    tb_stream_init(&back);
+    assert_int_equal(tb_trace_load_mem(buf, len, "f", &back, err, sizeof(err)), TB_EEMPTY);
+    assert_string_equal(err, "f: the trace holds no event (the stream ended: error, HTTP 503: "
+                             "overloaded)");
+    assert_int_equal(back.end.kind, TB_END_ERROR);
+    assert_int_equal(back.end.http_status, 503);
+    assert_string_equal(back.end.error, "http");
     tb_stream_free(&back);
     free(buf);
 }

@@ -125,6 +125,9 @@ struct tb_bench_rec {
     uint32_t prompt;                /* index into the prompt set */
     double t_sched, t_start, t_end; /* s since the level started */
     int error;                      /* enum tb_reader_error; 0: ok */
+    int end;                        /* how the stream ended (enum tb_end,
+                                     * stream.h): its class counts it as
+                                     * complete, cut off or failed */
     char message[256];              /* one line when error != 0 */
     char warning[128];              /* one line worth saying even on success (a
                                      * stream with a finish reason but no end
@@ -210,8 +213,14 @@ int tb_bench_metric_higher_better(enum tb_bench_metric m);
 struct tb_bench_summary {
     size_t requests, ok;
     size_t errors[TB_READER__COUNT];    /* by enum tb_reader_error (0 unused) */
+    size_t incomplete, failed;        /* the errors by their end: cut off
+                                       * (interrupted, connection lost, a
+                                       * timeout, a cap) or failed (an HTTP
+                                       * or stream error) */
     size_t gapless;                   /* ok streams with no underrun */
-    double gapless_share;             /* gapless / ok (0 when ok == 0) */
+    double gapless_share;             /* gapless / ok (0 when ok == 0): a
+                                       * cut-off or failed stream is never
+                                       * in it */
     double success_share;             /* ok / requests */
     uint64_t events, tokens;          /* content events; tokens (usage when known
                                        * and credible, else the events' tokens) */

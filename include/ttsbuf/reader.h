@@ -5,15 +5,24 @@
  * imports of raw SSE bytes (GenAI-Perf, AIPerf raw records) all read
  * through it, so a stream means the same thing to each of them.
  *
- * How a stream ends, strictest reading first (tb_reader_conclude):
- * cancelled, idle timeout, total timeout, an HTTP status >= 300, a 2xx
- * that is not the dialect's stream type, a transport error, then from the
- * bytes: an event cut before the dialect's end marker or no end marker
- * at all (TB_READER_TRUNCATED).  A stream with no end marker but a finish
- * reason is complete, with a warning.  Errors found while feeding (an
- * error event, bad event JSON, an event over its cap, a stream over
- * tb_reader_over_cap's caps) stop the feed there, and the first error is
- * the one kept.  What was received before any error stays in the stream.
+ * The end marker ends the stream: once the dialect's end ([DONE],
+ * message_stop, "done": true) has come, nothing after it is recorded,
+ * the feed asks the transfer to stop (tb_reader_feed returns non-zero),
+ * and the bytes of data it was given after the marker are counted
+ * (blanks and line ends not counted) and named in the warning.
+ *
+ * How a stream ends, strictest reading first (tb_reader_conclude): the
+ * end marker, cancelled, idle timeout, total timeout, an HTTP status >=
+ * 300, a 2xx that is not the dialect's stream type, a transport error,
+ * then from the bytes: an event cut before the dialect's end marker or no
+ * end marker at all (TB_READER_TRUNCATED).  A stream with no end marker
+ * but a finish reason is complete, with a warning.  Errors found while
+ * feeding (an error event, bad event JSON, an event over its cap, a
+ * stream over tb_reader_over_cap's caps) stop the feed there, and the
+ * first error is the one kept.  What was received before any error stays
+ * in the stream, and the conclusion is recorded there too: the stream's
+ * end (stream.h: its kind, time, error and the bytes ignored), which a
+ * trace keeps.
  *
  * A server's words (an error body or event, a finish reason, the
  * Content-Type, libcurl's message) reach the message, the warning and
@@ -56,6 +65,18 @@ enum tb_reader_error {
 /* A short name for an error kind ("http", "transport", ...).  Any thread. */
 const char *tb_reader_error_name(int error);
 
+/* The error kind named, or -1.  Any thread. */
+int tb_reader_error_parse(const char *name);
+
+/*
+ * tb_reader_end_kind - the stream end (enum tb_end, stream.h) of a
+ * conclusion: error (enum tb_reader_error), whether the end marker came,
+ * and whether any byte of a response came (a transport error before any
+ * is a request that failed, after it a connection lost).  Pure; any
+ * thread.
+ */
+int tb_reader_end_kind(int error, int marker, int data_came);
+
 /* A live stream records every delta (for the trace), so an endless stream
  * would grow without bound: past this many it stops (ttsbuf(1) LIMITS; a
  * real answer is a few thousand). */
@@ -93,6 +114,11 @@ struct tb_reader {
     double t_now;     /* arrival time of the bytes being fed */
     double last_data; /* time of the last data event (or t0): the idle clock */
     int done_seen;    /* the dialect's end marker came */
+    double t_done;    /* ... at this time (t, as fed) */
+    uint64_t fed;     /* body bytes fed so far */
+    uint64_t done_at; /* the stream byte just past the end marker's event */
+    uint64_t ignored; /* bytes of data fed after the end marker (blanks not
+                       * counted) */
     long long usage_completion, usage_prompt; /* -1 when not reported */
     uint64_t tool_calls;
     char finish_reason[32];
@@ -119,7 +145,8 @@ void tb_reader_begin(struct tb_reader *rd, struct tb_stream *out, double t0);
 void tb_reader_recorded(struct tb_reader *rd);
 
 /* Body bytes arrived at t (a tb_http_body_fn: non-zero stops the
- * transfer, the error recorded in rd). */
+ * transfer: an error, recorded in rd, or the end marker, rd->done_seen;
+ * bytes fed after either are not read, those after the marker counted). */
 int tb_reader_feed(void *rd, const char *buf, size_t len, double t);
 
 /* Records an error of kind (enum tb_reader_error) unless one is already
@@ -128,17 +155,20 @@ int tb_reader_fail(struct tb_reader *rd, int kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /*
- * tb_reader_conclude - the transfer ended (hr; q: the request's timeouts,
- * for the messages): classifies how, unless feeding already failed, and
- * returns the conclusion (rd->error; rd->message and rd->warning say it).
+ * tb_reader_conclude - the transfer ended at time t (the feed's clock;
+ * hr; q: the request's timeouts, for the messages): classifies how,
+ * unless the end marker came or feeding already failed, records the end
+ * in the stream, and returns the conclusion (rd->error; rd->message and
+ * rd->warning say it).
  */
 int tb_reader_conclude(struct tb_reader *rd, const struct tb_http_resp *hr,
-                       const struct tb_http_req *q);
+                       const struct tb_http_req *q, double t);
 
 /* The bytes ended with no transfer to judge (recorded bytes): the
- * stream's own part of tb_reader_conclude.  Recorded bytes carry no clock
- * to time out on: the bytes a timed-out stream left behind conclude as
- * any stream cut there (TB_READER_TRUNCATED). */
+ * stream's own part of tb_reader_conclude, its end at the last bytes'
+ * time.  Recorded bytes carry no clock to time out on: the bytes a
+ * timed-out stream left behind conclude as any stream cut there
+ * (TB_READER_TRUNCATED). */
 int tb_reader_end(struct tb_reader *rd);
 
 #endif

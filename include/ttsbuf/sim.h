@@ -87,8 +87,10 @@ void tb_sim_result_set_usage(struct tb_sim_result *r, long long usage_tokens);
 /*
  * tb_sim_run - simulates the stream.  fn (may be NULL) receives each
  * chunk's schedule.  Returns 0; TB_EEMPTY when the stream has no content
- * event; TB_ETOOBIG when one event's text exceeds the ring's byte
- * capacity; TB_EINVAL for bad options; TB_ENOMEM.  Detail in err.
+ * event (unless its end says it was cut off or failed: then the result is
+ * that of nothing played); TB_ETOOBIG when one event's text exceeds the
+ * ring's byte capacity; TB_EINVAL for bad options; TB_ENOMEM.  Detail in
+ * err.
  */
 int tb_sim_run(const struct tb_stream *s, const struct tb_sim_opts *o, struct tb_clock *clk,
                tb_play_fn fn, void *ud, struct tb_sim_result *r, char *err, size_t errlen);

@@ -42,6 +42,61 @@ struct tb_server_timing {
     long long eval_count, eval_ns;
 };
 
+/*
+ * How a stream ended (ttsbuf-trace(5): the "end" line).  The stream
+ * reader (reader.h) decides it for what it reads; a trace keeps it; a
+ * synthetic stream is complete.  Names (tb_end_name) in every output:
+ */
+enum tb_end {
+    TB_END_UNKNOWN = 0, /* "unknown": not recorded (a trace older than the end
+                         * line, or one cut short) */
+    TB_END_COMPLETE,    /* "complete": the server's end marker came */
+    TB_END_NO_MARKER,   /* "no_end_marker": a finish reason came but no end
+                         * marker: complete, with a warning */
+    TB_END_INTERRUPTED, /* "interrupted": stopped by the user (Ctrl-C, SIGTERM) */
+    TB_END_LOST,        /* "connection_lost": the connection broke or closed
+                         * before the end marker */
+    TB_END_ERROR,       /* "error": an HTTP or stream error (a status, not an
+                         * event stream, bad event JSON, an error event, a
+                         * request that never got an answer) */
+    TB_END_TIMEOUT,     /* "timeout": the idle or the total timeout */
+    TB_END_CAP,         /* "cap": a stream's cap (deltas or bytes) */
+    TB_END__COUNT
+};
+
+/* What an end means for a verdict: whether the answer is whole. */
+enum tb_end_class {
+    TB_END_CLASS_UNKNOWN = 0, /* unknown: read as complete, and said so */
+    TB_END_CLASS_COMPLETE,    /* complete, no_end_marker */
+    TB_END_CLASS_INCOMPLETE,  /* interrupted, connection_lost, timeout, cap: cut off */
+    TB_END_CLASS_FAILED       /* error */
+};
+
+#define TB_END_MESSAGE_MAX 256
+
+/* The end of a stream, as recorded. */
+struct tb_stream_end {
+    int kind;                          /* enum tb_end */
+    double t;                          /* when it ended, s since the request was
+                                        * sent; NaN when not known */
+    char error[16];                    /* the error's kind (reader.h's names:
+                                        * "http", "transport", ...), or "" */
+    char message[TB_END_MESSAGE_MAX];  /* its one-line message, or "" */
+    long http_status;                  /* the response's status; 0: none */
+    uint64_t ignored_bytes;            /* bytes of data after the end marker,
+                                        * not kept (blanks not counted) */
+    char finish_reason[32];            /* the server's, or "" */
+};
+
+/* "complete", "no_end_marker", ... (above); "?" out of range.  Any thread. */
+const char *tb_end_name(int kind);
+/* The kind named, or -1.  Any thread. */
+int tb_end_parse(const char *name);
+/* The class of a kind (enum tb_end_class).  Any thread. */
+int tb_end_class(int kind);
+/* An unknown end: kind TB_END_UNKNOWN, t NaN, nothing else.  Any thread. */
+void tb_stream_end_init(struct tb_stream_end *e);
+
 struct tb_stream {
     struct tb_event *ev;
     size_t n, cap;
@@ -55,6 +110,7 @@ struct tb_stream {
     struct tb_server_timing server; /* all -1 unless the provider said */
     char started_at[32];            /* UTC RFC 3339 from a trace header, or "" */
     char command[16];               /* the command that recorded it, or "" */
+    struct tb_stream_end end;       /* how it ended (unknown unless said) */
 };
 
 /*
@@ -78,7 +134,8 @@ void tb_stream_init(struct tb_stream *s);
 /* Releases the arrays and re-initialises; NULL is a no-op. */
 void tb_stream_free(struct tb_stream *s);
 
-/* Forgets all events but keeps the memory, for reuse. */
+/* Forgets all events, the header strings and the end, but keeps the
+ * memory, for reuse. */
 void tb_stream_clear(struct tb_stream *s);
 
 /* Grows capacity to at least nev events and ntext bytes of text.

@@ -1,8 +1,8 @@
 /*
- * trace.h - the JSONL trace format: read and write.
+ * trace.h - the JSONL trace format (ttsbuf-trace(5)): read and write.
  *
  * One JSON object per line, UTF-8:
- *   {"ttsbuf_trace": 1, "model": "...", ...}    optional header, first line
+ *   {"ttsbuf_trace": 2, "model": "...", ...}    optional header, first line
  *                                               ("provider": "mock" when the
  *                                               built-in mock answered)
  *   {"t": 0.8123, "text": " Hello"}             an event
@@ -11,8 +11,16 @@
  *   {"usage": {...}, "server": {"total_ns": 2100000000, "eval_count": 120,
  *    "eval_ns": 1900000000, ...}}               the provider's own timings
  *                                               (Ollama), keys optional
+ *   {"end": {"kind": "complete", "t": 2.31, "error": null,
+ *            "ignored_bytes": 0}}               how the stream ended
+ *                                               (version 2; the last line)
  * Unknown keys are ignored; events with empty text are ignored; blank lines
  * are skipped.  Errors name the place as "NAME:LINE: reason".
+ *
+ * Versions: the writer writes version 2 (the end line); the reader reads
+ * 1 and 2, and traces without a header.  A trace without an end line
+ * (version 1, one cut short, a hand-made one) reads with an unknown end
+ * (stream.h), which every command says; version 1 has no end line.
  *
  * Threads: any thread, no shared state.  Ownership: the caller owns the
  * stream; on error it holds every event read before the bad line.
@@ -24,6 +32,9 @@
 
 #include "ttsbuf/stream.h"
 
+/* The format version this ttsbuf writes (it reads 1 too). */
+#define TB_TRACE_VERSION 2
+
 /* Longest line accepted, in bytes (ttsbuf(1) LIMITS). */
 #define TB_TRACE_LINE_MAX (4u << 20)
 
@@ -32,8 +43,10 @@
  * trace named `name` in messages, appending to `out`.
  * Returns 0; TB_EFORMAT for invalid JSON, a missing or non-numeric or
  * negative "t", "t" going backwards, a bad "kind" or "tokens", invalid
- * UTF-8; TB_ETOOBIG for a line over TB_TRACE_LINE_MAX; TB_EEMPTY when the
- * trace holds no event; TB_ENOMEM.  Detail in err.
+ * UTF-8, a bad end line or a line after it; TB_ETOOBIG for a line over
+ * TB_TRACE_LINE_MAX; TB_EEMPTY when the trace holds no event (the stream
+ * then holds the header and the end, which a recording of a request that
+ * failed has: the message says how it ended); TB_ENOMEM.  Detail in err.
  */
 int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_stream *out,
                       char *err, size_t errlen);
@@ -45,8 +58,9 @@ int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_s
 int tb_trace_load_file(const char *path, struct tb_stream *out, char *err, size_t errlen);
 
 /*
- * tb_trace_write - writes the stream as a trace: a header line (with
- * model/base_url when set), one line per event, a usage line when known.
+ * tb_trace_write - writes the stream as a trace (version
+ * TB_TRACE_VERSION): a header line (with model/base_url when set), one
+ * line per event, a usage line when known, and the end line.
  * Numbers are printed so that they read back bit-identical.
  * Returns 0, TB_ENOMEM, or TB_EIO when the FILE reports an error.
  */

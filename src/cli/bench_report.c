@@ -271,20 +271,23 @@ void tb_bench_report_human(FILE *f, const char *command, const struct tb_bench_m
         fprintf(f, "  shard %u of %u (ids = %u mod %u)\n", m->shard + 1, m->nshards, m->shard,
                 m->nshards);
     /* "measured": the streams with a first token (a failed one's too); a
-     * column no stream has is "-".  77 columns and the level's name: under
-     * 100 for every closed-loop level and the open-loop ones without a cap. */
-    fprintf(f, "\n  %-*s %8s %6s %8s %7s %8s %8s %7s %7s %7s\n", lw, "level", "requests", "errors",
+     * column no stream has is "-"; "cut/fail" counts the streams cut off
+     * (incomplete) and those that failed.  79 columns and the level's name:
+     * under 100 for every closed-loop level and the open-loop ones without a
+     * cap. */
+    fprintf(f, "\n  %-*s %8s %8s %8s %7s %8s %8s %7s %7s %7s\n", lw, "level", "requests", "cut/fail",
             "measured", "gapless", "TTFT P95", "TTFA P95", "TPS P50", "TPS P5", "system");
     for (uint32_t l = 0; l < m->nlevels; l++) {
         const struct tb_bench_summary *x = &s[l];
-        char name[64], gl[16], b[5][32];
+        char name[64], gl[16], cf[48], b[5][32];
         tb_bench_level_name(&m->levels[l], name, sizeof(name));
         if (x->ok > 0)
             snprintf(gl, sizeof(gl), "%.1f%%", 100.0 * x->gapless_share);
         else
             snprintf(gl, sizeof(gl), "-");
-        fprintf(f, "  %-*s %8zu %6zu %8zu %7s %8s %8s %7s %7s %7s\n", lw, name, x->requests,
-                error_total(x), x->m[TB_BM_TTFT].count, gl,
+        snprintf(cf, sizeof(cf), "%zu/%zu", x->incomplete, x->failed);
+        fprintf(f, "  %-*s %8zu %8s %8zu %7s %8s %8s %7s %7s %7s\n", lw, name, x->requests, cf,
+                x->m[TB_BM_TTFT].count, gl,
                 stat_cell(b[0], sizeof(b[0]), &x->m[TB_BM_TTFT], x->m[TB_BM_TTFT].p95, 3),
                 stat_cell(b[1], sizeof(b[1]), &x->m[TB_BM_TTFA], x->m[TB_BM_TTFA].p95, 3),
                 stat_cell(b[2], sizeof(b[2]), &x->m[TB_BM_TPS], x->m[TB_BM_TPS].p50, 1),
@@ -323,7 +326,8 @@ void tb_bench_report_human(FILE *f, const char *command, const struct tb_bench_m
                     "  note: %llu UTF-16 surrogate halves without a partner replaced by U+FFFD\n",
                     (unsigned long long)x->surrogates_replaced);
         if (error_total(x) > 0) {
-            fprintf(f, "  errors:");
+            fprintf(f, "  not in the gapless share: %zu cut off, %zu failed; errors:", x->incomplete,
+                    x->failed);
             for (int k = 1; k < TB_READER__COUNT; k++)
                 if (x->errors[k] > 0)
                     fprintf(f, " %s %zu", tb_reader_error_name(k), x->errors[k]);
@@ -392,6 +396,8 @@ int tb_bench_report_json(FILE *f, const char *command, const struct tb_bench_met
         cJSON_AddNumberToObject(o, "requests", (double)x->requests);
         cJSON_AddNumberToObject(o, "ok", (double)x->ok);
         cJSON_AddNumberToObject(o, "errors", (double)error_total(x));
+        cJSON_AddNumberToObject(o, "incomplete", (double)x->incomplete);
+        cJSON_AddNumberToObject(o, "failed", (double)x->failed);
         e = cJSON_AddObjectToObject(o, "errors_by_kind");
         for (int k = 1; e != NULL && k < TB_READER__COUNT; k++)
             cJSON_AddNumberToObject(e, tb_reader_error_name(k), (double)x->errors[k]);
@@ -420,7 +426,7 @@ static void csv_num(FILE *f, double v)
 
 void tb_bench_report_csv(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
 {
-    fprintf(f, "level,mode,concurrency,rate,requests,ok,errors");
+    fprintf(f, "level,mode,concurrency,rate,requests,ok,errors,incomplete,failed");
     for (int k = 1; k < TB_READER__COUNT; k++)
         fprintf(f, ",errors_by_kind_%s", tb_reader_error_name(k));
     fprintf(f, ",gapless,gapless_share,success_share,events,tokens,span_s,system_tps,"
@@ -437,7 +443,8 @@ void tb_bench_report_csv(FILE *f, const struct tb_bench_meta *m, const struct tb
         tb_bench_level_name(&m->levels[l], name, sizeof(name));
         fprintf(f, "\"%s\",%s,%u", name, mode_str(m->levels[l].mode), m->levels[l].concurrency);
         csv_num(f, m->levels[l].mode == TB_BENCH_CLOSED ? NAN : m->levels[l].rate);
-        fprintf(f, ",%zu,%zu,%zu", x->requests, x->ok, error_total(x));
+        fprintf(f, ",%zu,%zu,%zu,%zu,%zu", x->requests, x->ok, error_total(x), x->incomplete,
+                x->failed);
         for (int k = 1; k < TB_READER__COUNT; k++)
             fprintf(f, ",%zu", x->errors[k]);
         fprintf(f, ",%zu", x->gapless);

@@ -51,6 +51,8 @@ struct tb_report_src {
     const char *note; /* NULL, or how the source was read ("note" in JSON) */
     const char *warning; /* NULL, or the stream reader's warning on an imported
                           * stream ("warning" in JSON, as a live run's) */
+    const struct tb_stream_end *end; /* how the stream ended (a recorded or live
+                                      * one), or NULL: a whole answer */
 };
 
 struct tb_gap_list {

@@ -169,7 +169,7 @@ int tb_cmd_run(int argc, char **argv)
     struct run_args a;
     struct tb_live_opts lo;
     struct tb_live_result r;
-    struct tb_report_src src = {"live", "", NULL, NULL};
+    struct tb_report_src src = {"live", "", NULL, NULL, NULL};
     struct tb_report_live rl;
     struct tb_cli_plays plays;
     struct tb_cli_endpoint ep;
@@ -293,6 +293,7 @@ int tb_cmd_run(int argc, char **argv)
         src.kind = "live";
         src.name = ep.base_red;
     }
+    src.end = &r.stream.end;
     if (a.c.svg != NULL && r.sim.play.chunks > 0 && code < 0)
         code = tb_cli_svg_timeline(a.c.svg, &src, &a.c.o, &r.stream, &plays.all, &r.sim);
     if (a.au.sp != NULL)
@@ -316,7 +317,7 @@ int tb_cmd_run(int argc, char **argv)
                      tb_cli_endpoint_hint(&ep, r.http_status, hint, sizeof(hint)));
         code = TB_EXIT_FAILED;
     } else if (code < 0) {
-        code = tb_cli_underrun_gate(&a.c, &r.sim);
+        code = tb_cli_underrun_gate(&a.c, &r.sim, &r.stream.end);
     }
 out:
     tb_cli_audio_free(&a.au);

@@ -156,7 +156,7 @@ int tb_cmd_serve(int argc, char **argv)
     struct tb_serve_stats st;
     struct tb_stream s;
     struct sigaction sa;
-    struct tb_report_src src = {"", "", NULL, NULL};
+    struct tb_report_src src = {"", "", NULL, NULL, NULL};
     char label[512], err[256];
     int rc, code, first;
 

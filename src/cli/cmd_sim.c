@@ -73,7 +73,8 @@ const struct tb_cmddoc tb_doc_sim = {
     "Play a token stream out at speech rate on a simulated clock and report\n"
     "where the audio would run dry and how many tokens/s would have been enough.\n",
     sim_secs,
-    "0 ran; 1 --fail-on-underrun and there were underruns; 2 bad usage or bad input; 3 the "
+    "0 ran; 1 --fail-on-underrun and there were underruns, or the stream was cut off or failed "
+    "(its trace's end line says so); 2 bad usage or bad input; 3 the "
     "speech output failed (eSpeak NG, the audio device or the WAV file), or --import and every "
     "request failed.",
     tb_cli_usage_playout,
@@ -120,7 +121,7 @@ int tb_cmd_sim(int argc, char **argv)
     struct sim_args a;
     struct tb_stream s;
     struct tb_sim_result r;
-    struct tb_report_src src = {"", "", NULL, NULL};
+    struct tb_report_src src = {"", "", NULL, NULL, NULL};
     struct tb_cli_chunks chunks;
     struct tb_cli_plays plays;
     char label[1024], err[512];
@@ -153,8 +154,11 @@ int tb_cmd_sim(int argc, char **argv)
         goto out;
     if (a.import != NULL)
         code = tb_cli_import(&a.c, a.import, &a.io, a.request, &s, &src, label, sizeof(label));
-    else
+    else {
+        a.c.failed_ok = 1; /* a recording of a failed request is reported */
         code = tb_cli_load_source(&a.c, DEFAULT_PRESET, &s, &src, label, sizeof(label));
+        src.end = &s.end; /* a trace's, or a synthetic stream's (complete) */
+    }
     if (code < 0 && a.c.record != NULL)
         code = tb_cli_record(a.c.record, "sim", &a.c.o, &s);
     if (code >= 0)
@@ -215,7 +219,7 @@ int tb_cmd_sim(int argc, char **argv)
         if (a.want_chunks)
             tb_cli_chunks_print(rf, &chunks);
     }
-    code = tb_cli_underrun_gate(&a.c, &r);
+    code = tb_cli_underrun_gate(&a.c, &r, src.end);
 out:
     tb_cli_chunks_free(&chunks);
     tb_cli_audio_free(&a.au);

@@ -122,6 +122,10 @@ static const struct tb_optsec sweep_secs[] = {
 static const char *const sweep_notes[] = {
     "Percentiles interpolate linearly between the closest ranks (numpy's default). A stream is "
     "gap-free when it has no underrun (no gap over 1 ms).",
+    "Streams that were cut off (interrupted, connection lost, a timeout or a cap) or failed (an "
+    "HTTP or stream error, or a trace that holds no event), as their traces' end lines say, are "
+    "counted and listed apart, never in a share; a trace without an end line is read as "
+    "complete, and counted as of unknown end.",
     NULL,
 };
 
@@ -133,7 +137,8 @@ const struct tb_cmddoc tb_doc_sweep = {
     "P50, P95, max), interruptions, time to first audio and minimum TPS; and the\n"
     "smallest pre-roll and token rate that make a target share gap-free.\n",
     sweep_secs,
-    "0 ran; 2 bad usage or bad input; 3 an --import whose every request failed.",
+    "0 ran; 2 bad usage or bad input; 3 no stream to sweep: every one was cut off or failed, "
+    "or an --import whose every request failed.",
     tb_cli_usage_playout,
     sweep_notes,
 };
@@ -464,12 +469,23 @@ int tb_cmd_sweep(int argc, char **argv)
         so.n[x] = a.ax[x].n;
     }
     so.target = a.target;
-    in = tb_cli_sources_inputs(&a.src);
+    /* Cut-off and failed streams are listed, not swept: no share counts
+     * them as gap-free, and one failed recording does not stop the rest. */
+    memset(&ri, 0, sizeof(ri));
+    ri.src = &a.src;
+    in = tb_cli_sources_inputs(&a.src, &ri.st);
     if (in == NULL) {
         tb_cli_error("out of memory");
         goto out;
     }
-    rc = tb_sweep_create(&so, in, a.src.n, &sw, err, sizeof(err));
+    if (ri.st.swept == 0) {
+        tb_sweep_print_not_swept(stderr, &ri, 20);
+        tb_cli_error("sweep: no complete stream to sweep (%zu cut off, %zu failed)",
+                     ri.st.incomplete, ri.st.failed);
+        code = TB_EXIT_FAILED;
+        goto out;
+    }
+    rc = tb_sweep_create(&so, in, ri.st.swept, &sw, err, sizeof(err));
     if (rc != 0) {
         tb_cli_error("sweep: %s", err);
         goto out;
@@ -495,7 +511,7 @@ int tb_cmd_sweep(int argc, char **argv)
         tb_sweep_print_table(stdout, sw, &ri);
     code = -1;
     if (fcsv != NULL)
-        code = tb_cli_out_close("--csv", a.csv, fcsv, tb_sweep_write_csv(fcsv, sw));
+        code = tb_cli_out_close("--csv", a.csv, fcsv, tb_sweep_write_csv(fcsv, sw, &ri));
     fcsv = NULL;
     if (fjson != NULL && code < 0)
         code = tb_cli_out_close("--json", a.json, fjson, tb_sweep_write_json(fjson, sw, &ri));

@@ -141,6 +141,8 @@ int tb_cli_load_source(const struct tb_cli_common *a, const char *default_preset
         src->kind = "trace";
         src->name = strcmp(a->trace, "-") == 0 ? "<stdin>" : a->trace;
         rc = tb_trace_load_file(a->trace, s, err, sizeof(err));
+        if (rc == TB_EEMPTY && a->failed_ok && tb_end_class(s->end.kind) >= TB_END_CLASS_INCOMPLETE)
+            return -1; /* a recording of a request that never got an event */
         if (rc != 0) {
             tb_cli_trace_error("sim", a->trace, rc, err);
             return TB_EXIT_USAGE;
@@ -311,9 +313,19 @@ void tb_cli_collect_gap(void *ud, const struct tb_play *pl)
         play_push(ud, pl);
 }
 
-int tb_cli_underrun_gate(const struct tb_cli_common *a, const struct tb_sim_result *r)
+int tb_cli_underrun_gate(const struct tb_cli_common *a, const struct tb_sim_result *r,
+                         const struct tb_stream_end *end)
 {
-    if (!a->fail_on_underrun || r->play.underruns == 0)
+    int cls = end != NULL ? tb_end_class(end->kind) : TB_END_CLASS_COMPLETE;
+    if (!a->fail_on_underrun)
+        return TB_EXIT_OK;
+    if (cls == TB_END_CLASS_INCOMPLETE || cls == TB_END_CLASS_FAILED) {
+        tb_cli_error("--fail-on-underrun: no verdict: the stream %s (%s%s%s)",
+                     cls == TB_END_CLASS_FAILED ? "failed" : "was cut off", tb_end_name(end->kind),
+                     end->message[0] ? ": " : "", end->message);
+        return TB_EXIT_GATE;
+    }
+    if (r->play.underruns == 0)
         return TB_EXIT_OK;
     fflush(stdout); /* after the report, on one terminal or log */
     tb_cli_error("--fail-on-underrun: %u underruns, %.2f s of silence", r->play.underruns,
@@ -348,18 +360,27 @@ int tb_cli_svg_timeline_to(FILE *f, const struct tb_report_src *src, const struc
                            const struct tb_sim_result *r)
 {
     struct tb_svg_timeline t;
-    char title[600], sub[256];
-    if (r->play.underruns == 0)
+    char title[600], sub[256], mt[48] = "";
+    int cls = src->end != NULL ? tb_end_class(src->end->kind) : TB_END_CLASS_COMPLETE;
+    int whole = cls == TB_END_CLASS_COMPLETE || cls == TB_END_CLASS_UNKNOWN;
+    if (!whole)
+        /* A cut-off or failed stream: what arrived, no verdict, no what-if. */
+        snprintf(title, sizeof(title), "%s: %u gap%s before it %s; first audio at %.2f s",
+                 cls == TB_END_CLASS_FAILED ? "Failed" : "Incomplete", r->play.underruns,
+                 r->play.underruns == 1 ? "" : "s",
+                 cls == TB_END_CLASS_FAILED ? "failed" : "was cut off", r->play.ttfa);
+    else if (r->play.underruns == 0)
         snprintf(title, sizeof(title), "No gaps: first audio at %.2f s", r->play.ttfa);
     else
         snprintf(title, sizeof(title), "%u gap%s, %.2f s of silence; first audio at %.2f s",
                  r->play.underruns, r->play.underruns == 1 ? "" : "s", r->play.gap_total,
                  r->play.ttfa);
-    snprintf(sub, sizeof(sub),
-             "%s %.80s%s | chunk %s, %g wpm, TTS latency %g s, pre-roll %g s%s | minimum TPS %.1f",
+    if (whole)
+        snprintf(mt, sizeof(mt), " | minimum TPS %.1f", r->play.min_tps);
+    snprintf(sub, sizeof(sub), "%s %.80s%s | chunk %s, %g wpm, TTS latency %g s, pre-roll %g s%s%s",
              src->kind, src->name, strlen(src->name) > 80 ? "..." : "",
              tb_seg_policy_name(o->seg.policy), o->play.wpm, o->play.tts_latency, o->play.preroll,
-             o->play.rebuffer ? ", rebuffer" : "", r->play.min_tps);
+             o->play.rebuffer ? ", rebuffer" : "", mt);
     t.title = title;
     t.subtitle = sub;
     t.s = s;
@@ -431,7 +452,8 @@ const struct tb_optdoc tb_opt_playout[] = {
     {"ring-bytes", TB_O_BYTES, "N", "ring capacity in bytes of text (default 4194304, 4 MiB)",
      "Allowed 64..2^30, a power of two; an event's text must fit."},
     {"json", TB_O_JSON, NULL, "one JSON object on stdout instead of the report", NULL},
-    {"fail-on-underrun", TB_O_FAILU, NULL, "exit 1 when the stream has any underrun",
+    {"fail-on-underrun", TB_O_FAILU, NULL,
+     "exit 1 when the stream has any underrun, or gives no verdict (it was cut off or failed)",
      "A CI gate; in bench, the gate gapless_share=1."},
     TB_OPTDOC_END,
 };

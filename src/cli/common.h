@@ -44,6 +44,9 @@ struct tb_cli_common {
     const char *svg;  /* --svg FILE: the timeline picture */
     const char *html; /* --html FILE: the self-contained page */
     int nsources, json, fail_on_underrun;
+    int failed_ok; /* a --trace that holds no event loads when it is the
+                    * recording of a request that failed or was cut off
+                    * (its end says so): sim reports it */
     size_t max_gaps;
 };
 
@@ -127,9 +130,12 @@ int tb_cli_stdout_gone(void);
 /* tb_play_fn that collects underrun chunks into a struct tb_gap_list. */
 void tb_cli_collect_gap(void *ud, const struct tb_play *pl);
 
-/* --fail-on-underrun on a played stream: TB_EXIT_GATE (the underruns
- * printed) when it was given and r has any, else TB_EXIT_OK. */
-int tb_cli_underrun_gate(const struct tb_cli_common *a, const struct tb_sim_result *r);
+/* --fail-on-underrun on a played stream: TB_EXIT_GATE (the reason
+ * printed) when it was given and r has any underrun, or the stream (its
+ * end, NULL: a whole answer) was cut off or failed, which gives no
+ * verdict to pass; else TB_EXIT_OK. */
+int tb_cli_underrun_gate(const struct tb_cli_common *a, const struct tb_sim_result *r,
+                         const struct tb_stream_end *end);
 
 /* Every chunk's schedule (for --svg) and the underruns among them. */
 struct tb_cli_plays {

@@ -5,6 +5,7 @@
  */
 #include <cJSON.h>
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "audio.h"
@@ -14,26 +15,57 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/seg.h"
 
-/* Which numbers were measured.  A failed request has no verdict and no
- * what-if for the whole answer (minimum TPS, speed-up, the pre-roll
- * curve's minimum TPS); a stream without a content event has no TTFT, one
- * with fewer than two no decode rate, one without a chunk no first audio
- * and no playback end.  What was not measured is null in JSON and "-" in
- * the human report, never 0. */
+/* Which numbers were measured.  A stream that failed or was cut off has
+ * no verdict and no what-if for the whole answer (minimum TPS, speed-up,
+ * the pre-roll curve's minimum TPS); a stream without a content event has
+ * no TTFT, one with fewer than two no decode rate, one without a chunk no
+ * first audio, no playback end and no gaps (nothing was played).  What was
+ * not measured is null in JSON and "-" in the human report, never 0.  A
+ * stream whose end is not known (a trace without an end line) is read as
+ * complete, and the report says so. */
 struct measured {
-    int failed, ttft, tps, audio, whatif;
+    int failed, cut, unknown, ttft, tps, audio, whatif;
 };
 
-static struct measured measured_of(const struct tb_sim_result *r,
+static struct measured measured_of(const struct tb_report_src *src, const struct tb_sim_result *r,
                                    const struct tb_report_live *live)
 {
     struct measured m;
-    m.failed = live != NULL && live->error_kind != NULL;
+    int cls = src->end != NULL ? tb_end_class(src->end->kind) : TB_END_CLASS_COMPLETE;
+    m.cut = cls == TB_END_CLASS_INCOMPLETE;
+    m.failed = !m.cut && (cls == TB_END_CLASS_FAILED || (live != NULL && live->error_kind != NULL));
+    m.unknown = cls == TB_END_CLASS_UNKNOWN;
     m.ttft = r->content_events > 0;
     m.tps = r->content_events > 1 && r->decode_tps > 0;
     m.audio = r->play.chunks > 0;
-    m.whatif = !m.failed && m.audio;
+    m.whatif = !m.failed && !m.cut && m.audio;
     return m;
+}
+
+/* The error of the stream: a live run's, else the one its end records. */
+static void error_of(const struct tb_report_src *src, const struct tb_report_live *live,
+                     const char **kind, const char **msg, long *status)
+{
+    *kind = NULL;
+    *msg = "";
+    *status = 0;
+    if (live != NULL) {
+        *kind = live->error_kind;
+        *msg = live->error;
+        *status = live->http_status;
+    } else if (src->end != NULL && src->end->error[0] != '\0') {
+        *kind = src->end->error;
+        *msg = src->end->message;
+        *status = src->end->http_status;
+    }
+}
+
+/* When a cut stream ended: its end's time, else its last event's. */
+static double cut_at(const struct tb_report_src *src, const struct tb_sim_result *r)
+{
+    if (src->end != NULL && isfinite(src->end->t))
+        return src->end->t;
+    return r->last_content_t;
 }
 
 /* v with prec decimals, or "-" when not measured. */
@@ -108,8 +140,11 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
                      const struct tb_report_live *live)
 {
     const struct tb_playout_result *p = &r->play;
-    struct measured m = measured_of(r, live);
-    char b1[32], b2[32];
+    struct measured m = measured_of(src, r, live);
+    const char *ekind, *emsg;
+    long estatus;
+    char b1[32], b2[32], b3[32], b4[32], b5[32];
+    error_of(src, live, &ekind, &emsg, &estatus);
     if (live != NULL) {
         int mock = live->provider != NULL && strcmp(live->provider, "mock") == 0;
         char status[32];
@@ -141,20 +176,39 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
         fprintf(f, "  note: %s\n", src->note);
     if (live == NULL && src->warning != NULL && src->warning[0] != '\0')
         fprintf(f, "  note: %s\n", src->warning);
+    if (m.unknown)
+        fprintf(f, "  note: the trace does not say how the stream ended (no end line: recorded "
+                   "by an older ttsbuf, or cut short); it is read as a complete answer\n");
+    else if (live == NULL && src->end != NULL && src->end->ignored_bytes > 0)
+        fprintf(f, "  note: %llu bytes of data after the end marker were ignored\n",
+                (unsigned long long)src->end->ignored_bytes);
     fprintf(f, "  chunk=%s", tb_seg_policy_name(o->seg.policy));
     if (o->seg.min_chars > 1)
         fprintf(f, " min-chars=%" PRIu32, o->seg.min_chars);
     fprintf(f, "  wpm=%g  tts-latency=%g s  preroll=%g s%s\n\n", o->play.wpm, o->play.tts_latency,
             o->play.preroll, o->play.rebuffer ? "  rebuffer" : "");
-    if (m.failed) {
-        fprintf(f, "no verdict: the request failed (%s: %s)\n", live->error_kind, live->error);
+    if (m.failed || m.cut) {
+        if (m.failed)
+            fprintf(f, "no verdict: the request failed (%s: %s)\n", ekind != NULL ? ekind : "?",
+                    emsg);
+        else if (p->underruns == 0)
+            fprintf(f, "incomplete: no gap before it was cut at %.2f s (%s%s%s)\n",
+                    cut_at(src, r), tb_end_name(src->end->kind), emsg[0] ? ": " : "", emsg);
+        else
+            fprintf(f, "incomplete: %" PRIu32 " gap%s before it was cut at %.2f s (%s%s%s)\n",
+                    p->underruns, p->underruns == 1 ? "" : "s", cut_at(src, r),
+                    tb_end_name(src->end->kind), emsg[0] ? ": " : "", emsg);
         fprintf(f, "  what arrived (the numbers below): %zu events, %" PRIu64 " tokens, %" PRIu32 " chunks; ",
                 r->content_events, r->content_tokens, p->chunks);
-        if (p->underruns == 0)
+        if (!m.audio)
+            fprintf(f, "nothing was played\n");
+        else if (p->underruns == 0)
             fprintf(f, "no gaps among them\n");
         else
             fprintf(f, "%" PRIu32 " underrun%s among them, %.2f s of silence\n", p->underruns,
                     p->underruns == 1 ? "" : "s", p->gap_total);
+    } else if (!m.audio) {
+        fprintf(f, "no verdict: no content arrived (nothing to play)\n");
     } else {
         verdict(f, p);
     }
@@ -209,9 +263,12 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
     fprintf(f, "\n  pre-roll   min TPS   underruns   silence   longest   first audio\n");
     for (int i = 0; i < TB_CURVE_POINTS; i++) {
         const struct tb_curve_point *c = &r->curve[i];
-        fprintf(f, "  %6.2f s  %8s  %10" PRIu32 "  %6.2f s  %6.2f s  %9s s\n", c->preroll,
-                num(b1, sizeof(b1), m.whatif, 1, c->min_tps), c->underruns, c->gap_total,
-                c->gap_max, num(b2, sizeof(b2), m.audio, 3, c->ttfa));
+        snprintf(b3, sizeof(b3), "%" PRIu32, c->underruns);
+        fprintf(f, "  %6.2f s  %8s  %10s  %6s s  %6s s  %9s s\n", c->preroll,
+                num(b1, sizeof(b1), m.whatif, 1, c->min_tps), m.audio ? b3 : "-",
+                num(b4, sizeof(b4), m.audio, 2, c->gap_total),
+                num(b5, sizeof(b5), m.audio, 2, c->gap_max),
+                num(b2, sizeof(b2), m.audio, 3, c->ttfa));
     }
     fprintf(f,
             "\n  ring: high water %zu tokens, %zu bytes, %.2f s of speech waiting\n"
@@ -248,13 +305,16 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
                           const struct tb_cli_chunks *chunks)
 {
     const struct tb_playout_result *p = &r->play;
-    struct measured m = measured_of(r, live);
+    struct measured m = measured_of(src, r, live);
     cJSON *root =
         tb_cli_json_doc(TB_SCHEMA_RESULT, TB_SCHEMA_RESULT_V, live != NULL ? "run" : "sim");
     const char *warning = live != NULL ? live->warning : src->warning;
-    cJSON *opts, *curve, *gl, *ring;
+    const char *ekind, *emsg;
+    long estatus;
+    cJSON *opts, *curve, *gl, *ring, *end;
     if (root == NULL)
         return TB_ENOMEM;
+    error_of(src, live, &ekind, &emsg, &estatus);
     cJSON_AddStringToObject(root, "source", src->kind);
     cJSON_AddStringToObject(root, "source_name", src->name);
     if (src->note != NULL)
@@ -274,9 +334,19 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
         else
             cJSON_AddNullToObject(root, "usage_ignored");
         cJSON_AddNumberToObject(root, "surrogates_replaced", (double)live->surrogates_replaced);
-        tb_json_add_error(root, live->error_kind, live->error, live->http_status);
         if (live->server != NULL)
             server_json(root, live->server);
+    }
+    if (live != NULL || src->end != NULL)
+        tb_json_add_error(root, ekind, emsg, estatus); /* an import's is its tool's */
+    /* How the stream ended (unknown for a trace without an end line);
+     * null for an imported request, whose tool keeps its own account. */
+    if (src->end == NULL) {
+        cJSON_AddNullToObject(root, "end");
+    } else if ((end = cJSON_AddObjectToObject(root, "end")) != NULL) {
+        cJSON_AddStringToObject(end, "kind", tb_end_name(src->end->kind));
+        tb_cli_json_num(end, "t_s", src->end->t);
+        cJSON_AddNumberToObject(end, "ignored_bytes", (double)src->end->ignored_bytes);
     }
     if (warning != NULL && warning[0] != '\0')
         cJSON_AddStringToObject(root, "warning", warning);
@@ -302,10 +372,10 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
         cJSON_AddNullToObject(root, "decode_tps_usage");
     cJSON_AddNumberToObject(root, "speech_s", p->speech);
     json_num(root, "end_s", m.audio, p->end);
-    cJSON_AddNumberToObject(root, "underruns", p->underruns);
-    cJSON_AddNumberToObject(root, "interruptions", p->interruptions);
-    cJSON_AddNumberToObject(root, "gap_total_s", p->gap_total);
-    cJSON_AddNumberToObject(root, "gap_max_s", p->gap_max);
+    json_num(root, "underruns", m.audio, p->underruns);
+    json_num(root, "interruptions", m.audio, p->interruptions);
+    json_num(root, "gap_total_s", m.audio, p->gap_total);
+    json_num(root, "gap_max_s", m.audio, p->gap_max);
     json_num(root, "min_tps", m.whatif, p->min_tps);
     json_num(root, "speedup_needed", m.whatif, p->speedup);
     gl = cJSON_AddArrayToObject(root, "gaps");
@@ -325,9 +395,9 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
             break;
         cJSON_AddNumberToObject(c, "preroll_s", r->curve[i].preroll);
         json_num(c, "min_tps", m.whatif, r->curve[i].min_tps);
-        cJSON_AddNumberToObject(c, "underruns", r->curve[i].underruns);
-        cJSON_AddNumberToObject(c, "gap_total_s", r->curve[i].gap_total);
-        cJSON_AddNumberToObject(c, "gap_max_s", r->curve[i].gap_max);
+        json_num(c, "underruns", m.audio, r->curve[i].underruns);
+        json_num(c, "gap_total_s", m.audio, r->curve[i].gap_total);
+        json_num(c, "gap_max_s", m.audio, r->curve[i].gap_max);
         json_num(c, "ttfa_s", m.audio, r->curve[i].ttfa);
         cJSON_AddItemToArray(curve, c);
     }

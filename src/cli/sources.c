@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "common.h"
+#include "ttsbuf/error.h"
 #include "ttsbuf/import.h"
 #include "ttsbuf/preset.h"
 #include "ttsbuf/synth.h"
@@ -66,7 +67,8 @@ static int add_trace(struct tb_cli_sources *l, const char *path)
     char err[512];
     int code, rc;
     tb_stream_init(&s);
-    if ((rc = tb_trace_load_file(path, &s, err, sizeof(err))) != 0) {
+    rc = tb_trace_load_file(path, &s, err, sizeof(err));
+    if (rc != 0 && rc != TB_EEMPTY) {
         tb_cli_trace_error("sweep", path, rc, err);
         tb_stream_free(&s);
         return TB_EXIT_USAGE;
@@ -204,12 +206,33 @@ int tb_cli_sources_add_synth(struct tb_cli_sources *l, const char *arg, int pres
     return code;
 }
 
-struct tb_sweep_input *tb_cli_sources_inputs(const struct tb_cli_sources *l)
+int tb_cli_source_standing(const struct tb_cli_source *src)
+{
+    int cls = tb_end_class(src->s.end.kind);
+    if (src->s.n == 0 && cls != TB_END_CLASS_INCOMPLETE)
+        return TB_END_CLASS_FAILED; /* nothing arrived: a failed request */
+    return cls;
+}
+
+struct tb_sweep_input *tb_cli_sources_inputs(const struct tb_cli_sources *l,
+                                             struct tb_cli_standing *st)
 {
     struct tb_sweep_input *in = malloc((l->n ? l->n : 1) * sizeof(*in));
+    memset(st, 0, sizeof(*st));
     for (size_t i = 0; in != NULL && i < l->n; i++) {
-        in[i].name = l->v[i].name;
-        in[i].s = &l->v[i].s;
+        int cls = tb_cli_source_standing(&l->v[i]);
+        if (cls == TB_END_CLASS_INCOMPLETE) {
+            st->incomplete++;
+            continue;
+        }
+        if (cls == TB_END_CLASS_FAILED) {
+            st->failed++;
+            continue;
+        }
+        st->unknown_end += cls == TB_END_CLASS_UNKNOWN;
+        in[st->swept].name = l->v[i].name;
+        in[st->swept].s = &l->v[i].s;
+        st->swept++;
     }
     return in;
 }

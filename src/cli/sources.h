@@ -35,7 +35,9 @@ void tb_cli_sources_free(struct tb_cli_sources *l);
 int tb_cli_sources_add(struct tb_cli_sources *l, const char *name, struct tb_stream *s);
 
 /* A trace file, every *.jsonl in a directory (sorted), or a glob pattern
- * (runs/?*.jsonl, quoted so the shell leaves it).  -1 or an exit code. */
+ * (runs/?*.jsonl, quoted so the shell leaves it).  A trace that holds no
+ * event (the recording of a request that failed) is added, to be listed.
+ * -1 or an exit code. */
 int tb_cli_sources_add_path(struct tb_cli_sources *l, const char *arg);
 
 /* A synthetic spec (preset != 0: a preset name) for every seed in
@@ -52,8 +54,25 @@ struct tb_cli_import_opts;
 int tb_cli_sources_add_import(struct tb_cli_sources *l, const char *spec,
                               const struct tb_cli_import_opts *io);
 
-/* The list as sweep inputs (borrowing names and streams); NULL when out
- * of memory.  Caller frees the array. */
-struct tb_sweep_input *tb_cli_sources_inputs(const struct tb_cli_sources *l);
+/*
+ * tb_cli_source_standing - where a stream stands in a sweep (enum
+ * tb_end_class): COMPLETE or UNKNOWN (a trace without an end line, read
+ * as complete) are swept; INCOMPLETE (cut off) and FAILED (an error, or
+ * a trace that holds no event) are listed beside the statistics, never in
+ * them.
+ */
+int tb_cli_source_standing(const struct tb_cli_source *src);
+
+/* How many sources stand where (the sweep's counts). */
+struct tb_cli_standing {
+    size_t swept, unknown_end; /* unknown_end: among the swept */
+    size_t incomplete, failed;
+};
+
+/* The swept sources as sweep inputs (borrowing names and streams), their
+ * count in st->swept and every count in *st; NULL when out of memory.
+ * Caller frees the array. */
+struct tb_sweep_input *tb_cli_sources_inputs(const struct tb_cli_sources *l,
+                                             struct tb_cli_standing *st);
 
 #endif

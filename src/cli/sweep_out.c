@@ -9,6 +9,7 @@
 
 #include "jsonout.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/jsonline.h"
 #include "ttsbuf/seg.h"
 
 /* The statistics in the order of the CSV columns and JSON keys. */
@@ -39,6 +40,40 @@ static void value(char *buf, size_t len, int a, double v)
         snprintf(buf, len, "%s", v > 0 ? "on" : "off");
     else
         snprintf(buf, len, "%g", v);
+}
+
+/* One stream left out: "NAME: cut off (connection_lost at 3.41 s): why". */
+static void not_swept_line(FILE *f, const struct tb_cli_source *x, int cls)
+{
+    const struct tb_stream_end *e = &x->s.end;
+    fprintf(f, "    %s: %s (%s", x->name, cls == TB_END_CLASS_INCOMPLETE ? "cut off" : "failed",
+            tb_end_name(e->kind));
+    if (isfinite(e->t))
+        fprintf(f, " at %.2f s", e->t);
+    fprintf(f, ", %zu event%s)", x->s.n, x->s.n == 1 ? "" : "s");
+    if (e->message[0] != '\0')
+        fprintf(f, ": %s", e->message);
+    else if (x->s.n == 0)
+        fprintf(f, ": the trace holds no event");
+    fputc('\n', f);
+}
+
+void tb_sweep_print_not_swept(FILE *f, const struct tb_sweep_run_info *ri, size_t max)
+{
+    size_t shown = 0, left = ri->st.incomplete + ri->st.failed;
+    if (left == 0 || ri->src == NULL)
+        return;
+    fprintf(f, "\n  not in the shares: %zu cut off, %zu failed\n", ri->st.incomplete,
+            ri->st.failed);
+    for (size_t i = 0; i < ri->src->n && shown < max; i++) {
+        int cls = tb_cli_source_standing(&ri->src->v[i]);
+        if (cls != TB_END_CLASS_INCOMPLETE && cls != TB_END_CLASS_FAILED)
+            continue;
+        not_swept_line(f, &ri->src->v[i], cls);
+        shown++;
+    }
+    if (left > shown)
+        fprintf(f, "    ... %zu more (--json lists them all)\n", left - shown);
 }
 
 static const char *const col_names[TB_AX__COUNT] = {"chunk",   "min-chars", "tps",    "wpm",
@@ -77,6 +112,9 @@ static void axes_cells(FILE *f, const struct tb_sweep *sw, const double *ax, int
     }
 }
 
+static void print_answers(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_point *pt,
+                          size_t npt, double target);
+
 void tb_sweep_print_table(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri)
 {
     size_t npt, nin = tb_sweep_inputs(sw);
@@ -92,6 +130,16 @@ void tb_sweep_print_table(FILE *f, const struct tb_sweep *sw, const struct tb_sw
             nin, nin == 1 ? "" : "s", npt, npt == 1 ? "" : "s", ri->seconds, ri->threads,
             ri->threads == 1 ? "" : "s",
             ri->seconds > 0 ? (double)ev * (double)npt / ri->seconds / 1e6 : 0.0);
+    /* Every share below is of the swept streams: cut-off and failed ones
+     * are counted apart (listed at the end), never as gap-free. */
+    if (ri->st.incomplete + ri->st.failed > 0)
+        fprintf(f, "  not swept: %zu cut off, %zu failed (listed below; not in any share)\n",
+                ri->st.incomplete, ri->st.failed);
+    if (ri->st.unknown_end > 0)
+        fprintf(f,
+                "  note: %zu stream%s of unknown end (traces without an end line), read as "
+                "complete\n",
+                ri->st.unknown_end, ri->st.unknown_end == 1 ? "" : "s");
     fprintf(f, "  fixed:");
     for (int a = 0; a < TB_AX__COUNT; a++) {
         if (varies(sw, a))
@@ -127,9 +175,17 @@ void tb_sweep_print_table(FILE *f, const struct tb_sweep *sw, const struct tb_sw
             fprintf(f, "  %7.1f", q->tps_for_target);
         fputc('\n', f);
     }
-    if (target <= 0)
-        return;
+    if (target > 0)
+        print_answers(f, sw, pt, npt, target);
+    tb_sweep_print_not_swept(f, ri, 20);
+}
 
+/* The inverse answers: the smallest pre-roll per series. */
+static void print_answers(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_point *pt,
+                          size_t npt, double target)
+{
+    char v[64];
+    int first;
     size_t npre;
     tb_sweep_axis_values(sw, TB_AX_PREROLL, &npre);
     fprintf(f, "\n  smallest pre-roll with >= %g%% of the streams gap-free", target * 100);
@@ -161,7 +217,7 @@ static void csv_num(FILE *f, double v)
         fprintf(f, "%.9g", v);
 }
 
-int tb_sweep_write_csv(FILE *f, const struct tb_sweep *sw)
+int tb_sweep_write_csv(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri)
 {
     size_t npt;
     const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);
@@ -174,7 +230,7 @@ int tb_sweep_write_csv(FILE *f, const struct tb_sweep *sw)
         for (int k = 0; tb_stats_fields[k] != NULL; k++)
             fprintf(f, ",%s_%s", stat_names[i], tb_stats_fields[k]);
     }
-    fprintf(f, ",tps_for_target,preroll_for_target_s,streams,events\n");
+    fprintf(f, ",tps_for_target,preroll_for_target_s,streams,events,incomplete,failed\n");
     for (size_t p = 0; p < npt; p++) {
         for (int a = 0; a < TB_AX__COUNT; a++) {
             if (a == TB_AX_REBUFFER)
@@ -192,7 +248,8 @@ int tb_sweep_write_csv(FILE *f, const struct tb_sweep *sw)
         }
         csv_num(f, pt[p].tps_for_target);
         csv_num(f, pt[p].preroll_for_target);
-        fprintf(f, ",%zu,%llu\n", tb_sweep_inputs(sw), (unsigned long long)pt[p].events);
+        fprintf(f, ",%zu,%llu,%zu,%zu\n", tb_sweep_inputs(sw), (unsigned long long)pt[p].events,
+                ri->st.incomplete, ri->st.failed);
     }
     return ferror(f) ? TB_EIO : 0;
 }
@@ -206,6 +263,33 @@ static cJSON *axis_item(int a, double v)
     if (a == TB_AX_REBUFFER)
         return cJSON_CreateBool(v > 0);
     return cJSON_CreateNumber(v);
+}
+
+/* "not_swept": every stream left out of the shares, with its end. */
+static int add_not_swept(cJSON *root, const struct tb_sweep_run_info *ri)
+{
+    cJSON *arr = cJSON_AddArrayToObject(root, "not_swept");
+    if (arr == NULL)
+        return TB_ENOMEM;
+    for (size_t i = 0; ri->src != NULL && i < ri->src->n; i++) {
+        const struct tb_cli_source *x = &ri->src->v[i];
+        const struct tb_stream_end *e = &x->s.end;
+        int cls = tb_cli_source_standing(x);
+        cJSON *o;
+        if (cls != TB_END_CLASS_INCOMPLETE && cls != TB_END_CLASS_FAILED)
+            continue;
+        if ((o = cJSON_CreateObject()) == NULL)
+            return TB_ENOMEM;
+        cJSON_AddItemToArray(arr, o);
+        cJSON_AddStringToObject(o, "name", x->name);
+        cJSON_AddStringToObject(o, "standing", cls == TB_END_CLASS_INCOMPLETE ? "incomplete"
+                                                                              : "failed");
+        cJSON_AddStringToObject(o, "end", tb_end_name(e->kind));
+        tb_cli_json_num(o, "t_s", e->t);
+        cJSON_AddNumberToObject(o, "events", (double)x->s.n);
+        tb_json_add_error(o, e->error[0] ? e->error : NULL, e->message, e->http_status);
+    }
+    return 0;
 }
 
 int tb_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri)
@@ -227,6 +311,13 @@ int tb_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_swee
             cJSON_AddItemToArray(arr, axis_item(a, v[i]));
     }
     cJSON_AddNumberToObject(root, "streams", (double)tb_sweep_inputs(sw));
+    cJSON_AddNumberToObject(root, "unknown_end", (double)ri->st.unknown_end);
+    cJSON_AddNumberToObject(root, "incomplete", (double)ri->st.incomplete);
+    cJSON_AddNumberToObject(root, "failed", (double)ri->st.failed);
+    if (add_not_swept(root, ri) != 0) {
+        cJSON_Delete(root);
+        return TB_ENOMEM;
+    }
     cJSON_AddNumberToObject(root, "events_per_point", (double)tb_sweep_events_per_point(sw));
     cJSON_AddNumberToObject(root, "seconds", ri->seconds);
     cJSON_AddNumberToObject(root, "threads", ri->threads);
@@ -245,6 +336,8 @@ int tb_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_swee
         tb_cli_json_num(o, "preroll_for_target_s", pt[p].preroll_for_target);
         cJSON_AddNumberToObject(o, "streams", (double)tb_sweep_inputs(sw));
         cJSON_AddNumberToObject(o, "events", (double)pt[p].events);
+        cJSON_AddNumberToObject(o, "incomplete", (double)ri->st.incomplete);
+        cJSON_AddNumberToObject(o, "failed", (double)ri->st.failed);
         cJSON_AddItemToArray(pts, o);
     }
     return tb_json_put_line(f, root);
