@@ -912,7 +912,7 @@ static void cli_default_gate(void **state)
         out = tb_test_slurp_str(path);
         if (code != runs[i].code)
             fail_msg("bench %s: exit %d, wanted %d:\n%s", runs[i].gate, code, runs[i].code, out);
-        assert_non_null(strstr(out, "  errors: http 1\n"));
+        assert_non_null(strstr(out, "; errors: http 1\n"));
         if (runs[i].gate[0] == '\0') {
             const char *rep = strstr(out, "Gates: success_share >= 1 (the default: every "
                                           "request must succeed)\n");
@@ -1350,7 +1350,7 @@ static void cli_nothing_measured(void **state)
     assert_int_equal(o.code, 3);
     assert_null(strstr(o.so, "0.000"));
     /* A refused connection is a failed request, not a cut-off one. */
-    assert_non_null(strstr(o.so, "  c=2          4      0/4        0       -        -        -"));
+    assert_non_null(strstr(o.so, "  c=2             4      0/4        0       -        -        -"));
     assert_non_null(strstr(o.so, "c=2: 4 requests, none complete, and no stream measured "
                                  "anything\n"));
     tb_test_out_free(&o);
