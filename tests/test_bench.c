@@ -580,6 +580,26 @@ static void bad_files(void **state)
         {REC_HDR "{\"warning\":7,\"id\":1," REC_BODY "}\n", ":2: \"warning\" is not a string"},
         {REC_HDR "{\"id\":1," REC_BODY "}\n{\"id\":2," REC_BODY "}\n{\"id\":1e19," REC_BODY "}\n",
          ":4: \"id\""},
+        /* A version that is not the one read is named as written: %g
+         * called 2.0000001 "2", beside "reads version 2". */
+        {"{\"schema\":{\"name\":\"ttsbuf.bench_records\",\"version\":2.0000001},\"options\":{},"
+         "\"shard\":0,\"shards\":1,\"levels\":[]}\n",
+         ":1: bench records of schema version 2.0000001; this ttsbuf reads "
+         "ttsbuf.bench_records version 2"},
+        {"{\"ttsbuf_bench\":0.99999999999,\"shard\":0,\"shards\":1,\"levels\":[]}\n",
+         ":1: bench records of schema version 0.99999999999 (\"ttsbuf_bench\": 0.99999999999"},
+        /* Negative times and metrics: a summary over them would be
+         * quietly wrong. */
+        {REC_HDR "{\"ttft_s\":-0.1,\"id\":1," REC_BODY "}\n",
+         ":2: \"ttft_s\" is negative or past 1e9 s, or not a number or null"},
+        {REC_HDR "{\"ttfa_s\":1e300,\"id\":1," REC_BODY "}\n", ":2: \"ttfa_s\" is negative or past"},
+        {REC_HDR "{\"gap_max_s\":-1e-9,\"id\":1," REC_BODY "}\n", ":2: \"gap_max_s\" is negative"},
+        {REC_HDR "{\"min_tps\":-5,\"id\":1," REC_BODY "}\n", ":2: \"min_tps\" is negative"},
+        {REC_HDR "{\"t_start\":-1,\"id\":1," REC_BODY "}\n",
+         ":2: \"t_sched\", \"t_start\" or \"t_end\" is negative or past 1e9 s"},
+        {REC_HDR "{\"t_end\":1.7e308,\"id\":1," REC_BODY "}\n", ":2: \"t_sched\", \"t_start\""},
+        {REC_HDR "{\"itl_s\":[0.1,-0.2],\"id\":1," REC_BODY "}\n",
+         ":2: \"itl_s\" holds a negative number, one past 1e9 s or a non-number"},
     };
     static const struct {
         const char *text, *want;
@@ -1058,6 +1078,18 @@ static void cli_merge_hostile(void **state)
                              "(\"ttsbuf_bench\": 1, an older ttsbuf); this ttsbuf reads "
                              "ttsbuf.bench_records version 2: record them again with this "
                              "version");
+    }
+    /* A negative TTFT was merged into the summary's percentiles. */
+    {
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/records-neg.jsonl", dir);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(REC_HDR "{\"ttft_s\":-3,\"id\":0," REC_BODY "}\n", f);
+        fclose(f);
+        snprintf(args, sizeof(args), "merge %s", path);
+        tb_test_expect_error(args, 2,
+                             "records-neg.jsonl:2: \"ttft_s\" is negative or past 1e9 s");
     }
     rmdir_r(dir);
 }
