@@ -200,9 +200,9 @@ int tb_cmd_run(int argc, char **argv)
     }
 
     /* The speaker first: a sink that cannot open is the only message. */
-    code = a.c.html != NULL ? tb_cli_audio_for_html(&a.au) : -1;
+    code = a.c.html != NULL ? tb_cli_audio_for_html(&a.au, TB_HTML_AUDIO_MAX_S) : -1;
     if (code < 0)
-        code = tb_cli_audio_start(&a.au, &a.c.o);
+        code = tb_cli_audio_start(&a.au, &a.c.o, NULL);
     if (code >= 0)
         goto out;
     if (ep.mock) {
