@@ -676,11 +676,8 @@ static void round_trip_times_bit_identical(void **state)
     for (size_t i = 0; i < n; i++)
         assert_int_equal(tb_stream_append(&s, t[i], "x", 1, 1, TB_KIND_CONTENT), 0);
     assert_round_trip(&s);
-    /* Past TB_TIME_MAX, or not finite, a time is refused: the integers
-     * times become (audio frames, nanoseconds) could not hold it. */
-    assert_int_equal(tb_stream_append(&s, nextafter(TB_TIME_MAX, INFINITY), "x", 1, 1,
-                                      TB_KIND_CONTENT),
-                     TB_ERANGE);
+    /* A time that is not finite is refused (the writer would print it as
+     * null, which no loader takes). */
     assert_int_equal(tb_stream_append(&s, INFINITY, "x", 1, 1, TB_KIND_CONTENT), TB_ERANGE);
     assert_int_equal(tb_stream_append(&s, NAN, "x", 1, 1, TB_KIND_CONTENT), TB_ERANGE);
     assert_int_equal(s.n, n);
