@@ -710,6 +710,23 @@ static void speech_wav_bounded(void **state)
         fail_msg("stderr '%s'", err);
     free(err);
     assert_int_equal(wav_frames(wav), 2 * 22050);
+    /* A live run whose audio reaches the cap: exit 3, no report on the
+     * half-played run, but the trace holds every event received. */
+    snprintf(args, sizeof(args),
+             "run --mock --synth tokens=200,tps=100 --audio wav:%s --audio-max 2 --record %s",
+             wav, trace);
+    assert_int_equal(run_capped(args, &err), 3);
+    assert_non_null(strstr(err, "(--audio-max raises the cap)"));
+    free(err);
+    assert_true(wav_frames(wav) <= 2 * 22050);
+    {
+        char *rec = tb_test_slurp_str(trace);
+        size_t lines = 0;
+        for (const char *q = rec; *q != '\0'; q++)
+            lines += *q == '\n';
+        free(rec);
+        assert_int_equal(lines, 1 + 200 + 1); /* header, events, usage */
+    }
     remove(trace);
     remove(wav);
     free(trace);
