@@ -201,10 +201,11 @@ static void estimated_budget(void **state)
     assert_int_equal(rc, 0);
     /* 9 events of 32 bytes and their estimated text (4 characters a
      * token), counted once. */
-    assert_true(im.estimated_bytes >= 9 * (32 + 4) && im.estimated_bytes < 9 * (32 + 8));
+    assert_true(im.estimated_bytes >= (uint64_t)9 * (32 + 4) &&
+                im.estimated_bytes < (uint64_t)9 * (32 + 8));
     tb_import_free(&im);
     tb_import_init(&im);
-    im.estimated_bytes = TB_IMPORT_ESTIMATED_MAX - 9 * 32;
+    im.estimated_bytes = TB_IMPORT_ESTIMATED_MAX - (uint64_t)9 * 32;
     rc = tb_import_mem(TB_IMPORT_AIPERF, buf, len, "good.jsonl", &im, err, sizeof(err));
     assert_int_equal(rc, TB_ETOOBIG);
     assert_non_null(strstr(err, "good.jsonl:1: metrics: over a cap"));

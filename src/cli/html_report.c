@@ -187,15 +187,19 @@ static size_t b64(char *out, const unsigned char *in, size_t n)
             v |= in[i + 2];
         out[o++] = a[(v >> 18) & 63];
         out[o++] = a[(v >> 12) & 63];
-        out[o++] = k > 1 ? a[(v >> 6) & 63] : '=';
-        out[o++] = k > 2 ? a[v & 63] : '=';
+        out[o++] = a[(v >> 6) & 63];
+        out[o++] = a[v & 63];
+        if (k < 3)
+            out[o - 1] = '=';
+        if (k < 2)
+            out[o - 2] = '=';
     }
     return o;
 }
 
 /* Input bytes encoded at a time: a multiple of 3, so only the last block
  * is padded; one fwrite per 64 KiB of text, not per 4 characters. */
-#define B64_BLOCK (3 * 16384)
+#define B64_BLOCK ((size_t)3 * 16384)
 
 /* Writes the header h and the next `data` bytes of w as base64.  Returns
  * 0, TB_EIO (w ended early) or TB_ENOMEM. */
