@@ -173,7 +173,11 @@ check: all $(BUILD)/tests/run $(BUILD)/ttsbuf-collect $(BUILD)/bench $(FUZZ_REPL
 	    TB_FUZZDIR=$(CURDIR)/tests/fuzz TB_FUZZBIN=$(CURDIR)/$(BUILD)/fuzz \
 	    $(DEBUGGER) $(BUILD)/tests/run
 
-SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# float-cast-overflow and float-divide-by-zero are not part of GCC's
+# "undefined": a double too large for the integer it is converted to, and a
+# division by zero the code did not mean, are found only with them.
+SAN_FLAGS := -fsanitize=address,undefined,float-cast-overflow,float-divide-by-zero \
+    -fno-omit-frame-pointer -fno-sanitize-recover=all
 asan:
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	$(MAKE) BUILD=build-asan OPT="-O1 -g" EXTRA_CFLAGS="$(SAN_FLAGS)" \
@@ -257,7 +261,8 @@ clean:
 # inputs go to build-fuzz/corpus/<name>/, crashers to build-fuzz/crash-*.
 FUZZ_SECONDS ?= 60
 FUZZ_ARGS ?=
-FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_SAN := -fsanitize=address,undefined,float-cast-overflow,float-divide-by-zero \
+    -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_OBJ_DEPS = $(CLI_LIB_OBJ) $(BUILD)/libttsbuf.a
 
 $(BUILD)/fuzz/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay.o $(FUZZ_OBJ_DEPS)

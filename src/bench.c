@@ -399,6 +399,11 @@ static int wait_ms(struct bench *b, double next_progress, double next_scan)
     return (int)ceil((at - now) * 1000.0);
 }
 
+uint64_t tb_bench_held(const struct tb_stream *s)
+{
+    return (uint64_t)s->n * sizeof(struct tb_event) + s->text_len;
+}
+
 static void report(struct bench *b)
 {
     struct tb_bench_progress p;
@@ -489,6 +494,9 @@ int tb_bench_run(const struct tb_bench_opts *o, uint32_t level, struct tb_bench_
         b.cap = o->level.concurrency > 0 ? share(o->level.concurrency, o->shard, o->nshards)
                                          : TB_BENCH_CONC_MAX;
     b.rate = o->level.rate / o->nshards;
+    b.held_max = o->held_max > 0 ? o->held_max : TB_BENCH_HELD_MAX;
+    for (size_t i = 0; i < out->n; i++)
+        b.held += tb_bench_held(&out->v[i].stream);
     tb_clock_monotonic_init(&b.mono);
     b.ep = epoll_create1(EPOLL_CLOEXEC);
     if (b.ep < 0)

@@ -95,7 +95,12 @@ struct bench {
     uint64_t rng; /* xorshift state */
     int measuring;
     int stopped; /* cancel seen */
+    uint64_t held, held_max; /* bytes of streams kept, in flight and recorded
+                              * (tb_bench_held), and their cap */
 };
+
+/* bench.c: what a stream counts toward bench's total (TB_BENCH_HELD_MAX). */
+uint64_t tb_bench_held(const struct tb_stream *s);
 
 /* bench.c: stamps the transfers' clock now (the start of a handling). */
 void tb_bench_stamp(struct bench *b);

@@ -15,6 +15,7 @@
 
 #include "grow.h"
 #include "jsonfield.h"
+#include "numfmt.h"
 #include "readall.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/clock.h"
@@ -360,6 +361,10 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
     if (get_num(o, "t_sched", 0, &r->t_sched) != 0 || get_num(o, "t_start", 0, &r->t_start) != 0 ||
         get_num(o, "t_end", 0, &r->t_end) != 0)
         return "\"t_sched\", \"t_start\" or \"t_end\" is missing";
+    if (!(r->t_sched >= 0 && r->t_sched <= TB_TIME_MAX) ||
+        !(r->t_start >= 0 && r->t_start <= TB_TIME_MAX) ||
+        !(r->t_end >= 0 && r->t_end <= TB_TIME_MAX))
+        return "\"t_sched\", \"t_start\" or \"t_end\" is negative or past 1e9 s";
     if (get_count(o, "http_status", 0, 999, &status) != 0 ||
         get_count(o, "events", 0, WHOLE_MAX, &events) != 0 ||
         get_count(o, "content_tokens", 0, WHOLE_MAX, &tokens) != 0 ||
@@ -368,14 +373,31 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
         get_count(o, "usage_ignored", 1, WHOLE_MAX, &ignored) != 0 ||
         get_count(o, "surrogates_replaced", 1, WHOLE_MAX, &sur) != 0)
         return "a count is missing, negative, fractional or out of range";
-    if (get_num(o, "ttft_s", 1, &r->ttft) != 0 || get_num(o, "ttfa_s", 1, &r->ttfa) != 0 ||
-        get_num(o, "decode_tps", 1, &r->decode_tps) != 0 ||
-        get_num(o, "decode_tps_usage", 1, &r->decode_tps_usage) != 0 ||
-        get_num(o, "gap_total_s", 1, &r->gap_total) != 0 ||
-        get_num(o, "gap_max_s", 1, &r->gap_max) != 0 ||
-        get_num(o, "min_tps", 1, &r->min_tps) != 0 ||
-        get_num(o, "speedup_needed", 1, &r->speedup) != 0)
-        return "a metric is not a number or null";
+    {
+        /* Every metric is a time, a rate or a ratio: none can be negative
+         * (a summary of them would be quietly wrong). */
+        const struct {
+            const char *key, *why;
+            double *dst, max;
+        } metrics[] = {
+#define TIME(k, field) {k, "\"" k "\" is negative or past 1e9 s, or not a number or null", &r->field, TB_TIME_MAX}
+#define RATE(k, field) {k, "\"" k "\" is negative, or not a number or null", &r->field, HUGE_VAL}
+            TIME("ttft_s", ttft),
+            TIME("ttfa_s", ttfa),
+            RATE("decode_tps", decode_tps),
+            RATE("decode_tps_usage", decode_tps_usage),
+            TIME("gap_total_s", gap_total),
+            TIME("gap_max_s", gap_max),
+            RATE("min_tps", min_tps),
+            RATE("speedup_needed", speedup),
+#undef TIME
+#undef RATE
+        };
+        for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++)
+            if (get_num(o, metrics[i].key, 1, metrics[i].dst) != 0 || *metrics[i].dst < 0 ||
+                *metrics[i].dst > metrics[i].max)
+                return metrics[i].why;
+    }
     r->level = (uint32_t)level;
     r->id = (uint64_t)id;
     r->prompt = (uint32_t)prompt;
@@ -422,8 +444,8 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
             return "out of memory";
         cJSON_ArrayForEach(v, itl)
         {
-            if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-                return "\"itl_s\" holds a non-number";
+            if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= TB_TIME_MAX))
+                return "\"itl_s\" holds a negative number, one past 1e9 s or a non-number";
             r->itl[i++] = v->valuedouble;
         }
     }
@@ -438,12 +460,14 @@ static const char *header_version(const cJSON *o, int *version, char *buf, size_
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(sc, "name");
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(sc, "version");
     const cJSON *old = cJSON_GetObjectItemCaseSensitive(o, "ttsbuf_bench");
+    char have[32];
     if (cJSON_IsNumber(old) && sc == NULL) {
+        /* The version as written, to the last digit: %g would call 2.0000001 "2". */
+        tb_numfmt_double(have, sizeof(have), old->valuedouble);
         snprintf(buf, len,
-                 "bench records of schema version %g (\"ttsbuf_bench\": %g, an older ttsbuf); "
+                 "bench records of schema version %s (\"ttsbuf_bench\": %s, an older ttsbuf); "
                  "this ttsbuf reads %s version %d: record them again with this version",
-                 old->valuedouble, old->valuedouble, TB_BENCH_RECORDS_SCHEMA,
-                 TB_BENCH_RECORDS_VERSION);
+                 have, have, TB_BENCH_RECORDS_SCHEMA, TB_BENCH_RECORDS_VERSION);
         return buf;
     }
     if (!cJSON_IsString(nm) || strcmp(nm->valuestring, TB_BENCH_RECORDS_SCHEMA) != 0 ||
@@ -453,8 +477,9 @@ static const char *header_version(const cJSON *o, int *version, char *buf, size_
     /* Version 2 differs only in naming a record's level by its index. */
     if (v->valuedouble != TB_BENCH_RECORDS_VERSION && v->valuedouble != 2) {
         snprintf(buf, len,
-                 "bench records of schema version %g; this ttsbuf reads %s versions 2 and %d",
-                 v->valuedouble, TB_BENCH_RECORDS_SCHEMA, TB_BENCH_RECORDS_VERSION);
+                 "bench records of schema version %s; this ttsbuf reads %s versions 2 and %d",
+                 tb_numfmt_double(have, sizeof(have), v->valuedouble), TB_BENCH_RECORDS_SCHEMA,
+                 TB_BENCH_RECORDS_VERSION);
         return buf;
     }
     *version = (int)v->valuedouble;

@@ -24,6 +24,26 @@ static void unlink_inflight(struct bench *b, struct xf *x)
     b->ninflight--;
 }
 
+/* The reader's hook after each delta: bench's total of what it keeps of
+ * all its streams (the delta is recorded; the total may pass the cap by
+ * that one delta). */
+static int held_push(void *ud, struct tb_reader *rd, double t, const char *text, size_t len,
+                     uint8_t kind)
+{
+    struct xf *x = ud;
+    (void)t;
+    (void)text;
+    (void)kind;
+    x->b->held += sizeof(struct tb_event) + len;
+    if (x->b->held <= x->b->held_max)
+        return 0;
+    tb_reader_fail(rd, TB_READER_TOO_LONG,
+                   "over %llu MiB held of all the streams: the stream stops there (bench's total "
+                   "cap)",
+                   (unsigned long long)(x->b->held_max >> 20));
+    return -1;
+}
+
 static struct xf *get_xf(struct bench *b)
 {
     struct xf *x = b->free_list;
@@ -40,6 +60,8 @@ static struct xf *get_xf(struct bench *b)
         free(x);
         return NULL;
     }
+    x->rd.push = held_push;
+    x->rd.push_ud = x;
     return x;
 }
 
@@ -108,6 +130,7 @@ int tb_bench_xf_start(struct bench *b, double t_sched, char *err, size_t errlen)
     tb_bench_stamp(b);
     x->t_sched = warm ? b->clk.virtual_now : t_sched;
     x->t_start = b->clk.virtual_now;
+    b->held -= tb_bench_held(&x->stream); /* a warm-up's, given back */
     tb_stream_clear(&x->stream);
     x->stream.usage_tokens = -1;
     x->rd.secrets = b->secrets; /* what the server says is masked as it is kept */

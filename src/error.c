@@ -18,6 +18,7 @@ const char *tb_strerror(int err)
     case TB_ERANGE: return "out of range";
     case TB_EBUSY: return "busy";
     case TB_EDEVICE: return "audio device unavailable";
+    case TB_ECANCELED: return "cancelled";
     default: return "unknown error";
     }
 }

@@ -277,17 +277,28 @@ static uint64_t chunk_tokens(size_t k, size_t n, long long tokens)
  * its speech time follows its token count and two requests with the same
  * chunks get the same text wherever they are in the file.
  */
-static int spread_estimated(struct tb_stream *s, const double *t, size_t n, long long tokens,
-                            double cpt, enum tb_kind kind)
+static int spread_estimated(struct tb_import *im, struct tb_stream *s, const double *t, size_t n,
+                            long long tokens, enum tb_kind kind)
 {
     struct tb_stream prose;
     struct tb_synth_spec sp;
-    uint64_t total = 0, pos = 0;
+    double cpt = im->chars_per_token;
+    uint64_t total = 0, pos = 0, cost;
     int rc;
+    /* The size comes from a count, not from the file's bytes: it is
+     * checked against the caps before anything is built (a 300-byte
+     * record claiming 10^12 tokens would otherwise build a terabyte). */
     for (size_t k = 0; k < n; k++) {
-        double c = (double)chunk_tokens(k, n, tokens) * cpt + 0.5;
+        uint64_t tok = chunk_tokens(k, n, tokens);
+        double c = (double)tok * cpt + 0.5;
+        if (tok > TB_EVENT_TOKENS_MAX)
+            return TB_ETOOBIG;
         total += c < 1 ? 1 : c > TB_EVENT_TEXT_MAX ? TB_EVENT_TEXT_MAX : (uint64_t)c;
     }
+    cost = total + (uint64_t)n * sizeof(struct tb_event);
+    if (total > TB_READER_TEXT_MAX || cost > TB_IMPORT_ESTIMATED_MAX - im->estimated_bytes)
+        return TB_ETOOBIG;
+    im->estimated_bytes += cost;
     tb_stream_init(&prose);
     tb_synth_default(&sp);
     sp.tokens = total / 2 + 16 > 100000 ? 100000 : (uint32_t)(total / 2 + 16);
@@ -315,8 +326,8 @@ static int spread_estimated(struct tb_stream *s, const double *t, size_t n, long
     return rc;
 }
 
-int tb_import_spread(struct tb_stream *s, const double *t, size_t n, const char *text, size_t tlen,
-                     long long tokens, double cpt, enum tb_kind kind, size_t *empty)
+int tb_import_spread(struct tb_import *im, struct tb_stream *s, const double *t, size_t n,
+                     const char *text, size_t tlen, long long tokens, enum tb_kind kind)
 {
     size_t *b = NULL, nu = 0;
     int rc = 0;
@@ -324,7 +335,7 @@ int tb_import_spread(struct tb_stream *s, const double *t, size_t n, const char 
     if (n == 0)
         goto out;
     if (text == NULL) {
-        rc = spread_estimated(s, t, n, tokens, cpt, kind);
+        rc = spread_estimated(im, s, t, n, tokens, kind);
         goto out;
     }
     b = units(text, tlen, n, &nu);
@@ -342,7 +353,7 @@ int tb_import_spread(struct tb_stream *s, const double *t, size_t n, const char 
             break;
         }
         if (u1 == u0) {
-            (*empty)++;
+            im->empty_chunks++;
             continue;
         }
         rc = tb_stream_append(s, t[k], text + b[u0], b[u1] - b[u0], (uint32_t)tok, kind);

@@ -119,6 +119,8 @@ static int raw_record(struct actx *c, const cJSON *root, size_t line)
         pk = (pk - t0) / 1e9;
         if (pk < 0)
             return bad(c, TB_EFORMAT, line, "responses", k, "perf_ns before start_perf_ns");
+        if (!(pk <= TB_TIME_MAX))
+            return bad(c, TB_EFORMAT, line, "responses", k, "perf_ns " TB_IMPORT_LATE);
         if (pk < last)
             return bad(c, TB_EFORMAT, line, "responses", k, "perf_ns goes backwards");
         last = pk;
@@ -186,6 +188,8 @@ static int metric_time(const struct actx *c, size_t line, const cJSON *v, const 
     if (tb_jsonfield_num(cJSON_GetObjectItemCaseSensitive(v, "value"), out) != 0 || *out < 0)
         return bad(c, TB_EFORMAT, line, path, -1, "value not a number >= 0");
     *out *= scale;
+    if (!(*out <= TB_TIME_MAX))
+        return bad(c, TB_EFORMAT, line, path, -1, TB_IMPORT_LATE);
     return 0;
 }
 
@@ -259,6 +263,11 @@ static int chunk_times(const struct actx *c, size_t line, const cJSON *m, double
                            "not a number >= 0");
             }
             t[k + 1] = t[k] + d * scale;
+            if (!(t[k + 1] <= TB_TIME_MAX)) {
+                free(t);
+                return bad(c, TB_EFORMAT, line, "metrics.inter_chunk_latency.value", k,
+                           "the gaps add up " TB_IMPORT_LATE);
+            }
         }
     } else if (n >= 2) {
         t[1] = t1;
@@ -326,15 +335,16 @@ static int metric_record(struct actx *c, const cJSON *root, size_t line)
         while (nr < n && t[nr] < to - 1e-9)
             nr++;
     c->out->estimated++;
-    rc = tb_import_spread(&r->stream, t, nr, NULL, 0, nr > 0 ? rtokens : -1,
-                          c->out->chars_per_token, TB_KIND_REASONING, &c->out->empty_chunks);
+    rc = tb_import_spread(c->out, &r->stream, t, nr, NULL, 0, nr > 0 ? rtokens : -1,
+                          TB_KIND_REASONING);
     if (rc == 0)
-        rc = tb_import_spread(&r->stream, t + nr, n - nr, NULL, 0, tokens, c->out->chars_per_token,
-                              TB_KIND_CONTENT, &c->out->empty_chunks);
+        rc = tb_import_spread(c->out, &r->stream, t + nr, n - nr, NULL, 0, tokens,
+                              TB_KIND_CONTENT);
     r->stream.usage_tokens = tokens;
     free(t);
     if (rc != 0)
-        return bad(c, rc, line, "metrics", -1, rc == TB_ENOMEM ? "out of memory" : "over a cap");
+        return bad(c, rc, line, "metrics", -1,
+                   rc == TB_ENOMEM ? "out of memory" : TB_IMPORT_OVER_CAP);
     return 0;
 }
 

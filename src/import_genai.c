@@ -147,6 +147,8 @@ static int one_request(struct gctx *c, int e, int ri, const cJSON *req, const ch
         tk = (tk - t0) / 1e9;
         if (tk < 0)
             return bad(c, TB_EFORMAT, e, ri, "response_timestamps", k, "before the request");
+        if (!(tk <= TB_TIME_MAX))
+            return bad(c, TB_EFORMAT, e, ri, "response_timestamps", k, TB_IMPORT_LATE);
         if (tk < last)
             return bad(c, TB_EFORMAT, e, ri, "response_timestamps", k, "goes backwards");
         last = tk;

@@ -17,6 +17,12 @@
 #include "ttsbuf/reader.h"
 #include "ttsbuf/sse.h"
 
+/* The end of the message for a time past TB_TIME_MAX (stream.h). */
+#define TB_IMPORT_LATE "past 1e9 s, the latest time ttsbuf takes"
+/* What tb_import_spread's TB_ETOOBIG means. */
+#define TB_IMPORT_OVER_CAP                                                                         \
+    "over a cap (1,000,000 tokens a chunk; estimated text: 256 MiB a request, 1 GiB an import)"
+
 /* What a reader reads: a buffer, or (f not NULL; the JSONL formats only)
  * a stream read a line at a time. */
 struct tb_import_in {
@@ -44,13 +50,16 @@ struct tb_import_request *tb_import_add(struct tb_import *im, int *rc, const cha
  * s, with text[0..tlen) cut into token-like pieces spread evenly over
  * them, and `tokens` tokens spread the same way (at least one an event;
  * tokens < 0: one an event).  Events left without text are dropped and
- * added to *empty.  text NULL: no text was recorded; each event gets its
- * tokens times cpt characters of synthetic prose, the same prose for every
- * request (speech time estimated from tokens).  Sets s->usage_tokens when
- * tokens >= 0.  Returns 0, TB_ETOOBIG or TB_ENOMEM.
+ * added to im->empty_chunks.  text NULL: no text was recorded; each event
+ * gets its tokens times im->chars_per_token characters of synthetic
+ * prose, the same prose for every request (speech time estimated from
+ * tokens), counted in im->estimated_bytes before anything is built.  Sets
+ * s->usage_tokens when tokens >= 0.  Returns 0, TB_ETOOBIG (an event over
+ * TB_EVENT_TOKENS_MAX tokens, or estimated text over a request's or the
+ * import's cap: TB_IMPORT_ESTIMATED_MAX) or TB_ENOMEM.
  */
-int tb_import_spread(struct tb_stream *s, const double *t, size_t n, const char *text, size_t tlen,
-                     long long tokens, double cpt, enum tb_kind kind, size_t *empty);
+int tb_import_spread(struct tb_import *im, struct tb_stream *s, const double *t, size_t n,
+                     const char *text, size_t tlen, long long tokens, enum tb_kind kind);
 
 /* Raw SSE bytes -> the stream reader (reader.h, the OpenAI pair) -> a
  * stream, for the formats that kept the bytes (genai-perf, aiperf-raw). */

@@ -85,6 +85,8 @@ static int one_request(const struct vctx *c, int i, const cJSON *ttft, const cJS
 
     if (tb_jsonfield_num(ttft, &t0) != 0 || t0 < 0)
         return bad(c, "ttfts", i, -1, "not a number >= 0");
+    if (t0 > TB_TIME_MAX)
+        return bad(c, "ttfts", i, -1, TB_IMPORT_LATE);
     if (!cJSON_IsArray(itl))
         return bad(c, "itls", i, -1, "not an array");
     if (text != NULL && !cJSON_IsNull(text) && !cJSON_IsString(text))
@@ -131,15 +133,20 @@ static int one_request(const struct vctx *c, int i, const cJSON *ttft, const cJS
             return bad(c, "itls", i, k, "not a number >= 0");
         }
         t[k + 1] = t[k] + d;
+        if (!(t[k + 1] <= TB_TIME_MAX)) {
+            /* 1e308 + 1e308 is infinity: unchecked, the stream would
+             * hold a chunk at "inf s" and a trace "t": null. */
+            free(t);
+            return bad(c, "itls", i, k, "the gaps add up " TB_IMPORT_LATE);
+        }
     }
     if (s == NULL)
         c->out->estimated++;
-    rc = tb_import_spread(&r->stream, t, n, s, slen, tokens, c->out->chars_per_token,
-                          TB_KIND_CONTENT, &c->out->empty_chunks);
+    rc = tb_import_spread(c->out, &r->stream, t, n, s, slen, tokens, TB_KIND_CONTENT);
     free(t);
     if (rc != 0)
         return tb_seterr(c->err, c->errlen, rc, "%s: request %d: %s", c->name, i,
-                         rc == TB_ENOMEM ? "out of memory" : "over a cap");
+                         rc == TB_ENOMEM ? "out of memory" : TB_IMPORT_OVER_CAP);
     return 0;
 }
 

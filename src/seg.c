@@ -176,6 +176,20 @@ static int lk_has_text(const struct tb_seg *s)
     return 0;
 }
 
+double tb_seg_spoken_until(const struct tb_stream *s)
+{
+    for (size_t k = s->n; k-- > 0;) {
+        const unsigned char *t = (const unsigned char *)tb_stream_text(s, k);
+        size_t i = 0, len = s->ev[k].len;
+        if (s->ev[k].kind != TB_KIND_CONTENT)
+            continue;
+        while (i < len)
+            if (!tb_seg_py_space(tb_seg_next_cp(t, len, &i)))
+                return s->ev[k].t;
+    }
+    return -1;
+}
+
 void tb_seg_feed(struct tb_seg *s, const char *text, size_t len, tb_chunk_fn fn, void *ud)
 {
     policies[s->o.policy].feed(s, (const unsigned char *)text, len, fn, ud);

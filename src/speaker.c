@@ -44,7 +44,7 @@ struct tb_speaker {
     uint64_t chunks, hits;
     double synth_s;
     uint64_t frames;
-    int finished, failed;
+    int finished, failed; /* failed: the sink's TB_E* code, or 0 */
     struct tb_audio_result res;
     struct tb_audio_gap_s *gaps; /* after finish, in seconds */
     size_t ngaps;
@@ -153,7 +153,7 @@ static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t
     rc = s->sink->ops->chunk(s->sink, c + s->o.tts_latency, s->o.tts_latency, pcm, n, s->err,
                              sizeof(s->err));
     if (rc != 0)
-        s->failed = 1;
+        s->failed = rc;
     return rc;
 }
 
@@ -189,7 +189,10 @@ int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, 
         s->cache = calloc(CACHE_SLOTS, sizeof(*s->cache));
         rc = s->cache == NULL ? tb_seterr(err, errlen, TB_ENOMEM, "out of memory") : 0;
     } else if (o->sink == TB_SINK_WAV) {
-        rc = tb_sink_wav_create(o->target, &po, &s->sink, err, errlen);
+        struct tb_sink_wav_opts wo = {o->target, o->stream,
+                                      o->max_audio_s > 0 ? o->max_audio_s : TB_AUDIO_MAX_DEFAULT_S,
+                                      o->keep_s, o->cancel};
+        rc = tb_sink_wav_create(&wo, &po, &s->sink, err, errlen);
     } else {
         rc = tb_sink_pa_create(o->target, o->latency > 0 ? o->latency : TB_PA_LATENCY_DEFAULT, &po,
                                &s->sink, err, errlen);
@@ -262,11 +265,12 @@ int tb_speaker_finish(struct tb_speaker *s, struct tb_audio_result *r, char *err
         if (s->sink != NULL)
             rc = s->sink->ops->finish(s->sink, err, errlen);
         else if (s->failed)
-            rc = tb_seterr(err, errlen, TB_EIO, "%s", s->err);
+            rc = tb_seterr(err, errlen, s->failed, "%s", s->err);
         fill_result(s);
     }
-    if (rc == 0 && s->failed)
-        rc = tb_seterr(err, errlen, TB_EIO, "%s", s->err);
+    /* The run's own failure first: the finish after it only closed. */
+    if (s->failed)
+        rc = tb_seterr(err, errlen, s->failed, "%s", s->err);
     if (r != NULL)
         *r = s->res;
     return rc;

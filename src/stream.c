@@ -146,6 +146,8 @@ int tb_stream_append(struct tb_stream *s, double t, const char *text, size_t len
     int rc;
     if (len == 0)
         return 0;
+    if (!isfinite(t))
+        return TB_ERANGE;
     if (len > TB_EVENT_TEXT_MAX || tokens == 0 || tokens > TB_EVENT_TOKENS_MAX ||
         s->n >= TB_STREAM_EVENTS_MAX)
         return TB_ETOOBIG;

@@ -223,6 +223,11 @@ static int load_event(struct loader *L, const struct keys *ks)
         snprintf(msg, sizeof(msg), "\"t\" is negative (%g)", t->valuedouble);
         return bad(L, TB_EFORMAT, msg);
     }
+    if (t->valuedouble > TB_TIME_MAX) {
+        snprintf(msg, sizeof(msg), "\"t\" is past 1e9 s, the latest time ttsbuf takes (%g)",
+                 t->valuedouble);
+        return bad(L, TB_EFORMAT, msg);
+    }
     if (L->have_event && t->valuedouble < L->last_t) {
         snprintf(msg, sizeof(msg), "\"t\" goes backwards (%g < %g)", t->valuedouble, L->last_t);
         return bad(L, TB_EFORMAT, msg);

@@ -186,6 +186,49 @@ static void errors_by_kind(void **state)
     tb_test_mock_stop(&m);
 }
 
+/* Bench's total over all its streams (records of an earlier level
+ * included): the stream whose delta crosses it stops there as too_long,
+ * naming the total; the per-stream caps alone let c flooding streams
+ * hold c x 170 MB. */
+static void held_total_bounded(void **state)
+{
+    struct tb_test_mock m;
+    struct tb_bench_recs r;
+    struct tb_bench_opts o;
+    struct tb_bench_prompts p;
+    char url[128], err[256];
+    uint64_t one;
+    (void)state;
+    tb_test_mock_start(&m, N_EV, T0, DT, NULL);
+    tb_bench_recs_init(&r);
+    /* Level 0, uncapped: one stream's size. */
+    run_level(&m, "mock", 1, 1, 150, &r);
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.v[0].error, 0);
+    one = (uint64_t)r.v[0].stream.n * sizeof(struct tb_event) + r.v[0].stream.text_len;
+    assert_true(one > 0);
+    /* Level 1 under a total of 2.5 streams: one more fits, the next stops
+     * in its middle, the last at its first delta. */
+    opts_init(&o, &m, url, sizeof(url), &p, "mock", 1, 3);
+    o.held_max = one * 5 / 2;
+    if (tb_bench_run(&o, 1, &r, err, sizeof(err)) != 0)
+        fail_msg("tb_bench_run: %s", err);
+    assert_int_equal(r.n, 4);
+    assert_int_equal(r.v[1].error, 0);
+    for (size_t i = 2; i < 4; i++) {
+        if (r.v[i].error != TB_READER_TOO_LONG ||
+            strstr(r.v[i].message, "held of all the streams: the stream stops there (bench's "
+                                   "total cap)") == NULL)
+            fail_msg("request %zu: error %s '%s'", i, tb_reader_error_name(r.v[i].error),
+                     r.v[i].message);
+    }
+    assert_true(r.v[2].stream.n > 0 && r.v[2].stream.n < r.v[1].stream.n);
+    assert_int_equal(r.v[3].stream.n, 1);
+    tb_bench_prompts_free(&p);
+    tb_bench_recs_free(&r);
+    tb_test_mock_stop(&m);
+}
+
 /* An idle stream is cut by the loop's own scan, with the idle kind. */
 static void idle_timeout(void **state)
 {
@@ -607,6 +650,26 @@ static void bad_files(void **state)
         {REC_HDR "{\"warning\":7,\"id\":1," REC_BODY "}\n", ":2: \"warning\" is not a string"},
         {REC_HDR "{\"id\":1," REC_BODY "}\n{\"id\":2," REC_BODY "}\n{\"id\":1e19," REC_BODY "}\n",
          ":4: \"id\""},
+        /* A version that is not the one read is named as written: %g
+         * called 2.0000001 "2", beside "reads version 2". */
+        {"{\"schema\":{\"name\":\"ttsbuf.bench_records\",\"version\":2.0000001},\"options\":{},"
+         "\"shard\":0,\"shards\":1,\"levels\":[]}\n",
+         ":1: bench records of schema version 2.0000001; this ttsbuf reads "
+         "ttsbuf.bench_records version 2"},
+        {"{\"ttsbuf_bench\":0.99999999999,\"shard\":0,\"shards\":1,\"levels\":[]}\n",
+         ":1: bench records of schema version 0.99999999999 (\"ttsbuf_bench\": 0.99999999999"},
+        /* Negative times and metrics: a summary over them would be
+         * quietly wrong. */
+        {REC_HDR "{\"ttft_s\":-0.1,\"id\":1," REC_BODY "}\n",
+         ":2: \"ttft_s\" is negative or past 1e9 s, or not a number or null"},
+        {REC_HDR "{\"ttfa_s\":1e300,\"id\":1," REC_BODY "}\n", ":2: \"ttfa_s\" is negative or past"},
+        {REC_HDR "{\"gap_max_s\":-1e-9,\"id\":1," REC_BODY "}\n", ":2: \"gap_max_s\" is negative"},
+        {REC_HDR "{\"min_tps\":-5,\"id\":1," REC_BODY "}\n", ":2: \"min_tps\" is negative"},
+        {REC_HDR "{\"t_start\":-1,\"id\":1," REC_BODY "}\n",
+         ":2: \"t_sched\", \"t_start\" or \"t_end\" is negative or past 1e9 s"},
+        {REC_HDR "{\"t_end\":1.7e308,\"id\":1," REC_BODY "}\n", ":2: \"t_sched\", \"t_start\""},
+        {REC_HDR "{\"itl_s\":[0.1,-0.2],\"id\":1," REC_BODY "}\n",
+         ":2: \"itl_s\" holds a negative number, one past 1e9 s or a non-number"},
     };
     static const struct {
         const char *text, *want;
@@ -1207,6 +1270,18 @@ static void cli_merge_hostile(void **state)
                              "ttsbuf.bench_records version 3: record them again with this "
                              "version");
     }
+    /* A negative TTFT was merged into the summary's percentiles. */
+    {
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/records-neg.jsonl", dir);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(REC_HDR "{\"ttft_s\":-3,\"id\":0," REC_BODY "}\n", f);
+        fclose(f);
+        snprintf(args, sizeof(args), "merge %s", path);
+        tb_test_expect_error(args, 2,
+                             "records-neg.jsonl:2: \"ttft_s\" is negative or past 1e9 s");
+    }
     rmdir_r(dir);
 }
 
@@ -1462,6 +1537,7 @@ int tb_test_bench(void)
         cmocka_unit_test(cli_out_warning),
         cmocka_unit_test(cli_shards_merge),
         cmocka_unit_test(cli_merge_hostile),
+        cmocka_unit_test(held_total_bounded),
         cmocka_unit_test(cli_prompts_bounded),
         cmocka_unit_test(cli_dialects),
         cmocka_unit_test(cli_sigint),

@@ -185,6 +185,36 @@ static void aiperf_good(void **state)
     tb_import_free(&im);
 }
 
+/* What an import builds from counts is budgeted over the whole file:
+ * once TB_IMPORT_ESTIMATED_MAX is spent, the next text-less request is
+ * refused before anything of it is built, naming its line. */
+static void estimated_budget(void **state)
+{
+    struct tb_import im;
+    char err[ERRLEN], *buf;
+    size_t len;
+    int rc;
+    (void)state;
+    buf = tb_test_slurp(tb_test_data("import/aiperf/good.jsonl"), &len);
+    tb_import_init(&im);
+    rc = tb_import_mem(TB_IMPORT_AIPERF, buf, len, "good.jsonl", &im, err, sizeof(err));
+    assert_int_equal(rc, 0);
+    /* 9 events of 32 bytes and their estimated text (4 characters a
+     * token), counted once. */
+    assert_true(im.estimated_bytes >= (uint64_t)9 * (32 + 4) &&
+                im.estimated_bytes < (uint64_t)9 * (32 + 8));
+    tb_import_free(&im);
+    tb_import_init(&im);
+    im.estimated_bytes = TB_IMPORT_ESTIMATED_MAX - (uint64_t)9 * 32;
+    rc = tb_import_mem(TB_IMPORT_AIPERF, buf, len, "good.jsonl", &im, err, sizeof(err));
+    assert_int_equal(rc, TB_ETOOBIG);
+    assert_non_null(strstr(err, "good.jsonl:1: metrics: over a cap"));
+    assert_int_equal(im.n, 1);
+    assert_int_equal(im.req[0].stream.n, 0);
+    tb_import_free(&im);
+    free(buf);
+}
+
 /* The simulator's view of one imported request. */
 static void simulate(const struct tb_stream *s, struct tb_sim_result *r)
 {
@@ -599,7 +629,8 @@ static void cli_variants(void **state)
     tb_test_expect_error(args, 3, "every one of the 2 requests failed");
 }
 
-/* Every bad_* file fails with TB_EFORMAT and the message of its .err. */
+/* Every bad_* file fails with TB_EFORMAT (or the code on the second line
+ * of its .err) and the message on the first line. */
 static void bad_files(void **state)
 {
     static const struct {
@@ -623,11 +654,16 @@ static void bad_files(void **state)
             struct tb_import im;
             size_t len;
             char *buf;
-            int rc;
+            int rc, code;
             snprintf(path, sizeof(path), "%s/%s.err", dir, names[i]);
             want = tb_test_slurp_str(path);
-            if ((nl = strchr(want, '\n')) != NULL)
+            code = TB_EFORMAT;
+            if ((nl = strchr(want, '\n')) != NULL) {
                 *nl = '\0';
+                /* A second line names another code: a cap, not a format. */
+                if (strncmp(nl + 1, "ETOOBIG", 7) == 0)
+                    code = TB_ETOOBIG;
+            }
             snprintf(file, sizeof(file), "%s%s", names[i],
                      dirs[d].f == TB_IMPORT_VLLM || dirs[d].f == TB_IMPORT_GENAI_PERF ? ".json"
                                                                                       : ".jsonl");
@@ -635,8 +671,8 @@ static void bad_files(void **state)
             buf = tb_test_slurp(path, &len);
             tb_import_init(&im);
             rc = tb_import_mem(dirs[d].f, buf, len, file, &im, err, sizeof(err));
-            if (rc != TB_EFORMAT || strstr(err, want) == NULL)
-                fail_msg("%s: rc %d '%s', wanted '%s'", path, rc, err, want);
+            if (rc != code || strstr(err, want) == NULL)
+                fail_msg("%s: rc %d '%s', wanted %d '%s'", path, rc, err, code, want);
             tb_import_free(&im);
             free(buf);
             free(want);
@@ -786,6 +822,17 @@ static void cli_import(void **state)
     snprintf(args, sizeof(args), "sim --import 'aiperf:%s'",
              tb_test_data("import/aiperf/bad_icl.jsonl"));
     tb_test_expect_error(args, 2, "bad_icl.jsonl:1: metrics.inter_chunk_latency.value[3]");
+    /* Gaps that add up to infinity gave "verdict: no gaps", first audio
+     * "inf s", and a --record trace with "t": null. */
+    snprintf(args, sizeof(args), "sim --import 'vllm:%s' --record /dev/null",
+             tb_test_data("import/vllm/bad_itls_sum_inf.json"));
+    tb_test_expect_error(args, 2,
+                         "bad_itls_sum_inf.json: itls[0][0]: the gaps add up past 1e9 s");
+    /* A 303-byte record claiming 10^12 tokens over 10^12 ms allocated until
+     * killed. */
+    snprintf(args, sizeof(args), "sim --import 'aiperf:%s'",
+             tb_test_data("import/aiperf/bad_count_huge.jsonl"));
+    tb_test_expect_error(args, 2, "bad_count_huge.jsonl:1: metrics: over a cap");
     snprintf(args, sizeof(args), "sim --import 'vllm:%s' --request 3",
              tb_test_data("import/vllm/good.json"));
     tb_test_expect_error(args, 2, "--request: 3 is outside 0..2");
@@ -879,6 +926,7 @@ int tb_test_import(void)
         cmocka_unit_test(vllm_runs),        cmocka_unit_test(genai_non_streaming),
         cmocka_unit_test(detect),           cmocka_unit_test(cli_variants),
         cmocka_unit_test(input_memory_bounded), cmocka_unit_test(genai_no_done),
+        cmocka_unit_test(estimated_budget),
     };
     return TB_RUN_GROUP("import", tests);
 }

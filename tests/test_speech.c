@@ -20,9 +20,11 @@
 #include "audio_env.h"
 #include "tests.h"
 #include "ttsbuf/clock.h"
+#include "ttsbuf/error.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/speaker.h"
 #include "ttsbuf/stream.h"
+#include "ttsbuf/voice.h"
 
 #define TOL 0.020 /* seconds: the tolerance for a gap's start and length */
 
@@ -603,6 +605,221 @@ static void speech_bench_plays_worst(void **state)
     free(wav);
 }
 
+/* Runs `ttsbuf args` through sh with files capped at 200 MB or more
+ * (ulimit -f: a render that runs away dies of SIGXFSZ instead of filling
+ * the disk, and the case fails).  Returns the exit status; standard
+ * error in *err (owned). */
+static int run_capped(const char *args, char **err)
+{
+    char cmd[4096], *path = tmpname("capped.err");
+    int code;
+    snprintf(cmd, sizeof(cmd), "ulimit -f 400000; '%s' %s >/dev/null 2>%s", tb_test_bin(), args,
+             path);
+    code = tb_test_sh(cmd);
+    *err = tb_test_slurp_str(path);
+    remove(path);
+    free(path);
+    return code;
+}
+
+/* The frames a WAV's header says it holds; fails unless the header is
+ * whole and its sizes are the file's. */
+static uint32_t wav_frames(const char *path)
+{
+    unsigned char h[44];
+    long size = -1;
+    FILE *f = fopen(path, "rb");
+    uint32_t data, riff;
+    if (f == NULL)
+        fail_msg("%s: not written", path);
+    if (fread(h, 1, 44, f) == 44 && fseek(f, 0, SEEK_END) == 0)
+        size = ftell(f);
+    fclose(f);
+    if (size < 44)
+        fail_msg("%s: no whole header", path);
+    data = (uint32_t)h[40] | (uint32_t)h[41] << 8 | (uint32_t)h[42] << 16 | (uint32_t)h[43] << 24;
+    riff = (uint32_t)h[4] | (uint32_t)h[5] << 8 | (uint32_t)h[6] << 16 | (uint32_t)h[7] << 24;
+    if (memcmp(h, "RIFF", 4) != 0 || (long)data != size - 44 || riff != data + 36)
+        fail_msg("%s: the header says %u data bytes (RIFF %u), the file holds %ld", path, data,
+                 riff, size - 44);
+    return data / 2;
+}
+
+/* The audio is bounded before it is rendered: a stream whose speech goes
+ * on past --audio-max (default an hour) is refused with one line, exit 2,
+ * the file never created (a last event at t = 1e9 s used to write 4.4 GB
+ * in 10 s toward 44 TB, the header clamped and invalid past 4 GB); the
+ * same for --html, which rendered it all to a temporary file before
+ * cutting it at 600 s.  Audio that passes the cap anyway (more speech
+ * than the text's times let one see) stops there with exit 3 and a valid
+ * WAV of the first S seconds. */
+static void speech_wav_bounded(void **state)
+{
+    char *wav = tmpname("bounded.wav"), *page = tmpname("bounded.html"), *err;
+    char *trace = tmpname("mid.jsonl"), args[2048];
+    const char *far = tb_test_data("hostile/last-event-1e9.jsonl");
+    FILE *f;
+    uint32_t n;
+    (void)state;
+    remove(wav);
+    remove(page);
+    snprintf(args, sizeof(args), "sim --trace %s --audio wav:%s", far, wav);
+    assert_int_equal(run_capped(args, &err), 2);
+    if (strstr(err, "--audio wav: the audio would last at least 1000000000.0 s") == NULL ||
+        strstr(err, "over the 3600 s cap; --audio-max raises it (at most 97391 s") == NULL)
+        fail_msg("stderr '%s'", err);
+    free(err);
+    assert_true(access(wav, F_OK) != 0);
+    snprintf(args, sizeof(args), "sim --trace %s --html %s", far, page);
+    assert_int_equal(run_capped(args, &err), 2);
+    assert_non_null(strstr(err, "--html: the audio would last at least 1000000000.0 s"));
+    free(err);
+    assert_true(access(page, F_OK) != 0);
+    snprintf(args, sizeof(args), "sim --trace %s --audio wav:%s --audio-max 97391", far, wav);
+    assert_int_equal(run_capped(args, &err), 2);
+    free(err);
+    tb_test_expect_error("sim --audio-max 0", 2, "--audio-max");
+    tb_test_expect_error("sim --audio-max 97392", 2, "--audio-max");
+    /* Speech until t = 100 s: refused under a 50 s cap (TTS latency
+     * counted), rendered under 200 s. */
+    f = fopen(trace, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"t\": 0.5, \"text\": \"Hello there.\"}\n{\"t\": 100, \"text\": \" Bye.\"}\n");
+    fclose(f);
+    snprintf(args, sizeof(args), "sim --trace %s --audio wav:%s --audio-max 99 --tts-latency 2",
+             trace, wav);
+    assert_int_equal(run_capped(args, &err), 2);
+    assert_non_null(strstr(err, "at least 102.0 s (speech until t = 100 s, + 2 s of TTS"));
+    free(err);
+    assert_true(access(wav, F_OK) != 0);
+    snprintf(args, sizeof(args), "sim --trace %s --audio wav:%s --audio-max 200", trace, wav);
+    assert_int_equal(run_capped(args, &err), 0);
+    free(err);
+    n = wav_frames(wav);
+    assert_true(n > 100 * 22050 && n < 103 * 22050);
+    /* More speech than the cap: the render stops there, the header valid. */
+    f = fopen(trace, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"t\": 0.1, \"text\": \"This sentence takes eSpeak a good few seconds to "
+               "say, more than the cap allows.\"}\n");
+    fclose(f);
+    snprintf(args, sizeof(args), "sim --trace %s --audio wav:%s --audio-max 2", trace, wav);
+    assert_int_equal(run_capped(args, &err), 3);
+    if (strstr(err, "the audio would run past its cap of 2 s (at t = 2.000 s); the file holds "
+                    "the first 2.000 s") == NULL ||
+        strstr(err, "(--audio-max raises the cap)") == NULL)
+        fail_msg("stderr '%s'", err);
+    free(err);
+    assert_int_equal(wav_frames(wav), 2 * 22050);
+    /* A live run whose audio reaches the cap: exit 3, no report on the
+     * half-played run, but the trace holds every event received. */
+    snprintf(args, sizeof(args),
+             "run --mock --synth tokens=200,tps=100 --audio wav:%s --audio-max 2 --record %s",
+             wav, trace);
+    assert_int_equal(run_capped(args, &err), 3);
+    assert_non_null(strstr(err, "(--audio-max raises the cap)"));
+    free(err);
+    assert_true(wav_frames(wav) <= 2 * 22050);
+    {
+        char *rec = tb_test_slurp_str(trace);
+        size_t lines = 0;
+        for (const char *q = rec; *q != '\0'; q++)
+            lines += *q == '\n';
+        free(rec);
+        assert_int_equal(lines, 1 + 200 + 1); /* header, events, usage */
+    }
+    remove(trace);
+    remove(wav);
+    free(trace);
+    free(page);
+    free(wav);
+}
+
+/* The WAV sink compares a chunk's time with its cap before it becomes a
+ * frame count: at t = 1e15 s, 2.2e19 frames overflowed the uint64_t it
+ * was converted to (undefined; the release build wrote on with the gap
+ * missing).  Now TB_ERANGE, nothing written, and a valid header. */
+static void speech_wav_far_chunk(void **state)
+{
+    static const double far[] = {1e15, 1e300, INFINITY, NAN, 3600.5};
+    (void)state;
+    for (size_t i = 0; i < sizeof(far) / sizeof(far[0]); i++) {
+        char *wav = tmpname("far.wav"), err[256];
+        struct tb_speaker_opts so;
+        struct tb_speaker *sp = NULL;
+        const struct tb_voice *v;
+        double dur = 0, busy = 0;
+        int rc;
+        memset(&so, 0, sizeof(so));
+        so.sink = TB_SINK_WAV;
+        so.target = wav;
+        so.wpm = 150;
+        if (tb_speaker_create(&so, &sp, err, sizeof(err)) != 0)
+            fail_msg("%s", err);
+        v = tb_speaker_voice(sp);
+        assert_int_equal(v->chunk(v->ud, 0, 0.5, "Hello.", 6, 6, &dur, &busy), 0);
+        rc = v->chunk(v->ud, 1, far[i], "Bye.", 4, 4, &dur, &busy);
+        if (rc != TB_ERANGE)
+            fail_msg("chunk at %g: rc %d", far[i], rc);
+        assert_int_equal(tb_speaker_finish(sp, NULL, err, sizeof(err)), TB_ERANGE);
+        assert_non_null(strstr(err, "the audio would run past its cap of 3600 s"));
+        tb_speaker_destroy(sp);
+        /* The first chunk is queued, not yet played: nothing was written
+         * past t = 0.5 s. */
+        assert_true(wav_frames(wav) <= 22050 / 2 + 1);
+        remove(wav);
+        free(wav);
+    }
+}
+
+/* SIGTERM mid-render: the WAV's header describes exactly what was written
+ * (it said 0 bytes), exit 3; with --html no temporary file is left (a
+ * 4.3 GB one was) and no page is written. */
+static void speech_wav_interrupted(void **state)
+{
+    char *wav = tmpname("killed.wav"), *page = tmpname("killed.html"), *errp = tmpname("killed.err");
+    char cmd[4096], *err;
+    uint32_t n;
+    (void)state;
+    remove(wav);
+    remove(page);
+    /* About 3000 s of speech: seconds of eSpeak; killed once 2 MB are out. */
+    snprintf(cmd, sizeof(cmd),
+             "ulimit -f 400000; '%s' sim --synth tokens=12000,tps=1000,seed=1 --audio wav:%s "
+             ">/dev/null 2>%s & p=$!; i=0; while [ $(stat -c %%s %s 2>/dev/null || echo 0) -lt "
+             "2000000 ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; kill -TERM $p; "
+             "wait $p",
+             tb_test_bin(), wav, errp, wav);
+    assert_int_equal(tb_test_sh(cmd), 3);
+    err = tb_test_slurp_str(errp);
+    if (strstr(err, "interrupted; the file holds the first") == NULL)
+        fail_msg("stderr '%s'", err);
+    free(err);
+    n = wav_frames(wav);
+    assert_true(n >= 2000000 / 2 - 22 && n < 2900 * 22050);
+    /* --html: the render's file has no name (the process's descriptor
+     * shows it deleted); nothing named ttsbuf-html-* appears in /tmp. */
+    snprintf(cmd, sizeof(cmd),
+             "ulimit -f 400000; '%s' sim --synth tokens=12000,tps=1000,seed=1 --html %s "
+             ">/dev/null 2>%s & p=$!; i=0; fds() { ls -l /proc/$p/fd /proc/$(pgrep -P $p | head "
+             "-1)/fd 2>/dev/null; }; until fds | grep -q 'deleted\\|ttsbuf-html'; do sleep 0.02; "
+             "i=$((i+1)); [ $i -lt 3000 ] || break; done; names=$(fds | grep -o "
+             "'/tmp/ttsbuf-html-[A-Za-z0-9]*'); sleep 0.5; kill -TERM $p; wait $p; c=$?; for n "
+             "in $names; do [ ! -e $n ] || { rm -f $n; exit 99; }; done; exit $c",
+             tb_test_bin(), page, errp);
+    assert_int_equal(tb_test_sh(cmd), 3);
+    err = tb_test_slurp_str(errp);
+    if (strstr(err, "--html: interrupted; no page written") == NULL)
+        fail_msg("stderr '%s'", err);
+    free(err);
+    assert_true(access(page, F_OK) != 0);
+    remove(errp);
+    remove(wav);
+    free(errp);
+    free(page);
+    free(wav);
+}
+
 int tb_test_speech(void)
 {
     const struct CMUnitTest tests[] = {
@@ -611,6 +828,9 @@ int tb_test_speech(void)
         cmocka_unit_test(speech_two_clocks_wav),
         cmocka_unit_test(speech_tick_cue),
         cmocka_unit_test(speech_fast_stream_wav),
+        cmocka_unit_test(speech_wav_bounded),
+        cmocka_unit_test(speech_wav_far_chunk),
+        cmocka_unit_test(speech_wav_interrupted),
         cmocka_unit_test(speech_voice_model),
         cmocka_unit_test(speech_bench_plays_worst),
         cmocka_unit_test(speech_portaudio_alsa_file),

@@ -49,6 +49,16 @@
 #define TB_BENCH_CONC_MAX 10000     /* streams in flight */
 #define TB_BENCH_PROMPTS_MAX 100000 /* lines of a --prompts file */
 #define TB_BENCH_PROMPT_MAX (1u << 20)
+/* What bench keeps of the streams it receives, all of them together: the
+ * ones in flight and every record's (the records it is given included, so
+ * over every level), counted as a loaded trace is, 32 bytes an event plus
+ * its text.  Each stream has its own caps as well (reader.h: 1,000,000
+ * deltas, 256 MiB of text).  A delta that takes the total past this stops
+ * its stream there (too_long, the message naming the total): a few
+ * flooding streams cannot take the machine's memory, one costing about
+ * 170 MB with its replay at the per-stream cap.  2 GiB hold about 110,000
+ * answers of 500 tokens. */
+#define TB_BENCH_HELD_MAX ((uint64_t)2 << 30)
 
 enum tb_bench_mode {
     TB_BENCH_CLOSED = 0, /* `concurrency` in flight */
@@ -113,6 +123,8 @@ struct tb_bench_opts {
     uint32_t shard, nshards;     /* this shard, of nshards (1: all) */
     uint64_t seed;               /* Poisson arrivals */
     struct tb_sim_opts sim;
+    uint64_t held_max;             /* bytes of streams kept in all (0:
+                                    * TB_BENCH_HELD_MAX) */
     double progress_interval;      /* s; 0: 0.1 */
     tb_bench_progress_fn progress; /* on the calling thread, or NULL */
     void *progress_ud;

@@ -23,7 +23,8 @@ enum {
     TB_ETOOBIG = -7, /* input exceeds a documented cap */
     TB_ERANGE = -8,  /* a number outside its allowed range */
     TB_EBUSY = -9,   /* a process-wide resource is in use */
-    TB_EDEVICE = -10 /* no audio device, or it cannot be opened */
+    TB_EDEVICE = -10, /* no audio device, or it cannot be opened */
+    TB_ECANCELED = -11 /* stopped on the caller's request (a cancel flag) */
 };
 
 /*

@@ -68,6 +68,7 @@
 #define TTSBUF_IMPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ttsbuf/stream.h"
 
@@ -84,6 +85,15 @@ enum tb_import_format {
 #define TB_IMPORT_FILE_MAX ((size_t)1 << 30) /* bytes of one input file */
 #define TB_IMPORT_LINE_MAX ((size_t)64 << 20) /* one line of a JSONL file, read as a stream */
 #define TB_IMPORT_REQUESTS_MAX 10000000u     /* requests in one file */
+/* What an import builds from counts rather than reads: the events and the
+ * estimated text of requests recorded without text, whose size comes
+ * from a token count, not from the bytes of the file.  A request may
+ * estimate as much text as a live stream may hold (TB_READER_TEXT_MAX,
+ * 256 MiB), and all of them together take at most this many bytes (events
+ * at 32 bytes each, plus their text: about 30 million tokens at 4
+ * characters a token).  Past either, the request's place is named and
+ * the import fails (TB_ETOOBIG). */
+#define TB_IMPORT_ESTIMATED_MAX ((uint64_t)1 << 30)
 
 struct tb_import_request {
     char name[128];          /* e.g. "request 3", "line 7 (session 6)" */
@@ -108,6 +118,7 @@ struct tb_import {
     enum tb_import_format format; /* out: the format read (auto: the one found) */
     unsigned runs;               /* out: vllm/sglang runs (documents) read */
     size_t estimated;            /* out: requests with no text: speech time estimated */
+    uint64_t estimated_bytes;    /* out: what they take (TB_IMPORT_ESTIMATED_MAX) */
     size_t not_streamed;         /* out: genai-perf requests that were not streamed */
 };
 

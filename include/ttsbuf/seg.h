@@ -67,6 +67,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ttsbuf/stream.h"
+
 enum tb_chunk_policy {
     TB_CHUNK_TOKEN = 0,
     TB_CHUNK_SENTENCE,
@@ -125,5 +127,16 @@ void tb_seg_cut(struct tb_seg *s, tb_chunk_fn fn, void *ud);
 
 /* Content bytes fed so far (the `end` the next chunk can reach). */
 uint64_t tb_seg_fed(const struct tb_seg *s);
+
+/*
+ * tb_seg_spoken_until - the time of the last content event of s holding
+ * a character that is not whitespace (Python's str.isspace, the notion
+ * every policy uses to leave text unsent), or -1 when none does.  Every
+ * policy sends that character in a chunk closing no earlier, so a speaker
+ * plays until at least then, plus the TTS latency: a lower bound on how
+ * long the stream's audio lasts, known before any of it is rendered.
+ * O(text); pure; any thread.
+ */
+double tb_seg_spoken_until(const struct tb_stream *s);
 
 #endif

@@ -31,8 +31,10 @@
 #ifndef TTSBUF_SPEAKER_H
 #define TTSBUF_SPEAKER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ttsbuf/pcmring.h"
 #include "ttsbuf/voice.h"
@@ -40,6 +42,11 @@
 enum tb_sink_kind { TB_SINK_NONE = 0, TB_SINK_WAV, TB_SINK_PORTAUDIO };
 
 #define TB_PA_LATENCY_DEFAULT 0.1 /* s; PortAudio's suggested output latency */
+/* The longest audio a WAV render holds, from t = 0, unless raised (an
+ * hour: 159 MB), and the most it can be raised to: a WAV file's sizes are
+ * 32-bit, 4 GiB of 16-bit mono at 22.05 kHz (eSpeak NG's rate). */
+#define TB_AUDIO_MAX_DEFAULT_S 3600.0
+#define TB_AUDIO_MAX_S 97391.0
 
 struct tb_speaker_opts {
     enum tb_sink_kind sink;
@@ -53,6 +60,17 @@ struct tb_speaker_opts {
     size_t ring_frames;  /* player ring (0: 2^22 frames, 190 s at 22.05 kHz) */
     int count_synthesis; /* sink none: each chunk's measured synthesis time
                           * is latency (one synthesizer, chunks in turn) */
+    double max_audio_s;  /* wav: the render stops (TB_ERANGE, before anything
+                          * past it is written) rather than pass this many
+                          * seconds (0: TB_AUDIO_MAX_DEFAULT_S; at most
+                          * TB_AUDIO_MAX_S) */
+    double keep_s;       /* wav: the file keeps the first keep_s s of the
+                          * render (0: all of it) */
+    FILE *stream;        /* wav: written here (a seekable file, borrowed)
+                          * instead of the file target */
+    const atomic_int *cancel; /* wav: when non-zero (a signal handler may set
+                               * it) the render stops, TB_ECANCELED; the
+                               * WAV's header then says what was written */
 };
 
 /* Parses an --audio value: "none", "wav:FILE", "portaudio" or
@@ -91,8 +109,9 @@ struct tb_speaker;
  * tb_speaker_create - starts eSpeak NG and the sink (opens the WAV file,
  * or PortAudio's device and stream; the stream runs, playing silence,
  * until tb_speaker_finish).  Returns 0 and *out; TB_EBUSY (eSpeak in use),
- * TB_ERANGE, TB_EINVAL (voice, options), TB_EIO (file, eSpeak data),
- * TB_EDEVICE (no output device, PortAudio failed), TB_ENOMEM.  Detail in err.
+ * TB_ERANGE (wpm, an audio cap over TB_AUDIO_MAX_S), TB_EINVAL (voice,
+ * options), TB_EIO (file, eSpeak data), TB_EDEVICE (no output device,
+ * PortAudio failed), TB_ENOMEM.  Detail in err.
  */
 int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, char *err,
                       size_t errlen);
@@ -104,7 +123,9 @@ const struct tb_voice *tb_speaker_voice(struct tb_speaker *s);
  * tb_speaker_finish - the stream has ended: plays out what is queued
  * (portaudio: waits for it, then pads with silence for the output latency
  * so the tail is not cut), closes the sink and fills *r.  Idempotent.
- * Returns 0, TB_EIO (writing the WAV) or TB_EDEVICE.  Detail in err.
+ * Returns 0, TB_EIO (writing the WAV), TB_ERANGE (the WAV reached
+ * max_audio_s), TB_ECANCELED (the cancel flag) or TB_EDEVICE: the first
+ * failure of the run or of the finish.  Detail in err.
  */
 int tb_speaker_finish(struct tb_speaker *s, struct tb_audio_result *r, char *err, size_t errlen);
 

@@ -33,6 +33,13 @@ struct tb_event {
 #define TB_EVENT_TEXT_MAX (1u << 20)      /* bytes of text in one event */
 #define TB_EVENT_TOKENS_MAX 1000000u      /* tokens claimed by one event */
 #define TB_STREAM_EVENTS_MAX (1ull << 31) /* events in one stream */
+/* The latest time an event read from outside may have, in seconds (about
+ * 31 years).  Every reader (traces, imports, bench records) checks its
+ * times against it where it reads them, so the error names the place, and
+ * every integer a time becomes (audio frames at 48 kHz, nanoseconds in an
+ * int64_t) holds it.  A stream built in memory may go further (a search
+ * over rates retimes streams far out); only what it feeds is bounded. */
+#define TB_TIME_MAX 1e9
 
 /* Server-side timings a provider reported about one request (Ollama's
  * final line); -1 for each one it did not report. */
@@ -153,7 +160,8 @@ void tb_stream_shrink(struct tb_stream *s);
  * The caller validates order and UTF-8 (the trace loader does, to name the
  * line); this function checks only the caps.
  * Returns 0, TB_ETOOBIG (text over TB_EVENT_TEXT_MAX, tokens 0 or over
- * TB_EVENT_TOKENS_MAX, too many events) or TB_ENOMEM.
+ * TB_EVENT_TOKENS_MAX, too many events), TB_ERANGE (t not finite: no
+ * trace could hold it) or TB_ENOMEM.
  */
 int tb_stream_append(struct tb_stream *s, double t, const char *text, size_t len, uint32_t tokens,
                      enum tb_kind kind);

@@ -5,15 +5,16 @@
 #include "audio.h"
 
 #include <cJSON.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common.h"
 #include "jsonout.h"
 #include "optdoc.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/seg.h"
 #include "ttsbuf/tts.h"
 
 void tb_cli_audio_init(struct tb_cli_audio *a)
@@ -52,6 +53,8 @@ int tb_cli_audio_option(struct tb_cli_audio *a, int c, const char *arg)
         }
         return 1;
     case TB_O_PALAT: return tb_cli_opt_double("--latency", arg, 0.001, 2.0, &a->latency);
+    case TB_O_AUDIOMAX:
+        return tb_cli_opt_double("--audio-max", arg, 1.0, TB_AUDIO_MAX_S, &a->max_s);
     default: return 0;
     }
 }
@@ -82,6 +85,13 @@ const struct tb_optdoc tb_opt_audio[] = {
     {"latency", TB_O_PALAT, "S",
      "PortAudio suggested output latency (default 0.1; the granted latency is reported)",
      "Allowed 0.001..2."},
+    {"audio-max", TB_O_AUDIOMAX, "S",
+     "the longest audio a WAV render (--audio wav:FILE, --html) may hold, from t = 0 (default "
+     "3600, up to 97391: a WAV file's 4 GiB)",
+     "A stream whose speech goes on past it (its last spoken event's time + --tts-latency) is "
+     "refused before the file is created (exit 2); audio that reaches it anyway (a live run, "
+     "speech longer than its text suggested) stops the render there (exit 3), the file holding "
+     "the first S seconds with a valid header."},
     TB_OPTDOC_END,
 };
 
@@ -101,9 +111,8 @@ void tb_cli_audio_rate_model(struct tb_cli_audio *a, const struct tb_stream *s,
     a->have_rate = s->n > 0 && tb_sim_run(s, &ro, &vc, NULL, NULL, &a->rate, err, sizeof(err)) == 0;
 }
 
-int tb_cli_audio_for_html(struct tb_cli_audio *a)
+int tb_cli_audio_for_html(struct tb_cli_audio *a, double keep_s)
 {
-    int fd;
     if (a->sink == TB_SINK_WAV)
         return -1;
     if (a->sink == TB_SINK_PORTAUDIO) {
@@ -112,23 +121,36 @@ int tb_cli_audio_for_html(struct tb_cli_audio *a)
                      a->spec);
         return TB_EXIT_USAGE;
     }
-    snprintf(a->html_wav, sizeof(a->html_wav), "/tmp/ttsbuf-html-XXXXXX");
-    fd = mkstemp(a->html_wav);
-    if (fd < 0) {
-        tb_cli_error("--html: cannot create a temporary WAV file in /tmp");
-        a->html_wav[0] = '\0';
+    /* A file without a name (removed at its creation): nothing is left
+     * behind however the run ends, SIGKILL included.  The sink keeps only
+     * what the page embeds (keep_s x 44100 bytes: 26 MB for 600 s) while
+     * the clock runs on. */
+    a->html_f = tmpfile();
+    if (a->html_f == NULL) {
+        tb_cli_error("--html: cannot create a temporary file: %s", strerror(errno));
         return TB_EXIT_FAILED;
     }
-    close(fd);
+    a->keep_s = keep_s;
     a->sink = TB_SINK_WAV;
-    a->target = a->html_wav;
+    a->target = "the --html page's audio";
     a->spec = "wav (embedded in the --html page)";
     return -1;
 }
 
-const char *tb_cli_audio_wav(const struct tb_cli_audio *a)
+FILE *tb_cli_audio_wav_open(const struct tb_cli_audio *a, const char **what)
 {
-    return a->sink == TB_SINK_WAV ? a->target : NULL;
+    *what = a->target;
+    if (a->sink != TB_SINK_WAV)
+        return NULL;
+    if (a->html_f == NULL)
+        return fopen(a->target, "rb");
+    return fseek(a->html_f, 0, SEEK_SET) == 0 ? a->html_f : NULL;
+}
+
+void tb_cli_audio_wav_close(const struct tb_cli_audio *a, FILE *w)
+{
+    if (w != NULL && w != a->html_f)
+        fclose(w);
 }
 
 int tb_cli_audio_realtime(const struct tb_cli_audio *a)
@@ -141,13 +163,36 @@ int tb_cli_audio_probe(const struct tb_cli_audio *a)
     return a->sink == TB_SINK_WAV ? tb_cli_output_probe("--audio wav", a->target) : -1;
 }
 
-int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o)
+/* A WAV render of s that would pass --audio-max is refused before the
+ * file is created.  The bound is exact from below (the last spoken event
+ * plays no earlier than its arrival + L), so nothing that fits is
+ * refused; what overshoots it anyway stops at the sink's own cap. */
+static int audio_bound(const struct tb_cli_audio *a, const struct tb_sim_opts *o,
+                       const struct tb_stream *s)
+{
+    double max = a->max_s > 0 ? a->max_s : TB_AUDIO_MAX_DEFAULT_S, until;
+    if (a->sink != TB_SINK_WAV || s == NULL || (until = tb_seg_spoken_until(s)) < 0)
+        return -1;
+    if (until + o->play.tts_latency <= max)
+        return -1;
+    tb_cli_error("%s: the audio would last at least %.1f s (speech until t = %g s, + %g s of "
+                 "TTS latency), over the %.0f s cap; --audio-max raises it (at most %.0f s, a "
+                 "WAV file's 4 GiB)",
+                 a->html_f != NULL ? "--html" : "--audio wav", until + o->play.tts_latency,
+                 until, o->play.tts_latency, max, TB_AUDIO_MAX_S);
+    return TB_EXIT_USAGE;
+}
+
+int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o, const struct tb_stream *s)
 {
     struct tb_speaker_opts so;
     char err[512];
     int rc;
     if (!tb_cli_audio_wanted(a))
         return -1;
+    rc = audio_bound(a, o, s);
+    if (rc >= 0)
+        return rc;
     memset(&so, 0, sizeof(so));
     so.sink = a->sink;
     so.target = a->target;
@@ -158,6 +203,10 @@ int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o)
     so.cue = a->cue;
     so.latency = a->latency;
     so.count_synthesis = a->count_synthesis;
+    so.max_audio_s = a->max_s;
+    so.keep_s = a->keep_s;
+    so.stream = a->html_f;
+    so.cancel = a->cancel;
     rc = tb_speaker_create(&so, &a->sp, err, sizeof(err));
     if (rc == TB_EDEVICE) {
         tb_cli_error("--audio %s: %s; no sound card? try --audio wav:FILE", a->spec, err);
@@ -185,8 +234,13 @@ int tb_cli_audio_finish(struct tb_cli_audio *a)
     if (a->gaps == NULL)
         a->ngaps = 0;
     tb_speaker_gaps(a->sp, a->gaps, a->ngaps);
+    if (rc == TB_ECANCELED && a->html_f != NULL) {
+        tb_cli_error("--html: interrupted; no page written");
+        return TB_EXIT_FAILED;
+    }
     if (rc != 0) {
-        tb_cli_error("--audio %s: %s", a->spec ? a->spec : "none", err);
+        tb_cli_error("--audio %s: %s%s", a->spec ? a->spec : "none", err,
+                     rc == TB_ERANGE ? " (--audio-max raises the cap)" : "");
         return TB_EXIT_FAILED;
     }
     return -1;
@@ -277,7 +331,7 @@ void tb_cli_audio_json(void *rootp, const struct tb_cli_audio *a, const struct t
                             a->sink == TB_SINK_WAV         ? "wav"
                             : a->sink == TB_SINK_PORTAUDIO ? "portaudio"
                                                            : "none");
-    if (a->target != NULL && a->html_wav[0] == '\0')
+    if (a->target != NULL && a->html_f == NULL)
         cJSON_AddStringToObject(au, "target", a->target);
     cJSON_AddStringToObject(au, "voice_model", a->count_synthesis ? "espeak+synthesis" : "espeak");
     cJSON_AddStringToObject(au, "voice", a->voice ? a->voice : "en");
@@ -326,7 +380,7 @@ void tb_cli_audio_free(struct tb_cli_audio *a)
     a->sp = NULL;
     free(a->gaps);
     a->gaps = NULL;
-    if (a->html_wav[0] != '\0')
-        remove(a->html_wav);
-    a->html_wav[0] = '\0';
+    if (a->html_f != NULL)
+        fclose(a->html_f);
+    a->html_f = NULL;
 }

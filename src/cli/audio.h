@@ -6,6 +6,7 @@
 #ifndef TTSBUF_CLI_AUDIO_H
 #define TTSBUF_CLI_AUDIO_H
 
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -20,6 +21,7 @@ enum {
     TB_O_VOICE,
     TB_O_CUE,
     TB_O_PALAT,
+    TB_O_AUDIOMAX,
 };
 
 /* Their rows: tb_opt_audio (optdoc.h). */
@@ -37,9 +39,12 @@ struct tb_cli_audio {
     struct tb_audio_result res;
     struct tb_audio_gap_s *gaps;
     size_t ngaps;
-    int have_rate;     /* rate-model result below is filled */
-    char html_wav[64]; /* the WAV rendered for --html alone (removed by
-                        * tb_cli_audio_free), or "" */
+    double max_s;              /* --audio-max (0: TB_AUDIO_MAX_DEFAULT_S) */
+    double keep_s;             /* the WAV keeps the first keep_s s (0: all) */
+    const atomic_int *cancel;  /* set by the command: stops a WAV render */
+    int have_rate;             /* rate-model result below is filled */
+    FILE *html_f;              /* the WAV rendered for --html alone: a file
+                                * without a name (tmpfile), or NULL */
     struct tb_sim_result rate;
 };
 
@@ -50,9 +55,12 @@ int tb_cli_audio_option(struct tb_cli_audio *a, int c, const char *arg);
 /* Whether any speech option asks for eSpeak. */
 int tb_cli_audio_wanted(const struct tb_cli_audio *a);
 
-/* Starts eSpeak and the sink, and makes o use the eSpeak voice.  Returns
- * -1 to go on, or an exit code (the error is printed). */
-int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o);
+/* Starts eSpeak and the sink, and makes o use the eSpeak voice.  With a
+ * WAV sink and the stream s known (NULL: a live run), a stream whose
+ * audio would last longer than --audio-max (tb_seg_spoken_until) is
+ * refused first, before the file is created.  Returns -1 to go on, or an
+ * exit code (the error is printed). */
+int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o, const struct tb_stream *s);
 
 /* --audio wav:FILE probed before any work (tb_cli_output_probe).
  * Returns -1 to go on, or TB_EXIT_USAGE (printed). */
@@ -64,13 +72,18 @@ int tb_cli_audio_probe(const struct tb_cli_audio *a);
 void tb_cli_audio_rate_model(struct tb_cli_audio *a, const struct tb_stream *s,
                              const struct tb_sim_opts *o);
 
-/* For --html: makes the run render its audio to a WAV file (a temporary
- * one unless --audio wav:FILE was given).  Returns -1 to go on, or an exit
- * code (the error is printed: --audio portaudio cannot be embedded). */
-int tb_cli_audio_for_html(struct tb_cli_audio *a);
+/* For --html: makes the run render its audio to a WAV (unless --audio
+ * wav:FILE was given: a temporary file that has no name, so nothing is
+ * left behind however the run ends, keeping the first keep_s seconds).
+ * Returns -1 to go on, or an exit code (the error is printed: --audio
+ * portaudio cannot be embedded). */
+int tb_cli_audio_for_html(struct tb_cli_audio *a, double keep_s);
 
-/* The WAV file the run rendered, or NULL. */
-const char *tb_cli_audio_wav(const struct tb_cli_audio *a);
+/* The WAV the run rendered, at its start, for reading; NULL when there is
+ * none or it cannot be opened (*what names it for the message).  Close
+ * it with tb_cli_audio_wav_close. */
+FILE *tb_cli_audio_wav_open(const struct tb_cli_audio *a, const char **what);
+void tb_cli_audio_wav_close(const struct tb_cli_audio *a, FILE *w);
 
 /* Whether the run must go in real time (a PortAudio sink). */
 int tb_cli_audio_realtime(const struct tb_cli_audio *a);

@@ -41,16 +41,16 @@ int tb_cli_bench_play(struct tb_cli_bench *a, const struct tb_bench_recs *recs)
             "through --audio %s\n",
             (unsigned long long)pick->id, pick->level + 1, pick->underruns,
             pick->underruns == 1 ? "" : "s", pick->gap_total, a->au.spec);
-    code = tb_cli_audio_start(&a->au, &o);
+    code = tb_cli_audio_start(&a->au, &o, &pick->stream);
     if (code >= 0)
         return code;
     code = tb_cli_audio_sim(&a->au, &pick->stream, &o, NULL, NULL, &r, &rc, err, sizeof(err));
+    if (code >= 0)
+        return code; /* the speech output failed (printed) */
     if (rc != 0) {
         tb_cli_error("--play: %s", err);
         return TB_EXIT_FAILED;
     }
-    if (code >= 0)
-        return code;
     tb_cli_audio_report(stderr, &a->au, &o, &r, a->c.max_gaps);
     return -1;
 }

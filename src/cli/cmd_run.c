@@ -176,7 +176,7 @@ int tb_cmd_run(int argc, char **argv)
     char label[512];
     char *messages = NULL;
     const struct tb_api_info *info;
-    int code, rc;
+    int code, rc, audio_code;
 
     memset(&a, 0, sizeof(a));
     memset(&ep, 0, sizeof(ep));
@@ -214,9 +214,9 @@ int tb_cmd_run(int argc, char **argv)
     }
 
     /* The speaker first: a sink that cannot open is the only message. */
-    code = a.c.html != NULL ? tb_cli_audio_for_html(&a.au) : -1;
+    code = a.c.html != NULL ? tb_cli_audio_for_html(&a.au, TB_HTML_AUDIO_MAX_S) : -1;
     if (code < 0)
-        code = tb_cli_audio_start(&a.au, &a.c.o);
+        code = tb_cli_audio_start(&a.au, &a.c.o, NULL);
     if (code >= 0)
         goto out;
     if (ep.mock) {
@@ -254,9 +254,13 @@ int tb_cmd_run(int argc, char **argv)
     if (!a.quiet && isatty(STDERR_FILENO))
         fprintf(stderr, "\r\033[K");
     free((char *)lo.http.url);
-    code = tb_cli_audio_finish(&a.au);
-    if (code >= 0)
+    /* A speech output that failed (printed; its WAV capped or cut) loses
+     * nothing received: the trace is still written. */
+    audio_code = tb_cli_audio_finish(&a.au);
+    if (rc != 0 && audio_code >= 0) {
+        code = audio_code;
         goto out;
+    }
     if (rc != 0) {
         tb_cli_error("run: %s", r.message[0] ? r.message : tb_strerror(rc));
         code = TB_EXIT_USAGE;
@@ -273,6 +277,12 @@ int tb_cmd_run(int argc, char **argv)
     code = -1;
     if (a.c.record != NULL)
         code = tb_cli_record(a.c.record, "run", &a.c.o, &r.stream);
+    if (audio_code >= 0) {
+        /* The playout stopped with the speech output: no report on half
+         * a run, but what was received is in the trace. */
+        code = audio_code;
+        goto out;
+    }
     memset(&rl, 0, sizeof(rl));
     rl.model = a.q.model;
     rl.base_url = ep.base_red;

@@ -164,27 +164,36 @@ int tb_cmd_sim(int argc, char **argv)
     if (code >= 0)
         goto out;
 
+    /* A WAV render stops at SIGINT/SIGTERM with its header written (the
+     * command then ends with exit 3); --html's has no file to leave. */
+    if (a.c.html != NULL || a.au.sink == TB_SINK_WAV)
+        a.au.cancel = tb_cli_catch_interrupts();
     if (a.c.html != NULL) {
-        code = tb_cli_audio_for_html(&a.au);
+        code = tb_cli_audio_for_html(&a.au, TB_HTML_AUDIO_MAX_S);
         if (code >= 0)
             goto out;
     }
     if (tb_cli_audio_wanted(&a.au)) {
         tb_cli_audio_rate_model(&a.au, &s, &a.c.o);
-        code = tb_cli_audio_start(&a.au, &a.c.o);
+        code = tb_cli_audio_start(&a.au, &a.c.o, &s);
         if (code >= 0)
             goto out;
     }
     code =
         tb_cli_audio_sim(&a.au, &s, &a.c.o, tb_cli_collect_play, &plays, &r, &rc, err, sizeof(err));
+    if (code >= 0)
+        goto out; /* the speech output failed (printed): the run stopped there */
+    if (a.au.cancel != NULL && atomic_load(a.au.cancel)) {
+        tb_cli_error("sim: interrupted");
+        code = TB_EXIT_FAILED;
+        goto out;
+    }
     if (rc != 0) {
         tb_cli_error("%s: %s", src.name, err);
         code =
             rc == TB_EEMPTY || rc == TB_ETOOBIG || rc == TB_EINVAL ? TB_EXIT_USAGE : TB_EXIT_FAILED;
         goto out;
     }
-    if (code >= 0)
-        goto out;
     if (a.c.svg != NULL) {
         code = tb_cli_svg_timeline(a.c.svg, &src, &a.c.o, &s, &plays.all, &r);
         if (code >= 0)

@@ -162,20 +162,21 @@ static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb
     tb_cli_audio_init(&au);
     au.voice = b->speech->voice;
     au.cue = b->speech->cue;
+    au.max_s = b->speech->max_s;
     tb_cli_plays_init(&plays, 1);
     level_of(b->m, x, level, sizeof(level), stem, sizeof(stem));
     snprintf(name, sizeof(name), "request %llu (%s)", (unsigned long long)x->id, level);
     src.name = name;
-    code = tb_cli_audio_for_html(&au);
+    code = tb_cli_audio_for_html(&au, TB_HTML_AUDIO_MAX_S);
     if (code < 0) {
         tb_cli_audio_rate_model(&au, &x->stream, &o);
-        code = tb_cli_audio_start(&au, &o);
+        code = tb_cli_audio_start(&au, &o, &x->stream);
     }
     if (code >= 0)
         goto out;
     code = tb_cli_audio_sim(&au, &x->stream, &o, tb_cli_collect_play, &plays, &r, &rc, err,
                             sizeof(err));
-    if (rc != 0) {
+    if (rc != 0 && code < 0) {
         tb_cli_error("--html: request %llu: %s", (unsigned long long)x->id, err);
         code = TB_EXIT_FAILED;
     }

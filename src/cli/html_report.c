@@ -172,83 +172,109 @@ static void put_le(unsigned char *b, uint32_t v, int n)
         b[i] = (unsigned char)(v >> (8 * i));
 }
 
-/* Base64 (RFC 4648) of n bytes. */
-static void b64(FILE *f, const unsigned char *p, size_t n)
+/* Base64 (RFC 4648) of in[0..n) into out (4 characters per 3 bytes, the
+ * last group padded); returns the characters written. */
+static size_t b64(char *out, const unsigned char *in, size_t n)
 {
     static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char out[4];
+    size_t o = 0;
     for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16;
         size_t k = n - i < 3 ? n - i : 3;
+        uint32_t v = (uint32_t)in[i] << 16;
         if (k > 1)
-            v |= (uint32_t)p[i + 1] << 8;
+            v |= (uint32_t)in[i + 1] << 8;
         if (k > 2)
-            v |= p[i + 2];
-        out[0] = a[(v >> 18) & 63];
-        out[1] = a[(v >> 12) & 63];
-        out[2] = '=';
-        out[3] = '=';
-        if (k > 1)
-            out[2] = a[(v >> 6) & 63];
-        if (k > 2)
-            out[3] = a[v & 63];
-        fwrite(out, 1, 4, f);
+            v |= in[i + 2];
+        out[o++] = a[(v >> 18) & 63];
+        out[o++] = a[(v >> 12) & 63];
+        out[o++] = a[(v >> 6) & 63];
+        out[o++] = a[v & 63];
+        if (k < 3)
+            out[o - 1] = '=';
+        if (k < 2)
+            out[o - 2] = '=';
     }
+    return o;
 }
 
-/* The <audio> element of the WAV at path, the data cut at max_s (read in
- * one buffer: at most 44 + max_s x 44100 bytes). */
-static int audio_element(FILE *f, const char *path, double max_s, char *err, size_t errlen)
+/* Input bytes encoded at a time: a multiple of 3, so only the last block
+ * is padded; one fwrite per 64 KiB of text, not per 4 characters. */
+#define B64_BLOCK ((size_t)3 * 16384)
+
+/* Writes the header h and the next `data` bytes of w as base64.  Returns
+ * 0, TB_EIO (w ended early) or TB_ENOMEM. */
+static int b64_wav(FILE *f, const unsigned char *h, FILE *w, uint64_t data)
 {
-    unsigned char *b;
-    uint32_t rate, data, cap;
-    int cut = 0;
-    FILE *w = fopen(path, "rb");
-    if (w == NULL) {
-        snprintf(err, errlen, "cannot read the rendered audio %s", path);
-        return TB_EIO;
-    }
-    b = malloc(WAV_HEADER);
-    if (b == NULL || fread(b, 1, WAV_HEADER, w) != WAV_HEADER || memcmp(b, "RIFF", 4) != 0 ||
-        memcmp(b + 8, "WAVEfmt ", 8) != 0 || get_le(b + 20, 2) != 1 || get_le(b + 22, 2) != 1 ||
-        get_le(b + 34, 2) != 16 || memcmp(b + 36, "data", 4) != 0) {
-        fclose(w);
-        free(b);
-        snprintf(err, errlen, "%s is not a 16-bit mono PCM WAV file", path);
-        return TB_EIO;
-    }
-    rate = get_le(b + 24, 4);
-    data = get_le(b + 40, 4);
-    cap = (uint32_t)(max_s * rate) * 2;
-    if (data > cap) {
-        data = cap;
-        cut = 1;
-        put_le(b + 40, data, 4);
-        put_le(b + 4, 36 + data, 4);
-    }
-    {
-        unsigned char *nb = realloc(b, WAV_HEADER + (size_t)data);
-        if (nb == NULL) {
-            fclose(w);
-            free(b);
-            snprintf(err, errlen, "out of memory reading %s", path);
-            return TB_ENOMEM;
+    unsigned char *in = malloc(B64_BLOCK);
+    char *out = malloc(B64_BLOCK / 3 * 4);
+    size_t have = WAV_HEADER;
+    int rc = in == NULL || out == NULL ? TB_ENOMEM : 0;
+    if (rc == 0)
+        memcpy(in, h, WAV_HEADER);
+    while (rc == 0) {
+        size_t want = B64_BLOCK - have;
+        if (want > data)
+            want = (size_t)data;
+        if (want > 0 && fread(in + have, 1, want, w) != want) {
+            rc = TB_EIO;
+            break;
         }
-        b = nb;
+        have += want;
+        data -= want;
+        fwrite(out, 1, b64(out, in, have), f);
+        if (data == 0)
+            break;
+        have = 0;
     }
-    if (fread(b + WAV_HEADER, 1, data, w) != data) {
-        fclose(w);
-        free(b);
-        snprintf(err, errlen, "%s ended early", path);
+    free(out);
+    free(in);
+    return rc;
+}
+
+/* The <audio> element of the run's WAV, its data cut at max_s (the render
+ * for the page itself keeps no more): read and encoded a block at a time,
+ * in 112 KiB of buffers. */
+static int audio_element(FILE *f, const struct tb_cli_audio *a, double max_s, char *err,
+                         size_t errlen)
+{
+    unsigned char h[WAV_HEADER];
+    const char *what;
+    uint32_t rate, data;
+    uint64_t cap;
+    int cut, rc;
+    FILE *w = tb_cli_audio_wav_open(a, &what);
+    if (w == NULL) {
+        snprintf(err, errlen, "cannot read the rendered audio %s", what);
         return TB_EIO;
     }
-    fclose(w);
+    if (fread(h, 1, WAV_HEADER, w) != WAV_HEADER || memcmp(h, "RIFF", 4) != 0 ||
+        memcmp(h + 8, "WAVEfmt ", 8) != 0 || get_le(h + 20, 2) != 1 || get_le(h + 22, 2) != 1 ||
+        get_le(h + 34, 2) != 16 || memcmp(h + 36, "data", 4) != 0 || get_le(h + 24, 4) == 0) {
+        tb_cli_audio_wav_close(a, w);
+        snprintf(err, errlen, "%s is not a 16-bit mono PCM WAV file", what);
+        return TB_EIO;
+    }
+    rate = get_le(h + 24, 4);
+    data = get_le(h + 40, 4);
+    cap = (uint64_t)(max_s * rate) * 2;
+    /* Cut by the render (it kept max_s of a longer run), or here. */
+    cut = a->res.end_audio * rate > data / 2.0 + 1;
+    if (data > cap) {
+        data = (uint32_t)cap;
+        cut = 1;
+        put_le(h + 40, data, 4);
+        put_le(h + 4, 36 + data, 4);
+    }
     fprintf(f,
             "<audio controls preload=\"auto\" data-rate=\"%u\" data-frames=\"%u\" "
             "src=\"data:audio/wav;base64,",
             rate, data / 2);
-    b64(f, b, WAV_HEADER + (size_t)data);
-    free(b);
+    rc = b64_wav(f, h, w, data);
+    tb_cli_audio_wav_close(a, w);
+    if (rc != 0) {
+        snprintf(err, errlen, rc == TB_ENOMEM ? "out of memory" : "%s ended early", what);
+        return rc;
+    }
     fputs("\"></audio>\n", f);
     fprintf(f,
             "<p class=\"note\">Audio: the run as a listener would have heard it (eSpeak NG on the "
@@ -331,8 +357,8 @@ int tb_html_run_figure(FILE *f, const struct tb_html_run *h, const char *suffix,
     if (rc == 0)
         tb_html_svg(f, svg, svglen);
     fputs("</div>\n", f);
-    if (tb_cli_audio_wav(h->au) != NULL) {
-        rc = audio_element(f, tb_cli_audio_wav(h->au), TB_HTML_AUDIO_MAX_S, err, errlen);
+    if (h->au->sink == TB_SINK_WAV) {
+        rc = audio_element(f, h->au, TB_HTML_AUDIO_MAX_S, err, errlen);
         if (rc != 0)
             goto out;
     }

@@ -6,9 +6,10 @@
  * a "NAME:LINE: reason" (or "NAME: reason") message on one line; what it
  * accepts is in range (the shard below the shard count and within
  * TB_BENCH_SHARDS_MAX, every record's level one of the header's, times
- * and gaps finite); every level's summary computes; and it round-trips:
- * what tb_bench_write_header / tb_bench_write_rec print reads back to the
- * same header and records, bit for bit.
+ * and gaps in 0..TB_TIME_MAX, no metric negative); every level's summary
+ * computes; and it round-trips: what tb_bench_write_header /
+ * tb_bench_write_rec print reads back to the same header and records, bit
+ * for bit.
  */
 #include <math.h>
 #include <string.h>
@@ -105,10 +106,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < r.n; i++) {
         const struct tb_bench_rec *x = &r.v[i];
         FUZZ_CHECK(x->level < m.nlevels);
-        FUZZ_CHECK(isfinite(x->t_sched) && isfinite(x->t_start) && isfinite(x->t_end));
+        FUZZ_CHECK(x->t_sched >= 0 && x->t_sched <= TB_TIME_MAX && x->t_start >= 0 &&
+                   x->t_start <= TB_TIME_MAX && x->t_end >= 0 && x->t_end <= TB_TIME_MAX);
+        FUZZ_CHECK(!(x->ttft < 0) && !(x->ttfa < 0) && !(x->gap_max < 0) && !(x->min_tps < 0));
         FUZZ_CHECK(x->error >= 0 && x->error < TB_READER__COUNT);
         for (size_t k = 0; k < x->nitl; k++)
-            FUZZ_CHECK(isfinite(x->itl[k]));
+            FUZZ_CHECK(x->itl[k] >= 0 && x->itl[k] <= TB_TIME_MAX);
     }
     for (uint32_t l = 0; l < m.nlevels; l++) {
         struct tb_bench_summary s;
