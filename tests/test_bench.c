@@ -655,7 +655,7 @@ static void bad_files(void **state)
         {"{\"schema\":{\"name\":\"ttsbuf.bench_records\",\"version\":2.0000001},\"options\":{},"
          "\"shard\":0,\"shards\":1,\"levels\":[]}\n",
          ":1: bench records of schema version 2.0000001; this ttsbuf reads "
-         "ttsbuf.bench_records version 2"},
+         "ttsbuf.bench_records versions 2 and 3"},
         {"{\"ttsbuf_bench\":0.99999999999,\"shard\":0,\"shards\":1,\"levels\":[]}\n",
          ":1: bench records of schema version 0.99999999999 (\"ttsbuf_bench\": 0.99999999999"},
         /* Negative times and metrics: a summary over them would be

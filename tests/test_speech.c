@@ -726,7 +726,7 @@ static void speech_wav_bounded(void **state)
         for (const char *q = rec; *q != '\0'; q++)
             lines += *q == '\n';
         free(rec);
-        assert_int_equal(lines, 1 + 200 + 1); /* header, events, usage */
+        assert_int_equal(lines, 1 + 200 + 1 + 1); /* header, events, usage, end */
     }
     remove(trace);
     remove(wav);
@@ -801,8 +801,8 @@ static void speech_wav_interrupted(void **state)
      * shows it deleted); nothing named ttsbuf-html-* appears in /tmp. */
     snprintf(cmd, sizeof(cmd),
              "ulimit -f 400000; '%s' sim --synth tokens=12000,tps=1000,seed=1 --html %s "
-             ">/dev/null 2>%s & p=$!; i=0; fds() { ls -l /proc/$p/fd /proc/$(pgrep -P $p | head "
-             "-1)/fd 2>/dev/null; }; until fds | grep -q 'deleted\\|ttsbuf-html'; do sleep 0.02; "
+             ">/dev/null 2>%s & p=$!; i=0; fds() { ls -l /proc/$p/fd /proc/$(cut -d' ' -f1 "
+             "/proc/$p/task/$p/children 2>/dev/null)/fd 2>/dev/null; }; until fds | grep -q 'deleted\\|ttsbuf-html'; do sleep 0.02; "
              "i=$((i+1)); [ $i -lt 3000 ] || break; done; names=$(fds | grep -o "
              "'/tmp/ttsbuf-html-[A-Za-z0-9]*'); sleep 0.5; kill -TERM $p; wait $p; c=$?; for n "
              "in $names; do [ ! -e $n ] || { rm -f $n; exit 99; }; done; exit $c",
