@@ -66,7 +66,10 @@ CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) -Iinclude $(PKG_CFLAGS) $(EXTRA_CFLAGS) -pth
 # Full RELRO: symbols bound at start-up, not on first call (the GOT is then
 # read-only, and the first request of a run does not pay for the lookups).
 LDHARDEN := -Wl,-z,relro,-z,now
-LDLIBS_ALL = $(PKG_LIBS) -lm -pthread $(LDHARDEN) $(EXTRA_LDFLAGS)
+# --as-needed before the libraries: a library the code calls nothing from
+# (PortAudio's pkg-config names ALSA; -lpthread is in libc) is not
+# recorded as needed.  Debian's gcc does this by default, clang does not.
+LDLIBS_ALL = -Wl,--as-needed $(PKG_LIBS) -lm -pthread $(LDHARDEN) $(EXTRA_LDFLAGS)
 
 LIB_SRC := $(sort $(wildcard src/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
