@@ -18,12 +18,14 @@
 #   make fmt        clang-format every source file
 #   make man        rewrite man/ttsbuf.1's option lists from the option rows
 #   make install    PREFIX=/usr/local DESTDIR=  (the tool, library, man pages and
-#                   the JSON Schemas of its outputs, share/ttsbuf/schema)
+#                   the JSON Schemas of its outputs, share/ttsbuf/schema;
+#                   LIBDIR=$(PREFIX)/lib for the library and pkgconfig/ttsbuf.pc)
 #   make clean
 #   make test DEBUGGER=valgrind   run the suite under a tool
 
 CC      ?= cc
 PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
 DESTDIR ?=
 BUILD   ?= build
 DEBUGGER ?=
@@ -218,11 +220,25 @@ man: $(BIN)
 	    >$(BUILD)/ttsbuf.1.new
 	mv $(BUILD)/ttsbuf.1.new man/ttsbuf.1
 
-install: all install-man
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+# ttsbuf.pc: the library is a static archive, so its users link its
+# dependencies too: Requires names the pkg-config modules the build itself
+# uses (ttsbuf.pc.in says why not Requires.private).  A LIBDIR under PREFIX
+# is written relative to it (${exec_prefix}/lib).
+TB_VERSION = $(shell sed -n 's/^\#define TB_VERSION "\(.*\)"$$/\1/p' include/ttsbuf/version.h)
+$(BUILD)/ttsbuf.pc: ttsbuf.pc.in include/ttsbuf/version.h Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${exec_prefix}/%,$(LIBDIR))|' \
+	    -e 's|@VERSION@|$(TB_VERSION)|' \
+	    -e 's|@REQUIRES@|$(PKGS)|' ttsbuf.pc.in >$@.tmp
+	mv $@.tmp $@
+.PHONY: $(BUILD)/ttsbuf.pc
+
+install: all install-man $(BUILD)/ttsbuf.pc
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/include/ttsbuf
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/ttsbuf
-	install -m 644 $(BUILD)/libttsbuf.a $(DESTDIR)$(PREFIX)/lib/libttsbuf.a
+	install -m 644 $(BUILD)/libttsbuf.a $(DESTDIR)$(LIBDIR)/libttsbuf.a
+	install -m 644 $(BUILD)/ttsbuf.pc $(DESTDIR)$(LIBDIR)/pkgconfig/ttsbuf.pc
 	install -m 644 include/ttsbuf.h $(DESTDIR)$(PREFIX)/include/ttsbuf.h
 	install -m 644 include/ttsbuf/*.h $(DESTDIR)$(PREFIX)/include/ttsbuf/
 	install -d $(DESTDIR)$(PREFIX)/share/ttsbuf/schema
@@ -238,8 +254,8 @@ install-man:
 	install -m 644 man/ttsbuf-model.7 $(DESTDIR)$(PREFIX)/share/man/man7/ttsbuf-model.7
 
 uninstall: uninstall-man
-	rm -f $(DESTDIR)$(PREFIX)/bin/ttsbuf $(DESTDIR)$(PREFIX)/lib/libttsbuf.a \
-	    $(DESTDIR)$(PREFIX)/include/ttsbuf.h
+	rm -f $(DESTDIR)$(PREFIX)/bin/ttsbuf $(DESTDIR)$(LIBDIR)/libttsbuf.a \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/ttsbuf.pc $(DESTDIR)$(PREFIX)/include/ttsbuf.h
 	rm -rf $(DESTDIR)$(PREFIX)/include/ttsbuf $(DESTDIR)$(PREFIX)/share/ttsbuf/schema
 	-rmdir $(DESTDIR)$(PREFIX)/share/ttsbuf 2>/dev/null
 
