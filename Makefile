@@ -20,6 +20,9 @@
 #   make install    PREFIX=/usr/local DESTDIR=  (the tool, library, man pages and
 #                   the JSON Schemas of its outputs, share/ttsbuf/schema;
 #                   LIBDIR=$(PREFIX)/lib for the library and pkgconfig/ttsbuf.pc)
+#   make deb        the Debian packages ttsbuf and libttsbuf-dev, in build/deb/
+#   make deb-test   make deb, then lintian, the link check, an install into a
+#                   fresh Debian root, the example through pkg-config
 #   make clean
 #   make test DEBUGGER=valgrind   run the suite under a tool
 
@@ -48,7 +51,8 @@ ifneq ($(DEPS_MISSING),)
 $(error ttsbuf: missing Debian packages: $(DEPS_MISSING); `make deps` installs them (apt-get, through sudo when not root))
 endif
 DEPS_SETS := $(if $(filter check asan tsan,$(MAKECMDGOALS)),test) \
-    $(patsubst valgrind-live,valgrind,$(filter fuzz lint valgrind-live,$(MAKECMDGOALS)))
+    $(patsubst valgrind-live,valgrind,$(filter fuzz lint valgrind-live,$(MAKECMDGOALS))) \
+    $(if $(filter deb deb-test,$(MAKECMDGOALS)),deb)
 ifneq ($(strip $(DEPS_SETS)),)
 DEPS_MISSING := $(shell CC='$(CC)' sh .ci/deps --missing $(DEPS_SETS))
 ifneq ($(DEPS_MISSING),)
@@ -345,6 +349,37 @@ valgrind-live: all
 	$(VALGRIND) $(BIN) sim --synth tokens=2000 --json >/dev/null
 
 .PHONY: fuzz fuzz-bins soak lint valgrind-live
+
+# ---- Packages: Debian ----
+# `make deb` builds the Debian packages (debian/: ttsbuf, libttsbuf-dev)
+# with dpkg-buildpackage from a copy of the source tree in
+# build/deb-src/ (the package's clean step would remove build/ itself)
+# and puts them in build/deb/ with the build's log.  The packages' version
+# is debian/changelog's, which must be include/ttsbuf/version.h's.
+DEB_OUT := build/deb
+DEB_SRC := build/deb-src/ttsbuf
+deb:
+	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(TB_VERSION)" ] || { \
+	    echo "ttsbuf: debian/changelog is at $$v, include/ttsbuf/version.h at $(TB_VERSION): add a changelog entry" >&2; \
+	    exit 1; }
+	rm -rf $(DEB_OUT) build/deb-src
+	mkdir -p $(DEB_OUT) $(DEB_SRC)
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+	    git ls-files -z --cached --others --exclude-standard | tar --null --no-recursion -T - -cf -; \
+	else tar -cf - --exclude='./build*' --exclude=./.git --exclude=./ttsbuf .; fi | tar -C $(DEB_SRC) -xf -
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b -J2 >$(CURDIR)/$(DEB_OUT)/build.log 2>&1 || \
+	    { tail -n 40 $(CURDIR)/$(DEB_OUT)/build.log; exit 1; }
+	mv build/deb-src/*.deb build/deb-src/*.buildinfo build/deb-src/*.changes $(DEB_OUT)/
+	@ls $(DEB_OUT)/*.deb
+
+# The packages' test (tests/pkg/deb-test.sh): lintian, the link check,
+# an install with apt into a fresh Debian 12 root (debootstrap, kept in
+# build/deb-root/) where the command, its man page and the example
+# program through pkg-config must work.
+deb-test: deb
+	sh tests/pkg/deb-test.sh
+
+.PHONY: deb deb-test
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
 -include $(FUZZ_ALL_SRC:%.c=$(BUILD)/%.d) $(BUILD)/tests/soak/soak.d
