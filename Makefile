@@ -23,6 +23,9 @@
 #   make deb        the Debian packages ttsbuf and libttsbuf-dev, in build/deb/
 #   make deb-test   make deb, then lintian, the link check, an install into a
 #                   fresh Debian root, the example through pkg-config
+#   make image      the container image, from build/deb's package (podman or docker)
+#   make image-test the recipe installs only the package; where an engine runs,
+#                   the image runs bench --mock and a shard
 #   make clean
 #   make test DEBUGGER=valgrind   run the suite under a tool
 
@@ -42,7 +45,7 @@ PKGS     += portaudio-2.0
 # with one line.  `make deps`, `make demo` and `make test` install (their
 # recipes re-invoke make, so the flags below are computed after the
 # install, not before it).
-NO_BUILD_GOALS := deps demo test clean fmt uninstall
+NO_BUILD_GOALS := deps demo test clean fmt uninstall image-test
 # The suite (check, asan, tsan) needs the test set; fuzz, lint and
 # valgrind-live their extras, installed by name (.ci/run does).
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_BUILD_GOALS),$(MAKECMDGOALS)),all),)
@@ -52,7 +55,7 @@ $(error ttsbuf: missing Debian packages: $(DEPS_MISSING); `make deps` installs t
 endif
 DEPS_SETS := $(if $(filter check asan tsan,$(MAKECMDGOALS)),test) \
     $(patsubst valgrind-live,valgrind,$(filter fuzz lint valgrind-live,$(MAKECMDGOALS))) \
-    $(if $(filter deb deb-test,$(MAKECMDGOALS)),deb)
+    $(if $(filter deb deb-test image,$(MAKECMDGOALS)),deb)
 ifneq ($(strip $(DEPS_SETS)),)
 DEPS_MISSING := $(shell CC='$(CC)' sh .ci/deps --missing $(DEPS_SETS))
 ifneq ($(DEPS_MISSING),)
@@ -350,7 +353,7 @@ valgrind-live: all
 
 .PHONY: fuzz fuzz-bins soak lint valgrind-live
 
-# ---- Packages: Debian ----
+# ---- Packages: Debian, the container image ----
 # `make deb` builds the Debian packages (debian/: ttsbuf, libttsbuf-dev)
 # with dpkg-buildpackage from a copy of the source tree in
 # build/deb-src/ (the package's clean step would remove build/ itself)
@@ -379,7 +382,23 @@ deb:
 deb-test: deb
 	sh tests/pkg/deb-test.sh
 
-.PHONY: deb deb-test
+# The image (Containerfile) installs build/deb's package on IMAGE_BASE.
+# IMAGE_BASE: the Debian 12 image to start from (on a machine with no
+# registry, `sh tests/pkg/base-image.sh` makes one from the mirror).
+ENGINE ?= $(firstword $(foreach e,podman docker,$(if $(shell command -v $(e)),$(e))))
+IMAGE ?= ttsbuf:$(TB_VERSION)
+IMAGE_BASE ?= docker.io/library/debian:bookworm-slim
+image: deb
+	@[ -n "$(ENGINE)" ] || { echo "ttsbuf: make image needs podman or docker (ENGINE=...)" >&2; exit 1; }
+	$(ENGINE) build $(IMAGE_FLAGS) --build-arg BASE=$(IMAGE_BASE) -t $(IMAGE) -f Containerfile $(DEB_OUT)
+
+# The image's test (tests/pkg/image-test.sh): the recipe installs the
+# package and nothing else; when an engine runs here, the image is built
+# on a base made from the mirror and runs bench --mock and a shard.
+image-test:
+	sh tests/pkg/image-test.sh
+
+.PHONY: deb deb-test image image-test
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
 -include $(FUZZ_ALL_SRC:%.c=$(BUILD)/%.d) $(BUILD)/tests/soak/soak.d
