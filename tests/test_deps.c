@@ -423,8 +423,8 @@ static void readme_names_the_packages_deps_installs(void **state)
  * source paragraph: "Source: "), continuation lines and comments
  * included, into out as " name name ... " (versions, alternatives after
  * the first, substitution variables and debhelper-compat left out). */
-static void control_field(const char *control, const char *first_line, const char *field,
-                          char *out, size_t outlen)
+static void control_field(const char *control, const char *first_line, const char *field, char *out,
+                          size_t outlen)
 {
     const char *para = strstr(control, first_line), *end, *f;
     size_t k = 1;
