@@ -71,6 +71,12 @@ echo "deb-test: links $(wc -l <"$tmp/needed") libraries directly, each used and 
 
 # 4. A fresh Debian 12 root; apt resolves the dependencies.
 tar=$(sh tests/pkg/rootfs.sh)
+# A root of an earlier run killed before its cleanup: its /proc first.
+for old in build/deb-root/test.*; do
+    [ -d "$old" ] || continue
+    umount "$old/proc" 2>/dev/null || true
+    rm -rf --one-file-system "$old"
+done
 root=$(mktemp -d build/deb-root/test.XXXXXX)
 tar -C "$root" -xf "$tar"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
@@ -87,6 +93,11 @@ apt_install() {
         tail -n 30 "$tmp/apt" >&2
         fail "apt-get install $* failed in the Debian root"
     }
+    # A maintainer script or trigger that failed without failing apt.
+    # (Not apt's note that it keeps no pseudo-terminal log: no /dev/pts.)
+    if grep -v 'posix_openpt' "$tmp/apt" | grep -i -E '^(W|E):|error|denied' >&2; then
+        fail "apt-get install $* in the Debian root: the lines above"
+    fi
 }
 in_root apt-get update -q >"$tmp/apt" 2>&1 || { tail -n 20 "$tmp/apt" >&2; fail "apt-get update failed in the Debian root"; }
 # man-db is the test's (for man -w), not the package's.

@@ -33,6 +33,7 @@ security=${security:-http://deb.debian.org/debian-security}
 
 mkdir -p build/deb-root
 root=$(mktemp -d build/deb-root/root.XXXXXX)
+chmod 755 "$root" # the tar's / (mktemp made it 0700)
 trap 'rm -rf --one-file-system "$root"' EXIT INT TERM
 echo "rootfs: debootstrap bookworm from $mirror (about a minute)" >&2
 debootstrap --variant=minbase bookworm "$root" "$mirror" >build/deb-root/debootstrap.log 2>&1 || {
