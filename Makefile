@@ -18,12 +18,20 @@
 #   make fmt        clang-format every source file
 #   make man        rewrite man/ttsbuf.1's option lists from the option rows
 #   make install    PREFIX=/usr/local DESTDIR=  (the tool, library, man pages and
-#                   the JSON Schemas of its outputs, share/ttsbuf/schema)
+#                   the JSON Schemas of its outputs, share/ttsbuf/schema;
+#                   LIBDIR=$(PREFIX)/lib for the library and pkgconfig/ttsbuf.pc)
+#   make deb        the Debian packages ttsbuf and libttsbuf-dev, in build/deb/
+#   make deb-test   make deb, then lintian, the link check, an install into a
+#                   fresh Debian root, the example through pkg-config
+#   make image      the container image, from build/deb's package (podman or docker)
+#   make image-test the recipe installs only the package; where an engine runs,
+#                   the image runs bench --mock and a shard
 #   make clean
 #   make test DEBUGGER=valgrind   run the suite under a tool
 
 CC      ?= cc
 PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
 DESTDIR ?=
 BUILD   ?= build
 DEBUGGER ?=
@@ -37,7 +45,7 @@ PKGS     += portaudio-2.0
 # with one line.  `make deps`, `make demo` and `make test` install (their
 # recipes re-invoke make, so the flags below are computed after the
 # install, not before it).
-NO_BUILD_GOALS := deps demo test clean fmt uninstall
+NO_BUILD_GOALS := deps demo test clean fmt uninstall image-test
 # The suite (check, asan, tsan) needs the test set; fuzz, lint and
 # valgrind-live their extras, installed by name (.ci/run does).
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_BUILD_GOALS),$(MAKECMDGOALS)),all),)
@@ -46,7 +54,8 @@ ifneq ($(DEPS_MISSING),)
 $(error ttsbuf: missing Debian packages: $(DEPS_MISSING); `make deps` installs them (apt-get, through sudo when not root))
 endif
 DEPS_SETS := $(if $(filter check asan tsan,$(MAKECMDGOALS)),test) \
-    $(patsubst valgrind-live,valgrind,$(filter fuzz lint valgrind-live,$(MAKECMDGOALS)))
+    $(patsubst valgrind-live,valgrind,$(filter fuzz lint valgrind-live,$(MAKECMDGOALS))) \
+    $(if $(filter deb deb-test image,$(MAKECMDGOALS)),deb)
 ifneq ($(strip $(DEPS_SETS)),)
 DEPS_MISSING := $(shell CC='$(CC)' sh .ci/deps --missing $(DEPS_SETS))
 ifneq ($(DEPS_MISSING),)
@@ -66,7 +75,10 @@ CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) -Iinclude $(PKG_CFLAGS) $(EXTRA_CFLAGS) -pth
 # Full RELRO: symbols bound at start-up, not on first call (the GOT is then
 # read-only, and the first request of a run does not pay for the lookups).
 LDHARDEN := -Wl,-z,relro,-z,now
-LDLIBS_ALL = $(PKG_LIBS) -lm -pthread $(LDHARDEN) $(EXTRA_LDFLAGS)
+# --as-needed before the libraries: a library the code calls nothing from
+# (PortAudio's pkg-config names ALSA; -lpthread is in libc) is not
+# recorded as needed.  Debian's gcc does this by default, clang does not.
+LDLIBS_ALL = -Wl,--as-needed $(PKG_LIBS) -lm -pthread $(LDHARDEN) $(EXTRA_LDFLAGS)
 
 LIB_SRC := $(sort $(wildcard src/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
@@ -219,11 +231,25 @@ man: $(BIN)
 	    >$(BUILD)/ttsbuf.1.new
 	mv $(BUILD)/ttsbuf.1.new man/ttsbuf.1
 
-install: all install-man
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+# ttsbuf.pc: the library is a static archive, so its users link its
+# dependencies too: Requires names the pkg-config modules the build itself
+# uses (ttsbuf.pc.in says why not Requires.private).  A LIBDIR under PREFIX
+# is written relative to it (${exec_prefix}/lib).
+TB_VERSION = $(shell sed -n 's/^\#define TB_VERSION "\(.*\)"$$/\1/p' include/ttsbuf/version.h)
+$(BUILD)/ttsbuf.pc: ttsbuf.pc.in include/ttsbuf/version.h Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${exec_prefix}/%,$(LIBDIR))|' \
+	    -e 's|@VERSION@|$(TB_VERSION)|' \
+	    -e 's|@REQUIRES@|$(PKGS)|' ttsbuf.pc.in >$@.tmp
+	mv $@.tmp $@
+.PHONY: $(BUILD)/ttsbuf.pc
+
+install: all install-man $(BUILD)/ttsbuf.pc
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/include/ttsbuf
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/ttsbuf
-	install -m 644 $(BUILD)/libttsbuf.a $(DESTDIR)$(PREFIX)/lib/libttsbuf.a
+	install -m 644 $(BUILD)/libttsbuf.a $(DESTDIR)$(LIBDIR)/libttsbuf.a
+	install -m 644 $(BUILD)/ttsbuf.pc $(DESTDIR)$(LIBDIR)/pkgconfig/ttsbuf.pc
 	install -m 644 include/ttsbuf.h $(DESTDIR)$(PREFIX)/include/ttsbuf.h
 	install -m 644 include/ttsbuf/*.h $(DESTDIR)$(PREFIX)/include/ttsbuf/
 	install -d $(DESTDIR)$(PREFIX)/share/ttsbuf/schema
@@ -239,8 +265,8 @@ install-man:
 	install -m 644 man/ttsbuf-model.7 $(DESTDIR)$(PREFIX)/share/man/man7/ttsbuf-model.7
 
 uninstall: uninstall-man
-	rm -f $(DESTDIR)$(PREFIX)/bin/ttsbuf $(DESTDIR)$(PREFIX)/lib/libttsbuf.a \
-	    $(DESTDIR)$(PREFIX)/include/ttsbuf.h
+	rm -f $(DESTDIR)$(PREFIX)/bin/ttsbuf $(DESTDIR)$(LIBDIR)/libttsbuf.a \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/ttsbuf.pc $(DESTDIR)$(PREFIX)/include/ttsbuf.h
 	rm -rf $(DESTDIR)$(PREFIX)/include/ttsbuf $(DESTDIR)$(PREFIX)/share/ttsbuf/schema
 	-rmdir $(DESTDIR)$(PREFIX)/share/ttsbuf 2>/dev/null
 
@@ -331,6 +357,53 @@ valgrind-live: all
 	$(VALGRIND) $(BIN) sim --synth tokens=2000 --json >/dev/null
 
 .PHONY: fuzz fuzz-bins soak lint valgrind-live
+
+# ---- Packages: Debian, the container image ----
+# `make deb` builds the Debian packages (debian/: ttsbuf, libttsbuf-dev)
+# with dpkg-buildpackage from a copy of the source tree in
+# build/deb-src/ (the package's clean step would remove build/ itself)
+# and puts them in build/deb/ with the build's log.  The packages' version
+# is debian/changelog's, which must be include/ttsbuf/version.h's.
+DEB_OUT := build/deb
+DEB_SRC := build/deb-src/ttsbuf
+deb:
+	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(TB_VERSION)" ] || { \
+	    echo "ttsbuf: debian/changelog is at $$v, include/ttsbuf/version.h at $(TB_VERSION): add a changelog entry" >&2; \
+	    exit 1; }
+	rm -rf $(DEB_OUT) build/deb-src
+	mkdir -p $(DEB_OUT) $(DEB_SRC)
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+	    git ls-files -z --cached --others --exclude-standard | tar --null --no-recursion -T - -cf -; \
+	else tar -cf - --exclude='./build*' --exclude=./.git --exclude=./ttsbuf .; fi | tar -C $(DEB_SRC) -xf -
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b -J2 >$(CURDIR)/$(DEB_OUT)/build.log 2>&1 || \
+	    { tail -n 40 $(CURDIR)/$(DEB_OUT)/build.log; exit 1; }
+	mv build/deb-src/*.deb build/deb-src/*.buildinfo build/deb-src/*.changes $(DEB_OUT)/
+	@ls $(DEB_OUT)/*.deb
+
+# The packages' test (tests/pkg/deb-test.sh): lintian, the link check,
+# an install with apt into a fresh Debian 12 root (debootstrap, kept in
+# build/deb-root/) where the command, its man page and the example
+# program through pkg-config must work.
+deb-test: deb
+	sh tests/pkg/deb-test.sh
+
+# The image (Containerfile) installs build/deb's package on IMAGE_BASE.
+# IMAGE_BASE: the Debian 12 image to start from (on a machine with no
+# registry, `sh tests/pkg/base-image.sh` makes one from the mirror).
+ENGINE ?= $(firstword $(foreach e,podman docker,$(if $(shell command -v $(e)),$(e))))
+IMAGE ?= ttsbuf:$(TB_VERSION)
+IMAGE_BASE ?= docker.io/library/debian:bookworm-slim
+image: deb
+	@[ -n "$(ENGINE)" ] || { echo "ttsbuf: make image needs podman or docker (ENGINE=...)" >&2; exit 1; }
+	$(ENGINE) build $(IMAGE_FLAGS) --build-arg BASE=$(IMAGE_BASE) -t $(IMAGE) -f Containerfile $(DEB_OUT)
+
+# The image's test (tests/pkg/image-test.sh): the recipe installs the
+# package and nothing else; when an engine runs here, the image is built
+# on a base made from the mirror and runs bench --mock and a shard.
+image-test:
+	sh tests/pkg/image-test.sh
+
+.PHONY: deb deb-test image image-test
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
 -include $(FUZZ_ALL_SRC:%.c=$(BUILD)/%.d) $(BUILD)/tests/soak/soak.d

@@ -6,6 +6,17 @@
 # gives exactly the summary one run over every request would.
 #
 #   sbatch examples/slurm-bench.sh
+#
+# ttsbuf must be on the nodes: the Debian package of `make deb` (package
+# ttsbuf; `apt install ./build/deb/ttsbuf_0.1.0_amd64.deb` on each node, or
+# in the node image), or the container image of `make image` (the
+# Containerfile: that package on Debian 12) through the cluster's
+# container runtime, pushed where the nodes pull from:
+#   make image IMAGE=registry.example.com/ttsbuf:0.1.0
+#   podman push registry.example.com/ttsbuf:0.1.0
+# then set TTSBUF to run it, e.g. with Apptainer (which binds the working
+# directory, where results/ is written):
+#   TTSBUF="apptainer run docker://registry.example.com/ttsbuf:0.1.0"
 #SBATCH --job-name=ttsbuf-bench
 #SBATCH --array=0-7
 #SBATCH --ntasks=1
@@ -17,5 +28,6 @@ set -eu
 : "${OPENAI_API_KEY:?set OPENAI_API_KEY (never in this file)}"
 mkdir -p results
 # --shards 8 takes the index from $SLURM_ARRAY_TASK_ID.
-exec ttsbuf bench --model "${MODEL:-my-model}" -c 8,40,80,200,400 --requests 800 \
+# shellcheck disable=SC2086
+exec ${TTSBUF:-ttsbuf} bench --model "${MODEL:-my-model}" -c 8,40,80,200,400 --requests 800 \
     --warmup 8 --shards 8 --out results --json

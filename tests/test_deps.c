@@ -419,6 +419,103 @@ static void readme_names_the_packages_deps_installs(void **state)
     free(readme);
 }
 
+/* A field of debian/control's paragraph that starts with first_line (the
+ * source paragraph: "Source: "), continuation lines and comments
+ * included, into out as " name name ... " (versions, alternatives after
+ * the first, substitution variables and debhelper-compat left out). */
+static void control_field(const char *control, const char *first_line, const char *field, char *out,
+                          size_t outlen)
+{
+    const char *para = strstr(control, first_line), *end, *f;
+    size_t k = 1;
+    char key[64];
+    assert_non_null(para);
+    end = strstr(para, "\n\n");
+    if (end == NULL)
+        end = para + strlen(para);
+    snprintf(key, sizeof(key), "\n%s:", field);
+    f = strstr(para, key);
+    if (f == NULL || f > end)
+        fail_msg("debian/control: no %s in the paragraph of '%s'", field, first_line);
+    snprintf(out, outlen, " ");
+    f += strlen(key);
+    for (int skip = 0; f < end; f++) {
+        if (*f == '\n' && f[1] != ' ' && f[1] != '#')
+            break; /* the next field */
+        if (*f == '\n' && f[1] == '#') {
+            f = strchr(f + 1, '\n') - 1; /* a comment line */
+            continue;
+        }
+        if (*f == ',') {
+            skip = 0;
+            if (k > 1 && out[k - 1] != ' ' && k + 1 < outlen)
+                out[k++] = ' ';
+        } else if (*f == '|' || *f == '(' || *f == '$') {
+            skip = 1;
+        } else if (!skip && !isspace((unsigned char)*f) && k + 1 < outlen) {
+            out[k++] = *f;
+        }
+    }
+    if (k > 1 && out[k - 1] != ' ' && k + 1 < outlen)
+        out[k++] = ' ';
+    out[k] = '\0';
+}
+
+/* debian/control builds with .ci/deps's build set (less build-essential,
+ * which Debian implies, and espeak-ng-data, which libespeak-ng-dev
+ * brings), and libttsbuf-dev depends on the -dev package of every
+ * pkg-config module the build uses (ttsbuf.pc requires them), so that the
+ * package, `make deps` and the container image follow one list. */
+static void debian_control_follows_deps(void **state)
+{
+    char path[4096], bd[2048], dev[2048], want_bd[2048] = " ", want_dev[2048] = " ";
+    char *control, *list = deps_list("build");
+    (void)state;
+    snprintf(path, sizeof(path), "%s/debian/control", top());
+    control = tb_test_slurp_text(path, NULL);
+    control_field(control, "Source: ", "Build-Depends", bd, sizeof(bd));
+    control_field(control, "Package: libttsbuf-dev\n", "Depends", dev, sizeof(dev));
+    for (const char *p = list; *p != '\0'; p = strchr(p, '\n') + 1) {
+        char pkg[96], how[96];
+        size_t k;
+        if (sscanf(p, "%95s %95s", pkg, how) != 2)
+            fail_msg(".ci/deps --list build: '%.40s' is not PACKAGE HOW", p);
+        if (strcmp(pkg, "build-essential") != 0 && strcmp(pkg, "espeak-ng-data") != 0) {
+            k = strlen(want_bd);
+            snprintf(want_bd + k, sizeof(want_bd) - k, "%s ", pkg);
+        }
+        if (strncmp(how, "pkg:", 4) == 0) {
+            k = strlen(want_dev);
+            snprintf(want_dev + k, sizeof(want_dev) - k, "%s ", pkg);
+        }
+    }
+    for (int pass = 0; pass < 4; pass++) {
+        /* Each name of one list must be in the other: 0, 1 Build-Depends;
+         * 2, 3 libttsbuf-dev's Depends. */
+        const char *what = pass < 2 ? "Build-Depends" : "libttsbuf-dev's Depends";
+        const char *control_side = pass < 2 ? bd : dev, *deps_side = pass < 2 ? want_bd : want_dev;
+        const char *from = pass % 2 == 0 ? deps_side : control_side;
+        const char *in = pass % 2 == 0 ? control_side : deps_side;
+        char words[2048], *save = NULL;
+        snprintf(words, sizeof(words), "%s", from);
+        for (char *w = strtok_r(words, " ", &save); w != NULL; w = strtok_r(NULL, " ", &save)) {
+            char key[100];
+            snprintf(key, sizeof(key), " %s ", w);
+            if (strcmp(w, "debhelper-compat") == 0 || strstr(in, key) != NULL)
+                continue;
+            if (pass % 2 == 0)
+                fail_msg("debian/control: %s lack %s, which .ci/deps's build set installs "
+                         "(they are:%s)",
+                         what, w, control_side);
+            fail_msg("debian/control: %s name %s, which .ci/deps's build set does not (it "
+                     "has:%s)",
+                     what, w, deps_side);
+        }
+    }
+    free(list);
+    free(control);
+}
+
 int tb_test_deps(void)
 {
     const struct CMUnitTest tests[] = {
@@ -426,6 +523,7 @@ int tb_test_deps(void)
         cmocka_unit_test(the_scanner_sees_commands),
         cmocka_unit_test(the_suite_runs_only_listed_commands),
         cmocka_unit_test(readme_names_the_packages_deps_installs),
+        cmocka_unit_test(debian_control_follows_deps),
     };
     return TB_RUN_GROUP("deps", tests);
 }
