@@ -31,6 +31,9 @@ DEBUGGER ?=
 PKGS     := libcjson libcurl espeak-ng
 # PortAudio: the speech sink and the audio tests (tests/audio_env.c).
 PKGS     += portaudio-2.0
+# sonic (libsonic-dev) stretches speech to the rate model's durations; it
+# ships no pkg-config file.
+NOPC_LIBS := -lsonic
 
 # Nothing is installed by a build: before any goal that compiles, the
 # compiler, pkg-config and the four libraries must be there, or make stops
@@ -66,7 +69,7 @@ CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) -Iinclude $(PKG_CFLAGS) $(EXTRA_CFLAGS) -pth
 # Full RELRO: symbols bound at start-up, not on first call (the GOT is then
 # read-only, and the first request of a run does not pay for the lookups).
 LDHARDEN := -Wl,-z,relro,-z,now
-LDLIBS_ALL = $(PKG_LIBS) -lm -pthread $(LDHARDEN) $(EXTRA_LDFLAGS)
+LDLIBS_ALL = $(PKG_LIBS) $(NOPC_LIBS) -lm -pthread $(LDHARDEN) $(EXTRA_LDFLAGS)
 
 LIB_SRC := $(sort $(wildcard src/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))

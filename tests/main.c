@@ -52,6 +52,7 @@ static const struct {
     {"html", tb_test_html},
     {"serveunit", tb_test_serve_unit},
     {"reader", tb_test_reader},
+    {"outputs", tb_test_outputs},
     /* Last: it validates what the groups before it collected. */
     {"schema", tb_test_schema},
 };

@@ -300,7 +300,8 @@ static void speech_fast_stream_wav(void **state)
     char args[1024];
     struct tb_pcm p = {0};
     (void)state;
-    snprintf(args, sizeof(args), "sim --trace %s --audio wav:%s --stall-cue none", trace, wav);
+    snprintf(args, sizeof(args),
+             "sim --trace %s --voice-model espeak --audio wav:%s --stall-cue none", trace, wav);
     cJSON *j = run_json(args);
     const cJSON *au = cJSON_GetObjectItemCaseSensitive(j, "audio");
     assert_int_equal((int)num(au, "underruns"), 0);
@@ -438,7 +439,8 @@ static void speech_portaudio_fast(void **state)
     struct tb_audio_pulse *pa = pulse_or_skip();
     struct tb_pcm p = {0};
     (void)state;
-    snprintf(args, sizeof(args), "sim --trace %s --audio portaudio --stall-cue none", trace);
+    snprintf(args, sizeof(args),
+             "sim --trace %s --voice-model espeak --audio portaudio --stall-cue none", trace);
     cJSON *j = run_json(args);
     const cJSON *au = cJSON_GetObjectItemCaseSensitive(j, "audio");
     assert_int_equal(tb_audio_pulse_stop(pa, err, sizeof(err)), 0);
@@ -470,7 +472,8 @@ static void speech_portaudio_alsa_file(void **state)
     assert_int_equal(tb_audio_conf("asoundrc-file-pulse", conf, sizeof(conf), err, sizeof(err)), 0);
     setenv("ALSA_CONFIG_PATH", conf, 1); /* restored by tb_audio_pulse_destroy */
     setenv("TTSBUF_ALSA_WAV", wav, 1);
-    snprintf(args, sizeof(args), "sim --trace %s --audio portaudio --preroll 60 --stall-cue none",
+    snprintf(args, sizeof(args),
+             "sim --trace %s --voice-model espeak --audio portaudio --preroll 60 --stall-cue none",
              trace);
     cJSON *j = run_json(args);
     unsetenv("TTSBUF_ALSA_WAV");

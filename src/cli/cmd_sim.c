@@ -178,7 +178,7 @@ int tb_cmd_sim(int argc, char **argv)
     if (code >= 0)
         goto out;
     if (a.c.svg != NULL) {
-        code = tb_cli_svg_timeline(a.c.svg, &src, &a.c.o, &s, &plays.all, &r);
+        code = tb_cli_svg_timeline(a.c.svg, &src, &a.c.o, &s, &plays.all, &r, NULL);
         if (code >= 0)
             goto out;
     }
