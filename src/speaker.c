@@ -171,7 +171,7 @@ static int render_rate(struct tb_speaker *s, const char *text, size_t len, doubl
     if (!(dur >= 0.0) || dur > TB_SPEAKER_CHUNK_MAX_S) {
         snprintf(s->err, sizeof(s->err),
                  "a chunk of %.0f s of speech is longer than the %.0f s the speaker renders at "
-                 "once",
+                 "once (shorter chunks: --chunk; faster speech: --wpm)",
                  dur, TB_SPEAKER_CHUNK_MAX_S);
         return TB_ETOOBIG;
     }

@@ -171,6 +171,27 @@ static void speech_cli_errors(void **state)
                          "/nonexistent-dir/x.wav");
     tb_test_expect_error("bench --mock --audio wav:/nonexistent-dir/x.wav", 2,
                          "--audio wav: /nonexistent-dir/x.wav: No such file or directory");
+    /* bench's records are the rate model's: eSpeak's durations are sim's */
+    tb_test_expect_error("bench --mock --voice-model espeak", 2,
+                         "bench measures every stream with the rate model");
+    /* a chunk the rate model gives 750 s (1500 code points at 20 wpm) is
+     * more than the speaker stretches at once */
+    {
+        char *trace = tmpname("long.jsonl"), *wav = tmpname("long.wav"), args[1024];
+        FILE *f = fopen(trace, "w");
+        assert_non_null(f);
+        fputs("{\"t\": 0.1, \"text\": \"", f);
+        for (int i = 0; i < 300; i++)
+            fputs("word ", f);
+        fputs("\"}\n", f);
+        fclose(f);
+        snprintf(args, sizeof(args), "sim --trace %s --wpm 20 --audio wav:%s", trace, wav);
+        tb_test_expect_error(args, 3, "a chunk of 750 s of speech is longer than the 600 s");
+        remove(trace);
+        remove(wav);
+        free(trace);
+        free(wav);
+    }
     /* no device at all: ALSA pointed at a configuration without one */
     char conf[1024], err[256];
     const char *old = getenv("ALSA_CONFIG_PATH");

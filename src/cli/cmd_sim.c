@@ -170,9 +170,12 @@ int tb_cmd_sim(int argc, char **argv)
     code =
         tb_cli_audio_sim(&a.au, &s, &a.c.o, tb_cli_collect_play, &plays, &r, &rc, err, sizeof(err));
     if (rc != 0) {
-        tb_cli_error("%s: %s", src.name, err);
-        code =
-            rc == TB_EEMPTY || rc == TB_ETOOBIG || rc == TB_EINVAL ? TB_EXIT_USAGE : TB_EXIT_FAILED;
+        /* a speaker that stopped the run has said why (exit 3) */
+        if (code < 0) {
+            tb_cli_error("%s: %s", src.name, err);
+            code = rc == TB_EEMPTY || rc == TB_ETOOBIG || rc == TB_EINVAL ? TB_EXIT_USAGE
+                                                                           : TB_EXIT_FAILED;
+        }
         goto out;
     }
     if (code >= 0)
