@@ -311,23 +311,23 @@ int tb_cli_svg_timeline_to(FILE *f, const struct tb_report_src *src, const struc
     char title[600], sub[320], tps[64];
     int failed = live != NULL && live->error_kind != NULL;
     const char *cut = failed ? " before the stream failed" : "";
-    if (r->play.underruns == 0)
-        snprintf(title, sizeof(title), "%s: first audio at %.2f s",
-                 failed ? "Stream failed, no gap before it" : "No gaps", r->play.ttfa);
-    else
-        snprintf(title, sizeof(title), "%u gap%s, %.2f s of silence%s; first audio at %.2f s",
-                 r->play.underruns, r->play.underruns == 1 ? "" : "s", r->play.gap_total, cut,
-                 r->play.ttfa);
     /* the what-if is the report's: absent where it says "-" */
     if (tb_report_whatif_measured(r, live))
-        snprintf(tps, sizeof(tps), " | minimum TPS %.1f", r->play.min_tps);
+        snprintf(tps, sizeof(tps), "minimum TPS %.1f", r->play.min_tps);
     else
-        snprintf(tps, sizeof(tps), " | minimum TPS not measured");
+        snprintf(tps, sizeof(tps), "minimum TPS not measured");
+    if (r->play.underruns == 0)
+        snprintf(title, sizeof(title), "%s: first audio at %.2f s; %s",
+                 failed ? "Stream failed, no gap before it" : "No gaps", r->play.ttfa, tps);
+    else
+        snprintf(title, sizeof(title), "%u gap%s, %.2f s of silence%s; first audio at %.2f s; %s",
+                 r->play.underruns, r->play.underruns == 1 ? "" : "s", r->play.gap_total, cut,
+                 r->play.ttfa, tps);
     snprintf(sub, sizeof(sub),
-             "%s %.80s%s | chunk %s, %g wpm, TTS latency %g s, pre-roll %g s%s, voice model %s%s",
+             "%s %.80s%s | chunk %s, %g wpm, latency %g s, pre-roll %g s%s, voice model %s",
              src->kind, src->name, strlen(src->name) > 80 ? "..." : "",
              tb_seg_policy_name(o->seg.policy), o->play.wpm, o->play.tts_latency, o->play.preroll,
-             o->play.rebuffer ? ", rebuffer" : "", tb_voice_model(o->voice), tps);
+             o->play.rebuffer ? ", rebuffer" : "", tb_voice_model(o->voice));
     t.title = title;
     t.subtitle = sub;
     t.s = s;
