@@ -180,8 +180,10 @@ static int render_rate(struct tb_speaker *s, const char *text, size_t len, doubl
     rc = synth(s, text, len, &pcm, &n);
     if (rc == 0)
         rc = stretch(s, pcm, n, want);
-    if (rc != 0)
+    if (rc != 0) {
+        snprintf(s->err, sizeof(s->err), "rendering a chunk of %.3f s: %s", dur, tb_strerror(rc));
         return rc;
+    }
     s->model_s = end;
     s->sframes += want;
     *out = s->sbuf;
