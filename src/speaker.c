@@ -175,7 +175,7 @@ static int render_rate(struct tb_speaker *s, const char *text, size_t len, doubl
                  dur, TB_SPEAKER_CHUNK_MAX_S);
         return TB_ETOOBIG;
     }
-    f = llround(end * s->rate) - (double)s->sframes;
+    f = (double)llround(end * s->rate) - (double)s->sframes;
     want = f > 0 ? (size_t)f : 0;
     rc = synth(s, text, len, &pcm, &n);
     if (rc == 0)

@@ -457,7 +457,7 @@ static char *shot_text(const char *path)
     png_infop info;
     png_textp t;
     int n = 0;
-    char *volatile out = NULL;
+    char *out = NULL; /* set after the last call that can longjmp */
     if (f == NULL)
         fail_msg("cannot read %s", path);
     png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
@@ -468,7 +468,7 @@ static char *shot_text(const char *path)
         /* the whole file: the text chunk follows the image data */
         png_read_png(png, info, PNG_TRANSFORM_IDENTITY, NULL);
         png_get_text(png, info, &t, &n);
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n && out == NULL; i++)
             if (strcmp(t[i].key, "ttsbuf:text") == 0)
                 out = strdup(t[i].text);
     }

@@ -388,7 +388,7 @@ static void run_timeline(void **state)
 static char *svg_says(const char *svg)
 {
     size_t cap = strlen(svg) + 1, n = 0;
-    char *out = malloc(cap);
+    char *out = calloc(cap, 1);
     assert_non_null(out);
     for (const char *p = svg; *p != '\0'; p++) {
         const char *e = NULL;
