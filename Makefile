@@ -39,6 +39,9 @@ DEBUGGER ?=
 PKGS     := libcjson libcurl espeak-ng
 # PortAudio: the speech sink and the audio tests (tests/audio_env.c).
 PKGS     += portaudio-2.0
+# sonic (libsonic-dev) stretches speech to the rate model's durations; it
+# ships no pkg-config file.
+NOPC_LIBS := -lsonic
 
 # Nothing is installed by a build: before any goal that compiles, the
 # compiler, pkg-config and the four libraries must be there, or make stops
@@ -78,7 +81,7 @@ LDHARDEN := -Wl,-z,relro,-z,now
 # --as-needed before the libraries: a library the code calls nothing from
 # (PortAudio's pkg-config names ALSA; -lpthread is in libc) is not
 # recorded as needed.  Debian's gcc does this by default, clang does not.
-LDLIBS_ALL = -Wl,--as-needed $(PKG_LIBS) -lm -pthread $(LDHARDEN) $(EXTRA_LDFLAGS)
+LDLIBS_ALL = -Wl,--as-needed $(PKG_LIBS) $(NOPC_LIBS) -lm -pthread $(LDHARDEN) $(EXTRA_LDFLAGS)
 
 LIB_SRC := $(sort $(wildcard src/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
@@ -240,7 +243,7 @@ $(BUILD)/ttsbuf.pc: ttsbuf.pc.in include/ttsbuf/version.h Makefile
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${exec_prefix}/%,$(LIBDIR))|' \
 	    -e 's|@VERSION@|$(TB_VERSION)|' \
-	    -e 's|@REQUIRES@|$(PKGS)|' ttsbuf.pc.in >$@.tmp
+	    -e 's|@REQUIRES@|$(PKGS)|' -e 's|@NOPC_LIBS@|$(NOPC_LIBS)|' ttsbuf.pc.in >$@.tmp
 	mv $@.tmp $@
 .PHONY: $(BUILD)/ttsbuf.pc
 

@@ -7,6 +7,9 @@
 #
 # Needs chromium and the npm packages of tests/node (`make deps`).  The bench
 # page streams from `ttsbuf serve` on a free loopback port for a few seconds.
+# Each PNG carries the text it shows (an iTXt chunk); the test suite draws
+# them again and fails when that text differs from the committed one's
+# (names and numbers; the live bench page's names only).
 set -eu
 TTSBUF=${TTSBUF:-ttsbuf}
 HERE=$(cd "$(dirname "$0")" && pwd)

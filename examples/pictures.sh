@@ -5,7 +5,8 @@
 #   sh examples/pictures.sh [DIR]     (default: examples/, next to this script)
 #
 # The test suite runs it into a temporary directory and checks that the
-# committed pictures are what the tool draws today.
+# committed pictures say what the tool draws today: the same texts, titles
+# and data-* numbers (coordinates and colours may move).
 set -eu
 # ttsbuf: $TTSBUF, else the one on PATH, else this repository's ./ttsbuf (make).
 TTSBUF=${TTSBUF:-$(command -v ttsbuf || echo "$(dirname "$0")/../ttsbuf")}

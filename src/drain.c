@@ -136,7 +136,14 @@ static void on_chunk(void *ud, const struct tb_chunk *ch)
     d->rel[d->nrel].u = NAN;
     d->nrel++;
     rc = tb_analyze_chunks_push(&d->chunks, d->t_cur, d->tok_cur, ch->cps);
-    if (rc == 0 && d->o.voice != NULL) {
+    if (rc == 0 && d->o.voice != NULL && d->o.voice->follows_rate) {
+        /* the voice renders the rate model's duration; the schedule is the
+         * rate model's, as without a voice */
+        double dur = tb_voice_seconds(ch->cps, d->o.play.wpm), busy = 0.0;
+        rc = voice_dur(d, ch, &dur, &busy);
+        if (rc == 0)
+            rc = tb_playout_add(d->play, d->t_cur, d->tok_cur, ch->cps);
+    } else if (rc == 0 && d->o.voice != NULL) {
         double dur = 0.0, busy = 0.0, c = d->t_cur;
         rc = voice_dur(d, ch, &dur, &busy);
         if (busy > 0.0 || d->synth_free > c) {

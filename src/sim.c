@@ -108,6 +108,8 @@ int tb_sim_run(const struct tb_stream *s, const struct tb_sim_opts *o, struct tb
     int rc;
 
     memset(r, 0, sizeof(*r));
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
     for (size_t i = 0; i < s->n; i++)
         ncontent += s->ev[i].kind == TB_KIND_CONTENT;
     if (ncontent == 0 && tb_end_class(s->end.kind) < TB_END_CLASS_INCOMPLETE)
@@ -133,6 +135,8 @@ int tb_sim_run(const struct tb_stream *s, const struct tb_sim_opts *o, struct tb
     tb_sim_result_set_usage(r, s->usage_tokens);
     if (rc == TB_ENOMEM)
         tb_seterr(err, errlen, rc, "out of memory");
+    else if (rc != 0 && err != NULL && errlen > 0 && err[0] == '\0')
+        tb_seterr(err, errlen, rc, "the voice stopped the run: %s", tb_strerror(rc));
 out:
     tb_drain_destroy(d);
     tb_ring_destroy(ring);

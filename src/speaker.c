@@ -7,11 +7,20 @@
  * repeats itself (synthetic streams do) is synthesized once per distinct
  * chunk.  It stops taking entries at CACHE_MAX; past that every chunk is
  * synthesized, which is only slower.
+ *
+ * Following the rate model, each chunk is synthesized and then stretched
+ * with sonic (the library eSpeak NG itself speeds speech up with) from its
+ * own length to the model's; sonic keeps the pitch.  Its output after a
+ * flush is within a pitch period of the asked length, so it is cut or
+ * padded with silence to the exact frame count.
  */
 #include "ttsbuf/speaker.h"
 
+#include <limits.h>
 #include <math.h>
+#include <sonic.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +55,10 @@ struct tb_speaker {
     uint64_t frames;
     int finished, failed; /* failed: the sink's TB_E* code, or 0 */
     struct tb_audio_result res;
+    int16_t *sbuf; /* the stretched chunk (rate model) */
+    size_t scap;
+    double model_s;  /* rate model: seconds rendered so far, and */
+    uint64_t sframes; /* the frames they became */
     struct tb_audio_gap_s *gaps; /* after finish, in seconds */
     size_t ngaps;
     char err[256];
@@ -107,6 +120,77 @@ static int synth(struct tb_speaker *s, const char *text, size_t len, const int16
     return rc;
 }
 
+/* pcm (n frames) stretched to want frames into s->sbuf.  Returns 0,
+ * TB_ENOMEM or TB_ETOOBIG. */
+static int stretch(struct tb_speaker *s, const int16_t *pcm, size_t n, size_t want)
+{
+    sonicStream st;
+    size_t got = 0;
+    if (want > s->scap) {
+        int16_t *nb = realloc(s->sbuf, want * sizeof(*nb));
+        if (nb == NULL)
+            return TB_ENOMEM;
+        s->sbuf = nb;
+        s->scap = want;
+    }
+    if (n > 0 && want > 0) {
+        if (n > INT_MAX)
+            return TB_ETOOBIG;
+        st = sonicCreateStream((int)s->rate, 1);
+        if (st == NULL)
+            return TB_ENOMEM;
+        sonicSetSpeed(st, (float)((double)n / (double)want));
+        /* sonic takes a non-const pointer but only reads the samples */
+        if (!sonicWriteShortToStream(st, (short *)(uintptr_t)pcm, (int)n) ||
+            !sonicFlushStream(st)) {
+            sonicDestroyStream(st);
+            return TB_ENOMEM;
+        }
+        while (got < want) {
+            size_t ask = want - got < INT_MAX ? want - got : INT_MAX;
+            int k = sonicReadShortFromStream(st, s->sbuf + got, (int)ask);
+            if (k <= 0)
+                break;
+            got += (size_t)k;
+        }
+        sonicDestroyStream(st);
+    }
+    memset(s->sbuf + got, 0, (want - got) * sizeof(*s->sbuf));
+    return 0;
+}
+
+/* Following the rate model: the chunk's PCM, stretched to *dur seconds.
+ * The frame count carries the rounding over from the chunks before. */
+static int render_rate(struct tb_speaker *s, const char *text, size_t len, double dur,
+                       const int16_t **out, size_t *nout)
+{
+    const int16_t *pcm;
+    size_t n, want;
+    double end = s->model_s + dur, f;
+    int rc;
+    if (!(dur >= 0.0) || dur > TB_SPEAKER_CHUNK_MAX_S) {
+        snprintf(s->err, sizeof(s->err),
+                 "a chunk of %.0f s of speech is longer than the %.0f s the speaker renders at "
+                 "once (shorter chunks: --chunk; faster speech: --wpm)",
+                 dur, TB_SPEAKER_CHUNK_MAX_S);
+        return TB_ETOOBIG;
+    }
+    f = (double)llround(end * s->rate) - (double)s->sframes;
+    want = f > 0 ? (size_t)f : 0;
+    rc = synth(s, text, len, &pcm, &n);
+    if (rc == 0)
+        rc = stretch(s, pcm, n, want);
+    if (rc != 0) {
+        snprintf(s->err, sizeof(s->err), "rendering a chunk of %.3f s: %s", dur, tb_strerror(rc));
+        return rc;
+    }
+    s->model_s = end;
+    s->sframes += want;
+    *out = s->sbuf;
+    *nout = want;
+    return 0;
+}
+
 static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t len, uint32_t cps,
                     double *dur, double *busy)
 {
@@ -117,6 +201,17 @@ static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t
     (void)index;
     (void)cps;
     s->chunks++;
+    if (s->o.rate_model) {
+        if (s->o.sink == TB_SINK_NONE)
+            return 0; /* nothing to render: the rate model is the whole answer */
+        rc = render_rate(s, text, len, *dur, &pcm, &n);
+        if (rc == 0)
+            rc = s->sink->ops->chunk(s->sink, c + s->o.tts_latency, s->o.tts_latency, pcm, n,
+                                     s->err, sizeof(s->err));
+        if (rc != 0)
+            s->failed = 1;
+        return rc;
+    }
     if (s->o.sink == TB_SINK_NONE) {
         uint64_t h = fnv1a(text, len);
         struct centry *e = cache_slot(s, text, len, h);
@@ -162,6 +257,7 @@ int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, 
 {
     struct tb_speaker *s;
     struct tb_tts_opts to = {o->voice, o->wpm};
+    static const char *const names[] = {"espeak", "espeak+synthesis", "rate"};
     struct tb_pcmring_opts po;
     int rc;
     *out = NULL;
@@ -173,6 +269,17 @@ int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, 
     s->o = *o;
     s->voice.chunk = on_chunk;
     s->voice.ud = s;
+    s->voice.follows_rate = o->rate_model;
+    s->voice.model = names[o->rate_model ? 2 : o->count_synthesis ? 1 : 0];
+    if (o->rate_model) {
+        /* eSpeak speaks near the model's rate; sonic does the rest */
+        if (!(o->wpm >= TB_WPM_MIN && o->wpm <= TB_WPM_MAX)) {
+            free(s);
+            return tb_seterr(err, errlen, TB_ERANGE, "%g wpm is outside %g to %g", o->wpm,
+                             TB_WPM_MIN, TB_WPM_MAX);
+        }
+        to.wpm = fmin(fmax(o->wpm, TB_TTS_WPM_MIN), TB_TTS_WPM_MAX);
+    }
     tb_clock_monotonic_init(&s->mono);
     rc = tb_tts_create(&to, &s->tts, err, errlen);
     if (rc != 0) {
@@ -303,6 +410,7 @@ void tb_speaker_destroy(struct tb_speaker *s)
         free(s->cache);
     }
     tb_tts_destroy(s->tts);
+    free(s->sbuf);
     free(s->gaps);
     free(s);
 }

@@ -1,6 +1,15 @@
 /*
  * svg_sweep.c - a sweep as standalone SVG (tb_svg_sweep, svg.h): a line
  * per series of the gapless share, and a heat map over two axes.
+ *
+ * The lines are steps, not straight segments: the share is known at the
+ * grid points only, and more pre-roll (or a faster rate) never adds a gap,
+ * so between two points the share is at least the left one's.  A straight
+ * segment would claim a crossing of the target where the numbers put none
+ * (the exact answer, preroll_for_target, is usually elsewhere).  Each
+ * exact answer is marked on its line, and the step rises there to the
+ * target.  Lines that coincide are told apart by their dash pattern and a
+ * legend note naming the line they hide behind.
  */
 #include "ttsbuf/svg.h"
 
@@ -106,14 +115,42 @@ static double share_y(double share, double lo)
     return S_LINE_YB - (share - lo) / (1.0 - lo) * (S_LINE_YB - S_LINE_YT);
 }
 
+/* Dash patterns by line, so that coinciding lines stay visible. */
+static const char *const dashes[NPALETTE] = {
+    "none", "9,4", "3,3", "12,3,3,3", "6,6", "2,5", "14,4", "8,3,2,3,2,3", "4,8", "1,3", "10,2", "5,2,1,2",
+};
+
+/* Whether series a and b (points along x from a and b) have the same
+ * shares and the same answer. */
+static int same_series(const struct tb_sweep *sw, int x, size_t a, size_t b)
+{
+    size_t npt, nx, ia[TB_AX__COUNT], ib[TB_AX__COUNT];
+    const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);
+    tb_sweep_axis_values(sw, (enum tb_sweep_axis)x, &nx);
+    tb_sweep_point_axes(sw, a, ia);
+    tb_sweep_point_axes(sw, b, ib);
+    for (size_t i = 0; i < nx; i++) {
+        const struct tb_sweep_point *p, *q;
+        ia[x] = ib[x] = i;
+        p = &pt[tb_sweep_point_index(sw, ia)];
+        q = &pt[tb_sweep_point_index(sw, ib)];
+        if (p->gapless != q->gapless)
+            return 0;
+        if (p->preroll_for_target != q->preroll_for_target &&
+            !(isnan(p->preroll_for_target) && isnan(q->preroll_for_target)))
+            return 0;
+    }
+    return 1;
+}
+
 static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
 {
     size_t npt, nx, nseries, drawn;
     const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);
     const double *xv = tb_sweep_axis_values(sw, (enum tb_sweep_axis)x, &nx);
     double x0 = xv[0], x1 = xv[0], target = tb_sweep_target(sw), lo = share_floor(sw);
-    size_t idx[TB_AX__COUNT];
-    char label[256], tip[512], xs[64];
+    size_t idx[TB_AX__COUNT], first[NPALETTE];
+    char label[300], tip[512], xs[64];
 
     for (size_t i = 0; i < nx; i++) {
         x0 = xv[i] < x0 ? xv[i] : x0;
@@ -147,22 +184,62 @@ static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
 
     /* Points of one series differ only in axis x: walk x's index. */
     for (size_t s = 0, shown = 0; s < npt && shown < drawn; s++) {
+        double answer = NAN;
+        size_t twin = SIZE_MAX;
         tb_sweep_point_axes(sw, s, idx);
         if (idx[x] != 0)
             continue;
+        first[shown] = s;
+        for (size_t k = 0; k < shown && twin == SIZE_MAX; k++)
+            if (same_series(sw, x, first[k], s))
+                twin = k;
         series_label(sw, &pt[s], x, -1, label, sizeof(label));
+        if (x == TB_AX_PREROLL && target > 0.0)
+            answer = pt[s].preroll_for_target;
         fprintf(f, "<g class=\"series\"><title>");
         tb_svg_esc(f, label);
-        fprintf(f, "</title>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
-                tb_svg_palette[shown]);
+        fprintf(f,
+                "</title>\n<path class=\"step\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
+                "stroke-dasharray=\"%s\" d=\"",
+                tb_svg_palette[shown], dashes[shown]);
+        /* Steps: a share holds from its point to the next one, and rises
+         * to the target at the exact answer when that lies between. */
         for (size_t i = 0; i < nx; i++) {
             const struct tb_sweep_point *q;
+            double px, py;
             idx[x] = i;
             q = &pt[tb_sweep_point_index(sw, idx)];
-            fprintf(f, "%s%.2f,%.2f", i ? " " : "", PX0 + (q->ax[x] - x0) / (x1 - x0) * (PX1 - PX0),
-                    share_y(q->gapless, lo));
+            px = PX0 + (q->ax[x] - x0) / (x1 - x0) * (PX1 - PX0);
+            py = share_y(q->gapless, lo);
+            if (i > 0) {
+                idx[x] = i - 1;
+                const struct tb_sweep_point *pq = &pt[tb_sweep_point_index(sw, idx)];
+                if (answer > pq->ax[x] && answer < q->ax[x] && pq->gapless < target) {
+                    double ax = PX0 + (answer - x0) / (x1 - x0) * (PX1 - PX0);
+                    fprintf(f, "H%.2fV%.2f", ax, share_y(target, lo));
+                }
+                fprintf(f, "H%.2fV%.2f", px, py);
+            } else {
+                fprintf(f, "M%.2f %.2f", px, py);
+            }
         }
         fprintf(f, "\"/>\n");
+        if (!isnan(answer)) {
+            /* The exact answer, on its line (at the edge, pointing on,
+             * when it lies beyond the axis). */
+            double ax = answer > x1 ? PX1 : PX0 + (answer - x0) / (x1 - x0) * (PX1 - PX0);
+            double ay = share_y(target, lo);
+            snprintf(tip, sizeof(tip),
+                     "%s: the smallest pre-roll with >= %.0f%% of the streams gap-free is %.3f s "
+                     "(exact)%s",
+                     label, target * 100.0, answer, answer > x1 ? ", beyond this axis" : "");
+            fprintf(f,
+                    "<path class=\"answer\" d=\"M%.2f %.2fl5 5l-5 5l-5 -5z\" fill=\"%s\" "
+                    "stroke=\"#222\" data-preroll=\"%.6f\" data-share=\"%.6f\"><title>",
+                    ax, ay - 5, tb_svg_palette[shown], answer, target);
+            tb_svg_esc(f, tip);
+            fprintf(f, "</title></path>\n");
+        }
         for (size_t i = 0; i < nx; i++) {
             const struct tb_sweep_point *q;
             idx[x] = i;
@@ -182,12 +259,29 @@ static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
             fprintf(f, "</title></circle>\n");
         }
         fprintf(f, "</g>\n");
-        /* Legend, in two columns under the plot. */
-        fprintf(f, "<g>");
-        tb_svg_legend(f, PX0 + (double)(shown % 2) * 430.0,
-                      S_LINE_YB + 58 + (double)(shown / 2) * 15, "line", tb_svg_palette[shown],
-                      label);
-        fprintf(f, "</g>\n");
+        /* Legend, in two columns under the plot, each line with its dash
+         * pattern; one hidden behind another says so. */
+        if (!isnan(answer)) {
+            size_t used = strlen(label);
+            snprintf(label + used, sizeof(label) - used, ": %.0f%% from %.3f s%s", target * 100.0,
+                     answer, answer > x1 ? " (beyond the axis)" : "");
+        }
+        if (twin != SIZE_MAX) {
+            size_t used = strlen(label);
+            snprintf(label + used, sizeof(label) - used, " (same as line %zu)", twin + 1);
+        }
+        {
+            double lx = PX0 + (double)(shown % 2) * 430.0,
+                   ly = S_LINE_YB + 58 + (double)(shown / 2) * 15;
+            fprintf(f,
+                    "<g><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
+                    "stroke-width=\"2\" stroke-dasharray=\"%s\"/><text x=\"%.2f\" y=\"%.2f\" %s "
+                    "font-size=\"11\" fill=\"#333\">%zu: ",
+                    lx, ly - 4, lx + 22, ly - 4, tb_svg_palette[shown], dashes[shown], lx + 27, ly,
+                    FONT, shown + 1);
+            tb_svg_esc(f, label);
+            fprintf(f, "</text></g>\n");
+        }
         shown++;
     }
 }

@@ -55,6 +55,7 @@ static const struct {
     {"deps", tb_test_deps},
     {"usage", tb_test_usage},
     {"secrets", tb_test_secrets},
+    {"outputs", tb_test_outputs},
     /* Last: it validates what the groups before it collected. */
     {"schema", tb_test_schema},
 };

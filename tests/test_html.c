@@ -10,10 +10,13 @@
  * both, the keys move between gaps, the page makes no request and logs no
  * error, and without scripts the report, the picture and the audio remain.
  * The WAV is decoded here too: silent inside every gap (after the 12 ms
- * tick of the stall cue), speech between them.
+ * tick of the stall cue), speech between them.  The README's screenshots
+ * are drawn again and must show the same text as the committed ones.
  */
 #include <cJSON.h>
+#include <ctype.h>
 #include <math.h>
+#include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -455,6 +458,114 @@ static void html_audio_is_capped(void **state)
     free(page);
 }
 
+/* The text a screenshot carries (html-page.mjs's iTXt "ttsbuf:text"),
+ * read with libpng; NULL when it carries none.  Owned by the caller. */
+static char *shot_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    png_structp png;
+    png_infop info;
+    png_textp t;
+    int n = 0;
+    char *out = NULL; /* set after the last call that can longjmp */
+    if (f == NULL)
+        fail_msg("cannot read %s", path);
+    png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    info = png != NULL ? png_create_info_struct(png) : NULL;
+    assert_non_null(info);
+    if (setjmp(png_jmpbuf(png)) == 0) {
+        png_init_io(png, f);
+        /* the whole file: the text chunk follows the image data */
+        png_read_png(png, info, PNG_TRANSFORM_IDENTITY, NULL);
+        png_get_text(png, info, &t, &n);
+        for (int i = 0; i < n && out == NULL; i++)
+            if (strcmp(t[i].key, "ttsbuf:text") == 0)
+                out = strdup(t[i].text);
+    }
+    png_destroy_read_struct(&png, &info, NULL);
+    fclose(f);
+    return out;
+}
+
+/* A screenshot's text as compared: one line a text, and each number made
+ * '#' where it is the wall clock's (synthesis time, a sweep's speed, the
+ * threads, a port) or, with all_numbers, everywhere (a live bench's
+ * timings).  In place: the text only shrinks. */
+static void normalize(char *s, int all_numbers)
+{
+    char *o = s;
+    for (const char *line = s; *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
+        int mask = all_numbers;
+        for (const char *w = "synthesis\0real time\0event-simulations\0threads\0127.0.0.1\0";
+             *w != '\0' && !mask; w += strlen(w) + 1) {
+            const char *hit = strstr(line, w);
+            mask = hit != NULL && hit < line + len;
+        }
+        for (size_t i = 0; i < len;) {
+            if (mask && isdigit((unsigned char)line[i])) {
+                while (i < len && (isdigit((unsigned char)line[i]) || line[i] == '.'))
+                    i++;
+                *o++ = '#';
+            } else {
+                *o++ = line[i++];
+            }
+        }
+        if (end != NULL)
+            *o++ = '\n';
+        line += len + (end != NULL);
+    }
+    *o = '\0';
+}
+
+/* The README's screenshots show what the pages show today: drawn again by
+ * examples/html-pages.sh, each carries the same text as the committed one,
+ * names and numbers (the bench page's numbers are a live run's timings:
+ * its names only).  Pixels are not compared. */
+static void screenshots_are_current(void **state)
+{
+    static const char *const shots[] = {"html-sim.png", "html-sweep.png", "html-bench.png"};
+    const char *data = getenv("TB_TESTDATA");
+    char dir[64], cmd[8192], a[4096], b[4096];
+    (void)state;
+    if (data == NULL)
+        data = "tests/data";
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-shots-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "rm -rf '%s' && mkdir '%s' && TTSBUF='%s' sh '%s/../../examples/html-pages.sh' '%s'",
+             dir, dir, tb_test_bin(), data, dir);
+    assert_int_equal(system(cmd), 0);
+    for (size_t i = 0; i < sizeof(shots) / sizeof(shots[0]); i++) {
+        char *want, *got;
+        const char *w, *g;
+        snprintf(a, sizeof(a), "%s/../../examples/%s", data, shots[i]);
+        snprintf(b, sizeof(b), "%s/%s", dir, shots[i]);
+        want = shot_text(a);
+        got = shot_text(b);
+        assert_non_null(got);
+        if (want == NULL)
+            fail_msg("examples/%s carries no text: run `TTSBUF=./ttsbuf sh examples/html-pages.sh` "
+                     "and commit",
+                     shots[i]);
+        normalize(want, i == 2);
+        normalize(got, i == 2);
+        for (w = want, g = got; *w != '\0' && *w == *g; w++, g++)
+            ;
+        if (*w != *g) {
+            while (w > want && w[-1] != '\n')
+                w--, g--;
+            fail_msg("examples/%s is not what the page shows today (\"%.*s\" where it now shows "
+                     "\"%.*s\"): run `TTSBUF=./ttsbuf sh examples/html-pages.sh` and commit",
+                     shots[i], (int)strcspn(w, "\n"), w, (int)strcspn(g, "\n"), g);
+        }
+        free(want);
+        free(got);
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void html_errors(void **state)
 {
     (void)state;
@@ -483,6 +594,7 @@ int tb_test_html(void)
         cmocka_unit_test(run_page_in_chromium),
         cmocka_unit_test(sweep_page_in_chromium),
         cmocka_unit_test(bench_page_in_chromium),
+        cmocka_unit_test(screenshots_are_current),
     };
     return TB_RUN_GROUP("html", cases);
 }

@@ -173,6 +173,27 @@ static void speech_cli_errors(void **state)
                          "/nonexistent-dir/x.wav");
     tb_test_expect_error("bench --mock --audio wav:/nonexistent-dir/x.wav", 2,
                          "--audio wav: /nonexistent-dir/x.wav: No such file or directory");
+    /* bench's records are the rate model's: eSpeak's durations are sim's */
+    tb_test_expect_error("bench --mock --voice-model espeak", 2,
+                         "bench measures every stream with the rate model");
+    /* a chunk the rate model gives 750 s (1500 code points at 20 wpm) is
+     * more than the speaker stretches at once */
+    {
+        char *trace = tmpname("long.jsonl"), *wav = tmpname("long.wav"), args[1024];
+        FILE *f = fopen(trace, "w");
+        assert_non_null(f);
+        fputs("{\"t\": 0.1, \"text\": \"", f);
+        for (int i = 0; i < 300; i++)
+            fputs("word ", f);
+        fputs("\"}\n", f);
+        fclose(f);
+        snprintf(args, sizeof(args), "sim --trace %s --wpm 20 --audio wav:%s", trace, wav);
+        tb_test_expect_error(args, 3, "a chunk of 750 s of speech is longer than the 600 s");
+        remove(trace);
+        remove(wav);
+        free(trace);
+        free(wav);
+    }
     /* no device at all: ALSA pointed at a configuration without one */
     char conf[1024], err[256];
     const char *old = getenv("ALSA_CONFIG_PATH");
@@ -303,7 +324,8 @@ static void speech_fast_stream_wav(void **state)
     char args[1024];
     struct tb_pcm p = {0};
     (void)state;
-    snprintf(args, sizeof(args), "sim --trace %s --audio wav:%s --stall-cue none", trace, wav);
+    snprintf(args, sizeof(args),
+             "sim --trace %s --voice-model espeak --audio wav:%s --stall-cue none", trace, wav);
     cJSON *j = run_json(args);
     const cJSON *au = cJSON_GetObjectItemCaseSensitive(j, "audio");
     assert_int_equal((int)num(au, "underruns"), 0);
@@ -441,7 +463,8 @@ static void speech_portaudio_fast(void **state)
     struct tb_audio_pulse *pa = pulse_or_skip();
     struct tb_pcm p = {0};
     (void)state;
-    snprintf(args, sizeof(args), "sim --trace %s --audio portaudio --stall-cue none", trace);
+    snprintf(args, sizeof(args),
+             "sim --trace %s --voice-model espeak --audio portaudio --stall-cue none", trace);
     cJSON *j = run_json(args);
     const cJSON *au = cJSON_GetObjectItemCaseSensitive(j, "audio");
     assert_int_equal(tb_audio_pulse_stop(pa, err, sizeof(err)), 0);
@@ -473,7 +496,8 @@ static void speech_portaudio_alsa_file(void **state)
     assert_int_equal(tb_audio_conf("asoundrc-file-pulse", conf, sizeof(conf), err, sizeof(err)), 0);
     setenv("ALSA_CONFIG_PATH", conf, 1); /* restored by tb_audio_pulse_destroy */
     setenv("TTSBUF_ALSA_WAV", wav, 1);
-    snprintf(args, sizeof(args), "sim --trace %s --audio portaudio --preroll 60 --stall-cue none",
+    snprintf(args, sizeof(args),
+             "sim --trace %s --voice-model espeak --audio portaudio --preroll 60 --stall-cue none",
              trace);
     cJSON *j = run_json(args);
     unsetenv("TTSBUF_ALSA_WAV");

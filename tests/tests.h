@@ -100,6 +100,7 @@ int tb_test_peer(void);
 int tb_test_html(void);
 int tb_test_reader(void);
 int tb_test_secrets(void);
+int tb_test_outputs(void); /* every combination of a command's outputs */
 int tb_test_schema(void); /* every JSON/JSONL/CSV output against schema/ */
 int tb_test_deps(void);   /* make test on a machine with only .ci/deps test */
 int tb_test_usage(void);  /* -q, help lists, hints, status line, widths */

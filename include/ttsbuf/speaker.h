@@ -5,8 +5,16 @@
  * A speaker is a timed voice (voice.h) for the drain: the drain hands it
  * each chunk's text as the chunk closes, on the drain's thread, and the
  * speaker synthesizes it there (eSpeak NG is used from that one thread
- * only) and answers with its true duration, so the playout model runs on
- * eSpeak's durations.  Then, by sink:
+ * only).  Which durations the run uses is the caller's choice:
+ *   eSpeak's   the speaker answers with each chunk's true duration, so the
+ *              playout model runs on eSpeak's durations;
+ *   the rate model's (rate_model set)  the speaker follows the rate model:
+ *              each chunk's PCM is time-stretched with the sonic library
+ *              (pitch kept) to exactly the rate model's duration, so what
+ *              is heard has the gaps the rate model reports.  Rounding to
+ *              whole frames is carried from chunk to chunk, so the audio
+ *              never drifts more than one frame from the model.
+ * Then, by sink:
  *   none       nothing is played: the eSpeak-timed simulation.  Durations
  *              are cached by text (a repeated chunk is not synthesized
  *              again).
@@ -71,7 +79,14 @@ struct tb_speaker_opts {
     const atomic_int *cancel; /* wav: when non-zero (a signal handler may set
                                * it) the render stops, TB_ECANCELED; the
                                * WAV's header then says what was written */
+    int rate_model;      /* durations are the rate model's (above); wpm is
+                          * then the model's, TB_WPM_MIN..TB_WPM_MAX, and
+                          * eSpeak speaks at it clamped to its own range */
 };
+
+/* A chunk rendered to the rate model's duration is at most this long (a
+ * longer one is TB_ETOOBIG): the stretched PCM is held in one buffer. */
+#define TB_SPEAKER_CHUNK_MAX_S 600.0
 
 /* Parses an --audio value: "none", "wav:FILE", "portaudio" or
  * "portaudio:DEVICE".  Sets sink and target (pointing into spec).

@@ -8,7 +8,9 @@
  *
  * A timed voice (struct tb_voice) replaces the rate model where the real
  * synthesizer's durations matter: the eSpeak-timed simulation and the
- * speech sinks (tb_speaker_voice in speaker.h).
+ * speech sinks (tb_speaker_voice in speaker.h).  A voice that follows the
+ * rate model only renders: it is told each chunk's rate-model duration
+ * and the run's numbers stay the rate model's, bit for bit.
  *
  * tb_voice_seconds is pure; any thread.
  */
@@ -37,11 +39,25 @@ static inline double tb_voice_seconds(uint64_t cps, double wpm)
  * as latency (else 0), or a negative TB_E* code, which stops the run with
  * that error.  With busy time, chunks are synthesized one after another:
  * chunk j is ready at max(c_j, ready_{j-1}) + busy_j (+ --tts-latency).
+ *
+ * With follows_rate set, *dur holds the chunk's rate-model duration on
+ * entry; the voice renders exactly that much audio, leaves *dur and *busy
+ * alone, and the drain schedules the chunk as the rate model does.
+ * model names the durations in reports ("rate", "espeak", ...).
  */
 struct tb_voice {
     int (*chunk)(void *ud, uint32_t index, double c, const char *text, size_t len, uint32_t cps,
                  double *dur, double *busy);
     void *ud;
+    const char *model; /* NULL: "rate" */
+    int follows_rate;
 };
+
+/* The name of the durations a run uses: the voice's, or "rate" without
+ * one.  Reports print it beside the settings. */
+static inline const char *tb_voice_model(const struct tb_voice *v)
+{
+    return v == NULL || v->model == NULL ? "rate" : v->model;
+}
 
 #endif

@@ -63,18 +63,23 @@ const struct tb_optdoc tb_opt_audio[] = {
     {"audio", TB_O_AUDIO, "SINK",
      "none (default: the simulated clock), wav:FILE (the run as it would be heard, rendered to a "
      "WAV file from t = 0, timed by the token arrivals), portaudio[:DEVICE] (real-time playback; "
-     "DEVICE is an index or part of a name)",
-     "The WAV file is 16-bit mono 22.05 kHz, leading silence, gaps and cues included, a chunk "
-     "playing from its close time + --tts-latency, rendered as fast as eSpeak synthesizes. With "
+     "DEVICE is an index or part of a name). The audio is the run's voice model: it changes no "
+     "number",
+     "eSpeak NG speaks each chunk; with the rate model (the default) its speech is time-stretched "
+     "with sonic to exactly the model's duration, so what is heard has the report's gaps. The WAV "
+     "file is 16-bit mono 22.05 kHz, leading silence, gaps and cues included, a chunk playing "
+     "from its close time + --tts-latency, rendered as fast as eSpeak synthesizes. With "
      "portaudio, sim replays the stream in real time. No device is an error suggesting --audio "
      "wav:FILE (exit 3)."},
     {"voice-model", TB_O_VOICEMODEL, "M",
-     "rate (default: code points x 10 / wpm), espeak (each chunk's duration as eSpeak NG speaks "
-     "it; implied by a sink) or espeak+synthesis (also eSpeak's measured synthesis time as "
-     "latency, chunks synthesized one at a time; not deterministic)",
-     "Durations are cached by text. With espeak+synthesis there is one synthesizer: chunk j is "
-     "ready at max(c_j, ready_{j-1}) + its synthesis time, + --tts-latency. Both models are "
-     "reported, with their difference."},
+     "the durations every output of the run uses: rate (default: code points x 10 / wpm), espeak "
+     "(each chunk's duration as eSpeak NG speaks it) or espeak+synthesis (also eSpeak's measured "
+     "synthesis time as latency, chunks synthesized one at a time; not deterministic)",
+     "The report's header, the JSON (voice_model), the pictures and the --html page name it; "
+     "asking for --audio or --html never changes it. With espeak, durations are cached by text, "
+     "and the rate model's figures are reported beside eSpeak's, with their difference. With "
+     "espeak+synthesis there is one synthesizer: chunk j is ready at max(c_j, ready_{j-1}) + its "
+     "synthesis time, + --tts-latency."},
     {"voice", TB_O_VOICE, "NAME", "eSpeak NG voice name (default en)",
      "espeak-ng --voices lists them."},
     {"stall-cue", TB_O_CUE, "CUE",
@@ -106,6 +111,8 @@ void tb_cli_audio_rate_model(struct tb_cli_audio *a, const struct tb_stream *s,
     struct tb_sim_opts ro = *o;
     struct tb_clock vc;
     char err[256];
+    if (!a->espeak)
+        return; /* the run is the rate model's */
     ro.voice = NULL; /* the speaker's voice would speak it again */
     tb_clock_virtual_init(&vc);
     a->have_rate = s->n > 0 && tb_sim_run(s, &ro, &vc, NULL, NULL, &a->rate, err, sizeof(err)) == 0;
@@ -207,6 +214,7 @@ int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o, const stru
     so.keep_s = a->keep_s;
     so.stream = a->html_f;
     so.cancel = a->cancel;
+    so.rate_model = !a->espeak;
     rc = tb_speaker_create(&so, &a->sp, err, sizeof(err));
     if (rc == TB_EDEVICE) {
         tb_cli_error("--audio %s: %s; no sound card? try --audio wav:FILE", a->spec, err);
@@ -272,9 +280,10 @@ void tb_cli_audio_report(FILE *f, const struct tb_cli_audio *a, const struct tb_
         return;
     fprintf(f,
             "\n  eSpeak NG, voice %s at %g wpm: %" PRIu64 " chunks, %.2f s of audio in %.3f s"
-            " of synthesis (%.0fx real time)",
+            " of synthesis (%.0fx real time)%s",
             a->voice ? a->voice : "en", o->play.wpm, x->chunks, x->audio_s, x->synth_s,
-            x->synth_s > 0 ? x->audio_s / x->synth_s : 0.0);
+            x->synth_s > 0 ? x->audio_s / x->synth_s : 0.0,
+            a->espeak ? "" : ", each chunk stretched to the rate model's duration (sonic)");
     if (x->cache_hits > 0)
         fprintf(f, "; %" PRIu64 " from the cache", x->cache_hits);
     fprintf(f, "\n");
@@ -333,7 +342,7 @@ void tb_cli_audio_json(void *rootp, const struct tb_cli_audio *a, const struct t
                                                            : "none");
     if (a->target != NULL && a->html_f == NULL)
         cJSON_AddStringToObject(au, "target", a->target);
-    cJSON_AddStringToObject(au, "voice_model", a->count_synthesis ? "espeak+synthesis" : "espeak");
+    cJSON_AddStringToObject(au, "voice_model", tb_voice_model(o->voice));
     cJSON_AddStringToObject(au, "voice", a->voice ? a->voice : "en");
     const struct tb_cli_json_field synth[] = {
         {"wpm", o->play.wpm},    {"rate_hz", x->rate},    {"chunks", (double)x->chunks},

@@ -96,8 +96,9 @@ static const struct tb_optdoc bench_output[] = {
      "also write one self-contained HTML page: the per-level report, every stream as a row "
      "(sortable by TTFT, silence, longest gap, min TPS), and the timeline and audio of the "
      "streams with the most silence",
-     "Those streams are replayed with eSpeak NG as sim --html does; their audio is a 16-bit mono "
-     "22.05 kHz WAV each (about 3.5 MB a minute in the page, at most 600 s each)."},
+     "Those streams are replayed as sim --html does, on the rate model the table used (eSpeak NG "
+     "stretched to its durations); their audio is a 16-bit mono 22.05 kHz WAV each (about 3.5 MB "
+     "a minute in the page, at most 600 s each)."},
     {"html-streams", O_HTML_STREAMS, "N",
      "with --html: how many of the worst streams to replay, 0..50 (default 3)", NULL},
     {"quiet", 'q', NULL,
@@ -290,6 +291,13 @@ int tb_cli_bench_parse(int argc, char **argv, struct tb_cli_bench *a)
     }
     if (a->requests > 0 && a->duration > 0) {
         tb_cli_error("bench: give --requests or --duration, not both");
+        return TB_EXIT_USAGE;
+    }
+    if (a->au.espeak) {
+        tb_cli_error("bench: --voice-model %s: bench measures every stream with the rate model; "
+                     "replay its traces with sim --voice-model %s",
+                     a->au.count_synthesis ? "espeak+synthesis" : "espeak",
+                     a->au.count_synthesis ? "espeak+synthesis" : "espeak");
         return TB_EXIT_USAGE;
     }
     if (a->c.fail_on_underrun && a->ngates < TB_GATES_MAX)

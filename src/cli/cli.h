@@ -84,6 +84,12 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
                      const struct tb_sim_result *r, const struct tb_gap_list *gaps, size_t max_gaps,
                      const struct tb_report_live *live);
 
+/* Whether the run's what-if numbers (minimum TPS, speed-up, the pre-roll
+ * curve's minimum TPS) were measured: the report prints "-" and the JSON
+ * null where not, and the pictures leave them out. */
+int tb_report_whatif_measured(const struct tb_report_src *src, const struct tb_sim_result *r,
+                              const struct tb_report_live *live);
+
 /* The --json report: one object and a newline.  Returns 0 or TB_ENOMEM. */
 int tb_report_json(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
                    const struct tb_sim_result *r, const struct tb_gap_list *gaps,

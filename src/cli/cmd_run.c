@@ -305,10 +305,13 @@ int tb_cmd_run(int argc, char **argv)
     }
     src.end = &r.stream.end;
     if (a.c.svg != NULL && r.sim.play.chunks > 0 && code < 0)
-        code = tb_cli_svg_timeline(a.c.svg, &src, &a.c.o, &r.stream, &plays.all, &r.sim);
+        code = tb_cli_svg_timeline(a.c.svg, &src, &a.c.o, &r.stream, &plays.all, &r.sim, &rl);
+    else if (a.c.svg != NULL && code < 0)
+        fprintf(stderr, "ttsbuf: --svg: no timeline written: no chunk was complete\n");
     if (a.au.sp != NULL)
         tb_cli_audio_rate_model(&a.au, &r.stream, &a.c.o);
-    if (a.c.html != NULL && r.sim.play.chunks > 0 && code < 0) {
+    /* A failed run's page is written too, headed by what failed. */
+    if (a.c.html != NULL && code < 0) {
         struct tb_html_run h = {"run",       &src,       &a.c.o, &r.stream, &r.sim,
                                 &plays.gaps, &plays.all, &rl,    &a.au,     a.c.max_gaps};
         code = tb_cli_html_run(a.c.html, &h);

@@ -189,13 +189,16 @@ int tb_cmd_sim(int argc, char **argv)
         goto out;
     }
     if (rc != 0) {
-        tb_cli_error("%s: %s", src.name, err);
-        code =
-            rc == TB_EEMPTY || rc == TB_ETOOBIG || rc == TB_EINVAL ? TB_EXIT_USAGE : TB_EXIT_FAILED;
+        /* a speaker that stopped the run has said why (exit 3) */
+        if (code < 0) {
+            tb_cli_error("%s: %s", src.name, err);
+            code = rc == TB_EEMPTY || rc == TB_ETOOBIG || rc == TB_EINVAL ? TB_EXIT_USAGE
+                                                                           : TB_EXIT_FAILED;
+        }
         goto out;
     }
     if (a.c.svg != NULL) {
-        code = tb_cli_svg_timeline(a.c.svg, &src, &a.c.o, &s, &plays.all, &r);
+        code = tb_cli_svg_timeline(a.c.svg, &src, &a.c.o, &s, &plays.all, &r, NULL);
         if (code >= 0)
             goto out;
     }

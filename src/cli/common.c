@@ -357,30 +357,35 @@ void tb_cli_collect_play(void *ud, const struct tb_play *pl)
 
 int tb_cli_svg_timeline_to(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
                            const struct tb_stream *s, const struct tb_gap_list *all,
-                           const struct tb_sim_result *r)
+                           const struct tb_sim_result *r, const struct tb_report_live *live)
 {
     struct tb_svg_timeline t;
-    char title[600], sub[256], mt[48] = "";
+    char title[600], sub[320], tps[64];
     int cls = src->end != NULL ? tb_end_class(src->end->kind) : TB_END_CLASS_COMPLETE;
-    int whole = cls == TB_END_CLASS_COMPLETE || cls == TB_END_CLASS_UNKNOWN;
-    if (!whole)
-        /* A cut-off or failed stream: what arrived, no verdict, no what-if. */
-        snprintf(title, sizeof(title), "%s: %u gap%s before it %s; first audio at %.2f s",
-                 cls == TB_END_CLASS_FAILED ? "Failed" : "Incomplete", r->play.underruns,
-                 r->play.underruns == 1 ? "" : "s",
-                 cls == TB_END_CLASS_FAILED ? "failed" : "was cut off", r->play.ttfa);
-    else if (r->play.underruns == 0)
-        snprintf(title, sizeof(title), "No gaps: first audio at %.2f s", r->play.ttfa);
+    int failed = cls == TB_END_CLASS_FAILED || (live != NULL && live->error_kind != NULL);
+    int cut = cls == TB_END_CLASS_INCOMPLETE;
+    /* the what-if is the report's: absent where it says "-" */
+    if (tb_report_whatif_measured(src, r, live))
+        snprintf(tps, sizeof(tps), "minimum TPS %.1f", r->play.min_tps);
     else
-        snprintf(title, sizeof(title), "%u gap%s, %.2f s of silence; first audio at %.2f s",
+        snprintf(tps, sizeof(tps), "minimum TPS not measured");
+    if (failed || cut)
+        /* A cut-off or failed stream: what arrived, no verdict, no what-if. */
+        snprintf(title, sizeof(title), "%s: %u gap%s before it %s; first audio at %.2f s; %s",
+                 failed ? "Failed" : "Incomplete", r->play.underruns,
+                 r->play.underruns == 1 ? "" : "s", failed ? "failed" : "was cut off",
+                 r->play.ttfa, tps);
+    else if (r->play.underruns == 0)
+        snprintf(title, sizeof(title), "No gaps: first audio at %.2f s; %s", r->play.ttfa, tps);
+    else
+        snprintf(title, sizeof(title), "%u gap%s, %.2f s of silence; first audio at %.2f s; %s",
                  r->play.underruns, r->play.underruns == 1 ? "" : "s", r->play.gap_total,
-                 r->play.ttfa);
-    if (whole)
-        snprintf(mt, sizeof(mt), " | minimum TPS %.1f", r->play.min_tps);
-    snprintf(sub, sizeof(sub), "%s %.80s%s | chunk %s, %g wpm, TTS latency %g s, pre-roll %g s%s%s",
+                 r->play.ttfa, tps);
+    snprintf(sub, sizeof(sub),
+             "%s %.80s%s | chunk %s, %g wpm, TTS latency %g s, pre-roll %g s%s, voice model %s",
              src->kind, src->name, strlen(src->name) > 80 ? "..." : "",
              tb_seg_policy_name(o->seg.policy), o->play.wpm, o->play.tts_latency, o->play.preroll,
-             o->play.rebuffer ? ", rebuffer" : "", mt);
+             o->play.rebuffer ? ", rebuffer" : "", tb_voice_model(o->voice));
     t.title = title;
     t.subtitle = sub;
     t.s = s;
@@ -395,7 +400,8 @@ int tb_cli_svg_timeline_to(FILE *f, const struct tb_report_src *src, const struc
 
 int tb_cli_svg_timeline(const char *path, const struct tb_report_src *src,
                         const struct tb_sim_opts *o, const struct tb_stream *s,
-                        const struct tb_gap_list *all, const struct tb_sim_result *r)
+                        const struct tb_gap_list *all, const struct tb_sim_result *r,
+                        const struct tb_report_live *live)
 {
     FILE *f;
     int rc;
@@ -408,7 +414,7 @@ int tb_cli_svg_timeline(const char *path, const struct tb_report_src *src,
         tb_cli_error("--svg: cannot write %s", path);
         return TB_EXIT_USAGE;
     }
-    rc = tb_cli_svg_timeline_to(f, src, o, s, all, r);
+    rc = tb_cli_svg_timeline_to(f, src, o, s, all, r, live);
     return tb_cli_out_close("--svg", path, f, rc);
 }
 
@@ -436,7 +442,7 @@ const struct tb_optdoc tb_opt_playout[] = {
      "Allowed 1..100000."},
     {"wpm", TB_O_WPM, "W",
      "speech rate, words/min; a word is 6 code points (default 150, allowed 20..1000; with "
-     "eSpeak, eSpeak's rate: 80..450, and up to 900 through sonic)",
+     "--voice-model espeak, eSpeak's rate: 80..450, and up to 900 through sonic)",
      NULL},
     {"tts-latency", TB_O_LAT, "S", "seconds from a chunk's completion to its audio (default 0)",
      "Allowed 0..60."},
@@ -470,11 +476,13 @@ const struct tb_optdoc tb_opt_report[] = {
      "red with their length, first-token and first-audio markers."},
     {"html", TB_O_HTML, "FILE",
      "also write one self-contained HTML page: the report, the timeline, the audio a listener "
-     "would have heard (eSpeak NG, as --audio wav:) with a play head, and the gaps to click",
+     "would have heard (eSpeak NG, as --audio wav:) with a play head, and the gaps to click; "
+     "every number is the run's, as without --html",
      "The page makes no network request (a Content-Security-Policy meta tag says so) and reads "
      "without scripts. The audio is embedded as a base64 16-bit mono 22.05 kHz WAV (about 3.5 MB "
      "a minute), cut after 600 s. Keys: space or k play/pause, n the next gap, p the previous "
-     "one. Implies --voice-model espeak; not with --audio portaudio."},
+     "one. The audio is rendered at the run's voice model (--voice-model); not with --audio "
+     "portaudio."},
     TB_OPTDOC_END,
 };
 

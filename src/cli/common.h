@@ -152,17 +152,20 @@ void tb_cli_plays_free(struct tb_cli_plays *p);
 /* tb_play_fn over a struct tb_cli_plays. */
 void tb_cli_collect_play(void *ud, const struct tb_play *pl);
 
-/* The timeline picture of one run into f.  Returns 0, TB_ENOMEM (the
- * schedule was not all kept) or tb_svg_timeline's error. */
+/* The timeline picture of one run into f (live: run's account, or NULL).
+ * What the report calls not measured (a failed run's minimum TPS) is not
+ * drawn.  Returns 0, TB_ENOMEM (the schedule was not all kept) or
+ * tb_svg_timeline's error. */
 int tb_cli_svg_timeline_to(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
                            const struct tb_stream *s, const struct tb_gap_list *all,
-                           const struct tb_sim_result *r);
+                           const struct tb_sim_result *r, const struct tb_report_live *live);
 
 /* Writes the --svg timeline of one run to path.  Returns -1 to go on, or
  * TB_EXIT_USAGE (the error is printed). */
 int tb_cli_svg_timeline(const char *path, const struct tb_report_src *src,
                         const struct tb_sim_opts *o, const struct tb_stream *s,
-                        const struct tb_gap_list *all, const struct tb_sim_result *r);
+                        const struct tb_gap_list *all, const struct tb_sim_result *r,
+                        const struct tb_report_live *live);
 /* --import's companions (sim and sweep): --run N and --chars-per-token X. */
 struct tb_cli_import_opts {
     unsigned run;           /* 0: every run; N: only run N of a file of several */

@@ -5,8 +5,10 @@
  * The numbers come from the records and the summaries the other outputs
  * print (the per-level report as text, the --json object embedded); every
  * stream is a row whose cells carry their value (data-v) for the sort.
- * The streams with the most silence are replayed with eSpeak NG on a
- * virtual clock, one at a time, each rendered to a temporary WAV file and
+ * The streams with the most silence are replayed on the rate model the
+ * records used (so their figures repeat the table's numbers), heard
+ * through eSpeak NG stretched to its durations, on a virtual clock, one
+ * at a time, each rendered to a temporary WAV file and
  * embedded: the page grows by about 3.5 MB a minute of their audio, so
  * --html-streams bounds it.
  */
@@ -148,7 +150,8 @@ static void streams_table(FILE *f, const struct tb_bench_meta *m, const struct t
     fputs("</tbody></table>\n", f);
 }
 
-/* Replays record x with eSpeak NG and writes its figure. */
+/* Replays record x on the run's rate model, heard through eSpeak NG, and
+ * writes its figure. */
 static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb_bench_rec *x)
 {
     struct tb_cli_audio au;
@@ -184,7 +187,8 @@ static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb
         goto out;
     fprintf(f,
             "<details id=\"s-%s-%llu\"><summary>request %llu, %s: %u underrun%s, %.3f s "
-            "of silence in the table; replayed with eSpeak NG</summary>\n",
+            "of silence in the table; replayed on the same rate model, heard through eSpeak "
+            "NG</summary>\n",
             stem, (unsigned long long)x->id, (unsigned long long)x->id, level, x->underruns,
             x->underruns == 1 ? "" : "s", x->gap_total);
     {
@@ -239,9 +243,9 @@ int tb_cli_html_bench(const char *path, const struct tb_html_bench *b)
     streams_table(f, b->m, b->recs, w, nw);
     fprintf(f,
             "<h2>The %zu stream%s with the most silence</h2>\n<p class=\"note\">Each replayed "
-            "from its recorded arrivals with eSpeak NG as <code>ttsbuf sim --trace --html</code> "
-            "would: its own numbers below come from that replay (eSpeak's durations), the "
-            "table's from the run's voice model. Click one to open it.</p>\n",
+            "from its recorded arrivals as <code>ttsbuf sim --trace --html</code> would, on the "
+            "rate model the table used: its numbers below are the table's, and its audio is "
+            "eSpeak NG stretched to the model's durations. Click one to open it.</p>\n",
             nw, nw == 1 ? "" : "s");
     for (size_t i = 0; i < nw && code < 0; i++)
         code = stream_figure(f, b, &b->recs->v[w[i]]);

@@ -24,7 +24,7 @@ static const char css[] =
     "body{font-family:sans-serif;margin:1.5em auto;max-width:1000px;color:#222;padding:0 1em}"
     "h1{font-size:1.3em}h2{font-size:1.1em;margin-top:1.6em}"
     "pre{background:#f6f6f6;padding:.8em;overflow-x:auto;font-size:.85em}"
-    ".verdict{font-size:1.15em;font-weight:bold}"
+    ".verdict{font-size:1.15em;font-weight:bold}.failed{color:#d62728}"
     ".tb-run svg{max-width:none}.tb-fig{overflow-x:auto}"
     "audio{width:100%;margin:.5em 0}"
     "ol.gaps a{cursor:pointer}ol.gaps a.on{font-weight:bold;color:#d62728}"
@@ -305,14 +305,18 @@ static void gap_list(FILE *f, const struct tb_audio_gap_s *gaps, size_t ngaps)
     fputs("</ol>\n", f);
 }
 
-/* The human report's verdict line, without "verdict: ". */
+/* The human report's verdict line, without "verdict: " (a failed run's
+ * "no verdict: ..." line whole). */
 static void verdict_line(FILE *f, const char *report)
 {
     const char *p = strstr(report, "\nverdict: ");
     const char *e;
-    if (p == NULL)
+    if (p != NULL)
+        p += strlen("\nverdict: ");
+    else if ((p = strstr(report, "\nno verdict: ")) != NULL)
+        p++;
+    else
         return;
-    p += strlen("\nverdict: ");
     e = strchr(p, '\n');
     fputs("<p class=\"verdict\">", f);
     for (; *p != '\0' && p != e; p++) {
@@ -328,7 +332,7 @@ int tb_html_run_figure(FILE *f, const struct tb_html_run *h, const char *suffix,
     char *rep = NULL, *svg = NULL, *json = NULL, id[64];
     size_t replen, svglen, jsonlen;
     FILE *m;
-    int rc = TB_ENOMEM;
+    int rc = TB_ENOMEM, svgrc;
 
     snprintf(err, errlen, "out of memory");
     if ((m = tb_html_mem(&rep, &replen)) == NULL)
@@ -339,8 +343,10 @@ int tb_html_run_figure(FILE *f, const struct tb_html_run *h, const char *suffix,
         goto out;
     if ((m = tb_html_mem(&svg, &svglen)) == NULL)
         goto out;
-    rc = tb_cli_svg_timeline_to(m, h->src, h->o, h->s, h->all, h->r);
-    if (fclose(m) != 0 || rc == TB_ENOMEM) {
+    svgrc = h->r->play.chunks > 0
+                ? tb_cli_svg_timeline_to(m, h->src, h->o, h->s, h->all, h->r, h->live)
+                : TB_EINVAL;
+    if (fclose(m) != 0 || svgrc == TB_ENOMEM) {
         rc = TB_ENOMEM;
         goto out;
     }
@@ -353,9 +359,13 @@ int tb_html_run_figure(FILE *f, const struct tb_html_run *h, const char *suffix,
     }
     fputs("<section class=\"tb-run\">\n", f);
     verdict_line(f, rep);
+    fprintf(f, "<p class=\"note\">Voice model: %s (every number, the picture and the audio).</p>\n",
+            tb_voice_model(h->o->voice));
     fputs("<div class=\"tb-fig\">", f);
-    if (rc == 0)
+    if (svgrc == 0)
         tb_html_svg(f, svg, svglen);
+    else
+        fputs("<p>No timeline: no chunk of text was complete when the stream ended.</p>", f);
     fputs("</div>\n", f);
     if (h->au->sink == TB_SINK_WAV) {
         rc = audio_element(f, h->au, TB_HTML_AUDIO_MAX_S, err, errlen);
@@ -384,6 +394,37 @@ void tb_html_end(FILE *f)
     fprintf(f, "<script>%s</script>\n</body></html>\n", js);
 }
 
+static int failed(const struct tb_html_run *h)
+{
+    return h->live != NULL && h->live->error_kind != NULL;
+}
+
+/* What failed, first on the page, and what arrived before it. */
+static void failure_heading(FILE *f, const struct tb_html_run *h)
+{
+    const struct tb_report_live *l = h->live;
+    char st[32] = "";
+    if (l->http_status > 0)
+        snprintf(st, sizeof(st), " (HTTP %ld)", l->http_status);
+    fputs("<h2 class=\"failed\" id=\"failure\">The request failed: ", f);
+    tb_html_text(f, l->error_kind);
+    fputs(st, f);
+    fputs("</h2>\n<p class=\"failed\">", f);
+    tb_html_text(f, l->error != NULL ? l->error : "");
+    fputs("</p>\n", f);
+    if (h->r->content_events == 0)
+        fputs("<p>Nothing arrived: no event, no chunk, no audio. The report below says what "
+              "is known.</p>\n",
+              f);
+    else
+        fprintf(f,
+                "<p>What arrived before it: %zu event%s, %llu token%s, %u chunk%s; there is no "
+                "verdict and no minimum TPS for a stream that did not complete.</p>\n",
+                h->r->content_events, h->r->content_events == 1 ? "" : "s",
+                (unsigned long long)h->r->content_tokens, h->r->content_tokens == 1 ? "" : "s",
+                h->r->play.chunks, h->r->play.chunks == 1 ? "" : "s");
+}
+
 int tb_cli_html_run(const char *path, const struct tb_html_run *h)
 {
     char title[700], err[512];
@@ -393,8 +434,11 @@ int tb_cli_html_run(const char *path, const struct tb_html_run *h)
         tb_cli_error("--html: cannot write %s", path);
         return TB_EXIT_USAGE;
     }
-    snprintf(title, sizeof(title), "ttsbuf %s: %s %s", h->cmd, h->src->kind, h->src->name);
+    snprintf(title, sizeof(title), "ttsbuf %s: %s%s %s", h->cmd, failed(h) ? "FAILED: " : "",
+             h->src->kind, h->src->name);
     tb_html_begin(f, h->cmd, title);
+    if (failed(h))
+        failure_heading(f, h);
     rc = tb_html_run_figure(f, h, "", err, sizeof(err));
     if (rc != 0) {
         tb_cli_error("--html: %s", err);

@@ -49,6 +49,7 @@ void tb_cli_json_playout(cJSON *opts, const struct tb_sim_opts *o)
     cJSON_AddNumberToObject(opts, "tts_latency_s", o->play.tts_latency);
     cJSON_AddNumberToObject(opts, "preroll_s", o->play.preroll);
     cJSON_AddBoolToObject(opts, "rebuffer", o->play.rebuffer);
+    cJSON_AddStringToObject(opts, "voice_model", tb_voice_model(o->voice));
 }
 
 void tb_cli_json_num(cJSON *o, const char *key, double v)

@@ -68,6 +68,12 @@ static double cut_at(const struct tb_report_src *src, const struct tb_sim_result
     return r->last_content_t;
 }
 
+int tb_report_whatif_measured(const struct tb_report_src *src, const struct tb_sim_result *r,
+                              const struct tb_report_live *live)
+{
+    return measured_of(src, r, live).whatif;
+}
+
 /* v with prec decimals, or "-" when not measured. */
 static const char *num(char *buf, size_t len, int have, int prec, double v)
 {
@@ -185,8 +191,9 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
     fprintf(f, "  chunk=%s", tb_seg_policy_name(o->seg.policy));
     if (o->seg.min_chars > 1)
         fprintf(f, " min-chars=%" PRIu32, o->seg.min_chars);
-    fprintf(f, "  wpm=%g  tts-latency=%g s  preroll=%g s%s\n\n", o->play.wpm, o->play.tts_latency,
-            o->play.preroll, o->play.rebuffer ? "  rebuffer" : "");
+    fprintf(f, "  wpm=%g  tts-latency=%g s  preroll=%g s%s  voice-model=%s\n\n", o->play.wpm,
+            o->play.tts_latency, o->play.preroll, o->play.rebuffer ? "  rebuffer" : "",
+            tb_voice_model(o->voice));
     if (m.failed || m.cut) {
         if (m.failed)
             fprintf(f, "no verdict: the request failed (%s: %s)\n", ekind != NULL ? ekind : "?",

@@ -3,9 +3,28 @@
 // what a reviewer would meet, as one JSON object, for tests/test_html.c to
 // hold against the JSON report and the WAV:
 //   node html-page.mjs PAGE.html [SCREENSHOT.png]
+// The screenshot carries the text it shows (every visible text node, one a
+// line) in an iTXt chunk with the keyword "ttsbuf:text", so that a test can
+// hold a committed screenshot's names and numbers to what the tool writes
+// today without comparing pixels.
 // Nothing here decides pass or fail except a page that cannot be driven.
 import puppeteer from 'puppeteer-core';
 import { pathToFileURL } from 'node:url';
+import { writeFileSync } from 'node:fs';
+import zlib from 'node:zlib';
+
+// An iTXt chunk (uncompressed UTF-8 text, PNG 1.2 section 4.2.3.3)
+// inserted before the IEND chunk, the last 12 bytes of a PNG.
+function withText(png, keyword, text) {
+  if (typeof zlib.crc32 !== 'function') throw new Error('html-page.mjs: needs Node.js with zlib.crc32 (20.15 or later)');
+  const data = Buffer.concat([Buffer.from(keyword + '\0\0\0\0\0', 'latin1'), Buffer.from(text, 'utf8')]);
+  const type = Buffer.from('iTXt', 'latin1');
+  const len = Buffer.alloc(4), crc = Buffer.alloc(4);
+  len.writeUInt32BE(data.length);
+  crc.writeUInt32BE(zlib.crc32(Buffer.concat([type, data])) >>> 0);
+  const end = png.length - 12;
+  return Buffer.concat([png.subarray(0, end), len, type, data, crc, png.subarray(end)]);
+}
 
 const [page_path, shot] = process.argv.slice(2);
 const url = pathToFileURL(page_path).href;
@@ -120,7 +139,22 @@ try {
   });
   if (shot) {
     await page.evaluate(() => { window.scrollTo(0, 0); document.querySelectorAll('audio').forEach((a) => { a.pause(); a.currentTime = 0; }); });
-    await page.screenshot({ path: shot, fullPage: false });
+    const text = await page.evaluate(() => {
+      const W = window.innerWidth, H = window.innerHeight, out = [];
+      const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+        const t = n.textContent.replace(/\s+/g, ' ').trim();
+        const el = n.parentElement;
+        // tooltips (SVG <title>) and scripts are not seen
+        if (!t || !el || el.closest('script,style,title')) continue;
+        const r = document.createRange();
+        r.selectNodeContents(n);
+        const seen = [...r.getClientRects()].some((b) => b.width > 0 && b.bottom > 0 && b.top < H && b.right > 0 && b.left < W);
+        if (seen) out.push(t);
+      }
+      return out.join('\n');
+    });
+    writeFileSync(shot, withText(await page.screenshot({ fullPage: false }), 'ttsbuf:text', text));
   }
   // Scripts off: the numbers, the picture and a plain audio control remain.
   const bare = await browser.newPage();
