@@ -18,10 +18,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../src/jsontext.h"
+#include "../src/base/jsontext.h"
 #include "tests.h"
 #include "ttsbuf/api.h"
-#include "../src/oai.h"
+#include "../src/api/oai.h"
 #include "ttsbuf/error.h"
 
 #define ERRLEN 512

@@ -17,7 +17,7 @@
 #include "tests.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
-#include "../src/oai.h"
+#include "../src/api/oai.h"
 #include "ttsbuf/utf8.h"
 
 static const char *fuzz_dir(void)

@@ -9,7 +9,7 @@
 #include "tests.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/http.h"
-#include "../src/oai.h"
+#include "../src/api/oai.h"
 
 static void base_request(struct tb_api_request *q)
 {

@@ -41,7 +41,7 @@
 #include <sys/resource.h>
 
 #include "bench.h"
-#include "../../src/oai.h"
+#include "../../src/api/oai.h"
 #include "ttsbuf.h"
 
 #define STREAM_TPS 50.0

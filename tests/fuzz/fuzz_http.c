@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "../../src/serve_http.h"
+#include "../../src/serve/serve_http.h"
 #include "fuzz.h"
 #include "ttsbuf/error.h"
 

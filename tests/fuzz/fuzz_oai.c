@@ -15,7 +15,7 @@
 
 #include "fuzz.h"
 #include "ttsbuf/error.h"
-#include "../../src/oai.h"
+#include "../../src/api/oai.h"
 #include "ttsbuf/utf8.h"
 
 static void check_delta(const struct tb_api_delta *d)

@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "../bench/bench.h"
-#include "../../src/oai.h"
+#include "../../src/api/oai.h"
 #include "ttsbuf.h"
 
 #define TPS 50.0

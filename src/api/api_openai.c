@@ -16,8 +16,8 @@
 
 #include "api_priv.h"
 #include "evjson.h"
-#include "jsonfield.h"
-#include "jsontext.h"
+#include "base/jsonfield.h"
+#include "base/jsontext.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "api_priv.h"
-#include "jsonfield.h"
+#include "base/jsonfield.h"
 #include "ttsbuf/error.h"
 
 /* The chat body made Ollama's: limits and sampling live in "options". */

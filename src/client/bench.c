@@ -46,8 +46,8 @@
 #include <unistd.h>
 
 #include "bench_priv.h"
-#include "grow.h"
-#include "http_xfer.h"
+#include "base/grow.h"
+#include "net/http_xfer.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 
-#include "http_xfer.h"
+#include "net/http_xfer.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/reader.h"

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "import_priv.h"
-#include "jsontext.h"
-#include "readall.h"
+#include "base/jsontext.h"
+#include "base/readall.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
 

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonfield.h"
-#include "numfmt.h"
-#include "readall.h"
+#include "base/jsonfield.h"
+#include "base/numfmt.h"
+#include "base/readall.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/jsonline.h"
 #include "ttsbuf/utf8.h"

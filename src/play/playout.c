@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "base/grow.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/voice.h"
 

@@ -9,7 +9,7 @@
 #include <cJSON.h>
 #include <stddef.h>
 
-#include "jsontext.h"
+#include "base/jsontext.h"
 #include "oai.h"
 
 /*

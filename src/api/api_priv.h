@@ -15,7 +15,7 @@
 #include <cJSON.h>
 #include <stddef.h>
 
-#include "jsontext.h"
+#include "base/jsontext.h"
 #include "ttsbuf/api.h"
 
 /* Where one event's texts are (in root's tree), for tb_api_event to keep;

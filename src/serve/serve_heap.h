@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "grow.h"
+#include "base/grow.h"
 #include "ttsbuf/error.h"
 
 #define TB_SERVE_HEAP_NONE ((size_t)-1)

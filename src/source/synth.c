@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numfmt.h"
+#include "base/numfmt.h"
 #include "synth_corpus.h"
 #include "ttsbuf/error.h"
 

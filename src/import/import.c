@@ -14,9 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "grow.h"
+#include "base/grow.h"
 #include "import_priv.h"
-#include "readall.h"
+#include "base/readall.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/synth.h"

@@ -16,7 +16,7 @@
 
 #include "api_priv.h"
 #include "evjson.h"
-#include "jsonfield.h"
+#include "base/jsonfield.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/sse.h"
 #include "ttsbuf/utf8.h"

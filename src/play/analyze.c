@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "grow.h"
+#include "base/grow.h"
 #include "ttsbuf/error.h"
 
 const double tb_curve_prerolls[TB_CURVE_POINTS] = {0.0, 0.1, 0.25, 0.5, 1.0, 2.0};

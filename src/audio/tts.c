@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "base/grow.h"
 #include "ttsbuf/error.h"
 
 struct tb_tts {

@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "jsonfield.h"
+#include "base/jsonfield.h"
 #include "ttsbuf/import.h"
-#include "oai.h"
+#include "api/oai.h"
 #include "ttsbuf/reader.h"
 #include "ttsbuf/sse.h"
 

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
-#include "jsontext.h"
-#include "readall.h"
+#include "base/grow.h"
+#include "base/jsontext.h"
+#include "base/readall.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"

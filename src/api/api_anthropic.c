@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "api_priv.h"
-#include "jsonfield.h"
+#include "base/jsonfield.h"
 #include "ttsbuf/error.h"
 
 #define ANTHROPIC_VERSION "2023-06-01"

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
-#include "jsonfield.h"
-#include "numfmt.h"
-#include "readall.h"
+#include "base/grow.h"
+#include "base/jsonfield.h"
+#include "base/numfmt.h"
+#include "base/readall.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
