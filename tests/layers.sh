@@ -23,9 +23,10 @@
 # of the including file to the node of the header; there must be no
 # circle of edges (two files that include each other's internals: one of
 # them holds the other's job).  For the edges to be the calls, a header
-# of src/ declares only what its own .c defines (a header with no .c
-# declares no function: types, macros and static inline functions only),
-# and a public header only what its folder defines.
+# of src/ declares only what its own .c defines (N.h and N_priv.h: N.c's;
+# a header with no .c declares no function: types, macros and static
+# inline functions only), and a public header only what its folder
+# defines.
 #
 # Prints one line per finding ("src/base/clock.c:12: includes ...") and
 # exits 1 when there is any, 0 when there is none, 2 when it cannot read
@@ -178,7 +179,7 @@ END {
             f = owner[stem(file)]
             if (f != "" && dirof(def) != f) bad(at ": declares " name ", defined in " def ", outside src/" f "/ (whose public header this is)")
         } else {
-            own = file; sub(/\.h$/, ".c", own)
+            own = file; sub(/(_priv)?\.h$/, ".c", own)
             if (def != own) bad(at ": declares " name ", which " def " defines: a header of src/ declares what its own .c defines (" (own in files ? own : "it has none") ")")
         }
     }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_body.h"
 #include "api_priv.h"
 #include "base/jsonfield.h"
 #include "ttsbuf/error.h"
@@ -51,12 +52,17 @@ static int move_system(cJSON *root)
 
 /* The chat body made Anthropic's: a max_tokens always, system messages
  * moved out of the list. */
-static int body(cJSON *root, const struct tb_api_request *q)
+static int adapt(cJSON *root, const struct tb_api_request *q)
 {
     (void)q;
     if (cJSON_GetObjectItemCaseSensitive(root, "max_tokens") == NULL)
         cJSON_AddNumberToObject(root, "max_tokens", ANTHROPIC_MAX_TOKENS);
     return move_system(root);
+}
+
+static int body(const struct tb_api_request *q, char **out, char *err, size_t errlen)
+{
+    return tb_api_body_adapted(q, adapt, out, err, errlen);
 }
 
 static void fields(const cJSON *root, const char *sse_type, size_t type_len, struct tb_api_delta *d,

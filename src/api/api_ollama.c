@@ -6,12 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api_body.h"
 #include "api_priv.h"
 #include "base/jsonfield.h"
 #include "ttsbuf/error.h"
 
 /* The chat body made Ollama's: limits and sampling live in "options". */
-static int body(cJSON *root, const struct tb_api_request *q)
+static int adapt(cJSON *root, const struct tb_api_request *q)
 {
     cJSON *opts = cJSON_GetObjectItemCaseSensitive(root, "options"), *v;
     if (!cJSON_IsObject(opts)) {
@@ -31,6 +32,11 @@ static int body(cJSON *root, const struct tb_api_request *q)
         cJSON_AddNumberToObject(opts, "temperature", q->temperature);
     }
     return 0;
+}
+
+static int body(const struct tb_api_request *q, char **out, char *err, size_t errlen)
+{
+    return tb_api_body_adapted(q, adapt, out, err, errlen);
 }
 
 static void fields(const cJSON *root, const char *type, size_t type_len, struct tb_api_delta *out,

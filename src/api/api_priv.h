@@ -3,9 +3,9 @@
  * dialect is one row (struct tb_api_dialect) defined in a file of its own
  * (api_openai.c: chat and completions; api_anthropic.c; api_ollama.c),
  * as curl keeps one file per TLS backend behind one table; api.c holds
- * the table, the framing (SSE or NDJSON) and what every dialect's events
- * share (tb_api_event).  Adding a dialect is a row, a file and an entry
- * in enum tb_api.
+ * the table, the framing (SSE or NDJSON) and the frame every dialect's
+ * events share, and calls each row's hooks.  Adding a dialect is a row, a
+ * file and an entry in enum tb_api.
  *
  * Threads: the rows are constant.
  */
@@ -15,10 +15,9 @@
 #include <cJSON.h>
 #include <stddef.h>
 
-#include "base/jsontext.h"
 #include "ttsbuf/api.h"
 
-/* Where one event's texts are (in root's tree), for tb_api_event to keep;
+/* Where one event's texts are (in root's tree), for the parser to keep;
  * what: the content field's name, for messages. */
 struct tb_api_fields {
     const cJSON *text, *thinking;
@@ -27,9 +26,9 @@ struct tb_api_fields {
 
 struct tb_api_dialect {
     struct tb_api_info info;
-    /* Turns the chat body built from q (root) into this dialect's: returns
-     * 0 or TB_ENOMEM.  NULL: the OpenAI pair, whose body oai.h builds. */
-    int (*body)(cJSON *root, const struct tb_api_request *q);
+    /* The request body of q in this dialect (api_body.h builds the shape
+     * they share): as tb_api_request_body. */
+    int (*body)(const struct tb_api_request *q, char **out, char *err, size_t errlen);
     /* Event data that ends the stream and is not JSON ("[DONE]"), or NULL. */
     const char *end_data;
     /* Reads an event's fields (root: an object that is not an error)
@@ -43,15 +42,8 @@ extern const struct tb_api_dialect tb_api_dialect_completions; /* api_openai.c *
 extern const struct tb_api_dialect tb_api_dialect_anthropic;   /* api_anthropic.c */
 extern const struct tb_api_dialect tb_api_dialect_ollama;      /* api_ollama.c */
 
-/*
- * tb_api_event - one event's data (len bytes, need not be NUL-terminated)
- * in dialect d, the frame every dialect shares: the end data, the JSON
- * (evjson.h), an error object, the shape, then d->fields, then the texts
- * kept in t (surrogate halves paired across events).  Returns as
- * tb_api_parse_event.
- */
-int tb_api_event(const struct tb_api_dialect *d, struct tb_jsontext_texts *t, const char *type,
-                 size_t type_len, const char *data, size_t len, struct tb_api_delta *out, char *err,
-                 size_t errlen);
+/* The row of a dialect (api.c's table); NULL for a value outside enum
+ * tb_api.  Any thread. */
+const struct tb_api_dialect *tb_api_row(enum tb_api api);
 
 #endif

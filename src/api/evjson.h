@@ -1,6 +1,6 @@
 /*
  * evjson.h - private to libttsbuf: one streamed event's JSON object,
- * parsed the same way for every dialect (api.c's tb_api_event); defined
+ * parsed the same way for every dialect (api.c's parser); defined
  * in evjson.c.
  */
 #ifndef TTSBUF_EVJSON_H
@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "base/jsontext.h"
-#include "oai.h"
+#include "ttsbuf/api.h"
 
 /*
  * tb_evjson_parse - parses data[0..len) (need not be NUL-terminated) as
@@ -36,7 +36,7 @@ const cJSON *tb_evjson_message(const cJSON *root);
  * d->error and copies the server's message (found in the shapes servers
  * use: error.message, a string "error", a "message" string or object,
  * "detail" as a string or a list of {msg}), and error.type / error.code
- * (or message.type / message.code) into d.  tb_oai_error_text finds an
+ * (or message.type / message.code) into d.  tb_api_error_text finds an
  * HTTP error body's message the same way.
  */
 int tb_evjson_error(const cJSON *root, struct tb_api_delta *d);

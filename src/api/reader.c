@@ -4,12 +4,16 @@
  */
 #include "ttsbuf/reader.h"
 
+#include <cJSON.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "oai.h"
+#include "base/jsonfield.h"
+#include "base/jsontext.h"
+#include "evjson.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
@@ -225,7 +229,8 @@ static void set_end(struct tb_reader *rd, int data_came)
     double t = (rd->done_seen ? rd->t_done : rd->t_now) - rd->t0;
     e->kind = tb_reader_end_kind(rd->error, rd->done_seen, data_came);
     e->t = t > 0 ? t : 0;
-    snprintf(e->error, sizeof(e->error), "%s", rd->error != 0 ? tb_reader_error_name(rd->error) : "");
+    snprintf(e->error, sizeof(e->error), "%s",
+             rd->error != 0 ? tb_reader_error_name(rd->error) : "");
     tb_utf8_copy(e->message, sizeof(e->message), rd->error != 0 ? rd->message : "");
     e->ignored_bytes = rd->ignored;
     snprintf(e->finish_reason, sizeof(e->finish_reason), "%s", rd->finish_reason);
@@ -282,12 +287,12 @@ static int end_of_transfer(struct tb_reader *rd, const struct tb_http_resp *hr,
                               "stopped after %g s (--timeout), after %zu deltas", q->total_timeout,
                               n);
     if (hr->status >= 300 || (hr->status == 0 && hr->curl_code == 0)) {
-        tb_oai_error_text(hr->body, hr->body_len, msg, sizeof(msg));
+        tb_reader_error_text(hr->body, hr->body_len, msg, sizeof(msg));
         return tb_reader_fail(rd, TB_READER_HTTP, "HTTP %ld: %s", hr->status,
                               msg[0] ? msg : "(empty body)");
     }
     if (hr->status != 0 && !hr->sse && hr->curl_code == 0) {
-        tb_oai_error_text(hr->body, hr->body_len, msg, sizeof(msg));
+        tb_reader_error_text(hr->body, hr->body_len, msg, sizeof(msg));
         return tb_reader_fail(rd, TB_READER_NOT_SSE,
                               "HTTP %ld with Content-Type '%s', not an event stream: %s",
                               hr->status, hr->content_type[0] ? hr->content_type : "(none)", msg);
@@ -315,4 +320,60 @@ int tb_reader_conclude(struct tb_reader *rd, const struct tb_http_resp *hr,
     set_end(rd, rd->out->n > 0 || hr->bytes > 0);
     rd->out->end.http_status = hr->status;
     return rc;
+}
+
+/* Case-insensitive search for an ASCII needle in h[0..hn). */
+static const char *find_ci(const char *h, size_t hn, const char *needle)
+{
+    size_t nn = strlen(needle);
+    for (size_t i = 0; i + nn <= hn; i++) {
+        size_t k = 0;
+        while (k < nn && tolower((unsigned char)h[i + k]) == needle[k])
+            k++;
+        if (k == nn)
+            return h + i;
+    }
+    return NULL;
+}
+
+void tb_reader_error_text(const char *body, size_t len, char *out, size_t outlen)
+{
+    cJSON *root;
+    const char *t, *te, *nl;
+    if (outlen == 0)
+        return;
+    out[0] = '\0';
+    if (body == NULL)
+        return;
+    root = tb_jsontext_parse(body, len, NULL);
+    if (root != NULL) {
+        const cJSON *m = tb_evjson_message(root);
+        if (m != NULL)
+            tb_jsonfield_line_of(m->valuestring, strlen(m->valuestring), out, outlen);
+        cJSON_Delete(root);
+        if (out[0] != '\0')
+            return;
+    }
+    /* HTML: the <title> says it best. */
+    t = find_ci(body, len, "<title>");
+    if (t != NULL) {
+        te = find_ci(t + 7, len - (size_t)(t + 7 - body), "</title>");
+        if (te != NULL) {
+            tb_jsonfield_line_of(t + 7, (size_t)(te - (t + 7)), out, outlen);
+            if (out[0] != '\0')
+                return;
+        }
+    }
+    /* Otherwise the first non-blank line. */
+    while (len > 0) {
+        nl = memchr(body, '\n', len);
+        size_t n = nl != NULL ? (size_t)(nl - body) : len;
+        tb_jsonfield_line_of(body, n, out, outlen);
+        if (out[0] != '\0')
+            return;
+        if (nl == NULL)
+            break;
+        len -= n + 1;
+        body = nl + 1;
+    }
 }

@@ -13,7 +13,6 @@
 
 #include "base/jsonfield.h"
 #include "ttsbuf/import.h"
-#include "api/oai.h"
 #include "ttsbuf/reader.h"
 #include "ttsbuf/sse.h"
 
