@@ -137,7 +137,7 @@ $(GEN_SRC): data/punkt_tab/gen.sh $(PUNKT_DATA)
 	@mkdir -p $(dir $@)
 	sh data/punkt_tab/gen.sh $@
 
-# The generated table includes src/seg/punkt.h (through -Isrc).
+# The generated table includes src/seg/punkt_tab.h (through -Isrc).
 $(GEN_OBJ): $(GEN_SRC)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 

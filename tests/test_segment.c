@@ -14,6 +14,7 @@
 
 #include "../src/seg/punkt.h"
 #include "../src/seg/punkt_break.h"
+#include "../src/seg/punkt_tab.h"
 #include "../src/seg/seg_livekit.h"
 #include "tests.h"
 #include "ttsbuf/error.h"

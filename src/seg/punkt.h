@@ -14,22 +14,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct tb_punkt_ortho {
-    const char *type;
-    int flags;
-};
-
-/* The tables, generated from data/punkt_tab/english/ by gen.sh into the
- * build directory (gen/punkt_en.c), each sorted bytewise (strcmp). */
-extern const char *const tb_punkt_abbrev[];
-extern const size_t tb_punkt_abbrev_n;
-extern const char *const tb_punkt_colloc[]; /* "first\tsecond" */
-extern const size_t tb_punkt_colloc_n;
-extern const char *const tb_punkt_starters[];
-extern const size_t tb_punkt_starters_n;
-extern const struct tb_punkt_ortho tb_punkt_ortho[];
-extern const size_t tb_punkt_ortho_n;
-
 /* Working memory for one text of up to TB_PUNKT_MAX code points. */
 #define TB_PUNKT_MAX 4096u
 struct tb_punkt;

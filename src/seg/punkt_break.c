@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "punkt.h"
 #include "punkt_class.h"
+#include "punkt_tab.h"
 
 enum {
     BEG_UC = 1 << 1,

@@ -12,8 +12,9 @@
 #include <string.h>
 
 #include "punkt.h"
-#include "seg_livekit.h"
 #include "seg_priv.h"
+#include "seg_frameworks.h"
+#include "seg_livekit.h"
 #include "ttsbuf/utf8.h"
 
 /*

@@ -1,9 +1,9 @@
 /*
- * seg_priv.h - the segmenter's state and what its files share: seg.c
- * (the table of policies, create, feed, cut, finish), seg_rules.c
- * (token, sentence, clause, fixed40, elevenlabs) and seg_frameworks.c
- * (pipecat, livekit, openai-agents, elevenlabs-sdk).  Internal to the
- * segmenter; one thread per segmenter, as seg.h says.
+ * seg_priv.h - the segmenter's state and closing its open chunk (seg.c):
+ * what the policies' feeds share, seg_rules.c (token, sentence, clause,
+ * fixed40, elevenlabs) and seg_frameworks.c (pipecat, livekit,
+ * openai-agents, elevenlabs-sdk), the rows of seg_policy.c's table.
+ * Internal to the segmenter; one thread per segmenter, as seg.h says.
  */
 #ifndef TTSBUF_SEG_PRIV_H
 #define TTSBUF_SEG_PRIV_H
@@ -53,28 +53,11 @@ struct tb_seg {
 typedef void (*tb_seg_feed_fn)(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
                                void *ud);
 
-/* seg_rules.c */
-void tb_seg_feed_v1(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
-                    void *ud); /* token, sentence, clause */
-void tb_seg_feed_fixed40(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
-                         void *ud);
-void tb_seg_feed_elevenlabs(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
-                            void *ud);
-/* seg_frameworks.c */
-void tb_seg_feed_openai(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
-                        void *ud);
-void tb_seg_feed_pipecat(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
-                         void *ud);
-void tb_seg_feed_livekit(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
-                         void *ud);
-void tb_seg_feed_elevenlabs_sdk(struct tb_seg *s, const unsigned char *t, size_t len,
-                                tb_chunk_fn fn, void *ud);
-
 /*
  * tb_seg_emit - closes the open chunk at content byte end_b, code point
  * end_cps, at the event being fed, and reports it through fn; the next
  * chunk starts there.  Nothing is reported when the chunk would hold no
- * code point.  (seg.c)
+ * code point.
  */
 void tb_seg_emit(struct tb_seg *s, uint64_t end_b, uint64_t end_cps, tb_chunk_fn fn, void *ud);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "seg_priv.h"
+#include "seg_rules.h"
 #include "ttsbuf/utf8.h"
 
 static int is_space(uint32_t c)
@@ -52,26 +53,45 @@ static uint32_t last_significant(const unsigned char *t, size_t len)
     return 0;
 }
 
-void tb_seg_feed_v1(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn, void *ud)
+void tb_seg_feed_token(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                       void *ud)
+{
+    s->gcps += tb_utf8_count((const char *)t, len);
+    s->fed += len;
+    tb_seg_emit(s, s->fed, s->gcps, fn, ud);
+}
+
+/* sentence and clause: a cut after an event once the text so far ends
+ * (ignoring trailing spaces and closers) in a mark ends() takes, or the
+ * event holds a newline, at least min_chars code points in. */
+static void feed_marks(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                       void *ud, int (*ends)(uint32_t))
 {
     int newline = memchr(t, '\n', len) != NULL;
     uint32_t sig;
     s->gcps += tb_utf8_count((const char *)t, len);
     s->fed += len;
-    if (s->o.policy == TB_CHUNK_TOKEN) {
-        tb_seg_emit(s, s->fed, s->gcps, fn, ud);
-        return;
-    }
     sig = last_significant(t, len);
     if (sig != 0)
         s->last_sig = sig;
     if (s->gcps - s->start_cps < s->o.min_chars)
         return;
-    if (newline ||
-        (s->o.policy == TB_CHUNK_SENTENCE ? is_terminal(s->last_sig) : is_clause(s->last_sig))) {
+    if (newline || ends(s->last_sig)) {
         tb_seg_emit(s, s->fed, s->gcps, fn, ud);
         s->last_sig = 0;
     }
+}
+
+void tb_seg_feed_sentence(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                          void *ud)
+{
+    feed_marks(s, t, len, fn, ud, is_terminal);
+}
+
+void tb_seg_feed_clause(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                        void *ud)
+{
+    feed_marks(s, t, len, fn, ud, is_clause);
 }
 
 /* fixed40, one code point at a time: a cut at 40 code points, after the
