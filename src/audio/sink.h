@@ -1,5 +1,6 @@
 /*
- * sink.h - private to libttsbuf: the interface the speaker's sinks share.
+ * sink.h - private to libttsbuf: the interface the speaker's sinks share
+ * (sink_wav.h, sink_pa.h make them).
  *
  * A sink takes each chunk's PCM with the time it becomes playable, and
  * plays it through a player (pcmring.h) on its own audio clock: the WAV
@@ -12,7 +13,6 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "ttsbuf/pcmring.h"
 
@@ -35,21 +35,5 @@ struct tb_sink_ops {
     int (*finish)(struct tb_sink *s, char *err, size_t errlen);
     void (*destroy)(struct tb_sink *s);
 };
-
-/* Where and how much the WAV sink writes. */
-struct tb_sink_wav_opts {
-    const char *path;          /* the file (created), or NULL with stream */
-    FILE *stream;              /* or a seekable file, borrowed (not closed) */
-    double max_s;              /* the clock stops here: TB_ERANGE (> 0) */
-    double keep_s;             /* the file keeps the first keep_s s (0: all) */
-    const atomic_int *cancel;  /* non-zero: stop (TB_ECANCELED); may be NULL */
-};
-
-/* Each returns 0 and *out, or a TB_E* code with detail in err (the WAV
- * sink: TB_ERANGE for a cap over what a WAV file holds). */
-int tb_sink_wav_create(const struct tb_sink_wav_opts *o, const struct tb_pcmring_opts *po,
-                       struct tb_sink **out, char *err, size_t errlen);
-int tb_sink_pa_create(const char *device, double latency, const struct tb_pcmring_opts *po,
-                      struct tb_sink **out, char *err, size_t errlen);
 
 #endif

@@ -21,10 +21,9 @@
  * dry: the host was too slow) are counted and reported.
  *
  * ALSA and JACK print start-up chatter on stderr from inside
- * Pa_Initialize and Pa_OpenStream; tb_speaker_quiet hands both libraries
- * an error handler that drops it.
+ * Pa_Initialize and Pa_OpenStream; the speaker silences it
+ * (tb_speaker_quiet) before it creates this sink.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <portaudio.h>
@@ -36,8 +35,8 @@
 #include <unistd.h>
 
 #include "sink.h"
+#include "sink_pa.h"
 #include "ttsbuf/clock.h"
-#include "ttsbuf/speaker.h"
 #include "ttsbuf/error.h"
 
 #define FRAMES_PER_BUFFER 256 /* 11.6 ms at 22.05 kHz: the gap resolution */
@@ -61,59 +60,6 @@ struct pa_sink {
     int ending;
     int finished;
 };
-
-/* ---- stderr noise ------------------------------------------------------ */
-
-/* The shape of ALSA's snd_lib_error_handler_t and JACK's message callback,
- * declared here so that no ALSA or JACK header is needed. */
-typedef void (*alsa_handler_fn)(const char *file, int line, const char *function, int err,
-                                const char *fmt, ...);
-typedef int (*alsa_set_fn)(alsa_handler_fn handler);
-typedef void (*jack_msg_fn)(const char *msg);
-typedef void (*jack_set_fn)(jack_msg_fn fn);
-
-static void alsa_drop(const char *file, int line, const char *function, int err, const char *fmt,
-                      ...)
-{
-    (void)file;
-    (void)line;
-    (void)function;
-    (void)err;
-    (void)fmt;
-}
-
-static void jack_drop(const char *msg)
-{
-    (void)msg;
-}
-
-int tb_speaker_quiet(void)
-{
-    /* dlopen(NULL) is the program's global scope: the libraries
-     * libportaudio was linked with (libasound, libjack) are in it. */
-    void *self = dlopen(NULL, RTLD_LAZY);
-    int n = 0;
-    alsa_set_fn alsa_set;
-    jack_set_fn jack_set;
-    if (self == NULL)
-        return 0;
-    /* POSIX guarantees dlsym's result converts to a function pointer. */
-    alsa_set = (alsa_set_fn)dlsym(self, "snd_lib_error_set_handler");
-    if (alsa_set != NULL && alsa_set(alsa_drop) == 0)
-        n++;
-    jack_set = (jack_set_fn)dlsym(self, "jack_set_error_function");
-    if (jack_set != NULL) {
-        jack_set(jack_drop);
-        n++;
-    }
-    jack_set = (jack_set_fn)dlsym(self, "jack_set_info_function");
-    if (jack_set != NULL) {
-        jack_set(jack_drop);
-        n++;
-    }
-    dlclose(self);
-    return n;
-}
 
 static int on_audio(const void *in, void *out, unsigned long frames,
                     const PaStreamCallbackTimeInfo *ti, PaStreamCallbackFlags flags, void *ud)
@@ -342,7 +288,6 @@ int tb_sink_pa_create(const char *device, double latency, const struct tb_pcmrin
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&p->cv, &ca);
     pthread_condattr_destroy(&ca);
-    tb_speaker_quiet();
     rc = open_stream(p, device, latency, err, errlen);
     if (rc == 0) {
         struct tb_pcmring_opts o = *po;

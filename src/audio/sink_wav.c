@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "sink.h"
+#include "sink_wav.h"
 #include "ttsbuf/error.h"
 
 #define BLOCK 1024

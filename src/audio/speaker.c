@@ -16,6 +16,7 @@
  */
 #include "ttsbuf/speaker.h"
 
+#include <dlfcn.h>
 #include <limits.h>
 #include <math.h>
 #include <sonic.h>
@@ -25,6 +26,8 @@
 #include <string.h>
 
 #include "sink.h"
+#include "sink_pa.h"
+#include "sink_wav.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/playout.h"
@@ -86,6 +89,59 @@ int tb_speaker_parse_sink(const char *spec, enum tb_sink_kind *sink, const char 
         return 0;
     }
     return TB_EINVAL;
+}
+
+/* What ALSA-lib and JACK print on stderr while PortAudio starts (they
+ * are PortAudio's, not ours) is dropped: tb_speaker_quiet. */
+/* The shape of ALSA's snd_lib_error_handler_t and JACK's message callback,
+ * declared here so that no ALSA or JACK header is needed. */
+typedef void (*alsa_handler_fn)(const char *file, int line, const char *function, int err,
+                                const char *fmt, ...);
+typedef int (*alsa_set_fn)(alsa_handler_fn handler);
+typedef void (*jack_msg_fn)(const char *msg);
+typedef void (*jack_set_fn)(jack_msg_fn fn);
+
+static void alsa_drop(const char *file, int line, const char *function, int err, const char *fmt,
+                      ...)
+{
+    (void)file;
+    (void)line;
+    (void)function;
+    (void)err;
+    (void)fmt;
+}
+
+static void jack_drop(const char *msg)
+{
+    (void)msg;
+}
+
+int tb_speaker_quiet(void)
+{
+    /* dlopen(NULL) is the program's global scope: the libraries
+     * libportaudio was linked with (libasound, libjack) are in it. */
+    void *self = dlopen(NULL, RTLD_LAZY);
+    int n = 0;
+    alsa_set_fn alsa_set;
+    jack_set_fn jack_set;
+    if (self == NULL)
+        return 0;
+    /* POSIX guarantees dlsym's result converts to a function pointer. */
+    alsa_set = (alsa_set_fn)dlsym(self, "snd_lib_error_set_handler");
+    if (alsa_set != NULL && alsa_set(alsa_drop) == 0)
+        n++;
+    jack_set = (jack_set_fn)dlsym(self, "jack_set_error_function");
+    if (jack_set != NULL) {
+        jack_set(jack_drop);
+        n++;
+    }
+    jack_set = (jack_set_fn)dlsym(self, "jack_set_info_function");
+    if (jack_set != NULL) {
+        jack_set(jack_drop);
+        n++;
+    }
+    dlclose(self);
+    return n;
 }
 
 static uint64_t fnv1a(const char *s, size_t n)
@@ -301,6 +357,7 @@ int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, 
                                       o->keep_s, o->cancel};
         rc = tb_sink_wav_create(&wo, &po, &s->sink, err, errlen);
     } else {
+        tb_speaker_quiet();
         rc = tb_sink_pa_create(o->target, o->latency > 0 ? o->latency : TB_PA_LATENCY_DEFAULT, &po,
                                &s->sink, err, errlen);
     }
