@@ -1,124 +1,24 @@
 /*
- * bench_priv.h - private to libttsbuf: the state one load level of
- * `ttsbuf bench` shares between its event loop (bench.c: the clock,
- * sockets and the schedule) and its per-stream handling (bench_xfer.c:
- * starting a transfer, reading it, turning it into a record).
- *
- * Threads: everything here runs on the thread that called tb_bench_run.
+ * bench_priv.h - private to libttsbuf: what a load level asks of this
+ * shard (bench.c), for the level's run (bench_run.c).  Pure; any thread.
  */
 #ifndef TTSBUF_BENCH_PRIV_H
 #define TTSBUF_BENCH_PRIV_H
 
-#include <curl/curl.h>
 #include <stddef.h>
-#include <stdint.h>
-#include <sys/epoll.h>
 
-#include "net/http_xfer.h"
 #include "ttsbuf/bench.h"
-#include "ttsbuf/clock.h"
-#include "ttsbuf/reader.h"
 
-/* Sockets taken per epoll_wait: enough for a whole burst of a thousand
- * streams, so every socket ready at a wake-up gets that wake-up's stamp
- * (12 KiB). */
-#define EVENTS_PER_WAIT 1024
-/* While the FIFO is worked through, epoll is asked again this often. */
-#define REPOLL_S 0.0002
-/* A transfer this long without a byte is handed to libcurl at each scan. */
-#define SILENT_S 1.0
+/* Returns 0, or TB_EINVAL with the reason in err: no URL, no prompts, a
+ * shard outside its count, neither a request count nor a duration, a
+ * concurrency outside 1..TB_BENCH_CONC_MAX, a bad rate or cap, an unknown
+ * dialect. */
+int tb_bench_opts_check(const struct tb_bench_opts *o, char *err, size_t errlen);
 
-/* A socket libcurl watches, indexed by its descriptor. */
-struct fdq {
-    double seen;    /* level time the loop first saw it ready */
-    double last;    /* ... and last saw new bytes come in, before handling it */
-    uint64_t hpoll; /* the poll count when it was last handled */
-    uint32_t ev;    /* epoll events seen and not yet handled; 0: none */
-    int32_t next;   /* the FIFO's next descriptor, or -1 */
-    uint8_t queued;
-    uint8_t test;  /* events unknown: libcurl tests the socket itself */
-    uint8_t stale; /* seen in the first poll after a handling: see run_ready */
-};
-
-struct xf {
-    struct bench *b;
-    struct tb_http_xfer hx;
-    struct tb_http_resp hr;
-    struct tb_http_req q; /* the options' request, with this body */
-    struct tb_reader rd;  /* records into stream */
-    struct tb_stream stream;
-    char *body;
-    uint64_t id;
-    uint32_t prompt;
-    double t_sched, t_start; /* level time */
-    int warm;
-    int fd;          /* its socket, once libcurl has said; else -1 */
-    int running;     /* in the multi handle */
-    struct xf *next; /* free list / in-flight list */
-    struct xf *prev;
-};
-
-struct bench {
-    const struct tb_bench_opts *o;
-    struct tb_bench_recs *out;
-    uint32_t level;
-    CURLM *m;
-    int ep;
-    struct tb_clock clk;  /* the transfers' clock: stamp_now */
-    unsigned reads;       /* clk.now() calls since the last stamp */
-    int handling;         /* a socket is being handed to libcurl */
-    double later;         /* ... its fdq.last */
-    struct tb_clock mono; /* level time: origin at the level's start */
-    double timeout_at;    /* libcurl's timer, level time; < 0: none */
-    struct fdq *fds;      /* by descriptor */
-    size_t nfds;
-    int32_t rq_head, rq_tail; /* the FIFO of ready sockets; -1: empty */
-    double polled;            /* level time of the last epoll_wait */
-    uint64_t polls;           /* epoll_wait calls so far */
-    struct epoll_event evs[EVENTS_PER_WAIT];
-    struct tb_http_req http; /* the options' request, with the dialect's auth */
-    /* Its secrets (tb_http_secrets), which the readers mask. */
-    struct tb_secrets *secrets;
-    const char **headers; /* the dialect's fixed header, then the caller's */
-    struct xf *free_list, *inflight;
-    size_t ninflight, cap;
-    /* the schedule */
-    uint64_t next_local; /* local index of the next request (warm-up first) */
-    size_t warm_left;
-    size_t target; /* measured requests this shard runs (SIZE_MAX: --duration) */
-    size_t started, done, errors;
-    uint64_t events;
-    double next_arrival; /* open loop: level time of the next arrival */
-    double *queue;       /* open loop: arrivals waiting for the cap */
-    size_t qhead, qn, qcap;
-    double rate;  /* this shard's */
-    uint64_t rng; /* xorshift state */
-    int measuring;
-    int stopped; /* cancel seen */
-    uint64_t held, held_max; /* bytes of streams kept, in flight and recorded
-                              * (tb_bench_held), and their cap */
-};
-
-/* bench.c: what a stream counts toward bench's total (TB_BENCH_HELD_MAX). */
-uint64_t tb_bench_held(const struct tb_stream *s);
-
-/* bench.c: stamps the transfers' clock now (the start of a handling). */
-void tb_bench_stamp(struct bench *b);
-/* bench.c: asks epoll again when REPOLL_S has passed: 1 asked, 0 not
- * due, -1 an epoll error. */
-int tb_bench_keep_watch(struct bench *b);
-
-/* bench_xfer.c: starts the next request (scheduled at t_sched).  Returns
- * 0, TB_ENOMEM, TB_EINVAL (a bad body: err says) or TB_EIO. */
-int tb_bench_xf_start(struct bench *b, double t_sched, char *err, size_t errlen);
-/* Ends transfer x (libcurl's result curl_code; a redirect goes on) and
- * records it when measured.  Returns 0 or TB_ENOMEM. */
-int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code);
-/* Finishes every transfer libcurl says is done.  0 or TB_ENOMEM. */
-int tb_bench_xf_drain(struct bench *b);
-/* Ends the transfers the loop itself stops: idle ones, or all. */
-int tb_bench_xf_stop(struct bench *b, int all);
-/* Frees a list of transfers (next-linked). */
-void tb_bench_xf_destroy(struct xf *x);
+/* This shard's share of the level (bench.h): *target measured requests
+ * (SIZE_MAX: until the duration), *cap streams in flight, *rate arrivals
+ * per second. */
+void tb_bench_shard_share(const struct tb_bench_opts *o, size_t *target, size_t *cap,
+                          double *rate);
 
 #endif

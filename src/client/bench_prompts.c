@@ -11,7 +11,7 @@
 #include "base/grow.h"
 #include "base/jsontext.h"
 #include "base/readall.h"
-#include "ttsbuf/bench.h"
+#include "ttsbuf/bench_prompts.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
 

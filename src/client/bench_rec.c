@@ -17,11 +17,24 @@
 #include "base/jsonfield.h"
 #include "base/numfmt.h"
 #include "base/readall.h"
-#include "ttsbuf/bench.h"
+#include "ttsbuf/bench_rec.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/jsonline.h"
+#include "ttsbuf/reader.h"
 #include "ttsbuf/trace.h"
+
+void tb_bench_level_name(const struct tb_bench_level *l, char *out, size_t outlen)
+{
+    if (l->mode == TB_BENCH_CLOSED)
+        snprintf(out, outlen, "c=%u", l->concurrency);
+    else if (l->concurrency > 0)
+        snprintf(out, outlen, "rate=%g/s (%s, max %u)", l->rate,
+                 l->mode == TB_BENCH_POISSON ? "poisson" : "constant", l->concurrency);
+    else
+        snprintf(out, outlen, "rate=%g/s (%s)", l->rate,
+                 l->mode == TB_BENCH_POISSON ? "poisson" : "constant");
+}
 
 void tb_bench_recs_init(struct tb_bench_recs *r)
 {

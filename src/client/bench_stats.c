@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ttsbuf/bench.h"
+#include "ttsbuf/bench_stats.h"
 #include "ttsbuf/error.h"
 
 static const struct {

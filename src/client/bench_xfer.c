@@ -1,5 +1,5 @@
 /*
- * bench_xfer.c - one `ttsbuf bench` stream (see bench_priv.h): its
+ * bench_xfer.c - one `ttsbuf bench` stream (see bench_xfer.h): its
  * request body, its transfer on the level's multi handle, its bytes
  * through the stream reader (reader.h, as `run` reads them), and the
  * record it leaves.
@@ -8,9 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_priv.h"
+#include "bench_loop.h"
+#include "bench_xfer.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
+
+uint64_t tb_bench_held(const struct tb_stream *s)
+{
+    return (uint64_t)s->n * sizeof(struct tb_event) + s->text_len;
+}
 
 static void unlink_inflight(struct bench *b, struct xf *x)
 {
@@ -127,7 +133,7 @@ int tb_bench_xf_start(struct bench *b, double t_sched, char *err, size_t errlen)
     }
     x->q = b->http;
     x->q.body = x->body;
-    tb_bench_stamp(b);
+    tb_bench_loop_stamp(b);
     x->t_sched = warm ? b->clk.virtual_now : t_sched;
     x->t_start = b->clk.virtual_now;
     b->held -= tb_bench_held(&x->stream); /* a warm-up's, given back */
@@ -167,7 +173,7 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
 {
     struct tb_bench_rec *rec;
     int rc = 0;
-    tb_bench_stamp(b);
+    tb_bench_loop_stamp(b);
     curl_multi_remove_handle(b->m, x->hx.h);
     /* A redirect: the same transfer goes on to the next hop, by the rules
      * `run` follows (http_xfer.h). */
@@ -233,7 +239,7 @@ int tb_bench_xf_drain(struct bench *b)
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &p);
         if (p != NULL && rc == 0)
             rc = tb_bench_xf_finish(b, (struct xf *)(void *)p, (int)msg->data.result);
-        (void)tb_bench_keep_watch(b); /* an epoll error shows at the loop's next wait */
+        (void)tb_bench_loop_watch(b); /* an epoll error shows at the loop's next wait */
     }
     return rc;
 }

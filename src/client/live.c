@@ -228,125 +228,150 @@ void tb_live_opts_default(struct tb_live_opts *o)
     tb_sim_opts_default(&o->sim);
 }
 
-int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_status_fn fn,
-                void *ud)
+/* The run's two sides, ready: the request in the dialect, with its
+ * secrets; the eventfd that wakes the drain; the monotonic clock; the
+ * ring; the stream reader recording into r's stream and pushing into the
+ * ring.  Returns 0 or an error; net_close frees what was made either
+ * way. */
+static int net_open(struct net *n, const struct tb_live_opts *o, struct tb_live_result *r,
+                    struct tb_clock *clk)
 {
-    struct net n;
-    struct tb_clock clk;
-    const struct tb_api_info *api;
-    struct tb_drain *d = NULL;
-    pthread_t th;
-    double next = INFINITY, last_status = -1;
-    double interval = o->status_interval > 0 ? o->status_interval : 0.1;
-    char err[200];
+    const struct tb_api_info *api = tb_api_info(o->req.api);
     int rc;
-
-    memset(r, 0, sizeof(*r));
-    tb_stream_init(&r->stream);
-    r->usage_completion = r->usage_prompt = r->usage_ignored = -1;
-    memset(&n, 0, sizeof(n));
-    n.o = o;
-    n.r = r;
-    n.clk = &clk;
-    api = tb_api_info(o->req.api);
+    memset(n, 0, sizeof(*n));
+    n->o = o;
+    n->r = r;
+    n->clk = clk;
+    n->efd = -1;
+    atomic_init(&n->done, 0);
     if (api == NULL)
         return TB_EINVAL;
-    n.include_usage = o->req.include_usage && api->usage_option;
-    n.headers = calloc(o->http.nheaders + 1, sizeof(*n.headers));
-    if (n.headers == NULL)
+    n->include_usage = o->req.include_usage && api->usage_option;
+    n->headers = calloc(o->http.nheaders + 1, sizeof(*n->headers));
+    if (n->headers == NULL)
         return TB_ENOMEM;
-    tb_api_http_req(api, &o->http, n.headers, &n.http);
-    n.http.data_at = &n.rd.last_data; /* keep-alives do not hold off the idle timeout */
-    if (tb_secrets_create(&n.secrets) != 0 || tb_http_secrets(&n.http, n.secrets) != 0) {
-        tb_secrets_destroy(n.secrets);
-        free(n.headers);
+    tb_api_http_req(api, &o->http, n->headers, &n->http);
+    n->http.data_at = &n->rd.last_data; /* keep-alives do not hold off the idle timeout */
+    if (tb_secrets_create(&n->secrets) != 0 || tb_http_secrets(&n->http, n->secrets) != 0)
         return TB_ENOMEM;
-    }
-    n.http.secrets = n.secrets;
-    atomic_init(&n.done, 0);
-    n.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (n.efd < 0) {
-        tb_secrets_destroy(n.secrets);
-        free(n.headers);
+    n->http.secrets = n->secrets;
+    n->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (n->efd < 0)
         return TB_EIO;
-    }
-    tb_clock_monotonic_init(&clk);
-
-    rc = tb_ring_create(o->sim.ring_slots, o->sim.ring_bytes, &n.ring);
+    tb_clock_monotonic_init(clk);
+    rc = tb_ring_create(o->sim.ring_slots, o->sim.ring_bytes, &n->ring);
     if (rc == 0)
-        rc = tb_reader_init(&n.rd, o->req.api);
-    if (rc == 0) {
-        n.rd.max_deltas = o->max_deltas;
-        n.rd.push = push;
-        n.rd.push_ud = &n;
-        n.rd.secrets = n.secrets;
-        tb_reader_begin(&n.rd, &r->stream, 0);
-    }
-    if (rc == 0)
-        rc = tb_drain_create(&o->sim, n.ring, o->play_fn, o->play_ud, &d);
-    if (rc == 0) {
-        rc = build_body(&n, err, sizeof(err));
-        if (rc == TB_EINVAL) {
-            r->error = TB_READER_HTTP;
-            snprintf(r->message, sizeof(r->message), "%s", err);
-        }
-    }
+        rc = tb_reader_init(&n->rd, o->req.api);
     if (rc != 0)
-        goto out;
+        return rc;
+    n->rd.max_deltas = o->max_deltas;
+    n->rd.push = push;
+    n->rd.push_ud = n;
+    n->rd.secrets = n->secrets;
+    tb_reader_begin(&n->rd, &r->stream, 0);
+    return 0;
+}
 
-    tb_clock_reset_origin(&clk); /* t = 0: the request is sent now */
-    if (pthread_create(&th, NULL, net_main, &n) != 0) {
-        rc = TB_EIO;
-        goto out;
+static void net_close(struct net *n)
+{
+    tb_reader_free(&n->rd);
+    free(n->headers);
+    tb_ring_destroy(n->ring);
+    free(n->body);
+    if (n->efd >= 0)
+        close(n->efd);
+    tb_secrets_destroy(n->secrets);
+}
+
+/* The request body; one the dialect refuses (bad --messages or
+ * --body-json) is the run's error, an HTTP one: nothing is sent. */
+static int first_body(struct net *n)
+{
+    char err[200];
+    int rc = build_body(n, err, sizeof(err));
+    if (rc == TB_EINVAL) {
+        n->r->error = TB_READER_HTTP;
+        snprintf(n->r->message, sizeof(n->r->message), "%s", err);
     }
+    return rc;
+}
+
+/* Tells fn where the run stands now (the status line). */
+static void status(struct tb_drain *d, double now, tb_live_status_fn fn, void *ud)
+{
+    struct tb_drain_status ds;
+    struct tb_live_status st;
+    tb_drain_status(d, now, &ds);
+    st.t = now;
+    st.events = ds.events;
+    st.underruns = ds.underruns;
+    st.gap_total = ds.gap_total;
+    st.buffered_s = ds.buffered_s;
+    st.silent_s = ds.silent_s;
+    st.playing = ds.playing;
+    fn(ud, &st);
+}
+
+/* Sleeps until the network thread pushes, a release is due (next) or
+ * wake_at.  Millisecond wake-ups are plenty: every number comes from the
+ * tokens' own timestamps, not from when the drain looks. */
+static void sleep_until(struct net *n, double now, double wake_at, double next)
+{
+    struct pollfd pfd = {n->efd, POLLIN, 0};
+    uint64_t cnt;
+    int ms;
+    if (next < wake_at)
+        wake_at = next;
+    ms = wake_at > now ? (int)ceil((wake_at - now) * 1000.0) : 0;
+    if (poll(&pfd, 1, ms) > 0 && read(n->efd, &cnt, sizeof(cnt)) < 0)
+        cnt = 0; /* already drained: nothing to do */
+}
+
+/* The consumer on the wall clock, while the network thread runs: steps
+ * the drain at each wake-up, with the status line every interval, and
+ * sleeps (never longer than a second) in between.  Returns the drain's
+ * error, or 0 once the network thread is done. */
+static int drain_live(struct net *n, struct tb_drain *d, tb_live_status_fn fn, void *ud,
+                      double *next)
+{
+    double interval = n->o->status_interval > 0 ? n->o->status_interval : 0.1;
+    double last_status = -1;
     for (;;) {
-        double now = clk.now(&clk);
-        int done = atomic_load_explicit(&n.done, memory_order_acquire);
-        rc = tb_drain_step(d, now, &next);
+        double now = n->clk->now(n->clk);
+        int done = atomic_load_explicit(&n->done, memory_order_acquire);
+        int rc = tb_drain_step(d, now, next);
         if (rc != 0 || done)
-            break; /* every push happened before `done`: this step saw them */
+            return rc; /* every push happened before `done`: this step saw them */
         if (fn != NULL && now - last_status >= interval) {
-            struct tb_drain_status ds;
-            struct tb_live_status st;
-            tb_drain_status(d, now, &ds);
-            st.t = now;
-            st.events = ds.events;
-            st.underruns = ds.underruns;
-            st.gap_total = ds.gap_total;
-            st.buffered_s = ds.buffered_s;
-            st.silent_s = ds.silent_s;
-            st.playing = ds.playing;
-            fn(ud, &st);
+            status(d, now, fn, ud);
             last_status = now;
         }
-        /* Sleep until the network thread pushes, a release is due, or the
-         * status line is due; never longer than a second. */
-        {
-            double wake_at = now + (fn != NULL ? interval : 1.0);
-            struct pollfd pfd = {n.efd, POLLIN, 0};
-            uint64_t cnt;
-            int ms;
-            if (next < wake_at)
-                wake_at = next;
-            /* Millisecond wake-ups are plenty: every number comes from the
-             * tokens' own timestamps, not from when the drain looks. */
-            ms = wake_at > now ? (int)ceil((wake_at - now) * 1000.0) : 0;
-            if (poll(&pfd, 1, ms) > 0 && read(n.efd, &cnt, sizeof(cnt)) < 0)
-                cnt = 0; /* already drained: nothing to do */
-        }
+        sleep_until(n, now, now + (fn != NULL ? interval : 1.0), *next);
     }
-    pthread_join(th, NULL);
-    /* The stream is over: play out the rest on paper, not in real time. */
-    if (rc == 0 && n.unpushed && r->stream.n > 0)
-        rc = push_last(&n, d, clk.now(&clk), &next);
+}
+
+/* The stream is over: the rest played out on paper, not in real time,
+ * and the drain's result taken.  Returns 0 or the drain's error. */
+static int play_rest(struct net *n, struct tb_drain *d, int rc, double *next)
+{
+    if (rc == 0 && n->unpushed && n->r->stream.n > 0)
+        rc = push_last(n, d, n->clk->now(n->clk), next);
     if (rc == TB_EFULL)
         rc = 0; /* kept in the trace; the report says what the ring held */
     if (rc == 0)
         rc = tb_drain_finish(d);
     if (rc == 0)
-        rc = tb_drain_step(d, INFINITY, &next);
+        rc = tb_drain_step(d, INFINITY, next);
     if (rc == 0)
-        rc = tb_drain_result(d, &r->sim);
+        rc = tb_drain_result(d, &n->r->sim);
+    return rc;
+}
+
+/* The usage the server reported, where it is credible beside the events
+ * played, and the drain's error (rc) as the run's when the stream had
+ * none. */
+static void conclude(struct tb_live_result *r, int rc)
+{
     if (r->usage_completion >= 0 &&
         !tb_stream_usage_credible(r->usage_completion, r->sim.content_events)) {
         r->usage_ignored = r->usage_completion; /* the report counts events */
@@ -360,14 +385,37 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
         r->error = TB_READER_NOMEM;
         snprintf(r->message, sizeof(r->message), "out of memory");
     }
-    rc = 0;
-out:
+}
+
+int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_status_fn fn,
+                void *ud)
+{
+    struct net n;
+    struct tb_clock clk;
+    struct tb_drain *d = NULL;
+    double next = INFINITY;
+    pthread_t th;
+    int rc;
+
+    memset(r, 0, sizeof(*r));
+    tb_stream_init(&r->stream);
+    r->usage_completion = r->usage_prompt = r->usage_ignored = -1;
+    rc = net_open(&n, o, r, &clk);
+    if (rc == 0)
+        rc = tb_drain_create(&o->sim, n.ring, o->play_fn, o->play_ud, &d);
+    if (rc == 0)
+        rc = first_body(&n);
+    if (rc == 0) {
+        tb_clock_reset_origin(&clk); /* t = 0: the request is sent now */
+        rc = pthread_create(&th, NULL, net_main, &n) != 0 ? TB_EIO : 0;
+    }
+    if (rc == 0) {
+        rc = drain_live(&n, d, fn, ud, &next);
+        pthread_join(th, NULL);
+        conclude(r, play_rest(&n, d, rc, &next));
+        rc = 0;
+    }
     tb_drain_destroy(d);
-    tb_reader_free(&n.rd);
-    free(n.headers);
-    tb_ring_destroy(n.ring);
-    free(n.body);
-    close(n.efd);
-    tb_secrets_destroy(n.secrets);
+    net_close(&n);
     return rc;
 }
