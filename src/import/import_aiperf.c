@@ -27,7 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "import_json.h"
 #include "import_priv.h"
+#include "import_reader.h"
+#include "import_sse.h"
 #include "ttsbuf/error.h"
 
 struct actx {
@@ -364,8 +367,9 @@ static int one_line(void *ud, const char *buf, size_t n, size_t line)
     return rc;
 }
 
-int tb_import_aiperf(const struct tb_import_in *in, const char *name, int raw,
-                     struct tb_import *out, char *err, size_t errlen)
+/* AIPerf's records, one a line: raw (with the SSE bytes) or metrics. */
+static int read_records(const struct tb_import_in *in, const char *name, int raw,
+                        struct tb_import *out, char *err, size_t errlen)
 {
     struct actx c = {.name = name, .raw = raw, .out = out, .err = err, .errlen = errlen};
     int rc = tb_import_sse_open(&c.sse);
@@ -375,3 +379,18 @@ int tb_import_aiperf(const struct tb_import_in *in, const char *name, int raw,
     tb_import_sse_close(&c.sse);
     return rc;
 }
+
+static int read_aiperf_raw(const struct tb_import_in *in, const char *name, struct tb_import *out,
+                           char *err, size_t errlen)
+{
+    return read_records(in, name, 1, out, err, errlen);
+}
+
+static int read_aiperf(const struct tb_import_in *in, const char *name, struct tb_import *out,
+                       char *err, size_t errlen)
+{
+    return read_records(in, name, 0, out, err, errlen);
+}
+
+const struct tb_import_reader tb_import_reader_aiperf_raw = {1, read_aiperf_raw};
+const struct tb_import_reader tb_import_reader_aiperf = {1, read_aiperf};

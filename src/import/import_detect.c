@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "import_priv.h"
+#include "import_detect.h"
 #include "ttsbuf/error.h"
 
 /* Whether "key" occurs as an object key in s[0..n): the quoted name, not

@@ -20,7 +20,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "import_json.h"
 #include "import_priv.h"
+#include "import_reader.h"
+#include "import_sse.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
 
@@ -179,12 +182,12 @@ static int one_request(struct gctx *c, int e, int ri, const cJSON *req, const ch
     return 0;
 }
 
-int tb_import_genai(const char *buf, size_t len, const char *name, struct tb_import *out, char *err,
-                    size_t errlen)
+static int read_genai(const struct tb_import_in *in, const char *name, struct tb_import *out,
+                      char *err, size_t errlen)
 {
     struct gctx c = {.name = name, .out = out, .err = err, .errlen = errlen};
     char e[96];
-    cJSON *root = tb_import_parse(buf, len, e, sizeof(e));
+    cJSON *root = tb_import_parse(in->buf, in->len, e, sizeof(e));
     const cJSON *exps, *x;
     int rc = 0, ei = 0;
 
@@ -217,3 +220,5 @@ out:
     cJSON_Delete(root);
     return rc;
 }
+
+const struct tb_import_reader tb_import_reader_genai = {0, read_genai};

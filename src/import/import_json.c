@@ -1,6 +1,6 @@
 /*
  * import_json.c - the JSON and line helpers the importers share
- * (import_priv.h): typed fields, one JSON text or the next of several, and
+ * (import_json.h): typed fields, one JSON text or the next of several, and
  * non-blank lines.  Python's json module writes Infinity, -Infinity and NaN,
  * which cJSON rejects; py_tokens rewrites them before cJSON sees the text.
  */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "import_priv.h"
+#include "import_json.h"
 #include "base/jsontext.h"
 #include "base/readall.h"
 #include "ttsbuf/error.h"

@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "import_json.h"
 #include "import_priv.h"
+#include "import_reader.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
 
@@ -266,11 +268,27 @@ static int documents(struct vctx *c, const char *buf, size_t len)
     return rc;
 }
 
-int tb_import_vllm(const struct tb_import_in *in, const char *name, int jsonl,
-                   struct tb_import *out, char *err, size_t errlen)
+/* vLLM's JSON documents, or SGLang's JSONL (one result a line). */
+static int read_results(const struct tb_import_in *in, const char *name, int jsonl,
+                        struct tb_import *out, char *err, size_t errlen)
 {
     struct vctx c = {name, 0, 0, 0, "", out, err, errlen};
     if (jsonl)
         return tb_import_lines(in, name, err, errlen, one_line, &c);
     return documents(&c, in->buf, in->len);
 }
+
+static int read_vllm(const struct tb_import_in *in, const char *name, struct tb_import *out,
+                     char *err, size_t errlen)
+{
+    return read_results(in, name, 0, out, err, errlen);
+}
+
+static int read_sglang(const struct tb_import_in *in, const char *name, struct tb_import *out,
+                       char *err, size_t errlen)
+{
+    return read_results(in, name, 1, out, err, errlen);
+}
+
+const struct tb_import_reader tb_import_reader_vllm = {0, read_vllm};
+const struct tb_import_reader tb_import_reader_sglang = {1, read_sglang};
