@@ -5,7 +5,12 @@
  */
 #include <string.h>
 
+#include "serve_body.h"
+#include "serve_conn.h"
+#include "serve_json.h"
+#include "serve_plan.h"
 #include "serve_priv.h"
+#include "serve_reply.h"
 #include "ttsbuf/clock.h"
 
 /* Walks a copy of the plan to find when and how the response ends,

@@ -1,6 +1,6 @@
 /*
- * serve_conn.c - a mock-server connection (see serve_priv.h): its buffers
- * and the memory budget, reading the request, sending the response,
+ * serve_conn.c - a mock-server connection's output and end (see
+ * serve_conn.h): sending what is buffered, finishing the response,
  * lingering and closing.
  *
  * A connection's life:
@@ -21,14 +21,15 @@
  * client that half-closes after sending its request looks the same).
  */
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "serve_chunk.h"
+#include "serve_conn.h"
+#include "serve_json.h"
 #include "serve_priv.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
@@ -46,114 +47,6 @@ static int watch(struct tb_serve *s, struct tb_serve_conn *c, uint32_t want)
         return TB_EIO;
     c->events = want;
     return 0;
-}
-
-/*
- * The memory budget.  Every connection's request and output buffers are
- * counted by their capacity; a buffer may always grow to BUF_FREE bytes
- * (room for a request head of ordinary size, or an error response), so
- * a refusal can still be sent; past that, growth must fit the budget.
- * Returns 0 and the buffer resized to cap (> 0) bytes, 1 when the budget
- * has no room, -1 when memory ran out.
- */
-int tb_serve_buf_resize(struct tb_serve *s, char **p, size_t *have, size_t cap)
-{
-    char *nb;
-    if (cap == 0)
-        return -1; /* never asked for: every caller grows */
-    if (cap > *have && cap > BUF_FREE && s->mem - *have + cap > s->budget)
-        return 1;
-    if ((nb = realloc(*p, cap)) == NULL)
-        return -1;
-    s->mem = s->mem - *have + cap;
-    if (s->mem > s->st.mem_peak)
-        s->st.mem_peak = s->mem;
-    *p = nb;
-    *have = cap;
-    return 0;
-}
-
-/* Frees a buffer buf_resize made. */
-void tb_serve_buf_free(struct tb_serve *s, char **p, size_t *have)
-{
-    free(*p);
-    *p = NULL;
-    s->mem -= *have;
-    *have = 0;
-}
-
-/* Frees c's request buffer (copied out, or no longer needed). */
-void tb_serve_in_free(struct tb_serve_conn *c)
-{
-    tb_serve_buf_free(c->s, &c->in, &c->in_cap);
-    c->in_len = 0;
-}
-
-/* Appends; 0, 1 over the memory budget, -1 out of memory. */
-int tb_serve_sbuf_put(struct tb_serve *s, struct tb_serve_sbuf *b, const char *p, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap < 256 ? 256 : b->cap;
-        int rc;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        rc = tb_serve_buf_resize(s, &b->p, &b->cap, cap);
-        if (rc != 0)
-            return rc;
-    }
-    if (b->p == NULL)
-        return -1; /* cannot happen (cap > len): for the analyzer */
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return 0;
-}
-
-void tb_serve_sbuf_free(struct tb_serve *s, struct tb_serve_sbuf *b)
-{
-    tb_serve_buf_free(s, &b->p, &b->cap);
-    b->len = 0;
-}
-
-/* Makes room for n more output bytes (one whole piece of output, so the
- * cap sees it at once); on failure marks c broken and returns -1. */
-int tb_serve_out_room(struct tb_serve_conn *c, size_t n)
-{
-    size_t pending = c->out_len - c->out_off;
-    if (c->broken)
-        return -1;
-    if (pending > 0 && pending + n > TB_SERVE_OUTBUF_MAX) {
-        c->broken = 1; /* the client is not keeping up */
-        return -1;
-    }
-    if (c->out_len + n > c->out_cap && c->out_off > 0) {
-        /* Compact only when out of room: a slow client's backlog is moved
-         * once per buffer-full, not once per event. */
-        memmove(c->out, c->out + c->out_off, pending);
-        c->out_off = 0;
-        c->out_len = pending;
-    }
-    if (c->out_len + n > c->out_cap) {
-        size_t cap = c->out_cap < 4096 ? 4096 : c->out_cap;
-        int rc;
-        while (cap < c->out_len + n)
-            cap *= 2;
-        rc = tb_serve_buf_resize(c->s, &c->out, &c->out_cap, cap);
-        if (rc != 0) {
-            /* Over the budget: a client this far behind is dropped, as
-             * at its own cap, so the others keep their memory. */
-            c->s->st.over_budget += rc > 0;
-            c->broken = 1;
-            return -1;
-        }
-    }
-    return 0;
-}
-
-void tb_serve_out_put(struct tb_serve_conn *c, const char *p, size_t n)
-{
-    if (tb_serve_out_room(c, n) == 0)
-        tb_serve_out_add(c, p, n);
 }
 
 /*
@@ -238,122 +131,3 @@ int tb_serve_conn_close(struct tb_serve *s, struct tb_serve_conn *c, int dropped
     return -1;
 }
 
-/* Reads request bytes; answers when the request is complete or wrong. */
-static int read_request(struct tb_serve *s, struct tb_serve_conn *c)
-{
-    char msg[256];
-    for (;;) {
-        size_t limit = c->have_head ? c->need : TB_SERVE_REQUEST_MAX;
-        ssize_t n;
-        if (c->in_len == c->in_cap) {
-            size_t cap = c->in_cap ? c->in_cap * 2 : IN_FIRST;
-            int rc;
-            if (cap > limit)
-                cap = limit;
-            rc = tb_serve_buf_resize(s, &c->in, &c->in_cap, cap);
-            if (rc < 0)
-                return tb_serve_conn_close(s, c, 1);
-            if (rc > 0)
-                return tb_serve_busy(s, c);
-        }
-        n = recv(c->fd, c->in + c->in_len, (c->in_cap < limit ? c->in_cap : limit) - c->in_len, 0);
-        if (n == 0)
-            return tb_serve_conn_close(s, c, c->in_len > 0); /* a bare connect is not a drop */
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return 0;
-            return tb_serve_conn_close(s, c, 1);
-        }
-        c->in_len += (size_t)n;
-        if (!c->have_head) {
-            int r = tb_serve_http_scan(c->in, c->in_len, &c->scan);
-            if (r < 0)
-                return tb_serve_respond_error(s, c, 400,
-                                              "Malformed request: lines must end in CRLF.",
-                                              "invalid_request_error", NULL, NULL);
-            if (r == 0) {
-                if (c->in_len >= TB_SERVE_REQUEST_MAX)
-                    return tb_serve_too_large(s, c);
-                continue;
-            }
-            if (tb_serve_http_parse(c->in, c->scan, &c->head, msg, sizeof(msg)) != 0)
-                return tb_serve_respond_error(s, c, c->head.status, msg, "invalid_request_error",
-                                              NULL, NULL);
-            if (c->head.content_length > TB_SERVE_REQUEST_MAX - c->head.len)
-                return tb_serve_too_large(s, c);
-            c->have_head = 1;
-            c->need = c->head.len + (size_t)c->head.content_length;
-            if (c->head.expect_continue && c->in_len < c->need) {
-                tb_serve_out_put(c, "HTTP/1.1 100 Continue\r\n\r\n", 25);
-                if (tb_serve_flush(s, c) != 0)
-                    return -1;
-            }
-        }
-        if (c->have_head && c->in_len >= c->need) {
-            tb_serve_heap_remove(&s->heap, &c->hn); /* the read timeout */
-            return tb_serve_dispatch(s, c, tb_clock_mono_ns());
-        }
-    }
-}
-
-/* Readable outside READ: discard what the client sends; EOF or an error
- * ends the connection (a drop unless the response was complete). */
-static int drain(struct tb_serve *s, struct tb_serve_conn *c)
-{
-    char junk[4096];
-    for (int k = 0; k < 16; k++) {
-        ssize_t n = recv(c->fd, junk, sizeof(junk), 0);
-        if (n > 0)
-            continue;
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return 0;
-        return tb_serve_conn_close(s, c, c->st != C_LINGER);
-    }
-    return 0;
-}
-
-void tb_serve_conn_event(struct tb_serve *s, struct tb_serve_conn *c, uint32_t ev)
-{
-    if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
-        if ((c->st == C_READ ? read_request(s, c) : drain(s, c)) != 0)
-            return;
-    }
-    if (ev & EPOLLOUT)
-        tb_serve_flush(s, c);
-}
-
-void tb_serve_conn_open(struct tb_serve *s, int fd)
-{
-    struct tb_serve_conn *c = calloc(1, sizeof(*c));
-    struct epoll_event ev;
-    int one = 1;
-
-    if (c == NULL) {
-        close(fd);
-        s->st.dropped++;
-        return;
-    }
-    c->s = s;
-    c->fd = fd;
-    tb_serve_heap_node_init(&c->hn);
-    c->st = C_READ;
-    c->events = EPOLLIN | EPOLLRDHUP;
-    c->next = s->conns;
-    if (s->conns != NULL)
-        s->conns->prev = c;
-    s->conns = c;
-    s->nconns++;
-    /* Small writes on a schedule: Nagle would hold an event back until the
-     * previous one is acknowledged (up to a delayed-ACK 40 ms). */
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    memset(&ev, 0, sizeof(ev));
-    ev.events = c->events;
-    ev.data.ptr = c;
-    if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) != 0 ||
-        tb_serve_heap_set(&s->heap, &c->hn, tb_clock_mono_ns() + READ_TIMEOUT_NS) != 0)
-        tb_serve_conn_close(s, c, 1);
-}

@@ -5,6 +5,10 @@
  */
 #include <string.h>
 
+#include "serve_dialect.h"
+#include "serve_frame.h"
+#include "serve_json.h"
+#include "serve_plan.h"
 #include "serve_priv.h"
 #include "ttsbuf/clock.h"
 

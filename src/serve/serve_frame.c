@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "serve_frame.h"
 #include "serve_priv.h"
 
 /* The chunk-size line of an HTTP chunk of `body` bytes, with room made for

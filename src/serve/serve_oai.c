@@ -4,6 +4,10 @@
  */
 #include <string.h>
 
+#include "serve_chunk.h"
+#include "serve_frame.h"
+#include "serve_json.h"
+#include "serve_oai.h"
 #include "serve_priv.h"
 
 void tb_serve_oai_part(struct tb_serve_conn *c, enum tb_serve_json_part part, const char *text)

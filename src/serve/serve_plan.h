@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ttsbuf/serve.h"
+#include "ttsbuf/faults.h"
 #include "ttsbuf/stream.h"
 
 struct tb_serve_item {

@@ -1,19 +1,22 @@
 /*
- * serve_priv.h - private to libttsbuf: what the mock server's files share
- * (the server and connection structs, the limits, and the functions one
- * file calls in another).  The files, in the order a request meets them:
+ * serve_priv.h - private to libttsbuf: the mock server's state, which its
+ * files share (the server and connection structs, the limits), and
+ * serve.c's buffers under the memory budget.  The files, in the order a
+ * request meets them, each with its header:
  *
- *   serve.c          the loop: sockets, the timerfd, deadlines, statistics,
+ *   serve_loop.c     the loop: sockets, the timerfd, deadlines, statistics,
  *                    the public functions of serve.h
  *   serve_heap.h     the deadline heap
- *   serve_conn.c     a connection: its buffers and the memory budget,
- *                    reading the request, sending, closing
- *   serve_route.c    routing a complete request and the error responses
+ *   serve_read.c     a connection's events, reading its request
+ *   serve_route.c    routing a complete request
  *   serve_stream.c   a streamed response: items when they are due
- *   serve_frame.c    HTTP chunks carrying SSE events or NDJSON lines
+ *   serve_body.c     a non-streamed response, sent when its last token is due
+ *   serve_reply.c    responses written whole: errors, refusals
+ *   serve_conn.c     sending, finishing, lingering, closing
  *   serve_oai.c      OpenAI (chat and legacy completions) stream events
  *   serve_dialect.c  Anthropic events and Ollama lines
- *   serve_body.c     non-streamed responses
+ *   serve_frame.c    HTTP chunks carrying SSE events or NDJSON lines
+ *   serve.c          buffers, the memory budget, lateness
  *
  * with the pure parts beside them: serve_http.c (request heads),
  * serve_plan.c (what to send and when), serve_json.c and serve_chunk.c
@@ -126,12 +129,11 @@ struct tb_serve {
     struct tb_serve_stats st;
 };
 
-/* serve.c */
 /* Counts one lateness (write time minus schedule, ns) in the histogram. */
 void tb_serve_late_record(struct tb_serve *s, int64_t late);
 
-/* serve_conn.c: buffers.  Every request and output buffer counts against
- * the memory budget by its capacity (tb_serve_buf_resize). */
+/* Buffers.  Every request and output buffer counts against the memory
+ * budget by its capacity (tb_serve_buf_resize). */
 int tb_serve_buf_resize(struct tb_serve *s, char **p, size_t *have, size_t cap);
 void tb_serve_buf_free(struct tb_serve *s, char **p, size_t *have);
 void tb_serve_in_free(struct tb_serve_conn *c);
@@ -147,54 +149,11 @@ static inline void tb_serve_out_add(struct tb_serve_conn *c, const char *p, size
     c->out_len += n;
 }
 
-/* serve_conn.c: a connection's life.  Functions returning int return 0,
- * or -1 when c was closed (the caller must not touch it again). */
-int tb_serve_flush(struct tb_serve *s, struct tb_serve_conn *c);
-int tb_serve_finish(struct tb_serve *s, struct tb_serve_conn *c);
-int tb_serve_conn_close(struct tb_serve *s, struct tb_serve_conn *c, int dropped);
-void tb_serve_conn_event(struct tb_serve *s, struct tb_serve_conn *c, uint32_t ev);
-void tb_serve_conn_open(struct tb_serve *s, int fd);
-
-/* serve_route.c */
-int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0);
-int tb_serve_respond(struct tb_serve *s, struct tb_serve_conn *c, int status, const char *ctype,
-                     const char *body, size_t len, const char *extra);
-int tb_serve_respond_error(struct tb_serve *s, struct tb_serve_conn *c, int status, const char *msg,
-                           const char *type, const char *code, const char *extra);
-int tb_serve_busy(struct tb_serve *s, struct tb_serve_conn *c);
-int tb_serve_too_large(struct tb_serve *s, struct tb_serve_conn *c);
-
-/* serve_stream.c */
-int tb_serve_stream_start(struct tb_serve *s, struct tb_serve_conn *c);
-int tb_serve_advance(struct tb_serve *s, struct tb_serve_conn *c);
-
-/* serve_frame.c: framing into c's output buffer; on failure c is marked
- * broken (tb_serve_sse_open returns NULL then). */
-char *tb_serve_sse_open(struct tb_serve_conn *c, const char *type, size_t len, size_t room);
-void tb_serve_sse_close(struct tb_serve_conn *c);
-void tb_serve_sse_event(struct tb_serve_conn *c, const char *type, const char *data, size_t len);
-void tb_serve_ndjson_line(struct tb_serve_conn *c, const char *data, size_t len);
-
-/* serve_oai.c */
-void tb_serve_oai_part(struct tb_serve_conn *c, enum tb_serve_json_part part, const char *text);
-void tb_serve_oai_item(struct tb_serve *s, struct tb_serve_conn *c, const struct tb_serve_item *it,
-                       int64_t late);
-
-/* serve_dialect.c: Anthropic and Ollama. */
+/* Whether c speaks Anthropic's or Ollama's dialect (serve_dialect.c),
+ * not OpenAI's (serve_oai.c). */
 static inline int tb_serve_is_dialect(const struct tb_serve_conn *c)
 {
     return c->ctx.api == TB_API_ANTHROPIC || c->ctx.api == TB_API_OLLAMA;
 }
-void tb_serve_dialect_json(struct tb_serve_conn *c, const char *type, char *json, int malformed);
-void tb_serve_anth_event(struct tb_serve_conn *c, enum tb_serve_anth ev, const char *text,
-                         int malformed);
-void tb_serve_dialect_item(struct tb_serve *s, struct tb_serve_conn *c,
-                           const struct tb_serve_item *it, int64_t late);
-void tb_serve_dialect_end(struct tb_serve_conn *c);
-
-/* serve_body.c */
-int tb_serve_body_start(struct tb_serve *s, struct tb_serve_conn *c);
-int tb_serve_body_walk(struct tb_serve *s, struct tb_serve_conn *c);
-int tb_serve_body_send(struct tb_serve *s, struct tb_serve_conn *c);
 
 #endif

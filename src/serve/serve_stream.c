@@ -6,7 +6,16 @@
  */
 #include <string.h>
 
+#include "serve_chunk.h"
+#include "serve_conn.h"
+#include "serve_dialect.h"
+#include "serve_frame.h"
+#include "serve_http.h"
+#include "serve_json.h"
+#include "serve_oai.h"
+#include "serve_plan.h"
 #include "serve_priv.h"
+#include "serve_stream.h"
 #include "ttsbuf/clock.h"
 
 /* Finish chunk, usage, [DONE], end of the chunked body. */
