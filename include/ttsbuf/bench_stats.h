@@ -44,22 +44,22 @@ int tb_bench_metric_higher_better(enum tb_bench_metric m);
 
 struct tb_bench_summary {
     size_t requests, ok;
-    size_t errors[TB_READER__COUNT];    /* by enum tb_reader_error (0 unused) */
-    size_t incomplete, failed;        /* the errors by their end: cut off
-                                       * (interrupted, connection lost, a
-                                       * timeout, a cap) or failed (an HTTP
-                                       * or stream error) */
-    size_t gapless;                   /* ok streams with no underrun */
-    double gapless_share;             /* gapless / ok (0 when ok == 0): a
-                                       * cut-off or failed stream is never
-                                       * in it */
-    double success_share;             /* ok / requests */
-    uint64_t events, tokens;          /* content events; tokens (usage when known
-                                       * and credible, else the events' tokens) */
-    size_t usage_ignored;             /* ok requests whose usage was not credible */
-    uint64_t surrogates_replaced;     /* lone UTF-16 halves made U+FFFD */
-    double span;                      /* first start to last end, s */
-    double system_tps;                /* tokens / span */
+    size_t errors[TB_READER__COUNT]; /* by enum tb_reader_error (0 unused) */
+    size_t incomplete, failed;       /* the errors by their end: cut off
+                                      * (interrupted, connection lost, a
+                                      * timeout, a cap) or failed (an HTTP
+                                      * or stream error) */
+    size_t gapless;                  /* ok streams with no underrun */
+    double gapless_share;            /* gapless / ok (0 when ok == 0): a
+                                      * cut-off or failed stream is never
+                                      * in it */
+    double success_share;            /* ok / requests */
+    uint64_t events, tokens;         /* content events; tokens (usage when known
+                                      * and credible, else the events' tokens) */
+    size_t usage_ignored;            /* ok requests whose usage was not credible */
+    uint64_t surrogates_replaced;    /* lone UTF-16 halves made U+FFFD */
+    double span;                     /* first start to last end, s */
+    double system_tps;               /* tokens / span */
     struct tb_stats m[TB_BM__COUNT];
 };
 

@@ -164,7 +164,7 @@ int tb_cli_bench_meta_options(struct tb_bench_meta *meta, const struct tb_sim_op
     snprintf(meta->options, sizeof(meta->options), "%s", t);
     cJSON_free(t);
     snprintf(meta->started_at, sizeof(meta->started_at), "%s", tb_cli_started_at());
-    snprintf(meta->ttsbuf_version, sizeof(meta->ttsbuf_version), "%s", TB_VERSION);
+    snprintf(meta->ttsbuf_version, sizeof(meta->ttsbuf_version), "%s", tb_version());
     return 0;
 }
 

@@ -117,7 +117,7 @@ static int dispatch(int argc, char **argv)
     if (strcmp(argv[1], "--man-options") == 0)
         return man_options(argc > 2 ? argv[2] : NULL);
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-        printf("ttsbuf %s\n", TB_VERSION);
+        printf("ttsbuf %s\n", tb_version());
         return TB_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

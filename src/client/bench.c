@@ -40,8 +40,7 @@ static size_t share(uint32_t c, uint32_t i, uint32_t n)
     return s > 0 ? (size_t)s : 1;
 }
 
-void tb_bench_shard_share(const struct tb_bench_opts *o, size_t *target, size_t *cap,
-                          double *rate)
+void tb_bench_shard_share(const struct tb_bench_opts *o, size_t *target, size_t *cap, double *rate)
 {
     if (o->requests > 0)
         *target =

@@ -43,15 +43,11 @@ int tb_import_sse_feed(struct tb_import_sse *x, const char *buf, size_t len, dou
     kind = x->rd.error;
     snprintf(x->err, sizeof(x->err), "%s", x->rd.message);
     switch (kind) {
-    case TB_READER_JSON:
-        return TB_EFORMAT;
+    case TB_READER_JSON: return TB_EFORMAT;
     case TB_READER_SSE:
-    case TB_READER_TOO_LONG:
-        return TB_ETOOBIG;
-    case TB_READER_NOMEM:
-        return TB_ENOMEM;
-    default:
-        return 0; /* an error event: the request's own conclusion */
+    case TB_READER_TOO_LONG: return TB_ETOOBIG;
+    case TB_READER_NOMEM: return TB_ENOMEM;
+    default: return 0; /* an error event: the request's own conclusion */
     }
 }
 

@@ -509,7 +509,7 @@ int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
         cJSON_AddStringToObject(sc, "name", "ttsbuf.trace");
         cJSON_AddNumberToObject(sc, "version", TB_TRACE_VERSION);
     }
-    cJSON_AddStringToObject(o, "ttsbuf_version", TB_VERSION);
+    cJSON_AddStringToObject(o, "ttsbuf_version", tb_version());
     if (s->started_at[0])
         cJSON_AddStringToObject(o, "started_at", s->started_at);
     if (s->command[0])
