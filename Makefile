@@ -159,6 +159,14 @@ $(BUILD)/tests/run: $(TEST_OBJ) $(CLI_LIB_OBJ) $(BUILD)/libttsbuf.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(CLI_LIB_OBJ) $(BUILD)/libttsbuf.a \
 	    $(LDLIBS_ALL) $(shell pkg-config --libs cmocka 2>/dev/null) $(TEST_LIBS)
 
+# The exits group's out-of-memory cases: the command with an allocator that
+# fails once (tests/failalloc/failalloc.c: TB_FAILALLOC=N fails the N-th
+# allocation ttsbuf's own code makes).
+FAILALLOC_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup
+$(BUILD)/ttsbuf-failalloc: $(CLI_OBJ) $(BUILD)/tests/failalloc/failalloc.o $(BUILD)/libttsbuf.a
+	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/tests/failalloc/failalloc.o \
+	    $(BUILD)/libttsbuf.a $(FAILALLOC_WRAP) $(LDLIBS_ALL)
+
 # The main job on the embedded default: `ttsbuf run --mock` streams from
 # the built-in mock provider over real HTTP on loopback (never a paid
 # provider, whatever key the shell holds).  The README's first command:
@@ -185,8 +193,10 @@ $(BUILD)/ttsbuf-collect: tests/collect/collect.c
 
 # check builds the benchmark too (without running it), so that it cannot
 # fall behind the library unnoticed.
-check: all $(BUILD)/tests/run $(BUILD)/ttsbuf-collect $(BUILD)/bench $(FUZZ_REPLAY)
+check: all $(BUILD)/tests/run $(BUILD)/ttsbuf-collect $(BUILD)/bench $(FUZZ_REPLAY) \
+    $(BUILD)/ttsbuf-failalloc
 	TTSBUF=$(CURDIR)/$(BUILD)/ttsbuf-collect TB_TTSBUF_REAL=$(CURDIR)/$(BIN) \
+	    TB_TTSBUF_FAILALLOC=$(CURDIR)/$(BUILD)/ttsbuf-failalloc \
 	    TB_COLLECT_DIR=$(CURDIR)/$(BUILD)/test-outputs TB_TESTDATA=$(CURDIR)/tests/data TB_NODEDIR=$(CURDIR)/tests/node \
 	    TB_AUDIODIR=$(CURDIR)/audio \
 	    TB_FUZZDIR=$(CURDIR)/tests/fuzz TB_FUZZBIN=$(CURDIR)/$(BUILD)/fuzz \
@@ -343,7 +353,7 @@ soak: $(BUILD)/soak
 # reads tests/cmocka.cfg, which says that a failed cmocka check ends the
 # test); any finding fails.
 LINT_SRC := $(LIB_SRC) $(GEN_SRC) $(CLI_SRC) $(FUZZ_ALL_SRC) tests/soak/soak.c
-LINT_TEST_SRC := $(TEST_SRC) $(BENCH_SRC) tests/collect/collect.c
+LINT_TEST_SRC := $(TEST_SRC) $(BENCH_SRC) tests/collect/collect.c tests/failalloc/failalloc.c
 CPPCHECK := cppcheck --quiet --std=c11 --enable=warning,performance,portability --inline-suppr \
     --error-exitcode=1 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc
 lint: $(GEN_SRC)
@@ -413,4 +423,5 @@ image-test:
 .PHONY: deb deb-test image image-test
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
--include $(FUZZ_ALL_SRC:%.c=$(BUILD)/%.d) $(BUILD)/tests/soak/soak.d
+-include $(FUZZ_ALL_SRC:%.c=$(BUILD)/%.d) $(BUILD)/tests/soak/soak.d \
+    $(BUILD)/tests/failalloc/failalloc.d

@@ -54,6 +54,7 @@ static const struct {
     {"reader", tb_test_reader},
     {"deps", tb_test_deps},
     {"usage", tb_test_usage},
+    {"exits", tb_test_exits},
     {"secrets", tb_test_secrets},
     {"outputs", tb_test_outputs},
     /* Last: it validates what the groups before it collected. */

@@ -127,18 +127,18 @@ static void opt_numbers_reject_leading_blanks(void **state)
     assert_true(len >= 2 && len < sizeof(text));
     memcpy(text, buf + 1, len - 1);
     text[len - 1] = '\0';
-    assert_int_equal(tb_opt_size("--n", text, 0, 100, &z, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_cli_number_size("--n", text, 0, 100, &z, err, sizeof(err)), TB_EINVAL);
     assert_int_equal(z, 7);
-    assert_int_equal(tb_opt_size("--n", " 5", 0, 100, &z, err, sizeof(err)), TB_EINVAL);
-    assert_int_equal(tb_opt_size("--n", "\t5", 0, 100, &z, err, sizeof(err)), TB_EINVAL);
-    assert_int_equal(tb_opt_size("--n", "-1", 0, 100, &z, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_cli_number_size("--n", " 5", 0, 100, &z, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_cli_number_size("--n", "\t5", 0, 100, &z, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_cli_number_size("--n", "-1", 0, 100, &z, err, sizeof(err)), TB_EINVAL);
     assert_string_equal(err, "--n: '-1' is not a whole number (allowed 0..100)");
-    assert_int_equal(tb_opt_double("--d", " 5", 0, 100, &d, err, sizeof(err)), TB_EINVAL);
-    assert_int_equal(tb_opt_double("--d", "\n5", 0, 100, &d, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_cli_number_double("--d", " 5", 0, 100, &d, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_cli_number_double("--d", "\n5", 0, 100, &d, err, sizeof(err)), TB_EINVAL);
     assert_true(d == 7);
-    assert_int_equal(tb_opt_size("--n", "5", 0, 100, &z, err, sizeof(err)), 0);
+    assert_int_equal(tb_cli_number_size("--n", "5", 0, 100, &z, err, sizeof(err)), 0);
     assert_int_equal(z, 5);
-    assert_int_equal(tb_opt_double("--d", "2.5", 0, 100, &d, err, sizeof(err)), 0);
+    assert_int_equal(tb_cli_number_double("--d", "2.5", 0, 100, &d, err, sizeof(err)), 0);
     assert_true(d == 2.5);
     free(buf);
 }

@@ -145,8 +145,13 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *ud, void *sockp)
         return 0;
     }
     q = fd_entry(b, s);
-    if (q == NULL)
-        return -1; /* libcurl fails the transfer */
+    if (q == NULL) {
+        /* libcurl fails the transfer; the record says why, not the
+         * idle timeout or the transport error it would otherwise read as. */
+        if (p != NULL)
+            tb_reader_fail(&((struct xf *)(void *)p)->rd, TB_READER_NOMEM, "out of memory");
+        return -1;
+    }
     memset(&ev, 0, sizeof(ev));
     ev.events =
         ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u) | EPOLLET;

@@ -355,6 +355,9 @@ static int rec_level(const cJSON *o, const struct tb_bench_meta *m, int version,
     return -1;
 }
 
+/* What parse_rec returns when memory ran out (not the file's fault). */
+static const char no_memory[] = "out of memory";
+
 /* Fills a record from one line's object; returns a reason or NULL. */
 static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int version,
                              struct tb_bench_rec *r)
@@ -454,7 +457,7 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
         size_t i = 0;
         r->itl = malloc(r->nitl * sizeof(double));
         if (r->itl == NULL)
-            return "out of memory";
+            return no_memory;
         cJSON_ArrayForEach(v, itl)
         {
             if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= TB_TIME_MAX))
@@ -529,14 +532,12 @@ int tb_bench_read_stream(FILE *f, const char *name, struct tb_bench_meta *m,
             have_header = 1;
         } else {
             struct tb_bench_rec *r = tb_bench_recs_add(out);
-            if (r == NULL)
-                rc = TB_ENOMEM;
-            else
-                why = parse_rec(o, m, version, r);
+            why = r == NULL ? no_memory : parse_rec(o, m, version, r);
         }
         cJSON_Delete(o);
         if (why != NULL)
-            rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: %s", name, in.lineno, why);
+            rc = tb_seterr(err, errlen, why == no_memory ? TB_ENOMEM : TB_EFORMAT, "%s:%zu: %s",
+                           name, in.lineno, why);
     }
     if (rc == 0 && got < 0)
         rc = tb_lines_fail(&in, got, name, TB_TRACE_LINE_MAX, err, errlen);

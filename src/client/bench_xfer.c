@@ -118,8 +118,10 @@ int tb_bench_xf_start(struct bench *b, double t_sched, char *err, size_t errlen)
     int warm = b->warm_left > 0;
     uint64_t k = warm ? b->next_local : b->next_local - o->warmup;
     int rc;
-    if (x == NULL)
+    if (x == NULL) {
+        snprintf(err, errlen, "out of memory");
         return TB_ENOMEM;
+    }
     x->warm = warm;
     x->fd = -1;
     x->id = global_id(b, k);

@@ -195,11 +195,13 @@ int tb_sweep_create(const struct tb_sweep_opts *o, const struct tb_sweep_input *
     if (sw->nseg > SIZE_MAX / sizeof(struct tb_chunks) / nin)
         goto fail;
     sw->chunks = malloc(sw->nseg * nin * sizeof(*sw->chunks));
+    /* Empty lists at once: tb_sweep_destroy frees them if what follows
+     * fails. */
+    for (size_t i = 0; sw->chunks != NULL && i < sw->nseg * nin; i++)
+        tb_analyze_chunks_init(&sw->chunks[i]);
     sw->pt = calloc(sw->npt, sizeof(*sw->pt));
     if (sw->chunks == NULL || sw->pt == NULL)
         goto fail;
-    for (size_t i = 0; i < sw->nseg * nin; i++)
-        tb_analyze_chunks_init(&sw->chunks[i]);
     for (size_t p = 0; p < sw->npt; p++) {
         size_t idx[TB_AX__COUNT];
         tb_sweep_point_axes(sw, p, idx);

@@ -1,16 +1,18 @@
-/* opt.c - the CLI's shared helpers: error lines and strict number parsing
- * for options (see cli.h). */
+/*
+ * cli.c - the CLI's conventions in code (see cli.h): the exit status of a
+ * failure, the one-line error, and strict number parsing for options.
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
 #include "ttsbuf/error.h"
 
-int tb_opt_double(const char *flag, const char *s, double lo, double hi, double *out, char *err,
+int tb_cli_number_double(const char *flag, const char *s, double lo, double hi, double *out, char *err,
                   size_t errlen)
 {
     char *end;
@@ -31,7 +33,7 @@ int tb_opt_double(const char *flag, const char *s, double lo, double hi, double 
     return 0;
 }
 
-int tb_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *out, char *err,
+int tb_cli_number_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *out, char *err,
                 size_t errlen)
 {
     char *end;
@@ -52,25 +54,38 @@ int tb_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *o
     return 0;
 }
 
-/* A parser's rc as an option handler's answer, its error printed. */
-static int answer(int rc, const char *err)
+/* A parser's rc as a helper's: its message printed. */
+static int printed(int rc, const char *err)
 {
-    if (rc == 0)
-        return 1;
-    tb_cli_error("%s", err);
-    return -1;
+    if (rc != 0)
+        tb_cli_error("%s", err);
+    return rc;
 }
 
 int tb_cli_opt_double(const char *flag, const char *s, double lo, double hi, double *out)
 {
     char err[256];
-    return answer(tb_opt_double(flag, s, lo, hi, out, err, sizeof(err)), err);
+    return printed(tb_cli_number_double(flag, s, lo, hi, out, err, sizeof(err)), err);
 }
 
 int tb_cli_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *out)
 {
     char err[256];
-    return answer(tb_opt_size(flag, s, lo, hi, out, err, sizeof(err)), err);
+    return printed(tb_cli_number_size(flag, s, lo, hi, out, err, sizeof(err)), err);
+}
+
+int tb_cli_exit(int rc)
+{
+    switch (rc) {
+    case 0:
+    case TB_CLI_DONE: return TB_EXIT_OK;
+    case TB_EINVAL:
+    case TB_ERANGE:
+    case TB_EFORMAT:
+    case TB_EEMPTY:
+    case TB_ETOOBIG: return TB_EXIT_USAGE;
+    default: return TB_EXIT_FAILED; /* TB_ENOMEM, TB_EIO, TB_EDEVICE, TB_EBUSY, ... */
+    }
 }
 
 void tb_cli_error(const char *fmt, ...)
