@@ -433,8 +433,7 @@ static int unfinished(const unsigned char *s, size_t n, size_t k)
  * outside ASCII.  ASCII punctuation stays, where the chunkers cut. */
 static int hidden(int c)
 {
-    return c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-           (c >= 'A' && c <= 'Z');
+    return c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
 /* Masks one unit at equal length: a UTF-8 sequence of 2 to 4 bytes

@@ -1708,7 +1708,11 @@ static void innocuous(const char *key, char *out, size_t len)
     size_t i = 0;
     for (; key[i] != '\0' && i + 1 < len; i++) {
         char c = key[i];
-        out[i] = c == 'z' ? 'a' : c == 'Z' ? 'A' : c == '9' ? '0' : isalnum((unsigned char)c) ? (char)(c + 1) : c;
+        out[i] = c == 'z'                    ? 'a'
+                 : c == 'Z'                  ? 'A'
+                 : c == '9'                  ? '0'
+                 : isalnum((unsigned char)c) ? (char)(c + 1)
+                                             : c;
     }
     out[i] = '\0';
 }
@@ -1750,8 +1754,9 @@ static void same_numbers(const struct proc *keyed, const struct proc *plain)
     run_numbers(plain->out, vb);
     for (int i = 0; i < 4; i++)
         if (va[i] != vb[i])
-            fail_msg("run's numbers with the key echoed: %g %g %g %g; with a plain text: %g %g %g %g",
-                     va[0], va[1], va[2], va[3], vb[0], vb[1], vb[2], vb[3]);
+            fail_msg(
+                "run's numbers with the key echoed: %g %g %g %g; with a plain text: %g %g %g %g",
+                va[0], va[1], va[2], va[3], vb[0], vb[1], vb[2], vb[3]);
     snprintf(path, sizeof(path), "%s/t.jsonl", keyed->dir);
     if (tb_trace_load_file(path, &a, err, sizeof(err)) != 0)
         fail_msg("%s", err);
@@ -1785,9 +1790,9 @@ static void same_numbers(const struct proc *keyed, const struct proc *plain)
             ra.play.gap_total != rb.play.gap_total || ra.play.end != rb.play.end)
             fail_msg("--chunk %s: masked %u chunks, %u underruns, min TPS %g, speech %g s; "
                      "plain %u, %u, %g, %g s",
-                     tb_seg_policy_name((enum tb_chunk_policy)p), ra.play.chunks,
-                     ra.play.underruns, ra.play.min_tps, ra.play.speech, rb.play.chunks,
-                     rb.play.underruns, rb.play.min_tps, rb.play.speech);
+                     tb_seg_policy_name((enum tb_chunk_policy)p), ra.play.chunks, ra.play.underruns,
+                     ra.play.min_tps, ra.play.speech, rb.play.chunks, rb.play.underruns,
+                     rb.play.min_tps, rb.play.speech);
     }
     tb_stream_free(&a);
     tb_stream_free(&b);

@@ -438,8 +438,8 @@ static void masks_the_answer(void **state)
 {
     static const char body[] = CHUNK("key sk-SECRET-abcdef123456.") CHUNK(" Again: ")
         CHUNK("sk-SECR") CHUNK("ET-abcd") CHUNK("ef12345") CHUNK(" and Zq&");
-    static const char *const want[] = {"key **-******-************.", " Again: ", "**-****",
-                                       "**-****", "*******", " and **&"};
+    static const char *const want[] = {
+        "key **-******-************.", " Again: ", "**-****", "**-****", "*******", " and **&"};
     struct tb_reader rd;
     struct tb_stream s;
     struct tb_secrets *set;
@@ -456,11 +456,13 @@ static void masks_the_answer(void **state)
     tb_reader_begin(&rd, &s, 0);
     for (size_t i = 0; i < sizeof(body) - 1; i += 5) /* any split */
         tb_reader_feed(&rd, body + i, sizeof(body) - 1 - i < 5 ? sizeof(body) - 1 - i : 5, 0.5);
-    assert_string_equal(pushed, "key **-******-************.| Again: |sk-SECR|**-****|*******| and Zq&|");
+    assert_string_equal(pushed,
+                        "key **-******-************.| Again: |sk-SECR|**-****|*******| and Zq&|");
     tb_reader_end(&rd);
     assert_int_equal(s.n, 6);
     for (size_t i = 0; i < 6; i++)
-        if (s.ev[i].len != strlen(want[i]) || memcmp(tb_stream_text(&s, i), want[i], s.ev[i].len) != 0)
+        if (s.ev[i].len != strlen(want[i]) ||
+            memcmp(tb_stream_text(&s, i), want[i], s.ev[i].len) != 0)
             fail_msg("delta %zu recorded as '%.*s', want '%s'", i, (int)s.ev[i].len,
                      tb_stream_text(&s, i), want[i]);
     tb_reader_free(&rd);
@@ -596,12 +598,9 @@ static void end_kinds(void **state)
 int tb_test_reader(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(same_conclusion),
-        cmocka_unit_test(import_stops_at_error),
-        cmocka_unit_test(import_adopts_endpoint),
-        cmocka_unit_test(nothing_after_the_end_marker),
-        cmocka_unit_test(masks_the_answer),
-        cmocka_unit_test(end_kinds),
+        cmocka_unit_test(same_conclusion),        cmocka_unit_test(import_stops_at_error),
+        cmocka_unit_test(import_adopts_endpoint), cmocka_unit_test(nothing_after_the_end_marker),
+        cmocka_unit_test(masks_the_answer),       cmocka_unit_test(end_kinds),
     };
     return cmocka_run_group_tests_name("reader", tests, NULL, NULL);
 }

@@ -168,7 +168,8 @@ static void masks(const struct tb_secrets *s, const char *in, const char *want)
 static void equal_length(void **state)
 {
     const char *const keys[] = {KEY};
-    const char *const others[] = {"Zq", "a+b", "-_-_-_-_-_", "\xd0\xba\xd0\xbb\xd1\x8e\xd1\x87-secret"};
+    const char *const others[] = {"Zq", "a+b", "-_-_-_-_-_",
+                                  "\xd0\xba\xd0\xbb\xd1\x8e\xd1\x87-secret"};
     struct tb_secrets *s = set_of(keys, 1), *o = set_of(others, 4);
     char none[] = "left " KEY;
     (void)state;
@@ -419,7 +420,8 @@ static void property_against_oracle(void **state)
         /* The equal-length mode: the same, at equal length, and the same
          * fed in pieces. */
         {
-            size_t len = strlen(orig), i = next(&rng) % (len + 1), j = i + next(&rng) % (len - i + 1);
+            size_t len = strlen(orig), i = next(&rng) % (len + 1),
+                   j = i + next(&rng) % (len - i + 1);
             char *pieces = mask_in_pieces(s, orig, len, i, j);
             memcpy(text, orig, sizeof(text));
             tb_secrets_mask(s, text, len);

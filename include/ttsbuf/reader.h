@@ -119,7 +119,8 @@ struct tb_reader {
     /* Masked in message, warning, finish_reason and the recorded text;
      * borrowed, or NULL. */
     const struct tb_secrets *secrets;
-    struct tb_secrets_masker *masker; /* the text's, owned */
+    /* Masks them in the recorded text; owned. */
+    struct tb_secrets_masker *masker;
     double t0;        /* the request's start: delta times are t - t0 */
     double t_now;     /* arrival time of the bytes being fed */
     double last_data; /* time of the last data event (or t0): the idle clock */

@@ -110,8 +110,9 @@ void bench_reader(void)
     with = read_body(body, len, set, &n1);
     if (n0 != s.n || n1 != s.n)
         bench_die("reader", "lost deltas");
-    printf("reader: tb_reader_feed, %zu chat deltas in memory (%.1f MB, %d KiB reads), best of %d\n",
-           s.n, (double)len / 1e6, READ_SIZE / 1024, REPS);
+    printf(
+        "reader: tb_reader_feed, %zu chat deltas in memory (%.1f MB, %d KiB reads), best of %d\n",
+        s.n, (double)len / 1e6, READ_SIZE / 1024, REPS);
     printf("  no secrets          %6.3f us/delta\n", none / (double)s.n * 1e6);
     printf("  a run's 3 secrets   %6.3f us/delta  (%.3fx)\n", with / (double)s.n * 1e6,
            with / none);
