@@ -146,7 +146,7 @@ static void masks(const struct tb_secrets *s, const char *in, const char *want)
     char buf[512];
     size_t n = strlen(in), changed, diff = 0;
     assert_true(n < sizeof(buf) && strlen(want) == n);
-    memcpy(buf, in, n + 1);
+    snprintf(buf, sizeof(buf), "%s", in);
     changed = tb_secrets_mask(s, buf, n);
     for (size_t i = 0; i < n; i++)
         diff += buf[i] != in[i];
