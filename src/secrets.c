@@ -40,7 +40,7 @@
 #define NOISE (-1)
 #define GRAM TB_SECRETS_PART
 _Static_assert(GRAM == 8, "a window is packed into 64 bits");
-#define FILTER_BITS 15 /* 32 Kib: under 1% of lookups pass for 300 windows */
+#define FILTER_BITS 15 /* 4 KiB: under 1% of lookups pass for 300 windows */
 
 struct short_secret {
     unsigned char v[GRAM - 1];

@@ -39,7 +39,7 @@
  *
  * Cost: O(text length x 8) per scrub, and a binary search among the
  * secrets' 8-character windows; the set is built once.  The equal-length
- * mode reads each byte once: a window is looked up in a 32 Kib filter of
+ * mode reads each byte once: a window is looked up in a 4 KiB bit filter of
  * the windows first (a miss, the common case, costs a multiply and a
  * load), so scanning a streamed delta costs a few ns a byte.
  *
