@@ -1560,7 +1560,7 @@ static void s_echo_content(struct peer *pe, int fd, int conn)
     if (strcmp(pe->script, "whole") == 0) {
         send_text(fd, x, strlen(x));
     } else if (strcmp(pe->script, "split") == 0) {
-        for (int k = 0; k < 3; k++)
+        for (size_t k = 0; k < 3; k++)
             send_text(fd, x + 7 * k, 7);
     } else {
         send_text(fd, x, 14);
@@ -1708,11 +1708,15 @@ static void innocuous(const char *key, char *out, size_t len)
     size_t i = 0;
     for (; key[i] != '\0' && i + 1 < len; i++) {
         char c = key[i];
-        out[i] = c == 'z'                    ? 'a'
-                 : c == 'Z'                  ? 'A'
-                 : c == '9'                  ? '0'
-                 : isalnum((unsigned char)c) ? (char)(c + 1)
-                                             : c;
+        if (c == 'z')
+            c = 'a';
+        else if (c == 'Z')
+            c = 'A';
+        else if (c == '9')
+            c = '0';
+        else if (isalnum((unsigned char)c))
+            c++;
+        out[i] = c;
     }
     out[i] = '\0';
 }

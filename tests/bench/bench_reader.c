@@ -45,9 +45,12 @@ static char *chat_body(const struct tb_stream *s, size_t *len)
         memcpy(b + n, pre, sizeof(pre) - 1);
         n += sizeof(pre) - 1;
         for (uint32_t k = 0; k < s->ev[i].len; k++) {
-            if (t[k] == '"' || t[k] == '\\')
+            char c = t[k];
+            if (c == '"' || c == '\\')
                 b[n++] = '\\';
-            b[n++] = (unsigned char)t[k] < 0x20 ? ' ' : t[k];
+            if ((unsigned char)c < 0x20)
+                c = ' ';
+            b[n++] = c;
         }
         memcpy(b + n, post, sizeof(post) - 1);
         n += sizeof(post) - 1;
