@@ -1802,6 +1802,13 @@ static void same_numbers(const struct proc *keyed, const struct proc *plain)
     tb_stream_free(&b);
 }
 
+/* The command line's server and key options for kind k against port. */
+static void secret_args(char *args, size_t n, const struct skind *k, int port, const char *extra)
+{
+    snprintf(args, n, "--api %s --base-url 'http://127.0.0.1:%d/v1%s' --model m %s", k->api, port,
+             k->from == K_URL ? "?key=" SECRET_URL : "", extra);
+}
+
 /* One command of a case (line: its words, '@' standing for its own
  * directory, then args), with the key's variable set; every file it
  * wrote and both streams checked. */
@@ -1861,8 +1868,7 @@ static void secret_run(void **state)
         snprintf(extra, sizeof(extra), "-H 'x-api-key: %s'", SECRET_HDR);
     else if (k->from == K_FILE)
         snprintf(extra, sizeof(extra), "--api-key-file %s", keyfile);
-    snprintf(args, sizeof(args), "--api %s --base-url 'http://127.0.0.1:%d/v1%s' --model m %s",
-             k->api, pe.port, k->from == K_URL ? "?key=" SECRET_URL : "", extra);
+    secret_args(args, sizeof(args), k, pe.port, extra);
     secret_cmd(&run[0], k, "run -v --json --record @/t.jsonl --html @/r.html", args);
     secret_cmd(&run[1], k, "run -v -q --svg @/r.svg", args);
     secret_cmd(&bench, k, "bench -c 1 --requests 1 --idle-timeout 5 --out @/b --html @/b.html",
@@ -1870,12 +1876,19 @@ static void secret_run(void **state)
     if (e->fn == s_echo_content) {
         /* On the rate model (--html times the voice with eSpeak), and the
          * same answer with an innocuous text where the key was. */
-        char plain[128];
+        char plain[128], args2[1024];
+        struct peer pe2;
         secret_cmd(&run[2], k, "run --json -q --record @/t.jsonl", args);
+        /* A peer of its own: only the peer's thread reads pe.x while it
+         * runs (tcp_peer.h). */
         innocuous(k->key, plain, sizeof(plain));
-        pe.x = plain;
-        secret_cmd(&run[3], k, "run --json -q --record @/t.jsonl", args);
-        pe.x = k->key;
+        peer_bind(&pe2, "127.0.0.1", e->fn);
+        pe2.x = plain;
+        pe2.script = e->script;
+        peer_go(&pe2);
+        secret_args(args2, sizeof(args2), k, pe2.port, extra);
+        secret_cmd(&run[3], k, "run --json -q --record @/t.jsonl", args2);
+        peer_stop(&pe2);
     }
     peer_halt(&pe);
     remove(keyfile);
