@@ -463,9 +463,10 @@ static void control_field(const char *control, const char *first_line, const cha
 
 /* debian/control builds with .ci/deps's build set (less build-essential,
  * which Debian implies, and espeak-ng-data, which libespeak-ng-dev
- * brings), and libttsbuf-dev depends on the -dev package of every
- * pkg-config module the build uses (ttsbuf.pc requires them), so that the
- * package, `make deps` and the container image follow one list. */
+ * brings), and libttsbuf-dev depends on every -dev package of the build
+ * set (the pkg-config modules ttsbuf.pc requires, and sonic, which it names
+ * in Libs), so that the package, `make deps` and the container image follow
+ * one list. */
 static void debian_control_follows_deps(void **state)
 {
     char path[4096], bd[2048], dev[2048], want_bd[2048] = " ", want_dev[2048] = " ";
@@ -484,7 +485,7 @@ static void debian_control_follows_deps(void **state)
             k = strlen(want_bd);
             snprintf(want_bd + k, sizeof(want_bd) - k, "%s ", pkg);
         }
-        if (strncmp(how, "pkg:", 4) == 0) {
+        if (strlen(pkg) > 4 && strcmp(pkg + strlen(pkg) - 4, "-dev") == 0) {
             k = strlen(want_dev);
             snprintf(want_dev + k, sizeof(want_dev) - k, "%s ", pkg);
         }

@@ -24,6 +24,7 @@
 #define _DEFAULT_SOURCE /* wait4 */
 #include <arpa/inet.h>
 #include <cJSON.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -49,8 +50,12 @@
 #include "tcp_peer.h"
 #include "tests.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/clock.h"
 #include "ttsbuf/live.h"
+#include "ttsbuf/seg.h"
+#include "ttsbuf/sim.h"
 #include "ttsbuf/trace.h"
+#include "ttsbuf/utf8.h"
 
 #define SECRET_ENV "sk-ttsbuf-FAULT-ENV-7c41f0a9d2"
 #define SECRET_FILE "sk-ttsbuf-FAULT-FILE-93be22d1"
@@ -1541,6 +1546,30 @@ static void s_echo_reset(struct peer *pe, int fd, int conn)
     run_script(pe, fd, "D2PZR");
 }
 
+/* The answer's text quotes the key (pe->x) after two deltas: whole in one
+ * delta ("whole"), its first 21 characters in three deltas of 7
+ * ("split"), or its first 14 in one ("part"); then a sentence end, more
+ * text and the end marker. */
+static void s_echo_content(struct peer *pe, int fd, int conn)
+{
+    const char *x = pe->x;
+    (void)conn;
+    send_echo_head(fd, x);
+    send_deltas(fd, 2);
+    send_text(fd, " Your key is ", 13);
+    if (strcmp(pe->script, "whole") == 0) {
+        send_text(fd, x, strlen(x));
+    } else if (strcmp(pe->script, "split") == 0) {
+        for (size_t k = 0; k < 3; k++)
+            send_text(fd, x + 7 * k, 7);
+    } else {
+        send_text(fd, x, 14);
+    }
+    send_text(fd, ". Keep it safe,", 15);
+    send_text(fd, " it is yours.", 13);
+    send_end(fd);
+}
+
 struct secho {
     const char *name;
     peer_fn fn;
@@ -1555,6 +1584,9 @@ static const struct secho sechoes[] = {
     {"a 401 JSON body", s_echo_401, NULL, 3, "HTTP 401: Incorrect API key provided: *** ("},
     {"a 401 text body", s_echo_401, "plain", 3, "HTTP 401: Incorrect API key provided: *** ("},
     {"a reset mid-event", s_echo_reset, NULL, 3, "connection lost after 2 deltas"},
+    {"the answer, whole", s_echo_content, "whole", 0, NULL},
+    {"the answer, in three deltas of 7", s_echo_content, "split", 0, NULL},
+    {"the answer, its first 14", s_echo_content, "part", 0, NULL},
 };
 
 /* text[0..n) as a reader puts an echo back together: whitespace and the
@@ -1608,6 +1640,32 @@ static void assert_unquoted(const char *where, const char *text, size_t n, const
     free(joined);
 }
 
+/* A JSONL file's "text" strings joined (a trace's answer, which a key
+ * cut across deltas is spread over), checked as one text. */
+static void assert_texts_unquoted(const char *path, const char *text, size_t n, const char *key)
+{
+    char *joined = malloc(n + 1), where[1100];
+    size_t k = 0;
+    const char *line = text, *end = text + n;
+    assert_non_null(joined);
+    while (line < end) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        size_t len = nl != NULL ? (size_t)(nl - line) : (size_t)(end - line);
+        cJSON *j = cJSON_ParseWithLength(line, len);
+        const cJSON *t = cJSON_GetObjectItem(j, "text");
+        if (cJSON_IsString(t)) {
+            memcpy(joined + k, t->valuestring, strlen(t->valuestring));
+            k += strlen(t->valuestring);
+        }
+        cJSON_Delete(j);
+        line += len + 1;
+    }
+    joined[k] = '\0';
+    snprintf(where, sizeof(where), "%s (its texts joined)", path);
+    assert_unquoted(where, joined, k, key);
+    free(joined);
+}
+
 /* Every file under dir (stdout and stderr included), checked. */
 static void assert_dir_unquoted(const char *dir, const char *key, int *files)
 {
@@ -1626,7 +1684,10 @@ static void assert_dir_unquoted(const char *dir, const char *key, int *files)
         } else {
             size_t n;
             char *text = tb_test_slurp_text(path, &n);
+            size_t nl = strlen(e->d_name);
             assert_unquoted(path, text, n, key);
+            if (nl > 6 && strcmp(e->d_name + nl - 6, ".jsonl") == 0)
+                assert_texts_unquoted(path, text, n, key);
             free(text);
             (*files)++;
         }
@@ -1639,6 +1700,114 @@ struct secret_case {
     const struct secho *e;
     char name[112];
 };
+
+/* The key with each letter and digit replaced by the next one: an
+ * innocuous text of the same shape. */
+static void innocuous(const char *key, char *out, size_t len)
+{
+    size_t i = 0;
+    for (; key[i] != '\0' && i + 1 < len; i++) {
+        char c = key[i];
+        if (c == 'z')
+            c = 'a';
+        else if (c == 'Z')
+            c = 'A';
+        else if (c == '9')
+            c = '0';
+        else if (isalnum((unsigned char)c))
+            c++;
+        out[i] = c;
+    }
+    out[i] = '\0';
+}
+
+/* The numbers of a run's --json report. */
+static void run_numbers(const char *json, double v[4])
+{
+    static const char *const keys[] = {"events", "chunks", "speech_s", "underruns"};
+    cJSON *j = cJSON_Parse(json);
+    if (j == NULL)
+        fail_msg("run's stdout is not JSON: '%.300s'", json);
+    for (int i = 0; i < 4; i++) {
+        const cJSON *n = cJSON_GetObjectItem(j, keys[i]);
+        if (!cJSON_IsNumber(n))
+            fail_msg("run's report has no %s: '%.300s'", keys[i], json);
+        v[i] = n->valuedouble;
+    }
+    cJSON_Delete(j);
+}
+
+/*
+ * The key masked in the answer changes no number: the run that got it
+ * and one that got an innocuous text of the same length in its place
+ * (run at the same peer) report the same events, chunks, speech and
+ * underruns; their traces have the same deltas (bytes, code points), and
+ * simulated on the same arrival times they give the same chunks,
+ * underruns, gaps and minimum TPS under every chunking policy but the two
+ * that read the words around a sentence end (secrets.h): pipecat's Punkt
+ * takes the "e." of "...-HDR-e." for an abbreviation, not "*.".
+ */
+static void same_numbers(const struct proc *keyed, const struct proc *plain)
+{
+    struct tb_stream a, b;
+    char path[1024], err[256];
+    double va[4], vb[4];
+    tb_stream_init(&a);
+    tb_stream_init(&b);
+    run_numbers(keyed->out, va);
+    run_numbers(plain->out, vb);
+    for (int i = 0; i < 4; i++)
+        if (va[i] != vb[i])
+            fail_msg(
+                "run's numbers with the key echoed: %g %g %g %g; with a plain text: %g %g %g %g",
+                va[0], va[1], va[2], va[3], vb[0], vb[1], vb[2], vb[3]);
+    snprintf(path, sizeof(path), "%s/t.jsonl", keyed->dir);
+    if (tb_trace_load_file(path, &a, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    snprintf(path, sizeof(path), "%s/t.jsonl", plain->dir);
+    if (tb_trace_load_file(path, &b, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(a.n, b.n);
+    for (size_t i = 0; i < a.n; i++) {
+        const struct tb_event *x = &a.ev[i], *y = &b.ev[i];
+        if (x->len != y->len || x->kind != y->kind ||
+            tb_utf8_count(tb_stream_text(&a, i), x->len) !=
+                tb_utf8_count(tb_stream_text(&b, i), y->len))
+            fail_msg("delta %zu: '%.*s' masked, '%.*s' plain", i, (int)x->len,
+                     tb_stream_text(&a, i), (int)y->len, tb_stream_text(&b, i));
+        b.ev[i].t = x->t;
+    }
+    for (int p = 0; p < TB_CHUNK__COUNT; p++) {
+        struct tb_sim_opts o;
+        struct tb_sim_result ra, rb;
+        struct tb_clock clk;
+        if (p == TB_CHUNK_PIPECAT || p == TB_CHUNK_LIVEKIT)
+            continue;
+        tb_sim_opts_default(&o);
+        o.seg.policy = (enum tb_chunk_policy)p;
+        tb_clock_virtual_init(&clk);
+        assert_int_equal(tb_sim_run(&a, &o, &clk, NULL, NULL, &ra, err, sizeof(err)), 0);
+        tb_clock_virtual_init(&clk);
+        assert_int_equal(tb_sim_run(&b, &o, &clk, NULL, NULL, &rb, err, sizeof(err)), 0);
+        if (ra.play.chunks != rb.play.chunks || ra.play.underruns != rb.play.underruns ||
+            ra.play.min_tps != rb.play.min_tps || ra.play.speech != rb.play.speech ||
+            ra.play.gap_total != rb.play.gap_total || ra.play.end != rb.play.end)
+            fail_msg("--chunk %s: masked %u chunks, %u underruns, min TPS %g, speech %g s; "
+                     "plain %u, %u, %g, %g s",
+                     tb_seg_policy_name((enum tb_chunk_policy)p), ra.play.chunks, ra.play.underruns,
+                     ra.play.min_tps, ra.play.speech, rb.play.chunks, rb.play.underruns,
+                     rb.play.min_tps, rb.play.speech);
+    }
+    tb_stream_free(&a);
+    tb_stream_free(&b);
+}
+
+/* The command line's server and key options for kind k against port. */
+static void secret_args(char *args, size_t n, const struct skind *k, int port, const char *extra)
+{
+    snprintf(args, n, "--api %s --base-url 'http://127.0.0.1:%d/v1%s' --model m %s", k->api, port,
+             k->from == K_URL ? "?key=" SECRET_URL : "", extra);
+}
 
 /* One command of a case (line: its words, '@' standing for its own
  * directory, then args), with the key's variable set; every file it
@@ -1682,7 +1851,7 @@ static void secret_run(void **state)
     const struct skind *k = c->k;
     const struct secho *e = c->e;
     char keyfile[96], args[1024], extra[256] = "", sim[512], merge[512];
-    struct proc run[2], bench, after[3];
+    struct proc run[4], bench, after[3];
     struct peer pe;
     FILE *f;
     W = strcmp(k->api, "anthropic") == 0 ? &wires[1] : &wires[0];
@@ -1699,12 +1868,28 @@ static void secret_run(void **state)
         snprintf(extra, sizeof(extra), "-H 'x-api-key: %s'", SECRET_HDR);
     else if (k->from == K_FILE)
         snprintf(extra, sizeof(extra), "--api-key-file %s", keyfile);
-    snprintf(args, sizeof(args), "--api %s --base-url 'http://127.0.0.1:%d/v1%s' --model m %s",
-             k->api, pe.port, k->from == K_URL ? "?key=" SECRET_URL : "", extra);
+    secret_args(args, sizeof(args), k, pe.port, extra);
     secret_cmd(&run[0], k, "run -v --json --record @/t.jsonl --html @/r.html", args);
     secret_cmd(&run[1], k, "run -v -q --svg @/r.svg", args);
     secret_cmd(&bench, k, "bench -c 1 --requests 1 --idle-timeout 5 --out @/b --html @/b.html",
                args);
+    if (e->fn == s_echo_content) {
+        /* On the rate model (--html times the voice with eSpeak), and the
+         * same answer with an innocuous text where the key was. */
+        char plain[128], args2[1024];
+        struct peer pe2;
+        secret_cmd(&run[2], k, "run --json -q --record @/t.jsonl", args);
+        /* A peer of its own: only the peer's thread reads pe.x while it
+         * runs (tcp_peer.h). */
+        innocuous(k->key, plain, sizeof(plain));
+        peer_bind(&pe2, "127.0.0.1", e->fn);
+        pe2.x = plain;
+        pe2.script = e->script;
+        peer_go(&pe2);
+        secret_args(args2, sizeof(args2), k, pe2.port, extra);
+        secret_cmd(&run[3], k, "run --json -q --record @/t.jsonl", args2);
+        peer_stop(&pe2);
+    }
     peer_halt(&pe);
     remove(keyfile);
     /* It was sent; -v said so, masked; run said what the server said,
@@ -1721,8 +1906,13 @@ static void secret_run(void **state)
         fail_msg("run's stderr does not say '%s': %s", e->said, run[0].err);
     if (e->said != NULL && strstr(bench.err, e->said) == NULL)
         fail_msg("bench's stderr does not say '%s': %s", e->said, bench.err);
-    if (e->run_code == 0 && strstr(run[0].out, "\"finish_reason\":\"***\"") == NULL)
+    if (e->fn == s_echo_finish && strstr(run[0].out, "\"finish_reason\":\"***\"") == NULL)
         fail_msg("--json does not give the finish reason masked: %s", run[0].out);
+    if (e->fn == s_echo_content) {
+        same_numbers(&run[2], &run[3]);
+        proc_free(&run[2]);
+        proc_free(&run[3]);
+    }
     /* What the recordings make of it. */
     snprintf(sim, sizeof(sim), "--trace %s/t.jsonl", run[0].dir);
     snprintf(merge, sizeof(merge), "%s/b", bench.dir);

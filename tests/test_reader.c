@@ -31,6 +31,7 @@
 #include "ttsbuf/import.h"
 #include "ttsbuf/live.h"
 #include "ttsbuf/reader.h"
+#include "ttsbuf/secrets.h"
 
 /* After its bytes, the peer closes, or holds the connection open. */
 enum hold { HOLD_NONE, HOLD_SILENT, HOLD_KEEPALIVE };
@@ -410,6 +411,65 @@ static void import_adopts_endpoint(void **state)
     tb_stream_free(&s);
 }
 
+/* The push hook's view: each delta's text, '|' after each. */
+static int keep_pushed(void *ud, struct tb_reader *rd, double t, const char *text, size_t len,
+                       uint8_t kind)
+{
+    char *got = ud;
+    size_t n = strlen(got);
+    (void)rd;
+    (void)t;
+    (void)kind;
+    assert_true(n + len + 2 < 512);
+    memcpy(got + n, text, len);
+    memcpy(got + n + len, "|", 2);
+    return 0;
+}
+
+/*
+ * The answer's text is masked as each delta is recorded, before the push
+ * hook sees it: an echo whole in a delta reaches the hook masked; one cut
+ * across deltas of 7 from its 8th character on (its first 7 came before),
+ * and the recorded stream has it masked whole; a delta that ends in an
+ * escape's first byte is read with the stream's end.  Numbers: every
+ * delta keeps its length.
+ */
+static void masks_the_answer(void **state)
+{
+    static const char body[] = CHUNK("key sk-SECRET-abcdef123456.") CHUNK(" Again: ")
+        CHUNK("sk-SECR") CHUNK("ET-abcd") CHUNK("ef12345") CHUNK(" and Zq&");
+    static const char *const want[] = {
+        "key **-******-************.", " Again: ", "**-****", "**-****", "*******", " and **&"};
+    struct tb_reader rd;
+    struct tb_stream s;
+    struct tb_secrets *set;
+    char pushed[512] = "";
+    (void)state;
+    tb_stream_init(&s);
+    assert_int_equal(tb_secrets_create(&set), 0);
+    assert_int_equal(tb_secrets_add(set, "sk-SECRET-abcdef123456", 22), 0);
+    assert_int_equal(tb_secrets_add(set, "Zq&", 3), 0);
+    assert_int_equal(tb_reader_init(&rd, TB_API_CHAT), 0);
+    rd.secrets = set;
+    rd.push = keep_pushed;
+    rd.push_ud = pushed;
+    tb_reader_begin(&rd, &s, 0);
+    for (size_t i = 0; i < sizeof(body) - 1; i += 5) /* any split */
+        tb_reader_feed(&rd, body + i, sizeof(body) - 1 - i < 5 ? sizeof(body) - 1 - i : 5, 0.5);
+    assert_string_equal(pushed,
+                        "key **-******-************.| Again: |sk-SECR|**-****|*******| and Zq&|");
+    tb_reader_end(&rd);
+    assert_int_equal(s.n, 6);
+    for (size_t i = 0; i < 6; i++)
+        if (s.ev[i].len != strlen(want[i]) ||
+            memcmp(tb_stream_text(&s, i), want[i], s.ev[i].len) != 0)
+            fail_msg("delta %zu recorded as '%.*s', want '%s'", i, (int)s.ev[i].len,
+                     tb_stream_text(&s, i), want[i]);
+    tb_reader_free(&rd);
+    tb_secrets_destroy(set);
+    tb_stream_free(&s);
+}
+
 /* Each dialect's stream: two deltas, the end marker, then more deltas
  * and a second end (what a hostile server sent after the marker). */
 static const struct {
@@ -538,11 +598,9 @@ static void end_kinds(void **state)
 int tb_test_reader(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(same_conclusion),
-        cmocka_unit_test(import_stops_at_error),
-        cmocka_unit_test(import_adopts_endpoint),
-        cmocka_unit_test(nothing_after_the_end_marker),
-        cmocka_unit_test(end_kinds),
+        cmocka_unit_test(same_conclusion),        cmocka_unit_test(import_stops_at_error),
+        cmocka_unit_test(import_adopts_endpoint), cmocka_unit_test(nothing_after_the_end_marker),
+        cmocka_unit_test(masks_the_answer),       cmocka_unit_test(end_kinds),
     };
     return cmocka_run_group_tests_name("reader", tests, NULL, NULL);
 }

@@ -116,6 +116,95 @@ static void utf8_and_no_set(void **state)
     tb_secrets_destroy(NULL);
 }
 
+/* Feeds text[0..n) to a masker in three pieces, cut at i and j (i <= j),
+ * the buffer holding only what came so far; returns it (malloc'd). */
+static char *mask_in_pieces(const struct tb_secrets *s, const char *text, size_t n, size_t i,
+                            size_t j)
+{
+    struct tb_secrets_masker *m;
+    char *buf = malloc(n + 1);
+    const size_t cut[3] = {i, j, n};
+    size_t had = 0;
+    assert_non_null(buf);
+    memset(buf, 0xFF, n + 1); /* what has not come: a read of it shows */
+    assert_int_equal(tb_secrets_masker_create(&m), 0);
+    tb_secrets_masker_reset(m, 0);
+    for (size_t k = 0; k < 3; k++) {
+        memcpy(buf + had, text + had, cut[k] - had);
+        had = cut[k];
+        tb_secrets_masker_feed(m, s, buf, had, k == 2);
+    }
+    buf[n] = '\0';
+    tb_secrets_masker_destroy(m);
+    return buf;
+}
+
+/* in, masked at equal length with s, is want: at once, and fed in three
+ * pieces cut anywhere. */
+static void masks(const struct tb_secrets *s, const char *in, const char *want)
+{
+    char buf[512];
+    size_t n = strlen(in), changed, diff = 0;
+    assert_true(n < sizeof(buf) && strlen(want) == n);
+    snprintf(buf, sizeof(buf), "%s", in);
+    changed = tb_secrets_mask(s, buf, n);
+    for (size_t i = 0; i < n; i++)
+        diff += buf[i] != in[i];
+    if (strcmp(buf, want) != 0 || changed != diff)
+        fail_msg("mask '%s': got '%s' (%zu bytes changed, %zu said), want '%s'", in, buf, diff,
+                 changed, want);
+    assert_int_equal(tb_utf8_count(buf, n), tb_utf8_count(in, n));
+    for (size_t i = 0; i <= n; i++)
+        for (size_t j = i; j <= n; j++) {
+            char *got = mask_in_pieces(s, in, n, i, j);
+            if (strcmp(got, want) != 0)
+                fail_msg("mask '%s' cut at %zu and %zu: got '%s', want '%s'", in, i, j, got, want);
+            free(got);
+        }
+}
+
+/* The equal-length mode: the same echoes, every letter and digit a '*',
+ * punctuation and whitespace where they were. */
+static void equal_length(void **state)
+{
+    const char *const keys[] = {KEY};
+    const char *const others[] = {"Zq", "a+b", "-_-_-_-_-_",
+                                  "\xd0\xba\xd0\xbb\xd1\x8e\xd1\x87-secret"};
+    struct tb_secrets *s = set_of(keys, 1), *o = set_of(others, 4);
+    char none[] = "left " KEY;
+    (void)state;
+    masks(s, "Your key is " KEY ".", "Your key is **-******-************.");
+    masks(s, "key sk-SECRET-abcd... is wrong", "key **-******-****... is wrong");
+    masks(s, "...ef123456", "...********");
+    masks(s, "x=CRET-abcd!", "x=****-****!");
+    masks(s, "sk-SECR, then ef12345", "sk-SECR, then ef12345");
+    masks(s, "no secret here", "no secret here");
+    masks(s, "", "");
+    /* Cut by whitespace: the whitespace stays. */
+    masks(s, "[sk-SECR\nET-abcd ef123456]", "[**-****\n**-**** ********]");
+    masks(s, "A sk-SECRET B ef123456 C", "A **-****** B ******** C");
+    /* Escapes: of a letter, every byte masked; of punctuation, kept. */
+    masks(s, "\"sk\\u002dSECRET\\u002dabcdef\"", "\"**\\u002d******\\u002d******\"");
+    masks(s, "%73k-SECRE and &#115;k-SECRE", "****-***** and *******-*****");
+    masks(s, "sk-SECR\\nET-", "**-****\\n**-");
+    masks(s, "sk-SECR\\u0041ET-abc", "sk-SECR\\u0041ET-abc");
+    /* Short secrets whole; an echo of punctuation alone all masked;
+     * UTF-8 as characters of as many bytes. */
+    masks(o, "provided: Zq.", "provided: **.");
+    masks(o, "x a+b.", "x *+*.");
+    masks(o, "a-_-_-_-_b -_-", "a********b -_-");
+    masks(o, "\xc3\xa9 \xd0\xba\xd0\xbb\xd1\x8e\xd1\x87-secret \xe2\x82\xac",
+          "\xc3\xa9 \xc3\x97\xc3\x97\xc3\x97\xc3\x97-****** \xe2\x82\xac");
+    /* No set, an empty one: nothing. */
+    assert_int_equal(tb_secrets_mask(NULL, none, strlen(none)), 0);
+    tb_secrets_destroy(o);
+    o = set_of(NULL, 0);
+    assert_int_equal(tb_secrets_mask(o, none, strlen(none)), 0);
+    assert_string_equal(none, "left " KEY);
+    tb_secrets_destroy(o);
+    tb_secrets_destroy(s);
+}
+
 /* Every secret a request holds, whichever way it goes. */
 static void from_a_request(void **state)
 {
@@ -283,6 +372,18 @@ static void random_text(uint64_t *rng, const char *const *keys, size_t nkeys, ch
     out[k] = '\0';
 }
 
+/* Whether masked (of orig, n bytes) keeps what the equal-length mode
+ * keeps: every whitespace and control byte, and valid UTF-8 valid with
+ * as many code points. */
+static int keeps_shape(const char *orig, const char *masked, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (((unsigned char)orig[i] <= ' ' || orig[i] == 0x7F) && masked[i] != orig[i])
+            return 0;
+    return tb_utf8_check(orig, n) != n ||
+           (tb_utf8_check(masked, n) == n && tb_utf8_count(masked, n) == tb_utf8_count(orig, n));
+}
+
 /* Against the brute-force oracle: what is left holds no echo, a text
  * without one is left alone, nothing grows. */
 static void property_against_oracle(void **state)
@@ -315,8 +416,29 @@ static void property_against_oracle(void **state)
         } else {
             masked++;
         }
-        so_free(&before);
         so_free(&after);
+        /* The equal-length mode: the same, at equal length, and the same
+         * fed in pieces. */
+        {
+            size_t len = strlen(orig), i = next(&rng) % (len + 1),
+                   j = i + next(&rng) % (len - i + 1);
+            char *pieces = mask_in_pieces(s, orig, len, i, j);
+            memcpy(text, orig, sizeof(text));
+            tb_secrets_mask(s, text, len);
+            if (strlen(text) != len || !keeps_shape(orig, text, len))
+                fail_msg("'%s' masked is '%s': not the same shape", orig, text);
+            if (strcmp(pieces, text) != 0)
+                fail_msg("'%s' masked is '%s', but '%s' in pieces cut at %zu and %zu", orig, text,
+                         pieces, i, j);
+            after = so_read(text, len);
+            if (so_has_echo(&after, sec, 3))
+                fail_msg("'%s' masked is '%s': an echo is left", orig, text);
+            if (!so_has_echo(&before, sec, 3) && strcmp(text, orig) != 0)
+                fail_msg("'%s' holds no echo, but was masked to '%s'", orig, text);
+            so_free(&after);
+            free(pieces);
+        }
+        so_free(&before);
     }
     assert_true(masked > 1000 && clean > 1000); /* both sides were tried */
     for (size_t k = 0; k < 3; k++)
@@ -331,6 +453,7 @@ int tb_test_secrets(void)
         cmocka_unit_test(cut_or_escaped),
         cmocka_unit_test(short_secrets_and_others),
         cmocka_unit_test(utf8_and_no_set),
+        cmocka_unit_test(equal_length),
         cmocka_unit_test(from_a_request),
         cmocka_unit_test(redacts_userinfo),
         cmocka_unit_test(usage_errors_mask_url_keys),

@@ -28,7 +28,15 @@
  * Content-Type, libcurl's message) reach the message, the warning and
  * finish_reason only through tb_secrets_scrub with the reader's secrets:
  * `run` and `bench` mask the request's keys there, once, whatever output
- * they then reach (reports, records, pages, stderr).
+ * they then reach (reports, records, pages, stderr).  The answer's text
+ * is masked too, at equal length (tb_secrets_masker, secrets.h), as each
+ * delta is recorded and before the push hook sees it, so its numbers
+ * (bytes, code points, chunks, durations) stay those of the text
+ * unmasked.  An echo cut across deltas is masked in the recorded stream
+ * when its 8th character comes, in the deltas before too: every trace,
+ * record, page and report made from the stream has it masked, while the
+ * hook has already had (and a speaker may have said) the characters that
+ * came in the deltas before.
  *
  * Ownership: a reader owns its parser and borrows the stream it records
  * into.  Threads: one thread per reader.
@@ -108,8 +116,11 @@ struct tb_reader {
     size_t max_deltas;      /* tb_reader_over_cap's; 0: TB_READER_DELTAS_MAX */
     tb_reader_push_fn push; /* may be NULL */
     void *push_ud;
-    /* Masked in message, warning and finish_reason; borrowed, or NULL. */
+    /* Masked in message, warning, finish_reason and the recorded text;
+     * borrowed, or NULL. */
     const struct tb_secrets *secrets;
+    /* Masks them in the recorded text; owned. */
+    struct tb_secrets_masker *masker;
     double t0;        /* the request's start: delta times are t - t0 */
     double t_now;     /* arrival time of the bytes being fed */
     double last_data; /* time of the last data event (or t0): the idle clock */

@@ -68,17 +68,25 @@ int tb_reader_over_cap(const struct tb_stream *s, size_t len, size_t max_deltas,
 
 int tb_reader_init(struct tb_reader *rd, enum tb_api api)
 {
+    int rc;
     memset(rd, 0, sizeof(*rd));
     rd->api = tb_api_info(api);
     if (rd->api == NULL)
         return TB_EINVAL;
-    return tb_api_parser_create(api, &rd->parser);
+    rc = tb_api_parser_create(api, &rd->parser);
+    if (rc == 0 && (rc = tb_secrets_masker_create(&rd->masker)) != 0) {
+        tb_api_parser_destroy(rd->parser);
+        rd->parser = NULL;
+    }
+    return rc;
 }
 
 void tb_reader_free(struct tb_reader *rd)
 {
     tb_api_parser_destroy(rd->parser);
     rd->parser = NULL;
+    tb_secrets_masker_destroy(rd->masker);
+    rd->masker = NULL;
 }
 
 void tb_reader_recorded(struct tb_reader *rd)
@@ -95,6 +103,7 @@ void tb_reader_begin(struct tb_reader *rd, struct tb_stream *out, double t0)
     rd->last_data = t0;
     rd->done_seen = 0;
     rd->t_done = t0;
+    tb_secrets_masker_reset(rd->masker, (size_t)out->text_len);
     rd->fed = 0;
     rd->ignored = 0;
     tb_stream_end_init(&out->end);
@@ -121,7 +130,17 @@ int tb_reader_fail(struct tb_reader *rd, int kind, const char *fmt, ...)
     return kind;
 }
 
-/* Records one delta, within a stream's caps, and hands it to the hook. */
+/* Masks the secrets echoed in the recorded text up to its end (final:
+ * the stream ends there), in the delta just recorded and in the deltas
+ * before it that an echo began in. */
+static void mask(struct tb_reader *rd, int final)
+{
+    struct tb_stream *s = rd->out;
+    tb_secrets_masker_feed(rd->masker, rd->secrets, s->text, (size_t)s->text_len, final);
+}
+
+/* Records one delta, within a stream's caps, masks what it echoes, and
+ * hands it, masked, to the hook. */
 static int record(struct tb_reader *rd, const char *text, size_t len, uint8_t kind)
 {
     double t = rd->t_now - rd->t0;
@@ -135,6 +154,10 @@ static int record(struct tb_reader *rd, const char *text, size_t len, uint8_t ki
     if (tb_stream_append(rd->out, t, text, len, 1, kind) != 0) {
         tb_reader_fail(rd, TB_READER_NOMEM, "out of memory recording the stream");
         return -1;
+    }
+    if (len > 0) {
+        mask(rd, 0);
+        text = rd->out->text + rd->out->text_len - len;
     }
     return rd->push != NULL ? rd->push(rd->push_ud, rd, t, text, len, kind) : 0;
 }
@@ -222,11 +245,13 @@ int tb_reader_feed(void *ud, const char *buf, size_t len, double t)
     return rc != 0;
 }
 
-/* Records the conclusion in the stream (stream.h's end). */
+/* Records the conclusion in the stream (stream.h's end), and masks what
+ * the last delta left cut (an escape at its end) as it is. */
 static void set_end(struct tb_reader *rd, int data_came)
 {
     struct tb_stream_end *e = &rd->out->end;
     double t = (rd->done_seen ? rd->t_done : rd->t_now) - rd->t0;
+    mask(rd, 1);
     e->kind = tb_reader_end_kind(rd->error, rd->done_seen, data_came);
     e->t = t > 0 ? t : 0;
     snprintf(e->error, sizeof(e->error), "%s",

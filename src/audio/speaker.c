@@ -265,7 +265,7 @@ static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t
             rc = s->sink->ops->chunk(s->sink, c + s->o.tts_latency, s->o.tts_latency, pcm, n,
                                      s->err, sizeof(s->err));
         if (rc != 0)
-            s->failed = 1;
+            s->failed = rc; /* the sink's code: a cap (TB_ERANGE), a signal (TB_ECANCELED) */
         return rc;
     }
     if (s->o.sink == TB_SINK_NONE) {

@@ -12,6 +12,8 @@
  *   serve       N concurrent streams against the mock provider
  *               (bench_serve.c)
  *   live        CPU per event of ttsbuf's live client path (bench_live.c)
+ *   reader      the stream reader per delta, with and without a run's
+ *               secrets (bench_reader.c)
  *
  * Each figure is the best of several runs (the machine is shared; the best
  * run is the least disturbed).  Compare figures from one run as ratios.
@@ -185,7 +187,8 @@ static void bench_trace(const struct tb_stream *s)
 }
 
 /* TB_BENCH_ONLY=name,name runs only those sections (core, sim, trace,
- * sweep, sweepmem, serve, live, speech, client); unset: all of them. */
+ * sweep, sweepmem, serve, live, reader, speech, client); unset: all of
+ * them. */
 static int want(const char *name)
 {
     const char *only = getenv("TB_BENCH_ONLY");
@@ -241,6 +244,10 @@ int main(int argc, char **argv)
     if (want("live")) {
         printf("\n");
         bench_live();
+    }
+    if (want("reader")) {
+        printf("\n");
+        bench_reader();
     }
     if (want("speech")) {
         printf("\n");

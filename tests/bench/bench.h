@@ -62,6 +62,7 @@ int bench_maxrss_main(char **argv); /* bench --maxrss CMD...: its peak RSS, KiB 
 void bench_speech(void);
 void bench_client(void); /* ttsbuf bench vs the openai SDK */
 void bench_fair(void);   /* the mock's fairness beside clients reading a flood */
+void bench_reader(void); /* the stream reader per delta, with and without secrets */
 
 /* The floors under the client's CPU per event (bench_floor.c): n streams
  * of max_tokens events from the mock on port, read with bare recv() or

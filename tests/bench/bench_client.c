@@ -149,6 +149,7 @@ static void run_ttsbuf(const struct tb_stream *sched, size_t n, struct samples *
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", mock.port);
     memset(&o, 0, sizeof(o));
     o.http.url = url;
+    o.http.bearer = "sk-bench-client-0123456789abcdefghijklmnopqrs"; /* as a real run's */
     o.http.idle_timeout = 30;
     tb_api_request_init(&o.req);
     o.req.model = "ttsbuf-mock";

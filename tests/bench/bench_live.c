@@ -3,7 +3,8 @@
  * streamed event: tb_live_run (libcurl easy transfer, SSE, event JSON,
  * recording, ring, and the drain stepped on the wall clock) against the
  * mock provider in its own process, one stream of LIVE_TOKENS events at
- * LIVE_TPS.
+ * LIVE_TPS.  The request carries an API key, as a real run's does (the
+ * reader then scans what the server sends for an echo of it).
  *
  * The calling thread of tb_live_run is the drain, so RUSAGE_THREAD around
  * the call is the drain's CPU time and RUSAGE_SELF minus that is the
@@ -41,6 +42,7 @@ void bench_live(void)
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", mock.port);
     tb_live_opts_default(&o);
     o.http.url = url;
+    o.http.bearer = "sk-bench-live-0123456789abcdefghijklmnopqrstuv";
     o.req.model = "ttsbuf-mock";
     o.req.prompt = "hi";
     o.req.include_usage = 1;
