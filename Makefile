@@ -357,6 +357,7 @@ LINT_TEST_SRC := $(TEST_SRC) $(BENCH_SRC) tests/collect/collect.c tests/failallo
 CPPCHECK := cppcheck --quiet --std=c11 --enable=warning,performance,portability --inline-suppr \
     --error-exitcode=1 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc
 lint: $(GEN_SRC)
+	sh tests/layers.sh
 	$(CPPCHECK) $(LINT_SRC)
 	$(CPPCHECK) --library=tests/cmocka.cfg $(LINT_TEST_SRC)
 	clang-tidy --quiet $(LINT_SRC) $(LINT_TEST_SRC) -- $(CSTD) -Iinclude -Isrc $(PKG_CFLAGS)

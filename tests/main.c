@@ -55,6 +55,7 @@ static const struct {
     {"deps", tb_test_deps},
     {"usage", tb_test_usage},
     {"exits", tb_test_exits},
+    {"layers", tb_test_layers},
     {"secrets", tb_test_secrets},
     {"outputs", tb_test_outputs},
     /* Last: it validates what the groups before it collected. */

@@ -12,7 +12,7 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
 
-static int hexval(char c)
+int tb_jsontext_hex(int c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -30,7 +30,7 @@ static long escape_at(const char *s, size_t avail)
     if (avail < 6 || s[0] != '\\' || s[1] != 'u')
         return -1;
     for (int i = 2; i < 6; i++) {
-        int h = hexval(s[i]);
+        int h = tb_jsontext_hex((unsigned char)s[i]);
         if (h < 0)
             return -1;
         v = v * 16 + h;

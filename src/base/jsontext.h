@@ -27,6 +27,9 @@ enum tb_jsontext_mode {
     TB_JSONTEXT_HALVES       /* a lone half becomes its raw WTF-8 bytes */
 };
 
+/* The value of the hexadecimal digit c (0-9, a-f, A-F), or -1. */
+int tb_jsontext_hex(int c);
+
 /*
  * tb_jsontext_fix - rewrites every lone surrogate escape in the JSON
  * text s[0..len) as mode says (an escaped pair is left alone: cJSON

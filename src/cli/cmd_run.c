@@ -210,8 +210,7 @@ static int prepare(struct run *x)
         rc = tb_cli_audio_start(&a->au, &a->c.o, NULL);
     if (rc != 0 || !x->ep.mock)
         return rc;
-    rc = tb_cli_load_source(&a->c, MOCK_PRESET, &x->ep.stream, &x->src, x->label,
-                            sizeof(x->label));
+    rc = tb_cli_load_source(&a->c, MOCK_PRESET, &x->ep.stream, &x->src, x->label, sizeof(x->label));
     if (rc == 0)
         rc = tb_cli_endpoint_mock_start(&x->ep, a->fault);
     if (rc == 0 && !a->q.mock)
@@ -263,23 +262,24 @@ static int stream(struct run *x)
 /* What the report says of the live run (never the API key). */
 static void account(struct run *x)
 {
-    struct tb_report_live *rl = &x->rl;
     const struct tb_live_result *r = &x->r;
-    rl->model = x->a.q.model;
-    rl->base_url = x->ep.base_red;
-    rl->provider = tb_cli_endpoint_provider(&x->ep);
-    rl->api = x->ep.info->name;
-    rl->server = r->have_server ? &r->server : NULL;
-    rl->http_status = r->http_status;
-    rl->error_kind = r->error ? tb_reader_error_name(r->error) : NULL;
-    rl->error = r->message;
-    rl->warning = r->warning;
-    rl->sse_events = r->sse_events;
-    rl->tool_calls = r->tool_calls;
-    rl->finish_reason = r->finish_reason;
-    rl->usage_retried = r->usage_retried;
-    rl->usage_ignored = r->usage_ignored;
-    rl->surrogates_replaced = r->surrogates_replaced;
+    x->rl = (struct tb_report_live){
+        .model = x->a.q.model,
+        .base_url = x->ep.base_red,
+        .provider = tb_cli_endpoint_provider(&x->ep),
+        .api = x->ep.info->name,
+        .server = r->have_server ? &r->server : NULL,
+        .http_status = r->http_status,
+        .error_kind = r->error ? tb_reader_error_name(r->error) : NULL,
+        .error = r->message,
+        .warning = r->warning,
+        .sse_events = r->sse_events,
+        .tool_calls = r->tool_calls,
+        .finish_reason = r->finish_reason,
+        .usage_retried = r->usage_retried,
+        .usage_ignored = r->usage_ignored,
+        .surrogates_replaced = r->surrogates_replaced,
+    };
     if (!x->ep.mock) {
         x->src.kind = "live";
         x->src.name = x->ep.base_red;
@@ -313,14 +313,13 @@ static int write_outputs(struct run *x)
     if (a->au.sp != NULL)
         tb_cli_audio_rate_model(&a->au, &r->stream, &a->c.o);
     if (a->c.html != NULL && rc == 0) {
-        struct tb_cli_html_run_info h = {"run",          &x->src,        &a->c.o, &r->stream,
-                                         &r->sim,        &x->plays.gaps, &x->plays.all, &x->rl,
-                                         &a->au,         a->c.max_gaps};
+        struct tb_cli_html_run_info h = {"run",   &x->src,        &a->c.o,       &r->stream,
+                                         &r->sim, &x->plays.gaps, &x->plays.all, &x->rl,
+                                         &a->au,  a->c.max_gaps};
         rc = tb_cli_html_run(a->c.html, &h);
     }
     if (a->c.json) {
-        tb_cli_report_json(stdout, &x->src, &a->c.o, &r->sim, &x->plays.gaps, &x->rl, &a->au,
-                           NULL);
+        tb_cli_report_json(stdout, &x->src, &a->c.o, &r->sim, &x->plays.gaps, &x->rl, &a->au, NULL);
     } else if (!a->quiet) {
         FILE *rf = tb_cli_report_file(&a->c);
         tb_cli_report_human(rf, &x->src, &a->c.o, &r->sim, &x->plays.gaps, a->c.max_gaps, &x->rl);

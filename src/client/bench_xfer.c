@@ -210,7 +210,8 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             for (size_t i = 0; i < x->stream.n; i++)
                 nc += x->stream.ev[i].kind == TB_KIND_CONTENT;
             rec->usage_tokens = x->rd.usage_completion;
-            if (x->rd.usage_completion >= 0 && !tb_stream_usage_credible(x->rd.usage_completion, nc)) {
+            if (x->rd.usage_completion >= 0 &&
+                !tb_stream_usage_credible(x->rd.usage_completion, nc)) {
                 rec->usage_ignored = x->rd.usage_completion; /* events are counted instead */
                 rec->usage_tokens = -1;
             }

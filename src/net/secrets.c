@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsontext.h"
 #include "ttsbuf/error.h"
 
 #define NOISE (-1)
@@ -79,23 +80,12 @@ static void wipe(void *p, size_t n)
         *v++ = 0;
 }
 
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* The value of k hex digits at s, or -1. */
 static long hexn(const unsigned char *s, size_t k)
 {
     long v = 0;
     for (size_t i = 0; i < k; i++) {
-        int d = hexval(s[i]);
+        int d = tb_jsontext_hex(s[i]);
         if (d < 0)
             return -1;
         v = v * 16 + d;
@@ -133,7 +123,7 @@ static size_t html_ref(const unsigned char *s, size_t n, long *v)
         return 0;
     i += (size_t)hex;
     for (size_t d = 0; i < n && d < 6; i++, d++) {
-        int x = hex ? hexval(s[i]) : (s[i] >= '0' && s[i] <= '9' ? s[i] - '0' : -1);
+        int x = hex ? tb_jsontext_hex(s[i]) : (s[i] >= '0' && s[i] <= '9' ? s[i] - '0' : -1);
         if (x < 0)
             break;
         *v = *v * (hex ? 16 : 10) + x;
@@ -412,7 +402,7 @@ static int unfinished(const unsigned char *s, size_t n, size_t k)
         hex = n > 2 && (s[2] == 'x' || s[2] == 'X');
         i += (size_t)hex;
         for (d = 0; i < n; i++, d++)
-            if (d == 6 || (hex ? hexval(s[i]) < 0 : s[i] < '0' || s[i] > '9'))
+            if (d == 6 || (hex ? tb_jsontext_hex(s[i]) < 0 : s[i] < '0' || s[i] > '9'))
                 return 0; /* read to its end: no reference, whatever follows */
         return 1;
     default: break;

@@ -98,19 +98,19 @@ void tb_sse_destroy(struct tb_sse *p)
 
 void tb_sse_reset(struct tb_sse *p)
 {
-    p->off = 0;
-    p->comments = 0;
-    p->line_start = 0;
-    p->line_len = 0;
-    p->data_len = 0;
-    p->type_len = 0;
-    p->id_len = 0;
-    p->retry = -1;
-    p->cr = 0;
-    p->at_start = 1;
-    p->nbom = 0;
-    p->fail = 0;
-    p->failmsg[0] = '\0';
+    /* The limits and the buffers stay; everything read starts again. */
+    *p = (struct tb_sse){.line_max = p->line_max,
+                         .event_max = p->event_max,
+                         .line = p->line,
+                         .line_cap = p->line_cap,
+                         .data = p->data,
+                         .data_cap = p->data_cap,
+                         .type = p->type,
+                         .type_cap = p->type_cap,
+                         .id = p->id,
+                         .id_cap = p->id_cap,
+                         .retry = -1,
+                         .at_start = 1};
 }
 
 size_t tb_sse_pending(const struct tb_sse *p)

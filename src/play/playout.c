@@ -91,22 +91,8 @@ int tb_playout_reset(struct tb_playout *p, const struct tb_playout_opts *o)
     struct tb_playout_opts keep = o != NULL ? *o : p->o;
     if (!opts_ok(&keep))
         return TB_EINVAL;
-    p->o = keep;
-    p->started = 0;
-    p->m = p->q = 0;
-    p->cps_sum = 0;
-    p->dur_sum = 0.0;
-    p->timed = 0;
-    p->s1 = p->e_prev = p->c_q = 0.0;
-    p->tok_q = 0;
-    p->last_c = 0.0;
-    p->last_tok = 0;
-    p->npend = 0;
-    p->rebuffering = 0;
-    p->rb_j = 0;
-    p->rb_cps = 0;
-    p->rb_dur = 0.0;
-    memset(&p->r, 0, sizeof(p->r));
+    /* All but the callback and the pending chunks' buffer start again. */
+    *p = (struct tb_playout){.o = keep, .fn = p->fn, .ud = p->ud, .pend = p->pend, .cap = p->cap};
     return 0;
 }
 

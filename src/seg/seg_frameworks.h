@@ -10,13 +10,9 @@
 
 #include "seg_priv.h"
 
-void tb_seg_feed_openai(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
-                        void *ud);
-void tb_seg_feed_pipecat(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
-                         void *ud);
-void tb_seg_feed_livekit(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
-                         void *ud);
-void tb_seg_feed_elevenlabs_sdk(struct tb_seg *s, const unsigned char *t, size_t len,
-                                tb_chunk_fn fn, void *ud);
+tb_seg_feed_fn tb_seg_feed_openai;
+tb_seg_feed_fn tb_seg_feed_pipecat;
+tb_seg_feed_fn tb_seg_feed_livekit;
+tb_seg_feed_fn tb_seg_feed_elevenlabs_sdk;
 
 #endif

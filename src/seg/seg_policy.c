@@ -18,7 +18,7 @@
 static const struct policy {
     const char *name;
     const char *about;
-    tb_seg_feed_fn feed;
+    tb_seg_feed_fn *feed;
 } policies[TB_CHUNK__COUNT] = {
     [TB_CHUNK_TOKEN] = {"token", "every event is a chunk", tb_seg_feed_token},
     [TB_CHUNK_SENTENCE] = {"sentence",

@@ -50,8 +50,8 @@ struct tb_seg {
  * advances fed and gcps by them, and reports each chunk it closes through
  * fn (by tb_seg_emit).  No allocation; errors: none.
  */
-typedef void (*tb_seg_feed_fn)(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
-                               void *ud);
+typedef void tb_seg_feed_fn(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                            void *ud);
 
 /*
  * tb_seg_emit - closes the open chunk at content byte end_b, code point

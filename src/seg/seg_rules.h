@@ -10,15 +10,10 @@
 
 #include "seg_priv.h"
 
-void tb_seg_feed_token(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
-                       void *ud);
-void tb_seg_feed_sentence(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
-                          void *ud);
-void tb_seg_feed_clause(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
-                        void *ud);
-void tb_seg_feed_fixed40(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
-                         void *ud);
-void tb_seg_feed_elevenlabs(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
-                            void *ud);
+tb_seg_feed_fn tb_seg_feed_token;
+tb_seg_feed_fn tb_seg_feed_sentence;
+tb_seg_feed_fn tb_seg_feed_clause;
+tb_seg_feed_fn tb_seg_feed_fixed40;
+tb_seg_feed_fn tb_seg_feed_elevenlabs;
 
 #endif

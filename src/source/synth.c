@@ -27,14 +27,8 @@
 
 void tb_synth_default(struct tb_synth_spec *s)
 {
-    s->tps = 80.0;
-    s->ttft = 0.3;
-    s->tokens = 300;
-    s->jitter = 0.3;
-    s->stall_p = 0.0;
-    s->stall_s = 0.0;
-    s->burst = 1;
-    s->seed = 1;
+    *s = (struct tb_synth_spec){
+        .tps = 80.0, .ttft = 0.3, .tokens = 300, .jitter = 0.3, .burst = 1, .seed = 1};
 }
 
 static int num(const char *key, const char *v, double lo, double hi, double *out, char *err,

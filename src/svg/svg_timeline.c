@@ -73,51 +73,64 @@ static void marker(FILE *f, double x, double label_y, const char *color, const c
             left ? "end" : "start", what, at);
 }
 
-int tb_svg_timeline(FILE *f, const struct tb_svg_timeline *t)
-{
-    const struct tb_play *p = t->play;
-    double t1 = 0.0, sc, bmax = 0.0, last_label = -1e9, *bp;
-    size_t nbp = 0, ngaps = 0, nev = 0;
-    struct bufcur cur = {0, 0, 0.0, 0.0};
-    char extra[160], words[128];
+/* What the drawing stages share: the time scale and the buffer curve's
+ * breakpoints (owned, freed by tb_svg_timeline). */
+struct layout {
+    double t1, sc, bmax; /* the time axis' end, px per s, the buffer axis' top */
+    double *bp;          /* every r_j, s_j, e_j, sorted */
+    size_t nbp, ngaps, nev;
+};
 
-    if (t->nplay == 0)
-        return TB_EINVAL;
+/* The time axis: to the last chunk's end or the last token, 3% beyond. */
+static void time_scale(const struct tb_svg_timeline *t, struct layout *L)
+{
+    double t1 = 0.0;
     for (size_t j = 0; j < t->nplay; j++)
-        if (p[j].end > t1)
-            t1 = p[j].end;
+        if (t->play[j].end > t1)
+            t1 = t->play[j].end;
     for (size_t k = 0; t->s != NULL && k < t->s->n; k++)
         if (t->s->ev[k].kind == TB_KIND_CONTENT) {
-            nev++;
+            L->nev++;
             if (t->s->ev[k].t > t1)
                 t1 = t->s->ev[k].t;
         }
-    t1 = t1 > 0.0 ? t1 * 1.03 : 1.0;
-    sc = (PX1 - PX0) / t1;
+    L->t1 = t1 > 0.0 ? t1 * 1.03 : 1.0;
+    L->sc = (PX1 - PX0) / L->t1;
+}
 
-    /* Breakpoints of the buffered-audio curve: every r_j, s_j, e_j. */
-    bp = malloc(3 * t->nplay * sizeof(*bp));
-    if (bp == NULL)
+/* The buffered-audio curve's breakpoints and its highest point.  0 or
+ * TB_ENOMEM. */
+static int breakpoints(const struct tb_svg_timeline *t, struct layout *L)
+{
+    const struct tb_play *p = t->play;
+    struct bufcur cur = {0, 0, 0.0, 0.0};
+    L->bp = malloc(3 * t->nplay * sizeof(*L->bp));
+    if (L->bp == NULL)
         return TB_ENOMEM;
     for (size_t j = 0; j < t->nplay; j++) {
-        bp[nbp++] = p[j].ready;
-        bp[nbp++] = p[j].start;
-        bp[nbp++] = p[j].end;
+        L->bp[L->nbp++] = p[j].ready;
+        L->bp[L->nbp++] = p[j].start;
+        L->bp[L->nbp++] = p[j].end;
         if (p[j].gap > 0.0)
-            ngaps++;
+            L->ngaps++;
     }
-    qsort(bp, nbp, sizeof(*bp), cmp_double);
-    for (size_t i = 0; i < nbp; i++) {
+    qsort(L->bp, L->nbp, sizeof(*L->bp), cmp_double);
+    for (size_t i = 0; i < L->nbp; i++) {
         double l, r;
-        if (i > 0 && bp[i] == bp[i - 1])
+        if (i > 0 && L->bp[i] == L->bp[i - 1])
             continue;
-        buffered(p, t->nplay, &cur, bp[i], &l, &r);
-        if (r > bmax)
-            bmax = r;
+        buffered(p, t->nplay, &cur, L->bp[i], &l, &r);
+        if (r > L->bmax)
+            L->bmax = r;
     }
-    bmax = bmax > 0.0 ? bmax * 1.1 : 1.0;
+    L->bmax = L->bmax > 0.0 ? L->bmax * 1.1 : 1.0;
+    return 0;
+}
 
-    snprintf(extra, sizeof(extra), "data-x0=\"%.2f\" data-px-per-s=\"%.9g\"", PX0, sc);
+static void draw_head(FILE *f, const struct tb_svg_timeline *t, const struct layout *L)
+{
+    char extra[160];
+    snprintf(extra, sizeof(extra), "data-x0=\"%.2f\" data-px-per-s=\"%.9g\"", PX0, L->sc);
     tb_svg_header(f, T_H, t->title, extra);
     fprintf(f, "<text x=\"%.2f\" y=\"22\" %s font-size=\"15\" font-weight=\"bold\" fill=\"#222\">",
             PX0, FONT);
@@ -128,16 +141,21 @@ int tb_svg_timeline(FILE *f, const struct tb_svg_timeline *t)
         tb_svg_esc(f, t->subtitle);
         fprintf(f, "</text>\n");
     }
+}
 
-    /* Gaps first, so everything else draws over the shading. */
+/* Gaps first, so everything else draws over the shading. */
+static void draw_gaps(FILE *f, const struct tb_svg_timeline *t, const struct layout *L)
+{
+    const struct tb_play *p = t->play;
+    double last_label = -1e9;
     fprintf(f, "<g id=\"gaps\">\n");
     for (size_t j = 0; j < t->nplay; j++) {
         double at, x, w;
         if (p[j].gap <= 0.0)
             continue;
         at = p[j].start - p[j].gap;
-        x = PX0 + at * sc;
-        w = p[j].gap * sc;
+        x = PX0 + at * L->sc;
+        w = p[j].gap * L->sc;
         fprintf(f,
                 "<rect class=\"gap\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
                 "fill=\"" GAP_FILL "\" fill-opacity=\"0.35\" data-at=\"%.6f\" data-gap=\"%.6f\">"
@@ -153,8 +171,12 @@ int tb_svg_timeline(FILE *f, const struct tb_svg_timeline *t)
         }
     }
     fprintf(f, "</g>\n");
+}
 
-    /* Lanes. */
+/* The two lanes: a tick per token arrival, a bar per chunk spoken. */
+static void draw_lanes(FILE *f, const struct tb_svg_timeline *t, const struct layout *L)
+{
+    const struct tb_play *p = t->play;
     fprintf(f,
             "<g %s font-size=\"11\" fill=\"#333\" text-anchor=\"end\">"
             "<text x=\"%.2f\" y=\"%.2f\">tokens</text>"
@@ -163,61 +185,86 @@ int tb_svg_timeline(FILE *f, const struct tb_svg_timeline *t)
     fprintf(f,
             "<g id=\"tokens\"><title>%zu token events (each tick is one arrival)</title>\n<path "
             "stroke=\"#555\" stroke-width=\"1\" fill=\"none\" d=\"",
-            nev);
+            L->nev);
     for (size_t k = 0; t->s != NULL && k < t->s->n; k++)
         if (t->s->ev[k].kind == TB_KIND_CONTENT)
-            fprintf(f, "M%.2f %.0fv18", PX0 + t->s->ev[k].t * sc, LANE_TOK_Y);
+            fprintf(f, "M%.2f %.0fv18", PX0 + t->s->ev[k].t * L->sc, LANE_TOK_Y);
     fprintf(f, "\"/></g>\n<g id=\"chunks\">\n");
     for (size_t j = 0; j < t->nplay; j++)
         fprintf(f,
                 "<rect class=\"chunk\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"24\" "
                 "fill=\"%s\" stroke=\"#fff\" stroke-width=\"0.5\"><title>chunk %u: %u characters, "
                 "ready %.3f s, spoken %.3f-%.3f s</title></rect>\n",
-                PX0 + p[j].start * sc, LANE_SP_Y, (p[j].end - p[j].start) * sc,
+                PX0 + p[j].start * L->sc, LANE_SP_Y, (p[j].end - p[j].start) * L->sc,
                 j % 2 ? "#72b7b2" : "#4c78a8", p[j].chunk, p[j].cps, p[j].ready, p[j].start,
                 p[j].end);
     fprintf(f, "</g>\n");
+}
 
-    /* Buffered audio: a step at each r_j, a slope while playing. */
-    memset(&cur, 0, sizeof(cur));
+/* Buffered audio: a step at each r_j, a slope while playing. */
+static void draw_buffer(FILE *f, const struct tb_svg_timeline *t, const struct layout *L)
+{
+    struct bufcur cur = {0, 0, 0.0, 0.0};
+    double h = BUF_YB - BUF_YT;
     fprintf(f,
             "<g id=\"buffer\"><title>buffered audio: seconds of speech ready and not yet "
             "played</title>\n<path fill=\"#9ecae9\" fill-opacity=\"0.6\" stroke=\"#3182bd\" "
             "stroke-width=\"1.2\" d=\"M%.2f %.2f",
             PX0, BUF_YB);
-    for (size_t i = 0; i < nbp; i++) {
+    for (size_t i = 0; i < L->nbp; i++) {
         double l, r, x;
-        if (i > 0 && bp[i] == bp[i - 1])
+        if (i > 0 && L->bp[i] == L->bp[i - 1])
             continue;
-        buffered(p, t->nplay, &cur, bp[i], &l, &r);
-        x = PX0 + bp[i] * sc;
-        fprintf(f, "L%.2f %.2fL%.2f %.2f", x, BUF_YB - l / bmax * (BUF_YB - BUF_YT), x,
-                BUF_YB - r / bmax * (BUF_YB - BUF_YT));
+        buffered(t->play, t->nplay, &cur, L->bp[i], &l, &r);
+        x = PX0 + L->bp[i] * L->sc;
+        fprintf(f, "L%.2f %.2fL%.2f %.2f", x, BUF_YB - l / L->bmax * h, x,
+                BUF_YB - r / L->bmax * h);
     }
-    fprintf(f, "L%.2f %.2fZ\"/></g>\n", PX0 + bp[nbp - 1] * sc, BUF_YB);
-    free(bp);
+    fprintf(f, "L%.2f %.2fZ\"/></g>\n", PX0 + L->bp[L->nbp - 1] * L->sc, BUF_YB);
+}
 
-    /* Markers, each label on its own row (they are often close). */
+/* Markers, each label on its own row (they are often close); the axes. */
+static void draw_markers_axes(FILE *f, const struct tb_svg_timeline *t, const struct layout *L)
+{
     fprintf(f, "<g id=\"markers\" %s font-size=\"11\">\n", FONT);
-    marker(f, PX0 + t->ttft * sc, 56.0, "#1f77b4", "first token", t->ttft);
-    marker(f, PX0 + t->ttfa * sc, 68.0, "#2ca02c", "first audio", t->ttfa);
+    marker(f, PX0 + t->ttft * L->sc, 56.0, "#1f77b4", "first token", t->ttft);
+    marker(f, PX0 + t->ttfa * L->sc, 68.0, "#2ca02c", "first audio", t->ttfa);
     fprintf(f, "</g>\n");
+    tb_svg_y_axis(f, BUF_YB, BUF_YT, 0.0, L->bmax, "buffered audio (s)", "", 1);
+    tb_svg_x_axis(f, BUF_YB, 0.0, L->t1, "time since the request was sent (s)", "");
+}
 
-    tb_svg_y_axis(f, BUF_YB, BUF_YT, 0.0, bmax, "buffered audio (s)", "", 1);
-    tb_svg_x_axis(f, BUF_YB, 0.0, t1, "time since the request was sent (s)", "");
+static void draw_legend(FILE *f, const struct layout *L)
+{
+    double x = PX0, y = T_H - 30;
+    char words[128];
+    fprintf(f, "<g id=\"legend\">\n");
+    x = tb_svg_legend(f, x, y, "tick", "#555", "token arrival");
+    x = tb_svg_legend(f, x, y, "rect", "#4c78a8", "chunk being spoken");
+    x = tb_svg_legend(f, x, y, "rect", "#9ecae9", "buffered audio");
+    snprintf(words, sizeof(words), "gap: audio ran dry (%zu)", L->ngaps);
+    x = tb_svg_legend(f, x, y, "gap", GAP_FILL, words);
+    x = tb_svg_legend(f, x, y, "dash", "#1f77b4", "first token");
+    tb_svg_legend(f, x, y, "dash", "#2ca02c", "first audio");
+    fprintf(f, "</g>\n");
+}
 
-    {
-        double x = PX0, y = T_H - 30;
-        fprintf(f, "<g id=\"legend\">\n");
-        x = tb_svg_legend(f, x, y, "tick", "#555", "token arrival");
-        x = tb_svg_legend(f, x, y, "rect", "#4c78a8", "chunk being spoken");
-        x = tb_svg_legend(f, x, y, "rect", "#9ecae9", "buffered audio");
-        snprintf(words, sizeof(words), "gap: audio ran dry (%zu)", ngaps);
-        x = tb_svg_legend(f, x, y, "gap", GAP_FILL, words);
-        x = tb_svg_legend(f, x, y, "dash", "#1f77b4", "first token");
-        tb_svg_legend(f, x, y, "dash", "#2ca02c", "first audio");
-        fprintf(f, "</g>\n");
-    }
+int tb_svg_timeline(FILE *f, const struct tb_svg_timeline *t)
+{
+    struct layout L;
+    if (t->nplay == 0)
+        return TB_EINVAL;
+    memset(&L, 0, sizeof(L));
+    time_scale(t, &L);
+    if (breakpoints(t, &L) != 0)
+        return TB_ENOMEM;
+    draw_head(f, t, &L);
+    draw_gaps(f, t, &L);
+    draw_lanes(f, t, &L);
+    draw_buffer(f, t, &L);
+    draw_markers_axes(f, t, &L);
+    draw_legend(f, &L);
     fprintf(f, "</svg>\n");
+    free(L.bp);
     return ferror(f) ? TB_EIO : 0;
 }
