@@ -83,8 +83,8 @@ LDHARDEN := -Wl,-z,relro,-z,now
 # recorded as needed.  Debian's gcc does this by default, clang does not.
 LDLIBS_ALL = -Wl,--as-needed $(PKG_LIBS) $(NOPC_LIBS) -lm -pthread $(LDHARDEN) $(EXTRA_LDFLAGS)
 
-# The library is every subsystem folder of src/ but the CLI (src/README.md
-# lists them and what each may include; `make lint` and the layers test
+# The library is every subsystem folder of src/ but the CLI (each folder's
+# README.md says what it does and what it may include; `make lint` and the layers test
 # hold the includes to it).  A file includes another folder's private
 # header by its folder ("base/grow.h"), found through -Isrc.
 LIB_SRC := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))

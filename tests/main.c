@@ -1,6 +1,6 @@
 /*
  * main.c - runs every test group; TB_TEST_ONLY=name,name runs a subset
- * (make tsan runs only the multi-threaded ring group).
+ * (make tsan runs the ten groups that start threads: the Makefile's list).
  * Exit status: 0 when every case passed.
  */
 #include <stdio.h>

@@ -3,8 +3,8 @@
  * dialect is one row (struct tb_api_dialect) defined in a file of its own
  * (api_openai.c: chat and completions; api_anthropic.c; api_ollama.c),
  * as curl keeps one file per TLS backend behind one table; api.c holds
- * the table, the framing (SSE or NDJSON) and the frame every dialect's
- * events share, and calls each row's hooks.  Adding a dialect is a row, a
+ * the table, api_parser.c the framing (SSE or NDJSON) and the frame every
+ * dialect's events share, and calls each row's hooks.  Adding a dialect is a row, a
  * file and an entry in enum tb_api.
  *
  * Threads: the rows are constant.

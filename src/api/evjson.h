@@ -1,6 +1,6 @@
 /*
  * evjson.h - private to libttsbuf: one streamed event's JSON object,
- * parsed the same way for every dialect (api.c's parser); defined
+ * parsed the same way for every dialect (api_parser.c's parser); defined
  * in evjson.c.
  */
 #ifndef TTSBUF_EVJSON_H

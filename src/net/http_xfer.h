@@ -3,7 +3,7 @@
  * that drive it themselves (private to the library).
  *
  * tb_http_stream runs a transfer with curl_easy_perform, one redirect hop
- * at a time (http.c); `ttsbuf bench` adds many of them to one multi
+ * at a time (http_xfer.c); `ttsbuf bench` adds many of them to one multi
  * handle and re-adds one for each hop.  Both set them up and decide each
  * hop here, so every
  * transfer follows the same rules (redirects, TLS, bearer auth, caps, the

@@ -1,6 +1,6 @@
 /*
  * seg_frameworks.h - the policies that replay a framework's own splitter
- * (seg_frameworks.c), each a tb_seg_feed_fn of seg.c's table.  Internal
+ * (seg_frameworks.c), each a tb_seg_feed_fn of seg_policy.c's table.  Internal
  * to the segmenter.
  */
 #ifndef TTSBUF_SEG_FRAMEWORKS_H

@@ -1,7 +1,7 @@
 /*
  * seg_rules.h - the policies that decide from counts and the last characters
- * (seg_rules.c), each a tb_seg_feed_fn of seg.c's table.  Internal to the
- * segmenter.
+ * (seg_rules.c), each a tb_seg_feed_fn of seg_policy.c's table.  Internal
+ * to the segmenter.
  */
 #ifndef TTSBUF_SEG_RULES_H
 #define TTSBUF_SEG_RULES_H
