@@ -74,7 +74,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
            -Wformat=2 -Wvla -Wpointer-arith
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
 OPT     ?= -O2 -g
-CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) -Iinclude $(PKG_CFLAGS) $(EXTRA_CFLAGS) -pthread -MMD -MP
+CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) -Iinclude -Isrc $(PKG_CFLAGS) $(EXTRA_CFLAGS) -pthread -MMD -MP
 # Full RELRO: symbols bound at start-up, not on first call (the GOT is then
 # read-only, and the first request of a run does not pay for the lookups).
 LDHARDEN := -Wl,-z,relro,-z,now
@@ -83,7 +83,11 @@ LDHARDEN := -Wl,-z,relro,-z,now
 # recorded as needed.  Debian's gcc does this by default, clang does not.
 LDLIBS_ALL = -Wl,--as-needed $(PKG_LIBS) $(NOPC_LIBS) -lm -pthread $(LDHARDEN) $(EXTRA_LDFLAGS)
 
-LIB_SRC := $(sort $(wildcard src/*.c))
+# The library is every subsystem folder of src/ but the CLI (each folder's
+# README.md says what it does and what it may include; `make lint` and the layers test
+# hold the includes to it).  A file includes another folder's private
+# header by its folder ("base/grow.h"), found through -Isrc.
+LIB_SRC := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/*.c))
 BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
@@ -133,9 +137,9 @@ $(GEN_SRC): data/punkt_tab/gen.sh $(PUNKT_DATA)
 	@mkdir -p $(dir $@)
 	sh data/punkt_tab/gen.sh $@
 
-# The generated table includes src/punkt.h.
+# The generated table includes src/seg/punkt_tab.h (through -Isrc).
 $(GEN_OBJ): $(GEN_SRC)
-	$(CC) $(CFLAGS_ALL) -Isrc -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(BUILD)/libttsbuf.a: $(LIB_OBJ)
 	@rm -f $@
@@ -154,6 +158,14 @@ TEST_LIBS := $(shell pkg-config --libs libpng 2>/dev/null)
 $(BUILD)/tests/run: $(TEST_OBJ) $(CLI_LIB_OBJ) $(BUILD)/libttsbuf.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(CLI_LIB_OBJ) $(BUILD)/libttsbuf.a \
 	    $(LDLIBS_ALL) $(shell pkg-config --libs cmocka 2>/dev/null) $(TEST_LIBS)
+
+# The exits group's out-of-memory cases: the command with an allocator that
+# fails once (tests/failalloc/failalloc.c: TB_FAILALLOC=N fails the N-th
+# allocation ttsbuf's own code makes).
+FAILALLOC_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup
+$(BUILD)/ttsbuf-failalloc: $(CLI_OBJ) $(BUILD)/tests/failalloc/failalloc.o $(BUILD)/libttsbuf.a
+	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/tests/failalloc/failalloc.o \
+	    $(BUILD)/libttsbuf.a $(FAILALLOC_WRAP) $(LDLIBS_ALL)
 
 # The main job on the embedded default: `ttsbuf run --mock` streams from
 # the built-in mock provider over real HTTP on loopback (never a paid
@@ -181,8 +193,10 @@ $(BUILD)/ttsbuf-collect: tests/collect/collect.c
 
 # check builds the benchmark too (without running it), so that it cannot
 # fall behind the library unnoticed.
-check: all $(BUILD)/tests/run $(BUILD)/ttsbuf-collect $(BUILD)/bench $(FUZZ_REPLAY)
+check: all $(BUILD)/tests/run $(BUILD)/ttsbuf-collect $(BUILD)/bench $(FUZZ_REPLAY) \
+    $(BUILD)/ttsbuf-failalloc
 	TTSBUF=$(CURDIR)/$(BUILD)/ttsbuf-collect TB_TTSBUF_REAL=$(CURDIR)/$(BIN) \
+	    TB_TTSBUF_FAILALLOC=$(CURDIR)/$(BUILD)/ttsbuf-failalloc \
 	    TB_COLLECT_DIR=$(CURDIR)/$(BUILD)/test-outputs TB_TESTDATA=$(CURDIR)/tests/data TB_NODEDIR=$(CURDIR)/tests/node \
 	    TB_AUDIODIR=$(CURDIR)/audio \
 	    TB_FUZZDIR=$(CURDIR)/tests/fuzz TB_FUZZBIN=$(CURDIR)/$(BUILD)/fuzz \
@@ -218,7 +232,7 @@ bench: all $(BUILD)/bench
 
 fmt:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(BENCH_SRC) $(FUZZ_ALL_SRC) \
-	    $(wildcard include/*.h include/ttsbuf/*.h src/*.h src/cli/*.h tests/*.h \
+	    $(wildcard include/*.h include/ttsbuf/*.h src/*/*.h tests/*.h \
 	    tests/bench/*.h tests/fuzz/*.h)
 
 # The option lists in man/ttsbuf.1 (between its BEGIN/END OPTIONS markers)
@@ -339,10 +353,11 @@ soak: $(BUILD)/soak
 # reads tests/cmocka.cfg, which says that a failed cmocka check ends the
 # test); any finding fails.
 LINT_SRC := $(LIB_SRC) $(GEN_SRC) $(CLI_SRC) $(FUZZ_ALL_SRC) tests/soak/soak.c
-LINT_TEST_SRC := $(TEST_SRC) $(BENCH_SRC) tests/collect/collect.c
+LINT_TEST_SRC := $(TEST_SRC) $(BENCH_SRC) tests/collect/collect.c tests/failalloc/failalloc.c
 CPPCHECK := cppcheck --quiet --std=c11 --enable=warning,performance,portability --inline-suppr \
     --error-exitcode=1 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc
 lint: $(GEN_SRC)
+	sh tests/layers.sh
 	$(CPPCHECK) $(LINT_SRC)
 	$(CPPCHECK) --library=tests/cmocka.cfg $(LINT_TEST_SRC)
 	clang-tidy --quiet $(LINT_SRC) $(LINT_TEST_SRC) -- $(CSTD) -Iinclude -Isrc $(PKG_CFLAGS)
@@ -409,4 +424,5 @@ image-test:
 .PHONY: deb deb-test image image-test
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
--include $(FUZZ_ALL_SRC:%.c=$(BUILD)/%.d) $(BUILD)/tests/soak/soak.d
+-include $(FUZZ_ALL_SRC:%.c=$(BUILD)/%.d) $(BUILD)/tests/soak/soak.d \
+    $(BUILD)/tests/failalloc/failalloc.d

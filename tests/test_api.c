@@ -18,10 +18,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../src/jsontext.h"
+#include "../src/base/jsontext.h"
 #include "tests.h"
 #include "ttsbuf/api.h"
-#include "../src/oai.h"
+#include "ttsbuf/reader.h"
 #include "ttsbuf/error.h"
 
 #define ERRLEN 512
@@ -347,7 +347,7 @@ static void error_shapes(void **state)
     struct seen w;
     (void)state;
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        tb_oai_error_text(rows[i].json, strlen(rows[i].json), out, sizeof(out));
+        tb_reader_error_text(rows[i].json, strlen(rows[i].json), out, sizeof(out));
         if (strcmp(out, rows[i].message) != 0)
             fail_msg("HTTP body %s: message '%s', want '%s'", rows[i].json, out, rows[i].message);
         if (!rows[i].in_stream)

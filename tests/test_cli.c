@@ -473,8 +473,8 @@ static void write_error_names_the_cause(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct tb_test_out o = tb_test_run(cases[i].args);
         const char *err = o.se;
-        if (o.code != 2 || strcmp(err, cases[i].want) != 0)
-            fail_msg("ttsbuf %s: exit %d, stderr '%s'; wanted exit 2 and '%s'", cases[i].args,
+        if (o.code != 3 || strcmp(err, cases[i].want) != 0)
+            fail_msg("ttsbuf %s: exit %d, stderr '%s'; wanted exit 3 and '%s'", cases[i].args,
                      o.code, err, cases[i].want);
         tb_test_out_free(&o);
     }

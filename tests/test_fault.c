@@ -597,8 +597,8 @@ static void s_ctype(struct peer *pe, int fd, int conn)
 {
     char head[256];
     (void)conn;
-    snprintf(head, sizeof(head),
-             "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nConnection: close\r\n\r\n", pe->x);
+    snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nConnection: close\r\n\r\n",
+             pe->x);
     peer_send_str(fd, head);
     run_script(pe, fd, pe->script);
 }

@@ -16,8 +16,8 @@
 #include "../src/cli/cli.h"
 #include "tests.h"
 #include "ttsbuf/api.h"
+#include "ttsbuf/reader.h"
 #include "ttsbuf/error.h"
-#include "../src/oai.h"
 #include "ttsbuf/utf8.h"
 
 static const char *fuzz_dir(void)
@@ -73,7 +73,7 @@ static char *corpus_file(const char *target, const char *name, size_t *len)
 static void oai_error_message_made_safe(void **state)
 {
     (void)state;
-    struct tb_oai *p;
+    struct tb_api_parser *p;
     struct tb_api_delta d;
     char err[128];
     size_t len;
@@ -81,21 +81,22 @@ static void oai_error_message_made_safe(void **state)
     static const char hostile[] =
         "{\"error\":{\"message\":\" line one\\nline two\\u001b[31m red \\u0085 \\u00e9 \","
         "\"type\":\"bad\\r\\ntype\",\"code\":\"\\u0007\"},\"choices\":[]}";
-    assert_int_equal(tb_oai_create(&p), 0);
+    assert_int_equal(tb_api_parser_create(TB_API_CHAT, &p), 0);
     /* As found it also holds raw NULs, which are now an error of their own. */
-    assert_int_equal(tb_oai_parse_event(p, buf, len, &d, err, sizeof(err)), TB_EFORMAT);
+    assert_int_equal(tb_api_parse_event(p, NULL, 0, buf, len, &d, err, sizeof(err)), TB_EFORMAT);
     assert_string_equal(err, "a NUL byte at byte 17 of the event");
     {
         size_t k = 0;
         for (size_t i = 0; i < len; i++)
             if (buf[i] != '\0')
                 buf[k++] = buf[i];
-        assert_int_equal(tb_oai_parse_event(p, buf, k, &d, err, sizeof(err)), 0);
+        assert_int_equal(tb_api_parse_event(p, NULL, 0, buf, k, &d, err, sizeof(err)), 0);
     }
     assert_true(d.error);
     assert_safe_line(d.error_message);
     assert_string_equal(d.error_message, "?xA?? eed");
-    assert_int_equal(tb_oai_parse_event(p, hostile, strlen(hostile), &d, err, sizeof(err)), 0);
+    assert_int_equal(tb_api_parse_event(p, NULL, 0, hostile, strlen(hostile), &d, err, sizeof(err)),
+                     0);
     assert_true(d.error);
     assert_string_equal(d.error_message, "line one line two [31m red   \xc3\xa9");
     assert_string_equal(d.error_type, "bad  type");
@@ -104,12 +105,12 @@ static void oai_error_message_made_safe(void **state)
         /* The error body reader, the same way, and cut on a character. */
         static const char body[] = "{\"error\":{\"message\":\"\\u00e9\\u00e9\\u00e9\\u00e9x\"}}";
         char out[8];
-        tb_oai_error_text(body, strlen(body), out, sizeof(out));
+        tb_reader_error_text(body, strlen(body), out, sizeof(out));
         assert_string_equal(out, "\xc3\xa9\xc3\xa9\xc3\xa9");
-        tb_oai_error_text("\xff<title>a\x1b]0;b</title>", 22, out, sizeof(out));
+        tb_reader_error_text("\xff<title>a\x1b]0;b</title>", 22, out, sizeof(out));
         assert_string_equal(out, "a ]0;b");
     }
-    tb_oai_destroy(p);
+    tb_api_parser_destroy(p);
     free(buf);
 }
 
@@ -126,18 +127,18 @@ static void opt_numbers_reject_leading_blanks(void **state)
     assert_true(len >= 2 && len < sizeof(text));
     memcpy(text, buf + 1, len - 1);
     text[len - 1] = '\0';
-    assert_int_equal(tb_opt_size("--n", text, 0, 100, &z, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_cli_number_size("--n", text, 0, 100, &z, err, sizeof(err)), TB_EINVAL);
     assert_int_equal(z, 7);
-    assert_int_equal(tb_opt_size("--n", " 5", 0, 100, &z, err, sizeof(err)), TB_EINVAL);
-    assert_int_equal(tb_opt_size("--n", "\t5", 0, 100, &z, err, sizeof(err)), TB_EINVAL);
-    assert_int_equal(tb_opt_size("--n", "-1", 0, 100, &z, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_cli_number_size("--n", " 5", 0, 100, &z, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_cli_number_size("--n", "\t5", 0, 100, &z, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_cli_number_size("--n", "-1", 0, 100, &z, err, sizeof(err)), TB_EINVAL);
     assert_string_equal(err, "--n: '-1' is not a whole number (allowed 0..100)");
-    assert_int_equal(tb_opt_double("--d", " 5", 0, 100, &d, err, sizeof(err)), TB_EINVAL);
-    assert_int_equal(tb_opt_double("--d", "\n5", 0, 100, &d, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_cli_number_double("--d", " 5", 0, 100, &d, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_cli_number_double("--d", "\n5", 0, 100, &d, err, sizeof(err)), TB_EINVAL);
     assert_true(d == 7);
-    assert_int_equal(tb_opt_size("--n", "5", 0, 100, &z, err, sizeof(err)), 0);
+    assert_int_equal(tb_cli_number_size("--n", "5", 0, 100, &z, err, sizeof(err)), 0);
     assert_int_equal(z, 5);
-    assert_int_equal(tb_opt_double("--d", "2.5", 0, 100, &d, err, sizeof(err)), 0);
+    assert_int_equal(tb_cli_number_double("--d", "2.5", 0, 100, &d, err, sizeof(err)), 0);
     assert_true(d == 2.5);
     free(buf);
 }
@@ -177,7 +178,7 @@ static int feed_api_input(const char *name, struct seen *sn, char *err, size_t e
 }
 
 /* fuzz_api found it: Anthropic's (and Ollama's) error text went into the
- * one-line error with its newlines and escapes, as oai.c's once did. */
+ * one-line error with its newlines and escapes, as the OpenAI reader's once did. */
 static void api_error_message_made_safe(void **state)
 {
     (void)state;

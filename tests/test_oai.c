@@ -1,15 +1,17 @@
 /*
- * test_oai.c - the OpenAI dialect (request bodies, event JSON, error
- * bodies) and the redaction of secrets in anything ttsbuf logs.
+ * test_oai.c - the OpenAI pair's rows of the dialect table (request
+ * bodies, event JSON), error bodies in any dialect, and the redaction of
+ * secrets in anything ttsbuf logs.
  */
 #include <cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tests.h"
+#include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/http.h"
-#include "../src/oai.h"
+#include "ttsbuf/reader.h"
 
 static void base_request(struct tb_api_request *q)
 {
@@ -22,7 +24,7 @@ static cJSON *body_of(const struct tb_api_request *q)
 {
     char *s = NULL, err[128];
     cJSON *j;
-    assert_int_equal(tb_oai_request_body(q, &s, err, sizeof(err)), 0);
+    assert_int_equal(tb_api_request_body(q, &s, err, sizeof(err)), 0);
     j = cJSON_Parse(s);
     assert_non_null(j);
     free(s);
@@ -92,40 +94,40 @@ static void request_bad_json(void **state)
     char *s = NULL, err[128];
     base_request(&q);
     q.messages_json = "{\"role\":\"user\"}";
-    assert_int_equal(tb_oai_request_body(&q, &s, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_api_request_body(&q, &s, err, sizeof(err)), TB_EINVAL);
     assert_non_null(strstr(err, "--messages: not a JSON array"));
     q.messages_json = "[{\"role\":";
-    assert_int_equal(tb_oai_request_body(&q, &s, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_api_request_body(&q, &s, err, sizeof(err)), TB_EINVAL);
     assert_non_null(strstr(err, "--messages: invalid JSON near byte"));
     q.messages_json = NULL;
     q.extra_json = "[1]";
-    assert_int_equal(tb_oai_request_body(&q, &s, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_api_request_body(&q, &s, err, sizeof(err)), TB_EINVAL);
     assert_non_null(strstr(err, "--body-json: not a JSON object"));
     q.extra_json = "{oops}";
-    assert_int_equal(tb_oai_request_body(&q, &s, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_api_request_body(&q, &s, err, sizeof(err)), TB_EINVAL);
     assert_non_null(strstr(err, "--body-json: invalid JSON"));
     assert_null(s);
 }
 
-static struct tb_oai *P;
+static struct tb_api_parser *P;
 
 static int setup(void **state)
 {
     (void)state;
-    return tb_oai_create(&P);
+    return tb_api_parser_create(TB_API_CHAT, &P);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    tb_oai_destroy(P);
+    tb_api_parser_destroy(P);
     return 0;
 }
 
 static void parse(const char *data, struct tb_api_delta *d)
 {
     char err[128];
-    int rc = tb_oai_parse_event(P, data, strlen(data), d, err, sizeof(err));
+    int rc = tb_api_parse_event(P, NULL, 0, data, strlen(data), d, err, sizeof(err));
     if (rc != 0)
         fail_msg("parse '%s': %s", data, err);
 }
@@ -200,16 +202,18 @@ static void event_bad_input(void **state)
     struct tb_api_delta d;
     char err[128];
     const char bad_utf8[] = "{\"choices\":[{\"delta\":{\"content\":\"a\xff\"}}]}";
-    assert_int_equal(tb_oai_parse_event(P, "{\"choices\":[{\"delta\":", 21, &d, err, sizeof(err)),
-                     TB_EFORMAT);
+    assert_int_equal(
+        tb_api_parse_event(P, NULL, 0, "{\"choices\":[{\"delta\":", 21, &d, err, sizeof(err)),
+        TB_EFORMAT);
     assert_non_null(strstr(err, "invalid JSON near byte"));
-    assert_int_equal(tb_oai_parse_event(P, "[1,2]", 5, &d, err, sizeof(err)), TB_EFORMAT);
+    assert_int_equal(tb_api_parse_event(P, NULL, 0, "[1,2]", 5, &d, err, sizeof(err)), TB_EFORMAT);
     assert_non_null(strstr(err, "not a JSON object"));
-    assert_int_equal(tb_oai_parse_event(P, bad_utf8, strlen(bad_utf8), &d, err, sizeof(err)),
-                     TB_EFORMAT);
+    assert_int_equal(
+        tb_api_parse_event(P, NULL, 0, bad_utf8, strlen(bad_utf8), &d, err, sizeof(err)),
+        TB_EFORMAT);
     assert_non_null(strstr(err, "not valid UTF-8"));
     /* Not NUL-terminated: only len bytes are read. */
-    assert_int_equal(tb_oai_parse_event(P, "[DONE]xyz", 6, &d, err, sizeof(err)), 0);
+    assert_int_equal(tb_api_parse_event(P, NULL, 0, "[DONE]xyz", 6, &d, err, sizeof(err)), 0);
     assert_true(d.done);
 }
 
@@ -220,17 +224,17 @@ static void error_text_from_bodies(void **state)
     const char *json = "{\"error\":{\"message\":\"Rate limit reached\\nfor requests\","
                        "\"type\":\"rate_limit_exceeded\"}}";
     const char *html = "<html><head><TITLE>502 Bad Gateway</title></head><body>x</body>";
-    tb_oai_error_text(json, strlen(json), out, sizeof(out));
+    tb_reader_error_text(json, strlen(json), out, sizeof(out));
     assert_string_equal(out, "Rate limit reached for requests");
-    tb_oai_error_text(html, strlen(html), out, sizeof(out));
+    tb_reader_error_text(html, strlen(html), out, sizeof(out));
     assert_string_equal(out, "502 Bad Gateway");
-    tb_oai_error_text("\n\n  upstream timed out  \nmore", 28, out, sizeof(out));
+    tb_reader_error_text("\n\n  upstream timed out  \nmore", 28, out, sizeof(out));
     assert_string_equal(out, "upstream timed out");
-    tb_oai_error_text("", 0, out, sizeof(out));
+    tb_reader_error_text("", 0, out, sizeof(out));
     assert_string_equal(out, "");
-    tb_oai_error_text(NULL, 0, out, sizeof(out));
+    tb_reader_error_text(NULL, 0, out, sizeof(out));
     assert_string_equal(out, "");
-    tb_oai_error_text("{\"message\":\"top-level\"}", 23, out, 8);
+    tb_reader_error_text("{\"message\":\"top-level\"}", 23, out, 8);
     assert_string_equal(out, "top-lev");
 }
 

@@ -12,9 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/punkt.h"
-#include "../src/punkt_break.h"
-#include "../src/seg_livekit.h"
+#include "../src/seg/punkt.h"
+#include "../src/seg/punkt_break.h"
+#include "../src/seg/punkt_tab.h"
+#include "../src/seg/seg_livekit.h"
 #include "tests.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/seg.h"

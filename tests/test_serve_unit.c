@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/serve_chunk.h"
-#include "../src/serve_heap.h"
-#include "../src/serve_http.h"
-#include "../src/serve_plan.h"
+#include "../src/serve/serve_chunk.h"
+#include "../src/serve/serve_heap.h"
+#include "../src/serve/serve_http.h"
+#include "../src/serve/serve_plan.h"
 #include "tests.h"
 #include "ttsbuf/drain.h"
 #include "ttsbuf/ring.h"

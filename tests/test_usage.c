@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../src/cli/cli.h"
+#include "../src/cli/report.h"
 #include "tests.h"
 #include "ttsbuf/drain.h"
 #include "ttsbuf/live.h"
@@ -113,7 +113,7 @@ static void status_counts_the_gap_in_progress(void **state)
     st.events = 1;
     st.playing = 1;
     st.silent_s = ds.silent_s;
-    tb_cli_status_text(line, sizeof(line), &st);
+    tb_cli_report_status(line, sizeof(line), &st);
     if (strstr(line, "  1 token  ") == NULL || strstr(line, "SILENT") == NULL ||
         strstr(line, " 1 underrun (1.") == NULL)
         fail_msg("status line during a gap: '%s'", line);
@@ -133,7 +133,7 @@ static void status_counts_the_gap_in_progress(void **state)
     st.gap_total = ds.gap_total;
     st.buffered_s = ds.buffered_s;
     st.silent_s = ds.silent_s;
-    tb_cli_status_text(line, sizeof(line), &st);
+    tb_cli_report_status(line, sizeof(line), &st);
     if (strstr(line, "  2 tokens  ") == NULL || strstr(line, "playing") == NULL ||
         strstr(line, " 1 underrun (1.") == NULL)
         fail_msg("status line after the gap: '%s'", line);

@@ -104,6 +104,8 @@ int tb_test_outputs(void); /* every combination of a command's outputs */
 int tb_test_schema(void); /* every JSON/JSONL/CSV output against schema/ */
 int tb_test_deps(void);   /* make test on a machine with only .ci/deps test */
 int tb_test_usage(void);  /* -q, help lists, hints, status line, widths */
+int tb_test_exits(void);  /* usage 2, runtime 3: full disk, out of memory */
+int tb_test_layers(void); /* the include rule: tests/layers.sh */
 
 /* A case needs the program name (listed in tests/commands.txt): fails the
  * case, naming the Debian package `sh .ci/deps test` installs it from,

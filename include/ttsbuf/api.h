@@ -19,6 +19,22 @@
  * never both (tb_api_http_req; a local Ollama needs none, its hosted API
  * takes a Bearer token, so one goes only when a key is given).
  *
+ * OpenAI chat and completions (each event's data a JSON object):
+ *   chat         choices[0].delta.content
+ *   completions  choices[0].text
+ *   reasoning    choices[0].delta.reasoning_content, or .reasoning
+ *   tool calls   choices[0].delta.tool_calls (each element counted)
+ *   finish       choices[0].finish_reason
+ *   usage        usage.completion_tokens / prompt_tokens (the final chunk
+ *                has empty choices)
+ *   done         the data "[DONE]" (not JSON)
+ *
+ * Errors, in every dialect: {"error": {"message", "type", "code"}},
+ * {"error": "..."}, {"type": "error", "message": ...}, FastAPI's
+ * {"detail": ...}.  Text must be valid UTF-8 once unescaped, and a raw NUL
+ * byte anywhere in an event is an error (never valid JSON; cJSON would
+ * cut the string there); a \u0000 escape ends the text there.
+ *
  * Anthropic Messages streaming (event types, from the data's "type"):
  * message_start (usage.input_tokens), content_block_start (a tool_use
  * block counts as a tool call), content_block_delta with delta.type

@@ -3,7 +3,7 @@
  * streams: one struct tb_stream per request, named, ready for the
  * simulator (`ttsbuf sim --import FORMAT:FILE`, and `sweep`).
  *
- * Formats (fields relied on are cited in each src/import_*.c):
+ * Formats (fields relied on are cited in each src/import/import_*.c):
  *   vllm        `vllm bench serve --save-result --save-detailed` JSON: one
  *               object with per-request arrays ttfts[i] (s), itls[i][k]
  *               (s), generated_texts[i], output_lens[i], errors[i].

@@ -182,4 +182,14 @@ int tb_reader_conclude(struct tb_reader *rd, const struct tb_http_resp *hr,
  * (TB_READER_TRUNCATED). */
 int tb_reader_end(struct tb_reader *rd);
 
+/*
+ * tb_reader_error_text - the server's own message from an error response body,
+ * in any dialect: from JSON the message an error event carries
+ * (error.message, a string "error", "message", FastAPI's "detail"), else
+ * the HTML <title>, else the first non-blank line, trimmed to one line of
+ * at most outlen-1 bytes with control characters replaced.  Never fails.
+ * Any thread.
+ */
+void tb_reader_error_text(const char *body, size_t len, char *out, size_t outlen);
+
 #endif

@@ -54,10 +54,7 @@ struct tb_voice {
 };
 
 /* The name of the durations a run uses: the voice's, or "rate" without
- * one.  Reports print it beside the settings. */
-static inline const char *tb_voice_model(const struct tb_voice *v)
-{
-    return v == NULL || v->model == NULL ? "rate" : v->model;
-}
+ * one.  Reports print it beside the settings.  Any thread. */
+const char *tb_voice_model(const struct tb_voice *v);
 
 #endif

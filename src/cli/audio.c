@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "cli.h"
+#include "outputs.h"
 #include "jsonout.h"
 #include "optdoc.h"
 #include "ttsbuf/error.h"
@@ -30,10 +31,10 @@ int tb_cli_audio_option(struct tb_cli_audio *a, int c, const char *arg)
     case TB_O_AUDIO:
         if (tb_speaker_parse_sink(arg, &a->sink, &a->target) != 0) {
             tb_cli_error("--audio: '%s' is not none, wav:FILE, portaudio or portaudio:DEVICE", arg);
-            return -1;
+            return TB_EINVAL;
         }
         a->spec = arg;
-        return 1;
+        return 0;
     case TB_O_VOICEMODEL:
         a->count_synthesis = strcmp(arg, "espeak+synthesis") == 0;
         if (strcmp(arg, "espeak") == 0 || a->count_synthesis)
@@ -42,20 +43,20 @@ int tb_cli_audio_option(struct tb_cli_audio *a, int c, const char *arg)
             a->espeak = 0;
         else {
             tb_cli_error("--voice-model: '%s' is not rate, espeak or espeak+synthesis", arg);
-            return -1;
+            return TB_EINVAL;
         }
-        return 1;
-    case TB_O_VOICE: a->voice = arg; return 1;
+        return 0;
+    case TB_O_VOICE: a->voice = arg; return 0;
     case TB_O_CUE:
         if (tb_pcmring_cue_parse(arg, &a->cue) != 0) {
             tb_cli_error("--stall-cue: '%s' is not none, tick or tone", arg);
-            return -1;
+            return TB_EINVAL;
         }
-        return 1;
+        return 0;
     case TB_O_PALAT: return tb_cli_opt_double("--latency", arg, 0.001, 2.0, &a->latency);
     case TB_O_AUDIOMAX:
         return tb_cli_opt_double("--audio-max", arg, 1.0, TB_AUDIO_MAX_S, &a->max_s);
-    default: return 0;
+    default: return TB_CLI_NOT_MINE;
     }
 }
 
@@ -121,12 +122,12 @@ void tb_cli_audio_rate_model(struct tb_cli_audio *a, const struct tb_stream *s,
 int tb_cli_audio_for_html(struct tb_cli_audio *a, double keep_s)
 {
     if (a->sink == TB_SINK_WAV)
-        return -1;
+        return 0;
     if (a->sink == TB_SINK_PORTAUDIO) {
         tb_cli_error("--html: the page embeds the audio as a WAV file; use --audio wav:FILE or no "
                      "--audio, not --audio %s",
                      a->spec);
-        return TB_EXIT_USAGE;
+        return TB_EINVAL;
     }
     /* A file without a name (removed at its creation): nothing is left
      * behind however the run ends, SIGKILL included.  The sink keeps only
@@ -135,13 +136,13 @@ int tb_cli_audio_for_html(struct tb_cli_audio *a, double keep_s)
     a->html_f = tmpfile();
     if (a->html_f == NULL) {
         tb_cli_error("--html: cannot create a temporary file: %s", strerror(errno));
-        return TB_EXIT_FAILED;
+        return TB_EIO;
     }
     a->keep_s = keep_s;
     a->sink = TB_SINK_WAV;
     a->target = "the --html page's audio";
     a->spec = "wav (embedded in the --html page)";
-    return -1;
+    return 0;
 }
 
 FILE *tb_cli_audio_wav_open(const struct tb_cli_audio *a, const char **what)
@@ -167,7 +168,7 @@ int tb_cli_audio_realtime(const struct tb_cli_audio *a)
 
 int tb_cli_audio_probe(const struct tb_cli_audio *a)
 {
-    return a->sink == TB_SINK_WAV ? tb_cli_output_probe("--audio wav", a->target) : -1;
+    return a->sink == TB_SINK_WAV ? tb_cli_output_probe("--audio wav", a->target) : 0;
 }
 
 /* A WAV render of s that would pass --audio-max is refused before the
@@ -179,15 +180,15 @@ static int audio_bound(const struct tb_cli_audio *a, const struct tb_sim_opts *o
 {
     double max = a->max_s > 0 ? a->max_s : TB_AUDIO_MAX_DEFAULT_S, until;
     if (a->sink != TB_SINK_WAV || s == NULL || (until = tb_seg_spoken_until(s)) < 0)
-        return -1;
+        return 0;
     if (until + o->play.tts_latency <= max)
-        return -1;
+        return 0;
     tb_cli_error("%s: the audio would last at least %.1f s (speech until t = %g s, + %g s of "
                  "TTS latency), over the %.0f s cap; --audio-max raises it (at most %.0f s, a "
                  "WAV file's 4 GiB)",
                  a->html_f != NULL ? "--html" : "--audio wav", until + o->play.tts_latency,
                  until, o->play.tts_latency, max, TB_AUDIO_MAX_S);
-    return TB_EXIT_USAGE;
+    return TB_ETOOBIG;
 }
 
 int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o, const struct tb_stream *s)
@@ -196,9 +197,9 @@ int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o, const stru
     char err[512];
     int rc;
     if (!tb_cli_audio_wanted(a))
-        return -1;
+        return 0;
     rc = audio_bound(a, o, s);
-    if (rc >= 0)
+    if (rc != 0)
         return rc;
     memset(&so, 0, sizeof(so));
     so.sink = a->sink;
@@ -218,15 +219,15 @@ int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o, const stru
     rc = tb_speaker_create(&so, &a->sp, err, sizeof(err));
     if (rc == TB_EDEVICE) {
         tb_cli_error("--audio %s: %s; no sound card? try --audio wav:FILE", a->spec, err);
-        return TB_EXIT_FAILED;
+        return TB_EDEVICE;
     }
     if (rc != 0) {
         tb_cli_error("%s%s%s", rc == TB_ERANGE ? "--wpm: " : "", err,
                      rc == TB_EIO && a->sink == TB_SINK_WAV ? " (--audio wav:FILE)" : "");
-        return rc == TB_EIO || rc == TB_ENOMEM ? TB_EXIT_FAILED : TB_EXIT_USAGE;
+        return rc == TB_EIO || rc == TB_ENOMEM ? rc : TB_EINVAL;
     }
     o->voice = tb_speaker_voice(a->sp);
-    return -1;
+    return 0;
 }
 
 int tb_cli_audio_finish(struct tb_cli_audio *a)
@@ -234,7 +235,7 @@ int tb_cli_audio_finish(struct tb_cli_audio *a)
     char err[512];
     int rc;
     if (a->sp == NULL)
-        return -1;
+        return 0;
     rc = tb_speaker_finish(a->sp, &a->res, err, sizeof(err));
     a->ngaps = tb_speaker_gaps(a->sp, NULL, 0);
     free(a->gaps);
@@ -244,14 +245,14 @@ int tb_cli_audio_finish(struct tb_cli_audio *a)
     tb_speaker_gaps(a->sp, a->gaps, a->ngaps);
     if (rc == TB_ECANCELED && a->html_f != NULL) {
         tb_cli_error("--html: interrupted; no page written");
-        return TB_EXIT_FAILED;
+        return TB_ECANCELED;
     }
     if (rc != 0) {
         tb_cli_error("--audio %s: %s%s", a->spec ? a->spec : "none", err,
                      rc == TB_ERANGE ? " (--audio-max raises the cap)" : "");
-        return TB_EXIT_FAILED;
+        return rc == TB_ENOMEM || rc == TB_EDEVICE || rc == TB_ECANCELED ? rc : TB_EIO;
     }
-    return -1;
+    return 0;
 }
 
 int tb_cli_audio_sim(struct tb_cli_audio *a, const struct tb_stream *s, const struct tb_sim_opts *o,

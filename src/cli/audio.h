@@ -9,7 +9,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "cli.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/pcmring.h"
 #include "ttsbuf/sim.h"
@@ -49,7 +48,7 @@ struct tb_cli_audio {
 };
 
 void tb_cli_audio_init(struct tb_cli_audio *a);
-/* 1 handled, 0 not an audio option, -1 bad value (printed). */
+/* One speech option: an option handler (cli.h). */
 int tb_cli_audio_option(struct tb_cli_audio *a, int c, const char *arg);
 
 /* Whether any speech option asks for eSpeak. */
@@ -58,12 +57,12 @@ int tb_cli_audio_wanted(const struct tb_cli_audio *a);
 /* Starts eSpeak and the sink, and makes o use the eSpeak voice.  With a
  * WAV sink and the stream s known (NULL: a live run), a stream whose
  * audio would last longer than --audio-max (tb_seg_spoken_until) is
- * refused first, before the file is created.  Returns -1 to go on, or an
- * exit code (the error is printed). */
+ * refused first, before the file is created (TB_ETOOBIG).  0, or
+ * (printed) TB_EDEVICE (no device), TB_EIO / TB_ENOMEM, TB_EINVAL. */
 int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o, const struct tb_stream *s);
 
-/* --audio wav:FILE probed before any work (tb_cli_output_probe).
- * Returns -1 to go on, or TB_EXIT_USAGE (printed). */
+/* --audio wav:FILE probed before any work (tb_cli_output_probe): 0 or
+ * TB_EINVAL (printed). */
 int tb_cli_audio_probe(const struct tb_cli_audio *a);
 
 /* The rate model on stream s with options o (without the speaker's
@@ -75,8 +74,8 @@ void tb_cli_audio_rate_model(struct tb_cli_audio *a, const struct tb_stream *s,
 /* For --html: makes the run render its audio to a WAV (unless --audio
  * wav:FILE was given: a temporary file that has no name, so nothing is
  * left behind however the run ends, keeping the first keep_s seconds).
- * Returns -1 to go on, or an exit code (the error is printed: --audio
- * portaudio cannot be embedded). */
+ * 0, or (printed) TB_EINVAL: --audio portaudio cannot be embedded;
+ * TB_EIO: no temporary file. */
 int tb_cli_audio_for_html(struct tb_cli_audio *a, double keep_s);
 
 /* The WAV the run rendered, at its start, for reading; NULL when there is
@@ -88,21 +87,21 @@ void tb_cli_audio_wav_close(const struct tb_cli_audio *a, FILE *w);
 /* Whether the run must go in real time (a PortAudio sink). */
 int tb_cli_audio_realtime(const struct tb_cli_audio *a);
 
-/* Ends the speaker (plays out what is queued).  Returns -1 to go on, or
- * an exit code (the error is printed). */
+/* Ends the speaker (plays out what is queued).  0, or the speech output's
+ * failure (printed): TB_EIO (its cap, a write), TB_EDEVICE, TB_ECANCELED,
+ * TB_ENOMEM. */
 int tb_cli_audio_finish(struct tb_cli_audio *a);
 
 /* Plays s out under o (tb_sim_run, fn(ud) told each chunk's schedule):
  * on the monotonic clock when the run goes in real time, else on a
  * virtual one; then ends the speaker (tb_cli_audio_finish), whether the
  * run failed or not.  *rc is tb_sim_run's result (0, or an error
- * described in err, not printed).  Returns tb_cli_audio_finish's -1 (go
- * on) or exit code. */
+ * described in err, not printed).  Returns tb_cli_audio_finish's answer. */
 int tb_cli_audio_sim(struct tb_cli_audio *a, const struct tb_stream *s, const struct tb_sim_opts *o,
                      tb_play_fn fn, void *ud, struct tb_sim_result *r, int *rc, char *err,
                      size_t errlen);
 
-/* The human report's audio part, after tb_report_human. */
+/* The human report's audio part, after tb_cli_report_human. */
 void tb_cli_audio_report(FILE *f, const struct tb_cli_audio *a, const struct tb_sim_opts *o,
                          const struct tb_sim_result *r, size_t max_gaps);
 

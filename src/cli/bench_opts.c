@@ -1,14 +1,16 @@
 /*
  * bench_opts.c - `ttsbuf bench`'s options: their rows (its --help and man
  * page), parsing and checking them, and the plan they make: the load
- * levels and this process's shard (see bench_cli.h).
+ * levels and this process's shard (see bench_opts.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_cli.h"
+#include "bench_opts.h"
+
 #include "cli.h"
 #include "optdoc.h"
+#include "ttsbuf/error.h"
 
 #define DEFAULT_LEVELS "1,5,10,25,50"
 
@@ -116,7 +118,7 @@ static const struct tb_optdoc bench_play[] = {
     TB_OPTDOC_END,
 };
 
-static const struct tb_optsec bench_secs[] = {
+const struct tb_optsec tb_cli_bench_secs[] = {
     {"Load (per level):", bench_load},
     {"Requests (an endpoint or --mock; --model for a real endpoint):", tb_opt_request},
     {NULL, bench_requests},
@@ -128,7 +130,7 @@ static const struct tb_optsec bench_secs[] = {
     {NULL, NULL},
 };
 
-static const char *const bench_notes[] = {
+const char *const tb_cli_bench_notes[] = {
     "The streams run on one libcurl multi event loop (no thread per stream); each is played out "
     "through its own playout model, exactly as ttsbuf sim --trace does on its trace. Every "
     "percentile is the high tail (p95 of decode_tps is fast); the slow tail of a rate is p5.",
@@ -137,29 +139,15 @@ static const char *const bench_notes[] = {
     NULL,
 };
 
-const struct tb_cmddoc tb_doc_bench = {
-    "bench",
-    "[--base-url URL --model NAME | --mock] [OPTIONS]",
-    "Stream many completions at once from an OpenAI-compatible endpoint (one\n"
-    "libcurl event loop, no thread per stream) and play each out through its own\n"
-    "playout model: per load level, P50/P95/P99/min/max of TTFT, time to first\n"
-    "audio, decode TPS, inter-event gap, underruns, silence, minimum TPS and\n"
-    "speed-up needed; system TPS, errors by kind, and the share of gapless streams.\n",
-    bench_secs,
-    "0 ran, every gate held; 1 a gate failed (one line per failure, after the report): a "
-    "--require gate, --fail-on-underrun, or the default success_share=1 when a request failed "
-    "and no success_share or errors gate allows it; 2 bad usage or input; 3 interrupted, or no "
-    "request succeeded (what ran is still reported and written).",
-    tb_cli_usage_chunks,
-    bench_notes,
-};
 
-/* A comma-separated list of numbers in [lo, hi].  0 or -1 (printed). */
+/* A comma-separated list of numbers in [lo, hi].  0 or TB_EINVAL /
+ * TB_ERANGE (printed). */
 static int parse_list(const char *flag, const char *s, double lo, double hi, int integer,
                       double *out, uint32_t *n)
 {
-    char item[64], err[200];
+    char item[64];
     const char *all = s;
+    int rc;
     *n = 0;
     while (*s) {
         const char *e = strchr(s, ',');
@@ -167,68 +155,69 @@ static int parse_list(const char *flag, const char *s, double lo, double hi, int
         double v;
         if (*n == TB_BENCH_LEVELS_MAX) {
             tb_cli_error("%s: at most %d levels", flag, TB_BENCH_LEVELS_MAX);
-            return -1;
+            return TB_EINVAL;
         }
         if (len == 0 || len >= sizeof(item)) {
             tb_cli_error("%s: '%s' is not a comma-separated list", flag, all);
-            return -1;
+            return TB_EINVAL;
         }
         memcpy(item, s, len);
         item[len] = '\0';
-        if (tb_opt_double(flag, item, lo, hi, &v, err, sizeof(err)) != 0) {
-            tb_cli_error("%s", err);
-            return -1;
-        }
+        rc = tb_cli_opt_double(flag, item, lo, hi, &v);
+        if (rc != 0)
+            return rc;
         if (integer && v != (double)(long long)v) {
             tb_cli_error("%s: '%s' is not a whole number", flag, item);
-            return -1;
+            return TB_EINVAL;
         }
         out[(*n)++] = v;
         s += len + (e != NULL);
         if (e != NULL && *s == '\0') {
             tb_cli_error("%s: a trailing comma", flag);
-            return -1;
+            return TB_EINVAL;
         }
     }
     if (*n == 0) {
         tb_cli_error("%s: an empty list", flag);
-        return -1;
+        return TB_EINVAL;
     }
     return 0;
 }
 
-/* "I/N".  0 or -1 (printed). */
+/* "I/N".  0 or TB_EINVAL / TB_ERANGE (printed). */
 static int parse_shard(const char *s, uint32_t *i, uint32_t *n)
 {
     char err[200], a[32];
     const char *slash = strchr(s, '/');
     size_t ii, nn;
+    int rc;
     if (slash == NULL || (size_t)(slash - s) >= sizeof(a)) {
         tb_cli_error("--shard: '%s' is not I/N (e.g. 0/4)", s);
-        return -1;
+        return TB_EINVAL;
     }
     memcpy(a, s, (size_t)(slash - s));
     a[slash - s] = '\0';
-    if (tb_opt_size("--shard", slash + 1, 1, 100000, &nn, err, sizeof(err)) != 0 ||
-        tb_opt_size("--shard", a, 0, nn - 1, &ii, err, sizeof(err)) != 0) {
+    if ((rc = tb_cli_number_size("--shard", slash + 1, 1, 100000, &nn, err, sizeof(err))) != 0 ||
+        (rc = tb_cli_number_size("--shard", a, 0, nn - 1, &ii, err, sizeof(err))) != 0) {
         tb_cli_error("%s (I/N, 0 <= I < N)", err);
-        return -1;
+        return rc;
     }
     *i = (uint32_t)ii;
     *n = (uint32_t)nn;
     return 0;
 }
 
-int tb_cli_gate_option(struct tb_gate *gates, size_t *n, const char *arg)
+int tb_cli_gate_option(struct tb_cli_gate *gates, size_t *n, const char *arg)
 {
-    if (*n == TB_GATES_MAX) {
-        tb_cli_error("--require: at most %d gates", TB_GATES_MAX);
-        return -1;
+    int rc;
+    if (*n == TB_CLI_GATES_MAX) {
+        tb_cli_error("--require: at most %d gates", TB_CLI_GATES_MAX);
+        return TB_EINVAL;
     }
-    if (tb_gate_parse(arg, &gates[*n]) != 0)
-        return -1;
-    (*n)++;
-    return 1;
+    rc = tb_cli_gate_parse(arg, &gates[*n]);
+    if (rc == 0)
+        (*n)++;
+    return rc;
 }
 
 /* One option of bench's own, or of the shared groups (tb_cli_parse's
@@ -237,25 +226,25 @@ static int option(void *ud, int c, const char *arg)
 {
     struct tb_cli_bench *a = ud;
     switch (c) {
-    case 'q': a->quiet = 1; return 1;
-    case 'c': a->conc = arg; return 1;
-    case O_PROMPTS: a->prompts_file = arg; return 1;
-    case O_PLAY: a->play = arg; return 1;
-    case O_HTML: a->html = arg; return 1;
+    case 'q': a->quiet = 1; return 0;
+    case 'c': a->conc = arg; return 0;
+    case O_PROMPTS: a->prompts_file = arg; return 0;
+    case O_PLAY: a->play = arg; return 0;
+    case O_HTML: a->html = arg; return 0;
     case O_HTML_STREAMS:
         return tb_cli_opt_size("--html-streams", arg, 0, HTML_STREAMS_MAX, &a->html_streams);
-    case O_RATE: a->rates = arg; return 1;
-    case O_SHARD: a->shard = arg; return 1;
-    case O_OUT: a->out = arg; return 1;
-    case O_CSV: a->csv = 1; return 1;
-    case O_FORCE: a->force = 1; return 1;
+    case O_RATE: a->rates = arg; return 0;
+    case O_SHARD: a->shard = arg; return 0;
+    case O_OUT: a->out = arg; return 0;
+    case O_CSV: a->csv = 1; return 0;
+    case O_FORCE: a->force = 1; return 0;
     case O_ARRIVALS:
         if (strcmp(arg, "poisson") != 0 && strcmp(arg, "constant") != 0) {
             tb_cli_error("--arrivals: '%s' is not poisson or constant", arg);
-            return -1;
+            return TB_EINVAL;
         }
         a->poisson = arg[0] == 'p';
-        return 1;
+        return 0;
     case O_REQUIRE: return tb_cli_gate_option(a->gates, &a->ngates, arg);
     case O_MAXCONC:
         return tb_cli_opt_size("--max-concurrency", arg, 1, TB_BENCH_CONC_MAX, &a->max_conc);
@@ -268,9 +257,9 @@ static int option(void *ud, int c, const char *arg)
     }
 }
 
-int tb_cli_bench_parse(int argc, char **argv, struct tb_cli_bench *a)
+int tb_cli_bench_parse(int argc, char **argv, const struct tb_cmddoc *doc, struct tb_cli_bench *a)
 {
-    int code;
+    int rc;
     memset(a, 0, sizeof(*a));
     tb_cli_common_init(&a->c);
     tb_cli_audio_init(&a->au);
@@ -278,36 +267,36 @@ int tb_cli_bench_parse(int argc, char **argv, struct tb_cli_bench *a)
     a->seed = 1;
     a->poisson = 1;
     a->html_streams = DEFAULT_HTML_STREAMS;
-    code = tb_cli_parse(argc, argv, &tb_doc_bench, option, a, NULL);
-    if (code >= 0)
-        return code;
+    rc = tb_cli_parse(argc, argv, doc, option, a, NULL);
+    if (rc != 0)
+        return rc;
     if (a->conc != NULL && a->rates != NULL) {
         tb_cli_error("bench: give -c (closed loop) or --rate (open loop), not both");
-        return TB_EXIT_USAGE;
+        return TB_EINVAL;
     }
     if (a->max_conc > 0 && a->rates == NULL) {
         tb_cli_error("bench: --max-concurrency applies to --rate (with -c the level is the cap)");
-        return TB_EXIT_USAGE;
+        return TB_EINVAL;
     }
     if (a->requests > 0 && a->duration > 0) {
         tb_cli_error("bench: give --requests or --duration, not both");
-        return TB_EXIT_USAGE;
+        return TB_EINVAL;
     }
     if (a->au.espeak) {
         tb_cli_error("bench: --voice-model %s: bench measures every stream with the rate model; "
                      "replay its traces with sim --voice-model %s",
                      a->au.count_synthesis ? "espeak+synthesis" : "espeak",
                      a->au.count_synthesis ? "espeak+synthesis" : "espeak");
-        return TB_EXIT_USAGE;
+        return TB_EINVAL;
     }
-    if (a->c.fail_on_underrun && a->ngates < TB_GATES_MAX)
-        tb_gate_parse("gapless=1", &a->gates[a->ngates++]);
-    tb_gates_default(a->gates, &a->ngates);
-    return -1;
+    if (a->c.fail_on_underrun && a->ngates < TB_CLI_GATES_MAX)
+        tb_cli_gate_parse("gapless=1", &a->gates[a->ngates++]);
+    tb_cli_gates_default(a->gates, &a->ngates);
+    return 0;
 }
 
 /* The shard: --shard, else an index from Kubernetes or Slurm with
- * --shards, else 0/1.  0 or an exit code. */
+ * --shards, else 0/1.  0 or TB_EINVAL / TB_ERANGE (printed). */
 static int pick_shard(const struct tb_cli_bench *a, uint32_t *i, uint32_t *n)
 {
     const char *envs[] = {"JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"};
@@ -315,7 +304,7 @@ static int pick_shard(const struct tb_cli_bench *a, uint32_t *i, uint32_t *n)
     *i = 0;
     *n = 1;
     if (a->shard != NULL)
-        return parse_shard(a->shard, i, n) == 0 ? 0 : TB_EXIT_USAGE;
+        return parse_shard(a->shard, i, n);
     if (a->shards == 0)
         return 0;
     for (size_t k = 0; k < 2; k++) {
@@ -323,9 +312,9 @@ static int pick_shard(const struct tb_cli_bench *a, uint32_t *i, uint32_t *n)
         size_t z;
         if (v == NULL || v[0] == '\0')
             continue;
-        if (tb_opt_size(envs[k], v, 0, a->shards - 1, &z, err, sizeof(err)) != 0) {
+        if (tb_cli_number_size(envs[k], v, 0, a->shards - 1, &z, err, sizeof(err)) != 0) {
             tb_cli_error("%s (with --shards %zu)", err, a->shards);
-            return TB_EXIT_USAGE;
+            return TB_EINVAL; /* the environment's value, not the caller's */
         }
         *i = (uint32_t)z;
         *n = (uint32_t)a->shards;
@@ -334,26 +323,27 @@ static int pick_shard(const struct tb_cli_bench *a, uint32_t *i, uint32_t *n)
     tb_cli_error("--shards %zu: no index in $JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID "
                  "(give --shard I/N)",
                  a->shards);
-    return TB_EXIT_USAGE;
+    return TB_EINVAL;
 }
 
-/* Builds the level list.  0 or an exit code. */
+/* Builds the level list.  0 or TB_EINVAL / TB_ERANGE (printed). */
 static int levels_of(const struct tb_cli_bench *a, struct tb_bench_meta *m)
 {
     double v[TB_BENCH_LEVELS_MAX];
     uint32_t n;
+    int rc;
     if (a->rates != NULL) {
-        if (parse_list("--rate", a->rates, 0.001, 1e6, 0, v, &n) != 0)
-            return TB_EXIT_USAGE;
+        if ((rc = parse_list("--rate", a->rates, 0.001, 1e6, 0, v, &n)) != 0)
+            return rc;
         for (uint32_t i = 0; i < n; i++) {
             m->levels[i].mode = a->poisson ? TB_BENCH_POISSON : TB_BENCH_CONSTANT;
             m->levels[i].rate = v[i];
             m->levels[i].concurrency = (uint32_t)a->max_conc;
         }
     } else {
-        if (parse_list("-c", a->conc != NULL ? a->conc : DEFAULT_LEVELS, 1, TB_BENCH_CONC_MAX, 1, v,
-                       &n) != 0)
-            return TB_EXIT_USAGE;
+        if ((rc = parse_list("-c", a->conc != NULL ? a->conc : DEFAULT_LEVELS, 1,
+                             TB_BENCH_CONC_MAX, 1, v, &n)) != 0)
+            return rc;
         for (uint32_t i = 0; i < n; i++) {
             m->levels[i].mode = TB_BENCH_CLOSED;
             m->levels[i].concurrency = (uint32_t)v[i];
@@ -370,7 +360,7 @@ static int levels_of(const struct tb_cli_bench *a, struct tb_bench_meta *m)
             if (strcmp(x, y) == 0) {
                 tb_cli_error("%s: the level %s is given twice", a->rates != NULL ? "--rate" : "-c",
                              x);
-                return TB_EXIT_USAGE;
+                return TB_EINVAL;
             }
         }
     return 0;
@@ -378,6 +368,6 @@ static int levels_of(const struct tb_cli_bench *a, struct tb_bench_meta *m)
 
 int tb_cli_bench_plan(const struct tb_cli_bench *a, struct tb_bench_meta *m)
 {
-    int code = levels_of(a, m);
-    return code != 0 ? code : pick_shard(a, &m->shard, &m->nshards);
+    int rc = levels_of(a, m);
+    return rc != 0 ? rc : pick_shard(a, &m->shard, &m->nshards);
 }

@@ -1,7 +1,7 @@
 /*
  * bench_out.c - `ttsbuf bench --out DIR`: the directory (never mixing two
  * runs), the records file and a trace per request, and the summary (see
- * bench_cli.h).
+ * bench_out.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -12,9 +12,12 @@
 
 #include <cJSON.h>
 
-#include "bench_cli.h"
+#include "bench_out.h"
+#include "bench_report.h"
 #include "cli.h"
 #include "jsonout.h"
+#include "outputs.h"
+#include "ttsbuf/error.h"
 #include "ttsbuf/trace.h"
 #include "ttsbuf/version.h"
 
@@ -106,18 +109,18 @@ static enum out_entry out_entry(const char *name, int in_traces, const struct tb
 }
 
 /* Refuses (or, with force, removes) an earlier run's files in dir (or in
- * dir/traces).  0 or an exit code. */
+ * dir/traces).  0 or TB_EINVAL (printed). */
 static int clear_stale(const char *dir, int in_traces, const struct tb_bench_meta *m, int force)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
     char path[4200];
-    int code = 0;
+    int rc = 0;
     if (d == NULL) {
         tb_cli_error("--out: %s: %s", dir, strerror(errno));
-        return TB_EXIT_USAGE;
+        return TB_EINVAL;
     }
-    while (code == 0 && (e = readdir(d)) != NULL) {
+    while (rc == 0 && (e = readdir(d)) != NULL) {
         enum out_entry k;
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
@@ -128,19 +131,19 @@ static int clear_stale(const char *dir, int in_traces, const struct tb_bench_met
         if (k == OUT_FOREIGN) {
             tb_cli_error("--out: %s holds %s, not a trace of ttsbuf's; give a new directory", dir,
                          e->d_name);
-            code = TB_EXIT_USAGE;
+            rc = TB_EINVAL;
         } else if (!force) {
             tb_cli_error("--out: %s holds an earlier run (%s); give a new directory, or "
                          "--force to remove its records, summary and traces",
                          dir, e->d_name);
-            code = TB_EXIT_USAGE;
+            rc = TB_EINVAL;
         } else if (unlink(path) != 0) {
             tb_cli_error("--out: cannot remove %s: %s", path, strerror(errno));
-            code = TB_EXIT_USAGE;
+            rc = TB_EINVAL;
         }
     }
     closedir(d);
-    return code;
+    return rc;
 }
 
 int tb_cli_bench_meta_options(struct tb_bench_meta *meta, const struct tb_sim_opts *o,
@@ -148,8 +151,10 @@ int tb_cli_bench_meta_options(struct tb_bench_meta *meta, const struct tb_sim_op
 {
     cJSON *j = cJSON_CreateObject();
     char *t;
-    if (j == NULL)
-        return -1;
+    if (j == NULL) {
+        tb_cli_error("out of memory");
+        return TB_ENOMEM;
+    }
     tb_cli_json_playout(j, o);
     cJSON_AddNumberToObject(j, "ring_slots", (double)o->ring_slots);
     cJSON_AddNumberToObject(j, "ring_bytes", (double)o->ring_bytes);
@@ -159,49 +164,52 @@ int tb_cli_bench_meta_options(struct tb_bench_meta *meta, const struct tb_sim_op
     cJSON_Delete(j);
     if (t == NULL || strlen(t) >= sizeof(meta->options)) {
         cJSON_free(t);
-        return -1;
+        tb_cli_error("out of memory");
+        return TB_ENOMEM;
     }
     snprintf(meta->options, sizeof(meta->options), "%s", t);
     cJSON_free(t);
     snprintf(meta->started_at, sizeof(meta->started_at), "%s", tb_cli_started_at());
-    snprintf(meta->ttsbuf_version, sizeof(meta->ttsbuf_version), "%s", TB_VERSION);
+    snprintf(meta->ttsbuf_version, sizeof(meta->ttsbuf_version), "%s", tb_version());
     return 0;
 }
 
 /* The output directory: DIR and DIR/traces, with no earlier run's files
  * in them (refused, or removed with --force): a later `sweep DIR/traces`
- * must not mix runs.  0 or an exit code. */
+ * must not mix runs.  0 or TB_EINVAL (printed). */
 static int make_out(const char *dir, const struct tb_bench_meta *m, int force)
 {
     char path[4096];
-    int code;
+    int rc;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         tb_cli_error("--out: %s: %s", dir, strerror(errno));
-        return TB_EXIT_USAGE;
+        return TB_EINVAL;
     }
     snprintf(path, sizeof(path), "%s/traces", dir);
     if (mkdir(path, 0777) != 0 && errno != EEXIST) {
         tb_cli_error("--out: %s: %s", path, strerror(errno));
-        return TB_EXIT_USAGE;
+        return TB_EINVAL;
     }
-    code = clear_stale(path, 1, m, force);
-    return code != 0 ? code : clear_stale(dir, 0, m, force);
+    rc = clear_stale(path, 1, m, force);
+    return rc != 0 ? rc : clear_stale(dir, 0, m, force);
 }
 
 int tb_cli_bench_out_open(const char *dir, const struct tb_bench_meta *m, int force, FILE **rf)
 {
     char path[4200];
-    int code = make_out(dir, m, force);
+    int rc = make_out(dir, m, force);
     *rf = NULL;
-    if (code != 0)
-        return code;
+    if (rc != 0)
+        return rc;
     file_name(path, sizeof(path), dir, "records", "jsonl", m);
-    *rf = fopen(path, "w");
+    *rf = tb_cli_output_open("--out", path, &rc);
+    if (*rf == NULL)
+        return rc;
     /* The header is on disk before the first request: while the run goes
      * on (or after it is killed) the file is a records file, not empty. */
-    if (*rf == NULL || tb_bench_write_header(*rf, m) != 0 || fflush(*rf) != 0) {
-        tb_cli_error("--out: %s: %s", path, strerror(errno));
-        return TB_EXIT_USAGE;
+    if (tb_bench_write_header(*rf, m) != 0 || fflush(*rf) != 0) {
+        tb_cli_error("--out: writing %s failed: %s", path, strerror(errno));
+        return TB_EIO;
     }
     return 0;
 }
@@ -222,34 +230,32 @@ int tb_cli_bench_out_level(FILE *rf, const char *dir, const struct tb_bench_meta
         snprintf(r->stream.provider, sizeof(r->stream.provider), "%s", m->provider);
         snprintf(r->stream.started_at, sizeof(r->stream.started_at), "%s", m->started_at);
         snprintf(r->stream.command, sizeof(r->stream.command), "bench");
-        tf = fopen(path, "w");
-        if (tf == NULL) {
-            tb_cli_error("--out: %s: %s", path, strerror(errno));
-            return -1;
-        }
-        rc = tb_trace_write_opts(tf, &r->stream, m->options);
-        if (tb_cli_out_close("--out", path, tf, rc) >= 0)
-            return -1;
-        if (tb_bench_write_rec(rf, m, r, rel) != 0) {
-            tb_cli_error("--out: write error on the records file: %s", strerror(errno));
-            return -1;
+        tf = tb_cli_output_open("--out", path, &rc);
+        if (tf == NULL)
+            return rc;
+        rc = tb_cli_out_close("--out", path, tf, tb_trace_write_opts(tf, &r->stream, m->options));
+        if (rc != 0)
+            return rc;
+        rc = tb_bench_write_rec(rf, m, r, rel);
+        if (rc != 0) {
+            tb_cli_error("--out: write error on the records file: %s",
+                         rc == TB_EIO ? strerror(errno) : tb_strerror(rc));
+            return rc == TB_ENOMEM ? rc : TB_EIO;
         }
     }
     fflush(rf);
     return 0;
 }
 
-void tb_cli_bench_out_summary(const char *dir, const struct tb_bench_meta *m,
-                              const struct tb_bench_summary *sums)
+int tb_cli_bench_out_summary(const char *dir, const struct tb_bench_meta *m,
+                             const struct tb_bench_summary *sums)
 {
     char path[4200];
     FILE *sf;
+    int rc;
     file_name(path, sizeof(path), dir, "summary", "json", m);
-    sf = fopen(path, "w");
-    if (sf != NULL) {
-        tb_bench_report_json(sf, "bench", m, sums);
-        fclose(sf);
-    } else {
-        tb_cli_error("--out: %s: %s", path, strerror(errno));
-    }
+    sf = tb_cli_output_open("--out", path, &rc);
+    if (sf == NULL)
+        return rc;
+    return tb_cli_out_close("--out", path, sf, tb_cli_bench_report_json(sf, "bench", m, sums));
 }

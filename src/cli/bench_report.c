@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "jsonout.h"
+#include "outputs.h"
 #include "ttsbuf/error.h"
 
 static const char *const level_gates[] = {"gapless_share", "success_share", "errors", "system_tps"};
@@ -20,21 +21,22 @@ static const char *const old_metrics[TB_BM__COUNT] = {
     "ttft",      "ttfa",      "tps",     "tps-usage", "itl",
     "underruns", "gap-total", "gap-max", "min-tps",   "speedup"};
 
-static int gate_limit(struct tb_gate *g, const char *val, double max)
+/* 0, or TB_EINVAL / TB_ERANGE (printed). */
+static int gate_limit(struct tb_cli_gate *g, const char *val, double max)
 {
     char err[200];
-    if (tb_opt_double("--require", val, 0, max, &g->limit, err, sizeof(err)) != 0) {
+    int rc = tb_cli_number_double("--require", val, 0, max, &g->limit, err, sizeof(err));
+    if (rc != 0)
         tb_cli_error("%s (%s)", err, g->name);
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
-static int metric_gate(struct tb_gate *g, int m, const char *stat, const char *val)
+/* TB_CLI_NOT_MINE when stat is no statistic's name, else as gate_limit. */
+static int metric_gate(struct tb_cli_gate *g, int m, const char *stat, const char *val)
 {
     int k = tb_stats_field_index(stat);
     if (k < 0)
-        return 1;
+        return TB_CLI_NOT_MINE;
     g->metric = m;
     g->stat = k;
     /* The direction is the quantity's, whatever the statistic: a rate's
@@ -61,7 +63,7 @@ static const char *old_stat(int m, const char *stat)
     return NULL;
 }
 
-int tb_gate_parse(const char *s, struct tb_gate *g)
+int tb_cli_gate_parse(const char *s, struct tb_cli_gate *g)
 {
     const char *eq = strchr(s, '=');
     size_t nl;
@@ -71,7 +73,7 @@ int tb_gate_parse(const char *s, struct tb_gate *g)
         tb_cli_error("--require: '%s' is not NAME=VALUE (e.g. gapless_share=0.95, "
                      "ttfa_s_p95=0.8)",
                      s);
-        return -1;
+        return TB_EINVAL;
     }
     memcpy(g->name, s, nl);
     g->name[nl] = '\0';
@@ -87,7 +89,7 @@ int tb_gate_parse(const char *s, struct tb_gate *g)
         size_t ml = strlen(mn);
         int rc;
         if (strncmp(g->name, mn, ml) == 0 && g->name[ml] == '_' &&
-            (rc = metric_gate(g, m, g->name + ml + 1, eq + 1)) <= 0)
+            (rc = metric_gate(g, m, g->name + ml + 1, eq + 1)) != TB_CLI_NOT_MINE)
             return rc;
     }
     for (int m = 0; m < TB_BM__COUNT; m++) {
@@ -104,32 +106,32 @@ int tb_gate_parse(const char *s, struct tb_gate *g)
                  "decode_tps_usage, itl_s, underruns, gap_total_s, gap_max_s, min_tps, "
                  "speedup_needed and STAT mean, std, min, p5, p50, p90, p95, p99, max)",
                  g->name);
-    return -1;
+    return TB_EINVAL;
 }
 
-void tb_gates_default(struct tb_gate *g, size_t *n)
+void tb_cli_gates_default(struct tb_cli_gate *g, size_t *n)
 {
     for (size_t i = 0; i < *n; i++)
         if (g[i].metric < 0 && (g[i].which == 1 || g[i].which == 2))
             return; /* the user said which failures are allowed */
-    if (*n == TB_GATES_MAX || tb_gate_parse("success_share=1", &g[*n]) != 0)
+    if (*n == TB_CLI_GATES_MAX || tb_cli_gate_parse("success_share=1", &g[*n]) != 0)
         return;
     g[(*n)++].is_default = 1;
 }
 
 /* "success_share >= 1", "ttft_s_p95 <= 0.8". */
-static void gate_text(char *buf, size_t len, const struct tb_gate *g)
+static void gate_text(char *buf, size_t len, const struct tb_cli_gate *g)
 {
     snprintf(buf, len, "%s %s %g", g->name, g->at_least ? ">=" : "<=", g->limit);
 }
 
-size_t tb_gates_check(const struct tb_gate *g, size_t ng, const struct tb_bench_meta *m,
+size_t tb_cli_gates_check(const struct tb_cli_gate *g, size_t ng, const struct tb_bench_meta *m,
                       const struct tb_bench_summary *s)
 {
     size_t failed = 0;
     /* Failures come after the report: on one terminal or log, the
      * report's buffered standard output first. */
-    fflush(stdout);
+    (void)tb_cli_flush_stdout();
     for (size_t i = 0; i < ng; i++) {
         for (uint32_t l = 0; l < m->nlevels; l++) {
             const struct tb_bench_summary *x = &s[l];
@@ -170,7 +172,7 @@ size_t tb_gates_check(const struct tb_gate *g, size_t ng, const struct tb_bench_
     return failed;
 }
 
-void tb_bench_report_warnings(const struct tb_bench_recs *recs, int quiet)
+void tb_cli_bench_report_warnings(const struct tb_bench_recs *recs, int quiet)
 {
     const char *first = NULL;
     size_t n = tb_bench_recs_warned(recs, &first);
@@ -178,13 +180,13 @@ void tb_bench_report_warnings(const struct tb_bench_recs *recs, int quiet)
         fprintf(stderr, "ttsbuf: note: %zu stream%s: %s\n", n, n > 1 ? "s, the first" : "", first);
 }
 
-int tb_bench_summaries(const struct tb_bench_meta *m, const struct tb_bench_recs *recs,
+int tb_cli_bench_summaries(const struct tb_bench_meta *m, const struct tb_bench_recs *recs,
                        struct tb_bench_summary *s)
 {
     for (uint32_t l = 0; l < m->nlevels; l++) {
         if (tb_bench_summarize(recs, l, &s[l]) != 0) {
             tb_cli_error("out of memory summarising");
-            return -1;
+            return TB_ENOMEM;
         }
     }
     return 0;
@@ -258,8 +260,8 @@ static int level_width(const struct tb_bench_meta *m)
     return w;
 }
 
-void tb_bench_report_human(FILE *f, const char *command, const struct tb_bench_meta *m,
-                           const struct tb_bench_summary *s, const struct tb_gate *g, size_t ng)
+void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_bench_meta *m,
+                           const struct tb_bench_summary *s, const struct tb_cli_gate *g, size_t ng)
 {
     int lw = level_width(m);
     fprintf(f, "ttsbuf %s: %smodel %s at %s\n", command,
@@ -366,7 +368,7 @@ static const char *mode_str(enum tb_bench_mode mo)
     return mo == TB_BENCH_POISSON ? "poisson" : mo == TB_BENCH_CONSTANT ? "constant" : "closed";
 }
 
-int tb_bench_report_json(FILE *f, const char *command, const struct tb_bench_meta *m,
+int tb_cli_bench_report_json(FILE *f, const char *command, const struct tb_bench_meta *m,
                          const struct tb_bench_summary *s)
 {
     cJSON *root = tb_cli_json_doc(TB_SCHEMA_BENCH_SUMMARY, TB_SCHEMA_BENCH_SUMMARY_V, command);
@@ -424,7 +426,7 @@ static void csv_num(FILE *f, double v)
         fprintf(f, "%.17g", v);
 }
 
-void tb_bench_report_csv(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
+void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
 {
     fprintf(f, "level,mode,concurrency,rate,requests,ok,errors,incomplete,failed");
     for (int k = 1; k < TB_READER__COUNT; k++)

@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#include "cli.h"
+#include "plays.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/stream.h"
 

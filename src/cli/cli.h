@@ -1,25 +1,56 @@
 /*
- * cli.h - the command-line layer: the only code that parses arguments,
- * prints, or decides exit codes.
+ * cli.h - the command-line layer's conventions (cli.c): the only code that
+ * parses arguments, prints, or decides exit statuses.  Every file of
+ * src/cli follows them; a file says nothing more about them.
  *
- * Exit codes: 0 ran (whatever it found), 1 a requested gate failed,
- * 2 bad usage or bad input, 3 a live request or stream failed (its partial
- * report and trace are still written).
+ * What a helper returns.  A function of src/cli that can fail returns 0
+ * to go on, or a negative TB_E* code (error.h) once it has printed the
+ * one-line error (tb_cli_error, naming the option, file or place): its
+ * caller prints nothing more and hands the code up.  A writer (it only
+ * writes a document into a FILE) and a parser that fills an err buffer
+ * print nothing, as the library does: the step that called them says what
+ * failed.  The code says what failed; a code a library function returned
+ * is handed on when it says so, else replaced by the one that does (a
+ * trace named on the command line that cannot be opened is bad input,
+ * TB_EINVAL, whatever the library's TB_EIO meant).  One code is the CLI's
+ * own, and two answers are not failures, each of one kind of function:
+ *   TB_CLI_EFAILED   what the command was to measure failed before it could
+ *                    play it: every request of an --import, the one asked
+ *                    for
+ *   TB_CLI_DONE      a step did all the command had to do (--help
+ *                    printed): the command ends, with exit status 0
+ *   TB_CLI_NOT_MINE  an option handler (tb_cli_parse) was given an option
+ *                    that is not its own
+ * A function that cannot fail returns what it computes, or nothing.
+ *
+ * Which failure is which exit status, in one place (tb_cli_exit), as
+ * ttsbuf(1) says under EXIT STATUS:
+ *   2  usage    the command line or an input is wrong: TB_EINVAL,
+ *               TB_ERANGE (an option, its value, a file or output it names
+ *               that cannot be used), TB_EFORMAT, TB_EEMPTY, TB_ETOOBIG (an
+ *               input's content)
+ *   3  runtime  the work failed while it ran: TB_ENOMEM, TB_EIO (a write
+ *               that failed: a full disk, standard output; the speech
+ *               output), TB_EDEVICE, TB_EBUSY, TB_ECANCELED (SIGINT,
+ *               SIGTERM), TB_EFULL, TB_CLI_EFAILED
+ * A command that ran to its end gives its verdict instead, an exit status
+ * that the functions named *_verdict return: 0 what it measured is fine, 1
+ * a gate it was asked for failed, 3 the request or stream it measured
+ * failed.
  */
 #ifndef TTSBUF_CLI_H
 #define TTSBUF_CLI_H
 
 #include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-
-#include "ttsbuf/sim.h"
-#include "ttsbuf/stream.h"
 
 enum { TB_EXIT_OK = 0, TB_EXIT_GATE = 1, TB_EXIT_USAGE = 2, TB_EXIT_FAILED = 3 };
 
-/* Subcommands: each returns an exit code. */
-int tb_cmd_sim(int argc, char **argv);
+/* The CLI's own failure, and the answers that are not failures (above). */
+enum { TB_CLI_EFAILED = -100, TB_CLI_DONE = 1, TB_CLI_NOT_MINE = 2 };
+
+/* The exit status for a helper's answer: 0 (and TB_CLI_DONE) is 0; a
+ * TB_E* code is 2 or 3 by the table above. */
+int tb_cli_exit(int rc);
 
 /* Prints "ttsbuf: <message>\n" to stderr. */
 void tb_cli_error(const char *fmt, ...)
@@ -29,98 +60,18 @@ void tb_cli_error(const char *fmt, ...)
     ;
 
 /*
- * Number options: parse the whole string, check the range, and on failure
- * write "--flag: 'value' is not a number" or "--flag: 'value' is outside
- * LO..HI" into err.  Return 0 or TB_EINVAL / TB_ERANGE.
+ * Number options: the whole string, in range.  tb_cli_number_double and
+ * tb_cli_number_size print nothing: they return 0, or TB_EINVAL (not a
+ * number: "--flag: 'value' is not a number (allowed LO..HI)") or TB_ERANGE
+ * ("--flag: 'value' is outside LO..HI") with that message in err.
+ * tb_cli_opt_double and tb_cli_opt_size are the same as helpers: the
+ * message printed.
  */
-int tb_opt_double(const char *flag, const char *s, double lo, double hi, double *out, char *err,
-                  size_t errlen);
-int tb_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *out, char *err,
-                size_t errlen);
-
-/* As tb_opt_double and tb_opt_size, answering as an option handler does
- * (tb_cli_parse): 1 taken, or -1 with the error printed ("ttsbuf: --flag:
- * ..."). */
+int tb_cli_number_double(const char *flag, const char *s, double lo, double hi, double *out,
+                         char *err, size_t errlen);
+int tb_cli_number_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *out,
+                       char *err, size_t errlen);
 int tb_cli_opt_double(const char *flag, const char *s, double lo, double hi, double *out);
 int tb_cli_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *out);
-
-/* What the report needs to say about where the stream came from. */
-struct tb_report_src {
-    const char *kind; /* "trace", "synth", "preset" */
-    const char *name; /* file, spec, or preset name */
-    const char *note; /* NULL, or how the source was read ("note" in JSON) */
-    const char *warning; /* NULL, or the stream reader's warning on an imported
-                          * stream ("warning" in JSON, as a live run's) */
-    const struct tb_stream_end *end; /* how the stream ended (a recorded or live
-                                      * one), or NULL: a whole answer */
-};
-
-struct tb_gap_list {
-    struct tb_play *v; /* underrun chunks, in order */
-    size_t n, cap;
-};
-
-/* What a live run adds to the report (never the API key). */
-struct tb_report_live {
-    const char *model;
-    const char *base_url; /* redacted */
-    const char *api;      /* "chat", "completions", "anthropic", "ollama" */
-    const char *provider; /* "mock" (the built-in mock answered) or "remote" */
-    long http_status;
-    const char *error_kind; /* NULL when the run succeeded */
-    const char *error;
-    const char *warning; /* NULL or "" when none */
-    uint64_t sse_events, tool_calls;
-    const char *finish_reason;
-    int usage_retried;
-    long long usage_ignored;               /* usage not credible beside the events, or -1 */
-    uint64_t surrogates_replaced;          /* lone UTF-16 halves made U+FFFD */
-    const struct tb_server_timing *server; /* the provider's own timings, or NULL */
-};
-
-/* The human report (stdout).  max_gaps limits the gap list; live is NULL
- * for `sim`. */
-void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
-                     const struct tb_sim_result *r, const struct tb_gap_list *gaps, size_t max_gaps,
-                     const struct tb_report_live *live);
-
-/* Whether the run's what-if numbers (minimum TPS, speed-up, the pre-roll
- * curve's minimum TPS) were measured: the report prints "-" and the JSON
- * null where not, and the pictures leave them out. */
-int tb_report_whatif_measured(const struct tb_report_src *src, const struct tb_sim_result *r,
-                              const struct tb_report_live *live);
-
-/* The --json report: one object and a newline.  Returns 0 or TB_ENOMEM. */
-int tb_report_json(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
-                   const struct tb_sim_result *r, const struct tb_gap_list *gaps,
-                   const struct tb_report_live *live);
-
-/* The --json report with the speech part ("audio": null when audio is
- * NULL or unused). */
-struct tb_cli_audio;
-int tb_report_json_audio(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
-                         const struct tb_sim_result *r, const struct tb_gap_list *gaps,
-                         const struct tb_report_live *live, const struct tb_cli_audio *audio);
-/* As tb_report_json_audio, plus the "chunks" array (sim --chunks) when
- * chunks is not NULL. */
-struct tb_cli_chunks;
-int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
-                          const struct tb_sim_result *r, const struct tb_gap_list *gaps,
-                          const struct tb_report_live *live, const struct tb_cli_audio *audio,
-                          const struct tb_cli_chunks *chunks);
-/* run's status line (without the carriage return): time, tokens, buffer,
- * playing / waiting / SILENT, and the underruns with the gap in progress
- * counted. */
-struct tb_live_status;
-void tb_cli_status_text(char *buf, size_t len, const struct tb_live_status *st);
-
-/* Subcommands. */
-int tb_cmd_run(int argc, char **argv);
-int tb_cmd_serve(int argc, char **argv);
-int tb_cmd_sweep(int argc, char **argv);
-
-/* Load levels and shards. */
-int tb_cmd_bench(int argc, char **argv);
-int tb_cmd_merge(int argc, char **argv);
 
 #endif

@@ -13,9 +13,16 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "bench_cli.h"
+#include "bench_opts.h"
+#include "bench_out.h"
+#include "bench_play.h"
+#include "bench_report.h"
 #include "cli.h"
-#include "html_report.h"
+#include "html_bench.h"
+#include "interrupt.h"
+#include "outputs.h"
+#include "request.h"
+#include "sources.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/preset.h"
@@ -52,178 +59,267 @@ static void raise_fd_limit(const struct tb_bench_meta *m)
     }
 }
 
-int tb_cmd_bench(int argc, char **argv)
-{
+static int cmd_bench(int argc, char **argv);
+
+const struct tb_cmddoc tb_doc_bench = {
+    "bench",
+    "[--base-url URL --model NAME | --mock] [OPTIONS]",
+    "Stream many completions at once from an OpenAI-compatible endpoint (one\n"
+    "libcurl event loop, no thread per stream) and play each out through its own\n"
+    "playout model: per load level, P50/P95/P99/min/max of TTFT, time to first\n"
+    "audio, decode TPS, inter-event gap, underruns, silence, minimum TPS and\n"
+    "speed-up needed; system TPS, errors by kind, and the share of gapless streams.\n",
+    tb_cli_bench_secs,
+    "0 ran, every gate held; 1 a gate failed (one line per failure, after the report): a "
+    "--require gate, --fail-on-underrun, or the default success_share=1 when a request failed "
+    "and no success_share or errors gate allows it; 2 bad usage or input; 3 interrupted, no "
+    "request succeeded (what ran is still reported and written), or the run failed (out of "
+    "memory, a write that failed).",
+    tb_cli_usage_chunks,
+    tb_cli_bench_notes,
+    cmd_bench,
+};
+
+/* Everything one `ttsbuf bench` holds, from its options to its verdict. */
+struct bench {
     struct tb_cli_bench a;
-    struct tb_bench_opts bo;
-    struct tb_bench_prompts prompts = {NULL, 0};
-    struct tb_bench_recs recs;
-    struct tb_bench_summary *sums = NULL;
     struct tb_bench_meta meta;
-    char *url = NULL, err[512];
-    FILE *rf = NULL;
-    const struct tb_api_info *info;
     struct tb_cli_endpoint ep;
-    int code, progress;
-    size_t ok_total = 0;
+    struct tb_bench_prompts prompts;
+    struct tb_bench_recs recs;
+    struct tb_bench_summary *sums; /* one a level, once the levels ran */
+    char *url;
+    FILE *rf; /* --out's records file */
+    atomic_int *interrupted;
+};
 
-    memset(&meta, 0, sizeof(meta));
-    memset(&ep, 0, sizeof(ep));
-    tb_bench_recs_init(&recs);
-    code = tb_cli_bench_parse(argc, argv, &a);
-    if (code >= 0)
-        return code;
-    code = tb_cli_bench_plan(&a, &meta);
-    if (code != 0)
-        return code;
-    if (tb_cli_audio_probe(&a.au) >= 0)
-        return TB_EXIT_USAGE;
-    if (tb_cli_endpoint_resolve(&a.q, "bench", 0, &ep) != 0) {
-        code = TB_EXIT_USAGE;
-        goto out;
+/* The prompts: --prompts FILE, or the built-in set. */
+static int load_prompts(struct bench *b)
+{
+    char err[512];
+    int rc;
+    if (b->a.prompts_file == NULL) {
+        rc = tb_bench_prompts_builtin(&b->prompts);
+        if (rc != 0)
+            tb_cli_error("out of memory");
+        return rc;
     }
-    info = ep.info;
-    if (a.prompts_file != NULL ? tb_bench_prompts_load(a.prompts_file, &prompts, err, sizeof(err))
-                               : tb_bench_prompts_builtin(&prompts)) {
-        tb_cli_error("%s", a.prompts_file != NULL ? err : "out of memory");
-        code = TB_EXIT_USAGE;
-        goto out;
-    }
-    if (ep.mock) {
-        struct tb_report_src src;
-        char label[512];
-        code = tb_cli_load_source(&a.c, MOCK_PRESET, &ep.stream, &src, label, sizeof(label));
-        if (code >= 0)
-            goto out;
-        code = 0;
-        if (tb_cli_endpoint_mock_start(&ep, NULL) != 0) {
-            code = TB_EXIT_USAGE;
-            goto out;
-        }
-    }
-    url = tb_cli_request_url(ep.base, info);
-    if (url == NULL) {
+    rc = tb_bench_prompts_load(b->a.prompts_file, &b->prompts, err, sizeof(err));
+    if (rc != 0)
+        tb_cli_error("%s", err);
+    return rc == 0 || rc == TB_ENOMEM ? rc : TB_EINVAL; /* a file named on the command line */
+}
+
+/* The endpoint the requests go to: a real one, or the mock started on
+ * loopback with its stream; its URL, and what the records say of it. */
+static int reach(struct bench *b)
+{
+    struct tb_report_src src;
+    char label[512];
+    int rc = tb_cli_endpoint_resolve(&b->a.q, "bench", 0, &b->ep);
+    if (rc == 0)
+        rc = load_prompts(b);
+    if (rc == 0 && b->ep.mock)
+        rc = tb_cli_load_source(&b->a.c, MOCK_PRESET, &b->ep.stream, &src, label, sizeof(label));
+    if (rc == 0 && b->ep.mock)
+        rc = tb_cli_endpoint_mock_start(&b->ep, NULL);
+    if (rc != 0)
+        return rc;
+    b->url = tb_cli_request_url(b->ep.base, b->ep.info);
+    if (b->url == NULL) {
         tb_cli_error("out of memory");
-        code = TB_EXIT_USAGE;
-        goto out;
+        return TB_ENOMEM;
     }
-    a.q.req.model = a.q.model;
-    snprintf(meta.model, sizeof(meta.model), "%s", a.q.model);
-    snprintf(meta.base_url, sizeof(meta.base_url), "%s", ep.base_red);
-    snprintf(meta.provider, sizeof(meta.provider), "%s", tb_cli_endpoint_provider(&ep));
-    if (tb_cli_bench_meta_options(&meta, &a.c.o, a.q.req.max_tokens, info->name) != 0) {
-        tb_cli_error("out of memory");
-        code = TB_EXIT_USAGE;
-        goto out;
-    }
+    b->a.q.req.model = b->a.q.model;
+    snprintf(b->meta.model, sizeof(b->meta.model), "%s", b->a.q.model);
+    snprintf(b->meta.base_url, sizeof(b->meta.base_url), "%s", b->ep.base_red);
+    snprintf(b->meta.provider, sizeof(b->meta.provider), "%s", tb_cli_endpoint_provider(&b->ep));
+    return tb_cli_bench_meta_options(&b->meta, &b->a.c.o, b->a.q.req.max_tokens, b->ep.info->name);
+}
 
-    if (a.out != NULL) {
-        code = tb_cli_bench_out_open(a.out, &meta, a.force, &rf);
-        if (code != 0)
-            goto out;
-    }
-    raise_fd_limit(&meta);
-    atomic_int *interrupted = tb_cli_catch_interrupts();
+/* Options, the plan (levels, shard), every output checked, the endpoint,
+ * --out's directory: all before the first request. */
+static int open_bench(struct bench *b, int argc, char **argv)
+{
+    int rc = tb_cli_bench_parse(argc, argv, &tb_doc_bench, &b->a);
+    if (rc == 0)
+        rc = tb_cli_bench_plan(&b->a, &b->meta);
+    if (rc == 0)
+        rc = tb_cli_audio_probe(&b->a.au);
+    if (rc == 0)
+        rc = reach(b);
+    if (rc == 0 && b->a.out != NULL)
+        rc = tb_cli_bench_out_open(b->a.out, &b->meta, b->a.force, &b->rf);
+    return rc;
+}
 
+/* The requests of a level: --requests, none with --duration, else at
+ * least ten (closed) or TB_CLI_BENCH_OPEN_REQUESTS (open). */
+static size_t level_requests(const struct tb_cli_bench *a, const struct tb_bench_level *l)
+{
+    if (a->duration > 0)
+        return 0;
+    if (a->requests > 0)
+        return a->requests;
+    if (l->mode == TB_BENCH_CLOSED)
+        return l->concurrency > 10 ? l->concurrency : 10;
+    return TB_CLI_BENCH_OPEN_REQUESTS;
+}
+
+/* Runs the levels in order, each written to --out as it ends; the first
+ * failure stops them, and SIGINT or SIGTERM after the level it cut (what
+ * ran is reported). */
+static int run_levels(struct bench *b)
+{
+    struct tb_bench_opts bo;
+    int progress = !b->a.quiet && isatty(STDERR_FILENO), rc = 0;
+    char err[512];
+    raise_fd_limit(&b->meta);
+    b->interrupted = tb_cli_catch_interrupts();
     memset(&bo, 0, sizeof(bo));
-    tb_cli_request_http(&a.q, url, ep.key, &bo.http);
-    bo.http.cancel = interrupted;
-    bo.req = a.q.req;
-    bo.prompts = &prompts;
-    bo.duration = a.duration;
-    bo.warmup = a.warmup;
-    bo.shard = meta.shard;
-    bo.nshards = meta.nshards;
-    bo.seed = a.seed;
-    bo.sim = a.c.o;
-    progress = !a.quiet && isatty(STDERR_FILENO);
-    for (uint32_t l = 0; l < meta.nlevels && code == 0; l++) {
+    tb_cli_request_http(&b->a.q, b->url, b->ep.key, &bo.http);
+    bo.http.cancel = b->interrupted;
+    bo.req = b->a.q.req;
+    bo.prompts = &b->prompts;
+    bo.duration = b->a.duration;
+    bo.warmup = b->a.warmup;
+    bo.shard = b->meta.shard;
+    bo.nshards = b->meta.nshards;
+    bo.seed = b->a.seed;
+    bo.sim = b->a.c.o;
+    for (uint32_t l = 0; l < b->meta.nlevels && rc == 0; l++) {
         char name[64];
-        size_t from = recs.n;
-        int rc;
-        bo.level = meta.levels[l];
-        if (a.duration > 0)
-            bo.requests = 0;
-        else if (a.requests > 0)
-            bo.requests = a.requests;
-        else if (bo.level.mode == TB_BENCH_CLOSED)
-            bo.requests = bo.level.concurrency > 10 ? bo.level.concurrency : 10;
-        else
-            bo.requests = TB_CLI_BENCH_OPEN_REQUESTS;
+        size_t from = b->recs.n;
+        bo.level = b->meta.levels[l];
+        bo.requests = level_requests(&b->a, &bo.level);
         tb_bench_level_name(&bo.level, name, sizeof(name));
         bo.progress = progress ? progress_line : NULL;
         bo.progress_ud = name;
-        rc = tb_bench_run(&bo, l, &recs, err, sizeof(err));
+        rc = tb_bench_run(&bo, l, &b->recs, err, sizeof(err));
         if (progress)
             fprintf(stderr, "\r\033[K");
-        if (rc != 0) {
+        if (rc != 0)
             tb_cli_error("bench: %s: %s", name, err[0] ? err : tb_strerror(rc));
-            code = rc == TB_EINVAL ? TB_EXIT_USAGE : TB_EXIT_FAILED;
+        if (rc != 0 && rc != TB_EINVAL && rc != TB_ENOMEM)
+            rc = TB_EIO; /* the load itself failed (epoll, libcurl) */
+        if (b->rf != NULL) {
+            int orc = tb_cli_bench_out_level(b->rf, b->a.out, &b->meta, &b->recs, from);
+            rc = rc != 0 ? rc : orc;
         }
-        if (rf != NULL && tb_cli_bench_out_level(rf, a.out, &meta, &recs, from) != 0)
-            code = TB_EXIT_USAGE;
-        if (atomic_load(interrupted)) {
-            meta.nlevels = l + 1; /* report what ran */
+        if (atomic_load(b->interrupted)) {
+            b->meta.nlevels = l + 1; /* report what ran */
             break;
         }
     }
-    for (size_t i = 0; i < recs.n; i++)
-        ok_total += recs.v[i].error == 0;
-    tb_bench_report_warnings(&recs, a.quiet);
+    return rc;
+}
 
-    sums = calloc(meta.nlevels > 0 ? meta.nlevels : 1, sizeof(*sums));
-    if (sums == NULL || tb_bench_summaries(&meta, &recs, sums) != 0) {
-        code = TB_EXIT_USAGE;
-        goto out;
+/* What ran, summarised per level: the report (table, --csv or --json) and
+ * --out's summary. */
+static int report(struct bench *b)
+{
+    int rc;
+    tb_cli_bench_report_warnings(&b->recs, b->a.quiet);
+    b->sums = calloc(b->meta.nlevels > 0 ? b->meta.nlevels : 1, sizeof(*b->sums));
+    if (b->sums == NULL) {
+        tb_cli_error("out of memory summarising");
+        return TB_ENOMEM;
     }
-    if (a.csv)
-        tb_bench_report_csv(stdout, &meta, sums);
-    else if (a.c.json)
-        tb_bench_report_json(stdout, "bench", &meta, sums);
-    else if (!a.quiet)
-        tb_bench_report_human(stdout, "bench", &meta, sums, a.gates, a.ngates);
+    rc = tb_cli_bench_summaries(&b->meta, &b->recs, b->sums);
+    if (rc != 0)
+        return rc;
+    if (b->a.csv)
+        tb_cli_bench_report_csv(stdout, &b->meta, b->sums);
+    else if (b->a.c.json)
+        tb_cli_bench_report_json(stdout, "bench", &b->meta, b->sums);
+    else if (!b->a.quiet)
+        tb_cli_bench_report_human(stdout, "bench", &b->meta, b->sums, b->a.gates, b->a.ngates);
     /* What goes to stderr from here on comes after the report. */
-    fflush(stdout);
-    if (a.out != NULL)
-        tb_cli_bench_out_summary(a.out, &meta, sums);
-    if (code != 0)
-        goto out;
-    if (atomic_load(interrupted)) {
-        tb_cli_error("bench: interrupted; %zu requests recorded", recs.n);
-        code = TB_EXIT_FAILED;
-    } else if (ok_total == 0) {
-        char hint[400];
-        tb_cli_error(
-            "bench: no request succeeded (first error: %s)%s",
-            recs.n > 0 ? recs.v[0].message : "none ran",
-            recs.n > 0 ? tb_cli_endpoint_hint(&ep, recs.v[0].http_status, hint, sizeof(hint)) : "");
-        code = TB_EXIT_FAILED;
-    } else if (tb_gates_check(a.gates, a.ngates, &meta, sums) > 0) {
-        code = TB_EXIT_GATE;
-    } else {
-        code = TB_EXIT_OK;
+    (void)tb_cli_flush_stdout();
+    return b->a.out != NULL ? tb_cli_bench_out_summary(b->a.out, &b->meta, b->sums) : 0;
+}
+
+/* The verdict (cli.h): interrupted, out of memory (a stream it cut), or
+ * no request succeeded, is 3; a gate that failed is 1. */
+static int bench_verdict(struct bench *b)
+{
+    size_t ok = 0, nomem = 0;
+    char hint[400];
+    for (size_t i = 0; i < b->recs.n; i++) {
+        ok += b->recs.v[i].error == 0;
+        nomem += b->recs.v[i].error == TB_READER_NOMEM;
     }
-    if (a.html != NULL) {
-        struct tb_html_bench hb = {&meta, sums, &recs, &a.c.o, &a.au, a.html_streams, a.c.max_gaps};
-        int hc = tb_cli_html_bench(a.html, &hb);
-        if (hc >= 0 && code == TB_EXIT_OK)
-            code = hc;
+    if (atomic_load(b->interrupted)) {
+        tb_cli_error("bench: interrupted; %zu requests recorded", b->recs.n);
+        return TB_EXIT_FAILED;
     }
-    if (a.au.sink != TB_SINK_NONE) {
-        int pc = tb_cli_bench_play(&a, &recs);
-        if (pc >= 0 && code == TB_EXIT_OK)
-            code = pc;
+    if (nomem > 0) {
+        tb_cli_error("bench: out of memory: %zu of %zu streams cut (reported above as nomem)",
+                     nomem, b->recs.n);
+        return TB_EXIT_FAILED;
     }
-out:
-    if (rf != NULL && fclose(rf) != 0 && code == TB_EXIT_OK) {
+    if (ok == 0) {
+        tb_cli_error("bench: no request succeeded (first error: %s)%s",
+                     b->recs.n > 0 ? b->recs.v[0].message : "none ran",
+                     b->recs.n > 0 ? tb_cli_endpoint_hint(&b->ep, b->recs.v[0].http_status, hint,
+                                                          sizeof(hint))
+                                   : "");
+        return TB_EXIT_FAILED;
+    }
+    return tb_cli_gates_check(b->a.gates, b->a.ngates, &b->meta, b->sums) > 0 ? TB_EXIT_GATE
+                                                                              : TB_EXIT_OK;
+}
+
+/* --html's page and --audio's replay of one stream, after the verdict. */
+static int extras(struct bench *b)
+{
+    int rc = 0;
+    if (b->a.html != NULL) {
+        struct tb_cli_html_bench_info hb = {&b->meta, b->sums,          &b->recs,
+                                            &b->a.c.o, &b->a.au,        b->a.html_streams,
+                                            b->a.c.max_gaps};
+        rc = tb_cli_html_bench(b->a.html, &hb);
+    }
+    if (rc == 0 && b->a.au.sink != TB_SINK_NONE)
+        rc = tb_cli_bench_play(&b->a, &b->recs);
+    return rc;
+}
+
+/* Frees everything; the records file's close, a write, may fail. */
+static int close_bench(struct bench *b)
+{
+    int rc = 0;
+    if (b->rf != NULL && fclose(b->rf) != 0) {
         tb_cli_error("--out: write error on the records file: %s", strerror(errno));
-        code = TB_EXIT_USAGE;
+        rc = TB_EIO;
     }
-    free(sums);
-    tb_cli_audio_free(&a.au);
-    tb_bench_recs_free(&recs);
-    tb_bench_prompts_free(&prompts);
-    free(url);
-    tb_cli_endpoint_free(&ep);
-    return code;
+    free(b->sums);
+    tb_cli_audio_free(&b->a.au);
+    tb_bench_recs_free(&b->recs);
+    tb_bench_prompts_free(&b->prompts);
+    free(b->url);
+    tb_cli_endpoint_free(&b->ep);
+    return rc;
+}
+
+/* ttsbuf bench: open (options, plan, endpoint, --out), run the levels,
+ * report what ran, the verdict, the extras, close. */
+static int cmd_bench(int argc, char **argv)
+{
+    struct bench b;
+    int rc, code, crc;
+    memset(&b, 0, sizeof(b));
+    tb_bench_recs_init(&b.recs);
+    rc = open_bench(&b, argc, argv);
+    if (rc == 0) {
+        int rrc;
+        rc = run_levels(&b);
+        rrc = report(&b);
+        rc = rc != 0 ? rc : rrc;
+    }
+    code = rc != 0 ? tb_cli_exit(rc) : bench_verdict(&b);
+    if (rc == 0 && (rc = extras(&b)) != 0 && code == TB_EXIT_OK)
+        code = tb_cli_exit(rc);
+    crc = close_bench(&b);
+    return crc != 0 && code == TB_EXIT_OK ? tb_cli_exit(crc) : code;
 }

@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd_import.h"
+
 #include "cli.h"
 #include "jsonout.h"
-#include "common.h"
+#include "report.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/import.h"
@@ -51,22 +53,15 @@ void tb_cli_import_opts_init(struct tb_cli_import_opts *io)
 
 int tb_cli_import_option(struct tb_cli_import_opts *io, int c, const char *arg)
 {
-    char err[256];
     size_t z;
+    int rc;
     if (c == 'r') {
-        if (tb_opt_size("--run", arg, 1, 1000000, &z, err, sizeof(err)) != 0) {
-            tb_cli_error("%s", err);
-            return TB_EXIT_USAGE;
-        }
-        io->run = (unsigned)z;
-        return 0;
+        rc = tb_cli_opt_size("--run", arg, 1, 1000000, &z);
+        if (rc == 0)
+            io->run = (unsigned)z;
+        return rc;
     }
-    if (tb_opt_double("--chars-per-token", arg, 0.5, 100, &io->chars_per_token, err, sizeof(err)) !=
-        0) {
-        tb_cli_error("%s", err);
-        return TB_EXIT_USAGE;
-    }
-    return 0;
+    return tb_cli_opt_double("--chars-per-token", arg, 0.5, 100, &io->chars_per_token);
 }
 
 int tb_cli_import_load(const char *spec, const struct tb_cli_import_opts *io, struct tb_import *im,
@@ -79,7 +74,7 @@ int tb_cli_import_load(const char *spec, const struct tb_cli_import_opts *io, st
     im->chars_per_token = io->chars_per_token;
     if (tb_import_spec(spec, &fmt, path, err, sizeof(err)) != 0) {
         tb_cli_error("--import: %s", err);
-        return TB_EXIT_USAGE;
+        return TB_EINVAL;
     }
     rc = tb_import_file(fmt, *path, im, err, sizeof(err));
     if (rc != 0) {
@@ -90,14 +85,14 @@ int tb_cli_import_load(const char *spec, const struct tb_cli_import_opts *io, st
                          err, (int)(colon - spec), spec);
         else
             tb_cli_error("%s", err);
-        return TB_EXIT_USAGE;
+        return rc == TB_ENOMEM ? TB_ENOMEM : TB_EINVAL; /* a file named on the command line */
     }
     if (io->run > 0 && tb_import_keep_run(im, io->run) != 0) {
         tb_cli_error("--run: %s has %u run%s (1..%u), not %u", *path, im->runs,
                      im->runs == 1 ? "" : "s", im->runs, io->run);
-        return TB_EXIT_USAGE;
+        return TB_EINVAL;
     }
-    return -1;
+    return 0;
 }
 
 void tb_cli_import_note(const struct tb_import *im, const char *spec, char *buf, size_t len)
@@ -121,8 +116,9 @@ void tb_cli_import_note(const struct tb_import *im, const char *spec, char *buf,
                  n > 0 ? "; " : "");
 }
 
-/* Several requests: a line each and the distribution over them. */
-static int summary(const struct tb_cli_common *a, const char *spec, const char *file,
+/* Several requests: a line each and the distribution over them; the
+ * command's verdict (cli.h). */
+static int summary_verdict(const struct tb_cli_common *a, const char *spec, const char *file,
                    const struct tb_import *im, const char *note)
 {
     struct tb_clock clk;
@@ -136,7 +132,7 @@ static int summary(const struct tb_cli_common *a, const char *spec, const char *
         free(ttfa);
         free(gaps);
         tb_cli_error("out of memory");
-        return TB_EXIT_USAGE;
+        return tb_cli_exit(TB_ENOMEM);
     }
     if (!a->json)
         fprintf(stdout,
@@ -175,7 +171,7 @@ static int summary(const struct tb_cli_common *a, const char *spec, const char *
                                         q->warning[0] ? q->warning : NULL, NULL};
             struct tb_gap_list none = {NULL, 0, 0};
             snprintf(name, sizeof(name), "%s: %s", file, q->name);
-            tb_report_json(stdout, &src, &a->o, &r, &none, NULL);
+            tb_cli_report_json(stdout, &src, &a->o, &r, &none, NULL, NULL, NULL);
         } else {
             char mark[sizeof(q->warning) + 8] = "";
             if (q->error[0] != '\0')
@@ -227,35 +223,36 @@ static const char *keep_after(char *buf, size_t buflen, const char *prev, const 
 
 int tb_cli_import(const struct tb_cli_common *a, const char *spec,
                   const struct tb_cli_import_opts *io, long request, struct tb_stream *s,
-                  struct tb_report_src *src, char *label, size_t labellen)
+                  struct tb_report_src *src, char *label, size_t labellen, int *verdict)
 {
     struct tb_import im;
     const char *path;
     char note[400];
-    int code;
+    int rc;
 
     if (a->nsources > 0) {
         tb_cli_error("give one source: --import, --trace, --synth or --preset");
-        return TB_EXIT_USAGE;
+        return TB_EINVAL;
     }
-    code = tb_cli_import_load(spec, io, &im, &path);
-    if (code >= 0)
+    rc = tb_cli_import_load(spec, io, &im, &path);
+    if (rc != 0)
         goto out;
     tb_cli_import_note(&im, spec, note, sizeof(note));
     if (request >= 0 && (size_t)request >= im.n) {
         tb_cli_error("--request: %ld is outside 0..%zu (%s has %zu request%s)", request, im.n - 1,
                      path, im.n, im.n == 1 ? "" : "s");
-        code = TB_EXIT_USAGE;
+        rc = TB_EINVAL;
         goto out;
     }
     if (request < 0 && im.n > 1) {
         if (a->record != NULL || a->html != NULL) {
             tb_cli_error("%s: %s has %zu requests; choose one with --request N",
                          a->record != NULL ? "--record" : "--html", path, im.n);
-            code = TB_EXIT_USAGE;
+            rc = TB_EINVAL;
             goto out;
         }
-        code = summary(a, spec, path, &im, note);
+        *verdict = summary_verdict(a, spec, path, &im, note);
+        rc = TB_CLI_DONE;
         goto out;
     }
     {
@@ -263,7 +260,7 @@ int tb_cli_import(const struct tb_cli_common *a, const char *spec,
         if (q->stream.n == 0) {
             tb_cli_error("%s: %s: nothing to play (the benchmark recorded: %s)", path, q->name,
                          q->error[0] ? q->error : "no text");
-            code = request < 0 ? TB_EXIT_FAILED : TB_EXIT_USAGE;
+            rc = request < 0 ? TB_CLI_EFAILED : TB_EINVAL;
             goto out;
         }
         if (q->error[0] != '\0')
@@ -284,5 +281,5 @@ int tb_cli_import(const struct tb_cli_common *a, const char *spec,
     }
 out:
     tb_import_free(&im);
-    return code;
+    return rc;
 }

@@ -13,11 +13,11 @@
 
 #include <cJSON.h>
 
-#include "bench_cli.h"
+#include "bench_opts.h"
 #include "bench_report.h"
 #include "cli.h"
-#include "common.h"
 #include "optdoc.h"
+#include "options.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/error.h"
 
@@ -41,6 +41,8 @@ static const struct tb_optsec merge_secs[] = {
     {NULL, NULL},
 };
 
+static int cmd_merge(int argc, char **argv);
+
 const struct tb_cmddoc tb_doc_merge = {
     "merge",
     "[OPTIONS] RECORDS...",
@@ -52,9 +54,11 @@ const struct tb_cmddoc tb_doc_merge = {
     merge_secs,
     "0 merged, every gate held; 1 a gate failed (the default success_share=1 among them); 2 "
     "bad usage, a bad file, a shard missing or twice, or shards that ran different levels, "
-    "model or options (the message names the field).",
+    "model or options (the message names the field); 3 the run failed (out of memory, a write "
+    "that failed).",
     NULL,
     NULL,
+    cmd_merge,
 };
 
 /* The levels as the table names them: "c=1,c=5". */
@@ -136,7 +140,7 @@ static int cmp_str(const void *x, const void *y)
     return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
-/* Appends a copy of dir/name (or name alone).  0 or -1 (printed). */
+/* Appends a copy of dir/name (or name alone).  0 or an error (printed). */
 static int push_file(char ***files, size_t *n, size_t *cap, const char *dir, const char *name)
 {
     size_t len = (dir != NULL ? strlen(dir) + 1 : 0) + strlen(name) + 1;
@@ -145,12 +149,12 @@ static int push_file(char ***files, size_t *n, size_t *cap, const char *dir, con
         char **nv;
         if (*cap >= MERGE_FILES_MAX) {
             tb_cli_error("merge: more than %d files", MERGE_FILES_MAX);
-            return -1;
+            return TB_EINVAL;
         }
         nv = realloc(*files, (*cap ? *cap * 2 : 16) * sizeof(char *));
         if (nv == NULL) {
             tb_cli_error("out of memory");
-            return -1;
+            return TB_ENOMEM;
         }
         *files = nv;
         *cap = *cap ? *cap * 2 : 16;
@@ -158,7 +162,7 @@ static int push_file(char ***files, size_t *n, size_t *cap, const char *dir, con
     full = malloc(len);
     if (full == NULL) {
         tb_cli_error("out of memory");
-        return -1;
+        return TB_ENOMEM;
     }
     if (dir != NULL)
         snprintf(full, len, "%s/%s", dir, name);
@@ -169,7 +173,7 @@ static int push_file(char ***files, size_t *n, size_t *cap, const char *dir, con
 }
 
 /* Adds path, or the records*.jsonl files in it when it is a directory
- * (sorted).  0 or -1 (printed). */
+ * (sorted).  0 or an error (printed). */
 static int add_path(const char *p, char ***files, size_t *n, size_t *cap)
 {
     struct stat st;
@@ -178,7 +182,7 @@ static int add_path(const char *p, char ***files, size_t *n, size_t *cap)
     size_t first = *n;
     if (stat(p, &st) != 0 || (S_ISDIR(st.st_mode) && (d = opendir(p)) == NULL)) {
         tb_cli_error("merge: %s: %s", p, strerror(errno));
-        return -1;
+        return TB_EINVAL;
     }
     if (!S_ISDIR(st.st_mode))
         return push_file(files, n, cap, NULL, p);
@@ -187,15 +191,16 @@ static int add_path(const char *p, char ***files, size_t *n, size_t *cap)
         if (strncmp(de->d_name, "records", 7) != 0 || nl < 13 ||
             strcmp(de->d_name + nl - 6, ".jsonl") != 0)
             continue;
-        if (push_file(files, n, cap, p, de->d_name) != 0) {
+        int rc = push_file(files, n, cap, p, de->d_name);
+        if (rc != 0) {
             closedir(d);
-            return -1;
+            return rc;
         }
     }
     closedir(d);
     if (*n == first) {
         tb_cli_error("merge: %s holds no records*.jsonl", p);
-        return -1;
+        return TB_EINVAL;
     }
     qsort(*files + first, *n - first, sizeof(char *), cmp_str);
     return 0;
@@ -210,7 +215,7 @@ static int cmp_id(const void *x, const void *y)
 }
 
 struct merge_args {
-    struct tb_gate gates[TB_GATES_MAX];
+    struct tb_cli_gate gates[TB_CLI_GATES_MAX];
     size_t ngates;
     int json, csv;
 };
@@ -219,96 +224,142 @@ static int option(void *ud, int c, const char *arg)
 {
     struct merge_args *a = ud;
     switch (c) {
-    case O_JSON: a->json = 1; return 1;
-    case O_CSV: a->csv = 1; return 1;
+    case O_JSON: a->json = 1; return 0;
+    case O_CSV: a->csv = 1; return 0;
     case O_REQUIRE: return tb_cli_gate_option(a->gates, &a->ngates, arg);
-    default: return 0;
+    default: return TB_CLI_NOT_MINE;
     }
 }
 
-int tb_cmd_merge(int argc, char **argv)
-{
+/* Everything one `ttsbuf merge` holds, from its options to its verdict. */
+struct merge {
     struct merge_args a;
-    struct tb_bench_meta meta, m;
+    struct tb_bench_meta meta; /* the first file's, then the merged run's */
     struct tb_bench_recs recs;
-    struct tb_bench_summary *sums = NULL;
-    char **files = NULL, err[512], why[1200];
-    unsigned char *seen = NULL;
-    size_t nfiles = 0, cap = 0;
-    int first, code;
+    struct tb_bench_summary *sums;
+    char **files;
+    size_t nfiles, cap;
+    unsigned char *seen; /* shards read */
+};
 
-    memset(&a, 0, sizeof(a));
-    code = tb_cli_parse(argc, argv, &tb_doc_merge, option, &a, &first);
-    if (code >= 0)
-        return code;
+/* The options and the records files (each directory's records*.jsonl). */
+static int gather(struct merge *x, int argc, char **argv)
+{
+    int first, rc = tb_cli_parse(argc, argv, &tb_doc_merge, option, &x->a, &first);
+    if (rc != 0)
+        return rc;
     if (first == argc) {
         tb_cli_error("merge: give the records files or directories (see ttsbuf merge --help)");
-        return TB_EXIT_USAGE;
+        return TB_EINVAL;
     }
-    tb_gates_default(a.gates, &a.ngates);
-    code = TB_EXIT_USAGE;
-    tb_bench_recs_init(&recs);
-    memset(&meta, 0, sizeof(meta));
-    for (int i = first; i < argc; i++)
-        if (add_path(argv[i], &files, &nfiles, &cap) != 0)
-            goto out;
-    for (size_t i = 0; i < nfiles; i++) {
-        if (tb_bench_read(files[i], &m, &recs, err, sizeof(err)) != 0) {
+    tb_cli_gates_default(x->a.gates, &x->a.ngates);
+    for (int i = first; rc == 0 && i < argc; i++)
+        rc = add_path(argv[i], &x->files, &x->nfiles, &x->cap);
+    return rc;
+}
+
+/* Reads every file: one run's shards, each once, none missing. */
+static int read_shards(struct merge *x)
+{
+    struct tb_bench_meta m;
+    char err[512], why[1200];
+    for (size_t i = 0; i < x->nfiles; i++) {
+        int rc = tb_bench_read(x->files[i], &m, &x->recs, err, sizeof(err));
+        if (rc != 0) {
             tb_cli_error("%s", err);
-            goto out;
+            return rc == TB_ENOMEM ? rc : TB_EINVAL; /* a file named on the command line */
         }
         if (i == 0) {
-            meta = m;
-            seen = calloc(m.nshards, 1);
-            if (seen == NULL) {
+            x->meta = m;
+            x->seen = calloc(m.nshards, 1);
+            if (x->seen == NULL) {
                 tb_cli_error("out of memory");
-                goto out;
+                return TB_ENOMEM;
             }
-        } else if (!same_run(&meta, &m, why, sizeof(why))) {
-            tb_cli_error("merge: %s is not of the run of %s: %s", files[i], files[0], why);
-            goto out;
+        } else if (!same_run(&x->meta, &m, why, sizeof(why))) {
+            tb_cli_error("merge: %s is not of the run of %s: %s", x->files[i], x->files[0], why);
+            return TB_EINVAL;
         }
-        if (seen[m.shard]++) {
-            tb_cli_error("merge: %s: shard %u of %u given twice", files[i], m.shard, m.nshards);
-            goto out;
-        }
-    }
-    for (uint32_t s = 0; s < meta.nshards; s++) {
-        if (!seen[s]) {
-            tb_cli_error("merge: shard %u of %u is missing", s, meta.nshards);
-            goto out;
+        if (x->seen[m.shard]++) {
+            tb_cli_error("merge: %s: shard %u of %u given twice", x->files[i], m.shard, m.nshards);
+            return TB_EINVAL;
         }
     }
-    /* A request twice means the same shard's records were given twice
-     * under different names. */
-    if (recs.n > 1) /* qsort on no records would be handed a NULL array */
-        qsort(recs.v, recs.n, sizeof(recs.v[0]), cmp_id);
-    for (size_t i = 1; i < recs.n; i++) {
-        if (recs.v[i].level == recs.v[i - 1].level && recs.v[i].id == recs.v[i - 1].id) {
+    for (uint32_t s = 0; s < x->meta.nshards; s++) {
+        if (!x->seen[s]) {
+            tb_cli_error("merge: shard %u of %u is missing", s, x->meta.nshards);
+            return TB_EINVAL;
+        }
+    }
+    return 0;
+}
+
+/* A request twice means the same shard's records were given twice under
+ * different names. */
+static int check_unique(struct merge *x)
+{
+    struct tb_bench_recs *r = &x->recs;
+    if (r->n > 1) /* qsort on no records would be handed a NULL array */
+        qsort(r->v, r->n, sizeof(r->v[0]), cmp_id);
+    for (size_t i = 1; i < r->n; i++) {
+        if (r->v[i].level == r->v[i - 1].level && r->v[i].id == r->v[i - 1].id) {
             tb_cli_error("merge: request %llu of level %u appears twice",
-                         (unsigned long long)recs.v[i].id, recs.v[i].level);
-            goto out;
+                         (unsigned long long)r->v[i].id, r->v[i].level);
+            return TB_EINVAL;
         }
     }
-    tb_bench_report_warnings(&recs, 0);
-    meta.shard = 0;
-    meta.nshards = 1;
-    sums = calloc(meta.nlevels > 0 ? meta.nlevels : 1, sizeof(*sums));
-    if (sums == NULL || tb_bench_summaries(&meta, &recs, sums) != 0)
-        goto out;
-    if (a.csv)
-        tb_bench_report_csv(stdout, &meta, sums);
-    else if (a.json)
-        tb_bench_report_json(stdout, "merge", &meta, sums);
+    return 0;
+}
+
+/* The summary of all the shards, as one run's, reported. */
+static int report(struct merge *x)
+{
+    int rc;
+    tb_cli_bench_report_warnings(&x->recs, 0);
+    x->meta.shard = 0;
+    x->meta.nshards = 1;
+    x->sums = calloc(x->meta.nlevels > 0 ? x->meta.nlevels : 1, sizeof(*x->sums));
+    if (x->sums == NULL) {
+        tb_cli_error("out of memory summarising");
+        return TB_ENOMEM;
+    }
+    rc = tb_cli_bench_summaries(&x->meta, &x->recs, x->sums);
+    if (rc != 0)
+        return rc;
+    if (x->a.csv)
+        tb_cli_bench_report_csv(stdout, &x->meta, x->sums);
+    else if (x->a.json)
+        tb_cli_bench_report_json(stdout, "merge", &x->meta, x->sums);
     else
-        tb_bench_report_human(stdout, "merge", &meta, sums, a.gates, a.ngates);
-    code = tb_gates_check(a.gates, a.ngates, &meta, sums) > 0 ? TB_EXIT_GATE : TB_EXIT_OK;
-out:
-    for (size_t i = 0; i < nfiles; i++)
-        free(files[i]);
-    free(files);
-    free(seen);
-    free(sums);
-    tb_bench_recs_free(&recs);
+        tb_cli_bench_report_human(stdout, "merge", &x->meta, x->sums, x->a.gates, x->a.ngates);
+    return 0;
+}
+
+/* ttsbuf merge: gather the files, read the shards, check, report; the
+ * gates' verdict. */
+static int cmd_merge(int argc, char **argv)
+{
+    struct merge x;
+    int rc, code;
+    memset(&x, 0, sizeof(x));
+    tb_bench_recs_init(&x.recs);
+    rc = gather(&x, argc, argv);
+    if (rc == 0)
+        rc = read_shards(&x);
+    if (rc == 0)
+        rc = check_unique(&x);
+    if (rc == 0)
+        rc = report(&x);
+    if (rc != 0)
+        code = tb_cli_exit(rc);
+    else
+        code = tb_cli_gates_check(x.a.gates, x.a.ngates, &x.meta, x.sums) > 0 ? TB_EXIT_GATE
+                                                                                : TB_EXIT_OK;
+    for (size_t i = 0; i < x.nfiles; i++)
+        free(x.files[i]);
+    free(x.files);
+    free(x.seen);
+    free(x.sums);
+    tb_bench_recs_free(&x.recs);
     return code;
 }

@@ -13,17 +13,23 @@
 #include <unistd.h>
 
 #include "audio.h"
-#include "html_report.h"
 #include "cli.h"
-#include "common.h"
+#include "html_report.h"
+#include "interrupt.h"
 #include "optdoc.h"
+#include "options.h"
+#include "outputs.h"
+#include "plays.h"
+#include "report.h"
 #include "request.h"
+#include "sources.h"
+#include "timeline.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/http.h"
 #include "ttsbuf/live.h"
-#include "ttsbuf/serve.h"
 #include "ttsbuf/preset.h"
+#include "ttsbuf/reader.h"
 
 #define DEFAULT_PROMPT "Explain how transformer attention mechanisms work."
 #define DEFAULT_MAX_TOKENS 300
@@ -31,6 +37,8 @@
 #define MESSAGES_MAX (1u << 20)
 
 _Static_assert(DEFAULT_MAX_TOKENS == 300, "--max-tokens' help states the default");
+
+static int cmd_run(int argc, char **argv);
 
 enum { O_PROMPT = TB_O__REQUEST_END, O_MESSAGES, O_FAULT };
 
@@ -74,9 +82,11 @@ const struct tb_cmddoc tb_doc_run = {
     "With no base URL, it streams from the built-in mock provider on loopback.\n",
     run_secs,
     "0 the stream completed; 1 --fail-on-underrun and there were underruns; 2 bad usage; 3 the "
-    "request or stream failed (the report and --record still cover everything received).",
+    "request or stream failed (the report and --record still cover everything received), or the "
+    "run failed (out of memory, a write that failed).",
     tb_cli_usage_playout,
     NULL,
+    cmd_run,
 };
 
 struct run_args {
@@ -118,24 +128,11 @@ static void log_line(void *ud, const char *line)
     fprintf(stderr, "%s\n", line);
 }
 
-void tb_cli_status_text(char *buf, size_t len, const struct tb_live_status *st)
-{
-    /* Playing with nothing queued: the listener hears silence right now.
-     * The playout counts that gap once the next chunk arrives; the line
-     * counts it already, with its length so far. */
-    int silent = st->playing && st->silent_s > 0;
-    const char *state = !st->playing ? "waiting" : silent ? "SILENT " : "playing";
-    uint32_t under = st->underruns + (silent ? 1u : 0u);
-    snprintf(buf, len, "%6.2f s  %5zu token%s  buffer %6.2f s  %s  %u underrun%s (%.2f s)", st->t,
-             st->events, st->events == 1 ? " " : "s", st->buffered_s, state, under,
-             under == 1 ? "" : "s", st->gap_total + (silent ? st->silent_s : 0.0));
-}
-
 static void status_line(void *ud, const struct tb_live_status *st)
 {
     char line[160];
     (void)ud;
-    tb_cli_status_text(line, sizeof(line), st);
+    tb_cli_report_status(line, sizeof(line), st);
     fprintf(stderr, "\r\033[K%s", line);
 }
 
@@ -145,198 +142,230 @@ static int option(void *ud, int c, const char *arg)
 {
     struct run_args *a = ud;
     switch (c) {
-    case 'v': a->verbose = 1; return 1;
-    case 'q': a->quiet = 1; return 1;
-    case O_PROMPT: a->q.req.prompt = arg; return 1;
-    case O_MESSAGES: a->messages_file = arg; return 1;
-    case O_FAULT: a->fault = arg; return 1;
+    case 'v': a->verbose = 1; return 0;
+    case 'q': a->quiet = 1; return 0;
+    case O_PROMPT: a->q.req.prompt = arg; return 0;
+    case O_MESSAGES: a->messages_file = arg; return 0;
+    case O_FAULT: a->fault = arg; return 0;
     default: return tb_cli_groups_option(&a->c, &a->q, &a->au, c, arg);
     }
 }
 
-/* Returns -1 to go on, or an exit code. */
-static int parse(int argc, char **argv, struct run_args *a)
+/* Everything one `ttsbuf run` holds, from its options to its verdict. */
+struct run {
+    struct run_args a;
+    struct tb_cli_endpoint ep;
+    struct tb_live_opts lo;
+    struct tb_live_result r;
+    struct tb_report_src src;
+    struct tb_report_live rl;
+    struct tb_cli_plays plays;
+    char label[512];
+    char *messages;
+    int audio_rc; /* the speech output's end: it stops the report, not the trace */
+};
+
+/* The options, every output checked before the request is sent, the
+ * endpoint, and --messages. */
+static int parse(struct run *x, int argc, char **argv)
 {
+    struct run_args *a = &x->a;
+    int rc;
     tb_cli_common_init(&a->c);
     tb_cli_audio_init(&a->au);
     tb_cli_request_init(&a->q, DEFAULT_MAX_TOKENS);
     a->q.req.prompt = DEFAULT_PROMPT;
-    return tb_cli_parse(argc, argv, &tb_doc_run, option, a, NULL);
-}
-
-int tb_cmd_run(int argc, char **argv)
-{
-    struct run_args a;
-    struct tb_live_opts lo;
-    struct tb_live_result r;
-    struct tb_report_src src = {"live", "", NULL, NULL, NULL};
-    struct tb_report_live rl;
-    struct tb_cli_plays plays;
-    struct tb_cli_endpoint ep;
-    char label[512];
-    char *messages = NULL;
-    const struct tb_api_info *info;
-    int code, rc, audio_code;
-
-    memset(&a, 0, sizeof(a));
-    memset(&ep, 0, sizeof(ep));
-    memset(&r, 0, sizeof(r));
-    tb_cli_plays_init(&plays, 0);
-    code = parse(argc, argv, &a);
-    if (code >= 0)
-        return code;
-
-    /* Every output can be written before the request is sent. */
-    code = tb_cli_outputs_check("run", &a.c);
-    if (code < 0)
-        code = tb_cli_audio_probe(&a.au);
-    if (code >= 0)
-        goto out;
-    if (tb_cli_endpoint_resolve(&a.q, "run", 1, &ep) != 0) {
-        code = TB_EXIT_USAGE; /* frees on the way out */
-        goto out;
-    }
-    info = ep.info;
-    if (!ep.mock && (a.c.nsources > 0 || a.fault != NULL)) {
+    rc = tb_cli_parse(argc, argv, &tb_doc_run, option, a, NULL);
+    if (rc == 0)
+        rc = tb_cli_outputs_check("run", &a->c);
+    if (rc == 0)
+        rc = tb_cli_audio_probe(&a->au);
+    if (rc == 0)
+        rc = tb_cli_endpoint_resolve(&a->q, "run", 1, &x->ep);
+    if (rc != 0)
+        return rc;
+    if (!x->ep.mock && (a->c.nsources > 0 || a->fault != NULL)) {
         tb_cli_error("run: --trace/--synth/--preset/--fault drive the built-in mock; "
                      "they do not apply with a base URL or a key (add --mock)");
-        code = TB_EXIT_USAGE; /* frees on the way out */
-        goto out;
+        return TB_EINVAL;
     }
-    if (a.messages_file != NULL) {
-        messages = read_small(a.messages_file, MESSAGES_MAX);
-        if (messages == NULL) {
-            tb_cli_error("--messages: %s: %s", a.messages_file, strerror(errno));
-            code = TB_EXIT_USAGE; /* frees on the way out */
-            goto out;
+    if (a->messages_file != NULL) {
+        x->messages = read_small(a->messages_file, MESSAGES_MAX);
+        if (x->messages == NULL) {
+            tb_cli_error("--messages: %s: %s", a->messages_file, strerror(errno));
+            return errno == ENOMEM ? TB_ENOMEM : TB_EINVAL;
         }
-        a.q.req.messages_json = messages;
+        a->q.req.messages_json = x->messages;
     }
+    return 0;
+}
 
-    /* The speaker first: a sink that cannot open is the only message. */
-    code = a.c.html != NULL ? tb_cli_audio_for_html(&a.au, TB_HTML_AUDIO_MAX_S) : -1;
-    if (code < 0)
-        code = tb_cli_audio_start(&a.au, &a.c.o, NULL);
-    if (code >= 0)
-        goto out;
-    if (ep.mock) {
-        code = tb_cli_load_source(&a.c, MOCK_PRESET, &ep.stream, &src, label, sizeof(label));
-        if (code >= 0)
-            goto out;
-        if (tb_cli_endpoint_mock_start(&ep, a.fault) != 0) {
-            code = TB_EXIT_USAGE;
-            goto out;
-        }
-        if (!a.q.mock)
-            fprintf(stderr,
-                    "ttsbuf: no --base-url, %s or API key: streaming from the built-in "
-                    "mock provider at %s (%s)\n",
-                    info->base_env, ep.base, src.name);
-    }
-    a.q.req.model = a.q.model;
+/* The speaker first (a sink that cannot open is the only message), then
+ * the mock with its stream when it is the endpoint. */
+static int prepare(struct run *x)
+{
+    struct run_args *a = &x->a;
+    int rc = a->c.html != NULL ? tb_cli_audio_for_html(&a->au, TB_HTML_AUDIO_MAX_S) : 0;
+    if (rc == 0)
+        rc = tb_cli_audio_start(&a->au, &a->c.o, NULL);
+    if (rc != 0 || !x->ep.mock)
+        return rc;
+    rc = tb_cli_load_source(&a->c, MOCK_PRESET, &x->ep.stream, &x->src, x->label, sizeof(x->label));
+    if (rc == 0)
+        rc = tb_cli_endpoint_mock_start(&x->ep, a->fault);
+    if (rc == 0 && !a->q.mock)
+        fprintf(stderr,
+                "ttsbuf: no --base-url, %s or API key: streaming from the built-in "
+                "mock provider at %s (%s)\n",
+                x->ep.info->base_env, x->ep.base, x->src.name);
+    return rc;
+}
 
-    memset(&lo, 0, sizeof(lo));
-    lo.sim = a.c.o;
-    lo.req = a.q.req;
-    tb_cli_request_http(&a.q, tb_cli_request_url(ep.base, info), ep.key, &lo.http);
-    if (lo.http.url == NULL) {
+/* The live run: the request, the stream through the ring played out on
+ * the wall clock (a status line on a terminal), the speaker ended. */
+static int stream(struct run *x)
+{
+    struct run_args *a = &x->a;
+    int status = !a->quiet && isatty(STDERR_FILENO), rc;
+    a->q.req.model = a->q.model;
+    tb_cli_request_http(&a->q, tb_cli_request_url(x->ep.base, x->ep.info), x->ep.key, &x->lo.http);
+    if (x->lo.http.url == NULL) {
         tb_cli_error("out of memory");
-        code = TB_EXIT_USAGE;
-        goto out;
+        return TB_ENOMEM;
     }
-    lo.http.log = a.verbose ? log_line : NULL;
-    lo.http.cancel = tb_cli_catch_interrupts();
-    plays.keep_all = a.c.svg != NULL || a.c.html != NULL;
-    lo.play_fn = tb_cli_collect_play;
-    lo.play_ud = &plays;
-
-    rc = tb_live_run(&lo, &r, a.quiet || !isatty(STDERR_FILENO) ? NULL : status_line, NULL);
-    if (!a.quiet && isatty(STDERR_FILENO))
+    x->lo.sim = a->c.o;
+    x->lo.req = a->q.req;
+    x->lo.http.log = a->verbose ? log_line : NULL;
+    x->lo.http.cancel = tb_cli_catch_interrupts();
+    x->plays.keep_all = a->c.svg != NULL || a->c.html != NULL;
+    x->lo.play_fn = tb_cli_collect_play;
+    x->lo.play_ud = &x->plays;
+    rc = tb_live_run(&x->lo, &x->r, status ? status_line : NULL, NULL);
+    if (status)
         fprintf(stderr, "\r\033[K");
-    free((char *)lo.http.url);
+    free((char *)x->lo.http.url);
     /* A speech output that failed (printed; its WAV capped or cut) loses
      * nothing received: the trace is still written. */
-    audio_code = tb_cli_audio_finish(&a.au);
-    if (rc != 0 && audio_code >= 0) {
-        code = audio_code;
-        goto out;
-    }
+    x->audio_rc = tb_cli_audio_finish(&a->au);
+    if (rc != 0 && x->audio_rc != 0)
+        return x->audio_rc;
     if (rc != 0) {
-        tb_cli_error("run: %s", r.message[0] ? r.message : tb_strerror(rc));
-        code = TB_EXIT_USAGE;
-        goto out;
+        tb_cli_error("run: %s", x->r.message[0] ? x->r.message : tb_strerror(rc));
+        return rc == TB_ENOMEM ? rc : TB_EIO;
     }
-    if (r.usage_retried && !a.quiet)
+    if (x->r.usage_retried && !a->quiet)
         fprintf(stderr, "ttsbuf: the server rejected stream_options.include_usage; "
                         "retried once without it\n");
+    return 0;
+}
 
-    /* Partial or not, the trace and the report are written. */
-    snprintf(r.stream.model, sizeof(r.stream.model), "%s", a.q.model);
-    snprintf(r.stream.base_url, sizeof(r.stream.base_url), "%s", ep.base_red);
-    snprintf(r.stream.provider, sizeof(r.stream.provider), "%s", tb_cli_endpoint_provider(&ep));
-    code = -1;
-    if (a.c.record != NULL)
-        code = tb_cli_record(a.c.record, "run", &a.c.o, &r.stream);
-    if (audio_code >= 0) {
-        /* The playout stopped with the speech output: no report on half
-         * a run, but what was received is in the trace. */
-        code = audio_code;
-        goto out;
+/* What the report says of the live run (never the API key). */
+static void account(struct run *x)
+{
+    const struct tb_live_result *r = &x->r;
+    x->rl = (struct tb_report_live){
+        .model = x->a.q.model,
+        .base_url = x->ep.base_red,
+        .provider = tb_cli_endpoint_provider(&x->ep),
+        .api = x->ep.info->name,
+        .server = r->have_server ? &r->server : NULL,
+        .http_status = r->http_status,
+        .error_kind = r->error ? tb_reader_error_name(r->error) : NULL,
+        .error = r->message,
+        .warning = r->warning,
+        .sse_events = r->sse_events,
+        .tool_calls = r->tool_calls,
+        .finish_reason = r->finish_reason,
+        .usage_retried = r->usage_retried,
+        .usage_ignored = r->usage_ignored,
+        .surrogates_replaced = r->surrogates_replaced,
+    };
+    if (!x->ep.mock) {
+        x->src.kind = "live";
+        x->src.name = x->ep.base_red;
     }
-    memset(&rl, 0, sizeof(rl));
-    rl.model = a.q.model;
-    rl.base_url = ep.base_red;
-    rl.provider = tb_cli_endpoint_provider(&ep);
-    rl.api = info->name;
-    rl.server = r.have_server ? &r.server : NULL;
-    rl.http_status = r.http_status;
-    rl.error_kind = r.error ? tb_reader_error_name(r.error) : NULL;
-    rl.error = r.message;
-    rl.warning = r.warning;
-    rl.sse_events = r.sse_events;
-    rl.tool_calls = r.tool_calls;
-    rl.finish_reason = r.finish_reason;
-    rl.usage_retried = r.usage_retried;
-    rl.usage_ignored = r.usage_ignored;
-    rl.surrogates_replaced = r.surrogates_replaced;
-    if (!ep.mock) {
-        src.kind = "live";
-        src.name = ep.base_red;
-    }
-    src.end = &r.stream.end;
-    if (a.c.svg != NULL && r.sim.play.chunks > 0 && code < 0)
-        code = tb_cli_svg_timeline(a.c.svg, &src, &a.c.o, &r.stream, &plays.all, &r.sim, &rl);
-    else if (a.c.svg != NULL && code < 0)
+    x->src.end = &x->r.stream.end;
+}
+
+/* Partial or not, the trace and the report are written: --record first;
+ * after a speech output that stopped the playout, nothing more (no report
+ * on half a run); else --svg, --html (a failed run's page too, headed by
+ * what failed) and the report. */
+static int write_outputs(struct run *x)
+{
+    struct run_args *a = &x->a;
+    struct tb_live_result *r = &x->r;
+    int rc = 0;
+    snprintf(r->stream.model, sizeof(r->stream.model), "%s", a->q.model);
+    snprintf(r->stream.base_url, sizeof(r->stream.base_url), "%s", x->ep.base_red);
+    snprintf(r->stream.provider, sizeof(r->stream.provider), "%s",
+             tb_cli_endpoint_provider(&x->ep));
+    if (a->c.record != NULL)
+        rc = tb_cli_record(a->c.record, "run", &a->c.o, &r->stream);
+    if (x->audio_rc != 0)
+        return x->audio_rc;
+    account(x);
+    if (a->c.svg != NULL && r->sim.play.chunks > 0 && rc == 0)
+        rc = tb_cli_timeline_write(a->c.svg, &x->src, &a->c.o, &r->stream, &x->plays.all, &r->sim,
+                                   &x->rl);
+    else if (a->c.svg != NULL && rc == 0)
         fprintf(stderr, "ttsbuf: --svg: no timeline written: no chunk was complete\n");
-    if (a.au.sp != NULL)
-        tb_cli_audio_rate_model(&a.au, &r.stream, &a.c.o);
-    /* A failed run's page is written too, headed by what failed. */
-    if (a.c.html != NULL && code < 0) {
-        struct tb_html_run h = {"run",       &src,       &a.c.o, &r.stream, &r.sim,
-                                &plays.gaps, &plays.all, &rl,    &a.au,     a.c.max_gaps};
-        code = tb_cli_html_run(a.c.html, &h);
+    if (a->au.sp != NULL)
+        tb_cli_audio_rate_model(&a->au, &r->stream, &a->c.o);
+    if (a->c.html != NULL && rc == 0) {
+        struct tb_cli_html_run_info h = {"run",   &x->src,        &a->c.o,       &r->stream,
+                                         &r->sim, &x->plays.gaps, &x->plays.all, &x->rl,
+                                         &a->au,  a->c.max_gaps};
+        rc = tb_cli_html_run(a->c.html, &h);
     }
-    if (a.c.json) {
-        tb_report_json_audio(stdout, &src, &a.c.o, &r.sim, &plays.gaps, &rl, &a.au);
-    } else if (!a.quiet) {
-        FILE *rf = tb_cli_report_file(&a.c);
-        tb_report_human(rf, &src, &a.c.o, &r.sim, &plays.gaps, a.c.max_gaps, &rl);
-        tb_cli_audio_report(rf, &a.au, &a.c.o, &r.sim, a.c.max_gaps);
+    if (a->c.json) {
+        tb_cli_report_json(stdout, &x->src, &a->c.o, &r->sim, &x->plays.gaps, &x->rl, &a->au, NULL);
+    } else if (!a->quiet) {
+        FILE *rf = tb_cli_report_file(&a->c);
+        tb_cli_report_human(rf, &x->src, &a->c.o, &r->sim, &x->plays.gaps, a->c.max_gaps, &x->rl);
+        tb_cli_audio_report(rf, &a->au, &a->c.o, &r->sim, a->c.max_gaps);
     }
-    fflush(stdout); /* errors and gates after the report */
-    if (r.error != 0) {
-        char hint[400];
-        tb_cli_error("%s%s", r.message,
-                     tb_cli_endpoint_hint(&ep, r.http_status, hint, sizeof(hint)));
-        code = TB_EXIT_FAILED;
-    } else if (code < 0) {
-        code = tb_cli_underrun_gate(&a.c, &r.sim, &r.stream.end);
+    (void)tb_cli_flush_stdout(); /* errors and gates after the report */
+    return rc;
+}
+
+/* The verdict (cli.h): a stream that failed is 3, its error last; else
+ * --fail-on-underrun's. */
+static int run_verdict(struct run *x)
+{
+    char hint[400];
+    if (x->r.error != 0) {
+        tb_cli_error("%s%s", x->r.message,
+                     tb_cli_endpoint_hint(&x->ep, x->r.http_status, hint, sizeof(hint)));
+        return TB_EXIT_FAILED;
     }
-out:
-    tb_cli_audio_free(&a.au);
-    tb_cli_endpoint_free(&ep);
-    tb_live_result_free(&r);
-    tb_cli_plays_free(&plays);
-    free(messages);
+    return tb_cli_underrun_verdict(x->a.c.fail_on_underrun, &x->r.sim, &x->r.stream.end);
+}
+
+/* ttsbuf run: parse, prepare (speaker, mock), stream, write (trace,
+ * pictures, report); the verdict. */
+static int cmd_run(int argc, char **argv)
+{
+    struct run x;
+    int rc, code;
+    memset(&x, 0, sizeof(x));
+    tb_cli_plays_init(&x.plays, 0);
+    x.src.kind = "live";
+    x.src.name = "";
+    rc = parse(&x, argc, argv);
+    if (rc == 0)
+        rc = prepare(&x);
+    if (rc == 0)
+        rc = stream(&x);
+    if (rc == 0)
+        rc = write_outputs(&x);
+    if (rc != 0 && x.r.error != 0 && x.audio_rc == 0)
+        rc = 0; /* a write that failed is said; the stream's failure is the verdict */
+    code = rc != 0 ? tb_cli_exit(rc) : run_verdict(&x);
+    tb_cli_audio_free(&x.a.au);
+    tb_cli_endpoint_free(&x.ep);
+    tb_live_result_free(&x.r);
+    tb_cli_plays_free(&x.plays);
+    free(x.messages);
     return code;
 }

@@ -8,10 +8,13 @@
 #include <string.h>
 
 #include "cli.h"
-#include "common.h"
 #include "optdoc.h"
-#include "ttsbuf/serve.h"
+#include "options.h"
+#include "report.h"
+#include "sources.h"
+#include "ttsbuf/error.h"
 #include "ttsbuf/preset.h"
+#include "ttsbuf/serve.h"
 
 #define DEFAULT_PRESET TB_PRESET_MOCK
 
@@ -66,6 +69,8 @@ static void serve_tail(FILE *f)
     tb_cli_usage_presets(f);
 }
 
+static int cmd_serve(int argc, char **argv);
+
 const struct tb_cmddoc tb_doc_serve = {
     "serve",
     "[FILE | SOURCE] [OPTIONS]",
@@ -79,9 +84,10 @@ const struct tb_cmddoc tb_doc_serve = {
     serve_secs,
     "0 stopped by SIGINT or SIGTERM (it prints what it served and the lateness of its "
     "emissions); 2 bad usage, a bad source, or the address cannot be bound; 3 the server failed "
-    "while running.",
+    "while running, or out of memory.",
     serve_tail,
     NULL,
+    cmd_serve,
 };
 
 /* Splits HOST:PORT (or [v6]:PORT, or a bare PORT) in place. */
@@ -136,56 +142,61 @@ static int option(void *ud, int c, const char *arg)
         snprintf(a->listen, sizeof(a->listen), "%s", arg);
         if (split_listen(a->listen, &a->so.host, &a->so.port) != 0) {
             tb_cli_error("--listen: '%s' is not HOST:PORT with PORT in 0..65535", arg);
-            return -1;
+            return TB_EINVAL;
         }
-        return 1;
+        return 0;
     case O_FAULT:
         if (tb_faults_parse(arg, &a->so.faults, err, sizeof(err)) != 0) {
             tb_cli_error("--fault: %s", err);
-            return -1;
+            return TB_EINVAL;
         }
-        return 1;
+        return 0;
     default: return tb_cli_groups_option(&a->c, NULL, NULL, c, arg);
     }
 }
 
-int tb_cmd_serve(int argc, char **argv)
+/* The options, the source operand, the stream to serve. */
+static int prepare(struct serve_args *a, int argc, char **argv, struct tb_stream *s,
+                   struct tb_report_src *src, char *label, size_t labellen)
 {
-    struct serve_args a;
-    struct tb_serve_opts *so = &a.so;
-    struct tb_serve_stats st;
-    struct tb_stream s;
-    struct sigaction sa;
-    struct tb_report_src src = {"", "", NULL, NULL, NULL};
-    char label[512], err[256];
-    int rc, code, first;
+    int first, rc;
+    tb_cli_common_init(&a->c);
+    tb_faults_init(&a->so.faults);
+    a->so.host = "127.0.0.1";
+    a->so.port = TB_SERVE_PORT_DEFAULT;
+    rc = tb_cli_parse(argc, argv, &tb_doc_serve, option, a, &first);
+    if (rc == 0)
+        rc = tb_cli_source_operand(&a->c, "serve", argc, argv, first);
+    if (rc == 0)
+        rc = tb_cli_load_source(&a->c, DEFAULT_PRESET, s, src, label, labellen);
+    a->so.stream = s;
+    return rc;
+}
 
-    memset(&a, 0, sizeof(a));
-    tb_cli_common_init(&a.c);
-    tb_faults_init(&so->faults);
-    so->host = "127.0.0.1";
-    so->port = TB_SERVE_PORT_DEFAULT;
-    code = tb_cli_parse(argc, argv, &tb_doc_serve, option, &a, &first);
-    if (code < 0)
-        code = tb_cli_source_operand(&a.c, "serve", argc, argv, first);
-    if (code >= 0)
-        return code;
-    tb_stream_init(&s);
-    code = tb_cli_load_source(&a.c, DEFAULT_PRESET, &s, &src, label, sizeof(label));
-    if (code >= 0)
-        goto out;
-    so->stream = &s;
-    rc = tb_serve_create(so, &running, err, sizeof(err));
+/* Binds the address: one that cannot be bound is the command line's. */
+static int listen_on(struct tb_serve_opts *so)
+{
+    char err[256];
+    int rc = tb_serve_create(so, &running, err, sizeof(err));
     if (rc != 0) {
         tb_cli_error("%s", err);
-        code = TB_EXIT_USAGE;
-        goto out;
+        return rc == TB_ENOMEM ? rc : TB_EINVAL;
     }
     if (!is_loopback(so->host))
         fprintf(stderr,
                 "ttsbuf: warning: listening on %s, which is not a loopback address: "
                 "anyone who can reach it can use this server\n",
                 so->host);
+    return 0;
+}
+
+/* Serves until SIGINT or SIGTERM, then says what it served and how late
+ * its emissions were. */
+static int serve(const struct tb_serve_opts *so, const struct tb_report_src *src)
+{
+    struct tb_serve_stats st;
+    struct sigaction sa;
+    int rc;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
@@ -193,7 +204,7 @@ int tb_cmd_serve(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     fprintf(stderr, "ttsbuf serve: listening on http://%s%s%s:%d/v1  (%s %s)\n",
             strchr(so->host, ':') ? "[" : "", so->host, strchr(so->host, ':') ? "]" : "",
-            tb_serve_port(running), src.kind, src.name);
+            tb_serve_port(running), src->kind, src->name);
     rc = tb_serve_run(running);
     tb_serve_stats(running, &st);
     fprintf(stderr,
@@ -207,10 +218,28 @@ int tb_cmd_serve(int argc, char **argv)
                 "ttsbuf serve: memory budget: %llu requests refused (503), %llu clients dropped; "
                 "peak %zu bytes held\n",
                 (unsigned long long)st.refused, (unsigned long long)st.over_budget, st.mem_peak);
-    code = rc == 0 ? TB_EXIT_OK : TB_EXIT_FAILED;
+    if (rc != 0)
+        tb_cli_error("serve: %s", tb_strerror(rc));
+    return rc == 0 || rc == TB_ENOMEM ? rc : TB_EIO;
+}
+
+/* ttsbuf serve: prepare, listen, serve. */
+static int cmd_serve(int argc, char **argv)
+{
+    struct serve_args a;
+    struct tb_stream s;
+    struct tb_report_src src = {"", "", NULL, NULL, NULL};
+    char label[512];
+    int rc;
+    memset(&a, 0, sizeof(a));
+    tb_stream_init(&s);
+    rc = prepare(&a, argc, argv, &s, &src, label, sizeof(label));
+    if (rc == 0)
+        rc = listen_on(&a.so);
+    if (rc == 0)
+        rc = serve(&a.so, &src);
     tb_serve_destroy(running);
     running = NULL;
-out:
     tb_stream_free(&s);
-    return code;
+    return tb_cli_exit(rc);
 }

@@ -2,22 +2,30 @@
  * cmd_sim.c - `ttsbuf sim`: play a token stream out on the simulated clock
  * and report underruns, time to first audio and the minimum TPS.
  */
-#include <getopt.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "audio.h"
 #include "chunks.h"
-#include "html_report.h"
 #include "cli.h"
-#include "common.h"
+#include "cmd_import.h"
+#include "html_report.h"
+#include "interrupt.h"
 #include "optdoc.h"
-#include "ttsbuf/clock.h"
-#include "ttsbuf/import.h"
+#include "options.h"
+#include "outputs.h"
+#include "plays.h"
+#include "report.h"
+#include "sources.h"
+#include "timeline.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/import.h"
 #include "ttsbuf/sim.h"
 
 #define DEFAULT_PRESET "demo"
+
+static int cmd_sim(int argc, char **argv);
 
 enum { O_IMPORT = TB_O__COMMON_END, O_REQUEST, O_RUN, O_CPT, O_CHUNKS };
 
@@ -75,10 +83,11 @@ const struct tb_cmddoc tb_doc_sim = {
     sim_secs,
     "0 ran; 1 --fail-on-underrun and there were underruns, or the stream was cut off or failed "
     "(its trace's end line says so); 2 bad usage or bad input; 3 the "
-    "speech output failed (eSpeak NG, the audio device or the WAV file), or --import and every "
-    "request failed.",
+    "speech output failed (eSpeak NG, the audio device or the WAV file), --import and every "
+    "request failed, or the run failed (out of memory, a write that failed).",
     tb_cli_usage_playout,
     NULL,
+    cmd_sim,
 };
 
 /* What the command line asked for. */
@@ -98,144 +107,192 @@ static int option(void *ud, int c, const char *arg)
 {
     struct sim_args *a = ud;
     size_t z;
+    int rc;
     switch (c) {
-    case O_IMPORT: a->import = arg; return 1;
+    case O_IMPORT: a->import = arg; return 0;
     case O_RUN:
     case O_CPT:
-        if (tb_cli_import_option(&a->io, c == O_RUN ? 'r' : 'c', arg) != 0)
-            return -1;
         a->import_opt = c;
-        return 1;
-    case O_CHUNKS: a->want_chunks = 1; return 1;
+        return tb_cli_import_option(&a->io, c == O_RUN ? 'r' : 'c', arg);
+    case O_CHUNKS: a->want_chunks = 1; return 0;
     case O_REQUEST:
-        if (tb_cli_opt_size("--request", arg, 0, TB_IMPORT_REQUESTS_MAX - 1, &z) < 0)
-            return -1;
-        a->request = (long)z;
-        return 1;
+        rc = tb_cli_opt_size("--request", arg, 0, TB_IMPORT_REQUESTS_MAX - 1, &z);
+        a->request = rc == 0 ? (long)z : a->request;
+        return rc;
     default: return tb_cli_groups_option(&a->c, NULL, &a->au, c, arg);
     }
 }
 
-int tb_cmd_sim(int argc, char **argv)
-{
+/* Everything one `ttsbuf sim` holds, from its options to its verdict. */
+struct sim {
     struct sim_args a;
     struct tb_stream s;
     struct tb_sim_result r;
-    struct tb_report_src src = {"", "", NULL, NULL, NULL};
+    struct tb_report_src src;
     struct tb_cli_chunks chunks;
     struct tb_cli_plays plays;
-    char label[1024], err[512];
-    int code, rc, first;
+    char label[1024];
+    int verdict; /* an --import table's, when it ended the command */
+};
 
-    memset(&a, 0, sizeof(a));
-    tb_cli_common_init(&a.c);
-    tb_cli_import_opts_init(&a.io);
-    tb_cli_audio_init(&a.au);
-    a.request = -1;
-    tb_cli_plays_init(&plays, 0);
-    memset(&chunks, 0, sizeof(chunks));
-    code = tb_cli_parse(argc, argv, &tb_doc_sim, option, &a, &first);
-    if (code < 0)
-        code = tb_cli_source_operand(&a.c, "sim", argc, argv, first);
-    if (code >= 0)
-        return code;
-    plays.keep_all = a.c.svg != NULL || a.c.html != NULL || a.want_chunks;
-    if ((a.request >= 0 || a.import_opt != 0) && a.import == NULL) {
-        tb_cli_error("%s needs --import", a.request >= 0          ? "--request"
-                                          : a.import_opt == O_RUN ? "--run"
-                                                                  : "--chars-per-token");
-        return TB_EXIT_USAGE;
+/* The options, the operand, and what goes with what. */
+static int parse(struct sim *x, int argc, char **argv)
+{
+    struct sim_args *a = &x->a;
+    int first, rc;
+    tb_cli_common_init(&a->c);
+    tb_cli_import_opts_init(&a->io);
+    tb_cli_audio_init(&a->au);
+    a->request = -1;
+    rc = tb_cli_parse(argc, argv, &tb_doc_sim, option, a, &first);
+    if (rc == 0)
+        rc = tb_cli_source_operand(&a->c, "sim", argc, argv, first);
+    if (rc != 0)
+        return rc;
+    x->plays.keep_all = a->c.svg != NULL || a->c.html != NULL || a->want_chunks;
+    if ((a->request >= 0 || a->import_opt != 0) && a->import == NULL) {
+        tb_cli_error("%s needs --import", a->request >= 0          ? "--request"
+                                          : a->import_opt == O_RUN ? "--run"
+                                                                   : "--chars-per-token");
+        return TB_EINVAL;
     }
-    tb_stream_init(&s);
-    code = tb_cli_outputs_check("sim", &a.c);
-    if (code < 0)
-        code = tb_cli_audio_probe(&a.au);
-    if (code >= 0)
-        goto out;
-    if (a.import != NULL)
-        code = tb_cli_import(&a.c, a.import, &a.io, a.request, &s, &src, label, sizeof(label));
-    else {
-        a.c.failed_ok = 1; /* a recording of a failed request is reported */
-        code = tb_cli_load_source(&a.c, DEFAULT_PRESET, &s, &src, label, sizeof(label));
-        src.end = &s.end; /* a trace's, or a synthetic stream's (complete) */
-    }
-    if (code < 0 && a.c.record != NULL)
-        code = tb_cli_record(a.c.record, "sim", &a.c.o, &s);
-    if (code >= 0)
-        goto out;
+    rc = tb_cli_outputs_check("sim", &a->c);
+    return rc != 0 ? rc : tb_cli_audio_probe(&a->au);
+}
 
-    /* A WAV render stops at SIGINT/SIGTERM with its header written (the
-     * command then ends with exit 3); --html's has no file to leave. */
-    if (a.c.html != NULL || a.au.sink == TB_SINK_WAV)
-        a.au.cancel = tb_cli_catch_interrupts();
-    if (a.c.html != NULL) {
-        code = tb_cli_audio_for_html(&a.au, TB_HTML_AUDIO_MAX_S);
-        if (code >= 0)
-            goto out;
-    }
-    if (tb_cli_audio_wanted(&a.au)) {
-        tb_cli_audio_rate_model(&a.au, &s, &a.c.o);
-        code = tb_cli_audio_start(&a.au, &a.c.o, &s);
-        if (code >= 0)
-            goto out;
-    }
-    code =
-        tb_cli_audio_sim(&a.au, &s, &a.c.o, tb_cli_collect_play, &plays, &r, &rc, err, sizeof(err));
-    if (code >= 0)
-        goto out; /* the speech output failed (printed): the run stopped there */
-    if (a.au.cancel != NULL && atomic_load(a.au.cancel)) {
-        tb_cli_error("sim: interrupted");
-        code = TB_EXIT_FAILED;
-        goto out;
-    }
-    if (rc != 0) {
-        /* a speaker that stopped the run has said why (exit 3) */
-        if (code < 0) {
-            tb_cli_error("%s: %s", src.name, err);
-            code = rc == TB_EEMPTY || rc == TB_ETOOBIG || rc == TB_EINVAL ? TB_EXIT_USAGE
-                                                                           : TB_EXIT_FAILED;
-        }
-        goto out;
-    }
-    if (a.c.svg != NULL) {
-        code = tb_cli_svg_timeline(a.c.svg, &src, &a.c.o, &s, &plays.all, &r, NULL);
-        if (code >= 0)
-            goto out;
-    }
-    if (a.c.html != NULL) {
-        struct tb_html_run h = {"sim",       &src,       &a.c.o, &s,    &r,
-                                &plays.gaps, &plays.all, NULL,   &a.au, a.c.max_gaps};
-        code = tb_cli_html_run(a.c.html, &h);
-        if (code >= 0)
-            goto out;
-    }
-    if (a.want_chunks) {
-        rc = tb_cli_chunks_build(&s, &a.c.o.seg, &plays.all, &chunks);
-        if (rc != 0) {
-            tb_cli_error("--chunks: %s", tb_strerror(rc));
-            code = TB_EXIT_USAGE;
-            goto out;
-        }
-    }
-    if (a.c.json) {
-        if (tb_report_json_chunks(stdout, &src, &a.c.o, &r, &plays.gaps, NULL, &a.au,
-                                  a.want_chunks ? &chunks : NULL) != 0) {
-            tb_cli_error("out of memory writing JSON");
-            code = TB_EXIT_USAGE;
-            goto out;
-        }
+/* The stream: an import's request (or its table of several, which ends
+ * the command), or the source; recorded with --record. */
+static int load(struct sim *x)
+{
+    struct sim_args *a = &x->a;
+    int rc;
+    if (a->import != NULL) {
+        rc = tb_cli_import(&a->c, a->import, &a->io, a->request, &x->s, &x->src, x->label,
+                           sizeof(x->label), &x->verdict);
     } else {
-        FILE *rf = tb_cli_report_file(&a.c);
-        tb_report_human(rf, &src, &a.c.o, &r, &plays.gaps, a.c.max_gaps, NULL);
-        tb_cli_audio_report(rf, &a.au, &a.c.o, &r, a.c.max_gaps);
-        if (a.want_chunks)
-            tb_cli_chunks_print(rf, &chunks);
+        a->c.failed_ok = 1; /* a recording of a failed request is reported */
+        rc = tb_cli_load_source(&a->c, DEFAULT_PRESET, &x->s, &x->src, x->label,
+                                sizeof(x->label));
+        x->src.end = &x->s.end; /* a trace's, or a synthetic stream's (complete) */
     }
-    code = tb_cli_underrun_gate(&a.c, &r, src.end);
-out:
-    tb_cli_chunks_free(&chunks);
-    tb_cli_audio_free(&a.au);
-    tb_cli_plays_free(&plays);
-    tb_stream_free(&s);
+    if (rc == 0 && a->c.record != NULL)
+        rc = tb_cli_record(a->c.record, "sim", &a->c.o, &x->s);
+    return rc;
+}
+
+/* The speaker, when any speech is asked for (--html renders its audio).  A
+ * WAV render stops at SIGINT/SIGTERM with its header written (the command
+ * then ends with exit 3); --html's has no file to leave. */
+static int start_speech(struct sim *x)
+{
+    struct sim_args *a = &x->a;
+    int rc = 0;
+    if (a->c.html != NULL || a->au.sink == TB_SINK_WAV)
+        a->au.cancel = tb_cli_catch_interrupts();
+    if (a->c.html != NULL)
+        rc = tb_cli_audio_for_html(&a->au, TB_HTML_AUDIO_MAX_S);
+    if (rc == 0 && tb_cli_audio_wanted(&a->au)) {
+        tb_cli_audio_rate_model(&a->au, &x->s, &a->c.o);
+        rc = tb_cli_audio_start(&a->au, &a->c.o, &x->s);
+    }
+    return rc;
+}
+
+/* Plays the stream out (and ends the speaker).  The simulator's error is
+ * bad input when the stream cannot be played (empty, an event over the
+ * ring, bad options), else the run's. */
+static int play(struct sim *x)
+{
+    struct sim_args *a = &x->a;
+    char err[512];
+    int simrc, rc = tb_cli_audio_sim(&a->au, &x->s, &a->c.o, tb_cli_collect_play, &x->plays, &x->r,
+                                     &simrc, err, sizeof(err));
+    if (rc != 0)
+        return rc; /* the speech output failed (printed): the run stopped there */
+    if (a->au.cancel != NULL && atomic_load(a->au.cancel)) {
+        tb_cli_error("sim: interrupted");
+        return TB_ECANCELED;
+    }
+    if (simrc == 0)
+        return 0;
+    tb_cli_error("%s: %s", x->src.name, err);
+    return simrc == TB_EEMPTY || simrc == TB_ETOOBIG || simrc == TB_EINVAL || simrc == TB_ENOMEM
+               ? simrc
+               : TB_EIO;
+}
+
+/* --svg's picture, --html's page, --chunks' list. */
+static int write_outputs(struct sim *x)
+{
+    struct sim_args *a = &x->a;
+    int rc = 0;
+    if (a->c.svg != NULL)
+        rc = tb_cli_timeline_write(a->c.svg, &x->src, &a->c.o, &x->s, &x->plays.all, &x->r, NULL);
+    if (rc == 0 && a->c.html != NULL) {
+        struct tb_cli_html_run_info h = {"sim",          &x->src,       &a->c.o, &x->s,
+                                         &x->r,          &x->plays.gaps, &x->plays.all, NULL,
+                                         &a->au,         a->c.max_gaps};
+        rc = tb_cli_html_run(a->c.html, &h);
+    }
+    if (rc == 0 && a->want_chunks) {
+        rc = tb_cli_chunks_build(&x->s, &a->c.o.seg, &x->plays.all, &x->chunks);
+        if (rc != 0)
+            tb_cli_error("--chunks: %s", tb_strerror(rc));
+    }
+    return rc;
+}
+
+/* The report: --json's object, or the human one (with the speech part and
+ * --chunks' list). */
+static int report(struct sim *x)
+{
+    struct sim_args *a = &x->a;
+    FILE *rf;
+    if (a->c.json) {
+        int rc = tb_cli_report_json(stdout, &x->src, &a->c.o, &x->r, &x->plays.gaps, NULL, &a->au,
+                                    a->want_chunks ? &x->chunks : NULL);
+        if (rc == TB_ENOMEM)
+            tb_cli_error("out of memory writing JSON");
+        return rc == TB_ENOMEM ? rc : 0; /* a write error: main.c's, at exit */
+    }
+    rf = tb_cli_report_file(&a->c);
+    tb_cli_report_human(rf, &x->src, &a->c.o, &x->r, &x->plays.gaps, a->c.max_gaps, NULL);
+    tb_cli_audio_report(rf, &a->au, &a->c.o, &x->r, a->c.max_gaps);
+    if (a->want_chunks)
+        tb_cli_chunks_print(rf, &x->chunks);
+    return 0;
+}
+
+/* ttsbuf sim: parse, load, start the speech, play, write, report; the
+ * verdict. */
+static int cmd_sim(int argc, char **argv)
+{
+    struct sim x;
+    int rc, code;
+    memset(&x, 0, sizeof(x));
+    tb_stream_init(&x.s);
+    tb_cli_plays_init(&x.plays, 0);
+    x.src.kind = x.src.name = "";
+    rc = parse(&x, argc, argv);
+    if (rc == 0)
+        rc = load(&x);
+    if (rc == 0)
+        rc = start_speech(&x);
+    if (rc == 0)
+        rc = play(&x);
+    if (rc == 0)
+        rc = write_outputs(&x);
+    if (rc == 0)
+        rc = report(&x);
+    if (rc == TB_CLI_DONE)
+        code = x.verdict;
+    else if (rc != 0)
+        code = tb_cli_exit(rc);
+    else
+        code = tb_cli_underrun_verdict(x.a.c.fail_on_underrun, &x.r, x.src.end);
+    tb_cli_chunks_free(&x.chunks);
+    tb_cli_audio_free(&x.a.au);
+    tb_cli_plays_free(&x.plays);
+    tb_stream_free(&x.s);
     return code;
 }

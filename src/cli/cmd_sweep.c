@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "common.h"
+#include "cmd_import.h"
 #include "html_report.h"
 #include "optdoc.h"
+#include "options.h"
+#include "outputs.h"
 #include "sources.h"
 #include "sweep_out.h"
 #include "ttsbuf/clock.h"
@@ -129,6 +131,8 @@ static const char *const sweep_notes[] = {
     NULL,
 };
 
+static int cmd_sweep(int argc, char **argv);
+
 const struct tb_cmddoc tb_doc_sweep = {
     "sweep",
     "SOURCE... [AXES] [OPTIONS]",
@@ -137,10 +141,12 @@ const struct tb_cmddoc tb_doc_sweep = {
     "P50, P95, max), interruptions, time to first audio and minimum TPS; and the\n"
     "smallest pre-roll and token rate that make a target share gap-free.\n",
     sweep_secs,
-    "0 ran; 2 bad usage or bad input; 3 no stream to sweep: every one was cut off or failed, "
-    "or an --import whose every request failed.",
+    "0 ran; 2 bad usage or bad input; 3 no stream to sweep (every one was cut off or failed, "
+    "or an --import whose every request failed), or the run failed (out of memory, a write "
+    "that failed).",
     tb_cli_usage_playout,
     sweep_notes,
+    cmd_sweep,
 };
 
 /* One axis as the user gave it. */
@@ -167,14 +173,14 @@ static int axis_push(struct axis *x, const char *flag, double v)
 {
     if (x->n >= TB_SWEEP_AXIS_MAX) {
         tb_cli_error("%s: more than %u values", flag, TB_SWEEP_AXIS_MAX);
-        return -1;
+        return TB_EINVAL;
     }
     if (x->n == x->cap) {
         size_t cap = x->cap ? x->cap * 2 : 16;
         double *nv = realloc(x->v, cap * sizeof(*nv));
         if (nv == NULL) {
             tb_cli_error("out of memory");
-            return -1;
+            return TB_ENOMEM;
         }
         x->v = nv;
         x->cap = cap;
@@ -183,51 +189,49 @@ static int axis_push(struct axis *x, const char *flag, double v)
     return 0;
 }
 
-/* A number list with ranges, each value within lo..hi. */
+/* A number list with ranges, each value within lo..hi.  0 or an error
+ * (printed). */
 static int parse_numbers(struct axis *x, const char *flag, const char *arg, double lo, double hi)
 {
     char *copy = strdup(arg), *save = NULL, *item, err[256];
     int rc = 0;
     x->n = 0;
     if (copy == NULL || *arg == '\0') {
-        tb_cli_error("%s: empty list", flag);
+        tb_cli_error("%s: %s", flag, copy == NULL ? "out of memory" : "empty list");
         free(copy);
-        return -1;
+        return copy == NULL ? TB_ENOMEM : TB_EINVAL;
     }
     for (item = strtok_r(copy, ",", &save); item != NULL && rc == 0;
          item = strtok_r(NULL, ",", &save)) {
         char *c1 = strchr(item, ':'), *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
         double a, b, step;
         if (c1 == NULL) {
-            rc = tb_opt_double(flag, item, lo, hi, &a, err, sizeof(err));
+            rc = tb_cli_opt_double(flag, item, lo, hi, &a);
             if (rc == 0)
                 rc = axis_push(x, flag, a);
-            else
-                tb_cli_error("%s", err);
             continue;
         }
         if (c2 == NULL || strchr(c2 + 1, ':') != NULL) {
             tb_cli_error("%s: '%s' is not START:STOP:STEP", flag, item);
-            rc = -1;
+            rc = TB_EINVAL;
             break;
         }
         *c1 = *c2 = '\0';
-        if (tb_opt_double(flag, item, lo, hi, &a, err, sizeof(err)) != 0 ||
-            tb_opt_double(flag, c1 + 1, lo, hi, &b, err, sizeof(err)) != 0 ||
-            tb_opt_double(flag, c2 + 1, 0, hi - lo, &step, err, sizeof(err)) != 0) {
+        if ((rc = tb_cli_number_double(flag, item, lo, hi, &a, err, sizeof(err))) != 0 ||
+            (rc = tb_cli_number_double(flag, c1 + 1, lo, hi, &b, err, sizeof(err))) != 0 ||
+            (rc = tb_cli_number_double(flag, c2 + 1, 0, hi - lo, &step, err, sizeof(err))) != 0) {
             tb_cli_error("%s", err);
-            rc = -1;
             break;
         }
         if (!(step > 0) || b < a) {
             tb_cli_error("%s: range %s:%s:%s needs START <= STOP and STEP > 0", flag, item, c1 + 1,
                          c2 + 1);
-            rc = -1;
+            rc = TB_EINVAL;
             break;
         }
         if ((b - a) / step >= TB_SWEEP_AXIS_MAX) {
             tb_cli_error("%s: more than %u values", flag, TB_SWEEP_AXIS_MAX);
-            rc = -1;
+            rc = TB_EINVAL;
             break;
         }
         /* Values as start + i x step, rounded to 1e-9 so that 0.1 steps
@@ -241,7 +245,7 @@ static int parse_numbers(struct axis *x, const char *flag, const char *arg, doub
         }
     }
     free(copy);
-    return rc == 0 ? 0 : -1;
+    return rc;
 }
 
 static int parse_chunks(struct axis *x, const char *arg)
@@ -249,8 +253,10 @@ static int parse_chunks(struct axis *x, const char *arg)
     char *copy = strdup(arg), *save = NULL, *item;
     int rc = 0;
     x->n = 0;
-    if (copy == NULL)
-        return -1;
+    if (copy == NULL) {
+        tb_cli_error("out of memory");
+        return TB_ENOMEM;
+    }
     for (item = strtok_r(copy, ",", &save); item != NULL && rc == 0;
          item = strtok_r(NULL, ",", &save)) {
         enum tb_chunk_policy p;
@@ -261,13 +267,13 @@ static int parse_chunks(struct axis *x, const char *arg)
             rc = axis_push(x, "--chunk", p);
         } else {
             tb_cli_error("--chunk: unknown policy '%s' (see ttsbuf sweep --help)", item);
-            rc = -1;
+            rc = TB_EINVAL;
         }
     }
     free(copy);
     if (rc == 0 && x->n == 0) {
         tb_cli_error("--chunk: empty list");
-        rc = -1;
+        rc = TB_EINVAL;
     }
     return rc;
 }
@@ -290,13 +296,7 @@ static int parse_seeds(struct args *a, const char *arg)
     return 0;
 bad:
     tb_cli_error("--seeds: '%s' is not A:B with A <= B and B - A < 1000000", arg);
-    return -1;
-}
-
-/* A parser's 0 or -1 as an option handler's answer. */
-static int taken(int rc)
-{
-    return rc == 0 ? 1 : -1;
+    return TB_EINVAL;
 }
 
 /* One option (tb_cli_parse's handler). */
@@ -304,77 +304,78 @@ static int option(void *ud, int c, const char *arg)
 {
     struct args *a = ud;
     size_t z;
+    int rc;
     switch (c) {
-    case O_TRACE: return tb_cli_sources_add_path(&a->src, arg) < 0 ? 1 : -1;
+    case O_TRACE: return tb_cli_sources_add_path(&a->src, arg);
     case O_SYNTH:
     case O_PRESET:
         if ((c == O_SYNTH ? a->nsynth : a->npreset) >= 64) {
             tb_cli_error("sweep: at most 64 --synth and 64 --preset");
-            return -1;
+            return TB_EINVAL;
         }
         if (c == O_SYNTH)
             a->synth[a->nsynth++] = arg;
         else
             a->preset[a->npreset++] = arg;
-        return 1;
-    case O_SEEDS: return taken(parse_seeds(a, arg));
+        return 0;
+    case O_SEEDS: return (parse_seeds(a, arg));
     case O_IMPORT:
         if (a->nimport >= 64) {
             tb_cli_error("sweep: at most 64 --import");
-            return -1;
+            return TB_EINVAL;
         }
         a->import[a->nimport++] = arg;
-        return 1;
-    case O_RUN: return taken(tb_cli_import_option(&a->io, 'r', arg));
-    case O_CPT: return taken(tb_cli_import_option(&a->io, 'c', arg));
-    case O_CHUNK: return taken(parse_chunks(&a->ax[TB_AX_CHUNK], arg));
+        return 0;
+    case O_RUN: return (tb_cli_import_option(&a->io, 'r', arg));
+    case O_CPT: return (tb_cli_import_option(&a->io, 'c', arg));
+    case O_CHUNK: return (parse_chunks(&a->ax[TB_AX_CHUNK], arg));
     case O_MINCHARS:
-        return taken(parse_numbers(&a->ax[TB_AX_MINCHARS], "--min-chars", arg, 1, 100000));
+        return (parse_numbers(&a->ax[TB_AX_MINCHARS], "--min-chars", arg, 1, 100000));
     case O_WPM:
-        return taken(parse_numbers(&a->ax[TB_AX_WPM], "--wpm", arg, TB_WPM_MIN, TB_WPM_MAX));
-    case O_LAT: return taken(parse_numbers(&a->ax[TB_AX_LAT], "--tts-latency", arg, 0, 60));
-    case O_PREROLL: return taken(parse_numbers(&a->ax[TB_AX_PREROLL], "--preroll", arg, 0, 3600));
-    case O_TPS: return taken(parse_numbers(&a->ax[TB_AX_TPS], "--tps", arg, 0, 100000));
+        return (parse_numbers(&a->ax[TB_AX_WPM], "--wpm", arg, TB_WPM_MIN, TB_WPM_MAX));
+    case O_LAT: return (parse_numbers(&a->ax[TB_AX_LAT], "--tts-latency", arg, 0, 60));
+    case O_PREROLL: return (parse_numbers(&a->ax[TB_AX_PREROLL], "--preroll", arg, 0, 3600));
+    case O_TPS: return (parse_numbers(&a->ax[TB_AX_TPS], "--tps", arg, 0, 100000));
     case O_REBUFFER:
         a->ax[TB_AX_REBUFFER].n = 0;
         if (strcmp(arg, "off") != 0 && strcmp(arg, "on") != 0 && strcmp(arg, "both") != 0) {
             tb_cli_error("--rebuffer: '%s' is not off, on or both", arg);
-            return -1;
+            return TB_EINVAL;
         }
-        if (strcmp(arg, "on") != 0 && axis_push(&a->ax[TB_AX_REBUFFER], "--rebuffer", 0) != 0)
-            return -1;
-        if (strcmp(arg, "off") != 0 && axis_push(&a->ax[TB_AX_REBUFFER], "--rebuffer", 1) != 0)
-            return -1;
-        return 1;
+        rc = strcmp(arg, "on") != 0 ? axis_push(&a->ax[TB_AX_REBUFFER], "--rebuffer", 0) : 0;
+        if (rc == 0 && strcmp(arg, "off") != 0)
+            rc = axis_push(&a->ax[TB_AX_REBUFFER], "--rebuffer", 1);
+        return rc;
     case O_TARGET: {
         char err[256], pcterr[256];
         double pct;
-        if (tb_opt_double("--target-gapless", arg, 0, 1, &a->target, err, sizeof(err)) != 0) {
+        rc = tb_cli_number_double("--target-gapless", arg, 0, 1, &a->target, err, sizeof(err));
+        if (rc != 0) {
             /* A percentage is the common mistake: say what it is as a share. */
-            if (tb_opt_double("--target-gapless", arg, 1, 100, &pct, pcterr, sizeof(pcterr)) == 0)
+            if (tb_cli_number_double("--target-gapless", arg, 1, 100, &pct, pcterr,
+                                     sizeof(pcterr)) == 0)
                 tb_cli_error("--target-gapless: '%s' is outside 0..1 (a share: %g%% is %g)", arg,
                              pct, pct / 100);
             else
                 tb_cli_error("%s", err);
-            return -1;
+            return rc;
         }
         if (a->target <= 0) {
             tb_cli_error("--target-gapless: '%s' is not above 0 (a share, 0 < X <= 1)", arg);
-            return -1;
+            return TB_EINVAL;
         }
-        return 1;
+        return 0;
     }
-    case O_CSV: a->csv = arg; return 1;
-    case O_JSON: a->json = arg; return 1;
-    case O_SVG: a->svg = arg; return 1;
-    case O_HTML: a->html = arg; return 1;
+    case O_CSV: a->csv = arg; return 0;
+    case O_JSON: a->json = arg; return 0;
+    case O_SVG: a->svg = arg; return 0;
+    case O_HTML: a->html = arg; return 0;
     case O_THREADS:
-        if (tb_cli_opt_size("--threads", arg, 1, TB_SWEEP_THREADS_MAX, &z) < 0)
-            return -1;
-        a->threads = z;
-        return 1;
-    case 'q': a->quiet = 1; return 1;
-    default: return 0;
+        rc = tb_cli_opt_size("--threads", arg, 1, TB_SWEEP_THREADS_MAX, &z);
+        a->threads = rc == 0 ? z : a->threads;
+        return rc;
+    case 'q': a->quiet = 1; return 0;
+    default: return TB_CLI_NOT_MINE;
     }
 }
 
@@ -397,142 +398,168 @@ static void on_progress(void *ud, size_t done, size_t total)
     fflush(stderr);
 }
 
-/* Opens path for writing ("-": stdout). */
-static FILE *out_open(const char *flag, const char *path)
+/* Everything one `ttsbuf sweep` holds, from its options to its outputs. */
+struct sweep {
+    struct args a;
+    struct tb_sweep *sw;
+    struct tb_sweep_input *in;
+    struct tb_cli_sweep_info ri;
+    FILE *out[4]; /* --csv, --json, --svg, --html, opened before the work */
+};
+
+static const char *const out_flag[4] = {"--csv", "--json", "--svg", "--html"};
+
+static const char *out_path(const struct args *a, int i)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (f == NULL)
-        tb_cli_error("%s: cannot write %s", flag, path);
-    return f;
+    return i == 0 ? a->csv : i == 1 ? a->json : i == 2 ? a->svg : a->html;
 }
 
-int tb_cmd_sweep(int argc, char **argv)
+/* The options and the FILE operands (traces), then the sources the
+ * options name (--synth, --preset over --seeds, --import). */
+static int gather(struct sweep *x, int argc, char **argv)
 {
-    struct args a;
-    struct tb_sweep_opts so;
-    struct tb_sweep *sw = NULL;
-    struct tb_sweep_input *in = NULL;
-    struct tb_sweep_run_info ri;
-    struct progress pr;
-    char err[512];
-    int first, code, rc, to_stdout;
-    long ncpu;
-    FILE *fcsv = NULL, *fjson = NULL, *fsvg = NULL, *fhtml = NULL;
-
-    memset(&a, 0, sizeof(a));
-    tb_cli_sources_init(&a.src);
-    tb_cli_import_opts_init(&a.io);
-    code = tb_cli_parse(argc, argv, &tb_doc_sweep, option, &a, &first);
-    if (code >= 0)
-        goto out;
-    code = TB_EXIT_USAGE;
-    for (int i = first; i < argc; i++)
-        if (tb_cli_sources_add_path(&a.src, argv[i]) >= 0)
-            goto out;
-    for (size_t i = 0; i < a.nsynth; i++)
-        if (tb_cli_sources_add_synth(&a.src, a.synth[i], 0, a.seeds, a.seed_lo, a.seed_hi) >= 0)
-            goto out;
-    for (size_t i = 0; i < a.npreset; i++)
-        if (tb_cli_sources_add_synth(&a.src, a.preset[i], 1, a.seeds, a.seed_lo, a.seed_hi) >= 0)
-            goto out;
-    for (size_t i = 0; i < a.nimport; i++)
-        if ((code = tb_cli_sources_add_import(&a.src, a.import[i], &a.io)) >= 0)
-            goto out;
-    code = TB_EXIT_USAGE;
-    if (a.src.n == 0) {
+    struct args *a = &x->a;
+    int first, rc = tb_cli_parse(argc, argv, &tb_doc_sweep, option, a, &first);
+    for (int i = first; rc == 0 && i < argc; i++)
+        rc = tb_cli_sources_add_path(&a->src, argv[i]);
+    for (size_t i = 0; rc == 0 && i < a->nsynth; i++)
+        rc = tb_cli_sources_add_synth(&a->src, a->synth[i], 0, a->seeds, a->seed_lo, a->seed_hi);
+    for (size_t i = 0; rc == 0 && i < a->npreset; i++)
+        rc = tb_cli_sources_add_synth(&a->src, a->preset[i], 1, a->seeds, a->seed_lo, a->seed_hi);
+    for (size_t i = 0; rc == 0 && i < a->nimport; i++)
+        rc = tb_cli_sources_add_import(&a->src, a->import[i], &a->io);
+    if (rc != 0)
+        return rc;
+    if (a->src.n == 0) {
         tb_cli_error("sweep: give at least one source (--trace, --synth, --preset or FILE)");
-        goto out;
+        return TB_EINVAL;
     }
-    if (a.seeds && a.nsynth + a.npreset == 0) {
+    if (a->seeds && a->nsynth + a->npreset == 0) {
         tb_cli_error("sweep: --seeds applies to --synth and --preset; there is neither");
-        goto out;
+        return TB_EINVAL;
     }
-    to_stdout =
-        (a.csv != NULL && strcmp(a.csv, "-") == 0) + (a.json != NULL && strcmp(a.json, "-") == 0) +
-        (a.svg != NULL && strcmp(a.svg, "-") == 0) + (a.html != NULL && strcmp(a.html, "-") == 0);
+    return 0;
+}
+
+/* Output files first: a path that cannot be written fails before the
+ * work, not after it; one of them at most on stdout. */
+static int open_outputs(struct sweep *x)
+{
+    int to_stdout = 0, rc = 0;
+    for (int i = 0; i < 4; i++)
+        to_stdout += out_path(&x->a, i) != NULL && strcmp(out_path(&x->a, i), "-") == 0;
     if (to_stdout > 1) {
         tb_cli_error("sweep: only one of --csv, --json, --svg and --html can write to stdout");
-        goto out;
+        return TB_EINVAL;
     }
+    for (int i = 0; i < 4 && rc == 0; i++)
+        if (out_path(&x->a, i) != NULL)
+            x->out[i] = tb_cli_output_open(out_flag[i], out_path(&x->a, i), &rc);
+    return rc;
+}
 
-    /* Output files first: a path that cannot be written fails before the
-     * work, not after it. */
-    if ((a.csv != NULL && (fcsv = out_open("--csv", a.csv)) == NULL) ||
-        (a.json != NULL && (fjson = out_open("--json", a.json)) == NULL) ||
-        (a.svg != NULL && (fsvg = out_open("--svg", a.svg)) == NULL) ||
-        (a.html != NULL && (fhtml = out_open("--html", a.html)) == NULL))
-        goto out;
-
+/* The grid over every complete stream.  Cut-off and failed streams are
+ * listed, not swept: no share counts them as gap-free, and one failed
+ * recording does not stop the rest; with none left, there is nothing to
+ * measure (TB_CLI_EFAILED). */
+static int run_sweep(struct sweep *x)
+{
+    struct args *a = &x->a;
+    struct tb_sweep_opts so;
+    struct progress pr;
+    char err[512];
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int rc;
     tb_sweep_opts_default(&so);
-    for (int x = 0; x < TB_AX__COUNT; x++) {
-        so.axis[x] = a.ax[x].v;
-        so.n[x] = a.ax[x].n;
+    for (int i = 0; i < TB_AX__COUNT; i++) {
+        so.axis[i] = a->ax[i].v;
+        so.n[i] = a->ax[i].n;
     }
-    so.target = a.target;
-    /* Cut-off and failed streams are listed, not swept: no share counts
-     * them as gap-free, and one failed recording does not stop the rest. */
-    memset(&ri, 0, sizeof(ri));
-    ri.src = &a.src;
-    in = tb_cli_sources_inputs(&a.src, &ri.st);
-    if (in == NULL) {
+    so.target = a->target;
+    x->ri.src = &a->src;
+    x->in = tb_cli_sources_inputs(&a->src, &x->ri.st);
+    if (x->in == NULL) {
         tb_cli_error("out of memory");
-        goto out;
+        return TB_ENOMEM;
     }
-    if (ri.st.swept == 0) {
-        tb_sweep_print_not_swept(stderr, &ri, 20);
+    if (x->ri.st.swept == 0) {
+        tb_cli_sweep_print_not_swept(stderr, &x->ri, 20);
         tb_cli_error("sweep: no complete stream to sweep (%zu cut off, %zu failed)",
-                     ri.st.incomplete, ri.st.failed);
-        code = TB_EXIT_FAILED;
-        goto out;
+                     x->ri.st.incomplete, x->ri.st.failed);
+        return TB_CLI_EFAILED;
     }
-    rc = tb_sweep_create(&so, in, ri.st.swept, &sw, err, sizeof(err));
+    rc = tb_sweep_create(&so, x->in, x->ri.st.swept, &x->sw, err, sizeof(err));
     if (rc != 0) {
         tb_cli_error("sweep: %s", err);
-        goto out;
+        return rc;
     }
-    ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    ri.threads = a.threads ? (unsigned)a.threads
-                           : (unsigned)(ncpu < 1                      ? 1
-                                        : ncpu > TB_SWEEP_THREADS_MAX ? TB_SWEEP_THREADS_MAX
-                                                                      : ncpu);
+    x->ri.threads = a->threads ? (unsigned)a->threads
+                               : (unsigned)(ncpu < 1                      ? 1
+                                            : ncpu > TB_SWEEP_THREADS_MAX ? TB_SWEEP_THREADS_MAX
+                                                                          : ncpu);
     tb_clock_monotonic_init(&pr.clk);
     pr.last = -1.0;
-    pr.on = !a.quiet && isatty(STDERR_FILENO);
-    rc = tb_sweep_run(sw, ri.threads, on_progress, &pr);
-    ri.seconds = pr.clk.now(&pr.clk);
+    pr.on = !a->quiet && isatty(STDERR_FILENO);
+    rc = tb_sweep_run(x->sw, x->ri.threads, on_progress, &pr);
+    x->ri.seconds = pr.clk.now(&pr.clk);
     if (pr.on)
         fprintf(stderr, "\r\033[K");
-    if (rc != 0) {
+    if (rc != 0)
         tb_cli_error("sweep: %s", tb_strerror(rc));
-        goto out;
-    }
+    return rc;
+}
 
-    if (!to_stdout && !a.quiet)
-        tb_sweep_print_table(stdout, sw, &ri);
-    code = -1;
-    if (fcsv != NULL)
-        code = tb_cli_out_close("--csv", a.csv, fcsv, tb_sweep_write_csv(fcsv, sw, &ri));
-    fcsv = NULL;
-    if (fjson != NULL && code < 0)
-        code = tb_cli_out_close("--json", a.json, fjson, tb_sweep_write_json(fjson, sw, &ri));
-    if (fsvg != NULL && code < 0)
-        code = tb_cli_out_close("--svg", a.svg, fsvg,
-                                tb_svg_sweep(fsvg, sw, "ttsbuf sweep: how much buffer?"));
-    if (fhtml != NULL && code < 0)
-        code = tb_cli_out_close("--html", a.html, fhtml, tb_cli_html_sweep(fhtml, sw, &ri));
-    fjson = fsvg = fhtml = NULL;
-    if (code < 0)
-        code = TB_EXIT_OK;
-out:
+/* The table (unless an output holds stdout), then each output, in order;
+ * the first that fails stops the rest. */
+static int write_outputs(struct sweep *x)
+{
+    struct args *a = &x->a;
+    int rc = 0, wrc;
+    if (!(x->out[0] == stdout || x->out[1] == stdout || x->out[2] == stdout ||
+          x->out[3] == stdout) &&
+        !a->quiet)
+        tb_cli_sweep_print_table(stdout, x->sw, &x->ri);
     for (int i = 0; i < 4; i++) {
-        FILE *o = i == 0 ? fcsv : i == 1 ? fjson : i == 2 ? fsvg : fhtml;
-        if (o != NULL && o != stdout)
-            fclose(o);
+        FILE *f = x->out[i];
+        if (f == NULL)
+            continue;
+        x->out[i] = NULL;
+        if (rc != 0) {
+            if (f != stdout)
+                fclose(f);
+            continue;
+        }
+        wrc = i == 0   ? tb_cli_sweep_write_csv(f, x->sw, &x->ri)
+              : i == 1 ? tb_cli_sweep_write_json(f, x->sw, &x->ri)
+              : i == 2 ? tb_svg_sweep(f, x->sw, "ttsbuf sweep: how much buffer?")
+                       : tb_cli_html_sweep(f, x->sw, &x->ri);
+        rc = tb_cli_out_close(out_flag[i], out_path(a, i), f, wrc);
     }
-    tb_sweep_destroy(sw);
-    free(in);
-    tb_cli_sources_free(&a.src);
-    for (int x = 0; x < TB_AX__COUNT; x++)
-        free(a.ax[x].v);
-    return code;
+    return rc;
+}
+
+/* ttsbuf sweep: gather the sources, open the outputs, sweep, write. */
+static int cmd_sweep(int argc, char **argv)
+{
+    struct sweep x;
+    int rc;
+    memset(&x, 0, sizeof(x));
+    tb_cli_sources_init(&x.a.src);
+    tb_cli_import_opts_init(&x.a.io);
+    rc = gather(&x, argc, argv);
+    if (rc == 0)
+        rc = open_outputs(&x);
+    if (rc == 0)
+        rc = run_sweep(&x);
+    if (rc == 0)
+        rc = write_outputs(&x);
+    for (int i = 0; i < 4; i++)
+        if (x.out[i] != NULL && x.out[i] != stdout)
+            fclose(x.out[i]);
+    tb_sweep_destroy(x.sw);
+    free(x.in);
+    tb_cli_sources_free(&x.a.src);
+    for (int i = 0; i < TB_AX__COUNT; i++)
+        free(x.a.ax[i].v);
+    return tb_cli_exit(rc);
 }

@@ -16,9 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_cli.h"
+#include "html_bench.h"
+
+#include "bench_out.h"
 #include "bench_report.h"
+#include "cli.h"
 #include "html_report.h"
+#include "outputs.h"
+#include "plays.h"
+#include "report.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
@@ -54,7 +60,7 @@ static void levels_table(FILE *f, const struct tb_bench_meta *m, const struct tb
         char name[64];
         tb_bench_level_name(&m->levels[l], name, sizeof(name));
         fputs("<tr><td>", f);
-        tb_html_text(f, name);
+        tb_cli_html_text(f, name);
         fprintf(f, "</td><td>%zu</td><td>%zu</td>", x->requests, x->ok);
         cell(f, x->ok > 0 ? 100.0 * x->gapless_share : NAN, 1);
         cell(f, stat_p(&x->m[TB_BM_TTFT], 95), 3);
@@ -133,12 +139,12 @@ static void streams_table(FILE *f, const struct tb_bench_meta *m, const struct t
             fprintf(f, " <a href=\"#s-%s-%llu\">hear it</a>", stem, (unsigned long long)x->id);
         /* Sorted by the level's place in the run, shown by its name. */
         fprintf(f, "</td><td data-v=\"%u\">", x->level);
-        tb_html_text(f, name);
+        tb_cli_html_text(f, name);
         fputs("</td><td>", f);
         if (x->error == 0)
             fputs("ok", f);
         else
-            tb_html_text(f, tb_reader_error_name(x->error));
+            tb_cli_html_text(f, tb_reader_error_name(x->error));
         fputs("</td>", f);
         cell(f, x->ttft, 3);
         cell(f, isnan(x->gap_total) ? NAN : (double)x->underruns, 0);
@@ -152,7 +158,7 @@ static void streams_table(FILE *f, const struct tb_bench_meta *m, const struct t
 
 /* Replays record x on the run's rate model, heard through eSpeak NG, and
  * writes its figure. */
-static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb_bench_rec *x)
+static int stream_figure(FILE *f, const struct tb_cli_html_bench_info *b, const struct tb_bench_rec *x)
 {
     struct tb_cli_audio au;
     struct tb_sim_opts o = *b->o;
@@ -160,7 +166,7 @@ static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb
     struct tb_cli_plays plays;
     struct tb_report_src src = {"bench", "", NULL, NULL, NULL};
     char name[160], level[64], stem[64], suffix[96], err[512];
-    int code, rc;
+    int rc, simrc;
 
     tb_cli_audio_init(&au);
     au.voice = b->speech->voice;
@@ -170,20 +176,19 @@ static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb
     level_of(b->m, x, level, sizeof(level), stem, sizeof(stem));
     snprintf(name, sizeof(name), "request %llu (%s)", (unsigned long long)x->id, level);
     src.name = name;
-    code = tb_cli_audio_for_html(&au, TB_HTML_AUDIO_MAX_S);
-    if (code < 0) {
+    rc = tb_cli_audio_for_html(&au, TB_HTML_AUDIO_MAX_S);
+    if (rc == 0) {
         tb_cli_audio_rate_model(&au, &x->stream, &o);
-        code = tb_cli_audio_start(&au, &o, &x->stream);
+        rc = tb_cli_audio_start(&au, &o, &x->stream);
     }
-    if (code >= 0)
-        goto out;
-    code = tb_cli_audio_sim(&au, &x->stream, &o, tb_cli_collect_play, &plays, &r, &rc, err,
-                            sizeof(err));
-    if (rc != 0 && code < 0) {
+    if (rc == 0)
+        rc = tb_cli_audio_sim(&au, &x->stream, &o, tb_cli_collect_play, &plays, &r, &simrc, err,
+                              sizeof(err));
+    if (rc == 0 && simrc != 0) {
         tb_cli_error("--html: request %llu: %s", (unsigned long long)x->id, err);
-        code = TB_EXIT_FAILED;
+        rc = simrc == TB_ENOMEM ? TB_ENOMEM : TB_EIO;
     }
-    if (code >= 0)
+    if (rc != 0)
         goto out;
     fprintf(f,
             "<details id=\"s-%s-%llu\"><summary>request %llu, %s: %u underrun%s, %.3f s "
@@ -192,54 +197,51 @@ static int stream_figure(FILE *f, const struct tb_html_bench *b, const struct tb
             stem, (unsigned long long)x->id, (unsigned long long)x->id, level, x->underruns,
             x->underruns == 1 ? "" : "s", x->gap_total);
     {
-        struct tb_html_run h = {"bench",     &src,       &o,   &x->stream, &r,
+        struct tb_cli_html_run_info h = {"bench",     &src,       &o,   &x->stream, &r,
                                 &plays.gaps, &plays.all, NULL, &au,        b->max_gaps};
         snprintf(suffix, sizeof(suffix), "-%s-%llu", stem, (unsigned long long)x->id);
-        rc = tb_html_run_figure(f, &h, suffix, err, sizeof(err));
+        rc = tb_cli_html_run_figure(f, &h, suffix, err, sizeof(err));
     }
     fputs("</details>\n", f);
     if (rc != 0) {
         tb_cli_error("--html: request %llu: %s", (unsigned long long)x->id, err);
-        code = TB_EXIT_FAILED;
+        rc = rc == TB_ENOMEM ? TB_ENOMEM : TB_EIO;
     }
 out:
     tb_cli_audio_free(&au);
     tb_cli_plays_free(&plays);
-    return code;
+    return rc;
 }
 
-int tb_cli_html_bench(const char *path, const struct tb_html_bench *b)
+int tb_cli_html_bench(const char *path, const struct tb_cli_html_bench_info *b)
 {
     char *rep = NULL, *json = NULL, title[512];
     size_t replen, jsonlen, *w = NULL, nw = 0;
-    int code = -1, bad;
+    int rc = 0;
     FILE *m, *f = NULL;
 
     w = malloc((b->nworst > 0 ? b->nworst : 1) * sizeof(*w));
-    if (w == NULL || (m = tb_html_mem(&rep, &replen)) == NULL)
+    if (w == NULL || (m = tb_cli_html_mem(&rep, &replen)) == NULL)
         goto nomem;
-    tb_bench_report_human(m, "bench", b->m, b->s, NULL, 0);
-    if (fclose(m) != 0 || (m = tb_html_mem(&json, &jsonlen)) == NULL)
+    tb_cli_bench_report_human(m, "bench", b->m, b->s, NULL, 0);
+    if (fclose(m) != 0 || (m = tb_cli_html_mem(&json, &jsonlen)) == NULL)
         goto nomem;
-    tb_bench_report_json(m, "bench", b->m, b->s);
+    tb_cli_bench_report_json(m, "bench", b->m, b->s);
     if (fclose(m) != 0)
         goto nomem;
     nw = worst(b->recs, b->nworst, w);
 
-    f = fopen(path, "w");
-    if (f == NULL) {
-        tb_cli_error("--html: cannot write %s", path);
-        code = TB_EXIT_USAGE;
+    f = tb_cli_output_open("--html", path, &rc);
+    if (f == NULL)
         goto out;
-    }
     snprintf(title, sizeof(title), "ttsbuf bench: %s at %s", b->m->model, b->m->base_url);
-    tb_html_begin(f, "bench", title);
+    tb_cli_html_begin(f, "bench", title);
     fputs("<h2>Per level</h2>\n", f);
     levels_table(f, b->m, b->s);
     fputs("<pre id=\"report\">", f);
-    tb_html_text(f, rep);
+    tb_cli_html_text(f, rep);
     fputs("</pre>\n", f);
-    tb_html_json(f, "result", json);
+    tb_cli_html_json(f, "result", json);
     streams_table(f, b->m, b->recs, w, nw);
     fprintf(f,
             "<h2>The %zu stream%s with the most silence</h2>\n<p class=\"note\">Each replayed "
@@ -247,23 +249,20 @@ int tb_cli_html_bench(const char *path, const struct tb_html_bench *b)
             "rate model the table used: its numbers below are the table's, and its audio is "
             "eSpeak NG stretched to the model's durations. Click one to open it.</p>\n",
             nw, nw == 1 ? "" : "s");
-    for (size_t i = 0; i < nw && code < 0; i++)
-        code = stream_figure(f, b, &b->recs->v[w[i]]);
-    tb_html_end(f);
+    for (size_t i = 0; i < nw && rc == 0; i++)
+        rc = stream_figure(f, b, &b->recs->v[w[i]]);
+    tb_cli_html_end(f);
+    if (rc == 0)
+        rc = tb_cli_out_close("--html", path, f, ferror(f) ? TB_EIO : 0);
+    else
+        fclose(f);
     goto out;
 nomem:
     tb_cli_error("--html: out of memory");
-    code = TB_EXIT_FAILED;
+    rc = TB_ENOMEM;
 out:
-    if (f != NULL) {
-        bad = ferror(f);
-        if ((fclose(f) != 0 || bad) && code < 0) {
-            tb_cli_error("--html: writing %s failed", path);
-            code = TB_EXIT_FAILED;
-        }
-    }
     free(w);
     free(json);
     free(rep);
-    return code;
+    return rc;
 }

@@ -14,7 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
+#include "outputs.h"
+#include "report.h"
 #include "sweep_out.h"
+#include "timeline.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/svg.h"
 
@@ -98,14 +102,14 @@ static const char js[] =
 static const char csp[] = "default-src 'none'; style-src 'unsafe-inline'; "
                           "script-src 'unsafe-inline'; media-src data:; img-src data:";
 
-FILE *tb_html_mem(char **buf, size_t *len)
+FILE *tb_cli_html_mem(char **buf, size_t *len)
 {
     *buf = NULL;
     *len = 0;
     return open_memstream(buf, len);
 }
 
-void tb_html_text(FILE *f, const char *s)
+void tb_cli_html_text(FILE *f, const char *s)
 {
     for (; *s != '\0'; s++) {
         switch (*s) {
@@ -118,20 +122,20 @@ void tb_html_text(FILE *f, const char *s)
     }
 }
 
-void tb_html_begin(FILE *f, const char *kind, const char *title)
+void tb_cli_html_begin(FILE *f, const char *kind, const char *title)
 {
     fprintf(f,
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"%s\">\n"
             "<meta name=\"viewport\" content=\"width=device-width\">\n<title>",
             csp);
-    tb_html_text(f, title);
+    tb_cli_html_text(f, title);
     fprintf(f, "</title>\n<style>%s</style></head>\n<body data-kind=\"%s\">\n<h1>", css, kind);
-    tb_html_text(f, title);
+    tb_cli_html_text(f, title);
     fputs("</h1>\n", f);
 }
 
-void tb_html_svg(FILE *f, const char *svg, size_t n)
+void tb_cli_html_svg(FILE *f, const char *svg, size_t n)
 {
     const char *p = svg, *end = svg + n;
     if (n > 5 && memcmp(p, "<?xml", 5) == 0) {
@@ -144,7 +148,7 @@ void tb_html_svg(FILE *f, const char *svg, size_t n)
     fwrite(p, 1, (size_t)(end - p), f);
 }
 
-void tb_html_json(FILE *f, const char *id, const char *json)
+void tb_cli_html_json(FILE *f, const char *id, const char *json)
 {
     fprintf(f, "<script type=\"application/json\" id=\"%s\">", id);
     /* '<' only occurs inside JSON strings, where \u003c means the same:
@@ -321,12 +325,12 @@ static void verdict_line(FILE *f, const char *report)
     fputs("<p class=\"verdict\">", f);
     for (; *p != '\0' && p != e; p++) {
         char c[2] = {*p, '\0'};
-        tb_html_text(f, c);
+        tb_cli_html_text(f, c);
     }
     fputs("</p>\n", f);
 }
 
-int tb_html_run_figure(FILE *f, const struct tb_html_run *h, const char *suffix, char *err,
+int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const char *suffix, char *err,
                        size_t errlen)
 {
     char *rep = NULL, *svg = NULL, *json = NULL, id[64];
@@ -335,24 +339,24 @@ int tb_html_run_figure(FILE *f, const struct tb_html_run *h, const char *suffix,
     int rc = TB_ENOMEM, svgrc;
 
     snprintf(err, errlen, "out of memory");
-    if ((m = tb_html_mem(&rep, &replen)) == NULL)
+    if ((m = tb_cli_html_mem(&rep, &replen)) == NULL)
         goto out;
-    tb_report_human(m, h->src, h->o, h->r, h->gaps, h->max_gaps, h->live);
+    tb_cli_report_human(m, h->src, h->o, h->r, h->gaps, h->max_gaps, h->live);
     tb_cli_audio_report(m, h->au, h->o, h->r, h->max_gaps);
     if (fclose(m) != 0)
         goto out;
-    if ((m = tb_html_mem(&svg, &svglen)) == NULL)
+    if ((m = tb_cli_html_mem(&svg, &svglen)) == NULL)
         goto out;
     svgrc = h->r->play.chunks > 0
-                ? tb_cli_svg_timeline_to(m, h->src, h->o, h->s, h->all, h->r, h->live)
+                ? tb_cli_timeline_svg(m, h->src, h->o, h->s, h->all, h->r, h->live)
                 : TB_EINVAL;
     if (fclose(m) != 0 || svgrc == TB_ENOMEM) {
         rc = TB_ENOMEM;
         goto out;
     }
-    if ((m = tb_html_mem(&json, &jsonlen)) == NULL)
+    if ((m = tb_cli_html_mem(&json, &jsonlen)) == NULL)
         goto out;
-    rc = tb_report_json_audio(m, h->src, h->o, h->r, h->gaps, h->live, h->au);
+    rc = tb_cli_report_json(m, h->src, h->o, h->r, h->gaps, h->live, h->au, NULL);
     if (fclose(m) != 0 || rc != 0) {
         rc = TB_ENOMEM;
         goto out;
@@ -363,7 +367,7 @@ int tb_html_run_figure(FILE *f, const struct tb_html_run *h, const char *suffix,
             tb_voice_model(h->o->voice));
     fputs("<div class=\"tb-fig\">", f);
     if (svgrc == 0)
-        tb_html_svg(f, svg, svglen);
+        tb_cli_html_svg(f, svg, svglen);
     else
         fputs("<p>No timeline: no chunk of text was complete when the stream ended.</p>", f);
     fputs("</div>\n", f);
@@ -374,12 +378,12 @@ int tb_html_run_figure(FILE *f, const struct tb_html_run *h, const char *suffix,
     }
     gap_list(f, h->au->gaps, h->au->ngaps);
     fprintf(f, "<h3>Report</h3>\n<pre id=\"report%s\">", suffix);
-    tb_html_text(f, rep);
+    tb_cli_html_text(f, rep);
     fputs("</pre>\n<p class=\"note\">The same result as <code>--json</code> gives is embedded "
           "in the page as JSON.</p>\n",
           f);
     snprintf(id, sizeof(id), "result%s", suffix);
-    tb_html_json(f, id, json);
+    tb_cli_html_json(f, id, json);
     fputs("</section>\n", f);
     rc = 0;
 out:
@@ -389,28 +393,28 @@ out:
     return rc;
 }
 
-void tb_html_end(FILE *f)
+void tb_cli_html_end(FILE *f)
 {
     fprintf(f, "<script>%s</script>\n</body></html>\n", js);
 }
 
-static int failed(const struct tb_html_run *h)
+static int failed(const struct tb_cli_html_run_info *h)
 {
     return h->live != NULL && h->live->error_kind != NULL;
 }
 
 /* What failed, first on the page, and what arrived before it. */
-static void failure_heading(FILE *f, const struct tb_html_run *h)
+static void failure_heading(FILE *f, const struct tb_cli_html_run_info *h)
 {
     const struct tb_report_live *l = h->live;
     char st[32] = "";
     if (l->http_status > 0)
         snprintf(st, sizeof(st), " (HTTP %ld)", l->http_status);
     fputs("<h2 class=\"failed\" id=\"failure\">The request failed: ", f);
-    tb_html_text(f, l->error_kind);
+    tb_cli_html_text(f, l->error_kind);
     fputs(st, f);
     fputs("</h2>\n<p class=\"failed\">", f);
-    tb_html_text(f, l->error != NULL ? l->error : "");
+    tb_cli_html_text(f, l->error != NULL ? l->error : "");
     fputs("</p>\n", f);
     if (h->r->content_events == 0)
         fputs("<p>Nothing arrived: no event, no chunk, no audio. The report below says what "
@@ -425,32 +429,26 @@ static void failure_heading(FILE *f, const struct tb_html_run *h)
                 h->r->play.chunks, h->r->play.chunks == 1 ? "" : "s");
 }
 
-int tb_cli_html_run(const char *path, const struct tb_html_run *h)
+int tb_cli_html_run(const char *path, const struct tb_cli_html_run_info *h)
 {
     char title[700], err[512];
-    FILE *f = fopen(path, "w");
-    int rc, code = -1;
-    if (f == NULL) {
-        tb_cli_error("--html: cannot write %s", path);
-        return TB_EXIT_USAGE;
-    }
+    int rc;
+    FILE *f = tb_cli_output_open("--html", path, &rc);
+    if (f == NULL)
+        return rc;
     snprintf(title, sizeof(title), "ttsbuf %s: %s%s %s", h->cmd, failed(h) ? "FAILED: " : "",
              h->src->kind, h->src->name);
-    tb_html_begin(f, h->cmd, title);
+    tb_cli_html_begin(f, h->cmd, title);
     if (failed(h))
         failure_heading(f, h);
-    rc = tb_html_run_figure(f, h, "", err, sizeof(err));
+    rc = tb_cli_html_run_figure(f, h, "", err, sizeof(err));
     if (rc != 0) {
         tb_cli_error("--html: %s", err);
-        code = TB_EXIT_FAILED;
+        fclose(f);
+        return rc == TB_ENOMEM ? TB_ENOMEM : TB_EIO;
     }
-    tb_html_end(f);
-    rc = ferror(f);
-    if ((fclose(f) != 0 || rc != 0) && code < 0) {
-        tb_cli_error("--html: writing %s failed", path);
-        code = TB_EXIT_FAILED;
-    }
-    return code;
+    tb_cli_html_end(f);
+    return tb_cli_out_close("--html", path, f, ferror(f) ? TB_EIO : 0);
 }
 
 /* A <pre> of text (escaped), with an id when id is not NULL. */
@@ -462,12 +460,12 @@ static void pre(FILE *f, const char *id, const char *text, size_t n)
     else
         fputs("<pre>", f);
     if (t != NULL)
-        tb_html_text(f, t);
+        tb_cli_html_text(f, t);
     free(t);
     fputs("</pre>\n", f);
 }
 
-int tb_cli_html_sweep(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri)
+int tb_cli_html_sweep(FILE *f, const struct tb_sweep *sw, const struct tb_cli_sweep_info *ri)
 {
     char *svg = NULL, *tab = NULL, *json = NULL;
     size_t svglen, tablen, jsonlen;
@@ -475,24 +473,24 @@ int tb_cli_html_sweep(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_
     int rc = TB_ENOMEM;
     FILE *m;
 
-    if ((m = tb_html_mem(&svg, &svglen)) == NULL)
+    if ((m = tb_cli_html_mem(&svg, &svglen)) == NULL)
         goto out;
     rc = tb_svg_sweep(m, sw, "ttsbuf sweep: how much buffer?");
     if (fclose(m) != 0 || rc != 0)
         goto out;
     rc = TB_ENOMEM;
-    if ((m = tb_html_mem(&tab, &tablen)) == NULL)
+    if ((m = tb_cli_html_mem(&tab, &tablen)) == NULL)
         goto out;
-    tb_sweep_print_table(m, sw, ri);
+    tb_cli_sweep_print_table(m, sw, ri);
     if (fclose(m) != 0)
         goto out;
-    if ((m = tb_html_mem(&json, &jsonlen)) == NULL)
+    if ((m = tb_cli_html_mem(&json, &jsonlen)) == NULL)
         goto out;
-    rc = tb_sweep_write_json(m, sw, ri);
+    rc = tb_cli_sweep_write_json(m, sw, ri);
     if (fclose(m) != 0 || rc != 0)
         goto out;
 
-    tb_html_begin(f, "sweep", "ttsbuf sweep: how much buffer?");
+    tb_cli_html_begin(f, "sweep", "ttsbuf sweep: how much buffer?");
     /* The table's text ends with the inverse answers, after a blank line. */
     inv = strstr(tab, "\n\n  smallest");
     if (inv == NULL)
@@ -505,11 +503,11 @@ int tb_cli_html_sweep(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_
               "share.</p>\n",
               f);
     fputs("<h2>Tuning picture</h2>\n<div class=\"tb-fig\">", f);
-    tb_html_svg(f, svg, svglen);
+    tb_cli_html_svg(f, svg, svglen);
     fputs("</div>\n<h2>Table</h2>\n", f);
     pre(f, "report", tab, inv != NULL ? (size_t)(inv - tab) : tablen);
-    tb_html_json(f, "result", json);
-    tb_html_end(f);
+    tb_cli_html_json(f, "result", json);
+    tb_cli_html_end(f);
     rc = ferror(f) ? TB_EIO : 0;
 out:
     free(json);

@@ -21,13 +21,15 @@
 #include <stdio.h>
 
 #include "audio.h"
-#include "cli.h"
-#include "common.h"
+#include "plays.h"
+#include "report.h"
+#include "ttsbuf/sim.h"
+#include "ttsbuf/stream.h"
 
 #define TB_HTML_AUDIO_MAX_S 600.0
 
 /* Everything one run's page (sim, run) shows. */
-struct tb_html_run {
+struct tb_cli_html_run_info {
     const char *cmd; /* "sim" or "run" */
     const struct tb_report_src *src;
     const struct tb_sim_opts *o;
@@ -40,59 +42,43 @@ struct tb_html_run {
     size_t max_gaps;
 };
 
-/* Writes the page of one run to path.  Returns -1 to go on, or an exit
- * code (the error, naming --html and the file, is printed). */
-int tb_cli_html_run(const char *path, const struct tb_html_run *h);
+/* Writes the page of one run to path.  0, or an error (printed):
+ * tb_cli_output_open's, the figure's (TB_ENOMEM, TB_EIO reading the
+ * audio), tb_cli_out_close's. */
+int tb_cli_html_run(const char *path, const struct tb_cli_html_run_info *h);
 
 /* The page of a finished sweep: the tuning picture, the inverse answers,
  * the table and the --json object.  Returns 0, TB_ENOMEM or TB_EIO. */
 struct tb_sweep;
-struct tb_sweep_run_info;
-int tb_cli_html_sweep(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri);
+struct tb_cli_sweep_info;
+int tb_cli_html_sweep(FILE *f, const struct tb_sweep *sw, const struct tb_cli_sweep_info *ri);
 
 /* The building blocks, for pages of several runs (bench, sweep).  The
  * void ones leave write errors to ferror(f), checked at the end. */
 
 /* Head, style, <body data-kind=KIND> and the <h1> title. */
-void tb_html_begin(FILE *f, const char *kind, const char *title);
-void tb_html_text(FILE *f, const char *s); /* HTML-escaped */
+void tb_cli_html_begin(FILE *f, const char *kind, const char *title);
+void tb_cli_html_text(FILE *f, const char *s); /* HTML-escaped */
 /* An SVG document inline (its XML declaration dropped). */
-void tb_html_svg(FILE *f, const char *svg, size_t n);
+void tb_cli_html_svg(FILE *f, const char *svg, size_t n);
 /* JSON text as <script type="application/json" id=ID>, every '<' written
  * as \u003c (the same JSON; no string can end the element). */
-void tb_html_json(FILE *f, const char *id, const char *json);
+void tb_cli_html_json(FILE *f, const char *id, const char *json);
 /*
- * tb_html_run_figure - one run's figure, as <section class="tb-run">: the
+ * tb_cli_html_run_figure - one run's figure, as <section class="tb-run">: the
  * verdict, the timeline, the audio (h->au rendered to a WAV), the gaps, the
  * human report (<pre id="report" + suffix>) and the --json object (<script
  * id="result" + suffix>).  Returns 0, TB_ENOMEM, or TB_EIO with the detail
  * in err.
  */
-int tb_html_run_figure(FILE *f, const struct tb_html_run *h, const char *suffix, char *err,
+int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const char *suffix, char *err,
                        size_t errlen);
 
-/* The page of a bench run: the per-level report, every stream as a row
- * of a sortable table, and the figure of the nworst streams with the most
- * silence, each replayed with eSpeak NG (voice and cue from speech) on a
- * virtual clock.  Returns -1 to go on, or an exit code (printed). */
-struct tb_bench_meta;
-struct tb_bench_summary;
-struct tb_bench_recs;
-struct tb_html_bench {
-    const struct tb_bench_meta *m;
-    const struct tb_bench_summary *s; /* m->nlevels */
-    const struct tb_bench_recs *recs;
-    const struct tb_sim_opts *o;
-    const struct tb_cli_audio *speech;
-    size_t nworst, max_gaps;
-};
-int tb_cli_html_bench(const char *path, const struct tb_html_bench *b);
-
 /* The script and the end of the page. */
-void tb_html_end(FILE *f);
+void tb_cli_html_end(FILE *f);
 
 /* Opens a memory stream (*buf, *len; the caller frees *buf after fclose).
  * Returns NULL when out of memory. */
-FILE *tb_html_mem(char **buf, size_t *len);
+FILE *tb_cli_html_mem(char **buf, size_t *len);
 
 #endif

@@ -35,7 +35,7 @@ cJSON *tb_cli_json_doc(const char *schema, int version, const char *command)
     }
     cJSON_AddStringToObject(s, "name", schema);
     cJSON_AddNumberToObject(s, "version", version);
-    cJSON_AddStringToObject(o, "ttsbuf_version", TB_VERSION);
+    cJSON_AddStringToObject(o, "ttsbuf_version", tb_version());
     cJSON_AddStringToObject(o, "started_at", tb_cli_started_at());
     cJSON_AddStringToObject(o, "command", command);
     return o;

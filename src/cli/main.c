@@ -8,8 +8,9 @@
 
 #include "cli.h"
 #include "jsonout.h"
-#include "common.h"
 #include "optdoc.h"
+#include "outputs.h"
+#include "ttsbuf/error.h"
 #include "ttsbuf/http.h"
 #include "ttsbuf/version.h"
 
@@ -41,15 +42,6 @@ static void usage(FILE *f)
 
 static int dispatch(int argc, char **argv);
 
-/* The subcommands: a name and its function each. */
-static const struct {
-    const char *name;
-    int (*fn)(int argc, char **argv);
-} commands[] = {
-    {"sim", tb_cmd_sim},     {"run", tb_cmd_run},     {"serve", tb_cmd_serve},
-    {"sweep", tb_cmd_sweep}, {"bench", tb_cmd_bench}, {"merge", tb_cmd_merge},
-};
-
 /* The roff of one command's options (or of every command's, each between
  * the markers man/ttsbuf.1 holds them in). */
 static int man_options(const char *name)
@@ -68,28 +60,28 @@ static int man_options(const char *name)
     if (name == NULL)
         return TB_EXIT_OK;
     tb_cli_error("--man-options: unknown command '%s'", name);
-    return TB_EXIT_USAGE;
+    return tb_cli_exit(TB_EINVAL);
 }
 
 /* A reader that went away (`ttsbuf sim --record - | head -1`) makes
  * writes fail with EPIPE instead of killing the process with SIGPIPE, so
  * the files and whatever else still get written; the output then ends
  * quietly with the command's own status, as ripgrep does (the reader
- * chose to stop).  Any other write error is one line and exit 2 (or the
- * command's own failure, already reported). */
+ * chose to stop).  Any other write error is one line and a failed write's
+ * exit status, 3 (or the command's own failure, already reported). */
 static int finish_stdout(int code)
 {
     int e;
     errno = 0;
     if (fflush(stdout) == 0 && !ferror(stdout))
         return code;
-    e = errno;
+    e = errno != 0 ? errno : tb_cli_stdout_errno();
     if (e == EPIPE || tb_cli_stdout_gone())
         return code;
     if (code != TB_EXIT_OK && code != TB_EXIT_GATE)
         return code; /* its own error line was printed */
     tb_cli_error("cannot write standard output: %s", e != 0 ? strerror(e) : "write error");
-    return code == TB_EXIT_OK || code == TB_EXIT_GATE ? TB_EXIT_USAGE : code;
+    return tb_cli_exit(TB_EIO);
 }
 
 int main(int argc, char **argv)
@@ -104,10 +96,10 @@ static int dispatch(int argc, char **argv)
     /* libcurl's global state, once, before any thread (libcurl's rule). */
     if (tb_http_global_init() != 0) {
         tb_cli_error("cannot initialise libcurl");
-        return TB_EXIT_USAGE;
+        return tb_cli_exit(TB_EIO);
     }
     if (argc < 2)
-        return tb_cmd_sim(argc, argv);
+        return tb_doc_sim.run(argc, argv);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(stdout);
@@ -117,12 +109,12 @@ static int dispatch(int argc, char **argv)
     if (strcmp(argv[1], "--man-options") == 0)
         return man_options(argc > 2 ? argv[2] : NULL);
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-        printf("ttsbuf %s\n", TB_VERSION);
+        printf("ttsbuf %s\n", tb_version());
         return TB_EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].fn(argc - 1, argv + 1);
+    for (const struct tb_cmddoc *const *d = tb_cmddocs; *d != NULL; d++)
+        if (strcmp(argv[1], (*d)->name) == 0)
+            return (*d)->run(argc - 1, argv + 1);
     tb_cli_error("unknown command '%s' (try ttsbuf --help)", argv[1]);
-    return TB_EXIT_USAGE;
+    return tb_cli_exit(TB_EINVAL);
 }

@@ -5,6 +5,7 @@
 #include "optdoc.h"
 
 #include "cli.h"
+#include "ttsbuf/error.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ int tb_cli_getopt_init(struct tb_cli_getopt *g, const struct tb_cmddoc *d)
             if (is_short(r->key)) {
                 if (ns + 3 > sizeof(g->so)) {
                     tb_cli_error("%s: too many short options", d->name);
-                    return -1;
+                    return TB_EINVAL;
                 }
                 g->so[ns++] = (char)r->key;
                 if (r->arg != NULL)
@@ -47,12 +48,12 @@ int tb_cli_getopt_init(struct tb_cli_getopt *g, const struct tb_cmddoc *d)
                 continue;
             if (n == TB_CLI_OPTS_MAX) {
                 tb_cli_error("%s: more than %d options", d->name, TB_CLI_OPTS_MAX);
-                return -1;
+                return TB_EINVAL;
             }
             for (size_t i = 0; i < n; i++)
                 if (strcmp(g->lo[i].name, r->name) == 0) {
                     tb_cli_error("%s: --%s is described twice", d->name, r->name);
-                    return -1;
+                    return TB_EINVAL;
                 }
             g->lo[n].name = r->name;
             g->lo[n].has_arg = r->arg != NULL ? required_argument : no_argument;
@@ -66,38 +67,38 @@ int tb_cli_parse(int argc, char **argv, const struct tb_cmddoc *d,
                  int (*opt)(void *ud, int c, const char *arg), void *ud, int *first)
 {
     struct tb_cli_getopt g;
-    int c, rc;
-    if (tb_cli_getopt_init(&g, d) != 0)
-        return TB_EXIT_USAGE;
+    int c, rc = tb_cli_getopt_init(&g, d);
+    if (rc != 0)
+        return rc;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, g.so, g.lo, NULL)) != -1) {
         if (c == 'h') {
             tb_cli_help(stdout, d);
-            return TB_EXIT_OK;
+            return TB_CLI_DONE;
         }
-        rc = c == ':' || c == '?' ? 0 : opt(ud, c, optarg);
-        if (rc < 0)
-            return TB_EXIT_USAGE;
-        if (rc > 0)
+        rc = c == ':' || c == '?' ? TB_CLI_NOT_MINE : opt(ud, c, optarg);
+        if (rc != TB_CLI_NOT_MINE && rc != 0)
+            return rc; /* a bad value: printed */
+        if (rc == 0)
             continue;
         if (c == ':')
             tb_cli_error("%s: %s needs a value", d->name, argv[optind - 1]);
         else
             tb_cli_error("%s: unknown option '%s' (see ttsbuf %s --help)", d->name,
                          argv[optind - 1], d->name);
-        return TB_EXIT_USAGE;
+        return TB_EINVAL;
     }
     if (first != NULL) {
         *first = optind;
-        return -1;
+        return 0;
     }
     if (optind < argc) {
         tb_cli_error("%s: unexpected argument '%s' (see ttsbuf %s --help)", d->name, argv[optind],
                      d->name);
-        return TB_EXIT_USAGE;
+        return TB_EINVAL;
     }
-    return -1;
+    return 0;
 }
 
 /* "-q, --quiet", "--wpm W", "-c LIST". */

@@ -34,7 +34,7 @@ struct tb_optsec {
     const struct tb_optdoc *rows; /* ends with key 0; NULL ends secs */
 };
 
-/* A command's documentation. */
+/* A command: its documentation, and the function that runs it. */
 struct tb_cmddoc {
     const char *name;  /* "sim" */
     const char *usage; /* what follows "ttsbuf NAME" on the usage line */
@@ -43,9 +43,13 @@ struct tb_cmddoc {
     const char *exits;        /* "0 ran, ...": the exit statuses */
     void (*tail)(FILE *f);    /* --help only: tables after it, or NULL */
     const char *const *notes; /* man only: paragraphs after the options */
+    /* Runs `ttsbuf NAME ARGS...` (argv[0] is NAME): returns the exit
+     * status (cli.h). */
+    int (*run)(int argc, char **argv);
 };
 
-/* Every command, in the order of `ttsbuf --help` (NULL-terminated). */
+/* Every command, in the order of `ttsbuf --help` (NULL-terminated): the
+ * table main.c dispatches through. */
 extern const struct tb_cmddoc *const tb_cmddocs[];
 
 /* The getopt_long arrays a command's rows make. */
@@ -55,20 +59,21 @@ struct tb_cli_getopt {
     char so[2 * TB_CLI_OPTS_MAX + 2]; /* ":" then a letter (and ':') each */
 };
 
-/* Fills g from d.  Returns 0, or -1 (the error printed) when d has more
- * than TB_CLI_OPTS_MAX rows or a long name twice: a programming error,
- * which the docs test looks for in every command. */
+/* Fills g from d.  Returns 0, or TB_EINVAL (the error printed) when d has
+ * more than TB_CLI_OPTS_MAX rows or a long name twice: a programming
+ * error, which the docs test looks for in every command. */
 int tb_cli_getopt_init(struct tb_cli_getopt *g, const struct tb_cmddoc *d);
 
 /*
  * tb_cli_parse - every command's option loop: getopt_long over d's rows
  * (from argv[1]).  -h/--help prints d's help; every other option goes to
- * opt(ud, key, its value or NULL), which returns 1 when it took it, 0 when
- * it is not one of its, or -1 for a bad value (its error printed).  An
- * option none takes, or one without its value, is one error line.  With
- * first NULL an operand (an argument that is not an option) is an error;
- * else *first is the index of the first.  Returns -1 to go on, TB_EXIT_OK
- * after --help, or TB_EXIT_USAGE (the error printed).
+ * opt(ud, key, its value or NULL), which returns 0 when it took it,
+ * TB_CLI_NOT_MINE when it is not one of its, or an error (printed) for a
+ * bad value.  An option none takes, or one without its value, is one error
+ * line.  With first NULL an operand (an argument that is not an option) is
+ * an error; else *first is the index of the first.  Returns 0 to go on,
+ * TB_CLI_DONE after --help, or an error (printed: TB_EINVAL for the
+ * command line, or the handler's).
  */
 int tb_cli_parse(int argc, char **argv, const struct tb_cmddoc *d,
                  int (*opt)(void *ud, int c, const char *arg), void *ud, int *first);

@@ -1,18 +1,25 @@
 /*
- * report.c - what `sim` prints: the human report and the --json object.
+ * report.c - what `sim` and `run` print (see report.h): the human report,
+ * the --json object, the --fail-on-underrun verdict, and run's status
+ * line.
  * cJSON is used only to build the JSON output here; nothing of it leaves
  * this file.
  */
+#include "report.h"
+
 #include <cJSON.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "audio.h"
 #include "chunks.h"
 #include "cli.h"
 #include "jsonout.h"
+#include "outputs.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/live.h"
 #include "ttsbuf/seg.h"
 
 /* Which numbers were measured.  A stream that failed or was cut off has
@@ -68,7 +75,7 @@ static double cut_at(const struct tb_report_src *src, const struct tb_sim_result
     return r->last_content_t;
 }
 
-int tb_report_whatif_measured(const struct tb_report_src *src, const struct tb_sim_result *r,
+int tb_cli_report_whatif_measured(const struct tb_report_src *src, const struct tb_sim_result *r,
                               const struct tb_report_live *live)
 {
     return measured_of(src, r, live).whatif;
@@ -141,7 +148,7 @@ static void server_json(cJSON *root, const struct tb_server_timing *t)
     cJSON_AddNumberToObject(o, "eval_count", (double)t->eval_count);
 }
 
-void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
+void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
                      const struct tb_sim_result *r, const struct tb_gap_list *gaps, size_t max_gaps,
                      const struct tb_report_live *live)
 {
@@ -292,24 +299,10 @@ void tb_report_human(FILE *f, const struct tb_report_src *src, const struct tb_s
                 r->forced_start ? ", playback forced to start" : "");
 }
 
-int tb_report_json(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
-                   const struct tb_sim_result *r, const struct tb_gap_list *gaps,
-                   const struct tb_report_live *live)
-{
-    return tb_report_json_audio(f, src, o, r, gaps, live, NULL);
-}
-
-int tb_report_json_audio(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
-                         const struct tb_sim_result *r, const struct tb_gap_list *gaps,
-                         const struct tb_report_live *live, const struct tb_cli_audio *audio)
-{
-    return tb_report_json_chunks(f, src, o, r, gaps, live, audio, NULL);
-}
-
-int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
-                          const struct tb_sim_result *r, const struct tb_gap_list *gaps,
-                          const struct tb_report_live *live, const struct tb_cli_audio *audio,
-                          const struct tb_cli_chunks *chunks)
+int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
+                       const struct tb_sim_result *r, const struct tb_gap_list *gaps,
+                       const struct tb_report_live *live, const struct tb_cli_audio *audio,
+                       const struct tb_cli_chunks *chunks)
 {
     const struct tb_playout_result *p = &r->play;
     struct measured m = measured_of(src, r, live);
@@ -427,4 +420,37 @@ int tb_report_json_chunks(FILE *f, const struct tb_report_src *src, const struct
         return TB_ENOMEM;
     }
     return tb_json_put_line(f, root);
+}
+
+int tb_cli_underrun_verdict(int fail_on_underrun, const struct tb_sim_result *r,
+                            const struct tb_stream_end *end)
+{
+    int cls = end != NULL ? tb_end_class(end->kind) : TB_END_CLASS_COMPLETE;
+    if (!fail_on_underrun)
+        return TB_EXIT_OK;
+    if (cls == TB_END_CLASS_INCOMPLETE || cls == TB_END_CLASS_FAILED) {
+        tb_cli_error("--fail-on-underrun: no verdict: the stream %s (%s%s%s)",
+                     cls == TB_END_CLASS_FAILED ? "failed" : "was cut off", tb_end_name(end->kind),
+                     end->message[0] ? ": " : "", end->message);
+        return TB_EXIT_GATE;
+    }
+    if (r->play.underruns == 0)
+        return TB_EXIT_OK;
+    (void)tb_cli_flush_stdout(); /* after the report, on one terminal or log */
+    tb_cli_error("--fail-on-underrun: %u underruns, %.2f s of silence", r->play.underruns,
+                 r->play.gap_total);
+    return TB_EXIT_GATE;
+}
+
+void tb_cli_report_status(char *buf, size_t len, const struct tb_live_status *st)
+{
+    /* Playing with nothing queued: the listener hears silence right now.
+     * The playout counts that gap once the next chunk arrives; the line
+     * counts it already, with its length so far. */
+    int silent = st->playing && st->silent_s > 0;
+    const char *state = !st->playing ? "waiting" : silent ? "SILENT " : "playing";
+    uint32_t under = st->underruns + (silent ? 1u : 0u);
+    snprintf(buf, len, "%6.2f s  %5zu token%s  buffer %6.2f s  %s  %u underrun%s (%.2f s)", st->t,
+             st->events, st->events == 1 ? " " : "s", st->buffered_s, state, under,
+             under == 1 ? "" : "s", st->gap_total + (silent ? st->silent_s : 0.0));
 }

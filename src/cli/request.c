@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "optdoc.h"
+#include "ttsbuf/error.h"
 #include "ttsbuf/http.h"
 
 _Static_assert(TB_CLI_HEADERS_MAX == 64, "-H's help states the limit");
@@ -86,41 +87,42 @@ void tb_cli_request_init(struct tb_cli_request *r, long max_tokens)
 int tb_cli_request_option(struct tb_cli_request *r, int c, const char *arg)
 {
     size_t z;
+    int rc;
     switch (c) {
     case 'H':
         if (r->nheaders == TB_CLI_HEADERS_MAX) {
             tb_cli_error("-H: at most %d headers", TB_CLI_HEADERS_MAX);
-            return -1;
+            return TB_EINVAL;
         }
         if (strchr(arg, ':') == NULL || strpbrk(arg, "\r\n") != NULL) {
             tb_cli_error("-H: '%s' is not 'Name: value' on one line", arg);
-            return -1;
+            return TB_EINVAL;
         }
         r->headers[r->nheaders++] = arg;
-        return 1;
-    case TB_O_BASE: r->base_url = arg; return 1;
-    case TB_O_MODEL: r->model = arg; return 1;
-    case TB_O_KEYFILE: r->key_file = arg; return 1;
-    case TB_O_BODYJSON: r->req.extra_json = arg; return 1;
-    case TB_O_NOUSAGE: r->req.include_usage = 0; return 1;
-    case TB_O_INSECURE: r->insecure = 1; return 1;
-    case TB_O_MOCK: r->mock = 1; return 1;
+        return 0;
+    case TB_O_BASE: r->base_url = arg; return 0;
+    case TB_O_MODEL: r->model = arg; return 0;
+    case TB_O_KEYFILE: r->key_file = arg; return 0;
+    case TB_O_BODYJSON: r->req.extra_json = arg; return 0;
+    case TB_O_NOUSAGE: r->req.include_usage = 0; return 0;
+    case TB_O_INSECURE: r->insecure = 1; return 0;
+    case TB_O_MOCK: r->mock = 1; return 0;
     case TB_O_API:
         if (tb_api_by_name(arg, &r->req.api) != 0) {
             tb_cli_error("--api: '%s' is not chat, completions, anthropic or ollama", arg);
-            return -1;
+            return TB_EINVAL;
         }
-        return 1;
+        return 0;
     case TB_O_MAXTOK:
-        if (tb_cli_opt_size("--max-tokens", arg, 1, 10000000, &z) < 0)
-            return -1;
-        r->req.max_tokens = (long)z;
-        return 1;
+        rc = tb_cli_opt_size("--max-tokens", arg, 1, 10000000, &z);
+        if (rc == 0)
+            r->req.max_tokens = (long)z;
+        return rc;
     case TB_O_TEMP: return tb_cli_opt_double("--temperature", arg, 0, 2, &r->req.temperature);
     case TB_O_IDLE: return tb_cli_opt_double("--idle-timeout", arg, 0, 86400, &r->idle);
     case TB_O_TIMEOUT: return tb_cli_opt_double("--timeout", arg, 0, 86400, &r->timeout);
     case TB_O_CONNTO: return tb_cli_opt_double("--connect-timeout", arg, 0.001, 3600, &r->connect);
-    default: return 0;
+    default: return TB_CLI_NOT_MINE;
     }
 }
 
@@ -133,7 +135,7 @@ int tb_cli_request_key(const struct tb_cli_request *r, const struct tb_api_info 
         const char *v = info->key_env != NULL ? getenv(info->key_env) : NULL;
         if (v != NULL && v[0] != '\0' && (*key = strdup(v)) == NULL) {
             tb_cli_error("out of memory");
-            return -1;
+            return TB_ENOMEM;
         }
         return 0;
     }
@@ -145,7 +147,7 @@ int tb_cli_request_key(const struct tb_cli_request *r, const struct tb_api_info 
             fclose(f);
         free(*key);
         *key = NULL;
-        return -1;
+        return f == NULL ? TB_EINVAL : TB_ENOMEM;
     }
     n = fread(*key, 1, TB_CLI_KEY_FILE_MAX + 1, f);
     fclose(f);
@@ -153,7 +155,7 @@ int tb_cli_request_key(const struct tb_cli_request *r, const struct tb_api_info 
         tb_cli_error("--api-key-file: %s: %s", r->key_file, strerror(EFBIG));
         tb_cli_key_free(*key);
         *key = NULL;
-        return -1;
+        return TB_ETOOBIG;
     }
     /* The first line, without trailing whitespace. */
     (*key)[strcspn(*key, "\r\n")] = '\0';
@@ -202,26 +204,28 @@ int tb_cli_endpoint_resolve(struct tb_cli_request *r, const char *cmd, int mock_
                             struct tb_cli_endpoint *ep)
 {
     const char *base = NULL;
+    int rc;
     memset(ep, 0, sizeof(*ep));
     tb_stream_init(&ep->stream);
     ep->info = tb_api_info(r->req.api);
     if (r->mock && r->base_url != NULL) {
         tb_cli_error("%s: --mock and --base-url exclude each other", cmd);
-        return -1;
+        return TB_EINVAL;
     }
     if (!r->mock) {
         base = r->base_url != NULL ? r->base_url : getenv(ep->info->base_env);
         if (base != NULL && base[0] == '\0')
             base = NULL;
-        if (tb_cli_request_key(r, ep->info, &ep->key) != 0)
-            return -1;
+        rc = tb_cli_request_key(r, ep->info, &ep->key);
+        if (rc != 0)
+            return rc;
         if (base == NULL && ep->key != NULL)
             base = ep->info->default_base;
         if (base == NULL && !mock_default) {
             tb_cli_error("%s: no endpoint: give --base-url (or set %s), an API key (the "
                          "default is then %s), or --mock",
                          cmd, ep->info->base_env, ep->info->default_base);
-            return -1;
+            return TB_EINVAL;
         }
     }
     if (r->model == NULL && ep->info->usage_option)
@@ -240,7 +244,7 @@ int tb_cli_endpoint_resolve(struct tb_cli_request *r, const char *cmd, int mock_
         tb_http_redact(base, strlen(base), ep->base_red, sizeof(ep->base_red)); /* ?key= */
         tb_cli_error("%s: --model is required for %s%s", cmd, ep->base_red,
                      ep->info->usage_option ? " (or set OPENAI_MODEL)" : "");
-        return -1;
+        return TB_EINVAL;
     }
     snprintf(ep->buf, sizeof(ep->buf), "%s%s", strstr(base, "://") == NULL ? "http://" : "", base);
     ep->base = ep->buf;
@@ -282,22 +286,24 @@ int tb_cli_endpoint_mock_start(struct tb_cli_endpoint *ep, const char *fault_spe
 {
     struct tb_serve_opts so;
     char err[256];
+    int rc;
     memset(&so, 0, sizeof(so));
     tb_faults_init(&so.faults);
     if (fault_spec != NULL && tb_faults_parse(fault_spec, &so.faults, err, sizeof(err)) != 0) {
         tb_cli_error("--fault: %s", err);
-        return -1;
+        return TB_EINVAL;
     }
     so.host = "127.0.0.1";
     so.port = 0;
     so.stream = &ep->stream;
-    if (tb_serve_create(&so, &ep->srv, err, sizeof(err)) != 0) {
+    rc = tb_serve_create(&so, &ep->srv, err, sizeof(err));
+    if (rc != 0) {
         tb_cli_error("mock provider: %s", err);
-        return -1;
+        return rc == TB_ENOMEM ? TB_ENOMEM : TB_EIO;
     }
     if (pthread_create(&ep->th, NULL, mock_main, ep->srv) != 0) {
         tb_cli_error("mock provider: cannot start a thread");
-        return -1;
+        return TB_EIO;
     }
     ep->running = 1;
     /* Ollama's paths start at the root. */

@@ -9,7 +9,6 @@
 #include <getopt.h>
 #include <pthread.h>
 
-#include "common.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/http.h"
 #include "ttsbuf/serve.h"
@@ -22,7 +21,9 @@
 #define TB_CLI_TIMEOUT_DEFAULT 600.0
 
 enum {
-    TB_O_BASE = TB_O__COMMON_END,
+    /* after the common options' keys (options.h), before the speech's
+     * (audio.h) */
+    TB_O_BASE = 300,
     TB_O_API,
     TB_O_MODEL,
     TB_O_KEYFILE,
@@ -55,13 +56,13 @@ struct tb_cli_request {
  * timeout 10 s. */
 void tb_cli_request_init(struct tb_cli_request *r, long max_tokens);
 
-/* One request option (-H included): 1 handled, 0 not a request option,
- * -1 a bad value (the error is printed). */
+/* One request option (-H included): an option handler (cli.h). */
 int tb_cli_request_option(struct tb_cli_request *r, int c, const char *arg);
 
 /* The API key: the first line of --api-key-file, else the dialect's
- * variable.  Returns 0 with *key malloc'd or NULL (none), or -1 (the
- * error is printed). */
+ * variable.  Returns 0 with *key malloc'd or NULL (none), or (printed)
+ * TB_EINVAL / TB_ETOOBIG for a key file that cannot be read or is over
+ * TB_CLI_KEY_FILE_MAX, TB_ENOMEM. */
 int tb_cli_request_key(const struct tb_cli_request *r, const struct tb_api_info *info, char **key);
 
 /* Frees a key after zeroing it; NULL is a no-op. */
@@ -100,9 +101,10 @@ struct tb_cli_endpoint {
     int running;
 };
 
-/* Resolves r into ep (above; r->model is filled in).  0, or -1 (the error
- * is printed; a usage error).  cmd names the command in messages.  ep is
- * freed with tb_cli_endpoint_free either way. */
+/* Resolves r into ep (above; r->model is filled in).  0, or an error
+ * (printed): TB_EINVAL for the command line (no endpoint, no model, --mock
+ * with --base-url), or tb_cli_request_key's.  cmd names the command in
+ * messages.  ep is freed with tb_cli_endpoint_free either way. */
 int tb_cli_endpoint_resolve(struct tb_cli_request *r, const char *cmd, int mock_default,
                             struct tb_cli_endpoint *ep);
 
@@ -118,7 +120,8 @@ const char *tb_cli_endpoint_provider(const struct tb_cli_endpoint *ep);
 
 /* Starts the mock on a loopback port on its own thread, streaming
  * ep->stream (filled by the caller) with the faults of spec (or none);
- * sets ep->base and ep->base_red.  0, or -1 (printed; a usage error). */
+ * sets ep->base and ep->base_red.  0, or (printed) TB_EINVAL for a bad
+ * --fault, TB_EIO when the server cannot start, TB_ENOMEM. */
 int tb_cli_endpoint_mock_start(struct tb_cli_endpoint *ep, const char *fault_spec);
 
 /* Stops the mock, frees the key and the stream.  Zeroed storage is fine. */

@@ -58,7 +58,7 @@ static void not_swept_line(FILE *f, const struct tb_cli_source *x, int cls)
     fputc('\n', f);
 }
 
-void tb_sweep_print_not_swept(FILE *f, const struct tb_sweep_run_info *ri, size_t max)
+void tb_cli_sweep_print_not_swept(FILE *f, const struct tb_cli_sweep_info *ri, size_t max)
 {
     size_t shown = 0, left = ri->st.incomplete + ri->st.failed;
     if (left == 0 || ri->src == NULL)
@@ -115,7 +115,7 @@ static void axes_cells(FILE *f, const struct tb_sweep *sw, const double *ax, int
 static void print_answers(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_point *pt,
                           size_t npt, double target);
 
-void tb_sweep_print_table(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri)
+void tb_cli_sweep_print_table(FILE *f, const struct tb_sweep *sw, const struct tb_cli_sweep_info *ri)
 {
     size_t npt, nin = tb_sweep_inputs(sw);
     const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);
@@ -177,7 +177,7 @@ void tb_sweep_print_table(FILE *f, const struct tb_sweep *sw, const struct tb_sw
     }
     if (target > 0)
         print_answers(f, sw, pt, npt, target);
-    tb_sweep_print_not_swept(f, ri, 20);
+    tb_cli_sweep_print_not_swept(f, ri, 20);
 }
 
 /* The inverse answers: the smallest pre-roll per series. */
@@ -217,7 +217,7 @@ static void csv_num(FILE *f, double v)
         fprintf(f, "%.9g", v);
 }
 
-int tb_sweep_write_csv(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri)
+int tb_cli_sweep_write_csv(FILE *f, const struct tb_sweep *sw, const struct tb_cli_sweep_info *ri)
 {
     size_t npt;
     const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);
@@ -266,7 +266,7 @@ static cJSON *axis_item(int a, double v)
 }
 
 /* "not_swept": every stream left out of the shares, with its end. */
-static int add_not_swept(cJSON *root, const struct tb_sweep_run_info *ri)
+static int add_not_swept(cJSON *root, const struct tb_cli_sweep_info *ri)
 {
     cJSON *arr = cJSON_AddArrayToObject(root, "not_swept");
     if (arr == NULL)
@@ -292,7 +292,7 @@ static int add_not_swept(cJSON *root, const struct tb_sweep_run_info *ri)
     return 0;
 }
 
-int tb_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri)
+int tb_cli_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_cli_sweep_info *ri)
 {
     size_t npt, n;
     const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);

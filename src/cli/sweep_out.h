@@ -11,7 +11,7 @@
 #include "ttsbuf/sweep.h"
 
 /* How the run went, for the table's header and the JSON. */
-struct tb_sweep_run_info {
+struct tb_cli_sweep_info {
     double seconds; /* wall time of tb_sweep_run */
     unsigned threads;
     const struct tb_cli_sources *src; /* every source, swept or not */
@@ -21,16 +21,16 @@ struct tb_sweep_run_info {
 /* The streams left out of the shares (cut off, failed), one line each
  * (at most `max`, then how many more), under a heading; nothing when
  * there is none. */
-void tb_sweep_print_not_swept(FILE *f, const struct tb_sweep_run_info *ri, size_t max);
+void tb_cli_sweep_print_not_swept(FILE *f, const struct tb_cli_sweep_info *ri, size_t max);
 
 /* The readable table: a header, one row per grid point (the axes that
  * vary, then the statistics), and the inverse answers. */
-void tb_sweep_print_table(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri);
+void tb_cli_sweep_print_table(FILE *f, const struct tb_sweep *sw, const struct tb_cli_sweep_info *ri);
 
 /* One header row and one row per point.  Returns 0 or TB_EIO. */
-int tb_sweep_write_csv(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri);
+int tb_cli_sweep_write_csv(FILE *f, const struct tb_sweep *sw, const struct tb_cli_sweep_info *ri);
 
 /* One JSON object and a newline.  Returns 0, TB_ENOMEM or TB_EIO. */
-int tb_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_run_info *ri);
+int tb_cli_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_cli_sweep_info *ri);
 
 #endif

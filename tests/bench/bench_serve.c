@@ -5,7 +5,7 @@
  *
  * Every stream is the same synthetic one: STREAM_TOKENS events of one
  * token, 50 tokens/s, no jitter.  Each transfer feeds its own SSE parser;
- * each event goes through tb_oai_parse_event, and each content delta is
+ * each event goes through tb_api_parse_event, and each content delta is
  * checked against the stream the server was given (same text, in order)
  * and stamped with its arrival time.  Reported per N:
  *   - streams completed ([DONE], HTTP 200, clean end) and events expected,
@@ -41,7 +41,6 @@
 #include <sys/resource.h>
 
 #include "bench.h"
-#include "../../src/oai.h"
 #include "ttsbuf.h"
 
 #define STREAM_TPS 50.0
@@ -51,8 +50,8 @@
 #define GOAL_P99 0.002
 
 struct level {
-    const struct tb_stream *s; /* what the server streams: the schedule */
-    struct tb_oai *oai;        /* one parser for all: one thread */
+    const struct tb_stream *s;    /* what the server streams: the schedule */
+    struct tb_api_parser *parser; /* one parser for all: one thread */
 };
 
 struct xfer {
@@ -82,7 +81,8 @@ static int on_event(void *ud, const struct tb_sse_event *ev)
     const struct tb_stream *s = x->lv->s;
     struct tb_api_delta d;
     char err[160];
-    if (tb_oai_parse_event(x->lv->oai, ev->data, ev->data_len, &d, err, sizeof(err)) != 0) {
+    if (tb_api_parse_event(x->lv->parser, NULL, 0, ev->data, ev->data_len, &d, err, sizeof(err)) !=
+        0) {
         x->bad = 1;
         return 1;
     }
@@ -195,7 +195,8 @@ static void run_level(const struct tb_stream *s, size_t n, double spread, struct
     memset(f, 0, sizeof(*f));
     bench_mock_start(s, &mock); /* first: the child inherits no libcurl state */
     m = curl_multi_init();
-    if (hdr == NULL || x == NULL || late == NULL || m == NULL || tb_oai_create(&lv.oai) != 0)
+    if (hdr == NULL || x == NULL || late == NULL || m == NULL ||
+        tb_api_parser_create(TB_API_CHAT, &lv.parser) != 0)
         bench_die("serve", "out of memory");
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", mock.port);
 
@@ -250,7 +251,7 @@ static void run_level(const struct tb_stream *s, size_t n, double spread, struct
     f->c_p99 = quantile(late, nl, 0.99);
     curl_multi_cleanup(m);
     curl_slist_free_all(hdr);
-    tb_oai_destroy(lv.oai);
+    tb_api_parser_destroy(lv.parser);
     free(late);
     free(x);
 }

@@ -1,6 +1,6 @@
 /*
  * fuzz_http.c - the mock server's HTTP request head scanner and parser
- * (src/serve_http.h), fed in arbitrary splits.
+ * (src/serve/serve_http.h), fed in arbitrary splits.
  *
  * Input: 1 byte of settings (a seed for the split points), then the bytes
  * a client sends.  The scanner is run three ways: over the whole input at
@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "../../src/serve_http.h"
+#include "../../src/serve/serve_http.h"
 #include "fuzz.h"
 #include "ttsbuf/error.h"
 

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../src/cli/cli.h"
+#include "../../src/cli/optdoc.h"
 #include "fuzz.h"
 
 #define FILES_MAX 8
@@ -77,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         dup2(efd, 2);
         close(efd);
     }
-    code = tb_cmd_merge(argc, argv);
+    code = tb_doc_merge.run(argc, argv);
     fflush(stdout);
     fflush(stderr);
     dup2(so, 1);

@@ -1,8 +1,9 @@
 /*
- * fuzz_oai.c - the event-JSON extractor and the error-body reader (oai.h).
+ * fuzz_oai.c - the OpenAI pair's event JSON (a chat parser of the dialect
+ * table, api.h) and the error-body reader.
  *
- * The input is one event's data (tb_oai_parse_event) and also an error
- * response body (tb_oai_error_text).  Properties: a parse returns 0 or
+ * The input is one event's data (tb_api_parse_event) and also an error
+ * response body (tb_reader_error_text).  Properties: a parse returns 0 or
  * TB_EFORMAT with a message; texts handed out are non-empty valid UTF-8
  * inside the parser's own buffer; every string that ends up in a one-line
  * message (error message, type, code, finish_reason, the error text) is
@@ -14,8 +15,9 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "ttsbuf/api.h"
+#include "ttsbuf/reader.h"
 #include "ttsbuf/error.h"
-#include "../../src/oai.h"
 #include "ttsbuf/utf8.h"
 
 static void check_delta(const struct tb_api_delta *d)
@@ -37,15 +39,16 @@ static void check_delta(const struct tb_api_delta *d)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static struct tb_oai *p;
+    static struct tb_api_parser *p;
     struct tb_api_delta d, d2;
     char err[160], err2[160], text[400], small[8];
     int rc, rc2;
     if (p == NULL)
-        FUZZ_CHECK(tb_oai_create(&p) == 0); /* kept: buffers reused across inputs */
+        FUZZ_CHECK(tb_api_parser_create(TB_API_CHAT, &p) ==
+                   0); /* kept: buffers reused across inputs */
     err[0] = '\0';
-    tb_oai_reset(p);
-    rc = tb_oai_parse_event(p, (const char *)data, size, &d, err, sizeof(err));
+    tb_api_parser_reset(p);
+    rc = tb_api_parse_event(p, NULL, 0, (const char *)data, size, &d, err, sizeof(err));
     FUZZ_CHECK(rc == 0 || rc == TB_EFORMAT);
     if (rc != 0) {
         FUZZ_CHECK(err[0] != '\0');
@@ -59,17 +62,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FUZZ_CHECK(copy != NULL);
             memcpy(copy, d.content, clen);
         }
-        tb_oai_reset(p);
-        rc2 = tb_oai_parse_event(p, (const char *)data, size, &d2, err2, sizeof(err2));
+        tb_api_parser_reset(p);
+        rc2 = tb_api_parse_event(p, NULL, 0, (const char *)data, size, &d2, err2, sizeof(err2));
         FUZZ_CHECK(rc2 == 0);
         FUZZ_CHECK(d2.done == d.done && d2.error == d.error && d2.tool_calls == d.tool_calls);
         FUZZ_CHECK(d2.content_len == clen);
         FUZZ_CHECK(copy == NULL || memcmp(d2.content, copy, clen) == 0);
         free(copy);
     }
-    tb_oai_error_text((const char *)data, size, text, sizeof(text));
+    tb_reader_error_text((const char *)data, size, text, sizeof(text));
     fuzz_safe_line(text, sizeof(text));
-    tb_oai_error_text((const char *)data, size, small, sizeof(small));
+    tb_reader_error_text((const char *)data, size, small, sizeof(small));
     fuzz_safe_line(small, sizeof(small));
     return 0;
 }

@@ -1,6 +1,6 @@
 /*
- * fuzz_opt.c - the CLI's number options (src/cli/opt.c: tb_opt_double,
- * tb_opt_size), which every numeric flag goes through.
+ * fuzz_opt.c - the CLI's number options (src/cli/cli.c: tb_cli_number_double,
+ * tb_cli_number_size), which every numeric flag goes through.
  *
  * Input: 1 byte choosing a range, then the argument text (up to its first
  * NUL).  Properties: 0 means the value is within the range and the whole
@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     text[n] = '\0';
 
     err[0] = '\0';
-    rc = tb_opt_double("--flag", text, dr[k].lo, dr[k].hi, &d, err, sizeof(err));
+    rc = tb_cli_number_double("--flag", text, dr[k].lo, dr[k].hi, &d, err, sizeof(err));
     if (rc == 0) {
         char *end;
         FUZZ_CHECK(isfinite(d) && d >= dr[k].lo && d <= dr[k].hi);
@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     err[0] = '\0';
-    rc = tb_opt_size("--count", text, zr[k].lo, zr[k].hi, &z, err, sizeof(err));
+    rc = tb_cli_number_size("--count", text, zr[k].lo, zr[k].hi, &z, err, sizeof(err));
     if (rc == 0) {
         FUZZ_CHECK(z >= zr[k].lo && z <= zr[k].hi);
         FUZZ_CHECK(isdigit((unsigned char)text[0]));

@@ -19,8 +19,8 @@
  */
 #include <string.h>
 
-#include "../../src/seg_livekit.h"
-#include "../../src/seg_priv.h"
+#include "../../src/seg/seg_priv.h"
+#include "../../src/seg/seg_livekit.h"
 #include "fuzz.h"
 #include "ttsbuf/seg.h"
 

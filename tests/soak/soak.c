@@ -31,7 +31,6 @@
 #include <unistd.h>
 
 #include "../bench/bench.h"
-#include "../../src/oai.h"
 #include "ttsbuf.h"
 
 #define TPS 50.0
@@ -48,7 +47,7 @@ struct slot {
     CURL *h;
     struct tb_sse *sse;
     const struct tb_stream *s;
-    struct tb_oai *oai;
+    struct tb_api_parser *parser;
     size_t k;               /* content deltas received, in order */
     long long usage;        /* the server's completion_tokens, or -1 */
     int done_seen, bad, in; /* [DONE]; a wrong delta or parse error; in flight */
@@ -123,7 +122,7 @@ static int on_event(void *ud, const struct tb_sse_event *ev)
     struct slot *x = ud;
     struct tb_api_delta d;
     char err[160];
-    if (tb_oai_parse_event(x->oai, ev->data, ev->data_len, &d, err, sizeof(err)) != 0) {
+    if (tb_api_parse_event(x->parser, NULL, 0, ev->data, ev->data_len, &d, err, sizeof(err)) != 0) {
         x->bad = 1;
         return 1;
     }
@@ -248,7 +247,7 @@ int main(void)
     struct slot *slots;
     struct sample *sm;
     struct totals tt;
-    struct tb_oai *oai;
+    struct tb_api_parser *parser;
     struct rlimit rl;
     size_t nsm = 0, cap = (size_t)(seconds / every) + 4, steady;
     CURLM *m;
@@ -272,7 +271,8 @@ int main(void)
     hdr = curl_slist_append(NULL, "Content-Type: application/json");
     slots = calloc((size_t)n, sizeof(*slots));
     sm = calloc(cap, sizeof(*sm));
-    if (m == NULL || hdr == NULL || slots == NULL || sm == NULL || tb_oai_create(&oai) != 0) {
+    if (m == NULL || hdr == NULL || slots == NULL || sm == NULL ||
+        tb_api_parser_create(TB_API_CHAT, &parser) != 0) {
         bench_die("soak", "out of memory");
         return 1; /* not reached; cppcheck does not know bench_die never returns */
     }
@@ -293,7 +293,7 @@ int main(void)
     next_sample = t0 + (double)every;
     for (long i = 0; i < n; i++) {
         slots[i].s = &s;
-        slots[i].oai = oai;
+        slots[i].parser = parser;
         slot_start(m, &slots[i], url, hdr);
     }
     for (;;) {
@@ -391,7 +391,7 @@ int main(void)
     curl_multi_cleanup(m);
     curl_slist_free_all(hdr);
     curl_global_cleanup();
-    tb_oai_destroy(oai);
+    tb_api_parser_destroy(parser);
     tb_stream_free(&s);
     free(slots);
     free(sm);

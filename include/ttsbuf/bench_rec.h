@@ -1,0 +1,144 @@
+/*
+ * bench_rec.h - `ttsbuf bench` records: a load level's definition, each
+ * request's record (what the summary needs, the stream received and its
+ * playout), and the records file they are written to and read back from
+ * (`ttsbuf merge`), with numbers that read back bit-identical
+ * (bench_rec.c).
+ *
+ * Threads: any, one caller per records list.  Ownership: the caller owns
+ * the records (tb_bench_recs_free) and the streams in them.
+ */
+#ifndef TTSBUF_BENCH_REC_H
+#define TTSBUF_BENCH_REC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ttsbuf/sim.h"
+#include "ttsbuf/stream.h"
+
+#define TB_BENCH_CONC_MAX 10000 /* streams in flight */
+
+enum tb_bench_mode {
+    TB_BENCH_CLOSED = 0, /* `concurrency` in flight */
+    TB_BENCH_POISSON,    /* open loop, exponential inter-arrival times */
+    TB_BENCH_CONSTANT    /* open loop, evenly spaced arrivals */
+};
+
+struct tb_bench_level {
+    enum tb_bench_mode mode;
+    uint32_t concurrency; /* closed: in flight; open: cap (0: none) */
+    double rate;          /* open: requests per second */
+};
+
+/* "c=10", "rate=5/s (poisson)", "rate=5/s (constant, max 8)". */
+void tb_bench_level_name(const struct tb_bench_level *l, char *out, size_t outlen);
+
+/* One request: what the summary needs, and the stream it received. */
+struct tb_bench_rec {
+    uint32_t level;                 /* caller's level index */
+    uint64_t id;                    /* global request id */
+    uint32_t prompt;                /* index into the prompt set */
+    double t_sched, t_start, t_end; /* s since the level started */
+    int error;                      /* enum tb_reader_error; 0: ok */
+    int end;                        /* how the stream ended (enum tb_end,
+                                     * stream.h): its class counts it as
+                                     * complete, cut off or failed */
+    char message[256];              /* one line when error != 0 */
+    char warning[128];              /* one line worth saying even on success (a
+                                     * stream with a finish reason but no end
+                                     * marker: reader.h), or "" */
+    long http_status;
+    uint64_t events, content_tokens; /* content events and their tokens */
+    long long usage_tokens;          /* usage.completion_tokens, -1 unknown */
+    long long usage_ignored;         /* usage not credible beside the events
+                                      * (tb_stream_usage_credible), or -1 */
+    uint64_t surrogates_replaced;    /* lone UTF-16 halves made U+FFFD */
+    /* Playout of the stream (NaN when there is no content event). */
+    double ttft, ttfa, decode_tps, decode_tps_usage;
+    uint32_t underruns;
+    double gap_total, gap_max, min_tps, speedup;
+    double *itl; /* inter-event gaps between content events (events-1) */
+    size_t nitl;
+    struct tb_stream stream; /* every delta, arrival times from t_start;
+                              * empty for records read back from a file */
+};
+
+struct tb_bench_recs {
+    struct tb_bench_rec *v;
+    size_t n, cap;
+};
+
+void tb_bench_recs_init(struct tb_bench_recs *r);
+void tb_bench_recs_free(struct tb_bench_recs *r); /* NULL is a no-op */
+/* Appends a cleared record (error 0, NaN metrics, usage -1); returns it,
+ * or NULL (out of memory). */
+struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r);
+
+/* How many records carry a warning; *first (first may be NULL) the first
+ * one's text, or NULL when none does.  The text is the record's.  Pure;
+ * any thread. */
+size_t tb_bench_recs_warned(const struct tb_bench_recs *r, const char **first);
+
+/*
+ * tb_bench_analyze - fills a record's playout fields from its stream
+ * (tb_sim_run on a virtual clock with o, as `ttsbuf sim --trace` does).
+ * Returns 0, TB_ENOMEM, or the simulator's error (TB_ETOOBIG: an event
+ * over the ring; detail in err).  A stream with no content event leaves
+ * the metrics NaN and returns 0.
+ */
+int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char *err,
+                     size_t errlen);
+
+/* What a records file says about the run that wrote it. */
+struct tb_bench_meta {
+    uint32_t shard, nshards;
+    uint32_t nlevels;
+    struct tb_bench_level levels[64];
+    char options[512];       /* the playout options: a JSON object's canonical text
+                              * (cJSON unformatted); must match to merge */
+    char started_at[32];     /* UTC RFC 3339, when the run began */
+    char ttsbuf_version[32]; /* of the ttsbuf that wrote the records */
+    char model[128];
+    char base_url[256]; /* redacted */
+    char provider[16];  /* "mock" (the built-in mock), "remote", or "" */
+};
+#define TB_BENCH_LEVELS_MAX 64
+#define TB_BENCH_SHARDS_MAX 100000 /* the N of --shard I/N */
+#define TB_BENCH_RECORDS_SCHEMA "ttsbuf.bench_records"
+/* 1: the "ttsbuf_bench": 1 header; 2: a record's level is its index. */
+#define TB_BENCH_RECORDS_VERSION 3
+
+/*
+ * tb_bench_write_header / tb_bench_write_rec - the records file (JSONL,
+ * schema ttsbuf.bench_records version TB_BENCH_RECORDS_VERSION, files
+ * schema/bench_records_header.schema.json and bench_record.schema.json):
+ * a header line with the meta, then one line per record, which names its
+ * level as tb_bench_level_name does ("level": "c=10"; m is the header's
+ * meta).  Numbers are printed so that they read back bit-identical.
+ * `trace` is the record's trace file name relative to the records file,
+ * or NULL.  Returns 0, TB_EINVAL (rec's level is not one of m's),
+ * TB_ENOMEM or TB_EIO.
+ */
+int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m);
+int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_rec *rec,
+                       const char *trace);
+
+/*
+ * tb_bench_read - reads a records file (version 2, whose records give
+ * their level's index, or TB_BENCH_RECORDS_VERSION), appending its
+ * records to out and its header to *m.  Returns 0; TB_EFORMAT
+ * ("FILE:LINE: reason"; a header with two levels of one name; a file of
+ * another schema version is refused, the message naming both),
+ * TB_ETOOBIG (a line over TB_TRACE_LINE_MAX), TB_EIO, TB_ENOMEM.
+ */
+int tb_bench_read(const char *path, struct tb_bench_meta *m, struct tb_bench_recs *out, char *err,
+                  size_t errlen);
+
+/* tb_bench_read on an open stream, `name` in messages (f is not closed).
+ * Lines are read one at a time: memory stays bounded on any input. */
+int tb_bench_read_stream(FILE *f, const char *name, struct tb_bench_meta *m,
+                         struct tb_bench_recs *out, char *err, size_t errlen);
+
+#endif

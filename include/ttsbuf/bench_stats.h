@@ -1,0 +1,76 @@
+/*
+ * bench_stats.h - a load level's summary from its records (bench_stats.c).
+ *
+ * The summary is a pure function of the records, and independent of their
+ * order: merging shards' records gives exactly the summary one process
+ * with the same records gives.
+ *
+ * Threads: any.
+ */
+#ifndef TTSBUF_BENCH_STATS_H
+#define TTSBUF_BENCH_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ttsbuf/bench_rec.h"
+#include "ttsbuf/reader.h"
+#include "ttsbuf/stats.h"
+
+/* The metrics summarised per level. */
+enum tb_bench_metric {
+    TB_BM_TTFT = 0,
+    TB_BM_TTFA,
+    TB_BM_TPS,       /* decode TPS by events */
+    TB_BM_TPS_USAGE, /* decode TPS by usage tokens */
+    TB_BM_ITL,       /* inter-event gap, every gap of every stream */
+    TB_BM_UNDERRUNS,
+    TB_BM_GAP_TOTAL,
+    TB_BM_GAP_MAX,
+    TB_BM_MIN_TPS,
+    TB_BM_SPEEDUP,
+    TB_BM__COUNT
+};
+
+/* The metric's name in every output (JSON key, CSV column prefix, gate):
+ * "ttft_s", "ttfa_s", "decode_tps", "decode_tps_usage", "itl_s",
+ * "underruns", "gap_total_s", "gap_max_s", "min_tps", "speedup_needed";
+ * and its unit for human tables ("s", "tok/s", "", "x"). */
+const char *tb_bench_metric_name(enum tb_bench_metric m);
+const char *tb_bench_metric_unit(enum tb_bench_metric m);
+/* 1 when larger is better (the decode rates): their bad tail is the low
+ * one, p5 (p95 is the high tail for every metric). */
+int tb_bench_metric_higher_better(enum tb_bench_metric m);
+
+struct tb_bench_summary {
+    size_t requests, ok;
+    size_t errors[TB_READER__COUNT]; /* by enum tb_reader_error (0 unused) */
+    size_t incomplete, failed;       /* the errors by their end: cut off
+                                      * (interrupted, connection lost, a
+                                      * timeout, a cap) or failed (an HTTP
+                                      * or stream error) */
+    size_t gapless;                  /* ok streams with no underrun */
+    double gapless_share;            /* gapless / ok (0 when ok == 0): a
+                                      * cut-off or failed stream is never
+                                      * in it */
+    double success_share;            /* ok / requests */
+    uint64_t events, tokens;         /* content events; tokens (usage when known
+                                      * and credible, else the events' tokens) */
+    size_t usage_ignored;            /* ok requests whose usage was not credible */
+    uint64_t surrogates_replaced;    /* lone UTF-16 halves made U+FFFD */
+    double span;                     /* first start to last end, s */
+    double system_tps;               /* tokens / span */
+    struct tb_stats m[TB_BM__COUNT];
+};
+
+/*
+ * tb_bench_summarize - the summary of the records with level index
+ * `level`.  Each metric is a statistics block (stats.h) over the records
+ * that have the quantity: a failed request's partial stream counts where
+ * it was measured (its TTFT, its gaps so far); min_tps and speedup_needed
+ * exist for complete answers only.  Order-independent and exact: the same
+ * records give the same bits.  Returns 0 or TB_ENOMEM.
+ */
+int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_bench_summary *out);
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * bench_opts.h - `ttsbuf bench`'s options (bench_opts.c): their rows, parsing
+ * and checking them, and the plan they make: the load levels and this
+ * process's shard.  Helpers as cli.h says.
+ */
+#ifndef TTSBUF_CLI_BENCH_OPTS_H
+#define TTSBUF_CLI_BENCH_OPTS_H
+
+#include <stddef.h>
+
+#include "audio.h"
+#include "bench_report.h"
+#include "optdoc.h"
+#include "options.h"
+#include "request.h"
+#include "ttsbuf/bench.h"
+
+#define TB_CLI_BENCH_MAX_TOKENS 300   /* --max-tokens' default */
+#define TB_CLI_BENCH_OPEN_REQUESTS 50 /* --requests' default with --rate */
+
+/* What the command line asked for. */
+struct tb_cli_bench {
+    struct tb_cli_common c;
+    struct tb_cli_audio au;
+    const char *play;
+    struct tb_cli_request q;
+    const char *prompts_file, *out, *conc, *rates, *shard;
+    double duration;
+    size_t requests, warmup, max_conc, seed, shards;
+    int quiet, csv, poisson, force;
+    const char *html;
+    size_t html_streams;
+    struct tb_cli_gate gates[TB_CLI_GATES_MAX];
+    size_t ngates;
+};
+
+/* Parses and checks the options into *a (initialised here) with doc's
+ * rows (tb_cli_bench_secs).  0, TB_CLI_DONE (--help printed), or an error
+ * (printed). */
+int tb_cli_bench_parse(int argc, char **argv, const struct tb_cmddoc *doc, struct tb_cli_bench *a);
+
+/* bench's option rows and its man page's notes, for its tb_cmddoc. */
+extern const struct tb_optsec tb_cli_bench_secs[];
+extern const char *const tb_cli_bench_notes[];
+
+/* --require G=V (bench and merge): adds a gate to gates[*n] (at most
+ * TB_CLI_GATES_MAX).  0, or an error (printed). */
+int tb_cli_gate_option(struct tb_cli_gate *gates, size_t *n, const char *arg);
+
+/* The levels (-c or --rate) and the shard (--shard, else an index from
+ * Kubernetes or Slurm with --shards, else 0/1) into m.  0 or TB_EINVAL
+ * (printed). */
+int tb_cli_bench_plan(const struct tb_cli_bench *a, struct tb_bench_meta *m);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * bench_out.h - `ttsbuf bench --out DIR` (bench_out.c): the directory (never
+ * mixing two runs), the records file, each stream's trace, the summary.
+ * Helpers as cli.h says.
+ */
+#ifndef TTSBUF_CLI_BENCH_OUT_H
+#define TTSBUF_CLI_BENCH_OUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ttsbuf/bench.h"
+#include "ttsbuf/sim.h"
+
+/* The options that shape the records (they must match to merge) as a JSON
+ * object's canonical text into m->options, and when and by which ttsbuf
+ * the run began.  0, or TB_ENOMEM (printed; also for options too long to
+ * hold). */
+int tb_cli_bench_meta_options(struct tb_bench_meta *m, const struct tb_sim_opts *o, long max_tokens,
+                              const char *api);
+
+/* --out DIR: makes DIR and DIR/traces with no earlier run's files in them
+ * (refused, or removed with force: a later `sweep DIR/traces` must not mix
+ * runs) and opens the records file with its header into *rf.  0, or
+ * (printed) TB_EINVAL for a directory that cannot be used, TB_EIO. */
+int tb_cli_bench_out_open(const char *dir, const struct tb_bench_meta *m, int force, FILE **rf);
+
+/* A level's name (tb_bench_level_name: "c=10", "rate=5/s (poisson)", as
+ * the report, the records and the page name it) as a file name's part:
+ * "c=10", "rate=5ps-poisson", "rate=5ps-constant-max8". */
+void tb_cli_bench_level_stem(const struct tb_bench_level *l, char *out, size_t len);
+
+/* Writes recs from index `from` to rf, each with its trace in
+ * DIR/traces/STEM-ID.jsonl (STEM: its level's).  0 or an error
+ * (printed): TB_EINVAL (a trace that cannot be created), TB_EIO. */
+int tb_cli_bench_out_level(FILE *rf, const char *dir, const struct tb_bench_meta *m,
+                           struct tb_bench_recs *recs, size_t from);
+
+/* Writes DIR's summary (the --json object).  0 or an error (printed). */
+int tb_cli_bench_out_summary(const char *dir, const struct tb_bench_meta *m,
+                             const struct tb_bench_summary *sums);
+
+#endif

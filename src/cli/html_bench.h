@@ -1,0 +1,28 @@
+/*
+ * html_bench.h - `bench --html`: the page of a whole bench run
+ * (html_bench.c).
+ */
+#ifndef TTSBUF_CLI_HTML_BENCH_H
+#define TTSBUF_CLI_HTML_BENCH_H
+
+#include <stddef.h>
+
+#include "audio.h"
+#include "ttsbuf/bench.h"
+#include "ttsbuf/sim.h"
+
+/* The page of a bench run: the per-level report, every stream as a row
+ * of a sortable table, and the figure of the nworst streams with the most
+ * silence, each replayed with eSpeak NG (voice and cue from speech) on a
+ * virtual clock.  0, or an error (printed). */
+struct tb_cli_html_bench_info {
+    const struct tb_bench_meta *m;
+    const struct tb_bench_summary *s; /* m->nlevels */
+    const struct tb_bench_recs *recs;
+    const struct tb_sim_opts *o;
+    const struct tb_cli_audio *speech;
+    size_t nworst, max_gaps;
+};
+int tb_cli_html_bench(const char *path, const struct tb_cli_html_bench_info *b);
+
+#endif

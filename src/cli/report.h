@@ -1,0 +1,82 @@
+/*
+ * report.h - what `sim` and `run` print about one stream played out
+ * (report.c): the human report, the --json object (schema ttsbuf.result),
+ * the --fail-on-underrun verdict, and run's status line.
+ */
+#ifndef TTSBUF_CLI_REPORT_H
+#define TTSBUF_CLI_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "plays.h"
+#include "ttsbuf/sim.h"
+#include "ttsbuf/stream.h"
+
+/* What the report needs to say about where the stream came from. */
+struct tb_report_src {
+    const char *kind;    /* "trace", "synth", "preset", "import", "live" */
+    const char *name;    /* file, spec, or preset name */
+    const char *note;    /* NULL, or how the source was read ("note" in JSON) */
+    const char *warning; /* NULL, or the stream reader's warning on an imported
+                          * stream ("warning" in JSON, as a live run's) */
+    const struct tb_stream_end *end; /* how the stream ended (a recorded or live
+                                      * one), or NULL: a whole answer */
+};
+
+/* What a live run adds to the report (never the API key). */
+struct tb_report_live {
+    const char *model;
+    const char *base_url; /* redacted */
+    const char *api;      /* "chat", "completions", "anthropic", "ollama" */
+    const char *provider; /* "mock" (the built-in mock answered) or "remote" */
+    long http_status;
+    const char *error_kind; /* NULL when the run succeeded */
+    const char *error;
+    const char *warning; /* NULL or "" when none */
+    uint64_t sse_events, tool_calls;
+    const char *finish_reason;
+    int usage_retried;
+    long long usage_ignored;               /* usage not credible beside the events, or -1 */
+    uint64_t surrogates_replaced;          /* lone UTF-16 halves made U+FFFD */
+    const struct tb_server_timing *server; /* the provider's own timings, or NULL */
+};
+
+/* The human report (f).  max_gaps limits the gap list; live is NULL for
+ * `sim`. */
+void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
+                         const struct tb_sim_result *r, const struct tb_gap_list *gaps,
+                         size_t max_gaps, const struct tb_report_live *live);
+
+/* Whether the run's what-if numbers (minimum TPS, speed-up, the pre-roll
+ * curve's minimum TPS) were measured: the report prints "-" and the JSON
+ * null where not, and the pictures leave them out. */
+int tb_cli_report_whatif_measured(const struct tb_report_src *src, const struct tb_sim_result *r,
+                                  const struct tb_report_live *live);
+
+/* The --json report, one object and a newline, with the speech part
+ * ("audio": null when audio is NULL or unused) and sim --chunks' "chunks"
+ * array when chunks is not NULL.  A writer: 0, TB_ENOMEM or TB_EIO,
+ * nothing printed. */
+struct tb_cli_audio;
+struct tb_cli_chunks;
+int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
+                       const struct tb_sim_result *r, const struct tb_gap_list *gaps,
+                       const struct tb_report_live *live, const struct tb_cli_audio *audio,
+                       const struct tb_cli_chunks *chunks);
+
+/* --fail-on-underrun on a played stream, the command's verdict (cli.h):
+ * TB_EXIT_GATE (the reason printed) when it was given and r has any
+ * underrun, or the stream (its end, NULL: a whole answer) was cut off or
+ * failed, which gives no verdict to pass; else TB_EXIT_OK. */
+int tb_cli_underrun_verdict(int fail_on_underrun, const struct tb_sim_result *r,
+                            const struct tb_stream_end *end);
+
+/* run's status line (without the carriage return): time, tokens, buffer,
+ * playing / waiting / SILENT, and the underruns with the gap in progress
+ * counted. */
+struct tb_live_status;
+void tb_cli_report_status(char *buf, size_t len, const struct tb_live_status *st);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * timeline.c - one run's timeline picture (see timeline.h), titled and
+ * captioned as the report reads: --svg, and the figure of the --html
+ * page.
+ */
+#include "timeline.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "outputs.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/seg.h"
+#include "ttsbuf/svg.h"
+#include "ttsbuf/voice.h"
+
+int tb_cli_timeline_svg(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
+                           const struct tb_stream *s, const struct tb_gap_list *all,
+                           const struct tb_sim_result *r, const struct tb_report_live *live)
+{
+    struct tb_svg_timeline t;
+    char title[600], sub[320], tps[64];
+    int cls = src->end != NULL ? tb_end_class(src->end->kind) : TB_END_CLASS_COMPLETE;
+    int failed = cls == TB_END_CLASS_FAILED || (live != NULL && live->error_kind != NULL);
+    int cut = cls == TB_END_CLASS_INCOMPLETE;
+    /* the what-if is the report's: absent where it says "-" */
+    if (tb_cli_report_whatif_measured(src, r, live))
+        snprintf(tps, sizeof(tps), "minimum TPS %.1f", r->play.min_tps);
+    else
+        snprintf(tps, sizeof(tps), "minimum TPS not measured");
+    if (failed || cut)
+        /* A cut-off or failed stream: what arrived, no verdict, no what-if. */
+        snprintf(title, sizeof(title), "%s: %u gap%s before it %s; first audio at %.2f s; %s",
+                 failed ? "Failed" : "Incomplete", r->play.underruns,
+                 r->play.underruns == 1 ? "" : "s", failed ? "failed" : "was cut off",
+                 r->play.ttfa, tps);
+    else if (r->play.underruns == 0)
+        snprintf(title, sizeof(title), "No gaps: first audio at %.2f s; %s", r->play.ttfa, tps);
+    else
+        snprintf(title, sizeof(title), "%u gap%s, %.2f s of silence; first audio at %.2f s; %s",
+                 r->play.underruns, r->play.underruns == 1 ? "" : "s", r->play.gap_total,
+                 r->play.ttfa, tps);
+    snprintf(sub, sizeof(sub),
+             "%s %.80s%s | chunk %s, %g wpm, TTS latency %g s, pre-roll %g s%s, voice model %s",
+             src->kind, src->name, strlen(src->name) > 80 ? "..." : "",
+             tb_seg_policy_name(o->seg.policy), o->play.wpm, o->play.tts_latency, o->play.preroll,
+             o->play.rebuffer ? ", rebuffer" : "", tb_voice_model(o->voice));
+    t.title = title;
+    t.subtitle = sub;
+    t.s = s;
+    t.play = all->v;
+    t.nplay = all->n;
+    t.ttft = r->ttft;
+    t.ttfa = r->play.ttfa;
+    if (all->n != r->play.chunks)
+        return TB_ENOMEM;
+    return tb_svg_timeline(f, &t);
+}
+
+int tb_cli_timeline_write(const char *path, const struct tb_report_src *src,
+                          const struct tb_sim_opts *o, const struct tb_stream *s,
+                          const struct tb_gap_list *all, const struct tb_sim_result *r,
+                          const struct tb_report_live *live)
+{
+    FILE *f;
+    int rc;
+    if (all->n != r->play.chunks) {
+        tb_cli_error("--svg: out of memory keeping the schedule");
+        return TB_ENOMEM;
+    }
+    f = tb_cli_output_open("--svg", path, &rc);
+    if (f == NULL)
+        return rc;
+    rc = tb_cli_timeline_svg(f, src, o, s, all, r, live);
+    return tb_cli_out_close("--svg", path, f, rc);
+}

@@ -1,0 +1,23 @@
+/*
+ * bench_priv.h - private to libttsbuf: what a load level asks of this
+ * shard (bench.c), for the level's run (bench_run.c).  Pure; any thread.
+ */
+#ifndef TTSBUF_BENCH_PRIV_H
+#define TTSBUF_BENCH_PRIV_H
+
+#include <stddef.h>
+
+#include "ttsbuf/bench.h"
+
+/* Returns 0, or TB_EINVAL with the reason in err: no URL, no prompts, a
+ * shard outside its count, neither a request count nor a duration, a
+ * concurrency outside 1..TB_BENCH_CONC_MAX, a bad rate or cap, an unknown
+ * dialect. */
+int tb_bench_opts_check(const struct tb_bench_opts *o, char *err, size_t errlen);
+
+/* This shard's share of the level (bench.h): *target measured requests
+ * (SIZE_MAX: until the duration), *cap streams in flight, *rate arrivals
+ * per second. */
+void tb_bench_shard_share(const struct tb_bench_opts *o, size_t *target, size_t *cap, double *rate);
+
+#endif

@@ -1,0 +1,560 @@
+/*
+ * bench_rec.c - `ttsbuf bench` records (see bench.h): each request's
+ * playout, and the records file they are written to and read back from
+ * (`ttsbuf merge`).  Doubles are printed by tb_numfmt_double, so they read
+ * back bit-identical (cJSON's own printing accepts a 15-digit form within
+ * an epsilon, which can be one unit in the last place off), and a summary
+ * computed from a file equals the one computed in memory.
+ */
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow.h"
+#include "base/jsonfield.h"
+#include "base/numfmt.h"
+#include "base/readall.h"
+#include "ttsbuf/bench_rec.h"
+#include "ttsbuf/clock.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/jsonline.h"
+#include "ttsbuf/reader.h"
+#include "ttsbuf/trace.h"
+
+void tb_bench_level_name(const struct tb_bench_level *l, char *out, size_t outlen)
+{
+    if (l->mode == TB_BENCH_CLOSED)
+        snprintf(out, outlen, "c=%u", l->concurrency);
+    else if (l->concurrency > 0)
+        snprintf(out, outlen, "rate=%g/s (%s, max %u)", l->rate,
+                 l->mode == TB_BENCH_POISSON ? "poisson" : "constant", l->concurrency);
+    else
+        snprintf(out, outlen, "rate=%g/s (%s)", l->rate,
+                 l->mode == TB_BENCH_POISSON ? "poisson" : "constant");
+}
+
+void tb_bench_recs_init(struct tb_bench_recs *r)
+{
+    memset(r, 0, sizeof(*r));
+}
+
+void tb_bench_recs_free(struct tb_bench_recs *r)
+{
+    if (r == NULL)
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->v[i].itl);
+        tb_stream_free(&r->v[i].stream);
+    }
+    free(r->v);
+    tb_bench_recs_init(r);
+}
+
+size_t tb_bench_recs_warned(const struct tb_bench_recs *r, const char **first)
+{
+    size_t n = 0;
+    if (first != NULL)
+        *first = NULL;
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->v[i].warning[0] == '\0')
+            continue;
+        if (n++ == 0 && first != NULL)
+            *first = r->v[i].warning;
+    }
+    return n;
+}
+
+struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
+{
+    struct tb_bench_rec *rec;
+    if (r->n == r->cap) {
+        struct tb_bench_rec *nv = tb_grow(r->v, &r->cap, sizeof(*nv), 64);
+        if (nv == NULL)
+            return NULL;
+        r->v = nv;
+    }
+    rec = &r->v[r->n++];
+    memset(rec, 0, sizeof(*rec));
+    rec->usage_tokens = rec->usage_ignored = -1;
+    rec->ttft = rec->ttfa = rec->decode_tps = rec->decode_tps_usage = NAN;
+    rec->gap_total = rec->gap_max = rec->min_tps = rec->speedup = NAN;
+    tb_stream_init(&rec->stream);
+    rec->stream.usage_tokens = -1;
+    return rec;
+}
+
+int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char *err,
+                     size_t errlen)
+{
+    struct tb_sim_result r;
+    struct tb_clock clk;
+    const struct tb_stream *s = &rec->stream;
+    double prev = NAN;
+    size_t k = 0;
+    int rc;
+
+    rec->events = rec->content_tokens = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->ev[i].kind != TB_KIND_CONTENT)
+            continue;
+        rec->events++;
+        rec->content_tokens += s->ev[i].tokens;
+    }
+    free(rec->itl);
+    rec->itl = NULL;
+    rec->nitl = 0;
+    if (rec->events == 0)
+        return 0;
+    if (rec->events > 1) {
+        rec->itl = malloc((rec->events - 1) * sizeof(double));
+        if (rec->itl == NULL)
+            return TB_ENOMEM;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->ev[i].kind != TB_KIND_CONTENT)
+            continue;
+        if (k++ > 0)
+            rec->itl[rec->nitl++] = s->ev[i].t - prev;
+        prev = s->ev[i].t;
+    }
+    tb_clock_virtual_init(&clk);
+    rc = tb_sim_run(s, o, &clk, NULL, NULL, &r, err, errlen);
+    if (rc != 0)
+        return rc;
+    rec->ttft = r.ttft;
+    rec->ttfa = r.play.ttfa;
+    rec->decode_tps = r.content_events > 1 ? r.decode_tps : NAN;
+    rec->decode_tps_usage = r.decode_tps_usage > 0 ? r.decode_tps_usage : NAN;
+    rec->underruns = r.play.underruns;
+    rec->gap_total = r.play.gap_total;
+    rec->gap_max = r.play.gap_max;
+    rec->min_tps = r.play.min_tps;
+    rec->speedup = r.play.speedup;
+    return 0;
+}
+
+/* ---- the file ---- */
+
+static const char *mode_name(enum tb_bench_mode m)
+{
+    return m == TB_BENCH_POISSON ? "poisson" : m == TB_BENCH_CONSTANT ? "constant" : "closed";
+}
+
+int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m)
+{
+    cJSON *o = cJSON_CreateObject(), *lv = cJSON_CreateArray(), *sc = cJSON_CreateObject();
+    cJSON *opts = cJSON_Parse(m->options);
+    if (o == NULL || lv == NULL || sc == NULL) {
+        cJSON_Delete(o);
+        cJSON_Delete(lv);
+        cJSON_Delete(sc);
+        cJSON_Delete(opts);
+        return TB_ENOMEM;
+    }
+    if (!cJSON_IsObject(opts)) {
+        cJSON_Delete(opts);
+        opts = cJSON_CreateObject();
+    }
+    cJSON_AddStringToObject(sc, "name", TB_BENCH_RECORDS_SCHEMA);
+    cJSON_AddNumberToObject(sc, "version", TB_BENCH_RECORDS_VERSION);
+    cJSON_AddItemToObject(o, "schema", sc);
+    cJSON_AddStringToObject(o, "ttsbuf_version", m->ttsbuf_version);
+    cJSON_AddStringToObject(o, "started_at", m->started_at);
+    cJSON_AddStringToObject(o, "command", "bench");
+    cJSON_AddItemToObject(o, "options", opts);
+    cJSON_AddNumberToObject(o, "shard", m->shard);
+    cJSON_AddNumberToObject(o, "shards", m->nshards);
+    for (uint32_t i = 0; i < m->nlevels; i++) {
+        cJSON *l = cJSON_CreateObject();
+        if (l == NULL)
+            break;
+        cJSON_AddStringToObject(l, "mode", mode_name(m->levels[i].mode));
+        cJSON_AddNumberToObject(l, "concurrency", m->levels[i].concurrency);
+        tb_json_add_num(l, "rate", m->levels[i].rate);
+        cJSON_AddItemToArray(lv, l);
+    }
+    cJSON_AddItemToObject(o, "levels", lv);
+    cJSON_AddStringToObject(o, "model", m->model);
+    cJSON_AddStringToObject(o, "base_url", m->base_url);
+    cJSON_AddStringToObject(o, "provider", m->provider[0] ? m->provider : "remote");
+    return tb_json_put_line(f, o);
+}
+
+int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_rec *r,
+                       const char *trace)
+{
+    cJSON *o;
+    cJSON *itl;
+    char level[64];
+    if (r->level >= m->nlevels)
+        return TB_EINVAL;
+    o = cJSON_CreateObject();
+    if (o == NULL)
+        return TB_ENOMEM;
+    tb_bench_level_name(&m->levels[r->level], level, sizeof(level));
+    cJSON_AddStringToObject(o, "level", level);
+    cJSON_AddNumberToObject(o, "id", (double)r->id);
+    cJSON_AddNumberToObject(o, "prompt", r->prompt);
+    tb_json_add_num(o, "t_sched", r->t_sched);
+    tb_json_add_num(o, "t_start", r->t_start);
+    tb_json_add_num(o, "t_end", r->t_end);
+    tb_json_add_error(o, r->error != 0 ? tb_reader_error_name(r->error) : NULL, r->message,
+                      r->http_status);
+    if (r->warning[0] != '\0')
+        cJSON_AddStringToObject(o, "warning", r->warning);
+    cJSON_AddStringToObject(o, "end", tb_end_name(r->end));
+    cJSON_AddNumberToObject(o, "http_status", (double)r->http_status);
+    cJSON_AddNumberToObject(o, "events", (double)r->events);
+    cJSON_AddNumberToObject(o, "content_tokens", (double)r->content_tokens);
+    tb_json_add_num(o, "usage_tokens", r->usage_tokens >= 0 ? (double)r->usage_tokens : NAN);
+    tb_json_add_num(o, "usage_ignored", r->usage_ignored >= 0 ? (double)r->usage_ignored : NAN);
+    cJSON_AddNumberToObject(o, "surrogates_replaced", (double)r->surrogates_replaced);
+    tb_json_add_num(o, "ttft_s", r->ttft);
+    tb_json_add_num(o, "ttfa_s", r->ttfa);
+    tb_json_add_num(o, "decode_tps", r->decode_tps);
+    tb_json_add_num(o, "decode_tps_usage", r->decode_tps_usage);
+    cJSON_AddNumberToObject(o, "underruns", r->underruns);
+    tb_json_add_num(o, "gap_total_s", r->gap_total);
+    tb_json_add_num(o, "gap_max_s", r->gap_max);
+    /* A what-if needs the whole answer: none for a failed request. */
+    tb_json_add_num(o, "min_tps", r->error == 0 ? r->min_tps : NAN);
+    tb_json_add_num(o, "speedup_needed", r->error == 0 ? r->speedup : NAN);
+    itl = cJSON_AddArrayToObject(o, "itl_s");
+    for (size_t i = 0; itl != NULL && i < r->nitl; i++)
+        cJSON_AddItemToArray(itl, tb_json_num(r->itl[i]));
+    if (trace != NULL)
+        cJSON_AddStringToObject(o, "trace", trace);
+    return tb_json_put_line(f, o);
+}
+
+/* A number field: finite, or null (NaN) when null_ok. */
+static int get_num(const cJSON *o, const char *k, int null_ok, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (null_ok && (v == NULL || cJSON_IsNull(v))) {
+        *out = NAN;
+        return 0;
+    }
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return -1;
+    *out = v->valuedouble;
+    return 0;
+}
+
+/* Largest whole number a double holds exactly: counts above it cannot
+ * have been written by ttsbuf. */
+#define WHOLE_MAX 9007199254740992.0
+
+/* A whole-number field in 0..max, checked as a double before any
+ * conversion: casting an out-of-range double to an integer type is
+ * undefined, and a wrapped value would index past arrays sized by another
+ * field.  null_ok: null or absent gives NaN. */
+static int get_count(const cJSON *o, const char *k, int null_ok, double max, double *out)
+{
+    if (get_num(o, k, null_ok, out) != 0)
+        return -1;
+    if (isnan(*out))
+        return 0;
+    return *out >= 0 && *out <= max && *out == floor(*out) ? 0 : -1;
+}
+
+static int parse_level(const cJSON *l, struct tb_bench_level *out)
+{
+    const cJSON *mode = cJSON_GetObjectItemCaseSensitive(l, "mode");
+    double c, rate;
+    if (!cJSON_IsString(mode) || get_count(l, "concurrency", 0, TB_BENCH_CONC_MAX, &c) != 0 ||
+        get_num(l, "rate", 0, &rate) != 0)
+        return -1;
+    if (strcmp(mode->valuestring, "closed") == 0)
+        out->mode = TB_BENCH_CLOSED;
+    else if (strcmp(mode->valuestring, "poisson") == 0)
+        out->mode = TB_BENCH_POISSON;
+    else if (strcmp(mode->valuestring, "constant") == 0)
+        out->mode = TB_BENCH_CONSTANT;
+    else
+        return -1;
+    out->concurrency = (uint32_t)c;
+    out->rate = rate;
+    return 0;
+}
+
+/* The string at key k, cut at a UTF-8 boundary (jsonfield.h, as every
+ * reader of outside JSON does); "" when it is not a string. */
+static void copy_str(const cJSON *o, const char *k, char *dst, size_t cap)
+{
+    tb_jsonfield_text(dst, cap, cJSON_GetObjectItemCaseSensitive(o, k));
+}
+
+static int parse_header(const cJSON *o, struct tb_bench_meta *m)
+{
+    const cJSON *lv = cJSON_GetObjectItemCaseSensitive(o, "levels"), *l;
+    double shard, shards;
+    memset(m, 0, sizeof(*m));
+    if (get_count(o, "shard", 0, TB_BENCH_SHARDS_MAX, &shard) != 0 ||
+        get_count(o, "shards", 0, TB_BENCH_SHARDS_MAX, &shards) != 0 || shards < 1 ||
+        shard >= shards || !cJSON_IsArray(lv))
+        return -1;
+    m->shard = (uint32_t)shard;
+    m->nshards = (uint32_t)shards;
+    cJSON_ArrayForEach(l, lv)
+    {
+        if (m->nlevels == TB_BENCH_LEVELS_MAX || parse_level(l, &m->levels[m->nlevels]) != 0)
+            return -1;
+        m->nlevels++;
+    }
+    /* A record names its level (version 3): two levels of one name
+     * would make it ambiguous. */
+    for (uint32_t i = 0; i < m->nlevels; i++)
+        for (uint32_t j = 0; j < i; j++) {
+            char a[64], b[64];
+            tb_bench_level_name(&m->levels[i], a, sizeof(a));
+            tb_bench_level_name(&m->levels[j], b, sizeof(b));
+            if (strcmp(a, b) == 0)
+                return -1;
+        }
+    {
+        const cJSON *op = cJSON_GetObjectItemCaseSensitive(o, "options");
+        char *t = cJSON_IsObject(op) ? cJSON_PrintUnformatted(op) : NULL;
+        if (t == NULL || strlen(t) >= sizeof(m->options)) {
+            free(t);
+            return -1;
+        }
+        memcpy(m->options, t, strlen(t) + 1);
+        free(t);
+    }
+    copy_str(o, "started_at", m->started_at, sizeof(m->started_at));
+    copy_str(o, "ttsbuf_version", m->ttsbuf_version, sizeof(m->ttsbuf_version));
+    copy_str(o, "model", m->model, sizeof(m->model));
+    copy_str(o, "base_url", m->base_url, sizeof(m->base_url));
+    copy_str(o, "provider", m->provider, sizeof(m->provider));
+    return 0;
+}
+
+/* The record's level index: version 3 names the level ("c=10", as the
+ * report does), version 2 gave its index.  0 or -1. */
+static int rec_level(const cJSON *o, const struct tb_bench_meta *m, int version, double *level)
+{
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "level");
+    if (version == 2)
+        return get_count(o, "level", 0, TB_BENCH_LEVELS_MAX, level) == 0 && *level < m->nlevels
+                   ? 0
+                   : -1;
+    if (!cJSON_IsString(l))
+        return -1;
+    for (uint32_t i = 0; i < m->nlevels; i++) {
+        char name[64];
+        tb_bench_level_name(&m->levels[i], name, sizeof(name));
+        if (strcmp(name, l->valuestring) == 0) {
+            *level = i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* What parse_rec returns when memory ran out (not the file's fault). */
+static const char no_memory[] = "out of memory";
+
+/* Fills a record from one line's object; returns a reason or NULL. */
+static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int version,
+                             struct tb_bench_rec *r)
+{
+    double level, id, prompt, status, events, tokens, usage, under, ignored, sur;
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "warning");
+    const cJSON *end = cJSON_GetObjectItemCaseSensitive(o, "end");
+    const cJSON *itl = cJSON_GetObjectItemCaseSensitive(o, "itl_s"), *v;
+    if (rec_level(o, m, version, &level) != 0)
+        return version == 2 ? "\"level\" is missing or not one of the header's levels"
+                            : "\"level\" is missing or not the name of one of the header's "
+                              "levels (c=10, rate=5/s (poisson))";
+    if (get_count(o, "id", 0, WHOLE_MAX, &id) != 0 ||
+        get_count(o, "prompt", 0, UINT32_MAX, &prompt) != 0)
+        return "\"id\" or \"prompt\" is missing or not a whole number in range";
+    if (get_num(o, "t_sched", 0, &r->t_sched) != 0 || get_num(o, "t_start", 0, &r->t_start) != 0 ||
+        get_num(o, "t_end", 0, &r->t_end) != 0)
+        return "\"t_sched\", \"t_start\" or \"t_end\" is missing";
+    if (!(r->t_sched >= 0 && r->t_sched <= TB_TIME_MAX) ||
+        !(r->t_start >= 0 && r->t_start <= TB_TIME_MAX) ||
+        !(r->t_end >= 0 && r->t_end <= TB_TIME_MAX))
+        return "\"t_sched\", \"t_start\" or \"t_end\" is negative or past 1e9 s";
+    if (get_count(o, "http_status", 0, 999, &status) != 0 ||
+        get_count(o, "events", 0, WHOLE_MAX, &events) != 0 ||
+        get_count(o, "content_tokens", 0, WHOLE_MAX, &tokens) != 0 ||
+        get_count(o, "underruns", 0, UINT32_MAX, &under) != 0 ||
+        get_count(o, "usage_tokens", 1, WHOLE_MAX, &usage) != 0 ||
+        get_count(o, "usage_ignored", 1, WHOLE_MAX, &ignored) != 0 ||
+        get_count(o, "surrogates_replaced", 1, WHOLE_MAX, &sur) != 0)
+        return "a count is missing, negative, fractional or out of range";
+    {
+        /* Every metric is a time, a rate or a ratio: none can be negative
+         * (a summary of them would be quietly wrong). */
+        const struct {
+            const char *key, *why;
+            double *dst, max;
+        } metrics[] = {
+#define TIME(k, field) {k, "\"" k "\" is negative or past 1e9 s, or not a number or null", &r->field, TB_TIME_MAX}
+#define RATE(k, field) {k, "\"" k "\" is negative, or not a number or null", &r->field, HUGE_VAL}
+            TIME("ttft_s", ttft),
+            TIME("ttfa_s", ttfa),
+            RATE("decode_tps", decode_tps),
+            RATE("decode_tps_usage", decode_tps_usage),
+            TIME("gap_total_s", gap_total),
+            TIME("gap_max_s", gap_max),
+            RATE("min_tps", min_tps),
+            RATE("speedup_needed", speedup),
+#undef TIME
+#undef RATE
+        };
+        for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++)
+            if (get_num(o, metrics[i].key, 1, metrics[i].dst) != 0 || *metrics[i].dst < 0 ||
+                *metrics[i].dst > metrics[i].max)
+                return metrics[i].why;
+    }
+    r->level = (uint32_t)level;
+    r->id = (uint64_t)id;
+    r->prompt = (uint32_t)prompt;
+    r->http_status = (long)status;
+    r->events = (uint64_t)events;
+    r->content_tokens = (uint64_t)tokens;
+    r->usage_tokens = isnan(usage) ? -1 : (long long)usage;
+    r->usage_ignored = isnan(ignored) ? -1 : (long long)ignored;
+    r->surrogates_replaced = isnan(sur) ? 0 : (uint64_t)sur;
+    r->underruns = (uint32_t)under;
+    if (cJSON_IsObject(e)) {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");
+        r->error = -1;
+        for (int i = 1; cJSON_IsString(k) && i < TB_READER__COUNT; i++)
+            if (strcmp(k->valuestring, tb_reader_error_name(i)) == 0)
+                r->error = i;
+        if (r->error < 0)
+            return "\"error.kind\" is not a known kind";
+        copy_str(e, "message", r->message, sizeof(r->message));
+    } else if (e != NULL && !cJSON_IsNull(e)) {
+        return "\"error\" is neither null nor an object";
+    }
+    if (w != NULL && !cJSON_IsString(w))
+        return "\"warning\" is not a string";
+    /* How the stream ended; records written before the key derive it
+     * from the error, as the stream reader would have. */
+    if (end != NULL) {
+        r->end = cJSON_IsString(end) ? tb_end_parse(end->valuestring) : -1;
+        if (r->end < 0)
+            return "\"end\" is not a stream end (complete, connection_lost, error, ...)";
+    } else {
+        r->end = tb_reader_end_kind(r->error, 1, r->events > 0);
+    }
+    if ((r->error == 0) != (tb_end_class(r->end) == TB_END_CLASS_COMPLETE))
+        return "\"end\" contradicts \"error\" (a complete end has no error, and only it)";
+    copy_str(o, "warning", r->warning, sizeof(r->warning));
+    if (!cJSON_IsArray(itl))
+        return "\"itl_s\" is not an array";
+    r->nitl = (size_t)cJSON_GetArraySize(itl);
+    if (r->nitl > 0) {
+        size_t i = 0;
+        r->itl = malloc(r->nitl * sizeof(double));
+        if (r->itl == NULL)
+            return no_memory;
+        cJSON_ArrayForEach(v, itl)
+        {
+            if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= TB_TIME_MAX))
+                return "\"itl_s\" holds a negative number, one past 1e9 s or a non-number";
+            r->itl[i++] = v->valuedouble;
+        }
+    }
+    return NULL;
+}
+
+/* NULL when the header is of the schema version this reads; else why not
+ * (naming the version the file has and the one this needs). */
+static const char *header_version(const cJSON *o, int *version, char *buf, size_t len)
+{
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(o, "schema");
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(sc, "name");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(sc, "version");
+    const cJSON *old = cJSON_GetObjectItemCaseSensitive(o, "ttsbuf_bench");
+    char have[32];
+    if (cJSON_IsNumber(old) && sc == NULL) {
+        /* The version as written, to the last digit: %g would call 2.0000001 "2". */
+        tb_numfmt_double(have, sizeof(have), old->valuedouble);
+        snprintf(buf, len,
+                 "bench records of schema version %s (\"ttsbuf_bench\": %s, an older ttsbuf); "
+                 "this ttsbuf reads %s version %d: record them again with this version",
+                 have, have, TB_BENCH_RECORDS_SCHEMA, TB_BENCH_RECORDS_VERSION);
+        return buf;
+    }
+    if (!cJSON_IsString(nm) || strcmp(nm->valuestring, TB_BENCH_RECORDS_SCHEMA) != 0 ||
+        !cJSON_IsNumber(v))
+        return "not a ttsbuf bench records header (no \"schema\": {\"name\": "
+               "\"ttsbuf.bench_records\", \"version\": N})";
+    /* Version 2 differs only in naming a record's level by its index. */
+    if (v->valuedouble != TB_BENCH_RECORDS_VERSION && v->valuedouble != 2) {
+        snprintf(buf, len,
+                 "bench records of schema version %s; this ttsbuf reads %s versions 2 and %d",
+                 tb_numfmt_double(have, sizeof(have), v->valuedouble), TB_BENCH_RECORDS_SCHEMA,
+                 TB_BENCH_RECORDS_VERSION);
+        return buf;
+    }
+    *version = (int)v->valuedouble;
+    return NULL;
+}
+
+int tb_bench_read_stream(FILE *f, const char *name, struct tb_bench_meta *m,
+                         struct tb_bench_recs *out, char *err, size_t errlen)
+{
+    char vwhy[256];
+    struct tb_lines in;
+    int rc = 0, got, have_header = 0, version = TB_BENCH_RECORDS_VERSION;
+    tb_lines_init(&in, f, TB_TRACE_LINE_MAX);
+    while (rc == 0 && (got = tb_lines_next(&in)) == 1) {
+        char *line = in.line;
+        size_t len = in.len;
+        cJSON *o;
+        const char *why = NULL;
+        while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
+            line[--len] = '\0';
+        if (len == 0)
+            continue;
+        o = cJSON_ParseWithLength(line, len);
+        if (!cJSON_IsObject(o)) {
+            cJSON_Delete(o);
+            rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: not a JSON object", name, in.lineno);
+            break;
+        }
+        if (!have_header) {
+            why = header_version(o, &version, vwhy, sizeof(vwhy));
+            if (why == NULL && parse_header(o, m) != 0)
+                why = "not a ttsbuf bench records header (schema, options, shard, shards, "
+                      "levels of distinct names)";
+            have_header = 1;
+        } else {
+            struct tb_bench_rec *r = tb_bench_recs_add(out);
+            why = r == NULL ? no_memory : parse_rec(o, m, version, r);
+        }
+        cJSON_Delete(o);
+        if (why != NULL)
+            rc = tb_seterr(err, errlen, why == no_memory ? TB_ENOMEM : TB_EFORMAT, "%s:%zu: %s",
+                           name, in.lineno, why);
+    }
+    if (rc == 0 && got < 0)
+        rc = tb_lines_fail(&in, got, name, TB_TRACE_LINE_MAX, err, errlen);
+    if (rc == 0 && !have_header)
+        rc = tb_seterr(err, errlen, TB_EEMPTY, "%s: empty (no header)", name);
+    tb_lines_free(&in);
+    return rc;
+}
+
+int tb_bench_read(const char *path, struct tb_bench_meta *m, struct tb_bench_recs *out, char *err,
+                  size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    int rc;
+    if (f == NULL)
+        return tb_seterr(err, errlen, TB_EIO, "%s: %s", path, strerror(errno));
+    rc = tb_bench_read_stream(f, path, m, out, err, errlen);
+    fclose(f);
+    return rc;
+}

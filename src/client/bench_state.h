@@ -1,0 +1,103 @@
+/*
+ * bench_state.h - private to libttsbuf: the state of one load level of
+ * `ttsbuf bench`, which its parts share: the schedule (bench.c), the event
+ * loop with its sockets and clock (bench_loop.c) and each stream's own
+ * handling (bench_xfer.c: starting a transfer, reading it, turning it into
+ * a record).  Types only.
+ *
+ * Threads: everything here runs on the thread that called tb_bench_run.
+ */
+#ifndef TTSBUF_BENCH_STATE_H
+#define TTSBUF_BENCH_STATE_H
+
+#include <curl/curl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+
+#include "net/http_xfer.h"
+#include "ttsbuf/bench.h"
+#include "ttsbuf/clock.h"
+#include "ttsbuf/reader.h"
+
+/* Sockets taken per epoll_wait: enough for a whole burst of a thousand
+ * streams, so every socket ready at a wake-up gets that wake-up's stamp
+ * (12 KiB). */
+#define EVENTS_PER_WAIT 1024
+/* While the FIFO is worked through, epoll is asked again this often. */
+#define REPOLL_S 0.0002
+/* A transfer this long without a byte is handed to libcurl at each scan. */
+#define SILENT_S 1.0
+
+/* A socket libcurl watches, indexed by its descriptor. */
+struct fdq {
+    double seen;    /* level time the loop first saw it ready */
+    double last;    /* ... and last saw new bytes come in, before handling it */
+    uint64_t hpoll; /* the poll count when it was last handled */
+    uint32_t ev;    /* epoll events seen and not yet handled; 0: none */
+    int32_t next;   /* the FIFO's next descriptor, or -1 */
+    uint8_t queued;
+    uint8_t test;  /* events unknown: libcurl tests the socket itself */
+    uint8_t stale; /* seen in the first poll after a handling: see run_ready */
+};
+
+struct xf {
+    struct bench *b;
+    struct tb_http_xfer hx;
+    struct tb_http_resp hr;
+    struct tb_http_req q; /* the options' request, with this body */
+    struct tb_reader rd;  /* records into stream */
+    struct tb_stream stream;
+    char *body;
+    uint64_t id;
+    uint32_t prompt;
+    double t_sched, t_start; /* level time */
+    int warm;
+    int fd;          /* its socket, once libcurl has said; else -1 */
+    int running;     /* in the multi handle */
+    struct xf *next; /* free list / in-flight list */
+    struct xf *prev;
+};
+
+struct bench {
+    const struct tb_bench_opts *o;
+    struct tb_bench_recs *out;
+    uint32_t level;
+    CURLM *m;
+    int ep;
+    struct tb_clock clk;  /* the transfers' clock: stamp_now */
+    unsigned reads;       /* clk.now() calls since the last stamp */
+    int handling;         /* a socket is being handed to libcurl */
+    double later;         /* ... its fdq.last */
+    struct tb_clock mono; /* level time: origin at the level's start */
+    double timeout_at;    /* libcurl's timer, level time; < 0: none */
+    struct fdq *fds;      /* by descriptor */
+    size_t nfds;
+    int32_t rq_head, rq_tail; /* the FIFO of ready sockets; -1: empty */
+    double polled;            /* level time of the last epoll_wait */
+    uint64_t polls;           /* epoll_wait calls so far */
+    struct epoll_event evs[EVENTS_PER_WAIT];
+    struct tb_http_req http; /* the options' request, with the dialect's auth */
+    /* Its secrets (tb_http_secrets), which the readers mask. */
+    struct tb_secrets *secrets;
+    const char **headers; /* the dialect's fixed header, then the caller's */
+    struct xf *free_list, *inflight;
+    size_t ninflight, cap;
+    /* the schedule */
+    uint64_t next_local; /* local index of the next request (warm-up first) */
+    size_t warm_left;
+    size_t target; /* measured requests this shard runs (SIZE_MAX: --duration) */
+    size_t started, done, errors;
+    uint64_t events;
+    double next_arrival; /* open loop: level time of the next arrival */
+    double *queue;       /* open loop: arrivals waiting for the cap */
+    size_t qhead, qn, qcap;
+    double rate;  /* this shard's */
+    uint64_t rng; /* xorshift state */
+    int measuring;
+    int stopped; /* cancel seen */
+    uint64_t held, held_max; /* bytes of streams kept, in flight and recorded
+                              * (tb_bench_held), and their cap */
+};
+
+#endif

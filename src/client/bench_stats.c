@@ -1,0 +1,122 @@
+/*
+ * bench_stats.c - a level's summary from its records (see bench.h).
+ *
+ * Pure and order-independent: each metric's samples are copied and
+ * sorted, so shards' records merged in any order give the same bits.
+ * O(n log n) per metric; a level of 10^6 inter-event gaps sorts in well
+ * under a second.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ttsbuf/bench_stats.h"
+#include "ttsbuf/error.h"
+
+static const struct {
+    const char *name, *unit;
+    int higher_better;
+} metrics[TB_BM__COUNT] = {
+    {"ttft_s", "s", 0},         {"ttfa_s", "s", 0},
+    {"decode_tps", "tok/s", 1}, {"decode_tps_usage", "tok/s", 1},
+    {"itl_s", "s", 0},          {"underruns", "", 0},
+    {"gap_total_s", "s", 0},    {"gap_max_s", "s", 0},
+    {"min_tps", "tok/s", 0},    {"speedup_needed", "x", 0},
+};
+
+const char *tb_bench_metric_name(enum tb_bench_metric m)
+{
+    return (unsigned)m < TB_BM__COUNT ? metrics[m].name : "?";
+}
+
+const char *tb_bench_metric_unit(enum tb_bench_metric m)
+{
+    return (unsigned)m < TB_BM__COUNT ? metrics[m].unit : "";
+}
+
+int tb_bench_metric_higher_better(enum tb_bench_metric m)
+{
+    return (unsigned)m < TB_BM__COUNT ? metrics[m].higher_better : 0;
+}
+
+/* One record's value of a per-request metric (NaN: none). */
+static double value(const struct tb_bench_rec *r, enum tb_bench_metric m)
+{
+    switch (m) {
+    case TB_BM_TTFT: return r->ttft;
+    case TB_BM_TTFA: return r->ttfa;
+    case TB_BM_TPS: return r->decode_tps;
+    case TB_BM_TPS_USAGE: return r->decode_tps_usage;
+    case TB_BM_UNDERRUNS: return isnan(r->ttfa) ? NAN : (double)r->underruns;
+    case TB_BM_GAP_TOTAL: return r->gap_total;
+    case TB_BM_GAP_MAX: return r->gap_max;
+    /* A what-if needs the whole answer: none for a failed request. */
+    case TB_BM_MIN_TPS: return r->error == 0 ? r->min_tps : NAN;
+    case TB_BM_SPEEDUP: return r->error == 0 ? r->speedup : NAN;
+    default: return NAN;
+    }
+}
+
+int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_bench_summary *out)
+{
+    size_t nrec = 0, nitl = 0;
+    double *v, t0 = INFINITY, t1 = -INFINITY;
+
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->v[i].level != level)
+            continue;
+        nrec++;
+        nitl += r->v[i].nitl;
+    }
+    v = malloc((nrec > nitl ? nrec : nitl) * sizeof(double) + 1);
+    if (v == NULL)
+        return TB_ENOMEM;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct tb_bench_rec *x = &r->v[i];
+        if (x->level != level)
+            continue;
+        out->requests++;
+        if (x->t_start < t0)
+            t0 = x->t_start;
+        if (x->t_end > t1)
+            t1 = x->t_end;
+        if (x->error > 0 && x->error < TB_READER__COUNT) {
+            out->errors[x->error]++;
+            if (tb_end_class(x->end) == TB_END_CLASS_INCOMPLETE)
+                out->incomplete++;
+            else
+                out->failed++;
+            continue;
+        }
+        out->ok++;
+        out->events += x->events;
+        out->usage_ignored += x->usage_ignored >= 0;
+        out->surrogates_replaced += x->surrogates_replaced;
+        out->tokens += x->usage_tokens >= 0 ? (uint64_t)x->usage_tokens : x->content_tokens;
+        if (!isnan(x->ttfa) && x->underruns == 0)
+            out->gapless++;
+    }
+    for (int m = 0; m < TB_BM__COUNT; m++) {
+        size_t n = 0;
+        for (size_t i = 0; i < r->n; i++) {
+            const struct tb_bench_rec *x = &r->v[i];
+            if (x->level != level)
+                continue;
+            if (m == TB_BM_ITL) {
+                if (x->nitl > 0)
+                    memcpy(v + n, x->itl, x->nitl * sizeof(double));
+                n += x->nitl;
+            } else if (!isnan(value(x, (enum tb_bench_metric)m))) {
+                v[n++] = value(x, (enum tb_bench_metric)m);
+            }
+        }
+        tb_stats_of(v, n, &out->m[m]);
+    }
+    free(v);
+    out->gapless_share = out->ok > 0 ? (double)out->gapless / (double)out->ok : 0;
+    out->success_share = out->requests > 0 ? (double)out->ok / (double)out->requests : 0;
+    out->span = out->requests > 0 && t1 > t0 ? t1 - t0 : 0;
+    out->system_tps = out->span > 0 ? (double)out->tokens / out->span : 0;
+    return 0;
+}

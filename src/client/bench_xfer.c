@@ -1,0 +1,272 @@
+/*
+ * bench_xfer.c - one `ttsbuf bench` stream (see bench_xfer.h): its
+ * request body, its transfer on the level's multi handle, its bytes
+ * through the stream reader (reader.h, as `run` reads them), and the
+ * record it leaves.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_loop.h"
+#include "bench_xfer.h"
+#include "ttsbuf/api.h"
+#include "ttsbuf/error.h"
+
+uint64_t tb_bench_held(const struct tb_stream *s)
+{
+    return (uint64_t)s->n * sizeof(struct tb_event) + s->text_len;
+}
+
+static void unlink_inflight(struct bench *b, struct xf *x)
+{
+    if (x->prev != NULL)
+        x->prev->next = x->next;
+    else
+        b->inflight = x->next;
+    if (x->next != NULL)
+        x->next->prev = x->prev;
+    x->next = x->prev = NULL;
+    b->ninflight--;
+}
+
+/* The reader's hook after each delta: bench's total of what it keeps of
+ * all its streams (the delta is recorded; the total may pass the cap by
+ * that one delta). */
+static int held_push(void *ud, struct tb_reader *rd, double t, const char *text, size_t len,
+                     uint8_t kind)
+{
+    struct xf *x = ud;
+    (void)t;
+    (void)text;
+    (void)kind;
+    x->b->held += sizeof(struct tb_event) + len;
+    if (x->b->held <= x->b->held_max)
+        return 0;
+    tb_reader_fail(rd, TB_READER_TOO_LONG,
+                   "over %llu MiB held of all the streams: the stream stops there (bench's total "
+                   "cap)",
+                   (unsigned long long)(x->b->held_max >> 20));
+    return -1;
+}
+
+static struct xf *get_xf(struct bench *b)
+{
+    struct xf *x = b->free_list;
+    if (x != NULL) {
+        b->free_list = x->next;
+        return x;
+    }
+    x = calloc(1, sizeof(*x));
+    if (x == NULL)
+        return NULL;
+    x->b = b;
+    tb_stream_init(&x->stream);
+    if (tb_reader_init(&x->rd, b->o->req.api) != 0) {
+        free(x);
+        return NULL;
+    }
+    x->rd.push = held_push;
+    x->rd.push_ud = x;
+    return x;
+}
+
+static void put_xf(struct bench *b, struct xf *x)
+{
+    x->next = b->free_list;
+    x->prev = NULL;
+    b->free_list = x;
+}
+
+void tb_bench_xf_destroy(struct xf *x)
+{
+    while (x != NULL) {
+        struct xf *nx = x->next;
+        tb_reader_free(&x->rd);
+        tb_stream_free(&x->stream);
+        free(x->body);
+        free(x);
+        x = nx;
+    }
+}
+
+/* The global id of local request k: this shard's k-th id. */
+static uint64_t global_id(const struct bench *b, uint64_t k)
+{
+    uint32_t n = b->o->nshards > 0 ? b->o->nshards : 1;
+    return b->o->shard + k * n;
+}
+
+/* The request body for prompt p with the template's dialect, model and
+ * options.  *out is malloc'd.  Returns 0, TB_EINVAL (bad messages/extra
+ * JSON, err says) or TB_ENOMEM. */
+static int request_body(const struct tb_api_request *tmpl, const struct tb_bench_prompt *p,
+                        char **out, char *err, size_t errlen)
+{
+    struct tb_api_request q = *tmpl;
+    q.prompt = p->prompt != NULL ? p->prompt : "";
+    q.messages_json = p->messages_json;
+    q.include_usage =
+        q.include_usage && tb_api_info(q.api) != NULL && tb_api_info(q.api)->usage_option;
+    return tb_api_request_body(&q, out, err, errlen);
+}
+
+int tb_bench_xf_start(struct bench *b, double t_sched, char *err, size_t errlen)
+{
+    const struct tb_bench_opts *o = b->o;
+    struct xf *x = get_xf(b);
+    int warm = b->warm_left > 0;
+    uint64_t k = warm ? b->next_local : b->next_local - o->warmup;
+    int rc;
+    if (x == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return TB_ENOMEM;
+    }
+    x->warm = warm;
+    x->fd = -1;
+    x->id = global_id(b, k);
+    x->prompt = (uint32_t)(x->id % o->prompts->n);
+    free(x->body);
+    x->body = NULL;
+    rc = request_body(&o->req, &o->prompts->v[x->prompt], &x->body, err, errlen);
+    if (rc != 0) {
+        put_xf(b, x);
+        return rc;
+    }
+    x->q = b->http;
+    x->q.body = x->body;
+    tb_bench_loop_stamp(b);
+    x->t_sched = warm ? b->clk.virtual_now : t_sched;
+    x->t_start = b->clk.virtual_now;
+    b->held -= tb_bench_held(&x->stream); /* a warm-up's, given back */
+    tb_stream_clear(&x->stream);
+    x->stream.usage_tokens = -1;
+    x->rd.secrets = b->secrets; /* what the server says is masked as it is kept */
+    tb_reader_begin(&x->rd, &x->stream, x->t_start);
+    rc = tb_http_xfer_begin(&x->hx, &x->q, &b->clk, tb_reader_feed, &x->rd, &x->hr);
+    if (rc == 0)
+        curl_easy_setopt(x->hx.h, CURLOPT_PRIVATE, (void *)x);
+    if (rc == 0 && curl_multi_add_handle(b->m, x->hx.h) != CURLM_OK) {
+        tb_http_xfer_end(&x->hx, CURLE_FAILED_INIT);
+        tb_http_resp_free(&x->hr);
+        rc = tb_seterr(err, errlen, TB_EIO, "libcurl would not add a transfer");
+    }
+    if (rc != 0) {
+        put_xf(b, x);
+        return rc;
+    }
+    x->running = 1;
+    x->next = b->inflight;
+    x->prev = NULL;
+    if (b->inflight != NULL)
+        b->inflight->prev = x;
+    b->inflight = x;
+    b->ninflight++;
+    b->next_local++;
+    if (warm)
+        b->warm_left--;
+    else
+        b->started++;
+    return 0;
+}
+
+/* Turns a finished transfer into a record (measured ones only). */
+int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
+{
+    struct tb_bench_rec *rec;
+    int rc = 0;
+    tb_bench_loop_stamp(b);
+    curl_multi_remove_handle(b->m, x->hx.h);
+    /* A redirect: the same transfer goes on to the next hop, by the rules
+     * `run` follows (http_xfer.h). */
+    if (tb_http_xfer_redirect(&x->hx, &curl_code)) {
+        if (curl_multi_add_handle(b->m, x->hx.h) == CURLM_OK)
+            return 0;
+        curl_code = CURLE_FAILED_INIT;
+    }
+    tb_http_xfer_end(&x->hx, curl_code);
+    tb_reader_conclude(&x->rd, &x->hr, &b->o->http, b->clk.virtual_now);
+    unlink_inflight(b, x);
+    x->running = 0;
+    if (!x->warm) {
+        rec = tb_bench_recs_add(b->out);
+        if (rec == NULL) {
+            rc = TB_ENOMEM;
+        } else {
+            rec->level = b->level;
+            rec->id = x->id;
+            rec->prompt = x->prompt;
+            rec->t_sched = x->t_sched;
+            rec->t_start = x->t_start;
+            rec->t_end = b->clk.virtual_now;
+            rec->error = x->rd.error;
+            rec->end = x->stream.end.kind;
+            snprintf(rec->message, sizeof(rec->message), "%.*s", (int)sizeof(rec->message) - 1,
+                     x->rd.message);
+            snprintf(rec->warning, sizeof(rec->warning), "%.*s", (int)sizeof(rec->warning) - 1,
+                     x->rd.warning);
+            rec->http_status = x->hr.status;
+            uint64_t nc = 0;
+            for (size_t i = 0; i < x->stream.n; i++)
+                nc += x->stream.ev[i].kind == TB_KIND_CONTENT;
+            rec->usage_tokens = x->rd.usage_completion;
+            if (x->rd.usage_completion >= 0 &&
+                !tb_stream_usage_credible(x->rd.usage_completion, nc)) {
+                rec->usage_ignored = x->rd.usage_completion; /* events are counted instead */
+                rec->usage_tokens = -1;
+            }
+            rec->surrogates_replaced = tb_api_replaced(x->rd.parser);
+            x->stream.usage_tokens = rec->usage_tokens;
+            /* The record takes the stream; the transfer starts a new one. */
+            rec->stream = x->stream;
+            tb_stream_init(&x->stream);
+            b->done++;
+            if (rec->error != 0)
+                b->errors++;
+            b->events += nc;
+        }
+    }
+    tb_http_resp_free(&x->hr);
+    put_xf(b, x);
+    return rc;
+}
+
+int tb_bench_xf_drain(struct bench *b)
+{
+    CURLMsg *msg;
+    int left, rc = 0;
+    while ((msg = curl_multi_info_read(b->m, &left)) != NULL) {
+        char *p = NULL;
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &p);
+        if (p != NULL && rc == 0)
+            rc = tb_bench_xf_finish(b, (struct xf *)(void *)p, (int)msg->data.result);
+        (void)tb_bench_loop_watch(b); /* an epoll error shows at the loop's next wait */
+    }
+    return rc;
+}
+
+/* Ends transfers the loop itself stops: idle ones, or all on cancel. */
+int tb_bench_xf_stop(struct bench *b, int all)
+{
+    double now = b->clk.virtual_now;
+    struct xf *x = b->inflight;
+    int rc = 0;
+    while (x != NULL) {
+        struct xf *nx = x->next;
+        double idle = b->o->http.idle_timeout;
+        if (all) {
+            x->hr.cancelled = 1;
+        } else if (idle > 0 && now - x->rd.last_data > idle) {
+            x->hr.idle_timeout = 1;
+        } else {
+            x = nx;
+            continue;
+        }
+        if (rc == 0)
+            rc = tb_bench_xf_finish(b, x, CURLE_ABORTED_BY_CALLBACK);
+        x = nx;
+    }
+    return rc;
+}

@@ -1,0 +1,33 @@
+/*
+ * bench_xfer.h - private to libttsbuf: one `ttsbuf bench` stream
+ * (bench_xfer.c): its request body, its transfer on the level's multi
+ * handle, its bytes through the stream reader, and the record it leaves.
+ *
+ * Threads: the thread that called tb_bench_run.
+ */
+#ifndef TTSBUF_BENCH_XFER_H
+#define TTSBUF_BENCH_XFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bench_state.h"
+
+/* What a stream counts toward bench's total (TB_BENCH_HELD_MAX): its
+ * events and their text, as a loaded trace counts. */
+uint64_t tb_bench_held(const struct tb_stream *s);
+
+/* Starts the next request (scheduled at t_sched).  Returns 0, TB_ENOMEM,
+ * TB_EINVAL (a bad body: err says) or TB_EIO. */
+int tb_bench_xf_start(struct bench *b, double t_sched, char *err, size_t errlen);
+/* Ends transfer x (libcurl's result curl_code; a redirect goes on) and
+ * records it when measured.  Returns 0 or TB_ENOMEM. */
+int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code);
+/* Finishes every transfer libcurl says is done.  0 or TB_ENOMEM. */
+int tb_bench_xf_drain(struct bench *b);
+/* Ends the transfers the loop itself stops: idle ones, or all. */
+int tb_bench_xf_stop(struct bench *b, int all);
+/* Frees a list of transfers (next-linked). */
+void tb_bench_xf_destroy(struct xf *x);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * analyze.c - segment a stream once, evaluate playout settings over the
+ * chunk list (see analyze.h).  No allocation per event beyond the chunk
+ * array's geometric growth.
+ */
+#include "ttsbuf/analyze.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "base/grow.h"
+#include "ttsbuf/error.h"
+
+const double tb_curve_prerolls[TB_CURVE_POINTS] = {0.0, 0.1, 0.25, 0.5, 1.0, 2.0};
+
+void tb_analyze_chunks_init(struct tb_chunks *c)
+{
+    c->v = NULL;
+    c->n = c->cap = 0;
+}
+
+void tb_analyze_chunks_free(struct tb_chunks *c)
+{
+    if (c == NULL)
+        return;
+    free(c->v);
+    tb_analyze_chunks_init(c);
+}
+
+int tb_analyze_chunks_push(struct tb_chunks *c, double t, uint64_t tok, uint32_t cps)
+{
+    if (c->n == c->cap) {
+        struct tb_chunk_at *v = tb_grow(c->v, &c->cap, sizeof(*v), 16);
+        if (v == NULL)
+            return TB_ENOMEM;
+        c->v = v;
+    }
+    c->v[c->n].c = t;
+    c->v[c->n].tok = tok;
+    c->v[c->n].cps = cps;
+    c->v[c->n].dur = NAN;
+    c->n++;
+    return 0;
+}
+
+struct seg_ctx {
+    struct tb_chunks *out;
+    double t;     /* arrival of the event being fed */
+    uint64_t tok; /* its token index */
+    int rc;
+};
+
+static void on_chunk(void *ud, const struct tb_chunk *ch)
+{
+    struct seg_ctx *x = ud;
+    int rc = tb_analyze_chunks_push(x->out, x->t, x->tok, ch->cps);
+    if (rc != 0)
+        x->rc = rc;
+}
+
+int tb_analyze_segment(const struct tb_stream *s, struct tb_seg *seg, struct tb_chunks *out)
+{
+    struct seg_ctx x = {out, 0.0, 0, 0};
+    uint64_t tokens = 0;
+    out->n = 0;
+    tb_seg_reset(seg);
+    for (size_t i = 0; i < s->n; i++) {
+        const struct tb_event *e = &s->ev[i];
+        if (e->kind != TB_KIND_CONTENT)
+            continue;
+        tokens += e->tokens;
+        x.t = e->t;
+        x.tok = tokens - 1;
+        tb_seg_feed(seg, s->text + e->off, e->len, on_chunk, &x);
+    }
+    tb_seg_finish(seg, on_chunk, &x);
+    return x.rc;
+}
+
+int tb_analyze_playout(const struct tb_chunks *c, struct tb_playout *p,
+                       const struct tb_playout_opts *o, struct tb_playout_result *out)
+{
+    int rc = tb_playout_reset(p, o);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < c->n && rc == 0; i++)
+        rc = isnan(c->v[i].dur)
+                 ? tb_playout_add(p, c->v[i].c, c->v[i].tok, c->v[i].cps)
+                 : tb_playout_add_timed(p, c->v[i].c, c->v[i].tok, c->v[i].cps, c->v[i].dur);
+    if (rc == 0)
+        rc = tb_playout_finish(p);
+    tb_playout_result(p, out);
+    return rc;
+}

@@ -1,0 +1,337 @@
+/*
+ * playout.c - the v1 playout model, online (see playout.h for the maths).
+ *
+ * State is O(1): the running speech total S (kept as an integer count of
+ * code points, so S_{j-1} in the minimum-TPS ratio is exact up to one
+ * division), the end of the last scheduled chunk, and the start chunk q.
+ * Chunks before playback starts cannot underrun (each is ready by
+ * c_q + L <= its start), so they need no individual bookkeeping unless a
+ * caller asked for the schedule.
+ */
+#include "ttsbuf/playout.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/voice.h"
+
+struct pend {
+    double c;
+    uint32_t cps;
+    double dur;
+};
+
+struct tb_playout {
+    struct tb_playout_opts o;
+    tb_play_fn fn;
+    void *ud;
+    int started;
+    uint32_t m, q;
+    uint64_t cps_sum;
+    double dur_sum; /* the same total in seconds, from the chunks' durations */
+    int timed;      /* a chunk came with its own duration (a timed voice) */
+    double s1, e_prev, c_q;
+    uint64_t tok_q;
+    double last_c;
+    uint64_t last_tok;
+    struct tb_playout_result r;
+    struct pend *pend;
+    size_t npend, cap;
+    /* Rebuffering (opts.rebuffer): after a counted underrun at chunk rb_j,
+     * playback waits until rb_cps code points are buffered (>= P). */
+    int rebuffering;
+    uint32_t rb_j;
+    uint64_t rb_cps;
+    double rb_dur;
+};
+
+void tb_playout_opts_default(struct tb_playout_opts *o)
+{
+    o->wpm = TB_WPM_DEFAULT;
+    o->tts_latency = 0.0;
+    o->preroll = 0.0;
+    o->rebuffer = 0;
+}
+
+static int opts_ok(const struct tb_playout_opts *o)
+{
+    return o->wpm > 0.0 && o->tts_latency >= 0.0 && o->preroll >= 0.0;
+}
+
+int tb_playout_create(const struct tb_playout_opts *o, tb_play_fn fn, void *ud,
+                      struct tb_playout **out)
+{
+    struct tb_playout *p;
+    *out = NULL;
+    if (!opts_ok(o))
+        return TB_EINVAL;
+    p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return TB_ENOMEM;
+    p->fn = fn;
+    p->ud = ud;
+    tb_playout_reset(p, o);
+    *out = p;
+    return 0;
+}
+
+void tb_playout_destroy(struct tb_playout *p)
+{
+    if (p == NULL)
+        return;
+    free(p->pend);
+    free(p);
+}
+
+int tb_playout_reset(struct tb_playout *p, const struct tb_playout_opts *o)
+{
+    struct tb_playout_opts keep = o != NULL ? *o : p->o;
+    if (!opts_ok(&keep))
+        return TB_EINVAL;
+    /* All but the callback and the pending chunks' buffer start again. */
+    *p = (struct tb_playout){.o = keep, .fn = p->fn, .ud = p->ud, .pend = p->pend, .cap = p->cap};
+    return 0;
+}
+
+static double speech(const struct tb_playout *p, uint64_t cps)
+{
+    return tb_voice_seconds(cps, p->o.wpm);
+}
+
+/* S so far: exact from the code-point count under the rate model, the sum
+ * of the given durations once a timed voice is in use. */
+static double spoken(const struct tb_playout *p)
+{
+    return p->timed ? p->dur_sum : speech(p, p->cps_sum);
+}
+
+/* Whether cps code points / dur seconds reach the pre-roll: compared as
+ * cps x 10 >= P x wpm under the rate model, to stay exact. */
+static int reaches_preroll(const struct tb_playout *p, uint64_t cps, double dur)
+{
+    return p->timed ? dur >= p->o.preroll : (double)cps * 10.0 >= p->o.preroll * p->o.wpm;
+}
+
+/* Speech of cps code points, or dur seconds once a timed voice is in use. */
+static double span(const struct tb_playout *p, uint64_t cps, double dur)
+{
+    return p->timed ? dur : speech(p, cps);
+}
+
+/* Playback starts at s_1 = c + L; chunks 1..m so far play back to back. */
+static void start(struct tb_playout *p, double c, uint64_t tok)
+{
+    p->started = 1;
+    p->q = p->m;
+    p->c_q = c;
+    p->tok_q = tok;
+    p->s1 = c + p->o.tts_latency;
+    p->e_prev = p->s1 + spoken(p);
+    if (p->fn != NULL) {
+        uint64_t before = 0;
+        double before_s = 0.0;
+        for (size_t i = 0; i < p->npend; i++) {
+            struct tb_play pl;
+            pl.chunk = (uint32_t)i + 1;
+            pl.cps = p->pend[i].cps;
+            pl.ready = p->pend[i].c + p->o.tts_latency;
+            pl.start = p->s1 + span(p, before, before_s);
+            before += p->pend[i].cps;
+            before_s += p->pend[i].dur;
+            pl.end = p->s1 + span(p, before, before_s);
+            pl.gap = 0.0;
+            p->fn(p->ud, &pl);
+        }
+        p->npend = 0;
+    }
+}
+
+/* Keeps a chunk that waits for playback, for the schedule callback. */
+static int pend_push(struct tb_playout *p, double c, uint32_t cps, double dur)
+{
+    if (p->fn == NULL)
+        return 0;
+    if (p->npend == p->cap) {
+        struct pend *np = tb_grow(p->pend, &p->cap, sizeof(*np), 64);
+        if (np == NULL)
+            return TB_ENOMEM;
+        p->pend = np;
+    }
+    p->pend[p->npend].c = c;
+    p->pend[p->npend].cps = cps;
+    p->pend[p->npend].dur = dur;
+    p->npend++;
+    return 0;
+}
+
+/* Counts one underrun of length gap. */
+static void count_gap(struct tb_playout *p, double gap)
+{
+    p->r.underruns++;
+    if (gap >= TB_INTERRUPT_S)
+        p->r.interruptions++;
+    p->r.gap_total += gap;
+    if (gap > p->r.gap_max)
+        p->r.gap_max = gap;
+}
+
+/*
+ * Rebuffering ends: the chunks rb_j..m, buffered since the underrun, play
+ * back to back from t (the moment the last of them is ready).  Their audio
+ * was all ready by then, so none of them can underrun; the one silence is
+ * t - e_{rb_j - 1}, counted now.
+ */
+static void resume(struct tb_playout *p, double t)
+{
+    double gap = t - p->e_prev;
+    uint64_t before = 0;
+    double before_s = 0.0;
+    count_gap(p, gap);
+    p->rebuffering = 0;
+    if (p->fn != NULL) {
+        for (size_t i = 0; i < p->npend; i++) {
+            struct tb_play pl;
+            pl.chunk = p->rb_j + (uint32_t)i;
+            pl.cps = p->pend[i].cps;
+            pl.ready = p->pend[i].c + p->o.tts_latency;
+            pl.start = t + span(p, before, before_s);
+            before += p->pend[i].cps;
+            before_s += p->pend[i].dur;
+            pl.end = t + span(p, before, before_s);
+            pl.gap = i == 0 ? gap : 0.0;
+            p->fn(p->ud, &pl);
+        }
+        p->npend = 0;
+    }
+    p->e_prev = t + span(p, p->rb_cps, p->rb_dur);
+}
+
+/* dur is the chunk's duration, or NAN for the rate model's. */
+static int add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, double dur)
+{
+    double d = dur;
+    if (isnan(d))
+        d = speech(p, cps);
+    else
+        p->timed = 1;
+    p->m++;
+    p->last_c = c;
+    p->last_tok = tok;
+    if (!p->started) {
+        p->cps_sum += cps;
+        p->dur_sum += d;
+        if (pend_push(p, c, cps, d) != 0)
+            return TB_ENOMEM;
+        if (reaches_preroll(p, p->cps_sum, p->dur_sum))
+            start(p, c, tok);
+        return 0;
+    }
+
+    /* j = m > q: S_{j-1} is the speech before this chunk. */
+    double s_prev = spoken(p);
+    /* A timed voice can give a chunk no sound at all (only spaces or
+     * punctuation): with nothing spoken yet there is no rate to need. */
+    double need = s_prev > 0.0 ? (double)(tok - p->tok_q) / s_prev : 0.0;
+    double x = s_prev > 0.0 ? (c - p->c_q) / s_prev : 0.0;
+    double ready = c + p->o.tts_latency;
+    double gap = ready - p->e_prev;
+    struct tb_play pl;
+
+    if (need > p->r.min_tps)
+        p->r.min_tps = need;
+    if (x > p->r.speedup)
+        p->r.speedup = x;
+    if (p->o.rebuffer && (p->rebuffering || gap > TB_GAP_MIN_S)) {
+        /* Wait for P seconds of audio, compared exactly as the pre-roll. */
+        if (!p->rebuffering) {
+            p->rebuffering = 1;
+            p->rb_j = p->m;
+            p->rb_cps = 0;
+            p->rb_dur = 0.0;
+        }
+        p->cps_sum += cps;
+        p->dur_sum += d;
+        p->rb_cps += cps;
+        p->rb_dur += d;
+        if (pend_push(p, c, cps, d) != 0)
+            return TB_ENOMEM;
+        if (reaches_preroll(p, p->rb_cps, p->rb_dur))
+            resume(p, ready);
+        return 0;
+    }
+    pl.gap = 0.0;
+    if (gap > TB_GAP_MIN_S) {
+        count_gap(p, gap);
+        pl.gap = gap;
+    }
+    pl.start = ready > p->e_prev ? ready : p->e_prev;
+    pl.end = pl.start + d;
+    p->e_prev = pl.end;
+    p->cps_sum += cps;
+    p->dur_sum += d;
+    if (p->fn != NULL) {
+        pl.chunk = p->m;
+        pl.cps = cps;
+        pl.ready = ready;
+        p->fn(p->ud, &pl);
+    }
+    return 0;
+}
+
+int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
+{
+    return add(p, c, tok, cps, NAN);
+}
+
+int tb_playout_add_timed(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, double dur)
+{
+    if (!(dur >= 0.0) || dur > 1e9)
+        return TB_EINVAL;
+    return add(p, c, tok, cps, dur);
+}
+
+int tb_playout_force_start(struct tb_playout *p, double t)
+{
+    if (p->rebuffering) {
+        resume(p, t + p->o.tts_latency);
+        return 0;
+    }
+    if (p->started || p->m == 0)
+        return TB_EINVAL;
+    start(p, t, p->last_tok);
+    return 0;
+}
+
+int tb_playout_finish(struct tb_playout *p)
+{
+    if (!p->started && p->m > 0)
+        start(p, p->last_c, p->last_tok);
+    if (p->rebuffering)
+        resume(p, p->last_c + p->o.tts_latency);
+    return 0;
+}
+
+int tb_playout_started(const struct tb_playout *p, double *s1)
+{
+    if (s1 != NULL)
+        *s1 = p->s1;
+    return p->started;
+}
+
+double tb_playout_end(const struct tb_playout *p)
+{
+    return p->started ? p->e_prev : 0.0;
+}
+
+void tb_playout_result(const struct tb_playout *p, struct tb_playout_result *out)
+{
+    *out = p->r;
+    out->chunks = p->m;
+    out->q = p->q;
+    out->ttfa = p->started ? p->s1 : 0.0;
+    out->speech = spoken(p);
+    out->end = p->started ? p->e_prev : 0.0;
+}

@@ -1,0 +1,568 @@
+/*
+ * sweep.c - the playout model over a grid of settings and many streams
+ * (see sweep.h for the maths of the inverse questions).
+ *
+ * Three phases, each spread over the threads by an atomic work counter:
+ *   1. segment: every (chunk, min_chars) pair x every stream -> a chunk
+ *      list (the only phase that allocates: the lists grow);
+ *   2. points: every grid point, all streams -> per-stream results in the
+ *      thread's scratch, then the statistics (sorts in scratch);
+ *   3. series (only with a target): every series, all streams -> the
+ *      smallest gap-free pre-roll per stream, then its quantile.
+ * Each thread owns one playout engine (no schedule callback, so it never
+ * allocates) and its scratch arrays, made before the threads start.
+ * Results of different units never share memory, so the only shared
+ * writes are the atomic counters.
+ */
+#include "ttsbuf/sweep.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ttsbuf/analyze.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/playout.h"
+#include "ttsbuf/seg.h"
+#include "ttsbuf/voice.h"
+
+static const double ax_default[TB_AX__COUNT] = {TB_CHUNK_SENTENCE, 1, 0, TB_WPM_DEFAULT, 0, 0, 0};
+static const char *const ax_names[TB_AX__COUNT] = {
+    "chunk", "min_chars", "tps", "wpm", "tts_latency_s", "rebuffer", "preroll_s",
+};
+
+/* What a stream needs beyond its chunk lists. */
+struct input {
+    const char *name;
+    const struct tb_stream *s;
+    double a0;   /* first content event's arrival */
+    uint64_t t0; /* its token index */
+    uint64_t events;
+};
+
+/* Per-stream results of one point, kept in a thread's scratch. */
+struct one {
+    double gap_total, ttfa, min_tps;
+    uint32_t underruns, interruptions;
+};
+
+struct worker {
+    struct tb_sweep *sw;
+    struct tb_playout *play;
+    struct tb_seg *seg[TB_CHUNK__COUNT]; /* one per policy, made on first use */
+    uint32_t seg_mc[TB_CHUNK__COUNT];    /* its min_chars */
+    struct one *one;                     /* n streams */
+    double *v;                           /* n values, for sorting */
+    int rc;
+    pthread_t th;
+};
+
+struct tb_sweep {
+    double *axis[TB_AX__COUNT];
+    size_t n[TB_AX__COUNT];
+    double target;
+    struct input *in;
+    size_t nin;
+    uint64_t events;
+    size_t nseg;              /* chunk x min_chars pairs */
+    struct tb_chunks *chunks; /* nseg x nin, pair-major */
+    struct tb_sweep_point *pt;
+    size_t npt, nseries;
+    /* work distribution */
+    int phase;
+    atomic_size_t next, done;
+    size_t units;
+    int ran;
+};
+
+void tb_sweep_opts_default(struct tb_sweep_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+}
+
+const char *tb_sweep_axis_name(enum tb_sweep_axis a)
+{
+    return (unsigned)a < TB_AX__COUNT ? ax_names[a] : "?";
+}
+
+/* An axis value's allowed range; 0 ok, else an error in err. */
+static int check_value(enum tb_sweep_axis a, double v, char *err, size_t errlen)
+{
+    static const double lo[TB_AX__COUNT] = {0, 1, 0, TB_WPM_MIN, 0, 0, 0};
+    static const double hi[TB_AX__COUNT] = {
+        TB_CHUNK__COUNT - 1, 100000, 1e5, TB_WPM_MAX, 60, 1, 3600};
+    if (!isfinite(v) || v < lo[a] || v > hi[a])
+        return tb_seterr(err, errlen, TB_ERANGE, "%s: %g is outside %g..%g", ax_names[a], v, lo[a],
+                         hi[a]);
+    if ((a == TB_AX_CHUNK || a == TB_AX_MINCHARS || a == TB_AX_REBUFFER) && v != floor(v))
+        return tb_seterr(err, errlen, TB_EINVAL, "%s: %g is not a whole number", ax_names[a], v);
+    if (a == TB_AX_TPS && v > 0 && v < 0.001)
+        return tb_seterr(err, errlen, TB_ERANGE, "tps: %g is outside 0.001..1e5 (0: as recorded)",
+                         v);
+    return 0;
+}
+
+static int set_axes(struct tb_sweep *sw, const struct tb_sweep_opts *o, char *err, size_t errlen)
+{
+    size_t npt = 1;
+    for (int a = 0; a < TB_AX__COUNT; a++) {
+        size_t n = o->axis[a] != NULL ? o->n[a] : 0;
+        const double *src = n > 0 ? o->axis[a] : &ax_default[a];
+        if (n == 0)
+            n = 1;
+        if (n > TB_SWEEP_AXIS_MAX)
+            return tb_seterr(err, errlen, TB_ETOOBIG, "%s: %zu values (at most %u)", ax_names[a], n,
+                             TB_SWEEP_AXIS_MAX);
+        sw->axis[a] = malloc(n * sizeof(double));
+        if (sw->axis[a] == NULL)
+            return TB_ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+            int rc = check_value((enum tb_sweep_axis)a, src[i], err, errlen);
+            if (rc != 0)
+                return rc;
+            sw->axis[a][i] = src[i];
+        }
+        sw->n[a] = n;
+        npt *= n;
+        if (npt > TB_SWEEP_POINTS_MAX)
+            return tb_seterr(err, errlen, TB_ETOOBIG, "the grid has over %u points",
+                             TB_SWEEP_POINTS_MAX);
+    }
+    sw->npt = npt;
+    sw->nseries = npt / sw->n[TB_AX_PREROLL];
+    sw->nseg = sw->n[TB_AX_CHUNK] * sw->n[TB_AX_MINCHARS];
+    return 0;
+}
+
+static int set_inputs(struct tb_sweep *sw, const struct tb_sweep_input *in, size_t nin, char *err,
+                      size_t errlen)
+{
+    if (nin == 0)
+        return tb_seterr(err, errlen, TB_EEMPTY, "no input stream");
+    if (nin > TB_SWEEP_INPUTS_MAX)
+        return tb_seterr(err, errlen, TB_ETOOBIG, "%zu input streams (at most %u)", nin,
+                         TB_SWEEP_INPUTS_MAX);
+    sw->in = calloc(nin, sizeof(*sw->in));
+    if (sw->in == NULL)
+        return TB_ENOMEM;
+    sw->nin = nin;
+    for (size_t i = 0; i < nin; i++) {
+        const struct tb_stream *s = in[i].s;
+        struct input *x = &sw->in[i];
+        uint64_t tokens = 0;
+        int first = 1;
+        x->name = in[i].name;
+        x->s = s;
+        for (size_t k = 0; k < s->n; k++) {
+            if (s->ev[k].kind != TB_KIND_CONTENT)
+                continue;
+            tokens += s->ev[k].tokens;
+            if (first) {
+                x->a0 = s->ev[k].t;
+                x->t0 = tokens - 1;
+                first = 0;
+            }
+            x->events++;
+        }
+        if (first)
+            return tb_seterr(err, errlen, TB_EEMPTY, "%s: no content event", in[i].name);
+        sw->events += x->events;
+    }
+    return 0;
+}
+
+int tb_sweep_create(const struct tb_sweep_opts *o, const struct tb_sweep_input *in, size_t nin,
+                    struct tb_sweep **out, char *err, size_t errlen)
+{
+    struct tb_sweep *sw = calloc(1, sizeof(*sw));
+    int rc;
+    *out = NULL;
+    if (sw == NULL)
+        return TB_ENOMEM;
+    if (!(o->target >= 0.0 && o->target <= 1.0)) {
+        rc = tb_seterr(err, errlen, TB_ERANGE, "target share %g is outside 0..1", o->target);
+        goto fail;
+    }
+    sw->target = o->target;
+    rc = set_axes(sw, o, err, errlen);
+    if (rc == 0)
+        rc = set_inputs(sw, in, nin, err, errlen);
+    if (rc != 0)
+        goto fail;
+    rc = TB_ENOMEM;
+    if (sw->nseg > SIZE_MAX / sizeof(struct tb_chunks) / nin)
+        goto fail;
+    sw->chunks = malloc(sw->nseg * nin * sizeof(*sw->chunks));
+    /* Empty lists at once: tb_sweep_destroy frees them if what follows
+     * fails. */
+    for (size_t i = 0; sw->chunks != NULL && i < sw->nseg * nin; i++)
+        tb_analyze_chunks_init(&sw->chunks[i]);
+    sw->pt = calloc(sw->npt, sizeof(*sw->pt));
+    if (sw->chunks == NULL || sw->pt == NULL)
+        goto fail;
+    for (size_t p = 0; p < sw->npt; p++) {
+        size_t idx[TB_AX__COUNT];
+        tb_sweep_point_axes(sw, p, idx);
+        for (int a = 0; a < TB_AX__COUNT; a++)
+            sw->pt[p].ax[a] = sw->axis[a][idx[a]];
+    }
+    *out = sw;
+    return 0;
+fail:
+    if (rc == TB_ENOMEM)
+        tb_seterr(err, errlen, rc, "out of memory");
+    tb_sweep_destroy(sw);
+    return rc;
+}
+
+void tb_sweep_destroy(struct tb_sweep *sw)
+{
+    if (sw == NULL)
+        return;
+    if (sw->chunks != NULL)
+        for (size_t i = 0; i < sw->nseg * sw->nin; i++)
+            tb_analyze_chunks_free(&sw->chunks[i]);
+    free(sw->chunks);
+    free(sw->pt);
+    free(sw->in);
+    for (int a = 0; a < TB_AX__COUNT; a++)
+        free(sw->axis[a]);
+    free(sw);
+}
+
+void tb_sweep_point_axes(const struct tb_sweep *sw, size_t point, size_t idx[TB_AX__COUNT])
+{
+    for (int a = TB_AX__COUNT - 1; a >= 0; a--) {
+        idx[a] = point % sw->n[a];
+        point /= sw->n[a];
+    }
+}
+
+size_t tb_sweep_point_index(const struct tb_sweep *sw, const size_t idx[TB_AX__COUNT])
+{
+    size_t p = 0;
+    for (int a = 0; a < TB_AX__COUNT; a++)
+        p = p * sw->n[a] + idx[a];
+    return p;
+}
+
+const struct tb_sweep_point *tb_sweep_points(const struct tb_sweep *sw, size_t *n)
+{
+    *n = sw->npt;
+    return sw->pt;
+}
+
+const double *tb_sweep_axis_values(const struct tb_sweep *sw, enum tb_sweep_axis a, size_t *n)
+{
+    *n = sw->n[a];
+    return sw->axis[a];
+}
+
+double tb_sweep_target(const struct tb_sweep *sw)
+{
+    return sw->target;
+}
+
+size_t tb_sweep_inputs(const struct tb_sweep *sw)
+{
+    return sw->nin;
+}
+
+uint64_t tb_sweep_events_per_point(const struct tb_sweep *sw)
+{
+    return sw->events;
+}
+
+/* ------------------------------------------------------------ the model */
+
+/* One playout pass over a chunk list, re-timed to tps when tps > 0. */
+static int play(const struct tb_chunks *c, double a0, uint64_t t0, double tps, struct tb_playout *p,
+                const struct tb_playout_opts *o, struct tb_playout_result *r)
+{
+    int rc;
+    if (tps <= 0.0)
+        return tb_analyze_playout(c, p, o, r);
+    rc = tb_playout_reset(p, o);
+    if (rc != 0)
+        return rc;
+    /* Re-timed completions: a_0 + (T - T_0) / r.  No callback: no
+     * allocation, so the adds cannot fail. */
+    for (size_t j = 0; j < c->n; j++)
+        tb_playout_add(p, a0 + (double)(c->v[j].tok - t0) / tps, c->v[j].tok, c->v[j].cps);
+    rc = tb_playout_finish(p);
+    tb_playout_result(p, r);
+    return rc;
+}
+
+/* The pre-roll that starts playback at chunk q (1-based) of c: 0 for q 1,
+ * else the smallest whole millisecond above S_{q-1}.  A chunk lasts at
+ * least 10 / TB_WPM_MAX = 10 ms, so that millisecond is <= S_q. */
+static double preroll_for_q(const struct tb_chunks *c, size_t q, double wpm)
+{
+    uint64_t cps = 0;
+    if (q <= 1)
+        return 0.0;
+    for (size_t j = 0; j + 1 < q; j++)
+        cps += c->v[j].cps;
+    return floor(tb_voice_seconds(cps, wpm) * 1000.0 + 1.0) / 1000.0;
+}
+
+int tb_sweep_trace_preroll(const struct tb_chunks *c, double a0, uint64_t t0, double tps,
+                           struct tb_playout *p, const struct tb_playout_opts *o, double *out)
+{
+    struct tb_playout_opts po = *o;
+    struct tb_playout_result r;
+    size_t lo = 1, hi = c->n; /* gap-free from q = hi, always (nothing after it) */
+    if (c->n == 0)
+        return TB_EEMPTY;
+    po.rebuffer = 0;
+    /* Smallest q in [lo, hi] that is gap-free: starting later never adds a
+     * gap (every e_j moves later or stays), so gap-free is monotone in q. */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int rc;
+        po.preroll = preroll_for_q(c, mid, po.wpm);
+        rc = play(c, a0, t0, tps, p, &po, &r);
+        if (rc != 0)
+            return rc;
+        if (r.underruns == 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    *out = preroll_for_q(c, lo, po.wpm);
+    return 0;
+}
+
+/* ---------------------------------------------------------- statistics */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The ceil(q n)-th smallest of sorted v[0..n). */
+static double rank(const double *v, size_t n, double q)
+{
+    size_t k = (size_t)ceil(q * (double)n - 1e-9);
+    if (k < 1)
+        k = 1;
+    if (k > n)
+        k = n;
+    return v[k - 1];
+}
+
+/* ---------------------------------------------------------------- units */
+
+static const struct tb_chunks *chunks_of(const struct tb_sweep *sw, size_t seg, size_t i)
+{
+    return &sw->chunks[seg * sw->nin + i];
+}
+
+static int unit_segment(struct worker *w, size_t u)
+{
+    struct tb_sweep *sw = w->sw;
+    size_t seg = u / sw->nin, i = u % sw->nin;
+    size_t ci = seg / sw->n[TB_AX_MINCHARS], mi = seg % sw->n[TB_AX_MINCHARS];
+    int pol = (int)sw->axis[TB_AX_CHUNK][ci];
+    struct tb_seg_opts so;
+    so.policy = (enum tb_chunk_policy)pol;
+    so.min_chars = (uint32_t)sw->axis[TB_AX_MINCHARS][mi];
+    /* min_chars is part of a segmenter's options: a new one on change
+     * (units are pair-major, so that is rare). */
+    if (w->seg[pol] == NULL || w->seg_mc[pol] != so.min_chars) {
+        int rc;
+        tb_seg_destroy(w->seg[pol]);
+        w->seg[pol] = NULL;
+        rc = tb_seg_create(&so, &w->seg[pol]);
+        if (rc != 0)
+            return rc;
+        w->seg_mc[pol] = so.min_chars;
+    }
+    return tb_analyze_segment(sw->in[i].s, w->seg[pol], &sw->chunks[seg * sw->nin + i]);
+}
+
+/* The playout options and the tps of point (or series) indices idx. */
+static double point_opts(const struct tb_sweep *sw, const size_t idx[TB_AX__COUNT],
+                         struct tb_playout_opts *o, size_t *seg)
+{
+    tb_playout_opts_default(o);
+    o->wpm = sw->axis[TB_AX_WPM][idx[TB_AX_WPM]];
+    o->tts_latency = sw->axis[TB_AX_LAT][idx[TB_AX_LAT]];
+    o->rebuffer = (int)sw->axis[TB_AX_REBUFFER][idx[TB_AX_REBUFFER]];
+    o->preroll = sw->axis[TB_AX_PREROLL][idx[TB_AX_PREROLL]];
+    *seg = idx[TB_AX_CHUNK] * sw->n[TB_AX_MINCHARS] + idx[TB_AX_MINCHARS];
+    return sw->axis[TB_AX_TPS][idx[TB_AX_TPS]];
+}
+
+static int unit_point(struct worker *w, size_t u)
+{
+    struct tb_sweep *sw = w->sw;
+    struct tb_sweep_point *pt = &sw->pt[u];
+    struct tb_playout_opts o;
+    size_t idx[TB_AX__COUNT], seg, n = sw->nin, clean = 0;
+    double tps;
+
+    tb_sweep_point_axes(sw, u, idx);
+    tps = point_opts(sw, idx, &o, &seg);
+    for (size_t i = 0; i < n; i++) {
+        struct tb_playout_result r;
+        const struct input *x = &sw->in[i];
+        int rc = play(chunks_of(sw, seg, i), x->a0, x->t0, tps, w->play, &o, &r);
+        if (rc != 0)
+            return rc;
+        w->one[i].gap_total = r.gap_total;
+        w->one[i].ttfa = r.ttfa;
+        w->one[i].min_tps = r.min_tps;
+        w->one[i].underruns = r.underruns;
+        w->one[i].interruptions = r.interruptions;
+        clean += r.underruns == 0;
+    }
+    pt->gapless = (double)clean / (double)n;
+    pt->events = sw->events;
+#define STAT(field, expr)                                                                          \
+    do {                                                                                           \
+        for (size_t i = 0; i < n; i++)                                                             \
+            w->v[i] = (expr);                                                                      \
+        tb_stats_of(w->v, n, &pt->field);                                                          \
+    } while (0)
+    STAT(underruns, (double)w->one[i].underruns);
+    STAT(interruptions, (double)w->one[i].interruptions);
+    STAT(gap_total, w->one[i].gap_total);
+    STAT(ttfa, w->one[i].ttfa);
+    STAT(min_tps, w->one[i].min_tps);
+#undef STAT
+    /* w->v now holds the sorted min TPS values. */
+    pt->tps_for_target = sw->target > 0.0 ? rank(w->v, n, sw->target) : NAN;
+    if (sw->target <= 0.0)
+        pt->preroll_for_target = NAN;
+    return 0;
+}
+
+static int unit_series(struct worker *w, size_t u)
+{
+    struct tb_sweep *sw = w->sw;
+    struct tb_playout_opts o;
+    size_t idx[TB_AX__COUNT], seg, first = u * sw->n[TB_AX_PREROLL];
+    double tps, ans;
+
+    tb_sweep_point_axes(sw, first, idx);
+    tps = point_opts(sw, idx, &o, &seg);
+    for (size_t i = 0; i < sw->nin; i++) {
+        const struct input *x = &sw->in[i];
+        int rc =
+            tb_sweep_trace_preroll(chunks_of(sw, seg, i), x->a0, x->t0, tps, w->play, &o, &w->v[i]);
+        if (rc != 0)
+            return rc;
+    }
+    qsort(w->v, sw->nin, sizeof(double), cmp_double);
+    ans = rank(w->v, sw->nin, sw->target);
+    for (size_t k = 0; k < sw->n[TB_AX_PREROLL]; k++)
+        sw->pt[first + k].preroll_for_target = ans;
+    return 0;
+}
+
+/* Claims and runs the next unit of the current phase; 0 when none is
+ * left (or this worker failed). */
+static int next_unit(struct worker *w)
+{
+    struct tb_sweep *sw = w->sw;
+    size_t u = atomic_fetch_add_explicit(&sw->next, 1, memory_order_relaxed);
+    int rc;
+    if (u >= sw->units || w->rc != 0)
+        return 0;
+    if (sw->phase == 0)
+        rc = unit_segment(w, u);
+    else if (sw->phase == 1)
+        rc = unit_point(w, u);
+    else
+        rc = unit_series(w, u);
+    if (rc != 0)
+        w->rc = rc;
+    atomic_fetch_add_explicit(&sw->done, 1, memory_order_relaxed);
+    return 1;
+}
+
+static void *work(void *arg)
+{
+    while (next_unit(arg))
+        ;
+    return NULL;
+}
+
+static void worker_free(struct worker *w)
+{
+    tb_playout_destroy(w->play);
+    for (int i = 0; i < TB_CHUNK__COUNT; i++)
+        tb_seg_destroy(w->seg[i]);
+    free(w->one);
+    free(w->v);
+}
+
+/* Runs one phase of `units` units on nt workers; the calling thread is
+ * worker 0 and reports progress.  done_before/total: overall counts. */
+static int run_phase(struct tb_sweep *sw, struct worker *w, unsigned nt, int phase, size_t units,
+                     size_t done_before, size_t total, tb_sweep_progress_fn fn, void *ud)
+{
+    unsigned started = 1;
+    int rc = 0;
+    sw->phase = phase;
+    sw->units = units;
+    atomic_store(&sw->next, 0);
+    atomic_store(&sw->done, 0);
+    /* pthread_create is a full barrier for what was written above. */
+    for (unsigned t = 1; t < nt; t++) {
+        if (pthread_create(&w[t].th, NULL, work, &w[t]) != 0)
+            break;
+        started++;
+    }
+    while (next_unit(&w[0]))
+        if (fn != NULL)
+            fn(ud, done_before + atomic_load_explicit(&sw->done, memory_order_relaxed), total);
+    for (unsigned t = 1; t < started; t++)
+        pthread_join(w[t].th, NULL);
+    for (unsigned t = 0; t < nt; t++)
+        if (w[t].rc != 0 && rc == 0)
+            rc = w[t].rc;
+    return rc;
+}
+
+int tb_sweep_run(struct tb_sweep *sw, unsigned threads, tb_sweep_progress_fn fn, void *ud)
+{
+    struct worker *w;
+    struct tb_playout_opts po;
+    size_t nseg_units, total;
+    int rc = 0;
+    if (threads < 1 || threads > TB_SWEEP_THREADS_MAX || sw->ran)
+        return TB_EINVAL;
+    sw->ran = 1;
+    w = calloc(threads, sizeof(*w));
+    if (w == NULL)
+        return TB_ENOMEM;
+    tb_playout_opts_default(&po);
+    for (unsigned t = 0; t < threads && rc == 0; t++) {
+        w[t].sw = sw;
+        w[t].one = malloc(sw->nin * sizeof(*w[t].one));
+        w[t].v = malloc(sw->nin * sizeof(*w[t].v));
+        rc = tb_playout_create(&po, NULL, NULL, &w[t].play);
+        if (rc == 0 && (w[t].one == NULL || w[t].v == NULL))
+            rc = TB_ENOMEM;
+    }
+    nseg_units = sw->nseg * sw->nin;
+    total = nseg_units + sw->npt + (sw->target > 0.0 ? sw->nseries : 0);
+    if (rc == 0)
+        rc = run_phase(sw, w, threads, 0, nseg_units, 0, total, fn, ud);
+    if (rc == 0)
+        rc = run_phase(sw, w, threads, 1, sw->npt, nseg_units, total, fn, ud);
+    if (rc == 0 && sw->target > 0.0)
+        rc = run_phase(sw, w, threads, 2, sw->nseries, nseg_units + sw->npt, total, fn, ud);
+    for (unsigned t = 0; t < threads; t++)
+        worker_free(&w[t]);
+    free(w);
+    if (rc == 0 && fn != NULL)
+        fn(ud, total, total); /* the last unit may have been another thread's */
+    return rc;
+}

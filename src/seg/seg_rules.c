@@ -1,0 +1,131 @@
+/*
+ * seg_rules.c - the policies that decide from counts and the last
+ * characters, not from a framework's buffer: token, sentence, clause
+ * (ttsbuf's own rules), fixed40, and elevenlabs (the documented
+ * chunk_length_schedule).  See seg.h for each rule.
+ *
+ * token, sentence and clause decide once per event and touch each byte
+ * once (code point count) plus a short backward scan for the last
+ * significant character; that is the simulator's hot path.  fixed40 and
+ * elevenlabs are linear in the text.
+ */
+#include <string.h>
+
+#include "seg_priv.h"
+#include "seg_rules.h"
+#include "ttsbuf/utf8.h"
+
+static int is_space(uint32_t c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xA0;
+}
+
+static int is_closer(uint32_t c)
+{
+    return c == '"' || c == '\'' || c == ')' || c == ']' || c == 0x201D || c == 0x2019;
+}
+
+static int is_terminal(uint32_t c)
+{
+    return c == '.' || c == '!' || c == '?' || c == 0x2026;
+}
+
+static int is_clause(uint32_t c)
+{
+    return is_terminal(c) || c == ',' || c == ';' || c == ':' || c == 0x2014;
+}
+
+/* sentence/clause: the last code point that is not whitespace or a closer,
+ * or 0 when the text has none. */
+static uint32_t last_significant(const unsigned char *t, size_t len)
+{
+    size_t i = len;
+    while (i > 0) {
+        size_t b = i - 1;
+        while (b > 0 && (t[b] & 0xC0) == 0x80)
+            b--;
+        size_t j = b;
+        uint32_t cp = tb_seg_next_cp(t, len, &j);
+        if (!is_space(cp) && !is_closer(cp))
+            return cp;
+        i = b;
+    }
+    return 0;
+}
+
+void tb_seg_feed_token(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                       void *ud)
+{
+    s->gcps += tb_utf8_count((const char *)t, len);
+    s->fed += len;
+    tb_seg_emit(s, s->fed, s->gcps, fn, ud);
+}
+
+/* sentence and clause: a cut after an event once the text so far ends
+ * (ignoring trailing spaces and closers) in a mark ends() takes, or the
+ * event holds a newline, at least min_chars code points in. */
+static void feed_marks(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                       void *ud, int (*ends)(uint32_t))
+{
+    int newline = memchr(t, '\n', len) != NULL;
+    uint32_t sig;
+    s->gcps += tb_utf8_count((const char *)t, len);
+    s->fed += len;
+    sig = last_significant(t, len);
+    if (sig != 0)
+        s->last_sig = sig;
+    if (s->gcps - s->start_cps < s->o.min_chars)
+        return;
+    if (newline || ends(s->last_sig)) {
+        tb_seg_emit(s, s->fed, s->gcps, fn, ud);
+        s->last_sig = 0;
+    }
+}
+
+void tb_seg_feed_sentence(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                          void *ud)
+{
+    feed_marks(s, t, len, fn, ud, is_terminal);
+}
+
+void tb_seg_feed_clause(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                        void *ud)
+{
+    feed_marks(s, t, len, fn, ud, is_clause);
+}
+
+/* fixed40, one code point at a time: a cut at 40 code points, after the
+ * last whitespace when the chunk holds one. */
+void tb_seg_feed_fixed40(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                         void *ud)
+{
+    size_t i = 0;
+    while (i < len) {
+        uint64_t cps = s->gcps;
+        uint32_t cp = tb_seg_next_cp(t, len, &i);
+        uint64_t b_after = s->fed + i;
+        if (is_space(cp)) {
+            s->ws_b = b_after;
+            s->ws_cps = cps + 1;
+        }
+        if (cps + 1 - s->start_cps >= 40) {
+            if (s->ws_b > s->start_b)
+                tb_seg_emit(s, s->ws_b, s->ws_cps, fn, ud);
+            else
+                tb_seg_emit(s, b_after, cps + 1, fn, ud);
+        }
+        s->gcps++;
+    }
+    s->fed += len;
+}
+
+void tb_seg_feed_elevenlabs(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                            void *ud)
+{
+    static const uint32_t sched[4] = {120, 160, 250, 290};
+    uint32_t need = sched[s->nchunks < 3 ? s->nchunks : 3];
+    s->gcps += tb_utf8_count((const char *)t, len);
+    s->fed += len;
+    if (s->gcps - s->start_cps >= need)
+        tb_seg_emit(s, s->fed, s->gcps, fn, ud);
+}

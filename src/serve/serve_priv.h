@@ -1,0 +1,159 @@
+/*
+ * serve_priv.h - private to libttsbuf: the mock server's state, which its
+ * files share (the server and connection structs, the limits), and
+ * serve.c's buffers under the memory budget.  The files, in the order a
+ * request meets them, each with its header:
+ *
+ *   serve_loop.c     the loop: sockets, the timerfd, deadlines, statistics,
+ *                    the public functions of serve.h
+ *   serve_heap.h     the deadline heap
+ *   serve_read.c     a connection's events, reading its request
+ *   serve_route.c    routing a complete request
+ *   serve_stream.c   a streamed response: items when they are due
+ *   serve_body.c     a non-streamed response, sent when its last token is due
+ *   serve_reply.c    responses written whole: errors, refusals
+ *   serve_conn.c     sending, finishing, lingering, closing
+ *   serve_oai.c      OpenAI (chat and legacy completions) stream events
+ *   serve_dialect.c  Anthropic events and Ollama lines
+ *   serve_frame.c    HTTP chunks carrying SSE events or NDJSON lines
+ *   serve.c          buffers, the memory budget, lateness
+ *
+ * with the pure parts beside them: serve_http.c (request heads),
+ * serve_plan.c (what to send and when), serve_json.c and serve_chunk.c
+ * (the bodies).  Everything here runs on the server's loop thread.
+ */
+#ifndef TTSBUF_SERVE_PRIV_H
+#define TTSBUF_SERVE_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "serve_chunk.h"
+#include "serve_heap.h"
+#include "serve_http.h"
+#include "serve_json.h"
+#include "serve_plan.h"
+#include "ttsbuf/serve.h"
+
+#define NS 1000000000LL
+#define NEVER INT64_MAX
+#define ARM_STALE INT64_MIN        /* no deadline equals it: arm() re-arms */
+#define LATE_BUCKET_NS 10000LL     /* 10 us */
+#define LATE_BUCKETS 100000        /* up to 1 s, then one overflow bucket */
+#define READ_TIMEOUT_NS (30 * NS)  /* to send a whole request */
+#define FLUSH_TIMEOUT_NS (30 * NS) /* without reading any of a finished response */
+#define LINGER_NS (2 * NS)
+#define ACCEPT_RETRY_NS (NS / 10) /* after running out of descriptors */
+#define EPOLL_BATCH 256
+#define ACCEPT_BATCH 64
+#define IN_FIRST 4096
+#define SEND_EARLY (64u << 10) /* send mid-batch once this much is queued */
+#define PASS_BYTES (64u << 10) /* a connection's share of one loop pass */
+#define PASS_ITEMS 16384       /* ... of items walked without output */
+#define MAX_CONNS_DEFAULT 4096
+#define BUF_FREE 4096 /* bytes a buffer may hold outside the memory budget */
+
+enum cstate { C_READ, C_STREAM, C_WAIT, C_FLUSH, C_LINGER };
+enum ending { END_BODY, END_DROP, END_ERROR }; /* how a non-streamed response ends */
+
+/* A growing text; its capacity counts against the memory budget. */
+struct tb_serve_sbuf {
+    char *p;
+    size_t len, cap;
+};
+
+struct tb_serve_conn {
+    struct tb_serve_heap_node hn; /* its one deadline (CLOCK_MONOTONIC ns); first member */
+    struct tb_serve *s;           /* its server (the memory budget) */
+    int fd;
+    enum cstate st;
+    uint32_t events; /* registered with epoll */
+    struct tb_serve_conn *prev, *next;
+
+    /* Request. */
+    char *in;
+    size_t in_len, in_cap, scan, need;
+    int have_head;
+    struct tb_serve_http_head head; /* offsets into in */
+
+    /* Response. */
+    int64_t t0; /* T */
+    struct tb_serve_json_req rq;
+    struct tb_serve_json_ctx ctx;
+    struct tb_serve_chunk chunk; /* a streamed event's fixed bytes */
+    struct tb_faults f;
+    struct tb_serve_plan plan;
+    struct tb_serve_item item; /* the next item, when have_item */
+    int have_item;
+    uint64_t sent_tokens;
+    enum ending ending;
+    int body_malformed;
+    int block;                   /* anthropic: the open content block, -1 none */
+    int block_reasoning;         /* ... and whether it is a thinking block */
+    int64_t first_due, last_due; /* ollama: due times of the first and last items */
+    /* A non-streamed body, gathered over loop passes (body_send). */
+    struct tb_serve_plan walk; /* a copy of the plan, walked to find the end */
+    int walking;
+    int64_t body_due; /* when the body is due, after the request */
+    struct tb_serve_sbuf content, reasoning;
+    uint64_t body_tokens, body_events;
+
+    /* Output. */
+    char *out;
+    size_t out_off, out_len, out_cap;
+    int final;      /* close once out drains */
+    int hard_close; /* ... at once, without lingering (drop@K) */
+    int broken;     /* an output step failed: drop the connection */
+    int yielded;    /* its share of a pass ran out: due again at once */
+};
+
+struct tb_serve {
+    const struct tb_stream *stream;
+    struct tb_faults faults;
+    size_t max_conns;
+    int lfd, epfd, tfd, efd, port;
+    int accept_paused;
+    int64_t accept_retry;
+    int64_t armed; /* the timerfd's deadline, NEVER when disarmed */
+    struct tb_serve_heap heap;
+    size_t nconns;
+    struct tb_serve_conn *conns; /* every open connection */
+    uint64_t next_id;
+    char *text; /* an item's text */
+    size_t text_cap;
+    size_t budget;  /* bytes of request and output buffers, over all connections */
+    size_t mem;     /* ... held now (buffer capacities) */
+    uint64_t *late; /* LATE_BUCKETS + 1 counts */
+    int64_t late_max;
+    struct tb_serve_stats st;
+};
+
+/* Counts one lateness (write time minus schedule, ns) in the histogram. */
+void tb_serve_late_record(struct tb_serve *s, int64_t late);
+
+/* Buffers.  Every request and output buffer counts against the memory
+ * budget by its capacity (tb_serve_buf_resize). */
+int tb_serve_buf_resize(struct tb_serve *s, char **p, size_t *have, size_t cap);
+void tb_serve_buf_free(struct tb_serve *s, char **p, size_t *have);
+void tb_serve_in_free(struct tb_serve_conn *c);
+int tb_serve_sbuf_put(struct tb_serve *s, struct tb_serve_sbuf *b, const char *p, size_t n);
+void tb_serve_sbuf_free(struct tb_serve *s, struct tb_serve_sbuf *b);
+int tb_serve_out_room(struct tb_serve_conn *c, size_t n);
+void tb_serve_out_put(struct tb_serve_conn *c, const char *p, size_t n);
+
+/* Appends into room tb_serve_out_room made. */
+static inline void tb_serve_out_add(struct tb_serve_conn *c, const char *p, size_t n)
+{
+    memcpy(c->out + c->out_len, p, n);
+    c->out_len += n;
+}
+
+/* Whether c speaks Anthropic's or Ollama's dialect (serve_dialect.c),
+ * not OpenAI's (serve_oai.c). */
+static inline int tb_serve_is_dialect(const struct tb_serve_conn *c)
+{
+    return c->ctx.api == TB_API_ANTHROPIC || c->ctx.api == TB_API_OLLAMA;
+}
+
+#endif

@@ -1,0 +1,16 @@
+/*
+ * serve_read.h - private to libttsbuf: a new mock-server connection, and its
+ * events: the request read, then routed (serve_read.c).
+ */
+#ifndef TTSBUF_SERVE_READ_H
+#define TTSBUF_SERVE_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "serve_priv.h"
+
+void tb_serve_conn_event(struct tb_serve *s, struct tb_serve_conn *c, uint32_t ev);
+void tb_serve_conn_open(struct tb_serve *s, int fd);
+
+#endif

@@ -1,0 +1,154 @@
+/*
+ * serve_route.c - the mock server's routing (see serve_route.h): a
+ * complete request goes to the dialect its path names, with the faults
+ * its model name asks for, to a stream (serve_stream.c) or a whole body
+ * (serve_body.c); or it is answered at once (serve_reply.c): the fault
+ * statuses, the captive-portal page, the model list, 404 and 405.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "serve_body.h"
+#include "serve_conn.h"
+#include "serve_http.h"
+#include "serve_json.h"
+#include "serve_plan.h"
+#include "serve_priv.h"
+#include "serve_reply.h"
+#include "serve_route.h"
+#include "serve_stream.h"
+#include "ttsbuf/error.h"
+
+static const char html_page[] =
+    "<!DOCTYPE html>\n<html><head><title>Sign in</title></head>\n"
+    "<body><h1>Sign in to continue</h1><p>This network requires you to sign in "
+    "before you can reach the internet.</p></body></html>\n";
+
+static int fault_status(struct tb_serve *s, struct tb_serve_conn *c)
+{
+    int st = c->f.status;
+    const char *reason = tb_serve_http_reason(st);
+    const char *extra = st == 429 || st == 503 ? "Retry-After: 1\r\n" : NULL;
+    const char *type = st == 429   ? "requests"
+                       : st >= 500 ? "server_error"
+                                   : "invalid_request_error";
+    const char *code = st == 401   ? "invalid_api_key"
+                       : st == 404 ? "model_not_found"
+                       : st == 429 ? "rate_limit_exceeded"
+                                   : NULL;
+    char msg[256];
+    int n;
+
+    if (c->f.status_html) {
+        /* What a gateway in front of the API sends: nginx's error page. */
+        n = snprintf(msg, sizeof(msg),
+                     "<html>\r\n<head><title>%d %s</title></head>\r\n<body>\r\n"
+                     "<center><h1>%d %s</h1></center>\r\n<hr><center>ttsbuf</center>\r\n"
+                     "</body>\r\n</html>\r\n",
+                     st, reason, st, reason);
+        return tb_serve_respond(s, c, st, "text/html", msg, (size_t)n, extra);
+    }
+    if (st == 429)
+        snprintf(msg, sizeof(msg),
+                 "Rate limit reached for requests (ttsbuf fault "
+                 "status@429). Please try again in 1s.");
+    else if (st == 500)
+        snprintf(msg, sizeof(msg),
+                 "The server had an error while processing your request. "
+                 "Sorry about that! (ttsbuf fault status@500)");
+    else
+        snprintf(msg, sizeof(msg), "%s (ttsbuf fault status@%d)", reason, st);
+    return tb_serve_respond_error(s, c, st, msg, type, code, extra);
+}
+
+static int path_is(const struct tb_serve_conn *c, const char *path)
+{
+    return c->head.path_len == strlen(path) &&
+           memcmp(c->in + c->head.path_off, path, c->head.path_len) == 0;
+}
+
+/* "METHOD /path" of the request, for messages. */
+static void request_name(const struct tb_serve_conn *c, char *buf, size_t len)
+{
+    const struct tb_serve_http_head *h = &c->head;
+    snprintf(buf, len, "%.*s %.*s", (int)(h->method_len > 16 ? 16 : h->method_len),
+             c->in + h->method_off, (int)(h->path_len > 200 ? 200 : h->path_len),
+             c->in + h->path_off);
+}
+
+static int not_allowed(struct tb_serve *s, struct tb_serve_conn *c, const char *allow)
+{
+    char name[232], msg[280], extra[32];
+    request_name(c, name, sizeof(name));
+    snprintf(msg, sizeof(msg), "Invalid method for URL (%s)", name);
+    snprintf(extra, sizeof(extra), "Allow: %s\r\n", allow);
+    return tb_serve_respond_error(s, c, 405, msg, "invalid_request_error", NULL, extra);
+}
+
+/* The request is complete (read at t0): answer it. */
+int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
+{
+    const struct tb_serve_http_head *h = &c->head;
+    enum tb_api api;
+    char msg[512], why[320], name[232];
+    const char *plus;
+    int rc;
+
+    c->t0 = t0;
+    c->ctx.id = ++s->next_id;
+    if (path_is(c, "/v1/models")) {
+        char *m;
+        if (h->method != TB_SERVE_HTTP_GET)
+            return not_allowed(s, c, "GET");
+        m = tb_serve_json_models();
+        if (m == NULL)
+            return tb_serve_conn_close(s, c, 1);
+        rc = tb_serve_respond(s, c, 200, "application/json", m, strlen(m), NULL);
+        tb_serve_json_free(m);
+        return rc;
+    }
+    if (path_is(c, "/v1/chat/completions")) {
+        api = TB_API_CHAT;
+    } else if (path_is(c, "/v1/completions")) {
+        api = TB_API_COMPLETIONS;
+    } else if (path_is(c, "/v1/messages")) {
+        api = TB_API_ANTHROPIC;
+    } else if (path_is(c, "/api/chat")) {
+        api = TB_API_OLLAMA;
+    } else {
+        request_name(c, name, sizeof(name));
+        snprintf(msg, sizeof(msg), "Invalid URL (%s)", name);
+        return tb_serve_respond_error(s, c, 404, msg, "invalid_request_error", NULL, NULL);
+    }
+    if (h->method != TB_SERVE_HTTP_POST)
+        return not_allowed(s, c, "POST");
+    c->ctx.api = api; /* errors from here on take the dialect's shape */
+    if (s->mem >= s->budget)
+        return tb_serve_busy(s, c);
+    rc = tb_serve_json_request(c->in + h->len, c->need - h->len, api, &c->rq, msg, sizeof(msg));
+    if (rc == TB_ENOMEM)
+        return tb_serve_conn_close(s, c, 1);
+    if (rc != 0)
+        return tb_serve_respond_error(s, c, 400, msg, "invalid_request_error", NULL, NULL);
+    tb_serve_in_free(c); /* the request is copied out; the head's offsets die here */
+
+    c->ctx.api = api;
+    c->ctx.model = c->rq.model;
+    c->f = s->faults;
+    plus = strchr(c->rq.model, '+');
+    if (plus != NULL && tb_faults_parse(plus + 1, &c->f, why, sizeof(why)) != 0) {
+        snprintf(msg, sizeof(msg), "Invalid fault spec in the model name: %s", why);
+        return tb_serve_respond_error(s, c, 400, msg, "invalid_request_error", NULL, NULL);
+    }
+    if (c->f.status != 0)
+        return fault_status(s, c);
+    if (c->f.reject_usage && c->rq.stream_options)
+        return tb_serve_respond_error(s, c, 400,
+                                      "Unrecognized request argument supplied: stream_options",
+                                      "invalid_request_error", NULL, NULL);
+    if (c->f.html)
+        return tb_serve_respond(s, c, 200, "text/html", html_page, sizeof(html_page) - 1, NULL);
+    tb_serve_plan_init(&c->plan, s->stream, &c->f, api == TB_API_COMPLETIONS, c->rq.max_tokens);
+    return c->rq.stream ? tb_serve_stream_start(s, c) : tb_serve_body_start(s, c);
+}
+

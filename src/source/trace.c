@@ -1,0 +1,573 @@
+/*
+ * trace.c - JSONL traces: load (validating every line) and write.
+ *
+ * Loading is one pass over the lines (of a buffer, or of a file read a
+ * line at a time): validate UTF-8 over the raw bytes, hand the line to
+ * cJSON, copy the few fields we need into the stream's arrays, delete the
+ * cJSON tree.  No allocation per line beyond cJSON's own.  cJSON never
+ * leaves this file.
+ */
+#include "ttsbuf/trace.h"
+#include "ttsbuf/version.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/jsonfield.h"
+#include "base/numfmt.h"
+#include "base/readall.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/jsonline.h"
+#include "ttsbuf/utf8.h"
+
+struct loader {
+    const char *name;
+    size_t line;
+    double last_t;
+    int have_event; /* an event line was seen (its t orders the next) */
+    int lines_seen; /* non-blank lines so far */
+    int version;    /* the header's "ttsbuf_trace"; 0: no header */
+    int ended;      /* the end line was read: it is the last */
+    struct tb_stream *out;
+    char *err;
+    size_t errlen;
+};
+
+static int bad(struct loader *L, int code, const char *what)
+{
+    return tb_seterr(L->err, L->errlen, code, "%s:%zu: %s", L->name, L->line, what);
+}
+
+static int load_header(struct loader *L, const cJSON *root)
+{
+    if (L->lines_seen > 1)
+        return bad(L, TB_EFORMAT, "the \"ttsbuf_trace\" header must be the first line");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "ttsbuf_trace");
+    char msg[160];
+    if (!cJSON_IsNumber(v) || (v->valuedouble != 1.0 && v->valuedouble != 2.0)) {
+        char num[32];
+        if (cJSON_IsNumber(v))
+            snprintf(msg, sizeof(msg),
+                     "unsupported \"ttsbuf_trace\" version %s (this ttsbuf reads 1 and %d)",
+                     tb_numfmt_double(num, sizeof(num), v->valuedouble), TB_TRACE_VERSION);
+        else
+            snprintf(msg, sizeof(msg),
+                     "\"ttsbuf_trace\" is not a version number (this ttsbuf reads 1 and %d)",
+                     TB_TRACE_VERSION);
+        return bad(L, TB_EFORMAT, msg);
+    }
+    L->version = (int)v->valuedouble;
+    tb_jsonfield_text(L->out->model, sizeof(L->out->model),
+                      cJSON_GetObjectItemCaseSensitive(root, "model"));
+    tb_jsonfield_text(L->out->base_url, sizeof(L->out->base_url),
+                      cJSON_GetObjectItemCaseSensitive(root, "base_url"));
+    tb_jsonfield_text(L->out->provider, sizeof(L->out->provider),
+                      cJSON_GetObjectItemCaseSensitive(root, "provider"));
+    tb_jsonfield_text(L->out->started_at, sizeof(L->out->started_at),
+                      cJSON_GetObjectItemCaseSensitive(root, "started_at"));
+    tb_jsonfield_text(L->out->command, sizeof(L->out->command),
+                      cJSON_GetObjectItemCaseSensitive(root, "command"));
+    return 0;
+}
+
+static int load_usage(struct loader *L, const cJSON *usage)
+{
+    const cJSON *ct;
+    if (!cJSON_IsObject(usage))
+        return bad(L, TB_EFORMAT, "\"usage\" is not an object");
+    ct = cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens");
+    if (ct == NULL)
+        return 0;
+    if (!cJSON_IsNumber(ct) || !(ct->valuedouble >= 0) || ct->valuedouble > 1e15 ||
+        ct->valuedouble != floor(ct->valuedouble))
+        return bad(L, TB_EFORMAT, "\"usage.completion_tokens\" is not a whole number >= 0");
+    L->out->usage_tokens = (long long)ct->valuedouble;
+    return 0;
+}
+
+/* The provider's own timings (Ollama's final line): whole numbers >= 0,
+ * each optional. */
+static int load_server(struct loader *L, const cJSON *srv)
+{
+    static const char *const names[] = {"total_ns",       "load_ns",    "prompt_eval_count",
+                                        "prompt_eval_ns", "eval_count", "eval_ns"};
+    long long *dst[] = {&L->out->server.total_ns,          &L->out->server.load_ns,
+                        &L->out->server.prompt_eval_count, &L->out->server.prompt_eval_ns,
+                        &L->out->server.eval_count,        &L->out->server.eval_ns};
+    char msg[96];
+    if (!cJSON_IsObject(srv))
+        return bad(L, TB_EFORMAT, "\"server\" is not an object");
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(srv, names[i]);
+        if (v == NULL)
+            continue;
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > 9e18 ||
+            v->valuedouble != floor(v->valuedouble)) {
+            snprintf(msg, sizeof(msg), "\"server.%s\" is not a whole number >= 0", names[i]);
+            return bad(L, TB_EFORMAT, msg);
+        }
+        *dst[i] = (long long)v->valuedouble;
+    }
+    return 0;
+}
+
+/* The end line (version 2): {"end": {"kind": K, "t": T, "error": E,
+ * "ignored_bytes": N, "finish_reason": F}}, every key but kind optional. */
+static int load_end_error(struct loader *L, const cJSON *e, struct tb_stream_end *end)
+{
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(e, "http_status");
+    if (e == NULL || cJSON_IsNull(e))
+        return 0;
+    if (!cJSON_IsObject(e) || !cJSON_IsString(k) || k->valuestring[0] == '\0' ||
+        (m != NULL && !cJSON_IsString(m)))
+        return bad(L, TB_EFORMAT,
+                   "\"end.error\" is not null or {\"kind\": \"...\", \"message\": \"...\"}");
+    if (h != NULL && !cJSON_IsNull(h) &&
+        (!cJSON_IsNumber(h) || !(h->valuedouble >= 0 && h->valuedouble <= 999) ||
+         h->valuedouble != floor(h->valuedouble)))
+        return bad(L, TB_EFORMAT, "\"end.error.http_status\" is not null or a status 0..999");
+    /* One safe line each: they go into messages and reports. */
+    tb_jsonfield_line(end->error, sizeof(end->error), k);
+    tb_jsonfield_line(end->message, sizeof(end->message), m);
+    if (h != NULL && cJSON_IsNumber(h))
+        end->http_status = (long)h->valuedouble;
+    return 0;
+}
+
+static int load_end(struct loader *L, const cJSON *e)
+{
+    struct tb_stream_end *end = &L->out->end;
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "t");
+    const cJSON *ig = cJSON_GetObjectItemCaseSensitive(e, "ignored_bytes");
+    const cJSON *fr = cJSON_GetObjectItemCaseSensitive(e, "finish_reason");
+    int kind;
+    if (L->version == 1)
+        return bad(L, TB_EFORMAT,
+                   "an \"end\" line needs a version-2 header (\"ttsbuf_trace\": 2), not 1");
+    if (!cJSON_IsObject(e))
+        return bad(L, TB_EFORMAT, "\"end\" is not an object");
+    kind = cJSON_IsString(k) ? tb_end_parse(k->valuestring) : -1;
+    if (kind < 0)
+        return bad(L, TB_EFORMAT,
+                   "\"end.kind\" is not one of unknown, complete, no_end_marker, interrupted, "
+                   "connection_lost, error, timeout, cap");
+    if (t != NULL && !cJSON_IsNull(t) &&
+        (!cJSON_IsNumber(t) || !isfinite(t->valuedouble) || t->valuedouble < 0))
+        return bad(L, TB_EFORMAT, "\"end.t\" is not null or a number >= 0");
+    if (ig != NULL && (!cJSON_IsNumber(ig) || !(ig->valuedouble >= 0) ||
+                       ig->valuedouble > 9e15 || ig->valuedouble != floor(ig->valuedouble)))
+        return bad(L, TB_EFORMAT, "\"end.ignored_bytes\" is not a whole number >= 0");
+    if (fr != NULL && !cJSON_IsString(fr))
+        return bad(L, TB_EFORMAT, "\"end.finish_reason\" is not a string");
+    tb_stream_end_init(end);
+    end->kind = kind;
+    if (t != NULL && cJSON_IsNumber(t))
+        end->t = t->valuedouble;
+    if (ig != NULL && cJSON_IsNumber(ig))
+        end->ignored_bytes = (uint64_t)ig->valuedouble;
+    tb_jsonfield_line(end->finish_reason, sizeof(end->finish_reason), fr);
+    L->ended = 1;
+    return load_end_error(L, cJSON_GetObjectItemCaseSensitive(e, "error"), end);
+}
+
+/* The keys of one line, found in a single walk over the object (a lookup
+ * per key would compare every key again: measurable over a million lines). */
+struct keys {
+    const cJSON *hdr, *t, *text, *kind, *tokens, *usage, *server, *end;
+};
+
+static void find_keys(const cJSON *root, struct keys *k)
+{
+    memset(k, 0, sizeof(*k));
+    for (const cJSON *c = root->child; c != NULL; c = c->next) {
+        const char *n = c->string;
+        if (n == NULL)
+            continue;
+        if (n[0] == 't' && n[1] == '\0')
+            k->t = c;
+        else if (strcmp(n, "text") == 0)
+            k->text = c;
+        else if (strcmp(n, "kind") == 0)
+            k->kind = c;
+        else if (strcmp(n, "tokens") == 0)
+            k->tokens = c;
+        else if (strcmp(n, "usage") == 0)
+            k->usage = c;
+        else if (strcmp(n, "server") == 0)
+            k->server = c;
+        else if (strcmp(n, "ttsbuf_trace") == 0)
+            k->hdr = c;
+        else if (strcmp(n, "end") == 0)
+            k->end = c;
+    }
+}
+
+static int load_event(struct loader *L, const struct keys *ks)
+{
+    const cJSON *t = ks->t, *text = ks->text, *kind = ks->kind, *tok = ks->tokens;
+    enum tb_kind k = TB_KIND_CONTENT;
+    uint32_t tokens = 1;
+    size_t len;
+    int rc;
+    char msg[160];
+
+    if (!cJSON_IsNumber(t) || !isfinite(t->valuedouble))
+        return bad(L, TB_EFORMAT, "\"t\" is not a number");
+    if (t->valuedouble < 0) {
+        snprintf(msg, sizeof(msg), "\"t\" is negative (%g)", t->valuedouble);
+        return bad(L, TB_EFORMAT, msg);
+    }
+    if (t->valuedouble > TB_TIME_MAX) {
+        snprintf(msg, sizeof(msg), "\"t\" is past 1e9 s, the latest time ttsbuf takes (%g)",
+                 t->valuedouble);
+        return bad(L, TB_EFORMAT, msg);
+    }
+    if (L->have_event && t->valuedouble < L->last_t) {
+        snprintf(msg, sizeof(msg), "\"t\" goes backwards (%g < %g)", t->valuedouble, L->last_t);
+        return bad(L, TB_EFORMAT, msg);
+    }
+    if (text == NULL)
+        return bad(L, TB_EFORMAT, "missing \"text\"");
+    if (!cJSON_IsString(text) || text->valuestring == NULL)
+        return bad(L, TB_EFORMAT, "\"text\" is not a string");
+    if (kind != NULL) {
+        if (cJSON_IsString(kind) && strcmp(kind->valuestring, "content") == 0)
+            k = TB_KIND_CONTENT;
+        else if (cJSON_IsString(kind) && strcmp(kind->valuestring, "reasoning") == 0)
+            k = TB_KIND_REASONING;
+        else
+            return bad(L, TB_EFORMAT, "\"kind\" must be \"content\" or \"reasoning\"");
+    }
+    if (tok != NULL) {
+        double d = cJSON_IsNumber(tok) ? tok->valuedouble : -1;
+        if (!(d >= 1 && d <= TB_EVENT_TOKENS_MAX && d == floor(d))) {
+            snprintf(msg, sizeof(msg), "\"tokens\" must be a whole number in 1..%u",
+                     TB_EVENT_TOKENS_MAX);
+            return bad(L, TB_EFORMAT, msg);
+        }
+        tokens = (uint32_t)d;
+    }
+    L->have_event = 1;
+    L->last_t = t->valuedouble;
+    len = strlen(text->valuestring);
+    /* cJSON decodes \u escapes; what it produced must be UTF-8 too. */
+    if (tb_utf8_check(text->valuestring, len) != len)
+        return bad(L, TB_EFORMAT, "\"text\" is not valid UTF-8 after unescaping");
+    if (len > TB_EVENT_TEXT_MAX)
+        return bad(L, TB_ETOOBIG, "\"text\" is over the 1 MiB event cap");
+    rc = tb_stream_append(L->out, t->valuedouble, text->valuestring, len, tokens, k);
+    if (rc == TB_ENOMEM)
+        return bad(L, rc, "out of memory");
+    if (rc != 0)
+        return bad(L, rc, "too many events");
+    return 0;
+}
+
+static int load_line(struct loader *L, const char *p, size_t len)
+{
+    const char *end = NULL;
+    cJSON *root;
+    struct keys ks;
+    int rc = 0;
+    size_t badb, lead = 0;
+    char msg[96];
+
+    while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == ' ' || p[len - 1] == '\t'))
+        len--;
+    while (len > 0 && (*p == ' ' || *p == '\t')) {
+        p++;
+        len--;
+        lead++; /* byte positions in messages count from the line's start */
+    }
+    if (len == 0)
+        return 0; /* blank lines are allowed */
+    L->lines_seen++;
+    if (len > TB_TRACE_LINE_MAX) {
+        snprintf(msg, sizeof(msg), "line of %zu bytes is over the %u-byte cap", len,
+                 TB_TRACE_LINE_MAX);
+        return bad(L, TB_ETOOBIG, msg);
+    }
+    badb = tb_utf8_check(p, len);
+    if (badb != len) {
+        snprintf(msg, sizeof(msg), "invalid UTF-8 at byte %zu of the line", lead + badb + 1);
+        return bad(L, TB_EFORMAT, msg);
+    }
+    root = cJSON_ParseWithLengthOpts(p, len, &end, 0);
+    if (root == NULL) {
+        size_t at = end != NULL && end >= p ? (size_t)(end - p) : 0;
+        snprintf(msg, sizeof(msg), "invalid JSON near byte %zu", lead + at + 1);
+        return bad(L, TB_EFORMAT, msg);
+    }
+    if ((size_t)(end - p) != len) {
+        size_t at = (size_t)(end - p);
+        while (at < len && (p[at] == ' ' || p[at] == '\t' || p[at] == '\r'))
+            at++; /* point at the garbage, not at the blank before it */
+        snprintf(msg, sizeof(msg), "unexpected data after the JSON object at byte %zu",
+                 lead + at + 1);
+        rc = bad(L, TB_EFORMAT, msg);
+    } else if (!cJSON_IsObject(root)) {
+        rc = bad(L, TB_EFORMAT, "not a JSON object");
+    } else {
+        find_keys(root, &ks);
+        if (L->ended)
+            rc = bad(L, TB_EFORMAT, "a line after the \"end\" line (it must be the last)");
+        else if (ks.hdr != NULL)
+            rc = load_header(L, root);
+        else if (ks.end != NULL && ks.t == NULL)
+            rc = load_end(L, ks.end);
+        else if (ks.t != NULL)
+            rc = load_event(L, &ks);
+        else if (ks.usage != NULL || ks.server != NULL) {
+            rc = ks.usage != NULL ? load_usage(L, ks.usage) : 0;
+            if (rc == 0 && ks.server != NULL)
+                rc = load_server(L, ks.server);
+        } else
+            rc = bad(L, TB_EFORMAT, "missing \"t\"");
+    }
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* A UTF-8 byte order mark is allowed at the start of the first line. */
+static size_t bom_len(const char *p, size_t len)
+{
+    return len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+}
+
+/* Events with empty text are not stored, so count what was appended.
+ * A recording of a request that failed before any event says how. */
+static int load_done(const struct loader *L, size_t n0)
+{
+    const struct tb_stream_end *e = &L->out->end;
+    if (L->out->n != n0)
+        return 0;
+    if (L->ended && e->kind != TB_END_UNKNOWN)
+        return tb_seterr(L->err, L->errlen, TB_EEMPTY,
+                         "%s: the trace holds no event (the stream ended: %s%s%s)", L->name,
+                         tb_end_name(e->kind), e->message[0] ? ", " : "", e->message);
+    return tb_seterr(L->err, L->errlen, TB_EEMPTY, "%s: the trace holds no event", L->name);
+}
+
+int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_stream *out,
+                      char *err, size_t errlen)
+{
+    struct loader L = {name, 0, 0.0, 0, 0, 0, 0, out, err, errlen};
+    size_t pos = bom_len(buf, len), n0 = out->n;
+    int rc;
+
+    /* Rough pre-size: real traces run 30-40 bytes a line. */
+    rc = tb_stream_reserve(out, out->n + len / 40 + 1, out->text_len + len / 8 + 1);
+    if (rc != 0)
+        return tb_seterr(err, errlen, rc, "%s: out of memory", name);
+    while (pos < len) {
+        const char *nl = memchr(buf + pos, '\n', len - pos);
+        size_t ll = nl != NULL ? (size_t)(nl - (buf + pos)) : len - pos;
+        L.line++;
+        rc = load_line(&L, buf + pos, ll);
+        if (rc != 0)
+            return rc;
+        pos += ll + 1;
+    }
+    return load_done(&L, n0);
+}
+
+/*
+ * A file is read a line at a time, the line cap enforced as the bytes
+ * arrive: memory holds the events loaded so far and one line, never the
+ * file (a sparse file of gigabytes, /dev/zero, a pipe that never ends).
+ * The reader's cap leaves room for a '\r' (and a byte order mark) past a
+ * line of exactly TB_TRACE_LINE_MAX bytes; load_line checks the cap itself.
+ */
+static int load_stream(FILE *f, const char *name, struct tb_stream *out, char *err, size_t errlen)
+{
+    struct loader L = {name, 0, 0.0, 0, 0, 0, 0, out, err, errlen};
+    struct tb_lines in;
+    size_t n0 = out->n;
+    int rc = 0, got;
+    tb_lines_init(&in, f, (size_t)TB_TRACE_LINE_MAX + 4);
+    while ((got = tb_lines_next(&in)) == 1) {
+        size_t skip = in.lineno == 1 ? bom_len(in.line, in.len) : 0;
+        L.line = in.lineno;
+        if ((rc = load_line(&L, in.line + skip, in.len - skip)) != 0)
+            break;
+    }
+    if (rc == 0 && got < 0)
+        rc = tb_lines_fail(&in, got, name, TB_TRACE_LINE_MAX, err, errlen);
+    else if (rc == 0)
+        rc = load_done(&L, n0);
+    tb_lines_free(&in);
+    if (rc == 0)
+        tb_stream_shrink(out);
+    return rc;
+}
+
+int tb_trace_load_file(const char *path, struct tb_stream *out, char *err, size_t errlen)
+{
+    int is_stdin = strcmp(path, "-") == 0;
+    const char *name = is_stdin ? "<stdin>" : path;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    int rc;
+    if (f == NULL)
+        return tb_seterr(err, errlen, TB_EIO, "%s: %s", name, strerror(errno));
+    rc = load_stream(f, name, out, err, errlen);
+    if (!is_stdin)
+        fclose(f);
+    return rc;
+}
+
+/*
+ * Adds "t" so that it reads back bit-identical.  cJSON's printer is not
+ * enough: it keeps a 15-digit form whenever that reads back within a
+ * relative DBL_EPSILON, which drops the last bit (0.1 + 0.2 came back as
+ * 0.3).  tb_numfmt_double prints the shortest form that reads back exactly.
+ */
+static void add_time(cJSON *o, double t)
+{
+    char num[32];
+    if (!isfinite(t)) {
+        cJSON_AddNumberToObject(o, "t", t); /* printed as null; rejected on load */
+        return;
+    }
+    cJSON_AddRawToObject(o, "t", tb_numfmt_double(num, sizeof(num), t));
+}
+
+static int has_server(const struct tb_server_timing *t)
+{
+    return t->total_ns >= 0 || t->load_ns >= 0 || t->prompt_eval_ns >= 0 || t->eval_ns >= 0 ||
+           t->prompt_eval_count >= 0 || t->eval_count >= 0;
+}
+
+static void add_server(cJSON *o, const struct tb_server_timing *t)
+{
+    cJSON *v = cJSON_AddObjectToObject(o, "server");
+    const char *const names[] = {"total_ns",       "load_ns",    "prompt_eval_count",
+                                 "prompt_eval_ns", "eval_count", "eval_ns"};
+    const long long vals[] = {t->total_ns,       t->load_ns,    t->prompt_eval_count,
+                              t->prompt_eval_ns, t->eval_count, t->eval_ns};
+    for (size_t i = 0; v != NULL && i < sizeof(names) / sizeof(names[0]); i++)
+        if (vals[i] >= 0)
+            cJSON_AddNumberToObject(v, names[i], (double)vals[i]);
+}
+
+/* The last line: how the stream ended (an unknown end says so). */
+static int write_end(FILE *f, const struct tb_stream_end *end)
+{
+    cJSON *o = cJSON_CreateObject(), *e;
+    char num[32];
+    if (o == NULL)
+        return TB_ENOMEM;
+    e = cJSON_AddObjectToObject(o, "end");
+    if (e == NULL) {
+        cJSON_Delete(o);
+        return TB_ENOMEM;
+    }
+    cJSON_AddStringToObject(e, "kind", tb_end_name(end->kind));
+    if (isfinite(end->t) && end->t >= 0)
+        cJSON_AddRawToObject(e, "t", tb_numfmt_double(num, sizeof(num), end->t));
+    else
+        cJSON_AddNullToObject(e, "t");
+    tb_json_add_error(e, end->error[0] ? end->error : NULL, end->message, end->http_status);
+    cJSON_AddNumberToObject(e, "ignored_bytes", (double)end->ignored_bytes);
+    if (end->finish_reason[0])
+        cJSON_AddStringToObject(e, "finish_reason", end->finish_reason);
+    return tb_json_put_line(f, o);
+}
+
+int tb_trace_write(FILE *f, const struct tb_stream *s)
+{
+    return tb_trace_write_opts(f, s, NULL);
+}
+
+int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
+{
+    cJSON *o, *sc, *opts = NULL;
+    int rc;
+    char *tmp = NULL;
+    size_t tmpcap = 0;
+
+    if (options != NULL) {
+        opts = cJSON_Parse(options);
+        if (!cJSON_IsObject(opts)) {
+            cJSON_Delete(opts);
+            return TB_EINVAL;
+        }
+    }
+    o = cJSON_CreateObject();
+    if (o == NULL) {
+        cJSON_Delete(opts);
+        return TB_ENOMEM;
+    }
+    cJSON_AddNumberToObject(o, "ttsbuf_trace", TB_TRACE_VERSION);
+    sc = cJSON_AddObjectToObject(o, "schema");
+    if (sc != NULL) {
+        cJSON_AddStringToObject(sc, "name", "ttsbuf.trace");
+        cJSON_AddNumberToObject(sc, "version", TB_TRACE_VERSION);
+    }
+    cJSON_AddStringToObject(o, "ttsbuf_version", tb_version());
+    if (s->started_at[0])
+        cJSON_AddStringToObject(o, "started_at", s->started_at);
+    if (s->command[0])
+        cJSON_AddStringToObject(o, "command", s->command);
+    if (s->model[0])
+        cJSON_AddStringToObject(o, "model", s->model);
+    if (s->base_url[0])
+        cJSON_AddStringToObject(o, "base_url", s->base_url);
+    if (s->provider[0])
+        cJSON_AddStringToObject(o, "provider", s->provider);
+    if (opts != NULL)
+        cJSON_AddItemToObject(o, "options", opts);
+    cJSON_AddNumberToObject(o, "events", (double)s->n);
+    rc = tb_json_put_line(f, o);
+    for (size_t i = 0; i < s->n && rc == 0; i++) {
+        const struct tb_event *e = &s->ev[i];
+        if ((size_t)e->len + 1 > tmpcap) {
+            char *nt = realloc(tmp, (size_t)e->len + 1);
+            if (nt == NULL) {
+                rc = TB_ENOMEM;
+                break;
+            }
+            tmp = nt;
+            tmpcap = (size_t)e->len + 1;
+        }
+        memcpy(tmp, s->text + e->off, e->len);
+        tmp[e->len] = '\0';
+        o = cJSON_CreateObject();
+        if (o == NULL) {
+            rc = TB_ENOMEM;
+            break;
+        }
+        add_time(o, e->t);
+        cJSON_AddStringToObject(o, "text", tmp);
+        if (e->kind == TB_KIND_REASONING)
+            cJSON_AddStringToObject(o, "kind", "reasoning");
+        if (e->tokens > 1)
+            cJSON_AddNumberToObject(o, "tokens", e->tokens);
+        rc = tb_json_put_line(f, o);
+    }
+    free(tmp);
+    if (rc == 0 && (s->usage_tokens >= 0 || has_server(&s->server))) {
+        /* {"usage": {...}, "server": {...}}: each part when known. */
+        o = cJSON_CreateObject();
+        if (o == NULL)
+            return TB_ENOMEM;
+        if (s->usage_tokens >= 0) {
+            cJSON *u = cJSON_AddObjectToObject(o, "usage");
+            if (u != NULL)
+                cJSON_AddNumberToObject(u, "completion_tokens", (double)s->usage_tokens);
+        }
+        if (has_server(&s->server))
+            add_server(o, &s->server);
+        rc = tb_json_put_line(f, o);
+    }
+    if (rc == 0)
+        rc = write_end(f, &s->end);
+    if (rc == 0 && ferror(f))
+        rc = TB_EIO;
+    return rc;
+}

@@ -1,0 +1,270 @@
+/*
+ * svg_timeline.c - one run's timeline as standalone SVG (tb_svg_timeline,
+ * svg.h): token ticks, speech bars, the buffer over time, gaps, markers.
+ */
+#include "ttsbuf/svg.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "svg_priv.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/seg.h"
+#include "ttsbuf/voice.h"
+
+#define T_H 520.0
+#define LANE_TOK_Y 80.0 /* token ticks: 80..98 */
+#define LANE_SP_Y 106.0 /* speech bars: 106..130 */
+#define BUF_YT 156.0    /* buffer chart: 156..400 */
+#define BUF_YB 400.0
+#define GAP_YT 74.0
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Cursors over the chunks for the buffered-audio curve; they only move
+ * forward, as the curve is drawn left to right. */
+struct bufcur {
+    size_t ri, pi;        /* first chunk not yet ready / not yet played out */
+    double ready, played; /* seconds of audio ready before ri, played before pi */
+};
+
+static double dur(const struct tb_play *p)
+{
+    return p->end - p->start;
+}
+
+/* Buffered audio (ready minus played) just before (*left) and just after
+ * (*right) time at: the curve steps up when a chunk becomes ready. */
+static void buffered(const struct tb_play *p, size_t n, struct bufcur *c, double at, double *left,
+                     double *right)
+{
+    double now_played, after;
+    while (c->ri < n && p[c->ri].ready < at)
+        c->ready += dur(&p[c->ri++]);
+    while (c->pi < n && p[c->pi].end <= at)
+        c->played += dur(&p[c->pi++]);
+    now_played = c->played;
+    if (c->pi < n && p[c->pi].start < at)
+        now_played += at - p[c->pi].start;
+    after = c->ready;
+    for (size_t k = c->ri; k < n && p[k].ready <= at; k++)
+        after += dur(&p[k]);
+    *left = c->ready - now_played;
+    *right = after - now_played;
+}
+
+/* A dashed vertical line from label_y down to the chart's bottom, its
+ * label to the right (to the left when it would leave the picture). */
+static void marker(FILE *f, double x, double label_y, const char *color, const char *what,
+                   double at)
+{
+    int left = x + 120.0 > W;
+    fprintf(f,
+            "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
+            "stroke-width=\"1.5\" stroke-dasharray=\"4,3\"><title>%s: %.3f s</title></line>\n"
+            "<text x=\"%.2f\" y=\"%.2f\" fill=\"%s\" text-anchor=\"%s\">%s %.2f s</text>\n",
+            x, label_y - 10, x, BUF_YB, color, what, at, left ? x - 3 : x + 3, label_y, color,
+            left ? "end" : "start", what, at);
+}
+
+/* What the drawing stages share: the time scale and the buffer curve's
+ * breakpoints (owned, freed by tb_svg_timeline). */
+struct layout {
+    double t1, sc, bmax; /* the time axis' end, px per s, the buffer axis' top */
+    double *bp;          /* every r_j, s_j, e_j, sorted */
+    size_t nbp, ngaps, nev;
+};
+
+/* The time axis: to the last chunk's end or the last token, 3% beyond. */
+static void time_scale(const struct tb_svg_timeline *t, struct layout *L)
+{
+    double t1 = 0.0;
+    for (size_t j = 0; j < t->nplay; j++)
+        if (t->play[j].end > t1)
+            t1 = t->play[j].end;
+    for (size_t k = 0; t->s != NULL && k < t->s->n; k++)
+        if (t->s->ev[k].kind == TB_KIND_CONTENT) {
+            L->nev++;
+            if (t->s->ev[k].t > t1)
+                t1 = t->s->ev[k].t;
+        }
+    L->t1 = t1 > 0.0 ? t1 * 1.03 : 1.0;
+    L->sc = (PX1 - PX0) / L->t1;
+}
+
+/* The buffered-audio curve's breakpoints and its highest point.  0 or
+ * TB_ENOMEM. */
+static int breakpoints(const struct tb_svg_timeline *t, struct layout *L)
+{
+    const struct tb_play *p = t->play;
+    struct bufcur cur = {0, 0, 0.0, 0.0};
+    L->bp = malloc(3 * t->nplay * sizeof(*L->bp));
+    if (L->bp == NULL)
+        return TB_ENOMEM;
+    for (size_t j = 0; j < t->nplay; j++) {
+        L->bp[L->nbp++] = p[j].ready;
+        L->bp[L->nbp++] = p[j].start;
+        L->bp[L->nbp++] = p[j].end;
+        if (p[j].gap > 0.0)
+            L->ngaps++;
+    }
+    qsort(L->bp, L->nbp, sizeof(*L->bp), cmp_double);
+    for (size_t i = 0; i < L->nbp; i++) {
+        double l, r;
+        if (i > 0 && L->bp[i] == L->bp[i - 1])
+            continue;
+        buffered(p, t->nplay, &cur, L->bp[i], &l, &r);
+        if (r > L->bmax)
+            L->bmax = r;
+    }
+    L->bmax = L->bmax > 0.0 ? L->bmax * 1.1 : 1.0;
+    return 0;
+}
+
+static void draw_head(FILE *f, const struct tb_svg_timeline *t, const struct layout *L)
+{
+    char extra[160];
+    snprintf(extra, sizeof(extra), "data-x0=\"%.2f\" data-px-per-s=\"%.9g\"", PX0, L->sc);
+    tb_svg_header(f, T_H, t->title, extra);
+    fprintf(f, "<text x=\"%.2f\" y=\"22\" %s font-size=\"15\" font-weight=\"bold\" fill=\"#222\">",
+            PX0, FONT);
+    tb_svg_esc(f, t->title);
+    fprintf(f, "</text>\n");
+    if (t->subtitle != NULL) {
+        fprintf(f, "<text x=\"%.2f\" y=\"40\" %s font-size=\"11\" fill=\"#555\">", PX0, FONT);
+        tb_svg_esc(f, t->subtitle);
+        fprintf(f, "</text>\n");
+    }
+}
+
+/* Gaps first, so everything else draws over the shading. */
+static void draw_gaps(FILE *f, const struct tb_svg_timeline *t, const struct layout *L)
+{
+    const struct tb_play *p = t->play;
+    double last_label = -1e9;
+    fprintf(f, "<g id=\"gaps\">\n");
+    for (size_t j = 0; j < t->nplay; j++) {
+        double at, x, w;
+        if (p[j].gap <= 0.0)
+            continue;
+        at = p[j].start - p[j].gap;
+        x = PX0 + at * L->sc;
+        w = p[j].gap * L->sc;
+        fprintf(f,
+                "<rect class=\"gap\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+                "fill=\"" GAP_FILL "\" fill-opacity=\"0.35\" data-at=\"%.6f\" data-gap=\"%.6f\">"
+                "<title>gap: %.3f s of silence at %.3f s, before chunk %u%s</title></rect>\n",
+                x, GAP_YT, w < 0.5 ? 0.5 : w, BUF_YB - GAP_YT, at, p[j].gap, p[j].gap, at,
+                p[j].chunk, p[j].gap >= 0.150 ? " (an audible interruption)" : "");
+        if (x - last_label >= 44.0) {
+            fprintf(f,
+                    "<text x=\"%.2f\" y=\"%.2f\" %s font-size=\"11\" fill=\"" GAP_FILL
+                    "\" font-weight=\"bold\">%.2f s</text>\n",
+                    x + 2, BUF_YT - 6, FONT, p[j].gap);
+            last_label = x;
+        }
+    }
+    fprintf(f, "</g>\n");
+}
+
+/* The two lanes: a tick per token arrival, a bar per chunk spoken. */
+static void draw_lanes(FILE *f, const struct tb_svg_timeline *t, const struct layout *L)
+{
+    const struct tb_play *p = t->play;
+    fprintf(f,
+            "<g %s font-size=\"11\" fill=\"#333\" text-anchor=\"end\">"
+            "<text x=\"%.2f\" y=\"%.2f\">tokens</text>"
+            "<text x=\"%.2f\" y=\"%.2f\">speech</text></g>\n",
+            FONT, PX0 - 6, LANE_TOK_Y + 13, PX0 - 6, LANE_SP_Y + 16);
+    fprintf(f,
+            "<g id=\"tokens\"><title>%zu token events (each tick is one arrival)</title>\n<path "
+            "stroke=\"#555\" stroke-width=\"1\" fill=\"none\" d=\"",
+            L->nev);
+    for (size_t k = 0; t->s != NULL && k < t->s->n; k++)
+        if (t->s->ev[k].kind == TB_KIND_CONTENT)
+            fprintf(f, "M%.2f %.0fv18", PX0 + t->s->ev[k].t * L->sc, LANE_TOK_Y);
+    fprintf(f, "\"/></g>\n<g id=\"chunks\">\n");
+    for (size_t j = 0; j < t->nplay; j++)
+        fprintf(f,
+                "<rect class=\"chunk\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"24\" "
+                "fill=\"%s\" stroke=\"#fff\" stroke-width=\"0.5\"><title>chunk %u: %u characters, "
+                "ready %.3f s, spoken %.3f-%.3f s</title></rect>\n",
+                PX0 + p[j].start * L->sc, LANE_SP_Y, (p[j].end - p[j].start) * L->sc,
+                j % 2 ? "#72b7b2" : "#4c78a8", p[j].chunk, p[j].cps, p[j].ready, p[j].start,
+                p[j].end);
+    fprintf(f, "</g>\n");
+}
+
+/* Buffered audio: a step at each r_j, a slope while playing. */
+static void draw_buffer(FILE *f, const struct tb_svg_timeline *t, const struct layout *L)
+{
+    struct bufcur cur = {0, 0, 0.0, 0.0};
+    double h = BUF_YB - BUF_YT;
+    fprintf(f,
+            "<g id=\"buffer\"><title>buffered audio: seconds of speech ready and not yet "
+            "played</title>\n<path fill=\"#9ecae9\" fill-opacity=\"0.6\" stroke=\"#3182bd\" "
+            "stroke-width=\"1.2\" d=\"M%.2f %.2f",
+            PX0, BUF_YB);
+    for (size_t i = 0; i < L->nbp; i++) {
+        double l, r, x;
+        if (i > 0 && L->bp[i] == L->bp[i - 1])
+            continue;
+        buffered(t->play, t->nplay, &cur, L->bp[i], &l, &r);
+        x = PX0 + L->bp[i] * L->sc;
+        fprintf(f, "L%.2f %.2fL%.2f %.2f", x, BUF_YB - l / L->bmax * h, x,
+                BUF_YB - r / L->bmax * h);
+    }
+    fprintf(f, "L%.2f %.2fZ\"/></g>\n", PX0 + L->bp[L->nbp - 1] * L->sc, BUF_YB);
+}
+
+/* Markers, each label on its own row (they are often close); the axes. */
+static void draw_markers_axes(FILE *f, const struct tb_svg_timeline *t, const struct layout *L)
+{
+    fprintf(f, "<g id=\"markers\" %s font-size=\"11\">\n", FONT);
+    marker(f, PX0 + t->ttft * L->sc, 56.0, "#1f77b4", "first token", t->ttft);
+    marker(f, PX0 + t->ttfa * L->sc, 68.0, "#2ca02c", "first audio", t->ttfa);
+    fprintf(f, "</g>\n");
+    tb_svg_y_axis(f, BUF_YB, BUF_YT, 0.0, L->bmax, "buffered audio (s)", "", 1);
+    tb_svg_x_axis(f, BUF_YB, 0.0, L->t1, "time since the request was sent (s)", "");
+}
+
+static void draw_legend(FILE *f, const struct layout *L)
+{
+    double x = PX0, y = T_H - 30;
+    char words[128];
+    fprintf(f, "<g id=\"legend\">\n");
+    x = tb_svg_legend(f, x, y, "tick", "#555", "token arrival");
+    x = tb_svg_legend(f, x, y, "rect", "#4c78a8", "chunk being spoken");
+    x = tb_svg_legend(f, x, y, "rect", "#9ecae9", "buffered audio");
+    snprintf(words, sizeof(words), "gap: audio ran dry (%zu)", L->ngaps);
+    x = tb_svg_legend(f, x, y, "gap", GAP_FILL, words);
+    x = tb_svg_legend(f, x, y, "dash", "#1f77b4", "first token");
+    tb_svg_legend(f, x, y, "dash", "#2ca02c", "first audio");
+    fprintf(f, "</g>\n");
+}
+
+int tb_svg_timeline(FILE *f, const struct tb_svg_timeline *t)
+{
+    struct layout L;
+    if (t->nplay == 0)
+        return TB_EINVAL;
+    memset(&L, 0, sizeof(L));
+    time_scale(t, &L);
+    if (breakpoints(t, &L) != 0)
+        return TB_ENOMEM;
+    draw_head(f, t, &L);
+    draw_gaps(f, t, &L);
+    draw_lanes(f, t, &L);
+    draw_buffer(f, t, &L);
+    draw_markers_axes(f, t, &L);
+    draw_legend(f, &L);
+    fprintf(f, "</svg>\n");
+    free(L.bp);
+    return ferror(f) ? TB_EIO : 0;
+}
