@@ -51,8 +51,8 @@
  *             frames) is a gap of its own, counted when > 1 ms; stalls are
  *             all gap_tts.  A chunk with D_j = 0 has no frame: s_j = e_j =
  *             max(e_{j-1}, f_j).
- * In TTS mode the engine keeps every chunk (72 bytes each: the minimum TPS
- * needs the whole list), and the minimum TPS and speed-up are searched at
+ * In TTS mode the engine keeps every chunk (112 bytes each: the minimum
+ * TPS needs the whole list), and the minimum TPS and speed-up are searched at
  * tb_playout_finish (NAN before):
  *   closed    N = 0, R = 0, no hook (the connect latency K only): max over
  *             j > q of min(u_j / (S_{j-1} + K), (u_j - u_q) / S_{j-1}),
@@ -67,13 +67,15 @@
  *             from a gap-free rate and bisects, and the answer is certified
  *             (TB_MIN_TPS_BISECT).  When the pre-roll binds it is not
  *             monotone in general (ttsbuf-model(7) gives a stream gap-free
- *             at 1 token/s and not at 2), so the search walks down in
- *             steps of 2^(1/8) to the first rate with a gap and bisects
+ *             at 1 token/s and not at 2), so the search walks down from
+ *             the rate where every chunk closes within 1 us of the first,
+ *             in steps of 2^(1/8), to the first rate with a gap and bisects
  *             there (TB_MIN_TPS_SCAN: exact unless the gap-free rates
  *             have a hole narrower than that step).
  *   none      when even an infinitely fast LLM (every chunk closing with
  *             the first) leaves a gap, the TTS stage alone makes gaps: the
- *             minimum TPS and speed-up are NAN and min_tps_none is 1.
+ *             minimum TPS and speed-up are NAN and min_tps_none is 1.  A
+ *             stream gap-free at (T_m - T_1) / 1e5 tokens/s reports 0.
  * The speed-up is searched the same way with u_j = c_j - c_1.
  *
  * The engine is online: chunks are added as they close, in order, so the
