@@ -142,7 +142,8 @@ typedef void (*tb_play_fn)(void *ud, const struct tb_play *p);
 
 struct tb_playout_result {
     uint32_t chunks; /* m */
-    uint32_t q;      /* the chunk whose completion started playback */
+    uint32_t q;      /* the chunk whose completion started playback; with a
+                      * TTS stage, the chunks closed before the start */
     double ttfa;     /* s_1; 0 when there were no chunks */
     double speech;   /* S_m */
     double end;      /* e_m */
