@@ -37,6 +37,7 @@ static const struct {
     {"oai", tb_test_oai},
     {"live", tb_test_live},
     {"rebuffer", tb_test_rebuffer},
+    {"ttsstage", tb_test_ttsstage},
     {"sweep", tb_test_sweep},
     {"svg", tb_test_svg},
     {"docs", tb_test_docs},

@@ -135,8 +135,10 @@ static void slow(const struct fix *f, const struct tb_sweep_point *p, double pre
 {
     struct tb_seg_opts so = {(enum tb_chunk_policy)p->ax[TB_AX_CHUNK],
                              (uint32_t)p->ax[TB_AX_MINCHARS]};
-    struct tb_playout_opts po = {p->ax[TB_AX_WPM], p->ax[TB_AX_LAT], preroll,
-                                 (int)p->ax[TB_AX_REBUFFER]};
+    struct tb_playout_opts po = {.wpm = p->ax[TB_AX_WPM],
+                                 .tts_latency = p->ax[TB_AX_LAT],
+                                 .preroll = preroll,
+                                 .rebuffer = (int)p->ax[TB_AX_REBUFFER]};
     struct tb_seg *seg;
     struct tb_playout *pl;
     struct tb_chunks c;

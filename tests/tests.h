@@ -78,6 +78,7 @@ int tb_test_serve_unit(void); /* the mock server's pure parts */
 int tb_test_oai(void);
 int tb_test_live(void);
 int tb_test_rebuffer(void);
+int tb_test_ttsstage(void); /* the playout's TTS stage against an oracle */
 int tb_test_sweep(void);
 int tb_test_svg(void);
 int tb_test_docs(void);
@@ -101,11 +102,11 @@ int tb_test_html(void);
 int tb_test_reader(void);
 int tb_test_secrets(void);
 int tb_test_outputs(void); /* every combination of a command's outputs */
-int tb_test_schema(void); /* every JSON/JSONL/CSV output against schema/ */
-int tb_test_deps(void);   /* make test on a machine with only .ci/deps test */
-int tb_test_usage(void);  /* -q, help lists, hints, status line, widths */
-int tb_test_exits(void);  /* usage 2, runtime 3: full disk, out of memory */
-int tb_test_layers(void); /* the include rule: tests/layers.sh */
+int tb_test_schema(void);  /* every JSON/JSONL/CSV output against schema/ */
+int tb_test_deps(void);    /* make test on a machine with only .ci/deps test */
+int tb_test_usage(void);   /* -q, help lists, hints, status line, widths */
+int tb_test_exits(void);   /* usage 2, runtime 3: full disk, out of memory */
+int tb_test_layers(void);  /* the include rule: tests/layers.sh */
 
 /* A case needs the program name (listed in tests/commands.txt): fails the
  * case, naming the Debian package `sh .ci/deps test` installs it from,

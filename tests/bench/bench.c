@@ -4,6 +4,9 @@
  *   core        segmenter + playout over an in-memory stream (no parsing,
  *               no ring): simulated events per second, per chunk policy
  *   playout     the playout engine alone over a pre-segmented chunk list
+ *   tts         the playout with the default TTS stage and with one
+ *               streaming context (N = 1), R = 0.1 and a lognormal
+ *               first-byte latency (the stage's search included)
  *   sim         the full simulator: events through the ring, virtual clock
  *   trace load  a 1-million-event trace file parsed (cJSON), validated and
  *               simulated, against cJSON alone parsing the same lines
@@ -19,6 +22,7 @@
  * run is the least disturbed).  Compare figures from one run as ratios.
  */
 #include <cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +101,71 @@ static void bench_core(const struct tb_stream *s)
         tb_seg_destroy(seg);
         tb_playout_destroy(p);
     }
+}
+
+/* A lognormal first-byte latency, p50 0.3 s and p90 0.6 s, drawn from j
+ * alone (a hash, not a running generator): the hook must be pure. */
+static double lognormal_at(void *ud, uint32_t j)
+{
+    uint64_t x = (uint64_t)j * 0x9e3779b97f4a7c15u;
+    double u1, u2, z;
+    (void)ud;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+    x ^= x >> 31;
+    u1 = ((double)(x >> 40) + 0.5) / 16777216.0;
+    u2 = ((double)(x & 0xffffff) + 0.5) / 16777216.0;
+    z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    return 0.3 * exp(z * log(2.0) / 1.2815515655446004);
+}
+
+/* Best of REPS playout passes over ch with options o: events/s. */
+static double playout_rate(const struct tb_stream *s, const struct tb_chunks *ch,
+                           const struct tb_playout_opts *o, struct tb_playout_result *r)
+{
+    struct tb_playout *p;
+    double best = 1e30;
+    if (tb_playout_create(o, NULL, NULL, &p) != 0)
+        die("create", TB_ENOMEM);
+    for (int i = 0; i < REPS; i++) {
+        double t0 = now();
+        int rc = tb_analyze_playout(ch, p, o, r);
+        double dt = now() - t0;
+        if (rc != 0)
+            die("playout", rc);
+        if (dt < best)
+            best = dt;
+    }
+    tb_playout_destroy(p);
+    return (double)s->n / best;
+}
+
+static void bench_tts(const struct tb_stream *s)
+{
+    struct tb_seg_opts so = {TB_CHUNK_SENTENCE, 1};
+    struct tb_playout_opts def, st;
+    struct tb_playout_result r0, r1;
+    struct tb_seg *seg;
+    struct tb_chunks ch;
+    double a, b;
+    tb_playout_opts_default(&def);
+    st = def;
+    st.tts_concurrency = 1;
+    st.tts_rtf = 0.1;
+    st.tts_latency_at = lognormal_at;
+    tb_analyze_chunks_init(&ch);
+    if (tb_seg_create(&so, &seg) != 0 || tb_analyze_segment(s, seg, &ch) != 0)
+        die("segment", TB_ENOMEM);
+    printf("tts: playout over %zu sentence chunks of %zu events, best of %d\n", ch.n, s->n, REPS);
+    a = playout_rate(s, &ch, &def, &r0);
+    b = playout_rate(s, &ch, &st, &r1);
+    printf("  %-26s %8.2f M events/s  (min TPS %.2f)\n", "default TTS", a / 1e6, r0.min_tps);
+    printf("  %-26s %8.2f M events/s  (min TPS %.2f%s, %u gaps, %.0f s of them the TTS's)\n",
+           "N 1, R 0.1, lognormal L", b / 1e6, r1.min_tps, r1.min_tps_none ? " none" : "",
+           r1.underruns, r1.gap_tts);
+    printf("  %-26s %8.1fx\n", "default / stage", a / b);
+    tb_analyze_chunks_free(&ch);
+    tb_seg_destroy(seg);
 }
 
 static void bench_sim(const struct tb_stream *s)
@@ -210,11 +279,15 @@ int main(int argc, char **argv)
         die("curl_global_init", TB_EIO);
     tb_stream_init(&s);
     printf("ttsbuf %s bench (figures, not pass/fail)\n", TB_VERSION);
-    if (want("core") || want("sim") || want("trace"))
+    if (want("core") || want("tts") || want("sim") || want("trace"))
         make_stream(&s, 1000000);
     if (want("core")) {
         printf("\n");
         bench_core(&s);
+    }
+    if (want("tts")) {
+        printf("\n");
+        bench_tts(&s);
     }
     if (want("sim")) {
         printf("\n");

@@ -1,0 +1,45 @@
+/*
+ * tts_stage.h - the playout model with a TTS stage (connect latency,
+ * per-chunk first-byte latency, concurrency, real-time factor): the
+ * schedule online, and the minimum TPS and speed-up searched over the
+ * stored chunk list at the end.  playout.c hands every call over to it
+ * when an engine's options set a stage; playout.h states the model.
+ *
+ * Ownership: create/destroy, as the engine that owns it.  Threads: one.
+ */
+#ifndef TTSBUF_PLAY_TTS_STAGE_H
+#define TTSBUF_PLAY_TTS_STAGE_H
+
+#include <stdint.h>
+
+#include "ttsbuf/playout.h"
+
+struct tts_stage;
+
+/* Whether o sets a TTS stage (any of connect, concurrency, RTF, hook). */
+int tts_stage_wanted(const struct tb_playout_opts *o);
+
+/* A stage for o (copied later by reset), reporting to fn(ud) when not
+ * NULL.  Returns NULL when out of memory. */
+struct tts_stage *tts_stage_create(tb_play_fn fn, void *ud);
+void tts_stage_destroy(struct tts_stage *s); /* NULL is a no-op */
+
+/* Starts over with options o (valid); keeps the chunk store's memory. */
+void tts_stage_reset(struct tts_stage *s, const struct tb_playout_opts *o);
+
+/* Chunk m+1 closed at c with token index tok, cps code points and
+ * duration d seconds.  Returns 0, TB_EINVAL (a bad latency from the hook)
+ * or TB_ENOMEM. */
+int tts_stage_add(struct tts_stage *s, double c, uint64_t tok, uint32_t cps, double d);
+
+/* The stream ended: start if not started, then search.  0 or TB_ENOMEM. */
+int tts_stage_finish(struct tts_stage *s);
+
+/* A forced start at t (see tb_playout_force_start): 0 or TB_EINVAL. */
+int tts_stage_force_start(struct tts_stage *s, double t);
+
+int tts_stage_started(const struct tts_stage *s, double *s1);
+double tts_stage_end(const struct tts_stage *s);
+void tts_stage_result(const struct tts_stage *s, struct tb_playout_result *out);
+
+#endif
