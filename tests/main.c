@@ -30,6 +30,8 @@ static const struct {
     {"property", tb_test_property},
     {"trace", tb_test_trace},
     {"synth", tb_test_synth},
+    {"ttslat", tb_test_ttslat},
+    {"ttspreset", tb_test_ttspreset},
     {"sim", tb_test_sim},
     {"cli", tb_test_cli},
     {"sse", tb_test_sse},

@@ -70,6 +70,8 @@ int tb_test_playout(void);
 int tb_test_property(void);
 int tb_test_trace(void);
 int tb_test_synth(void);
+int tb_test_ttslat(void);    /* TTS first-byte latency specs */
+int tb_test_ttspreset(void); /* TTS engine presets and their sources */
 int tb_test_sim(void);
 int tb_test_cli(void);
 int tb_test_sse(void);
