@@ -155,6 +155,36 @@ static void ring_high_water(void **state)
     tb_stream_free(&s);
 }
 
+/* With a TTS stage the text leaves the ring when its synthesis begins
+ * (b_j), not when its audio plays: one streaming context (N = 1) with
+ * instant synthesis begins each chunk as it closes, so the ring never
+ * holds more than the event just read, though chunks 2 and 3 play at 1 s
+ * and 2 s.  The old release (s_j - L) kept two items waiting. */
+static void ring_releases_at_tts_begin(void **state)
+{
+    (void)state;
+    const double t[] = {0.0, 0.1, 0.2};
+    const char *const x[] = {"abcdefghijklmno", "abcdefghijklmno", "abcdefghijklmno"};
+    struct tb_stream s;
+    struct tb_sim_opts o;
+    struct tb_sim_result r;
+    build(&s, t, x, 3);
+    tb_sim_opts_default(&o);
+    o.seg.policy = TB_CHUNK_TOKEN;
+    o.play.tts_concurrency = 1;
+    assert_int_equal(run(&s, &o, &r), 0);
+    assert_int_equal(r.hw_items, 1);
+    assert_int_equal(r.hw_bytes, 15);
+    assert_near(r.play.end, 3.0, 1e-12);
+    assert_int_equal(r.play.underruns, 0);
+    /* A busy engine (R = 1: each 1 s chunk takes 1 s) begins chunk 2 at
+     * 1 s and chunk 3 at 2 s: they wait in the ring until then. */
+    o.play.tts_rtf = 1.0;
+    assert_int_equal(run(&s, &o, &r), 0);
+    assert_int_equal(r.hw_items, 2);
+    tb_stream_free(&s);
+}
+
 /* A ring of two slots: chunk 1 leaves at t = 0 (it plays at once), chunks
  * 2 and 3 fill the ring, so event 4 waits until chunk 2 starts playing
  * (t = 1): it reaches the consumer 0.7 s late.  Nothing is dropped. */
@@ -312,6 +342,7 @@ int tb_test_sim(void)
         cmocka_unit_test(sim_matches_analysis),
         cmocka_unit_test(curve_matches_analysis),
         cmocka_unit_test(ring_high_water),
+        cmocka_unit_test(ring_releases_at_tts_begin),
         cmocka_unit_test(backpressure_delays_not_drops),
         cmocka_unit_test(forced_cut_when_chunk_exceeds_ring),
         cmocka_unit_test(forced_start_when_preroll_exceeds_ring),

@@ -220,6 +220,12 @@ int tb_playout_finish(struct tb_playout *p);
  */
 int tb_playout_force_start(struct tb_playout *p, double t);
 
+/* tb_playout_last_begin - b_j of the chunk added last: when its synthesis
+ * begins, known as soon as it is added (c_j without a TTS stage), though
+ * its schedule may be reported later (the start is not final yet).
+ * Returns 0 and *b, or TB_EINVAL when no chunk was added. */
+int tb_playout_last_begin(const struct tb_playout *p, double *b);
+
 /* Whether playback has started, and when (s_1).  With a TTS stage, once
  * the start is final (see above). */
 int tb_playout_started(const struct tb_playout *p, double *s1);

@@ -346,6 +346,15 @@ int tb_playout_add_timed(struct tb_playout *p, double c, uint64_t tok, uint32_t 
     return add(p, c, tok, cps, dur);
 }
 
+int tb_playout_last_begin(const struct tb_playout *p, double *b)
+{
+    double v = p->tts ? tts_stage_last_begin(p->ts) : p->m > 0 ? p->last_c : NAN;
+    if (isnan(v))
+        return TB_EINVAL;
+    *b = v;
+    return 0;
+}
+
 int tb_playout_force_start(struct tb_playout *p, double t)
 {
     if (p->tts)

@@ -507,6 +507,11 @@ int tts_stage_finish(struct tts_stage *s)
     return 0;
 }
 
+double tts_stage_last_begin(const struct tts_stage *s)
+{
+    return s->n > 0 ? s->v[s->n - 1].b : NAN;
+}
+
 int tts_stage_started(const struct tts_stage *s, double *s1)
 {
     if (s1 != NULL)

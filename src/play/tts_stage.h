@@ -38,6 +38,9 @@ int tts_stage_finish(struct tts_stage *s);
 /* A forced start at t (see tb_playout_force_start): 0 or TB_EINVAL. */
 int tts_stage_force_start(struct tts_stage *s, double t);
 
+/* b_j of the chunk added last; NAN when none was. */
+double tts_stage_last_begin(const struct tts_stage *s);
+
 int tts_stage_started(const struct tts_stage *s, double *s1);
 double tts_stage_end(const struct tts_stage *s);
 void tts_stage_result(const struct tts_stage *s, struct tb_playout_result *out);
