@@ -40,6 +40,7 @@ static const struct {
     {"live", tb_test_live},
     {"rebuffer", tb_test_rebuffer},
     {"ttsstage", tb_test_ttsstage},
+    {"ttscli", tb_test_ttscli},
     {"sweep", tb_test_sweep},
     {"svg", tb_test_svg},
     {"docs", tb_test_docs},

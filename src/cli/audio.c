@@ -198,6 +198,16 @@ int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o, const stru
     int rc;
     if (!tb_cli_audio_wanted(a))
         return 0;
+    if (o->play.tts_latency_at != NULL || o->play.tts_connect > 0 || o->play.tts_concurrency > 0 ||
+        o->play.tts_rtf > 0) {
+        /* The speaker schedules its audio by the constant latency alone:
+         * what it would play is not what the stage's numbers say. */
+        tb_cli_error("%s: the speech output does not model the TTS stage (--tts, --tts-connect, "
+                     "--tts-concurrency, --tts-rtf, a --tts-latency distribution); use one or "
+                     "the other",
+                     a->html_f != NULL ? "--html" : "--audio");
+        return TB_EINVAL;
+    }
     rc = audio_bound(a, o, s);
     if (rc != 0)
         return rc;

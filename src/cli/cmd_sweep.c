@@ -133,6 +133,14 @@ static const char *const sweep_notes[] = {
 
 static int cmd_sweep(int argc, char **argv);
 
+/* --help's tables: the chunk policies and the stream presets (sweep has
+ * no TTS stage option yet, so not the TTS presets). */
+static void sweep_tail(FILE *f)
+{
+    tb_cli_usage_chunks(f);
+    tb_cli_usage_presets(f);
+}
+
 const struct tb_cmddoc tb_doc_sweep = {
     "sweep",
     "SOURCE... [AXES] [OPTIONS]",
@@ -144,7 +152,7 @@ const struct tb_cmddoc tb_doc_sweep = {
     "0 ran; 2 bad usage or bad input; 3 no stream to sweep (every one was cut off or failed, "
     "or an --import whose every request failed), or the run failed (out of memory, a write "
     "that failed).",
-    tb_cli_usage_playout,
+    sweep_tail,
     sweep_notes,
     cmd_sweep,
 };

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "tts_opts.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/seg.h"
 #include "ttsbuf/version.h"
@@ -46,10 +47,37 @@ void tb_cli_json_playout(cJSON *opts, const struct tb_sim_opts *o)
     cJSON_AddStringToObject(opts, "chunk", tb_seg_policy_name(o->seg.policy));
     cJSON_AddNumberToObject(opts, "min_chars", o->seg.min_chars);
     cJSON_AddNumberToObject(opts, "wpm", o->play.wpm);
-    cJSON_AddNumberToObject(opts, "tts_latency_s", o->play.tts_latency);
+    if (o->play.tts_latency_at != NULL)
+        cJSON_AddNullToObject(opts, "tts_latency_s"); /* not a constant: see "tts" */
+    else
+        cJSON_AddNumberToObject(opts, "tts_latency_s", o->play.tts_latency);
     cJSON_AddNumberToObject(opts, "preroll_s", o->play.preroll);
     cJSON_AddBoolToObject(opts, "rebuffer", o->play.rebuffer);
     cJSON_AddStringToObject(opts, "voice_model", tb_voice_model(o->voice));
+}
+
+void tb_cli_json_tts(cJSON *opts, const struct tb_cli_tts *t)
+{
+    cJSON *o;
+    if (t == NULL || !t->any || (o = cJSON_AddObjectToObject(opts, "tts")) == NULL)
+        return;
+    cJSON_AddStringToObject(o, "latency", t->spec);
+    if (t->seeded) {
+        char seed[32]; /* exact: a double would round seeds past 2^53 */
+        snprintf(seed, sizeof(seed), "%llu", (unsigned long long)t->seed);
+        cJSON_AddRawToObject(o, "seed", seed);
+    } else
+        cJSON_AddNullToObject(o, "seed");
+    cJSON_AddNumberToObject(o, "connect_s", t->connect);
+    if (t->concurrency > 0)
+        cJSON_AddNumberToObject(o, "concurrency", t->concurrency);
+    else
+        cJSON_AddNullToObject(o, "concurrency");
+    cJSON_AddNumberToObject(o, "rtf", t->rtf);
+    if (t->preset != NULL)
+        cJSON_AddStringToObject(o, "preset", t->preset);
+    else
+        cJSON_AddNullToObject(o, "preset");
 }
 
 void tb_cli_json_num(cJSON *o, const char *key, double v)

@@ -20,6 +20,7 @@ void tb_cli_common_init(struct tb_cli_common *a)
 {
     memset(a, 0, sizeof(*a));
     tb_sim_opts_default(&a->o);
+    tb_cli_tts_init(&a->tts);
     a->max_gaps = 10;
 }
 
@@ -57,15 +58,19 @@ int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg)
         return rc;
     }
     case TB_O_WPM: return tb_cli_opt_double("--wpm", arg, TB_WPM_MIN, TB_WPM_MAX, &a->o.play.wpm);
-    case TB_O_LAT: return tb_cli_opt_double("--tts-latency", arg, 0, 60, &a->o.play.tts_latency);
     case TB_O_PREROLL: return tb_cli_opt_double("--preroll", arg, 0, 3600, &a->o.play.preroll);
     case TB_O_SLOTS:
         return tb_cli_opt_size("--ring-slots", arg, 2, (size_t)1 << 30, &a->o.ring_slots);
     case TB_O_BYTES:
         return tb_cli_opt_size("--ring-bytes", arg, 64, (size_t)1 << 30, &a->o.ring_bytes);
     case TB_O_GAPS: return tb_cli_opt_size("--gaps", arg, 0, SIZE_MAX, &a->max_gaps);
-    default: return TB_CLI_NOT_MINE;
+    default: return tb_cli_tts_option(&a->tts, c, arg);
     }
+}
+
+void tb_cli_common_free(struct tb_cli_common *a)
+{
+    tb_cli_tts_free(&a->tts);
 }
 
 int tb_cli_groups_option(struct tb_cli_common *a, struct tb_cli_request *q, struct tb_cli_audio *au,
@@ -125,8 +130,6 @@ const struct tb_optdoc tb_opt_playout[] = {
      "speech rate, words/min; a word is 6 code points (default 150, allowed 20..1000; with "
      "--voice-model espeak, eSpeak's rate: 80..450, and up to 900 through sonic)",
      NULL},
-    {"tts-latency", TB_O_LAT, "S", "seconds from a chunk's completion to its audio (default 0)",
-     "Allowed 0..60."},
     {"preroll", TB_O_PREROLL, "S", "start playback once S seconds of audio are ready (default 0)",
      "Allowed 0..3600."},
     {"rebuffer", TB_O_REBUFFER, NULL,
@@ -191,5 +194,6 @@ void tb_cli_usage_playout(FILE *f)
 {
     tb_cli_usage_chunks(f);
     tb_cli_usage_presets(f);
+    tb_cli_usage_tts_presets(f);
 }
 

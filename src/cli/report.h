@@ -23,7 +23,11 @@ struct tb_report_src {
                           * stream ("warning" in JSON, as a live run's) */
     const struct tb_stream_end *end; /* how the stream ended (a recorded or live
                                       * one), or NULL: a whole answer */
+    const struct tb_cli_tts *tts;    /* the TTS stage's options (tts_opts.h), or
+                                      * NULL: none given */
 };
+
+struct tb_cli_tts;
 
 /* What a live run adds to the report (never the API key). */
 struct tb_report_live {

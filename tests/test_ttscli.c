@@ -1,0 +1,270 @@
+/*
+ * test_ttscli.c - the TTS stage from the command line: its options on
+ * sim, run and bench (good and bad values), a preset, the defaults giving
+ * the output of the version before the stage byte for byte, and a
+ * mid-stream TTS stall seen end to end through `ttsbuf sim --json`.
+ */
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests.h"
+
+static const cJSON *item(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (v == NULL)
+        fail_msg("--json: no \"%s\"", k);
+    return v;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = item(o, k);
+    if (!cJSON_IsString(v))
+        fail_msg("--json: \"%s\" is not a string", k);
+    return v->valuestring;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = item(o, k);
+    if (!cJSON_IsNumber(v))
+        fail_msg("--json: \"%s\" is not a number", k);
+    return v->valuedouble;
+}
+
+/* Every option refuses a bad value with one line naming it and its
+ * range (exit 2), on each command that plays a stream. */
+static void bad_values(void **state)
+{
+    static const char *const cmds[] = {"sim --preset demo", "run --mock", "bench --mock -c 1"};
+    (void)state;
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        char args[256];
+#define BAD(opt, want)                                                                             \
+    do {                                                                                           \
+        snprintf(args, sizeof(args), "%s %s", cmds[i], opt);                                       \
+        tb_test_expect_error(args, 2, want);                                                       \
+    } while (0)
+        BAD("--tts-latency -1", "--tts-latency: '-1' is outside 0..60");
+        BAD("--tts-latency abc", "--tts-latency: 'abc' is not a number (allowed 0..60)");
+        BAD("--tts-latency lognormal:p50=0.3", "--tts-latency: lognormal: p90 missing");
+        BAD("--tts-latency uniform:2..1", "--tts-latency: uniform B 1 is below A 2");
+        BAD("--tts-latency list:/nonexistent/lat", "--tts-latency: /nonexistent/lat: No such file");
+        BAD("--tts-seed -1", "--tts-seed: '-1' is not a whole number (allowed 0..");
+        BAD("--tts-connect 61", "--tts-connect: '61' is outside 0..60");
+        BAD("--tts-connect x", "--tts-connect: 'x' is not a number (allowed 0..60)");
+        BAD("--tts-concurrency 1025", "--tts-concurrency: '1025' is outside 0..1024");
+        BAD("--tts-concurrency 1.5", "--tts-concurrency: '1.5' is not a whole number");
+        BAD("--tts-rtf -0.1", "--tts-rtf: '-0.1' is outside 0..100");
+        BAD("--tts-rtf 101", "--tts-rtf: '101' is outside 0..100");
+        BAD("--tts nope", "--tts: unknown preset 'nope'");
+        BAD("--tts-concurrency 1 --rebuffer", "--rebuffer: not modelled with a TTS stage");
+#undef BAD
+    }
+    /* The speaker plays the constant-latency model: it does not pretend. */
+    tb_test_expect_error("sim --preset demo --tts-rtf 0.5 --audio wav:/dev/null", 2,
+                         "--audio: the speech output does not model the TTS stage");
+}
+
+/* Good values: each reaches the JSON as given, the spec in canonical
+ * form with its seed. */
+static void good_values(void **state)
+{
+    (void)state;
+    cJSON *j = tb_test_run_json(NULL,
+                                "sim --preset demo --json --tts-latency lognormal:p90=0.5,p50=0.25 "
+                                "--tts-seed 18446744073709551615 --tts-connect 0.4 "
+                                "--tts-concurrency 2 --tts-rtf 0.25",
+                                0);
+    const cJSON *o = item(j, "options"), *t = item(o, "tts");
+    struct tb_test_out raw = tb_test_run("sim --preset demo --json --tts-latency uniform:0..1 "
+                                         "--tts-seed 18446744073709551615");
+    assert_true(cJSON_IsNull(item(o, "tts_latency_s"))); /* not a constant */
+    assert_string_equal(str(t, "latency"), "lognormal:p50=0.25,p90=0.5");
+    /* exact, not a rounded double */
+    assert_non_null(strstr(raw.so, "\"seed\":18446744073709551615,"));
+    tb_test_out_free(&raw);
+    assert_true(num(t, "connect_s") == 0.4);
+    assert_true(num(t, "concurrency") == 2);
+    assert_true(num(t, "rtf") == 0.25);
+    assert_true(cJSON_IsNull(item(t, "preset")));
+    cJSON_Delete(j);
+    /* Unlimited concurrency is null, not 0; a list: draws nothing: seed null. */
+    j = tb_test_run_json(NULL, "sim --preset demo --json --tts-rtf 0.5", 0);
+    t = item(item(j, "options"), "tts");
+    assert_true(cJSON_IsNull(item(t, "concurrency")));
+    assert_true(cJSON_IsNull(item(t, "seed")));
+    assert_string_equal(str(t, "latency"), "0");
+    cJSON_Delete(j);
+    /* The same seed gives the same draws; another seed other ones. */
+    {
+        struct tb_test_out a =
+            tb_test_run("sim --preset demo --json --tts-latency "
+                        "uniform:0..3 --tts-seed 5 | sed 's/\"started_at\":\"[^\"]*\"//'");
+        struct tb_test_out b =
+            tb_test_run("sim --preset demo --json --tts-latency "
+                        "uniform:0..3 --tts-seed 5 | sed 's/\"started_at\":\"[^\"]*\"//'");
+        struct tb_test_out c =
+            tb_test_run("sim --preset demo --json --tts-latency "
+                        "uniform:0..3 --tts-seed 6 | sed 's/\"started_at\":\"[^\"]*\"//'");
+        assert_string_equal(a.so, b.so);
+        assert_true(strcmp(a.so, c.so) != 0);
+        tb_test_out_free(&a);
+        tb_test_out_free(&b);
+        tb_test_out_free(&c);
+    }
+}
+
+/* --tts PRESET sets the stage from the data file; an explicit option
+ * overrides it; a figure the preset does not know keeps its default and
+ * a warning line says so; --help lists the presets. */
+static void preset(void **state)
+{
+    (void)state;
+    struct tb_test_out h;
+    cJSON *j = tb_test_run_json(NULL, "sim --preset demo --json --tts cartesia-sonic-3", 0);
+    const cJSON *t = item(item(j, "options"), "tts");
+    assert_string_equal(str(t, "preset"), "cartesia-sonic-3");
+    assert_string_equal(str(t, "latency"), "lognormal:p50=0.188,p90=0.31");
+    assert_true(num(t, "seed") == 0);
+    assert_true(num(t, "concurrency") == 1);
+    assert_true(num(t, "connect_s") == 0.01);
+    assert_true(num(t, "rtf") == 0); /* not published: the default */
+    cJSON_Delete(j);
+    j = tb_test_run_json(NULL,
+                         "sim --preset demo --json --tts cartesia-sonic-3 --tts-concurrency 3 "
+                         "--tts-latency 0.5",
+                         0);
+    t = item(item(j, "options"), "tts");
+    assert_true(num(t, "concurrency") == 3);
+    assert_string_equal(str(t, "latency"), "0.5");
+    assert_true(num(item(j, "options"), "tts_latency_s") == 0.5);
+    cJSON_Delete(j);
+    h = tb_test_run("sim --preset demo --tts cartesia-sonic-3");
+    assert_int_equal(h.code, 0);
+    assert_non_null(strstr(h.se, "warning: --tts cartesia-sonic-3: no published real-time factor"));
+    assert_non_null(strstr(h.so, "preset=cartesia-sonic-3"));
+    tb_test_out_free(&h);
+    for (int i = 0; i < 3; i++) {
+        static const char *const cmds[] = {"sim --help", "run --help", "bench --help"};
+        h = tb_test_run(cmds[i]);
+        assert_int_equal(h.code, 0);
+        assert_non_null(strstr(h.so, "TTS presets (--tts"));
+        assert_non_null(strstr(h.so, "elevenlabs-flash-v2.5       lognormal:p50=0.288,p90=0.316"));
+        assert_non_null(strstr(h.so, "piper-medium-rpi4"));
+        tb_test_out_free(&h);
+    }
+}
+
+/* With no TTS option (or today's constant --tts-latency) sim --json is
+ * the version before the stage's, byte for byte: tests/data/tts/v1.json
+ * was written by that binary (started_at and the version blanked). */
+static void defaults_are_v1(void **state)
+{
+    (void)state;
+#define BLANK                                                                                      \
+    " | sed 's/\"started_at\":\"[^\"]*\"/\"started_at\":\"-\"/; "                                  \
+    "s/\"ttsbuf_version\":\"[^\"]*\"/\"ttsbuf_version\":\"-\"/'"
+    char args[1024], *want = tb_test_slurp_str(tb_test_data("tts/v1.json")), *got;
+    struct tb_test_out a, b;
+    a = tb_test_run("sim --synth tps=30,ttft=0.3,tokens=300,jitter=0.5,stall=0.05:1.5,seed=3 "
+                    "--tts-latency 0.2 --preroll 1 --json" BLANK);
+    snprintf(args, sizeof(args), "sim --trace - --chunk clause --json <%s" BLANK,
+             tb_test_data("tts/stall.jsonl"));
+    b = tb_test_run(args);
+#undef BLANK
+    assert_int_equal(a.code, 0);
+    assert_int_equal(b.code, 0);
+    got = malloc(strlen(a.so) + strlen(b.so) + 1);
+    assert_non_null(got);
+    strcpy(got, a.so);
+    strcat(got, b.so);
+    assert_string_equal(got, want);
+    free(got);
+    tb_test_out_free(&a);
+    tb_test_out_free(&b);
+    free(want);
+}
+
+/* A TTS engine that stalls 5 s on chunk 3 while the LLM has sent all the
+ * text: a gap the TTS caused, that no LLM rate removes.  The JSON says
+ * null and why, the report "none", never a number. */
+static void stall_end_to_end(void **state)
+{
+    (void)state;
+    char args[1024], trace[512];
+    struct tb_test_out h;
+    const cJSON *g;
+    cJSON *j;
+    snprintf(trace, sizeof(trace), "%s", tb_test_data("tts/stall.jsonl"));
+    snprintf(args, sizeof(args), "sim %s --tts-latency list:%s --json", trace,
+             tb_test_data("tts/stall.lat"));
+    j = tb_test_run_json(NULL, args, 0);
+    assert_true(num(j, "underruns") == 1);
+    assert_true(cJSON_IsNull(item(j, "min_tps")));
+    assert_true(cJSON_IsNull(item(j, "speedup_needed")));
+    assert_string_equal(str(j, "min_tps_reason"), "the TTS stage alone leaves gaps");
+    assert_true(cJSON_IsNull(item(j, "min_tps_method")));
+    assert_true(num(j, "gap_llm_s") == 0);
+    assert_near(num(j, "gap_tts_s"), num(j, "gap_total_s"), 1e-12);
+    g = cJSON_GetArrayItem(item(j, "gaps"), 0);
+    assert_non_null(g);
+    assert_string_equal(str(g, "cause"), "tts");
+    assert_true(num(g, "chunk") == 3);
+    /* Chunk 1 (1.2 s of speech) plays from 0.1, chunk 2 (0.6 s) after it
+     * to 1.9; chunk 3's first audio is at 0.2 + 5: 3.3 s of silence, all
+     * the engine's. */
+    assert_near(num(g, "tts_s"), 3.3, 1e-9);
+    assert_true(num(g, "llm_s") == 0);
+    cJSON_Delete(j);
+    snprintf(args, sizeof(args), "sim %s --tts-latency list:%s", trace,
+             tb_test_data("tts/stall.lat"));
+    h = tb_test_run(args);
+    assert_int_equal(h.code, 0);
+    assert_non_null(strstr(h.so, "minimum TPS              none"));
+    assert_non_null(strstr(h.so, "the TTS stage alone leaves gaps"));
+    assert_non_null(strstr(h.so, "before chunk 3   tts (llm 0.000 s, tts 3.300 s)"));
+    assert_non_null(strstr(h.so, "tts: latency=list:"));
+    assert_null(strstr(h.so, "nan"));
+    tb_test_out_free(&h);
+    /* A slow LLM: the same stream spread over 20 s makes llm gaps, and a
+     * rate does remove them (a number, found by bisection, proven). */
+    j = tb_test_run_json(NULL,
+                         "sim --synth tps=2,tokens=40,seed=1 --tts-concurrency 1 --tts-latency "
+                         "0.1 --json",
+                         0);
+    assert_true(num(j, "min_tps") > 0);
+    assert_true(cJSON_IsNull(item(j, "min_tps_reason")));
+    assert_true(cJSON_IsBool(item(j, "min_tps_proven")));
+    assert_true(num(j, "gap_llm_s") > 0);
+    cJSON_Delete(j);
+}
+
+/* When the pre-roll binds, the minimum TPS comes from a scan: the JSON
+ * and the report say it is not proven. */
+static void scan_not_proven(void **state)
+{
+    (void)state;
+    struct tb_test_out h;
+    cJSON *j = tb_test_run_json(NULL, "sim --preset demo --tts-rtf 0.5 --preroll 2 --json", 0);
+    assert_string_equal(str(j, "min_tps_method"), "scan");
+    assert_true(cJSON_IsFalse(item(j, "min_tps_proven")));
+    assert_true(num(j, "min_tps") > 0);
+    cJSON_Delete(j);
+    h = tb_test_run("sim --preset demo --tts-rtf 0.5 --preroll 2");
+    assert_non_null(strstr(h.so, "(found by a scan: not proven)"));
+    tb_test_out_free(&h);
+}
+
+int tb_test_ttscli(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bad_values),       cmocka_unit_test(good_values),
+        cmocka_unit_test(preset),           cmocka_unit_test(defaults_are_v1),
+        cmocka_unit_test(stall_end_to_end), cmocka_unit_test(scan_not_proven),
+    };
+    return TB_RUN_GROUP("ttscli", tests);
+}
