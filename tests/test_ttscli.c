@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests.h"
 
@@ -243,6 +244,67 @@ static void stall_end_to_end(void **state)
     cJSON_Delete(j);
 }
 
+/* The timeline draws each gap in its cause's colour (the LLM's part red,
+ * the TTS stage's purple) and says the stage in its subtitle; without a
+ * TTS option it is one red shading, as before. */
+static void svg_two_colours(void **state)
+{
+    (void)state;
+    char args[1024], trace[512], svg[64];
+    struct tb_test_out o;
+    char *doc;
+    snprintf(svg, sizeof(svg), "/tmp/ttsbuf-ttscli-%d.svg", (int)getpid());
+    snprintf(trace, sizeof(trace), "%s", tb_test_data("tts/stall.jsonl"));
+    snprintf(args, sizeof(args), "sim %s --tts-latency list:%s --svg %s", trace,
+             tb_test_data("tts/stall.lat"), svg);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    tb_test_out_free(&o);
+    doc = tb_test_slurp_str(svg);
+    assert_non_null(strstr(doc, "class=\"gap gap-tts\""));
+    assert_non_null(strstr(doc, "fill=\"#9467bd\""));
+    assert_non_null(strstr(doc, "data-gap=\"3.300000\" data-cause=\"tts\""));
+    assert_null(strstr(doc, "gap-llm"));
+    assert_non_null(strstr(doc, "minimum TPS none: the TTS stage alone leaves gaps"));
+    assert_non_null(strstr(doc, "TTS latency list:"));
+    assert_non_null(strstr(doc, ">TTS late<"));
+    free(doc);
+    snprintf(args, sizeof(args), "sim %s --svg %s", trace, svg);
+    o = tb_test_run(args);
+    tb_test_out_free(&o);
+    doc = tb_test_slurp_str(svg);
+    assert_null(strstr(doc, "data-cause"));
+    assert_null(strstr(doc, "#9467bd"));
+    free(doc);
+    remove(svg);
+}
+
+/* --html with a TTS stage: the page has no audio (the speaker does not
+ * model the stage) and lists the model's gaps with their causes; the
+ * report and the JSON inside it are the run's. */
+static void html_page(void **state)
+{
+    (void)state;
+    char args[1024], trace[512], html[64];
+    struct tb_test_out o;
+    char *doc;
+    snprintf(html, sizeof(html), "/tmp/ttsbuf-ttscli-%d.html", (int)getpid());
+    snprintf(trace, sizeof(trace), "%s", tb_test_data("tts/stall.jsonl"));
+    snprintf(args, sizeof(args), "sim %s --tts-latency list:%s --html %s", trace,
+             tb_test_data("tts/stall.lat"), html);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    tb_test_out_free(&o);
+    doc = tb_test_slurp_str(html);
+    assert_null(strstr(doc, "<audio"));
+    assert_non_null(strstr(doc, "Gaps in the model (1)"));
+    assert_non_null(strstr(doc, "data-cause=\"tts\">at 1.900 s: 3.300 s of silence"));
+    assert_non_null(strstr(doc, "the TTS stage alone leaves gaps"));
+    assert_non_null(strstr(doc, "class=\"gap gap-tts\""));
+    free(doc);
+    remove(html);
+}
+
 /* When the pre-roll binds, the minimum TPS comes from a scan: the JSON
  * and the report say it is not proven. */
 static void scan_not_proven(void **state)
@@ -265,6 +327,7 @@ int tb_test_ttscli(void)
         cmocka_unit_test(bad_values),       cmocka_unit_test(good_values),
         cmocka_unit_test(preset),           cmocka_unit_test(defaults_are_v1),
         cmocka_unit_test(stall_end_to_end), cmocka_unit_test(scan_not_proven),
+        cmocka_unit_test(svg_two_colours),  cmocka_unit_test(html_page),
     };
     return TB_RUN_GROUP("ttscli", tests);
 }

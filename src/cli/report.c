@@ -109,11 +109,14 @@ static int causes(const struct tb_report_src *src)
     return src->tts != NULL && src->tts->any;
 }
 
-/* A gap's cause: "llm" (the text had not arrived), "tts" (it had, its
- * audio had not) or "both". */
 static const char *cause_name(double llm, double tts)
 {
     return llm > 0.0 && tts > 0.0 ? "both" : llm > 0.0 ? "llm" : "tts";
+}
+
+const char *tb_cli_gap_cause(const struct tb_play *g)
+{
+    return cause_name(g->gap_llm, g->gap_tts);
 }
 
 static const char *method_name(int method)

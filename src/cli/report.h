@@ -47,6 +47,10 @@ struct tb_report_live {
     const struct tb_server_timing *server; /* the provider's own timings, or NULL */
 };
 
+/* A gap's cause: "llm" (the text had not arrived), "tts" (it had, its
+ * audio had not) or "both". */
+const char *tb_cli_gap_cause(const struct tb_play *g);
+
 /* The human report (f).  max_gaps limits the gap list; live is NULL for
  * `sim`. */
 void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,

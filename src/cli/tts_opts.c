@@ -167,12 +167,18 @@ int tb_cli_tts_apply(struct tb_cli_tts *t, struct tb_playout_opts *o)
     o->tts_rtf = t->rtf;
     t->any = t->lat != NULL || t->preset != NULL || t->seed_set || t->connect_set || t->conc_set ||
              t->rtf_set;
-    if (o->rebuffer && (t->lat != NULL || t->connect > 0 || t->concurrency > 0 || t->rtf > 0)) {
+    if (o->rebuffer && tb_cli_tts_stage(o)) {
         tb_cli_error("--rebuffer: not modelled with a TTS stage (--tts, --tts-connect, "
                      "--tts-concurrency, --tts-rtf, a --tts-latency distribution)");
         return TB_EINVAL;
     }
     return 0;
+}
+
+int tb_cli_tts_stage(const struct tb_playout_opts *o)
+{
+    return o->tts_latency_at != NULL || o->tts_connect > 0 || o->tts_concurrency > 0 ||
+           o->tts_rtf > 0;
 }
 
 void tb_cli_tts_line(FILE *f, const struct tb_cli_tts *t)
