@@ -571,7 +571,8 @@ static void speech_callback_never_allocates(void **state)
             0);
     memset(&so, 0, sizeof(so));
     so.sink = TB_SINK_PORTAUDIO;
-    so.wpm = 300;
+    tb_playout_opts_default(&so.play);
+    so.play.wpm = 300;
     so.cue = TB_PCMRING_CUE_TONE;
     so.latency = 0.05;
     tb_test_alloc_counts(&all0, &rt0);
@@ -777,7 +778,7 @@ static void speech_wav_far_chunk(void **state)
         memset(&so, 0, sizeof(so));
         so.sink = TB_SINK_WAV;
         so.target = wav;
-        so.wpm = 150;
+        tb_playout_opts_default(&so.play);
         if (tb_speaker_create(&so, &sp, err, sizeof(err)) != 0)
             fail_msg("%s", err);
         v = tb_speaker_voice(sp);

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "tests.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/speaker.h"
 
 static const cJSON *item(const cJSON *o, const char *k)
 {
@@ -305,6 +307,26 @@ static void html_page(void **state)
     remove(html);
 }
 
+/* One voice-and-TTS struct reaches the speaker: it takes the playout's
+ * options as they are, and refuses a TTS stage it would not play as the
+ * numbers say (before starting eSpeak or a sink). */
+static void speaker_refuses_stage(void **state)
+{
+    (void)state;
+    struct tb_speaker_opts so;
+    struct tb_speaker *sp = NULL;
+    char err[256];
+    memset(&so, 0, sizeof(so));
+    tb_playout_opts_default(&so.play);
+    so.play.tts_rtf = 0.5;
+    assert_int_equal(tb_speaker_create(&so, &sp, err, sizeof(err)), TB_EINVAL);
+    assert_null(sp);
+    assert_non_null(strstr(err, "does not model the TTS stage"));
+    so.play.tts_rtf = 0;
+    so.play.tts_concurrency = 1;
+    assert_int_equal(tb_speaker_create(&so, &sp, err, sizeof(err)), TB_EINVAL);
+}
+
 /* When the pre-roll binds, the minimum TPS comes from a scan: the JSON
  * and the report say it is not proven. */
 static void scan_not_proven(void **state)
@@ -324,10 +346,15 @@ static void scan_not_proven(void **state)
 int tb_test_ttscli(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(bad_values),       cmocka_unit_test(good_values),
-        cmocka_unit_test(preset),           cmocka_unit_test(defaults_are_v1),
-        cmocka_unit_test(stall_end_to_end), cmocka_unit_test(scan_not_proven),
-        cmocka_unit_test(svg_two_colours),  cmocka_unit_test(html_page),
+        cmocka_unit_test(bad_values),
+        cmocka_unit_test(good_values),
+        cmocka_unit_test(preset),
+        cmocka_unit_test(defaults_are_v1),
+        cmocka_unit_test(stall_end_to_end),
+        cmocka_unit_test(scan_not_proven),
+        cmocka_unit_test(svg_two_colours),
+        cmocka_unit_test(html_page),
+        cmocka_unit_test(speaker_refuses_stage),
     };
     return TB_RUN_GROUP("ttscli", tests);
 }

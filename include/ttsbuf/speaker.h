@@ -45,6 +45,7 @@
 #include <stdio.h>
 
 #include "ttsbuf/pcmring.h"
+#include "ttsbuf/playout.h"
 #include "ttsbuf/voice.h"
 
 enum tb_sink_kind { TB_SINK_NONE = 0, TB_SINK_WAV, TB_SINK_PORTAUDIO };
@@ -60,9 +61,14 @@ struct tb_speaker_opts {
     enum tb_sink_kind sink;
     const char *target;  /* wav: the file; portaudio: device name or index (NULL: default) */
     const char *voice;   /* eSpeak voice name; NULL: "en" */
-    double wpm;          /* eSpeak rate: TB_TTS_WPM_MIN..TB_TTS_WPM_MAX */
-    double tts_latency;  /* L: a chunk plays no earlier than L after it closes */
-    double preroll;      /* seconds of audio queued before playback starts */
+    /* The voice and TTS options, the very struct the playout engine takes
+     * (one from the command line to both): wpm (eSpeak's rate,
+     * TB_TTS_WPM_MIN..TB_TTS_WPM_MAX), tts_latency (L: a chunk plays no
+     * earlier than L after it closes) and preroll (seconds of audio queued
+     * before playback starts).  The speaker plays the constant-latency
+     * model: a TTS stage (connect, concurrency, RTF, a latency hook) is
+     * TB_EINVAL; rebuffer is not its business (ignored). */
+    struct tb_playout_opts play;
     enum tb_pcmring_cue cue;     /* what a listener hears in a gap */
     double latency;      /* portaudio: suggested output latency, s (0: default) */
     size_t ring_frames;  /* player ring (0: 2^22 frames, 190 s at 22.05 kHz) */

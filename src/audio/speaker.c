@@ -262,7 +262,7 @@ static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t
             return 0; /* nothing to render: the rate model is the whole answer */
         rc = render_rate(s, text, len, *dur, &pcm, &n);
         if (rc == 0)
-            rc = s->sink->ops->chunk(s->sink, c + s->o.tts_latency, s->o.tts_latency, pcm, n,
+            rc = s->sink->ops->chunk(s->sink, c + s->o.play.tts_latency, s->o.play.tts_latency, pcm, n,
                                      s->err, sizeof(s->err));
         if (rc != 0)
             s->failed = rc; /* the sink's code: a cap (TB_ERANGE), a signal (TB_ECANCELED) */
@@ -301,7 +301,7 @@ static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t
     if (rc != 0)
         return rc;
     *dur = (double)n / s->rate;
-    rc = s->sink->ops->chunk(s->sink, c + s->o.tts_latency, s->o.tts_latency, pcm, n, s->err,
+    rc = s->sink->ops->chunk(s->sink, c + s->o.play.tts_latency, s->o.play.tts_latency, pcm, n, s->err,
                              sizeof(s->err));
     if (rc != 0)
         s->failed = rc;
@@ -312,13 +312,18 @@ int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, 
                       size_t errlen)
 {
     struct tb_speaker *s;
-    struct tb_tts_opts to = {o->voice, o->wpm};
+    struct tb_tts_opts to = {o->voice, o->play.wpm};
     static const char *const names[] = {"espeak", "espeak+synthesis", "rate"};
     struct tb_pcmring_opts po;
     int rc;
     *out = NULL;
-    if (!(o->tts_latency >= 0.0) || !(o->preroll >= 0.0) || !(o->latency >= 0.0))
+    if (!(o->play.tts_latency >= 0.0) || !(o->play.preroll >= 0.0) || !(o->latency >= 0.0))
         return tb_seterr(err, errlen, TB_EINVAL, "negative latency or pre-roll");
+    if (o->play.tts_latency_at != NULL || o->play.tts_connect != 0.0 ||
+        o->play.tts_concurrency != 0 || o->play.tts_rtf != 0.0)
+        return tb_seterr(err, errlen, TB_EINVAL,
+                         "the speech output does not model the TTS stage (connect, "
+                         "concurrency, RTF, a latency per chunk)");
     s = calloc(1, sizeof(*s));
     if (s == NULL)
         return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
@@ -329,12 +334,12 @@ int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, 
     s->voice.model = names[o->rate_model ? 2 : o->count_synthesis ? 1 : 0];
     if (o->rate_model) {
         /* eSpeak speaks near the model's rate; sonic does the rest */
-        if (!(o->wpm >= TB_WPM_MIN && o->wpm <= TB_WPM_MAX)) {
+        if (!(o->play.wpm >= TB_WPM_MIN && o->play.wpm <= TB_WPM_MAX)) {
             free(s);
-            return tb_seterr(err, errlen, TB_ERANGE, "%g wpm is outside %g to %g", o->wpm,
+            return tb_seterr(err, errlen, TB_ERANGE, "%g wpm is outside %g to %g", o->play.wpm,
                              TB_WPM_MIN, TB_WPM_MAX);
         }
-        to.wpm = fmin(fmax(o->wpm, TB_TTS_WPM_MIN), TB_TTS_WPM_MAX);
+        to.wpm = fmin(fmax(o->play.wpm, TB_TTS_WPM_MIN), TB_TTS_WPM_MAX);
     }
     tb_clock_monotonic_init(&s->mono);
     rc = tb_tts_create(&to, &s->tts, err, errlen);
@@ -346,7 +351,7 @@ int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, 
     memset(&po, 0, sizeof(po));
     po.rate = s->rate;
     po.capacity = o->ring_frames ? o->ring_frames : ((size_t)1 << 22);
-    po.preroll = o->preroll;
+    po.preroll = o->play.preroll;
     po.cue = o->cue;
     if (o->sink == TB_SINK_NONE) {
         s->cache = calloc(CACHE_SLOTS, sizeof(*s->cache));

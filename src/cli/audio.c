@@ -215,9 +215,7 @@ int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o, const stru
     so.sink = a->sink;
     so.target = a->target;
     so.voice = a->voice;
-    so.wpm = o->play.wpm;
-    so.tts_latency = o->play.tts_latency;
-    so.preroll = o->play.preroll;
+    so.play = o->play; /* one voice-and-TTS struct for the playout and the speaker */
     so.cue = a->cue;
     so.latency = a->latency;
     so.count_synthesis = a->count_synthesis;
