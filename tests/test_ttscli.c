@@ -183,8 +183,7 @@ static void defaults_are_v1(void **state)
     assert_int_equal(b.code, 0);
     got = malloc(strlen(a.so) + strlen(b.so) + 1);
     assert_non_null(got);
-    strcpy(got, a.so);
-    strcat(got, b.so);
+    snprintf(got, strlen(a.so) + strlen(b.so) + 1, "%s%s", a.so, b.so);
     assert_string_equal(got, want);
     free(got);
     tb_test_out_free(&a);
