@@ -51,8 +51,8 @@ struct tb_playout {
     uint32_t rb_j;
     uint64_t rb_cps;
     double rb_dur;
-    struct tts_stage *ts; /* the TTS stage, allocated once options set one */
-    int tts;              /* the current options set one */
+    struct tb_tts_stage *ts; /* the TTS stage, allocated once options set one */
+    int tts;                 /* the current options set one */
 };
 
 void tb_playout_opts_default(struct tb_playout_opts *o)
@@ -75,7 +75,7 @@ static int opts_ok(const struct tb_playout_opts *o)
     if (!(o->tts_connect >= 0.0) || isinf(o->tts_connect) || !(o->tts_rtf >= 0.0) ||
         isinf(o->tts_rtf) || o->tts_concurrency < 0)
         return 0;
-    return !(o->rebuffer && tts_stage_wanted(o));
+    return !(o->rebuffer && tb_tts_stage_wanted(o));
 }
 
 int tb_playout_create(const struct tb_playout_opts *o, tb_play_fn fn, void *ud,
@@ -103,24 +103,25 @@ void tb_playout_destroy(struct tb_playout *p)
     if (p == NULL)
         return;
     free(p->pend);
-    tts_stage_destroy(p->ts);
+    tb_tts_stage_destroy(p->ts);
     free(p);
 }
 
 int tb_playout_reset(struct tb_playout *p, const struct tb_playout_opts *o)
 {
     struct tb_playout_opts keep = o != NULL ? *o : p->o;
-    struct tts_stage *ts = p->ts;
+    struct tb_tts_stage *ts = p->ts;
     if (!opts_ok(&keep))
         return TB_EINVAL;
-    if (tts_stage_wanted(&keep) && ts == NULL && (ts = tts_stage_create(p->fn, p->ud)) == NULL)
+    if (tb_tts_stage_wanted(&keep) && ts == NULL &&
+        (ts = tb_tts_stage_create(p->fn, p->ud)) == NULL)
         return TB_ENOMEM;
     /* All but the callback and the buffers start again. */
     *p = (struct tb_playout){
         .o = keep, .fn = p->fn, .ud = p->ud, .pend = p->pend, .cap = p->cap, .ts = ts};
-    p->tts = tts_stage_wanted(&keep);
+    p->tts = tb_tts_stage_wanted(&keep);
     if (p->tts)
-        tts_stage_reset(ts, &keep);
+        tb_tts_stage_reset(ts, &keep);
     return 0;
 }
 
@@ -333,7 +334,7 @@ static int add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, doubl
 int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
 {
     if (p->tts)
-        return tts_stage_add(p->ts, c, tok, cps, speech(p, cps));
+        return tb_tts_stage_add(p->ts, c, tok, cps, speech(p, cps));
     return add(p, c, tok, cps, NAN);
 }
 
@@ -342,13 +343,13 @@ int tb_playout_add_timed(struct tb_playout *p, double c, uint64_t tok, uint32_t 
     if (!(dur >= 0.0) || dur > 1e9)
         return TB_EINVAL;
     if (p->tts)
-        return tts_stage_add(p->ts, c, tok, cps, dur);
+        return tb_tts_stage_add(p->ts, c, tok, cps, dur);
     return add(p, c, tok, cps, dur);
 }
 
 int tb_playout_last_begin(const struct tb_playout *p, double *b)
 {
-    double v = p->tts ? tts_stage_last_begin(p->ts) : p->m > 0 ? p->last_c : NAN;
+    double v = p->tts ? tb_tts_stage_last_begin(p->ts) : p->m > 0 ? p->last_c : NAN;
     if (isnan(v))
         return TB_EINVAL;
     *b = v;
@@ -358,7 +359,7 @@ int tb_playout_last_begin(const struct tb_playout *p, double *b)
 int tb_playout_force_start(struct tb_playout *p, double t)
 {
     if (p->tts)
-        return tts_stage_force_start(p->ts, t);
+        return tb_tts_stage_force_start(p->ts, t);
     if (p->rebuffering) {
         resume(p, t + p->o.tts_latency, t);
         return 0;
@@ -372,7 +373,7 @@ int tb_playout_force_start(struct tb_playout *p, double t)
 int tb_playout_finish(struct tb_playout *p)
 {
     if (p->tts)
-        return tts_stage_finish(p->ts);
+        return tb_tts_stage_finish(p->ts);
     if (!p->started && p->m > 0)
         start(p, p->last_c, p->last_tok);
     if (p->rebuffering)
@@ -383,7 +384,7 @@ int tb_playout_finish(struct tb_playout *p)
 int tb_playout_started(const struct tb_playout *p, double *s1)
 {
     if (p->tts)
-        return tts_stage_started(p->ts, s1);
+        return tb_tts_stage_started(p->ts, s1);
     if (s1 != NULL)
         *s1 = p->s1;
     return p->started;
@@ -392,14 +393,14 @@ int tb_playout_started(const struct tb_playout *p, double *s1)
 double tb_playout_end(const struct tb_playout *p)
 {
     if (p->tts)
-        return tts_stage_end(p->ts);
+        return tb_tts_stage_end(p->ts);
     return p->started ? p->e_prev : 0.0;
 }
 
 void tb_playout_result(const struct tb_playout *p, struct tb_playout_result *out)
 {
     if (p->tts) {
-        tts_stage_result(p->ts, out);
+        tb_tts_stage_result(p->ts, out);
         return;
     }
     *out = p->r;

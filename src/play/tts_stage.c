@@ -41,10 +41,10 @@ struct bp {
     int ramps;
 };
 
-struct tts_stage;
+struct tb_tts_stage;
 
 struct run {
-    struct tts_stage *st;
+    struct tb_tts_stage *st;
     double tau;    /* < 0: the trace's times; else c_j = c_1 + u_j tau */
     int by_time;   /* u_j = c_j - c_1 (speed-up), else T_j - T_1 */
     double theta;  /* the pre-roll the start waits for */
@@ -58,7 +58,7 @@ struct run {
     double worst; /* the longest silence, counted or not */
 };
 
-struct tts_stage {
+struct tb_tts_stage {
     struct tb_playout_opts o;
     tb_play_fn fn;
     void *ud;
@@ -74,15 +74,15 @@ struct tts_stage {
     int none, method;
 };
 
-int tts_stage_wanted(const struct tb_playout_opts *o)
+int tb_tts_stage_wanted(const struct tb_playout_opts *o)
 {
     return o->tts_connect != 0.0 || o->tts_concurrency != 0 || o->tts_rtf != 0.0 ||
            o->tts_latency_at != NULL;
 }
 
-struct tts_stage *tts_stage_create(tb_play_fn fn, void *ud)
+struct tb_tts_stage *tb_tts_stage_create(tb_play_fn fn, void *ud)
 {
-    struct tts_stage *s = calloc(1, sizeof(*s));
+    struct tb_tts_stage *s = calloc(1, sizeof(*s));
     if (s == NULL)
         return NULL;
     s->fn = fn;
@@ -90,7 +90,7 @@ struct tts_stage *tts_stage_create(tb_play_fn fn, void *ud)
     return s;
 }
 
-void tts_stage_destroy(struct tts_stage *s)
+void tb_tts_stage_destroy(struct tb_tts_stage *s)
 {
     if (s == NULL)
         return;
@@ -99,12 +99,12 @@ void tts_stage_destroy(struct tts_stage *s)
     free(s);
 }
 
-static void run_init(struct run *r, struct tts_stage *st, double theta, tb_play_fn fn, void *ud)
+static void run_init(struct run *r, struct tb_tts_stage *st, double theta, tb_play_fn fn, void *ud)
 {
     *r = (struct run){.st = st, .tau = -1.0, .theta = theta, .fn = fn, .ud = ud};
 }
 
-void tts_stage_reset(struct tts_stage *s, const struct tb_playout_opts *o)
+void tb_tts_stage_reset(struct tb_tts_stage *s, const struct tb_playout_opts *o)
 {
     s->o = *o;
     s->n = 0;
@@ -146,7 +146,7 @@ static void stage_times(const struct run *r, size_t j)
 
 /* The first moment chunk x can play: its first audio, or with R > 1 its
  * first frame complete. */
-static double playable(const struct tts_stage *st, const struct chunk *x)
+static double playable(const struct tb_tts_stage *st, const struct chunk *x)
 {
     double rtf = st->o.tts_rtf;
     if (rtf > 1.0 && x->d > 0.0)
@@ -168,7 +168,7 @@ static int bp_cmp(const void *a, const void *b)
  * rounding leave the sum a hair short, the answer is the last breakpoint
  * (all audio produced).
  */
-static double audio_reaches(struct tts_stage *st, size_t k, double theta)
+static double audio_reaches(struct tb_tts_stage *st, size_t k, double theta)
 {
     struct bp *bp = st->bp;
     double rtf = st->o.tts_rtf, a = 0.0, t = -INFINITY;
@@ -208,7 +208,7 @@ static double audio_reaches(struct tts_stage *st, size_t k, double theta)
 /* The candidate start over the k chunks waiting: s_1 = max(h_1, t_A). */
 static void candidate(struct run *r, size_t k)
 {
-    struct tts_stage *st = r->st;
+    struct tb_tts_stage *st = r->st;
     double h = playable(st, &st->v[0]);
     double ta = r->theta > 0.0 ? audio_reaches(st, k, r->theta) : -INFINITY;
     r->cand = ta > h ? ta : h;
@@ -261,7 +261,7 @@ static double frames(struct run *r, struct tb_play *pl, const struct chunk *x, d
 /* Plays chunk j (the next in order) after e_{j-1}. */
 static void play(struct run *r, size_t j)
 {
-    struct tts_stage *st = r->st;
+    struct tb_tts_stage *st = r->st;
     const struct chunk *x = &st->v[j];
     struct tb_play pl = {0};
     double h = playable(st, x);
@@ -326,7 +326,7 @@ static void run_finish(struct run *r)
 
 /* Whether the chunks re-timed to rate lambda (INFINITY: all close with
  * the first) play without a silence longer than TB_SEARCH_EPS. */
-static int gap_free(struct tts_stage *st, double lambda, int by_time)
+static int gap_free(struct tb_tts_stage *st, double lambda, int by_time)
 {
     struct run r;
     run_init(&r, st, st->theta_search, NULL, NULL);
@@ -338,7 +338,7 @@ static int gap_free(struct tts_stage *st, double lambda, int by_time)
     return r.worst <= TB_SEARCH_EPS;
 }
 
-static double u_of(const struct tts_stage *st, size_t j, int by_time)
+static double u_of(const struct tb_tts_stage *st, size_t j, int by_time)
 {
     return by_time ? st->v[j].c - st->v[0].c : (double)(st->v[j].tok - st->v[0].tok);
 }
@@ -348,7 +348,7 @@ static double u_of(const struct tts_stage *st, size_t j, int by_time)
  * constant): s_1 = max(c_1 + L + K, c_q + L), and chunk j > q needs
  * c_j - c_1 <= S_{j-1} + K or c_j - c_q <= S_{j-1} (ttsbuf-model(7)).
  */
-static double closed_form(const struct tts_stage *st, double theta, int by_time)
+static double closed_form(const struct tb_tts_stage *st, double theta, int by_time)
 {
     double s = 0.0, need = 0.0, uq = 0.0, k = st->o.tts_connect;
     size_t q = 0;
@@ -376,7 +376,7 @@ static double closed_form(const struct tts_stage *st, double theta, int by_time)
  * first: no rate a stream can be slower than).  Returns
  * 0 and *out, or 1 when even the infinite rate leaves a gap.
  */
-static int search(struct tts_stage *st, int by_time, int monotone, double *out)
+static int search(struct tb_tts_stage *st, int by_time, int monotone, double *out)
 {
     double umax = u_of(st, st->n - 1, by_time), hi, lo, floor_, step;
     if (!gap_free(st, INFINITY, by_time))
@@ -419,7 +419,7 @@ static int search(struct tts_stage *st, int by_time, int monotone, double *out)
 
 /* Chunk 1's own audio at its first playable moment: a pre-roll up to it
  * never delays the start, which keeps "no gap" monotone in the rate. */
-static double own_audio(const struct tts_stage *st)
+static double own_audio(const struct tb_tts_stage *st)
 {
     double rtf = st->o.tts_rtf, d = st->v[0].d;
     if (rtf == 0.0)
@@ -427,7 +427,7 @@ static double own_audio(const struct tts_stage *st)
     return rtf > 1.0 ? fmin(TB_FRAME_S, d) : 0.0;
 }
 
-static void search_all(struct tts_stage *st)
+static void search_all(struct tb_tts_stage *st)
 {
     double theta = st->theta_search < st->speech ? st->theta_search : st->speech;
     int monotone;
@@ -452,7 +452,7 @@ static void search_all(struct tts_stage *st)
 
 /* ------------------------------------------------------------- the API */
 
-int tts_stage_add(struct tts_stage *s, double c, uint64_t tok, uint32_t cps, double d)
+int tb_tts_stage_add(struct tb_tts_stage *s, double c, uint64_t tok, uint32_t cps, double d)
 {
     double l = s->o.tts_latency_at != NULL
                    ? s->o.tts_latency_at(s->o.tts_latency_ud, (uint32_t)s->n + 1)
@@ -480,7 +480,7 @@ int tts_stage_add(struct tts_stage *s, double c, uint64_t tok, uint32_t cps, dou
     return 0;
 }
 
-int tts_stage_force_start(struct tts_stage *s, double t)
+int tb_tts_stage_force_start(struct tb_tts_stage *s, double t)
 {
     struct run *r = &s->run;
     if (r->started || s->n == 0)
@@ -494,7 +494,7 @@ int tts_stage_force_start(struct tts_stage *s, double t)
     return 0;
 }
 
-int tts_stage_finish(struct tts_stage *s)
+int tb_tts_stage_finish(struct tb_tts_stage *s)
 {
     if (s->finished)
         return 0;
@@ -507,24 +507,24 @@ int tts_stage_finish(struct tts_stage *s)
     return 0;
 }
 
-double tts_stage_last_begin(const struct tts_stage *s)
+double tb_tts_stage_last_begin(const struct tb_tts_stage *s)
 {
     return s->n > 0 ? s->v[s->n - 1].b : NAN;
 }
 
-int tts_stage_started(const struct tts_stage *s, double *s1)
+int tb_tts_stage_started(const struct tb_tts_stage *s, double *s1)
 {
     if (s1 != NULL)
         *s1 = s->run.started ? s->run.s1 : 0.0;
     return s->run.started;
 }
 
-double tts_stage_end(const struct tts_stage *s)
+double tb_tts_stage_end(const struct tb_tts_stage *s)
 {
     return s->run.started ? s->run.e_prev : 0.0;
 }
 
-void tts_stage_result(const struct tts_stage *s, struct tb_playout_result *out)
+void tb_tts_stage_result(const struct tb_tts_stage *s, struct tb_playout_result *out)
 {
     const struct run *r = &s->run;
     *out = (struct tb_playout_result){

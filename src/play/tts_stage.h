@@ -14,35 +14,35 @@
 
 #include "ttsbuf/playout.h"
 
-struct tts_stage;
+struct tb_tts_stage;
 
 /* Whether o sets a TTS stage (any of connect, concurrency, RTF, hook). */
-int tts_stage_wanted(const struct tb_playout_opts *o);
+int tb_tts_stage_wanted(const struct tb_playout_opts *o);
 
 /* A stage for o (copied later by reset), reporting to fn(ud) when not
  * NULL.  Returns NULL when out of memory. */
-struct tts_stage *tts_stage_create(tb_play_fn fn, void *ud);
-void tts_stage_destroy(struct tts_stage *s); /* NULL is a no-op */
+struct tb_tts_stage *tb_tts_stage_create(tb_play_fn fn, void *ud);
+void tb_tts_stage_destroy(struct tb_tts_stage *s); /* NULL is a no-op */
 
 /* Starts over with options o (valid); keeps the chunk store's memory. */
-void tts_stage_reset(struct tts_stage *s, const struct tb_playout_opts *o);
+void tb_tts_stage_reset(struct tb_tts_stage *s, const struct tb_playout_opts *o);
 
 /* Chunk m+1 closed at c with token index tok, cps code points and
  * duration d seconds.  Returns 0, TB_EINVAL (a bad latency from the hook)
  * or TB_ENOMEM. */
-int tts_stage_add(struct tts_stage *s, double c, uint64_t tok, uint32_t cps, double d);
+int tb_tts_stage_add(struct tb_tts_stage *s, double c, uint64_t tok, uint32_t cps, double d);
 
 /* The stream ended: start if not started, then search.  0 or TB_ENOMEM. */
-int tts_stage_finish(struct tts_stage *s);
+int tb_tts_stage_finish(struct tb_tts_stage *s);
 
 /* A forced start at t (see tb_playout_force_start): 0 or TB_EINVAL. */
-int tts_stage_force_start(struct tts_stage *s, double t);
+int tb_tts_stage_force_start(struct tb_tts_stage *s, double t);
 
 /* b_j of the chunk added last; NAN when none was. */
-double tts_stage_last_begin(const struct tts_stage *s);
+double tb_tts_stage_last_begin(const struct tb_tts_stage *s);
 
-int tts_stage_started(const struct tts_stage *s, double *s1);
-double tts_stage_end(const struct tts_stage *s);
-void tts_stage_result(const struct tts_stage *s, struct tb_playout_result *out);
+int tb_tts_stage_started(const struct tb_tts_stage *s, double *s1);
+double tb_tts_stage_end(const struct tb_tts_stage *s);
+void tb_tts_stage_result(const struct tb_tts_stage *s, struct tb_playout_result *out);
 
 #endif
