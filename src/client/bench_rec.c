@@ -449,6 +449,10 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
     }
     if ((r->error == 0) != (tb_end_class(r->end) == TB_END_CLASS_COMPLETE))
         return "\"end\" contradicts \"error\" (a complete end has no error, and only it)";
+    /* A what-if needs the whole answer: a failed request has none, as the
+     * writer says (whatever the file holds). */
+    if (r->error != 0)
+        r->min_tps = r->speedup = NAN;
     copy_str(o, "warning", r->warning, sizeof(r->warning));
     if (!cJSON_IsArray(itl))
         return "\"itl_s\" is not an array";
