@@ -384,5 +384,5 @@ int tb_test_exits(void)
         cmocka_unit_test(oom_bench_merge),
         cmocka_unit_test(oom_serve),
     };
-    return cmocka_run_group_tests_name("exits", t, NULL, NULL);
+    return TB_RUN_GROUP("exits", t);
 }

@@ -175,5 +175,5 @@ int tb_test_layers(void)
         cmocka_unit_test(upward_include_refused),     cmocka_unit_test(circle_refused),
         cmocka_unit_test(readme_and_headers_checked),
     };
-    return cmocka_run_group_tests_name("layers", t, NULL, NULL);
+    return TB_RUN_GROUP("layers", t);
 }
