@@ -131,8 +131,10 @@ int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char
     rec->underruns = r.play.underruns;
     rec->gap_total = r.play.gap_total;
     rec->gap_max = r.play.gap_max;
-    rec->min_tps = r.play.min_tps;
-    rec->speedup = r.play.speedup;
+    /* A what-if needs the whole answer: none for a failed request (the
+     * records, the summaries and the page then agree). */
+    rec->min_tps = rec->error == 0 ? r.play.min_tps : NAN;
+    rec->speedup = rec->error == 0 ? r.play.speedup : NAN;
     return 0;
 }
 
