@@ -19,6 +19,14 @@ const char *tb_test_data(const char *name)
     return buf;
 }
 
+const char *tb_test_top(void)
+{
+    static char path[2048];
+    const char *data = getenv("TB_TESTDATA");
+    snprintf(path, sizeof(path), "%s/../..", data != NULL ? data : "tests/data");
+    return path;
+}
+
 static const struct {
     const char *name;
     int (*run)(void);

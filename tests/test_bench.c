@@ -1514,10 +1514,39 @@ static void json_members(void **state)
     cJSON_Delete(o);
 }
 
+/* A failed request's record has no what-if: the minimum TPS and speed-up
+ * stay NaN (every output shows them as not measured), while a complete
+ * answer of the same stream gets them. */
+static void analyze_failed_has_no_whatif(void **state)
+{
+    struct tb_bench_recs r;
+    struct tb_sim_opts o;
+    char err[256];
+    (void)state;
+    tb_bench_recs_init(&r);
+    tb_sim_opts_default(&o);
+    for (int k = 0; k < 2; k++) {
+        struct tb_bench_rec *x = tb_bench_recs_add(&r);
+        assert_non_null(x);
+        x->error = k == 0 ? 0 : TB_READER_TRUNCATED;
+        for (int i = 0; i < 40; i++)
+            assert_int_equal(
+                tb_stream_append(&x->stream, 0.2 + 0.05 * i, "word. ", 6, 1, TB_KIND_CONTENT), 0);
+        assert_int_equal(tb_bench_analyze(x, &o, err, sizeof(err)), 0);
+    }
+    assert_false(isnan(r.v[0].min_tps));
+    assert_false(isnan(r.v[0].speedup));
+    assert_false(isnan(r.v[1].gap_total)); /* measured, and shown */
+    assert_true(isnan(r.v[1].min_tps));
+    assert_true(isnan(r.v[1].speedup));
+    tb_bench_recs_free(&r);
+}
+
 int tb_test_bench(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(percentiles),
+        cmocka_unit_test(analyze_failed_has_no_whatif),
         cmocka_unit_test(bad_files),
         cmocka_unit_test(known_schedule),
         cmocka_unit_test(known_underrun),

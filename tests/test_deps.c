@@ -33,22 +33,13 @@ struct command {
     char name[64], package[64];
 };
 
-/* The source tree's top (TB_TESTDATA is tests/data). */
-static const char *top(void)
-{
-    static char path[2048];
-    const char *data = getenv("TB_TESTDATA");
-    snprintf(path, sizeof(path), "%s/../..", data != NULL ? data : "tests/data");
-    return path;
-}
-
 /* tests/commands.txt into v; returns the count. */
 static size_t read_commands(struct command *v, size_t max)
 {
     char path[4096], line[256];
     size_t n = 0;
     FILE *f;
-    snprintf(path, sizeof(path), "%s/tests/commands.txt", top());
+    snprintf(path, sizeof(path), "%s/tests/commands.txt", tb_test_top());
     f = fopen(path, "r");
     if (f == NULL)
         fail_msg("cannot read %s", path);
@@ -110,8 +101,8 @@ static char *deps_list(const char *sets)
 {
     char cmd[4200];
     char *out;
-    snprintf(cmd, sizeof(cmd), "sh '%s/.ci/deps' --list %s >/tmp/ttsbuf-deps-%d.txt", top(), sets,
-             (int)getpid());
+    snprintf(cmd, sizeof(cmd), "sh '%s/.ci/deps' --list %s >/tmp/ttsbuf-deps-%d.txt", tb_test_top(),
+             sets, (int)getpid());
     assert_int_equal(tb_test_sh(cmd), 0);
     snprintf(cmd, sizeof(cmd), "/tmp/ttsbuf-deps-%d.txt", (int)getpid());
     out = tb_test_slurp_text(cmd, NULL);
@@ -292,7 +283,7 @@ static void the_suite_runs_only_listed_commands(void **state)
         char dir[4096], path[8192];
         char **names;
         size_t nn;
-        snprintf(dir, sizeof(dir), "%s/%s", top(), dirs[d]);
+        snprintf(dir, sizeof(dir), "%s/%s", tb_test_top(), dirs[d]);
         nn = tb_test_list(dir, "", ".c", 0, &names);
         for (size_t i = 0; i < nn; i++) {
             char *src;
@@ -369,9 +360,9 @@ static void readme_names_the_packages_deps_installs(void **state)
     const char *sec, *end;
     char named[4096] = " ";
     (void)state;
-    snprintf(path, sizeof(path), "%s/README.md", top());
+    snprintf(path, sizeof(path), "%s/README.md", tb_test_top());
     readme = tb_test_slurp_text(path, NULL);
-    snprintf(path, sizeof(path), "%s/tests/node/package.json", top());
+    snprintf(path, sizeof(path), "%s/tests/node/package.json", tb_test_top());
     pkgjson = tb_test_slurp_text(path, NULL);
     sec = strstr(readme, "## Install");
     assert_non_null(sec);
@@ -472,7 +463,7 @@ static void debian_control_follows_deps(void **state)
     char path[4096], bd[2048], dev[2048], want_bd[2048] = " ", want_dev[2048] = " ";
     char *control, *list = deps_list("build");
     (void)state;
-    snprintf(path, sizeof(path), "%s/debian/control", top());
+    snprintf(path, sizeof(path), "%s/debian/control", tb_test_top());
     control = tb_test_slurp_text(path, NULL);
     control_field(control, "Source: ", "Build-Depends", bd, sizeof(bd));
     control_field(control, "Package: libttsbuf-dev\n", "Depends", dev, sizeof(dev));

@@ -45,21 +45,12 @@ static int mentions(const char *doc, const char *opt)
     return 0;
 }
 
-/* The source tree's top (TB_TESTDATA is tests/data). */
-static const char *top(void)
-{
-    static char path[2048];
-    const char *data = getenv("TB_TESTDATA");
-    snprintf(path, sizeof(path), "%s/../..", data != NULL ? data : "tests/data");
-    return path;
-}
-
 /* A file of the source tree, with roff's "\-" undone when roff. */
 static char *tree_file(const char *name, int roff)
 {
     char path[8192];
     char *doc;
-    snprintf(path, sizeof(path), "%s/%s", top(), name);
+    snprintf(path, sizeof(path), "%s/%s", tb_test_top(), name);
     doc = roff ? plain(path) : tb_test_slurp_str(path);
     if (strlen(doc) < 500)
         fail_msg("%s is missing or nearly empty", name);
@@ -387,7 +378,7 @@ static void man_pages_render(void **state)
     snprintf(out, sizeof(out), "/tmp/ttsbuf-man-%d.txt", (int)getpid());
     snprintf(err, sizeof(err), "/tmp/ttsbuf-man-%d.err", (int)getpid());
     for (size_t i = 0; i < sizeof(man_pages) / sizeof(man_pages[0]); i++) {
-        snprintf(cmd, sizeof(cmd), "groff -man -Tutf8 -ww -P-cbou '%s/%s' >%s 2>%s", top(),
+        snprintf(cmd, sizeof(cmd), "groff -man -Tutf8 -ww -P-cbou '%s/%s' >%s 2>%s", tb_test_top(),
                  man_pages[i], out, err);
         assert_int_equal(tb_test_sh(cmd), 0);
         text = tb_test_slurp_str(err);
@@ -416,7 +407,8 @@ static void make_install_puts_the_pages(void **state)
     char dir[64], cmd[8192], path[256];
     (void)state;
     snprintf(dir, sizeof(dir), "/tmp/ttsbuf-inst-%d", (int)getpid());
-    snprintf(cmd, sizeof(cmd), "make -s -C '%s' install-man DESTDIR=%s PREFIX=/opt/tb", top(), dir);
+    snprintf(cmd, sizeof(cmd), "make -s -C '%s' install-man DESTDIR=%s PREFIX=/opt/tb",
+             tb_test_top(), dir);
     assert_int_equal(tb_test_sh(cmd), 0);
     for (size_t i = 0; i < sizeof(man_pages) / sizeof(man_pages[0]); i++) {
         const char *name = strchr(man_pages[i], '/') + 1;
@@ -430,8 +422,8 @@ static void make_install_puts_the_pages(void **state)
         free(a);
         free(b);
     }
-    snprintf(cmd, sizeof(cmd), "make -s -C '%s' uninstall-man DESTDIR=%s PREFIX=/opt/tb", top(),
-             dir);
+    snprintf(cmd, sizeof(cmd), "make -s -C '%s' uninstall-man DESTDIR=%s PREFIX=/opt/tb",
+             tb_test_top(), dir);
     assert_int_equal(tb_test_sh(cmd), 0);
     snprintf(cmd, sizeof(cmd), "test -z \"$(find %s -type f)\"", dir);
     if (tb_test_sh(cmd) != 0)
@@ -466,7 +458,7 @@ static void readme_is_the_front_door(void **state)
             continue;
         memcpy(name, p + 2, n);
         name[n] = '\0';
-        len = snprintf(path, sizeof(path), "%s/%s", top(), name);
+        len = snprintf(path, sizeof(path), "%s/%s", tb_test_top(), name);
         if (len < 0 || (size_t)len >= sizeof(path) || access(path, R_OK) != 0)
             fail_msg("README.md links to %s, which does not exist", name);
     }

@@ -173,21 +173,27 @@ static const char *failalloc(void)
     return b != NULL && *b != '\0' && access(b, X_OK) == 0 ? b : NULL;
 }
 
+/* The count failalloc wrote at exit (TB_FAILALLOC_COUNT), removed; it
+ * must be positive. */
+static unsigned long read_count(void)
+{
+    char *c = tb_test_slurp_str(scratch("count"));
+    unsigned long n = strtoul(c, NULL, 10);
+    free(c);
+    remove(scratch("count"));
+    assert_true(n > 0);
+    return n;
+}
+
 /* How many allocations `args` makes when none fails (it must succeed). */
 static unsigned long allocations(const char *bin, const char *args)
 {
-    char env[256], *se, *n;
-    unsigned long k;
+    char env[256], *se;
     snprintf(env, sizeof(env), "TB_FAILALLOC_COUNT=%s", scratch("count"));
     if (run_bin(bin, env, args, &se) != 0)
         fail_msg("%s %s: '%s'", bin, args, se);
     free(se);
-    n = tb_test_slurp_str(scratch("count"));
-    k = strtoul(n, NULL, 10);
-    free(n);
-    remove(scratch("count"));
-    assert_true(k > 0);
-    return k;
+    return read_count();
 }
 
 /* The next allocation to fail after k of n: every one of the first 64,
@@ -352,17 +358,13 @@ static void oom_serve(void **state)
 {
     const char *bin = failalloc();
     unsigned long n;
-    char *log, *c;
+    char *log;
     (void)state;
     if (bin == NULL)
         skip();
     assert_int_equal(serve_once(bin, 0, scratch("count"), &log), 0);
     free(log);
-    c = tb_test_slurp_str(scratch("count"));
-    n = strtoul(c, NULL, 10);
-    free(c);
-    remove(scratch("count"));
-    assert_true(n > 0);
+    n = read_count();
     for (unsigned long k = 1; k <= n; k = next_k(k, n)) {
         int code = serve_once(bin, k, NULL, &log);
         check_oom("serve", k, code, log);
@@ -382,5 +384,5 @@ int tb_test_exits(void)
         cmocka_unit_test(oom_bench_merge),
         cmocka_unit_test(oom_serve),
     };
-    return cmocka_run_group_tests_name("exits", t, NULL, NULL);
+    return TB_RUN_GROUP("exits", t);
 }

@@ -12,15 +12,6 @@
 
 #include "tests.h"
 
-/* The source tree's top (tests/data's grandparent). */
-static const char *top(void)
-{
-    static char path[2048];
-    const char *data = getenv("TB_TESTDATA");
-    snprintf(path, sizeof(path), "%s/../..", data != NULL ? data : "tests/data");
-    return path;
-}
-
 /* Runs layers.sh on tree (its stdout and stderr into *out, owned);
  * returns the exit status. */
 static int layers(const char *tree, char **out)
@@ -28,7 +19,7 @@ static int layers(const char *tree, char **out)
     char cmd[4600], path[64];
     int rc;
     snprintf(path, sizeof(path), "/tmp/ttsbuf-layers-%d.out", (int)getpid());
-    snprintf(cmd, sizeof(cmd), "sh '%s/tests/layers.sh' '%s' >%s 2>&1", top(), tree, path);
+    snprintf(cmd, sizeof(cmd), "sh '%s/tests/layers.sh' '%s' >%s 2>&1", tb_test_top(), tree, path);
     rc = tb_test_sh(cmd);
     *out = tb_test_slurp_str(path);
     remove(path);
@@ -92,7 +83,7 @@ static void tree_keeps_the_rule(void **state)
     int rc;
     (void)state;
     tb_test_need("awk");
-    rc = layers(top(), &out);
+    rc = layers(tb_test_top(), &out);
     if (rc != 0 || *out != '\0')
         fail_msg("layers.sh on the source tree: exit %d:\n%s", rc, out);
     free(out);
@@ -175,5 +166,5 @@ int tb_test_layers(void)
         cmocka_unit_test(upward_include_refused),     cmocka_unit_test(circle_refused),
         cmocka_unit_test(readme_and_headers_checked),
     };
-    return cmocka_run_group_tests_name("layers", t, NULL, NULL);
+    return TB_RUN_GROUP("layers", t);
 }

@@ -602,5 +602,5 @@ int tb_test_reader(void)
         cmocka_unit_test(import_adopts_endpoint), cmocka_unit_test(nothing_after_the_end_marker),
         cmocka_unit_test(masks_the_answer),       cmocka_unit_test(end_kinds),
     };
-    return cmocka_run_group_tests_name("reader", tests, NULL, NULL);
+    return TB_RUN_GROUP("reader", tests);
 }

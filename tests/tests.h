@@ -127,6 +127,9 @@ extern int tb_tests_total;
 /* Path of a file in tests/data (static buffer; not thread-safe). */
 const char *tb_test_data(const char *name);
 
+/* The source tree's top, tests/data's grandparent (static buffer). */
+const char *tb_test_top(void);
+
 /* A whole file in a buffer of exactly its size (not NUL-terminated); fails
  * the case when it cannot be read.  Caller frees. */
 char *tb_test_slurp(const char *path, size_t *len);

@@ -86,7 +86,8 @@ size_t tb_bench_recs_warned(const struct tb_bench_recs *r, const char **first);
  * (tb_sim_run on a virtual clock with o, as `ttsbuf sim --trace` does).
  * Returns 0, TB_ENOMEM, or the simulator's error (TB_ETOOBIG: an event
  * over the ring; detail in err).  A stream with no content event leaves
- * the metrics NaN and returns 0.
+ * the metrics NaN and returns 0; a failed request (rec->error set first)
+ * gets no minimum TPS or speed-up (NaN), only what it measured.
  */
 int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char *err,
                      size_t errlen);

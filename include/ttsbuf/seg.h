@@ -20,7 +20,7 @@
  *             match_endofsentence.  A character of its sentence-ending set
  *             (. ! ? ; and others) arms a lookahead; the next non-space
  *             character makes it run NLTK's Punkt with the English
- *             parameters (src/punkt.c, data/punkt_tab/) over the buffer,
+ *             parameters (src/seg/punkt.c, data/punkt_tab/) over the buffer,
  *             and the first sentence, if Punkt finds one, is sent.
  *   livekit   LiveKit Agents 1.x (livekit-agents 1.7.0): the basic sentence
  *             tokenizer (tokenize/_basic_sent.py, min_sentence_len 20) in

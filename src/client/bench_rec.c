@@ -131,8 +131,10 @@ int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char
     rec->underruns = r.play.underruns;
     rec->gap_total = r.play.gap_total;
     rec->gap_max = r.play.gap_max;
-    rec->min_tps = r.play.min_tps;
-    rec->speedup = r.play.speedup;
+    /* A what-if needs the whole answer: none for a failed request (the
+     * records, the summaries and the page then agree). */
+    rec->min_tps = rec->error == 0 ? r.play.min_tps : NAN;
+    rec->speedup = rec->error == 0 ? r.play.speedup : NAN;
     return 0;
 }
 
@@ -449,6 +451,10 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
     }
     if ((r->error == 0) != (tb_end_class(r->end) == TB_END_CLASS_COMPLETE))
         return "\"end\" contradicts \"error\" (a complete end has no error, and only it)";
+    /* A what-if needs the whole answer: a failed request has none, as the
+     * writer says (whatever the file holds). */
+    if (r->error != 0)
+        r->min_tps = r->speedup = NAN;
     copy_str(o, "warning", r->warning, sizeof(r->warning));
     if (!cJSON_IsArray(itl))
         return "\"itl_s\" is not an array";

@@ -274,8 +274,12 @@ static int chunk_times(const struct actx *c, size_t line, const cJSON *m, double
         }
     } else if (n >= 2) {
         t[1] = t1;
-        for (size_t i = 2; i < n; i++)
+        for (size_t i = 2; i < n; i++) {
+            /* t1 + (end - t1) can round past end (and past TB_TIME_MAX). */
             t[i] = t1 + (end - t1) * (double)(i - 1) / (double)(n - 2);
+            if (t[i] > end)
+                t[i] = end;
+        }
     }
     *tp = t;
     *np = n;

@@ -7,7 +7,7 @@
  * raw or escaped, are noise; \uXXXX, \xHH, %HH, &#NN; and &#xHH; under
  * 0x80 stand for their character; a UTF-8 sequence is one character),
  * written out again here from the header's words, not shared with
- * src/secrets.c, and then looks for echoes by trying every pair of
+ * src/net/secrets.c, and then looks for echoes by trying every pair of
  * starting points: O(text x secret x run), for short texts only.
  */
 #ifndef TTSBUF_SECRETS_ORACLE_H
