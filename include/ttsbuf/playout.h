@@ -126,6 +126,13 @@ struct tb_playout_opts {
  * stage. */
 void tb_playout_opts_default(struct tb_playout_opts *o);
 
+/* 1 when o sets a TTS stage (connect, concurrency, RTF or a latency per
+ * chunk), whose outputs then say the gaps' causes; 0 for today's model. */
+int tb_playout_has_stage(const struct tb_playout_opts *o);
+
+/* What every output says when min_tps_none: no LLM rate is enough. */
+#define TB_MIN_TPS_NONE_REASON "the TTS stage alone leaves gaps"
+
 /* One chunk's schedule, reported through tb_play_fn once it is known. */
 struct tb_play {
     uint32_t chunk;          /* j, 1-based */

@@ -126,7 +126,6 @@ static const char *method_name(int method)
                                          : "scan";
 }
 
-#define NO_RATE_REASON "the TTS stage alone leaves gaps"
 
 static void verdict(FILE *f, const struct tb_playout_result *p)
 {
@@ -293,7 +292,7 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
         int none = m.whatif && p->min_tps_none;
         fprintf(f, "  minimum TPS          %8s %s   %s%s\n",
                 num(b1, sizeof(b1), m.whatif, 1, p->min_tps), none ? "        " : "tokens/s",
-                none        ? NO_RATE_REASON ": no LLM rate removes them"
+                none        ? TB_MIN_TPS_NONE_REASON ": no LLM rate removes them"
                 : unreached ? "(pre-roll never reached: any rate plays without a gap)"
                             : "to play with no gap at this pre-roll",
                 m.whatif && !none && p->min_tps_method == TB_MIN_TPS_SCAN
@@ -433,7 +432,7 @@ int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb
         json_num(root, "gap_llm_s", m.audio, p->gap_llm);
         json_num(root, "gap_tts_s", m.audio, p->gap_tts);
         if (m.whatif && p->min_tps_none)
-            cJSON_AddStringToObject(root, "min_tps_reason", NO_RATE_REASON);
+            cJSON_AddStringToObject(root, "min_tps_reason", TB_MIN_TPS_NONE_REASON);
         else
             cJSON_AddNullToObject(root, "min_tps_reason");
         if (m.whatif && !p->min_tps_none) {

@@ -68,6 +68,11 @@ void tb_playout_opts_default(struct tb_playout_opts *o)
     o->tts_latency_ud = NULL;
 }
 
+int tb_playout_has_stage(const struct tb_playout_opts *o)
+{
+    return tb_tts_stage_wanted(o);
+}
+
 static int opts_ok(const struct tb_playout_opts *o)
 {
     if (!(o->wpm > 0.0 && o->tts_latency >= 0.0 && o->preroll >= 0.0))
