@@ -92,7 +92,7 @@ static void oracle_silence(struct ores *o, size_t j, double gap, double llm)
 /* The model over arrays, with closing times c. */
 static void oracle(const struct tcase *t, const double *c, struct ores *o)
 {
-    double b[MAXC], f[MAXC], g[MAXC], S = 0.0, th, h1, ta = -INFINITY, p;
+    double b[MAXC], f[MAXC] = {0}, g[MAXC], S = 0.0, th, h1, ta = -INFINITY, p;
     memset(o, 0, sizeof(*o));
     for (size_t j = 0; j < t->m; j++) {
         double l = (t->use_hook ? t->lat[j] : t->lconst) + (j == 0 ? t->connect : 0.0);
