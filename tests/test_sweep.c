@@ -864,6 +864,15 @@ static void cli_tts_none_is_null(void **state)
         assert_true(row[strcspn(row, "\n") - 1] == '-');
     }
     tb_test_out_free(&o);
+    /* The picture: the axis by its name, the none in the point's tip. */
+    snprintf(cmd, sizeof(cmd), "sweep --trace %s --tts-rtf 0,2 --svg -", dir);
+    o = tb_test_run(cmd);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, ">TTS real-time factor (s of synthesis per s of audio)<"));
+    assert_non_null(strstr(o.so, "RTF 2: 0.0% gap-free"));
+    assert_non_null(strstr(o.so, "min TPS none (the TTS stage alone leaves gaps)<"));
+    assert_null(strstr(o.so, "nan"));
+    tb_test_out_free(&o);
     rm_dir(dir);
 }
 

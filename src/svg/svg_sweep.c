@@ -170,7 +170,7 @@ static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
     const double *xv = tb_sweep_axis_values(sw, (enum tb_sweep_axis)x, &nx);
     double x0 = xv[0], x1 = xv[0], target = tb_sweep_target(sw), lo = share_floor(sw);
     size_t idx[TB_AX__COUNT], first[NPALETTE];
-    char label[300], tip[512], xs[64];
+    char label[300], tip[768], xs[64], mt[96];
 
     for (size_t i = 0; i < nx; i++) {
         x0 = xv[i] < x0 ? xv[i] : x0;
@@ -265,11 +265,20 @@ static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
             idx[x] = i;
             q = &pt[tb_sweep_point_index(sw, idx)];
             axis_value(sw, xs, sizeof(xs), x, q->ax[x]);
+            /* A minimum TPS of none (the TTS stage alone leaves gaps) is
+             * no number: the P95 is of the others, and says so. */
+            if (q->min_tps_none == 0)
+                snprintf(mt, sizeof(mt), "min TPS P95 %.1f", q->min_tps.p95);
+            else if (q->min_tps.count == 0)
+                snprintf(mt, sizeof(mt), "min TPS none (the TTS stage alone leaves gaps)");
+            else
+                snprintf(mt, sizeof(mt), "min TPS P95 %.1f of %zu streams, none for %zu",
+                         q->min_tps.p95, q->min_tps.count, q->min_tps_none);
             snprintf(tip, sizeof(tip),
                      "%s, %s: %.1f%% gap-free; gap P95 %.2f s, max %.2f s; first audio P50 %.2f "
-                     "s; min TPS P95 %.1f",
+                     "s; %s",
                      label, xs, q->gapless * 100.0, q->gap_total.p95, q->gap_total.max, q->ttfa.p50,
-                     q->min_tps.p95);
+                     mt);
             fprintf(f,
                     "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\" data-share=\"%.6f\">"
                     "<title>",
