@@ -243,7 +243,8 @@ static int number(const char *flag, const char *s, double lo, double hi, int who
     if (!whole)
         return tb_cli_number_double(flag, s, lo, hi, out, err, errlen);
     rc = tb_cli_number_size(flag, s, (size_t)lo, (size_t)hi, &z, err, errlen);
-    *out = rc == 0 ? (double)z : *out;
+    if (rc == 0)
+        *out = (double)z;
     return rc;
 }
 

@@ -200,7 +200,7 @@ static int set_tts(struct tb_sweep *sw, const struct tb_sweep_tts *t, char *err,
                              "connect latency or a latency distribution)");
     if (t->shape == TB_LAT_CONST)
         return 0;
-    sw->lat = calloc(sw->n[TB_AX_LAT], sizeof(*sw->lat));
+    sw->lat = calloc(sw->n[TB_AX_LAT], sizeof(struct tb_ttslat *));
     if (sw->lat == NULL)
         return TB_ENOMEM;
     for (size_t i = 0; i < sw->n[TB_AX_LAT]; i++) {
