@@ -199,15 +199,6 @@ int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o, const stru
     int rc;
     if (!tb_cli_audio_wanted(a))
         return 0;
-    if (tb_cli_tts_stage(&o->play)) {
-        /* The speaker schedules its audio by the constant latency alone:
-         * what it would play is not what the stage's numbers say. */
-        tb_cli_error("%s: the speech output does not model the TTS stage (--tts, --tts-connect, "
-                     "--tts-concurrency, --tts-rtf, a --tts-latency distribution); use one or "
-                     "the other",
-                     "--audio");
-        return TB_EINVAL;
-    }
     rc = audio_bound(a, o, s);
     if (rc != 0)
         return rc;
