@@ -80,6 +80,7 @@ struct tb_speaker {
     int16_t *hpcm; /* and their PCM */
     size_t hpcm_n, hpcm_cap;
     double due_last; /* the latest due time handed to the sink */
+    double t_entry;  /* the monotonic clock when the drain handed the chunk */
     char err[256];
 };
 
@@ -263,15 +264,20 @@ static int render_rate(struct tb_speaker *s, const char *text, size_t len, doubl
     return 0;
 }
 
-/* One piece of PCM to the sink, playable from due (delay after c, the
- * chunk's close, for the real-time sink); dues never go backwards (the
- * player is a queue: a piece due earlier waits for the one before it). */
+/* One piece of PCM to the sink, playable from due; dues never go
+ * backwards (the player is a queue: a piece due earlier waits for the one
+ * before it).  The real-time sink counts a delay from now: due - c, less
+ * the time the speaker has spent on the chunk since the drain handed it
+ * over at c (synthesis, stretching), so that the audio is not late by it. */
 static int to_sink(struct tb_speaker *s, double c, double due, const int16_t *pcm, size_t n)
 {
+    double delay;
     if (due < s->due_last)
         due = s->due_last;
     s->due_last = due;
-    return s->sink->ops->chunk(s->sink, due, due - c, pcm, n, s->err, sizeof(s->err));
+    delay = due - c - (s->mono.now(&s->mono) - s->t_entry);
+    return s->sink->ops->chunk(s->sink, due, delay > 0.0 ? delay : 0.0, pcm, n, s->err,
+                               sizeof(s->err));
 }
 
 /* Holds a piece until the stage's start is known (WAV sink, see
@@ -334,19 +340,19 @@ static int piece(struct tb_speaker *s, double c, double due, const int16_t *pcm,
  * A chunk's PCM (n frames, d seconds, closing at c) to the sink as the TTS
  * stage has it.  The speaker runs the stage itself (tts_stage.h: the same
  * latency draws, chunk j from 1, the same slots), so its times are the
- * model's.  Without a stage, all of it at c + L.  With one, R = 0: all of
- * it at f_j; else in frames of TB_FRAME_S, frame k playable when the
- * engine has produced it: with R <= 1 from its start, f_j + R k
- * TB_FRAME_S (production outruns playback, which so never waits inside a
- * chunk), with R > 1 once complete (tb_tts_stage_frame_ready), so the
- * player runs dry inside the chunk where the model's frame player stalls.
+ * model's.  Without a stage, all of it at c + L.  With one and R <= 1, all
+ * of it at f_j: the engine's audio outruns playback, which never waits
+ * inside the chunk.  With R > 1, in frames of TB_FRAME_S, frame k when the
+ * engine has completed it (tb_tts_stage_frame_ready), so the player runs
+ * dry inside the chunk where the model's frame player stalls.
  *
  * The pre-roll: the model starts once the audio every started chunk has
- * produced reaches it, which a queue of frames in chunk order cannot
- * count.  On the WAV sink's virtual clock the speaker holds the pieces
- * until the stage's start is final and hands them over from s_1 (the
- * player has no pre-roll of its own then); in real time nothing can wait
- * for that, and the player's own pre-roll counts the frames queued.
+ * produced reaches it (a ramp while R > 0), which a queue of whole chunks
+ * or frames in chunk order cannot count.  On the WAV sink's virtual clock
+ * the speaker holds the pieces until the stage's start is final and hands
+ * them over from s_1 (the player has no pre-roll of its own then); in real
+ * time nothing can wait for that, and the player's own pre-roll counts
+ * what is queued.
  */
 static int stage_play(struct tb_speaker *s, double c, double d, const int16_t *pcm, size_t n)
 {
@@ -364,13 +370,11 @@ static int stage_play(struct tb_speaker *s, double c, double d, const int16_t *p
         return rc;
     }
     tb_tts_stage_last(s->stage, &t);
-    if (rtf == 0.0 || n == 0 || fr == 0)
+    if (!(rtf > 1.0) || n == 0 || fr == 0)
         rc = piece(s, c, t.f, pcm, n);
-    for (uint64_t k = 0; rc == 0 && rtf != 0.0 && fr != 0 && (size_t)k * fr < n; k++) {
+    for (uint64_t k = 0; rc == 0 && rtf > 1.0 && fr != 0 && (size_t)k * fr < n; k++) {
         size_t a = (size_t)k * fr, m = n - a < fr ? n - a : fr;
-        double due = rtf > 1.0 ? tb_tts_stage_frame_ready(t.f, rtf, d, k)
-                               : t.f + rtf * ((double)k * TB_FRAME_S);
-        rc = piece(s, c, due, pcm + a, m);
+        rc = piece(s, c, tb_tts_stage_frame_ready(t.f, rtf, d, k), pcm + a, m);
     }
     return rc == 0 ? release(s) : rc;
 }
@@ -382,6 +386,7 @@ static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t
     const int16_t *pcm;
     size_t n;
     int rc;
+    s->t_entry = s->mono.now(&s->mono);
     (void)index;
     (void)cps;
     s->chunks++;
