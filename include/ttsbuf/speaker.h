@@ -29,11 +29,12 @@
  *              s_1: the file's silences are the model's gaps.
  *   portaudio  real-time playback: a feeder thread writes each chunk's PCM
  *              into the player's lock-free ring L seconds after the drain
- *              handed it over (with a stage, f_j - c_j), and PortAudio's
- *              callback pulls from it; dry spells are counted on the audio
- *              clock (frames played).  The drain must then run in real
- *              time (a monotonic clock).  The player's own pre-roll counts
- *              the audio queued, in chunk order.
+ *              handed it over (with a stage, f_j - c_j; a chunk eSpeak
+ *              takes longer to speak is late by the difference), and
+ *              PortAudio's callback pulls from it; dry spells are counted
+ *              on the audio clock (frames played).  The drain must then
+ *              run in real time (a monotonic clock).  The player's own
+ *              pre-roll counts the audio queued, in chunk order.
  * The TTS stage (play's tts_connect, tts_concurrency, tts_rtf,
  * tts_latency_at): the speaker runs the playout model's own stage on the
  * chunks it speaks (the same latency draws, slots and RTF, with the
