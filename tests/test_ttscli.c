@@ -67,9 +67,21 @@ static void bad_values(void **state)
         BAD("--tts-concurrency 1 --rebuffer", "--rebuffer: not modelled with a TTS stage");
 #undef BAD
     }
-    /* The speaker plays the constant-latency model: it does not pretend. */
-    tb_test_expect_error("sim --preset demo --tts-rtf 0.5 --audio wav:/dev/null", 2,
-                         "--audio: the speech output does not model the TTS stage");
+    /* The speech output plays the stage: no refusal (exit 0), and the
+     * audio clock counts the model's underruns. */
+    {
+        char args[256], wav[64];
+        cJSON *j;
+        snprintf(wav, sizeof(wav), "/tmp/ttsbuf-ttscli-%d.wav", (int)getpid());
+        snprintf(args, sizeof(args),
+                 "sim --preset demo --tts-rtf 0.5 --tts-concurrency 1 --tts-latency 0.4 --json "
+                 "--audio wav:%s",
+                 wav);
+        j = tb_test_run_json(NULL, args, 0);
+        assert_true(num(item(j, "audio"), "underruns") == num(j, "underruns"));
+        cJSON_Delete(j);
+        remove(wav);
+    }
 }
 
 /* Good values: each reaches the JSON as given, the spec in canonical
@@ -280,9 +292,9 @@ static void svg_two_colours(void **state)
     remove(svg);
 }
 
-/* --html with a TTS stage: the page has no audio (the speaker does not
- * model the stage) and lists the model's gaps with their causes; the
- * report and the JSON inside it are the run's. */
+/* --html with a TTS stage: the page has the audio, played as the stage
+ * has it (its gaps heard are the model's), and lists the model's gaps
+ * with their causes; the report and the JSON inside it are the run's. */
 static void html_page(void **state)
 {
     (void)state;
@@ -297,7 +309,12 @@ static void html_page(void **state)
     assert_int_equal(o.code, 0);
     tb_test_out_free(&o);
     doc = tb_test_slurp_str(html);
-    assert_null(strstr(doc, "<audio"));
+    assert_non_null(strstr(doc, "<audio"));
+    assert_null(strstr(doc, "No audio"));
+    assert_non_null(strstr(doc, "(every number, the picture and the audio)"));
+    /* heard where the model has it: at 1.9 s, 3.3 s long */
+    assert_non_null(strstr(doc, "Gaps heard (1)"));
+    assert_non_null(strstr(doc, "at 1.900 s: 3.300 s of silence (interruption)</a>"));
     assert_non_null(strstr(doc, "Gaps in the model (1)"));
     assert_non_null(strstr(doc, "data-cause=\"tts\">at 1.900 s: 3.300 s of silence"));
     assert_non_null(strstr(doc, "the TTS stage alone leaves gaps"));
@@ -307,9 +324,10 @@ static void html_page(void **state)
 }
 
 /* One voice-and-TTS struct reaches the speaker: it takes the playout's
- * options as they are, and refuses a TTS stage it would not play as the
- * numbers say (before starting eSpeak or a sink). */
-static void speaker_refuses_stage(void **state)
+ * options as they are, a TTS stage included (it plays the stage's
+ * schedule), and refuses a stage no model has (before starting eSpeak or
+ * a sink). */
+static void speaker_takes_stage(void **state)
 {
     (void)state;
     struct tb_speaker_opts so;
@@ -317,13 +335,19 @@ static void speaker_refuses_stage(void **state)
     char err[256];
     memset(&so, 0, sizeof(so));
     tb_playout_opts_default(&so.play);
-    so.play.tts_rtf = 0.5;
+    so.play.tts_rtf = -0.5;
     assert_int_equal(tb_speaker_create(&so, &sp, err, sizeof(err)), TB_EINVAL);
     assert_null(sp);
-    assert_non_null(strstr(err, "does not model the TTS stage"));
+    assert_non_null(strstr(err, "negative TTS"));
     so.play.tts_rtf = 0;
-    so.play.tts_concurrency = 1;
+    so.play.tts_concurrency = -1;
     assert_int_equal(tb_speaker_create(&so, &sp, err, sizeof(err)), TB_EINVAL);
+    so.play.tts_concurrency = 1;
+    so.play.tts_rtf = 0.5;
+    so.play.tts_connect = 0.2;
+    assert_int_equal(tb_speaker_create(&so, &sp, err, sizeof(err)), 0);
+    assert_non_null(sp);
+    tb_speaker_destroy(sp);
 }
 
 /* When the pre-roll binds, the minimum TPS comes from a scan: the JSON
@@ -353,7 +377,7 @@ int tb_test_ttscli(void)
         cmocka_unit_test(scan_not_proven),
         cmocka_unit_test(svg_two_colours),
         cmocka_unit_test(html_page),
-        cmocka_unit_test(speaker_refuses_stage),
+        cmocka_unit_test(speaker_takes_stage),
     };
     return TB_RUN_GROUP("ttscli", tests);
 }

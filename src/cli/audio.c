@@ -70,7 +70,11 @@ const struct tb_optdoc tb_opt_audio[] = {
      "eSpeak NG speaks each chunk; with the rate model (the default) its speech is time-stretched "
      "with sonic to exactly the model's duration, so what is heard has the report's gaps. The WAV "
      "file is 16-bit mono 22.05 kHz, leading silence, gaps and cues included, a chunk playing "
-     "from its close time + --tts-latency, rendered as fast as eSpeak synthesizes. With "
+     "from its close time + --tts-latency, rendered as fast as eSpeak synthesizes. With a TTS "
+     "stage (--tts, --tts-connect, --tts-concurrency, --tts-rtf, a --tts-latency distribution) "
+     "a chunk plays from when the stage has its first audio, with --tts-rtf over 1 frame by "
+     "frame (20 ms) as synthesized, and the WAV file from the stage's start, so its silences are "
+     "the model's gaps (ttsbuf-model(7); in real time the pre-roll counts what is queued). With "
      "portaudio, sim replays the stream in real time. No device is an error suggesting --audio "
      "wav:FILE (exit 3)."},
     {"voice-model", TB_O_VOICEMODEL, "M",
@@ -199,15 +203,6 @@ int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o, const stru
     int rc;
     if (!tb_cli_audio_wanted(a))
         return 0;
-    if (tb_cli_tts_stage(&o->play)) {
-        /* The speaker schedules its audio by the constant latency alone:
-         * what it would play is not what the stage's numbers say. */
-        tb_cli_error("%s: the speech output does not model the TTS stage (--tts, --tts-connect, "
-                     "--tts-concurrency, --tts-rtf, a --tts-latency distribution); use one or "
-                     "the other",
-                     "--audio");
-        return TB_EINVAL;
-    }
     rc = audio_bound(a, o, s);
     if (rc != 0)
         return rc;

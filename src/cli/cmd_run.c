@@ -208,10 +208,7 @@ static int parse(struct run *x, int argc, char **argv)
 static int prepare(struct run *x)
 {
     struct run_args *a = &x->a;
-    /* The speaker does not model a TTS stage: the page goes without audio. */
-    int rc = a->c.html != NULL && !tb_cli_tts_stage(&a->c.o.play)
-                 ? tb_cli_audio_for_html(&a->au, TB_HTML_AUDIO_MAX_S)
-                 : 0;
+    int rc = a->c.html != NULL ? tb_cli_audio_for_html(&a->au, TB_HTML_AUDIO_MAX_S) : 0;
     if (rc == 0)
         rc = tb_cli_audio_start(&a->au, &a->c.o, NULL);
     if (rc != 0 || !x->ep.mock)

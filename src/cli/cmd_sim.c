@@ -192,8 +192,7 @@ static int start_speech(struct sim *x)
     int rc = 0;
     if (a->c.html != NULL || a->au.sink == TB_SINK_WAV)
         a->au.cancel = tb_cli_catch_interrupts();
-    /* The speaker does not model a TTS stage: the page goes without audio. */
-    if (a->c.html != NULL && !tb_cli_tts_stage(&a->c.o.play))
+    if (a->c.html != NULL)
         rc = tb_cli_audio_for_html(&a->au, TB_HTML_AUDIO_MAX_S);
     if (rc == 0 && tb_cli_audio_wanted(&a->au)) {
         tb_cli_audio_rate_model(&a->au, &x->s, &a->c.o);

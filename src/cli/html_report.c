@@ -310,14 +310,14 @@ static void gap_list(FILE *f, const struct tb_audio_gap_s *gaps, size_t ngaps)
     fputs("</ol>\n", f);
 }
 
-/* With a TTS stage the page has no audio (the speaker does not model the
- * stage): the model's gaps instead, each with its cause. */
+/* With a TTS stage, after the gaps heard: the model's gaps, each with its
+ * cause (the audio plays the stage's schedule; the causes are the
+ * model's). */
 static void model_gap_list(FILE *f, const struct tb_gap_list *gaps)
 {
     fprintf(f, "<h3>Gaps in the model (%zu)</h3>\n", gaps->n);
-    fputs("<p class=\"note\">No audio: the speech output does not model the TTS stage. "
-          "Cause: <b>llm</b>, the chunk's text had not arrived; <b>tts</b>, it had and its "
-          "audio had not.</p>\n",
+    fputs("<p class=\"note\">Cause: <b>llm</b>, the chunk's text had not arrived; <b>tts</b>, "
+          "it had and its audio had not (the TTS stage's latency or a busy engine).</p>\n",
           f);
     if (gaps->n == 0) {
         fputs("<p>None: the audio never ran dry.</p>\n", f);
@@ -391,8 +391,9 @@ int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const 
     }
     fputs("<section class=\"tb-run\">\n", f);
     verdict_line(f, rep);
-    fprintf(f, "<p class=\"note\">Voice model: %s (every number, the picture%s).</p>\n",
-            tb_voice_model(h->o->voice), tb_cli_tts_stage(&h->o->play) ? "" : " and the audio");
+    fprintf(f,
+            "<p class=\"note\">Voice model: %s (every number, the picture and the audio).</p>\n",
+            tb_voice_model(h->o->voice));
     fputs("<div class=\"tb-fig\">", f);
     if (svgrc == 0)
         tb_cli_html_svg(f, svg, svglen);
@@ -404,10 +405,9 @@ int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const 
         if (rc != 0)
             goto out;
     }
+    gap_list(f, h->au->gaps, h->au->ngaps);
     if (tb_cli_tts_stage(&h->o->play))
         model_gap_list(f, h->gaps);
-    else
-        gap_list(f, h->au->gaps, h->au->ngaps);
     fprintf(f, "<h3>Report</h3>\n<pre id=\"report%s\">", suffix);
     tb_cli_html_text(f, rep);
     fputs("</pre>\n<p class=\"note\">The same result as <code>--json</code> gives is embedded "

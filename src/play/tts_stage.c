@@ -80,6 +80,11 @@ int tb_tts_stage_wanted(const struct tb_playout_opts *o)
            o->tts_latency_at != NULL;
 }
 
+double tb_tts_stage_frame_ready(double f, double rtf, double d, uint64_t k)
+{
+    return f + rtf * fmin((double)k * TB_FRAME_S + TB_FRAME_S, d);
+}
+
 struct tb_tts_stage *tb_tts_stage_create(tb_play_fn fn, void *ud)
 {
     struct tb_tts_stage *s = calloc(1, sizeof(*s));
@@ -150,7 +155,7 @@ static double playable(const struct tb_tts_stage *st, const struct chunk *x)
 {
     double rtf = st->o.tts_rtf;
     if (rtf > 1.0 && x->d > 0.0)
-        return x->f + rtf * fmin(TB_FRAME_S, x->d);
+        return tb_tts_stage_frame_ready(x->f, rtf, x->d, 0);
     return x->f;
 }
 
@@ -250,7 +255,7 @@ static double frames(struct run *r, struct tb_play *pl, const struct chunk *x, d
         if (!(next < x->d))
             break;
         end = t + (next - off);
-        ready = x->f + rtf * fmin(next + TB_FRAME_S, x->d);
+        ready = tb_tts_stage_frame_ready(x->f, rtf, x->d, i);
         t = ready > end ? ready : end;
         silence(r, pl, t - end, 0.0);
         off = next;
@@ -494,6 +499,11 @@ int tb_tts_stage_force_start(struct tb_tts_stage *s, double t)
     return 0;
 }
 
+void tb_tts_stage_close(struct tb_tts_stage *s)
+{
+    run_finish(&s->run);
+}
+
 int tb_tts_stage_finish(struct tb_tts_stage *s)
 {
     if (s->finished)
@@ -510,6 +520,16 @@ int tb_tts_stage_finish(struct tb_tts_stage *s)
 double tb_tts_stage_last_begin(const struct tb_tts_stage *s)
 {
     return s->n > 0 ? s->v[s->n - 1].b : NAN;
+}
+
+int tb_tts_stage_last(const struct tb_tts_stage *s, struct tb_tts_times *t)
+{
+    const struct chunk *x;
+    if (s->n == 0)
+        return TB_EINVAL;
+    x = &s->v[s->n - 1];
+    *t = (struct tb_tts_times){x->b, x->f, x->g};
+    return 0;
 }
 
 int tb_tts_stage_started(const struct tb_tts_stage *s, double *s1)

@@ -19,6 +19,12 @@ struct tb_tts_stage;
 /* Whether o sets a TTS stage (any of connect, concurrency, RTF, hook). */
 int tb_tts_stage_wanted(const struct tb_playout_opts *o);
 
+/* With rtf > 1, when frame k (from 0, of TB_FRAME_S seconds) of a chunk
+ * whose first audio is at f and which lasts d seconds is complete:
+ * f + rtf min(k TB_FRAME_S + TB_FRAME_S, d).  The model's frame player
+ * and the speaker both time frames by it. */
+double tb_tts_stage_frame_ready(double f, double rtf, double d, uint64_t k);
+
 /* A stage for o (copied later by reset), reporting to fn(ud) when not
  * NULL.  Returns NULL when out of memory. */
 struct tb_tts_stage *tb_tts_stage_create(tb_play_fn fn, void *ud);
@@ -40,6 +46,18 @@ int tb_tts_stage_force_start(struct tb_tts_stage *s, double t);
 
 /* b_j of the chunk added last; NAN when none was. */
 double tb_tts_stage_last_begin(const struct tb_tts_stage *s);
+
+/* The synthesis times of the chunk added last: b_j, f_j (first audio) and
+ * g_j (all audio).  Returns 0, or TB_EINVAL when none was added. */
+struct tb_tts_times {
+    double b, f, g;
+};
+int tb_tts_stage_last(const struct tb_tts_stage *s, struct tb_tts_times *t);
+
+/* The stream ended: playback starts if it had not, as in finish, without
+ * the minimum-TPS and speed-up searches (a speaker that only plays the
+ * schedule).  Idempotent. */
+void tb_tts_stage_close(struct tb_tts_stage *s);
 
 int tb_tts_stage_started(const struct tb_tts_stage *s, double *s1);
 double tb_tts_stage_end(const struct tb_tts_stage *s);
