@@ -1072,10 +1072,15 @@ static void cli_out_tts_stage(void **state)
     tmpdir(dir, sizeof(dir), "tts");
     snprintf(opts, sizeof(opts), "--tts-latency list:%s", tb_test_data("tts/stall.lat"));
     snprintf(cmd, sizeof(cmd),
-             "'%s' bench --base-url %s --model mock -c 2 --requests 2 %s --out %s -q "
-             ">%s/report 2>%s/err",
-             tb_test_bin(), m.base, opts, dir, dir, dir);
+             "'%s' bench --base-url %s --model mock -c 2 --requests 2 %s --out %s "
+             "--html %s/page.html -q >%s/report 2>%s/err",
+             tb_test_bin(), m.base, opts, dir, dir, dir, dir);
     assert_int_equal(tb_test_sh(cmd), 0);
+    /* The page's table says none (no rate helps), not "-" (not measured). */
+    snprintf(path, sizeof(path), "%s/page.html", dir);
+    text = tb_test_slurp_str(path);
+    assert_non_null(strstr(text, "title=\"" TB_MIN_TPS_NONE_REASON "\">none</td>"));
+    free(text);
     snprintf(path, sizeof(path), "%s/records.jsonl", dir);
     tb_bench_recs_init(&r);
     if (tb_bench_read(path, &meta, &r, err, sizeof(err)) != 0)
