@@ -48,6 +48,7 @@ static const struct {
     {"live", tb_test_live},
     {"rebuffer", tb_test_rebuffer},
     {"ttsstage", tb_test_ttsstage},
+    {"recut", tb_test_recut},
     {"ttscli", tb_test_ttscli},
     {"sweep", tb_test_sweep},
     {"svg", tb_test_svg},

@@ -512,7 +512,7 @@ static void analyze_segment_skips_reasoning(void **state)
 {
     struct tb_stream s;
     struct tb_chunks c;
-    struct tb_seg_opts so = {TB_CHUNK_SENTENCE, 1};
+    struct tb_seg_opts so = {TB_CHUNK_SENTENCE, 1, 0, 0};
     struct tb_seg *seg = NULL;
     (void)state;
     build_stream(&s);
@@ -552,7 +552,7 @@ static void analyze_playout_over_chunks(void **state)
 {
     struct tb_stream s;
     struct tb_chunks c;
-    struct tb_seg_opts so = {TB_CHUNK_SENTENCE, 1};
+    struct tb_seg_opts so = {TB_CHUNK_SENTENCE, 1, 0, 0};
     struct tb_playout_opts o = {.wpm = 100, .tts_latency = 0, .preroll = 0, .rebuffer = 0},
                            bad = {.wpm = 0, .tts_latency = 0, .preroll = 0, .rebuffer = 0};
     struct tb_seg *seg = NULL;

@@ -5,6 +5,7 @@
  * mid-stream TTS stall seen end to end through `ttsbuf sim --json`.
  */
 #include <cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,18 @@ static void bad_values(void **state)
         BAD("--tts-rtf 101", "--tts-rtf: '101' is outside 0..100");
         BAD("--tts nope", "--tts: unknown preset 'nope'");
         BAD("--tts-concurrency 1 --rebuffer", "--rebuffer: not modelled with a TTS stage");
+        BAD("--chunk cartesia --max-buffer-delay 0", "--max-buffer-delay: '0' is outside 1..5000");
+        BAD("--chunk cartesia --max-buffer-delay 5001",
+            "--max-buffer-delay: '5001' is outside 1..5000");
+        BAD("--chunk cartesia --max-buffer-delay x", "--max-buffer-delay: 'x' is not a number");
+        BAD("--max-buffer-delay 100", "--max-buffer-delay: only with --chunk cartesia (the policy "
+                                      "is sentence)");
+        BAD("--chunk token --max-buffer-delay 100",
+            "--max-buffer-delay: only with --chunk cartesia (the policy is token)");
+        BAD("--chunk idle --idle-flush 0", "--idle-flush: '0' is outside 0.001..60");
+        BAD("--chunk idle --idle-flush 61", "--idle-flush: '61' is outside 0.001..60");
+        BAD("--chunk idle --idle-flush -1", "--idle-flush: '-1' is outside 0.001..60");
+        BAD("--chunk cartesia --idle-flush 1", "--idle-flush: only with --chunk idle");
 #undef BAD
     }
     /* The speech output plays the stage: no refusal (exit 0), and the
@@ -82,6 +95,11 @@ static void bad_values(void **state)
         cJSON_Delete(j);
         remove(wav);
     }
+    tb_test_expect_error("sweep --preset demo --chunk sentence,cartesia", 2,
+                         "--chunk: cartesia is time-based: sweep re-times each stream's chunks");
+    tb_test_expect_error("sim --preset demo --chunk idle --voice-model espeak", 2,
+                         "--chunk idle: the minimum TPS of a time-based policy is modelled with "
+                         "the rate voice only");
 }
 
 /* Good values: each reaches the JSON as given, the spec in canonical
@@ -172,6 +190,109 @@ static void preset(void **state)
         assert_non_null(strstr(h.so, "piper-medium-rpi4"));
         tb_test_out_free(&h);
     }
+}
+
+/* A preset's input rule is the default --chunk: ElevenLabs' schedule,
+ * Cartesia's buffering with the preset's delay, Piper's sentences; the
+ * client's own chunks (the user's default) where the engine takes what
+ * it is given; an explicit --chunk (and --max-buffer-delay) overrides it.
+ * The report and the JSON say where the policy came from. */
+static void preset_chunk_policy(void **state)
+{
+    static const struct {
+        const char *args, *chunk;
+        int from_preset;
+    } cases[] = {
+        {"--tts elevenlabs-flash-v2.5", "elevenlabs", 1},
+        {"--tts elevenlabs-multilingual-v2", "elevenlabs", 1},
+        {"--tts cartesia-sonic-3", "cartesia", 1},
+        {"--tts piper-medium-desktop", "sentence", 1},
+        {"--tts deepgram-aura-2", "sentence", 0},
+        {"--tts openai-tts-1", "sentence", 0},
+        {"--tts deepgram-aura-2 --chunk clause", "clause", 0},
+        {"--tts elevenlabs-flash-v2.5 --chunk token", "token", 0},
+        {"--tts cartesia-sonic-3 --chunk fixed40", "fixed40", 0},
+        {"--tts cartesia-sonic-3 --max-buffer-delay 250", "cartesia", 1},
+        {"--chunk cartesia --tts cartesia-sonic-3", "cartesia", 0},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char args[256];
+        cJSON *j;
+        const cJSON *o;
+        snprintf(args, sizeof(args), "sim --preset demo --json %s", cases[i].args);
+        j = tb_test_run_json(NULL, args, 0);
+        o = item(j, "options");
+        if (strcmp(str(o, "chunk"), cases[i].chunk) != 0)
+            fail_msg("%s: chunk %s, want %s", args, str(o, "chunk"), cases[i].chunk);
+        assert_int_equal(cJSON_IsTrue(item(item(o, "tts"), "chunk_from_preset")),
+                         cases[i].from_preset);
+        if (strcmp(cases[i].chunk, "cartesia") == 0)
+            assert_true(num(o, "max_buffer_delay_ms") == (strstr(args, "250") ? 250 : 3000));
+        else
+            assert_null(cJSON_GetObjectItemCaseSensitive(o, "max_buffer_delay_ms"));
+        cJSON_Delete(j);
+    }
+    {
+        struct tb_test_out h = tb_test_run("sim --preset demo --tts elevenlabs-flash-v2.5");
+        assert_int_equal(h.code, 0);
+        assert_non_null(strstr(h.so, "chunk=elevenlabs (the --tts preset's)"));
+        tb_test_out_free(&h);
+        h = tb_test_run("sim --preset demo --tts cartesia-sonic-3 --chunk cartesia");
+        assert_non_null(strstr(h.so, "chunk=cartesia max-buffer-delay=3000 ms"));
+        tb_test_out_free(&h);
+    }
+}
+
+/* The time-based policies end to end: a trace whose chunks close at the
+ * documented deadlines, the options in the JSON and the report. */
+static void timed_policies_end_to_end(void **state)
+{
+    static const char trace[] = "{\"t\": 0, \"text\": \"Hello\"}\n"
+                                "{\"t\": 0.5, \"text\": \" world.\"}\n"
+                                "{\"t\": 1, \"text\": \" How\"}\n"
+                                "{\"t\": 5, \"text\": \" are\"}\n"
+                                "{\"t\": 9.5, \"text\": \" you\"}\n";
+    char path[] = "/tmp/ttsbuf-timed-XXXXXX", args[512];
+    int fd = mkstemp(path);
+    FILE *f;
+    cJSON *j;
+    const cJSON *gaps;
+    (void)state;
+    assert_true(fd >= 0);
+    f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs(trace, f);
+    fclose(f);
+    /* cartesia, 3 s: "Hello world." goes when " How" comes (1 s), " How"
+     * at 1 + 3 s, " are" at 5 + 3 s, " you" at the end (9.5 s). */
+    snprintf(args, sizeof(args), "sim --trace %s --chunk cartesia --json", path);
+    j = tb_test_run_json(NULL, args, 0);
+    assert_true(num(j, "ttfa_s") == 1.0);
+    assert_int_equal((int)num(j, "chunks"), 4);
+    gaps = item(j, "gaps");
+    assert_int_equal(cJSON_GetArraySize(gaps), 3);
+    /* each gap ends as its chunk starts: chunk 2 at 4 s, chunk 3 at 8 s */
+    assert_true(fabs(num(cJSON_GetArrayItem(gaps, 0), "at_s") + num(cJSON_GetArrayItem(gaps, 0),
+                                                                       "gap_s") - 4.0) < 1e-9);
+    assert_true(fabs(num(cJSON_GetArrayItem(gaps, 1), "at_s") + num(cJSON_GetArrayItem(gaps, 1),
+                                                                       "gap_s") - 8.0) < 1e-9);
+    assert_true(num(item(j, "options"), "max_buffer_delay_ms") == 3000);
+    cJSON_Delete(j);
+    /* idle, 4 s: " How" waits for 5 s, then 5 + 4 s. */
+    snprintf(args, sizeof(args), "sim --trace %s --chunk idle --idle-flush 4 --json", path);
+    j = tb_test_run_json(NULL, args, 0);
+    assert_true(num(j, "ttfa_s") == 0.5);
+    assert_int_equal((int)num(j, "chunks"), 4);
+    gaps = item(j, "gaps");
+    assert_true(fabs(num(cJSON_GetArrayItem(gaps, 0), "at_s") + num(cJSON_GetArrayItem(gaps, 0),
+                                                                       "gap_s") - 5.0) < 1e-9);
+    assert_true(fabs(num(cJSON_GetArrayItem(gaps, 1), "at_s") + num(cJSON_GetArrayItem(gaps, 1),
+                                                                       "gap_s") - 9.0) < 1e-9);
+    assert_true(num(item(j, "options"), "idle_flush_s") == 4);
+    assert_null(cJSON_GetObjectItemCaseSensitive(item(j, "options"), "max_buffer_delay_ms"));
+    cJSON_Delete(j);
+    unlink(path);
 }
 
 /* With no TTS option (or today's constant --tts-latency) sim --json is
@@ -372,6 +493,8 @@ int tb_test_ttscli(void)
         cmocka_unit_test(bad_values),
         cmocka_unit_test(good_values),
         cmocka_unit_test(preset),
+        cmocka_unit_test(preset_chunk_policy),
+        cmocka_unit_test(timed_policies_end_to_end),
         cmocka_unit_test(defaults_are_v1),
         cmocka_unit_test(stall_end_to_end),
         cmocka_unit_test(scan_not_proven),

@@ -80,6 +80,7 @@ int tb_test_serve_unit(void); /* the mock server's pure parts */
 int tb_test_oai(void);
 int tb_test_live(void);
 int tb_test_rebuffer(void);
+int tb_test_recut(void);    /* the minimum TPS under the time-based chunk policies */
 int tb_test_ttsstage(void); /* the playout's TTS stage against an oracle */
 int tb_test_ttscli(void);   /* the TTS stage from the command line */
 int tb_test_sweep(void);

@@ -120,6 +120,10 @@ struct tb_playout_opts {
     double tts_rtf;                   /* R: seconds of synthesis per second of audio */
     tb_tts_latency_fn tts_latency_at; /* L_j; NULL: the constant tts_latency */
     void *tts_latency_ud;
+    /* The caller searches the minimum TPS itself (a time-based chunk
+     * policy re-cuts the stream at each rate, recut.h): min_tps and
+     * speedup stay NAN and the TTS stage does not search (default 0). */
+    int no_search;
 };
 
 /* Defaults: wpm 150, no latency, no pre-roll, no rebuffering, no TTS
@@ -164,6 +168,8 @@ struct tb_playout_result {
     double speedup;     /* NAN likewise */
     int min_tps_none;   /* the TTS stage alone leaves gaps: no rate helps */
     int min_tps_method; /* enum tb_min_tps_method */
+    double silence_max; /* the longest silence, counted or not (0: none):
+                         * what the minimum-TPS searches test */
 };
 
 enum tb_min_tps_method {

@@ -203,6 +203,14 @@ int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o, const stru
     int rc;
     if (!tb_cli_audio_wanted(a))
         return 0;
+    if (tb_seg_policy_timed(o->seg.policy)) {
+        /* Its minimum TPS re-cuts the stream at every rate: eSpeak would
+         * have to render every re-cut chunk again. */
+        tb_cli_error("--chunk %s: the minimum TPS of a time-based policy is modelled with the rate "
+                     "voice only (--voice-model rate, no speech output)",
+                     tb_seg_policy_name(o->seg.policy));
+        return TB_EINVAL;
+    }
     rc = audio_bound(a, o, s);
     if (rc != 0)
         return rc;

@@ -270,7 +270,7 @@ int tb_cli_bench_parse(int argc, char **argv, const struct tb_cmddoc *doc, struc
     a->html_streams = DEFAULT_HTML_STREAMS;
     rc = tb_cli_parse(argc, argv, doc, option, a, NULL);
     if (rc == 0)
-        rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.play);
+        rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
     if (rc != 0)
         return rc;
     if (a->conc != NULL && a->rates != NULL) {

@@ -178,7 +178,7 @@ static int parse(struct run *x, int argc, char **argv)
     a->q.req.prompt = DEFAULT_PROMPT;
     rc = tb_cli_parse(argc, argv, &tb_doc_run, option, a, NULL);
     if (rc == 0)
-        rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.play);
+        rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
     if (rc == 0)
         rc = tb_cli_outputs_check("run", &a->c);
     if (rc == 0)

@@ -149,7 +149,7 @@ static int parse(struct sim *x, int argc, char **argv)
     if (rc == 0)
         rc = tb_cli_source_operand(&a->c, "sim", argc, argv, first);
     if (rc == 0)
-        rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.play);
+        rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
     if (rc != 0)
         return rc;
     x->plays.keep_all = a->c.svg != NULL || a->c.html != NULL || a->want_chunks;

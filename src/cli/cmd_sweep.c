@@ -74,7 +74,9 @@ static const struct tb_optdoc sweep_sources[] = {
 };
 
 static const struct tb_optdoc sweep_axes[] = {
-    {"chunk", O_CHUNK, "LIST", "chunking policies (all: every one; default sentence; listed below)",
+    {"chunk", O_CHUNK, "LIST",
+     "chunking policies (all: every one but the time-based cartesia and idle, which sweep does not "
+     "take; default sentence; listed below)",
      NULL},
     {"min-chars", O_MINCHARS, "LIST", "sentence/clause minimum chunk size (default 1)", NULL},
     {"wpm", O_WPM, "LIST", "speech rates, words/min (default 150)", NULL},
@@ -345,7 +347,14 @@ static int parse_chunks(struct axis *x, const char *arg)
         enum tb_chunk_policy p;
         if (strcmp(item, "all") == 0) {
             for (int i = 0; i < TB_CHUNK__COUNT && rc == 0; i++)
-                rc = axis_push(x, "--chunk", i);
+                if (!tb_seg_policy_timed((enum tb_chunk_policy)i))
+                    rc = axis_push(x, "--chunk", i);
+        } else if (tb_seg_policy_parse(item, &p) == 0 && tb_seg_policy_timed(p)) {
+            /* The sweep re-times a stream's chunks, which these re-cut. */
+            tb_cli_error("--chunk: %s is time-based: sweep re-times each stream's chunks, which "
+                         "%s would cut again at each rate; use ttsbuf sim",
+                         item, item);
+            rc = TB_EINVAL;
         } else if (tb_seg_policy_parse(item, &p) == 0) {
             rc = axis_push(x, "--chunk", p);
         } else {
@@ -592,6 +601,7 @@ static int resolve_tts(struct args *a, struct tb_sweep_tts *t)
 {
     struct tb_cli_tts *x = &a->tts;
     struct tb_playout_opts po;
+    struct tb_seg_opts seg = {.policy = TB_CHUNK_SENTENCE, .min_chars = 1};
     double p50 = 0.0, v;
     int rc, no_shape;
     memset(t, 0, sizeof(*t));
@@ -612,7 +622,10 @@ static int resolve_tts(struct args *a, struct tb_sweep_tts *t)
     x->rtf_set |= a->ax[TB_AX_RTF].n > 0;
     x->latency = a->ax[TB_AX_LAT].n > 0 ? "0" : NULL;
     tb_playout_opts_default(&po);
-    if ((rc = tb_cli_tts_apply(x, &po)) != 0)
+    /* The chunk policies are sweep's own axis (--chunk): a preset's
+     * policy does not replace it. */
+    x->chunk_set = 1;
+    if ((rc = tb_cli_tts_apply(x, &seg, &po)) != 0)
         return rc;
     t->seed = x->seed;
     t->connect = x->connect;

@@ -46,6 +46,13 @@ void tb_cli_json_playout(cJSON *opts, const struct tb_sim_opts *o)
 {
     cJSON_AddStringToObject(opts, "chunk", tb_seg_policy_name(o->seg.policy));
     cJSON_AddNumberToObject(opts, "min_chars", o->seg.min_chars);
+    if (o->seg.policy == TB_CHUNK_CARTESIA)
+        cJSON_AddNumberToObject(opts, "max_buffer_delay_ms",
+                                1000.0 * (o->seg.max_delay_s > 0 ? o->seg.max_delay_s
+                                                                 : TB_SEG_CARTESIA_DELAY_S));
+    if (o->seg.policy == TB_CHUNK_IDLE)
+        cJSON_AddNumberToObject(opts, "idle_flush_s",
+                                o->seg.idle_s > 0 ? o->seg.idle_s : TB_SEG_IDLE_S);
     cJSON_AddNumberToObject(opts, "wpm", o->play.wpm);
     if (o->play.tts_latency_at != NULL)
         cJSON_AddNullToObject(opts, "tts_latency_s"); /* not a constant: see "tts" */
@@ -78,6 +85,7 @@ void tb_cli_json_tts(cJSON *opts, const struct tb_cli_tts *t)
         cJSON_AddStringToObject(o, "preset", t->preset);
     else
         cJSON_AddNullToObject(o, "preset");
+    cJSON_AddBoolToObject(o, "chunk_from_preset", t->chunk_from_preset);
 }
 
 void tb_cli_json_num(cJSON *o, const char *key, double v)

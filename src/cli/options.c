@@ -51,7 +51,20 @@ int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg)
             tb_cli_error("--chunk: unknown policy '%s' (see --help)", arg);
             return TB_EINVAL;
         }
+        a->tts.chunk_set = 1;
         return 0;
+    case TB_O_MAXDELAY: {
+        double ms = 0;
+        int rc = tb_cli_opt_double("--max-buffer-delay", arg, 1, 5000, &ms);
+        a->o.seg.max_delay_s = rc == 0 ? ms / 1000.0 : a->o.seg.max_delay_s;
+        a->tts.delay_set = rc == 0;
+        return rc;
+    }
+    case TB_O_IDLEFLUSH: {
+        int rc = tb_cli_opt_double("--idle-flush", arg, 0.001, 60, &a->o.seg.idle_s);
+        a->tts.idle_set = rc == 0;
+        return rc;
+    }
     case TB_O_MINCHARS: {
         int rc = tb_cli_opt_size("--min-chars", arg, 1, 100000, &z);
         a->o.seg.min_chars = rc == 0 ? (uint32_t)z : a->o.seg.min_chars;
@@ -126,6 +139,15 @@ const struct tb_optdoc tb_opt_playout[] = {
      NULL},
     {"min-chars", TB_O_MINCHARS, "N", "sentence/clause: a chunk needs N code points (default 1)",
      "Allowed 1..100000."},
+    {"max-buffer-delay", TB_O_MAXDELAY, "MS",
+     "the longest Cartesia holds a chunk's first text, ms (max_buffer_delay_ms; --chunk "
+     "cartesia; default 3000, its documented default)",
+     "Allowed 1..5000 (Cartesia's range is 0..5000; 0 turns its buffering off, so the client's "
+     "chunks go as they are: use the client's own --chunk). Only with --chunk cartesia, or a --tts "
+     "preset that implies it."},
+    {"idle-flush", TB_O_IDLEFLUSH, "S",
+     "a chunk closes once S seconds pass with no new event (--chunk idle; default 0.5)",
+     "Allowed 0.001..60. Only with --chunk idle."},
     {"wpm", TB_O_WPM, "W",
      "speech rate, words/min; a word is 6 code points (default 150, allowed 20..1000; with "
      "--voice-model espeak, eSpeak's rate: 80..450, and up to 900 through sonic)",

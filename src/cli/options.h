@@ -32,6 +32,8 @@ enum {
     TB_O_REBUFFER,
     TB_O_SVG,
     TB_O_HTML,
+    TB_O_MAXDELAY,
+    TB_O_IDLEFLUSH,
     TB_O__COMMON_END
 };
 

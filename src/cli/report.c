@@ -225,6 +225,13 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
         fprintf(f, "  note: %llu bytes of data after the end marker were ignored\n",
                 (unsigned long long)src->end->ignored_bytes);
     fprintf(f, "  chunk=%s", tb_seg_policy_name(o->seg.policy));
+    if (src->tts != NULL && src->tts->chunk_from_preset)
+        fprintf(f, " (the --tts preset's)");
+    if (o->seg.policy == TB_CHUNK_CARTESIA)
+        fprintf(f, " max-buffer-delay=%g ms",
+                1000.0 * (o->seg.max_delay_s > 0 ? o->seg.max_delay_s : TB_SEG_CARTESIA_DELAY_S));
+    if (o->seg.policy == TB_CHUNK_IDLE)
+        fprintf(f, " idle-flush=%g s", o->seg.idle_s > 0 ? o->seg.idle_s : TB_SEG_IDLE_S);
     if (o->seg.min_chars > 1)
         fprintf(f, " min-chars=%" PRIu32, o->seg.min_chars);
     fprintf(f, "  wpm=%g", o->play.wpm);
@@ -431,6 +438,9 @@ int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb
     if (causes(src)) {
         json_num(root, "gap_llm_s", m.audio, p->gap_llm);
         json_num(root, "gap_tts_s", m.audio, p->gap_tts);
+    }
+    /* A time-based chunk policy's minimum TPS is searched too. */
+    if (causes(src) || tb_seg_policy_timed(o->seg.policy)) {
         if (m.whatif && p->min_tps_none)
             cJSON_AddStringToObject(root, "min_tps_reason", TB_MIN_TPS_NONE_REASON);
         else

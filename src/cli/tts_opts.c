@@ -37,7 +37,12 @@ const struct tb_optdoc tb_opt_tts[TB_CLI_TTS_ROWS_N + 1] = {
      "a TTS engine's published figures (listed below): sets the options above; each given "
      "explicitly overrides the preset's",
      "A figure the preset's sources do not give keeps its default, and a warning line says "
-     "so. The sources, their dates and who measured are in data/tts_presets/tts_presets.json."},
+     "so. The sources, their dates and who measured are in data/tts_presets/tts_presets.json. "
+     "The engine's input rule is the default --chunk: elevenlabs for the ElevenLabs presets "
+     "(chunk_length_schedule), cartesia with the preset's max_buffer_delay_ms for Cartesia, "
+     "sentence for Piper; the engines that take the client's chunks as they come (Deepgram, "
+     "OpenAI, eSpeak NG) keep --chunk's default. An explicit --chunk overrides it; the report "
+     "and the JSON (tts.chunk_from_preset) say which."},
     TB_OPTDOC_END,
 };
 
@@ -95,9 +100,36 @@ static int preset_fig(const char *preset, const char *what, const struct tb_ttsp
     return 1;
 }
 
+/* The chunk policy preset p implies, where --chunk does not say: 1 and
+ * seg set, or 0 (the client chooses the chunks: the user's default). */
+static int preset_chunk(const struct tb_ttspreset *p, struct tb_cli_tts *t, struct tb_seg_opts *seg)
+{
+    static const unsigned el[4] = {120, 160, 250, 290};
+    if (t->chunk_set)
+        return 0;
+    switch (p->policy) {
+    case TB_TTSPRESET_SCHEDULE:
+        if (p->schedule_n != 4 || memcmp(p->schedule, el, sizeof(el)) != 0) {
+            tb_cli_error("warning: --tts %s: no chunk policy for its schedule; --chunk's default "
+                         "is used",
+                         t->preset);
+            return 0;
+        }
+        seg->policy = TB_CHUNK_ELEVENLABS;
+        return 1;
+    case TB_TTSPRESET_MAX_DELAY:
+        seg->policy = TB_CHUNK_CARTESIA;
+        if (!t->delay_set && p->max_delay_s > 0)
+            seg->max_delay_s = p->max_delay_s;
+        return 1;
+    case TB_TTSPRESET_SENTENCE: seg->policy = TB_CHUNK_SENTENCE; return 1;
+    default: return 0;
+    }
+}
+
 /* --tts PRESET's figures, where no option overrides them.  Its spec is
  * copied into spec (the set dies here). */
-static int apply_preset(struct tb_cli_tts *t, char *spec, size_t len)
+static int apply_preset(struct tb_cli_tts *t, struct tb_seg_opts *seg, char *spec, size_t len)
 {
     struct tb_ttspreset_set *set = NULL;
     const struct tb_ttspreset *p;
@@ -126,11 +158,12 @@ static int apply_preset(struct tb_cli_tts *t, char *spec, size_t len)
     if (preset_fig(t->preset, "concurrency", &p->concurrency, t->conc_set, &v))
         t->concurrency = (int)v;
     preset_fig(t->preset, "real-time factor", &p->rtf, t->rtf_set, &t->rtf);
+    t->chunk_from_preset = preset_chunk(p, t, seg);
     tb_ttspreset_destroy(set);
     return 0;
 }
 
-int tb_cli_tts_apply(struct tb_cli_tts *t, struct tb_playout_opts *o)
+int tb_cli_tts_apply(struct tb_cli_tts *t, struct tb_seg_opts *seg, struct tb_playout_opts *o)
 {
     char spec[TB_TTSLAT_SPEC_MAX + 64], err[512];
     struct tb_ttslat_info info;
@@ -141,8 +174,18 @@ int tb_cli_tts_apply(struct tb_cli_tts *t, struct tb_playout_opts *o)
     if (t->latency != NULL && strchr(t->latency, ':') == NULL &&
         (rc = tb_cli_opt_double("--tts-latency", t->latency, 0, TB_TTSLAT_MAX, &v)) != 0)
         return rc;
-    if (t->preset != NULL && (rc = apply_preset(t, spec, sizeof(spec))) != 0)
+    if (t->preset != NULL && (rc = apply_preset(t, seg, spec, sizeof(spec))) != 0)
         return rc;
+    if (t->delay_set && seg->policy != TB_CHUNK_CARTESIA) {
+        tb_cli_error("--max-buffer-delay: only with --chunk cartesia (the policy is %s)",
+                     tb_seg_policy_name(seg->policy));
+        return TB_EINVAL;
+    }
+    if (t->idle_set && seg->policy != TB_CHUNK_IDLE) {
+        tb_cli_error("--idle-flush: only with --chunk idle (the policy is %s)",
+                     tb_seg_policy_name(seg->policy));
+        return TB_EINVAL;
+    }
     rc = tb_ttslat_create(spec, t->seed, &t->lat, err, sizeof(err));
     if (rc != 0) {
         const char *e = strncmp(err, "tts latency: ", 13) == 0 ? err + 13 : err;

@@ -14,6 +14,7 @@
 
 #include "optdoc.h"
 #include "ttsbuf/playout.h"
+#include "ttsbuf/seg.h"
 #include "ttsbuf/ttslat.h"
 
 enum {
@@ -44,6 +45,10 @@ struct tb_cli_tts {
     struct tb_ttslat *lat;              /* the spec's latency (NULL: a constant) */
     char spec[TB_TTSLAT_SPEC_MAX + 64]; /* the canonical spec used */
     int seeded;                         /* the draws depend on the seed */
+    /* the chunk policy: --chunk, --max-buffer-delay, --idle-flush given
+     * (options.c); the preset's policy used as the default */
+    int chunk_set, delay_set, idle_set;
+    int chunk_from_preset;
 };
 
 void tb_cli_tts_init(struct tb_cli_tts *t);
@@ -55,13 +60,17 @@ int tb_cli_tts_option(struct tb_cli_tts *t, int c, const char *arg);
 /*
  * tb_cli_tts_apply - after the options: the preset's figures where no
  * option overrides them (a figure the preset does not know leaves the
- * default, and a warning line on stderr says so), the latency spec read
- * (its FILE too) with the seed, and the playout options o set: the
- * constant latency for a constant spec, else the hook.  0, or an error
- * printed (TB_EINVAL, TB_ERANGE: usage; TB_EIO, TB_EFORMAT, TB_EEMPTY,
- * TB_ETOOBIG: the spec's FILE; TB_ENOMEM).
+ * default, and a warning line on stderr says so), the chunk policy the
+ * preset implies where --chunk is not given (seg; ElevenLabs' schedule,
+ * Cartesia's buffering with its delay, Piper's sentences; none where the
+ * client chooses the chunks), the latency spec read (its FILE too) with
+ * the seed, and the playout options o set: the constant latency for a
+ * constant spec, else the hook.  0, or an error printed (TB_EINVAL,
+ * TB_ERANGE: usage, also --max-buffer-delay or --idle-flush with another
+ * policy; TB_EIO, TB_EFORMAT, TB_EEMPTY, TB_ETOOBIG: the spec's FILE;
+ * TB_ENOMEM).
  */
-int tb_cli_tts_apply(struct tb_cli_tts *t, struct tb_playout_opts *o);
+int tb_cli_tts_apply(struct tb_cli_tts *t, struct tb_seg_opts *seg, struct tb_playout_opts *o);
 
 /* Whether o sets a TTS stage (connect, concurrency, RTF or a latency that
  * is not a constant): the outputs then say the stage and each gap's cause. */

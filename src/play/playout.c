@@ -66,6 +66,7 @@ void tb_playout_opts_default(struct tb_playout_opts *o)
     o->tts_rtf = 0.0;
     o->tts_latency_at = NULL;
     o->tts_latency_ud = NULL;
+    o->no_search = 0;
 }
 
 int tb_playout_has_stage(const struct tb_playout_opts *o)
@@ -291,6 +292,8 @@ static int add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, doubl
     double gap = ready - p->e_prev;
     struct tb_play pl;
 
+    if (gap > p->r.silence_max)
+        p->r.silence_max = gap;
     if (need > p->r.min_tps)
         p->r.min_tps = need;
     if (x > p->r.speedup)
@@ -409,6 +412,8 @@ void tb_playout_result(const struct tb_playout *p, struct tb_playout_result *out
         return;
     }
     *out = p->r;
+    if (p->o.no_search)
+        out->min_tps = out->speedup = NAN;
     out->chunks = p->m;
     out->q = p->q;
     out->ttfa = p->started ? p->s1 : 0.0;

@@ -509,7 +509,7 @@ static int unit_segment(struct worker *w, size_t u)
     size_t seg = u / sw->nin, i = u % sw->nin;
     size_t ci = seg / sw->n[TB_AX_MINCHARS], mi = seg % sw->n[TB_AX_MINCHARS];
     int pol = (int)sw->axis[TB_AX_CHUNK][ci];
-    struct tb_seg_opts so;
+    struct tb_seg_opts so = {0};
     so.policy = (enum tb_chunk_policy)pol;
     so.min_chars = (uint32_t)sw->axis[TB_AX_MINCHARS][mi];
     /* min_chars is part of a segmenter's options: a new one on change

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "rate_search.h"
 #include "ttsbuf/error.h"
 
 struct chunk {
@@ -373,53 +374,23 @@ static double closed_form(const struct tb_tts_stage *st, double theta, int by_ti
     return need;
 }
 
-/*
- * The lowest rate above which every rate is gap-free, to TB_SEARCH_REL:
- * doubles up from a first guess to a gap-free rate, walks down (halving
- * when monotone, else by 2^(1/8)) to one with a gap, and bisects; 0 when
- * still gap-free at u_m / 1e5 tokens/s (the last chunk a day after the
- * first: no rate a stream can be slower than).  Returns
- * 0 and *out, or 1 when even the infinite rate leaves a gap.
- */
+/* The rate search's test (rate_search.h) over the stored chunks. */
+struct probe {
+    struct tb_tts_stage *st;
+    int by_time;
+};
+
+static int probe_gap_free(void *ud, double x)
+{
+    struct probe *pr = ud;
+    return gap_free(pr->st, x, pr->by_time);
+}
+
 static int search(struct tb_tts_stage *st, int by_time, int monotone, double *out)
 {
-    double umax = u_of(st, st->n - 1, by_time), hi, lo, floor_, step;
-    if (!gap_free(st, INFINITY, by_time))
-        return 1;
-    *out = 0.0;
-    /* Nothing closes after chunk 1, or the start waits for every chunk's
-     * whole audio: every rate plays the same, or without a gap. */
-    if (!(umax > 0.0) || st->theta_search >= st->speech)
-        return 0;
-    /* Monotone: any gap-free rate bounds the answer.  Otherwise start
-     * where every chunk closes within a microsecond of the first, so the
-     * walk down passes every gap-free stretch but the narrowest. */
-    hi = monotone ? umax / (st->speech > TB_FRAME_S ? st->speech : TB_FRAME_S) : umax / 1e-6;
-    while (!gap_free(st, hi, by_time)) {
-        hi *= 2.0;
-        if (isinf(hi))
-            return 1; /* no finite rate: the same answer as none */
-    }
-    /* Below umax / 1e5 the stream spans more than a day, where doubles
-     * keep time to 1e-11 s: gap-free that slow reads as 0. */
-    floor_ = umax / 1e5;
-    step = monotone ? 0.5 : exp2(-1.0 / 8.0);
-    lo = hi * step;
-    while (gap_free(st, lo, by_time)) {
-        hi = lo;
-        lo *= step;
-        if (hi < floor_)
-            return 0;
-    }
-    while (hi - lo > TB_SEARCH_REL * hi) {
-        double mid = lo + (hi - lo) / 2.0;
-        if (gap_free(st, mid, by_time))
-            hi = mid;
-        else
-            lo = mid;
-    }
-    *out = hi;
-    return 0;
+    struct probe pr = {st, by_time};
+    return tb_rate_search(probe_gap_free, &pr, u_of(st, st->n - 1, by_time), st->speech,
+                          st->theta_search, monotone, TB_SCAN_STEPS, out);
 }
 
 /* Chunk 1's own audio at its first playable moment: a pre-roll up to it
@@ -509,7 +480,9 @@ int tb_tts_stage_finish(struct tb_tts_stage *s)
     if (s->finished)
         return 0;
     run_finish(&s->run);
-    if (s->n > 0)
+    if (s->o.no_search)
+        s->min_tps = s->speedup = NAN;
+    else if (s->n > 0)
         search_all(s);
     else
         s->min_tps = s->speedup = 0.0;
@@ -563,5 +536,6 @@ void tb_tts_stage_result(const struct tb_tts_stage *s, struct tb_playout_result 
         .speedup = s->speedup,
         .min_tps_none = s->none,
         .min_tps_method = s->method,
+        .silence_max = r->worst,
     };
 }

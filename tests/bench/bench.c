@@ -64,7 +64,7 @@ static void bench_core(const struct tb_stream *s)
     tb_playout_opts_default(&po);
     printf("core: segmenter + playout, %zu events in memory, best of %d\n", s->n, REPS);
     for (int pol = 0; pol < TB_CHUNK__COUNT; pol++) {
-        struct tb_seg_opts so = {(enum tb_chunk_policy)pol, 1};
+        struct tb_seg_opts so = {(enum tb_chunk_policy)pol, 1, 0, 0};
         struct tb_seg *seg;
         struct tb_playout *p;
         struct tb_chunks ch;
@@ -142,7 +142,7 @@ static double playout_rate(const struct tb_stream *s, const struct tb_chunks *ch
 
 static void bench_tts(const struct tb_stream *s)
 {
-    struct tb_seg_opts so = {TB_CHUNK_SENTENCE, 1};
+    struct tb_seg_opts so = {TB_CHUNK_SENTENCE, 1, 0, 0};
     struct tb_playout_opts def, st;
     struct tb_playout_result r0, r1;
     struct tb_seg *seg;
