@@ -49,6 +49,7 @@ static const struct {
     {"rebuffer", tb_test_rebuffer},
     {"ttsstage", tb_test_ttsstage},
     {"ttscli", tb_test_ttscli},
+    {"ttsdraws", tb_test_ttsdraws},
     {"sweep", tb_test_sweep},
     {"svg", tb_test_svg},
     {"docs", tb_test_docs},

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "optdoc.h"
+#include "tts_draws.h"
 #include "ttsbuf/playout.h"
 #include "ttsbuf/ttslat.h"
 
@@ -44,6 +45,7 @@ struct tb_cli_tts {
     struct tb_ttslat *lat;              /* the spec's latency (NULL: a constant) */
     char spec[TB_TTSLAT_SPEC_MAX + 64]; /* the canonical spec used */
     int seeded;                         /* the draws depend on the seed */
+    struct tb_cli_draws draws;          /* --tts-draws, --target-gapless (sim, run) */
 };
 
 void tb_cli_tts_init(struct tb_cli_tts *t);
