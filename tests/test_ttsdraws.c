@@ -337,6 +337,15 @@ static void bad_values(void **state)
         tb_test_expect_error(args, 2, "--tts-draws: the latency 'list:");
     }
     remove(list);
+    /* The draws are of one stream: an import of several must name one. */
+    snprintf(args, sizeof(args), "sim --import vllm:%s --tts-latency uniform:0..1 --tts-draws 5",
+             tb_test_data("import/vllm/append.json"));
+    tb_test_expect_error(args, 2, "--tts-draws: ");
+    tb_test_expect_error(args, 2, "has 3 requests; choose one with --request N");
+    snprintf(args, sizeof(args),
+             "sim --import vllm:%s --request 1 --tts-latency uniform:0..1 --tts-draws 5 --json",
+             tb_test_data("import/vllm/append.json"));
+    cJSON_Delete(tb_test_run_json(NULL, args, 0));
     tb_test_expect_error("sim --preset demo --tts-latency list:/dev/null --tts-draws 5", 2,
                          "--tts-latency: ");
     tb_test_expect_error("bench --mock -c 1 --tts-latency uniform:0..1 --tts-draws 5", 2,
