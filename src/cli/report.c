@@ -488,7 +488,7 @@ int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb
         cJSON_AddBoolToObject(ring, "forced_start", r->forced_start);
     }
     if (src->tts != NULL)
-        tb_cli_draws_json(root, &src->tts->draws, src->tts->seed);
+        tb_cli_json_draws(root, &src->tts->draws, src->tts->seed);
     if (audio != NULL)
         tb_cli_audio_json(root, audio, o);
     if (chunks != NULL && tb_cli_chunks_json(root, chunks) != 0) {

@@ -1,7 +1,7 @@
 /*
  * tts_draws.c - --tts-draws and --target-gapless (see tts_draws.h): their
  * rows and handler, the draws run over the played stream, and their part
- * of the human report and the JSON.
+ * of the human report (the JSON's is jsonout.c's).
  */
 #include "tts_draws.h"
 
@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "jsonout.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/seg.h"
@@ -124,6 +123,7 @@ int tb_cli_draws_run(struct tb_cli_draws *d, const char *cmd, const struct tb_st
         fprintf(stderr, "\r\033[K");
     tb_analyze_chunks_free(&c);
     if (rc != 0) {
+        d->not_run = tb_strerror(rc); /* run still reports what it received */
         tb_cli_error("--tts-draws: %s", tb_strerror(rc));
         return rc == TB_ENOMEM ? rc : TB_EINVAL;
     }
@@ -180,43 +180,4 @@ void tb_cli_draws_human(FILE *f, const struct tb_cli_draws *d, uint64_t seed)
             100.0 * r->target, r->preroll_for_target);
     fprintf(f, "  most silence: draw %zu, %.3f s (--tts-seed %" PRIu64 " replays it)\n", r->worst,
             r->worst_gap_total, r->worst_seed);
-}
-
-/* A seed as an exact JSON integer: a double would round it past 2^53. */
-static void add_seed(cJSON *o, const char *key, uint64_t seed)
-{
-    char buf[32];
-    snprintf(buf, sizeof(buf), "%" PRIu64, seed);
-    cJSON_AddRawToObject(o, key, buf);
-}
-
-void tb_cli_draws_json(cJSON *root, const struct tb_cli_draws *d, uint64_t seed)
-{
-    const struct tb_draws_result *r = &d->res;
-    cJSON *o, *w;
-    if (d->draws == 0)
-        return;
-    if (!d->ran || (o = cJSON_AddObjectToObject(root, "tts_draws")) == NULL) {
-        cJSON_AddNullToObject(root, "tts_draws");
-        return;
-    }
-    cJSON_AddNumberToObject(o, "draws", (double)r->draws);
-    add_seed(o, "seed", seed);
-    cJSON_AddNumberToObject(o, "target_gapless", r->target);
-    cJSON_AddNumberToObject(o, "gapless_share", (double)r->gapless / (double)r->draws);
-    tb_cli_json_stats(o, "underruns", &r->underruns);
-    tb_cli_json_stats(o, "gap_total_s", &r->gap_total);
-    tb_cli_json_stats(o, "ttfa_s", &r->ttfa);
-    tb_cli_json_stats(o, "min_tps", &r->min_tps);
-    cJSON_AddNumberToObject(o, "min_tps_none", (double)r->min_tps_none);
-    cJSON_AddNumberToObject(o, "min_tps_none_share", (double)r->min_tps_none / (double)r->draws);
-    cJSON_AddNumberToObject(o, "min_tps_unproven", (double)r->min_tps_scan);
-    tb_cli_json_stats(o, "preroll_gapless_s", &r->preroll);
-    cJSON_AddNumberToObject(o, "preroll_for_target_s", r->preroll_for_target);
-    w = cJSON_AddObjectToObject(o, "worst");
-    if (w != NULL) {
-        cJSON_AddNumberToObject(w, "draw", (double)r->worst);
-        add_seed(w, "seed", r->worst_seed);
-        cJSON_AddNumberToObject(w, "gap_total_s", r->worst_gap_total);
-    }
 }

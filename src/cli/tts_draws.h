@@ -2,13 +2,12 @@
  * tts_draws.h - --tts-draws M and --target-gapless X of sim and run
  * (tts_draws.c): the stream replayed under M independent draws of a
  * random TTS latency (draws.h), reported as distributions after the run's
- * own report ("tts_draws" in the JSON).  Option handlers answer as cli.h
+ * own report ("tts_draws" in the JSON: tb_cli_json_draws, jsonout.h).  Option handlers answer as cli.h
  * says.
  */
 #ifndef TTSBUF_CLI_TTS_DRAWS_H
 #define TTSBUF_CLI_TTS_DRAWS_H
 
-#include <cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,8 +55,5 @@ int tb_cli_draws_run(struct tb_cli_draws *d, const char *cmd, const struct tb_st
 
 /* The human report's part (after the run's own), when asked for. */
 void tb_cli_draws_human(FILE *f, const struct tb_cli_draws *d, uint64_t seed);
-
-/* root.tts_draws, when asked for: the object, or null when not run. */
-void tb_cli_draws_json(cJSON *root, const struct tb_cli_draws *d, uint64_t seed);
 
 #endif
