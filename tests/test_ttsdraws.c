@@ -505,6 +505,38 @@ static void draws_refuse(void **state)
     tb_analyze_chunks_free(&c);
 }
 
+/* The progress line shows on a terminal (script(1) gives one), not with
+ * run's -q, and never when stderr is not a terminal. */
+static void progress_on_a_tty(void **state)
+{
+    char cmd[1024], out[96];
+    char *text;
+    struct tb_test_out o;
+    (void)state;
+    tb_test_need("script");
+    snprintf(out, sizeof(out), "/tmp/ttsbuf-ttsdraws-tty-%d", (int)getpid());
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof(cmd),
+                 "script -qec \"'%s' %s --tts-latency uniform:0..1 --tts-draws 40 --json "
+                 ">/dev/null\" /dev/null >%s 2>&1",
+                 tb_test_bin(),
+                 k == 0 ? "sim --preset demo" : "run --mock --synth tps=400,tokens=40,ttft=0.01 -q",
+                 out);
+        assert_int_equal(tb_test_sh(cmd), 0);
+        text = tb_test_slurp_str(out);
+        if (k == 1)
+            assert_null(strstr(text, "draw "));
+        else if (strstr(text, "ttsbuf sim: draw 40 of 40 (100%)") == NULL)
+            fail_msg("no progress line on a terminal: '%s'", text);
+        free(text);
+    }
+    remove(out);
+    o = tb_test_run("sim --preset demo --tts-latency uniform:0..1 --tts-draws 40");
+    assert_int_equal(o.code, 0);
+    assert_string_equal(o.se, "");
+    tb_test_out_free(&o);
+}
+
 int tb_test_ttsdraws(void)
 {
     const struct CMUnitTest tests[] = {
@@ -517,6 +549,7 @@ int tb_test_ttsdraws(void)
         cmocka_unit_test(seeded_view_is_created_seed),
         cmocka_unit_test(gapless_preroll_oracle),
         cmocka_unit_test(draws_refuse),
+        cmocka_unit_test(progress_on_a_tty),
     };
     return TB_RUN_GROUP("ttsdraws", tests);
 }
