@@ -77,7 +77,7 @@ int tb_cli_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_
 int tb_cli_opt_share(const char *flag, const char *s, double *out)
 {
     char err[256], pcterr[256];
-    double pct;
+    double pct = 0;
     int rc = tb_cli_number_double(flag, s, 0, 1, out, err, sizeof(err));
     if (rc != 0) {
         /* A percentage is the common mistake: say what it is as a share. */
