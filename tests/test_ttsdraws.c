@@ -293,6 +293,14 @@ static void run_and_cut_streams(void **state)
     tb_test_out_free(&h);
     remove(rec);
     remove(cut);
+    /* A ring too small: the run played the ring's times; no draws. */
+    s = tb_test_run_json(NULL, STAGE " --ring-slots 4 --tts-draws 5 --json", 0);
+    assert_true(num(item(s, "ring"), "forced_cuts") > 0);
+    assert_true(cJSON_IsNull(item(s, "tts_draws")));
+    cJSON_Delete(s);
+    h = tb_test_run(STAGE " --ring-slots 4 --tts-draws 5");
+    assert_non_null(strstr(h.so, "tts draws: not run: the ring filled"));
+    tb_test_out_free(&h);
 }
 
 /* Bad values: one line naming the option and its range, exit 2, on both

@@ -315,7 +315,7 @@ static int write_outputs(struct run *x)
     account(x);
     if (rc == 0)
         rc = tb_cli_draws_run(&a->c.tts.draws, "run", &r->stream, &a->c.o, a->c.tts.lat,
-                              a->c.tts.seed,
+                              a->c.tts.seed, &r->sim,
                               tb_cli_report_whatif_measured(&x->src, &r->sim, &x->rl), a->quiet);
     if (a->c.svg != NULL && r->sim.play.chunks > 0 && rc == 0)
         rc = tb_cli_timeline_write(a->c.svg, &x->src, &a->c.o, &r->stream, &x->plays.all, &r->sim,

@@ -230,7 +230,7 @@ static int play(struct sim *x)
 static int draws(struct sim *x)
 {
     struct tb_cli_tts *t = &x->a.c.tts;
-    return tb_cli_draws_run(&t->draws, "sim", &x->s, &x->a.c.o, t->lat, t->seed,
+    return tb_cli_draws_run(&t->draws, "sim", &x->s, &x->a.c.o, t->lat, t->seed, &x->r,
                             tb_cli_report_whatif_measured(&x->src, &x->r, NULL), 0);
 }
 

@@ -27,8 +27,9 @@ const struct tb_optdoc tb_opt_tts_draws[3] = {
      "replays the stream's chunks through the same playout engine and minimum-TPS search as one "
      "run with that seed (the rate model). The minimum TPS's statistics are over the draws that "
      "have one; a draw in which the TTS stage alone leaves gaps is counted apart (none), never as "
-     "a number. A stream cut off or failed is not drawn (tts_draws is null). A progress line "
-     "shows on a terminal."},
+     "a number. A stream cut off or failed, or one whose ring filled (its times were the ring's), "
+     "is not drawn (tts_draws is null, the report says why). A progress line shows on a "
+     "terminal."},
     {"target-gapless", TB_O_TTS_TARGET, "X",
      "with --tts-draws: the share of draws (0 < X <= 1, default 0.95) that the reported pre-roll "
      "makes gap-free",
@@ -96,7 +97,7 @@ static int chunks_of(const struct tb_stream *s, const struct tb_sim_opts *o, str
 
 int tb_cli_draws_run(struct tb_cli_draws *d, const char *cmd, const struct tb_stream *s,
                      const struct tb_sim_opts *o, const struct tb_ttslat *lat, uint64_t seed,
-                     int whatif, int quiet)
+                     const struct tb_sim_result *played, int whatif, int quiet)
 {
     struct tb_draws_opts dopt = {d->draws, d->target > 0 ? d->target : TB_CLI_DRAWS_TARGET_DEFAULT,
                                  seed};
@@ -107,6 +108,11 @@ int tb_cli_draws_run(struct tb_cli_draws *d, const char *cmd, const struct tb_st
         return 0;
     if (!whatif) {
         d->not_run = "the stream was cut off or failed";
+        return 0;
+    }
+    if (played->backpressure_waits > 0 || played->forced_cuts > 0 || played->forced_start) {
+        d->not_run = "the ring filled, so the run played the ring's times, not the stream's (a "
+                     "larger --ring-slots or --ring-bytes)";
         return 0;
     }
     tb_analyze_chunks_init(&c);

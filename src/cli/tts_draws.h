@@ -2,8 +2,8 @@
  * tts_draws.h - --tts-draws M and --target-gapless X of sim and run
  * (tts_draws.c): the stream replayed under M independent draws of a
  * random TTS latency (draws.h), reported as distributions after the run's
- * own report ("tts_draws" in the JSON: tb_cli_json_draws, jsonout.h).  Option handlers answer as cli.h
- * says.
+ * own report ("tts_draws" in the JSON: tb_cli_json_draws, jsonout.h).  Option handlers answer as
+ * cli.h says.
  */
 #ifndef TTSBUF_CLI_TTS_DRAWS_H
 #define TTSBUF_CLI_TTS_DRAWS_H
@@ -43,15 +43,18 @@ int tb_cli_draws_check(const struct tb_cli_draws *d, int seeded, const char *spe
 
 /*
  * tb_cli_draws_run - when asked for: the draws over stream s played with
- * o (the rate model), latencies from lat and base seed.  whatif is whether
- * the run's what-if numbers were measured (report.h): the draws are not
- * run on a stream cut off or failed, nor on one with nothing to play
- * (not_run says which).  A progress line on a terminal unless quiet; cmd
- * names the command in it.  0, or an error printed (TB_ENOMEM).
+ * o (the rate model), latencies from lat and base seed.  played is the
+ * run's result and whatif whether its what-if numbers were measured
+ * (report.h).  The draws are not run on a stream cut off or failed, on
+ * one with nothing to play, nor when the run's ring filled (backpressure,
+ * a forced cut or start: the run played the ring's times, not the
+ * stream's that the draws replay); not_run says which.  A progress line
+ * on a terminal unless quiet; cmd names the command in it.  0, or an
+ * error printed (TB_ENOMEM).
  */
 int tb_cli_draws_run(struct tb_cli_draws *d, const char *cmd, const struct tb_stream *s,
                      const struct tb_sim_opts *o, const struct tb_ttslat *lat, uint64_t seed,
-                     int whatif, int quiet);
+                     const struct tb_sim_result *played, int whatif, int quiet);
 
 /* The human report's part (after the run's own), when asked for. */
 void tb_cli_draws_human(FILE *f, const struct tb_cli_draws *d, uint64_t seed);
