@@ -50,6 +50,7 @@ static const struct {
     {"ttsstage", tb_test_ttsstage},
     {"recut", tb_test_recut},
     {"ttscli", tb_test_ttscli},
+    {"ttsdraws", tb_test_ttsdraws},
     {"sweep", tb_test_sweep},
     {"svg", tb_test_svg},
     {"docs", tb_test_docs},

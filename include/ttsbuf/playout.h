@@ -219,6 +219,14 @@ int tb_playout_add_timed(struct tb_playout *p, double c, uint64_t tok, uint32_t 
  * simulated rate, about 100 rates).  Returns 0 or TB_ENOMEM. */
 int tb_playout_finish(struct tb_playout *p);
 
+/* tb_playout_finish_schedule - tb_playout_finish without the TTS stage's
+ * minimum-TPS and speed-up searches (they stay NAN; a later
+ * tb_playout_finish does nothing more): for a caller that needs only the
+ * schedule, such as the gap-free pre-roll searched over many draws
+ * (draws.h).  Without a stage it is tb_playout_finish, whose minimum TPS
+ * costs nothing.  Returns 0 or TB_ENOMEM. */
+int tb_playout_finish_schedule(struct tb_playout *p);
+
 /*
  * tb_playout_force_start - starts playback now, at time t (>= the last
  * chunk's completion), as if the last chunk added had closed at t: a

@@ -108,6 +108,33 @@ void tb_ttslat_destroy(struct tb_ttslat *t);
 double tb_ttslat_at(void *ud, uint32_t j);
 
 /*
+ * Draws: the same latency replayed with other seeds (ttsbuf's --tts-draws).
+ * Draw d's seed is tb_ttslat_draw_seed(seed, d) = seed + d x
+ * 0x9E3779B97F4A7C15 mod 2^64 (splitmix64's d-th state from the seed):
+ * draw 0 is the seed itself, and draw d's latencies are those of a single
+ * run with --tts-seed set to that value.  The step is splitmix64's odd
+ * gamma, so the M seeds of one call are distinct, and two base seeds share
+ * a draw's seed only when they differ by a multiple of the gamma: not for
+ * any two nearby seeds, as seed + d would do.
+ */
+uint64_t tb_ttslat_draw_seed(uint64_t seed, uint64_t d);
+
+/* t with another seed, without copying FILE's values: a plain value that
+ * borrows t (t must outlive it).  Fields are private. */
+struct tb_ttslat_seeded {
+    const struct tb_ttslat *t;
+    uint64_t key;
+};
+
+/* v: t's latency drawn with seed (tb_ttslat_seeded_at gives what
+ * tb_ttslat_at gives for t created with that seed).  Any thread. */
+void tb_ttslat_seeded_init(struct tb_ttslat_seeded *v, const struct tb_ttslat *t, uint64_t seed);
+
+/* tb_ttslat_at for a struct tb_ttslat_seeded *ud: the tts_latency_at
+ * hook's signature.  No allocation; any thread. */
+double tb_ttslat_seeded_at(void *ud, uint32_t j);
+
+/*
  * tb_ttslat_format - the canonical text of t's spec into buf (shortest
  * round-trip numbers; lognormal's keys as p50, p90): it parses back to
  * the same latency with the same seed.  FILE is named as given, so a

@@ -245,9 +245,12 @@ int tb_cli_import(const struct tb_cli_common *a, const char *spec,
         goto out;
     }
     if (request < 0 && im.n > 1) {
-        if (a->record != NULL || a->html != NULL) {
+        if (a->record != NULL || a->html != NULL || a->tts.draws.draws > 0) {
             tb_cli_error("%s: %s has %zu requests; choose one with --request N",
-                         a->record != NULL ? "--record" : "--html", path, im.n);
+                         a->record != NULL ? "--record"
+                         : a->html != NULL ? "--html"
+                                           : "--tts-draws",
+                         path, im.n);
             rc = TB_EINVAL;
             goto out;
         }

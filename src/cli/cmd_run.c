@@ -69,6 +69,7 @@ static const struct tb_optsec run_secs[] = {
     {"Playout and output:", tb_opt_playout},
     {NULL, tb_opt_report},
     {"TTS engine:", tb_opt_tts},
+    {NULL, tb_opt_tts_draws},
     {"Speech (eSpeak NG):", tb_opt_audio},
     {NULL, tb_opt_help},
     {NULL, NULL},
@@ -309,6 +310,10 @@ static int write_outputs(struct run *x)
     if (x->audio_rc != 0)
         return x->audio_rc;
     account(x);
+    if (rc == 0)
+        rc = tb_cli_draws_run(&a->c.tts.draws, "run", &r->stream, &a->c.o, a->c.tts.lat,
+                              a->c.tts.seed, &r->sim,
+                              tb_cli_report_whatif_measured(&x->src, &r->sim, &x->rl), a->quiet);
     if (a->c.svg != NULL && r->sim.play.chunks > 0 && rc == 0)
         rc = tb_cli_timeline_write(a->c.svg, &x->src, &a->c.o, &r->stream, &x->plays.all, &r->sim,
                                    &x->rl);

@@ -71,6 +71,7 @@ static const struct tb_optsec sim_secs[] = {
     {"Playout and output:", tb_opt_playout},
     {NULL, tb_opt_report},
     {"TTS engine:", tb_opt_tts},
+    {NULL, tb_opt_tts_draws},
     {"Speech (eSpeak NG):", tb_opt_audio},
     {NULL, tb_opt_help},
     {NULL, NULL},
@@ -224,6 +225,14 @@ static int play(struct sim *x)
                : TB_EIO;
 }
 
+/* --tts-draws: the stream again under each draw of the latency. */
+static int draws(struct sim *x)
+{
+    struct tb_cli_tts *t = &x->a.c.tts;
+    return tb_cli_draws_run(&t->draws, "sim", &x->s, &x->a.c.o, t->lat, t->seed, &x->r,
+                            tb_cli_report_whatif_measured(&x->src, &x->r, NULL), 0);
+}
+
 /* --svg's picture, --html's page, --chunks' list. */
 static int write_outputs(struct sim *x)
 {
@@ -266,8 +275,8 @@ static int report(struct sim *x)
     return 0;
 }
 
-/* ttsbuf sim: parse, load, start the speech, play, write, report; the
- * verdict. */
+/* ttsbuf sim: parse, load, start the speech, play, draw, write, report;
+ * the verdict. */
 static int cmd_sim(int argc, char **argv)
 {
     struct sim x;
@@ -284,6 +293,8 @@ static int cmd_sim(int argc, char **argv)
         rc = start_speech(&x);
     if (rc == 0)
         rc = play(&x);
+    if (rc == 0)
+        rc = draws(&x);
     if (rc == 0)
         rc = write_outputs(&x);
     if (rc == 0)

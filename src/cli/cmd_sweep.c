@@ -455,26 +455,7 @@ static int option(void *ud, int c, const char *arg)
         if (rc == 0 && strcmp(arg, "off") != 0)
             rc = axis_push(&a->ax[TB_AX_REBUFFER], "--rebuffer", 1);
         return rc;
-    case O_TARGET: {
-        char err[256], pcterr[256];
-        double pct;
-        rc = tb_cli_number_double("--target-gapless", arg, 0, 1, &a->target, err, sizeof(err));
-        if (rc != 0) {
-            /* A percentage is the common mistake: say what it is as a share. */
-            if (tb_cli_number_double("--target-gapless", arg, 1, 100, &pct, pcterr,
-                                     sizeof(pcterr)) == 0)
-                tb_cli_error("--target-gapless: '%s' is outside 0..1 (a share: %g%% is %g)", arg,
-                             pct, pct / 100);
-            else
-                tb_cli_error("%s", err);
-            return rc;
-        }
-        if (a->target <= 0) {
-            tb_cli_error("--target-gapless: '%s' is not above 0 (a share, 0 < X <= 1)", arg);
-            return TB_EINVAL;
-        }
-        return 0;
-    }
+    case O_TARGET: return tb_cli_opt_share("--target-gapless", arg, &a->target);
     case O_CSV: a->csv = arg; return 0;
     case O_JSON: a->json = arg; return 0;
     case O_SVG: a->svg = arg; return 0;

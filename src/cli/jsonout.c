@@ -3,6 +3,7 @@
  */
 #include "jsonout.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
@@ -112,3 +113,41 @@ void tb_cli_json_stats(cJSON *o, const char *key, const struct tb_stats *s)
         tb_cli_json_num(b, tb_stats_fields[i], s->count > 0 ? tb_stats_field(s, i) : NAN);
 }
 
+/* A seed as an exact JSON integer: a double would round it past 2^53. */
+static void add_seed(cJSON *o, const char *key, uint64_t seed)
+{
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%" PRIu64, seed);
+    cJSON_AddRawToObject(o, key, buf);
+}
+
+void tb_cli_json_draws(cJSON *root, const struct tb_cli_draws *d, uint64_t seed)
+{
+    const struct tb_draws_result *r = &d->res;
+    cJSON *o, *w;
+    if (d->draws == 0)
+        return;
+    if (!d->ran || (o = cJSON_AddObjectToObject(root, "tts_draws")) == NULL) {
+        cJSON_AddNullToObject(root, "tts_draws");
+        return;
+    }
+    cJSON_AddNumberToObject(o, "draws", (double)r->draws);
+    add_seed(o, "seed", seed);
+    cJSON_AddNumberToObject(o, "target_gapless", r->target);
+    cJSON_AddNumberToObject(o, "gapless_share", (double)r->gapless / (double)r->draws);
+    tb_cli_json_stats(o, "underruns", &r->underruns);
+    tb_cli_json_stats(o, "gap_total_s", &r->gap_total);
+    tb_cli_json_stats(o, "ttfa_s", &r->ttfa);
+    tb_cli_json_stats(o, "min_tps", &r->min_tps);
+    cJSON_AddNumberToObject(o, "min_tps_none", (double)r->min_tps_none);
+    cJSON_AddNumberToObject(o, "min_tps_none_share", (double)r->min_tps_none / (double)r->draws);
+    cJSON_AddNumberToObject(o, "min_tps_unproven", (double)r->min_tps_scan);
+    tb_cli_json_stats(o, "preroll_gapless_s", &r->preroll);
+    cJSON_AddNumberToObject(o, "preroll_for_target_s", r->preroll_for_target);
+    w = cJSON_AddObjectToObject(o, "worst");
+    if (w != NULL) {
+        cJSON_AddNumberToObject(w, "draw", (double)r->worst);
+        add_seed(w, "seed", r->worst_seed);
+        cJSON_AddNumberToObject(w, "gap_total_s", r->worst_gap_total);
+    }
+}

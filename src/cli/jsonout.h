@@ -8,6 +8,7 @@
 #define TB_CLI_JSONOUT_H
 
 #include <cJSON.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "ttsbuf/jsonline.h"
@@ -45,6 +46,12 @@ void tb_cli_json_playout(cJSON *opts, const struct tb_sim_opts *o);
  * Nothing when no option of the stage was given (the v1 model). */
 struct tb_cli_tts;
 void tb_cli_json_tts(cJSON *opts, const struct tb_cli_tts *t);
+
+/* root.tts_draws with --tts-draws (tts_draws.h): the draws' object, or
+ * null when they were not run; nothing without the option.  seed is the
+ * base seed, written as an exact integer. */
+struct tb_cli_draws;
+void tb_cli_json_draws(cJSON *root, const struct tb_cli_draws *d, uint64_t seed);
 
 /* key: a number, or null when it is not finite (not measured). */
 void tb_cli_json_num(cJSON *o, const char *key, double v);

@@ -352,6 +352,8 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
                 "results depend on --ring-slots/--ring-bytes\n",
                 r->forced_cuts, r->forced_cuts == 1 ? "" : "s",
                 r->forced_start ? ", playback forced to start" : "");
+    if (src->tts != NULL)
+        tb_cli_draws_human(f, &src->tts->draws, src->tts->seed);
 }
 
 int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
@@ -494,6 +496,8 @@ int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb
         cJSON_AddNumberToObject(ring, "forced_cuts", r->forced_cuts);
         cJSON_AddBoolToObject(ring, "forced_start", r->forced_start);
     }
+    if (src->tts != NULL)
+        tb_cli_json_draws(root, &src->tts->draws, src->tts->seed);
     if (audio != NULL)
         tb_cli_audio_json(root, audio, o);
     if (chunks != NULL && tb_cli_chunks_json(root, chunks) != 0) {

@@ -80,7 +80,7 @@ int tb_cli_tts_option(struct tb_cli_tts *t, int c, const char *arg)
         t->concurrency = rc == 0 ? (int)z : t->concurrency;
         t->conc_set = 1;
         return rc;
-    default: return TB_CLI_NOT_MINE;
+    default: return tb_cli_draws_option(&t->draws, c, arg);
     }
 }
 
@@ -210,6 +210,8 @@ int tb_cli_tts_apply(struct tb_cli_tts *t, struct tb_seg_opts *seg, struct tb_pl
     o->tts_rtf = t->rtf;
     t->any = t->lat != NULL || t->preset != NULL || t->seed_set || t->connect_set || t->conc_set ||
              t->rtf_set;
+    if ((rc = tb_cli_draws_check(&t->draws, t->seeded, t->spec)) != 0)
+        return rc;
     if (o->rebuffer && tb_cli_tts_stage(o)) {
         tb_cli_error("--rebuffer: not modelled with a TTS stage (--tts, --tts-connect, "
                      "--tts-concurrency, --tts-rtf, a --tts-latency distribution)");

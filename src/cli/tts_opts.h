@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "optdoc.h"
+#include "tts_draws.h"
 #include "ttsbuf/playout.h"
 #include "ttsbuf/seg.h"
 #include "ttsbuf/ttslat.h"
@@ -49,6 +50,7 @@ struct tb_cli_tts {
      * (options.c); the preset's policy used as the default */
     int chunk_set, delay_set, idle_set;
     int chunk_from_preset;
+    struct tb_cli_draws draws;          /* --tts-draws, --target-gapless (sim, run) */
 };
 
 void tb_cli_tts_init(struct tb_cli_tts *t);

@@ -389,6 +389,13 @@ int tb_playout_finish(struct tb_playout *p)
     return 0;
 }
 
+int tb_playout_finish_schedule(struct tb_playout *p)
+{
+    if (p->tts)
+        return tb_tts_stage_finish_schedule(p->ts);
+    return tb_playout_finish(p);
+}
+
 int tb_playout_started(const struct tb_playout *p, double *s1)
 {
     if (p->tts)

@@ -485,17 +485,6 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The ceil(q n)-th smallest of sorted v[0..n). */
-static double rank(const double *v, size_t n, double q)
-{
-    size_t k = (size_t)ceil(q * (double)n - 1e-9);
-    if (k < 1)
-        k = 1;
-    if (k > n)
-        k = n;
-    return v[k - 1];
-}
-
 /* ---------------------------------------------------------------- units */
 
 static const struct tb_chunks *chunks_of(const struct tb_sweep *sw, size_t seg, size_t i)
@@ -601,7 +590,7 @@ static int unit_point(struct worker *w, size_t u)
     if (sw->target > 0.0) {
         size_t k = (size_t)ceil(sw->target * (double)n - 1e-9);
         if (k <= nnum)
-            pt->tps_for_target = rank(w->v, n, sw->target);
+            pt->tps_for_target = tb_stats_rank(w->v, n, sw->target);
     }
     if (sw->target <= 0.0)
         pt->preroll_for_target = NAN;
@@ -625,7 +614,7 @@ static int unit_series(struct worker *w, size_t u)
             return rc;
     }
     qsort(w->v, sw->nin, sizeof(double), cmp_double);
-    ans = rank(w->v, sw->nin, sw->target);
+    ans = tb_stats_rank(w->v, sw->nin, sw->target);
     for (size_t k = 0; k < sw->n[TB_AX_PREROLL]; k++)
         sw->pt[first + k].preroll_for_target = ans;
     return 0;

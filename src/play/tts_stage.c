@@ -490,6 +490,14 @@ int tb_tts_stage_finish(struct tb_tts_stage *s)
     return 0;
 }
 
+int tb_tts_stage_finish_schedule(struct tb_tts_stage *s)
+{
+    if (!s->finished)
+        run_finish(&s->run);
+    s->finished = 1;
+    return 0;
+}
+
 double tb_tts_stage_last_begin(const struct tb_tts_stage *s)
 {
     return s->n > 0 ? s->v[s->n - 1].b : NAN;

@@ -41,6 +41,10 @@ int tb_tts_stage_add(struct tb_tts_stage *s, double c, uint64_t tok, uint32_t cp
 /* The stream ended: start if not started, then search.  0 or TB_ENOMEM. */
 int tb_tts_stage_finish(struct tb_tts_stage *s);
 
+/* The stream ended: start if not started, without the searches (the
+ * minimum TPS and speed-up stay NAN).  0. */
+int tb_tts_stage_finish_schedule(struct tb_tts_stage *s);
+
 /* A forced start at t (see tb_playout_force_start): 0 or TB_EINVAL. */
 int tb_tts_stage_force_start(struct tb_tts_stage *s, double t);
 

@@ -396,18 +396,18 @@ void tb_ttslat_destroy(struct tb_ttslat *t)
     free(t);
 }
 
-double tb_ttslat_at(void *ud, uint32_t j)
+/* Chunk j's latency from the stream started at key. */
+static double latency_at(const struct tb_ttslat *t, uint64_t key, uint32_t j)
 {
-    const struct tb_ttslat *t = ud;
     uint64_t n = 2 * (uint64_t)j; /* outputs n - 1 and n */
-    double u = unit(output(t->key, n - 1)), z, x;
+    double u = unit(output(key, n - 1)), z, x;
     switch (t->kind) {
     case TB_TTSLAT_CONST: return t->a;
     case TB_TTSLAT_UNIFORM: x = t->a + (t->b - t->a) * u; return x < t->b ? x : t->b;
     case TB_TTSLAT_LOGNORMAL:
         if (t->sig == 0)
             return t->a; /* p50 = p90: exp(ln(a)) need not be a to the bit */
-        z = sqrt(-2.0 * log(u)) * cos(6.283185307179586 * unit(output(t->key, n)));
+        z = sqrt(-2.0 * log(u)) * cos(6.283185307179586 * unit(output(key, n)));
         x = exp(t->mu + t->sig * z);
         return x < TB_TTSLAT_MAX ? x : TB_TTSLAT_MAX;
     case TB_TTSLAT_EMPIRICAL: {
@@ -417,6 +417,29 @@ double tb_ttslat_at(void *ud, uint32_t j)
     case TB_TTSLAT_LIST: return t->v[(size_t)((j + (uint64_t)t->n - 1) % t->n)];
     }
     return 0;
+}
+
+double tb_ttslat_at(void *ud, uint32_t j)
+{
+    const struct tb_ttslat *t = ud;
+    return latency_at(t, t->key, j);
+}
+
+uint64_t tb_ttslat_draw_seed(uint64_t seed, uint64_t d)
+{
+    return seed + d * GAMMA; /* unsigned: modulo 2^64 */
+}
+
+void tb_ttslat_seeded_init(struct tb_ttslat_seeded *v, const struct tb_ttslat *t, uint64_t seed)
+{
+    v->t = t;
+    v->key = mix(seed);
+}
+
+double tb_ttslat_seeded_at(void *ud, uint32_t j)
+{
+    const struct tb_ttslat_seeded *v = ud;
+    return latency_at(v->t, v->key, j);
 }
 
 int tb_ttslat_format(const struct tb_ttslat *t, char *buf, size_t len)

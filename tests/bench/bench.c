@@ -7,6 +7,8 @@
  *   tts         the playout with the default TTS stage and with one
  *               streaming context (N = 1), R = 0.1 and a lognormal
  *               first-byte latency (the stage's search included)
+ *   draws       --tts-draws 1000 on a 10,000-event stream: wall time of the
+ *               draws (tb_draws_run, the command's own call)
  *   sim         the full simulator: events through the ring, virtual clock
  *   trace load  a 1-million-event trace file parsed (cJSON), validated and
  *               simulated, against cJSON alone parsing the same lines
@@ -168,6 +170,65 @@ static void bench_tts(const struct tb_stream *s)
     tb_seg_destroy(seg);
 }
 
+/* --tts-draws M on a stream of n events: the library call behind the
+ * command (tb_draws_run over the sentence chunks), wall time, best of 3;
+ * with N 1, R 0.1 and a log-normal latency (the tts figure's stage), and
+ * with the latency alone; at 60 tokens/s (gap-free draws: one schedule
+ * finds the pre-roll) and at 6 (near the minimum TPS: most draws gap, the
+ * pre-roll is bisected). */
+static void bench_draws(uint32_t n, size_t m)
+{
+    static const char *const spec = "lognormal:p50=0.3,p90=0.6";
+    static const double rates[2] = {60, 6};
+    struct tb_seg_opts so = {TB_CHUNK_SENTENCE, 1};
+    struct tb_playout_opts o[2];
+    struct tb_draws_opts d = {m, 0.95, 0};
+    struct tb_ttslat *lat;
+    struct tb_seg *seg;
+    char err[256];
+    if (tb_ttslat_create(spec, 0, &lat, err, sizeof(err)) != 0 || tb_seg_create(&so, &seg) != 0)
+        die("draws: create", TB_EINVAL);
+    tb_playout_opts_default(&o[0]);
+    o[0].tts_concurrency = 1;
+    o[0].tts_rtf = 0.1;
+    o[1] = o[0];
+    o[1].tts_concurrency = 0;
+    o[1].tts_rtf = 0.0;
+    printf("draws: --tts-draws %zu on %u events (sentence chunks), %s, best of 3\n", m, n, spec);
+    for (int t = 0; t < 2; t++) {
+        struct tb_stream s;
+        struct tb_chunks ch;
+        tb_stream_init(&s);
+        tb_analyze_chunks_init(&ch);
+        bench_synth(rates[t], 0.3, n, &s);
+        if (tb_analyze_segment(&s, seg, &ch) != 0)
+            die("segment", TB_ENOMEM);
+        for (int k = 0; k < 2; k++) {
+            struct tb_draws_result r;
+            double best = 1e30;
+            for (int i = 0; i < 3; i++) {
+                double t0 = now();
+                int rc = tb_draws_run(&ch, &o[k], lat, &d, NULL, NULL, &r);
+                double dt = now() - t0;
+                if (rc != 0)
+                    die("draws", rc);
+                if (dt < best)
+                    best = dt;
+            }
+            printf(
+                "  %2.0f tokens/s, %-21s %6.3f s  %5.2f ms a draw  (%zu chunks; gap-free %4.1f%%, "
+                "pre-roll for 95%% %.3f s)\n",
+                rates[t], k == 0 ? "N 1, R 0.1, lognormal" : "lognormal alone", best,
+                1e3 * best / (double)m, ch.n, 100.0 * (double)r.gapless / (double)m,
+                r.preroll_for_target);
+        }
+        tb_analyze_chunks_free(&ch);
+        tb_stream_free(&s);
+    }
+    tb_ttslat_destroy(lat);
+    tb_seg_destroy(seg);
+}
+
 static void bench_sim(const struct tb_stream *s)
 {
     struct tb_sim_opts o;
@@ -255,7 +316,7 @@ static void bench_trace(const struct tb_stream *s)
     remove(path);
 }
 
-/* TB_BENCH_ONLY=name,name runs only those sections (core, sim, trace,
+/* TB_BENCH_ONLY=name,name runs only those sections (core, tts, draws, sim, trace,
  * sweep, sweepmem, serve, live, reader, speech, client); unset: all of
  * them. */
 static int want(const char *name)
@@ -288,6 +349,10 @@ int main(int argc, char **argv)
     if (want("tts")) {
         printf("\n");
         bench_tts(&s);
+    }
+    if (want("draws")) {
+        printf("\n");
+        bench_draws(10000, 1000);
     }
     if (want("sim")) {
         printf("\n");
