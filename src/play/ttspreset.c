@@ -306,7 +306,7 @@ int tb_ttspreset_parse(const char *text, size_t len, struct tb_ttspreset_set **o
         if (s->p == NULL)
             rc = tb_seterr(err, errlen, TB_ENOMEM, "tts presets: out of memory");
     }
-    if (rc == 0)
+    if (rc == 0 && s->p != NULL) /* (rc says so; the analyzer cannot see tb_seterr's code) */
         cJSON_ArrayForEach(it, presets)
         {
             rc = load_preset(s, &s->p[s->n], it, err, errlen);
@@ -349,7 +349,7 @@ const struct tb_ttspreset *tb_ttspreset_all(const struct tb_ttspreset_set *s, si
 const struct tb_ttspreset *tb_ttspreset_find(const struct tb_ttspreset_set *s, const char *name)
 {
     for (size_t i = 0; i < s->n; i++)
-        if (strcmp(s->p[i].name, name) == 0)
+        if (s->p[i].name != NULL && strcmp(s->p[i].name, name) == 0)
             return &s->p[i];
     return NULL;
 }
