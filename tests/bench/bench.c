@@ -180,7 +180,7 @@ static void bench_draws(uint32_t n, size_t m)
 {
     static const char *const spec = "lognormal:p50=0.3,p90=0.6";
     static const double rates[2] = {60, 6};
-    struct tb_seg_opts so = {TB_CHUNK_SENTENCE, 1};
+    struct tb_seg_opts so = {.policy = TB_CHUNK_SENTENCE, .min_chars = 1};
     struct tb_playout_opts o[2];
     struct tb_draws_opts d = {m, 0.95, 0};
     struct tb_ttslat *lat;
