@@ -93,10 +93,11 @@ TEST_SRC := $(sort $(wildcard tests/*.c))
 BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
 
 # Generated sources: the English Punkt tables (data/punkt_tab/gen.sh, from
-# the data files beside it) are written into the build directory, not kept
-# in src/; every build (asan, tsan, fuzz) makes its own copy.
+# the data files beside it) and the TTS presets (data/tts_presets/gen.sh)
+# are written into the build directory, not kept in src/; every build
+# (asan, tsan, fuzz) makes its own copy.
 PUNKT_DATA := $(sort $(wildcard data/punkt_tab/english/*))
-GEN_SRC  := $(BUILD)/gen/punkt_en.c
+GEN_SRC  := $(BUILD)/gen/punkt_en.c $(BUILD)/gen/tts_presets.c
 GEN_OBJ  := $(GEN_SRC:.c=.o)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_OBJ)
@@ -133,12 +134,16 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
-$(GEN_SRC): data/punkt_tab/gen.sh $(PUNKT_DATA)
+$(BUILD)/gen/punkt_en.c: data/punkt_tab/gen.sh $(PUNKT_DATA)
 	@mkdir -p $(dir $@)
 	sh data/punkt_tab/gen.sh $@
 
+$(BUILD)/gen/tts_presets.c: data/tts_presets/gen.sh data/tts_presets/tts_presets.json
+	@mkdir -p $(dir $@)
+	sh data/tts_presets/gen.sh $@
+
 # The generated table includes src/seg/punkt_tab.h (through -Isrc).
-$(GEN_OBJ): $(GEN_SRC)
+$(GEN_OBJ): %.o: %.c
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(BUILD)/libttsbuf.a: $(LIB_OBJ)

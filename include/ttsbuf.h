@@ -13,6 +13,7 @@
 #include "ttsbuf/bench_stats.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/drain.h"
+#include "ttsbuf/draws.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/faults.h"
 #include "ttsbuf/http.h"

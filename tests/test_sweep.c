@@ -134,9 +134,11 @@ static void slow(const struct fix *f, const struct tb_sweep_point *p, double pre
                  struct tb_playout_result *res)
 {
     struct tb_seg_opts so = {(enum tb_chunk_policy)p->ax[TB_AX_CHUNK],
-                             (uint32_t)p->ax[TB_AX_MINCHARS]};
-    struct tb_playout_opts po = {p->ax[TB_AX_WPM], p->ax[TB_AX_LAT], preroll,
-                                 (int)p->ax[TB_AX_REBUFFER]};
+                             (uint32_t)p->ax[TB_AX_MINCHARS], 0, 0};
+    struct tb_playout_opts po = {.wpm = p->ax[TB_AX_WPM],
+                                 .tts_latency = p->ax[TB_AX_LAT],
+                                 .preroll = preroll,
+                                 .rebuffer = (int)p->ax[TB_AX_REBUFFER]};
     struct tb_seg *seg;
     struct tb_playout *pl;
     struct tb_chunks c;
@@ -551,10 +553,12 @@ static void cli_synth_seeds_and_ranges(void **state)
     assert_non_null(j);
     assert_int_equal((int)num(j, "streams"), 20);
     ax = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "options"), "axes");
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(ax, "chunk")), TB_CHUNK__COUNT);
+    /* all: every policy but the two time-based ones */
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(ax, "chunk")), TB_CHUNK__COUNT - 2);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(ax, "preroll_s")), 5);
     assert_near(cJSON_GetArrayItem(cJSON_GetObjectItem(ax, "preroll_s"), 3)->valuedouble, 0.75, 0);
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "points")), TB_CHUNK__COUNT * 5 * 2);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "points")),
+                     (TB_CHUNK__COUNT - 2) * 5 * 2);
     cJSON_Delete(j);
     tb_test_out_free(&o);
 }
@@ -625,6 +629,320 @@ static void cli_bad_usage(void **state)
     snprintf(cmd, sizeof(cmd), "sweep --trace %s", dir);
     expect_usage(cmd, "no *.jsonl file in the directory");
     rm_dir(dir);
+}
+
+/* ------------------------------------------------------ the TTS stage */
+
+/* Without a TTS option every output of sweep is the one before the TTS
+ * axes, byte for byte: tests/data/tts/sweep_v1.txt was written by that
+ * binary (the table, --csv, --json and --svg of one sweep; times, the
+ * start and the version blanked). */
+static void cli_no_tts_axis_is_v1(void **state)
+{
+    static const char args[] =
+        "sweep --synth tps=30,ttft=0.3,tokens=300,jitter=0.5,stall=0.05:1.5 --seeds 1:4 "
+        "--preroll 0,0.5,1 --tts-latency 0,0.2 --wpm 150,180 --target-gapless 0.75 --threads 1";
+    static const char *const fmts[] = {"", "--csv -", "--json -", "--svg -"};
+    char cmd[1024], *want = tb_test_slurp_str(tb_test_data("tts/sweep_v1.txt"));
+    size_t used = 0, len = strlen(want);
+    (void)state;
+    for (int i = 0; i < 4; i++) {
+        struct tb_test_out o;
+        snprintf(cmd, sizeof(cmd),
+                 "%s %s | sed 's/\"started_at\":\"[^\"]*\"/\"started_at\":\"-\"/; "
+                 "s/\"ttsbuf_version\":\"[^\"]*\"/\"ttsbuf_version\":\"-\"/; "
+                 "s/\"seconds\":[^,]*,/\"seconds\":0,/; "
+                 "s/settings, [0-9.]* s on 1 thread ([0-9.]* M/settings, - s on 1 thread (- M/'",
+                 args, fmts[i]);
+        o = tb_test_run(cmd);
+        assert_int_equal(o.code, 0);
+        if (used + strlen(o.so) > len || strncmp(want + used, o.so, strlen(o.so)) != 0)
+            fail_msg("sweep %s differs from tests/data/tts/sweep_v1.txt (part %d)", fmts[i], i);
+        used += strlen(o.so);
+        tb_test_out_free(&o);
+    }
+    assert_int_equal(used, len);
+    free(want);
+}
+
+static int is_null(cJSON *o, const char *k)
+{
+    return cJSON_IsNull(cJSON_GetObjectItem(o, k));
+}
+
+/* sim on one trace with a point's TTS options and pre-roll p: its JSON. */
+static cJSON *sim_point(const char *dir, int i, cJSON *pt, const char *seed, double p)
+{
+    char cmd[1024];
+    cJSON *conc = cJSON_GetObjectItem(pt, "tts_concurrency"), *r;
+    struct tb_test_out o;
+    snprintf(cmd, sizeof(cmd),
+             "sim --trace %s/t%d.jsonl --tts-latency '%s' --tts-seed %s --tts-concurrency %d "
+             "--tts-rtf %.17g --tts-connect %.17g --preroll %.17g --json",
+             dir, i, cJSON_GetObjectItem(pt, "tts_latency")->valuestring, seed,
+             cJSON_IsNull(conc) ? 0 : (int)conc->valuedouble, num(pt, "tts_rtf"),
+             num(pt, "tts_connect_s"), p);
+    o = tb_test_run(cmd);
+    if (o.code != 0)
+        fail_msg("%s: %d %s", cmd, o.code, o.se);
+    r = cJSON_Parse(o.so);
+    assert_non_null(r);
+    tb_test_out_free(&o);
+    return r;
+}
+
+/* Each TTS axis's values appear per setting, and every setting's numbers
+ * are `sim`'s with the same options on each stream (an independent
+ * check: another command, the latency given as the spec the point
+ * names); the smallest pre-roll for the target is exact against sim at
+ * it and a millisecond below. */
+static void cli_tts_axes_agree_with_sim(void **state)
+{
+    const char *dir = trace_dir();
+    char cmd[1024], json[96], *text;
+    struct tb_test_out o;
+    cJSON *j, *pts, *tts;
+    int npt, seen[2][2][2] = {{{0}}};
+    (void)state;
+    snprintf(json, sizeof(json), "%s/out.json", dir);
+    snprintf(cmd, sizeof(cmd),
+             "sweep --trace %s --tts-latency-p50 0.1,0.4 --tts-latency-shape lognormal:ratio=2.5 "
+             "--tts-concurrency 0,1 --tts-rtf 0,0.6 --tts-seed 7 --tts-connect 0.3 --preroll 0,0.5 "
+             "--target-gapless 0.6 --json %s --csv %s/out.csv",
+             dir, json, dir);
+    o = tb_test_run(cmd);
+    if (o.code != 0)
+        fail_msg("%s: %d %s", cmd, o.code, o.se);
+    assert_non_null(strstr(o.so, "latency lognormal around each median, p90 = 2.5 x p50, seed 7"));
+    assert_non_null(strstr(o.so, "latency-p50 concurrency rtf"));
+    tb_test_out_free(&o);
+    text = tb_test_slurp_str(json);
+    j = cJSON_Parse(text);
+    free(text);
+    assert_non_null(j);
+    tts = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "options"), "tts");
+    assert_string_equal(cJSON_GetObjectItem(tts, "latency_shape")->valuestring, "lognormal");
+    assert_near(num(tts, "latency_p90_ratio"), 2.5, 0);
+    assert_near(num(tts, "seed"), 7, 0);
+    pts = cJSON_GetObjectItem(j, "points");
+    npt = cJSON_GetArraySize(pts);
+    assert_int_equal(npt, 16);
+    for (int p = 0; p < npt; p++) {
+        cJSON *pt = cJSON_GetArrayItem(pts, p);
+        double lat = num(pt, "tts_latency_s"), rtf = num(pt, "tts_rtf"), pre = num(pt, "preroll_s");
+        int conc = is_null(pt, "tts_concurrency") ? 0 : (int)num(pt, "tts_concurrency");
+        double und = 0, gmax = 0, llm = 0, ttsg = 0, tmax = -1;
+        int clean = 0, none = 0;
+        char want[128];
+        snprintf(want, sizeof(want), "lognormal:p50=%g,p90=%g", lat, lat * 2.5);
+        assert_string_equal(cJSON_GetObjectItem(pt, "tts_latency")->valuestring, want);
+        assert_true(conc == 0 || conc == 1);
+        assert_true(rtf == 0 || rtf == 0.6);
+        assert_true(lat == 0.1 || lat == 0.4);
+        if (pre == 0)
+            seen[lat > 0.2][conc][rtf > 0]++;
+        for (int i = 0; i < 3; i++) {
+            cJSON *r = sim_point(dir, i, pt, "7", pre);
+            und += num(r, "underruns");
+            clean += num(r, "underruns") == 0;
+            if (num(r, "gap_total_s") > gmax)
+                gmax = num(r, "gap_total_s");
+            llm += num(r, "gap_llm_s");
+            ttsg += num(r, "gap_tts_s");
+            if (is_null(r, "min_tps"))
+                none++;
+            else if (num(r, "min_tps") > tmax)
+                tmax = num(r, "min_tps");
+            cJSON_Delete(r);
+        }
+        assert_near(num(pt, "gapless_share"), clean / 3.0, 1e-12);
+        assert_near(num(cJSON_GetObjectItem(pt, "underruns"), "mean"), und / 3.0, 1e-12);
+        assert_near(num(cJSON_GetObjectItem(pt, "gap_total_s"), "max"), gmax, 1e-9);
+        assert_near(num(cJSON_GetObjectItem(pt, "gap_llm_s"), "mean"), llm / 3.0, 1e-9);
+        assert_near(num(cJSON_GetObjectItem(pt, "gap_tts_s"), "mean"), ttsg / 3.0, 1e-9);
+        assert_int_equal((int)num(pt, "min_tps_none"), none);
+        assert_int_equal((int)num(cJSON_GetObjectItem(pt, "min_tps"), "count"), 3 - none);
+        if (none < 3)
+            assert_near(num(cJSON_GetObjectItem(pt, "min_tps"), "max"), tmax, 1e-9 * tmax);
+        /* The smallest pre-roll that makes 2 of the 3 gap-free: sim at it
+         * has 2 gap-free, a millisecond less fewer. */
+        if (pre == 0) {
+            double ans = num(pt, "preroll_for_target_s");
+            int at = 0, below = 0;
+            for (int i = 0; i < 3; i++) {
+                cJSON *r = sim_point(dir, i, pt, "7", ans);
+                at += num(r, "underruns") == 0;
+                cJSON_Delete(r);
+                if (ans > 0) {
+                    r = sim_point(dir, i, pt, "7", ans - 0.001);
+                    below += num(r, "underruns") == 0;
+                    cJSON_Delete(r);
+                }
+            }
+            assert_true(at >= 2);
+            if (ans > 0)
+                assert_true(below < 2);
+        }
+    }
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            for (int c = 0; c < 2; c++)
+                assert_int_equal(seen[a][b][c], 1);
+    cJSON_Delete(j);
+    /* The CSV names the same columns, the spec quoted (it holds a comma). */
+    snprintf(cmd, sizeof(cmd), "%s/out.csv", dir);
+    text = tb_test_slurp_str(cmd);
+    assert_non_null(strstr(text, "tts_latency_s,tts_concurrency,tts_rtf,rebuffer,preroll_s,"
+                                 "tts_latency,tts_seed,tts_connect_s,gapless_share,"));
+    assert_non_null(strstr(text, ",\"lognormal:p50=0.4,p90=1\",7,0.3,"));
+    free(text);
+
+    /* A uniform shape, and a preset's figures as the defaults. */
+    snprintf(cmd, sizeof(cmd),
+             "sweep --trace %s --tts-latency-p50 0.1 --tts-latency-shape uniform:width=0.2 "
+             "--json -",
+             dir);
+    j = tb_test_run_json(NULL, cmd, 0);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "points"), 0), "tts_latency")
+            ->valuestring,
+        "uniform:0..0.2");
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof(cmd), "sweep --trace %s --tts cartesia-sonic-3 --tts-rtf 0,0.1 --json -",
+             dir);
+    j = tb_test_run_json(NULL, cmd, 0);
+    pts = cJSON_GetObjectItem(j, "points");
+    assert_int_equal(cJSON_GetArraySize(pts), 2);
+    for (int p = 0; p < 2; p++) {
+        cJSON *pt = cJSON_GetArrayItem(pts, p);
+        assert_string_equal(cJSON_GetObjectItem(pt, "tts_latency")->valuestring,
+                            "lognormal:p50=0.188,p90=0.31");
+        assert_near(num(pt, "tts_concurrency"), 1, 0);
+        assert_near(num(pt, "tts_rtf"), p == 0 ? 0 : 0.1, 0);
+    }
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "options"), "tts"), "preset")
+            ->valuestring,
+        "cartesia-sonic-3");
+    cJSON_Delete(j);
+    rm_dir(dir);
+}
+
+/* A setting where the TTS stage alone leaves gaps (an RTF of 2: the
+ * player stalls inside every chunk whatever the LLM's rate): its minimum
+ * TPS is null in the JSON, empty in the CSV and '-' in the table, never a
+ * number, and the streams are counted. */
+static void cli_tts_none_is_null(void **state)
+{
+    const char *dir = trace_dir();
+    char cmd[512];
+    cJSON *j, *pts, *slow, *fast;
+    struct tb_test_out o;
+    (void)state;
+    snprintf(cmd, sizeof(cmd), "sweep --trace %s --tts-rtf 0,2 --target-gapless 1 --json -", dir);
+    j = tb_test_run_json(NULL, cmd, 0);
+    pts = cJSON_GetObjectItem(j, "points");
+    fast = cJSON_GetArrayItem(pts, 0);
+    slow = cJSON_GetArrayItem(pts, 1);
+    assert_near(num(slow, "tts_rtf"), 2, 0);
+    assert_int_equal((int)num(slow, "min_tps_none"), 3);
+    assert_int_equal((int)num(cJSON_GetObjectItem(slow, "min_tps"), "count"), 0);
+    assert_true(is_null(cJSON_GetObjectItem(slow, "min_tps"), "p50"));
+    assert_true(is_null(cJSON_GetObjectItem(slow, "min_tps"), "max"));
+    assert_true(is_null(slow, "tps_for_target"));
+    assert_true(num(slow, "preroll_for_target_s") > 0);
+    assert_int_equal((int)num(fast, "min_tps_none"), 0);
+    assert_false(is_null(fast, "tps_for_target"));
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof(cmd), "sweep --trace %s --tts-rtf 0,2 --target-gapless 1", dir);
+    o = tb_test_run(cmd);
+    assert_int_equal(o.code, 0);
+    {
+        const char *row = strstr(o.so, "\n  2 ");
+        assert_non_null(row);
+        row++;
+        /* min TPS p50 and p95 '-', 3 none, TPS for 100% '-' */
+        assert_non_null(strstr(row, "    -     -     3 "));
+        assert_true(row[strcspn(row, "\n") - 1] == '-');
+    }
+    tb_test_out_free(&o);
+    /* The picture: the axis by its name, the none in the point's tip. */
+    snprintf(cmd, sizeof(cmd), "sweep --trace %s --tts-rtf 0,2 --svg -", dir);
+    o = tb_test_run(cmd);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, ">TTS real-time factor (s of synthesis per s of audio)<"));
+    assert_non_null(strstr(o.so, "RTF 2: 0.0% gap-free"));
+    assert_non_null(strstr(o.so, "min TPS none (the TTS stage alone leaves gaps)<"));
+    assert_null(strstr(o.so, "nan"));
+    tb_test_out_free(&o);
+    rm_dir(dir);
+}
+
+/* Bad TTS options: exit 2, one line naming the option; the concurrency
+ * and RTF with sim's own messages. */
+static void cli_tts_bad_usage(void **state)
+{
+    static const char *const same[] = {"--tts-concurrency 2000",
+                                       "--tts-concurrency 1.5",
+                                       "--tts-concurrency -1",
+                                       "--tts-rtf 101",
+                                       "--tts-rtf x",
+                                       "--tts-connect 61",
+                                       "--tts-seed -3",
+                                       "--tts nope"};
+    (void)state;
+    for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+        char a[256], b[256];
+        struct tb_test_out x, y;
+        snprintf(a, sizeof(a), "sweep --preset demo %s", same[i]);
+        snprintf(b, sizeof(b), "sim --preset demo %s", same[i]);
+        x = tb_test_run(a);
+        y = tb_test_run(b);
+        expect_usage(a, "--tts");
+        if (strcmp(x.se, y.se) != 0)
+            fail_msg("%s: '%s', sim says '%s'", same[i], x.se, y.se);
+        tb_test_out_free(&x);
+        tb_test_out_free(&y);
+    }
+    expect_usage("sweep --preset demo --tts-concurrency 0,1.5",
+                 "--tts-concurrency: '1.5' is not a whole number");
+    expect_usage("sweep --preset demo --tts-rtf 0:200:50", "--tts-rtf: '200' is outside 0..100");
+    expect_usage("sweep --preset demo --tts-latency-p50 0.3",
+                 "--tts-latency-p50: give its shape with --tts-latency-shape");
+    expect_usage("sweep --preset demo --tts-latency-p50 0.3 --tts-latency-shape normal:1",
+                 "--tts-latency-shape: 'normal:1' is not lognormal:ratio=R or uniform:width=W");
+    expect_usage(
+        "sweep --preset demo --tts-latency-p50 0.3 --tts-latency-shape lognormal:ratio=0.5",
+        "--tts-latency-shape: ratio: '0.5' is outside 1..");
+    expect_usage("sweep --preset demo --tts-latency 0.1 --tts-latency-p50 0.3",
+                 "--tts-latency-p50: not with --tts-latency");
+    expect_usage("sweep --preset demo --tts-latency-p50 0.3 --tts-latency 0.1",
+                 "--tts-latency: not with --tts-latency-p50");
+    expect_usage("sweep --preset demo --tts-latency lognormal:p50=1,p90=2",
+                 "--tts-latency: sweep takes constants here");
+    expect_usage("sweep --preset demo --tts-latency 0.1 --tts-latency-shape lognormal:ratio=2",
+                 "--tts-latency-shape: not with --tts-latency");
+    expect_usage("sweep --preset demo --tts-latency-shape lognormal:ratio=2",
+                 "--tts-latency-shape: give the medians with --tts-latency-p50");
+    expect_usage("sweep --preset demo --tts-latency-p50 0.1 --tts-latency-shape uniform:width=1",
+                 "tts_latency_s: median 0.1:");
+    expect_usage(
+        "sweep --preset demo --tts-latency-p50 0.0005 --tts-latency-shape lognormal:ratio=2",
+        "tts_latency_s: median 0.0005:");
+    expect_usage("sweep --preset demo --tts-latency-p50 40 --tts-latency-shape lognormal:ratio=2",
+                 "tts_latency_s: median 40:");
+    expect_usage("sweep --preset demo --tts-rtf 0.5 --rebuffer both",
+                 "rebuffer: not modelled with a TTS stage");
+    /* (the preset's figures no source gives are warned of first) */
+    {
+        struct tb_test_out o = tb_test_run("sweep --preset demo --tts elevenlabs-multilingual-v2 "
+                                           "--tts-latency-shape lognormal:ratio=2");
+        assert_int_equal(o.code, 2);
+        assert_non_null(strstr(o.se, "ttsbuf: --tts-latency-shape: --tts "
+                                     "elevenlabs-multilingual-v2 has a constant latency (1.232)"));
+        assert_string_equal(o.so, "");
+        tb_test_out_free(&o);
+    }
 }
 
 /* Writes text into dir/name. */
@@ -804,6 +1122,10 @@ int tb_test_sweep(void)
         cmocka_unit_test(cli_bad_usage),
         cmocka_unit_test(cli_mixed_recordings),
         cmocka_unit_test(cli_example_recipe),
+        cmocka_unit_test(cli_no_tts_axis_is_v1),
+        cmocka_unit_test(cli_tts_axes_agree_with_sim),
+        cmocka_unit_test(cli_tts_none_is_null),
+        cmocka_unit_test(cli_tts_bad_usage),
     };
     return TB_RUN_GROUP("sweep", tests);
 }

@@ -204,12 +204,16 @@ static void listed_below_is_listed(void **state)
             fail_msg("ttsbuf %s --help takes --chunk but lists no policy", cmds[i]);
         if (strstr(o.so, "--preset") != NULL && strstr(o.so, "\nPresets (") == NULL)
             fail_msg("ttsbuf %s --help takes --preset but lists no preset", cmds[i]);
+        if (strstr(o.so, "  --tts PRESET") != NULL && (strstr(o.so, "\nTTS presets (") == NULL ||
+                                                       strstr(o.so, "  cartesia-sonic-3 ") == NULL))
+            fail_msg("ttsbuf %s --help takes --tts but lists no TTS preset", cmds[i]);
         for (const char *p = strstr(o.so, "listed below"); p != NULL;
              p = strstr(p + 1, "listed below")) {
             const char *line = p;
             while (line > o.so && line[-1] != '\n')
                 line--;
             if (strncmp(line, "  --chunk", 9) != 0 && strncmp(line, "  --preset", 10) != 0 &&
+                strncmp(line, "  --tts ", 8) != 0 &&
                 strncmp(line, "                     ", 21) != 0)
                 fail_msg("ttsbuf %s --help: 'listed below' in '%.60s'", cmds[i], line);
         }

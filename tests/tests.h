@@ -70,6 +70,8 @@ int tb_test_playout(void);
 int tb_test_property(void);
 int tb_test_trace(void);
 int tb_test_synth(void);
+int tb_test_ttslat(void);    /* TTS first-byte latency specs */
+int tb_test_ttspreset(void); /* TTS engine presets and their sources */
 int tb_test_sim(void);
 int tb_test_cli(void);
 int tb_test_sse(void);
@@ -78,6 +80,10 @@ int tb_test_serve_unit(void); /* the mock server's pure parts */
 int tb_test_oai(void);
 int tb_test_live(void);
 int tb_test_rebuffer(void);
+int tb_test_recut(void);    /* the minimum TPS under the time-based chunk policies */
+int tb_test_ttsstage(void); /* the playout's TTS stage against an oracle */
+int tb_test_ttscli(void);   /* the TTS stage from the command line */
+int tb_test_ttsdraws(void); /* --tts-draws: a random latency as distributions */
 int tb_test_sweep(void);
 int tb_test_svg(void);
 int tb_test_docs(void);
@@ -101,11 +107,11 @@ int tb_test_html(void);
 int tb_test_reader(void);
 int tb_test_secrets(void);
 int tb_test_outputs(void); /* every combination of a command's outputs */
-int tb_test_schema(void); /* every JSON/JSONL/CSV output against schema/ */
-int tb_test_deps(void);   /* make test on a machine with only .ci/deps test */
-int tb_test_usage(void);  /* -q, help lists, hints, status line, widths */
-int tb_test_exits(void);  /* usage 2, runtime 3: full disk, out of memory */
-int tb_test_layers(void); /* the include rule: tests/layers.sh */
+int tb_test_schema(void);  /* every JSON/JSONL/CSV output against schema/ */
+int tb_test_deps(void);    /* make test on a machine with only .ci/deps test */
+int tb_test_usage(void);   /* -q, help lists, hints, status line, widths */
+int tb_test_exits(void);   /* usage 2, runtime 3: full disk, out of memory */
+int tb_test_layers(void);  /* the include rule: tests/layers.sh */
 
 /* A case needs the program name (listed in tests/commands.txt): fails the
  * case, naming the Debian package `sh .ci/deps test` installs it from,

@@ -59,6 +59,10 @@ struct tb_bench_rec {
     double ttft, ttfa, decode_tps, decode_tps_usage;
     uint32_t underruns;
     double gap_total, gap_max, min_tps, speedup;
+    /* With a TTS stage (staged): the gaps split by cause (playout.h), and
+     * whether no LLM rate removes them (min_tps is then NaN). */
+    int staged, min_tps_none;
+    double gap_llm, gap_tts;
     double *itl; /* inter-event gaps between content events (events-1) */
     size_t nitl;
     struct tb_stream stream; /* every delta, arrival times from t_start;

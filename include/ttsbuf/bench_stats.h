@@ -50,6 +50,8 @@ struct tb_bench_summary {
                                       * timeout, a cap) or failed (an HTTP
                                       * or stream error) */
     size_t gapless;                  /* ok streams with no underrun */
+    size_t min_tps_none;             /* ok streams whose gaps no LLM rate
+                                      * removes (not in min_tps's block) */
     double gapless_share;            /* gapless / ok (0 when ok == 0): a
                                       * cut-off or failed stream is never
                                       * in it */

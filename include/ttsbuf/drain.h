@@ -3,7 +3,8 @@
  *
  * It reads items as they become visible in the ring, feeds their text to
  * the segmenter, hands closed chunks to the playout engine, and releases
- * a chunk's tokens from the ring when its playback needs them (s_j - L).
+ * a chunk's tokens from the ring when its playback needs them (s_j - L;
+ * with a TTS stage, when its synthesis begins, b_j).
  * All of its numbers come from the items' own arrival times, never from
  * when the drain happened to look: so the simulator (which steps it on a
  * virtual clock) and a live run (a consumer thread stepping it on the

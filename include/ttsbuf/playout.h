@@ -18,6 +18,66 @@
  * c_j + L <= s_1 + S_{j-1} for every j > q.  One pass, no search, O(1)
  * memory unless a schedule callback is set.
  *
+ * Every counted gap is split by cause: gap_llm = min(g, max(0, c_j -
+ * e_{j-1})), the part during which chunk j's text had not yet arrived, and
+ * gap_tts = g - gap_llm, the part during which the text was there and its
+ * audio was not (TTS latency, a busy engine, synthesis slower than speech).
+ *
+ * The TTS stage (tts_connect, tts_concurrency, tts_rtf, tts_latency_at;
+ * all zero by default, and then every number above is exactly v1's).  With
+ * N the concurrency (0: unlimited), R the real-time factor, L_j the
+ * chunk's first-byte latency (the hook, or the constant L) and K the
+ * connect latency:
+ *   begin     b_j = c_j for j <= N or N = 0, else max(c_j, d_{j-N})
+ *   first     f_j = b_j + L_j (+ K for j = 1): the chunk's first audio
+ *   done      d_j = f_j + R D_j: all of its audio
+ *   audio     A(t) = sum over j with f_j <= t of min(D_j, (t - f_j) / R)
+ *             (D_j once t >= f_j when R = 0): the audio produced by t, in
+ *             any chunk order
+ *   start     s_1 = max(h_1, the first t with A(t) >= P'), h_1 the first
+ *             playable moment of chunk 1 (below), P' = P, or min(P, S_m)
+ *             at the stream's end (or S of the chunks so far at a forced
+ *             start); the start is final once no later chunk can change it
+ *             (the next chunk closes at or after it, or the stream ended)
+ *   R <= 1    audio outruns playback: s_j = max(e_{j-1}, f_j), e_j = s_j +
+ *             D_j (h_1 = f_1)
+ *   R > 1     a frame player: chunk j is frames of TB_FRAME_S seconds
+ *             (frame i covers [i F, min((i+1) F, D_j)) while i F < D_j),
+ *             frame i is synthesized at f_j + R min((i+1) F, D_j); frames
+ *             play in order, each at max(the previous frame's end, its
+ *             synthesis), so s_j = max(e_{j-1}, f_j + R min(F, D_j)) (h_1
+ *             = f_1 + R min(F, D_1)) and the player stalls inside a chunk
+ *             when dry.  Each silence (between chunks, or a stall between
+ *             frames) is a gap of its own, counted when > 1 ms; stalls are
+ *             all gap_tts.  A chunk with D_j = 0 has no frame: s_j = e_j =
+ *             max(e_{j-1}, f_j).
+ * In TTS mode the engine keeps every chunk (112 bytes each: the minimum
+ * TPS needs the whole list), and the minimum TPS and speed-up are searched at
+ * tb_playout_finish (NAN before):
+ *   closed    N = 0, R = 0, no hook (the connect latency K only): max over
+ *             j > q of min(u_j / (S_{j-1} + K), (u_j - u_q) / S_{j-1}),
+ *             u_j = T_j - T_1, q the first chunk with S_q >= P'
+ *   bisection otherwise, over the event simulation above re-timed to
+ *             c_j = c_1 + u_j / r, for the lowest r above which every rate
+ *             leaves no silence longer than TB_SEARCH_EPS, to a relative
+ *             1e-9 (the rate reported is a gap-free one).  "No gap" is
+ *             monotone in r when the pre-roll cannot delay the start (P'
+ *             at most chunk 1's own audio at h_1: D_1 for R = 0, 0 for 0 <
+ *             R <= 1, min(F, D_1) for R > 1); then the search halves down
+ *             from a gap-free rate and bisects, and the answer is certified
+ *             (TB_MIN_TPS_BISECT).  When the pre-roll binds it is not
+ *             monotone in general (ttsbuf-model(7) gives a stream gap-free
+ *             at 1 token/s and not at 2), so the search walks down from
+ *             the rate where every chunk closes within 1 us of the first,
+ *             in steps of 2^(1/8), to the first rate with a gap and bisects
+ *             there (TB_MIN_TPS_SCAN: exact unless the gap-free rates
+ *             have a hole narrower than that step).
+ *   none      when even an infinitely fast LLM (every chunk closing with
+ *             the first) leaves a gap, the TTS stage alone makes gaps: the
+ *             minimum TPS and speed-up are NAN and min_tps_none is 1.  A
+ *             stream gap-free at (T_m - T_1) / 1e5 tokens/s reports 0.
+ * The speed-up is searched the same way with u_j = c_j - c_1.
+ *
  * The engine is online: chunks are added as they close, in order, so the
  * same code serves the simulator (virtual clock) and live runs (wall
  * clock).  Ownership: create/destroy.  Threads: one thread per engine.
@@ -30,6 +90,16 @@
 
 #define TB_GAP_MIN_S 0.001   /* shorter gaps are not underruns */
 #define TB_INTERRUPT_S 0.150 /* gaps this long are interruptions */
+#define TB_FRAME_S 0.020     /* a player's frame (TTS stage, R > 1) */
+#define TB_SEARCH_EPS 1e-9   /* silence the minimum-TPS search ignores (rounding) */
+#define TB_SEARCH_REL 1e-9   /* its relative tolerance on the rate */
+
+/* A chunk's first-byte latency L_j (j 1-based), seconds, >= 0 and
+ * finite.  Called once per chunk as it is added, in order; it must be a
+ * pure function of j (draws seeded per chunk, not from a running
+ * generator), so that every pass over the same chunks (a reset, the
+ * analysis at several pre-rolls, a sweep) sees the same latencies. */
+typedef double (*tb_tts_latency_fn)(void *ud, uint32_t j);
 
 struct tb_playout_opts {
     double wpm;         /* speech rate, words per minute (default 150) */
@@ -43,24 +113,48 @@ struct tb_playout_opts {
      * stream without an underrun plays exactly as in v1, so the minimum
      * TPS and speed-up (which are about no gap at all) do not change. */
     int rebuffer;
+    /* The TTS stage (see above); zero is today's model.  Rebuffering is
+     * not modelled with it (TB_EINVAL). */
+    double tts_connect;               /* K: extra first-byte latency of chunk 1, seconds */
+    int tts_concurrency;              /* N: chunks synthesized at once; 0 = unlimited */
+    double tts_rtf;                   /* R: seconds of synthesis per second of audio */
+    tb_tts_latency_fn tts_latency_at; /* L_j; NULL: the constant tts_latency */
+    void *tts_latency_ud;
+    /* The caller searches the minimum TPS itself (a time-based chunk
+     * policy re-cuts the stream at each rate, recut.h): min_tps and
+     * speedup stay NAN and the TTS stage does not search (default 0). */
+    int no_search;
 };
 
-/* Defaults: wpm 150, no latency, no pre-roll, no rebuffering. */
+/* Defaults: wpm 150, no latency, no pre-roll, no rebuffering, no TTS
+ * stage. */
 void tb_playout_opts_default(struct tb_playout_opts *o);
+
+/* 1 when o sets a TTS stage (connect, concurrency, RTF or a latency per
+ * chunk), whose outputs then say the gaps' causes; 0 for today's model. */
+int tb_playout_has_stage(const struct tb_playout_opts *o);
+
+/* What every output says when min_tps_none: no LLM rate is enough. */
+#define TB_MIN_TPS_NONE_REASON "the TTS stage alone leaves gaps"
 
 /* One chunk's schedule, reported through tb_play_fn once it is known. */
 struct tb_play {
-    uint32_t chunk;    /* j, 1-based */
-    uint32_t cps;      /* code points */
-    double ready;      /* r_j = c_j + L */
-    double start, end; /* s_j, e_j */
-    double gap;        /* g_j when counted as an underrun, else 0 */
+    uint32_t chunk;          /* j, 1-based */
+    uint32_t cps;            /* code points */
+    double ready;            /* r_j = c_j + L; f_j with the TTS stage */
+    double begin;            /* b_j: synthesis begins (c_j without the stage) */
+    double done;             /* d_j: all audio synthesized (r_j without it) */
+    double start, end;       /* s_j, e_j */
+    double gap;              /* g_j when counted as an underrun, else 0; with
+                              * R > 1 plus the chunk's counted stalls */
+    double gap_llm, gap_tts; /* gap split by cause (sum to gap) */
 };
 typedef void (*tb_play_fn)(void *ud, const struct tb_play *p);
 
 struct tb_playout_result {
     uint32_t chunks; /* m */
-    uint32_t q;      /* the chunk whose completion started playback */
+    uint32_t q;      /* the chunk whose completion started playback; with a
+                      * TTS stage, the chunks closed before the start */
     double ttfa;     /* s_1; 0 when there were no chunks */
     double speech;   /* S_m */
     double end;      /* e_m */
@@ -68,8 +162,20 @@ struct tb_playout_result {
     uint32_t interruptions;
     double gap_total; /* sum of counted gaps */
     double gap_max;
-    double min_tps;
-    double speedup;
+    double gap_llm;     /* of gap_total: text not yet arrived */
+    double gap_tts;     /* of gap_total: text there, audio not yet */
+    double min_tps;     /* NAN: none (min_tps_none) or not yet searched */
+    double speedup;     /* NAN likewise */
+    int min_tps_none;   /* the TTS stage alone leaves gaps: no rate helps */
+    int min_tps_method; /* enum tb_min_tps_method */
+    double silence_max; /* the longest silence, counted or not (0: none):
+                         * what the minimum-TPS searches test */
+};
+
+enum tb_min_tps_method {
+    TB_MIN_TPS_CLOSED, /* a closed form, exact (v1, or connect latency only) */
+    TB_MIN_TPS_BISECT, /* bisection, certified by monotonicity */
+    TB_MIN_TPS_SCAN    /* scan and bisection, not certified (pre-roll binds) */
 };
 
 struct tb_playout;
@@ -79,8 +185,9 @@ struct tb_playout;
  * NULL it is called with each chunk's schedule as soon as it is known
  * (chunks before playback starts are reported when it does); the engine
  * then keeps those waiting chunks in a growing array.
- * Returns 0 and *out, TB_EINVAL (wpm <= 0, negative latency or pre-roll),
- * or TB_ENOMEM.
+ * Returns 0 and *out, TB_EINVAL (wpm <= 0; a negative or NAN latency,
+ * pre-roll, connect or RTF; negative concurrency; rebuffering with a TTS
+ * stage), or TB_ENOMEM.
  */
 int tb_playout_create(const struct tb_playout_opts *o, tb_play_fn fn, void *ud,
                       struct tb_playout **out);
@@ -92,7 +199,8 @@ int tb_playout_reset(struct tb_playout *p, const struct tb_playout_opts *o);
 /*
  * tb_playout_add - chunk j+1 closed at time c (non-decreasing), its
  * completing event's token index tok (non-decreasing), cps >= 1 code
- * points.  Returns 0, or TB_ENOMEM (callback mode only).
+ * points.  Returns 0, TB_EINVAL (the latency hook returned a negative or
+ * NAN value), or TB_ENOMEM (callback mode, or a TTS stage).
  */
 int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps);
 
@@ -106,22 +214,41 @@ int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps);
  */
 int tb_playout_add_timed(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, double dur);
 
-/* The stream has ended: starts playback if pre-roll was never reached.
- * Returns 0 or TB_ENOMEM. */
+/* The stream has ended: starts playback if pre-roll was never reached;
+ * with a TTS stage, searches the minimum TPS and speed-up (O(m) per
+ * simulated rate, about 100 rates).  Returns 0 or TB_ENOMEM. */
 int tb_playout_finish(struct tb_playout *p);
+
+/* tb_playout_finish_schedule - tb_playout_finish without the TTS stage's
+ * minimum-TPS and speed-up searches (they stay NAN; a later
+ * tb_playout_finish does nothing more): for a caller that needs only the
+ * schedule, such as the gap-free pre-roll searched over many draws
+ * (draws.h).  Without a stage it is tb_playout_finish, whose minimum TPS
+ * costs nothing.  Returns 0 or TB_ENOMEM. */
+int tb_playout_finish_schedule(struct tb_playout *p);
 
 /*
  * tb_playout_force_start - starts playback now, at time t (>= the last
  * chunk's completion), as if the last chunk added had closed at t: a
  * bounded buffer that can hold no more must start playing.  The minimum
  * TPS and speed-up are then measured from that start.  While rebuffering
- * it resumes playback at t instead (the minimum TPS is unchanged).
+ * it resumes playback at t instead (the minimum TPS is unchanged).  With
+ * a TTS stage the last chunk's text counts as closing at t and the
+ * pre-roll becomes the audio of the chunks so far (the start itself
+ * follows the rule above; the search re-times with the pre-roll S_q).
  * Returns 0, or TB_EINVAL when playing (not waiting for pre-roll or a
  * rebuffer) or no chunk was added.
  */
 int tb_playout_force_start(struct tb_playout *p, double t);
 
-/* Whether playback has started, and when (s_1). */
+/* tb_playout_last_begin - b_j of the chunk added last: when its synthesis
+ * begins, known as soon as it is added (c_j without a TTS stage), though
+ * its schedule may be reported later (the start is not final yet).
+ * Returns 0 and *b, or TB_EINVAL when no chunk was added. */
+int tb_playout_last_begin(const struct tb_playout *p, double *b);
+
+/* Whether playback has started, and when (s_1).  With a TTS stage, once
+ * the start is final (see above). */
 int tb_playout_started(const struct tb_playout *p, double *s1);
 
 /* Time the last scheduled chunk ends (e_j of the latest known), or the

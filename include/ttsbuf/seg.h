@@ -47,12 +47,25 @@
  *             lacks one, with chunk_length_schedule [50] as that helper
  *             sets it: a chunk closes when a piece brings the received text
  *             to >= 50 characters; the end of the stream flushes the rest
+ Time-based (they need the events' arrival times, tb_seg_feed_at):
+ *   cartesia  Cartesia's managed buffering (max_buffer_delay_ms, default
+ *             3000 ms, range 0..5000; docs.cartesia.ai, "Buffering"): the
+ *             open chunk closes at the first of (a) the arrival of an event
+ *             holding a non-space after the chunk's text ended a sentence
+ *             (as sentence: . ! ? ellipsis or a newline), the cut before
+ *             that event, or (b) max_delay_s after the arrival of the
+ *             event that opened the chunk, with the text buffered then
+ *   idle      a flush on inactivity: as sentence, plus the open chunk
+ *             closes idle_s after the last event fed when no event came
+ *             in between (default 0.5 s)
+ * A timed close is reported with its time (tb_seg_close_time, the
+ * deadline); an event arriving exactly at a deadline starts the next chunk.
  * pipecat, livekit and openai-agents match the frameworks' own code on the
  * corpus
  * in tests/data/chunk/ (same cuts, same releasing event).  Neither sends
  * a chunk of whitespace alone at the end.
- * All rules depend on the text only, never on time: this is what makes the
- * closed-form minimum TPS exact for every policy.
+ * Every other rule depends on the text only, never on time: this is what
+ * makes the closed-form minimum TPS exact for them.
  *
  * Ownership: tb_seg_create allocates one small object (plus, for livekit
  * and pipecat, a buffer of the open chunk's code points, TB_SEG_LK_CAP =
@@ -79,18 +92,26 @@ enum tb_chunk_policy {
     TB_CHUNK_FIXED40,
     TB_CHUNK_ELEVENLABS,
     TB_CHUNK_ELEVENLABS_SDK,
+    TB_CHUNK_CARTESIA,
+    TB_CHUNK_IDLE,
     TB_CHUNK__COUNT
 };
 
 struct tb_seg_opts {
     enum tb_chunk_policy policy;
     uint32_t min_chars; /* sentence and clause only; default 1 */
+    double max_delay_s; /* cartesia: > 0, seconds; 0: the default */
+    double idle_s;      /* idle: > 0, seconds; 0: the default */
 };
+
+#define TB_SEG_CARTESIA_DELAY_S 3.0 /* Cartesia's documented default */
+#define TB_SEG_IDLE_S 0.5           /* idle's default */
 
 struct tb_chunk {
     uint64_t end;   /* content byte offset where the chunk ends (exclusive) */
     uint32_t cps;   /* Unicode code points in the chunk (>= 1) */
-    uint32_t event; /* index of the content event at which it closed */
+    uint32_t event; /* index of the content event at which it closed (a
+                     * timed close: the last event fed before it) */
 };
 
 typedef void (*tb_chunk_fn)(void *ud, const struct tb_chunk *c);
@@ -103,7 +124,11 @@ const char *tb_seg_policy_name(enum tb_chunk_policy p);
 /* One line describing the rule, for --help. */
 const char *tb_seg_policy_about(enum tb_chunk_policy p);
 
-/* Returns 0 and *out, TB_EINVAL (bad policy) or TB_ENOMEM. */
+/* Whether p's cuts depend on the events' arrival times. */
+int tb_seg_policy_timed(enum tb_chunk_policy p);
+
+/* Returns 0 and *out, TB_EINVAL (bad policy, a negative or NAN delay) or
+ * TB_ENOMEM. */
 int tb_seg_create(const struct tb_seg_opts *o, struct tb_seg **out);
 void tb_seg_destroy(struct tb_seg *s); /* NULL is a no-op */
 
@@ -116,6 +141,28 @@ void tb_seg_reset(struct tb_seg *s);
  * policies that cut inside events), in order.
  */
 void tb_seg_feed(struct tb_seg *s, const char *text, size_t len, tb_chunk_fn fn, void *ud);
+
+/*
+ * tb_seg_feed_at - as tb_seg_feed, for an event arriving at time t
+ * (non-decreasing).  A time-based policy first closes the open chunk when
+ * its deadline is at or before t.  Without a time (tb_seg_feed) a
+ * time-based policy's timer never fires.
+ */
+void tb_seg_feed_at(struct tb_seg *s, double t, const char *text, size_t len, tb_chunk_fn fn,
+                    void *ud);
+
+/* A time-based policy's pending deadline: when the open chunk closes if
+ * no event comes first; INFINITY when none is pending (any other policy,
+ * an empty chunk). */
+double tb_seg_deadline(const struct tb_seg *s);
+
+/* Inside a tb_chunk_fn: the time of the close being reported when it is
+ * a timed one (the deadline), else NAN (the arrival of its event). */
+double tb_seg_close_time(const struct tb_seg *s);
+
+/* Closes the open chunk when its deadline is at or before now (a live
+ * consumer's clock ticking between events). */
+void tb_seg_tick(struct tb_seg *s, double now, tb_chunk_fn fn, void *ud);
 
 /* End of stream: reports the final chunk, if any text is left.  `event`
  * is the index of the last content event. */

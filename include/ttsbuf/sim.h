@@ -7,7 +7,8 @@
  * the delayed time is what the consumer sees).  Consumer: reads new items
  * as they arrive, feeds the segmenter, hands closed chunks to the playout
  * engine, and releases a chunk's tokens from the ring when its playback
- * needs them (s_j - L).  The ring's high-water mark is therefore the
+ * needs them (s_j - L; with a TTS stage, when its synthesis begins, b_j).
+ * The ring's high-water mark is therefore the
  * largest amount of received-but-unspoken text: the buffer a pipeline
  * must hold.
  *

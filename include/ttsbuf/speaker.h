@@ -24,12 +24,24 @@
  *              (with the stall cue), the tail.  A chunk becomes playable
  *              at c + L (its close time plus --tts-latency), whatever the
  *              wall clock says, so the file is deterministic and rendered
- *              as fast as eSpeak synthesizes.
+ *              as fast as eSpeak synthesizes.  With a TTS stage (below)
+ *              at the stage's f_j, and playback starts at the stage's
+ *              s_1: the file's silences are the model's gaps.
  *   portaudio  real-time playback: a feeder thread writes each chunk's PCM
  *              into the player's lock-free ring L seconds after the drain
- *              handed it over, and PortAudio's callback pulls from it; dry
- *              spells are counted on the audio clock (frames played).
- *              The drain must then run in real time (a monotonic clock).
+ *              handed it over (with a stage, f_j - c_j; a chunk eSpeak
+ *              takes longer to speak is late by the difference), and
+ *              PortAudio's callback pulls from it; dry spells are counted
+ *              on the audio clock (frames played).  The drain must then
+ *              run in real time (a monotonic clock).  The player's own
+ *              pre-roll counts the audio queued, in chunk order.
+ * The TTS stage (play's tts_connect, tts_concurrency, tts_rtf,
+ * tts_latency_at): the speaker runs the playout model's own stage on the
+ * chunks it speaks (the same latency draws, slots and RTF, with the
+ * durations it plays), so each chunk's audio is playable when the model
+ * says: at f_j, and with tts_rtf > 1 in frames of TB_FRAME_S, each once
+ * synthesized, so playback stalls inside a chunk as the model's does
+ * (ttsbuf-model(7)).
  *
  * Ownership: create/destroy.  Threads: every call from the drain's thread
  * (PortAudio's callback and the feeder are internal).  The library never
@@ -45,6 +57,7 @@
 #include <stdio.h>
 
 #include "ttsbuf/pcmring.h"
+#include "ttsbuf/playout.h"
 #include "ttsbuf/voice.h"
 
 enum tb_sink_kind { TB_SINK_NONE = 0, TB_SINK_WAV, TB_SINK_PORTAUDIO };
@@ -60,9 +73,14 @@ struct tb_speaker_opts {
     enum tb_sink_kind sink;
     const char *target;  /* wav: the file; portaudio: device name or index (NULL: default) */
     const char *voice;   /* eSpeak voice name; NULL: "en" */
-    double wpm;          /* eSpeak rate: TB_TTS_WPM_MIN..TB_TTS_WPM_MAX */
-    double tts_latency;  /* L: a chunk plays no earlier than L after it closes */
-    double preroll;      /* seconds of audio queued before playback starts */
+    /* The voice and TTS options, the very struct the playout engine takes
+     * (one from the command line to both): wpm (eSpeak's rate,
+     * TB_TTS_WPM_MIN..TB_TTS_WPM_MAX), tts_latency (L: a chunk plays no
+     * earlier than L after it closes), preroll (seconds of audio before
+     * playback starts) and the TTS stage, played as above (a negative
+     * connect, RTF or concurrency is TB_EINVAL); rebuffer is not its
+     * business (ignored). */
+    struct tb_playout_opts play;
     enum tb_pcmring_cue cue;     /* what a listener hears in a gap */
     double latency;      /* portaudio: suggested output latency, s (0: default) */
     size_t ring_frames;  /* player ring (0: 2^22 frames, 190 s at 22.05 kHz) */

@@ -33,6 +33,13 @@ int tb_stats_field_index(const char *name);
 /* The p-th percentile (0..100) of sorted v[0..n); NaN when n is 0. */
 double tb_stats_percentile(const double *v, size_t n, double p);
 
+/* The smallest value with at least a share q (0 < q <= 1) of sorted
+ * v[0..n) at or below it: the ceil(q n)-th smallest (with a 1e-9 slack, so
+ * 0.95 x 100 is 95, not 96), an exact inverse answer, not an
+ * interpolation ("the pre-roll that makes 95% gap-free").  NaN when n is
+ * 0. */
+double tb_stats_rank(const double *v, size_t n, double q);
+
 /* Sorts v[0..n) in place and fills *out.  Any thread. */
 void tb_stats_of(double *v, size_t n, struct tb_stats *out);
 

@@ -22,8 +22,10 @@
 #include "ttsbuf/stream.h"
 #include "ttsbuf/sweep.h"
 
-/* The red of gaps, in both pictures (#d62728). */
+/* The red of gaps, in both pictures (#d62728); with causes, the red is
+ * the LLM's part and this purple the TTS stage's (#9467bd). */
 #define TB_SVG_GAP_RGB 0xd62728
+#define TB_SVG_GAP_TTS_RGB 0x9467bd
 
 struct tb_svg_timeline {
     const char *title;          /* what was played (shown, escaped) */
@@ -33,6 +35,8 @@ struct tb_svg_timeline {
     size_t nplay;
     double ttft; /* first content token's arrival */
     double ttfa; /* time to first audio, s_1 */
+    int causes;  /* split each gap by cause (gap_llm, then gap_tts), in two
+                  * colours; 0: one red shading, as without a TTS stage */
 };
 
 /*

@@ -9,20 +9,32 @@
  *   tps        0: the streams as recorded; r > 0: each stream re-timed to a
  *              constant r tokens/s from its own first-token time (content
  *              event k arrives at a_0 + (T_k - T_0) / r)
- *   wpm, lat   speech rate, TTS latency (s)
+ *   wpm, lat   speech rate, TTS latency (s): a constant, or the median of
+ *              the distribution tb_sweep_opts.tts.shape names
+ *   conc, rtf  the TTS stage's concurrency (0: unlimited) and real-time
+ *              factor (playout.h)
  *   rebuffer   0 off (v1), 1 on (playout.h)
  *   preroll    P, s
  * A grid point is one value of each axis.  Points are numbered with
- * preroll varying fastest, then rebuffer, lat, wpm, tps, min_chars, chunk
- * (tb_sweep_point_axes decodes an index).  A series is the set of points
- * that differ only in pre-roll.
+ * preroll varying fastest, then rebuffer, rtf, conc, lat, wpm, tps,
+ * min_chars, chunk (tb_sweep_point_axes decodes an index).  A series is
+ * the set of points that differ only in pre-roll.
+ *
+ * The TTS stage (tb_sweep_opts.tts): the latency axis read through a
+ * shape (a log-normal with a fixed p90/p50 ratio, or a uniform of a fixed
+ * width, around each median), one seed and one connect latency for every
+ * point.  Every stream at every point draws its latencies from the same
+ * seed (the draws are a pure function of (seed, chunk): ttslat.h), so
+ * settings differ only by their parameters, never by luck.
  *
  * How it runs: each stream is segmented once per (chunk, min_chars) pair
  * (chunking depends on text only, never on time: seg.h), then every
  * other setting is one pass of the playout engine over that chunk list; a
  * --tps re-timing maps chunk completion times, it never re-segments.  The
  * grid is split over threads (one grid point or one series per unit of
- * work).  The inner loop (one stream at one setting) allocates nothing:
+ * work).  The inner loop (one stream at one setting) allocates nothing
+ * without a TTS stage (with one, the engine's chunk store grows to the
+ * longest stream's once and is kept across resets):
  * each thread reuses one playout engine and its scratch arrays; only the
  * segmentation grows the chunk lists, and the per-point statistics sort
  * with qsort.  Cost: O(streams x points x chunks) plus one segmentation
@@ -50,6 +62,20 @@
  *                       across streams, the ceil(X n)-th smallest.
  *                       Rebuffering does not change it: it acts only
  *                       after an underrun.
+ *                       With a TTS stage the start is no longer a chunk
+ *                       boundary (it is the first t at which the audio
+ *                       produced reaches P), so this is a bisection over
+ *                       whole milliseconds of P in [0, ceil(1000 S_m)]
+ *                       (at S_m every chunk is synthesized before the
+ *                       start: gap-free).  It is exact because gap-free
+ *                       is still monotone in P: b_j, f_j, d_j and the
+ *                       frames' synthesis times do not depend on
+ *                       playback, s_1 does not decrease with P, so no
+ *                       e_j moves earlier and no gap grows
+ *                       (ttsbuf-model(7)).  Cost: each probe runs the
+ *                       engine's minimum-TPS search too (about 200
+ *                       passes), so O(200 m log(1000 S_m)) per stream
+ *                       and series.
  *
  * Ownership: the sweep borrows the streams (they must outlive it) and
  * copies names and axes.  Threads: tb_sweep_run uses its own threads; the
@@ -77,6 +103,8 @@ enum tb_sweep_axis {
     TB_AX_TPS,
     TB_AX_WPM,
     TB_AX_LAT,
+    TB_AX_CONC,
+    TB_AX_RTF,
     TB_AX_REBUFFER,
     TB_AX_PREROLL,
     TB_AX__COUNT
@@ -88,18 +116,37 @@ enum tb_sweep_axis {
 #define TB_SWEEP_INPUTS_MAX 1000000u /* streams */
 #define TB_SWEEP_THREADS_MAX 64u
 
+/* How the latency axis's values read. */
+enum tb_sweep_lat_shape {
+    TB_LAT_CONST = 0, /* each value is a constant latency (v1) */
+    TB_LAT_LOGNORMAL, /* lognormal:p50=v,p90=v x param (param >= 1) */
+    TB_LAT_UNIFORM    /* uniform:(v - param/2)..(v + param/2) (param >= 0) */
+};
+
+/* The TTS stage of every point (playout.h).  on 0: none, and then the
+ * conc and rtf axes must be their defaults (0) and the latency constant. */
+struct tb_sweep_tts {
+    int on;
+    enum tb_sweep_lat_shape shape;
+    double param;   /* the shape's ratio or width (see above) */
+    uint64_t seed;  /* every stream at every point (ttslat.h) */
+    double connect; /* K, seconds, 0..TB_TTSLAT_MAX */
+};
+
 struct tb_sweep_opts {
     const double *axis[TB_AX__COUNT]; /* values (copied); NULL with n 0 means
                                        * the default: sentence, 1, 0 (as
-                                       * recorded), 150, 0, 0, 0 */
+                                       * recorded), 150, 0, 0, 0, 0, 0 */
     size_t n[TB_AX__COUNT];
     double target; /* 0 < X <= 1 for the inverse questions; 0 for none */
+    struct tb_sweep_tts tts;
 };
 
 void tb_sweep_opts_default(struct tb_sweep_opts *o);
 
 /* The axis name used in tables and files: "chunk", "min_chars", "tps",
- * "wpm", "tts_latency_s", "rebuffer", "preroll_s". */
+ * "wpm", "tts_latency_s", "tts_concurrency", "tts_rtf", "rebuffer",
+ * "preroll_s". */
 const char *tb_sweep_axis_name(enum tb_sweep_axis a);
 
 struct tb_sweep_point {
@@ -109,15 +156,24 @@ struct tb_sweep_point {
     double tps_for_target;     /* NAN without a target */
     double preroll_for_target; /* the series' answer; NAN without a target */
     uint64_t events;           /* content events simulated at this point */
+    /* With a TTS stage (zero without): the streams whose minimum TPS is
+     * none (the stage alone leaves gaps: not in min_tps, whose count is
+     * the others) and those whose minimum TPS is from the uncertified
+     * scan; the silence by cause per stream (playout.h). */
+    size_t min_tps_none, min_tps_scan;
+    struct tb_stats gap_llm, gap_tts;
 };
 
 struct tb_sweep;
 
 /*
  * tb_sweep_create - checks the axes (a policy number in range, min_chars
- * 1..100000, tps 0 or 0.001..1e5, wpm TB_WPM_MIN..MAX, lat 0..60,
- * rebuffer 0 or 1, preroll 0..3600, at most TB_SWEEP_AXIS_MAX values, at
- * most TB_SWEEP_POINTS_MAX points) and the inputs (1..TB_SWEEP_INPUTS_MAX,
+ * 1..100000, tps 0 or 0.001..1e5, wpm TB_WPM_MIN..MAX, lat 0..60 (a
+ * log-normal's median and p90 TB_TTSLAT_LOGNORMAL_MIN..60, a uniform's
+ * ends 0..60), conc 0..1024 whole, rtf 0..100, rebuffer 0 or 1, preroll
+ * 0..3600, at most TB_SWEEP_AXIS_MAX values, at most TB_SWEEP_POINTS_MAX
+ * points; without tts.on, conc and rtf 0 and a constant latency;
+ * rebuffering never with a stage) and the inputs (1..TB_SWEEP_INPUTS_MAX,
  * each with a content event).  Returns 0 and *out; TB_ERANGE or TB_EINVAL
  * for a bad axis or target; TB_EEMPTY for no input or a stream without
  * content (named in err); TB_ETOOBIG past a cap; TB_ENOMEM.
@@ -150,6 +206,15 @@ size_t tb_sweep_point_index(const struct tb_sweep *sw, const size_t idx[TB_AX__C
 
 /* Decodes a point index into per-axis indices. */
 void tb_sweep_point_axes(const struct tb_sweep *sw, size_t point, size_t idx[TB_AX__COUNT]);
+
+/* The TTS options (copied at create). */
+const struct tb_sweep_tts *tb_sweep_tts(const struct tb_sweep *sw);
+
+/* The canonical --tts-latency spec of latency value v (ttslat.h's
+ * format: "0.3", "lognormal:p50=0.3,p90=0.6", "uniform:0.2..0.4"), the
+ * one `ttsbuf sim --tts-latency` takes for the same draws.  Returns
+ * snprintf's count. */
+int tb_sweep_lat_spec(const struct tb_sweep *sw, double v, char *buf, size_t len);
 
 /* The target share (0: none). */
 double tb_sweep_target(const struct tb_sweep *sw);

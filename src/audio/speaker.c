@@ -17,6 +17,7 @@
 #include "ttsbuf/speaker.h"
 
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <sonic.h>
@@ -25,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
+#include "play/tts_stage.h"
 #include "sink.h"
 #include "sink_pa.h"
 #include "sink_wav.h"
@@ -42,6 +45,12 @@ struct centry {
     size_t len;
     double dur;
     double busy; /* its synthesis time, measured once */
+};
+
+/* A piece of PCM waiting for the TTS stage's start. */
+struct held {
+    double c, due;
+    size_t off, n;
 };
 
 struct tb_speaker {
@@ -64,6 +73,14 @@ struct tb_speaker {
     uint64_t sframes; /* the frames they became */
     struct tb_audio_gap_s *gaps; /* after finish, in seconds */
     size_t ngaps;
+    struct tb_tts_stage *stage; /* the TTS stage's schedule, when one is set */
+    int holding;                /* pieces wait for the stage's start (WAV) */
+    struct held *held;          /* those pieces, in order */
+    size_t nheld, heldcap;
+    int16_t *hpcm; /* and their PCM */
+    size_t hpcm_n, hpcm_cap;
+    double due_last; /* the latest due time handed to the sink */
+    double t_entry;  /* the monotonic clock when the drain handed the chunk */
     char err[256];
 };
 
@@ -247,6 +264,121 @@ static int render_rate(struct tb_speaker *s, const char *text, size_t len, doubl
     return 0;
 }
 
+/* One piece of PCM to the sink, playable from due; dues never go
+ * backwards (the player is a queue: a piece due earlier waits for the one
+ * before it).  The real-time sink counts a delay from now: due - c, less
+ * the time the speaker has spent on the chunk since the drain handed it
+ * over at c (synthesis, stretching), so that the audio is not late by it. */
+static int to_sink(struct tb_speaker *s, double c, double due, const int16_t *pcm, size_t n)
+{
+    double delay;
+    if (due < s->due_last)
+        due = s->due_last;
+    s->due_last = due;
+    delay = due - c - (s->mono.now(&s->mono) - s->t_entry);
+    return s->sink->ops->chunk(s->sink, due, delay > 0.0 ? delay : 0.0, pcm, n, s->err,
+                               sizeof(s->err));
+}
+
+/* Holds a piece until the stage's start is known (WAV sink, see
+ * stage_play).  Returns 0 or TB_ENOMEM. */
+static int hold(struct tb_speaker *s, double c, double due, const int16_t *pcm, size_t n)
+{
+    if (s->nheld == s->heldcap) {
+        struct held *nh = tb_grow(s->held, &s->heldcap, sizeof(*nh), 64);
+        if (nh == NULL)
+            return TB_ENOMEM;
+        s->held = nh;
+    }
+    while (s->hpcm_n + n > s->hpcm_cap) {
+        int16_t *np = tb_grow(s->hpcm, &s->hpcm_cap, sizeof(*np), (size_t)1 << 16);
+        if (np == NULL)
+            return TB_ENOMEM;
+        s->hpcm = np;
+    }
+    if (n > 0)
+        memcpy(s->hpcm + s->hpcm_n, pcm, n * sizeof(*pcm));
+    s->held[s->nheld++] = (struct held){c, due, s->hpcm_n, n};
+    s->hpcm_n += n;
+    return 0;
+}
+
+/* Once the stage has started (at s_1), the pieces held go to the sink,
+ * none before s_1: the player, with no pre-roll of its own, starts there. */
+static int release(struct tb_speaker *s)
+{
+    double s1;
+    int rc = 0;
+    if (!s->holding || !tb_tts_stage_started(s->stage, &s1))
+        return 0;
+    s->holding = 0;
+    for (size_t i = 0; i < s->nheld && rc == 0; i++) {
+        const struct held *h = &s->held[i];
+        rc = to_sink(s, h->c, h->due > s1 ? h->due : s1, s->hpcm + h->off, h->n);
+    }
+    free(s->held);
+    free(s->hpcm);
+    s->held = NULL;
+    s->hpcm = NULL;
+    s->nheld = s->heldcap = s->hpcm_n = s->hpcm_cap = 0;
+    return rc;
+}
+
+/* A piece to the sink, or held while the start is not known. */
+static int piece(struct tb_speaker *s, double c, double due, const int16_t *pcm, size_t n)
+{
+    if (!s->holding)
+        return to_sink(s, c, due, pcm, n);
+    if (hold(s, c, due, pcm, n) != 0) {
+        snprintf(s->err, sizeof(s->err), "out of memory");
+        return TB_ENOMEM;
+    }
+    return 0;
+}
+
+/*
+ * A chunk's PCM (n frames, d seconds, closing at c) to the sink as the TTS
+ * stage has it.  The speaker runs the stage itself (tts_stage.h: the same
+ * latency draws, chunk j from 1, the same slots), so its times are the
+ * model's.  Without a stage, all of it at c + L.  With one and R <= 1, all
+ * of it at f_j: the engine's audio outruns playback, which never waits
+ * inside the chunk.  With R > 1, in frames of TB_FRAME_S, frame k when the
+ * engine has completed it (tb_tts_stage_frame_ready), so the player runs
+ * dry inside the chunk where the model's frame player stalls.
+ *
+ * The pre-roll: the model starts once the audio every started chunk has
+ * produced reaches it (a ramp while R > 0), which a queue of whole chunks
+ * or frames in chunk order cannot count.  On the WAV sink's virtual clock
+ * the speaker holds the pieces until the stage's start is final and hands
+ * them over from s_1 (the player has no pre-roll of its own then); in real
+ * time nothing can wait for that, and the player's own pre-roll counts
+ * what is queued.
+ */
+static int stage_play(struct tb_speaker *s, double c, double d, const int16_t *pcm, size_t n)
+{
+    double rtf = s->o.play.tts_rtf;
+    size_t fr = (size_t)llround(TB_FRAME_S * s->rate);
+    struct tb_tts_times t;
+    int rc;
+    if (s->stage == NULL)
+        return to_sink(s, c, c + s->o.play.tts_latency, pcm, n);
+    rc = tb_tts_stage_add(s->stage, c, s->chunks, 1, d);
+    if (rc != 0) {
+        snprintf(s->err, sizeof(s->err), "chunk %" PRIu64 ": %s", s->chunks,
+                 rc == TB_EINVAL ? "the TTS latency is not a finite number >= 0"
+                                 : "out of memory");
+        return rc;
+    }
+    tb_tts_stage_last(s->stage, &t);
+    if (!(rtf > 1.0) || n == 0 || fr == 0)
+        rc = piece(s, c, t.f, pcm, n);
+    for (uint64_t k = 0; rc == 0 && rtf > 1.0 && fr != 0 && (size_t)k * fr < n; k++) {
+        size_t a = (size_t)k * fr, m = n - a < fr ? n - a : fr;
+        rc = piece(s, c, tb_tts_stage_frame_ready(t.f, rtf, d, k), pcm + a, m);
+    }
+    return rc == 0 ? release(s) : rc;
+}
+
 static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t len, uint32_t cps,
                     double *dur, double *busy)
 {
@@ -254,6 +386,7 @@ static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t
     const int16_t *pcm;
     size_t n;
     int rc;
+    s->t_entry = s->mono.now(&s->mono);
     (void)index;
     (void)cps;
     s->chunks++;
@@ -262,8 +395,7 @@ static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t
             return 0; /* nothing to render: the rate model is the whole answer */
         rc = render_rate(s, text, len, *dur, &pcm, &n);
         if (rc == 0)
-            rc = s->sink->ops->chunk(s->sink, c + s->o.tts_latency, s->o.tts_latency, pcm, n,
-                                     s->err, sizeof(s->err));
+            rc = stage_play(s, c, *dur, pcm, n);
         if (rc != 0)
             s->failed = rc; /* the sink's code: a cap (TB_ERANGE), a signal (TB_ECANCELED) */
         return rc;
@@ -301,8 +433,7 @@ static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t
     if (rc != 0)
         return rc;
     *dur = (double)n / s->rate;
-    rc = s->sink->ops->chunk(s->sink, c + s->o.tts_latency, s->o.tts_latency, pcm, n, s->err,
-                             sizeof(s->err));
+    rc = stage_play(s, c, *dur, pcm, n);
     if (rc != 0)
         s->failed = rc;
     return rc;
@@ -312,13 +443,16 @@ int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, 
                       size_t errlen)
 {
     struct tb_speaker *s;
-    struct tb_tts_opts to = {o->voice, o->wpm};
+    struct tb_tts_opts to = {o->voice, o->play.wpm};
     static const char *const names[] = {"espeak", "espeak+synthesis", "rate"};
     struct tb_pcmring_opts po;
     int rc;
     *out = NULL;
-    if (!(o->tts_latency >= 0.0) || !(o->preroll >= 0.0) || !(o->latency >= 0.0))
+    if (!(o->play.tts_latency >= 0.0) || !(o->play.preroll >= 0.0) || !(o->latency >= 0.0))
         return tb_seterr(err, errlen, TB_EINVAL, "negative latency or pre-roll");
+    if (!(o->play.tts_connect >= 0.0) || !(o->play.tts_rtf >= 0.0) || o->play.tts_concurrency < 0)
+        return tb_seterr(err, errlen, TB_EINVAL,
+                         "negative TTS connect latency, RTF or concurrency");
     s = calloc(1, sizeof(*s));
     if (s == NULL)
         return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
@@ -329,12 +463,12 @@ int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, 
     s->voice.model = names[o->rate_model ? 2 : o->count_synthesis ? 1 : 0];
     if (o->rate_model) {
         /* eSpeak speaks near the model's rate; sonic does the rest */
-        if (!(o->wpm >= TB_WPM_MIN && o->wpm <= TB_WPM_MAX)) {
+        if (!(o->play.wpm >= TB_WPM_MIN && o->play.wpm <= TB_WPM_MAX)) {
             free(s);
-            return tb_seterr(err, errlen, TB_ERANGE, "%g wpm is outside %g to %g", o->wpm,
+            return tb_seterr(err, errlen, TB_ERANGE, "%g wpm is outside %g to %g", o->play.wpm,
                              TB_WPM_MIN, TB_WPM_MAX);
         }
-        to.wpm = fmin(fmax(o->wpm, TB_TTS_WPM_MIN), TB_TTS_WPM_MAX);
+        to.wpm = fmin(fmax(o->play.wpm, TB_TTS_WPM_MIN), TB_TTS_WPM_MAX);
     }
     tb_clock_monotonic_init(&s->mono);
     rc = tb_tts_create(&to, &s->tts, err, errlen);
@@ -346,7 +480,20 @@ int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, 
     memset(&po, 0, sizeof(po));
     po.rate = s->rate;
     po.capacity = o->ring_frames ? o->ring_frames : ((size_t)1 << 22);
-    po.preroll = o->preroll;
+    po.preroll = o->play.preroll;
+    if (tb_tts_stage_wanted(&o->play) && o->sink != TB_SINK_NONE) {
+        s->stage = tb_tts_stage_create(NULL, NULL);
+        if (s->stage == NULL) {
+            tb_speaker_destroy(s);
+            return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
+        }
+        tb_tts_stage_reset(s->stage, &o->play);
+        /* The WAV sink's start is the stage's (release); the real-time
+         * sink's, its player's own pre-roll. */
+        s->holding = o->sink == TB_SINK_WAV;
+        if (s->holding)
+            po.preroll = 0.0;
+    }
     po.cue = o->cue;
     if (o->sink == TB_SINK_NONE) {
         s->cache = calloc(CACHE_SLOTS, sizeof(*s->cache));
@@ -426,6 +573,11 @@ int tb_speaker_finish(struct tb_speaker *s, struct tb_audio_result *r, char *err
     int rc = 0;
     if (!s->finished) {
         s->finished = 1;
+        if (s->stage != NULL && !s->failed) {
+            /* the stream ended: the start is final, what is held plays */
+            tb_tts_stage_close(s->stage);
+            s->failed = release(s);
+        }
         if (s->sink != NULL)
             rc = s->sink->ops->finish(s->sink, err, errlen);
         else if (s->failed)
@@ -469,5 +621,8 @@ void tb_speaker_destroy(struct tb_speaker *s)
     tb_tts_destroy(s->tts);
     free(s->sbuf);
     free(s->gaps);
+    free(s->held);
+    free(s->hpcm);
+    tb_tts_stage_destroy(s->stage);
     free(s);
 }

@@ -46,6 +46,18 @@ double tb_stats_percentile(const double *v, size_t n, double p)
     return v[lo] + (v[lo + 1] - v[lo]) * frac;
 }
 
+double tb_stats_rank(const double *v, size_t n, double q)
+{
+    size_t k = (size_t)ceil(q * (double)n - 1e-9);
+    if (n == 0)
+        return NAN;
+    if (k < 1)
+        k = 1;
+    if (k > n)
+        k = n;
+    return v[k - 1];
+}
+
 void tb_stats_of(double *v, size_t n, struct tb_stats *out)
 {
     double sum = 0, dev = 0;

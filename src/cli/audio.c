@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "tts_opts.h"
 #include "outputs.h"
 #include "jsonout.h"
 #include "optdoc.h"
@@ -69,7 +70,11 @@ const struct tb_optdoc tb_opt_audio[] = {
      "eSpeak NG speaks each chunk; with the rate model (the default) its speech is time-stretched "
      "with sonic to exactly the model's duration, so what is heard has the report's gaps. The WAV "
      "file is 16-bit mono 22.05 kHz, leading silence, gaps and cues included, a chunk playing "
-     "from its close time + --tts-latency, rendered as fast as eSpeak synthesizes. With "
+     "from its close time + --tts-latency, rendered as fast as eSpeak synthesizes. With a TTS "
+     "stage (--tts, --tts-connect, --tts-concurrency, --tts-rtf, a --tts-latency distribution) "
+     "a chunk plays from when the stage has its first audio, with --tts-rtf over 1 frame by "
+     "frame (20 ms) as synthesized, and the WAV file from the stage's start, so its silences are "
+     "the model's gaps (ttsbuf-model(7); in real time the pre-roll counts what is queued). With "
      "portaudio, sim replays the stream in real time. No device is an error suggesting --audio "
      "wav:FILE (exit 3)."},
     {"voice-model", TB_O_VOICEMODEL, "M",
@@ -198,6 +203,14 @@ int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o, const stru
     int rc;
     if (!tb_cli_audio_wanted(a))
         return 0;
+    if (tb_seg_policy_timed(o->seg.policy)) {
+        /* Its minimum TPS re-cuts the stream at every rate: eSpeak would
+         * have to render every re-cut chunk again. */
+        tb_cli_error("--chunk %s: the minimum TPS of a time-based policy is modelled with the rate "
+                     "voice only (--voice-model rate, no speech output)",
+                     tb_seg_policy_name(o->seg.policy));
+        return TB_EINVAL;
+    }
     rc = audio_bound(a, o, s);
     if (rc != 0)
         return rc;
@@ -205,9 +218,7 @@ int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o, const stru
     so.sink = a->sink;
     so.target = a->target;
     so.voice = a->voice;
-    so.wpm = o->play.wpm;
-    so.tts_latency = o->play.tts_latency;
-    so.preroll = o->play.preroll;
+    so.play = o->play; /* one voice-and-TTS struct for the playout and the speaker */
     so.cue = a->cue;
     so.latency = a->latency;
     so.count_synthesis = a->count_synthesis;

@@ -124,6 +124,7 @@ const struct tb_optsec tb_cli_bench_secs[] = {
     {NULL, bench_requests},
     {"Output:", bench_output},
     {"Playout (each stream, as ttsbuf sim):", tb_opt_playout},
+    {"TTS engine (each stream, as ttsbuf sim):", tb_opt_tts},
     {"Speech (eSpeak NG):", tb_opt_audio},
     {NULL, bench_play},
     {NULL, tb_opt_help},
@@ -268,6 +269,8 @@ int tb_cli_bench_parse(int argc, char **argv, const struct tb_cmddoc *doc, struc
     a->poisson = 1;
     a->html_streams = DEFAULT_HTML_STREAMS;
     rc = tb_cli_parse(argc, argv, doc, option, a, NULL);
+    if (rc == 0)
+        rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
     if (rc != 0)
         return rc;
     if (a->conc != NULL && a->rates != NULL) {

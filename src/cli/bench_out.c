@@ -147,7 +147,7 @@ static int clear_stale(const char *dir, int in_traces, const struct tb_bench_met
 }
 
 int tb_cli_bench_meta_options(struct tb_bench_meta *meta, const struct tb_sim_opts *o,
-                              long max_tokens, const char *api)
+                              const struct tb_cli_tts *tts, long max_tokens, const char *api)
 {
     cJSON *j = cJSON_CreateObject();
     char *t;
@@ -156,14 +156,21 @@ int tb_cli_bench_meta_options(struct tb_bench_meta *meta, const struct tb_sim_op
         return TB_ENOMEM;
     }
     tb_cli_json_playout(j, o);
+    tb_cli_json_tts(j, tts);
     cJSON_AddNumberToObject(j, "ring_slots", (double)o->ring_slots);
     cJSON_AddNumberToObject(j, "ring_bytes", (double)o->ring_bytes);
     cJSON_AddNumberToObject(j, "max_tokens", (double)max_tokens);
     cJSON_AddStringToObject(j, "api", api);
     t = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
-    if (t == NULL || strlen(t) >= sizeof(meta->options)) {
+    if (t != NULL && strlen(t) >= sizeof(meta->options)) {
         cJSON_free(t);
+        tb_cli_error("bench: the playout options take more than %zu bytes of JSON (a long "
+                     "--tts-latency FILE path?)",
+                     sizeof(meta->options) - 1);
+        return TB_EINVAL;
+    }
+    if (t == NULL) {
         tb_cli_error("out of memory");
         return TB_ENOMEM;
     }

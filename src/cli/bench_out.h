@@ -14,10 +14,11 @@
 
 /* The options that shape the records (they must match to merge) as a JSON
  * object's canonical text into m->options, and when and by which ttsbuf
- * the run began.  0, or TB_ENOMEM (printed; also for options too long to
- * hold). */
-int tb_cli_bench_meta_options(struct tb_bench_meta *m, const struct tb_sim_opts *o, long max_tokens,
-                              const char *api);
+ * the run began.  0, or (printed) TB_ENOMEM, TB_EINVAL for options too
+ * long to hold (a long --tts-latency FILE path). */
+struct tb_cli_tts;
+int tb_cli_bench_meta_options(struct tb_bench_meta *m, const struct tb_sim_opts *o,
+                              const struct tb_cli_tts *tts, long max_tokens, const char *api);
 
 /* --out DIR: makes DIR and DIR/traces with no earlier run's files in them
  * (refused, or removed with force: a later `sweep DIR/traces` must not mix

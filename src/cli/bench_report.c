@@ -327,6 +327,11 @@ void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_ben
             fprintf(f,
                     "  note: %llu UTF-16 surrogate halves without a partner replaced by U+FFFD\n",
                     (unsigned long long)x->surrogates_replaced);
+        if (x->min_tps_none > 0)
+            fprintf(f,
+                    "  min TPS: none for %zu of %zu complete request%s (" TB_MIN_TPS_NONE_REASON
+                    "); min_tps below is over the others\n",
+                    x->min_tps_none, x->ok, x->ok == 1 ? "" : "s");
         if (error_total(x) > 0) {
             fprintf(f, "  not in the gapless share: %zu cut off, %zu failed; errors:", x->incomplete,
                     x->failed);
@@ -412,6 +417,7 @@ int tb_cli_bench_report_json(FILE *f, const char *command, const struct tb_bench
         tb_cli_json_num(o, "system_tps", x->ok > 0 ? x->system_tps : NAN);
         cJSON_AddNumberToObject(o, "usage_ignored", (double)x->usage_ignored);
         cJSON_AddNumberToObject(o, "surrogates_replaced", (double)x->surrogates_replaced);
+        cJSON_AddNumberToObject(o, "min_tps_none", (double)x->min_tps_none);
         for (int k = 0; k < TB_BM__COUNT; k++)
             tb_cli_json_stats(o, tb_bench_metric_name((enum tb_bench_metric)k), &x->m[k]);
     }
@@ -432,7 +438,7 @@ void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m, const struc
     for (int k = 1; k < TB_READER__COUNT; k++)
         fprintf(f, ",errors_by_kind_%s", tb_reader_error_name(k));
     fprintf(f, ",gapless,gapless_share,success_share,events,tokens,span_s,system_tps,"
-               "usage_ignored,surrogates_replaced");
+               "usage_ignored,surrogates_replaced,min_tps_none");
     for (int k = 0; k < TB_BM__COUNT; k++) {
         fprintf(f, ",%s_count", tb_bench_metric_name((enum tb_bench_metric)k));
         for (int q = 0; tb_stats_fields[q] != NULL; q++)
@@ -455,7 +461,8 @@ void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m, const struc
         fprintf(f, ",%llu,%llu", (unsigned long long)x->events, (unsigned long long)x->tokens);
         csv_num(f, x->span);
         csv_num(f, x->ok > 0 ? x->system_tps : NAN);
-        fprintf(f, ",%zu,%llu", x->usage_ignored, (unsigned long long)x->surrogates_replaced);
+        fprintf(f, ",%zu,%llu,%zu", x->usage_ignored, (unsigned long long)x->surrogates_replaced,
+                x->min_tps_none);
         for (int k = 0; k < TB_BM__COUNT; k++) {
             fprintf(f, ",%zu", x->m[k].count);
             for (int q = 0; tb_stats_fields[q] != NULL; q++)

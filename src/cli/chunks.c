@@ -66,7 +66,7 @@ int tb_cli_chunks_build(const struct tb_stream *s, const struct tb_seg_opts *opt
             continue;
         memcpy(out->text + len, s->text + e->off, e->len);
         len += e->len;
-        tb_seg_feed(seg, s->text + e->off, e->len, on_chunk, &x);
+        tb_seg_feed_at(seg, e->t, s->text + e->off, e->len, on_chunk, &x);
     }
     tb_seg_finish(seg, on_chunk, &x);
     tb_seg_destroy(seg);

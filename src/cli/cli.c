@@ -74,6 +74,26 @@ int tb_cli_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_
     return printed(tb_cli_number_size(flag, s, lo, hi, out, err, sizeof(err)), err);
 }
 
+int tb_cli_opt_share(const char *flag, const char *s, double *out)
+{
+    char err[256], pcterr[256];
+    double pct = 0;
+    int rc = tb_cli_number_double(flag, s, 0, 1, out, err, sizeof(err));
+    if (rc != 0) {
+        /* A percentage is the common mistake: say what it is as a share. */
+        if (tb_cli_number_double(flag, s, 1, 100, &pct, pcterr, sizeof(pcterr)) == 0)
+            tb_cli_error("%s: '%s' is outside 0..1 (a share: %g%% is %g)", flag, s, pct, pct / 100);
+        else
+            tb_cli_error("%s", err);
+        return rc;
+    }
+    if (*out <= 0) {
+        tb_cli_error("%s: '%s' is not above 0 (a share, 0 < X <= 1)", flag, s);
+        return TB_EINVAL;
+    }
+    return 0;
+}
+
 int tb_cli_exit(int rc)
 {
     switch (rc) {

@@ -74,4 +74,8 @@ int tb_cli_number_size(const char *flag, const char *s, size_t lo, size_t hi, si
 int tb_cli_opt_double(const char *flag, const char *s, double lo, double hi, double *out);
 int tb_cli_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *out);
 
+/* A share option (--target-gapless): 0 < X <= 1, printed as the other
+ * helpers; a percentage (1..100) is told what it is as a share. */
+int tb_cli_opt_share(const char *flag, const char *s, double *out);
+
 #endif

@@ -61,6 +61,13 @@ static void raise_fd_limit(const struct tb_bench_meta *m)
 
 static int cmd_bench(int argc, char **argv);
 
+/* --help's tables: the chunk policies and the TTS presets. */
+static void bench_tail(FILE *f)
+{
+    tb_cli_usage_chunks(f);
+    tb_cli_usage_tts_presets(f);
+}
+
 const struct tb_cmddoc tb_doc_bench = {
     "bench",
     "[--base-url URL --model NAME | --mock] [OPTIONS]",
@@ -75,7 +82,7 @@ const struct tb_cmddoc tb_doc_bench = {
     "and no success_share or errors gate allows it; 2 bad usage or input; 3 interrupted, no "
     "request succeeded (what ran is still reported and written), or the run failed (out of "
     "memory, a write that failed).",
-    tb_cli_usage_chunks,
+    bench_tail,
     tb_cli_bench_notes,
     cmd_bench,
 };
@@ -134,7 +141,7 @@ static int reach(struct bench *b)
     snprintf(b->meta.model, sizeof(b->meta.model), "%s", b->a.q.model);
     snprintf(b->meta.base_url, sizeof(b->meta.base_url), "%s", b->ep.base_red);
     snprintf(b->meta.provider, sizeof(b->meta.provider), "%s", tb_cli_endpoint_provider(&b->ep));
-    return tb_cli_bench_meta_options(&b->meta, &b->a.c.o, b->a.q.req.max_tokens, b->ep.info->name);
+    return tb_cli_bench_meta_options(&b->meta, &b->a.c.o, &b->a.c.tts, b->a.q.req.max_tokens, b->ep.info->name);
 }
 
 /* Options, the plan (levels, shard), every output checked, the endpoint,
@@ -295,6 +302,7 @@ static int close_bench(struct bench *b)
     }
     free(b->sums);
     tb_cli_audio_free(&b->a.au);
+    tb_cli_common_free(&b->a.c);
     tb_bench_recs_free(&b->recs);
     tb_bench_prompts_free(&b->prompts);
     free(b->url);

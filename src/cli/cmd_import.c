@@ -168,7 +168,7 @@ static int summary_verdict(const struct tb_cli_common *a, const char *spec, cons
         if (a->json) {
             char name[512];
             struct tb_report_src src = {"import", name, note[0] ? note : NULL,
-                                        q->warning[0] ? q->warning : NULL, NULL};
+                                        q->warning[0] ? q->warning : NULL, NULL, &a->tts};
             struct tb_gap_list none = {NULL, 0, 0};
             snprintf(name, sizeof(name), "%s: %s", file, q->name);
             tb_cli_report_json(stdout, &src, &a->o, &r, &none, NULL, NULL, NULL);
@@ -245,9 +245,12 @@ int tb_cli_import(const struct tb_cli_common *a, const char *spec,
         goto out;
     }
     if (request < 0 && im.n > 1) {
-        if (a->record != NULL || a->html != NULL) {
+        if (a->record != NULL || a->html != NULL || a->tts.draws.draws > 0) {
             tb_cli_error("%s: %s has %zu requests; choose one with --request N",
-                         a->record != NULL ? "--record" : "--html", path, im.n);
+                         a->record != NULL ? "--record"
+                         : a->html != NULL ? "--html"
+                                           : "--tts-draws",
+                         path, im.n);
             rc = TB_EINVAL;
             goto out;
         }

@@ -68,6 +68,8 @@ static const struct tb_optsec run_secs[] = {
     {NULL, run_mock_rows},
     {"Playout and output:", tb_opt_playout},
     {NULL, tb_opt_report},
+    {"TTS engine:", tb_opt_tts},
+    {NULL, tb_opt_tts_draws},
     {"Speech (eSpeak NG):", tb_opt_audio},
     {NULL, tb_opt_help},
     {NULL, NULL},
@@ -177,6 +179,8 @@ static int parse(struct run *x, int argc, char **argv)
     a->q.req.prompt = DEFAULT_PROMPT;
     rc = tb_cli_parse(argc, argv, &tb_doc_run, option, a, NULL);
     if (rc == 0)
+        rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
+    if (rc == 0)
         rc = tb_cli_outputs_check("run", &a->c);
     if (rc == 0)
         rc = tb_cli_audio_probe(&a->au);
@@ -285,6 +289,7 @@ static void account(struct run *x)
         x->src.name = x->ep.base_red;
     }
     x->src.end = &x->r.stream.end;
+    x->src.tts = &x->a.c.tts;
 }
 
 /* Partial or not, the trace and the report are written: --record first;
@@ -305,6 +310,10 @@ static int write_outputs(struct run *x)
     if (x->audio_rc != 0)
         return x->audio_rc;
     account(x);
+    if (rc == 0)
+        rc = tb_cli_draws_run(&a->c.tts.draws, "run", &r->stream, &a->c.o, a->c.tts.lat,
+                              a->c.tts.seed, &r->sim,
+                              tb_cli_report_whatif_measured(&x->src, &r->sim, &x->rl), a->quiet);
     if (a->c.svg != NULL && r->sim.play.chunks > 0 && rc == 0)
         rc = tb_cli_timeline_write(a->c.svg, &x->src, &a->c.o, &r->stream, &x->plays.all, &r->sim,
                                    &x->rl);
@@ -363,6 +372,7 @@ static int cmd_run(int argc, char **argv)
         rc = 0; /* a write that failed is said; the stream's failure is the verdict */
     code = rc != 0 ? tb_cli_exit(rc) : run_verdict(&x);
     tb_cli_audio_free(&x.a.au);
+    tb_cli_common_free(&x.a.c);
     tb_cli_endpoint_free(&x.ep);
     tb_live_result_free(&x.r);
     tb_cli_plays_free(&x.plays);

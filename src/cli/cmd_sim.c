@@ -70,6 +70,8 @@ static const struct tb_optsec sim_secs[] = {
     {NULL, sim_rows},
     {"Playout and output:", tb_opt_playout},
     {NULL, tb_opt_report},
+    {"TTS engine:", tb_opt_tts},
+    {NULL, tb_opt_tts_draws},
     {"Speech (eSpeak NG):", tb_opt_audio},
     {NULL, tb_opt_help},
     {NULL, NULL},
@@ -147,6 +149,8 @@ static int parse(struct sim *x, int argc, char **argv)
     rc = tb_cli_parse(argc, argv, &tb_doc_sim, option, a, &first);
     if (rc == 0)
         rc = tb_cli_source_operand(&a->c, "sim", argc, argv, first);
+    if (rc == 0)
+        rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
     if (rc != 0)
         return rc;
     x->plays.keep_all = a->c.svg != NULL || a->c.html != NULL || a->want_chunks;
@@ -221,6 +225,14 @@ static int play(struct sim *x)
                : TB_EIO;
 }
 
+/* --tts-draws: the stream again under each draw of the latency. */
+static int draws(struct sim *x)
+{
+    struct tb_cli_tts *t = &x->a.c.tts;
+    return tb_cli_draws_run(&t->draws, "sim", &x->s, &x->a.c.o, t->lat, t->seed, &x->r,
+                            tb_cli_report_whatif_measured(&x->src, &x->r, NULL), 0);
+}
+
 /* --svg's picture, --html's page, --chunks' list. */
 static int write_outputs(struct sim *x)
 {
@@ -263,8 +275,8 @@ static int report(struct sim *x)
     return 0;
 }
 
-/* ttsbuf sim: parse, load, start the speech, play, write, report; the
- * verdict. */
+/* ttsbuf sim: parse, load, start the speech, play, draw, write, report;
+ * the verdict. */
 static int cmd_sim(int argc, char **argv)
 {
     struct sim x;
@@ -276,10 +288,13 @@ static int cmd_sim(int argc, char **argv)
     rc = parse(&x, argc, argv);
     if (rc == 0)
         rc = load(&x);
+    x.src.tts = &x.a.c.tts;
     if (rc == 0)
         rc = start_speech(&x);
     if (rc == 0)
         rc = play(&x);
+    if (rc == 0)
+        rc = draws(&x);
     if (rc == 0)
         rc = write_outputs(&x);
     if (rc == 0)
@@ -292,6 +307,7 @@ static int cmd_sim(int argc, char **argv)
         code = tb_cli_underrun_verdict(x.a.c.fail_on_underrun, &x.r, x.src.end);
     tb_cli_chunks_free(&x.chunks);
     tb_cli_audio_free(&x.a.au);
+    tb_cli_common_free(&x.a.c);
     tb_cli_plays_free(&x.plays);
     tb_stream_free(&x.s);
     return code;

@@ -18,6 +18,7 @@
 #include "outputs.h"
 #include "sources.h"
 #include "sweep_out.h"
+#include "tts_opts.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/seg.h"
@@ -45,7 +46,11 @@ enum {
     O_HTML,
     O_THREADS,
     O_RUN,
-    O_CPT
+    O_CPT,
+    O_CONC,
+    O_RTF,
+    O_LATP50,
+    O_LATSHAPE
 };
 
 static const struct tb_optdoc sweep_sources[] = {
@@ -69,11 +74,40 @@ static const struct tb_optdoc sweep_sources[] = {
 };
 
 static const struct tb_optdoc sweep_axes[] = {
-    {"chunk", O_CHUNK, "LIST", "chunking policies (all: every one; default sentence; listed below)",
+    {"chunk", O_CHUNK, "LIST",
+     "chunking policies (all: every one but the time-based cartesia and idle, which sweep does not "
+     "take; default sentence; listed below)",
      NULL},
     {"min-chars", O_MINCHARS, "LIST", "sentence/clause minimum chunk size (default 1)", NULL},
     {"wpm", O_WPM, "LIST", "speech rates, words/min (default 150)", NULL},
-    {"tts-latency", O_LAT, "LIST", "seconds (default 0)", NULL},
+    {"tts-latency", O_LAT, "LIST", "constant TTS first-byte latencies, seconds (default 0)",
+     "Allowed 0..60. A distribution is swept by its median: --tts-latency-p50."},
+    {"tts-latency-p50", O_LATP50, "LIST",
+     "medians of a first-byte latency distribution, seconds, of the shape --tts-latency-shape "
+     "gives (or --tts's)",
+     "Not with --tts-latency. Each value A is the spec that --tts-latency A's shape would be in "
+     "ttsbuf sim: lognormal:p50=A,p90=A x RATIO or uniform:A-W/2..A+W/2 (its ends 0..60; a "
+     "log-normal's median at least 0.001); the JSON and CSV give each setting's spec, "
+     "tts_latency."},
+    {"tts-latency-shape", O_LATSHAPE, "SHAPE",
+     "with --tts-latency-p50: lognormal:ratio=R (p90 = R x p50, R >= 1) or uniform:width=W "
+     "(seconds)",
+     "Without it --tts PRESET's shape is used (a log-normal's p90/p50, a uniform's width); a "
+     "constant or FILE preset has none, and then it is required."},
+    {"tts-concurrency", O_CONC, "LIST",
+     "TTS chunks synthesized at once, whole numbers 0..1024 (default 0: unlimited)", NULL},
+    {"tts-rtf", O_RTF, "LIST",
+     "TTS seconds of synthesis per second of audio, 0..100 (default 0: instant)", NULL},
+    {"tts-seed", TB_O_TTS_SEED, "N",
+     "the seed of the latency draws, the same for every stream and setting (default 0)",
+     "Allowed 0..2^64-1. Every setting draws the same latencies for the same chunk, so settings "
+     "differ by their parameters, not by luck."},
+    {"tts-connect", TB_O_TTS_CONNECT, "S",
+     "extra first-byte latency of each stream's first chunk (default 0)", "Allowed 0..60."},
+    {"tts", TB_O_TTS_PRESET, "PRESET",
+     "a TTS engine's published figures (listed below) as the value of each TTS option not given",
+     "Its latency becomes --tts-latency (a constant) or --tts-latency-p50 and its shape; a "
+     "FILE latency cannot be swept (give --tts-latency or --tts-latency-p50)."},
     {"preroll", O_PREROLL, "LIST", "seconds (default 0)", NULL},
     {"tps", O_TPS, "LIST",
      "re-time every stream to a constant rate, tokens/s, from its own first-token time; 0 keeps "
@@ -133,6 +167,15 @@ static const char *const sweep_notes[] = {
 
 static int cmd_sweep(int argc, char **argv);
 
+/* --help's tables: the chunk policies, the stream presets and the TTS
+ * presets. */
+static void sweep_tail(FILE *f)
+{
+    tb_cli_usage_chunks(f);
+    tb_cli_usage_presets(f);
+    tb_cli_usage_tts_presets(f);
+}
+
 const struct tb_cmddoc tb_doc_sweep = {
     "sweep",
     "SOURCE... [AXES] [OPTIONS]",
@@ -144,7 +187,7 @@ const struct tb_cmddoc tb_doc_sweep = {
     "0 ran; 2 bad usage or bad input; 3 no stream to sweep (every one was cut off or failed, "
     "or an --import whose every request failed), or the run failed (out of memory, a write "
     "that failed).",
-    tb_cli_usage_playout,
+    sweep_tail,
     sweep_notes,
     cmd_sweep,
 };
@@ -163,6 +206,9 @@ struct args {
     int seeds;
     uint64_t seed_lo, seed_hi;
     struct axis ax[TB_AX__COUNT];
+    struct tb_cli_tts tts; /* --tts-seed, --tts-connect, --tts */
+    int lat_p50;           /* the latency axis holds medians */
+    const char *lat_shape; /* --tts-latency-shape */
     double target;
     const char *csv, *json, *svg, *html;
     size_t threads;
@@ -189,9 +235,25 @@ static int axis_push(struct axis *x, const char *flag, double v)
     return 0;
 }
 
-/* A number list with ranges, each value within lo..hi.  0 or an error
- * (printed). */
-static int parse_numbers(struct axis *x, const char *flag, const char *arg, double lo, double hi)
+/* One number within lo..hi, a whole one when whole; as sim's options
+ * say it. */
+static int number(const char *flag, const char *s, double lo, double hi, int whole, double *out,
+                  char *err, size_t errlen)
+{
+    size_t z;
+    int rc;
+    if (!whole)
+        return tb_cli_number_double(flag, s, lo, hi, out, err, errlen);
+    rc = tb_cli_number_size(flag, s, (size_t)lo, (size_t)hi, &z, err, errlen);
+    if (rc == 0)
+        *out = (double)z;
+    return rc;
+}
+
+/* A number list with ranges, each value within lo..hi (whole numbers
+ * when whole).  0 or an error (printed). */
+static int parse_list(struct axis *x, const char *flag, const char *arg, double lo, double hi,
+                      int whole)
 {
     char *copy = strdup(arg), *save = NULL, *item, err[256];
     int rc = 0;
@@ -206,9 +268,11 @@ static int parse_numbers(struct axis *x, const char *flag, const char *arg, doub
         char *c1 = strchr(item, ':'), *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
         double a, b, step;
         if (c1 == NULL) {
-            rc = tb_cli_opt_double(flag, item, lo, hi, &a);
+            rc = number(flag, item, lo, hi, whole, &a, err, sizeof(err));
             if (rc == 0)
                 rc = axis_push(x, flag, a);
+            else
+                tb_cli_error("%s", err);
             continue;
         }
         if (c2 == NULL || strchr(c2 + 1, ':') != NULL) {
@@ -217,9 +281,9 @@ static int parse_numbers(struct axis *x, const char *flag, const char *arg, doub
             break;
         }
         *c1 = *c2 = '\0';
-        if ((rc = tb_cli_number_double(flag, item, lo, hi, &a, err, sizeof(err))) != 0 ||
-            (rc = tb_cli_number_double(flag, c1 + 1, lo, hi, &b, err, sizeof(err))) != 0 ||
-            (rc = tb_cli_number_double(flag, c2 + 1, 0, hi - lo, &step, err, sizeof(err))) != 0) {
+        if ((rc = number(flag, item, lo, hi, whole, &a, err, sizeof(err))) != 0 ||
+            (rc = number(flag, c1 + 1, lo, hi, whole, &b, err, sizeof(err))) != 0 ||
+            (rc = number(flag, c2 + 1, 0, hi - lo, whole, &step, err, sizeof(err))) != 0) {
             tb_cli_error("%s", err);
             break;
         }
@@ -248,6 +312,27 @@ static int parse_numbers(struct axis *x, const char *flag, const char *arg, doub
     return rc;
 }
 
+static int parse_numbers(struct axis *x, const char *flag, const char *arg, double lo, double hi)
+{
+    return parse_list(x, flag, arg, lo, hi, 0);
+}
+
+/* --tts-latency: constants only; a distribution's spec is a mistake that
+ * --tts-latency-p50 answers. */
+static int parse_latency(struct axis *x, const char *arg)
+{
+    static const char *const kinds[] = {"lognormal:", "uniform:", "empirical:", "list:"};
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (strncmp(arg, kinds[i], strlen(kinds[i])) == 0) {
+            tb_cli_error("--tts-latency: sweep takes constants here ('%s' is a distribution); "
+                         "sweep a distribution's median with --tts-latency-p50 LIST and "
+                         "--tts-latency-shape",
+                         arg);
+            return TB_EINVAL;
+        }
+    return parse_numbers(x, "--tts-latency", arg, 0, 60);
+}
+
 static int parse_chunks(struct axis *x, const char *arg)
 {
     char *copy = strdup(arg), *save = NULL, *item;
@@ -262,7 +347,14 @@ static int parse_chunks(struct axis *x, const char *arg)
         enum tb_chunk_policy p;
         if (strcmp(item, "all") == 0) {
             for (int i = 0; i < TB_CHUNK__COUNT && rc == 0; i++)
-                rc = axis_push(x, "--chunk", i);
+                if (!tb_seg_policy_timed((enum tb_chunk_policy)i))
+                    rc = axis_push(x, "--chunk", i);
+        } else if (tb_seg_policy_parse(item, &p) == 0 && tb_seg_policy_timed(p)) {
+            /* The sweep re-times a stream's chunks, which these re-cut. */
+            tb_cli_error("--chunk: %s is time-based: sweep re-times each stream's chunks, which "
+                         "%s would cut again at each rate; use ttsbuf sim",
+                         item, item);
+            rc = TB_EINVAL;
         } else if (tb_seg_policy_parse(item, &p) == 0) {
             rc = axis_push(x, "--chunk", p);
         } else {
@@ -329,11 +421,28 @@ static int option(void *ud, int c, const char *arg)
     case O_RUN: return (tb_cli_import_option(&a->io, 'r', arg));
     case O_CPT: return (tb_cli_import_option(&a->io, 'c', arg));
     case O_CHUNK: return (parse_chunks(&a->ax[TB_AX_CHUNK], arg));
-    case O_MINCHARS:
-        return (parse_numbers(&a->ax[TB_AX_MINCHARS], "--min-chars", arg, 1, 100000));
-    case O_WPM:
-        return (parse_numbers(&a->ax[TB_AX_WPM], "--wpm", arg, TB_WPM_MIN, TB_WPM_MAX));
-    case O_LAT: return (parse_numbers(&a->ax[TB_AX_LAT], "--tts-latency", arg, 0, 60));
+    case O_MINCHARS: return (parse_numbers(&a->ax[TB_AX_MINCHARS], "--min-chars", arg, 1, 100000));
+    case O_WPM: return (parse_numbers(&a->ax[TB_AX_WPM], "--wpm", arg, TB_WPM_MIN, TB_WPM_MAX));
+    case O_LAT:
+    case O_LATP50:
+        if (a->ax[TB_AX_LAT].n > 0 && a->lat_p50 != (c == O_LATP50)) {
+            tb_cli_error("%s: not with %s (constants, or a distribution's medians: one latency "
+                         "axis)",
+                         c == O_LAT ? "--tts-latency" : "--tts-latency-p50",
+                         c == O_LAT ? "--tts-latency-p50" : "--tts-latency");
+            return TB_EINVAL;
+        }
+        a->lat_p50 = c == O_LATP50;
+        return c == O_LAT ? parse_latency(&a->ax[TB_AX_LAT], arg)
+                          : parse_numbers(&a->ax[TB_AX_LAT], "--tts-latency-p50", arg, 0, 60);
+    case O_LATSHAPE: a->lat_shape = arg; return 0;
+    case O_CONC:
+        return (
+            parse_list(&a->ax[TB_AX_CONC], "--tts-concurrency", arg, 0, TB_CLI_TTS_CONC_MAX, 1));
+    case O_RTF: return (parse_numbers(&a->ax[TB_AX_RTF], "--tts-rtf", arg, 0, TB_CLI_TTS_RTF_MAX));
+    case TB_O_TTS_SEED:
+    case TB_O_TTS_CONNECT:
+    case TB_O_TTS_PRESET: return (tb_cli_tts_option(&a->tts, c, arg));
     case O_PREROLL: return (parse_numbers(&a->ax[TB_AX_PREROLL], "--preroll", arg, 0, 3600));
     case O_TPS: return (parse_numbers(&a->ax[TB_AX_TPS], "--tps", arg, 0, 100000));
     case O_REBUFFER:
@@ -346,26 +455,7 @@ static int option(void *ud, int c, const char *arg)
         if (rc == 0 && strcmp(arg, "off") != 0)
             rc = axis_push(&a->ax[TB_AX_REBUFFER], "--rebuffer", 1);
         return rc;
-    case O_TARGET: {
-        char err[256], pcterr[256];
-        double pct;
-        rc = tb_cli_number_double("--target-gapless", arg, 0, 1, &a->target, err, sizeof(err));
-        if (rc != 0) {
-            /* A percentage is the common mistake: say what it is as a share. */
-            if (tb_cli_number_double("--target-gapless", arg, 1, 100, &pct, pcterr,
-                                     sizeof(pcterr)) == 0)
-                tb_cli_error("--target-gapless: '%s' is outside 0..1 (a share: %g%% is %g)", arg,
-                             pct, pct / 100);
-            else
-                tb_cli_error("%s", err);
-            return rc;
-        }
-        if (a->target <= 0) {
-            tb_cli_error("--target-gapless: '%s' is not above 0 (a share, 0 < X <= 1)", arg);
-            return TB_EINVAL;
-        }
-        return 0;
-    }
+    case O_TARGET: return tb_cli_opt_share("--target-gapless", arg, &a->target);
     case O_CSV: a->csv = arg; return 0;
     case O_JSON: a->json = arg; return 0;
     case O_SVG: a->svg = arg; return 0;
@@ -441,6 +531,134 @@ static int gather(struct sweep *x, int argc, char **argv)
     return 0;
 }
 
+/* --tts-latency-shape SHAPE: lognormal:ratio=R or uniform:width=W. */
+static int parse_shape(const char *arg, struct tb_sweep_tts *t)
+{
+    char err[256];
+    int rc;
+    if (strncmp(arg, "lognormal:ratio=", 16) == 0) {
+        t->shape = TB_LAT_LOGNORMAL;
+        rc = tb_cli_number_double("--tts-latency-shape: ratio", arg + 16, 1, 1e6, &t->param, err,
+                                  sizeof(err));
+    } else if (strncmp(arg, "uniform:width=", 14) == 0) {
+        t->shape = TB_LAT_UNIFORM;
+        rc = tb_cli_number_double("--tts-latency-shape: width", arg + 14, 0, 2 * TB_TTSLAT_MAX,
+                                  &t->param, err, sizeof(err));
+    } else {
+        tb_cli_error("--tts-latency-shape: '%s' is not lognormal:ratio=R or uniform:width=W", arg);
+        return TB_EINVAL;
+    }
+    if (rc != 0)
+        tb_cli_error("%s", err);
+    return rc;
+}
+
+/* The shape of a preset's latency distribution (and its median in *p50):
+ * 0, or 1 when it has none to sweep (a constant or a FILE's values). */
+static int preset_shape(const struct tb_ttslat *lat, struct tb_sweep_tts *t, double *p50)
+{
+    struct tb_ttslat_info info;
+    if (lat == NULL)
+        return 1;
+    tb_ttslat_info(lat, &info);
+    if (info.kind == TB_TTSLAT_LOGNORMAL) {
+        t->shape = TB_LAT_LOGNORMAL;
+        t->param = info.p90 / info.p50;
+        *p50 = info.p50;
+        return 0;
+    }
+    if (info.kind == TB_TTSLAT_UNIFORM) {
+        t->shape = TB_LAT_UNIFORM;
+        t->param = info.hi - info.lo;
+        *p50 = (info.lo + info.hi) / 2;
+        return 0;
+    }
+    return 1;
+}
+
+/* The TTS options into the sweep's: the shape, the seed, the connect
+ * latency, and --tts PRESET's figures as the default of each TTS axis. */
+static int resolve_tts(struct args *a, struct tb_sweep_tts *t)
+{
+    struct tb_cli_tts *x = &a->tts;
+    struct tb_playout_opts po;
+    struct tb_seg_opts seg = {.policy = TB_CHUNK_SENTENCE, .min_chars = 1};
+    double p50 = 0.0, v;
+    int rc, no_shape;
+    memset(t, 0, sizeof(*t));
+    t->on = a->lat_p50 || a->lat_shape != NULL || a->ax[TB_AX_CONC].n > 0 ||
+            a->ax[TB_AX_RTF].n > 0 || x->seed_set || x->connect_set || x->preset != NULL;
+    if (!t->on)
+        return 0;
+    if (a->lat_shape != NULL && (rc = parse_shape(a->lat_shape, t)) != 0)
+        return rc;
+    if (a->lat_shape != NULL && a->ax[TB_AX_LAT].n > 0 && !a->lat_p50) {
+        tb_cli_error("--tts-latency-shape: not with --tts-latency (constants have no shape; "
+                     "--tts-latency-p50 takes medians)");
+        return TB_EINVAL;
+    }
+    /* The preset's figures, where no option gives one (tts_opts.c warns
+     * of a figure no source gives). */
+    x->conc_set |= a->ax[TB_AX_CONC].n > 0;
+    x->rtf_set |= a->ax[TB_AX_RTF].n > 0;
+    x->latency = a->ax[TB_AX_LAT].n > 0 ? "0" : NULL;
+    tb_playout_opts_default(&po);
+    /* The chunk policies are sweep's own axis (--chunk): a preset's
+     * policy does not replace it. */
+    x->chunk_set = 1;
+    if ((rc = tb_cli_tts_apply(x, &seg, &po)) != 0)
+        return rc;
+    t->seed = x->seed;
+    t->connect = x->connect;
+    if (a->ax[TB_AX_CONC].n == 0 &&
+        (rc = axis_push(&a->ax[TB_AX_CONC], "--tts-concurrency", x->concurrency)) != 0)
+        return rc;
+    if (a->ax[TB_AX_RTF].n == 0 && (rc = axis_push(&a->ax[TB_AX_RTF], "--tts-rtf", x->rtf)) != 0)
+        return rc;
+    if (a->ax[TB_AX_LAT].n > 0 && !a->lat_p50)
+        return 0; /* constants */
+    if (a->ax[TB_AX_LAT].n == 0 && x->preset == NULL) {
+        if (a->lat_shape != NULL) {
+            tb_cli_error("--tts-latency-shape: give the medians with --tts-latency-p50");
+            return TB_EINVAL;
+        }
+        return 0; /* the default constant, 0 */
+    }
+    {
+        struct tb_sweep_tts ps = *t;
+        no_shape = preset_shape(x->lat, &ps, &p50);
+        if (a->lat_shape == NULL && !no_shape) {
+            t->shape = ps.shape;
+            t->param = ps.param;
+        }
+    }
+    if (a->ax[TB_AX_LAT].n == 0) {
+        /* The preset's latency: its median (with its shape or the one
+         * given), or its constant. */
+        if (no_shape && x->lat != NULL) {
+            tb_cli_error("--tts %s: its latency (%s) is a FILE's values, which cannot be swept; "
+                         "give --tts-latency or --tts-latency-p50",
+                         x->preset, x->spec);
+            return TB_EINVAL;
+        }
+        if (no_shape && a->lat_shape != NULL) {
+            tb_cli_error("--tts-latency-shape: --tts %s has a constant latency (%s); give the "
+                         "medians with --tts-latency-p50",
+                         x->preset, x->spec);
+            return TB_EINVAL;
+        }
+        v = no_shape ? po.tts_latency : p50;
+        return axis_push(&a->ax[TB_AX_LAT], "--tts-latency", v);
+    }
+    if (t->shape == TB_LAT_CONST) {
+        tb_cli_error("--tts-latency-p50: give its shape with --tts-latency-shape "
+                     "(lognormal:ratio=R or uniform:width=W)%s",
+                     x->preset != NULL ? " (the preset's latency has none)" : "");
+        return TB_EINVAL;
+    }
+    return 0;
+}
+
 /* Output files first: a path that cannot be written fails before the
  * work, not after it; one of them at most on stdout. */
 static int open_outputs(struct sweep *x)
@@ -476,6 +694,15 @@ static int run_sweep(struct sweep *x)
         so.n[i] = a->ax[i].n;
     }
     so.target = a->target;
+    if ((rc = resolve_tts(a, &so.tts)) != 0)
+        return rc;
+    for (int i = TB_AX_CONC; i <= TB_AX_RTF; i++) {
+        so.axis[i] = a->ax[i].v;
+        so.n[i] = a->ax[i].n;
+    }
+    so.axis[TB_AX_LAT] = a->ax[TB_AX_LAT].v;
+    so.n[TB_AX_LAT] = a->ax[TB_AX_LAT].n;
+    x->ri.tts_preset = a->tts.preset;
     x->ri.src = &a->src;
     x->in = tb_cli_sources_inputs(&a->src, &x->ri.st);
     if (x->in == NULL) {
@@ -546,6 +773,7 @@ static int cmd_sweep(int argc, char **argv)
     memset(&x, 0, sizeof(x));
     tb_cli_sources_init(&x.a.src);
     tb_cli_import_opts_init(&x.a.io);
+    tb_cli_tts_init(&x.a.tts);
     rc = gather(&x, argc, argv);
     if (rc == 0)
         rc = open_outputs(&x);
@@ -559,6 +787,7 @@ static int cmd_sweep(int argc, char **argv)
     tb_sweep_destroy(x.sw);
     free(x.in);
     tb_cli_sources_free(&x.a.src);
+    tb_cli_tts_free(&x.a.tts);
     for (int i = 0; i < TB_AX__COUNT; i++)
         free(x.a.ax[i].v);
     return tb_cli_exit(rc);

@@ -150,7 +150,10 @@ static void streams_table(FILE *f, const struct tb_bench_meta *m, const struct t
         cell(f, isnan(x->gap_total) ? NAN : (double)x->underruns, 0);
         cell(f, x->gap_total, 3);
         cell(f, x->gap_max, 3);
-        cell(f, x->min_tps, 1);
+        if (x->min_tps_none) /* no rate removes its gaps: not "not measured" */
+            fputs("<td data-v=\"Infinity\" title=\"" TB_MIN_TPS_NONE_REASON "\">none</td>", f);
+        else
+            cell(f, x->min_tps, 1);
         fputs("</tr>\n", f);
     }
     fputs("</tbody></table>\n", f);
@@ -164,7 +167,7 @@ static int stream_figure(FILE *f, const struct tb_cli_html_bench_info *b, const 
     struct tb_sim_opts o = *b->o;
     struct tb_sim_result r;
     struct tb_cli_plays plays;
-    struct tb_report_src src = {"bench", "", NULL, NULL, NULL};
+    struct tb_report_src src = {"bench", "", NULL, NULL, NULL, NULL};
     char name[160], level[64], stem[64], suffix[96], err[512];
     int rc, simrc;
 

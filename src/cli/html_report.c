@@ -19,6 +19,7 @@
 #include "report.h"
 #include "sweep_out.h"
 #include "timeline.h"
+#include "tts_opts.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/svg.h"
 
@@ -309,6 +310,33 @@ static void gap_list(FILE *f, const struct tb_audio_gap_s *gaps, size_t ngaps)
     fputs("</ol>\n", f);
 }
 
+/* With a TTS stage, after the gaps heard: the model's gaps, each with its
+ * cause (the audio plays the stage's schedule; the causes are the
+ * model's). */
+static void model_gap_list(FILE *f, const struct tb_gap_list *gaps)
+{
+    fprintf(f, "<h3>Gaps in the model (%zu)</h3>\n", gaps->n);
+    fputs("<p class=\"note\">Cause: <b>llm</b>, the chunk's text had not arrived; <b>tts</b>, "
+          "it had and its audio had not (the TTS stage's latency or a busy engine).</p>\n",
+          f);
+    if (gaps->n == 0) {
+        fputs("<p>None: the audio never ran dry.</p>\n", f);
+        return;
+    }
+    fputs("<ol class=\"gaps\">\n", f);
+    for (size_t i = 0; i < gaps->n; i++) {
+        const struct tb_play *g = &gaps->v[i];
+        double at = g->start - g->gap;
+        fprintf(f,
+                "<li data-at=\"%.9g\" data-len=\"%.9g\" data-cause=\"%s\">at %.3f s: %.3f s of "
+                "silence%s before chunk %u: %s (llm %.3f s, tts %.3f s)</li>\n",
+                at, g->gap, tb_cli_gap_cause(g), at, g->gap,
+                g->gap >= TB_INTERRUPT_S ? " (interruption)" : "", g->chunk, tb_cli_gap_cause(g),
+                g->gap_llm, g->gap_tts);
+    }
+    fputs("</ol>\n", f);
+}
+
 /* The human report's verdict line, without "verdict: " (a failed run's
  * "no verdict: ..." line whole). */
 static void verdict_line(FILE *f, const char *report)
@@ -363,7 +391,8 @@ int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const 
     }
     fputs("<section class=\"tb-run\">\n", f);
     verdict_line(f, rep);
-    fprintf(f, "<p class=\"note\">Voice model: %s (every number, the picture and the audio).</p>\n",
+    fprintf(f,
+            "<p class=\"note\">Voice model: %s (every number, the picture and the audio).</p>\n",
             tb_voice_model(h->o->voice));
     fputs("<div class=\"tb-fig\">", f);
     if (svgrc == 0)
@@ -377,6 +406,8 @@ int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const 
             goto out;
     }
     gap_list(f, h->au->gaps, h->au->ngaps);
+    if (tb_cli_tts_stage(&h->o->play))
+        model_gap_list(f, h->gaps);
     fprintf(f, "<h3>Report</h3>\n<pre id=\"report%s\">", suffix);
     tb_cli_html_text(f, rep);
     fputs("</pre>\n<p class=\"note\">The same result as <code>--json</code> gives is embedded "

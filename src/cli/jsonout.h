@@ -8,6 +8,7 @@
 #define TB_CLI_JSONOUT_H
 
 #include <cJSON.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "ttsbuf/jsonline.h"
@@ -35,8 +36,22 @@ cJSON *tb_cli_json_doc(const char *schema, int version, const char *command);
 void tb_cli_json_stats(cJSON *o, const char *key, const struct tb_stats *s);
 
 /* The playout options, the same keys in every document: chunk,
- * min_chars, wpm, tts_latency_s, preroll_s, rebuffer. */
+ * min_chars, wpm, tts_latency_s (null when the latency is not a constant:
+ * opts.tts says what it is), preroll_s, rebuffer. */
 void tb_cli_json_playout(cJSON *opts, const struct tb_sim_opts *o);
+
+/* opts.tts: the TTS stage's options as used (tts_opts.h): latency (the
+ * canonical spec), seed (null when the draws do not depend on it),
+ * connect_s, concurrency (null: unlimited), rtf, preset (null: none).
+ * Nothing when no option of the stage was given (the v1 model). */
+struct tb_cli_tts;
+void tb_cli_json_tts(cJSON *opts, const struct tb_cli_tts *t);
+
+/* root.tts_draws with --tts-draws (tts_draws.h): the draws' object, or
+ * null when they were not run; nothing without the option.  seed is the
+ * base seed, written as an exact integer. */
+struct tb_cli_draws;
+void tb_cli_json_draws(cJSON *root, const struct tb_cli_draws *d, uint64_t seed);
 
 /* key: a number, or null when it is not finite (not measured). */
 void tb_cli_json_num(cJSON *o, const char *key, double v);

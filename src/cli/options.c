@@ -20,6 +20,7 @@ void tb_cli_common_init(struct tb_cli_common *a)
 {
     memset(a, 0, sizeof(*a));
     tb_sim_opts_default(&a->o);
+    tb_cli_tts_init(&a->tts);
     a->max_gaps = 10;
 }
 
@@ -50,22 +51,39 @@ int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg)
             tb_cli_error("--chunk: unknown policy '%s' (see --help)", arg);
             return TB_EINVAL;
         }
+        a->tts.chunk_set = 1;
         return 0;
+    case TB_O_MAXDELAY: {
+        double ms = 0;
+        int rc = tb_cli_opt_double("--max-buffer-delay", arg, 1, 5000, &ms);
+        a->o.seg.max_delay_s = rc == 0 ? ms / 1000.0 : a->o.seg.max_delay_s;
+        a->tts.delay_set = rc == 0;
+        return rc;
+    }
+    case TB_O_IDLEFLUSH: {
+        int rc = tb_cli_opt_double("--idle-flush", arg, 0.001, 60, &a->o.seg.idle_s);
+        a->tts.idle_set = rc == 0;
+        return rc;
+    }
     case TB_O_MINCHARS: {
         int rc = tb_cli_opt_size("--min-chars", arg, 1, 100000, &z);
         a->o.seg.min_chars = rc == 0 ? (uint32_t)z : a->o.seg.min_chars;
         return rc;
     }
     case TB_O_WPM: return tb_cli_opt_double("--wpm", arg, TB_WPM_MIN, TB_WPM_MAX, &a->o.play.wpm);
-    case TB_O_LAT: return tb_cli_opt_double("--tts-latency", arg, 0, 60, &a->o.play.tts_latency);
     case TB_O_PREROLL: return tb_cli_opt_double("--preroll", arg, 0, 3600, &a->o.play.preroll);
     case TB_O_SLOTS:
         return tb_cli_opt_size("--ring-slots", arg, 2, (size_t)1 << 30, &a->o.ring_slots);
     case TB_O_BYTES:
         return tb_cli_opt_size("--ring-bytes", arg, 64, (size_t)1 << 30, &a->o.ring_bytes);
     case TB_O_GAPS: return tb_cli_opt_size("--gaps", arg, 0, SIZE_MAX, &a->max_gaps);
-    default: return TB_CLI_NOT_MINE;
+    default: return tb_cli_tts_option(&a->tts, c, arg);
     }
+}
+
+void tb_cli_common_free(struct tb_cli_common *a)
+{
+    tb_cli_tts_free(&a->tts);
 }
 
 int tb_cli_groups_option(struct tb_cli_common *a, struct tb_cli_request *q, struct tb_cli_audio *au,
@@ -121,12 +139,19 @@ const struct tb_optdoc tb_opt_playout[] = {
      NULL},
     {"min-chars", TB_O_MINCHARS, "N", "sentence/clause: a chunk needs N code points (default 1)",
      "Allowed 1..100000."},
+    {"max-buffer-delay", TB_O_MAXDELAY, "MS",
+     "the longest Cartesia holds a chunk's first text, ms (max_buffer_delay_ms; --chunk "
+     "cartesia; default 3000, its documented default)",
+     "Allowed 1..5000 (Cartesia's range is 0..5000; 0 turns its buffering off, so the client's "
+     "chunks go as they are: use the client's own --chunk). Only with --chunk cartesia, or a --tts "
+     "preset that implies it."},
+    {"idle-flush", TB_O_IDLEFLUSH, "S",
+     "a chunk closes once S seconds pass with no new event (--chunk idle; default 0.5)",
+     "Allowed 0.001..60. Only with --chunk idle."},
     {"wpm", TB_O_WPM, "W",
      "speech rate, words/min; a word is 6 code points (default 150, allowed 20..1000; with "
      "--voice-model espeak, eSpeak's rate: 80..450, and up to 900 through sonic)",
      NULL},
-    {"tts-latency", TB_O_LAT, "S", "seconds from a chunk's completion to its audio (default 0)",
-     "Allowed 0..60."},
     {"preroll", TB_O_PREROLL, "S", "start playback once S seconds of audio are ready (default 0)",
      "Allowed 0..3600."},
     {"rebuffer", TB_O_REBUFFER, NULL,
@@ -191,5 +216,6 @@ void tb_cli_usage_playout(FILE *f)
 {
     tb_cli_usage_chunks(f);
     tb_cli_usage_presets(f);
+    tb_cli_usage_tts_presets(f);
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "optdoc.h"
+#include "tts_opts.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/stream.h"
 
@@ -21,7 +22,6 @@ enum {
     TB_O_CHUNK,
     TB_O_MINCHARS,
     TB_O_WPM,
-    TB_O_LAT,
     TB_O_PREROLL,
     TB_O_SLOTS,
     TB_O_BYTES,
@@ -32,10 +32,13 @@ enum {
     TB_O_REBUFFER,
     TB_O_SVG,
     TB_O_HTML,
+    TB_O_MAXDELAY,
+    TB_O_IDLEFLUSH,
     TB_O__COMMON_END
 };
 
-/* Their rows: tb_opt_sources, tb_opt_playout, tb_opt_report (optdoc.h). */
+/* Their rows: tb_opt_sources, tb_opt_playout, tb_opt_report (optdoc.h),
+ * and tb_opt_tts (tts_opts.h). */
 
 struct tb_cli_common {
     struct tb_sim_opts o;
@@ -47,9 +50,11 @@ struct tb_cli_common {
                     * recording of a request that failed or was cut off
                     * (its end says so): sim reports it */
     size_t max_gaps;
+    struct tb_cli_tts tts; /* the TTS stage's options (tts_opts.h) */
 };
 
 void tb_cli_common_init(struct tb_cli_common *a);
+void tb_cli_common_free(struct tb_cli_common *a); /* what the options made */
 
 /* Handles one shared option (an option handler, cli.h). */
 int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg);
@@ -74,8 +79,8 @@ FILE *tb_cli_report_file(const struct tb_cli_common *a);
 /* --help tables: the chunk policies, and the presets. */
 void tb_cli_usage_chunks(FILE *f);
 void tb_cli_usage_presets(FILE *f);
-/* Both, the --help tail of the commands that play a stream out (sim,
- * run). */
+/* Both and the TTS presets, the --help tail of the commands that play one
+ * stream out (sim, run). */
 void tb_cli_usage_playout(FILE *f);
 
 #endif

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "jsonout.h"
 #include "outputs.h"
+#include "tts_opts.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/live.h"
 #include "ttsbuf/seg.h"
@@ -81,22 +82,50 @@ int tb_cli_report_whatif_measured(const struct tb_report_src *src, const struct 
     return measured_of(src, r, live).whatif;
 }
 
-/* v with prec decimals, or "-" when not measured. */
+/* v with prec decimals, or "-" when not measured ("none": a minimum TPS
+ * that no rate reaches). */
 static const char *num(char *buf, size_t len, int have, int prec, double v)
 {
     if (!have)
         return "-";
+    if (isnan(v))
+        return "none";
     snprintf(buf, len, "%.*f", prec, v);
     return buf;
 }
 
 static void json_num(cJSON *o, const char *key, int have, double v)
 {
-    if (have)
+    if (have && isfinite(v))
         cJSON_AddNumberToObject(o, key, v);
     else
         cJSON_AddNullToObject(o, key);
 }
+
+/* Whether the report says which side caused each gap: a TTS option was
+ * given (without one, every output is as before the stage). */
+static int causes(const struct tb_report_src *src)
+{
+    return src->tts != NULL && src->tts->any;
+}
+
+static const char *cause_name(double llm, double tts)
+{
+    return llm > 0.0 && tts > 0.0 ? "both" : llm > 0.0 ? "llm" : "tts";
+}
+
+const char *tb_cli_gap_cause(const struct tb_play *g)
+{
+    return cause_name(g->gap_llm, g->gap_tts);
+}
+
+static const char *method_name(int method)
+{
+    return method == TB_MIN_TPS_CLOSED   ? "closed"
+           : method == TB_MIN_TPS_BISECT ? "bisection"
+                                         : "scan";
+}
+
 
 static void verdict(FILE *f, const struct tb_playout_result *p)
 {
@@ -196,11 +225,23 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
         fprintf(f, "  note: %llu bytes of data after the end marker were ignored\n",
                 (unsigned long long)src->end->ignored_bytes);
     fprintf(f, "  chunk=%s", tb_seg_policy_name(o->seg.policy));
+    if (src->tts != NULL && src->tts->chunk_from_preset)
+        fprintf(f, " (the --tts preset's)");
+    if (o->seg.policy == TB_CHUNK_CARTESIA)
+        fprintf(f, " max-buffer-delay=%g ms",
+                1000.0 * (o->seg.max_delay_s > 0 ? o->seg.max_delay_s : TB_SEG_CARTESIA_DELAY_S));
+    if (o->seg.policy == TB_CHUNK_IDLE)
+        fprintf(f, " idle-flush=%g s", o->seg.idle_s > 0 ? o->seg.idle_s : TB_SEG_IDLE_S);
     if (o->seg.min_chars > 1)
         fprintf(f, " min-chars=%" PRIu32, o->seg.min_chars);
-    fprintf(f, "  wpm=%g  tts-latency=%g s  preroll=%g s%s  voice-model=%s\n\n", o->play.wpm,
-            o->play.tts_latency, o->play.preroll, o->play.rebuffer ? "  rebuffer" : "",
-            tb_voice_model(o->voice));
+    fprintf(f, "  wpm=%g", o->play.wpm);
+    if (!causes(src)) /* else the tts line says it */
+        fprintf(f, "  tts-latency=%g s", o->play.tts_latency);
+    fprintf(f, "  preroll=%g s%s  voice-model=%s\n", o->play.preroll,
+            o->play.rebuffer ? "  rebuffer" : "", tb_voice_model(o->voice));
+    if (causes(src))
+        tb_cli_tts_line(f, src->tts);
+    fputc('\n', f);
     if (m.failed || m.cut) {
         if (m.failed)
             fprintf(f, "no verdict: the request failed (%s: %s)\n", ekind != NULL ? ekind : "?",
@@ -226,6 +267,10 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
     } else {
         verdict(f, p);
     }
+    if (causes(src) && m.audio && p->underruns > 0)
+        fprintf(f, "  silence by cause: llm %.2f s (text not yet there), tts %.2f s (text there, "
+                   "audio not yet)\n",
+                p->gap_llm, p->gap_tts);
     if (m.audio && o->play.preroll > p->speech)
         fprintf(f,
                 "warning: the pre-roll (%g s) is more than the answer's whole speech (%.2f s): "
@@ -251,13 +296,19 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
             num(b1, sizeof(b1), m.audio, 2, p->end));
     {
         int unreached = m.audio && o->play.preroll > p->speech;
-        fprintf(f, "  minimum TPS          %8s tokens/s   %s\n",
-                num(b1, sizeof(b1), m.whatif, 1, p->min_tps),
-                unreached ? "(pre-roll never reached: any rate plays without a gap)"
-                          : "to play with no gap at this pre-roll");
+        int none = m.whatif && p->min_tps_none;
+        fprintf(f, "  minimum TPS          %8s %s   %s%s\n",
+                num(b1, sizeof(b1), m.whatif, 1, p->min_tps), none ? "        " : "tokens/s",
+                none        ? TB_MIN_TPS_NONE_REASON ": no LLM rate removes them"
+                : unreached ? "(pre-roll never reached: any rate plays without a gap)"
+                            : "to play with no gap at this pre-roll",
+                m.whatif && !none && p->min_tps_method == TB_MIN_TPS_SCAN
+                    ? " (found by a scan: not proven)"
+                    : "");
         fprintf(f, "  speed-up needed      %8s%s   %s\n",
-                num(b1, sizeof(b1), m.whatif, 2, p->speedup), m.whatif ? "x" : " ",
+                num(b1, sizeof(b1), m.whatif, 2, p->speedup), m.whatif && !none ? "x" : " ",
                 !m.whatif           ? "(no complete answer)"
+                : none              ? "(no speed-up removes the TTS stage's gaps)"
                 : unreached         ? "(the pre-roll is never reached)"
                 : p->speedup <= 1.0 ? "(below 1: headroom)"
                                     : "(this stream, sped up, would be gapless)");
@@ -267,8 +318,12 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
         fprintf(f, "\n  gaps (audio ran dry):\n");
         for (size_t i = 0; i < gaps->n && i < max_gaps; i++) {
             const struct tb_play *g = &gaps->v[i];
-            fprintf(f, "    at %8.3f s   %6.3f s of silence%s   before chunk %" PRIu32 "\n",
+            fprintf(f, "    at %8.3f s   %6.3f s of silence%s   before chunk %" PRIu32,
                     g->start - g->gap, g->gap, g->gap >= 0.150 ? " (interruption)" : "", g->chunk);
+            if (causes(src))
+                fprintf(f, "   %s (llm %.3f s, tts %.3f s)", cause_name(g->gap_llm, g->gap_tts),
+                        g->gap_llm, g->gap_tts);
+            fputc('\n', f);
         }
         if (gaps->n > max_gaps)
             fprintf(f, "    ... %zu more (--gaps N lists more)\n", gaps->n - max_gaps);
@@ -297,6 +352,8 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
                 "results depend on --ring-slots/--ring-bytes\n",
                 r->forced_cuts, r->forced_cuts == 1 ? "" : "s",
                 r->forced_start ? ", playback forced to start" : "");
+    if (src->tts != NULL)
+        tb_cli_draws_human(f, &src->tts->draws, src->tts->seed);
 }
 
 int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
@@ -351,8 +408,10 @@ int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb
     if (warning != NULL && warning[0] != '\0')
         cJSON_AddStringToObject(root, "warning", warning);
     opts = cJSON_AddObjectToObject(root, "options");
-    if (opts != NULL)
+    if (opts != NULL) {
         tb_cli_json_playout(opts, o);
+        tb_cli_json_tts(opts, src->tts);
+    }
     json_num(root, "ttft_s", m.ttft, r->ttft);
     json_num(root, "ttfa_s", m.audio, p->ttfa);
     cJSON_AddNumberToObject(root, "events", (double)r->content_events);
@@ -378,6 +437,24 @@ int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb
     json_num(root, "gap_max_s", m.audio, p->gap_max);
     json_num(root, "min_tps", m.whatif, p->min_tps);
     json_num(root, "speedup_needed", m.whatif, p->speedup);
+    if (causes(src)) {
+        json_num(root, "gap_llm_s", m.audio, p->gap_llm);
+        json_num(root, "gap_tts_s", m.audio, p->gap_tts);
+    }
+    /* A time-based chunk policy's minimum TPS is searched too. */
+    if (causes(src) || tb_seg_policy_timed(o->seg.policy)) {
+        if (m.whatif && p->min_tps_none)
+            cJSON_AddStringToObject(root, "min_tps_reason", TB_MIN_TPS_NONE_REASON);
+        else
+            cJSON_AddNullToObject(root, "min_tps_reason");
+        if (m.whatif && !p->min_tps_none) {
+            cJSON_AddStringToObject(root, "min_tps_method", method_name(p->min_tps_method));
+            cJSON_AddBoolToObject(root, "min_tps_proven", p->min_tps_method != TB_MIN_TPS_SCAN);
+        } else {
+            cJSON_AddNullToObject(root, "min_tps_method");
+            cJSON_AddNullToObject(root, "min_tps_proven");
+        }
+    }
     gl = cJSON_AddArrayToObject(root, "gaps");
     for (size_t i = 0; gl != NULL && i < gaps->n; i++) {
         cJSON *g = cJSON_CreateObject();
@@ -386,6 +463,12 @@ int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb
         cJSON_AddNumberToObject(g, "at_s", gaps->v[i].start - gaps->v[i].gap);
         cJSON_AddNumberToObject(g, "gap_s", gaps->v[i].gap);
         cJSON_AddNumberToObject(g, "chunk", gaps->v[i].chunk);
+        if (causes(src)) {
+            cJSON_AddStringToObject(g, "cause",
+                                    cause_name(gaps->v[i].gap_llm, gaps->v[i].gap_tts));
+            cJSON_AddNumberToObject(g, "llm_s", gaps->v[i].gap_llm);
+            cJSON_AddNumberToObject(g, "tts_s", gaps->v[i].gap_tts);
+        }
         cJSON_AddItemToArray(gl, g);
     }
     curve = cJSON_AddArrayToObject(root, "preroll_curve");
@@ -413,6 +496,8 @@ int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb
         cJSON_AddNumberToObject(ring, "forced_cuts", r->forced_cuts);
         cJSON_AddBoolToObject(ring, "forced_start", r->forced_start);
     }
+    if (src->tts != NULL)
+        tb_cli_json_draws(root, &src->tts->draws, src->tts->seed);
     if (audio != NULL)
         tb_cli_audio_json(root, audio, o);
     if (chunks != NULL && tb_cli_chunks_json(root, chunks) != 0) {

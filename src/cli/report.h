@@ -23,7 +23,11 @@ struct tb_report_src {
                           * stream ("warning" in JSON, as a live run's) */
     const struct tb_stream_end *end; /* how the stream ended (a recorded or live
                                       * one), or NULL: a whole answer */
+    const struct tb_cli_tts *tts;    /* the TTS stage's options (tts_opts.h), or
+                                      * NULL: none given */
 };
+
+struct tb_cli_tts;
 
 /* What a live run adds to the report (never the API key). */
 struct tb_report_live {
@@ -42,6 +46,10 @@ struct tb_report_live {
     uint64_t surrogates_replaced;          /* lone UTF-16 halves made U+FFFD */
     const struct tb_server_timing *server; /* the provider's own timings, or NULL */
 };
+
+/* A gap's cause: "llm" (the text had not arrived), "tts" (it had, its
+ * audio had not) or "both". */
+const char *tb_cli_gap_cause(const struct tb_play *g);
 
 /* The human report (f).  max_gaps limits the gap list; live is NULL for
  * `sim`. */

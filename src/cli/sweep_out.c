@@ -11,6 +11,7 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/jsonline.h"
 #include "ttsbuf/seg.h"
+#include "ttsbuf/ttslat.h"
 
 /* The statistics in the order of the CSV columns and JSON keys. */
 #define NSTAT 5
@@ -31,6 +32,13 @@ static int varies(const struct tb_sweep *sw, int a)
     return n > 1;
 }
 
+/* Whether axis a is in the outputs: the TTS stage's axes only when the
+ * sweep has a stage (without one every output is the earlier version's). */
+static int shown(const struct tb_sweep *sw, int a)
+{
+    return (a != TB_AX_CONC && a != TB_AX_RTF) || tb_sweep_tts(sw)->on;
+}
+
 /* An axis value as the CLI spells it. */
 static void value(char *buf, size_t len, int a, double v)
 {
@@ -38,8 +46,22 @@ static void value(char *buf, size_t len, int a, double v)
         snprintf(buf, len, "%s", tb_seg_policy_name((enum tb_chunk_policy)v));
     else if (a == TB_AX_REBUFFER)
         snprintf(buf, len, "%s", v > 0 ? "on" : "off");
+    else if (a == TB_AX_CONC && v == 0)
+        snprintf(buf, len, "unlimited");
     else
         snprintf(buf, len, "%g", v);
+}
+
+/* A table cell of width characters: the number with prec decimals (and
+ * a '%' when pct), or "-" when not measured. */
+static void cell(FILE *f, int width, int prec, int pct, double v)
+{
+    if (!isfinite(v))
+        fprintf(f, "%*s", width, "-");
+    else if (pct)
+        fprintf(f, "%*.*f%%", width - 1, prec, v);
+    else
+        fprintf(f, "%*.*f", width, prec, v);
 }
 
 /* One stream left out: "NAME: cut off (connection_lost at 3.41 s): why". */
@@ -76,8 +98,14 @@ void tb_cli_sweep_print_not_swept(FILE *f, const struct tb_cli_sweep_info *ri, s
         fprintf(f, "    ... %zu more (--json lists them all)\n", left - shown);
 }
 
-static const char *const col_names[TB_AX__COUNT] = {"chunk",   "min-chars", "tps",    "wpm",
-                                                    "latency", "rebuffer",  "preroll"};
+static const char *const col_names[TB_AX__COUNT] = {
+    "chunk", "min-chars", "tps", "wpm", "latency", "concurrency", "rtf", "rebuffer", "preroll"};
+
+/* A column's name: the latency is a median when it has a shape. */
+static const char *col_name(const struct tb_sweep *sw, int a)
+{
+    return a == TB_AX_LAT && tb_sweep_tts(sw)->shape != TB_LAT_CONST ? "latency-p50" : col_names[a];
+}
 
 /* The column width of an axis that varies: its name's or its longest
  * value's. */
@@ -85,7 +113,7 @@ static int axis_width(const struct tb_sweep *sw, int a)
 {
     size_t n;
     const double *v = tb_sweep_axis_values(sw, (enum tb_sweep_axis)a, &n);
-    int w = (int)strlen(col_names[a]);
+    int w = (int)strlen(col_name(sw, a));
     for (size_t i = 0; i < n; i++) {
         char b[64];
         value(b, sizeof(b), a, v[i]);
@@ -105,7 +133,7 @@ static void axes_cells(FILE *f, const struct tb_sweep *sw, const double *ax, int
         if (header == 0)
             snprintf(v, sizeof(v), "%s", "");
         else if (header == 1)
-            snprintf(v, sizeof(v), "%s", col_names[a]);
+            snprintf(v, sizeof(v), "%s", col_name(sw, a));
         else
             value(v, sizeof(v), a, ax[a]);
         fprintf(f, a == TB_AX_CHUNK ? "%-*s " : "%*s ", axis_width(sw, a), v);
@@ -115,14 +143,38 @@ static void axes_cells(FILE *f, const struct tb_sweep *sw, const double *ax, int
 static void print_answers(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_point *pt,
                           size_t npt, double target);
 
-void tb_cli_sweep_print_table(FILE *f, const struct tb_sweep *sw, const struct tb_cli_sweep_info *ri)
+/* The TTS stage's line: the latency's shape, the seed, the connect
+ * latency, the preset. */
+static void print_tts(FILE *f, const struct tb_sweep *sw, const struct tb_cli_sweep_info *ri)
+{
+    const struct tb_sweep_tts *t = tb_sweep_tts(sw);
+    if (!t->on)
+        return;
+    fprintf(f, "  tts:");
+    if (t->shape == TB_LAT_LOGNORMAL)
+        fprintf(f, " latency lognormal around each median, p90 = %g x p50, seed %llu,", t->param,
+                (unsigned long long)t->seed);
+    else if (t->shape == TB_LAT_UNIFORM)
+        fprintf(f, " latency uniform, %g s wide around each median, seed %llu,", t->param,
+                (unsigned long long)t->seed);
+    else
+        fprintf(f, " latency constant,");
+    fprintf(f, " connect %g s", t->connect);
+    if (ri->tts_preset != NULL)
+        fprintf(f, ", preset %s", ri->tts_preset);
+    fputc('\n', f);
+    if (t->shape != TB_LAT_CONST)
+        fprintf(f, "  (every stream at every setting draws its latencies from the same seed)\n");
+}
+void tb_cli_sweep_print_table(FILE *f, const struct tb_sweep *sw,
+                              const struct tb_cli_sweep_info *ri)
 {
     size_t npt, nin = tb_sweep_inputs(sw);
     const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);
     double target = tb_sweep_target(sw);
     uint64_t ev = tb_sweep_events_per_point(sw);
     char v[64];
-    int first = 1;
+    int first = 1, tts = tb_sweep_tts(sw)->on;
 
     fprintf(f,
             "ttsbuf sweep: %zu stream%s x %zu setting%s, %.3f s on %u thread%s "
@@ -142,39 +194,57 @@ void tb_cli_sweep_print_table(FILE *f, const struct tb_sweep *sw, const struct t
                 ri->st.unknown_end, ri->st.unknown_end == 1 ? "" : "s");
     fprintf(f, "  fixed:");
     for (int a = 0; a < TB_AX__COUNT; a++) {
-        if (varies(sw, a))
+        if (varies(sw, a) || !shown(sw, a))
             continue;
         value(v, sizeof(v), a, pt[0].ax[a]);
-        fprintf(f, "%s %s %s", first ? "" : ",", col_names[a],
+        fprintf(f, "%s %s %s", first ? "" : ",", col_name(sw, a),
                 a == TB_AX_TPS && pt[0].ax[a] == 0 ? "as recorded" : v);
         first = 0;
     }
-    fprintf(f, "%s\n\n", first ? " nothing" : "");
+    fprintf(f, "%s\n", first ? " nothing" : "");
+    print_tts(f, sw, ri);
+    fputc('\n', f);
 
     /* Two header rows: groups, then the statistic.  The statistics kept
      * here are those a reader decides on (73 columns and the axes: under
      * 100 for three axes); all of them, and interruptions, are in --csv
      * and --json. */
     axes_cells(f, sw, NULL, 0);
-    fprintf(f, "%8s  %-9s  %-17s  %-11s  %-11s%s\n", "gap-free", "underruns", "total gap, s",
-            "first audio", "min TPS", target > 0 ? "  TPS for" : "");
+    fprintf(f, "%8s  %-9s  %-17s  %-11s  %-11s%s%s\n", "gap-free", "underruns", "total gap, s",
+            "first audio", "min TPS", tts ? "  none  by tts" : "", target > 0 ? "  TPS for" : "");
     axes_cells(f, sw, NULL, 1);
     fprintf(f, "%8s  %5s %3s  %5s %5s %5s  %5s %5s  %5s %5s", "", "mean", "p95", "mean", "p95",
             "max", "p50", "p95", "p50", "p95");
+    if (tts)
+        fprintf(f, "  %4s  %6s", "", "");
     if (target > 0)
         fprintf(f, "  %6.0f%%", target * 100);
     fputc('\n', f);
     for (size_t p = 0; p < npt; p++) {
         const struct tb_sweep_point *q = &pt[p];
         axes_cells(f, sw, q->ax, 2);
-        fprintf(f, "%7.1f%%  %5.2f %3.0f  %5.2f %5.2f %5.2f  %5.2f %5.2f  %5.1f %5.1f",
-                q->gapless * 100, q->underruns.mean, q->underruns.p95, q->gap_total.mean,
-                q->gap_total.p95, q->gap_total.max, q->ttfa.p50, q->ttfa.p95, q->min_tps.p50,
-                q->min_tps.p95);
-        if (target > 0)
-            fprintf(f, "  %7.1f", q->tps_for_target);
+        fprintf(f, "%7.1f%%  %5.2f %3.0f  %5.2f %5.2f %5.2f  %5.2f %5.2f  ", q->gapless * 100,
+                q->underruns.mean, q->underruns.p95, q->gap_total.mean, q->gap_total.p95,
+                q->gap_total.max, q->ttfa.p50, q->ttfa.p95);
+        cell(f, 5, 1, 0, q->min_tps.p50);
+        fputc(' ', f);
+        cell(f, 5, 1, 0, q->min_tps.p95);
+        if (tts) {
+            /* The share of the silence the TTS stage owes (the mean is a
+             * sum over the streams divided by their count). */
+            fprintf(f, "  %4zu  ", q->min_tps_none);
+            cell(f, 6, 1, 1,
+                 q->gap_total.mean > 0 ? 100 * q->gap_tts.mean / q->gap_total.mean : NAN);
+        }
+        if (target > 0) {
+            fprintf(f, "  ");
+            cell(f, 7, 1, 0, q->tps_for_target);
+        }
         fputc('\n', f);
     }
+    if (tts)
+        fprintf(f, "\n  (none: streams whose minimum TPS is none, left out of min TPS; by tts: "
+                   "the share of the silence owed to the TTS stage)\n");
     if (target > 0)
         print_answers(f, sw, pt, npt, target);
     tb_cli_sweep_print_not_swept(f, ri, 20);
@@ -198,7 +268,7 @@ static void print_answers(FILE *f, const struct tb_sweep *sw, const struct tb_sw
             if (a == TB_AX_PREROLL || !varies(sw, a))
                 continue;
             value(v, sizeof(v), a, q->ax[a]);
-            fprintf(f, "%s %s %s", first ? "" : ",", col_names[a], v);
+            fprintf(f, "%s %s %s", first ? "" : ",", col_name(sw, a), v);
             first = 0;
         }
         fprintf(f, "%s %.3f s\n", first ? "" : ":", q->preroll_for_target);
@@ -221,23 +291,49 @@ int tb_cli_sweep_write_csv(FILE *f, const struct tb_sweep *sw, const struct tb_c
 {
     size_t npt;
     const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);
-    char v[64];
+    char v[TB_TTSLAT_SPEC_MAX + 64];
+    int tts = tb_sweep_tts(sw)->on;
     for (int a = 0; a < TB_AX__COUNT; a++)
-        fprintf(f, "%s,", tb_sweep_axis_name((enum tb_sweep_axis)a));
+        if (shown(sw, a))
+            fprintf(f, "%s,", tb_sweep_axis_name((enum tb_sweep_axis)a));
+    if (tts)
+        fprintf(f, "tts_latency,tts_seed,tts_connect_s,");
     fprintf(f, "gapless_share");
     for (int i = 0; i < NSTAT; i++) {
         fprintf(f, ",%s_count", stat_names[i]);
         for (int k = 0; tb_stats_fields[k] != NULL; k++)
             fprintf(f, ",%s_%s", stat_names[i], tb_stats_fields[k]);
     }
-    fprintf(f, ",tps_for_target,preroll_for_target_s,streams,events,incomplete,failed\n");
+    fprintf(f, ",tps_for_target,preroll_for_target_s,streams,events,incomplete,failed");
+    if (tts) {
+        fprintf(f, ",min_tps_none,min_tps_scan");
+        for (int i = 0; i < 2; i++) {
+            fprintf(f, ",%s_count", i == 0 ? "gap_llm_s" : "gap_tts_s");
+            for (int k = 0; tb_stats_fields[k] != NULL; k++)
+                fprintf(f, ",%s_%s", i == 0 ? "gap_llm_s" : "gap_tts_s", tb_stats_fields[k]);
+        }
+    }
+    fputc('\n', f);
     for (size_t p = 0; p < npt; p++) {
         for (int a = 0; a < TB_AX__COUNT; a++) {
+            if (!shown(sw, a))
+                continue;
             if (a == TB_AX_REBUFFER)
                 snprintf(v, sizeof(v), "%d", pt[p].ax[a] > 0);
+            else if (a == TB_AX_CONC)
+                snprintf(v, sizeof(v), "%g", pt[p].ax[a]);
             else
                 value(v, sizeof(v), a, pt[p].ax[a]);
             fprintf(f, "%s,", v);
+        }
+        if (tts) {
+            const struct tb_sweep_tts *t = tb_sweep_tts(sw);
+            tb_sweep_lat_spec(sw, pt[p].ax[TB_AX_LAT], v, sizeof(v));
+            /* A log-normal's spec holds a comma: quoted (RFC 4180). */
+            fprintf(f, strchr(v, ',') != NULL ? "\"%s\"," : "%s,", v);
+            if (t->shape != TB_LAT_CONST)
+                fprintf(f, "%llu", (unsigned long long)t->seed);
+            fprintf(f, ",%.9g,", t->connect);
         }
         fprintf(f, "%.6g", pt[p].gapless);
         for (int i = 0; i < NSTAT; i++) {
@@ -248,8 +344,18 @@ int tb_cli_sweep_write_csv(FILE *f, const struct tb_sweep *sw, const struct tb_c
         }
         csv_num(f, pt[p].tps_for_target);
         csv_num(f, pt[p].preroll_for_target);
-        fprintf(f, ",%zu,%llu,%zu,%zu\n", tb_sweep_inputs(sw), (unsigned long long)pt[p].events,
+        fprintf(f, ",%zu,%llu,%zu,%zu", tb_sweep_inputs(sw), (unsigned long long)pt[p].events,
                 ri->st.incomplete, ri->st.failed);
+        if (tts) {
+            fprintf(f, ",%zu,%zu", pt[p].min_tps_none, pt[p].min_tps_scan);
+            for (int i = 0; i < 2; i++) {
+                const struct tb_stats *s = i == 0 ? &pt[p].gap_llm : &pt[p].gap_tts;
+                fprintf(f, ",%zu", s->count);
+                for (int k = 0; tb_stats_fields[k] != NULL; k++)
+                    csv_num(f, tb_stats_field(s, k));
+            }
+        }
+        fputc('\n', f);
     }
     return ferror(f) ? TB_EIO : 0;
 }
@@ -262,7 +368,53 @@ static cJSON *axis_item(int a, double v)
         return cJSON_CreateString(tb_seg_policy_name((enum tb_chunk_policy)v));
     if (a == TB_AX_REBUFFER)
         return cJSON_CreateBool(v > 0);
+    if (a == TB_AX_CONC && v == 0)
+        return cJSON_CreateNull(); /* unlimited, as sim's "tts" says it */
     return cJSON_CreateNumber(v);
+}
+
+/* The seed as an exact integer (a double would round seeds past 2^53),
+ * or null when the latency draws nothing. */
+static void add_seed(cJSON *o, const char *key, const struct tb_sweep_tts *t)
+{
+    char seed[32];
+    if (t->shape == TB_LAT_CONST) {
+        cJSON_AddNullToObject(o, key);
+        return;
+    }
+    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)t->seed);
+    cJSON_AddRawToObject(o, key, seed);
+}
+
+/* options.tts: what every point shares. */
+static void add_tts_options(cJSON *opts, const struct tb_sweep *sw,
+                            const struct tb_cli_sweep_info *ri)
+{
+    const struct tb_sweep_tts *t = tb_sweep_tts(sw);
+    static const char *const shapes[] = {"constant", "lognormal", "uniform"};
+    cJSON *o = cJSON_AddObjectToObject(opts, "tts");
+    if (o == NULL)
+        return;
+    cJSON_AddStringToObject(o, "latency_shape", shapes[t->shape]);
+    tb_cli_json_num(o, "latency_p90_ratio", t->shape == TB_LAT_LOGNORMAL ? t->param : NAN);
+    tb_cli_json_num(o, "latency_width_s", t->shape == TB_LAT_UNIFORM ? t->param : NAN);
+    add_seed(o, "seed", t);
+    cJSON_AddNumberToObject(o, "connect_s", t->connect);
+    if (ri->tts_preset != NULL)
+        cJSON_AddStringToObject(o, "preset", ri->tts_preset);
+    else
+        cJSON_AddNullToObject(o, "preset");
+}
+
+/* A point's TTS keys: its latency spec, seed, connect latency; the
+ * streams whose minimum TPS is none or scanned; the silence by cause. */
+static void add_tts_point(cJSON *o, const struct tb_sweep *sw, const struct tb_sweep_point *p)
+{
+    char spec[TB_TTSLAT_SPEC_MAX + 64];
+    tb_sweep_lat_spec(sw, p->ax[TB_AX_LAT], spec, sizeof(spec));
+    cJSON_AddStringToObject(o, "tts_latency", spec);
+    add_seed(o, "tts_seed", tb_sweep_tts(sw));
+    cJSON_AddNumberToObject(o, "tts_connect_s", tb_sweep_tts(sw)->connect);
 }
 
 /* "not_swept": every stream left out of the shares, with its end. */
@@ -282,8 +434,8 @@ static int add_not_swept(cJSON *root, const struct tb_cli_sweep_info *ri)
             return TB_ENOMEM;
         cJSON_AddItemToArray(arr, o);
         cJSON_AddStringToObject(o, "name", x->name);
-        cJSON_AddStringToObject(o, "standing", cls == TB_END_CLASS_INCOMPLETE ? "incomplete"
-                                                                              : "failed");
+        cJSON_AddStringToObject(o, "standing",
+                                cls == TB_END_CLASS_INCOMPLETE ? "incomplete" : "failed");
         cJSON_AddStringToObject(o, "end", tb_end_name(e->kind));
         tb_cli_json_num(o, "t_s", e->t);
         cJSON_AddNumberToObject(o, "events", (double)x->s.n);
@@ -304,9 +456,14 @@ int tb_cli_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_
     if (opts != NULL)
         tb_cli_json_num(opts, "target_gapless", target > 0 ? target : NAN);
     axes = opts != NULL ? cJSON_AddObjectToObject(opts, "axes") : NULL;
+    if (opts != NULL && tb_sweep_tts(sw)->on)
+        add_tts_options(opts, sw, ri);
     for (int a = 0; axes != NULL && a < TB_AX__COUNT; a++) {
         const double *v = tb_sweep_axis_values(sw, (enum tb_sweep_axis)a, &n);
-        cJSON *arr = cJSON_AddArrayToObject(axes, tb_sweep_axis_name((enum tb_sweep_axis)a));
+        cJSON *arr;
+        if (!shown(sw, a))
+            continue;
+        arr = cJSON_AddArrayToObject(axes, tb_sweep_axis_name((enum tb_sweep_axis)a));
         for (size_t i = 0; arr != NULL && i < n; i++)
             cJSON_AddItemToArray(arr, axis_item(a, v[i]));
     }
@@ -327,8 +484,11 @@ int tb_cli_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_
         if (o == NULL)
             break;
         for (int a = 0; a < TB_AX__COUNT; a++)
-            cJSON_AddItemToObject(o, tb_sweep_axis_name((enum tb_sweep_axis)a),
-                                  axis_item(a, pt[p].ax[a]));
+            if (shown(sw, a))
+                cJSON_AddItemToObject(o, tb_sweep_axis_name((enum tb_sweep_axis)a),
+                                      axis_item(a, pt[p].ax[a]));
+        if (tb_sweep_tts(sw)->on)
+            add_tts_point(o, sw, &pt[p]);
         cJSON_AddNumberToObject(o, "gapless_share", pt[p].gapless);
         for (int i = 0; i < NSTAT; i++)
             tb_cli_json_stats(o, stat_names[i], stat_of(&pt[p], i));
@@ -338,6 +498,12 @@ int tb_cli_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_
         cJSON_AddNumberToObject(o, "events", (double)pt[p].events);
         cJSON_AddNumberToObject(o, "incomplete", (double)ri->st.incomplete);
         cJSON_AddNumberToObject(o, "failed", (double)ri->st.failed);
+        if (tb_sweep_tts(sw)->on) {
+            cJSON_AddNumberToObject(o, "min_tps_none", (double)pt[p].min_tps_none);
+            cJSON_AddNumberToObject(o, "min_tps_scan", (double)pt[p].min_tps_scan);
+            tb_cli_json_stats(o, "gap_llm_s", &pt[p].gap_llm);
+            tb_cli_json_stats(o, "gap_tts_s", &pt[p].gap_tts);
+        }
         cJSON_AddItemToArray(pts, o);
     }
     return tb_json_put_line(f, root);

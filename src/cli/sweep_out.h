@@ -16,6 +16,7 @@ struct tb_cli_sweep_info {
     unsigned threads;
     const struct tb_cli_sources *src; /* every source, swept or not */
     struct tb_cli_standing st;        /* how many stand where */
+    const char *tts_preset;           /* --tts PRESET, or NULL */
 };
 
 /* The streams left out of the shares (cut off, failed), one line each
@@ -25,7 +26,8 @@ void tb_cli_sweep_print_not_swept(FILE *f, const struct tb_cli_sweep_info *ri, s
 
 /* The readable table: a header, one row per grid point (the axes that
  * vary, then the statistics), and the inverse answers. */
-void tb_cli_sweep_print_table(FILE *f, const struct tb_sweep *sw, const struct tb_cli_sweep_info *ri);
+void tb_cli_sweep_print_table(FILE *f, const struct tb_sweep *sw,
+                              const struct tb_cli_sweep_info *ri);
 
 /* One header row and one row per point.  Returns 0 or TB_EIO. */
 int tb_cli_sweep_write_csv(FILE *f, const struct tb_sweep *sw, const struct tb_cli_sweep_info *ri);

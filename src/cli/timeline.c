@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "outputs.h"
+#include "tts_opts.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/seg.h"
 #include "ttsbuf/svg.h"
@@ -20,13 +21,16 @@ int tb_cli_timeline_svg(FILE *f, const struct tb_report_src *src, const struct t
                            const struct tb_sim_result *r, const struct tb_report_live *live)
 {
     struct tb_svg_timeline t;
-    char title[600], sub[320], tps[64];
+    char title[600], sub[1024], tps[64], lat[512];
     int cls = src->end != NULL ? tb_end_class(src->end->kind) : TB_END_CLASS_COMPLETE;
     int failed = cls == TB_END_CLASS_FAILED || (live != NULL && live->error_kind != NULL);
     int cut = cls == TB_END_CLASS_INCOMPLETE;
     /* the what-if is the report's: absent where it says "-" */
-    if (tb_cli_report_whatif_measured(src, r, live))
-        snprintf(tps, sizeof(tps), "minimum TPS %.1f", r->play.min_tps);
+    if (tb_cli_report_whatif_measured(src, r, live) && r->play.min_tps_none)
+        snprintf(tps, sizeof(tps), "minimum TPS none: the TTS stage alone leaves gaps");
+    else if (tb_cli_report_whatif_measured(src, r, live))
+        snprintf(tps, sizeof(tps), "minimum TPS %.1f%s", r->play.min_tps,
+                 r->play.min_tps_method == TB_MIN_TPS_SCAN ? " (a scan: not proven)" : "");
     else
         snprintf(tps, sizeof(tps), "minimum TPS not measured");
     if (failed || cut)
@@ -41,10 +45,17 @@ int tb_cli_timeline_svg(FILE *f, const struct tb_report_src *src, const struct t
         snprintf(title, sizeof(title), "%u gap%s, %.2f s of silence; first audio at %.2f s; %s",
                  r->play.underruns, r->play.underruns == 1 ? "" : "s", r->play.gap_total,
                  r->play.ttfa, tps);
-    snprintf(sub, sizeof(sub),
-             "%s %.80s%s | chunk %s, %g wpm, TTS latency %g s, pre-roll %g s%s, voice model %s",
+    if (src->tts != NULL && src->tts->any) /* the stage as the report's tts line says it */
+        snprintf(lat, sizeof(lat), "TTS latency %.200s%s, connect %g s, concurrency %d%s, RTF %g%s%.40s",
+                 src->tts->spec, src->tts->seeded ? " (seeded)" : "", src->tts->connect,
+                 src->tts->concurrency, src->tts->concurrency == 0 ? " (unlimited)" : "",
+                 src->tts->rtf, src->tts->preset != NULL ? ", preset " : "",
+                 src->tts->preset != NULL ? src->tts->preset : "");
+    else
+        snprintf(lat, sizeof(lat), "TTS latency %g s", o->play.tts_latency);
+    snprintf(sub, sizeof(sub), "%s %.80s%s | chunk %s, %g wpm, %.400s, pre-roll %g s%s, voice model %s",
              src->kind, src->name, strlen(src->name) > 80 ? "..." : "",
-             tb_seg_policy_name(o->seg.policy), o->play.wpm, o->play.tts_latency, o->play.preroll,
+             tb_seg_policy_name(o->seg.policy), o->play.wpm, lat, o->play.preroll,
              o->play.rebuffer ? ", rebuffer" : "", tb_voice_model(o->voice));
     t.title = title;
     t.subtitle = sub;
@@ -53,6 +64,7 @@ int tb_cli_timeline_svg(FILE *f, const struct tb_report_src *src, const struct t
     t.nplay = all->n;
     t.ttft = r->ttft;
     t.ttfa = r->play.ttfa;
+    t.causes = src->tts != NULL && src->tts->any;
     if (all->n != r->play.chunks)
         return TB_ENOMEM;
     return tb_svg_timeline(f, &t);

@@ -81,6 +81,7 @@ struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
     rec->usage_tokens = rec->usage_ignored = -1;
     rec->ttft = rec->ttfa = rec->decode_tps = rec->decode_tps_usage = NAN;
     rec->gap_total = rec->gap_max = rec->min_tps = rec->speedup = NAN;
+    rec->gap_llm = rec->gap_tts = NAN;
     tb_stream_init(&rec->stream);
     rec->stream.usage_tokens = -1;
     return rec;
@@ -97,6 +98,7 @@ int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char
     int rc;
 
     rec->events = rec->content_tokens = 0;
+    rec->staged = tb_playout_has_stage(&o->play);
     for (size_t i = 0; i < s->n; i++) {
         if (s->ev[i].kind != TB_KIND_CONTENT)
             continue;
@@ -135,6 +137,9 @@ int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char
      * records, the summaries and the page then agree). */
     rec->min_tps = rec->error == 0 ? r.play.min_tps : NAN;
     rec->speedup = rec->error == 0 ? r.play.speedup : NAN;
+    rec->gap_llm = r.play.gap_llm;
+    rec->gap_tts = r.play.gap_tts;
+    rec->min_tps_none = rec->error == 0 && r.play.min_tps_none;
     return 0;
 }
 
@@ -224,6 +229,15 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_b
     /* A what-if needs the whole answer: none for a failed request. */
     tb_json_add_num(o, "min_tps", r->error == 0 ? r->min_tps : NAN);
     tb_json_add_num(o, "speedup_needed", r->error == 0 ? r->speedup : NAN);
+    if (r->staged) {
+        /* Only with a TTS stage, so that records without one are as before. */
+        tb_json_add_num(o, "gap_llm_s", r->gap_llm);
+        tb_json_add_num(o, "gap_tts_s", r->gap_tts);
+        if (r->min_tps_none)
+            cJSON_AddStringToObject(o, "min_tps_reason", TB_MIN_TPS_NONE_REASON);
+        else
+            cJSON_AddNullToObject(o, "min_tps_reason");
+    }
     itl = cJSON_AddArrayToObject(o, "itl_s");
     for (size_t i = 0; itl != NULL && i < r->nitl; i++)
         cJSON_AddItemToArray(itl, tb_json_num(r->itl[i]));
@@ -455,6 +469,23 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
      * writer says (whatever the file holds). */
     if (r->error != 0)
         r->min_tps = r->speedup = NAN;
+    {
+        /* A TTS stage's keys come together, or not at all. */
+        const cJSON *why = cJSON_GetObjectItemCaseSensitive(o, "min_tps_reason");
+        if (why != NULL) {
+            if (!cJSON_IsNull(why) &&
+                !(cJSON_IsString(why) && strcmp(why->valuestring, TB_MIN_TPS_NONE_REASON) == 0))
+                return "\"min_tps_reason\" is neither null nor \"" TB_MIN_TPS_NONE_REASON "\"";
+            if (get_num(o, "gap_llm_s", 1, &r->gap_llm) != 0 || r->gap_llm < 0 ||
+                r->gap_llm > TB_TIME_MAX || get_num(o, "gap_tts_s", 1, &r->gap_tts) != 0 ||
+                r->gap_tts < 0 || r->gap_tts > TB_TIME_MAX)
+                return "\"gap_llm_s\" or \"gap_tts_s\" is missing, negative or past 1e9 s";
+            r->staged = 1;
+            r->min_tps_none = r->error == 0 && cJSON_IsString(why);
+            if (r->min_tps_none && !isnan(r->min_tps))
+                return "\"min_tps\" is a number beside a reason why there is none";
+        }
+    }
     copy_str(o, "warning", r->warning, sizeof(r->warning));
     if (!cJSON_IsArray(itl))
         return "\"itl_s\" is not an array";

@@ -96,6 +96,7 @@ int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_
         out->tokens += x->usage_tokens >= 0 ? (uint64_t)x->usage_tokens : x->content_tokens;
         if (!isnan(x->ttfa) && x->underruns == 0)
             out->gapless++;
+        out->min_tps_none += x->min_tps_none != 0;
     }
     for (int m = 0; m < TB_BM__COUNT; m++) {
         size_t n = 0;

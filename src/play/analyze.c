@@ -45,6 +45,7 @@ int tb_analyze_chunks_push(struct tb_chunks *c, double t, uint64_t tok, uint32_t
 
 struct seg_ctx {
     struct tb_chunks *out;
+    const struct tb_seg *seg;
     double t;     /* arrival of the event being fed */
     uint64_t tok; /* its token index */
     int rc;
@@ -53,14 +54,15 @@ struct seg_ctx {
 static void on_chunk(void *ud, const struct tb_chunk *ch)
 {
     struct seg_ctx *x = ud;
-    int rc = tb_analyze_chunks_push(x->out, x->t, x->tok, ch->cps);
+    double t = tb_seg_close_time(x->seg); /* a timed close, or NAN */
+    int rc = tb_analyze_chunks_push(x->out, isnan(t) ? x->t : t, x->tok, ch->cps);
     if (rc != 0)
         x->rc = rc;
 }
 
 int tb_analyze_segment(const struct tb_stream *s, struct tb_seg *seg, struct tb_chunks *out)
 {
-    struct seg_ctx x = {out, 0.0, 0, 0};
+    struct seg_ctx x = {out, seg, 0.0, 0, 0};
     uint64_t tokens = 0;
     out->n = 0;
     tb_seg_reset(seg);
@@ -68,10 +70,11 @@ int tb_analyze_segment(const struct tb_stream *s, struct tb_seg *seg, struct tb_
         const struct tb_event *e = &s->ev[i];
         if (e->kind != TB_KIND_CONTENT)
             continue;
+        tb_seg_tick(seg, e->t, on_chunk, &x); /* a timer before this event */
         tokens += e->tokens;
         x.t = e->t;
         x.tok = tokens - 1;
-        tb_seg_feed(seg, s->text + e->off, e->len, on_chunk, &x);
+        tb_seg_feed_at(seg, e->t, s->text + e->off, e->len, on_chunk, &x);
     }
     tb_seg_finish(seg, on_chunk, &x);
     return x.rc;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "recut.h"
 #include "ttsbuf/analyze.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/seg.h"
@@ -30,6 +31,7 @@ struct tb_drain {
     struct tb_ring *ring;
     struct tb_seg *seg;
     struct tb_playout *play;
+    struct tb_recut *recut; /* a time-based policy: the events, for the search */
     tb_play_fn user_fn;
     void *user_ud;
     struct tb_chunks chunks;
@@ -57,13 +59,24 @@ struct tb_drain {
     size_t textcap;
 };
 
-/* Playout callback: a chunk's schedule is known; so is its release. */
+/* Whether the options set a TTS stage (playout.h): then a chunk's text
+ * goes to the engine when its synthesis begins, b_j. */
+static int tts_stage(const struct tb_playout_opts *o)
+{
+    return o->tts_latency_at != NULL || o->tts_connect > 0 || o->tts_concurrency > 0 ||
+           o->tts_rtf > 0;
+}
+
+/* Playout callback: a chunk's schedule is known; so is its release.  The
+ * v1 model synthesizes just in time (the text is needed at s_j - L, which
+ * is never before c_j); the TTS stage takes the text at b_j, the moment
+ * its synthesis begins, whatever the playback does after. */
 static void on_play(void *ud, const struct tb_play *pl)
 {
     struct tb_drain *d = ud;
     struct rel *r = &d->rel[pl->chunk - 1];
     double c = d->chunks.v[pl->chunk - 1].c;
-    double u = pl->start - d->o.play.tts_latency;
+    double u = tts_stage(&d->o.play) ? pl->begin : pl->start - d->o.play.tts_latency;
     r->u = u > c ? u : c;
     if (d->user_fn != NULL)
         d->user_fn(d->user_ud, pl);
@@ -124,6 +137,8 @@ static void on_chunk(void *ud, const struct tb_chunk *ch)
     int rc;
     if (d->rc != 0)
         return;
+    if (!isnan(tb_seg_close_time(d->seg)))
+        d->t_cur = tb_seg_close_time(d->seg); /* a timed close: at its deadline */
     if (d->nrel == d->caprel) {
         struct rel *nr = tb_grow(d->rel, &d->caprel, sizeof(*nr), 256);
         if (nr == NULL) {
@@ -159,6 +174,13 @@ static void on_chunk(void *ud, const struct tb_chunk *ch)
     } else if (rc == 0) {
         rc = tb_playout_add(d->play, d->t_cur, d->tok_cur, ch->cps);
     }
+    /* With a stage the text leaves when synthesis begins, known now, while
+     * the schedule may be reported only once the start is final. */
+    if (rc == 0 && tts_stage(&d->o.play) && isnan(d->rel[d->nrel - 1].u)) {
+        double b, c = d->chunks.v[d->chunks.n - 1].c;
+        rc = tb_playout_last_begin(d->play, &b);
+        d->rel[d->nrel - 1].u = b > c ? b : c;
+    }
     if (rc != 0)
         d->rc = rc;
 }
@@ -178,8 +200,13 @@ int tb_drain_create(const struct tb_sim_opts *o, struct tb_ring *ring, tb_play_f
     d->first_t = NAN;
     tb_analyze_chunks_init(&d->chunks);
     rc = tb_seg_create(&o->seg, &d->seg);
+    if (rc == 0 && tb_seg_policy_timed(o->seg.policy)) {
+        /* the minimum TPS re-cuts the stream at each rate (recut.h) */
+        d->o.play.no_search = 1;
+        rc = tb_recut_create(&o->seg, &d->recut);
+    }
     if (rc == 0)
-        rc = tb_playout_create(&o->play, on_play, d, &d->play);
+        rc = tb_playout_create(&d->o.play, on_play, d, &d->play);
     if (rc != 0) {
         tb_drain_destroy(d);
         return rc;
@@ -196,6 +223,7 @@ void tb_drain_destroy(struct tb_drain *d)
     free(d->text);
     tb_analyze_chunks_free(&d->chunks);
     tb_playout_destroy(d->play);
+    tb_recut_destroy(d->recut);
     tb_seg_destroy(d->seg);
     free(d);
 }
@@ -235,6 +263,9 @@ static void consume(struct tb_drain *d, const struct tb_ring_item *it)
         return;
     }
     d->seen++;
+    /* A time-based policy's deadline before this event closes the chunk
+     * with the tokens fed so far (t_cur and tok_cur still theirs). */
+    tb_seg_tick(d->seg, it->t, on_chunk, d);
     if (d->content_events == 0) {
         d->first_t = it->t; /* ttft: the first content event */
         d->first_tokens = it->tokens;
@@ -245,7 +276,9 @@ static void consume(struct tb_drain *d, const struct tb_ring_item *it)
     d->t_cur = it->t;
     d->tok_cur = d->content_tokens - 1;
     d->cps_in_ring += tb_utf8_count(it->text, it->len);
-    tb_seg_feed(d->seg, it->text, it->len, on_chunk, d);
+    tb_seg_feed_at(d->seg, it->t, it->text, it->len, on_chunk, d);
+    if (d->recut != NULL && d->rc == 0)
+        d->rc = tb_recut_add(d->recut, it->t, d->tok_cur, it->text, it->len);
     double speech = tb_voice_seconds(d->cps_in_ring, d->o.play.wpm);
     if (speech > d->hw_speech_s)
         d->hw_speech_s = speech;
@@ -286,6 +319,8 @@ int tb_drain_step(struct tb_drain *d, double now, double *next)
     struct tb_ring_item it;
     while (d->rc == 0 && tb_ring_peek(d->ring, d->seen, &it) == 0)
         consume(d, &it);
+    if (d->rc == 0 && !d->finished && !isinf(now))
+        tb_seg_tick(d->seg, now, on_chunk, d);
     while (d->rc == 0 && due(d, now)) {
         release_upto(d, d->rel[d->next_rel].end);
         d->next_rel++;
@@ -298,6 +333,8 @@ int tb_drain_step(struct tb_drain *d, double now, double *next)
         }
     }
     *next = next_release(d);
+    if (!d->finished && tb_seg_deadline(d->seg) < *next)
+        *next = tb_seg_deadline(d->seg); /* a time-based policy's timer */
     return d->rc;
 }
 
@@ -340,6 +377,17 @@ void tb_drain_status(const struct tb_drain *d, double now, struct tb_drain_statu
         st->silent_s = now - end;
 }
 
+/* A time-based policy: the minimum TPS and speed-up re-cut at each rate,
+ * with the rate model's durations (a voice that times its own chunks
+ * would have to render every re-cut chunk again: the CLI refuses it). */
+static int recut_search(struct tb_drain *d, const struct tb_playout_opts *o,
+                        struct tb_playout_result *pr)
+{
+    if (d->recut == NULL)
+        return 0;
+    return tb_recut_search(d->recut, o, pr);
+}
+
 static int curve(struct tb_drain *d, struct tb_sim_result *r)
 {
     struct tb_playout *p;
@@ -349,6 +397,8 @@ static int curve(struct tb_drain *d, struct tb_sim_result *r)
         struct tb_playout_result pr;
         po.preroll = tb_curve_prerolls[i];
         rc = tb_analyze_playout(&d->chunks, p, &po, &pr);
+        if (rc == 0)
+            rc = recut_search(d, &po, &pr);
         r->curve[i].preroll = po.preroll;
         r->curve[i].min_tps = pr.min_tps;
         r->curve[i].ttfa = pr.ttfa;
@@ -364,6 +414,8 @@ int tb_drain_result(struct tb_drain *d, struct tb_sim_result *r)
 {
     struct tb_ring_stats st;
     tb_playout_result(d->play, &r->play);
+    if (recut_search(d, &d->o.play, &r->play) != 0)
+        return TB_ENOMEM;
     r->events = d->content_events + d->reasoning_events;
     r->content_events = d->content_events;
     r->reasoning_events = d->reasoning_events;

@@ -7,6 +7,10 @@
  * Chunks before playback starts cannot underrun (each is ready by
  * c_q + L <= its start), so they need no individual bookkeeping unless a
  * caller asked for the schedule.
+ *
+ * Options with a TTS stage hand every call to tts_stage.c, which keeps
+ * the chunk list; without one this file's v1 code runs untouched, so the
+ * defaults give today's numbers exactly.
  */
 #include "ttsbuf/playout.h"
 
@@ -15,6 +19,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "tts_stage.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/voice.h"
 
@@ -46,6 +51,8 @@ struct tb_playout {
     uint32_t rb_j;
     uint64_t rb_cps;
     double rb_dur;
+    struct tb_tts_stage *ts; /* the TTS stage, allocated once options set one */
+    int tts;                 /* the current options set one */
 };
 
 void tb_playout_opts_default(struct tb_playout_opts *o)
@@ -54,11 +61,27 @@ void tb_playout_opts_default(struct tb_playout_opts *o)
     o->tts_latency = 0.0;
     o->preroll = 0.0;
     o->rebuffer = 0;
+    o->tts_connect = 0.0;
+    o->tts_concurrency = 0;
+    o->tts_rtf = 0.0;
+    o->tts_latency_at = NULL;
+    o->tts_latency_ud = NULL;
+    o->no_search = 0;
+}
+
+int tb_playout_has_stage(const struct tb_playout_opts *o)
+{
+    return tb_tts_stage_wanted(o);
 }
 
 static int opts_ok(const struct tb_playout_opts *o)
 {
-    return o->wpm > 0.0 && o->tts_latency >= 0.0 && o->preroll >= 0.0;
+    if (!(o->wpm > 0.0 && o->tts_latency >= 0.0 && o->preroll >= 0.0))
+        return 0;
+    if (!(o->tts_connect >= 0.0) || isinf(o->tts_connect) || !(o->tts_rtf >= 0.0) ||
+        isinf(o->tts_rtf) || o->tts_concurrency < 0)
+        return 0;
+    return !(o->rebuffer && tb_tts_stage_wanted(o));
 }
 
 int tb_playout_create(const struct tb_playout_opts *o, tb_play_fn fn, void *ud,
@@ -73,7 +96,10 @@ int tb_playout_create(const struct tb_playout_opts *o, tb_play_fn fn, void *ud,
         return TB_ENOMEM;
     p->fn = fn;
     p->ud = ud;
-    tb_playout_reset(p, o);
+    if (tb_playout_reset(p, o) != 0) {
+        free(p);
+        return TB_ENOMEM;
+    }
     *out = p;
     return 0;
 }
@@ -83,16 +109,25 @@ void tb_playout_destroy(struct tb_playout *p)
     if (p == NULL)
         return;
     free(p->pend);
+    tb_tts_stage_destroy(p->ts);
     free(p);
 }
 
 int tb_playout_reset(struct tb_playout *p, const struct tb_playout_opts *o)
 {
     struct tb_playout_opts keep = o != NULL ? *o : p->o;
+    struct tb_tts_stage *ts = p->ts;
     if (!opts_ok(&keep))
         return TB_EINVAL;
-    /* All but the callback and the pending chunks' buffer start again. */
-    *p = (struct tb_playout){.o = keep, .fn = p->fn, .ud = p->ud, .pend = p->pend, .cap = p->cap};
+    if (tb_tts_stage_wanted(&keep) && ts == NULL &&
+        (ts = tb_tts_stage_create(p->fn, p->ud)) == NULL)
+        return TB_ENOMEM;
+    /* All but the callback and the buffers start again. */
+    *p = (struct tb_playout){
+        .o = keep, .fn = p->fn, .ud = p->ud, .pend = p->pend, .cap = p->cap, .ts = ts};
+    p->tts = tb_tts_stage_wanted(&keep);
+    if (p->tts)
+        tb_tts_stage_reset(ts, &keep);
     return 0;
 }
 
@@ -142,7 +177,9 @@ static void start(struct tb_playout *p, double c, uint64_t tok)
             before += p->pend[i].cps;
             before_s += p->pend[i].dur;
             pl.end = p->s1 + span(p, before, before_s);
-            pl.gap = 0.0;
+            pl.gap = pl.gap_llm = pl.gap_tts = 0.0;
+            pl.begin = p->pend[i].c;
+            pl.done = pl.ready;
             p->fn(p->ud, &pl);
         }
         p->npend = 0;
@@ -167,9 +204,19 @@ static int pend_push(struct tb_playout *p, double c, uint32_t cps, double dur)
     return 0;
 }
 
-/* Counts one underrun of length gap. */
-static void count_gap(struct tb_playout *p, double gap)
+/* The part of a gap before chunk j's text arrived (at c): c - e_{j-1},
+ * within [0, gap]; the rest is the TTS stage's. */
+static double llm_part(double gap, double c, double e_prev)
 {
+    double x = c - e_prev;
+    return x < 0.0 ? 0.0 : x > gap ? gap : x;
+}
+
+/* Counts one underrun of length gap, llm of it the text's. */
+static void count_gap(struct tb_playout *p, double gap, double llm)
+{
+    p->r.gap_llm += llm;
+    p->r.gap_tts += gap - llm;
     p->r.underruns++;
     if (gap >= TB_INTERRUPT_S)
         p->r.interruptions++;
@@ -184,12 +231,13 @@ static void count_gap(struct tb_playout *p, double gap)
  * was all ready by then, so none of them can underrun; the one silence is
  * t - e_{rb_j - 1}, counted now.
  */
-static void resume(struct tb_playout *p, double t)
+static void resume(struct tb_playout *p, double t, double c)
 {
     double gap = t - p->e_prev;
+    double llm = llm_part(gap, c, p->e_prev);
     uint64_t before = 0;
     double before_s = 0.0;
-    count_gap(p, gap);
+    count_gap(p, gap, llm);
     p->rebuffering = 0;
     if (p->fn != NULL) {
         for (size_t i = 0; i < p->npend; i++) {
@@ -202,6 +250,10 @@ static void resume(struct tb_playout *p, double t)
             before_s += p->pend[i].dur;
             pl.end = t + span(p, before, before_s);
             pl.gap = i == 0 ? gap : 0.0;
+            pl.gap_llm = i == 0 ? llm : 0.0;
+            pl.gap_tts = pl.gap - pl.gap_llm;
+            pl.begin = p->pend[i].c;
+            pl.done = pl.ready;
             p->fn(p->ud, &pl);
         }
         p->npend = 0;
@@ -240,6 +292,8 @@ static int add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, doubl
     double gap = ready - p->e_prev;
     struct tb_play pl;
 
+    if (gap > p->r.silence_max)
+        p->r.silence_max = gap;
     if (need > p->r.min_tps)
         p->r.min_tps = need;
     if (x > p->r.speedup)
@@ -259,12 +313,14 @@ static int add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, doubl
         if (pend_push(p, c, cps, d) != 0)
             return TB_ENOMEM;
         if (reaches_preroll(p, p->rb_cps, p->rb_dur))
-            resume(p, ready);
+            resume(p, ready, c);
         return 0;
     }
-    pl.gap = 0.0;
+    pl.gap = pl.gap_llm = pl.gap_tts = 0.0;
     if (gap > TB_GAP_MIN_S) {
-        count_gap(p, gap);
+        pl.gap_llm = llm_part(gap, c, p->e_prev);
+        pl.gap_tts = gap - pl.gap_llm;
+        count_gap(p, gap, pl.gap_llm);
         pl.gap = gap;
     }
     pl.start = ready > p->e_prev ? ready : p->e_prev;
@@ -276,6 +332,8 @@ static int add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, doubl
         pl.chunk = p->m;
         pl.cps = cps;
         pl.ready = ready;
+        pl.begin = c;
+        pl.done = ready;
         p->fn(p->ud, &pl);
     }
     return 0;
@@ -283,6 +341,8 @@ static int add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, doubl
 
 int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
 {
+    if (p->tts)
+        return tb_tts_stage_add(p->ts, c, tok, cps, speech(p, cps));
     return add(p, c, tok, cps, NAN);
 }
 
@@ -290,13 +350,26 @@ int tb_playout_add_timed(struct tb_playout *p, double c, uint64_t tok, uint32_t 
 {
     if (!(dur >= 0.0) || dur > 1e9)
         return TB_EINVAL;
+    if (p->tts)
+        return tb_tts_stage_add(p->ts, c, tok, cps, dur);
     return add(p, c, tok, cps, dur);
+}
+
+int tb_playout_last_begin(const struct tb_playout *p, double *b)
+{
+    double v = p->tts ? tb_tts_stage_last_begin(p->ts) : p->m > 0 ? p->last_c : NAN;
+    if (isnan(v))
+        return TB_EINVAL;
+    *b = v;
+    return 0;
 }
 
 int tb_playout_force_start(struct tb_playout *p, double t)
 {
+    if (p->tts)
+        return tb_tts_stage_force_start(p->ts, t);
     if (p->rebuffering) {
-        resume(p, t + p->o.tts_latency);
+        resume(p, t + p->o.tts_latency, t);
         return 0;
     }
     if (p->started || p->m == 0)
@@ -307,15 +380,26 @@ int tb_playout_force_start(struct tb_playout *p, double t)
 
 int tb_playout_finish(struct tb_playout *p)
 {
+    if (p->tts)
+        return tb_tts_stage_finish(p->ts);
     if (!p->started && p->m > 0)
         start(p, p->last_c, p->last_tok);
     if (p->rebuffering)
-        resume(p, p->last_c + p->o.tts_latency);
+        resume(p, p->last_c + p->o.tts_latency, p->last_c);
     return 0;
+}
+
+int tb_playout_finish_schedule(struct tb_playout *p)
+{
+    if (p->tts)
+        return tb_tts_stage_finish_schedule(p->ts);
+    return tb_playout_finish(p);
 }
 
 int tb_playout_started(const struct tb_playout *p, double *s1)
 {
+    if (p->tts)
+        return tb_tts_stage_started(p->ts, s1);
     if (s1 != NULL)
         *s1 = p->s1;
     return p->started;
@@ -323,12 +407,20 @@ int tb_playout_started(const struct tb_playout *p, double *s1)
 
 double tb_playout_end(const struct tb_playout *p)
 {
+    if (p->tts)
+        return tb_tts_stage_end(p->ts);
     return p->started ? p->e_prev : 0.0;
 }
 
 void tb_playout_result(const struct tb_playout *p, struct tb_playout_result *out)
 {
+    if (p->tts) {
+        tb_tts_stage_result(p->ts, out);
+        return;
+    }
     *out = p->r;
+    if (p->o.no_search)
+        out->min_tps = out->speedup = NAN;
     out->chunks = p->m;
     out->q = p->q;
     out->ttfa = p->started ? p->s1 : 0.0;

@@ -10,7 +10,10 @@
  *   3. series (only with a target): every series, all streams -> the
  *      smallest gap-free pre-roll per stream, then its quantile.
  * Each thread owns one playout engine (no schedule callback, so it never
- * allocates) and its scratch arrays, made before the threads start.
+ * allocates without a TTS stage; with one it keeps the chunk list, whose
+ * memory a reset keeps) and its scratch arrays, made before the threads
+ * start.  The latency distributions (one per latency value) are made at
+ * create and only read after it (ttslat.h: any thread).
  * Results of different units never share memory, so the only shared
  * writes are the atomic counters.
  */
@@ -19,6 +22,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,11 +30,14 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/playout.h"
 #include "ttsbuf/seg.h"
+#include "ttsbuf/ttslat.h"
 #include "ttsbuf/voice.h"
 
-static const double ax_default[TB_AX__COUNT] = {TB_CHUNK_SENTENCE, 1, 0, TB_WPM_DEFAULT, 0, 0, 0};
+static const double ax_default[TB_AX__COUNT] = {
+    TB_CHUNK_SENTENCE, 1, 0, TB_WPM_DEFAULT, 0, 0, 0, 0, 0};
 static const char *const ax_names[TB_AX__COUNT] = {
-    "chunk", "min_chars", "tps", "wpm", "tts_latency_s", "rebuffer", "preroll_s",
+    "chunk",           "min_chars", "tps",      "wpm",       "tts_latency_s",
+    "tts_concurrency", "tts_rtf",   "rebuffer", "preroll_s",
 };
 
 /* What a stream needs beyond its chunk lists. */
@@ -44,7 +51,7 @@ struct input {
 
 /* Per-stream results of one point, kept in a thread's scratch. */
 struct one {
-    double gap_total, ttfa, min_tps;
+    double gap_total, ttfa, min_tps, gap_llm, gap_tts;
     uint32_t underruns, interruptions;
 };
 
@@ -70,6 +77,8 @@ struct tb_sweep {
     struct tb_chunks *chunks; /* nseg x nin, pair-major */
     struct tb_sweep_point *pt;
     size_t npt, nseries;
+    struct tb_sweep_tts tts;
+    struct tb_ttslat **lat; /* one per latency value (TTS shapes), else NULL */
     /* work distribution */
     int phase;
     atomic_size_t next, done;
@@ -90,13 +99,14 @@ const char *tb_sweep_axis_name(enum tb_sweep_axis a)
 /* An axis value's allowed range; 0 ok, else an error in err. */
 static int check_value(enum tb_sweep_axis a, double v, char *err, size_t errlen)
 {
-    static const double lo[TB_AX__COUNT] = {0, 1, 0, TB_WPM_MIN, 0, 0, 0};
+    static const double lo[TB_AX__COUNT] = {0, 1, 0, TB_WPM_MIN, 0, 0, 0, 0, 0};
     static const double hi[TB_AX__COUNT] = {
-        TB_CHUNK__COUNT - 1, 100000, 1e5, TB_WPM_MAX, 60, 1, 3600};
+        TB_CHUNK__COUNT - 1, 100000, 1e5, TB_WPM_MAX, 60, 1024, 100, 1, 3600};
     if (!isfinite(v) || v < lo[a] || v > hi[a])
         return tb_seterr(err, errlen, TB_ERANGE, "%s: %g is outside %g..%g", ax_names[a], v, lo[a],
                          hi[a]);
-    if ((a == TB_AX_CHUNK || a == TB_AX_MINCHARS || a == TB_AX_REBUFFER) && v != floor(v))
+    if ((a == TB_AX_CHUNK || a == TB_AX_MINCHARS || a == TB_AX_REBUFFER || a == TB_AX_CONC) &&
+        v != floor(v))
         return tb_seterr(err, errlen, TB_EINVAL, "%s: %g is not a whole number", ax_names[a], v);
     if (a == TB_AX_TPS && v > 0 && v < 0.001)
         return tb_seterr(err, errlen, TB_ERANGE, "tps: %g is outside 0.001..1e5 (0: as recorded)",
@@ -133,6 +143,75 @@ static int set_axes(struct tb_sweep *sw, const struct tb_sweep_opts *o, char *er
     sw->npt = npt;
     sw->nseries = npt / sw->n[TB_AX_PREROLL];
     sw->nseg = sw->n[TB_AX_CHUNK] * sw->n[TB_AX_MINCHARS];
+    return 0;
+}
+
+/* The spec of latency value v under the shape (not yet canonical).  The
+ * values made from v and the shape's parameter are rounded to 12
+ * significant digits, so that a preset's p50=0.188,p90=0.31 (a ratio
+ * 0.31 / 0.188) comes back as written, not 0.31000000000000005; the
+ * spec the outputs give is the one used either way. */
+static void lat_spec_raw(const struct tb_sweep_tts *t, double v, char *buf, size_t len)
+{
+    if (t->shape == TB_LAT_LOGNORMAL)
+        snprintf(buf, len, "lognormal:p50=%.17g,p90=%.12g", v, v * t->param);
+    else if (t->shape == TB_LAT_UNIFORM)
+        snprintf(buf, len, "uniform:%.12g..%.12g", v - t->param / 2, v + t->param / 2);
+    else
+        snprintf(buf, len, "%.17g", v);
+}
+
+/* Whether any point has a TTS stage (playout.h's: not a constant latency
+ * alone). */
+static int any_stage(const struct tb_sweep *sw)
+{
+    int stage = sw->tts.shape != TB_LAT_CONST || sw->tts.connect > 0.0;
+    for (size_t i = 0; i < sw->n[TB_AX_CONC]; i++)
+        stage |= sw->axis[TB_AX_CONC][i] > 0.0;
+    for (size_t i = 0; i < sw->n[TB_AX_RTF]; i++)
+        stage |= sw->axis[TB_AX_RTF][i] > 0.0;
+    return stage;
+}
+
+/* The TTS options against the axes, and one latency object per value of
+ * a distribution's median. */
+static int set_tts(struct tb_sweep *sw, const struct tb_sweep_tts *t, char *err, size_t errlen)
+{
+    sw->tts = *t;
+    if (!t->on) {
+        if (any_stage(sw) || t->seed != 0)
+            return tb_seterr(err, errlen, TB_EINVAL,
+                             "a TTS stage's options without tts.on (the outputs would not show "
+                             "them)");
+        return 0;
+    }
+    if (!(t->connect >= 0.0 && t->connect <= TB_TTSLAT_MAX))
+        return tb_seterr(err, errlen, TB_ERANGE, "tts connect: %g is outside 0..%g", t->connect,
+                         TB_TTSLAT_MAX);
+    if ((t->shape == TB_LAT_LOGNORMAL && !(t->param >= 1.0 && t->param <= 1e6)) ||
+        (t->shape == TB_LAT_UNIFORM && !(t->param >= 0.0 && t->param <= 2 * TB_TTSLAT_MAX)) ||
+        (unsigned)t->shape > TB_LAT_UNIFORM)
+        return tb_seterr(err, errlen, TB_ERANGE, "tts latency shape: parameter %g out of range",
+                         t->param);
+    for (size_t i = 0; i < sw->n[TB_AX_REBUFFER]; i++)
+        if (sw->axis[TB_AX_REBUFFER][i] > 0.0 && any_stage(sw))
+            return tb_seterr(err, errlen, TB_EINVAL,
+                             "rebuffer: not modelled with a TTS stage (a concurrency, an RTF, a "
+                             "connect latency or a latency distribution)");
+    if (t->shape == TB_LAT_CONST)
+        return 0;
+    sw->lat = calloc(sw->n[TB_AX_LAT], sizeof(struct tb_ttslat *));
+    if (sw->lat == NULL)
+        return TB_ENOMEM;
+    for (size_t i = 0; i < sw->n[TB_AX_LAT]; i++) {
+        char spec[128], why[256];
+        int rc;
+        lat_spec_raw(t, sw->axis[TB_AX_LAT][i], spec, sizeof(spec));
+        rc = tb_ttslat_create(spec, t->seed, &sw->lat[i], why, sizeof(why));
+        if (rc != 0)
+            return tb_seterr(err, errlen, rc, "tts_latency_s: median %g: %s",
+                             sw->axis[TB_AX_LAT][i], why);
+    }
     return 0;
 }
 
@@ -188,6 +267,8 @@ int tb_sweep_create(const struct tb_sweep_opts *o, const struct tb_sweep_input *
     sw->target = o->target;
     rc = set_axes(sw, o, err, errlen);
     if (rc == 0)
+        rc = set_tts(sw, &o->tts, err, errlen);
+    if (rc == 0)
         rc = set_inputs(sw, in, nin, err, errlen);
     if (rc != 0)
         goto fail;
@@ -227,6 +308,9 @@ void tb_sweep_destroy(struct tb_sweep *sw)
     free(sw->chunks);
     free(sw->pt);
     free(sw->in);
+    for (size_t i = 0; sw->lat != NULL && i < sw->n[TB_AX_LAT]; i++)
+        tb_ttslat_destroy(sw->lat[i]);
+    free(sw->lat);
     for (int a = 0; a < TB_AX__COUNT; a++)
         free(sw->axis[a]);
     free(sw);
@@ -260,6 +344,24 @@ const double *tb_sweep_axis_values(const struct tb_sweep *sw, enum tb_sweep_axis
     return sw->axis[a];
 }
 
+const struct tb_sweep_tts *tb_sweep_tts(const struct tb_sweep *sw)
+{
+    return &sw->tts;
+}
+
+int tb_sweep_lat_spec(const struct tb_sweep *sw, double v, char *buf, size_t len)
+{
+    char raw[128];
+    struct tb_ttslat *t = NULL;
+    int n;
+    lat_spec_raw(&sw->tts, v, raw, sizeof(raw));
+    if (tb_ttslat_create(raw, sw->tts.seed, &t, NULL, 0) != 0)
+        return snprintf(buf, len, "%s", raw); /* out of memory: the text as made */
+    n = tb_ttslat_format(t, buf, len);
+    tb_ttslat_destroy(t);
+    return n;
+}
+
 double tb_sweep_target(const struct tb_sweep *sw)
 {
     return sw->target;
@@ -288,10 +390,12 @@ static int play(const struct tb_chunks *c, double a0, uint64_t t0, double tps, s
     if (rc != 0)
         return rc;
     /* Re-timed completions: a_0 + (T - T_0) / r.  No callback: no
-     * allocation, so the adds cannot fail. */
-    for (size_t j = 0; j < c->n; j++)
-        tb_playout_add(p, a0 + (double)(c->v[j].tok - t0) / tps, c->v[j].tok, c->v[j].cps);
-    rc = tb_playout_finish(p);
+     * allocation without a TTS stage; with one the chunk store may grow
+     * (TB_ENOMEM) or a latency be refused. */
+    for (size_t j = 0; j < c->n && rc == 0; j++)
+        rc = tb_playout_add(p, a0 + (double)(c->v[j].tok - t0) / tps, c->v[j].tok, c->v[j].cps);
+    if (rc == 0)
+        rc = tb_playout_finish(p);
     tb_playout_result(p, r);
     return rc;
 }
@@ -309,6 +413,40 @@ static double preroll_for_q(const struct tb_chunks *c, size_t q, double wpm)
     return floor(tb_voice_seconds(cps, wpm) * 1000.0 + 1.0) / 1000.0;
 }
 
+/* With a TTS stage: the smallest whole millisecond of pre-roll that plays
+ * c gap-free, by bisection (sweep.h says why it is monotone). */
+static int stage_preroll(const struct tb_chunks *c, double a0, uint64_t t0, double tps,
+                         struct tb_playout *p, struct tb_playout_opts *po, double *out)
+{
+    struct tb_playout_result r;
+    uint64_t lo = 0, hi;
+    int rc;
+    po->preroll = 0.0;
+    rc = play(c, a0, t0, tps, p, po, &r);
+    if (rc != 0)
+        return rc;
+    if (r.underruns == 0) {
+        *out = 0.0;
+        return 0;
+    }
+    /* From ceil(1000 S_m) ms every chunk is synthesized before the start:
+     * gap-free.  lo is known to have a gap, hi to have none. */
+    hi = (uint64_t)ceil(r.speech * 1000.0);
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        po->preroll = (double)mid / 1000.0;
+        rc = play(c, a0, t0, tps, p, po, &r);
+        if (rc != 0)
+            return rc;
+        if (r.underruns == 0)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    *out = (double)hi / 1000.0;
+    return 0;
+}
+
 int tb_sweep_trace_preroll(const struct tb_chunks *c, double a0, uint64_t t0, double tps,
                            struct tb_playout *p, const struct tb_playout_opts *o, double *out)
 {
@@ -318,6 +456,9 @@ int tb_sweep_trace_preroll(const struct tb_chunks *c, double a0, uint64_t t0, do
     if (c->n == 0)
         return TB_EEMPTY;
     po.rebuffer = 0;
+    if (po.tts_latency_at != NULL || po.tts_connect > 0.0 || po.tts_concurrency > 0 ||
+        po.tts_rtf > 0.0)
+        return stage_preroll(c, a0, t0, tps, p, &po, out);
     /* Smallest q in [lo, hi] that is gap-free: starting later never adds a
      * gap (every e_j moves later or stays), so gap-free is monotone in q. */
     while (lo < hi) {
@@ -344,17 +485,6 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The ceil(q n)-th smallest of sorted v[0..n). */
-static double rank(const double *v, size_t n, double q)
-{
-    size_t k = (size_t)ceil(q * (double)n - 1e-9);
-    if (k < 1)
-        k = 1;
-    if (k > n)
-        k = n;
-    return v[k - 1];
-}
-
 /* ---------------------------------------------------------------- units */
 
 static const struct tb_chunks *chunks_of(const struct tb_sweep *sw, size_t seg, size_t i)
@@ -368,7 +498,7 @@ static int unit_segment(struct worker *w, size_t u)
     size_t seg = u / sw->nin, i = u % sw->nin;
     size_t ci = seg / sw->n[TB_AX_MINCHARS], mi = seg % sw->n[TB_AX_MINCHARS];
     int pol = (int)sw->axis[TB_AX_CHUNK][ci];
-    struct tb_seg_opts so;
+    struct tb_seg_opts so = {0};
     so.policy = (enum tb_chunk_policy)pol;
     so.min_chars = (uint32_t)sw->axis[TB_AX_MINCHARS][mi];
     /* min_chars is part of a segmenter's options: a new one on change
@@ -392,6 +522,14 @@ static double point_opts(const struct tb_sweep *sw, const size_t idx[TB_AX__COUN
     tb_playout_opts_default(o);
     o->wpm = sw->axis[TB_AX_WPM][idx[TB_AX_WPM]];
     o->tts_latency = sw->axis[TB_AX_LAT][idx[TB_AX_LAT]];
+    if (sw->lat != NULL) {
+        o->tts_latency = 0.0;
+        o->tts_latency_at = tb_ttslat_at;
+        o->tts_latency_ud = sw->lat[idx[TB_AX_LAT]];
+    }
+    o->tts_connect = sw->tts.connect;
+    o->tts_concurrency = (int)sw->axis[TB_AX_CONC][idx[TB_AX_CONC]];
+    o->tts_rtf = sw->axis[TB_AX_RTF][idx[TB_AX_RTF]];
     o->rebuffer = (int)sw->axis[TB_AX_REBUFFER][idx[TB_AX_REBUFFER]];
     o->preroll = sw->axis[TB_AX_PREROLL][idx[TB_AX_PREROLL]];
     *seg = idx[TB_AX_CHUNK] * sw->n[TB_AX_MINCHARS] + idx[TB_AX_MINCHARS];
@@ -403,7 +541,7 @@ static int unit_point(struct worker *w, size_t u)
     struct tb_sweep *sw = w->sw;
     struct tb_sweep_point *pt = &sw->pt[u];
     struct tb_playout_opts o;
-    size_t idx[TB_AX__COUNT], seg, n = sw->nin, clean = 0;
+    size_t idx[TB_AX__COUNT], seg, n = sw->nin, clean = 0, nnum = 0;
     double tps;
 
     tb_sweep_point_axes(sw, u, idx);
@@ -417,9 +555,13 @@ static int unit_point(struct worker *w, size_t u)
         w->one[i].gap_total = r.gap_total;
         w->one[i].ttfa = r.ttfa;
         w->one[i].min_tps = r.min_tps;
+        w->one[i].gap_llm = r.gap_llm;
+        w->one[i].gap_tts = r.gap_tts;
         w->one[i].underruns = r.underruns;
         w->one[i].interruptions = r.interruptions;
         clean += r.underruns == 0;
+        pt->min_tps_none += r.min_tps_none != 0;
+        pt->min_tps_scan += r.min_tps_none == 0 && r.min_tps_method == TB_MIN_TPS_SCAN;
     }
     pt->gapless = (double)clean / (double)n;
     pt->events = sw->events;
@@ -433,10 +575,23 @@ static int unit_point(struct worker *w, size_t u)
     STAT(interruptions, (double)w->one[i].interruptions);
     STAT(gap_total, w->one[i].gap_total);
     STAT(ttfa, w->one[i].ttfa);
-    STAT(min_tps, w->one[i].min_tps);
+    if (sw->tts.on) {
+        STAT(gap_llm, w->one[i].gap_llm);
+        STAT(gap_tts, w->one[i].gap_tts);
+    }
 #undef STAT
-    /* w->v now holds the sorted min TPS values. */
-    pt->tps_for_target = sw->target > 0.0 ? rank(w->v, n, sw->target) : NAN;
+    /* The minimum TPS of the streams that have one (none: the TTS stage
+     * alone leaves gaps), sorted; the nones rank above every rate. */
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(w->one[i].min_tps))
+            w->v[nnum++] = w->one[i].min_tps;
+    tb_stats_of(w->v, nnum, &pt->min_tps);
+    pt->tps_for_target = NAN;
+    if (sw->target > 0.0) {
+        size_t k = (size_t)ceil(sw->target * (double)n - 1e-9);
+        if (k <= nnum)
+            pt->tps_for_target = tb_stats_rank(w->v, n, sw->target);
+    }
     if (sw->target <= 0.0)
         pt->preroll_for_target = NAN;
     return 0;
@@ -459,7 +614,7 @@ static int unit_series(struct worker *w, size_t u)
             return rc;
     }
     qsort(w->v, sw->nin, sizeof(double), cmp_double);
-    ans = rank(w->v, sw->nin, sw->target);
+    ans = tb_stats_rank(w->v, sw->nin, sw->target);
     for (size_t k = 0; k < sw->n[TB_AX_PREROLL]; k++)
         sw->pt[first + k].preroll_for_target = ans;
     return 0;

@@ -14,6 +14,7 @@
  */
 #include "ttsbuf/seg.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +27,8 @@ int tb_seg_create(const struct tb_seg_opts *o, struct tb_seg **out)
 {
     struct tb_seg *s;
     *out = NULL;
-    if ((unsigned)o->policy >= TB_CHUNK__COUNT)
+    if ((unsigned)o->policy >= TB_CHUNK__COUNT || !(o->max_delay_s >= 0.0) ||
+        !(o->idle_s >= 0.0) || isinf(o->max_delay_s) || isinf(o->idle_s))
         return TB_EINVAL;
     s = calloc(1, sizeof(*s));
     if (s == NULL)
@@ -34,6 +36,11 @@ int tb_seg_create(const struct tb_seg_opts *o, struct tb_seg **out)
     s->o = *o;
     if (s->o.min_chars == 0)
         s->o.min_chars = 1;
+    if (s->o.max_delay_s == 0.0)
+        s->o.max_delay_s = TB_SEG_CARTESIA_DELAY_S;
+    if (s->o.idle_s == 0.0)
+        s->o.idle_s = TB_SEG_IDLE_S;
+    s->now = s->t_open = s->t_last = s->close_t = NAN;
     if (o->policy == TB_CHUNK_LIVEKIT || o->policy == TB_CHUNK_PIPECAT) {
         s->lk_cp = malloc(TB_SEG_LK_CAP * sizeof(*s->lk_cp));
         s->lk_len = malloc(TB_SEG_LK_CAP);
@@ -70,6 +77,7 @@ void tb_seg_reset(struct tb_seg *s)
     s->lk_len = keep.lk_len;
     s->lk_flags = keep.lk_flags;
     s->punkt = keep.punkt;
+    s->now = s->t_open = s->t_last = s->close_t = NAN;
 }
 
 uint64_t tb_seg_fed(const struct tb_seg *s)
@@ -132,6 +140,7 @@ void tb_seg_cut(struct tb_seg *s, tb_chunk_fn fn, void *ud)
     s->el_ns = 0;
     s->oa_ns = s->oa_term = s->oa_run = s->oa_bnd = 0;
     s->oa_collapsed = 0;
+    s->ca_end = 0;
 }
 
 void tb_seg_finish(struct tb_seg *s, tb_chunk_fn fn, void *ud)
@@ -147,4 +156,34 @@ void tb_seg_finish(struct tb_seg *s, tb_chunk_fn fn, void *ud)
         tb_seg_emit(s, s->fed, s->gcps, fn, ud);
     s->lk_n = 0;
     s->event = ev;
+}
+
+double tb_seg_deadline(const struct tb_seg *s)
+{
+    double d;
+    if (!tb_seg_policy_timed(s->o.policy) || s->gcps == s->start_cps)
+        return INFINITY;
+    d = s->o.policy == TB_CHUNK_CARTESIA ? s->t_open + s->o.max_delay_s : s->t_last + s->o.idle_s;
+    return isnan(d) ? INFINITY : d;
+}
+
+double tb_seg_close_time(const struct tb_seg *s)
+{
+    return s->close_t;
+}
+
+void tb_seg_tick(struct tb_seg *s, double now, tb_chunk_fn fn, void *ud)
+{
+    double dl = tb_seg_deadline(s);
+    uint32_t ev = s->event;
+    if (isinf(dl) || !(dl <= now))
+        return;
+    if (s->event > 0)
+        s->event--; /* the chunk closes after the last event fed */
+    s->close_t = dl;
+    tb_seg_emit(s, s->fed, s->gcps, fn, ud);
+    s->close_t = NAN;
+    s->event = ev;
+    s->last_sig = 0;
+    s->ca_end = 0;
 }

@@ -4,9 +4,11 @@
  * man page) and its feed function, in seg_rules.c (token, sentence,
  * clause, fixed40, elevenlabs: ttsbuf's rules and the documented schedule)
  * or in seg_frameworks.c (pipecat, livekit, openai-agents,
- * elevenlabs-sdk: the frameworks' own splitters).  Adding a policy is a
- * row, its feed, and an entry in enum tb_chunk_policy.
+ * elevenlabs-sdk: the frameworks' own splitters); cartesia and idle add
+ * a timer, kept here (tb_seg_feed_at, tb_seg_tick in seg.c).  Adding a
+ * policy is a row, its feed, and an entry in enum tb_chunk_policy.
  */
+#include <math.h>
 #include <string.h>
 
 #include "seg_frameworks.h"
@@ -61,6 +63,16 @@ static const struct policy {
          "stream at word and punctuation boundaries, and the schedule it sets, "
          "[50], closes a chunk once 50 characters have been sent",
          tb_seg_feed_elevenlabs_sdk},
+    [TB_CHUNK_CARTESIA] =
+        {"cartesia",
+         "Cartesia managed buffering (max_buffer_delay_ms, documented default 3000 ms): "
+         "the text waits until a sentence has ended and more text comes, or until "
+         "--max-buffer-delay has passed since the chunk's first event",
+         tb_seg_feed_cartesia},
+    [TB_CHUNK_IDLE] = {"idle",
+                       "a flush on inactivity: as sentence, plus a chunk closes once "
+                       "--idle-flush seconds pass with no new event (default 0.5)",
+                       tb_seg_feed_sentence},
 };
 
 int tb_seg_policy_parse(const char *name, enum tb_chunk_policy *out)
@@ -84,8 +96,35 @@ const char *tb_seg_policy_about(enum tb_chunk_policy p)
     return (unsigned)p < TB_CHUNK__COUNT ? policies[p].about : "?";
 }
 
+int tb_seg_policy_timed(enum tb_chunk_policy p)
+{
+    return p == TB_CHUNK_CARTESIA || p == TB_CHUNK_IDLE;
+}
+
 void tb_seg_feed(struct tb_seg *s, const char *text, size_t len, tb_chunk_fn fn, void *ud)
 {
-    policies[s->o.policy].feed(s, (const unsigned char *)text, len, fn, ud);
+    tb_seg_feed_at(s, NAN, text, len, fn, ud);
+}
+
+/* A time-based policy: the timer first, then the text; the chunk left open
+ * is dated by the event that opened it (cartesia) and the last one fed
+ * (idle). */
+void tb_seg_feed_at(struct tb_seg *s, double t, const char *text, size_t len, tb_chunk_fn fn,
+                    void *ud)
+{
+    if (tb_seg_policy_timed(s->o.policy)) {
+        uint32_t before;
+        int was_empty;
+        tb_seg_tick(s, t, fn, ud);
+        before = s->nchunks;
+        was_empty = s->gcps == s->start_cps;
+        s->now = t;
+        policies[s->o.policy].feed(s, (const unsigned char *)text, len, fn, ud);
+        if (s->gcps > s->start_cps && (was_empty || s->nchunks != before))
+            s->t_open = t;
+        s->t_last = t;
+    } else {
+        policies[s->o.policy].feed(s, (const unsigned char *)text, len, fn, ud);
+    }
     s->event++;
 }

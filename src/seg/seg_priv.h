@@ -43,6 +43,11 @@ struct tb_seg {
     size_t lk_n;
     struct tb_punkt *punkt; /* pipecat */
     int pc_look;            /* pipecat: waiting for the lookahead character */
+    /* cartesia and idle: the arrival of the event being fed, of the one
+     * that opened the chunk, and of the last one fed (NAN: untimed) */
+    double now, t_open, t_last;
+    double close_t; /* the time tb_seg_emit reports (NAN: the event's) */
+    int ca_end;     /* cartesia: the chunk's text ends a sentence */
 };
 
 /*

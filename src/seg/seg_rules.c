@@ -129,3 +129,29 @@ void tb_seg_feed_elevenlabs(struct tb_seg *s, const unsigned char *t, size_t len
     if (s->gcps - s->start_cps >= need)
         tb_seg_emit(s, s->fed, s->gcps, fn, ud);
 }
+
+/* cartesia, the text's side (seg_policy.c keeps the timer): a sentence
+ * end, decided per event as sentence decides it, waits for more text; an
+ * event holding a non-space then closes the chunk before itself. */
+void tb_seg_feed_cartesia(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                          void *ud)
+{
+    int newline = memchr(t, '\n', len) != NULL, ns = 0;
+    uint32_t sig;
+    for (size_t i = 0; i < len && !ns;)
+        ns = !is_space(tb_seg_next_cp(t, len, &i));
+    if (s->ca_end && ns) {
+        tb_seg_emit(s, s->fed, s->gcps, fn, ud);
+        s->ca_end = 0;
+        s->last_sig = 0;
+    }
+    s->gcps += tb_utf8_count((const char *)t, len);
+    s->fed += len;
+    sig = last_significant(t, len);
+    if (sig != 0)
+        s->last_sig = sig;
+    if (newline || is_terminal(s->last_sig))
+        s->ca_end = s->gcps > s->start_cps;
+    else if (ns)
+        s->ca_end = 0;
+}

@@ -15,5 +15,6 @@ tb_seg_feed_fn tb_seg_feed_sentence;
 tb_seg_feed_fn tb_seg_feed_clause;
 tb_seg_feed_fn tb_seg_feed_fixed40;
 tb_seg_feed_fn tb_seg_feed_elevenlabs;
+tb_seg_feed_fn tb_seg_feed_cartesia;
 
 #endif

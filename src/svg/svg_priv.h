@@ -15,6 +15,7 @@
 #define PX0 ML  /* plot's left edge */
 #define PX1 (W - MR)
 #define GAP_FILL "#d62728"
+#define GAP_TTS_FILL "#9467bd"
 #define FONT "font-family=\"sans-serif\""
 #define NPALETTE 12
 

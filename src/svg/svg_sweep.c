@@ -32,8 +32,9 @@ static int numeric(int a)
     return a != TB_AX_CHUNK && a != TB_AX_REBUFFER;
 }
 
-/* "sentence", "tps 20", "rebuffer on", ... for axis a at value v. */
-static void axis_value(char *buf, size_t len, int a, double v)
+/* "sentence", "tps 20", "rebuffer on", ... for axis a at value v (the
+ * latency a median when the sweep's latency has a shape). */
+static void axis_value(const struct tb_sweep *sw, char *buf, size_t len, int a, double v)
 {
     switch (a) {
     case TB_AX_CHUNK: snprintf(buf, len, "%s", tb_seg_policy_name((enum tb_chunk_policy)v)); break;
@@ -46,18 +47,36 @@ static void axis_value(char *buf, size_t len, int a, double v)
         break;
     case TB_AX_MINCHARS: snprintf(buf, len, "min-chars %g", v); break;
     case TB_AX_WPM: snprintf(buf, len, "%g wpm", v); break;
-    case TB_AX_LAT: snprintf(buf, len, "latency %g s", v); break;
+    case TB_AX_LAT:
+        snprintf(buf, len, "latency %s%g s", tb_sweep_tts(sw)->shape != TB_LAT_CONST ? "p50 " : "",
+                 v);
+        break;
+    case TB_AX_CONC:
+        if (v == 0)
+            snprintf(buf, len, "concurrency unlimited");
+        else
+            snprintf(buf, len, "concurrency %g", v);
+        break;
+    case TB_AX_RTF: snprintf(buf, len, "RTF %g", v); break;
     default: snprintf(buf, len, "pre-roll %g s", v); break;
     }
 }
 
-static const char *axis_title(int a)
+static const char *axis_title(const struct tb_sweep *sw, int a)
 {
     static const char *const t[TB_AX__COUNT] = {
-        "chunk policy",      "min-chars (code points)", "constant rate (tokens/s; 0: as recorded)",
-        "speech rate (wpm)", "TTS latency (s)",         "rebuffer",
+        "chunk policy",
+        "min-chars (code points)",
+        "constant rate (tokens/s; 0: as recorded)",
+        "speech rate (wpm)",
+        "TTS latency (s)",
+        "TTS concurrency (chunks at once; 0: unlimited)",
+        "TTS real-time factor (s of synthesis per s of audio)",
+        "rebuffer",
         "pre-roll (s)",
     };
+    if (a == TB_AX_LAT && tb_sweep_tts(sw)->shape != TB_LAT_CONST)
+        return "TTS latency median, p50 (s)";
     return t[a];
 }
 
@@ -74,7 +93,7 @@ static void series_label(const struct tb_sweep *sw, const struct tb_sweep_point 
         tb_sweep_axis_values(sw, (enum tb_sweep_axis)a, &n);
         if (a == x || a == x2 || n < 2)
             continue;
-        axis_value(v, sizeof(v), a, pt->ax[a]);
+        axis_value(sw, v, sizeof(v), a, pt->ax[a]);
         used +=
             (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s", used ? ", " : "", v);
         if (used >= len)
@@ -117,7 +136,8 @@ static double share_y(double share, double lo)
 
 /* Dash patterns by line, so that coinciding lines stay visible. */
 static const char *const dashes[NPALETTE] = {
-    "none", "9,4", "3,3", "12,3,3,3", "6,6", "2,5", "14,4", "8,3,2,3,2,3", "4,8", "1,3", "10,2", "5,2,1,2",
+    "none", "9,4",         "3,3", "12,3,3,3", "6,6",  "2,5",
+    "14,4", "8,3,2,3,2,3", "4,8", "1,3",      "10,2", "5,2,1,2",
 };
 
 /* Whether series a and b (points along x from a and b) have the same
@@ -150,7 +170,7 @@ static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
     const double *xv = tb_sweep_axis_values(sw, (enum tb_sweep_axis)x, &nx);
     double x0 = xv[0], x1 = xv[0], target = tb_sweep_target(sw), lo = share_floor(sw);
     size_t idx[TB_AX__COUNT], first[NPALETTE];
-    char label[300], tip[512], xs[64];
+    char label[300], tip[768], xs[64], mt[96];
 
     for (size_t i = 0; i < nx; i++) {
         x0 = xv[i] < x0 ? xv[i] : x0;
@@ -166,12 +186,12 @@ static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
     fprintf(f,
             "<text x=\"%.2f\" y=\"56\" %s font-size=\"12\" fill=\"#222\">gap-free share of "
             "the streams against %s",
-            PX0, FONT, axis_title(x));
+            PX0, FONT, axis_title(sw, x));
     if (drawn < nseries)
         fprintf(f, " (first %zu of %zu lines)", drawn, nseries);
     fprintf(f, "</text>\n");
     tb_svg_y_axis(f, S_LINE_YB, S_LINE_YT, lo * 100.0, 100.0, "streams with no gap (%)", "", 1);
-    tb_svg_x_axis(f, S_LINE_YB, x0, x1, axis_title(x), "");
+    tb_svg_x_axis(f, S_LINE_YB, x0, x1, axis_title(sw, x), "");
     if (target > 0.0) {
         double y = share_y(target, lo);
         fprintf(f,
@@ -244,12 +264,21 @@ static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
             const struct tb_sweep_point *q;
             idx[x] = i;
             q = &pt[tb_sweep_point_index(sw, idx)];
-            axis_value(xs, sizeof(xs), x, q->ax[x]);
+            axis_value(sw, xs, sizeof(xs), x, q->ax[x]);
+            /* A minimum TPS of none (the TTS stage alone leaves gaps) is
+             * no number: the P95 is of the others, and says so. */
+            if (q->min_tps_none == 0)
+                snprintf(mt, sizeof(mt), "min TPS P95 %.1f", q->min_tps.p95);
+            else if (q->min_tps.count == 0)
+                snprintf(mt, sizeof(mt), "min TPS none (the TTS stage alone leaves gaps)");
+            else
+                snprintf(mt, sizeof(mt), "min TPS P95 %.1f of %zu streams, none for %zu",
+                         q->min_tps.p95, q->min_tps.count, q->min_tps_none);
             snprintf(tip, sizeof(tip),
                      "%s, %s: %.1f%% gap-free; gap P95 %.2f s, max %.2f s; first audio P50 %.2f "
-                     "s; min TPS P95 %.1f",
+                     "s; %s",
                      label, xs, q->gapless * 100.0, q->gap_total.p95, q->gap_total.max, q->ttfa.p50,
-                     q->min_tps.p95);
+                     mt);
             fprintf(f,
                     "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\" data-share=\"%.6f\">"
                     "<title>",
@@ -303,7 +332,7 @@ static void sweep_heat(FILE *f, const struct tb_sweep *sw, int ax, int ay, doubl
     fprintf(f,
             "<text x=\"%.2f\" y=\"%.2f\" %s font-size=\"12\" fill=\"#222\">gap-free share: %s "
             "(across) by %s (up)",
-            PX0, yt - 12, FONT, axis_title(ax), axis_title(ay));
+            PX0, yt - 12, FONT, axis_title(sw, ax), axis_title(sw, ay));
     fprintf(f, "</text>\n<g id=\"heat\" %s font-size=\"10\" text-anchor=\"middle\">\n", FONT);
     for (size_t i = 0; i < nx; i++)
         for (size_t j = 0; j < ny; j++) {
@@ -313,8 +342,8 @@ static void sweep_heat(FILE *f, const struct tb_sweep *sw, int ax, int ay, doubl
             idx[ay] = j;
             q = &pt[tb_sweep_point_index(sw, idx)];
             share_color(q->gapless, lo, color, sizeof(color));
-            axis_value(xs, sizeof(xs), ax, q->ax[ax]);
-            axis_value(ys, sizeof(ys), ay, q->ax[ay]);
+            axis_value(sw, xs, sizeof(xs), ax, q->ax[ax]);
+            axis_value(sw, ys, sizeof(ys), ay, q->ax[ay]);
             snprintf(tip, sizeof(tip), "%s, %s: %.1f%% gap-free, gap P95 %.2f s", xs, ys,
                      q->gapless * 100.0, q->gap_total.p95);
             fprintf(f,
@@ -341,11 +370,11 @@ static void sweep_heat(FILE *f, const struct tb_sweep *sw, int ax, int ay, doubl
                     hb - ((double)j + 0.5) * ch + 4, v[j]);
     }
     fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" font-size=\"12\">%s</text>\n",
-            (PX0 + PX1) / 2, hb + 32, axis_title(ax));
+            (PX0 + PX1) / 2, hb + 32, axis_title(sw, ax));
     fprintf(f,
             "<text transform=\"translate(%.2f,%.2f) rotate(-90)\" text-anchor=\"middle\" "
             "font-size=\"12\">%s</text>\n",
-            PX0 - 46, (yt + hb) / 2, axis_title(ay));
+            PX0 - 46, (yt + hb) / 2, axis_title(sw, ay));
     fprintf(f,
             "<text x=\"%.2f\" y=\"%.2f\" fill=\"#555\">other axes at their first value "
             "(",

@@ -143,6 +143,30 @@ static void draw_head(FILE *f, const struct tb_svg_timeline *t, const struct lay
     }
 }
 
+/* One gap in two parts: first the LLM's (the text had not arrived), then
+ * the TTS stage's (it had, its audio had not), each in its colour. */
+static void draw_gap_causes(FILE *f, const struct tb_play *p, double at, const struct layout *L)
+{
+    static const char *const fill[2] = {GAP_FILL, GAP_TTS_FILL};
+    static const char *const who[2] = {"the LLM's: the text had not arrived",
+                                       "the TTS stage's: the text was there, its audio was not"};
+    double part[2] = {p->gap_llm, p->gap_tts}, from = at;
+    for (int k = 0; k < 2; k++) {
+        double w = part[k] * L->sc;
+        if (part[k] <= 0.0)
+            continue;
+        fprintf(f,
+                "<rect class=\"gap gap-%s\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
+                "height=\"%.2f\" fill=\"%s\" fill-opacity=\"0.35\" data-at=\"%.6f\" "
+                "data-gap=\"%.6f\" data-cause=\"%s\"><title>gap: %.3f s of silence at %.3f s, "
+                "before chunk %u%s; %.3f s of it %s</title></rect>\n",
+                k == 0 ? "llm" : "tts", PX0 + from * L->sc, GAP_YT, w < 0.5 ? 0.5 : w,
+                BUF_YB - GAP_YT, fill[k], from, part[k], k == 0 ? "llm" : "tts", p->gap, at,
+                p->chunk, p->gap >= 0.150 ? " (an audible interruption)" : "", part[k], who[k]);
+        from += part[k];
+    }
+}
+
 /* Gaps first, so everything else draws over the shading. */
 static void draw_gaps(FILE *f, const struct tb_svg_timeline *t, const struct layout *L)
 {
@@ -156,12 +180,16 @@ static void draw_gaps(FILE *f, const struct tb_svg_timeline *t, const struct lay
         at = p[j].start - p[j].gap;
         x = PX0 + at * L->sc;
         w = p[j].gap * L->sc;
-        fprintf(f,
+        if (t->causes) {
+            draw_gap_causes(f, &p[j], at, L);
+        } else {
+            fprintf(f,
                 "<rect class=\"gap\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
                 "fill=\"" GAP_FILL "\" fill-opacity=\"0.35\" data-at=\"%.6f\" data-gap=\"%.6f\">"
                 "<title>gap: %.3f s of silence at %.3f s, before chunk %u%s</title></rect>\n",
                 x, GAP_YT, w < 0.5 ? 0.5 : w, BUF_YB - GAP_YT, at, p[j].gap, p[j].gap, at,
                 p[j].chunk, p[j].gap >= 0.150 ? " (an audible interruption)" : "");
+        }
         if (x - last_label >= 44.0) {
             fprintf(f,
                     "<text x=\"%.2f\" y=\"%.2f\" %s font-size=\"11\" fill=\"" GAP_FILL
@@ -234,7 +262,7 @@ static void draw_markers_axes(FILE *f, const struct tb_svg_timeline *t, const st
     tb_svg_x_axis(f, BUF_YB, 0.0, L->t1, "time since the request was sent (s)", "");
 }
 
-static void draw_legend(FILE *f, const struct layout *L)
+static void draw_legend(FILE *f, const struct layout *L, int causes)
 {
     double x = PX0, y = T_H - 30;
     char words[128];
@@ -242,8 +270,14 @@ static void draw_legend(FILE *f, const struct layout *L)
     x = tb_svg_legend(f, x, y, "tick", "#555", "token arrival");
     x = tb_svg_legend(f, x, y, "rect", "#4c78a8", "chunk being spoken");
     x = tb_svg_legend(f, x, y, "rect", "#9ecae9", "buffered audio");
-    snprintf(words, sizeof(words), "gap: audio ran dry (%zu)", L->ngaps);
+    /* with causes, two entries in the width of one */
+    if (causes)
+        snprintf(words, sizeof(words), "gap: LLM late");
+    else
+        snprintf(words, sizeof(words), "gap: audio ran dry (%zu)", L->ngaps);
     x = tb_svg_legend(f, x, y, "gap", GAP_FILL, words);
+    if (causes)
+        x = tb_svg_legend(f, x, y, "gap", GAP_TTS_FILL, "TTS late");
     x = tb_svg_legend(f, x, y, "dash", "#1f77b4", "first token");
     tb_svg_legend(f, x, y, "dash", "#2ca02c", "first audio");
     fprintf(f, "</g>\n");
@@ -263,7 +297,7 @@ int tb_svg_timeline(FILE *f, const struct tb_svg_timeline *t)
     draw_lanes(f, t, &L);
     draw_buffer(f, t, &L);
     draw_markers_axes(f, t, &L);
-    draw_legend(f, &L);
+    draw_legend(f, &L, t->causes);
     fprintf(f, "</svg>\n");
     free(L.bp);
     return ferror(f) ? TB_EIO : 0;

@@ -4,6 +4,11 @@
  *   core        segmenter + playout over an in-memory stream (no parsing,
  *               no ring): simulated events per second, per chunk policy
  *   playout     the playout engine alone over a pre-segmented chunk list
+ *   tts         the playout with the default TTS stage and with one
+ *               streaming context (N = 1), R = 0.1 and a lognormal
+ *               first-byte latency (the stage's search included)
+ *   draws       --tts-draws 1000 on a 10,000-event stream: wall time of the
+ *               draws (tb_draws_run, the command's own call)
  *   sim         the full simulator: events through the ring, virtual clock
  *   trace load  a 1-million-event trace file parsed (cJSON), validated and
  *               simulated, against cJSON alone parsing the same lines
@@ -19,6 +24,7 @@
  * run is the least disturbed).  Compare figures from one run as ratios.
  */
 #include <cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +66,7 @@ static void bench_core(const struct tb_stream *s)
     tb_playout_opts_default(&po);
     printf("core: segmenter + playout, %zu events in memory, best of %d\n", s->n, REPS);
     for (int pol = 0; pol < TB_CHUNK__COUNT; pol++) {
-        struct tb_seg_opts so = {(enum tb_chunk_policy)pol, 1};
+        struct tb_seg_opts so = {(enum tb_chunk_policy)pol, 1, 0, 0};
         struct tb_seg *seg;
         struct tb_playout *p;
         struct tb_chunks ch;
@@ -97,6 +103,130 @@ static void bench_core(const struct tb_stream *s)
         tb_seg_destroy(seg);
         tb_playout_destroy(p);
     }
+}
+
+/* A lognormal first-byte latency, p50 0.3 s and p90 0.6 s, drawn from j
+ * alone (a hash, not a running generator): the hook must be pure. */
+static double lognormal_at(void *ud, uint32_t j)
+{
+    uint64_t x = (uint64_t)j * 0x9e3779b97f4a7c15u;
+    double u1, u2, z;
+    (void)ud;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+    x ^= x >> 31;
+    u1 = ((double)(x >> 40) + 0.5) / 16777216.0;
+    u2 = ((double)(x & 0xffffff) + 0.5) / 16777216.0;
+    z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    return 0.3 * exp(z * log(2.0) / 1.2815515655446004);
+}
+
+/* Best of REPS playout passes over ch with options o: events/s. */
+static double playout_rate(const struct tb_stream *s, const struct tb_chunks *ch,
+                           const struct tb_playout_opts *o, struct tb_playout_result *r)
+{
+    struct tb_playout *p;
+    double best = 1e30;
+    if (tb_playout_create(o, NULL, NULL, &p) != 0)
+        die("create", TB_ENOMEM);
+    for (int i = 0; i < REPS; i++) {
+        double t0 = now();
+        int rc = tb_analyze_playout(ch, p, o, r);
+        double dt = now() - t0;
+        if (rc != 0)
+            die("playout", rc);
+        if (dt < best)
+            best = dt;
+    }
+    tb_playout_destroy(p);
+    return (double)s->n / best;
+}
+
+static void bench_tts(const struct tb_stream *s)
+{
+    struct tb_seg_opts so = {TB_CHUNK_SENTENCE, 1, 0, 0};
+    struct tb_playout_opts def, st;
+    struct tb_playout_result r0, r1;
+    struct tb_seg *seg;
+    struct tb_chunks ch;
+    double a, b;
+    tb_playout_opts_default(&def);
+    st = def;
+    st.tts_concurrency = 1;
+    st.tts_rtf = 0.1;
+    st.tts_latency_at = lognormal_at;
+    tb_analyze_chunks_init(&ch);
+    if (tb_seg_create(&so, &seg) != 0 || tb_analyze_segment(s, seg, &ch) != 0)
+        die("segment", TB_ENOMEM);
+    printf("tts: playout over %zu sentence chunks of %zu events, best of %d\n", ch.n, s->n, REPS);
+    a = playout_rate(s, &ch, &def, &r0);
+    b = playout_rate(s, &ch, &st, &r1);
+    printf("  %-26s %8.2f M events/s  (min TPS %.2f)\n", "default TTS", a / 1e6, r0.min_tps);
+    printf("  %-26s %8.2f M events/s  (min TPS %.2f%s, %u gaps, %.0f s of them the TTS's)\n",
+           "N 1, R 0.1, lognormal L", b / 1e6, r1.min_tps, r1.min_tps_none ? " none" : "",
+           r1.underruns, r1.gap_tts);
+    printf("  %-26s %8.1fx\n", "default / stage", a / b);
+    tb_analyze_chunks_free(&ch);
+    tb_seg_destroy(seg);
+}
+
+/* --tts-draws M on a stream of n events: the library call behind the
+ * command (tb_draws_run over the sentence chunks), wall time, best of 3;
+ * with N 1, R 0.1 and a log-normal latency (the tts figure's stage), and
+ * with the latency alone; at 60 tokens/s (gap-free draws: one schedule
+ * finds the pre-roll) and at 6 (near the minimum TPS: most draws gap, the
+ * pre-roll is bisected). */
+static void bench_draws(uint32_t n, size_t m)
+{
+    static const char *const spec = "lognormal:p50=0.3,p90=0.6";
+    static const double rates[2] = {60, 6};
+    struct tb_seg_opts so = {.policy = TB_CHUNK_SENTENCE, .min_chars = 1};
+    struct tb_playout_opts o[2];
+    struct tb_draws_opts d = {m, 0.95, 0};
+    struct tb_ttslat *lat;
+    struct tb_seg *seg;
+    char err[256];
+    if (tb_ttslat_create(spec, 0, &lat, err, sizeof(err)) != 0 || tb_seg_create(&so, &seg) != 0)
+        die("draws: create", TB_EINVAL);
+    tb_playout_opts_default(&o[0]);
+    o[0].tts_concurrency = 1;
+    o[0].tts_rtf = 0.1;
+    o[1] = o[0];
+    o[1].tts_concurrency = 0;
+    o[1].tts_rtf = 0.0;
+    printf("draws: --tts-draws %zu on %u events (sentence chunks), %s, best of 3\n", m, n, spec);
+    for (int t = 0; t < 2; t++) {
+        struct tb_stream s;
+        struct tb_chunks ch;
+        tb_stream_init(&s);
+        tb_analyze_chunks_init(&ch);
+        bench_synth(rates[t], 0.3, n, &s);
+        if (tb_analyze_segment(&s, seg, &ch) != 0)
+            die("segment", TB_ENOMEM);
+        for (int k = 0; k < 2; k++) {
+            struct tb_draws_result r;
+            double best = 1e30;
+            for (int i = 0; i < 3; i++) {
+                double t0 = now();
+                int rc = tb_draws_run(&ch, &o[k], lat, &d, NULL, NULL, &r);
+                double dt = now() - t0;
+                if (rc != 0)
+                    die("draws", rc);
+                if (dt < best)
+                    best = dt;
+            }
+            printf(
+                "  %2.0f tokens/s, %-21s %6.3f s  %5.2f ms a draw  (%zu chunks; gap-free %4.1f%%, "
+                "pre-roll for 95%% %.3f s)\n",
+                rates[t], k == 0 ? "N 1, R 0.1, lognormal" : "lognormal alone", best,
+                1e3 * best / (double)m, ch.n, 100.0 * (double)r.gapless / (double)m,
+                r.preroll_for_target);
+        }
+        tb_analyze_chunks_free(&ch);
+        tb_stream_free(&s);
+    }
+    tb_ttslat_destroy(lat);
+    tb_seg_destroy(seg);
 }
 
 static void bench_sim(const struct tb_stream *s)
@@ -186,7 +316,7 @@ static void bench_trace(const struct tb_stream *s)
     remove(path);
 }
 
-/* TB_BENCH_ONLY=name,name runs only those sections (core, sim, trace,
+/* TB_BENCH_ONLY=name,name runs only those sections (core, tts, draws, sim, trace,
  * sweep, sweepmem, serve, live, reader, speech, client); unset: all of
  * them. */
 static int want(const char *name)
@@ -210,11 +340,19 @@ int main(int argc, char **argv)
         die("curl_global_init", TB_EIO);
     tb_stream_init(&s);
     printf("ttsbuf %s bench (figures, not pass/fail)\n", TB_VERSION);
-    if (want("core") || want("sim") || want("trace"))
+    if (want("core") || want("tts") || want("sim") || want("trace"))
         make_stream(&s, 1000000);
     if (want("core")) {
         printf("\n");
         bench_core(&s);
+    }
+    if (want("tts")) {
+        printf("\n");
+        bench_tts(&s);
+    }
+    if (want("draws")) {
+        printf("\n");
+        bench_draws(10000, 1000);
     }
     if (want("sim")) {
         printf("\n");

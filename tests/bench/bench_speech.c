@@ -85,7 +85,7 @@ static void handover_and_cpu(void)
     tb_audio_quiet();
     memset(&so, 0, sizeof(so));
     so.sink = TB_SINK_PORTAUDIO;
-    so.wpm = 150;
+    tb_playout_opts_default(&so.play); /* 150 wpm */
     so.latency = 0.1;
     if (tb_speaker_create(&so, &sp, err, sizeof(err)) != 0)
         bench_die("PortAudio through PulseAudio", err);

@@ -1,0 +1,549 @@
+/*
+ * tts_stage.c - the playout model with a TTS stage (see playout.h).
+ *
+ * One state machine (struct run) plays a chunk list: it computes each
+ * chunk's synthesis times b_j, f_j, d_j as the chunk closes, waits for the
+ * pre-roll (a start that stays a candidate until the next chunk closes at
+ * or after it), then plays chunks in order and splits every silence by
+ * cause.  The engine runs it online over the trace's own times; at the end
+ * the minimum-TPS and speed-up searches run it again over the stored
+ * chunks, re-timed to each candidate rate.  Both use the same code, so the
+ * search is exact for the model the schedule shows.
+ *
+ * Memory: 64 bytes per chunk (the list the searches replay) plus 48 for
+ * the pre-roll's breakpoints, grown as chunks arrive, so neither a run nor
+ * a search allocates.  Time: O(m) per run, except while waiting for the
+ * pre-roll, when each chunk that closes before the candidate start costs
+ * O(k log k) over the k chunks waiting.
+ */
+#include "tts_stage.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow.h"
+#include "rate_search.h"
+#include "ttsbuf/error.h"
+
+struct chunk {
+    double c;     /* closing time (a forced start moves the last one) */
+    uint64_t tok; /* token index of the closing event */
+    uint32_t cps;
+    double d;       /* D_j */
+    double l;       /* L_j, with K added for the first chunk */
+    double b, f, g; /* the current run's b_j, f_j and d_j */
+};
+
+/* A breakpoint of A(t): a step of audio, or a ramp starting or ending. */
+struct bp {
+    double t;
+    double step;
+    int ramps;
+};
+
+struct tb_tts_stage;
+
+struct run {
+    struct tb_tts_stage *st;
+    double tau;    /* < 0: the trace's times; else c_j = c_1 + u_j tau */
+    int by_time;   /* u_j = c_j - c_1 (speed-up), else T_j - T_1 */
+    double theta;  /* the pre-roll the start waits for */
+    tb_play_fn fn; /* NULL in the searches */
+    void *ud;
+    size_t m, next, q; /* chunks run, the first not played, chunks at start */
+    int started, has_cand;
+    double cand, s1, e_prev, sum;
+    uint32_t underruns, interruptions;
+    double gap_total, gap_max, gap_llm, gap_tts;
+    double worst; /* the longest silence, counted or not */
+};
+
+struct tb_tts_stage {
+    struct tb_playout_opts o;
+    tb_play_fn fn;
+    void *ud;
+    struct chunk *v;
+    size_t n, cap;
+    struct bp *bp;
+    size_t bpcap;
+    double speech;       /* S_m */
+    double theta_search; /* the pre-roll the searches use */
+    struct run run;      /* the trace's own schedule */
+    int finished;
+    double min_tps, speedup;
+    int none, method;
+};
+
+int tb_tts_stage_wanted(const struct tb_playout_opts *o)
+{
+    return o->tts_connect != 0.0 || o->tts_concurrency != 0 || o->tts_rtf != 0.0 ||
+           o->tts_latency_at != NULL;
+}
+
+double tb_tts_stage_frame_ready(double f, double rtf, double d, uint64_t k)
+{
+    return f + rtf * fmin((double)k * TB_FRAME_S + TB_FRAME_S, d);
+}
+
+struct tb_tts_stage *tb_tts_stage_create(tb_play_fn fn, void *ud)
+{
+    struct tb_tts_stage *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return NULL;
+    s->fn = fn;
+    s->ud = ud;
+    return s;
+}
+
+void tb_tts_stage_destroy(struct tb_tts_stage *s)
+{
+    if (s == NULL)
+        return;
+    free(s->v);
+    free(s->bp);
+    free(s);
+}
+
+static void run_init(struct run *r, struct tb_tts_stage *st, double theta, tb_play_fn fn, void *ud)
+{
+    *r = (struct run){.st = st, .tau = -1.0, .theta = theta, .fn = fn, .ud = ud};
+}
+
+void tb_tts_stage_reset(struct tb_tts_stage *s, const struct tb_playout_opts *o)
+{
+    s->o = *o;
+    s->n = 0;
+    s->speech = 0.0;
+    s->theta_search = o->preroll;
+    s->finished = 0;
+    s->min_tps = s->speedup = NAN;
+    s->none = 0;
+    s->method = TB_MIN_TPS_BISECT;
+    run_init(&s->run, s, o->preroll, s->fn, s->ud);
+}
+
+/* --------------------------------------------------------------- a run */
+
+/* c_j in this run: the trace's, or re-timed from chunk 1 by u_j tau. */
+static double close_time(const struct run *r, size_t j)
+{
+    const struct chunk *v = r->st->v;
+    double u;
+    if (r->tau < 0.0)
+        return v[j].c;
+    u = r->by_time ? v[j].c - v[0].c : (double)(v[j].tok - v[0].tok);
+    return v[0].c + u * r->tau;
+}
+
+/* b_j, f_j, d_j: synthesis waits for the text and for a free slot (the
+ * chunk N places back has finished). */
+static void stage_times(const struct run *r, size_t j)
+{
+    struct chunk *v = r->st->v;
+    size_t n = (size_t)r->st->o.tts_concurrency;
+    double b = close_time(r, j);
+    if (n > 0 && j >= n && v[j - n].g > b)
+        b = v[j - n].g;
+    v[j].b = b;
+    v[j].f = b + v[j].l;
+    v[j].g = v[j].f + r->st->o.tts_rtf * v[j].d;
+}
+
+/* The first moment chunk x can play: its first audio, or with R > 1 its
+ * first frame complete. */
+static double playable(const struct tb_tts_stage *st, const struct chunk *x)
+{
+    double rtf = st->o.tts_rtf;
+    if (rtf > 1.0 && x->d > 0.0)
+        return tb_tts_stage_frame_ready(x->f, rtf, x->d, 0);
+    return x->f;
+}
+
+static int bp_cmp(const void *a, const void *b)
+{
+    double x = ((const struct bp *)a)->t, y = ((const struct bp *)b)->t;
+    return (x > y) - (x < y);
+}
+
+/*
+ * The first t with A(t) >= theta (> 0) over chunks 0..k-1, whose audio
+ * totals at least theta.  A is piecewise linear: a step of D_j at f_j when
+ * R = 0, else a ramp of slope 1/R from f_j to d_j; the ramps are counted,
+ * not their slopes summed, so the slope carries no rounding.  Should
+ * rounding leave the sum a hair short, the answer is the last breakpoint
+ * (all audio produced).
+ */
+static double audio_reaches(struct tb_tts_stage *st, size_t k, double theta)
+{
+    struct bp *bp = st->bp;
+    double rtf = st->o.tts_rtf, a = 0.0, t = -INFINITY;
+    size_t n = 0;
+    int ramps = 0;
+    for (size_t j = 0; j < k; j++) {
+        const struct chunk *x = &st->v[j];
+        if (x->d <= 0.0)
+            continue;
+        if (rtf == 0.0) {
+            bp[n++] = (struct bp){x->f, x->d, 0};
+        } else {
+            bp[n++] = (struct bp){x->f, 0.0, 1};
+            bp[n++] = (struct bp){x->g, 0.0, -1};
+        }
+    }
+    qsort(bp, n, sizeof(*bp), bp_cmp);
+    for (size_t i = 0; i < n;) {
+        double ti = bp[i].t;
+        if (ramps > 0) {
+            double at = a + (ti - t) * ramps / rtf;
+            if (at >= theta)
+                return t + (theta - a) * rtf / ramps;
+            a = at;
+        }
+        t = ti;
+        for (; i < n && bp[i].t == ti; i++) {
+            a += bp[i].step;
+            ramps += bp[i].ramps;
+        }
+        if (a >= theta)
+            return t;
+    }
+    return t;
+}
+
+/* The candidate start over the k chunks waiting: s_1 = max(h_1, t_A). */
+static void candidate(struct run *r, size_t k)
+{
+    struct tb_tts_stage *st = r->st;
+    double h = playable(st, &st->v[0]);
+    double ta = r->theta > 0.0 ? audio_reaches(st, k, r->theta) : -INFINITY;
+    r->cand = ta > h ? ta : h;
+    r->has_cand = 1;
+}
+
+/* One silence of length gap before or inside a chunk; llm is how much of
+ * it the text was still missing (clamped to [0, gap]). */
+static void silence(struct run *r, struct tb_play *pl, double gap, double llm)
+{
+    if (!(gap > 0.0))
+        return;
+    if (gap > r->worst)
+        r->worst = gap;
+    if (gap <= TB_GAP_MIN_S)
+        return;
+    llm = llm < 0.0 ? 0.0 : llm > gap ? gap : llm;
+    r->underruns++;
+    if (gap >= TB_INTERRUPT_S)
+        r->interruptions++;
+    r->gap_total += gap;
+    if (gap > r->gap_max)
+        r->gap_max = gap;
+    r->gap_llm += llm;
+    r->gap_tts += gap - llm;
+    pl->gap += gap;
+    pl->gap_llm += llm;
+    pl->gap_tts += gap - llm;
+}
+
+/* R > 1: plays chunk x's frames from s, each when both the player and the
+ * frame are ready; every stall is the engine's (gap_tts).  Returns e_j. */
+static double frames(struct run *r, struct tb_play *pl, const struct chunk *x, double s)
+{
+    double rtf = r->st->o.tts_rtf, t = s, off = 0.0;
+    for (uint64_t i = 1;; i++) {
+        double next = (double)i * TB_FRAME_S;
+        double end, ready;
+        if (!(next < x->d))
+            break;
+        end = t + (next - off);
+        ready = tb_tts_stage_frame_ready(x->f, rtf, x->d, i);
+        t = ready > end ? ready : end;
+        silence(r, pl, t - end, 0.0);
+        off = next;
+    }
+    return x->d > 0.0 ? t + (x->d - off) : t;
+}
+
+/* Plays chunk j (the next in order) after e_{j-1}. */
+static void play(struct run *r, size_t j)
+{
+    struct tb_tts_stage *st = r->st;
+    const struct chunk *x = &st->v[j];
+    struct tb_play pl = {0};
+    double h = playable(st, x);
+    double s = j == 0 ? r->s1 : h > r->e_prev ? h : r->e_prev;
+    if (j > 0)
+        silence(r, &pl, s - r->e_prev, close_time(r, j) - r->e_prev);
+    pl.start = s;
+    pl.end = st->o.tts_rtf > 1.0 ? frames(r, &pl, x, s) : s + x->d;
+    r->e_prev = pl.end;
+    r->next = j + 1;
+    if (r->fn != NULL) {
+        pl.chunk = (uint32_t)j + 1;
+        pl.cps = x->cps;
+        pl.ready = x->f;
+        pl.begin = x->b;
+        pl.done = x->g;
+        r->fn(r->ud, &pl);
+    }
+}
+
+/* Playback starts at t: the chunks waiting play now. */
+static void start(struct run *r, double t)
+{
+    r->started = 1;
+    r->s1 = t;
+    r->e_prev = t;
+    r->q = r->m;
+    while (r->next < r->m)
+        play(r, r->next);
+}
+
+/* Chunk m closes: a candidate start before its closing time is final. */
+static void run_add(struct run *r)
+{
+    size_t j = r->m;
+    if (!r->started && r->has_cand && close_time(r, j) >= r->cand)
+        start(r, r->cand);
+    stage_times(r, j);
+    r->m++;
+    if (r->started) {
+        play(r, j);
+        return;
+    }
+    r->sum += r->st->v[j].d;
+    /* Audio can only bring the start forward, and only audio before it. */
+    if (r->sum >= r->theta && (!r->has_cand || r->st->v[j].f < r->cand))
+        candidate(r, r->m);
+}
+
+/* The stream ended: the pre-roll is at most what there is. */
+static void run_finish(struct run *r)
+{
+    if (r->started || r->m == 0)
+        return;
+    if (r->theta > r->sum)
+        r->theta = r->sum;
+    candidate(r, r->m);
+    start(r, r->cand);
+}
+
+/* ---------------------------------------------------------- the search */
+
+/* Whether the chunks re-timed to rate lambda (INFINITY: all close with
+ * the first) play without a silence longer than TB_SEARCH_EPS. */
+static int gap_free(struct tb_tts_stage *st, double lambda, int by_time)
+{
+    struct run r;
+    run_init(&r, st, st->theta_search, NULL, NULL);
+    r.tau = isinf(lambda) ? 0.0 : 1.0 / lambda;
+    r.by_time = by_time;
+    for (size_t j = 0; j < st->n; j++)
+        run_add(&r);
+    run_finish(&r);
+    return r.worst <= TB_SEARCH_EPS;
+}
+
+static double u_of(const struct tb_tts_stage *st, size_t j, int by_time)
+{
+    return by_time ? st->v[j].c - st->v[0].c : (double)(st->v[j].tok - st->v[0].tok);
+}
+
+/*
+ * The closed form for a connect latency alone (N unlimited, R = 0, L
+ * constant): s_1 = max(c_1 + L + K, c_q + L), and chunk j > q needs
+ * c_j - c_1 <= S_{j-1} + K or c_j - c_q <= S_{j-1} (ttsbuf-model(7)).
+ */
+static double closed_form(const struct tb_tts_stage *st, double theta, int by_time)
+{
+    double s = 0.0, need = 0.0, uq = 0.0, k = st->o.tts_connect;
+    size_t q = 0;
+    while (q < st->n && !(s + st->v[q].d >= theta) && q + 1 < st->n)
+        s += st->v[q++].d;
+    s += st->v[q].d; /* S_q */
+    uq = u_of(st, q, by_time);
+    for (size_t j = q + 1; j < st->n; j++) {
+        double u = u_of(st, j, by_time);
+        double a = u / (s + k);
+        double b = s > 0.0 ? (u - uq) / s : u > uq ? INFINITY : 0.0;
+        double x = a < b ? a : b;
+        if (x > need)
+            need = x;
+        s += st->v[j].d;
+    }
+    return need;
+}
+
+/* The rate search's test (rate_search.h) over the stored chunks. */
+struct probe {
+    struct tb_tts_stage *st;
+    int by_time;
+};
+
+static int probe_gap_free(void *ud, double x)
+{
+    struct probe *pr = ud;
+    return gap_free(pr->st, x, pr->by_time);
+}
+
+static int search(struct tb_tts_stage *st, int by_time, int monotone, double *out)
+{
+    struct probe pr = {st, by_time};
+    return tb_rate_search(probe_gap_free, &pr, u_of(st, st->n - 1, by_time), st->speech,
+                          st->theta_search, monotone, TB_SCAN_STEPS, out);
+}
+
+/* Chunk 1's own audio at its first playable moment: a pre-roll up to it
+ * never delays the start, which keeps "no gap" monotone in the rate. */
+static double own_audio(const struct tb_tts_stage *st)
+{
+    double rtf = st->o.tts_rtf, d = st->v[0].d;
+    if (rtf == 0.0)
+        return d;
+    return rtf > 1.0 ? fmin(TB_FRAME_S, d) : 0.0;
+}
+
+static void search_all(struct tb_tts_stage *st)
+{
+    double theta = st->theta_search < st->speech ? st->theta_search : st->speech;
+    int monotone;
+    if (st->n < 2 && gap_free(st, INFINITY, 0)) {
+        st->min_tps = st->speedup = 0.0; /* one chunk: no rate to need */
+        st->method = TB_MIN_TPS_CLOSED;
+        return;
+    }
+    if (st->o.tts_concurrency == 0 && st->o.tts_rtf == 0.0 && st->o.tts_latency_at == NULL) {
+        st->min_tps = closed_form(st, theta, 0);
+        st->speedup = closed_form(st, theta, 1);
+        st->method = TB_MIN_TPS_CLOSED;
+        return;
+    }
+    monotone = theta <= own_audio(st);
+    st->method = monotone ? TB_MIN_TPS_BISECT : TB_MIN_TPS_SCAN;
+    if (search(st, 0, monotone, &st->min_tps) || search(st, 1, monotone, &st->speedup)) {
+        st->min_tps = st->speedup = NAN;
+        st->none = 1;
+    }
+}
+
+/* ------------------------------------------------------------- the API */
+
+int tb_tts_stage_add(struct tb_tts_stage *s, double c, uint64_t tok, uint32_t cps, double d)
+{
+    double l = s->o.tts_latency_at != NULL
+                   ? s->o.tts_latency_at(s->o.tts_latency_ud, (uint32_t)s->n + 1)
+                   : s->o.tts_latency;
+    if (!(l >= 0.0) || isinf(l))
+        return TB_EINVAL;
+    if (s->n == s->cap) {
+        struct chunk *nv = tb_grow(s->v, &s->cap, sizeof(*nv), 64);
+        if (nv == NULL)
+            return TB_ENOMEM;
+        s->v = nv;
+    }
+    if (2 * (s->n + 1) > s->bpcap) {
+        struct bp *nb = tb_grow(s->bp, &s->bpcap, sizeof(*nb), 128);
+        if (nb == NULL)
+            return TB_ENOMEM;
+        s->bp = nb;
+    }
+    s->v[s->n] = (struct chunk){.c = c, .tok = tok, .cps = cps, .d = d, .l = l};
+    if (s->n == 0)
+        s->v[0].l += s->o.tts_connect;
+    s->n++;
+    s->speech += d;
+    run_add(&s->run);
+    return 0;
+}
+
+int tb_tts_stage_force_start(struct tb_tts_stage *s, double t)
+{
+    struct run *r = &s->run;
+    if (r->started || s->n == 0)
+        return TB_EINVAL;
+    s->v[s->n - 1].c = t;
+    stage_times(r, s->n - 1);
+    if (r->theta > r->sum)
+        r->theta = r->sum;
+    s->theta_search = r->theta;
+    candidate(r, r->m);
+    return 0;
+}
+
+void tb_tts_stage_close(struct tb_tts_stage *s)
+{
+    run_finish(&s->run);
+}
+
+int tb_tts_stage_finish(struct tb_tts_stage *s)
+{
+    if (s->finished)
+        return 0;
+    run_finish(&s->run);
+    if (s->o.no_search)
+        s->min_tps = s->speedup = NAN;
+    else if (s->n > 0)
+        search_all(s);
+    else
+        s->min_tps = s->speedup = 0.0;
+    s->finished = 1;
+    return 0;
+}
+
+int tb_tts_stage_finish_schedule(struct tb_tts_stage *s)
+{
+    if (!s->finished)
+        run_finish(&s->run);
+    s->finished = 1;
+    return 0;
+}
+
+double tb_tts_stage_last_begin(const struct tb_tts_stage *s)
+{
+    return s->n > 0 ? s->v[s->n - 1].b : NAN;
+}
+
+int tb_tts_stage_last(const struct tb_tts_stage *s, struct tb_tts_times *t)
+{
+    const struct chunk *x;
+    if (s->n == 0)
+        return TB_EINVAL;
+    x = &s->v[s->n - 1];
+    *t = (struct tb_tts_times){x->b, x->f, x->g};
+    return 0;
+}
+
+int tb_tts_stage_started(const struct tb_tts_stage *s, double *s1)
+{
+    if (s1 != NULL)
+        *s1 = s->run.started ? s->run.s1 : 0.0;
+    return s->run.started;
+}
+
+double tb_tts_stage_end(const struct tb_tts_stage *s)
+{
+    return s->run.started ? s->run.e_prev : 0.0;
+}
+
+void tb_tts_stage_result(const struct tb_tts_stage *s, struct tb_playout_result *out)
+{
+    const struct run *r = &s->run;
+    *out = (struct tb_playout_result){
+        .chunks = (uint32_t)s->n,
+        .q = (uint32_t)r->q,
+        .ttfa = r->started ? r->s1 : 0.0,
+        .speech = s->speech,
+        .end = r->started ? r->e_prev : 0.0,
+        .underruns = r->underruns,
+        .interruptions = r->interruptions,
+        .gap_total = r->gap_total,
+        .gap_max = r->gap_max,
+        .gap_llm = r->gap_llm,
+        .gap_tts = r->gap_tts,
+        .min_tps = s->min_tps,
+        .speedup = s->speedup,
+        .min_tps_none = s->none,
+        .min_tps_method = s->method,
+        .silence_max = r->worst,
+    };
+}

@@ -1,0 +1,606 @@
+/*
+ * test_ttsstage.c - the playout model's TTS stage (connect latency,
+ * per-chunk latency, concurrency, real-time factor) against an oracle
+ * written straight from the rule in playout.h, sharing no code with the
+ * engine:
+ *
+ *   b_j = max(c_j, d_{j-N}), f_j = b_j + L_j (+ K), d_j = f_j + R D_j;
+ *   s_1 = max(h_1, the first t with A(t) >= min(P, S_m)), found by
+ *   bisection over A evaluated term by term (the engine sweeps sorted
+ *   breakpoints, online); then a frame-level player walks every frame of
+ *   every chunk in one loop (R <= 1: one frame a chunk, ready at f_j;
+ *   R > 1: 20 ms frames ready at f_j + R min((i+1) F, D_j)), splitting each
+ *   silence into the text's and the engine's share.
+ *
+ * The minimum TPS and speed-up against a rate scan over the oracle: the
+ * answer is gap-free and a hair above it, not a hair below; every rate of
+ * a dense grid (ratio 1.03, up to 64x) above it is gap-free; "none"
+ * exactly when the infinite rate leaves a gap.  Random
+ * traces x concurrency 0 (unlimited) to 4 x R in {0, 0.1, 0.5, 1, 1.5} x
+ * per-chunk latencies through the hook x connect x pre-roll.  Plus the
+ * cases by hand: a mid-stream stall no rate removes, the stream that shows
+ * "no gap" is not monotone in the rate, the frame player's stalls, the
+ * split without a stage, and bad options.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/playout.h"
+
+#define MAXC 12
+#define CASES 3000
+#define F TB_FRAME_S
+
+struct tcase {
+    size_t m;
+    double c[MAXC];
+    uint64_t tok[MAXC];
+    uint32_t cps[MAXC];
+    double lat[MAXC]; /* L_j, read by the hook when use_hook */
+    int use_hook;
+    double lconst, connect, rtf, pre, wpm;
+    int n;
+};
+
+struct ores {
+    double ttfa, end, gap_total, gap_llm, gap_tts, gap_max, worst;
+    uint32_t underruns, interruptions;
+    double start[MAXC], fin[MAXC], gap[MAXC], gap_llm_j[MAXC];
+};
+
+static double dur(const struct tcase *t, size_t j)
+{
+    return (double)t->cps[j] * 10.0 / t->wpm;
+}
+
+/* A(t): the audio produced by t, term by term. */
+static double produced(const struct tcase *t, const double *f, double at)
+{
+    double a = 0.0;
+    for (size_t j = 0; j < t->m; j++) {
+        double d = dur(t, j), g = f[j] + t->rtf * d;
+        if (at >= g || (t->rtf == 0.0 && at >= f[j]))
+            a += d;
+        else if (at > f[j])
+            a += (at - f[j]) / t->rtf;
+    }
+    return a;
+}
+
+static void oracle_silence(struct ores *o, size_t j, double gap, double llm)
+{
+    if (!(gap > 0.0))
+        return;
+    if (gap > o->worst)
+        o->worst = gap;
+    if (gap <= TB_GAP_MIN_S)
+        return;
+    llm = llm < 0.0 ? 0.0 : llm > gap ? gap : llm;
+    o->underruns++;
+    o->interruptions += gap >= TB_INTERRUPT_S;
+    o->gap_total += gap;
+    o->gap_max = gap > o->gap_max ? gap : o->gap_max;
+    o->gap_llm += llm;
+    o->gap_tts += gap - llm;
+    o->gap[j] += gap;
+    o->gap_llm_j[j] += llm;
+}
+
+/* The model over arrays, with closing times c. */
+static void oracle(const struct tcase *t, const double *c, struct ores *o)
+{
+    double b[MAXC], f[MAXC] = {0}, g[MAXC], S = 0.0, th, h1, ta = -INFINITY, p;
+    memset(o, 0, sizeof(*o));
+    for (size_t j = 0; j < t->m; j++) {
+        double l = (t->use_hook ? t->lat[j] : t->lconst) + (j == 0 ? t->connect : 0.0);
+        b[j] = c[j];
+        if (t->n > 0 && j >= (size_t)t->n && g[j - (size_t)t->n] > b[j])
+            b[j] = g[j - (size_t)t->n];
+        f[j] = b[j] + l;
+        g[j] = f[j] + t->rtf * dur(t, j);
+        S += dur(t, j);
+    }
+    th = t->pre < S ? t->pre : S;
+    h1 = f[0] + (t->rtf > 1.0 ? t->rtf * fmin(F, dur(t, 0)) : 0.0);
+    if (th > 0.0) {
+        double lo = -1e9, hi = -1e9;
+        for (size_t j = 0; j < t->m; j++)
+            hi = g[j] > hi ? g[j] : hi;
+        for (int i = 0; i < 300; i++) {
+            double mid = lo + (hi - lo) / 2;
+            if (produced(t, f, mid) >= th)
+                hi = mid;
+            else
+                lo = mid;
+        }
+        ta = hi;
+    }
+    o->ttfa = h1 > ta ? h1 : ta;
+    p = o->ttfa;
+    for (size_t j = 0; j < t->m; j++) {
+        double d = dur(t, j);
+        int frames = t->rtf > 1.0;
+        for (uint64_t i = 0; i == 0 || (frames && (double)i * F < d); i++) {
+            double ready = frames ? f[j] + t->rtf * fmin((double)(i + 1) * F, d) : f[j];
+            double len = frames ? fmin((double)(i + 1) * F, d) - (double)i * F : d;
+            double st;
+            if (d == 0.0) {
+                ready = f[j];
+                len = 0.0;
+            }
+            st = j == 0 && i == 0 ? o->ttfa : ready > p ? ready : p;
+            if (j > 0 || i > 0)
+                oracle_silence(o, j, st - p, i == 0 ? c[j] - p : 0.0);
+            if (i == 0)
+                o->start[j] = st;
+            p = st + len;
+        }
+        o->fin[j] = p;
+    }
+    o->end = p;
+}
+
+/* Whether the trace re-timed to lambda (by tokens, or by time) is
+ * gap-free in the oracle. */
+static int oracle_free(const struct tcase *t, double lambda, int by_time)
+{
+    double c[MAXC];
+    struct ores o;
+    for (size_t j = 0; j < t->m; j++) {
+        double u = by_time ? t->c[j] - t->c[0] : (double)(t->tok[j] - t->tok[0]);
+        c[j] = t->c[0] + (isinf(lambda) ? 0.0 : u / lambda);
+    }
+    oracle(t, c, &o);
+    return o.worst <= TB_SEARCH_EPS;
+}
+
+/* --------------------------------------------------------- the engine */
+
+static double hook(void *ud, uint32_t j)
+{
+    const struct tcase *t = ud;
+    return t->lat[j - 1];
+}
+
+struct seen {
+    struct tb_play v[MAXC];
+    size_t n;
+};
+
+static void on_play(void *ud, const struct tb_play *p)
+{
+    struct seen *s = ud;
+    if (s->n == MAXC)
+        fail_msg("more than %d schedules", MAXC);
+    s->v[s->n++] = *p;
+}
+
+static void opts_of(const struct tcase *t, struct tb_playout_opts *o)
+{
+    tb_playout_opts_default(o);
+    o->wpm = t->wpm;
+    o->tts_latency = t->lconst;
+    o->preroll = t->pre;
+    o->tts_connect = t->connect;
+    o->tts_concurrency = t->n;
+    o->tts_rtf = t->rtf;
+    if (t->use_hook) {
+        o->tts_latency_at = hook;
+        o->tts_latency_ud = (void *)t;
+    }
+}
+
+static void engine(const struct tcase *t, struct seen *s, struct tb_playout_result *r)
+{
+    struct tb_playout_opts o;
+    struct tb_playout *p = NULL;
+    opts_of(t, &o);
+    s->n = 0;
+    assert_int_equal(tb_playout_create(&o, on_play, s, &p), 0);
+    for (size_t j = 0; j < t->m; j++)
+        assert_int_equal(tb_playout_add(p, t->c[j], t->tok[j], t->cps[j]), 0);
+    assert_int_equal(tb_playout_finish(p), 0);
+    tb_playout_result(p, r);
+    tb_playout_destroy(p);
+}
+
+/* ------------------------------------------------------ random cases */
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+
+static double uni(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static void random_case(struct tcase *t)
+{
+    static const double rtfs[] = {0.0, 0.1, 0.5, 1.0, 1.5};
+    static const double pres[] = {0.0, 0.35, 1.05, 2.05};
+    double c = uni();
+    uint64_t tok = (uint64_t)(uni() * 5);
+    memset(t, 0, sizeof(*t));
+    t->m = 1 + (size_t)(uni() * MAXC);
+    t->wpm = 100.0;
+    for (size_t j = 0; j < t->m; j++) {
+        c += uni() < 0.15 ? 1.0 + 2.0 * uni() : 0.6 * uni();
+        tok += 1 + (uint64_t)(uni() * 6);
+        t->c[j] = c;
+        t->tok[j] = tok;
+        t->cps[j] = 1 + (uint32_t)(uni() * 25);
+        t->lat[j] = uni() < 0.1 ? 1.0 + uni() : 0.8 * uni();
+    }
+    t->use_hook = uni() < 0.6;
+    t->lconst = uni() < 0.5 ? 0.0 : 0.2;
+    t->connect = uni() < 0.5 ? 0.0 : 0.6 * uni();
+    t->n = (int)(uni() * 5);
+    t->rtf = rtfs[(int)(uni() * 5)];
+    t->pre = pres[(int)(uni() * 4)];
+}
+
+#define NEAR(a, b) (fabs((a) - (b)) <= 1e-7 * (1.0 + fabs(a)))
+
+static void check_schedule(size_t k, const struct tcase *t, const struct seen *s,
+                           const struct tb_playout_result *r, const struct ores *o)
+{
+    if (r->underruns != o->underruns || r->interruptions != o->interruptions ||
+        !NEAR(r->ttfa, o->ttfa) || !NEAR(r->end, o->end) || !NEAR(r->gap_total, o->gap_total) ||
+        !NEAR(r->gap_llm, o->gap_llm) || !NEAR(r->gap_tts, o->gap_tts) ||
+        !NEAR(r->gap_max, o->gap_max) || s->n != t->m)
+        fail_msg("case %zu (m %zu N %d R %g P %g K %g): engine %u gaps %.9g (llm %.9g) ttfa %.9g "
+                 "end %.9g; oracle %u gaps %.9g (llm %.9g) ttfa %.9g end %.9g",
+                 k, t->m, t->n, t->rtf, t->pre, t->connect, r->underruns, r->gap_total, r->gap_llm,
+                 r->ttfa, r->end, o->underruns, o->gap_total, o->gap_llm, o->ttfa, o->end);
+    assert_true(NEAR(r->gap_llm + r->gap_tts, r->gap_total));
+    for (size_t j = 0; j < t->m; j++) {
+        const struct tb_play *p = &s->v[j];
+        if (p->chunk != j + 1 || !NEAR(p->start, o->start[j]) || !NEAR(p->end, o->fin[j]) ||
+            !NEAR(p->gap, o->gap[j]) || !NEAR(p->gap_llm, o->gap_llm_j[j]) ||
+            !NEAR(p->gap_llm + p->gap_tts, p->gap))
+            fail_msg("case %zu chunk %zu: engine %.9g..%.9g gap %.9g, oracle %.9g..%.9g gap %.9g",
+                     k, j + 1, p->start, p->end, p->gap, o->start[j], o->fin[j], o->gap[j]);
+    }
+}
+
+/* The search's answer x against the oracle (the grid above it only when
+ * certified is set). */
+static void check_rate(size_t k, const struct tcase *t, double x, int none, int certified,
+                       int by_time)
+{
+    const char *what = by_time ? "speed-up" : "min TPS";
+    if (none) {
+        if (oracle_free(t, INFINITY, by_time))
+            fail_msg("case %zu: %s none, yet the infinite rate is gap-free", k, what);
+        return;
+    }
+    if (!oracle_free(t, INFINITY, by_time))
+        fail_msg("case %zu: %s %.12g, yet the infinite rate has a gap", k, what, x);
+    if (x == 0.0) {
+        for (double l = 1e-3; l < 1e4; l *= 3.7)
+            if (!oracle_free(t, l, by_time))
+                fail_msg("case %zu: %s 0, yet rate %g has a gap", k, what, l);
+        return;
+    }
+    if (!oracle_free(t, x * (1 + 1e-6), by_time))
+        fail_msg("case %zu: %s %.12g, yet a hair above has a gap", k, what, x);
+    if (oracle_free(t, x * (1 - 1e-6), by_time))
+        fail_msg("case %zu: %s %.12g, yet a hair below is gap-free", k, what, x);
+    if (!certified)
+        return;
+    for (double l = x * (1 + 1e-6); l < x * 64; l *= 1.03)
+        if (!oracle_free(t, l, by_time))
+            fail_msg("case %zu: %s %.12g certified, yet rate %.12g has a gap", k, what, x, l);
+}
+
+static void oracle_agrees_on_random_cases(void **state)
+{
+    size_t scans = 0, nones = 0, gaps = 0;
+    (void)state;
+    for (size_t k = 0; k < CASES; k++) {
+        struct tcase t;
+        struct seen s;
+        struct tb_playout_result r;
+        struct ores o;
+        random_case(&t);
+        engine(&t, &s, &r);
+        oracle(&t, t.c, &o);
+        check_schedule(k, &t, &s, &r, &o);
+        assert_true(r.min_tps_none == (isnan(r.min_tps) != 0));
+        /* The scan is not certified (a gap-free stretch narrower than its
+         * step could hide), yet on these cases it agrees with the grid. */
+        check_rate(k, &t, r.min_tps, r.min_tps_none, 1, 0);
+        check_rate(k, &t, r.speedup, r.min_tps_none, 1, 1);
+        scans += r.min_tps_method == TB_MIN_TPS_SCAN;
+        nones += (size_t)r.min_tps_none;
+        gaps += r.underruns > 0;
+    }
+    /* The mix is not degenerate: every kind of answer occurred. */
+    print_message("ttsstage: %d cases, %zu with gaps, %zu none, %zu by scan\n", CASES, gaps, nones,
+                  scans);
+    assert_true(gaps > CASES / 10 && nones > CASES / 20 && scans > CASES / 20);
+}
+
+/* --------------------------------------------------------- by hand */
+
+static double stall_hook(void *ud, uint32_t j)
+{
+    (void)ud;
+    return j == 3 ? 2.0 : 0.1;
+}
+
+/*
+ * One streaming context (N = 1) synthesizing in real time (R = 1), 0.1 s
+ * to answer, but 2 s for chunk 3.  Every text is there early (2 s chunks
+ * closing 0.1 s apart from 1.0): chunk 2 begins when chunk 1's synthesis
+ * ends (3.1) and answers at 3.2, 0.1 s after chunk 1 stops; chunk 3
+ * begins at 5.2 and answers at 7.2, 2 s after chunk 2 stops; chunks 4 and
+ * 5 again 0.1 s late.  Every gap is the engine's, and no LLM rate
+ * removes them: none.
+ */
+static void mid_stream_stall_is_tts_and_none(void **state)
+{
+    struct tb_playout_opts o;
+    struct tb_playout *p = NULL;
+    struct tb_playout_result r;
+    struct seen s = {.n = 0};
+    (void)state;
+    tb_playout_opts_default(&o);
+    o.wpm = 100;
+    o.tts_concurrency = 1;
+    o.tts_rtf = 1.0;
+    o.tts_latency_at = stall_hook;
+    assert_int_equal(tb_playout_create(&o, on_play, &s, &p), 0);
+    for (uint32_t j = 0; j < 5; j++)
+        assert_int_equal(tb_playout_add(p, 1.0 + 0.1 * j, (uint64_t)10 * j, 20), 0);
+    assert_int_equal(tb_playout_finish(p), 0);
+    tb_playout_result(p, &r);
+    assert_int_equal(s.n, 5);
+    assert_near(r.ttfa, 1.1, 1e-12);
+    assert_near(s.v[1].begin, 3.1, 1e-12);
+    assert_near(s.v[1].gap, 0.1, 1e-12);
+    assert_near(s.v[2].begin, 5.2, 1e-12);
+    assert_near(s.v[2].ready, 7.2, 1e-12);
+    assert_near(s.v[2].gap, 2.0, 1e-12);
+    assert_near(s.v[2].gap_tts, 2.0, 1e-12); /* its text came at 1.2 */
+    assert_near(s.v[2].gap_llm, 0.0, 1e-12);
+    assert_int_equal(r.underruns, 4);
+    assert_int_equal(r.interruptions, 1);
+    assert_near(r.gap_total, 2.3, 1e-12);
+    assert_near(r.gap_tts, 2.3, 1e-12);
+    assert_near(r.gap_llm, 0.0, 1e-12);
+    assert_int_equal(r.min_tps_none, 1);
+    assert_true(isnan(r.min_tps) && isnan(r.speedup));
+    tb_playout_destroy(p);
+}
+
+static double mono_hook(void *ud, uint32_t j)
+{
+    (void)ud;
+    return j == 2 ? 1.0 : 0.0;
+}
+
+/*
+ * The stream of ttsbuf-model(7) that shows "no gap" is not monotone in
+ * the rate when the pre-roll binds: D = 0.1, 0.1, 2 s, L = 0, 1, 0, P = 1,
+ * one token a chunk.  At 1 token/s the pre-roll waits for chunk 3 (t = 2),
+ * by when chunk 2's audio is there; at 2 tokens/s chunk 3's audio fills
+ * the pre-roll at 1 s, chunk 1 plays, and chunk 2 (ready 1.5) leaves a
+ * 0.4 s gap; at an infinite rate a 0.9 s one.  So: none.
+ */
+static void no_gap_is_not_monotone_with_preroll(void **state)
+{
+    struct tcase t = {.m = 3,
+                      .c = {0, 1, 2},
+                      .tok = {0, 1, 2},
+                      .cps = {1, 1, 20},
+                      .lat = {0, 1, 0},
+                      .use_hook = 1,
+                      .pre = 1.0,
+                      .wpm = 100};
+    struct tb_playout_opts o;
+    struct tb_playout *p = NULL;
+    struct tb_playout_result r;
+    (void)state;
+    assert_true(oracle_free(&t, 1.0, 0));
+    assert_false(oracle_free(&t, 2.0, 0));
+    assert_false(oracle_free(&t, INFINITY, 0));
+    opts_of(&t, &o);
+    o.tts_latency_at = mono_hook;
+    assert_int_equal(tb_playout_create(&o, NULL, NULL, &p), 0);
+    for (size_t j = 0; j < 3; j++)
+        assert_int_equal(tb_playout_add(p, t.c[j], t.tok[j], t.cps[j]), 0);
+    assert_int_equal(tb_playout_finish(p), 0);
+    tb_playout_result(p, &r);
+    assert_int_equal(r.underruns, 0); /* the trace itself plays clean */
+    assert_near(r.ttfa, 2.0, 1e-12);
+    assert_int_equal(r.min_tps_method, TB_MIN_TPS_SCAN);
+    assert_int_equal(r.min_tps_none, 1);
+    tb_playout_destroy(p);
+}
+
+/*
+ * R = 2, one 0.1 s chunk (5 frames) answering at once: frame i is ready at
+ * 0.04 (i + 1); playback starts with frame 0 at 0.04 and then stalls
+ * 20 ms before each of the 4 others, all the engine's.
+ */
+static void frame_player_stalls_when_dry(void **state)
+{
+    struct tb_playout_opts o;
+    struct tb_playout *p = NULL;
+    struct tb_playout_result r;
+    struct seen s = {.n = 0};
+    (void)state;
+    tb_playout_opts_default(&o);
+    o.wpm = 100;
+    o.tts_rtf = 2.0;
+    assert_int_equal(tb_playout_create(&o, on_play, &s, &p), 0);
+    assert_int_equal(tb_playout_add(p, 0.0, 0, 1), 0);
+    assert_int_equal(tb_playout_finish(p), 0);
+    tb_playout_result(p, &r);
+    assert_near(r.ttfa, 0.04, 1e-12);
+    assert_near(r.end, 0.22, 1e-12);
+    assert_int_equal(r.underruns, 4);
+    assert_near(r.gap_total, 0.08, 1e-12);
+    assert_near(r.gap_tts, 0.08, 1e-12);
+    assert_near(r.gap_max, 0.02, 1e-12);
+    assert_near(s.v[0].gap, 0.08, 1e-12);
+    assert_near(s.v[0].done, 0.2, 1e-12);
+    assert_int_equal(r.min_tps_none, 1); /* one chunk, and it stalls */
+    tb_playout_destroy(p);
+}
+
+/*
+ * Without a stage (v1), the split: L = 0.2, chunk 2's text 0.3 s late
+ * (closing at 1.3 after chunk 1 ends at 1.0+0.2): gap 0.3 + ... worked
+ * out: chunk 1 plays 0.7..1.2, chunk 2 ready 1.5: gap 0.3, of which the
+ * text's 1.3 - 1.2 = 0.1 and the latency's 0.2.
+ */
+static void split_without_stage(void **state)
+{
+    struct tb_playout_opts o;
+    struct tb_playout *p = NULL;
+    struct tb_playout_result r;
+    struct seen s = {.n = 0};
+    (void)state;
+    tb_playout_opts_default(&o);
+    o.wpm = 100;
+    o.tts_latency = 0.2;
+    assert_int_equal(tb_playout_create(&o, on_play, &s, &p), 0);
+    assert_int_equal(tb_playout_add(p, 0.5, 0, 5), 0);
+    assert_int_equal(tb_playout_add(p, 1.3, 4, 3), 0);
+    assert_int_equal(tb_playout_finish(p), 0);
+    tb_playout_result(p, &r);
+    assert_int_equal(r.underruns, 1);
+    assert_near(r.gap_total, 0.3, 1e-12);
+    assert_near(r.gap_llm, 0.1, 1e-12);
+    assert_near(r.gap_tts, 0.2, 1e-12);
+    assert_near(s.v[1].gap_llm, 0.1, 1e-12);
+    assert_near(s.v[1].begin, 1.3, 1e-12);
+    assert_near(s.v[1].done, 1.5, 1e-12);
+    assert_int_equal(r.min_tps_method, TB_MIN_TPS_CLOSED);
+    assert_int_equal(r.min_tps_none, 0);
+    tb_playout_destroy(p);
+}
+
+static double bad_hook(void *ud, uint32_t j)
+{
+    return j == 2 ? *(const double *)ud : 0.1;
+}
+
+static void bad_options_refused(void **state)
+{
+    static const double bad_l[] = {-0.1, NAN, INFINITY};
+    struct tb_playout_opts o, good;
+    struct tb_playout *p;
+    (void)state;
+    tb_playout_opts_default(&good);
+    for (int i = 0; i < 9; i++) {
+        o = good;
+        switch (i) {
+        case 0: o.tts_connect = -0.5; break;
+        case 1: o.tts_connect = NAN; break;
+        case 2: o.tts_connect = INFINITY; break;
+        case 3: o.tts_rtf = -1.0; break;
+        case 4: o.tts_rtf = NAN; break;
+        case 5: o.tts_rtf = INFINITY; break;
+        case 6: o.tts_concurrency = -1; break;
+        case 7:
+            o.tts_concurrency = 1;
+            o.rebuffer = 1;
+            break; /* not modelled */
+        default:
+            o.tts_rtf = 0.5;
+            o.tts_latency = NAN;
+            break;
+        }
+        p = (struct tb_playout *)&p;
+        if (tb_playout_create(&o, NULL, NULL, &p) != TB_EINVAL)
+            fail_msg("bad TTS options %d accepted", i);
+        assert_null(p);
+        assert_int_equal(tb_playout_create(&good, NULL, NULL, &p), 0);
+        assert_int_equal(tb_playout_reset(p, &o), TB_EINVAL);
+        tb_playout_destroy(p);
+    }
+    /* A hook that answers a negative, NAN or infinite latency. */
+    for (size_t i = 0; i < sizeof(bad_l) / sizeof(bad_l[0]); i++) {
+        o = good;
+        o.tts_latency_at = bad_hook;
+        o.tts_latency_ud = (void *)&bad_l[i];
+        assert_int_equal(tb_playout_create(&o, NULL, NULL, &p), 0);
+        assert_int_equal(tb_playout_add(p, 0.0, 0, 5), 0);
+        assert_int_equal(tb_playout_add(p, 0.1, 1, 5), TB_EINVAL);
+        tb_playout_destroy(p);
+    }
+}
+
+static void three_chunks(struct tb_playout *p, const struct tb_playout_opts *o,
+                         struct tb_playout_result *r)
+{
+    assert_int_equal(tb_playout_reset(p, o), 0);
+    assert_int_equal(tb_playout_add(p, 0.0, 0, 10), 0);
+    assert_int_equal(tb_playout_add(p, 0.5, 5, 10), 0);
+    assert_int_equal(tb_playout_add(p, 2.5, 9, 10), 0);
+    assert_int_equal(tb_playout_finish(p), 0);
+    tb_playout_result(p, r);
+}
+
+/* Defaults name no stage; a reset from a stage back to none is v1 again. */
+static void reset_between_stage_and_v1(void **state)
+{
+    struct tb_playout_opts o, v1;
+    struct tb_playout *p = NULL;
+    struct tb_playout_result a, b, c;
+    (void)state;
+    tb_playout_opts_default(&v1);
+    assert_true(v1.tts_connect == 0.0 && v1.tts_concurrency == 0 && v1.tts_rtf == 0.0);
+    assert_null(v1.tts_latency_at);
+    v1.wpm = 100;
+    o = v1;
+    o.tts_concurrency = 1;
+    o.tts_rtf = 1.0;
+    o.tts_latency = 0.3;
+    assert_int_equal(tb_playout_create(&v1, NULL, NULL, &p), 0);
+    three_chunks(p, &v1, &a);
+    three_chunks(p, &o, &b);
+    three_chunks(p, &v1, &c);
+    /* v1: chunk 3 (ready 2.5) after chunks 1-2 end at 2.0: 0.5 s, the
+     * text's.  The stage (L = 0.3, N = 1, R = 1): chunk 2
+     * waits for chunk 1's synthesis, 0.3 s late. */
+    assert_int_equal(a.underruns, 1);
+    assert_near(a.gap_llm, 0.5, 1e-12);
+    assert_true(b.underruns > a.underruns && b.gap_tts > 0.0);
+    /* The engine reset to v1 gives v1's result again, every field. */
+    assert_int_equal(a.chunks, c.chunks);
+    assert_int_equal(a.q, c.q);
+    assert_int_equal(a.underruns, c.underruns);
+    assert_int_equal(a.interruptions, c.interruptions);
+    assert_int_equal(a.min_tps_none, c.min_tps_none);
+    assert_int_equal(a.min_tps_method, c.min_tps_method);
+    assert_true(tb_test_same_bits(a.ttfa, c.ttfa) && tb_test_same_bits(a.speech, c.speech) &&
+                tb_test_same_bits(a.end, c.end) && tb_test_same_bits(a.gap_total, c.gap_total) &&
+                tb_test_same_bits(a.gap_max, c.gap_max) && tb_test_same_bits(a.gap_llm, c.gap_llm) &&
+                tb_test_same_bits(a.gap_tts, c.gap_tts) && tb_test_same_bits(a.min_tps, c.min_tps) &&
+                tb_test_same_bits(a.speedup, c.speedup) &&
+                tb_test_same_bits(a.silence_max, c.silence_max));
+    tb_playout_destroy(p);
+}
+
+int tb_test_ttsstage(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(oracle_agrees_on_random_cases),
+        cmocka_unit_test(mid_stream_stall_is_tts_and_none),
+        cmocka_unit_test(no_gap_is_not_monotone_with_preroll),
+        cmocka_unit_test(frame_player_stalls_when_dry),
+        cmocka_unit_test(split_without_stage),
+        cmocka_unit_test(bad_options_refused),
+        cmocka_unit_test(reset_between_stage_and_v1),
+    };
+    return TB_RUN_GROUP("ttsstage", tests);
+}
