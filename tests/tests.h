@@ -238,7 +238,9 @@ int tb_test_sh(const char *cmd);
 
 /* Runs a shell command line (its exit status in *status; fails the case
  * unless it exited) and returns its peak RSS in KiB: the largest of sh
- * and every process it waited for (wait4's rusage). */
+ * and every process it waited for, measured from a small python3 that
+ * starts the shell (a process forked from this one would carry this
+ * process's RSS into its peak). */
 long tb_test_sh_rss(const char *cmd, int *status);
 
 /* What a peak-RSS bound is multiplied by in a sanitizer build: the
