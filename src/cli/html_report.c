@@ -406,7 +406,7 @@ int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const 
             goto out;
     }
     gap_list(f, h->au->gaps, h->au->ngaps);
-    if (tb_cli_tts_stage(&h->o->play))
+    if (tb_playout_has_stage(&h->o->play))
         model_gap_list(f, h->gaps);
     fprintf(f, "<h3>Report</h3>\n<pre id=\"report%s\">", suffix);
     tb_cli_html_text(f, rep);

@@ -212,18 +212,12 @@ int tb_cli_tts_apply(struct tb_cli_tts *t, struct tb_seg_opts *seg, struct tb_pl
              t->rtf_set;
     if ((rc = tb_cli_draws_check(&t->draws, t->seeded, t->spec)) != 0)
         return rc;
-    if (o->rebuffer && tb_cli_tts_stage(o)) {
+    if (o->rebuffer && tb_playout_has_stage(o)) {
         tb_cli_error("--rebuffer: not modelled with a TTS stage (--tts, --tts-connect, "
                      "--tts-concurrency, --tts-rtf, a --tts-latency distribution)");
         return TB_EINVAL;
     }
     return 0;
-}
-
-int tb_cli_tts_stage(const struct tb_playout_opts *o)
-{
-    return o->tts_latency_at != NULL || o->tts_connect > 0 || o->tts_concurrency > 0 ||
-           o->tts_rtf > 0;
 }
 
 void tb_cli_tts_line(FILE *f, const struct tb_cli_tts *t)

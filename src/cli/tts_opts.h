@@ -74,10 +74,6 @@ int tb_cli_tts_option(struct tb_cli_tts *t, int c, const char *arg);
  */
 int tb_cli_tts_apply(struct tb_cli_tts *t, struct tb_seg_opts *seg, struct tb_playout_opts *o);
 
-/* Whether o sets a TTS stage (connect, concurrency, RTF or a latency that
- * is not a constant): the outputs then say the stage and each gap's cause. */
-int tb_cli_tts_stage(const struct tb_playout_opts *o);
-
 /* The one-line description the human report prints after the options
  * ("tts: latency=SPEC seed=N connect=S concurrency=N rtf=R preset=P"),
  * when the stage's options were given.  Prints nothing otherwise. */
