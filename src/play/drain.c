@@ -59,14 +59,6 @@ struct tb_drain {
     size_t textcap;
 };
 
-/* Whether the options set a TTS stage (playout.h): then a chunk's text
- * goes to the engine when its synthesis begins, b_j. */
-static int tts_stage(const struct tb_playout_opts *o)
-{
-    return o->tts_latency_at != NULL || o->tts_connect > 0 || o->tts_concurrency > 0 ||
-           o->tts_rtf > 0;
-}
-
 /* Playout callback: a chunk's schedule is known; so is its release.  The
  * v1 model synthesizes just in time (the text is needed at s_j - L, which
  * is never before c_j); the TTS stage takes the text at b_j, the moment
@@ -76,7 +68,9 @@ static void on_play(void *ud, const struct tb_play *pl)
     struct tb_drain *d = ud;
     struct rel *r = &d->rel[pl->chunk - 1];
     double c = d->chunks.v[pl->chunk - 1].c;
-    double u = tts_stage(&d->o.play) ? pl->begin : pl->start - d->o.play.tts_latency;
+    /* with a TTS stage a chunk's text goes to the engine when its
+     * synthesis begins, b_j */
+    double u = tb_playout_has_stage(&d->o.play) ? pl->begin : pl->start - d->o.play.tts_latency;
     r->u = u > c ? u : c;
     if (d->user_fn != NULL)
         d->user_fn(d->user_ud, pl);
@@ -176,7 +170,7 @@ static void on_chunk(void *ud, const struct tb_chunk *ch)
     }
     /* With a stage the text leaves when synthesis begins, known now, while
      * the schedule may be reported only once the start is final. */
-    if (rc == 0 && tts_stage(&d->o.play) && isnan(d->rel[d->nrel - 1].u)) {
+    if (rc == 0 && tb_playout_has_stage(&d->o.play) && isnan(d->rel[d->nrel - 1].u)) {
         double b, c = d->chunks.v[d->chunks.n - 1].c;
         rc = tb_playout_last_begin(d->play, &b);
         d->rel[d->nrel - 1].u = b > c ? b : c;

@@ -456,8 +456,7 @@ int tb_sweep_trace_preroll(const struct tb_chunks *c, double a0, uint64_t t0, do
     if (c->n == 0)
         return TB_EEMPTY;
     po.rebuffer = 0;
-    if (po.tts_latency_at != NULL || po.tts_connect > 0.0 || po.tts_concurrency > 0 ||
-        po.tts_rtf > 0.0)
+    if (tb_playout_has_stage(&po))
         return stage_preroll(c, a0, t0, tps, p, &po, out);
     /* Smallest q in [lo, hi] that is gap-free: starting later never adds a
      * gap (every e_j moves later or stays), so gap-free is monotone in q. */
