@@ -38,6 +38,7 @@
 #include "ttsbuf/synth.h"
 #include "ttsbuf/trace.h"
 #include "ttsbuf/tts.h"
+#include "ttsbuf/ttsmeas.h"
 #include "ttsbuf/utf8.h"
 #include "ttsbuf/version.h"
 #include "ttsbuf/voice.h"

@@ -1,0 +1,129 @@
+/*
+ * ttsmeas.h - what a real TTS did with each chunk: the measured record
+ * that the TTS client (ttsnet.h) fills, a trace keeps (ttsbuf-trace(5),
+ * the "tts" lines) and the playout replays in place of the model's
+ * latency, real-time factor and duration.
+ *
+ * Times are seconds on the run's clock, the origin its events' t use
+ * (the LLM request was sent at 0).  A time that was not measured is NAN
+ * (no first byte came: first_byte NAN), never 0.  The audio is mono
+ * signed 16-bit little-endian PCM at `rate` Hz; its duration is
+ * bytes / 2 / rate.
+ *
+ * The model's quantities for chunk j (playout.h) come from the record:
+ *   L_j = first_byte - sent, R_j = (end - first_byte) / duration (0 for
+ *   duration 0), D_j = duration, b_j = sent.
+ *
+ * Ownership: a tb_tts_log owns its records and every string and array
+ * in them; tb_tts_log_free releases them.  Threads: plain data, one
+ * writer at a time.
+ */
+#ifndef TTSBUF_TTSMEAS_H
+#define TTSBUF_TTSMEAS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* How a chunk's synthesis ended ("none" when it completed). */
+enum tb_tts_fail {
+    TB_TTS_OK = 0,      /* "none": the whole body came */
+    TB_TTS_HTTP,        /* "http": a status other than 2xx (status, message) */
+    TB_TTS_CUT,         /* "cut": the body ended early (the connection closed
+                         * or reset mid-audio, or fewer bytes than announced) */
+    TB_TTS_TIMEOUT,     /* "timeout": no byte for the idle timeout, or the total */
+    TB_TTS_TRANSPORT,   /* "transport": refused, DNS, TLS, ... */
+    TB_TTS_FORMAT,      /* "format": not audio (a JSON or HTML body with 200,
+                         * an odd number of PCM bytes) */
+    TB_TTS_CANCELED,    /* "canceled": not sent or stopped because the run
+                         * ended (the user, or an earlier chunk failed) */
+    TB_TTS_FAIL__COUNT
+};
+
+/* "none", "http", ... (above); "?" out of range.  Any thread. */
+const char *tb_tts_fail_name(int kind);
+/* The kind named, or -1.  Any thread. */
+int tb_tts_fail_parse(const char *name);
+
+/* Cumulative audio bytes received by time t: one point per receive, at
+ * most one per TB_TTS_ARRIVAL_S of the run's clock (a later receive in the
+ * same interval moves the last point), so an hour of audio costs a few
+ * hundred kilobytes. */
+#define TB_TTS_ARRIVAL_S 0.020
+struct tb_tts_arrival {
+    double t;
+    uint64_t bytes;
+};
+
+#define TB_TTS_MESSAGE_MAX 256
+
+struct tb_tts_chunk {
+    uint32_t chunk;   /* j, 1-based, as the playout numbers chunks */
+    uint32_t chars;   /* code points of the text sent */
+    uint64_t text;    /* offset of the text in the log's arena */
+    uint32_t len;     /* its length in bytes */
+    double sent;      /* the request was handed to the transport */
+    double first_byte; /* the first audio byte; NAN when none came */
+    double end;       /* the transfer ended (complete or not); NAN: never sent */
+    uint64_t bytes;   /* audio bytes received (whole frames) */
+    unsigned rate;    /* sample rate, Hz */
+    double duration;  /* bytes / 2 / rate, seconds */
+    struct tb_tts_arrival *arr; /* owned; narr points, t non-decreasing */
+    uint32_t narr;
+    int fail;         /* enum tb_tts_fail */
+    long status;      /* the HTTP status; 0: none came */
+    char message[TB_TTS_MESSAGE_MAX]; /* the provider's message, one safe
+                                       * line with secrets scrubbed, or "" */
+};
+
+/* The records of one stream, in chunk order, with the provider they came
+ * from (never a key). */
+struct tb_tts_log {
+    struct tb_tts_chunk *c;
+    size_t n, cap;
+    char *arena; /* every chunk's text */
+    uint64_t arena_len, arena_cap;
+    char api[16];    /* "openai", "elevenlabs", "deepgram", "cartesia" */
+    char url[256];   /* the endpoint, secrets masked */
+    char model[128]; /* --tts-model, or "" */
+    char voice[128]; /* --tts-voice, or "" */
+    int concurrency; /* chunks in flight at most (the client's N) */
+    int mock;        /* 1 when ttsbuf's own mock answered */
+};
+
+/* Empty log; allocates nothing. */
+void tb_tts_log_init(struct tb_tts_log *l);
+/* Releases everything and re-initialises; NULL is a no-op. */
+void tb_tts_log_free(struct tb_tts_log *l);
+
+/*
+ * tb_tts_log_add - appends chunk l->n + 1 with its text (copied; valid
+ * UTF-8 is the caller's to check) and every time NAN, fail TB_TTS_OK,
+ * rate as given.  *out points at the record until the next add.
+ * Returns 0, TB_ETOOBIG (text over TB_EVENT_TEXT_MAX) or TB_ENOMEM.
+ */
+int tb_tts_log_add(struct tb_tts_log *l, const char *text, size_t len, uint32_t chars,
+                   unsigned rate, struct tb_tts_chunk **out);
+
+/*
+ * tb_tts_chunk_received - n more audio bytes arrived at t: sets
+ * first_byte on the first, adds to bytes, records the arrival point (see
+ * TB_TTS_ARRIVAL_S) and updates duration.  Returns 0 or TB_ENOMEM (the
+ * byte count is still updated).
+ */
+int tb_tts_chunk_received(struct tb_tts_chunk *c, double t, uint64_t n);
+
+/* Text of record i (not NUL-terminated; length l->c[i].len). */
+static inline const char *tb_tts_log_text(const struct tb_tts_log *l, size_t i)
+{
+    return l->arena + l->c[i].text;
+}
+
+/*
+ * tb_tts_chunk_model - the model's quantities (top of this file): *lat
+ * = L_j, *rtf = R_j, *dur = D_j.  Returns 0, or TB_EINVAL when the record
+ * has no first byte or no end (a failed chunk: the playout has nothing to
+ * replay for it).
+ */
+int tb_tts_chunk_model(const struct tb_tts_chunk *c, double *lat, double *rtf, double *dur);
+
+#endif

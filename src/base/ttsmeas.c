@@ -1,0 +1,147 @@
+/*
+ * ttsmeas.c - the measured TTS records (see ttsmeas.h).
+ */
+#include "ttsbuf/ttsmeas.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/stream.h"
+
+static const char *const fail_names[TB_TTS_FAIL__COUNT] = {
+    "none", "http", "cut", "timeout", "transport", "format", "canceled"};
+
+const char *tb_tts_fail_name(int kind)
+{
+    return kind >= 0 && kind < TB_TTS_FAIL__COUNT ? fail_names[kind] : "?";
+}
+
+int tb_tts_fail_parse(const char *name)
+{
+    for (int k = 0; k < TB_TTS_FAIL__COUNT; k++)
+        if (strcmp(name, fail_names[k]) == 0)
+            return k;
+    return -1;
+}
+
+void tb_tts_log_init(struct tb_tts_log *l)
+{
+    memset(l, 0, sizeof(*l));
+}
+
+void tb_tts_log_free(struct tb_tts_log *l)
+{
+    if (l == NULL)
+        return;
+    for (size_t i = 0; i < l->n; i++)
+        free(l->c[i].arr);
+    free(l->c);
+    free(l->arena);
+    tb_tts_log_init(l);
+}
+
+static int arena_put(struct tb_tts_log *l, const char *text, size_t len)
+{
+    if (l->arena_len + len > l->arena_cap) {
+        uint64_t nc = l->arena_cap ? l->arena_cap : 256;
+        char *na;
+        while (nc < l->arena_len + len)
+            nc *= 2;
+        if (nc > (uint64_t)SIZE_MAX)
+            return TB_ENOMEM;
+        na = realloc(l->arena, (size_t)nc);
+        if (na == NULL)
+            return TB_ENOMEM;
+        l->arena = na;
+        l->arena_cap = nc;
+    }
+    if (len > 0)
+        memcpy(l->arena + l->arena_len, text, len);
+    l->arena_len += len;
+    return 0;
+}
+
+int tb_tts_log_add(struct tb_tts_log *l, const char *text, size_t len, uint32_t chars,
+                   unsigned rate, struct tb_tts_chunk **out)
+{
+    struct tb_tts_chunk *c;
+    uint64_t off = l->arena_len;
+    int rc;
+
+    if (len > TB_EVENT_TEXT_MAX || l->n >= UINT32_MAX)
+        return TB_ETOOBIG;
+    if (l->n == l->cap) {
+        struct tb_tts_chunk *nv = tb_grow(l->c, &l->cap, sizeof(*l->c), 16);
+        if (nv == NULL)
+            return TB_ENOMEM;
+        l->c = nv;
+    }
+    rc = arena_put(l, text, len);
+    if (rc != 0)
+        return rc;
+    c = &l->c[l->n];
+    memset(c, 0, sizeof(*c));
+    c->chunk = (uint32_t)(l->n + 1);
+    c->chars = chars;
+    c->text = off;
+    c->len = (uint32_t)len;
+    c->sent = NAN;
+    c->first_byte = NAN;
+    c->end = NAN;
+    c->rate = rate;
+    c->fail = TB_TTS_OK;
+    l->n++;
+    if (out != NULL)
+        *out = c;
+    return 0;
+}
+
+int tb_tts_chunk_received(struct tb_tts_chunk *c, double t, uint64_t n)
+{
+    if (n == 0)
+        return 0;
+    if (isnan(c->first_byte))
+        c->first_byte = t;
+    c->bytes += n;
+    c->duration = c->rate > 0 ? (double)(c->bytes / 2) / (double)c->rate : 0.0;
+    /* Within TB_TTS_ARRIVAL_S of the point before the last, the last
+     * point moves; else a new one: points stay that far apart. */
+    if (c->narr >= 2 && t - c->arr[c->narr - 2].t < TB_TTS_ARRIVAL_S) {
+        c->arr[c->narr - 1].t = t;
+        c->arr[c->narr - 1].bytes = c->bytes;
+        return 0;
+    }
+    /* The array grows in powers of two from 8: narr is a power of two
+     * exactly when it is full. */
+    if (c->narr >= 8 && (c->narr & (c->narr - 1)) == 0) {
+        struct tb_tts_arrival *na;
+        if (c->narr >= UINT32_MAX / 2)
+            return TB_ENOMEM;
+        na = realloc(c->arr, (size_t)c->narr * 2 * sizeof(*na));
+        if (na == NULL)
+            return TB_ENOMEM;
+        c->arr = na;
+    } else if (c->arr == NULL) {
+        c->arr = malloc(8 * sizeof(*c->arr));
+        if (c->arr == NULL)
+            return TB_ENOMEM;
+    }
+    c->arr[c->narr].t = t;
+    c->arr[c->narr].bytes = c->bytes;
+    c->narr++;
+    return 0;
+}
+
+int tb_tts_chunk_model(const struct tb_tts_chunk *c, double *lat, double *rtf, double *dur)
+{
+    if (isnan(c->first_byte) || isnan(c->end) || isnan(c->sent) || c->end < c->first_byte ||
+        c->first_byte < c->sent)
+        return TB_EINVAL;
+    *lat = c->first_byte - c->sent;
+    *dur = c->duration;
+    *rtf = c->duration > 0 ? (c->end - c->first_byte) / c->duration : 0.0;
+    return 0;
+}
