@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/grow.h"
+#include "grow.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/stream.h"
 
