@@ -49,6 +49,11 @@ struct tb_http_req {
                                  * the first URL's origin */
     const char *stream_type;    /* the Content-Type of a stream (also sent as
                                  * Accept); NULL: "text/event-stream" */
+    /* Non-zero: a 2xx body is the stream whatever its Content-Type
+     * (audio: providers name raw PCM differently, or not at all), unless
+     * it is text/..., or names JSON, XML or HTML (an error in a 200), kept
+     * as a body; stream_type is then only what Accept says. */
+    int any_stream;
     const char *const *headers; /* extra "Name: value" header lines */
     size_t nheaders;
     const char *body;       /* POST body, NUL-terminated */
@@ -118,9 +123,10 @@ void tb_http_resp_free(struct tb_http_resp *r);
 /*
  * tb_http_redact - copies text (one line or a URL) with secrets masked:
  * Authorization / Proxy-Authorization values after the scheme word,
- * x-api-key / api-key header values, the values of key=, api_key=,
- * apikey=, access_token= and token= query parameters, and the password of
- * a URL's userinfo ("://user:***@") become "***".
+ * x-api-key / api-key / x-goog-api-key / xi-api-key header values, the
+ * values of key=, api_key=, apikey=, access_token= and token= query
+ * parameters, and the password of a URL's userinfo ("://user:***@")
+ * become "***".
  * Always NUL-terminates out (outlen > 0).  Any thread.
  */
 void tb_http_redact(const char *text, size_t len, char *out, size_t outlen);
