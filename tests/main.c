@@ -66,6 +66,7 @@ static const struct {
     {"html", tb_test_html},
     {"serveunit", tb_test_serve_unit},
     {"reader", tb_test_reader},
+    {"ttsapi", tb_test_ttsapi},
     {"deps", tb_test_deps},
     {"usage", tb_test_usage},
     {"exits", tb_test_exits},

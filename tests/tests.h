@@ -105,6 +105,7 @@ int tb_test_fault(void);
 int tb_test_peer(void);
 int tb_test_html(void);
 int tb_test_reader(void);
+int tb_test_ttsapi(void); /* the TTS dialects and client: tests/data/ttsapi */
 int tb_test_secrets(void);
 int tb_test_outputs(void); /* every combination of a command's outputs */
 int tb_test_schema(void);  /* every JSON/JSONL/CSV output against schema/ */

@@ -132,10 +132,22 @@ static int build_url(const struct tb_ttsapi_dialect *d, const char *base,
     if (curl_url_set(u, CURLUPART_PATH, path, 0) != CURLUE_OK)
         goto out;
     d->query(p, q, &nq);
-    for (size_t i = 0; i < nq; i++)
-        if (curl_url_set(u, CURLUPART_QUERY, q[i], CURLU_APPENDQUERY | CURLU_URLENCODE) !=
-            CURLUE_OK)
+    for (size_t i = 0; i < nq; i++) {
+        /* The value percent-escaped (a space is %20, never the form's
+         * '+', which not every server reads as a space). */
+        char *eq = strchr(q[i], '='), *v, pair[600];
+        int ok;
+        if (eq == NULL)
             goto out;
+        v = curl_easy_escape(NULL, eq + 1, 0);
+        if (v == NULL)
+            goto out;
+        snprintf(pair, sizeof(pair), "%.*s=%s", (int)(eq - q[i]), q[i], v);
+        curl_free(v);
+        ok = curl_url_set(u, CURLUPART_QUERY, pair, CURLU_APPENDQUERY) == CURLUE_OK;
+        if (!ok)
+            goto out;
+    }
     if (curl_url_get(u, CURLUPART_URL, &url, 0) != CURLUE_OK)
         goto out;
     *out = strdup(url);
