@@ -44,6 +44,7 @@
 #ifndef TTSBUF_TTSNET_H
 #define TTSBUF_TTSNET_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -99,6 +100,9 @@ struct tb_ttsnet_opts {
     tb_ttsnet_audio_fn on_audio; /* or NULL */
     tb_ttsnet_end_fn on_end;     /* or NULL */
     void *ud;
+    const atomic_int *cancel;    /* when non-zero (a signal handler may set
+                                  * it), the next step cancels everything
+                                  * (tb_ttsnet_cancel); NULL: none */
     tb_http_log_fn log;          /* verbose libcurl lines (redacted), or NULL */
     void *log_ud;
 };
@@ -144,6 +148,11 @@ int tb_ttsnet_submit(struct tb_ttsnet *c, const char *text, size_t len);
  * handle failed; the chunks in flight then end "transport").
  */
 int tb_ttsnet_step(struct tb_ttsnet *c, int timeout_ms);
+
+/* tb_ttsnet_step_fd - tb_ttsnet_step that also returns as soon as fd (a
+ * descriptor of the caller's, e.g. an eventfd another thread writes; -1:
+ * none) is readable; it reads nothing from it. */
+int tb_ttsnet_step_fd(struct tb_ttsnet *c, int fd, int timeout_ms);
 
 /*
  * tb_ttsnet_finish - no more chunks will come: steps until every chunk

@@ -17,6 +17,7 @@
 #include <curl/curl.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,7 @@ struct tb_ttsnet {
     void *ud;
     tb_http_log_fn log_fn;
     void *log_ud;
+    const atomic_int *cancel;
 
     CURLM *m;
     struct slot *slots;     /* n of them */
@@ -200,6 +202,7 @@ int tb_ttsnet_create(const struct tb_ttsnet_opts *o, struct tb_ttsnet **out, cha
     c->ud = o->ud;
     c->log_fn = o->log;
     c->log_ud = o->log_ud;
+    c->cancel = o->cancel;
     c->log.mock = o->mock;
     c->url = strdup(o->url);
     c->key = dup_or_null(o->key);
@@ -595,7 +598,18 @@ static int flying(const struct tb_ttsnet *c)
 
 int tb_ttsnet_step(struct tb_ttsnet *c, int timeout_ms)
 {
+    return tb_ttsnet_step_fd(c, -1, timeout_ms);
+}
+
+int tb_ttsnet_step_fd(struct tb_ttsnet *c, int fd, int timeout_ms)
+{
+    struct curl_waitfd extra = {fd, CURL_WAIT_POLLIN, 0};
     int running = 0, wait, rc;
+    if (c->cancel != NULL && atomic_load_explicit(c->cancel, memory_order_relaxed) &&
+        !c->stopping) {
+        tb_ttsnet_cancel(c);
+        return (int)(c->log.n - c->ended);
+    }
     if (timeout_ms < 0)
         timeout_ms = 0;
     rc = send_ready(c);
@@ -605,7 +619,8 @@ int tb_ttsnet_step(struct tb_ttsnet *c, int timeout_ms)
     if (flying(c) > 0 || wait > 0) {
         if (flying(c) == 0 && c->next < c->log.n)
             wait = 0; /* a chunk to send at once (a blank one) */
-        if (curl_multi_poll(c->m, NULL, 0, wait, NULL) != CURLM_OK)
+        if (curl_multi_poll(c->m, fd >= 0 ? &extra : NULL, fd >= 0 ? 1 : 0, wait, NULL) !=
+            CURLM_OK)
             return TB_EIO;
     }
     if (curl_multi_perform(c->m, &running) != CURLM_OK)
