@@ -78,7 +78,7 @@ struct tb_tts_stage {
 int tb_tts_stage_wanted(const struct tb_playout_opts *o)
 {
     return o->tts_connect != 0.0 || o->tts_concurrency != 0 || o->tts_rtf != 0.0 ||
-           o->tts_latency_at != NULL;
+           o->tts_latency_at != NULL || o->tts_rtf_at != NULL;
 }
 
 double tb_tts_stage_frame_ready(double f, double rtf, double d, uint64_t k)
