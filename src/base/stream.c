@@ -91,6 +91,7 @@ void tb_stream_clear(struct tb_stream *s)
     s->model[0] = '\0';
     s->base_url[0] = '\0';
     s->provider[0] = '\0';
+    s->chunk_policy[0] = '\0';
     tb_stream_timing_init(&s->server);
     tb_stream_end_init(&s->end);
     tb_tts_log_free(s->tts);

@@ -88,6 +88,10 @@ static int load_header(struct loader *L, const cJSON *root)
                       cJSON_GetObjectItemCaseSensitive(root, "started_at"));
     tb_jsonfield_text(L->out->command, sizeof(L->out->command),
                       cJSON_GetObjectItemCaseSensitive(root, "command"));
+    v = cJSON_GetObjectItemCaseSensitive(root, "options");
+    if (cJSON_IsObject(v))
+        tb_jsonfield_text(L->out->chunk_policy, sizeof(L->out->chunk_policy),
+                          cJSON_GetObjectItemCaseSensitive(v, "chunk"));
     return 0;
 }
 
