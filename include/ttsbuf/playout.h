@@ -143,6 +143,44 @@ void tb_playout_opts_default(struct tb_playout_opts *o);
  * model. */
 int tb_playout_has_stage(const struct tb_playout_opts *o);
 
+/*
+ * A measured TTS replayed (ttsmeas.h): chunk j's L_j, R_j and D_j from
+ * record j of a log, as tb_tts_chunk_model gives them.  The caller owns
+ * this context and the log; both must outlive every engine whose options
+ * tb_playout_opts_measured filled (the hooks read the log).
+ */
+struct tb_tts_log;
+struct tb_tts_measured {
+    const struct tb_tts_log *log;
+    uint32_t bad; /* after TB_EINVAL: the chunk (1-based) whose record cannot
+                   * be replayed; 0: none (or a negative concurrency) */
+};
+
+/*
+ * tb_playout_opts_measured - sets o's TTS stage to replay log: the
+ * latency and RTF hooks answer record j's L_j and R_j (ctx the hooks'
+ * context), tts_concurrency is log->concurrency, and tts_connect,
+ * tts_latency and tts_rtf are 0 (the measured L_1 already holds the
+ * connection's set-up; the constants are unused under the hooks).  The
+ * rest of o is left as it is.  A chunk cut mid-audio replays the audio
+ * that came (its record's duration).  Add chunk j with
+ * tb_playout_add_timed(..., tb_playout_measured_duration(ctx, j)): a
+ * replay has one chunk per record.  Beyond the last record (or for j =
+ * 0) the hooks and the duration answer NAN, so adding such a chunk fails
+ * with TB_EINVAL: nothing was measured for it, and the replay does not
+ * invent a value.
+ * Returns 0; or TB_EINVAL with o untouched and ctx->bad the first chunk
+ * whose record cannot be replayed (no first byte or no end, a number out
+ * of range, or records out of chunk order), or ctx->bad 0 for a negative
+ * concurrency.  Any thread; the hooks are pure and only read the log.
+ */
+int tb_playout_opts_measured(struct tb_playout_opts *o, struct tb_tts_measured *ctx,
+                             const struct tb_tts_log *log);
+
+/* D_j of record j (1-based) of ctx's log, seconds; NAN when there is no
+ * such record or it cannot be replayed. */
+double tb_playout_measured_duration(const struct tb_tts_measured *ctx, uint32_t j);
+
 /* What every output says when min_tps_none: no LLM rate is enough. */
 #define TB_MIN_TPS_NONE_REASON "the TTS stage alone leaves gaps"
 

@@ -69,8 +69,8 @@ struct tb_speaker {
     struct tb_audio_result res;
     int16_t *sbuf; /* the stretched chunk (rate model) */
     size_t scap;
-    double model_s;  /* rate model: seconds rendered so far, and */
-    uint64_t sframes; /* the frames they became */
+    double model_s;              /* rate model: seconds rendered so far, and */
+    uint64_t sframes;            /* the frames they became */
     struct tb_audio_gap_s *gaps; /* after finish, in seconds */
     size_t ngaps;
     struct tb_tts_stage *stage; /* the TTS stage's schedule, when one is set */
@@ -356,7 +356,7 @@ static int piece(struct tb_speaker *s, double c, double due, const int16_t *pcm,
  */
 static int stage_play(struct tb_speaker *s, double c, double d, const int16_t *pcm, size_t n)
 {
-    double rtf = s->o.play.tts_rtf;
+    double rtf;
     size_t fr = (size_t)llround(TB_FRAME_S * s->rate);
     struct tb_tts_times t;
     int rc;
@@ -365,11 +365,12 @@ static int stage_play(struct tb_speaker *s, double c, double d, const int16_t *p
     rc = tb_tts_stage_add(s->stage, c, s->chunks, 1, d);
     if (rc != 0) {
         snprintf(s->err, sizeof(s->err), "chunk %" PRIu64 ": %s", s->chunks,
-                 rc == TB_EINVAL ? "the TTS latency is not a finite number >= 0"
+                 rc == TB_EINVAL ? "the TTS latency or real-time factor is not a finite number >= 0"
                                  : "out of memory");
         return rc;
     }
     tb_tts_stage_last(s->stage, &t);
+    rtf = t.r; /* R_j: the constant, or the chunk's own from the RTF hook */
     if (!(rtf > 1.0) || n == 0 || fr == 0)
         rc = piece(s, c, t.f, pcm, n);
     for (uint64_t k = 0; rc == 0 && rtf > 1.0 && fr != 0 && (size_t)k * fr < n; k++) {
