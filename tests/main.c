@@ -51,6 +51,7 @@ static const struct {
     {"recut", tb_test_recut},
     {"ttscli", tb_test_ttscli},
     {"ttsdraws", tb_test_ttsdraws},
+    {"ttstrace", tb_test_ttstrace},
     {"sweep", tb_test_sweep},
     {"svg", tb_test_svg},
     {"docs", tb_test_docs},

@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ttsbuf/stats.h"
+
 /* How a chunk's synthesis ended ("none" when it completed). */
 enum tb_tts_fail {
     TB_TTS_OK = 0,      /* "none": the whole body came */
@@ -125,5 +127,33 @@ static inline const char *tb_tts_log_text(const struct tb_tts_log *l, size_t i)
  * replay for it).
  */
 int tb_tts_chunk_model(const struct tb_tts_chunk *c, double *lat, double *rtf, double *dur);
+
+/*
+ * The TTS statistics of a log (the run and sim reports' "tts" block):
+ *   chunks      records in the log
+ *   sent        records whose request was sent (sent not NAN)
+ *   failed      records that failed (fail other than "none" and
+ *               "canceled"); canceled: those the run's end stopped
+ *   first_byte  first-byte latency L_j = first_byte - sent, seconds, over
+ *               the chunks with a first byte (stats.h's block)
+ *   rtf         the real-time factor R_j (ttsmeas.h's mapping) over the
+ *               chunks tb_tts_chunk_model takes with a duration > 0
+ *   chars       code points sent (the sent chunks' chars)
+ *   audio_s     seconds of audio received (every chunk's duration, a
+ *               cut chunk's part too)
+ * A block over no sample is NAN throughout (count 0); audio_s is NAN
+ * when no chunk was sent.
+ */
+struct tb_tts_stats {
+    uint32_t chunks, sent, failed, canceled;
+    struct tb_stats first_byte;
+    struct tb_stats rtf;
+    uint64_t chars;
+    double audio_s;
+};
+
+/* Fills *out from l (not changed).  Returns 0 or TB_ENOMEM (two arrays
+ * of l->n doubles).  Any thread. */
+int tb_tts_stats_of(const struct tb_tts_log *l, struct tb_tts_stats *out);
 
 #endif

@@ -167,8 +167,11 @@ static int summary_verdict(const struct tb_cli_common *a, const char *spec, cons
         gapless += r.play.underruns == 0;
         if (a->json) {
             char name[512];
-            struct tb_report_src src = {"import", name, note[0] ? note : NULL,
-                                        q->warning[0] ? q->warning : NULL, NULL, &a->tts};
+            struct tb_report_src src = {.kind = "import",
+                                        .name = name,
+                                        .note = note[0] ? note : NULL,
+                                        .warning = q->warning[0] ? q->warning : NULL,
+                                        .tts = &a->tts};
             struct tb_gap_list none = {NULL, 0, 0};
             snprintf(name, sizeof(name), "%s: %s", file, q->name);
             tb_cli_report_json(stdout, &src, &a->o, &r, &none, NULL, NULL, NULL);

@@ -228,7 +228,7 @@ static int cmd_serve(int argc, char **argv)
 {
     struct serve_args a;
     struct tb_stream s;
-    struct tb_report_src src = {"", "", NULL, NULL, NULL, NULL};
+    struct tb_report_src src = {.kind = "", .name = ""};
     char label[512];
     int rc;
     memset(&a, 0, sizeof(a));

@@ -167,7 +167,7 @@ static int stream_figure(FILE *f, const struct tb_cli_html_bench_info *b, const 
     struct tb_sim_opts o = *b->o;
     struct tb_sim_result r;
     struct tb_cli_plays plays;
-    struct tb_report_src src = {"bench", "", NULL, NULL, NULL, NULL};
+    struct tb_report_src src = {.kind = "bench", .name = ""};
     char name[160], level[64], stem[64], suffix[96], err[512];
     int rc, simrc;
 
