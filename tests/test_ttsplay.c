@@ -28,8 +28,8 @@
 #include "ttsbuf/speaker.h"
 #include "ttsbuf/tts.h"
 
-#define MAXC 8    /* chunks in a script */
-#define MAXG 64   /* gaps in a script */
+#define MAXC 8  /* chunks in a script */
+#define MAXG 64 /* gaps in a script */
 #define FRAME_S 0.020
 
 /* One scripted call: bytes [a, b) of chunk j's PCM at t, or (end) its end. */
@@ -71,8 +71,7 @@ struct expect {
 };
 
 /* The oracle: the contract of speaker.h, sample by sample. */
-static void oracle(const struct ev *ev, size_t nev, unsigned rate, double preroll,
-                   struct expect *x)
+static void oracle(const struct ev *ev, size_t nev, unsigned rate, double preroll, struct expect *x)
 {
     size_t frame = (size_t)llround(FRAME_S * rate), got[MAXC + 1] = {0};
     uint32_t last = MAXC;
@@ -224,10 +223,11 @@ static void run_script(const struct ev *ev, size_t nev, const size_t *samples, u
     if (sh.ngaps != x.ngaps)
         fail_msg("%s: %zu silences in the file, the arrivals make %zu", name, sh.ngaps, x.ngaps);
     for (size_t i = 0; i < x.ngaps; i++) {
-        uint64_t at = (uint64_t)llround(pg[i].start * rate), n = (uint64_t)llround(pg[i].len * rate);
+        uint64_t at = (uint64_t)llround(pg[i].start * rate),
+                 n = (uint64_t)llround(pg[i].len * rate);
         if (at != x.gap_at[i] || n != x.gap_len[i])
-            fail_msg("%s: silence %zu: %llu frames at %llu; the arrivals make %llu at %llu", name, i,
-                     (unsigned long long)n, (unsigned long long)at,
+            fail_msg("%s: silence %zu: %llu frames at %llu; the arrivals make %llu at %llu", name,
+                     i, (unsigned long long)n, (unsigned long long)at,
                      (unsigned long long)x.gap_len[i], (unsigned long long)x.gap_at[i]);
     }
     for (size_t i = (size_t)x.start; i < p.n && k < x.n; i++) {
@@ -275,9 +275,9 @@ static void run_script(const struct ev *ev, size_t nev, const size_t *samples, u
  * straight after it. */
 static const size_t samples_a[] = {0, 12000, 7200, 10320, 2400, 4800};
 static const struct ev script_a[] = {
-    {1, 0.30, 0, 9601, 0, 0},      {1, 0.35, 9601, 24000, 0, 0}, {1, 0.35, 0, 0, 1, 0},
-    {2, 1.50, 0, 14400, 0, 0},     {2, 1.50, 0, 0, 1, 0},        {3, 2.00, 0, 5281, 0, 0},
-    {3, 2.30, 5281, 10562, 0, 0},  {4, 2.40, 0, 4800, 0, 0},     {4, 2.50, 0, 0, 1, 0},
+    {1, 0.30, 0, 9601, 0, 0},      {1, 0.35, 9601, 24000, 0, 0},  {1, 0.35, 0, 0, 1, 0},
+    {2, 1.50, 0, 14400, 0, 0},     {2, 1.50, 0, 0, 1, 0},         {3, 2.00, 0, 5281, 0, 0},
+    {3, 2.30, 5281, 10562, 0, 0},  {4, 2.40, 0, 4800, 0, 0},      {4, 2.50, 0, 0, 1, 0},
     {3, 2.60, 10562, 15843, 0, 0}, {3, 2.90, 15843, 20640, 0, 0}, {3, 2.95, 0, 0, 1, 0},
     {5, 4.00, 0, 9600, 0, 0},      {5, 4.10, 0, 0, 1, 0},
 };
@@ -329,9 +329,9 @@ static void ttsplay_wav_gaps(void **state)
  * counted, as the model's A(t)), or at the last arrival when it never is. */
 static const size_t samples_b[] = {0, 7200, 14400};
 static const struct ev script_b[] = {
-    {1, 0.20, 0, 14400, 0, 0},      {1, 0.20, 0, 0, 1, 0},          {2, 0.40, 0, 4800, 0, 0},
-    {2, 0.45, 4800, 9600, 0, 0},    {2, 0.50, 9600, 14400, 0, 0},   {2, 0.55, 14400, 19200, 0, 0},
-    {2, 0.60, 19200, 24000, 0, 0},  {2, 0.65, 24000, 28800, 0, 0},  {2, 0.65, 0, 0, 1, 0},
+    {1, 0.20, 0, 14400, 0, 0},     {1, 0.20, 0, 0, 1, 0},         {2, 0.40, 0, 4800, 0, 0},
+    {2, 0.45, 4800, 9600, 0, 0},   {2, 0.50, 9600, 14400, 0, 0},  {2, 0.55, 14400, 19200, 0, 0},
+    {2, 0.60, 19200, 24000, 0, 0}, {2, 0.65, 24000, 28800, 0, 0}, {2, 0.65, 0, 0, 1, 0},
 };
 /* chunk 2's audio first (a client with two in flight) fills the pre-roll */
 static const size_t samples_c[] = {0, 4800, 7200};
@@ -343,9 +343,9 @@ static const struct ev script_c[] = {
 static void ttsplay_wav_preroll(void **state)
 {
     (void)state;
-    run_script(script_b, 9, samples_b, 2, 24000, 0.5, "pre05.wav");  /* starts at 0.45 */
-    run_script(script_b, 9, samples_b, 2, 24000, 5.0, "pre5.wav");   /* at 0.65 */
-    run_script(script_b, 9, samples_b, 2, 24000, 0.0, "pre0.wav");   /* at 0.20 */
+    run_script(script_b, 9, samples_b, 2, 24000, 0.5, "pre05.wav");   /* starts at 0.45 */
+    run_script(script_b, 9, samples_b, 2, 24000, 5.0, "pre5.wav");    /* at 0.65 */
+    run_script(script_b, 9, samples_b, 2, 24000, 0.0, "pre0.wav");    /* at 0.20 */
     run_script(script_c, 5, samples_c, 2, 24000, 0.4, "preconc.wav"); /* at 0.20 */
 }
 
@@ -483,10 +483,10 @@ static void sleep_until(const struct tb_clock *c, double t)
 static void ttsplay_portaudio(void **state)
 {
     const unsigned rate = 24000;
-    const size_t n1 = 9600, n2 = 7200, n3 = 4800; /* 0.4, 0.3, 0.2 s */
+    const size_t n1 = 9600, n2 = 7200, n3 = 4800, n4 = 2400; /* 0.4, 0.3, 0.2, 0.1 s */
     char *wav = tmpname("pa.wav"), err[512], conf[1024];
     unsigned char *b1 = chunk_bytes(1, n1, rate), *b2 = chunk_bytes(2, n2, rate),
-                  *b3 = chunk_bytes(3, n3, rate);
+                  *b3 = chunk_bytes(3, n3, rate), *b4 = chunk_bytes(4, n4, rate);
     struct tb_audio_pulse *pa = pulse_or_skip();
     struct tb_speaker_opts o;
     struct tb_speaker *sp = NULL;
@@ -522,7 +522,13 @@ static void ttsplay_portaudio(void **state)
     sleep_until(&clk, t1 + 1.5);
     t3 = clk.now(&clk);
     assert_int_equal(tb_speaker_pcm(sp, 3, t3, b3, 2 * n3), 0);
+    assert_int_equal(tb_speaker_pcm(sp, 4, t3, b4, 2 * n4), 0);
     assert_int_equal(tb_speaker_pcm_end(sp, 3, t3, 0), 0);
+    /* chunk 4 fails: its audio is the last; chunk 5's is dropped, and the
+     * half second before finish is the tail, not concealment */
+    assert_int_equal(tb_speaker_pcm_end(sp, 4, t3, 1), 0);
+    assert_int_equal(tb_speaker_pcm(sp, 5, t3, b3, 2 * n3), 0);
+    sleep_until(&clk, t3 + 0.8);
     if (tb_speaker_finish(sp, &r, err, sizeof(err)) != 0)
         fail_msg("finish: %s", err);
     unsetenv("TTSBUF_ALSA_WAV");
@@ -532,22 +538,26 @@ static void ttsplay_portaudio(void **state)
     if (tb_pcm_load_wav(wav, &p, err, sizeof(err)) != 0)
         fail_msg("%s", err);
     assert_int_equal(p.rate, rate);
-    for (i = 0; i < p.n && k < n1 + n2 + n3; i++) {
-        int16_t x = k < n1 ? sample(1, k, rate)
-                           : k < n1 + n2 ? sample(2, k - n1, rate) : sample(3, k - n1 - n2, rate);
+    for (i = 0; i < p.n && k < n1 + n2 + n3 + n4; i++) {
+        int16_t x = k < n1             ? sample(1, k, rate)
+                    : k < n1 + n2      ? sample(2, k - n1, rate)
+                    : k < n1 + n2 + n3 ? sample(3, k - n1 - n2, rate)
+                                       : sample(4, k - n1 - n2 - n3, rate);
         if (p.s[i] == 0)
             continue;
         if (p.s[i] != x)
             fail_msg("sample %zu of the speech: %d, fed %d", k, p.s[i], x);
         k++;
     }
-    assert_int_equal(k, n1 + n2 + n3);
+    assert_int_equal(k, n1 + n2 + n3 + n4);
     for (; i < p.n; i++)
         assert_int_equal(p.s[i], 0);
-    /* the audio clock: one gap, the scripted one */
+    /* the audio clock: one gap, the scripted one, and no other dry spell */
     ng = tb_speaker_gaps(sp, g, 16);
     assert_int_equal(ng, 1);
-    assert_int_equal((uint64_t)llround(r.speech * rate), n1 + n2 + n3);
+    assert_int_equal((uint64_t)llround(r.speech * rate), n1 + n2 + n3 + n4);
+    if (fabs(r.concealed - g[0].len) > 1.0 / rate)
+        fail_msg("%.4f s concealed; the one gap is %.4f s", r.concealed, g[0].len);
     /* heard: the pipe's capture (48 kHz), one silence of about the pause */
     if (tb_pcm_load_raw(tb_audio_pulse_capture(pa), TB_AUDIO_CAPTURE_RATE, &cap, err,
                         sizeof(err)) != 0)
@@ -567,6 +577,7 @@ static void ttsplay_portaudio(void **state)
     free(b1);
     free(b2);
     free(b3);
+    free(b4);
     remove(wav);
     free(wav);
 }
@@ -574,8 +585,8 @@ static void ttsplay_portaudio(void **state)
 int tb_test_ttsplay(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(ttsplay_wav_gaps),    cmocka_unit_test(ttsplay_wav_preroll),
-        cmocka_unit_test(ttsplay_wav_failed),  cmocka_unit_test(ttsplay_errors),
+        cmocka_unit_test(ttsplay_wav_gaps),   cmocka_unit_test(ttsplay_wav_preroll),
+        cmocka_unit_test(ttsplay_wav_failed), cmocka_unit_test(ttsplay_errors),
         cmocka_unit_test(ttsplay_portaudio),
     };
     return TB_RUN_GROUP("ttsplay", tests);

@@ -38,17 +38,17 @@ struct piece {
 
 struct tb_pcmfeed {
     struct tb_pcmfeed_opts o;
-    size_t frame;         /* samples in a 20 ms frame */
-    uint64_t preroll_b;   /* the pre-roll, bytes */
-    uint32_t cur;         /* the chunk playing (every one before it ended) */
-    uint32_t last;        /* a failed chunk: the last that plays */
+    size_t frame;       /* samples in a 20 ms frame */
+    uint64_t preroll_b; /* the pre-roll, bytes */
+    uint32_t cur;       /* the chunk playing (every one before it ended) */
+    uint32_t last;      /* a failed chunk: the last that plays */
     int over;
     /* the playing chunk */
     int has_odd;
     unsigned char odd;
     int16_t *fr; /* its open frame (timed) */
     size_t frn;
-    double fr_t; /* when its last byte came */
+    double fr_t;  /* when its last byte came */
     int16_t *tmp; /* bytes to samples */
     size_t tmpcap;
     /* chunks waiting */
@@ -57,9 +57,9 @@ struct tb_pcmfeed {
     unsigned char *hb;
     size_t hbn, hbcap;
     /* the start (timed) */
-    uint64_t arrived;     /* bytes, every chunk */
-    double t_last;        /* the latest arrival */
-    double t_reach;       /* when arrived reached the pre-roll; NAN: not yet */
+    uint64_t arrived; /* bytes, every chunk */
+    double t_last;    /* the latest arrival */
+    double t_reach;   /* when arrived reached the pre-roll; NAN: not yet */
     int have_first, started;
     double h1, s1;
     struct piece *pc;
@@ -294,8 +294,8 @@ static int check(const struct tb_pcmfeed *f, uint32_t j, double t, char *err, si
     if (j == 0)
         return tb_seterr(err, errlen, TB_EINVAL, "chunk 0: chunks count from 1");
     if (!(t >= 0.0) || !isfinite(t))
-        return tb_seterr(err, errlen, TB_EINVAL, "chunk %u: the time %g is not a finite number "
-                                                 ">= 0", (unsigned)j, t);
+        return tb_seterr(err, errlen, TB_EINVAL,
+                         "chunk %u: the time %g is not a finite number >= 0", (unsigned)j, t);
     if (j < f->cur || (j > f->cur && held_end(f, j)))
         return tb_seterr(err, errlen, TB_EINVAL, "chunk %u has ended already", (unsigned)j);
     return 0;
@@ -357,8 +357,7 @@ int tb_pcmfeed_data(struct tb_pcmfeed *f, uint32_t j, double t, const void *pcm,
     return hold(f, j, 0, t, pcm, n, err, errlen);
 }
 
-int tb_pcmfeed_end(struct tb_pcmfeed *f, uint32_t j, double t, int failed, char *err,
-                   size_t errlen)
+int tb_pcmfeed_end(struct tb_pcmfeed *f, uint32_t j, double t, int failed, char *err, size_t errlen)
 {
     int rc = check(f, j, t, err, errlen);
     if (rc != 0)

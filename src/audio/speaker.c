@@ -13,6 +13,10 @@
  * own length to the model's; sonic keeps the pitch.  Its output after a
  * flush is within a pitch period of the asked length, so it is cut or
  * padded with silence to the exact frame count.
+ *
+ * With pcm_rate the speaker speaks nothing itself: a provider's PCM comes
+ * in through tb_speaker_pcm, pcmfeed.c puts it in chunk order and times
+ * it, and pcm_out hands it to the sink.
  */
 #include "ttsbuf/speaker.h"
 
@@ -504,12 +508,16 @@ static int pcm_create(const struct tb_speaker_opts *o, struct tb_speaker **out, 
      * player's own pre-roll over what is queued. */
     po.preroll = o->sink == TB_SINK_WAV ? 0.0 : o->play.preroll;
     po.cue = o->cue;
-    fo = (struct tb_pcmfeed_opts){s->rate, o->sink == TB_SINK_WAV, o->play.preroll,
-                                  (size_t)(TB_SPEAKER_HELD_MAX_S * s->rate), pcm_out, s};
+    fo = (struct tb_pcmfeed_opts){.rate = s->rate,
+                                  .timed = o->sink == TB_SINK_WAV,
+                                  .preroll = o->play.preroll,
+                                  .max_held = (size_t)(TB_SPEAKER_HELD_MAX_S * s->rate),
+                                  .out = pcm_out,
+                                  .ud = s};
     rc = tb_pcmfeed_create(&fo, &s->feed);
     if (rc != 0)
-        rc = tb_seterr(err, errlen, rc, "%s", rc == TB_ENOMEM ? "out of memory"
-                                                              : "bad pre-roll for the audio");
+        rc = tb_seterr(err, errlen, rc, "%s",
+                       rc == TB_ENOMEM ? "out of memory" : "bad pre-roll for the audio");
     if (rc == 0)
         rc = open_sink(s, &po, err, errlen);
     if (rc != 0) {
