@@ -60,6 +60,7 @@ static const struct {
     {"audioenv", tb_test_audioenv},
     {"player", tb_test_player},
     {"speech", tb_test_speech},
+    {"ttsplay", tb_test_ttsplay},
     {"bench", tb_test_bench},
     {"fuzz", tb_test_fuzz},
     {"fault", tb_test_fault},

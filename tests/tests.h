@@ -92,6 +92,7 @@ int tb_test_import(void);
 int tb_test_api(void);
 int tb_test_player(void);
 int tb_test_speech(void);
+int tb_test_ttsplay(void); /* the speaker playing a TTS provider's PCM */
 /* The headless audio harness (tests/audio_env.h) with real PortAudio streams. */
 int tb_test_audioenv(void);
 

@@ -193,7 +193,8 @@ static void wav_destroy(struct tb_sink *s)
     free(w);
 }
 
-static const struct tb_sink_ops wav_ops = {wav_chunk, wav_finish, wav_destroy};
+static const struct tb_sink_ops wav_ops = {
+    .chunk = wav_chunk, .end = NULL, .finish = wav_finish, .destroy = wav_destroy};
 
 int tb_sink_wav_create(const struct tb_sink_wav_opts *o, const struct tb_pcmring_opts *po,
                        struct tb_sink **out, char *err, size_t errlen)
