@@ -122,9 +122,11 @@ static inline const char *tb_tts_log_text(const struct tb_tts_log *l, size_t i)
 
 /*
  * tb_tts_chunk_model - the model's quantities (top of this file): *lat
- * = L_j, *rtf = R_j, *dur = D_j.  Returns 0, or TB_EINVAL when the record
- * has no first byte or no end (a failed chunk: the playout has nothing to
- * replay for it).
+ * = L_j, *rtf = R_j, *dur = D_j.  A chunk that completed with no audio
+ * (blank text, not sent; or text the provider answered with silence) has
+ * no first byte: L_j = end - sent, R_j = 0, D_j = 0.  Returns 0, or
+ * TB_EINVAL when the record has no end, or failed without a first byte
+ * (the playout has nothing to replay for it).
  */
 int tb_tts_chunk_model(const struct tb_tts_chunk *c, double *lat, double *rtf, double *dur);
 

@@ -7,8 +7,8 @@
  * The model's rule (playout.h): chunk j is sent once it is closed (c_j,
  * the tb_ttsnet_submit call) and chunk j-N has ended, b_j = max(c_j,
  * end_{j-N}); at once when both hold.  A chunk whose text is only white
- * space is not sent: at its turn it ends complete with no audio (sent,
- * first_byte and end all that time, 0 bytes).
+ * space is not sent: at its turn it ends complete with no audio (sent
+ * and end that time, no first byte, 0 bytes).
  *
  * How a chunk ends (the record's fail, ttsmeas.h):
  *   "none"      the whole body came, 2xx, an even number of bytes;

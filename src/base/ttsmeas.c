@@ -137,6 +137,15 @@ int tb_tts_chunk_received(struct tb_tts_chunk *c, double t, uint64_t n)
 
 int tb_tts_chunk_model(const struct tb_tts_chunk *c, double *lat, double *rtf, double *dur)
 {
+    if (isnan(c->first_byte) && c->fail == TB_TTS_OK && c->bytes == 0 && !isnan(c->sent) &&
+        !isnan(c->end) && c->end >= c->sent) {
+        /* complete with nothing to say (a blank chunk, or text a provider
+         * speaks as silence): it is "ready" when it ended, and lasts 0 */
+        *lat = c->end - c->sent;
+        *rtf = 0.0;
+        *dur = 0.0;
+        return 0;
+    }
     if (isnan(c->first_byte) || isnan(c->end) || isnan(c->sent) || c->end < c->first_byte ||
         c->first_byte < c->sent)
         return TB_EINVAL;

@@ -30,6 +30,9 @@ struct tb_cli_audio {
     enum tb_sink_kind sink;
     const char *target;
     int espeak;          /* --voice-model espeak (implied by a sink) */
+    unsigned pcm_rate;   /* a real TTS speaks (run --tts-url): the sink plays
+                          * its PCM at this rate, eSpeak NG is not started
+                          * (speaker.h); 0: eSpeak NG */
     int count_synthesis; /* --voice-model espeak+synthesis */
     const char *voice;
     enum tb_pcmring_cue cue;

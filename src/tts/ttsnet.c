@@ -408,7 +408,7 @@ static int send_one(struct tb_ttsnet *c, size_t i)
     r->sent = now(c);
     if (is_blank(tb_tts_log_text(&c->log, i), r->len)) {
         /* Nothing to speak: no request (a provider refuses empty input). */
-        r->first_byte = r->end = r->sent;
+        r->end = r->sent; /* no first byte: none came (ttsmeas.h) */
         ended(c, j);
         return 0;
     }
