@@ -52,6 +52,7 @@ static const struct {
     {"ttscli", tb_test_ttscli},
     {"ttsdraws", tb_test_ttsdraws},
     {"ttstrace", tb_test_ttstrace},
+    {"ttslive", tb_test_ttslive},
     {"sweep", tb_test_sweep},
     {"svg", tb_test_svg},
     {"docs", tb_test_docs},

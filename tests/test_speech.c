@@ -925,8 +925,8 @@ static void speech_wav_bounded(void **state)
     /* A live run whose audio reaches the cap: exit 3, no report on the
      * half-played run, but the trace holds every event received. */
     snprintf(args, sizeof(args),
-             "run --mock --synth tokens=200,tps=100 --audio wav:%s --audio-max 2 --record %s",
-             wav, trace);
+             "run --mock --synth tokens=200,tps=100 --audio wav:%s --audio-max 2 --record %s", wav,
+             trace);
     assert_int_equal(run_capped(args, &err), 3);
     assert_non_null(strstr(err, "(--audio-max raises the cap)"));
     free(err);
@@ -988,7 +988,8 @@ static void speech_wav_far_chunk(void **state)
  * 4.3 GB one was) and no page is written. */
 static void speech_wav_interrupted(void **state)
 {
-    char *wav = tmpname("killed.wav"), *page = tmpname("killed.html"), *errp = tmpname("killed.err");
+    char *wav = tmpname("killed.wav"), *page = tmpname("killed.html"),
+         *errp = tmpname("killed.err");
     char cmd[4096], *err;
     uint32_t n;
     (void)state;
@@ -1013,7 +1014,8 @@ static void speech_wav_interrupted(void **state)
     snprintf(cmd, sizeof(cmd),
              "ulimit -f 400000; '%s' sim --synth tokens=12000,tps=1000,seed=1 --html %s "
              ">/dev/null 2>%s & p=$!; i=0; fds() { ls -l /proc/$p/fd /proc/$(cut -d' ' -f1 "
-             "/proc/$p/task/$p/children 2>/dev/null)/fd 2>/dev/null; }; until fds | grep -q 'deleted\\|ttsbuf-html'; do sleep 0.02; "
+             "/proc/$p/task/$p/children 2>/dev/null)/fd 2>/dev/null; }; until fds | grep -q "
+             "'deleted\\|ttsbuf-html'; do sleep 0.02; "
              "i=$((i+1)); [ $i -lt 3000 ] || break; done; names=$(fds | grep -o "
              "'/tmp/ttsbuf-html-[A-Za-z0-9]*'); sleep 0.5; kill -TERM $p; wait $p; c=$?; for n "
              "in $names; do [ ! -e $n ] || { rm -f $n; exit 99; }; done; exit $c",

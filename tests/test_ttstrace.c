@@ -120,7 +120,7 @@ static void model_mapping(void **state)
     assert_int_equal(tb_tts_log_add(&l, "One.", 4, 4, 24000, &c), 0);
     assert_int_equal(tb_tts_chunk_model(c, &L, &R, &D), TB_EINVAL); /* never sent */
     c->sent = 1.0;
-    assert_int_equal(tb_tts_chunk_received(c, 1.25, 38400), 0); /* 0.8 s */
+    assert_int_equal(tb_tts_chunk_received(c, 1.25, 38400), 0);     /* 0.8 s */
     assert_int_equal(tb_tts_chunk_model(c, &L, &R, &D), TB_EINVAL); /* no end yet */
     c->end = 1.65;
     assert_int_equal(tb_tts_chunk_model(c, &L, &R, &D), 0);
@@ -172,10 +172,10 @@ static void stats(void **state)
     assert_int_equal(t.chunks, 0);
     assert_int_equal(t.first_byte.count, 0);
     assert_true(isnan(t.first_byte.p50) && isnan(t.rtf.max) && isnan(t.audio_s));
-    add(&l, "aaaa", 0.5, 0.2, 0.5, 48000, TB_TTS_OK);   /* 1 s of audio */
-    add(&l, "bb", 1.0, 0.4, 0.25, 24000, TB_TTS_OK);    /* 0.5 s */
-    add(&l, "ccc", 2.0, 0.1, 0.5, 4800, TB_TTS_CUT);    /* 0.1 s, cut */
-    add(&l, "dd", 3.0, 0.0, 0.0, 0, TB_TTS_HTTP);       /* no audio */
+    add(&l, "aaaa", 0.5, 0.2, 0.5, 48000, TB_TTS_OK);    /* 1 s of audio */
+    add(&l, "bb", 1.0, 0.4, 0.25, 24000, TB_TTS_OK);     /* 0.5 s */
+    add(&l, "ccc", 2.0, 0.1, 0.5, 4800, TB_TTS_CUT);     /* 0.1 s, cut */
+    add(&l, "dd", 3.0, 0.0, 0.0, 0, TB_TTS_HTTP);        /* no audio */
     add(&l, "eeeee", NAN, 0.0, 0.0, 0, TB_TTS_CANCELED); /* never sent */
     assert_int_equal(tb_tts_stats_of(&l, &t), 0);
     assert_int_equal(t.chunks, 5);
@@ -447,8 +447,8 @@ static void chunks_differ(void **state)
                          "ok_tts_one_chunk_two_events.jsonl: the TTS record does not match the "
                          "chunks: chunk 1 is \"Hello\", the record's is \"Hello there.\" "
                          "(recorded with --chunk sentence: try --chunk sentence)");
-    snprintf(args, sizeof(args),
-             "sim --trace %s/ok_tts_schedule.jsonl --min-chars 20", tb_test_data("trace"));
+    snprintf(args, sizeof(args), "sim --trace %s/ok_tts_schedule.jsonl --min-chars 20",
+             tb_test_data("trace"));
     tb_test_expect_error(args, 2,
                          "chunk 1 is \"Hello there. How are you?\", the record's is \"Hello "
                          "there.\" (recorded with --chunk sentence, as here: try the "

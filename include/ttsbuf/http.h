@@ -43,12 +43,12 @@ typedef void (*tb_http_log_fn)(void *ud, const char *line);
 
 struct tb_http_req {
     const char *url;
-    const char *bearer;         /* API key, or NULL: a secret */
-    const char *key_header;     /* NULL: the key goes as Bearer auth; else in this
-                                 * header ("x-api-key"); either way it stays in
-                                 * the first URL's origin */
-    const char *stream_type;    /* the Content-Type of a stream (also sent as
-                                 * Accept); NULL: "text/event-stream" */
+    const char *bearer;      /* API key, or NULL: a secret */
+    const char *key_header;  /* NULL: the key goes as Bearer auth; else in this
+                              * header ("x-api-key"); either way it stays in
+                              * the first URL's origin */
+    const char *stream_type; /* the Content-Type of a stream (also sent as
+                              * Accept); NULL: "text/event-stream" */
     /* Non-zero: a 2xx body is the stream whatever its Content-Type
      * (audio: providers name raw PCM differently, or not at all), unless
      * it is text/..., or names JSON, XML or HTML (an error in a 200), kept

@@ -89,8 +89,8 @@ struct tb_live_result {
     uint64_t surrogates_replaced; /* lone UTF-16 halves made U+FFFD (api.h) */
     char finish_reason[32];
     int done_seen;
-    int tts_error;                  /* the TTS client could not start or failed
-                                     * (TB_E*; tts_message says why), 0 */
+    int tts_error; /* the TTS client could not start or failed
+                    * (TB_E*; tts_message says why), 0 */
     char tts_message[256];
     int have_server;                /* the provider reported its own timings */
     struct tb_server_timing server; /* (Ollama's final line), ns */

@@ -101,8 +101,8 @@ enum tb_sink_kind { TB_SINK_NONE = 0, TB_SINK_WAV, TB_SINK_PORTAUDIO };
 
 struct tb_speaker_opts {
     enum tb_sink_kind sink;
-    const char *target;  /* wav: the file; portaudio: device name or index (NULL: default) */
-    const char *voice;   /* eSpeak voice name; NULL: "en" */
+    const char *target; /* wav: the file; portaudio: device name or index (NULL: default) */
+    const char *voice;  /* eSpeak voice name; NULL: "en" */
     /* The voice and TTS options, the very struct the playout engine takes
      * (one from the command line to both): wpm (eSpeak's rate,
      * TB_TTS_WPM_MIN..TB_TTS_WPM_MAX), tts_latency (L: a chunk plays no
@@ -111,29 +111,29 @@ struct tb_speaker_opts {
      * connect, RTF or concurrency is TB_EINVAL); rebuffer is not its
      * business (ignored). */
     struct tb_playout_opts play;
-    enum tb_pcmring_cue cue;     /* what a listener hears in a gap */
-    double latency;      /* portaudio: suggested output latency, s (0: default) */
-    size_t ring_frames;  /* player ring (0: 2^22 frames, 190 s at 22.05 kHz) */
-    int count_synthesis; /* sink none: each chunk's measured synthesis time
-                          * is latency (one synthesizer, chunks in turn) */
-    double max_audio_s;  /* wav: the render stops (TB_ERANGE, before anything
-                          * past it is written) rather than pass this many
-                          * seconds (0: TB_AUDIO_MAX_DEFAULT_S; at most
-                          * TB_AUDIO_MAX_S) */
-    double keep_s;       /* wav: the file keeps the first keep_s s of the
-                          * render (0: all of it) */
-    FILE *stream;        /* wav: written here (a seekable file, borrowed)
-                          * instead of the file target */
+    enum tb_pcmring_cue cue;  /* what a listener hears in a gap */
+    double latency;           /* portaudio: suggested output latency, s (0: default) */
+    size_t ring_frames;       /* player ring (0: 2^22 frames, 190 s at 22.05 kHz) */
+    int count_synthesis;      /* sink none: each chunk's measured synthesis time
+                               * is latency (one synthesizer, chunks in turn) */
+    double max_audio_s;       /* wav: the render stops (TB_ERANGE, before anything
+                               * past it is written) rather than pass this many
+                               * seconds (0: TB_AUDIO_MAX_DEFAULT_S; at most
+                               * TB_AUDIO_MAX_S) */
+    double keep_s;            /* wav: the file keeps the first keep_s s of the
+                               * render (0: all of it) */
+    FILE *stream;             /* wav: written here (a seekable file, borrowed)
+                               * instead of the file target */
     const atomic_int *cancel; /* wav: when non-zero (a signal handler may set
                                * it) the render stops, TB_ECANCELED; the
                                * WAV's header then says what was written */
-    int rate_model;      /* durations are the rate model's (above); wpm is
-                          * then the model's, TB_WPM_MIN..TB_WPM_MAX, and
-                          * eSpeak speaks at it clamped to its own range */
-    unsigned pcm_rate;   /* 0: eSpeak NG speaks.  Else a provider's PCM at
-                          * this rate, TB_SPEAKER_PCM_RATE_MIN..MAX, is fed
-                          * (above); voice, wpm, count_synthesis, rate_model
-                          * and the TTS stage are then not used */
+    int rate_model;           /* durations are the rate model's (above); wpm is
+                               * then the model's, TB_WPM_MIN..TB_WPM_MAX, and
+                               * eSpeak speaks at it clamped to its own range */
+    unsigned pcm_rate;        /* 0: eSpeak NG speaks.  Else a provider's PCM at
+                               * this rate, TB_SPEAKER_PCM_RATE_MIN..MAX, is fed
+                               * (above); voice, wpm, count_synthesis, rate_model
+                               * and the TTS stage are then not used */
 };
 
 #define TB_SPEAKER_PCM_RATE_MIN 8000u

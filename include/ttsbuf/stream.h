@@ -87,16 +87,16 @@ enum tb_end_class {
 
 /* The end of a stream, as recorded. */
 struct tb_stream_end {
-    int kind;                          /* enum tb_end */
-    double t;                          /* when it ended, s since the request was
-                                        * sent; NaN when not known */
-    char error[16];                    /* the error's kind (reader.h's names:
-                                        * "http", "transport", ...), or "" */
-    char message[TB_END_MESSAGE_MAX];  /* its one-line message, or "" */
-    long http_status;                  /* the response's status; 0: none */
-    uint64_t ignored_bytes;            /* bytes of data after the end marker,
-                                        * not kept (blanks not counted) */
-    char finish_reason[32];            /* the server's, or "" */
+    int kind;                         /* enum tb_end */
+    double t;                         /* when it ended, s since the request was
+                                       * sent; NaN when not known */
+    char error[16];                   /* the error's kind (reader.h's names:
+                                       * "http", "transport", ...), or "" */
+    char message[TB_END_MESSAGE_MAX]; /* its one-line message, or "" */
+    long http_status;                 /* the response's status; 0: none */
+    uint64_t ignored_bytes;           /* bytes of data after the end marker,
+                                       * not kept (blanks not counted) */
+    char finish_reason[32];           /* the server's, or "" */
 };
 
 /* "complete", "no_end_marker", ... (above); "?" out of range.  Any thread. */

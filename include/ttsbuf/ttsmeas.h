@@ -28,16 +28,16 @@
 
 /* How a chunk's synthesis ended ("none" when it completed). */
 enum tb_tts_fail {
-    TB_TTS_OK = 0,      /* "none": the whole body came */
-    TB_TTS_HTTP,        /* "http": a status other than 2xx (status, message) */
-    TB_TTS_CUT,         /* "cut": the body ended early (the connection closed
-                         * or reset mid-audio, or fewer bytes than announced) */
-    TB_TTS_TIMEOUT,     /* "timeout": no byte for the idle timeout, or the total */
-    TB_TTS_TRANSPORT,   /* "transport": refused, DNS, TLS, ... */
-    TB_TTS_FORMAT,      /* "format": not audio (a JSON or HTML body with 200,
-                         * an odd number of PCM bytes) */
-    TB_TTS_CANCELED,    /* "canceled": not sent or stopped because the run
-                         * ended (the user, or an earlier chunk failed) */
+    TB_TTS_OK = 0,    /* "none": the whole body came */
+    TB_TTS_HTTP,      /* "http": a status other than 2xx (status, message) */
+    TB_TTS_CUT,       /* "cut": the body ended early (the connection closed
+                       * or reset mid-audio, or fewer bytes than announced) */
+    TB_TTS_TIMEOUT,   /* "timeout": no byte for the idle timeout, or the total */
+    TB_TTS_TRANSPORT, /* "transport": refused, DNS, TLS, ... */
+    TB_TTS_FORMAT,    /* "format": not audio (a JSON or HTML body with 200,
+                       * an odd number of PCM bytes) */
+    TB_TTS_CANCELED,  /* "canceled": not sent or stopped because the run
+                       * ended (the user, or an earlier chunk failed) */
     TB_TTS_FAIL__COUNT
 };
 
@@ -59,20 +59,20 @@ struct tb_tts_arrival {
 #define TB_TTS_MESSAGE_MAX 256
 
 struct tb_tts_chunk {
-    uint32_t chunk;   /* j, 1-based, as the playout numbers chunks */
-    uint32_t chars;   /* code points of the text sent */
-    uint64_t text;    /* offset of the text in the log's arena */
-    uint32_t len;     /* its length in bytes */
-    double sent;      /* the request was handed to the transport */
-    double first_byte; /* the first audio byte; NAN when none came */
-    double end;       /* the transfer ended (complete or not); NAN: never sent */
-    uint64_t bytes;   /* audio bytes received (whole frames) */
-    unsigned rate;    /* sample rate, Hz */
-    double duration;  /* bytes / 2 / rate, seconds */
+    uint32_t chunk;             /* j, 1-based, as the playout numbers chunks */
+    uint32_t chars;             /* code points of the text sent */
+    uint64_t text;              /* offset of the text in the log's arena */
+    uint32_t len;               /* its length in bytes */
+    double sent;                /* the request was handed to the transport */
+    double first_byte;          /* the first audio byte; NAN when none came */
+    double end;                 /* the transfer ended (complete or not); NAN: never sent */
+    uint64_t bytes;             /* audio bytes received (whole frames) */
+    unsigned rate;              /* sample rate, Hz */
+    double duration;            /* bytes / 2 / rate, seconds */
     struct tb_tts_arrival *arr; /* owned; narr points, t non-decreasing */
     uint32_t narr;
-    int fail;         /* enum tb_tts_fail */
-    long status;      /* the HTTP status; 0: none came */
+    int fail;                         /* enum tb_tts_fail */
+    long status;                      /* the HTTP status; 0: none came */
     char message[TB_TTS_MESSAGE_MAX]; /* the provider's message, one safe
                                        * line with secrets scrubbed, or "" */
 };

@@ -41,15 +41,15 @@
 struct wav_sink {
     struct tb_sink base;
     FILE *f;
-    int own;           /* f is ours to close */
-    const char *path;  /* for messages */
-    uint64_t pos;      /* frames the clock has advanced */
-    uint64_t max;      /* the cap, frames */
-    uint64_t keep;     /* frames kept in the file (<= max) */
-    double max_s;      /* the cap, s */
+    int own;          /* f is ours to close */
+    const char *path; /* for messages */
+    uint64_t pos;     /* frames the clock has advanced */
+    uint64_t max;     /* the cap, frames */
+    uint64_t keep;    /* frames kept in the file (<= max) */
+    double max_s;     /* the cap, s */
     const atomic_int *cancel;
-    int failed;        /* an I/O error: the file is given up */
-    int stopped;       /* the cap or the cancel flag ended the render */
+    int failed;  /* an I/O error: the file is given up */
+    int stopped; /* the cap or the cancel flag ended the render */
     int16_t block[BLOCK];
 };
 
@@ -217,8 +217,8 @@ int tb_sink_wav_create(const struct tb_sink_wav_opts *o, const struct tb_pcmring
     w->path = o->path != NULL ? o->path : "the WAV stream";
     w->max_s = o->max_s;
     w->max = (uint64_t)frames;
-    w->keep = o->keep_s > 0 && o->keep_s * po->rate < frames ? (uint64_t)(o->keep_s * po->rate)
-                                                             : w->max;
+    w->keep =
+        o->keep_s > 0 && o->keep_s * po->rate < frames ? (uint64_t)(o->keep_s * po->rate) : w->max;
     w->cancel = o->cancel;
     rc = tb_pcmring_create(po, &w->base.player);
     if (rc != 0) {

@@ -84,8 +84,8 @@ struct tb_speaker {
     size_t nheld, heldcap;
     int16_t *hpcm; /* and their PCM */
     size_t hpcm_n, hpcm_cap;
-    double due_last; /* the latest due time handed to the sink */
-    double t_entry;  /* the monotonic clock when the drain handed the chunk */
+    double due_last;         /* the latest due time handed to the sink */
+    double t_entry;          /* the monotonic clock when the drain handed the chunk */
     struct tb_pcmfeed *feed; /* pcm_rate: the provider's PCM, in chunk order */
     int sink_ended;          /* the feed's speech failed: the sink was told */
     char err[256];

@@ -118,7 +118,7 @@ void tb_cli_audio_rate_model(struct tb_cli_audio *a, const struct tb_stream *s,
     struct tb_clock vc;
     char err[256];
     if (!a->espeak || a->pcm_rate != 0)
-        return; /* the run is the rate model's, or a real TTS's, measured */
+        return;      /* the run is the rate model's, or a real TTS's, measured */
     ro.voice = NULL; /* the speaker's voice would speak it again */
     tb_clock_virtual_init(&vc);
     a->have_rate = s->n > 0 && tb_sim_run(s, &ro, &vc, NULL, NULL, &a->rate, err, sizeof(err)) == 0;
@@ -191,8 +191,8 @@ static int audio_bound(const struct tb_cli_audio *a, const struct tb_sim_opts *o
     tb_cli_error("%s: the audio would last at least %.1f s (speech until t = %g s, + %g s of "
                  "TTS latency), over the %.0f s cap; --audio-max raises it (at most %.0f s, a "
                  "WAV file's 4 GiB)",
-                 a->html_f != NULL ? "--html" : "--audio wav", until + o->play.tts_latency,
-                 until, o->play.tts_latency, max, TB_AUDIO_MAX_S);
+                 a->html_f != NULL ? "--html" : "--audio wav", until + o->play.tts_latency, until,
+                 o->play.tts_latency, max, TB_AUDIO_MAX_S);
     return TB_ETOOBIG;
 }
 

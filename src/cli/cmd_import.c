@@ -119,7 +119,7 @@ void tb_cli_import_note(const struct tb_import *im, const char *spec, char *buf,
 /* Several requests: a line each and the distribution over them; the
  * command's verdict (cli.h). */
 static int summary_verdict(const struct tb_cli_common *a, const char *spec, const char *file,
-                   const struct tb_import *im, const char *note)
+                           const struct tb_import *im, const char *note)
 {
     struct tb_clock clk;
     double *mtps = calloc(im->n, sizeof(double)), *ttfa = calloc(im->n, sizeof(double));

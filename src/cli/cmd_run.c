@@ -188,14 +188,14 @@ struct run {
 static int tts_live_check(const struct run_args *a)
 {
     const struct tb_cli_tts *t = &a->c.tts;
-    const char *bad = t->preset != NULL    ? "--tts"
-                      : t->latency != NULL ? "--tts-latency"
-                      : t->rtf_set         ? "--tts-rtf"
-                      : t->connect_set     ? "--tts-connect"
-                      : t->seed_set        ? "--tts-seed"
-                      : t->draws.draws > 0 ? "--tts-draws"
+    const char *bad = t->preset != NULL                            ? "--tts"
+                      : t->latency != NULL                         ? "--tts-latency"
+                      : t->rtf_set                                 ? "--tts-rtf"
+                      : t->connect_set                             ? "--tts-connect"
+                      : t->seed_set                                ? "--tts-seed"
+                      : t->draws.draws > 0                         ? "--tts-draws"
                       : a->au.espeak && a->au.sink == TB_SINK_NONE ? "--voice-model espeak"
-                                                                    : NULL;
+                                                                   : NULL;
     if (bad != NULL) {
         tb_cli_error("run: %s models a TTS; with --tts-url the TTS is measured (ask \"what if\" "
                      "with sim --trace on the --record file)",
@@ -270,8 +270,8 @@ static int prepare(struct run *x)
     if (rc == 0 && a->tl.url != NULL && strcmp(a->tl.url, "mock") == 0) {
         /* the built-in mock's TTS: its routes are at the server's root */
         const char *h = strstr(x->ep.base, "://");
-        size_t root = h != NULL ? (size_t)(h + 3 - x->ep.base) + strcspn(h + 3, "/")
-                                : strlen(x->ep.base);
+        size_t root =
+            h != NULL ? (size_t)(h + 3 - x->ep.base) + strcspn(h + 3, "/") : strlen(x->ep.base);
         snprintf(x->tts_base, sizeof(x->tts_base), "%.*s", (int)root, x->ep.base);
     }
     if (rc == 0 && !a->q.mock)

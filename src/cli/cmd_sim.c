@@ -114,9 +114,7 @@ static int option(void *ud, int c, const char *arg)
     switch (c) {
     case O_IMPORT: a->import = arg; return 0;
     case O_RUN:
-    case O_CPT:
-        a->import_opt = c;
-        return tb_cli_import_option(&a->io, c == O_RUN ? 'r' : 'c', arg);
+    case O_CPT: a->import_opt = c; return tb_cli_import_option(&a->io, c == O_RUN ? 'r' : 'c', arg);
     case O_CHUNKS: a->want_chunks = 1; return 0;
     case O_REQUEST:
         rc = tb_cli_opt_size("--request", arg, 0, TB_IMPORT_REQUESTS_MAX - 1, &z);
@@ -134,7 +132,7 @@ struct sim {
     struct tb_report_src src;
     struct tb_cli_chunks chunks;
     struct tb_cli_plays plays;
-    struct tb_cli_replay rp; /* a trace's measured TTS, replayed */
+    struct tb_cli_replay rp;      /* a trace's measured TTS, replayed */
     const struct tb_stream *play; /* what plays: s, or the replay's view */
     char label[1024];
     int verdict; /* an --import table's, when it ended the command */
@@ -178,8 +176,7 @@ static int load(struct sim *x)
                            sizeof(x->label), &x->verdict);
     } else {
         a->c.failed_ok = 1; /* a recording of a failed request is reported */
-        rc = tb_cli_load_source(&a->c, DEFAULT_PRESET, &x->s, &x->src, x->label,
-                                sizeof(x->label));
+        rc = tb_cli_load_source(&a->c, DEFAULT_PRESET, &x->s, &x->src, x->label, sizeof(x->label));
         x->src.end = &x->s.end; /* a trace's, or a synthetic stream's (complete) */
     }
     if (rc == 0 && a->c.record != NULL)
@@ -268,12 +265,11 @@ static int write_outputs(struct sim *x)
     struct sim_args *a = &x->a;
     int rc = 0;
     if (a->c.svg != NULL)
-        rc = tb_cli_timeline_write(a->c.svg, &x->src, &a->c.o, x->play, &x->plays.all, &x->r,
-                                   NULL);
+        rc = tb_cli_timeline_write(a->c.svg, &x->src, &a->c.o, x->play, &x->plays.all, &x->r, NULL);
     if (rc == 0 && a->c.html != NULL) {
-        struct tb_cli_html_run_info h = {"sim",          &x->src,       &a->c.o, &x->s,
-                                         &x->r,          &x->plays.gaps, &x->plays.all, NULL,
-                                         &a->au,         a->c.max_gaps};
+        struct tb_cli_html_run_info h = {"sim",  &x->src,        &a->c.o,       &x->s,
+                                         &x->r,  &x->plays.gaps, &x->plays.all, NULL,
+                                         &a->au, a->c.max_gaps};
         rc = tb_cli_html_run(a->c.html, &h);
     }
     if (rc == 0 && a->want_chunks) {

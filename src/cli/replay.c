@@ -23,8 +23,8 @@
 
 int tb_cli_replay_wanted(const struct tb_stream *s, const struct tb_cli_tts *t)
 {
-    int model = t->latency != NULL || t->preset != NULL || t->connect_set || t->conc_set ||
-                t->rtf_set;
+    int model =
+        t->latency != NULL || t->preset != NULL || t->connect_set || t->conc_set || t->rtf_set;
     return s->tts != NULL && s->tts->n > 0 && !model;
 }
 
@@ -212,8 +212,7 @@ int tb_cli_replay_check(struct tb_cli_replay *rp, const char *name, const char *
     return TB_EFORMAT;
 }
 
-const char *tb_cli_replay_whatif_reason(const struct tb_cli_replay *rp,
-                                        const struct tb_sim_opts *o)
+const char *tb_cli_replay_whatif_reason(const struct tb_cli_replay *rp, const struct tb_sim_opts *o)
 {
     if (!rp->on || !tb_seg_policy_timed(o->seg.policy))
         return NULL;

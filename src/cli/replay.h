@@ -27,20 +27,20 @@ struct tb_cli_tts;
 
 /* What the replay holds while sim plays. */
 struct tb_cli_replay {
-    int on;                        /* the measured TTS is replayed */
-    const struct tb_tts_log *log;  /* the trace's (borrowed) */
-    struct tb_tts_log upto;        /* a view of its first `upto.n` records: those
-                                    * before the failed one (owns nothing) */
+    int on;                            /* the measured TTS is replayed */
+    const struct tb_tts_log *log;      /* the trace's (borrowed) */
+    struct tb_tts_log upto;            /* a view of its first `upto.n` records: those
+                                        * before the failed one (owns nothing) */
     const struct tb_tts_chunk *failed; /* the record that ended the speech, or NULL */
-    struct tb_stream view;         /* the stream up to the failed chunk's text
-                                    * (owned; empty when nothing is cut) */
-    int cut;                       /* view holds the stream played */
-    struct tb_tts_measured ctx;    /* the playout hooks' context */
-    struct tb_voice voice;         /* the measured durations, the texts checked */
-    const char *recorded_policy;   /* the recording's --chunk, or "" */
-    uint32_t seen;                 /* chunks the voice was asked for */
-    char mismatch[1024];           /* the first chunk that differs, or "" */
-    struct tb_tts_stats stats;     /* the whole log's */
+    struct tb_stream view;             /* the stream up to the failed chunk's text
+                                        * (owned; empty when nothing is cut) */
+    int cut;                           /* view holds the stream played */
+    struct tb_tts_measured ctx;        /* the playout hooks' context */
+    struct tb_voice voice;             /* the measured durations, the texts checked */
+    const char *recorded_policy;       /* the recording's --chunk, or "" */
+    uint32_t seen;                     /* chunks the voice was asked for */
+    char mismatch[1024];               /* the first chunk that differs, or "" */
+    struct tb_tts_stats stats;         /* the whole log's */
 };
 
 /* 1 when `sim` replays s's measured TTS: the trace has "tts" lines and no

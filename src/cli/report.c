@@ -41,8 +41,8 @@ static struct measured measured_of(const struct tb_report_src *src, const struct
     struct measured m;
     int cls = src->end != NULL ? tb_end_class(src->end->kind) : TB_END_CLASS_COMPLETE;
     m.cut = cls == TB_END_CLASS_INCOMPLETE;
-    m.failed = !m.cut && (cls == TB_END_CLASS_FAILED || (live != NULL && live->error_kind != NULL) ||
-                          src->tts_fail != NULL);
+    m.failed = !m.cut && (cls == TB_END_CLASS_FAILED ||
+                          (live != NULL && live->error_kind != NULL) || src->tts_fail != NULL);
     m.unknown = cls == TB_END_CLASS_UNKNOWN;
     m.ttft = r->content_events > 0;
     m.tps = r->content_events > 1 && r->decode_tps > 0;
@@ -78,7 +78,7 @@ static double cut_at(const struct tb_report_src *src, const struct tb_sim_result
 }
 
 int tb_cli_report_whatif_measured(const struct tb_report_src *src, const struct tb_sim_result *r,
-                              const struct tb_report_live *live)
+                                  const struct tb_report_live *live)
 {
     return measured_of(src, r, live).whatif;
 }
@@ -127,7 +127,6 @@ static const char *method_name(int method)
            : method == TB_MIN_TPS_BISECT ? "bisection"
                                          : "scan";
 }
-
 
 static void verdict(FILE *f, const struct tb_playout_result *p)
 {
@@ -182,8 +181,8 @@ static void server_json(cJSON *root, const struct tb_server_timing *t)
 /* The measured TTS: which provider (never a key). */
 static void tts_measured_line(FILE *f, const struct tb_tts_log *l)
 {
-    fprintf(f, "  tts: measured, %s%s at %s", l->mock ? "the built-in MOCK TTS (not a real one), " : "",
-            l->api, l->url);
+    fprintf(f, "  tts: measured, %s%s at %s",
+            l->mock ? "the built-in MOCK TTS (not a real one), " : "", l->api, l->url);
     if (l->model[0])
         fprintf(f, ", model %s", l->model);
     if (l->voice[0])
@@ -207,14 +206,15 @@ static void tts_stats_lines(FILE *f, const struct tb_tts_stats *t)
     char b1[32], b2[32], b3[32];
     int l = t->first_byte.count > 0, r = t->rtf.count > 0;
     fprintf(f, "  tts first byte   p50 %s s, p95 %s s, max %s s   (%zu chunk%s with audio)\n",
-            num(b1, sizeof(b1), l, 3, t->first_byte.p50), num(b2, sizeof(b2), l, 3, t->first_byte.p95),
+            num(b1, sizeof(b1), l, 3, t->first_byte.p50),
+            num(b2, sizeof(b2), l, 3, t->first_byte.p95),
             num(b3, sizeof(b3), l, 3, t->first_byte.max), t->first_byte.count,
             t->first_byte.count == 1 ? "" : "s");
     fprintf(f, "  tts real time    p50 %s, max %s   (seconds of synthesis per second of audio)\n",
             num(b1, sizeof(b1), r, 2, t->rtf.p50), num(b2, sizeof(b2), r, 2, t->rtf.max));
     fprintf(f,
-            "  tts sent         %" PRIu32 " of %" PRIu32 " chunk%s, %" PRIu64 " characters; %" PRIu32
-            " failed, %" PRIu32 " canceled; %s s of audio received\n",
+            "  tts sent         %" PRIu32 " of %" PRIu32 " chunk%s, %" PRIu64
+            " characters; %" PRIu32 " failed, %" PRIu32 " canceled; %s s of audio received\n",
             t->sent, t->chunks, t->chunks == 1 ? "" : "s", t->chars, t->failed, t->canceled,
             num(b1, sizeof(b1), !isnan(t->audio_s), 2, t->audio_s));
 }
@@ -254,8 +254,8 @@ static void tts_stats_json(cJSON *root, const struct tb_report_src *src)
 }
 
 void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
-                     const struct tb_sim_result *r, const struct tb_gap_list *gaps, size_t max_gaps,
-                     const struct tb_report_live *live)
+                         const struct tb_sim_result *r, const struct tb_gap_list *gaps,
+                         size_t max_gaps, const struct tb_report_live *live)
 {
     const struct tb_playout_result *p = &r->play;
     struct measured m = measured_of(src, r, live);
@@ -327,13 +327,15 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
             fprintf(f, "no verdict: the request failed (%s: %s)\n", ekind != NULL ? ekind : "?",
                     emsg);
         else if (p->underruns == 0)
-            fprintf(f, "incomplete: no gap before it was cut at %.2f s (%s%s%s)\n",
-                    cut_at(src, r), tb_end_name(src->end->kind), emsg[0] ? ": " : "", emsg);
+            fprintf(f, "incomplete: no gap before it was cut at %.2f s (%s%s%s)\n", cut_at(src, r),
+                    tb_end_name(src->end->kind), emsg[0] ? ": " : "", emsg);
         else
             fprintf(f, "incomplete: %" PRIu32 " gap%s before it was cut at %.2f s (%s%s%s)\n",
                     p->underruns, p->underruns == 1 ? "" : "s", cut_at(src, r),
                     tb_end_name(src->end->kind), emsg[0] ? ": " : "", emsg);
-        fprintf(f, "  what arrived (the numbers below): %zu events, %" PRIu64 " tokens, %" PRIu32 " chunks; ",
+        fprintf(f,
+                "  what arrived (the numbers below): %zu events, %" PRIu64 " tokens, %" PRIu32
+                " chunks; ",
                 r->content_events, r->content_tokens, p->chunks);
         if (!m.audio)
             fprintf(f, "nothing was played\n");
@@ -348,8 +350,9 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
         verdict(f, p);
     }
     if (causes(src) && m.audio && p->underruns > 0)
-        fprintf(f, "  silence by cause: llm %.2f s (text not yet there), tts %.2f s (text there, "
-                   "audio not yet)\n",
+        fprintf(f,
+                "  silence by cause: llm %.2f s (text not yet there), tts %.2f s (text there, "
+                "audio not yet)\n",
                 p->gap_llm, p->gap_tts);
     if (m.audio && o->play.preroll > p->speech)
         fprintf(f,
@@ -363,8 +366,7 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
     fprintf(f, "  time to first audio  %8s s   (after chunk %" PRIu32 " of %" PRIu32 ")\n",
             num(b1, sizeof(b1), m.audio, 3, p->ttfa), p->q, p->chunks);
     fprintf(f, "  decode rate          %8s tokens/s   (%zu events, %" PRIu64 " tokens",
-            num(b1, sizeof(b1), m.tps, 1, r->decode_tps), r->content_events,
-            r->content_tokens);
+            num(b1, sizeof(b1), m.tps, 1, r->decode_tps), r->content_events, r->content_tokens);
     if (r->usage_tokens >= 0)
         fprintf(f, "; usage says %lld", r->usage_tokens);
     if (r->decode_tps_usage > 0 && r->usage_tokens != (long long)r->content_tokens)
@@ -390,10 +392,10 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
                 num(b1, sizeof(b1), m.whatif, 2, p->speedup), m.whatif && !none ? "x" : " ",
                 src->min_tps_reason != NULL ? "(see the minimum TPS)"
                 : !m.whatif                 ? "(no complete answer)"
-                : none              ? "(no speed-up removes the TTS stage's gaps)"
-                : unreached         ? "(the pre-roll is never reached)"
-                : p->speedup <= 1.0 ? "(below 1: headroom)"
-                                    : "(this stream, sped up, would be gapless)");
+                : none                      ? "(no speed-up removes the TTS stage's gaps)"
+                : unreached                 ? "(the pre-roll is never reached)"
+                : p->speedup <= 1.0         ? "(below 1: headroom)"
+                                            : "(this stream, sped up, would be gapless)");
     }
     if (src->tts_stats != NULL)
         tts_stats_lines(f, src->tts_stats);
@@ -461,7 +463,8 @@ int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb
     if (src->note != NULL)
         cJSON_AddStringToObject(root, "note", src->note);
     if (live != NULL) {
-        cJSON_AddStringToObject(root, "provider", live->provider != NULL ? live->provider : "remote");
+        cJSON_AddStringToObject(root, "provider",
+                                live->provider != NULL ? live->provider : "remote");
         cJSON_AddStringToObject(root, "model", live->model);
         cJSON_AddStringToObject(root, "base_url", live->base_url);
         cJSON_AddStringToObject(root, "api", live->api);
@@ -550,8 +553,7 @@ int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb
         cJSON_AddNumberToObject(g, "gap_s", gaps->v[i].gap);
         cJSON_AddNumberToObject(g, "chunk", gaps->v[i].chunk);
         if (causes(src)) {
-            cJSON_AddStringToObject(g, "cause",
-                                    cause_name(gaps->v[i].gap_llm, gaps->v[i].gap_tts));
+            cJSON_AddStringToObject(g, "cause", cause_name(gaps->v[i].gap_llm, gaps->v[i].gap_tts));
             cJSON_AddNumberToObject(g, "llm_s", gaps->v[i].gap_llm);
             cJSON_AddNumberToObject(g, "tts_s", gaps->v[i].gap_tts);
         }

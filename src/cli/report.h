@@ -17,11 +17,11 @@
 
 /* What the report needs to say about where the stream came from. */
 struct tb_report_src {
-    const char *kind;    /* "trace", "synth", "preset", "import", "live" */
-    const char *name;    /* file, spec, or preset name */
-    const char *note;    /* NULL, or how the source was read ("note" in JSON) */
-    const char *warning; /* NULL, or the stream reader's warning on an imported
-                          * stream ("warning" in JSON, as a live run's) */
+    const char *kind;                /* "trace", "synth", "preset", "import", "live" */
+    const char *name;                /* file, spec, or preset name */
+    const char *note;                /* NULL, or how the source was read ("note" in JSON) */
+    const char *warning;             /* NULL, or the stream reader's warning on an imported
+                                      * stream ("warning" in JSON, as a live run's) */
     const struct tb_stream_end *end; /* how the stream ended (a recorded or live
                                       * one), or NULL: a whole answer */
     const struct tb_cli_tts *tts;    /* the TTS stage's options (tts_opts.h), or
@@ -38,7 +38,6 @@ struct tb_report_src {
                                            * measured TTS under a time-based
                                            * policy), or NULL */
 };
-
 
 struct tb_cli_tts;
 

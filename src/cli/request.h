@@ -96,9 +96,9 @@ char *tb_cli_request_url(const char *base, const struct tb_api_info *info);
  */
 struct tb_cli_endpoint {
     const struct tb_api_info *info;
-    const char *base; /* the API root; NULL until the mock has started */
-    char *key;        /* malloc'd, or NULL (never for the mock) */
-    int mock;         /* the built-in mock provider answers */
+    const char *base;   /* the API root; NULL until the mock has started */
+    char *key;          /* malloc'd, or NULL (never for the mock) */
+    int mock;           /* the built-in mock provider answers */
     char base_red[256]; /* base, redacted, for reports and traces */
     /* private */
     char buf[2048];

@@ -230,8 +230,8 @@ static int push_last(struct net *n, struct tb_drain *d, double now, double *next
 /* The drain's voice with a real TTS: chunk `index` closed; its text goes
  * to the TTS now (sent when the client's order allows), then to the
  * caller's voice, which renders it or counts it. */
-static int tts_chunk(void *ud, uint32_t index, double c, const char *text, size_t len,
-                     uint32_t cps, double *dur, double *busy)
+static int tts_chunk(void *ud, uint32_t index, double c, const char *text, size_t len, uint32_t cps,
+                     double *dur, double *busy)
 {
     struct net *n = ud;
     int rc = tb_ttsnet_submit(n->tts, text, len);

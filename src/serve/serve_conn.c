@@ -132,4 +132,3 @@ int tb_serve_conn_close(struct tb_serve *s, struct tb_serve_conn *c, int dropped
     s->nconns--;
     return -1;
 }
-

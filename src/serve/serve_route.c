@@ -154,4 +154,3 @@ int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
     tb_serve_plan_init(&c->plan, s->stream, &c->f, api == TB_API_COMPLETIONS, c->rq.max_tokens);
     return c->rq.stream ? tb_serve_stream_start(s, c) : tb_serve_body_start(s, c);
 }
-

@@ -182,8 +182,8 @@ static int load_end(struct loader *L, const cJSON *e)
     if (t != NULL && !cJSON_IsNull(t) &&
         (!cJSON_IsNumber(t) || !isfinite(t->valuedouble) || t->valuedouble < 0))
         return bad(L, TB_EFORMAT, "\"end.t\" is not null or a number >= 0");
-    if (ig != NULL && (!cJSON_IsNumber(ig) || !(ig->valuedouble >= 0) ||
-                       ig->valuedouble > 9e15 || ig->valuedouble != floor(ig->valuedouble)))
+    if (ig != NULL && (!cJSON_IsNumber(ig) || !(ig->valuedouble >= 0) || ig->valuedouble > 9e15 ||
+                       ig->valuedouble != floor(ig->valuedouble)))
         return bad(L, TB_EFORMAT, "\"end.ignored_bytes\" is not a whole number >= 0");
     if (fr != NULL && !cJSON_IsString(fr))
         return bad(L, TB_EFORMAT, "\"end.finish_reason\" is not a string");
@@ -301,8 +301,7 @@ static int load_tts(struct loader *L, const cJSON *v)
     char msg[200];
     int rc;
     if (L->version < 3)
-        return bad(L, TB_EFORMAT,
-                   "a \"tts\" line needs a version-3 header (\"ttsbuf_trace\": 3)");
+        return bad(L, TB_EFORMAT, "a \"tts\" line needs a version-3 header (\"ttsbuf_trace\": 3)");
     if (L->out->tts == NULL)
         return bad(L, TB_EFORMAT, "a \"tts\" line needs the header's \"tts\" object");
     L->tts_lines = 1;

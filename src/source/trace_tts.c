@@ -109,21 +109,20 @@ static int read_time(const cJSON *o, const char *key, double *out, char *msg, si
     if (v == NULL || cJSON_IsNull(v))
         return 0;
     if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= TB_TIME_MAX))
-        return fail(msg, msglen, TB_EFORMAT, "\"tts.%s\" is not null or a number in 0..1e9",
-                    key);
+        return fail(msg, msglen, TB_EFORMAT, "\"tts.%s\" is not null or a number in 0..1e9", key);
     *out = v->valuedouble;
     return 0;
 }
 
 /* A whole number in lo..hi. */
-static int read_whole(const cJSON *o, const char *key, double lo, double hi, double *out,
-                      char *msg, size_t msglen)
+static int read_whole(const cJSON *o, const char *key, double lo, double hi, double *out, char *msg,
+                      size_t msglen)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi) ||
         v->valuedouble != floor(v->valuedouble))
-        return fail(msg, msglen, TB_EFORMAT, "\"tts.%s\" is not a whole number in %.0f..%.0f",
-                    key, lo, hi);
+        return fail(msg, msglen, TB_EFORMAT, "\"tts.%s\" is not a whole number in %.0f..%.0f", key,
+                    lo, hi);
     *out = v->valuedouble;
     return 0;
 }
@@ -169,8 +168,9 @@ static int read_arrivals(const cJSON *o, struct tb_tts_chunk *c, char *msg, size
         return fail(msg, msglen, TB_EFORMAT, "\"tts.arrivals\" is %s while \"tts.bytes\" is %s",
                     n > 0 ? "not empty" : "empty", c->bytes > 0 ? "not 0" : "0");
     if (n > 0 && isnan(c->first_byte))
-        return fail(msg, msglen, TB_EFORMAT, "audio came (\"tts.bytes\") but \"tts.first_byte\" "
-                                             "is null");
+        return fail(msg, msglen, TB_EFORMAT,
+                    "audio came (\"tts.bytes\") but \"tts.first_byte\" "
+                    "is null");
     if (n == 0 && !isnan(c->first_byte))
         return fail(msg, msglen, TB_EFORMAT, "\"tts.first_byte\" is set but no audio came");
     if (n == 0)
@@ -206,16 +206,16 @@ static int read_arrivals(const cJSON *o, struct tb_tts_chunk *c, char *msg, size
                         k, TB_TTS_ARRIVAL_S, k - 2, TB_TTS_ARRIVAL_S);
         if (r->t < c->first_byte || (!isnan(c->end) && r->t > c->end))
             return fail(msg, msglen, TB_EFORMAT,
-                        "\"tts.arrivals[%d]\" (%s) is outside \"tts.first_byte\"..\"tts.end\"",
-                        k, tb_numfmt_double(x, sizeof(x), r->t));
+                        "\"tts.arrivals[%d]\" (%s) is outside \"tts.first_byte\"..\"tts.end\"", k,
+                        tb_numfmt_double(x, sizeof(x), r->t));
     }
     if (c->arr[0].t != c->first_byte)
         return fail(msg, msglen, TB_EFORMAT,
                     "\"tts.arrivals[0]\" is not at \"tts.first_byte\" (the first audio byte)");
     if (c->arr[n - 1].bytes != c->bytes)
         return fail(msg, msglen, TB_EFORMAT,
-                    "the last of \"tts.arrivals\" has %" PRIu64 " bytes, not \"tts.bytes\" (%" PRIu64
-                    ")",
+                    "the last of \"tts.arrivals\" has %" PRIu64
+                    " bytes, not \"tts.bytes\" (%" PRIu64 ")",
                     c->arr[n - 1].bytes, c->bytes);
     return 0;
 }
@@ -253,8 +253,7 @@ static int read_failure(const cJSON *o, struct tb_tts_chunk *c, char *msg, size_
         unsigned char ch = (unsigned char)m->valuestring[i];
         if (ch < 0x20 || ch == 0x7f)
             return fail(msg, msglen, TB_EFORMAT,
-                        "\"tts.message\" is not one line (a control character at byte %zu)",
-                        i + 1);
+                        "\"tts.message\" is not one line (a control character at byte %zu)", i + 1);
     }
     memcpy(c->message, m->valuestring, n + 1);
     return 0;
@@ -304,8 +303,9 @@ int tb_trace_tts_read_line(const cJSON *v, struct tb_tts_log *l, size_t events, 
     if (rc != 0)
         return rc;
     if (j != (double)(l->n + 1))
-        return fail(msg, msglen, TB_EFORMAT, "\"tts.chunk\" is %.0f, expected %zu (chunks are "
-                                             "numbered 1, 2, ... in order)",
+        return fail(msg, msglen, TB_EFORMAT,
+                    "\"tts.chunk\" is %.0f, expected %zu (chunks are "
+                    "numbered 1, 2, ... in order)",
                     j, l->n + 1);
     if (!cJSON_IsString(text))
         return fail(msg, msglen, TB_EFORMAT, "\"tts.text\" is not a string");
