@@ -380,5 +380,5 @@ int tb_test_ttslive(void)
         cmocka_unit_test_teardown(key_kept_secret, teardown),
         cmocka_unit_test_teardown(usage_refusals, teardown),
     };
-    return cmocka_run_group_tests_name("ttslive", tests, NULL, NULL);
+    return TB_RUN_GROUP("ttslive", tests);
 }
