@@ -15,11 +15,14 @@
 #include <cJSON.h>
 #include <ctype.h>
 #include <curl/curl.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "tclock.h"
@@ -436,7 +439,9 @@ static struct script sc;
 static void scripted(struct peer *pe, int fd, int conn)
 {
     char head[512];
+    struct timeval tv = {5, 0}; /* a client that stopped reading ends the script */
     (void)conn;
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     snprintf(head, sizeof(head), "%sContent-Length: %zu\r\n\r\n", sc.head,
              sc.body != NULL ? strlen(sc.body) : sc.pcm);
     peer_send_str(fd, head);
@@ -619,6 +624,9 @@ static void first_byte_and_duration(void **state)
 static void two_peers_start(struct peer *a, struct peer *b)
 {
     peer_bind(a, "127.0.0.1", scripted);
+    /* Both threads poll the one listener: the one that loses the race to
+     * accept must not block in accept(). */
+    assert_int_equal(fcntl(a->lfd, F_SETFL, fcntl(a->lfd, F_GETFL) | O_NONBLOCK), 0);
     *b = *a;
     peer_go(a);
     peer_go(b);
@@ -868,8 +876,9 @@ static void blank_chunk_and_cancel(void **state)
     assert_int_equal(r[0].fail, TB_TTS_OK);
     assert_int_equal(r[0].bytes, 0);
     assert_true(r[0].first_byte == r[0].sent && r[0].end == r[0].sent);
-    assert_true(pe.conns >= 1);
-    assert_non_null(strstr(peer_req(&pe, 0), "Words."));
+    if (pe.conns < 1 || strstr(peer_req(&pe, 0), "Words.") == NULL)
+        fail_msg("chunk 2 (%s: %s) was not the first request: '%s'", tb_tts_fail_name(r[1].fail),
+                 r[1].message, peer_req(&pe, 0));
     assert_int_equal(r[1].fail, TB_TTS_OK);
     /* The third was in flight or queued: canceled, nothing else. */
     assert_int_equal(r[2].fail, TB_TTS_CANCELED);

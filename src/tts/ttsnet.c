@@ -36,6 +36,7 @@ struct slot {
     int busy;
     uint32_t j; /* 1-based */
     struct tb_ttsapi_req ar;
+    const char *hdrs[TB_TTSAPI_HEADERS_MAX + 1]; /* ar's and "Expect:" */
     struct tb_http_req q;
     struct tb_http_xfer hx;
     struct tb_http_resp hr;
@@ -430,8 +431,13 @@ static int send_one(struct tb_ttsnet *c, size_t i)
         tb_http_req_init(&s->q);
         s->q.url = s->ar.url;
         s->q.body = s->ar.body;
-        s->q.headers = (const char *const *)s->ar.headers;
-        s->q.nheaders = s->ar.nheaders;
+        for (size_t h = 0; h < s->ar.nheaders; h++)
+            s->hdrs[h] = s->ar.headers[h];
+        /* No "Expect: 100-continue" wait before a long text is sent:
+         * the wait would count as the provider's latency. */
+        s->hdrs[s->ar.nheaders] = "Expect:";
+        s->q.headers = s->hdrs;
+        s->q.nheaders = s->ar.nheaders + 1;
         s->q.any_stream = 1;
         s->q.stream_type = "*/*";
         s->q.connect_timeout = c->connect_timeout;
