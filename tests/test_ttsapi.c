@@ -234,8 +234,7 @@ static const char *header(const struct wire *w, const char *name)
 
 /* The request against the dialect's fixture: method, path, query, the
  * headers it names, the body.  strict: no header beyond them. */
-static void expect_fixture(const cJSON *fx, const struct wire *w, const struct vars *v,
-                           int strict)
+static void expect_fixture(const cJSON *fx, const struct wire *w, const struct vars *v, int strict)
 {
     char want[1024];
     const cJSON *q = cJSON_GetObjectItem(fx, "query"), *h = cJSON_GetObjectItem(fx, "headers"), *e;
@@ -392,10 +391,12 @@ static void error_bodies(void **state)
          "{\"detail\":[{\"loc\":[\"body\",\"text\"],\"msg\":\"field required\"}]}",
          "field required"},
         {TB_TTSAPI_DEEPGRAM,
-         "{\"err_code\":\"INVALID_AUTH\",\"err_msg\":\"Invalid credentials.\",\"request_id\":\"u\"}",
+         "{\"err_code\":\"INVALID_AUTH\",\"err_msg\":\"Invalid "
+         "credentials.\",\"request_id\":\"u\"}",
          "INVALID_AUTH: Invalid credentials."},
         {TB_TTSAPI_DEEPGRAM,
-         "{\"category\":\"INVALID_JSON\",\"message\":\"Invalid JSON submitted.\",\"details\":\"x\"}",
+         "{\"category\":\"INVALID_JSON\",\"message\":\"Invalid JSON "
+         "submitted.\",\"details\":\"x\"}",
          "Invalid JSON submitted. (x)"},
         {TB_TTSAPI_CARTESIA,
          "{\"error_code\":\"concurrency_limited\",\"title\":\"Too many concurrent requests\","
@@ -409,8 +410,7 @@ static void error_bodies(void **state)
     char out[TB_TTS_MESSAGE_MAX];
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        tb_ttsapi_error_text(cases[i].api, cases[i].body, strlen(cases[i].body), out,
-                             sizeof(out));
+        tb_ttsapi_error_text(cases[i].api, cases[i].body, strlen(cases[i].body), out, sizeof(out));
         if (strcmp(out, cases[i].want) != 0)
             fail_msg("case %zu: '%s', want '%s'", i, out, cases[i].want);
     }
@@ -425,13 +425,13 @@ static void error_bodies(void **state)
 
 /* What the peer does with each connection. */
 struct script {
-    const char *head;   /* status line and headers but Content-Length, sent at once */
-    const char *body;   /* bytes sent after `delay` (NULL: `pcm` bytes of audio) */
-    size_t pcm;         /* audio bytes, in `pieces` writes `gap` apart */
+    const char *head; /* status line and headers but Content-Length, sent at once */
+    const char *body; /* bytes sent after `delay` (NULL: `pcm` bytes of audio) */
+    size_t pcm;       /* audio bytes, in `pieces` writes `gap` apart */
     int pieces;
     double delay, gap;
-    int hold;           /* after the body, hold the connection (a stall) */
-    int cut;            /* close after half the audio */
+    int hold;              /* after the body, hold the connection (a stall) */
+    int cut;               /* close after half the audio */
     double t_req, t_first; /* the request read, the first body byte written
                             * (tclock_now) */
 };
@@ -479,8 +479,8 @@ static void scripted(struct peer *pe, int fd, int conn)
 /* What the callbacks saw. */
 struct seen {
     uint64_t bytes[8];
-    int odd_calls;        /* on_audio with an odd count (must stay 0) */
-    uint32_t order[8];    /* chunks in the order they ended */
+    int odd_calls;     /* on_audio with an odd count (must stay 0) */
+    uint32_t order[8]; /* chunks in the order they ended */
     int nended;
     struct tb_tts_chunk last[8];
 };
@@ -810,7 +810,8 @@ static void failures(void **state)
     assert_int_equal(r.fail, TB_TTS_TIMEOUT);
     assert_int_equal(r.bytes, 4800);
     if (r.end - r.first_byte < 0.3 || r.end - r.first_byte > 0.4)
-        fail_msg("the idle timeout fired %.3f s after the last byte, want 0.3", r.end - r.first_byte);
+        fail_msg("the idle timeout fired %.3f s after the last byte, want 0.3",
+                 r.end - r.first_byte);
     expect_message(&r, "idle timeout");
     tb_ttsnet_destroy(c);
 

@@ -89,19 +89,19 @@ int tb_ttsapi_rate_ok(int api, unsigned rate);
  * its value must never be printed.
  */
 struct tb_ttsapi_req {
-    char *url;   /* base + path + query, escaped (libcurl's CURLU) */
-    char *body;  /* the JSON body, NUL-terminated (cJSON) */
+    char *url;  /* base + path + query, escaped (libcurl's CURLU) */
+    char *body; /* the JSON body, NUL-terminated (cJSON) */
     char *headers[TB_TTSAPI_HEADERS_MAX];
     size_t nheaders;
-    int secret;  /* index of the key's header, or -1 */
+    int secret; /* index of the key's header, or -1 */
 };
 
 /* The parts a request is built from; NULL model / voice: the row's
  * default; rate 0: TB_TTSAPI_RATE. */
 struct tb_ttsapi_params {
-    const char *base;  /* the provider's base URL; a trailing '/' is fine */
-    const char *key;   /* the API key, or NULL / "" for none (a local
-                        * server): then no key header is sent */
+    const char *base; /* the provider's base URL; a trailing '/' is fine */
+    const char *key;  /* the API key, or NULL / "" for none (a local
+                       * server): then no key header is sent */
     const char *model;
     const char *voice;
     unsigned rate;

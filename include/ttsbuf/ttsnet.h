@@ -75,22 +75,22 @@ typedef int (*tb_ttsnet_audio_fn)(void *ud, uint32_t j, const char *pcm, size_t 
 typedef void (*tb_ttsnet_end_fn)(void *ud, uint32_t j, const struct tb_tts_chunk *c);
 
 struct tb_ttsnet_opts {
-    int api;             /* enum tb_ttsapi (ttsapi.h) */
-    const char *url;     /* the provider's base URL ("https://api.openai.com",
-                          * "http://127.0.0.1:PORT"); the dialect appends
-                          * its path */
-    const char *key;     /* the API key (a secret), or NULL / "" for none */
-    const char *model;   /* NULL: the dialect's default model */
-    const char *voice;   /* NULL: the dialect's default voice */
-    unsigned rate;       /* sample rate, Hz; 0: 24000 (tb_ttsapi_build says
-                          * which rates a dialect takes) */
-    int concurrency;     /* N, chunks in flight at most, >= 1; 0: 1 */
+    int api;                /* enum tb_ttsapi (ttsapi.h) */
+    const char *url;        /* the provider's base URL ("https://api.openai.com",
+                             * "http://127.0.0.1:PORT"); the dialect appends
+                             * its path */
+    const char *key;        /* the API key (a secret), or NULL / "" for none */
+    const char *model;      /* NULL: the dialect's default model */
+    const char *voice;      /* NULL: the dialect's default voice */
+    unsigned rate;          /* sample rate, Hz; 0: 24000 (tb_ttsapi_build says
+                             * which rates a dialect takes) */
+    int concurrency;        /* N, chunks in flight at most, >= 1; 0: 1 */
     double connect_timeout; /* s per request; 0: 10 s */
-    double idle_timeout;  /* s with no body byte, per chunk (counted from
-                           * its send, so a slow first byte counts); 0: none */
-    double total_timeout; /* s per chunk from its send; 0: none */
-    int insecure;         /* do not verify TLS (off by default) */
-    long max_redirects;   /* -1: the default (http.h), 0: none followed */
+    double idle_timeout;    /* s with no body byte, per chunk (counted from
+                             * its send, so a slow first byte counts); 0: none */
+    double total_timeout;   /* s per chunk from its send; 0: none */
+    int insecure;           /* do not verify TLS (off by default) */
+    long max_redirects;     /* -1: the default (http.h), 0: none followed */
     struct tb_clock *clock; /* the run's clock, borrowed (must outlive the
                              * client); NULL: a monotonic clock the client
                              * starts at create */
@@ -99,12 +99,12 @@ struct tb_ttsnet_opts {
      * before the client is created; tb_http_secrets of the LLM request
      * and more); NULL: the client keeps its own set with the key. */
     const struct tb_secrets *secrets;
-    int mock;               /* recorded in the log: 1 when ttsbuf's own mock
-                             * answers, 0 unknown */
+    int mock;                    /* recorded in the log: 1 when ttsbuf's own mock
+                                  * answers, 0 unknown */
     tb_ttsnet_audio_fn on_audio; /* or NULL */
     tb_ttsnet_end_fn on_end;     /* or NULL */
     void *ud;
-    tb_http_log_fn log;          /* verbose libcurl lines (redacted), or NULL */
+    tb_http_log_fn log; /* verbose libcurl lines (redacted), or NULL */
     void *log_ud;
 };
 

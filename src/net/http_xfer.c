@@ -85,8 +85,8 @@ static void decide(struct tb_http_xfer *x)
     }
     x->r->sse = x->r->status >= 200 && x->r->status < 300 &&
                 (x->q->any_stream ? !media_type_text(ct != NULL ? ct : "")
-                                  : media_type_is(ct != NULL ? ct : "",
-                                                  x->q->stream_type != NULL ? x->q->stream_type
+                                  : media_type_is(ct != NULL ? ct : "", x->q->stream_type != NULL
+                                                                            ? x->q->stream_type
                                                                             : "text/event-stream"));
     x->r->t_headers = x->clk->now(x->clk);
 }

@@ -98,7 +98,10 @@ static void rate_list(const struct tb_ttsapi_dialect *d, char *out, size_t outle
     while (d->info.rates[n] != 0)
         n++;
     for (size_t i = 0; i < n && k < outlen; i++)
-        k += (size_t)snprintf(out + k, outlen - k, "%s%u", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+        k += (size_t)snprintf(out + k, outlen - k, "%s%u",
+                              i == 0       ? ""
+                              : i + 1 == n ? " or "
+                                           : ", ",
                               d->info.rates[i]);
 }
 
@@ -114,8 +117,8 @@ static int build_url(const struct tb_ttsapi_dialect *d, const char *base,
     if (u == NULL)
         return TB_ENOMEM;
     if (curl_url_set(u, CURLUPART_URL, base, 0) != CURLUE_OK) {
-        rc = tb_seterr(err, errlen, TB_EINVAL, "--tts-url %s: not a URL (http://HOST[:PORT])",
-                       base);
+        rc =
+            tb_seterr(err, errlen, TB_EINVAL, "--tts-url %s: not a URL (http://HOST[:PORT])", base);
         goto out;
     }
     if (curl_url_get(u, CURLUPART_PATH, &bpath, 0) != CURLUE_OK)

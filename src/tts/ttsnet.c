@@ -48,14 +48,14 @@ struct tb_ttsnet {
     int api;
     char *url, *key, *model, *voice; /* copies; key zeroed when freed */
     unsigned rate;
-    int n;                            /* concurrency */
+    int n; /* concurrency */
     double connect_timeout, idle_timeout, total_timeout;
     int insecure;
     long max_redirects;
     struct tb_clock own_clock, *clk;
     double origin;
-    struct tb_secrets *own;           /* the key and the URL's secrets */
-    const struct tb_secrets *run;     /* the run's, or NULL */
+    struct tb_secrets *own;       /* the key and the URL's secrets */
+    const struct tb_secrets *run; /* the run's, or NULL */
     tb_ttsnet_audio_fn on_audio;
     tb_ttsnet_end_fn on_end;
     void *ud;
@@ -63,16 +63,16 @@ struct tb_ttsnet {
     void *log_ud;
 
     CURLM *m;
-    struct slot *slots;     /* n of them */
+    struct slot *slots; /* n of them */
     struct tb_tts_log log;
-    unsigned char *state;   /* per chunk: QUEUED, FLYING, ENDED */
+    unsigned char *state; /* per chunk: QUEUED, FLYING, ENDED */
     size_t state_cap;
-    size_t next;            /* index of the next chunk to send */
-    size_t ended;           /* chunks ended */
-    uint32_t failed;        /* first failed chunk, or 0 */
-    int stopping;           /* no more sends: a failure, or canceled */
-    int stop_requested;     /* on_audio asked to stop (acted on after perform) */
-    int closed;             /* finish, cancel or take_log: no more submits */
+    size_t next;        /* index of the next chunk to send */
+    size_t ended;       /* chunks ended */
+    uint32_t failed;    /* first failed chunk, or 0 */
+    int stopping;       /* no more sends: a failure, or canceled */
+    int stop_requested; /* on_audio asked to stop (acted on after perform) */
+    int closed;         /* finish, cancel or take_log: no more submits */
 };
 
 static double now(const struct tb_ttsnet *c)
@@ -425,8 +425,7 @@ static int send_one(struct tb_ttsnet *c, size_t i)
     s->j = j;
     s->has_odd = 0;
     params(c, &p);
-    rc = tb_ttsapi_build(c->api, &p, tb_tts_log_text(&c->log, i), r->len, &s->ar, err,
-                         sizeof(err));
+    rc = tb_ttsapi_build(c->api, &p, tb_tts_log_text(&c->log, i), r->len, &s->ar, err, sizeof(err));
     if (rc == 0) {
         tb_http_req_init(&s->q);
         s->q.url = s->ar.url;
@@ -599,8 +598,20 @@ static int flying(const struct tb_ttsnet *c)
     return k;
 }
 
+/* libcurl's multi handle failed: the chunks in flight end there. */
+static int multi_failed(struct tb_ttsnet *c, CURLMcode mc)
+{
+    char why[160];
+    snprintf(why, sizeof(why), "libcurl's multi interface failed: %s", curl_multi_strerror(mc));
+    for (int k = 0; k < c->n; k++)
+        if (c->slots[k].busy)
+            slot_stop(c, &c->slots[k], TB_TTS_TRANSPORT, why);
+    return mc == CURLM_OUT_OF_MEMORY ? TB_ENOMEM : TB_EIO;
+}
+
 int tb_ttsnet_step(struct tb_ttsnet *c, int timeout_ms)
 {
+    CURLMcode mc;
     int running = 0, wait, rc;
     if (timeout_ms < 0)
         timeout_ms = 0;
@@ -611,11 +622,11 @@ int tb_ttsnet_step(struct tb_ttsnet *c, int timeout_ms)
     if (flying(c) > 0 || wait > 0) {
         if (flying(c) == 0 && c->next < c->log.n)
             wait = 0; /* a chunk to send at once (a blank one) */
-        if (curl_multi_poll(c->m, NULL, 0, wait, NULL) != CURLM_OK)
-            return TB_EIO;
+        if ((mc = curl_multi_poll(c->m, NULL, 0, wait, NULL)) != CURLM_OK)
+            return multi_failed(c, mc);
     }
-    if (curl_multi_perform(c->m, &running) != CURLM_OK)
-        return TB_EIO;
+    if ((mc = curl_multi_perform(c->m, &running)) != CURLM_OK)
+        return multi_failed(c, mc);
     if (c->stop_requested) {
         c->stop_requested = 0;
         read_done(c);
@@ -627,8 +638,8 @@ int tb_ttsnet_step(struct tb_ttsnet *c, int timeout_ms)
     rc = send_ready(c);
     if (rc != 0)
         return rc;
-    if (flying(c) > 0 && curl_multi_perform(c->m, &running) != CURLM_OK)
-        return TB_EIO;
+    if (flying(c) > 0 && (mc = curl_multi_perform(c->m, &running)) != CURLM_OK)
+        return multi_failed(c, mc);
     return (int)(c->log.n - c->ended);
 }
 
