@@ -43,17 +43,12 @@ typedef void (*tb_http_log_fn)(void *ud, const char *line);
 
 struct tb_http_req {
     const char *url;
-    const char *bearer;      /* API key, or NULL: a secret */
-    const char *key_header;  /* NULL: the key goes as Bearer auth; else in this
-                              * header ("x-api-key"); either way it stays in
-                              * the first URL's origin */
-    const char *stream_type; /* the Content-Type of a stream (also sent as
-                              * Accept); NULL: "text/event-stream" */
-    /* Non-zero: a 2xx body is the stream whatever its Content-Type
-     * (audio: providers name raw PCM differently, or not at all), unless
-     * it is text/..., or names JSON, XML or HTML (an error in a 200), kept
-     * as a body; stream_type is then only what Accept says. */
-    int any_stream;
+    const char *bearer;         /* API key, or NULL: a secret */
+    const char *key_header;     /* NULL: the key goes as Bearer auth; else in this
+                                 * header ("x-api-key"); either way it stays in
+                                 * the first URL's origin */
+    const char *stream_type;    /* the Content-Type of a stream (also sent as
+                                 * Accept); NULL: "text/event-stream" */
     const char *const *headers; /* extra "Name: value" header lines */
     size_t nheaders;
     const char *body;       /* POST body, NUL-terminated */
@@ -68,6 +63,11 @@ struct tb_http_req {
     long max_redirects; /* -1: the default, 3; 0: none followed */
     tb_http_log_fn log; /* verbose lines (redacted), or NULL */
     void *log_ud;
+    /* Non-zero: a 2xx body is the stream whatever its Content-Type
+     * (audio: providers name raw PCM differently, or not at all), unless
+     * it is text/..., or names JSON, XML or HTML (an error in a 200), kept
+     * as a body; stream_type is then only what Accept says. */
+    int any_stream;
     /* The run's secrets (tb_http_secrets of this request, and any more),
      * borrowed, read-only: verbose lines and resp.error are masked with
      * them.  NULL: a transfer with a log builds the request's own. */

@@ -6,9 +6,13 @@
  *
  * The model's rule (playout.h): chunk j is sent once it is closed (c_j,
  * the tb_ttsnet_submit call) and chunk j-N has ended, b_j = max(c_j,
- * end_{j-N}); at once when both hold.  A chunk whose text is only white
- * space is not sent: at its turn it ends complete with no audio (sent
- * and end that time, no first byte, 0 bytes).
+ * end_{j-N}); at once when both hold.  "Sent" is when the request is
+ * handed to libcurl, which connects and writes it in the next
+ * tb_ttsnet_step: step soon after a submit.  A chunk whose text is only
+ * white space is not sent: at its turn it ends complete with no audio
+ * (sent and end that time, no first byte, 0 bytes); a 2xx with an empty
+ * body ends complete with no first byte and 0 bytes too (ttsmeas.h: a
+ * number not measured is NAN).
  *
  * How a chunk ends (the record's fail, ttsmeas.h):
  *   "none"      the whole body came, 2xx, an even number of bytes;
@@ -39,7 +43,9 @@
  * Threads: one thread, the caller's, calls every function of a client
  * and receives its callbacks (inside tb_ttsnet_step, tb_ttsnet_finish,
  * tb_ttsnet_cancel); tb_http_global_init must have run.  Different
- * clients may run on different threads.
+ * clients may run on different threads.  Inside a callback: on_end may
+ * call tb_ttsnet_submit and tb_ttsnet_cancel; on_audio calls nothing of
+ * the client (it runs inside libcurl) and asks to stop by its return.
  */
 #ifndef TTSBUF_TTSNET_H
 #define TTSBUF_TTSNET_H
@@ -115,7 +121,8 @@ void tb_ttsnet_opts_init(struct tb_ttsnet_opts *o);
 
 /*
  * tb_ttsnet_create - a client with no chunk yet; its log (api, url with
- * secrets masked, model, voice, concurrency, mock) is filled at once.
+ * secrets masked, the model and voice sent (the options, or the
+ * dialect's defaults), concurrency, mock) is filled at once.
  * Returns 0, TB_EINVAL (no URL, an unknown dialect, concurrency < 0, a
  * rate the dialect does not take, a URL libcurl cannot read; the reason
  * in err) or TB_ENOMEM.  *out is the caller's (tb_ttsnet_destroy).

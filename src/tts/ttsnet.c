@@ -37,6 +37,7 @@ struct slot {
     int busy;
     uint32_t j; /* 1-based */
     struct tb_ttsapi_req ar;
+    const char *hdrs[TB_TTSAPI_HEADERS_MAX + 1]; /* ar's and "Expect:" */
     struct tb_http_req q;
     struct tb_http_xfer hx;
     struct tb_http_resp hr;
@@ -370,9 +371,7 @@ static void conclude(struct tb_ttsnet *c, struct slot *s, int forced, const char
         set_message(c, r, "an odd number of PCM bytes (%llu): not 16-bit samples",
                     (unsigned long long)hr->bytes);
     } else {
-        r->fail = TB_TTS_OK;
-        if (r->bytes == 0)
-            r->first_byte = r->end; /* complete, with no audio: nothing to wait for */
+        r->fail = TB_TTS_OK; /* with no audio: no first byte (ttsmeas.h) */
     }
     slot_clear(s);
     ended(c, s->j);
@@ -432,8 +431,13 @@ static int send_one(struct tb_ttsnet *c, size_t i)
         tb_http_req_init(&s->q);
         s->q.url = s->ar.url;
         s->q.body = s->ar.body;
-        s->q.headers = (const char *const *)s->ar.headers;
-        s->q.nheaders = s->ar.nheaders;
+        for (size_t h = 0; h < s->ar.nheaders; h++)
+            s->hdrs[h] = s->ar.headers[h];
+        /* No "Expect: 100-continue" wait before a long text is sent:
+         * the wait would count as the provider's latency. */
+        s->hdrs[s->ar.nheaders] = "Expect:";
+        s->q.headers = s->hdrs;
+        s->q.nheaders = s->ar.nheaders + 1;
         s->q.any_stream = 1;
         s->q.stream_type = "*/*";
         s->q.connect_timeout = c->connect_timeout;
@@ -595,6 +599,17 @@ static int flying(const struct tb_ttsnet *c)
     return k;
 }
 
+/* libcurl's multi handle failed: the chunks in flight end there. */
+static int multi_failed(struct tb_ttsnet *c, CURLMcode mc)
+{
+    char why[160];
+    snprintf(why, sizeof(why), "libcurl's multi interface failed: %s", curl_multi_strerror(mc));
+    for (int k = 0; k < c->n; k++)
+        if (c->slots[k].busy)
+            slot_stop(c, &c->slots[k], TB_TTS_TRANSPORT, why);
+    return mc == CURLM_OUT_OF_MEMORY ? TB_ENOMEM : TB_EIO;
+}
+
 int tb_ttsnet_step(struct tb_ttsnet *c, int timeout_ms)
 {
     return tb_ttsnet_step_fd(c, -1, timeout_ms);
@@ -603,6 +618,7 @@ int tb_ttsnet_step(struct tb_ttsnet *c, int timeout_ms)
 int tb_ttsnet_step_fd(struct tb_ttsnet *c, int fd, int timeout_ms)
 {
     struct curl_waitfd extra = {fd, CURL_WAIT_POLLIN, 0};
+    CURLMcode mc;
     int running = 0, wait, rc;
     if (c->cancel != NULL && atomic_load_explicit(c->cancel, memory_order_relaxed) &&
         !c->stopping) {
@@ -618,11 +634,12 @@ int tb_ttsnet_step_fd(struct tb_ttsnet *c, int fd, int timeout_ms)
     if (flying(c) > 0 || wait > 0) {
         if (flying(c) == 0 && c->next < c->log.n)
             wait = 0; /* a chunk to send at once (a blank one) */
-        if (curl_multi_poll(c->m, fd >= 0 ? &extra : NULL, fd >= 0 ? 1 : 0, wait, NULL) != CURLM_OK)
-            return TB_EIO;
+        mc = curl_multi_poll(c->m, fd >= 0 ? &extra : NULL, fd >= 0 ? 1 : 0, wait, NULL);
+        if (mc != CURLM_OK)
+            return multi_failed(c, mc);
     }
-    if (curl_multi_perform(c->m, &running) != CURLM_OK)
-        return TB_EIO;
+    if ((mc = curl_multi_perform(c->m, &running)) != CURLM_OK)
+        return multi_failed(c, mc);
     if (c->stop_requested) {
         c->stop_requested = 0;
         read_done(c);
@@ -634,8 +651,8 @@ int tb_ttsnet_step_fd(struct tb_ttsnet *c, int fd, int timeout_ms)
     rc = send_ready(c);
     if (rc != 0)
         return rc;
-    if (flying(c) > 0 && curl_multi_perform(c->m, &running) != CURLM_OK)
-        return TB_EIO;
+    if (flying(c) > 0 && (mc = curl_multi_perform(c->m, &running)) != CURLM_OK)
+        return multi_failed(c, mc);
     return (int)(c->log.n - c->ended);
 }
 
