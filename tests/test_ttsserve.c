@@ -33,6 +33,7 @@
 #include "ttsbuf/ttslat.h"
 
 #define LATE_MAX 0.005 /* the schedule's promise: a first byte within 5 ms */
+#define PIECE_LATE 0.020 /* pacing: a later piece within 20 ms (a loaded machine) */
 #define TEXT "Hello there, this is the mock speaking."
 #define ESPEAK_VARIES 0.015 /* s: how much one text's speech varies between calls */
 #define KEY "sk-ttsbuf-test-key-0123456789"
@@ -335,7 +336,7 @@ static void pieces_follow_the_rtf(void **state)
     assert_true(r.nchunks >= 40);
     for (size_t k = 0; k < r.nchunks && k < 64; k++) {
         double due = 0.1 + 0.5 * (double)(k * piece / 2) / 24000.0;
-        if (r.chunk_t[k] < due - 0.001 || r.chunk_t[k] > due + LATE_MAX)
+        if (r.chunk_t[k] < due - 0.001 || r.chunk_t[k] > due + (k == 0 ? LATE_MAX : PIECE_LATE))
             fail_msg("piece %zu at %.4f s, due at %.4f s; the server says:\n%s", k, r.chunk_t[k],
                      due, srv_stop(&v));
     }
@@ -418,7 +419,7 @@ static void fault_drip(void **state)
     assert_true(r.terminated);
     for (size_t k = 0; k < r.nchunks && k < 64; k++) {
         double due = 0.1 + (double)(k * piece) / bps;
-        if (r.chunk_t[k] < due - 0.001 || r.chunk_t[k] > due + LATE_MAX)
+        if (r.chunk_t[k] < due - 0.001 || r.chunk_t[k] > due + (k == 0 ? LATE_MAX : PIECE_LATE))
             fail_msg("drip piece %zu at %.4f s, due at %.4f s; the server says:\n%s", k,
                      r.chunk_t[k], due, srv_stop(&v));
     }
