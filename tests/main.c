@@ -44,6 +44,7 @@ static const struct {
     {"cli", tb_test_cli},
     {"sse", tb_test_sse},
     {"serve", tb_test_serve},
+    {"ttsserve", tb_test_ttsserve},
     {"oai", tb_test_oai},
     {"live", tb_test_live},
     {"rebuffer", tb_test_rebuffer},
