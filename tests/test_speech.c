@@ -415,6 +415,64 @@ static void speech_tts_stage_frames(void **state)
     free(trace);
 }
 
+static double speech_rtf(void *ud, uint32_t j)
+{
+    (void)ud;
+    return j == 2 ? 2.5 : 0.5;
+}
+
+/*
+ * A real-time factor per chunk (the RTF hook, as a measured TTS replays):
+ * the speaker plays chunk 2 (R = 2.5) frame by frame and chunks 1 and 3
+ * (R = 0.5) whole, as the model does; the WAV's dry spells are the
+ * model's gaps, fed eSpeak NG's own durations, to two samples each.
+ */
+static void speech_rtf_per_chunk_wav(void **state)
+{
+    static const char *const text[] = {"Hello there.", "A slower sentence follows.", "Bye now."};
+    static const double at[] = {0.5, 0.6, 0.7};
+    const double tol = 2.0 / 22050;
+    char *wav = tmpname("rtfj.wav"), err[256];
+    struct tb_speaker_opts so;
+    struct tb_speaker *sp = NULL;
+    struct tb_playout *p = NULL;
+    struct tb_playout_result r;
+    struct tb_audio_result ar;
+    const struct tb_voice *v;
+    (void)state;
+    memset(&so, 0, sizeof(so));
+    so.sink = TB_SINK_WAV;
+    so.target = wav;
+    tb_playout_opts_default(&so.play);
+    so.play.tts_latency = 0.2;
+    so.play.tts_rtf_at = speech_rtf;
+    if (tb_speaker_create(&so, &sp, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(tb_playout_create(&so.play, NULL, NULL, &p), 0);
+    v = tb_speaker_voice(sp);
+    for (uint32_t i = 0; i < 3; i++) {
+        double dur = 0, busy = 0;
+        uint32_t n = (uint32_t)strlen(text[i]);
+        assert_int_equal(v->chunk(v->ud, i, at[i], text[i], n, n, &dur, &busy), 0);
+        assert_true(dur > 0.3);
+        assert_int_equal(tb_playout_add_timed(p, at[i], i, n, dur), 0);
+    }
+    assert_int_equal(tb_playout_finish(p), 0);
+    tb_playout_result(p, &r);
+    assert_int_equal(tb_speaker_finish(sp, &ar, err, sizeof(err)), 0);
+    printf("  R_j 0.5, 2.5, 0.5: model %u underruns, %.4f s; audio %u, %.4f s\n", r.underruns,
+           r.gap_total, ar.underruns, ar.gap_total);
+    assert_true(r.underruns > 10); /* chunk 2's stalls */
+    assert_int_equal(ar.underruns, r.underruns);
+    assert_float_equal(ar.first_audio, r.ttfa, tol);
+    assert_float_equal(ar.end_audio, r.end, tol);
+    assert_float_equal(ar.gap_total, r.gap_total, tol * (r.underruns + 1));
+    tb_playout_destroy(p);
+    tb_speaker_destroy(sp);
+    remove(wav);
+    free(wav);
+}
+
 /* The stall cue: a tick at the start of each gap, silence after it. */
 static void speech_tick_cue(void **state)
 {
@@ -1041,6 +1099,7 @@ int tb_test_speech(void)
         cmocka_unit_test(speech_two_clocks_wav),
         cmocka_unit_test(speech_tts_stage_busy),
         cmocka_unit_test(speech_tts_stage_frames),
+        cmocka_unit_test(speech_rtf_per_chunk_wav),
         cmocka_unit_test(speech_tick_cue),
         cmocka_unit_test(speech_fast_stream_wav),
         cmocka_unit_test(speech_wav_bounded),
