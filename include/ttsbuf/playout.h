@@ -193,7 +193,7 @@ struct tb_play {
     double done;             /* d_j: all audio synthesized (r_j without it) */
     double start, end;       /* s_j, e_j */
     double gap;              /* g_j when counted as an underrun, else 0; with
-                              * R > 1 plus the chunk's counted stalls */
+                              * R_j > 1 plus the chunk's counted stalls */
     double gap_llm, gap_tts; /* gap split by cause (sum to gap) */
 };
 typedef void (*tb_play_fn)(void *ud, const struct tb_play *p);
