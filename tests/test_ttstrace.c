@@ -428,9 +428,15 @@ static void what_if(void **state)
     j = sim_json("ok_tts_schedule.jsonl", "--tts-rtf 0.5", 0);
     assert_string_equal(item(j, "tts_source")->valuestring, "model");
     cJSON_Delete(j);
-    /* And a trace without "tts" lines has no TTS source. */
+    /* A trace without "tts" lines and no TTS stage: none of the keys (the
+     * document is the one before the stage); with a stage, a model. */
     j = sim_json("ok_basic.jsonl", "", 0);
-    assert_true(cJSON_IsNull(item(j, "tts_source")));
+    assert_null(cJSON_GetObjectItemCaseSensitive(j, "tts_source"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(j, "tts_stats"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(j, "tts_end"));
+    cJSON_Delete(j);
+    j = sim_json("ok_basic.jsonl", "--tts-rtf 0.5", 0);
+    assert_string_equal(item(j, "tts_source")->valuestring, "model");
     assert_true(cJSON_IsNull(item(j, "tts_stats")));
     cJSON_Delete(j);
 }
@@ -467,6 +473,10 @@ static void failed_chunk(void **state)
     (void)state;
     assert_int_equal((int)num(j, "chunks"), 1);
     assert_true(num(j, "speech_s") == 0.8);
+    /* The whole answer arrived: its LLM side is all of it. */
+    assert_int_equal((int)num(j, "events"), 2);
+    assert_true(num(j, "ttft_s") == 0.5);
+    assert_true(fabs(num(j, "decode_tps") - 2.0) < 1e-12);
     e = item(j, "tts_end");
     assert_int_equal((int)num(e, "chunk"), 2);
     assert_string_equal(item(e, "kind")->valuestring, "http");

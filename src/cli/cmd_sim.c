@@ -192,7 +192,12 @@ static int choose_tts(struct sim *x)
     const struct tb_cli_tts *t = &a->c.tts;
     int rc = 0;
     x->play = &x->s;
-    x->src.tts_source = t->any || t->latency != NULL ? "model" : NULL;
+    /* A model is said where the stage is set, or where it stands in for a
+     * measured TTS; today's constant latency alone is no TTS stage. */
+    x->src.tts_source = t->any || (x->s.tts != NULL && x->s.tts->n > 0 &&
+                                   tb_cli_replay_model_given(t))
+                            ? "model"
+                            : NULL;
     if (a->import == NULL && tb_cli_replay_wanted(&x->s, t)) {
         int speech = a->c.html != NULL || tb_cli_audio_wanted(&a->au);
         rc = tb_cli_replay_prepare(&x->rp, &x->s, &a->c.o, speech, x->src.name, &x->play);
@@ -237,6 +242,10 @@ static int play(struct sim *x)
     if (rc != 0)
         return rc; /* the speech output failed (printed): the run stopped there */
     rc = tb_cli_replay_check(&x->rp, x->src.name, tb_seg_policy_name(a->c.o.seg.policy));
+    if (rc != 0)
+        return rc;
+    if (simrc == 0)
+        rc = tb_cli_replay_arrived(&x->rp, &x->s, &a->c.o, &x->r);
     if (rc != 0)
         return rc;
     if (a->au.cancel != NULL && atomic_load(a->au.cancel)) {

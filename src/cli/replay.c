@@ -17,15 +17,19 @@
 
 #include "cli.h"
 #include "tts_opts.h"
+#include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/seg.h"
 #include "ttsbuf/utf8.h"
 
+int tb_cli_replay_model_given(const struct tb_cli_tts *t)
+{
+    return t->latency != NULL || t->preset != NULL || t->connect_set || t->conc_set || t->rtf_set;
+}
+
 int tb_cli_replay_wanted(const struct tb_stream *s, const struct tb_cli_tts *t)
 {
-    int model =
-        t->latency != NULL || t->preset != NULL || t->connect_set || t->conc_set || t->rtf_set;
-    return s->tts != NULL && s->tts->n > 0 && !model;
+    return s->tts != NULL && s->tts->n > 0 && !tb_cli_replay_model_given(t);
 }
 
 /* A chunk's text for a message, quoted: at most 40 bytes, cut at a
@@ -160,8 +164,13 @@ int tb_cli_replay_prepare(struct tb_cli_replay *rp, const struct tb_stream *s,
             rp->upto.n = i;
             break;
         }
+    rp->voice.chunk = voice_chunk;
+    rp->voice.ud = rp;
+    rp->voice.model = "measured";
+    rp->voice.follows_rate = 0;
     if (rp->failed != NULL && rp->upto.n == 0) {
         rp->on = 1; /* nothing to play: the first chunk failed */
+        o->voice = &rp->voice;
         rc = cut_view(rp, s, name);
         if (rc == 0)
             *play = &rp->view;
@@ -172,10 +181,6 @@ int tb_cli_replay_prepare(struct tb_cli_replay *rp, const struct tb_stream *s,
         tb_cli_error("%s: the TTS record of chunk %u cannot be replayed", name, rp->ctx.bad);
         return TB_EFORMAT;
     }
-    rp->voice.chunk = voice_chunk;
-    rp->voice.ud = rp;
-    rp->voice.model = "measured";
-    rp->voice.follows_rate = 0;
     o->voice = &rp->voice;
     rp->on = 1;
     if (rp->failed != NULL) {
@@ -212,7 +217,44 @@ int tb_cli_replay_check(struct tb_cli_replay *rp, const char *name, const char *
     return TB_EFORMAT;
 }
 
-const char *tb_cli_replay_whatif_reason(const struct tb_cli_replay *rp, const struct tb_sim_opts *o)
+int tb_cli_replay_arrived(const struct tb_cli_replay *rp, const struct tb_stream *s,
+                          const struct tb_sim_opts *o, struct tb_sim_result *r)
+{
+    struct tb_sim_opts plain = *o;
+    struct tb_sim_result whole;
+    struct tb_clock clk;
+    int rc;
+    if (!rp->cut)
+        return 0;
+    plain.voice = NULL;
+    tb_playout_opts_default(&plain.play);
+    plain.play.wpm = o->play.wpm;
+    plain.play.no_search = 1;
+    tb_clock_virtual_init(&clk);
+    rc = tb_sim_run(s, &plain, &clk, NULL, NULL, &whole, NULL, 0);
+    if (rc == TB_ENOMEM) {
+        tb_cli_error("out of memory");
+        return rc;
+    }
+    if (rc != 0)
+        return 0; /* the played part's counts stand */
+    r->events = whole.events;
+    r->content_events = whole.content_events;
+    r->reasoning_events = whole.reasoning_events;
+    r->content_tokens = whole.content_tokens;
+    r->reasoning_tokens = whole.reasoning_tokens;
+    r->usage_tokens = whole.usage_tokens;
+    r->ttft = whole.ttft;
+    r->last_t = whole.last_t;
+    r->last_content_t = whole.last_content_t;
+    r->first_tokens = whole.first_tokens;
+    r->decode_tps = whole.decode_tps;
+    r->decode_tps_usage = whole.decode_tps_usage;
+    return 0;
+}
+
+const char *tb_cli_replay_whatif_reason(const struct tb_cli_replay *rp,
+                                        const struct tb_sim_opts *o)
 {
     if (!rp->on || !tb_seg_policy_timed(o->seg.policy))
         return NULL;

@@ -47,6 +47,8 @@ struct tb_cli_replay {
  * option sets a TTS model (--tts, --tts-latency, --tts-rtf,
  * --tts-concurrency, --tts-connect), which asks "what if" instead. */
 int tb_cli_replay_wanted(const struct tb_stream *s, const struct tb_cli_tts *t);
+/* 1 when an option sets a TTS model (the list above). */
+int tb_cli_replay_model_given(const struct tb_cli_tts *t);
 
 /*
  * tb_cli_replay_prepare - when wanted, sets o (the playout hooks, the
@@ -64,6 +66,13 @@ int tb_cli_replay_prepare(struct tb_cli_replay *rp, const struct tb_stream *s,
  * difference printed (one line, with the recording's chunk policy beside
  * this run's, policy) and TB_EFORMAT. */
 int tb_cli_replay_check(struct tb_cli_replay *rp, const char *name, const char *policy);
+
+/* When the speech ended at a failed chunk the simulator played the
+ * stream up to it: r's LLM side (events, tokens, TTFT, decode rate,
+ * usage) is then set from the whole stream s, which all arrived (a run
+ * of the simulator without the TTS).  0, or TB_ENOMEM printed. */
+int tb_cli_replay_arrived(const struct tb_cli_replay *rp, const struct tb_stream *s,
+                          const struct tb_sim_opts *o, struct tb_sim_result *r);
 
 /* What the minimum TPS is not, under a time-based policy (NULL when it
  * is given): its chunks are re-cut at every rate of the search, and the

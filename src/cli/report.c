@@ -224,10 +224,11 @@ static void tts_stats_json(cJSON *root, const struct tb_report_src *src)
     const struct tb_tts_stats *t = src->tts_stats;
     const struct tb_tts_chunk *c = src->tts_fail;
     cJSON *o;
-    if (src->tts_source != NULL)
-        cJSON_AddStringToObject(root, "tts_source", src->tts_source);
-    else
-        cJSON_AddNullToObject(root, "tts_source");
+    /* Only where there is a TTS to speak of: without one the document is
+     * the one before the TTS stage, byte for byte. */
+    if (src->tts_source == NULL)
+        return;
+    cJSON_AddStringToObject(root, "tts_source", src->tts_source);
     if (t == NULL || (o = cJSON_AddObjectToObject(root, "tts_stats")) == NULL) {
         cJSON_AddNullToObject(root, "tts_stats");
     } else {
