@@ -102,11 +102,14 @@ static void oracle(const struct ev *ev, size_t nev, unsigned rate, double prerol
         size_t ns = got[j] / 2;
         for (size_t k = 0; k * frame < ns; k++) {
             size_t need = 2 * ((k + 1) * frame < ns ? (k + 1) * frame : ns);
+            assert_true(k < 2048);
+            dues[j][k] = NAN;
             for (size_t i = 0; i < nev; i++)
                 if (!ev[i].end && ev[i].j == j && ev[i].b >= need) {
                     dues[j][k] = ev[i].t;
                     break;
                 }
+            assert_false(isnan(dues[j][k]));
             nfr[j] = k + 1;
             if (isnan(first))
                 first = dues[j][k];
@@ -539,10 +542,11 @@ static void ttsplay_portaudio(void **state)
         fail_msg("%s", err);
     assert_int_equal(p.rate, rate);
     for (i = 0; i < p.n && k < n1 + n2 + n3 + n4; i++) {
-        int16_t x = k < n1             ? sample(1, k, rate)
-                    : k < n1 + n2      ? sample(2, k - n1, rate)
-                    : k < n1 + n2 + n3 ? sample(3, k - n1 - n2, rate)
-                                       : sample(4, k - n1 - n2 - n3, rate);
+        uint32_t j = 1;
+        size_t at = k;
+        for (const size_t *len = (const size_t[]){n1, n2, n3}; j < 4 && at >= len[j - 1]; j++)
+            at -= len[j - 1];
+        int16_t x = sample(j, at, rate);
         if (p.s[i] == 0)
             continue;
         if (p.s[i] != x)
