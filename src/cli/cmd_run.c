@@ -434,7 +434,7 @@ static int tts_replay(struct run *x)
     }
     rc = tb_cli_replay_check(&x->rp, "run", tb_seg_policy_name(o.seg.policy));
     if (rc == 0 && x->rp.failed != NULL)
-        rc = 0; /*ARRIVED*/
+        rc = tb_cli_replay_arrived(&x->rp, &r->stream, &o, &sr);
     if (rc != 0)
         return rc;
     sr.backpressure_waits = r->sim.backpressure_waits;
