@@ -951,7 +951,9 @@ static void measured_log_refuses_bad_records(void **state)
         log.concurrency = 1;
         record(&log, 0.0, 0.2, 0.5, 0.5);
         switch (k) {
-        case 0: record(&log, 0.5, NAN, 0.9, 0.0); break;  /* no first byte */
+        case 0: /* failed with no first byte */
+            record(&log, 0.5, NAN, 0.9, 0.0)->fail = TB_TTS_HTTP;
+            break;
         case 1: record(&log, 0.5, 0.6, NAN, 0.3); break;  /* no end */
         case 2: record(&log, NAN, 0.6, 0.9, 0.3); break;  /* never sent */
         case 3: record(&log, 0.5, 0.6, 0.55, 0.3); break; /* ends before it began */
@@ -982,6 +984,18 @@ static void measured_log_refuses_bad_records(void **state)
                     tb_test_same_bits(o.tts_latency, before.tts_latency));
         tb_tts_log_free(&log);
     }
+    /* Complete with no audio (a blank chunk, or text spoken as silence):
+     * no first byte, yet replayable, ready when it ended, lasting 0. */
+    tb_tts_log_init(&log);
+    log.concurrency = 1;
+    record(&log, 0.0, 0.2, 0.5, 0.5);
+    record(&log, 0.5, NAN, 0.9, 0.0);
+    tb_playout_opts_default(&o);
+    assert_int_equal(tb_playout_opts_measured(&o, &ctx, &log), 0);
+    assert_true(fabs(o.tts_latency_at(o.tts_latency_ud, 2) - 0.4) < 1e-12);
+    assert_true(o.tts_rtf_at(o.tts_rtf_ud, 2) == 0.0);
+    assert_true(tb_playout_measured_duration(&ctx, 2) == 0.0);
+    tb_tts_log_free(&log);
     /* An empty log is a replay of nothing, with the stage set. */
     tb_tts_log_init(&log);
     tb_playout_opts_default(&o);
