@@ -500,14 +500,14 @@ static int send_ready(struct tb_ttsnet *c)
 int tb_ttsnet_submit(struct tb_ttsnet *c, const char *text, size_t len)
 {
     struct tb_tts_chunk *r;
-    size_t bad;
     int rc;
-    if (c->closed)
+    if (c->closed || (text == NULL && len > 0))
         return TB_EINVAL;
     if (len > TB_EVENT_TEXT_MAX)
         return TB_ETOOBIG;
-    if ((bad = tb_utf8_check(text != NULL ? text : "", len)) != len ||
-        (len > 0 && memchr(text, '\0', len) != NULL))
+    if (text == NULL)
+        text = "";
+    if (tb_utf8_check(text, len) != len || memchr(text, '\0', len) != NULL)
         return TB_EINVAL;
     if (c->log.n + 1 > c->state_cap) {
         size_t nc = c->state_cap ? c->state_cap * 2 : 64;
@@ -517,8 +517,7 @@ int tb_ttsnet_submit(struct tb_ttsnet *c, const char *text, size_t len)
         c->state = ns;
         c->state_cap = nc;
     }
-    rc = tb_tts_log_add(&c->log, text != NULL ? text : "", len,
-                        (uint32_t)tb_utf8_count(text != NULL ? text : "", len), c->rate, &r);
+    rc = tb_tts_log_add(&c->log, text, len, (uint32_t)tb_utf8_count(text, len), c->rate, &r);
     if (rc != 0)
         return rc;
     c->state[c->log.n - 1] = QUEUED;
