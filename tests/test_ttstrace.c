@@ -85,11 +85,11 @@ static void arrival_thinning(void **state)
         assert_true(c->arr[k].bytes >= c->arr[k - 1].bytes);
     }
     assert_true(c->arr[0].t == c->first_byte && c->first_byte == 1.0);
-    assert_true(c->arr[c->narr - 1].bytes == c->bytes && c->bytes == 2000u * 480u);
+    assert_true(c->arr[c->narr - 1].bytes == c->bytes && c->bytes == (uint64_t)2000 * 480);
     assert_true(c->duration == (double)(c->bytes / 2) / 24000.0);
     /* Nothing received: nothing recorded. */
     assert_int_equal(tb_tts_chunk_received(c, 9.0, 0), 0);
-    assert_true(c->bytes == 2000u * 480u);
+    assert_true(c->bytes == (uint64_t)2000 * 480);
     tb_tts_log_free(&l);
 }
 

@@ -58,7 +58,7 @@ static int opt_string(const cJSON *o, const char *key, char *dst, size_t cap, in
     dst[0] = '\0';
     if ((v == NULL || cJSON_IsNull(v)) && nullable)
         return 0;
-    if (!cJSON_IsString(v))
+    if (v == NULL || !cJSON_IsString(v))
         return fail(msg, msglen, TB_EFORMAT, "\"tts.%s\" is not a string%s", key,
                     nullable ? " or null" : "");
     n = strlen(v->valuestring);
@@ -175,7 +175,7 @@ static int read_arrivals(const cJSON *o, struct tb_tts_chunk *c, char *msg, size
         return fail(msg, msglen, TB_EFORMAT, "\"tts.first_byte\" is set but no audio came");
     if (n == 0)
         return 0;
-    c->arr = malloc((size_t)n * sizeof(*c->arr));
+    c->arr = calloc((size_t)n, sizeof(*c->arr));
     if (c->arr == NULL)
         return TB_ENOMEM;
     for (p = a->child; p != NULL; p = p->next, k++) {
@@ -263,7 +263,7 @@ static int read_failure(const cJSON *o, struct tb_tts_chunk *c, char *msg, size_
 static int read_audio(const cJSON *o, struct tb_tts_chunk *c, char *msg, size_t msglen)
 {
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "duration");
-    double x, want;
+    double x = 0.0, want;
     char a[32], b[32];
     int rc = read_whole(o, "bytes", 0, BYTES_MAX, &x, msg, msglen);
     if (rc != 0)
@@ -290,7 +290,7 @@ int tb_trace_tts_read_line(const cJSON *v, struct tb_tts_log *l, size_t events, 
 {
     const cJSON *text = cJSON_GetObjectItemCaseSensitive(v, "text");
     struct tb_tts_chunk *c;
-    double j, chars;
+    double j = 0.0, chars = 0.0;
     size_t len, cps;
     int rc;
 
