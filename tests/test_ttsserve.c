@@ -32,7 +32,14 @@
 #include "ttsbuf/tts.h"
 #include "ttsbuf/ttslat.h"
 
-#define LATE_MAX 0.005 /* the schedule's promise: a first byte within 5 ms */
+/* The schedule's promise: a first byte within 5 ms.  Under the
+ * sanitizers (both processes several times slower, on a loaded machine)
+ * 20 ms: a client 5.8 ms late was seen there, the server 4 ms late. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define LATE_MAX 0.020
+#else
+#define LATE_MAX 0.005
+#endif
 #define PIECE_LATE 0.020 /* pacing: a later piece within 20 ms (a loaded machine) */
 #define TEXT "Hello there, this is the mock speaking."
 #define ESPEAK_VARIES 0.015 /* s: how much one text's speech varies between calls */
