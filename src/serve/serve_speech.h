@@ -17,15 +17,15 @@
 
 struct tb_serve_speech_job {
     struct tb_serve_speech_job *next;
-    void *owner;  /* the connection; NULL once abandoned */
-    char *text;   /* owned */
+    void *owner; /* the connection; NULL once abandoned */
+    char *text;  /* owned */
     size_t len;
     unsigned rate;
     /* Results (the thread writes them before queueing the job done). */
     int16_t *pcm; /* owned; frames samples at rate */
     size_t frames;
-    int rc;           /* 0 or a TB_E* code */
-    char err[160];    /* detail when rc != 0 */
+    int rc;        /* 0 or a TB_E* code */
+    char err[160]; /* detail when rc != 0 */
     int done;
 };
 

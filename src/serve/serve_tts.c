@@ -179,9 +179,9 @@ int tb_serve_tts_dispatch(struct tb_serve *s, struct tb_serve_conn *c)
 
     memset(&e, 0, sizeof(e));
     if (h->method != TB_SERVE_HTTP_POST) {
-        tb_serve_tts_err_set(&e, 405, api == TB_SERVE_TTS_OPENAI ? "invalid_request_error"
-                                                                   : "method_not_allowed",
-                             NULL, "Method not allowed: use POST");
+        tb_serve_tts_err_set(
+            &e, 405, api == TB_SERVE_TTS_OPENAI ? "invalid_request_error" : "method_not_allowed",
+            NULL, "Method not allowed: use POST");
         return tts_error(s, c, (enum tb_serve_tts_api)api, &e, "Allow: POST\r\n");
     }
     if (!key_ok(s, c, api)) {
@@ -213,10 +213,9 @@ int tb_serve_tts_dispatch(struct tb_serve *s, struct tb_serve_conn *c)
     if (f.status != 0) {
         int st = f.status;
         tb_serve_tts_err_set(&e, st,
-                             api == TB_SERVE_TTS_OPENAI
-                                 ? (st == 429 ? "requests"
-                                    : st >= 500 ? "server_error"
-                                                : "invalid_request_error")
+                             api == TB_SERVE_TTS_OPENAI     ? (st == 429   ? "requests"
+                                                               : st >= 500 ? "server_error"
+                                                                           : "invalid_request_error")
                              : api == TB_SERVE_TTS_DEEPGRAM ? "FAULT"
                                                             : "fault",
                              NULL, "%s (ttsbuf fault status@%d)", tb_serve_http_reason(st), st);

@@ -125,8 +125,8 @@ static const char *need_str(const cJSON *root, const char *name, int status, con
 }
 
 /* An optional field of the given cJSON type (absent or null is fine). */
-static int opt_type(const cJSON *root, const char *name, int (*is)(const cJSON *),
-                    const char *what, int status, const char *code, struct tb_serve_tts_err *e)
+static int opt_type(const cJSON *root, const char *name, int (*is)(const cJSON *), const char *what,
+                    int status, const char *code, struct tb_serve_tts_err *e)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, name);
     if (v == NULL || cJSON_IsNull(v) || is(v))
@@ -137,7 +137,7 @@ static int opt_type(const cJSON *root, const char *name, int (*is)(const cJSON *
 
 static int is_string(const cJSON *v)
 {
-    return cJSON_IsString(v) && v->valuestring != NULL;
+    return v != NULL && cJSON_IsString(v) && v->valuestring != NULL;
 }
 
 static int is_object(const cJSON *v)
@@ -176,8 +176,8 @@ static int openai(const cJSON *root, struct tb_serve_tts_req *rq, struct tb_serv
         (input = need_str(root, "input", 400, ir, e)) == NULL)
         return 1;
     if (tb_utf8_count(input, strlen(input)) > OPENAI_INPUT_MAX) {
-        tb_serve_tts_err_set(e, 400, ir, "input",
-                             "'input' is too long: at most %d characters", OPENAI_INPUT_MAX);
+        tb_serve_tts_err_set(e, 400, ir, "input", "'input' is too long: at most %d characters",
+                             OPENAI_INPUT_MAX);
         return 1;
     }
     voice = cJSON_GetObjectItemCaseSensitive(root, "voice");
@@ -213,13 +213,14 @@ static int openai(const cJSON *root, struct tb_serve_tts_req *rq, struct tb_serv
     }
     sf = cJSON_GetObjectItemCaseSensitive(root, "stream_format");
     if (sf != NULL && !cJSON_IsNull(sf) &&
-        !(is_string(sf) && (strcmp(sf->valuestring, "audio") == 0 ||
-                            strcmp(sf->valuestring, "sse") == 0))) {
+        !(is_string(sf) &&
+          (strcmp(sf->valuestring, "audio") == 0 || strcmp(sf->valuestring, "sse") == 0))) {
         tb_serve_tts_err_set(e, 400, ir, "stream_format", "'stream_format' must be audio or sse");
         return 1;
     }
     if (strcmp(fmt, "pcm") != 0 || (is_string(sf) && strcmp(sf->valuestring, "sse") == 0)) {
-        tb_serve_tts_err_set(e, 400, ir, strcmp(fmt, "pcm") != 0 ? "response_format" : "stream_format",
+        tb_serve_tts_err_set(e, 400, ir,
+                             strcmp(fmt, "pcm") != 0 ? "response_format" : "stream_format",
                              "ttsbuf's mock TTS sends raw PCM only: response_format \"pcm\", "
                              "stream_format \"audio\"");
         return 1;
@@ -279,7 +280,8 @@ static int deepgram(const cJSON *root, const char *q, size_t qlen, struct tb_ser
                     struct tb_serve_tts_err *e)
 {
     static const long rates[] = {8000, 16000, 24000, 32000, 48000, 0};
-    char model[TB_SERVE_TTS_MODEL_MAX] = "", enc[32] = "linear16", cont[32] = "wav", sr[32] = "24000";
+    char model[TB_SERVE_TTS_MODEL_MAX] = "", enc[32] = "linear16", cont[32] = "wav",
+         sr[32] = "24000";
     const char *text, *bad = "INVALID_QUERY_PARAMETER";
     char *end;
     long r;
@@ -324,10 +326,10 @@ static int cartesia(const cJSON *root, struct tb_serve_tts_req *rq, struct tb_se
         opt_type(root, "language", is_string, "a string", 400, ir, e))
         return 1;
     voice = cJSON_GetObjectItemCaseSensitive(root, "voice");
-    if (!cJSON_IsObject(voice) ||
-        !is_string(v = cJSON_GetObjectItemCaseSensitive(voice, "mode")) ||
+    if (!cJSON_IsObject(voice) || !is_string(v = cJSON_GetObjectItemCaseSensitive(voice, "mode")) ||
         strcmp(v->valuestring, "id") != 0 ||
-        !is_string(v = cJSON_GetObjectItemCaseSensitive(voice, "id")) || v->valuestring[0] == '\0') {
+        !is_string(v = cJSON_GetObjectItemCaseSensitive(voice, "id")) ||
+        v->valuestring[0] == '\0') {
         tb_serve_tts_err_set(e, 400, ir, NULL,
                              "'voice' must be an object {\"mode\": \"id\", \"id\": \"...\"}");
         return 1;

@@ -25,15 +25,15 @@ enum tb_serve_tts_api {
 struct tb_serve_tts_req {
     char *text; /* malloc'd, NUL-terminated; the text to speak */
     size_t len;
-    unsigned rate;                         /* Hz */
-    char model[TB_SERVE_TTS_MODEL_MAX];    /* the model named ("" none) */
+    unsigned rate;                      /* Hz */
+    char model[TB_SERVE_TTS_MODEL_MAX]; /* the model named ("" none) */
 };
 
 /* A request that did not: the status and the provider's error fields. */
 struct tb_serve_tts_err {
     int status;
-    char code[64];     /* the provider's code / status word */
-    char param[64];    /* OpenAI: the parameter at fault, "" none */
+    char code[64];  /* the provider's code / status word */
+    char param[64]; /* OpenAI: the parameter at fault, "" none */
     char message[320];
 };
 
