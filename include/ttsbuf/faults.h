@@ -78,8 +78,8 @@ int tb_faults_parse(const char *spec, struct tb_faults *f, char *err, size_t err
  * Items the server was given and items from the model name add up.
  */
 struct tb_tts_faults {
-    int status;      /* 0: none */
-    int has_cut;     /* cut@F given */
+    int status;  /* 0: none */
+    int has_cut; /* cut@F given */
     double cut;
     int stall;
     double drip_bps; /* 0: none */

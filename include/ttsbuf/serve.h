@@ -130,9 +130,9 @@ struct tb_serve_opts {
     /* The mock TTS (above). */
     double (*tts_latency_at)(void *ud, uint32_t i); /* seconds >= 0; NULL: 0 */
     void *tts_latency_ud;
-    double tts_rtf;                /* >= 0 */
+    double tts_rtf;                  /* >= 0 */
     struct tb_tts_faults tts_faults; /* zero: none */
-    const char *tts_key;           /* borrowed; NULL: any key */
+    const char *tts_key;             /* borrowed; NULL: any key */
 };
 
 struct tb_serve_stats {
