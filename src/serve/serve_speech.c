@@ -74,7 +74,7 @@ static int resample(const int16_t *in, size_t n, unsigned from, unsigned rate,
         return 0;
     }
     fin = malloc(n * sizeof(*fin));
-    fout = malloc(cap * sizeof(*fout));
+    fout = malloc((cap > 0 ? cap : 1) * sizeof(*fout));
     if (fin == NULL || fout == NULL) {
         rc = TB_ENOMEM;
         goto out;

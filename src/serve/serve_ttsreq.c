@@ -137,7 +137,7 @@ static int opt_type(const cJSON *root, const char *name, int (*is)(const cJSON *
 
 static int is_string(const cJSON *v)
 {
-    return cJSON_IsString(v) && v->valuestring != NULL;
+    return v != NULL && cJSON_IsString(v) && v->valuestring != NULL;
 }
 
 static int is_object(const cJSON *v)
