@@ -86,8 +86,9 @@ struct tb_tts_log {
     uint64_t arena_len, arena_cap;
     char api[16];    /* "openai", "elevenlabs", "deepgram", "cartesia" */
     char url[256];   /* the endpoint, secrets masked */
-    char model[128]; /* --tts-model, or "" */
-    char voice[128]; /* --tts-voice, or "" */
+    char model[128]; /* the model sent (the dialect's default when none
+                      * was given), or "" */
+    char voice[128]; /* the voice sent, likewise, or "" */
     int concurrency; /* chunks in flight at most (the client's N) */
     int mock;        /* 1 when ttsbuf's own mock answered */
 };
