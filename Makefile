@@ -39,6 +39,9 @@ DEBUGGER ?=
 PKGS     := libcjson libcurl espeak-ng
 # PortAudio: the speech sink and the audio tests (tests/audio_env.c).
 PKGS     += portaudio-2.0
+# libsamplerate: the mock TTS of `serve` resamples eSpeak NG's 22050 Hz
+# speech to the rate a request asks for.
+PKGS     += samplerate
 # sonic (libsonic-dev) stretches speech to the rate model's durations; it
 # ships no pkg-config file.
 NOPC_LIBS := -lsonic

@@ -662,7 +662,8 @@ static void bad_files(void **state)
          * quietly wrong. */
         {REC_HDR "{\"ttft_s\":-0.1,\"id\":1," REC_BODY "}\n",
          ":2: \"ttft_s\" is negative or past 1e9 s, or not a number or null"},
-        {REC_HDR "{\"ttfa_s\":1e300,\"id\":1," REC_BODY "}\n", ":2: \"ttfa_s\" is negative or past"},
+        {REC_HDR "{\"ttfa_s\":1e300,\"id\":1," REC_BODY "}\n",
+         ":2: \"ttfa_s\" is negative or past"},
         {REC_HDR "{\"gap_max_s\":-1e-9,\"id\":1," REC_BODY "}\n", ":2: \"gap_max_s\" is negative"},
         {REC_HDR "{\"min_tps\":-5,\"id\":1," REC_BODY "}\n", ":2: \"min_tps\" is negative"},
         {REC_HDR "{\"t_start\":-1,\"id\":1," REC_BODY "}\n",
@@ -1361,8 +1362,7 @@ static void cli_merge_hostile(void **state)
         fputs(REC_HDR "{\"ttft_s\":-3,\"id\":0," REC_BODY "}\n", f);
         fclose(f);
         snprintf(args, sizeof(args), "merge %s", path);
-        tb_test_expect_error(args, 2,
-                             "records-neg.jsonl:2: \"ttft_s\" is negative or past 1e9 s");
+        tb_test_expect_error(args, 2, "records-neg.jsonl:2: \"ttft_s\" is negative or past 1e9 s");
     }
     rmdir_r(dir);
 }
@@ -1474,8 +1474,7 @@ static void cli_sigint(void **state)
     free(out);
     /* Its traces say they were cut: a sweep of them finds no complete
      * stream (it counted them gap-free before they said so). */
-    snprintf(cmd, sizeof(cmd), "'%s' sweep --trace %s/traces >%s/sw 2>&1", tb_test_bin(), dir,
-             dir);
+    snprintf(cmd, sizeof(cmd), "'%s' sweep --trace %s/traces >%s/sw 2>&1", tb_test_bin(), dir, dir);
     assert_int_equal(tb_test_sh(cmd), 3);
     snprintf(path, sizeof(path), "%s/sw", dir);
     out = tb_test_slurp_str(path);
@@ -1507,7 +1506,8 @@ static void cli_nothing_measured(void **state)
     assert_int_equal(o.code, 3);
     assert_null(strstr(o.so, "0.000"));
     /* A refused connection is a failed request, not a cut-off one. */
-    assert_non_null(strstr(o.so, "  c=2             4      0/4        0       -        -        -"));
+    assert_non_null(
+        strstr(o.so, "  c=2             4      0/4        0       -        -        -"));
     assert_non_null(strstr(o.so, "c=2: 4 requests, none complete, and no stream measured "
                                  "anything\n"));
     tb_test_out_free(&o);

@@ -199,8 +199,8 @@ static const char *end_trace(const char *tag, const char *text)
 
 #define V2 "{\"ttsbuf_trace\": 2, \"command\": \"run\"}\n"
 #define THREE "{\"t\": 0.1, \"text\": \"One.\"}\n{\"t\": 0.2, \"text\": \" Two.\"}\n"
-#define LOST                                                                                      \
-    "{\"end\": {\"kind\": \"connection_lost\", \"t\": 3.5, \"error\": {\"kind\": \"transport\", "     \
+#define LOST                                                                                       \
+    "{\"end\": {\"kind\": \"connection_lost\", \"t\": 3.5, \"error\": {\"kind\": \"transport\", "  \
     "\"message\": \"connection lost after 3 deltas: reset\", \"http_status\": 200}}}\n"
 
 /* How a recorded stream ended decides what sim may say.  A stream cut
@@ -331,8 +331,7 @@ static void record_round_trip(void **state)
         assert_non_null(h);
         assert_string_equal(cJSON_GetObjectItem(h, "command")->valuestring, "sim");
         assert_string_equal(
-            cJSON_GetObjectItem(cJSON_GetObjectItem(h, "options"), "chunk")->valuestring,
-            "clause");
+            cJSON_GetObjectItem(cJSON_GetObjectItem(h, "options"), "chunk")->valuestring, "clause");
         cJSON_Delete(h);
     }
     snprintf(args, sizeof(args), "sim --trace - --chunk clause --json <%s", a);
@@ -483,11 +482,16 @@ static void write_error_names_the_cause(void **state)
 int tb_test_cli(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(version_and_help),         cmocka_unit_test(bad_usage),
-        cmocka_unit_test(bad_trace_names_the_line), cmocka_unit_test(json_report_has_keys),
-        cmocka_unit_test(human_report_verdict),     cmocka_unit_test(gate_exit_codes),
-        cmocka_unit_test(record_round_trip),        cmocka_unit_test(chunks_list),
-        cmocka_unit_test(examples_run_from_a_clone), cmocka_unit_test(stdout_is_one_output),
+        cmocka_unit_test(version_and_help),
+        cmocka_unit_test(bad_usage),
+        cmocka_unit_test(bad_trace_names_the_line),
+        cmocka_unit_test(json_report_has_keys),
+        cmocka_unit_test(human_report_verdict),
+        cmocka_unit_test(gate_exit_codes),
+        cmocka_unit_test(record_round_trip),
+        cmocka_unit_test(chunks_list),
+        cmocka_unit_test(examples_run_from_a_clone),
+        cmocka_unit_test(stdout_is_one_output),
         cmocka_unit_test(write_error_names_the_cause),
         cmocka_unit_test(sim_says_how_the_stream_ended),
     };

@@ -55,20 +55,9 @@ static void codes_are_one_status_each(void **state)
     static const struct {
         int rc, code;
     } t[] = {
-        {0, 0},
-        {TB_CLI_DONE, 0},
-        {TB_EINVAL, 2},
-        {TB_ERANGE, 2},
-        {TB_EFORMAT, 2},
-        {TB_EEMPTY, 2},
-        {TB_ETOOBIG, 2},
-        {TB_ENOMEM, 3},
-        {TB_EIO, 3},
-        {TB_EDEVICE, 3},
-        {TB_EBUSY, 3},
-        {TB_ECANCELED, 3},
-        {TB_EFULL, 3},
-        {TB_CLI_EFAILED, 3},
+        {0, 0},         {TB_CLI_DONE, 0},  {TB_EINVAL, 2}, {TB_ERANGE, 2},      {TB_EFORMAT, 2},
+        {TB_EEMPTY, 2}, {TB_ETOOBIG, 2},   {TB_ENOMEM, 3}, {TB_EIO, 3},         {TB_EDEVICE, 3},
+        {TB_EBUSY, 3},  {TB_ECANCELED, 3}, {TB_EFULL, 3},  {TB_CLI_EFAILED, 3},
     };
     (void)state;
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)

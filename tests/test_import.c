@@ -826,8 +826,7 @@ static void cli_import(void **state)
      * "inf s", and a --record trace with "t": null. */
     snprintf(args, sizeof(args), "sim --import 'vllm:%s' --record /dev/null",
              tb_test_data("import/vllm/bad_itls_sum_inf.json"));
-    tb_test_expect_error(args, 2,
-                         "bad_itls_sum_inf.json: itls[0][0]: the gaps add up past 1e9 s");
+    tb_test_expect_error(args, 2, "bad_itls_sum_inf.json: itls[0][0]: the gaps add up past 1e9 s");
     /* A 303-byte record claiming 10^12 tokens over 10^12 ms allocated until
      * killed. */
     snprintf(args, sizeof(args), "sim --import 'aiperf:%s'",
@@ -904,8 +903,8 @@ static void input_memory_bounded(void **state)
         /* 320 MiB: a 64 MiB line grown by doubling, and the sanitizers'
          * quarantine of the blocks it left; reading to the cap took 1 GiB. */
         if (code != 2 || strstr(err, want[i]) == NULL || rss > 320L * 1024)
-            fail_msg("%s: exit %d, peak RSS %ld KiB, stderr '%s'; wanted '%s'", cmd, code, rss,
-                     err, want[i]);
+            fail_msg("%s: exit %d, peak RSS %ld KiB, stderr '%s'; wanted '%s'", cmd, code, rss, err,
+                     want[i]);
         free(err);
     }
     remove(errp);
@@ -915,17 +914,28 @@ static void input_memory_bounded(void **state)
 int tb_test_import(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(vllm_good),        cmocka_unit_test(sglang_good),
-        cmocka_unit_test(genai_good),       cmocka_unit_test(aiperf_raw_good),
-        cmocka_unit_test(aiperf_good),      cmocka_unit_test(bad_files),
-        cmocka_unit_test(prefixes),         cmocka_unit_test(spec_and_names),
-        cmocka_unit_test(short_text),       cmocka_unit_test(cli_import),
-        cmocka_unit_test(sweep_import),     cmocka_unit_test(aiperf_old_tags),
-        cmocka_unit_test(aiperf_reasoning), cmocka_unit_test(aiperf_no_chunks),
-        cmocka_unit_test(estimated_text),   cmocka_unit_test(python_tokens),
-        cmocka_unit_test(vllm_runs),        cmocka_unit_test(genai_non_streaming),
-        cmocka_unit_test(detect),           cmocka_unit_test(cli_variants),
-        cmocka_unit_test(input_memory_bounded), cmocka_unit_test(genai_no_done),
+        cmocka_unit_test(vllm_good),
+        cmocka_unit_test(sglang_good),
+        cmocka_unit_test(genai_good),
+        cmocka_unit_test(aiperf_raw_good),
+        cmocka_unit_test(aiperf_good),
+        cmocka_unit_test(bad_files),
+        cmocka_unit_test(prefixes),
+        cmocka_unit_test(spec_and_names),
+        cmocka_unit_test(short_text),
+        cmocka_unit_test(cli_import),
+        cmocka_unit_test(sweep_import),
+        cmocka_unit_test(aiperf_old_tags),
+        cmocka_unit_test(aiperf_reasoning),
+        cmocka_unit_test(aiperf_no_chunks),
+        cmocka_unit_test(estimated_text),
+        cmocka_unit_test(python_tokens),
+        cmocka_unit_test(vllm_runs),
+        cmocka_unit_test(genai_non_streaming),
+        cmocka_unit_test(detect),
+        cmocka_unit_test(cli_variants),
+        cmocka_unit_test(input_memory_bounded),
+        cmocka_unit_test(genai_no_done),
         cmocka_unit_test(estimated_budget),
     };
     return TB_RUN_GROUP("import", tests);

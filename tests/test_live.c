@@ -455,8 +455,8 @@ static void run_cli_failed_request_has_no_verdict(void **state)
     (void)state;
     struct tb_test_out o;
     cJSON *j;
-    static const char *const unmeasured[] = {"ttft_s", "ttfa_s", "decode_tps", "end_s",
-                                             "min_tps", "speedup_needed"};
+    static const char *const unmeasured[] = {"ttft_s", "ttfa_s",  "decode_tps",
+                                             "end_s",  "min_tps", "speedup_needed"};
     o = tb_test_run("run --mock --model 'mock+status@429'");
     assert_int_equal(o.code, 3);
     assert_non_null(strstr(o.so, "no verdict: the request failed (http: HTTP 429"));
@@ -470,9 +470,8 @@ static void run_cli_failed_request_has_no_verdict(void **state)
     for (size_t i = 0; i < sizeof(unmeasured) / sizeof(unmeasured[0]); i++)
         if (!cJSON_IsNull(cJSON_GetObjectItem(j, unmeasured[i])))
             fail_msg("%s is not null after a failed request", unmeasured[i]);
-    assert_true(cJSON_IsNull(
-        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "preroll_curve"), 0),
-                            "min_tps")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(j, "preroll_curve"), 0), "min_tps")));
     cJSON_Delete(j);
     /* Cut after 20 events: the first token was measured, the what-if not. */
     j = tb_test_run_json(NULL, "run --synth tps=400,tokens=50,ttft=0.02 --fault drop@20 -q --json",
@@ -491,20 +490,20 @@ static void run_cli_failed_request_has_no_verdict(void **state)
 static void run_cli_outputs_checked_first(void **state)
 {
     (void)state;
-    static const char *const bad[] = {"--record /nonexistent/a.jsonl",
-                                      "--svg /nonexistent/a.svg", "--record /tmp"};
+    static const char *const bad[] = {"--record /nonexistent/a.jsonl", "--svg /nonexistent/a.svg",
+                                      "--record /tmp"};
     char cmd[1024], log[96], args[512];
     char *s;
     int port, pid;
     snprintf(log, sizeof(log), "/tmp/ttsbuf-oc-%d.log", (int)getpid());
     pid = tb_test_serve_spawn("tps=300,tokens=20,ttft=0.01", log, &port);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        snprintf(args, sizeof(args), "run --base-url http://127.0.0.1:%d/v1 --model m -q %s",
-                 port, bad[i]);
+        snprintf(args, sizeof(args), "run --base-url http://127.0.0.1:%d/v1 --model m -q %s", port,
+                 bad[i]);
         tb_test_expect_error(args, 2, strchr(bad[i], ' ') + 1);
     }
-    snprintf(args, sizeof(args), "run --base-url http://127.0.0.1:%d/v1 --model m --json --record -",
-             port);
+    snprintf(args, sizeof(args),
+             "run --base-url http://127.0.0.1:%d/v1 --model m --json --record -", port);
     tb_test_expect_error(args, 2, "--json and --record - would both write to stdout");
     assert_int_equal(tb_test_serve_stop(pid), 0);
     s = tb_test_slurp_str(log);
@@ -553,7 +552,9 @@ static void openai_sdk_streams_from_mock(void **state)
         dir = "tests/node";
     snprintf(cmd, sizeof(cmd), "%s/node_modules/openai/package.json", dir);
     if (access(cmd, R_OK) != 0)
-        fail_msg("the openai npm package is missing in %s/node_modules: run `make test` (or sh .ci/deps test)", dir);
+        fail_msg("the openai npm package is missing in %s/node_modules: run `make test` (or sh "
+                 ".ci/deps test)",
+                 dir);
     tb_test_mock_start(&m, 25, 0.01, 0.002, NULL);
     snprintf(path, sizeof(path), "/tmp/ttsbuf-sdk-%d.json", (int)getpid());
     snprintf(cmd, sizeof(cmd), "node %s/openai-stream.mjs %s >%s 2>&1", dir, m.base, path);
@@ -725,7 +726,7 @@ static void run_cli_request_options(void **state)
     out = tb_test_slurp_str(cmd);
     j = cJSON_Parse(out);
     assert_non_null(j);
-    assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 12); /* --max-tokens */
+    assert_int_equal(cJSON_GetObjectItem(j, "events")->valueint, 12);  /* --max-tokens */
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "usage_tokens"))); /* --no-usage */
     assert_string_equal(cJSON_GetObjectItem(j, "finish_reason")->valuestring, "length");
     cJSON_Delete(j);

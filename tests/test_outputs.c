@@ -260,8 +260,8 @@ static void run_combo(const char *base, const char *play, int mask, const struct
         const cJSON *au = cJSON_GetObjectItemCaseSensitive(j, "audio");
         assert_int_equal((unsigned)jnum(au, "underruns"), out->underruns);
         if (fabs(jnum(au, "gap_total_s") - jnum(j, "gap_total_s")) > 0.002)
-            fail_msg("the WAV has %.4f s of silence; the report %.4f s",
-                     jnum(au, "gap_total_s"), jnum(j, "gap_total_s"));
+            fail_msg("the WAV has %.4f s of silence; the report %.4f s", jnum(au, "gap_total_s"),
+                     jnum(j, "gap_total_s"));
     }
     if (mask & F_RECORD) {
         /* the recording replays to the same numbers */
@@ -344,8 +344,7 @@ static void outputs_run(void **state)
 {
     char base[512];
     (void)state;
-    snprintf(base, sizeof(base), "run --base-url http://127.0.0.1:%d/v1 --model mock",
-             serve_port);
+    snprintf(base, sizeof(base), "run --base-url http://127.0.0.1:%d/v1 --model mock", serve_port);
     all_combos(base, OUT_PLAY, &live);
 }
 
@@ -587,8 +586,8 @@ static void outputs_sweep(void **state)
         if (table == NULL)
             table = strdup(body);
         else if (strcmp(table, body) != 0)
-            fail_msg("ttsbuf %s: the table differs from the bare sweep's:\n%s\n---\n%s", args,
-                     body, table);
+            fail_msg("ttsbuf %s: the table differs from the bare sweep's:\n%s\n---\n%s", args, body,
+                     table);
         if (m & S_JSON) {
             char *t;
             snprintf(p, sizeof(p), "%s/s.json", dir);

@@ -476,8 +476,7 @@ static const struct {
     enum tb_api api;
     const char *before, *after;
 } past_end[] = {
-    {TB_API_CHAT,
-     CHUNK("Hello") CHUNK(" world") FINISH "data: [DONE]\n\n",
+    {TB_API_CHAT, CHUNK("Hello") CHUNK(" world") FINISH "data: [DONE]\n\n",
      CHUNK(" more") CHUNK(" and more") "data: [DONE]\n\n"},
     {TB_API_COMPLETIONS,
      "data: {\"choices\":[{\"text\":\"Hello\"}]}\n\ndata: {\"choices\":[{\"text\":\" world\"}]}"
@@ -536,11 +535,10 @@ static void nothing_after_the_end_marker(void **state)
                 r2 = tb_reader_feed(&rd, all + cut, n - cut, 0.5);
             /* A third feed (a read the transfer made anyway) is refused. */
             assert_int_not_equal(tb_reader_feed(&rd, a, na, 0.75), 0);
-            if (s.n != 2 || !rd.done_seen || rd.error != 0 || (cut < nb) != (r1 == 0) ||
-                r2 == 0)
+            if (s.n != 2 || !rd.done_seen || rd.error != 0 || (cut < nb) != (r1 == 0) || r2 == 0)
                 fail_msg("%s, cut at %zu: %zu deltas, done %d, error '%s', feeds %d %d",
-                         tb_api_info(past_end[i].api)->name, cut, s.n, rd.done_seen, rd.message,
-                         r1, r2);
+                         tb_api_info(past_end[i].api)->name, cut, s.n, rd.done_seen, rd.message, r1,
+                         r2);
             assert_int_equal(tb_reader_end(&rd), TB_READER_OK);
             assert_int_equal(s.end.kind, TB_END_COMPLETE);
             assert_true(s.end.t == (cut >= nb ? 0.25 : 0.5));

@@ -53,8 +53,9 @@ static double hook(void *ud, uint32_t j)
 
 static void random_case(struct rcase *k, enum tb_chunk_policy pol)
 {
-    static const char *const words[] = {" the", " quick", " brown.", " fox", "\n", " jumps!",
-                                        " over", ",", " a", " lazy dog.", " and", " then"};
+    static const char *const words[] = {" the", " quick",     " brown.", " fox",
+                                        "\n",   " jumps!",    " over",   ",",
+                                        " a",   " lazy dog.", " and",    " then"};
     static const double delays[] = {0.1, 0.25, 0.5, 1.0, 3.0};
     static const double idles[] = {0.05, 0.2, 0.5, 1.0};
     static const double pres[] = {0.0, 0.35, 1.05};

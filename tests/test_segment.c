@@ -659,16 +659,16 @@ static void elevenlabs_sdk_pieces_and_schedule(void **state)
      * count), and "today? " (sent when "? I" arrives, event 10) brings 56:
      * the chunk ends after "today?".  The rest is flushed at the end.
      */
-    static const char *const ev[] = {"Hello", " there", ", my",   " good", " friend",
-                                     ". How", " are",   " you",   " doing", " today",
+    static const char *const ev[] = {"Hello", " there", ", my", " good",  " friend",
+                                     ". How", " are",   " you", " doing", " today",
                                      "? I",   " am",    " fine"};
     static const struct tb_chunk want[] = {{53, 53, 10}, {63, 10, 12}};
     (void)state;
     CHECK(TB_CHUNK_ELEVENLABS_SDK, 1, ev, want, 1);
     {
         /* A stream that ends in whitespace gives no chunk of it alone. */
-        static const char *const ev2[] = {"This is the first sentence.",
-                                          " And a second one here.", " "};
+        static const char *const ev2[] = {"This is the first sentence.", " And a second one here.",
+                                          " "};
         static const struct tb_chunk want2[] = {{50, 50, 2}};
         CHECK(TB_CHUNK_ELEVENLABS_SDK, 1, ev2, want2, 1);
     }
@@ -767,9 +767,9 @@ static void reset_reuses_segmenter(void **state)
 
 static void policy_names_round_trip(void **state)
 {
-    static const char *const names[] = {"token",      "sentence",      "clause",  "pipecat",
-                                        "livekit",    "openai-agents", "fixed40", "elevenlabs",
-                                        "elevenlabs-sdk", "cartesia",   "idle"};
+    static const char *const names[] = {"token",          "sentence",      "clause",  "pipecat",
+                                        "livekit",        "openai-agents", "fixed40", "elevenlabs",
+                                        "elevenlabs-sdk", "cartesia",      "idle"};
     (void)state;
     assert_int_equal(N(names), TB_CHUNK__COUNT);
     for (int i = 0; i < TB_CHUNK__COUNT; i++) {
@@ -988,8 +988,8 @@ static void policy_bad_names_and_values(void **state)
 struct conform {
     char *text; /* the stream's content so far */
     size_t len, cap;
-    size_t from;  /* start of the open chunk in text */
-    cJSON *got;   /* array of {"key", "event"} */
+    size_t from; /* start of the open chunk in text */
+    cJSON *got;  /* array of {"key", "event"} */
 };
 
 /* The text without its whitespace (Python's str.isspace: the frameworks
@@ -1053,8 +1053,8 @@ static int same_chunks(const cJSON *got, const cJSON *want, char *why, size_t wh
         int ge = cJSON_GetObjectItemCaseSensitive(g, "event")->valueint;
         int we = cJSON_GetObjectItemCaseSensitive(w, "event")->valueint;
         if (strcmp(gk, wk) != 0 || ge != we) {
-            snprintf(why, whylen, "chunk %d: \"%s\" at event %d, want \"%s\" at event %d", i,
-                     gk, ge, wk, we);
+            snprintf(why, whylen, "chunk %d: \"%s\" at event %d, want \"%s\" at event %d", i, gk,
+                     ge, wk, we);
             return 0;
         }
     }
@@ -1063,8 +1063,8 @@ static int same_chunks(const cJSON *got, const cJSON *want, char *why, size_t wh
 
 /* Runs `policy` over a corpus of `n` streams; returns the streams that
  * match, in per mille, and prints the rate and the first differences. */
-static int conform_rate(enum tb_chunk_policy policy, const char *corpus_name,
-                        const char *expected, int nstreams)
+static int conform_rate(enum tb_chunk_policy policy, const char *corpus_name, const char *expected,
+                        int nstreams)
 {
     char *corpus = tb_test_slurp_str(tb_test_data(corpus_name));
     char *exp = tb_test_slurp_str(tb_test_data(expected));
@@ -1091,8 +1091,7 @@ static int conform_rate(enum tb_chunk_policy policy, const char *corpus_name,
         want = cJSON_CreateArray();
         for (int i = 0; i < cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ej, "chunks"));
              i++) {
-            const cJSON *c =
-                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ej, "chunks"), i);
+            const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ej, "chunks"), i);
             const cJSON *span = cJSON_GetObjectItemCaseSensitive(c, "span");
             const char *t = cJSON_IsString(span)
                                 ? span->valuestring
@@ -1166,8 +1165,7 @@ static size_t table_lines(const char *name, const char *const *v, size_t n)
             for (size_t i = 0; i < n && !found; i++)
                 found = strcmp(v[i], line) == 0;
             if (!found)
-                fail_msg("%s: \"%s\" is not in the compiled-in table (gen/punkt_en.c)", name,
-                         line);
+                fail_msg("%s: \"%s\" is not in the compiled-in table (gen/punkt_en.c)", name, line);
         } else {
             char *tab = strchr(line, '\t');
             assert_non_null(tab);

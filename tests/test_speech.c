@@ -415,6 +415,64 @@ static void speech_tts_stage_frames(void **state)
     free(trace);
 }
 
+static double speech_rtf(void *ud, uint32_t j)
+{
+    (void)ud;
+    return j == 2 ? 2.5 : 0.5;
+}
+
+/*
+ * A real-time factor per chunk (the RTF hook, as a measured TTS replays):
+ * the speaker plays chunk 2 (R = 2.5) frame by frame and chunks 1 and 3
+ * (R = 0.5) whole, as the model does; the WAV's dry spells are the
+ * model's gaps, fed eSpeak NG's own durations, to two samples each.
+ */
+static void speech_rtf_per_chunk_wav(void **state)
+{
+    static const char *const text[] = {"Hello there.", "A slower sentence follows.", "Bye now."};
+    static const double at[] = {0.5, 0.6, 0.7};
+    const double tol = 2.0 / 22050;
+    char *wav = tmpname("rtfj.wav"), err[256];
+    struct tb_speaker_opts so;
+    struct tb_speaker *sp = NULL;
+    struct tb_playout *p = NULL;
+    struct tb_playout_result r;
+    struct tb_audio_result ar;
+    const struct tb_voice *v;
+    (void)state;
+    memset(&so, 0, sizeof(so));
+    so.sink = TB_SINK_WAV;
+    so.target = wav;
+    tb_playout_opts_default(&so.play);
+    so.play.tts_latency = 0.2;
+    so.play.tts_rtf_at = speech_rtf;
+    if (tb_speaker_create(&so, &sp, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(tb_playout_create(&so.play, NULL, NULL, &p), 0);
+    v = tb_speaker_voice(sp);
+    for (uint32_t i = 0; i < 3; i++) {
+        double dur = 0, busy = 0;
+        uint32_t n = (uint32_t)strlen(text[i]);
+        assert_int_equal(v->chunk(v->ud, i, at[i], text[i], n, n, &dur, &busy), 0);
+        assert_true(dur > 0.3);
+        assert_int_equal(tb_playout_add_timed(p, at[i], i, n, dur), 0);
+    }
+    assert_int_equal(tb_playout_finish(p), 0);
+    tb_playout_result(p, &r);
+    assert_int_equal(tb_speaker_finish(sp, &ar, err, sizeof(err)), 0);
+    printf("  R_j 0.5, 2.5, 0.5: model %u underruns, %.4f s; audio %u, %.4f s\n", r.underruns,
+           r.gap_total, ar.underruns, ar.gap_total);
+    assert_true(r.underruns > 10); /* chunk 2's stalls */
+    assert_int_equal(ar.underruns, r.underruns);
+    assert_float_equal(ar.first_audio, r.ttfa, tol);
+    assert_float_equal(ar.end_audio, r.end, tol);
+    assert_float_equal(ar.gap_total, r.gap_total, tol * (r.underruns + 1));
+    tb_playout_destroy(p);
+    tb_speaker_destroy(sp);
+    remove(wav);
+    free(wav);
+}
+
 /* The stall cue: a tick at the start of each gap, silence after it. */
 static void speech_tick_cue(void **state)
 {
@@ -925,8 +983,8 @@ static void speech_wav_bounded(void **state)
     /* A live run whose audio reaches the cap: exit 3, no report on the
      * half-played run, but the trace holds every event received. */
     snprintf(args, sizeof(args),
-             "run --mock --synth tokens=200,tps=100 --audio wav:%s --audio-max 2 --record %s",
-             wav, trace);
+             "run --mock --synth tokens=200,tps=100 --audio wav:%s --audio-max 2 --record %s", wav,
+             trace);
     assert_int_equal(run_capped(args, &err), 3);
     assert_non_null(strstr(err, "(--audio-max raises the cap)"));
     free(err);
@@ -988,7 +1046,8 @@ static void speech_wav_far_chunk(void **state)
  * 4.3 GB one was) and no page is written. */
 static void speech_wav_interrupted(void **state)
 {
-    char *wav = tmpname("killed.wav"), *page = tmpname("killed.html"), *errp = tmpname("killed.err");
+    char *wav = tmpname("killed.wav"), *page = tmpname("killed.html"),
+         *errp = tmpname("killed.err");
     char cmd[4096], *err;
     uint32_t n;
     (void)state;
@@ -1013,7 +1072,8 @@ static void speech_wav_interrupted(void **state)
     snprintf(cmd, sizeof(cmd),
              "ulimit -f 400000; '%s' sim --synth tokens=12000,tps=1000,seed=1 --html %s "
              ">/dev/null 2>%s & p=$!; i=0; fds() { ls -l /proc/$p/fd /proc/$(cut -d' ' -f1 "
-             "/proc/$p/task/$p/children 2>/dev/null)/fd 2>/dev/null; }; until fds | grep -q 'deleted\\|ttsbuf-html'; do sleep 0.02; "
+             "/proc/$p/task/$p/children 2>/dev/null)/fd 2>/dev/null; }; until fds | grep -q "
+             "'deleted\\|ttsbuf-html'; do sleep 0.02; "
              "i=$((i+1)); [ $i -lt 3000 ] || break; done; names=$(fds | grep -o "
              "'/tmp/ttsbuf-html-[A-Za-z0-9]*'); sleep 0.5; kill -TERM $p; wait $p; c=$?; for n "
              "in $names; do [ ! -e $n ] || { rm -f $n; exit 99; }; done; exit $c",
@@ -1039,6 +1099,7 @@ int tb_test_speech(void)
         cmocka_unit_test(speech_two_clocks_wav),
         cmocka_unit_test(speech_tts_stage_busy),
         cmocka_unit_test(speech_tts_stage_frames),
+        cmocka_unit_test(speech_rtf_per_chunk_wav),
         cmocka_unit_test(speech_tick_cue),
         cmocka_unit_test(speech_fast_stream_wav),
         cmocka_unit_test(speech_wav_bounded),

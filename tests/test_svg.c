@@ -169,7 +169,8 @@ static void timeline_escapes_and_no_gap(void **state)
     /* A file that cannot be written: exit 2, one line naming the flag. */
     o = tb_test_run("sim --svg /nonexistent-dir/x.svg");
     assert_int_equal(o.code, 2);
-    assert_non_null(strstr(o.se, "ttsbuf: --svg: /nonexistent-dir/x.svg: No such file or directory"));
+    assert_non_null(
+        strstr(o.se, "ttsbuf: --svg: /nonexistent-dir/x.svg: No such file or directory"));
     tb_test_out_free(&o);
     cleanup(&f);
 }
@@ -306,7 +307,8 @@ static void sweep_answers_on_lines(void **state)
     assert_non_null(t);
     ty = attr(t, NULL, "y1");
     /* series k's first point is point 9k (nine pre-rolls a line) */
-    for (p = strstr(svg, "class=\"step\""); p != NULL; p = strstr(p + 1, "class=\"step\""), series++) {
+    for (p = strstr(svg, "class=\"step\""); p != NULL;
+         p = strstr(p + 1, "class=\"step\""), series++) {
         const cJSON *pt = cJSON_GetArrayItem(pts, series * 9);
         double want = cJSON_GetObjectItem(pt, "preroll_for_target_s")->valuedouble;
         const char *d = strstr(p, " d=\"") + 4, *g = strstr(p, "</g>");
@@ -323,8 +325,8 @@ static void sweep_answers_on_lines(void **state)
                          series + 1, reach, want, mx);
             inside++;
         } else if (!isnan(reach)) {
-            fail_msg("line %d reaches the target inside the axis; its answer is %.3f s",
-                     series + 1, want);
+            fail_msg("line %d reaches the target inside the axis; its answer is %.3f s", series + 1,
+                     want);
         }
     }
     assert_int_equal(series, 3);
@@ -341,7 +343,8 @@ static void sweep_answers_on_lines(void **state)
     assert_int_equal(o.code, 0);
     tb_test_out_free(&o);
     svg = tb_test_slurp_str(f.svg);
-    assert_non_null(strstr(svg, "rebuffer on: 90% from 2.401 s (beyond the axis) (same as line 1)"));
+    assert_non_null(
+        strstr(svg, "rebuffer on: 90% from 2.401 s (beyond the axis) (same as line 1)"));
     p = strstr(svg, "class=\"step\"");
     t = p != NULL ? strstr(p + 1, "class=\"step\"") : NULL;
     assert_non_null(t);
@@ -538,8 +541,9 @@ static void timeline_renders_red_gaps(void **state)
             near |= x + 1.5 >= gx[i] && x <= gx[i] + gw[i] + 1.5;
         }
         if (in && !reddish(&img[((size_t)390 * w + x) * 3]))
-            fail_msg("pixel (%u, 390) in a gap is not red: %d,%d,%d", x, img[((size_t)390 * w + x) * 3],
-                     img[((size_t)390 * w + x) * 3 + 1], img[(390 * w + x) * 3 + 2]);
+            fail_msg("pixel (%u, 390) in a gap is not red: %d,%d,%d", x,
+                     img[((size_t)390 * w + x) * 3], img[((size_t)390 * w + x) * 3 + 1],
+                     img[(390 * w + x) * 3 + 2]);
         if (!near && reddish(&img[((size_t)390 * w + x) * 3]))
             fail_msg("pixel (%u, 390) outside every gap is red", x);
     }
@@ -554,10 +558,13 @@ static void timeline_renders_red_gaps(void **state)
 int tb_test_svg(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(timeline_marks),       cmocka_unit_test(timeline_escapes_and_no_gap),
-        cmocka_unit_test(sweep_marks),          cmocka_unit_test(run_timeline),
+        cmocka_unit_test(timeline_marks),
+        cmocka_unit_test(timeline_escapes_and_no_gap),
+        cmocka_unit_test(sweep_marks),
+        cmocka_unit_test(run_timeline),
         cmocka_unit_test(sweep_answers_on_lines),
-        cmocka_unit_test(pictures_are_current), cmocka_unit_test(timeline_renders_red_gaps),
+        cmocka_unit_test(pictures_are_current),
+        cmocka_unit_test(timeline_renders_red_gaps),
     };
     return TB_RUN_GROUP("svg", tests);
 }

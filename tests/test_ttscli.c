@@ -273,10 +273,10 @@ static void timed_policies_end_to_end(void **state)
     gaps = item(j, "gaps");
     assert_int_equal(cJSON_GetArraySize(gaps), 3);
     /* each gap ends as its chunk starts: chunk 2 at 4 s, chunk 3 at 8 s */
-    assert_true(fabs(num(cJSON_GetArrayItem(gaps, 0), "at_s") + num(cJSON_GetArrayItem(gaps, 0),
-                                                                       "gap_s") - 4.0) < 1e-9);
-    assert_true(fabs(num(cJSON_GetArrayItem(gaps, 1), "at_s") + num(cJSON_GetArrayItem(gaps, 1),
-                                                                       "gap_s") - 8.0) < 1e-9);
+    assert_true(fabs(num(cJSON_GetArrayItem(gaps, 0), "at_s") +
+                     num(cJSON_GetArrayItem(gaps, 0), "gap_s") - 4.0) < 1e-9);
+    assert_true(fabs(num(cJSON_GetArrayItem(gaps, 1), "at_s") +
+                     num(cJSON_GetArrayItem(gaps, 1), "gap_s") - 8.0) < 1e-9);
     assert_true(num(item(j, "options"), "max_buffer_delay_ms") == 3000);
     cJSON_Delete(j);
     /* idle, 4 s: " How" waits for 5 s, then 5 + 4 s. */
@@ -285,10 +285,10 @@ static void timed_policies_end_to_end(void **state)
     assert_true(num(j, "ttfa_s") == 0.5);
     assert_int_equal((int)num(j, "chunks"), 4);
     gaps = item(j, "gaps");
-    assert_true(fabs(num(cJSON_GetArrayItem(gaps, 0), "at_s") + num(cJSON_GetArrayItem(gaps, 0),
-                                                                       "gap_s") - 5.0) < 1e-9);
-    assert_true(fabs(num(cJSON_GetArrayItem(gaps, 1), "at_s") + num(cJSON_GetArrayItem(gaps, 1),
-                                                                       "gap_s") - 9.0) < 1e-9);
+    assert_true(fabs(num(cJSON_GetArrayItem(gaps, 0), "at_s") +
+                     num(cJSON_GetArrayItem(gaps, 0), "gap_s") - 5.0) < 1e-9);
+    assert_true(fabs(num(cJSON_GetArrayItem(gaps, 1), "at_s") +
+                     num(cJSON_GetArrayItem(gaps, 1), "gap_s") - 9.0) < 1e-9);
     assert_true(num(item(j, "options"), "idle_flush_s") == 4);
     assert_null(cJSON_GetObjectItemCaseSensitive(item(j, "options"), "max_buffer_delay_ms"));
     cJSON_Delete(j);

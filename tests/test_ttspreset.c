@@ -34,7 +34,8 @@ static struct tb_ttspreset_set *load(void)
     return s;
 }
 
-static void check_source(const char *preset, const char *what, const struct tb_ttspreset_source *src)
+static void check_source(const char *preset, const char *what,
+                         const struct tb_ttspreset_source *src)
 {
     if (src == NULL)
         fail_msg("%s: %s has no source", preset, what);
@@ -129,9 +130,8 @@ static void figures_as_sourced(void **state)
     struct tb_ttspreset_set *s = load();
     const struct tb_ttspreset *p;
     static const unsigned sched[] = {120, 160, 250, 290};
-    static const char *const one_stream[] = {"elevenlabs-flash-v2.5",
-                                             "elevenlabs-multilingual-v2", "cartesia-sonic-3",
-                                             "deepgram-aura-2", "espeak-ng"};
+    static const char *const one_stream[] = {"elevenlabs-flash-v2.5", "elevenlabs-multilingual-v2",
+                                             "cartesia-sonic-3", "deepgram-aura-2", "espeak-ng"};
     (void)state;
     p = tb_ttspreset_find(s, "elevenlabs-flash-v2.5");
     assert_non_null(p);
@@ -163,11 +163,13 @@ static void figures_as_sourced(void **state)
 
 /* ---- data breaking a rule ------------------------------------------------ */
 
-#define SRC "\"sources\": {\"a\": {\"url\": \"https://x\", \"date\": null, \"measured_by\": \"someone\"}}, "
+#define SRC                                                                                        \
+    "\"sources\": {\"a\": {\"url\": \"https://x\", \"date\": null, \"measured_by\": "              \
+    "\"someone\"}}, "
 #define NONE "\"chunking\": {\"policy\": \"none\"}"
 #define NULLS                                                                                      \
-    "\"connect\": {\"value\": null, \"note\": \"none\"}, "                                          \
-    "\"concurrency\": {\"value\": null, \"note\": \"none\"}, "                                      \
+    "\"connect\": {\"value\": null, \"note\": \"none\"}, "                                         \
+    "\"concurrency\": {\"value\": null, \"note\": \"none\"}, "                                     \
     "\"rtf\": {\"value\": null, \"note\": \"none\"}, "
 #define LAT(spec) "\"latency\": {\"spec\": " spec ", \"source\": \"a\"}, "
 #define PRESET(name, body) "{\"name\": \"" name "\", \"engine\": \"e\", " body "}"
@@ -199,7 +201,8 @@ static void bad_data(void **state)
          "preset 'x': latency: tts latency: lognormal p90 0.2 is below p50 0.3"},
         {DOC(SRC, PRESET("x", LAT("\"list:lat.txt\"") NULLS NONE)),
          "preset 'x': latency: lat.txt: no values"},
-        {DOC(SRC, PRESET("x", LAT("\"0.2\"") NULLS NONE) "," PRESET("x", LAT("\"0.2\"") NULLS NONE)),
+        {DOC(SRC,
+             PRESET("x", LAT("\"0.2\"") NULLS NONE) "," PRESET("x", LAT("\"0.2\"") NULLS NONE)),
          "preset 'x' given twice"},
         {DOC(SRC, PRESET("X y", LAT("\"0.2\"") NULLS NONE)), "a name is a-z, 0-9"},
         {DOC(SRC, PRESET("x", LAT("\"0.2\"") "\"connect\": {\"value\": 0.1}, "
@@ -210,26 +213,29 @@ static void bad_data(void **state)
                                              "\"concurrency\": {\"value\": 0, \"source\": \"a\"}, "
                                              "\"rtf\": {\"value\": null, \"note\": \"n\"}, " NONE)),
          "preset 'x': concurrency 0 is outside 1..1000 (a whole number)"},
-        {DOC(SRC, PRESET("x", LAT("\"0.2\"") "\"connect\": {\"value\": null, \"note\": \"n\"}, "
-                                             "\"concurrency\": {\"value\": 1.5, \"source\": \"a\"}, "
-                                             "\"rtf\": {\"value\": null, \"note\": \"n\"}, " NONE)),
+        {DOC(SRC,
+             PRESET("x", LAT("\"0.2\"") "\"connect\": {\"value\": null, \"note\": \"n\"}, "
+                                        "\"concurrency\": {\"value\": 1.5, \"source\": \"a\"}, "
+                                        "\"rtf\": {\"value\": null, \"note\": \"n\"}, " NONE)),
          "concurrency 1.5 is outside"},
-        {DOC(SRC, PRESET("x", LAT("\"0.2\"") "\"connect\": {\"value\": null, \"note\": \"n\"}, "
-                                             "\"concurrency\": {\"value\": null, \"note\": \"n\"}, "
-                                             "\"rtf\": {\"value\": \"fast\", \"source\": \"a\"}, " NONE)),
+        {DOC(SRC,
+             PRESET("x",
+                    LAT("\"0.2\"") "\"connect\": {\"value\": null, \"note\": \"n\"}, "
+                                   "\"concurrency\": {\"value\": null, \"note\": \"n\"}, "
+                                   "\"rtf\": {\"value\": \"fast\", \"source\": \"a\"}, " NONE)),
          "preset 'x': rtf needs a \"value\" number or null"},
         {DOC(SRC, PRESET("x", LAT("\"0.2\"") NULLS "\"chunking\": {\"policy\": \"magic\"}")),
          "unknown chunking policy 'magic'"},
         {DOC(SRC, PRESET("x", LAT("\"0.2\"") NULLS
-                              "\"chunking\": {\"policy\": \"chunk_length_schedule\", "
-                              "\"schedule\": [120]}")),
+                         "\"chunking\": {\"policy\": \"chunk_length_schedule\", "
+                         "\"schedule\": [120]}")),
          "chunking chunk_length_schedule is given without a source"},
         {DOC(SRC, PRESET("x", LAT("\"0.2\"") NULLS
-                              "\"chunking\": {\"policy\": \"chunk_length_schedule\", "
-                              "\"source\": \"a\", \"schedule\": [120, 0.5]}")),
+                         "\"chunking\": {\"policy\": \"chunk_length_schedule\", "
+                         "\"source\": \"a\", \"schedule\": [120, 0.5]}")),
          "schedule entries are whole numbers"},
         {DOC(SRC, PRESET("x", LAT("\"0.2\"") NULLS
-                              "\"chunking\": {\"policy\": \"max_buffer_delay\", \"source\": \"a\"}")),
+                         "\"chunking\": {\"policy\": \"max_buffer_delay\", \"source\": \"a\"}")),
          "max_buffer_delay_ms needs a number"},
     };
     (void)state;

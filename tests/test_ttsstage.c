@@ -4,23 +4,28 @@
  * written straight from the rule in playout.h, sharing no code with the
  * engine:
  *
- *   b_j = max(c_j, d_{j-N}), f_j = b_j + L_j (+ K), d_j = f_j + R D_j;
+ *   b_j = max(c_j, d_{j-N}), f_j = b_j + L_j (+ K), d_j = f_j + R_j D_j;
  *   s_1 = max(h_1, the first t with A(t) >= min(P, S_m)), found by
  *   bisection over A evaluated term by term (the engine sweeps sorted
  *   breakpoints, online); then a frame-level player walks every frame of
- *   every chunk in one loop (R <= 1: one frame a chunk, ready at f_j;
- *   R > 1: 20 ms frames ready at f_j + R min((i+1) F, D_j)), splitting each
- *   silence into the text's and the engine's share.
+ *   every chunk in one loop (R_j <= 1: one frame a chunk, ready at f_j;
+ *   R_j > 1: 20 ms frames ready at f_j + R_j min((i+1) F, D_j)), splitting
+ *   each silence into the text's and the engine's share.  R_j is the
+ *   constant R, or the chunk's own through the RTF hook.
  *
  * The minimum TPS and speed-up against a rate scan over the oracle: the
  * answer is gap-free and a hair above it, not a hair below; every rate of
  * a dense grid (ratio 1.03, up to 64x) above it is gap-free; "none"
  * exactly when the infinite rate leaves a gap.  Random
  * traces x concurrency 0 (unlimited) to 4 x R in {0, 0.1, 0.5, 1, 1.5} x
- * per-chunk latencies through the hook x connect x pre-roll.  Plus the
+ * per-chunk latencies through the hook x connect x pre-roll; and random
+ * traces with a real-time factor per chunk (below and above 1 in one
+ * stream) and timed durations, as a measured TTS replays.  Plus the
  * cases by hand: a mid-stream stall no rate removes, the stream that shows
- * "no gap" is not monotone in the rate, the frame player's stalls, the
- * split without a stage, and bad options.
+ * "no gap" is not monotone in the rate, the frame player's stalls, a slow
+ * chunk after a fast one, the split without a stage, bad options and bad
+ * hooks, a constant RTF hook against the constant, and a measured log
+ * replayed (tb_playout_opts_measured).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -29,6 +34,7 @@
 #include "tests.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/playout.h"
+#include "ttsbuf/ttsmeas.h"
 
 #define MAXC 12
 #define CASES 3000
@@ -41,6 +47,10 @@ struct tcase {
     uint32_t cps[MAXC];
     double lat[MAXC]; /* L_j, read by the hook when use_hook */
     int use_hook;
+    double rj[MAXC]; /* R_j, read by the RTF hook when rtf_hook */
+    int rtf_hook;
+    double dj[MAXC]; /* D_j, added timed when timed */
+    int timed;
     double lconst, connect, rtf, pre, wpm;
     int n;
 };
@@ -53,7 +63,12 @@ struct ores {
 
 static double dur(const struct tcase *t, size_t j)
 {
-    return (double)t->cps[j] * 10.0 / t->wpm;
+    return t->timed ? t->dj[j] : (double)t->cps[j] * 10.0 / t->wpm;
+}
+
+static double rtf_of(const struct tcase *t, size_t j)
+{
+    return t->rtf_hook ? t->rj[j] : t->rtf;
 }
 
 /* A(t): the audio produced by t, term by term. */
@@ -61,11 +76,11 @@ static double produced(const struct tcase *t, const double *f, double at)
 {
     double a = 0.0;
     for (size_t j = 0; j < t->m; j++) {
-        double d = dur(t, j), g = f[j] + t->rtf * d;
-        if (at >= g || (t->rtf == 0.0 && at >= f[j]))
+        double d = dur(t, j), r = rtf_of(t, j), g = f[j] + r * d;
+        if (at >= g || (r == 0.0 && at >= f[j]))
             a += d;
         else if (at > f[j])
-            a += (at - f[j]) / t->rtf;
+            a += (at - f[j]) / r;
     }
     return a;
 }
@@ -100,11 +115,11 @@ static void oracle(const struct tcase *t, const double *c, struct ores *o)
         if (t->n > 0 && j >= (size_t)t->n && g[j - (size_t)t->n] > b[j])
             b[j] = g[j - (size_t)t->n];
         f[j] = b[j] + l;
-        g[j] = f[j] + t->rtf * dur(t, j);
+        g[j] = f[j] + rtf_of(t, j) * dur(t, j);
         S += dur(t, j);
     }
     th = t->pre < S ? t->pre : S;
-    h1 = f[0] + (t->rtf > 1.0 ? t->rtf * fmin(F, dur(t, 0)) : 0.0);
+    h1 = f[0] + (rtf_of(t, 0) > 1.0 ? rtf_of(t, 0) * fmin(F, dur(t, 0)) : 0.0);
     if (th > 0.0) {
         double lo = -1e9, hi = -1e9;
         for (size_t j = 0; j < t->m; j++)
@@ -121,10 +136,10 @@ static void oracle(const struct tcase *t, const double *c, struct ores *o)
     o->ttfa = h1 > ta ? h1 : ta;
     p = o->ttfa;
     for (size_t j = 0; j < t->m; j++) {
-        double d = dur(t, j);
-        int frames = t->rtf > 1.0;
+        double d = dur(t, j), r = rtf_of(t, j);
+        int frames = r > 1.0;
         for (uint64_t i = 0; i == 0 || (frames && (double)i * F < d); i++) {
-            double ready = frames ? f[j] + t->rtf * fmin((double)(i + 1) * F, d) : f[j];
+            double ready = frames ? f[j] + r * fmin((double)(i + 1) * F, d) : f[j];
             double len = frames ? fmin((double)(i + 1) * F, d) - (double)i * F : d;
             double st;
             if (d == 0.0) {
@@ -165,6 +180,12 @@ static double hook(void *ud, uint32_t j)
     return t->lat[j - 1];
 }
 
+static double rtf_hook(void *ud, uint32_t j)
+{
+    const struct tcase *t = ud;
+    return t->rj[j - 1];
+}
+
 struct seen {
     struct tb_play v[MAXC];
     size_t n;
@@ -191,20 +212,35 @@ static void opts_of(const struct tcase *t, struct tb_playout_opts *o)
         o->tts_latency_at = hook;
         o->tts_latency_ud = (void *)t;
     }
+    if (t->rtf_hook) {
+        o->tts_rtf_at = rtf_hook;
+        o->tts_rtf_ud = (void *)t;
+    }
 }
 
-static void engine(const struct tcase *t, struct seen *s, struct tb_playout_result *r)
+/* The engine over t, with the RTF hook fn when not NULL. */
+static void engine_rtf(const struct tcase *t, struct seen *s, struct tb_playout_result *r,
+                       tb_tts_rtf_fn fn)
 {
     struct tb_playout_opts o;
     struct tb_playout *p = NULL;
     opts_of(t, &o);
+    if (fn != NULL)
+        o.tts_rtf_at = fn;
     s->n = 0;
     assert_int_equal(tb_playout_create(&o, on_play, s, &p), 0);
     for (size_t j = 0; j < t->m; j++)
-        assert_int_equal(tb_playout_add(p, t->c[j], t->tok[j], t->cps[j]), 0);
+        assert_int_equal(t->timed ? tb_playout_add_timed(p, t->c[j], t->tok[j], t->cps[j], t->dj[j])
+                                  : tb_playout_add(p, t->c[j], t->tok[j], t->cps[j]),
+                         0);
     assert_int_equal(tb_playout_finish(p), 0);
     tb_playout_result(p, r);
     tb_playout_destroy(p);
+}
+
+static void engine(const struct tcase *t, struct seen *s, struct tb_playout_result *r)
+{
+    engine_rtf(t, s, r, NULL);
 }
 
 /* ------------------------------------------------------ random cases */
@@ -268,10 +304,24 @@ static void check_schedule(size_t k, const struct tcase *t, const struct seen *s
     }
 }
 
-/* The search's answer x against the oracle (the grid above it only when
- * certified is set). */
+/* The band of rates with a gap around l (which has one), walked in
+ * steps of 0.1%: its ratio hi / lo. */
+static double gap_band(const struct tcase *t, double l, int by_time)
+{
+    double lo = l, hi = l;
+    while (!oracle_free(t, lo / 1.001, by_time))
+        lo /= 1.001;
+    while (!oracle_free(t, hi * 1.001, by_time))
+        hi *= 1.001;
+    return hi / lo;
+}
+
+/* The search's answer x against the oracle: the grid above it when
+ * certified is set; else (a scan) any rate of the grid with a gap must
+ * lie in a band narrower than the scan's step, the hole the scan admits
+ * it can miss (counted in *holes). */
 static void check_rate(size_t k, const struct tcase *t, double x, int none, int certified,
-                       int by_time)
+                       int by_time, size_t *holes)
 {
     const char *what = by_time ? "speed-up" : "min TPS";
     if (none) {
@@ -291,17 +341,26 @@ static void check_rate(size_t k, const struct tcase *t, double x, int none, int 
         fail_msg("case %zu: %s %.12g, yet a hair above has a gap", k, what, x);
     if (oracle_free(t, x * (1 - 1e-6), by_time))
         fail_msg("case %zu: %s %.12g, yet a hair below is gap-free", k, what, x);
-    if (!certified)
-        return;
-    for (double l = x * (1 + 1e-6); l < x * 64; l *= 1.03)
-        if (!oracle_free(t, l, by_time))
+    for (double l = x * (1 + 1e-6); l < x * 64; l *= 1.03) {
+        double band;
+        if (oracle_free(t, l, by_time))
+            continue;
+        if (certified)
             fail_msg("case %zu: %s %.12g certified, yet rate %.12g has a gap", k, what, x, l);
+        band = gap_band(t, l, by_time);
+        if (!(band < exp2(1.0 / 8)))
+            fail_msg("case %zu: %s %.12g by scan, yet rates around %.12g (x %.4g) have a gap", k,
+                     what, x, l, band);
+        (*holes)++;
+        return;
+    }
 }
 
 static void oracle_agrees_on_random_cases(void **state)
 {
     size_t scans = 0, nones = 0, gaps = 0;
     (void)state;
+    rng = 0x9e3779b97f4a7c15u;
     for (size_t k = 0; k < CASES; k++) {
         struct tcase t;
         struct seen s;
@@ -314,8 +373,8 @@ static void oracle_agrees_on_random_cases(void **state)
         assert_true(r.min_tps_none == (isnan(r.min_tps) != 0));
         /* The scan is not certified (a gap-free stretch narrower than its
          * step could hide), yet on these cases it agrees with the grid. */
-        check_rate(k, &t, r.min_tps, r.min_tps_none, 1, 0);
-        check_rate(k, &t, r.speedup, r.min_tps_none, 1, 1);
+        check_rate(k, &t, r.min_tps, r.min_tps_none, 1, 0, NULL);
+        check_rate(k, &t, r.speedup, r.min_tps_none, 1, 1, NULL);
         scans += r.min_tps_method == TB_MIN_TPS_SCAN;
         nones += (size_t)r.min_tps_none;
         gaps += r.underruns > 0;
@@ -324,6 +383,89 @@ static void oracle_agrees_on_random_cases(void **state)
     print_message("ttsstage: %d cases, %zu with gaps, %zu none, %zu by scan\n", CASES, gaps, nones,
                   scans);
     assert_true(gaps > CASES / 10 && nones > CASES / 20 && scans > CASES / 20);
+}
+
+/*
+ * A measured TTS's chunks: each its own real-time factor (0, below 1, 1,
+ * above 1, in one stream), first-byte latency and duration (timed: some
+ * 0, some shorter than a frame), at concurrency 0 to 3.  The constant R
+ * is a decoy the hook must override.
+ */
+static void random_rtf_case(struct tcase *t)
+{
+    static const double pres[] = {0.0, 0.35, 1.05, 2.05};
+    static const double decoys[] = {0.0, 0.5, 2.0};
+    double c = uni();
+    uint64_t tok = (uint64_t)(uni() * 5);
+    memset(t, 0, sizeof(*t));
+    t->m = uni() < 0.03 ? 0 : 1 + (size_t)(uni() * MAXC);
+    t->wpm = 100.0;
+    t->timed = 1;
+    t->rtf_hook = 1;
+    for (size_t j = 0; j < t->m; j++) {
+        double x = uni();
+        c += uni() < 0.15 ? 1.0 + 2.0 * uni() : 0.6 * uni();
+        tok += 1 + (uint64_t)(uni() * 6);
+        t->c[j] = c;
+        t->tok[j] = tok;
+        t->cps[j] = 1 + (uint32_t)(uni() * 25);
+        t->lat[j] = uni() < 0.1 ? 1.0 + uni() : 0.8 * uni();
+        t->dj[j] = x < 0.08 ? 0.0 : x < 0.2 ? 0.03 * uni() : 0.05 + 1.2 * uni();
+        x = uni();
+        t->rj[j] = x < 0.12 ? 0.0 : x < 0.22 ? 1.0 : x < 0.6 ? uni() : 1.0 + 2.0 * uni();
+    }
+    t->use_hook = uni() < 0.8;
+    t->lconst = uni() < 0.5 ? 0.0 : 0.2;
+    t->connect = uni() < 0.5 ? 0.0 : 0.6 * uni();
+    t->n = (int)(uni() * 4);
+    t->rtf = decoys[(int)(uni() * 3)];
+    t->pre = pres[(int)(uni() * 4)];
+}
+
+static void oracle_agrees_with_rtf_per_chunk(void **state)
+{
+    size_t scans = 0, nones = 0, gaps = 0, mixed = 0, slow = 0, holes = 0;
+    (void)state;
+    rng = 0x243f6a8885a308d3u;
+    for (size_t k = 0; k < CASES; k++) {
+        struct tcase t;
+        struct seen s;
+        struct tb_playout_result r;
+        struct ores o;
+        int lo = 0, hi = 0, cert;
+        random_rtf_case(&t);
+        engine(&t, &s, &r);
+        oracle(&t, t.c, &o);
+        check_schedule(k, &t, &s, &r, &o);
+        assert_true(r.min_tps_none == (isnan(r.min_tps) != 0));
+        cert = r.min_tps_method != TB_MIN_TPS_SCAN;
+        check_rate(k, &t, r.min_tps, r.min_tps_none, cert, 0, &holes);
+        check_rate(k, &t, r.speedup, r.min_tps_none, cert, 1, &holes);
+        /* Certified exactly when chunk 1's own R_1 keeps the pre-roll
+         * from binding (playout.h). */
+        if (t.m >= 2 && !r.min_tps_none) {
+            double d1 = t.dj[0], r1 = t.rj[0], th = t.pre, S = 0.0;
+            double own = r1 == 0.0 ? d1 : r1 > 1.0 ? fmin(F, d1) : 0.0;
+            for (size_t j = 0; j < t.m; j++)
+                S += t.dj[j];
+            th = th < S ? th : S;
+            assert_int_equal(r.min_tps_method, th <= own ? TB_MIN_TPS_BISECT : TB_MIN_TPS_SCAN);
+        }
+        for (size_t j = 0; j < t.m; j++) {
+            lo |= t.rj[j] <= 1.0 && t.dj[j] > 0.0;
+            hi |= t.rj[j] > 1.0 && t.dj[j] > 0.0;
+            slow += t.rj[j] > 1.0 && s.v[j].gap_tts > 0.0;
+        }
+        mixed += lo && hi;
+        scans += r.min_tps_method == TB_MIN_TPS_SCAN;
+        nones += (size_t)r.min_tps_none;
+        gaps += r.underruns > 0;
+    }
+    print_message("ttsstage: %d cases with R_j per chunk, %zu mixing R_j <= 1 and > 1, %zu with "
+                  "gaps, %zu none, %zu by scan (%zu answers with a narrow hole above)\n",
+                  CASES, mixed, gaps, nones, scans, holes);
+    assert_true(mixed > CASES / 2 && gaps > CASES / 10 && nones > CASES / 20 &&
+                scans > CASES / 20 && slow > CASES / 10);
 }
 
 /* --------------------------------------------------------- by hand */
@@ -539,6 +681,330 @@ static void bad_options_refused(void **state)
     }
 }
 
+static double bad_rtf_hook(void *ud, uint32_t j)
+{
+    return j == 2 ? *(const double *)ud : 0.5;
+}
+
+/* An RTF hook that answers a negative, NAN or infinite R_j: TB_EINVAL at
+ * that chunk, as for the latency hook. */
+static void bad_rtf_hook_refused(void **state)
+{
+    static const double bad_r[] = {-0.1, NAN, INFINITY, -INFINITY};
+    struct tb_playout_opts o;
+    struct tb_playout *p;
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad_r) / sizeof(bad_r[0]); i++) {
+        tb_playout_opts_default(&o);
+        o.tts_rtf_at = bad_rtf_hook;
+        o.tts_rtf_ud = (void *)&bad_r[i];
+        assert_true(tb_playout_has_stage(&o));
+        assert_int_equal(tb_playout_create(&o, NULL, NULL, &p), 0);
+        assert_int_equal(tb_playout_add(p, 0.0, 0, 5), 0);
+        assert_int_equal(tb_playout_add_timed(p, 0.1, 1, 5, 0.3), TB_EINVAL);
+        tb_playout_destroy(p);
+    }
+}
+
+static double slow_second(void *ud, uint32_t j)
+{
+    (void)ud;
+    return j == 1 ? 0.5 : 2.0;
+}
+
+/*
+ * Per-chunk R: two 0.1 s chunks closing at 0, chunk 1 at R = 0.5 (whole,
+ * from 0 to 0.1), chunk 2 at R = 2 (frames of 20 ms ready at 0.04,
+ * 0.08, ..., 0.2).  Chunk 2 starts at 0.1 with its first three frames
+ * long there, plays frame 3 as it completes (0.16) and stalls 20 ms
+ * before frame 4 (ready 0.2): one gap, the engine's, and the end at
+ * 0.22.  A constant R of 0.5 would play both whole (end 0.2); of 2, frame
+ * by frame from 0.04.
+ */
+static void slow_chunk_after_fast_one_stalls(void **state)
+{
+    struct tb_playout_opts o;
+    struct tb_playout *p = NULL;
+    struct tb_playout_result r;
+    struct seen s = {.n = 0};
+    (void)state;
+    tb_playout_opts_default(&o);
+    o.wpm = 100;
+    o.tts_rtf_at = slow_second;
+    assert_int_equal(tb_playout_create(&o, on_play, &s, &p), 0);
+    assert_int_equal(tb_playout_add(p, 0.0, 0, 1), 0);
+    assert_int_equal(tb_playout_add(p, 0.0, 1, 1), 0);
+    assert_int_equal(tb_playout_finish(p), 0);
+    tb_playout_result(p, &r);
+    assert_int_equal(s.n, 2);
+    assert_near(r.ttfa, 0.0, 1e-12); /* h_1 = f_1: R_1 <= 1 */
+    assert_near(s.v[0].end, 0.1, 1e-12);
+    assert_near(s.v[0].done, 0.05, 1e-12);
+    assert_near(s.v[1].start, 0.1, 1e-12);
+    assert_near(s.v[1].done, 0.2, 1e-12);
+    assert_near(s.v[1].gap, 0.02, 1e-12);
+    assert_near(s.v[1].gap_tts, 0.02, 1e-12);
+    assert_near(r.end, 0.22, 1e-12);
+    assert_int_equal(r.underruns, 1);
+    assert_near(r.gap_tts, 0.02, 1e-12);
+    assert_int_equal(r.min_tps_none, 1); /* chunk 2's synthesis alone stalls */
+    tb_playout_destroy(p);
+}
+
+/*
+ * A chunk without audio (a timed D_j = 0) still ends a silence when its
+ * synthesis answers late.  N = 1, R = 0, L = 0.5, P = 1: chunk 1 (0.5 s,
+ * closing at 0, token 0) answers at 0.5 and plays to 1.0; chunk 2 (no
+ * audio, closing at 3, token 10) answers at 3.5: a 2.5 s silence, 2 s of
+ * it the text's.  The pre-roll (all of the audio, 0.5 s) does not make
+ * every rate gap-free: chunk 2 is in time when c_2 + 0.5 <= 1.0, so the
+ * minimum TPS is 10 / 0.5 = 20 tokens/s and the speed-up 3 / 0.5 = 6.
+ */
+static void silent_chunk_still_needs_a_rate(void **state)
+{
+    struct tb_playout_opts o;
+    struct tb_playout *p = NULL;
+    struct tb_playout_result r;
+    (void)state;
+    tb_playout_opts_default(&o);
+    o.tts_concurrency = 1;
+    o.tts_latency = 0.5;
+    o.preroll = 1.0;
+    assert_int_equal(tb_playout_create(&o, NULL, NULL, &p), 0);
+    assert_int_equal(tb_playout_add_timed(p, 0.0, 0, 5, 0.5), 0);
+    assert_int_equal(tb_playout_add_timed(p, 3.0, 10, 1, 0.0), 0);
+    assert_int_equal(tb_playout_finish(p), 0);
+    tb_playout_result(p, &r);
+    assert_near(r.ttfa, 0.5, 1e-12);
+    assert_int_equal(r.underruns, 1);
+    assert_near(r.gap_total, 2.5, 1e-12);
+    assert_near(r.gap_llm, 2.0, 1e-12);
+    assert_int_equal(r.min_tps_none, 0);
+    assert_near(r.min_tps, 20.0, 20.0 * 1e-8);
+    assert_near(r.speedup, 6.0, 6.0 * 1e-8);
+    tb_playout_destroy(p);
+}
+
+static double const_rtf(void *ud, uint32_t j)
+{
+    (void)j;
+    return ((const struct tcase *)ud)->rtf;
+}
+
+/* Every field of two schedules or results the same, bit for bit. */
+static int same_play(const struct tb_play *a, const struct tb_play *b)
+{
+    return a->chunk == b->chunk && a->cps == b->cps && tb_test_same_bits(a->ready, b->ready) &&
+           tb_test_same_bits(a->begin, b->begin) && tb_test_same_bits(a->done, b->done) &&
+           tb_test_same_bits(a->start, b->start) && tb_test_same_bits(a->end, b->end) &&
+           tb_test_same_bits(a->gap, b->gap) && tb_test_same_bits(a->gap_llm, b->gap_llm) &&
+           tb_test_same_bits(a->gap_tts, b->gap_tts);
+}
+
+static int same_schedule(const struct tb_playout_result *a, const struct tb_playout_result *b)
+{
+    return a->chunks == b->chunks && a->q == b->q && a->underruns == b->underruns &&
+           a->interruptions == b->interruptions && tb_test_same_bits(a->ttfa, b->ttfa) &&
+           tb_test_same_bits(a->speech, b->speech) && tb_test_same_bits(a->end, b->end) &&
+           tb_test_same_bits(a->gap_total, b->gap_total) &&
+           tb_test_same_bits(a->gap_max, b->gap_max) && tb_test_same_bits(a->gap_llm, b->gap_llm) &&
+           tb_test_same_bits(a->gap_tts, b->gap_tts) &&
+           tb_test_same_bits(a->silence_max, b->silence_max);
+}
+
+/*
+ * An RTF hook answering the constant R for every chunk gives the constant
+ * R's numbers exactly, on the random traces: the schedule and the
+ * results bit for bit, and the minimum TPS and speed-up too, except where
+ * the constant takes the closed form (N = 0, R = 0, no latency hook),
+ * which a hook never does: there the search's answer is within its
+ * tolerance of the closed form's.  (Options that set no stage at all are
+ * v1's model, which a hook would turn into a stage: not compared.)
+ */
+static void constant_rtf_hook_is_the_constant(void **state)
+{
+    size_t closed = 0, v1 = 0;
+    (void)state;
+    rng = 0x13198a2e03707344u;
+    for (size_t k = 0; k < CASES / 3; k++) {
+        struct tcase t;
+        struct seen a, b;
+        struct tb_playout_result ra, rb;
+        random_case(&t);
+        if (t.n == 0 && t.rtf == 0.0 && t.connect == 0.0 && !t.use_hook) {
+            v1++; /* no stage: the hook would set one (v1 counts q differently) */
+            continue;
+        }
+        engine(&t, &a, &ra);
+        t.rtf_hook = 1;
+        engine_rtf(&t, &b, &rb, const_rtf);
+        if (!same_schedule(&ra, &rb) || a.n != b.n)
+            fail_msg("case %zu (N %d R %g P %g): the hook's schedule differs", k, t.n, t.rtf,
+                     t.pre);
+        for (size_t j = 0; j < a.n; j++)
+            if (!same_play(&a.v[j], &b.v[j]))
+                fail_msg("case %zu chunk %zu: the hook's schedule differs", k, j + 1);
+        assert_int_equal(ra.min_tps_none, rb.min_tps_none);
+        if (ra.min_tps_method == TB_MIN_TPS_CLOSED && rb.min_tps_method != TB_MIN_TPS_CLOSED) {
+            closed++;
+            assert_true(NEAR(ra.min_tps, rb.min_tps) && NEAR(ra.speedup, rb.speedup));
+            continue;
+        }
+        assert_int_equal(ra.min_tps_method, rb.min_tps_method);
+        if (!tb_test_same_bits(ra.min_tps, rb.min_tps) ||
+            !tb_test_same_bits(ra.speedup, rb.speedup))
+            fail_msg("case %zu: min TPS %.17g / %.17g, speed-up %.17g / %.17g", k, ra.min_tps,
+                     rb.min_tps, ra.speedup, rb.speedup);
+    }
+    assert_true(closed > 0 && v1 < CASES / 10);
+}
+
+/* ------------------------------------------------- a measured replay */
+
+/* Appends a record: sent, first byte, end and seconds of 24 kHz audio. */
+static struct tb_tts_chunk *record(struct tb_tts_log *l, double sent, double first, double end,
+                                   double secs)
+{
+    struct tb_tts_chunk *c = NULL;
+    assert_int_equal(tb_tts_log_add(l, "Hi.", 3, 3, 24000, &c), 0);
+    c->sent = sent;
+    if (!isnan(first))
+        assert_int_equal(tb_tts_chunk_received(c, first, (uint64_t)llround(secs * 48000)), 0);
+    c->end = end;
+    return c;
+}
+
+/*
+ * Three records (N = 2): L = 0.3, 0.7, 0.1; R = 0.5, 1.5, 0.4; D = 0.5,
+ * 1, 0.25.  The options carry them through the hooks, the durations come
+ * from the helper, and the replay is the oracle's schedule for the same
+ * L_j, R_j, D_j; a fourth chunk has no record: TB_EINVAL.
+ */
+static void measured_log_replays(void **state)
+{
+    struct tb_tts_log log;
+    struct tb_tts_measured ctx;
+    struct tb_playout_opts o;
+    struct tb_playout *p = NULL;
+    struct tb_playout_result r;
+    struct seen s = {.n = 0};
+    struct ores want;
+    struct tcase t = {.m = 3,
+                      .c = {0.9, 1.1, 1.9},
+                      .tok = {3, 9, 14},
+                      .cps = {3, 3, 3},
+                      .lat = {0.3, 0.7, 0.1},
+                      .use_hook = 1,
+                      .rj = {0.5, 1.5, 0.4},
+                      .rtf_hook = 1,
+                      .dj = {0.5, 1.0, 0.25},
+                      .timed = 1,
+                      .n = 2,
+                      .wpm = 150};
+    (void)state;
+    tb_tts_log_init(&log);
+    log.concurrency = 2;
+    record(&log, 1.0, 1.3, 1.55, 0.5);
+    record(&log, 1.2, 1.9, 3.4, 1.0);
+    record(&log, 2.0, 2.1, 2.2, 0.25);
+    tb_playout_opts_default(&o);
+    o.tts_connect = 0.4; /* the measured L_1 holds the connection: zeroed */
+    o.tts_rtf = 3.0;
+    assert_int_equal(tb_playout_opts_measured(&o, &ctx, &log), 0);
+    assert_int_equal(ctx.bad, 0);
+    assert_true(tb_playout_has_stage(&o));
+    assert_int_equal(o.tts_concurrency, 2);
+    assert_true(o.tts_connect == 0.0 && o.tts_rtf == 0.0 && o.tts_latency == 0.0);
+    for (uint32_t j = 1; j <= 3; j++) {
+        assert_near(o.tts_latency_at(o.tts_latency_ud, j), t.lat[j - 1], 1e-12);
+        assert_near(o.tts_rtf_at(o.tts_rtf_ud, j), t.rj[j - 1], 1e-12);
+        assert_near(tb_playout_measured_duration(&ctx, j), t.dj[j - 1], 1e-12);
+    }
+    assert_true(isnan(o.tts_latency_at(o.tts_latency_ud, 4)));
+    assert_true(isnan(o.tts_rtf_at(o.tts_rtf_ud, 0)));
+    assert_true(isnan(tb_playout_measured_duration(&ctx, 4)));
+    assert_int_equal(tb_playout_create(&o, on_play, &s, &p), 0);
+    for (uint32_t j = 1; j <= 3; j++)
+        assert_int_equal(tb_playout_add_timed(p, t.c[j - 1], t.tok[j - 1], t.cps[j - 1],
+                                              tb_playout_measured_duration(&ctx, j)),
+                         0);
+    assert_int_equal(tb_playout_add_timed(p, 2.5, 20, 3, 0.1), TB_EINVAL);
+    assert_int_equal(tb_playout_finish(p), 0);
+    tb_playout_result(p, &r);
+    oracle(&t, t.c, &want);
+    check_schedule(0, &t, &s, &r, &want);
+    tb_playout_destroy(p);
+    tb_tts_log_free(&log);
+}
+
+/* A record the model cannot replay: TB_EINVAL, ctx.bad naming its chunk,
+ * the options untouched. */
+static void measured_log_refuses_bad_records(void **state)
+{
+    struct tb_tts_log log;
+    struct tb_tts_measured ctx;
+    struct tb_playout_opts o, before;
+    (void)state;
+    for (int k = 0; k < 6; k++) {
+        uint32_t want = 2;
+        tb_tts_log_init(&log);
+        log.concurrency = 1;
+        record(&log, 0.0, 0.2, 0.5, 0.5);
+        switch (k) {
+        case 0: /* failed with no first byte */
+            record(&log, 0.5, NAN, 0.9, 0.0)->fail = TB_TTS_HTTP;
+            break;
+        case 1: record(&log, 0.5, 0.6, NAN, 0.3); break;  /* no end */
+        case 2: record(&log, NAN, 0.6, 0.9, 0.3); break;  /* never sent */
+        case 3: record(&log, 0.5, 0.6, 0.55, 0.3); break; /* ends before it began */
+        case 4:
+            record(&log, 0.5, 0.6, 0.9, 0.3)->chunk = 7; /* out of chunk order */
+            break;
+        default:
+            record(&log, 0.5, 0.6, 0.9, 0.3);
+            log.concurrency = -1;
+            want = 0;
+            break;
+        }
+        record(&log, 1.0, 1.1, 1.4, 0.3);
+        tb_playout_opts_default(&o);
+        o.tts_connect = 0.4;
+        o.tts_rtf = 1.5;
+        o.tts_concurrency = 3;
+        before = o;
+        ctx.bad = 99;
+        if (tb_playout_opts_measured(&o, &ctx, &log) != TB_EINVAL)
+            fail_msg("bad record %d accepted", k);
+        assert_int_equal(ctx.bad, want);
+        assert_true(o.tts_latency_at == NULL && o.tts_rtf_at == NULL && o.tts_latency_ud == NULL &&
+                    o.tts_rtf_ud == NULL);
+        assert_int_equal(o.tts_concurrency, before.tts_concurrency);
+        assert_true(tb_test_same_bits(o.tts_connect, before.tts_connect) &&
+                    tb_test_same_bits(o.tts_rtf, before.tts_rtf) &&
+                    tb_test_same_bits(o.tts_latency, before.tts_latency));
+        tb_tts_log_free(&log);
+    }
+    /* Complete with no audio (a blank chunk, or text spoken as silence):
+     * no first byte, yet replayable, ready when it ended, lasting 0. */
+    tb_tts_log_init(&log);
+    log.concurrency = 1;
+    record(&log, 0.0, 0.2, 0.5, 0.5);
+    record(&log, 0.5, NAN, 0.9, 0.0);
+    tb_playout_opts_default(&o);
+    assert_int_equal(tb_playout_opts_measured(&o, &ctx, &log), 0);
+    assert_true(fabs(o.tts_latency_at(o.tts_latency_ud, 2) - 0.4) < 1e-12);
+    assert_true(o.tts_rtf_at(o.tts_rtf_ud, 2) == 0.0);
+    assert_true(tb_playout_measured_duration(&ctx, 2) == 0.0);
+    tb_tts_log_free(&log);
+    /* An empty log is a replay of nothing, with the stage set. */
+    tb_tts_log_init(&log);
+    tb_playout_opts_default(&o);
+    assert_int_equal(tb_playout_opts_measured(&o, &ctx, &log), 0);
+    assert_true(tb_playout_has_stage(&o));
+    assert_true(isnan(tb_playout_measured_duration(&ctx, 1)));
+    tb_tts_log_free(&log);
+}
+
 static void three_chunks(struct tb_playout *p, const struct tb_playout_opts *o,
                          struct tb_playout_result *r)
 {
@@ -582,12 +1048,12 @@ static void reset_between_stage_and_v1(void **state)
     assert_int_equal(a.interruptions, c.interruptions);
     assert_int_equal(a.min_tps_none, c.min_tps_none);
     assert_int_equal(a.min_tps_method, c.min_tps_method);
-    assert_true(tb_test_same_bits(a.ttfa, c.ttfa) && tb_test_same_bits(a.speech, c.speech) &&
-                tb_test_same_bits(a.end, c.end) && tb_test_same_bits(a.gap_total, c.gap_total) &&
-                tb_test_same_bits(a.gap_max, c.gap_max) && tb_test_same_bits(a.gap_llm, c.gap_llm) &&
-                tb_test_same_bits(a.gap_tts, c.gap_tts) && tb_test_same_bits(a.min_tps, c.min_tps) &&
-                tb_test_same_bits(a.speedup, c.speedup) &&
-                tb_test_same_bits(a.silence_max, c.silence_max));
+    assert_true(
+        tb_test_same_bits(a.ttfa, c.ttfa) && tb_test_same_bits(a.speech, c.speech) &&
+        tb_test_same_bits(a.end, c.end) && tb_test_same_bits(a.gap_total, c.gap_total) &&
+        tb_test_same_bits(a.gap_max, c.gap_max) && tb_test_same_bits(a.gap_llm, c.gap_llm) &&
+        tb_test_same_bits(a.gap_tts, c.gap_tts) && tb_test_same_bits(a.min_tps, c.min_tps) &&
+        tb_test_same_bits(a.speedup, c.speedup) && tb_test_same_bits(a.silence_max, c.silence_max));
     tb_playout_destroy(p);
 }
 
@@ -595,11 +1061,18 @@ int tb_test_ttsstage(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(oracle_agrees_on_random_cases),
+        cmocka_unit_test(oracle_agrees_with_rtf_per_chunk),
         cmocka_unit_test(mid_stream_stall_is_tts_and_none),
         cmocka_unit_test(no_gap_is_not_monotone_with_preroll),
         cmocka_unit_test(frame_player_stalls_when_dry),
         cmocka_unit_test(split_without_stage),
         cmocka_unit_test(bad_options_refused),
+        cmocka_unit_test(bad_rtf_hook_refused),
+        cmocka_unit_test(slow_chunk_after_fast_one_stalls),
+        cmocka_unit_test(silent_chunk_still_needs_a_rate),
+        cmocka_unit_test(constant_rtf_hook_is_the_constant),
+        cmocka_unit_test(measured_log_replays),
+        cmocka_unit_test(measured_log_refuses_bad_records),
         cmocka_unit_test(reset_between_stage_and_v1),
     };
     return TB_RUN_GROUP("ttsstage", tests);

@@ -77,6 +77,7 @@ int tb_test_cli(void);
 int tb_test_sse(void);
 int tb_test_serve(void);
 int tb_test_serve_unit(void); /* the mock server's pure parts */
+int tb_test_ttsserve(void);   /* the mock TTS of `ttsbuf serve`, through the binary */
 int tb_test_oai(void);
 int tb_test_live(void);
 int tb_test_rebuffer(void);
@@ -84,6 +85,8 @@ int tb_test_recut(void);    /* the minimum TPS under the time-based chunk polici
 int tb_test_ttsstage(void); /* the playout's TTS stage against an oracle */
 int tb_test_ttscli(void);   /* the TTS stage from the command line */
 int tb_test_ttsdraws(void); /* --tts-draws: a random latency as distributions */
+int tb_test_ttslive(void);  /* run --tts-url: a real TTS in the loop, end to end */
+int tb_test_ttstrace(void); /* a real TTS kept in a trace and replayed by sim */
 int tb_test_sweep(void);
 int tb_test_svg(void);
 int tb_test_docs(void);
@@ -91,6 +94,7 @@ int tb_test_import(void);
 int tb_test_api(void);
 int tb_test_player(void);
 int tb_test_speech(void);
+int tb_test_ttsplay(void); /* the speaker playing a TTS provider's PCM */
 /* The headless audio harness (tests/audio_env.h) with real PortAudio streams. */
 int tb_test_audioenv(void);
 
@@ -105,6 +109,7 @@ int tb_test_fault(void);
 int tb_test_peer(void);
 int tb_test_html(void);
 int tb_test_reader(void);
+int tb_test_ttsapi(void); /* the TTS dialects and client: tests/data/ttsapi */
 int tb_test_secrets(void);
 int tb_test_outputs(void); /* every combination of a command's outputs */
 int tb_test_schema(void);  /* every JSON/JSONL/CSV output against schema/ */

@@ -14,16 +14,16 @@
 
 enum {
     TB_OK = 0,
-    TB_ENOMEM = -1,  /* an allocation failed */
-    TB_EINVAL = -2,  /* a bad argument or option value */
-    TB_EIO = -3,     /* reading or writing a file failed (errno is kept) */
-    TB_EFORMAT = -4, /* input does not follow its format */
-    TB_EFULL = -5,   /* the ring has no room now (backpressure, not a fault) */
-    TB_EEMPTY = -6,  /* nothing to read now, or an empty input */
-    TB_ETOOBIG = -7, /* input exceeds a documented cap */
-    TB_ERANGE = -8,  /* a number outside its allowed range */
-    TB_EBUSY = -9,   /* a process-wide resource is in use */
-    TB_EDEVICE = -10, /* no audio device, or it cannot be opened */
+    TB_ENOMEM = -1,    /* an allocation failed */
+    TB_EINVAL = -2,    /* a bad argument or option value */
+    TB_EIO = -3,       /* reading or writing a file failed (errno is kept) */
+    TB_EFORMAT = -4,   /* input does not follow its format */
+    TB_EFULL = -5,     /* the ring has no room now (backpressure, not a fault) */
+    TB_EEMPTY = -6,    /* nothing to read now, or an empty input */
+    TB_ETOOBIG = -7,   /* input exceeds a documented cap */
+    TB_ERANGE = -8,    /* a number outside its allowed range */
+    TB_EBUSY = -9,     /* a process-wide resource is in use */
+    TB_EDEVICE = -10,  /* no audio device, or it cannot be opened */
     TB_ECANCELED = -11 /* stopped on the caller's request (a cancel flag) */
 };
 

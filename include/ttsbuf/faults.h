@@ -63,4 +63,32 @@ void tb_faults_init(struct tb_faults *f);
  * then.  NULL or "" is no change.  Any thread. */
 int tb_faults_parse(const char *spec, struct tb_faults *f, char *err, size_t errlen);
 
+/*
+ * The mock TTS's faults (`serve --tts-fault`, and per request after the
+ * first '+' of the request's model: OpenAI "model", ElevenLabs and
+ * Cartesia "model_id", Deepgram's ?model=).  Items joined by '+':
+ *   status@N   answer HTTP N (400..599) with the dialect's error body
+ *   cut@F      close the connection, without the chunked terminator,
+ *              once a share F (0 <= F < 1) of the audio bytes is sent
+ *              (rounded down to a whole sample)
+ *   stall      send nothing (no head, no byte) until the client closes
+ *   drip@BPS   send the audio at BPS bytes a second (1..100000000) from
+ *              the first byte on, in pieces of 20 ms of it (at least one
+ *              sample), or later when the real-time factor is slower
+ * Items the server was given and items from the model name add up.
+ */
+struct tb_tts_faults {
+    int status;  /* 0: none */
+    int has_cut; /* cut@F given */
+    double cut;
+    int stall;
+    double drip_bps; /* 0: none */
+};
+
+/* No faults (all zero, as a zeroed struct).  Any thread. */
+void tb_tts_faults_init(struct tb_tts_faults *f);
+
+/* Parses a TTS fault spec (above) over *f, as tb_faults_parse does. */
+int tb_tts_faults_parse(const char *spec, struct tb_tts_faults *f, char *err, size_t errlen);
+
 #endif

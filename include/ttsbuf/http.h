@@ -63,6 +63,11 @@ struct tb_http_req {
     long max_redirects; /* -1: the default, 3; 0: none followed */
     tb_http_log_fn log; /* verbose lines (redacted), or NULL */
     void *log_ud;
+    /* Non-zero: a 2xx body is the stream whatever its Content-Type
+     * (audio: providers name raw PCM differently, or not at all), unless
+     * it is text/..., or names JSON, XML or HTML (an error in a 200), kept
+     * as a body; stream_type is then only what Accept says. */
+    int any_stream;
     /* The run's secrets (tb_http_secrets of this request, and any more),
      * borrowed, read-only: verbose lines and resp.error are masked with
      * them.  NULL: a transfer with a log builds the request's own. */
@@ -118,9 +123,10 @@ void tb_http_resp_free(struct tb_http_resp *r);
 /*
  * tb_http_redact - copies text (one line or a URL) with secrets masked:
  * Authorization / Proxy-Authorization values after the scheme word,
- * x-api-key / api-key header values, the values of key=, api_key=,
- * apikey=, access_token= and token= query parameters, and the password of
- * a URL's userinfo ("://user:***@") become "***".
+ * x-api-key / api-key / x-goog-api-key / xi-api-key header values, the
+ * values of key=, api_key=, apikey=, access_token= and token= query
+ * parameters, and the password of a URL's userinfo ("://user:***@")
+ * become "***".
  * Always NUL-terminates out (outlen > 0).  Any thread.
  */
 void tb_http_redact(const char *text, size_t len, char *out, size_t outlen);

@@ -82,9 +82,9 @@ enum tb_import_format {
     TB_IMPORT__COUNT
 };
 
-#define TB_IMPORT_FILE_MAX ((size_t)1 << 30) /* bytes of one input file */
+#define TB_IMPORT_FILE_MAX ((size_t)1 << 30)  /* bytes of one input file */
 #define TB_IMPORT_LINE_MAX ((size_t)64 << 20) /* one line of a JSONL file, read as a stream */
-#define TB_IMPORT_REQUESTS_MAX 10000000u     /* requests in one file */
+#define TB_IMPORT_REQUESTS_MAX 10000000u      /* requests in one file */
 /* What an import builds from counts rather than reads: the events and the
  * estimated text of requests recorded without text, whose size comes
  * from a token count, not from the bytes of the file.  A request may
@@ -113,13 +113,13 @@ struct tb_import_request {
 struct tb_import {
     struct tb_import_request *req;
     size_t n, cap;
-    size_t empty_chunks;         /* vllm/sglang: chunks left without text */
-    double chars_per_token;      /* in: set before reading (init: 4) */
+    size_t empty_chunks;          /* vllm/sglang: chunks left without text */
+    double chars_per_token;       /* in: set before reading (init: 4) */
     enum tb_import_format format; /* out: the format read (auto: the one found) */
-    unsigned runs;               /* out: vllm/sglang runs (documents) read */
-    size_t estimated;            /* out: requests with no text: speech time estimated */
-    uint64_t estimated_bytes;    /* out: what they take (TB_IMPORT_ESTIMATED_MAX) */
-    size_t not_streamed;         /* out: genai-perf requests that were not streamed */
+    unsigned runs;                /* out: vllm/sglang runs (documents) read */
+    size_t estimated;             /* out: requests with no text: speech time estimated */
+    uint64_t estimated_bytes;     /* out: what they take (TB_IMPORT_ESTIMATED_MAX) */
+    size_t not_streamed;          /* out: genai-perf requests that were not streamed */
 };
 
 /* Empty, chars_per_token TB_IMPORT_CPT_DEFAULT. */

@@ -21,6 +21,19 @@
  * even when the server quotes them back, whole, in part or cut; nor do
  * verbose lines.
  *
+ * A real TTS in the loop (opts.tts): each chunk the drain closes is sent
+ * to the TTS as it closes (ttsnet.h: in order, at most N at once), on the
+ * calling thread, which steps the TTS client while it waits; its audio
+ * goes to opts.tts's on_audio (the speaker), and once the stream is over
+ * the run waits for the TTS to finish every chunk (its per-chunk
+ * timeouts, Ctrl-C) and moves the client's log into the result's stream
+ * (stream.tts).  The drain itself runs on the rate model then (the status
+ * line's figures); the run's numbers are the measured TTS replayed over
+ * the stream (the caller: sim's replay of stream and log), which is what
+ * `ttsbuf sim --trace` gives on the recording.  The TTS's clock is the
+ * run's (t = 0 when the LLM request is sent) and its secrets the run's
+ * too (the TTS key added).
+ *
  * Ownership: the result owns its stream (tb_live_result_free).
  */
 #ifndef TTSBUF_LIVE_H
@@ -30,6 +43,7 @@
 #include "ttsbuf/reader.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/stream.h"
+#include "ttsbuf/ttsnet.h"
 
 struct tb_live_opts {
     struct tb_http_req http;   /* url, key, headers, timeouts (body: built here) */
@@ -42,6 +56,9 @@ struct tb_live_opts {
     void *play_ud;
     size_t max_deltas; /* deltas kept before the run stops (TB_READER_TOO_LONG);
                         * 0: TB_READER_DELTAS_MAX */
+    /* A real TTS (above), or NULL.  Its clock, origin and secrets are set
+     * by the run; its callbacks run on the calling thread. */
+    const struct tb_ttsnet_opts *tts;
 };
 
 /* What the status callback sees, on the calling thread. */
@@ -72,6 +89,9 @@ struct tb_live_result {
     uint64_t surrogates_replaced; /* lone UTF-16 halves made U+FFFD (api.h) */
     char finish_reason[32];
     int done_seen;
+    int tts_error; /* the TTS client could not start or failed
+                    * (TB_E*; tts_message says why), 0 */
+    char tts_message[256];
     int have_server;                /* the provider reported its own timings */
     struct tb_server_timing server; /* (Ollama's final line), ns */
 };

@@ -41,11 +41,11 @@ const char *tb_pcmring_cue_name(enum tb_pcmring_cue c);
 #define TB_PCMRING_GAPS_DEFAULT 4096u
 
 struct tb_pcmring_opts {
-    unsigned rate;   /* frames per second (the synthesizer's rate) */
-    size_t capacity; /* ring frames, rounded up to a power of two (>= 1024) */
-    double preroll;  /* seconds queued before playback starts */
+    unsigned rate;           /* frames per second (the synthesizer's rate) */
+    size_t capacity;         /* ring frames, rounded up to a power of two (>= 1024) */
+    double preroll;          /* seconds queued before playback starts */
     enum tb_pcmring_cue cue; /* what fills a dry spell */
-    size_t max_gaps; /* dry spells kept with their position (0: default) */
+    size_t max_gaps;         /* dry spells kept with their position (0: default) */
 };
 
 /* One dry spell while playing, in frames of the audio clock. */

@@ -23,35 +23,36 @@
  * gap_tts = g - gap_llm, the part during which the text was there and its
  * audio was not (TTS latency, a busy engine, synthesis slower than speech).
  *
- * The TTS stage (tts_connect, tts_concurrency, tts_rtf, tts_latency_at;
- * all zero by default, and then every number above is exactly v1's).  With
- * N the concurrency (0: unlimited), R the real-time factor, L_j the
- * chunk's first-byte latency (the hook, or the constant L) and K the
- * connect latency:
+ * The TTS stage (tts_connect, tts_concurrency, tts_rtf, tts_latency_at,
+ * tts_rtf_at; all zero by default, and then every number above is exactly
+ * v1's).  With N the concurrency (0: unlimited), R_j the chunk's real-time
+ * factor (the hook, or the constant R), L_j its first-byte latency (the
+ * hook, or the constant L) and K the connect latency:
  *   begin     b_j = c_j for j <= N or N = 0, else max(c_j, d_{j-N})
  *   first     f_j = b_j + L_j (+ K for j = 1): the chunk's first audio
- *   done      d_j = f_j + R D_j: all of its audio
- *   audio     A(t) = sum over j with f_j <= t of min(D_j, (t - f_j) / R)
- *             (D_j once t >= f_j when R = 0): the audio produced by t, in
- *             any chunk order
+ *   done      d_j = f_j + R_j D_j: all of its audio
+ *   audio     A(t) = sum over j with f_j <= t of min(D_j, (t - f_j) / R_j)
+ *             (D_j once t >= f_j when R_j = 0): the audio produced by t,
+ *             in any chunk order
  *   start     s_1 = max(h_1, the first t with A(t) >= P'), h_1 the first
  *             playable moment of chunk 1 (below), P' = P, or min(P, S_m)
  *             at the stream's end (or S of the chunks so far at a forced
  *             start); the start is final once no later chunk can change it
  *             (the next chunk closes at or after it, or the stream ended)
- *   R <= 1    audio outruns playback: s_j = max(e_{j-1}, f_j), e_j = s_j +
- *             D_j (h_1 = f_1)
- *   R > 1     a frame player: chunk j is frames of TB_FRAME_S seconds
+ *   R_j <= 1  chunk j's audio outruns playback: s_j = max(e_{j-1}, f_j),
+ *             e_j = s_j + D_j (h_1 = f_1 when R_1 <= 1)
+ *   R_j > 1   a frame player: chunk j is frames of TB_FRAME_S seconds
  *             (frame i covers [i F, min((i+1) F, D_j)) while i F < D_j),
- *             frame i is synthesized at f_j + R min((i+1) F, D_j); frames
- *             play in order, each at max(the previous frame's end, its
- *             synthesis), so s_j = max(e_{j-1}, f_j + R min(F, D_j)) (h_1
- *             = f_1 + R min(F, D_1)) and the player stalls inside a chunk
- *             when dry.  Each silence (between chunks, or a stall between
- *             frames) is a gap of its own, counted when > 1 ms; stalls are
- *             all gap_tts.  A chunk with D_j = 0 has no frame: s_j = e_j =
- *             max(e_{j-1}, f_j).
- * In TTS mode the engine keeps every chunk (112 bytes each: the minimum
+ *             frame i is synthesized at f_j + R_j min((i+1) F, D_j);
+ *             frames play in order, each at max(the previous frame's end,
+ *             its synthesis), so s_j = max(e_{j-1}, f_j + R_j min(F, D_j))
+ *             (h_1 = f_1 + R_1 min(F, D_1) when R_1 > 1) and the player
+ *             stalls inside a chunk when dry.  Each silence (between
+ *             chunks, or a stall between frames) is a gap of its own,
+ *             counted when > 1 ms; stalls are all gap_tts.  A chunk with
+ *             D_j = 0 has no frame: s_j = e_j = max(e_{j-1}, f_j).
+ *             Chunks of both kinds mix when R_j varies.
+ * In TTS mode the engine keeps every chunk (120 bytes each: the minimum
  * TPS needs the whole list), and the minimum TPS and speed-up are searched at
  * tb_playout_finish (NAN before):
  *   closed    N = 0, R = 0, no hook (the connect latency K only): max over
@@ -62,10 +63,10 @@
  *             leaves no silence longer than TB_SEARCH_EPS, to a relative
  *             1e-9 (the rate reported is a gap-free one).  "No gap" is
  *             monotone in r when the pre-roll cannot delay the start (P'
- *             at most chunk 1's own audio at h_1: D_1 for R = 0, 0 for 0 <
- *             R <= 1, min(F, D_1) for R > 1); then the search halves down
- *             from a gap-free rate and bisects, and the answer is certified
- *             (TB_MIN_TPS_BISECT).  When the pre-roll binds it is not
+ *             at most chunk 1's own audio at h_1: D_1 for R_1 = 0, 0 for
+ *             0 < R_1 <= 1, min(F, D_1) for R_1 > 1); then the search
+ *             halves down from a gap-free rate and bisects, and the answer
+ *             is certified (TB_MIN_TPS_BISECT).  When the pre-roll binds it is not
  *             monotone in general (ttsbuf-model(7) gives a stream gap-free
  *             at 1 token/s and not at 2), so the search walks down from
  *             the rate where every chunk closes within 1 us of the first,
@@ -101,6 +102,11 @@
  * analysis at several pre-rolls, a sweep) sees the same latencies. */
 typedef double (*tb_tts_latency_fn)(void *ud, uint32_t j);
 
+/* A chunk's real-time factor R_j (j 1-based): seconds of synthesis per
+ * second of its audio, >= 0 and finite.  Called as the latency hook is:
+ * once per chunk as it is added, in order, a pure function of j. */
+typedef double (*tb_tts_rtf_fn)(void *ud, uint32_t j);
+
 struct tb_playout_opts {
     double wpm;         /* speech rate, words per minute (default 150) */
     double tts_latency; /* L, seconds (default 0) */
@@ -120,6 +126,8 @@ struct tb_playout_opts {
     double tts_rtf;                   /* R: seconds of synthesis per second of audio */
     tb_tts_latency_fn tts_latency_at; /* L_j; NULL: the constant tts_latency */
     void *tts_latency_ud;
+    tb_tts_rtf_fn tts_rtf_at; /* R_j; NULL: the constant tts_rtf */
+    void *tts_rtf_ud;
     /* The caller searches the minimum TPS itself (a time-based chunk
      * policy re-cuts the stream at each rate, recut.h): min_tps and
      * speedup stay NAN and the TTS stage does not search (default 0). */
@@ -130,9 +138,48 @@ struct tb_playout_opts {
  * stage. */
 void tb_playout_opts_default(struct tb_playout_opts *o);
 
-/* 1 when o sets a TTS stage (connect, concurrency, RTF or a latency per
- * chunk), whose outputs then say the gaps' causes; 0 for today's model. */
+/* 1 when o sets a TTS stage (connect, concurrency, RTF, or a latency or
+ * RTF per chunk), whose outputs then say the gaps' causes; 0 for today's
+ * model. */
 int tb_playout_has_stage(const struct tb_playout_opts *o);
+
+/*
+ * A measured TTS replayed (ttsmeas.h): chunk j's L_j, R_j and D_j from
+ * record j of a log, as tb_tts_chunk_model gives them.  The caller owns
+ * this context and the log; both must outlive every engine whose options
+ * tb_playout_opts_measured filled (the hooks read the log).
+ */
+struct tb_tts_log;
+struct tb_tts_measured {
+    const struct tb_tts_log *log;
+    uint32_t bad; /* after TB_EINVAL: the chunk (1-based) whose record cannot
+                   * be replayed; 0: none (or a negative concurrency) */
+};
+
+/*
+ * tb_playout_opts_measured - sets o's TTS stage to replay log: the
+ * latency and RTF hooks answer record j's L_j and R_j (ctx the hooks'
+ * context), tts_concurrency is log->concurrency, and tts_connect,
+ * tts_latency and tts_rtf are 0 (the measured L_1 already holds the
+ * connection's set-up; the constants are unused under the hooks).  The
+ * rest of o is left as it is.  A chunk cut mid-audio replays the audio
+ * that came (its record's duration).  Add chunk j with
+ * tb_playout_add_timed(..., tb_playout_measured_duration(ctx, j)): a
+ * replay has one chunk per record.  Beyond the last record (or for j =
+ * 0) the hooks and the duration answer NAN, so adding such a chunk fails
+ * with TB_EINVAL: nothing was measured for it, and the replay does not
+ * invent a value.
+ * Returns 0; or TB_EINVAL with o untouched and ctx->bad the first chunk
+ * whose record cannot be replayed (no first byte or no end, a number out
+ * of range, or records out of chunk order), or ctx->bad 0 for a negative
+ * concurrency.  Any thread; the hooks are pure and only read the log.
+ */
+int tb_playout_opts_measured(struct tb_playout_opts *o, struct tb_tts_measured *ctx,
+                             const struct tb_tts_log *log);
+
+/* D_j of record j (1-based) of ctx's log, seconds; NAN when there is no
+ * such record or it cannot be replayed. */
+double tb_playout_measured_duration(const struct tb_tts_measured *ctx, uint32_t j);
 
 /* What every output says when min_tps_none: no LLM rate is enough. */
 #define TB_MIN_TPS_NONE_REASON "the TTS stage alone leaves gaps"
@@ -146,7 +193,7 @@ struct tb_play {
     double done;             /* d_j: all audio synthesized (r_j without it) */
     double start, end;       /* s_j, e_j */
     double gap;              /* g_j when counted as an underrun, else 0; with
-                              * R > 1 plus the chunk's counted stalls */
+                              * R_j > 1 plus the chunk's counted stalls */
     double gap_llm, gap_tts; /* gap split by cause (sum to gap) */
 };
 typedef void (*tb_play_fn)(void *ud, const struct tb_play *p);
@@ -199,8 +246,9 @@ int tb_playout_reset(struct tb_playout *p, const struct tb_playout_opts *o);
 /*
  * tb_playout_add - chunk j+1 closed at time c (non-decreasing), its
  * completing event's token index tok (non-decreasing), cps >= 1 code
- * points.  Returns 0, TB_EINVAL (the latency hook returned a negative or
- * NAN value), or TB_ENOMEM (callback mode, or a TTS stage).
+ * points.  Returns 0, TB_EINVAL (the latency or RTF hook returned a
+ * negative, NAN or infinite value), or TB_ENOMEM (callback mode, or a TTS
+ * stage).
  */
 int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps);
 
@@ -210,7 +258,8 @@ int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps);
  * model's cps x 10 / wpm.  Once a timed chunk is added, S sums the given
  * durations (and pre-roll compares against that sum); the formulas above
  * hold unchanged with D_j the given durations.  Returns 0, TB_EINVAL (dur
- * negative, NAN or absurd) or TB_ENOMEM.
+ * negative, NAN or absurd; a hook's value as in tb_playout_add) or
+ * TB_ENOMEM.
  */
 int tb_playout_add_timed(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, double dur);
 

@@ -65,6 +65,42 @@
  * so far behind that its unsent output cannot grow within the budget is
  * dropped, as at its own cap (stats: over_budget).
  *
+ * Text to speech (a mock: eSpeak NG speaks, whatever the voice or model
+ * asked; responses carry "X-Ttsbuf-Mock: tts"), one request per
+ * connection, the PCM mono signed 16-bit little-endian:
+ *   POST /v1/audio/speech                    OpenAI: model, input, voice,
+ *                                            response_format "pcm" (24000 Hz)
+ *   POST /v1/text-to-speech/{voice_id}[/stream]
+ *                                            ElevenLabs: ?output_format=pcm_R
+ *                                            (R 8000 16000 22050 24000 44100
+ *                                            48000); text, model_id
+ *   POST /v1/speak                           Deepgram: ?encoding=linear16&
+ *                                            container=none&sample_rate=R (R
+ *                                            8000 16000 24000 32000 48000,
+ *                                            default 24000); text
+ *   POST /tts/bytes                          Cartesia (Cartesia-Version
+ *                                            header): model_id, transcript,
+ *                                            voice {mode "id", id},
+ *                                            output_format {container "raw",
+ *                                            encoding "pcm_s16le", sample_rate
+ *                                            8000 16000 22050 24000 44100 48000}
+ * Each checks its request as the provider documents it and answers a bad
+ * one (400, 401, 422) with the provider's error body.  With tts_key set,
+ * the dialect's key header must carry it (Authorization: Bearer,
+ * xi-api-key, Authorization: Token, X-API-Key or Authorization: Bearer),
+ * or 401; without it any key, or none, is accepted.  The i-th TTS request
+ * (i from 1, in the order requests are complete) sends its head and first
+ * audio at T + L_i, L_i = tts_latency_at(tts_latency_ud, i) (0 without
+ * the hook); the audio goes out in 20 ms pieces, piece k (bytes b_k
+ * before it, a_k seconds of audio) at T + L_i + max(tts_rtf x a_k,
+ * b_k / drip), as HTTP chunks; X-Ttsbuf-Audio-Bytes says how many bytes
+ * will come (after a cut).  Synthesis runs on one thread of the server's
+ * own, started by the first TTS request: the process's only eSpeak NG
+ * thread (tts.h), so a process runs at most one server that speaks, and
+ * synthesis finishing after T + L_i makes the first byte that late.
+ * Faults: tts_faults for every TTS request, plus the request's model
+ * after its first '+' (faults.h).
+ *
  * Threads: tb_serve_run runs the event loop (epoll + timerfd: no thread per
  * connection) in the calling thread; tb_serve_stop may be called from any
  * thread or a signal handler.  Ownership: the server borrows the stream,
@@ -91,6 +127,12 @@ struct tb_serve_opts {
     struct tb_faults faults;        /* applied to every request */
     size_t max_conns;               /* default 4096 */
     size_t mem_budget;              /* bytes; 0: TB_SERVE_MEM_DEFAULT */
+    /* The mock TTS (above). */
+    double (*tts_latency_at)(void *ud, uint32_t i); /* seconds >= 0; NULL: 0 */
+    void *tts_latency_ud;
+    double tts_rtf;                  /* >= 0 */
+    struct tb_tts_faults tts_faults; /* zero: none */
+    const char *tts_key;             /* borrowed; NULL: any key */
 };
 
 struct tb_serve_stats {
@@ -111,6 +153,8 @@ struct tb_serve_stats {
     uint64_t refused;     /* requests answered 503: over the memory budget */
     uint64_t over_budget; /* connections dropped: their output did not fit it */
     size_t mem_peak;      /* the most request and output buffer bytes held */
+    uint64_t tts;         /* TTS requests answered with audio */
+    uint64_t tts_bytes;   /* audio bytes sent */
 };
 
 struct tb_serve;

@@ -1,6 +1,7 @@
 /*
- * speaker.h - real speech: eSpeak NG synthesis of each chunk, played to a
- * sink on an audio clock, and the eSpeak-timed voice.
+ * speaker.h - real speech: eSpeak NG synthesis of each chunk, or a TTS
+ * provider's PCM as it arrives, played to a sink on an audio clock, and
+ * the eSpeak-timed voice.
  *
  * A speaker is a timed voice (voice.h) for the drain: the drain hands it
  * each chunk's text as the chunk closes, on the drain's thread, and the
@@ -43,6 +44,35 @@
  * synthesized, so playback stalls inside a chunk as the model's does
  * (ttsbuf-model(7)).
  *
+ * A provider's voice (pcm_rate set): a real TTS speaks the chunks, and its
+ * client hands the PCM to the speaker as it arrives (tb_speaker_pcm,
+ * tb_speaker_pcm_end).  eSpeak NG is not started at all (a mock TTS in
+ * the same process may use it), no TTS stage is run, and the sink plays
+ * mono s16le at pcm_rate.  The voice follows the rate model: it counts
+ * each chunk and leaves its duration alone (the true durations are known
+ * only once the audio has come; the caller replays the measured records
+ * for the final numbers).  What each sink does with the bytes:
+ *   portaudio  they go into the player's ring as they arrive, in chunk
+ *              order, and the callback plays them: the gaps are the heard
+ *              ones, on the audio clock; the player's pre-roll counts what
+ *              is queued.  The stream runs at pcm_rate (ALSA's plug or
+ *              PulseAudio resample where the device needs it).
+ *   wav        not tied to the wall clock: every 20 ms frame of chunk j
+ *              (counted from its first byte) is playable at the arrival
+ *              time of the byte that completes it, and plays at the later
+ *              of that and the previous frame's end; playback starts at
+ *              s_1 = max(the first frame's time, when the audio arrived,
+ *              every chunk counted, reaches the pre-roll), or with the
+ *              pre-roll never reached at the last arrival.  The file's
+ *              silences are then the gaps the arrival times make, to a
+ *              sample (with the stall cue, as for eSpeak's speech).
+ *   none       refused (TB_EINVAL): there is nothing to play it on.
+ * Bytes of chunk j+1 wait until chunk j has ended (a client with several
+ * chunks in flight), at most TB_SPEAKER_HELD_MAX_S of audio in all; a
+ * chunk that ends failed is the last one heard.  Every chunk must end
+ * (tb_speaker_pcm_end, failed or not), else the chunks after it wait for
+ * tb_speaker_finish, which plays what came, in order.
+ *
  * Ownership: create/destroy.  Threads: every call from the drain's thread
  * (PortAudio's callback and the feeder are internal).  The library never
  * prints: ALSA/JACK start-up chatter is silenced (tb_speaker_quiet), and
@@ -71,8 +101,8 @@ enum tb_sink_kind { TB_SINK_NONE = 0, TB_SINK_WAV, TB_SINK_PORTAUDIO };
 
 struct tb_speaker_opts {
     enum tb_sink_kind sink;
-    const char *target;  /* wav: the file; portaudio: device name or index (NULL: default) */
-    const char *voice;   /* eSpeak voice name; NULL: "en" */
+    const char *target; /* wav: the file; portaudio: device name or index (NULL: default) */
+    const char *voice;  /* eSpeak voice name; NULL: "en" */
     /* The voice and TTS options, the very struct the playout engine takes
      * (one from the command line to both): wpm (eSpeak's rate,
      * TB_TTS_WPM_MIN..TB_TTS_WPM_MAX), tts_latency (L: a chunk plays no
@@ -81,26 +111,36 @@ struct tb_speaker_opts {
      * connect, RTF or concurrency is TB_EINVAL); rebuffer is not its
      * business (ignored). */
     struct tb_playout_opts play;
-    enum tb_pcmring_cue cue;     /* what a listener hears in a gap */
-    double latency;      /* portaudio: suggested output latency, s (0: default) */
-    size_t ring_frames;  /* player ring (0: 2^22 frames, 190 s at 22.05 kHz) */
-    int count_synthesis; /* sink none: each chunk's measured synthesis time
-                          * is latency (one synthesizer, chunks in turn) */
-    double max_audio_s;  /* wav: the render stops (TB_ERANGE, before anything
-                          * past it is written) rather than pass this many
-                          * seconds (0: TB_AUDIO_MAX_DEFAULT_S; at most
-                          * TB_AUDIO_MAX_S) */
-    double keep_s;       /* wav: the file keeps the first keep_s s of the
-                          * render (0: all of it) */
-    FILE *stream;        /* wav: written here (a seekable file, borrowed)
-                          * instead of the file target */
+    enum tb_pcmring_cue cue;  /* what a listener hears in a gap */
+    double latency;           /* portaudio: suggested output latency, s (0: default) */
+    size_t ring_frames;       /* player ring (0: 2^22 frames, 190 s at 22.05 kHz) */
+    int count_synthesis;      /* sink none: each chunk's measured synthesis time
+                               * is latency (one synthesizer, chunks in turn) */
+    double max_audio_s;       /* wav: the render stops (TB_ERANGE, before anything
+                               * past it is written) rather than pass this many
+                               * seconds (0: TB_AUDIO_MAX_DEFAULT_S; at most
+                               * TB_AUDIO_MAX_S) */
+    double keep_s;            /* wav: the file keeps the first keep_s s of the
+                               * render (0: all of it) */
+    FILE *stream;             /* wav: written here (a seekable file, borrowed)
+                               * instead of the file target */
     const atomic_int *cancel; /* wav: when non-zero (a signal handler may set
                                * it) the render stops, TB_ECANCELED; the
                                * WAV's header then says what was written */
-    int rate_model;      /* durations are the rate model's (above); wpm is
-                          * then the model's, TB_WPM_MIN..TB_WPM_MAX, and
-                          * eSpeak speaks at it clamped to its own range */
+    int rate_model;           /* durations are the rate model's (above); wpm is
+                               * then the model's, TB_WPM_MIN..TB_WPM_MAX, and
+                               * eSpeak speaks at it clamped to its own range */
+    unsigned pcm_rate;        /* 0: eSpeak NG speaks.  Else a provider's PCM at
+                               * this rate, TB_SPEAKER_PCM_RATE_MIN..MAX, is fed
+                               * (above); voice, wpm, count_synthesis, rate_model
+                               * and the TTS stage are then not used */
 };
+
+#define TB_SPEAKER_PCM_RATE_MIN 8000u
+#define TB_SPEAKER_PCM_RATE_MAX 48000u
+/* A provider's audio waiting for an earlier chunk's end or for the
+ * pre-roll (WAV) is at most this long (TB_ETOOBIG past it). */
+#define TB_SPEAKER_HELD_MAX_S 600.0
 
 /* A chunk rendered to the rate model's duration is at most this long (a
  * longer one is TB_ETOOBIG): the stretched PCM is held in one buffer. */
@@ -139,11 +179,12 @@ struct tb_audio_gap_s {
 struct tb_speaker;
 
 /*
- * tb_speaker_create - starts eSpeak NG and the sink (opens the WAV file,
- * or PortAudio's device and stream; the stream runs, playing silence,
- * until tb_speaker_finish).  Returns 0 and *out; TB_EBUSY (eSpeak in use),
- * TB_ERANGE (wpm, an audio cap over TB_AUDIO_MAX_S), TB_EINVAL (voice,
- * options), TB_EIO (file, eSpeak data), TB_EDEVICE (no output device,
+ * tb_speaker_create - starts eSpeak NG (not with pcm_rate) and the sink
+ * (opens the WAV file, or PortAudio's device and stream; the stream runs,
+ * playing silence, until tb_speaker_finish).  Returns 0 and *out;
+ * TB_EBUSY (eSpeak in use), TB_ERANGE (wpm, pcm_rate, an audio cap over
+ * TB_AUDIO_MAX_S), TB_EINVAL (voice, options, pcm_rate with the sink
+ * none), TB_EIO (file, eSpeak data), TB_EDEVICE (no output device,
  * PortAudio failed), TB_ENOMEM.  Detail in err.
  */
 int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, char *err,
@@ -151,6 +192,30 @@ int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, 
 
 /* The voice to put in tb_sim_opts.voice (owned by the speaker). */
 const struct tb_voice *tb_speaker_voice(struct tb_speaker *s);
+
+/*
+ * tb_speaker_pcm - chunk j (1-based, as the drain numbers chunks) received
+ * n more bytes of mono s16le PCM at t (seconds on the run's clock, the
+ * origin of the drain's times; >= 0, finite).  Any split: an odd byte
+ * waits for its other half.  The bytes are copied.  Calls come in the
+ * order they were received, t non-decreasing, from the drain's thread
+ * (the TTS client's callbacks run there).  Returns 0 (bytes of a chunk
+ * after one that failed are dropped), TB_EINVAL (not a pcm_rate speaker,
+ * after finish, j 0, a bad t, chunk j already ended), TB_ETOOBIG (more
+ * than TB_SPEAKER_HELD_MAX_S waiting), TB_ERANGE (the WAV's cap),
+ * TB_ECANCELED (the cancel flag), TB_EIO, TB_ENOMEM.  A failure sticks:
+ * every later call returns it and tb_speaker_finish reports it with its
+ * message.
+ */
+int tb_speaker_pcm(struct tb_speaker *s, uint32_t j, double t, const void *pcm, size_t n);
+
+/*
+ * tb_speaker_pcm_end - chunk j has all its audio (received by t); failed:
+ * the speech ends after what came of it (later chunks are not played, and
+ * the real-time player's silence from there on is the tail, not a gap).
+ * Same thread and returns as tb_speaker_pcm.
+ */
+int tb_speaker_pcm_end(struct tb_speaker *s, uint32_t j, double t, int failed);
 
 /*
  * tb_speaker_finish - the stream has ended: plays out what is queued

@@ -6,7 +6,9 @@
  * the simulator consumes.  Events live in one array, their text in one
  * arena, so a million-event stream costs two allocations, not a million.
  *
- * Ownership: the stream owns both arrays; tb_stream_free() releases them.
+ * Ownership: the stream owns both arrays and its TTS log (tts);
+ * tb_stream_free() releases them.  A copy of the struct is a view or a
+ * move, never a second owner.
  * Threads: a stream is plain data; one writer at a time, any number of
  * readers once writing has finished.
  */
@@ -15,6 +17,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+struct tb_tts_log;
 
 enum tb_kind {
     TB_KIND_CONTENT = 0,  /* spoken text */
@@ -83,16 +87,16 @@ enum tb_end_class {
 
 /* The end of a stream, as recorded. */
 struct tb_stream_end {
-    int kind;                          /* enum tb_end */
-    double t;                          /* when it ended, s since the request was
-                                        * sent; NaN when not known */
-    char error[16];                    /* the error's kind (reader.h's names:
-                                        * "http", "transport", ...), or "" */
-    char message[TB_END_MESSAGE_MAX];  /* its one-line message, or "" */
-    long http_status;                  /* the response's status; 0: none */
-    uint64_t ignored_bytes;            /* bytes of data after the end marker,
-                                        * not kept (blanks not counted) */
-    char finish_reason[32];            /* the server's, or "" */
+    int kind;                         /* enum tb_end */
+    double t;                         /* when it ended, s since the request was
+                                       * sent; NaN when not known */
+    char error[16];                   /* the error's kind (reader.h's names:
+                                       * "http", "transport", ...), or "" */
+    char message[TB_END_MESSAGE_MAX]; /* its one-line message, or "" */
+    long http_status;                 /* the response's status; 0: none */
+    uint64_t ignored_bytes;           /* bytes of data after the end marker,
+                                       * not kept (blanks not counted) */
+    char finish_reason[32];           /* the server's, or "" */
 };
 
 /* "complete", "no_end_marker", ... (above); "?" out of range.  Any thread. */
@@ -117,7 +121,12 @@ struct tb_stream {
     struct tb_server_timing server; /* all -1 unless the provider said */
     char started_at[32];            /* UTC RFC 3339 from a trace header, or "" */
     char command[16];               /* the command that recorded it, or "" */
+    char chunk_policy[24];          /* the recording's chunk policy (a trace
+                                     * header's options.chunk), or "" */
     struct tb_stream_end end;       /* how it ended (unknown unless said) */
+    struct tb_tts_log *tts;         /* what a real TTS did with the stream's
+                                     * chunks (ttsmeas.h), owned; NULL: the
+                                     * run had no live TTS */
 };
 
 /*
@@ -138,11 +147,13 @@ void tb_stream_timing_init(struct tb_server_timing *t);
 /* Empty stream; cannot fail (allocates nothing). */
 void tb_stream_init(struct tb_stream *s);
 
-/* Releases the arrays and re-initialises; NULL is a no-op. */
+/* Releases the arrays (and the TTS log) and re-initialises; NULL is a
+ * no-op. */
 void tb_stream_free(struct tb_stream *s);
 
 /* Forgets all events, the header strings and the end, but keeps the
- * memory, for reuse. */
+ * memory, for reuse.  The TTS log, which belongs to the stream that is
+ * forgotten, is released. */
 void tb_stream_clear(struct tb_stream *s);
 
 /* Grows capacity to at least nev events and ntext bytes of text.

@@ -11,14 +11,20 @@
  *   {"usage": {...}, "server": {"total_ns": 2100000000, "eval_count": 120,
  *    "eval_ns": 1900000000, ...}}               the provider's own timings
  *                                               (Ollama), keys optional
+ *   {"tts": {"chunk": 1, "text": "Hello.", ...}} what a real TTS did with
+ *                                               chunk 1 (version 3, after
+ *                                               the events; the header
+ *                                               then has a "tts" object)
  *   {"end": {"kind": "complete", "t": 2.31, "error": null,
  *            "ignored_bytes": 0}}               how the stream ended
  *                                               (version 2; the last line)
  * Unknown keys are ignored; events with empty text are ignored; blank lines
  * are skipped.  Errors name the place as "NAME:LINE: reason".
  *
- * Versions: the writer writes version 2 (the end line); the reader reads
- * 1 and 2, and traces without a header.  A trace without an end line
+ * Versions: the writer writes version 2 (the end line), or 3 when the
+ * stream has a TTS log (stream.h's tts: the header's "tts" object and
+ * the "tts" lines); the reader reads 1, 2 and 3, and traces without a
+ * header, and puts a version-3 trace's TTS log in the stream.  A trace without an end line
  * (version 1, one cut short, a hand-made one) reads with an unknown end
  * (stream.h), which every command says; version 1 has no end line.
  *
@@ -32,8 +38,12 @@
 
 #include "ttsbuf/stream.h"
 
-/* The format version this ttsbuf writes (it reads 1 too). */
-#define TB_TRACE_VERSION 2
+/* The newest format version this ttsbuf reads and writes: 3, the "tts"
+ * lines, written only when the stream has a TTS log; other streams are
+ * written as version 2 (TB_TRACE_VERSION_BASE), which older ttsbufs read.
+ * It reads 1 to 3. */
+#define TB_TRACE_VERSION 3
+#define TB_TRACE_VERSION_BASE 2
 
 /* Longest line accepted, in bytes (ttsbuf(1) LIMITS). */
 #define TB_TRACE_LINE_MAX (4u << 20)
@@ -43,7 +53,8 @@
  * trace named `name` in messages, appending to `out`.
  * Returns 0; TB_EFORMAT for invalid JSON, a missing or non-numeric or
  * negative "t", "t" going backwards, a bad "kind" or "tokens", invalid
- * UTF-8, a bad end line or a line after it; TB_ETOOBIG for a line over
+ * UTF-8, a bad end line or a line after it, a bad "tts" object or line
+ * (every rule of ttsbuf-trace(5), the key named); TB_ETOOBIG for a line over
  * TB_TRACE_LINE_MAX; TB_EEMPTY when the trace holds no event (the stream
  * then holds the header and the end, which a recording of a request that
  * failed has: the message says how it ended); TB_ENOMEM.  Detail in err.
@@ -59,8 +70,9 @@ int tb_trace_load_file(const char *path, struct tb_stream *out, char *err, size_
 
 /*
  * tb_trace_write - writes the stream as a trace (version
- * TB_TRACE_VERSION): a header line (with model/base_url when set), one
- * line per event, a usage line when known, and the end line.
+ * TB_TRACE_VERSION_BASE, or TB_TRACE_VERSION with a TTS log): a header
+ * line (with model/base_url when set, and the TTS), one line per event, a
+ * usage line when known, a "tts" line per TTS record, and the end line.
  * Numbers are printed so that they read back bit-identical.
  * Returns 0, TB_ENOMEM, or TB_EIO when the FILE reports an error.
  */

@@ -24,18 +24,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ttsbuf/stats.h"
+
 /* How a chunk's synthesis ended ("none" when it completed). */
 enum tb_tts_fail {
-    TB_TTS_OK = 0,      /* "none": the whole body came */
-    TB_TTS_HTTP,        /* "http": a status other than 2xx (status, message) */
-    TB_TTS_CUT,         /* "cut": the body ended early (the connection closed
-                         * or reset mid-audio, or fewer bytes than announced) */
-    TB_TTS_TIMEOUT,     /* "timeout": no byte for the idle timeout, or the total */
-    TB_TTS_TRANSPORT,   /* "transport": refused, DNS, TLS, ... */
-    TB_TTS_FORMAT,      /* "format": not audio (a JSON or HTML body with 200,
-                         * an odd number of PCM bytes) */
-    TB_TTS_CANCELED,    /* "canceled": not sent or stopped because the run
-                         * ended (the user, or an earlier chunk failed) */
+    TB_TTS_OK = 0,    /* "none": the whole body came */
+    TB_TTS_HTTP,      /* "http": a status other than 2xx (status, message) */
+    TB_TTS_CUT,       /* "cut": the body ended early (the connection closed
+                       * or reset mid-audio, or fewer bytes than announced) */
+    TB_TTS_TIMEOUT,   /* "timeout": no byte for the idle timeout, or the total */
+    TB_TTS_TRANSPORT, /* "transport": refused, DNS, TLS, ... */
+    TB_TTS_FORMAT,    /* "format": not audio (a JSON or HTML body with 200,
+                       * an odd number of PCM bytes) */
+    TB_TTS_CANCELED,  /* "canceled": not sent or stopped because the run
+                       * ended (the user, or an earlier chunk failed) */
     TB_TTS_FAIL__COUNT
 };
 
@@ -57,20 +59,20 @@ struct tb_tts_arrival {
 #define TB_TTS_MESSAGE_MAX 256
 
 struct tb_tts_chunk {
-    uint32_t chunk;   /* j, 1-based, as the playout numbers chunks */
-    uint32_t chars;   /* code points of the text sent */
-    uint64_t text;    /* offset of the text in the log's arena */
-    uint32_t len;     /* its length in bytes */
-    double sent;      /* the request was handed to the transport */
-    double first_byte; /* the first audio byte; NAN when none came */
-    double end;       /* the transfer ended (complete or not); NAN: never sent */
-    uint64_t bytes;   /* audio bytes received (whole frames) */
-    unsigned rate;    /* sample rate, Hz */
-    double duration;  /* bytes / 2 / rate, seconds */
+    uint32_t chunk;             /* j, 1-based, as the playout numbers chunks */
+    uint32_t chars;             /* code points of the text sent */
+    uint64_t text;              /* offset of the text in the log's arena */
+    uint32_t len;               /* its length in bytes */
+    double sent;                /* the request was handed to the transport */
+    double first_byte;          /* the first audio byte; NAN when none came */
+    double end;                 /* the transfer ended (complete or not); NAN: never sent */
+    uint64_t bytes;             /* audio bytes received (whole frames) */
+    unsigned rate;              /* sample rate, Hz */
+    double duration;            /* bytes / 2 / rate, seconds */
     struct tb_tts_arrival *arr; /* owned; narr points, t non-decreasing */
     uint32_t narr;
-    int fail;         /* enum tb_tts_fail */
-    long status;      /* the HTTP status; 0: none came */
+    int fail;                         /* enum tb_tts_fail */
+    long status;                      /* the HTTP status; 0: none came */
     char message[TB_TTS_MESSAGE_MAX]; /* the provider's message, one safe
                                        * line with secrets scrubbed, or "" */
 };
@@ -84,8 +86,9 @@ struct tb_tts_log {
     uint64_t arena_len, arena_cap;
     char api[16];    /* "openai", "elevenlabs", "deepgram", "cartesia" */
     char url[256];   /* the endpoint, secrets masked */
-    char model[128]; /* --tts-model, or "" */
-    char voice[128]; /* --tts-voice, or "" */
+    char model[128]; /* the model sent (the dialect's default when none
+                      * was given), or "" */
+    char voice[128]; /* the voice sent, likewise, or "" */
     int concurrency; /* chunks in flight at most (the client's N) */
     int mock;        /* 1 when ttsbuf's own mock answered */
 };
@@ -120,10 +123,40 @@ static inline const char *tb_tts_log_text(const struct tb_tts_log *l, size_t i)
 
 /*
  * tb_tts_chunk_model - the model's quantities (top of this file): *lat
- * = L_j, *rtf = R_j, *dur = D_j.  Returns 0, or TB_EINVAL when the record
- * has no first byte or no end (a failed chunk: the playout has nothing to
- * replay for it).
+ * = L_j, *rtf = R_j, *dur = D_j.  A chunk that completed with no audio
+ * (blank text, not sent; or text the provider answered with silence) has
+ * no first byte: L_j = end - sent, R_j = 0, D_j = 0.  Returns 0, or
+ * TB_EINVAL when the record has no end, or failed without a first byte
+ * (the playout has nothing to replay for it).
  */
 int tb_tts_chunk_model(const struct tb_tts_chunk *c, double *lat, double *rtf, double *dur);
+
+/*
+ * The TTS statistics of a log (the run and sim reports' "tts" block):
+ *   chunks      records in the log
+ *   sent        records whose request was sent (sent not NAN)
+ *   failed      records that failed (fail other than "none" and
+ *               "canceled"); canceled: those the run's end stopped
+ *   first_byte  first-byte latency L_j = first_byte - sent, seconds, over
+ *               the chunks with a first byte (stats.h's block)
+ *   rtf         the real-time factor R_j (ttsmeas.h's mapping) over the
+ *               chunks tb_tts_chunk_model takes with a duration > 0
+ *   chars       code points sent (the sent chunks' chars)
+ *   audio_s     seconds of audio received (every chunk's duration, a
+ *               cut chunk's part too)
+ * A block over no sample is NAN throughout (count 0); audio_s is NAN
+ * when no chunk was sent.
+ */
+struct tb_tts_stats {
+    uint32_t chunks, sent, failed, canceled;
+    struct tb_stats first_byte;
+    struct tb_stats rtf;
+    uint64_t chars;
+    double audio_s;
+};
+
+/* Fills *out from l (not changed).  Returns 0 or TB_ENOMEM (two arrays
+ * of l->n doubles).  Any thread. */
+int tb_tts_stats_of(const struct tb_tts_log *l, struct tb_tts_stats *out);
 
 #endif

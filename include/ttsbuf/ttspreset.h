@@ -33,10 +33,10 @@ struct tb_ttspreset_source {
 /* One figure.  known = 0: no source gives it, note says so. */
 struct tb_ttspreset_fig {
     int known;
-    double value; /* latency: unused (see spec); others: the figure */
-    const char *spec; /* latency only: a ttslat.h spec, or NULL */
+    double value;                             /* latency: unused (see spec); others: the figure */
+    const char *spec;                         /* latency only: a ttslat.h spec, or NULL */
     const struct tb_ttspreset_source *source; /* NULL when unknown */
-    const char *note; /* never NULL for an unknown figure */
+    const char *note;                         /* never NULL for an unknown figure */
 };
 
 /* The input policy the engine implies (its documented default). */
@@ -55,7 +55,7 @@ struct tb_ttspreset {
     enum tb_ttspreset_policy policy;
     unsigned schedule[TB_TTSPRESET_SCHEDULE_MAX]; /* SCHEDULE: characters */
     size_t schedule_n;
-    double max_delay_s; /* MAX_DELAY: seconds */
+    double max_delay_s;                              /* MAX_DELAY: seconds */
     const struct tb_ttspreset_source *policy_source; /* NULL when none */
     const char *policy_note;
 };

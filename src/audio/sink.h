@@ -31,6 +31,11 @@ struct tb_sink_ops {
      * The sink copies it.  Returns 0 or a TB_E* code with detail in err. */
     int (*chunk)(struct tb_sink *s, double due, double delay, const int16_t *pcm, size_t n,
                  char *err, size_t errlen);
+    /* No more PCM (a fed provider's speech failed before the stream
+     * ended): the player ends once what was handed over has played, so
+     * the silence until finish is the tail, not a gap.  NULL: the sink
+     * needs no word (the WAV sink's clock only moves when asked). */
+    void (*end)(struct tb_sink *s);
     /* End of stream: play out, close.  Returns 0 or a TB_E* code. */
     int (*finish)(struct tb_sink *s, char *err, size_t errlen);
     void (*destroy)(struct tb_sink *s);

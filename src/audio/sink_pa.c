@@ -149,14 +149,22 @@ static int pa_chunk(struct tb_sink *s, double due, double delay, const int16_t *
     return 0;
 }
 
-static void stop_feeder(struct pa_sink *p)
+/* The feeder writes what is queued, ends the player and stops; finish
+ * joins it. */
+static void pa_end(struct tb_sink *s)
 {
-    if (!p->feeder_up)
-        return;
+    struct pa_sink *p = (struct pa_sink *)s;
     pthread_mutex_lock(&p->mu);
     p->ending = 1;
     pthread_cond_signal(&p->cv);
     pthread_mutex_unlock(&p->mu);
+}
+
+static void stop_feeder(struct pa_sink *p)
+{
+    if (!p->feeder_up)
+        return;
+    pa_end(&p->base);
     pthread_join(p->feeder, NULL);
     p->feeder_up = 0;
 }
@@ -215,7 +223,8 @@ static void pa_destroy(struct tb_sink *s)
     free(p);
 }
 
-static const struct tb_sink_ops pa_ops = {pa_chunk, pa_finish, pa_destroy};
+static const struct tb_sink_ops pa_ops = {
+    .chunk = pa_chunk, .end = pa_end, .finish = pa_finish, .destroy = pa_destroy};
 
 /* Device by index ("3") or by a case-sensitive part of its name. */
 static PaDeviceIndex find_device(const char *want)

@@ -41,15 +41,15 @@
 struct wav_sink {
     struct tb_sink base;
     FILE *f;
-    int own;           /* f is ours to close */
-    const char *path;  /* for messages */
-    uint64_t pos;      /* frames the clock has advanced */
-    uint64_t max;      /* the cap, frames */
-    uint64_t keep;     /* frames kept in the file (<= max) */
-    double max_s;      /* the cap, s */
+    int own;          /* f is ours to close */
+    const char *path; /* for messages */
+    uint64_t pos;     /* frames the clock has advanced */
+    uint64_t max;     /* the cap, frames */
+    uint64_t keep;    /* frames kept in the file (<= max) */
+    double max_s;     /* the cap, s */
     const atomic_int *cancel;
-    int failed;        /* an I/O error: the file is given up */
-    int stopped;       /* the cap or the cancel flag ended the render */
+    int failed;  /* an I/O error: the file is given up */
+    int stopped; /* the cap or the cancel flag ended the render */
     int16_t block[BLOCK];
 };
 
@@ -193,7 +193,8 @@ static void wav_destroy(struct tb_sink *s)
     free(w);
 }
 
-static const struct tb_sink_ops wav_ops = {wav_chunk, wav_finish, wav_destroy};
+static const struct tb_sink_ops wav_ops = {
+    .chunk = wav_chunk, .end = NULL, .finish = wav_finish, .destroy = wav_destroy};
 
 int tb_sink_wav_create(const struct tb_sink_wav_opts *o, const struct tb_pcmring_opts *po,
                        struct tb_sink **out, char *err, size_t errlen)
@@ -216,8 +217,8 @@ int tb_sink_wav_create(const struct tb_sink_wav_opts *o, const struct tb_pcmring
     w->path = o->path != NULL ? o->path : "the WAV stream";
     w->max_s = o->max_s;
     w->max = (uint64_t)frames;
-    w->keep = o->keep_s > 0 && o->keep_s * po->rate < frames ? (uint64_t)(o->keep_s * po->rate)
-                                                             : w->max;
+    w->keep =
+        o->keep_s > 0 && o->keep_s * po->rate < frames ? (uint64_t)(o->keep_s * po->rate) : w->max;
     w->cancel = o->cancel;
     rc = tb_pcmring_create(po, &w->base.player);
     if (rc != 0) {

@@ -12,11 +12,11 @@
 
 /* Where and how much the WAV sink writes. */
 struct tb_sink_wav_opts {
-    const char *path;          /* the file (created), or NULL with stream */
-    FILE *stream;              /* or a seekable file, borrowed (not closed) */
-    double max_s;              /* the clock stops here: TB_ERANGE (> 0) */
-    double keep_s;             /* the file keeps the first keep_s s (0: all) */
-    const atomic_int *cancel;  /* non-zero: stop (TB_ECANCELED); may be NULL */
+    const char *path;         /* the file (created), or NULL with stream */
+    FILE *stream;             /* or a seekable file, borrowed (not closed) */
+    double max_s;             /* the clock stops here: TB_ERANGE (> 0) */
+    double keep_s;            /* the file keeps the first keep_s s (0: all) */
+    const atomic_int *cancel; /* non-zero: stop (TB_ECANCELED); may be NULL */
 };
 
 /* Returns 0 and *out, or a TB_E* code with detail in err (TB_ERANGE for a

@@ -13,6 +13,10 @@
  * own length to the model's; sonic keeps the pitch.  Its output after a
  * flush is within a pitch period of the asked length, so it is cut or
  * padded with silence to the exact frame count.
+ *
+ * With pcm_rate the speaker speaks nothing itself: a provider's PCM comes
+ * in through tb_speaker_pcm, pcmfeed.c puts it in chunk order and times
+ * it, and pcm_out hands it to the sink.
  */
 #include "ttsbuf/speaker.h"
 
@@ -27,6 +31,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "pcmfeed.h"
 #include "play/tts_stage.h"
 #include "sink.h"
 #include "sink_pa.h"
@@ -69,8 +74,8 @@ struct tb_speaker {
     struct tb_audio_result res;
     int16_t *sbuf; /* the stretched chunk (rate model) */
     size_t scap;
-    double model_s;  /* rate model: seconds rendered so far, and */
-    uint64_t sframes; /* the frames they became */
+    double model_s;              /* rate model: seconds rendered so far, and */
+    uint64_t sframes;            /* the frames they became */
     struct tb_audio_gap_s *gaps; /* after finish, in seconds */
     size_t ngaps;
     struct tb_tts_stage *stage; /* the TTS stage's schedule, when one is set */
@@ -79,8 +84,10 @@ struct tb_speaker {
     size_t nheld, heldcap;
     int16_t *hpcm; /* and their PCM */
     size_t hpcm_n, hpcm_cap;
-    double due_last; /* the latest due time handed to the sink */
-    double t_entry;  /* the monotonic clock when the drain handed the chunk */
+    double due_last;         /* the latest due time handed to the sink */
+    double t_entry;          /* the monotonic clock when the drain handed the chunk */
+    struct tb_pcmfeed *feed; /* pcm_rate: the provider's PCM, in chunk order */
+    int sink_ended;          /* the feed's speech failed: the sink was told */
     char err[256];
 };
 
@@ -356,7 +363,7 @@ static int piece(struct tb_speaker *s, double c, double due, const int16_t *pcm,
  */
 static int stage_play(struct tb_speaker *s, double c, double d, const int16_t *pcm, size_t n)
 {
-    double rtf = s->o.play.tts_rtf;
+    double rtf;
     size_t fr = (size_t)llround(TB_FRAME_S * s->rate);
     struct tb_tts_times t;
     int rc;
@@ -365,11 +372,12 @@ static int stage_play(struct tb_speaker *s, double c, double d, const int16_t *p
     rc = tb_tts_stage_add(s->stage, c, s->chunks, 1, d);
     if (rc != 0) {
         snprintf(s->err, sizeof(s->err), "chunk %" PRIu64 ": %s", s->chunks,
-                 rc == TB_EINVAL ? "the TTS latency is not a finite number >= 0"
+                 rc == TB_EINVAL ? "the TTS latency or real-time factor is not a finite number >= 0"
                                  : "out of memory");
         return rc;
     }
     tb_tts_stage_last(s->stage, &t);
+    rtf = t.r; /* R_j: the constant, or the chunk's own from the RTF hook */
     if (!(rtf > 1.0) || n == 0 || fr == 0)
         rc = piece(s, c, t.f, pcm, n);
     for (uint64_t k = 0; rc == 0 && rtf > 1.0 && fr != 0 && (size_t)k * fr < n; k++) {
@@ -390,6 +398,8 @@ static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t
     (void)index;
     (void)cps;
     s->chunks++;
+    if (s->feed != NULL)
+        return 0; /* the provider speaks it: tb_speaker_pcm */
     if (s->o.rate_model) {
         if (s->o.sink == TB_SINK_NONE)
             return 0; /* nothing to render: the rate model is the whole answer */
@@ -439,6 +449,86 @@ static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t
     return rc;
 }
 
+/* The WAV file or the PortAudio stream, playing the player po. */
+static int open_sink(struct tb_speaker *s, const struct tb_pcmring_opts *po, char *err,
+                     size_t errlen)
+{
+    const struct tb_speaker_opts *o = &s->o;
+    if (o->sink == TB_SINK_WAV) {
+        struct tb_sink_wav_opts wo = {o->target, o->stream,
+                                      o->max_audio_s > 0 ? o->max_audio_s : TB_AUDIO_MAX_DEFAULT_S,
+                                      o->keep_s, o->cancel};
+        return tb_sink_wav_create(&wo, po, &s->sink, err, errlen);
+    }
+    tb_speaker_quiet();
+    return tb_sink_pa_create(o->target, o->latency > 0 ? o->latency : TB_PA_LATENCY_DEFAULT, po,
+                             &s->sink, err, errlen);
+}
+
+/* A piece of the provider's PCM to the sink (pcmfeed.h's out): the WAV
+ * sink plays it from due, the real-time sink now. */
+static int pcm_out(void *ud, double due, const int16_t *pcm, size_t n)
+{
+    struct tb_speaker *s = ud;
+    if (due < s->due_last)
+        due = s->due_last;
+    s->due_last = due;
+    s->frames += n;
+    return s->sink->ops->chunk(s->sink, due, 0.0, pcm, n, s->err, sizeof(s->err));
+}
+
+/* A speaker for a provider's PCM (pcm_rate): no eSpeak NG, no stage; the
+ * sink at pcm_rate, and the feed that orders and times what arrives. */
+static int pcm_create(const struct tb_speaker_opts *o, struct tb_speaker **out, char *err,
+                      size_t errlen)
+{
+    struct tb_speaker *s;
+    struct tb_pcmring_opts po;
+    struct tb_pcmfeed_opts fo;
+    int rc;
+    if (o->pcm_rate < TB_SPEAKER_PCM_RATE_MIN || o->pcm_rate > TB_SPEAKER_PCM_RATE_MAX)
+        return tb_seterr(err, errlen, TB_ERANGE, "a sample rate of %u Hz is outside %u to %u",
+                         o->pcm_rate, TB_SPEAKER_PCM_RATE_MIN, TB_SPEAKER_PCM_RATE_MAX);
+    if (o->sink == TB_SINK_NONE)
+        return tb_seterr(err, errlen, TB_EINVAL,
+                         "the provider's audio needs a sink to play it (wav or portaudio)");
+    s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
+    s->o = *o;
+    s->voice.chunk = on_chunk;
+    s->voice.ud = s;
+    s->voice.follows_rate = 1;
+    s->voice.model = "rate";
+    s->rate = o->pcm_rate;
+    tb_clock_monotonic_init(&s->mono);
+    memset(&po, 0, sizeof(po));
+    po.rate = s->rate;
+    po.capacity = o->ring_frames ? o->ring_frames : ((size_t)1 << 22);
+    /* The WAV sink's start is the feed's (s_1); the real-time sink's, its
+     * player's own pre-roll over what is queued. */
+    po.preroll = o->sink == TB_SINK_WAV ? 0.0 : o->play.preroll;
+    po.cue = o->cue;
+    fo = (struct tb_pcmfeed_opts){.rate = s->rate,
+                                  .timed = o->sink == TB_SINK_WAV,
+                                  .preroll = o->play.preroll,
+                                  .max_held = (size_t)(TB_SPEAKER_HELD_MAX_S * s->rate),
+                                  .out = pcm_out,
+                                  .ud = s};
+    rc = tb_pcmfeed_create(&fo, &s->feed);
+    if (rc != 0)
+        rc = tb_seterr(err, errlen, rc, "%s",
+                       rc == TB_ENOMEM ? "out of memory" : "bad pre-roll for the audio");
+    if (rc == 0)
+        rc = open_sink(s, &po, err, errlen);
+    if (rc != 0) {
+        tb_speaker_destroy(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
 int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, char *err,
                       size_t errlen)
 {
@@ -453,6 +543,8 @@ int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, 
     if (!(o->play.tts_connect >= 0.0) || !(o->play.tts_rtf >= 0.0) || o->play.tts_concurrency < 0)
         return tb_seterr(err, errlen, TB_EINVAL,
                          "negative TTS connect latency, RTF or concurrency");
+    if (o->pcm_rate != 0)
+        return pcm_create(o, out, err, errlen);
     s = calloc(1, sizeof(*s));
     if (s == NULL)
         return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
@@ -498,15 +590,8 @@ int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, 
     if (o->sink == TB_SINK_NONE) {
         s->cache = calloc(CACHE_SLOTS, sizeof(*s->cache));
         rc = s->cache == NULL ? tb_seterr(err, errlen, TB_ENOMEM, "out of memory") : 0;
-    } else if (o->sink == TB_SINK_WAV) {
-        struct tb_sink_wav_opts wo = {o->target, o->stream,
-                                      o->max_audio_s > 0 ? o->max_audio_s : TB_AUDIO_MAX_DEFAULT_S,
-                                      o->keep_s, o->cancel};
-        rc = tb_sink_wav_create(&wo, &po, &s->sink, err, errlen);
     } else {
-        tb_speaker_quiet();
-        rc = tb_sink_pa_create(o->target, o->latency > 0 ? o->latency : TB_PA_LATENCY_DEFAULT, &po,
-                               &s->sink, err, errlen);
+        rc = open_sink(s, &po, err, errlen);
     }
     if (rc != 0) {
         tb_speaker_destroy(s);
@@ -519,6 +604,52 @@ int tb_speaker_create(const struct tb_speaker_opts *o, struct tb_speaker **out, 
 const struct tb_voice *tb_speaker_voice(struct tb_speaker *s)
 {
     return &s->voice;
+}
+
+/* Whether a PCM call may go on: 0, or the code to return. */
+static int pcm_ready(struct tb_speaker *s)
+{
+    if (s->feed == NULL || s->finished)
+        return TB_EINVAL; /* not a PCM speaker, or the stream is over */
+    if (s->failed)
+        return s->failed;
+    if (s->o.cancel != NULL && atomic_load_explicit(s->o.cancel, memory_order_relaxed) != 0) {
+        snprintf(s->err, sizeof(s->err), "interrupted");
+        return s->failed = TB_ECANCELED;
+    }
+    return 0;
+}
+
+/* After a PCM call: a failure is the speaker's; a speech that a failed
+ * chunk ended is the sink's tail from here. */
+static int pcm_done(struct tb_speaker *s, int rc)
+{
+    if (rc != 0) {
+        s->failed = rc;
+        return rc;
+    }
+    if (tb_pcmfeed_over(s->feed) && !s->sink_ended) {
+        s->sink_ended = 1;
+        if (s->sink->ops->end != NULL)
+            s->sink->ops->end(s->sink);
+    }
+    return 0;
+}
+
+int tb_speaker_pcm(struct tb_speaker *s, uint32_t j, double t, const void *pcm, size_t n)
+{
+    int rc = pcm_ready(s);
+    if (rc != 0)
+        return rc;
+    return pcm_done(s, tb_pcmfeed_data(s->feed, j, t, pcm, n, s->err, sizeof(s->err)));
+}
+
+int tb_speaker_pcm_end(struct tb_speaker *s, uint32_t j, double t, int failed)
+{
+    int rc = pcm_ready(s);
+    if (rc != 0)
+        return rc;
+    return pcm_done(s, tb_pcmfeed_end(s->feed, j, t, failed, s->err, sizeof(s->err)));
 }
 
 static void fill_result(struct tb_speaker *s)
@@ -578,6 +709,8 @@ int tb_speaker_finish(struct tb_speaker *s, struct tb_audio_result *r, char *err
             tb_tts_stage_close(s->stage);
             s->failed = release(s);
         }
+        if (s->feed != NULL && !s->failed)
+            s->failed = tb_pcmfeed_finish(s->feed, s->err, sizeof(s->err));
         if (s->sink != NULL)
             rc = s->sink->ops->finish(s->sink, err, errlen);
         else if (s->failed)
@@ -624,5 +757,6 @@ void tb_speaker_destroy(struct tb_speaker *s)
     free(s->held);
     free(s->hpcm);
     tb_tts_stage_destroy(s->stage);
+    tb_pcmfeed_destroy(s->feed);
     free(s);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ttsbuf/error.h"
+#include "ttsbuf/ttsmeas.h"
 
 void tb_stream_init(struct tb_stream *s)
 {
@@ -72,6 +73,8 @@ void tb_stream_free(struct tb_stream *s)
         return;
     free(s->ev);
     free(s->text);
+    tb_tts_log_free(s->tts);
+    free(s->tts);
     tb_stream_init(s);
 }
 
@@ -88,8 +91,12 @@ void tb_stream_clear(struct tb_stream *s)
     s->model[0] = '\0';
     s->base_url[0] = '\0';
     s->provider[0] = '\0';
+    s->chunk_policy[0] = '\0';
     tb_stream_timing_init(&s->server);
     tb_stream_end_init(&s->end);
+    tb_tts_log_free(s->tts);
+    free(s->tts);
+    s->tts = NULL;
 }
 
 void tb_stream_shrink(struct tb_stream *s)

@@ -137,11 +137,63 @@ int tb_tts_chunk_received(struct tb_tts_chunk *c, double t, uint64_t n)
 
 int tb_tts_chunk_model(const struct tb_tts_chunk *c, double *lat, double *rtf, double *dur)
 {
+    if (isnan(c->first_byte) && c->fail == TB_TTS_OK && c->bytes == 0 && !isnan(c->sent) &&
+        !isnan(c->end) && c->end >= c->sent) {
+        /* complete with nothing to say (a blank chunk, or text a provider
+         * speaks as silence): it is "ready" when it ended, and lasts 0 */
+        *lat = c->end - c->sent;
+        *rtf = 0.0;
+        *dur = 0.0;
+        return 0;
+    }
     if (isnan(c->first_byte) || isnan(c->end) || isnan(c->sent) || c->end < c->first_byte ||
         c->first_byte < c->sent)
         return TB_EINVAL;
     *lat = c->first_byte - c->sent;
     *dur = c->duration;
     *rtf = c->duration > 0 ? (c->end - c->first_byte) / c->duration : 0.0;
+    return 0;
+}
+
+int tb_tts_stats_of(const struct tb_tts_log *l, struct tb_tts_stats *out)
+{
+    double *lat = NULL, *rtf = NULL;
+    size_t nl = 0, nr = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (l->n > 0) {
+        lat = malloc(l->n * sizeof(*lat));
+        rtf = malloc(l->n * sizeof(*rtf));
+        if (lat == NULL || rtf == NULL) {
+            free(lat);
+            free(rtf);
+            return TB_ENOMEM;
+        }
+    }
+    out->chunks = (uint32_t)l->n;
+    out->audio_s = 0.0;
+    for (size_t i = 0; i < l->n; i++) {
+        const struct tb_tts_chunk *c = &l->c[i];
+        double L, R, D;
+        if (!isnan(c->sent)) {
+            out->sent++;
+            out->chars += c->chars;
+        }
+        if (c->fail == TB_TTS_CANCELED)
+            out->canceled++;
+        else if (c->fail != TB_TTS_OK)
+            out->failed++;
+        out->audio_s += c->duration;
+        if (!isnan(c->sent) && !isnan(c->first_byte) && c->first_byte >= c->sent)
+            lat[nl++] = c->first_byte - c->sent;
+        if (tb_tts_chunk_model(c, &L, &R, &D) == 0 && D > 0)
+            rtf[nr++] = R;
+    }
+    if (out->sent == 0)
+        out->audio_s = NAN;
+    tb_stats_of(lat, nl, &out->first_byte);
+    tb_stats_of(rtf, nr, &out->rtf);
+    free(lat);
+    free(rtf);
     return 0;
 }

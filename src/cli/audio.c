@@ -117,8 +117,8 @@ void tb_cli_audio_rate_model(struct tb_cli_audio *a, const struct tb_stream *s,
     struct tb_sim_opts ro = *o;
     struct tb_clock vc;
     char err[256];
-    if (!a->espeak)
-        return; /* the run is the rate model's */
+    if (!a->espeak || a->pcm_rate != 0)
+        return;      /* the run is the rate model's, or a real TTS's, measured */
     ro.voice = NULL; /* the speaker's voice would speak it again */
     tb_clock_virtual_init(&vc);
     a->have_rate = s->n > 0 && tb_sim_run(s, &ro, &vc, NULL, NULL, &a->rate, err, sizeof(err)) == 0;
@@ -191,8 +191,8 @@ static int audio_bound(const struct tb_cli_audio *a, const struct tb_sim_opts *o
     tb_cli_error("%s: the audio would last at least %.1f s (speech until t = %g s, + %g s of "
                  "TTS latency), over the %.0f s cap; --audio-max raises it (at most %.0f s, a "
                  "WAV file's 4 GiB)",
-                 a->html_f != NULL ? "--html" : "--audio wav", until + o->play.tts_latency,
-                 until, o->play.tts_latency, max, TB_AUDIO_MAX_S);
+                 a->html_f != NULL ? "--html" : "--audio wav", until + o->play.tts_latency, until,
+                 o->play.tts_latency, max, TB_AUDIO_MAX_S);
     return TB_ETOOBIG;
 }
 
@@ -203,7 +203,7 @@ int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o, const stru
     int rc;
     if (!tb_cli_audio_wanted(a))
         return 0;
-    if (tb_seg_policy_timed(o->seg.policy)) {
+    if (tb_seg_policy_timed(o->seg.policy) && a->pcm_rate == 0) {
         /* Its minimum TPS re-cuts the stream at every rate: eSpeak would
          * have to render every re-cut chunk again. */
         tb_cli_error("--chunk %s: the minimum TPS of a time-based policy is modelled with the rate "
@@ -227,6 +227,7 @@ int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o, const stru
     so.stream = a->html_f;
     so.cancel = a->cancel;
     so.rate_model = !a->espeak;
+    so.pcm_rate = a->pcm_rate;
     rc = tb_speaker_create(&so, &a->sp, err, sizeof(err));
     if (rc == TB_EDEVICE) {
         tb_cli_error("--audio %s: %s; no sound card? try --audio wav:FILE", a->spec, err);

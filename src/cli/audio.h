@@ -30,6 +30,9 @@ struct tb_cli_audio {
     enum tb_sink_kind sink;
     const char *target;
     int espeak;          /* --voice-model espeak (implied by a sink) */
+    unsigned pcm_rate;   /* a real TTS speaks (run --tts-url): the sink plays
+                          * its PCM at this rate, eSpeak NG is not started
+                          * (speaker.h); 0: eSpeak NG */
     int count_synthesis; /* --voice-model espeak+synthesis */
     const char *voice;
     enum tb_pcmring_cue cue;
@@ -38,12 +41,12 @@ struct tb_cli_audio {
     struct tb_audio_result res;
     struct tb_audio_gap_s *gaps;
     size_t ngaps;
-    double max_s;              /* --audio-max (0: TB_AUDIO_MAX_DEFAULT_S) */
-    double keep_s;             /* the WAV keeps the first keep_s s (0: all) */
-    const atomic_int *cancel;  /* set by the command: stops a WAV render */
-    int have_rate;             /* rate-model result below is filled */
-    FILE *html_f;              /* the WAV rendered for --html alone: a file
-                                * without a name (tmpfile), or NULL */
+    double max_s;             /* --audio-max (0: TB_AUDIO_MAX_DEFAULT_S) */
+    double keep_s;            /* the WAV keeps the first keep_s s (0: all) */
+    const atomic_int *cancel; /* set by the command: stops a WAV render */
+    int have_rate;            /* rate-model result below is filled */
+    FILE *html_f;             /* the WAV rendered for --html alone: a file
+                               * without a name (tmpfile), or NULL */
     struct tb_sim_result rate;
 };
 

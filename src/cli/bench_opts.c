@@ -140,7 +140,6 @@ const char *const tb_cli_bench_notes[] = {
     NULL,
 };
 
-
 /* A comma-separated list of numbers in [lo, hi].  0 or TB_EINVAL /
  * TB_ERANGE (printed). */
 static int parse_list(const char *flag, const char *s, double lo, double hi, int integer,
@@ -344,8 +343,8 @@ static int levels_of(const struct tb_cli_bench *a, struct tb_bench_meta *m)
             m->levels[i].concurrency = (uint32_t)a->max_conc;
         }
     } else {
-        if ((rc = parse_list("-c", a->conc != NULL ? a->conc : DEFAULT_LEVELS, 1,
-                             TB_BENCH_CONC_MAX, 1, v, &n)) != 0)
+        if ((rc = parse_list("-c", a->conc != NULL ? a->conc : DEFAULT_LEVELS, 1, TB_BENCH_CONC_MAX,
+                             1, v, &n)) != 0)
             return rc;
         for (uint32_t i = 0; i < n; i++) {
             m->levels[i].mode = TB_BENCH_CLOSED;

@@ -126,7 +126,7 @@ static void gate_text(char *buf, size_t len, const struct tb_cli_gate *g)
 }
 
 size_t tb_cli_gates_check(const struct tb_cli_gate *g, size_t ng, const struct tb_bench_meta *m,
-                      const struct tb_bench_summary *s)
+                          const struct tb_bench_summary *s)
 {
     size_t failed = 0;
     /* Failures come after the report: on one terminal or log, the
@@ -181,7 +181,7 @@ void tb_cli_bench_report_warnings(const struct tb_bench_recs *recs, int quiet)
 }
 
 int tb_cli_bench_summaries(const struct tb_bench_meta *m, const struct tb_bench_recs *recs,
-                       struct tb_bench_summary *s)
+                           struct tb_bench_summary *s)
 {
     for (uint32_t l = 0; l < m->nlevels; l++) {
         if (tb_bench_summarize(recs, l, &s[l]) != 0) {
@@ -261,7 +261,8 @@ static int level_width(const struct tb_bench_meta *m)
 }
 
 void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_bench_meta *m,
-                           const struct tb_bench_summary *s, const struct tb_cli_gate *g, size_t ng)
+                               const struct tb_bench_summary *s, const struct tb_cli_gate *g,
+                               size_t ng)
 {
     int lw = level_width(m);
     fprintf(f, "ttsbuf %s: %smodel %s at %s\n", command,
@@ -277,8 +278,9 @@ void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_ben
      * (incomplete) and those that failed.  79 columns and the level's name:
      * under 100 for every closed-loop level and the open-loop ones without a
      * cap. */
-    fprintf(f, "\n  %-*s %8s %8s %8s %7s %8s %8s %7s %7s %7s\n", lw, "level", "requests", "cut/fail",
-            "measured", "gapless", "TTFT P95", "TTFA P95", "TPS P50", "TPS P5", "system");
+    fprintf(f, "\n  %-*s %8s %8s %8s %7s %8s %8s %7s %7s %7s\n", lw, "level", "requests",
+            "cut/fail", "measured", "gapless", "TTFT P95", "TTFA P95", "TPS P50", "TPS P5",
+            "system");
     for (uint32_t l = 0; l < m->nlevels; l++) {
         const struct tb_bench_summary *x = &s[l];
         char name[64], gl[16], cf[48], b[5][32];
@@ -333,7 +335,8 @@ void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_ben
                     "); min_tps below is over the others\n",
                     x->min_tps_none, x->ok, x->ok == 1 ? "" : "s");
         if (error_total(x) > 0) {
-            fprintf(f, "  not in the gapless share: %zu cut off, %zu failed; errors:", x->incomplete,
+            fprintf(f,
+                    "  not in the gapless share: %zu cut off, %zu failed; errors:", x->incomplete,
                     x->failed);
             for (int k = 1; k < TB_READER__COUNT; k++)
                 if (x->errors[k] > 0)
@@ -374,7 +377,7 @@ static const char *mode_str(enum tb_bench_mode mo)
 }
 
 int tb_cli_bench_report_json(FILE *f, const char *command, const struct tb_bench_meta *m,
-                         const struct tb_bench_summary *s)
+                             const struct tb_bench_summary *s)
 {
     cJSON *root = tb_cli_json_doc(TB_SCHEMA_BENCH_SUMMARY, TB_SCHEMA_BENCH_SUMMARY_V, command);
     cJSON *lv;
@@ -432,7 +435,8 @@ static void csv_num(FILE *f, double v)
         fprintf(f, "%.17g", v);
 }
 
-void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
+void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
+                             const struct tb_bench_summary *s)
 {
     fprintf(f, "level,mode,concurrency,rate,requests,ok,errors,incomplete,failed");
     for (int k = 1; k < TB_READER__COUNT; k++)

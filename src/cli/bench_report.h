@@ -35,18 +35,20 @@ void tb_cli_gates_default(struct tb_cli_gate *g, size_t *n);
  * stderr, after flushing stdout (so that on one terminal or log the
  * failures come after the report).  Returns the failures. */
 size_t tb_cli_gates_check(const struct tb_cli_gate *g, size_t ng, const struct tb_bench_meta *m,
-                      const struct tb_bench_summary *s);
+                          const struct tb_bench_summary *s);
 
 /* The three outputs.  s has m->nlevels entries.  The human report is
  * headed "ttsbuf COMMAND:" and ends with the ng gates in force (none:
  * g NULL, ng 0). */
 void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_bench_meta *m,
-                           const struct tb_bench_summary *s, const struct tb_cli_gate *g, size_t ng);
+                               const struct tb_bench_summary *s, const struct tb_cli_gate *g,
+                               size_t ng);
 /* The summary document (schema/bench_summary.schema.json); command is
  * "bench" or "merge".  Returns 0, TB_ENOMEM or TB_EIO. */
 int tb_cli_bench_report_json(FILE *f, const char *command, const struct tb_bench_meta *m,
-                         const struct tb_bench_summary *s);
-void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s);
+                             const struct tb_bench_summary *s);
+void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
+                             const struct tb_bench_summary *s);
 
 /* One note on stderr when records carry a reader's warning: how many,
  * and the first one's text (nothing when quiet: -q is errors only).
@@ -56,6 +58,6 @@ void tb_cli_bench_report_warnings(const struct tb_bench_recs *recs, int quiet);
 /* Summaries of every level of recs (s must hold m->nlevels).  0 or
  * TB_ENOMEM (printed). */
 int tb_cli_bench_summaries(const struct tb_bench_meta *m, const struct tb_bench_recs *recs,
-                       struct tb_bench_summary *s);
+                           struct tb_bench_summary *s);
 
 #endif

@@ -27,7 +27,7 @@ struct tb_cli_chunks {
     struct tb_cli_chunk *v;
     size_t n;
     const struct tb_gap_list *plays; /* every chunk's schedule, borrowed */
-    int mismatch; /* the simulator's chunks are not the plain segmentation */
+    int mismatch;                    /* the simulator's chunks are not the plain segmentation */
 };
 
 /* Segments s's content events with opts.  Returns 0 or TB_ENOMEM (or the

@@ -12,8 +12,8 @@
 #include "cli.h"
 #include "ttsbuf/error.h"
 
-int tb_cli_number_double(const char *flag, const char *s, double lo, double hi, double *out, char *err,
-                  size_t errlen)
+int tb_cli_number_double(const char *flag, const char *s, double lo, double hi, double *out,
+                         char *err, size_t errlen)
 {
     char *end;
     double d = 0;
@@ -33,8 +33,8 @@ int tb_cli_number_double(const char *flag, const char *s, double lo, double hi, 
     return 0;
 }
 
-int tb_cli_number_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *out, char *err,
-                size_t errlen)
+int tb_cli_number_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *out,
+                       char *err, size_t errlen)
 {
     char *end;
     unsigned long long v = 0;

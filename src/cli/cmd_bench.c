@@ -141,7 +141,8 @@ static int reach(struct bench *b)
     snprintf(b->meta.model, sizeof(b->meta.model), "%s", b->a.q.model);
     snprintf(b->meta.base_url, sizeof(b->meta.base_url), "%s", b->ep.base_red);
     snprintf(b->meta.provider, sizeof(b->meta.provider), "%s", tb_cli_endpoint_provider(&b->ep));
-    return tb_cli_bench_meta_options(&b->meta, &b->a.c.o, &b->a.c.tts, b->a.q.req.max_tokens, b->ep.info->name);
+    return tb_cli_bench_meta_options(&b->meta, &b->a.c.o, &b->a.c.tts, b->a.q.req.max_tokens,
+                                     b->ep.info->name);
 }
 
 /* Options, the plan (levels, shard), every output checked, the endpoint,
@@ -282,9 +283,8 @@ static int extras(struct bench *b)
 {
     int rc = 0;
     if (b->a.html != NULL) {
-        struct tb_cli_html_bench_info hb = {&b->meta, b->sums,          &b->recs,
-                                            &b->a.c.o, &b->a.au,        b->a.html_streams,
-                                            b->a.c.max_gaps};
+        struct tb_cli_html_bench_info hb = {&b->meta, b->sums,           &b->recs,       &b->a.c.o,
+                                            &b->a.au, b->a.html_streams, b->a.c.max_gaps};
         rc = tb_cli_html_bench(b->a.html, &hb);
     }
     if (rc == 0 && b->a.au.sink != TB_SINK_NONE)

@@ -119,7 +119,7 @@ void tb_cli_import_note(const struct tb_import *im, const char *spec, char *buf,
 /* Several requests: a line each and the distribution over them; the
  * command's verdict (cli.h). */
 static int summary_verdict(const struct tb_cli_common *a, const char *spec, const char *file,
-                   const struct tb_import *im, const char *note)
+                           const struct tb_import *im, const char *note)
 {
     struct tb_clock clk;
     double *mtps = calloc(im->n, sizeof(double)), *ttfa = calloc(im->n, sizeof(double));
@@ -167,8 +167,11 @@ static int summary_verdict(const struct tb_cli_common *a, const char *spec, cons
         gapless += r.play.underruns == 0;
         if (a->json) {
             char name[512];
-            struct tb_report_src src = {"import", name, note[0] ? note : NULL,
-                                        q->warning[0] ? q->warning : NULL, NULL, &a->tts};
+            struct tb_report_src src = {.kind = "import",
+                                        .name = name,
+                                        .note = note[0] ? note : NULL,
+                                        .warning = q->warning[0] ? q->warning : NULL,
+                                        .tts = &a->tts};
             struct tb_gap_list none = {NULL, 0, 0};
             snprintf(name, sizeof(name), "%s: %s", file, q->name);
             tb_cli_report_json(stdout, &src, &a->o, &r, &none, NULL, NULL, NULL);

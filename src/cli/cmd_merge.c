@@ -354,7 +354,7 @@ static int cmd_merge(int argc, char **argv)
         code = tb_cli_exit(rc);
     else
         code = tb_cli_gates_check(x.a.gates, x.a.ngates, &x.meta, x.sums) > 0 ? TB_EXIT_GATE
-                                                                                : TB_EXIT_OK;
+                                                                              : TB_EXIT_OK;
     for (size_t i = 0; i < x.nfiles; i++)
         free(x.files[i]);
     free(x.files);

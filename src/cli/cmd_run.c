@@ -20,16 +20,20 @@
 #include "options.h"
 #include "outputs.h"
 #include "plays.h"
+#include "replay.h"
 #include "report.h"
 #include "request.h"
 #include "sources.h"
 #include "timeline.h"
+#include "tts_live.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/http.h"
 #include "ttsbuf/live.h"
 #include "ttsbuf/preset.h"
 #include "ttsbuf/reader.h"
+#include "ttsbuf/ttsapi.h"
+#include "ttsbuf/ttsnet.h"
 
 #define DEFAULT_PROMPT "Explain how transformer attention mechanisms work."
 #define DEFAULT_MAX_TOKENS 300
@@ -70,7 +74,8 @@ static const struct tb_optsec run_secs[] = {
     {NULL, tb_opt_report},
     {"TTS engine:", tb_opt_tts},
     {NULL, tb_opt_tts_draws},
-    {"Speech (eSpeak NG):", tb_opt_audio},
+    {"A real TTS in the loop:", tb_opt_tts_live},
+    {"Speech (eSpeak NG, or the real TTS's voice with --tts-url):", tb_opt_audio},
     {NULL, tb_opt_help},
     {NULL, NULL},
 };
@@ -95,6 +100,7 @@ struct run_args {
     struct tb_cli_common c;
     struct tb_cli_audio au;
     struct tb_cli_request q;
+    struct tb_cli_tts_live tl;
     const char *messages_file, *fault;
     int verbose, quiet;
 };
@@ -149,7 +155,10 @@ static int option(void *ud, int c, const char *arg)
     case O_PROMPT: a->q.req.prompt = arg; return 0;
     case O_MESSAGES: a->messages_file = arg; return 0;
     case O_FAULT: a->fault = arg; return 0;
-    default: return tb_cli_groups_option(&a->c, &a->q, &a->au, c, arg);
+    default: {
+        int rc = tb_cli_tts_live_option(&a->tl, c, arg);
+        return rc != TB_CLI_NOT_MINE ? rc : tb_cli_groups_option(&a->c, &a->q, &a->au, c, arg);
+    }
     }
 }
 
@@ -165,7 +174,36 @@ struct run {
     char label[512];
     char *messages;
     int audio_rc; /* the speech output's end: it stops the report, not the trace */
+    /* A real TTS (--tts-url): the client's options, its base, the feed of
+     * its audio to the speaker, the replay of what it did. */
+    struct tb_ttsnet_opts to;
+    char tts_base[256];
+    double tts_last_t; /* the latest time the speaker was told */
+    struct tb_cli_replay rp;
 };
+
+/* With --tts-url the TTS is measured, not modelled: the model's options
+ * and the draws go with sim --trace of the recording, and eSpeak NG's
+ * durations are not the provider's. */
+static int tts_live_check(const struct run_args *a)
+{
+    const struct tb_cli_tts *t = &a->c.tts;
+    const char *bad = t->preset != NULL                            ? "--tts"
+                      : t->latency != NULL                         ? "--tts-latency"
+                      : t->rtf_set                                 ? "--tts-rtf"
+                      : t->connect_set                             ? "--tts-connect"
+                      : t->seed_set                                ? "--tts-seed"
+                      : t->draws.draws > 0                         ? "--tts-draws"
+                      : a->au.espeak && a->au.sink == TB_SINK_NONE ? "--voice-model espeak"
+                                                                   : NULL;
+    if (bad != NULL) {
+        tb_cli_error("run: %s models a TTS; with --tts-url the TTS is measured (ask \"what if\" "
+                     "with sim --trace on the --record file)",
+                     bad);
+        return TB_EINVAL;
+    }
+    return 0;
+}
 
 /* The options, every output checked before the request is sent, the
  * endpoint, and --messages. */
@@ -177,9 +215,14 @@ static int parse(struct run *x, int argc, char **argv)
     tb_cli_audio_init(&a->au);
     tb_cli_request_init(&a->q, DEFAULT_MAX_TOKENS);
     a->q.req.prompt = DEFAULT_PROMPT;
+    tb_cli_tts_live_init(&a->tl);
     rc = tb_cli_parse(argc, argv, &tb_doc_run, option, a, NULL);
     if (rc == 0)
         rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
+    if (rc == 0)
+        rc = tb_cli_tts_live_resolve(&a->tl, "run");
+    if (rc == 0 && a->tl.url != NULL)
+        rc = tts_live_check(a);
     if (rc == 0)
         rc = tb_cli_outputs_check("run", &a->c);
     if (rc == 0)
@@ -201,6 +244,11 @@ static int parse(struct run *x, int argc, char **argv)
         }
         a->q.req.messages_json = x->messages;
     }
+    if (a->tl.url != NULL && strcmp(a->tl.url, "mock") == 0 && !x->ep.mock) {
+        tb_cli_error("run: --tts-url mock is the built-in mock's TTS: it goes with the built-in "
+                     "mock provider (--mock); else give the TTS's URL");
+        return TB_EINVAL;
+    }
     return 0;
 }
 
@@ -210,6 +258,8 @@ static int prepare(struct run *x)
 {
     struct run_args *a = &x->a;
     int rc = a->c.html != NULL ? tb_cli_audio_for_html(&a->au, TB_HTML_AUDIO_MAX_S) : 0;
+    if (a->tl.url != NULL)
+        a->au.pcm_rate = a->tl.rate != 0 ? a->tl.rate : TB_TTSAPI_RATE;
     if (rc == 0)
         rc = tb_cli_audio_start(&a->au, &a->c.o, NULL);
     if (rc != 0 || !x->ep.mock)
@@ -217,12 +267,66 @@ static int prepare(struct run *x)
     rc = tb_cli_load_source(&a->c, MOCK_PRESET, &x->ep.stream, &x->src, x->label, sizeof(x->label));
     if (rc == 0)
         rc = tb_cli_endpoint_mock_start(&x->ep, a->fault);
+    if (rc == 0 && a->tl.url != NULL && strcmp(a->tl.url, "mock") == 0) {
+        /* the built-in mock's TTS: its routes are at the server's root */
+        const char *h = strstr(x->ep.base, "://");
+        size_t root =
+            h != NULL ? (size_t)(h + 3 - x->ep.base) + strcspn(h + 3, "/") : strlen(x->ep.base);
+        snprintf(x->tts_base, sizeof(x->tts_base), "%.*s", (int)root, x->ep.base);
+    }
     if (rc == 0 && !a->q.mock)
         fprintf(stderr,
                 "ttsbuf: no --base-url, %s or API key: streaming from the built-in "
                 "mock provider at %s (%s)\n",
                 x->ep.info->base_env, x->ep.base, x->src.name);
     return rc;
+}
+
+/* The TTS's audio, to the speaker (on the drain's thread).  A speech
+ * output that fails stops the TTS too: the run ends there. */
+static int tts_audio(void *ud, uint32_t j, const char *pcm, size_t n, double t)
+{
+    struct run *x = ud;
+    x->tts_last_t = t;
+    return x->a.au.sp != NULL ? tb_speaker_pcm(x->a.au.sp, j, t, pcm, n) : 0;
+}
+
+static void tts_end(void *ud, uint32_t j, const struct tb_tts_chunk *c)
+{
+    struct run *x = ud;
+    if (c->end >= x->tts_last_t) /* NAN (never sent): the latest time */
+        x->tts_last_t = c->end;
+    if (x->a.au.sp != NULL)
+        (void)tb_speaker_pcm_end(x->a.au.sp, j, x->tts_last_t, c->fail != TB_TTS_OK);
+}
+
+/* The TTS client's options from --tts-*: the drain runs on the rate
+ * model meanwhile (the model's stage is not this run's). */
+static void tts_opts(struct run *x)
+{
+    struct run_args *a = &x->a;
+    struct tb_ttsnet_opts *o = &x->to;
+    int mock = strcmp(a->tl.url, "mock") == 0;
+    tb_ttsnet_opts_init(o);
+    o->api = a->tl.api;
+    o->url = mock ? x->tts_base : a->tl.url;
+    o->key = a->tl.key;
+    o->model = a->tl.model;
+    o->voice = a->tl.voice;
+    o->rate = a->au.pcm_rate;
+    o->concurrency = a->c.tts.conc_set ? a->c.tts.concurrency : 1;
+    o->idle_timeout = a->tl.idle;
+    o->total_timeout = a->tl.timeout;
+    o->connect_timeout = a->q.connect;
+    o->insecure = a->q.insecure;
+    o->cancel = x->lo.http.cancel;
+    o->mock = mock;
+    o->on_audio = tts_audio;
+    o->on_end = tts_end;
+    o->ud = x;
+    o->log = x->lo.http.log;
+    x->lo.sim.play.tts_concurrency = 0;
+    x->lo.tts = o;
 }
 
 /* The live run: the request, the stream through the ring played out on
@@ -244,7 +348,15 @@ static int stream(struct run *x)
     x->plays.keep_all = a->c.svg != NULL || a->c.html != NULL;
     x->lo.play_fn = tb_cli_collect_play;
     x->lo.play_ud = &x->plays;
+    if (a->tl.url != NULL)
+        tts_opts(x);
     rc = tb_live_run(&x->lo, &x->r, status ? status_line : NULL, NULL);
+    if (rc != 0 && x->r.tts_error != 0 && x->r.tts_message[0] != '\0') {
+        tb_cli_error("--tts-url: %s", x->r.tts_message);
+        free((char *)x->lo.http.url);
+        x->audio_rc = tb_cli_audio_finish(&a->au);
+        return rc == TB_ENOMEM ? rc : TB_EINVAL;
+    }
     if (status)
         fprintf(stderr, "\r\033[K");
     free((char *)x->lo.http.url);
@@ -292,6 +404,52 @@ static void account(struct run *x)
     x->src.tts = &x->a.c.tts;
 }
 
+/* A real TTS spoke: the run's numbers are the measured TTS replayed over
+ * the stream (replay.h), as `sim --trace` does with the recording, so the
+ * two agree by construction; the gap list and the chunks come from it
+ * too.  What only the live run measured (the ring's backpressure) stays. */
+static int tts_replay(struct run *x)
+{
+    struct run_args *a = &x->a;
+    struct tb_live_result *r = &x->r;
+    struct tb_sim_opts o = a->c.o;
+    struct tb_sim_result sr;
+    const struct tb_stream *play;
+    struct tb_clock clk;
+    char err[512];
+    int rc;
+    o.voice = NULL;
+    rc = tb_cli_replay_prepare(&x->rp, &r->stream, &o, 0, "run", &play);
+    if (rc != 0)
+        return rc;
+    tb_cli_plays_free(&x->plays);
+    tb_cli_plays_init(&x->plays, a->c.svg != NULL || a->c.html != NULL);
+    tb_clock_virtual_init(&clk);
+    rc = tb_sim_run(play, &o, &clk, tb_cli_collect_play, &x->plays, &sr, err, sizeof(err));
+    if (rc == TB_EEMPTY)
+        return 0; /* nothing to play (no content, or chunk 1 failed): the live result stands */
+    if (rc != 0) {
+        tb_cli_error("run: replaying the measured TTS: %s", err);
+        return rc == TB_ENOMEM ? rc : TB_EIO;
+    }
+    rc = tb_cli_replay_check(&x->rp, "run", tb_seg_policy_name(o.seg.policy));
+    if (rc == 0 && x->rp.failed != NULL)
+        rc = tb_cli_replay_arrived(&x->rp, &r->stream, &o, &sr);
+    if (rc != 0)
+        return rc;
+    sr.backpressure_waits = r->sim.backpressure_waits;
+    sr.backpressure_s = r->sim.backpressure_s;
+    tb_sim_result_set_usage(&sr, r->usage_completion);
+    r->sim = sr;
+    x->src.tts_source = "measured";
+    x->src.tts_log = r->stream.tts;
+    x->src.tts_stats = &x->rp.stats;
+    x->src.tts_fail = x->rp.failed;
+    x->src.min_tps_reason = tb_cli_replay_whatif_reason(&x->rp, &o);
+    a->c.o = o; /* the pictures and the page play what was measured */
+    return 0;
+}
+
 /* Partial or not, the trace and the report are written: --record first;
  * after a speech output that stopped the playout, nothing more (no report
  * on half a run); else --svg, --html (a failed run's page too, headed by
@@ -310,6 +468,8 @@ static int write_outputs(struct run *x)
     if (x->audio_rc != 0)
         return x->audio_rc;
     account(x);
+    if (rc == 0 && r->stream.tts != NULL)
+        rc = tts_replay(x);
     if (rc == 0)
         rc = tb_cli_draws_run(&a->c.tts.draws, "run", &r->stream, &a->c.o, a->c.tts.lat,
                               a->c.tts.seed, &r->sim,
@@ -348,6 +508,15 @@ static int run_verdict(struct run *x)
                      tb_cli_endpoint_hint(&x->ep, x->r.http_status, hint, sizeof(hint)));
         return TB_EXIT_FAILED;
     }
+    if (x->rp.failed != NULL) {
+        const struct tb_tts_chunk *c = x->rp.failed;
+        char st[32] = "";
+        if (c->status > 0)
+            snprintf(st, sizeof(st), " (HTTP %ld)", c->status);
+        tb_cli_error("run: the speech ended at chunk %u: tts %s%s%s%s", c->chunk,
+                     tb_tts_fail_name(c->fail), st, c->message[0] ? ": " : "", c->message);
+        return TB_EXIT_FAILED;
+    }
     return tb_cli_underrun_verdict(x->a.c.fail_on_underrun, &x->r.sim, &x->r.stream.end);
 }
 
@@ -372,6 +541,8 @@ static int cmd_run(int argc, char **argv)
         rc = 0; /* a write that failed is said; the stream's failure is the verdict */
     code = rc != 0 ? tb_cli_exit(rc) : run_verdict(&x);
     tb_cli_audio_free(&x.a.au);
+    tb_cli_replay_free(&x.rp);
+    tb_cli_tts_live_free(&x.a.tl);
     tb_cli_common_free(&x.a.c);
     tb_cli_endpoint_free(&x.ep);
     tb_live_result_free(&x.r);

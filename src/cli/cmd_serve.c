@@ -2,7 +2,9 @@
  * cmd_serve.c - `ttsbuf serve`: the mock OpenAI-compatible provider.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +13,12 @@
 #include "optdoc.h"
 #include "options.h"
 #include "report.h"
+#include "request.h"
 #include "sources.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/preset.h"
 #include "ttsbuf/serve.h"
+#include "ttsbuf/ttslat.h"
 
 #define DEFAULT_PRESET TB_PRESET_MOCK
 
@@ -27,7 +31,17 @@ static void on_signal(int sig)
         tb_serve_stop(running); /* async-signal-safe */
 }
 
-enum { O_LISTEN = TB_O__COMMON_END, O_FAULT };
+enum {
+    O_LISTEN = TB_O__COMMON_END,
+    O_FAULT,
+    O_TTS_LAT,
+    O_TTS_SEED,
+    O_TTS_RTF,
+    O_TTS_FAULT,
+    O_TTS_KEY
+};
+
+#define TTS_RTF_MAX 100.0 /* --tts-rtf's upper bound, as run's */
 
 _Static_assert(TB_SERVE_PORT_DEFAULT == 8788, "--listen's help states the default");
 
@@ -40,11 +54,33 @@ static const struct tb_optdoc serve_rows[] = {
     TB_OPTDOC_END,
 };
 
+static const struct tb_optdoc serve_tts_rows[] = {
+    {"tts-latency", O_TTS_LAT, "SPEC",
+     "first-byte latency of the mock TTS's i-th request (default 0): S, lognormal:p50=A,p90=B, "
+     "uniform:A..B, empirical:FILE or list:FILE, as run's --tts-latency",
+     "Request i (from 1, in the order the valid TTS requests were read) draws L_i from the spec "
+     "with --tts-seed, as run's chunk j draws L_j: a client that recomputes the draws knows when "
+     "each first byte is due (request time + L_i)."},
+    {"tts-seed", O_TTS_SEED, "N", "the seed of --tts-latency's draws (default 0)", NULL},
+    {"tts-rtf", O_TTS_RTF, "R",
+     "seconds the mock TTS takes per second of audio after the first byte (default 0: all of it "
+     "at once)",
+     "Allowed 0..100. The audio goes in 20 ms pieces: the piece after a seconds of audio is due "
+     "at the first byte + R x a."},
+    {"tts-fault", O_TTS_FAULT, "SPEC", "faults for every TTS request (below)", NULL},
+    {"tts-api-key-file", O_TTS_KEY, "F",
+     "require the key in F's first line in each TTS dialect's key header (else any key, or none, "
+     "is accepted); never printed",
+     "A missing or wrong key gets 401 in the dialect's error shape."},
+    TB_OPTDOC_END,
+};
+
 static const struct tb_optsec serve_secs[] = {
     {"Source (one; a FILE argument is a trace, as --trace FILE; default --preset " DEFAULT_PRESET
      "):",
      tb_opt_sources},
     {"Server:", serve_rows},
+    {"Text to speech (a mock: eSpeak NG's voice, whatever the request names):", serve_tts_rows},
     {NULL, tb_opt_help},
     {NULL, NULL},
 };
@@ -65,7 +101,14 @@ static void serve_tail(FILE *f)
                "  crlf           CRLF line endings;  comments: ': keep-alive' lines\n"
                "  nodone         never send [DONE] (anthropic: message_stop; ollama: the\n"
                "                 final done line)\n"
-               "  reject-usage   answer 400 to requests with stream_options\n");
+               "  reject-usage   answer 400 to requests with stream_options\n"
+               "\nTTS faults: items joined by '+', for every TTS request with --tts-fault, or per\n"
+               "request in the model name after a '+' (OpenAI model, ElevenLabs and Cartesia\n"
+               "model_id, Deepgram ?model=), e.g. \"tts-1+cut@0.5\":\n"
+               "  status@N       answer HTTP N with the dialect's JSON error\n"
+               "  cut@F          close mid-audio once a share F (0..1) of its bytes is sent\n"
+               "  stall          send nothing until the client gives up\n"
+               "  drip@BPS       send the audio at BPS bytes a second\n");
     tb_cli_usage_presets(f);
 }
 
@@ -80,7 +123,12 @@ const struct tb_cmddoc tb_doc_serve = {
     "  POST /v1/messages (Anthropic Messages: message_start, ping, thinking and\n"
     "  text blocks, message_delta usage, message_stop), POST /api/chat (Ollama\n"
     "  NDJSON, a final line with the server's durations), GET /v1/models.\n"
-    "  Any model name is accepted; every route has the same timing and faults.\n",
+    "  Any model name is accepted; every route has the same timing and faults.\n"
+    "And a mock text-to-speech provider speaking eSpeak NG's voice as raw 16-bit PCM:\n"
+    "  POST /v1/audio/speech (OpenAI, response_format pcm), POST\n"
+    "  /v1/text-to-speech/VOICE[/stream] (ElevenLabs, output_format pcm_R), POST\n"
+    "  /v1/speak (Deepgram, encoding=linear16&container=none), POST /tts/bytes\n"
+    "  (Cartesia, raw pcm_s16le), each checked as its provider documents it.\n",
     serve_secs,
     "0 stopped by SIGINT or SIGTERM (it prints what it served and the lateness of its "
     "emissions); 2 bad usage, a bad source, or the address cannot be bound; 3 the server failed "
@@ -129,8 +177,63 @@ static int is_loopback(const char *host)
 struct serve_args {
     struct tb_cli_common c;
     struct tb_serve_opts so;
-    char listen[300]; /* --listen, split in place */
+    char listen[300];        /* --listen, split in place */
+    const char *tts_latency; /* --tts-latency SPEC */
+    uint64_t tts_seed;
+    const char *tts_key_file;
+    struct tb_ttslat *lat; /* the spec's latency */
+    char *key;             /* --tts-api-key-file's key */
 };
+
+#define KEY_FILE_MAX 4096
+
+/* The key: F's first line, without the blanks after it. */
+static int read_key(struct serve_args *a)
+{
+    FILE *f = fopen(a->tts_key_file, "rb");
+    size_t n;
+    if (f == NULL || (a->key = calloc(1, KEY_FILE_MAX + 2)) == NULL) {
+        tb_cli_error("--tts-api-key-file: %s: %s", a->tts_key_file,
+                     strerror(f == NULL ? errno : ENOMEM));
+        if (f != NULL)
+            fclose(f);
+        return f == NULL ? TB_EINVAL : TB_ENOMEM;
+    }
+    n = fread(a->key, 1, KEY_FILE_MAX + 1, f);
+    fclose(f);
+    if (n > KEY_FILE_MAX) {
+        tb_cli_error("--tts-api-key-file: %s: over %d bytes", a->tts_key_file, KEY_FILE_MAX);
+        return TB_EINVAL;
+    }
+    a->key[strcspn(a->key, "\r\n")] = '\0';
+    n = strlen(a->key);
+    while (n > 0 && (a->key[n - 1] == ' ' || a->key[n - 1] == '\t'))
+        a->key[--n] = '\0';
+    if (n == 0) {
+        tb_cli_error("--tts-api-key-file: %s: the first line is empty", a->tts_key_file);
+        return TB_EINVAL;
+    }
+    a->so.tts_key = a->key;
+    return 0;
+}
+
+/* The TTS options that need all of them: the latency (with the seed),
+ * the key. */
+static int tts_apply(struct serve_args *a)
+{
+    char err[512];
+    int rc;
+    if (a->tts_latency != NULL) {
+        rc = tb_ttslat_create(a->tts_latency, a->tts_seed, &a->lat, err, sizeof(err));
+        if (rc != 0) {
+            tb_cli_error("--tts-latency: %s", err);
+            return rc == TB_ENOMEM ? rc : TB_EINVAL;
+        }
+        a->so.tts_latency_at = tb_ttslat_at;
+        a->so.tts_latency_ud = a->lat;
+    }
+    return a->tts_key_file != NULL ? read_key(a) : 0;
+}
 
 /* One option of serve's own, or a source (tb_cli_parse's handler). */
 static int option(void *ud, int c, const char *arg)
@@ -151,6 +254,38 @@ static int option(void *ud, int c, const char *arg)
             return TB_EINVAL;
         }
         return 0;
+    case O_TTS_LAT: a->tts_latency = arg; return 0;
+    case O_TTS_SEED: {
+        char *end;
+        unsigned long long v;
+        errno = 0;
+        v = strtoull(arg, &end, 10);
+        if (end == arg || *end != '\0' || errno != 0 || arg[0] == '-' || arg[0] == '+') {
+            tb_cli_error("--tts-seed: '%s' is not a whole number in 0..18446744073709551615", arg);
+            return TB_EINVAL;
+        }
+        a->tts_seed = (uint64_t)v;
+        return 0;
+    }
+    case O_TTS_RTF: {
+        char *end;
+        double v;
+        errno = 0;
+        v = strtod(arg, &end);
+        if (end == arg || *end != '\0' || errno != 0 || !isfinite(v) || v < 0 || v > TTS_RTF_MAX) {
+            tb_cli_error("--tts-rtf: '%s' is not a number in 0..100", arg);
+            return TB_EINVAL;
+        }
+        a->so.tts_rtf = v;
+        return 0;
+    }
+    case O_TTS_FAULT:
+        if (tb_tts_faults_parse(arg, &a->so.tts_faults, err, sizeof(err)) != 0) {
+            tb_cli_error("--tts-fault: %s", err);
+            return TB_EINVAL;
+        }
+        return 0;
+    case O_TTS_KEY: a->tts_key_file = arg; return 0;
     default: return tb_cli_groups_option(&a->c, NULL, NULL, c, arg);
     }
 }
@@ -162,9 +297,12 @@ static int prepare(struct serve_args *a, int argc, char **argv, struct tb_stream
     int first, rc;
     tb_cli_common_init(&a->c);
     tb_faults_init(&a->so.faults);
+    tb_tts_faults_init(&a->so.tts_faults);
     a->so.host = "127.0.0.1";
     a->so.port = TB_SERVE_PORT_DEFAULT;
     rc = tb_cli_parse(argc, argv, &tb_doc_serve, option, a, &first);
+    if (rc == 0)
+        rc = tts_apply(a);
     if (rc == 0)
         rc = tb_cli_source_operand(&a->c, "serve", argc, argv, first);
     if (rc == 0)
@@ -213,6 +351,9 @@ static int serve(const struct tb_serve_opts *so, const struct tb_report_src *src
             (unsigned long long)st.requests, (unsigned long long)st.streams,
             (unsigned long long)st.events, (unsigned long long)st.dropped, st.late_p50 * 1e3,
             st.late_p99 * 1e3, st.late_max * 1e3);
+    if (st.tts > 0)
+        fprintf(stderr, "ttsbuf serve: mock TTS: %llu responses with audio, %llu audio bytes\n",
+                (unsigned long long)st.tts, (unsigned long long)st.tts_bytes);
     if (st.refused > 0 || st.over_budget > 0)
         fprintf(stderr,
                 "ttsbuf serve: memory budget: %llu requests refused (503), %llu clients dropped; "
@@ -228,7 +369,7 @@ static int cmd_serve(int argc, char **argv)
 {
     struct serve_args a;
     struct tb_stream s;
-    struct tb_report_src src = {"", "", NULL, NULL, NULL, NULL};
+    struct tb_report_src src = {.kind = "", .name = ""};
     char label[512];
     int rc;
     memset(&a, 0, sizeof(a));
@@ -241,5 +382,7 @@ static int cmd_serve(int argc, char **argv)
     tb_serve_destroy(running);
     running = NULL;
     tb_stream_free(&s);
+    tb_ttslat_destroy(a.lat);
+    tb_cli_key_free(a.key);
     return tb_cli_exit(rc);
 }

@@ -16,6 +16,7 @@
 #include "options.h"
 #include "outputs.h"
 #include "plays.h"
+#include "replay.h"
 #include "report.h"
 #include "sources.h"
 #include "timeline.h"
@@ -113,9 +114,7 @@ static int option(void *ud, int c, const char *arg)
     switch (c) {
     case O_IMPORT: a->import = arg; return 0;
     case O_RUN:
-    case O_CPT:
-        a->import_opt = c;
-        return tb_cli_import_option(&a->io, c == O_RUN ? 'r' : 'c', arg);
+    case O_CPT: a->import_opt = c; return tb_cli_import_option(&a->io, c == O_RUN ? 'r' : 'c', arg);
     case O_CHUNKS: a->want_chunks = 1; return 0;
     case O_REQUEST:
         rc = tb_cli_opt_size("--request", arg, 0, TB_IMPORT_REQUESTS_MAX - 1, &z);
@@ -133,6 +132,8 @@ struct sim {
     struct tb_report_src src;
     struct tb_cli_chunks chunks;
     struct tb_cli_plays plays;
+    struct tb_cli_replay rp;      /* a trace's measured TTS, replayed */
+    const struct tb_stream *play; /* what plays: s, or the replay's view */
     char label[1024];
     int verdict; /* an --import table's, when it ended the command */
 };
@@ -175,12 +176,39 @@ static int load(struct sim *x)
                            sizeof(x->label), &x->verdict);
     } else {
         a->c.failed_ok = 1; /* a recording of a failed request is reported */
-        rc = tb_cli_load_source(&a->c, DEFAULT_PRESET, &x->s, &x->src, x->label,
-                                sizeof(x->label));
+        rc = tb_cli_load_source(&a->c, DEFAULT_PRESET, &x->s, &x->src, x->label, sizeof(x->label));
         x->src.end = &x->s.end; /* a trace's, or a synthetic stream's (complete) */
     }
     if (rc == 0 && a->c.record != NULL)
         rc = tb_cli_record(a->c.record, "sim", &a->c.o, &x->s);
+    return rc;
+}
+
+/* Which TTS the run plays: a trace's measured one (replay.h) unless an
+ * option sets a model ("what if"), the model, or none. */
+static int choose_tts(struct sim *x)
+{
+    struct sim_args *a = &x->a;
+    const struct tb_cli_tts *t = &a->c.tts;
+    int rc = 0;
+    x->play = &x->s;
+    /* A model is said where the stage is set, or where it stands in for a
+     * measured TTS; today's constant latency alone is no TTS stage. */
+    x->src.tts_source = t->any || (x->s.tts != NULL && x->s.tts->n > 0 &&
+                                   tb_cli_replay_model_given(t))
+                            ? "model"
+                            : NULL;
+    if (a->import == NULL && tb_cli_replay_wanted(&x->s, t)) {
+        int speech = a->c.html != NULL || tb_cli_audio_wanted(&a->au);
+        rc = tb_cli_replay_prepare(&x->rp, &x->s, &a->c.o, speech, x->src.name, &x->play);
+        if (rc != 0)
+            return rc;
+        x->src.tts_source = "measured";
+        x->src.tts_log = x->s.tts;
+        x->src.tts_stats = &x->rp.stats;
+        x->src.tts_fail = x->rp.failed;
+        x->src.min_tps_reason = tb_cli_replay_whatif_reason(&x->rp, &a->c.o);
+    }
     return rc;
 }
 
@@ -209,10 +237,17 @@ static int play(struct sim *x)
 {
     struct sim_args *a = &x->a;
     char err[512];
-    int simrc, rc = tb_cli_audio_sim(&a->au, &x->s, &a->c.o, tb_cli_collect_play, &x->plays, &x->r,
-                                     &simrc, err, sizeof(err));
+    int simrc, rc = tb_cli_audio_sim(&a->au, x->play, &a->c.o, tb_cli_collect_play, &x->plays,
+                                     &x->r, &simrc, err, sizeof(err));
     if (rc != 0)
         return rc; /* the speech output failed (printed): the run stopped there */
+    rc = tb_cli_replay_check(&x->rp, x->src.name, tb_seg_policy_name(a->c.o.seg.policy));
+    if (rc != 0)
+        return rc;
+    if (simrc == 0)
+        rc = tb_cli_replay_arrived(&x->rp, &x->s, &a->c.o, &x->r);
+    if (rc != 0)
+        return rc;
     if (a->au.cancel != NULL && atomic_load(a->au.cancel)) {
         tb_cli_error("sim: interrupted");
         return TB_ECANCELED;
@@ -239,15 +274,15 @@ static int write_outputs(struct sim *x)
     struct sim_args *a = &x->a;
     int rc = 0;
     if (a->c.svg != NULL)
-        rc = tb_cli_timeline_write(a->c.svg, &x->src, &a->c.o, &x->s, &x->plays.all, &x->r, NULL);
+        rc = tb_cli_timeline_write(a->c.svg, &x->src, &a->c.o, x->play, &x->plays.all, &x->r, NULL);
     if (rc == 0 && a->c.html != NULL) {
-        struct tb_cli_html_run_info h = {"sim",          &x->src,       &a->c.o, &x->s,
-                                         &x->r,          &x->plays.gaps, &x->plays.all, NULL,
-                                         &a->au,         a->c.max_gaps};
+        struct tb_cli_html_run_info h = {"sim",  &x->src,        &a->c.o,       &x->s,
+                                         &x->r,  &x->plays.gaps, &x->plays.all, NULL,
+                                         &a->au, a->c.max_gaps};
         rc = tb_cli_html_run(a->c.html, &h);
     }
     if (rc == 0 && a->want_chunks) {
-        rc = tb_cli_chunks_build(&x->s, &a->c.o.seg, &x->plays.all, &x->chunks);
+        rc = tb_cli_chunks_build(x->play, &a->c.o.seg, &x->plays.all, &x->chunks);
         if (rc != 0)
             tb_cli_error("--chunks: %s", tb_strerror(rc));
     }
@@ -275,7 +310,21 @@ static int report(struct sim *x)
     return 0;
 }
 
-/* ttsbuf sim: parse, load, start the speech, play, draw, write, report;
+/* A replayed TTS whose chunk failed: a failed stream, as run's verdict
+ * says, after the report. */
+static int tts_verdict(const struct sim *x)
+{
+    const struct tb_tts_chunk *c = x->rp.failed;
+    (void)tb_cli_flush_stdout();
+    char st[32] = "";
+    if (c->status > 0)
+        snprintf(st, sizeof(st), " (HTTP %ld)", c->status);
+    tb_cli_error("%s: the speech ended at chunk %u: tts %s%s%s%s", x->src.name, c->chunk,
+                 tb_tts_fail_name(c->fail), st, c->message[0] ? ": " : "", c->message);
+    return TB_EXIT_FAILED;
+}
+
+/* ttsbuf sim: parse, load, choose the TTS, start the speech, play, draw, write, report;
  * the verdict. */
 static int cmd_sim(int argc, char **argv)
 {
@@ -290,6 +339,8 @@ static int cmd_sim(int argc, char **argv)
         rc = load(&x);
     x.src.tts = &x.a.c.tts;
     if (rc == 0)
+        rc = choose_tts(&x);
+    if (rc == 0)
         rc = start_speech(&x);
     if (rc == 0)
         rc = play(&x);
@@ -303,8 +354,11 @@ static int cmd_sim(int argc, char **argv)
         code = x.verdict;
     else if (rc != 0)
         code = tb_cli_exit(rc);
+    else if (x.rp.failed != NULL)
+        code = tts_verdict(&x);
     else
         code = tb_cli_underrun_verdict(x.a.c.fail_on_underrun, &x.r, x.src.end);
+    tb_cli_replay_free(&x.rp);
     tb_cli_chunks_free(&x.chunks);
     tb_cli_audio_free(&x.a.au);
     tb_cli_common_free(&x.a.c);

@@ -161,13 +161,14 @@ static void streams_table(FILE *f, const struct tb_bench_meta *m, const struct t
 
 /* Replays record x on the run's rate model, heard through eSpeak NG, and
  * writes its figure. */
-static int stream_figure(FILE *f, const struct tb_cli_html_bench_info *b, const struct tb_bench_rec *x)
+static int stream_figure(FILE *f, const struct tb_cli_html_bench_info *b,
+                         const struct tb_bench_rec *x)
 {
     struct tb_cli_audio au;
     struct tb_sim_opts o = *b->o;
     struct tb_sim_result r;
     struct tb_cli_plays plays;
-    struct tb_report_src src = {"bench", "", NULL, NULL, NULL, NULL};
+    struct tb_report_src src = {.kind = "bench", .name = ""};
     char name[160], level[64], stem[64], suffix[96], err[512];
     int rc, simrc;
 
@@ -201,7 +202,7 @@ static int stream_figure(FILE *f, const struct tb_cli_html_bench_info *b, const 
             x->underruns == 1 ? "" : "s", x->gap_total);
     {
         struct tb_cli_html_run_info h = {"bench",     &src,       &o,   &x->stream, &r,
-                                &plays.gaps, &plays.all, NULL, &au,        b->max_gaps};
+                                         &plays.gaps, &plays.all, NULL, &au,        b->max_gaps};
         snprintf(suffix, sizeof(suffix), "-%s-%llu", stem, (unsigned long long)x->id);
         rc = tb_cli_html_run_figure(f, &h, suffix, err, sizeof(err));
     }

@@ -358,8 +358,8 @@ static void verdict_line(FILE *f, const char *report)
     fputs("</p>\n", f);
 }
 
-int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const char *suffix, char *err,
-                       size_t errlen)
+int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const char *suffix,
+                           char *err, size_t errlen)
 {
     char *rep = NULL, *svg = NULL, *json = NULL, id[64];
     size_t replen, svglen, jsonlen;
@@ -391,8 +391,7 @@ int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const 
     }
     fputs("<section class=\"tb-run\">\n", f);
     verdict_line(f, rep);
-    fprintf(f,
-            "<p class=\"note\">Voice model: %s (every number, the picture and the audio).</p>\n",
+    fprintf(f, "<p class=\"note\">Voice model: %s (every number, the picture and the audio).</p>\n",
             tb_voice_model(h->o->voice));
     fputs("<div class=\"tb-fig\">", f);
     if (svgrc == 0)

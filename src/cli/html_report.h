@@ -71,8 +71,8 @@ void tb_cli_html_json(FILE *f, const char *id, const char *json);
  * id="result" + suffix>).  Returns 0, TB_ENOMEM, or TB_EIO with the detail
  * in err.
  */
-int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const char *suffix, char *err,
-                       size_t errlen);
+int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const char *suffix,
+                           char *err, size_t errlen);
 
 /* The script and the end of the page. */
 void tb_cli_html_end(FILE *f);

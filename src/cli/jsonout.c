@@ -48,9 +48,9 @@ void tb_cli_json_playout(cJSON *opts, const struct tb_sim_opts *o)
     cJSON_AddStringToObject(opts, "chunk", tb_seg_policy_name(o->seg.policy));
     cJSON_AddNumberToObject(opts, "min_chars", o->seg.min_chars);
     if (o->seg.policy == TB_CHUNK_CARTESIA)
-        cJSON_AddNumberToObject(opts, "max_buffer_delay_ms",
-                                1000.0 * (o->seg.max_delay_s > 0 ? o->seg.max_delay_s
-                                                                 : TB_SEG_CARTESIA_DELAY_S));
+        cJSON_AddNumberToObject(
+            opts, "max_buffer_delay_ms",
+            1000.0 * (o->seg.max_delay_s > 0 ? o->seg.max_delay_s : TB_SEG_CARTESIA_DELAY_S));
     if (o->seg.policy == TB_CHUNK_IDLE)
         cJSON_AddNumberToObject(opts, "idle_flush_s",
                                 o->seg.idle_s > 0 ? o->seg.idle_s : TB_SEG_IDLE_S);

@@ -66,7 +66,6 @@ struct tb_cli_json_field {
  * is written null, as cJSON writes it). */
 void tb_cli_json_nums(cJSON *o, const struct tb_cli_json_field *rows, size_t n);
 
-
 /* A document is written with tb_json_put_line (ttsbuf/jsonline.h). */
 
 #endif

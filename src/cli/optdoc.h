@@ -26,7 +26,10 @@ struct tb_optdoc {
 };
 
 /* The row that ends a table. */
-#define TB_OPTDOC_END {NULL, 0, NULL, NULL, NULL}
+#define TB_OPTDOC_END                                                                              \
+    {                                                                                              \
+        NULL, 0, NULL, NULL, NULL                                                                  \
+    }
 
 /* A titled group of rows in a command's --help (title NULL: no heading). */
 struct tb_optsec {

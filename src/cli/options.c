@@ -218,4 +218,3 @@ void tb_cli_usage_playout(FILE *f)
     tb_cli_usage_presets(f);
     tb_cli_usage_tts_presets(f);
 }
-

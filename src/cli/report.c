@@ -41,12 +41,13 @@ static struct measured measured_of(const struct tb_report_src *src, const struct
     struct measured m;
     int cls = src->end != NULL ? tb_end_class(src->end->kind) : TB_END_CLASS_COMPLETE;
     m.cut = cls == TB_END_CLASS_INCOMPLETE;
-    m.failed = !m.cut && (cls == TB_END_CLASS_FAILED || (live != NULL && live->error_kind != NULL));
+    m.failed = !m.cut && (cls == TB_END_CLASS_FAILED ||
+                          (live != NULL && live->error_kind != NULL) || src->tts_fail != NULL);
     m.unknown = cls == TB_END_CLASS_UNKNOWN;
     m.ttft = r->content_events > 0;
     m.tps = r->content_events > 1 && r->decode_tps > 0;
     m.audio = r->play.chunks > 0;
-    m.whatif = !m.failed && !m.cut && m.audio;
+    m.whatif = !m.failed && !m.cut && m.audio && src->min_tps_reason == NULL;
     return m;
 }
 
@@ -77,7 +78,7 @@ static double cut_at(const struct tb_report_src *src, const struct tb_sim_result
 }
 
 int tb_cli_report_whatif_measured(const struct tb_report_src *src, const struct tb_sim_result *r,
-                              const struct tb_report_live *live)
+                                  const struct tb_report_live *live)
 {
     return measured_of(src, r, live).whatif;
 }
@@ -106,7 +107,8 @@ static void json_num(cJSON *o, const char *key, int have, double v)
  * given (without one, every output is as before the stage). */
 static int causes(const struct tb_report_src *src)
 {
-    return src->tts != NULL && src->tts->any;
+    return (src->tts != NULL && src->tts->any) ||
+           (src->tts_source != NULL && strcmp(src->tts_source, "measured") == 0);
 }
 
 static const char *cause_name(double llm, double tts)
@@ -125,7 +127,6 @@ static const char *method_name(int method)
            : method == TB_MIN_TPS_BISECT ? "bisection"
                                          : "scan";
 }
-
 
 static void verdict(FILE *f, const struct tb_playout_result *p)
 {
@@ -177,9 +178,85 @@ static void server_json(cJSON *root, const struct tb_server_timing *t)
     cJSON_AddNumberToObject(o, "eval_count", (double)t->eval_count);
 }
 
+/* The measured TTS: which provider (never a key). */
+static void tts_measured_line(FILE *f, const struct tb_tts_log *l)
+{
+    fprintf(f, "  tts: measured, %s%s at %s",
+            l->mock ? "the built-in MOCK TTS (not a real one), " : "", l->api, l->url);
+    if (l->model[0])
+        fprintf(f, ", model %s", l->model);
+    if (l->voice[0])
+        fprintf(f, ", voice %s", l->voice);
+    fprintf(f, ", concurrency %d\n", l->concurrency);
+}
+
+/* Where a failed chunk ended the speech. */
+static void tts_fail_line(FILE *f, const struct tb_tts_chunk *c)
+{
+    fprintf(f, "no verdict: the speech ended at chunk %" PRIu32 " (tts %s", c->chunk,
+            tb_tts_fail_name(c->fail));
+    if (c->status > 0)
+        fprintf(f, ", HTTP %ld", c->status);
+    fprintf(f, "%s%s)\n", c->message[0] ? ": " : "", c->message);
+}
+
+/* The TTS statistics, "-" where nothing was measured. */
+static void tts_stats_lines(FILE *f, const struct tb_tts_stats *t)
+{
+    char b1[32], b2[32], b3[32];
+    int l = t->first_byte.count > 0, r = t->rtf.count > 0;
+    fprintf(f, "  tts first byte   p50 %s s, p95 %s s, max %s s   (%zu chunk%s with audio)\n",
+            num(b1, sizeof(b1), l, 3, t->first_byte.p50),
+            num(b2, sizeof(b2), l, 3, t->first_byte.p95),
+            num(b3, sizeof(b3), l, 3, t->first_byte.max), t->first_byte.count,
+            t->first_byte.count == 1 ? "" : "s");
+    fprintf(f, "  tts real time    p50 %s, max %s   (seconds of synthesis per second of audio)\n",
+            num(b1, sizeof(b1), r, 2, t->rtf.p50), num(b2, sizeof(b2), r, 2, t->rtf.max));
+    fprintf(f,
+            "  tts sent         %" PRIu32 " of %" PRIu32 " chunk%s, %" PRIu64
+            " characters; %" PRIu32 " failed, %" PRIu32 " canceled; %s s of audio received\n",
+            t->sent, t->chunks, t->chunks == 1 ? "" : "s", t->chars, t->failed, t->canceled,
+            num(b1, sizeof(b1), !isnan(t->audio_s), 2, t->audio_s));
+}
+
+static void tts_stats_json(cJSON *root, const struct tb_report_src *src)
+{
+    const struct tb_tts_stats *t = src->tts_stats;
+    const struct tb_tts_chunk *c = src->tts_fail;
+    cJSON *o;
+    /* Only where there is a TTS to speak of: without one the document is
+     * the one before the TTS stage, byte for byte. */
+    if (src->tts_source == NULL)
+        return;
+    cJSON_AddStringToObject(root, "tts_source", src->tts_source);
+    if (t == NULL || (o = cJSON_AddObjectToObject(root, "tts_stats")) == NULL) {
+        cJSON_AddNullToObject(root, "tts_stats");
+    } else {
+        cJSON_AddNumberToObject(o, "chunks", t->chunks);
+        cJSON_AddNumberToObject(o, "sent", t->sent);
+        cJSON_AddNumberToObject(o, "failed", t->failed);
+        cJSON_AddNumberToObject(o, "canceled", t->canceled);
+        cJSON_AddNumberToObject(o, "chars", (double)t->chars);
+        tb_cli_json_num(o, "audio_s", t->audio_s);
+        tb_cli_json_stats(o, "first_byte_s", &t->first_byte);
+        tb_cli_json_stats(o, "rtf", &t->rtf);
+    }
+    if (c == NULL || (o = cJSON_AddObjectToObject(root, "tts_end")) == NULL) {
+        cJSON_AddNullToObject(root, "tts_end");
+        return;
+    }
+    cJSON_AddNumberToObject(o, "chunk", c->chunk);
+    cJSON_AddStringToObject(o, "kind", tb_tts_fail_name(c->fail));
+    if (c->status > 0)
+        cJSON_AddNumberToObject(o, "http_status", (double)c->status);
+    else
+        cJSON_AddNullToObject(o, "http_status");
+    cJSON_AddStringToObject(o, "message", c->message);
+}
+
 void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
-                     const struct tb_sim_result *r, const struct tb_gap_list *gaps, size_t max_gaps,
-                     const struct tb_report_live *live)
+                         const struct tb_sim_result *r, const struct tb_gap_list *gaps,
+                         size_t max_gaps, const struct tb_report_live *live)
 {
     const struct tb_playout_result *p = &r->play;
     struct measured m = measured_of(src, r, live);
@@ -239,21 +316,27 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
         fprintf(f, "  tts-latency=%g s", o->play.tts_latency);
     fprintf(f, "  preroll=%g s%s  voice-model=%s\n", o->play.preroll,
             o->play.rebuffer ? "  rebuffer" : "", tb_voice_model(o->voice));
-    if (causes(src))
+    if (causes(src) && src->tts_log == NULL)
         tb_cli_tts_line(f, src->tts);
+    if (src->tts_log != NULL)
+        tts_measured_line(f, src->tts_log);
     fputc('\n', f);
     if (m.failed || m.cut) {
-        if (m.failed)
+        if (src->tts_fail != NULL)
+            tts_fail_line(f, src->tts_fail);
+        else if (m.failed)
             fprintf(f, "no verdict: the request failed (%s: %s)\n", ekind != NULL ? ekind : "?",
                     emsg);
         else if (p->underruns == 0)
-            fprintf(f, "incomplete: no gap before it was cut at %.2f s (%s%s%s)\n",
-                    cut_at(src, r), tb_end_name(src->end->kind), emsg[0] ? ": " : "", emsg);
+            fprintf(f, "incomplete: no gap before it was cut at %.2f s (%s%s%s)\n", cut_at(src, r),
+                    tb_end_name(src->end->kind), emsg[0] ? ": " : "", emsg);
         else
             fprintf(f, "incomplete: %" PRIu32 " gap%s before it was cut at %.2f s (%s%s%s)\n",
                     p->underruns, p->underruns == 1 ? "" : "s", cut_at(src, r),
                     tb_end_name(src->end->kind), emsg[0] ? ": " : "", emsg);
-        fprintf(f, "  what arrived (the numbers below): %zu events, %" PRIu64 " tokens, %" PRIu32 " chunks; ",
+        fprintf(f,
+                "  what arrived (the numbers below): %zu events, %" PRIu64 " tokens, %" PRIu32
+                " chunks; ",
                 r->content_events, r->content_tokens, p->chunks);
         if (!m.audio)
             fprintf(f, "nothing was played\n");
@@ -268,8 +351,9 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
         verdict(f, p);
     }
     if (causes(src) && m.audio && p->underruns > 0)
-        fprintf(f, "  silence by cause: llm %.2f s (text not yet there), tts %.2f s (text there, "
-                   "audio not yet)\n",
+        fprintf(f,
+                "  silence by cause: llm %.2f s (text not yet there), tts %.2f s (text there, "
+                "audio not yet)\n",
                 p->gap_llm, p->gap_tts);
     if (m.audio && o->play.preroll > p->speech)
         fprintf(f,
@@ -283,8 +367,7 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
     fprintf(f, "  time to first audio  %8s s   (after chunk %" PRIu32 " of %" PRIu32 ")\n",
             num(b1, sizeof(b1), m.audio, 3, p->ttfa), p->q, p->chunks);
     fprintf(f, "  decode rate          %8s tokens/s   (%zu events, %" PRIu64 " tokens",
-            num(b1, sizeof(b1), m.tps, 1, r->decode_tps), r->content_events,
-            r->content_tokens);
+            num(b1, sizeof(b1), m.tps, 1, r->decode_tps), r->content_events, r->content_tokens);
     if (r->usage_tokens >= 0)
         fprintf(f, "; usage says %lld", r->usage_tokens);
     if (r->decode_tps_usage > 0 && r->usage_tokens != (long long)r->content_tokens)
@@ -299,7 +382,8 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
         int none = m.whatif && p->min_tps_none;
         fprintf(f, "  minimum TPS          %8s %s   %s%s\n",
                 num(b1, sizeof(b1), m.whatif, 1, p->min_tps), none ? "        " : "tokens/s",
-                none        ? TB_MIN_TPS_NONE_REASON ": no LLM rate removes them"
+                src->min_tps_reason != NULL ? src->min_tps_reason
+                : none                      ? TB_MIN_TPS_NONE_REASON ": no LLM rate removes them"
                 : unreached ? "(pre-roll never reached: any rate plays without a gap)"
                             : "to play with no gap at this pre-roll",
                 m.whatif && !none && p->min_tps_method == TB_MIN_TPS_SCAN
@@ -307,12 +391,15 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
                     : "");
         fprintf(f, "  speed-up needed      %8s%s   %s\n",
                 num(b1, sizeof(b1), m.whatif, 2, p->speedup), m.whatif && !none ? "x" : " ",
-                !m.whatif           ? "(no complete answer)"
-                : none              ? "(no speed-up removes the TTS stage's gaps)"
-                : unreached         ? "(the pre-roll is never reached)"
-                : p->speedup <= 1.0 ? "(below 1: headroom)"
-                                    : "(this stream, sped up, would be gapless)");
+                src->min_tps_reason != NULL ? "(see the minimum TPS)"
+                : !m.whatif                 ? "(no complete answer)"
+                : none                      ? "(no speed-up removes the TTS stage's gaps)"
+                : unreached                 ? "(the pre-roll is never reached)"
+                : p->speedup <= 1.0         ? "(below 1: headroom)"
+                                            : "(this stream, sped up, would be gapless)");
     }
+    if (src->tts_stats != NULL)
+        tts_stats_lines(f, src->tts_stats);
 
     if (gaps->n > 0) {
         fprintf(f, "\n  gaps (audio ran dry):\n");
@@ -377,7 +464,8 @@ int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb
     if (src->note != NULL)
         cJSON_AddStringToObject(root, "note", src->note);
     if (live != NULL) {
-        cJSON_AddStringToObject(root, "provider", live->provider != NULL ? live->provider : "remote");
+        cJSON_AddStringToObject(root, "provider",
+                                live->provider != NULL ? live->provider : "remote");
         cJSON_AddStringToObject(root, "model", live->model);
         cJSON_AddStringToObject(root, "base_url", live->base_url);
         cJSON_AddStringToObject(root, "api", live->api);
@@ -443,7 +531,9 @@ int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb
     }
     /* A time-based chunk policy's minimum TPS is searched too. */
     if (causes(src) || tb_seg_policy_timed(o->seg.policy)) {
-        if (m.whatif && p->min_tps_none)
+        if (src->min_tps_reason != NULL)
+            cJSON_AddStringToObject(root, "min_tps_reason", src->min_tps_reason);
+        else if (m.whatif && p->min_tps_none)
             cJSON_AddStringToObject(root, "min_tps_reason", TB_MIN_TPS_NONE_REASON);
         else
             cJSON_AddNullToObject(root, "min_tps_reason");
@@ -464,8 +554,7 @@ int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb
         cJSON_AddNumberToObject(g, "gap_s", gaps->v[i].gap);
         cJSON_AddNumberToObject(g, "chunk", gaps->v[i].chunk);
         if (causes(src)) {
-            cJSON_AddStringToObject(g, "cause",
-                                    cause_name(gaps->v[i].gap_llm, gaps->v[i].gap_tts));
+            cJSON_AddStringToObject(g, "cause", cause_name(gaps->v[i].gap_llm, gaps->v[i].gap_tts));
             cJSON_AddNumberToObject(g, "llm_s", gaps->v[i].gap_llm);
             cJSON_AddNumberToObject(g, "tts_s", gaps->v[i].gap_tts);
         }
@@ -496,6 +585,7 @@ int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb
         cJSON_AddNumberToObject(ring, "forced_cuts", r->forced_cuts);
         cJSON_AddBoolToObject(ring, "forced_start", r->forced_start);
     }
+    tts_stats_json(root, src);
     if (src->tts != NULL)
         tb_cli_json_draws(root, &src->tts->draws, src->tts->seed);
     if (audio != NULL)

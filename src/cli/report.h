@@ -13,18 +13,30 @@
 #include "plays.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/stream.h"
+#include "ttsbuf/ttsmeas.h"
 
 /* What the report needs to say about where the stream came from. */
 struct tb_report_src {
-    const char *kind;    /* "trace", "synth", "preset", "import", "live" */
-    const char *name;    /* file, spec, or preset name */
-    const char *note;    /* NULL, or how the source was read ("note" in JSON) */
-    const char *warning; /* NULL, or the stream reader's warning on an imported
-                          * stream ("warning" in JSON, as a live run's) */
+    const char *kind;                /* "trace", "synth", "preset", "import", "live" */
+    const char *name;                /* file, spec, or preset name */
+    const char *note;                /* NULL, or how the source was read ("note" in JSON) */
+    const char *warning;             /* NULL, or the stream reader's warning on an imported
+                                      * stream ("warning" in JSON, as a live run's) */
     const struct tb_stream_end *end; /* how the stream ended (a recorded or live
                                       * one), or NULL: a whole answer */
     const struct tb_cli_tts *tts;    /* the TTS stage's options (tts_opts.h), or
                                       * NULL: none given */
+    /* Where the TTS's numbers came from: "measured" (a real TTS, live or
+     * replayed from a trace), "model" (the TTS stage's options), or NULL
+     * (no TTS stage: the rate model and a constant latency). */
+    const char *tts_source;
+    const struct tb_tts_log *tts_log;     /* measured: its log (the provider), or NULL */
+    const struct tb_tts_stats *tts_stats; /* measured: its statistics, or NULL */
+    const struct tb_tts_chunk *tts_fail;  /* the record whose failure ended the
+                                           * speech, or NULL */
+    const char *min_tps_reason;           /* why there is no minimum TPS (a
+                                           * measured TTS under a time-based
+                                           * policy), or NULL */
 };
 
 struct tb_cli_tts;

@@ -126,23 +126,23 @@ int tb_cli_request_option(struct tb_cli_request *r, int c, const char *arg)
     }
 }
 
-int tb_cli_request_key(const struct tb_cli_request *r, const struct tb_api_info *info, char **key)
+int tb_cli_key_load(const char *file, const char *opt, const char *env, char **key)
 {
     FILE *f;
     size_t n;
     *key = NULL;
-    if (r->key_file == NULL) {
-        const char *v = info->key_env != NULL ? getenv(info->key_env) : NULL;
+    if (file == NULL) {
+        const char *v = env != NULL ? getenv(env) : NULL;
         if (v != NULL && v[0] != '\0' && (*key = strdup(v)) == NULL) {
             tb_cli_error("out of memory");
             return TB_ENOMEM;
         }
         return 0;
     }
-    f = fopen(r->key_file, "rb");
+    f = fopen(file, "rb");
     *key = calloc(1, TB_CLI_KEY_FILE_MAX + 2);
     if (f == NULL || *key == NULL) {
-        tb_cli_error("--api-key-file: %s: %s", r->key_file, strerror(f == NULL ? errno : ENOMEM));
+        tb_cli_error("%s: %s: %s", opt, file, strerror(f == NULL ? errno : ENOMEM));
         if (f != NULL)
             fclose(f);
         free(*key);
@@ -152,7 +152,7 @@ int tb_cli_request_key(const struct tb_cli_request *r, const struct tb_api_info 
     n = fread(*key, 1, TB_CLI_KEY_FILE_MAX + 1, f);
     fclose(f);
     if (n > TB_CLI_KEY_FILE_MAX) {
-        tb_cli_error("--api-key-file: %s: %s", r->key_file, strerror(EFBIG));
+        tb_cli_error("%s: %s: %s", opt, file, strerror(EFBIG));
         tb_cli_key_free(*key);
         *key = NULL;
         return TB_ETOOBIG;
@@ -163,6 +163,11 @@ int tb_cli_request_key(const struct tb_cli_request *r, const struct tb_api_info 
     while (n > 0 && ((*key)[n - 1] == ' ' || (*key)[n - 1] == '\t'))
         (*key)[--n] = '\0';
     return 0;
+}
+
+int tb_cli_request_key(const struct tb_cli_request *r, const struct tb_api_info *info, char **key)
+{
+    return tb_cli_key_load(r->key_file, "--api-key-file", info->key_env, key);
 }
 
 void tb_cli_key_free(char *key)

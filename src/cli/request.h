@@ -65,6 +65,13 @@ int tb_cli_request_option(struct tb_cli_request *r, int c, const char *arg);
  * TB_CLI_KEY_FILE_MAX, TB_ENOMEM. */
 int tb_cli_request_key(const struct tb_cli_request *r, const struct tb_api_info *info, char **key);
 
+/* A key: the first line of file (without trailing blanks; opt names the
+ * option in messages), else the variable env when set and not empty.
+ * Returns 0 with *key malloc'd or NULL (none), or (printed) TB_EINVAL / TB_ETOOBIG
+ * for a file that cannot be read or is over TB_CLI_KEY_FILE_MAX,
+ * TB_ENOMEM. */
+int tb_cli_key_load(const char *file, const char *opt, const char *env, char **key);
+
 /* Frees a key after zeroing it; NULL is a no-op. */
 void tb_cli_key_free(char *key);
 
@@ -89,9 +96,9 @@ char *tb_cli_request_url(const char *base, const struct tb_api_info *info);
  */
 struct tb_cli_endpoint {
     const struct tb_api_info *info;
-    const char *base; /* the API root; NULL until the mock has started */
-    char *key;        /* malloc'd, or NULL (never for the mock) */
-    int mock;         /* the built-in mock provider answers */
+    const char *base;   /* the API root; NULL until the mock has started */
+    char *key;          /* malloc'd, or NULL (never for the mock) */
+    int mock;           /* the built-in mock provider answers */
     char base_red[256]; /* base, redacted, for reports and traces */
     /* private */
     char buf[2048];

@@ -121,8 +121,7 @@ int tb_cli_source_operand(struct tb_cli_common *a, const char *cmd, int argc, ch
 }
 
 int tb_cli_load_source(const struct tb_cli_common *a, const char *default_preset,
-                       struct tb_stream *s, struct tb_report_src *src, char *label,
-                       size_t labellen)
+                       struct tb_stream *s, struct tb_report_src *src, char *label, size_t labellen)
 {
     struct tb_synth_spec spec;
     const struct tb_preset *p;

@@ -17,8 +17,8 @@
 #include "ttsbuf/voice.h"
 
 int tb_cli_timeline_svg(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
-                           const struct tb_stream *s, const struct tb_gap_list *all,
-                           const struct tb_sim_result *r, const struct tb_report_live *live)
+                        const struct tb_stream *s, const struct tb_gap_list *all,
+                        const struct tb_sim_result *r, const struct tb_report_live *live)
 {
     struct tb_svg_timeline t;
     char title[600], sub[1024], tps[64], lat[512];
@@ -37,8 +37,8 @@ int tb_cli_timeline_svg(FILE *f, const struct tb_report_src *src, const struct t
         /* A cut-off or failed stream: what arrived, no verdict, no what-if. */
         snprintf(title, sizeof(title), "%s: %u gap%s before it %s; first audio at %.2f s; %s",
                  failed ? "Failed" : "Incomplete", r->play.underruns,
-                 r->play.underruns == 1 ? "" : "s", failed ? "failed" : "was cut off",
-                 r->play.ttfa, tps);
+                 r->play.underruns == 1 ? "" : "s", failed ? "failed" : "was cut off", r->play.ttfa,
+                 tps);
     else if (r->play.underruns == 0)
         snprintf(title, sizeof(title), "No gaps: first audio at %.2f s; %s", r->play.ttfa, tps);
     else
@@ -46,17 +46,19 @@ int tb_cli_timeline_svg(FILE *f, const struct tb_report_src *src, const struct t
                  r->play.underruns, r->play.underruns == 1 ? "" : "s", r->play.gap_total,
                  r->play.ttfa, tps);
     if (src->tts != NULL && src->tts->any) /* the stage as the report's tts line says it */
-        snprintf(lat, sizeof(lat), "TTS latency %.200s%s, connect %g s, concurrency %d%s, RTF %g%s%.40s",
+        snprintf(lat, sizeof(lat),
+                 "TTS latency %.200s%s, connect %g s, concurrency %d%s, RTF %g%s%.40s",
                  src->tts->spec, src->tts->seeded ? " (seeded)" : "", src->tts->connect,
                  src->tts->concurrency, src->tts->concurrency == 0 ? " (unlimited)" : "",
                  src->tts->rtf, src->tts->preset != NULL ? ", preset " : "",
                  src->tts->preset != NULL ? src->tts->preset : "");
     else
         snprintf(lat, sizeof(lat), "TTS latency %g s", o->play.tts_latency);
-    snprintf(sub, sizeof(sub), "%s %.80s%s | chunk %s, %g wpm, %.400s, pre-roll %g s%s, voice model %s",
-             src->kind, src->name, strlen(src->name) > 80 ? "..." : "",
-             tb_seg_policy_name(o->seg.policy), o->play.wpm, lat, o->play.preroll,
-             o->play.rebuffer ? ", rebuffer" : "", tb_voice_model(o->voice));
+    snprintf(sub, sizeof(sub),
+             "%s %.80s%s | chunk %s, %g wpm, %.400s, pre-roll %g s%s, voice model %s", src->kind,
+             src->name, strlen(src->name) > 80 ? "..." : "", tb_seg_policy_name(o->seg.policy),
+             o->play.wpm, lat, o->play.preroll, o->play.rebuffer ? ", rebuffer" : "",
+             tb_voice_model(o->voice));
     t.title = title;
     t.subtitle = sub;
     t.s = s;

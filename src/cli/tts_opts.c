@@ -11,7 +11,8 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/ttspreset.h"
 
-_Static_assert((int)TB_TTSLAT_MAX == 60, "--tts-latency's and --tts-connect's help state the range");
+_Static_assert((int)TB_TTSLAT_MAX == 60,
+               "--tts-latency's and --tts-connect's help state the range");
 _Static_assert(TB_CLI_TTS_CONC_MAX == 1024, "--tts-concurrency's help states the range");
 
 const struct tb_optdoc tb_opt_tts[TB_CLI_TTS_ROWS_N + 1] = {

@@ -50,7 +50,7 @@ struct tb_cli_tts {
      * (options.c); the preset's policy used as the default */
     int chunk_set, delay_set, idle_set;
     int chunk_from_preset;
-    struct tb_cli_draws draws;          /* --tts-draws, --target-gapless (sim, run) */
+    struct tb_cli_draws draws; /* --tts-draws, --target-gapless (sim, run) */
 };
 
 void tb_cli_tts_init(struct tb_cli_tts *t);

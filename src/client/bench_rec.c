@@ -412,16 +412,16 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
             const char *key, *why;
             double *dst, max;
         } metrics[] = {
-#define TIME(k, field) {k, "\"" k "\" is negative or past 1e9 s, or not a number or null", &r->field, TB_TIME_MAX}
-#define RATE(k, field) {k, "\"" k "\" is negative, or not a number or null", &r->field, HUGE_VAL}
-            TIME("ttft_s", ttft),
-            TIME("ttfa_s", ttfa),
-            RATE("decode_tps", decode_tps),
-            RATE("decode_tps_usage", decode_tps_usage),
-            TIME("gap_total_s", gap_total),
-            TIME("gap_max_s", gap_max),
-            RATE("min_tps", min_tps),
-            RATE("speedup_needed", speedup),
+#define TIME(k, field)                                                                             \
+    {k, "\"" k "\" is negative or past 1e9 s, or not a number or null", &r->field, TB_TIME_MAX}
+#define RATE(k, field)                                                                             \
+    {                                                                                              \
+        k, "\"" k "\" is negative, or not a number or null", &r->field, HUGE_VAL                   \
+    }
+            TIME("ttft_s", ttft),           TIME("ttfa_s", ttfa),
+            RATE("decode_tps", decode_tps), RATE("decode_tps_usage", decode_tps_usage),
+            TIME("gap_total_s", gap_total), TIME("gap_max_s", gap_max),
+            RATE("min_tps", min_tps),       RATE("speedup_needed", speedup),
 #undef TIME
 #undef RATE
         };

@@ -95,7 +95,7 @@ struct bench {
     double rate;  /* this shard's */
     uint64_t rng; /* xorshift state */
     int measuring;
-    int stopped; /* cancel seen */
+    int stopped;             /* cancel seen */
     uint64_t held, held_max; /* bytes of streams kept, in flight and recorded
                               * (tb_bench_held), and their cap */
 };

@@ -45,6 +45,13 @@ struct net {
     int unpushed;      /* the stream's last delta never got into the ring */
     int efd;           /* eventfd: the network thread wakes the drain */
     atomic_int done;
+    /* A real TTS (live.h), on the calling thread: the client, the voice
+     * that hands it each chunk (and then the caller's voice, if any), the
+     * drain's options with that voice. */
+    struct tb_ttsnet *tts;
+    struct tb_voice tvoice;
+    const struct tb_voice *inner;
+    struct tb_sim_opts so;
 };
 
 void tb_live_result_free(struct tb_live_result *r)
@@ -220,6 +227,80 @@ static int push_last(struct net *n, struct tb_drain *d, double now, double *next
     }
 }
 
+/* The drain's voice with a real TTS: chunk `index` closed; its text goes
+ * to the TTS now (sent when the client's order allows), then to the
+ * caller's voice, which renders it or counts it. */
+static int tts_chunk(void *ud, uint32_t index, double c, const char *text, size_t len, uint32_t cps,
+                     double *dur, double *busy)
+{
+    struct net *n = ud;
+    int rc = tb_ttsnet_submit(n->tts, text, len);
+    if (rc == TB_EINVAL)
+        rc = 0; /* stopped (Ctrl-C): the chunk is not sent, the stream goes on */
+    if (rc == 0 && n->inner != NULL)
+        rc = n->inner->chunk(n->inner->ud, index, c, text, len, cps, dur, busy);
+    return rc;
+}
+
+/* The TTS client itself failed (libcurl's multi handle, memory): every
+ * chunk stops there, with what it measured; the LLM stream goes on. */
+static void tts_fail(struct net *n, int rc)
+{
+    n->r->tts_error = rc;
+    snprintf(n->r->tts_message, sizeof(n->r->tts_message), "the TTS client failed: %s",
+             tb_strerror(rc));
+    tb_ttsnet_cancel(n->tts);
+}
+
+/* The stream is over and its last chunk handed over: waits for the TTS to
+ * end every chunk (each has its own timeouts; Ctrl-C stops them all),
+ * then moves its log into the stream. */
+static void tts_close(struct net *n)
+{
+    struct tb_tts_log *log;
+    int rc = 0;
+    if (n->tts == NULL)
+        return;
+    if (n->r->tts_error == 0)
+        rc = tb_ttsnet_finish(n->tts, INFINITY);
+    if (rc < 0)
+        tts_fail(n, rc);
+    log = malloc(sizeof(*log));
+    if (log == NULL) {
+        n->r->tts_error = TB_ENOMEM;
+        snprintf(n->r->tts_message, sizeof(n->r->tts_message), "out of memory");
+        return;
+    }
+    tb_ttsnet_take_log(n->tts, log);
+    n->r->stream.tts = log;
+}
+
+/* The TTS client on the run's clock and secrets, and the drain's voice
+ * that feeds it.  Returns 0, or an error with r->tts_message set. */
+static int tts_open(struct net *n, const struct tb_live_opts *o, struct tb_live_result *r)
+{
+    struct tb_ttsnet_opts to = *o->tts;
+    int rc;
+    if (to.key != NULL && to.key[0] != '\0' &&
+        tb_secrets_add(n->secrets, to.key, strlen(to.key)) != 0)
+        return TB_ENOMEM;
+    to.clock = n->clk;
+    to.origin = 0.0; /* the clock reads 0 when the LLM request is sent */
+    to.secrets = n->secrets;
+    rc = tb_ttsnet_create(&to, &n->tts, r->tts_message, sizeof(r->tts_message));
+    if (rc != 0) {
+        r->tts_error = rc;
+        return rc;
+    }
+    n->inner = o->sim.voice;
+    n->tvoice.chunk = tts_chunk;
+    n->tvoice.ud = n;
+    n->tvoice.model = n->inner != NULL ? n->inner->model : NULL;
+    n->tvoice.follows_rate = 1;
+    n->so.voice = &n->tvoice;
+    return 0;
+}
+
 void tb_live_opts_default(struct tb_live_opts *o)
 {
     memset(o, 0, sizeof(*o));
@@ -243,6 +324,7 @@ static int net_open(struct net *n, const struct tb_live_opts *o, struct tb_live_
     n->r = r;
     n->clk = clk;
     n->efd = -1;
+    n->so = o->sim;
     atomic_init(&n->done, 0);
     if (api == NULL)
         return TB_EINVAL;
@@ -269,11 +351,12 @@ static int net_open(struct net *n, const struct tb_live_opts *o, struct tb_live_
     n->rd.push_ud = n;
     n->rd.secrets = n->secrets;
     tb_reader_begin(&n->rd, &r->stream, 0);
-    return 0;
+    return o->tts != NULL ? tts_open(n, o, r) : 0;
 }
 
 static void net_close(struct net *n)
 {
+    tb_ttsnet_destroy(n->tts);
     tb_reader_free(&n->rd);
     free(n->headers);
     tb_ring_destroy(n->ring);
@@ -323,6 +406,15 @@ static void sleep_until(struct net *n, double now, double wake_at, double next)
     if (next < wake_at)
         wake_at = next;
     ms = wake_at > now ? (int)ceil((wake_at - now) * 1000.0) : 0;
+    if (n->tts != NULL && n->r->tts_error == 0) {
+        /* the TTS's transfers, or the network thread's wake-up */
+        int rc = tb_ttsnet_step_fd(n->tts, n->efd, ms);
+        if (rc < 0)
+            tts_fail(n, rc);
+        if (read(n->efd, &cnt, sizeof(cnt)) < 0)
+            cnt = 0; /* nothing written: a TTS transfer or the time woke us */
+        return;
+    }
     if (poll(&pfd, 1, ms) > 0 && read(n->efd, &cnt, sizeof(cnt)) < 0)
         cnt = 0; /* already drained: nothing to do */
 }
@@ -402,7 +494,7 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
     r->usage_completion = r->usage_prompt = r->usage_ignored = -1;
     rc = net_open(&n, o, r, &clk);
     if (rc == 0)
-        rc = tb_drain_create(&o->sim, n.ring, o->play_fn, o->play_ud, &d);
+        rc = tb_drain_create(&n.so, n.ring, o->play_fn, o->play_ud, &d);
     if (rc == 0)
         rc = first_body(&n);
     if (rc == 0) {
@@ -412,7 +504,9 @@ int tb_live_run(const struct tb_live_opts *o, struct tb_live_result *r, tb_live_
     if (rc == 0) {
         rc = drain_live(&n, d, fn, ud, &next);
         pthread_join(th, NULL);
-        conclude(r, play_rest(&n, d, rc, &next));
+        rc = play_rest(&n, d, rc, &next);
+        tts_close(&n);
+        conclude(r, rc);
         rc = 0;
     }
     tb_drain_destroy(d);

@@ -223,4 +223,3 @@ out:
     free(b);
     return rc;
 }
-

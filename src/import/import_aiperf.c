@@ -112,7 +112,7 @@ static int raw_record(struct actx *c, const cJSON *root, size_t line)
     if (r == NULL)
         return tb_seterr(c->err, c->errlen, rc, "%s: too many requests or out of memory", c->name);
     tb_jsonfield_text(r->stream.model, sizeof(r->stream.model),
-                  cJSON_GetObjectItemCaseSensitive(payload, "model"));
+                      cJSON_GetObjectItemCaseSensitive(payload, "model"));
     tb_import_sse_begin(&c->sse, &r->stream);
     for (const cJSON *o = resp->child; o != NULL; o = o->next, k++) {
         const cJSON *packets = cJSON_GetObjectItemCaseSensitive(o, "packets");
@@ -345,8 +345,7 @@ static int metric_record(struct actx *c, const cJSON *root, size_t line)
     rc = tb_import_spread(c->out, &r->stream, t, nr, NULL, 0, nr > 0 ? rtokens : -1,
                           TB_KIND_REASONING);
     if (rc == 0)
-        rc = tb_import_spread(c->out, &r->stream, t + nr, n - nr, NULL, 0, tokens,
-                              TB_KIND_CONTENT);
+        rc = tb_import_spread(c->out, &r->stream, t + nr, n - nr, NULL, 0, tokens, TB_KIND_CONTENT);
     r->stream.usage_tokens = tokens;
     free(t);
     if (rc != 0)

@@ -164,8 +164,7 @@ static int blank(const char *p, size_t n)
 }
 
 static int lines_of_stream(FILE *f, const char *name, char *err, size_t errlen,
-                           int (*fn)(void *ud, const char *line, size_t n, size_t lineno),
-                           void *ud)
+                           int (*fn)(void *ud, const char *line, size_t n, size_t lineno), void *ud)
 {
     struct tb_lines in;
     int rc = 0, got;

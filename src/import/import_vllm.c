@@ -207,7 +207,8 @@ static int one_result(struct vctx *c, cJSON *root)
             er = er ? er->next : NULL;
         }
         for (size_t j = first; j < c->out->n; j++)
-            tb_jsonfield_text(c->out->req[j].stream.model, sizeof(c->out->req[j].stream.model), model);
+            tb_jsonfield_text(c->out->req[j].stream.model, sizeof(c->out->req[j].stream.model),
+                              model);
     }
 out:
     cJSON_Delete(root);

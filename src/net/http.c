@@ -57,7 +57,7 @@ static const struct {
     int keep_scheme;
 } hdrs[] = {
     {"authorization:", 1}, {"proxy-authorization:", 1}, {"x-api-key:", 0},
-    {"api-key:", 0},       {"x-goog-api-key:", 0},
+    {"api-key:", 0},       {"x-goog-api-key:", 0},      {"xi-api-key:", 0},
 };
 /* Query parameters whose value is a secret. */
 static const char *const params[] = {"key=", "api_key=", "apikey=", "access_token=", "token="};

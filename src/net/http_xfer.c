@@ -52,6 +52,25 @@ static int media_type_is(const char *ct, const char *want)
     return *p == '\0' || *p == ';';
 }
 
+/* Whether a Content-Type says text a person or a parser reads (an error
+ * page, a JSON error), not a stream of bytes: text/..., or a type naming
+ * JSON, XML or HTML ("application/problem+json"). */
+static int media_type_text(const char *ct)
+{
+    static const char *const words[] = {"json", "xml", "html"};
+    size_t n;
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    n = strcspn(ct, ";");
+    if (strncasecmp(ct, "text/", 5) == 0)
+        return 1;
+    for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++)
+        for (size_t i = 0; i + strlen(words[w]) <= n; i++)
+            if (strncasecmp(ct + i, words[w], strlen(words[w])) == 0)
+                return 1;
+    return 0;
+}
+
 static void decide(struct tb_http_xfer *x)
 {
     char *ct = NULL;
@@ -65,8 +84,10 @@ static void decide(struct tb_http_xfer *x)
                 *c = '?';
     }
     x->r->sse = x->r->status >= 200 && x->r->status < 300 &&
-                media_type_is(ct != NULL ? ct : "",
-                              x->q->stream_type != NULL ? x->q->stream_type : "text/event-stream");
+                (x->q->any_stream ? !media_type_text(ct != NULL ? ct : "")
+                                  : media_type_is(ct != NULL ? ct : "", x->q->stream_type != NULL
+                                                                            ? x->q->stream_type
+                                                                            : "text/event-stream"));
     x->r->t_headers = x->clk->now(x->clk);
 }
 

@@ -66,6 +66,8 @@ void tb_playout_opts_default(struct tb_playout_opts *o)
     o->tts_rtf = 0.0;
     o->tts_latency_at = NULL;
     o->tts_latency_ud = NULL;
+    o->tts_rtf_at = NULL;
+    o->tts_rtf_ud = NULL;
     o->no_search = 0;
 }
 

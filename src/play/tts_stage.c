@@ -10,7 +10,7 @@
  * chunks, re-timed to each candidate rate.  Both use the same code, so the
  * search is exact for the model the schedule shows.
  *
- * Memory: 64 bytes per chunk (the list the searches replay) plus 48 for
+ * Memory: 72 bytes per chunk (the list the searches replay) plus 48 for
  * the pre-roll's breakpoints, grown as chunks arrive, so neither a run nor
  * a search allocates.  Time: O(m) per run, except while waiting for the
  * pre-roll, when each chunk that closes before the candidate start costs
@@ -32,14 +32,16 @@ struct chunk {
     uint32_t cps;
     double d;       /* D_j */
     double l;       /* L_j, with K added for the first chunk */
+    double r;       /* R_j */
     double b, f, g; /* the current run's b_j, f_j and d_j */
 };
 
-/* A breakpoint of A(t): a step of audio, or a ramp starting or ending. */
+/* A breakpoint of A(t): a step of audio, or a ramp of slope 1/R_j
+ * starting (slope > 0) or ending (slope < 0). */
 struct bp {
     double t;
     double step;
-    int ramps;
+    double slope;
 };
 
 struct tb_tts_stage;
@@ -69,6 +71,7 @@ struct tb_tts_stage {
     size_t bpcap;
     double speech;       /* S_m */
     double theta_search; /* the pre-roll the searches use */
+    int silent;          /* a chunk has no audio (D_j = 0) */
     struct run run;      /* the trace's own schedule */
     int finished;
     double min_tps, speedup;
@@ -78,7 +81,7 @@ struct tb_tts_stage {
 int tb_tts_stage_wanted(const struct tb_playout_opts *o)
 {
     return o->tts_connect != 0.0 || o->tts_concurrency != 0 || o->tts_rtf != 0.0 ||
-           o->tts_latency_at != NULL;
+           o->tts_latency_at != NULL || o->tts_rtf_at != NULL;
 }
 
 double tb_tts_stage_frame_ready(double f, double rtf, double d, uint64_t k)
@@ -116,6 +119,7 @@ void tb_tts_stage_reset(struct tb_tts_stage *s, const struct tb_playout_opts *o)
     s->n = 0;
     s->speech = 0.0;
     s->theta_search = o->preroll;
+    s->silent = 0;
     s->finished = 0;
     s->min_tps = s->speedup = NAN;
     s->none = 0;
@@ -147,16 +151,15 @@ static void stage_times(const struct run *r, size_t j)
         b = v[j - n].g;
     v[j].b = b;
     v[j].f = b + v[j].l;
-    v[j].g = v[j].f + r->st->o.tts_rtf * v[j].d;
+    v[j].g = v[j].f + v[j].r * v[j].d;
 }
 
-/* The first moment chunk x can play: its first audio, or with R > 1 its
- * first frame complete. */
-static double playable(const struct tb_tts_stage *st, const struct chunk *x)
+/* The first moment chunk x can play: its first audio, or with R_j > 1
+ * its first frame complete. */
+static double playable(const struct chunk *x)
 {
-    double rtf = st->o.tts_rtf;
-    if (rtf > 1.0 && x->d > 0.0)
-        return tb_tts_stage_frame_ready(x->f, rtf, x->d, 0);
+    if (x->r > 1.0 && x->d > 0.0)
+        return tb_tts_stage_frame_ready(x->f, x->r, x->d, 0);
     return x->f;
 }
 
@@ -169,42 +172,50 @@ static int bp_cmp(const void *a, const void *b)
 /*
  * The first t with A(t) >= theta (> 0) over chunks 0..k-1, whose audio
  * totals at least theta.  A is piecewise linear: a step of D_j at f_j when
- * R = 0, else a ramp of slope 1/R from f_j to d_j; the ramps are counted,
- * not their slopes summed, so the slope carries no rounding.  Should
- * rounding leave the sum a hair short, the answer is the last breakpoint
- * (all audio produced).
+ * R_j = 0, else a ramp of slope 1/R_j from f_j to d_j.  When every ramp
+ * has the same R (always, without an RTF hook) the ramps are counted, not
+ * their slopes summed, so the slope carries no rounding; with several R_j
+ * the slopes are summed (reset to 0 exactly when no ramp runs), which
+ * costs an ulp or so per breakpoint.  Should rounding leave the sum a
+ * hair short, the answer is the last breakpoint (all audio produced).
  */
 static double audio_reaches(struct tb_tts_stage *st, size_t k, double theta)
 {
     struct bp *bp = st->bp;
-    double rtf = st->o.tts_rtf, a = 0.0, t = -INFINITY;
+    double rtf = 0.0, a = 0.0, t = -INFINITY, slope = 0.0;
     size_t n = 0;
-    int ramps = 0;
+    int ramps = 0, same = 1;
     for (size_t j = 0; j < k; j++) {
         const struct chunk *x = &st->v[j];
         if (x->d <= 0.0)
             continue;
-        if (rtf == 0.0) {
-            bp[n++] = (struct bp){x->f, x->d, 0};
-        } else {
-            bp[n++] = (struct bp){x->f, 0.0, 1};
-            bp[n++] = (struct bp){x->g, 0.0, -1};
+        if (x->r == 0.0) {
+            bp[n++] = (struct bp){x->f, x->d, 0.0};
+            continue;
         }
+        if (rtf == 0.0)
+            rtf = x->r;
+        same = same && x->r == rtf;
+        bp[n++] = (struct bp){x->f, 0.0, 1.0 / x->r};
+        bp[n++] = (struct bp){x->g, 0.0, -1.0 / x->r};
     }
     qsort(bp, n, sizeof(*bp), bp_cmp);
     for (size_t i = 0; i < n;) {
         double ti = bp[i].t;
         if (ramps > 0) {
-            double at = a + (ti - t) * ramps / rtf;
+            double at = same ? a + (ti - t) * ramps / rtf : a + (ti - t) * slope;
             if (at >= theta)
-                return t + (theta - a) * rtf / ramps;
+                return same ? t + (theta - a) * rtf / ramps : t + (theta - a) / slope;
             a = at;
         }
         t = ti;
         for (; i < n && bp[i].t == ti; i++) {
             a += bp[i].step;
-            ramps += bp[i].ramps;
+            ramps += (bp[i].slope > 0.0) - (bp[i].slope < 0.0);
+            slope += bp[i].slope;
         }
+        if (ramps == 0)
+            slope = 0.0;
         if (a >= theta)
             return t;
     }
@@ -215,7 +226,7 @@ static double audio_reaches(struct tb_tts_stage *st, size_t k, double theta)
 static void candidate(struct run *r, size_t k)
 {
     struct tb_tts_stage *st = r->st;
-    double h = playable(st, &st->v[0]);
+    double h = playable(&st->v[0]);
     double ta = r->theta > 0.0 ? audio_reaches(st, k, r->theta) : -INFINITY;
     r->cand = ta > h ? ta : h;
     r->has_cand = 1;
@@ -245,11 +256,12 @@ static void silence(struct run *r, struct tb_play *pl, double gap, double llm)
     pl->gap_tts += gap - llm;
 }
 
-/* R > 1: plays chunk x's frames from s, each when both the player and the
- * frame are ready; every stall is the engine's (gap_tts).  Returns e_j. */
+/* R_j > 1: plays chunk x's frames from s, each when both the player and
+ * the frame are ready; every stall is the engine's (gap_tts).  Returns
+ * e_j. */
 static double frames(struct run *r, struct tb_play *pl, const struct chunk *x, double s)
 {
-    double rtf = r->st->o.tts_rtf, t = s, off = 0.0;
+    double rtf = x->r, t = s, off = 0.0;
     for (uint64_t i = 1;; i++) {
         double next = (double)i * TB_FRAME_S;
         double end, ready;
@@ -270,12 +282,12 @@ static void play(struct run *r, size_t j)
     struct tb_tts_stage *st = r->st;
     const struct chunk *x = &st->v[j];
     struct tb_play pl = {0};
-    double h = playable(st, x);
+    double h = playable(x);
     double s = j == 0 ? r->s1 : h > r->e_prev ? h : r->e_prev;
     if (j > 0)
         silence(r, &pl, s - r->e_prev, close_time(r, j) - r->e_prev);
     pl.start = s;
-    pl.end = st->o.tts_rtf > 1.0 ? frames(r, &pl, x, s) : s + x->d;
+    pl.end = x->r > 1.0 ? frames(r, &pl, x, s) : s + x->d;
     r->e_prev = pl.end;
     r->next = j + 1;
     if (r->fn != NULL) {
@@ -386,18 +398,23 @@ static int probe_gap_free(void *ud, double x)
     return gap_free(pr->st, x, pr->by_time);
 }
 
+/* A pre-roll of all the audio makes every rate gap-free (the search's
+ * shortcut), unless a chunk has no audio: A(t) cannot wait for it, and
+ * the silence before it still counts when it comes late.  The search then
+ * gets no pre-roll to shortcut on. */
 static int search(struct tb_tts_stage *st, int by_time, int monotone, double *out)
 {
     struct probe pr = {st, by_time};
     return tb_rate_search(probe_gap_free, &pr, u_of(st, st->n - 1, by_time), st->speech,
-                          st->theta_search, monotone, TB_SCAN_STEPS, out);
+                          st->silent ? -INFINITY : st->theta_search, monotone, TB_SCAN_STEPS, out);
 }
 
-/* Chunk 1's own audio at its first playable moment: a pre-roll up to it
- * never delays the start, which keeps "no gap" monotone in the rate. */
+/* Chunk 1's own audio at its first playable moment (by its own R_1): a
+ * pre-roll up to it never delays the start, which keeps "no gap" monotone
+ * in the rate. */
 static double own_audio(const struct tb_tts_stage *st)
 {
-    double rtf = st->o.tts_rtf, d = st->v[0].d;
+    double rtf = st->v[0].r, d = st->v[0].d;
     if (rtf == 0.0)
         return d;
     return rtf > 1.0 ? fmin(TB_FRAME_S, d) : 0.0;
@@ -412,7 +429,8 @@ static void search_all(struct tb_tts_stage *st)
         st->method = TB_MIN_TPS_CLOSED;
         return;
     }
-    if (st->o.tts_concurrency == 0 && st->o.tts_rtf == 0.0 && st->o.tts_latency_at == NULL) {
+    if (st->o.tts_concurrency == 0 && st->o.tts_rtf == 0.0 && st->o.tts_latency_at == NULL &&
+        st->o.tts_rtf_at == NULL) {
         st->min_tps = closed_form(st, theta, 0);
         st->speedup = closed_form(st, theta, 1);
         st->method = TB_MIN_TPS_CLOSED;
@@ -430,10 +448,11 @@ static void search_all(struct tb_tts_stage *st)
 
 int tb_tts_stage_add(struct tb_tts_stage *s, double c, uint64_t tok, uint32_t cps, double d)
 {
-    double l = s->o.tts_latency_at != NULL
-                   ? s->o.tts_latency_at(s->o.tts_latency_ud, (uint32_t)s->n + 1)
-                   : s->o.tts_latency;
-    if (!(l >= 0.0) || isinf(l))
+    uint32_t j = (uint32_t)s->n + 1;
+    double l = s->o.tts_latency_at != NULL ? s->o.tts_latency_at(s->o.tts_latency_ud, j)
+                                           : s->o.tts_latency;
+    double rtf = s->o.tts_rtf_at != NULL ? s->o.tts_rtf_at(s->o.tts_rtf_ud, j) : s->o.tts_rtf;
+    if (!(l >= 0.0) || isinf(l) || !(rtf >= 0.0) || isinf(rtf))
         return TB_EINVAL;
     if (s->n == s->cap) {
         struct chunk *nv = tb_grow(s->v, &s->cap, sizeof(*nv), 64);
@@ -447,11 +466,12 @@ int tb_tts_stage_add(struct tb_tts_stage *s, double c, uint64_t tok, uint32_t cp
             return TB_ENOMEM;
         s->bp = nb;
     }
-    s->v[s->n] = (struct chunk){.c = c, .tok = tok, .cps = cps, .d = d, .l = l};
+    s->v[s->n] = (struct chunk){.c = c, .tok = tok, .cps = cps, .d = d, .l = l, .r = rtf};
     if (s->n == 0)
         s->v[0].l += s->o.tts_connect;
     s->n++;
     s->speech += d;
+    s->silent |= !(d > 0.0);
     run_add(&s->run);
     return 0;
 }
@@ -509,7 +529,7 @@ int tb_tts_stage_last(const struct tb_tts_stage *s, struct tb_tts_times *t)
     if (s->n == 0)
         return TB_EINVAL;
     x = &s->v[s->n - 1];
-    *t = (struct tb_tts_times){x->b, x->f, x->g};
+    *t = (struct tb_tts_times){x->b, x->f, x->g, x->r};
     return 0;
 }
 

@@ -16,7 +16,7 @@
 
 struct tb_tts_stage;
 
-/* Whether o sets a TTS stage (any of connect, concurrency, RTF, hook). */
+/* Whether o sets a TTS stage (any of connect, concurrency, RTF, a hook). */
 int tb_tts_stage_wanted(const struct tb_playout_opts *o);
 
 /* With rtf > 1, when frame k (from 0, of TB_FRAME_S seconds) of a chunk
@@ -34,8 +34,8 @@ void tb_tts_stage_destroy(struct tb_tts_stage *s); /* NULL is a no-op */
 void tb_tts_stage_reset(struct tb_tts_stage *s, const struct tb_playout_opts *o);
 
 /* Chunk m+1 closed at c with token index tok, cps code points and
- * duration d seconds.  Returns 0, TB_EINVAL (a bad latency from the hook)
- * or TB_ENOMEM. */
+ * duration d seconds.  Returns 0, TB_EINVAL (a bad latency or RTF from a
+ * hook) or TB_ENOMEM. */
 int tb_tts_stage_add(struct tb_tts_stage *s, double c, uint64_t tok, uint32_t cps, double d);
 
 /* The stream ended: start if not started, then search.  0 or TB_ENOMEM. */
@@ -52,9 +52,10 @@ int tb_tts_stage_force_start(struct tb_tts_stage *s, double t);
 double tb_tts_stage_last_begin(const struct tb_tts_stage *s);
 
 /* The synthesis times of the chunk added last: b_j, f_j (first audio) and
- * g_j (all audio).  Returns 0, or TB_EINVAL when none was added. */
+ * g_j (all audio), and its real-time factor R_j.  Returns 0, or TB_EINVAL
+ * when none was added. */
 struct tb_tts_times {
-    double b, f, g;
+    double b, f, g, r;
 };
 int tb_tts_stage_last(const struct tb_tts_stage *s, struct tb_tts_times *t);
 

@@ -57,8 +57,7 @@ static const char *keep(struct tb_ttspreset_set *s, const char *str)
 /* The string member key of o: 1 with *out (kept) when it is a string, 0
  * when it is missing or null, -1 when it is something else or memory ran
  * out. */
-static int str_member(struct tb_ttspreset_set *s, const cJSON *o, const char *key,
-                      const char **out)
+static int str_member(struct tb_ttspreset_set *s, const cJSON *o, const char *key, const char **out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     *out = NULL;
@@ -79,8 +78,7 @@ static const struct tb_ttspreset_source *find_source(const struct tb_ttspreset_s
     return NULL;
 }
 
-static int load_sources(struct tb_ttspreset_set *s, const cJSON *sources, char *err,
-                        size_t errlen)
+static int load_sources(struct tb_ttspreset_set *s, const cJSON *sources, char *err, size_t errlen)
 {
     const cJSON *it;
     size_t i = 0;
@@ -152,8 +150,7 @@ static int load_latency(struct tb_ttspreset_set *s, const char *name, const cJSO
     int rc;
     if (!cJSON_IsObject(o) || str_member(s, o, "spec", &spec) < 0)
         return tb_seterr(err, errlen, TB_EFORMAT,
-                         "tts presets: preset '%s': latency needs a \"spec\" string or null",
-                         name);
+                         "tts presets: preset '%s': latency needs a \"spec\" string or null", name);
     rc = fig_refs(s, name, "latency", o, spec != NULL, f, err, errlen);
     if (rc == 0 && spec != NULL) {
         struct tb_ttslat *t = NULL;
@@ -162,8 +159,8 @@ static int load_latency(struct tb_ttspreset_set *s, const char *name, const cJSO
         /* No file: a FILE spec gets no values and is refused. */
         rc = tb_ttslat_create_mem(spec, NULL, 0, 0, &t, why, sizeof(why));
         if (rc != 0)
-            return tb_seterr(err, errlen, TB_EFORMAT, "tts presets: preset '%s': latency: %s",
-                             name, why);
+            return tb_seterr(err, errlen, TB_EFORMAT, "tts presets: preset '%s': latency: %s", name,
+                             why);
         tb_ttslat_info(t, &in);
         tb_ttslat_destroy(t);
         f->spec = spec;
@@ -174,9 +171,9 @@ static int load_latency(struct tb_ttspreset_set *s, const char *name, const cJSO
 
 /* A figure with a "value": a number in [lo, hi] (whole when whole) or
  * null. */
-static int load_value(struct tb_ttspreset_set *s, const char *name, const char *key,
-                      const cJSON *o, double lo, double hi, int whole, struct tb_ttspreset_fig *f,
-                      char *err, size_t errlen)
+static int load_value(struct tb_ttspreset_set *s, const char *name, const char *key, const cJSON *o,
+                      double lo, double hi, int whole, struct tb_ttspreset_fig *f, char *err,
+                      size_t errlen)
 {
     const cJSON *v = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "value") : NULL;
     int rc;
@@ -218,8 +215,8 @@ static int load_policy(struct tb_ttspreset_set *s, struct tb_ttspreset *p, const
     if ((p->policy == TB_TTSPRESET_SCHEDULE || p->policy == TB_TTSPRESET_MAX_DELAY) &&
         p->policy_source == NULL)
         return tb_seterr(err, errlen, TB_EFORMAT,
-                         "tts presets: preset '%s': chunking %s is given without a source",
-                         p->name, pol);
+                         "tts presets: preset '%s': chunking %s is given without a source", p->name,
+                         pol);
     if (p->policy == TB_TTSPRESET_SCHEDULE) {
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "schedule"), *e;
         if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1 ||
@@ -254,21 +251,19 @@ static int load_preset(struct tb_ttspreset_set *s, struct tb_ttspreset *p, const
 {
     int rc;
     if (!cJSON_IsObject(o) || str_member(s, o, "name", &p->name) <= 0 || p->name[0] == '\0')
-        return tb_seterr(err, errlen, TB_EFORMAT, "tts presets: preset %zu has no name",
-                         s->n + 1);
+        return tb_seterr(err, errlen, TB_EFORMAT, "tts presets: preset %zu has no name", s->n + 1);
     for (const char *c = p->name; *c != '\0'; c++)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '.'))
             return tb_seterr(err, errlen, TB_EFORMAT,
                              "tts presets: preset %zu: a name is a-z, 0-9, '-' and '.' only",
                              s->n + 1);
     if (tb_ttspreset_find(s, p->name) != NULL)
-        return tb_seterr(err, errlen, TB_EFORMAT, "tts presets: preset '%s' given twice",
-                         p->name);
+        return tb_seterr(err, errlen, TB_EFORMAT, "tts presets: preset '%s' given twice", p->name);
     if (str_member(s, o, "engine", &p->engine) <= 0)
         return tb_seterr(err, errlen, TB_EFORMAT, "tts presets: preset '%s': no engine line",
                          p->name);
-    rc = load_latency(s, p->name, cJSON_GetObjectItemCaseSensitive(o, "latency"), &p->latency,
-                      err, errlen);
+    rc = load_latency(s, p->name, cJSON_GetObjectItemCaseSensitive(o, "latency"), &p->latency, err,
+                      errlen);
     if (rc == 0)
         rc = load_value(s, p->name, "connect", cJSON_GetObjectItemCaseSensitive(o, "connect"), 0,
                         TB_TTSLAT_MAX, 0, &p->connect, err, errlen);

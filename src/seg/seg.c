@@ -27,8 +27,8 @@ int tb_seg_create(const struct tb_seg_opts *o, struct tb_seg **out)
 {
     struct tb_seg *s;
     *out = NULL;
-    if ((unsigned)o->policy >= TB_CHUNK__COUNT || !(o->max_delay_s >= 0.0) ||
-        !(o->idle_s >= 0.0) || isinf(o->max_delay_s) || isinf(o->idle_s))
+    if ((unsigned)o->policy >= TB_CHUNK__COUNT || !(o->max_delay_s >= 0.0) || !(o->idle_s >= 0.0) ||
+        isinf(o->max_delay_s) || isinf(o->idle_s))
         return TB_EINVAL;
     s = calloc(1, sizeof(*s));
     if (s == NULL)

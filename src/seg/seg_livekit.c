@@ -82,8 +82,8 @@ static size_t word(const struct text *t, size_t i, const char *w)
 static size_t starter(const struct text *t, size_t i)
 {
     static const char *const plain[] = {"Mr", "Mrs", "Ms", "Dr", "Prof", "Capt", "Cpt", "Lt"};
-    static const char *const spaced[] = {"He",   "She",     "It",   "They", "Their", "Our",
-                                         "We",   "But",     "However", "That", "This"};
+    static const char *const spaced[] = {"He", "She", "It",      "They", "Their", "Our",
+                                         "We", "But", "However", "That", "This"};
     size_t k;
     for (size_t j = 0; j < sizeof(plain) / sizeof(plain[0]); j++)
         if ((k = word(t, i, plain[j])) != 0)
@@ -136,9 +136,9 @@ static void mark(struct text *t)
     }
     /* websites: [.](com|net|org|io|gov|edu|me) */
     for (i = 0; i < n; i++)
-        if (dot(t, i) && (word(t, i + 1, "com") || word(t, i + 1, "net") ||
-                          word(t, i + 1, "org") || word(t, i + 1, "io") ||
-                          word(t, i + 1, "gov") || word(t, i + 1, "edu") || word(t, i + 1, "me")))
+        if (dot(t, i) && (word(t, i + 1, "com") || word(t, i + 1, "net") || word(t, i + 1, "org") ||
+                          word(t, i + 1, "io") || word(t, i + 1, "gov") || word(t, i + 1, "edu") ||
+                          word(t, i + 1, "me")))
             t->f[i] |= PRD;
     /* digits: ([0-9])[.]([0-9]), resuming after the second digit */
     for (i = 0; i + 2 < n; i++)
@@ -165,7 +165,8 @@ static void mark(struct text *t)
         }
     /* \s([A-Za-z])[.] (a space after), resuming after that space */
     for (i = 0; i + 3 < n; i++)
-        if (tb_seg_py_space(at(t, i)) && alpha(at(t, i + 1)) && dot(t, i + 2) && at(t, i + 3) == ' ') {
+        if (tb_seg_py_space(at(t, i)) && alpha(at(t, i + 1)) && dot(t, i + 2) &&
+            at(t, i + 3) == ' ') {
             t->f[i + 2] |= PRD;
             i += 3;
         }

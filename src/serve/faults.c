@@ -175,3 +175,72 @@ int tb_faults_parse(const char *spec, struct tb_faults *f, char *err, size_t err
     *f = g;
     return 0;
 }
+
+/* ---- The mock TTS's faults -------------------------------------------- */
+
+#define DRIP_MAX 100000000L
+
+void tb_tts_faults_init(struct tb_tts_faults *f)
+{
+    memset(f, 0, sizeof(*f));
+}
+
+static const char *tts_item(const char *p, size_t n, struct tb_tts_faults *f)
+{
+    const char *end = p + n, *at = memchr(p, '@', n), *arg = at != NULL ? at + 1 : end;
+    size_t name = (size_t)((at != NULL ? at : end) - p);
+    static const char known[] = "unknown TTS fault (status@N, cut@F, stall, drip@BPS)";
+    long v;
+    double x;
+
+    if (item_is(p, name, "stall")) {
+        if (at != NULL)
+            return "takes no '@' argument";
+        f->stall = 1;
+    } else if (at == NULL) {
+        return item_is(p, n, "status") || item_is(p, n, "cut") || item_is(p, n, "drip")
+                   ? "needs an '@' argument"
+                   : known;
+    } else if (item_is(p, name, "status")) {
+        if (whole(arg, end, 400, 599, &v) != 0)
+            return "N must be an HTTP error status in 400..599";
+        f->status = (int)v;
+    } else if (item_is(p, name, "cut")) {
+        if (seconds(arg, end, &x) != 0 || x >= 1)
+            return "F must be a share of the audio bytes, 0 <= F < 1";
+        f->cut = x;
+        f->has_cut = 1;
+    } else if (item_is(p, name, "drip")) {
+        if (whole(arg, end, 1, DRIP_MAX, &v) != 0)
+            return "BPS must be a whole number of bytes a second in 1..100000000";
+        f->drip_bps = (double)v;
+    } else {
+        return known;
+    }
+    return NULL;
+}
+
+int tb_tts_faults_parse(const char *spec, struct tb_tts_faults *f, char *err, size_t errlen)
+{
+    struct tb_tts_faults g = *f;
+    const char *p = spec;
+
+    if (spec == NULL || *spec == '\0')
+        return 0;
+    for (;;) {
+        const char *plus = strchr(p, '+');
+        size_t n = plus != NULL ? (size_t)(plus - p) : strlen(p);
+        const char *why;
+        if (n == 0)
+            return tb_seterr(err, errlen, TB_EINVAL, "TTS fault spec \"%s\": empty item", spec);
+        why = tts_item(p, n, &g);
+        if (why != NULL)
+            return tb_seterr(err, errlen, TB_EINVAL, "TTS fault \"%.*s\": %s",
+                             (int)(n > 200 ? 200 : n), p, why);
+        if (plus == NULL)
+            break;
+        p = plus + 1;
+    }
+    *f = g;
+    return 0;
+}

@@ -126,8 +126,9 @@ int tb_serve_conn_close(struct tb_serve *s, struct tb_serve_conn *c, int dropped
     tb_serve_sbuf_free(s, &c->reasoning);
     tb_serve_json_request_free(&c->rq);
     tb_serve_chunk_free(&c->chunk);
+    if (c->on_close != NULL)
+        c->on_close(s, c); /* a route's own state (the TTS's) */
     free(c);
     s->nconns--;
     return -1;
 }
-

@@ -101,6 +101,8 @@ static int request_line(const char *p, const char *end, struct tb_serve_http_hea
     h->path_len = (size_t)(sp2 - t);
     for (size_t i = 0; i < h->path_len; i++)
         if (t[i] == '?') {
+            h->query_off = h->path_off + i + 1;
+            h->query_len = h->path_len - i - 1;
             h->path_len = i;
             break;
         }
@@ -213,4 +215,30 @@ size_t tb_serve_http_resp(char *buf, size_t cap, int status, const char *ctype,
                  "%s\r\n",
                  status, tb_serve_http_reason(status), ctype, len, extra != NULL ? extra : "");
     return n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
+}
+
+int tb_serve_http_header(const char *buf, size_t head_len, const char *name, const char **val,
+                         size_t *vlen)
+{
+    const char *end = buf + head_len - 2, *p = memchr(buf, '\r', head_len);
+    size_t nl = strlen(name);
+    /* The head was parsed: every line is "name: value" CRLF. */
+    for (p = p != NULL ? p + 2 : end; p < end;) {
+        const char *eol = memchr(p, '\r', (size_t)(end - p)), *v;
+        if (eol == NULL)
+            break;
+        if ((size_t)(eol - p) > nl && p[nl] == ':' && name_is(p, nl, name)) {
+            const char *ve = eol;
+            v = p + nl + 1;
+            while (v < eol && (*v == ' ' || *v == '\t'))
+                v++;
+            while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+                ve--;
+            *val = v;
+            *vlen = (size_t)(ve - v);
+            return 1;
+        }
+        p = eol + 2;
+    }
+    return 0;
 }

@@ -17,6 +17,8 @@ struct tb_serve_http_head {
     size_t method_len;
     size_t path_off; /* the target before any '?' */
     size_t path_len;
+    size_t query_off; /* after the '?'; query_len 0: none */
+    size_t query_len;
     uint64_t content_length; /* 0 when absent */
     int expect_continue;     /* "Expect: 100-continue" */
     int status;              /* on TB_EFORMAT: the status to answer */
@@ -41,6 +43,12 @@ int tb_serve_http_scan(const char *buf, size_t len, size_t *scan);
  */
 int tb_serve_http_parse(const char *buf, size_t head_len, struct tb_serve_http_head *h, char *err,
                         size_t errlen);
+
+/* tb_serve_http_header - the first header named `name` (any case) of a
+ * head tb_serve_http_parse accepted: 1 and its value without the blanks
+ * around it in [*val, *val + *vlen), or 0 when there is none. */
+int tb_serve_http_header(const char *buf, size_t head_len, const char *name, const char **val,
+                         size_t *vlen);
 
 /* The reason phrase of an HTTP status ("Too Many Requests"); "Error" for
  * codes it does not know.  Static string. */

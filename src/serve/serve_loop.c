@@ -43,6 +43,7 @@
 #include "serve_priv.h"
 #include "serve_read.h"
 #include "serve_stream.h"
+#include "serve_tts.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/serve.h"
@@ -98,6 +99,7 @@ static void conn_due(struct tb_serve *s, struct tb_serve_conn *c)
     case C_READ: tb_serve_conn_close(s, c, c->in_len > 0); break; /* too slow to send a request */
     case C_STREAM: tb_serve_advance(s, c); break;
     case C_WAIT: c->walking ? tb_serve_body_walk(s, c) : tb_serve_body_send(s, c); break;
+    case C_TTS: tb_serve_tts_advance(s, c); break;
     case C_FLUSH: tb_serve_conn_close(s, c, 1); break; /* stopped reading a finished response */
     case C_LINGER: tb_serve_conn_close(s, c, 0); break;
     }
@@ -177,6 +179,8 @@ int tb_serve_create(const struct tb_serve_opts *o, struct tb_serve **out, char *
     memset(&sa, 0, sizeof(sa));
     if (o->stream == NULL)
         return tb_seterr(err, errlen, TB_EINVAL, "serve: no stream to serve");
+    if (!(o->tts_rtf >= 0 && o->tts_rtf <= 1e6))
+        return tb_seterr(err, errlen, TB_EINVAL, "serve: tts_rtf %g is not in 0..1e6", o->tts_rtf);
     if (o->port < 0 || o->port > 65535)
         return tb_seterr(err, errlen, TB_EINVAL, "serve: port %d is not in 0..65535", o->port);
     if (inet_pton(AF_INET, host, &sa.v4.sin_addr) == 1) {
@@ -201,6 +205,11 @@ int tb_serve_create(const struct tb_serve_opts *o, struct tb_serve **out, char *
     s->max_conns = o->max_conns > 0 ? o->max_conns : MAX_CONNS_DEFAULT;
     s->budget = o->mem_budget > 0 ? o->mem_budget : TB_SERVE_MEM_DEFAULT;
     s->armed = NEVER;
+    s->tts_latency_at = o->tts_latency_at;
+    s->tts_latency_ud = o->tts_latency_ud;
+    s->tts_rtf = o->tts_rtf;
+    s->tts_faults = o->tts_faults;
+    s->tts_key = o->tts_key;
     s->late = calloc(LATE_BUCKETS + 1, sizeof(*s->late));
     if (s->late == NULL) {
         rc = tb_seterr(err, errlen, TB_ENOMEM, "serve: out of memory");
@@ -238,6 +247,13 @@ int tb_serve_create(const struct tb_serve_opts *o, struct tb_serve **out, char *
     rc |= epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->tfd, &ev);
     ev.data.ptr = &s->efd;
     rc |= epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->efd, &ev);
+    if (rc == 0 && tb_serve_speech_create(&s->speech) != 0) {
+        rc = tb_seterr(err, errlen, TB_ENOMEM, "serve: the TTS's queues: out of memory");
+        goto fail;
+    }
+    ev.data.ptr = &s->speech;
+    if (rc == 0)
+        rc = epoll_ctl(s->epfd, EPOLL_CTL_ADD, tb_serve_speech_fd(s->speech), &ev);
     if (rc != 0) {
         rc = tb_seterr(err, errlen, TB_EIO, "serve: epoll_ctl: %s", strerror(errno));
         goto fail;
@@ -286,6 +302,8 @@ int tb_serve_run(struct tb_serve *s)
                  * has almost always moved the top anyway), which saves a
                  * syscall per wake-up. */
                 s->armed = ARM_STALE;
+            } else if (p == &s->speech) {
+                tb_serve_tts_ready(s);
             } else if (p == &s->lfd) {
                 accept_some(s);
             } else {
@@ -329,6 +347,7 @@ void tb_serve_destroy(struct tb_serve *s)
     while (s->conns != NULL)
         tb_serve_conn_close(s, s->conns,
                             0); /* NOLINT(clang-analyzer-unix.Malloc): it unlinks the head */
+    tb_serve_speech_destroy(s->speech);
     if (s->efd >= 0)
         close(s->efd);
     if (s->tfd >= 0)

@@ -16,11 +16,14 @@
  *   serve_oai.c      OpenAI (chat and legacy completions) stream events
  *   serve_dialect.c  Anthropic events and Ollama lines
  *   serve_frame.c    HTTP chunks carrying SSE events or NDJSON lines
+ *   serve_tts.c      the TTS routes: a request, its speech, its PCM on time
+ *   serve_speech.c   the TTS's synthesis thread (eSpeak NG, libsamplerate)
  *   serve.c          buffers, the memory budget, lateness
  *
  * with the pure parts beside them: serve_http.c (request heads),
  * serve_plan.c (what to send and when), serve_json.c and serve_chunk.c
- * (the bodies).  Everything here runs on the server's loop thread.
+ * (the bodies), serve_ttsreq.c (the TTS dialects' requests and errors).
+ * Everything here runs on the server's loop thread.
  */
 #ifndef TTSBUF_SERVE_PRIV_H
 #define TTSBUF_SERVE_PRIV_H
@@ -34,6 +37,7 @@
 #include "serve_http.h"
 #include "serve_json.h"
 #include "serve_plan.h"
+#include "serve_speech.h"
 #include "ttsbuf/serve.h"
 
 #define NS 1000000000LL
@@ -54,7 +58,7 @@
 #define MAX_CONNS_DEFAULT 4096
 #define BUF_FREE 4096 /* bytes a buffer may hold outside the memory budget */
 
-enum cstate { C_READ, C_STREAM, C_WAIT, C_FLUSH, C_LINGER };
+enum cstate { C_READ, C_STREAM, C_WAIT, C_TTS, C_FLUSH, C_LINGER };
 enum ending { END_BODY, END_DROP, END_ERROR }; /* how a non-streamed response ends */
 
 /* A growing text; its capacity counts against the memory budget. */
@@ -106,6 +110,11 @@ struct tb_serve_conn {
     int hard_close; /* ... at once, without lingering (drop@K) */
     int broken;     /* an output step failed: drop the connection */
     int yielded;    /* its share of a pass ran out: due again at once */
+
+    struct tb_serve_tts_conn *tts; /* a TTS request's state (serve_tts.c); NULL otherwise */
+    /* Frees a route's own state when the connection closes (set by the
+     * route, so serve_conn.c need not know it); NULL: none. */
+    void (*on_close)(struct tb_serve *s, struct tb_serve_conn *c);
 };
 
 struct tb_serve {
@@ -127,6 +136,14 @@ struct tb_serve {
     uint64_t *late; /* LATE_BUCKETS + 1 counts */
     int64_t late_max;
     struct tb_serve_stats st;
+    /* The mock TTS (serve_tts.c). */
+    struct tb_serve_speech *speech; /* its thread, started by the first job */
+    uint64_t tts_next;              /* TTS requests numbered so far */
+    double (*tts_latency_at)(void *ud, uint32_t i);
+    void *tts_latency_ud;
+    double tts_rtf;
+    struct tb_tts_faults tts_faults;
+    const char *tts_key;
 };
 
 /* Counts one lateness (write time minus schedule, ns) in the histogram. */

@@ -17,6 +17,7 @@
 #include "serve_reply.h"
 #include "serve_route.h"
 #include "serve_stream.h"
+#include "serve_tts.h"
 #include "ttsbuf/error.h"
 
 static const char html_page[] =
@@ -115,6 +116,8 @@ int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
         api = TB_API_ANTHROPIC;
     } else if (path_is(c, "/api/chat")) {
         api = TB_API_OLLAMA;
+    } else if (tb_serve_tts_is_route(c)) {
+        return tb_serve_tts_dispatch(s, c);
     } else {
         request_name(c, name, sizeof(name));
         snprintf(msg, sizeof(msg), "Invalid URL (%s)", name);
@@ -151,4 +154,3 @@ int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
     tb_serve_plan_init(&c->plan, s->stream, &c->f, api == TB_API_COMPLETIONS, c->rq.max_tokens);
     return c->rq.stream ? tb_serve_stream_start(s, c) : tb_serve_body_start(s, c);
 }
-

@@ -113,7 +113,7 @@ int tb_serve_stream_start(struct tb_serve *s, struct tb_serve_conn *c)
     char head[256];
     size_t hl = tb_serve_http_resp(head, sizeof(head), 200,
                                    c->ctx.api == TB_API_OLLAMA ? "application/x-ndjson"
-                                                                     : "text/event-stream",
+                                                               : "text/event-stream",
                                    -1, "Cache-Control: no-cache\r\n");
     tb_serve_out_put(c, head, hl);
     if (!tb_serve_is_dialect(c) && tb_serve_chunk_init(&c->chunk, &c->ctx) != 0)

@@ -22,6 +22,7 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/jsonline.h"
 #include "ttsbuf/utf8.h"
+#include "trace_tts.h"
 
 struct loader {
     const char *name;
@@ -31,6 +32,7 @@ struct loader {
     int lines_seen; /* non-blank lines so far */
     int version;    /* the header's "ttsbuf_trace"; 0: no header */
     int ended;      /* the end line was read: it is the last */
+    int tts_lines;  /* a "tts" line was read: no event may follow */
     struct tb_stream *out;
     char *err;
     size_t errlen;
@@ -47,19 +49,35 @@ static int load_header(struct loader *L, const cJSON *root)
         return bad(L, TB_EFORMAT, "the \"ttsbuf_trace\" header must be the first line");
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "ttsbuf_trace");
     char msg[160];
-    if (!cJSON_IsNumber(v) || (v->valuedouble != 1.0 && v->valuedouble != 2.0)) {
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 1.0 && v->valuedouble <= TB_TRACE_VERSION) ||
+        v->valuedouble != floor(v->valuedouble)) {
         char num[32];
         if (cJSON_IsNumber(v))
             snprintf(msg, sizeof(msg),
-                     "unsupported \"ttsbuf_trace\" version %s (this ttsbuf reads 1 and %d)",
+                     "unsupported \"ttsbuf_trace\" version %s (this ttsbuf reads 1 to %d)",
                      tb_numfmt_double(num, sizeof(num), v->valuedouble), TB_TRACE_VERSION);
         else
             snprintf(msg, sizeof(msg),
-                     "\"ttsbuf_trace\" is not a version number (this ttsbuf reads 1 and %d)",
+                     "\"ttsbuf_trace\" is not a version number (this ttsbuf reads 1 to %d)",
                      TB_TRACE_VERSION);
         return bad(L, TB_EFORMAT, msg);
     }
     L->version = (int)v->valuedouble;
+    /* Version 3's "tts" object: the TTS the run had (older versions'
+     * unknown keys are ignored, as ever). */
+    v = cJSON_GetObjectItemCaseSensitive(root, "tts");
+    if (L->version >= 3 && v != NULL) {
+        int rc;
+        tb_tts_log_free(L->out->tts);
+        free(L->out->tts);
+        L->out->tts = malloc(sizeof(*L->out->tts));
+        if (L->out->tts == NULL)
+            return bad(L, TB_ENOMEM, "out of memory");
+        tb_tts_log_init(L->out->tts);
+        rc = tb_trace_tts_read_header(v, L->out->tts, msg, sizeof(msg));
+        if (rc != 0)
+            return bad(L, rc, msg);
+    }
     tb_jsonfield_text(L->out->model, sizeof(L->out->model),
                       cJSON_GetObjectItemCaseSensitive(root, "model"));
     tb_jsonfield_text(L->out->base_url, sizeof(L->out->base_url),
@@ -70,6 +88,10 @@ static int load_header(struct loader *L, const cJSON *root)
                       cJSON_GetObjectItemCaseSensitive(root, "started_at"));
     tb_jsonfield_text(L->out->command, sizeof(L->out->command),
                       cJSON_GetObjectItemCaseSensitive(root, "command"));
+    v = cJSON_GetObjectItemCaseSensitive(root, "options");
+    if (cJSON_IsObject(v))
+        tb_jsonfield_text(L->out->chunk_policy, sizeof(L->out->chunk_policy),
+                          cJSON_GetObjectItemCaseSensitive(v, "chunk"));
     return 0;
 }
 
@@ -160,8 +182,8 @@ static int load_end(struct loader *L, const cJSON *e)
     if (t != NULL && !cJSON_IsNull(t) &&
         (!cJSON_IsNumber(t) || !isfinite(t->valuedouble) || t->valuedouble < 0))
         return bad(L, TB_EFORMAT, "\"end.t\" is not null or a number >= 0");
-    if (ig != NULL && (!cJSON_IsNumber(ig) || !(ig->valuedouble >= 0) ||
-                       ig->valuedouble > 9e15 || ig->valuedouble != floor(ig->valuedouble)))
+    if (ig != NULL && (!cJSON_IsNumber(ig) || !(ig->valuedouble >= 0) || ig->valuedouble > 9e15 ||
+                       ig->valuedouble != floor(ig->valuedouble)))
         return bad(L, TB_EFORMAT, "\"end.ignored_bytes\" is not a whole number >= 0");
     if (fr != NULL && !cJSON_IsString(fr))
         return bad(L, TB_EFORMAT, "\"end.finish_reason\" is not a string");
@@ -179,7 +201,7 @@ static int load_end(struct loader *L, const cJSON *e)
 /* The keys of one line, found in a single walk over the object (a lookup
  * per key would compare every key again: measurable over a million lines). */
 struct keys {
-    const cJSON *hdr, *t, *text, *kind, *tokens, *usage, *server, *end;
+    const cJSON *hdr, *t, *text, *kind, *tokens, *usage, *server, *end, *tts;
 };
 
 static void find_keys(const cJSON *root, struct keys *k)
@@ -205,6 +227,8 @@ static void find_keys(const cJSON *root, struct keys *k)
             k->hdr = c;
         else if (strcmp(n, "end") == 0)
             k->end = c;
+        else if (strcmp(n, "tts") == 0)
+            k->tts = c;
     }
 }
 
@@ -228,6 +252,8 @@ static int load_event(struct loader *L, const struct keys *ks)
                  t->valuedouble);
         return bad(L, TB_EFORMAT, msg);
     }
+    if (L->tts_lines)
+        return bad(L, TB_EFORMAT, "an event after the \"tts\" lines (they follow the events)");
     if (L->have_event && t->valuedouble < L->last_t) {
         snprintf(msg, sizeof(msg), "\"t\" goes backwards (%g < %g)", t->valuedouble, L->last_t);
         return bad(L, TB_EFORMAT, msg);
@@ -267,6 +293,22 @@ static int load_event(struct loader *L, const struct keys *ks)
     if (rc != 0)
         return bad(L, rc, "too many events");
     return 0;
+}
+
+/* One chunk's {"tts": {...}} line (version 3, after the events). */
+static int load_tts(struct loader *L, const cJSON *v)
+{
+    char msg[200];
+    int rc;
+    if (L->version < 3)
+        return bad(L, TB_EFORMAT, "a \"tts\" line needs a version-3 header (\"ttsbuf_trace\": 3)");
+    if (L->out->tts == NULL)
+        return bad(L, TB_EFORMAT, "a \"tts\" line needs the header's \"tts\" object");
+    L->tts_lines = 1;
+    rc = tb_trace_tts_read_line(v, L->out->tts, L->out->n, msg, sizeof(msg));
+    if (rc == TB_ENOMEM)
+        return bad(L, rc, "out of memory");
+    return rc != 0 ? bad(L, rc, msg) : 0;
 }
 
 static int load_line(struct loader *L, const char *p, size_t len)
@@ -321,6 +363,8 @@ static int load_line(struct loader *L, const char *p, size_t len)
             rc = load_header(L, root);
         else if (ks.end != NULL && ks.t == NULL)
             rc = load_end(L, ks.end);
+        else if (ks.tts != NULL && ks.t == NULL)
+            rc = load_tts(L, ks.tts);
         else if (ks.t != NULL)
             rc = load_event(L, &ks);
         else if (ks.usage != NULL || ks.server != NULL) {
@@ -357,7 +401,7 @@ static int load_done(const struct loader *L, size_t n0)
 int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_stream *out,
                       char *err, size_t errlen)
 {
-    struct loader L = {name, 0, 0.0, 0, 0, 0, 0, out, err, errlen};
+    struct loader L = {name, 0, 0.0, 0, 0, 0, 0, 0, out, err, errlen};
     size_t pos = bom_len(buf, len), n0 = out->n;
     int rc;
 
@@ -386,7 +430,7 @@ int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_s
  */
 static int load_stream(FILE *f, const char *name, struct tb_stream *out, char *err, size_t errlen)
 {
-    struct loader L = {name, 0, 0.0, 0, 0, 0, 0, out, err, errlen};
+    struct loader L = {name, 0, 0.0, 0, 0, 0, 0, 0, out, err, errlen};
     struct tb_lines in;
     size_t n0 = out->n;
     int rc = 0, got;
@@ -487,6 +531,9 @@ int tb_trace_write(FILE *f, const struct tb_stream *s)
 int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
 {
     cJSON *o, *sc, *opts = NULL;
+    /* Version 3 only when there are "tts" lines: an older ttsbuf refuses
+     * them by the version, and reads every other trace as before. */
+    int version = s->tts != NULL ? TB_TRACE_VERSION : TB_TRACE_VERSION_BASE;
     int rc;
     char *tmp = NULL;
     size_t tmpcap = 0;
@@ -503,11 +550,11 @@ int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
         cJSON_Delete(opts);
         return TB_ENOMEM;
     }
-    cJSON_AddNumberToObject(o, "ttsbuf_trace", TB_TRACE_VERSION);
+    cJSON_AddNumberToObject(o, "ttsbuf_trace", version);
     sc = cJSON_AddObjectToObject(o, "schema");
     if (sc != NULL) {
         cJSON_AddStringToObject(sc, "name", "ttsbuf.trace");
-        cJSON_AddNumberToObject(sc, "version", TB_TRACE_VERSION);
+        cJSON_AddNumberToObject(sc, "version", version);
     }
     cJSON_AddStringToObject(o, "ttsbuf_version", tb_version());
     if (s->started_at[0])
@@ -523,6 +570,11 @@ int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
     if (opts != NULL)
         cJSON_AddItemToObject(o, "options", opts);
     cJSON_AddNumberToObject(o, "events", (double)s->n);
+    if (s->tts != NULL && tb_trace_tts_add_header(o, s->tts) != 0) {
+        cJSON_Delete(o);
+        free(tmp);
+        return TB_ENOMEM;
+    }
     rc = tb_json_put_line(f, o);
     for (size_t i = 0; i < s->n && rc == 0; i++) {
         const struct tb_event *e = &s->ev[i];
@@ -565,6 +617,8 @@ int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
             add_server(o, &s->server);
         rc = tb_json_put_line(f, o);
     }
+    if (rc == 0 && s->tts != NULL)
+        rc = tb_trace_tts_write(f, s->tts);
     if (rc == 0)
         rc = write_end(f, &s->end);
     if (rc == 0 && ferror(f))

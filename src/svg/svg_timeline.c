@@ -184,11 +184,12 @@ static void draw_gaps(FILE *f, const struct tb_svg_timeline *t, const struct lay
             draw_gap_causes(f, &p[j], at, L);
         } else {
             fprintf(f,
-                "<rect class=\"gap\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-                "fill=\"" GAP_FILL "\" fill-opacity=\"0.35\" data-at=\"%.6f\" data-gap=\"%.6f\">"
-                "<title>gap: %.3f s of silence at %.3f s, before chunk %u%s</title></rect>\n",
-                x, GAP_YT, w < 0.5 ? 0.5 : w, BUF_YB - GAP_YT, at, p[j].gap, p[j].gap, at,
-                p[j].chunk, p[j].gap >= 0.150 ? " (an audible interruption)" : "");
+                    "<rect class=\"gap\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+                    "fill=\"" GAP_FILL
+                    "\" fill-opacity=\"0.35\" data-at=\"%.6f\" data-gap=\"%.6f\">"
+                    "<title>gap: %.3f s of silence at %.3f s, before chunk %u%s</title></rect>\n",
+                    x, GAP_YT, w < 0.5 ? 0.5 : w, BUF_YB - GAP_YT, at, p[j].gap, p[j].gap, at,
+                    p[j].chunk, p[j].gap >= 0.150 ? " (an audible interruption)" : "");
         }
         if (x - last_label >= 44.0) {
             fprintf(f,

@@ -57,7 +57,7 @@ void bench_mock_stop(struct bench_mock *m, struct bench_mock_result *r);
 void bench_serve(void);
 void bench_live(void);
 void bench_sweep(void);
-void bench_sweep_memory(void); /* peak RSS per stream of `ttsbuf sweep` */
+void bench_sweep_memory(void);      /* peak RSS per stream of `ttsbuf sweep` */
 int bench_maxrss_main(char **argv); /* bench --maxrss CMD...: its peak RSS, KiB */
 void bench_speech(void);
 void bench_client(void); /* ttsbuf bench vs the openai SDK */

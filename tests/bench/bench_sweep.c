@@ -9,8 +9,8 @@
  * Memory per stream: `ttsbuf sweep --trace DIR` over 2,000 and 20,000
  * small trace files (6 events, about 200 bytes each) in a child process;
  * the figure is the difference of the two peak RSS (wait4's ru_maxrss
- * from a fresh process, see bench_maxrss_main; the smallest of 3 runs each) over the 18,000 streams between them, next
- * to a file's size.
+ * from a fresh process, see bench_maxrss_main; the smallest of 3 runs each) over the 18,000 streams
+ * between them, next to a file's size.
  */
 #define _DEFAULT_SOURCE /* wait4: the child's own peak RSS */
 #include <errno.h>

@@ -5,7 +5,8 @@
  * "NAME:LINE: reason" message on one line; a loaded stream obeys the
  * stream's invariants (times finite, >= 0 and never decreasing, texts
  * non-empty valid UTF-8, tokens within the cap); and it round-trips: what
- * tb_trace_write prints loads back to the same stream, bit for bit.
+ * tb_trace_write prints loads back to the same stream, bit for bit, and
+ * writing that again gives the same bytes (the "tts" lines included).
  */
 #include <math.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "fuzz.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/trace.h"
+#include "ttsbuf/ttsmeas.h"
 #include "ttsbuf/utf8.h"
 
 static void same(const struct tb_stream *a, const struct tb_stream *b)
@@ -21,6 +23,18 @@ static void same(const struct tb_stream *a, const struct tb_stream *b)
     FUZZ_CHECK(a->usage_tokens == b->usage_tokens);
     FUZZ_CHECK(strcmp(a->model, b->model) == 0);
     FUZZ_CHECK(strcmp(a->base_url, b->base_url) == 0);
+    FUZZ_CHECK((a->tts == NULL) == (b->tts == NULL));
+    if (a->tts != NULL) {
+        FUZZ_CHECK(a->tts->n == b->tts->n && a->tts->n <= a->n);
+        for (size_t i = 0; i < a->tts->n; i++) {
+            const struct tb_tts_chunk *x = &a->tts->c[i], *y = &b->tts->c[i];
+            FUZZ_CHECK(x->chunk == i + 1 && y->chunk == i + 1);
+            FUZZ_CHECK(x->len == y->len && x->bytes == y->bytes && x->narr == y->narr);
+            FUZZ_CHECK(x->duration == y->duration && x->fail == y->fail);
+            FUZZ_CHECK(x->bytes % 2 == 0 && x->rate >= 8000 && x->rate <= 48000);
+            FUZZ_CHECK(x->narr == 0 || x->arr[x->narr - 1].bytes == x->bytes);
+        }
+    }
     for (size_t i = 0; i < a->n; i++) {
         /* Bit for bit: equal, and the same sign (a "-0" reads back -0). */
         FUZZ_CHECK(a->ev[i].t == b->ev[i].t && signbit(a->ev[i].t) == signbit(b->ev[i].t));
@@ -67,6 +81,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fprintf(stderr, "reload: %s\n", err);
         FUZZ_CHECK(rc == 0);
         same(&s, &back);
+        {
+            char *buf2 = NULL;
+            size_t len2 = 0;
+            FILE *f2 = open_memstream(&buf2, &len2);
+            FUZZ_CHECK(f2 != NULL);
+            FUZZ_CHECK(tb_trace_write(f2, &back) == 0);
+            FUZZ_CHECK(fclose(f2) == 0);
+            FUZZ_CHECK(len2 == len && memcmp(buf, buf2, len) == 0);
+            free(buf2);
+        }
         tb_stream_free(&back);
         free(buf);
     }

@@ -1,0 +1,119 @@
+/*
+ * tts_live.c - the options of a real TTS in the loop (see tts_live.h).
+ */
+#include "tts_live.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "request.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/ttsapi.h"
+
+#define TTS_TIMEOUT_DEFAULT 60.0
+#define TTS_IDLE_DEFAULT 15.0
+
+_Static_assert((int)TTS_TIMEOUT_DEFAULT == 60, "--tts-timeout's help states the default");
+_Static_assert((int)TTS_IDLE_DEFAULT == 15, "--tts-idle-timeout's help states the default");
+_Static_assert(TB_TTSAPI_RATE == 24000, "--tts-sample-rate's help states the default");
+
+const struct tb_optdoc tb_opt_tts_live[TB_CLI_TTS_LIVE_ROWS_N + 1] = {
+    {"tts-url", TB_O_TTS_URL, "URL",
+     "a real TTS in the loop: each chunk is sent, as it closes, to the provider whose API root "
+     "is URL (e.g. https://api.openai.com; mock: the built-in mock's TTS, with --mock), and the "
+     "gaps, their causes and the first audio come from what it did",
+     "Chunks go in order, at most --tts-concurrency at once (default 1): chunk j is sent once it "
+     "is closed and chunk j-N has ended. Each chunk's first-byte latency, audio bytes over time "
+     "and duration (from the PCM) are measured; the report's numbers are the TTS stage fed with "
+     "them (L_j, R_j, D_j, ttsbuf-model(7)), exactly what `ttsbuf sim --trace` gives on the "
+     "recording. A chunk that fails (an HTTP status, a cut body, a timeout) ends the speech "
+     "there with the kind and the provider's message; everything measured is kept."},
+    {"tts-api", TB_O_TTS_API, "API",
+     "the TTS dialect: openai (POST /v1/audio/speech, default), elevenlabs (POST "
+     "/v1/text-to-speech/VOICE/stream), deepgram (POST /v1/speak) or cartesia (POST /tts/bytes); "
+     "raw 16-bit PCM in each",
+     NULL},
+    {"tts-model", TB_O_TTS_MODEL, "NAME", "the TTS model (default: the dialect's, ttsbuf(1))",
+     NULL},
+    {"tts-voice", TB_O_TTS_VOICE, "NAME",
+     "the voice, or the voice id (elevenlabs, cartesia; default: the dialect's)", NULL},
+    {"tts-api-key-file", TB_O_TTS_KEYFILE, "F",
+     "read the TTS key from F (else $OPENAI_API_KEY, $ELEVENLABS_API_KEY, $DEEPGRAM_API_KEY or "
+     "$CARTESIA_API_KEY by --tts-api); sent only in the provider's key header, never printed or "
+     "written",
+     "The key is the file's first line. It goes as Authorization: Bearer (openai), xi-api-key "
+     "(elevenlabs), Authorization: Token (deepgram) or X-API-Key with Cartesia-Version "
+     "(cartesia). A provider that quotes it back sees it masked in every output."},
+    {"tts-sample-rate", TB_O_TTS_SRATE, "HZ",
+     "the PCM rate asked of the TTS (default 24000; openai: 24000 only)", NULL},
+    {"tts-timeout", TB_O_TTS_TIMEOUT, "S",
+     "give up on a chunk S seconds after it was sent (default 60; 0: never)", NULL},
+    {"tts-idle-timeout", TB_O_TTS_IDLE, "S",
+     "give up on a chunk after S seconds without an audio byte, the wait for the first included "
+     "(default 15; 0: never)",
+     NULL},
+    TB_OPTDOC_END,
+};
+
+void tb_cli_tts_live_init(struct tb_cli_tts_live *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->api = TB_TTSAPI_OPENAI;
+    t->timeout = TTS_TIMEOUT_DEFAULT;
+    t->idle = TTS_IDLE_DEFAULT;
+}
+
+void tb_cli_tts_live_free(struct tb_cli_tts_live *t)
+{
+    tb_cli_key_free(t->key);
+    t->key = NULL;
+}
+
+int tb_cli_tts_live_option(struct tb_cli_tts_live *t, int c, const char *arg)
+{
+    size_t z;
+    int rc;
+    switch (c) {
+    case TB_O_TTS_URL: t->url = arg; return 0;
+    case TB_O_TTS_MODEL: t->model = arg; return 0;
+    case TB_O_TTS_VOICE: t->voice = arg; return 0;
+    case TB_O_TTS_KEYFILE: t->key_file = arg; return 0;
+    case TB_O_TTS_API:
+        t->api = tb_ttsapi_parse(arg);
+        if (t->api < 0) {
+            tb_cli_error("--tts-api: '%s' is not openai, elevenlabs, deepgram or cartesia", arg);
+            return TB_EINVAL;
+        }
+        return 0;
+    case TB_O_TTS_SRATE:
+        rc = tb_cli_opt_size("--tts-sample-rate", arg, 8000, 48000, &z);
+        if (rc == 0)
+            t->rate = (unsigned)z;
+        return rc;
+    case TB_O_TTS_TIMEOUT: return tb_cli_opt_double("--tts-timeout", arg, 0, 86400, &t->timeout);
+    case TB_O_TTS_IDLE: return tb_cli_opt_double("--tts-idle-timeout", arg, 0, 86400, &t->idle);
+    default: return TB_CLI_NOT_MINE;
+    }
+}
+
+int tb_cli_tts_live_resolve(struct tb_cli_tts_live *t, const char *cmd)
+{
+    const struct tb_ttsapi_info *info = tb_ttsapi_info(t->api);
+    if (t->url == NULL) {
+        if (t->model != NULL || t->voice != NULL || t->key_file != NULL || t->rate != 0) {
+            tb_cli_error("%s: --tts-model, --tts-voice, --tts-api-key-file and --tts-sample-rate "
+                         "go with --tts-url (a real TTS)",
+                         cmd);
+            return TB_EINVAL;
+        }
+        return 0;
+    }
+    if (t->rate != 0 && !tb_ttsapi_rate_ok(t->api, t->rate)) {
+        tb_cli_error("--tts-sample-rate: %s does not take %u Hz", info->name, t->rate);
+        return TB_EINVAL;
+    }
+    if (strcmp(t->url, "mock") == 0)
+        return 0; /* the built-in mock takes any key, or none */
+    return tb_cli_key_load(t->key_file, "--tts-api-key-file", info->key_env, &t->key);
+}

@@ -1,0 +1,48 @@
+/*
+ * tts_live.h - a real TTS in the loop, for `run` (and `bench`): the
+ * options (--tts-url, --tts-api, --tts-model, --tts-voice,
+ * --tts-api-key-file, --tts-sample-rate, --tts-timeout,
+ * --tts-idle-timeout), the key read from the dialect's variable or the
+ * file, and the client's options made from them.  Option handlers answer
+ * as cli.h says.
+ */
+#ifndef TTSBUF_CLI_TTS_LIVE_H
+#define TTSBUF_CLI_TTS_LIVE_H
+
+#include "optdoc.h"
+
+enum {
+    TB_O_TTS_URL = 540,
+    TB_O_TTS_API,
+    TB_O_TTS_MODEL,
+    TB_O_TTS_VOICE,
+    TB_O_TTS_KEYFILE,
+    TB_O_TTS_SRATE,
+    TB_O_TTS_TIMEOUT,
+    TB_O_TTS_IDLE,
+};
+
+#define TB_CLI_TTS_LIVE_ROWS_N 8
+extern const struct tb_optdoc tb_opt_tts_live[TB_CLI_TTS_LIVE_ROWS_N + 1];
+
+struct tb_cli_tts_live {
+    const char *url; /* --tts-url, or NULL: no live TTS ("mock": the
+                      * built-in mock's TTS) */
+    int api;         /* --tts-api (enum tb_ttsapi; default openai) */
+    const char *model, *voice, *key_file;
+    unsigned rate;        /* --tts-sample-rate (0: the dialect's default) */
+    double timeout, idle; /* per chunk, seconds */
+    char *key;            /* read by tb_cli_tts_live_key (zeroed when freed) */
+};
+
+void tb_cli_tts_live_init(struct tb_cli_tts_live *t);
+void tb_cli_tts_live_free(struct tb_cli_tts_live *t);
+int tb_cli_tts_live_option(struct tb_cli_tts_live *t, int c, const char *arg);
+
+/* After the options: the TTS-only options without --tts-url are a usage
+ * error; a rate the dialect does not take too; the key read (the file, or
+ * the dialect's variable; none for the built-in mock).  0, or an error
+ * printed (TB_EINVAL, TB_ETOOBIG, TB_ENOMEM). */
+int tb_cli_tts_live_resolve(struct tb_cli_tts_live *t, const char *cmd);
+
+#endif

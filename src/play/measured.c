@@ -1,0 +1,76 @@
+/*
+ * measured.c - a measured TTS replayed by the playout model (playout.h):
+ * the latency and real-time-factor hooks over a log of records
+ * (ttsmeas.h), and each chunk's duration.
+ *
+ * The hooks recompute a record's quantities on every call rather than
+ * keeping a copy: tb_tts_chunk_model is a few subtractions, and the log
+ * stays the one place the numbers live.
+ */
+#include <math.h>
+
+#include "ttsbuf/error.h"
+#include "ttsbuf/playout.h"
+#include "ttsbuf/ttsmeas.h"
+
+/* Record j's model quantities; 0, or TB_EINVAL when it has none to
+ * replay (absent, unmeasured, or a value the playout would refuse). */
+static int record(const struct tb_tts_log *log, uint32_t j, double *lat, double *rtf, double *dur)
+{
+    const struct tb_tts_chunk *c;
+    if (j == 0 || j > log->n)
+        return TB_EINVAL;
+    c = &log->c[j - 1];
+    if (c->chunk != j || tb_tts_chunk_model(c, lat, rtf, dur) != 0)
+        return TB_EINVAL;
+    /* The bounds tb_playout_add_timed and the hooks hold values to. */
+    if (!(*lat >= 0.0) || isinf(*lat) || !(*rtf >= 0.0) || isinf(*rtf) || !(*dur >= 0.0) ||
+        *dur > 1e9)
+        return TB_EINVAL;
+    return 0;
+}
+
+static double latency_at(void *ud, uint32_t j)
+{
+    const struct tb_tts_measured *m = ud;
+    double lat, rtf, dur;
+    return record(m->log, j, &lat, &rtf, &dur) == 0 ? lat : NAN;
+}
+
+static double rtf_at(void *ud, uint32_t j)
+{
+    const struct tb_tts_measured *m = ud;
+    double lat, rtf, dur;
+    return record(m->log, j, &lat, &rtf, &dur) == 0 ? rtf : NAN;
+}
+
+double tb_playout_measured_duration(const struct tb_tts_measured *ctx, uint32_t j)
+{
+    double lat, rtf, dur;
+    return record(ctx->log, j, &lat, &rtf, &dur) == 0 ? dur : NAN;
+}
+
+int tb_playout_opts_measured(struct tb_playout_opts *o, struct tb_tts_measured *ctx,
+                             const struct tb_tts_log *log)
+{
+    ctx->log = log;
+    ctx->bad = 0;
+    if (log->concurrency < 0)
+        return TB_EINVAL;
+    for (size_t i = 0; i < log->n; i++) {
+        double lat, rtf, dur;
+        if (i >= UINT32_MAX || record(log, (uint32_t)i + 1, &lat, &rtf, &dur) != 0) {
+            ctx->bad = i >= UINT32_MAX ? UINT32_MAX : (uint32_t)i + 1;
+            return TB_EINVAL;
+        }
+    }
+    o->tts_connect = 0.0;
+    o->tts_latency = 0.0;
+    o->tts_rtf = 0.0;
+    o->tts_concurrency = log->concurrency;
+    o->tts_latency_at = latency_at;
+    o->tts_latency_ud = ctx;
+    o->tts_rtf_at = rtf_at;
+    o->tts_rtf_ud = ctx;
+    return 0;
+}
