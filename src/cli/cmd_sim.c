@@ -194,10 +194,9 @@ static int choose_tts(struct sim *x)
     x->play = &x->s;
     /* A model is said where the stage is set, or where it stands in for a
      * measured TTS; today's constant latency alone is no TTS stage. */
-    x->src.tts_source = t->any || (x->s.tts != NULL && x->s.tts->n > 0 &&
-                                   tb_cli_replay_model_given(t))
-                            ? "model"
-                            : NULL;
+    x->src.tts_source =
+        t->any || (x->s.tts != NULL && x->s.tts->n > 0 && tb_cli_replay_model_given(t)) ? "model"
+                                                                                        : NULL;
     if (a->import == NULL && tb_cli_replay_wanted(&x->s, t)) {
         int speech = a->c.html != NULL || tb_cli_audio_wanted(&a->au);
         rc = tb_cli_replay_prepare(&x->rp, &x->s, &a->c.o, speech, x->src.name, &x->play);

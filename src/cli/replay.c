@@ -253,8 +253,7 @@ int tb_cli_replay_arrived(const struct tb_cli_replay *rp, const struct tb_stream
     return 0;
 }
 
-const char *tb_cli_replay_whatif_reason(const struct tb_cli_replay *rp,
-                                        const struct tb_sim_opts *o)
+const char *tb_cli_replay_whatif_reason(const struct tb_cli_replay *rp, const struct tb_sim_opts *o)
 {
     if (!rp->on || !tb_seg_policy_timed(o->seg.policy))
         return NULL;

@@ -77,8 +77,9 @@ static int item_is(const char *p, size_t n, const char *word)
 }
 
 /* One item [p, p+n); returns NULL or what was wrong with it. */
-static const char *parse_item(const char *p, size_t n, struct tb_faults *f)
+static const char *parse_item(const char *p, size_t n, void *into)
 {
+    struct tb_faults *f = into;
     const char *end = p + n, *at = memchr(p, '@', n), *arg = at != NULL ? at + 1 : end;
     size_t name = (size_t)((at != NULL ? at : end) - p);
     long v;
@@ -151,29 +152,41 @@ static const char *parse_item(const char *p, size_t n, struct tb_faults *f)
     return NULL;
 }
 
-int tb_faults_parse(const char *spec, struct tb_faults *f, char *err, size_t errlen)
-{
-    struct tb_faults g = *f;
-    const char *p = spec;
+/* A spec's items joined by '+', each handed to item(p, n, into) in turn;
+ * kind names the spec in messages ("fault", "TTS fault").  Returns 0, or
+ * TB_EINVAL with the item and why in err. */
+typedef const char *(*item_fn)(const char *p, size_t n, void *into);
 
-    if (spec == NULL || *spec == '\0')
-        return 0;
+static int split_items(const char *spec, item_fn item, void *into, const char *kind, char *err,
+                       size_t errlen)
+{
+    const char *p = spec;
     for (;;) {
         const char *plus = strchr(p, '+');
         size_t n = plus != NULL ? (size_t)(plus - p) : strlen(p);
         const char *why;
         if (n == 0)
-            return tb_seterr(err, errlen, TB_EINVAL, "fault spec \"%s\": empty item", spec);
-        why = parse_item(p, n, &g);
+            return tb_seterr(err, errlen, TB_EINVAL, "%s spec \"%s\": empty item", kind, spec);
+        why = item(p, n, into);
         if (why != NULL)
-            return tb_seterr(err, errlen, TB_EINVAL, "fault \"%.*s\": %s", (int)(n > 200 ? 200 : n),
-                             p, why);
+            return tb_seterr(err, errlen, TB_EINVAL, "%s \"%.*s\": %s", kind,
+                             (int)(n > 200 ? 200 : n), p, why);
         if (plus == NULL)
-            break;
+            return 0;
         p = plus + 1;
     }
-    *f = g;
-    return 0;
+}
+
+int tb_faults_parse(const char *spec, struct tb_faults *f, char *err, size_t errlen)
+{
+    struct tb_faults g = *f;
+    int rc;
+    if (spec == NULL || *spec == '\0')
+        return 0;
+    rc = split_items(spec, parse_item, &g, "fault", err, errlen);
+    if (rc == 0)
+        *f = g;
+    return rc;
 }
 
 /* ---- The mock TTS's faults -------------------------------------------- */
@@ -185,8 +198,9 @@ void tb_tts_faults_init(struct tb_tts_faults *f)
     memset(f, 0, sizeof(*f));
 }
 
-static const char *tts_item(const char *p, size_t n, struct tb_tts_faults *f)
+static const char *tts_item(const char *p, size_t n, void *into)
 {
+    struct tb_tts_faults *f = into;
     const char *end = p + n, *at = memchr(p, '@', n), *arg = at != NULL ? at + 1 : end;
     size_t name = (size_t)((at != NULL ? at : end) - p);
     static const char known[] = "unknown TTS fault (status@N, cut@F, stall, drip@BPS)";
@@ -223,24 +237,11 @@ static const char *tts_item(const char *p, size_t n, struct tb_tts_faults *f)
 int tb_tts_faults_parse(const char *spec, struct tb_tts_faults *f, char *err, size_t errlen)
 {
     struct tb_tts_faults g = *f;
-    const char *p = spec;
-
+    int rc;
     if (spec == NULL || *spec == '\0')
         return 0;
-    for (;;) {
-        const char *plus = strchr(p, '+');
-        size_t n = plus != NULL ? (size_t)(plus - p) : strlen(p);
-        const char *why;
-        if (n == 0)
-            return tb_seterr(err, errlen, TB_EINVAL, "TTS fault spec \"%s\": empty item", spec);
-        why = tts_item(p, n, &g);
-        if (why != NULL)
-            return tb_seterr(err, errlen, TB_EINVAL, "TTS fault \"%.*s\": %s",
-                             (int)(n > 200 ? 200 : n), p, why);
-        if (plus == NULL)
-            break;
-        p = plus + 1;
-    }
-    *f = g;
-    return 0;
+    rc = split_items(spec, tts_item, &g, "TTS fault", err, errlen);
+    if (rc == 0)
+        *f = g;
+    return rc;
 }

@@ -16,4 +16,13 @@ int tb_serve_flush(struct tb_serve *s, struct tb_serve_conn *c);
 int tb_serve_finish(struct tb_serve *s, struct tb_serve_conn *c);
 int tb_serve_conn_close(struct tb_serve *s, struct tb_serve_conn *c, int dropped);
 
+/*
+ * tb_serve_piece_made - a timed body (events, audio) made `made` bytes
+ * this pass: a long run goes out as it is made, so the kernel's buffer
+ * takes it rather than ours; past PASS_BYTES the connection yields to the
+ * others (rescheduled now).  Returns 1 to make the next piece, else 0 or
+ * -1 as above, for the caller to return.
+ */
+int tb_serve_piece_made(struct tb_serve *s, struct tb_serve_conn *c, size_t made);
+
 #endif

@@ -372,14 +372,9 @@ int tb_serve_tts_advance(struct tb_serve *s, struct tb_serve_conn *c)
         t->off += n;
         s->st.tts_bytes += n;
         made += n;
-        if (c->out_len - c->out_off >= SEND_EARLY && tb_serve_flush(s, c) != 0)
-            return -1;
-        if (made >= PASS_BYTES && !c->broken) {
-            c->yielded = 1;
-            if (tb_serve_heap_set(&s->heap, &c->hn, tb_clock_mono_ns()) != 0)
-                return tb_serve_conn_close(s, c, 1);
-            return tb_serve_flush(s, c);
-        }
+        int rc = tb_serve_piece_made(s, c, made);
+        if (rc != 1)
+            return rc;
     }
 }
 
