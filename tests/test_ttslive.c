@@ -314,6 +314,27 @@ static void speech_wav_at_provider_rate(void **state)
     unlink(path);
 }
 
+/* --html's page says whose voice its audio is: the TTS's own, not
+ * eSpeak NG's. */
+static void html_names_the_voice(void **state)
+{
+    char args[512], path[256];
+    struct tb_test_out o;
+    char *page;
+    (void)state;
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-ttslive-%d.html", (int)getpid());
+    snprintf(args, sizeof(args), "run --mock " SHORT " --tts-url mock --html %s -q", path);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    tb_test_out_free(&o);
+    page = tb_test_slurp_str(path);
+    assert_non_null(strstr(page, "the TTS's own audio"));
+    assert_null(strstr(page, "eSpeak NG on the stream"));
+    assert_non_null(strstr(page, "\"tts_source\":\"measured\""));
+    free(page);
+    unlink(path);
+}
+
 /* The TTS key: sent in the dialect's header (the mock refuses a wrong
  * one with 401 and the provider's message), never in any output. */
 static void key_kept_secret(void **state)
@@ -398,6 +419,7 @@ int tb_test_ttslive(void)
         cmocka_unit_test_teardown(serve_latency_within_5ms, teardown),
         cmocka_unit_test_teardown(tts_failure_ends_speech, teardown),
         cmocka_unit_test_teardown(speech_wav_at_provider_rate, teardown),
+        cmocka_unit_test_teardown(html_names_the_voice, teardown),
         cmocka_unit_test_teardown(key_kept_secret, teardown),
         cmocka_unit_test_teardown(usage_refusals, teardown),
     };

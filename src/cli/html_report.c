@@ -282,9 +282,10 @@ static int audio_element(FILE *f, const struct tb_cli_audio *a, double max_s, ch
     }
     fputs("\"></audio>\n", f);
     fprintf(f,
-            "<p class=\"note\">Audio: the run as a listener would have heard it (eSpeak NG on the "
-            "stream's clock, leading silence, gaps and stall cue included): 16-bit mono PCM WAV, "
-            "%u Hz, %.3f s%s.</p>\n",
+            "<p class=\"note\">Audio: the run as a listener would have heard it (%s, leading "
+            "silence, gaps and stall cue included): 16-bit mono PCM WAV, %u Hz, %.3f s%s.</p>\n",
+            a->pcm_rate != 0 ? "the TTS's own audio, each 20 ms frame when its last byte arrived"
+                             : "eSpeak NG on the stream's clock",
             rate, data / 2.0 / rate, cut ? ", cut here (the page keeps at most 600 s)" : "");
     return 0;
 }
