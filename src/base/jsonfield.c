@@ -79,5 +79,14 @@ void tb_jsonfield_line_of(const char *s, size_t n, char *out, size_t outlen)
         }
     }
 done:
+    /* Cut at the cap, or a C1 control made a space at either end: no
+     * blank at either end, as the input is trimmed, so that a line read
+     * back from a file this one was written to is the same line. */
+    while (k > 0 && out[k - 1] == ' ')
+        k--;
     out[k] = '\0';
+    if (out[0] == ' ') {
+        size_t lead = strspn(out, " ");
+        memmove(out, out + lead, k - lead + 1);
+    }
 }

@@ -39,6 +39,12 @@ int tb_trace_tts_api_known(const char *name)
 }
 
 static int fail(char *msg, size_t msglen, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static int fail(char *msg, size_t msglen, int code, const char *fmt, ...)
 {
     va_list ap;
     if (msg != NULL && msglen > 0) {

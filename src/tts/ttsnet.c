@@ -118,6 +118,12 @@ static void params(const struct tb_ttsnet *c, struct tb_ttsapi_params *p)
 
 /* The message of a record: one line, every secret masked. */
 static void set_message(struct tb_ttsnet *c, struct tb_tts_chunk *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static void set_message(struct tb_ttsnet *c, struct tb_tts_chunk *r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
