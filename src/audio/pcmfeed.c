@@ -236,6 +236,17 @@ static int feed_cur(struct tb_pcmfeed *f, double t, const unsigned char *b, size
     return 0;
 }
 
+/* Keeps held record r as the w-th, its bytes packed to hb[wb..): the
+ * step of every pass that drops some records and closes the gaps. */
+static void keep_rec(struct tb_pcmfeed *f, struct rec r, size_t *w, size_t *wb)
+{
+    if (r.n > 0 && *wb != r.off)
+        memmove(f->hb + *wb, f->hb + r.off, r.n);
+    r.off = *wb;
+    *wb += r.n;
+    f->rec[(*w)++] = r;
+}
+
 /* Chunk cur has all its audio: its last frame goes out, and the chunks
  * after it that were held play in turn (those that ended, and the first
  * that has not, so far as it came). */
@@ -267,11 +278,7 @@ static int chunk_ended(struct tb_pcmfeed *f, char *err, size_t errlen)
                     rc = feed_cur(f, r.t, f->hb + r.off, r.n, err, errlen);
                 continue;
             }
-            if (r.n > 0 && wb != r.off)
-                memmove(f->hb + wb, f->hb + r.off, r.n);
-            r.off = wb;
-            wb += r.n;
-            f->rec[w++] = r;
+            keep_rec(f, r, &w, &wb);
         }
         f->nrec = w;
         f->hbn = wb;
@@ -371,11 +378,7 @@ int tb_pcmfeed_end(struct tb_pcmfeed *f, uint32_t j, double t, int failed, char 
             struct rec r = f->rec[i];
             if (r.j > j)
                 continue;
-            if (r.n > 0 && wb != r.off)
-                memmove(f->hb + wb, f->hb + r.off, r.n);
-            r.off = wb;
-            wb += r.n;
-            f->rec[w++] = r;
+            keep_rec(f, r, &w, &wb);
         }
         f->nrec = w;
         f->hbn = wb;
