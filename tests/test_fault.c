@@ -46,6 +46,7 @@
 
 #include "../src/cli/request.h"
 #include "proc.h"
+#include "secret_scan.h"
 #include "tclock.h"
 #include "tcp_peer.h"
 #include "tests.h"
@@ -1442,29 +1443,6 @@ static const struct skind skinds[] = {
     {"?key= in the URL", "chat", NULL, SECRET_URL, K_URL, "?key=***"},
 };
 
-/* The ways a hostile server quotes back the key it was sent (pe->x):
- * whole, its first 14 characters, cut into pieces of 7 by a newline and
- * a space, and with every '-' escaped as \u002d.  json: as the text of a
- * JSON string (the newline escaped: decoded, it reaches output as a
- * space); else raw text, where the escapes reach output as written and a
- * tab and a literal \n cut it. */
-static void echo_forms(const char *key, int json, char *out, size_t len)
-{
-    char esc[256];
-    size_t k = 0;
-    for (const char *c = key; *c != '\0' && k + 7 < sizeof(esc); c++) {
-        if (*c == '-') {
-            memcpy(esc + k, "\\u002d", 6);
-            k += 6;
-        } else {
-            esc[k++] = *c;
-        }
-    }
-    esc[k] = '\0';
-    snprintf(out, len, "%s (%.14s...) [%.7s%s%.7s %s] %s", key, key, key, json ? "\\n" : "\\n\t",
-             key + 7, key + 14, esc);
-}
-
 /* A head that echoes the key in response headers (shown by -v). */
 static void send_echo_head(int fd, const char *key)
 {
@@ -1503,7 +1481,7 @@ static void s_echo_event(struct peer *pe, int fd, int conn)
 {
     char forms[512], ev[1024];
     (void)conn;
-    echo_forms(pe->x, 1, forms, sizeof(forms));
+    secret_echo_forms(pe->x, 1, forms, sizeof(forms));
     send_echo_head(fd, pe->x);
     send_deltas(fd, 2);
     if (strcmp(W->api, "anthropic") == 0)
@@ -1523,7 +1501,7 @@ static void s_echo_401(struct peer *pe, int fd, int conn)
     char forms[512], body[1024], resp[1400];
     int plain = pe->script != NULL && strcmp(pe->script, "plain") == 0;
     (void)conn;
-    echo_forms(pe->x, !plain, forms, sizeof(forms));
+    secret_echo_forms(pe->x, !plain, forms, sizeof(forms));
     if (plain)
         snprintf(body, sizeof(body), "Incorrect API key provided: %s\nmore\n", forms);
     else
@@ -1588,112 +1566,6 @@ static const struct secho sechoes[] = {
     {"the answer, in three deltas of 7", s_echo_content, "split", 0, NULL},
     {"the answer, its first 14", s_echo_content, "part", 0, NULL},
 };
-
-/* text[0..n) as a reader puts an echo back together: whitespace and the
- * escapes \n \r \t dropped, \u00XX decoded.  malloc'd. */
-static char *rejoined(const char *text, size_t n)
-{
-    char *out = malloc(n + 1);
-    size_t k = 0;
-    assert_non_null(out);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)text[i];
-        if (c <= ' ')
-            continue;
-        if (c == '\\' && i + 1 < n && strchr("nrt", text[i + 1]) != NULL) {
-            i++;
-            continue;
-        }
-        if (c == '\\' && i + 5 < n && text[i + 1] == 'u' && text[i + 2] == '0' &&
-            text[i + 3] == '0') {
-            char hex[3] = {text[i + 4], text[i + 5], 0};
-            out[k++] = (char)strtol(hex, NULL, 16);
-            i += 5;
-            continue;
-        }
-        out[k++] = (char)c;
-    }
-    out[k] = '\0';
-    return out;
-}
-
-/* Fails when text holds key, or any 8 characters of it, as written or
- * rejoined. */
-static void assert_unquoted(const char *where, const char *text, size_t n, const char *key)
-{
-    char *joined = rejoined(text, n);
-    size_t kl = strlen(key);
-    for (size_t i = 0; i + 8 <= kl; i++) {
-        char gram[9];
-        const char *at;
-        memcpy(gram, key + i, 8);
-        gram[8] = '\0';
-        at = strstr(text, gram);
-        if (at != NULL)
-            fail_msg("%s holds '%s' of the key %s: ...%.120s...", where, gram, key,
-                     at > text + 60 ? at - 60 : text);
-        at = strstr(joined, gram);
-        if (at != NULL)
-            fail_msg("%s holds '%s' of the key %s, cut or escaped: ...%.120s...", where, gram, key,
-                     at > joined + 60 ? at - 60 : joined);
-    }
-    free(joined);
-}
-
-/* A JSONL file's "text" strings joined (a trace's answer, which a key
- * cut across deltas is spread over), checked as one text. */
-static void assert_texts_unquoted(const char *path, const char *text, size_t n, const char *key)
-{
-    char *joined = malloc(n + 1), where[1100];
-    size_t k = 0;
-    const char *line = text, *end = text + n;
-    assert_non_null(joined);
-    while (line < end) {
-        const char *nl = memchr(line, '\n', (size_t)(end - line));
-        size_t len = nl != NULL ? (size_t)(nl - line) : (size_t)(end - line);
-        cJSON *j = cJSON_ParseWithLength(line, len);
-        const cJSON *t = cJSON_GetObjectItem(j, "text");
-        if (cJSON_IsString(t)) {
-            memcpy(joined + k, t->valuestring, strlen(t->valuestring));
-            k += strlen(t->valuestring);
-        }
-        cJSON_Delete(j);
-        line += len + 1;
-    }
-    joined[k] = '\0';
-    snprintf(where, sizeof(where), "%s (its texts joined)", path);
-    assert_unquoted(where, joined, k, key);
-    free(joined);
-}
-
-/* Every file under dir (stdout and stderr included), checked. */
-static void assert_dir_unquoted(const char *dir, const char *key, int *files)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    assert_non_null(d);
-    while ((e = readdir(d)) != NULL) {
-        char path[1024];
-        struct stat st;
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        assert_int_equal(stat(path, &st), 0);
-        if (S_ISDIR(st.st_mode)) {
-            assert_dir_unquoted(path, key, files);
-        } else {
-            size_t n;
-            char *text = tb_test_slurp_text(path, &n);
-            size_t nl = strlen(e->d_name);
-            assert_unquoted(path, text, n, key);
-            if (nl > 6 && strcmp(e->d_name + nl - 6, ".jsonl") == 0)
-                assert_texts_unquoted(path, text, n, key);
-            free(text);
-            (*files)++;
-        }
-    }
-    closedir(d);
-}
 
 struct secret_case {
     const struct skind *k;
@@ -1833,7 +1705,7 @@ static void secret_cmd(struct proc *p, const struct skind *k, const char *line, 
     proc_exec(p, cmd, 0, 0, 0);
     if (p->signal != 0)
         fail_msg("'%s': killed by signal %d", cmd, p->signal);
-    assert_dir_unquoted(p->dir, k->key, &files);
+    secret_assert_dir_unquoted(p->dir, k->key, &files);
     assert_true(files >= 2); /* out and err */
 }
 

@@ -210,77 +210,6 @@ static void serve_latency_within_5ms(void **state)
     serve_stop(pid);
 }
 
-/* The TTS side of the fault matrix: a status (with the provider's error
- * body), a body cut mid-audio, a stall before the first byte (the idle
- * timeout), a drip slower than speech (the total timeout), nothing
- * listening.  Each ends the speech with its kind and message (exit 3) and
- * keeps everything: the trace holds every event and the failed chunk's
- * record; sim --trace says the same. */
-static void tts_failure_ends_speech(void **state)
-{
-    static const struct {
-        const char *serve; /* serve's options; NULL: nothing listens */
-        const char *client, *kind, *msg;
-    } rows[] = {
-        {"--tts-fault status@500", "", "http", "tts http (HTTP 500)"},
-        {"--tts-fault status@429", "", "http", "tts http (HTTP 429)"},
-        {"--tts-fault cut@0.5", "", "cut", "tts cut"},
-        {"--tts-fault stall", "--tts-idle-timeout 1", "timeout", "tts timeout"},
-        {"--tts-fault drip@2000", "--tts-timeout 1", "timeout", "tts timeout"},
-        {NULL, "", "transport", "tts transport"},
-    };
-    (void)state;
-    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        int port, pid = 0;
-        char args[512], path[256];
-        struct tb_test_out o;
-        cJSON *j, *lines[64];
-        const cJSON *end;
-        size_t n, events = 0;
-        char *trace, *p;
-        if (rows[i].serve != NULL)
-            pid = serve_start(rows[i].serve, &port);
-        else
-            port = tb_test_free_port();
-        snprintf(path, sizeof(path), "/tmp/ttsbuf-ttslive-f-%d.jsonl", (int)getpid());
-        snprintf(args, sizeof(args),
-                 "run --mock " SHORT " --tts-url http://127.0.0.1:%d %s --json --record %s", port,
-                 rows[i].client, path);
-        o = tb_test_run(args);
-        if (pid != 0)
-            serve_stop(pid);
-        if (o.code != 3 || strstr(o.se, "the speech ended at chunk 1") == NULL ||
-            strstr(o.se, rows[i].msg) == NULL)
-            fail_msg("%s: exit %d, stderr '%s'", rows[i].kind, o.code, o.se);
-        j = cJSON_Parse(o.so);
-        assert_non_null(j);
-        end = cJSON_GetObjectItemCaseSensitive(j, "tts_end");
-        assert_true(cJSON_IsObject(end));
-        cJSON_Delete(j);
-        /* the trace holds every event that came, and the failed record */
-        trace = tb_test_slurp_str(path);
-        for (p = trace; (p = strstr(p, "{\"t\":")) != NULL; p++)
-            events++;
-        free(trace);
-        assert_int_equal(events, 40);
-        n = tts_lines(path, lines, 64);
-        assert_true(n >= 1);
-        assert_string_equal(cJSON_GetObjectItemCaseSensitive(
-                                cJSON_GetObjectItemCaseSensitive(lines[0], "tts"), "fail")
-                                ->valuestring,
-                            rows[i].kind);
-        for (size_t k = 0; k < n; k++)
-            cJSON_Delete(lines[k]);
-        tb_test_out_free(&o);
-        snprintf(args, sizeof(args), "sim --trace %s", path);
-        o = tb_test_run(args);
-        assert_int_equal(o.code, 3);
-        assert_non_null(strstr(o.se, "the speech ended at chunk 1"));
-        tb_test_out_free(&o);
-        unlink(path);
-    }
-}
-
 /* The provider's voice heard: the WAV holds its PCM at its rate, with
  * speech in it. */
 static void speech_wav_at_provider_rate(void **state)
@@ -417,7 +346,6 @@ int tb_test_ttslive(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(builtin_mock_each_dialect, teardown),
         cmocka_unit_test_teardown(serve_latency_within_5ms, teardown),
-        cmocka_unit_test_teardown(tts_failure_ends_speech, teardown),
         cmocka_unit_test_teardown(speech_wav_at_provider_rate, teardown),
         cmocka_unit_test_teardown(html_names_the_voice, teardown),
         cmocka_unit_test_teardown(key_kept_secret, teardown),
