@@ -519,6 +519,33 @@ static void speech_refused(void **state)
     tb_test_expect_error(args, 2, "the trace keeps the TTS's timings, not its audio");
 }
 
+/* sweep does not replay a measured TTS: without a TTS model option it
+ * refuses the recording (it would have swept it on a latency of 0, first
+ * audio and gaps that no TTS gave); with one, it sweeps that "what if". */
+static void sweep_needs_a_model(void **state)
+{
+    char args[4096];
+    struct tb_test_out o;
+    (void)state;
+    snprintf(args, sizeof(args), "sweep --trace %s/ok_tts_schedule.jsonl --preroll 0,0.5",
+             tb_test_data("trace"));
+    tb_test_expect_error(args, 2,
+                         "ok_tts_schedule.jsonl kept a real TTS's timings, which sweep "
+                         "does not replay (ttsbuf sim --trace does)");
+    snprintf(args, sizeof(args),
+             "sweep --trace %s/ok_tts_schedule.jsonl --preroll 0,0.5 --tts-latency 0.3 --json -",
+             tb_test_data("trace"));
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "\"tts_latency_s\":[0.3]"));
+    tb_test_out_free(&o);
+    /* A trace without tts lines is swept as before. */
+    snprintf(args, sizeof(args), "sweep --trace %s/ok_basic.jsonl", tb_test_data("trace"));
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    tb_test_out_free(&o);
+}
+
 int tb_test_ttstrace(void)
 {
     const struct CMUnitTest tests[] = {
@@ -528,7 +555,7 @@ int tb_test_ttstrace(void)
         cmocka_unit_test(replay_by_hand),   cmocka_unit_test(replay_is_the_playout),
         cmocka_unit_test(what_if),          cmocka_unit_test(chunks_differ),
         cmocka_unit_test(failed_chunk),     cmocka_unit_test(timed_policy),
-        cmocka_unit_test(speech_refused),
+        cmocka_unit_test(speech_refused),   cmocka_unit_test(sweep_needs_a_model),
     };
     return TB_RUN_GROUP("ttstrace", tests);
 }

@@ -676,6 +676,28 @@ static int open_outputs(struct sweep *x)
     return rc;
 }
 
+/* A recording that kept what a real TTS did (its "tts" lines) is not
+ * swept on a TTS it did not have: sweep models the TTS and does not
+ * replay a measured one (sim --trace does), so without a TTS model option
+ * its first audio and gaps would silently come from a latency of 0.  With
+ * one, the sweep is the "what if" that option asks.  0, or TB_EINVAL
+ * printed. */
+static int measured_refused(const struct args *a, const struct tb_sweep_input *in, size_t n)
+{
+    int model = a->ax[TB_AX_LAT].n > 0 || a->ax[TB_AX_CONC].n > 0 || a->ax[TB_AX_RTF].n > 0 ||
+                a->tts.preset != NULL || a->tts.connect_set;
+    for (size_t i = 0; i < n && !model; i++) {
+        if (in[i].s->tts == NULL || in[i].s->tts->n == 0)
+            continue;
+        tb_cli_error("sweep: %s kept a real TTS's timings, which sweep does not replay (ttsbuf "
+                     "sim --trace does); to sweep it on a TTS model instead, give one "
+                     "(--tts-latency 0 for an instant TTS, --tts PRESET, ...)",
+                     in[i].name);
+        return TB_EINVAL;
+    }
+    return 0;
+}
+
 /* The grid over every complete stream.  Cut-off and failed streams are
  * listed, not swept: no share counts them as gap-free, and one failed
  * recording does not stop the rest; with none left, there is nothing to
@@ -709,6 +731,8 @@ static int run_sweep(struct sweep *x)
         tb_cli_error("out of memory");
         return TB_ENOMEM;
     }
+    if ((rc = measured_refused(a, x->in, x->ri.st.swept)) != 0)
+        return rc;
     if (x->ri.st.swept == 0) {
         tb_cli_sweep_print_not_swept(stderr, &x->ri, 20);
         tb_cli_error("sweep: no complete stream to sweep (%zu cut off, %zu failed)",
