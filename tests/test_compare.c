@@ -31,7 +31,7 @@ static void sh_expect(const char *cmd, int code)
 }
 
 /* dir/NAME: three bench runs (and a fourth at another --wpm), made once
- * for the group. */
+ * for the group; the slow one at c=2 only (a level a run did not run). */
 static int setup(void **state)
 {
     char cmd[4096], log[256];
@@ -48,10 +48,10 @@ static int setup(void **state)
     /* The four runs at once (the slow one takes 5 s a request). */
     for (int i = 0; i < 4; i++)
         k += (size_t)snprintf(cmd + k, sizeof(cmd) - k,
-                              "'%s' bench --base-url http://127.0.0.1:%d/v1 --model m -c 1,2 "
+                              "'%s' bench --base-url http://127.0.0.1:%d/v1 --model m -c %s "
                               "--requests 2 %s -q --out %s/%s >/dev/null 2>&1 & ",
-                              tb_test_bin(), port[i % 3], i == 3 ? "--wpm 220" : "", dir,
-                              i == 3 ? "wpm" : labels[i]);
+                              tb_test_bin(), port[i % 3], i == 1 ? "2" : "1,2",
+                              i == 3 ? "--wpm 220" : "", dir, i == 3 ? "wpm" : labels[i]);
     snprintf(cmd + k, sizeof(cmd) - k, "wait && ls %s/*/records.jsonl | wc -l | grep -qx 4", dir);
     sh_expect(cmd, 0);
     for (int i = 0; i < 3; i++)
@@ -206,7 +206,7 @@ static void json_equals_records(void **state)
         if (strcmp(rn, "fast") == 0)
             assert_int_equal(ng, nok);
     }
-    assert_int_equal(nrows, 6);
+    assert_int_equal(nrows, 5); /* slow ran c=2 only */
     cJSON_Delete(doc);
 }
 
@@ -230,6 +230,7 @@ static void table_and_csv(void **state)
     assert_non_null(strstr(o.so, "\nc=2\n"));
     assert_non_null(strstr(o.so, "  differs: base_url: fast \"http://127.0.0.1:"));
     assert_non_null(strstr(o.so, "gap_total_s"));
+    assert_non_null(strstr(o.so, "\n  slow        (not run at this level)\n"));
     assert_null(strstr(o.so, "MOCK")); /* a remote provider, as far as bench knew */
     tb_test_out_free(&o);
     run_args(args, sizeof(args), " --csv");
@@ -239,7 +240,7 @@ static void table_and_csv(void **state)
                         65) == 0);
     for (p = o.so; (p = strchr(p, '\n')) != NULL; p++)
         lines++;
-    assert_int_equal(lines, 7);
+    assert_int_equal(lines, 6);
     run_args(args, sizeof(args), " --json");
     doc = tb_test_run_json(NULL, args, 0);
     {
@@ -334,12 +335,47 @@ static void bad_input(void **state)
     tb_test_expect_error("compare a b --bogus", 2, "unknown option '--bogus'");
 }
 
+/* A sharded run's directory is merged as `merge` merges it: the slow run
+ * split into two shards compares exactly as the slow run. */
+static void sharded_run_merged(void **state)
+{
+    char cmd[2048], args[512];
+    cJSON *doc;
+    const cJSON *rows;
+    (void)state;
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && mkdir -p split && for i in 0 1; do "
+             "head -1 slow/records.jsonl | sed 's/\"shard\":0,\"shards\":1/\"shard\":'$i',"
+             "\"shards\":2/' >split/records-$i-of-2.jsonl; "
+             "tail -n +2 slow/records.jsonl | awk -v i=$i -F'\"id\":' "
+             "'{split($2,a,\",\"); if (a[1] %% 2 == i) print}' >>split/records-$i-of-2.jsonl; "
+             "done",
+             dir);
+    sh_expect(cmd, 0);
+    snprintf(args, sizeof(args), "compare slow=%s/slow split=%s/split --json", dir, dir);
+    doc = tb_test_run_json(NULL, args, 0);
+    rows = cJSON_GetObjectItem(doc, "rows");
+    assert_int_equal(cJSON_GetArraySize(rows), 2);
+    assert_int_equal((int)num(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "runs"), 1), "shards"),
+                     2);
+    for (const char *const *k =
+             (const char *const[]){"ttft_s", "ttfa_s", "gap_total_s", "min_tps", NULL};
+         *k != NULL; k++)
+        assert_true(cJSON_Compare(cJSON_GetObjectItem(cJSON_GetArrayItem(rows, 0), *k),
+                                  cJSON_GetObjectItem(cJSON_GetArrayItem(rows, 1), *k), 1));
+    assert_int_equal((int)num(cJSON_GetArrayItem(rows, 1), "requests"), 2);
+    cJSON_Delete(doc);
+    /* One shard alone is half a run. */
+    snprintf(args, sizeof(args), "compare %s/slow %s/split/records-1-of-2.jsonl", dir, dir);
+    tb_test_expect_error(args, 2, "records-1-of-2.jsonl: shard 0 of 2 is missing");
+}
+
 /* --html: the page opens in Chromium with no error and no request; each
  * chart has one series per run (per run that ran the level), each CDF as
  * many samples as the JSON's count. */
 static void page_in_chromium(void **state)
 {
-    char args[2048], extra[320], page[256], seen[256], cmd[1024];
+    char args[2048], extra[320], page[256], seen[256], cmd[1024], colors[3][16] = {"", "", ""};
     cJSON *doc, *out, *ch;
     char *txt;
     int ncdf = 0, nlev = 0;
@@ -370,33 +406,54 @@ static void page_in_chromium(void **state)
     cJSON_ArrayForEach(ch, cJSON_GetObjectItem(out, "charts"))
     {
         const char *kind = cJSON_GetObjectItem(ch, "chart")->valuestring;
+        const char *title = cJSON_GetObjectItem(ch, "title")->valuestring;
         const cJSON *series = cJSON_GetObjectItem(ch, "series"), *s;
-        int i = 0;
-        assert_int_equal(cJSON_GetArraySize(series), 3);
+        /* The level of a CDF ("... at c=1: ..."); the per-level chart has
+         * every run, a CDF those that ran its level (slow: c=2 only). */
+        const char *lv = strstr(title, " at c=") != NULL ? strstr(title, " at c=") + 4 : NULL;
+        int c1 = lv != NULL && strncmp(lv, "c=1", 3) == 0, i = 0;
+        assert_int_equal(cJSON_GetArraySize(series), c1 ? 2 : 3);
         cJSON_ArrayForEach(s, series)
         {
+            const char *color = cJSON_GetStringValue(cJSON_GetObjectItem(s, "color"));
+            if (c1 && i == 1)
+                i = 2; /* no slow */
             assert_string_equal(cJSON_GetObjectItem(s, "run")->valuestring, labels[i]);
-            assert_int_equal((int)num(s, "lines"), 1);
+            assert_int_equal((int)num(s, "lines"), strcmp(kind, "cdf") == 0 || i != 1 ? 1 : 0);
+            /* A run keeps its colour in every chart, whichever runs the
+             * chart has. */
+            assert_non_null(color);
+            if (colors[i][0] == '\0')
+                snprintf(colors[i], sizeof(colors[i]), "%s", color);
+            if (strcmp(colors[i], color) != 0)
+                fail_msg("%s is %s in '%s', %s before", labels[i], color, title, colors[i]);
             if (strcmp(kind, "cdf") == 0) {
                 /* The samples drawn are the statistics block's. */
-                const char *title = cJSON_GetObjectItem(ch, "title")->valuestring;
                 const char *key = strncmp(title, "First audio", 11) == 0 ? "ttfa_s" : "gap_total_s";
-                const char *lv = strstr(title, " at c=") + 4;
                 const cJSON *row;
+                int found = 0;
                 cJSON_ArrayForEach(row, cJSON_GetObjectItem(doc, "rows"))
                 {
                     if (strncmp(cJSON_GetObjectItem(row, "level")->valuestring, lv, 3) == 0 &&
-                        strcmp(cJSON_GetObjectItem(row, "run")->valuestring, labels[i]) == 0)
+                        strcmp(cJSON_GetObjectItem(row, "run")->valuestring, labels[i]) == 0) {
                         assert_near(num(s, "n"), num(cJSON_GetObjectItem(row, key), "count"), 0);
+                        found = 1;
+                    }
                 }
+                assert_true(found);
             } else {
-                assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(s, "points")), 2);
+                /* A point a level the run ran; none where it did not. */
+                assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(s, "points")),
+                                 i == 1 ? 1 : 2);
             }
             i++;
         }
         ncdf += strcmp(kind, "cdf") == 0;
         nlev += strcmp(kind, "levels") == 0;
     }
+    assert_string_not_equal(colors[0], colors[1]);
+    assert_string_not_equal(colors[1], colors[2]);
+    assert_string_not_equal(colors[0], colors[2]);
     assert_int_equal(ncdf, 4); /* two levels x (first audio, silence) */
     assert_int_equal(nlev, 1);
     cJSON_Delete(out);
@@ -410,6 +467,7 @@ int tb_test_compare(void)
         cmocka_unit_test(table_and_csv),
         cmocka_unit_test(refusals),
         cmocka_unit_test(bad_input),
+        cmocka_unit_test(sharded_run_merged),
         cmocka_unit_test(page_in_chromium),
     };
     tb_tests_total += (int)(sizeof(cases) / sizeof(cases[0]));

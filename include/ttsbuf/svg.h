@@ -69,12 +69,14 @@ struct tb_svg_series {
     const char *name;
     const double *v; /* NaN: not measured (skipped, never drawn as 0) */
     size_t n;
+    size_t color; /* its colour, the palette's (mod 12): a run keeps its
+                   * colour in every chart, whichever runs a chart has */
 };
 
 /*
  * tb_svg_cdf - the empirical cumulative distribution of each series (the
  * share of its finite values at or below x, a step at each), one line a
- * series in the palette's order, on one axis from 0 (or the smallest
+ * series in its colour, on one axis from 0 (or the smallest
  * value, when negative) to the largest.  Every series is a
  * <g class="series" data-run=NAME data-n=COUNT>.
  * Returns 0, TB_ENOMEM or TB_EIO.

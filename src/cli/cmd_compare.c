@@ -180,6 +180,19 @@ static int is_summary(const char *path)
     return strstr(head, "\"" TB_SCHEMA_BENCH_SUMMARY "\"") != NULL;
 }
 
+/* Whether a and b ran the same levels, in the same order. */
+static int same_levels(const struct tb_bench_meta *a, const struct tb_bench_meta *b)
+{
+    if (a->nlevels != b->nlevels)
+        return 0;
+    for (uint32_t l = 0; l < a->nlevels; l++)
+        if (a->levels[l].mode != b->levels[l].mode ||
+            a->levels[l].concurrency != b->levels[l].concurrency ||
+            a->levels[l].rate != b->levels[l].rate)
+            return 0;
+    return 1;
+}
+
 /* Reads one records file into r (the first) or checks it is a shard of
  * r's run.  0 or TB_EINVAL / TB_ENOMEM (printed). */
 static int read_file(struct cmp_run *r, const char *file, int first, unsigned char **seen)
@@ -206,9 +219,8 @@ static int read_file(struct cmp_run *r, const char *file, int first, unsigned ch
             tb_cli_error("out of memory");
             return TB_ENOMEM;
         }
-    } else if (m.nshards != r->meta.nshards || m.nlevels != r->meta.nlevels ||
-               strcmp(m.options, r->meta.options) != 0 || strcmp(m.model, r->meta.model) != 0 ||
-               memcmp(m.levels, r->meta.levels, m.nlevels * sizeof(m.levels[0])) != 0) {
+    } else if (m.nshards != r->meta.nshards || !same_levels(&m, &r->meta) ||
+               strcmp(m.options, r->meta.options) != 0 || strcmp(m.model, r->meta.model) != 0) {
         tb_cli_error("compare: %s is not a shard of the run of the other records in %s (its "
                      "shards, levels, model or options differ; see ttsbuf merge)",
                      file, r->path);
@@ -705,6 +717,7 @@ static int cdf_figure(FILE *f, const struct compare *x, size_t k, enum tb_bench_
         }
         s[ns].v = v[ns];
         s[ns].name = x->run[r].label;
+        s[ns].color = r;
         ns++;
     }
     snprintf(title, sizeof(title), "%s at %s: cumulative distribution, one line a run",
@@ -751,6 +764,7 @@ static int levels_figure(FILE *f, const struct compare *x)
         s[r].name = x->run[r].label;
         s[r].v = v + r * x->nlevels;
         s[r].n = x->nlevels;
+        s[r].color = r;
     }
     m = tb_cli_html_mem(&svg, &len);
     rc = m == NULL ? TB_ENOMEM

@@ -58,7 +58,7 @@ static void legend(FILE *f, const struct tb_svg_series *s, size_t ns, double y)
             x = PX0;
             y += 16;
         }
-        x = tb_svg_legend(f, x, y, "line", tb_svg_palette[i % NPALETTE], s[i].name);
+        x = tb_svg_legend(f, x, y, "line", tb_svg_palette[s[i].color % NPALETTE], s[i].name);
     }
 }
 
@@ -95,7 +95,7 @@ int tb_svg_cdf(FILE *f, const char *title, const char *xlabel, const struct tb_s
     tb_svg_y_axis(f, D_YB, D_YT, 0.0, 100.0, "streams at or below (%)", "", 1);
     tb_svg_x_axis(f, D_YB, lo, hi, xlabel, "");
     for (size_t i = 0; i < ns; i++) {
-        const char *col = tb_svg_palette[i % NPALETTE];
+        const char *col = tb_svg_palette[s[i].color % NPALETTE];
         fprintf(f, "<g class=\"series\" data-run=\"");
         tb_svg_esc(f, s[i].name);
         fprintf(f, "\" data-n=\"%zu\"><title>", n[i]);
@@ -145,7 +145,7 @@ int tb_svg_categories(FILE *f, const char *title, const char *ylabel, const char
     }
     fputs("</g>\n", f);
     for (size_t i = 0; i < ns; i++) {
-        const char *col = tb_svg_palette[i % NPALETTE];
+        const char *col = tb_svg_palette[s[i].color % NPALETTE];
         int open = 0;
         fprintf(f, "<g class=\"series\" data-run=\"");
         tb_svg_esc(f, s[i].name);
@@ -153,25 +153,23 @@ int tb_svg_categories(FILE *f, const char *title, const char *ylabel, const char
         tb_svg_esc(f, s[i].name);
         fputs("</title>\n", f);
         /* A line through the levels the run measured; a level it did not
-         * (NaN) breaks the line and has no mark: never drawn as 0. */
+         * (NaN) breaks the line and has no mark: never drawn as 0.  A
+         * level alone between two breaks is its mark only. */
         for (size_t c = 0; c < ncat && c < s[i].n; c++) {
             double x = PX0 + step * (c + 0.5), val = s[i].v[c], y;
-            if (!isfinite(val)) {
-                if (open)
-                    fputs("\"/>\n", f);
-                open = 0;
+            int next = c + 1 < ncat && c + 1 < s[i].n && isfinite(s[i].v[c + 1]);
+            if (!isfinite(val))
                 continue;
-            }
             y = D_YB - (val - v0) / (v1 - v0) * (D_YB - D_YT);
-            if (!open)
+            if (open)
+                fprintf(f, " L%.2f %.2f", x, y);
+            else if (next)
                 fprintf(f, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"2\" d=\"M%.2f %.2f",
                         col, x, y);
-            else
-                fprintf(f, " L%.2f %.2f", x, y);
-            open = 1;
+            open = next;
+            if (!next && c > 0 && isfinite(s[i].v[c - 1]))
+                fputs("\"/>\n", f);
         }
-        if (open)
-            fputs("\"/>\n", f);
         for (size_t c = 0; c < ncat && c < s[i].n; c++) {
             double x = PX0 + step * (c + 0.5), val = s[i].v[c];
             if (!isfinite(val))

@@ -61,6 +61,8 @@ try {
       run: g.getAttribute('data-run'),
       n: g.hasAttribute('data-n') ? +g.getAttribute('data-n') : null,
       lines: g.querySelectorAll('path').length,
+      color: (g.querySelector('path, circle') || { getAttribute: () => null }).getAttribute('stroke')
+        || g.querySelector('circle')?.getAttribute('fill') || null,
       points: [...g.querySelectorAll('circle')].map((c) => +c.getAttribute('data-v')),
     })),
   })));
