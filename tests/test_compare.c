@@ -418,6 +418,7 @@ static void page_in_chromium(void **state)
             const char *color = cJSON_GetStringValue(cJSON_GetObjectItem(s, "color"));
             if (c1 && i == 1)
                 i = 2; /* no slow */
+            assert_true(i < 3);
             assert_string_equal(cJSON_GetObjectItem(s, "run")->valuestring, labels[i]);
             assert_int_equal((int)num(s, "lines"), strcmp(kind, "cdf") == 0 || i != 1 ? 1 : 0);
             /* A run keeps its colour in every chart, whichever runs the
@@ -432,6 +433,7 @@ static void page_in_chromium(void **state)
                 const char *key = strncmp(title, "First audio", 11) == 0 ? "ttfa_s" : "gap_total_s";
                 const cJSON *row;
                 int found = 0;
+                assert_non_null(lv);
                 cJSON_ArrayForEach(row, cJSON_GetObjectItem(doc, "rows"))
                 {
                     if (strncmp(cJSON_GetObjectItem(row, "level")->valuestring, lv, 3) == 0 &&

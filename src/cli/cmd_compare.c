@@ -402,7 +402,7 @@ static char *json_str(const char *s)
 static int diff_options(struct compare *x)
 {
     static const char *const runwide[] = {"model", "provider", "base_url"};
-    char *val[CMP_RUNS_MAX];
+    char *val[CMP_RUNS_MAX] = {NULL};
     int rc = 0;
     for (size_t k = 0; rc == 0 && k < 3; k++) {
         for (size_t i = 0; i < x->nrun; i++) {

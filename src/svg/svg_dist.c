@@ -138,8 +138,8 @@ int tb_svg_categories(FILE *f, const char *title, const char *ylabel, const char
     fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#333\"/>\n", PX0,
             D_YB, PX1, D_YB);
     for (size_t c = 0; c < ncat; c++) {
-        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">", PX0 + step * (c + 0.5),
-                D_YB + 16);
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">",
+                PX0 + step * ((double)c + 0.5), D_YB + 16);
         tb_svg_esc(f, cat[c]);
         fputs("</text>\n", f);
     }
@@ -156,7 +156,7 @@ int tb_svg_categories(FILE *f, const char *title, const char *ylabel, const char
          * (NaN) breaks the line and has no mark: never drawn as 0.  A
          * level alone between two breaks is its mark only. */
         for (size_t c = 0; c < ncat && c < s[i].n; c++) {
-            double x = PX0 + step * (c + 0.5), val = s[i].v[c], y;
+            double x = PX0 + step * ((double)c + 0.5), val = s[i].v[c], y;
             int next = c + 1 < ncat && c + 1 < s[i].n && isfinite(s[i].v[c + 1]);
             if (!isfinite(val))
                 continue;
@@ -171,7 +171,7 @@ int tb_svg_categories(FILE *f, const char *title, const char *ylabel, const char
                 fputs("\"/>\n", f);
         }
         for (size_t c = 0; c < ncat && c < s[i].n; c++) {
-            double x = PX0 + step * (c + 0.5), val = s[i].v[c];
+            double x = PX0 + step * ((double)c + 0.5), val = s[i].v[c];
             if (!isfinite(val))
                 continue;
             fprintf(f,
