@@ -69,6 +69,7 @@ static const struct {
     {"fault", tb_test_fault},
     {"peer", tb_test_peer},
     {"html", tb_test_html},
+    {"compare", tb_test_compare},
     {"serveunit", tb_test_serve_unit},
     {"reader", tb_test_reader},
     {"ttsapi", tb_test_ttsapi},

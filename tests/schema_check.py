@@ -4,7 +4,8 @@ with python3-jsonschema (Debian's), and CSV headers against the schema's
 flattened names.  Run by the test group "schema" (tests/test_schema.c):
 
     schema_check.py SCHEMA_DIR FILE...           JSON documents, JSONL files
-    schema_check.py SCHEMA_DIR --csv KIND FILE   KIND: bench_summary, sweep
+    schema_check.py SCHEMA_DIR --csv KIND FILE   KIND: bench_summary, sweep,
+                                                 compare
     schema_check.py SCHEMA_DIR --dir DIR         what tests/collect/collect.c
                                                  kept: GROUP.ID.COMMAND.WHAT.EXT
                                                  (EXT json, jsonl, KIND.csv)
@@ -27,13 +28,14 @@ NAMES = {
     "ttsbuf.result": "result",
     "ttsbuf.bench_summary": "bench_summary",
     "ttsbuf.sweep": "sweep",
+    "ttsbuf.compare": "compare",
     "ttsbuf.bench_records": "bench_records_header",
     "ttsbuf.trace": "trace_header",
 }
 # What the lines after a header are.
 FOLLOWERS = {"bench_records_header": "bench_record", "trace_header": "trace_event"}
 # Where a CSV's rows live in the JSON document of the same kind.
-CSV_ROWS = {"bench_summary": "levels", "sweep": "points"}
+CSV_ROWS = {"bench_summary": "levels", "sweep": "points", "compare": "rows"}
 
 
 def load(sdir):

@@ -17,7 +17,7 @@
 #include "../src/cli/optdoc.h"
 #include "tests.h"
 
-static const char *const commands[] = {"sim", "run", "serve", "sweep", "bench", "merge"};
+static const char *const commands[] = {"sim", "run", "serve", "sweep", "bench", "merge", "compare"};
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static const char *const man_pages[] = {"man/ttsbuf.1", "man/ttsbuf-trace.5", "man/ttsbuf-model.7"};

@@ -103,7 +103,8 @@ int tb_test_audioenv(void);
  * tb_pcmring_pull (the real-time path): tests/rt_alloc.c.  The first call
  * installs the hook where one is needed (sanitizer builds). */
 void tb_test_alloc_counts(unsigned long *all, unsigned long *rt);
-int tb_test_bench(void); /* ttsbuf bench and merge */
+int tb_test_bench(void);   /* ttsbuf bench and merge */
+int tb_test_compare(void); /* ttsbuf compare: bench runs side by side */
 /* Reliability. */
 int tb_test_fuzz(void);
 int tb_test_fault(void);

@@ -64,4 +64,33 @@ int tb_svg_timeline(FILE *f, const struct tb_svg_timeline *t);
  */
 int tb_svg_sweep(FILE *f, const struct tb_sweep *sw, const char *title);
 
+/* One run's values, named (the legend's words, escaped). */
+struct tb_svg_series {
+    const char *name;
+    const double *v; /* NaN: not measured (skipped, never drawn as 0) */
+    size_t n;
+    size_t color; /* its colour, the palette's (mod 12): a run keeps its
+                   * colour in every chart, whichever runs a chart has */
+};
+
+/*
+ * tb_svg_cdf - the empirical cumulative distribution of each series (the
+ * share of its finite values at or below x, a step at each), one line a
+ * series in its colour, on one axis from 0 (or the smallest
+ * value, when negative) to the largest.  Every series is a
+ * <g class="series" data-run=NAME data-n=COUNT>.
+ * Returns 0, TB_ENOMEM or TB_EIO.
+ */
+int tb_svg_cdf(FILE *f, const char *title, const char *xlabel, const struct tb_svg_series *s,
+               size_t ns);
+
+/*
+ * tb_svg_categories - one value per category and series (series i's v[c]
+ * for category c; NaN: no mark), as points joined by a line, the
+ * categories named along the x axis, the values on [v0, v1].  Series as
+ * tb_svg_cdf's.  Returns 0 or TB_EIO.
+ */
+int tb_svg_categories(FILE *f, const char *title, const char *ylabel, const char *const *cat,
+                      size_t ncat, const struct tb_svg_series *s, size_t ns, double v0, double v1);
+
 #endif

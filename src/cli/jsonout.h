@@ -22,6 +22,8 @@
 #define TB_SCHEMA_BENCH_SUMMARY_V 1
 #define TB_SCHEMA_SWEEP "ttsbuf.sweep"
 #define TB_SCHEMA_SWEEP_V 1
+#define TB_SCHEMA_COMPARE "ttsbuf.compare"
+#define TB_SCHEMA_COMPARE_V 1
 
 /* When this command started, UTC RFC 3339 ("2026-11-30T21:55:38Z"): the
  * wall clock read once, on the first call (main makes it at start). */

@@ -33,6 +33,8 @@ static void usage(FILE *f)
                "  bench      many streams at once, per load level: TTFT, TPS, underruns and\n"
                "             gapless share as P50/P95/P99/min/max; gates; shards\n"
                "  merge      combine `bench --shard` records into one run's summary\n"
+               "  compare    bench runs side by side: per level, TTFT, first audio, silence,\n"
+               "             minimum TPS and gapless share; the options that differ\n"
                "\n"
                "  ttsbuf COMMAND --help   options of a command\n"
                "  ttsbuf --version        version\n"

@@ -15,7 +15,8 @@
 #define HELP_WIDTH 79 /* the last column --help writes */
 
 const struct tb_cmddoc *const tb_cmddocs[] = {
-    &tb_doc_sim, &tb_doc_run, &tb_doc_serve, &tb_doc_sweep, &tb_doc_bench, &tb_doc_merge, NULL,
+    &tb_doc_sim,   &tb_doc_run,   &tb_doc_serve,   &tb_doc_sweep,
+    &tb_doc_bench, &tb_doc_merge, &tb_doc_compare, NULL,
 };
 
 const struct tb_optdoc tb_opt_help[] = {

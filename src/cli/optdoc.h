@@ -103,6 +103,6 @@ extern const struct tb_optdoc tb_opt_help[];    /* -h, --help */
 
 /* The command docs (each in its cmd_*.c). */
 extern const struct tb_cmddoc tb_doc_sim, tb_doc_run, tb_doc_serve, tb_doc_sweep, tb_doc_bench,
-    tb_doc_merge;
+    tb_doc_merge, tb_doc_compare;
 
 #endif

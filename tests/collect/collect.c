@@ -178,6 +178,8 @@ static char *slurp(int fd, off_t off, size_t *n, const char *what)
 /* The kind of a CSV this command writes (names the schema). */
 static const char *csv_kind(void)
 {
+    if (strcmp(cmd, "compare") == 0)
+        return "compare";
     return strcmp(cmd, "sweep") == 0 ? "sweep" : "bench_summary";
 }
 

@@ -53,6 +53,19 @@ try {
   });
   out.levels = await page.evaluate(() => [...document.querySelectorAll('#levels tbody tr')].map(
     (r) => [...r.cells].map((c) => (c.hasAttribute('data-v') ? c.getAttribute('data-v') : c.textContent))));
+  // The charts of a page of several runs (compare): each series' run.
+  out.charts = await page.evaluate(() => [...document.querySelectorAll('svg[data-chart]')].map((s) => ({
+    chart: s.getAttribute('data-chart'),
+    title: s.querySelector('title').textContent,
+    series: [...s.querySelectorAll('g.series')].map((g) => ({
+      run: g.getAttribute('data-run'),
+      n: g.hasAttribute('data-n') ? +g.getAttribute('data-n') : null,
+      lines: g.querySelectorAll('path').length,
+      color: (g.querySelector('path, circle') || { getAttribute: () => null }).getAttribute('stroke')
+        || g.querySelector('circle')?.getAttribute('fill') || null,
+      points: [...g.querySelectorAll('circle')].map((c) => +c.getAttribute('data-v')),
+    })),
+  })));
   const nsec = await page.evaluate(() => document.querySelectorAll('section.tb-run').length);
   for (let i = 0; i < nsec; i++) {
     // Open the section when it sits in a closed <details> (bench).

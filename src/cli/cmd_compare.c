@@ -1,0 +1,882 @@
+/*
+ * cmd_compare.c - `ttsbuf compare`: bench runs of several providers or
+ * settings side by side.  Each run is read from its records (a records
+ * file, or a --out directory, whose shards are merged as `ttsbuf merge`
+ * merges them) and summarised per level exactly as bench summarises it;
+ * the runs' options are held against each other first: those that change
+ * what the numbers mean refuse the comparison (--force overrides), the
+ * others are named.  Outputs: a table, --json, --csv, --html.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cJSON.h>
+
+#include "cli.h"
+#include "html_report.h"
+#include "jsonout.h"
+#include "optdoc.h"
+#include "outputs.h"
+#include "ttsbuf/bench.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/svg.h"
+
+#define CMP_RUNS_MAX 12 /* the palette's colours: one a run */
+#define CMP_FILES_MAX 100000
+
+enum { O_JSON = 300, O_CSV, O_HTML, O_FORCE };
+
+static const struct tb_optdoc compare_rows[] = {
+    {"json", O_JSON, NULL, "one JSON object (schema ttsbuf.compare) instead of the table", NULL},
+    {"csv", O_CSV, NULL, "one CSV row per level and run", NULL},
+    {"html", O_HTML, "FILE",
+     "also write one self-contained page: the table, and per level the cumulative distribution "
+     "of first audio and of silence, one line a run, and the gapless share per level",
+     NULL},
+    {"force", O_FORCE, NULL,
+     "compare runs whose chunk policy, --min-chars or --wpm differ (refused without it: they "
+     "measure first audio, silence, minimum TPS and gapless against different speech); the "
+     "output says which",
+     NULL},
+    TB_OPTDOC_END,
+};
+
+static const struct tb_optsec compare_secs[] = {
+    {NULL, compare_rows},
+    {NULL, tb_opt_help},
+    {NULL, NULL},
+};
+
+static int cmd_compare(int argc, char **argv);
+
+const struct tb_cmddoc tb_doc_compare = {
+    "compare",
+    "[OPTIONS] [NAME=]RUN RUN...",
+    "Put bench runs of several providers or settings side by side: per level and\n"
+    "run, the statistics of TTFT, first audio (ttfa_s), silence (gap_total_s) and\n"
+    "minimum TPS, and the gapless share, recomputed from each run's records.  RUN\n"
+    "is a records file or a bench --out directory (a sharded run's directory is\n"
+    "merged as ttsbuf merge does); NAME= labels it, else the directory's name.\n"
+    "The options that differ between runs are named; a different chunk policy,\n"
+    "--min-chars or --wpm refuses the comparison unless --force.\n\n",
+    compare_secs,
+    "0 compared; 2 bad usage, fewer than two runs, a bad or missing file, or runs whose "
+    "options refuse the comparison (the message names the option); 3 the comparison failed "
+    "(out of memory, a write that failed).",
+    NULL,
+    NULL,
+    cmd_compare,
+};
+
+/* The options whose difference refuses a comparison: they change the
+ * speech the streams are played against, so first audio, silence,
+ * minimum TPS and the gapless share measure different things. */
+static const char *const refusing[] = {"chunk", "min_chars", "wpm", NULL};
+
+static int is_refusing(const char *key)
+{
+    for (int i = 0; refusing[i] != NULL; i++)
+        if (strcmp(key, refusing[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The metrics compare shows, in its order. */
+static const enum tb_bench_metric shown[] = {TB_BM_TTFT, TB_BM_TTFA, TB_BM_GAP_TOTAL,
+                                             TB_BM_MIN_TPS};
+#define NSHOWN (sizeof(shown) / sizeof(shown[0]))
+
+struct cmp_run {
+    char label[64];
+    const char *path; /* as given (argv) */
+    struct tb_bench_meta meta;
+    struct tb_bench_recs recs;
+    cJSON *opts; /* meta.options parsed */
+};
+
+/* One option whose value differs between runs: its values by run (JSON
+ * text, or NULL when the run does not have it). */
+struct cmp_diff {
+    char key[64];
+    char *val[CMP_RUNS_MAX];
+    int refuses;
+};
+
+struct compare {
+    int json, csv, force;
+    const char *html;
+    struct cmp_run run[CMP_RUNS_MAX];
+    size_t nrun;
+    char levels[TB_BENCH_LEVELS_MAX * CMP_RUNS_MAX][64]; /* union, first seen first */
+    size_t nlevels;
+    struct tb_bench_summary *sum; /* [level][run]; requests 0 + lidx -1: not run */
+    int *lidx;                    /* [level][run]: the run's level index, or -1 */
+    struct cmp_diff diff[64];
+    size_t ndiff;
+};
+
+static int option(void *ud, int c, const char *arg)
+{
+    struct compare *x = ud;
+    switch (c) {
+    case O_JSON: x->json = 1; return 0;
+    case O_CSV: x->csv = 1; return 0;
+    case O_FORCE: x->force = 1; return 0;
+    case O_HTML: x->html = arg; return tb_cli_output_probe("--html", arg);
+    default: return TB_CLI_NOT_MINE;
+    }
+}
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* A label from the path: a directory's name, a records file's directory
+ * when the file is records*.jsonl, else the file's name without .jsonl. */
+static void label_of(const char *path, int dir, char *out, size_t len)
+{
+    char tmp[4096];
+    size_t n;
+    char *base;
+    snprintf(tmp, sizeof(tmp), "%s", path);
+    n = strlen(tmp);
+    while (n > 1 && tmp[n - 1] == '/')
+        tmp[--n] = '\0';
+    base = strrchr(tmp, '/');
+    base = base != NULL ? base + 1 : tmp;
+    if (!dir && strncmp(base, "records", 7) == 0 && has_suffix(base, ".jsonl") && base != tmp) {
+        base[-1] = '\0';
+        base = strrchr(tmp, '/');
+        base = base != NULL ? base + 1 : tmp;
+    } else if (!dir && has_suffix(base, ".jsonl")) {
+        base[strlen(base) - 6] = '\0';
+    }
+    snprintf(out, len, "%s", base[0] != '\0' ? base : path);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A file that is a bench summary (summary.json, merge --json) rather
+ * than records: said so, since compare needs the per-stream values. */
+static int is_summary(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char head[256];
+    size_t n;
+    if (f == NULL)
+        return 0;
+    n = fread(head, 1, sizeof(head) - 1, f);
+    fclose(f);
+    head[n] = '\0';
+    return strstr(head, "\"" TB_SCHEMA_BENCH_SUMMARY "\"") != NULL;
+}
+
+/* Whether a and b ran the same levels, in the same order. */
+static int same_levels(const struct tb_bench_meta *a, const struct tb_bench_meta *b)
+{
+    if (a->nlevels != b->nlevels)
+        return 0;
+    for (uint32_t l = 0; l < a->nlevels; l++)
+        if (a->levels[l].mode != b->levels[l].mode ||
+            a->levels[l].concurrency != b->levels[l].concurrency ||
+            a->levels[l].rate != b->levels[l].rate)
+            return 0;
+    return 1;
+}
+
+/* Reads one records file into r (the first) or checks it is a shard of
+ * r's run.  0 or TB_EINVAL / TB_ENOMEM (printed). */
+static int read_file(struct cmp_run *r, const char *file, int first, unsigned char **seen)
+{
+    struct tb_bench_meta m;
+    char err[512];
+    int rc;
+    if (is_summary(file)) {
+        tb_cli_error("compare: %s is a bench summary (" TB_SCHEMA_BENCH_SUMMARY "): compare "
+                     "needs the per-stream records (records.jsonl, or the bench --out "
+                     "directory)",
+                     file);
+        return TB_EINVAL;
+    }
+    rc = tb_bench_read(file, &m, &r->recs, err, sizeof(err));
+    if (rc != 0) {
+        tb_cli_error("compare: %s", err);
+        return rc == TB_ENOMEM ? rc : TB_EINVAL;
+    }
+    if (first) {
+        r->meta = m;
+        *seen = calloc(m.nshards, 1);
+        if (*seen == NULL) {
+            tb_cli_error("out of memory");
+            return TB_ENOMEM;
+        }
+    } else if (m.nshards != r->meta.nshards || !same_levels(&m, &r->meta) ||
+               strcmp(m.options, r->meta.options) != 0 || strcmp(m.model, r->meta.model) != 0) {
+        tb_cli_error("compare: %s is not a shard of the run of the other records in %s (its "
+                     "shards, levels, model or options differ; see ttsbuf merge)",
+                     file, r->path);
+        return TB_EINVAL;
+    }
+    if ((*seen)[m.shard]++) {
+        tb_cli_error("compare: %s: shard %u of %u given twice", file, m.shard, m.nshards);
+        return TB_EINVAL;
+    }
+    return 0;
+}
+
+/* Reads one run: [NAME=]PATH, a records file or a directory of them.
+ * 0 or an error (printed). */
+static int read_run(struct compare *x, const char *arg)
+{
+    struct cmp_run *r = &x->run[x->nrun];
+    const char *eq = strchr(arg, '='), *path = arg;
+    struct stat st;
+    char **files = NULL;
+    size_t nf = 0;
+    unsigned char *seen = NULL;
+    int rc = 0, dir;
+
+    /* NAME=PATH, unless the whole argument is a file ("c=2" is a trace's
+     * name in bench's traces/). */
+    if (eq != NULL && eq != arg && stat(arg, &st) != 0) {
+        if ((size_t)(eq - arg) >= sizeof(r->label)) {
+            tb_cli_error("compare: the name '%.*s' is longer than %zu bytes", (int)(eq - arg), arg,
+                         sizeof(r->label) - 1);
+            return TB_EINVAL;
+        }
+        snprintf(r->label, sizeof(r->label), "%.*s", (int)(eq - arg), arg);
+        path = eq + 1;
+    }
+    r->path = path;
+    tb_bench_recs_init(&r->recs);
+    x->nrun++;
+    if (stat(path, &st) != 0) {
+        tb_cli_error("compare: %s: %s", path, strerror(errno));
+        return TB_EINVAL;
+    }
+    dir = S_ISDIR(st.st_mode);
+    if (r->label[0] == '\0')
+        label_of(path, dir, r->label, sizeof(r->label));
+    if (!dir) {
+        rc = read_file(r, path, 1, &seen);
+    } else {
+        DIR *d = opendir(path);
+        struct dirent *de;
+        if (d == NULL) {
+            tb_cli_error("compare: %s: %s", path, strerror(errno));
+            return TB_EINVAL;
+        }
+        while (rc == 0 && (de = readdir(d)) != NULL) {
+            char **nv;
+            size_t len;
+            if (strncmp(de->d_name, "records", 7) != 0 || !has_suffix(de->d_name, ".jsonl"))
+                continue;
+            len = strlen(path) + strlen(de->d_name) + 2;
+            if (nf == CMP_FILES_MAX) {
+                tb_cli_error("compare: %s: more than %d records files", path, CMP_FILES_MAX);
+                rc = TB_EINVAL;
+                break;
+            }
+            nv = realloc(files, (nf + 1) * sizeof(*files));
+            if (nv == NULL) {
+                tb_cli_error("out of memory");
+                rc = TB_ENOMEM;
+                break;
+            }
+            files = nv;
+            if ((files[nf] = malloc(len)) == NULL) {
+                tb_cli_error("out of memory");
+                rc = TB_ENOMEM;
+                break;
+            }
+            snprintf(files[nf++], len, "%s/%s", path, de->d_name);
+        }
+        closedir(d);
+        if (rc == 0 && nf == 0) {
+            tb_cli_error("compare: %s holds no records*.jsonl (a bench --out directory has one)",
+                         path);
+            rc = TB_EINVAL;
+        }
+        if (nf > 1)
+            qsort(files, nf, sizeof(*files), cmp_str);
+        for (size_t i = 0; rc == 0 && i < nf; i++)
+            rc = read_file(r, files[i], i == 0, &seen);
+    }
+    for (uint32_t s = 0; rc == 0 && s < r->meta.nshards; s++) {
+        if (!seen[s]) {
+            tb_cli_error("compare: %s: shard %u of %u is missing (give the directory that "
+                         "holds every shard's records)",
+                         path, s, r->meta.nshards);
+            rc = TB_EINVAL;
+        }
+    }
+    for (size_t i = 0; i < nf; i++)
+        free(files[i]);
+    free(files);
+    free(seen);
+    if (rc != 0)
+        return rc;
+    r->opts = cJSON_Parse(r->meta.options);
+    if (!cJSON_IsObject(r->opts)) {
+        cJSON_Delete(r->opts);
+        r->opts = cJSON_CreateObject();
+        if (r->opts == NULL) {
+            tb_cli_error("out of memory");
+            return TB_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* The options, the runs, their labels distinct. */
+static int gather(struct compare *x, int argc, char **argv)
+{
+    int first, rc = tb_cli_parse(argc, argv, &tb_doc_compare, option, x, &first);
+    if (rc != 0)
+        return rc;
+    if (argc - first < 2) {
+        tb_cli_error("compare: give at least two runs (records files or bench --out "
+                     "directories; see ttsbuf compare --help)");
+        return TB_EINVAL;
+    }
+    if (argc - first > CMP_RUNS_MAX) {
+        tb_cli_error("compare: %d runs; at most %d", argc - first, CMP_RUNS_MAX);
+        return TB_EINVAL;
+    }
+    for (int i = first; rc == 0 && i < argc; i++)
+        rc = read_run(x, argv[i]);
+    for (size_t i = 0; rc == 0 && i < x->nrun; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(x->run[i].label, x->run[j].label) == 0) {
+                tb_cli_error("compare: two runs named '%s' (%s, %s): name them, NAME=RUN",
+                             x->run[i].label, x->run[j].path, x->run[i].path);
+                rc = TB_EINVAL;
+                break;
+            }
+    return rc;
+}
+
+/* Adds key (the run's value, JSON text, by run) to the differences when
+ * the runs do not all have the same. */
+static int add_diff(struct compare *x, const char *key, char *const *val)
+{
+    struct cmp_diff *d;
+    int same = 1;
+    for (size_t i = 1; i < x->nrun; i++)
+        if ((val[i] == NULL) != (val[0] == NULL) || (val[i] != NULL && strcmp(val[i], val[0]) != 0))
+            same = 0;
+    if (same || x->ndiff == sizeof(x->diff) / sizeof(x->diff[0]))
+        return 0;
+    d = &x->diff[x->ndiff++];
+    snprintf(d->key, sizeof(d->key), "%s", key);
+    d->refuses = is_refusing(key);
+    for (size_t i = 0; i < x->nrun; i++) {
+        if (val[i] != NULL && (d->val[i] = strdup(val[i])) == NULL) {
+            tb_cli_error("out of memory");
+            return TB_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* A string as JSON text (for the run-wide fields beside the options). */
+static char *json_str(const char *s)
+{
+    cJSON *j = cJSON_CreateString(s);
+    char *t = j != NULL ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    return t;
+}
+
+/* The differences: the model, provider and URL, then every option key
+ * of any run; refused when one of `refusing` differs, unless --force. */
+static int diff_options(struct compare *x)
+{
+    static const char *const runwide[] = {"model", "provider", "base_url"};
+    char *val[CMP_RUNS_MAX] = {NULL};
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < 3; k++) {
+        for (size_t i = 0; i < x->nrun; i++) {
+            const struct tb_bench_meta *m = &x->run[i].meta;
+            val[i] = json_str(k == 0   ? m->model
+                              : k == 1 ? (m->provider[0] ? m->provider : "remote")
+                                       : m->base_url);
+        }
+        rc = add_diff(x, runwide[k], val);
+        for (size_t i = 0; i < x->nrun; i++)
+            cJSON_free(val[i]);
+    }
+    for (size_t r = 0; rc == 0 && r < x->nrun; r++) {
+        cJSON *it;
+        cJSON_ArrayForEach(it, x->run[r].opts)
+        {
+            int done = 0;
+            for (size_t q = 0; q < r; q++)
+                done |= cJSON_GetObjectItemCaseSensitive(x->run[q].opts, it->string) != NULL;
+            if (done)
+                continue;
+            for (size_t i = 0; i < x->nrun; i++) {
+                cJSON *v = cJSON_GetObjectItemCaseSensitive(x->run[i].opts, it->string);
+                val[i] = v != NULL ? cJSON_PrintUnformatted(v) : NULL;
+            }
+            rc = add_diff(x, it->string, val);
+            for (size_t i = 0; i < x->nrun; i++)
+                cJSON_free(val[i]);
+            if (rc != 0)
+                break;
+        }
+    }
+    for (size_t d = 0; rc == 0 && d < x->ndiff; d++) {
+        char vals[600];
+        size_t k = 0;
+        if (!x->diff[d].refuses || x->force)
+            continue;
+        vals[0] = '\0';
+        for (size_t i = 0; i < x->nrun && k < sizeof(vals); i++)
+            k += (size_t)snprintf(vals + k, sizeof(vals) - k, "%s%.40s %.60s", i > 0 ? ", " : "",
+                                  x->run[i].label, x->diff[d].val[i] ? x->diff[d].val[i] : "-");
+        tb_cli_error("compare: the runs differ in %s (%s): first audio, silence, minimum TPS "
+                     "and gapless would measure different speech; --force compares them anyway",
+                     x->diff[d].key, vals);
+        rc = TB_EINVAL;
+    }
+    return rc;
+}
+
+/* The levels of every run, by name, in the order first seen; each run
+ * summarised at each (bench's summary of its records). */
+static int summarise(struct compare *x)
+{
+    for (size_t r = 0; r < x->nrun; r++) {
+        const struct tb_bench_meta *m = &x->run[r].meta;
+        for (uint32_t l = 0; l < m->nlevels; l++) {
+            char name[64];
+            size_t k;
+            tb_bench_level_name(&m->levels[l], name, sizeof(name));
+            for (k = 0; k < x->nlevels && strcmp(x->levels[k], name) != 0; k++)
+                ;
+            if (k == x->nlevels)
+                snprintf(x->levels[x->nlevels++], sizeof(x->levels[0]), "%s", name);
+        }
+    }
+    x->sum = calloc(x->nlevels * x->nrun + 1, sizeof(*x->sum));
+    x->lidx = calloc(x->nlevels * x->nrun + 1, sizeof(*x->lidx));
+    if (x->sum == NULL || x->lidx == NULL)
+        goto nomem;
+    for (size_t k = 0; k < x->nlevels; k++) {
+        for (size_t r = 0; r < x->nrun; r++) {
+            const struct tb_bench_meta *m = &x->run[r].meta;
+            int *li = &x->lidx[k * x->nrun + r];
+            *li = -1;
+            for (uint32_t l = 0; l < m->nlevels; l++) {
+                char name[64];
+                tb_bench_level_name(&m->levels[l], name, sizeof(name));
+                if (strcmp(name, x->levels[k]) == 0)
+                    *li = (int)l;
+            }
+            if (*li >= 0 &&
+                tb_bench_summarize(&x->run[r].recs, (uint32_t)*li, &x->sum[k * x->nrun + r]) != 0)
+                goto nomem;
+        }
+    }
+    return 0;
+nomem:
+    tb_cli_error("out of memory summarising");
+    return TB_ENOMEM;
+}
+
+/* ---- the table ---- */
+
+static int label_width(const struct compare *x)
+{
+    int w = 11; /* gap_total_s */
+    for (size_t r = 0; r < x->nrun; r++)
+        if ((int)strlen(x->run[r].label) > w)
+            w = (int)strlen(x->run[r].label);
+    return w;
+}
+
+static void human(FILE *f, const struct compare *x)
+{
+    int lw = label_width(x);
+    fprintf(f, "ttsbuf compare: %zu runs\n", x->nrun);
+    for (size_t r = 0; r < x->nrun; r++) {
+        const struct tb_bench_meta *m = &x->run[r].meta;
+        fprintf(f, "  %-*s model %s at %s%s (%s)\n", lw, x->run[r].label, m->model, m->base_url,
+                strcmp(m->provider, "mock") == 0 ? ": the built-in MOCK provider (not a real model)"
+                                                 : "",
+                x->run[r].path);
+    }
+    if (x->ndiff == 0)
+        fputs("  options: the same in every run\n", f);
+    for (size_t d = 0; d < x->ndiff; d++) {
+        fprintf(f, "  differs: %s%s:", x->diff[d].key,
+                x->diff[d].refuses ? " (FORCED: measured against different speech)" : "");
+        for (size_t r = 0; r < x->nrun; r++)
+            fprintf(f, "%s %s %s", r > 0 ? "," : "", x->run[r].label,
+                    x->diff[d].val[r] != NULL ? x->diff[d].val[r] : "-");
+        fputc('\n', f);
+    }
+    for (size_t k = 0; k < x->nlevels; k++) {
+        fprintf(f, "\n%s\n  %-*s %8s %6s %8s %8s\n", x->levels[k], lw, "run", "requests", "ok",
+                "gapless", "goodput");
+        for (size_t r = 0; r < x->nrun; r++) {
+            const struct tb_bench_summary *s = &x->sum[k * x->nrun + r];
+            char gl[16] = "-";
+            if (x->lidx[k * x->nrun + r] < 0) {
+                fprintf(f, "  %-*s (not run at this level)\n", lw, x->run[r].label);
+                continue;
+            }
+            if (s->ok > 0)
+                snprintf(gl, sizeof(gl), "%.1f%%", 100.0 * s->gapless_share);
+            /* Goodput (the share of turns within the SLOs) is not in bench
+             * records yet: not measured, never 0. */
+            fprintf(f, "  %-*s %8zu %6zu %8s %8s\n", lw, x->run[r].label, s->requests, s->ok, gl,
+                    "-");
+        }
+        for (size_t q = 0; q < NSHOWN; q++) {
+            fprintf(f, "  %-*s %6s %9s %9s %9s %9s %9s %9s %9s\n", lw,
+                    tb_bench_metric_name(shown[q]), "count", "mean", "min", "p5", "p50", "p95",
+                    "p99", "max");
+            for (size_t r = 0; r < x->nrun; r++) {
+                const struct tb_stats *st = &x->sum[k * x->nrun + r].m[shown[q]];
+                if (x->lidx[k * x->nrun + r] < 0)
+                    continue;
+                if (st->count == 0) {
+                    fprintf(f, "  %-*s %6zu %9s\n", lw, x->run[r].label, st->count, "-");
+                    continue;
+                }
+                fprintf(f, "  %-*s %6zu %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g\n", lw,
+                        x->run[r].label, st->count, st->mean, st->min, st->p5, st->p50, st->p95,
+                        st->p99, st->max);
+            }
+        }
+    }
+    fputs("\nPercentiles interpolate linearly over each run's records; ttfa_s is first audio, "
+          "gap_total_s\nthe silence in a stream; goodput needs SLOs, which bench records do not "
+          "carry yet (-).\n",
+          f);
+}
+
+/* ---- --json, --csv ---- */
+
+static cJSON *json_doc(const struct compare *x)
+{
+    cJSON *root = tb_cli_json_doc(TB_SCHEMA_COMPARE, TB_SCHEMA_COMPARE_V, "compare");
+    cJSON *runs, *diffs, *rows;
+    if (root == NULL)
+        return NULL;
+    cJSON_AddBoolToObject(root, "forced", x->force && x->ndiff > 0);
+    runs = cJSON_AddArrayToObject(root, "runs");
+    for (size_t r = 0; runs != NULL && r < x->nrun; r++) {
+        const struct tb_bench_meta *m = &x->run[r].meta;
+        cJSON *o = cJSON_CreateObject();
+        if (o == NULL)
+            break;
+        cJSON_AddItemToArray(runs, o);
+        cJSON_AddStringToObject(o, "label", x->run[r].label);
+        cJSON_AddStringToObject(o, "path", x->run[r].path);
+        cJSON_AddStringToObject(o, "provider", m->provider[0] ? m->provider : "remote");
+        cJSON_AddStringToObject(o, "model", m->model);
+        cJSON_AddStringToObject(o, "base_url", m->base_url);
+        cJSON_AddStringToObject(o, "records_started_at", m->started_at);
+        cJSON_AddNumberToObject(o, "shards", m->nshards);
+        cJSON_AddItemToObject(o, "options", cJSON_Duplicate(x->run[r].opts, 1));
+    }
+    diffs = cJSON_AddArrayToObject(root, "differ");
+    for (size_t d = 0; diffs != NULL && d < x->ndiff; d++) {
+        cJSON *o = cJSON_CreateObject(), *v;
+        if (o == NULL)
+            break;
+        cJSON_AddItemToArray(diffs, o);
+        cJSON_AddStringToObject(o, "option", x->diff[d].key);
+        cJSON_AddBoolToObject(o, "refuses", x->diff[d].refuses);
+        v = cJSON_AddArrayToObject(o, "values");
+        for (size_t r = 0; v != NULL && r < x->nrun; r++) {
+            cJSON *e = x->diff[d].val[r] != NULL ? cJSON_Parse(x->diff[d].val[r]) : NULL;
+            cJSON_AddItemToArray(v, e != NULL ? e : cJSON_CreateNull());
+        }
+    }
+    rows = cJSON_AddArrayToObject(root, "rows");
+    for (size_t k = 0; rows != NULL && k < x->nlevels; k++) {
+        for (size_t r = 0; r < x->nrun; r++) {
+            const struct tb_bench_summary *s = &x->sum[k * x->nrun + r];
+            cJSON *o;
+            if (x->lidx[k * x->nrun + r] < 0 || (o = cJSON_CreateObject()) == NULL)
+                continue;
+            cJSON_AddItemToArray(rows, o);
+            cJSON_AddStringToObject(o, "level", x->levels[k]);
+            cJSON_AddStringToObject(o, "run", x->run[r].label);
+            cJSON_AddNumberToObject(o, "requests", (double)s->requests);
+            cJSON_AddNumberToObject(o, "ok", (double)s->ok);
+            cJSON_AddNumberToObject(o, "gapless", (double)s->gapless);
+            tb_cli_json_num(o, "gapless_share", s->ok > 0 ? s->gapless_share : NAN);
+            tb_cli_json_num(o, "goodput", NAN);
+            for (size_t q = 0; q < NSHOWN; q++)
+                tb_cli_json_stats(o, tb_bench_metric_name(shown[q]), &s->m[shown[q]]);
+        }
+    }
+    return root;
+}
+
+static void csv_num(FILE *f, double v)
+{
+    fputc(',', f);
+    if (isfinite(v))
+        fprintf(f, "%.17g", v);
+}
+
+/* A CSV field in quotes, its quotes doubled. */
+static void csv_text(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void csv(FILE *f, const struct compare *x)
+{
+    fputs("level,run,requests,ok,gapless,gapless_share,goodput", f);
+    for (size_t q = 0; q < NSHOWN; q++) {
+        fprintf(f, ",%s_count", tb_bench_metric_name(shown[q]));
+        for (int i = 0; tb_stats_fields[i] != NULL; i++)
+            fprintf(f, ",%s_%s", tb_bench_metric_name(shown[q]), tb_stats_fields[i]);
+    }
+    fputc('\n', f);
+    for (size_t k = 0; k < x->nlevels; k++) {
+        for (size_t r = 0; r < x->nrun; r++) {
+            const struct tb_bench_summary *s = &x->sum[k * x->nrun + r];
+            if (x->lidx[k * x->nrun + r] < 0)
+                continue;
+            csv_text(f, x->levels[k]);
+            fputc(',', f);
+            csv_text(f, x->run[r].label);
+            fprintf(f, ",%zu,%zu,%zu", s->requests, s->ok, s->gapless);
+            csv_num(f, s->ok > 0 ? s->gapless_share : NAN);
+            csv_num(f, NAN);
+            for (size_t q = 0; q < NSHOWN; q++) {
+                fprintf(f, ",%zu", s->m[shown[q]].count);
+                for (int i = 0; tb_stats_fields[i] != NULL; i++)
+                    csv_num(f, tb_stats_field(&s->m[shown[q]], i));
+            }
+            fputc('\n', f);
+        }
+    }
+}
+
+/* ---- --html ---- */
+
+/* The values of one metric of run r's records at level k (NaN where the
+ * summary has none: the same samples as its statistics block). */
+static double *level_values(const struct compare *x, size_t k, size_t r, enum tb_bench_metric mt,
+                            size_t *n)
+{
+    const struct tb_bench_recs *rs = &x->run[r].recs;
+    int li = x->lidx[k * x->nrun + r];
+    double *v = malloc((rs->n + 1) * sizeof(*v));
+    *n = 0;
+    if (v == NULL)
+        return NULL;
+    for (size_t i = 0; li >= 0 && i < rs->n; i++) {
+        const struct tb_bench_rec *e = &rs->v[i];
+        if (e->level != (uint32_t)li)
+            continue;
+        v[(*n)++] = mt == TB_BM_TTFA ? e->ttfa : e->gap_total;
+    }
+    return v;
+}
+
+/* The CDF of one metric at level k, a line a run that ran it. */
+static int cdf_figure(FILE *f, const struct compare *x, size_t k, enum tb_bench_metric mt)
+{
+    struct tb_svg_series s[CMP_RUNS_MAX];
+    double *v[CMP_RUNS_MAX] = {NULL};
+    size_t ns = 0;
+    char title[160];
+    int rc = 0;
+    for (size_t r = 0; r < x->nrun; r++) {
+        if (x->lidx[k * x->nrun + r] < 0)
+            continue;
+        v[ns] = level_values(x, k, r, mt, &s[ns].n);
+        if (v[ns] == NULL) {
+            rc = TB_ENOMEM;
+            break;
+        }
+        s[ns].v = v[ns];
+        s[ns].name = x->run[r].label;
+        s[ns].color = r;
+        ns++;
+    }
+    snprintf(title, sizeof(title), "%s at %s: cumulative distribution, one line a run",
+             mt == TB_BM_TTFA ? "First audio (ttfa_s)" : "Silence per stream (gap_total_s)",
+             x->levels[k]);
+    if (rc == 0) {
+        char *svg = NULL;
+        size_t len = 0;
+        FILE *m = tb_cli_html_mem(&svg, &len);
+        rc = m == NULL ? TB_ENOMEM
+                       : tb_svg_cdf(m, title, mt == TB_BM_TTFA ? "first audio (s)" : "silence (s)",
+                                    s, ns);
+        if (m != NULL && fclose(m) != 0 && rc == 0)
+            rc = TB_ENOMEM;
+        if (rc == 0)
+            tb_cli_html_svg(f, svg, len);
+        free(svg);
+    }
+    for (size_t i = 0; i < ns; i++)
+        free(v[i]);
+    return rc;
+}
+
+/* The gapless share per level, a line a run. */
+static int levels_figure(FILE *f, const struct compare *x)
+{
+    struct tb_svg_series s[CMP_RUNS_MAX];
+    const char *cat[TB_BENCH_LEVELS_MAX * CMP_RUNS_MAX];
+    double *v = malloc((x->nlevels * x->nrun + 1) * sizeof(*v));
+    char *svg = NULL;
+    size_t len = 0;
+    FILE *m;
+    int rc;
+    if (v == NULL)
+        return TB_ENOMEM;
+    for (size_t k = 0; k < x->nlevels; k++)
+        cat[k] = x->levels[k];
+    for (size_t r = 0; r < x->nrun; r++) {
+        for (size_t k = 0; k < x->nlevels; k++) {
+            const struct tb_bench_summary *sm = &x->sum[k * x->nrun + r];
+            v[r * x->nlevels + k] =
+                x->lidx[k * x->nrun + r] >= 0 && sm->ok > 0 ? 100.0 * sm->gapless_share : NAN;
+        }
+        s[r].name = x->run[r].label;
+        s[r].v = v + r * x->nlevels;
+        s[r].n = x->nlevels;
+        s[r].color = r;
+    }
+    m = tb_cli_html_mem(&svg, &len);
+    rc = m == NULL ? TB_ENOMEM
+                   : tb_svg_categories(m, "Gapless share per level, a line a run",
+                                       "streams with no gap (%)", cat, x->nlevels, s, x->nrun, 0.0,
+                                       100.0);
+    if (m != NULL && fclose(m) != 0 && rc == 0)
+        rc = TB_ENOMEM;
+    if (rc == 0)
+        tb_cli_html_svg(f, svg, len);
+    free(svg);
+    free(v);
+    return rc;
+}
+
+static int html_page(const struct compare *x, const char *json)
+{
+    char *rep = NULL;
+    size_t replen;
+    int rc = 0;
+    FILE *m = tb_cli_html_mem(&rep, &replen), *f;
+    if (m == NULL) {
+        tb_cli_error("--html: out of memory");
+        return TB_ENOMEM;
+    }
+    human(m, x);
+    if (fclose(m) != 0) {
+        free(rep);
+        tb_cli_error("--html: out of memory");
+        return TB_ENOMEM;
+    }
+    f = tb_cli_output_open("--html", x->html, &rc);
+    if (f == NULL) {
+        free(rep);
+        return rc;
+    }
+    tb_cli_html_begin(f, "compare", "ttsbuf compare");
+    fputs("<pre id=\"report\">", f);
+    tb_cli_html_text(f, rep);
+    fputs("</pre>\n", f);
+    tb_cli_html_json(f, "result", json);
+    fputs("<h2>Per level</h2>\n<p class=\"note\">Goodput needs SLOs, which bench records do not "
+          "carry yet: not drawn.</p>\n",
+          f);
+    rc = levels_figure(f, x);
+    for (size_t k = 0; rc == 0 && k < x->nlevels; k++) {
+        fputs("<h2>", f);
+        tb_cli_html_text(f, x->levels[k]);
+        fputs("</h2>\n", f);
+        rc = cdf_figure(f, x, k, TB_BM_TTFA);
+        if (rc == 0)
+            rc = cdf_figure(f, x, k, TB_BM_GAP_TOTAL);
+    }
+    tb_cli_html_end(f);
+    if (rc != 0) {
+        fclose(f);
+        tb_cli_error("--html: %s", tb_strerror(rc));
+        return rc;
+    }
+    free(rep);
+    return tb_cli_out_close("--html", x->html, f, ferror(f) ? TB_EIO : 0);
+}
+
+static int report(struct compare *x)
+{
+    cJSON *doc = json_doc(x);
+    char *json = doc != NULL ? cJSON_PrintUnformatted(doc) : NULL;
+    int rc = 0;
+    if (json == NULL) {
+        cJSON_Delete(doc);
+        tb_cli_error("out of memory");
+        return TB_ENOMEM;
+    }
+    if (x->csv)
+        csv(stdout, x);
+    else if (x->json)
+        rc = printf("%s\n", json) < 0 ? TB_EIO : 0;
+    else
+        human(stdout, x);
+    if (rc == 0 && x->html != NULL)
+        rc = html_page(x, json);
+    cJSON_free(json);
+    cJSON_Delete(doc);
+    return rc;
+}
+
+/* ttsbuf compare: read the runs, hold their options against each other,
+ * summarise each level of each, report. */
+static int cmd_compare(int argc, char **argv)
+{
+    struct compare *x = calloc(1, sizeof(*x));
+    int rc;
+    if (x == NULL) {
+        tb_cli_error("out of memory");
+        return tb_cli_exit(TB_ENOMEM);
+    }
+    rc = gather(x, argc, argv);
+    if (rc == 0)
+        rc = diff_options(x);
+    if (rc == 0)
+        rc = summarise(x);
+    if (rc == 0)
+        rc = report(x);
+    for (size_t r = 0; r < x->nrun; r++) {
+        tb_bench_recs_free(&x->run[r].recs);
+        cJSON_Delete(x->run[r].opts);
+    }
+    for (size_t d = 0; d < x->ndiff; d++)
+        for (size_t r = 0; r < x->nrun; r++)
+            free(x->diff[d].val[r]);
+    free(x->sum);
+    free(x->lidx);
+    free(x);
+    return tb_cli_exit(rc);
+}
