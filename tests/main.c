@@ -69,6 +69,7 @@ static const struct {
     {"peer", tb_test_peer},
     {"html", tb_test_html},
     {"serveunit", tb_test_serve_unit},
+    {"convo", tb_test_convo},
     {"reader", tb_test_reader},
     {"ttsapi", tb_test_ttsapi},
     {"deps", tb_test_deps},
