@@ -433,7 +433,8 @@ static int serve(const struct tb_serve_opts *so, const struct tb_report_src *src
                 (unsigned long long)st.tts, (unsigned long long)st.tts_bytes);
     if (st.over_conns > 0)
         fprintf(stderr, "ttsbuf serve: connection cap: %llu connections refused (503) over %zu\n",
-                (unsigned long long)st.over_conns, so->max_conns);
+                (unsigned long long)st.over_conns,
+                so->max_conns > 0 ? so->max_conns : (size_t)TB_SERVE_CONNS_DEFAULT);
     if (st.refused > 0 || st.over_budget > 0)
         fprintf(stderr,
                 "ttsbuf serve: memory budget: %llu requests refused (503), %llu clients dropped; "
