@@ -96,11 +96,11 @@ TEST_SRC := $(sort $(wildcard tests/*.c))
 BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
 
 # Generated sources: the English Punkt tables (data/punkt_tab/gen.sh, from
-# the data files beside it) and the TTS presets (data/tts_presets/gen.sh)
-# are written into the build directory, not kept in src/; every build
+# the data files beside it), the TTS presets (data/tts_presets/gen.sh) and
+# the built-in conversations (data/conversations/gen.sh) are written into the build directory, not kept in src/; every build
 # (asan, tsan, fuzz) makes its own copy.
 PUNKT_DATA := $(sort $(wildcard data/punkt_tab/english/*))
-GEN_SRC  := $(BUILD)/gen/punkt_en.c $(BUILD)/gen/tts_presets.c
+GEN_SRC  := $(BUILD)/gen/punkt_en.c $(BUILD)/gen/tts_presets.c $(BUILD)/gen/convo_builtin.c
 GEN_OBJ  := $(GEN_SRC:.c=.o)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_OBJ)
@@ -144,6 +144,10 @@ $(BUILD)/gen/punkt_en.c: data/punkt_tab/gen.sh $(PUNKT_DATA)
 $(BUILD)/gen/tts_presets.c: data/tts_presets/gen.sh data/tts_presets/tts_presets.json
 	@mkdir -p $(dir $@)
 	sh data/tts_presets/gen.sh $@
+
+$(BUILD)/gen/convo_builtin.c: data/conversations/gen.sh data/conversations/builtin.jsonl
+	@mkdir -p $(dir $@)
+	sh data/conversations/gen.sh $@
 
 # The generated table includes src/seg/punkt_tab.h (through -Isrc).
 $(GEN_OBJ): %.o: %.c

@@ -71,6 +71,7 @@ static const struct {
     {"html", tb_test_html},
     {"compare", tb_test_compare},
     {"serveunit", tb_test_serve_unit},
+    {"convo", tb_test_convo},
     {"reader", tb_test_reader},
     {"ttsapi", tb_test_ttsapi},
     {"deps", tb_test_deps},

@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -83,7 +84,8 @@ static void *srv_main(void *arg)
     return NULL;
 }
 
-static size_t srv_budget; /* the next srv_start's memory budget (0: the default) */
+static size_t srv_budget;  /* the next srv_start's memory budget (0: the default) */
+static double srv_prefill; /* the next srv_start's prefill cost, s per input token */
 
 static void srv_start(struct srv *v, const struct tb_stream *st, const char *faults,
                       size_t max_conns)
@@ -98,6 +100,8 @@ static void srv_start(struct srv *v, const struct tb_stream *st, const char *fau
     o.max_conns = max_conns;
     o.mem_budget = srv_budget;
     srv_budget = 0;
+    o.prefill_per_token = srv_prefill;
+    srv_prefill = 0;
     tb_faults_init(&o.faults);
     if (faults != NULL)
         assert_int_equal(tb_faults_parse(faults, &o.faults, err, sizeof(err)), 0);
@@ -1463,10 +1467,18 @@ static void max_conns_refused(void **state)
     stream_short(&st);
     srv_start(&v, &st, NULL, 1);
     fd = open_request(v.port, STALLED, &r, &t); /* holds the one slot */
-    /* A second connection is accepted and closed: no bytes, just EOF (or
-     * a reset, if our request crossed the close). */
+    /* A second connection is answered 503 with a message that names the
+     * cap, not closed without a byte. */
     raw_get(v.port, "/v1/models", &r2);
-    assert_int_equal(r2.len, 0);
+    assert_int_equal(r2.status, 503);
+    assert_raw_has(r2.raw, "\r\nRetry-After: 1\r\n");
+    assert_raw_has(r2.body, "\"message\":\"Server busy: it serves at most 1 connection at once "
+                            "(ttsbuf serve --max-connections). Retry later.\"");
+    assert_raw_has(r2.body, "\"type\":\"server_error\"");
+    raw_reply_free(&r2);
+    /* A POST gets the same, whatever it sends after. */
+    raw_post(v.port, "/v1/chat/completions", "{\"model\":\"m\",\"stream\":true}", &r2);
+    assert_int_equal(r2.status, 503);
     raw_reply_free(&r2);
     close(fd);
     tclock_sleep(0.1);
@@ -1475,7 +1487,206 @@ static void max_conns_refused(void **state)
     assert_int_equal(r2.status, 200);
     raw_reply_free(&r2);
     srv_stop(&v);
-    assert_int_equal(v.st.dropped, 2); /* the refused one, and the stream we left */
+    assert_int_equal(v.st.over_conns, 2);
+    assert_int_equal(v.st.dropped, 1); /* the stream we left */
+    raw_reply_free(&r);
+    tb_stream_free(&st);
+}
+
+/* ---- The prefill cost ---- */
+
+/* The input tokens by the documented rule, worked out here: the bytes of
+ * the text over 4, rounded up. */
+static uint64_t tokens_of(size_t bytes)
+{
+    return (bytes + 3) / 4;
+}
+
+/* The value of header name in r's head (0 when absent). */
+static double head_num(const struct raw_reply *r, const char *name)
+{
+    char key[64];
+    const char *p;
+    snprintf(key, sizeof(key), "\r\n%s: ", name);
+    p = strstr(r->raw, key);
+    if (p == NULL || (size_t)(p - r->raw) >= r->head_len)
+        fail_msg("no %s in:\n%s", name, r->raw);
+    return strtod(p + strlen(key), NULL);
+}
+
+/* Checks one reply against the schedule: tokens input tokens, the first
+ * token (chunk k, or the body's first read when k < 0) due at t0 + S x P,
+ * never earlier, within SLACK (a correctness check, not a benchmark). */
+static void prefill_check(const char *what, const struct raw_reply *r, int k, double t0,
+                          uint64_t tokens, double per_token)
+{
+    char want[64];
+    double a = k < 0 ? r->rt[r->nr - 1] : r->chunk_t[k], due = t0 + per_token * (double)tokens;
+    assert_int_equal(r->status, 200);
+    if ((uint64_t)head_num(r, "X-Ttsbuf-Prompt-Tokens") != tokens)
+        fail_msg("%s: X-Ttsbuf-Prompt-Tokens %.0f, want %llu", what,
+                 head_num(r, "X-Ttsbuf-Prompt-Tokens"), (unsigned long long)tokens);
+    snprintf(want, sizeof(want), "\r\nX-Ttsbuf-Prefill: %.9f\r\n", per_token * (double)tokens);
+    assert_raw_has(r->raw, want);
+    if (!(a >= due && a <= due + SLACK))
+        fail_msg("%s: the first token came at %.6f s, due %.6f s (%llu tokens)", what, a, due,
+                 (unsigned long long)tokens);
+}
+
+/* A 20-turn conversation, each request carrying the whole context so far
+ * (the system prompt, the user's turns, the answers): the first token
+ * comes S x P after the stream's own first time, P the request's input
+ * tokens, as the head reports them. */
+static void prefill_grows_with_context(void **state)
+{
+    (void)state;
+    static const double S = 0.0005;
+    static const char sys[] = "You are a voice assistant. Answer in one short sentence.";
+    struct tb_stream st;
+    struct srv v;
+    char *msgs = calloc(1, 65536), body[70000];
+    size_t at = 0, bytes = strlen(sys);
+    assert_non_null(msgs);
+    stream_short(&st); /* the first token at 0.010 s */
+    srv_prefill = S;
+    srv_start(&v, &st, NULL, 0);
+    at += (size_t)snprintf(msgs + at, 65536 - at, "{\"role\":\"system\",\"content\":\"%s\"}", sys);
+    for (int k = 0; k < 20; k++) {
+        struct raw_reply r;
+        char turn[96], what[32];
+        int n = snprintf(turn, sizeof(turn), "Turn %d: and what about the one after that?", k);
+        at += (size_t)snprintf(msgs + at, 65536 - at, ",{\"role\":\"user\",\"content\":\"%s\"}",
+                               turn);
+        bytes += (size_t)n;
+        snprintf(body, sizeof(body), "{\"model\":\"m\",\"stream\":true,\"messages\":[%s]}", msgs);
+        raw_post(v.port, "/v1/chat/completions", body, &r);
+        snprintf(what, sizeof(what), "turn %d", k);
+        prefill_check(what, &r, 1, 0.010, tokens_of(bytes), S); /* chunk 0: the role */
+        raw_reply_free(&r);
+        /* What the model answered joins the context. */
+        at += (size_t)snprintf(msgs + at, 65536 - at,
+                               ",{\"role\":\"assistant\",\"content\":\"Hi \\\"there\\\"\\n\"}");
+        bytes += 11; /* Hi "there"\n */
+    }
+    srv_stop(&v);
+    assert_int_equal(v.st.streams, 20);
+    free(msgs);
+    tb_stream_free(&st);
+}
+
+/* Every dialect pays the same prefill, streamed or not; Anthropic's
+ * top-level system counts; Ollama reports P and a prompt_eval_duration
+ * that includes it. */
+static void prefill_every_dialect(void **state)
+{
+    (void)state;
+    static const double S = 0.002;
+    struct tb_stream st;
+    struct srv v;
+    struct raw_reply r;
+    char want[64];
+    stream_short(&st);
+    srv_prefill = S;
+    srv_start(&v, &st, NULL, 0);
+    /* 40 bytes: 10 tokens. */
+    raw_post(
+        v.port, "/v1/completions",
+        "{\"model\":\"m\",\"stream\":true,\"prompt\":\"0123456789012345678901234567890123456789\"}",
+        &r);
+    prefill_check("completions", &r, 0, 0.010, 10, S);
+    raw_reply_free(&r);
+    /* 16 bytes of system and 24 of messages: 40 bytes, 10 tokens (6 without the system). */
+    raw_post(v.port, "/v1/messages",
+             "{\"model\":\"m\",\"stream\":true,\"max_tokens\":100,\"system\":\"Be brief please.\","
+             "\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":"
+             "\"What time is it in Oslo?\"}]}]}",
+             &r);
+    prefill_check("anthropic", &r, 3, 0.010, 10, S); /* message_start, ping, block start */
+    assert_raw_has(r.body, "\"input_tokens\":10");
+    raw_reply_free(&r);
+    /* 33 bytes: 9 tokens. */
+    raw_post(v.port, "/api/chat",
+             "{\"model\":\"m\",\"messages\":[{\"role\":\"system\",\"content\":\"Be brief.\"},"
+             "{\"role\":\"user\",\"content\":\"What time is it now?\"},"
+             "{\"role\":\"assistant\",\"content\":\"Noon\"}]}",
+             &r);
+    prefill_check("ollama", &r, 0, 0.010, 9, S);
+    assert_raw_has(r.body, "\"prompt_eval_count\":9,");
+    snprintf(want, sizeof(want), "\"prompt_eval_duration\":%.0f,", (0.010 + 9 * S) * 1e9);
+    assert_raw_has(r.body, want);
+    raw_reply_free(&r);
+    /* Not streamed: the body comes when its last token is due. */
+    raw_post(v.port, "/v1/chat/completions",
+             "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"12345678\"}]}", &r);
+    prefill_check("chat body", &r, -1, 0.030, 2, S);
+    assert_raw_has(r.body, "\"prompt_tokens\":2,");
+    raw_reply_free(&r);
+    srv_stop(&v);
+    tb_stream_free(&st);
+}
+
+static void prefill_refused(void **state)
+{
+    (void)state;
+    struct tb_stream st;
+    struct tb_serve_opts o;
+    struct tb_serve *s = NULL;
+    char err[256];
+    static const double bad[] = {-0.001, 1.001, 1e300};
+    stream_short(&st);
+    memset(&o, 0, sizeof(o));
+    o.stream = &st;
+    tb_faults_init(&o.faults);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        o.prefill_per_token = bad[i];
+        assert_int_equal(tb_serve_create(&o, &s, err, sizeof(err)), TB_EINVAL);
+        assert_null(s);
+        assert_raw_has(err, "prefill_per_token");
+    }
+    o.prefill_per_token = NAN;
+    assert_int_equal(tb_serve_create(&o, &s, err, sizeof(err)), TB_EINVAL);
+    o.prefill_per_token = 0;
+    o.max_conns = TB_SERVE_CONNS_MAX + 1;
+    assert_int_equal(tb_serve_create(&o, &s, err, sizeof(err)), TB_EINVAL);
+    assert_raw_has(err, "max_conns");
+    tb_stream_free(&st);
+}
+
+/* Whether fd has bytes to read within ms milliseconds. */
+static int readable(int fd, int ms)
+{
+    struct pollfd pfd = {fd, POLLIN, 0};
+    return poll(&pfd, 1, ms) > 0;
+}
+
+/* With max_conns / 8 + 64 refusals still open (their clients neither
+ * read nor close), the next connection waits in the backlog, unanswered
+ * and not closed, until one of them ends: then it gets its 503. */
+static void max_conns_refusals_wait(void **state)
+{
+    (void)state;
+    enum { REFUSALS = 1 / 8 + 64 };
+    struct tb_stream st;
+    struct srv v;
+    struct raw_reply r;
+    int fd, held[REFUSALS], next;
+    double t;
+    stream_short(&st);
+    srv_start(&v, &st, NULL, 1);
+    fd = open_request(v.port, STALLED, &r, &t);
+    for (int i = 0; i < REFUSALS; i++) {
+        held[i] = raw_connect(v.port);
+        assert_true(readable(held[i], 2000)); /* its 503 came; never read */
+    }
+    next = raw_connect(v.port); /* the kernel completes it: the backlog */
+    assert_false(readable(next, 300));
+    close(held[0]);
+    assert_true(refused_503(next));
+    for (int i = 1; i < REFUSALS; i++)
+        assert_true(refused_503(held[i]));
+    close(fd);
+    srv_stop(&v);
+    assert_int_equal(v.st.over_conns, REFUSALS + 1);
     raw_reply_free(&r);
     tb_stream_free(&st);
 }
@@ -1518,12 +1729,21 @@ static void create_errors(void **state)
 int tb_test_serve(void)
 {
     static const struct CMUnitTest own[] = {
-        cmocka_unit_test(faults_parse_ok),      cmocka_unit_test(expect_continue),
-        cmocka_unit_test(concurrent_streams),   cmocka_unit_test(stop_promptly),
-        cmocka_unit_test(client_gone),          cmocka_unit_test(memory_budget_503),
-        cmocka_unit_test(memory_budget_bodies), cmocka_unit_test(hog_does_not_delay_others),
-        cmocka_unit_test(slow_client_dropped),  cmocka_unit_test(max_conns_refused),
+        cmocka_unit_test(faults_parse_ok),
+        cmocka_unit_test(expect_continue),
+        cmocka_unit_test(concurrent_streams),
+        cmocka_unit_test(stop_promptly),
+        cmocka_unit_test(client_gone),
+        cmocka_unit_test(memory_budget_503),
+        cmocka_unit_test(memory_budget_bodies),
+        cmocka_unit_test(hog_does_not_delay_others),
+        cmocka_unit_test(slow_client_dropped),
+        cmocka_unit_test(max_conns_refused),
+        cmocka_unit_test(max_conns_refusals_wait),
         cmocka_unit_test(create_errors),
+        cmocka_unit_test(prefill_grows_with_context),
+        cmocka_unit_test(prefill_every_dialect),
+        cmocka_unit_test(prefill_refused),
     };
     struct CMUnitTest tests[NROWS(own) + NROWS(xcases) + NROWS(bad_specs)];
     size_t n = 0;

@@ -204,25 +204,37 @@ struct plan_case {
     int legacy;
     uint64_t max_tokens;
     const char *want; /* the items, then "cut" when max_tokens ended it */
+    double per_token; /* the prefill cost: s per input token ... */
+    uint64_t tokens;  /* ... and the request's input tokens */
 };
 
 /* Five one-token events "A".."E" at 0.1 .. 0.5 s. */
 static const struct plan_case plan_cases[] = {
-    {"plain", "", 0, 0, "0-1 t0+1 @100|1-2 t1+1 @200|2-3 t2+1 @300|3-4 t3+1 @400|4-5 t4+1 @500|"},
+    {"plain", "", 0, 0, "0-1 t0+1 @100|1-2 t1+1 @200|2-3 t2+1 @300|3-4 t3+1 @400|4-5 t4+1 @500|", 0,
+     0},
     {"stall moves the rest", "stall@2:1", 0, 0,
-     "0-1 t0+1 @100|1-2 t1+1 @200|2-3 t2+1 @1300|3-4 t3+1 @1400|4-5 t4+1 @1500|"},
-    {"burst groups", "burst@2", 0, 0, "0-2 t0+2 @200|2-4 t2+2 @400|4-5 t4+1 @500|"},
-    {"drop ends", "drop@3", 0, 0, "0-1 t0+1 @100|1-2 t1+1 @200|2-3 t2+1 @300|3-4 t3+1 @400 drop|"},
-    {"error ends", "error@1", 0, 0, "0-1 t0+1 @100|1-2 t1+1 @200 error|"},
+     "0-1 t0+1 @100|1-2 t1+1 @200|2-3 t2+1 @1300|3-4 t3+1 @1400|4-5 t4+1 @1500|", 0, 0},
+    {"burst groups", "burst@2", 0, 0, "0-2 t0+2 @200|2-4 t2+2 @400|4-5 t4+1 @500|", 0, 0},
+    {"drop ends", "drop@3", 0, 0, "0-1 t0+1 @100|1-2 t1+1 @200|2-3 t2+1 @300|3-4 t3+1 @400 drop|",
+     0, 0},
+    {"error ends", "error@1", 0, 0, "0-1 t0+1 @100|1-2 t1+1 @200 error|", 0, 0},
     {"malformed goes on", "malformed@4", 0, 0,
-     "0-1 t0+1 @100|1-2 t1+1 @200|2-3 t2+1 @300|3-4 t3+1 @400|4-5 t4+1 @500 malformed|"},
-    {"fault inside a burst", "burst@2+drop@3", 0, 0, "0-2 t0+2 @200|2-4 t2+2 @400 drop|"},
-    {"max_tokens cuts", "", 0, 3, "0-1 t0+1 @100|1-2 t1+1 @200|2-3 t2+1 @300|cut"},
-    {"max_tokens never splits a burst", "burst@2", 0, 3, "0-2 t0+2 @200|cut"},
+     "0-1 t0+1 @100|1-2 t1+1 @200|2-3 t2+1 @300|3-4 t3+1 @400|4-5 t4+1 @500 malformed|", 0, 0},
+    {"fault inside a burst", "burst@2+drop@3", 0, 0, "0-2 t0+2 @200|2-4 t2+2 @400 drop|", 0, 0},
+    {"max_tokens cuts", "", 0, 3, "0-1 t0+1 @100|1-2 t1+1 @200|2-3 t2+1 @300|cut", 0, 0},
+    {"max_tokens never splits a burst", "burst@2", 0, 3, "0-2 t0+2 @200|cut", 0, 0},
     {"reasoning first", "reasoning@2", 0, 0,
      "r0 t0+1 @0|r1 t1+1 @50|0-1 t2+1 @100|1-2 t3+1 @200|2-3 t4+1 @300|3-4 t5+1 @400|"
-     "4-5 t6+1 @500|"},
-    {"legacy has no reasoning", "reasoning@2", 1, 2, "0-1 t0+1 @100|1-2 t1+1 @200|cut"},
+     "4-5 t6+1 @500|",
+     0, 0},
+    {"legacy has no reasoning", "reasoning@2", 1, 2, "0-1 t0+1 @100|1-2 t1+1 @200|cut", 0, 0},
+    {"prefill moves every item", "", 0, 0,
+     "0-1 t0+1 @150|1-2 t1+1 @250|2-3 t2+1 @350|3-4 t3+1 @450|4-5 t4+1 @550|", 0.001, 50},
+    {"prefill before reasoning, and a stall after it", "reasoning@2+stall@3:1", 0, 0,
+     "r0 t0+1 @100|r1 t1+1 @150|0-1 t2+1 @200|1-2 t3+1 @1300|2-3 t4+1 @1400|3-4 t5+1 @1500|"
+     "4-5 t6+1 @1600|",
+     0.0005, 200},
+    {"no input tokens, no prefill", "", 0, 2, "0-1 t0+1 @100|1-2 t1+1 @200|cut", 1.0, 0},
 };
 
 /* Five one-token events "A".."E" at 0.1 .. 0.5 s. */
@@ -248,6 +260,7 @@ static void plan_run(void **state)
     tb_faults_init(&f);
     assert_int_equal(tb_faults_parse(c->faults, &f, err, sizeof(err)), 0);
     tb_serve_plan_init(&p, &s, &f, c->legacy, c->max_tokens);
+    tb_serve_plan_prefill(&p, c->per_token, c->tokens);
     while (tb_serve_plan_next(&p, &it)) {
         size_t n = tb_serve_plan_text(&p, &it, &text, &text_cap);
         size_t want_len = 0;

@@ -22,6 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -439,9 +442,157 @@ static void fault_drip(void **state)
     free(srv_stop(&v));
 }
 
+/* --prefill-per-token beside --tts-latency: chat completions (their
+ * input tokens as the head reports them, worked out here) start S x P
+ * after the stream's own first time, and the TTS's first bytes keep the
+ * spec's draws, i counting TTS requests only. */
+static void prefill_beside_tts_latency(void **state)
+{
+    const char *spec = "uniform:0.1..0.4";
+    static const double S = 0.001;
+    struct tb_ttslat *lat;
+    struct srv v;
+    char args[256], err[256], body[2048], msgs[1800] = "";
+    size_t bytes = 0, at = 0;
+    uint32_t i = 0;
+    (void)state;
+    assert_int_equal(tb_ttslat_create(spec, 7, &lat, err, sizeof(err)), 0);
+    snprintf(args, sizeof(args),
+             "--synth tps=200,tokens=4,ttft=0.05 --prefill-per-token 0.001 --tts-latency %s "
+             "--tts-seed 7",
+             spec);
+    srv_start(&v, args);
+    for (int k = 0; k < 6; k++) {
+        struct raw_reply r;
+        double due, L;
+        char want[96];
+        /* A turn of 33 bytes more each time. */
+        at += (size_t)snprintf(
+            msgs + at, sizeof(msgs) - at,
+            "%s{\"role\":\"user\",\"content\":\"Turn %d of the call; say more now.\"}",
+            k == 0 ? "" : ",", k);
+        bytes += 33;
+        snprintf(body, sizeof(body), "{\"model\":\"m\",\"stream\":true,\"messages\":[%s]}", msgs);
+        raw_post(v.port, "/v1/chat/completions", body, &r);
+        assert_int_equal(r.status, 200);
+        snprintf(want, sizeof(want), "\r\nX-Ttsbuf-Prompt-Tokens: %zu\r\n", (bytes + 3) / 4);
+        assert_raw_has(r.raw, want);
+        due = 0.05 + S * (double)((bytes + 3) / 4);
+        if (r.nchunks < 2 || r.chunk_t[1] < due || r.chunk_t[1] > due + LATE_MAX)
+            fail_msg("turn %d: the first token at %.4f s, due %.4f s; the server says:\n%s", k,
+                     r.nchunks < 2 ? -1.0 : r.chunk_t[1], due, srv_stop(&v));
+        raw_reply_free(&r);
+        /* A TTS request between turns: its draw is the i-th. */
+        L = tb_ttslat_at(lat, ++i);
+        send_req(v.port, good_req(OPENAI, 24000, "m", NULL), &r);
+        assert_int_equal(r.status, 200);
+        assert_null(strstr(r.raw, "X-Ttsbuf-Prefill"));
+        if (r.chunk_t[0] < L - 0.001 || r.chunk_t[0] > L + LATE_MAX)
+            fail_msg("TTS request %u: first byte at %.4f s, the spec's draw is %.4f s", i,
+                     r.chunk_t[0], L);
+        raw_reply_free(&r);
+    }
+    free(srv_stop(&v));
+    tb_ttslat_destroy(lat);
+}
+
+/* --max-connections N: the connection past N gets 503 and a message, from
+ * the binary too. */
+static void max_connections_answers_503(void **state)
+{
+    struct srv v;
+    struct raw_reply r;
+    char *log;
+    int fd;
+    (void)state;
+    srv_start(&v, "--max-connections 1");
+    fd = raw_connect(v.port); /* holds the one slot, waiting for its request */
+    raw_get(v.port, "/v1/models", &r);
+    assert_int_equal(r.status, 503);
+    assert_raw_has(r.body, "at most 1 connection at once (ttsbuf serve --max-connections)");
+    raw_reply_free(&r);
+    close(fd);
+    log = srv_stop(&v);
+    assert_raw_has(log, "connection cap: 1 connections refused (503) over 1");
+    free(log);
+}
+
+/* Runs `ttsbuf serve ARGS --listen 127.0.0.1:PORT` (a port in use, so a
+ * server that got past its descriptor check exits 2 at bind) under a
+ * descriptor limit of lim (soft and hard); returns its exit status and
+ * its stderr in *log (caller frees). */
+static int serve_limited(rlim_t lim, const char *arg1, const char *arg2, char **log)
+{
+    const char *env = getenv("TTSBUF"), *bin = env != NULL ? env : "./ttsbuf";
+    char path[64], listen_at[32];
+    struct sockaddr_in a;
+    socklen_t al = sizeof(a);
+    int busy = socket(AF_INET, SOCK_STREAM, 0), st;
+    pid_t pid;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(busy, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(busy, 1), 0);
+    assert_int_equal(getsockname(busy, (struct sockaddr *)&a, &al), 0);
+    snprintf(listen_at, sizeof(listen_at), "127.0.0.1:%d", ntohs(a.sin_port));
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-ttsserve-lim-%d.log", (int)getpid());
+    fflush(NULL);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rlimit rl = {lim, lim};
+        FILE *f = freopen(path, "w", stderr);
+        (void)f;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        if (arg2 != NULL)
+            execl(bin, bin, "serve", arg1, arg2, "--listen", listen_at, (char *)NULL);
+        else
+            execl(bin, bin, "serve", "--listen", listen_at, (char *)NULL);
+        _exit(127);
+    }
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    close(busy);
+    *log = tb_test_slurp_str(path);
+    unlink(path);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The descriptor limit: an explicit cap the hard limit cannot hold is
+ * refused (2, one line); the default is lowered to what it holds, with a
+ * warning; a cap that fits goes on (to the bind, here refused). */
+static void max_connections_and_the_descriptor_limit(void **state)
+{
+    char *log;
+    (void)state;
+    assert_int_equal(serve_limited(512, "--max-connections", "1000", &log), 2);
+    assert_raw_has(log, "ttsbuf: --max-connections 1000 needs 1253 file descriptors, and the "
+                        "limit is 512 (ulimit -Hn 512): ask for at most 342, or raise the hard "
+                        "limit\n");
+    assert_null(strstr(log, "bind"));
+    free(log);
+    assert_int_equal(serve_limited(512, NULL, NULL, &log), 2);
+    assert_raw_has(log, "ttsbuf: warning: the file descriptor limit (512) holds 342 connections: "
+                        "--max-connections is 342, below its default 4096\n");
+    assert_raw_has(log, "bind");
+    free(log);
+    assert_int_equal(serve_limited(512, "--max-connections", "342", &log), 2);
+    assert_null(strstr(log, "descriptor"));
+    assert_raw_has(log, "bind");
+    free(log);
+}
+
 static void fault_specs_refused(void **state)
 {
     (void)state;
+    tb_test_expect_error("serve --prefill-per-token -0.1", 2, "--prefill-per-token");
+    tb_test_expect_error("serve --prefill-per-token 1.5", 2, "outside 0..1");
+    tb_test_expect_error("serve --prefill-per-token x", 2, "--prefill-per-token");
+    tb_test_expect_error("serve --max-connections 0", 2, "--max-connections: '0' is outside");
+    tb_test_expect_error("serve --max-connections 1000001", 2, "outside 1..1000000");
+    tb_test_expect_error("serve --max-connections 5x", 2, "--max-connections");
+    tb_test_expect_error("serve --memory-budget 0", 2, "--memory-budget: '0' is outside");
+    tb_test_expect_error("serve --memory-budget 1048577", 2, "outside 1..1048576");
     tb_test_expect_error("serve --tts-fault cut@1.5", 2, "cut@1.5");
     tb_test_expect_error("serve --tts-fault stall@3", 2, "takes no '@' argument");
     tb_test_expect_error("serve --tts-fault drip@0", 2, "BPS must be");
@@ -632,6 +783,9 @@ int tb_test_ttsserve(void)
         cmocka_unit_test_teardown(fault_stall, teardown),
         cmocka_unit_test_teardown(fault_drip, teardown),
         cmocka_unit_test_teardown(fault_specs_refused, teardown),
+        cmocka_unit_test_teardown(prefill_beside_tts_latency, teardown),
+        cmocka_unit_test_teardown(max_connections_answers_503, teardown),
+        cmocka_unit_test_teardown(max_connections_and_the_descriptor_limit, teardown),
         cmocka_unit_test_teardown(bad_requests_get_the_providers_errors, teardown),
         cmocka_unit_test_teardown(keys_are_checked, teardown),
         cmocka_unit_test_teardown(openai_sdk_reads_the_speech, teardown),

@@ -44,6 +44,19 @@
  * client whose EOF arrives before its response ends has gone (a client
  * that half-closes after its request is treated the same).
  *
+ * Prefill: with prefill_per_token = S > 0, every item of a completion
+ * response (any dialect, streamed or not) is due S x P seconds later, P
+ * the request's input tokens (usage.prompt_tokens above: the bytes of the
+ * text of every message, Anthropic's top-level "system" too, or of the
+ * legacy prompt, over 4, rounded up), as if the server read the context
+ * before its first token: first-token time grows with a conversation's
+ * context.  Each completion response's head says what was applied:
+ * "X-Ttsbuf-Prompt-Tokens: P" and "X-Ttsbuf-Prefill: S x P" (seconds,
+ * nine decimals), so a client can check every time against the schedule;
+ * usage reports P as prompt_tokens (Anthropic: input_tokens; Ollama:
+ * prompt_eval_count, and prompt_eval_duration includes the prefill).
+ * TTS requests never pay it.
+ *
  * Faults: the spec and its items are in faults.h; the server applies
  * the ones it was given to every completion request, and the ones a
  * request's "model" name carries (after its first '+') to that request.
@@ -64,6 +77,19 @@
  * fit) gets 503 with Retry-After: 1 (stats: refused); a streaming client
  * so far behind that its unsent output cannot grow within the budget is
  * dropped, as at its own cap (stats: over_budget).
+ *
+ * Connections: at most max_conns are served at once.  One accepted past
+ * that is answered at once, before its request is read, with 503, an
+ * OpenAI-style error body naming the cap and Retry-After: 1, then closed
+ * once the client has read it (stats: over_conns); at most
+ * max_conns / 8 + 64 such refusals are open at a time, and past that the
+ * server stops accepting (new connections wait in the kernel's backlog)
+ * until one of them ends, so no client gets an empty reply.  A
+ * connection that waits for its request holds its state and nothing else
+ * (no buffer until its first byte); ttsbuf(1) states the measured memory
+ * per idle connection.  tb_serve_fds_needed says how many descriptors a
+ * server needs; one that runs out of them stops accepting for 100 ms
+ * (new connections wait in the backlog).
  *
  * Text to speech (a mock: eSpeak NG speaks, whatever the voice or model
  * asked; responses carry "X-Ttsbuf-Mock: tts"), one request per
@@ -119,14 +145,18 @@
 #define TB_SERVE_REQUEST_MAX (1u << 20)          /* request head + body cap */
 #define TB_SERVE_OUTBUF_MAX (4u << 20)           /* unsent bytes per connection */
 #define TB_SERVE_MEM_DEFAULT ((size_t)256 << 20) /* the memory budget (below) */
+#define TB_SERVE_PREFILL_MAX 1.0                 /* s per input token */
+#define TB_SERVE_CONNS_DEFAULT 4096              /* max_conns (below) */
+#define TB_SERVE_CONNS_MAX 1000000
 
 struct tb_serve_opts {
     const char *host;               /* numeric address; default "127.0.0.1" */
     int port;                       /* 0: ephemeral */
     const struct tb_stream *stream; /* what every request streams */
     struct tb_faults faults;        /* applied to every request */
-    size_t max_conns;               /* default 4096 */
+    size_t max_conns;               /* 0: TB_SERVE_CONNS_DEFAULT (Connections, below) */
     size_t mem_budget;              /* bytes; 0: TB_SERVE_MEM_DEFAULT */
+    double prefill_per_token;       /* s per input token, 0..TB_SERVE_PREFILL_MAX (below) */
     /* The mock TTS (above). */
     double (*tts_latency_at)(void *ud, uint32_t i); /* seconds >= 0; NULL: 0 */
     void *tts_latency_ud;
@@ -143,8 +173,8 @@ struct tb_serve_stats {
     uint64_t tokens;
     uint64_t dropped; /* connections closed early: client gone (EOF or
                          a send error before the response ended),
-                         output over TB_SERVE_OUTBUF_MAX, refused over
-                         max_conns, timeouts; not drop@K, not stop */
+                         output over TB_SERVE_OUTBUF_MAX, timeouts; not
+                         drop@K, not stop, not over_conns */
     /* Lateness of token events: time handed to send() minus schedule, s;
      * one sample per streamed event and per non-streamed body.  Kept in
      * 10 us buckets: p50/p99 are bucket tops (never above late_max). */
@@ -153,6 +183,7 @@ struct tb_serve_stats {
     uint64_t refused;     /* requests answered 503: over the memory budget */
     uint64_t over_budget; /* connections dropped: their output did not fit it */
     size_t mem_peak;      /* the most request and output buffer bytes held */
+    uint64_t over_conns;  /* connections answered 503: over max_conns */
     uint64_t tts;         /* TTS requests answered with audio */
     uint64_t tts_bytes;   /* audio bytes sent */
 };
@@ -164,6 +195,12 @@ struct tb_serve;
  * stream; TB_EIO when bind/listen fail (strerror in err); TB_ENOMEM.
  * Any thread. */
 int tb_serve_create(const struct tb_serve_opts *o, struct tb_serve **out, char *err, size_t errlen);
+
+/* The file descriptors a server with max_conns (0: the default) may hold
+ * at once: its connections, its refusals over the cap, its own (listener,
+ * epoll, timer, the TTS thread's) and a margin for the process's others.
+ * Any thread. */
+size_t tb_serve_fds_needed(size_t max_conns);
 
 /* The bound port.  Any thread. */
 int tb_serve_port(const struct tb_serve *s);

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cli.h"
 #include "optdoc.h"
@@ -34,6 +35,9 @@ static void on_signal(int sig)
 enum {
     O_LISTEN = TB_O__COMMON_END,
     O_FAULT,
+    O_PREFILL,
+    O_MAX_CONNS,
+    O_MEM_BUDGET,
     O_TTS_LAT,
     O_TTS_SEED,
     O_TTS_RTF,
@@ -41,7 +45,8 @@ enum {
     O_TTS_KEY
 };
 
-#define TTS_RTF_MAX 100.0 /* --tts-rtf's upper bound, as run's */
+#define TTS_RTF_MAX 100.0           /* --tts-rtf's upper bound, as run's */
+#define MEM_BUDGET_MAX_MIB 1048576u /* --memory-budget's: 1 TiB */
 
 _Static_assert(TB_SERVE_PORT_DEFAULT == 8788, "--listen's help states the default");
 
@@ -51,6 +56,24 @@ static const struct tb_optdoc serve_rows[] = {
      "address draws a warning",
      "HOST is a numeric address."},
     {"fault", O_FAULT, "SPEC", "faults for every request (below)", NULL},
+    {"prefill-per-token", O_PREFILL, "S",
+     "seconds of prefill per input token, added before a completion's first token (default 0)",
+     "Allowed 0..1. The input tokens P are the bytes of the request's text (every message's "
+     "content, Anthropic's system, or the legacy prompt) over 4, rounded up, as usage reports "
+     "them; every item of the response is due S x P later. Each completion response's head "
+     "carries X-Ttsbuf-Prompt-Tokens: P and X-Ttsbuf-Prefill: S x P (seconds). TTS requests never "
+     "pay it."},
+    {"max-connections", O_MAX_CONNS, "N",
+     "connections served at once (default 4096); one more is answered 503 at once",
+     "Allowed 1..1000000. A connection past N gets 503 with an error body naming the cap and "
+     "Retry-After: 1 before its request is read; with N/8 + 64 such refusals open, new "
+     "connections wait in the kernel's backlog. The soft descriptor limit (ulimit -n) is raised "
+     "toward the hard one as N needs (N + N/8 + 128); an N the hard limit cannot hold is refused, "
+     "and the default is lowered to what it holds, with a warning."},
+    {"memory-budget", O_MEM_BUDGET, "MIB",
+     "mebibytes of request and output buffers, over all connections (default 256)",
+     "Allowed 1..1048576. Past it a new request gets 503 with Retry-After: 1, and a streaming "
+     "client too far behind is dropped."},
     TB_OPTDOC_END,
 };
 
@@ -183,6 +206,7 @@ struct serve_args {
     const char *tts_key_file;
     struct tb_ttslat *lat; /* the spec's latency */
     char *key;             /* --tts-api-key-file's key */
+    int max_conns_set;     /* --max-connections given */
 };
 
 #define KEY_FILE_MAX 4096
@@ -254,6 +278,18 @@ static int option(void *ud, int c, const char *arg)
             return TB_EINVAL;
         }
         return 0;
+    case O_PREFILL:
+        return tb_cli_opt_double("--prefill-per-token", arg, 0, TB_SERVE_PREFILL_MAX,
+                                 &a->so.prefill_per_token);
+    case O_MAX_CONNS:
+        a->max_conns_set = 1;
+        return tb_cli_opt_size("--max-connections", arg, 1, TB_SERVE_CONNS_MAX, &a->so.max_conns);
+    case O_MEM_BUDGET: {
+        size_t mib = 0;
+        int rc = tb_cli_opt_size("--memory-budget", arg, 1, MEM_BUDGET_MAX_MIB, &mib);
+        a->so.mem_budget = mib << 20;
+        return rc;
+    }
     case O_TTS_LAT: a->tts_latency = arg; return 0;
     case O_TTS_SEED: {
         char *end;
@@ -311,11 +347,52 @@ static int prepare(struct serve_args *a, int argc, char **argv, struct tb_stream
     return rc;
 }
 
+/* The descriptors the connection cap needs: the soft limit raised toward
+ * the hard one.  An explicit cap the hard limit cannot hold is refused;
+ * the default is lowered to what it holds, with a warning. */
+static int fd_limit(struct tb_serve_opts *so, int explicit_cap)
+{
+    struct rlimit rl;
+    size_t need = tb_serve_fds_needed(so->max_conns), fit;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
+        return 0;
+    if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need) {
+        rl.rlim_cur = need;
+        if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+            return 0;
+        rl.rlim_max = rl.rlim_cur; /* cannot raise it: what is there */
+    } else if (rl.rlim_max > rl.rlim_cur) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    /* The largest cap that fits: fds_needed grows by at least 1 a step. */
+    for (fit = so->max_conns > 0 ? so->max_conns : TB_SERVE_CONNS_DEFAULT;
+         fit > 0 && tb_serve_fds_needed(fit) > (size_t)rl.rlim_cur; fit--)
+        ;
+    if (explicit_cap || fit == 0) {
+        tb_cli_error("--max-connections %zu needs %zu file descriptors, and the limit is %llu "
+                     "(ulimit -Hn %llu): ask for at most %zu, or raise the hard limit",
+                     so->max_conns > 0 ? so->max_conns : (size_t)TB_SERVE_CONNS_DEFAULT, need,
+                     (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, fit);
+        return TB_EINVAL;
+    }
+    fprintf(stderr,
+            "ttsbuf: warning: the file descriptor limit (%llu) holds %zu connections: "
+            "--max-connections is %zu, below its default %d\n",
+            (unsigned long long)rl.rlim_cur, fit, fit, TB_SERVE_CONNS_DEFAULT);
+    so->max_conns = fit;
+    return 0;
+}
+
 /* Binds the address: one that cannot be bound is the command line's. */
-static int listen_on(struct tb_serve_opts *so)
+static int listen_on(struct tb_serve_opts *so, int explicit_cap)
 {
     char err[256];
-    int rc = tb_serve_create(so, &running, err, sizeof(err));
+    int rc = fd_limit(so, explicit_cap);
+    if (rc != 0)
+        return rc;
+    rc = tb_serve_create(so, &running, err, sizeof(err));
     if (rc != 0) {
         tb_cli_error("%s", err);
         return rc == TB_ENOMEM ? rc : TB_EINVAL;
@@ -354,6 +431,10 @@ static int serve(const struct tb_serve_opts *so, const struct tb_report_src *src
     if (st.tts > 0)
         fprintf(stderr, "ttsbuf serve: mock TTS: %llu responses with audio, %llu audio bytes\n",
                 (unsigned long long)st.tts, (unsigned long long)st.tts_bytes);
+    if (st.over_conns > 0)
+        fprintf(stderr, "ttsbuf serve: connection cap: %llu connections refused (503) over %zu\n",
+                (unsigned long long)st.over_conns,
+                so->max_conns > 0 ? so->max_conns : (size_t)TB_SERVE_CONNS_DEFAULT);
     if (st.refused > 0 || st.over_budget > 0)
         fprintf(stderr,
                 "ttsbuf serve: memory budget: %llu requests refused (503), %llu clients dropped; "
@@ -376,7 +457,7 @@ static int cmd_serve(int argc, char **argv)
     tb_stream_init(&s);
     rc = prepare(&a, argc, argv, &s, &src, label, sizeof(label));
     if (rc == 0)
-        rc = listen_on(&a.so);
+        rc = listen_on(&a.so, a.max_conns_set);
     if (rc == 0)
         rc = serve(&a.so, &src);
     tb_serve_destroy(running);

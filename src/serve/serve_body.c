@@ -53,7 +53,7 @@ int tb_serve_body_send(struct tb_serve *s, struct tb_serve_conn *c)
 {
     struct tb_serve_item it;
     int64_t first = c->first_due, last = c->last_due;
-    char *json = NULL;
+    char *json = NULL, extra[160];
     size_t made = 0;
     int rc, failed = 0;
 
@@ -116,8 +116,9 @@ int tb_serve_body_send(struct tb_serve *s, struct tb_serve_conn *c)
     s->st.events += c->body_events;
     s->st.tokens += c->body_tokens;
     tb_serve_late_record(s, tb_clock_mono_ns() - (c->t0 + c->body_due));
+    tb_serve_plan_head(c, "", extra, sizeof(extra));
     rc = tb_serve_respond(s, c, 200, "application/json", json,
-                          c->body_malformed ? strlen(json) / 2 : strlen(json), NULL);
+                          c->body_malformed ? strlen(json) / 2 : strlen(json), extra);
     tb_serve_json_free(json);
     return rc;
 }

@@ -108,6 +108,14 @@ int tb_serve_conn_close(struct tb_serve *s, struct tb_serve_conn *c, int dropped
 {
     if (dropped)
         s->st.dropped++;
+    if (c->refusal) {
+        s->nrefusals--;
+        if (s->refusals_full) {
+            /* A refusal ended: accept (and refuse) the next one. */
+            s->refusals_full = 0;
+            s->accept_retry = 0; /* run_due listens again */
+        }
+    }
     tb_serve_heap_remove(&s->heap, &c->hn);
     if (c->prev != NULL)
         c->prev->next = c->next;

@@ -45,9 +45,16 @@ static size_t text_bytes(const cJSON *v)
     return n;
 }
 
+/* The input tokens: the bytes of every message's text (and Anthropic's
+ * top-level "system", a string or text blocks; the other dialects carry
+ * the system prompt as a message), or the legacy API's prompt, divided by
+ * four and rounded up.  serve.h documents the rule: the prefill cost and
+ * every usage count build on it. */
 static uint64_t prompt_estimate(const cJSON *root, enum tb_api api)
 {
     size_t n = 0;
+    if (api == TB_API_ANTHROPIC)
+        n += text_bytes(cJSON_GetObjectItemCaseSensitive(root, "system"));
     if (api != TB_API_COMPLETIONS) {
         const cJSON *m;
         cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(root, "messages"))

@@ -42,6 +42,7 @@
 #include "serve_conn.h"
 #include "serve_priv.h"
 #include "serve_read.h"
+#include "serve_reply.h"
 #include "serve_stream.h"
 #include "serve_tts.h"
 #include "ttsbuf/clock.h"
@@ -115,10 +116,23 @@ static void listen_watch(struct tb_serve *s, int on)
     s->accept_paused = !on;
 }
 
+/* Accepts the connections waiting, up to ACCEPT_BATCH.  Past max_conns
+ * a connection is refused with 503 at once; with REFUSALS_MAX of those
+ * still open, the listener is left alone (the kernel's backlog holds the
+ * rest) until one ends, rather than closing a connection unanswered. */
 static void accept_some(struct tb_serve *s)
 {
     for (int k = 0; k < ACCEPT_BATCH; k++) {
-        int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        struct tb_serve_conn *c;
+        int fd, over;
+        if (s->nconns - s->nrefusals >= s->max_conns &&
+            s->nrefusals >= REFUSALS_MAX(s->max_conns)) {
+            listen_watch(s, 0);
+            s->refusals_full = 1;
+            s->accept_retry = tb_clock_mono_ns() + ACCEPT_RETRY_NS;
+            return;
+        }
+        fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
                 continue;
@@ -130,12 +144,13 @@ static void accept_some(struct tb_serve *s)
             }
             return;
         }
-        if (s->nconns >= s->max_conns) {
-            close(fd);
-            s->st.dropped++;
-            continue;
+        over = s->nconns - s->nrefusals >= s->max_conns;
+        c = tb_serve_conn_open(s, fd);
+        if (c != NULL && over) {
+            c->refusal = 1;
+            s->nrefusals++;
+            tb_serve_over_conns(s, c);
         }
-        tb_serve_conn_open(s, fd);
     }
 }
 
@@ -181,6 +196,12 @@ int tb_serve_create(const struct tb_serve_opts *o, struct tb_serve **out, char *
         return tb_seterr(err, errlen, TB_EINVAL, "serve: no stream to serve");
     if (!(o->tts_rtf >= 0 && o->tts_rtf <= 1e6))
         return tb_seterr(err, errlen, TB_EINVAL, "serve: tts_rtf %g is not in 0..1e6", o->tts_rtf);
+    if (!(o->prefill_per_token >= 0 && o->prefill_per_token <= TB_SERVE_PREFILL_MAX))
+        return tb_seterr(err, errlen, TB_EINVAL, "serve: prefill_per_token %g is not in 0..%g",
+                         o->prefill_per_token, TB_SERVE_PREFILL_MAX);
+    if (o->max_conns > TB_SERVE_CONNS_MAX)
+        return tb_seterr(err, errlen, TB_EINVAL, "serve: max_conns %zu is over %d", o->max_conns,
+                         TB_SERVE_CONNS_MAX);
     if (o->port < 0 || o->port > 65535)
         return tb_seterr(err, errlen, TB_EINVAL, "serve: port %d is not in 0..65535", o->port);
     if (inet_pton(AF_INET, host, &sa.v4.sin_addr) == 1) {
@@ -202,7 +223,8 @@ int tb_serve_create(const struct tb_serve_opts *o, struct tb_serve **out, char *
     s->lfd = s->epfd = s->tfd = s->efd = -1;
     s->stream = o->stream;
     s->faults = o->faults;
-    s->max_conns = o->max_conns > 0 ? o->max_conns : MAX_CONNS_DEFAULT;
+    s->max_conns = o->max_conns > 0 ? o->max_conns : TB_SERVE_CONNS_DEFAULT;
+    s->prefill = o->prefill_per_token;
     s->budget = o->mem_budget > 0 ? o->mem_budget : TB_SERVE_MEM_DEFAULT;
     s->armed = NEVER;
     s->tts_latency_at = o->tts_latency_at;
@@ -263,6 +285,12 @@ int tb_serve_create(const struct tb_serve_opts *o, struct tb_serve **out, char *
 fail:
     tb_serve_destroy(s);
     return rc;
+}
+
+size_t tb_serve_fds_needed(size_t max_conns)
+{
+    size_t n = max_conns > 0 ? max_conns : TB_SERVE_CONNS_DEFAULT;
+    return n + REFUSALS_MAX(n) + FDS_OWN;
 }
 
 int tb_serve_port(const struct tb_serve *s)

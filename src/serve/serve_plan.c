@@ -6,7 +6,9 @@
  * tokens exist then), plus every stall that came before it or on it; a
  * stall shifts the rest of the response, as a real stalled server would.
  * The reasoning@N deltas are spread evenly over [0, t of the first event),
- * so they come first without moving the stream's own times.  Times are
+ * so they come first without moving the stream's own times.  The prefill
+ * cost shifts the whole response, reasoning included, as a stall before
+ * token 0 would.  Times are
  * clamped to [0, 1e9] s so the nanosecond arithmetic never overflows.
  */
 #include "serve_plan.h"
@@ -38,6 +40,12 @@ void tb_serve_plan_init(struct tb_serve_plan *p, const struct tb_stream *s,
     p->max_tokens = max_tokens;
     if (legacy)
         p->f.reasoning = 0;
+}
+
+void tb_serve_plan_prefill(struct tb_serve_plan *p, double per_token, uint64_t tokens)
+{
+    p->prefill = ns(per_token * (double)tokens);
+    p->shift += p->prefill;
 }
 
 /* Does fault position k (-1: none) fall on tokens [t0, t0 + n)? */

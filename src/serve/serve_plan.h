@@ -37,13 +37,22 @@ struct tb_serve_plan {
     size_t i;            /* next stream event */
     uint32_t r;          /* reasoning@N deltas yielded */
     uint64_t tok;        /* tokens yielded */
-    int64_t shift;       /* stall added so far, ns */
+    int64_t prefill;     /* the prefill cost, ns (tb_serve_plan_prefill) */
+    int64_t shift;       /* prefill and stall added so far, ns */
     int done;
     int cut; /* ended by max_tokens (finish_reason "length") */
 };
 
 void tb_serve_plan_init(struct tb_serve_plan *p, const struct tb_stream *s,
                         const struct tb_faults *f, int legacy, uint64_t max_tokens);
+
+/*
+ * tb_serve_plan_prefill - adds the prefill cost of a request with `tokens`
+ * input tokens: per_token x tokens seconds (per_token >= 0, finite), before
+ * every item, as if the server read the prompt before its first token.
+ * Call it after init, before the first item.
+ */
+void tb_serve_plan_prefill(struct tb_serve_plan *p, double per_token, uint64_t tokens);
 
 /*
  * tb_serve_plan_next - the next item: returns 1 and *it, or 0 at the end.

@@ -52,11 +52,12 @@
 #define EPOLL_BATCH 256
 #define ACCEPT_BATCH 64
 #define IN_FIRST 4096
-#define SEND_EARLY (64u << 10) /* send mid-batch once this much is queued */
-#define PASS_BYTES (64u << 10) /* a connection's share of one loop pass */
-#define PASS_ITEMS 16384       /* ... of items walked without output */
-#define MAX_CONNS_DEFAULT 4096
-#define BUF_FREE 4096 /* bytes a buffer may hold outside the memory budget */
+#define SEND_EARLY (64u << 10)         /* send mid-batch once this much is queued */
+#define PASS_BYTES (64u << 10)         /* a connection's share of one loop pass */
+#define PASS_ITEMS 16384               /* ... of items walked without output */
+#define REFUSALS_MAX(n) ((n) / 8 + 64) /* open 503s over the cap (serve.h) */
+#define FDS_OWN 64                     /* the server's own and the process's */
+#define BUF_FREE 4096                  /* bytes a buffer may hold outside the memory budget */
 
 enum cstate { C_READ, C_STREAM, C_WAIT, C_TTS, C_FLUSH, C_LINGER };
 enum ending { END_BODY, END_DROP, END_ERROR }; /* how a non-streamed response ends */
@@ -108,6 +109,7 @@ struct tb_serve_conn {
     size_t out_off, out_len, out_cap;
     int final;      /* close once out drains */
     int hard_close; /* ... at once, without lingering (drop@K) */
+    int refusal;    /* answered 503 over max_conns: not counted against it */
     int broken;     /* an output step failed: drop the connection */
     int yielded;    /* its share of a pass ran out: due again at once */
 
@@ -121,7 +123,10 @@ struct tb_serve {
     const struct tb_stream *stream;
     struct tb_faults faults;
     size_t max_conns;
+    double prefill; /* s per input token */
     int lfd, epfd, tfd, efd, port;
+    size_t nrefusals;  /* open connections refused over max_conns */
+    int refusals_full; /* accept paused: REFUSALS_MAX refusals open */
     int accept_paused;
     int64_t accept_retry;
     int64_t armed; /* the timerfd's deadline, NEVER when disarmed */

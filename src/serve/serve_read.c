@@ -109,7 +109,7 @@ void tb_serve_conn_event(struct tb_serve *s, struct tb_serve_conn *c, uint32_t e
         tb_serve_flush(s, c);
 }
 
-void tb_serve_conn_open(struct tb_serve *s, int fd)
+struct tb_serve_conn *tb_serve_conn_open(struct tb_serve *s, int fd)
 {
     struct tb_serve_conn *c = calloc(1, sizeof(*c));
     struct epoll_event ev;
@@ -118,7 +118,7 @@ void tb_serve_conn_open(struct tb_serve *s, int fd)
     if (c == NULL) {
         close(fd);
         s->st.dropped++;
-        return;
+        return NULL;
     }
     c->s = s;
     c->fd = fd;
@@ -137,6 +137,9 @@ void tb_serve_conn_open(struct tb_serve *s, int fd)
     ev.events = c->events;
     ev.data.ptr = c;
     if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) != 0 ||
-        tb_serve_heap_set(&s->heap, &c->hn, tb_clock_mono_ns() + READ_TIMEOUT_NS) != 0)
+        tb_serve_heap_set(&s->heap, &c->hn, tb_clock_mono_ns() + READ_TIMEOUT_NS) != 0) {
         tb_serve_conn_close(s, c, 1);
+        return NULL;
+    }
+    return c;
 }

@@ -1,7 +1,7 @@
 /*
  * serve_reply.c - mock-server responses written whole (see serve_reply.h):
  * a head and a body, errors in each dialect's shape, and the refusals
- * (413 too large, 503 over the memory budget).
+ * (413 too large, 503 over the memory budget or the connection cap).
  */
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +25,13 @@ int tb_serve_respond(struct tb_serve *s, struct tb_serve_conn *c, int status, co
     }
     s->st.requests++;
     return tb_serve_finish(s, c);
+}
+
+void tb_serve_plan_head(const struct tb_serve_conn *c, const char *first, char *buf, size_t len)
+{
+    snprintf(buf, len, "%sX-Ttsbuf-Prompt-Tokens: %llu\r\nX-Ttsbuf-Prefill: %lld.%09lld\r\n", first,
+             (unsigned long long)c->rq.prompt_tokens, (long long)(c->plan.prefill / 1000000000LL),
+             (long long)(c->plan.prefill % 1000000000LL));
 }
 
 /* Anthropic's error type for an HTTP status (its API reference's table). */
@@ -70,6 +77,17 @@ int tb_serve_busy(struct tb_serve *s, struct tb_serve_conn *c)
              "Server busy: its memory budget (%zu bytes for requests and unsent output) is in "
              "use. Retry later.",
              s->budget);
+    return tb_serve_respond_error(s, c, 503, msg, "server_error", NULL, "Retry-After: 1\r\n");
+}
+
+int tb_serve_over_conns(struct tb_serve *s, struct tb_serve_conn *c)
+{
+    char msg[200];
+    s->st.over_conns++;
+    snprintf(msg, sizeof(msg),
+             "Server busy: it serves at most %zu connection%s at once (ttsbuf serve "
+             "--max-connections). Retry later.",
+             s->max_conns, s->max_conns == 1 ? "" : "s");
     return tb_serve_respond_error(s, c, 503, msg, "server_error", NULL, "Retry-After: 1\r\n");
 }
 

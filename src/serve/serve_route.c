@@ -152,5 +152,6 @@ int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
     if (c->f.html)
         return tb_serve_respond(s, c, 200, "text/html", html_page, sizeof(html_page) - 1, NULL);
     tb_serve_plan_init(&c->plan, s->stream, &c->f, api == TB_API_COMPLETIONS, c->rq.max_tokens);
+    tb_serve_plan_prefill(&c->plan, s->prefill, c->rq.prompt_tokens);
     return c->rq.stream ? tb_serve_stream_start(s, c) : tb_serve_body_start(s, c);
 }

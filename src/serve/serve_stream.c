@@ -15,6 +15,7 @@
 #include "serve_oai.h"
 #include "serve_plan.h"
 #include "serve_priv.h"
+#include "serve_reply.h"
 #include "serve_stream.h"
 #include "ttsbuf/clock.h"
 
@@ -103,11 +104,12 @@ int tb_serve_advance(struct tb_serve *s, struct tb_serve_conn *c)
 
 int tb_serve_stream_start(struct tb_serve *s, struct tb_serve_conn *c)
 {
-    char head[256];
-    size_t hl = tb_serve_http_resp(head, sizeof(head), 200,
-                                   c->ctx.api == TB_API_OLLAMA ? "application/x-ndjson"
-                                                               : "text/event-stream",
-                                   -1, "Cache-Control: no-cache\r\n");
+    char head[512], extra[192];
+    size_t hl;
+    tb_serve_plan_head(c, "Cache-Control: no-cache\r\n", extra, sizeof(extra));
+    hl = tb_serve_http_resp(
+        head, sizeof(head), 200,
+        c->ctx.api == TB_API_OLLAMA ? "application/x-ndjson" : "text/event-stream", -1, extra);
     tb_serve_out_put(c, head, hl);
     if (!tb_serve_is_dialect(c) && tb_serve_chunk_init(&c->chunk, &c->ctx) != 0)
         return tb_serve_conn_close(s, c, 1);

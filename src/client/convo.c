@@ -1,0 +1,418 @@
+/*
+ * convo.c - conversations to drive load with (see convo.h): a JSONL file
+ * of ttsbuf's own shape or of ShareGPT records, a ShareGPT JSON array,
+ * or the built-in set.  cJSON stays in this file: each conversation is
+ * copied out into plain strings and the tree deleted.
+ *
+ * A JSONL file is read a line at a time under TB_CONVO_LINE_MAX (memory:
+ * one line plus what is kept); a ShareGPT array is one document, read
+ * whole under TB_CONVO_FILE_MAX and parsed by cJSON, whose tree costs
+ * several times the file's bytes: a dataset larger than that cap goes in
+ * as JSONL, one record a line, which the same reader takes.
+ */
+#include "ttsbuf/convo.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow.h"
+#include "base/jsontext.h"
+#include "base/readall.h"
+#include "convo_data.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/utf8.h"
+
+/* The messages below spell the caps out. */
+_Static_assert(TB_CONVO_TURNS_MAX == 1000 && TB_CONVO_MAX == 100000, "the caps' messages");
+
+void tb_convos_free(struct tb_convos *c)
+{
+    if (c == NULL)
+        return;
+    for (size_t i = 0; i < c->n; i++) {
+        struct tb_convo *v = &c->v[i];
+        for (size_t k = 0; k < v->n_turns; k++)
+            free(v->turns[k]);
+        free(v->turns);
+        free(v->id);
+        free(v->system);
+    }
+    free(c->v);
+    memset(c, 0, sizeof(*c));
+}
+
+/* Whether s holds anything but blanks. */
+static int has_text(const char *s)
+{
+    for (; *s != '\0'; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\r' && *s != '\n')
+            return 1;
+    return 0;
+}
+
+/* Where a conversation is being read, for messages. */
+struct where {
+    const char *name;
+    size_t line;  /* JSONL: the line; 0 in a ShareGPT array */
+    size_t index; /* ShareGPT array: the record */
+};
+
+/* The one-line error "NAME:LINE: what" or "NAME: [I].what" (a ShareGPT
+ * array's record I, from 0). */
+static int fail(const struct where *w, int rc, char *err, size_t errlen, const char *what,
+                const char *detail)
+{
+    if (w->line > 0)
+        return tb_seterr(err, errlen, rc, "%s:%zu: %s%s", w->name, w->line, what, detail);
+    return tb_seterr(err, errlen, rc, "%s: [%zu]%s%s%s", w->name, w->index, *what ? "." : "", what,
+                     detail);
+}
+
+/* A new conversation at the end of c (zeroed), or NULL (TB_ENOMEM). */
+static struct tb_convo *append(struct tb_convos *c, size_t *cap)
+{
+    if (c->n == *cap) {
+        struct tb_convo *nv = tb_grow(c->v, cap, sizeof(*nv), 16);
+        if (nv == NULL)
+            return NULL;
+        c->v = nv;
+    }
+    memset(&c->v[c->n], 0, sizeof(c->v[0]));
+    return &c->v[c->n++]; /* owned now: freed with the rest on error */
+}
+
+/* Adds a turn to v (a copy of s). */
+static int add_turn(struct tb_convo *v, size_t *cap, const char *s)
+{
+    if (v->n_turns == *cap) {
+        char **nt = tb_grow(v->turns, cap, sizeof(*nt), 8);
+        if (nt == NULL)
+            return TB_ENOMEM;
+        v->turns = nt;
+    }
+    if ((v->turns[v->n_turns] = strdup(s)) == NULL)
+        return TB_ENOMEM;
+    v->n_turns++;
+    return 0;
+}
+
+/* An optional non-blank string field into *out (a copy). */
+static int opt_string(const cJSON *o, const char *key, char **out, const struct where *w, char *err,
+                      size_t errlen)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (v == NULL)
+        return 0;
+    if (!cJSON_IsString(v))
+        return fail(w, TB_EFORMAT, err, errlen, key, " is not a string");
+    if (!has_text(v->valuestring))
+        return fail(w, TB_EFORMAT, err, errlen, key, " is empty (leave it out)");
+    if ((*out = strdup(v->valuestring)) == NULL)
+        return TB_ENOMEM;
+    return 0;
+}
+
+/* ttsbuf's own shape: {"id", "system", "turns"}. */
+static int own_shape(const cJSON *o, struct tb_convo *v, const struct where *w, char *err,
+                     size_t errlen)
+{
+    const cJSON *turns = cJSON_GetObjectItemCaseSensitive(o, "turns"), *t, *k;
+    size_t cap = 0, i = 0;
+    char at[48];
+    int rc;
+    cJSON_ArrayForEach(k, o)
+    {
+        if (strcmp(k->string, "id") != 0 && strcmp(k->string, "system") != 0 &&
+            strcmp(k->string, "turns") != 0) {
+            char what[96];
+            snprintf(what, sizeof(what), "unknown key \"%.40s\"", k->string);
+            return fail(w, TB_EFORMAT, err, errlen, what,
+                        " (a conversation has \"turns\", and may have \"id\" and \"system\")");
+        }
+    }
+    if ((rc = opt_string(o, "id", &v->id, w, err, errlen)) != 0 ||
+        (rc = opt_string(o, "system", &v->system, w, err, errlen)) != 0)
+        return rc;
+    if (turns == NULL)
+        return fail(w, TB_EFORMAT, err, errlen, "no \"turns\"",
+                    " (the caller's turns: an array of strings)");
+    if (!cJSON_IsArray(turns) || cJSON_GetArraySize(turns) == 0)
+        return fail(w, TB_EFORMAT, err, errlen, "\"turns\"", " is not a non-empty array");
+    cJSON_ArrayForEach(t, turns)
+    {
+        snprintf(at, sizeof(at), "turns[%zu]", i++);
+        if (v->n_turns == TB_CONVO_TURNS_MAX)
+            return fail(w, TB_ETOOBIG, err, errlen, "more than 1000 turns", "");
+        if (!cJSON_IsString(t))
+            return fail(w, TB_EFORMAT, err, errlen, at, " is not a string");
+        if (!has_text(t->valuestring))
+            return fail(w, TB_EFORMAT, err, errlen, at, " is empty");
+        if ((rc = add_turn(v, &cap, t->valuestring)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* A ShareGPT record: {"id"?, "conversations": [{"from", "value"}, ...]}.
+ * Returns 0 with v filled, 1 when it has no usable human turn (to be
+ * skipped), or an error. */
+static int sharegpt_record(const cJSON *o, struct tb_convo *v, const struct where *w, char *err,
+                           size_t errlen)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(o, "conversations"), *m;
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
+    size_t cap = 0, i = 0;
+    int empty = 0, rc;
+    char at[64];
+    if (!cJSON_IsArray(list))
+        return fail(w, TB_EFORMAT, err, errlen, "conversations", " is not an array");
+    if (cJSON_IsString(id) && has_text(id->valuestring) &&
+        (v->id = strdup(id->valuestring)) == NULL)
+        return TB_ENOMEM;
+    cJSON_ArrayForEach(m, list)
+    {
+        const cJSON *from = cJSON_GetObjectItemCaseSensitive(m, "from");
+        const cJSON *value = cJSON_GetObjectItemCaseSensitive(m, "value");
+        int human, system;
+        snprintf(at, sizeof(at), "conversations[%zu]", i++);
+        if (!cJSON_IsObject(m))
+            return fail(w, TB_EFORMAT, err, errlen, at, " is not an object");
+        if (!cJSON_IsString(from))
+            return fail(w, TB_EFORMAT, err, errlen, at, ".from is not a string");
+        human = strcmp(from->valuestring, "human") == 0 || strcmp(from->valuestring, "user") == 0;
+        system = strcmp(from->valuestring, "system") == 0;
+        if (!human && !system)
+            continue; /* the model's answers: each call sends its own */
+        if (!cJSON_IsString(value))
+            return fail(w, TB_EFORMAT, err, errlen, at, ".value is not a string");
+        if (!has_text(value->valuestring)) {
+            empty |= human;
+            continue;
+        }
+        if (system) {
+            if (v->system == NULL && (v->system = strdup(value->valuestring)) == NULL)
+                return TB_ENOMEM;
+            continue;
+        }
+        if (v->n_turns == TB_CONVO_TURNS_MAX)
+            return fail(w, TB_ETOOBIG, err, errlen, "conversations",
+                        ": more than 1000 human turns");
+        if ((rc = add_turn(v, &cap, value->valuestring)) != 0)
+            return rc;
+    }
+    return v->n_turns == 0 || empty;
+}
+
+/* One object (a JSONL line or an array element) into c. */
+static int take(const cJSON *o, struct tb_convos *c, size_t *cap, const struct where *w, char *err,
+                size_t errlen)
+{
+    struct tb_convo *v;
+    int rc;
+    if (!cJSON_IsObject(o))
+        return w->line > 0 ? fail(w, TB_EFORMAT, err, errlen, "not a JSON object", "")
+                           : fail(w, TB_EFORMAT, err, errlen, "", ": not an object");
+    if (c->n == TB_CONVO_MAX)
+        return fail(w, TB_ETOOBIG, err, errlen, "more than 100000 conversations", "");
+    if ((v = append(c, cap)) == NULL)
+        return TB_ENOMEM;
+    if (cJSON_GetObjectItemCaseSensitive(o, "conversations") == NULL)
+        return own_shape(o, v, w, err, errlen);
+    rc = sharegpt_record(o, v, w, err, errlen);
+    if (rc == 1) {
+        /* Nothing a call could send: skipped, and counted. */
+        for (size_t k = 0; k < v->n_turns; k++)
+            free(v->turns[k]);
+        free(v->turns);
+        free(v->id);
+        free(v->system);
+        c->n--;
+        c->skipped++;
+        rc = 0;
+    }
+    return rc;
+}
+
+/* One JSONL line (len bytes, blanks at its end already cut). */
+static int jsonl_line(const char *line, size_t len, struct tb_convos *c, size_t *cap,
+                      const struct where *w, char *err, size_t errlen)
+{
+    const char *end = NULL;
+    size_t bad = tb_utf8_check(line, len), e;
+    cJSON *o;
+    int rc;
+    char what[64];
+    if (bad != len) {
+        snprintf(what, sizeof(what), "invalid UTF-8 at byte %zu", bad + 1);
+        return fail(w, TB_EFORMAT, err, errlen, what, "");
+    }
+    o = tb_jsontext_parse(line, len, &end); /* lone surrogate escapes: U+FFFD */
+    e = end != NULL && end >= line ? (size_t)(end - line) : 0;
+    if (o != NULL)
+        while (e < len && (line[e] == ' ' || line[e] == '\t'))
+            e++;
+    if (o == NULL || e != len) {
+        cJSON_Delete(o);
+        snprintf(what, sizeof(what), "invalid JSON near byte %zu", e + 1);
+        return fail(w, TB_EFORMAT, err, errlen, what, "");
+    }
+    rc = take(o, c, cap, w, err, errlen);
+    cJSON_Delete(o);
+    return rc;
+}
+
+/* Cuts the blanks at a line's end (a CR of CRLF among them). */
+static size_t trim_end(const char *s, size_t n)
+{
+    while (n > 0 && (s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    return n;
+}
+
+/* The checks every source ends with. */
+static int finish(struct tb_convos *c, int rc, const char *name, char *err, size_t errlen)
+{
+    if (rc == 0 && c->n == 0)
+        rc = c->skipped > 0 ? tb_seterr(err, errlen, TB_EEMPTY,
+                                        "%s holds no conversation with a human turn (%zu skipped)",
+                                        name, c->skipped)
+                            : tb_seterr(err, errlen, TB_EEMPTY, "%s holds no conversation", name);
+    if (rc == TB_ENOMEM)
+        tb_seterr(err, errlen, rc, "%s: out of memory", name);
+    if (rc != 0)
+        tb_convos_free(c);
+    return rc;
+}
+
+int tb_convos_builtin(struct tb_convos *c, char *err, size_t errlen)
+{
+    const char *p = tb_convo_builtin_jsonl;
+    struct where w = {"built-in conversations", 0, 0};
+    size_t cap = 0;
+    int rc = 0;
+    memset(c, 0, sizeof(*c));
+    while (rc == 0 && *p != '\0') {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl != NULL ? (size_t)(nl - p) : strlen(p);
+        w.line++;
+        if (trim_end(p, len) > 0)
+            rc = jsonl_line(p, trim_end(p, len), c, &cap, &w, err, errlen);
+        p += len + (nl != NULL);
+    }
+    return finish(c, rc, w.name, err, errlen);
+}
+
+/* A JSONL file from its first non-blank byte (lines lines before it). */
+static int load_jsonl(FILE *f, const char *name, size_t lines, struct tb_convos *c, char *err,
+                      size_t errlen)
+{
+    struct tb_lines in;
+    struct where w = {name, 0, 0};
+    size_t cap = 0;
+    int rc = 0, got;
+    tb_lines_init(&in, f, TB_CONVO_LINE_MAX);
+    in.lineno = lines;
+    while (rc == 0 && (got = tb_lines_next(&in)) == 1) {
+        size_t len = trim_end(in.line, in.len);
+        w.line = in.lineno;
+        if (len > 0)
+            rc = jsonl_line(in.line, len, c, &cap, &w, err, errlen);
+    }
+    if (rc == 0 && got < 0)
+        rc = tb_lines_fail(&in, got, name, TB_CONVO_LINE_MAX, err, errlen);
+    tb_lines_free(&in);
+    return rc;
+}
+
+/* A ShareGPT array from its first byte; lead bytes (lines newlines)
+ * came before it, for the offsets in messages. */
+static int load_sharegpt(FILE *f, const char *name, size_t lead, size_t lines, struct tb_convos *c,
+                         char *err, size_t errlen)
+{
+    char *buf = NULL;
+    const char *end = NULL;
+    size_t len = 0, e, cap = 0, i = 0;
+    struct where w = {name, 0, 0};
+    cJSON *root = NULL;
+    const cJSON *o;
+    int rc = tb_read_all(f, TB_CONVO_FILE_MAX, &buf, &len);
+    if (rc == TB_ETOOBIG)
+        rc = tb_seterr(err, errlen, rc,
+                       "%s: over the " TB_CONVO_FILE_MAX_TEXT
+                       " cap for a JSON array (give it as JSONL: one record a line)",
+                       name);
+    else if (rc == TB_EFORMAT)
+        rc = tb_seterr(err, errlen, rc, "%s: a NUL byte at byte %zu (not a text file)", name,
+                       lead + len + 1);
+    else if (rc == TB_EIO)
+        rc = tb_seterr(err, errlen, rc, "%s: %s", name, strerror(errno));
+    if (rc != 0)
+        goto out;
+    if ((e = tb_utf8_check(buf, len)) != len) {
+        rc =
+            tb_seterr(err, errlen, TB_EFORMAT, "%s: invalid UTF-8 at byte %zu", name, lead + e + 1);
+        goto out;
+    }
+    root = tb_jsontext_parse(buf, len, &end);
+    e = end != NULL && end >= buf ? (size_t)(end - buf) : 0;
+    if (root != NULL)
+        while (e < len && (buf[e] == ' ' || buf[e] == '\t' || buf[e] == '\r' || buf[e] == '\n'))
+            e++;
+    if (root == NULL || e != len) {
+        size_t line = lines + 1;
+        for (size_t k = 0; k < e && k < len; k++)
+            line += buf[k] == '\n';
+        rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: invalid JSON near byte %zu", name, line,
+                       lead + e + 1);
+        goto out;
+    }
+    if (!cJSON_IsArray(root)) {
+        rc = tb_seterr(err, errlen, TB_EFORMAT, "%s: not a JSON array", name);
+        goto out;
+    }
+    cJSON_ArrayForEach(o, root)
+    {
+        w.index = i++;
+        if (cJSON_IsObject(o) && cJSON_GetObjectItemCaseSensitive(o, "conversations") == NULL) {
+            rc = fail(&w, TB_EFORMAT, err, errlen, "conversations", " is missing");
+            break;
+        }
+        if ((rc = take(o, c, &cap, &w, err, errlen)) != 0)
+            break;
+    }
+out:
+    cJSON_Delete(root);
+    free(buf);
+    return rc;
+}
+
+int tb_convos_load(const char *path, struct tb_convos *c, char *err, size_t errlen)
+{
+    int is_stdin = strcmp(path, "-") == 0, ch, rc;
+    const char *name = is_stdin ? "<stdin>" : path;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    size_t lead = 0, lines = 0;
+    memset(c, 0, sizeof(*c));
+    if (f == NULL)
+        return tb_seterr(err, errlen, TB_EIO, "%s: %s", name, strerror(errno));
+    /* The kind is the first byte after blanks, which are dropped (and
+     * counted, so that lines and offsets are the file's own). */
+    while ((ch = getc(f)) == ' ' || ch == '\t' || ch == '\r' || ch == '\n') {
+        lead++;
+        lines += ch == '\n';
+    }
+    if (ch == EOF && ferror(f)) {
+        rc = tb_seterr(err, errlen, TB_EIO, "%s: %s", name, strerror(errno));
+    } else {
+        if (ch != EOF)
+            ungetc(ch, f);
+        rc = ch == '[' ? load_sharegpt(f, name, lead, lines, c, err, errlen)
+                       : load_jsonl(f, name, lines, c, err, errlen);
+    }
+    if (!is_stdin)
+        fclose(f);
+    return finish(c, rc, name, err, errlen);
+}
