@@ -54,6 +54,7 @@ static const struct {
     {"ttsdraws", tb_test_ttsdraws},
     {"ttstrace", tb_test_ttstrace},
     {"ttslive", tb_test_ttslive},
+    {"ttsbench", tb_test_ttsbench},
     {"sweep", tb_test_sweep},
     {"svg", tb_test_svg},
     {"docs", tb_test_docs},

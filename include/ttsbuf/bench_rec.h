@@ -95,6 +95,11 @@ size_t tb_bench_recs_warned(const struct tb_bench_recs *r, const char **first);
  */
 int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char *err,
                      size_t errlen);
+/* tb_bench_analyze playing `play` (the record's stream, or a view of its
+ * first part: a measured TTS that failed, replay.h) while the events and
+ * inter-event gaps are counted over the whole stream. */
+int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play,
+                          const struct tb_sim_opts *o, char *err, size_t errlen);
 
 /* What a records file says about the run that wrote it. */
 struct tb_bench_meta {

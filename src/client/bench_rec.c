@@ -90,6 +90,12 @@ struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
 int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char *err,
                      size_t errlen)
 {
+    return tb_bench_analyze_play(rec, &rec->stream, o, err, errlen);
+}
+
+int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play,
+                          const struct tb_sim_opts *o, char *err, size_t errlen)
+{
     struct tb_sim_result r;
     struct tb_clock clk;
     const struct tb_stream *s = &rec->stream;
@@ -123,7 +129,7 @@ int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char
         prev = s->ev[i].t;
     }
     tb_clock_virtual_init(&clk);
-    rc = tb_sim_run(s, o, &clk, NULL, NULL, &r, err, errlen);
+    rc = tb_sim_run(play, o, &clk, NULL, NULL, &r, err, errlen);
     if (rc != 0)
         return rc;
     rec->ttft = r.ttft;
