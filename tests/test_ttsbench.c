@@ -288,6 +288,108 @@ static void fault_fails_those_streams(void **state)
     }
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The p-th percentile of sorted v[0..n), interpolated linearly. */
+static double pct(const double *v, size_t n, double p)
+{
+    double pos = p / 100.0 * (double)(n - 1), lo = floor(pos);
+    if ((size_t)lo >= n - 1)
+        return v[n - 1];
+    return v[(size_t)lo] + (v[(size_t)lo + 1] - v[(size_t)lo]) * (pos - lo);
+}
+
+/* A level's statistics block against the pooled samples. */
+static void block_is(const cJSON *blk, double *v, size_t n)
+{
+    qsort(v, n, sizeof(double), cmp_double);
+    assert_true(num(blk, "count") == (double)n);
+    assert_true(n > 0);
+    assert_true(num(blk, "min") == v[0]);
+    assert_true(num(blk, "max") == v[n - 1]);
+    assert_true(fabs(num(blk, "p50") - pct(v, n, 50)) <= 1e-12);
+    assert_true(fabs(num(blk, "p95") - pct(v, n, 95)) <= 1e-12);
+}
+
+/* (c) The per-level TTS statistics are a recomputation from the records:
+ * counts summed, first-byte latencies and real-time factors pooled; and
+ * each record's latencies are its trace's chunks' first byte - sent. */
+static void level_stats_from_records(void **state)
+{
+    char dir[256], path[512], args[1024];
+    cJSON *sum, *recs[16];
+    const cJSON *lv, *ts;
+    double fb[256], rtf[256], chunks = 0, sent = 0, chars = 0, audio = 0;
+    size_t nfb = 0, nrtf = 0, n;
+    int port, pid;
+    (void)state;
+    pid = serve_start("--tts-latency uniform:0.05..0.3 --tts-rtf 0.05", &port);
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-ttsbench-c-%d", (int)getpid());
+    snprintf(path, sizeof(path), "rm -rf %s", dir);
+    tb_test_sh(path);
+    snprintf(args, sizeof(args),
+             "bench --base-url http://127.0.0.1:%d/v1 --model m --tts-url http://127.0.0.1:%d "
+             "--tts-api deepgram --tts-concurrency 2 -c 2 --requests 4 --out %s --json",
+             port, port, dir);
+    sum = tb_test_run_json(NULL, args, 0);
+    serve_stop(pid);
+    lv = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sum, "levels"), 0);
+    ts = cJSON_GetObjectItemCaseSensitive(lv, "tts_stats");
+    assert_true(cJSON_IsObject(ts));
+    n = records(dir, recs, 16);
+    assert_int_equal(n, 5);
+    for (size_t i = 1; i < n; i++) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(recs[i], "tts"), *v;
+        cJSON *lines[128];
+        size_t nl, k = 0;
+        assert_true(cJSON_IsObject(t));
+        chunks += num(t, "chunks");
+        sent += num(t, "sent");
+        chars += num(t, "chars");
+        audio += num(t, "audio_s");
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(t, "first_byte_s"))
+        {
+            assert_true(nfb < 256);
+            fb[nfb++] = v->valuedouble;
+        }
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(t, "rtf"))
+        {
+            assert_true(nrtf < 256);
+            rtf[nrtf++] = v->valuedouble;
+        }
+        /* the record's samples are its trace's chunks' */
+        trace_of(dir, recs[i], path, sizeof(path));
+        nl = jsonl(path, lines, 128);
+        v = cJSON_GetObjectItemCaseSensitive(t, "first_byte_s");
+        for (size_t j = 0; j < nl; j++) {
+            const cJSON *c = cJSON_GetObjectItemCaseSensitive(lines[j], "tts");
+            if (c == NULL || cJSON_GetObjectItemCaseSensitive(c, "chunk") == NULL)
+                continue;
+            assert_true(num(c, "first_byte") - num(c, "sent") ==
+                        cJSON_GetArrayItem(v, (int)k)->valuedouble);
+            k++;
+        }
+        assert_int_equal(k, (size_t)cJSON_GetArraySize(v));
+        free_all(lines, nl);
+    }
+    assert_true(num(ts, "chunks") == chunks);
+    assert_true(num(ts, "sent") == sent);
+    assert_true(num(ts, "chars") == chars);
+    assert_true(fabs(num(ts, "audio_s") - audio) <= 1e-9);
+    assert_true(num(ts, "failed") == 0);
+    block_is(cJSON_GetObjectItemCaseSensitive(ts, "first_byte_s"), fb, nfb);
+    block_is(cJSON_GetObjectItemCaseSensitive(ts, "rtf"), rtf, nrtf);
+    assert_true(nfb >= 8);
+    free_all(recs, n);
+    cJSON_Delete(sum);
+    snprintf(path, sizeof(path), "rm -rf %s", dir);
+    tb_test_sh(path);
+}
+
 /* (d) The TTS key: sent in the dialect's header (serve refuses a wrong
  * one), never in an output, a trace or a record. */
 static void key_kept_secret(void **state)
@@ -381,6 +483,7 @@ int tb_test_ttsbench(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(latency_and_replay_each_dialect, teardown),
         cmocka_unit_test_teardown(fault_fails_those_streams, teardown),
+        cmocka_unit_test_teardown(level_stats_from_records, teardown),
         cmocka_unit_test_teardown(key_kept_secret, teardown),
         cmocka_unit_test_teardown(usage_refusals, teardown),
         cmocka_unit_test_teardown(builtin_mock, teardown),

@@ -97,6 +97,8 @@ static int conclude(struct bench *b, struct tb_ttsnet *c, size_t ri, int crc)
         return TB_ENOMEM;
     tb_ttsnet_take_log(c, log);
     rec->stream.tts = log;
+    if (tb_bench_rec_tts(rec, log) != 0)
+        return TB_ENOMEM;
     if (rec->error != 0)
         return 0;
     if (crc != 0) {
