@@ -112,6 +112,14 @@ static int conclude(struct bench *b, struct tb_ttsnet *c, size_t ri, int crc)
         rec->error = TB_READER_TTS;
         snprintf(rec->message, sizeof(rec->message), "TTS chunk %u: %s%s%s%.200s", j,
                  tb_tts_fail_name(k->fail), st, k->message[0] ? ": " : "", k->message);
+    } else if (b->stopped) {
+        /* the stream came whole, its speech was cut by the cancel */
+        for (size_t i = 0; i < log->n && rec->error == 0; i++)
+            if (log->c[i].fail == TB_TTS_CANCELED) {
+                rec->error = TB_READER_TTS;
+                snprintf(rec->message, sizeof(rec->message),
+                         "TTS chunk %zu: canceled: interrupted before its audio ended", i + 1);
+            }
     }
     if (rec->error != 0)
         b->errors++;
