@@ -18,6 +18,7 @@
 #include "bench_priv.h"
 #include "bench_state.h"
 #include "bench_xfer.h"
+#include "bench_tts.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/error.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "base/grow.h"
-#include "bench_xfer.h"
+#include "bench_tts.h"
 #include "ttsbuf/error.h"
 
 /* The segmenter closed a chunk: its text, pend[0 .. end - seg_from), goes

@@ -10,6 +10,7 @@
 
 #include "bench_loop.h"
 #include "bench_xfer.h"
+#include "bench_tts.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 
