@@ -55,6 +55,7 @@ static const struct {
     {"ttstrace", tb_test_ttstrace},
     {"ttslive", tb_test_ttslive},
     {"ttsfault", tb_test_ttsfault},
+    {"ttsbench", tb_test_ttsbench},
     {"sweep", tb_test_sweep},
     {"svg", tb_test_svg},
     {"docs", tb_test_docs},

@@ -45,6 +45,7 @@
 #include "ttsbuf/bench_stats.h"
 #include "ttsbuf/http.h"
 #include "ttsbuf/sim.h"
+#include "ttsbuf/ttsnet.h"
 
 /* What bench keeps of the streams it receives, all of them together: the
  * ones in flight and every record's (the records it is given included, so
@@ -85,7 +86,36 @@ struct tb_bench_opts {
     double progress_interval;      /* s; 0: 0.1 */
     tb_bench_progress_fn progress; /* on the calling thread, or NULL */
     void *progress_ud;
+    /* A real TTS per stream (below), or NULL.  Its clock, origin, secrets,
+     * callbacks and cancel flag are set by the run. */
+    const struct tb_ttsnet_opts *tts;
 };
+
+/*
+ * A real TTS per stream (opts.tts): each measured stream has its own
+ * segmenter (opts.sim.seg, the policy `run`'s drain uses) and its own
+ * TTS client (ttsnet.h).  After each wake-up of the loop, the content
+ * events that came since are fed to the segmenter (at their arrival
+ * times; a time-based policy's deadline is ticked at the wake-up), and
+ * each chunk it closes goes to that stream's client at once: sent when
+ * the client's order allows (in order, at most N in flight per stream).
+ * The clients run on the loop's thread and are stepped without waiting
+ * (tb_ttsnet_step, timeout 0) at each wake-up; while any TTS transfer is
+ * open the loop wakes at least every millisecond, so a TTS byte is
+ * stamped at most about a millisecond late and no stream's LLM bytes wait
+ * for a TTS transfer.  Times are the stream's: seconds from its request's
+ * start (the record's event times).  When the LLM stream ends its last
+ * chunk is closed and the stream's slot is free for the next request
+ * (the load is the LLM's); its TTS goes on until every chunk has ended
+ * (its own timeouts; cancel stops them), and then the client's log moves
+ * into the record's stream (stream.tts).  A chunk that failed ("http",
+ * "cut", "timeout", "transport", "format") makes the record failed with
+ * error TB_READER_TTS and a message "TTS chunk J: KIND[ STATUS]:
+ * MESSAGE" (never the key), unless the LLM stream failed first;
+ * everything measured is kept.  Warm-up streams send nothing to the TTS.
+ * The records' playout is still the model's (tb_bench_analyze): the
+ * caller replays each stream's measured log (src/cli: replay.h).
+ */
 
 /*
  * tb_bench_run - runs one level to its end (or until *http.cancel),

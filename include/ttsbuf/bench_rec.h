@@ -65,6 +65,16 @@ struct tb_bench_rec {
     double gap_llm, gap_tts;
     double *itl; /* inter-event gaps between content events (events-1) */
     size_t nitl;
+    /* A real TTS (bench --tts-url; tts 0: none): the counts of
+     * tb_tts_stats_of (ttsmeas.h) over the stream's log, and its samples:
+     * each first-byte latency L_j and real-time factor R_j, in chunk
+     * order (owned), from which a level's statistics are made. */
+    int tts;
+    uint32_t tts_chunks, tts_sent, tts_failed, tts_canceled;
+    uint64_t tts_chars;
+    double tts_audio_s; /* NaN when no chunk was sent */
+    double *tts_fb, *tts_rtf;
+    size_t ntts_fb, ntts_rtf;
     struct tb_stream stream; /* every delta, arrival times from t_start;
                               * empty for records read back from a file */
 };
@@ -95,6 +105,16 @@ size_t tb_bench_recs_warned(const struct tb_bench_recs *r, const char **first);
  */
 int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char *err,
                      size_t errlen);
+/* Fills rec's TTS fields from a stream's measured log (tts 1).  0 or
+ * TB_ENOMEM. */
+struct tb_tts_log;
+int tb_bench_rec_tts(struct tb_bench_rec *rec, const struct tb_tts_log *log);
+
+/* tb_bench_analyze playing `play` (the record's stream, or a view of its
+ * first part: a measured TTS that failed, replay.h) while the events and
+ * inter-event gaps are counted over the whole stream. */
+int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play,
+                          const struct tb_sim_opts *o, char *err, size_t errlen);
 
 /* What a records file says about the run that wrote it. */
 struct tb_bench_meta {

@@ -16,6 +16,7 @@
 #include "ttsbuf/bench_rec.h"
 #include "ttsbuf/reader.h"
 #include "ttsbuf/stats.h"
+#include "ttsbuf/ttsmeas.h"
 
 /* The metrics summarised per level. */
 enum tb_bench_metric {
@@ -63,6 +64,11 @@ struct tb_bench_summary {
     double span;                     /* first start to last end, s */
     double system_tps;               /* tokens / span */
     struct tb_stats m[TB_BM__COUNT];
+    /* A real TTS (bench --tts-url; tts 0: no record had one): the level's
+     * TTS statistics, tb_tts_stats_of's over every chunk of its records
+     * (their counts summed, their samples pooled). */
+    int tts;
+    struct tb_tts_stats tts_stats;
 };
 
 /*

@@ -21,8 +21,8 @@
 const char *tb_reader_error_name(int error)
 {
     static const char *const names[TB_READER__COUNT] = {
-        "ok",          "http",      "transport", "idle_timeout", "not_sse", "sse",     "json",
-        "error_event", "truncated", "cancelled", "nomem",        "timeout", "too_long"};
+        "ok",          "http",      "transport", "idle_timeout", "not_sse", "sse",      "json",
+        "error_event", "truncated", "cancelled", "nomem",        "timeout", "too_long", "tts"};
     return error >= 0 && error < TB_READER__COUNT ? names[error] : "?";
 }
 

@@ -125,6 +125,7 @@ const struct tb_optsec tb_cli_bench_secs[] = {
     {"Output:", bench_output},
     {"Playout (each stream, as ttsbuf sim):", tb_opt_playout},
     {"TTS engine (each stream, as ttsbuf sim):", tb_opt_tts},
+    {"A real TTS in the loop (each stream; --tts-concurrency applies):", tb_opt_tts_live},
     {"Speech (eSpeak NG):", tb_opt_audio},
     {NULL, bench_play},
     {NULL, tb_opt_help},
@@ -253,7 +254,10 @@ static int option(void *ud, int c, const char *arg)
     case O_WARMUP: return tb_cli_opt_size("--warmup", arg, 0, 1000000, &a->warmup);
     case O_SEED: return tb_cli_opt_size("--seed", arg, 0, SIZE_MAX, &a->seed);
     case O_SHARDS: return tb_cli_opt_size("--shards", arg, 1, 100000, &a->shards);
-    default: return tb_cli_groups_option(&a->c, &a->q, &a->au, c, arg);
+    default: {
+        int rc = tb_cli_tts_live_option(&a->tl, c, arg);
+        return rc != TB_CLI_NOT_MINE ? rc : tb_cli_groups_option(&a->c, &a->q, &a->au, c, arg);
+    }
     }
 }
 
@@ -267,11 +271,22 @@ int tb_cli_bench_parse(int argc, char **argv, const struct tb_cmddoc *doc, struc
     a->seed = 1;
     a->poisson = 1;
     a->html_streams = DEFAULT_HTML_STREAMS;
+    tb_cli_tts_live_init(&a->tl);
     rc = tb_cli_parse(argc, argv, doc, option, a, NULL);
     if (rc == 0)
         rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
+    if (rc == 0)
+        rc = tb_cli_tts_live_resolve(&a->tl, "bench");
+    if (rc == 0 && a->tl.url != NULL)
+        rc = tb_cli_tts_live_no_model(&a->c.tts, "bench");
     if (rc != 0)
         return rc;
+    if (a->tl.url != NULL && (a->html != NULL || a->au.sink != TB_SINK_NONE)) {
+        tb_cli_error("bench: --tts-url: %s replays streams on a model with eSpeak NG; bench does "
+                     "not keep the TTS's audio (run --tts-url plays and keeps it)",
+                     a->html != NULL ? "--html" : "--audio");
+        return TB_EINVAL;
+    }
     if (a->conc != NULL && a->rates != NULL) {
         tb_cli_error("bench: give -c (closed loop) or --rate (open loop), not both");
         return TB_EINVAL;

@@ -13,6 +13,7 @@
 #include "optdoc.h"
 #include "options.h"
 #include "request.h"
+#include "tts_live.h"
 #include "ttsbuf/bench.h"
 
 #define TB_CLI_BENCH_MAX_TOKENS 300   /* --max-tokens' default */
@@ -32,6 +33,7 @@ struct tb_cli_bench {
     size_t html_streams;
     struct tb_cli_gate gates[TB_CLI_GATES_MAX];
     size_t ngates;
+    struct tb_cli_tts_live tl; /* --tts-url: a real TTS per stream */
 };
 
 /* Parses and checks the options into *a (initialised here) with doc's

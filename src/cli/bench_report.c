@@ -3,6 +3,7 @@
  * the --require gates (see bench_report.h).
  */
 #include "bench_report.h"
+#include "report.h"
 
 #include <math.h>
 #include <string.h>
@@ -356,6 +357,8 @@ void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_ben
             fprintf(f, "  %-16s %6zu %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g\n", label, st->count,
                     st->mean, st->min, st->p5, st->p50, st->p95, st->p99, st->max);
         }
+        if (x->tts)
+            tb_cli_report_tts_lines(f, &x->tts_stats); /* a real TTS (--tts-url) */
     }
     fprintf(f, "\nPercentiles interpolate linearly; p95/p99 are the high tail of every metric; "
                "for the decode\nrates the bad tail is p5.\n");
@@ -423,6 +426,8 @@ int tb_cli_bench_report_json(FILE *f, const char *command, const struct tb_bench
         cJSON_AddNumberToObject(o, "min_tps_none", (double)x->min_tps_none);
         for (int k = 0; k < TB_BM__COUNT; k++)
             tb_cli_json_stats(o, tb_bench_metric_name((enum tb_bench_metric)k), &x->m[k]);
+        if (x->tts)
+            tb_cli_report_tts_json(o, &x->tts_stats); /* only with a real TTS */
     }
     return tb_json_put_line(f, root);
 }

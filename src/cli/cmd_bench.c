@@ -17,6 +17,7 @@
 #include "bench_out.h"
 #include "bench_play.h"
 #include "bench_report.h"
+#include "bench_tts.h"
 #include "cli.h"
 #include "html_bench.h"
 #include "interrupt.h"
@@ -98,6 +99,7 @@ struct bench {
     char *url;
     FILE *rf; /* --out's records file */
     atomic_int *interrupted;
+    char tts_base[256]; /* --tts-url mock: the built-in mock's root */
 };
 
 /* The prompts: --prompts FILE, or the built-in set. */
@@ -130,6 +132,17 @@ static int reach(struct bench *b)
         rc = tb_cli_load_source(&b->a.c, MOCK_PRESET, &b->ep.stream, &src, label, sizeof(label));
     if (rc == 0 && b->ep.mock)
         rc = tb_cli_endpoint_mock_start(&b->ep, NULL);
+    if (rc == 0 && b->a.tl.url != NULL && strcmp(b->a.tl.url, "mock") == 0) {
+        const char *h = b->ep.mock ? strstr(b->ep.base, "://") : NULL;
+        if (h == NULL) {
+            tb_cli_error("bench: --tts-url mock is the built-in mock's TTS: it goes with the "
+                         "built-in mock provider (--mock); else give the TTS's URL");
+            return TB_EINVAL;
+        }
+        /* its TTS routes are at the server's root */
+        snprintf(b->tts_base, sizeof(b->tts_base), "%.*s",
+                 (int)((size_t)(h + 3 - b->ep.base) + strcspn(h + 3, "/")), b->ep.base);
+    }
     if (rc != 0)
         return rc;
     b->url = tb_cli_request_url(b->ep.base, b->ep.info);
@@ -180,6 +193,7 @@ static size_t level_requests(const struct tb_cli_bench *a, const struct tb_bench
 static int run_levels(struct bench *b)
 {
     struct tb_bench_opts bo;
+    struct tb_ttsnet_opts to;
     int progress = !b->a.quiet && isatty(STDERR_FILENO), rc = 0;
     char err[512];
     raise_fd_limit(&b->meta);
@@ -195,6 +209,10 @@ static int run_levels(struct bench *b)
     bo.nshards = b->meta.nshards;
     bo.seed = b->a.seed;
     bo.sim = b->a.c.o;
+    if (b->a.tl.url != NULL) {
+        tb_cli_bench_tts_opts(&b->a, b->tts_base, &to, &bo.sim);
+        bo.tts = &to;
+    }
     for (uint32_t l = 0; l < b->meta.nlevels && rc == 0; l++) {
         char name[64];
         size_t from = b->recs.n;
@@ -210,6 +228,8 @@ static int run_levels(struct bench *b)
             tb_cli_error("bench: %s: %s", name, err[0] ? err : tb_strerror(rc));
         if (rc != 0 && rc != TB_EINVAL && rc != TB_ENOMEM)
             rc = TB_EIO; /* the load itself failed (epoll, libcurl) */
+        if (rc == 0 && bo.tts != NULL)
+            rc = tb_cli_bench_tts_replay(&b->recs, from, &bo.sim);
         if (b->rf != NULL) {
             int orc = tb_cli_bench_out_level(b->rf, b->a.out, &b->meta, &b->recs, from);
             rc = rc != 0 ? rc : orc;
@@ -302,6 +322,7 @@ static int close_bench(struct bench *b)
     }
     free(b->sums);
     tb_cli_audio_free(&b->a.au);
+    tb_cli_tts_live_free(&b->a.tl);
     tb_cli_common_free(&b->a.c);
     tb_bench_recs_free(&b->recs);
     tb_bench_prompts_free(&b->prompts);

@@ -187,22 +187,12 @@ struct run {
  * durations are not the provider's. */
 static int tts_live_check(const struct run_args *a)
 {
-    const struct tb_cli_tts *t = &a->c.tts;
-    const char *bad = t->preset != NULL                            ? "--tts"
-                      : t->latency != NULL                         ? "--tts-latency"
-                      : t->rtf_set                                 ? "--tts-rtf"
-                      : t->connect_set                             ? "--tts-connect"
-                      : t->seed_set                                ? "--tts-seed"
-                      : t->draws.draws > 0                         ? "--tts-draws"
-                      : a->au.espeak && a->au.sink == TB_SINK_NONE ? "--voice-model espeak"
-                                                                   : NULL;
-    if (bad != NULL) {
-        tb_cli_error("run: %s models a TTS; with --tts-url the TTS is measured (ask \"what if\" "
-                     "with sim --trace on the --record file)",
-                     bad);
+    if (a->au.espeak && a->au.sink == TB_SINK_NONE) {
+        tb_cli_error("run: --voice-model espeak models a TTS; with --tts-url the TTS is measured "
+                     "(ask \"what if\" with sim --trace on the recording)");
         return TB_EINVAL;
     }
-    return 0;
+    return tb_cli_tts_live_no_model(&a->c.tts, "run");
 }
 
 /* The options, every output checked before the request is sent, the

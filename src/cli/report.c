@@ -201,7 +201,7 @@ static void tts_fail_line(FILE *f, const struct tb_tts_chunk *c)
 }
 
 /* The TTS statistics, "-" where nothing was measured. */
-static void tts_stats_lines(FILE *f, const struct tb_tts_stats *t)
+void tb_cli_report_tts_lines(FILE *f, const struct tb_tts_stats *t)
 {
     char b1[32], b2[32], b3[32];
     int l = t->first_byte.count > 0, r = t->rtf.count > 0;
@@ -219,6 +219,23 @@ static void tts_stats_lines(FILE *f, const struct tb_tts_stats *t)
             num(b1, sizeof(b1), !isnan(t->audio_s), 2, t->audio_s));
 }
 
+void tb_cli_report_tts_json(struct cJSON *root, const struct tb_tts_stats *t)
+{
+    cJSON *o;
+    if (t == NULL || (o = cJSON_AddObjectToObject(root, "tts_stats")) == NULL) {
+        cJSON_AddNullToObject(root, "tts_stats");
+        return;
+    }
+    cJSON_AddNumberToObject(o, "chunks", t->chunks);
+    cJSON_AddNumberToObject(o, "sent", t->sent);
+    cJSON_AddNumberToObject(o, "failed", t->failed);
+    cJSON_AddNumberToObject(o, "canceled", t->canceled);
+    cJSON_AddNumberToObject(o, "chars", (double)t->chars);
+    tb_cli_json_num(o, "audio_s", t->audio_s);
+    tb_cli_json_stats(o, "first_byte_s", &t->first_byte);
+    tb_cli_json_stats(o, "rtf", &t->rtf);
+}
+
 static void tts_stats_json(cJSON *root, const struct tb_report_src *src)
 {
     const struct tb_tts_stats *t = src->tts_stats;
@@ -229,18 +246,7 @@ static void tts_stats_json(cJSON *root, const struct tb_report_src *src)
     if (src->tts_source == NULL)
         return;
     cJSON_AddStringToObject(root, "tts_source", src->tts_source);
-    if (t == NULL || (o = cJSON_AddObjectToObject(root, "tts_stats")) == NULL) {
-        cJSON_AddNullToObject(root, "tts_stats");
-    } else {
-        cJSON_AddNumberToObject(o, "chunks", t->chunks);
-        cJSON_AddNumberToObject(o, "sent", t->sent);
-        cJSON_AddNumberToObject(o, "failed", t->failed);
-        cJSON_AddNumberToObject(o, "canceled", t->canceled);
-        cJSON_AddNumberToObject(o, "chars", (double)t->chars);
-        tb_cli_json_num(o, "audio_s", t->audio_s);
-        tb_cli_json_stats(o, "first_byte_s", &t->first_byte);
-        tb_cli_json_stats(o, "rtf", &t->rtf);
-    }
+    tb_cli_report_tts_json(root, t);
     if (c == NULL || (o = cJSON_AddObjectToObject(root, "tts_end")) == NULL) {
         cJSON_AddNullToObject(root, "tts_end");
         return;
@@ -399,7 +405,7 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
                                             : "(this stream, sped up, would be gapless)");
     }
     if (src->tts_stats != NULL)
-        tts_stats_lines(f, src->tts_stats);
+        tb_cli_report_tts_lines(f, src->tts_stats);
 
     if (gaps->n > 0) {
         fprintf(f, "\n  gaps (audio ran dry):\n");

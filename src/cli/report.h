@@ -99,4 +99,11 @@ int tb_cli_underrun_verdict(int fail_on_underrun, const struct tb_sim_result *r,
 struct tb_live_status;
 void tb_cli_report_status(char *buf, size_t len, const struct tb_live_status *st);
 
+/* A measured TTS's statistics (ttsmeas.h): the report's three lines, and
+ * its "tts_stats" object (null for NULL) added to root.  bench prints
+ * them per level. */
+struct cJSON;
+void tb_cli_report_tts_lines(FILE *f, const struct tb_tts_stats *t);
+void tb_cli_report_tts_json(struct cJSON *root, const struct tb_tts_stats *t);
+
 #endif

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "request.h"
+#include "tts_opts.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/ttsapi.h"
 
@@ -116,4 +117,21 @@ int tb_cli_tts_live_resolve(struct tb_cli_tts_live *t, const char *cmd)
     if (strcmp(t->url, "mock") == 0)
         return 0; /* the built-in mock takes any key, or none */
     return tb_cli_key_load(t->key_file, "--tts-api-key-file", info->key_env, &t->key);
+}
+
+int tb_cli_tts_live_no_model(const struct tb_cli_tts *t, const char *cmd)
+{
+    const char *bad = t->preset != NULL    ? "--tts"
+                      : t->latency != NULL ? "--tts-latency"
+                      : t->rtf_set         ? "--tts-rtf"
+                      : t->connect_set     ? "--tts-connect"
+                      : t->seed_set        ? "--tts-seed"
+                      : t->draws.draws > 0 ? "--tts-draws"
+                                           : NULL;
+    if (bad == NULL)
+        return 0;
+    tb_cli_error("%s: %s models a TTS; with --tts-url the TTS is measured (ask \"what if\" "
+                 "with sim --trace on the recording)",
+                 cmd, bad);
+    return TB_EINVAL;
 }

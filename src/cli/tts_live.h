@@ -45,4 +45,10 @@ int tb_cli_tts_live_option(struct tb_cli_tts_live *t, int c, const char *arg);
  * printed (TB_EINVAL, TB_ETOOBIG, TB_ENOMEM). */
 int tb_cli_tts_live_resolve(struct tb_cli_tts_live *t, const char *cmd);
 
+struct tb_cli_tts;
+/* With --tts-url the TTS is measured, not modelled: an option that sets a
+ * TTS model (--tts, --tts-latency, --tts-rtf, --tts-connect, --tts-seed,
+ * --tts-draws) is a usage error naming it (TB_EINVAL, printed); else 0. */
+int tb_cli_tts_live_no_model(const struct tb_cli_tts *t, const char *cmd);
+
 #endif

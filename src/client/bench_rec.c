@@ -20,6 +20,7 @@
 #include "ttsbuf/bench_rec.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/ttsmeas.h"
 #include "ttsbuf/jsonline.h"
 #include "ttsbuf/reader.h"
 #include "ttsbuf/trace.h"
@@ -47,6 +48,8 @@ void tb_bench_recs_free(struct tb_bench_recs *r)
         return;
     for (size_t i = 0; i < r->n; i++) {
         free(r->v[i].itl);
+        free(r->v[i].tts_fb);
+        free(r->v[i].tts_rtf);
         tb_stream_free(&r->v[i].stream);
     }
     free(r->v);
@@ -87,8 +90,47 @@ struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
     return rec;
 }
 
+int tb_bench_rec_tts(struct tb_bench_rec *rec, const struct tb_tts_log *log)
+{
+    struct tb_tts_stats st;
+    size_t n = log->n > 0 ? log->n : 1;
+    int rc = tb_tts_stats_of(log, &st);
+    if (rc != 0)
+        return rc;
+    free(rec->tts_fb);
+    free(rec->tts_rtf);
+    rec->ntts_fb = rec->ntts_rtf = 0;
+    rec->tts_fb = malloc(n * sizeof(double));
+    rec->tts_rtf = malloc(n * sizeof(double));
+    if (rec->tts_fb == NULL || rec->tts_rtf == NULL)
+        return TB_ENOMEM;
+    /* the samples tb_tts_stats_of takes, in chunk order */
+    for (size_t i = 0; i < log->n; i++) {
+        const struct tb_tts_chunk *c = &log->c[i];
+        double lat, rtf, dur;
+        if (!isnan(c->sent) && !isnan(c->first_byte) && c->first_byte >= c->sent)
+            rec->tts_fb[rec->ntts_fb++] = c->first_byte - c->sent;
+        if (tb_tts_chunk_model(c, &lat, &rtf, &dur) == 0 && dur > 0)
+            rec->tts_rtf[rec->ntts_rtf++] = rtf;
+    }
+    rec->tts = 1;
+    rec->tts_chunks = st.chunks;
+    rec->tts_sent = st.sent;
+    rec->tts_failed = st.failed;
+    rec->tts_canceled = st.canceled;
+    rec->tts_chars = st.chars;
+    rec->tts_audio_s = st.audio_s;
+    return 0;
+}
+
 int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char *err,
                      size_t errlen)
+{
+    return tb_bench_analyze_play(rec, &rec->stream, o, err, errlen);
+}
+
+int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play,
+                          const struct tb_sim_opts *o, char *err, size_t errlen)
 {
     struct tb_sim_result r;
     struct tb_clock clk;
@@ -123,7 +165,7 @@ int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char
         prev = s->ev[i].t;
     }
     tb_clock_virtual_init(&clk);
-    rc = tb_sim_run(s, o, &clk, NULL, NULL, &r, err, errlen);
+    rc = tb_sim_run(play, o, &clk, NULL, NULL, &r, err, errlen);
     if (rc != 0)
         return rc;
     rec->ttft = r.ttft;
@@ -190,6 +232,26 @@ int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m)
     return tb_json_put_line(f, o);
 }
 
+/* A real TTS's "tts" object: the counts and the samples (bench_rec.h). */
+static void write_tts(cJSON *o, const struct tb_bench_rec *r)
+{
+    cJSON *t = cJSON_AddObjectToObject(o, "tts"), *a;
+    if (t == NULL)
+        return;
+    cJSON_AddNumberToObject(t, "chunks", r->tts_chunks);
+    cJSON_AddNumberToObject(t, "sent", r->tts_sent);
+    cJSON_AddNumberToObject(t, "failed", r->tts_failed);
+    cJSON_AddNumberToObject(t, "canceled", r->tts_canceled);
+    cJSON_AddNumberToObject(t, "chars", (double)r->tts_chars);
+    tb_json_add_num(t, "audio_s", r->tts_audio_s);
+    a = cJSON_AddArrayToObject(t, "first_byte_s");
+    for (size_t i = 0; a != NULL && i < r->ntts_fb; i++)
+        cJSON_AddItemToArray(a, tb_json_num(r->tts_fb[i]));
+    a = cJSON_AddArrayToObject(t, "rtf");
+    for (size_t i = 0; a != NULL && i < r->ntts_rtf; i++)
+        cJSON_AddItemToArray(a, tb_json_num(r->tts_rtf[i]));
+}
+
 int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_rec *r,
                        const char *trace)
 {
@@ -241,6 +303,8 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_b
     itl = cJSON_AddArrayToObject(o, "itl_s");
     for (size_t i = 0; itl != NULL && i < r->nitl; i++)
         cJSON_AddItemToArray(itl, tb_json_num(r->itl[i]));
+    if (r->tts)
+        write_tts(o, r); /* only with a real TTS, so that records without one are as before */
     if (trace != NULL)
         cJSON_AddStringToObject(o, "trace", trace);
     return tb_json_put_line(f, o);
@@ -374,6 +438,53 @@ static int rec_level(const cJSON *o, const struct tb_bench_meta *m, int version,
 /* What parse_rec returns when memory ran out (not the file's fault). */
 static const char no_memory[] = "out of memory";
 
+/* A sample array of "tts" (non-negative, finite): *out malloc'd. */
+static const char *read_samples(const cJSON *t, const char *key, double **out, size_t *n)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(t, key), *v;
+    size_t i = 0;
+    if (!cJSON_IsArray(a))
+        return "\"tts\" lacks an array of samples";
+    *n = (size_t)cJSON_GetArraySize(a);
+    *out = malloc((*n + 1) * sizeof(double));
+    if (*out == NULL)
+        return no_memory;
+    cJSON_ArrayForEach(v, a)
+    {
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= TB_TIME_MAX))
+            return "\"tts\" holds a sample that is negative, past 1e9 or not a number";
+        (*out)[i++] = v->valuedouble;
+    }
+    return NULL;
+}
+
+/* A real TTS's "tts" object, read back (absent: none). */
+static const char *read_tts(const cJSON *o, struct tb_bench_rec *r)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "tts");
+    double c[5], audio;
+    static const char *const keys[5] = {"chunks", "sent", "failed", "canceled", "chars"};
+    const char *why;
+    if (t == NULL)
+        return NULL;
+    if (!cJSON_IsObject(t))
+        return "\"tts\" is not an object";
+    for (int i = 0; i < 5; i++)
+        if (get_count(t, keys[i], 0, i < 4 ? 4294967295.0 : 9007199254740992.0, &c[i]) != 0)
+            return "\"tts\" lacks a count (chunks, sent, failed, canceled, chars)";
+    if (get_num(t, "audio_s", 1, &audio) != 0 || audio < 0)
+        return "\"tts\" has no audio_s, or a negative one";
+    r->tts = 1;
+    r->tts_chunks = (uint32_t)c[0];
+    r->tts_sent = (uint32_t)c[1];
+    r->tts_failed = (uint32_t)c[2];
+    r->tts_canceled = (uint32_t)c[3];
+    r->tts_chars = (uint64_t)c[4];
+    r->tts_audio_s = audio;
+    why = read_samples(t, "first_byte_s", &r->tts_fb, &r->ntts_fb);
+    return why != NULL ? why : read_samples(t, "rtf", &r->tts_rtf, &r->ntts_rtf);
+}
+
 /* Fills a record from one line's object; returns a reason or NULL. */
 static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int version,
                              struct tb_bench_rec *r)
@@ -463,8 +574,11 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
     } else {
         r->end = tb_reader_end_kind(r->error, 1, r->events > 0);
     }
-    if ((r->error == 0) != (tb_end_class(r->end) == TB_END_CLASS_COMPLETE))
-        return "\"end\" contradicts \"error\" (a complete end has no error, and only it)";
+    /* a real TTS that failed fails a stream that came whole */
+    if ((r->error == 0 || r->error == TB_READER_TTS) !=
+        (tb_end_class(r->end) == TB_END_CLASS_COMPLETE))
+        return "\"end\" contradicts \"error\" (a complete end has no error but tts, and only "
+               "it)";
     /* A what-if needs the whole answer: a failed request has none, as the
      * writer says (whatever the file holds). */
     if (r->error != 0)
@@ -487,6 +601,11 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
         }
     }
     copy_str(o, "warning", r->warning, sizeof(r->warning));
+    {
+        const char *why = read_tts(o, r);
+        if (why != NULL)
+            return why;
+    }
     if (!cJSON_IsArray(itl))
         return "\"itl_s\" is not an array";
     r->nitl = (size_t)cJSON_GetArraySize(itl);

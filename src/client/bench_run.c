@@ -18,6 +18,7 @@
 #include "bench_priv.h"
 #include "bench_state.h"
 #include "bench_xfer.h"
+#include "bench_tts.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/error.h"
@@ -114,7 +115,7 @@ static void begin_measuring(struct bench *b)
 
 static int finished(const struct bench *b)
 {
-    if (b->warm_left > 0 || b->ninflight > 0 || b->qn > 0)
+    if (b->warm_left > 0 || b->ninflight > 0 || b->qn > 0 || b->njobs > 0)
         return 0;
     return b->stopped || !want_more(b, b->clk.virtual_now) ||
            (b->o->level.mode != TB_BENCH_CLOSED && b->started >= b->target);
@@ -133,6 +134,8 @@ static int wait_ms(struct bench *b, double next_progress, double next_scan)
     if (b->measuring && b->o->level.mode != TB_BENCH_CLOSED && b->warm_left == 0 &&
         b->next_arrival < at && want_more(b, b->next_arrival) && b->started + b->qn < b->target)
         at = b->next_arrival;
+    if (b->ntts > 0 && at > now + 0.001)
+        at = now + 0.001; /* the TTS clients are stepped at each wake-up (bench.h) */
     if (at <= now)
         return 0;
     return (int)ceil((at - now) * 1000.0);
@@ -186,6 +189,9 @@ static int level_open(struct bench *b, const struct tb_bench_opts *o, uint32_t l
     tb_api_http_req(tb_api_info(o->req.api), &o->http, b->headers, &b->http);
     if (tb_secrets_create(&b->secrets) != 0 || tb_http_secrets(&b->http, b->secrets) != 0)
         return TB_ENOMEM;
+    if (o->tts != NULL && o->tts->key != NULL && o->tts->key[0] != '\0' &&
+        tb_secrets_add(b->secrets, o->tts->key, strlen(o->tts->key)) != 0)
+        return TB_ENOMEM;
     b->http.secrets = b->secrets;
     /* The loop watches both itself (tb_bench_xf_stop, every scan and on
      * cancel): no progress callback on every read. */
@@ -198,6 +204,7 @@ static int level_open(struct bench *b, const struct tb_bench_opts *o, uint32_t l
 
 static void level_close(struct bench *b)
 {
+    tb_bench_tts_free(b);
     tb_bench_xf_destroy(b->free_list);
     tb_bench_loop_close(b);
     free(b->headers);
@@ -233,7 +240,8 @@ static int level_run(struct bench *b, char *err, size_t errlen)
             b->stopped = 1;
             b->qn = 0;
             tb_bench_loop_stamp(b);
-            return tb_bench_xf_stop(b, 1);
+            rc = tb_bench_xf_stop(b, 1);
+            return rc != 0 ? rc : tb_bench_tts_cancel(b);
         }
         if (!b->measuring && b->warm_left == 0 && b->ninflight == 0) {
             begin_measuring(b);
@@ -249,6 +257,8 @@ static int level_run(struct bench *b, char *err, size_t errlen)
         tb_bench_loop_timer(b);
         tb_bench_loop_stamp(b);
         rc = tb_bench_xf_drain(b);
+        if (rc == 0 && b->ntts > 0)
+            rc = tb_bench_tts_step(b);
         if (rc == 0 && b->clk.virtual_now >= next_scan) {
             next_scan = b->clk.virtual_now + scan_every;
             rc = tb_bench_xf_stop(b, 0);
@@ -271,6 +281,8 @@ static int cut_inflight(struct bench *b, int rc)
         if (tb_bench_xf_finish(b, x, CURLE_ABORTED_BY_CALLBACK) != 0 && rc == 0)
             rc = TB_ENOMEM;
     }
+    if (b->njobs > 0 && tb_bench_tts_cancel(b) != 0 && rc == 0)
+        rc = TB_ENOMEM;
     return rc;
 }
 

@@ -19,6 +19,8 @@
 #include "ttsbuf/bench.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/reader.h"
+#include "ttsbuf/seg.h"
+#include "ttsbuf/ttsnet.h"
 
 /* Sockets taken per epoll_wait: enough for a whole burst of a thousand
  * streams, so every socket ready at a wake-up gets that wake-up's stamp
@@ -57,6 +59,24 @@ struct xf {
     int running;     /* in the multi handle */
     struct xf *next; /* free list / in-flight list */
     struct xf *prev;
+    /* A real TTS (bench.h): the segmenter, the client, the content not yet
+     * in a chunk (pend[0..npend) starts at content byte seg_from), and the
+     * events fed so far. */
+    struct tb_seg *seg;
+    struct tb_ttsnet *tts;
+    char *pend;
+    size_t npend, pendcap, fed;
+    uint64_t seg_from;
+    int tts_rc; /* the client failed (TB_ENOMEM, TB_EIO), or 0 */
+};
+
+/* A stream whose LLM transfer ended while its TTS still speaks: the
+ * client and the index of its record. */
+struct ttsjob {
+    struct tb_ttsnet *tts;
+    size_t rec;
+    int rc;
+    struct ttsjob *next;
 };
 
 struct bench {
@@ -98,6 +118,9 @@ struct bench {
     int stopped;             /* cancel seen */
     uint64_t held, held_max; /* bytes of streams kept, in flight and recorded
                               * (tb_bench_held), and their cap */
+    struct ttsjob *jobs;     /* a real TTS: the streams still speaking */
+    size_t njobs;
+    size_t ntts; /* TTS clients open (in flight and jobs) */
 };
 
 #endif

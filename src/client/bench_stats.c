@@ -57,6 +57,60 @@ static double value(const struct tb_bench_rec *r, enum tb_bench_metric m)
     }
 }
 
+/* The level's TTS statistics (bench_stats.h): counts summed, samples
+ * pooled.  0 or TB_ENOMEM. */
+static int tts_summary(const struct tb_bench_recs *r, uint32_t level, struct tb_bench_summary *out)
+{
+    struct tb_tts_stats *t = &out->tts_stats;
+    size_t nfb = 0, nrtf = 0, sent = 0;
+    double *fb, *rtf;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct tb_bench_rec *x = &r->v[i];
+        if (x->level != level || !x->tts)
+            continue;
+        out->tts = 1;
+        nfb += x->ntts_fb;
+        nrtf += x->ntts_rtf;
+    }
+    if (!out->tts)
+        return 0;
+    fb = malloc((nfb + 1) * sizeof(double));
+    rtf = malloc((nrtf + 1) * sizeof(double));
+    if (fb == NULL || rtf == NULL) {
+        free(fb);
+        free(rtf);
+        return TB_ENOMEM;
+    }
+    nfb = nrtf = 0;
+    t->audio_s = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct tb_bench_rec *x = &r->v[i];
+        if (x->level != level || !x->tts)
+            continue;
+        if (x->ntts_fb > 0)
+            memcpy(fb + nfb, x->tts_fb, x->ntts_fb * sizeof(double));
+        if (x->ntts_rtf > 0)
+            memcpy(rtf + nrtf, x->tts_rtf, x->ntts_rtf * sizeof(double));
+        nfb += x->ntts_fb;
+        nrtf += x->ntts_rtf;
+        t->chunks += x->tts_chunks;
+        t->sent += x->tts_sent;
+        t->failed += x->tts_failed;
+        t->canceled += x->tts_canceled;
+        t->chars += x->tts_chars;
+        if (x->tts_sent > 0 && !isnan(x->tts_audio_s))
+            t->audio_s += x->tts_audio_s;
+        sent += x->tts_sent;
+    }
+    if (sent == 0)
+        t->audio_s = NAN;
+    tb_stats_of(fb, nfb, &t->first_byte);
+    tb_stats_of(rtf, nrtf, &t->rtf);
+    free(fb);
+    free(rtf);
+    return 0;
+}
+
 int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_bench_summary *out)
 {
     size_t nrec = 0, nitl = 0;
@@ -115,6 +169,8 @@ int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_
         tb_stats_of(v, n, &out->m[m]);
     }
     free(v);
+    if (tts_summary(r, level, out) != 0)
+        return TB_ENOMEM;
     out->gapless_share = out->ok > 0 ? (double)out->gapless / (double)out->ok : 0;
     out->success_share = out->requests > 0 ? (double)out->ok / (double)out->requests : 0;
     out->span = out->requests > 0 && t1 > t0 ? t1 - t0 : 0;

@@ -10,6 +10,7 @@
 
 #include "bench_loop.h"
 #include "bench_xfer.h"
+#include "bench_tts.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 
@@ -84,6 +85,9 @@ void tb_bench_xf_destroy(struct xf *x)
         struct xf *nx = x->next;
         tb_reader_free(&x->rd);
         tb_stream_free(&x->stream);
+        tb_ttsnet_destroy(x->tts);
+        tb_seg_destroy(x->seg);
+        free(x->pend);
         free(x->body);
         free(x);
         x = nx;
@@ -143,6 +147,13 @@ int tb_bench_xf_start(struct bench *b, double t_sched, char *err, size_t errlen)
     x->stream.usage_tokens = -1;
     x->rd.secrets = b->secrets; /* what the server says is masked as it is kept */
     tb_reader_begin(&x->rd, &x->stream, x->t_start);
+    if (!warm && o->tts != NULL) {
+        rc = tb_bench_tts_open(b, x, err, errlen);
+        if (rc != 0) {
+            put_xf(b, x);
+            return rc;
+        }
+    }
     rc = tb_http_xfer_begin(&x->hx, &x->q, &b->clk, tb_reader_feed, &x->rd, &x->hr);
     if (rc == 0)
         curl_easy_setopt(x->hx.h, CURLOPT_PRIVATE, (void *)x);
@@ -152,6 +163,7 @@ int tb_bench_xf_start(struct bench *b, double t_sched, char *err, size_t errlen)
         rc = tb_seterr(err, errlen, TB_EIO, "libcurl would not add a transfer");
     }
     if (rc != 0) {
+        tb_bench_tts_drop(b, x);
         put_xf(b, x);
         return rc;
     }
@@ -191,6 +203,7 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
     if (!x->warm) {
         rec = tb_bench_recs_add(b->out);
         if (rec == NULL) {
+            tb_bench_tts_drop(b, x);
             rc = TB_ENOMEM;
         } else {
             rec->level = b->level;
@@ -217,6 +230,8 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             }
             rec->surrogates_replaced = tb_api_replaced(x->rd.parser);
             x->stream.usage_tokens = rec->usage_tokens;
+            /* The last chunks go to the TTS (the stream is whole now). */
+            rc = tb_bench_tts_close(b, x, b->out->n - 1);
             /* The record takes the stream; the transfer starts a new one. */
             rec->stream = x->stream;
             tb_stream_init(&x->stream);

@@ -1,0 +1,82 @@
+/*
+ * bench_tts.c - `ttsbuf bench --tts-url` (see bench_tts.h).
+ */
+#include "bench_tts.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "replay.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/seg.h"
+
+void tb_cli_bench_tts_opts(const struct tb_cli_bench *a, const char *base, struct tb_ttsnet_opts *o,
+                           struct tb_sim_opts *sim)
+{
+    int mock = strcmp(a->tl.url, "mock") == 0;
+    tb_ttsnet_opts_init(o);
+    o->api = a->tl.api;
+    o->url = mock ? base : a->tl.url;
+    o->key = a->tl.key;
+    o->model = a->tl.model;
+    o->voice = a->tl.voice;
+    o->rate = a->tl.rate;
+    o->concurrency = a->c.tts.conc_set ? a->c.tts.concurrency : 1;
+    o->idle_timeout = a->tl.idle;
+    o->total_timeout = a->tl.timeout;
+    o->connect_timeout = a->q.connect;
+    o->insecure = a->q.insecure;
+    o->mock = mock;
+    sim->play.tts_concurrency = 0; /* measured, not modelled */
+}
+
+/* One record: its stream played with the measured TTS. */
+static int replay_one(struct tb_bench_rec *rec, const struct tb_sim_opts *base)
+{
+    struct tb_sim_opts o = *base;
+    struct tb_cli_replay rp;
+    const struct tb_stream *play;
+    double ttft = rec->ttft, dec = rec->decode_tps, decu = rec->decode_tps_usage;
+    char name[64], err[512];
+    int rc;
+    snprintf(name, sizeof(name), "bench: request %llu", (unsigned long long)rec->id);
+    o.voice = NULL;
+    rc = tb_cli_replay_prepare(&rp, &rec->stream, &o, 0, name, &play);
+    if (rc == 0) {
+        rc = rp.failed != NULL && rp.upto.n == 0
+                 ? TB_EEMPTY
+                 : tb_bench_analyze_play(rec, play, &o, err, sizeof(err));
+        if (rc == TB_EEMPTY) {
+            /* nothing played (no content, or chunk 1 failed): no audio */
+            rec->ttfa = rec->gap_total = rec->gap_max = NAN;
+            rec->gap_llm = rec->gap_tts = rec->min_tps = rec->speedup = NAN;
+            rec->underruns = 0;
+            rc = 0;
+        } else if (rc != 0 && rp.mismatch[0] != '\0') {
+            tb_cli_error("%s: replaying the measured TTS: %s", name, rp.mismatch);
+        } else if (rc != 0) {
+            tb_cli_error("%s: replaying the measured TTS: %s", name, err);
+        } else {
+            rc = tb_cli_replay_check(&rp, name, tb_seg_policy_name(o.seg.policy));
+        }
+    }
+    if (rp.failed != NULL) {
+        /* the speech ended there; the LLM side is the whole stream's */
+        rec->ttft = ttft;
+        rec->decode_tps = dec;
+        rec->decode_tps_usage = decu;
+    }
+    tb_cli_replay_free(&rp);
+    return rc == 0 || rc == TB_ENOMEM ? rc : TB_EIO;
+}
+
+int tb_cli_bench_tts_replay(struct tb_bench_recs *r, size_t from, const struct tb_sim_opts *o)
+{
+    int rc = 0;
+    for (size_t i = from; rc == 0 && i < r->n; i++)
+        if (r->v[i].stream.tts != NULL)
+            rc = replay_one(&r->v[i], o);
+    return rc;
+}

@@ -1,0 +1,28 @@
+/*
+ * bench_tts.h - `ttsbuf bench --tts-url`: the TTS client's options from
+ * --tts-*, and each stream's measured TTS replayed in place of the model
+ * for its record's numbers (bench_tts.c), as run and sim --trace do
+ * (replay.h).  Steps answer as cli.h says.
+ */
+#ifndef TTSBUF_CLI_BENCH_TTS_H
+#define TTSBUF_CLI_BENCH_TTS_H
+
+#include <stddef.h>
+
+#include "bench_opts.h"
+#include "ttsbuf/bench.h"
+#include "ttsbuf/ttsnet.h"
+
+/* The client's options (*o) from a's --tts-* (base: the built-in mock's
+ * root for --tts-url mock); the streams' model options (*sim) lose the
+ * model's TTS stage. */
+void tb_cli_bench_tts_opts(const struct tb_cli_bench *a, const char *base, struct tb_ttsnet_opts *o,
+                           struct tb_sim_opts *sim);
+
+/* Every record from `from` on with a measured TTS (stream.tts) analysed
+ * again with it replayed (replay.h, on the options o), the LLM side
+ * (TTFT, decode rates) of a stream whose speech ended at a failed chunk
+ * kept from the whole stream.  0, or an error printed. */
+int tb_cli_bench_tts_replay(struct tb_bench_recs *r, size_t from, const struct tb_sim_opts *o);
+
+#endif

@@ -1,0 +1,225 @@
+/*
+ * bench_tts.c - a real TTS per `ttsbuf bench` stream (see bench.h): each
+ * stream's segmenter and TTS client on the level's loop thread, the
+ * streams still speaking once their LLM transfer ended, and their logs
+ * moved into the records.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow.h"
+#include "bench_tts.h"
+#include "ttsbuf/error.h"
+
+/* The segmenter closed a chunk: its text, pend[0 .. end - seg_from), goes
+ * to the stream's client now. */
+static void on_chunk(void *ud, const struct tb_chunk *ch)
+{
+    struct xf *x = ud;
+    size_t len = (size_t)(ch->end - x->seg_from);
+    int rc;
+    if (len > x->npend)
+        len = x->npend;
+    rc = x->tts_rc == 0 ? tb_ttsnet_submit(x->tts, x->pend, len) : 0;
+    if (rc == TB_ENOMEM)
+        x->tts_rc = rc;
+    /* TB_EINVAL: the client stopped (a chunk failed, cancel): not sent;
+     * TB_ETOOBIG cannot be (a chunk is the stream's own text) */
+    memmove(x->pend, x->pend + len, x->npend - len);
+    x->npend -= len;
+    x->seg_from = ch->end;
+}
+
+/* The content events that came since the last feed, to the segmenter at
+ * their arrival times; then its timer at `now` (the stream's time). */
+static void feed(struct xf *x, double now)
+{
+    const struct tb_stream *s = &x->stream;
+    for (; x->fed < s->n && x->tts_rc == 0; x->fed++) {
+        const struct tb_event *e = &s->ev[x->fed];
+        if (e->kind != TB_KIND_CONTENT || e->len == 0)
+            continue;
+        if (x->npend + e->len > x->pendcap) {
+            size_t nc = (x->npend + e->len) * 2;
+            char *np = realloc(x->pend, nc);
+            if (np == NULL) {
+                x->tts_rc = TB_ENOMEM;
+                return;
+            }
+            x->pend = np;
+            x->pendcap = nc;
+        }
+        memcpy(x->pend + x->npend, s->text + e->off, e->len);
+        x->npend += e->len;
+        tb_seg_feed_at(x->seg, e->t, s->text + e->off, e->len, on_chunk, x);
+    }
+    if (x->tts_rc == 0 && !isinf(tb_seg_deadline(x->seg)))
+        tb_seg_tick(x->seg, now, on_chunk, x);
+}
+
+int tb_bench_tts_open(struct bench *b, struct xf *x, char *err, size_t errlen)
+{
+    struct tb_ttsnet_opts to = *b->o->tts;
+    int rc;
+    if (x->seg == NULL) {
+        rc = tb_seg_create(&b->o->sim.seg, &x->seg);
+        if (rc != 0)
+            return tb_seterr(err, errlen, rc, "the chunk policy: %s", tb_strerror(rc));
+    }
+    tb_seg_reset(x->seg);
+    x->npend = 0;
+    x->fed = 0;
+    x->seg_from = 0;
+    x->tts_rc = 0;
+    to.clock = &b->mono;
+    to.origin = x->t_start;
+    to.secrets = b->secrets;
+    to.on_audio = NULL;
+    to.on_end = NULL;
+    to.ud = NULL;
+    to.cancel = NULL; /* the loop cancels (tb_bench_tts_cancel) */
+    rc = tb_ttsnet_create(&to, &x->tts, err, errlen);
+    if (rc == 0)
+        b->ntts++;
+    return rc;
+}
+
+/* The record of a stream whose TTS is over: its log, and a failed chunk
+ * as the record's error when the stream had none. */
+static int conclude(struct bench *b, struct tb_ttsnet *c, size_t ri, int crc)
+{
+    struct tb_bench_rec *rec = &b->out->v[ri];
+    struct tb_tts_log *log = malloc(sizeof(*log));
+    uint32_t j = tb_ttsnet_failed(c);
+    if (log == NULL)
+        return TB_ENOMEM;
+    tb_ttsnet_take_log(c, log);
+    rec->stream.tts = log;
+    if (tb_bench_rec_tts(rec, log) != 0)
+        return TB_ENOMEM;
+    if (rec->error != 0)
+        return 0;
+    if (crc != 0) {
+        rec->error = TB_READER_TTS;
+        snprintf(rec->message, sizeof(rec->message), "the TTS client failed: %s", tb_strerror(crc));
+    } else if (j > 0 && j <= log->n) {
+        const struct tb_tts_chunk *k = &log->c[j - 1];
+        char st[24] = "";
+        if (k->status != 0)
+            snprintf(st, sizeof(st), " %ld", k->status);
+        rec->error = TB_READER_TTS;
+        snprintf(rec->message, sizeof(rec->message), "TTS chunk %u: %s%s%s%.200s", j,
+                 tb_tts_fail_name(k->fail), st, k->message[0] ? ": " : "", k->message);
+    } else if (b->stopped) {
+        /* the stream came whole, its speech was cut by the cancel */
+        for (size_t i = 0; i < log->n && rec->error == 0; i++)
+            if (log->c[i].fail == TB_TTS_CANCELED) {
+                rec->error = TB_READER_TTS;
+                snprintf(rec->message, sizeof(rec->message),
+                         "TTS chunk %zu: canceled: interrupted before its audio ended", i + 1);
+            }
+    }
+    if (rec->error != 0)
+        b->errors++;
+    return 0;
+}
+
+int tb_bench_tts_close(struct bench *b, struct xf *x, size_t ri)
+{
+    struct ttsjob *j;
+    int rc;
+    if (x->tts == NULL)
+        return 0;
+    feed(x, b->clk.virtual_now - x->t_start);
+    if (x->tts_rc == 0)
+        tb_seg_finish(x->seg, on_chunk, x);
+    j = calloc(1, sizeof(*j));
+    if (j == NULL) {
+        tb_ttsnet_cancel(x->tts);
+        rc = conclude(b, x->tts, ri, TB_ENOMEM);
+        tb_ttsnet_destroy(x->tts);
+        x->tts = NULL;
+        b->ntts--;
+        return rc != 0 ? rc : TB_ENOMEM;
+    }
+    j->tts = x->tts;
+    j->rec = ri;
+    j->rc = x->tts_rc;
+    j->next = b->jobs;
+    b->jobs = j;
+    b->njobs++;
+    x->tts = NULL;
+    return 0;
+}
+
+void tb_bench_tts_drop(struct bench *b, struct xf *x)
+{
+    if (x->tts == NULL)
+        return;
+    tb_ttsnet_destroy(x->tts);
+    x->tts = NULL;
+    b->ntts--;
+}
+
+int tb_bench_tts_step(struct bench *b)
+{
+    struct ttsjob **pp = &b->jobs;
+    int rc = 0;
+    for (struct xf *x = b->inflight; x != NULL; x = x->next) {
+        if (x->tts == NULL)
+            continue;
+        feed(x, b->clk.virtual_now - x->t_start);
+        if (x->tts_rc == 0) {
+            int n = tb_ttsnet_step(x->tts, 0);
+            if (n < 0) {
+                x->tts_rc = n;
+                tb_ttsnet_cancel(x->tts);
+            }
+        }
+    }
+    while (*pp != NULL) {
+        struct ttsjob *j = *pp;
+        int n = j->rc == 0 ? tb_ttsnet_step(j->tts, 0) : 0;
+        if (n < 0) {
+            j->rc = n;
+            tb_ttsnet_cancel(j->tts);
+            n = 0;
+        }
+        if (n > 0) {
+            pp = &j->next;
+            continue;
+        }
+        if (j->rc == 0)
+            n = tb_ttsnet_finish(j->tts, INFINITY); /* every chunk ended: returns at once */
+        if (j->rc != 0)
+            tb_ttsnet_cancel(j->tts);
+        if (rc == 0)
+            rc = conclude(b, j->tts, j->rec, j->rc != 0 ? j->rc : n < 0 ? n : 0);
+        tb_ttsnet_destroy(j->tts);
+        *pp = j->next;
+        free(j);
+        b->njobs--;
+        b->ntts--;
+    }
+    return rc;
+}
+
+int tb_bench_tts_cancel(struct bench *b)
+{
+    for (struct ttsjob *j = b->jobs; j != NULL; j = j->next)
+        tb_ttsnet_cancel(j->tts);
+    return tb_bench_tts_step(b);
+}
+
+void tb_bench_tts_free(struct bench *b)
+{
+    while (b->jobs != NULL) {
+        struct ttsjob *j = b->jobs;
+        b->jobs = j->next;
+        tb_ttsnet_destroy(j->tts);
+        free(j);
+    }
+    b->njobs = 0;
+}

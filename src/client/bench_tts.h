@@ -1,0 +1,31 @@
+/*
+ * bench_tts.h - private to libttsbuf: a real TTS per `ttsbuf bench`
+ * stream (bench_tts.c, bench.h): each stream's segmenter and TTS client on
+ * the level's loop thread, and the streams still speaking once their LLM
+ * transfer ended.
+ *
+ * Threads: the thread that called tb_bench_run.
+ */
+#ifndef TTSBUF_BENCH_TTS_H
+#define TTSBUF_BENCH_TTS_H
+
+#include <stddef.h>
+
+#include "bench_state.h"
+
+/* open: the stream's
+ * segmenter and client, as it starts (0, or an error in err); close: its
+ * LLM transfer ended and its record is b->out->v[rec]: the last chunks
+ * go, and the client speaks on as a job (0 or TB_ENOMEM); drop: a stream
+ * that never started; step: at each wake-up, new events to the
+ * segmenters, every client stepped without waiting, the jobs whose
+ * chunks all ended concluded into their records (0 or TB_ENOMEM);
+ * cancel: every job stopped and concluded; free: the jobs left. */
+int tb_bench_tts_open(struct bench *b, struct xf *x, char *err, size_t errlen);
+int tb_bench_tts_close(struct bench *b, struct xf *x, size_t rec);
+void tb_bench_tts_drop(struct bench *b, struct xf *x);
+int tb_bench_tts_step(struct bench *b);
+int tb_bench_tts_cancel(struct bench *b);
+void tb_bench_tts_free(struct bench *b);
+
+#endif

@@ -1,0 +1,539 @@
+/*
+ * test_ttsbench.c - `ttsbuf bench --tts-url`: a real TTS per stream, end
+ * to end, against `ttsbuf serve` started as a process on loopback (its
+ * LLM routes and its mock TTS): the measured first-byte latencies against
+ * the mock's schedule, each stream's numbers against `sim --trace` of its
+ * trace, the TTS's failures as failed streams, the key, the refusals.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests.h"
+
+static const char *const dialects[] = {"openai", "elevenlabs", "deepgram", "cartesia"};
+
+/* A short answer (about 1 s of tokens, three sentences) for each stream. */
+#define SHORT "--synth tps=40,ttft=0.2,tokens=40,seed=3"
+
+static int serve_pid;
+
+/* `ttsbuf serve --listen 127.0.0.1:PORT SHORT ARGS` in the background. */
+static int serve_start(const char *args, int *port)
+{
+    char cmd[2048];
+    pid_t pid;
+    *port = tb_test_free_port();
+    snprintf(cmd, sizeof(cmd), "exec %s serve --listen 127.0.0.1:%d " SHORT " %s 2>/dev/null",
+             tb_test_bin(), *port, args);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    serve_pid = (int)pid;
+    tb_test_wait_port(*port);
+    return (int)pid;
+}
+
+static void serve_stop(int pid)
+{
+    int st;
+    kill((pid_t)pid, SIGINT);
+    waitpid((pid_t)pid, &st, 0);
+    serve_pid = 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (serve_pid > 0)
+        serve_stop(serve_pid);
+    return 0;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* The lines of a JSONL file, parsed (owned: cJSON_Delete each). */
+static size_t jsonl(const char *path, cJSON **out, size_t max)
+{
+    char *text = tb_test_slurp_text(path, NULL), *save = NULL;
+    size_t n = 0;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL && n < max;
+         line = strtok_r(NULL, "\n", &save))
+        if ((out[n] = cJSON_Parse(line)) != NULL)
+            n++;
+    free(text);
+    return n;
+}
+
+static void free_all(cJSON **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        cJSON_Delete(v[i]);
+}
+
+/* bench against the server on port: `bench ... --out dir EXTRA`, the exit
+ * code asserted. */
+static void bench(int port, const char *dir, const char *extra, int code)
+{
+    char args[2048], cmd[2300];
+    struct tb_test_out o;
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    tb_test_sh(cmd);
+    snprintf(args, sizeof(args),
+             "bench --base-url http://127.0.0.1:%d/v1 --model m --tts-url http://127.0.0.1:%d "
+             "--out %s -q %s",
+             port, port, dir, extra);
+    o = tb_test_run(args);
+    if (o.code != code)
+        fail_msg("bench exited %d (want %d): %s", o.code, code, o.se);
+    tb_test_out_free(&o);
+}
+
+/* The worst |first_byte - sent - lat| over the "tts" lines of a trace,
+ * and how many chunks had a first byte. */
+static double worst_latency(const char *trace, double lat, size_t *voiced)
+{
+    cJSON *lines[128];
+    size_t n = jsonl(trace, lines, 128);
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(lines[i], "tts");
+        if (t == NULL || cJSON_GetObjectItemCaseSensitive(t, "chunk") == NULL)
+            continue;
+        if (!isnan(num(t, "first_byte"))) {
+            double e = fabs(num(t, "first_byte") - num(t, "sent") - lat);
+            worst = e > worst ? e : worst;
+            (*voiced)++;
+        }
+    }
+    free_all(lines, n);
+    return worst;
+}
+
+/* sim's report and the record agree on key: the same double, as sim's
+ * report prints it (cJSON: 15 significant digits when they read back
+ * within its compare_double, else 17; the records always read back
+ * bit-identical). */
+static void same(const cJSON *sim, const cJSON *rec, const char *key)
+{
+    char buf[64];
+    double r = num(rec, key);
+    snprintf(buf, sizeof(buf), "%.15g", r);
+    if (r != num(sim, key) && strtod(buf, NULL) != num(sim, key))
+        fail_msg("%s: sim --trace %.17g, the record %.17g", key, num(sim, key), r);
+}
+
+/* The trace named by a record, in dir. */
+static void trace_of(const char *dir, const cJSON *rec, char *path, size_t len)
+{
+    snprintf(path, len, "%s/%s", dir, str(rec, "trace"));
+}
+
+/* (a) Each dialect, three streams (one at a time: the mock synthesizes one
+ * request at a time on its eSpeak NG thread, and a request whose first
+ * byte falls due while another's audio is made waits for it), against serve
+ * --tts-latency 0.5: every chunk's first byte within 5 ms of the mock's
+ * 0.5 s (20 ms sanitized; 3 attempts on a noisy machine), and each
+ * stream's numbers exactly what `sim --trace` of its trace gives. */
+static void latency_and_replay_each_dialect(void **state)
+{
+    int port, pid;
+    (void)state;
+    pid = serve_start("--tts-latency 0.5", &port);
+    for (size_t d = 0; d < sizeof(dialects) / sizeof(dialects[0]); d++) {
+        const double tol = 0.005 * TB_TEST_TIME_SCALE;
+        double worst = INFINITY;
+        for (int attempt = 0; attempt < 3 && worst > tol; attempt++) {
+            char dir[256], extra[256], path[512];
+            cJSON *recs[16];
+            size_t n, voiced = 0;
+            snprintf(dir, sizeof(dir), "/tmp/ttsbuf-ttsbench-a-%d", (int)getpid());
+            snprintf(extra, sizeof(extra), "-c 1 --requests 3 --tts-api %s", dialects[d]);
+            bench(port, dir, extra, 0);
+            snprintf(path, sizeof(path), "%s/records.jsonl", dir);
+            n = jsonl(path, recs, 16);
+            assert_int_equal(n, 4); /* the header and 3 records */
+            worst = 0;
+            for (size_t i = 1; i < n; i++) {
+                char args[1024];
+                cJSON *sim;
+                double w;
+                assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(recs[i], "error")));
+                trace_of(dir, recs[i], path, sizeof(path));
+                w = worst_latency(path, 0.5, &voiced);
+                worst = w > worst ? w : worst;
+                snprintf(args, sizeof(args), "sim --trace %s --json", path);
+                sim = tb_test_run_json(NULL, args, 0);
+                assert_string_equal(str(sim, "tts_source"), "measured");
+                same(sim, recs[i], "ttfa_s");
+                same(sim, recs[i], "underruns");
+                same(sim, recs[i], "gap_total_s");
+                same(sim, recs[i], "gap_max_s");
+                same(sim, recs[i], "min_tps");
+                cJSON_Delete(sim);
+            }
+            assert_true(voiced >= 6);
+            if (worst > tol)
+                print_message("%s: a first byte %.4f s off the mock's 0.5 s\n", dialects[d], worst);
+            free_all(recs, n);
+            snprintf(path, sizeof(path), "rm -rf %s", dir);
+            tb_test_sh(path);
+        }
+        if (worst > tol)
+            fail_msg("%s: no bench with every first byte within %g s of 0.5 s", dialects[d], tol);
+    }
+    serve_stop(pid);
+}
+
+/* The records of dir (header first). */
+static size_t records(const char *dir, cJSON **recs, size_t max)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/records.jsonl", dir);
+    return jsonl(path, recs, max);
+}
+
+/* (b) A TTS fault fails exactly the streams it hits, with the kind "tts"
+ * and a message naming the chunk, the TTS's kind, its status and the
+ * provider's message; what was measured is kept (the trace holds every
+ * event and the failed chunk's record).  A status 500 and a cut for
+ * every request; then a 3 s first byte for the 4th TTS request only
+ * (streams one at a time, 3 chunks each) with a 1 s idle timeout: only
+ * the second stream fails. */
+static void fault_fails_those_streams(void **state)
+{
+    static const struct {
+        const char *serve, *client, *msg;
+        int code;
+        int failed[3];
+    } rows[] = {
+        {"--tts-fault status@500",
+         "",
+         "TTS chunk 1: http 500: Internal Server Error (ttsbuf fault status@500)",
+         3,
+         {1, 1, 1}},
+        {"", "--tts-model tts-1+cut@0.5", "TTS chunk 1: cut", 3, {1, 1, 1}},
+        {"--tts-latency list:LIST", "--tts-idle-timeout 1", "TTS chunk 1: timeout", 0, {0, 1, 0}},
+    };
+    char list[256], dir[256];
+    FILE *f;
+    (void)state;
+    snprintf(list, sizeof(list), "/tmp/ttsbuf-ttsbench-list-%d", (int)getpid());
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-ttsbench-b-%d", (int)getpid());
+    f = fopen(list, "w");
+    assert_non_null(f);
+    fprintf(f, "0.05\n0.05\n0.05\n3\n0.05\n0.05\n0.05\n0.05\n0.05\n0.05\n0.05\n0.05\n");
+    fclose(f);
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char sargs[512], extra[512], path[512];
+        const char *at = strstr(rows[i].serve, "LIST");
+        cJSON *recs[16];
+        size_t n;
+        int port, pid;
+        if (at != NULL)
+            snprintf(sargs, sizeof(sargs), "%.*s%s", (int)(at - rows[i].serve), rows[i].serve,
+                     list);
+        else
+            snprintf(sargs, sizeof(sargs), "%s", rows[i].serve);
+        pid = serve_start(sargs, &port);
+        snprintf(extra, sizeof(extra), "-c 1 --requests 3 %s --require errors=3", rows[i].client);
+        bench(port, dir, extra, rows[i].code);
+        serve_stop(pid);
+        n = records(dir, recs, 16);
+        assert_int_equal(n, 4);
+        for (size_t k = 1; k < n; k++) {
+            const cJSON *e = cJSON_GetObjectItemCaseSensitive(recs[k], "error");
+            int id = (int)num(recs[k], "id");
+            assert_true(id >= 0 && id < 3);
+            if (!rows[i].failed[id]) {
+                assert_true(cJSON_IsNull(e));
+                continue;
+            }
+            assert_string_equal(str(e, "kind"), "tts");
+            if (strstr(str(e, "message"), rows[i].msg) == NULL)
+                fail_msg("row %zu: message '%s', want '%s'", i, str(e, "message"), rows[i].msg);
+            /* everything measured is kept: the 40 events and the record */
+            trace_of(dir, recs[k], path, sizeof(path));
+            {
+                char *t = tb_test_slurp_str(path), *p;
+                size_t events = 0;
+                for (p = t; (p = strstr(p, "{\"t\":")) != NULL; p++)
+                    events++;
+                assert_int_equal(events, 40);
+                assert_non_null(strstr(t, "\"tts\":{\"chunk\":1,"));
+                free(t);
+            }
+        }
+        free_all(recs, n);
+    }
+    {
+        char cmd[600];
+        snprintf(cmd, sizeof(cmd), "rm -rf %s %s", dir, list);
+        tb_test_sh(cmd);
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The p-th percentile of sorted v[0..n), interpolated linearly. */
+static double pct(const double *v, size_t n, double p)
+{
+    double pos = p / 100.0 * (double)(n - 1), lo = floor(pos);
+    if ((size_t)lo >= n - 1)
+        return v[n - 1];
+    return v[(size_t)lo] + (v[(size_t)lo + 1] - v[(size_t)lo]) * (pos - lo);
+}
+
+/* a == b as cJSON prints a double (15 digits when they read back within
+ * an ulp or so, its compare_double). */
+static int near(double a, double b)
+{
+    return fabs(a - b) <= 1e-14 * fabs(b);
+}
+
+/* A level's statistics block against the pooled samples. */
+static void block_is(const cJSON *blk, double *v, size_t n)
+{
+    qsort(v, n, sizeof(double), cmp_double);
+    assert_true(num(blk, "count") == (double)n);
+    assert_true(n > 0);
+    assert_true(near(num(blk, "min"), v[0]));
+    assert_true(near(num(blk, "max"), v[n - 1]));
+    assert_true(near(num(blk, "p50"), pct(v, n, 50)));
+    assert_true(near(num(blk, "p95"), pct(v, n, 95)));
+}
+
+/* (c) The per-level TTS statistics are a recomputation from the records:
+ * counts summed, first-byte latencies and real-time factors pooled; and
+ * each record's latencies are its trace's chunks' first byte - sent. */
+static void level_stats_from_records(void **state)
+{
+    char dir[256], path[512], args[1024];
+    cJSON *sum, *recs[16];
+    const cJSON *lv, *ts;
+    double fb[256], rtf[256], chunks = 0, sent = 0, chars = 0, audio = 0;
+    size_t nfb = 0, nrtf = 0, n;
+    int port, pid;
+    (void)state;
+    pid = serve_start("--tts-latency uniform:0.05..0.3 --tts-rtf 0.05", &port);
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-ttsbench-c-%d", (int)getpid());
+    snprintf(path, sizeof(path), "rm -rf %s", dir);
+    tb_test_sh(path);
+    snprintf(args, sizeof(args),
+             "bench --base-url http://127.0.0.1:%d/v1 --model m --tts-url http://127.0.0.1:%d "
+             "--tts-api deepgram --tts-concurrency 2 -c 2 --requests 4 --out %s --json",
+             port, port, dir);
+    sum = tb_test_run_json(NULL, args, 0);
+    serve_stop(pid);
+    lv = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sum, "levels"), 0);
+    ts = cJSON_GetObjectItemCaseSensitive(lv, "tts_stats");
+    assert_true(cJSON_IsObject(ts));
+    n = records(dir, recs, 16);
+    assert_int_equal(n, 5);
+    for (size_t i = 1; i < n; i++) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(recs[i], "tts"), *v;
+        cJSON *lines[128];
+        size_t nl, k = 0;
+        assert_true(cJSON_IsObject(t));
+        chunks += num(t, "chunks");
+        sent += num(t, "sent");
+        chars += num(t, "chars");
+        audio += num(t, "audio_s");
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(t, "first_byte_s"))
+        {
+            assert_true(nfb < 256);
+            fb[nfb++] = v->valuedouble;
+        }
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(t, "rtf"))
+        {
+            assert_true(nrtf < 256);
+            rtf[nrtf++] = v->valuedouble;
+        }
+        /* the record's samples are its trace's chunks' */
+        trace_of(dir, recs[i], path, sizeof(path));
+        nl = jsonl(path, lines, 128);
+        v = cJSON_GetObjectItemCaseSensitive(t, "first_byte_s");
+        for (size_t j = 0; j < nl; j++) {
+            const cJSON *c = cJSON_GetObjectItemCaseSensitive(lines[j], "tts");
+            if (c == NULL || cJSON_GetObjectItemCaseSensitive(c, "chunk") == NULL)
+                continue;
+            assert_true(num(c, "first_byte") - num(c, "sent") ==
+                        cJSON_GetArrayItem(v, (int)k)->valuedouble);
+            k++;
+        }
+        assert_int_equal(k, (size_t)cJSON_GetArraySize(v));
+        free_all(lines, nl);
+    }
+    assert_true(num(ts, "chunks") == chunks);
+    assert_true(num(ts, "sent") == sent);
+    assert_true(num(ts, "chars") == chars);
+    assert_true(fabs(num(ts, "audio_s") - audio) <= 1e-9);
+    assert_true(num(ts, "failed") == 0);
+    block_is(cJSON_GetObjectItemCaseSensitive(ts, "first_byte_s"), fb, nfb);
+    block_is(cJSON_GetObjectItemCaseSensitive(ts, "rtf"), rtf, nrtf);
+    assert_true(nfb >= 8);
+    free_all(recs, n);
+    cJSON_Delete(sum);
+    snprintf(path, sizeof(path), "rm -rf %s", dir);
+    tb_test_sh(path);
+}
+
+/* (d) The TTS key: sent in the dialect's header (serve refuses a wrong
+ * one), never in an output, a trace or a record. */
+static void key_kept_secret(void **state)
+{
+    const char *key = "sk-ttsbench-SECRET-4242-abcdefgh";
+    char kf[256], args[1024], dir[256], cmd[1024];
+    int port, pid;
+    FILE *f;
+    (void)state;
+    snprintf(kf, sizeof(kf), "/tmp/ttsbuf-ttsbench-key-%d", (int)getpid());
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-ttsbench-d-%d", (int)getpid());
+    f = fopen(kf, "w");
+    assert_non_null(f);
+    fprintf(f, "%s\n", key);
+    fclose(f);
+    snprintf(args, sizeof(args), "--tts-api-key-file %s", kf);
+    pid = serve_start(args, &port);
+    for (size_t d = 0; d < sizeof(dialects) / sizeof(dialects[0]); d++) {
+        struct tb_test_out o;
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        tb_test_sh(cmd);
+        snprintf(args, sizeof(args),
+                 "bench --base-url http://127.0.0.1:%d/v1 --model m --tts-url "
+                 "http://127.0.0.1:%d --tts-api %s --tts-api-key-file %s -c 2 --requests 2 "
+                 "--out %s --json",
+                 port, port, dialects[d], kf, dir);
+        o = tb_test_run(args);
+        if (o.code != 0)
+            fail_msg("%s: exit %d: %s", dialects[d], o.code, o.se);
+        assert_null(strstr(o.so, "SECRET"));
+        assert_null(strstr(o.se, "SECRET"));
+        tb_test_out_free(&o);
+        snprintf(cmd, sizeof(cmd), "grep -r SECRET %s", dir);
+        assert_int_equal(tb_test_sh(cmd), 1); /* nothing found */
+        /* a wrong key: each stream fails with the provider's 401, no key */
+        snprintf(args, sizeof(args),
+                 "env %s_API_KEY=sk-wrong-SECRET-9999 %s bench --base-url "
+                 "http://127.0.0.1:%d/v1 --model m --tts-url http://127.0.0.1:%d --tts-api %s "
+                 "-c 1 --requests 1 --out %s --force --json >%s.out 2>&1",
+                 d == 0   ? "OPENAI"
+                 : d == 1 ? "ELEVENLABS"
+                 : d == 2 ? "DEEPGRAM"
+                          : "CARTESIA",
+                 tb_test_bin(), port, port, dialects[d], dir, dir);
+        assert_int_equal(tb_test_sh(args), 3);
+        snprintf(cmd, sizeof(cmd), "grep -q 'http 401' %s.out", dir);
+        assert_int_equal(tb_test_sh(cmd), 0);
+        snprintf(cmd, sizeof(cmd), "grep -r SECRET %s %s.out", dir, dir);
+        assert_int_equal(tb_test_sh(cmd), 1);
+    }
+    serve_stop(pid);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s %s.out %s", dir, dir, kf);
+    tb_test_sh(cmd);
+}
+
+/* SIGINT while the TTS stalls: bench stops, exit 3, and every stream is
+ * recorded; a stream that came whole but whose speech the interrupt cut
+ * is failed (tts, "canceled: interrupted"), never ok. */
+static void interrupt_cuts_speech(void **state)
+{
+    char dir[256], cmd[1024];
+    cJSON *recs[16];
+    size_t n, cut = 0;
+    int port, pid;
+    (void)state;
+    pid = serve_start("--tts-fault stall", &port);
+    snprintf(dir, sizeof(dir), "/tmp/ttsbuf-ttsbench-i-%d", (int)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "rm -rf %s; timeout --preserve-status -s INT 2 %s bench --base-url "
+             "http://127.0.0.1:%d/v1 --model m "
+             "--tts-url http://127.0.0.1:%d -c 2 --requests 3 --out %s -q 2>/dev/null",
+             dir, tb_test_bin(), port, port, dir);
+    assert_int_equal(tb_test_sh(cmd), 3);
+    serve_stop(pid);
+    n = records(dir, recs, 16);
+    assert_true(n >= 3);
+    for (size_t i = 1; i < n; i++) {
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(recs[i], "error");
+        assert_true(cJSON_IsObject(e));
+        if (strcmp(str(e, "kind"), "tts") == 0) {
+            assert_non_null(strstr(str(e, "message"), "canceled: interrupted"));
+            cut++;
+        }
+        assert_true(num(cJSON_GetObjectItemCaseSensitive(recs[i], "tts"), "canceled") >= 1);
+    }
+    assert_true(cut >= 1);
+    free_all(recs, n);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    tb_test_sh(cmd);
+}
+
+/* (e) What the command line refuses, each with one line naming it. */
+static void usage_refusals(void **state)
+{
+    (void)state;
+    tb_test_expect_error("bench --mock --tts-url mock --tts-latency 0.2", 2,
+                         "bench: --tts-latency models a TTS");
+    tb_test_expect_error("bench --mock --tts-url mock --tts-seed 3", 2, "--tts-seed models a TTS");
+    tb_test_expect_error("bench --mock --tts-url mock --tts-rtf 2", 2, "--tts-rtf models a TTS");
+    tb_test_expect_error("bench --mock --tts-voice alloy", 2, "go with --tts-url");
+    tb_test_expect_error("bench --mock --tts-url mock --tts-api openai --tts-sample-rate 16000", 2,
+                         "openai does not take 16000 Hz");
+    tb_test_expect_error("bench --mock --tts-url mock --tts-api klingon", 2,
+                         "--tts-api: 'klingon' is not");
+    tb_test_expect_error("bench --base-url http://127.0.0.1:9/v1 --model m --tts-url mock", 2,
+                         "--tts-url mock is the built-in mock's TTS");
+    tb_test_expect_error("bench --mock --tts-url mock --html /tmp/x.html", 2,
+                         "bench does not keep the TTS's audio");
+}
+
+/* The built-in mock's TTS with bench --mock: measured, and said so. */
+static void builtin_mock(void **state)
+{
+    cJSON *j;
+    const cJSON *l;
+    (void)state;
+    j = tb_test_run_json(
+        NULL, "bench --mock -c 2 --requests 2 --tts-url mock --tts-api cartesia --json", 0);
+    l = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "levels"), 0);
+    assert_non_null(l);
+    assert_true(num(l, "ok") == 2);
+    cJSON_Delete(j);
+}
+
+int tb_test_ttsbench(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(latency_and_replay_each_dialect, teardown),
+        cmocka_unit_test_teardown(fault_fails_those_streams, teardown),
+        cmocka_unit_test_teardown(level_stats_from_records, teardown),
+        cmocka_unit_test_teardown(key_kept_secret, teardown),
+        cmocka_unit_test_teardown(interrupt_cuts_speech, teardown),
+        cmocka_unit_test_teardown(usage_refusals, teardown),
+        cmocka_unit_test_teardown(builtin_mock, teardown),
+    };
+    return TB_RUN_GROUP("ttsbench", tests);
+}
