@@ -511,6 +511,49 @@ static void usage_refusals(void **state)
 }
 
 /* The built-in mock's TTS with bench --mock: measured, and said so. */
+/* The records' header says the TTS was measured and which (tts_live),
+ * and merge refuses a shard spoken by another TTS. */
+static void header_names_the_tts(void **state)
+{
+    char d[2][128], args[512];
+    cJSON *h[4];
+    const cJSON *o, *t;
+    struct tb_test_out out;
+    size_t n;
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        snprintf(d[i], sizeof(d[i]), "/tmp/ttsbuf-ttsbench-h%d-%d", i, (int)getpid());
+        snprintf(args, sizeof(args),
+                 "bench --mock -c 1 --requests 2 --shard %d/2 --tts-url mock --tts-api %s "
+                 "--out %s -q",
+                 i, i == 0 ? "openai" : "deepgram", d[i]);
+        out = tb_test_run(args);
+        assert_int_equal(out.code, 0);
+        tb_test_out_free(&out);
+    }
+    snprintf(args, sizeof(args), "%s/records-0-of-2.jsonl", d[0]);
+    n = jsonl(args, h, 4);
+    assert_true(n >= 1);
+    o = cJSON_GetObjectItemCaseSensitive(h[0], "options");
+    assert_string_equal(str(o, "voice_model"), "measured");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "tts_latency_s")));
+    t = cJSON_GetObjectItemCaseSensitive(o, "tts_live");
+    assert_string_equal(str(t, "api"), "openai");
+    assert_string_equal(str(t, "url"), "mock");
+    assert_true(num(t, "sample_rate") == 24000 && num(t, "concurrency") == 1);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "mock")));
+    free_all(h, n);
+    snprintf(args, sizeof(args), "merge %s %s", d[0], d[1]);
+    out = tb_test_run(args);
+    if (out.code != 2 || strstr(out.se, "option tts_live") == NULL)
+        fail_msg("merge of two TTS: exit %d, '%s'", out.code, out.se);
+    tb_test_out_free(&out);
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof(args), "rm -rf %s", d[i]);
+        tb_test_sh(args);
+    }
+}
+
 static void builtin_mock(void **state)
 {
     cJSON *j;
@@ -532,6 +575,7 @@ int tb_test_ttsbench(void)
         cmocka_unit_test_teardown(level_stats_from_records, teardown),
         cmocka_unit_test_teardown(key_kept_secret, teardown),
         cmocka_unit_test_teardown(interrupt_cuts_speech, teardown),
+        cmocka_unit_test_teardown(header_names_the_tts, teardown),
         cmocka_unit_test_teardown(usage_refusals, teardown),
         cmocka_unit_test_teardown(builtin_mock, teardown),
     };

@@ -7,10 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cJSON.h>
+
 #include "cli.h"
 #include "replay.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/http.h"
 #include "ttsbuf/seg.h"
+#include "ttsbuf/ttsapi.h"
 
 void tb_cli_bench_tts_opts(const struct tb_cli_bench *a, const char *base, struct tb_ttsnet_opts *o,
                            struct tb_sim_opts *sim)
@@ -30,6 +34,57 @@ void tb_cli_bench_tts_opts(const struct tb_cli_bench *a, const char *base, struc
     o->insecure = a->q.insecure;
     o->mock = mock;
     sim->play.tts_concurrency = 0; /* measured, not modelled */
+}
+
+/* A name, or null for none (Deepgram's voice is its model). */
+static cJSON *str_or_null(cJSON *o, const char *key, const char *v)
+{
+    return v != NULL && v[0] != '\0' ? cJSON_AddStringToObject(o, key, v)
+                                     : cJSON_AddNullToObject(o, key);
+}
+
+int tb_cli_bench_tts_meta(struct tb_bench_meta *m, const struct tb_cli_bench *a, const char *base)
+{
+    const struct tb_ttsapi_info *info = tb_ttsapi_info(a->tl.api);
+    int mock = strcmp(a->tl.url, "mock") == 0;
+    cJSON *j = cJSON_Parse(m->options), *t = NULL;
+    char url[512], *out = NULL;
+    int ok;
+    tb_http_redact(mock ? base : a->tl.url, strlen(mock ? base : a->tl.url), url, sizeof(url));
+    ok = j != NULL && info != NULL;
+    if (ok) {
+        cJSON_DeleteItemFromObjectCaseSensitive(j, "voice_model");
+        cJSON_DeleteItemFromObjectCaseSensitive(j, "tts_latency_s");
+        ok = cJSON_AddNullToObject(j, "tts_latency_s") != NULL &&
+             cJSON_AddStringToObject(j, "voice_model", "measured") != NULL &&
+             (t = cJSON_AddObjectToObject(j, "tts_live")) != NULL;
+    }
+    ok = ok && cJSON_AddStringToObject(t, "api", info->name) != NULL &&
+         cJSON_AddStringToObject(t, "url", mock ? "mock" : url) != NULL &&
+         str_or_null(t, "model", a->tl.model != NULL ? a->tl.model : info->model) != NULL &&
+         str_or_null(t, "voice", a->tl.voice != NULL ? a->tl.voice : info->voice) != NULL &&
+         cJSON_AddNumberToObject(t, "sample_rate", a->tl.rate != 0 ? a->tl.rate : TB_TTSAPI_RATE) !=
+             NULL &&
+         cJSON_AddNumberToObject(t, "concurrency",
+                                 a->c.tts.conc_set ? (double)a->c.tts.concurrency : 1) != NULL &&
+         cJSON_AddBoolToObject(t, "mock", mock) != NULL &&
+         (out = cJSON_PrintUnformatted(j)) != NULL;
+    cJSON_Delete(j);
+    if (!ok) {
+        cJSON_free(out);
+        tb_cli_error("out of memory");
+        return TB_ENOMEM;
+    }
+    if (strlen(out) >= sizeof(m->options)) {
+        cJSON_free(out);
+        tb_cli_error("bench: the options with the TTS take more than %zu bytes of JSON (a long "
+                     "--tts-url?)",
+                     sizeof(m->options) - 1);
+        return TB_EINVAL;
+    }
+    snprintf(m->options, sizeof(m->options), "%s", out);
+    cJSON_free(out);
+    return 0;
 }
 
 /* One record: its stream played with the measured TTS. */

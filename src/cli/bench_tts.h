@@ -19,6 +19,14 @@
 void tb_cli_bench_tts_opts(const struct tb_cli_bench *a, const char *base, struct tb_ttsnet_opts *o,
                            struct tb_sim_opts *sim);
 
+/* The run's options (m->options, JSON) say the TTS was measured, not
+ * modelled: voice_model "measured", tts_latency_s null, and "tts_live"
+ * the TTS asked for (api, url redacted or "mock" for the built-in
+ * mock's, whose port differs by shard, model, voice, sample_rate,
+ * concurrency, mock), so merge refuses shards of another TTS and compare
+ * names it.  base as above.  0, or an error printed. */
+int tb_cli_bench_tts_meta(struct tb_bench_meta *m, const struct tb_cli_bench *a, const char *base);
+
 /* Every record from `from` on with a measured TTS (stream.tts) analysed
  * again with it replayed (replay.h, on the options o), the LLM side
  * (TTFT, decode rates) of a stream whose speech ended at a failed chunk
