@@ -54,6 +54,7 @@ static const struct {
     {"ttsdraws", tb_test_ttsdraws},
     {"ttstrace", tb_test_ttstrace},
     {"ttslive", tb_test_ttslive},
+    {"ttsws", tb_test_ttsws},
     {"sweep", tb_test_sweep},
     {"svg", tb_test_svg},
     {"docs", tb_test_docs},
