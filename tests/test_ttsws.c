@@ -202,6 +202,7 @@ static void elevenlabs_stream_input(void **state)
     assert_non_null(strstr(l.url, "/v1/text-to-speech/"));
     assert_non_null(strstr(l.url, "/stream-input?model_id="));
     assert_non_null(strstr(l.url, "output_format=pcm_24000"));
+    assert_non_null(strstr(l.url, "inactivity_timeout=180"));
     log = peer_log();
     e = cJSON_GetArrayItem(log, 0);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(e, "key_ok")));
@@ -329,6 +330,46 @@ static void faults(void **state)
     fault(TB_TTSWS_CARTESIA, "cartesia", "error", TB_TTS_HTTP, 404, "voice not found");
     fault(TB_TTSWS_ELEVENLABS, "elevenlabs", "cut", TB_TTS_CUT, 0, "closed mid-audio");
     fault(TB_TTSWS_CARTESIA, "cartesia", "cut", TB_TTS_CUT, 0, "closed mid-audio");
+}
+
+/* The provider closed the connection between chunks (ElevenLabs does
+ * after its inactivity timeout): chunk 1 complete, chunk 2, submitted
+ * later, ends "transport" saying the connection had closed, with its
+ * close code and reason. */
+static void closed_between_chunks(void **state)
+{
+    static const char *const d[] = {"elevenlabs", "cartesia"};
+    (void)state;
+    if (!have_node())
+        skip();
+    for (int api = 0; api < 2; api++) {
+        struct tb_ttsnet_opts o;
+        struct tb_ttsws *c = NULL;
+        struct tb_tts_log l;
+        char err[256];
+        peer_start(d[api], "close");
+        tb_ttsnet_opts_init(&o);
+        o.url = P.base;
+        o.key = KEY;
+        o.idle_timeout = 5;
+        assert_int_equal(tb_ttsws_create(api, &o, &c, err, sizeof(err)), 0);
+        assert_int_equal(tb_ttsws_submit(c, TEXTS[0], strlen(TEXTS[0])), 0);
+        for (int k = 0; k < 200 && tb_ttsws_step(c, 10) > 0; k++)
+            ;
+        assert_int_equal(tb_ttsws_log(c)->c[0].fail, TB_TTS_OK);
+        for (int k = 0; k < 20; k++) /* 200 ms: the close comes at 20 */
+            tb_ttsws_step(c, 10);
+        assert_int_equal(tb_ttsws_submit(c, TEXTS[1], strlen(TEXTS[1])), 0);
+        assert_int_equal(tb_ttsws_finish(c, 1e9), 0);
+        tb_ttsws_take_log(c, &l);
+        tb_ttsws_destroy(c);
+        if (l.c[1].fail != TB_TTS_TRANSPORT || strstr(l.c[1].message, "had closed") == NULL ||
+            strstr(l.c[1].message, "1000: inactivity") == NULL)
+            fail_msg("%s: chunk 2 ended %s (%s)", d[api], tb_tts_fail_name(l.c[1].fail),
+                     l.c[1].message);
+        tb_tts_log_free(&l);
+        peer_stop(NULL);
+    }
 }
 
 /* Nobody listening: "transport"; bad options: TB_EINVAL with a reason. */
@@ -476,6 +517,7 @@ int tb_test_ttsws(void)
         cmocka_unit_test_teardown(elevenlabs_stream_input, peer_stop),
         cmocka_unit_test_teardown(cartesia_contexts, peer_stop),
         cmocka_unit_test_teardown(faults, peer_stop),
+        cmocka_unit_test_teardown(closed_between_chunks, peer_stop),
         cmocka_unit_test(no_server_and_bad_options),
         cmocka_unit_test_teardown(run_records_and_sim_replays, peer_stop),
     };

@@ -9,7 +9,10 @@
  * documented protocol with its source and date):
  *
  *   elevenlabs-ws  GET {base}/v1/text-to-speech/{voice}/stream-input
- *                      ?model_id=M&output_format=pcm_R  (upgraded)
+ *                      ?model_id=M&output_format=pcm_R
+ *                      &inactivity_timeout=180  (upgraded; 180 s, the most
+ *                      the provider allows, not its 20: a slow LLM between
+ *                      chunks must not close the stream)
  *                  xi-api-key: $ELEVENLABS_API_KEY (the handshake's header)
  *                  first {"text": " "}; chunk j {"text": "TEXT ", "flush":
  *                  true}; the end {"text": ""}.  Answers {"audio": base64
@@ -52,7 +55,8 @@
  *               (the close code and reason in the message);
  *   "timeout"   no audio for idle_timeout, or the chunk's total_timeout,
  *               or no upgrade within connect_timeout;
- *   "transport" refused, DNS, TLS: no connection;
+ *   "transport" refused, DNS, TLS: no connection; or the connection had
+ *               closed (the provider ended it) before the chunk was sent;
  *   "canceled"  as ttsnet.h.
  * A failed chunk ends the run's speech as in ttsnet.h.
  *

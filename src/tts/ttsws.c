@@ -564,9 +564,7 @@ static void bad_message(struct tb_ttsws *c, const char *what, const char *data, 
     char raw[80], head[80];
     size_t k = len < sizeof(raw) - 1 ? len : sizeof(raw) - 1;
     if (j == 0)
-        j = c->next < c->log.n || c->log.n == 0 ? 0 : (uint32_t)c->log.n;
-    if (j == 0 || c->state[j - 1] == ENDED)
-        return;
+        return; /* between chunks: nothing of a chunk's is lost or misread */
     memcpy(raw, data != NULL ? data : "", data != NULL ? k : 0);
     raw[data != NULL ? k : 0] = '\0';
     tb_utf8_copy(head, sizeof(head), raw);
@@ -602,6 +600,13 @@ static void provider_error(struct tb_ttsws *c, const cJSON *o)
         conclude(c, j, TB_TTS_HTTP, status, "the provider's error: %s", line);
 }
 
+/* An "error" field that says something (not null, not false). */
+static int has_error(const cJSON *o)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
+    return e != NULL && !cJSON_IsNull(e) && !cJSON_IsFalse(e);
+}
+
 static void on_elevenlabs(struct tb_ttsws *c, const cJSON *o, double t)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "audio");
@@ -609,7 +614,7 @@ static void on_elevenlabs(struct tb_ttsws *c, const cJSON *o, double t)
     const cJSON *al = cJSON_GetObjectItemCaseSensitive(o, "alignment");
     const cJSON *chars = al != NULL ? cJSON_GetObjectItemCaseSensitive(al, "chars") : NULL;
     uint32_t j = oldest_flying(c);
-    if (cJSON_GetObjectItemCaseSensitive(o, "error") != NULL ||
+    if (has_error(o) ||
         (a == NULL && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "message")))) {
         provider_error(c, o);
         return;
@@ -670,7 +675,7 @@ static void on_cartesia(struct tb_ttsws *c, const cJSON *o, double t)
         }
         j = (uint32_t)f;
     }
-    if (strcmp(type, "error") == 0 || cJSON_GetObjectItemCaseSensitive(o, "error") != NULL) {
+    if (strcmp(type, "error") == 0 || has_error(o)) {
         provider_error(c, o);
     } else if (strcmp(type, "chunk") == 0) {
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "data");
@@ -753,6 +758,15 @@ static void handle(struct tb_ttsws *c, struct ev *e)
     }
     case EV_CLOSED: {
         char why[200];
+        if (oldest_flying(c) == 0) {
+            /* Between chunks (an idle connection the provider ended):
+             * the next chunk cannot be sent. */
+            snprintf(why, sizeof(why), "the WebSocket connection had closed (code %ld%s%s)",
+                     e->status, e->data != NULL && e->data[0] ? ": " : "",
+                     e->data != NULL ? e->data : "");
+            conn_down(c, TB_TTS_TRANSPORT, 0, why);
+            break;
+        }
         if (e->status != 0)
             snprintf(why, sizeof(why), "the connection closed mid-audio (code %ld%s%s)", e->status,
                      e->data != NULL && e->data[0] ? ": " : "", e->data != NULL ? e->data : "");
@@ -1115,7 +1129,8 @@ static int start(struct tb_ttsws *c, const char *url, int insecure, char *err, s
         if (c->path != NULL) {
             if (c->api == TB_TTSWS_ELEVENLABS)
                 snprintf(c->path, need,
-                         "%s/v1/text-to-speech/%s/stream-input?model_id=%s&output_format=pcm_%u",
+                         "%s/v1/text-to-speech/%s/stream-input?model_id=%s&output_format=pcm_%u"
+                         "&inactivity_timeout=180",
                          base_path, ev, em, c->rate);
             else
                 snprintf(c->path, need, "%s/tts/websocket?cartesia_version=%s", base_path,

@@ -7,7 +7,8 @@
 //
 //   node tts-ws-peer.mjs PORT DIALECT MODE LOGFILE
 //   DIALECT  elevenlabs | cartesia
-//   MODE     ok | refuse | binary | badjson | cut | error
+//   MODE     ok | refuse | binary | badjson | cut | error | close (ends the
+//            connection, 1000 "inactivity", 20 ms after the first chunk's audio)
 // The key the client should send is in PEER_KEY (never written to the
 // log: the log says whether it came, and where).  Listens on 127.0.0.1.
 import http from 'node:http';
@@ -116,6 +117,7 @@ function answer(ws, t, shape, after) {
       ws.send(shape(pcm(), chars.slice(half)));
       if (after) after();
       done();
+      if (mode === 'close') setTimeout(() => ws.close(1000, 'inactivity'), 20);
     }, 10);
   }, LAT);
   return p;
