@@ -585,11 +585,11 @@ static void provider_error(struct tb_ttsws *c, const cJSON *o)
         st = cJSON_GetObjectItemCaseSensitive(o, "code");
     if (cJSON_IsNumber(st) && st->valuedouble >= 0 && st->valuedouble < 1000)
         status = (long)st->valuedouble;
-    if (cJSON_IsString(m) && cJSON_IsString(e))
+    if (m != NULL && e != NULL && cJSON_IsString(m) && cJSON_IsString(e))
         snprintf(line, sizeof(line), "%s: %s", e->valuestring, m->valuestring);
-    else if (cJSON_IsString(e))
+    else if (e != NULL && cJSON_IsString(e))
         snprintf(line, sizeof(line), "%s", e->valuestring);
-    else if (cJSON_IsString(m))
+    else if (m != NULL && cJSON_IsString(m))
         snprintf(line, sizeof(line), "%s", m->valuestring);
     else {
         char *s = cJSON_PrintUnformatted(o);
@@ -619,7 +619,7 @@ static void on_elevenlabs(struct tb_ttsws *c, const cJSON *o, double t)
         provider_error(c, o);
         return;
     }
-    if (cJSON_IsString(a) && a->valuestring[0] != '\0') {
+    if (a != NULL && cJSON_IsString(a) && a->valuestring[0] != '\0') {
         unsigned char *pcm;
         long k = b64(a->valuestring, &pcm);
         if (k < 0) {
@@ -663,7 +663,7 @@ static void on_cartesia(struct tb_ttsws *c, const cJSON *o, double t)
 {
     const cJSON *ty = cJSON_GetObjectItemCaseSensitive(o, "type");
     const cJSON *fid = cJSON_GetObjectItemCaseSensitive(o, "flush_id");
-    const char *type = cJSON_IsString(ty) ? ty->valuestring : "";
+    const char *type = ty != NULL && cJSON_IsString(ty) ? ty->valuestring : "";
     uint32_t j = oldest_flying(c);
     if (cJSON_IsNumber(fid)) {
         double f = fid->valuedouble;
@@ -681,7 +681,7 @@ static void on_cartesia(struct tb_ttsws *c, const cJSON *o, double t)
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "data");
         unsigned char *pcm;
         long k;
-        if (!cJSON_IsString(d)) {
+        if (d == NULL || !cJSON_IsString(d)) {
             bad_message(c, "a chunk message without data", NULL, 0);
             return;
         }
@@ -834,7 +834,7 @@ static int send_one(struct tb_ttsws *c, size_t i)
     if (c->api == TB_TTSWS_ELEVENLABS) {
         cJSON *o = cJSON_CreateObject();
         if (r->len == 0 || text[r->len - 1] != ' ')
-            strcat(text, " ");
+            memcpy(text + r->len, " ", 2); /* text has len + 2 bytes */
         if (o != NULL) {
             cJSON_AddStringToObject(o, "text", text);
             cJSON_AddBoolToObject(o, "flush", 1);
