@@ -42,6 +42,9 @@ PKGS     += portaudio-2.0
 # libsamplerate: the mock TTS of `serve` resamples eSpeak NG's 22050 Hz
 # speech to the rate a request asks for.
 PKGS     += samplerate
+# libwebsockets: the WebSocket TTS dialects (src/tts/ttsws.c); curl in
+# Debian 12 is built without WebSocket support.
+PKGS     += libwebsockets
 # sonic (libsonic-dev) stretches speech to the rate model's durations; it
 # ships no pkg-config file.
 NOPC_LIBS := -lsonic

@@ -56,6 +56,7 @@ static const struct {
     {"ttslive", tb_test_ttslive},
     {"ttsfault", tb_test_ttsfault},
     {"ttsbench", tb_test_ttsbench},
+    {"ttsws", tb_test_ttsws},
     {"sweep", tb_test_sweep},
     {"svg", tb_test_svg},
     {"docs", tb_test_docs},

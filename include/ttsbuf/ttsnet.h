@@ -78,6 +78,9 @@ typedef void (*tb_ttsnet_end_fn)(void *ud, uint32_t j, const struct tb_tts_chunk
 
 struct tb_ttsnet_opts {
     int api;                /* enum tb_ttsapi (ttsapi.h) */
+    int ws;                 /* 0: HTTP; 1 + enum tb_ttsws_api: that WebSocket
+                             * dialect (ttsws.h), every call of the client
+                             * then goes to a tb_ttsws (api is not read) */
     const char *url;        /* the provider's base URL ("https://api.openai.com",
                              * "http://127.0.0.1:PORT"); the dialect appends
                              * its path */

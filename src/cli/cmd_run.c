@@ -299,6 +299,7 @@ static void tts_opts(struct run *x)
     int mock = strcmp(a->tl.url, "mock") == 0;
     tb_ttsnet_opts_init(o);
     o->api = a->tl.api;
+    o->ws = a->tl.ws;
     o->url = mock ? x->tts_base : a->tl.url;
     o->key = a->tl.key;
     o->model = a->tl.model;

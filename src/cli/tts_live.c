@@ -11,6 +11,7 @@
 #include "tts_opts.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/ttsapi.h"
+#include "ttsbuf/ttsws.h"
 
 #define TTS_TIMEOUT_DEFAULT 60.0
 #define TTS_IDLE_DEFAULT 15.0
@@ -33,8 +34,15 @@ const struct tb_optdoc tb_opt_tts_live[TB_CLI_TTS_LIVE_ROWS_N + 1] = {
     {"tts-api", TB_O_TTS_API, "API",
      "the TTS dialect: openai (POST /v1/audio/speech, default), elevenlabs (POST "
      "/v1/text-to-speech/VOICE/stream), deepgram (POST /v1/speak) or cartesia (POST /tts/bytes); "
-     "raw 16-bit PCM in each",
-     NULL},
+     "raw 16-bit PCM in each; elevenlabs-ws or cartesia-ws: the same providers' WebSocket input "
+     "streaming",
+     "elevenlabs-ws opens wss://.../v1/text-to-speech/VOICE/stream-input and sends each chunk "
+     "as a text message with flush: true; cartesia-ws opens wss://.../tts/websocket and sends "
+     "each chunk on one context with continue: true, then a flush. One connection per stream, "
+     "opened as the run starts; sent is when the chunk's message was written, and its audio is "
+     "told apart by the protocol's own markers (ElevenLabs' alignment characters, Cartesia's "
+     "flush_id). The key, and the dialect's other options, are the HTTP dialect's. The built-in "
+     "mock does not speak them (LIMITS)."},
     {"tts-model", TB_O_TTS_MODEL, "NAME", "the TTS model (default: the dialect's, ttsbuf(1))",
      NULL},
     {"tts-voice", TB_O_TTS_VOICE, "NAME",
@@ -82,8 +90,15 @@ int tb_cli_tts_live_option(struct tb_cli_tts_live *t, int c, const char *arg)
     case TB_O_TTS_KEYFILE: t->key_file = arg; return 0;
     case TB_O_TTS_API:
         t->api = tb_ttsapi_parse(arg);
+        t->ws = 0;
+        if (t->api < 0 && tb_ttsws_parse(arg) >= 0) {
+            t->ws = 1 + tb_ttsws_parse(arg);
+            t->api = tb_ttsws_base_api(t->ws - 1);
+        }
         if (t->api < 0) {
-            tb_cli_error("--tts-api: '%s' is not openai, elevenlabs, deepgram or cartesia", arg);
+            tb_cli_error("--tts-api: '%s' is not openai, elevenlabs, deepgram, cartesia, "
+                         "elevenlabs-ws or cartesia-ws",
+                         arg);
             return TB_EINVAL;
         }
         return 0;
@@ -111,7 +126,14 @@ int tb_cli_tts_live_resolve(struct tb_cli_tts_live *t, const char *cmd)
         return 0;
     }
     if (t->rate != 0 && !tb_ttsapi_rate_ok(t->api, t->rate)) {
-        tb_cli_error("--tts-sample-rate: %s does not take %u Hz", info->name, t->rate);
+        tb_cli_error("--tts-sample-rate: %s does not take %u Hz",
+                     t->ws ? tb_ttsws_name(t->ws - 1) : info->name, t->rate);
+        return TB_EINVAL;
+    }
+    if (t->ws && strcmp(t->url, "mock") == 0) {
+        tb_cli_error("--tts-url mock: the built-in mock speaks the HTTP dialects only; %s needs "
+                     "the provider's URL (wss://...) or a WebSocket server's (ws://HOST:PORT)",
+                     tb_ttsws_name(t->ws - 1));
         return TB_EINVAL;
     }
     if (strcmp(t->url, "mock") == 0)

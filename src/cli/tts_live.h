@@ -28,7 +28,11 @@ extern const struct tb_optdoc tb_opt_tts_live[TB_CLI_TTS_LIVE_ROWS_N + 1];
 struct tb_cli_tts_live {
     const char *url; /* --tts-url, or NULL: no live TTS ("mock": the
                       * built-in mock's TTS) */
-    int api;         /* --tts-api (enum tb_ttsapi; default openai) */
+    int api;         /* --tts-api (enum tb_ttsapi; default openai); for a
+                      * WebSocket dialect, the HTTP one it shares its key,
+                      * defaults and rates with */
+    int ws;          /* 0: HTTP; 1 + enum tb_ttsws_api (--tts-api
+                      * elevenlabs-ws, cartesia-ws) */
     const char *model, *voice, *key_file;
     unsigned rate;        /* --tts-sample-rate (0: the dialect's default) */
     double timeout, idle; /* per chunk, seconds */

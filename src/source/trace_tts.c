@@ -28,7 +28,8 @@
 #define CONC_MAX 1024
 #define BYTES_MAX 9007199254740992.0 /* 2^53: every whole number a double holds */
 
-static const char *const apis[] = {"openai", "elevenlabs", "deepgram", "cartesia"};
+static const char *const apis[] = {"openai",   "elevenlabs",    "deepgram",
+                                   "cartesia", "elevenlabs-ws", "cartesia-ws"};
 
 int tb_trace_tts_api_known(const char *name)
 {

@@ -26,6 +26,7 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/stream.h"
 #include "ttsbuf/ttsapi.h"
+#include "ttsbuf/ttsws.h"
 #include "ttsbuf/utf8.h"
 
 /* A chunk's state in the client. */
@@ -46,6 +47,7 @@ struct slot {
 };
 
 struct tb_ttsnet {
+    struct tb_ttsws *ws; /* a WebSocket dialect's client: every call goes there */
     int api;
     char *url, *key, *model, *voice; /* copies; key zeroed when freed */
     unsigned rate;
@@ -174,6 +176,18 @@ int tb_ttsnet_create(const struct tb_ttsnet_opts *o, struct tb_ttsnet **out, cha
     struct tb_ttsnet *c;
     int rc = TB_ENOMEM;
     *out = NULL;
+    if (o->ws != 0) {
+        c = calloc(1, sizeof(*c));
+        if (c == NULL)
+            return TB_ENOMEM;
+        rc = tb_ttsws_create(o->ws - 1, o, &c->ws, err, errlen);
+        if (rc != 0) {
+            free(c);
+            return rc;
+        }
+        *out = c;
+        return 0;
+    }
     if (o->url == NULL || o->url[0] == '\0')
         return tb_seterr(err, errlen, TB_EINVAL, "no TTS URL (the provider's base URL)");
     if (tb_ttsapi_info(o->api) == NULL)
@@ -262,6 +276,11 @@ void tb_ttsnet_destroy(struct tb_ttsnet *c)
 {
     if (c == NULL)
         return;
+    if (c->ws != NULL) {
+        tb_ttsws_destroy(c->ws);
+        free(c);
+        return;
+    }
     for (int i = 0; c->slots != NULL && i < c->n; i++)
         slot_drop(c, &c->slots[i]);
     if (c->m != NULL)
@@ -507,6 +526,8 @@ int tb_ttsnet_submit(struct tb_ttsnet *c, const char *text, size_t len)
 {
     struct tb_tts_chunk *r;
     int rc;
+    if (c->ws != NULL)
+        return tb_ttsws_submit(c->ws, text, len);
     if (c->closed || (text == NULL && len > 0))
         return TB_EINVAL;
     if (len > TB_EVENT_TEXT_MAX)
@@ -617,6 +638,8 @@ static int multi_failed(struct tb_ttsnet *c, CURLMcode mc)
 
 int tb_ttsnet_step(struct tb_ttsnet *c, int timeout_ms)
 {
+    if (c->ws != NULL)
+        return tb_ttsws_step(c->ws, timeout_ms);
     return tb_ttsnet_step_fd(c, -1, timeout_ms);
 }
 
@@ -625,6 +648,8 @@ int tb_ttsnet_step_fd(struct tb_ttsnet *c, int fd, int timeout_ms)
     struct curl_waitfd extra = {fd, CURL_WAIT_POLLIN, 0};
     CURLMcode mc;
     int running = 0, wait, rc;
+    if (c->ws != NULL)
+        return tb_ttsws_step_fd(c->ws, fd, timeout_ms);
     if (c->cancel != NULL && atomic_load_explicit(c->cancel, memory_order_relaxed) &&
         !c->stopping) {
         tb_ttsnet_cancel(c);
@@ -663,6 +688,8 @@ int tb_ttsnet_step_fd(struct tb_ttsnet *c, int fd, int timeout_ms)
 
 int tb_ttsnet_finish(struct tb_ttsnet *c, double deadline)
 {
+    if (c->ws != NULL)
+        return tb_ttsws_finish(c->ws, deadline);
     c->closed = 1;
     while (c->ended < c->log.n) {
         double left = deadline - now(c);
@@ -684,6 +711,10 @@ int tb_ttsnet_finish(struct tb_ttsnet *c, double deadline)
 
 void tb_ttsnet_cancel(struct tb_ttsnet *c)
 {
+    if (c->ws != NULL) {
+        tb_ttsws_cancel(c->ws);
+        return;
+    }
     c->closed = 1;
     c->stopping = 1;
     for (int k = 0; k < c->n; k++)
@@ -694,11 +725,17 @@ void tb_ttsnet_cancel(struct tb_ttsnet *c)
 
 const struct tb_tts_log *tb_ttsnet_log(const struct tb_ttsnet *c)
 {
+    if (c->ws != NULL)
+        return tb_ttsws_log(c->ws);
     return &c->log;
 }
 
 void tb_ttsnet_take_log(struct tb_ttsnet *c, struct tb_tts_log *out)
 {
+    if (c->ws != NULL) {
+        tb_ttsws_take_log(c->ws, out);
+        return;
+    }
     for (int k = 0; k < c->n; k++)
         slot_drop(c, &c->slots[k]);
     c->closed = 1;
@@ -710,5 +747,7 @@ void tb_ttsnet_take_log(struct tb_ttsnet *c, struct tb_tts_log *out)
 
 uint32_t tb_ttsnet_failed(const struct tb_ttsnet *c)
 {
+    if (c->ws != NULL)
+        return tb_ttsws_failed(c->ws);
     return c->failed;
 }

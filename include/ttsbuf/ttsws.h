@@ -1,0 +1,132 @@
+/*
+ * ttsws.h - a real TTS in the loop over the providers' WebSocket input
+ * streaming: one connection per stream, each chunk of text written to it
+ * as a message, its audio read back and attributed to it by the
+ * protocol's own markers, and what happened recorded in a struct
+ * tb_tts_log (ttsmeas.h), as the HTTP client (ttsnet.h) records it.
+ *
+ * The dialects (the fixtures tests/data/ttsapi/DIALECT.json keep the
+ * documented protocol with its source and date):
+ *
+ *   elevenlabs-ws  GET {base}/v1/text-to-speech/{voice}/stream-input
+ *                      ?model_id=M&output_format=pcm_R
+ *                      &inactivity_timeout=180  (upgraded; 180 s, the most
+ *                      the provider allows, not its 20: a slow LLM between
+ *                      chunks must not close the stream)
+ *                  xi-api-key: $ELEVENLABS_API_KEY (the handshake's header)
+ *                  first {"text": " "}; chunk j {"text": "TEXT ", "flush":
+ *                  true}; the end {"text": ""}.  Answers {"audio": base64
+ *                  PCM, "alignment": {"chars": [...]}}; the audio is in
+ *                  text order, and a message's alignment names the
+ *                  characters it speaks, so chunk j's audio is the
+ *                  messages up to the one whose alignment reaches chunk
+ *                  j's last non-blank character (blanks are not
+ *                  counted: the provider may drop or add them).
+ *   cartesia-ws    GET {base}/tts/websocket?cartesia_version=V (upgraded)
+ *                  X-API-Key: $CARTESIA_API_KEY, Cartesia-Version: V
+ *                  one context per stream; chunk j {"model_id",
+ *                  "transcript": TEXT, "voice", "output_format" (raw
+ *                  pcm_s16le), "context_id", "continue": true} then a
+ *                  flush {"transcript": "", "continue": true, "flush":
+ *                  true}; the end {"transcript": "", "continue": false}.
+ *                  Answers {"type": "chunk", "data": base64 PCM,
+ *                  "flush_id": j}, {"type": "flush_done", "flush_id": j},
+ *                  {"type": "done"}, {"type": "error", "error",
+ *                  "status_code"}: chunk j's audio is the chunks of
+ *                  flush_id j, and it ends at its flush_done.
+ *
+ * The model's rule (playout.h) as ttsnet.h's: chunk j is sent once it is
+ * closed (tb_ttsws_submit) and chunk j-N has ended.  The connection is
+ * opened at create (as an agent opens it before the answer starts); a
+ * chunk submitted before the upgrade completed waits for it.  "Sent" is
+ * when the chunk's text message was written to the connection; the first
+ * byte is its first audio message; the end is its last (ElevenLabs: the
+ * message whose alignment completes it; Cartesia: its flush_done).  A
+ * chunk whose text is only white space is not sent (ttsnet.h's rule).
+ *
+ * How a chunk ends (the record's fail, ttsmeas.h):
+ *   "none"      its audio came to its end marker, whole samples;
+ *   "http"      the upgrade was refused (status, the server's reason or
+ *               lws's), or the provider sent an error message in the
+ *               stream (its status_code or code, 0 when none; its text);
+ *   "format"    a message that is not the protocol's: not JSON, a binary
+ *               frame, audio that is not base64 or holds half a sample;
+ *   "cut"       the connection closed while the chunk was in flight
+ *               (the close code and reason in the message);
+ *   "timeout"   no audio for idle_timeout, or the chunk's total_timeout,
+ *               or no upgrade within connect_timeout;
+ *   "transport" refused, DNS, TLS: no connection; or the connection had
+ *               closed (the provider ended it) before the chunk was sent;
+ *   "canceled"  as ttsnet.h.
+ * A failed chunk ends the run's speech as in ttsnet.h.
+ *
+ * Secrets: the key goes into its handshake header only, never into the
+ * URL; messages pass through the secrets scrubber; libwebsockets' own log
+ * is silenced (it would print to stderr).  The library prints nothing.
+ *
+ * Threads: as ttsnet.h (one thread calls everything; callbacks inside
+ * step, finish and cancel).  TLS is libwebsockets' OpenSSL.
+ */
+#ifndef TTSBUF_TTSWS_H
+#define TTSBUF_TTSWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ttsbuf/ttsmeas.h"
+#include "ttsbuf/ttsnet.h"
+
+/* The WebSocket dialects, by their names everywhere (CLI, trace, JSON). */
+enum tb_ttsws_api {
+    TB_TTSWS_ELEVENLABS = 0, /* "elevenlabs-ws" */
+    TB_TTSWS_CARTESIA,       /* "cartesia-ws" */
+    TB_TTSWS__COUNT
+};
+
+/* "elevenlabs-ws", "cartesia-ws"; "?" out of range.  Any thread. */
+const char *tb_ttsws_name(int api);
+/* The dialect named (exact), or -1.  Any thread. */
+int tb_ttsws_parse(const char *name);
+/* The HTTP dialect (ttsapi.h) whose key variable, defaults and rates a
+ * WebSocket dialect shares, or -1.  Any thread. */
+int tb_ttsws_base_api(int api);
+
+struct tb_ttsws;
+
+/*
+ * tb_ttsws_create - a client for dialect api (enum tb_ttsws_api) with the
+ * options of ttsnet.h (o->api is not read; url is the provider's base:
+ * "wss://api.elevenlabs.io", "https://api.cartesia.ai" (read as wss),
+ * "ws://127.0.0.1:PORT"; max_redirects is not read: no redirect is
+ * followed), and starts the connection.  Returns 0, TB_EINVAL (the
+ * reason in err: no URL, a scheme other than ws, wss, http, https, a
+ * rate the dialect does not take, a model or voice with a character a
+ * URL or JSON string cannot carry) or TB_ENOMEM.
+ */
+int tb_ttsws_create(int api, const struct tb_ttsnet_opts *o, struct tb_ttsws **out, char *err,
+                    size_t errlen);
+
+/* Closes the connection (no callback runs), frees everything; NULL is a
+ * no-op. */
+void tb_ttsws_destroy(struct tb_ttsws *c);
+
+/* As tb_ttsnet_submit. */
+int tb_ttsws_submit(struct tb_ttsws *c, const char *text, size_t len);
+
+/* As tb_ttsnet_step_fd: waits at most timeout_ms for the connection or
+ * fd (-1: none); returns the chunks not ended yet, or TB_ENOMEM / TB_EIO. */
+int tb_ttsws_step_fd(struct tb_ttsws *c, int fd, int timeout_ms);
+int tb_ttsws_step(struct tb_ttsws *c, int timeout_ms);
+
+/* As tb_ttsnet_finish: sends the dialect's end message once every chunk
+ * was sent, then steps until every chunk has ended or deadline. */
+int tb_ttsws_finish(struct tb_ttsws *c, double deadline);
+
+/* As tb_ttsnet_cancel. */
+void tb_ttsws_cancel(struct tb_ttsws *c);
+
+const struct tb_tts_log *tb_ttsws_log(const struct tb_ttsws *c);
+void tb_ttsws_take_log(struct tb_ttsws *c, struct tb_tts_log *out);
+uint32_t tb_ttsws_failed(const struct tb_ttsws *c);
+
+#endif

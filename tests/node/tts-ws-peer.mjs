@@ -1,0 +1,127 @@
+// A third-party WebSocket TTS peer for tests/test_ttsws.c, on the npm `ws`
+// package: it speaks ElevenLabs' stream-input or Cartesia's contexts
+// protocol (as their API references describe them; see
+// tests/data/ttsapi/elevenlabs-ws.json and cartesia-ws.json) with a
+// synthetic PCM tone, answering each chunk after LAT ms, or one of the
+// faults the client must read.
+//
+//   node tts-ws-peer.mjs PORT DIALECT MODE LOGFILE
+//   DIALECT  elevenlabs | cartesia
+//   MODE     ok | refuse | binary | badjson | cut | error | close (ends the
+//            connection, 1000 "inactivity", 20 ms after the first chunk's audio)
+// The key the client should send is in PEER_KEY (never written to the
+// log: the log says whether it came, and where).  Listens on 127.0.0.1.
+import http from 'node:http';
+import fs from 'node:fs';
+import { WebSocketServer } from 'ws';
+
+const [port, dialect, mode, logfile] = process.argv.slice(2);
+const LAT = 40; // ms from a chunk's text (Cartesia: its flush) to its first audio
+const BYTES = 1600; // PCM bytes per audio message, two per chunk
+const key = process.env.PEER_KEY || '';
+const log = (o) => fs.appendFileSync(logfile, JSON.stringify(o) + '\n');
+const pcm = () => {
+  const b = Buffer.alloc(BYTES);
+  for (let i = 0; i < BYTES / 2; i++) b.writeInt16LE(Math.round(8000 * Math.sin(i / 8)), i * 2);
+  return b.toString('base64');
+};
+
+const server = http.createServer((req, res) => {
+  res.writeHead(404);
+  res.end();
+});
+const wss = new WebSocketServer({ noServer: true });
+
+server.on('upgrade', (req, socket, head) => {
+  const hdr = dialect === 'elevenlabs' ? 'xi-api-key' : 'x-api-key';
+  log({
+    url: req.url,
+    key_ok: req.headers[hdr] === key,
+    key_in_url: key !== '' && req.url.includes(key),
+    version: req.headers['cartesia-version'] || null,
+  });
+  if (mode === 'refuse') {
+    const body = JSON.stringify({ detail: { status: 'invalid_api_key', message: 'Invalid API key' } });
+    socket.end(
+      'HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n' +
+        `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    return;
+  }
+  wss.handleUpgrade(req, socket, head, (ws) => session(ws));
+});
+
+function session(ws) {
+  let flushId = 0;
+  let pending = Promise.resolve(); // the audio still to come: the end waits for it
+  let text = '';
+  ws.on('message', (data, isBinary) => {
+    const raw = data.toString();
+    if (key !== '' && raw.includes(key)) log({ key_in_message: true });
+    let m;
+    try {
+      m = JSON.parse(raw);
+    } catch {
+      log({ bad: raw.slice(0, 80), binary: isBinary });
+      return;
+    }
+    log({ msg: m });
+    if (dialect === 'elevenlabs') {
+      if (m.text === '') {
+        pending.then(() => ws.send(JSON.stringify({ audio: null, isFinal: true })));
+        return;
+      }
+      if (m.text.trim() === '') return; // the opening space
+      pending = answer(ws, m.text, (a, chars) =>
+        JSON.stringify({ audio: a, isFinal: null, alignment: { chars, charStartTimesMs: [], charDurationsMs: [] } }),
+      );
+    } else {
+      if (m.flush === true) {
+        flushId++;
+        const id = flushId;
+        const t = text;
+        text = '';
+        pending = answer(ws, t, (a) => JSON.stringify({ type: 'chunk', data: a, done: false, status_code: 206, context_id: m.context_id, flush_id: id }),
+          () => ws.send(JSON.stringify({ type: 'flush_done', done: false, flush_done: true, flush_id: id, status_code: 206, context_id: m.context_id })));
+      } else if (m.continue === false) {
+        pending.then(() => ws.send(JSON.stringify({ type: 'done', done: true, status_code: 206, context_id: m.context_id })));
+      } else {
+        text += m.transcript;
+      }
+    }
+  });
+}
+
+// Two audio messages for a chunk's text, LAT ms from now and 10 ms apart,
+// each naming half of its characters; then `after`.  A promise of the end.
+function answer(ws, t, shape, after) {
+  const chars = [...t];
+  const half = Math.ceil(chars.length / 2);
+  let done;
+  const p = new Promise((r) => (done = r));
+  setTimeout(() => {
+    if (mode === 'binary') return ws.send(Buffer.from([1, 2, 3, 4]), { binary: true });
+    if (mode === 'badjson') return ws.send('{"audio": not json');
+    if (mode === 'error')
+      return ws.send(
+        dialect === 'elevenlabs'
+          ? JSON.stringify({ message: 'voice_not_found: the voice does not exist', error: 'voice_not_found', code: 1008 })
+          : JSON.stringify({ type: 'error', error: 'voice not found', status_code: 404, done: true }),
+      );
+    ws.send(shape(pcm(), chars.slice(0, half)));
+    if (mode === 'cut') {
+      setTimeout(() => ws.terminate(), 10);
+      return;
+    }
+    setTimeout(() => {
+      ws.send(shape(pcm(), chars.slice(half)));
+      if (after) after();
+      done();
+      if (mode === 'close') setTimeout(() => ws.close(1000, 'inactivity'), 20);
+    }, 10);
+  }, LAT);
+  return p;
+}
+
+server.listen(Number(port), '127.0.0.1');
+process.on('SIGTERM', () => process.exit(0));
