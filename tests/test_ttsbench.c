@@ -21,43 +21,6 @@ static const char *const dialects[] = {"openai", "elevenlabs", "deepgram", "cart
 /* A short answer (about 1 s of tokens, three sentences) for each stream. */
 #define SHORT "--synth tps=40,ttft=0.2,tokens=40,seed=3"
 
-static int serve_pid;
-
-/* `ttsbuf serve --listen 127.0.0.1:PORT SHORT ARGS` in the background. */
-static int serve_start(const char *args, int *port)
-{
-    char cmd[2048];
-    pid_t pid;
-    *port = tb_test_free_port();
-    snprintf(cmd, sizeof(cmd), "exec %s serve --listen 127.0.0.1:%d " SHORT " %s 2>/dev/null",
-             tb_test_bin(), *port, args);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    serve_pid = (int)pid;
-    tb_test_wait_port(*port);
-    return (int)pid;
-}
-
-static void serve_stop(int pid)
-{
-    int st;
-    kill((pid_t)pid, SIGINT);
-    waitpid((pid_t)pid, &st, 0);
-    serve_pid = 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    if (serve_pid > 0)
-        serve_stop(serve_pid);
-    return 0;
-}
-
 static double num(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -155,9 +118,9 @@ static void trace_of(const char *dir, const cJSON *rec, char *path, size_t len)
  * stream's numbers exactly what `sim --trace` of its trace gives. */
 static void latency_and_replay_each_dialect(void **state)
 {
-    int port, pid;
+    int port;
     (void)state;
-    pid = serve_start("--tts-latency 0.5", &port);
+    tb_test_serve_up(SHORT " --tts-latency 0.5", &port);
     for (size_t d = 0; d < sizeof(dialects) / sizeof(dialects[0]); d++) {
         const double tol = 0.005 * TB_TEST_TIME_SCALE;
         double worst = INFINITY;
@@ -200,7 +163,7 @@ static void latency_and_replay_each_dialect(void **state)
         if (worst > tol)
             fail_msg("%s: no bench with every first byte within %g s of 0.5 s", dialects[d], tol);
     }
-    serve_stop(pid);
+    tb_test_serve_down(NULL);
 }
 
 /* The records of dir (header first). */
@@ -247,16 +210,16 @@ static void fault_fails_those_streams(void **state)
         const char *at = strstr(rows[i].serve, "LIST");
         cJSON *recs[16];
         size_t n;
-        int port, pid;
+        int port;
         if (at != NULL)
-            snprintf(sargs, sizeof(sargs), "%.*s%s", (int)(at - rows[i].serve), rows[i].serve,
-                     list);
+            snprintf(sargs, sizeof(sargs), SHORT " %.*s%s", (int)(at - rows[i].serve),
+                     rows[i].serve, list);
         else
-            snprintf(sargs, sizeof(sargs), "%s", rows[i].serve);
-        pid = serve_start(sargs, &port);
+            snprintf(sargs, sizeof(sargs), SHORT " %s", rows[i].serve);
+        tb_test_serve_up(sargs, &port);
         snprintf(extra, sizeof(extra), "-c 1 --requests 3 %s --require errors=3", rows[i].client);
         bench(port, dir, extra, rows[i].code);
-        serve_stop(pid);
+        tb_test_serve_down(NULL);
         n = records(dir, recs, 16);
         assert_int_equal(n, 4);
         for (size_t k = 1; k < n; k++) {
@@ -335,9 +298,9 @@ static void level_stats_from_records(void **state)
     const cJSON *lv, *ts;
     double fb[256], rtf[256], chunks = 0, sent = 0, chars = 0, audio = 0;
     size_t nfb = 0, nrtf = 0, n;
-    int port, pid;
+    int port;
     (void)state;
-    pid = serve_start("--tts-latency uniform:0.05..0.3 --tts-rtf 0.05", &port);
+    tb_test_serve_up(SHORT " --tts-latency uniform:0.05..0.3 --tts-rtf 0.05", &port);
     snprintf(dir, sizeof(dir), "/tmp/ttsbuf-ttsbench-c-%d", (int)getpid());
     snprintf(path, sizeof(path), "rm -rf %s", dir);
     tb_test_sh(path);
@@ -346,7 +309,7 @@ static void level_stats_from_records(void **state)
              "--tts-api deepgram --tts-concurrency 2 -c 2 --requests 4 --out %s --json",
              port, port, dir);
     sum = tb_test_run_json(NULL, args, 0);
-    serve_stop(pid);
+    tb_test_serve_down(NULL);
     lv = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sum, "levels"), 0);
     ts = cJSON_GetObjectItemCaseSensitive(lv, "tts_stats");
     assert_true(cJSON_IsObject(ts));
@@ -406,7 +369,7 @@ static void key_kept_secret(void **state)
 {
     const char *key = "sk-ttsbench-SECRET-4242-abcdefgh";
     char kf[256], args[1024], dir[256], cmd[1024];
-    int port, pid;
+    int port;
     FILE *f;
     (void)state;
     snprintf(kf, sizeof(kf), "/tmp/ttsbuf-ttsbench-key-%d", (int)getpid());
@@ -415,8 +378,8 @@ static void key_kept_secret(void **state)
     assert_non_null(f);
     fprintf(f, "%s\n", key);
     fclose(f);
-    snprintf(args, sizeof(args), "--tts-api-key-file %s", kf);
-    pid = serve_start(args, &port);
+    snprintf(args, sizeof(args), SHORT " --tts-api-key-file %s", kf);
+    tb_test_serve_up(args, &port);
     for (size_t d = 0; d < sizeof(dialects) / sizeof(dialects[0]); d++) {
         struct tb_test_out o;
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
@@ -450,7 +413,7 @@ static void key_kept_secret(void **state)
         snprintf(cmd, sizeof(cmd), "grep -r SECRET %s %s.out", dir, dir);
         assert_int_equal(tb_test_sh(cmd), 1);
     }
-    serve_stop(pid);
+    tb_test_serve_down(NULL);
     snprintf(cmd, sizeof(cmd), "rm -rf %s %s.out %s", dir, dir, kf);
     tb_test_sh(cmd);
 }
@@ -463,9 +426,9 @@ static void interrupt_cuts_speech(void **state)
     char dir[256], cmd[1024];
     cJSON *recs[16];
     size_t n, cut = 0;
-    int port, pid;
+    int port;
     (void)state;
-    pid = serve_start("--tts-fault stall", &port);
+    tb_test_serve_up(SHORT " --tts-fault stall", &port);
     snprintf(dir, sizeof(dir), "/tmp/ttsbuf-ttsbench-i-%d", (int)getpid());
     snprintf(cmd, sizeof(cmd),
              "rm -rf %s; timeout --preserve-status -s INT 2 %s bench --base-url "
@@ -473,7 +436,7 @@ static void interrupt_cuts_speech(void **state)
              "--tts-url http://127.0.0.1:%d -c 2 --requests 3 --out %s -q 2>/dev/null",
              dir, tb_test_bin(), port, port, dir);
     assert_int_equal(tb_test_sh(cmd), 3);
-    serve_stop(pid);
+    tb_test_serve_down(NULL);
     n = records(dir, recs, 16);
     assert_true(n >= 3);
     for (size_t i = 1; i < n; i++) {
@@ -572,14 +535,14 @@ static void builtin_mock(void **state)
 int tb_test_ttsbench(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(latency_and_replay_each_dialect, teardown),
-        cmocka_unit_test_teardown(fault_fails_those_streams, teardown),
-        cmocka_unit_test_teardown(level_stats_from_records, teardown),
-        cmocka_unit_test_teardown(key_kept_secret, teardown),
-        cmocka_unit_test_teardown(interrupt_cuts_speech, teardown),
-        cmocka_unit_test_teardown(header_names_the_tts, teardown),
-        cmocka_unit_test_teardown(usage_refusals, teardown),
-        cmocka_unit_test_teardown(builtin_mock, teardown),
+        cmocka_unit_test_teardown(latency_and_replay_each_dialect, tb_test_serve_down),
+        cmocka_unit_test_teardown(fault_fails_those_streams, tb_test_serve_down),
+        cmocka_unit_test_teardown(level_stats_from_records, tb_test_serve_down),
+        cmocka_unit_test_teardown(key_kept_secret, tb_test_serve_down),
+        cmocka_unit_test_teardown(interrupt_cuts_speech, tb_test_serve_down),
+        cmocka_unit_test_teardown(header_names_the_tts, tb_test_serve_down),
+        cmocka_unit_test_teardown(usage_refusals, tb_test_serve_down),
+        cmocka_unit_test_teardown(builtin_mock, tb_test_serve_down),
     };
     return TB_RUN_GROUP("ttsbench", tests);
 }

@@ -44,45 +44,6 @@ static const char *const keyvars[] = {"OPENAI_API_KEY", "ELEVENLABS_API_KEY", "D
 
 #define KEY "sk-ttsbuf-TTSFAULT-4d7e91c0b2"
 
-/* ---- the server a case started (stopped by the teardown) ---- */
-
-static int serve_pid;
-
-static int serve_start(const char *args, int *port)
-{
-    char cmd[1024];
-    pid_t pid;
-    *port = tb_test_free_port();
-    snprintf(cmd, sizeof(cmd), "exec %s serve --listen 127.0.0.1:%d %s 2>/dev/null", tb_test_bin(),
-             *port, args);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    serve_pid = (int)pid;
-    tb_test_wait_port(*port);
-    return (int)pid;
-}
-
-static void serve_stop(void)
-{
-    int st;
-    if (serve_pid <= 0)
-        return;
-    kill((pid_t)serve_pid, SIGINT);
-    waitpid((pid_t)serve_pid, &st, 0);
-    serve_pid = 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    serve_stop();
-    return 0;
-}
-
 /* ---- the scripted TTS ---- */
 
 /* The case's dialect, set before the peer's thread starts (which then
@@ -318,14 +279,14 @@ static void mock_rows(void **state)
             int port;
             struct proc p;
             if (mrows[i].serve != NULL)
-                serve_start(mrows[i].serve, &port);
+                tb_test_serve_up(mrows[i].serve, &port);
             else
                 port = tb_test_free_port();
             snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
             snprintf(name, sizeof(name), "%s: %s", dialects[d],
                      mrows[i].serve != NULL ? mrows[i].serve : "nothing listens");
             run_tts(&p, "", url, d, mrows[i].client);
-            serve_stop();
+            tb_test_serve_down(NULL);
             check_ended(name, &p, 1, mrows[i].kind, mrows[i].status, mrows[i].msg);
             proc_free(&p);
         }
@@ -444,9 +405,9 @@ static void key_quoted_back(void **state)
 int tb_test_ttsfault(void)
 {
     static const struct CMUnitTest cases[] = {
-        cmocka_unit_test_teardown(mock_rows, teardown),
-        cmocka_unit_test_teardown(peer_rows, teardown),
-        cmocka_unit_test_teardown(key_quoted_back, teardown),
+        cmocka_unit_test_teardown(mock_rows, tb_test_serve_down),
+        cmocka_unit_test_teardown(peer_rows, tb_test_serve_down),
+        cmocka_unit_test_teardown(key_quoted_back, tb_test_serve_down),
     };
     signal(SIGPIPE, SIG_IGN);
     return TB_RUN_GROUP("ttsfault", cases);

@@ -22,45 +22,6 @@ static const char *const dialects[] = {"openai", "elevenlabs", "deepgram", "cart
 /* A short answer (about 1 s of tokens, a few sentences) for the runs. */
 #define SHORT "--synth tps=40,ttft=0.2,tokens=40,seed=3"
 
-/* The server a case started, stopped by the teardown even when the case
- * failed half-way. */
-static int serve_pid;
-
-/* `ttsbuf serve --listen 127.0.0.1:PORT ARGS` in the background; its pid. */
-static int serve_start(const char *args, int *port)
-{
-    char cmd[2048];
-    pid_t pid;
-    *port = tb_test_free_port();
-    snprintf(cmd, sizeof(cmd), "exec %s serve --listen 127.0.0.1:%d %s 2>/dev/null", tb_test_bin(),
-             *port, args);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    serve_pid = (int)pid;
-    tb_test_wait_port(*port);
-    return (int)pid;
-}
-
-static void serve_stop(int pid)
-{
-    int st;
-    kill((pid_t)pid, SIGINT);
-    waitpid((pid_t)pid, &st, 0);
-    serve_pid = 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    if (serve_pid > 0)
-        serve_stop(serve_pid);
-    return 0;
-}
-
 /* The "tts" lines of a trace, parsed (owned: cJSON_Delete each). */
 static size_t tts_lines(const char *path, cJSON **out, size_t max)
 {
@@ -160,9 +121,9 @@ static void builtin_mock_each_dialect(void **state)
  * within 20 ms. */
 static void serve_latency_within_5ms(void **state)
 {
-    int port, pid;
+    int port;
     (void)state;
-    pid = serve_start("--tts-latency 0.5", &port);
+    tb_test_serve_up("--tts-latency 0.5", &port);
     for (size_t d = 0; d < sizeof(dialects) / sizeof(dialects[0]); d++) {
         for (int conc = 1; conc <= 2; conc++) {
             /* On this shared machine a run can be descheduled for a few
@@ -207,7 +168,7 @@ static void serve_latency_within_5ms(void **state)
                          dialects[d], conc, tol);
         }
     }
-    serve_stop(pid);
+    tb_test_serve_down(NULL);
 }
 
 /* The provider's voice heard: the WAV holds its PCM at its rate, with
@@ -270,7 +231,7 @@ static void key_kept_secret(void **state)
 {
     const char *key = "sk-ttslive-SECRET-4242-abcdefgh";
     char kf[256], args[1024], path[256];
-    int port, pid;
+    int port;
     FILE *f;
     struct tb_test_out o;
     char *trace;
@@ -282,7 +243,7 @@ static void key_kept_secret(void **state)
     fprintf(f, "%s\n", key);
     fclose(f);
     snprintf(args, sizeof(args), "--tts-api-key-file %s", kf);
-    pid = serve_start(args, &port);
+    tb_test_serve_up(args, &port);
     for (size_t d = 0; d < sizeof(dialects) / sizeof(dialects[0]); d++) {
         snprintf(args, sizeof(args),
                  "run --mock " SHORT " --tts-url http://127.0.0.1:%d --tts-api %s "
@@ -320,7 +281,7 @@ static void key_kept_secret(void **state)
         assert_null(strstr(trace, "SECRET"));
         free(trace);
     }
-    serve_stop(pid);
+    tb_test_serve_down(NULL);
     unlink(kf);
     unlink(path);
 }
@@ -344,12 +305,12 @@ static void usage_refusals(void **state)
 int tb_test_ttslive(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(builtin_mock_each_dialect, teardown),
-        cmocka_unit_test_teardown(serve_latency_within_5ms, teardown),
-        cmocka_unit_test_teardown(speech_wav_at_provider_rate, teardown),
-        cmocka_unit_test_teardown(html_names_the_voice, teardown),
-        cmocka_unit_test_teardown(key_kept_secret, teardown),
-        cmocka_unit_test_teardown(usage_refusals, teardown),
+        cmocka_unit_test_teardown(builtin_mock_each_dialect, tb_test_serve_down),
+        cmocka_unit_test_teardown(serve_latency_within_5ms, tb_test_serve_down),
+        cmocka_unit_test_teardown(speech_wav_at_provider_rate, tb_test_serve_down),
+        cmocka_unit_test_teardown(html_names_the_voice, tb_test_serve_down),
+        cmocka_unit_test_teardown(key_kept_secret, tb_test_serve_down),
+        cmocka_unit_test_teardown(usage_refusals, tb_test_serve_down),
     };
     return TB_RUN_GROUP("ttslive", tests);
 }

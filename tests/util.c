@@ -305,6 +305,35 @@ int tb_test_serve_stop(int pid)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+static int serve_up_pid;
+
+int tb_test_serve_up(const char *args, int *port)
+{
+    char cmd[2048];
+    pid_t pid;
+    *port = tb_test_free_port();
+    snprintf(cmd, sizeof(cmd), "exec '%s' serve --listen 127.0.0.1:%d %s 2>/dev/null",
+             tb_test_bin(), *port, args);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    serve_up_pid = (int)pid;
+    tb_test_wait_port(*port);
+    return (int)pid;
+}
+
+int tb_test_serve_down(void **state)
+{
+    (void)state;
+    if (serve_up_pid > 0)
+        tb_test_serve_stop(serve_up_pid);
+    serve_up_pid = 0;
+    return 0;
+}
+
 /* A process's peak RSS counts the RSS it had when it called exec, so a
  * shell forked from this (large, under the sanitizers) test process would
  * report the test process.  A small python3 runs the shell instead, and
