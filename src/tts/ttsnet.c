@@ -24,6 +24,7 @@
 
 #include "net/http_xfer.h"
 #include "ttsbuf/error.h"
+#include "ttsmsg.h"
 #include "ttsbuf/stream.h"
 #include "ttsbuf/ttsapi.h"
 #include "ttsbuf/ttsws.h"
@@ -129,13 +130,8 @@ static void set_message(struct tb_ttsnet *c, struct tb_tts_chunk *r, const char 
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->message, sizeof(r->message), fmt, ap);
+    tb_tts_message_v(r, c->own, c->run, fmt, ap);
     va_end(ap);
-    for (char *p = r->message; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7F)
-            *p = ' ';
-    tb_secrets_scrub(c->own, r->message);
-    tb_secrets_scrub(c->run, r->message);
 }
 
 /* The log's provider fields, from a request built for no text (which
