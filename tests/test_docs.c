@@ -364,8 +364,8 @@ static void synopsis_runs(const char *text)
     }
 }
 
-/* groff renders every page with no warning (-ww: all of them), and the
- * rendered trace line keeps its quotes. */
+/* groff renders every page, its tables through tbl (-t, as lintian does), with no warning (-ww: all
+ * of them), and the rendered trace line keeps its quotes. */
 static void man_pages_render(void **state)
 {
     char cmd[8192], out[128], err[128];
@@ -378,8 +378,8 @@ static void man_pages_render(void **state)
     snprintf(out, sizeof(out), "/tmp/ttsbuf-man-%d.txt", (int)getpid());
     snprintf(err, sizeof(err), "/tmp/ttsbuf-man-%d.err", (int)getpid());
     for (size_t i = 0; i < sizeof(man_pages) / sizeof(man_pages[0]); i++) {
-        snprintf(cmd, sizeof(cmd), "groff -man -Tutf8 -ww -P-cbou '%s/%s' >%s 2>%s", tb_test_top(),
-                 man_pages[i], out, err);
+        snprintf(cmd, sizeof(cmd), "groff -t -man -Tutf8 -ww -P-cbou '%s/%s' >%s 2>%s",
+                 tb_test_top(), man_pages[i], out, err);
         assert_int_equal(tb_test_sh(cmd), 0);
         text = tb_test_slurp_str(err);
         if (text[0] != '\0')
