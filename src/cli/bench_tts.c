@@ -19,20 +19,7 @@
 void tb_cli_bench_tts_opts(const struct tb_cli_bench *a, const char *base, struct tb_ttsnet_opts *o,
                            struct tb_sim_opts *sim)
 {
-    int mock = strcmp(a->tl.url, "mock") == 0;
-    tb_ttsnet_opts_init(o);
-    o->api = a->tl.api;
-    o->url = mock ? base : a->tl.url;
-    o->key = a->tl.key;
-    o->model = a->tl.model;
-    o->voice = a->tl.voice;
-    o->rate = a->tl.rate;
-    o->concurrency = a->c.tts.conc_set ? a->c.tts.concurrency : 1;
-    o->idle_timeout = a->tl.idle;
-    o->total_timeout = a->tl.timeout;
-    o->connect_timeout = a->q.connect;
-    o->insecure = a->q.insecure;
-    o->mock = mock;
+    tb_cli_tts_live_net_opts(&a->tl, &a->c.tts, base, a->q.connect, a->q.insecure, o);
     sim->play.tts_concurrency = 0; /* measured, not modelled */
 }
 

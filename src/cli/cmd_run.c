@@ -296,22 +296,9 @@ static void tts_opts(struct run *x)
 {
     struct run_args *a = &x->a;
     struct tb_ttsnet_opts *o = &x->to;
-    int mock = strcmp(a->tl.url, "mock") == 0;
-    tb_ttsnet_opts_init(o);
-    o->api = a->tl.api;
-    o->ws = a->tl.ws;
-    o->url = mock ? x->tts_base : a->tl.url;
-    o->key = a->tl.key;
-    o->model = a->tl.model;
-    o->voice = a->tl.voice;
+    tb_cli_tts_live_net_opts(&a->tl, &a->c.tts, x->tts_base, a->q.connect, a->q.insecure, o);
     o->rate = a->au.pcm_rate;
-    o->concurrency = a->c.tts.conc_set ? a->c.tts.concurrency : 1;
-    o->idle_timeout = a->tl.idle;
-    o->total_timeout = a->tl.timeout;
-    o->connect_timeout = a->q.connect;
-    o->insecure = a->q.insecure;
     o->cancel = x->lo.http.cancel;
-    o->mock = mock;
     o->on_audio = tts_audio;
     o->on_end = tts_end;
     o->ud = x;

@@ -11,6 +11,7 @@
 #include "tts_opts.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/ttsapi.h"
+#include "ttsbuf/ttsnet.h"
 #include "ttsbuf/ttsws.h"
 
 #define TTS_TIMEOUT_DEFAULT 60.0
@@ -156,4 +157,25 @@ int tb_cli_tts_live_no_model(const struct tb_cli_tts *t, const char *cmd)
                  "with sim --trace on the recording)",
                  cmd, bad);
     return TB_EINVAL;
+}
+
+void tb_cli_tts_live_net_opts(const struct tb_cli_tts_live *t, const struct tb_cli_tts *m,
+                              const char *mock_base, double connect, int insecure,
+                              struct tb_ttsnet_opts *o)
+{
+    int mock = strcmp(t->url, "mock") == 0;
+    tb_ttsnet_opts_init(o);
+    o->api = t->api;
+    o->ws = t->ws;
+    o->url = mock ? mock_base : t->url;
+    o->key = t->key;
+    o->model = t->model;
+    o->voice = t->voice;
+    o->rate = t->rate;
+    o->concurrency = m->conc_set ? m->concurrency : 1;
+    o->idle_timeout = t->idle;
+    o->total_timeout = t->timeout;
+    o->connect_timeout = connect;
+    o->insecure = insecure;
+    o->mock = mock;
 }

@@ -55,4 +55,14 @@ struct tb_cli_tts;
  * --tts-draws) is a usage error naming it (TB_EINVAL, printed); else 0. */
 int tb_cli_tts_live_no_model(const struct tb_cli_tts *t, const char *cmd);
 
+struct tb_ttsnet_opts;
+/* The TTS client's options (*o, initialised first) from t and m's
+ * --tts-concurrency (default 1), for run and bench alike: mock_base is
+ * the built-in mock's root, used for --tts-url mock; connect and insecure
+ * are the LLM request's --connect-timeout and --insecure.  The caller
+ * adds its callbacks, cancel flag and log.  t's strings are borrowed. */
+void tb_cli_tts_live_net_opts(const struct tb_cli_tts_live *t, const struct tb_cli_tts *m,
+                              const char *mock_base, double connect, int insecure,
+                              struct tb_ttsnet_opts *o);
+
 #endif
