@@ -9,6 +9,7 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,8 @@ struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
     rec = &r->v[r->n++];
     memset(rec, 0, sizeof(*rec));
     rec->usage_tokens = rec->usage_ignored = -1;
+    rec->call = -1;
+    rec->turn = -1;
     rec->ttft = rec->ttfa = rec->decode_tps = rec->decode_tps_usage = NAN;
     rec->gap_total = rec->gap_max = rec->min_tps = rec->speedup = NAN;
     rec->gap_llm = rec->gap_tts = NAN;
@@ -267,6 +270,11 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_b
     cJSON_AddStringToObject(o, "level", level);
     cJSON_AddNumberToObject(o, "id", (double)r->id);
     cJSON_AddNumberToObject(o, "prompt", r->prompt);
+    if (r->call >= 0) {
+        /* Only in a run of calls, so that one-shot records are as before. */
+        cJSON_AddNumberToObject(o, "call", (double)r->call);
+        cJSON_AddNumberToObject(o, "turn", r->turn);
+    }
     tb_json_add_num(o, "t_sched", r->t_sched);
     tb_json_add_num(o, "t_start", r->t_start);
     tb_json_add_num(o, "t_end", r->t_end);
@@ -501,6 +509,21 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
     if (get_count(o, "id", 0, WHOLE_MAX, &id) != 0 ||
         get_count(o, "prompt", 0, UINT32_MAX, &prompt) != 0)
         return "\"id\" or \"prompt\" is missing or not a whole number in range";
+    {
+        /* A call's turn: both keys or neither. */
+        const cJSON *call = cJSON_GetObjectItemCaseSensitive(o, "call");
+        const cJSON *turn = cJSON_GetObjectItemCaseSensitive(o, "turn");
+        double c, t;
+        if ((call != NULL) != (turn != NULL))
+            return "\"call\" and \"turn\" come together";
+        if (call != NULL) {
+            if (get_count(o, "call", 0, WHOLE_MAX, &c) != 0 ||
+                get_count(o, "turn", 0, INT32_MAX, &t) != 0)
+                return "\"call\" or \"turn\" is not a whole number in range";
+            r->call = (int64_t)c;
+            r->turn = (int32_t)t;
+        }
+    }
     if (get_num(o, "t_sched", 0, &r->t_sched) != 0 || get_num(o, "t_start", 0, &r->t_start) != 0 ||
         get_num(o, "t_end", 0, &r->t_end) != 0)
         return "\"t_sched\", \"t_start\" or \"t_end\" is missing";
