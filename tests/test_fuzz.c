@@ -12,10 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "../src/cli/cli.h"
 #include "tests.h"
 #include "ttsbuf/api.h"
+#include "ttsbuf/convo.h"
 #include "ttsbuf/reader.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/utf8.h"
@@ -216,6 +218,41 @@ static void api_ndjson_empty_first_line(void **state)
     }
 }
 
+/* fuzz_convo found it: an unknown key with a control byte went into the
+ * conversations reader's one-line error as it was (and a long key was cut
+ * at a byte, which could split a character).  The key is now one safe
+ * line, cut at a character. */
+static void convo_unknown_key_made_safe(void **state)
+{
+    (void)state;
+    char path[1024], err[512];
+    struct tb_convos c;
+    snprintf(path, sizeof(path), "%s/corpus/convo/crash-unknown-key-control", fuzz_dir());
+    memset(&c, 0, sizeof(c));
+    assert_int_equal(tb_convos_load(path, &c, err, sizeof(err)), TB_EFORMAT);
+    assert_safe_line(err);
+    assert_non_null(strstr(err, ":1: unknown key \"id??? ???I"));
+    assert_int_equal(c.n, 0);
+    {
+        /* a key of two-byte characters cut where it no longer fits */
+        static const char two[] =
+            "{\"turns\": [\"hi\"], \""
+            "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+            "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+            "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9x\xc3\xa9\xc3\xa9\xc3\xa9\": 1}\n";
+        FILE *f;
+        snprintf(path, sizeof(path), "/tmp/ttsbuf-fuzz-convo-key-%d.jsonl", (int)getpid());
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(two, f);
+        fclose(f);
+        assert_int_equal(tb_convos_load(path, &c, err, sizeof(err)), TB_EFORMAT);
+        remove(path);
+        assert_safe_line(err);
+        assert_non_null(strstr(err, "unknown key \"\xc3\xa9"));
+    }
+}
+
 int tb_test_fuzz(void)
 {
     const struct CMUnitTest tests[] = {
@@ -224,6 +261,7 @@ int tb_test_fuzz(void)
         cmocka_unit_test(opt_numbers_reject_leading_blanks),
         cmocka_unit_test(api_error_message_made_safe),
         cmocka_unit_test(api_ndjson_empty_first_line),
+        cmocka_unit_test(convo_unknown_key_made_safe),
     };
     return TB_RUN_GROUP("fuzz", tests);
 }

@@ -37,10 +37,10 @@ void tb_bench_level_name(const struct tb_bench_level *l, char *out, size_t outle
 
 /* One request: what the summary needs, and the stream it received. */
 struct tb_bench_rec {
-    uint32_t level;                 /* caller's level index */
-    uint64_t id;                    /* global request id */
-    uint32_t prompt;                /* index into the prompt set (a call's
-                                     * turn: its conversation's index) */
+    uint32_t level;  /* caller's level index */
+    uint64_t id;     /* global request id */
+    uint32_t prompt; /* index into the prompt set (a call's
+                      * turn: its conversation's index) */
     /* A call's turn (bench --conversations): the call's global id and the
      * turn's index in it, from 0; both -1 for a one-shot request. */
     int64_t call;

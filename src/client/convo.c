@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "base/jsonfield.h"
 #include "base/jsontext.h"
 #include "base/readall.h"
 #include "convo_data.h"
@@ -127,8 +128,10 @@ static int own_shape(const cJSON *o, struct tb_convo *v, const struct where *w, 
     {
         if (strcmp(k->string, "id") != 0 && strcmp(k->string, "system") != 0 &&
             strcmp(k->string, "turns") != 0) {
-            char what[96];
-            snprintf(what, sizeof(what), "unknown key \"%.40s\"", k->string);
+            char what[96], key[48];
+            /* The key is the file's: one safe line, cut at a character. */
+            tb_jsonfield_line_of(k->string, strlen(k->string), key, sizeof(key));
+            snprintf(what, sizeof(what), "unknown key \"%s\"", key);
             return fail(w, TB_EFORMAT, err, errlen, what,
                         " (a conversation has \"turns\", and may have \"id\" and \"system\")");
         }
