@@ -541,6 +541,15 @@ static void request_bodies(void **state)
     q.messages_json = "{}";
     assert_int_equal(tb_api_request_body(&q, &s, err, sizeof(err)), TB_EINVAL);
     assert_non_null(strstr(err, "--messages"));
+    /* The completions API sends one prompt: messages are refused, not
+     * dropped for an empty prompt. */
+    tb_api_request_init(&q);
+    q.api = TB_API_COMPLETIONS;
+    q.messages_json = "[{\"role\":\"user\",\"content\":\"Hi.\"}]";
+    s = NULL;
+    assert_int_equal(tb_api_request_body(&q, &s, err, sizeof(err)), TB_EINVAL);
+    assert_null(s);
+    assert_non_null(strstr(err, "chat API"));
 }
 
 static void table(void **state)

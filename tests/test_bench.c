@@ -791,6 +791,33 @@ static void cli_bad_values(void **state)
                      bad[i].want);
         free(err);
     }
+    {
+        /* Chat messages with the prompt-only API: refused before a level
+         * starts, naming the prompt (they used to be sent as empty
+         * prompts, or fail the level's first request). */
+        char *err;
+        FILE *f;
+        snprintf(cmd, sizeof(cmd), "%s/p.jsonl", dir);
+        f = fopen(cmd, "w");
+        assert_non_null(f);
+        fputs("{\"prompt\": \"Hello.\"}\n{\"messages\": [{\"role\": \"user\", \"content\": "
+              "\"Hi.\"}]}\n",
+              f);
+        fclose(f);
+        snprintf(cmd, sizeof(cmd),
+                 "'%s' bench --mock --api completions --prompts %s/p.jsonl -c 1 --requests 2 "
+                 ">%s/out 2>%s/err",
+                 tb_test_bin(), dir, dir, dir);
+        assert_int_equal(tb_test_sh(cmd), 2);
+        snprintf(cmd, sizeof(cmd), "%s/out", dir);
+        err = tb_test_slurp_str(cmd);
+        assert_string_equal(err, ""); /* no report of an empty level */
+        free(err);
+        snprintf(cmd, sizeof(cmd), "%s/err", dir);
+        err = tb_test_slurp_str(cmd);
+        assert_non_null(strstr(err, "p.jsonl: prompt 2 is chat messages, which need a chat API"));
+        free(err);
+    }
     snprintf(cmd, sizeof(cmd), "env -u OPENAI_BASE_URL '%s' bench --model m 2>%s/err",
              tb_test_bin(), dir);
     assert_int_equal(tb_test_sh(cmd), 2);

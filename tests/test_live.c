@@ -746,6 +746,18 @@ static void run_cli_request_options(void **state)
     assert_int_equal(cJSON_GetObjectItem(j, "usage_tokens")->valueint, 15);
     cJSON_Delete(j);
     free(out);
+    /* ... which sends one prompt: chat messages are refused before any
+     * request (they used to be dropped for an empty prompt). */
+    snprintf(cmd, sizeof(cmd),
+             "'%s' run --synth tps=500,tokens=15,ttft=0.01 --api completions --messages %s "
+             "-q >%s/out 2>%s/err",
+             tb_test_bin(), path, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 2);
+    snprintf(cmd, sizeof(cmd), "%s/err", dir);
+    out = tb_test_slurp_str(cmd);
+    assert_non_null(strstr(out, "ttsbuf: run: --messages needs a chat API"));
+    assert_null(strchr(out, '\n') == NULL ? NULL : strchr(strchr(out, '\n') + 1, '\n'));
+    free(out);
     /* bad values */
     {
         static const struct {

@@ -98,7 +98,8 @@ struct tb_api_request {
     enum tb_api api;
     const char *model;
     const char *prompt;        /* the user message (chat) or the prompt */
-    const char *messages_json; /* chat: a JSON array replacing the prompt, or NULL */
+    const char *messages_json; /* chat: a JSON array replacing the prompt, or NULL
+                                * (refused by the completions API) */
     long max_tokens;           /* -1: not sent */
     double temperature;        /* negative: not sent */
     const char *extra_json;    /* a JSON object whose keys are merged in, or NULL */

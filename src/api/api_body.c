@@ -50,6 +50,12 @@ int tb_api_body_chat(const struct tb_api_request *q, int prompt, int usage, cJSO
             cJSON_AddStringToObject(m, "content", q->prompt != NULL ? q->prompt : "");
             cJSON_AddItemToArray(msgs, m);
         }
+    } else if (q->messages_json != NULL) {
+        /* A prompt-only API: the messages would be dropped, and an empty
+         * prompt sent in their place. */
+        rc = tb_seterr(err, errlen, TB_EINVAL,
+                       "chat messages need a chat API (the completions API sends one prompt)");
+        goto out;
     } else {
         cJSON_AddStringToObject(root, "prompt", q->prompt != NULL ? q->prompt : "");
     }

@@ -21,7 +21,8 @@
  * last (theirs win).  Returns 0 and *root (caller deletes); TB_EINVAL
  * when messages_json is not a JSON array or extra_json not a JSON object
  * (err says which: "--messages: invalid JSON near byte N", "--body-json:
- * not a JSON object"); TB_ENOMEM.  Any thread.
+ * not a JSON object"), or is set with prompt (a prompt-only API would drop
+ * the messages and send an empty prompt); TB_ENOMEM.  Any thread.
  */
 int tb_api_body_chat(const struct tb_api_request *q, int prompt, int usage, cJSON **root, char *err,
                      size_t errlen);

@@ -116,6 +116,14 @@ static int load_prompts(struct bench *b)
     rc = tb_bench_prompts_load(b->a.prompts_file, &b->prompts, err, sizeof(err));
     if (rc != 0)
         tb_cli_error("%s", err);
+    for (size_t i = 0; rc == 0 && b->a.q.req.api == TB_API_COMPLETIONS && i < b->prompts.n; i++)
+        if (b->prompts.v[i].messages_json != NULL) {
+            /* Refused here, not at the first request of a level. */
+            tb_cli_error("bench: --prompts %s: prompt %zu is chat messages, which need a chat API "
+                         "(--api completions sends one prompt)",
+                         b->a.prompts_file, i + 1);
+            rc = TB_EINVAL;
+        }
     return rc == 0 || rc == TB_ENOMEM ? rc : TB_EINVAL; /* a file named on the command line */
 }
 

@@ -226,6 +226,11 @@ static int parse(struct run *x, int argc, char **argv)
                      "they do not apply with a base URL or a key (add --mock)");
         return TB_EINVAL;
     }
+    if (a->messages_file != NULL && a->q.req.api == TB_API_COMPLETIONS) {
+        tb_cli_error("run: --messages needs a chat API (--api completions sends one prompt: "
+                     "give --prompt)");
+        return TB_EINVAL;
+    }
     if (a->messages_file != NULL) {
         x->messages = read_small(a->messages_file, MESSAGES_MAX);
         if (x->messages == NULL) {
