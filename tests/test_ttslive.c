@@ -94,6 +94,22 @@ static void builtin_mock_each_dialect(void **state)
         assert_true(num(st, "chunks") >= 3);
         assert_true(num(st, "failed") == 0);
         assert_true(num(st, "audio_s") > 1.0);
+        {
+            /* The trace's head says what spoke the stream, as the report
+             * does: the measured TTS, no model latency. */
+            char *text = tb_test_slurp_str(path);
+            char *nl = strchr(text, '\n');
+            cJSON *h, *o;
+            assert_non_null(nl);
+            *nl = '\0';
+            h = cJSON_Parse(text);
+            o = cJSON_GetObjectItemCaseSensitive(h, "options");
+            assert_string_equal(cJSON_GetObjectItemCaseSensitive(o, "voice_model")->valuestring,
+                                "measured");
+            assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "tts_latency_s")));
+            cJSON_Delete(h);
+            free(text);
+        }
         n = tts_lines(path, lines, 64);
         assert_true(n == (size_t)num(st, "chunks"));
         for (size_t i = 0; i < n; i++) {

@@ -126,6 +126,14 @@ int tb_cli_record(const char *path, const char *command, const struct tb_sim_opt
      * command's only when this command made the recording. */
     if (opts != NULL && strcmp(h.command, command) == 0) {
         tb_cli_json_playout(opts, o);
+        if (h.tts != NULL) {
+            /* A real TTS spoke the stream (run --tts-url): its timings are
+             * in the trace, as the report says, not the options' model. */
+            cJSON_DeleteItemFromObjectCaseSensitive(opts, "voice_model");
+            cJSON_DeleteItemFromObjectCaseSensitive(opts, "tts_latency_s");
+            cJSON_AddNullToObject(opts, "tts_latency_s");
+            cJSON_AddStringToObject(opts, "voice_model", "measured");
+        }
         otext = cJSON_PrintUnformatted(opts);
     }
     cJSON_Delete(opts);

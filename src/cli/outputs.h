@@ -48,7 +48,9 @@ int tb_cli_out_close(const char *flag, const char *path, FILE *f, int rc);
 
 /* Writes the stream as a trace to path ("-": stdout), its header naming
  * command and this run's start unless the stream kept its own from a
- * trace, and o when this command made the recording.  0 or TB_EIO /
+ * trace, and o when this command made the recording (with a measured TTS
+ * log, voice_model "measured" and tts_latency_s null, as the report
+ * says).  0 or TB_EIO /
  * TB_ENOMEM (printed). */
 int tb_cli_record(const char *path, const char *command, const struct tb_sim_opts *o,
                   const struct tb_stream *s);
