@@ -6,6 +6,7 @@
 #define TTSBUF_H
 
 #include "ttsbuf/analyze.h"
+#include "ttsbuf/heard.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/bench_prompts.h"

@@ -58,6 +58,7 @@ static const struct {
     {"ttsbench", tb_test_ttsbench},
     {"ttsws", tb_test_ttsws},
     {"sweep", tb_test_sweep},
+    {"heard", tb_test_heard},
     {"svg", tb_test_svg},
     {"docs", tb_test_docs},
     {"import", tb_test_import},
