@@ -6,6 +6,7 @@
  * levels in order and reports; the options, the --out directory and the
  * --audio replay are in bench_opts.c, bench_out.c and bench_play.c.
  */
+#include <cJSON.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -94,6 +95,7 @@ struct bench {
     struct tb_bench_meta meta;
     struct tb_cli_endpoint ep;
     struct tb_bench_prompts prompts;
+    struct tb_convos convos; /* --conversations */
     struct tb_bench_recs recs;
     struct tb_bench_summary *sums; /* one a level, once the levels ran */
     char *url;
@@ -102,11 +104,48 @@ struct bench {
     char tts_base[256]; /* --tts-url mock: the built-in mock's root */
 };
 
+/* The conversations (--conversations FILE or builtin) and the records
+ * header's "conversations" block: {source, count, turns, user_turn}. */
+static int load_convos(struct bench *b)
+{
+    char err[512], ut[96], *t;
+    cJSON *j;
+    int rc = strcmp(b->a.convos, "builtin") == 0
+                 ? tb_convos_builtin(&b->convos, err, sizeof(err))
+                 : tb_convos_load(b->a.convos, &b->convos, err, sizeof(err));
+    if (rc != 0) {
+        tb_cli_error("--conversations: %s", err[0] ? err : tb_strerror(rc));
+        return rc == TB_ENOMEM ? rc : TB_EINVAL; /* a file named on the command line */
+    }
+    j = cJSON_CreateObject();
+    tb_uturn_name(&b->a.uturn, ut, sizeof(ut));
+    if (j == NULL || cJSON_AddStringToObject(j, "source", b->a.convos) == NULL ||
+        cJSON_AddNumberToObject(j, "count", (double)b->convos.n) == NULL ||
+        (b->a.turns > 0 ? cJSON_AddNumberToObject(j, "turns", (double)b->a.turns)
+                        : cJSON_AddNullToObject(j, "turns")) == NULL ||
+        cJSON_AddStringToObject(j, "user_turn", ut) == NULL ||
+        (t = cJSON_PrintUnformatted(j)) == NULL) {
+        cJSON_Delete(j);
+        tb_cli_error("out of memory");
+        return TB_ENOMEM;
+    }
+    cJSON_Delete(j);
+    rc = strlen(t) < sizeof(b->meta.conversations) ? 0 : TB_EINVAL;
+    if (rc == 0)
+        memcpy(b->meta.conversations, t, strlen(t) + 1);
+    else
+        tb_cli_error("--conversations: the path is too long for the records header");
+    cJSON_free(t);
+    return rc;
+}
+
 /* The prompts: --prompts FILE, or the built-in set. */
 static int load_prompts(struct bench *b)
 {
     char err[512];
     int rc;
+    if (b->a.convos != NULL)
+        return load_convos(b);
     if (b->a.prompts_file == NULL) {
         rc = tb_bench_prompts_builtin(&b->prompts);
         if (rc != 0)
@@ -181,6 +220,8 @@ static int open_bench(struct bench *b, int argc, char **argv)
  * least ten (closed) or TB_CLI_BENCH_OPEN_REQUESTS (open). */
 static size_t level_requests(const struct tb_cli_bench *a, const struct tb_bench_level *l)
 {
+    if (l->mode == TB_BENCH_CALLS || l->mode == TB_BENCH_CALLS_POISSON)
+        return 0; /* calls count calls (call_count) */
     if (a->duration > 0)
         return 0;
     if (a->requests > 0)
@@ -212,6 +253,11 @@ static int run_levels(struct bench *b)
     bo.nshards = b->meta.nshards;
     bo.seed = b->a.seed;
     bo.sim = b->a.c.o;
+    if (b->a.convos != NULL) {
+        bo.convos = &b->convos;
+        bo.turns = b->a.turns;
+        bo.user_turn = b->a.uturn;
+    }
     if (b->a.tl.url != NULL) {
         tb_cli_bench_tts_opts(&b->a, b->tts_base, &to, &bo.sim);
         bo.tts = &to;
@@ -221,6 +267,9 @@ static int run_levels(struct bench *b)
         size_t from = b->recs.n;
         bo.level = b->meta.levels[l];
         bo.requests = level_requests(&b->a, &bo.level);
+        bo.calls = b->a.call_count > 0               ? b->a.call_count
+                   : bo.level.mode == TB_BENCH_CALLS ? bo.level.concurrency
+                                                     : TB_CLI_BENCH_OPEN_CALLS;
         tb_bench_level_name(&bo.level, name, sizeof(name));
         bo.progress = progress ? progress_line : NULL;
         bo.progress_ud = name;
@@ -329,6 +378,7 @@ static int close_bench(struct bench *b)
     tb_cli_common_free(&b->a.c);
     tb_bench_recs_free(&b->recs);
     tb_bench_prompts_free(&b->prompts);
+    tb_convos_free(&b->convos);
     free(b->url);
     tb_cli_endpoint_free(&b->ep);
     return rc;
