@@ -61,4 +61,20 @@ void tb_uturn_name(const struct tb_uturn *u, char *out, size_t outlen);
 double tb_uturn_draw(const struct tb_uturn *u, uint64_t seed, uint64_t call, uint32_t turn,
                      const char *text);
 
+/* How the calls of one level went, from its records (call >= 0):
+ * calls seen, completed (every turn of the call sent and ok: the turns
+ * are its conversation's, or the first `turns` of them, turns 0: all),
+ * ended early (a turn failed or was cut), and the turns.  A call with
+ * neither (the run was interrupted between its turns) counts only in
+ * calls. */
+struct tb_bench_calls_count {
+    size_t calls, completed, ended_early, turns;
+};
+
+struct tb_bench_recs;
+struct tb_convos;
+/* Counts level `level` of r.  Returns 0 or TB_ENOMEM.  Any thread. */
+int tb_bench_calls_count(const struct tb_bench_recs *r, uint32_t level, const struct tb_convos *cv,
+                         size_t turns, struct tb_bench_calls_count *out);
+
 #endif

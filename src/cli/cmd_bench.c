@@ -53,8 +53,12 @@ static void raise_fd_limit(const struct tb_bench_meta *m)
 {
     struct rlimit rl;
     rlim_t want = 64;
-    for (uint32_t i = 0; i < m->nlevels; i++)
-        want = m->levels[i].concurrency + 64 > want ? m->levels[i].concurrency + 64 : want;
+    for (uint32_t i = 0; i < m->nlevels; i++) {
+        /* an open loop of calls has no cap: as many as a level may hold */
+        rlim_t c = m->levels[i].mode == TB_BENCH_CALLS_POISSON ? TB_BENCH_CONC_MAX
+                                                               : m->levels[i].concurrency;
+        want = c + 64 > want ? c + 64 : want;
+    }
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
         rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
         setrlimit(RLIMIT_NOFILE, &rl);
@@ -294,6 +298,23 @@ static int run_levels(struct bench *b)
     return rc;
 }
 
+/* Calls: a line per level, how its calls went (bench_calls.h). */
+static int calls_lines(struct bench *b)
+{
+    for (uint32_t l = 0; l < b->meta.nlevels; l++) {
+        struct tb_bench_calls_count c;
+        char name[64];
+        if (tb_bench_calls_count(&b->recs, l, &b->convos, b->a.turns, &c) != 0) {
+            tb_cli_error("out of memory");
+            return TB_ENOMEM;
+        }
+        tb_bench_level_name(&b->meta.levels[l], name, sizeof(name));
+        printf("%s: %zu calls, %zu completed, %zu ended by a failed or cut turn; %zu turns\n", name,
+               c.calls, c.completed, c.ended_early, c.turns);
+    }
+    return 0;
+}
+
 /* What ran, summarised per level: the report (table, --csv or --json) and
  * --out's summary. */
 static int report(struct bench *b)
@@ -312,8 +333,11 @@ static int report(struct bench *b)
         tb_cli_bench_report_csv(stdout, &b->meta, b->sums);
     else if (b->a.c.json)
         tb_cli_bench_report_json(stdout, "bench", &b->meta, b->sums);
-    else if (!b->a.quiet)
+    else if (!b->a.quiet) {
         tb_cli_bench_report_human(stdout, "bench", &b->meta, b->sums, b->a.gates, b->a.ngates);
+        if (b->a.convos != NULL && (rc = calls_lines(b)) != 0)
+            return rc;
+    }
     /* What goes to stderr from here on comes after the report. */
     (void)tb_cli_flush_stdout();
     return b->a.out != NULL ? tb_cli_bench_out_summary(b->a.out, &b->meta, b->sums) : 0;

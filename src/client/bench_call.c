@@ -37,6 +37,7 @@ int tb_bench_call_open(struct bench *b)
     c->target = o->calls > o->shard ? (o->calls - o->shard + n - 1) / n : 0;
     c->next_arrival = 0;
     b->calling = 1;
+    b->turn_ended = tb_bench_call_ended;
     return 0;
 }
 

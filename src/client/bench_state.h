@@ -160,6 +160,10 @@ struct bench {
     size_t njobs;
     size_t ntts; /* TTS clients open (in flight and jobs) */
     int calling; /* the level runs calls (bench_call.c) */
+    /* Calls: called by bench_xfer.c when a turn's record is made (the
+     * call's slot, the record's index), so that the stream's handling
+     * does not include the calls' module. */
+    void (*turn_ended)(struct bench *b, uint32_t slot, size_t rec_index);
     struct calls calls;
 };
 

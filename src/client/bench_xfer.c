@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_call.h"
 #include "bench_loop.h"
 #include "bench_xfer.h"
 #include "bench_tts.h"
@@ -284,8 +283,8 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             if (rec->error != 0)
                 b->errors++;
             b->events += nc;
-            if (rc == 0 && x->call >= 0)
-                tb_bench_call_ended(b, x->slot, b->out->n - 1);
+            if (rc == 0 && x->call >= 0 && b->turn_ended != NULL)
+                b->turn_ended(b, x->slot, b->out->n - 1);
         }
     }
     tb_http_resp_free(&x->hr);
