@@ -60,7 +60,7 @@ static const struct tb_optdoc bench_load[] = {
      "Those started finish."},
     {"warmup", O_WARMUP, "N", "requests before each level, not counted (default 0)",
      "They run at the level's load."},
-    {"seed", O_SEED, "N", "Poisson arrivals (default 1)", NULL},
+    {"seed", O_SEED, "N", "Poisson arrivals and --user-turn draws (default 1)", NULL},
     {"shard", O_SHARD, "I/N",
      "run shard I (0-based) of N: request ids = I mod N, a share of the load (default: "
      "$JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID of --shards N, else 0/1)",

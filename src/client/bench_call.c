@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "bench_loop.h"
 #include "bench_priv.h"
 #include "bench_xfer.h"
 #include "ttsbuf/error.h"
@@ -205,19 +206,26 @@ int tb_bench_call_schedule(struct bench *b, double now, char *err, size_t errlen
     int rc = 0;
     if (b->stopped)
         return 0;
+    /* Each start asks epoll again when REPOLL_S has passed, as a burst of
+     * requests does (bench_loop.h): the streams already running keep
+     * their stamps while a thousand calls start. */
     if (o->level.mode == TB_BENCH_CALLS) {
-        while (rc == 0 && c->active < b->cap && c->started < c->target)
+        while (rc == 0 && c->active < b->cap && c->started < c->target) {
             rc = start_call(b, now, err, errlen);
+            (void)tb_bench_loop_watch(b);
+        }
     } else {
         while (rc == 0 && c->next_arrival <= now && c->started < c->target) {
             double t = c->next_arrival;
             c->next_arrival += tb_bench_expo(&b->rng) / b->rate;
             rc = start_call(b, t, err, errlen);
+            (void)tb_bench_loop_watch(b);
         }
     }
     while (rc == 0 && c->nheap > 0 && c->heap[0].t <= now) {
         struct callwait w = heap_pop(c);
         rc = send_turn(b, w.slot, w.t, err, errlen);
+        (void)tb_bench_loop_watch(b);
     }
     return rc;
 }

@@ -60,11 +60,8 @@ static int schedule(struct bench *b, char *err, size_t errlen)
     int rc = 0;
     tb_bench_loop_stamp(b);
     now = b->clk.virtual_now;
-    if (b->calling) {
-        rc = tb_bench_call_schedule(b, now, err, errlen);
-        (void)tb_bench_loop_watch(b);
-        return rc;
-    }
+    if (b->calling)
+        return tb_bench_call_schedule(b, now, err, errlen);
     /* Warm-up runs as a closed loop at the level's cap, whatever the mode;
      * arrivals start only once it is over. */
     if (!b->measuring || o->level.mode == TB_BENCH_CLOSED) {
