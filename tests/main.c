@@ -75,6 +75,7 @@ static const struct {
     {"compare", tb_test_compare},
     {"serveunit", tb_test_serve_unit},
     {"convo", tb_test_convo},
+    {"calls", tb_test_calls},
     {"reader", tb_test_reader},
     {"ttsapi", tb_test_ttsapi},
     {"deps", tb_test_deps},

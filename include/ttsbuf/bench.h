@@ -25,7 +25,7 @@
  * share of the load: concurrency c*(I+1)/N - c*I/N (at least 1), rate R/N.
  *
  * The module's parts have headers of their own, which this one includes:
- * the prompt set (bench_prompts.h), the records and their files
+ * the prompt set (bench_prompts.h), calls (bench_calls.h), the records and their files
  * (bench_rec.h), a level's summary (bench_stats.h).
  *
  * Threads: tb_bench_run runs in the calling thread; the cancel flag may be
@@ -40,9 +40,11 @@
 #include <stdint.h>
 
 #include "ttsbuf/api.h"
+#include "ttsbuf/bench_calls.h"
 #include "ttsbuf/bench_prompts.h"
 #include "ttsbuf/bench_rec.h"
 #include "ttsbuf/bench_stats.h"
+#include "ttsbuf/convo.h"
 #include "ttsbuf/http.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/ttsnet.h"
@@ -89,6 +91,15 @@ struct tb_bench_opts {
     /* A real TTS per stream (below), or NULL.  Its clock, origin, secrets,
      * callbacks and cancel flag are set by the run. */
     const struct tb_ttsnet_opts *tts;
+    /* Calls (level.mode TB_BENCH_CALLS or TB_BENCH_CALLS_POISSON;
+     * bench_calls.h): the conversations, the measured calls over all
+     * shards, the turns per call (0: every turn of the conversation) and
+     * the caller's speaking time.  Calls take no prompts, warm-up,
+     * duration or TTS. */
+    const struct tb_convos *convos;
+    size_t calls;
+    size_t turns;
+    struct tb_uturn user_turn;
 };
 
 /*

@@ -23,7 +23,11 @@
 enum tb_bench_mode {
     TB_BENCH_CLOSED = 0, /* `concurrency` in flight */
     TB_BENCH_POISSON,    /* open loop, exponential inter-arrival times */
-    TB_BENCH_CONSTANT    /* open loop, evenly spaced arrivals */
+    TB_BENCH_CONSTANT,   /* open loop, evenly spaced arrivals */
+    /* Calls (bench --conversations, bench.h): conversations whose turns
+     * are sent on the speech clock. */
+    TB_BENCH_CALLS,        /* `concurrency` calls at once (closed loop) */
+    TB_BENCH_CALLS_POISSON /* calls arrive at `rate` per second, Poisson */
 };
 
 struct tb_bench_level {
@@ -32,7 +36,8 @@ struct tb_bench_level {
     double rate;          /* open: requests per second */
 };
 
-/* "c=10", "rate=5/s (poisson)", "rate=5/s (constant, max 8)". */
+/* "c=10", "rate=5/s (poisson)", "rate=5/s (constant, max 8)"; calls:
+ * "calls=10", "calls=0.5/s (poisson)". */
 void tb_bench_level_name(const struct tb_bench_level *l, char *out, size_t outlen);
 
 /* One request: what the summary needs, and the stream it received. */
@@ -45,6 +50,10 @@ struct tb_bench_rec {
      * turn's index in it, from 0; both -1 for a one-shot request. */
     int64_t call;
     int32_t turn;
+    /* A call's turn: when its answer finished playing by the playout
+     * model, s from its request's start (playout.h's e_m); NaN when
+     * nothing played or for a one-shot request. */
+    double play_end;
     double t_sched, t_start, t_end; /* s since the level started */
     int error;                      /* enum tb_reader_error; 0: ok */
     int end;                        /* how the stream ended (enum tb_end,
@@ -133,6 +142,10 @@ struct tb_bench_meta {
     char model[128];
     char base_url[256]; /* redacted */
     char provider[16];  /* "mock" (the built-in mock), "remote", or "" */
+    /* Calls: the "conversations" block ({source, count, turns, user_turn})
+     * as canonical JSON text (cJSON unformatted), or "" for requests;
+     * must match to merge. */
+    char conversations[512];
 };
 #define TB_BENCH_LEVELS_MAX 64
 #define TB_BENCH_SHARDS_MAX 100000 /* the N of --shard I/N */

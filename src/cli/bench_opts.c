@@ -32,7 +32,13 @@ enum {
     O_CSV,
     O_FORCE,
     O_HTML,
-    O_HTML_STREAMS
+    O_HTML_STREAMS,
+    O_CONVOS,
+    O_CALLS,
+    O_CALL_RATE,
+    O_CALL_COUNT,
+    O_TURNS,
+    O_USER_TURN
 };
 
 #define DEFAULT_HTML_STREAMS 3
@@ -54,12 +60,37 @@ static const struct tb_optdoc bench_load[] = {
      "Those started finish."},
     {"warmup", O_WARMUP, "N", "requests before each level, not counted (default 0)",
      "They run at the level's load."},
-    {"seed", O_SEED, "N", "Poisson arrivals (default 1)", NULL},
+    {"seed", O_SEED, "N", "Poisson arrivals and --user-turn draws (default 1)", NULL},
     {"shard", O_SHARD, "I/N",
      "run shard I (0-based) of N: request ids = I mod N, a share of the load (default: "
      "$JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID of --shards N, else 0/1)",
      "Records go to records-I-of-N.jsonl; ttsbuf merge combines the shards."},
     {"shards", O_SHARDS, "N", "the N for an index taken from the environment", NULL},
+    TB_OPTDOC_END,
+};
+
+_Static_assert(TB_CLI_BENCH_OPEN_CALLS == 10, "--call-count's help states the default");
+
+static const struct tb_optdoc bench_calls[] = {
+    {"conversations", O_CONVOS, "FILE|builtin",
+     "drive calls instead of one-shot requests: conversations (JSONL or ShareGPT JSON, or the "
+     "built-in set), each turn sent with the conversation so far when the answer before it has "
+     "been spoken and the caller has answered",
+     "Call j uses conversation j mod count. Not with --prompts, -c, --rate, --requests, "
+     "--duration, --warmup, --api completions or --tts-url (ttsbuf(1), CALLS)."},
+    {"calls", O_CALLS, "LIST", "calls at once, closed loop, one level each (default 1)", NULL},
+    {"call-rate", O_CALL_RATE, "LIST",
+     "open loop instead: calls arrive at R per second (Poisson), one level each", NULL},
+    {"call-count", O_CALL_COUNT, "M",
+     "measured calls per level over all shards (default: the calls at once; 10 with --call-rate)",
+     NULL},
+    {"turns", O_TURNS, "K", "turns per call: the conversation's first K (default: all)", NULL},
+    {"user-turn", O_USER_TURN, "SPEC",
+     "the caller's speaking time before each turn after the first: S seconds, uniform:A,B, "
+     "exp:MEAN, or words:WPM[,PAUSE] (the turn's words at WPM plus PAUSE s; "
+     "default " TB_UTURN_DEFAULT ")",
+     "Draws come from a generator seeded by --seed, the call and the turn, so shards draw what "
+     "one run would."},
     TB_OPTDOC_END,
 };
 
@@ -123,6 +154,7 @@ const struct tb_optsec tb_cli_bench_secs[] = {
     {"Load (per level):", bench_load},
     {"Requests (an endpoint or --mock; --model for a real endpoint):", tb_opt_request},
     {NULL, bench_requests},
+    {"Calls (conversations on the speech clock):", bench_calls},
     {"Output:", bench_output},
     {"Playout (each stream, as ttsbuf sim):", tb_opt_playout},
     {"TTS engine (each stream, as ttsbuf sim):", tb_opt_tts},
@@ -255,11 +287,69 @@ static int option(void *ud, int c, const char *arg)
     case O_WARMUP: return tb_cli_opt_size("--warmup", arg, 0, 1000000, &a->warmup);
     case O_SEED: return tb_cli_opt_size("--seed", arg, 0, SIZE_MAX, &a->seed);
     case O_SHARDS: return tb_cli_opt_size("--shards", arg, 1, 100000, &a->shards);
+    case O_CONVOS: a->convos = arg; return 0;
+    case O_CALLS: a->calls = arg; return 0;
+    case O_CALL_RATE: a->call_rates = arg; return 0;
+    case O_CALL_COUNT: return tb_cli_opt_size("--call-count", arg, 1, 100000000, &a->call_count);
+    case O_TURNS: return tb_cli_opt_size("--turns", arg, 1, TB_CONVO_TURNS_MAX, &a->turns);
+    case O_USER_TURN: a->user_turn = arg; return 0;
     default: {
         int rc = tb_cli_tts_live_option(&a->tl, c, arg);
         return rc != TB_CLI_NOT_MINE ? rc : tb_cli_groups_option(&a->c, &a->q, &a->au, c, arg);
     }
     }
+}
+
+/* Calls (--conversations): their options, and none of what only
+ * requests take.  0 or TB_EINVAL (printed). */
+static int calls_check(struct tb_cli_bench *a)
+{
+    char err[256];
+    const char *only = a->calls != NULL        ? "--calls"
+                       : a->call_rates != NULL ? "--call-rate"
+                       : a->call_count > 0     ? "--call-count"
+                       : a->turns > 0          ? "--turns"
+                       : a->user_turn != NULL  ? "--user-turn"
+                                               : NULL;
+    const char *req = a->prompts_file != NULL ? "--prompts"
+                      : a->conc != NULL       ? "-c"
+                      : a->rates != NULL      ? "--rate"
+                      : a->requests > 0       ? "--requests"
+                      : a->duration > 0       ? "--duration"
+                      : a->warmup > 0         ? "--warmup"
+                      : a->max_conc > 0       ? "--max-concurrency"
+                                              : NULL;
+    if (a->convos == NULL) {
+        if (only == NULL)
+            return 0;
+        tb_cli_error("bench: %s drives calls: it needs --conversations FILE|builtin", only);
+        return TB_EINVAL;
+    }
+    if (req != NULL) {
+        tb_cli_error("bench: %s is for one-shot requests; with --conversations give --calls, "
+                     "--call-rate, --call-count, --turns",
+                     req);
+        return TB_EINVAL;
+    }
+    if (a->calls != NULL && a->call_rates != NULL) {
+        tb_cli_error("bench: give --calls (closed loop) or --call-rate (open loop), not both");
+        return TB_EINVAL;
+    }
+    if (a->q.req.api == TB_API_COMPLETIONS) {
+        tb_cli_error("bench: --conversations sends chat messages: --api completions has none");
+        return TB_EINVAL;
+    }
+    if (a->tl.url != NULL) {
+        tb_cli_error("bench: --conversations with --tts-url is not supported yet (calls play "
+                     "on the model)");
+        return TB_EINVAL;
+    }
+    if (tb_uturn_parse(a->user_turn != NULL ? a->user_turn : TB_UTURN_DEFAULT, &a->uturn, err,
+                       sizeof(err)) != 0) {
+        tb_cli_error("--user-turn: %s", err);
+        return TB_EINVAL;
+    }
+    return 0;
 }
 
 int tb_cli_bench_parse(int argc, char **argv, const struct tb_cmddoc *doc, struct tb_cli_bench *a)
@@ -313,6 +403,9 @@ int tb_cli_bench_parse(int argc, char **argv, const struct tb_cmddoc *doc, struc
                      a->au.count_synthesis ? "espeak+synthesis" : "espeak");
         return TB_EINVAL;
     }
+    rc = calls_check(a);
+    if (rc != 0)
+        return rc;
     if (a->c.fail_on_underrun && a->ngates < TB_CLI_GATES_MAX)
         tb_cli_gate_parse("gapless=1", &a->gates[a->ngates++]);
     tb_cli_gates_default(a->gates, &a->ngates);
@@ -356,7 +449,27 @@ static int levels_of(const struct tb_cli_bench *a, struct tb_bench_meta *m)
     double v[TB_BENCH_LEVELS_MAX];
     uint32_t n;
     int rc;
-    if (a->rates != NULL) {
+    const char *flag = a->rates != NULL ? "--rate" : "-c";
+    if (a->convos != NULL && a->call_rates != NULL) {
+        flag = "--call-rate";
+        if ((rc = parse_list(flag, a->call_rates, 0.001, 1e6, 0, v, &n)) != 0)
+            return rc;
+        for (uint32_t i = 0; i < n; i++) {
+            m->levels[i].mode = TB_BENCH_CALLS_POISSON;
+            m->levels[i].rate = v[i];
+            m->levels[i].concurrency = 0;
+        }
+    } else if (a->convos != NULL) {
+        flag = "--calls";
+        if ((rc = parse_list(flag, a->calls != NULL ? a->calls : "1", 1, TB_BENCH_CONC_MAX, 1, v,
+                             &n)) != 0)
+            return rc;
+        for (uint32_t i = 0; i < n; i++) {
+            m->levels[i].mode = TB_BENCH_CALLS;
+            m->levels[i].concurrency = (uint32_t)v[i];
+            m->levels[i].rate = 0;
+        }
+    } else if (a->rates != NULL) {
         if ((rc = parse_list("--rate", a->rates, 0.001, 1e6, 0, v, &n)) != 0)
             return rc;
         for (uint32_t i = 0; i < n; i++) {
@@ -382,8 +495,7 @@ static int levels_of(const struct tb_cli_bench *a, struct tb_bench_meta *m)
             tb_bench_level_name(&m->levels[i], x, sizeof(x));
             tb_bench_level_name(&m->levels[j], y, sizeof(y));
             if (strcmp(x, y) == 0) {
-                tb_cli_error("%s: the level %s is given twice", a->rates != NULL ? "--rate" : "-c",
-                             x);
+                tb_cli_error("%s: the level %s is given twice", flag, x);
                 return TB_EINVAL;
             }
         }

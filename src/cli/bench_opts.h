@@ -34,7 +34,15 @@ struct tb_cli_bench {
     struct tb_cli_gate gates[TB_CLI_GATES_MAX];
     size_t ngates;
     struct tb_cli_tts_live tl; /* --tts-url: a real TTS per stream */
+    /* Calls (--conversations FILE|builtin): the levels (--calls or
+     * --call-rate), the measured calls per level (0: the default), the
+     * turns per call (0: all) and the caller's speaking time. */
+    const char *convos, *calls, *call_rates, *user_turn;
+    size_t call_count, turns;
+    struct tb_uturn uturn;
 };
+
+#define TB_CLI_BENCH_OPEN_CALLS 10 /* --call-count's default with --call-rate */
 
 /* Parses and checks the options into *a (initialised here) with doc's
  * rows (tb_cli_bench_secs).  0, TB_CLI_DONE (--help printed), or an error

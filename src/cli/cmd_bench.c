@@ -6,6 +6,7 @@
  * levels in order and reports; the options, the --out directory and the
  * --audio replay are in bench_opts.c, bench_out.c and bench_play.c.
  */
+#include <cJSON.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -52,8 +53,12 @@ static void raise_fd_limit(const struct tb_bench_meta *m)
 {
     struct rlimit rl;
     rlim_t want = 64;
-    for (uint32_t i = 0; i < m->nlevels; i++)
-        want = m->levels[i].concurrency + 64 > want ? m->levels[i].concurrency + 64 : want;
+    for (uint32_t i = 0; i < m->nlevels; i++) {
+        /* an open loop of calls has no cap: as many as a level may hold */
+        rlim_t c = m->levels[i].mode == TB_BENCH_CALLS_POISSON ? TB_BENCH_CONC_MAX
+                                                               : m->levels[i].concurrency;
+        want = c + 64 > want ? c + 64 : want;
+    }
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
         rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
         setrlimit(RLIMIT_NOFILE, &rl);
@@ -94,6 +99,7 @@ struct bench {
     struct tb_bench_meta meta;
     struct tb_cli_endpoint ep;
     struct tb_bench_prompts prompts;
+    struct tb_convos convos; /* --conversations */
     struct tb_bench_recs recs;
     struct tb_bench_summary *sums; /* one a level, once the levels ran */
     char *url;
@@ -102,11 +108,48 @@ struct bench {
     char tts_base[256]; /* --tts-url mock: the built-in mock's root */
 };
 
+/* The conversations (--conversations FILE or builtin) and the records
+ * header's "conversations" block: {source, count, turns, user_turn}. */
+static int load_convos(struct bench *b)
+{
+    char err[512], ut[96], *t;
+    cJSON *j;
+    int rc = strcmp(b->a.convos, "builtin") == 0
+                 ? tb_convos_builtin(&b->convos, err, sizeof(err))
+                 : tb_convos_load(b->a.convos, &b->convos, err, sizeof(err));
+    if (rc != 0) {
+        tb_cli_error("--conversations: %s", err[0] ? err : tb_strerror(rc));
+        return rc == TB_ENOMEM ? rc : TB_EINVAL; /* a file named on the command line */
+    }
+    j = cJSON_CreateObject();
+    tb_uturn_name(&b->a.uturn, ut, sizeof(ut));
+    if (j == NULL || cJSON_AddStringToObject(j, "source", b->a.convos) == NULL ||
+        cJSON_AddNumberToObject(j, "count", (double)b->convos.n) == NULL ||
+        (b->a.turns > 0 ? cJSON_AddNumberToObject(j, "turns", (double)b->a.turns)
+                        : cJSON_AddNullToObject(j, "turns")) == NULL ||
+        cJSON_AddStringToObject(j, "user_turn", ut) == NULL ||
+        (t = cJSON_PrintUnformatted(j)) == NULL) {
+        cJSON_Delete(j);
+        tb_cli_error("out of memory");
+        return TB_ENOMEM;
+    }
+    cJSON_Delete(j);
+    rc = strlen(t) < sizeof(b->meta.conversations) ? 0 : TB_EINVAL;
+    if (rc == 0)
+        memcpy(b->meta.conversations, t, strlen(t) + 1);
+    else
+        tb_cli_error("--conversations: the path is too long for the records header");
+    cJSON_free(t);
+    return rc;
+}
+
 /* The prompts: --prompts FILE, or the built-in set. */
 static int load_prompts(struct bench *b)
 {
     char err[512];
     int rc;
+    if (b->a.convos != NULL)
+        return load_convos(b);
     if (b->a.prompts_file == NULL) {
         rc = tb_bench_prompts_builtin(&b->prompts);
         if (rc != 0)
@@ -189,6 +232,8 @@ static int open_bench(struct bench *b, int argc, char **argv)
  * least ten (closed) or TB_CLI_BENCH_OPEN_REQUESTS (open). */
 static size_t level_requests(const struct tb_cli_bench *a, const struct tb_bench_level *l)
 {
+    if (l->mode == TB_BENCH_CALLS || l->mode == TB_BENCH_CALLS_POISSON)
+        return 0; /* calls count calls (call_count) */
     if (a->duration > 0)
         return 0;
     if (a->requests > 0)
@@ -220,6 +265,11 @@ static int run_levels(struct bench *b)
     bo.nshards = b->meta.nshards;
     bo.seed = b->a.seed;
     bo.sim = b->a.c.o;
+    if (b->a.convos != NULL) {
+        bo.convos = &b->convos;
+        bo.turns = b->a.turns;
+        bo.user_turn = b->a.uturn;
+    }
     if (b->a.tl.url != NULL) {
         tb_cli_bench_tts_opts(&b->a, b->tts_base, &to, &bo.sim);
         bo.tts = &to;
@@ -229,6 +279,9 @@ static int run_levels(struct bench *b)
         size_t from = b->recs.n;
         bo.level = b->meta.levels[l];
         bo.requests = level_requests(&b->a, &bo.level);
+        bo.calls = b->a.call_count > 0               ? b->a.call_count
+                   : bo.level.mode == TB_BENCH_CALLS ? bo.level.concurrency
+                                                     : TB_CLI_BENCH_OPEN_CALLS;
         tb_bench_level_name(&bo.level, name, sizeof(name));
         bo.progress = progress ? progress_line : NULL;
         bo.progress_ud = name;
@@ -253,6 +306,23 @@ static int run_levels(struct bench *b)
     return rc;
 }
 
+/* Calls: a line per level, how its calls went (bench_calls.h). */
+static int calls_lines(struct bench *b)
+{
+    for (uint32_t l = 0; l < b->meta.nlevels; l++) {
+        struct tb_bench_calls_count c;
+        char name[64];
+        if (tb_bench_calls_count(&b->recs, l, &b->convos, b->a.turns, &c) != 0) {
+            tb_cli_error("out of memory");
+            return TB_ENOMEM;
+        }
+        tb_bench_level_name(&b->meta.levels[l], name, sizeof(name));
+        printf("%s: %zu calls, %zu completed, %zu ended by a failed or cut turn; %zu turns\n", name,
+               c.calls, c.completed, c.ended_early, c.turns);
+    }
+    return 0;
+}
+
 /* What ran, summarised per level: the report (table, --csv or --json) and
  * --out's summary. */
 static int report(struct bench *b)
@@ -271,8 +341,11 @@ static int report(struct bench *b)
         tb_cli_bench_report_csv(stdout, &b->meta, b->sums);
     else if (b->a.c.json)
         tb_cli_bench_report_json(stdout, "bench", &b->meta, b->sums);
-    else if (!b->a.quiet)
+    else if (!b->a.quiet) {
         tb_cli_bench_report_human(stdout, "bench", &b->meta, b->sums, b->a.gates, b->a.ngates);
+        if (b->a.convos != NULL && (rc = calls_lines(b)) != 0)
+            return rc;
+    }
     /* What goes to stderr from here on comes after the report. */
     (void)tb_cli_flush_stdout();
     return b->a.out != NULL ? tb_cli_bench_out_summary(b->a.out, &b->meta, b->sums) : 0;
@@ -337,6 +410,7 @@ static int close_bench(struct bench *b)
     tb_cli_common_free(&b->a.c);
     tb_bench_recs_free(&b->recs);
     tb_bench_prompts_free(&b->prompts);
+    tb_convos_free(&b->convos);
     free(b->url);
     tb_cli_endpoint_free(&b->ep);
     return rc;

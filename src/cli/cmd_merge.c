@@ -131,6 +131,12 @@ static int same_run(const struct tb_bench_meta *a, const struct tb_bench_meta *b
         snprintf(why, len, "the model: %s here, %s there", b->model, a->model);
         return 0;
     }
+    if (strcmp(a->conversations, b->conversations) != 0) {
+        snprintf(why, len, "the conversations: %.300s here, %.300s there",
+                 b->conversations[0] ? b->conversations : "none (requests)",
+                 a->conversations[0] ? a->conversations : "none (requests)");
+        return 0;
+    }
     option_differs(why, len, a->options, b->options);
     return why[0] == '\0';
 }

@@ -6,17 +6,57 @@
  */
 #include "ttsbuf/bench.h"
 
+#include <math.h>
 #include <stdint.h>
 
 #include "bench_priv.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 
+double tb_bench_expo(uint64_t *rng)
+{
+    uint64_t x = *rng;
+    double u;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *rng = x;
+    u = (double)((x * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
+    return -log1p(-u);
+}
+
+/* Calls (bench_calls.h): conversations, a call count, a load, and none of
+ * what only requests take. */
+static int calls_check(const struct tb_bench_opts *o, char *err, size_t errlen)
+{
+    const struct tb_bench_level *l = &o->level;
+    if (o->convos == NULL || o->convos->n == 0)
+        return tb_seterr(err, errlen, TB_EINVAL, "no conversations");
+    if (o->calls == 0)
+        return tb_seterr(err, errlen, TB_EINVAL, "no call count");
+    if (o->warmup > 0 || o->duration > 0 || o->tts != NULL)
+        return tb_seterr(err, errlen, TB_EINVAL, "calls take no warm-up, duration or TTS");
+    if (l->mode == TB_BENCH_CALLS && (l->concurrency < 1 || l->concurrency > TB_BENCH_CONC_MAX))
+        return tb_seterr(err, errlen, TB_EINVAL, "calls at once %u outside 1..%u", l->concurrency,
+                         TB_BENCH_CONC_MAX);
+    if (l->mode == TB_BENCH_CALLS_POISSON && !(l->rate > 0))
+        return tb_seterr(err, errlen, TB_EINVAL, "bad call rate");
+    if (o->req.api != TB_API_CHAT && o->req.api != TB_API_ANTHROPIC && o->req.api != TB_API_OLLAMA)
+        return tb_seterr(err, errlen, TB_EINVAL, "calls need a chat dialect (messages)");
+    return 0;
+}
+
 int tb_bench_opts_check(const struct tb_bench_opts *o, char *err, size_t errlen)
 {
     const struct tb_bench_level *l = &o->level;
     if (o->http.url == NULL)
         return tb_seterr(err, errlen, TB_EINVAL, "no URL");
+    if (o->nshards == 0 || o->shard >= o->nshards)
+        return tb_seterr(err, errlen, TB_EINVAL, "shard %u of %u", o->shard, o->nshards);
+    if (l->mode == TB_BENCH_CALLS || l->mode == TB_BENCH_CALLS_POISSON)
+        return tb_api_info(o->req.api) == NULL
+                   ? tb_seterr(err, errlen, TB_EINVAL, "unknown dialect")
+                   : calls_check(o, err, errlen);
     if (o->prompts == NULL || o->prompts->n == 0)
         return tb_seterr(err, errlen, TB_EINVAL, "no prompts");
     if (o->nshards == 0 || o->shard >= o->nshards)
@@ -47,7 +87,7 @@ void tb_bench_shard_share(const struct tb_bench_opts *o, size_t *target, size_t 
             o->requests > o->shard ? (o->requests - o->shard + o->nshards - 1) / o->nshards : 0;
     else
         *target = SIZE_MAX;
-    if (o->level.mode == TB_BENCH_CLOSED)
+    if (o->level.mode == TB_BENCH_CLOSED || o->level.mode == TB_BENCH_CALLS)
         *cap = share(o->level.concurrency, o->shard, o->nshards);
     else
         *cap = o->level.concurrency > 0 ? share(o->level.concurrency, o->shard, o->nshards)

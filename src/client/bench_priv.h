@@ -6,6 +6,7 @@
 #define TTSBUF_BENCH_PRIV_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ttsbuf/bench.h"
 
@@ -19,5 +20,9 @@ int tb_bench_opts_check(const struct tb_bench_opts *o, char *err, size_t errlen)
  * (SIZE_MAX: until the duration), *cap streams in flight, *rate arrivals
  * per second. */
 void tb_bench_shard_share(const struct tb_bench_opts *o, size_t *target, size_t *cap, double *rate);
+
+/* An exponential variate with mean 1 from *rng (xorshift64*, a 53-bit
+ * uniform; *rng never 0). */
+double tb_bench_expo(uint64_t *rng);
 
 #endif

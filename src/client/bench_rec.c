@@ -30,6 +30,10 @@ void tb_bench_level_name(const struct tb_bench_level *l, char *out, size_t outle
 {
     if (l->mode == TB_BENCH_CLOSED)
         snprintf(out, outlen, "c=%u", l->concurrency);
+    else if (l->mode == TB_BENCH_CALLS)
+        snprintf(out, outlen, "calls=%u", l->concurrency);
+    else if (l->mode == TB_BENCH_CALLS_POISSON)
+        snprintf(out, outlen, "calls=%g/s (poisson)", l->rate);
     else if (l->concurrency > 0)
         snprintf(out, outlen, "rate=%g/s (%s, max %u)", l->rate,
                  l->mode == TB_BENCH_POISSON ? "poisson" : "constant", l->concurrency);
@@ -88,6 +92,7 @@ struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
     rec->ttft = rec->ttfa = rec->decode_tps = rec->decode_tps_usage = NAN;
     rec->gap_total = rec->gap_max = rec->min_tps = rec->speedup = NAN;
     rec->gap_llm = rec->gap_tts = NAN;
+    rec->play_end = NAN;
     tb_stream_init(&rec->stream);
     rec->stream.usage_tokens = -1;
     return rec;
@@ -182,6 +187,7 @@ int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play
      * records, the summaries and the page then agree). */
     rec->min_tps = rec->error == 0 ? r.play.min_tps : NAN;
     rec->speedup = rec->error == 0 ? r.play.speedup : NAN;
+    rec->play_end = r.play.chunks > 0 ? r.play.end : NAN;
     rec->gap_llm = r.play.gap_llm;
     rec->gap_tts = r.play.gap_tts;
     rec->min_tps_none = rec->error == 0 && r.play.min_tps_none;
@@ -192,7 +198,13 @@ int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play
 
 static const char *mode_name(enum tb_bench_mode m)
 {
-    return m == TB_BENCH_POISSON ? "poisson" : m == TB_BENCH_CONSTANT ? "constant" : "closed";
+    switch (m) {
+    case TB_BENCH_POISSON: return "poisson";
+    case TB_BENCH_CONSTANT: return "constant";
+    case TB_BENCH_CALLS: return "calls";
+    case TB_BENCH_CALLS_POISSON: return "calls_poisson";
+    default: return "closed";
+    }
 }
 
 int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m)
@@ -232,6 +244,12 @@ int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m)
     cJSON_AddStringToObject(o, "model", m->model);
     cJSON_AddStringToObject(o, "base_url", m->base_url);
     cJSON_AddStringToObject(o, "provider", m->provider[0] ? m->provider : "remote");
+    if (m->conversations[0] != '\0') {
+        /* Only in a run of calls, so that the headers of requests are as before. */
+        cJSON *cv = cJSON_Parse(m->conversations);
+        if (cv != NULL && !cJSON_AddItemToObject(o, "conversations", cv))
+            cJSON_Delete(cv);
+    }
     return tb_json_put_line(f, o);
 }
 
@@ -275,6 +293,8 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_b
         cJSON_AddNumberToObject(o, "call", (double)r->call);
         cJSON_AddNumberToObject(o, "turn", r->turn);
     }
+    if (r->call >= 0)
+        tb_json_add_num(o, "play_end_s", r->play_end);
     tb_json_add_num(o, "t_sched", r->t_sched);
     tb_json_add_num(o, "t_start", r->t_start);
     tb_json_add_num(o, "t_end", r->t_end);
@@ -362,6 +382,10 @@ static int parse_level(const cJSON *l, struct tb_bench_level *out)
         out->mode = TB_BENCH_POISSON;
     else if (strcmp(mode->valuestring, "constant") == 0)
         out->mode = TB_BENCH_CONSTANT;
+    else if (strcmp(mode->valuestring, "calls") == 0)
+        out->mode = TB_BENCH_CALLS;
+    else if (strcmp(mode->valuestring, "calls_poisson") == 0)
+        out->mode = TB_BENCH_CALLS_POISSON;
     else
         return -1;
     out->concurrency = (uint32_t)c;
@@ -411,6 +435,17 @@ static int parse_header(const cJSON *o, struct tb_bench_meta *m)
             return -1;
         }
         memcpy(m->options, t, strlen(t) + 1);
+        free(t);
+    }
+    {
+        const cJSON *cv = cJSON_GetObjectItemCaseSensitive(o, "conversations");
+        char *t = cJSON_IsObject(cv) ? cJSON_PrintUnformatted(cv) : NULL;
+        if (cv != NULL && (t == NULL || strlen(t) >= sizeof(m->conversations))) {
+            free(t);
+            return -1;
+        }
+        if (t != NULL)
+            memcpy(m->conversations, t, strlen(t) + 1);
         free(t);
     }
     copy_str(o, "started_at", m->started_at, sizeof(m->started_at));
@@ -522,6 +557,9 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
                 return "\"call\" or \"turn\" is not a whole number in range";
             r->call = (int64_t)c;
             r->turn = (int32_t)t;
+            if (get_num(o, "play_end_s", 1, &r->play_end) != 0 ||
+                !(isnan(r->play_end) || (r->play_end >= 0 && r->play_end <= TB_TIME_MAX)))
+                return "\"play_end_s\" is negative, past 1e9 s or not a number";
         }
     }
     if (get_num(o, "t_sched", 0, &r->t_sched) != 0 || get_num(o, "t_start", 0, &r->t_start) != 0 ||

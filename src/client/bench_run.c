@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "bench_call.h"
 #include "bench_loop.h"
 #include "bench_priv.h"
 #include "bench_state.h"
@@ -22,19 +23,6 @@
 #include "ttsbuf/api.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/error.h"
-
-/* An exponential variate with mean 1 (xorshift64*, 53-bit uniform). */
-static double expo(struct bench *b)
-{
-    uint64_t x = b->rng;
-    double u;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    b->rng = x;
-    u = (double)((x * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
-    return -log1p(-u);
-}
 
 static int want_more(const struct bench *b, double now)
 {
@@ -72,6 +60,8 @@ static int schedule(struct bench *b, char *err, size_t errlen)
     int rc = 0;
     tb_bench_loop_stamp(b);
     now = b->clk.virtual_now;
+    if (b->calling)
+        return tb_bench_call_schedule(b, now, err, errlen);
     /* Warm-up runs as a closed loop at the level's cap, whatever the mode;
      * arrivals start only once it is over. */
     if (!b->measuring || o->level.mode == TB_BENCH_CLOSED) {
@@ -87,7 +77,8 @@ static int schedule(struct bench *b, char *err, size_t errlen)
     while (rc == 0 && b->next_arrival <= now && want_more(b, b->next_arrival) &&
            b->started + b->qn < b->target) {
         rc = queue_push(b, b->next_arrival);
-        b->next_arrival += (o->level.mode == TB_BENCH_POISSON ? expo(b) : 1.0) / b->rate;
+        b->next_arrival +=
+            (o->level.mode == TB_BENCH_POISSON ? tb_bench_expo(&b->rng) : 1.0) / b->rate;
     }
     while (rc == 0 && b->qn > 0 && b->ninflight < b->cap) {
         double t = b->queue[b->qhead];
@@ -115,6 +106,8 @@ static void begin_measuring(struct bench *b)
 
 static int finished(const struct bench *b)
 {
+    if (b->calling)
+        return b->ninflight == 0 && tb_bench_call_done(b);
     if (b->warm_left > 0 || b->ninflight > 0 || b->qn > 0 || b->njobs > 0)
         return 0;
     return b->stopped || !want_more(b, b->clk.virtual_now) ||
@@ -131,9 +124,11 @@ static int wait_ms(struct bench *b, double next_progress, double next_scan)
         at = next_progress; /* no progress line: no wake-ups for it */
     if (b->timeout_at >= 0 && b->timeout_at < at)
         at = b->timeout_at;
-    if (b->measuring && b->o->level.mode != TB_BENCH_CLOSED && b->warm_left == 0 &&
+    if (!b->calling && b->measuring && b->o->level.mode != TB_BENCH_CLOSED && b->warm_left == 0 &&
         b->next_arrival < at && want_more(b, b->next_arrival) && b->started + b->qn < b->target)
         at = b->next_arrival;
+    if (b->calling && tb_bench_call_next(b) < at)
+        at = tb_bench_call_next(b); /* the heap's top: the next turn or call */
     if (b->ntts > 0 && at > now + 0.001)
         at = now + 0.001; /* the TTS clients are stepped at each wake-up (bench.h) */
     if (at <= now)
@@ -147,8 +142,8 @@ static void report(struct bench *b)
     if (b->o->progress == NULL)
         return;
     p.t = b->clk.virtual_now;
-    p.started = b->started;
-    p.done = b->done;
+    p.started = b->calling ? b->calls.started : b->started; /* calls: calls, not turns */
+    p.done = b->calling ? b->calls.ended : b->done;
     p.target = b->target == SIZE_MAX ? 0 : b->target;
     p.inflight = b->ninflight;
     p.errors = b->errors;
@@ -177,6 +172,10 @@ static int level_open(struct bench *b, const struct tb_bench_opts *o, uint32_t l
     if (b->rng == 0)
         b->rng = 1;
     tb_bench_shard_share(o, &b->target, &b->cap, &b->rate);
+    if (o->level.mode == TB_BENCH_CALLS || o->level.mode == TB_BENCH_CALLS_POISSON) {
+        (void)tb_bench_call_open(b);
+        b->target = b->calls.target; /* the progress line's count: calls */
+    }
     b->held_max = o->held_max > 0 ? o->held_max : TB_BENCH_HELD_MAX;
     for (size_t i = 0; i < out->n; i++)
         b->held += tb_bench_held(&out->v[i].stream);
@@ -204,6 +203,7 @@ static int level_open(struct bench *b, const struct tb_bench_opts *o, uint32_t l
 
 static void level_close(struct bench *b)
 {
+    tb_bench_call_close(b);
     tb_bench_tts_free(b);
     tb_bench_xf_destroy(b->free_list);
     tb_bench_loop_close(b);
@@ -257,6 +257,10 @@ static int level_run(struct bench *b, char *err, size_t errlen)
         tb_bench_loop_timer(b);
         tb_bench_loop_stamp(b);
         rc = tb_bench_xf_drain(b);
+        if (rc == 0 && b->calls.rc != 0) {
+            snprintf(err, errlen, "%s", b->calls.err);
+            rc = b->calls.rc;
+        }
         if (rc == 0 && b->ntts > 0)
             rc = tb_bench_tts_step(b);
         if (rc == 0 && b->clk.virtual_now >= next_scan) {
@@ -292,7 +296,8 @@ static int play_out(struct bench *b, size_t first, char *err, size_t errlen)
 {
     int rc = 0;
     for (size_t i = first; rc == 0 && i < b->out->n; i++)
-        rc = tb_bench_analyze(&b->out->v[i], &b->o->sim, err, errlen);
+        if (b->out->v[i].call < 0) /* a call's turn was played out as it ended */
+            rc = tb_bench_analyze(&b->out->v[i], &b->o->sim, err, errlen);
     return rc;
 }
 

@@ -68,6 +68,44 @@ struct xf {
     size_t npend, pendcap, fed;
     uint64_t seg_from;
     int tts_rc; /* the client failed (TB_ENOMEM, TB_EIO), or 0 */
+    /* A call's turn (bench_call.c): its call's slot, id and turn; call -1
+     * for a one-shot request. */
+    uint32_t slot;
+    int64_t call;
+    int32_t turn;
+};
+
+/* A call in progress (bench_call.c): its conversation, the next turn to
+ * send (or the one in flight), and the answers received so far. */
+struct call {
+    uint64_t id;     /* global call id */
+    uint32_t convo;  /* its conversation's index */
+    uint32_t turn;   /* the turn in flight, or the next to send */
+    uint32_t nturns; /* turns this call sends */
+    char **ans;      /* answers 0..turn-1, owned */
+    int32_t next;    /* the free list's next slot, or -1 */
+};
+
+/* A waiting call in the heap: when its next turn is due. */
+struct callwait {
+    double t;
+    uint32_t slot;
+};
+
+/* The calls of a level (bench_call.c). */
+struct calls {
+    struct call *v; /* slots */
+    size_t n, cap;
+    int32_t free_head;     /* free slots, -1: none */
+    struct callwait *heap; /* waiting calls, a min-heap by t */
+    size_t nheap, heapcap;
+    size_t target; /* calls this shard runs */
+    size_t started, ended, active;
+    size_t completed, cut, failed; /* how the ended calls ended */
+    double next_arrival;           /* open loop: level time of the next call */
+    int rc;                        /* an error a turn's end met (TB_ENOMEM, the
+                                    * playout's), err[] says; 0: none */
+    char err[256];
 };
 
 /* A stream whose LLM transfer ended while its TTS still speaks: the
@@ -121,6 +159,12 @@ struct bench {
     struct ttsjob *jobs;     /* a real TTS: the streams still speaking */
     size_t njobs;
     size_t ntts; /* TTS clients open (in flight and jobs) */
+    int calling; /* the level runs calls (bench_call.c) */
+    /* Calls: called by bench_xfer.c when a turn's record is made (the
+     * call's slot, the record's index), so that the stream's handling
+     * does not include the calls' module. */
+    void (*turn_ended)(struct bench *b, uint32_t slot, size_t rec_index);
+    struct calls calls;
 };
 
 #endif

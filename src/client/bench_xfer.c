@@ -4,6 +4,7 @@
  * through the stream reader (reader.h, as `run` reads them), and the
  * record it leaves.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,28 +116,12 @@ static int request_body(const struct tb_api_request *tmpl, const struct tb_bench
     return tb_api_request_body(&q, out, err, errlen);
 }
 
-int tb_bench_xf_start(struct bench *b, double t_sched, char *err, size_t errlen)
+/* Starts transfer x, its body set (warm-up or measured, scheduled at
+ * t_sched).  x goes back to the free list on failure. */
+static int launch(struct bench *b, struct xf *x, int warm, double t_sched, char *err, size_t errlen)
 {
     const struct tb_bench_opts *o = b->o;
-    struct xf *x = get_xf(b);
-    int warm = b->warm_left > 0;
-    uint64_t k = warm ? b->next_local : b->next_local - o->warmup;
     int rc;
-    if (x == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return TB_ENOMEM;
-    }
-    x->warm = warm;
-    x->fd = -1;
-    x->id = global_id(b, k);
-    x->prompt = (uint32_t)(x->id % o->prompts->n);
-    free(x->body);
-    x->body = NULL;
-    rc = request_body(&o->req, &o->prompts->v[x->prompt], &x->body, err, errlen);
-    if (rc != 0) {
-        put_xf(b, x);
-        return rc;
-    }
     x->q = b->http;
     x->q.body = x->body;
     tb_bench_loop_stamp(b);
@@ -174,12 +159,69 @@ int tb_bench_xf_start(struct bench *b, double t_sched, char *err, size_t errlen)
         b->inflight->prev = x;
     b->inflight = x;
     b->ninflight++;
-    b->next_local++;
     if (warm)
         b->warm_left--;
     else
         b->started++;
     return 0;
+}
+
+int tb_bench_xf_start(struct bench *b, double t_sched, char *err, size_t errlen)
+{
+    const struct tb_bench_opts *o = b->o;
+    struct xf *x = get_xf(b);
+    int warm = b->warm_left > 0;
+    uint64_t k = warm ? b->next_local : b->next_local - o->warmup;
+    int rc;
+    if (x == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return TB_ENOMEM;
+    }
+    x->warm = warm;
+    x->fd = -1;
+    x->call = -1;
+    x->turn = -1;
+    x->id = global_id(b, k);
+    x->prompt = (uint32_t)(x->id % o->prompts->n);
+    free(x->body);
+    x->body = NULL;
+    rc = request_body(&o->req, &o->prompts->v[x->prompt], &x->body, err, errlen);
+    if (rc != 0) {
+        put_xf(b, x);
+        return rc;
+    }
+    rc = launch(b, x, warm, t_sched, err, errlen);
+    if (rc == 0)
+        b->next_local++;
+    return rc;
+}
+
+int tb_bench_xf_start_turn(struct bench *b, uint32_t slot, const char *messages_json,
+                           double t_sched, char *err, size_t errlen)
+{
+    const struct call *c = &b->calls.v[slot];
+    struct tb_bench_prompt p = {NULL, (char *)(uintptr_t)messages_json};
+    struct xf *x = get_xf(b);
+    int rc;
+    if (x == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return TB_ENOMEM;
+    }
+    x->warm = 0;
+    x->fd = -1;
+    x->slot = slot;
+    x->call = (int64_t)c->id;
+    x->turn = (int32_t)c->turn;
+    x->id = c->id * TB_CONVO_TURNS_MAX + c->turn;
+    x->prompt = c->convo;
+    free(x->body);
+    x->body = NULL;
+    rc = request_body(&b->o->req, &p, &x->body, err, errlen);
+    if (rc != 0) {
+        put_xf(b, x);
+        return rc;
+    }
+    return launch(b, x, 0, t_sched, err, errlen);
 }
 
 /* Turns a finished transfer into a record (measured ones only). */
@@ -209,6 +251,8 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             rec->level = b->level;
             rec->id = x->id;
             rec->prompt = x->prompt;
+            rec->call = x->call;
+            rec->turn = x->turn;
             rec->t_sched = x->t_sched;
             rec->t_start = x->t_start;
             rec->t_end = b->clk.virtual_now;
@@ -239,6 +283,8 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             if (rec->error != 0)
                 b->errors++;
             b->events += nc;
+            if (rc == 0 && x->call >= 0 && b->turn_ended != NULL)
+                b->turn_ended(b, x->slot, b->out->n - 1);
         }
     }
     tb_http_resp_free(&x->hr);

@@ -20,6 +20,10 @@ uint64_t tb_bench_held(const struct tb_stream *s);
 /* Starts the next request (scheduled at t_sched).  Returns 0, TB_ENOMEM,
  * TB_EINVAL (a bad body: err says) or TB_EIO. */
 int tb_bench_xf_start(struct bench *b, double t_sched, char *err, size_t errlen);
+/* Starts turn c->turn of the call in slot (bench_call.c) with this chat
+ * messages array, scheduled at t_sched.  Returns as tb_bench_xf_start. */
+int tb_bench_xf_start_turn(struct bench *b, uint32_t slot, const char *messages_json,
+                           double t_sched, char *err, size_t errlen);
 /* Ends transfer x (libcurl's result curl_code; a redirect goes on) and
  * records it when measured.  Returns 0 or TB_ENOMEM. */
 int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code);

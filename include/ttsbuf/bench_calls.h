@@ -1,0 +1,80 @@
+/*
+ * bench_calls.h - `ttsbuf bench --conversations`: calls, conversations
+ * whose turns are sent on the speech clock (bench_calls.c runs them inside
+ * a level; bench_uturn.c draws the caller's speaking time).
+ *
+ * A call is conversation j mod n (convo.h) for global call id j.  Turn 0
+ * is sent when the call starts; turn k+1 is sent at
+ *     t_start(k) + play_end(k) + user_turn(k+1)
+ * where play_end(k) is when the playout model (the level's sim options,
+ * tb_bench_analyze) finishes speaking turn k's answer, counted from turn
+ * k's request start, and user_turn(k+1) is the caller's speaking time
+ * drawn below.  Turn k's request carries the whole conversation so far as
+ * chat messages: the system prompt (if any), user turn 0, the assistant's
+ * answer 0 exactly as received (the content text of the stream), user
+ * turn 1, ..., user turn k.  A turn that failed or was cut ends its call:
+ * the remaining turns are not sent.  Record ids: call id x
+ * TB_CONVO_TURNS_MAX + turn.
+ *
+ * Shards: shard I of N runs the calls whose id is I mod N, with its share
+ * of the calls at once (as requests' concurrency) or of the rate (R/N).
+ * Waiting calls (the answer playing, then the caller speaking) sit in a
+ * min-heap by the time of their next turn: O(log calls) a turn, nothing
+ * per wake-up.
+ *
+ * Threads: any (pure functions here).
+ */
+#ifndef TTSBUF_BENCH_CALLS_H
+#define TTSBUF_BENCH_CALLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The caller's speaking time before each turn after the first. */
+enum tb_uturn_kind {
+    TB_UTURN_CONST = 0, /* "S": a seconds */
+    TB_UTURN_UNIFORM,   /* "uniform:A,B": uniform on [a, b] */
+    TB_UTURN_EXP,       /* "exp:MEAN": exponential, mean a */
+    TB_UTURN_WORDS      /* "words:WPM[,PAUSE]": the user turn's words at a
+                         * words per minute, plus b seconds */
+};
+
+struct tb_uturn {
+    enum tb_uturn_kind kind;
+    double a, b;
+};
+
+#define TB_UTURN_DEFAULT "words:150,0.5"
+#define TB_UTURN_MAX_S 3600.0 /* any seconds in a spec */
+
+/* Parses a spec (above).  Returns 0, or TB_EINVAL with a one-line reason
+ * in err (a number outside 0..TB_UTURN_MAX_S, B < A, a WPM outside
+ * 1..10000, an unknown kind). */
+int tb_uturn_parse(const char *spec, struct tb_uturn *u, char *err, size_t errlen);
+
+/* The spec's canonical text ("words:150,0.5", "uniform:1,3"). */
+void tb_uturn_name(const struct tb_uturn *u, char *out, size_t outlen);
+
+/* The caller's speaking time before turn `turn` of call `call` whose
+ * text is `text` (words: runs of non-blank bytes), drawn from a generator
+ * seeded by (seed, call, turn) only: a shard draws what one run would. */
+double tb_uturn_draw(const struct tb_uturn *u, uint64_t seed, uint64_t call, uint32_t turn,
+                     const char *text);
+
+/* How the calls of one level went, from its records (call >= 0):
+ * calls seen, completed (every turn of the call sent and ok: the turns
+ * are its conversation's, or the first `turns` of them, turns 0: all),
+ * ended early (a turn failed or was cut), and the turns.  A call with
+ * neither (the run was interrupted between its turns) counts only in
+ * calls. */
+struct tb_bench_calls_count {
+    size_t calls, completed, ended_early, turns;
+};
+
+struct tb_bench_recs;
+struct tb_convos;
+/* Counts level `level` of r.  Returns 0 or TB_ENOMEM.  Any thread. */
+int tb_bench_calls_count(const struct tb_bench_recs *r, uint32_t level, const struct tb_convos *cv,
+                         size_t turns, struct tb_bench_calls_count *out);
+
+#endif
