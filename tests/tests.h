@@ -79,6 +79,7 @@ int tb_test_serve(void);
 int tb_test_serve_unit(void); /* the mock server's pure parts */
 int tb_test_convo(void);      /* the conversations reader */
 int tb_test_ttsserve(void);   /* the mock TTS of `ttsbuf serve`, through the binary */
+int tb_test_servelog(void);   /* serve --log: the request log, close detection */
 int tb_test_oai(void);
 int tb_test_live(void);
 int tb_test_rebuffer(void);
