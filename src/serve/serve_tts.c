@@ -177,10 +177,13 @@ int tb_serve_tts_dispatch(struct tb_serve *s, struct tb_serve_conn *c)
     uint32_t i;
     double lat;
     char why[300];
-
     static const char *const routes[] = {"tts_openai", "tts_elevenlabs", "tts_deepgram",
                                          "tts_cartesia"};
+
     memset(&e, 0, sizeof(e));
+    /* Cannot happen (dispatch asked tb_serve_tts_is_route): for the analyzer. */
+    if (api < 0)
+        return tb_serve_conn_close(s, c, 1);
     c->lg.route = routes[api];
     c->lg.stream = 1;
     if (h->method != TB_SERVE_HTTP_POST) {
