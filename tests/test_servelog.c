@@ -486,7 +486,8 @@ static void log_to_stdout(void **state)
     remove(path);
 }
 
-/* A log that cannot be made is a usage error, before anything is bound. */
+/* A log that cannot be made is a usage error, before anything is bound;
+ * one whose writes fail ends the server with exit 3. */
 static void log_unwritable(void **state)
 {
     (void)state;
@@ -494,6 +495,9 @@ static void log_unwritable(void **state)
                          "--log: /nonexistent-ttsbuf-dir/x.jsonl: No such file or directory");
     tb_test_expect_error("serve --listen 127.0.0.1:0 --log /tmp", 2, "--log: /tmp: Is a directory");
     tb_test_expect_error("serve --listen 127.0.0.1:0 --log", 2, "--log");
+    /* One that cannot be written is a runtime failure. */
+    tb_test_expect_error("serve --listen 127.0.0.1:0 --log /dev/full", 3,
+                         "--log: /dev/full: No space left on device");
 }
 
 int tb_test_servelog(void)

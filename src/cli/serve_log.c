@@ -18,6 +18,7 @@
 int tb_cli_serve_log_open(struct tb_cli_serve_log *l, const char *path)
 {
     memset(l, 0, sizeof(*l));
+    l->path = path;
     if (strcmp(path, "-") == 0) {
         l->f = stdout;
         return 0;
@@ -40,7 +41,7 @@ static int put(struct tb_cli_serve_log *l, cJSON *o)
         rc = TB_EIO;
     if (rc != 0 && l->rc == 0) {
         l->rc = rc;
-        snprintf(l->err, sizeof(l->err), "--log: %s",
+        snprintf(l->err, sizeof(l->err), "--log: %s: %s", l->path,
                  rc == TB_ENOMEM ? "out of memory" : strerror(errno != 0 ? errno : EIO));
     }
     return rc;
@@ -124,7 +125,7 @@ int tb_cli_serve_log_close(struct tb_cli_serve_log *l)
     int rc = l->rc;
     if (l->f != NULL && l->owned && fclose(l->f) != 0 && rc == 0) {
         rc = TB_EIO;
-        snprintf(l->err, sizeof(l->err), "--log: %s", strerror(errno));
+        snprintf(l->err, sizeof(l->err), "--log: %s: %s", l->path, strerror(errno));
     }
     l->f = NULL;
     return rc;

@@ -17,9 +17,10 @@
 #define TB_SCHEMA_SERVE_LOG_V 1
 
 struct tb_cli_serve_log {
-    FILE *f;   /* NULL: no log */
-    int owned; /* f is ours to close (not stdout) */
-    int rc;    /* the first write's failure (TB_EIO, TB_ENOMEM), 0 none */
+    FILE *f;          /* NULL: no log */
+    int owned;        /* f is ours to close (not stdout) */
+    int rc;           /* the first write's failure (TB_EIO, TB_ENOMEM), 0 none */
+    const char *path; /* for messages (borrowed) */
     char err[320];
 };
 
