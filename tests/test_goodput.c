@@ -371,7 +371,7 @@ static void contradictions_refused(void **state)
     write_run("b/records.jsonl", 0, 1, "{\"loudness\":3}", 0, GOOD_NONE, 0.8, -1);
     o = tb_test_run(args);
     assert_int_equal(o.code, 2);
-    assert_non_null(strstr(o.se, ":1: not a ttsbuf bench records header"));
+    assert_non_null(strstr(o.se, ":1: \"slo\" is not an object of SLOs"));
     tb_test_out_free(&o);
     /* without SLOs: no goodput (null), the records as before */
     write_run("b/records.jsonl", 0, 1, NULL, 0, GOOD_NONE, 0.8, -1);

@@ -387,6 +387,9 @@ static void copy_str(const cJSON *o, const char *k, char *dst, size_t cap)
     tb_jsonfield_text(dst, cap, cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
+/* parse_header's answer for a bad "slo" (any other fault: -1). */
+#define SLO_BAD (-2)
+
 static int parse_header(const cJSON *o, struct tb_bench_meta *m)
 {
     const cJSON *lv = cJSON_GetObjectItemCaseSensitive(o, "levels"), *l;
@@ -433,7 +436,7 @@ static int parse_header(const cJSON *o, struct tb_bench_meta *m)
         /* bench --slo: absent when none was given */
         const cJSON *slo = cJSON_GetObjectItemCaseSensitive(o, "slo");
         if (slo != NULL && tb_bench_slo_from_json(slo, &m->slo) != 0)
-            return -1;
+            return SLO_BAD;
     }
     return 0;
 }
@@ -736,9 +739,14 @@ int tb_bench_read_stream(FILE *f, const char *name, struct tb_bench_meta *m,
         }
         if (!have_header) {
             why = header_version(o, &version, vwhy, sizeof(vwhy));
-            if (why == NULL && parse_header(o, m) != 0)
+            int hrc = why == NULL ? parse_header(o, m) : 0;
+            if (hrc == SLO_BAD)
+                why = "\"slo\" is not an object of SLOs (ttft_s, ttfa_s, gap_total_s, gap_max_s, "
+                      "underruns, decode_tps, decode_tps_usage, min_tps, speedup_needed: a "
+                      "number in 0..1e12; gapless: true)";
+            else if (hrc != 0)
                 why = "not a ttsbuf bench records header (schema, options, shard, shards, "
-                      "levels of distinct names, an slo object of known keys)";
+                      "levels of distinct names)";
             have_header = 1;
         } else {
             struct tb_bench_rec *r = tb_bench_recs_add(out);
