@@ -21,7 +21,8 @@ static char dir[64];
 
 #define CALLS 6
 #define TURNS 5
-#define NREC (CALLS * TURNS)
+#define NREC 30 /* CALLS * TURNS */
+_Static_assert(NREC == CALLS * TURNS, "a record per turn of each call");
 
 /* The SLOs of the runs written here, as the header carries them, and the
  * other set a second run uses. */

@@ -50,8 +50,8 @@ int tb_bench_slo_at_least(enum tb_slo_key k);
  */
 int tb_bench_slo_add(struct tb_bench_slo *s, const char *spec, char *err, size_t errlen);
 
-/* 1 when a and b are the same SLO set (the same keys, bit-identical
- * bounds). */
+/* 1 when a and b are the same SLO set (the same keys, equal bounds: they
+ * read back bit-identical, so equal means as written). */
 int tb_bench_slo_equal(const struct tb_bench_slo *a, const struct tb_bench_slo *b);
 
 /* The set as words, in canonical (enum) order: "ttfa_s<=0.8 gapless", or

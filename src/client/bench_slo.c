@@ -90,7 +90,7 @@ int tb_bench_slo_equal(const struct tb_bench_slo *a, const struct tb_bench_slo *
     if (a->set != b->set)
         return 0;
     for (int k = 0; k < TB_SLO__COUNT; k++)
-        if ((a->set & (1u << k)) && memcmp(&a->limit[k], &b->limit[k], sizeof(double)) != 0)
+        if ((a->set & (1u << k)) && a->limit[k] != b->limit[k])
             return 0;
     return 1;
 }

@@ -161,7 +161,7 @@ static int turn_summary(const struct tb_bench_recs *r, uint32_t level,
         n += r->v[i].level == level && r->v[i].turn >= 0;
     if (n == 0)
         return 0;
-    g = malloc(n * sizeof(*g));
+    g = malloc(n * sizeof(const struct tb_bench_rec *));
     v = malloc(n * sizeof(*v));
     if (g == NULL || v == NULL) {
         free(g);
@@ -172,7 +172,7 @@ static int turn_summary(const struct tb_bench_recs *r, uint32_t level,
     for (size_t i = 0; i < r->n; i++)
         if (r->v[i].level == level && r->v[i].turn >= 0)
             g[n++] = &r->v[i];
-    qsort(g, n, sizeof(*g), cmp_turn);
+    qsort(g, n, sizeof(const struct tb_bench_rec *), cmp_turn);
     for (size_t i = 0; i < n; i++)
         nt += i == 0 || g[i]->turn != g[i - 1]->turn;
     out->by_turn = calloc(nt, sizeof(*out->by_turn));
