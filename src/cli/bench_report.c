@@ -301,14 +301,14 @@ static void goodput_lines(FILE *f, const struct tb_bench_summary *x)
                 x->requests, 100.0 * x->good_share, ps);
     if (x->nturns == 0)
         return;
-    fprintf(f, "  %6s %6s %6s %9s %9s %9s %9s %9s %7s\n", "turn", "n", "ok", "TTFT p50", "TTFT p95",
-            "audio p50", "audio p95", "silence", "good");
+    fprintf(f, "  %6s %6s %6s %9s %9s %9s %9s %11s %7s\n", "turn", "n", "ok", "TTFT p50",
+            "TTFT p95", "audio p50", "audio p95", "silence p95", "good");
     for (size_t t = 0; t < x->nturns; t++) {
         const struct tb_bench_turn *r = &x->by_turn[t];
         char b[5][32], gs[16] = "-";
         if (x->slo)
             snprintf(gs, sizeof(gs), "%.1f%%", 100.0 * r->good_share);
-        fprintf(f, "  %6d %6zu %6zu %9s %9s %9s %9s %9s %7s\n", (int)r->turn, r->n, r->ok,
+        fprintf(f, "  %6d %6zu %6zu %9s %9s %9s %9s %11s %7s\n", (int)r->turn, r->n, r->ok,
                 stat_cell(b[0], sizeof(b[0]), &r->ttft, r->ttft.p50, 3),
                 stat_cell(b[1], sizeof(b[1]), &r->ttft, r->ttft.p95, 3),
                 stat_cell(b[2], sizeof(b[2]), &r->ttfa, r->ttfa.p50, 3),
