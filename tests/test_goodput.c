@@ -16,6 +16,7 @@
 #include <cJSON.h>
 
 #include "tests.h"
+#include "ttsbuf/bench.h"
 
 static char dir[64];
 
@@ -689,10 +690,82 @@ static void bench_against_serve(void **state)
     tb_test_out_free(&o);
 }
 
+/* The library: a summary's goodput and per-turn rows are the same bits
+ * for the same records in any order (read back from a file, shuffled);
+ * an SLO set reads back from its JSON as it was given. */
+static void summary_in_any_order(void **state)
+{
+    struct tb_bench_meta m;
+    struct tb_bench_recs r;
+    struct tb_bench_summary a, b;
+    struct tb_bench_slo slo, back;
+    char path[128], err[300], text[200];
+    unsigned seed = 3;
+    cJSON *j;
+    (void)state;
+    make_recs(11);
+    write_run("b/records.jsonl", 0, 1, SLO_A, 0, GOOD_RIGHT, 0.8, -1);
+    snprintf(path, sizeof(path), "%s/b/records.jsonl", dir);
+    tb_bench_recs_init(&r);
+    if (tb_bench_read(path, &m, &r, err, sizeof(err)) != 0)
+        fail_msg("tb_bench_read: %s", err);
+    assert_int_equal(tb_bench_summarize_slo(&r, 0, &m.slo, &a), 0);
+    assert_int_equal(a.nturns, TURNS);
+    for (int k = 0; k < 5; k++) {
+        for (size_t i = r.n; i-- > 1;) { /* Fisher-Yates */
+            size_t j2 = (size_t)(uni(&seed) * (double)(i + 1));
+            struct tb_bench_rec t = r.v[i];
+            r.v[i] = r.v[j2];
+            r.v[j2] = t;
+        }
+        assert_int_equal(tb_bench_summarize_slo(&r, 0, &m.slo, &b), 0);
+        assert_int_equal(a.good, b.good);
+        assert_true(a.good_share == b.good_share && a.good_per_s == b.good_per_s);
+        assert_int_equal(b.nturns, a.nturns);
+        /* No padding: the rows' doubles are meant to be the same bits. */
+        /* NOLINTNEXTLINE(bugprone-suspicious-memory-comparison,cert-exp42-c,cert-flp37-c) */
+        assert_memory_equal(a.by_turn, b.by_turn, a.nturns * sizeof(*a.by_turn));
+        tb_bench_summary_free(&b);
+    }
+    /* without SLOs: no goodput, the same per-turn statistics */
+    assert_int_equal(tb_bench_summarize(&r, 0, &b), 0);
+    assert_false(b.slo);
+    assert_true(isnan(b.good_share) && isnan(b.good_per_s) && b.good == 0);
+    assert_true(isnan(b.by_turn[0].good_share));
+    assert_true(b.by_turn[2].ttft.p95 == a.by_turn[2].ttft.p95);
+    tb_bench_summary_free(&b);
+    tb_bench_summary_free(&a);
+    tb_bench_summary_free(NULL);
+    tb_bench_recs_free(&r);
+    memset(&slo, 0, sizeof(slo));
+    assert_int_equal(tb_bench_slo_add(&slo, "gapless", err, sizeof(err)), 0);
+    assert_int_equal(tb_bench_slo_add(&slo, "ttfa_s=0.1", err, sizeof(err)), 0);
+    assert_int_equal(tb_bench_slo_add(&slo, "decode_tps=7.25", err, sizeof(err)), 0);
+    assert_int_equal(tb_bench_slo_add(&slo, "underruns=2", err, sizeof(err)), 0);
+    tb_bench_slo_text(&slo, text, sizeof(text));
+    assert_string_equal(text, "ttfa_s<=0.1 underruns<=2 decode_tps>=7.25 gapless");
+    j = tb_bench_slo_json(&slo); /* its numbers are raw text, as written */
+    {
+        char *t = cJSON_PrintUnformatted(j);
+        cJSON_Delete(j);
+        assert_non_null(t);
+        assert_string_equal(
+            t, "{\"ttfa_s\":0.1,\"underruns\":2,\"decode_tps\":7.25,\"gapless\":true}");
+        j = cJSON_Parse(t);
+        cJSON_free(t);
+    }
+    assert_int_equal(tb_bench_slo_from_json(j, &back), 0);
+    cJSON_Delete(j);
+    assert_true(tb_bench_slo_equal(&slo, &back));
+    assert_int_equal(tb_bench_slo_add(&back, "min_tps=3", err, sizeof(err)), 0);
+    assert_false(tb_bench_slo_equal(&slo, &back));
+}
+
 int tb_test_goodput(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(merge_equals_records),
+        cmocka_unit_test(summary_in_any_order),
         cmocka_unit_test(contradictions_refused),
         cmocka_unit_test(other_slo_refused),
         cmocka_unit_test(compare_goodput),

@@ -64,7 +64,8 @@ void tb_bench_slo_text(const struct tb_bench_slo *s, char *buf, size_t len);
 struct cJSON;
 struct cJSON *tb_bench_slo_json(const struct tb_bench_slo *s);
 
-/* Reads such an object back into *s.  0, or -1 (not an object, an unknown
+/* Reads such an object, parsed from its text (tb_bench_slo_json's numbers
+ * are raw text until printed), back into *s.  0, or -1 (not an object, an unknown
  * key, a bad bound, an empty object). */
 int tb_bench_slo_from_json(const struct cJSON *o, struct tb_bench_slo *s);
 
