@@ -616,8 +616,9 @@ static void bench_against_serve(void **state)
      * way the verdicts are recomputed below */
     snprintf(args, sizeof(args),
              "bench --base-url http://127.0.0.1:%d/v1 --model m -c 1,2 --requests 4 -q "
-             "--slo ttfa_s=0.55 --slo gapless --slo ttft_s=2 --require goodput=0 --out %s/real",
-             port, dir);
+             "--slo ttfa_s=0.55 --slo gapless --slo ttft_s=2 --require goodput=0 --out %s/real "
+             "--html %s/real.html --html-streams 0",
+             port, dir, dir);
     o = tb_test_run(args);
     if (o.code != 0)
         fail_msg("bench: exit %d: %s", o.code, o.se);
@@ -670,6 +671,14 @@ static void bench_against_serve(void **state)
                                         "by_turn"));
     }
     cJSON_Delete(sum);
+    /* the page's level table has the goodput columns */
+    snprintf(path, sizeof(path), "%s/real.html", dir);
+    {
+        char *html = tb_test_slurp_str(path);
+        assert_non_null(html);
+        assert_non_null(strstr(html, "<th>goodput, %</th><th>good/s</th></tr>"));
+        free(html);
+    }
     /* the records read back (merge) give the same goodput */
     snprintf(args, sizeof(args), "merge --json %s/real", dir);
     sum = tb_test_run_json(NULL, args, 0);
