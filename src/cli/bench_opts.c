@@ -304,7 +304,9 @@ static int option(void *ud, int c, const char *arg)
     case O_CALL_COUNT: return tb_cli_opt_size("--call-count", arg, 1, 100000000, &a->call_count);
     case O_TURNS: return tb_cli_opt_size("--turns", arg, 1, TB_CONVO_TURNS_MAX, &a->turns);
     case O_USER_TURN: a->user_turn = arg; return 0;
-    case O_BARGE_IN: a->barge_in = arg; return tb_cli_opt_share("--barge-in", arg, &a->barge_p);
+    case O_BARGE_IN:
+        a->barge_in = arg;
+        return tb_cli_opt_double("--barge-in", arg, 0, 1, &a->barge_p);
     case O_BARGE_IN_AT: a->barge_in_at = arg; return 0;
     default: {
         int rc = tb_cli_tts_live_option(&a->tl, c, arg);
