@@ -45,6 +45,7 @@ static const struct {
     {"sse", tb_test_sse},
     {"serve", tb_test_serve},
     {"ttsserve", tb_test_ttsserve},
+    {"servelog", tb_test_servelog},
     {"oai", tb_test_oai},
     {"live", tb_test_live},
     {"rebuffer", tb_test_rebuffer},

@@ -31,9 +31,14 @@ NAMES = {
     "ttsbuf.compare": "compare",
     "ttsbuf.bench_records": "bench_records_header",
     "ttsbuf.trace": "trace_header",
+    "ttsbuf.serve_log": "serve_log",
 }
 # What the lines after a header are.
-FOLLOWERS = {"bench_records_header": "bench_record", "trace_header": "trace_event"}
+FOLLOWERS = {
+    "bench_records_header": "bench_record",
+    "trace_header": "trace_event",
+    "serve_log": "serve_log",
+}
 # Where a CSV's rows live in the JSON document of the same kind.
 CSV_ROWS = {"bench_summary": "levels", "sweep": "points", "compare": "rows"}
 

@@ -127,6 +127,25 @@
  * Faults: tts_faults for every TTS request, plus the request's model
  * after its first '+' (faults.h).
  *
+ * The request log: with request_log set, the server calls it once for
+ * each request when the request ends, on the loop thread, with a
+ * struct tb_serve_request that lives only during the call (nothing is
+ * kept after it: memory does not grow with requests).  Times are
+ * CLOCK_MONOTONIC nanoseconds (tb_clock_mono_ns), so a client on the same
+ * machine can set them beside its own.  A request ends when the last
+ * byte of its response has been handed to send() (complete, fault,
+ * error), or when its connection is closed before that (client_closed,
+ * dropped, stopped).  A connection that closes without sending a byte
+ * and without a response (a bare connect, a port probe) is not a
+ * request.  A client's close is seen as soon as the kernel reports it
+ * (EOF or a reset on the socket, watched with EPOLLRDHUP in every state:
+ * between tokens, in a stall, in the prefill, waiting for a body or for
+ * speech), not at the next write: the stream stops there and its
+ * connection is freed.  "X-Ttsbuf-Request-Id: ID" names a request in the
+ * log: 1..TB_SERVE_RID_MAX characters of A-Z a-z 0-9 . _ : - (anything
+ * else gets 400 at once, in the OpenAI error shape).  No other header is
+ * passed on (an API key never is).
+ *
  * Threads: tb_serve_run runs the event loop (epoll + timerfd: no thread per
  * connection) in the calling thread; tb_serve_stop may be called from any
  * thread or a signal handler.  Ownership: the server borrows the stream,
@@ -149,6 +168,64 @@
 #define TB_SERVE_CONNS_DEFAULT 4096              /* max_conns (below) */
 #define TB_SERVE_CONNS_MAX 1000000
 
+#define TB_SERVE_RID_MAX 64 /* X-Ttsbuf-Request-Id's length cap */
+
+/* How a request ended (the request log). */
+enum tb_serve_end {
+    TB_SERVE_END_COMPLETE,      /* its whole response was sent (status < 400) */
+    TB_SERVE_END_CLIENT_CLOSED, /* the client closed (EOF or reset) before that */
+    TB_SERVE_END_FAULT,         /* a fault ended or answered it: drop@K, error@K,
+                                   status@N, html; the TTS's status@N, cut@F */
+    TB_SERVE_END_ERROR,         /* answered 4xx or 5xx, not by a fault */
+    TB_SERVE_END_DROPPED,       /* the server gave up: a reader too far behind
+                                   (TB_SERVE_OUTBUF_MAX, the memory budget), a
+                                   timeout, out of memory */
+    TB_SERVE_END_STOPPED        /* the server stopped with it in flight */
+};
+
+/* "complete", "client_closed", "fault", "error", "dropped", "stopped";
+ * static.  Any thread. */
+const char *tb_serve_end_name(enum tb_serve_end e);
+
+/*
+ * One request, as the request log sees it when it ends.  Times are
+ * CLOCK_MONOTONIC ns, -1 when there is none; counts -1 when they do not
+ * apply.  Token counts are of a completion route (reasoning and content
+ * tokens alike, as usage counts them):
+ *   tokens_sent     tokens of the events (or the body) the server had made
+ *                   and queued for sending when the request ended
+ *   tokens_planned  tokens its schedule would have sent had the client
+ *                   stayed (after max_tokens, without the tokens a drop@K
+ *                   or error@K replaces); for a complete stream, sent
+ *   tokens_unsent   planned - sent: what the client never got.  The mock
+ *                   makes token k only when it is due, so after a close
+ *                   it generated none of them; a real server would have
+ *                   generated some until it noticed the close (how many
+ *                   is the server's own).
+ * The TTS's audio bytes likewise: audio_planned is -1 until the speech
+ * exists.
+ */
+struct tb_serve_request {
+    uint64_t seq;           /* 1, 2, ... in the order requests end */
+    const char *route;      /* "chat", "completions", "anthropic", "ollama",
+                               "models", "tts_openai", "tts_elevenlabs",
+                               "tts_deepgram", "tts_cartesia"; NULL: none
+                               (unread, or an unknown path) */
+    const char *request_id; /* the X-Ttsbuf-Request-Id, or NULL */
+    int stream;             /* 1 streamed, 0 a whole body, -1 unknown */
+    enum tb_serve_end end;
+    int http_status;       /* of the response sent, 0: none */
+    int64_t received;      /* the request's last byte read */
+    int64_t first_byte;    /* the response's first byte handed to send() */
+    int64_t ended;         /* when it ended (client_closed: = closed) */
+    int64_t closed;        /* client_closed: when the server saw the close */
+    int64_t prompt_tokens; /* the prefill's input tokens (usage's) */
+    int64_t tokens_sent, tokens_planned, tokens_unsent;
+    int64_t tts_chars;                 /* code points of the text to speak */
+    int64_t audio_sent, audio_planned; /* PCM bytes */
+    uint64_t bytes_sent;               /* every response byte handed to send() */
+};
+
 struct tb_serve_opts {
     const char *host;               /* numeric address; default "127.0.0.1" */
     int port;                       /* 0: ephemeral */
@@ -163,6 +240,10 @@ struct tb_serve_opts {
     double tts_rtf;                  /* >= 0 */
     struct tb_tts_faults tts_faults; /* zero: none */
     const char *tts_key;             /* borrowed; NULL: any key */
+    /* The request log (above): called on the loop thread as each request
+     * ends; r lives during the call.  NULL: none. */
+    void (*request_log)(void *ud, const struct tb_serve_request *r);
+    void *request_log_ud;
 };
 
 struct tb_serve_stats {

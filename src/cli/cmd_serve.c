@@ -15,6 +15,7 @@
 #include "options.h"
 #include "report.h"
 #include "request.h"
+#include "serve_log.h"
 #include "sources.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/preset.h"
@@ -38,6 +39,7 @@ enum {
     O_PREFILL,
     O_MAX_CONNS,
     O_MEM_BUDGET,
+    O_LOG,
     O_TTS_LAT,
     O_TTS_SEED,
     O_TTS_RTF,
@@ -74,6 +76,15 @@ static const struct tb_optdoc serve_rows[] = {
      "mebibytes of request and output buffers, over all connections (default 256)",
      "Allowed 1..1048576. Past it a new request gets 503 with Retry-After: 1, and a streaming "
      "client too far behind is dropped."},
+    {"log", O_LOG, "FILE",
+     "write a JSON line per request as it ends (- : stdout): route, request id, times, how it "
+     "ended, tokens sent and unsent",
+     "Schema ttsbuf.serve_log version 1: a header line, then per request seq, route, stream, "
+     "request_id (its X-Ttsbuf-Request-Id), end (complete, client_closed, fault, error, dropped, "
+     "stopped), http_status, received_s, first_byte_s, end_s, closed_s (CLOCK_MONOTONIC "
+     "seconds), prompt_tokens, tokens_sent, tokens_planned, tokens_unsent, the TTS's tts_chars "
+     "and audio bytes, bytes_sent. Each line is flushed as written; no header but the request "
+     "id is logged. A FILE that cannot be written is a usage error."},
     TB_OPTDOC_END,
 };
 
@@ -207,6 +218,8 @@ struct serve_args {
     struct tb_ttslat *lat; /* the spec's latency */
     char *key;             /* --tts-api-key-file's key */
     int max_conns_set;     /* --max-connections given */
+    const char *log_path;  /* --log FILE */
+    struct tb_cli_serve_log log;
 };
 
 #define KEY_FILE_MAX 4096
@@ -290,6 +303,7 @@ static int option(void *ud, int c, const char *arg)
         a->so.mem_budget = mib << 20;
         return rc;
     }
+    case O_LOG: a->log_path = arg; return 0;
     case O_TTS_LAT: a->tts_latency = arg; return 0;
     case O_TTS_SEED: {
         char *end;
@@ -405,21 +419,50 @@ static int listen_on(struct tb_serve_opts *so, int explicit_cap)
     return 0;
 }
 
+/* --log: a request's line; a log that cannot be written stops the
+ * server (the run fails, exit 3). */
+static void log_request(void *ud, const struct tb_serve_request *r)
+{
+    if (tb_cli_serve_log_write(ud, r) != 0 && running != NULL)
+        tb_serve_stop(running);
+}
+
+/* --log FILE opened before the address is bound (a file that cannot be
+ * made is the command line's), its requests passed to it. */
+static int log_open(struct serve_args *a)
+{
+    int rc;
+    if (a->log_path == NULL)
+        return 0;
+    rc = tb_cli_serve_log_open(&a->log, a->log_path);
+    if (rc == 0) {
+        a->so.request_log = log_request;
+        a->so.request_log_ud = &a->log;
+    }
+    return rc;
+}
+
 /* Serves until SIGINT or SIGTERM, then says what it served and how late
  * its emissions were. */
-static int serve(const struct tb_serve_opts *so, const struct tb_report_src *src)
+static int serve(const struct tb_serve_opts *so, const struct tb_report_src *src,
+                 struct tb_cli_serve_log *log)
 {
     struct tb_serve_stats st;
     struct sigaction sa;
+    char url[320];
     int rc;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    fprintf(stderr, "ttsbuf serve: listening on http://%s%s%s:%d/v1  (%s %s)\n",
-            strchr(so->host, ':') ? "[" : "", so->host, strchr(so->host, ':') ? "]" : "",
-            tb_serve_port(running), src->kind, src->name);
+    snprintf(url, sizeof(url), "http://%s%s%s:%d/v1", strchr(so->host, ':') ? "[" : "", so->host,
+             strchr(so->host, ':') ? "]" : "", tb_serve_port(running));
+    if (tb_cli_serve_log_header(log, src, url) != 0) {
+        tb_cli_error("%s", log->err);
+        return log->rc;
+    }
+    fprintf(stderr, "ttsbuf serve: listening on %s  (%s %s)\n", url, src->kind, src->name);
     rc = tb_serve_run(running);
     tb_serve_stats(running, &st);
     fprintf(stderr,
@@ -442,6 +485,10 @@ static int serve(const struct tb_serve_opts *so, const struct tb_report_src *src
                 (unsigned long long)st.refused, (unsigned long long)st.over_budget, st.mem_peak);
     if (rc != 0)
         tb_cli_error("serve: %s", tb_strerror(rc));
+    else if (log->rc != 0)
+        tb_cli_error("%s", log->err);
+    if (rc == 0)
+        rc = log->rc;
     return rc == 0 || rc == TB_ENOMEM ? rc : TB_EIO;
 }
 
@@ -457,11 +504,17 @@ static int cmd_serve(int argc, char **argv)
     tb_stream_init(&s);
     rc = prepare(&a, argc, argv, &s, &src, label, sizeof(label));
     if (rc == 0)
+        rc = log_open(&a);
+    if (rc == 0)
         rc = listen_on(&a.so, a.max_conns_set);
     if (rc == 0)
-        rc = serve(&a.so, &src);
+        rc = serve(&a.so, &src, &a.log);
     tb_serve_destroy(running);
     running = NULL;
+    if (tb_cli_serve_log_close(&a.log) != 0 && rc == 0) {
+        tb_cli_error("%s", a.log.err);
+        rc = TB_EIO;
+    }
     tb_stream_free(&s);
     tb_ttslat_destroy(a.lat);
     tb_cli_key_free(a.key);

@@ -58,6 +58,7 @@ int tb_serve_body_send(struct tb_serve *s, struct tb_serve_conn *c)
     int rc, failed = 0;
 
     c->yielded = 0;
+    c->lg.fault |= c->ending != END_BODY;
     if (c->ending == END_DROP)
         return tb_serve_conn_close(s, c, 0);
     if (c->ending == END_ERROR)
@@ -117,6 +118,7 @@ int tb_serve_body_send(struct tb_serve *s, struct tb_serve_conn *c)
     s->st.tokens += c->body_tokens;
     tb_serve_late_record(s, tb_clock_mono_ns() - (c->t0 + c->body_due));
     tb_serve_plan_head(c, "", extra, sizeof(extra));
+    c->sent_tokens = c->body_tokens; /* the body carries them all */
     rc = tb_serve_respond(s, c, 200, "application/json", json,
                           c->body_malformed ? strlen(json) / 2 : strlen(json), extra);
     tb_serve_json_free(json);

@@ -30,6 +30,7 @@
 #include "serve_chunk.h"
 #include "serve_conn.h"
 #include "serve_json.h"
+#include "serve_log.h"
 #include "serve_priv.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
@@ -62,6 +63,9 @@ int tb_serve_flush(struct tb_serve *s, struct tb_serve_conn *c)
     while (c->out_off < c->out_len) {
         ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
         if (n > 0) {
+            if (c->lg.first_byte < 0 && c->st != C_READ) /* not a 100 Continue */
+                c->lg.first_byte = tb_clock_mono_ns();
+            c->lg.bytes += (uint64_t)n;
             c->out_off += (size_t)n;
             progress = 1;
             continue;
@@ -78,13 +82,19 @@ int tb_serve_flush(struct tb_serve *s, struct tb_serve_conn *c)
                 return tb_serve_conn_close(s, c, 1);
             return 0;
         }
-        return tb_serve_conn_close(s, c, 1); /* EPIPE, ECONNRESET: the client is gone */
+        if (errno == EPIPE || errno == ECONNRESET)
+            tb_serve_log_closed(c); /* the client is gone */
+        return tb_serve_conn_close(s, c, 1);
     }
     c->out_off = c->out_len = 0;
     if (watch(s, c, 0) != 0)
         return tb_serve_conn_close(s, c, 1);
     if (!c->final)
         return 0;
+    tb_serve_log_end(s, c,
+                     c->lg.fault           ? TB_SERVE_END_FAULT
+                     : c->lg.status >= 400 ? TB_SERVE_END_ERROR
+                                           : TB_SERVE_END_COMPLETE);
     if (c->hard_close)
         return tb_serve_conn_close(s, c, 0);
     shutdown(c->fd, SHUT_WR);
@@ -106,6 +116,13 @@ int tb_serve_finish(struct tb_serve *s, struct tb_serve_conn *c)
 
 int tb_serve_conn_close(struct tb_serve *s, struct tb_serve_conn *c, int dropped)
 {
+    /* Not a request: closed before a byte of one, without a response. */
+    if (c->lg.received >= 0 || c->lg.status != 0 || c->in_len > 0)
+        tb_serve_log_end(s, c,
+                         c->lg.closed >= 0 ? TB_SERVE_END_CLIENT_CLOSED
+                         : s->stopping     ? TB_SERVE_END_STOPPED
+                         : c->lg.fault     ? TB_SERVE_END_FAULT
+                                           : TB_SERVE_END_DROPPED);
     if (dropped)
         s->st.dropped++;
     if (c->refusal) {

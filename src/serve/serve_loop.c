@@ -232,6 +232,8 @@ int tb_serve_create(const struct tb_serve_opts *o, struct tb_serve **out, char *
     s->tts_rtf = o->tts_rtf;
     s->tts_faults = o->tts_faults;
     s->tts_key = o->tts_key;
+    s->request_log = o->request_log;
+    s->request_log_ud = o->request_log_ud;
     s->late = calloc(LATE_BUCKETS + 1, sizeof(*s->late));
     if (s->late == NULL) {
         rc = tb_seterr(err, errlen, TB_ENOMEM, "serve: out of memory");
@@ -340,6 +342,7 @@ int tb_serve_run(struct tb_serve *s)
         }
     }
     /* Stopping is not the clients' fault: not counted as drops. */
+    s->stopping = 1;
     while (s->conns != NULL)
         tb_serve_conn_close(s, s->conns, 0);
     arm(s); /* disarms: nothing is scheduled now */
@@ -372,6 +375,7 @@ void tb_serve_destroy(struct tb_serve *s)
 {
     if (s == NULL)
         return;
+    s->stopping = 1;
     while (s->conns != NULL)
         tb_serve_conn_close(s, s->conns,
                             0); /* NOLINT(clang-analyzer-unix.Malloc): it unlinks the head */

@@ -13,6 +13,7 @@
  *   serve_body.c     a non-streamed response, sent when its last token is due
  *   serve_reply.c    responses written whole: errors, refusals
  *   serve_conn.c     sending, finishing, lingering, closing
+ *   serve_log.c      the request log: each request's line when it ends
  *   serve_oai.c      OpenAI (chat and legacy completions) stream events
  *   serve_dialect.c  Anthropic events and Ollama lines
  *   serve_frame.c    HTTP chunks carrying SSE events or NDJSON lines
@@ -113,6 +114,21 @@ struct tb_serve_conn {
     int broken;     /* an output step failed: drop the connection */
     int yielded;    /* its share of a pass ran out: due again at once */
 
+    /* What the request log says of it (serve_log.c). */
+    struct {
+        const char *route;                    /* NULL: none yet */
+        char rid[TB_SERVE_RID_MAX + 1];       /* X-Ttsbuf-Request-Id, "" none */
+        int64_t received, first_byte, closed; /* CLOCK_MONOTONIC ns; -1 none */
+        int64_t prompt_tokens, tts_chars;     /* -1: none */
+        int64_t audio_sent, audio_planned;    /* the TTS's PCM bytes; -1 none */
+        uint64_t bytes;                       /* response bytes handed to send() */
+        int status;                           /* the response's, 0 none */
+        int stream;                           /* 1, 0, -1 unknown */
+        int planned;                          /* the plan is the request's (tokens apply) */
+        int fault;                            /* a fault ended or answered it */
+        int done;                             /* its line was made */
+    } lg;
+
     struct tb_serve_tts_conn *tts; /* a TTS request's state (serve_tts.c); NULL otherwise */
     /* Frees a route's own state when the connection closes (set by the
      * route, so serve_conn.c need not know it); NULL: none. */
@@ -149,6 +165,11 @@ struct tb_serve {
     double tts_rtf;
     struct tb_tts_faults tts_faults;
     const char *tts_key;
+    /* The request log (serve_log.c). */
+    void (*request_log)(void *ud, const struct tb_serve_request *r);
+    void *request_log_ud;
+    uint64_t log_seq;
+    int stopping; /* closing what is open: the requests in flight stopped */
 };
 
 /* Counts one lateness (write time minus schedule, ns) in the histogram. */

@@ -15,6 +15,7 @@
 
 #include "serve_conn.h"
 #include "serve_http.h"
+#include "serve_log.h"
 #include "serve_priv.h"
 #include "serve_read.h"
 #include "serve_reply.h"
@@ -40,13 +41,16 @@ static int read_request(struct tb_serve *s, struct tb_serve_conn *c)
                 return tb_serve_busy(s, c);
         }
         n = recv(c->fd, c->in + c->in_len, (c->in_cap < limit ? c->in_cap : limit) - c->in_len, 0);
-        if (n == 0)
+        if (n == 0) {
+            tb_serve_log_closed(c);
             return tb_serve_conn_close(s, c, c->in_len > 0); /* a bare connect is not a drop */
+        }
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return 0;
+            tb_serve_log_closed(c);
             return tb_serve_conn_close(s, c, 1);
         }
         c->in_len += (size_t)n;
@@ -82,7 +86,10 @@ static int read_request(struct tb_serve *s, struct tb_serve_conn *c)
 }
 
 /* Readable outside READ: discard what the client sends; EOF or an error
- * ends the connection (a drop unless the response was complete). */
+ * ends the connection (a drop unless the response was complete).  EOF
+ * is seen here in every state, between a stream's tokens too (the socket
+ * is always watched for EPOLLIN and EPOLLRDHUP): a client's close ends
+ * its request at once, not at the server's next write. */
 static int drain(struct tb_serve *s, struct tb_serve_conn *c)
 {
     char junk[4096];
@@ -94,6 +101,8 @@ static int drain(struct tb_serve *s, struct tb_serve_conn *c)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return 0;
+        if (c->st != C_LINGER)
+            tb_serve_log_closed(c);
         return tb_serve_conn_close(s, c, c->st != C_LINGER);
     }
     return 0;
@@ -123,6 +132,7 @@ struct tb_serve_conn *tb_serve_conn_open(struct tb_serve *s, int fd)
     c->s = s;
     c->fd = fd;
     tb_serve_heap_node_init(&c->hn);
+    tb_serve_log_init(c);
     c->st = C_READ;
     c->events = EPOLLIN | EPOLLRDHUP;
     c->next = s->conns;

@@ -19,6 +19,9 @@ int tb_serve_respond(struct tb_serve *s, struct tb_serve_conn *c, int status, co
     size_t hl = tb_serve_http_resp(head, sizeof(head), status, ctype, (long long)len, extra);
     if (hl + len > BUF_FREE && s->mem + hl + len > s->budget)
         return tb_serve_busy(s, c); /* a big body over the budget: refused, not cut */
+    c->lg.status = status;
+    if (c->lg.stream < 0)
+        c->lg.stream = 0;
     if (tb_serve_out_room(c, hl + len) == 0) {
         tb_serve_out_add(c, head, hl);
         tb_serve_out_add(c, body, len);

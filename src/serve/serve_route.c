@@ -12,6 +12,7 @@
 #include "serve_conn.h"
 #include "serve_http.h"
 #include "serve_json.h"
+#include "serve_log.h"
 #include "serve_plan.h"
 #include "serve_priv.h"
 #include "serve_reply.h"
@@ -97,8 +98,15 @@ int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
 
     c->t0 = t0;
     c->ctx.id = ++s->next_id;
+    c->lg.received = t0;
+    if (tb_serve_log_rid(c) != 0)
+        return tb_serve_respond_error(s, c, 400,
+                                      "X-Ttsbuf-Request-Id must be 1 to 64 characters of A-Z a-z "
+                                      "0-9 . _ : -",
+                                      "invalid_request_error", NULL, NULL);
     if (path_is(c, "/v1/models")) {
         char *m;
+        c->lg.route = "models";
         if (h->method != TB_SERVE_HTTP_GET)
             return not_allowed(s, c, "GET");
         m = tb_serve_json_models();
@@ -110,12 +118,16 @@ int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
     }
     if (path_is(c, "/v1/chat/completions")) {
         api = TB_API_CHAT;
+        c->lg.route = "chat";
     } else if (path_is(c, "/v1/completions")) {
         api = TB_API_COMPLETIONS;
+        c->lg.route = "completions";
     } else if (path_is(c, "/v1/messages")) {
         api = TB_API_ANTHROPIC;
+        c->lg.route = "anthropic";
     } else if (path_is(c, "/api/chat")) {
         api = TB_API_OLLAMA;
+        c->lg.route = "ollama";
     } else if (tb_serve_tts_is_route(c)) {
         return tb_serve_tts_dispatch(s, c);
     } else {
@@ -134,6 +146,8 @@ int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
     if (rc != 0)
         return tb_serve_respond_error(s, c, 400, msg, "invalid_request_error", NULL, NULL);
     tb_serve_in_free(c); /* the request is copied out; the head's offsets die here */
+    c->lg.prompt_tokens = (int64_t)c->rq.prompt_tokens;
+    c->lg.stream = c->rq.stream != 0;
 
     c->ctx.api = api;
     c->ctx.model = c->rq.model;
@@ -143,6 +157,7 @@ int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
         snprintf(msg, sizeof(msg), "Invalid fault spec in the model name: %s", why);
         return tb_serve_respond_error(s, c, 400, msg, "invalid_request_error", NULL, NULL);
     }
+    c->lg.fault = c->f.status != 0 || (c->f.reject_usage && c->rq.stream_options) || c->f.html;
     if (c->f.status != 0)
         return fault_status(s, c);
     if (c->f.reject_usage && c->rq.stream_options)
@@ -153,5 +168,6 @@ int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
         return tb_serve_respond(s, c, 200, "text/html", html_page, sizeof(html_page) - 1, NULL);
     tb_serve_plan_init(&c->plan, s->stream, &c->f, api == TB_API_COMPLETIONS, c->rq.max_tokens);
     tb_serve_plan_prefill(&c->plan, s->prefill, c->rq.prompt_tokens);
+    c->lg.planned = 1;
     return c->rq.stream ? tb_serve_stream_start(s, c) : tb_serve_body_start(s, c);
 }

@@ -63,6 +63,7 @@ int tb_serve_advance(struct tb_serve *s, struct tb_serve_conn *c)
             return tb_serve_flush(s, c);
         }
         c->have_item = 0;
+        c->lg.fault |= it->drop || it->error;
         if (it->drop) {
             c->hard_close = 1;
             return tb_serve_finish(s, c);
@@ -111,6 +112,8 @@ int tb_serve_stream_start(struct tb_serve *s, struct tb_serve_conn *c)
         head, sizeof(head), 200,
         c->ctx.api == TB_API_OLLAMA ? "application/x-ndjson" : "text/event-stream", -1, extra);
     tb_serve_out_put(c, head, hl);
+    c->lg.status = 200;
+    c->lg.stream = 1;
     if (!tb_serve_is_dialect(c) && tb_serve_chunk_init(&c->chunk, &c->ctx) != 0)
         return tb_serve_conn_close(s, c, 1);
     s->st.requests++;

@@ -26,6 +26,7 @@
 #include "serve_ttsreq.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/utf8.h"
 
 #define PIECE_S 0.020
 
@@ -176,8 +177,15 @@ int tb_serve_tts_dispatch(struct tb_serve *s, struct tb_serve_conn *c)
     uint32_t i;
     double lat;
     char why[300];
+    static const char *const routes[] = {"tts_openai", "tts_elevenlabs", "tts_deepgram",
+                                         "tts_cartesia"};
 
     memset(&e, 0, sizeof(e));
+    /* Cannot happen (dispatch asked tb_serve_tts_is_route): for the analyzer. */
+    if (api < 0)
+        return tb_serve_conn_close(s, c, 1);
+    c->lg.route = routes[api];
+    c->lg.stream = 1;
     if (h->method != TB_SERVE_HTTP_POST) {
         tb_serve_tts_err_set(
             &e, 405, api == TB_SERVE_TTS_OPENAI ? "invalid_request_error" : "method_not_allowed",
@@ -200,6 +208,7 @@ int tb_serve_tts_dispatch(struct tb_serve *s, struct tb_serve_conn *c)
         return tb_serve_conn_close(s, c, 1);
     if (rc > 0)
         return tts_error(s, c, (enum tb_serve_tts_api)api, &e, NULL);
+    c->lg.tts_chars = (int64_t)tb_utf8_count(rq.text, rq.len);
     plus = strchr(rq.model, '+');
     if (plus != NULL && tb_tts_faults_parse(plus + 1, &f, why, sizeof(why)) != 0) {
         tb_serve_tts_err_set(&e, 400,
@@ -212,6 +221,7 @@ int tb_serve_tts_dispatch(struct tb_serve *s, struct tb_serve_conn *c)
     }
     if (f.status != 0) {
         int st = f.status;
+        c->lg.fault = 1;
         tb_serve_tts_err_set(&e, st,
                              api == TB_SERVE_TTS_OPENAI     ? (st == 429   ? "requests"
                                                                : st >= 500 ? "server_error"
@@ -243,6 +253,7 @@ int tb_serve_tts_dispatch(struct tb_serve *s, struct tb_serve_conn *c)
     c->on_close = tb_serve_tts_conn_free;
     t->cutf = f.cut;
     c->st = C_TTS;
+    c->lg.audio_sent = 0;
     tb_serve_in_free(c); /* the head's offsets die here */
     if (f.stall) {
         /* No job, no deadline: the client's close ends it (drain). */
@@ -300,6 +311,7 @@ void tb_serve_tts_ready(struct tb_serve *s)
         t->limit = t->cut ? (size_t)(t->cutf * (double)(t->bytes / 2)) * 2 : t->bytes;
         if (t->limit > t->bytes)
             t->limit = t->bytes;
+        c->lg.audio_planned = (int64_t)t->limit;
         t->piece = (size_t)(t->rate * PIECE_S + 0.5) * 2;
         if (t->drip > 0) {
             t->piece = (size_t)(t->drip * PIECE_S / 2) * 2;
@@ -339,6 +351,7 @@ int tb_serve_tts_advance(struct tb_serve *s, struct tb_serve_conn *c)
                  t->limit, t->rate);
         hl = tb_serve_http_resp(head, sizeof(head), 200, ctype(t->api), -1, extra);
         tb_serve_out_put(c, head, hl);
+        c->lg.status = 200;
         t->head_sent = 1;
         s->st.requests++;
         s->st.streams++;
@@ -353,7 +366,7 @@ int tb_serve_tts_advance(struct tb_serve *s, struct tb_serve_conn *c)
             return tb_serve_flush(s, c);
         if (t->off >= t->limit) {
             if (t->cut && t->limit < t->bytes)
-                c->hard_close = 1; /* no terminator: the body was cut */
+                c->hard_close = c->lg.fault = 1; /* no terminator: the body was cut */
             else
                 tb_serve_out_put(c, "0\r\n\r\n", 5);
             return tb_serve_finish(s, c);
@@ -370,6 +383,7 @@ int tb_serve_tts_advance(struct tb_serve *s, struct tb_serve_conn *c)
         put_chunk(c, t->pcm + t->off, n);
         tb_serve_late_record(s, now - due);
         t->off += n;
+        c->lg.audio_sent += (int64_t)n;
         s->st.tts_bytes += n;
         made += n;
         int rc = tb_serve_piece_made(s, c, made);

@@ -1,0 +1,132 @@
+/*
+ * serve_log.c - `ttsbuf serve --log FILE` (see serve_log.h): the request
+ * log's lines as JSON.
+ */
+#include "serve_log.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "jsonout.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/jsonline.h"
+
+int tb_cli_serve_log_open(struct tb_cli_serve_log *l, const char *path)
+{
+    memset(l, 0, sizeof(*l));
+    l->path = path;
+    if (strcmp(path, "-") == 0) {
+        l->f = stdout;
+        return 0;
+    }
+    l->f = fopen(path, "w");
+    if (l->f == NULL) {
+        tb_cli_error("--log: %s: %s", path, strerror(errno));
+        return TB_EINVAL;
+    }
+    l->owned = 1;
+    return 0;
+}
+
+/* Writes o as a line and flushes: the line is there when the request has
+ * ended, for a reader that follows the file. */
+static int put(struct tb_cli_serve_log *l, cJSON *o)
+{
+    int rc = tb_json_put_line(l->f, o);
+    if (rc == 0 && fflush(l->f) != 0)
+        rc = TB_EIO;
+    if (rc != 0 && l->rc == 0) {
+        l->rc = rc;
+        snprintf(l->err, sizeof(l->err), "--log: %s: %s", l->path,
+                 rc == TB_ENOMEM ? "out of memory" : strerror(errno != 0 ? errno : EIO));
+    }
+    return rc;
+}
+
+int tb_cli_serve_log_header(struct tb_cli_serve_log *l, const struct tb_report_src *src,
+                            const char *url)
+{
+    cJSON *o, *s;
+    if (l->f == NULL)
+        return 0;
+    o = tb_cli_json_doc(TB_SCHEMA_SERVE_LOG, TB_SCHEMA_SERVE_LOG_V, "serve");
+    if (o != NULL && (s = cJSON_AddObjectToObject(o, "source")) != NULL) {
+        cJSON_AddStringToObject(s, "kind", src->kind);
+        cJSON_AddStringToObject(s, "name", src->name);
+    }
+    if (o != NULL) {
+        cJSON_AddStringToObject(o, "listen", url);
+        cJSON_AddStringToObject(o, "clock", "CLOCK_MONOTONIC");
+    }
+    return put(l, o);
+}
+
+/* Nanoseconds as seconds, or null (-1: none). */
+static void add_time(cJSON *o, const char *key, int64_t ns)
+{
+    tb_json_add_num(o, key, ns < 0 ? NAN : (double)ns / 1e9);
+}
+
+/* A count, or null (-1: does not apply). */
+static void add_count(cJSON *o, const char *key, int64_t v)
+{
+    if (v < 0)
+        cJSON_AddNullToObject(o, key);
+    else
+        cJSON_AddNumberToObject(o, key, (double)v);
+}
+
+static void add_str(cJSON *o, const char *key, const char *v)
+{
+    if (v == NULL)
+        cJSON_AddNullToObject(o, key);
+    else
+        cJSON_AddStringToObject(o, key, v);
+}
+
+int tb_cli_serve_log_write(struct tb_cli_serve_log *l, const struct tb_serve_request *r)
+{
+    cJSON *o;
+    if (l->f == NULL || l->rc != 0)
+        return l->rc;
+    o = cJSON_CreateObject();
+    if (o != NULL) {
+        cJSON_AddNumberToObject(o, "seq", (double)r->seq);
+        add_str(o, "route", r->route);
+        if (r->stream < 0)
+            cJSON_AddNullToObject(o, "stream");
+        else
+            cJSON_AddBoolToObject(o, "stream", r->stream);
+        add_str(o, "request_id", r->request_id);
+        add_str(o, "end", tb_serve_end_name(r->end));
+        add_count(o, "http_status", r->http_status > 0 ? r->http_status : -1);
+        add_time(o, "received_s", r->received);
+        add_time(o, "first_byte_s", r->first_byte);
+        add_time(o, "end_s", r->ended);
+        add_time(o, "closed_s", r->closed);
+        add_count(o, "prompt_tokens", r->prompt_tokens);
+        add_count(o, "tokens_sent", r->tokens_sent);
+        add_count(o, "tokens_planned", r->tokens_planned);
+        add_count(o, "tokens_unsent", r->tokens_unsent);
+        add_count(o, "tts_chars", r->tts_chars);
+        add_count(o, "audio_bytes_sent", r->audio_sent);
+        add_count(o, "audio_bytes_planned", r->audio_planned);
+        cJSON_AddNumberToObject(o, "bytes_sent", (double)r->bytes_sent);
+    }
+    return put(l, o);
+}
+
+int tb_cli_serve_log_close(struct tb_cli_serve_log *l)
+{
+    int rc = l->rc;
+    if (l->f != NULL && l->owned && fclose(l->f) != 0 && rc == 0) {
+        rc = TB_EIO;
+        snprintf(l->err, sizeof(l->err), "--log: %s: %s", l->path, strerror(errno));
+    }
+    l->f = NULL;
+    return rc;
+}

@@ -1,0 +1,46 @@
+/*
+ * serve_log.h - `ttsbuf serve --log FILE`: the request log, JSONL (schema
+ * ttsbuf.serve_log version 1, schema/serve_log.schema.json): a header
+ * line, then one line per request as it ends (tb_serve_request, serve.h),
+ * each flushed as it is written.  Main thread (the server's loop runs
+ * there).
+ */
+#ifndef TB_CLI_SERVE_LOG_H
+#define TB_CLI_SERVE_LOG_H
+
+#include <stdio.h>
+
+#include "report.h"
+#include "ttsbuf/serve.h"
+
+#define TB_SCHEMA_SERVE_LOG "ttsbuf.serve_log"
+#define TB_SCHEMA_SERVE_LOG_V 1
+
+struct tb_cli_serve_log {
+    FILE *f;          /* NULL: no log */
+    int owned;        /* f is ours to close (not stdout) */
+    int rc;           /* the first write's failure (TB_EIO, TB_ENOMEM), 0 none */
+    const char *path; /* for messages (borrowed) */
+    char err[320];
+};
+
+/* Opens path ("-": stdout) for writing, truncated.  Returns 0, or
+ * TB_EINVAL with the one-line error printed (a usage error: the file
+ * cannot be made). */
+int tb_cli_serve_log_open(struct tb_cli_serve_log *l, const char *path);
+
+/* The header line: schema, ttsbuf_version, started_at, command, source
+ * {kind, name}, listen (the URL bound), clock.  Returns 0 or the write's
+ * error (also kept in l->rc). */
+int tb_cli_serve_log_header(struct tb_cli_serve_log *l, const struct tb_report_src *src,
+                            const char *url);
+
+/* One request's line, flushed.  Returns 0 or the write's error (also
+ * kept in l->rc, with a message in l->err). */
+int tb_cli_serve_log_write(struct tb_cli_serve_log *l, const struct tb_serve_request *r);
+
+/* Closes the file (not stdout); returns 0, or TB_EIO when that failed or
+ * a write had (l->err says which). */
+int tb_cli_serve_log_close(struct tb_cli_serve_log *l);
+
+#endif
