@@ -6,8 +6,8 @@
  * tokens recomputed from each turn's trace through `sim --trace
  * --chunks` (the schedule, read here by the test's own code, not
  * tb_heard_at), the next turn's spacing, --barge-in 0 and 1, shards
- * merged, the server seeing the close within 10 ms of the decision, bad
- * values.
+ * merged, the server seeing the close within 10 ms of the decision
+ * (serve --log, joined by the request id), bad values.
  */
 #include <cJSON.h>
 #include <math.h>
@@ -444,6 +444,58 @@ static void shards_interrupt_the_same_turns(void **state)
     tb_test_serve_down(NULL);
 }
 
+/* The server sees each connection closed within 10 ms of the decision:
+ * every turn is interrupted in flight here (0.2 s after the first audio,
+ * the answer streaming for 1.5 s), and serve --log's line for the same
+ * request id (cCALL.tTURN) says client_closed at closed_s, on the clock
+ * of the record's cancel_mono_s.  The log also says what the server
+ * still meant to send (tokens_unsent), which bench cannot know: it never
+ * got less than the record's tokens. */
+static void server_sees_the_close(void **state)
+{
+    char dir[128], path[256], sargs[512], *log, *line, *save = NULL;
+    cJSON *v[32];
+    size_t n, joined = 0;
+    int port, first = 1;
+    const double within = 0.010 * TB_TEST_TIME_SCALE;
+    (void)state;
+    tmpdir(dir, sizeof(dir), "close");
+    snprintf(sargs, sizeof(sargs), SLOW " --log %s/serve.log", dir);
+    tb_test_serve_up(sargs, &port);
+    bench(port, dir, "o", "--calls 2 --turns 3 --user-turn 0.05 --barge-in 1 --barge-in-at 0.2");
+    tb_test_serve_down(NULL); /* every line written and flushed */
+    snprintf(path, sizeof(path), "%s/o/records.jsonl", dir);
+    n = read_recs(path, v, 32);
+    assert_int_equal(n, 6);
+    snprintf(path, sizeof(path), "%s/serve.log", dir);
+    log = tb_test_slurp_str(path);
+    for (line = strtok_r(log, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        cJSON *e = cJSON_Parse(line);
+        assert_non_null(e);
+        for (size_t i = 0; !first && i < n; i++) {
+            char rid[64];
+            snprintf(rid, sizeof(rid), "c%d.t%d", (int)num(v[i], "call"), (int)num(v[i], "turn"));
+            if (strcmp(cJSON_GetStringValue(key(e, "request_id")), rid) != 0)
+                continue;
+            joined++;
+            assert_true(is_true(v[i], "interrupted"));
+            assert_string_equal(cJSON_GetStringValue(key(e, "end")), "client_closed");
+            if (!(num(e, "closed_s") >= num(v[i], "cancel_mono_s") &&
+                  num(e, "closed_s") - num(v[i], "cancel_mono_s") <= within))
+                fail_msg("%s: the server saw the close %.6f s after the decision (allowed 0..%g)",
+                         rid, num(e, "closed_s") - num(v[i], "cancel_mono_s"), within);
+            assert_true(num(e, "tokens_sent") >= num(v[i], "content_tokens"));
+            assert_true(num(e, "tokens_unsent") > 0);
+        }
+        first = 0;
+        cJSON_Delete(e);
+    }
+    free(log);
+    assert_int_equal(joined, n);
+    free_recs(v, n);
+    rmdir_r(dir);
+}
+
 /* Bad values: one line each, exit 2. */
 static void bad_values(void **state)
 {
@@ -479,6 +531,7 @@ int tb_test_bargein(void)
         cmocka_unit_test_teardown(p_zero_changes_nothing, tb_test_serve_down),
         cmocka_unit_test_teardown(p_one_interrupts_every_playing_turn, tb_test_serve_down),
         cmocka_unit_test_teardown(shards_interrupt_the_same_turns, tb_test_serve_down),
+        cmocka_unit_test_teardown(server_sees_the_close, tb_test_serve_down),
         cmocka_unit_test(bad_values),
     };
     return cmocka_run_group_tests_name("bargein", cases, NULL, NULL);
