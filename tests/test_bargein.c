@@ -19,6 +19,8 @@
 #include "tests.h"
 #include "ttsbuf.h"
 #include "ttsbuf/bench_calls.h"
+#include "ttsbuf/heard.h"
+#include "ttsbuf/sim.h"
 
 #define FEW "tests/data/calls/few.jsonl"
 /* 30 tokens at 20 a second: an answer streams for about 1.5 s, and at
@@ -136,6 +138,44 @@ static void draws(void **state)
     assert_int_equal(tb_barge_at_parse("words:150", &at, err, sizeof(err)), TB_EINVAL);
     assert_non_null(strstr(err, "not words"));
     assert_int_equal(tb_barge_at_parse("uniform:3,1", &at, err, sizeof(err)), TB_EINVAL);
+}
+
+/* The gaps heard before T (heard.h): a gap of the answer counts up to T.
+ * Chunks by hand as in the heard group: "Hi there." plays 0.2 .. 0.8,
+ * the next sentence to 1.6 or 1.667 (12 or 13 code points at 150 wpm),
+ * then silence until " Fine." closes at 3.0. */
+static void gaps_before_t(void **state)
+{
+    struct tb_stream s;
+    struct tb_sim_opts o;
+    struct tb_heard h;
+    char err[128];
+    double g;
+    (void)state;
+    tb_stream_init(&s);
+    assert_int_equal(tb_stream_append(&s, 0.2, "Hi there.", 9, 3, TB_KIND_CONTENT), 0);
+    assert_int_equal(tb_stream_append(&s, 0.4, " How are", 8, 2, TB_KIND_CONTENT), 0);
+    assert_int_equal(tb_stream_append(&s, 0.5, " you?", 5, 2, TB_KIND_CONTENT), 0);
+    assert_int_equal(tb_stream_append(&s, 3.0, " Fine.", 6, 2, TB_KIND_CONTENT), 0);
+    s.end.kind = TB_END_COMPLETE;
+    tb_sim_opts_default(&o);
+    o.seg.policy = TB_CHUNK_SENTENCE;
+    o.play.wpm = 150;
+    assert_int_equal(tb_heard_at(&s, &o, 10.0, &h, err, sizeof(err)), 0);
+    assert_int_equal(h.underruns_before, 1);
+    g = h.gap_total_before;
+    assert_true(fabs(g - 1.4) < 1e-9 || fabs(g - (3.0 - 0.8 - 13.0 / 15.0)) < 1e-9);
+    assert_true(h.gap_max_before == g);
+    /* half a second before the gap ends: the caller heard g - 0.5 of it */
+    assert_int_equal(tb_heard_at(&s, &o, 2.5, &h, err, sizeof(err)), 0);
+    assert_int_equal(h.underruns_before, 1);
+    assert_near(h.gap_total_before, g - 0.5, 1e-9);
+    assert_near(h.gap_llm_before + h.gap_tts_before, h.gap_total_before, 1e-12);
+    /* before it: none */
+    assert_int_equal(tb_heard_at(&s, &o, 1.0, &h, err, sizeof(err)), 0);
+    assert_int_equal(h.underruns_before, 0);
+    assert_true(h.gap_total_before == 0);
+    tb_stream_free(&s);
 }
 
 /* What an interrupted turn's record says, recomputed from its trace:
@@ -527,6 +567,7 @@ int tb_test_bargein(void)
 {
     const struct CMUnitTest cases[] = {
         cmocka_unit_test(draws),
+        cmocka_unit_test(gaps_before_t),
         cmocka_unit_test_teardown(records_against_traces, tb_test_serve_down),
         cmocka_unit_test_teardown(p_zero_changes_nothing, tb_test_serve_down),
         cmocka_unit_test_teardown(p_one_interrupts_every_playing_turn, tb_test_serve_down),

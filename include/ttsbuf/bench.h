@@ -128,7 +128,9 @@ struct tb_bench_opts {
  * arrived by then.  A stream that ended before T is interrupted when its
  * playback (play_end) goes on past T; with playback over by T, or no
  * first audio at all, the turn is not interrupted.  What the caller heard
- * and did not is tb_heard_at on the record's stream at T (heard.h).  An
+ * and did not is tb_heard_at on the record's stream at T (heard.h); an
+ * interrupted turn's gap fields are the gaps heard before T (heard.h's
+ * *_before), its min_tps and speedup NaN.  An
  * interrupted turn's next turn is sent at T + user_turn(k+1).
  * Every turn of a call carries "X-Ttsbuf-Request-Id: cCALL.tTURN", so a
  * server's log (serve --log) can be joined to the records.

@@ -295,6 +295,14 @@ static int barge_settle(struct bench *b, struct tb_bench_rec *rec, char *err, si
     rec->tokens_received = h.tokens;
     rec->tokens_unheard = h.tokens_unheard;
     rec->chars_unplayed = h.chars_unplayed;
+    /* judged on what was played before T: the gaps the caller heard */
+    rec->underruns = h.underruns_before;
+    rec->gap_total = h.gap_total_before;
+    rec->gap_max = h.gap_max_before;
+    if (rec->staged) {
+        rec->gap_llm = h.gap_llm_before;
+        rec->gap_tts = h.gap_tts_before;
+    }
     rec->min_tps = rec->speedup = NAN;
     return 0;
 }
