@@ -74,6 +74,7 @@ static const struct {
     {"peer", tb_test_peer},
     {"html", tb_test_html},
     {"compare", tb_test_compare},
+    {"goodput", tb_test_goodput},
     {"serveunit", tb_test_serve_unit},
     {"convo", tb_test_convo},
     {"calls", tb_test_calls},

@@ -112,6 +112,7 @@ int tb_test_audioenv(void);
 void tb_test_alloc_counts(unsigned long *all, unsigned long *rt);
 int tb_test_bench(void);   /* ttsbuf bench and merge */
 int tb_test_compare(void); /* ttsbuf compare: bench runs side by side */
+int tb_test_goodput(void); /* bench --slo: voice goodput, per-turn statistics */
 /* Reliability. */
 int tb_test_fuzz(void);
 int tb_test_fault(void);

@@ -25,8 +25,9 @@
  * share of the load: concurrency c*(I+1)/N - c*I/N (at least 1), rate R/N.
  *
  * The module's parts have headers of their own, which this one includes:
- * the prompt set (bench_prompts.h), calls (bench_calls.h), the records and their files
- * (bench_rec.h), a level's summary (bench_stats.h).
+ * the prompt set (bench_prompts.h), calls (bench_calls.h), the records and
+ * their files (bench_rec.h), the SLOs a record is good against
+ * (bench_slo.h), a level's summary (bench_stats.h).
  *
  * Threads: tb_bench_run runs in the calling thread; the cancel flag may be
  * set from any thread or a signal handler.  Ownership: the caller owns the

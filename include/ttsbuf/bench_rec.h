@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ttsbuf/bench_slo.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/stream.h"
 
@@ -152,8 +153,9 @@ struct tb_bench_meta {
     char started_at[32];     /* UTC RFC 3339, when the run began */
     char ttsbuf_version[32]; /* of the ttsbuf that wrote the records */
     char model[128];
-    char base_url[256]; /* redacted */
-    char provider[16];  /* "mock" (the built-in mock), "remote", or "" */
+    char base_url[256];      /* redacted */
+    char provider[16];       /* "mock" (the built-in mock), "remote", or "" */
+    struct tb_bench_slo slo; /* bench --slo (set 0: none); must match to merge */
     /* Calls: the "conversations" block ({source, count, turns, user_turn})
      * as canonical JSON text (cJSON unformatted), or "" for requests;
      * must match to merge. */
@@ -172,6 +174,9 @@ struct tb_bench_meta {
  * a header line with the meta, then one line per record, which names its
  * level as tb_bench_level_name does ("level": "c=10"; m is the header's
  * meta).  Numbers are printed so that they read back bit-identical.
+ * With SLOs (m->slo), the header carries them ("slo": {"ttfa_s": 0.8,
+ * "gapless": true}, canonical order) and each record "good": whether it
+ * meets them (tb_bench_slo_good); without, neither key is written.
  * `trace` is the record's trace file name relative to the records file,
  * or NULL.  Returns 0, TB_EINVAL (rec's level is not one of m's),
  * TB_ENOMEM or TB_EIO.
@@ -187,6 +192,9 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_b
  * ("FILE:LINE: reason"; a header with two levels of one name; a file of
  * another schema version is refused, the message naming both),
  * TB_ETOOBIG (a line over TB_TRACE_LINE_MAX), TB_EIO, TB_ENOMEM.
+ * A record's "good" is recomputed from its fields and the header's SLOs:
+ * one that contradicts them, one missing under SLOs, or one without SLOs
+ * in the header is refused (TB_EFORMAT, FILE:LINE).
  */
 int tb_bench_read(const char *path, struct tb_bench_meta *m, struct tb_bench_recs *out, char *err,
                   size_t errlen);

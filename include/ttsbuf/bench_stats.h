@@ -43,6 +43,16 @@ const char *tb_bench_metric_unit(enum tb_bench_metric m);
  * one, p5 (p95 is the high tail for every metric). */
 int tb_bench_metric_higher_better(enum tb_bench_metric m);
 
+/* One turn index of a level's calls (records with turn >= 0): its records,
+ * those complete, those good, and the statistics of TTFT, first audio and
+ * silence over the records that measured them (as the level's blocks). */
+struct tb_bench_turn {
+    int32_t turn;
+    size_t n, ok, good;
+    double good_share; /* good / n; NaN without SLOs */
+    struct tb_stats ttft, ttfa, gap_total;
+};
+
 struct tb_bench_summary {
     size_t requests, ok;
     size_t errors[TB_READER__COUNT]; /* by enum tb_reader_error (0 unused) */
@@ -81,6 +91,17 @@ struct tb_bench_summary {
     size_t interrupted;
     double interrupted_share;
     uint64_t tokens_unheard, chars_unplayed;
+    /* Goodput (bench --slo; slo 0: no SLOs, then good is 0 and the rest
+     * NaN): the records complete and within every SLO, their share of the
+     * requests (NaN when none) and their rate over the span (NaN when the
+     * span is 0). */
+    int slo;
+    size_t good;
+    double good_share, good_per_s;
+    /* Per turn index, ascending (nturns 0: no record of a call); owned,
+     * tb_bench_summary_free. */
+    struct tb_bench_turn *by_turn;
+    size_t nturns;
 };
 
 /*
@@ -92,5 +113,15 @@ struct tb_bench_summary {
  * records give the same bits.  Returns 0 or TB_ENOMEM.
  */
 int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_bench_summary *out);
+
+/* tb_bench_summarize with the run's SLOs (NULL or an empty set: none), so
+ * that the summary has goodput (per level and per turn).  The by_turn
+ * table is allocated (tb_bench_summary_free), also by tb_bench_summarize.
+ * Order-independent and exact as it.  0 or TB_ENOMEM (nothing to free). */
+int tb_bench_summarize_slo(const struct tb_bench_recs *r, uint32_t level,
+                           const struct tb_bench_slo *slo, struct tb_bench_summary *out);
+
+/* Frees what a summary owns (its by_turn table); NULL is a no-op. */
+void tb_bench_summary_free(struct tb_bench_summary *s);
 
 #endif

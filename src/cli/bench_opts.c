@@ -29,6 +29,7 @@ enum {
     O_SHARDS,
     O_OUT,
     O_REQUIRE,
+    O_SLO,
     O_CSV,
     O_FORCE,
     O_HTML,
@@ -124,7 +125,8 @@ static const struct tb_optdoc bench_output[] = {
      "--out: remove the earlier run's records, summary and traces (of this shard) first", NULL},
     {"require", O_REQUIRE, "G=V",
      "a gate (repeatable): gapless_share, success_share (>=), errors (<=), system_tps (>=), "
-     "METRIC_STAT (>= for the decode rates, <= for the rest, whatever the STAT; std <=); "
+     "goodput, goodput_per_s (>=; with --slo), METRIC_STAT (>= for the decode rates, <= for the "
+     "rest, whatever the STAT; std <=); "
      "default success_share=1: every request must succeed",
      "METRIC is one of ttft_s, ttfa_s, decode_tps, decode_tps_usage, itl_s, underruns, "
      "gap_total_s, gap_max_s, min_tps, speedup_needed; STAT one of mean, std, min, p5, p50, p90, "
@@ -136,6 +138,16 @@ static const struct tb_optdoc bench_output[] = {
      "last line lists the gates in force. The names before this release (gapless, ttfa-p95, "
      "tps-p95 for decode_tps_p5) are still accepted. A failed gate prints one line per level, "
      "after the report, and exits 1."},
+    {"slo", O_SLO, "K=V",
+     "a service-level objective per request (repeatable): ttft_s, ttfa_s, gap_total_s, "
+     "gap_max_s, underruns, min_tps, speedup_needed (<=), decode_tps, decode_tps_usage (>=), "
+     "or gapless; a request is good when it is complete and within every SLO",
+     "Voice goodput: per level, the good requests, their share of the requests and their rate "
+     "(good per second of the level's span); per turn index for calls. A quantity a request did "
+     "not measure (null) fails its SLO. The records' header carries the SLOs and each record "
+     "good: true or false; merge and compare take the SLOs from the records (merge refuses "
+     "shards with other SLOs, compare refuses runs with other SLOs unless --force). Gate on it "
+     "with --require goodput=0.95 or goodput_per_s=N."},
     {"csv", O_CSV, NULL, "one CSV row per level instead of the report", NULL},
     {"html", O_HTML, "FILE",
      "also write one self-contained HTML page: the per-level report, every stream as a row "
@@ -265,6 +277,15 @@ int tb_cli_gate_option(struct tb_cli_gate *gates, size_t *n, const char *arg)
     return rc;
 }
 
+int tb_cli_slo_option(struct tb_bench_slo *s, const char *arg)
+{
+    char err[300];
+    int rc = tb_bench_slo_add(s, arg, err, sizeof(err));
+    if (rc != 0)
+        tb_cli_error("--slo: %s", err);
+    return rc;
+}
+
 /* One option of bench's own, or of the shared groups (tb_cli_parse's
  * handler). */
 static int option(void *ud, int c, const char *arg)
@@ -291,6 +312,7 @@ static int option(void *ud, int c, const char *arg)
         a->poisson = arg[0] == 'p';
         return 0;
     case O_REQUIRE: return tb_cli_gate_option(a->gates, &a->ngates, arg);
+    case O_SLO: return tb_cli_slo_option(&a->slo, arg);
     case O_MAXCONC:
         return tb_cli_opt_size("--max-concurrency", arg, 1, TB_BENCH_CONC_MAX, &a->max_conc);
     case O_REQUESTS: return tb_cli_opt_size("--requests", arg, 1, 100000000, &a->requests);
@@ -432,6 +454,13 @@ int tb_cli_bench_parse(int argc, char **argv, const struct tb_cmddoc *doc, struc
     rc = calls_check(a);
     if (rc != 0)
         return rc;
+    for (size_t i = 0; i < a->ngates; i++)
+        if (a->gates[i].goodput && a->slo.set == 0) {
+            tb_cli_error("--require %s: goodput needs SLOs: give --slo (e.g. --slo ttfa_s=0.8 "
+                         "--slo gapless)",
+                         a->gates[i].name);
+            return TB_EINVAL;
+        }
     if (a->c.fail_on_underrun && a->ngates < TB_CLI_GATES_MAX)
         tb_cli_gate_parse("gapless=1", &a->gates[a->ngates++]);
     tb_cli_gates_default(a->gates, &a->ngates);
@@ -531,5 +560,6 @@ static int levels_of(const struct tb_cli_bench *a, struct tb_bench_meta *m)
 int tb_cli_bench_plan(const struct tb_cli_bench *a, struct tb_bench_meta *m)
 {
     int rc = levels_of(a, m);
+    m->slo = a->slo;
     return rc != 0 ? rc : pick_shard(a, &m->shard, &m->nshards);
 }

@@ -33,6 +33,7 @@ struct tb_cli_bench {
     size_t html_streams;
     struct tb_cli_gate gates[TB_CLI_GATES_MAX];
     size_t ngates;
+    struct tb_bench_slo slo;   /* --slo: voice goodput */
     struct tb_cli_tts_live tl; /* --tts-url: a real TTS per stream */
     /* Calls (--conversations FILE|builtin): the levels (--calls or
      * --call-rate), the measured calls per level (0: the default), the
@@ -60,7 +61,11 @@ extern const char *const tb_cli_bench_notes[];
  * TB_CLI_GATES_MAX).  0, or an error (printed). */
 int tb_cli_gate_option(struct tb_cli_gate *gates, size_t *n, const char *arg);
 
-/* The levels (-c or --rate) and the shard (--shard, else an index from
+/* --slo KEY=VALUE (bench): adds an SLO to *s.  0, or TB_EINVAL (printed:
+ * one line naming the key and the value). */
+int tb_cli_slo_option(struct tb_bench_slo *s, const char *arg);
+
+/* The levels (-c or --rate), the SLOs and the shard (--shard, else an index from
  * Kubernetes or Slurm with --shards, else 0/1) into m.  0 or TB_EINVAL
  * (printed). */
 int tb_cli_bench_plan(const struct tb_cli_bench *a, struct tb_bench_meta *m);

@@ -13,11 +13,14 @@
 #include "outputs.h"
 #include "ttsbuf/error.h"
 
-static const char *const level_gates[] = {"gapless_share", "success_share", "errors", "system_tps"};
+static const char *const level_gates[] = {"gapless_share", "success_share", "errors",
+                                          "system_tps",    "goodput",       "goodput_per_s"};
+#define NLEVEL_GATES 6
 
 /* The names before the one vocabulary, accepted for one release: level
  * gates, then METRIC-STAT with the old metric names (in enum order). */
-static const char *const old_level_gates[] = {"gapless", "success", "errors", "system-tps"};
+static const char *const old_level_gates[] = {"gapless",    "success", "errors",
+                                              "system-tps", "-",       "-"};
 static const char *const old_metrics[TB_BM__COUNT] = {
     "ttft",      "ttfa",      "tps",     "tps-usage", "itl",
     "underruns", "gap-total", "gap-max", "min-tps",   "speedup"};
@@ -78,11 +81,12 @@ int tb_cli_gate_parse(const char *s, struct tb_cli_gate *g)
     }
     memcpy(g->name, s, nl);
     g->name[nl] = '\0';
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < NLEVEL_GATES; i++) {
         if (strcmp(g->name, level_gates[i]) == 0 || strcmp(g->name, old_level_gates[i]) == 0) {
             g->which = i;
             g->at_least = i != 2;
-            return gate_limit(g, eq + 1, i < 2 ? 1 : 1e12);
+            g->goodput = i >= 4;
+            return gate_limit(g, eq + 1, i < 2 || i == 4 ? 1 : 1e12);
         }
     }
     for (int m = 0; m < TB_BM__COUNT; m++) {
@@ -103,7 +107,8 @@ int tb_cli_gate_parse(const char *s, struct tb_cli_gate *g)
             return metric_gate(g, m, st, eq + 1);
     }
     tb_cli_error("--require: unknown gate '%s' (gapless_share, success_share, errors, "
-                 "system_tps, or METRIC_STAT with METRIC ttft_s, ttfa_s, decode_tps, "
+                 "system_tps, goodput, goodput_per_s, or METRIC_STAT with METRIC ttft_s, ttfa_s, "
+                 "decode_tps, "
                  "decode_tps_usage, itl_s, underruns, gap_total_s, gap_max_s, min_tps, "
                  "speedup_needed and STAT mean, std, min, p5, p50, p90, p95, p99, max)",
                  g->name);
@@ -148,6 +153,23 @@ size_t tb_cli_gates_check(const struct tb_cli_gate *g, size_t ng, const struct t
                     continue;
                 }
                 v = tb_stats_field(&x->m[g[i].metric], g[i].stat);
+            } else if (g[i].goodput && !x->slo) {
+                tb_bench_level_name(&m->levels[l], name, sizeof(name));
+                tb_cli_error("gate %s failed at %s: no SLOs (the records carry none; bench "
+                             "--slo gives them)",
+                             g[i].name, name);
+                failed++;
+                continue;
+            } else if (g[i].goodput && isnan(g[i].which == 4 ? x->good_share : x->good_per_s)) {
+                tb_bench_level_name(&m->levels[l], name, sizeof(name));
+                tb_cli_error("gate %s failed at %s: not measured (no request, or no span)",
+                             g[i].name, name);
+                failed++;
+                continue;
+            } else if (g[i].which == 4) {
+                v = x->good_share;
+            } else if (g[i].which == 5) {
+                v = x->good_per_s;
             } else if (g[i].which == 0) {
                 v = x->gapless_share;
             } else if (g[i].which == 1) {
@@ -185,12 +207,18 @@ int tb_cli_bench_summaries(const struct tb_bench_meta *m, const struct tb_bench_
                            struct tb_bench_summary *s)
 {
     for (uint32_t l = 0; l < m->nlevels; l++) {
-        if (tb_bench_summarize(recs, l, &s[l]) != 0) {
+        if (tb_bench_summarize_slo(recs, l, &m->slo, &s[l]) != 0) {
             tb_cli_error("out of memory summarising");
             return TB_ENOMEM;
         }
     }
     return 0;
+}
+
+void tb_cli_bench_summaries_free(const struct tb_bench_meta *m, struct tb_bench_summary *s)
+{
+    for (uint32_t l = 0; s != NULL && l < m->nlevels; l++)
+        tb_bench_summary_free(&s[l]);
 }
 
 static size_t error_total(const struct tb_bench_summary *s)
@@ -261,6 +289,34 @@ static int level_width(const struct tb_bench_meta *m)
     return w;
 }
 
+/* A level's goodput line and, for calls, its table by turn index: TTFT
+ * and first audio (p50, p95) and the good share, as context grows. */
+static void goodput_lines(FILE *f, const struct tb_bench_summary *x)
+{
+    char ps[32] = "-";
+    if (!isnan(x->good_per_s))
+        snprintf(ps, sizeof(ps), "%.3g", x->good_per_s);
+    if (x->slo && x->requests > 0)
+        fprintf(f, "  goodput: %zu of %zu requests within the SLOs (%.1f%%), %s good/s\n", x->good,
+                x->requests, 100.0 * x->good_share, ps);
+    if (x->nturns == 0)
+        return;
+    fprintf(f, "  %6s %6s %6s %9s %9s %9s %9s %11s %7s\n", "turn", "n", "ok", "TTFT p50",
+            "TTFT p95", "audio p50", "audio p95", "silence p95", "good");
+    for (size_t t = 0; t < x->nturns; t++) {
+        const struct tb_bench_turn *r = &x->by_turn[t];
+        char b[5][32], gs[16] = "-";
+        if (x->slo)
+            snprintf(gs, sizeof(gs), "%.1f%%", 100.0 * r->good_share);
+        fprintf(f, "  %6d %6zu %6zu %9s %9s %9s %9s %11s %7s\n", (int)r->turn, r->n, r->ok,
+                stat_cell(b[0], sizeof(b[0]), &r->ttft, r->ttft.p50, 3),
+                stat_cell(b[1], sizeof(b[1]), &r->ttft, r->ttft.p95, 3),
+                stat_cell(b[2], sizeof(b[2]), &r->ttfa, r->ttfa.p50, 3),
+                stat_cell(b[3], sizeof(b[3]), &r->ttfa, r->ttfa.p95, 3),
+                stat_cell(b[4], sizeof(b[4]), &r->gap_total, r->gap_total.p95, 3), gs);
+    }
+}
+
 void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_bench_meta *m,
                                const struct tb_bench_summary *s, const struct tb_cli_gate *g,
                                size_t ng)
@@ -271,6 +327,11 @@ void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_ben
                                              : "",
             m->model, m->base_url);
     options_line(f, m);
+    if (m->slo.set != 0) {
+        char t[400];
+        tb_bench_slo_text(&m->slo, t, sizeof(t));
+        fprintf(f, "  SLOs: %s (goodput: complete requests within every one)\n", t);
+    }
     if (m->nshards > 1)
         fprintf(f, "  shard %u of %u (ids = %u mod %u)\n", m->shard + 1, m->nshards, m->shard,
                 m->nshards);
@@ -359,6 +420,7 @@ void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_ben
         }
         if (x->tts)
             tb_cli_report_tts_lines(f, &x->tts_stats); /* a real TTS (--tts-url) */
+        goodput_lines(f, x);
     }
     fprintf(f, "\nPercentiles interpolate linearly; p95/p99 are the high tail of every metric; "
                "for the decode\nrates the bad tail is p5.\n");
@@ -377,6 +439,37 @@ void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_ben
 static const char *mode_str(enum tb_bench_mode mo)
 {
     return mo == TB_BENCH_POISSON ? "poisson" : mo == TB_BENCH_CONSTANT ? "constant" : "closed";
+}
+
+/* A level's "goodput" (always: its slo null without SLOs) and, for calls,
+ * its "by_turn" rows. */
+static void goodput_json(cJSON *o, const struct tb_bench_meta *m, const struct tb_bench_summary *x)
+{
+    cJSON *g = cJSON_AddObjectToObject(o, "goodput"), *bt;
+    if (g != NULL) {
+        cJSON_AddItemToObject(g, "slo", tb_bench_slo_json(&m->slo));
+        tb_cli_json_num(g, "good", x->slo ? (double)x->good : NAN);
+        tb_cli_json_num(g, "share", x->good_share);
+        tb_cli_json_num(g, "per_s", x->good_per_s);
+    }
+    if (x->nturns == 0)
+        return;
+    bt = cJSON_AddArrayToObject(o, "by_turn");
+    for (size_t t = 0; bt != NULL && t < x->nturns; t++) {
+        const struct tb_bench_turn *r = &x->by_turn[t];
+        cJSON *e = cJSON_CreateObject();
+        if (e == NULL)
+            break;
+        cJSON_AddItemToArray(bt, e);
+        cJSON_AddNumberToObject(e, "turn", r->turn);
+        cJSON_AddNumberToObject(e, "n", (double)r->n);
+        cJSON_AddNumberToObject(e, "ok", (double)r->ok);
+        tb_cli_json_num(e, "good", x->slo ? (double)r->good : NAN);
+        tb_cli_json_num(e, "good_share", r->good_share);
+        tb_cli_json_stats(e, "ttft_s", &r->ttft);
+        tb_cli_json_stats(e, "ttfa_s", &r->ttfa);
+        tb_cli_json_stats(e, "gap_total_s", &r->gap_total);
+    }
 }
 
 int tb_cli_bench_report_json(FILE *f, const char *command, const struct tb_bench_meta *m,
@@ -435,6 +528,7 @@ int tb_cli_bench_report_json(FILE *f, const char *command, const struct tb_bench
             cJSON_AddNumberToObject(e, "tokens_unheard", (double)x->tokens_unheard);
             cJSON_AddNumberToObject(e, "chars_unplayed", (double)x->chars_unplayed);
         }
+        goodput_json(o, m, x);
     }
     return tb_json_put_line(f, root);
 }
@@ -460,7 +554,7 @@ void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
         for (int q = 0; tb_stats_fields[q] != NULL; q++)
             fprintf(f, ",%s_%s", tb_bench_metric_name((enum tb_bench_metric)k), tb_stats_fields[q]);
     }
-    fputc('\n', f);
+    fputs(",goodput_slo,goodput_good,goodput_share,goodput_per_s\n", f);
     for (uint32_t l = 0; l < m->nlevels; l++) {
         const struct tb_bench_summary *x = &s[l];
         char name[64];
@@ -484,6 +578,16 @@ void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
             for (int q = 0; tb_stats_fields[q] != NULL; q++)
                 csv_num(f, tb_stats_field(&x->m[k], q));
         }
+        if (m->slo.set != 0) {
+            char t[400];
+            tb_bench_slo_text(&m->slo, t, sizeof(t));
+            fprintf(f, ",\"%s\"", t); /* the SLOs as words: ttfa_s<=0.8 gapless */
+        } else {
+            fputc(',', f);
+        }
+        csv_num(f, x->slo ? (double)x->good : NAN);
+        csv_num(f, x->good_share);
+        csv_num(f, x->good_per_s);
         fputc('\n', f);
     }
 }

@@ -16,7 +16,9 @@ struct tb_cli_gate {
     char name[32];
     int metric;     /* enum tb_bench_metric, or -1 for the level-wide ones */
     int stat;       /* index into tb_stats_fields */
-    int which;      /* level-wide: 0 gapless_share, 1 success_share, 2 errors, 3 system_tps */
+    int which;      /* level-wide: 0 gapless_share, 1 success_share, 2 errors, 3 system_tps,
+                     * 4 goodput (the share), 5 goodput_per_s */
+    int goodput;    /* which is 4 or 5: needs SLOs */
     int at_least;   /* value must be >= limit (else <=) */
     int is_default; /* added by tb_cli_gates_default, not asked for */
     double limit;
@@ -55,9 +57,11 @@ void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
  * bench and merge say it alike. */
 void tb_cli_bench_report_warnings(const struct tb_bench_recs *recs, int quiet);
 
-/* Summaries of every level of recs (s must hold m->nlevels).  0 or
- * TB_ENOMEM (printed). */
+/* Summaries of every level of recs (s must hold m->nlevels), with the
+ * run's SLOs (m->slo).  0 or TB_ENOMEM (printed).  Free them with
+ * tb_cli_bench_summaries_free (s may be NULL). */
 int tb_cli_bench_summaries(const struct tb_bench_meta *m, const struct tb_bench_recs *recs,
                            struct tb_bench_summary *s);
+void tb_cli_bench_summaries_free(const struct tb_bench_meta *m, struct tb_bench_summary *s);
 
 #endif

@@ -425,6 +425,7 @@ static int close_bench(struct bench *b)
         tb_cli_error("--out: write error on the records file: %s", strerror(errno));
         rc = TB_EIO;
     }
+    tb_cli_bench_summaries_free(&b->meta, b->sums);
     free(b->sums);
     tb_cli_audio_free(&b->a.au);
     tb_cli_tts_live_free(&b->a.tl);

@@ -35,12 +35,12 @@ static const struct tb_optdoc compare_rows[] = {
     {"csv", O_CSV, NULL, "one CSV row per level and run", NULL},
     {"html", O_HTML, "FILE",
      "also write one self-contained page: the table, and per level the cumulative distribution "
-     "of first audio and of silence, one line a run, and the gapless share per level",
+     "of first audio and of silence, one line a run, and the gapless share and goodput per level",
      NULL},
     {"force", O_FORCE, NULL,
      "compare runs whose chunk policy, --min-chars or --wpm differ (refused without it: they "
-     "measure first audio, silence, minimum TPS and gapless against different speech); the "
-     "output says which",
+     "measure first audio, silence, minimum TPS and gapless against different speech), or "
+     "whose SLOs differ (goodput against different objectives); the output says which",
      NULL},
     TB_OPTDOC_END,
 };
@@ -58,11 +58,12 @@ const struct tb_cmddoc tb_doc_compare = {
     "[OPTIONS] [NAME=]RUN RUN...",
     "Put bench runs of several providers or settings side by side: per level and\n"
     "run, the statistics of TTFT, first audio (ttfa_s), silence (gap_total_s) and\n"
-    "minimum TPS, and the gapless share, recomputed from each run's records.  RUN\n"
+    "minimum TPS, the gapless share and goodput (with bench --slo), recomputed\n"
+    "from each run's records.  RUN\n"
     "is a records file or a bench --out directory (a sharded run's directory is\n"
     "merged as ttsbuf merge does); NAME= labels it, else the directory's name.\n"
     "The options that differ between runs are named; a different chunk policy,\n"
-    "--min-chars or --wpm refuses the comparison unless --force.\n\n",
+    "--min-chars, --wpm or SLOs refuses the comparison unless --force.\n\n",
     compare_secs,
     "0 compared; 2 bad usage, fewer than two runs, a bad or missing file, or runs whose "
     "options refuse the comparison (the message names the option); 3 the comparison failed "
@@ -75,7 +76,7 @@ const struct tb_cmddoc tb_doc_compare = {
 /* The options whose difference refuses a comparison: they change the
  * speech the streams are played against, so first audio, silence,
  * minimum TPS and the gapless share measure different things. */
-static const char *const refusing[] = {"chunk", "min_chars", "wpm", NULL};
+static const char *const refusing[] = {"chunk", "min_chars", "wpm", "slo", NULL};
 
 static int is_refusing(const char *key)
 {
@@ -397,8 +398,34 @@ static char *json_str(const char *s)
     return t;
 }
 
+/* The SLOs (bench --slo) as a difference: each run's object as JSON text,
+ * none (NULL) for a run without. */
+static int diff_slo(struct compare *x)
+{
+    char *val[CMP_RUNS_MAX] = {NULL};
+    int rc = 0;
+    for (size_t i = 0; i < x->nrun; i++) {
+        cJSON *j;
+        if (x->run[i].meta.slo.set == 0)
+            continue;
+        j = tb_bench_slo_json(&x->run[i].meta.slo);
+        val[i] = j != NULL ? cJSON_PrintUnformatted(j) : NULL;
+        cJSON_Delete(j);
+        if (val[i] == NULL)
+            rc = TB_ENOMEM;
+    }
+    if (rc != 0)
+        tb_cli_error("out of memory");
+    else
+        rc = add_diff(x, "slo", val);
+    for (size_t i = 0; i < x->nrun; i++)
+        cJSON_free(val[i]);
+    return rc;
+}
+
 /* The differences: the model, provider and URL, then every option key
- * of any run; refused when one of `refusing` differs, unless --force. */
+ * of any run, then the SLOs; refused when one of `refusing` differs,
+ * unless --force. */
 static int diff_options(struct compare *x)
 {
     static const char *const runwide[] = {"model", "provider", "base_url"};
@@ -435,6 +462,8 @@ static int diff_options(struct compare *x)
                 break;
         }
     }
+    if (rc == 0)
+        rc = diff_slo(x);
     for (size_t d = 0; rc == 0 && d < x->ndiff; d++) {
         char vals[600];
         size_t k = 0;
@@ -444,9 +473,12 @@ static int diff_options(struct compare *x)
         for (size_t i = 0; i < x->nrun && k < sizeof(vals); i++)
             k += (size_t)snprintf(vals + k, sizeof(vals) - k, "%s%.40s %.60s", i > 0 ? ", " : "",
                                   x->run[i].label, x->diff[d].val[i] ? x->diff[d].val[i] : "-");
-        tb_cli_error("compare: the runs differ in %s (%s): first audio, silence, minimum TPS "
-                     "and gapless would measure different speech; --force compares them anyway",
-                     x->diff[d].key, vals);
+        tb_cli_error("compare: the runs differ in %s (%s): %s; --force compares them anyway",
+                     x->diff[d].key, vals,
+                     strcmp(x->diff[d].key, "slo") == 0
+                         ? "goodput would count against different SLOs (bench --slo)"
+                         : "first audio, silence, minimum TPS and gapless would measure "
+                           "different speech");
         rc = TB_EINVAL;
     }
     return rc;
@@ -484,7 +516,8 @@ static int summarise(struct compare *x)
                     *li = (int)l;
             }
             if (*li >= 0 &&
-                tb_bench_summarize(&x->run[r].recs, (uint32_t)*li, &x->sum[k * x->nrun + r]) != 0)
+                tb_bench_summarize_slo(&x->run[r].recs, (uint32_t)*li, &x->run[r].meta.slo,
+                                       &x->sum[k * x->nrun + r]) != 0)
                 goto nomem;
         }
     }
@@ -520,28 +553,35 @@ static void human(FILE *f, const struct compare *x)
         fputs("  options: the same in every run\n", f);
     for (size_t d = 0; d < x->ndiff; d++) {
         fprintf(f, "  differs: %s%s:", x->diff[d].key,
-                x->diff[d].refuses ? " (FORCED: measured against different speech)" : "");
+                !x->diff[d].refuses ? ""
+                : strcmp(x->diff[d].key, "slo") == 0
+                    ? " (FORCED: goodput against different SLOs)"
+                    : " (FORCED: measured against different speech)");
         for (size_t r = 0; r < x->nrun; r++)
             fprintf(f, "%s %s %s", r > 0 ? "," : "", x->run[r].label,
                     x->diff[d].val[r] != NULL ? x->diff[d].val[r] : "-");
         fputc('\n', f);
     }
     for (size_t k = 0; k < x->nlevels; k++) {
-        fprintf(f, "\n%s\n  %-*s %8s %6s %8s %8s\n", x->levels[k], lw, "run", "requests", "ok",
-                "gapless", "goodput");
+        fprintf(f, "\n%s\n  %-*s %8s %6s %8s %8s %8s\n", x->levels[k], lw, "run", "requests", "ok",
+                "gapless", "goodput", "good/s");
         for (size_t r = 0; r < x->nrun; r++) {
             const struct tb_bench_summary *s = &x->sum[k * x->nrun + r];
-            char gl[16] = "-";
+            char gl[16] = "-", gp[16] = "-", ps[16] = "-";
             if (x->lidx[k * x->nrun + r] < 0) {
                 fprintf(f, "  %-*s (not run at this level)\n", lw, x->run[r].label);
                 continue;
             }
             if (s->ok > 0)
                 snprintf(gl, sizeof(gl), "%.1f%%", 100.0 * s->gapless_share);
-            /* Goodput (the share of turns within the SLOs) is not in bench
-             * records yet: not measured, never 0. */
-            fprintf(f, "  %-*s %8zu %6zu %8s %8s\n", lw, x->run[r].label, s->requests, s->ok, gl,
-                    "-");
+            /* Goodput: the share of requests within the run's SLOs; a run
+             * without SLOs has none ("-", never 0). */
+            if (!isnan(s->good_share))
+                snprintf(gp, sizeof(gp), "%.1f%%", 100.0 * s->good_share);
+            if (!isnan(s->good_per_s))
+                snprintf(ps, sizeof(ps), "%.3g", s->good_per_s);
+            fprintf(f, "  %-*s %8zu %6zu %8s %8s %8s\n", lw, x->run[r].label, s->requests, s->ok,
+                    gl, gp, ps);
         }
         for (size_t q = 0; q < NSHOWN; q++) {
             fprintf(f, "  %-*s %6s %9s %9s %9s %9s %9s %9s %9s\n", lw,
@@ -562,8 +602,9 @@ static void human(FILE *f, const struct compare *x)
         }
     }
     fputs("\nPercentiles interpolate linearly over each run's records; ttfa_s is first audio, "
-          "gap_total_s\nthe silence in a stream; goodput needs SLOs, which bench records do not "
-          "carry yet (-).\n",
+          "gap_total_s\nthe silence in a stream; goodput is the share of requests within the "
+          "run's SLOs (bench --slo;\n- for a run without), good/s their rate over the level's "
+          "span.\n",
           f);
 }
 
@@ -591,6 +632,7 @@ static cJSON *json_doc(const struct compare *x)
         cJSON_AddStringToObject(o, "records_started_at", m->started_at);
         cJSON_AddNumberToObject(o, "shards", m->nshards);
         cJSON_AddItemToObject(o, "options", cJSON_Duplicate(x->run[r].opts, 1));
+        cJSON_AddItemToObject(o, "slo", tb_bench_slo_json(&m->slo));
     }
     diffs = cJSON_AddArrayToObject(root, "differ");
     for (size_t d = 0; diffs != NULL && d < x->ndiff; d++) {
@@ -620,9 +662,11 @@ static cJSON *json_doc(const struct compare *x)
             cJSON_AddNumberToObject(o, "ok", (double)s->ok);
             cJSON_AddNumberToObject(o, "gapless", (double)s->gapless);
             tb_cli_json_num(o, "gapless_share", s->ok > 0 ? s->gapless_share : NAN);
-            tb_cli_json_num(o, "goodput", NAN);
+            tb_cli_json_num(o, "goodput", s->good_share);
             for (size_t q = 0; q < NSHOWN; q++)
                 tb_cli_json_stats(o, tb_bench_metric_name(shown[q]), &s->m[shown[q]]);
+            tb_cli_json_num(o, "good", s->slo ? (double)s->good : NAN);
+            tb_cli_json_num(o, "goodput_per_s", s->good_per_s);
         }
     }
     return root;
@@ -655,7 +699,7 @@ static void csv(FILE *f, const struct compare *x)
         for (int i = 0; tb_stats_fields[i] != NULL; i++)
             fprintf(f, ",%s_%s", tb_bench_metric_name(shown[q]), tb_stats_fields[i]);
     }
-    fputc('\n', f);
+    fputs(",good,goodput_per_s\n", f);
     for (size_t k = 0; k < x->nlevels; k++) {
         for (size_t r = 0; r < x->nrun; r++) {
             const struct tb_bench_summary *s = &x->sum[k * x->nrun + r];
@@ -666,12 +710,14 @@ static void csv(FILE *f, const struct compare *x)
             csv_text(f, x->run[r].label);
             fprintf(f, ",%zu,%zu,%zu", s->requests, s->ok, s->gapless);
             csv_num(f, s->ok > 0 ? s->gapless_share : NAN);
-            csv_num(f, NAN);
+            csv_num(f, s->good_share);
             for (size_t q = 0; q < NSHOWN; q++) {
                 fprintf(f, ",%zu", s->m[shown[q]].count);
                 for (int i = 0; tb_stats_fields[i] != NULL; i++)
                     csv_num(f, tb_stats_field(&s->m[shown[q]], i));
             }
+            csv_num(f, s->slo ? (double)s->good : NAN);
+            csv_num(f, s->good_per_s);
             fputc('\n', f);
         }
     }
@@ -741,8 +787,10 @@ static int cdf_figure(FILE *f, const struct compare *x, size_t k, enum tb_bench_
     return rc;
 }
 
-/* The gapless share per level, a line a run. */
-static int levels_figure(FILE *f, const struct compare *x)
+/* A share per level, a line a run: the gapless share, or (goodput) the
+ * share of requests within the run's SLOs (a run without SLOs has no
+ * points). */
+static int levels_figure(FILE *f, const struct compare *x, int goodput)
 {
     struct tb_svg_series s[CMP_RUNS_MAX];
     const char *cat[TB_BENCH_LEVELS_MAX * CMP_RUNS_MAX];
@@ -758,8 +806,11 @@ static int levels_figure(FILE *f, const struct compare *x)
     for (size_t r = 0; r < x->nrun; r++) {
         for (size_t k = 0; k < x->nlevels; k++) {
             const struct tb_bench_summary *sm = &x->sum[k * x->nrun + r];
-            v[r * x->nlevels + k] =
-                x->lidx[k * x->nrun + r] >= 0 && sm->ok > 0 ? 100.0 * sm->gapless_share : NAN;
+            int ran = x->lidx[k * x->nrun + r] >= 0;
+            if (goodput)
+                v[r * x->nlevels + k] = ran ? 100.0 * sm->good_share : NAN;
+            else
+                v[r * x->nlevels + k] = ran && sm->ok > 0 ? 100.0 * sm->gapless_share : NAN;
         }
         s[r].name = x->run[r].label;
         s[r].v = v + r * x->nlevels;
@@ -768,9 +819,12 @@ static int levels_figure(FILE *f, const struct compare *x)
     }
     m = tb_cli_html_mem(&svg, &len);
     rc = m == NULL ? TB_ENOMEM
-                   : tb_svg_categories(m, "Gapless share per level, a line a run",
-                                       "streams with no gap (%)", cat, x->nlevels, s, x->nrun, 0.0,
-                                       100.0);
+                   : tb_svg_categories(m,
+                                       goodput ? "Goodput per level (requests within the SLOs), "
+                                                 "a line a run"
+                                               : "Gapless share per level, a line a run",
+                                       goodput ? "good requests (%)" : "streams with no gap (%)",
+                                       cat, x->nlevels, s, x->nrun, 0.0, 100.0);
     if (m != NULL && fclose(m) != 0 && rc == 0)
         rc = TB_ENOMEM;
     if (rc == 0)
@@ -778,6 +832,15 @@ static int levels_figure(FILE *f, const struct compare *x)
     free(svg);
     free(v);
     return rc;
+}
+
+/* Whether any run carries SLOs (its goodput can be drawn). */
+static int any_slo(const struct compare *x)
+{
+    for (size_t r = 0; r < x->nrun; r++)
+        if (x->run[r].meta.slo.set != 0)
+            return 1;
+    return 0;
 }
 
 static int html_page(const struct compare *x, const char *json)
@@ -806,10 +869,14 @@ static int html_page(const struct compare *x, const char *json)
     tb_cli_html_text(f, rep);
     fputs("</pre>\n", f);
     tb_cli_html_json(f, "result", json);
-    fputs("<h2>Per level</h2>\n<p class=\"note\">Goodput needs SLOs, which bench records do not "
-          "carry yet: not drawn.</p>\n",
-          f);
-    rc = levels_figure(f, x);
+    fputs("<h2>Per level</h2>\n", f);
+    rc = levels_figure(f, x, 0);
+    if (rc == 0 && any_slo(x))
+        rc = levels_figure(f, x, 1);
+    else if (rc == 0)
+        fputs("<p class=\"note\">Goodput needs SLOs (bench --slo), which none of these runs "
+              "carries: not drawn.</p>\n",
+              f);
     for (size_t k = 0; rc == 0 && k < x->nlevels; k++) {
         fputs("<h2>", f);
         tb_cli_html_text(f, x->levels[k]);
@@ -875,6 +942,8 @@ static int cmd_compare(int argc, char **argv)
     for (size_t d = 0; d < x->ndiff; d++)
         for (size_t r = 0; r < x->nrun; r++)
             free(x->diff[d].val[r]);
+    for (size_t i = 0; x->sum != NULL && i < x->nlevels * x->nrun; i++)
+        tb_bench_summary_free(&x->sum[i]);
     free(x->sum);
     free(x->lidx);
     free(x);

@@ -30,7 +30,7 @@ static const struct tb_optdoc merge_rows[] = {
     {"csv", O_CSV, NULL, "one CSV row per level", NULL},
     {"require", O_REQUIRE, "G=V",
      "a gate, as in ttsbuf bench (repeatable; default success_share=1: every request must "
-     "have succeeded)",
+     "have succeeded; goodput and goodput_per_s with records that carry SLOs)",
      NULL},
     TB_OPTDOC_END,
 };
@@ -50,11 +50,13 @@ const struct tb_cmddoc tb_doc_merge = {
     "files, or --out directories holding them) into the summary one run over\n"
     "all their requests would give (exactly: percentiles are recomputed from\n"
     "the records).  Every shard 0..N-1 must be there once, with the same levels\n"
-    "and playout options.\n\n",
+    "and playout options and SLOs (bench --slo: merge takes them from the\n"
+    "records and recomputes each level's goodput; it has no --slo of its own).\n\n",
     merge_secs,
     "0 merged, every gate held; 1 a gate failed (the default success_share=1 among them); 2 "
     "bad usage, a bad file, a shard missing or twice, or shards that ran different levels, "
-    "model or options (the message names the field); 3 the run failed (out of memory, a write "
+    "model, options or SLOs (the message names the field); 3 the run failed (out of memory, a "
+    "write "
     "that failed).",
     NULL,
     NULL,
@@ -135,6 +137,13 @@ static int same_run(const struct tb_bench_meta *a, const struct tb_bench_meta *b
         snprintf(why, len, "the conversations: %.300s here, %.300s there",
                  b->conversations[0] ? b->conversations : "none (requests)",
                  a->conversations[0] ? a->conversations : "none (requests)");
+        return 0;
+    }
+    if (!tb_bench_slo_equal(&a->slo, &b->slo)) {
+        char sa[400], sb[400];
+        tb_bench_slo_text(&a->slo, sa, sizeof(sa));
+        tb_bench_slo_text(&b->slo, sb, sizeof(sb));
+        snprintf(why, len, "the SLOs (bench --slo): %s here, %s there", sb, sa);
         return 0;
     }
     option_differs(why, len, a->options, b->options);
@@ -365,6 +374,7 @@ static int cmd_merge(int argc, char **argv)
         free(x.files[i]);
     free(x.files);
     free(x.seen);
+    tb_cli_bench_summaries_free(&x.meta, x.sums);
     free(x.sums);
     tb_bench_recs_free(&x.recs);
     return code;

@@ -53,8 +53,11 @@ static void levels_table(FILE *f, const struct tb_bench_meta *m, const struct tb
     fputs("<table id=\"levels\"><thead><tr><th>level</th><th>requests</th><th>ok</th>"
           "<th>gapless, %</th><th>TTFT P95, s</th><th>TTFA P95, s</th><th>TPS P50</th>"
           "<th>TPS P5</th><th>silence P95, s</th><th>longest gap P95, s</th>"
-          "<th>system TPS</th></tr></thead>\n<tbody>\n",
+          "<th>system TPS</th>",
           f);
+    /* with SLOs (bench --slo) only: the page without them is as before */
+    fputs(m->slo.set != 0 ? "<th>goodput, %</th><th>good/s</th>" : "", f);
+    fputs("</tr></thead>\n<tbody>\n", f);
     for (uint32_t l = 0; l < m->nlevels; l++) {
         const struct tb_bench_summary *x = &s[l];
         char name[64];
@@ -70,6 +73,10 @@ static void levels_table(FILE *f, const struct tb_bench_meta *m, const struct tb
         cell(f, stat_p(&x->m[TB_BM_GAP_TOTAL], 95), 3);
         cell(f, stat_p(&x->m[TB_BM_GAP_MAX], 95), 3);
         cell(f, x->ok > 0 ? x->system_tps : NAN, 1);
+        if (m->slo.set != 0) {
+            cell(f, 100.0 * x->good_share, 1);
+            cell(f, x->good_per_s, 3);
+        }
         fputs("</tr>\n", f);
     }
     fputs("</tbody></table>\n<p class=\"note\">Gapless in percent of the streams that "

@@ -251,6 +251,15 @@ int tb_bench_write_header(FILE *f, const struct tb_bench_meta *m)
         if (cv != NULL && !cJSON_AddItemToObject(o, "conversations", cv))
             cJSON_Delete(cv);
     }
+    if (m->slo.set != 0) {
+        /* Only with SLOs, so that records without them are as before. */
+        cJSON *slo = tb_bench_slo_json(&m->slo);
+        if (slo == NULL) {
+            cJSON_Delete(o);
+            return TB_ENOMEM;
+        }
+        cJSON_AddItemToObject(o, "slo", slo);
+    }
     return tb_json_put_line(f, o);
 }
 
@@ -330,6 +339,8 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_b
     /* A what-if needs the whole answer: none for a failed request. */
     tb_json_add_num(o, "min_tps", r->error == 0 ? r->min_tps : NAN);
     tb_json_add_num(o, "speedup_needed", r->error == 0 ? r->speedup : NAN);
+    if (m->slo.set != 0)
+        cJSON_AddBoolToObject(o, "good", tb_bench_slo_good(&m->slo, r));
     if (r->staged) {
         /* Only with a TTS stage, so that records without one are as before. */
         tb_json_add_num(o, "gap_llm_s", r->gap_llm);
@@ -411,6 +422,9 @@ static void copy_str(const cJSON *o, const char *k, char *dst, size_t cap)
     tb_jsonfield_text(dst, cap, cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
+/* parse_header's answer for a bad "slo" (any other fault: -1). */
+#define SLO_BAD (-2)
+
 static int parse_header(const cJSON *o, struct tb_bench_meta *m)
 {
     const cJSON *lv = cJSON_GetObjectItemCaseSensitive(o, "levels"), *l;
@@ -464,6 +478,12 @@ static int parse_header(const cJSON *o, struct tb_bench_meta *m)
     copy_str(o, "model", m->model, sizeof(m->model));
     copy_str(o, "base_url", m->base_url, sizeof(m->base_url));
     copy_str(o, "provider", m->provider, sizeof(m->provider));
+    {
+        /* bench --slo: absent when none was given */
+        const cJSON *slo = cJSON_GetObjectItemCaseSensitive(o, "slo");
+        if (slo != NULL && tb_bench_slo_from_json(slo, &m->slo) != 0)
+            return SLO_BAD;
+    }
     return 0;
 }
 
@@ -724,6 +744,20 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
         if (why != NULL)
             return why;
     }
+    {
+        /* "good" is derived: it must be what the fields and the header's
+         * SLOs give (a file edited by hand, or another definition). */
+        const cJSON *good = cJSON_GetObjectItemCaseSensitive(o, "good");
+        if (m->slo.set == 0 && good != NULL)
+            return "\"good\" without SLOs in the header (\"slo\")";
+        if (m->slo.set != 0 && !cJSON_IsBool(good))
+            return "\"good\" (true or false) is missing: the header has SLOs";
+        if (m->slo.set != 0 && cJSON_IsTrue(good) != tb_bench_slo_good(&m->slo, r))
+            return cJSON_IsTrue(good) ? "\"good\" is true, but the record misses the header's "
+                                        "SLOs (or failed, or did not measure one)"
+                                      : "\"good\" is false, but the record meets the header's "
+                                        "SLOs";
+    }
     if (!cJSON_IsArray(itl))
         return "\"itl_s\" is not an array";
     r->nitl = (size_t)cJSON_GetArraySize(itl);
@@ -800,7 +834,12 @@ int tb_bench_read_stream(FILE *f, const char *name, struct tb_bench_meta *m,
         }
         if (!have_header) {
             why = header_version(o, &version, vwhy, sizeof(vwhy));
-            if (why == NULL && parse_header(o, m) != 0)
+            int hrc = why == NULL ? parse_header(o, m) : 0;
+            if (hrc == SLO_BAD)
+                why = "\"slo\" is not an object of SLOs (ttft_s, ttfa_s, gap_total_s, gap_max_s, "
+                      "underruns, decode_tps, decode_tps_usage, min_tps, speedup_needed: a "
+                      "number in 0..1e12; gapless: true)";
+            else if (hrc != 0)
                 why = "not a ttsbuf bench records header (schema, options, shard, shards, "
                       "levels of distinct names)";
             have_header = 1;

@@ -111,12 +111,109 @@ static int tts_summary(const struct tb_bench_recs *r, uint32_t level, struct tb_
     return 0;
 }
 
+static int cmp_turn(const void *a, const void *b)
+{
+    const struct tb_bench_rec *x = *(const struct tb_bench_rec *const *)a;
+    const struct tb_bench_rec *y = *(const struct tb_bench_rec *const *)b;
+    return (x->turn > y->turn) - (x->turn < y->turn);
+}
+
+/* One turn's row from its records g[0..n): each block sorts its values,
+ * so the order of g does not matter.  v holds n doubles. */
+static void turn_row(const struct tb_bench_rec *const *g, size_t n, const struct tb_bench_slo *slo,
+                     double *v, struct tb_bench_turn *t)
+{
+    size_t k;
+    memset(t, 0, sizeof(*t));
+    t->turn = g[0]->turn;
+    t->n = n;
+    for (size_t i = 0; i < n; i++) {
+        t->ok += g[i]->error == 0;
+        t->good += slo != NULL && tb_bench_slo_good(slo, g[i]);
+    }
+    t->good_share = slo != NULL ? (double)t->good / (double)n : NAN;
+    k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(g[i]->ttft))
+            v[k++] = g[i]->ttft;
+    tb_stats_of(v, k, &t->ttft);
+    k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(g[i]->ttfa))
+            v[k++] = g[i]->ttfa;
+    tb_stats_of(v, k, &t->ttfa);
+    k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(g[i]->gap_total))
+            v[k++] = g[i]->gap_total;
+    tb_stats_of(v, k, &t->gap_total);
+}
+
+/* The level's per-turn table: its call records sorted by turn (pointers;
+ * O(n log n)), one row a turn index.  0 or TB_ENOMEM. */
+static int turn_summary(const struct tb_bench_recs *r, uint32_t level,
+                        const struct tb_bench_slo *slo, struct tb_bench_summary *out)
+{
+    const struct tb_bench_rec **g;
+    double *v;
+    size_t n = 0, nt = 0;
+    for (size_t i = 0; i < r->n; i++)
+        n += r->v[i].level == level && r->v[i].turn >= 0;
+    if (n == 0)
+        return 0;
+    g = malloc(n * sizeof(const struct tb_bench_rec *));
+    v = malloc(n * sizeof(*v));
+    if (g == NULL || v == NULL) {
+        free(g);
+        free(v);
+        return TB_ENOMEM;
+    }
+    n = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->v[i].level == level && r->v[i].turn >= 0)
+            g[n++] = &r->v[i];
+    qsort(g, n, sizeof(const struct tb_bench_rec *), cmp_turn);
+    for (size_t i = 0; i < n; i++)
+        nt += i == 0 || g[i]->turn != g[i - 1]->turn;
+    out->by_turn = calloc(nt, sizeof(*out->by_turn));
+    if (out->by_turn == NULL) {
+        free(g);
+        free(v);
+        return TB_ENOMEM;
+    }
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && g[j]->turn == g[i]->turn; j++)
+            ;
+        turn_row(g + i, j - i, slo, v, &out->by_turn[out->nturns++]);
+    }
+    free(g);
+    free(v);
+    return 0;
+}
+
+void tb_bench_summary_free(struct tb_bench_summary *s)
+{
+    if (s == NULL)
+        return;
+    free(s->by_turn);
+    s->by_turn = NULL;
+    s->nturns = 0;
+}
+
 int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_bench_summary *out)
+{
+    return tb_bench_summarize_slo(r, level, NULL, out);
+}
+
+int tb_bench_summarize_slo(const struct tb_bench_recs *r, uint32_t level,
+                           const struct tb_bench_slo *slo, struct tb_bench_summary *out)
 {
     size_t nrec = 0, nitl = 0;
     double *v, t0 = INFINITY, t1 = -INFINITY;
 
     memset(out, 0, sizeof(*out));
+    if (slo != NULL && slo->set == 0)
+        slo = NULL;
     for (size_t i = 0; i < r->n; i++) {
         if (r->v[i].level != level)
             continue;
@@ -157,6 +254,7 @@ int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_
         if (!isnan(x->ttfa) && x->underruns == 0 && !x->interrupted)
             out->gapless++; /* an interrupted answer was not heard whole */
         out->min_tps_none += x->min_tps_none != 0;
+        out->good += slo != NULL && tb_bench_slo_good(slo, x);
     }
     for (int m = 0; m < TB_BM__COUNT; m++) {
         size_t n = 0;
@@ -175,7 +273,7 @@ int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_
         tb_stats_of(v, n, &out->m[m]);
     }
     free(v);
-    if (tts_summary(r, level, out) != 0)
+    if (tts_summary(r, level, out) != 0 || turn_summary(r, level, slo, out) != 0)
         return TB_ENOMEM;
     {
         size_t heard = out->ok - (out->interrupted < out->ok ? out->interrupted : out->ok);
@@ -186,5 +284,9 @@ int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_
     out->success_share = out->requests > 0 ? (double)out->ok / (double)out->requests : 0;
     out->span = out->requests > 0 && t1 > t0 ? t1 - t0 : 0;
     out->system_tps = out->span > 0 ? (double)out->tokens / out->span : 0;
+    out->slo = slo != NULL;
+    out->good_share =
+        slo != NULL && out->requests > 0 ? (double)out->good / (double)out->requests : NAN;
+    out->good_per_s = slo != NULL && out->span > 0 ? (double)out->good / out->span : NAN;
     return 0;
 }

@@ -69,6 +69,7 @@ static void round_trip(const struct tb_bench_meta *m, const struct tb_bench_recs
     fclose(f);
     FUZZ_CHECK(m2.shard == m->shard && m2.nshards == m->nshards && m2.nlevels == m->nlevels);
     FUZZ_CHECK(strcmp(m2.options, m->options) == 0 && strcmp(m2.model, m->model) == 0);
+    FUZZ_CHECK(tb_bench_slo_equal(&m2.slo, &m->slo));
     for (uint32_t i = 0; i < m->nlevels; i++) {
         FUZZ_CHECK(m2.levels[i].mode == m->levels[i].mode);
         FUZZ_CHECK(m2.levels[i].concurrency == m->levels[i].concurrency);
@@ -115,8 +116,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (uint32_t l = 0; l < m.nlevels; l++) {
         struct tb_bench_summary s;
-        FUZZ_CHECK(tb_bench_summarize(&r, l, &s) == 0);
-        FUZZ_CHECK(s.ok <= s.requests);
+        FUZZ_CHECK(tb_bench_summarize_slo(&r, l, &m.slo, &s) == 0);
+        FUZZ_CHECK(s.ok <= s.requests && s.good <= s.ok);
+        tb_bench_summary_free(&s);
     }
     round_trip(&m, &r);
     tb_bench_recs_free(&r);
