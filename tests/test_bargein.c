@@ -202,9 +202,11 @@ static void check_unheard(const char *dir, const cJSON *rec)
         if (!first && cJSON_IsNumber(key(e, "t")) && cJSON_IsString(key(e, "text")) &&
             key(e, "kind") == NULL) {
             if (ne == cap) {
+                double *nt;
                 cap = cap ? cap * 2 : 64;
-                t = realloc(t, cap * sizeof(*t));
-                assert_non_null(t);
+                nt = realloc(t, cap * sizeof(*t));
+                assert_non_null(nt);
+                t = nt;
             }
             t[ne++] = num(e, "t");
         }
