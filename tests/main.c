@@ -78,6 +78,7 @@ static const struct {
     {"serveunit", tb_test_serve_unit},
     {"convo", tb_test_convo},
     {"calls", tb_test_calls},
+    {"bargein", tb_test_bargein},
     {"reader", tb_test_reader},
     {"ttsapi", tb_test_ttsapi},
     {"deps", tb_test_deps},

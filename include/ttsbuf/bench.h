@@ -101,7 +101,41 @@ struct tb_bench_opts {
     size_t calls;
     size_t turns;
     struct tb_uturn user_turn;
+    /* Barge-in (calls only; bench_calls.h): the probability that the
+     * caller interrupts a turn (0: never, and nothing of it runs) and
+     * when, in seconds of playback after the turn's first audio. */
+    double barge_in;
+    struct tb_uturn barge_at;
 };
+
+/*
+ * Barge-in, in real time (calls with barge_in > 0).  A turn drawn to be
+ * interrupted b seconds into its playback has its own segmenter (the
+ * level's chunk policy) and playout engine (its playout options), fed on
+ * the loop's thread after each wake-up with the content events that came
+ * since (at their arrival times; a time-based policy's timer ticked at
+ * the wake-up), exactly as tb_bench_analyze segments and plays the
+ * stream: once the engine says playback has started (s_1, from the
+ * request's start) the interruption is due at T = t_start + s_1 + b
+ * (level time), and the loop wakes for it.  Only the streams with a
+ * barge-in pending pay for this (one chunk list each; O(those streams)
+ * per wake-up).  At T a stream still in flight is cancelled as agents do:
+ * its transfer is removed from the multi handle with the connection
+ * forbidden for reuse, so libcurl closes the socket then; the record
+ * keeps when the decision was made (barge.cancel_s, level time, and
+ * barge.cancel_mono_s, CLOCK_MONOTONIC seconds, the clock `serve --log`
+ * writes), its end is "interrupted" with no error (the caller ended it:
+ * not a failure, and its call goes on), and its stream holds what
+ * arrived by then.  A stream that ended before T is interrupted when its
+ * playback (play_end) goes on past T; with playback over by T, or no
+ * first audio at all, the turn is not interrupted.  What the caller heard
+ * and did not is tb_heard_at on the record's stream at T (heard.h); an
+ * interrupted turn's gap fields are the gaps heard before T (heard.h's
+ * *_before), its min_tps and speedup NaN.  An
+ * interrupted turn's next turn is sent at T + user_turn(k+1).
+ * Every turn of a call carries "X-Ttsbuf-Request-Id: cCALL.tTURN", so a
+ * server's log (serve --log) can be joined to the records.
+ */
 
 /*
  * A real TTS per stream (opts.tts): each measured stream has its own

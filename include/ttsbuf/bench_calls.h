@@ -61,6 +61,33 @@ void tb_uturn_name(const struct tb_uturn *u, char *out, size_t outlen);
 double tb_uturn_draw(const struct tb_uturn *u, uint64_t seed, uint64_t call, uint32_t turn,
                      const char *text);
 
+/*
+ * Barge-in (bench --barge-in P --barge-in-at SPEC): the caller interrupts
+ * turn k of call c with probability P, b seconds of playback after the
+ * turn's first audio (b from SPEC: "S", "uniform:A,B" or "exp:MEAN", the
+ * kinds of --user-turn but words), that is at
+ *     T = t_start(k) + s_1(k) + b
+ * where s_1 is the turn's first audio by the playout model.  Both draws
+ * come from a generator seeded by (seed, call, turn) alone, apart from
+ * --user-turn's: a shard draws what one run would, and a run with P = 0
+ * draws the same speaking times as a run without barge-in.  What happens
+ * at T (bench.h): a stream still in flight is closed; a stream ended whose
+ * playback goes on past T is interrupted too; a turn whose playback ended
+ * by T is not interrupted.  The next turn is sent at T + user_turn(k+1).
+ */
+#define TB_BARGE_AT_DEFAULT "uniform:0.5,4"
+
+/* Parses --barge-in-at's SPEC into u (a struct tb_uturn of kind CONST,
+ * UNIFORM or EXP).  Returns 0, or TB_EINVAL with a one-line reason in err
+ * (a words: spec, or what tb_uturn_parse refuses). */
+int tb_barge_at_parse(const char *spec, struct tb_uturn *u, char *err, size_t errlen);
+
+/* Whether turn `turn` of call `call` is interrupted (probability p in
+ * [0, 1]), and after how many seconds of playback: b >= 0, or NAN when it
+ * is not.  Pure. */
+double tb_barge_draw(double p, const struct tb_uturn *at, uint64_t seed, uint64_t call,
+                     uint32_t turn);
+
 /* How the calls of one level went, from its records (call >= 0):
  * calls seen, completed (every turn of the call sent and ok: the turns
  * are its conversation's, or the first `turns` of them, turns 0: all),

@@ -55,6 +55,18 @@ struct tb_bench_rec {
      * model, s from its request's start (playout.h's e_m); NaN when
      * nothing played or for a one-shot request. */
     double play_end;
+    /* Barge-in (a call run with --barge-in; barge 0: none, and the keys
+     * are not written): whether the caller interrupted the turn, when (T,
+     * s from the request's start; NaN when not), and, read at T by
+     * tb_heard_at (the whole answer when not interrupted): the content
+     * tokens received, those never spoken, the code points given to the
+     * TTS and not all played.  cancel_s (level time) and cancel_mono_s
+     * (CLOCK_MONOTONIC seconds): when the stream was closed, for a turn
+     * still in flight at T; NaN otherwise. */
+    int barge, interrupted;
+    double barge_in;
+    uint64_t tokens_received, tokens_unheard, chars_unplayed;
+    double cancel_s, cancel_mono_s;
     double t_sched, t_start, t_end; /* s since the level started */
     int error;                      /* enum tb_reader_error; 0: ok */
     int end;                        /* how the stream ended (enum tb_end,

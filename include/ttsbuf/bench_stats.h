@@ -63,7 +63,8 @@ struct tb_bench_summary {
     size_t gapless;                  /* ok streams with no underrun */
     size_t min_tps_none;             /* ok streams whose gaps no LLM rate
                                       * removes (not in min_tps's block) */
-    double gapless_share;            /* gapless / ok (0 when ok == 0): a
+    double gapless_share;            /* gapless / ok (0 when ok == 0;
+                                      * barge-in: below): a
                                       * cut-off or failed stream is never
                                       * in it */
     double success_share;            /* ok / requests */
@@ -79,6 +80,17 @@ struct tb_bench_summary {
      * (their counts summed, their samples pooled). */
     int tts;
     struct tb_tts_stats tts_stats;
+    /* Barge-in (calls with --barge-in; barge 0: no record had it): the
+     * turns the caller interrupted, their share of the turns (requests),
+     * and the sums of their tokens received and never spoken and of the
+     * code points given to the TTS and not all played.  An interrupted
+     * turn is ok (the caller ended it) and never in gapless: gapless and
+     * gapless_share are over the ok turns the caller heard to their end
+     * (gapless_share = gapless / (ok - interrupted)). */
+    int barge;
+    size_t interrupted;
+    double interrupted_share;
+    uint64_t tokens_unheard, chars_unplayed;
     /* Goodput (bench --slo; slo 0: no SLOs, then good is 0 and the rest
      * NaN): the records complete and within every SLO, their share of the
      * requests (NaN when none) and their rate over the span (NaN when the

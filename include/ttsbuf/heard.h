@@ -49,6 +49,16 @@ struct tb_heard {
     int interrupted;         /* 1 when something was left unheard at t: a
                               * chunk not played to its end, or text that
                               * arrived by t in no heard chunk */
+    /* The gaps the caller heard before t (playout.h's counted gaps g_j,
+     * the silence [s_j - g_j, s_j] before chunk j, cut at t): those whose
+     * silence began before t, each min(g_j, t - (s_j - g_j)), counted when
+     * over TB_GAP_MIN_S; their number, sum and longest.  With a TTS
+     * stage's frame player (R_j > 1) a chunk's stalls are in its g_j and
+     * so counted as one silence before it.  Each cut gap's split by
+     * cause keeps its order (playout.h: the wait for text comes first):
+     * gap_llm min(gap_llm_j, the cut gap), gap_tts the rest. */
+    uint32_t underruns_before;
+    double gap_total_before, gap_max_before, gap_llm_before, gap_tts_before;
 };
 
 /*

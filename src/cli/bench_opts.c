@@ -39,7 +39,9 @@ enum {
     O_CALL_RATE,
     O_CALL_COUNT,
     O_TURNS,
-    O_USER_TURN
+    O_USER_TURN,
+    O_BARGE_IN,
+    O_BARGE_IN_AT
 };
 
 #define DEFAULT_HTML_STREAMS 3
@@ -92,6 +94,15 @@ static const struct tb_optdoc bench_calls[] = {
      "default " TB_UTURN_DEFAULT ")",
      "Draws come from a generator seeded by --seed, the call and the turn, so shards draw what "
      "one run would."},
+    {"barge-in", O_BARGE_IN, "P",
+     "the caller interrupts a turn with probability P (0..1): the stream is closed then, the next "
+     "turn follows the caller's speech (default 0: never)",
+     "Drawn per call and turn from --seed; the moment is --barge-in-at.  Records and the summary "
+     "then say what was interrupted and never heard (ttsbuf(1), BENCH, Barge-in)."},
+    {"barge-in-at", O_BARGE_IN_AT, "SPEC",
+     "when the caller interrupts, in seconds of playback after the turn's first audio: S, "
+     "uniform:A,B or exp:MEAN (default " TB_BARGE_AT_DEFAULT ")",
+     NULL},
     TB_OPTDOC_END,
 };
 
@@ -315,6 +326,10 @@ static int option(void *ud, int c, const char *arg)
     case O_CALL_COUNT: return tb_cli_opt_size("--call-count", arg, 1, 100000000, &a->call_count);
     case O_TURNS: return tb_cli_opt_size("--turns", arg, 1, TB_CONVO_TURNS_MAX, &a->turns);
     case O_USER_TURN: a->user_turn = arg; return 0;
+    case O_BARGE_IN:
+        a->barge_in = arg;
+        return tb_cli_opt_double("--barge-in", arg, 0, 1, &a->barge_p);
+    case O_BARGE_IN_AT: a->barge_in_at = arg; return 0;
     default: {
         int rc = tb_cli_tts_live_option(&a->tl, c, arg);
         return rc != TB_CLI_NOT_MINE ? rc : tb_cli_groups_option(&a->c, &a->q, &a->au, c, arg);
@@ -327,12 +342,14 @@ static int option(void *ud, int c, const char *arg)
 static int calls_check(struct tb_cli_bench *a)
 {
     char err[256];
-    const char *only = a->calls != NULL        ? "--calls"
-                       : a->call_rates != NULL ? "--call-rate"
-                       : a->call_count > 0     ? "--call-count"
-                       : a->turns > 0          ? "--turns"
-                       : a->user_turn != NULL  ? "--user-turn"
-                                               : NULL;
+    const char *only = a->calls != NULL         ? "--calls"
+                       : a->call_rates != NULL  ? "--call-rate"
+                       : a->call_count > 0      ? "--call-count"
+                       : a->turns > 0           ? "--turns"
+                       : a->user_turn != NULL   ? "--user-turn"
+                       : a->barge_in != NULL    ? "--barge-in"
+                       : a->barge_in_at != NULL ? "--barge-in-at"
+                                                : NULL;
     const char *req = a->prompts_file != NULL ? "--prompts"
                       : a->conc != NULL       ? "-c"
                       : a->rates != NULL      ? "--rate"
@@ -369,6 +386,15 @@ static int calls_check(struct tb_cli_bench *a)
     if (tb_uturn_parse(a->user_turn != NULL ? a->user_turn : TB_UTURN_DEFAULT, &a->uturn, err,
                        sizeof(err)) != 0) {
         tb_cli_error("--user-turn: %s", err);
+        return TB_EINVAL;
+    }
+    if (tb_barge_at_parse(a->barge_in_at != NULL ? a->barge_in_at : TB_BARGE_AT_DEFAULT,
+                          &a->barge_at, err, sizeof(err)) != 0) {
+        tb_cli_error("--barge-in-at: %s", err);
+        return TB_EINVAL;
+    }
+    if (a->barge_in_at != NULL && a->barge_in == NULL) {
+        tb_cli_error("bench: --barge-in-at says when the caller interrupts: give --barge-in P");
         return TB_EINVAL;
     }
     return 0;

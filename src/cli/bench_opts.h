@@ -41,6 +41,9 @@ struct tb_cli_bench {
     const char *convos, *calls, *call_rates, *user_turn;
     size_t call_count, turns;
     struct tb_uturn uturn;
+    const char *barge_in, *barge_in_at; /* --barge-in P, --barge-in-at SPEC */
+    double barge_p;
+    struct tb_uturn barge_at;
 };
 
 #define TB_CLI_BENCH_OPEN_CALLS 10 /* --call-count's default with --call-rate */

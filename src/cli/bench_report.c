@@ -521,6 +521,13 @@ int tb_cli_bench_report_json(FILE *f, const char *command, const struct tb_bench
             tb_cli_json_stats(o, tb_bench_metric_name((enum tb_bench_metric)k), &x->m[k]);
         if (x->tts)
             tb_cli_report_tts_json(o, &x->tts_stats); /* only with a real TTS */
+        if (x->barge && (e = cJSON_AddObjectToObject(o, "barge_in")) != NULL) {
+            /* only in a call run with --barge-in */
+            cJSON_AddNumberToObject(e, "interruptions", (double)x->interrupted);
+            tb_cli_json_num(e, "interrupted_share", x->requests > 0 ? x->interrupted_share : NAN);
+            cJSON_AddNumberToObject(e, "tokens_unheard", (double)x->tokens_unheard);
+            cJSON_AddNumberToObject(e, "chars_unplayed", (double)x->chars_unplayed);
+        }
         goodput_json(o, m, x);
     }
     return tb_json_put_line(f, root);

@@ -108,6 +108,18 @@ struct bench {
     char tts_base[256]; /* --tts-url mock: the built-in mock's root */
 };
 
+/* --barge-in's keys in the conversations block: barge_in (P) and
+ * barge_in_at (the spec's canonical text).  0 or -1 (no memory). */
+static int barge_keys(cJSON *j, const struct tb_cli_bench *a)
+{
+    char at[96];
+    tb_uturn_name(&a->barge_at, at, sizeof(at));
+    return cJSON_AddNumberToObject(j, "barge_in", a->barge_p) != NULL &&
+                   cJSON_AddStringToObject(j, "barge_in_at", at) != NULL
+               ? 0
+               : -1;
+}
+
 /* The conversations (--conversations FILE or builtin) and the records
  * header's "conversations" block: {source, count, turns, user_turn}. */
 static int load_convos(struct bench *b)
@@ -128,6 +140,7 @@ static int load_convos(struct bench *b)
         (b->a.turns > 0 ? cJSON_AddNumberToObject(j, "turns", (double)b->a.turns)
                         : cJSON_AddNullToObject(j, "turns")) == NULL ||
         cJSON_AddStringToObject(j, "user_turn", ut) == NULL ||
+        (b->a.barge_in != NULL && barge_keys(j, &b->a) != 0) ||
         (t = cJSON_PrintUnformatted(j)) == NULL) {
         cJSON_Delete(j);
         tb_cli_error("out of memory");
@@ -269,6 +282,8 @@ static int run_levels(struct bench *b)
         bo.convos = &b->convos;
         bo.turns = b->a.turns;
         bo.user_turn = b->a.uturn;
+        bo.barge_in = b->a.barge_p;
+        bo.barge_at = b->a.barge_at;
     }
     if (b->a.tl.url != NULL) {
         tb_cli_bench_tts_opts(&b->a, b->tts_base, &to, &bo.sim);
@@ -319,6 +334,12 @@ static int calls_lines(struct bench *b)
         tb_bench_level_name(&b->meta.levels[l], name, sizeof(name));
         printf("%s: %zu calls, %zu completed, %zu ended by a failed or cut turn; %zu turns\n", name,
                c.calls, c.completed, c.ended_early, c.turns);
+        if (b->a.barge_in != NULL && b->sums != NULL && b->sums[l].barge)
+            printf("%s: barge-in: %zu turns interrupted (%.1f%%), %llu tokens received and never "
+                   "spoken, %llu characters not all played\n",
+                   name, b->sums[l].interrupted, 100.0 * b->sums[l].interrupted_share,
+                   (unsigned long long)b->sums[l].tokens_unheard,
+                   (unsigned long long)b->sums[l].chars_unplayed);
     }
     return 0;
 }

@@ -27,6 +27,7 @@
 #include "bench_priv.h"
 #include "bench_xfer.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/heard.h"
 
 int tb_bench_call_open(struct bench *b)
 {
@@ -254,7 +255,7 @@ static char *answer(const struct tb_stream *s)
 static void end_call(struct bench *b, uint32_t slot, const struct tb_bench_rec *rec, int last)
 {
     struct calls *c = &b->calls;
-    int cls = tb_end_class(rec->end);
+    int cls = rec->interrupted ? TB_END_CLASS_COMPLETE : tb_end_class(rec->end);
     if (rec->error == 0 && cls != TB_END_CLASS_INCOMPLETE && cls != TB_END_CLASS_FAILED && last)
         c->completed++;
     else if (cls == TB_END_CLASS_INCOMPLETE)
@@ -266,6 +267,46 @@ static void end_call(struct bench *b, uint32_t slot, const struct tb_bench_rec *
     slot_put(c, slot);
 }
 
+/* Barge-in (bench.h), once the turn's record is played out: whether the
+ * caller interrupted it (closed in flight at T, or its playback going on
+ * past T), and what was heard by T.  An interrupted answer has no
+ * what-if (min_tps, speedup: the whole answer was never wanted).
+ * Returns 0 or tb_heard_at's error (err says). */
+static int barge_settle(struct bench *b, struct tb_bench_rec *rec, char *err, size_t errlen)
+{
+    const struct tb_bench_opts *o = b->o;
+    struct tb_heard h;
+    int rc;
+    rec->barge = 1;
+    rec->tokens_received = rec->content_tokens;
+    if (!rec->interrupted && rec->error == 0 && !isnan(rec->ttfa) && !isnan(rec->play_end)) {
+        double bb = tb_barge_draw(o->barge_in, &o->barge_at, o->seed, (uint64_t)rec->call,
+                                  (uint32_t)rec->turn);
+        if (!isnan(bb) && rec->ttfa + bb < rec->play_end) {
+            rec->interrupted = 1;
+            rec->barge_in = rec->ttfa + bb;
+        }
+    }
+    if (!rec->interrupted)
+        return 0;
+    rc = tb_heard_at(&rec->stream, &o->sim, rec->barge_in, &h, err, errlen);
+    if (rc != 0)
+        return rc;
+    rec->tokens_received = h.tokens;
+    rec->tokens_unheard = h.tokens_unheard;
+    rec->chars_unplayed = h.chars_unplayed;
+    /* judged on what was played before T: the gaps the caller heard */
+    rec->underruns = h.underruns_before;
+    rec->gap_total = h.gap_total_before;
+    rec->gap_max = h.gap_max_before;
+    if (rec->staged) {
+        rec->gap_llm = h.gap_llm_before;
+        rec->gap_tts = h.gap_tts_before;
+    }
+    rec->min_tps = rec->speedup = NAN;
+    return 0;
+}
+
 void tb_bench_call_ended(struct bench *b, uint32_t slot, size_t rec_index)
 {
     struct calls *cs = &b->calls;
@@ -275,8 +316,12 @@ void tb_bench_call_ended(struct bench *b, uint32_t slot, size_t rec_index)
     int cls = tb_end_class(rec->end);
     double play, t;
     int rc = tb_bench_analyze(rec, &b->o->sim, cs->err, sizeof(cs->err));
+    if (rc == 0 && b->o->barge_in > 0)
+        rc = barge_settle(b, rec, cs->err, sizeof(cs->err));
     if (rc != 0 && cs->rc == 0)
         cs->rc = rc;
+    if (rec->interrupted)
+        cls = TB_END_CLASS_COMPLETE; /* the caller ended it: the call goes on */
     if (rc != 0 || rec->error != 0 || cls == TB_END_CLASS_INCOMPLETE ||
         cls == TB_END_CLASS_FAILED || c->turn + 1 >= c->nturns) {
         end_call(b, slot, rec, rc == 0 && c->turn + 1 >= c->nturns);
@@ -292,6 +337,8 @@ void tb_bench_call_ended(struct bench *b, uint32_t slot, size_t rec_index)
     c->turn++;
     /* Nothing played (no content): the answer is over when its stream is. */
     play = !isnan(rec->play_end) ? rec->play_end : rec->t_end - rec->t_start;
+    if (rec->interrupted)
+        play = rec->barge_in; /* the caller speaks from T on */
     t = rec->t_start + play +
         tb_uturn_draw(&b->o->user_turn, b->o->seed, c->id, c->turn, cv->turns[c->turn]);
     if (heap_push(cs, t, slot) != 0) {

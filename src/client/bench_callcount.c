@@ -35,7 +35,7 @@ int tb_bench_calls_count(const struct tb_bench_recs *r, uint32_t level, const st
         return TB_ENOMEM;
     for (size_t i = 0; i < r->n; i++) {
         const struct tb_bench_rec *x = &r->v[i];
-        int cls = tb_end_class(x->end);
+        int cls = x->interrupted ? TB_END_CLASS_COMPLETE : tb_end_class(x->end);
         if (x->level != level || x->call < 0)
             continue;
         v[n].call = x->call;

@@ -93,6 +93,7 @@ struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
     rec->gap_total = rec->gap_max = rec->min_tps = rec->speedup = NAN;
     rec->gap_llm = rec->gap_tts = NAN;
     rec->play_end = NAN;
+    rec->barge_in = rec->cancel_s = rec->cancel_mono_s = NAN;
     tb_stream_init(&rec->stream);
     rec->stream.usage_tokens = -1;
     return rec;
@@ -304,6 +305,16 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_b
     }
     if (r->call >= 0)
         tb_json_add_num(o, "play_end_s", r->play_end);
+    if (r->call >= 0 && r->barge) {
+        /* Only in a run of calls with --barge-in. */
+        cJSON_AddBoolToObject(o, "interrupted", r->interrupted != 0);
+        tb_json_add_num(o, "barge_in_s", r->barge_in);
+        tb_json_add_num(o, "cancel_s", r->cancel_s);
+        tb_json_add_num(o, "cancel_mono_s", r->cancel_mono_s);
+        cJSON_AddNumberToObject(o, "tokens_received", (double)r->tokens_received);
+        cJSON_AddNumberToObject(o, "tokens_unheard", (double)r->tokens_unheard);
+        cJSON_AddNumberToObject(o, "chars_unplayed", (double)r->chars_unplayed);
+    }
     tb_json_add_num(o, "t_sched", r->t_sched);
     tb_json_add_num(o, "t_start", r->t_start);
     tb_json_add_num(o, "t_end", r->t_end);
@@ -548,6 +559,44 @@ static const char *read_tts(const cJSON *o, struct tb_bench_rec *r)
     return why != NULL ? why : read_samples(t, "rtf", &r->tts_rtf, &r->ntts_rtf);
 }
 
+/* A call's barge-in keys (bench_rec.h), when "interrupted" is there:
+ * all of them, consistent.  Returns a reason or NULL. */
+static const char *parse_barge(const cJSON *o, struct tb_bench_rec *r)
+{
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(o, "interrupted");
+    double recv, unheard, chars;
+    if (in == NULL)
+        return NULL;
+    if (!cJSON_IsBool(in))
+        return "\"interrupted\" is not true or false";
+    r->barge = 1;
+    r->interrupted = cJSON_IsTrue(in);
+    if (get_num(o, "barge_in_s", 1, &r->barge_in) != 0 ||
+        get_num(o, "cancel_s", 1, &r->cancel_s) != 0 ||
+        get_num(o, "cancel_mono_s", 1, &r->cancel_mono_s) != 0)
+        return "\"barge_in_s\", \"cancel_s\" or \"cancel_mono_s\" is missing or not a number or "
+               "null";
+    if (r->interrupted != !isnan(r->barge_in) ||
+        !(isnan(r->barge_in) || (r->barge_in >= 0 && r->barge_in <= TB_TIME_MAX)))
+        return "\"barge_in_s\" is a time (0..1e9 s) when \"interrupted\", null otherwise";
+    if (isnan(r->cancel_s) != isnan(r->cancel_mono_s) ||
+        (!isnan(r->cancel_s) && (!r->interrupted || !(r->cancel_s >= 0) ||
+                                 r->cancel_s > TB_TIME_MAX || !(r->cancel_mono_s >= 0))))
+        return "\"cancel_s\" and \"cancel_mono_s\" are times of an interrupted turn, together";
+    if (get_count(o, "tokens_received", 0, WHOLE_MAX, &recv) != 0 ||
+        get_count(o, "tokens_unheard", 0, WHOLE_MAX, &unheard) != 0 ||
+        get_count(o, "chars_unplayed", 0, WHOLE_MAX, &chars) != 0)
+        return "\"tokens_received\", \"tokens_unheard\" or \"chars_unplayed\" is missing, "
+               "negative, fractional or out of range";
+    if (unheard > recv || (!r->interrupted && (unheard > 0 || chars > 0)))
+        return "\"tokens_unheard\" is more than \"tokens_received\", or a turn not interrupted "
+               "left something unheard";
+    r->tokens_received = (uint64_t)recv;
+    r->tokens_unheard = (uint64_t)unheard;
+    r->chars_unplayed = (uint64_t)chars;
+    return NULL;
+}
+
 /* Fills a record from one line's object; returns a reason or NULL. */
 static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int version,
                              struct tb_bench_rec *r)
@@ -580,6 +629,11 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
             if (get_num(o, "play_end_s", 1, &r->play_end) != 0 ||
                 !(isnan(r->play_end) || (r->play_end >= 0 && r->play_end <= TB_TIME_MAX)))
                 return "\"play_end_s\" is negative, past 1e9 s or not a number";
+            {
+                const char *why = parse_barge(o, r);
+                if (why != NULL)
+                    return why;
+            }
         }
     }
     if (get_num(o, "t_sched", 0, &r->t_sched) != 0 || get_num(o, "t_start", 0, &r->t_start) != 0 ||
@@ -656,8 +710,11 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
         r->end = tb_reader_end_kind(r->error, 1, r->events > 0);
     }
     /* a real TTS that failed fails a stream that came whole */
+    /* ... and a stream the caller closed at its barge-in ended
+     * "interrupted" with no error */
     if ((r->error == 0 || r->error == TB_READER_TTS) !=
-        (tb_end_class(r->end) == TB_END_CLASS_COMPLETE))
+            (tb_end_class(r->end) == TB_END_CLASS_COMPLETE) &&
+        !(r->error == 0 && r->end == TB_END_INTERRUPTED && !isnan(r->cancel_s)))
         return "\"end\" contradicts \"error\" (a complete end has no error but tts, and only "
                "it)";
     /* A what-if needs the whole answer: a failed request has none, as the

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "bench_barge_rt.h"
 #include "bench_call.h"
 #include "bench_loop.h"
 #include "bench_priv.h"
@@ -127,6 +128,8 @@ static int wait_ms(struct bench *b, double next_progress, double next_scan)
     if (!b->calling && b->measuring && b->o->level.mode != TB_BENCH_CLOSED && b->warm_left == 0 &&
         b->next_arrival < at && want_more(b, b->next_arrival) && b->started + b->qn < b->target)
         at = b->next_arrival;
+    if (b->barge_head != NULL && b->barge_next < at)
+        at = b->barge_next; /* the next barge-in whose T is known */
     if (b->calling && tb_bench_call_next(b) < at)
         at = tb_bench_call_next(b); /* the heap's top: the next turn or call */
     if (b->ntts > 0 && at > now + 0.001)
@@ -218,6 +221,19 @@ static int cancelled(const struct bench *b)
     return c != NULL && atomic_load_explicit(c, memory_order_relaxed) && !b->stopped;
 }
 
+/* Barge-in (bench.h): the pending streams fed what came, and each one
+ * whose T has come closed now.  0 or TB_ENOMEM. */
+static int barge_step(struct bench *b)
+{
+    struct xf *x;
+    int rc = 0;
+    while (rc == 0 && (x = tb_bench_barge_due(b, b->mono.now(&b->mono))) != NULL) {
+        rc = tb_bench_xf_barge(b, x);
+        (void)tb_bench_loop_watch(b);
+    }
+    return rc;
+}
+
 /* The loop: start what is due, wait for sockets or the next deadline,
  * finish what ended, scan for idle transfers, report progress; until the
  * level has ended, or the cancel flag cuts every transfer.  Idle timeouts
@@ -257,6 +273,8 @@ static int level_run(struct bench *b, char *err, size_t errlen)
         tb_bench_loop_timer(b);
         tb_bench_loop_stamp(b);
         rc = tb_bench_xf_drain(b);
+        if (rc == 0 && b->barge_head != NULL)
+            rc = barge_step(b);
         if (rc == 0 && b->calls.rc != 0) {
             snprintf(err, errlen, "%s", b->calls.err);
             rc = b->calls.rc;

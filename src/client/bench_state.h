@@ -73,6 +73,27 @@ struct xf {
     uint32_t slot;
     int64_t call;
     int32_t turn;
+    /* The turn's request id header (bench.h) and the header list that
+     * carries it (the level's, then this one). */
+    char rid[64];
+    const char **hdrs;
+    size_t hdrcap;
+    /* Barge-in (bench_barge_rt.c): the seconds of playback before the
+     * interruption (NAN: none drawn), its level time T (INFINITY until
+     * s_1 is known), the stream's own segmenter and playout engine, what
+     * was fed to them (events, tokens, the event being fed), the pending
+     * list's links, and whether and when the stream was closed at T. */
+    double barge_b, barge_t;
+    struct tb_seg *bseg;
+    struct tb_playout *bplay;
+    size_t bfed;
+    uint64_t btokens, btok;
+    double bt;
+    int brc; /* the engine failed (TB_ENOMEM, TB_EINVAL): no barge-in */
+    int bpending;
+    struct xf *bnext, *bprev;
+    int barged;
+    double cancel_s;
 };
 
 /* A call in progress (bench_call.c): its conversation, the next turn to
@@ -165,6 +186,8 @@ struct bench {
      * does not include the calls' module. */
     void (*turn_ended)(struct bench *b, uint32_t slot, size_t rec_index);
     struct calls calls;
+    struct xf *barge_head; /* streams with a barge-in pending */
+    double barge_next;     /* the earliest known T among them, or INFINITY */
 };
 
 #endif

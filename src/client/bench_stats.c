@@ -232,6 +232,12 @@ int tb_bench_summarize_slo(const struct tb_bench_recs *r, uint32_t level,
             t0 = x->t_start;
         if (x->t_end > t1)
             t1 = x->t_end;
+        if (x->barge) {
+            out->barge = 1;
+            out->interrupted += x->interrupted != 0;
+            out->tokens_unheard += x->tokens_unheard;
+            out->chars_unplayed += x->chars_unplayed;
+        }
         if (x->error > 0 && x->error < TB_READER__COUNT) {
             out->errors[x->error]++;
             if (tb_end_class(x->end) == TB_END_CLASS_INCOMPLETE)
@@ -245,8 +251,8 @@ int tb_bench_summarize_slo(const struct tb_bench_recs *r, uint32_t level,
         out->usage_ignored += x->usage_ignored >= 0;
         out->surrogates_replaced += x->surrogates_replaced;
         out->tokens += x->usage_tokens >= 0 ? (uint64_t)x->usage_tokens : x->content_tokens;
-        if (!isnan(x->ttfa) && x->underruns == 0)
-            out->gapless++;
+        if (!isnan(x->ttfa) && x->underruns == 0 && !x->interrupted)
+            out->gapless++; /* an interrupted answer was not heard whole */
         out->min_tps_none += x->min_tps_none != 0;
         out->good += slo != NULL && tb_bench_slo_good(slo, x);
     }
@@ -269,7 +275,12 @@ int tb_bench_summarize_slo(const struct tb_bench_recs *r, uint32_t level,
     free(v);
     if (tts_summary(r, level, out) != 0 || turn_summary(r, level, slo, out) != 0)
         return TB_ENOMEM;
-    out->gapless_share = out->ok > 0 ? (double)out->gapless / (double)out->ok : 0;
+    {
+        size_t heard = out->ok - (out->interrupted < out->ok ? out->interrupted : out->ok);
+        out->gapless_share = heard > 0 ? (double)out->gapless / (double)heard : 0;
+    }
+    out->interrupted_share =
+        out->requests > 0 ? (double)out->interrupted / (double)out->requests : 0;
     out->success_share = out->requests > 0 ? (double)out->ok / (double)out->requests : 0;
     out->span = out->requests > 0 && t1 > t0 ? t1 - t0 : 0;
     out->system_tps = out->span > 0 ? (double)out->tokens / out->span : 0;

@@ -4,11 +4,13 @@
  * through the stream reader (reader.h, as `run` reads them), and the
  * record it leaves.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_barge_rt.h"
 #include "bench_loop.h"
 #include "bench_xfer.h"
 #include "bench_tts.h"
@@ -88,6 +90,8 @@ void tb_bench_xf_destroy(struct xf *x)
         tb_stream_free(&x->stream);
         tb_ttsnet_destroy(x->tts);
         tb_seg_destroy(x->seg);
+        tb_bench_barge_free(x);
+        free(x->hdrs);
         free(x->pend);
         free(x->body);
         free(x);
@@ -116,6 +120,28 @@ static int request_body(const struct tb_api_request *tmpl, const struct tb_bench
     return tb_api_request_body(&q, out, err, errlen);
 }
 
+/* A call's turn carries "X-Ttsbuf-Request-Id: cCALL.tTURN" (bench.h)
+ * after the level's headers.  0 or TB_ENOMEM. */
+static int turn_header(struct bench *b, struct xf *x)
+{
+    size_t n = b->http.nheaders;
+    if (x->hdrcap < n + 1) {
+        const char **h = realloc(x->hdrs, (n + 1) * sizeof(*h));
+        if (h == NULL)
+            return TB_ENOMEM;
+        x->hdrs = h;
+        x->hdrcap = n + 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        x->hdrs[i] = b->http.headers[i];
+    snprintf(x->rid, sizeof(x->rid), "X-Ttsbuf-Request-Id: c%lld.t%d", (long long)x->call,
+             (int)x->turn);
+    x->hdrs[n] = x->rid;
+    x->q.headers = x->hdrs;
+    x->q.nheaders = n + 1;
+    return 0;
+}
+
 /* Starts transfer x, its body set (warm-up or measured, scheduled at
  * t_sched).  x goes back to the free list on failure. */
 static int launch(struct bench *b, struct xf *x, int warm, double t_sched, char *err, size_t errlen)
@@ -124,6 +150,13 @@ static int launch(struct bench *b, struct xf *x, int warm, double t_sched, char 
     int rc;
     x->q = b->http;
     x->q.body = x->body;
+    if (x->call >= 0) {
+        rc = turn_header(b, x);
+        if (rc != 0) {
+            put_xf(b, x);
+            return tb_seterr(err, errlen, rc, "out of memory");
+        }
+    }
     tb_bench_loop_stamp(b);
     x->t_sched = warm ? b->clk.virtual_now : t_sched;
     x->t_start = b->clk.virtual_now;
@@ -139,6 +172,11 @@ static int launch(struct bench *b, struct xf *x, int warm, double t_sched, char 
             return rc;
         }
     }
+    rc = tb_bench_barge_begin(b, x, err, errlen);
+    if (rc != 0) {
+        put_xf(b, x);
+        return rc;
+    }
     rc = tb_http_xfer_begin(&x->hx, &x->q, &b->clk, tb_reader_feed, &x->rd, &x->hr);
     if (rc == 0)
         curl_easy_setopt(x->hx.h, CURLOPT_PRIVATE, (void *)x);
@@ -148,6 +186,7 @@ static int launch(struct bench *b, struct xf *x, int warm, double t_sched, char 
         rc = tb_seterr(err, errlen, TB_EIO, "libcurl would not add a transfer");
     }
     if (rc != 0) {
+        tb_bench_barge_drop(b, x);
         tb_bench_tts_drop(b, x);
         put_xf(b, x);
         return rc;
@@ -224,6 +263,35 @@ int tb_bench_xf_start_turn(struct bench *b, uint32_t slot, const char *messages_
     return launch(b, x, 0, t_sched, err, errlen);
 }
 
+/* The record of a stream the caller closed at T (bench.h): ended by the
+ * caller, not failed; its end says so and when it was decided. */
+static void barged_rec(struct bench *b, struct xf *x, struct tb_bench_rec *rec)
+{
+    rec->error = 0;
+    rec->message[0] = '\0';
+    rec->end = TB_END_INTERRUPTED;
+    rec->interrupted = 1;
+    rec->barge_in = x->barge_t - x->t_start;
+    rec->cancel_s = x->cancel_s;
+    rec->cancel_mono_s = b->mono.origin + x->cancel_s;
+    x->stream.end.kind = TB_END_INTERRUPTED;
+    x->stream.end.error[0] = '\0';
+    snprintf(x->stream.end.message, sizeof(x->stream.end.message),
+             "barge-in: the caller interrupted the answer at %.3f s", rec->barge_in);
+}
+
+int tb_bench_xf_barge(struct bench *b, struct xf *x)
+{
+    /* The decision, then the close: no reuse, so removing the unfinished
+     * transfer closes its socket now (libcurl would otherwise keep a
+     * connection that is known good for the next request). */
+    x->cancel_s = b->mono.now(&b->mono);
+    x->barged = 1;
+    curl_easy_setopt(x->hx.h, CURLOPT_FORBID_REUSE, 1L);
+    x->hr.cancelled = 1;
+    return tb_bench_xf_finish(b, x, CURLE_ABORTED_BY_CALLBACK);
+}
+
 /* Turns a finished transfer into a record (measured ones only). */
 int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
 {
@@ -240,6 +308,7 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
     }
     tb_http_xfer_end(&x->hx, curl_code);
     tb_reader_conclude(&x->rd, &x->hr, &b->o->http, b->clk.virtual_now);
+    tb_bench_barge_drop(b, x);
     unlink_inflight(b, x);
     x->running = 0;
     if (!x->warm) {
@@ -263,6 +332,8 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             snprintf(rec->warning, sizeof(rec->warning), "%.*s", (int)sizeof(rec->warning) - 1,
                      x->rd.warning);
             rec->http_status = x->hr.status;
+            if (x->barged)
+                barged_rec(b, x, rec);
             uint64_t nc = 0;
             for (size_t i = 0; i < x->stream.n; i++)
                 nc += x->stream.ev[i].kind == TB_KIND_CONTENT;

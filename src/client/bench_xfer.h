@@ -27,6 +27,10 @@ int tb_bench_xf_start_turn(struct bench *b, uint32_t slot, const char *messages_
 /* Ends transfer x (libcurl's result curl_code; a redirect goes on) and
  * records it when measured.  Returns 0 or TB_ENOMEM. */
 int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code);
+/* Closes transfer x at its barge-in (bench.h): the decision's time kept,
+ * the connection not reused, the record made as the caller's end.
+ * Returns as tb_bench_xf_finish. */
+int tb_bench_xf_barge(struct bench *b, struct xf *x);
 /* Finishes every transfer libcurl says is done.  0 or TB_ENOMEM. */
 int tb_bench_xf_drain(struct bench *b);
 /* Ends the transfers the loop itself stops: idle ones, or all. */

@@ -16,7 +16,7 @@
 
 /* Each chunk's synthesis start and playback end, by chunk (1-based j). */
 struct sched {
-    double *begin, *end;
+    double *begin, *end, *start, *gap, *llm;
     size_t n;
 };
 
@@ -26,6 +26,9 @@ static void on_play(void *ud, const struct tb_play *pl)
     if (pl->chunk >= 1 && pl->chunk <= s->n) {
         s->begin[pl->chunk - 1] = pl->begin;
         s->end[pl->chunk - 1] = pl->end;
+        s->start[pl->chunk - 1] = pl->start;
+        s->gap[pl->chunk - 1] = pl->gap;
+        s->llm[pl->chunk - 1] = pl->gap_llm;
     }
 }
 
@@ -43,6 +46,19 @@ static void read_at(const struct tb_stream *st, const struct tb_chunks *c, const
             h->tokens_heard = c->v[j].tok + 1;
         } else if (s->begin[j] <= t) {
             h->chars_unplayed += c->v[j].cps;
+        }
+        if (s->gap[j] > 0 && s->start[j] - s->gap[j] < t) {
+            double g = t - (s->start[j] - s->gap[j]);
+            if (g > s->gap[j])
+                g = s->gap[j];
+            if (g > TB_GAP_MIN_S) {
+                h->underruns_before++;
+                h->gap_total_before += g;
+                h->gap_llm_before += s->llm[j] < g ? s->llm[j] : g;
+                h->gap_tts_before += g - (s->llm[j] < g ? s->llm[j] : g);
+                if (g > h->gap_max_before)
+                    h->gap_max_before = g;
+            }
         }
     }
     /* A heard chunk's text came by t (it closed before it played), so
@@ -76,10 +92,13 @@ int tb_heard_at(const struct tb_stream *st, const struct tb_sim_opts *o, double 
         s.n = c.n;
         s.begin = malloc(c.n * sizeof(double));
         s.end = malloc(c.n * sizeof(double));
-        if (s.begin == NULL || s.end == NULL)
+        s.start = malloc(c.n * sizeof(double));
+        s.gap = calloc(c.n, sizeof(double));
+        s.llm = calloc(c.n, sizeof(double));
+        if (s.begin == NULL || s.end == NULL || s.start == NULL || s.gap == NULL || s.llm == NULL)
             rc = TB_ENOMEM;
         for (size_t j = 0; rc == 0 && j < c.n; j++)
-            s.begin[j] = s.end[j] = INFINITY; /* never scheduled: never heard */
+            s.begin[j] = s.end[j] = s.start[j] = INFINITY; /* never scheduled: never heard */
     }
     if (rc == 0)
         rc = tb_playout_create(&o->play, on_play, &s, &p);
@@ -96,5 +115,8 @@ int tb_heard_at(const struct tb_stream *st, const struct tb_sim_opts *o, double 
     tb_analyze_chunks_free(&c);
     free(s.begin);
     free(s.end);
+    free(s.start);
+    free(s.gap);
+    free(s.llm);
     return rc;
 }

@@ -1,0 +1,581 @@
+/*
+ * test_bargein.c - `ttsbuf bench --conversations --barge-in`: the caller
+ * interrupts turns (bench.h, bench_calls.h).  The draws (pure), then the
+ * binary against `ttsbuf serve` on loopback with a slow stream, so that
+ * answers are still streaming when the caller interrupts: the unspoken
+ * tokens recomputed from each turn's trace through `sim --trace
+ * --chunks` (the schedule, read here by the test's own code, not
+ * tb_heard_at), the next turn's spacing, --barge-in 0 and 1, shards
+ * merged, the server seeing the close within 10 ms of the decision
+ * (serve --log, joined by the request id), bad values.
+ */
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests.h"
+#include "ttsbuf.h"
+#include "ttsbuf/bench_calls.h"
+#include "ttsbuf/heard.h"
+#include "ttsbuf/sim.h"
+
+#define FEW "tests/data/calls/few.jsonl"
+/* 30 tokens at 20 a second: an answer streams for about 1.5 s, and at
+ * 600 wpm its speech lasts longer than that. */
+#define SLOW "--synth tps=20,ttft=0.1,tokens=30,jitter=0"
+
+static void tmpdir(char *dir, size_t len, const char *tag)
+{
+    char cmd[300];
+    snprintf(dir, len, "/tmp/ttsbuf-barge-%s-%d", tag, (int)getpid());
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+}
+
+static void rmdir_r(const char *dir)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+}
+
+/* The lines of a JSONL file after its header, parsed (at most cap). */
+static size_t read_recs(const char *path, cJSON **v, size_t cap)
+{
+    char *text = tb_test_slurp_str(path), *line, *save = NULL;
+    size_t n = 0;
+    int first = 1;
+    for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        if (first) {
+            first = 0;
+            continue;
+        }
+        assert_true(n < cap);
+        v[n] = cJSON_Parse(line);
+        assert_non_null(v[n]);
+        n++;
+    }
+    free(text);
+    return n;
+}
+
+static void free_recs(cJSON **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        cJSON_Delete(v[i]);
+}
+
+static const cJSON *key(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *x = key(o, k);
+    if (!cJSON_IsNumber(x))
+        fail_msg("\"%s\" is not a number", k);
+    return x->valuedouble;
+}
+
+static int is_true(const cJSON *o, const char *k)
+{
+    const cJSON *x = key(o, k);
+    assert_true(cJSON_IsBool(x));
+    return cJSON_IsTrue(x);
+}
+
+/* Code points of UTF-8 text. */
+static uint64_t cps(const char *s)
+{
+    uint64_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* Runs bench with args (after the URL) into dir/NAME, quietly. */
+static void bench(int port, const char *dir, const char *name, const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && '%s' bench --base-url http://127.0.0.1:%d/v1 --model mock "
+             "--conversations '%s/" FEW "' --wpm 600 %s --out %s >%s.report",
+             dir, tb_test_bin(), port, tb_test_top(), args, name, name);
+    assert_int_equal(tb_test_sh(cmd), 0);
+}
+
+/* The draws: P = 0 never, P = 1 always and within the spec, a share
+ * near P otherwise; pure; words refused. */
+static void draws(void **state)
+{
+    struct tb_uturn at;
+    char err[256];
+    size_t hit = 0;
+    (void)state;
+    assert_int_equal(tb_barge_at_parse("uniform:0.5,4", &at, err, sizeof(err)), 0);
+    for (uint32_t t = 0; t < 20000; t++) {
+        double b0 = tb_barge_draw(0, &at, 7, t / 20, t % 20);
+        double b1 = tb_barge_draw(1, &at, 7, t / 20, t % 20);
+        double bh = tb_barge_draw(0.3, &at, 7, t / 20, t % 20);
+        assert_true(isnan(b0));
+        assert_true(b1 >= 0.5 && b1 <= 4);
+        if (!isnan(bh)) {
+            hit++;
+            /* the same uniform draw decides the moment: one per turn */
+            assert_true(bh == tb_barge_draw(0.3, &at, 7, t / 20, t % 20));
+        }
+    }
+    /* 6,000 expected; 5 standard deviations of 20,000 Bernoulli(0.3) */
+    assert_true(hit > 6000 - 325 && hit < 6000 + 325);
+    assert_int_equal(tb_barge_at_parse("2.5", &at, err, sizeof(err)), 0);
+    assert_true(tb_barge_draw(1, &at, 1, 3, 4) == 2.5);
+    assert_int_equal(tb_barge_at_parse("exp:1", &at, err, sizeof(err)), 0);
+    assert_true(tb_barge_draw(1, &at, 1, 3, 4) >= 0);
+    assert_int_equal(tb_barge_at_parse("words:150", &at, err, sizeof(err)), TB_EINVAL);
+    assert_non_null(strstr(err, "not words"));
+    assert_int_equal(tb_barge_at_parse("uniform:3,1", &at, err, sizeof(err)), TB_EINVAL);
+}
+
+/* The gaps heard before T (heard.h): a gap of the answer counts up to T.
+ * Chunks by hand as in the heard group: "Hi there." plays 0.2 .. 0.8,
+ * the next sentence to 1.6 or 1.667 (12 or 13 code points at 150 wpm),
+ * then silence until " Fine." closes at 3.0. */
+static void gaps_before_t(void **state)
+{
+    struct tb_stream s;
+    struct tb_sim_opts o;
+    struct tb_heard h;
+    char err[128];
+    double g;
+    (void)state;
+    tb_stream_init(&s);
+    assert_int_equal(tb_stream_append(&s, 0.2, "Hi there.", 9, 3, TB_KIND_CONTENT), 0);
+    assert_int_equal(tb_stream_append(&s, 0.4, " How are", 8, 2, TB_KIND_CONTENT), 0);
+    assert_int_equal(tb_stream_append(&s, 0.5, " you?", 5, 2, TB_KIND_CONTENT), 0);
+    assert_int_equal(tb_stream_append(&s, 3.0, " Fine.", 6, 2, TB_KIND_CONTENT), 0);
+    s.end.kind = TB_END_COMPLETE;
+    tb_sim_opts_default(&o);
+    o.seg.policy = TB_CHUNK_SENTENCE;
+    o.play.wpm = 150;
+    assert_int_equal(tb_heard_at(&s, &o, 10.0, &h, err, sizeof(err)), 0);
+    assert_int_equal(h.underruns_before, 1);
+    g = h.gap_total_before;
+    assert_true(fabs(g - 1.4) < 1e-9 || fabs(g - (3.0 - 0.8 - 13.0 / 15.0)) < 1e-9);
+    assert_true(h.gap_max_before == g);
+    /* half a second before the gap ends: the caller heard g - 0.5 of it */
+    assert_int_equal(tb_heard_at(&s, &o, 2.5, &h, err, sizeof(err)), 0);
+    assert_int_equal(h.underruns_before, 1);
+    assert_near(h.gap_total_before, g - 0.5, 1e-9);
+    assert_near(h.gap_llm_before + h.gap_tts_before, h.gap_total_before, 1e-12);
+    /* before it: none */
+    assert_int_equal(tb_heard_at(&s, &o, 1.0, &h, err, sizeof(err)), 0);
+    assert_int_equal(h.underruns_before, 0);
+    assert_true(h.gap_total_before == 0);
+    tb_stream_free(&s);
+}
+
+/* What an interrupted turn's record says, recomputed from its trace:
+ * `sim --trace --chunks` gives each chunk's completing event, its close
+ * (ready_s, no TTS latency here), its start and duration; the caller
+ * heard the chunks whose playback ended by T; the tokens are the content
+ * events' that arrived by T (one token an event: the mock's); the text
+ * not all played is the chunks begun and not ended by T. */
+static void check_unheard(const char *dir, const cJSON *rec)
+{
+    char args[1024], path[512], *trace, *line, *save = NULL;
+    double T = num(rec, "barge_in_s");
+    double *t = NULL;
+    size_t ne = 0, cap = 0;
+    uint64_t tokens = 0, heard = 0, unplayed = 0;
+    int first = 1;
+    cJSON *sim;
+    const cJSON *ch;
+    snprintf(path, sizeof(path), "%s/o/%s", dir, cJSON_GetStringValue(key(rec, "trace")));
+    trace = tb_test_slurp_str(path);
+    for (line = strtok_r(trace, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        cJSON *e = cJSON_Parse(line);
+        assert_non_null(e);
+        if (!first && cJSON_IsNumber(key(e, "t")) && cJSON_IsString(key(e, "text")) &&
+            key(e, "kind") == NULL) {
+            if (ne == cap) {
+                double *nt;
+                cap = cap ? cap * 2 : 64;
+                nt = realloc(t, cap * sizeof(*t));
+                assert_non_null(nt);
+                t = nt;
+            }
+            t[ne++] = num(e, "t");
+        }
+        first = 0;
+        cJSON_Delete(e);
+    }
+    free(trace);
+    for (size_t i = 0; i < ne; i++)
+        tokens += t[i] <= T;
+    snprintf(args, sizeof(args), "sim --trace %s --wpm 600 --json --chunks", path);
+    sim = tb_test_run_json(NULL, args, 0);
+    cJSON_ArrayForEach(ch, key(sim, "chunk_list"))
+    {
+        double end = num(ch, "start_s") + num(ch, "duration_s");
+        if (end <= T)
+            heard = (uint64_t)num(ch, "event") + 1;
+        else if (num(ch, "ready_s") <= T)
+            unplayed += cps(cJSON_GetStringValue(key(ch, "text")));
+    }
+    cJSON_Delete(sim);
+    free(t);
+    if (heard > tokens)
+        heard = tokens;
+    assert_int_equal((uint64_t)num(rec, "tokens_received"), tokens);
+    assert_int_equal((uint64_t)num(rec, "tokens_unheard"), tokens - heard);
+    assert_int_equal((uint64_t)num(rec, "chars_unplayed"), unplayed);
+}
+
+/* One run with barge-in: each interrupted turn's unheard tokens and
+ * unplayed text equal the recomputation from its trace; T is the turn's
+ * first audio plus a draw within the spec; a stream closed in flight
+ * ended at the decision, made at T (within the loop's timing); the next
+ * turn is sent at T + the caller's speaking time (constant here), and
+ * after a turn heard whole at play_end + that time.  The report's line
+ * and the summary's block count the same. */
+static void records_against_traces(void **state)
+{
+    char dir[128], path[256], *rep;
+    cJSON *v[32], *sum;
+    size_t n, inter = 0, inflight = 0;
+    uint64_t unheard = 0;
+    const double U = 0.05, tol = 0.01 * TB_TEST_TIME_SCALE;
+    int port;
+    (void)state;
+    tb_test_serve_up(SLOW, &port);
+    tmpdir(dir, sizeof(dir), "rec");
+    bench(port, dir, "o",
+          "--calls 2 --turns 4 --user-turn 0.05 --barge-in 0.6 --barge-in-at uniform:0.1,0.8 "
+          "--seed 3");
+    snprintf(path, sizeof(path), "%s/o/records.jsonl", dir);
+    rep = tb_test_slurp_str(path);
+    assert_non_null(strstr(rep, "\"barge_in\":0.6,\"barge_in_at\":\"uniform:0.1,0.8\""));
+    free(rep);
+    n = read_recs(path, v, 32);
+    assert_int_equal(n, 7); /* conversations of 4 and 3 turns */
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *r = v[i];
+        double next_at;
+        assert_true(cJSON_IsNull(key(r, "error")));
+        if (is_true(r, "interrupted")) {
+            double T = num(r, "barge_in_s");
+            inter++;
+            unheard += (uint64_t)num(r, "tokens_unheard");
+            assert_true(T - num(r, "ttfa_s") >= 0.1 - 1e-9 && T - num(r, "ttfa_s") <= 0.8 + 1e-9);
+            check_unheard(dir, r);
+            if (cJSON_IsNumber(key(r, "cancel_s"))) {
+                /* closed in flight: ended at the decision, made at T */
+                inflight++;
+                assert_string_equal(cJSON_GetStringValue(key(r, "end")), "interrupted");
+                assert_true(num(r, "cancel_s") >= num(r, "t_start") + T - 1e-9);
+                assert_true(num(r, "cancel_s") <= num(r, "t_start") + T + tol);
+                assert_near(num(r, "t_end"), num(r, "cancel_s"), tol);
+            } else {
+                assert_string_equal(cJSON_GetStringValue(key(r, "end")), "complete");
+                assert_true(T < num(r, "play_end_s"));
+                assert_true(cJSON_IsNull(key(r, "cancel_mono_s")));
+            }
+            next_at = num(r, "t_start") + T + U;
+        } else {
+            assert_true(cJSON_IsNull(key(r, "barge_in_s")));
+            assert_true(cJSON_IsNull(key(r, "cancel_s")));
+            assert_int_equal((uint64_t)num(r, "tokens_unheard"), 0);
+            assert_int_equal((uint64_t)num(r, "tokens_received"),
+                             (uint64_t)num(r, "content_tokens"));
+            next_at = num(r, "t_start") + num(r, "play_end_s") + U;
+        }
+        for (size_t j = 0; j < n; j++)
+            if (num(v[j], "call") == num(r, "call") && num(v[j], "turn") == num(r, "turn") + 1) {
+                assert_near(num(v[j], "t_sched"), next_at, 1e-9);
+                assert_near(num(v[j], "t_start"), num(v[j], "t_sched"), tol);
+            }
+    }
+    /* seed 3 interrupts some turns, and some of them in flight */
+    assert_true(inter >= 2 && inter < n);
+    assert_true(inflight >= 1);
+    snprintf(path, sizeof(path), "%s/o/summary.json", dir);
+    rep = tb_test_slurp_str(path);
+    sum = cJSON_Parse(rep);
+    free(rep);
+    assert_non_null(sum);
+    {
+        const cJSON *lv = cJSON_GetArrayItem(key(sum, "levels"), 0);
+        const cJSON *bi = key(lv, "barge_in");
+        assert_non_null(bi);
+        assert_int_equal((size_t)num(bi, "interruptions"), inter);
+        assert_near(num(bi, "interrupted_share"), (double)inter / (double)n, 1e-12);
+        assert_int_equal((uint64_t)num(bi, "tokens_unheard"), unheard);
+        /* an interrupted turn is ok, never failed, never in gapless */
+        assert_int_equal((size_t)num(lv, "ok"), n);
+        assert_true(num(lv, "gapless") <= (double)(n - inter));
+    }
+    cJSON_Delete(sum);
+    snprintf(path, sizeof(path), "%s/o.report", dir);
+    rep = tb_test_slurp_str(path);
+    assert_non_null(strstr(rep, "calls=2: 2 calls, 2 completed, 0 ended by a failed or cut turn"));
+    assert_non_null(strstr(rep, "calls=2: barge-in: "));
+    free(rep);
+    free_recs(v, n);
+    /* the records read back, and a contradiction in them is refused */
+    {
+        char cmd[1024];
+        snprintf(cmd, sizeof(cmd), "merge %s/o/records.jsonl --json", dir);
+        sum = tb_test_run_json(NULL, cmd, 0);
+        assert_int_equal((size_t)num(key(cJSON_GetArrayItem(key(sum, "levels"), 0), "barge_in"),
+                                     "interruptions"),
+                         inter);
+        cJSON_Delete(sum);
+        snprintf(cmd, sizeof(cmd),
+                 "sed 's/\"tokens_unheard\":[0-9]*/\"tokens_unheard\":999999/' %s/o/records.jsonl "
+                 ">%s/bad.jsonl",
+                 dir, dir);
+        assert_int_equal(tb_test_sh(cmd), 0);
+        snprintf(cmd, sizeof(cmd), "merge %s/bad.jsonl", dir);
+        tb_test_expect_error(cmd, 2, "\"tokens_unheard\" is more than \"tokens_received\"");
+    }
+    rmdir_r(dir);
+    tb_test_serve_down(NULL);
+}
+
+/* The records with their timing left out: what the calls sent and got. */
+static char *untimed(const char *path)
+{
+    cJSON *v[32];
+    size_t n = read_recs(path, v, 32);
+    static const char *const timed[] = {
+        "t_sched",    "t_start", "t_end",          "ttft_s",           "ttfa_s",
+        "decode_tps", "itl_s",   "play_end_s",     "gap_total_s",      "gap_max_s",
+        "underruns",  "min_tps", "speedup_needed", "decode_tps_usage", "trace"};
+    char *out = calloc(1, 1);
+    assert_non_null(out);
+    for (size_t i = 0; i < n; i++) {
+        char *s, *o2;
+        for (size_t k = 0; k < sizeof(timed) / sizeof(timed[0]); k++)
+            cJSON_DeleteItemFromObjectCaseSensitive(v[i], timed[k]);
+        s = cJSON_PrintUnformatted(v[i]);
+        o2 = malloc(strlen(out) + strlen(s) + 2);
+        assert_non_null(o2);
+        sprintf(o2, "%s%s\n", out, s);
+        free(out);
+        free(s);
+        out = o2;
+    }
+    free_recs(v, n);
+    return out;
+}
+
+/* --barge-in 0 changes nothing but the header's block: the same records
+ * (timing aside), no barge-in keys, no report line. */
+static void p_zero_changes_nothing(void **state)
+{
+    char dir[128], path[256], *a, *b;
+    int port;
+    (void)state;
+    tb_test_serve_up(SLOW, &port);
+    tmpdir(dir, sizeof(dir), "zero");
+    bench(port, dir, "none", "--calls 2 --turns 2 --user-turn 0.05");
+    bench(port, dir, "zero", "--calls 2 --turns 2 --user-turn 0.05 --barge-in 0");
+    snprintf(path, sizeof(path), "%s/none/records.jsonl", dir);
+    a = untimed(path);
+    snprintf(path, sizeof(path), "%s/zero/records.jsonl", dir);
+    b = untimed(path);
+    assert_string_equal(a, b);
+    assert_null(strstr(b, "interrupted"));
+    assert_null(strstr(b, "barge_in"));
+    free(a);
+    free(b);
+    snprintf(path, sizeof(path), "%s/zero.report", dir);
+    a = tb_test_slurp_str(path);
+    assert_null(strstr(a, "barge-in"));
+    free(a);
+    rmdir_r(dir);
+    tb_test_serve_down(NULL);
+}
+
+/* --barge-in 1: every turn still playing at T is interrupted (with
+ * --barge-in-at 0.2 every answer here still plays), every call goes on
+ * to its last turn. */
+static void p_one_interrupts_every_playing_turn(void **state)
+{
+    char dir[128], path[256], *rep;
+    cJSON *v[32];
+    size_t n;
+    int port;
+    (void)state;
+    tb_test_serve_up(SLOW, &port);
+    tmpdir(dir, sizeof(dir), "one");
+    bench(port, dir, "o", "--calls 2 --turns 3 --user-turn 0.05 --barge-in 1 --barge-in-at 0.2");
+    snprintf(path, sizeof(path), "%s/o/records.jsonl", dir);
+    n = read_recs(path, v, 32);
+    assert_int_equal(n, 6);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(num(v[i], "ttfa_s") + 0.2 < num(v[i], "play_end_s")); /* still playing */
+        assert_true(is_true(v[i], "interrupted"));
+        assert_near(num(v[i], "barge_in_s"), num(v[i], "ttfa_s") + 0.2, 1e-9);
+        /* 0.2 s into the first sentence: nothing of it heard */
+        assert_int_equal((uint64_t)num(v[i], "tokens_unheard"),
+                         (uint64_t)num(v[i], "tokens_received"));
+    }
+    free_recs(v, n);
+    snprintf(path, sizeof(path), "%s/o.report", dir);
+    rep = tb_test_slurp_str(path);
+    assert_non_null(strstr(rep, "calls=2: 2 calls, 2 completed, 0 ended by a failed or cut turn; "
+                                "6 turns\n"));
+    assert_non_null(strstr(rep, "calls=2: barge-in: 6 turns interrupted (100.0%)"));
+    free(rep);
+    rmdir_r(dir);
+    tb_test_serve_down(NULL);
+}
+
+/* "call.turn" lines of the interrupted turns in the records files
+ * `files` (a glob under dir), sorted. */
+static void interrupted_set(const char *dir, const char *files, char *out, size_t len)
+{
+    char cmd[1024], path[256], *s;
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && tail -q -n +2 %s | grep '\"interrupted\":true' | "
+             "sed 's/.*\"call\":\\([0-9]*\\),\"turn\":\\([0-9]*\\),.*/\\1.\\2/' | sort >set",
+             dir, files);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    snprintf(path, sizeof(path), "%s/set", dir);
+    s = tb_test_slurp_str(path);
+    snprintf(out, len, "%s", s);
+    free(s);
+}
+
+/* Two shards interrupt exactly the turns one run does (the draws are per
+ * call and turn), and merge counts them alike. */
+static void shards_interrupt_the_same_turns(void **state)
+{
+    static const char common[] = "--calls 2 --call-count 4 --turns 2 --user-turn 0.05 "
+                                 "--barge-in 0.5 --barge-in-at uniform:0.1,0.5 -q";
+    char dir[128], args[512], one[512], two[512], cmd[512];
+    cJSON *a, *b;
+    int port;
+    (void)state;
+    tb_test_serve_up(SLOW, &port);
+    tmpdir(dir, sizeof(dir), "shards");
+    bench(port, dir, "one", common);
+    snprintf(args, sizeof(args), "%s --shard 0/2", common);
+    bench(port, dir, "sh", args);
+    snprintf(args, sizeof(args), "%s --shard 1/2", common);
+    bench(port, dir, "sh", args);
+    interrupted_set(dir, "one/records.jsonl", one, sizeof(one));
+    interrupted_set(dir, "sh/records-*-of-2.jsonl", two, sizeof(two));
+    assert_string_equal(one, two);
+    assert_true(strlen(one) > 0);
+    snprintf(cmd, sizeof(cmd), "merge %s/sh --json", dir);
+    a = tb_test_run_json(NULL, cmd, 0);
+    snprintf(cmd, sizeof(cmd), "merge %s/one --json", dir);
+    b = tb_test_run_json(NULL, cmd, 0);
+    assert_int_equal(
+        (size_t)num(key(cJSON_GetArrayItem(key(a, "levels"), 0), "barge_in"), "interruptions"),
+        (size_t)num(key(cJSON_GetArrayItem(key(b, "levels"), 0), "barge_in"), "interruptions"));
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    rmdir_r(dir);
+    tb_test_serve_down(NULL);
+}
+
+/* The server sees each connection closed within 10 ms of the decision:
+ * every turn is interrupted in flight here (0.2 s after the first audio,
+ * the answer streaming for 1.5 s), and serve --log's line for the same
+ * request id (cCALL.tTURN) says client_closed at closed_s, on the clock
+ * of the record's cancel_mono_s.  The log also says what the server
+ * still meant to send (tokens_unsent), which bench cannot know: it never
+ * got less than the record's tokens. */
+static void server_sees_the_close(void **state)
+{
+    char dir[128], path[256], sargs[512], *log, *line, *save = NULL;
+    cJSON *v[32];
+    size_t n, joined = 0;
+    int port, first = 1;
+    const double within = 0.010 * TB_TEST_TIME_SCALE;
+    (void)state;
+    tmpdir(dir, sizeof(dir), "close");
+    snprintf(sargs, sizeof(sargs), SLOW " --log %s/serve.log", dir);
+    tb_test_serve_up(sargs, &port);
+    bench(port, dir, "o", "--calls 2 --turns 3 --user-turn 0.05 --barge-in 1 --barge-in-at 0.2");
+    tb_test_serve_down(NULL); /* every line written and flushed */
+    snprintf(path, sizeof(path), "%s/o/records.jsonl", dir);
+    n = read_recs(path, v, 32);
+    assert_int_equal(n, 6);
+    snprintf(path, sizeof(path), "%s/serve.log", dir);
+    log = tb_test_slurp_str(path);
+    for (line = strtok_r(log, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        cJSON *e = cJSON_Parse(line);
+        assert_non_null(e);
+        for (size_t i = 0; !first && i < n; i++) {
+            char rid[64];
+            snprintf(rid, sizeof(rid), "c%d.t%d", (int)num(v[i], "call"), (int)num(v[i], "turn"));
+            if (strcmp(cJSON_GetStringValue(key(e, "request_id")), rid) != 0)
+                continue;
+            joined++;
+            assert_true(is_true(v[i], "interrupted"));
+            assert_string_equal(cJSON_GetStringValue(key(e, "end")), "client_closed");
+            if (!(num(e, "closed_s") >= num(v[i], "cancel_mono_s") &&
+                  num(e, "closed_s") - num(v[i], "cancel_mono_s") <= within))
+                fail_msg("%s: the server saw the close %.6f s after the decision (allowed 0..%g)",
+                         rid, num(e, "closed_s") - num(v[i], "cancel_mono_s"), within);
+            assert_true(num(e, "tokens_sent") >= num(v[i], "content_tokens"));
+            assert_true(num(e, "tokens_unsent") > 0);
+        }
+        first = 0;
+        cJSON_Delete(e);
+    }
+    free(log);
+    assert_int_equal(joined, n);
+    free_recs(v, n);
+    rmdir_r(dir);
+}
+
+/* Bad values: one line each, exit 2. */
+static void bad_values(void **state)
+{
+    static const struct {
+        const char *args, *want;
+    } cases[] = {
+        {"--conversations builtin --barge-in 2", "--barge-in"},
+        {"--conversations builtin --barge-in -0.1", "--barge-in"},
+        {"--conversations builtin --barge-in x", "--barge-in"},
+        {"--conversations builtin --barge-in 50", "outside 0..1"},
+        {"--conversations builtin --barge-in 0.5 --barge-in-at words:150",
+         "--barge-in-at: 'words:150': the moment of a barge-in is S, uniform:A,B or exp:MEAN"},
+        {"--conversations builtin --barge-in 0.5 --barge-in-at uniform:3,1", "is not uniform:A,B"},
+        {"--conversations builtin --barge-in 0.5 --barge-in-at exp:0", "is not exp:MEAN"},
+        {"--conversations builtin --barge-in 0.5 --barge-in-at soon", "--barge-in-at: 'soon'"},
+        {"--conversations builtin --barge-in-at 1", "--barge-in-at says when"},
+        {"--barge-in 0.5", "--barge-in drives calls: it needs --conversations"},
+        {"--barge-in-at 1", "--barge-in-at drives calls"},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char args[512];
+        snprintf(args, sizeof(args), "bench --mock %s", cases[i].args);
+        tb_test_expect_error(args, 2, cases[i].want);
+    }
+}
+
+int tb_test_bargein(void)
+{
+    const struct CMUnitTest cases[] = {
+        cmocka_unit_test(draws),
+        cmocka_unit_test(gaps_before_t),
+        cmocka_unit_test_teardown(records_against_traces, tb_test_serve_down),
+        cmocka_unit_test_teardown(p_zero_changes_nothing, tb_test_serve_down),
+        cmocka_unit_test_teardown(p_one_interrupts_every_playing_turn, tb_test_serve_down),
+        cmocka_unit_test_teardown(shards_interrupt_the_same_turns, tb_test_serve_down),
+        cmocka_unit_test_teardown(server_sees_the_close, tb_test_serve_down),
+        cmocka_unit_test(bad_values),
+    };
+    return cmocka_run_group_tests_name("bargein", cases, NULL, NULL);
+}
