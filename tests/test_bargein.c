@@ -27,41 +27,6 @@
  * 600 wpm its speech lasts longer than that. */
 #define SLOW "--synth tps=20,ttft=0.1,tokens=30,jitter=0"
 
-static void tmpdir(char *dir, size_t len, const char *tag)
-{
-    char cmd[300];
-    snprintf(dir, len, "/tmp/ttsbuf-barge-%s-%d", tag, (int)getpid());
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dir, dir);
-    assert_int_equal(tb_test_sh(cmd), 0);
-}
-
-static void rmdir_r(const char *dir)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    assert_int_equal(tb_test_sh(cmd), 0);
-}
-
-/* The lines of a JSONL file after its header, parsed (at most cap). */
-static size_t read_recs(const char *path, cJSON **v, size_t cap)
-{
-    char *text = tb_test_slurp_str(path), *line, *save = NULL;
-    size_t n = 0;
-    int first = 1;
-    for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-        if (first) {
-            first = 0;
-            continue;
-        }
-        assert_true(n < cap);
-        v[n] = cJSON_Parse(line);
-        assert_non_null(v[n]);
-        n++;
-    }
-    free(text);
-    return n;
-}
-
 static void free_recs(cJSON **v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -252,7 +217,7 @@ static void records_against_traces(void **state)
     int port;
     (void)state;
     tb_test_serve_up(SLOW, &port);
-    tmpdir(dir, sizeof(dir), "rec");
+    tb_test_tmpdir(dir, sizeof(dir), "barge", "rec");
     bench(port, dir, "o",
           "--calls 2 --turns 4 --user-turn 0.05 --barge-in 0.6 --barge-in-at uniform:0.1,0.8 "
           "--seed 3");
@@ -260,7 +225,7 @@ static void records_against_traces(void **state)
     rep = tb_test_slurp_str(path);
     assert_non_null(strstr(rep, "\"barge_in\":0.6,\"barge_in_at\":\"uniform:0.1,0.8\""));
     free(rep);
-    n = read_recs(path, v, 32);
+    n = tb_test_jsonl_records(path, v, 32);
     assert_int_equal(n, 7); /* conversations of 4 and 3 turns */
     for (size_t i = 0; i < n; i++) {
         const cJSON *r = v[i];
@@ -342,7 +307,7 @@ static void records_against_traces(void **state)
         snprintf(cmd, sizeof(cmd), "merge %s/bad.jsonl", dir);
         tb_test_expect_error(cmd, 2, "\"tokens_unheard\" is more than \"tokens_received\"");
     }
-    rmdir_r(dir);
+    tb_test_rm_rf(dir);
     tb_test_serve_down(NULL);
 }
 
@@ -350,7 +315,7 @@ static void records_against_traces(void **state)
 static char *untimed(const char *path)
 {
     cJSON *v[32];
-    size_t n = read_recs(path, v, 32);
+    size_t n = tb_test_jsonl_records(path, v, 32);
     static const char *const timed[] = {
         "t_sched",    "t_start", "t_end",          "ttft_s",           "ttfa_s",
         "decode_tps", "itl_s",   "play_end_s",     "gap_total_s",      "gap_max_s",
@@ -381,7 +346,7 @@ static void p_zero_changes_nothing(void **state)
     int port;
     (void)state;
     tb_test_serve_up(SLOW, &port);
-    tmpdir(dir, sizeof(dir), "zero");
+    tb_test_tmpdir(dir, sizeof(dir), "barge", "zero");
     bench(port, dir, "none", "--calls 2 --turns 2 --user-turn 0.05");
     bench(port, dir, "zero", "--calls 2 --turns 2 --user-turn 0.05 --barge-in 0");
     snprintf(path, sizeof(path), "%s/none/records.jsonl", dir);
@@ -397,7 +362,7 @@ static void p_zero_changes_nothing(void **state)
     a = tb_test_slurp_str(path);
     assert_null(strstr(a, "barge-in"));
     free(a);
-    rmdir_r(dir);
+    tb_test_rm_rf(dir);
     tb_test_serve_down(NULL);
 }
 
@@ -412,10 +377,10 @@ static void p_one_interrupts_every_playing_turn(void **state)
     int port;
     (void)state;
     tb_test_serve_up(SLOW, &port);
-    tmpdir(dir, sizeof(dir), "one");
+    tb_test_tmpdir(dir, sizeof(dir), "barge", "one");
     bench(port, dir, "o", "--calls 2 --turns 3 --user-turn 0.05 --barge-in 1 --barge-in-at 0.2");
     snprintf(path, sizeof(path), "%s/o/records.jsonl", dir);
-    n = read_recs(path, v, 32);
+    n = tb_test_jsonl_records(path, v, 32);
     assert_int_equal(n, 6);
     for (size_t i = 0; i < n; i++) {
         assert_true(num(v[i], "ttfa_s") + 0.2 < num(v[i], "play_end_s")); /* still playing */
@@ -432,7 +397,7 @@ static void p_one_interrupts_every_playing_turn(void **state)
                                 "6 turns\n"));
     assert_non_null(strstr(rep, "calls=2: barge-in: 6 turns interrupted (100.0%)"));
     free(rep);
-    rmdir_r(dir);
+    tb_test_rm_rf(dir);
     tb_test_serve_down(NULL);
 }
 
@@ -463,7 +428,7 @@ static void shards_interrupt_the_same_turns(void **state)
     int port;
     (void)state;
     tb_test_serve_up(SLOW, &port);
-    tmpdir(dir, sizeof(dir), "shards");
+    tb_test_tmpdir(dir, sizeof(dir), "barge", "shards");
     bench(port, dir, "one", common);
     snprintf(args, sizeof(args), "%s --shard 0/2", common);
     bench(port, dir, "sh", args);
@@ -482,7 +447,7 @@ static void shards_interrupt_the_same_turns(void **state)
         (size_t)num(key(cJSON_GetArrayItem(key(b, "levels"), 0), "barge_in"), "interruptions"));
     cJSON_Delete(a);
     cJSON_Delete(b);
-    rmdir_r(dir);
+    tb_test_rm_rf(dir);
     tb_test_serve_down(NULL);
 }
 
@@ -501,13 +466,13 @@ static void server_sees_the_close(void **state)
     int port, first = 1;
     const double within = 0.010 * TB_TEST_TIME_SCALE;
     (void)state;
-    tmpdir(dir, sizeof(dir), "close");
+    tb_test_tmpdir(dir, sizeof(dir), "barge", "close");
     snprintf(sargs, sizeof(sargs), SLOW " --log %s/serve.log", dir);
     tb_test_serve_up(sargs, &port);
     bench(port, dir, "o", "--calls 2 --turns 3 --user-turn 0.05 --barge-in 1 --barge-in-at 0.2");
     tb_test_serve_down(NULL); /* every line written and flushed */
     snprintf(path, sizeof(path), "%s/o/records.jsonl", dir);
-    n = read_recs(path, v, 32);
+    n = tb_test_jsonl_records(path, v, 32);
     assert_int_equal(n, 6);
     snprintf(path, sizeof(path), "%s/serve.log", dir);
     log = tb_test_slurp_str(path);
@@ -535,7 +500,7 @@ static void server_sees_the_close(void **state)
     free(log);
     assert_int_equal(joined, n);
     free_recs(v, n);
-    rmdir_r(dir);
+    tb_test_rm_rf(dir);
 }
 
 /* Bad values: one line each, exit 2. */

@@ -725,21 +725,6 @@ static void bad_files(void **state)
 
 /* ---- the binary ---- */
 
-static void tmpdir(char *dir, size_t len, const char *tag)
-{
-    char cmd[600];
-    snprintf(dir, len, "/tmp/ttsbuf-bench-%s-%d", tag, (int)getpid());
-    snprintf(cmd, sizeof(cmd), "rm -rf %s && mkdir -p %s", dir, dir);
-    tb_test_sh(cmd);
-}
-
-static void rmdir_r(const char *dir)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    tb_test_sh(cmd);
-}
-
 /* Bad values: exit 2 and one line naming the flag. */
 static void cli_bad_values(void **state)
 {
@@ -775,7 +760,7 @@ static void cli_bad_values(void **state)
         {"--bogus", "unknown option '--bogus'"},
     };
     char dir[128], cmd[1024];
-    tmpdir(dir, sizeof(dir), "bad");
+    tb_test_tmpdir(dir, sizeof(dir), "bench", "bad");
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char *err;
         int code;
@@ -837,7 +822,7 @@ static void cli_bad_values(void **state)
         assert_non_null(strstr(out, "\"transport\":2"));
         free(out);
     }
-    rmdir_r(dir);
+    tb_test_rm_rf(dir);
 }
 
 /* A number from the JSON summary: levels[level].metrics[metric][stat] or
@@ -866,7 +851,7 @@ static void cli_gates(void **state)
     struct tb_test_mock m;
     char dir[128], cmd[1024], *err;
     tb_test_mock_start(&m, N_EV, T0, DT, NULL);
-    tmpdir(dir, sizeof(dir), "gates");
+    tb_test_tmpdir(dir, sizeof(dir), "bench", "gates");
     snprintf(cmd, sizeof(cmd),
              "'%s' bench --base-url %s --model mock -c 2 --requests 2 --wpm 1000 "
              "--require gapless=1 --require ttft-p95=1 --require tps-p95=50 --require errors=0 "
@@ -939,7 +924,7 @@ static void cli_gates(void **state)
     assert_non_null(strstr(err, ",gapless,gapless_share,success_share,"));
     assert_non_null(strstr(err, "\"c=1\",closed,1,,1,1,0,0,"));
     free(err);
-    rmdir_r(dir);
+    tb_test_rm_rf(dir);
     tb_test_mock_stop(&m);
 }
 
@@ -1035,7 +1020,7 @@ static void cli_out_replay(void **state)
     char dir[128], cmd[2048], err[256], path[256];
     const char *opts = "--chunk clause --wpm 900 --preroll 0.05 --tts-latency 0.02";
     tb_test_mock_start(&m, N_EV, T0, DT, NULL);
-    tmpdir(dir, sizeof(dir), "out");
+    tb_test_tmpdir(dir, sizeof(dir), "bench", "out");
     snprintf(cmd, sizeof(cmd),
              "'%s' bench --base-url %s --model mock+stall@9:0.3 -c 3 --requests 3 %s --out %s -q "
              ">%s/report 2>%s/err",
@@ -1078,7 +1063,7 @@ static void cli_out_replay(void **state)
         free(out);
     }
     tb_bench_recs_free(&r);
-    rmdir_r(dir);
+    tb_test_rm_rf(dir);
     tb_test_mock_stop(&m);
 }
 
@@ -1097,7 +1082,7 @@ static void cli_out_tts_stage(void **state)
     cJSON *sum;
     char *text;
     tb_test_mock_start(&m, N_EV, T0, DT, NULL);
-    tmpdir(dir, sizeof(dir), "tts");
+    tb_test_tmpdir(dir, sizeof(dir), "bench", "tts");
     snprintf(opts, sizeof(opts), "--tts-latency list:%s", tb_test_data("tts/stall.lat"));
     snprintf(cmd, sizeof(cmd),
              "'%s' bench --base-url %s --model mock -c 2 --requests 2 %s --out %s "
@@ -1160,7 +1145,7 @@ static void cli_out_tts_stage(void **state)
     assert_non_null(strstr(err, "\"min_tps\" is a number beside a reason why there is none"));
     assert_non_null(strstr(err, ":2"));
     tb_bench_recs_free(&r);
-    rmdir_r(dir);
+    tb_test_rm_rf(dir);
     tb_test_mock_stop(&m);
 }
 
@@ -1177,7 +1162,7 @@ static void cli_out_warning(void **state)
     char dir[128], cmd[2048], err[256], path[256];
     char *text, *bench_err, *merge_err;
     tb_test_mock_start(&m, N_EV, T0, DT, NULL);
-    tmpdir(dir, sizeof(dir), "warn");
+    tb_test_tmpdir(dir, sizeof(dir), "bench", "warn");
     snprintf(cmd, sizeof(cmd),
              "'%s' bench --base-url %s --model mock+nodone -c 2 --requests 2 --out %s "
              ">%s/report 2>%s/err && '%s' merge %s 2>%s/merge_err >/dev/null",
@@ -1221,7 +1206,7 @@ static void cli_out_warning(void **state)
         fail_msg("bench said '%s', merge '%s'; want '%s'", bench_err, merge_err, cmd);
     free(bench_err);
     free(merge_err);
-    rmdir_r(dir);
+    tb_test_rm_rf(dir);
     tb_test_mock_stop(&m);
 }
 
@@ -1236,7 +1221,7 @@ static void cli_shards_merge(void **state)
     char dir[128], cmd[4096], path[256], *one, *merged, *again;
     const char *common = "--model mock+stall@12:0.3 -c 3,6 --requests 6 --wpm 1000 -q";
     tb_test_mock_start(&m, N_EV, T0, DT, NULL);
-    tmpdir(dir, sizeof(dir), "shards");
+    tb_test_tmpdir(dir, sizeof(dir), "bench", "shards");
     snprintf(cmd, sizeof(cmd), "'%s' bench --base-url %s %s --out %s/one --json >%s/one.json",
              tb_test_bin(), m.base, common, dir, dir);
     assert_int_equal(tb_test_sh(cmd), 0);
@@ -1334,7 +1319,7 @@ static void cli_shards_merge(void **state)
     }
     free(again);
     free(one);
-    rmdir_r(dir);
+    tb_test_rm_rf(dir);
     tb_test_mock_stop(&m);
 }
 
@@ -1351,7 +1336,7 @@ static void cli_merge_hostile(void **state)
         "\"shard\":1,\"shards\":-1e300",
     };
     char dir[128], path[256], args[512];
-    tmpdir(dir, sizeof(dir), "hostile");
+    tb_test_tmpdir(dir, sizeof(dir), "bench", "hostile");
     for (size_t i = 0; i < sizeof(hdr) / sizeof(hdr[0]); i++) {
         FILE *f;
         snprintf(path, sizeof(path), "%s/records-%zu.jsonl", dir, i);
@@ -1391,7 +1376,7 @@ static void cli_merge_hostile(void **state)
         snprintf(args, sizeof(args), "merge %s", path);
         tb_test_expect_error(args, 2, "records-neg.jsonl:2: \"ttft_s\" is negative or past 1e9 s");
     }
-    rmdir_r(dir);
+    tb_test_rm_rf(dir);
 }
 
 /* --prompts is read a line at a time: 400 MB of zeros without a newline
@@ -1430,7 +1415,7 @@ static void cli_dialects(void **state)
     struct tb_test_mock m;
     char dir[128], cmd[1024], root[64], *out;
     tb_test_mock_start(&m, N_EV, T0, DT, NULL);
-    tmpdir(dir, sizeof(dir), "dialects");
+    tb_test_tmpdir(dir, sizeof(dir), "bench", "dialects");
     snprintf(root, sizeof(root), "%.*s", (int)(strlen(m.base) - 3), m.base); /* no "/v1" */
     for (size_t i = 0; i < sizeof(apis) / sizeof(apis[0]); i++) {
         snprintf(cmd, sizeof(cmd),
@@ -1450,7 +1435,7 @@ static void cli_dialects(void **state)
     snprintf(cmd, sizeof(cmd), "'%s' bench --api klingon --base-url %s --model m 2>%s/err",
              tb_test_bin(), root, dir);
     assert_int_equal(tb_test_sh(cmd), 2);
-    rmdir_r(dir);
+    tb_test_rm_rf(dir);
     tb_test_mock_stop(&m);
 }
 
@@ -1464,7 +1449,7 @@ static void cli_sigint(void **state)
     struct tb_test_mock m;
     char dir[128], cmd[2048], path[256], *out;
     tb_test_mock_start(&m, N_EV, T0, DT, NULL);
-    tmpdir(dir, sizeof(dir), "int");
+    tb_test_tmpdir(dir, sizeof(dir), "bench", "int");
     snprintf(cmd, sizeof(cmd),
              "'%s' bench --base-url %s --model mock+stall@3:20 -c 2 --requests 4 --out %s "
              ">%s/out 2>%s/err & p=$!; sleep 1; cp %s/records.jsonl %s.early; kill -INT $p; "
@@ -1513,7 +1498,7 @@ static void cli_sigint(void **state)
     out = tb_test_slurp_str(path);
     assert_non_null(strstr(out, "ttsbuf: bench: interrupted; 2 requests recorded"));
     free(out);
-    rmdir_r(dir);
+    tb_test_rm_rf(dir);
     tb_test_mock_stop(&m);
 }
 

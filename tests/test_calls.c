@@ -448,42 +448,6 @@ static void calls_counted(void **state)
     tb_convos_free(&cv);
 }
 
-static void tmpdir(char *dir, size_t len, const char *tag)
-{
-    snprintf(dir, len, "/tmp/ttsbuf-calls-%s-%d", tag, (int)getpid());
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dir, dir);
-    assert_int_equal(tb_test_sh(cmd), 0);
-}
-
-static void rmdir_r(const char *dir)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    assert_int_equal(tb_test_sh(cmd), 0);
-}
-
-/* The records of a records file (after its header), parsed; the caller
- * deletes them.  Returns how many (at most cap). */
-static size_t read_recs(const char *path, cJSON **v, size_t cap)
-{
-    char *text = tb_test_slurp_str(path), *line, *save = NULL;
-    size_t n = 0;
-    int first = 1;
-    for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-        if (first) {
-            first = 0;
-            continue;
-        }
-        assert_true(n < cap);
-        v[n] = cJSON_Parse(line);
-        assert_non_null(v[n]);
-        n++;
-    }
-    free(text);
-    return n;
-}
-
 static double num(const cJSON *o, const char *k)
 {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -503,7 +467,7 @@ static void cli_records_and_traces(void **state)
     char *hdr;
     (void)state;
     mock_up(&m, 6, 0.01, 0.005, 0.0005);
-    tmpdir(dir, sizeof(dir), "cli");
+    tb_test_tmpdir(dir, sizeof(dir), "calls", "cli");
     snprintf(cmd, sizeof(cmd),
              "'%s' bench --base-url %s --model mock --conversations " FEW
              " --calls 2 --turns 3 --user-turn 0.02 --wpm 1000 --out %s/o >%s/report",
@@ -520,7 +484,7 @@ static void cli_records_and_traces(void **state)
     assert_non_null(strstr(hdr, "\"conversations\":{\"source\":\"" FEW
                                 "\",\"count\":2,\"turns\":3,\"user_turn\":\"0.02\"}"));
     free(hdr);
-    n = read_recs(path, v, 16);
+    n = tb_test_jsonl_records(path, v, 16);
     assert_int_equal(n, 6); /* two calls of 3 turns */
     for (size_t i = 0; i < n; i++) {
         const cJSON *tr = cJSON_GetObjectItemCaseSensitive(v[i], "trace");
@@ -547,7 +511,7 @@ static void cli_records_and_traces(void **state)
     }
     for (size_t i = 0; i < n; i++)
         cJSON_Delete(v[i]);
-    rmdir_r(dir);
+    tb_test_rm_rf(dir);
     tb_test_mock_stop(&m);
 }
 
@@ -565,7 +529,7 @@ static void cli_shards_merge(void **state)
              " --calls 2 --call-count 5 --turns 2 --user-turn uniform:0,0.02 --wpm 1000 -q",
              cwd);
     mock_up(&m, 3, 0.01, 0.005, 0);
-    tmpdir(dir, sizeof(dir), "shards");
+    tb_test_tmpdir(dir, sizeof(dir), "calls", "shards");
     snprintf(cmd, sizeof(cmd),
              "cd %s && B='%s'; $B bench --base-url %s %s --out one && "
              "$B bench --base-url %s %s --shard 0/2 --out sh && "
@@ -626,7 +590,7 @@ static void cli_shards_merge(void **state)
     assert_int_equal(tb_test_sh(cmd), 0);
     snprintf(cmd, sizeof(cmd), "merge %s/mix", dir);
     tb_test_expect_error(cmd, 2, "the levels: c=2 here, calls=2 there");
-    rmdir_r(dir);
+    tb_test_rm_rf(dir);
     tb_test_mock_stop(&m);
 }
 

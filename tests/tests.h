@@ -186,6 +186,16 @@ void tb_test_out_free(struct tb_test_out *o);
 struct cJSON;
 struct cJSON *tb_test_run_json(const char *env, const char *args, int code);
 
+/* A fresh directory /tmp/ttsbuf-GROUP-TAG-PID (removed first if there)
+ * into dir; and its removal.  Both assert the shell's success. */
+void tb_test_tmpdir(char *dir, size_t len, const char *group, const char *tag);
+void tb_test_rm_rf(const char *dir);
+
+/* The lines of a JSONL file after its header (a records file), parsed
+ * into v (at most cap, asserted; the caller deletes them).  Returns how
+ * many. */
+size_t tb_test_jsonl_records(const char *path, struct cJSON **v, size_t cap);
+
 /* Where the binary's outputs are kept for the "schema" group to validate
  * ($TB_COLLECT_DIR: the Makefile runs the binary through
  * tests/collect/collect.c, which copies them there), or NULL when the

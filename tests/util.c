@@ -369,3 +369,37 @@ long tb_test_sh_rss(const char *cmd, int *status)
     assert_true(rss > 0);
     return rss;
 }
+
+void tb_test_tmpdir(char *dir, size_t len, const char *group, const char *tag)
+{
+    char cmd[600];
+    snprintf(dir, len, "/tmp/ttsbuf-%s-%s-%d", group, tag, (int)getpid());
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+}
+
+void tb_test_rm_rf(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+}
+
+size_t tb_test_jsonl_records(const char *path, cJSON **v, size_t cap)
+{
+    char *text = tb_test_slurp_str(path), *line, *save = NULL;
+    size_t n = 0;
+    int first = 1;
+    for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        if (first) {
+            first = 0; /* the header */
+            continue;
+        }
+        assert_true(n < cap);
+        v[n] = cJSON_Parse(line);
+        assert_non_null(v[n]);
+        n++;
+    }
+    free(text);
+    return n;
+}
