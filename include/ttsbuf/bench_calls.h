@@ -1,7 +1,7 @@
 /*
  * bench_calls.h - `ttsbuf bench --conversations`: calls, conversations
  * whose turns are sent on the speech clock (bench_calls.c runs them inside
- * a level; bench_uturn.c draws the caller's speaking time).
+ * a level; bench_uturn.c draws the caller's speaking time and barge-in's).
  *
  * A call is conversation j mod n (convo.h) for global call id j.  Turn 0
  * is sent when the call starts; turn k+1 is sent at

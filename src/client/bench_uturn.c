@@ -1,8 +1,11 @@
 /*
- * bench_uturn.c - the caller's speaking time between a call's turns
- * (bench_calls.h): the spec parsed and named, and one draw per (seed,
- * call, turn) from a generator seeded by those alone (splitmix64), so a
- * shard draws what one run would whatever the order calls end in.
+ * bench_uturn.c - a call's draws (bench_calls.h): the caller's speaking
+ * time between turns (the spec parsed and named), and barge-in's: whether
+ * the caller interrupts a turn, and how long into its playback.  Each is
+ * one draw per (seed, call, turn) from a generator seeded by those alone
+ * (splitmix64), so a shard draws what one run would whatever the order
+ * calls end in; barge-in's on a stream of its own, so P = 0 changes no
+ * other draw.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -107,11 +110,26 @@ static uint64_t splitmix(uint64_t x)
     return x ^ (x >> 31);
 }
 
-/* A uniform draw in [0, 1) for (seed, call, turn). */
-static double unit(uint64_t seed, uint64_t call, uint32_t turn)
+/* The generator's state for (seed, call, turn). */
+static uint64_t mix(uint64_t seed, uint64_t call, uint32_t turn)
 {
-    uint64_t x = splitmix(splitmix(splitmix(seed) ^ call) ^ turn);
+    return splitmix(splitmix(splitmix(seed) ^ call) ^ turn);
+}
+
+/* A state's uniform draw in [0, 1). */
+static double unit_of(uint64_t x)
+{
     return (double)(x >> 11) / 9007199254740992.0;
+}
+
+/* The value of a spec other than words: for a uniform draw u. */
+static double value(const struct tb_uturn *u, double unit)
+{
+    switch (u->kind) {
+    case TB_UTURN_UNIFORM: return u->a + (u->b - u->a) * unit;
+    case TB_UTURN_EXP: return -u->a * log1p(-unit);
+    default: return u->a;
+    }
 }
 
 static size_t words(const char *s)
@@ -129,10 +147,28 @@ static size_t words(const char *s)
 double tb_uturn_draw(const struct tb_uturn *u, uint64_t seed, uint64_t call, uint32_t turn,
                      const char *text)
 {
-    switch (u->kind) {
-    case TB_UTURN_UNIFORM: return u->a + (u->b - u->a) * unit(seed, call, turn);
-    case TB_UTURN_EXP: return -u->a * log1p(-unit(seed, call, turn));
-    case TB_UTURN_WORDS: return (double)words(text) * 60.0 / u->a + u->b;
-    default: return u->a;
-    }
+    if (u->kind == TB_UTURN_WORDS)
+        return (double)words(text) * 60.0 / u->a + u->b;
+    return value(u, unit_of(mix(seed, call, turn)));
+}
+
+int tb_barge_at_parse(const char *spec, struct tb_uturn *u, char *err, size_t errlen)
+{
+    if (strncmp(spec, "words:", 6) == 0)
+        return tb_seterr(err, errlen, TB_EINVAL,
+                         "'%s': the moment of a barge-in is S, uniform:A,B or exp:MEAN (seconds "
+                         "of playback), not words",
+                         spec);
+    return tb_uturn_parse(spec, u, err, errlen);
+}
+
+double tb_barge_draw(double p, const struct tb_uturn *at, uint64_t seed, uint64_t call,
+                     uint32_t turn)
+{
+    /* Two draws on a stream of their own (the constant keeps them apart
+     * from the speaking time's): whether, then when. */
+    uint64_t x = mix(seed ^ 0xB4A6E1B0C2D3F405ULL, call, turn);
+    if (!(p > 0) || !(unit_of(x) < p))
+        return NAN;
+    return value(at, unit_of(splitmix(x)));
 }
