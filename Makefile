@@ -229,12 +229,13 @@ asan:
 
 # ThreadSanitizer over every multi-threaded test group: the ring's two-thread
 # stress, the server, live runs, sweeps, the fault matrix and the stream
-# reader's cases (their scripted peers); audioenv: PortAudio callback
+# reader's cases (their scripted peers), bench on several loop threads;
+# audioenv: PortAudio callback
 # threads and the PulseAudio FIFO reader.  schema, last, validates what the
 # TSan-built binary wrote in those groups.
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 tsan:
-	TB_TEST_ONLY=ring,serve,live,ttslive,sweep,audioenv,player,ttsplay,bench,fault,reader,schema TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+	TB_TEST_ONLY=ring,serve,live,ttslive,sweep,audioenv,player,ttsplay,bench,threads,fault,reader,schema TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 	$(MAKE) BUILD=build-tsan OPT="-O1 -g" EXTRA_CFLAGS="$(TSAN_FLAGS)" \
 	    EXTRA_LDFLAGS="$(TSAN_FLAGS)" check
 

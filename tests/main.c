@@ -1,6 +1,6 @@
 /*
  * main.c - runs every test group; TB_TEST_ONLY=name,name runs a subset
- * (make tsan runs the ten groups that start threads: the Makefile's list).
+ * (make tsan runs the groups that start threads: the Makefile's list).
  * Exit status: 0 when every case passed.
  */
 #include <stdio.h>
@@ -78,6 +78,7 @@ static const struct {
     {"serveunit", tb_test_serve_unit},
     {"convo", tb_test_convo},
     {"calls", tb_test_calls},
+    {"threads", tb_test_threads},
     {"bargein", tb_test_bargein},
     {"reader", tb_test_reader},
     {"ttsapi", tb_test_ttsapi},

@@ -106,6 +106,8 @@ struct tb_bench_opts {
      * when, in seconds of playback after the turn's first audio. */
     double barge_in;
     struct tb_uturn barge_at;
+    /* Loop threads (bench.h): 0 auto, else 1..TB_BENCH_THREADS_MAX. */
+    unsigned threads;
 };
 
 /*
@@ -162,6 +164,36 @@ struct tb_bench_opts {
  * The records' playout is still the model's (tb_bench_analyze): the
  * caller replays each stream's measured log (src/cli: replay.h).
  */
+
+/*
+ * Loop threads (opts.threads).  A level may run on several event loops,
+ * each on its own thread with its own multi handle, epoll set and
+ * sockets: thread j runs the level as sub-shard (shard + j * nshards) of
+ * (nshards * threads), exactly as that many `--shard` processes would
+ * split it (requests and calls by id, the streams in flight and the rate
+ * by share, the warm-up and the memory cap (held_max) split evenly), so
+ * connection setup and every stream's work are spread over the threads
+ * and no socket waits for another thread's burst.  With no warm-up every
+ * thread's level time has one origin, the run's start; with a warm-up
+ * each thread's starts when its own warm-up ends, as a shard's does.  The
+ * records of all threads are appended to out in order of id (as `merge`
+ * orders them); the progress callback still runs on the calling thread,
+ * with the threads' counts summed; a thread that fails stops the others
+ * (as the cancel flag does) and the run returns its error.  0 (auto): one
+ * thread per online CPU (at most TB_BENCH_THREADS_AUTO_MAX; one CPU
+ * left to the server when the URL's host is loopback) when this shard's
+ * level holds TB_BENCH_THREADS_AT streams or calls at once or more (-c,
+ * --calls, the cap of --rate, or the calls of --call-rate), else one;
+ * never more threads than streams or calls.  One thread is
+ * today's single loop, unchanged.
+ */
+#define TB_BENCH_THREADS_MAX 16u
+#define TB_BENCH_THREADS_AUTO_MAX 8u
+#define TB_BENCH_THREADS_AT 512u
+
+/* The threads a level of o runs on (o->threads resolved as above).  Pure
+ * but for the CPU count; any thread. */
+unsigned tb_bench_threads(const struct tb_bench_opts *o);
 
 /*
  * tb_bench_run - runs one level to its end (or until *http.cancel),

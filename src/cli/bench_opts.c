@@ -41,7 +41,8 @@ enum {
     O_TURNS,
     O_USER_TURN,
     O_BARGE_IN,
-    O_BARGE_IN_AT
+    O_BARGE_IN_AT,
+    O_THREADS
 };
 
 #define DEFAULT_HTML_STREAMS 3
@@ -69,6 +70,11 @@ static const struct tb_optdoc bench_load[] = {
      "$JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID of --shards N, else 0/1)",
      "Records go to records-I-of-N.jsonl; ttsbuf merge combines the shards."},
     {"shards", O_SHARDS, "N", "the N for an index taken from the environment", NULL},
+    {"threads", O_THREADS, "N|auto",
+     "event loops, a thread each, that split the level as N shards would (default auto: one per "
+     "CPU, at most 8, less one for a server on loopback, at 512 streams or calls at once or "
+     "more; else 1)",
+     "Records and the summary are those of one loop; ttsbuf(1), BENCH, Loop threads."},
     TB_OPTDOC_END,
 };
 
@@ -330,6 +336,12 @@ static int option(void *ud, int c, const char *arg)
         a->barge_in = arg;
         return tb_cli_opt_double("--barge-in", arg, 0, 1, &a->barge_p);
     case O_BARGE_IN_AT: a->barge_in_at = arg; return 0;
+    case O_THREADS:
+        if (strcmp(arg, "auto") == 0) {
+            a->threads = 0;
+            return 0;
+        }
+        return tb_cli_opt_size("--threads", arg, 1, TB_BENCH_THREADS_MAX, &a->threads);
     default: {
         int rc = tb_cli_tts_live_option(&a->tl, c, arg);
         return rc != TB_CLI_NOT_MINE ? rc : tb_cli_groups_option(&a->c, &a->q, &a->au, c, arg);

@@ -44,6 +44,7 @@ struct tb_cli_bench {
     const char *barge_in, *barge_in_at; /* --barge-in P, --barge-in-at SPEC */
     double barge_p;
     struct tb_uturn barge_at;
+    size_t threads; /* --threads N; 0: auto */
 };
 
 #define TB_CLI_BENCH_OPEN_CALLS 10 /* --call-count's default with --call-rate */

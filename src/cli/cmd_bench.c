@@ -278,6 +278,7 @@ static int run_levels(struct bench *b)
     bo.nshards = b->meta.nshards;
     bo.seed = b->a.seed;
     bo.sim = b->a.c.o;
+    bo.threads = (unsigned)b->a.threads;
     if (b->a.convos != NULL) {
         bo.convos = &b->convos;
         bo.turns = b->a.turns;

@@ -53,6 +53,9 @@ int tb_bench_opts_check(const struct tb_bench_opts *o, char *err, size_t errlen)
         return tb_seterr(err, errlen, TB_EINVAL, "no URL");
     if (o->nshards == 0 || o->shard >= o->nshards)
         return tb_seterr(err, errlen, TB_EINVAL, "shard %u of %u", o->shard, o->nshards);
+    if (o->threads > TB_BENCH_THREADS_MAX)
+        return tb_seterr(err, errlen, TB_EINVAL, "%u loop threads: at most %u", o->threads,
+                         TB_BENCH_THREADS_MAX);
     if (l->mode == TB_BENCH_CALLS || l->mode == TB_BENCH_CALLS_POISSON)
         return tb_api_info(o->req.api) == NULL
                    ? tb_seterr(err, errlen, TB_EINVAL, "unknown dialect")

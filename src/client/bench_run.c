@@ -1,6 +1,7 @@
 /*
- * bench_run.c - one load level of `ttsbuf bench`, tb_bench_run (see
- * bench.h): this shard's share of the load (bench.c) on the arrival
+ * bench_run.c - one load level of `ttsbuf bench` on one event loop,
+ * tb_bench_level (see bench_priv.h; bench_threads.c runs one per loop
+ * thread): this shard's share of the load (bench.c) on the arrival
  * schedule, over the event loop (bench_loop.c), each stream's own handling
  * (its body, its bytes through the stream reader, its record) in
  * bench_xfer.c, and every stream played out at the end.
@@ -91,12 +92,18 @@ static int schedule(struct bench *b, char *err, size_t errlen)
     return rc;
 }
 
-/* Warm-up over: level time starts now, the measured requests begin. */
-static void begin_measuring(struct bench *b)
+/* Warm-up over: level time starts now (or, with none, at the run's
+ * origin when one was given: loop threads share it), the measured
+ * requests begin. */
+static void begin_measuring(struct bench *b, double origin)
 {
     /* libcurl's timer was set in warm-up time: move it to level time. */
-    double was = b->mono.now(&b->mono);
-    tb_clock_reset_origin(&b->mono);
+    double was = b->mono.origin;
+    if (origin > 0)
+        b->mono.origin = origin;
+    else
+        tb_clock_reset_origin(&b->mono);
+    was = b->mono.origin - was;
     if (b->timeout_at >= 0)
         b->timeout_at -= was;
     b->polled -= was;
@@ -163,7 +170,7 @@ static void report(struct bench *b)
  * and fixed header, as a live run sends them.  Returns 0 or an error (err
  * says); level_close frees what was made either way. */
 static int level_open(struct bench *b, const struct tb_bench_opts *o, uint32_t level,
-                      struct tb_bench_recs *out, char *err, size_t errlen)
+                      struct tb_bench_recs *out, double origin, char *err, size_t errlen)
 {
     int rc;
     memset(b, 0, sizeof(*b));
@@ -200,7 +207,7 @@ static int level_open(struct bench *b, const struct tb_bench_opts *o, uint32_t l
     b->http.idle_timeout = 0;
     b->http.cancel = NULL;
     if (b->warm_left == 0)
-        begin_measuring(b);
+        begin_measuring(b, origin);
     return 0;
 }
 
@@ -260,7 +267,7 @@ static int level_run(struct bench *b, char *err, size_t errlen)
             return rc != 0 ? rc : tb_bench_tts_cancel(b);
         }
         if (!b->measuring && b->warm_left == 0 && b->ninflight == 0) {
-            begin_measuring(b);
+            begin_measuring(b, 0);
             next_progress = 0;
             next_scan = scan_every;
         }
@@ -319,15 +326,15 @@ static int play_out(struct bench *b, size_t first, char *err, size_t errlen)
     return rc;
 }
 
-int tb_bench_run(const struct tb_bench_opts *o, uint32_t level, struct tb_bench_recs *out,
-                 char *err, size_t errlen)
+int tb_bench_level(const struct tb_bench_opts *o, uint32_t level, struct tb_bench_recs *out,
+                   double origin, char *err, size_t errlen)
 {
     struct bench b;
     size_t first = out->n;
     int rc = tb_bench_opts_check(o, err, errlen);
     if (rc != 0)
         return rc;
-    rc = level_open(&b, o, level, out, err, errlen);
+    rc = level_open(&b, o, level, out, origin, err, errlen);
     if (rc == 0)
         rc = level_run(&b, err, errlen);
     if (rc == 0)
