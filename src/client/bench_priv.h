@@ -1,7 +1,7 @@
 /*
  * bench_priv.h - private to libttsbuf: what a load level asks of this
  * shard (bench.c), for the level's run (bench_run.c, bench_threads.c).
- * Pure but tb_bench_level; any thread.
+ * Pure; any thread.
  */
 #ifndef TTSBUF_BENCH_PRIV_H
 #define TTSBUF_BENCH_PRIV_H
@@ -21,14 +21,6 @@ int tb_bench_opts_check(const struct tb_bench_opts *o, char *err, size_t errlen)
  * (SIZE_MAX: until the duration), *cap streams in flight, *rate arrivals
  * per second. */
 void tb_bench_shard_share(const struct tb_bench_opts *o, size_t *target, size_t *cap, double *rate);
-
-/* tb_bench_level - tb_bench_run's level on one event loop, on the calling
- * thread (bench_run.c): o's shard of the level, its records appended to
- * out.  origin: CLOCK_MONOTONIC seconds (tb_clock's) where level time
- * starts when there is no warm-up (loop threads share it), or 0: when the
- * loop is ready.  Returns as tb_bench_run. */
-int tb_bench_level(const struct tb_bench_opts *o, uint32_t level, struct tb_bench_recs *out,
-                   double origin, char *err, size_t errlen);
 
 /* An exponential variate with mean 1 from *rng (xorshift64*, a 53-bit
  * uniform; *rng never 0). */

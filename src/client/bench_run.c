@@ -19,6 +19,7 @@
 #include "bench_call.h"
 #include "bench_loop.h"
 #include "bench_priv.h"
+#include "bench_run.h"
 #include "bench_state.h"
 #include "bench_xfer.h"
 #include "bench_tts.h"

@@ -24,6 +24,7 @@
 
 #include "base/grow.h"
 #include "bench_priv.h"
+#include "bench_run.h"
 #include "bench_xfer.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/bench_rec.h"
