@@ -106,6 +106,8 @@ struct tb_bench_opts {
      * when, in seconds of playback after the turn's first audio. */
     double barge_in;
     struct tb_uturn barge_at;
+    /* Loop threads (bench.h): 0 auto, else 1..TB_BENCH_THREADS_MAX. */
+    unsigned threads;
 };
 
 /*
