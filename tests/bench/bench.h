@@ -8,6 +8,9 @@
  * its CPU time apart from the client's.  bench_sweep.c: the sweep's
  * event-simulations per second.  bench_fair.c: the mock's fairness, a
  * normal request's first event beside clients reading a flood.
+ * bench_client.c: bench's accuracy and CPU beside the openai SDK;
+ * bench_calls.c: the calls one bench process holds at once; both score
+ * streams against the mock's schedule with bench_score.c.
  *
  * Everything here dies with a one-line message on failure: a benchmark
  * that cannot set itself up has nothing to report.
