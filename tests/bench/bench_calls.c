@@ -325,12 +325,13 @@ void bench_calls(void)
     bench_synth(STREAM_TPS, STREAM_TTFT, STREAM_TOKENS, &sched);
     if (tb_convos_builtin(&cv, e, sizeof(e)) != 0)
         bench_die("calls: conversations", e);
-    printf("calls: one bench process holding N voice calls at once (a closed loop of N calls,\n"
-           "  %d turns each, built-in conversations, the caller speaking %s s before each\n"
-           "  later turn); each answer %d events at %g tokens/s after %g s from the mock (its\n"
-           "  own process), played at 150 wpm; error = each event's lateness against the\n"
-           "  schedule, its stream aligned on its earliest event, ms (server lateness included)\n",
-           CALL_TURNS, UTURN, STREAM_TOKENS, STREAM_TPS, STREAM_TTFT);
+    printf("calls: one bench process holding N voice calls at once (N calls in all, started\n"
+           "  at once or arriving over %g s; %d turns each, built-in conversations, the caller\n"
+           "  speaking %s s before each later turn); each answer %d events at %g tokens/s\n"
+           "  after %g s from the mock (its own process), played at 150 wpm; error = each\n"
+           "  event's lateness against the schedule, its stream aligned on its earliest event,\n"
+           "  ms (server lateness included)\n",
+           RAMP_S, CALL_TURNS, UTURN, STREAM_TOKENS, STREAM_TPS, STREAM_TTFT);
     memset(rows, 0, sizeof(rows));
     for (size_t l = 0; l < NLEVELS; l++)
         if (bench_level_on("TB_BENCH_CALLS_N", levels[l].n))
