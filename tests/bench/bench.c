@@ -19,6 +19,11 @@
  *   live        CPU per event of ttsbuf's live client path (bench_live.c)
  *   reader      the stream reader per delta, with and without a run's
  *               secrets (bench_reader.c)
+ *   client      ttsbuf bench's accuracy and CPU beside the openai SDK
+ *               (bench_client.c)
+ *   calls       voice calls one bench process holds at once, their
+ *               streams' timing and the memory a call costs
+ *               (bench_calls.c)
  *
  * Each figure is the best of several runs (the machine is shared; the best
  * run is the least disturbed).  Compare figures from one run as ratios.
@@ -317,8 +322,8 @@ static void bench_trace(const struct tb_stream *s)
 }
 
 /* TB_BENCH_ONLY=name,name runs only those sections (core, tts, draws, sim, trace,
- * sweep, sweepmem, serve, live, reader, speech, client); unset: all of
- * them. */
+ * sweep, sweepmem, serve, fair, live, reader, speech, client, calls);
+ * unset: all of them. */
 static int want(const char *name)
 {
     const char *only = getenv("TB_BENCH_ONLY");
@@ -394,6 +399,10 @@ int main(int argc, char **argv)
     if (want("client")) {
         printf("\n");
         bench_client();
+    }
+    if (want("calls")) {
+        printf("\n");
+        bench_calls();
     }
     tb_http_global_cleanup();
     return 0;

@@ -8,6 +8,9 @@
  * its CPU time apart from the client's.  bench_sweep.c: the sweep's
  * event-simulations per second.  bench_fair.c: the mock's fairness, a
  * normal request's first event beside clients reading a flood.
+ * bench_client.c: bench's accuracy and CPU beside the openai SDK;
+ * bench_calls.c: the calls one bench process holds at once; both score
+ * streams against the mock's schedule with bench_score.c.
  *
  * Everything here dies with a one-line message on failure: a benchmark
  * that cannot set itself up has nothing to report.
@@ -51,8 +54,44 @@ struct bench_mock_result {
 
 void bench_mock_start(const struct tb_stream *s, struct bench_mock *m);
 
+/* bench_mock_start with the server's max_conns (0: its default,
+ * TB_SERVE_CONNS_DEFAULT); the child's descriptor limit is the parent's
+ * at the fork (bench_nofile_max first). */
+void bench_mock_start_conns(const struct tb_stream *s, size_t max_conns, struct bench_mock *m);
+
+/* Raises RLIMIT_NOFILE's soft limit to the hard one (quietly: a figure
+ * that then runs out of descriptors says so itself). */
+void bench_nofile_max(void);
+
 /* SIGTERM (tb_serve_stop), then the child's statistics and CPU time. */
 void bench_mock_stop(struct bench_mock *m, struct bench_mock_result *r);
+
+/* The accuracy measure (bench_score.c): samples of one row, grown as
+ * needed (dies when out of memory). */
+struct bench_samples {
+    double *v;
+    size_t n, cap;
+};
+void bench_push(struct bench_samples *s, double x);
+void bench_samples_free(struct bench_samples *s);
+
+/* Events the schedules sent (as far as max_tokens) and those recorded. */
+struct bench_count {
+    uint64_t expected, received;
+};
+
+/* The times of s's content events, at most cap, into a; returns how many. */
+size_t bench_arrivals(const struct tb_stream *s, double *a, size_t cap);
+
+/* One stream's n arrival times a (s, from its own start) against the
+ * schedule cut at max_events: its error samples e_k and its TTFT error
+ * (bench_score.c) pushed, c counted. */
+void bench_score(const struct tb_stream *sched, size_t max_events, const double *a, size_t n,
+                 struct bench_samples *err, struct bench_samples *ttft, struct bench_count *c);
+
+/* Whether the environment variable env (a list "1,1000") names level, or
+ * is unset or empty (every level). */
+int bench_level_on(const char *env, size_t level);
 
 void bench_serve(void);
 void bench_live(void);
@@ -61,6 +100,7 @@ void bench_sweep_memory(void);      /* peak RSS per stream of `ttsbuf sweep` */
 int bench_maxrss_main(char **argv); /* bench --maxrss CMD...: its peak RSS, KiB */
 void bench_speech(void);
 void bench_client(void); /* ttsbuf bench vs the openai SDK */
+void bench_calls(void);  /* calls held at once by one bench process */
 void bench_fair(void);   /* the mock's fairness beside clients reading a flood */
 void bench_reader(void); /* the stream reader per delta, with and without secrets */
 

@@ -61,63 +61,20 @@ static const size_t levels[] = {1, 10, 50, 100, 1000};
 /* TB_BENCH_CLIENT_N=1,1000 runs only those levels (all by default). */
 static int level_on(size_t l)
 {
-    const char *only = getenv("TB_BENCH_CLIENT_N");
-    char buf[128], *save = NULL;
-    if (only == NULL || *only == '\0')
-        return 1;
-    snprintf(buf, sizeof(buf), "%s", only);
-    for (char *t = strtok_r(buf, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save))
-        if (strtoul(t, NULL, 10) == levels[l])
-            return 1;
-    return 0;
+    return bench_level_on("TB_BENCH_CLIENT_N", levels[l]);
 }
 
 struct row {
     int ran;
     size_t n, ok;
-    uint64_t expected, received;
+    struct bench_count c;
     double err_p50, err_p99, ttft_p50, ttft_p99, cpu_us_per_event, srv_p50, srv_p99;
     double sys_us_per_event;  /* the kernel's part of cpu_us_per_event */
     double play_us_per_event; /* ttsbuf: the playout's share, measured apart */
 };
 
-/* Samples of one row, grown as needed. */
-struct samples {
-    double *v;
-    size_t n, cap;
-};
-
-static void push(struct samples *s, double x)
-{
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 4096;
-        s->v = realloc(s->v, s->cap * sizeof(double));
-        if (s->v == NULL)
-            bench_die("client", "out of memory");
-    }
-    s->v[s->n++] = x;
-}
-
-/* One stream's arrival times (s, from its own start) against the schedule. */
-static void score(const struct tb_stream *sched, const double *a, size_t n, struct samples *err,
-                  struct samples *ttft, struct row *r)
-{
-    size_t expect = sched->n < MAX_TOKENS ? sched->n : MAX_TOKENS;
-    r->expected += expect;
-    r->received += n;
-    if (n == 0)
-        return;
-    double off = INFINITY;
-    push(ttft, fabs(a[0] - sched->ev[0].t));
-    for (size_t k = 0; k < n && k < sched->n; k++)
-        if (a[k] - sched->ev[k].t < off)
-            off = a[k] - sched->ev[k].t;
-    for (size_t k = 0; k < n && k < sched->n; k++)
-        push(err, (a[k] - sched->ev[k].t) - off);
-}
-
-static void finish_row(struct samples *err, struct samples *ttft, double cpu_s, double sys_s,
-                       struct row *r)
+static void finish_row(struct bench_samples *err, struct bench_samples *ttft, double cpu_s,
+                       double sys_s, struct row *r)
 {
     struct tb_stats se, st;
     r->ran = 1;
@@ -127,13 +84,13 @@ static void finish_row(struct samples *err, struct samples *ttft, double cpu_s, 
     r->err_p99 = se.p99;
     r->ttft_p50 = st.p50;
     r->ttft_p99 = st.p99;
-    r->cpu_us_per_event = r->received > 0 ? cpu_s * 1e6 / (double)r->received : 0;
-    r->sys_us_per_event = r->received > 0 ? sys_s * 1e6 / (double)r->received : 0;
+    r->cpu_us_per_event = r->c.received > 0 ? cpu_s * 1e6 / (double)r->c.received : 0;
+    r->sys_us_per_event = r->c.received > 0 ? sys_s * 1e6 / (double)r->c.received : 0;
     err->n = ttft->n = 0;
 }
 
-static void run_ttsbuf(const struct tb_stream *sched, size_t n, struct samples *err,
-                       struct samples *ttft, struct row *r)
+static void run_ttsbuf(const struct tb_stream *sched, size_t n, struct bench_samples *err,
+                       struct bench_samples *ttft, struct row *r)
 {
     struct bench_mock mock;
     struct bench_mock_result mr;
@@ -180,18 +137,14 @@ static void run_ttsbuf(const struct tb_stream *sched, size_t n, struct samples *
     memset(r, 0, sizeof(*r));
     r->n = n;
     for (size_t i = 0; i < recs.n; i++) {
-        const struct tb_stream *s = &recs.v[i].stream;
-        size_t k = 0;
+        size_t k = bench_arrivals(&recs.v[i].stream, a, sched->n);
         r->ok += recs.v[i].error == 0;
-        for (size_t j = 0; j < s->n; j++)
-            if (s->ev[j].kind == TB_KIND_CONTENT && k < sched->n)
-                a[k++] = s->ev[j].t;
-        score(sched, a, k, err, ttft, r);
+        bench_score(sched, MAX_TOKENS, a, k, err, ttft, &r->c);
     }
     r->srv_p50 = mr.st.late_p50;
     r->srv_p99 = mr.st.late_p99;
     finish_row(err, ttft, c1 - c0, s1 - s0, r);
-    r->play_us_per_event = r->received > 0 ? play * 1e6 / (double)r->received : 0;
+    r->play_us_per_event = r->c.received > 0 ? play * 1e6 / (double)r->c.received : 0;
     tb_bench_recs_free(&recs);
     tb_bench_prompts_free(&p);
     free(a);
@@ -226,8 +179,8 @@ static void run_floors(const struct tb_stream *sched, struct floor *fl)
 }
 
 /* Reads the Node script's JSON lines for every level. */
-static void run_node(const char *dir, const struct tb_stream *sched, struct samples *err,
-                     struct samples *ttft, struct row *rows)
+static void run_node(const char *dir, const struct tb_stream *sched, struct bench_samples *err,
+                     struct bench_samples *ttft, struct row *rows)
 {
     for (size_t l = 0; l < NLEVELS; l++) {
         struct bench_mock mock;
@@ -272,7 +225,7 @@ static void run_node(const char *dir, const struct tb_stream *sched, struct samp
                 if (k < sched->n)
                     a[k++] = (v->valuedouble - start) / 1000.0;
             }
-            score(sched, a, k, err, ttft, &rows[l]);
+            bench_score(sched, MAX_TOKENS, a, k, err, ttft, &rows[l].c);
         }
         rows[l].srv_p50 = mr.st.late_p50;
         rows[l].srv_p99 = mr.st.late_p99;
@@ -290,14 +243,14 @@ static void print_row(const char *who, const struct row *r)
         printf("  %-7s %5zu  (did not run)\n", who, r->n);
         return;
     }
-    printf(
-        "  %-7s %5zu %5zu %7llu %5llu | %7.3f %7.3f | %7.3f %7.3f | %6.1f %5.1f %5.1f | %7.3f "
-        "%7.3f\n",
-        who, r->n, r->ok, (unsigned long long)r->received,
-        (unsigned long long)(r->expected - (r->received < r->expected ? r->received : r->expected)),
-        r->err_p50 * 1e3, r->err_p99 * 1e3, r->ttft_p50 * 1e3, r->ttft_p99 * 1e3,
-        r->cpu_us_per_event, r->sys_us_per_event, r->play_us_per_event, r->srv_p50 * 1e3,
-        r->srv_p99 * 1e3);
+    printf("  %-7s %5zu %5zu %7llu %5llu | %7.3f %7.3f | %7.3f %7.3f | %6.1f %5.1f %5.1f | %7.3f "
+           "%7.3f\n",
+           who, r->n, r->ok, (unsigned long long)r->c.received,
+           (unsigned long long)(r->c.expected -
+                                (r->c.received < r->c.expected ? r->c.received : r->c.expected)),
+           r->err_p50 * 1e3, r->err_p99 * 1e3, r->ttft_p50 * 1e3, r->ttft_p99 * 1e3,
+           r->cpu_us_per_event, r->sys_us_per_event, r->play_us_per_event, r->srv_p50 * 1e3,
+           r->srv_p99 * 1e3);
 }
 
 static int node_ready(const char *dir)
@@ -311,17 +264,13 @@ static int node_ready(const char *dir)
 void bench_client(void)
 {
     struct tb_stream sched;
-    struct samples err = {NULL, 0, 0}, ttft = {NULL, 0, 0};
+    struct bench_samples err = {NULL, 0, 0}, ttft = {NULL, 0, 0};
     struct row tt[NLEVELS], nd[NLEVELS];
     struct floor fl[NLEVELS];
     const char *dir = getenv("TB_NODEDIR") != NULL ? getenv("TB_NODEDIR") : "tests/node";
-    struct rlimit rl;
     int have_node = node_ready(dir);
 
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
+    bench_nofile_max();
     tb_stream_init(&sched);
     bench_synth(STREAM_TPS, STREAM_TTFT, STREAM_TOKENS, &sched);
     memset(tt, 0, sizeof(tt));
@@ -375,11 +324,11 @@ void bench_client(void)
     }
     {
         const struct row *g = &tt[NLEVELS - 1];
-        int met = g->n == GOAL_N && g->err_p99 <= GOAL_P99 && g->received == g->expected;
+        int met = g->n == GOAL_N && g->err_p99 <= GOAL_P99 && g->c.received == g->c.expected;
         printf("  goal (ttsbuf, %d streams at %g tokens/s: error P99 <= %g ms, none lost): %s\n",
                GOAL_N, STREAM_TPS, GOAL_P99 * 1e3, met ? "met" : "NOT met");
     }
-    free(err.v);
-    free(ttft.v);
+    bench_samples_free(&err);
+    bench_samples_free(&ttft);
     tb_stream_free(&sched);
 }
