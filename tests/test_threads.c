@@ -48,26 +48,18 @@ static void calls_opts(struct tb_bench_opts *o, const char *url, const struct tb
     o->user_turn.a = uturn;
 }
 
-/* How many threads a level gets: auto by its size (a CPU left to a
- * server on loopback), an explicit count capped by the streams or calls,
- * a count over the maximum refused. */
+/* How many threads a level gets: auto by its size, an explicit count
+ * capped by the streams or calls, a count over the maximum refused. */
 static void threads_resolved(void **state)
 {
     struct tb_bench_opts o;
     struct tb_bench_recs r;
-    struct tb_convos cv;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned want =
         cpus < 2 ? 1
                  : (unsigned)(cpus < TB_BENCH_THREADS_AUTO_MAX ? cpus : TB_BENCH_THREADS_AUTO_MAX);
-    /* a server on loopback keeps a CPU */
-    unsigned want_lo =
-        cpus < 3 ? 1
-                 : (unsigned)(cpus - 1 < TB_BENCH_THREADS_AUTO_MAX ? cpus - 1
-                                                                   : TB_BENCH_THREADS_AUTO_MAX);
     char err[256];
     (void)state;
-    memset(&cv, 0, sizeof(cv));
     base_opts(&o, "http://192.0.2.1:9/v1/chat/completions");
     o.level.mode = TB_BENCH_CLOSED;
     o.level.concurrency = TB_BENCH_THREADS_AT - 1;
@@ -75,13 +67,6 @@ static void threads_resolved(void **state)
     assert_int_equal(tb_bench_threads(&o), 1); /* auto, small */
     o.level.concurrency = TB_BENCH_THREADS_AT;
     assert_int_equal(tb_bench_threads(&o), want); /* auto, big */
-    o.http.url = "http://127.0.0.1:9/v1/chat/completions";
-    assert_int_equal(tb_bench_threads(&o), want_lo);
-    o.http.url = "http://[::1]:9/v1/chat/completions";
-    assert_int_equal(tb_bench_threads(&o), want_lo);
-    o.http.url = "http://LocalHost/v1/chat/completions";
-    assert_int_equal(tb_bench_threads(&o), want_lo);
-    o.http.url = "http://192.0.2.1:9/v1/chat/completions";
     o.level.concurrency = 2;
     o.threads = 5;
     assert_int_equal(tb_bench_threads(&o), 2); /* no more than the streams */

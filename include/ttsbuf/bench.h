@@ -180,11 +180,10 @@ struct tb_bench_opts {
  * orders them); the progress callback still runs on the calling thread,
  * with the threads' counts summed; a thread that fails stops the others
  * (as the cancel flag does) and the run returns its error.  0 (auto): one
- * thread per online CPU (at most TB_BENCH_THREADS_AUTO_MAX; one CPU
- * left to the server when the URL's host is loopback) when this shard's
- * level holds TB_BENCH_THREADS_AT streams or calls at once or more (-c,
- * --calls, the cap of --rate, or the calls of --call-rate), else one;
- * never more threads than streams or calls.  One thread is
+ * thread per online CPU (at most TB_BENCH_THREADS_AUTO_MAX) when this
+ * shard's level holds TB_BENCH_THREADS_AT streams or calls at once or
+ * more (-c, --calls, the cap of --rate, or the calls of --call-rate),
+ * else one; never more threads than streams or calls.  One thread is
  * today's single loop, unchanged.
  */
 #define TB_BENCH_THREADS_MAX 16u

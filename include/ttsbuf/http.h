@@ -141,13 +141,4 @@ void tb_http_redact(const char *text, size_t len, char *out, size_t outlen);
  */
 int tb_http_secrets(const struct tb_http_req *q, struct tb_secrets *set);
 
-/*
- * tb_host_is_loopback - whether host is a loopback address literal
- * (127.0.0.0/8, ::1, with or without brackets) or "localhost".
- * tb_url_is_loopback - whether a URL's host (libcurl's URL parser) is;
- * 0 for a URL it cannot parse.  Pure; any thread.
- */
-int tb_host_is_loopback(const char *host);
-int tb_url_is_loopback(const char *url);
-
 #endif

@@ -72,8 +72,7 @@ static const struct tb_optdoc bench_load[] = {
     {"shards", O_SHARDS, "N", "the N for an index taken from the environment", NULL},
     {"threads", O_THREADS, "N|auto",
      "event loops, a thread each, that split the level as N shards would (default auto: one per "
-     "CPU, at most 8, less one for a server on loopback, at 512 streams or calls at once or "
-     "more; else 1)",
+     "CPU, at most 8, at 512 streams or calls at once or more; else 1)",
      "Records and the summary are those of one loop; ttsbuf(1), BENCH, Loop threads."},
     TB_OPTDOC_END,
 };

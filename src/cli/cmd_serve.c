@@ -1,6 +1,7 @@
 /*
  * cmd_serve.c - `ttsbuf serve`: the mock OpenAI-compatible provider.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -17,7 +18,6 @@
 #include "serve_log.h"
 #include "sources.h"
 #include "ttsbuf/error.h"
-#include "ttsbuf/http.h"
 #include "ttsbuf/preset.h"
 #include "ttsbuf/serve.h"
 #include "ttsbuf/ttslat.h"
@@ -193,6 +193,17 @@ static int split_listen(char *s, const char **host, int *port)
     if (end == s || *end != '\0' || p < 0 || p > 65535)
         return -1;
     *port = (int)p;
+    return 0;
+}
+
+static int is_loopback(const char *host)
+{
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET, host, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, host, &a6) == 1)
+        return IN6_IS_ADDR_LOOPBACK(&a6);
     return 0;
 }
 
@@ -400,7 +411,7 @@ static int listen_on(struct tb_serve_opts *so, int explicit_cap)
         tb_cli_error("%s", err);
         return rc == TB_ENOMEM ? rc : TB_EINVAL;
     }
-    if (!tb_host_is_loopback(so->host))
+    if (!is_loopback(so->host))
         fprintf(stderr,
                 "ttsbuf: warning: listening on %s, which is not a loopback address: "
                 "anyone who can reach it can use this server\n",

@@ -30,7 +30,6 @@
 #include "ttsbuf/bench_rec.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
-#include "ttsbuf/http.h"
 
 /* How often the calling thread looks at the threads. */
 #define TICK_S 0.01
@@ -86,8 +85,6 @@ unsigned tb_bench_threads(const struct tb_bench_opts *o)
         t = o->threads < TB_BENCH_THREADS_MAX ? o->threads : TB_BENCH_THREADS_MAX;
     } else {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        if (cpus > 1 && o->http.url != NULL && tb_url_is_loopback(o->http.url))
-            cpus--; /* the server's */
         if (at_once < TB_BENCH_THREADS_AT || cpus < 2)
             return 1;
         t = (size_t)cpus < TB_BENCH_THREADS_AUTO_MAX ? (size_t)cpus : TB_BENCH_THREADS_AUTO_MAX;

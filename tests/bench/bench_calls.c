@@ -13,7 +13,12 @@
  * answers being alike, each later turn of every call within the user
  * turn's spread), and N calls arriving over RAMP_S seconds
  * (TB_BENCH_CALLS_POISSON at N / RAMP_S a second; a call lasts longer
- * than the ramp, so all N are held at once when the last arrives).
+ * than the ramp, so all N are held at once when the last arrives), each
+ * of 10,000 on one loop thread and on two (bench.h: loop threads; the
+ * mock, one more thread, shares the machine's cores).  The goal, P99 of
+ * the in-flight error at most 5 ms with nothing lost, is for the arriving
+ * calls: started at once, every call streams at turn 0, a burst that is
+ * reported, not judged.
  *
  * Per row:
  *   held      calls at once, from the records: a call is held from its
@@ -64,8 +69,10 @@
 struct level {
     size_t n;
     double ramp;
+    unsigned threads; /* opts.threads: 0 auto */
 };
-static const struct level levels[] = {{1000, 0}, {10000, 0}, {10000, RAMP_S}};
+static const struct level levels[] = {
+    {1000, 0, 0}, {10000, 0, 1}, {10000, 0, 2}, {10000, RAMP_S, 1}, {10000, RAMP_S, 2}};
 #define NLEVELS (sizeof(levels) / sizeof(levels[0]))
 
 /* What the progress ticks saw. */
@@ -201,7 +208,7 @@ static void call_opts(struct tb_bench_opts *o, const char *url, const struct tb_
     o->convos = cv;
     o->nshards = 1;
     o->seed = 1;
-    o->threads = 0; /* auto */
+    o->threads = lv->threads;
     if (tb_uturn_parse(UTURN, &o->user_turn, err, sizeof(err)) != 0)
         bench_die("calls: user turn", err);
     tb_sim_opts_default(&o->sim);
@@ -337,13 +344,16 @@ void bench_calls(void)
         if (bench_level_on("TB_BENCH_CALLS_N", levels[l].n))
             run_row(&sched, &cv, &levels[l], &rows[l]);
     for (size_t l = 0; l < NLEVELS; l++) {
-        char how[48] = "started at once";
-        if (levels[l].n != GOAL_N || !bench_level_on("TB_BENCH_CALLS_N", levels[l].n))
+        /* The goal is for calls as a voice agent holds them: arriving,
+         * a fraction streaming.  Started at once, every call streams at
+         * turn 0: a burst, reported, not the goal's shape. */
+        if (levels[l].n != GOAL_N || levels[l].ramp <= 0 ||
+            !bench_level_on("TB_BENCH_CALLS_N", levels[l].n))
             continue;
-        if (levels[l].ramp > 0)
-            snprintf(how, sizeof(how), "arriving over %g s", levels[l].ramp);
-        printf("  goal (%d calls held, in-flight error P99 <= %g ms, none lost; %s): %s\n", GOAL_N,
-               GOAL_P99 * 1e3, how, rows[l].goal ? "met" : "NOT met");
+        printf("  goal (%d calls held, arriving over %g s, %u loop thread%s: in-flight error P99 "
+               "<= %g ms, none lost): %s\n",
+               GOAL_N, levels[l].ramp, levels[l].threads, levels[l].threads == 1 ? "" : "s",
+               GOAL_P99 * 1e3, rows[l].goal ? "met" : "NOT met");
     }
     tb_convos_free(&cv);
     tb_stream_free(&sched);
