@@ -40,14 +40,19 @@
  *   threads   opts.threads as set (0: "auto"), and the most threads the
  *             process had at a progress tick
  *
- * TB_BENCH_CALLS_N=1000 runs some rows only.  One run per row.
+ * Each row runs in a child process of its own (a fresh heap for its
+ * memory figure).  TB_BENCH_CALLS_N=1000 runs some rows only.  One run
+ * per row.
  */
+#include <errno.h>
 #include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "ttsbuf.h"
@@ -320,6 +325,35 @@ static void run_row(const struct tb_stream *sched, const struct tb_convos *cv,
     bench_samples_free(&late);
 }
 
+/* run_row in a child process of its own, so that each row's memory is
+ * measured from a fresh heap (not one an earlier figure or row grew):
+ * its printed lines and its row come back through stdout and a pipe. */
+static void run_row_apart(const struct tb_stream *sched, const struct tb_convos *cv,
+                          const struct level *lv, struct row *row)
+{
+    int fd[2], st;
+    pid_t pid;
+    ssize_t n;
+    fflush(stdout);
+    if (pipe(fd) != 0)
+        bench_die("calls: pipe", strerror(errno));
+    pid = fork();
+    if (pid < 0)
+        bench_die("calls: fork", strerror(errno));
+    if (pid == 0) {
+        close(fd[0]);
+        run_row(sched, cv, lv, row);
+        fflush(stdout);
+        _exit(write(fd[1], row, sizeof(*row)) == (ssize_t)sizeof(*row) ? 0 : 1);
+    }
+    close(fd[1]);
+    n = read(fd[0], row, sizeof(*row));
+    close(fd[0]);
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+        n != (ssize_t)sizeof(*row))
+        bench_die("calls", "a row's process failed");
+}
+
 void bench_calls(void)
 {
     struct tb_stream sched;
@@ -342,7 +376,7 @@ void bench_calls(void)
     memset(rows, 0, sizeof(rows));
     for (size_t l = 0; l < NLEVELS; l++)
         if (bench_level_on("TB_BENCH_CALLS_N", levels[l].n))
-            run_row(&sched, &cv, &levels[l], &rows[l]);
+            run_row_apart(&sched, &cv, &levels[l], &rows[l]);
     for (size_t l = 0; l < NLEVELS; l++) {
         /* The goal is for calls as a voice agent holds them: arriving,
          * a fraction streaming.  Started at once, every call streams at
