@@ -81,21 +81,6 @@ static void call_opts(struct tb_bench_opts *o, const char *url, const struct tb_
     o->sim.play.wpm = 1000;
 }
 
-/* The content text of a record's stream (malloc'd). */
-static char *answer_of(const struct tb_bench_rec *r)
-{
-    size_t n = 0;
-    char *a = malloc(r->stream.text_len + 1);
-    assert_non_null(a);
-    for (size_t i = 0; i < r->stream.n; i++)
-        if (r->stream.ev[i].kind == TB_KIND_CONTENT) {
-            memcpy(a + n, r->stream.text + r->stream.ev[i].off, r->stream.ev[i].len);
-            n += r->stream.ev[i].len;
-        }
-    a[n] = '\0';
-    return a;
-}
-
 /* The records of call `call` in turn order (pointers into r); returns
  * how many. */
 static size_t turns_of(const struct tb_bench_recs *r, int64_t call, const struct tb_bench_rec **v,
@@ -157,7 +142,7 @@ static int prefill_once(const struct tb_test_mock *m, const struct tb_convos *cv
                 missed++;
             }
         }
-        a = answer_of(v[k]);
+        a = tb_test_content_text(&v[k]->stream);
         assert_string_equal(a, " w0 w1 w2 w3.");
         bytes += strlen(a);
         free(a);

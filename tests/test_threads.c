@@ -104,21 +104,6 @@ static void threads_resolved(void **state)
     assert_int_equal(r.n, 0);
 }
 
-/* The content text of a record's stream (malloc'd). */
-static char *answer_of(const struct tb_bench_rec *r)
-{
-    size_t n = 0;
-    char *a = malloc(r->stream.text_len + 1);
-    assert_non_null(a);
-    for (size_t i = 0; i < r->stream.n; i++)
-        if (r->stream.ev[i].kind == TB_KIND_CONTENT) {
-            memcpy(a + n, r->stream.text + r->stream.ev[i].off, r->stream.ev[i].len);
-            n += r->stream.ev[i].len;
-        }
-    a[n] = '\0';
-    return a;
-}
-
 static void run_ok(const struct tb_bench_opts *o, struct tb_bench_recs *r)
 {
     char err[512];
@@ -163,8 +148,8 @@ static void calls_split_like_one(void **state)
         assert_int_equal(t->turn, s->turn);
         assert_int_equal(t->prompt, s->prompt);
         assert_int_equal(t->id, (uint64_t)t->call * 1000 + (uint64_t)t->turn);
-        a = answer_of(t);
-        b = answer_of(s);
+        a = tb_test_content_text(&t->stream);
+        b = tb_test_content_text(&s->stream);
         assert_string_equal(a, b);
         free(a);
         free(b);
