@@ -194,7 +194,8 @@ const struct tb_optsec tb_cli_bench_secs[] = {
 };
 
 const char *const tb_cli_bench_notes[] = {
-    "The streams run on one libcurl multi event loop (no thread per stream); each is played out "
+    "The streams run on a libcurl multi event loop (one per CPU at 512 streams or calls at once "
+    "or more: --threads; no thread per stream); each is played out "
     "through its own playout model, exactly as ttsbuf sim --trace does on its trace. Every "
     "percentile is the high tail (p95 of decode_tps is fast); the slow tail of a rate is p5.",
     "SIGINT or SIGTERM stops bench cleanly: the streams cut are recorded as cancelled, and the "

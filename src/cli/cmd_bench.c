@@ -77,8 +77,8 @@ static void bench_tail(FILE *f)
 const struct tb_cmddoc tb_doc_bench = {
     "bench",
     "[--base-url URL --model NAME | --mock] [OPTIONS]",
-    "Stream many completions at once from an OpenAI-compatible endpoint (one\n"
-    "libcurl event loop, no thread per stream) and play each out through its own\n"
+    "Stream many completions at once from an OpenAI-compatible endpoint (libcurl\n"
+    "event loops, not a thread per stream) and play each out through its own\n"
     "playout model: per load level, P50/P95/P99/min/max of TTFT, time to first\n"
     "audio, decode TPS, inter-event gap, underruns, silence, minimum TPS and\n"
     "speed-up needed; system TPS, errors by kind, and the share of gapless streams.\n",
