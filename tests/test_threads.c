@@ -148,8 +148,10 @@ static void calls_split_like_one(void **state)
         assert_int_equal(t->turn, s->turn);
         assert_int_equal(t->prompt, s->prompt);
         assert_int_equal(t->id, (uint64_t)t->call * 1000 + (uint64_t)t->turn);
-        a = tb_test_content_text(&t->stream);
-        b = tb_test_content_text(&s->stream);
+        a = tb_stream_content_text(&t->stream);
+        assert_non_null(a);
+        b = tb_stream_content_text(&s->stream);
+        assert_non_null(b);
         assert_string_equal(a, b);
         free(a);
         free(b);

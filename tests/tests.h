@@ -197,9 +197,6 @@ void tb_test_rm_rf(const char *dir);
  * many. */
 size_t tb_test_jsonl_records(const char *path, struct cJSON **v, size_t cap);
 
-/* The content text of a stream (its answer), malloc'd (asserted). */
-char *tb_test_content_text(const struct tb_stream *s);
-
 /* Where the binary's outputs are kept for the "schema" group to validate
  * ($TB_COLLECT_DIR: the Makefile runs the binary through
  * tests/collect/collect.c, which copies them there), or NULL when the

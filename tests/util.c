@@ -403,17 +403,3 @@ size_t tb_test_jsonl_records(const char *path, cJSON **v, size_t cap)
     free(text);
     return n;
 }
-
-char *tb_test_content_text(const struct tb_stream *s)
-{
-    size_t n = 0;
-    char *a = malloc(s->text_len + 1);
-    assert_non_null(a);
-    for (size_t i = 0; i < s->n; i++)
-        if (s->ev[i].kind == TB_KIND_CONTENT) {
-            memcpy(a + n, s->text + s->ev[i].off, s->ev[i].len);
-            n += s->ev[i].len;
-        }
-    a[n] = '\0';
-    return a;
-}

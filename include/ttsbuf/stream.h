@@ -165,6 +165,11 @@ int tb_stream_reserve(struct tb_stream *s, size_t nev, uint64_t ntext);
  * the allocator will not shrink a block, the stream keeps it. */
 void tb_stream_shrink(struct tb_stream *s);
 
+/* The text of the stream's content events, in order, NUL-terminated and
+ * malloc'd (the caller frees it): what a listener was told.  NULL: no
+ * memory.  Pure; any thread. */
+char *tb_stream_content_text(const struct tb_stream *s);
+
 /*
  * tb_stream_append - adds one event.  Empty text is ignored (returns 0):
  * real servers send an empty first delta, and it is not a token.

@@ -117,6 +117,25 @@ void tb_stream_shrink(struct tb_stream *s)
     }
 }
 
+char *tb_stream_content_text(const struct tb_stream *s)
+{
+    size_t len = 0, k = 0;
+    char *a;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->ev[i].kind == TB_KIND_CONTENT)
+            len += s->ev[i].len;
+    a = malloc(len + 1);
+    if (a == NULL)
+        return NULL;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->ev[i].kind == TB_KIND_CONTENT) {
+            memcpy(a + k, s->text + s->ev[i].off, s->ev[i].len);
+            k += s->ev[i].len;
+        }
+    a[k] = '\0';
+    return a;
+}
+
 int tb_stream_reserve(struct tb_stream *s, size_t nev, uint64_t ntext)
 {
     if (nev > s->cap) {

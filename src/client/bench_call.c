@@ -231,26 +231,6 @@ int tb_bench_call_schedule(struct bench *b, double now, char *err, size_t errlen
     return rc;
 }
 
-/* The content text of a stream (its answer), malloc'd; NULL: no memory. */
-static char *answer(const struct tb_stream *s)
-{
-    size_t len = 0, k = 0;
-    char *a;
-    for (size_t i = 0; i < s->n; i++)
-        if (s->ev[i].kind == TB_KIND_CONTENT)
-            len += s->ev[i].len;
-    a = malloc(len + 1);
-    if (a == NULL)
-        return NULL;
-    for (size_t i = 0; i < s->n; i++)
-        if (s->ev[i].kind == TB_KIND_CONTENT) {
-            memcpy(a + k, s->text + s->ev[i].off, s->ev[i].len);
-            k += s->ev[i].len;
-        }
-    a[k] = '\0';
-    return a;
-}
-
 /* The call in slot ends; its turn's record says how. */
 static void end_call(struct bench *b, uint32_t slot, const struct tb_bench_rec *rec, int last)
 {
@@ -327,7 +307,7 @@ void tb_bench_call_ended(struct bench *b, uint32_t slot, size_t rec_index)
         end_call(b, slot, rec, rc == 0 && c->turn + 1 >= c->nturns);
         return;
     }
-    c->ans[c->turn] = answer(&rec->stream);
+    c->ans[c->turn] = tb_stream_content_text(&rec->stream);
     if (c->ans[c->turn] == NULL) {
         if (cs->rc == 0)
             cs->rc = tb_seterr(cs->err, sizeof(cs->err), TB_ENOMEM, "out of memory");
