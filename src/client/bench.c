@@ -85,7 +85,9 @@ static size_t share(uint32_t c, uint32_t i, uint32_t n)
 
 void tb_bench_shard_share(const struct tb_bench_opts *o, size_t *target, size_t *cap, double *rate)
 {
-    if (o->requests > 0)
+    if (o->level.mode == TB_BENCH_CALLS || o->level.mode == TB_BENCH_CALLS_POISSON)
+        *target = o->calls > o->shard ? (o->calls - o->shard + o->nshards - 1) / o->nshards : 0;
+    else if (o->requests > 0)
         *target =
             o->requests > o->shard ? (o->requests - o->shard + o->nshards - 1) / o->nshards : 0;
     else

@@ -31,12 +31,10 @@
 
 int tb_bench_call_open(struct bench *b)
 {
-    const struct tb_bench_opts *o = b->o;
     struct calls *c = &b->calls;
-    uint32_t n = o->nshards > 0 ? o->nshards : 1;
     memset(c, 0, sizeof(*c));
     c->free_head = -1;
-    c->target = o->calls > o->shard ? (o->calls - o->shard + n - 1) / n : 0;
+    c->target = b->target;
     c->next_arrival = 0;
     b->calling = 1;
     b->turn_ended = tb_bench_call_ended;

@@ -14,7 +14,8 @@
 
 #include "bench_state.h"
 
-/* Sets up b->calls for this shard's share (b->o, b->cap, b->rate set),
+/* Sets up b->calls for this shard's share (b->o, and b->target, b->cap
+ * and b->rate from tb_bench_shard_share, set),
  * and b->turn_ended (tb_bench_call_ended).  Returns 0. */
 int tb_bench_call_open(struct bench *b);
 void tb_bench_call_close(struct bench *b);

@@ -18,8 +18,8 @@
 int tb_bench_opts_check(const struct tb_bench_opts *o, char *err, size_t errlen);
 
 /* This shard's share of the level (bench.h): *target measured requests
- * (SIZE_MAX: until the duration), *cap streams in flight, *rate arrivals
- * per second. */
+ * (SIZE_MAX: until the duration), or calls for a level of calls, *cap
+ * streams (or calls) in flight, *rate arrivals per second. */
 void tb_bench_shard_share(const struct tb_bench_opts *o, size_t *target, size_t *cap, double *rate);
 
 /* An exponential variate with mean 1 from *rng (xorshift64*, a 53-bit

@@ -184,8 +184,7 @@ static int level_open(struct bench *b, const struct tb_bench_opts *o, uint32_t l
         b->rng = 1;
     tb_bench_shard_share(o, &b->target, &b->cap, &b->rate);
     if (o->level.mode == TB_BENCH_CALLS || o->level.mode == TB_BENCH_CALLS_POISSON) {
-        (void)tb_bench_call_open(b);
-        b->target = b->calls.target; /* the progress line's count: calls */
+        (void)tb_bench_call_open(b); /* b->target: calls, the progress line's count */
     }
     b->held_max = o->held_max > 0 ? o->held_max : TB_BENCH_HELD_MAX;
     for (size_t i = 0; i < out->n; i++)

@@ -64,10 +64,6 @@ static void level_size(const struct tb_bench_opts *o, size_t *at_once, size_t *c
     double rate;
     tb_bench_shard_share(o, &target, &cap, &rate);
     *count = target == SIZE_MAX ? 0 : target;
-    if (o->level.mode == TB_BENCH_CALLS || o->level.mode == TB_BENCH_CALLS_POISSON) {
-        uint32_t n = o->nshards > 0 ? o->nshards : 1;
-        *count = o->calls > o->shard ? (o->calls - o->shard + n - 1) / n : 0;
-    }
     if (o->level.mode == TB_BENCH_CALLS_POISSON)
         *at_once = *count; /* no cap: as many as may overlap */
     else if (o->level.mode == TB_BENCH_CLOSED || o->level.mode == TB_BENCH_CALLS ||
