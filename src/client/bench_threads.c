@@ -199,12 +199,10 @@ static void watch(const struct tb_bench_opts *o, struct lane *v, unsigned n, ato
     }
 }
 
-/* The first error: a failing thread's, before the ones it stopped. */
+/* The failing thread's error, if any: the threads it stopped returned 0,
+ * as a cancelled level does (tb_bench_run). */
 static int verdict(const struct lane *v, unsigned n, char *err, size_t errlen)
 {
-    for (unsigned j = 0; j < n; j++)
-        if (v[j].rc != 0 && v[j].rc != TB_ECANCELED)
-            return tb_seterr(err, errlen, v[j].rc, "%s", v[j].err);
     for (unsigned j = 0; j < n; j++)
         if (v[j].rc != 0)
             return tb_seterr(err, errlen, v[j].rc, "%s", v[j].err);
