@@ -28,6 +28,8 @@
 #                   the image runs bench --mock and a shard
 #   make clean
 #   make test DEBUGGER=valgrind   run the suite under a tool
+#   make test JOBS=N   N groups at once (default: what fits the machine;
+#                   JOBS=1 one at a time)
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -215,6 +217,7 @@ check: all $(BUILD)/tests/run $(BUILD)/ttsbuf-collect $(BUILD)/bench $(FUZZ_REPL
 	    TB_COLLECT_DIR=$(CURDIR)/$(BUILD)/test-outputs TB_TESTDATA=$(CURDIR)/tests/data TB_NODEDIR=$(CURDIR)/tests/node \
 	    TB_AUDIODIR=$(CURDIR)/audio \
 	    TB_FUZZDIR=$(CURDIR)/tests/fuzz TB_FUZZBIN=$(CURDIR)/$(BUILD)/fuzz \
+	    TB_TEST_LOGDIR=$(CURDIR)/$(BUILD)/test-logs $(if $(JOBS),TB_TEST_JOBS=$(JOBS)) \
 	    $(DEBUGGER) $(BUILD)/tests/run
 
 # float-cast-overflow and float-divide-by-zero are not part of GCC's

@@ -472,6 +472,5 @@ int tb_test_compare(void)
         cmocka_unit_test(sharded_run_merged),
         cmocka_unit_test(page_in_chromium),
     };
-    tb_tests_total += (int)(sizeof(cases) / sizeof(cases[0]));
-    return cmocka_run_group_tests_name("compare", cases, setup, teardown);
+    return tb_test_run_group("compare", cases, sizeof(cases) / sizeof((cases)[0]), setup, teardown);
 }
