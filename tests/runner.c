@@ -41,18 +41,23 @@ struct slot {
     int timed_out;
 };
 
-int tb_runner_selected(const char *only, const char *name)
+static int listed(const char *only, const char *name)
 {
     size_t n = strlen(name);
     const char *p = only;
-    if (only == NULL || *only == '\0')
-        return 1;
     while ((p = strstr(p, name)) != NULL) {
         if ((p == only || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
             return 1;
         p += n;
     }
     return 0;
+}
+
+int tb_runner_selected(const char *only, const struct tb_group *g)
+{
+    if (only == NULL || *only == '\0')
+        return 1;
+    return listed(only, g->name) || ((g->flags & TB_GROUP_TIMING) && listed(only, "@timing"));
 }
 
 int tb_test_run_group(const char *name, const struct CMUnitTest *cases, size_t n,
@@ -83,7 +88,7 @@ int tb_runner_inproc(const struct tb_group *g, size_t n, const char *only)
 {
     int failed = 0, ran = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!tb_runner_selected(only, g[i].name))
+        if (!tb_runner_selected(only, &g[i]))
             continue;
         setenv("TB_TEST_GROUP", g[i].name, 1); /* names the copies */
         failed += g[i].run();
@@ -209,8 +214,10 @@ static void print_line(const struct slot *s)
     fflush(stdout);
 }
 
-static void reap(struct slot *v, size_t n, pid_t pid, int status, const struct rusage *ru,
-                 const struct tb_runner_opts *o, const char *tmproot)
+/* The group whose process pid ended: its line.  Returns 1, or 0 when pid
+ * is no group's (a busy process). */
+static int reap(struct slot *v, size_t n, pid_t pid, int status, const struct rusage *ru,
+                const struct tb_runner_opts *o, const char *tmproot)
 {
     for (size_t i = 0; i < n; i++) {
         char tmp[4200];
@@ -231,8 +238,9 @@ static void reap(struct slot *v, size_t n, pid_t pid, int status, const struct r
             rm_tree(tmp);
         }
         print_line(s);
-        return;
+        return 1;
     }
+    return 0;
 }
 
 /* The next group to start, or NULL: alone groups first, each by itself;
@@ -277,6 +285,37 @@ static int by_wall(const void *a, const void *b)
 {
     const struct slot *x = *(const struct slot *const *)a, *y = *(const struct slot *const *)b;
     return (x->wall < y->wall) - (x->wall > y->wall);
+}
+
+/* The CPU-bound processes of opts->busy: each spins until killed.  Their
+ * pids in pids[0..n); returns n. */
+static int busy_start(int n, pid_t *pids)
+{
+    int k = 0;
+    fflush(NULL);
+    for (; k < n; k++) {
+        pid_t pid = fork();
+        if (pid < 0)
+            break;
+        if (pid == 0) {
+            volatile unsigned long x = 0;
+            sigset_t none;
+            sigemptyset(&none);
+            sigprocmask(SIG_SETMASK, &none, NULL);
+            for (;;)
+                x++;
+        }
+        pids[k] = pid;
+    }
+    return k;
+}
+
+static void busy_stop(const pid_t *pids, int n)
+{
+    for (int i = 0; i < n; i++) {
+        kill(pids[i], SIGKILL);
+        waitpid(pids[i], NULL, 0);
+    }
 }
 
 static void stop_all(struct slot *v, size_t n)
@@ -348,13 +387,14 @@ int tb_runner_run(const struct tb_group *g, size_t n, const struct tb_runner_opt
 {
     struct slot v[256];
     size_t m = 0;
-    int running = 0, alone_running = 0, stopped = 0, rc = 0;
+    int running = 0, alone_running = 0, stopped = 0, rc = 0, busy;
+    pid_t busy_pids[64];
     char tmproot[64];
     sigset_t set, old;
     double t0 = now_s();
     for (size_t i = 0; i < n; i++) {
         int k = g[i].shards > 1 ? g[i].shards : 1;
-        if (!tb_runner_selected(o->only, g[i].name))
+        if (!tb_runner_selected(o->only, &g[i]))
             continue;
         for (int j = 0; j < k && m < sizeof(v) / sizeof(v[0]); j++, m++) {
             memset(&v[m], 0, sizeof(v[m]));
@@ -385,7 +425,10 @@ int tb_runner_run(const struct tb_group *g, size_t n, const struct tb_runner_opt
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     sigprocmask(SIG_BLOCK, &set, &old);
+    busy = busy_start(o->busy < 64 ? o->busy : 64, busy_pids);
     printf("%zu test groups, %d at a time; logs in %s\n", m, o->jobs, o->logdir);
+    if (busy > 0)
+        printf("%d CPU-bound processes run beside them (TB_TEST_BUSY)\n", busy);
     for (;;) {
         struct slot *s;
         struct rusage ru;
@@ -398,8 +441,7 @@ int tb_runner_run(const struct tb_group *g, size_t n, const struct tb_runner_opt
             for (size_t i = 0; i < m; i++)
                 if (v[i].state == RUNNING && v[i].pid == pid && (v[i].g->flags & TB_GROUP_ALONE))
                     alone_running = 0;
-            reap(v, m, pid, status, &ru, o, tmproot);
-            running--;
+            running -= reap(v, m, pid, status, &ru, o, tmproot);
         }
         while (!stopped && (s = next(v, m, running, alone_running, o->jobs)) != NULL) {
             if (start(s, o, tmproot) != 0) {
@@ -434,6 +476,7 @@ int tb_runner_run(const struct tb_group *g, size_t n, const struct tb_runner_opt
             break;
         }
     }
+    busy_stop(busy_pids, busy);
     sigprocmask(SIG_SETMASK, &old, NULL);
     summary(v, m, o, now_s() - t0);
     for (size_t i = 0; i < m; i++)

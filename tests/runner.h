@@ -24,6 +24,10 @@
 /* The group runs after every other group has ended (schema validates
  * what the others wrote). */
 #define TB_GROUP_LAST 2u
+/* The group bounds real-time events (a first byte, a turn's send, a close
+ * seen, what a capture heard): "@timing" in TB_TEST_ONLY names them all,
+ * for the check beside busy processes (TB_TEST_BUSY). */
+#define TB_GROUP_TIMING 4u
 
 struct tb_group {
     const char *name;
@@ -39,8 +43,10 @@ struct tb_group {
 };
 
 struct tb_runner_opts {
-    const char *only;   /* "a,b": those groups only; NULL or "": all */
+    const char *only;   /* "a,b": those groups only ("@timing": the TIMING
+                           ones); NULL or "": all */
     int jobs;           /* groups at once, >= 1 */
+    int busy;           /* CPU-bound processes run beside the groups, >= 0 */
     double timeout_s;   /* a group running longer is killed (and fails) */
     const char *logdir; /* GROUP.log files; made empty first */
 };
@@ -61,7 +67,8 @@ int tb_runner_run(const struct tb_group *g, size_t n, const struct tb_runner_opt
  * the runner (TB_TEST_INPROC=1: for a debugger).  Returns the failed cases. */
 int tb_runner_inproc(const struct tb_group *g, size_t n, const char *only);
 
-/* Whether group name is in the comma-separated list only (NULL or "": all). */
-int tb_runner_selected(const char *only, const char *name);
+/* Whether group g is in the comma-separated list only (NULL or "": all;
+ * "@timing": every TB_GROUP_TIMING group). */
+int tb_runner_selected(const char *only, const struct tb_group *g);
 
 #endif
