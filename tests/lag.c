@@ -2,12 +2,22 @@
  * lag.c - the wake-up lateness probe of lag.h.
  */
 #define _DEFAULT_SOURCE /* clock_nanosleep's TIMER_ABSTIME */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "lag.h"
 #include "tests.h"
 
 #define PERIOD_NS 1000000 /* 1 ms: many samples, little CPU */
+
+static struct {
+    pthread_t th;
+    int running;
+    atomic_int stop;
+    _Atomic int64_t max_ns; /* the largest lateness so far */
+} probe_state;
 
 static int64_t mono_ns(void)
 {
@@ -18,9 +28,9 @@ static int64_t mono_ns(void)
 
 static void *probe(void *arg)
 {
-    struct tb_test_lag *l = arg;
     int64_t due = mono_ns();
-    while (!atomic_load(&l->stop)) {
+    (void)arg;
+    while (!atomic_load(&probe_state.stop)) {
         struct timespec ts;
         int64_t late;
         due += PERIOD_NS;
@@ -29,8 +39,8 @@ static void *probe(void *arg)
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
             ;
         late = mono_ns() - due;
-        if (late > atomic_load(&l->max_ns))
-            atomic_store(&l->max_ns, late);
+        if (late > atomic_load(&probe_state.max_ns))
+            atomic_store(&probe_state.max_ns, late);
         /* After a long delay, the next deadline is from now: one delay is
          * one sample, not a run of catching up. */
         if (late > PERIOD_NS)
@@ -39,22 +49,27 @@ static void *probe(void *arg)
     return NULL;
 }
 
-void tb_test_lag_start(struct tb_test_lag *l)
+double tb_test_lag_stop(void)
 {
-    atomic_init(&l->stop, 0);
-    atomic_init(&l->max_ns, 0);
-    if (pthread_create(&l->th, NULL, probe, l) != 0)
+    if (probe_state.running) {
+        atomic_store(&probe_state.stop, 1);
+        pthread_join(probe_state.th, NULL);
+        probe_state.running = 0;
+    }
+    return tb_test_lag_now();
+}
+
+void tb_test_lag_start(void)
+{
+    tb_test_lag_stop();
+    atomic_store(&probe_state.stop, 0);
+    atomic_store(&probe_state.max_ns, 0);
+    if (pthread_create(&probe_state.th, NULL, probe, NULL) != 0)
         fail_msg("the lag probe's thread did not start");
+    probe_state.running = 1;
 }
 
-double tb_test_lag_now(struct tb_test_lag *l)
+double tb_test_lag_now(void)
 {
-    return (double)atomic_load(&l->max_ns) * 1e-9;
-}
-
-double tb_test_lag_stop(struct tb_test_lag *l)
-{
-    atomic_store(&l->stop, 1);
-    pthread_join(l->th, NULL);
-    return tb_test_lag_now(l);
+    return (double)atomic_load(&probe_state.max_ns) * 1e-9;
 }

@@ -87,7 +87,7 @@ static const struct tb_group groups[] = {
     {"audioenv", tb_test_audioenv, TB_GROUP_TIMING, 2.4, 1},
     {"player", tb_test_player, TB_GROUP_TIMING, 0.1, 1},
     {"speech", tb_test_speech, 0, 40.0, 2},
-    {"speechrt", tb_test_speechrt, TB_GROUP_ALONE | TB_GROUP_TIMING, 135.0, 1},
+    {"speechrt", tb_test_speechrt, TB_GROUP_ALONE | TB_GROUP_TIMING, 135.0, 3},
     {"ttsplay", tb_test_ttsplay, TB_GROUP_TIMING, 5.7, 1},
     {"bench", tb_test_bench, TB_GROUP_TIMING, 33.4, 2},
     {"fuzz", tb_test_fuzz, 0, 1.3, 1},

@@ -243,17 +243,21 @@ static int reap(struct slot *v, size_t n, pid_t pid, int status, const struct ru
     return 0;
 }
 
-/* The next group to start, or NULL: alone groups first, each by itself;
- * then the others while fewer than jobs run; LAST when nothing else is
- * left.  v is in start order already. */
-static struct slot *next(struct slot *v, size_t n, int running, int alone_running, int jobs)
+/* The next group to start, or NULL: alone groups first, each by itself
+ * (its own shards beside it: alone is the group, not each process); then
+ * the others while fewer than jobs run; LAST when nothing else is left.
+ * alone: the ALONE group running, or NULL.  v is in start order already. */
+static struct slot *next(struct slot *v, size_t n, int running, const struct tb_group *alone,
+                         int jobs)
 {
     int other_left = 0;
-    if (alone_running || running >= jobs)
+    if (running >= jobs)
         return NULL;
     for (size_t i = 0; i < n; i++)
         if (v[i].state == PENDING && (v[i].g->flags & TB_GROUP_ALONE))
-            return running == 0 ? &v[i] : NULL;
+            return running == 0 || v[i].g == alone ? &v[i] : NULL;
+    if (alone != NULL)
+        return NULL;
     for (size_t i = 0; i < n; i++) {
         if (v[i].state != PENDING || (v[i].g->flags & TB_GROUP_LAST))
             continue;
@@ -387,7 +391,8 @@ int tb_runner_run(const struct tb_group *g, size_t n, const struct tb_runner_opt
 {
     struct slot v[256];
     size_t m = 0;
-    int running = 0, alone_running = 0, stopped = 0, rc = 0, busy;
+    int running = 0, stopped = 0, rc = 0, busy;
+    const struct tb_group *alone = NULL; /* the ALONE group running */
     pid_t busy_pids[64];
     char tmproot[64];
     sigset_t set, old;
@@ -437,20 +442,21 @@ int tb_runner_run(const struct tb_group *g, size_t n, const struct tb_runner_opt
         double nearest = 3600;
         int status, sig;
         pid_t pid;
-        while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
-            for (size_t i = 0; i < m; i++)
-                if (v[i].state == RUNNING && v[i].pid == pid && (v[i].g->flags & TB_GROUP_ALONE))
-                    alone_running = 0;
+        while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0)
             running -= reap(v, m, pid, status, &ru, o, tmproot);
-        }
-        while (!stopped && (s = next(v, m, running, alone_running, o->jobs)) != NULL) {
+        alone = NULL;
+        for (size_t i = 0; i < m; i++)
+            if (v[i].state == RUNNING && (v[i].g->flags & TB_GROUP_ALONE))
+                alone = v[i].g;
+        while (!stopped && (s = next(v, m, running, alone, o->jobs)) != NULL) {
             if (start(s, o, tmproot) != 0) {
                 s->state = SKIPPED;
                 rc = 1;
                 continue;
             }
             running++;
-            alone_running = (s->g->flags & TB_GROUP_ALONE) != 0;
+            if (s->g->flags & TB_GROUP_ALONE)
+                alone = s->g;
         }
         if (running == 0)
             break;

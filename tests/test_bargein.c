@@ -214,7 +214,6 @@ static void records_against_traces(void **state)
 {
     char dir[128], path[256], *rep;
     cJSON *v[32], *sum;
-    struct tb_test_lag probe;
     size_t n, inter = 0, inflight = 0;
     uint64_t unheard = 0;
     const double U = 0.05;
@@ -223,11 +222,11 @@ static void records_against_traces(void **state)
     (void)state;
     tb_test_serve_up(SLOW, &port);
     tb_test_tmpdir(dir, sizeof(dir), "barge", "rec");
-    tb_test_lag_start(&probe);
+    tb_test_lag_start();
     bench(port, dir, "o",
           "--calls 2 --turns 4 --user-turn 0.05 --barge-in 0.6 --barge-in-at uniform:0.1,0.8 "
           "--seed 3");
-    tol += tb_test_lag_stop(&probe);
+    tol += tb_test_lag_stop();
     snprintf(path, sizeof(path), "%s/o/records.jsonl", dir);
     rep = tb_test_slurp_str(path);
     assert_non_null(strstr(rep, "\"barge_in\":0.6,\"barge_in_at\":\"uniform:0.1,0.8\""));
@@ -472,7 +471,6 @@ static void server_sees_the_close(void **state)
 {
     char dir[128], path[256], sargs[512], *log, *line, *save = NULL;
     cJSON *v[32];
-    struct tb_test_lag probe;
     size_t n, joined = 0;
     int port, first = 1;
     double within = 0.010 * TB_TEST_TIME_SCALE;
@@ -480,9 +478,9 @@ static void server_sees_the_close(void **state)
     tb_test_tmpdir(dir, sizeof(dir), "barge", "close");
     snprintf(sargs, sizeof(sargs), SLOW " --log %s/serve.log", dir);
     tb_test_serve_up(sargs, &port);
-    tb_test_lag_start(&probe);
+    tb_test_lag_start();
     bench(port, dir, "o", "--calls 2 --turns 3 --user-turn 0.05 --barge-in 1 --barge-in-at 0.2");
-    within += 2 * tb_test_lag_stop(&probe);
+    within += 2 * tb_test_lag_stop();
     tb_test_serve_down(NULL); /* every line written and flushed */
     snprintf(path, sizeof(path), "%s/o/records.jsonl", dir);
     n = tb_test_jsonl_records(path, v, 32);

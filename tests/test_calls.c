@@ -109,7 +109,6 @@ static int prefill_once(const struct tb_test_mock *m, const struct tb_convos *cv
 {
     struct tb_bench_opts o;
     struct tb_bench_recs r;
-    struct tb_test_lag probe;
     const struct tb_bench_rec *v[20];
     char url[128], err[256];
     size_t bytes, p0 = 0;
@@ -118,10 +117,10 @@ static int prefill_once(const struct tb_test_mock *m, const struct tb_convos *cv
     snprintf(url, sizeof(url), "%s/chat/completions", m->base);
     call_opts(&o, url, cv, 1, 1, U);
     tb_bench_recs_init(&r);
-    tb_test_lag_start(&probe);
+    tb_test_lag_start();
     if (tb_bench_run(&o, 0, &r, err, sizeof(err)) != 0)
         fail_msg("tb_bench_run: %s", err);
-    lag = tb_test_lag_stop(&probe);
+    lag = tb_test_lag_stop();
     assert_int_equal(r.n, 20);
     assert_int_equal(turns_of(&r, 0, v, 20), 20);
     bytes = strlen(cv->v[0].system);
@@ -458,7 +457,6 @@ static double num(const cJSON *o, const char *k)
 static void cli_records_and_traces(void **state)
 {
     struct tb_test_mock m;
-    struct tb_test_lag probe;
     char dir[128], cmd[2048], path[256];
     cJSON *v[16];
     size_t n;
@@ -471,9 +469,9 @@ static void cli_records_and_traces(void **state)
              "'%s' bench --base-url %s --model mock --conversations " FEW
              " --calls 2 --turns 3 --user-turn 0.02 --wpm 1000 --out %s/o >%s/report",
              tb_test_bin(), m.base, dir, dir);
-    tb_test_lag_start(&probe);
+    tb_test_lag_start();
     assert_int_equal(tb_test_sh(cmd), 0);
-    lag = tb_test_lag_stop(&probe);
+    lag = tb_test_lag_stop();
     snprintf(path, sizeof(path), "%s/report", dir);
     hdr = tb_test_slurp_str(path);
     assert_non_null(

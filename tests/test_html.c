@@ -507,6 +507,16 @@ static void normalize(char *s, int all_numbers)
             if (mask && isdigit((unsigned char)line[i])) {
                 while (i < len && (isdigit((unsigned char)line[i]) || line[i] == '.'))
                     i++;
+                /* An exponent is part of the number ("1.005e-04": a timing
+                 * a loaded machine made tiny prints so). */
+                if (i + 1 < len && line[i] == 'e' &&
+                    (isdigit((unsigned char)line[i + 1]) ||
+                     ((line[i + 1] == '-' || line[i + 1] == '+') && i + 2 < len &&
+                      isdigit((unsigned char)line[i + 2])))) {
+                    i += 2;
+                    while (i < len && isdigit((unsigned char)line[i]))
+                        i++;
+                }
                 *o++ = '#';
             } else {
                 *o++ = line[i++];

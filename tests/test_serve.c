@@ -1411,7 +1411,6 @@ static void hog_does_not_delay_others(void **state)
     (void)state;
     struct tb_stream st;
     struct srv v;
-    struct tb_test_lag probe;
     double alone, with, bodies, lag;
     unsigned long long bytes = 0, body_bytes = 0;
     tb_stream_init(&st);
@@ -1419,11 +1418,11 @@ static void hog_does_not_delay_others(void **state)
         assert_int_equal(
             tb_stream_append(&st, 0.2 + 0.01 * (double)i, "tok", 3, 1, TB_KIND_CONTENT), 0);
     srv_start(&v, &st, NULL, 0);
-    tb_test_lag_start(&probe);
+    tb_test_lag_start();
     alone = first_late(v.port);
     with = late_beside(v.port, 2, 1, &bytes);
     bodies = late_beside(v.port, 6, 0, &body_bytes);
-    lag = tb_test_lag_stop(&probe);
+    lag = tb_test_lag_stop();
     srv_stop(&v);
     print_message("first event late by %.1f ms alone, %.1f ms beside two streaming hogs (%.1f MB "
                   "read), %.1f ms beside six non-streamed ones\n",

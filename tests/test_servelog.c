@@ -326,7 +326,6 @@ static void close_seen_promptly(void **state)
 {
     char path[128], args[512], big[96];
     cJSON *v[16];
-    struct tb_test_lag probe;
     size_t n;
     double t_between, t_stall, t_prefill, t_body, lag;
     int port, fd;
@@ -336,7 +335,7 @@ static void close_seen_promptly(void **state)
     snprintf(args, sizeof(args),
              "--synth tps=2,tokens=10,ttft=0.1,jitter=0 --prefill-per-token 0.05 --log %s", path);
     tb_test_serve_up(args, &port);
-    tb_test_lag_start(&probe);
+    tb_test_lag_start();
 
     fd = open_stream(port, "between", "m", "hi", 1, 2);
     t_between = close_now(fd);
@@ -352,7 +351,7 @@ static void close_seen_promptly(void **state)
     nanosleep(&(struct timespec){0, 300L * 1000 * 1000}, NULL);
     t_body = close_now(fd);
     wait_line(path, "body");
-    lag = tb_test_lag_stop(&probe);
+    lag = tb_test_lag_stop();
     stop_and_keep(path);
 
     n = log_lines(path, v, 16);

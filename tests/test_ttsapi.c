@@ -595,7 +595,6 @@ static void first_byte_and_duration(void **state)
     struct tb_ttsnet *c;
     const char *texts[] = {"One sentence to say."};
     const struct tb_tts_chunk *r;
-    struct tb_test_lag probe;
     double lat, rtf, dur, lag;
     (void)state;
     memset(&sc, 0, sizeof(sc));
@@ -606,9 +605,9 @@ static void first_byte_and_duration(void **state)
     sc.gap = 0.030;
     peer_start(&pe, "127.0.0.1", scripted);
     c = client(TB_TTSAPI_OPENAI, pe.port, 1, &s);
-    tb_test_lag_start(&probe);
+    tb_test_lag_start();
     run_chunks(c, texts, 1, &s);
-    lag = tb_test_lag_stop(&probe);
+    lag = tb_test_lag_stop();
     peer_stop(&pe);
     r = &tb_ttsnet_log(c)->c[0];
     assert_int_equal(r->fail, TB_TTS_OK);

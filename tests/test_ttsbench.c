@@ -150,15 +150,14 @@ static void latency_and_replay_each_dialect(void **state)
         for (int attempt = 0; attempt < 3 && !ok; attempt++) {
             char dir[256], extra[256], path[512], msg[256];
             static struct tb_test_slog lines[512];
-            struct tb_test_lag probe;
             cJSON *recs[16];
             double ttfb[64], lag;
             size_t n, nl, voiced = 0;
             snprintf(dir, sizeof(dir), "/tmp/ttsbuf-ttsbench-a-%d", (int)getpid());
             snprintf(extra, sizeof(extra), "-c 1 --requests 3 --tts-api %s", dialects[d]);
-            tb_test_lag_start(&probe);
+            tb_test_lag_start();
             bench(port, dir, extra, 0);
-            lag = tb_test_lag_stop(&probe);
+            lag = tb_test_lag_stop();
             snprintf(path, sizeof(path), "%s/records.jsonl", dir);
             n = jsonl(path, recs, 16);
             assert_int_equal(n, 4); /* the header and 3 records */

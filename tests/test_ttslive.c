@@ -166,7 +166,6 @@ static void serve_latency_within_5ms(void **state)
             for (int attempt = 0; attempt < 3 && !ok; attempt++) {
                 char args[512], path[256], msg[256];
                 struct tb_test_slog lines[256];
-                struct tb_test_lag probe;
                 double sent[64], fb[64], lag;
                 cJSON *run, *recs[64];
                 size_t n, nl, voiced = 0;
@@ -175,9 +174,9 @@ static void serve_latency_within_5ms(void **state)
                          "run --mock " SHORT " --tts-url "
                          "http://127.0.0.1:%d --tts-api %s --tts-concurrency %d --json --record %s",
                          port, dialects[d], conc, path);
-                tb_test_lag_start(&probe);
+                tb_test_lag_start();
                 run = tb_test_run_json(NULL, args, 0);
-                lag = tb_test_lag_stop(&probe);
+                lag = tb_test_lag_stop();
                 n = tts_lines(path, recs, 64);
                 assert_true(n >= 2);
                 for (size_t i = 0; i < n; i++) {

@@ -337,7 +337,6 @@ static void first_bytes_follow_the_spec(void **state)
     const char *spec = "uniform:0.1..0.4"; /* above synthesis (12 ms; more loaded) */
     struct tb_ttslat *lat;
     struct tb_test_slog lines[8];
-    struct tb_test_lag probe;
     struct srv v;
     double first[8], lag;
     char args[128], err[256], msg[256];
@@ -345,7 +344,7 @@ static void first_bytes_follow_the_spec(void **state)
     assert_int_equal(tb_ttslat_create(spec, 7, &lat, err, sizeof(err)), 0);
     snprintf(args, sizeof(args), "--tts-latency %s --tts-seed 7", spec);
     srv_start(&v, args);
-    tb_test_lag_start(&probe);
+    tb_test_lag_start();
     for (uint32_t i = 1; i <= 8; i++) {
         struct raw_reply r;
         send_req(v.port, good_req((enum dialect)(i % 4), 24000, "m", NULL), &r);
@@ -354,7 +353,7 @@ static void first_bytes_follow_the_spec(void **state)
         first[i - 1] = r.chunk_t[0];
         raw_reply_free(&r);
     }
-    lag = tb_test_lag_stop(&probe);
+    lag = tb_test_lag_stop();
     free(srv_stop(&v));
     assert_int_equal(srv_requests(&v, lines, 8), 8);
     for (uint32_t i = 1; i <= 8; i++) {
@@ -373,15 +372,14 @@ static void pieces_follow_the_rtf(void **state)
     struct srv v;
     struct raw_reply r;
     struct tb_test_slog l;
-    struct tb_test_lag probe;
     size_t piece = (size_t)24000 / 50 * 2;
     double lag;
     char msg[256];
     (void)state;
     srv_start(&v, "--tts-latency 0.1 --tts-rtf 0.5");
-    tb_test_lag_start(&probe);
+    tb_test_lag_start();
     send_req(v.port, good_req(OPENAI, 24000, "m", NULL), &r);
-    lag = tb_test_lag_stop(&probe);
+    lag = tb_test_lag_stop();
     free(srv_stop(&v));
     assert_int_equal(srv_requests(&v, &l, 1), 1);
     assert_int_equal(r.status, 200);
@@ -463,16 +461,15 @@ static void fault_drip(void **state)
     struct srv v;
     struct raw_reply r;
     struct tb_test_slog l;
-    struct tb_test_lag probe;
     const double bps = 48000;
     size_t piece = 960;
     double lag;
     char msg[256];
     (void)state;
     srv_start(&v, "--tts-latency 0.1");
-    tb_test_lag_start(&probe);
+    tb_test_lag_start();
     send_req(v.port, good_req(ELEVEN, 16000, "m+drip@48000", NULL), &r);
-    lag = tb_test_lag_stop(&probe);
+    lag = tb_test_lag_stop();
     free(srv_stop(&v));
     assert_int_equal(srv_requests(&v, &l, 1), 1);
     assert_int_equal(r.status, 200);
@@ -496,7 +493,6 @@ static void prefill_beside_tts_latency(void **state)
     static const double S = 0.001;
     struct tb_ttslat *lat;
     struct tb_test_slog lines[12];
-    struct tb_test_lag probe;
     struct srv v;
     char args[256], err[256], body[2048], msgs[1800] = "", msg[256];
     double first[12], due[12], lag;
@@ -509,7 +505,7 @@ static void prefill_beside_tts_latency(void **state)
              "--tts-seed 7",
              spec);
     srv_start(&v, args);
-    tb_test_lag_start(&probe);
+    tb_test_lag_start();
     for (int k = 0; k < 6; k++) {
         struct raw_reply r;
         char want[96];
@@ -536,7 +532,7 @@ static void prefill_beside_tts_latency(void **state)
         first[2 * k + 1] = r.chunk_t[0];
         raw_reply_free(&r);
     }
-    lag = tb_test_lag_stop(&probe);
+    lag = tb_test_lag_stop();
     free(srv_stop(&v));
     assert_int_equal(srv_requests(&v, lines, 12), 12);
     for (int k = 0; k < 12; k++) {
