@@ -207,6 +207,9 @@ static void print_line(const struct slot *s)
                  WEXITSTATUS(s->status));
     else if (s->failed > 0)
         snprintf(what, sizeof(what), "%d of %d cases failed", s->failed, s->cases);
+    else if (WEXITSTATUS(s->status) != 0)
+        snprintf(what, sizeof(what), "%d cases passed, then it exited %d (a sanitizer's report?)",
+                 s->cases, WEXITSTATUS(s->status));
     else
         snprintf(what, sizeof(what), "%d cases", s->cases);
     printf("%-4s %-10s %7.1f s wall %6.1f s cpu   %s\n", slot_failed(s) ? "FAIL" : "ok", s->name,

@@ -280,9 +280,9 @@ void tb_test_expect_error(const char *args, int code, const char *want);
 int tb_test_serve_spawn(const char *synth, const char *log, int *port);
 int tb_test_serve_stop(int pid);
 
-/* `$TTSBUF serve --listen 127.0.0.1:PORT ARGS` (through sh; its stderr
- * to /dev/null) at a free port, waited for; returns its pid, also kept
- * for tb_test_serve_down.  One such server at a time. */
+/* `$TTSBUF serve --listen 127.0.0.1:0 ARGS` (through sh; its stderr to a
+ * file of this process), its port read back from what it prints; returns
+ * its pid, also kept for tb_test_serve_down.  One such server at a time. */
 int tb_test_serve_up(const char *args, int *port);
 /* Stops (SIGINT) the server tb_test_serve_up started, if it still runs;
  * a no-op otherwise.  Usable as a cmocka teardown (state unused), so a

@@ -265,6 +265,34 @@ void tb_test_tls_cert(const char *tag, char *dir, size_t dirlen)
         fail_msg("openssl cannot make a certificate (is the openssl package installed?)");
 }
 
+/* The port serve (pid, its stderr in log) bound: it prints "listening on
+ * http://127.0.0.1:PORT/v1" once bound (up to 30 s: a start is waited
+ * for, not timed).  Fails the case, the server killed, when it does not. */
+static int listening_port(pid_t pid, const char *log)
+{
+    int port = 0;
+    for (int i = 0; i < 3000 && port == 0; i++) {
+        const char *p;
+        char *text;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+        text = tb_test_slurp_str(log);
+        p = strstr(text, "http://127.0.0.1:");
+        if (p != NULL)
+            port = atoi(p + strlen("http://127.0.0.1:"));
+        free(text);
+        if (port == 0 && waitpid(pid, NULL, WNOHANG) == pid)
+            break; /* it ended */
+    }
+    if (port == 0) {
+        char *text = tb_test_slurp_str(log);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("ttsbuf serve did not print its port: %s", text);
+    }
+    return port;
+}
+
 int tb_test_serve_spawn(const char *synth, const char *log, int *port)
 {
     const char *bin = getenv("TTSBUF");
@@ -280,23 +308,7 @@ int tb_test_serve_spawn(const char *synth, const char *log, int *port)
         execl(bin, bin, "serve", "--listen", "127.0.0.1:0", "--synth", synth, (char *)NULL);
         _exit(127);
     }
-    /* It prints "listening on http://127.0.0.1:PORT/v1" once bound. */
-    for (int i = 0; i < 200 && *port == 0; i++) {
-        const char *p;
-        char *text;
-        struct timespec ts = {0, 10000000};
-        nanosleep(&ts, NULL);
-        text = tb_test_slurp_str(log);
-        p = strstr(text, "http://127.0.0.1:");
-        if (p != NULL)
-            *port = atoi(p + strlen("http://127.0.0.1:"));
-        free(text);
-    }
-    if (*port == 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        fail_msg("ttsbuf serve did not print its port");
-    }
+    *port = listening_port(pid, log);
     return (int)pid;
 }
 
@@ -312,11 +324,14 @@ static int serve_up_pid;
 
 int tb_test_serve_up(const char *args, int *port)
 {
-    char cmd[2048];
+    char cmd[2048], log[96];
     pid_t pid;
-    *port = tb_test_free_port();
-    snprintf(cmd, sizeof(cmd), "exec '%s' serve --listen 127.0.0.1:%d %s 2>/dev/null",
-             tb_test_bin(), *port, args);
+    /* Port 0, read back from what it prints: a port found free and bound
+     * later could be taken meanwhile by another group's connection. */
+    snprintf(log, sizeof(log), "/tmp/ttsbuf-serveup-%d.log", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "exec '%s' serve --listen 127.0.0.1:0 %s 2>%s", tb_test_bin(), args,
+             log);
+    unlink(log);
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -324,7 +339,7 @@ int tb_test_serve_up(const char *args, int *port)
         _exit(127);
     }
     serve_up_pid = (int)pid;
-    tb_test_wait_port(*port);
+    *port = listening_port(pid, log);
     return (int)pid;
 }
 
