@@ -19,6 +19,11 @@
  * that involves two such wake-ups (a server's send and a client's read)
  * allows twice the probe's largest.
  *
+ * What it measures is a wake-up's delay, not CPU work's: a busy machine
+ * slows CPU-bound work (eSpeak NG synthesizing a text) by its share of the
+ * CPUs, far more than it delays a sleeper's wake-up.  A case whose event
+ * waits on such work schedules the event well past it.
+ *
  * One probe a process, in static storage: a case that fails between start
  * and stop (cmocka jumps out of it) leaves the probe running, harmlessly,
  * until the next start stops it.  Call from the case's thread.

@@ -27,8 +27,8 @@
 #include "tests.h"
 
 /* A stream with one stall the rate model hears as one gap. */
-#define OUT_SYNTH "tps=30,ttft=0.1,tokens=24,jitter=0,stall=0.15:0.8,seed=3"
-#define OUT_PLAY "--wpm 400 --chunk clause"
+#define OUT_SYNTH "tps=60,ttft=0.05,tokens=24,jitter=0,stall=0.15:0.55,seed=3"
+#define OUT_PLAY "--wpm 800 --chunk clause"
 
 /* The numbers one run reports, as its outputs print them. */
 struct fp {
