@@ -715,13 +715,16 @@ static void speech_portaudio_realtime(void **state)
  * the model's, the busy engine's before chunk 3 included (to 20 ms).  The
  * latency, 0.5 s, leaves eSpeak NG time to speak each chunk before its
  * audio is due even under the sanitizers (at 0.3 s the first chunk, the
- * synthesizer's first, came 31 ms late there). */
-static void speech_portaudio_stage(void **state)
+ * synthesizer's first, came 31 ms late there).  On a loaded machine a
+ * play can still be descheduled (the audio clock then heard the first
+ * gap 38 ms longer, twice): the heard gaps must be the model's in one of
+ * three plays, as speech_portaudio_realtime allows; the model's own
+ * numbers hold in every play. */
+static int stage_once(const char *trace, char *why, size_t wlen)
 {
-    char *trace = write_trace(stalls, 4, -1, "rtstage.jsonl");
     char args[1024], err[256];
     struct tb_audio_pulse *pa = pulse_or_skip();
-    (void)state;
+    int ok;
     snprintf(args, sizeof(args),
              "sim --trace %s --audio portaudio --latency 0.1 --stall-cue none --tts-concurrency 1 "
              "--tts-rtf 0.95 --tts-latency 0.5",
@@ -730,11 +733,27 @@ static void speech_portaudio_stage(void **state)
     assert_int_equal(tb_audio_pulse_stop(pa, err, sizeof(err)), 0);
     assert_int_equal((int)num(j, "underruns"), 3);
     assert_string_equal(gap_cause(j, 3), "tts"); /* the busy engine */
-    same_gaps(j, TOL, 0);
+    ok = gaps_agree(j, TOL, 0, why, wlen);
     tb_audio_pulse_destroy(pa);
     cJSON_Delete(j);
+    return ok;
+}
+
+static void speech_portaudio_stage(void **state)
+{
+    char *trace = write_trace(stalls, 4, -1, "rtstage.jsonl");
+    char why[256] = "";
+    int ok = 0;
+    (void)state;
+    for (int attempt = 0; attempt < 3 && !ok; attempt++) {
+        ok = stage_once(trace, why, sizeof(why));
+        if (!ok)
+            printf("  attempt %d: %s\n", attempt + 1, why);
+    }
     remove(trace);
     free(trace);
+    if (!ok)
+        fail_msg("%s (3 plays)", why);
 }
 
 /* Real time, every token at t = 0: the pipeline adds no stall of its own. */
