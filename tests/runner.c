@@ -379,7 +379,8 @@ static void summary(struct slot *v, size_t n, const struct tb_runner_opts *o, do
         if (v[i].cases < 0 || (v[i].failed == 0 && slot_failed(&v[i])))
             failed++;
     }
-    qsort(order, m, sizeof(order[0]), by_wall);
+    if (m > 1)
+        qsort(order, m, sizeof(struct slot *), by_wall);
     printf("\nslowest groups:");
     for (size_t i = 0; i < m && i < 10; i++)
         printf("%s %s %.1f s (cpu %.1f)", i == 0 ? "" : ",", order[i]->name, order[i]->wall,
@@ -416,7 +417,8 @@ int tb_runner_run(const struct tb_group *g, size_t n, const struct tb_runner_opt
             v[m].state = PENDING;
         }
     }
-    qsort(v, m, sizeof(v[0]), by_order);
+    if (m > 1)
+        qsort(v, m, sizeof(v[0]), by_order);
     rm_tree(o->logdir);
     if (mkdir(o->logdir, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "tests: cannot make %s: %s\n", o->logdir, strerror(errno));

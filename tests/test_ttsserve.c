@@ -510,13 +510,13 @@ static void prefill_beside_tts_latency(void **state)
              spec);
     srv_start(&v, args);
     tb_test_lag_start();
-    for (int k = 0; k < 6; k++) {
+    for (size_t k = 0; k < 6; k++) {
         struct raw_reply r;
         char want[96];
         /* A turn of 33 bytes more each time. */
         at += (size_t)snprintf(
             msgs + at, sizeof(msgs) - at,
-            "%s{\"role\":\"user\",\"content\":\"Turn %d of the call; say more now.\"}",
+            "%s{\"role\":\"user\",\"content\":\"Turn %zu of the call; say more now.\"}",
             k == 0 ? "" : ",", k);
         bytes += 33;
         snprintf(body, sizeof(body), "{\"model\":\"m\",\"stream\":true,\"messages\":[%s]}", msgs);
