@@ -80,6 +80,7 @@ static const struct {
     {"calls", tb_test_calls},
     {"threads", tb_test_threads},
     {"bargein", tb_test_bargein},
+    {"callsout", tb_test_callsout},
     {"reader", tb_test_reader},
     {"ttsapi", tb_test_ttsapi},
     {"deps", tb_test_deps},
