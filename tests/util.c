@@ -410,13 +410,15 @@ cJSON *tb_test_browse(const char *html, const char *out)
     char cmd[1024];
     char *txt;
     cJSON *seen;
+    int rc;
     snprintf(cmd, sizeof(cmd), "%s/node_modules/puppeteer-core/package.json", dir);
     if (access(cmd, R_OK) != 0)
         fail_msg("puppeteer-core is missing in %s/node_modules: run `make deps`", dir);
     snprintf(cmd, sizeof(cmd), "timeout 180 node %s/html-page.mjs %s >%s 2>&1", dir, html, out);
-    if (tb_test_sh(cmd) != 0)
-        fail_msg("the browser could not drive %s: %s", html, tb_test_slurp_str(out));
+    rc = tb_test_sh(cmd);
     txt = tb_test_slurp_str(out);
+    if (rc != 0)
+        fail_msg("the browser could not drive %s: %s", html, txt);
     seen = cJSON_Parse(txt);
     if (seen == NULL)
         fail_msg("html-page.mjs printed no JSON: %s", txt);

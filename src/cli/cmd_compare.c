@@ -18,6 +18,8 @@
 
 #include "cli.h"
 #include "compare.h"
+#include "compare_html.h"
+#include "compare_rows.h"
 #include "jsonout.h"
 #include "optdoc.h"
 #include "outputs.h"
@@ -491,12 +493,6 @@ static int summarise(struct tb_cli_compare *x)
 nomem:
     tb_cli_error("out of memory summarising");
     return TB_ENOMEM;
-}
-
-const struct tb_bench_summary *tb_cli_compare_sum(const struct tb_cli_compare *x, size_t k,
-                                                  size_t r)
-{
-    return x->lidx[k * x->nrun + r] >= 0 ? &x->sum[k * x->nrun + r] : NULL;
 }
 
 static int report(struct tb_cli_compare *x)

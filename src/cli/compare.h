@@ -1,15 +1,15 @@
 /*
  * compare.h - `ttsbuf compare`'s runs side by side, as its parts share
- * them: the command reads the runs, holds their options against each
- * other and summarises each level of each (cmd_compare.c); the rows
- * table, --json and --csv write them (compare_rows.c); --html draws them
- * (compare_html.c).
+ * them (types only): the command reads the runs, holds their options
+ * against each other and summarises each level of each (cmd_compare.c);
+ * the rows table, --json and --csv write them (compare_rows.h); --html
+ * draws them (compare_html.h).
  */
 #ifndef TTSBUF_CLI_COMPARE_H
 #define TTSBUF_CLI_COMPARE_H
 
 #include <cJSON.h>
-#include <stdio.h>
+#include <stddef.h>
 
 #include "ttsbuf/bench.h"
 
@@ -49,19 +49,10 @@ struct tb_cli_compare {
 
 /* The summary of run r at the level k of the union, or NULL when the run
  * did not run that level. */
-const struct tb_bench_summary *tb_cli_compare_sum(const struct tb_cli_compare *x, size_t k,
-                                                  size_t r);
-
-/* The table (a block per level: a row per run, the statistics, the
- * barge-in rows and the rows by turn when a run has them), the JSON
- * document (schema ttsbuf.compare; NULL when out of memory; the caller
- * owns it) and the CSV rows (compare_rows.c). */
-void tb_cli_compare_human(FILE *f, const struct tb_cli_compare *x);
-cJSON *tb_cli_compare_json(const struct tb_cli_compare *x);
-void tb_cli_compare_csv(FILE *f, const struct tb_cli_compare *x);
-
-/* --html: the page (the table, the JSON document's text, the charts) to
- * x->html (compare_html.c).  0 or an error (printed). */
-int tb_cli_compare_html(const struct tb_cli_compare *x, const char *json);
+static inline const struct tb_bench_summary *tb_cli_compare_sum(const struct tb_cli_compare *x,
+                                                                size_t k, size_t r)
+{
+    return x->lidx[k * x->nrun + r] >= 0 ? &x->sum[k * x->nrun + r] : NULL;
+}
 
 #endif

@@ -11,7 +11,8 @@
 
 #include "bench_report.h"
 #include "cli.h"
-#include "compare.h"
+#include "compare_html.h"
+#include "compare_rows.h"
 #include "html_report.h"
 #include "outputs.h"
 #include "ttsbuf/error.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "bench_report.h"
-#include "compare.h"
+#include "compare_rows.h"
 #include "jsonout.h"
 #include "ttsbuf/error.h"
 
