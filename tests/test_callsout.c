@@ -405,7 +405,7 @@ static void check_column(const cJSON *seen, const char *key, cJSON **v, size_t n
             used[k] = (size_t)found;
         }
         if (!found)
-            fail_msg("column %s: '%s' is no record's %s", key, cell, field);
+            fail_msg("the cells of %s: '%s' is no record's %s", key, cell, field);
     }
 }
 
