@@ -28,6 +28,10 @@
 #                   the image runs bench --mock and a shard
 #   make clean
 #   make test DEBUGGER=valgrind   run the suite under a tool
+#   make test JOBS=N   N groups at once (default: what fits the machine;
+#                   JOBS=1 one at a time)
+#   make check-busy the groups that bound real time (TB_TEST_ONLY=@timing)
+#                   with two CPU-bound processes beside them (BUSY=N)
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -215,7 +219,16 @@ check: all $(BUILD)/tests/run $(BUILD)/ttsbuf-collect $(BUILD)/bench $(FUZZ_REPL
 	    TB_COLLECT_DIR=$(CURDIR)/$(BUILD)/test-outputs TB_TESTDATA=$(CURDIR)/tests/data TB_NODEDIR=$(CURDIR)/tests/node \
 	    TB_AUDIODIR=$(CURDIR)/audio \
 	    TB_FUZZDIR=$(CURDIR)/tests/fuzz TB_FUZZBIN=$(CURDIR)/$(BUILD)/fuzz \
+	    TB_TEST_LOGDIR=$(CURDIR)/$(BUILD)/test-logs $(if $(JOBS),TB_TEST_JOBS=$(JOBS)) \
+	    $(if $(BUSY),TB_TEST_BUSY=$(BUSY)) \
 	    $(DEBUGGER) $(BUILD)/tests/run
+
+# The timing groups on a busy machine: they must pass with two CPU-bound
+# processes beside them (the runner starts and stops them).
+BUSY_CHECK ?= 2
+check-busy:
+	$(MAKE) --no-print-directory check TB_TEST_ONLY=@timing BUSY=$(BUSY_CHECK)
+.PHONY: check-busy
 
 # float-cast-overflow and float-divide-by-zero are not part of GCC's
 # "undefined": a double too large for the integer it is converted to, and a

@@ -1,12 +1,25 @@
 /*
- * main.c - runs every test group; TB_TEST_ONLY=name,name runs a subset
- * (make tsan runs the groups that start threads: the Makefile's list).
+ * main.c - the table of test groups, and the environment every group
+ * starts from; tests/runner.c runs them side by side, a process each.
+ *
+ *   TB_TEST_ONLY=name,name   those groups only (make tsan: the Makefile's list;
+ *                            "@timing": the groups that bound real time)
+ *   TB_TEST_BUSY=N           N CPU-bound processes beside the groups (make
+ *                            check BUSY=N: the timing groups on a busy machine)
+ *   TB_TEST_JOBS=N           groups at once (make check JOBS=N; default: what
+ *                            fits the machine, see default_jobs)
+ *   TB_TEST_TIMEOUT=S        a group running longer is killed (default 900)
+ *   TB_TEST_LOGDIR=DIR       GROUP.log per group (default build/test-logs)
+ *   TB_TEST_INPROC=1         one after another in this process (a debugger)
+ *
  * Exit status: 0 when every case passed.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "runner.h"
 #include "tests.h"
 
 int tb_tests_total;
@@ -27,90 +40,112 @@ const char *tb_test_top(void)
     return path;
 }
 
-static const struct {
-    const char *name;
-    int (*run)(void);
-} groups[] = {
-    {"utf8", tb_test_utf8},
-    {"ring", tb_test_ring},
-    {"segment", tb_test_segment},
-    {"playout", tb_test_playout},
-    {"property", tb_test_property},
-    {"trace", tb_test_trace},
-    {"synth", tb_test_synth},
-    {"ttslat", tb_test_ttslat},
-    {"ttspreset", tb_test_ttspreset},
-    {"sim", tb_test_sim},
-    {"cli", tb_test_cli},
-    {"sse", tb_test_sse},
-    {"serve", tb_test_serve},
-    {"ttsserve", tb_test_ttsserve},
-    {"servelog", tb_test_servelog},
-    {"oai", tb_test_oai},
-    {"live", tb_test_live},
-    {"rebuffer", tb_test_rebuffer},
-    {"ttsstage", tb_test_ttsstage},
-    {"recut", tb_test_recut},
-    {"ttscli", tb_test_ttscli},
-    {"ttsdraws", tb_test_ttsdraws},
-    {"ttstrace", tb_test_ttstrace},
-    {"ttslive", tb_test_ttslive},
-    {"ttsfault", tb_test_ttsfault},
-    {"ttsbench", tb_test_ttsbench},
-    {"ttsws", tb_test_ttsws},
-    {"sweep", tb_test_sweep},
-    {"heard", tb_test_heard},
-    {"svg", tb_test_svg},
-    {"docs", tb_test_docs},
-    {"import", tb_test_import},
-    {"api", tb_test_api},
-    {"audioenv", tb_test_audioenv},
-    {"player", tb_test_player},
-    {"speech", tb_test_speech},
-    {"ttsplay", tb_test_ttsplay},
-    {"bench", tb_test_bench},
-    {"fuzz", tb_test_fuzz},
-    {"fault", tb_test_fault},
-    {"peer", tb_test_peer},
-    {"html", tb_test_html},
-    {"compare", tb_test_compare},
-    {"goodput", tb_test_goodput},
-    {"serveunit", tb_test_serve_unit},
-    {"convo", tb_test_convo},
-    {"calls", tb_test_calls},
-    {"threads", tb_test_threads},
-    {"bargein", tb_test_bargein},
-    {"callsout", tb_test_callsout},
-    {"reader", tb_test_reader},
-    {"ttsapi", tb_test_ttsapi},
-    {"deps", tb_test_deps},
-    {"usage", tb_test_usage},
-    {"exits", tb_test_exits},
-    {"layers", tb_test_layers},
-    {"secrets", tb_test_secrets},
-    {"outputs", tb_test_outputs},
+/*
+ * The groups.  ALONE: the group judges real time against an audio capture
+ * and runs while nothing else does.  TIMING: the group bounds real-time
+ * events (TB_TEST_ONLY=@timing: make check-busy).  expect_s: its wall time alone on an
+ * idle 2-core machine (the runner's lines tell when one drifts), so that
+ * the longest start first.  shards: its cases split over that many
+ * processes (case i in shard i mod shards), for a long group of
+ * independent cases.
+ */
+static const struct tb_group groups[] = {
+    /* name, run, flags, expect_s, shards */
+    {"utf8", tb_test_utf8, 0, 0.1, 1},
+    {"ring", tb_test_ring, 0, 1.2, 1},
+    {"segment", tb_test_segment, 0, 0.2, 1},
+    {"playout", tb_test_playout, 0, 0.1, 1},
+    {"property", tb_test_property, 0, 0.7, 1},
+    {"trace", tb_test_trace, 0, 1.0, 1},
+    {"synth", tb_test_synth, 0, 0.2, 1},
+    {"ttslat", tb_test_ttslat, 0, 0.3, 1},
+    {"ttspreset", tb_test_ttspreset, 0, 0.1, 1},
+    {"sim", tb_test_sim, 0, 10.9, 1},
+    {"cli", tb_test_cli, 0, 4.0, 1},
+    {"sse", tb_test_sse, 0, 0.4, 1},
+    {"serve", tb_test_serve, TB_GROUP_TIMING, 8.9, 1},
+    {"ttsserve", tb_test_ttsserve, TB_GROUP_TIMING, 10.2, 1},
+    {"servelog", tb_test_servelog, TB_GROUP_TIMING, 2.4, 1},
+    {"oai", tb_test_oai, 0, 0.1, 1},
+    {"live", tb_test_live, TB_GROUP_TIMING, 13.8, 1},
+    {"rebuffer", tb_test_rebuffer, 0, 0.1, 1},
+    {"ttsstage", tb_test_ttsstage, 0, 3.6, 1},
+    {"recut", tb_test_recut, 0, 3.2, 1},
+    {"ttscli", tb_test_ttscli, 0, 6.7, 1},
+    {"ttsdraws", tb_test_ttsdraws, 0, 16.7, 1},
+    {"ttstrace", tb_test_ttstrace, 0, 0.7, 1},
+    {"ttslive", tb_test_ttslive, TB_GROUP_TIMING, 31.4, 2},
+    {"ttsfault", tb_test_ttsfault, 0, 158.4, 4},
+    {"ttsbench", tb_test_ttsbench, TB_GROUP_TIMING, 97.1, 3},
+    {"ttsws", tb_test_ttsws, TB_GROUP_TIMING, 14.0, 1},
+    {"sweep", tb_test_sweep, 0, 36.8, 2},
+    {"heard", tb_test_heard, 0, 0.2, 1},
+    {"svg", tb_test_svg, 0, 12.0, 1},
+    {"docs", tb_test_docs, 0, 21.3, 1},
+    {"import", tb_test_import, 0, 4.3, 1},
+    {"api", tb_test_api, 0, 6.5, 1},
+    {"audioenv", tb_test_audioenv, TB_GROUP_TIMING, 2.4, 1},
+    {"player", tb_test_player, TB_GROUP_TIMING, 0.1, 1},
+    {"speech", tb_test_speech, 0, 40.0, 2},
+    {"speechrt", tb_test_speechrt, TB_GROUP_ALONE | TB_GROUP_TIMING, 135.0, 3},
+    {"ttsplay", tb_test_ttsplay, TB_GROUP_TIMING, 5.7, 1},
+    {"bench", tb_test_bench, TB_GROUP_TIMING, 33.4, 2},
+    {"fuzz", tb_test_fuzz, 0, 1.3, 1},
+    {"fault", tb_test_fault, 0, 104.3, 4},
+    {"peer", tb_test_peer, 0, 4.7, 1},
+    {"html", tb_test_html, 0, 125.8, 3},
+    {"compare", tb_test_compare, 0, 11.5, 1},
+    {"goodput", tb_test_goodput, 0, 5.0, 1},
+    {"serveunit", tb_test_serve_unit, 0, 0.1, 1},
+    {"convo", tb_test_convo, 0, 1.4, 1},
+    {"calls", tb_test_calls, TB_GROUP_TIMING, 9.9, 1},
+    {"threads", tb_test_threads, TB_GROUP_TIMING, 5.0, 1},
+    {"bargein", tb_test_bargein, TB_GROUP_TIMING, 39.6, 2},
+    {"callsout", tb_test_callsout, 0, 20.0, 1},
+    {"reader", tb_test_reader, 0, 6.2, 1},
+    {"ttsapi", tb_test_ttsapi, TB_GROUP_TIMING, 2.4, 1},
+    {"deps", tb_test_deps, 0, 0.4, 1},
+    {"usage", tb_test_usage, 0, 20.0, 1},
+    {"exits", tb_test_exits, 0, 183.4, 6},
+    {"layers", tb_test_layers, 0, 1.0, 1},
+    {"secrets", tb_test_secrets, 0, 0.4, 1},
+    {"outputs", tb_test_outputs, TB_GROUP_TIMING, 383.3, 4},
     /* Last: it validates what the groups before it collected. */
-    {"schema", tb_test_schema},
+    {"schema", tb_test_schema, TB_GROUP_LAST, 10.0, 1},
 };
 
-static int selected(const char *only, const char *name)
+/* Groups mostly wait on sockets, servers and speech-rate schedules, so
+ * more run at once than there are CPUs; the CPU-heavy ones are few. */
+static int default_jobs(void)
 {
-    size_t n = strlen(name);
-    const char *p = only;
-    if (only == NULL || *only == '\0')
-        return 1;
-    while ((p = strstr(p, name)) != NULL) {
-        if ((p == only || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
-            return 1;
-        p += n;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1)
+        cpus = 1;
+    return cpus * 3 > 12 ? 12 : (int)cpus * 3;
+}
+
+static long env_long(const char *name, long dflt, long lo, long hi)
+{
+    const char *v = getenv(name);
+    char *end;
+    long x;
+    if (v == NULL || *v == '\0')
+        return dflt;
+    x = strtol(v, &end, 10);
+    if (*end != '\0' || x < lo || x > hi) {
+        fprintf(stderr, "tests: %s=%s: want a whole number from %ld to %ld; using %ld\n", name, v,
+                lo, hi, dflt);
+        return dflt;
     }
-    return 0;
+    return x;
 }
 
 int main(void)
 {
-    const char *only = getenv("TB_TEST_ONLY");
-    int failed = 0, ran = 0;
+    const char *only = getenv("TB_TEST_ONLY"), *logdir = getenv("TB_TEST_LOGDIR");
+    size_t n = sizeof(groups) / sizeof(groups[0]);
+    struct tb_runner_opts o;
+    int rc;
     /* Hermetic: a key or endpoint in the caller's shell would send the
      * binary's runs to a real provider (a key alone selects the vendor's
      * API).  The tests that want them set them. */
@@ -128,15 +163,13 @@ int main(void)
         if (system(cmd) != 0)
             fprintf(stderr, "tests: cannot make %s\n", tb_test_collect_dir());
     }
-    for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
-        if (!selected(only, groups[i].name))
-            continue;
-        setenv("TB_TEST_GROUP", groups[i].name, 1); /* names the copies */
-        failed += groups[i].run();
-        ran++;
-    }
-    /* The closing line CI reads: "N passed, N failed". */
-    printf("\n%d test groups run\n", ran);
-    printf("tests: %d passed, %d failed\n", tb_tests_total - failed, failed);
-    return failed == 0 ? 0 : 1;
+    if (env_long("TB_TEST_INPROC", 0, 0, 1) == 1)
+        return tb_runner_inproc(groups, n, only) == 0 ? 0 : 1;
+    o.only = only;
+    o.jobs = (int)env_long("TB_TEST_JOBS", default_jobs(), 1, 64);
+    o.timeout_s = (double)env_long("TB_TEST_TIMEOUT", 900, 1, 86400);
+    o.busy = (int)env_long("TB_TEST_BUSY", 0, 0, 64);
+    o.logdir = logdir != NULL && *logdir != '\0' ? logdir : "build/test-logs";
+    rc = tb_runner_run(groups, n, &o);
+    return rc == 0 ? 0 : 1;
 }

@@ -18,6 +18,7 @@ events.  Prints one line per problem and exits 1 when there is any.
 """
 import io
 import json
+import multiprocessing
 import os
 import re
 import sys
@@ -179,24 +180,44 @@ def tally(counts):
     return ", ".join("%s %d" % kv for kv in sorted(counts.items())) or "none"
 
 
+# The schemas of check_dir's worker processes (inherited at fork).
+STORE, SCHEMAS = None, None
+
+
+def check_one(path):
+    """(problems, count, kinds) of one collected file."""
+    name, kinds = os.path.basename(path), {}
+    if name.endswith(".csv"):
+        kind = name.rsplit(".", 2)[1]
+        kinds["csv " + kind] = 1
+        return check_csv(kind, path, STORE, SCHEMAS), 1, kinds
+    p, n = check_json([path], STORE, SCHEMAS, kinds)
+    return p, n, kinds
+
+
 def check_dir(d, store, schemas):
-    """Every output the test run kept, with counts per group and kind."""
-    problems, count, groups, kinds, big = [], 0, {}, {}, []
+    """Every output the test run kept, with counts per group and kind.  The
+    files are validated by one process per CPU (python3-jsonschema is pure
+    Python: a whole suite's outputs take a CPU-minute), the largest first."""
+    global STORE, SCHEMAS
+    problems, count, groups, kinds, big, todo = [], 0, {}, {}, [], []
+    STORE, SCHEMAS = store, schemas
     for name in sorted(os.listdir(d)):
         path = os.path.join(d, name)
         group = name.split(".", 1)[0]
         groups[group] = groups.get(group, 0) + 1
         if name.endswith(".toolarge"):
             big.append(name)
-        elif name.endswith(".csv"):
-            kind = name.rsplit(".", 2)[1]
-            kinds["csv " + kind] = kinds.get("csv " + kind, 0) + 1
-            problems += check_csv(kind, path, store, schemas)
-            count += 1
         else:
-            p, n = check_json([path], store, schemas, kinds)
-            problems += p
-            count += n
+            todo.append(path)
+    todo.sort(key=lambda p: -os.path.getsize(p))
+    with multiprocessing.get_context("fork").Pool(os.cpu_count() or 1) as pool:
+        results = pool.map(check_one, todo, chunksize=1)
+    for path, (p, n, k) in sorted(zip(todo, results)):
+        problems += p
+        count += n
+        for kind, c in k.items():
+            kinds[kind] = kinds.get(kind, 0) + c
     print("collected %d files; per group: %s" % (sum(groups.values()), tally(groups)))
     print("validated per kind: %s" % tally(kinds))
     if big:

@@ -413,7 +413,9 @@ static void stdout_is_one_output(void **state)
 /* The example scripts run from a fresh clone right after `make`: with
  * ttsbuf not on PATH and $TTSBUF unset they find the repository's
  * ./ttsbuf (a copy of examples/ next to a ttsbuf link stands for the
- * clone), on short inputs. */
+ * clone), on short inputs.  A ttsbuf installed on this machine (the
+ * Debian package in /usr/bin) is kept out: the scripts run with PATH less
+ * every directory that holds one. */
 static void examples_run_from_a_clone(void **state)
 {
     (void)state;
@@ -428,7 +430,9 @@ static void examples_run_from_a_clone(void **state)
     assert_int_equal(tb_test_sh(cmd), 0);
     /* Each script, from the clone's root, with a PATH that has no ttsbuf. */
     snprintf(cmd, sizeof(cmd),
-             "cd %s && command -v ttsbuf >/dev/null && exit 99; env -u TTSBUF sh -c '"
+             "cd %s && PATH=$(printf %%s \"$PATH\" | tr : '\\n' | while read -r d; do "
+             "[ -x \"$d/ttsbuf\" ] || printf %%s: \"$d\"; done) && PATH=${PATH%%:} && "
+             "command -v ttsbuf >/dev/null && exit 99; env -u TTSBUF sh -c '"
              "sh examples/provider-gate.sh 0.5 t.jsonl && "
              "OUT=sw sh examples/buffer-sweep.sh t.jsonl >/dev/null && test -s sw.csv && "
              "sh examples/claim-check.sh 2 && "

@@ -514,6 +514,5 @@ int tb_test_compare(void)
         cmocka_unit_test(page_in_chromium),
         cmocka_unit_test(equal_runs_stay_visible),
     };
-    tb_tests_total += (int)(sizeof(cases) / sizeof(cases[0]));
-    return cmocka_run_group_tests_name("compare", cases, setup, teardown);
+    return tb_test_run_group("compare", cases, sizeof(cases) / sizeof((cases)[0]), setup, teardown);
 }

@@ -268,6 +268,5 @@ int tb_test_convo(void)
     for (size_t i = 0; i < NROWS(bad_cases); i++)
         tests[n++] =
             (struct CMUnitTest){bad_cases[i].file, bad_run, NULL, NULL, (void *)&bad_cases[i]};
-    tb_tests_total += (int)n;
-    return _cmocka_run_group_tests("convo", tests, n, NULL, NULL);
+    return tb_test_run_group("convo", tests, n, NULL, NULL);
 }

@@ -223,64 +223,88 @@ static void oom_each(const char *args)
     }
 }
 
+/* Each command line is a case of its own (its state: which one), so that
+ * the runner can spread the cases over its shards. */
+static int which(void **state)
+{
+    return *(const int *)*state;
+}
+
 static void oom_sim(void **state)
 {
     char args[1024];
-    (void)state;
-    oom_each("sim " SYNTH " >/dev/null");
-    oom_each("sim " SYNTH " --json --chunks --record /dev/null --svg /dev/null --html /dev/null "
-             ">/dev/null");
-    snprintf(args, sizeof(args), "sim --import vllm:%s >/dev/null",
-             tb_test_data("import/vllm/append.json"));
-    oom_each(args);
-    snprintf(args, sizeof(args), "sim --import vllm:%s --request 0 --json >/dev/null",
-             tb_test_data("import/vllm/append.json"));
-    oom_each(args);
+    switch (which(state)) {
+    case 0: oom_each("sim " SYNTH " >/dev/null"); break;
+    case 1:
+        oom_each("sim " SYNTH " --json --chunks --record /dev/null --svg /dev/null --html "
+                 "/dev/null >/dev/null");
+        break;
+    case 2:
+        snprintf(args, sizeof(args), "sim --import vllm:%s >/dev/null",
+                 tb_test_data("import/vllm/append.json"));
+        oom_each(args);
+        break;
+    default:
+        snprintf(args, sizeof(args), "sim --import vllm:%s --request 0 --json >/dev/null",
+                 tb_test_data("import/vllm/append.json"));
+        oom_each(args);
+        break;
+    }
 }
 
 static void oom_run(void **state)
 {
-    (void)state;
-    oom_each("run " MOCK " >/dev/null");
-    oom_each("run " MOCK " --json --record /dev/null --svg /dev/null --html /dev/null >/dev/null");
+    if (which(state) == 0)
+        oom_each("run " MOCK " >/dev/null");
+    else
+        oom_each("run " MOCK " --json --record /dev/null --svg /dev/null --html /dev/null "
+                 ">/dev/null");
 }
 
 static void oom_sweep(void **state)
 {
-    (void)state;
-    oom_each("sweep " SYNTH " --preroll 0,1 --threads 2 >/dev/null");
-    oom_each("sweep " SYNTH " --preroll 0,1 --threads 2 --json /dev/null --csv /dev/null "
-             "--svg /dev/null --html /dev/null >/dev/null");
+    if (which(state) == 0)
+        oom_each("sweep " SYNTH " --preroll 0,1 --threads 2 >/dev/null");
+    else
+        oom_each("sweep " SYNTH " --preroll 0,1 --threads 2 --json /dev/null --csv /dev/null "
+                 "--svg /dev/null --html /dev/null >/dev/null");
 }
 
+/* bench against a served mock (0: the report, 1: every output), and (2)
+ * merge of what a whole run wrote, both ways. */
 static void oom_bench_merge(void **state)
 {
     char log[128], out[128], args[1024], *se;
     int port, pid;
-    (void)state;
     if (failalloc() == NULL)
         skip();
     snprintf(log, sizeof(log), "%s", scratch("serve.log"));
     snprintf(out, sizeof(out), "%s", scratch("out"));
     pid = tb_test_serve_spawn("tps=2000,tokens=20,ttft=0", log, &port);
     snprintf(args, sizeof(args),
-             "bench --base-url http://127.0.0.1:%d/v1 --model m -c 1 --requests 2 >/dev/null",
-             port);
-    oom_each(args);
-    snprintf(args, sizeof(args),
              "bench --base-url http://127.0.0.1:%d/v1 --model m -c 1,2 --requests 2 --json "
              "--out %s --force --html /dev/null >/dev/null",
              port, out);
-    oom_each(args);
-    /* What merge reads: a whole run's records. */
-    if (run_bin(failalloc(), NULL, args, &se) != 0)
-        fail_msg("%s: '%s'", args, se);
-    free(se);
+    if (which(state) == 0) {
+        snprintf(args, sizeof(args),
+                 "bench --base-url http://127.0.0.1:%d/v1 --model m -c 1 --requests 2 >/dev/null",
+                 port);
+        oom_each(args);
+    } else if (which(state) == 1) {
+        oom_each(args);
+    } else {
+        /* What merge reads: a whole run's records. */
+        if (run_bin(failalloc(), NULL, args, &se) != 0)
+            fail_msg("%s: '%s'", args, se);
+        free(se);
+    }
     assert_int_equal(tb_test_serve_stop(pid), 0);
-    snprintf(args, sizeof(args), "merge %s >/dev/null", out);
-    oom_each(args);
-    snprintf(args, sizeof(args), "merge %s --json >/dev/null", out);
-    oom_each(args);
+    if (which(state) == 2) {
+        snprintf(args, sizeof(args), "merge %s >/dev/null", out);
+        oom_each(args);
+        snprintf(args, sizeof(args), "merge %s --json >/dev/null", out);
+        oom_each(args);
+    }
     snprintf(args, sizeof(args), "rm -rf %s %s", out, log);
     assert_int_equal(system(args), 0);
 }
@@ -363,14 +387,22 @@ static void oom_serve(void **state)
 
 int tb_test_exits(void)
 {
+    static const int nth[] = {0, 1, 2, 3};
     const struct CMUnitTest t[] = {
         cmocka_unit_test(codes_are_one_status_each),
         cmocka_unit_test(full_disk_is_runtime),
         cmocka_unit_test(full_disk_bench_merge),
-        cmocka_unit_test(oom_sim),
-        cmocka_unit_test(oom_run),
-        cmocka_unit_test(oom_sweep),
-        cmocka_unit_test(oom_bench_merge),
+        {"oom_sim(plain)", oom_sim, NULL, NULL, (void *)&nth[0]},
+        {"oom_sim(outputs)", oom_sim, NULL, NULL, (void *)&nth[1]},
+        {"oom_sim(import)", oom_sim, NULL, NULL, (void *)&nth[2]},
+        {"oom_sim(import request)", oom_sim, NULL, NULL, (void *)&nth[3]},
+        {"oom_run(plain)", oom_run, NULL, NULL, (void *)&nth[0]},
+        {"oom_run(outputs)", oom_run, NULL, NULL, (void *)&nth[1]},
+        {"oom_sweep(plain)", oom_sweep, NULL, NULL, (void *)&nth[0]},
+        {"oom_sweep(outputs)", oom_sweep, NULL, NULL, (void *)&nth[1]},
+        {"oom_bench(plain)", oom_bench_merge, NULL, NULL, (void *)&nth[0]},
+        {"oom_bench(outputs)", oom_bench_merge, NULL, NULL, (void *)&nth[1]},
+        {"oom_merge", oom_bench_merge, NULL, NULL, (void *)&nth[2]},
         cmocka_unit_test(oom_serve),
     };
     return TB_RUN_GROUP("exits", t);

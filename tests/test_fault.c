@@ -1958,8 +1958,7 @@ int tb_test_fault(void)
     }
     for (size_t i = 0; i < NROWS(own); i++)
         tests[n++] = own[i];
-    tb_tests_total += (int)n;
-    failed = _cmocka_run_group_tests("fault", tests, n, NULL, NULL);
+    failed = tb_test_run_group("fault", tests, n, NULL, NULL);
     if (shared.pid != 0)
         free(server_stop(&shared));
     return failed;

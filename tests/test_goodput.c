@@ -782,5 +782,5 @@ int tb_test_goodput(void)
         cmocka_unit_test(bad_slo),
         cmocka_unit_test_teardown(bench_against_serve, tb_test_serve_down),
     };
-    return cmocka_run_group_tests_name("goodput", tests, setup, teardown);
+    return tb_test_run_group("goodput", tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown);
 }

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lag.h"
 #include "raw_http.h"
 #include "tclock.h"
 #include "tests.h"
@@ -1402,33 +1403,39 @@ static double late_beside(int port, int n, int stream, unsigned long long *bytes
 /* Fairness: while hogs read a flood at full speed, a normal request's
  * first event keeps its time (each connection gets a bounded share of a
  * loop pass).  Without that bound, the hog's whole backlog went out in one
- * pass and a normal TTFT of 0.20 s became 0.33-0.42 s. */
+ * pass and a normal TTFT of 0.20 s became 0.33-0.42 s.  The bounds grow by
+ * the wake-up delay the probe of lag.h measured meanwhile (a machine busy
+ * with other work delays the loop by that much whatever its fairness). */
 static void hog_does_not_delay_others(void **state)
 {
     (void)state;
     struct tb_stream st;
     struct srv v;
-    double alone, with, bodies;
+    double alone, with, bodies, lag;
     unsigned long long bytes = 0, body_bytes = 0;
     tb_stream_init(&st);
     for (size_t i = 0; i < 3; i++)
         assert_int_equal(
             tb_stream_append(&st, 0.2 + 0.01 * (double)i, "tok", 3, 1, TB_KIND_CONTENT), 0);
     srv_start(&v, &st, NULL, 0);
+    tb_test_lag_start();
     alone = first_late(v.port);
     with = late_beside(v.port, 2, 1, &bytes);
     bodies = late_beside(v.port, 6, 0, &body_bytes);
+    lag = tb_test_lag_stop();
     srv_stop(&v);
     print_message("first event late by %.1f ms alone, %.1f ms beside two streaming hogs (%.1f MB "
                   "read), %.1f ms beside six non-streamed ones\n",
                   alone * 1e3, with * 1e3, (double)bytes / 1e6, bodies * 1e3);
     assert_true(bytes > 1000000); /* they did read at full speed */
-    if (!(with < 0.1 * TB_TEST_TIME_SCALE))
-        fail_msg("beside two hogs the first event was %.1f ms late (alone %.1f ms)", with * 1e3,
-                 alone * 1e3);
-    if (!(bodies < 0.15 * TB_TEST_TIME_SCALE))
-        fail_msg("beside six non-streamed hogs the first event was %.1f ms late (alone %.1f ms)",
-                 bodies * 1e3, alone * 1e3);
+    if (!(with < 0.1 * TB_TEST_TIME_SCALE + lag))
+        fail_msg("beside two hogs the first event was %.1f ms late (alone %.1f ms; the "
+                 "machine's wake-up delay %.1f ms)",
+                 with * 1e3, alone * 1e3, lag * 1e3);
+    if (!(bodies < 0.15 * TB_TEST_TIME_SCALE + lag))
+        fail_msg("beside six non-streamed hogs the first event was %.1f ms late (alone %.1f ms; "
+                 "the machine's wake-up delay %.1f ms)",
+                 bodies * 1e3, alone * 1e3, lag * 1e3);
     tb_stream_free(&st);
 }
 
@@ -1755,7 +1762,6 @@ int tb_test_serve(void)
         tests[n++] = (struct CMUnitTest){xcases[i].name, xcase_run, NULL, NULL, (void *)&xcases[i]};
     for (size_t i = 0; i < NROWS(own); i++)
         tests[n++] = own[i];
-    tb_tests_total += (int)n;
-    failed = _cmocka_run_group_tests("serve", tests, n, NULL, NULL);
+    failed = tb_test_run_group("serve", tests, n, NULL, NULL);
     return failed;
 }

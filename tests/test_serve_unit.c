@@ -505,6 +505,5 @@ int tb_test_serve_unit(void)
     ROWS(drain_cases, drain_stepping_run);
     for (size_t i = 0; i < NROWS(own); i++)
         tests[n++] = own[i];
-    tb_tests_total += (int)n;
-    return _cmocka_run_group_tests("serveunit", tests, n, NULL, NULL);
+    return tb_test_run_group("serveunit", tests, n, NULL, NULL);
 }

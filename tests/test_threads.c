@@ -318,21 +318,25 @@ static void cancel_stops_all(void **state)
 }
 
 /* The binary: --threads on calls, the records as one loop writes them;
- * bad values, one line each, exit 2. */
+ * bad values, one line each, exit 2.  The answers come from a fast mock
+ * (the built-in one speaks for ten seconds a turn). */
 static void cli_threads(void **state)
 {
     char dir[128], cmd[2048], path[256], *one, *two;
+    int port;
     (void)state;
+    tb_test_serve_up("--synth tps=1000,tokens=20,ttft=0.01", &port);
     tb_test_tmpdir(dir, sizeof(dir), "threads", "cli");
     snprintf(cmd, sizeof(cmd),
-             "cd %s && B='%s'; A='--mock --conversations builtin --calls 6 --turns 2 "
+             "cd %s && B='%s'; A='--base-url http://127.0.0.1:%d/v1 --model m "
+             "--conversations builtin --calls 6 --turns 2 "
              "--user-turn 0.01 --wpm 1000 -q'; $B bench $A --threads 1 --out one && "
              "$B bench $A --threads 3 --out three && "
              "P='s/.*\"id\":\\([0-9]*\\),\"prompt\":\\([0-9]*\\),\"call\":\\([0-9]*\\),"
              "\"turn\":\\([0-9]*\\),.*/\\1 \\2 \\3 \\4/'; "
              "tail -n +2 one/records.jsonl | sed \"$P\" | sort -n >one.ids && "
              "tail -n +2 three/records.jsonl | sed \"$P\" >three.ids",
-             dir, tb_test_bin());
+             dir, tb_test_bin(), port);
     assert_int_equal(tb_test_sh(cmd), 0);
     snprintf(path, sizeof(path), "%s/one.ids", dir);
     one = tb_test_slurp_str(path);
@@ -345,6 +349,7 @@ static void cli_threads(void **state)
     free(one);
     free(two);
     tb_test_rm_rf(dir);
+    tb_test_serve_down(NULL);
     tb_test_expect_error("bench --mock --threads 0", 2, "--threads");
     tb_test_expect_error("bench --mock --threads 17", 2, "--threads");
     tb_test_expect_error("bench --mock --threads many", 2, "--threads");
@@ -353,9 +358,12 @@ static void cli_threads(void **state)
 int tb_test_threads(void)
 {
     const struct CMUnitTest cases[] = {
-        cmocka_unit_test(threads_resolved),        cmocka_unit_test(calls_split_like_one),
-        cmocka_unit_test(requests_split_like_one), cmocka_unit_test(progress_summed),
-        cmocka_unit_test(cancel_stops_all),        cmocka_unit_test(cli_threads),
+        cmocka_unit_test(threads_resolved),
+        cmocka_unit_test(calls_split_like_one),
+        cmocka_unit_test(requests_split_like_one),
+        cmocka_unit_test(progress_summed),
+        cmocka_unit_test(cancel_stops_all),
+        cmocka_unit_test_teardown(cli_threads, tb_test_serve_down),
     };
     return TB_RUN_GROUP("threads", cases);
 }

@@ -270,26 +270,31 @@ static const struct {
     {NULL, "", "transport", -1, ""},
 };
 
+/* The case's dialect (its state: an index into dialects): one case a
+ * dialect, so that the runner can spread them. */
+static size_t dialect_of(void **state)
+{
+    return *(const size_t *)*state;
+}
+
 static void mock_rows(void **state)
 {
-    (void)state;
+    const size_t d = dialect_of(state);
     for (size_t i = 0; i < sizeof(mrows) / sizeof(mrows[0]); i++) {
-        for (size_t d = 0; d < NDIALECTS; d++) {
-            char url[64], name[128];
-            int port;
-            struct proc p;
-            if (mrows[i].serve != NULL)
-                tb_test_serve_up(mrows[i].serve, &port);
-            else
-                port = tb_test_free_port();
-            snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
-            snprintf(name, sizeof(name), "%s: %s", dialects[d],
-                     mrows[i].serve != NULL ? mrows[i].serve : "nothing listens");
-            run_tts(&p, "", url, d, mrows[i].client);
-            tb_test_serve_down(NULL);
-            check_ended(name, &p, 1, mrows[i].kind, mrows[i].status, mrows[i].msg);
-            proc_free(&p);
-        }
+        char url[64], name[128];
+        int port;
+        struct proc p;
+        if (mrows[i].serve != NULL)
+            tb_test_serve_up(mrows[i].serve, &port);
+        else
+            port = tb_test_free_port();
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+        snprintf(name, sizeof(name), "%s: %s", dialects[d],
+                 mrows[i].serve != NULL ? mrows[i].serve : "nothing listens");
+        run_tts(&p, "", url, d, mrows[i].client);
+        tb_test_serve_down(NULL);
+        check_ended(name, &p, 1, mrows[i].kind, mrows[i].status, mrows[i].msg);
+        proc_free(&p);
     }
 }
 
@@ -310,27 +315,25 @@ static const struct {
 
 static void peer_rows(void **state)
 {
-    (void)state;
+    const size_t d = dialect_of(state);
     for (size_t i = 0; i < sizeof(prows) / sizeof(prows[0]); i++) {
-        for (size_t d = 0; d < NDIALECTS; d++) {
-            char url[64], name[128];
-            struct peer pe;
-            struct proc p;
-            cur_dialect = d;
-            peer_bind(&pe, "127.0.0.1", s_third_fails);
-            pe.script = prows[i].script;
-            peer_go(&pe);
-            snprintf(url, sizeof(url), "http://127.0.0.1:%d", pe.port);
-            snprintf(name, sizeof(name), "%s: the third chunk, %s", dialects[d], prows[i].script);
-            run_tts(&p, "", url, d, prows[i].client);
-            peer_halt(&pe);
-            check_ended(name, &p, 3, prows[i].kind, prows[i].status, prows[i].msg);
-            /* Nothing was sent after the failure. */
-            if (pe.conns != 3)
-                fail_msg("%s: %d TTS requests, want 3", name, pe.conns);
-            peer_free(&pe);
-            proc_free(&p);
-        }
+        char url[64], name[128];
+        struct peer pe;
+        struct proc p;
+        cur_dialect = d;
+        peer_bind(&pe, "127.0.0.1", s_third_fails);
+        pe.script = prows[i].script;
+        peer_go(&pe);
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d", pe.port);
+        snprintf(name, sizeof(name), "%s: the third chunk, %s", dialects[d], prows[i].script);
+        run_tts(&p, "", url, d, prows[i].client);
+        peer_halt(&pe);
+        check_ended(name, &p, 3, prows[i].kind, prows[i].status, prows[i].msg);
+        /* Nothing was sent after the failure. */
+        if (pe.conns != 3)
+            fail_msg("%s: %d TTS requests, want 3", name, pe.conns);
+        peer_free(&pe);
+        proc_free(&p);
     }
 }
 
@@ -338,77 +341,80 @@ static void peer_rows(void **state)
 
 static void key_quoted_back(void **state)
 {
+    const size_t d = dialect_of(state);
     char kf[128];
     FILE *f;
-    (void)state;
     snprintf(kf, sizeof(kf), "/tmp/ttsbuf-ttsfault-key-%d", (int)getpid());
     f = fopen(kf, "w");
     assert_non_null(f);
     fprintf(f, "%s\n", KEY);
     fclose(f);
-    for (size_t d = 0; d < NDIALECTS; d++) {
-        for (int from_file = 0; from_file < 2; from_file++) {
-            char url[64], env[256], args[512], cmd[1024], name[128];
-            struct peer pe;
-            struct proc p, sim;
-            int files = 0;
-            cur_dialect = d;
-            peer_bind(&pe, "127.0.0.1", s_echo_401);
-            pe.x = KEY;
-            peer_go(&pe);
-            snprintf(url, sizeof(url), "http://127.0.0.1:%d", pe.port);
-            snprintf(name, sizeof(name), "%s, the key from %s", dialects[d],
-                     from_file ? "--tts-api-key-file" : keyvars[d]);
-            if (from_file) {
-                snprintf(env, sizeof(env), "-u %s", keyvars[d]);
-                snprintf(args, sizeof(args), "-v --html %s/r.html --tts-api-key-file %s", "@", kf);
-            } else {
-                snprintf(env, sizeof(env), "%s=%s", keyvars[d], KEY);
-                snprintf(args, sizeof(args), "-v --html @/r.html");
-            }
-            {
-                /* '@': the run's own directory */
-                char *at = strchr(args, '@');
-                proc_dir(&p);
-                if (at != NULL) {
-                    char rest[512];
-                    snprintf(rest, sizeof(rest), "%s", at + 1);
-                    snprintf(at, sizeof(args) - (size_t)(at - args), "%s%s", p.dir, rest);
-                }
-                snprintf(cmd, sizeof(cmd),
-                         "env %s '%s' run --mock " ANSWER " --tts-url %s --tts-api %s --json "
-                         "--record %s/t.jsonl %s",
-                         env, tb_test_bin(), url, dialects[d], p.dir, args);
-                proc_exec(&p, cmd, 0, 0, 0);
-            }
-            peer_halt(&pe);
-            /* It was sent, in the dialect's header. */
-            if (strstr(peer_req(&pe, 0), KEY) == NULL)
-                fail_msg("%s: the request did not carry the key: %s", name, peer_req(&pe, 0));
-            check_ended(name, &p, 1, "http", 401, "Invalid API key: *** (");
-            proc_dir(&sim);
-            snprintf(cmd, sizeof(cmd), "'%s' sim --trace %s/t.jsonl --json --svg %s/s.svg",
-                     tb_test_bin(), p.dir, sim.dir);
-            proc_exec(&sim, cmd, 0, 0, 0);
-            assert_int_equal(sim.code, 3);
-            secret_assert_dir_unquoted(p.dir, KEY, &files);
-            secret_assert_dir_unquoted(sim.dir, KEY, &files);
-            assert_true(files >= 7); /* out, err, trace, page; out, err, picture */
-            proc_free(&sim);
-            proc_free(&p);
-            peer_free(&pe);
+    for (int from_file = 0; from_file < 2; from_file++) {
+        char url[64], env[256], args[512], cmd[1024], name[128];
+        struct peer pe;
+        struct proc p, sim;
+        int files = 0;
+        cur_dialect = d;
+        peer_bind(&pe, "127.0.0.1", s_echo_401);
+        pe.x = KEY;
+        peer_go(&pe);
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d", pe.port);
+        snprintf(name, sizeof(name), "%s, the key from %s", dialects[d],
+                 from_file ? "--tts-api-key-file" : keyvars[d]);
+        if (from_file) {
+            snprintf(env, sizeof(env), "-u %s", keyvars[d]);
+            snprintf(args, sizeof(args), "-v --html %s/r.html --tts-api-key-file %s", "@", kf);
+        } else {
+            snprintf(env, sizeof(env), "%s=%s", keyvars[d], KEY);
+            snprintf(args, sizeof(args), "-v --html @/r.html");
         }
+        {
+            /* '@': the run's own directory */
+            char *at = strchr(args, '@');
+            proc_dir(&p);
+            if (at != NULL) {
+                char rest[512];
+                snprintf(rest, sizeof(rest), "%s", at + 1);
+                snprintf(at, sizeof(args) - (size_t)(at - args), "%s%s", p.dir, rest);
+            }
+            snprintf(cmd, sizeof(cmd),
+                     "env %s '%s' run --mock " ANSWER " --tts-url %s --tts-api %s --json "
+                     "--record %s/t.jsonl %s",
+                     env, tb_test_bin(), url, dialects[d], p.dir, args);
+            proc_exec(&p, cmd, 0, 0, 0);
+        }
+        peer_halt(&pe);
+        /* It was sent, in the dialect's header. */
+        if (strstr(peer_req(&pe, 0), KEY) == NULL)
+            fail_msg("%s: the request did not carry the key: %s", name, peer_req(&pe, 0));
+        check_ended(name, &p, 1, "http", 401, "Invalid API key: *** (");
+        proc_dir(&sim);
+        snprintf(cmd, sizeof(cmd), "'%s' sim --trace %s/t.jsonl --json --svg %s/s.svg",
+                 tb_test_bin(), p.dir, sim.dir);
+        proc_exec(&sim, cmd, 0, 0, 0);
+        assert_int_equal(sim.code, 3);
+        secret_assert_dir_unquoted(p.dir, KEY, &files);
+        secret_assert_dir_unquoted(sim.dir, KEY, &files);
+        assert_true(files >= 7); /* out, err, trace, page; out, err, picture */
+        proc_free(&sim);
+        proc_free(&p);
+        peer_free(&pe);
     }
     unlink(kf);
 }
 
 int tb_test_ttsfault(void)
 {
+    static const size_t d[] = {0, 1, 2, 3};
     static const struct CMUnitTest cases[] = {
-        cmocka_unit_test_teardown(mock_rows, tb_test_serve_down),
-        cmocka_unit_test_teardown(peer_rows, tb_test_serve_down),
-        cmocka_unit_test_teardown(key_quoted_back, tb_test_serve_down),
+#define PER_DIALECT(fn, k) {#fn "(" #k ")", fn, NULL, tb_test_serve_down, (void *)&d[k]}
+        PER_DIALECT(mock_rows, 0),       PER_DIALECT(mock_rows, 1),
+        PER_DIALECT(mock_rows, 2),       PER_DIALECT(mock_rows, 3),
+        PER_DIALECT(peer_rows, 0),       PER_DIALECT(peer_rows, 1),
+        PER_DIALECT(peer_rows, 2),       PER_DIALECT(peer_rows, 3),
+        PER_DIALECT(key_quoted_back, 0), PER_DIALECT(key_quoted_back, 1),
+        PER_DIALECT(key_quoted_back, 2), PER_DIALECT(key_quoted_back, 3),
+#undef PER_DIALECT
     };
-    signal(SIGPIPE, SIG_IGN);
     return TB_RUN_GROUP("ttsfault", cases);
 }

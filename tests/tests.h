@@ -104,7 +104,8 @@ int tb_test_import(void);
 int tb_test_api(void);
 int tb_test_player(void);
 int tb_test_speech(void);
-int tb_test_ttsplay(void); /* the speaker playing a TTS provider's PCM */
+int tb_test_speechrt(void); /* real speech in real time through the private PulseAudio */
+int tb_test_ttsplay(void);  /* the speaker playing a TTS provider's PCM */
 /* The headless audio harness (tests/audio_env.h) with real PortAudio streams. */
 int tb_test_audioenv(void);
 
@@ -138,10 +139,14 @@ void tb_test_need(const char *name);
 /* Cases run so far, over all groups (for the closing summary line). */
 extern int tb_tests_total;
 
-/* Runs a group of cases and counts them; returns the failures. */
+/* Runs n cases as the group name (with cmocka's group setup and
+ * teardown, either NULL) and counts them; returns the failures.  When the
+ * runner splits a group into shards (TB_TEST_SHARD=I/K: tests/runner.h),
+ * this process runs only the cases whose index is I modulo K. */
+int tb_test_run_group(const char *name, const struct CMUnitTest *cases, size_t n,
+                      CMFixtureFunction setup, CMFixtureFunction teardown);
 #define TB_RUN_GROUP(name, cases)                                                                  \
-    (tb_tests_total += (int)(sizeof(cases) / sizeof((cases)[0])),                                  \
-     cmocka_run_group_tests_name(name, cases, NULL, NULL))
+    tb_test_run_group(name, cases, sizeof(cases) / sizeof((cases)[0]), NULL, NULL)
 
 /* Path of a file in tests/data (static buffer; not thread-safe). */
 const char *tb_test_data(const char *name);
@@ -204,6 +209,40 @@ void tb_test_rm_rf(const char *dir);
  * many. */
 size_t tb_test_jsonl_records(const char *path, struct cJSON **v, size_t cap);
 
+/* One request line of a `ttsbuf serve --log` file (schema
+ * ttsbuf.serve_log): its CLOCK_MONOTONIC times in seconds, NAN where the
+ * line says null. */
+struct tb_test_slog {
+    char route[24], rid[72]; /* "" for null */
+    double received, first_byte, late_max, end, closed;
+    double tts_chars;
+};
+/* The request lines of a serve log (after its header), in file order (the
+ * order requests ended), into v (at most cap, asserted); returns how many. */
+size_t tb_test_slog_read(const char *path, struct tb_test_slog *v, size_t cap);
+
+/*
+ * A timed write of `ttsbuf serve` judged as its figure is defined, on a
+ * machine that may be busy: due is when it falls due from the request's
+ * receipt (s), client when the client read it, from its send (s), server
+ * the write's time from the receipt as the server's log puts it (its
+ * first byte: first_byte - received; NAN for a write the log has no time
+ * of), l the request's log line, lag the largest wake-up delay the probe
+ * of lag.h measured meanwhile, tol the schedule's promise on an idle
+ * machine (5 ms, say).  Holds when: the client never read it early; the
+ * log puts it at its due time, late by no more than the lateness the
+ * server measured itself (late_max: a wrong due time fails at any load);
+ * that lateness is within tol + lag (only what the machine added); the
+ * client read it no earlier than the log's time and within tol + 2 lag
+ * after (transit, and two processes woken); and in all within due + the
+ * server's lateness + tol + 2 lag.  On an idle machine (lag ~0.1 ms)
+ * these are the bounds of old.  Returns NULL when it holds, else msg,
+ * saying which failed.
+ */
+const char *tb_test_sched_check(double due, double client, double server,
+                                const struct tb_test_slog *l, double lag, double tol, char *msg,
+                                size_t len);
+
 /* Where the binary's outputs are kept for the "schema" group to validate
  * ($TB_COLLECT_DIR: the Makefile runs the binary through
  * tests/collect/collect.c, which copies them there), or NULL when the
@@ -248,9 +287,9 @@ void tb_test_expect_error(const char *args, int code, const char *want);
 int tb_test_serve_spawn(const char *synth, const char *log, int *port);
 int tb_test_serve_stop(int pid);
 
-/* `$TTSBUF serve --listen 127.0.0.1:PORT ARGS` (through sh; its stderr
- * to /dev/null) at a free port, waited for; returns its pid, also kept
- * for tb_test_serve_down.  One such server at a time. */
+/* `$TTSBUF serve --listen 127.0.0.1:0 ARGS` (through sh; its stderr to a
+ * file of this process), its port read back from what it prints; returns
+ * its pid, also kept for tb_test_serve_down.  One such server at a time. */
 int tb_test_serve_up(const char *args, int *port);
 /* Stops (SIGINT) the server tb_test_serve_up started, if it still runs;
  * a no-op otherwise.  Usable as a cmocka teardown (state unused), so a
@@ -266,7 +305,7 @@ void tb_test_tls_cert(const char *tag, char *dir, size_t dirlen);
  * a small race), for a server the test starts or for a refused connect. */
 int tb_test_free_port(void);
 
-/* Waits (up to 6 s; fails the case after) until something listens on
+/* Waits (up to 30 s; fails the case after) until something listens on
  * loopback port `port`: a bind there fails with EADDRINUSE.  Probing with
  * bind, not connect, leaves a one-connection server its connection. */
 void tb_test_wait_port(int port);

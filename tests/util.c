@@ -7,6 +7,7 @@
 #include <cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,7 +237,9 @@ int tb_test_free_port(void)
 void tb_test_wait_port(int port)
 {
     int ready = 0;
-    for (int t = 0; t < 300 && !ready; t++) {
+    /* Up to 30 s: a server's start (node's, on a machine also running the
+     * suite's other groups) is waited for, not timed. */
+    for (int t = 0; t < 1500 && !ready; t++) {
         struct sockaddr_in a;
         int fd = socket(AF_INET, SOCK_STREAM, 0);
         loopback(&a, port);
@@ -246,7 +249,7 @@ void tb_test_wait_port(int port)
             nanosleep(&(struct timespec){0, 20L * 1000 * 1000}, NULL);
     }
     if (!ready)
-        fail_msg("nothing listens on 127.0.0.1:%d after 6 s", port);
+        fail_msg("nothing listens on 127.0.0.1:%d after 30 s", port);
 }
 
 void tb_test_tls_cert(const char *tag, char *dir, size_t dirlen)
@@ -260,6 +263,34 @@ void tb_test_tls_cert(const char *tag, char *dir, size_t dirlen)
              dir, dir);
     if (system(cmd) != 0)
         fail_msg("openssl cannot make a certificate (is the openssl package installed?)");
+}
+
+/* The port serve (pid, its stderr in log) bound: it prints "listening on
+ * http://127.0.0.1:PORT/v1" once bound (up to 30 s: a start is waited
+ * for, not timed).  Fails the case, the server killed, when it does not. */
+static int listening_port(pid_t pid, const char *log)
+{
+    int port = 0;
+    for (int i = 0; i < 3000 && port == 0; i++) {
+        const char *p;
+        char *text;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+        text = tb_test_slurp_str(log);
+        p = strstr(text, "http://127.0.0.1:");
+        if (p != NULL)
+            port = atoi(p + strlen("http://127.0.0.1:"));
+        free(text);
+        if (port == 0 && waitpid(pid, NULL, WNOHANG) == pid)
+            break; /* it ended */
+    }
+    if (port == 0) {
+        char *text = tb_test_slurp_str(log);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("ttsbuf serve did not print its port: %s", text);
+    }
+    return port;
 }
 
 int tb_test_serve_spawn(const char *synth, const char *log, int *port)
@@ -277,23 +308,7 @@ int tb_test_serve_spawn(const char *synth, const char *log, int *port)
         execl(bin, bin, "serve", "--listen", "127.0.0.1:0", "--synth", synth, (char *)NULL);
         _exit(127);
     }
-    /* It prints "listening on http://127.0.0.1:PORT/v1" once bound. */
-    for (int i = 0; i < 200 && *port == 0; i++) {
-        const char *p;
-        char *text;
-        struct timespec ts = {0, 10000000};
-        nanosleep(&ts, NULL);
-        text = tb_test_slurp_str(log);
-        p = strstr(text, "http://127.0.0.1:");
-        if (p != NULL)
-            *port = atoi(p + strlen("http://127.0.0.1:"));
-        free(text);
-    }
-    if (*port == 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        fail_msg("ttsbuf serve did not print its port");
-    }
+    *port = listening_port(pid, log);
     return (int)pid;
 }
 
@@ -309,11 +324,14 @@ static int serve_up_pid;
 
 int tb_test_serve_up(const char *args, int *port)
 {
-    char cmd[2048];
+    char cmd[2048], log[96];
     pid_t pid;
-    *port = tb_test_free_port();
-    snprintf(cmd, sizeof(cmd), "exec '%s' serve --listen 127.0.0.1:%d %s 2>/dev/null",
-             tb_test_bin(), *port, args);
+    /* Port 0, read back from what it prints: a port found free and bound
+     * later could be taken meanwhile by another group's connection. */
+    snprintf(log, sizeof(log), "/tmp/ttsbuf-serveup-%d.log", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "exec '%s' serve --listen 127.0.0.1:0 %s 2>%s", tb_test_bin(), args,
+             log);
+    unlink(log);
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -321,7 +339,7 @@ int tb_test_serve_up(const char *args, int *port)
         _exit(127);
     }
     serve_up_pid = (int)pid;
-    tb_test_wait_port(*port);
+    *port = listening_port(pid, log);
     return (int)pid;
 }
 
@@ -430,4 +448,68 @@ cJSON *tb_test_browse(const char *html, const char *out)
         fail_msg("the page made a request: %s",
                  cJSON_PrintUnformatted(cJSON_GetObjectItem(seen, "requests")));
     return seen;
+}
+
+/* A number of a log line, or NAN for null or absent. */
+static double slog_num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+size_t tb_test_slog_read(const char *path, struct tb_test_slog *v, size_t cap)
+{
+    cJSON *lines[512];
+    size_t n = tb_test_jsonl_records(path, lines, sizeof(lines) / sizeof(lines[0]));
+    assert_true(n <= cap);
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *route = cJSON_GetObjectItemCaseSensitive(lines[i], "route");
+        const cJSON *rid = cJSON_GetObjectItemCaseSensitive(lines[i], "request_id");
+        memset(&v[i], 0, sizeof(v[i]));
+        snprintf(v[i].route, sizeof(v[i].route), "%s",
+                 cJSON_IsString(route) ? route->valuestring : "");
+        snprintf(v[i].rid, sizeof(v[i].rid), "%s", cJSON_IsString(rid) ? rid->valuestring : "");
+        v[i].received = slog_num(lines[i], "received_s");
+        v[i].first_byte = slog_num(lines[i], "first_byte_s");
+        v[i].late_max = slog_num(lines[i], "late_max_s");
+        v[i].end = slog_num(lines[i], "end_s");
+        v[i].closed = slog_num(lines[i], "closed_s");
+        v[i].tts_chars = slog_num(lines[i], "tts_chars");
+        cJSON_Delete(lines[i]);
+    }
+    return n;
+}
+
+/* A timed write of the mock server judged as tests.h says (the order of
+ * the checks is the order of the messages a reader wants first). */
+const char *tb_test_sched_check(double due, double client, double server,
+                                const struct tb_test_slog *l, double lag, double tol, char *msg,
+                                size_t len)
+{
+    double late = isnan(l->late_max) ? 0 : l->late_max;
+    if (client < due - 0.001)
+        snprintf(msg, len, "read at %.4f s, due at %.4f s: early", client, due);
+    else if (!isnan(server) && (server < due - 0.001 || server > due + late + 0.001))
+        snprintf(msg, len,
+                 "the server's log has it at %.4f s, due at %.4f s, its own lateness %.4f s: "
+                 "another schedule",
+                 server, due, late);
+    else if (late > tol + lag)
+        snprintf(msg, len,
+                 "the server measured itself %.4f s late, more than %.4f s and the machine's "
+                 "wake-up delay %.4f s",
+                 late, tol, lag);
+    else if (!isnan(server) && (client < server - 0.0002 || client > server + tol + 2 * lag))
+        snprintf(msg, len,
+                 "read at %.4f s, the server's log has it sent at %.4f s (allowed %.4f s after, "
+                 "the machine's wake-up delay %.4f s)",
+                 client, server, tol + 2 * lag, lag);
+    else if (client > due + late + tol + 2 * lag)
+        snprintf(msg, len,
+                 "read at %.4f s, due at %.4f s (the server %.4f s late, the machine's wake-up "
+                 "delay %.4f s)",
+                 client, due, late, lag);
+    else
+        return NULL;
+    return msg;
 }

@@ -217,6 +217,10 @@ struct tb_serve_request {
     int http_status;       /* of the response sent, 0: none */
     int64_t received;      /* the request's last byte read */
     int64_t first_byte;    /* the response's first byte handed to send() */
+    int64_t late_max;      /* the largest lateness of its timed writes (the
+                              first byte, each event, each audio piece, a
+                              whole body) against their schedule, ns; -1:
+                              none was timed */
     int64_t ended;         /* when it ended (client_closed: = closed) */
     int64_t closed;        /* client_closed: when the server saw the close */
     int64_t prompt_tokens; /* the prefill's input tokens (usage's) */

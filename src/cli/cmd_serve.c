@@ -79,10 +79,12 @@ static const struct tb_optdoc serve_rows[] = {
     {"log", O_LOG, "FILE",
      "write a JSON line per request as it ends (- : stdout): route, request id, times, how it "
      "ended, tokens sent and unsent",
-     "Schema ttsbuf.serve_log version 1: a header line, then per request seq, route, stream, "
+     "Schema ttsbuf.serve_log version 2: a header line, then per request seq, route, stream, "
      "request_id (its X-Ttsbuf-Request-Id), end (complete, client_closed, fault, error, dropped, "
      "stopped), http_status, received_s, first_byte_s, end_s, closed_s (CLOCK_MONOTONIC "
-     "seconds), prompt_tokens, tokens_sent, tokens_planned, tokens_unsent, the TTS's tts_chars "
+     "seconds), late_max_s (the largest lateness of its timed writes against the schedule, as "
+     "the server measured it), prompt_tokens, tokens_sent, tokens_planned, tokens_unsent, the "
+     "TTS's tts_chars "
      "and audio bytes, bytes_sent. Each line is flushed as written; no header but the request "
      "id is logged. A FILE that cannot be written is a usage error."},
     TB_OPTDOC_END,

@@ -106,6 +106,7 @@ int tb_cli_serve_log_write(struct tb_cli_serve_log *l, const struct tb_serve_req
         add_count(o, "http_status", r->http_status > 0 ? r->http_status : -1);
         add_time(o, "received_s", r->received);
         add_time(o, "first_byte_s", r->first_byte);
+        add_time(o, "late_max_s", r->late_max);
         add_time(o, "end_s", r->ended);
         add_time(o, "closed_s", r->closed);
         add_count(o, "prompt_tokens", r->prompt_tokens);

@@ -1,6 +1,6 @@
 /*
  * serve_log.h - `ttsbuf serve --log FILE`: the request log, JSONL (schema
- * ttsbuf.serve_log version 1, schema/serve_log.schema.json): a header
+ * ttsbuf.serve_log version 2, schema/serve_log.schema.json): a header
  * line, then one line per request as it ends (tb_serve_request, serve.h),
  * each flushed as it is written.  Main thread (the server's loop runs
  * there).
@@ -14,7 +14,7 @@
 #include "ttsbuf/serve.h"
 
 #define TB_SCHEMA_SERVE_LOG "ttsbuf.serve_log"
-#define TB_SCHEMA_SERVE_LOG_V 1
+#define TB_SCHEMA_SERVE_LOG_V 2
 
 struct tb_cli_serve_log {
     FILE *f;          /* NULL: no log */

@@ -118,11 +118,13 @@ void tb_serve_out_put(struct tb_serve_conn *c, const char *p, size_t n)
         tb_serve_out_add(c, p, n);
 }
 
-void tb_serve_late_record(struct tb_serve *s, int64_t late)
+void tb_serve_late_record(struct tb_serve *s, struct tb_serve_conn *c, int64_t late)
 {
     int64_t b = late / LATE_BUCKET_NS;
     if (late < 0)
         late = b = 0;
+    if (late > c->lg.late_max)
+        c->lg.late_max = late;
     s->late[b < LATE_BUCKETS ? b : LATE_BUCKETS]++;
     if (late > s->late_max)
         s->late_max = late;

@@ -116,7 +116,7 @@ int tb_serve_body_send(struct tb_serve *s, struct tb_serve_conn *c)
         return tb_serve_conn_close(s, c, 1);
     s->st.events += c->body_events;
     s->st.tokens += c->body_tokens;
-    tb_serve_late_record(s, tb_clock_mono_ns() - (c->t0 + c->body_due));
+    tb_serve_late_record(s, c, tb_clock_mono_ns() - (c->t0 + c->body_due));
     tb_serve_plan_head(c, "", extra, sizeof(extra));
     c->sent_tokens = c->body_tokens; /* the body carries them all */
     rc = tb_serve_respond(s, c, 200, "application/json", json,

@@ -72,7 +72,7 @@ void tb_serve_dialect_item(struct tb_serve *s, struct tb_serve_conn *c,
     c->sent_tokens += it->ntok;
     s->st.events++;
     s->st.tokens += it->ntok;
-    tb_serve_late_record(s, late);
+    tb_serve_late_record(s, c, late);
 }
 
 /* Anthropic: close the block, message_delta, message_stop; Ollama: the

@@ -27,7 +27,7 @@ const char *tb_serve_end_name(enum tb_serve_end e)
 void tb_serve_log_init(struct tb_serve_conn *c)
 {
     memset(&c->lg, 0, sizeof(c->lg));
-    c->lg.received = c->lg.first_byte = c->lg.closed = -1;
+    c->lg.received = c->lg.first_byte = c->lg.closed = c->lg.late_max = -1;
     c->lg.prompt_tokens = c->lg.tts_chars = -1;
     c->lg.audio_sent = c->lg.audio_planned = -1;
     c->lg.stream = -1;
@@ -92,6 +92,7 @@ void tb_serve_log_end(struct tb_serve *s, struct tb_serve_conn *c, enum tb_serve
     r.http_status = c->lg.status;
     r.received = c->lg.received;
     r.first_byte = c->lg.first_byte;
+    r.late_max = c->lg.late_max;
     r.closed = end == TB_SERVE_END_CLIENT_CLOSED ? c->lg.closed : -1;
     r.ended = r.closed >= 0 ? r.closed : tb_clock_mono_ns();
     r.prompt_tokens = c->lg.prompt_tokens;

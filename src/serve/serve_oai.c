@@ -36,5 +36,5 @@ void tb_serve_oai_item(struct tb_serve *s, struct tb_serve_conn *c, const struct
     c->sent_tokens += it->ntok;
     s->st.events++;
     s->st.tokens += it->ntok;
-    tb_serve_late_record(s, late);
+    tb_serve_late_record(s, c, late);
 }

@@ -119,6 +119,7 @@ struct tb_serve_conn {
         const char *route;                    /* NULL: none yet */
         char rid[TB_SERVE_RID_MAX + 1];       /* X-Ttsbuf-Request-Id, "" none */
         int64_t received, first_byte, closed; /* CLOCK_MONOTONIC ns; -1 none */
+        int64_t late_max;                     /* its timed writes' largest lateness, ns; -1 none */
         int64_t prompt_tokens, tts_chars;     /* -1: none */
         int64_t audio_sent, audio_planned;    /* the TTS's PCM bytes; -1 none */
         uint64_t bytes;                       /* response bytes handed to send() */
@@ -172,8 +173,9 @@ struct tb_serve {
     int stopping; /* closing what is open: the requests in flight stopped */
 };
 
-/* Counts one lateness (write time minus schedule, ns) in the histogram. */
-void tb_serve_late_record(struct tb_serve *s, int64_t late);
+/* Counts one lateness of c's (write time minus schedule, ns) in the
+ * server's histogram and in c's own largest (its log line's late_max). */
+void tb_serve_late_record(struct tb_serve *s, struct tb_serve_conn *c, int64_t late);
 
 /* Buffers.  Every request and output buffer counts against the memory
  * budget by its capacity (tb_serve_buf_resize). */

@@ -381,7 +381,7 @@ int tb_serve_tts_advance(struct tb_serve *s, struct tb_serve_conn *c)
         }
         n = t->limit - t->off < t->piece ? t->limit - t->off : t->piece;
         put_chunk(c, t->pcm + t->off, n);
-        tb_serve_late_record(s, now - due);
+        tb_serve_late_record(s, c, now - due);
         t->off += n;
         c->lg.audio_sent += (int64_t)n;
         s->st.tts_bytes += n;
