@@ -375,9 +375,8 @@ static void sharded_run_merged(void **state)
  * many samples as the JSON's count. */
 static void page_in_chromium(void **state)
 {
-    char args[2048], extra[320], page[256], seen[256], cmd[1024], colors[3][16] = {"", "", ""};
+    char args[2048], extra[320], page[256], seen[256], colors[3][16] = {"", "", ""};
     cJSON *doc, *out, *ch;
-    char *txt;
     int ncdf = 0, nlev = 0;
     (void)state;
     tb_test_need("chromium");
@@ -387,18 +386,8 @@ static void page_in_chromium(void **state)
     snprintf(extra, sizeof(extra), " --json --html %s", page);
     run_args(args, sizeof(args), extra);
     doc = tb_test_run_json(NULL, args, 0);
-    snprintf(cmd, sizeof(cmd), "timeout 180 node %s/tests/node/html-page.mjs %s >%s 2>&1",
-             tb_test_top(), page, seen);
-    if (tb_test_sh(cmd) != 0)
-        fail_msg("the browser could not drive %s: %s", page, tb_test_slurp_str(seen));
-    txt = tb_test_slurp_str(seen);
-    out = cJSON_Parse(txt);
-    if (out == NULL)
-        fail_msg("html-page.mjs printed no JSON: %s", txt);
-    free(txt);
+    out = tb_test_browse(page, seen);
     assert_string_equal(cJSON_GetObjectItem(out, "kind")->valuestring, "compare");
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(out, "console_errors")), 0);
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(out, "requests")), 0);
     /* The page's JSON is --json's but for the start time. */
     cJSON_DeleteItemFromObject(doc, "started_at");
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(out, "result"), "started_at");
@@ -462,6 +451,58 @@ static void page_in_chromium(void **state)
     cJSON_Delete(doc);
 }
 
+/* Two runs with the same values (the same records, named twice): on the
+ * page neither hides the other, as on sweep's: every chart draws each
+ * with its own dash pattern, the per-level chart puts their points side
+ * by side, and the legend says the second is the same as the first. */
+static void equal_runs_stay_visible(void **state)
+{
+    char args[1024], page[256], seen[256];
+    struct tb_test_out o;
+    cJSON *out, *ch;
+    int charts = 0;
+    (void)state;
+    tb_test_need("chromium");
+    tb_test_need("node");
+    snprintf(page, sizeof(page), "%s/same.html", dir);
+    snprintf(seen, sizeof(seen), "%s/same.seen", dir);
+    snprintf(args, sizeof(args), "compare fast=%s/fast same=%s/fast --html %s >/dev/null", dir, dir,
+             page);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    tb_test_out_free(&o);
+    out = tb_test_browse(page, seen);
+    cJSON_ArrayForEach(ch, cJSON_GetObjectItem(out, "charts"))
+    {
+        const cJSON *sr = cJSON_GetObjectItem(ch, "series");
+        const cJSON *a = cJSON_GetArrayItem(sr, 0), *b = cJSON_GetArrayItem(sr, 1);
+        const cJSON *lg = cJSON_GetObjectItem(ch, "legend");
+        const char *da = cJSON_GetStringValue(cJSON_GetObjectItem(a, "dash"));
+        const char *db = cJSON_GetStringValue(cJSON_GetObjectItem(b, "dash"));
+        if (strcmp(cJSON_GetObjectItem(ch, "chart")->valuestring, "levels") != 0 &&
+            strcmp(cJSON_GetObjectItem(ch, "chart")->valuestring, "cdf") != 0)
+            continue;
+        charts++;
+        assert_int_equal(cJSON_GetArraySize(sr), 2);
+        /* the same points (CDF: the same samples) */
+        assert_true(
+            cJSON_Compare(cJSON_GetObjectItem(a, "points"), cJSON_GetObjectItem(b, "points"), 1));
+        assert_true(cJSON_Compare(cJSON_GetObjectItem(a, "n"), cJSON_GetObjectItem(b, "n"), 1));
+        if (da == NULL || db == NULL || strcmp(da, db) == 0)
+            fail_msg("'%s': the two lines are dashed alike (%s, %s): one hides the other",
+                     cJSON_GetObjectItem(ch, "title")->valuestring, da ? da : "none",
+                     db ? db : "none");
+        assert_int_equal(cJSON_GetArraySize(lg), 2);
+        assert_string_equal(cJSON_GetArrayItem(lg, 0)->valuestring, "fast");
+        assert_string_equal(cJSON_GetArrayItem(lg, 1)->valuestring, "same (same as fast)");
+        for (int i = 0; i < cJSON_GetArraySize(cJSON_GetObjectItem(a, "xs")); i++)
+            assert_true(cJSON_GetArrayItem(cJSON_GetObjectItem(a, "xs"), i)->valuedouble !=
+                        cJSON_GetArrayItem(cJSON_GetObjectItem(b, "xs"), i)->valuedouble);
+    }
+    assert_int_equal(charts, 5); /* gapless per level, two levels x two CDFs */
+    cJSON_Delete(out);
+}
+
 int tb_test_compare(void)
 {
     const struct CMUnitTest cases[] = {
@@ -471,6 +512,7 @@ int tb_test_compare(void)
         cmocka_unit_test(bad_input),
         cmocka_unit_test(sharded_run_merged),
         cmocka_unit_test(page_in_chromium),
+        cmocka_unit_test(equal_runs_stay_visible),
     };
     return tb_test_run_group("compare", cases, sizeof(cases) / sizeof((cases)[0]), setup, teardown);
 }

@@ -33,12 +33,6 @@ struct page {
     unsigned rate;
 };
 
-static const char *node_dir(void)
-{
-    const char *d = getenv("TB_NODEDIR");
-    return d != NULL ? d : "tests/node";
-}
-
 /* The base64 WAV of the k-th <audio> of the page (from 0), decoded. */
 static void decode_audio(struct page *p, int k)
 {
@@ -82,35 +76,6 @@ static void decode_audio(struct page *p, int k)
     free(h);
 }
 
-/* Opens the page at html in Chromium (html-page.mjs, its JSON kept in
- * out) and returns what it saw, after checking the page logged no error
- * and made no request. */
-static cJSON *browse(const char *html, const char *out)
-{
-    char cmd[1024];
-    char *txt;
-    cJSON *seen;
-    snprintf(cmd, sizeof(cmd), "%s/node_modules/puppeteer-core/package.json", node_dir());
-    if (access(cmd, R_OK) != 0)
-        fail_msg("puppeteer-core is missing in %s/node_modules: run `make deps`", node_dir());
-    snprintf(cmd, sizeof(cmd), "timeout 180 node %s/html-page.mjs %s >%s 2>&1", node_dir(), html,
-             out);
-    if (tb_test_sh(cmd) != 0)
-        fail_msg("the browser could not drive %s: %s", html, tb_test_slurp_str(out));
-    txt = tb_test_slurp_str(out);
-    seen = cJSON_Parse(txt);
-    if (seen == NULL)
-        fail_msg("html-page.mjs printed no JSON: %s", txt);
-    free(txt);
-    if (cJSON_GetArraySize(cJSON_GetObjectItem(seen, "console_errors")) != 0)
-        fail_msg("console errors: %s",
-                 cJSON_PrintUnformatted(cJSON_GetObjectItem(seen, "console_errors")));
-    if (cJSON_GetArraySize(cJSON_GetObjectItem(seen, "requests")) != 0)
-        fail_msg("the page made a request: %s",
-                 cJSON_PrintUnformatted(cJSON_GetObjectItem(seen, "requests")));
-    return seen;
-}
-
 /* Runs `ttsbuf ARGS --html P --json`, then the browser on P. */
 static void open_page(struct page *p, const char *args)
 {
@@ -125,7 +90,7 @@ static void open_page(struct page *p, const char *args)
     p->tool = cJSON_Parse(o.so);
     assert_non_null(p->tool);
     tb_test_out_free(&o);
-    p->seen = browse(p->html, p->out);
+    p->seen = tb_test_browse(p->html, p->out);
     decode_audio(p, 0);
 }
 
@@ -286,7 +251,7 @@ static void sweep_page_in_chromium(void **state)
     if (o.code != 0)
         fail_msg("ttsbuf %s: exit %d: %s", cmd, o.code, o.se);
     tb_test_out_free(&o);
-    seen = browse(page, out);
+    seen = tb_test_browse(page, out);
     txt = tb_test_slurp_str(json);
     tool = cJSON_Parse(txt);
     assert_non_null(tool);
@@ -372,7 +337,7 @@ static void bench_page_in_chromium(void **state)
     assert_non_null(strstr(txt, ", c=2: "));
     assert_null(strstr(txt, "level 1"));
     free(txt);
-    p.seen = browse(p.html, p.out);
+    p.seen = tb_test_browse(p.html, p.out);
     assert_string_equal(cJSON_GetObjectItem(p.seen, "kind")->valuestring, "bench");
     /* The page's per-level JSON is summary.json. */
     snprintf(path, sizeof(path), "%s/summary.json", dir);

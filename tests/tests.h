@@ -82,6 +82,7 @@ int tb_test_heard(void);      /* what a caller heard of an interrupted answer */
 int tb_test_calls(void);      /* bench --conversations: calls on the speech clock */
 int tb_test_threads(void);    /* bench on several loop threads */
 int tb_test_bargein(void);    /* bench --barge-in: the caller interrupts turns */
+int tb_test_callsout(void);   /* calls in every output: interrupted turns, progress */
 int tb_test_ttsserve(void);   /* the mock TTS of `ttsbuf serve`, through the binary */
 int tb_test_servelog(void);   /* serve --log: the request log, close detection */
 int tb_test_oai(void);
@@ -191,6 +192,12 @@ void tb_test_out_free(struct tb_test_out *o);
  * its stdout parsed as JSON (owned: cJSON_Delete). */
 struct cJSON;
 struct cJSON *tb_test_run_json(const char *env, const char *args, int code);
+
+/* Opens the page at html in headless Chromium (tests/node/html-page.mjs,
+ * or $TB_NODEDIR's; what it printed kept in out) and returns what it saw
+ * (owned: cJSON_Delete), after checking that the page logged no error and
+ * made no request. */
+struct cJSON *tb_test_browse(const char *html, const char *out);
 
 /* A fresh directory /tmp/ttsbuf-GROUP-TAG-PID (removed first if there)
  * into dir; and its removal.  Both assert the shell's success. */

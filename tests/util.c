@@ -422,6 +422,34 @@ size_t tb_test_jsonl_records(const char *path, cJSON **v, size_t cap)
     return n;
 }
 
+cJSON *tb_test_browse(const char *html, const char *out)
+{
+    const char *dir = getenv("TB_NODEDIR") != NULL ? getenv("TB_NODEDIR") : "tests/node";
+    char cmd[1024];
+    char *txt;
+    cJSON *seen;
+    int rc;
+    snprintf(cmd, sizeof(cmd), "%s/node_modules/puppeteer-core/package.json", dir);
+    if (access(cmd, R_OK) != 0)
+        fail_msg("puppeteer-core is missing in %s/node_modules: run `make deps`", dir);
+    snprintf(cmd, sizeof(cmd), "timeout 180 node %s/html-page.mjs %s >%s 2>&1", dir, html, out);
+    rc = tb_test_sh(cmd);
+    txt = tb_test_slurp_str(out);
+    if (rc != 0)
+        fail_msg("the browser could not drive %s: %s", html, txt);
+    seen = cJSON_Parse(txt);
+    if (seen == NULL)
+        fail_msg("html-page.mjs printed no JSON: %s", txt);
+    free(txt);
+    if (cJSON_GetArraySize(cJSON_GetObjectItem(seen, "console_errors")) != 0)
+        fail_msg("console errors: %s",
+                 cJSON_PrintUnformatted(cJSON_GetObjectItem(seen, "console_errors")));
+    if (cJSON_GetArraySize(cJSON_GetObjectItem(seen, "requests")) != 0)
+        fail_msg("the page made a request: %s",
+                 cJSON_PrintUnformatted(cJSON_GetObjectItem(seen, "requests")));
+    return seen;
+}
+
 /* A number of a log line, or NAN for null or absent. */
 static double slog_num(const cJSON *o, const char *key)
 {

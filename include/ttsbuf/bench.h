@@ -63,13 +63,25 @@
 
 struct tb_bench_progress {
     double t;        /* seconds since the level started */
-    size_t started;  /* measured requests started (warm-up excluded) */
-    size_t done;     /* measured requests ended */
-    size_t target;   /* measured requests to run; 0 in --duration mode */
+    size_t started;  /* measured requests started (warm-up excluded);
+                      * calls: the calls started */
+    size_t done;     /* measured requests ended; calls: the calls ended */
+    size_t target;   /* measured requests to run (0 in --duration mode);
+                      * calls: the calls to run */
     size_t inflight; /* transfers running, warm-up included */
     size_t errors;
     uint64_t events; /* deltas received (measured requests) */
     int warmup;      /* still in warm-up */
+    /* Calls (calls 1; 0 for requests): the calls started and not ended,
+     * by what they wait for at t: a turn's answer from the model (its
+     * request in flight), the answer to be spoken (its playback by the
+     * playout model not over), the caller (speaking before the next
+     * turn); and the turns ended and the turns to run in all (those of
+     * the calls still to run counted whole, those of a call that ended
+     * early as they ran), from which a caller can tell the time left. */
+    int calls;
+    size_t waiting_model, speaking, listening;
+    size_t turns_done, turns_target;
 };
 typedef void (*tb_bench_progress_fn)(void *ud, const struct tb_bench_progress *p);
 

@@ -8,7 +8,12 @@
  * lower bound for the decode rates (decode_tps, decode_tps_usage); the
  * flag `gapless` asks for no underrun.  A record is good when it is
  * complete (no error) and every SLO holds; a quantity the record did not
- * measure (null) fails its SLO.
+ * measure (null) fails its SLO.  A turn the caller interrupted (barge-in,
+ * bench.h) is complete, and judged on what was heard before the
+ * interruption: its gap fields are those heard before T, so `gapless`
+ * holds when nothing was heard to stop; its min_tps and speedup_needed
+ * are null (the whole answer was not wanted) and fail their SLOs.  The
+ * summaries count such a turn on its own (bench_stats.h).
  *
  * Threads: any; pure.  Errors: TB_EINVAL with a one-line message.
  */

@@ -49,7 +49,8 @@ int tb_bench_metric_higher_better(enum tb_bench_metric m);
 struct tb_bench_turn {
     int32_t turn;
     size_t n, ok, good;
-    double good_share; /* good / n; NaN without SLOs */
+    size_t interrupted; /* the turns the caller interrupted (barge-in) */
+    double good_share;  /* good / n; NaN without SLOs */
     struct tb_stats ttft, ttfa, gap_total;
 };
 
@@ -60,7 +61,8 @@ struct tb_bench_summary {
                                       * (interrupted, connection lost, a
                                       * timeout, a cap) or failed (an HTTP
                                       * or stream error) */
-    size_t gapless;                  /* ok streams with no underrun */
+    size_t gapless;                  /* ok streams with no underrun, heard
+                                      * to their end (barge-in: below) */
     size_t min_tps_none;             /* ok streams whose gaps no LLM rate
                                       * removes (not in min_tps's block) */
     double gapless_share;            /* gapless / ok (0 when ok == 0;
@@ -80,15 +82,23 @@ struct tb_bench_summary {
      * (their counts summed, their samples pooled). */
     int tts;
     struct tb_tts_stats tts_stats;
-    /* Barge-in (calls with --barge-in; barge 0: no record had it): the
-     * turns the caller interrupted, their share of the turns (requests),
-     * and the sums of their tokens received and never spoken and of the
-     * code points given to the TTS and not all played.  An interrupted
-     * turn is ok (the caller ended it) and never in gapless: gapless and
-     * gapless_share are over the ok turns the caller heard to their end
-     * (gapless_share = gapless / (ok - interrupted)). */
+    /* Barge-in (calls with --barge-in; barge 0: no record had it).  The
+     * one rule for an interrupted turn (ttsbuf(1), BENCH, Barge-in): it is
+     * neither failed nor gapless, it is interrupted, counted on its own.
+     * It is ok (the caller ended it, its call goes on); heard_whole are
+     * the ok turns the caller heard to their end (ok - interrupted), and
+     * gapless and gapless_share are over them alone (gapless_share =
+     * gapless / heard_whole); what the caller heard of an interrupted turn
+     * before the interruption is judged for gaps (its gap fields are those
+     * heard before T: interrupted_gapless counts the interrupted turns
+     * with none), and what was never spoken is counted (the sums of the
+     * tokens received and never spoken and of the code points given to
+     * the TTS and not all played).  interrupted_share is over the turns
+     * (requests).  Goodput judges an interrupted turn by the same fields,
+     * as every record (bench_slo.h); good_interrupted are the good turns
+     * that were interrupted (0 without SLOs). */
     int barge;
-    size_t interrupted;
+    size_t interrupted, interrupted_gapless, heard_whole, good_interrupted;
     double interrupted_share;
     uint64_t tokens_unheard, chars_unplayed;
     /* Goodput (bench --slo; slo 0: no SLOs, then good is 0 and the rest

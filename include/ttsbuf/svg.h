@@ -76,7 +76,10 @@ struct tb_svg_series {
 /*
  * tb_svg_cdf - the empirical cumulative distribution of each series (the
  * share of its finite values at or below x, a step at each), one line a
- * series in its colour, on one axis from 0 (or the smallest
+ * series in its colour and its own dash pattern (the first solid), so
+ * that a line drawn over another with the same values leaves it visible
+ * through its gaps; the legend says which series is the same as an
+ * earlier one ("b (same as a)").  One axis from 0 (or the smallest
  * value, when negative) to the largest.  Every series is a
  * <g class="series" data-run=NAME data-n=COUNT>.
  * Returns 0, TB_ENOMEM or TB_EIO.
@@ -84,13 +87,25 @@ struct tb_svg_series {
 int tb_svg_cdf(FILE *f, const char *title, const char *xlabel, const struct tb_svg_series *s,
                size_t ns);
 
+/* A chart of one value per category and series: its kind (the root's
+ * data-chart: "levels", "turns"), title, y axis label, the categories
+ * named along the x axis, and the values' range [v0, v1]. */
+struct tb_svg_cats {
+    const char *kind, *title, *ylabel;
+    const char *const *cat;
+    size_t ncat;
+    double v0, v1;
+};
+
 /*
  * tb_svg_categories - one value per category and series (series i's v[c]
- * for category c; NaN: no mark), as points joined by a line, the
- * categories named along the x axis, the values on [v0, v1].  Series as
- * tb_svg_cdf's.  Returns 0 or TB_EIO.
+ * for category c; NaN: no mark), as points joined by a line, each series
+ * a few pixels beside the others in a category's slot and dashed as
+ * tb_svg_cdf's lines, so that equal values stay visible; the legend says
+ * which series is the same as an earlier one.  Series as tb_svg_cdf's.
+ * Returns 0, TB_ENOMEM or TB_EIO.
  */
-int tb_svg_categories(FILE *f, const char *title, const char *ylabel, const char *const *cat,
-                      size_t ncat, const struct tb_svg_series *s, size_t ns, double v0, double v1);
+int tb_svg_categories(FILE *f, const struct tb_svg_cats *c, const struct tb_svg_series *s,
+                      size_t ns);
 
 #endif

@@ -149,16 +149,21 @@ static const struct tb_optdoc bench_output[] = {
      "or gapless; a request is good when it is complete and within every SLO",
      "Voice goodput: per level, the good requests, their share of the requests and their rate "
      "(good per second of the level's span); per turn index for calls. A quantity a request did "
-     "not measure (null) fails its SLO. The records' header carries the SLOs and each record "
+     "not measure (null) fails its SLO; a turn the caller interrupted (--barge-in) is judged on "
+     "what was heard before the interruption and counted apart (ttsbuf(1), BENCH, Voice "
+     "goodput). The records' header carries the SLOs and each record "
      "good: true or false; merge and compare take the SLOs from the records (merge refuses "
      "shards with other SLOs, compare refuses runs with other SLOs unless --force). Gate on it "
      "with --require goodput=0.95 or goodput_per_s=N."},
     {"csv", O_CSV, NULL, "one CSV row per level instead of the report", NULL},
     {"html", O_HTML, "FILE",
      "also write one self-contained HTML page: the per-level report, every stream as a row "
-     "(sortable by TTFT, silence, longest gap, min TPS), and the timeline and audio of the "
-     "streams with the most silence",
-     "Those streams are replayed as sim --html does, on the rate model the table used (eSpeak NG "
+     "(sortable by TTFT, first audio, silence, longest gap, min TPS), and the timeline and audio "
+     "of the streams with the most silence",
+     "The report is bench's, with its calls, barge-in and gates lines; with --conversations each "
+     "row has its call and turn, with --barge-in whether and when the caller interrupted it, "
+     "with --slo whether it is good.  Those streams are replayed as sim --html does, on the rate "
+     "model the table used (eSpeak NG "
      "stretched to its durations); their audio is a 16-bit mono 22.05 kHz WAV each (about 3.5 MB "
      "a minute in the page, at most 600 s each)."},
     {"html-streams", O_HTML_STREAMS, "N",

@@ -1,6 +1,6 @@
 /*
- * bench_report.c - the summary `ttsbuf bench` and `ttsbuf merge` print, and
- * the --require gates (see bench_report.h).
+ * bench_report.c - the summary `ttsbuf bench` and `ttsbuf merge` print
+ * (see bench_report.h).
  */
 #include "bench_report.h"
 #include "report.h"
@@ -12,188 +12,6 @@
 #include "jsonout.h"
 #include "outputs.h"
 #include "ttsbuf/error.h"
-
-static const char *const level_gates[] = {"gapless_share", "success_share", "errors",
-                                          "system_tps",    "goodput",       "goodput_per_s"};
-#define NLEVEL_GATES 6
-
-/* The names before the one vocabulary, accepted for one release: level
- * gates, then METRIC-STAT with the old metric names (in enum order). */
-static const char *const old_level_gates[] = {"gapless",    "success", "errors",
-                                              "system-tps", "-",       "-"};
-static const char *const old_metrics[TB_BM__COUNT] = {
-    "ttft",      "ttfa",      "tps",     "tps-usage", "itl",
-    "underruns", "gap-total", "gap-max", "min-tps",   "speedup"};
-
-/* 0, or TB_EINVAL / TB_ERANGE (printed). */
-static int gate_limit(struct tb_cli_gate *g, const char *val, double max)
-{
-    char err[200];
-    int rc = tb_cli_number_double("--require", val, 0, max, &g->limit, err, sizeof(err));
-    if (rc != 0)
-        tb_cli_error("%s (%s)", err, g->name);
-    return rc;
-}
-
-/* TB_CLI_NOT_MINE when stat is no statistic's name, else as gate_limit. */
-static int metric_gate(struct tb_cli_gate *g, int m, const char *stat, const char *val)
-{
-    int k = tb_stats_field_index(stat);
-    if (k < 0)
-        return TB_CLI_NOT_MINE;
-    g->metric = m;
-    g->stat = k;
-    /* The direction is the quantity's, whatever the statistic: a rate's
-     * gate is a floor (decode_tps_p95=10: the fast tail at least 10), a
-     * time's or a count's a ceiling.  A spread (std) is a ceiling for
-     * every quantity: a floor on it would ask for unsteadiness. */
-    g->at_least =
-        tb_bench_metric_higher_better((enum tb_bench_metric)m) && strcmp(stat, "std") != 0;
-    return gate_limit(g, val, 1e12);
-}
-
-/* An old name (METRIC-STAT): its new stat, or NULL.  The old P95 and P99
- * of a decode rate were its low tail: P95 is the new p5; P99 (the 1st
- * percentile) has no new name. */
-static const char *old_stat(int m, const char *stat)
-{
-    int hb = tb_bench_metric_higher_better((enum tb_bench_metric)m);
-    if (strcmp(stat, "p95") == 0)
-        return hb ? "p5" : "p95";
-    if (strcmp(stat, "p99") == 0)
-        return hb ? NULL : "p99";
-    if (strcmp(stat, "p50") == 0 || strcmp(stat, "min") == 0 || strcmp(stat, "max") == 0)
-        return stat;
-    return NULL;
-}
-
-int tb_cli_gate_parse(const char *s, struct tb_cli_gate *g)
-{
-    const char *eq = strchr(s, '=');
-    size_t nl;
-    memset(g, 0, sizeof(*g));
-    g->metric = -1;
-    if (eq == NULL || eq == s || (nl = (size_t)(eq - s)) >= sizeof(g->name)) {
-        tb_cli_error("--require: '%s' is not NAME=VALUE (e.g. gapless_share=0.95, "
-                     "ttfa_s_p95=0.8)",
-                     s);
-        return TB_EINVAL;
-    }
-    memcpy(g->name, s, nl);
-    g->name[nl] = '\0';
-    for (int i = 0; i < NLEVEL_GATES; i++) {
-        if (strcmp(g->name, level_gates[i]) == 0 || strcmp(g->name, old_level_gates[i]) == 0) {
-            g->which = i;
-            g->at_least = i != 2;
-            g->goodput = i >= 4;
-            return gate_limit(g, eq + 1, i < 2 || i == 4 ? 1 : 1e12);
-        }
-    }
-    for (int m = 0; m < TB_BM__COUNT; m++) {
-        const char *mn = tb_bench_metric_name((enum tb_bench_metric)m);
-        size_t ml = strlen(mn);
-        int rc;
-        if (strncmp(g->name, mn, ml) == 0 && g->name[ml] == '_' &&
-            (rc = metric_gate(g, m, g->name + ml + 1, eq + 1)) != TB_CLI_NOT_MINE)
-            return rc;
-    }
-    for (int m = 0; m < TB_BM__COUNT; m++) {
-        size_t ml = strlen(old_metrics[m]);
-        const char *st;
-        if (strncmp(g->name, old_metrics[m], ml) != 0 || g->name[ml] != '-')
-            continue;
-        st = old_stat(m, g->name + ml + 1);
-        if (st != NULL)
-            return metric_gate(g, m, st, eq + 1);
-    }
-    tb_cli_error("--require: unknown gate '%s' (gapless_share, success_share, errors, "
-                 "system_tps, goodput, goodput_per_s, or METRIC_STAT with METRIC ttft_s, ttfa_s, "
-                 "decode_tps, "
-                 "decode_tps_usage, itl_s, underruns, gap_total_s, gap_max_s, min_tps, "
-                 "speedup_needed and STAT mean, std, min, p5, p50, p90, p95, p99, max)",
-                 g->name);
-    return TB_EINVAL;
-}
-
-void tb_cli_gates_default(struct tb_cli_gate *g, size_t *n)
-{
-    for (size_t i = 0; i < *n; i++)
-        if (g[i].metric < 0 && (g[i].which == 1 || g[i].which == 2))
-            return; /* the user said which failures are allowed */
-    if (*n == TB_CLI_GATES_MAX || tb_cli_gate_parse("success_share=1", &g[*n]) != 0)
-        return;
-    g[(*n)++].is_default = 1;
-}
-
-/* "success_share >= 1", "ttft_s_p95 <= 0.8". */
-static void gate_text(char *buf, size_t len, const struct tb_cli_gate *g)
-{
-    snprintf(buf, len, "%s %s %g", g->name, g->at_least ? ">=" : "<=", g->limit);
-}
-
-size_t tb_cli_gates_check(const struct tb_cli_gate *g, size_t ng, const struct tb_bench_meta *m,
-                          const struct tb_bench_summary *s)
-{
-    size_t failed = 0;
-    /* Failures come after the report: on one terminal or log, the
-     * report's buffered standard output first. */
-    (void)tb_cli_flush_stdout();
-    for (size_t i = 0; i < ng; i++) {
-        for (uint32_t l = 0; l < m->nlevels; l++) {
-            const struct tb_bench_summary *x = &s[l];
-            char name[64];
-            double v;
-            int ok;
-            if (g[i].metric >= 0) {
-                if (x->m[g[i].metric].count == 0) {
-                    tb_bench_level_name(&m->levels[l], name, sizeof(name));
-                    tb_cli_error("gate %s failed at %s: no sample (no stream measured it)",
-                                 g[i].name, name);
-                    failed++;
-                    continue;
-                }
-                v = tb_stats_field(&x->m[g[i].metric], g[i].stat);
-            } else if (g[i].goodput && !x->slo) {
-                tb_bench_level_name(&m->levels[l], name, sizeof(name));
-                tb_cli_error("gate %s failed at %s: no SLOs (the records carry none; bench "
-                             "--slo gives them)",
-                             g[i].name, name);
-                failed++;
-                continue;
-            } else if (g[i].goodput && isnan(g[i].which == 4 ? x->good_share : x->good_per_s)) {
-                tb_bench_level_name(&m->levels[l], name, sizeof(name));
-                tb_cli_error("gate %s failed at %s: not measured (no request, or no span)",
-                             g[i].name, name);
-                failed++;
-                continue;
-            } else if (g[i].which == 4) {
-                v = x->good_share;
-            } else if (g[i].which == 5) {
-                v = x->good_per_s;
-            } else if (g[i].which == 0) {
-                v = x->gapless_share;
-            } else if (g[i].which == 1) {
-                v = x->success_share;
-            } else if (g[i].which == 2) {
-                v = (double)(x->requests - x->ok);
-            } else {
-                v = x->system_tps;
-            }
-            ok = g[i].at_least ? v >= g[i].limit : v <= g[i].limit;
-            if (ok)
-                continue;
-            tb_bench_level_name(&m->levels[l], name, sizeof(name));
-            tb_cli_error("gate %s failed at %s: %.6g, needs %s %g%s", g[i].name, name, v,
-                         g[i].at_least ? ">=" : "<=", g[i].limit,
-                         g[i].is_default ? " (the default gate: every request must succeed; "
-                                           "--require success_share=X or errors=N allows "
-                                           "failures)"
-                                         : "");
-            failed++;
-        }
-    }
-    return failed;
-}
 
 void tb_cli_bench_report_warnings(const struct tb_bench_recs *recs, int quiet)
 {
@@ -219,6 +37,20 @@ void tb_cli_bench_summaries_free(const struct tb_bench_meta *m, struct tb_bench_
 {
     for (uint32_t l = 0; s != NULL && l < m->nlevels; l++)
         tb_bench_summary_free(&s[l]);
+}
+
+double tb_cli_bench_gapless(const struct tb_bench_summary *x)
+{
+    return x->heard_whole > 0 ? x->gapless_share : NAN;
+}
+
+const char *tb_cli_bench_pct(char *buf, size_t len, double share)
+{
+    if (isnan(share))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.1f%%", 100.0 * share);
+    return buf;
 }
 
 static size_t error_total(const struct tb_bench_summary *s)
@@ -290,38 +122,59 @@ static int level_width(const struct tb_bench_meta *m)
 }
 
 /* A level's goodput line and, for calls, its table by turn index: TTFT
- * and first audio (p50, p95) and the good share, as context grows. */
+ * and first audio (p50, p95), the good share and (barge-in) the turns
+ * interrupted, as context grows. */
 static void goodput_lines(FILE *f, const struct tb_bench_summary *x)
 {
     char ps[32] = "-";
     if (!isnan(x->good_per_s))
         snprintf(ps, sizeof(ps), "%.3g", x->good_per_s);
     if (x->slo && x->requests > 0)
-        fprintf(f, "  goodput: %zu of %zu requests within the SLOs (%.1f%%), %s good/s\n", x->good,
+        fprintf(f, "  goodput: %zu of %zu requests within the SLOs (%.1f%%), %s good/s", x->good,
                 x->requests, 100.0 * x->good_share, ps);
+    if (x->slo && x->requests > 0 && x->barge)
+        fprintf(f, "; %zu of them interrupted, judged on what was heard before the interruption",
+                x->good_interrupted);
+    if (x->slo && x->requests > 0)
+        fputc('\n', f);
     if (x->nturns == 0)
         return;
-    fprintf(f, "  %6s %6s %6s %9s %9s %9s %9s %11s %7s\n", "turn", "n", "ok", "TTFT p50",
-            "TTFT p95", "audio p50", "audio p95", "silence p95", "good");
+    fprintf(f, "  %6s", "turn");
+    tb_cli_bench_turn_head(f, x->barge);
     for (size_t t = 0; t < x->nturns; t++) {
-        const struct tb_bench_turn *r = &x->by_turn[t];
-        char b[5][32], gs[16] = "-";
-        if (x->slo)
-            snprintf(gs, sizeof(gs), "%.1f%%", 100.0 * r->good_share);
-        fprintf(f, "  %6d %6zu %6zu %9s %9s %9s %9s %11s %7s\n", (int)r->turn, r->n, r->ok,
-                stat_cell(b[0], sizeof(b[0]), &r->ttft, r->ttft.p50, 3),
-                stat_cell(b[1], sizeof(b[1]), &r->ttft, r->ttft.p95, 3),
-                stat_cell(b[2], sizeof(b[2]), &r->ttfa, r->ttfa.p50, 3),
-                stat_cell(b[3], sizeof(b[3]), &r->ttfa, r->ttfa.p95, 3),
-                stat_cell(b[4], sizeof(b[4]), &r->gap_total, r->gap_total.p95, 3), gs);
+        fprintf(f, "  %6d", (int)x->by_turn[t].turn);
+        tb_cli_bench_turn_cells(f, x, &x->by_turn[t], x->barge);
     }
 }
 
-void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_bench_meta *m,
-                               const struct tb_bench_summary *s, const struct tb_cli_gate *g,
-                               size_t ng)
+void tb_cli_bench_turn_head(FILE *f, int barge)
 {
-    int lw = level_width(m);
+    fprintf(f, " %6s %6s %9s %9s %9s %9s %11s %7s%s\n", "n", "ok", "TTFT p50", "TTFT p95",
+            "audio p50", "audio p95", "silence p95", "good", barge ? " interrupted" : "");
+}
+
+void tb_cli_bench_turn_cells(FILE *f, const struct tb_bench_summary *x,
+                             const struct tb_bench_turn *r, int barge)
+{
+    char b[5][32], gs[16] = "-";
+    if (x->slo)
+        snprintf(gs, sizeof(gs), "%.1f%%", 100.0 * r->good_share);
+    fprintf(f, " %6zu %6zu %9s %9s %9s %9s %11s %7s", r->n, r->ok,
+            stat_cell(b[0], sizeof(b[0]), &r->ttft, r->ttft.p50, 3),
+            stat_cell(b[1], sizeof(b[1]), &r->ttft, r->ttft.p95, 3),
+            stat_cell(b[2], sizeof(b[2]), &r->ttfa, r->ttfa.p50, 3),
+            stat_cell(b[3], sizeof(b[3]), &r->ttfa, r->ttfa.p95, 3),
+            stat_cell(b[4], sizeof(b[4]), &r->gap_total, r->gap_total.p95, 3), gs);
+    if (barge && x->barge)
+        fprintf(f, " %11zu", r->interrupted);
+    else if (barge)
+        fprintf(f, " %11s", "-");
+    fputc('\n', f);
+}
+
+/* The head: the endpoint, the options, the SLOs, the shard. */
+static void head_lines(FILE *f, const char *command, const struct tb_bench_meta *m)
+{
     fprintf(f, "ttsbuf %s: %smodel %s at %s\n", command,
             strcmp(m->provider, "mock") == 0 ? "the built-in MOCK provider (not a real model)\n  "
                                              : "",
@@ -335,6 +188,12 @@ void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_ben
     if (m->nshards > 1)
         fprintf(f, "  shard %u of %u (ids = %u mod %u)\n", m->shard + 1, m->nshards, m->shard,
                 m->nshards);
+}
+
+/* The table of levels, a row each. */
+static void levels_table(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
+{
+    int lw = level_width(m);
     /* "measured": the streams with a first token (a failed one's too); a
      * column no stream has is "-"; "cut/fail" counts the streams cut off
      * (incomplete) and those that failed.  79 columns and the level's name:
@@ -347,10 +206,7 @@ void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_ben
         const struct tb_bench_summary *x = &s[l];
         char name[64], gl[16], cf[48], b[5][32];
         tb_bench_level_name(&m->levels[l], name, sizeof(name));
-        if (x->ok > 0)
-            snprintf(gl, sizeof(gl), "%.1f%%", 100.0 * x->gapless_share);
-        else
-            snprintf(gl, sizeof(gl), "-");
+        tb_cli_bench_pct(gl, sizeof(gl), tb_cli_bench_gapless(x));
         snprintf(cf, sizeof(cf), "%zu/%zu", x->incomplete, x->failed);
         fprintf(f, "  %-*s %8zu %8s %8zu %7s %8s %8s %7s %7s %7s\n", lw, name, x->requests, cf,
                 x->m[TB_BM_TTFT].count, gl,
@@ -360,64 +216,110 @@ void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_ben
                 stat_cell(b[3], sizeof(b[3]), &x->m[TB_BM_TPS], x->m[TB_BM_TPS].p5, 1),
                 x->ok > 0 ? (snprintf(b[4], sizeof(b[4]), "%.1f", x->system_tps), b[4]) : "-");
     }
+}
+
+/* A level's first lines: its requests and how they ended (an interrupted
+ * turn on its own: bench_stats.h), and for calls how its calls went and
+ * what the caller interrupted. */
+static void level_lines(FILE *f, const char *name, const struct tb_bench_summary *x,
+                        const struct tb_bench_calls_count *c)
+{
+    char gl[16];
+    tb_cli_bench_pct(gl, sizeof(gl), tb_cli_bench_gapless(x));
+    if (x->ok > 0 && x->barge)
+        fprintf(f,
+                "\n%s: %zu requests, %zu ok: %zu heard to the end, %zu gapless (%s); %zu "
+                "interrupted by the caller\n",
+                name, x->requests, x->ok, x->heard_whole, x->gapless, gl, x->interrupted);
+    else if (x->ok > 0)
+        fprintf(f, "\n%s: %zu requests, %zu ok, %zu gapless (%s)\n", name, x->requests, x->ok,
+                x->gapless, gl);
+    else if (x->m[TB_BM_TTFT].count > 0)
+        /* Cut or failed streams that measured something: what they
+         * measured is below, counted; a verdict needs a whole one. */
+        fprintf(f,
+                "\n%s: %zu requests, none complete: no gapless share, no system rate\n  the "
+                "metrics below are what the %zu cut or failed streams measured before they "
+                "ended\n",
+                name, x->requests, x->m[TB_BM_TTFT].count);
+    else
+        fprintf(f, "\n%s: %zu requests, none complete, and no stream measured anything\n", name,
+                x->requests);
+    if (x->ok > 0)
+        fprintf(f, "  %llu events, %llu tokens in %.2f s: system %.1f tokens/s\n",
+                (unsigned long long)x->events, (unsigned long long)x->tokens, x->span,
+                x->system_tps);
+    if (c != NULL)
+        fprintf(f, "%s: %zu calls, %zu completed, %zu ended by a failed or cut turn; %zu turns\n",
+                name, c->calls, c->completed, c->ended_early, c->turns);
+    if (x->barge)
+        fprintf(f,
+                "%s: barge-in: %zu turns interrupted (%.1f%%), %zu of them with no gap before "
+                "the interruption;\n  %llu tokens received and never spoken, %llu characters "
+                "not all played\n",
+                name, x->interrupted, 100.0 * x->interrupted_share, x->interrupted_gapless,
+                (unsigned long long)x->tokens_unheard, (unsigned long long)x->chars_unplayed);
+}
+
+/* A level's notes: usage not trusted, surrogates, no minimum TPS, the
+ * errors. */
+static void note_lines(FILE *f, const struct tb_bench_summary *x)
+{
+    if (x->usage_ignored > 0)
+        fprintf(f,
+                "  note: %zu request%s reported usage far below the events that came "
+                "(0, or under an eighth): not trusted; their events are counted instead\n",
+                x->usage_ignored, x->usage_ignored == 1 ? "" : "s");
+    if (x->surrogates_replaced > 0)
+        fprintf(f, "  note: %llu UTF-16 surrogate halves without a partner replaced by U+FFFD\n",
+                (unsigned long long)x->surrogates_replaced);
+    if (x->min_tps_none > 0)
+        fprintf(f,
+                "  min TPS: none for %zu of %zu complete request%s (" TB_MIN_TPS_NONE_REASON
+                "); min_tps below is over the others\n",
+                x->min_tps_none, x->ok, x->ok == 1 ? "" : "s");
+    if (error_total(x) > 0) {
+        fprintf(f, "  not in the gapless share: %zu cut off, %zu failed; errors:", x->incomplete,
+                x->failed);
+        for (int k = 1; k < TB_READER__COUNT; k++)
+            if (x->errors[k] > 0)
+                fprintf(f, " %s %zu", tb_reader_error_name(k), x->errors[k]);
+        fprintf(f, "\n");
+    }
+}
+
+/* A level's metrics, a row each; the metric's name says its unit (_s,
+ * _tps, _needed: a factor). */
+static void metric_lines(FILE *f, const struct tb_bench_summary *x)
+{
+    fprintf(f, "  %-16s %6s %9s %9s %9s %9s %9s %9s %9s\n", "metric", "count", "mean", "min", "p5",
+            "p50", "p95", "p99", "max");
+    for (int k = 0; k < TB_BM__COUNT; k++) {
+        const struct tb_stats *st = &x->m[k];
+        const char *label = tb_bench_metric_name((enum tb_bench_metric)k);
+        if (st->count == 0) {
+            fprintf(f, "  %-16s %6zu %9s\n", label, st->count, "-");
+            continue;
+        }
+        fprintf(f, "  %-16s %6zu %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g\n", label, st->count,
+                st->mean, st->min, st->p5, st->p50, st->p95, st->p99, st->max);
+    }
+}
+
+void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_bench_meta *m,
+                               const struct tb_bench_summary *s,
+                               const struct tb_bench_calls_count *calls,
+                               const struct tb_cli_gate *g, size_t ng)
+{
+    head_lines(f, command, m);
+    levels_table(f, m, s);
     for (uint32_t l = 0; l < m->nlevels; l++) {
         const struct tb_bench_summary *x = &s[l];
         char name[64];
         tb_bench_level_name(&m->levels[l], name, sizeof(name));
-        if (x->ok > 0)
-            fprintf(f,
-                    "\n%s: %zu requests, %zu ok, %zu gapless (%.1f%%)\n  %llu events, %llu tokens "
-                    "in %.2f s: system %.1f tokens/s\n",
-                    name, x->requests, x->ok, x->gapless, 100.0 * x->gapless_share,
-                    (unsigned long long)x->events, (unsigned long long)x->tokens, x->span,
-                    x->system_tps);
-        else if (x->m[TB_BM_TTFT].count > 0)
-            /* Cut or failed streams that measured something: what they
-             * measured is below, counted; a verdict needs a whole one. */
-            fprintf(f,
-                    "\n%s: %zu requests, none complete: no gapless share, no system rate\n  the "
-                    "metrics below are what the %zu cut or failed streams measured before they "
-                    "ended\n",
-                    name, x->requests, x->m[TB_BM_TTFT].count);
-        else
-            fprintf(f, "\n%s: %zu requests, none complete, and no stream measured anything\n", name,
-                    x->requests);
-        if (x->usage_ignored > 0)
-            fprintf(f,
-                    "  note: %zu request%s reported usage far below the events that came "
-                    "(0, or under an eighth): not trusted; their events are counted instead\n",
-                    x->usage_ignored, x->usage_ignored == 1 ? "" : "s");
-        if (x->surrogates_replaced > 0)
-            fprintf(f,
-                    "  note: %llu UTF-16 surrogate halves without a partner replaced by U+FFFD\n",
-                    (unsigned long long)x->surrogates_replaced);
-        if (x->min_tps_none > 0)
-            fprintf(f,
-                    "  min TPS: none for %zu of %zu complete request%s (" TB_MIN_TPS_NONE_REASON
-                    "); min_tps below is over the others\n",
-                    x->min_tps_none, x->ok, x->ok == 1 ? "" : "s");
-        if (error_total(x) > 0) {
-            fprintf(f,
-                    "  not in the gapless share: %zu cut off, %zu failed; errors:", x->incomplete,
-                    x->failed);
-            for (int k = 1; k < TB_READER__COUNT; k++)
-                if (x->errors[k] > 0)
-                    fprintf(f, " %s %zu", tb_reader_error_name(k), x->errors[k]);
-            fprintf(f, "\n");
-        }
-        /* The metric's name says its unit (_s, _tps, _needed: a factor). */
-        fprintf(f, "  %-16s %6s %9s %9s %9s %9s %9s %9s %9s\n", "metric", "count", "mean", "min",
-                "p5", "p50", "p95", "p99", "max");
-        for (int k = 0; k < TB_BM__COUNT; k++) {
-            const struct tb_stats *st = &x->m[k];
-            const char *label = tb_bench_metric_name((enum tb_bench_metric)k);
-            if (st->count == 0) {
-                fprintf(f, "  %-16s %6zu %9s\n", label, st->count, "-");
-                continue;
-            }
-            fprintf(f, "  %-16s %6zu %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g\n", label, st->count,
-                    st->mean, st->min, st->p5, st->p50, st->p95, st->p99, st->max);
-        }
+        level_lines(f, name, x, calls != NULL ? &calls[l] : NULL);
+        note_lines(f, x);
+        metric_lines(f, x);
         if (x->tts)
             tb_cli_report_tts_lines(f, &x->tts_stats); /* a real TTS (--tts-url) */
         goodput_lines(f, x);
@@ -428,7 +330,7 @@ void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_ben
         fprintf(f, "Gates:");
         for (size_t i = 0; i < ng; i++) {
             char t[96];
-            gate_text(t, sizeof(t), &g[i]);
+            tb_cli_gate_text(t, sizeof(t), &g[i]);
             fprintf(f, "%s %s%s", i > 0 ? "," : "", t,
                     g[i].is_default ? " (the default: every request must succeed)" : "");
         }
@@ -441,17 +343,52 @@ static const char *mode_str(enum tb_bench_mode mo)
     return mo == TB_BENCH_POISSON ? "poisson" : mo == TB_BENCH_CONSTANT ? "constant" : "closed";
 }
 
-/* A level's "goodput" (always: its slo null without SLOs) and, for calls,
- * its "by_turn" rows. */
+/* A level's "goodput" (always: its slo null without SLOs). */
 static void goodput_json(cJSON *o, const struct tb_bench_meta *m, const struct tb_bench_summary *x)
 {
-    cJSON *g = cJSON_AddObjectToObject(o, "goodput"), *bt;
+    cJSON *g = cJSON_AddObjectToObject(o, "goodput");
     if (g != NULL) {
         cJSON_AddItemToObject(g, "slo", tb_bench_slo_json(&m->slo));
         tb_cli_json_num(g, "good", x->slo ? (double)x->good : NAN);
         tb_cli_json_num(g, "share", x->good_share);
         tb_cli_json_num(g, "per_s", x->good_per_s);
     }
+}
+
+/* The barge-in block's keys, in the order of the JSON object and the CSV
+ * columns (barge_in_KEY): one table for both. */
+static const char *const barge_keys[] = {
+    "interruptions", "interrupted_share", "interrupted_gapless", "heard_whole",
+    "good",          "tokens_unheard",    "chars_unplayed"};
+#define NBARGE (sizeof(barge_keys) / sizeof(barge_keys[0]))
+
+/* The value of barge_keys[k]: NaN (null, an empty cell) without
+ * barge-in, and good without SLOs. */
+static double barge_value(const struct tb_bench_summary *x, size_t k)
+{
+    if (!x->barge)
+        return NAN;
+    switch (k) {
+    case 0: return (double)x->interrupted;
+    case 1: return x->requests > 0 ? x->interrupted_share : NAN;
+    case 2: return (double)x->interrupted_gapless;
+    case 3: return (double)x->heard_whole;
+    case 4: return x->slo ? (double)x->good_interrupted : NAN;
+    case 5: return (double)x->tokens_unheard;
+    default: return (double)x->chars_unplayed;
+    }
+}
+
+void tb_cli_bench_barge_json(cJSON *o, const struct tb_bench_summary *x)
+{
+    cJSON *e = cJSON_AddObjectToObject(o, "barge_in");
+    for (size_t k = 0; e != NULL && k < NBARGE; k++)
+        tb_cli_json_num(e, barge_keys[k], barge_value(x, k));
+}
+
+void tb_cli_bench_turns_json(cJSON *o, const struct tb_bench_summary *x)
+{
+    cJSON *bt;
     if (x->nturns == 0)
         return;
     bt = cJSON_AddArrayToObject(o, "by_turn");
@@ -466,6 +403,7 @@ static void goodput_json(cJSON *o, const struct tb_bench_meta *m, const struct t
         cJSON_AddNumberToObject(e, "ok", (double)r->ok);
         tb_cli_json_num(e, "good", x->slo ? (double)r->good : NAN);
         tb_cli_json_num(e, "good_share", r->good_share);
+        tb_cli_json_num(e, "interrupted", x->barge ? (double)r->interrupted : NAN);
         tb_cli_json_stats(e, "ttft_s", &r->ttft);
         tb_cli_json_stats(e, "ttfa_s", &r->ttfa);
         tb_cli_json_stats(e, "gap_total_s", &r->gap_total);
@@ -508,7 +446,7 @@ int tb_cli_bench_report_json(FILE *f, const char *command, const struct tb_bench
         for (int k = 1; e != NULL && k < TB_READER__COUNT; k++)
             cJSON_AddNumberToObject(e, tb_reader_error_name(k), (double)x->errors[k]);
         cJSON_AddNumberToObject(o, "gapless", (double)x->gapless);
-        tb_cli_json_num(o, "gapless_share", x->ok > 0 ? x->gapless_share : NAN);
+        tb_cli_json_num(o, "gapless_share", tb_cli_bench_gapless(x));
         tb_cli_json_num(o, "success_share", x->requests > 0 ? x->success_share : NAN);
         cJSON_AddNumberToObject(o, "events", (double)x->events);
         cJSON_AddNumberToObject(o, "tokens", (double)x->tokens);
@@ -521,24 +459,28 @@ int tb_cli_bench_report_json(FILE *f, const char *command, const struct tb_bench
             tb_cli_json_stats(o, tb_bench_metric_name((enum tb_bench_metric)k), &x->m[k]);
         if (x->tts)
             tb_cli_report_tts_json(o, &x->tts_stats); /* only with a real TTS */
-        if (x->barge && (e = cJSON_AddObjectToObject(o, "barge_in")) != NULL) {
-            /* only in a call run with --barge-in */
-            cJSON_AddNumberToObject(e, "interruptions", (double)x->interrupted);
-            tb_cli_json_num(e, "interrupted_share", x->requests > 0 ? x->interrupted_share : NAN);
-            cJSON_AddNumberToObject(e, "tokens_unheard", (double)x->tokens_unheard);
-            cJSON_AddNumberToObject(e, "chars_unplayed", (double)x->chars_unplayed);
-        }
         goodput_json(o, m, x);
+        tb_cli_bench_barge_json(o, x);
+        tb_cli_bench_turns_json(o, x);
     }
     return tb_json_put_line(f, root);
 }
 
-/* A CSV cell: the number, or empty when not measured. */
-static void csv_num(FILE *f, double v)
+void tb_cli_bench_csv_num(FILE *f, double v)
 {
     fputc(',', f);
     if (isfinite(v))
         fprintf(f, "%.17g", v);
+}
+
+void tb_cli_bench_barge_csv(FILE *f, const struct tb_bench_summary *x)
+{
+    for (size_t k = 0; k < NBARGE; k++) {
+        if (x == NULL)
+            fprintf(f, ",barge_in_%s", barge_keys[k]);
+        else
+            tb_cli_bench_csv_num(f, barge_value(x, k));
+    }
 }
 
 void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
@@ -554,29 +496,31 @@ void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
         for (int q = 0; tb_stats_fields[q] != NULL; q++)
             fprintf(f, ",%s_%s", tb_bench_metric_name((enum tb_bench_metric)k), tb_stats_fields[q]);
     }
-    fputs(",goodput_slo,goodput_good,goodput_share,goodput_per_s\n", f);
+    fputs(",goodput_slo,goodput_good,goodput_share,goodput_per_s", f);
+    tb_cli_bench_barge_csv(f, NULL);
+    fputc('\n', f);
     for (uint32_t l = 0; l < m->nlevels; l++) {
         const struct tb_bench_summary *x = &s[l];
         char name[64];
         tb_bench_level_name(&m->levels[l], name, sizeof(name));
         fprintf(f, "\"%s\",%s,%u", name, mode_str(m->levels[l].mode), m->levels[l].concurrency);
-        csv_num(f, m->levels[l].mode == TB_BENCH_CLOSED ? NAN : m->levels[l].rate);
+        tb_cli_bench_csv_num(f, m->levels[l].mode == TB_BENCH_CLOSED ? NAN : m->levels[l].rate);
         fprintf(f, ",%zu,%zu,%zu,%zu,%zu", x->requests, x->ok, error_total(x), x->incomplete,
                 x->failed);
         for (int k = 1; k < TB_READER__COUNT; k++)
             fprintf(f, ",%zu", x->errors[k]);
         fprintf(f, ",%zu", x->gapless);
-        csv_num(f, x->ok > 0 ? x->gapless_share : NAN);
-        csv_num(f, x->requests > 0 ? x->success_share : NAN);
+        tb_cli_bench_csv_num(f, tb_cli_bench_gapless(x));
+        tb_cli_bench_csv_num(f, x->requests > 0 ? x->success_share : NAN);
         fprintf(f, ",%llu,%llu", (unsigned long long)x->events, (unsigned long long)x->tokens);
-        csv_num(f, x->span);
-        csv_num(f, x->ok > 0 ? x->system_tps : NAN);
+        tb_cli_bench_csv_num(f, x->span);
+        tb_cli_bench_csv_num(f, x->ok > 0 ? x->system_tps : NAN);
         fprintf(f, ",%zu,%llu,%zu", x->usage_ignored, (unsigned long long)x->surrogates_replaced,
                 x->min_tps_none);
         for (int k = 0; k < TB_BM__COUNT; k++) {
             fprintf(f, ",%zu", x->m[k].count);
             for (int q = 0; tb_stats_fields[q] != NULL; q++)
-                csv_num(f, tb_stats_field(&x->m[k], q));
+                tb_cli_bench_csv_num(f, tb_stats_field(&x->m[k], q));
         }
         if (m->slo.set != 0) {
             char t[400];
@@ -585,9 +529,10 @@ void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
         } else {
             fputc(',', f);
         }
-        csv_num(f, x->slo ? (double)x->good : NAN);
-        csv_num(f, x->good_share);
-        csv_num(f, x->good_per_s);
+        tb_cli_bench_csv_num(f, x->slo ? (double)x->good : NAN);
+        tb_cli_bench_csv_num(f, x->good_share);
+        tb_cli_bench_csv_num(f, x->good_per_s);
+        tb_cli_bench_barge_csv(f, x);
         fputc('\n', f);
     }
 }

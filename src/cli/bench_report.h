@@ -1,56 +1,61 @@
 /*
  * bench_report.h - what `ttsbuf bench` and `ttsbuf merge` print: the
- * per-level summary (human, --json, --csv), and the --require gates.
+ * per-level summary (human, --json, --csv); the --require gates they
+ * check are bench_gate.h's.
  */
 #ifndef TTSBUF_CLI_BENCH_REPORT_H
 #define TTSBUF_CLI_BENCH_REPORT_H
 
+#include <cJSON.h>
 #include <stdio.h>
 
+#include "bench_gate.h"
 #include "ttsbuf/bench.h"
 
-#define TB_CLI_GATES_MAX 32
-
-/* A --require gate: NAME=VALUE. */
-struct tb_cli_gate {
-    char name[32];
-    int metric;     /* enum tb_bench_metric, or -1 for the level-wide ones */
-    int stat;       /* index into tb_stats_fields */
-    int which;      /* level-wide: 0 gapless_share, 1 success_share, 2 errors, 3 system_tps,
-                     * 4 goodput (the share), 5 goodput_per_s */
-    int goodput;    /* which is 4 or 5: needs SLOs */
-    int at_least;   /* value must be >= limit (else <=) */
-    int is_default; /* added by tb_cli_gates_default, not asked for */
-    double limit;
-};
-
-/* Parses "ttfa_s_p95=0.8" (or a pre-vocabulary name such as "ttfa-p95");
- * 0, or TB_EINVAL / TB_ERANGE (printed). */
-int tb_cli_gate_parse(const char *s, struct tb_cli_gate *g);
-
-/* The default gate: success_share=1 (every request must succeed), added
- * to g (n gates, room for TB_CLI_GATES_MAX) unless a success_share or errors
- * gate says which failures are allowed.  bench and merge use it. */
-void tb_cli_gates_default(struct tb_cli_gate *g, size_t *n);
-
-/* Checks every gate on every level; prints one line per failure to
- * stderr, after flushing stdout (so that on one terminal or log the
- * failures come after the report).  Returns the failures. */
-size_t tb_cli_gates_check(const struct tb_cli_gate *g, size_t ng, const struct tb_bench_meta *m,
-                          const struct tb_bench_summary *s);
-
 /* The three outputs.  s has m->nlevels entries.  The human report is
- * headed "ttsbuf COMMAND:" and ends with the ng gates in force (none:
- * g NULL, ng 0). */
+ * headed "ttsbuf COMMAND:", says per level how its calls went when calls
+ * (m->nlevels counts, bench_calls.h) is not NULL, and ends with the ng
+ * gates in force (none: g NULL, ng 0). */
 void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_bench_meta *m,
-                               const struct tb_bench_summary *s, const struct tb_cli_gate *g,
-                               size_t ng);
+                               const struct tb_bench_summary *s,
+                               const struct tb_bench_calls_count *calls,
+                               const struct tb_cli_gate *g, size_t ng);
 /* The summary document (schema/bench_summary.schema.json); command is
  * "bench" or "merge".  Returns 0, TB_ENOMEM or TB_EIO. */
 int tb_cli_bench_report_json(FILE *f, const char *command, const struct tb_bench_meta *m,
                              const struct tb_bench_summary *s);
 void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
                              const struct tb_bench_summary *s);
+
+/* A level's gapless share as every output gives it: NaN ("-", null, an
+ * empty cell) when no turn was heard to its end (none ok, or every one
+ * interrupted: bench_stats.h), else the summary's gapless_share. */
+double tb_cli_bench_gapless(const struct tb_bench_summary *x);
+/* A share as a percentage with one decimal ("45.0%"), or "-" when NaN;
+ * returns buf. */
+const char *tb_cli_bench_pct(char *buf, size_t len, double share);
+
+/* What the JSON documents of bench, merge and compare share: a level's
+ * "barge_in" block, always (bench_stats.h's counts of the turns the caller
+ * interrupted: interruptions, interrupted_share, interrupted_gapless,
+ * heard_whole, good, tokens_unheard, chars_unplayed; each null without
+ * barge-in, good null without SLOs), and its "by_turn" rows (calls only:
+ * nothing when the level has no turn). */
+void tb_cli_bench_barge_json(cJSON *o, const struct tb_bench_summary *x);
+void tb_cli_bench_turns_json(cJSON *o, const struct tb_bench_summary *x);
+/* The table by turn index, as bench, merge and compare print it: the
+ * headings after the first column(s), and a row's cells: n, ok, TTFT and
+ * first audio p50 and p95, silence p95, the good share ("-" without
+ * SLOs) and, when barge, the turns interrupted ("-" when x had no
+ * barge-in); each ends its line. */
+void tb_cli_bench_turn_head(FILE *f, int barge);
+void tb_cli_bench_turn_cells(FILE *f, const struct tb_bench_summary *x,
+                             const struct tb_bench_turn *r, int barge);
+/* A CSV cell after a comma: the number, or empty when not finite. */
+void tb_cli_bench_csv_num(FILE *f, double v);
+/* The barge-in block as CSV cells (barge_in_KEY): its header when x is
+ * NULL, else x's values, each after a comma. */
+void tb_cli_bench_barge_csv(FILE *f, const struct tb_bench_summary *x);
 
 /* One note on stderr when records carry a reader's warning: how many,
  * and the first one's text (nothing when quiet: -q is errors only).

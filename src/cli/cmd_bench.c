@@ -17,6 +17,7 @@
 #include "bench_opts.h"
 #include "bench_out.h"
 #include "bench_play.h"
+#include "bench_progress.h"
 #include "bench_report.h"
 #include "bench_tts.h"
 #include "cli.h"
@@ -30,23 +31,6 @@
 #include "ttsbuf/preset.h"
 
 #define MOCK_PRESET TB_PRESET_MOCK
-
-/* The progress line of a level (a terminal only). */
-static void progress_line(void *ud, const struct tb_bench_progress *p)
-{
-    const char *name = ud;
-    if (p->warmup) {
-        fprintf(stderr, "\r\033[K%s  warm-up  %zu in flight", name, p->inflight);
-        return;
-    }
-    if (p->target > 0)
-        fprintf(stderr, "\r\033[K%s  %6.1f s  %zu/%zu done  %zu in flight  %zu errors  %llu events",
-                name, p->t, p->done, p->target, p->inflight, p->errors,
-                (unsigned long long)p->events);
-    else
-        fprintf(stderr, "\r\033[K%s  %6.1f s  %zu done  %zu in flight  %zu errors  %llu events",
-                name, p->t, p->done, p->inflight, p->errors, (unsigned long long)p->events);
-}
 
 /* Enough descriptors for the largest level (a socket each, and slack). */
 static void raise_fd_limit(const struct tb_bench_meta *m)
@@ -101,7 +85,8 @@ struct bench {
     struct tb_bench_prompts prompts;
     struct tb_convos convos; /* --conversations */
     struct tb_bench_recs recs;
-    struct tb_bench_summary *sums; /* one a level, once the levels ran */
+    struct tb_bench_summary *sums;      /* one a level, once the levels ran */
+    struct tb_bench_calls_count *calls; /* --conversations: one a level, then */
     char *url;
     FILE *rf; /* --out's records file */
     atomic_int *interrupted;
@@ -263,7 +248,7 @@ static int run_levels(struct bench *b)
 {
     struct tb_bench_opts bo;
     struct tb_ttsnet_opts to;
-    int progress = !b->a.quiet && isatty(STDERR_FILENO), rc = 0;
+    int tty = isatty(STDERR_FILENO), rc = 0;
     char err[512];
     raise_fd_limit(&b->meta);
     b->interrupted = tb_cli_catch_interrupts();
@@ -291,6 +276,7 @@ static int run_levels(struct bench *b)
         bo.tts = &to;
     }
     for (uint32_t l = 0; l < b->meta.nlevels && rc == 0; l++) {
+        struct tb_cli_progress pr;
         char name[64];
         size_t from = b->recs.n;
         bo.level = b->meta.levels[l];
@@ -299,11 +285,14 @@ static int run_levels(struct bench *b)
                    : bo.level.mode == TB_BENCH_CALLS ? bo.level.concurrency
                                                      : TB_CLI_BENCH_OPEN_CALLS;
         tb_bench_level_name(&bo.level, name, sizeof(name));
-        bo.progress = progress ? progress_line : NULL;
-        bo.progress_ud = name;
+        /* a line in place on a terminal, else one every 10 s (-q: none) */
+        tb_cli_progress_init(&pr, name, stderr, tty);
+        bo.progress = !b->a.quiet ? tb_cli_progress : NULL;
+        bo.progress_ud = &pr;
+        bo.progress_interval = tty ? 0 : 1.0;
         rc = tb_bench_run(&bo, l, &b->recs, err, sizeof(err));
-        if (progress)
-            fprintf(stderr, "\r\033[K");
+        if (!b->a.quiet)
+            tb_cli_progress_end(&pr);
         if (rc != 0)
             tb_cli_error("bench: %s: %s", name, err[0] ? err : tb_strerror(rc));
         if (rc != 0 && rc != TB_EINVAL && rc != TB_ENOMEM)
@@ -322,25 +311,20 @@ static int run_levels(struct bench *b)
     return rc;
 }
 
-/* Calls: a line per level, how its calls went (bench_calls.h). */
-static int calls_lines(struct bench *b)
+/* Calls: how each level's calls went (bench_calls.h), for the report and
+ * the page. */
+static int count_calls(struct bench *b)
 {
-    for (uint32_t l = 0; l < b->meta.nlevels; l++) {
-        struct tb_bench_calls_count c;
-        char name[64];
-        if (tb_bench_calls_count(&b->recs, l, &b->convos, b->a.turns, &c) != 0) {
-            tb_cli_error("out of memory");
-            return TB_ENOMEM;
+    b->calls = calloc(b->meta.nlevels > 0 ? b->meta.nlevels : 1, sizeof(*b->calls));
+    for (uint32_t l = 0; b->calls != NULL && l < b->meta.nlevels; l++) {
+        if (tb_bench_calls_count(&b->recs, l, &b->convos, b->a.turns, &b->calls[l]) != 0) {
+            free(b->calls);
+            b->calls = NULL;
         }
-        tb_bench_level_name(&b->meta.levels[l], name, sizeof(name));
-        printf("%s: %zu calls, %zu completed, %zu ended by a failed or cut turn; %zu turns\n", name,
-               c.calls, c.completed, c.ended_early, c.turns);
-        if (b->a.barge_in != NULL && b->sums != NULL && b->sums[l].barge)
-            printf("%s: barge-in: %zu turns interrupted (%.1f%%), %llu tokens received and never "
-                   "spoken, %llu characters not all played\n",
-                   name, b->sums[l].interrupted, 100.0 * b->sums[l].interrupted_share,
-                   (unsigned long long)b->sums[l].tokens_unheard,
-                   (unsigned long long)b->sums[l].chars_unplayed);
+    }
+    if (b->calls == NULL) {
+        tb_cli_error("out of memory");
+        return TB_ENOMEM;
     }
     return 0;
 }
@@ -357,17 +341,17 @@ static int report(struct bench *b)
         return TB_ENOMEM;
     }
     rc = tb_cli_bench_summaries(&b->meta, &b->recs, b->sums);
+    if (rc == 0 && b->a.convos != NULL)
+        rc = count_calls(b);
     if (rc != 0)
         return rc;
     if (b->a.csv)
         tb_cli_bench_report_csv(stdout, &b->meta, b->sums);
     else if (b->a.c.json)
         tb_cli_bench_report_json(stdout, "bench", &b->meta, b->sums);
-    else if (!b->a.quiet) {
-        tb_cli_bench_report_human(stdout, "bench", &b->meta, b->sums, b->a.gates, b->a.ngates);
-        if (b->a.convos != NULL && (rc = calls_lines(b)) != 0)
-            return rc;
-    }
+    else if (!b->a.quiet)
+        tb_cli_bench_report_human(stdout, "bench", &b->meta, b->sums, b->calls, b->a.gates,
+                                  b->a.ngates);
     /* What goes to stderr from here on comes after the report. */
     (void)tb_cli_flush_stdout();
     return b->a.out != NULL ? tb_cli_bench_out_summary(b->a.out, &b->meta, b->sums) : 0;
@@ -409,8 +393,9 @@ static int extras(struct bench *b)
 {
     int rc = 0;
     if (b->a.html != NULL) {
-        struct tb_cli_html_bench_info hb = {&b->meta, b->sums,           &b->recs,       &b->a.c.o,
-                                            &b->a.au, b->a.html_streams, b->a.c.max_gaps};
+        struct tb_cli_html_bench_info hb = {&b->meta,          b->sums,        &b->recs,  b->calls,
+                                            b->a.gates,        b->a.ngates,    &b->a.c.o, &b->a.au,
+                                            b->a.html_streams, b->a.c.max_gaps};
         rc = tb_cli_html_bench(b->a.html, &hb);
     }
     if (rc == 0 && b->a.au.sink != TB_SINK_NONE)
@@ -428,6 +413,7 @@ static int close_bench(struct bench *b)
     }
     tb_cli_bench_summaries_free(&b->meta, b->sums);
     free(b->sums);
+    free(b->calls);
     tb_cli_audio_free(&b->a.au);
     tb_cli_tts_live_free(&b->a.tl);
     tb_cli_common_free(&b->a.c);

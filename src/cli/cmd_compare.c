@@ -17,15 +17,15 @@
 #include <cJSON.h>
 
 #include "cli.h"
-#include "html_report.h"
+#include "compare.h"
+#include "compare_html.h"
+#include "compare_rows.h"
 #include "jsonout.h"
 #include "optdoc.h"
 #include "outputs.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/error.h"
-#include "ttsbuf/svg.h"
 
-#define CMP_RUNS_MAX 12 /* the palette's colours: one a run */
 #define CMP_FILES_MAX 100000
 
 enum { O_JSON = 300, O_CSV, O_HTML, O_FORCE };
@@ -36,7 +36,9 @@ static const struct tb_optdoc compare_rows[] = {
     {"html", O_HTML, "FILE",
      "also write one self-contained page: the table, and per level the cumulative distribution "
      "of first audio and of silence, one line a run, and the gapless share and goodput per level",
-     NULL},
+     "For calls, first audio P95 by turn index as well. Runs with equal values stay visible: "
+     "each line has its own dash pattern, points sit side by side, the legend names the run a "
+     "line is the same as."},
     {"force", O_FORCE, NULL,
      "compare runs whose chunk policy, --min-chars or --wpm differ (refused without it: they "
      "measure first audio, silence, minimum TPS and gapless against different speech), or "
@@ -86,43 +88,9 @@ static int is_refusing(const char *key)
     return 0;
 }
 
-/* The metrics compare shows, in its order. */
-static const enum tb_bench_metric shown[] = {TB_BM_TTFT, TB_BM_TTFA, TB_BM_GAP_TOTAL,
-                                             TB_BM_MIN_TPS};
-#define NSHOWN (sizeof(shown) / sizeof(shown[0]))
-
-struct cmp_run {
-    char label[64];
-    const char *path; /* as given (argv) */
-    struct tb_bench_meta meta;
-    struct tb_bench_recs recs;
-    cJSON *opts; /* meta.options parsed */
-};
-
-/* One option whose value differs between runs: its values by run (JSON
- * text, or NULL when the run does not have it). */
-struct cmp_diff {
-    char key[64];
-    char *val[CMP_RUNS_MAX];
-    int refuses;
-};
-
-struct compare {
-    int json, csv, force;
-    const char *html;
-    struct cmp_run run[CMP_RUNS_MAX];
-    size_t nrun;
-    char levels[TB_BENCH_LEVELS_MAX * CMP_RUNS_MAX][64]; /* union, first seen first */
-    size_t nlevels;
-    struct tb_bench_summary *sum; /* [level][run]; requests 0 + lidx -1: not run */
-    int *lidx;                    /* [level][run]: the run's level index, or -1 */
-    struct cmp_diff diff[64];
-    size_t ndiff;
-};
-
 static int option(void *ud, int c, const char *arg)
 {
-    struct compare *x = ud;
+    struct tb_cli_compare *x = ud;
     switch (c) {
     case O_JSON: x->json = 1; return 0;
     case O_CSV: x->csv = 1; return 0;
@@ -196,7 +164,7 @@ static int same_levels(const struct tb_bench_meta *a, const struct tb_bench_meta
 
 /* Reads one records file into r (the first) or checks it is a shard of
  * r's run.  0 or TB_EINVAL / TB_ENOMEM (printed). */
-static int read_file(struct cmp_run *r, const char *file, int first, unsigned char **seen)
+static int read_file(struct tb_cli_cmp_run *r, const char *file, int first, unsigned char **seen)
 {
     struct tb_bench_meta m;
     char err[512];
@@ -236,9 +204,9 @@ static int read_file(struct cmp_run *r, const char *file, int first, unsigned ch
 
 /* Reads one run: [NAME=]PATH, a records file or a directory of them.
  * 0 or an error (printed). */
-static int read_run(struct compare *x, const char *arg)
+static int read_run(struct tb_cli_compare *x, const char *arg)
 {
-    struct cmp_run *r = &x->run[x->nrun];
+    struct tb_cli_cmp_run *r = &x->run[x->nrun];
     const char *eq = strchr(arg, '='), *path = arg;
     struct stat st;
     char **files = NULL;
@@ -339,7 +307,7 @@ static int read_run(struct compare *x, const char *arg)
 }
 
 /* The options, the runs, their labels distinct. */
-static int gather(struct compare *x, int argc, char **argv)
+static int gather(struct tb_cli_compare *x, int argc, char **argv)
 {
     int first, rc = tb_cli_parse(argc, argv, &tb_doc_compare, option, x, &first);
     if (rc != 0)
@@ -349,8 +317,8 @@ static int gather(struct compare *x, int argc, char **argv)
                      "directories; see ttsbuf compare --help)");
         return TB_EINVAL;
     }
-    if (argc - first > CMP_RUNS_MAX) {
-        tb_cli_error("compare: %d runs; at most %d", argc - first, CMP_RUNS_MAX);
+    if (argc - first > TB_CLI_CMP_RUNS_MAX) {
+        tb_cli_error("compare: %d runs; at most %d", argc - first, TB_CLI_CMP_RUNS_MAX);
         return TB_EINVAL;
     }
     for (int i = first; rc == 0 && i < argc; i++)
@@ -368,9 +336,9 @@ static int gather(struct compare *x, int argc, char **argv)
 
 /* Adds key (the run's value, JSON text, by run) to the differences when
  * the runs do not all have the same. */
-static int add_diff(struct compare *x, const char *key, char *const *val)
+static int add_diff(struct tb_cli_compare *x, const char *key, char *const *val)
 {
-    struct cmp_diff *d;
+    struct tb_cli_cmp_diff *d;
     int same = 1;
     for (size_t i = 1; i < x->nrun; i++)
         if ((val[i] == NULL) != (val[0] == NULL) || (val[i] != NULL && strcmp(val[i], val[0]) != 0))
@@ -400,9 +368,9 @@ static char *json_str(const char *s)
 
 /* The SLOs (bench --slo) as a difference: each run's object as JSON text,
  * none (NULL) for a run without. */
-static int diff_slo(struct compare *x)
+static int diff_slo(struct tb_cli_compare *x)
 {
-    char *val[CMP_RUNS_MAX] = {NULL};
+    char *val[TB_CLI_CMP_RUNS_MAX] = {NULL};
     int rc = 0;
     for (size_t i = 0; i < x->nrun; i++) {
         cJSON *j;
@@ -426,10 +394,10 @@ static int diff_slo(struct compare *x)
 /* The differences: the model, provider and URL, then every option key
  * of any run, then the SLOs; refused when one of `refusing` differs,
  * unless --force. */
-static int diff_options(struct compare *x)
+static int diff_options(struct tb_cli_compare *x)
 {
     static const char *const runwide[] = {"model", "provider", "base_url"};
-    char *val[CMP_RUNS_MAX] = {NULL};
+    char *val[TB_CLI_CMP_RUNS_MAX] = {NULL};
     int rc = 0;
     for (size_t k = 0; rc == 0 && k < 3; k++) {
         for (size_t i = 0; i < x->nrun; i++) {
@@ -486,7 +454,7 @@ static int diff_options(struct compare *x)
 
 /* The levels of every run, by name, in the order first seen; each run
  * summarised at each (bench's summary of its records). */
-static int summarise(struct compare *x)
+static int summarise(struct tb_cli_compare *x)
 {
     for (size_t r = 0; r < x->nrun; r++) {
         const struct tb_bench_meta *m = &x->run[r].meta;
@@ -527,377 +495,9 @@ nomem:
     return TB_ENOMEM;
 }
 
-/* ---- the table ---- */
-
-static int label_width(const struct compare *x)
+static int report(struct tb_cli_compare *x)
 {
-    int w = 11; /* gap_total_s */
-    for (size_t r = 0; r < x->nrun; r++)
-        if ((int)strlen(x->run[r].label) > w)
-            w = (int)strlen(x->run[r].label);
-    return w;
-}
-
-static void human(FILE *f, const struct compare *x)
-{
-    int lw = label_width(x);
-    fprintf(f, "ttsbuf compare: %zu runs\n", x->nrun);
-    for (size_t r = 0; r < x->nrun; r++) {
-        const struct tb_bench_meta *m = &x->run[r].meta;
-        fprintf(f, "  %-*s model %s at %s%s (%s)\n", lw, x->run[r].label, m->model, m->base_url,
-                strcmp(m->provider, "mock") == 0 ? ": the built-in MOCK provider (not a real model)"
-                                                 : "",
-                x->run[r].path);
-    }
-    if (x->ndiff == 0)
-        fputs("  options: the same in every run\n", f);
-    for (size_t d = 0; d < x->ndiff; d++) {
-        fprintf(f, "  differs: %s%s:", x->diff[d].key,
-                !x->diff[d].refuses ? ""
-                : strcmp(x->diff[d].key, "slo") == 0
-                    ? " (FORCED: goodput against different SLOs)"
-                    : " (FORCED: measured against different speech)");
-        for (size_t r = 0; r < x->nrun; r++)
-            fprintf(f, "%s %s %s", r > 0 ? "," : "", x->run[r].label,
-                    x->diff[d].val[r] != NULL ? x->diff[d].val[r] : "-");
-        fputc('\n', f);
-    }
-    for (size_t k = 0; k < x->nlevels; k++) {
-        fprintf(f, "\n%s\n  %-*s %8s %6s %8s %8s %8s\n", x->levels[k], lw, "run", "requests", "ok",
-                "gapless", "goodput", "good/s");
-        for (size_t r = 0; r < x->nrun; r++) {
-            const struct tb_bench_summary *s = &x->sum[k * x->nrun + r];
-            char gl[16] = "-", gp[16] = "-", ps[16] = "-";
-            if (x->lidx[k * x->nrun + r] < 0) {
-                fprintf(f, "  %-*s (not run at this level)\n", lw, x->run[r].label);
-                continue;
-            }
-            if (s->ok > 0)
-                snprintf(gl, sizeof(gl), "%.1f%%", 100.0 * s->gapless_share);
-            /* Goodput: the share of requests within the run's SLOs; a run
-             * without SLOs has none ("-", never 0). */
-            if (!isnan(s->good_share))
-                snprintf(gp, sizeof(gp), "%.1f%%", 100.0 * s->good_share);
-            if (!isnan(s->good_per_s))
-                snprintf(ps, sizeof(ps), "%.3g", s->good_per_s);
-            fprintf(f, "  %-*s %8zu %6zu %8s %8s %8s\n", lw, x->run[r].label, s->requests, s->ok,
-                    gl, gp, ps);
-        }
-        for (size_t q = 0; q < NSHOWN; q++) {
-            fprintf(f, "  %-*s %6s %9s %9s %9s %9s %9s %9s %9s\n", lw,
-                    tb_bench_metric_name(shown[q]), "count", "mean", "min", "p5", "p50", "p95",
-                    "p99", "max");
-            for (size_t r = 0; r < x->nrun; r++) {
-                const struct tb_stats *st = &x->sum[k * x->nrun + r].m[shown[q]];
-                if (x->lidx[k * x->nrun + r] < 0)
-                    continue;
-                if (st->count == 0) {
-                    fprintf(f, "  %-*s %6zu %9s\n", lw, x->run[r].label, st->count, "-");
-                    continue;
-                }
-                fprintf(f, "  %-*s %6zu %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g\n", lw,
-                        x->run[r].label, st->count, st->mean, st->min, st->p5, st->p50, st->p95,
-                        st->p99, st->max);
-            }
-        }
-    }
-    fputs("\nPercentiles interpolate linearly over each run's records; ttfa_s is first audio, "
-          "gap_total_s\nthe silence in a stream; goodput is the share of requests within the "
-          "run's SLOs (bench --slo;\n- for a run without), good/s their rate over the level's "
-          "span.\n",
-          f);
-}
-
-/* ---- --json, --csv ---- */
-
-static cJSON *json_doc(const struct compare *x)
-{
-    cJSON *root = tb_cli_json_doc(TB_SCHEMA_COMPARE, TB_SCHEMA_COMPARE_V, "compare");
-    cJSON *runs, *diffs, *rows;
-    if (root == NULL)
-        return NULL;
-    cJSON_AddBoolToObject(root, "forced", x->force && x->ndiff > 0);
-    runs = cJSON_AddArrayToObject(root, "runs");
-    for (size_t r = 0; runs != NULL && r < x->nrun; r++) {
-        const struct tb_bench_meta *m = &x->run[r].meta;
-        cJSON *o = cJSON_CreateObject();
-        if (o == NULL)
-            break;
-        cJSON_AddItemToArray(runs, o);
-        cJSON_AddStringToObject(o, "label", x->run[r].label);
-        cJSON_AddStringToObject(o, "path", x->run[r].path);
-        cJSON_AddStringToObject(o, "provider", m->provider[0] ? m->provider : "remote");
-        cJSON_AddStringToObject(o, "model", m->model);
-        cJSON_AddStringToObject(o, "base_url", m->base_url);
-        cJSON_AddStringToObject(o, "records_started_at", m->started_at);
-        cJSON_AddNumberToObject(o, "shards", m->nshards);
-        cJSON_AddItemToObject(o, "options", cJSON_Duplicate(x->run[r].opts, 1));
-        cJSON_AddItemToObject(o, "slo", tb_bench_slo_json(&m->slo));
-    }
-    diffs = cJSON_AddArrayToObject(root, "differ");
-    for (size_t d = 0; diffs != NULL && d < x->ndiff; d++) {
-        cJSON *o = cJSON_CreateObject(), *v;
-        if (o == NULL)
-            break;
-        cJSON_AddItemToArray(diffs, o);
-        cJSON_AddStringToObject(o, "option", x->diff[d].key);
-        cJSON_AddBoolToObject(o, "refuses", x->diff[d].refuses);
-        v = cJSON_AddArrayToObject(o, "values");
-        for (size_t r = 0; v != NULL && r < x->nrun; r++) {
-            cJSON *e = x->diff[d].val[r] != NULL ? cJSON_Parse(x->diff[d].val[r]) : NULL;
-            cJSON_AddItemToArray(v, e != NULL ? e : cJSON_CreateNull());
-        }
-    }
-    rows = cJSON_AddArrayToObject(root, "rows");
-    for (size_t k = 0; rows != NULL && k < x->nlevels; k++) {
-        for (size_t r = 0; r < x->nrun; r++) {
-            const struct tb_bench_summary *s = &x->sum[k * x->nrun + r];
-            cJSON *o;
-            if (x->lidx[k * x->nrun + r] < 0 || (o = cJSON_CreateObject()) == NULL)
-                continue;
-            cJSON_AddItemToArray(rows, o);
-            cJSON_AddStringToObject(o, "level", x->levels[k]);
-            cJSON_AddStringToObject(o, "run", x->run[r].label);
-            cJSON_AddNumberToObject(o, "requests", (double)s->requests);
-            cJSON_AddNumberToObject(o, "ok", (double)s->ok);
-            cJSON_AddNumberToObject(o, "gapless", (double)s->gapless);
-            tb_cli_json_num(o, "gapless_share", s->ok > 0 ? s->gapless_share : NAN);
-            tb_cli_json_num(o, "goodput", s->good_share);
-            for (size_t q = 0; q < NSHOWN; q++)
-                tb_cli_json_stats(o, tb_bench_metric_name(shown[q]), &s->m[shown[q]]);
-            tb_cli_json_num(o, "good", s->slo ? (double)s->good : NAN);
-            tb_cli_json_num(o, "goodput_per_s", s->good_per_s);
-        }
-    }
-    return root;
-}
-
-static void csv_num(FILE *f, double v)
-{
-    fputc(',', f);
-    if (isfinite(v))
-        fprintf(f, "%.17g", v);
-}
-
-/* A CSV field in quotes, its quotes doubled. */
-static void csv_text(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-static void csv(FILE *f, const struct compare *x)
-{
-    fputs("level,run,requests,ok,gapless,gapless_share,goodput", f);
-    for (size_t q = 0; q < NSHOWN; q++) {
-        fprintf(f, ",%s_count", tb_bench_metric_name(shown[q]));
-        for (int i = 0; tb_stats_fields[i] != NULL; i++)
-            fprintf(f, ",%s_%s", tb_bench_metric_name(shown[q]), tb_stats_fields[i]);
-    }
-    fputs(",good,goodput_per_s\n", f);
-    for (size_t k = 0; k < x->nlevels; k++) {
-        for (size_t r = 0; r < x->nrun; r++) {
-            const struct tb_bench_summary *s = &x->sum[k * x->nrun + r];
-            if (x->lidx[k * x->nrun + r] < 0)
-                continue;
-            csv_text(f, x->levels[k]);
-            fputc(',', f);
-            csv_text(f, x->run[r].label);
-            fprintf(f, ",%zu,%zu,%zu", s->requests, s->ok, s->gapless);
-            csv_num(f, s->ok > 0 ? s->gapless_share : NAN);
-            csv_num(f, s->good_share);
-            for (size_t q = 0; q < NSHOWN; q++) {
-                fprintf(f, ",%zu", s->m[shown[q]].count);
-                for (int i = 0; tb_stats_fields[i] != NULL; i++)
-                    csv_num(f, tb_stats_field(&s->m[shown[q]], i));
-            }
-            csv_num(f, s->slo ? (double)s->good : NAN);
-            csv_num(f, s->good_per_s);
-            fputc('\n', f);
-        }
-    }
-}
-
-/* ---- --html ---- */
-
-/* The values of one metric of run r's records at level k (NaN where the
- * summary has none: the same samples as its statistics block). */
-static double *level_values(const struct compare *x, size_t k, size_t r, enum tb_bench_metric mt,
-                            size_t *n)
-{
-    const struct tb_bench_recs *rs = &x->run[r].recs;
-    int li = x->lidx[k * x->nrun + r];
-    double *v = malloc((rs->n + 1) * sizeof(*v));
-    *n = 0;
-    if (v == NULL)
-        return NULL;
-    for (size_t i = 0; li >= 0 && i < rs->n; i++) {
-        const struct tb_bench_rec *e = &rs->v[i];
-        if (e->level != (uint32_t)li)
-            continue;
-        v[(*n)++] = mt == TB_BM_TTFA ? e->ttfa : e->gap_total;
-    }
-    return v;
-}
-
-/* The CDF of one metric at level k, a line a run that ran it. */
-static int cdf_figure(FILE *f, const struct compare *x, size_t k, enum tb_bench_metric mt)
-{
-    struct tb_svg_series s[CMP_RUNS_MAX];
-    double *v[CMP_RUNS_MAX] = {NULL};
-    size_t ns = 0;
-    char title[160];
-    int rc = 0;
-    for (size_t r = 0; r < x->nrun; r++) {
-        if (x->lidx[k * x->nrun + r] < 0)
-            continue;
-        v[ns] = level_values(x, k, r, mt, &s[ns].n);
-        if (v[ns] == NULL) {
-            rc = TB_ENOMEM;
-            break;
-        }
-        s[ns].v = v[ns];
-        s[ns].name = x->run[r].label;
-        s[ns].color = r;
-        ns++;
-    }
-    snprintf(title, sizeof(title), "%s at %s: cumulative distribution, one line a run",
-             mt == TB_BM_TTFA ? "First audio (ttfa_s)" : "Silence per stream (gap_total_s)",
-             x->levels[k]);
-    if (rc == 0) {
-        char *svg = NULL;
-        size_t len = 0;
-        FILE *m = tb_cli_html_mem(&svg, &len);
-        rc = m == NULL ? TB_ENOMEM
-                       : tb_svg_cdf(m, title, mt == TB_BM_TTFA ? "first audio (s)" : "silence (s)",
-                                    s, ns);
-        if (m != NULL && fclose(m) != 0 && rc == 0)
-            rc = TB_ENOMEM;
-        if (rc == 0)
-            tb_cli_html_svg(f, svg, len);
-        free(svg);
-    }
-    for (size_t i = 0; i < ns; i++)
-        free(v[i]);
-    return rc;
-}
-
-/* A share per level, a line a run: the gapless share, or (goodput) the
- * share of requests within the run's SLOs (a run without SLOs has no
- * points). */
-static int levels_figure(FILE *f, const struct compare *x, int goodput)
-{
-    struct tb_svg_series s[CMP_RUNS_MAX];
-    const char *cat[TB_BENCH_LEVELS_MAX * CMP_RUNS_MAX];
-    double *v = malloc((x->nlevels * x->nrun + 1) * sizeof(*v));
-    char *svg = NULL;
-    size_t len = 0;
-    FILE *m;
-    int rc;
-    if (v == NULL)
-        return TB_ENOMEM;
-    for (size_t k = 0; k < x->nlevels; k++)
-        cat[k] = x->levels[k];
-    for (size_t r = 0; r < x->nrun; r++) {
-        for (size_t k = 0; k < x->nlevels; k++) {
-            const struct tb_bench_summary *sm = &x->sum[k * x->nrun + r];
-            int ran = x->lidx[k * x->nrun + r] >= 0;
-            if (goodput)
-                v[r * x->nlevels + k] = ran ? 100.0 * sm->good_share : NAN;
-            else
-                v[r * x->nlevels + k] = ran && sm->ok > 0 ? 100.0 * sm->gapless_share : NAN;
-        }
-        s[r].name = x->run[r].label;
-        s[r].v = v + r * x->nlevels;
-        s[r].n = x->nlevels;
-        s[r].color = r;
-    }
-    m = tb_cli_html_mem(&svg, &len);
-    rc = m == NULL ? TB_ENOMEM
-                   : tb_svg_categories(m,
-                                       goodput ? "Goodput per level (requests within the SLOs), "
-                                                 "a line a run"
-                                               : "Gapless share per level, a line a run",
-                                       goodput ? "good requests (%)" : "streams with no gap (%)",
-                                       cat, x->nlevels, s, x->nrun, 0.0, 100.0);
-    if (m != NULL && fclose(m) != 0 && rc == 0)
-        rc = TB_ENOMEM;
-    if (rc == 0)
-        tb_cli_html_svg(f, svg, len);
-    free(svg);
-    free(v);
-    return rc;
-}
-
-/* Whether any run carries SLOs (its goodput can be drawn). */
-static int any_slo(const struct compare *x)
-{
-    for (size_t r = 0; r < x->nrun; r++)
-        if (x->run[r].meta.slo.set != 0)
-            return 1;
-    return 0;
-}
-
-static int html_page(const struct compare *x, const char *json)
-{
-    char *rep = NULL;
-    size_t replen;
-    int rc = 0;
-    FILE *m = tb_cli_html_mem(&rep, &replen), *f;
-    if (m == NULL) {
-        tb_cli_error("--html: out of memory");
-        return TB_ENOMEM;
-    }
-    human(m, x);
-    if (fclose(m) != 0) {
-        free(rep);
-        tb_cli_error("--html: out of memory");
-        return TB_ENOMEM;
-    }
-    f = tb_cli_output_open("--html", x->html, &rc);
-    if (f == NULL) {
-        free(rep);
-        return rc;
-    }
-    tb_cli_html_begin(f, "compare", "ttsbuf compare");
-    fputs("<pre id=\"report\">", f);
-    tb_cli_html_text(f, rep);
-    fputs("</pre>\n", f);
-    tb_cli_html_json(f, "result", json);
-    fputs("<h2>Per level</h2>\n", f);
-    rc = levels_figure(f, x, 0);
-    if (rc == 0 && any_slo(x))
-        rc = levels_figure(f, x, 1);
-    else if (rc == 0)
-        fputs("<p class=\"note\">Goodput needs SLOs (bench --slo), which none of these runs "
-              "carries: not drawn.</p>\n",
-              f);
-    for (size_t k = 0; rc == 0 && k < x->nlevels; k++) {
-        fputs("<h2>", f);
-        tb_cli_html_text(f, x->levels[k]);
-        fputs("</h2>\n", f);
-        rc = cdf_figure(f, x, k, TB_BM_TTFA);
-        if (rc == 0)
-            rc = cdf_figure(f, x, k, TB_BM_GAP_TOTAL);
-    }
-    tb_cli_html_end(f);
-    if (rc != 0) {
-        fclose(f);
-        tb_cli_error("--html: %s", tb_strerror(rc));
-        return rc;
-    }
-    free(rep);
-    return tb_cli_out_close("--html", x->html, f, ferror(f) ? TB_EIO : 0);
-}
-
-static int report(struct compare *x)
-{
-    cJSON *doc = json_doc(x);
+    cJSON *doc = tb_cli_compare_json(x);
     char *json = doc != NULL ? cJSON_PrintUnformatted(doc) : NULL;
     int rc = 0;
     if (json == NULL) {
@@ -906,13 +506,13 @@ static int report(struct compare *x)
         return TB_ENOMEM;
     }
     if (x->csv)
-        csv(stdout, x);
+        tb_cli_compare_csv(stdout, x);
     else if (x->json)
         rc = printf("%s\n", json) < 0 ? TB_EIO : 0;
     else
-        human(stdout, x);
+        tb_cli_compare_human(stdout, x);
     if (rc == 0 && x->html != NULL)
-        rc = html_page(x, json);
+        rc = tb_cli_compare_html(x, json);
     cJSON_free(json);
     cJSON_Delete(doc);
     return rc;
@@ -922,7 +522,7 @@ static int report(struct compare *x)
  * summarise each level of each, report. */
 static int cmd_compare(int argc, char **argv)
 {
-    struct compare *x = calloc(1, sizeof(*x));
+    struct tb_cli_compare *x = calloc(1, sizeof(*x));
     int rc;
     if (x == NULL) {
         tb_cli_error("out of memory");

@@ -346,7 +346,8 @@ static int report(struct merge *x)
     else if (x->a.json)
         tb_cli_bench_report_json(stdout, "merge", &x->meta, x->sums);
     else
-        tb_cli_bench_report_human(stdout, "merge", &x->meta, x->sums, x->a.gates, x->a.ngates);
+        tb_cli_bench_report_human(stdout, "merge", &x->meta, x->sums, NULL, x->a.gates,
+                                  x->a.ngates);
     return 0;
 }
 

@@ -48,10 +48,22 @@ static double stat_p(const struct tb_stats *st, int which)
     return st->count == 0 ? NAN : which == 95 ? st->p95 : which == 5 ? st->p5 : st->p50;
 }
 
+/* Whether any level of the run had barge-in (the interrupted column). */
+static int any_barge(const struct tb_bench_meta *m, const struct tb_bench_summary *s)
+{
+    for (uint32_t l = 0; l < m->nlevels; l++)
+        if (s[l].barge)
+            return 1;
+    return 0;
+}
+
 static void levels_table(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
 {
-    fputs("<table id=\"levels\"><thead><tr><th>level</th><th>requests</th><th>ok</th>"
-          "<th>gapless, %</th><th>TTFT P95, s</th><th>TTFA P95, s</th><th>TPS P50</th>"
+    int barge = any_barge(m, s);
+    fputs("<table id=\"levels\"><thead><tr><th>level</th><th>requests</th><th>ok</th>", f);
+    /* with barge-in only: the turns the caller interrupted, on their own */
+    fputs(barge ? "<th>interrupted</th>" : "", f);
+    fputs("<th>gapless, %</th><th>TTFT P95, s</th><th>TTFA P95, s</th><th>TPS P50</th>"
           "<th>TPS P5</th><th>silence P95, s</th><th>longest gap P95, s</th>"
           "<th>system TPS</th>",
           f);
@@ -65,7 +77,9 @@ static void levels_table(FILE *f, const struct tb_bench_meta *m, const struct tb
         fputs("<tr><td>", f);
         tb_cli_html_text(f, name);
         fprintf(f, "</td><td>%zu</td><td>%zu</td>", x->requests, x->ok);
-        cell(f, x->ok > 0 ? 100.0 * x->gapless_share : NAN, 1);
+        if (barge)
+            cell(f, x->barge ? (double)x->interrupted : NAN, 0);
+        cell(f, 100.0 * tb_cli_bench_gapless(x), 1);
         cell(f, stat_p(&x->m[TB_BM_TTFT], 95), 3);
         cell(f, stat_p(&x->m[TB_BM_TTFA], 95), 3);
         cell(f, stat_p(&x->m[TB_BM_TPS], 50), 1);
@@ -79,9 +93,12 @@ static void levels_table(FILE *f, const struct tb_bench_meta *m, const struct tb
         }
         fputs("</tr>\n", f);
     }
-    fputs("</tbody></table>\n<p class=\"note\">Gapless in percent of the streams that "
-          "succeeded; P5 of the TPS is its low tail. The full report:</p>\n",
-          f);
+    fprintf(f,
+            "</tbody></table>\n<p class=\"note\">Gapless in percent of the streams that "
+            "succeeded%s; P5 of the TPS is its low tail. The full report:</p>\n",
+            barge ? " and were heard to their end (a turn the caller interrupted is counted on "
+                    "its own, judged on what was heard before the interruption)"
+                  : "");
 }
 
 static int usable(const struct tb_bench_rec *x)
@@ -121,47 +138,96 @@ static void level_of(const struct tb_bench_meta *m, const struct tb_bench_rec *x
     tb_cli_bench_level_stem(&m->levels[x->level], stem, slen);
 }
 
-static void streams_table(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_recs *r,
-                          const size_t *w, size_t nw)
+/* Which columns the streams table has beyond the common ones: a call's
+ * and turn's (calls), the interruption's (barge-in), good (SLOs). */
+struct cols {
+    int calls, barge, good;
+};
+
+static void streams_head(FILE *f, const struct cols *c)
 {
     fputs("<h2>Every stream</h2>\n<p class=\"note\">Click a column's heading to sort by it. "
           "The streams marked <em>hear it</em> are replayed below.</p>\n"
           "<table class=\"sortable\" id=\"streams\"><thead><tr><th>request</th>"
-          "<th data-sort=\"level\">level</th><th>result</th>"
-          "<th data-sort=\"ttft\">TTFT, s</th><th data-sort=\"underruns\">underruns</th>"
+          "<th data-sort=\"level\">level</th>",
+          f);
+    if (c->calls)
+        fputs("<th data-sort=\"call\">call</th><th data-sort=\"turn\">turn</th>", f);
+    fputs("<th>result</th>", f);
+    if (c->barge)
+        fputs("<th data-sort=\"interrupted\" title=\"when the caller interrupted the turn, s "
+              "from its request's start; its gaps are those heard before\">interrupted, s</th>",
+              f);
+    fputs("<th data-sort=\"ttft\">TTFT, s</th><th data-sort=\"ttfa\">first audio, s</th>"
+          "<th data-sort=\"underruns\">underruns</th>"
           "<th data-sort=\"gap_total\">total silence, s</th>"
           "<th data-sort=\"gap_max\">longest gap, s</th>"
-          "<th data-sort=\"min_tps\">min TPS</th></tr></thead>\n<tbody>\n",
+          "<th data-sort=\"min_tps\">min TPS</th>",
           f);
+    if (c->good)
+        fputs("<th data-sort=\"good\">good</th>", f);
+    fputs("</tr></thead>\n<tbody>\n", f);
+}
+
+/* One record's row. */
+static void stream_row(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_rec *x,
+                       const struct cols *c, int heard)
+{
+    char name[64], stem[64];
+    level_of(m, x, name, sizeof(name), stem, sizeof(stem));
+    fprintf(f, "<tr><td data-v=\"%llu\">%llu", (unsigned long long)x->id,
+            (unsigned long long)x->id);
+    if (heard)
+        fprintf(f, " <a href=\"#s-%s-%llu\">hear it</a>", stem, (unsigned long long)x->id);
+    /* Sorted by the level's place in the run, shown by its name. */
+    fprintf(f, "</td><td data-v=\"%u\">", x->level);
+    tb_cli_html_text(f, name);
+    fputs("</td>", f);
+    if (c->calls) {
+        cell(f, x->call >= 0 ? (double)x->call : NAN, 0);
+        cell(f, x->call >= 0 ? (double)x->turn : NAN, 0);
+    }
+    fputs("<td>", f);
+    if (x->error == 0)
+        fputs("ok", f);
+    else
+        tb_cli_html_text(f, tb_reader_error_name(x->error));
+    fputs("</td>", f);
+    if (c->barge) {
+        if (x->barge && !x->interrupted)
+            fputs("<td data-v=\"\">no</td>", f);
+        else
+            cell(f, x->barge ? x->barge_in : NAN, 3);
+    }
+    cell(f, x->ttft, 3);
+    cell(f, x->ttfa, 3);
+    cell(f, isnan(x->gap_total) ? NAN : (double)x->underruns, 0);
+    cell(f, x->gap_total, 3);
+    cell(f, x->gap_max, 3);
+    if (x->min_tps_none) /* no rate removes its gaps: not "not measured" */
+        fputs("<td data-v=\"Infinity\" title=\"" TB_MIN_TPS_NONE_REASON "\">none</td>", f);
+    else
+        cell(f, x->min_tps, 1);
+    if (c->good)
+        fprintf(f, "<td data-v=\"%d\">%s</td>", tb_bench_slo_good(&m->slo, x),
+                tb_bench_slo_good(&m->slo, x) ? "yes" : "no");
+    fputs("</tr>\n", f);
+}
+
+static void streams_table(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_recs *r,
+                          const size_t *w, size_t nw)
+{
+    struct cols c = {0, 0, m->slo.set != 0};
     for (size_t i = 0; i < r->n; i++) {
-        const struct tb_bench_rec *x = &r->v[i];
-        char name[64], stem[64];
+        c.calls |= r->v[i].call >= 0;
+        c.barge |= r->v[i].barge;
+    }
+    streams_head(f, &c);
+    for (size_t i = 0; i < r->n; i++) {
         int heard = 0;
         for (size_t q = 0; q < nw; q++)
             heard |= w[q] == i;
-        level_of(m, x, name, sizeof(name), stem, sizeof(stem));
-        fprintf(f, "<tr><td data-v=\"%llu\">%llu", (unsigned long long)x->id,
-                (unsigned long long)x->id);
-        if (heard)
-            fprintf(f, " <a href=\"#s-%s-%llu\">hear it</a>", stem, (unsigned long long)x->id);
-        /* Sorted by the level's place in the run, shown by its name. */
-        fprintf(f, "</td><td data-v=\"%u\">", x->level);
-        tb_cli_html_text(f, name);
-        fputs("</td><td>", f);
-        if (x->error == 0)
-            fputs("ok", f);
-        else
-            tb_cli_html_text(f, tb_reader_error_name(x->error));
-        fputs("</td>", f);
-        cell(f, x->ttft, 3);
-        cell(f, isnan(x->gap_total) ? NAN : (double)x->underruns, 0);
-        cell(f, x->gap_total, 3);
-        cell(f, x->gap_max, 3);
-        if (x->min_tps_none) /* no rate removes its gaps: not "not measured" */
-            fputs("<td data-v=\"Infinity\" title=\"" TB_MIN_TPS_NONE_REASON "\">none</td>", f);
-        else
-            cell(f, x->min_tps, 1);
-        fputs("</tr>\n", f);
+        stream_row(f, m, &r->v[i], &c, heard);
     }
     fputs("</tbody></table>\n", f);
 }
@@ -234,7 +300,7 @@ int tb_cli_html_bench(const char *path, const struct tb_cli_html_bench_info *b)
     w = malloc((b->nworst > 0 ? b->nworst : 1) * sizeof(*w));
     if (w == NULL || (m = tb_cli_html_mem(&rep, &replen)) == NULL)
         goto nomem;
-    tb_cli_bench_report_human(m, "bench", b->m, b->s, NULL, 0);
+    tb_cli_bench_report_human(m, "bench", b->m, b->s, b->calls, b->gates, b->ngates);
     if (fclose(m) != 0 || (m = tb_cli_html_mem(&json, &jsonlen)) == NULL)
         goto nomem;
     tb_cli_bench_report_json(m, "bench", b->m, b->s);

@@ -29,6 +29,19 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/heard.h"
 
+/* The turns call id sends: its conversation's, or the first o->turns. */
+static uint32_t turns_of(const struct tb_bench_opts *o, uint64_t id)
+{
+    const struct tb_convo *cv = &o->convos->v[id % o->convos->n];
+    return (uint32_t)(o->turns > 0 && o->turns < cv->n_turns ? o->turns : cv->n_turns);
+}
+
+/* The id of this shard's k-th call. */
+static uint64_t call_id(const struct tb_bench_opts *o, size_t k)
+{
+    return o->shard + (uint64_t)k * (o->nshards > 0 ? o->nshards : 1);
+}
+
 int tb_bench_call_open(struct bench *b)
 {
     struct calls *c = &b->calls;
@@ -36,6 +49,9 @@ int tb_bench_call_open(struct bench *b)
     c->free_head = -1;
     c->target = b->target;
     c->next_arrival = 0;
+    /* The turns of every call this shard runs: O(calls), once. */
+    for (size_t k = 0; b->o->convos != NULL && b->o->convos->n > 0 && k < c->target; k++)
+        c->turns_target += turns_of(b->o, call_id(b->o, k));
     b->calling = 1;
     b->turn_ended = tb_bench_call_ended;
     return 0;
@@ -175,17 +191,14 @@ static int start_call(struct bench *b, double t, char *err, size_t errlen)
 {
     const struct tb_bench_opts *o = b->o;
     struct calls *cs = &b->calls;
-    uint32_t n = o->nshards > 0 ? o->nshards : 1;
     int64_t s = slot_get(cs);
     struct call *c;
-    const struct tb_convo *cv;
     if (s < 0)
         return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
     c = &cs->v[s];
-    c->id = o->shard + (uint64_t)cs->started * n;
+    c->id = call_id(o, cs->started);
     c->convo = (uint32_t)(c->id % o->convos->n);
-    cv = &o->convos->v[c->convo];
-    c->nturns = (uint32_t)(o->turns > 0 && o->turns < cv->n_turns ? o->turns : cv->n_turns);
+    c->nturns = turns_of(o, c->id);
     c->turn = 0;
     c->ans = calloc(c->nturns, sizeof(char *));
     c->next = -1;
@@ -242,6 +255,8 @@ static void end_call(struct bench *b, uint32_t slot, const struct tb_bench_rec *
         c->failed++;
     c->ended++;
     c->active--;
+    /* the turns it will not send are no longer to run */
+    c->turns_target -= c->v[slot].nturns - (c->v[slot].turn + 1);
     slot_put(c, slot);
 }
 
@@ -294,6 +309,7 @@ void tb_bench_call_ended(struct bench *b, uint32_t slot, size_t rec_index)
     int cls = tb_end_class(rec->end);
     double play, t;
     int rc = tb_bench_analyze(rec, &b->o->sim, cs->err, sizeof(cs->err));
+    cs->turns_done++;
     if (rc == 0 && b->o->barge_in > 0)
         rc = barge_settle(b, rec, cs->err, sizeof(cs->err));
     if (rc != 0 && cs->rc == 0)
@@ -317,7 +333,8 @@ void tb_bench_call_ended(struct bench *b, uint32_t slot, size_t rec_index)
     play = !isnan(rec->play_end) ? rec->play_end : rec->t_end - rec->t_start;
     if (rec->interrupted)
         play = rec->barge_in; /* the caller speaks from T on */
-    t = rec->t_start + play +
+    c->speak_end = rec->t_start + play;
+    t = c->speak_end +
         tb_uturn_draw(&b->o->user_turn, b->o->seed, c->id, c->turn, cv->turns[c->turn]);
     if (heap_push(cs, t, slot) != 0) {
         if (cs->rc == 0)
@@ -334,6 +351,24 @@ double tb_bench_call_next(const struct bench *b)
         c->next_arrival < at)
         at = c->next_arrival;
     return at;
+}
+
+void tb_bench_call_progress(const struct bench *b, double now, struct tb_bench_progress *p)
+{
+    const struct calls *c = &b->calls;
+    p->calls = 1;
+    p->speaking = p->listening = 0;
+    for (size_t i = 0; i < c->nheap; i++) {
+        if (now < c->v[c->heap[i].slot].speak_end)
+            p->speaking++;
+        else
+            p->listening++;
+    }
+    /* a call started and not ended waits in the heap or has a turn in
+     * flight */
+    p->waiting_model = c->active - c->nheap;
+    p->turns_done = c->turns_done;
+    p->turns_target = c->turns_target;
 }
 
 int tb_bench_call_done(const struct bench *b)

@@ -34,6 +34,10 @@ void tb_bench_call_ended(struct bench *b, uint32_t slot, size_t rec_index);
  * arrival), or INFINITY. */
 double tb_bench_call_next(const struct bench *b);
 
+/* The calls' part of the progress (bench.h) at level time now: the
+ * calls by state and the turns; O(calls waiting). */
+void tb_bench_call_progress(const struct bench *b, double now, struct tb_bench_progress *p);
+
 /* Whether every call of this shard has ended. */
 int tb_bench_call_done(const struct bench *b);
 

@@ -163,6 +163,10 @@ static void report(struct bench *b)
         if (!x->warm)
             p.events += x->stream.n;
     p.warmup = !b->measuring;
+    p.calls = 0;
+    p.waiting_model = p.speaking = p.listening = p.turns_done = p.turns_target = 0;
+    if (b->calling)
+        tb_bench_call_progress(b, b->clk.virtual_now, &p);
     b->o->progress(b->o->progress_ud, &p);
 }
 

@@ -99,12 +99,13 @@ struct xf {
 /* A call in progress (bench_call.c): its conversation, the next turn to
  * send (or the one in flight), and the answers received so far. */
 struct call {
-    uint64_t id;     /* global call id */
-    uint32_t convo;  /* its conversation's index */
-    uint32_t turn;   /* the turn in flight, or the next to send */
-    uint32_t nturns; /* turns this call sends */
-    char **ans;      /* answers 0..turn-1, owned */
-    int32_t next;    /* the free list's next slot, or -1 */
+    uint64_t id;      /* global call id */
+    uint32_t convo;   /* its conversation's index */
+    uint32_t turn;    /* the turn in flight, or the next to send */
+    uint32_t nturns;  /* turns this call sends */
+    double speak_end; /* level time its last answer's playback ends */
+    char **ans;       /* answers 0..turn-1, owned */
+    int32_t next;     /* the free list's next slot, or -1 */
 };
 
 /* A waiting call in the heap: when its next turn is due. */
@@ -122,10 +123,11 @@ struct calls {
     size_t nheap, heapcap;
     size_t target; /* calls this shard runs */
     size_t started, ended, active;
-    size_t completed, cut, failed; /* how the ended calls ended */
-    double next_arrival;           /* open loop: level time of the next call */
-    int rc;                        /* an error a turn's end met (TB_ENOMEM, the
-                                    * playout's), err[] says; 0: none */
+    size_t completed, cut, failed;   /* how the ended calls ended */
+    size_t turns_done, turns_target; /* turns ended, and to run in all */
+    double next_arrival;             /* open loop: level time of the next call */
+    int rc;                          /* an error a turn's end met (TB_ENOMEM, the
+                                      * playout's), err[] says; 0: none */
     char err[256];
 };
 

@@ -57,6 +57,28 @@ static double value(const struct tb_bench_rec *r, enum tb_bench_metric m)
     }
 }
 
+/* Whether the caller interrupted the record's turn (barge-in): an ok
+ * turn, counted on its own (bench_stats.h). */
+static int interrupted(const struct tb_bench_rec *x)
+{
+    return x->barge && x->interrupted && x->error == 0;
+}
+
+/* A barge-in record's part of the level's counts (bench_stats.h): an
+ * interrupted turn, judged on what was heard before the interruption. */
+static void barge_count(const struct tb_bench_rec *x, const struct tb_bench_slo *slo,
+                        struct tb_bench_summary *out)
+{
+    out->barge = 1;
+    out->tokens_unheard += x->tokens_unheard;
+    out->chars_unplayed += x->chars_unplayed;
+    if (!interrupted(x))
+        return;
+    out->interrupted++;
+    out->interrupted_gapless += !isnan(x->ttfa) && x->underruns == 0;
+    out->good_interrupted += slo != NULL && tb_bench_slo_good(slo, x);
+}
+
 /* The level's TTS statistics (bench_stats.h): counts summed, samples
  * pooled.  0 or TB_ENOMEM. */
 static int tts_summary(const struct tb_bench_recs *r, uint32_t level, struct tb_bench_summary *out)
@@ -130,6 +152,7 @@ static void turn_row(const struct tb_bench_rec *const *g, size_t n, const struct
     for (size_t i = 0; i < n; i++) {
         t->ok += g[i]->error == 0;
         t->good += slo != NULL && tb_bench_slo_good(slo, g[i]);
+        t->interrupted += (size_t)interrupted(g[i]);
     }
     t->good_share = slo != NULL ? (double)t->good / (double)n : NAN;
     k = 0;
@@ -232,12 +255,8 @@ int tb_bench_summarize_slo(const struct tb_bench_recs *r, uint32_t level,
             t0 = x->t_start;
         if (x->t_end > t1)
             t1 = x->t_end;
-        if (x->barge) {
-            out->barge = 1;
-            out->interrupted += x->interrupted != 0;
-            out->tokens_unheard += x->tokens_unheard;
-            out->chars_unplayed += x->chars_unplayed;
-        }
+        if (x->barge)
+            barge_count(x, slo, out);
         if (x->error > 0 && x->error < TB_READER__COUNT) {
             out->errors[x->error]++;
             if (tb_end_class(x->end) == TB_END_CLASS_INCOMPLETE)
@@ -251,7 +270,8 @@ int tb_bench_summarize_slo(const struct tb_bench_recs *r, uint32_t level,
         out->usage_ignored += x->usage_ignored >= 0;
         out->surrogates_replaced += x->surrogates_replaced;
         out->tokens += x->usage_tokens >= 0 ? (uint64_t)x->usage_tokens : x->content_tokens;
-        if (!isnan(x->ttfa) && x->underruns == 0 && !x->interrupted)
+        out->heard_whole += (size_t)!interrupted(x);
+        if (!isnan(x->ttfa) && x->underruns == 0 && !interrupted(x))
             out->gapless++; /* an interrupted answer was not heard whole */
         out->min_tps_none += x->min_tps_none != 0;
         out->good += slo != NULL && tb_bench_slo_good(slo, x);
@@ -275,10 +295,7 @@ int tb_bench_summarize_slo(const struct tb_bench_recs *r, uint32_t level,
     free(v);
     if (tts_summary(r, level, out) != 0 || turn_summary(r, level, slo, out) != 0)
         return TB_ENOMEM;
-    {
-        size_t heard = out->ok - (out->interrupted < out->ok ? out->interrupted : out->ok);
-        out->gapless_share = heard > 0 ? (double)out->gapless / (double)heard : 0;
-    }
+    out->gapless_share = out->heard_whole > 0 ? (double)out->gapless / (double)out->heard_whole : 0;
     out->interrupted_share =
         out->requests > 0 ? (double)out->interrupted / (double)out->requests : 0;
     out->success_share = out->requests > 0 ? (double)out->ok / (double)out->requests : 0;

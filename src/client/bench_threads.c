@@ -129,6 +129,12 @@ static void report(const struct tb_bench_opts *o, struct lane *v, unsigned n)
             s.errors += p->errors;
             s.events += p->events;
             s.warmup |= p->warmup;
+            s.calls |= p->calls;
+            s.waiting_model += p->waiting_model;
+            s.speaking += p->speaking;
+            s.listening += p->listening;
+            s.turns_done += p->turns_done;
+            s.turns_target += p->turns_target;
             any = 1;
         }
         pthread_mutex_unlock(&v[j].mu);

@@ -19,6 +19,11 @@ const char *const tb_svg_palette[NPALETTE] = {"#1f77b4", "#ff7f0e", "#2ca02c", "
                                               "#8c564b", "#e377c2", "#17becf", "#bcbd22",
                                               "#7f7f7f", "#393b79", "#637939", "#843c39"};
 
+const char *const tb_svg_dashes[NPALETTE] = {
+    "none", "9,4",         "3,3", "12,3,3,3", "6,6",  "2,5",
+    "14,4", "8,3,2,3,2,3", "4,8", "1,3",      "10,2", "5,2,1,2",
+};
+
 /* Text with XML's five specials escaped; control bytes dropped. */
 void tb_svg_esc(FILE *f, const char *s)
 {

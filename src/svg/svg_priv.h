@@ -19,8 +19,11 @@
 #define FONT "font-family=\"sans-serif\""
 #define NPALETTE 12
 
-/* Series colours, in order. */
+/* Series colours, in order, and a dash pattern for each (the first
+ * solid), so that lines that coincide stay visible: the one on top shows
+ * the one beneath through its gaps. */
 extern const char *const tb_svg_palette[NPALETTE];
+extern const char *const tb_svg_dashes[NPALETTE];
 
 /* Text with XML's five specials escaped; control bytes dropped. */
 void tb_svg_esc(FILE *f, const char *s);

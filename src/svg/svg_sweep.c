@@ -134,12 +134,6 @@ static double share_y(double share, double lo)
     return S_LINE_YB - (share - lo) / (1.0 - lo) * (S_LINE_YB - S_LINE_YT);
 }
 
-/* Dash patterns by line, so that coinciding lines stay visible. */
-static const char *const dashes[NPALETTE] = {
-    "none", "9,4",         "3,3", "12,3,3,3", "6,6",  "2,5",
-    "14,4", "8,3,2,3,2,3", "4,8", "1,3",      "10,2", "5,2,1,2",
-};
-
 /* Whether series a and b (points along x from a and b) have the same
  * shares and the same answer. */
 static int same_series(const struct tb_sweep *sw, int x, size_t a, size_t b)
@@ -221,7 +215,7 @@ static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
         fprintf(f,
                 "</title>\n<path class=\"step\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
                 "stroke-dasharray=\"%s\" d=\"",
-                tb_svg_palette[shown], dashes[shown]);
+                tb_svg_palette[shown], tb_svg_dashes[shown]);
         /* Steps: a share holds from its point to the next one, and rises
          * to the target at the exact answer when that lies between. */
         for (size_t i = 0; i < nx; i++) {
@@ -306,8 +300,8 @@ static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
                     "<g><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
                     "stroke-width=\"2\" stroke-dasharray=\"%s\"/><text x=\"%.2f\" y=\"%.2f\" %s "
                     "font-size=\"11\" fill=\"#333\">%zu: ",
-                    lx, ly - 4, lx + 22, ly - 4, tb_svg_palette[shown], dashes[shown], lx + 27, ly,
-                    FONT, shown + 1);
+                    lx, ly - 4, lx + 22, ly - 4, tb_svg_palette[shown], tb_svg_dashes[shown],
+                    lx + 27, ly, FONT, shown + 1);
             tb_svg_esc(f, label);
             fprintf(f, "</text></g>\n");
         }

@@ -53,7 +53,9 @@ try {
   });
   out.levels = await page.evaluate(() => [...document.querySelectorAll('#levels tbody tr')].map(
     (r) => [...r.cells].map((c) => (c.hasAttribute('data-v') ? c.getAttribute('data-v') : c.textContent))));
-  // The charts of a page of several runs (compare): each series' run.
+  // The charts of a page of several runs (compare): each series' run,
+  // its line's dash pattern and its points' x (runs with equal values
+  // must stay visible), and the legend's words.
   out.charts = await page.evaluate(() => [...document.querySelectorAll('svg[data-chart]')].map((s) => ({
     chart: s.getAttribute('data-chart'),
     title: s.querySelector('title').textContent,
@@ -63,8 +65,11 @@ try {
       lines: g.querySelectorAll('path').length,
       color: (g.querySelector('path, circle') || { getAttribute: () => null }).getAttribute('stroke')
         || g.querySelector('circle')?.getAttribute('fill') || null,
+      dash: g.querySelector('path')?.getAttribute('stroke-dasharray') || null,
       points: [...g.querySelectorAll('circle')].map((c) => +c.getAttribute('data-v')),
+      xs: [...g.querySelectorAll('circle')].map((c) => +c.getAttribute('cx')),
     })),
+    legend: [...s.querySelectorAll('g.legend text')].map((t) => t.textContent),
   })));
   const nsec = await page.evaluate(() => document.querySelectorAll('section.tb-run').length);
   for (let i = 0; i < nsec; i++) {
