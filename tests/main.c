@@ -81,7 +81,7 @@ static const struct tb_group groups[] = {
     {"sweep", tb_test_sweep, 0, 36.8, 2},
     {"heard", tb_test_heard, 0, 0.2, 1},
     {"svg", tb_test_svg, 0, 12.0, 1},
-    {"docs", tb_test_docs, 0, 21.3, 1},
+    {"docs", tb_test_docs, 0, 21.3, 3},
     {"import", tb_test_import, 0, 4.3, 1},
     {"api", tb_test_api, 0, 6.5, 1},
     {"audioenv", tb_test_audioenv, TB_GROUP_TIMING, 2.4, 1},
