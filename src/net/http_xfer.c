@@ -96,6 +96,13 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
     struct tb_http_xfer *x = ud;
     size_t n = size * nmemb;
     double t = x->clk->now(x->clk);
+    /* A transfer's stamps never go backwards.  A clock that dates a read
+     * by when its socket was first seen ready (bench's loop) can see the
+     * socket ready again while an earlier read is handed over, and would
+     * date the next read before it; those bytes came after that read's
+     * recv, so its time is the earliest they can have. */
+    if (t < x->last)
+        t = x->last;
     if (!x->decided)
         decide(x);
     x->last = t;
