@@ -334,7 +334,9 @@ static void elevenlabs_plain_route(void **state)
  * seed; i counts the valid TTS requests from 1, across dialects. */
 static void first_bytes_follow_the_spec(void **state)
 {
-    const char *spec = "uniform:0.1..0.4"; /* above synthesis (12 ms; more loaded) */
+    /* Above synthesis: 12 ms on an idle machine; 0.3 s was seen under ASan
+     * on a machine loaded 20 deep (CPU work, which the probe does not see). */
+    const char *spec = "uniform:0.4..0.7";
     struct tb_ttslat *lat;
     struct tb_test_slog lines[8];
     struct srv v;
@@ -493,7 +495,7 @@ static void fault_drip(void **state)
  * spec's draws, i counting TTS requests only. */
 static void prefill_beside_tts_latency(void **state)
 {
-    const char *spec = "uniform:0.1..0.4";
+    const char *spec = "uniform:0.4..0.7"; /* above synthesis, as above */
     static const double S = 0.001;
     struct tb_ttslat *lat;
     struct tb_test_slog lines[12];
