@@ -126,6 +126,7 @@ int tb_test_ttsapi(void); /* the TTS dialects and client: tests/data/ttsapi */
 int tb_test_secrets(void);
 int tb_test_outputs(void); /* every combination of a command's outputs */
 int tb_test_schema(void);  /* every JSON/JSONL/CSV output against schema/ */
+int tb_test_schemas(void); /* the validator, the collector, one of each output */
 int tb_test_deps(void);    /* make test on a machine with only .ci/deps test */
 int tb_test_usage(void);   /* -q, help lists, hints, status line, widths */
 int tb_test_exits(void);   /* usage 2, runtime 3: full disk, out of memory */
@@ -233,9 +234,10 @@ size_t tb_test_slog_read(const char *path, struct tb_test_slog *v, size_t cap);
  * log puts it at its due time, late by no more than the lateness the
  * server measured itself (late_max: a wrong due time fails at any load);
  * that lateness is within tol + lag (only what the machine added); the
- * client read it no earlier than the log's time and within tol + 2 lag
- * after (transit, and two processes woken); and in all within due + the
- * server's lateness + tol + 2 lag.  On an idle machine (lag ~0.1 ms)
+ * client read it within tol + 2 lag of the log's time (transit, and two
+ * processes woken; either way, since the server stamps a send after
+ * send() returns, and may be descheduled in between); and in all within
+ * due + the server's lateness + tol + 2 lag.  On an idle machine (lag ~0.1 ms)
  * these are the bounds of old.  Returns NULL when it holds, else msg,
  * saying which failed.
  */

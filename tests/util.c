@@ -499,9 +499,9 @@ const char *tb_test_sched_check(double due, double client, double server,
                  "the server measured itself %.4f s late, more than %.4f s and the machine's "
                  "wake-up delay %.4f s",
                  late, tol, lag);
-    else if (!isnan(server) && (client < server - 0.0002 || client > server + tol + 2 * lag))
+    else if (!isnan(server) && fabs(client - server) > tol + 2 * lag)
         snprintf(msg, len,
-                 "read at %.4f s, the server's log has it sent at %.4f s (allowed %.4f s after, "
+                 "read at %.4f s, the server's log has it sent at %.4f s (allowed %.4f s apart, "
                  "the machine's wake-up delay %.4f s)",
                  client, server, tol + 2 * lag, lag);
     else if (client > due + late + tol + 2 * lag)
