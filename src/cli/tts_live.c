@@ -148,6 +148,7 @@ int tb_cli_tts_live_no_model(const struct tb_cli_tts *t, const char *cmd)
                       : t->latency != NULL ? "--tts-latency"
                       : t->rtf_set         ? "--tts-rtf"
                       : t->connect_set     ? "--tts-connect"
+                      : t->output_set      ? "--tts-output"
                       : t->seed_set        ? "--tts-seed"
                       : t->draws.draws > 0 ? "--tts-draws"
                                            : NULL;
