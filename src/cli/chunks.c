@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ttsbuf/error.h"
+#include "ttsbuf/jsonline.h"
 #include "ttsbuf/seg.h"
 
 struct collect {
@@ -138,12 +139,17 @@ void tb_cli_chunks_print(FILE *f, const struct tb_cli_chunks *c)
     }
 }
 
+/* A time written so that it reads back as exactly v (a replayed
+ * recording's times are the trace's own), or null when the ring forced
+ * cuts. */
 static int add_time(cJSON *o, const char *key, const struct tb_cli_chunks *c, double v)
 {
-    return (c->mismatch ? cJSON_AddNullToObject(o, key) : cJSON_AddNumberToObject(o, key, v)) !=
-                   NULL
-               ? 0
-               : TB_ENOMEM;
+    cJSON *n = c->mismatch ? cJSON_CreateNull() : tb_json_num(v);
+    if (n == NULL || !cJSON_AddItemToObject(o, key, n)) {
+        cJSON_Delete(n);
+        return TB_ENOMEM;
+    }
+    return 0;
 }
 
 int tb_cli_chunks_json(void *root, const struct tb_cli_chunks *c)
