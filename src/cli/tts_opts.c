@@ -314,8 +314,8 @@ static void presets_table(FILE *f, int notes)
         return;
     }
     ps = tb_ttspreset_all(set, &n);
-    fprintf(f, "\nTTS presets (--tts; published figures; '-' none published: a latency must then "
-               "be given, another figure keeps its default; --tts list adds notes):\n");
+    fprintf(f, "\nTTS presets (--tts; published figures; '-' none published: a latency must\n"
+               "then be given, another figure keeps its default; --tts list adds notes):\n");
     fprintf(f, "  %-27s %-32s %5s %8s  %s\n", "name", "first-byte latency (s)", "conc.", "RTF",
             "output");
     for (size_t i = 0; i < n; i++) {
