@@ -214,12 +214,12 @@ static int bp_cmp(const void *a, const void *b)
  * The first t with A(t) >= theta (> 0) over chunks 0..k-1, whose audio
  * totals at least theta.  A is piecewise linear: a step of D_j at f_j when
  * R_j = 0 or the output is whole, else a ramp of slope 1/R_j from f_j to
- * d_j.  When every ramp
- * has the same R (always, without an RTF hook) the ramps are counted, not
- * their slopes summed, so the slope carries no rounding; with several R_j
- * the slopes are summed (reset to 0 exactly when no ramp runs), which
- * costs an ulp or so per breakpoint.  Should rounding leave the sum a
- * hair short, the answer is the last breakpoint (all audio produced).
+ * d_j.  When every ramp has the same R (always, without an RTF hook) the
+ * ramps are counted, not their slopes summed, so the slope carries no
+ * rounding; with several R_j the slopes are summed (reset to 0 exactly
+ * when no ramp runs), which costs an ulp or so per breakpoint.  Should
+ * rounding leave the sum a hair short, the answer is the last breakpoint
+ * (all audio produced).
  */
 static double audio_reaches(struct tb_tts_stage *st, size_t k, double theta)
 {
