@@ -10,7 +10,7 @@
  * against the script: the first audio byte within 5 ms of the peer's
  * delay, the bytes and the duration, the order and concurrency of the
  * sends, and every way a chunk can fail, with the provider's message and
- * never the key.
+ * never the key.  Each dialect's default model is a preset's engine.
  */
 #include <cJSON.h>
 #include <ctype.h>
@@ -33,6 +33,7 @@
 #include "ttsbuf/ttsapi.h"
 #include "ttsbuf/ttsmeas.h"
 #include "ttsbuf/ttsnet.h"
+#include "ttsbuf/ttspreset.h"
 
 #define KEY "sk-test-KEY-0123456789abcdef"
 #define TEXT "Hello \"world\" \xC3\xA9t\xC3\xA9 & <ok>\n"
@@ -332,6 +333,32 @@ static void build_matches_fixture(void **state)
         }
         cJSON_Delete(fx);
     }
+}
+
+/* Each dialect's default model is the engine of a preset of that
+ * provider (named in its engine line), so a run that names no model
+ * measures what the preset models: Deepgram's is an Aura-2 voice, as
+ * deepgram-aura-2 (not the REST reference's Aura-1 aura-asteria-en). */
+static void default_model_is_a_presets(void **state)
+{
+    struct tb_ttspreset_set *set = NULL;
+    const struct tb_ttspreset *ps;
+    char err[256];
+    size_t n;
+    (void)state;
+    assert_int_equal(tb_ttspreset_load(&set, err, sizeof(err)), 0);
+    ps = tb_ttspreset_all(set, &n);
+    for (int a = 0; a < TB_TTSAPI__COUNT; a++) {
+        const char *model = tb_ttsapi_info(a)->model;
+        size_t k = 0;
+        while (k < n && strstr(ps[k].engine, model) == NULL)
+            k++;
+        if (k == n)
+            fail_msg("%s: the default model %s is no preset's engine", dialects[a], model);
+    }
+    assert_string_equal(tb_ttsapi_info(TB_TTSAPI_DEEPGRAM)->model, "aura-2-thalia-en");
+    assert_non_null(strstr(tb_ttspreset_find(set, "deepgram-aura-2")->engine, "aura-2-thalia-en"));
+    tb_ttspreset_destroy(set);
 }
 
 static void build_refuses_bad_input(void **state)
@@ -933,6 +960,7 @@ int tb_test_ttsapi(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(build_matches_fixture),
+        cmocka_unit_test(default_model_is_a_presets),
         cmocka_unit_test(build_refuses_bad_input),
         cmocka_unit_test(error_bodies),
         cmocka_unit_test(wire_matches_fixture),

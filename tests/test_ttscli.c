@@ -1,8 +1,10 @@
 /*
  * test_ttscli.c - the TTS stage from the command line: its options on
  * sim, run and bench (good and bad values), a preset, the defaults giving
- * the output of the version before the stage byte for byte, and a
- * mid-stream TTS stall seen end to end through `ttsbuf sim --json`.
+ * the output of the version before the stage byte for byte, a
+ * mid-stream TTS stall seen end to end through `ttsbuf sim --json`, a
+ * whole output (Piper's first audio), the presets that refuse without a
+ * figure, and --tts list.
  */
 #include <cJSON.h>
 #include <math.h>
@@ -64,7 +66,9 @@ static void bad_values(void **state)
         BAD("--tts-concurrency 1.5", "--tts-concurrency: '1.5' is not a whole number");
         BAD("--tts-rtf -0.1", "--tts-rtf: '-0.1' is outside 0..100");
         BAD("--tts-rtf 101", "--tts-rtf: '101' is outside 0..100");
-        BAD("--tts nope", "--tts: unknown preset 'nope'");
+        BAD("--tts nope", "--tts: unknown preset 'nope' (--tts list lists them)");
+        BAD("--tts-output bursts", "--tts-output: 'bursts' is not stream or whole");
+        BAD("--tts-output whole --rebuffer", "--rebuffer: not modelled with a TTS stage");
         BAD("--tts-concurrency 1 --rebuffer", "--rebuffer: not modelled with a TTS stage");
         BAD("--chunk cartesia --max-buffer-delay 0", "--max-buffer-delay: '0' is outside 1..5000");
         BAD("--chunk cartesia --max-buffer-delay 5001",
@@ -153,7 +157,8 @@ static void good_values(void **state)
 
 /* --tts PRESET sets the stage from the data file; an explicit option
  * overrides it; a figure the preset does not know keeps its default and
- * a warning line says so; --help lists the presets. */
+ * a warning line says so (its connect figure is a cold connection or
+ * none: Cartesia's is none); --help lists the presets. */
 static void preset(void **state)
 {
     (void)state;
@@ -164,8 +169,9 @@ static void preset(void **state)
     assert_string_equal(str(t, "latency"), "lognormal:p50=0.188,p90=0.31");
     assert_true(num(t, "seed") == 0);
     assert_true(num(t, "concurrency") == 1);
-    assert_true(num(t, "connect_s") == 0.01);
-    assert_true(num(t, "rtf") == 0); /* not published: the default */
+    assert_true(num(t, "connect_s") == 0); /* no cold-connection figure: the default */
+    assert_true(num(t, "rtf") == 0);       /* not published: the default */
+    assert_string_equal(str(t, "output"), "stream");
     cJSON_Delete(j);
     j = tb_test_run_json(NULL,
                          "sim --preset demo --json --tts cartesia-sonic-3 --tts-concurrency 3 "
@@ -179,7 +185,8 @@ static void preset(void **state)
     h = tb_test_run("sim --preset demo --tts cartesia-sonic-3");
     assert_int_equal(h.code, 0);
     assert_non_null(strstr(h.se, "warning: --tts cartesia-sonic-3: no published real-time factor"));
-    assert_non_null(strstr(h.so, "preset=cartesia-sonic-3"));
+    assert_non_null(strstr(h.se, "warning: --tts cartesia-sonic-3: no published connect latency"));
+    assert_non_null(strstr(h.so, "rtf=0  output=stream  preset=cartesia-sonic-3"));
     tb_test_out_free(&h);
     for (int i = 0; i < 3; i++) {
         static const char *const cmds[] = {"sim --help", "run --help", "bench --help"};
@@ -187,7 +194,8 @@ static void preset(void **state)
         assert_int_equal(h.code, 0);
         assert_non_null(strstr(h.so, "TTS presets (--tts"));
         assert_non_null(strstr(h.so, "elevenlabs-flash-v2.5       lognormal:p50=0.288,p90=0.316"));
-        assert_non_null(strstr(h.so, "piper-medium-rpi4"));
+        assert_non_null(strstr(h.so, "piper-medium-rpi4           0                                    "
+                                     "1    0.803  whole"));
         tb_test_out_free(&h);
     }
 }
@@ -208,7 +216,8 @@ static void preset_chunk_policy(void **state)
         {"--tts cartesia-sonic-3", "cartesia", 1},
         {"--tts piper-medium-desktop", "sentence", 1},
         {"--tts deepgram-aura-2", "sentence", 0},
-        {"--tts openai-tts-1", "sentence", 0},
+        {"--tts openai-tts-1-hd", "sentence", 0},
+        {"--tts openai-tts-1 --tts-latency 0.4", "sentence", 0},
         {"--tts deepgram-aura-2 --chunk clause", "clause", 0},
         {"--tts elevenlabs-flash-v2.5 --chunk token", "token", 0},
         {"--tts cartesia-sonic-3 --chunk fixed40", "fixed40", 0},
@@ -487,6 +496,124 @@ static void scan_not_proven(void **state)
     tb_test_out_free(&h);
 }
 
+/*
+ * A non-streaming engine: Piper on a Raspberry Pi 4 returns a sentence's
+ * audio whole, RTF 0.803 x its duration after synthesis starts.  The
+ * stream's first sentence (2.4 s) closes at 0.373 s: its first audio is
+ * 0.373 + 0.803 x 2.4 = 2.30 s (the version before played it at 0.373,
+ * its first byte), and every chunk's first audio is its end (ready_s =
+ * done_s = sent_s + 0.803 duration_s).  --tts-output stream overrides the
+ * preset; --tts-output whole applies to any RTF.
+ */
+static void whole_output(void **state)
+{
+    static const char synth[] = "sim --synth tps=100,tokens=200,seed=3 --chunks";
+    char args[256];
+    const cJSON *c1, *k;
+    struct tb_test_out h;
+    cJSON *j;
+    (void)state;
+    snprintf(args, sizeof(args), "%s --tts piper-medium-rpi4 --json", synth);
+    j = tb_test_run_json(NULL, args, 0);
+    c1 = cJSON_GetArrayItem(item(j, "chunk_list"), 0);
+    assert_near(num(c1, "sent_s"), 0.373, 0.0005);
+    assert_near(num(c1, "duration_s"), 2.4, 1e-9);
+    assert_near(num(j, "ttfa_s"), num(c1, "sent_s") + 0.803 * 2.4, 1e-9);
+    cJSON_ArrayForEach(k, item(j, "chunk_list"))
+    {
+        assert_true(num(k, "ready_s") == num(k, "done_s"));
+        assert_near(num(k, "done_s"), num(k, "sent_s") + 0.803 * num(k, "duration_s"), 1e-9);
+    }
+    assert_string_equal(str(item(item(j, "options"), "tts"), "output"), "whole");
+    cJSON_Delete(j);
+    snprintf(args, sizeof(args), "%s --tts piper-medium-rpi4", synth);
+    h = tb_test_run(args);
+    assert_int_equal(h.code, 0);
+    assert_non_null(strstr(h.so, "time to first audio     2.300 s"));
+    assert_non_null(strstr(h.so, "output=whole  preset=piper-medium-rpi4"));
+    assert_non_null(strstr(h.so, "      1       8    0.373 s    2.300 s    2.300 s    2.300 s"));
+    assert_null(strstr(h.se, "warning")); /* every figure the preset needs is sourced */
+    tb_test_out_free(&h);
+    snprintf(args, sizeof(args), "%s --tts piper-medium-rpi4 --tts-output stream --json", synth);
+    j = tb_test_run_json(NULL, args, 0);
+    assert_near(num(j, "ttfa_s"), 0.373, 0.0005);
+    cJSON_Delete(j);
+    /* R = 2, whole: no frame player, the chunk plays whole from its end. */
+    snprintf(args, sizeof(args), "%s --tts-output whole --tts-rtf 2 --json", synth);
+    j = tb_test_run_json(NULL, args, 0);
+    c1 = cJSON_GetArrayItem(item(j, "chunk_list"), 0);
+    assert_near(num(j, "ttfa_s"), num(c1, "sent_s") + 2 * 2.4, 1e-9);
+    cJSON_Delete(j);
+    /* Every command that models the stage takes it. */
+    h = tb_test_run("bench --mock -c 1 --requests 1 --tts-output whole --tts-rtf 0.5 -q");
+    assert_int_equal(h.code, 0);
+    tb_test_out_free(&h);
+    j = tb_test_run_json(NULL, "sweep --preset demo --tts piper-medium-rpi4 --json -", 0);
+    assert_string_equal(str(item(item(j, "options"), "tts"), "output"), "whole");
+    cJSON_Delete(j);
+}
+
+/* A preset without a figure the model needs refuses to run until it is
+ * given (exit 2), on every command that models the stage: a first-byte
+ * latency always, a real-time factor when the output is whole.  Given,
+ * the preset runs. */
+static void preset_needs_figures(void **state)
+{
+    static const char *const cmds[] = {"sim --preset demo", "run --mock", "bench --mock -c 1",
+                                       "sweep --preset demo"};
+    (void)state;
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        char args[256];
+        snprintf(args, sizeof(args), "%s --tts openai-tts-1", cmds[i]);
+        tb_test_expect_error(args, 2,
+                             "ttsbuf: --tts openai-tts-1 needs --tts-latency: no published "
+                             "first-byte figure (no independent first-byte figure found for tts-1");
+        snprintf(args, sizeof(args), "%s --tts openai-gpt-4o-mini-tts", cmds[i]);
+        tb_test_expect_error(args, 2, "--tts openai-gpt-4o-mini-tts needs --tts-latency");
+        snprintf(args, sizeof(args), "%s --tts deepgram-aura-2 --tts-output whole", cmds[i]);
+        tb_test_expect_error(args, 2,
+                             "--tts deepgram-aura-2 needs --tts-rtf: its output is whole, so its "
+                             "first audio is RTF x a chunk's duration, and no real-time factor is "
+                             "published (not published)");
+    }
+    {
+        cJSON *j = tb_test_run_json(NULL,
+                                    "sim --preset demo --json --tts openai-tts-1 --tts-latency 0.4",
+                                    0);
+        assert_string_equal(str(item(item(j, "options"), "tts"), "latency"), "0.4");
+        cJSON_Delete(j);
+        j = tb_test_run_json(NULL,
+                             "sim --preset demo --json --tts deepgram-aura-2 --tts-output whole "
+                             "--tts-rtf 0.1",
+                             0);
+        assert_string_equal(str(item(item(j, "options"), "tts"), "output"), "whole");
+        cJSON_Delete(j);
+    }
+}
+
+/* --tts list: every preset with its figures, output and one-line note,
+ * on each command that takes --tts, exit 0. */
+static void tts_list(void **state)
+{
+    static const char *const cmds[] = {"sim", "run", "bench", "sweep"};
+    (void)state;
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        char args[64];
+        struct tb_test_out h;
+        snprintf(args, sizeof(args), "%s --tts list", cmds[i]);
+        h = tb_test_run(args);
+        assert_int_equal(h.code, 0);
+        assert_non_null(strstr(h.so, "piper-medium-rpi4           0                                    "
+                                     "1    0.803  whole"));
+        assert_non_null(strstr(h.so, "openai-tts-1                -"));
+        /* the notes: the engine line and what the preset lacks */
+        assert_non_null(strstr(h.so, "Piper, a medium-quality ONNX voice on a Raspberry Pi 4"));
+        assert_non_null(strstr(h.so, "no published first-byte figure: give\n      --tts-latency"));
+        assert_string_equal(h.se, "");
+        tb_test_out_free(&h);
+    }
+}
+
 int tb_test_ttscli(void)
 {
     const struct CMUnitTest tests[] = {
@@ -501,6 +628,9 @@ int tb_test_ttscli(void)
         cmocka_unit_test(svg_two_colours),
         cmocka_unit_test(html_page),
         cmocka_unit_test(speaker_takes_stage),
+        cmocka_unit_test(whole_output),
+        cmocka_unit_test(preset_needs_figures),
+        cmocka_unit_test(tts_list),
     };
     return TB_RUN_GROUP("ttscli", tests);
 }

@@ -3,8 +3,10 @@
  * --tts-url` against the built-in mock's TTS and against `ttsbuf serve`
  * started as a process on loopback, in each dialect: the measured
  * first-byte latencies against the mock's schedule, the run's numbers
- * against `sim --trace` of its recording, the TTS's failures, the
- * speech, the key, the command line's refusals.
+ * against `sim --trace` of its recording, every chunk's recorded send,
+ * first byte and end in the replay at concurrency 2 with uneven first
+ * bytes, the TTS's failures, the speech, the key, the command line's
+ * refusals.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -218,6 +220,95 @@ static void serve_latency_within_5ms(void **state)
     unlink(slog);
 }
 
+/* Field key of a "tts" line's object; NAN when null. */
+static double tts_time(const cJSON *line, const char *key)
+{
+    return num(cJSON_GetObjectItemCaseSensitive(line, "tts"), key);
+}
+
+/*
+ * A live run at --tts-concurrency 2 against `ttsbuf serve` whose TTS
+ * answers its first request in 1 s and the others in 0.05 s, the LLM
+ * fast (every text early): the client sends in order, so a chunk whose
+ * slot is free waits for the chunk before it.  sim --trace --chunks of
+ * the recording shows each chunk's recorded send, first byte and end
+ * exactly (the JSON's numbers equal the trace's; the table's are them to
+ * the millisecond), in order.  The model asked "what if" with the same
+ * latencies sends in the same order: chunk 4, whose slot (chunk 2's)
+ * freed early, goes with chunk 3, after chunk 1 ended.
+ */
+static void replay_shows_recorded_times(void **state)
+{
+    char lat[256], path[256], args[1024];
+    cJSON *lines[64], *sim;
+    const cJSON *list;
+    struct tb_test_out o;
+    size_t n;
+    int port;
+    FILE *f;
+    (void)state;
+    snprintf(lat, sizeof(lat), "/tmp/ttsbuf-ttslive-list-%d.txt", (int)getpid());
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-ttslive-order-%d.jsonl", (int)getpid());
+    f = fopen(lat, "w");
+    assert_non_null(f);
+    fputs("1.0\n", f);
+    for (int i = 0; i < 30; i++)
+        fputs("0.05\n", f);
+    fclose(f);
+    snprintf(args, sizeof(args), "--tts-latency list:%s", lat);
+    tb_test_serve_up(args, &port);
+    snprintf(args, sizeof(args),
+             "run --mock --synth tps=400,ttft=0.2,tokens=60,seed=3 --tts-url http://127.0.0.1:%d "
+             "--tts-api openai --tts-concurrency 2 --record %s -q",
+             port, path);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    tb_test_out_free(&o);
+    tb_test_serve_down(NULL);
+    n = tts_lines(path, lines, 64);
+    assert_true(n >= 4);
+    snprintf(args, sizeof(args), "sim --trace %s --chunks --json", path);
+    sim = tb_test_run_json(NULL, args, 0);
+    list = cJSON_GetObjectItemCaseSensitive(sim, "chunk_list");
+    assert_int_equal(cJSON_GetArraySize(list), n);
+    snprintf(args, sizeof(args), "sim --trace %s --chunks", path);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *c = cJSON_GetArrayItem(list, (int)i);
+        double sent = tts_time(lines[i], "sent"), end = tts_time(lines[i], "end");
+        double first = isnan(tts_time(lines[i], "first_byte")) ? end
+                                                               : tts_time(lines[i], "first_byte");
+        char row[128];
+        if (num(c, "sent_s") != sent || num(c, "ready_s") != first || num(c, "done_s") != end)
+            fail_msg("chunk %zu: sim sent %.17g first %.17g end %.17g, recorded %.17g %.17g %.17g",
+                     i + 1, num(c, "sent_s"), num(c, "ready_s"), num(c, "done_s"), sent, first,
+                     end);
+        if (i > 0 && !(sent >= tts_time(lines[i - 1], "sent")))
+            fail_msg("chunk %zu sent before chunk %zu", i + 1, i);
+        snprintf(row, sizeof(row), "  %7.3f s  %7.3f s  %7.3f s  ", sent, first, end);
+        if (strstr(o.so, row) == NULL)
+            fail_msg("chunk %zu: no row with%s in\n%s", i + 1, row, o.so);
+    }
+    tb_test_out_free(&o);
+    cJSON_Delete(sim);
+    snprintf(args, sizeof(args),
+             "sim --trace %s --tts-latency list:%s --tts-concurrency 2 --chunks --json", path, lat);
+    sim = tb_test_run_json(NULL, args, 0);
+    list = cJSON_GetObjectItemCaseSensitive(sim, "chunk_list");
+    assert_true(num(cJSON_GetArrayItem(list, 3), "sent_s") ==
+                num(cJSON_GetArrayItem(list, 2), "sent_s"));
+    assert_true(num(cJSON_GetArrayItem(list, 2), "sent_s") ==
+                num(cJSON_GetArrayItem(list, 0), "done_s"));
+    assert_true(num(cJSON_GetArrayItem(list, 1), "done_s") <
+                num(cJSON_GetArrayItem(list, 3), "sent_s") - 0.5);
+    cJSON_Delete(sim);
+    for (size_t i = 0; i < n; i++)
+        cJSON_Delete(lines[i]);
+    unlink(path);
+    unlink(lat);
+}
+
 /* The provider's voice heard: the WAV holds its PCM at its rate, with
  * speech in it. */
 static void speech_wav_at_provider_rate(void **state)
@@ -354,6 +445,7 @@ int tb_test_ttslive(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(builtin_mock_each_dialect, tb_test_serve_down),
         cmocka_unit_test_teardown(serve_latency_within_5ms, tb_test_serve_down),
+        cmocka_unit_test_teardown(replay_shows_recorded_times, tb_test_serve_down),
         cmocka_unit_test_teardown(speech_wav_at_provider_rate, tb_test_serve_down),
         cmocka_unit_test_teardown(html_names_the_voice, tb_test_serve_down),
         cmocka_unit_test_teardown(key_kept_secret, tb_test_serve_down),

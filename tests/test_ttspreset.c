@@ -6,9 +6,11 @@
  * parses with ttslat.h and its median is the published one; a p90 derived
  * from a published median and IQR follows the file's stated formula; the
  * figures the presets are for (the ElevenLabs schedule, Cartesia's buffer
- * delay, one stream per socket, eSpeak NG's measured RTF) are what the
- * sources say; and data breaking each rule is refused with the preset and
- * the key.
+ * delay, one stream per socket, eSpeak NG's measured RTF, the engines
+ * that return a sentence's audio whole) are what the sources say; every
+ * preset has a one-line note and a sourced output mode; no connect figure
+ * is a difference of medians; and data breaking each rule is refused with
+ * the preset and the key.
  */
 #include <cJSON.h>
 #include <math.h>
@@ -73,6 +75,16 @@ static void loads_with_sources(void **state)
         check_fig(p[i].name, "connect", &p[i].connect);
         check_fig(p[i].name, "concurrency", &p[i].concurrency);
         check_fig(p[i].name, "rtf", &p[i].rtf);
+        check_fig(p[i].name, "output", &p[i].output);
+        assert_true(p[i].output.known);
+        assert_true(p[i].output.value == TB_TTS_STREAM || p[i].output.value == TB_TTS_WHOLE);
+        if (p[i].note == NULL || strlen(p[i].note) < 20 || strchr(p[i].note, '\n') != NULL)
+            fail_msg("%s: no one-line note", p[i].name);
+        /* A cold connection measured, or none: the old figures were a cold
+         * median minus a warm one, which measures no connection. */
+        if (p[i].connect.known && p[i].connect.source != NULL &&
+            strcmp(p[i].connect.source->id, "ttsss-2026") == 0)
+            fail_msg("%s: connect from ttsss-2026's cold and warm medians", p[i].name);
         assert_true(p[i].latency.known == (p[i].latency.spec != NULL));
         if (p[i].policy == TB_TTSPRESET_SCHEDULE || p[i].policy == TB_TTSPRESET_MAX_DELAY)
             check_source(p[i].name, "chunking", p[i].policy_source);
@@ -157,6 +169,36 @@ static void figures_as_sourced(void **state)
     assert_non_null(p);
     assert_false(p->latency.known); /* no figure found: absent, not guessed */
     assert_null(p->latency.spec);
+    assert_true(p->output.value == TB_TTS_STREAM); /* chunked transfer */
+    /* The engines that return a sentence's audio whole say so, with the
+     * source that says it, and carry the RTF their first audio needs;
+     * Piper's first audio is all RTF (its latency 0, from the RTF's own
+     * source). */
+    {
+        static const char *const whole[] = {"piper-medium-desktop", "piper-medium-rpi4",
+                                            "espeak-ng"};
+        size_t n = 0, nwhole = 0;
+        const struct tb_ttspreset *all = tb_ttspreset_all(s, &n);
+        for (size_t i = 0; i < sizeof(whole) / sizeof(whole[0]); i++) {
+            p = tb_ttspreset_find(s, whole[i]);
+            assert_non_null(p);
+            assert_true(p->output.value == TB_TTS_WHOLE);
+            assert_true(p->rtf.known);
+            assert_true(p->connect.known && p->connect.value == 0.0); /* in process */
+        }
+        for (size_t i = 0; i < n; i++)
+            nwhole += all[i].output.value == TB_TTS_WHOLE;
+        assert_int_equal(nwhole, 3);
+        p = tb_ttspreset_find(s, "piper-medium-rpi4");
+        assert_string_equal(p->output.source->id, "piper-api-2025");
+        assert_string_equal(p->latency.spec, "0");
+        assert_string_equal(p->latency.source->id, "piper-rtf-2023");
+        assert_true(p->rtf.value == 0.803);
+        p = tb_ttspreset_find(s, "cartesia-sonic-3");
+        assert_false(p->connect.known);
+        p = tb_ttspreset_find(s, "deepgram-aura-2");
+        assert_false(p->connect.known);
+    }
     assert_string_equal(tb_ttspreset_policy_name(TB_TTSPRESET_SCHEDULE), "chunk_length_schedule");
     tb_ttspreset_destroy(s);
 }
@@ -167,12 +209,13 @@ static void figures_as_sourced(void **state)
     "\"sources\": {\"a\": {\"url\": \"https://x\", \"date\": null, \"measured_by\": "              \
     "\"someone\"}}, "
 #define NONE "\"chunking\": {\"policy\": \"none\"}"
+#define OUT "\"output\": {\"mode\": \"stream\", \"source\": \"a\"}, "
 #define NULLS                                                                                      \
     "\"connect\": {\"value\": null, \"note\": \"none\"}, "                                         \
     "\"concurrency\": {\"value\": null, \"note\": \"none\"}, "                                     \
-    "\"rtf\": {\"value\": null, \"note\": \"none\"}, "
+    "\"rtf\": {\"value\": null, \"note\": \"none\"}, " OUT
 #define LAT(spec) "\"latency\": {\"spec\": " spec ", \"source\": \"a\"}, "
-#define PRESET(name, body) "{\"name\": \"" name "\", \"engine\": \"e\", " body "}"
+#define PRESET(name, body) "{\"name\": \"" name "\", \"engine\": \"e\", \"note\": \"n\", " body "}"
 #define DOC(src, presets) "{" src "\"presets\": [" presets "]}"
 
 struct bad {
@@ -237,6 +280,25 @@ static void bad_data(void **state)
         {DOC(SRC, PRESET("x", LAT("\"0.2\"") NULLS
                          "\"chunking\": {\"policy\": \"max_buffer_delay\", \"source\": \"a\"}")),
          "max_buffer_delay_ms needs a number"},
+        {DOC(SRC, "{\"name\": \"x\", \"engine\": \"e\", " LAT("\"0.2\"") NULLS NONE "}"),
+         "preset 'x': no one-line note"},
+        {DOC(SRC, "{\"name\": \"x\", \"engine\": \"e\", \"note\": \"a\\nb\", " LAT("\"0.2\"") NULLS
+                  NONE "}"),
+         "preset 'x': no one-line note"},
+        {DOC(SRC, PRESET("x", LAT("\"0.2\"") "\"connect\": {\"value\": null, \"note\": \"n\"}, "
+                                             "\"concurrency\": {\"value\": null, \"note\": \"n\"}, "
+                                             "\"rtf\": {\"value\": null, \"note\": \"n\"}, " NONE)),
+         "preset 'x': output needs a \"mode\", stream or whole"},
+        {DOC(SRC, PRESET("x", LAT("\"0.2\"") "\"connect\": {\"value\": null, \"note\": \"n\"}, "
+                                             "\"concurrency\": {\"value\": null, \"note\": \"n\"}, "
+                                             "\"rtf\": {\"value\": null, \"note\": \"n\"}, "
+                                             "\"output\": {\"mode\": \"burst\", \"source\": \"a\"}, " NONE)),
+         "preset 'x': output needs a \"mode\", stream or whole"},
+        {DOC(SRC, PRESET("x", LAT("\"0.2\"") "\"connect\": {\"value\": null, \"note\": \"n\"}, "
+                                             "\"concurrency\": {\"value\": null, \"note\": \"n\"}, "
+                                             "\"rtf\": {\"value\": null, \"note\": \"n\"}, "
+                                             "\"output\": {\"mode\": \"whole\"}, " NONE)),
+         "preset 'x': output is given without a source"},
     };
     (void)state;
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {

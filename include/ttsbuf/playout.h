@@ -23,22 +23,33 @@
  * gap_tts = g - gap_llm, the part during which the text was there and its
  * audio was not (TTS latency, a busy engine, synthesis slower than speech).
  *
- * The TTS stage (tts_connect, tts_concurrency, tts_rtf, tts_latency_at,
- * tts_rtf_at; all zero by default, and then every number above is exactly
- * v1's).  With N the concurrency (0: unlimited), R_j the chunk's real-time
- * factor (the hook, or the constant R), L_j its first-byte latency (the
- * hook, or the constant L) and K the connect latency:
- *   begin     b_j = c_j for j <= N or N = 0, else max(c_j, d_{j-N})
- *   first     f_j = b_j + L_j (+ K for j = 1): the chunk's first audio
- *   done      d_j = f_j + R_j D_j: all of its audio
+ * The TTS stage (tts_connect, tts_concurrency, tts_rtf, tts_output,
+ * tts_latency_at, tts_rtf_at, tts_times_at; all zero by default, and then
+ * every number above is exactly v1's).  With N the concurrency (0:
+ * unlimited), R_j the chunk's real-time factor (the hook, or the constant
+ * R), L_j its first-byte latency (the hook, or the constant L) and K the
+ * connect latency:
+ *   begin     b_1 = c_1; b_j = max(c_j, b_{j-1}) for j <= N or N = 0, else
+ *             max(c_j, d_{j-N}, b_{j-1}): in order (never before the chunk
+ *             before it, as the live clients send), on a free slot
+ *   output    stream (TB_TTS_STREAM, the default): the audio comes from the
+ *             first byte on, at R_j seconds a second of it; whole
+ *             (TB_TTS_WHOLE): the engine returns a chunk's audio only when
+ *             all of it is synthesized (Piper, an HTTP TTS without
+ *             streaming), all of it at d_j
+ *   first     f_j = b_j + L_j (+ K for j = 1) streamed; d_j whole: the
+ *             chunk's first audio
+ *   done      d_j = b_j + L_j (+ K) + R_j D_j: all of its audio
  *   audio     A(t) = sum over j with f_j <= t of min(D_j, (t - f_j) / R_j)
- *             (D_j once t >= f_j when R_j = 0): the audio produced by t,
- *             in any chunk order
+ *             (D_j once t >= f_j when R_j = 0 or the output is whole): the
+ *             audio produced by t, in any chunk order
  *   start     s_1 = max(h_1, the first t with A(t) >= P'), h_1 the first
  *             playable moment of chunk 1 (below), P' = P, or min(P, S_m)
  *             at the stream's end (or S of the chunks so far at a forced
  *             start); the start is final once no later chunk can change it
  *             (the next chunk closes at or after it, or the stream ended)
+ *   whole     as R_j = 0 from f_j = d_j: s_j = max(e_{j-1}, f_j), e_j =
+ *             s_j + D_j, h_1 = f_1 (the rules below are the streamed ones)
  *   R_j <= 1  chunk j's audio outruns playback: s_j = max(e_{j-1}, f_j),
  *             e_j = s_j + D_j (h_1 = f_1 when R_1 <= 1)
  *   R_j > 1   a frame player: chunk j is frames of TB_FRAME_S seconds
@@ -55,7 +66,8 @@
  * In TTS mode the engine keeps every chunk (120 bytes each: the minimum
  * TPS needs the whole list), and the minimum TPS and speed-up are searched at
  * tb_playout_finish (NAN before):
- *   closed    N = 0, R = 0, no hook (the connect latency K only): max over
+ *   closed    N = 0, R = 0, no hook (the connect latency K only; either
+ *             output, which is the same with R = 0): max over
  *             j > q of min(u_j / (S_{j-1} + K), (u_j - u_q) / S_{j-1}),
  *             u_j = T_j - T_1, q the first chunk with S_q >= P'
  *   bisection otherwise, over the event simulation above re-timed to
@@ -63,8 +75,9 @@
  *             leaves no silence longer than TB_SEARCH_EPS, to a relative
  *             1e-9 (the rate reported is a gap-free one).  "No gap" is
  *             monotone in r when the pre-roll cannot delay the start (P'
- *             at most chunk 1's own audio at h_1: D_1 for R_1 = 0, 0 for
- *             0 < R_1 <= 1, min(F, D_1) for R_1 > 1); then the search
+ *             at most chunk 1's own audio at h_1: D_1 for R_1 = 0 or a
+ *             whole output, 0 for 0 < R_1 <= 1, min(F, D_1) for R_1 > 1);
+ *             then the search
  *             halves down from a gap-free rate and bisects, and the answer
  *             is certified (TB_MIN_TPS_BISECT).  When the pre-roll binds it is not
  *             monotone in general (ttsbuf-model(7) gives a stream gap-free
@@ -107,6 +120,23 @@ typedef double (*tb_tts_latency_fn)(void *ud, uint32_t j);
  * once per chunk as it is added, in order, a pure function of j. */
 typedef double (*tb_tts_rtf_fn)(void *ud, uint32_t j);
 
+/* A chunk's recorded times (a measured TTS, ttsmeas.h), j 1-based: *b
+ * when it was sent, *f its first audio, *d the end of its audio, seconds
+ * on the stream's clock, b <= f <= d, finite.  The stage plays them in
+ * place of its own b_j, f_j and d_j wherever the chunks close at the
+ * stream's own times (the run, and the pre-roll curve over it); a
+ * re-timed stream (the minimum-TPS and speed-up searches) has no record
+ * and is modelled from L_j and R_j.  Returns 0; non-zero when j has no
+ * record (tb_playout_add then fails with TB_EINVAL).  Called as the
+ * latency hook is: pure in j. */
+typedef int (*tb_tts_times_fn)(void *ud, uint32_t j, double *b, double *f, double *d);
+
+/* How the engine returns a chunk's audio (tts_output). */
+enum tb_tts_output {
+    TB_TTS_STREAM = 0, /* from the first byte on, as it is synthesized */
+    TB_TTS_WHOLE       /* all of it at once, when it is all synthesized */
+};
+
 struct tb_playout_opts {
     double wpm;         /* speech rate, words per minute (default 150) */
     double tts_latency; /* L, seconds (default 0) */
@@ -128,6 +158,9 @@ struct tb_playout_opts {
     void *tts_latency_ud;
     tb_tts_rtf_fn tts_rtf_at; /* R_j; NULL: the constant tts_rtf */
     void *tts_rtf_ud;
+    int tts_output;               /* enum tb_tts_output (default TB_TTS_STREAM) */
+    tb_tts_times_fn tts_times_at; /* recorded b_j, f_j, d_j; NULL: none */
+    void *tts_times_ud;
     /* The caller searches the minimum TPS itself (a time-based chunk
      * policy re-cuts the stream at each rate, recut.h): min_tps and
      * speedup stay NAN and the TTS stage does not search (default 0). */
@@ -135,12 +168,12 @@ struct tb_playout_opts {
 };
 
 /* Defaults: wpm 150, no latency, no pre-roll, no rebuffering, no TTS
- * stage. */
+ * stage (a streamed output, no hook). */
 void tb_playout_opts_default(struct tb_playout_opts *o);
 
-/* 1 when o sets a TTS stage (connect, concurrency, RTF, or a latency or
- * RTF per chunk), whose outputs then say the gaps' causes; 0 for today's
- * model. */
+/* 1 when o sets a TTS stage (connect, concurrency, RTF, a whole output,
+ * or a latency, RTF or recorded times per chunk), whose outputs then say
+ * the gaps' causes; 0 for today's model. */
 int tb_playout_has_stage(const struct tb_playout_opts *o);
 
 /*
@@ -158,11 +191,15 @@ struct tb_tts_measured {
 
 /*
  * tb_playout_opts_measured - sets o's TTS stage to replay log: the
- * latency and RTF hooks answer record j's L_j and R_j (ctx the hooks'
- * context), tts_concurrency is log->concurrency, and tts_connect,
+ * latency and RTF hooks answer record j's L_j and R_j, the times hook its
+ * sent, first byte (its end when no audio came) and end (ctx the hooks'
+ * context), tts_concurrency is log->concurrency, the output streamed (the
+ * record's arrivals say how the audio came: R_j), and tts_connect,
  * tts_latency and tts_rtf are 0 (the measured L_1 already holds the
  * connection's set-up; the constants are unused under the hooks).  The
- * rest of o is left as it is.  A chunk cut mid-audio replays the audio
+ * rest of o is left as it is.  At the stream's own times the stage plays
+ * the recorded times exactly; re-timed (the searches), the model's rule
+ * from L_j and R_j.  A chunk cut mid-audio replays the audio
  * that came (its record's duration).  Add chunk j with
  * tb_playout_add_timed(..., tb_playout_measured_duration(ctx, j)): a
  * replay has one chunk per record.  Beyond the last record (or for j =
@@ -188,7 +225,7 @@ double tb_playout_measured_duration(const struct tb_tts_measured *ctx, uint32_t 
 struct tb_play {
     uint32_t chunk;          /* j, 1-based */
     uint32_t cps;            /* code points */
-    double ready;            /* r_j = c_j + L; f_j with the TTS stage */
+    double ready;            /* r_j = c_j + L; f_j (first audio) with the TTS stage */
     double begin;            /* b_j: synthesis begins (c_j without the stage) */
     double done;             /* d_j: all audio synthesized (r_j without it) */
     double start, end;       /* s_j, e_j */
@@ -233,8 +270,8 @@ struct tb_playout;
  * (chunks before playback starts are reported when it does); the engine
  * then keeps those waiting chunks in a growing array.
  * Returns 0 and *out, TB_EINVAL (wpm <= 0; a negative or NAN latency,
- * pre-roll, connect or RTF; negative concurrency; rebuffering with a TTS
- * stage), or TB_ENOMEM.
+ * pre-roll, connect or RTF; negative concurrency; an output neither
+ * stream nor whole; rebuffering with a TTS stage), or TB_ENOMEM.
  */
 int tb_playout_create(const struct tb_playout_opts *o, tb_play_fn fn, void *ud,
                       struct tb_playout **out);
@@ -247,8 +284,8 @@ int tb_playout_reset(struct tb_playout *p, const struct tb_playout_opts *o);
  * tb_playout_add - chunk j+1 closed at time c (non-decreasing), its
  * completing event's token index tok (non-decreasing), cps >= 1 code
  * points.  Returns 0, TB_EINVAL (the latency or RTF hook returned a
- * negative, NAN or infinite value), or TB_ENOMEM (callback mode, or a TTS
- * stage).
+ * negative, NAN or infinite value; the times hook no record, or times out
+ * of order or not finite), or TB_ENOMEM (callback mode, or a TTS stage).
  */
 int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps);
 

@@ -131,6 +131,7 @@ struct tb_sweep_tts {
     double param;   /* the shape's ratio or width (see above) */
     uint64_t seed;  /* every stream at every point (ttslat.h) */
     double connect; /* K, seconds, 0..TB_TTSLAT_MAX */
+    int output;     /* enum tb_tts_output (playout.h), every point's */
 };
 
 struct tb_sweep_opts {

@@ -5,8 +5,8 @@
  * recorded in a struct tb_tts_log (ttsmeas.h).
  *
  * The model's rule (playout.h): chunk j is sent once it is closed (c_j,
- * the tb_ttsnet_submit call) and chunk j-N has ended, b_j = max(c_j,
- * end_{j-N}); at once when both hold.  "Sent" is when the request is
+ * the tb_ttsnet_submit call), chunk j-1 was sent and chunk j-N has
+ * ended, b_j = max(c_j, b_{j-1}, end_{j-N}); at once when all hold.  "Sent" is when the request is
  * handed to libcurl, which connects and writes it in the next
  * tb_ttsnet_step: step soon after a submit.  A chunk whose text is only
  * white space is not sent: at its turn it ends complete with no audio

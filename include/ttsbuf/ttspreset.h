@@ -1,7 +1,7 @@
 /*
  * ttspreset.h - TTS engine presets: the first-byte latency, concurrency,
- * real-time factor, connect latency and input policy of the engines voice
- * agents use, each figure with its source.
+ * real-time factor, connect latency, output mode and input policy of the
+ * engines voice agents use, each figure with its source.
  *
  * The presets are data/tts_presets/tts_presets.json, compiled into the
  * library (no data file is read at run time).  Every figure is either
@@ -19,6 +19,8 @@
 #define TTSBUF_TTSPRESET_H
 
 #include <stddef.h>
+
+#include "ttsbuf/playout.h"
 
 #define TB_TTSPRESET_SCHEDULE_MAX 8 /* entries of a chunk_length_schedule */
 
@@ -51,7 +53,11 @@ enum tb_ttspreset_policy {
 struct tb_ttspreset {
     const char *name;
     const char *engine; /* what it is, in a line */
+    const char *note;   /* what the preset models and lacks, in a line */
     struct tb_ttspreset_fig latency, connect, concurrency, rtf;
+    /* How the engine returns a chunk's audio: always given, with its
+     * source (output.value is an enum tb_tts_output, output.known 1). */
+    struct tb_ttspreset_fig output;
     enum tb_ttspreset_policy policy;
     unsigned schedule[TB_TTSPRESET_SCHEDULE_MAX]; /* SCHEDULE: characters */
     size_t schedule_n;
@@ -66,7 +72,9 @@ struct tb_ttspreset_set;
  * tb_ttspreset_load - the compiled-in presets.  Returns 0 and *out (caller
  * destroys); TB_EFORMAT when the data breaks a rule above (a figure
  * without its source or note, a source without a URL or file, a repeated
- * name, a spec ttslat.h refuses; a build error, which the tests catch),
+ * name, a spec ttslat.h refuses, an output that is not "stream" or
+ * "whole" or has no source, no one-line note; a build error, which the
+ * tests catch),
  * with the preset and key in err; TB_ENOMEM.  Any thread.
  */
 int tb_ttspreset_load(struct tb_ttspreset_set **out, char *err, size_t errlen);

@@ -36,7 +36,7 @@
  *                  flush_id j, and it ends at its flush_done.
  *
  * The model's rule (playout.h) as ttsnet.h's: chunk j is sent once it is
- * closed (tb_ttsws_submit) and chunk j-N has ended.  The connection is
+ * closed (tb_ttsws_submit), chunk j-1 was sent and chunk j-N has ended.  The connection is
  * opened at create (as an agent opens it before the answer starts); a
  * chunk submitted before the upgrade completed waits for it.  "Sent" is
  * when the chunk's text message was written to the connection; the first

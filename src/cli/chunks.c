@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ttsbuf/error.h"
+#include "ttsbuf/jsonline.h"
 #include "ttsbuf/seg.h"
 
 struct collect {
@@ -42,7 +43,7 @@ static void on_chunk(void *ud, const struct tb_chunk *ch)
 }
 
 int tb_cli_chunks_build(const struct tb_stream *s, const struct tb_seg_opts *opts,
-                        const struct tb_gap_list *plays, struct tb_cli_chunks *out)
+                        const struct tb_gap_list *plays, int stage, struct tb_cli_chunks *out)
 {
     struct collect x = {out, 0, 0, 0};
     struct tb_seg *seg = NULL;
@@ -50,6 +51,7 @@ int tb_cli_chunks_build(const struct tb_stream *s, const struct tb_seg_opts *opt
     int rc;
     memset(out, 0, sizeof(*out));
     out->plays = plays;
+    out->stage = stage;
     for (size_t k = 0; k < s->n; k++)
         if (s->ev[k].kind == TB_KIND_CONTENT)
             len += s->ev[k].len;
@@ -108,8 +110,13 @@ static void print_text(FILE *f, const char *t, size_t n)
 
 void tb_cli_chunks_print(FILE *f, const struct tb_cli_chunks *c)
 {
-    fprintf(f, "\n  chunks (event: the content event, from 0, whose arrival released it):\n"
-               "      #   event      ready      start   duration  text\n");
+    if (c->stage)
+        fprintf(f, "\n  chunks (event: the content event, from 0, whose arrival released it; "
+                   "sent: its text to the TTS, ready: its first audio, done: all of it):\n"
+                   "      #   event       sent      ready       done      start   duration  text\n");
+    else
+        fprintf(f, "\n  chunks (event: the content event, from 0, whose arrival released it):\n"
+                   "      #   event      ready      start   duration  text\n");
     if (c->mismatch)
         fprintf(f, "  note: the ring forced cuts, so the schedule is not shown per chunk\n");
     for (size_t i = 0; i < c->n; i++) {
@@ -117,6 +124,12 @@ void tb_cli_chunks_print(FILE *f, const struct tb_cli_chunks *c)
         fprintf(f, "  %5zu  %6" PRIu32, i + 1, k->event);
         if (c->mismatch) {
             fprintf(f, "  %9s  %9s  %9s  ", "-", "-", "-");
+            if (c->stage)
+                fprintf(f, "%9s  %9s  ", "-", "-");
+        } else if (c->stage) {
+            const struct tb_play *p = &c->plays->v[i];
+            fprintf(f, "  %7.3f s  %7.3f s  %7.3f s  %7.3f s  %7.3f s  ", p->begin, p->ready,
+                    p->done, p->start, p->end - p->start);
         } else {
             const struct tb_play *p = &c->plays->v[i];
             fprintf(f, "  %7.3f s  %7.3f s  %7.3f s  ", p->ready, p->start, p->end - p->start);
@@ -126,12 +139,17 @@ void tb_cli_chunks_print(FILE *f, const struct tb_cli_chunks *c)
     }
 }
 
+/* A time written so that it reads back as exactly v (a replayed
+ * recording's times are the trace's own), or null when the ring forced
+ * cuts. */
 static int add_time(cJSON *o, const char *key, const struct tb_cli_chunks *c, double v)
 {
-    return (c->mismatch ? cJSON_AddNullToObject(o, key) : cJSON_AddNumberToObject(o, key, v)) !=
-                   NULL
-               ? 0
-               : TB_ENOMEM;
+    cJSON *n = c->mismatch ? cJSON_CreateNull() : tb_json_num(v);
+    if (n == NULL || !cJSON_AddItemToObject(o, key, n)) {
+        cJSON_Delete(n);
+        return TB_ENOMEM;
+    }
+    return 0;
 }
 
 int tb_cli_chunks_json(void *root, const struct tb_cli_chunks *c)
@@ -159,8 +177,12 @@ int tb_cli_chunks_json(void *root, const struct tb_cli_chunks *c)
             cJSON_AddNumberToObject(o, "event", k->event) == NULL)
             rc = TB_ENOMEM;
         free(t);
+        if (rc == 0 && c->stage)
+            rc = add_time(o, "sent_s", c, p ? p->begin : 0.0);
         if (rc == 0)
             rc = add_time(o, "ready_s", c, p ? p->ready : 0.0);
+        if (rc == 0 && c->stage)
+            rc = add_time(o, "done_s", c, p ? p->done : 0.0);
         if (rc == 0)
             rc = add_time(o, "start_s", c, p ? p->start : 0.0);
         if (rc == 0)

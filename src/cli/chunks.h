@@ -1,6 +1,7 @@
 /*
  * chunks.h - `sim --chunks`: each chunk's text, the content event whose
- * arrival released it, and its schedule (ready, start, duration).
+ * arrival released it, and its schedule (ready, start, duration; with a
+ * TTS stage also sent and done: b_j and d_j).
  *
  * The texts come from running the segmenter over the stream's content
  * events again (the same library code the simulator drives), paired by
@@ -28,12 +29,14 @@ struct tb_cli_chunks {
     size_t n;
     const struct tb_gap_list *plays; /* every chunk's schedule, borrowed */
     int mismatch;                    /* the simulator's chunks are not the plain segmentation */
+    int stage;                       /* a TTS stage: sent and done are shown */
 };
 
 /* Segments s's content events with opts.  Returns 0 or TB_ENOMEM (or the
- * segmenter's TB_EINVAL).  plays is borrowed until tb_cli_chunks_free. */
+ * segmenter's TB_EINVAL).  plays is borrowed until tb_cli_chunks_free;
+ * stage: the run had a TTS stage (tb_playout_has_stage). */
 int tb_cli_chunks_build(const struct tb_stream *s, const struct tb_seg_opts *opts,
-                        const struct tb_gap_list *plays, struct tb_cli_chunks *out);
+                        const struct tb_gap_list *plays, int stage, struct tb_cli_chunks *out);
 void tb_cli_chunks_free(struct tb_cli_chunks *c);
 
 /* The human table. */

@@ -60,7 +60,9 @@ static const struct tb_optdoc sim_rows[] = {
      "also list each chunk: its text, the content event (from 0) whose arrival released it (the "
      "last event for the chunk flushed at the end), ready, start and duration; with --json "
      "\"chunks\" is an array of {text, event, ready_s, start_s, duration_s} instead of the count",
-     NULL},
+     "With a TTS stage each chunk also says when its text was sent to the TTS and when all of "
+     "its audio was there (sent_s, done_s; ready_s is its first audio): the model's b_j, f_j and "
+     "d_j, or a replayed recording's own sent, first byte and end, exactly."},
     TB_OPTDOC_END,
 };
 
@@ -281,7 +283,8 @@ static int write_outputs(struct sim *x)
         rc = tb_cli_html_run(a->c.html, &h);
     }
     if (rc == 0 && a->want_chunks) {
-        rc = tb_cli_chunks_build(x->play, &a->c.o.seg, &x->plays.all, &x->chunks);
+        rc = tb_cli_chunks_build(x->play, &a->c.o.seg, &x->plays.all,
+                                 tb_playout_has_stage(&a->c.o.play), &x->chunks);
         if (rc != 0)
             tb_cli_error("--chunks: %s", tb_strerror(rc));
     }

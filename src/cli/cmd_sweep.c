@@ -104,6 +104,10 @@ static const struct tb_optdoc sweep_axes[] = {
      "differ by their parameters, not by luck."},
     {"tts-connect", TB_O_TTS_CONNECT, "S",
      "extra first-byte latency of each stream's first chunk (default 0)", "Allowed 0..60."},
+    {"tts-output", TB_O_TTS_OUTPUT, "MODE",
+     "how the TTS returns a chunk's audio, at every setting: stream (default) or whole (all of "
+     "it once synthesized, RTF x its duration after it starts; see ttsbuf sim --help)",
+     NULL},
     {"tts", TB_O_TTS_PRESET, "PRESET",
      "a TTS engine's published figures (listed below) as the value of each TTS option not given",
      "Its latency becomes --tts-latency (a constant) or --tts-latency-p50 and its shape; a "
@@ -206,7 +210,7 @@ struct args {
     int seeds;
     uint64_t seed_lo, seed_hi;
     struct axis ax[TB_AX__COUNT];
-    struct tb_cli_tts tts; /* --tts-seed, --tts-connect, --tts */
+    struct tb_cli_tts tts; /* --tts-seed, --tts-connect, --tts-output, --tts */
     int lat_p50;           /* the latency axis holds medians */
     const char *lat_shape; /* --tts-latency-shape */
     double target;
@@ -442,6 +446,7 @@ static int option(void *ud, int c, const char *arg)
     case O_RTF: return (parse_numbers(&a->ax[TB_AX_RTF], "--tts-rtf", arg, 0, TB_CLI_TTS_RTF_MAX));
     case TB_O_TTS_SEED:
     case TB_O_TTS_CONNECT:
+    case TB_O_TTS_OUTPUT:
     case TB_O_TTS_PRESET: return (tb_cli_tts_option(&a->tts, c, arg));
     case O_PREROLL: return (parse_numbers(&a->ax[TB_AX_PREROLL], "--preroll", arg, 0, 3600));
     case O_TPS: return (parse_numbers(&a->ax[TB_AX_TPS], "--tps", arg, 0, 100000));
@@ -587,7 +592,8 @@ static int resolve_tts(struct args *a, struct tb_sweep_tts *t)
     int rc, no_shape;
     memset(t, 0, sizeof(*t));
     t->on = a->lat_p50 || a->lat_shape != NULL || a->ax[TB_AX_CONC].n > 0 ||
-            a->ax[TB_AX_RTF].n > 0 || x->seed_set || x->connect_set || x->preset != NULL;
+            a->ax[TB_AX_RTF].n > 0 || x->seed_set || x->connect_set || x->output_set ||
+            x->preset != NULL;
     if (!t->on)
         return 0;
     if (a->lat_shape != NULL && (rc = parse_shape(a->lat_shape, t)) != 0)
@@ -610,6 +616,7 @@ static int resolve_tts(struct args *a, struct tb_sweep_tts *t)
         return rc;
     t->seed = x->seed;
     t->connect = x->connect;
+    t->output = x->output;
     if (a->ax[TB_AX_CONC].n == 0 &&
         (rc = axis_push(&a->ax[TB_AX_CONC], "--tts-concurrency", x->concurrency)) != 0)
         return rc;
@@ -685,7 +692,7 @@ static int open_outputs(struct sweep *x)
 static int measured_refused(const struct args *a, const struct tb_sweep_input *in, size_t n)
 {
     int model = a->ax[TB_AX_LAT].n > 0 || a->ax[TB_AX_CONC].n > 0 || a->ax[TB_AX_RTF].n > 0 ||
-                a->tts.preset != NULL || a->tts.connect_set;
+                a->tts.preset != NULL || a->tts.connect_set || a->tts.output_set;
     for (size_t i = 0; i < n && !model; i++) {
         if (in[i].s->tts == NULL || in[i].s->tts->n == 0)
             continue;

@@ -82,6 +82,7 @@ void tb_cli_json_tts(cJSON *opts, const struct tb_cli_tts *t)
     else
         cJSON_AddNullToObject(o, "concurrency");
     cJSON_AddNumberToObject(o, "rtf", t->rtf);
+    cJSON_AddStringToObject(o, "output", tb_cli_tts_output_name(t->output));
     if (t->preset != NULL)
         cJSON_AddStringToObject(o, "preset", t->preset);
     else

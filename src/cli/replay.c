@@ -24,7 +24,8 @@
 
 int tb_cli_replay_model_given(const struct tb_cli_tts *t)
 {
-    return t->latency != NULL || t->preset != NULL || t->connect_set || t->conc_set || t->rtf_set;
+    return t->latency != NULL || t->preset != NULL || t->connect_set || t->conc_set || t->rtf_set ||
+           t->output_set;
 }
 
 int tb_cli_replay_wanted(const struct tb_stream *s, const struct tb_cli_tts *t)

@@ -45,7 +45,8 @@ struct tb_cli_replay {
 
 /* 1 when `sim` replays s's measured TTS: the trace has "tts" lines and no
  * option sets a TTS model (--tts, --tts-latency, --tts-rtf,
- * --tts-concurrency, --tts-connect), which asks "what if" instead. */
+ * --tts-concurrency, --tts-connect, --tts-output), which asks "what if"
+ * instead. */
 int tb_cli_replay_wanted(const struct tb_stream *s, const struct tb_cli_tts *t);
 /* 1 when an option sets a TTS model (the list above). */
 int tb_cli_replay_model_given(const struct tb_cli_tts *t);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "jsonout.h"
+#include "tts_opts.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/jsonline.h"
 #include "ttsbuf/seg.h"
@@ -144,7 +145,7 @@ static void print_answers(FILE *f, const struct tb_sweep *sw, const struct tb_sw
                           size_t npt, double target);
 
 /* The TTS stage's line: the latency's shape, the seed, the connect
- * latency, the preset. */
+ * latency, the output, the preset. */
 static void print_tts(FILE *f, const struct tb_sweep *sw, const struct tb_cli_sweep_info *ri)
 {
     const struct tb_sweep_tts *t = tb_sweep_tts(sw);
@@ -159,7 +160,7 @@ static void print_tts(FILE *f, const struct tb_sweep *sw, const struct tb_cli_sw
                 (unsigned long long)t->seed);
     else
         fprintf(f, " latency constant,");
-    fprintf(f, " connect %g s", t->connect);
+    fprintf(f, " connect %g s, output %s", t->connect, tb_cli_tts_output_name(t->output));
     if (ri->tts_preset != NULL)
         fprintf(f, ", preset %s", ri->tts_preset);
     fputc('\n', f);
@@ -400,6 +401,7 @@ static void add_tts_options(cJSON *opts, const struct tb_sweep *sw,
     tb_cli_json_num(o, "latency_width_s", t->shape == TB_LAT_UNIFORM ? t->param : NAN);
     add_seed(o, "seed", t);
     cJSON_AddNumberToObject(o, "connect_s", t->connect);
+    cJSON_AddStringToObject(o, "output", tb_cli_tts_output_name(t->output));
     if (ri->tts_preset != NULL)
         cJSON_AddStringToObject(o, "preset", ri->tts_preset);
     else

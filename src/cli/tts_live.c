@@ -27,7 +27,7 @@ const struct tb_optdoc tb_opt_tts_live[TB_CLI_TTS_LIVE_ROWS_N + 1] = {
      "is URL (e.g. https://api.openai.com; mock: the built-in mock's TTS, with --mock), and the "
      "gaps, their causes and the first audio come from what it did",
      "Chunks go in order, at most --tts-concurrency at once (default 1): chunk j is sent once it "
-     "is closed and chunk j-N has ended. Each chunk's first-byte latency, audio bytes over time "
+     "is closed, chunk j-1 was sent and chunk j-N has ended (the TTS stage's rule). Each chunk's first-byte latency, audio bytes over time "
      "and duration (from the PCM) are measured; the report's numbers are the TTS stage fed with "
      "them (L_j, R_j, D_j, ttsbuf-model(7)), exactly what `ttsbuf sim --trace` gives on the "
      "recording. A chunk that fails (an HTTP status, a cut body, a timeout) ends the speech "
@@ -148,6 +148,7 @@ int tb_cli_tts_live_no_model(const struct tb_cli_tts *t, const char *cmd)
                       : t->latency != NULL ? "--tts-latency"
                       : t->rtf_set         ? "--tts-rtf"
                       : t->connect_set     ? "--tts-connect"
+                      : t->output_set      ? "--tts-output"
                       : t->seed_set        ? "--tts-seed"
                       : t->draws.draws > 0 ? "--tts-draws"
                                            : NULL;

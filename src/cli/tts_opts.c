@@ -34,10 +34,19 @@ const struct tb_optdoc tb_opt_tts[TB_CLI_TTS_ROWS_N + 1] = {
      "Allowed 0..1024."},
     {"tts-rtf", TB_O_TTS_RTF, "R", "seconds of synthesis per second of audio (default 0: instant)",
      "Allowed 0..100. Above 1 the player plays 20 ms frames as they arrive and stalls when dry."},
+    {"tts-output", TB_O_TTS_OUTPUT, "MODE",
+     "how the TTS returns a chunk's audio: stream (from its first byte on; default) or whole "
+     "(all of it once synthesized, RTF x its duration after synthesis starts)",
+     "whole is an engine that answers a chunk only when all of its audio is made (Piper, most "
+     "local engines, an HTTP TTS without streaming): chunk j's first audio is then d_j = f_j + "
+     "R x D_j, for any --tts-rtf R, and it plays whole from there (ttsbuf-model(7)). A --tts "
+     "preset says its engine's mode (whole for Piper and eSpeak NG); this overrides it."},
     {"tts", TB_O_TTS_PRESET, "PRESET",
-     "a TTS engine's published figures (listed below): sets the options above; each given "
-     "explicitly overrides the preset's",
-     "A figure the preset's sources do not give keeps its default, and a warning line says "
+     "a TTS engine's published figures (listed below; list: the presets with their notes): "
+     "sets the options above; each given explicitly overrides the preset's",
+     "A preset without a published first-byte latency refuses to run until --tts-latency is "
+     "given, and one whose output is whole likewise without a real-time factor (--tts-rtf); any "
+     "other figure the preset's sources do not give keeps its default, and a warning line says "
      "so. The sources, their dates and who measured are in data/tts_presets/tts_presets.json. "
      "The engine's input rule is the default --chunk: elevenlabs for the ElevenLabs presets "
      "(chunk_length_schedule), cartesia with the preset's max_buffer_delay_ms for Cartesia, "
@@ -50,6 +59,12 @@ const struct tb_optdoc tb_opt_tts[TB_CLI_TTS_ROWS_N + 1] = {
 void tb_cli_tts_init(struct tb_cli_tts *t)
 {
     memset(t, 0, sizeof(*t));
+    t->output = TB_TTS_STREAM;
+}
+
+const char *tb_cli_tts_output_name(int output)
+{
+    return output == TB_TTS_WHOLE ? "whole" : "stream";
 }
 
 void tb_cli_tts_free(struct tb_cli_tts *t)
@@ -64,7 +79,21 @@ int tb_cli_tts_option(struct tb_cli_tts *t, int c, const char *arg)
     int rc;
     switch (c) {
     case TB_O_TTS_LAT: t->latency = arg; return 0;
-    case TB_O_TTS_PRESET: t->preset = arg; return 0;
+    case TB_O_TTS_PRESET:
+        if (strcmp(arg, "list") == 0) {
+            tb_cli_tts_presets_print(stdout);
+            return TB_CLI_DONE;
+        }
+        t->preset = arg;
+        return 0;
+    case TB_O_TTS_OUTPUT:
+        if (strcmp(arg, "stream") != 0 && strcmp(arg, "whole") != 0) {
+            tb_cli_error("--tts-output: '%s' is not stream or whole", arg);
+            return TB_EINVAL;
+        }
+        t->output = strcmp(arg, "whole") == 0 ? TB_TTS_WHOLE : TB_TTS_STREAM;
+        t->output_set = 1;
+        return 0;
     case TB_O_TTS_SEED:
         rc = tb_cli_opt_size("--tts-seed", arg, 0, SIZE_MAX, &z);
         t->seed = rc == 0 ? (uint64_t)z : t->seed;
@@ -99,6 +128,27 @@ static int preset_fig(const char *preset, const char *what, const struct tb_ttsp
     }
     *v = f->value;
     return 1;
+}
+
+/* The figures the model cannot do without, which preset p must give
+ * unless an option does: the first-byte latency, and with a whole output
+ * the real-time factor (its first audio is R x a chunk's duration).  A
+ * default there would model an instant TTS: 0, or TB_EINVAL printed,
+ * naming the option to give. */
+static int preset_needs(const struct tb_cli_tts *t, const struct tb_ttspreset *p)
+{
+    if (t->latency == NULL && !(p->latency.known && p->latency.spec != NULL)) {
+        tb_cli_error("--tts %s needs --tts-latency: no published first-byte figure (%s)", t->preset,
+                     p->latency.note != NULL ? p->latency.note : "no source");
+        return TB_EINVAL;
+    }
+    if (t->output == TB_TTS_WHOLE && !t->rtf_set && !p->rtf.known) {
+        tb_cli_error("--tts %s needs --tts-rtf: its output is whole, so its first audio is RTF x a "
+                     "chunk's duration, and no real-time factor is published (%s)",
+                     t->preset, p->rtf.note != NULL ? p->rtf.note : "no source");
+        return TB_EINVAL;
+    }
+    return 0;
 }
 
 /* The chunk policy preset p implies, where --chunk does not say: 1 and
@@ -143,25 +193,24 @@ static int apply_preset(struct tb_cli_tts *t, struct tb_seg_opts *seg, char *spe
     }
     p = tb_ttspreset_find(set, t->preset);
     if (p == NULL) {
-        tb_cli_error("--tts: unknown preset '%s' (see --help)", t->preset);
+        tb_cli_error("--tts: unknown preset '%s' (--tts list lists them)", t->preset);
         tb_ttspreset_destroy(set);
         return TB_EINVAL;
     }
-    if (t->latency == NULL) {
-        if (p->latency.known && p->latency.spec != NULL)
-            snprintf(spec, len, "%s", p->latency.spec);
-        else
-            tb_cli_error("warning: --tts %s: no published first-byte latency (%s); the default "
-                         "is used",
-                         t->preset, p->latency.note != NULL ? p->latency.note : "no source");
+    if (!t->output_set)
+        t->output = (int)p->output.value;
+    rc = preset_needs(t, p);
+    if (rc == 0 && t->latency == NULL)
+        snprintf(spec, len, "%s", p->latency.spec);
+    if (rc == 0) {
+        preset_fig(t->preset, "connect latency", &p->connect, t->connect_set, &t->connect);
+        if (preset_fig(t->preset, "concurrency", &p->concurrency, t->conc_set, &v))
+            t->concurrency = (int)v;
+        preset_fig(t->preset, "real-time factor", &p->rtf, t->rtf_set, &t->rtf);
+        t->chunk_from_preset = preset_chunk(p, t, seg);
     }
-    preset_fig(t->preset, "connect latency", &p->connect, t->connect_set, &t->connect);
-    if (preset_fig(t->preset, "concurrency", &p->concurrency, t->conc_set, &v))
-        t->concurrency = (int)v;
-    preset_fig(t->preset, "real-time factor", &p->rtf, t->rtf_set, &t->rtf);
-    t->chunk_from_preset = preset_chunk(p, t, seg);
     tb_ttspreset_destroy(set);
-    return 0;
+    return rc;
 }
 
 int tb_cli_tts_apply(struct tb_cli_tts *t, struct tb_seg_opts *seg, struct tb_playout_opts *o)
@@ -209,13 +258,15 @@ int tb_cli_tts_apply(struct tb_cli_tts *t, struct tb_seg_opts *seg, struct tb_pl
     o->tts_connect = t->connect;
     o->tts_concurrency = t->concurrency;
     o->tts_rtf = t->rtf;
+    o->tts_output = t->output;
     t->any = t->lat != NULL || t->preset != NULL || t->seed_set || t->connect_set || t->conc_set ||
-             t->rtf_set;
+             t->rtf_set || t->output_set;
     if ((rc = tb_cli_draws_check(&t->draws, t->seeded, t->spec)) != 0)
         return rc;
     if (o->rebuffer && tb_playout_has_stage(o)) {
         tb_cli_error("--rebuffer: not modelled with a TTS stage (--tts, --tts-connect, "
-                     "--tts-concurrency, --tts-rtf, a --tts-latency distribution)");
+                     "--tts-concurrency, --tts-rtf, --tts-output whole, a --tts-latency "
+                     "distribution)");
         return TB_EINVAL;
     }
     return 0;
@@ -233,7 +284,7 @@ void tb_cli_tts_line(FILE *f, const struct tb_cli_tts *t)
         fprintf(f, "%d", t->concurrency);
     else
         fprintf(f, "unlimited");
-    fprintf(f, "  rtf=%g", t->rtf);
+    fprintf(f, "  rtf=%g  output=%s", t->rtf, tb_cli_tts_output_name(t->output));
     if (t->preset != NULL)
         fprintf(f, "  preset=%s", t->preset);
     fputc('\n', f);
@@ -250,7 +301,9 @@ static const char *fig(char *buf, size_t len, const struct tb_ttspreset_fig *f, 
     return buf;
 }
 
-void tb_cli_usage_tts_presets(FILE *f)
+/* The presets' table, a row and the latency's source a preset; with
+ * notes, its engine and note too. */
+static void presets_table(FILE *f, int notes)
 {
     struct tb_ttspreset_set *set = NULL;
     const struct tb_ttspreset *ps;
@@ -261,13 +314,21 @@ void tb_cli_usage_tts_presets(FILE *f)
         return;
     }
     ps = tb_ttspreset_all(set, &n);
-    fprintf(f, "\nTTS presets (--tts; published figures, '-' none published: the default):\n");
-    fprintf(f, "  %-27s %-32s %5s %8s\n", "name", "first-byte latency (s)", "conc.", "RTF");
+    fprintf(f, "\nTTS presets (--tts; published figures; '-' none published: a latency must\n"
+               "then be given, another figure keeps its default; --tts list adds notes):\n");
+    fprintf(f, "  %-27s %-32s %5s %8s  %s\n", "name", "first-byte latency (s)", "conc.", "RTF",
+            "output");
     for (size_t i = 0; i < n; i++) {
         const struct tb_ttspreset_source *src = ps[i].latency.source;
         char line[1024];
-        fprintf(f, "  %-27s %-32s %5s %8s\n", ps[i].name, fig(NULL, 0, &ps[i].latency, 1),
-                fig(b1, sizeof(b1), &ps[i].concurrency, 0), fig(b2, sizeof(b2), &ps[i].rtf, 0));
+        fprintf(f, "  %-27s %-32s %5s %8s  %s\n", ps[i].name, fig(NULL, 0, &ps[i].latency, 1),
+                fig(b1, sizeof(b1), &ps[i].concurrency, 0), fig(b2, sizeof(b2), &ps[i].rtf, 0),
+                tb_cli_tts_output_name((int)ps[i].output.value));
+        if (notes) {
+            snprintf(line, sizeof(line), "%s: %s", ps[i].engine, ps[i].note);
+            fprintf(f, "    ");
+            tb_cli_wrap(f, line, 4, 6);
+        }
         if (src == NULL)
             snprintf(line, sizeof(line), "latency: none published");
         else
@@ -278,4 +339,14 @@ void tb_cli_usage_tts_presets(FILE *f)
         tb_cli_wrap(f, line, 4, 6);
     }
     tb_ttspreset_destroy(set);
+}
+
+void tb_cli_usage_tts_presets(FILE *f)
+{
+    presets_table(f, 0);
+}
+
+void tb_cli_tts_presets_print(FILE *f)
+{
+    presets_table(f, 1);
 }

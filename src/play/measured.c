@@ -5,7 +5,9 @@
  *
  * The hooks recompute a record's quantities on every call rather than
  * keeping a copy: tb_tts_chunk_model is a few subtractions, and the log
- * stays the one place the numbers live.
+ * stays the one place the numbers live.  The times hook hands the
+ * recorded sent, first byte and end themselves, so a replay at the
+ * stream's own times shows them exactly (b + L would round).
  */
 #include <math.h>
 
@@ -44,6 +46,23 @@ static double rtf_at(void *ud, uint32_t j)
     return record(m->log, j, &lat, &rtf, &dur) == 0 ? rtf : NAN;
 }
 
+/* Record j's times: sent, first audio (the end when no audio came: a
+ * chunk complete with nothing to say is ready when it ended, as
+ * tb_tts_chunk_model says) and end. */
+static int times_at(void *ud, uint32_t j, double *b, double *f, double *d)
+{
+    const struct tb_tts_measured *m = ud;
+    const struct tb_tts_chunk *c;
+    double lat, rtf, dur;
+    if (record(m->log, j, &lat, &rtf, &dur) != 0)
+        return TB_EINVAL;
+    c = &m->log->c[j - 1];
+    *b = c->sent;
+    *f = isnan(c->first_byte) ? c->end : c->first_byte;
+    *d = c->end;
+    return 0;
+}
+
 double tb_playout_measured_duration(const struct tb_tts_measured *ctx, uint32_t j)
 {
     double lat, rtf, dur;
@@ -72,5 +91,8 @@ int tb_playout_opts_measured(struct tb_playout_opts *o, struct tb_tts_measured *
     o->tts_latency_ud = ctx;
     o->tts_rtf_at = rtf_at;
     o->tts_rtf_ud = ctx;
+    o->tts_times_at = times_at;
+    o->tts_times_ud = ctx;
+    o->tts_output = TB_TTS_STREAM; /* the arrivals say how it came (R_j) */
     return 0;
 }

@@ -68,6 +68,9 @@ void tb_playout_opts_default(struct tb_playout_opts *o)
     o->tts_latency_ud = NULL;
     o->tts_rtf_at = NULL;
     o->tts_rtf_ud = NULL;
+    o->tts_output = TB_TTS_STREAM;
+    o->tts_times_at = NULL;
+    o->tts_times_ud = NULL;
     o->no_search = 0;
 }
 
@@ -81,7 +84,8 @@ static int opts_ok(const struct tb_playout_opts *o)
     if (!(o->wpm > 0.0 && o->tts_latency >= 0.0 && o->preroll >= 0.0))
         return 0;
     if (!(o->tts_connect >= 0.0) || isinf(o->tts_connect) || !(o->tts_rtf >= 0.0) ||
-        isinf(o->tts_rtf) || o->tts_concurrency < 0)
+        isinf(o->tts_rtf) || o->tts_concurrency < 0 ||
+        (o->tts_output != TB_TTS_STREAM && o->tts_output != TB_TTS_WHOLE))
         return 0;
     return !(o->rebuffer && tb_tts_stage_wanted(o));
 }

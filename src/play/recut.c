@@ -131,6 +131,9 @@ int tb_recut_play(struct tb_recut *r, const struct tb_playout_opts *o, double x,
     if (cx.rc != 0)
         return cx.rc;
     po.no_search = 1;
+    /* Re-cut and re-timed chunks were not the ones recorded: a measured
+     * TTS is modelled from its L_j and R_j here, as in the searches. */
+    po.tts_times_at = NULL;
     return tb_analyze_playout(&r->ch, r->p, &po, res);
 }
 

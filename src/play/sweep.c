@@ -165,7 +165,8 @@ static void lat_spec_raw(const struct tb_sweep_tts *t, double v, char *buf, size
  * alone). */
 static int any_stage(const struct tb_sweep *sw)
 {
-    int stage = sw->tts.shape != TB_LAT_CONST || sw->tts.connect > 0.0;
+    int stage = sw->tts.shape != TB_LAT_CONST || sw->tts.connect > 0.0 ||
+                sw->tts.output == TB_TTS_WHOLE;
     for (size_t i = 0; i < sw->n[TB_AX_CONC]; i++)
         stage |= sw->axis[TB_AX_CONC][i] > 0.0;
     for (size_t i = 0; i < sw->n[TB_AX_RTF]; i++)
@@ -179,12 +180,15 @@ static int set_tts(struct tb_sweep *sw, const struct tb_sweep_tts *t, char *err,
 {
     sw->tts = *t;
     if (!t->on) {
-        if (any_stage(sw) || t->seed != 0)
+        if (any_stage(sw) || t->seed != 0 || t->output != TB_TTS_STREAM)
             return tb_seterr(err, errlen, TB_EINVAL,
                              "a TTS stage's options without tts.on (the outputs would not show "
                              "them)");
         return 0;
     }
+    if (t->output != TB_TTS_STREAM && t->output != TB_TTS_WHOLE)
+        return tb_seterr(err, errlen, TB_EINVAL, "tts output %d is not stream or whole",
+                         t->output);
     if (!(t->connect >= 0.0 && t->connect <= TB_TTSLAT_MAX))
         return tb_seterr(err, errlen, TB_ERANGE, "tts connect: %g is outside 0..%g", t->connect,
                          TB_TTSLAT_MAX);
@@ -527,6 +531,7 @@ static double point_opts(const struct tb_sweep *sw, const size_t idx[TB_AX__COUN
         o->tts_latency_ud = sw->lat[idx[TB_AX_LAT]];
     }
     o->tts_connect = sw->tts.connect;
+    o->tts_output = sw->tts.output;
     o->tts_concurrency = (int)sw->axis[TB_AX_CONC][idx[TB_AX_CONC]];
     o->tts_rtf = sw->axis[TB_AX_RTF][idx[TB_AX_RTF]];
     o->rebuffer = (int)sw->axis[TB_AX_REBUFFER][idx[TB_AX_REBUFFER]];

@@ -2,7 +2,9 @@
  * tts_stage.c - the playout model with a TTS stage (see playout.h).
  *
  * One state machine (struct run) plays a chunk list: it computes each
- * chunk's synthesis times b_j, f_j, d_j as the chunk closes, waits for the
+ * chunk's synthesis times b_j, f_j, d_j as the chunk closes (in order, on
+ * a free slot; a whole output's first audio is d_j; a measured TTS's
+ * recorded times at the stream's own times), waits for the
  * pre-roll (a start that stays a candidate until the next chunk closes at
  * or after it), then plays chunks in order and splits every silence by
  * cause.  The engine runs it online over the trace's own times; at the end
@@ -33,7 +35,7 @@ struct chunk {
     double d;       /* D_j */
     double l;       /* L_j, with K added for the first chunk */
     double r;       /* R_j */
-    double b, f, g; /* the current run's b_j, f_j and d_j */
+    double b, f, g; /* the current run's b_j, f_j (first audio) and d_j */
 };
 
 /* A breakpoint of A(t): a step of audio, or a ramp of slope 1/R_j
@@ -81,7 +83,8 @@ struct tb_tts_stage {
 int tb_tts_stage_wanted(const struct tb_playout_opts *o)
 {
     return o->tts_connect != 0.0 || o->tts_concurrency != 0 || o->tts_rtf != 0.0 ||
-           o->tts_latency_at != NULL || o->tts_rtf_at != NULL;
+           o->tts_output == TB_TTS_WHOLE || o->tts_latency_at != NULL || o->tts_rtf_at != NULL ||
+           o->tts_times_at != NULL;
 }
 
 double tb_tts_stage_frame_ready(double f, double rtf, double d, uint64_t k)
@@ -140,26 +143,64 @@ static double close_time(const struct run *r, size_t j)
     return v[0].c + u * r->tau;
 }
 
-/* b_j, f_j, d_j: synthesis waits for the text and for a free slot (the
- * chunk N places back has finished). */
+/* Chunk j's (1-based) recorded times from the times hook: 0, or
+ * TB_EINVAL when it has none, or they are not finite and in order. */
+static int recorded(const struct tb_tts_stage *st, uint32_t j, struct chunk *x)
+{
+    double b, f, g;
+    if (st->o.tts_times_at(st->o.tts_times_ud, j, &b, &f, &g) != 0 || !isfinite(b) ||
+        !isfinite(g) || !(b <= f && f <= g))
+        return TB_EINVAL;
+    x->b = b;
+    x->f = f;
+    x->g = g;
+    return 0;
+}
+
+/*
+ * b_j, f_j, d_j.  At the stream's own times a measured TTS's record is
+ * the truth (the times hook).  Else synthesis begins once the text is
+ * there, once the chunk before it was sent (chunks go in order, as the
+ * live clients send them: a slot freed early by a fast chunk waits for
+ * the slower one before it) and once a slot is free (the chunk N places
+ * back has finished): b_j = max(c_j, b_{j-1}, d_{j-N}).  Each term is a
+ * max-plus function of the c's, so the minimum-TPS searches' monotonicity
+ * (ttsbuf-model(7), Claim 1) holds.  A whole output's first audio is
+ * all of it, at d_j.
+ */
 static void stage_times(const struct run *r, size_t j)
 {
-    struct chunk *v = r->st->v;
-    size_t n = (size_t)r->st->o.tts_concurrency;
+    struct tb_tts_stage *st = r->st;
+    struct chunk *v = st->v;
+    size_t n = (size_t)st->o.tts_concurrency;
     double b = close_time(r, j);
+    if (r->tau < 0.0 && st->o.tts_times_at != NULL && recorded(st, (uint32_t)j + 1, &v[j]) == 0)
+        return; /* checked when the chunk was added */
+    if (j > 0 && v[j - 1].b > b)
+        b = v[j - 1].b;
     if (n > 0 && j >= n && v[j - n].g > b)
         b = v[j - n].g;
     v[j].b = b;
     v[j].f = b + v[j].l;
     v[j].g = v[j].f + v[j].r * v[j].d;
+    if (st->o.tts_output == TB_TTS_WHOLE)
+        v[j].f = v[j].g;
 }
 
-/* The first moment chunk x can play: its first audio, or with R_j > 1
- * its first frame complete. */
-static double playable(const struct chunk *x)
+/* The real-time factor at which chunk x's audio arrives from f_j: R_j
+ * streamed; 0 when whole (all of it at f_j = d_j). */
+static double arrival_rtf(const struct tb_tts_stage *st, const struct chunk *x)
 {
-    if (x->r > 1.0 && x->d > 0.0)
-        return tb_tts_stage_frame_ready(x->f, x->r, x->d, 0);
+    return st->o.tts_output == TB_TTS_WHOLE ? 0.0 : x->r;
+}
+
+/* The first moment chunk x can play: its first audio, or with its audio
+ * arriving at R_j > 1 its first frame complete. */
+static double playable(const struct tb_tts_stage *st, const struct chunk *x)
+{
+    double rtf = arrival_rtf(st, x);
+    if (rtf > 1.0 && x->d > 0.0)
+        return tb_tts_stage_frame_ready(x->f, rtf, x->d, 0);
     return x->f;
 }
 
@@ -172,12 +213,13 @@ static int bp_cmp(const void *a, const void *b)
 /*
  * The first t with A(t) >= theta (> 0) over chunks 0..k-1, whose audio
  * totals at least theta.  A is piecewise linear: a step of D_j at f_j when
- * R_j = 0, else a ramp of slope 1/R_j from f_j to d_j.  When every ramp
- * has the same R (always, without an RTF hook) the ramps are counted, not
- * their slopes summed, so the slope carries no rounding; with several R_j
- * the slopes are summed (reset to 0 exactly when no ramp runs), which
- * costs an ulp or so per breakpoint.  Should rounding leave the sum a
- * hair short, the answer is the last breakpoint (all audio produced).
+ * R_j = 0 or the output is whole, else a ramp of slope 1/R_j from f_j to
+ * d_j.  When every ramp has the same R (always, without an RTF hook) the
+ * ramps are counted, not their slopes summed, so the slope carries no
+ * rounding; with several R_j the slopes are summed (reset to 0 exactly
+ * when no ramp runs), which costs an ulp or so per breakpoint.  Should
+ * rounding leave the sum a hair short, the answer is the last breakpoint
+ * (all audio produced).
  */
 static double audio_reaches(struct tb_tts_stage *st, size_t k, double theta)
 {
@@ -187,17 +229,18 @@ static double audio_reaches(struct tb_tts_stage *st, size_t k, double theta)
     int ramps = 0, same = 1;
     for (size_t j = 0; j < k; j++) {
         const struct chunk *x = &st->v[j];
+        double xr = arrival_rtf(st, x);
         if (x->d <= 0.0)
             continue;
-        if (x->r == 0.0) {
+        if (xr == 0.0) {
             bp[n++] = (struct bp){x->f, x->d, 0.0};
             continue;
         }
         if (rtf == 0.0)
-            rtf = x->r;
-        same = same && x->r == rtf;
-        bp[n++] = (struct bp){x->f, 0.0, 1.0 / x->r};
-        bp[n++] = (struct bp){x->g, 0.0, -1.0 / x->r};
+            rtf = xr;
+        same = same && xr == rtf;
+        bp[n++] = (struct bp){x->f, 0.0, 1.0 / xr};
+        bp[n++] = (struct bp){x->g, 0.0, -1.0 / xr};
     }
     qsort(bp, n, sizeof(*bp), bp_cmp);
     for (size_t i = 0; i < n;) {
@@ -226,7 +269,7 @@ static double audio_reaches(struct tb_tts_stage *st, size_t k, double theta)
 static void candidate(struct run *r, size_t k)
 {
     struct tb_tts_stage *st = r->st;
-    double h = playable(&st->v[0]);
+    double h = playable(st, &st->v[0]);
     double ta = r->theta > 0.0 ? audio_reaches(st, k, r->theta) : -INFINITY;
     r->cand = ta > h ? ta : h;
     r->has_cand = 1;
@@ -256,12 +299,13 @@ static void silence(struct run *r, struct tb_play *pl, double gap, double llm)
     pl->gap_tts += gap - llm;
 }
 
-/* R_j > 1: plays chunk x's frames from s, each when both the player and
- * the frame are ready; every stall is the engine's (gap_tts).  Returns
- * e_j. */
-static double frames(struct run *r, struct tb_play *pl, const struct chunk *x, double s)
+/* Audio arriving at rtf > 1: plays chunk x's frames from s, each when
+ * both the player and the frame are ready; every stall is the engine's
+ * (gap_tts).  Returns e_j. */
+static double frames(struct run *r, struct tb_play *pl, const struct chunk *x, double rtf,
+                     double s)
 {
-    double rtf = x->r, t = s, off = 0.0;
+    double t = s, off = 0.0;
     for (uint64_t i = 1;; i++) {
         double next = (double)i * TB_FRAME_S;
         double end, ready;
@@ -282,12 +326,12 @@ static void play(struct run *r, size_t j)
     struct tb_tts_stage *st = r->st;
     const struct chunk *x = &st->v[j];
     struct tb_play pl = {0};
-    double h = playable(x);
+    double rtf = arrival_rtf(st, x), h = playable(st, x);
     double s = j == 0 ? r->s1 : h > r->e_prev ? h : r->e_prev;
     if (j > 0)
         silence(r, &pl, s - r->e_prev, close_time(r, j) - r->e_prev);
     pl.start = s;
-    pl.end = x->r > 1.0 ? frames(r, &pl, x, s) : s + x->d;
+    pl.end = rtf > 1.0 ? frames(r, &pl, x, rtf, s) : s + x->d;
     r->e_prev = pl.end;
     r->next = j + 1;
     if (r->fn != NULL) {
@@ -409,12 +453,12 @@ static int search(struct tb_tts_stage *st, int by_time, int monotone, double *ou
                           st->silent ? -INFINITY : st->theta_search, monotone, TB_SCAN_STEPS, out);
 }
 
-/* Chunk 1's own audio at its first playable moment (by its own R_1): a
- * pre-roll up to it never delays the start, which keeps "no gap" monotone
- * in the rate. */
+/* Chunk 1's own audio at its first playable moment (by the rate its
+ * audio arrives at: R_1, or 0 when whole): a pre-roll up to it never
+ * delays the start, which keeps "no gap" monotone in the rate. */
 static double own_audio(const struct tb_tts_stage *st)
 {
-    double rtf = st->v[0].r, d = st->v[0].d;
+    double rtf = arrival_rtf(st, &st->v[0]), d = st->v[0].d;
     if (rtf == 0.0)
         return d;
     return rtf > 1.0 ? fmin(TB_FRAME_S, d) : 0.0;
@@ -452,7 +496,10 @@ int tb_tts_stage_add(struct tb_tts_stage *s, double c, uint64_t tok, uint32_t cp
     double l = s->o.tts_latency_at != NULL ? s->o.tts_latency_at(s->o.tts_latency_ud, j)
                                            : s->o.tts_latency;
     double rtf = s->o.tts_rtf_at != NULL ? s->o.tts_rtf_at(s->o.tts_rtf_ud, j) : s->o.tts_rtf;
+    struct chunk rec;
     if (!(l >= 0.0) || isinf(l) || !(rtf >= 0.0) || isinf(rtf))
+        return TB_EINVAL;
+    if (s->o.tts_times_at != NULL && recorded(s, j, &rec) != 0)
         return TB_EINVAL;
     if (s->n == s->cap) {
         struct chunk *nv = tb_grow(s->v, &s->cap, sizeof(*nv), 64);
@@ -529,7 +576,7 @@ int tb_tts_stage_last(const struct tb_tts_stage *s, struct tb_tts_times *t)
     if (s->n == 0)
         return TB_EINVAL;
     x = &s->v[s->n - 1];
-    *t = (struct tb_tts_times){x->b, x->f, x->g, x->r};
+    *t = (struct tb_tts_times){x->b, x->f, x->g, arrival_rtf(s, x)};
     return 0;
 }
 

@@ -16,7 +16,8 @@
 
 struct tb_tts_stage;
 
-/* Whether o sets a TTS stage (any of connect, concurrency, RTF, a hook). */
+/* Whether o sets a TTS stage (any of connect, concurrency, RTF, a whole
+ * output, a hook). */
 int tb_tts_stage_wanted(const struct tb_playout_opts *o);
 
 /* With rtf > 1, when frame k (from 0, of TB_FRAME_S seconds) of a chunk
@@ -51,9 +52,10 @@ int tb_tts_stage_force_start(struct tb_tts_stage *s, double t);
 /* b_j of the chunk added last; NAN when none was. */
 double tb_tts_stage_last_begin(const struct tb_tts_stage *s);
 
-/* The synthesis times of the chunk added last: b_j, f_j (first audio) and
- * g_j (all audio), and its real-time factor R_j.  Returns 0, or TB_EINVAL
- * when none was added. */
+/* The synthesis times of the chunk added last: b_j, f_j (first audio; d_j
+ * when the output is whole) and g_j (all audio, d_j), and r, the
+ * real-time factor its audio arrives at from f_j (R_j streamed, 0 whole:
+ * all of it at f_j).  Returns 0, or TB_EINVAL when none was added. */
 struct tb_tts_times {
     double b, f, g, r;
 };

@@ -193,6 +193,23 @@ static int load_value(struct tb_ttspreset_set *s, const char *name, const char *
     return rc;
 }
 
+/* The output mode: {"mode": "stream" | "whole", "source", "note"}, given
+ * with its source. */
+static int load_output(struct tb_ttspreset_set *s, const char *name, const cJSON *o,
+                       struct tb_ttspreset_fig *f, char *err, size_t errlen)
+{
+    const char *mode = NULL;
+    int rc;
+    if (!cJSON_IsObject(o) || str_member(s, o, "mode", &mode) <= 0 ||
+        (strcmp(mode, "stream") != 0 && strcmp(mode, "whole") != 0))
+        return tb_seterr(err, errlen, TB_EFORMAT,
+                         "tts presets: preset '%s': output needs a \"mode\", stream or whole",
+                         name);
+    rc = fig_refs(s, name, "output", o, 1, f, err, errlen);
+    f->value = strcmp(mode, "whole") == 0 ? TB_TTS_WHOLE : TB_TTS_STREAM;
+    return rc;
+}
+
 static int load_policy(struct tb_ttspreset_set *s, struct tb_ttspreset *p, const cJSON *o,
                        char *err, size_t errlen)
 {
@@ -262,6 +279,10 @@ static int load_preset(struct tb_ttspreset_set *s, struct tb_ttspreset *p, const
     if (str_member(s, o, "engine", &p->engine) <= 0)
         return tb_seterr(err, errlen, TB_EFORMAT, "tts presets: preset '%s': no engine line",
                          p->name);
+    if (str_member(s, o, "note", &p->note) <= 0 || p->note[0] == '\0' ||
+        strchr(p->note, '\n') != NULL)
+        return tb_seterr(err, errlen, TB_EFORMAT, "tts presets: preset '%s': no one-line note",
+                         p->name);
     rc = load_latency(s, p->name, cJSON_GetObjectItemCaseSensitive(o, "latency"), &p->latency, err,
                       errlen);
     if (rc == 0)
@@ -274,6 +295,9 @@ static int load_preset(struct tb_ttspreset_set *s, struct tb_ttspreset *p, const
     if (rc == 0)
         rc = load_value(s, p->name, "rtf", cJSON_GetObjectItemCaseSensitive(o, "rtf"), 0, 100, 0,
                         &p->rtf, err, errlen);
+    if (rc == 0)
+        rc = load_output(s, p->name, cJSON_GetObjectItemCaseSensitive(o, "output"), &p->output, err,
+                         errlen);
     if (rc == 0)
         rc = load_policy(s, p, cJSON_GetObjectItemCaseSensitive(o, "chunking"), err, errlen);
     return rc;

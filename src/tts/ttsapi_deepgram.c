@@ -5,7 +5,10 @@
  * (developers.deepgram.com/reference/text-to-speech-api and
  * /docs/tts-media-output-settings: container=none for raw samples, the
  * REST default being a WAV container).  The model names the voice
- * ("aura-2-thalia-en"): there is no voice of its own.
+ * ("aura-2-thalia-en"): there is no voice of its own.  The default model
+ * is an Aura-2 voice, the engine of the deepgram-aura-2 preset, whose
+ * figures are Aura-2's; the REST reference's own default is the older
+ * aura-asteria-en (Aura-1), which a run asks for with --tts-model.
  */
 #include <stdio.h>
 #include <string.h>
@@ -71,8 +74,8 @@ const struct tb_ttsapi_dialect tb_ttsapi_dialect_deepgram = {
             .key_env = "DEEPGRAM_API_KEY",
             .key_header = "Authorization",
             .key_scheme = "Token",
-            /* The documented default model (the REST reference). */
-            .model = "aura-asteria-en",
+            /* Aura-2, as the deepgram-aura-2 preset (see the top). */
+            .model = "aura-2-thalia-en",
             .voice = "",
             .rates = rates,
             .doc = "https://developers.deepgram.com/reference/text-to-speech-api",
