@@ -959,16 +959,11 @@ static void blank_chunk_and_cancel(void **state)
 int tb_test_ttsapi(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(build_matches_fixture),
-        cmocka_unit_test(default_model_is_a_presets),
-        cmocka_unit_test(build_refuses_bad_input),
-        cmocka_unit_test(error_bodies),
-        cmocka_unit_test(wire_matches_fixture),
-        cmocka_unit_test(first_byte_and_duration),
-        cmocka_unit_test(concurrency_in_order),
-        cmocka_unit_test(failures),
-        cmocka_unit_test(odd_pieces_pair_up),
-        cmocka_unit_test(refused_is_transport),
+        cmocka_unit_test(build_matches_fixture),   cmocka_unit_test(default_model_is_a_presets),
+        cmocka_unit_test(build_refuses_bad_input), cmocka_unit_test(error_bodies),
+        cmocka_unit_test(wire_matches_fixture),    cmocka_unit_test(first_byte_and_duration),
+        cmocka_unit_test(concurrency_in_order),    cmocka_unit_test(failures),
+        cmocka_unit_test(odd_pieces_pair_up),      cmocka_unit_test(refused_is_transport),
         cmocka_unit_test(blank_chunk_and_cancel),
     };
     return TB_RUN_GROUP("ttsapi", tests);

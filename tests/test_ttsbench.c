@@ -185,8 +185,8 @@ static void latency_and_replay_each_dialect(void **state)
             ok = 1;
             for (size_t i = 0; i < voiced && ok; i++) {
                 const struct tb_test_slog *l = &lines[seen + i];
-                if (tb_test_sched_check(0.5, ttfb[i], l->first_byte - l->received, l, lag, tol, msg,
-                                        sizeof(msg)) != NULL) {
+                if (tb_test_sched_check(0.5, ttfb[i], l->first_byte - l->received, l, lag, tol,
+                                        TB_TEST_PIECE_LATE, msg, sizeof(msg)) != NULL) {
                     snprintf(why, sizeof(why), "TTS request %zu's first byte: %s", i + 1, msg);
                     print_message("%s: %s\n", dialects[d], why);
                     ok = 0;

@@ -194,8 +194,9 @@ static void preset(void **state)
         assert_int_equal(h.code, 0);
         assert_non_null(strstr(h.so, "TTS presets (--tts"));
         assert_non_null(strstr(h.so, "elevenlabs-flash-v2.5       lognormal:p50=0.288,p90=0.316"));
-        assert_non_null(strstr(h.so, "piper-medium-rpi4           0                                    "
-                                     "1    0.803  whole"));
+        assert_non_null(strstr(h.so,
+                               "piper-medium-rpi4           0                                    "
+                               "1    0.803  whole"));
         tb_test_out_free(&h);
     }
 }
@@ -577,9 +578,8 @@ static void preset_needs_figures(void **state)
                              "published (not published)");
     }
     {
-        cJSON *j = tb_test_run_json(NULL,
-                                    "sim --preset demo --json --tts openai-tts-1 --tts-latency 0.4",
-                                    0);
+        cJSON *j = tb_test_run_json(
+            NULL, "sim --preset demo --json --tts openai-tts-1 --tts-latency 0.4", 0);
         assert_string_equal(str(item(item(j, "options"), "tts"), "latency"), "0.4");
         cJSON_Delete(j);
         j = tb_test_run_json(NULL,
@@ -603,8 +603,9 @@ static void tts_list(void **state)
         snprintf(args, sizeof(args), "%s --tts list", cmds[i]);
         h = tb_test_run(args);
         assert_int_equal(h.code, 0);
-        assert_non_null(strstr(h.so, "piper-medium-rpi4           0                                    "
-                                     "1    0.803  whole"));
+        assert_non_null(strstr(h.so,
+                               "piper-medium-rpi4           0                                    "
+                               "1    0.803  whole"));
         assert_non_null(strstr(h.so, "openai-tts-1                -"));
         /* the notes: the engine line and what the preset lacks */
         assert_non_null(strstr(h.so, "Piper, a medium-quality ONNX voice on a Raspberry Pi 4"));

@@ -201,7 +201,8 @@ static void serve_latency_within_5ms(void **state)
                 for (size_t i = 0; i < voiced && ok; i++) {
                     const struct tb_test_slog *l = &lines[seen + i];
                     if (tb_test_sched_check(0.5, fb[i] - sent[i], l->first_byte - l->received, l,
-                                            lag, tol, msg, sizeof(msg)) != NULL) {
+                                            lag, tol, TB_TEST_PIECE_LATE, msg,
+                                            sizeof(msg)) != NULL) {
                         snprintf(why, sizeof(why), "chunk %zu's first byte: %s", i + 1, msg);
                         print_message("%s N=%d: %s\n", dialects[d], conc, why);
                         ok = 0;
@@ -277,8 +278,8 @@ static void replay_shows_recorded_times(void **state)
     for (size_t i = 0; i < n; i++) {
         const cJSON *c = cJSON_GetArrayItem(list, (int)i);
         double sent = tts_time(lines[i], "sent"), end = tts_time(lines[i], "end");
-        double first = isnan(tts_time(lines[i], "first_byte")) ? end
-                                                               : tts_time(lines[i], "first_byte");
+        double first =
+            isnan(tts_time(lines[i], "first_byte")) ? end : tts_time(lines[i], "first_byte");
         char row[128];
         if (num(c, "sent_s") != sent || num(c, "ready_s") != first || num(c, "done_s") != end)
             fail_msg("chunk %zu: sim sent %.17g first %.17g end %.17g, recorded %.17g %.17g %.17g",

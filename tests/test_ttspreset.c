@@ -282,17 +282,19 @@ static void bad_data(void **state)
          "max_buffer_delay_ms needs a number"},
         {DOC(SRC, "{\"name\": \"x\", \"engine\": \"e\", " LAT("\"0.2\"") NULLS NONE "}"),
          "preset 'x': no one-line note"},
-        {DOC(SRC, "{\"name\": \"x\", \"engine\": \"e\", \"note\": \"a\\nb\", " LAT("\"0.2\"") NULLS
-                  NONE "}"),
+        {DOC(SRC, "{\"name\": \"x\", \"engine\": \"e\", \"note\": \"a\\nb\", " LAT("\"0.2\"")
+                      NULLS NONE "}"),
          "preset 'x': no one-line note"},
         {DOC(SRC, PRESET("x", LAT("\"0.2\"") "\"connect\": {\"value\": null, \"note\": \"n\"}, "
                                              "\"concurrency\": {\"value\": null, \"note\": \"n\"}, "
                                              "\"rtf\": {\"value\": null, \"note\": \"n\"}, " NONE)),
          "preset 'x': output needs a \"mode\", stream or whole"},
-        {DOC(SRC, PRESET("x", LAT("\"0.2\"") "\"connect\": {\"value\": null, \"note\": \"n\"}, "
-                                             "\"concurrency\": {\"value\": null, \"note\": \"n\"}, "
-                                             "\"rtf\": {\"value\": null, \"note\": \"n\"}, "
-                                             "\"output\": {\"mode\": \"burst\", \"source\": \"a\"}, " NONE)),
+        {DOC(SRC,
+             PRESET("x",
+                    LAT("\"0.2\"") "\"connect\": {\"value\": null, \"note\": \"n\"}, "
+                                   "\"concurrency\": {\"value\": null, \"note\": \"n\"}, "
+                                   "\"rtf\": {\"value\": null, \"note\": \"n\"}, "
+                                   "\"output\": {\"mode\": \"burst\", \"source\": \"a\"}, " NONE)),
          "preset 'x': output needs a \"mode\", stream or whole"},
         {DOC(SRC, PRESET("x", LAT("\"0.2\"") "\"connect\": {\"value\": null, \"note\": \"n\"}, "
                                              "\"concurrency\": {\"value\": null, \"note\": \"n\"}, "

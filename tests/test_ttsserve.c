@@ -52,7 +52,7 @@
 #else
 #define LATE_MAX 0.005
 #endif
-#define PIECE_LATE 0.020 /* pacing: a later piece within 20 ms (a loaded machine) */
+#define PIECE_LATE TB_TEST_PIECE_LATE /* pacing: a later piece within 20 ms */
 #define TEXT "Hello there, this is the mock speaking."
 #define ESPEAK_VARIES 0.015 /* s: how much one text's speech varies between calls */
 #define KEY "sk-ttsbuf-test-key-0123456789"
@@ -361,8 +361,8 @@ static void first_bytes_follow_the_spec(void **state)
     for (uint32_t i = 1; i <= 8; i++) {
         const struct tb_test_slog *l = &lines[i - 1];
         double L = tb_ttslat_at(lat, i);
-        if (tb_test_sched_check(L, first[i - 1], l->first_byte - l->received, l, lag, LATE_MAX, msg,
-                                sizeof(msg)) != NULL)
+        if (tb_test_sched_check(L, first[i - 1], l->first_byte - l->received, l, lag, LATE_MAX,
+                                TB_TEST_PIECE_LATE, msg, sizeof(msg)) != NULL)
             fail_msg("request %u: the first byte: %s (the spec's draw %.4f s)", i, msg, L);
     }
     tb_ttslat_destroy(lat);
@@ -393,7 +393,8 @@ static void pieces_follow_the_rtf(void **state)
     for (size_t k = 0; k < r.nchunks && k < 64; k++) {
         double due = 0.5 + 0.5 * (double)(k * piece / 2) / 24000.0;
         if (tb_test_sched_check(due, r.chunk_t[k], k == 0 ? l.first_byte - l.received : NAN, &l,
-                                lag, k == 0 ? LATE_MAX : PIECE_LATE, msg, sizeof(msg)) != NULL)
+                                lag, k == 0 ? LATE_MAX : PIECE_LATE, TB_TEST_PIECE_LATE, msg,
+                                sizeof(msg)) != NULL)
             fail_msg("piece %zu: %s", k, msg);
     }
     raw_reply_free(&r);
@@ -483,7 +484,8 @@ static void fault_drip(void **state)
     for (size_t k = 0; k < r.nchunks && k < 64; k++) {
         double due = 0.5 + (double)(k * piece) / bps;
         if (tb_test_sched_check(due, r.chunk_t[k], k == 0 ? l.first_byte - l.received : NAN, &l,
-                                lag, k == 0 ? LATE_MAX : PIECE_LATE, msg, sizeof(msg)) != NULL)
+                                lag, k == 0 ? LATE_MAX : PIECE_LATE, TB_TEST_PIECE_LATE, msg,
+                                sizeof(msg)) != NULL)
             fail_msg("drip piece %zu: %s", k, msg);
     }
     raw_reply_free(&r);
@@ -546,8 +548,8 @@ static void prefill_beside_tts_latency(void **state)
         /* The chat's head goes at once, its first token later: the log's
          * first byte is the TTS's only. */
         double server = k % 2 == 1 ? l->first_byte - l->received : NAN;
-        if (tb_test_sched_check(due[k], first[k], server, l, lag, LATE_MAX, msg, sizeof(msg)) !=
-            NULL)
+        if (tb_test_sched_check(due[k], first[k], server, l, lag, LATE_MAX, TB_TEST_PIECE_LATE, msg,
+                                sizeof(msg)) != NULL)
             fail_msg("%s %d: %s", k % 2 == 0 ? "turn" : "TTS request", k / 2, msg);
         if (k % 2 == 0 && first[k] < due[k]) /* a token never before its prefill */
             fail_msg("turn %d: the first token at %.4f s, due %.4f s", k / 2, first[k], due[k]);

@@ -335,8 +335,8 @@ static void check_schedule(size_t k, const struct tcase *t, const struct seen *s
         fail_msg("case %zu (m %zu N %d R %g P %g K %g whole %d): engine %u gaps %.9g (llm %.9g) "
                  "ttfa %.9g end %.9g; oracle %u gaps %.9g (llm %.9g) ttfa %.9g end %.9g",
                  k, t->m, t->n, t->rtf, t->pre, t->connect, t->whole, r->underruns, r->gap_total,
-                 r->gap_llm,
-                 r->ttfa, r->end, o->underruns, o->gap_total, o->gap_llm, o->ttfa, o->end);
+                 r->gap_llm, r->ttfa, r->end, o->underruns, o->gap_total, o->gap_llm, o->ttfa,
+                 o->end);
     assert_true(NEAR(r->gap_llm + r->gap_tts, r->gap_total));
     for (size_t j = 0; j < t->m; j++) {
         const struct tb_play *p = &s->v[j];
@@ -1089,7 +1089,7 @@ static void whole_output_first_audio(void **state)
             assert_int_equal(r.underruns, 0);
         } else {
             assert_near(r.ttfa, 0.37 + 2.0 * 2.4, 1e-12); /* whole: no frame before d_1 */
-            assert_near(s.v[0].end, r.ttfa + 2.4, 1e-12);  /* and no stall in it */
+            assert_near(s.v[0].end, r.ttfa + 2.4, 1e-12); /* and no stall in it */
             assert_near(s.v[0].gap, 0.0, 0.0);
         }
         tb_playout_destroy(p);

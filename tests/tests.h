@@ -222,6 +222,11 @@ struct tb_test_slog {
  * order requests ended), into v (at most cap, asserted); returns how many. */
 size_t tb_test_slog_read(const char *path, struct tb_test_slog *v, size_t cap);
 
+/* How late the mock may write anything of a request on an idle machine:
+ * its first byte within tol (5 ms, say), a later event or piece of audio
+ * within this (its pacing). */
+#define TB_TEST_PIECE_LATE 0.020
+
 /*
  * A timed write of `ttsbuf serve` judged as its figure is defined, on a
  * machine that may be busy: due is when it falls due from the request's
@@ -230,10 +235,12 @@ size_t tb_test_slog_read(const char *path, struct tb_test_slog *v, size_t cap);
  * first byte: first_byte - received; NAN for a write the log has no time
  * of), l the request's log line, lag the largest wake-up delay the probe
  * of lag.h measured meanwhile, tol the schedule's promise on an idle
- * machine (5 ms, say).  Holds when: the client never read it early; the
+ * machine (5 ms, say), late_tol the bound on an idle machine of the
+ * lateness of any write of the request (tol when it has one, else
+ * TB_TEST_PIECE_LATE).  Holds when: the client never read it early; the
  * log puts it at its due time, late by no more than the lateness the
  * server measured itself (late_max: a wrong due time fails at any load);
- * that lateness is within tol + lag (only what the machine added); the
+ * that lateness is within late_tol + lag (only what the machine added); the
  * client read it within tol + 2 lag of the log's time (transit, and two
  * processes woken; either way, since the server stamps a send after
  * send() returns, and may be descheduled in between); and in all within
@@ -242,8 +249,8 @@ size_t tb_test_slog_read(const char *path, struct tb_test_slog *v, size_t cap);
  * saying which failed.
  */
 const char *tb_test_sched_check(double due, double client, double server,
-                                const struct tb_test_slog *l, double lag, double tol, char *msg,
-                                size_t len);
+                                const struct tb_test_slog *l, double lag, double tol,
+                                double late_tol, char *msg, size_t len);
 
 /* Where the binary's outputs are kept for the "schema" group to validate
  * ($TB_COLLECT_DIR: the Makefile runs the binary through

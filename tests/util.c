@@ -483,8 +483,8 @@ size_t tb_test_slog_read(const char *path, struct tb_test_slog *v, size_t cap)
 /* A timed write of the mock server judged as tests.h says (the order of
  * the checks is the order of the messages a reader wants first). */
 const char *tb_test_sched_check(double due, double client, double server,
-                                const struct tb_test_slog *l, double lag, double tol, char *msg,
-                                size_t len)
+                                const struct tb_test_slog *l, double lag, double tol,
+                                double late_tol, char *msg, size_t len)
 {
     double late = isnan(l->late_max) ? 0 : l->late_max;
     if (client < due - 0.001)
@@ -494,11 +494,11 @@ const char *tb_test_sched_check(double due, double client, double server,
                  "the server's log has it at %.4f s, due at %.4f s, its own lateness %.4f s: "
                  "another schedule",
                  server, due, late);
-    else if (late > tol + lag)
+    else if (late > late_tol + lag)
         snprintf(msg, len,
                  "the server measured itself %.4f s late, more than %.4f s and the machine's "
                  "wake-up delay %.4f s",
-                 late, tol, lag);
+                 late, late_tol, lag);
     else if (!isnan(server) && fabs(client - server) > tol + 2 * lag)
         snprintf(msg, len,
                  "read at %.4f s, the server's log has it sent at %.4f s (allowed %.4f s apart, "
