@@ -10,16 +10,18 @@
  * the raw client (raw_http.h), which timestamps every read.  The
  * first-byte times are held against the latency spec's draws, recomputed
  * here with tb_ttslat_at and the same seed, the pieces against the
- * real-time factor, three ways (tb_test_sched_check): the server's own log (--log:
- * when it read the request, when it sent the first byte) puts the first
- * byte at the draw, never early and late by no more than the lateness it
- * measured itself; that lateness is within 5 ms plus what the machine's
+ * real-time factor, three ways (tb_test_sched_check): the server's own
+ * log (--log: when it read the request, when it sent the first byte)
+ * puts the first byte at the draw, never early and late by no more than
+ * the lateness it measured itself; that lateness is within its bound
+ * (5 ms the first byte, 20 ms a later piece) plus what the machine's
  * scheduling added while the case ran (lag.h); and the client read each
- * byte no earlier than the log's time and within 5 ms plus twice that
- * (transit, and two processes woken).  On an idle machine that is the 5
- * ms of the schedule's promise; on a busy one, the bias of a wrong due
- * time still fails.  The byte counts are held against eSpeak NG's own
- * duration for the text at the requested rate.
+ * byte within 5 ms plus twice that of the log's time (transit, and two
+ * processes woken).  On an idle machine those are the bounds of the
+ * schedule's promise; on a busy one, the bias of a wrong due time still
+ * fails.  Each schedule case has three tries (up_to_three).  The byte
+ * counts are held against eSpeak NG's own duration for the text at the
+ * requested rate.
  * Then each fault, each bad request (the provider's status and error
  * shape), the key, and the official openai SDK reading the speech.
  */
@@ -330,9 +332,24 @@ static void elevenlabs_plain_route(void **state)
 
 /* ---- The schedule ------------------------------------------------------ */
 
+/* A schedule case is tried up to three times, each with a server of its
+ * own: on a busy machine one try can miss a bound that is the machine's,
+ * not the schedule's; a bias (a wrong due time) misses every time.  once
+ * returns 1, or 0 with why. */
+static void up_to_three(int (*once)(char *why, size_t len), const char *what)
+{
+    char why[400] = "";
+    for (int attempt = 1; attempt <= 3; attempt++) {
+        if (once(why, sizeof(why)))
+            return;
+        print_message("%s: try %d: %s\n", what, attempt, why);
+    }
+    fail_msg("%s: %s (3 tries)", what, why);
+}
+
 /* First bytes at request time + L_i, L_i drawn from the spec with the
  * seed; i counts the valid TTS requests from 1, across dialects. */
-static void first_bytes_follow_the_spec(void **state)
+static int first_bytes_once(char *why, size_t len)
 {
     /* Above synthesis: 12 ms on an idle machine; 0.3 s was seen under ASan
      * on a machine loaded 20 deep (CPU work, which the probe does not see). */
@@ -342,7 +359,7 @@ static void first_bytes_follow_the_spec(void **state)
     struct srv v;
     double first[8], lag;
     char args[128], err[256], msg[256];
-    (void)state;
+    int ok = 1;
     assert_int_equal(tb_ttslat_create(spec, 7, &lat, err, sizeof(err)), 0);
     snprintf(args, sizeof(args), "--tts-latency %s --tts-seed 7", spec);
     srv_start(&v, args);
@@ -361,11 +378,21 @@ static void first_bytes_follow_the_spec(void **state)
     for (uint32_t i = 1; i <= 8; i++) {
         const struct tb_test_slog *l = &lines[i - 1];
         double L = tb_ttslat_at(lat, i);
-        if (tb_test_sched_check(L, first[i - 1], l->first_byte - l->received, l, lag, LATE_MAX,
-                                TB_TEST_PIECE_LATE, msg, sizeof(msg)) != NULL)
-            fail_msg("request %u: the first byte: %s (the spec's draw %.4f s)", i, msg, L);
+        if (ok && tb_test_sched_check(L, first[i - 1], l->first_byte - l->received, l, lag,
+                                      LATE_MAX, TB_TEST_PIECE_LATE, msg, sizeof(msg)) != NULL) {
+            snprintf(why, len, "request %u: the first byte: %s (the spec's draw %.4f s)", i, msg,
+                     L);
+            ok = 0;
+        }
     }
     tb_ttslat_destroy(lat);
+    return ok;
+}
+
+static void first_bytes_follow_the_spec(void **state)
+{
+    (void)state;
+    up_to_three(first_bytes_once, "first bytes");
 }
 
 /* --tts-rtf R: the piece after a seconds of audio at first byte + R a.
@@ -373,7 +400,7 @@ static void first_bytes_follow_the_spec(void **state)
  * text (12 ms on an idle machine; CPU work, which a busy machine slows by
  * more than it delays a wake-up, and a piece cannot go before its audio
  * exists). */
-static void pieces_follow_the_rtf(void **state)
+static int pieces_once(char *why, size_t len)
 {
     struct srv v;
     struct raw_reply r;
@@ -381,7 +408,7 @@ static void pieces_follow_the_rtf(void **state)
     size_t piece = (size_t)24000 / 50 * 2;
     double lag;
     char msg[256];
-    (void)state;
+    int ok = 1;
     srv_start(&v, "--tts-latency 0.5 --tts-rtf 0.5");
     tb_test_lag_start();
     send_req(v.port, good_req(OPENAI, 24000, "m", NULL), &r);
@@ -392,12 +419,21 @@ static void pieces_follow_the_rtf(void **state)
     assert_true(r.nchunks >= 40);
     for (size_t k = 0; k < r.nchunks && k < 64; k++) {
         double due = 0.5 + 0.5 * (double)(k * piece / 2) / 24000.0;
-        if (tb_test_sched_check(due, r.chunk_t[k], k == 0 ? l.first_byte - l.received : NAN, &l,
-                                lag, k == 0 ? LATE_MAX : PIECE_LATE, TB_TEST_PIECE_LATE, msg,
-                                sizeof(msg)) != NULL)
-            fail_msg("piece %zu: %s", k, msg);
+        if (ok && tb_test_sched_check(due, r.chunk_t[k], k == 0 ? l.first_byte - l.received : NAN,
+                                      &l, lag, k == 0 ? LATE_MAX : PIECE_LATE, TB_TEST_PIECE_LATE,
+                                      msg, sizeof(msg)) != NULL) {
+            snprintf(why, len, "piece %zu: %s", k, msg);
+            ok = 0;
+        }
     }
     raw_reply_free(&r);
+    return ok;
+}
+
+static void pieces_follow_the_rtf(void **state)
+{
+    (void)state;
+    up_to_three(pieces_once, "pieces");
 }
 
 /* ---- Faults ------------------------------------------------------------ */
@@ -463,7 +499,7 @@ static void fault_stall(void **state)
     free(srv_stop(&v));
 }
 
-static void fault_drip(void **state)
+static int drip_once(char *why, size_t len)
 {
     struct srv v;
     struct raw_reply r;
@@ -472,7 +508,7 @@ static void fault_drip(void **state)
     size_t piece = 960;
     double lag;
     char msg[256];
-    (void)state;
+    int ok = 1;
     srv_start(&v, "--tts-latency 0.5"); /* past the synthesis, as above */
     tb_test_lag_start();
     send_req(v.port, good_req(ELEVEN, 16000, "m+drip@48000", NULL), &r);
@@ -483,19 +519,28 @@ static void fault_drip(void **state)
     assert_true(r.terminated);
     for (size_t k = 0; k < r.nchunks && k < 64; k++) {
         double due = 0.5 + (double)(k * piece) / bps;
-        if (tb_test_sched_check(due, r.chunk_t[k], k == 0 ? l.first_byte - l.received : NAN, &l,
-                                lag, k == 0 ? LATE_MAX : PIECE_LATE, TB_TEST_PIECE_LATE, msg,
-                                sizeof(msg)) != NULL)
-            fail_msg("drip piece %zu: %s", k, msg);
+        if (ok && tb_test_sched_check(due, r.chunk_t[k], k == 0 ? l.first_byte - l.received : NAN,
+                                      &l, lag, k == 0 ? LATE_MAX : PIECE_LATE, TB_TEST_PIECE_LATE,
+                                      msg, sizeof(msg)) != NULL) {
+            snprintf(why, len, "drip piece %zu: %s", k, msg);
+            ok = 0;
+        }
     }
     raw_reply_free(&r);
+    return ok;
+}
+
+static void fault_drip(void **state)
+{
+    (void)state;
+    up_to_three(drip_once, "drip");
 }
 
 /* --prefill-per-token beside --tts-latency: chat completions (their
  * input tokens as the head reports them, worked out here) start S x P
  * after the stream's own first time, and the TTS's first bytes keep the
  * spec's draws, i counting TTS requests only. */
-static void prefill_beside_tts_latency(void **state)
+static int prefill_once(char *why, size_t len)
 {
     const char *spec = "uniform:0.4..0.7"; /* above synthesis, as above */
     static const double S = 0.001;
@@ -506,7 +551,7 @@ static void prefill_beside_tts_latency(void **state)
     double first[12], due[12], lag;
     size_t bytes = 0, at = 0;
     uint32_t i = 0;
-    (void)state;
+    int ok = 1;
     assert_int_equal(tb_ttslat_create(spec, 7, &lat, err, sizeof(err)), 0);
     snprintf(args, sizeof(args),
              "--synth tps=200,tokens=4,ttft=0.05 --prefill-per-token 0.001 --tts-latency %s "
@@ -543,18 +588,28 @@ static void prefill_beside_tts_latency(void **state)
     lag = tb_test_lag_stop();
     free(srv_stop(&v));
     assert_int_equal(srv_requests(&v, lines, 12), 12);
-    for (int k = 0; k < 12; k++) {
+    for (int k = 0; k < 12 && ok; k++) {
         const struct tb_test_slog *l = &lines[k];
         /* The chat's head goes at once, its first token later: the log's
          * first byte is the TTS's only. */
         double server = k % 2 == 1 ? l->first_byte - l->received : NAN;
         if (tb_test_sched_check(due[k], first[k], server, l, lag, LATE_MAX, TB_TEST_PIECE_LATE, msg,
-                                sizeof(msg)) != NULL)
-            fail_msg("%s %d: %s", k % 2 == 0 ? "turn" : "TTS request", k / 2, msg);
-        if (k % 2 == 0 && first[k] < due[k]) /* a token never before its prefill */
+                                sizeof(msg)) != NULL) {
+            snprintf(why, len, "%s %d: %s", k % 2 == 0 ? "turn" : "TTS request", k / 2, msg);
+            ok = 0;
+        }
+        /* a token never before its prefill: exact, every try */
+        if (k % 2 == 0 && first[k] < due[k])
             fail_msg("turn %d: the first token at %.4f s, due %.4f s", k / 2, first[k], due[k]);
     }
     tb_ttslat_destroy(lat);
+    return ok;
+}
+
+static void prefill_beside_tts_latency(void **state)
+{
+    (void)state;
+    up_to_three(prefill_once, "prefill beside the TTS");
 }
 
 /* --max-connections N: the connection past N gets 503 and a message, from
