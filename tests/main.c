@@ -109,7 +109,7 @@ static const struct tb_group groups[] = {
     {"exits", tb_test_exits, 0, 183.4, 6},
     {"layers", tb_test_layers, 0, 1.0, 1},
     {"secrets", tb_test_secrets, 0, 0.4, 1},
-    {"outputs", tb_test_outputs, TB_GROUP_TIMING, 383.3, 8},
+    {"outputs", tb_test_outputs, TB_GROUP_TIMING, 383.3, 15},
     {"schemas", tb_test_schemas, 0, 30.0, 1},
     /* Last: it validates what the groups before it collected. */
     {"schema", tb_test_schema, TB_GROUP_LAST, 10.0, 1},

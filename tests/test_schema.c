@@ -56,30 +56,42 @@ static void sh_ok(const char *fmt, ...)
         fail_msg("failed: %s", cmd);
 }
 
+/* A fast mock for bench (the built-in one speaks for ten seconds a
+ * stream): its base URL in url. */
+#define FAST "--synth tps=400,ttft=0.05,tokens=40"
+static void fast_mock(char *url, size_t len)
+{
+    int port;
+    tb_test_serve_up(FAST, &port);
+    snprintf(url, len, "--base-url http://127.0.0.1:%d/v1 --model mock", port);
+}
+
 /* One of each output, written by the binary into a fresh directory. */
 static void every_output_kind(void **state)
 {
-    char dir[] = "/tmp/ttsbuf-schema-XXXXXX", args[2048];
+    char dir[] = "/tmp/ttsbuf-schema-XXXXXX", args[2048], mock[96];
     const char *b = tb_test_bin();
     (void)state;
     assert_non_null(mkdtemp(dir));
+    fast_mock(mock, sizeof(mock));
     sh_ok("'%s' sim --preset demo --json >%s/sim.json", b, dir);
     sh_ok("'%s' sim --preset demo --chunks --json >%s/chunks.json", b, dir);
     sh_ok("'%s' sim --preset demo --record %s/trace.jsonl >/dev/null", b, dir);
     sh_ok("'%s' sim --trace %s/trace.jsonl --json >%s/replay.json", b, dir, dir);
     sh_ok("'%s' sim --import 'aiperf:%s' --json >%s/import.jsonl", b,
           tb_test_data("import/aiperf/good.jsonl"), dir);
-    sh_ok("'%s' run --mock --json --record %s/run-trace.jsonl >%s/run.json 2>/dev/null", b, dir,
-          dir);
+    sh_ok("'%s' run --mock " FAST " --json --record %s/run-trace.jsonl >%s/run.json 2>/dev/null", b,
+          dir, dir);
     sh_ok("'%s' run --mock --model mock+status@500 --json >%s/run-failed.json 2>/dev/null; test $? "
           "-eq 3",
           b, dir);
     sh_ok("'%s' sweep --preset demo --preroll 0,0.5 --target-gapless 0.5 --json %s/sweep.json "
           "--csv %s/sweep.csv >/dev/null",
           b, dir, dir);
-    sh_ok("'%s' bench --mock -c 1,2 --requests 3 --out %s/b --json >%s/bench.json 2>/dev/null", b,
+    sh_ok("'%s' bench %s -c 1,2 --requests 3 --out %s/b --json >%s/bench.json 2>/dev/null", b, mock,
           dir, dir);
-    sh_ok("'%s' bench --mock -c 1 --requests 2 --csv >%s/bench.csv 2>/dev/null", b, dir);
+    sh_ok("'%s' bench %s -c 1 --requests 2 --csv >%s/bench.csv 2>/dev/null", b, mock, dir);
+    tb_test_serve_down(NULL);
     sh_ok("'%s' merge %s/b --json >%s/merge.json", b, dir, dir);
     /* A recorded trace's header says when and by which command. */
     {
@@ -232,7 +244,7 @@ static void collector_keeps_each_output(void **state)
         "probe.*.bench.out.json",
         "probe.*.bench.stdout.bench_summary.csv",
     };
-    char dir[] = "/tmp/ttsbuf-collect-XXXXXX", env[256], cmd[4096], path[320];
+    char dir[] = "/tmp/ttsbuf-collect-XXXXXX", env[256], cmd[4096], path[320], mock[96];
     const char *b = tb_test_bin();
     (void)state;
     if (tb_test_collect_dir() == NULL) {
@@ -240,15 +252,17 @@ static void collector_keeps_each_output(void **state)
         skip();
     }
     assert_non_null(mkdtemp(dir));
+    fast_mock(mock, sizeof(mock));
     snprintf(env, sizeof(env), "TB_COLLECT_DIR='%s/keep' TB_TEST_GROUP=probe", dir);
     sh_ok("mkdir '%s/keep' && cd '%s' && export %s && "
           "'%s' sim --preset demo --json >r.json && "
           "'%s' sim --preset demo --record t.jsonl --html p.html >/dev/null && "
           "'%s' sweep --preset demo --preroll 0,1 --json s.json --csv s.csv >/dev/null && "
           "'%s' sweep --preset demo --preroll 0,1 --csv - >s2.csv && "
-          "'%s' bench --mock -c 1 --requests 1 --out b --csv >b.csv 2>/dev/null && "
+          "'%s' bench %s -c 1 --requests 1 --out b --csv >b.csv 2>/dev/null && "
           "'%s' sim --preset demo --json >mixed.json 2>&1",
-          dir, dir, env, b, b, b, b, b, b);
+          dir, dir, env, b, b, b, b, b, mock, b);
+    tb_test_serve_down(NULL);
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         snprintf(cmd, sizeof(cmd), "ls %s/keep/%s >/dev/null 2>&1", dir, want[i]);
         if (tb_test_sh(cmd) != 0)
@@ -298,9 +312,11 @@ static void man_names_every_key(void **state)
 int tb_test_schemas(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(validator_refuses),   cmocka_unit_test(collection_refuses),
-        cmocka_unit_test(man_names_every_key), cmocka_unit_test(collector_keeps_each_output),
-        cmocka_unit_test(every_output_kind),
+        cmocka_unit_test(validator_refuses),
+        cmocka_unit_test(collection_refuses),
+        cmocka_unit_test(man_names_every_key),
+        cmocka_unit_test_teardown(collector_keeps_each_output, tb_test_serve_down),
+        cmocka_unit_test_teardown(every_output_kind, tb_test_serve_down),
     };
     return TB_RUN_GROUP("schemas", tests);
 }
