@@ -1,8 +1,12 @@
 /*
  * ttsmsg.h - the message of a TTS record (struct tb_tts_chunk), as both
- * clients (ttsnet.c, ttsws.c) write it: one line (control characters
- * become blanks), every secret of the two sets masked.  Private to
- * src/tts.  Any thread that owns r.
+ * clients (ttsnet.c, ttsws.c) write it: every secret of the two sets
+ * masked, then one line through the sanitizer every peer's words pass on
+ * the LLM's path too (base/jsonfield.h's tb_jsonfield_line_of: control
+ * characters become blanks, bytes that are not UTF-8 '?', the cut on a
+ * character boundary), so a record, a report and a trace hold valid
+ * UTF-8 whatever a provider sent.  Private to src/tts.  Any thread that
+ * owns r.
  */
 #ifndef TTSBUF_TTS_TTSMSG_H
 #define TTSBUF_TTS_TTSMSG_H
