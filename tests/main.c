@@ -58,6 +58,7 @@ static const struct {
     {"ttsfault", tb_test_ttsfault},
     {"ttsbench", tb_test_ttsbench},
     {"ttsws", tb_test_ttsws},
+    {"ttswire", tb_test_ttswire},
     {"sweep", tb_test_sweep},
     {"heard", tb_test_heard},
     {"svg", tb_test_svg},

@@ -95,6 +95,7 @@ int tb_test_ttslive(void);  /* run --tts-url: a real TTS in the loop, end to end
 int tb_test_ttsfault(void); /* the fault matrix's TTS side: a TTS that fails or leaks */
 int tb_test_ttsbench(void); /* bench --tts-url: a real TTS per stream, end to end */
 int tb_test_ttsws(void);    /* the WebSocket TTS client against a third-party peer */
+int tb_test_ttswire(void);  /* what a TTS sends back: media types, WAV, the WS decoder */
 int tb_test_ttstrace(void); /* a real TTS kept in a trace and replayed by sim */
 int tb_test_sweep(void);
 int tb_test_svg(void);

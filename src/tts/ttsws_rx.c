@@ -302,6 +302,18 @@ static int decode_audio(struct tb_ttsws *c, const char *s, unsigned char **pcm, 
     return -1;
 }
 
+/* Audio with no chunk in flight: for none. */
+static void stray_audio(struct tb_ttsws *c)
+{
+    char why[96];
+    if (c->last_end != 0)
+        snprintf(why, sizeof(why), "audio with no chunk in flight (after chunk %u's end)",
+                 (unsigned)c->last_end);
+    else
+        snprintf(why, sizeof(why), "audio with no chunk in flight (before any chunk's end)");
+    protocol_error(c, 0, why);
+}
+
 /* ElevenLabs: the characters a message's alignment names complete the
  * chunks in flight, in text order. */
 static void elevenlabs_alignment(struct tb_ttsws *c, uint32_t j, const cJSON *chars)
@@ -339,14 +351,11 @@ static void on_elevenlabs(struct tb_ttsws *c, const cJSON *o, double t)
     if (cJSON_IsString(a) && a->valuestring[0] != '\0') {
         unsigned char *pcm;
         long k;
-        char why[96];
         if (decode_audio(c, a->valuestring, &pcm, &k) != 0)
             return;
         if (j == 0) {
             free(pcm);
-            snprintf(why, sizeof(why), "audio with no chunk in flight (after chunk %u's end)",
-                     (unsigned)c->last_end);
-            protocol_error(c, 0, why);
+            stray_audio(c);
             return;
         }
         audio(c, j, pcm, (size_t)k, t);
@@ -407,9 +416,7 @@ static void on_cartesia(struct tb_ttsws *c, const cJSON *o, double t)
         if (decode_audio(c, d->valuestring, &pcm, &k) != 0)
             return;
         if (j == 0) {
-            snprintf(why, sizeof(why), "audio with no chunk in flight (after chunk %u's end)",
-                     (unsigned)c->last_end);
-            protocol_error(c, 0, why);
+            stray_audio(c);
         } else {
             audio(c, j, pcm, (size_t)k, t);
         }
