@@ -6,6 +6,7 @@
  *   application/octet-stream), a WAV of mono 16-bit PCM at the rate asked
  *   (its header not counted as audio, even cut across reads), and what is
  *   not (a WAV of another format, audio/mpeg, nothing at all for a text);
+ *   no descriptor left for the socket, said with the process's limit;
  *
  *   over a WebSocket, the message decoder on a client with no connection
  *   (ttsws_priv.h's detached client, events handed in on a virtual clock):
@@ -26,12 +27,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "tcp_peer.h"
 #include "tests.h"
 #include "tts/ttsws_priv.h"
+#include "tts/ttsws_rx.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/ttsapi.h"
 #include "ttsbuf/ttsnet.h"
@@ -254,6 +259,50 @@ static void not_the_audio_asked(void **state)
     r = http_chunk("Say this.", &g);
     expect(&r, TB_TTS_FORMAT, "no audio for a chunk of 9 characters");
     assert_true(isnan(r.first_byte));
+}
+
+/* No descriptor left for the socket: the message says so, and the
+ * process's limit (a child with a limit of 64, all of them open). */
+static void out_of_descriptors(void **state)
+{
+    int p[2];
+    pid_t pid;
+    char msg[TB_TTS_MESSAGE_MAX + 1] = "";
+    ssize_t n;
+    (void)state;
+    assert_int_equal(pipe(p), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rlimit rl = {64, 64};
+        struct tb_ttsnet_opts o;
+        struct tb_ttsnet *c = NULL;
+        char err[256];
+        close(p[0]);
+        tb_ttsnet_opts_init(&o);
+        o.url = "http://127.0.0.1:9";
+        o.key = KEY;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || tb_ttsnet_create(&o, &c, err, sizeof(err)) != 0)
+            _exit(1);
+        while (dup(p[1]) >= 0)
+            ;
+        if (tb_ttsnet_submit(c, "Say.", 4) != 0 || tb_ttsnet_finish(c, 20.0) != 0)
+            _exit(2);
+        n = write(p[1], tb_ttsnet_log(c)->c[0].message, strlen(tb_ttsnet_log(c)->c[0].message));
+        _exit(n > 0 && tb_ttsnet_log(c)->c[0].fail == TB_TTS_TRANSPORT ? 0 : 3);
+    }
+    close(p[1]);
+    n = read(p[0], msg, sizeof(msg) - 1);
+    close(p[0]);
+    msg[n > 0 ? n : 0] = '\0';
+    {
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+            strstr(msg, "out of file descriptors (EMFILE") == NULL ||
+            strstr(msg, "its limit of 64 (ulimit -n)") == NULL)
+            fail_msg("child exit %d, message '%s'", WIFEXITED(st) ? WEXITSTATUS(st) : -1, msg);
+    }
 }
 
 /* ---- WebSocket: the decoder on a detached client ---- */
@@ -485,6 +534,7 @@ int tb_test_ttswire(void)
         cmocka_unit_test(raw_types_are_pcm),
         cmocka_unit_test(wav_of_pcm),
         cmocka_unit_test(not_the_audio_asked),
+        cmocka_unit_test(out_of_descriptors),
         cmocka_unit_test(cartesia_flush_ids_skip_blanks),
         cmocka_unit_test(protocol_breaks),
         cmocka_unit_test(peer_bytes_made_safe),

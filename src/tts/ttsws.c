@@ -19,10 +19,13 @@
 #include <unistd.h>
 
 #include "ttsbuf/error.h"
+#include "ttsbuf/http.h"
 #include "ttsbuf/stream.h"
 #include "ttsbuf/ttsapi.h"
 #include "ttsbuf/utf8.h"
+#include "ttsws_conn.h"
 #include "ttsws_priv.h"
+#include "ttsws_rx.h"
 
 static const char *const names[TB_TTSWS__COUNT] = {"elevenlabs-ws", "cartesia-ws"};
 
@@ -44,11 +47,6 @@ int tb_ttsws_base_api(int api)
     return api == TB_TTSWS_ELEVENLABS ? TB_TTSAPI_ELEVENLABS
            : api == TB_TTSWS_CARTESIA ? TB_TTSAPI_CARTESIA
                                       : -1;
-}
-
-double tb_ttsws_now(const struct tb_ttsws *c)
-{
-    return c->clk->now(c->clk) - c->origin;
 }
 
 /* Queues a message (payload copied).  0 or TB_ENOMEM. */
@@ -486,7 +484,10 @@ int tb_ttsws_create(int api, const struct tb_ttsnet_opts *o, struct tb_ttsws **o
         fcntl(c->pipe_fd[1], F_SETFL, O_NONBLOCK) != 0 ||
         fcntl(c->pipe_fd[0], F_SETFD, FD_CLOEXEC) != 0 ||
         fcntl(c->pipe_fd[1], F_SETFD, FD_CLOEXEC) != 0) {
-        rc = tb_seterr(err, errlen, TB_EIO, "no pipe: %s", strerror(errno));
+        char why[160];
+        if (!tb_http_nofd_text(errno, why, sizeof(why)))
+            snprintf(why, sizeof(why), "%s", strerror(errno));
+        rc = tb_seterr(err, errlen, TB_EIO, "no pipe: %s", why);
         goto fail;
     }
     if (api == TB_TTSWS_ELEVENLABS && (rc = elevenlabs_open(c)) != 0)

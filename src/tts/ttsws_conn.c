@@ -23,8 +23,9 @@
 #include <unistd.h>
 
 #include "ttsbuf/error.h"
+#include "ttsbuf/http.h"
 #include "ttsbuf/ttsapi.h"
-#include "ttsws_priv.h"
+#include "ttsws_conn.h"
 
 _Static_assert(TB_TTSWS_PRE >= LWS_PRE, "room for libwebsockets' header before a payload");
 
@@ -83,9 +84,16 @@ static int cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, voi
         lws_callback_on_writable(wsi);
         break;
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
+        /* errno first: lws says only "Unable to connect" when socket()
+         * found no descriptor free. */
+        int e = errno;
         long st = (long)lws_http_client_http_response(wsi);
+        char nofd[160];
         c->wsi = NULL;
-        post_kind(c, TB_TTSWS_EV_REFUSED, st, in != NULL && len > 0 ? (const char *)in : "no connection");
+        post_kind(c, TB_TTSWS_EV_REFUSED, st,
+                  st == 0 && tb_http_nofd_text(e, nofd, sizeof(nofd))
+                      ? nofd
+                      : in != NULL && len > 0 ? (const char *)in : "no connection");
         break;
     }
     case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:

@@ -29,7 +29,8 @@
 #include "ttscheck.h"
 #include "ttsmsg.h"
 #include "ttsbuf/utf8.h"
-#include "ttsws_priv.h"
+#include "ttsbuf/ttsws.h"
+#include "ttsws_rx.h"
 
 static void set_message(struct tb_ttsws *c, struct tb_tts_chunk *r, const char *fmt, ...)
 #if defined(__GNUC__)

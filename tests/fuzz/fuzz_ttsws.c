@@ -33,6 +33,7 @@
 
 #include "fuzz.h"
 #include "../../src/tts/ttsws_priv.h"
+#include "../../src/tts/ttsws_rx.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/ttsmeas.h"
 #include "ttsbuf/ttsws.h"
@@ -149,7 +150,7 @@ static int op(struct tb_ttsws *c, struct tb_clock *clk, const uint8_t *data, siz
     switch (o) {
     case 0: {
         size_t len = a % 32u;
-        (*i)++;
+        *i = *i < size ? *i + 1 : size;
         if (len > size - *i)
             len = size - *i;
         if (tb_ttsws_log(c)->n < CHUNKS_MAX)
@@ -160,7 +161,7 @@ static int op(struct tb_ttsws *c, struct tb_clock *clk, const uint8_t *data, siz
     case 1: written(c, clk); break;
     case 2: {
         size_t len = (size_t)(a << 8 | b) % (sizeof(msg) - 1);
-        *i += 2;
+        *i = *i + 2 < size ? *i + 2 : size;
         if (len > size - *i)
             len = size - *i;
         memcpy(msg, data + *i, len);
