@@ -500,6 +500,8 @@ static int run_verdict(struct run *x)
                      tb_tts_fail_name(c->fail), st, c->message[0] ? ": " : "", c->message);
         return TB_EXIT_FAILED;
     }
+    if (tb_cli_audio_verdict(&x->a.au) != TB_EXIT_OK)
+        return TB_EXIT_FAILED; /* the audio was cut at its cap (said) */
     return tb_cli_underrun_verdict(x->a.c.fail_on_underrun, &x->r.sim, &x->r.stream.end);
 }
 
