@@ -279,6 +279,11 @@ int tb_test_sh(const char *cmd);
  * process's RSS into its peak). */
 long tb_test_sh_rss(const char *cmd, int *status);
 
+/* Writes a hostile JSON file of about `size` bytes to path: head, then
+ * "0,0,...,0" (a value every two bytes: cJSON's tree of it takes about 40
+ * times its size), then tail.  Fails the case when it cannot. */
+void tb_test_zeros_json(const char *path, const char *head, const char *tail, size_t size);
+
 /* What a peak-RSS bound is multiplied by in a sanitizer build: the
  * shadow memory, ASan's redzones and its quarantine of freed blocks. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

@@ -126,10 +126,11 @@ int tb_tts_chunk_received(struct tb_tts_chunk *c, double t, uint64_t n);
  */
 int tb_tts_blank(const char *text, size_t len);
 
-/* Text of record i (not NUL-terminated; length l->c[i].len). */
+/* Text of record i (not NUL-terminated; length l->c[i].len; "" while
+ * every text so far was empty and the arena holds nothing). */
 static inline const char *tb_tts_log_text(const struct tb_tts_log *l, size_t i)
 {
-    return l->arena + l->c[i].text;
+    return l->arena != NULL ? l->arena + l->c[i].text : "";
 }
 
 /*
