@@ -136,7 +136,8 @@ static inline const char *tb_tts_log_text(const struct tb_tts_log *l, size_t i)
 /*
  * tb_tts_chunk_model - the model's quantities (top of this file): *lat
  * = L_j, *rtf = R_j, *dur = D_j.  A chunk that completed with no audio
- * (blank text, not sent; or text the provider answered with silence) has
+ * (blank text, not sent; or, in a record of an older version, text the
+ * provider answered with no audio, now a "format" failure) has
  * no first byte: L_j = end - sent, R_j = 0, D_j = 0.  Returns 0, or
  * TB_EINVAL when the record has no end, or failed without a first byte
  * (the playout has nothing to replay for it).
