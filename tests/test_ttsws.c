@@ -179,7 +179,9 @@ static void check_ok(const struct tb_tts_log *l, const struct seen *s, const cha
         if (!(lat >= LAT - 0.002 && lat < LAT + 0.5))
             fail_msg("chunk %zu: first byte %.4f s after sent, the peer's schedule %.3f s", i + 1,
                      lat, LAT);
-        assert_true(r->end >= r->first_byte + 0.005);
+        /* The end after the first byte; not by the peer's 10 ms between
+         * its two messages: a loaded machine can read both at once. */
+        assert_true(r->end >= r->first_byte);
         assert_true(r->narr >= 1);
         /* In order, one at a time: chunk j after chunk j-1 ended. */
         if (i > 0)
