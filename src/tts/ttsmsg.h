@@ -11,16 +11,15 @@
 #ifndef TTSBUF_TTS_TTSMSG_H
 #define TTSBUF_TTS_TTSMSG_H
 
-#include <stdarg.h>
-
 #include "ttsbuf/secrets.h"
 #include "ttsbuf/ttsmeas.h"
 
-/* r->message from fmt and ap, cut to its size; own and run may be NULL. */
-void tb_tts_message_v(struct tb_tts_chunk *r, const struct tb_secrets *own,
-                      const struct tb_secrets *run, const char *fmt, va_list ap)
+/* r->message from fmt and its arguments, cut to its size; own and run
+ * may be NULL. */
+void tb_tts_message(struct tb_tts_chunk *r, const struct tb_secrets *own,
+                    const struct tb_secrets *run, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 4, 0)))
+    __attribute__((format(printf, 4, 5)))
 #endif
     ;
 

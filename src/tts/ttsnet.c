@@ -16,7 +16,6 @@
 
 #include <curl/curl.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,21 +123,6 @@ static void params(const struct tb_ttsnet *c, struct tb_ttsapi_params *p)
     p->model = c->model;
     p->voice = c->voice;
     p->rate = c->rate;
-}
-
-/* The message of a record: one line, every secret masked. */
-static void set_message(struct tb_ttsnet *c, struct tb_tts_chunk *r, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static void set_message(struct tb_ttsnet *c, struct tb_tts_chunk *r, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    tb_tts_message_v(r, c->own, c->run, fmt, ap);
-    va_end(ap);
 }
 
 /* The log's provider fields, from a request built for no text (which
@@ -426,12 +410,12 @@ static int audio_verdict(struct tb_ttsnet *c, struct slot *s, struct tb_tts_chun
         snprintf(s->bad, sizeof(s->bad), "HTTP %ld with Content-Type '%s': the body (%zu bytes) "
                  "ended inside its WAV header", s->hr.status, s->hr.content_type, s->head_len);
     if (s->bad[0] != '\0') {
-        set_message(c, r, "%s", s->bad);
+        tb_tts_message(r, c->own, c->run, "%s", s->bad);
         return TB_TTS_FORMAT;
     }
     kind = tb_ttscheck_end(r, tb_tts_log_text(&c->log, s->j - 1), s->has_odd, why, sizeof(why));
     if (kind != TB_TTS_OK)
-        set_message(c, r, "HTTP %ld: %s", s->hr.status, why);
+        tb_tts_message(r, c->own, c->run, "HTTP %ld: %s", s->hr.status, why);
     return kind;
 }
 
@@ -447,35 +431,35 @@ static void conclude(struct tb_ttsnet *c, struct slot *s, int forced, const char
     r->status = hr->status;
     if (forced >= 0) {
         r->fail = forced;
-        set_message(c, r, "%s, after %llu bytes", why, (unsigned long long)r->bytes);
+        tb_tts_message(r, c->own, c->run, "%s, after %llu bytes", why, (unsigned long long)r->bytes);
     } else if (s->bad[0] != '\0') {
         r->fail = TB_TTS_FORMAT; /* on_body stopped it: not the audio asked */
-        set_message(c, r, "%s", s->bad);
+        tb_tts_message(r, c->own, c->run, "%s", s->bad);
     } else if (hr->aborted) {
         r->fail = TB_TTS_CANCELED;
-        set_message(c, r, "stopped by the caller, after %llu bytes", (unsigned long long)r->bytes);
+        tb_tts_message(r, c->own, c->run, "stopped by the caller, after %llu bytes", (unsigned long long)r->bytes);
     } else if (hr->total_timeout) {
         r->fail = TB_TTS_TIMEOUT;
-        set_message(c, r, "not done after %g s (the total timeout), after %llu bytes",
+        tb_tts_message(r, c->own, c->run, "not done after %g s (the total timeout), after %llu bytes",
                     c->total_timeout, (unsigned long long)r->bytes);
     } else if (hr->status == 0) {
         r->fail = TB_TTS_TRANSPORT;
-        set_message(c, r, "%s", hr->error[0] != '\0' ? hr->error : "no response");
+        tb_tts_message(r, c->own, c->run, "%s", hr->error[0] != '\0' ? hr->error : "no response");
     } else if (hr->status < 200 || hr->status >= 300) {
         r->fail = TB_TTS_HTTP;
         tb_ttsapi_error_text(c->api, hr->body, hr->body_len, msg, sizeof(msg));
-        set_message(c, r, "%s", msg[0] != '\0' ? msg : "(empty body)");
+        tb_tts_message(r, c->own, c->run, "%s", msg[0] != '\0' ? msg : "(empty body)");
     } else if (!audio && (hr->body_len > 0 || hr->content_type[0] != '\0')) {
         r->fail = TB_TTS_FORMAT;
         tb_ttsapi_error_text(c->api, hr->body, hr->body_len, msg, sizeof(msg));
-        set_message(c, r, "HTTP %ld with Content-Type '%s', not audio: %s", hr->status,
+        tb_tts_message(r, c->own, c->run, "HTTP %ld with Content-Type '%s', not audio: %s", hr->status,
                     hr->content_type[0] != '\0' ? hr->content_type : "(none)",
                     msg[0] != '\0' ? msg : "(empty body)");
     } else if (hr->curl_code != 0) {
         /* The answer had begun: the body was cut (closed, reset, fewer
          * bytes than Content-Length). */
         r->fail = TB_TTS_CUT;
-        set_message(c, r, "the audio stopped after %llu bytes: %s", (unsigned long long)hr->bytes,
+        tb_tts_message(r, c->own, c->run, "the audio stopped after %llu bytes: %s", (unsigned long long)hr->bytes,
                     hr->error);
     } else {
         r->fail = audio_verdict(c, s, r);
@@ -515,7 +499,7 @@ static int send_one(struct tb_ttsnet *c, size_t i)
     if (s == NULL) { /* cannot happen: at most N in flight */
         r->end = r->sent;
         r->fail = TB_TTS_TRANSPORT;
-        set_message(c, r, "no free transfer slot");
+        tb_tts_message(r, c->own, c->run, "no free transfer slot");
         ended(c, j);
         return 0;
     }
@@ -561,7 +545,7 @@ static int send_one(struct tb_ttsnet *c, size_t i)
     if (rc != 0) {
         r->end = now(c);
         r->fail = TB_TTS_TRANSPORT;
-        set_message(c, r, "the request could not be made: %s",
+        tb_tts_message(r, c->own, c->run, "the request could not be made: %s",
                     rc == TB_ENOMEM ? "out of memory" : err);
         slot_clear(s);
         ended(c, j);
@@ -576,7 +560,7 @@ static void cancel_queued(struct tb_ttsnet *c)
     while (c->next < c->log.n) {
         size_t i = c->next++;
         c->log.c[i].fail = TB_TTS_CANCELED;
-        set_message(c, &c->log.c[i], "not sent: %s",
+        tb_tts_message(&c->log.c[i], c->own, c->run, "not sent: %s",
                     c->failed != 0 ? "an earlier chunk failed" : "the run was stopped");
         ended(c, (uint32_t)i + 1);
     }

@@ -32,20 +32,6 @@
 #include "ttsbuf/ttsws.h"
 #include "ttsws_rx.h"
 
-static void set_message(struct tb_ttsws *c, struct tb_tts_chunk *r, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static void set_message(struct tb_ttsws *c, struct tb_tts_chunk *r, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    tb_tts_message_v(r, c->own, c->run, fmt, ap);
-    va_end(ap);
-}
-
 struct tb_tts_chunk *tb_ttsws_rec(struct tb_ttsws *c, uint32_t j)
 {
     return &c->log.c[j - 1];
@@ -95,7 +81,7 @@ void tb_ttsws_conclude(struct tb_ttsws *c, uint32_t j, int kind, long status, co
         va_end(ap);
     }
     if (msg[0] != '\0')
-        set_message(c, r, "%s", msg);
+        tb_tts_message(r, c->own, c->run, "%s", msg);
     tb_ttsws_ended(c, j);
 }
 
@@ -121,7 +107,7 @@ void tb_ttsws_cancel_queued(struct tb_ttsws *c)
     while (c->next < c->log.n) {
         size_t i = c->next++;
         c->log.c[i].fail = TB_TTS_CANCELED;
-        set_message(c, &c->log.c[i], "not sent: %s",
+        tb_tts_message(&c->log.c[i], c->own, c->run, "not sent: %s",
                     c->failed != 0 ? "an earlier chunk failed" : "the run was stopped");
         c->state[i] = TB_TTSWS_FLYING;
         tb_ttsws_ended(c, (uint32_t)i + 1);
