@@ -922,8 +922,8 @@ static void whole_files_bounded(void **state)
         const char *fmt, *head, *tail, *want;
         int code;
     } cases[] = {
-        {"vllm", "{\"model_id\": \"m\", \"ttfts\": [0.1], \"itls\": [[0.1]], \"unused\": [",
-         "]}", NULL, 0},
+        {"vllm", "{\"model_id\": \"m\", \"ttfts\": [0.1], \"itls\": [[0.1]], \"unused\": [", "]}",
+         NULL, 0},
         {"vllm", "{\"ttfts\": [0.1], \"itls\": [[", "]]}",
          "itls[0]: would take about 2559 MiB to read, over the cap of 64 MiB for one piece", 2},
         {"genai-perf",
@@ -939,8 +939,8 @@ static void whole_files_bounded(void **state)
         long rss;
         int code;
         tb_test_zeros_json(path, cases[i].head, cases[i].tail, (size_t)64 << 20);
-        snprintf(cmd, sizeof(cmd), "'%s' sim --import %s:%s --json 2>%s >/dev/null",
-                 tb_test_bin(), cases[i].fmt, path, errp);
+        snprintf(cmd, sizeof(cmd), "'%s' sim --import %s:%s --json 2>%s >/dev/null", tb_test_bin(),
+                 cases[i].fmt, path, errp);
         rss = tb_test_sh_rss(cmd, &code);
         err = tb_test_slurp_str(errp);
         if (code != cases[i].code ||

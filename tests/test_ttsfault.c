@@ -152,11 +152,10 @@ static void s_third_fails(struct peer *pe, int fd, int conn)
         send_status(fd, 200, "OK", strcmp(how, "mpeg") == 0 ? "audio/mpeg" : "audio/ogg", "", b);
     } else if (strcmp(how, "wav8") == 0) {
         /* A WAV header saying 8-bit stereo at 44100 Hz. */
-        static const unsigned char h[44] = {'R', 'I', 'F', 'F', 0xFF, 0xFF, 0xFF, 0xFF, 'W', 'A',
-                                            'V', 'E', 'f', 'm', 't', ' ',  16,   0,    0,    0,
-                                            1,   0,   2,   0,   0x44, 0xAC, 0,    0,    0x88, 0x58,
-                                            1,   0,   2,   0,   8,    0,    'd',  'a',  't',  'a',
-                                            0xFF, 0xFF, 0xFF, 0xFF};
+        static const unsigned char h[44] = {
+            'R', 'I', 'F', 'F', 0xFF, 0xFF, 0xFF, 0xFF, 'W', 'A',  'V',  'E',  'f',  'm',  't',
+            ' ', 16,  0,   0,   0,    1,    0,    2,    0,   0x44, 0xAC, 0,    0,    0x88, 0x58,
+            1,   0,   2,   0,   8,    0,    'd',  'a',  't', 'a',  0xFF, 0xFF, 0xFF, 0xFF};
         char head[256];
         snprintf(head, sizeof(head),
                  "HTTP/1.1 200 OK\r\nContent-Type: audio/wav\r\nContent-Length: %zu\r\n"

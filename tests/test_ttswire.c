@@ -474,8 +474,7 @@ static void protocol_breaks(void **state)
     ws_open(&w, TB_TTSWS_ELEVENLABS);
     ws_submit(&w, "One.");
     ws_sent(&w, 1);
-    ws_text(&w, "{\"audio\":\"%s\",\"alignment\":{\"chars\":[\"O\",\"n\",\"e\",\".\"]}}",
-            pcm64());
+    ws_text(&w, "{\"audio\":\"%s\",\"alignment\":{\"chars\":[\"O\",\"n\",\"e\",\".\"]}}", pcm64());
     ws_expect(&w, 1, TB_TTS_OK, NULL);
     ws_text(&w, "{\"audio\":\"%s\",\"alignment\":null}", pcm64());
     ws_submit(&w, "Two.");

@@ -635,8 +635,8 @@ static void hostile_peers(void **state)
                      hostile[h].kind);
             line = strstr(o.se, want);
             if (o.code != 3 || line == NULL || strstr(line, hostile[h].msg[i]) == NULL)
-                fail_msg("%s %s: exit %d, stderr '%s' (want '%s ... %s')", d[i][1],
-                         hostile[h].mode, o.code, o.se, want, hostile[h].msg[i]);
+                fail_msg("%s %s: exit %d, stderr '%s' (want '%s ... %s')", d[i][1], hostile[h].mode,
+                         o.code, o.se, want, hostile[h].msg[i]);
             /* Every output valid UTF-8: the peer's bytes were replaced. */
             assert_int_equal(tb_utf8_check(o.so, strlen(o.so)), strlen(o.so));
             assert_int_equal(tb_utf8_check(o.se, strlen(o.se)), strlen(o.se));

@@ -373,8 +373,8 @@ long tb_test_sh_rss(const char *cmd, int *status)
 void tb_test_zeros_json(const char *path, const char *head, const char *tail, size_t size)
 {
     static char block[1 << 16];
-    size_t left = size > strlen(head) + strlen(tail) + 1 ? size - strlen(head) - strlen(tail) - 1
-                                                          : 0;
+    size_t left =
+        size > strlen(head) + strlen(tail) + 1 ? size - strlen(head) - strlen(tail) - 1 : 0;
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     for (size_t i = 0; i < sizeof(block); i += 2)

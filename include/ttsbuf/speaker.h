@@ -207,9 +207,8 @@ const struct tb_voice *tb_speaker_voice(struct tb_speaker *s);
  * (the TTS client's callbacks run there).  Returns 0 (bytes of a chunk
  * after one that failed are dropped), TB_EINVAL (not a pcm_rate speaker,
  * after finish, j 0, a bad t, chunk j already ended), TB_ETOOBIG (more
- * than TB_SPEAKER_HELD_MAX_S waiting), TB_ECANCELED (the cancel flag), TB_EIO, TB_ENOMEM.  A failure sticks:
- * every later call returns it and tb_speaker_finish reports it with its
- * message.
+ * than TB_SPEAKER_HELD_MAX_S waiting), TB_ECANCELED (the cancel flag), TB_EIO, TB_ENOMEM.  A
+ * failure sticks: every later call returns it and tb_speaker_finish reports it with its message.
  */
 int tb_speaker_pcm(struct tb_speaker *s, uint32_t j, double t, const void *pcm, size_t n);
 

@@ -112,8 +112,7 @@ int tb_tts_blank(const char *text, size_t len)
         } else if (c == 0xE1 && i + 2 < len && s[i + 1] == 0x9A && s[i + 2] == 0x80) {
             i += 3; /* U+1680 */
         } else if (c == 0xE2 && i + 2 < len && s[i + 1] == 0x80 &&
-                   (s[i + 2] <= 0x8A || s[i + 2] == 0xA8 || s[i + 2] == 0xA9 ||
-                    s[i + 2] == 0xAF)) {
+                   (s[i + 2] <= 0x8A || s[i + 2] == 0xA8 || s[i + 2] == 0xA9 || s[i + 2] == 0xAF)) {
             i += 3; /* U+2000..U+200A, U+2028, U+2029, U+202F */
         } else if (c == 0xE2 && i + 2 < len && s[i + 1] == 0x81 && s[i + 2] == 0x9F) {
             i += 3; /* U+205F */

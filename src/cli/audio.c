@@ -343,8 +343,9 @@ void tb_cli_audio_report(FILE *f, const struct tb_cli_audio *a, const struct tb_
     if (a->sink == TB_SINK_NONE)
         return;
     if (audio_cut(a))
-        fprintf(f, "  audio cut at %.3f s: it reached its cap of %.0f s (--audio-max); the numbers "
-                   "above are the whole run's\n",
+        fprintf(f,
+                "  audio cut at %.3f s: it reached its cap of %.0f s (--audio-max); the numbers "
+                "above are the whole run's\n",
                 a->res.cut_s, audio_cap(a));
     fprintf(f, "  audio clock (%s", a->spec);
     if (a->sink == TB_SINK_PORTAUDIO)

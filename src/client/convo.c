@@ -348,9 +348,8 @@ static int bad_json(const char *name, const char *buf, size_t e, size_t lead, si
 
 /* Record w->index of the array, buf[vs..ve): parsed alone (priced first:
  * its tree within TB_JSON_PIECE_MAX) and taken. */
-static int array_record(const char *buf, size_t vs, size_t ve, struct tb_convos *c,
-                           size_t *cap, const struct where *w, size_t lead, size_t lines,
-                           char *err, size_t errlen)
+static int array_record(const char *buf, size_t vs, size_t ve, struct tb_convos *c, size_t *cap,
+                        const struct where *w, size_t lead, size_t lines, char *err, size_t errlen)
 {
     const char *end = NULL;
     size_t cost = tb_jsonscan_cost(buf + vs, ve - vs);

@@ -219,8 +219,7 @@ static int experiment(struct gctx *c, const char *d, size_t xs, size_t xe, int e
     tb_jsonscan_open(&it, d, re, rs);
     while (rc == 0 && tb_jsonscan_next(&it, NULL, NULL, &vs, &ve) == 1) {
         cJSON *q = tb_import_parse(d + vs, ve - vs, e, sizeof(e));
-        rc = q != NULL ? one_request(c, ei, ri, q, label)
-                       : bad(c, TB_EFORMAT, ei, ri, NULL, -1, e);
+        rc = q != NULL ? one_request(c, ei, ri, q, label) : bad(c, TB_EFORMAT, ei, ri, NULL, -1, e);
         cJSON_Delete(q);
         ri++;
     }

@@ -224,9 +224,7 @@ int tb_http_nofd_text(int err, char *out, size_t outlen)
                  (unsigned long long)rl.rlim_cur);
     if (outlen == 0)
         return 1;
-    snprintf(out, outlen, "out of file descriptors (%s: %s%s)",
-             err == EMFILE ? "EMFILE" : "ENFILE",
-             err == EMFILE ? "this process has them all open" : "the system's table is full",
-             lim);
+    snprintf(out, outlen, "out of file descriptors (%s: %s%s)", err == EMFILE ? "EMFILE" : "ENFILE",
+             err == EMFILE ? "this process has them all open" : "the system's table is full", lim);
     return 1;
 }

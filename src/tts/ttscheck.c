@@ -55,7 +55,8 @@ static unsigned le16(const unsigned char *b)
 static int fmt_ok(const unsigned char *f, size_t n, unsigned rate, char *why, size_t whylen)
 {
     /* KSDATAFORMAT_SUBTYPE_PCM: 00000001-0000-0010-8000-00aa00389b71. */
-    static const unsigned char pcm_guid[16] = {1, 0, 0, 0, 0, 0, 0x10, 0, 0x80, 0, 0, 0xAA, 0, 0x38, 0x9B, 0x71};
+    static const unsigned char pcm_guid[16] = {1,    0, 0, 0,    0, 0,    0x10, 0,
+                                               0x80, 0, 0, 0xAA, 0, 0x38, 0x9B, 0x71};
     unsigned tag, ch, bits;
     uint32_t hz;
     if (n < 16) {

@@ -45,12 +45,12 @@ struct slot {
     struct tb_http_resp hr;
     unsigned char odd; /* a byte waiting for its pair */
     int has_odd;
-    int media;                                   /* enum tb_ttscheck_media, once read */
-    int checked;                                 /* media read (at the first body byte) */
-    size_t head_len;                             /* WAV: header bytes held so far */
-    int head_done;                               /* WAV: its header read; PCM follows */
+    int media;                                    /* enum tb_ttscheck_media, once read */
+    int checked;                                  /* media read (at the first body byte) */
+    size_t head_len;                              /* WAV: header bytes held so far */
+    int head_done;                                /* WAV: its header read; PCM follows */
     unsigned char head[TB_TTSCHECK_WAV_HEAD_MAX]; /* WAV: the header, until it is whole */
-    char bad[TB_TTS_MESSAGE_MAX];                /* the body is not the audio asked: why */
+    char bad[TB_TTS_MESSAGE_MAX];                 /* the body is not the audio asked: why */
 };
 
 struct tb_ttsnet {
@@ -407,8 +407,10 @@ static int audio_verdict(struct tb_ttsnet *c, struct slot *s, struct tb_tts_chun
     if (!s->checked && tb_ttscheck_media(s->hr.content_type) == TB_TTSCHECK_OTHER)
         bad_media(s, s->hr.content_type);
     else if (s->checked && s->media == TB_TTSCHECK_WAV && !s->head_done)
-        snprintf(s->bad, sizeof(s->bad), "HTTP %ld with Content-Type '%s': the body (%zu bytes) "
-                 "ended inside its WAV header", s->hr.status, s->hr.content_type, s->head_len);
+        snprintf(s->bad, sizeof(s->bad),
+                 "HTTP %ld with Content-Type '%s': the body (%zu bytes) "
+                 "ended inside its WAV header",
+                 s->hr.status, s->hr.content_type, s->head_len);
     if (s->bad[0] != '\0') {
         tb_tts_message(r, c->own, c->run, "%s", s->bad);
         return TB_TTS_FORMAT;
@@ -431,17 +433,20 @@ static void conclude(struct tb_ttsnet *c, struct slot *s, int forced, const char
     r->status = hr->status;
     if (forced >= 0) {
         r->fail = forced;
-        tb_tts_message(r, c->own, c->run, "%s, after %llu bytes", why, (unsigned long long)r->bytes);
+        tb_tts_message(r, c->own, c->run, "%s, after %llu bytes", why,
+                       (unsigned long long)r->bytes);
     } else if (s->bad[0] != '\0') {
         r->fail = TB_TTS_FORMAT; /* on_body stopped it: not the audio asked */
         tb_tts_message(r, c->own, c->run, "%s", s->bad);
     } else if (hr->aborted) {
         r->fail = TB_TTS_CANCELED;
-        tb_tts_message(r, c->own, c->run, "stopped by the caller, after %llu bytes", (unsigned long long)r->bytes);
+        tb_tts_message(r, c->own, c->run, "stopped by the caller, after %llu bytes",
+                       (unsigned long long)r->bytes);
     } else if (hr->total_timeout) {
         r->fail = TB_TTS_TIMEOUT;
-        tb_tts_message(r, c->own, c->run, "not done after %g s (the total timeout), after %llu bytes",
-                    c->total_timeout, (unsigned long long)r->bytes);
+        tb_tts_message(r, c->own, c->run,
+                       "not done after %g s (the total timeout), after %llu bytes",
+                       c->total_timeout, (unsigned long long)r->bytes);
     } else if (hr->status == 0) {
         r->fail = TB_TTS_TRANSPORT;
         tb_tts_message(r, c->own, c->run, "%s", hr->error[0] != '\0' ? hr->error : "no response");
@@ -452,15 +457,15 @@ static void conclude(struct tb_ttsnet *c, struct slot *s, int forced, const char
     } else if (!audio && (hr->body_len > 0 || hr->content_type[0] != '\0')) {
         r->fail = TB_TTS_FORMAT;
         tb_ttsapi_error_text(c->api, hr->body, hr->body_len, msg, sizeof(msg));
-        tb_tts_message(r, c->own, c->run, "HTTP %ld with Content-Type '%s', not audio: %s", hr->status,
-                    hr->content_type[0] != '\0' ? hr->content_type : "(none)",
-                    msg[0] != '\0' ? msg : "(empty body)");
+        tb_tts_message(r, c->own, c->run, "HTTP %ld with Content-Type '%s', not audio: %s",
+                       hr->status, hr->content_type[0] != '\0' ? hr->content_type : "(none)",
+                       msg[0] != '\0' ? msg : "(empty body)");
     } else if (hr->curl_code != 0) {
         /* The answer had begun: the body was cut (closed, reset, fewer
          * bytes than Content-Length). */
         r->fail = TB_TTS_CUT;
-        tb_tts_message(r, c->own, c->run, "the audio stopped after %llu bytes: %s", (unsigned long long)hr->bytes,
-                    hr->error);
+        tb_tts_message(r, c->own, c->run, "the audio stopped after %llu bytes: %s",
+                       (unsigned long long)hr->bytes, hr->error);
     } else {
         r->fail = audio_verdict(c, s, r);
     }
@@ -546,7 +551,7 @@ static int send_one(struct tb_ttsnet *c, size_t i)
         r->end = now(c);
         r->fail = TB_TTS_TRANSPORT;
         tb_tts_message(r, c->own, c->run, "the request could not be made: %s",
-                    rc == TB_ENOMEM ? "out of memory" : err);
+                       rc == TB_ENOMEM ? "out of memory" : err);
         slot_clear(s);
         ended(c, j);
         return rc == TB_ENOMEM ? rc : 0;
@@ -561,7 +566,7 @@ static void cancel_queued(struct tb_ttsnet *c)
         size_t i = c->next++;
         c->log.c[i].fail = TB_TTS_CANCELED;
         tb_tts_message(&c->log.c[i], c->own, c->run, "not sent: %s",
-                    c->failed != 0 ? "an earlier chunk failed" : "the run was stopped");
+                       c->failed != 0 ? "an earlier chunk failed" : "the run was stopped");
         ended(c, (uint32_t)i + 1);
     }
 }

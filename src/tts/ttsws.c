@@ -193,8 +193,8 @@ static int timeouts(struct tb_ttsws *c, int cap)
             left = c->last[i] + c->idle_timeout - t;
             if (left <= 0) {
                 snprintf(why, sizeof(why), "no audio for %g s (the idle timeout)", c->idle_timeout);
-                tb_ttsws_conclude(c, (uint32_t)i + 1, TB_TTS_TIMEOUT, 0, "%s, after %llu bytes", why,
-                         (unsigned long long)r->bytes);
+                tb_ttsws_conclude(c, (uint32_t)i + 1, TB_TTS_TIMEOUT, 0, "%s, after %llu bytes",
+                                  why, (unsigned long long)r->bytes);
                 continue;
             }
         }
@@ -202,8 +202,8 @@ static int timeouts(struct tb_ttsws *c, int cap)
             double l2 = r->sent + c->total_timeout - t;
             if (l2 <= 0) {
                 tb_ttsws_conclude(c, (uint32_t)i + 1, TB_TTS_TIMEOUT, 0,
-                         "not done after %g s (the total timeout), after %llu bytes",
-                         c->total_timeout, (unsigned long long)r->bytes);
+                                  "not done after %g s (the total timeout), after %llu bytes",
+                                  c->total_timeout, (unsigned long long)r->bytes);
                 continue;
             }
             if (l2 < left)

@@ -91,9 +91,9 @@ static int cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, voi
         char nofd[160];
         c->wsi = NULL;
         post_kind(c, TB_TTSWS_EV_REFUSED, st,
-                  st == 0 && tb_http_nofd_text(e, nofd, sizeof(nofd))
-                      ? nofd
-                      : in != NULL && len > 0 ? (const char *)in : "no connection");
+                  st == 0 && tb_http_nofd_text(e, nofd, sizeof(nofd)) ? nofd
+                  : in != NULL && len > 0                             ? (const char *)in
+                                                                      : "no connection");
         break;
     }
     case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
@@ -137,7 +137,9 @@ static int cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, voi
             if (e == NULL)
                 break;
             e->t = tb_ttsws_now(c);
-            e->kind = c->rx_toobig ? TB_TTSWS_EV_TOOBIG : c->rx_binary ? TB_TTSWS_EV_BINARY : TB_TTSWS_EV_TEXT;
+            e->kind = c->rx_toobig   ? TB_TTSWS_EV_TOOBIG
+                      : c->rx_binary ? TB_TTSWS_EV_BINARY
+                                     : TB_TTSWS_EV_TEXT;
             if (e->kind == TB_TTSWS_EV_TEXT) {
                 c->rx[c->rx_len] = '\0';
                 e->data = (char *)c->rx;
@@ -215,8 +217,7 @@ static void *loop(void *arg)
     return NULL;
 }
 
-int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char *err,
-                        size_t errlen)
+int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char *err, size_t errlen)
 {
     struct lws_context_creation_info ci;
     struct lws_client_connect_info cc;
@@ -323,7 +324,6 @@ int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char 
     c->thr_up = 1;
     return 0;
 }
-
 
 void tb_ttsws_conn_stop(struct tb_ttsws *c)
 {

@@ -54,8 +54,7 @@ void tb_ttsws_ended(struct tb_ttsws *c, uint32_t j)
         c->on_end(c->ud, j, r);
 }
 
-void tb_ttsws_conclude(struct tb_ttsws *c, uint32_t j, int kind, long status, const char *fmt,
-                       ...)
+void tb_ttsws_conclude(struct tb_ttsws *c, uint32_t j, int kind, long status, const char *fmt, ...)
 {
     struct tb_tts_chunk *r = tb_ttsws_rec(c, j);
     char msg[TB_TTS_MESSAGE_MAX];
@@ -108,7 +107,7 @@ void tb_ttsws_cancel_queued(struct tb_ttsws *c)
         size_t i = c->next++;
         c->log.c[i].fail = TB_TTS_CANCELED;
         tb_tts_message(&c->log.c[i], c->own, c->run, "not sent: %s",
-                    c->failed != 0 ? "an earlier chunk failed" : "the run was stopped");
+                       c->failed != 0 ? "an earlier chunk failed" : "the run was stopped");
         c->state[i] = TB_TTSWS_FLYING;
         tb_ttsws_ended(c, (uint32_t)i + 1);
     }
@@ -318,8 +317,7 @@ static void elevenlabs_alignment(struct tb_ttsws *c, uint32_t j, const cJSON *ch
             break;
         c->counted[j - 1] += k;
     }
-    for (j = oldest_flying(c); j != 0 && c->counted[j - 1] >= c->need[j - 1];
-         j = oldest_flying(c))
+    for (j = oldest_flying(c); j != 0 && c->counted[j - 1] >= c->need[j - 1]; j = oldest_flying(c))
         tb_ttsws_conclude(c, j, TB_TTS_OK, 0, NULL);
 }
 
@@ -370,8 +368,8 @@ static int cartesia_chunk(struct tb_ttsws *c, const char *type, double f, uint32
     }
     *j = c->wire[(size_t)f - 1];
     if (c->state[*j - 1] == TB_TTSWS_ENDED) {
-        snprintf(why, sizeof(why), "a %s message for chunk %u (flush_id %g) after its end",
-                 type, (unsigned)*j, f);
+        snprintf(why, sizeof(why), "a %s message for chunk %u (flush_id %g) after its end", type,
+                 (unsigned)*j, f);
         protocol_error(c, 0, why);
         return -1;
     }
@@ -444,14 +442,14 @@ static void on_closed(struct tb_ttsws *c, const struct tb_ttsws_ev *e)
     if (oldest_flying(c) == 0) {
         /* Between chunks (an idle connection the provider ended): the
          * next chunk cannot be sent. */
-        snprintf(why, sizeof(why), "the WebSocket connection had closed (code %ld%s%s)",
-                 e->status, sep, d);
+        snprintf(why, sizeof(why), "the WebSocket connection had closed (code %ld%s%s)", e->status,
+                 sep, d);
         tb_ttsws_conn_down(c, TB_TTS_TRANSPORT, 0, why);
         return;
     }
     if (e->status != 0)
-        snprintf(why, sizeof(why), "the connection closed mid-audio (code %ld%s%s)", e->status,
-                 sep, d);
+        snprintf(why, sizeof(why), "the connection closed mid-audio (code %ld%s%s)", e->status, sep,
+                 d);
     else
         snprintf(why, sizeof(why), "the connection closed mid-audio");
     tb_ttsws_conn_down(c, TB_TTS_CUT, 0, why);

@@ -16,8 +16,7 @@ struct tb_tts_chunk *tb_ttsws_rec(struct tb_ttsws *c, uint32_t j);
  * run's speech.  Once per chunk. */
 void tb_ttsws_ended(struct tb_ttsws *c, uint32_t j);
 /* Ends chunk j now as kind (a message, printf-like; NULL: none). */
-void tb_ttsws_conclude(struct tb_ttsws *c, uint32_t j, int kind, long status, const char *fmt,
-                       ...)
+void tb_ttsws_conclude(struct tb_ttsws *c, uint32_t j, int kind, long status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 5, 6)))
 #endif

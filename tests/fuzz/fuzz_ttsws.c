@@ -55,7 +55,7 @@ static int on_audio(void *ud, uint32_t j, const char *pcm, size_t n, double t)
     FUZZ_CHECK(j >= 1 && j <= tb_ttsws_log(s->c)->n && j <= CHUNKS_MAX);
     r = &tb_ttsws_log(s->c)->c[j - 1];
     FUZZ_CHECK(n % 2 == 0 && n > 0);
-    FUZZ_CHECK(s->ends[j] == 0);              /* not after its end */
+    FUZZ_CHECK(s->ends[j] == 0);                 /* not after its end */
     FUZZ_CHECK(!isnan(r->sent) && t >= r->sent); /* not before its text */
     s->bytes[j] += n;
     return 0;
@@ -137,8 +137,7 @@ static void alignment(struct tb_ttsws *c, size_t k, char *out, size_t cap)
 }
 
 /* One operation at data[*i]; returns 0 when the input is used up. */
-static int op(struct tb_ttsws *c, struct tb_clock *clk, const uint8_t *data, size_t size,
-              size_t *i)
+static int op(struct tb_ttsws *c, struct tb_clock *clk, const uint8_t *data, size_t size, size_t *i)
 {
     static char msg[9000], pcm[700], al[600];
     uint8_t o, a, b;
