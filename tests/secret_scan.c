@@ -58,7 +58,8 @@ static void base64_core(const char *key, size_t a, int url, char *out)
     so_base64(raw, a + kl, enc);
     enc[end] = '\0';
     for (char *p = enc; url && *p; p++)
-        *p = *p == '+' ? '-' : *p == '/' ? '_' : *p;
+        if (*p == '+' || *p == '/')
+            *p = (char)(*p == '+' ? '-' : '_');
     snprintf(out, 300, "%s", enc + first);
 }
 

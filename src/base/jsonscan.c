@@ -271,9 +271,9 @@ int tb_jsonscan_key_is(const char *s, size_t ks, size_t ke, const char *name)
                     return 0; /* a name is ASCII */
                 c = (char)v;
             } else {
-                c = e == '"' || e == '\\' || e == '/' ? e : '\0';
-                if (c == '\0')
+                if (e != '"' && e != '\\' && e != '/')
                     return 0;
+                c = e;
             }
         }
         if (k >= n || name[k] != c)

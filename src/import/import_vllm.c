@@ -93,7 +93,9 @@ static int members(const char *d, size_t len, size_t at, struct span *m, size_t 
 /* The first byte of a span's value. */
 static char first_of(const char *d, const struct span *v)
 {
-    return v->n > 0 ? d[v->at] : '\0';
+    if (v->n == 0)
+        return '\0';
+    return d[v->at];
 }
 
 /* The items of the array at v. */

@@ -478,7 +478,7 @@ int tb_ttsws_create(int api, const struct tb_ttsnet_opts *o, struct tb_ttsws **o
     struct tb_ttsws *c;
     int rc = init(api, o, &c, err, errlen);
     *out = NULL;
-    if (rc != 0)
+    if (rc != 0 || c == NULL) /* c NULL: init's codes are never 0 then */
         goto fail;
     if (pipe(c->pipe_fd) != 0 || fcntl(c->pipe_fd[0], F_SETFL, O_NONBLOCK) != 0 ||
         fcntl(c->pipe_fd[1], F_SETFL, O_NONBLOCK) != 0 ||
@@ -508,6 +508,8 @@ int tb_ttsws_create_detached(int api, const struct tb_ttsnet_opts *o, struct tb_
     struct tb_ttsws *c;
     int rc = init(api, o, &c, err, errlen);
     *out = NULL;
+    if (rc == 0 && c == NULL)
+        rc = TB_ENOMEM; /* cannot happen: init's codes are never 0 then */
     if (rc == 0 && api == TB_TTSWS_ELEVENLABS)
         rc = elevenlabs_open(c);
     if (rc != 0) {

@@ -333,7 +333,7 @@ static void on_elevenlabs(struct tb_ttsws *c, const cJSON *o, double t)
         provider_error(c, o);
         return;
     }
-    if (cJSON_IsString(a) && a->valuestring[0] != '\0') {
+    if (a != NULL && cJSON_IsString(a) && a->valuestring[0] != '\0') {
         unsigned char *pcm;
         long k;
         if (decode_audio(c, a->valuestring, &pcm, &k) != 0)

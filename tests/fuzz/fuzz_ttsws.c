@@ -107,8 +107,12 @@ static void b64(char *out, size_t bytes)
         size_t left = bytes - i;
         out[k++] = a[(i * 7) % 64];
         out[k++] = a[(i * 11) % 64];
-        out[k++] = left > 1 ? a[(i * 13) % 64] : '=';
-        out[k++] = left > 2 ? a[(i * 17) % 64] : '=';
+        out[k++] = a[(i * 13) % 64];
+        out[k++] = a[(i * 17) % 64];
+        if (left < 3)
+            out[k - 1] = '=';
+        if (left < 2)
+            out[k - 2] = '=';
     }
     out[k] = '\0';
 }
