@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fuzz/secrets_oracle.h"
 #include "secret_scan.h"
 #include "tests.h"
 
@@ -31,8 +32,35 @@ void secret_echo_forms(const char *key, int json, char *out, size_t len)
         }
     }
     esc[k] = '\0';
-    snprintf(out, len, "%s (%.14s...) [%.7s%s%.7s %s] %s", key, key, key, json ? "\\n" : "\\n\t",
-             key + 7, key + 14, esc);
+    {
+        /* And base64-encoded, as "Basic user:KEY" and the key alone. */
+        char basic[300], b64[300];
+        unsigned char raw[200];
+        size_t kl = strlen(key) < 150 ? strlen(key) : 150;
+        memcpy(raw, "user:", 5);
+        memcpy(raw + 5, key, kl);
+        so_base64(raw, kl + 5, basic);
+        so_base64(raw + 5, kl, b64);
+        snprintf(out, len, "%s (%.14s...) [%.7s%s%.7s %s] %s Basic %s %s", key, key, key,
+                 json ? "\\n" : "\\n\t", key + 7, key + 14, esc, basic, b64);
+    }
+}
+
+/* The characters of key's base64 (either alphabet) that come from its
+ * bits alone, at alignment a (0..2) after other bytes, into out. */
+static void base64_core(const char *key, size_t a, int url, char *out)
+{
+    unsigned char raw[200] = {0};
+    char enc[300];
+    size_t kl = strlen(key) < 150 ? strlen(key) : 150, first = (8 * a + 5) / 6,
+           end = 8 * (a + kl) / 6;
+    memcpy(raw + a, key, kl);
+    so_base64(raw, a + kl, enc);
+    enc[end] = '\0';
+    for (char *p = enc; url && *p; p++)
+        if (*p == '+' || *p == '/')
+            *p = (char)(*p == '+' ? '-' : '_');
+    snprintf(out, 300, "%s", enc + first);
 }
 
 /* text[0..n) as a reader puts an echo back together: whitespace and the
@@ -69,6 +97,19 @@ void secret_assert_unquoted(const char *where, const char *text, size_t n, const
 {
     char *joined = rejoined(text, n);
     size_t kl = strlen(key);
+    for (size_t f = 0; f < 6; f++) { /* its base64 forms too */
+        char core[300];
+        base64_core(key, f / 2, (int)(f % 2), core);
+        for (size_t i = 0; i + 8 <= strlen(core); i++) {
+            const char *at = NULL;
+            char gram[9];
+            memcpy(gram, core + i, 8);
+            gram[8] = '\0';
+            if ((at = strstr(text, gram)) != NULL || (at = strstr(joined, gram)) != NULL)
+                fail_msg("%s holds '%s' of the key %s base64-encoded: ...%.120s...", where, gram,
+                         key, at);
+        }
+    }
     for (size_t i = 0; i + 8 <= kl; i++) {
         char gram[9];
         const char *at;

@@ -11,13 +11,15 @@
 #include <stddef.h>
 
 /* key quoted every way into out: whole, its first 14 characters, cut into
- * pieces of 7 by a newline and a space, and with every '-' escaped as
- * \u002d.  json: as the text of a JSON string (the newline escaped); else
- * raw text, where a tab and a literal \n cut it. */
+ * pieces of 7 by a newline and a space, with every '-' escaped as \u002d,
+ * and base64-encoded ("Basic " of "user:KEY", and the key alone).  json:
+ * as the text of a JSON string (the newline escaped); else raw text,
+ * where a tab and a literal \n cut it. */
 void secret_echo_forms(const char *key, int json, char *out, size_t len);
 
 /* Fails when text[0..n) holds key, or any 8 characters of it, as written
- * or rejoined; where names it in the failure. */
+ * or rejoined, or 8 characters of its base64 (either alphabet, any
+ * alignment) that come from its bits alone; where names it. */
 void secret_assert_unquoted(const char *where, const char *text, size_t n, const char *key);
 
 /* Every file under dir (recursively; a .jsonl's "text" strings also

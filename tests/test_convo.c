@@ -252,6 +252,41 @@ static void caps(void **state)
     expect("/nonexistent/convo.jsonl", TB_EIO, "/nonexistent/convo.jsonl: No such file");
 }
 
+/* A ShareGPT array is walked a record at a time, never parsed whole
+ * (cJSON's tree of "[0,0,...]" takes about 40 times the file): a 64 MiB
+ * array of zeros stops at record 0, one record of 32M values is refused
+ * naming its size, each under 512 MiB of peak RSS (a 255 MiB file took
+ * 10.7 GB). */
+static void sharegpt_memory_bounded(void **state)
+{
+    static const struct {
+        const char *head, *tail, *want;
+    } cases[] = {
+        {"[", "]", ": [0]: not an object"},
+        {"[{\"conversations\": [", "]}]",
+         ": [0] would take about 2559 MiB to read, over the cap of 64 MiB for one record"},
+    };
+    const char *p = tmp_path("big.json");
+    char errp[64], cmd[512], *err;
+    (void)state;
+    snprintf(errp, sizeof(errp), "/tmp/ttsbuf-convo-big-%d.err", (int)getpid());
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        long rss;
+        int code;
+        tb_test_zeros_json(p, cases[i].head, cases[i].tail, (size_t)64 << 20);
+        snprintf(cmd, sizeof(cmd), "'%s' bench --mock --conversations %s -q 2>%s >/dev/null",
+                 tb_test_bin(), p, errp);
+        rss = tb_test_sh_rss(cmd, &code);
+        err = tb_test_slurp_str(errp);
+        if (code != 2 || strstr(err, cases[i].want) == NULL ||
+            rss > 512L * 1024 * TB_TEST_RSS_SCALE)
+            fail_msg("%s: exit %d, peak RSS %ld KiB, stderr '%s'", cmd, code, rss, err);
+        free(err);
+    }
+    unlink(p);
+    unlink(errp);
+}
+
 #define NROWS(a) (sizeof(a) / sizeof((a)[0]))
 
 int tb_test_convo(void)
@@ -259,7 +294,7 @@ int tb_test_convo(void)
     static const struct CMUnitTest own[] = {
         cmocka_unit_test(own_shape),      cmocka_unit_test(sharegpt_array),
         cmocka_unit_test(sharegpt_lines), cmocka_unit_test(builtin_set),
-        cmocka_unit_test(caps),
+        cmocka_unit_test(caps),           cmocka_unit_test(sharegpt_memory_bounded),
     };
     struct CMUnitTest tests[NROWS(own) + NROWS(bad_cases)];
     size_t n = 0;

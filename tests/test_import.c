@@ -911,6 +911,48 @@ static void input_memory_bounded(void **state)
     remove(sparse);
 }
 
+/* A JSON document is walked and read a piece at a time, never parsed
+ * whole (cJSON's tree of "[0,0,...]" takes about 40 times the file): a
+ * 64 MiB vLLM result with an unused 32M-value array is read, one whose
+ * arrays hold such a piece, and a GenAI-Perf export too, are refused
+ * naming it; each peaks under 512 MiB (it was 2.7 GB, and accepted). */
+static void whole_files_bounded(void **state)
+{
+    static const struct {
+        const char *fmt, *head, *tail, *want;
+        int code;
+    } cases[] = {
+        {"vllm", "{\"model_id\": \"m\", \"ttfts\": [0.1], \"itls\": [[0.1]], \"unused\": [", "]}",
+         NULL, 0},
+        {"vllm", "{\"ttfts\": [0.1], \"itls\": [[", "]]}",
+         "itls[0]: would take about 2559 MiB to read, over the cap of 64 MiB for one piece", 2},
+        {"genai-perf",
+         "{\"experiments\": [{\"requests\": [{\"timestamp\": 1, \"response_outputs\": [], "
+         "\"response_timestamps\": [",
+         "]}]}]}", "experiments[0].requests[0]: would take about 2559 MiB to read", 2},
+    };
+    char path[64], errp[64], cmd[512], *err;
+    (void)state;
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-import-big-%d.json", (int)getpid());
+    snprintf(errp, sizeof(errp), "/tmp/ttsbuf-import-big-%d.err", (int)getpid());
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        long rss;
+        int code;
+        tb_test_zeros_json(path, cases[i].head, cases[i].tail, (size_t)64 << 20);
+        snprintf(cmd, sizeof(cmd), "'%s' sim --import %s:%s --json 2>%s >/dev/null", tb_test_bin(),
+                 cases[i].fmt, path, errp);
+        rss = tb_test_sh_rss(cmd, &code);
+        err = tb_test_slurp_str(errp);
+        if (code != cases[i].code ||
+            (cases[i].want != NULL && strstr(err, cases[i].want) == NULL) ||
+            rss > 512L * 1024 * TB_TEST_RSS_SCALE)
+            fail_msg("%s: exit %d, peak RSS %ld KiB, stderr '%s'", cmd, code, rss, err);
+        free(err);
+    }
+    remove(path);
+    remove(errp);
+}
+
 int tb_test_import(void)
 {
     const struct CMUnitTest tests[] = {
@@ -935,6 +977,7 @@ int tb_test_import(void)
         cmocka_unit_test(detect),
         cmocka_unit_test(cli_variants),
         cmocka_unit_test(input_memory_bounded),
+        cmocka_unit_test(whole_files_bounded),
         cmocka_unit_test(genai_no_done),
         cmocka_unit_test(estimated_budget),
     };

@@ -977,8 +977,9 @@ static uint32_t wav_frames(const char *path)
  * in 10 s toward 44 TB, the header clamped and invalid past 4 GB); the
  * same for --html, which rendered it all to a temporary file before
  * cutting it at 600 s.  Audio that passes the cap anyway (more speech
- * than the text's times let one see) stops there with exit 3 and a valid
- * WAV of the first S seconds. */
+ * than the text's times let one see) stops there: a valid WAV of the
+ * first S seconds, the report of the whole run, then exit 3 with a line
+ * that says where the audio was cut. */
 static void speech_wav_bounded(void **state)
 {
     char *wav = tmpname("bounded.wav"), *page = tmpname("bounded.html"), *err;
@@ -1031,14 +1032,14 @@ static void speech_wav_bounded(void **state)
     fclose(f);
     snprintf(args, sizeof(args), "sim --trace %s --audio wav:%s --audio-max 2", trace, wav);
     assert_int_equal(run_capped(args, &err), 3);
-    if (strstr(err, "the audio would run past its cap of 2 s (at t = 2.000 s); the file holds "
-                    "the first 2.000 s") == NULL ||
-        strstr(err, "(--audio-max raises the cap)") == NULL)
+    if (strstr(err, "the audio reached its cap of 2 s: the file holds its first 2.000 s "
+                    "(--audio-max raises the cap)") == NULL)
         fail_msg("stderr '%s'", err);
     free(err);
     assert_int_equal(wav_frames(wav), 2 * 22050);
-    /* A live run whose audio reaches the cap: exit 3, no report on the
-     * half-played run, but the trace holds every event received. */
+    /* A live run whose audio reaches the cap: exit 3, the trace holds
+     * every event received (the report, the run's: --html's case is
+     * speech_html_capped). */
     snprintf(args, sizeof(args),
              "run --mock --synth tokens=200,tps=100 --audio wav:%s --audio-max 2 --record %s", wav,
              trace);
@@ -1061,10 +1062,56 @@ static void speech_wav_bounded(void **state)
     free(wav);
 }
 
+/* A TTS whose audio passes --audio-max, with --html: the page and the
+ * JSON are still written, both saying where the audio was cut; exit 3 with
+ * one line that names no file that was not written.  The same for sim's
+ * page of a trace with more speech than the cap. */
+static void speech_html_capped(void **state)
+{
+    char *page = tmpname("capped.html"), *trace = tmpname("capped.jsonl"), args[2048];
+    const char *const runs[] = {"run --mock --tts-url mock", "sim --trace"};
+    FILE *f;
+    (void)state;
+    f = fopen(trace, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"t\": 0.1, \"text\": \"This sentence takes eSpeak a good few seconds to "
+               "say, more than the cap allows.\"}\n");
+    fclose(f);
+    for (size_t i = 0; i < 2; i++) {
+        struct tb_test_out o;
+        cJSON *j, *cut;
+        char *html;
+        remove(page);
+        snprintf(args, sizeof(args), "%s%s%s --html %s --audio-max 2 --json", runs[i],
+                 i == 1 ? " " : "", i == 1 ? trace : "", page);
+        o = tb_test_run(args);
+        j = cJSON_Parse(o.so);
+        cut = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "audio"), "cut_s");
+        if (o.code != 3 || j == NULL || !cJSON_IsNumber(cut) || !(cut->valuedouble > 0.5) ||
+            cut->valuedouble > 2.0 ||
+            strstr(o.se, "--html: the audio reached its cap of 2 s: the page plays its first") ==
+                NULL ||
+            strstr(o.se, "the file") != NULL)
+            fail_msg("%s: exit %d, stderr '%s', stdout '%.200s'", args, o.code, o.se, o.so);
+        html = tb_test_slurp_str(page);
+        if (strstr(html, "The audio was cut at ") == NULL ||
+            strstr(html, "it reached its cap of 2 s (--audio-max)") == NULL)
+            fail_msg("%s: the page does not say the audio was cut", args);
+        free(html);
+        cJSON_Delete(j);
+        tb_test_out_free(&o);
+    }
+    remove(page);
+    remove(trace);
+    free(page);
+    free(trace);
+}
+
 /* The WAV sink compares a chunk's time with its cap before it becomes a
  * frame count: at t = 1e15 s, 2.2e19 frames overflowed the uint64_t it
  * was converted to (undefined; the release build wrote on with the gap
- * missing).  Now TB_ERANGE, nothing written, and a valid header. */
+ * missing).  Now the render ends there (the run goes on: no error), the
+ * result says where (cut_s), nothing more is written, the header valid. */
 static void speech_wav_far_chunk(void **state)
 {
     static const double far[] = {1e15, 1e300, INFINITY, NAN, 3600.5};
@@ -1074,6 +1121,7 @@ static void speech_wav_far_chunk(void **state)
         struct tb_speaker_opts so;
         struct tb_speaker *sp = NULL;
         const struct tb_voice *v;
+        struct tb_audio_result res;
         double dur = 0, busy = 0;
         int rc;
         memset(&so, 0, sizeof(so));
@@ -1085,10 +1133,12 @@ static void speech_wav_far_chunk(void **state)
         v = tb_speaker_voice(sp);
         assert_int_equal(v->chunk(v->ud, 0, 0.5, "Hello.", 6, 6, &dur, &busy), 0);
         rc = v->chunk(v->ud, 1, far[i], "Bye.", 4, 4, &dur, &busy);
-        if (rc != TB_ERANGE)
+        if (rc != 0)
             fail_msg("chunk at %g: rc %d", far[i], rc);
-        assert_int_equal(tb_speaker_finish(sp, NULL, err, sizeof(err)), TB_ERANGE);
-        assert_non_null(strstr(err, "the audio would run past its cap of 3600 s"));
+        assert_int_equal(tb_speaker_finish(sp, &res, err, sizeof(err)), 0);
+        if (!(fabs(res.cut_s - 0.5) < 1e-3))
+            fail_msg("chunk at %g: cut at %g s, want 0.5 (the first chunk's due time)", far[i],
+                     res.cut_s);
         tb_speaker_destroy(sp);
         /* The first chunk is queued, not yet played: nothing was written
          * past t = 0.5 s. */
@@ -1160,6 +1210,7 @@ int tb_test_speech(void)
         cmocka_unit_test(speech_tick_cue),
         cmocka_unit_test(speech_fast_stream_wav),
         cmocka_unit_test(speech_wav_bounded),
+        cmocka_unit_test(speech_html_capped),
         cmocka_unit_test(speech_wav_far_chunk),
         cmocka_unit_test(speech_wav_interrupted),
         cmocka_unit_test(speech_voice_model),

@@ -7,7 +7,9 @@
  *   peer rows    a scripted TTS (tcp_peer.h) that speaks two chunks
  *                (PCM, Content-Length, Connection: close) and fails the
  *                third: an error in the dialect's shape, a body cut or
- *                reset, a stall, an HTML page, an odd byte count.
+ *                reset, a stall, an HTML page, an odd byte count, no
+ *                byte at all, compressed audio (audio/mpeg, audio/ogg)
+ *                of an even length, a WAV that is not mono 16-bit PCM.
  * Each must end the speech at that chunk: exit 3, one line on stderr
  * ("the speech ended at chunk J: tts KIND (HTTP N): message", the
  * provider's message in it), the JSON report's tts_end, a trace that
@@ -137,6 +139,32 @@ static void s_third_fails(struct peer *pe, int fd, int conn)
         send_status(fd, 200, "OK", "text/html", "", "<html><body>Service paused</body></html>");
     } else if (strcmp(how, "odd") == 0) {
         send_pcm(fd, 9601, 9601);
+    } else if (strcmp(how, "empty") == 0) {
+        send_pcm(fd, 0, 0); /* 200 audio/pcm, no byte: silence is no speech */
+    } else if (strcmp(how, "mpeg") == 0 || strcmp(how, "ogg") == 0) {
+        /* An even byte count of compressed audio: not PCM, whatever its length. */
+        static const char frame[] = "\xFF\xFB\x90\x64ID3\x04OggS"; /* 12 bytes, no NUL */
+        char b[4096];
+        size_t k;
+        for (k = 0; k + sizeof(frame) - 1 <= sizeof(b); k += sizeof(frame) - 1)
+            memcpy(b + k, frame, sizeof(frame) - 1);
+        b[k] = '\0';
+        send_status(fd, 200, "OK", strcmp(how, "mpeg") == 0 ? "audio/mpeg" : "audio/ogg", "", b);
+    } else if (strcmp(how, "wav8") == 0) {
+        /* A WAV header saying 8-bit stereo at 44100 Hz. */
+        static const unsigned char h[44] = {
+            'R', 'I', 'F', 'F', 0xFF, 0xFF, 0xFF, 0xFF, 'W', 'A',  'V',  'E',  'f',  'm',  't',
+            ' ', 16,  0,   0,   0,    1,    0,    2,    0,   0x44, 0xAC, 0,    0,    0x88, 0x58,
+            1,   0,   2,   0,   8,    0,    'd',  'a',  't', 'a',  0xFF, 0xFF, 0xFF, 0xFF};
+        char head[256];
+        snprintf(head, sizeof(head),
+                 "HTTP/1.1 200 OK\r\nContent-Type: audio/wav\r\nContent-Length: %zu\r\n"
+                 "Connection: close\r\n\r\n",
+                 sizeof(h) + 3200);
+        if (peer_send_str(fd, head) == 0 && peer_send(fd, h, sizeof(h)) == 0) {
+            static const char zeros[3200];
+            peer_send(fd, zeros, sizeof(zeros));
+        }
     }
 }
 
@@ -311,6 +339,10 @@ static const struct {
     {"stall", "--tts-idle-timeout 1", "timeout", -1, ""},
     {"html", "", "format", 200, "Content-Type 'text/html', not audio"},
     {"odd", "", "format", 200, "an odd number of PCM bytes (9601)"},
+    {"empty", "", "format", 200, "no audio for a chunk of"},
+    {"mpeg", "", "format", 200, "Content-Type 'audio/mpeg', not the raw 16-bit PCM asked"},
+    {"ogg", "", "format", 200, "Content-Type 'audio/ogg', not the raw 16-bit PCM asked"},
+    {"wav8", "", "format", 200, "a WAV of format 1, 2 channels, 8 bits at 44100 Hz"},
 };
 
 static void peer_rows(void **state)

@@ -501,6 +501,11 @@ static void bad_specs(void **state)
         {"empirical:a.txt", "0.1\ninf\n", TB_EFORMAT, "a.txt:2: 'inf' is not a number"},
         {"empirical:a.txt", "0.1 0.2\n", TB_EFORMAT, "a.txt:1: '0.1 0.2' is not a number"},
         {"empirical:a.txt", "0.1,\n", TB_EFORMAT, "a.txt:1: '0.1,' is not a number"},
+        /* Decimal only: strtod's hexadecimal is no number of seconds. */
+        {"list:a.txt", "0.2\n0x10\n", TB_EFORMAT, "a.txt:2: '0x10' is not a number of seconds"},
+        {"empirical:a.txt", "0X1p3\n", TB_EFORMAT, "a.txt:1: '0X1p3' is not a number"},
+        {"0x10", NULL, TB_EINVAL, "constant '0x10' is not a number"},
+        {"uniform:0..0x1", NULL, TB_EINVAL, "uniform B '0x1' is not a number"},
         {"empirical:a\x02.txt", "x\n", TB_EFORMAT, "a\\x02.txt:1: 'x' is not a number"},
         {"list:-", "1\nx\n", TB_EFORMAT, "<stdin>:2: 'x'"},
     };

@@ -27,6 +27,7 @@
 #include "tests.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/ttsws.h"
+#include "ttsbuf/utf8.h"
 
 #define KEY "sk-ttsws-test-Zq81xPL0secret"
 #define LAT 0.040 /* the peer's first-byte delay */
@@ -178,7 +179,9 @@ static void check_ok(const struct tb_tts_log *l, const struct seen *s, const cha
         if (!(lat >= LAT - 0.002 && lat < LAT + 0.5))
             fail_msg("chunk %zu: first byte %.4f s after sent, the peer's schedule %.3f s", i + 1,
                      lat, LAT);
-        assert_true(r->end >= r->first_byte + 0.005);
+        /* The end after the first byte; not by the peer's 10 ms between
+         * its two messages: a loaded machine can read both at once. */
+        assert_true(r->end >= r->first_byte);
         assert_true(r->narr >= 1);
         /* In order, one at a time: chunk j after chunk j-1 ended. */
         if (i > 0)
@@ -511,6 +514,157 @@ static void run_records_and_sim_replays(void **state)
     unlink(path);
 }
 
+/* A key file for the CLI cases (path into kf). */
+static void key_file(char *kf, size_t len)
+{
+    FILE *f;
+    snprintf(kf, len, "/tmp/ttsbuf-ttsws-key-%d", (int)getpid());
+    f = fopen(kf, "w");
+    assert_non_null(f);
+    fprintf(f, "%s\n", KEY);
+    fclose(f);
+}
+
+/* The messages of the peer's log with "flush": true (Cartesia) or a text
+ * to speak (ElevenLabs: not the opening space, not the end): the chunks
+ * the server received. */
+static int peer_chunks(int cartesia)
+{
+    cJSON *log = peer_log(), *e;
+    int n = 0;
+    cJSON_ArrayForEach(e, log)
+    {
+        const cJSON *m = cJSON_GetObjectItem(e, "msg");
+        const cJSON *t = m != NULL ? cJSON_GetObjectItem(m, "text") : NULL;
+        if (m == NULL)
+            continue;
+        if (cartesia)
+            n += cJSON_IsTrue(cJSON_GetObjectItem(m, "flush"));
+        else
+            n += cJSON_IsString(t) && strcmp(t->valuestring, " ") != 0 && t->valuestring[0] != '\0';
+    }
+    cJSON_Delete(log);
+    return n;
+}
+
+/* `run --mock` (the built-in answer: paragraph breaks make blank chunks)
+ * in both dialects: complete, the blank chunks skipped and counted apart,
+ * "sent" what the server received. */
+static void blank_chunks_are_skipped(void **state)
+{
+    static const char *const d[][2] = {{"elevenlabs", "elevenlabs-ws"},
+                                       {"cartesia", "cartesia-ws"}};
+    char kf[128], args[512];
+    (void)state;
+    if (!have_node())
+        skip();
+    key_file(kf, sizeof(kf));
+    for (int i = 0; i < 2; i++) {
+        struct tb_test_out o;
+        cJSON *run, *st;
+        int sent, skipped;
+        peer_start(d[i][0], "ok");
+        snprintf(args, sizeof(args), "run --mock --tts-url %s --tts-api %s --tts-api-key-file %s",
+                 P.base, d[i][1], kf);
+        o = tb_test_run(args);
+        if (o.code != 0 || strstr(o.so, " blank, skipped)") == NULL)
+            fail_msg("%s: exit %d, stdout '%s', stderr '%s'", d[i][1], o.code, o.so, o.se);
+        tb_test_out_free(&o);
+        snprintf(args, sizeof(args),
+                 "run --mock --tts-url %s --tts-api %s --tts-api-key-file %s --json", P.base,
+                 d[i][1], kf);
+        run = tb_test_run_json(NULL, args, 0);
+        st = cJSON_GetObjectItem(run, "tts_stats");
+        sent = cJSON_GetObjectItem(st, "sent")->valueint;
+        skipped = cJSON_GetObjectItem(st, "skipped")->valueint;
+        /* The same answer twice: the server received twice what each sent. */
+        if (skipped < 1 || sent + skipped != cJSON_GetObjectItem(st, "chunks")->valueint ||
+            2 * sent != peer_chunks(i == 1))
+            fail_msg("%s: %d sent, %d skipped of %d chunks; the server received %d in two runs",
+                     d[i][1], sent, skipped, cJSON_GetObjectItem(st, "chunks")->valueint,
+                     peer_chunks(i == 1));
+        cJSON_Delete(run);
+        peer_stop(NULL);
+    }
+    unlink(kf);
+}
+
+/* A peer that breaks the protocol, in each dialect: the run ends at the
+ * chunk it hit with the kind and the words, exit 3 (never 2), every
+ * output valid UTF-8, and `sim --trace` of the recording says the same. */
+static const struct {
+    const char *mode, *kind;
+    unsigned chunk;
+    const char *msg[2]; /* ElevenLabs', Cartesia's */
+} hostile[] = {
+    {"empty", "format", 1, {"no audio for a chunk of", "no audio for a chunk of"}},
+    {"flood", "format", 1, {"audio with no chunk in flight", "audio with no chunk in flight"}},
+    {"trailing",
+     "format",
+     2,
+     {"audio with no chunk in flight (after chunk 1's end)",
+      "a chunk message for chunk 1 (flush_id 1) after its end"}},
+    {"badutf8", "http", 2, {"voice ??? not found", "voice ??? not found"}},
+};
+
+static void hostile_peers(void **state)
+{
+    static const char *const d[][2] = {{"elevenlabs", "elevenlabs-ws"},
+                                       {"cartesia", "cartesia-ws"}};
+    char kf[128], rec[128], args[768], want[96];
+    (void)state;
+    if (!have_node())
+        skip();
+    key_file(kf, sizeof(kf));
+    snprintf(rec, sizeof(rec), "/tmp/ttsbuf-ttsws-h-%d.jsonl", (int)getpid());
+    for (size_t h = 0; h < sizeof(hostile) / sizeof(hostile[0]); h++) {
+        for (int i = 0; i < 2; i++) {
+            struct tb_test_out o;
+            const char *line;
+            char *text;
+            size_t len;
+            cJSON *root, *end;
+            peer_start(d[i][0], hostile[h].mode);
+            snprintf(args, sizeof(args),
+                     "run --mock --synth tps=40,ttft=0.2,tokens=40,seed=3 --tts-url %s "
+                     "--tts-api %s --tts-api-key-file %s --json --record %s",
+                     P.base, d[i][1], kf, rec);
+            o = tb_test_run(args);
+            peer_stop(NULL);
+            snprintf(want, sizeof(want), "the speech ended at chunk %u: tts %s", hostile[h].chunk,
+                     hostile[h].kind);
+            line = strstr(o.se, want);
+            if (o.code != 3 || line == NULL || strstr(line, hostile[h].msg[i]) == NULL)
+                fail_msg("%s %s: exit %d, stderr '%s' (want '%s ... %s')", d[i][1], hostile[h].mode,
+                         o.code, o.se, want, hostile[h].msg[i]);
+            /* Every output valid UTF-8: the peer's bytes were replaced. */
+            assert_int_equal(tb_utf8_check(o.so, strlen(o.so)), strlen(o.so));
+            assert_int_equal(tb_utf8_check(o.se, strlen(o.se)), strlen(o.se));
+            root = cJSON_Parse(o.so);
+            end = cJSON_GetObjectItem(root, "tts_end");
+            if (!cJSON_IsObject(end) ||
+                strcmp(cJSON_GetObjectItem(end, "kind")->valuestring, hostile[h].kind) != 0)
+                fail_msg("%s %s: tts_end in '%.300s'", d[i][1], hostile[h].mode, o.so);
+            cJSON_Delete(root);
+            text = tb_test_slurp_text(rec, &len);
+            assert_int_equal(tb_utf8_check(text, len), len);
+            assert_null(strstr(text, KEY));
+            free(text);
+            tb_test_out_free(&o);
+            /* The recording replays to the same end. */
+            snprintf(args, sizeof(args), "sim --trace %s --json", rec);
+            o = tb_test_run(args);
+            line = strstr(o.se, want);
+            if (o.code != 3 || line == NULL || strstr(line, hostile[h].msg[i]) == NULL)
+                fail_msg("%s %s: sim --trace: exit %d, stderr '%s'", d[i][1], hostile[h].mode,
+                         o.code, o.se);
+            tb_test_out_free(&o);
+        }
+    }
+    unlink(rec);
+    unlink(kf);
+}
+
 int tb_test_ttsws(void)
 {
     const struct CMUnitTest tests[] = {
@@ -520,6 +674,8 @@ int tb_test_ttsws(void)
         cmocka_unit_test_teardown(closed_between_chunks, peer_stop),
         cmocka_unit_test(no_server_and_bad_options),
         cmocka_unit_test_teardown(run_records_and_sim_replays, peer_stop),
+        cmocka_unit_test_teardown(blank_chunks_are_skipped, peer_stop),
+        cmocka_unit_test_teardown(hostile_peers, peer_stop),
     };
     return TB_RUN_GROUP("ttsws", tests);
 }

@@ -15,6 +15,7 @@
 
 #include "../src/cli/report.h"
 #include "tests.h"
+#include "ttsbuf/utf8.h"
 #include "ttsbuf/drain.h"
 #include "ttsbuf/live.h"
 #include "ttsbuf/ring.h"
@@ -297,6 +298,28 @@ static void drop_started_at(char *s)
     memmove(p, e + 1, strlen(e + 1) + 1);
 }
 
+/* A name the user typed is echoed only through the sanitizer: an unknown
+ * --tts or --preset with bytes that are not UTF-8 and a terminal escape
+ * comes back as one line of valid UTF-8 without them. */
+static void unknown_names_echoed_safely(void **state)
+{
+    static const char *const args[] = {
+        "sim --tts \"$(printf 'ab\\377\\033[31mc')\"",
+        "sim --preset \"$(printf 'ab\\377\\033[31mc')\"",
+        "run --mock --tts \"$(printf 'x\\300\\257\\tz')\"",
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
+        struct tb_test_out o = tb_test_run(args[i]);
+        size_t n = strlen(o.se);
+        if (o.code != 2 || strstr(o.se, "unknown preset '") == NULL ||
+            tb_utf8_check(o.se, n) != n || strchr(o.se, '\033') != NULL ||
+            strchr(o.se, '\t') != NULL || strchr(o.se, '\n') != o.se + n - 1)
+            fail_msg("ttsbuf %s: exit %d, stderr '%s'", args[i], o.code, o.se);
+        tb_test_out_free(&o);
+    }
+}
+
 /* A bare file is the trace, for sim (whose usage shows it) as for sweep:
  * the same report as --trace FILE; a second one is refused. */
 static void sim_takes_a_bare_file(void **state)
@@ -386,6 +409,7 @@ int tb_test_usage(void)
         cmocka_unit_test(one_default_mock_stream),
         cmocka_unit_test(listed_below_is_listed),
         cmocka_unit_test(errors_say_what_to_do),
+        cmocka_unit_test(unknown_names_echoed_safely),
         cmocka_unit_test(sim_takes_a_bare_file),
         cmocka_unit_test(tables_fit_100_columns),
         cmocka_unit_test(gate_failures_come_last),

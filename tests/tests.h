@@ -96,6 +96,7 @@ int tb_test_ttslive(void);  /* run --tts-url: a real TTS in the loop, end to end
 int tb_test_ttsfault(void); /* the fault matrix's TTS side: a TTS that fails or leaks */
 int tb_test_ttsbench(void); /* bench --tts-url: a real TTS per stream, end to end */
 int tb_test_ttsws(void);    /* the WebSocket TTS client against a third-party peer */
+int tb_test_ttswire(void);  /* what a TTS sends back: media types, WAV, the WS decoder */
 int tb_test_ttstrace(void); /* a real TTS kept in a trace and replayed by sim */
 int tb_test_sweep(void);
 int tb_test_svg(void);
@@ -332,6 +333,11 @@ int tb_test_sh(const char *cmd);
  * starts the shell (a process forked from this one would carry this
  * process's RSS into its peak). */
 long tb_test_sh_rss(const char *cmd, int *status);
+
+/* Writes a hostile JSON file of about `size` bytes to path: head, then
+ * "0,0,...,0" (a value every two bytes: cJSON's tree of it takes about 40
+ * times its size), then tail.  Fails the case when it cannot. */
+void tb_test_zeros_json(const char *path, const char *head, const char *tail, size_t size);
 
 /* What a peak-RSS bound is multiplied by in a sanitizer build: the
  * shadow memory, ASan's redzones and its quarantine of freed blocks. */

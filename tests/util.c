@@ -388,6 +388,27 @@ long tb_test_sh_rss(const char *cmd, int *status)
     return rss;
 }
 
+void tb_test_zeros_json(const char *path, const char *head, const char *tail, size_t size)
+{
+    static char block[1 << 16];
+    size_t left =
+        size > strlen(head) + strlen(tail) + 1 ? size - strlen(head) - strlen(tail) - 1 : 0;
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (size_t i = 0; i < sizeof(block); i += 2)
+        memcpy(block + i, "0,", 2);
+    assert_true(fputs(head, f) >= 0);
+    while (left > 0) {
+        size_t k = left < sizeof(block) ? left & ~(size_t)1 : sizeof(block);
+        if (k == 0)
+            break;
+        assert_int_equal(fwrite(block, 1, k, f), k);
+        left -= k;
+    }
+    assert_true(fputs("0", f) >= 0 && fputs(tail, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+}
+
 void tb_test_tmpdir(char *dir, size_t len, const char *group, const char *tag)
 {
     char cmd[600];

@@ -33,9 +33,14 @@
  * invalid JSON near byte N" for a ShareGPT file (N from the file's
  * start) and "FILE: [12].conversations[3].value is not a string" for its
  * records; TB_ETOOBIG for a line over TB_CONVO_LINE_MAX bytes, a
- * ShareGPT file over TB_CONVO_FILE_MAX, more than TB_CONVO_MAX
- * conversations or TB_CONVO_TURNS_MAX turns in one; TB_EEMPTY when no
- * conversation is left; TB_EIO; TB_ENOMEM.
+ * ShareGPT file over TB_CONVO_FILE_MAX, a ShareGPT record whose tree
+ * would take over 64 MiB ("FILE: [12] would take about N MiB to read"),
+ * more than TB_CONVO_MAX conversations or TB_CONVO_TURNS_MAX turns in
+ * one; TB_EEMPTY when no conversation is left; TB_EIO; TB_ENOMEM.
+ *
+ * Memory: a JSONL file, one line and what is kept; a ShareGPT file is read
+ * whole and walked a record at a time, each parsed alone (at most 64 MiB
+ * as a tree): about twice the file and 64 MiB at most.
  *
  * Threads: any; ownership: the caller's (tb_convos_free).
  */

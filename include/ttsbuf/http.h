@@ -121,6 +121,14 @@ int tb_http_stream(const struct tb_http_req *q, struct tb_clock *clk, tb_http_bo
 void tb_http_resp_free(struct tb_http_resp *r);
 
 /*
+ * tb_http_nofd_text - when err (an errno) is EMFILE or ENFILE, the words
+ * for a socket or pipe that could not be made, with this process's limit (its
+ * RLIMIT_NOFILE, as ulimit -n sets it), into out, and returns 1; else
+ * returns 0 and leaves out alone.  Any thread.
+ */
+int tb_http_nofd_text(int err, char *out, size_t outlen);
+
+/*
  * tb_http_redact - copies text (one line or a URL) with secrets masked:
  * Authorization / Proxy-Authorization values after the scheme word,
  * x-api-key / api-key / x-goog-api-key / xi-api-key header values, the

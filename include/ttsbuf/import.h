@@ -82,6 +82,12 @@ enum tb_import_format {
     TB_IMPORT__COUNT
 };
 
+/* Memory: a JSON document is read whole (at most TB_IMPORT_FILE_MAX) and
+ * walked, never parsed at once; each piece read (a request, one request's
+ * itls, a JSONL line) is parsed alone and refused, named, when its tree
+ * would take over 64 MiB (cJSON's node for "0," is 80 bytes for 2).  So an
+ * import takes the file, what it builds from it, and at most 64 MiB more,
+ * whatever the file holds. */
 #define TB_IMPORT_FILE_MAX ((size_t)1 << 30)  /* bytes of one input file */
 #define TB_IMPORT_LINE_MAX ((size_t)64 << 20) /* one line of a JSONL file, read as a stream */
 #define TB_IMPORT_REQUESTS_MAX 10000000u      /* requests in one file */

@@ -13,7 +13,15 @@
  * they encode, and \n \r \t \b \f are whitespace, so an escape that
  * reaches output undecoded hides nothing.  A secret shorter than
  * TB_SECRETS_PART is masked only whole (and then anywhere, even inside a
- * word).  Each echo, with the whitespace and escapes inside it, becomes
+ * word).  A secret of TB_SECRETS_PART characters or more is also echoed
+ * base64-encoded (RFC 4648's alphabet or its URL-safe one, padded or not,
+ * as a server quoting an "Authorization: Basic" header or a key it
+ * encoded does): its bytes as given, blanks left out, encoded after 0, 1
+ * or 2 bytes of something else, and of each such encoding the characters
+ * made of the secret's bits alone; TB_SECRETS_PART or more consecutive of
+ * those are an echo (the one or two characters at either end that mix in
+ * a neighbour's bits are left).  Each echo, with the whitespace and
+ * escapes inside it, becomes
  * "***" (one under 3 bytes: as many stars), so the text never grows and
  * valid UTF-8 stays valid.  Pieces shorter than TB_SECRETS_PART that
  * stand apart (split by other text) are left: they are too short to tell
@@ -67,7 +75,8 @@ void tb_secrets_destroy(struct tb_secrets *s);
 /*
  * tb_secrets_add - adds secret[0..len) (copied; whitespace in it is
  * ignored, escapes are read as above; one that is empty then is not
- * added).  Returns 0 or TB_ENOMEM (the set is unchanged).  Only while
+ * added).  Returns 0 or TB_ENOMEM (some of its windows may then be in the
+ * set, which is not to be used: give up).  Only while
  * the set is being built, on one thread.
  */
 int tb_secrets_add(struct tb_secrets *s, const char *secret, size_t len);

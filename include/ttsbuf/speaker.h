@@ -116,10 +116,11 @@ struct tb_speaker_opts {
     size_t ring_frames;       /* player ring (0: 2^22 frames, 190 s at 22.05 kHz) */
     int count_synthesis;      /* sink none: each chunk's measured synthesis time
                                * is latency (one synthesizer, chunks in turn) */
-    double max_audio_s;       /* wav: the render stops (TB_ERANGE, before anything
-                               * past it is written) rather than pass this many
-                               * seconds (0: TB_AUDIO_MAX_DEFAULT_S; at most
-                               * TB_AUDIO_MAX_S) */
+    double max_audio_s;       /* wav: the render ends (before anything past it is
+                               * written) rather than pass this many seconds,
+                               * and the run goes on without audio; the result
+                               * says where (cut_s) (0: TB_AUDIO_MAX_DEFAULT_S;
+                               * at most TB_AUDIO_MAX_S) */
     double keep_s;            /* wav: the file keeps the first keep_s s of the
                                * render (0: all of it) */
     FILE *stream;             /* wav: written here (a seekable file, borrowed)
@@ -169,6 +170,10 @@ struct tb_audio_result {
     double synth_s;      /* wall time spent in eSpeak */
     double audio_s;      /* seconds of audio eSpeak produced */
     uint64_t cache_hits; /* sink none: chunks answered from the cache */
+    double cut_s;        /* the WAV render reached its cap (max_audio_s): its
+                          * audio ends here, on the stream's clock, and what
+                          * came after was dropped while the run went on;
+                          * NAN when it did not */
 };
 
 /* One gap on the audio clock: where it began (s) and how long it was. */
@@ -202,10 +207,8 @@ const struct tb_voice *tb_speaker_voice(struct tb_speaker *s);
  * (the TTS client's callbacks run there).  Returns 0 (bytes of a chunk
  * after one that failed are dropped), TB_EINVAL (not a pcm_rate speaker,
  * after finish, j 0, a bad t, chunk j already ended), TB_ETOOBIG (more
- * than TB_SPEAKER_HELD_MAX_S waiting), TB_ERANGE (the WAV's cap),
- * TB_ECANCELED (the cancel flag), TB_EIO, TB_ENOMEM.  A failure sticks:
- * every later call returns it and tb_speaker_finish reports it with its
- * message.
+ * than TB_SPEAKER_HELD_MAX_S waiting), TB_ECANCELED (the cancel flag), TB_EIO, TB_ENOMEM.  A
+ * failure sticks: every later call returns it and tb_speaker_finish reports it with its message.
  */
 int tb_speaker_pcm(struct tb_speaker *s, uint32_t j, double t, const void *pcm, size_t n);
 
@@ -221,9 +224,9 @@ int tb_speaker_pcm_end(struct tb_speaker *s, uint32_t j, double t, int failed);
  * tb_speaker_finish - the stream has ended: plays out what is queued
  * (portaudio: waits for it, then pads with silence for the output latency
  * so the tail is not cut), closes the sink and fills *r.  Idempotent.
- * Returns 0, TB_EIO (writing the WAV), TB_ERANGE (the WAV reached
- * max_audio_s), TB_ECANCELED (the cancel flag) or TB_EDEVICE: the first
- * failure of the run or of the finish.  Detail in err.
+ * Returns 0 (also when the WAV reached max_audio_s: r->cut_s says where),
+ * TB_EIO (writing the WAV), TB_ECANCELED (the cancel flag) or TB_EDEVICE:
+ * the first failure of the run or of the finish.  Detail in err.
  */
 int tb_speaker_finish(struct tb_speaker *s, struct tb_audio_result *r, char *err, size_t errlen);
 

@@ -115,16 +115,29 @@ int tb_tts_log_add(struct tb_tts_log *l, const char *text, size_t len, uint32_t 
  */
 int tb_tts_chunk_received(struct tb_tts_chunk *c, double t, uint64_t n);
 
-/* Text of record i (not NUL-terminated; length l->c[i].len). */
+/*
+ * tb_tts_blank - whether text[0..len) holds nothing to speak: only white
+ * space (ASCII's, and the Unicode spaces U+0085, U+00A0, U+1680,
+ * U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000), or nothing.
+ * A blank chunk ("\n\n" between paragraphs) is skipped by every TTS path
+ * alike: never sent to the provider, never counted as sent; its record
+ * ends complete with no audio at its turn (sent and end that time, the
+ * model's b_j, a latency of 0) and counts as skipped.  Any thread.
+ */
+int tb_tts_blank(const char *text, size_t len);
+
+/* Text of record i (not NUL-terminated; length l->c[i].len; "" while
+ * every text so far was empty and the arena holds nothing). */
 static inline const char *tb_tts_log_text(const struct tb_tts_log *l, size_t i)
 {
-    return l->arena + l->c[i].text;
+    return l->arena != NULL ? l->arena + l->c[i].text : "";
 }
 
 /*
  * tb_tts_chunk_model - the model's quantities (top of this file): *lat
  * = L_j, *rtf = R_j, *dur = D_j.  A chunk that completed with no audio
- * (blank text, not sent; or text the provider answered with silence) has
+ * (blank text, not sent; or, in a record of an older version, text the
+ * provider answered with no audio, now a "format" failure) has
  * no first byte: L_j = end - sent, R_j = 0, D_j = 0.  Returns 0, or
  * TB_EINVAL when the record has no end, or failed without a first byte
  * (the playout has nothing to replay for it).
@@ -134,7 +147,9 @@ int tb_tts_chunk_model(const struct tb_tts_chunk *c, double *lat, double *rtf, d
 /*
  * The TTS statistics of a log (the run and sim reports' "tts" block):
  *   chunks      records in the log
- *   sent        records whose request was sent (sent not NAN)
+ *   sent        records whose text was sent to the provider (sent not
+ *               NAN, the text not blank)
+ *   skipped     blank records (tb_tts_blank): nothing to send
  *   failed      records that failed (fail other than "none" and
  *               "canceled"); canceled: those the run's end stopped
  *   first_byte  first-byte latency L_j = first_byte - sent, seconds, over
@@ -148,7 +163,7 @@ int tb_tts_chunk_model(const struct tb_tts_chunk *c, double *lat, double *rtf, d
  * when no chunk was sent.
  */
 struct tb_tts_stats {
-    uint32_t chunks, sent, failed, canceled;
+    uint32_t chunks, sent, skipped, failed, canceled;
     struct tb_stats first_byte;
     struct tb_stats rtf;
     uint64_t chars;

@@ -8,22 +8,30 @@
  * the tb_ttsnet_submit call), chunk j-1 was sent and chunk j-N has
  * ended, b_j = max(c_j, b_{j-1}, end_{j-N}); at once when all hold.  "Sent" is when the request is
  * handed to libcurl, which connects and writes it in the next
- * tb_ttsnet_step: step soon after a submit.  A chunk whose text is only
- * white space is not sent: at its turn it ends complete with no audio
- * (sent and end that time, no first byte, 0 bytes); a 2xx with an empty
- * body ends complete with no first byte and 0 bytes too (ttsmeas.h: a
- * number not measured is NAN).
+ * tb_ttsnet_step: step soon after a submit.  A blank chunk (ttsmeas.h's
+ * tb_tts_blank) is skipped: not sent, not counted as sent; at its turn it
+ * ends complete with no audio (sent and end that time, no first byte, 0
+ * bytes; ttsmeas.h: a number not measured is NAN).  Every other chunk is
+ * identified by its own transfer, so a blank one shifts nothing.
  *
  * How a chunk ends (the record's fail, ttsmeas.h):
- *   "none"      the whole body came, 2xx, an even number of bytes;
+ *   "none"      the whole body came, 2xx, raw PCM (ttscheck.h's media
+ *               types, or a WAV of mono 16-bit PCM at the rate asked,
+ *               its header not counted), an even number of bytes, at
+ *               least two;
  *   "http"      a status other than 2xx: status, and the provider's
  *               message from its error body (the first 64 KiB read);
- *   "format"    2xx but the Content-Type is JSON, HTML, XML or text (an
- *               error in a 200), or the body ended on half a sample;
+ *   "format"    2xx but not the audio asked: a Content-Type of JSON,
+ *               HTML, XML or text (an error in a 200), of compressed or
+ *               other audio (audio/mpeg, audio/ogg: named), a WAV whose
+ *               header is not mono 16-bit PCM at the rate asked; no audio
+ *               byte for a chunk with text; the body ended on half a
+ *               sample;
  *   "cut"       the body ended early: the connection closed or was reset
  *               mid-body, or fewer bytes came than announced;
  *   "timeout"   no byte for idle_timeout, or the chunk's total_timeout;
- *   "transport" no answer: refused, DNS, TLS, a redirect refused;
+ *   "transport" no answer: refused, DNS, TLS, a redirect refused, no
+ *               descriptor left for the socket (EMFILE, with the limit);
  *   "canceled"  tb_ttsnet_cancel, on_audio asked to stop, or an earlier
  *               chunk failed.
  * A failed chunk ends the run's speech: the chunks after it are never
@@ -36,7 +44,8 @@
  *
  * Secrets: the key goes into its header only (ttsapi.h), and out of the
  * first URL's origin never (http.h's redirect rule); every message
- * passes through the secrets scrubber (secrets.h), so a server that
+ * passes through the secrets scrubber (secrets.h), then the sanitizer
+ * every peer's words pass (one line of valid UTF-8), so a server that
  * echoes the key does not get it into a record; the log's url has
  * secrets masked.  The library prints nothing.
  *

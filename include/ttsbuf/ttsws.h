@@ -32,8 +32,11 @@
  *                  Answers {"type": "chunk", "data": base64 PCM,
  *                  "flush_id": j}, {"type": "flush_done", "flush_id": j},
  *                  {"type": "done"}, {"type": "error", "error",
- *                  "status_code"}: chunk j's audio is the chunks of
- *                  flush_id j, and it ends at its flush_done.
+ *                  "status_code"}: flush_id k is the k-th flush sent,
+ *                  which is the k-th chunk sent (blank chunks are never
+ *                  sent, so it is not the k-th chunk); that chunk's
+ *                  audio is the chunks of its flush_id, and it ends at
+ *                  its flush_done.
  *
  * The model's rule (playout.h) as ttsnet.h's: chunk j is sent once it is
  * closed (tb_ttsws_submit), chunk j-1 was sent and chunk j-N has ended.  The connection is
@@ -42,7 +45,12 @@
  * when the chunk's text message was written to the connection; the first
  * byte is its first audio message; the end is its last (ElevenLabs: the
  * message whose alignment completes it; Cartesia: its flush_done).  A
- * chunk whose text is only white space is not sent (ttsnet.h's rule).
+ * blank chunk is skipped, as ttsnet.h's rule says.  Audio is booked only
+ * to the chunk the protocol names, between its text's write and its end
+ * marker: audio before a chunk's text was written, after its end, for a
+ * flush never sent, or with no chunk in flight, is the peer breaking the
+ * protocol ("format" of the chunk in flight, or with none in flight of
+ * the next chunk sent), never another chunk's audio.
  *
  * How a chunk ends (the record's fail, ttsmeas.h):
  *   "none"      its audio came to its end marker, whole samples;
@@ -50,7 +58,9 @@
  *               lws's), or the provider sent an error message in the
  *               stream (its status_code or code, 0 when none; its text);
  *   "format"    a message that is not the protocol's: not JSON, a binary
- *               frame, audio that is not base64 or holds half a sample;
+ *               frame, audio that is not base64 or holds half a sample,
+ *               audio or an end marker out of place (above); an end
+ *               marker before any audio for a chunk with text;
  *   "cut"       the connection closed while the chunk was in flight
  *               (the close code and reason in the message);
  *   "timeout"   no audio for idle_timeout, or the chunk's total_timeout,
@@ -61,7 +71,8 @@
  * A failed chunk ends the run's speech as in ttsnet.h.
  *
  * Secrets: the key goes into its handshake header only, never into the
- * URL; messages pass through the secrets scrubber; libwebsockets' own log
+ * URL; messages pass through the secrets scrubber, then the sanitizer
+ * every peer's words pass (one line of valid UTF-8); libwebsockets' own log
  * is silenced (it would print to stderr).  The library prints nothing.
  *
  * Threads: as ttsnet.h (one thread calls everything; callbacks inside

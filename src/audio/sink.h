@@ -22,6 +22,9 @@ struct tb_sink {
     unsigned rate;
     double latency;                     /* output latency granted (PortAudio), s */
     double offset;                      /* stream seconds at the audio clock's frame 0 */
+    double capped_at;                   /* the render reached its cap: its audio ends
+                                         * at this stream time, s (what comes after
+                                         * is dropped, the run goes on); NAN: not */
     _Atomic uint64_t device_underflows; /* PortAudio: paOutputUnderflow seen */
 };
 

@@ -29,6 +29,7 @@
 #include <portaudio.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -292,6 +293,7 @@ int tb_sink_pa_create(const char *device, double latency, const struct tb_pcmrin
         return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
     p->base.ops = &pa_ops;
     p->base.rate = po->rate;
+    p->base.capped_at = NAN; /* the sound card has no cap */
     pthread_mutex_init(&p->mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -9,10 +9,13 @@
  * is full the clock advances a block at a time until the chunk fits: audio
  * keeps playing while synthesis waits, as in real time.
  *
- * The clock never passes the cap (max frames): a chunk due after it stops
- * the render with TB_ERANGE before the silence up to it is written (a
- * stream with a last event at t = 1e9 s fails at once instead of writing
- * for a day), and audio that runs into it stops there.  `due` is compared
+ * The clock never passes the cap (max frames): a chunk due after it ends
+ * the render before the silence up to it is written (a stream with a last
+ * event at t = 1e9 s stops at once instead of writing for a day), and
+ * audio that runs into it stops there.  Reaching the cap is no failure of
+ * the run: the sink says where its audio ends (base.capped_at), drops
+ * what comes after, and the clock of the playout and the report go on
+ * (the caller says the audio was cut, and where).  `due` is compared
  * with the cap as a double, before it becomes a frame count: a time
  * beyond any integer cannot be converted at all.  The file keeps the
  * first `keep` frames (the --html page: the clock and the report go on,
@@ -24,6 +27,7 @@
  * exactly the frames written.  Only an I/O error leaves it unpatched.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +54,7 @@ struct wav_sink {
     const atomic_int *cancel;
     int failed;  /* an I/O error: the file is given up */
     int stopped; /* the cap or the cancel flag ended the render */
+    int capped;  /* ... the cap (base.capped_at says where) */
     int16_t block[BLOCK];
 };
 
@@ -84,13 +89,13 @@ static int io_error(struct wav_sink *w, char *err, size_t errlen)
     return tb_seterr(err, errlen, TB_EIO, "%s: %s", w->path, strerror(errno));
 }
 
-static int over_cap(struct wav_sink *w, double at, char *err, size_t errlen)
+/* The cap: the render ends here, the run goes on (the file's head). */
+static int over_cap(struct wav_sink *w)
 {
     w->stopped = 1;
-    return tb_seterr(err, errlen, TB_ERANGE,
-                     "the audio would run past its cap of %.0f s (at t = %.3f s); the file holds "
-                     "the first %.3f s",
-                     w->max_s, at, (double)w->pos / w->base.rate);
+    w->capped = 1;
+    w->base.capped_at = w->base.offset + (double)w->pos / w->base.rate;
+    return 0;
 }
 
 static int cancelled(struct wav_sink *w, char *err, size_t errlen)
@@ -119,7 +124,7 @@ static int step(struct wav_sink *w, size_t n, char *err, size_t errlen)
     if (k > 0 && fwrite(out, 2, k, w->f) != k)
         return io_error(w, err, errlen);
     w->pos += n;
-    return n == want ? 0 : over_cap(w, (double)w->max / w->base.rate, err, errlen);
+    return n == want ? 0 : over_cap(w);
 }
 
 static int wav_chunk(struct tb_sink *s, double due, double delay, const int16_t *pcm, size_t n,
@@ -130,19 +135,19 @@ static int wav_chunk(struct tb_sink *s, double due, double delay, const int16_t 
     int rc;
     (void)delay; /* the virtual clock goes by due */
     if (w->failed || w->stopped)
-        return w->failed ? TB_EIO : TB_ERANGE;
+        return w->failed ? TB_EIO : w->capped ? 0 : TB_ECANCELED;
     /* Compared as a double first: past the cap (or NaN), due * rate may
      * not fit the integer it becomes. */
     if (!(due <= w->max_s))
-        return over_cap(w, due, err, errlen);
+        return over_cap(w);
     target = due > 0 ? (uint64_t)(due * s->rate + 0.5) : 0;
     while (w->pos < target) {
         uint64_t left = target - w->pos;
         rc = step(w, left < BLOCK ? (size_t)left : BLOCK, err, errlen);
-        if (rc != 0)
+        if (rc != 0 || w->stopped)
             return rc;
     }
-    while (n > 0) {
+    while (n > 0 && !w->stopped) {
         size_t k = tb_pcmring_write(s->player, pcm, n);
         pcm += k;
         n -= k;
@@ -214,6 +219,7 @@ int tb_sink_wav_create(const struct tb_sink_wav_opts *o, const struct tb_pcmring
         return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
     w->base.ops = &wav_ops;
     w->base.rate = po->rate;
+    w->base.capped_at = NAN;
     w->path = o->path != NULL ? o->path : "the WAV stream";
     w->max_s = o->max_s;
     w->max = (uint64_t)frames;

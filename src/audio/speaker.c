@@ -407,7 +407,7 @@ static int on_chunk(void *ud, uint32_t index, double c, const char *text, size_t
         if (rc == 0)
             rc = stage_play(s, c, *dur, pcm, n);
         if (rc != 0)
-            s->failed = rc; /* the sink's code: a cap (TB_ERANGE), a signal (TB_ECANCELED) */
+            s->failed = rc; /* the sink's code: a signal (TB_ECANCELED), I/O */
         return rc;
     }
     if (s->o.sink == TB_SINK_NONE) {
@@ -661,8 +661,10 @@ static void fill_result(struct tb_speaker *s)
     r->synth_s = s->synth_s;
     r->audio_s = (double)s->frames / s->rate;
     r->cache_hits = s->hits;
+    r->cut_s = NAN;
     if (s->sink == NULL)
         return;
+    r->cut_s = s->sink->capped_at;
     struct tb_pcmring_stats st;
     double f = 1.0 / s->rate;
     tb_pcmring_stats(s->sink->player, &st);

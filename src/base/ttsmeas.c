@@ -99,6 +99,32 @@ int tb_tts_log_add(struct tb_tts_log *l, const char *text, size_t len, uint32_t 
     return 0;
 }
 
+int tb_tts_blank(const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t i = 0;
+    while (i < len) {
+        unsigned c = s[i];
+        if (c == ' ' || (c >= '\t' && c <= '\r')) {
+            i++;
+        } else if (c == 0xC2 && i + 1 < len && (s[i + 1] == 0x85 || s[i + 1] == 0xA0)) {
+            i += 2; /* U+0085, U+00A0 */
+        } else if (c == 0xE1 && i + 2 < len && s[i + 1] == 0x9A && s[i + 2] == 0x80) {
+            i += 3; /* U+1680 */
+        } else if (c == 0xE2 && i + 2 < len && s[i + 1] == 0x80 &&
+                   (s[i + 2] <= 0x8A || s[i + 2] == 0xA8 || s[i + 2] == 0xA9 || s[i + 2] == 0xAF)) {
+            i += 3; /* U+2000..U+200A, U+2028, U+2029, U+202F */
+        } else if (c == 0xE2 && i + 2 < len && s[i + 1] == 0x81 && s[i + 2] == 0x9F) {
+            i += 3; /* U+205F */
+        } else if (c == 0xE3 && i + 2 < len && s[i + 1] == 0x80 && s[i + 2] == 0x80) {
+            i += 3; /* U+3000 */
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 int tb_tts_chunk_received(struct tb_tts_chunk *c, double t, uint64_t n)
 {
     if (n == 0)
@@ -175,7 +201,9 @@ int tb_tts_stats_of(const struct tb_tts_log *l, struct tb_tts_stats *out)
     for (size_t i = 0; i < l->n; i++) {
         const struct tb_tts_chunk *c = &l->c[i];
         double L, R, D;
-        if (!isnan(c->sent)) {
+        if (tb_tts_blank(tb_tts_log_text(l, i), c->len)) {
+            out->skipped++;
+        } else if (!isnan(c->sent)) {
             out->sent++;
             out->chars += c->chars;
         }

@@ -7,6 +7,7 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,8 +102,10 @@ const struct tb_optdoc tb_opt_audio[] = {
      "3600, up to 97391: a WAV file's 4 GiB)",
      "A stream whose speech goes on past it (its last spoken event's time + --tts-latency) is "
      "refused before the file is created (exit 2); audio that reaches it anyway (a live run, "
-     "speech longer than its text suggested) stops the render there (exit 3), the file holding "
-     "the first S seconds with a valid header."},
+     "a TTS that sends more than its text suggested) ends the render there, the file (or the "
+     "--html page's audio) holding its first seconds with a valid header, while the run goes "
+     "on: the report, --json (audio.cut_s) and the page are the whole run's and say where the "
+     "audio was cut, then exit 3."},
     TB_OPTDOC_END,
 };
 
@@ -260,11 +263,37 @@ int tb_cli_audio_finish(struct tb_cli_audio *a)
         return TB_ECANCELED;
     }
     if (rc != 0) {
-        tb_cli_error("--audio %s: %s%s", a->spec ? a->spec : "none", err,
-                     rc == TB_ERANGE ? " (--audio-max raises the cap)" : "");
+        tb_cli_error("--audio %s: %s", a->spec ? a->spec : "none", err);
         return rc == TB_ENOMEM || rc == TB_EDEVICE || rc == TB_ECANCELED ? rc : TB_EIO;
     }
     return 0;
+}
+
+/* Whether the audio reached --audio-max (its render was cut). */
+static int audio_cut(const struct tb_cli_audio *a)
+{
+    return a->sp != NULL && !isnan(a->res.cut_s);
+}
+
+/* The cap the render had. */
+static double audio_cap(const struct tb_cli_audio *a)
+{
+    return a->max_s > 0 ? a->max_s : TB_AUDIO_MAX_DEFAULT_S;
+}
+
+int tb_cli_audio_verdict(const struct tb_cli_audio *a)
+{
+    if (!audio_cut(a))
+        return TB_EXIT_OK;
+    if (a->html_f != NULL)
+        tb_cli_error("--html: the audio reached its cap of %.0f s: the page plays its first "
+                     "%.3f s, and says so (--audio-max raises the cap)",
+                     audio_cap(a), a->res.cut_s);
+    else
+        tb_cli_error("--audio %s: the audio reached its cap of %.0f s: the file holds its first "
+                     "%.3f s (--audio-max raises the cap)",
+                     a->spec, audio_cap(a), a->res.cut_s);
+    return TB_EXIT_FAILED;
 }
 
 int tb_cli_audio_sim(struct tb_cli_audio *a, const struct tb_stream *s, const struct tb_sim_opts *o,
@@ -313,6 +342,11 @@ void tb_cli_audio_report(FILE *f, const struct tb_cli_audio *a, const struct tb_
     }
     if (a->sink == TB_SINK_NONE)
         return;
+    if (audio_cut(a))
+        fprintf(f,
+                "  audio cut at %.3f s: it reached its cap of %.0f s (--audio-max); the numbers "
+                "above are the whole run's\n",
+                a->res.cut_s, audio_cap(a));
     fprintf(f, "  audio clock (%s", a->spec);
     if (a->sink == TB_SINK_PORTAUDIO)
         fprintf(f, ", output latency %.0f ms", x->latency * 1000.0);
@@ -382,6 +416,10 @@ void tb_cli_audio_json(void *rootp, const struct tb_cli_audio *a, const struct t
     if (a->sink == TB_SINK_NONE)
         return;
     cJSON_AddStringToObject(au, "stall_cue", tb_pcmring_cue_name(a->cue));
+    if (audio_cut(a))
+        cJSON_AddNumberToObject(au, "cut_s", a->res.cut_s);
+    else
+        cJSON_AddNullToObject(au, "cut_s");
     tb_cli_json_nums(au, played, sizeof(played) / sizeof(played[0]));
     cJSON_AddBoolToObject(au, "forced_start", x->forced_start);
     cJSON_AddNumberToObject(au, "device_underflows", (double)x->device_underflows);

@@ -90,10 +90,17 @@ void tb_cli_audio_wav_close(const struct tb_cli_audio *a, FILE *w);
 /* Whether the run must go in real time (a PortAudio sink). */
 int tb_cli_audio_realtime(const struct tb_cli_audio *a);
 
-/* Ends the speaker (plays out what is queued).  0, or the speech output's
- * failure (printed): TB_EIO (its cap, a write), TB_EDEVICE, TB_ECANCELED,
- * TB_ENOMEM. */
+/* Ends the speaker (plays out what is queued).  0 (also when the audio
+ * reached its cap: the outputs are written, then tb_cli_audio_verdict
+ * says so), or the speech output's failure (printed): TB_EIO (a write),
+ * TB_EDEVICE, TB_ECANCELED, TB_ENOMEM. */
 int tb_cli_audio_finish(struct tb_cli_audio *a);
+
+/* After the outputs: when the audio reached --audio-max, the one line
+ * that says where it was cut and what holds it (the WAV file, or the
+ * --html page's audio), and TB_EXIT_FAILED; else TB_EXIT_OK, nothing
+ * printed. */
+int tb_cli_audio_verdict(const struct tb_cli_audio *a);
 
 /* Plays s out under o (tb_sim_run, fn(ud) told each chunk's schedule):
  * on the monotonic clock when the run goes in real time, else on a

@@ -8,7 +8,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "base/jsonfield.h"
 #include "cli.h"
 #include "ttsbuf/error.h"
 
@@ -110,10 +112,14 @@ int tb_cli_exit(int rc)
 
 void tb_cli_error(const char *fmt, ...)
 {
+    char raw[4096], line[4096];
     va_list ap;
-    fputs("ttsbuf: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    /* What it quotes (a name the user typed, a path, a server's words)
+     * goes through the one sanitizer the streams' text does: one line of
+     * valid UTF-8, no terminal escapes. */
+    tb_jsonfield_line_of(raw, strlen(raw), line, sizeof(line));
+    fprintf(stderr, "ttsbuf: %s\n", line);
 }

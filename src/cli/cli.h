@@ -52,7 +52,10 @@ enum { TB_CLI_EFAILED = -100, TB_CLI_DONE = 1, TB_CLI_NOT_MINE = 2 };
  * TB_E* code is 2 or 3 by the table above. */
 int tb_cli_exit(int rc);
 
-/* Prints "ttsbuf: <message>\n" to stderr. */
+/* Prints "ttsbuf: <message>\n" to stderr, the message made one safe
+ * line first (base/jsonfield.h's tb_jsonfield_line_of: control characters
+ * become blanks, bytes that are not UTF-8 '?'): a name a user typed or a
+ * peer sent is echoed through it only.  At most 4 KiB. */
 void tb_cli_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))

@@ -402,9 +402,11 @@ static int tts_replay(struct run *x)
     char err[512];
     int rc;
     o.voice = NULL;
+    /* What the run measured itself: a record it cannot replay is the
+     * peer's or the run's fault, never bad usage (exit 3). */
     rc = tb_cli_replay_prepare(&x->rp, &r->stream, &o, 0, "run", &play);
     if (rc != 0)
-        return rc;
+        return rc == TB_ENOMEM ? rc : TB_EIO;
     tb_cli_plays_free(&x->plays);
     tb_cli_plays_init(&x->plays, a->c.svg != NULL || a->c.html != NULL);
     tb_clock_virtual_init(&clk);
@@ -419,7 +421,7 @@ static int tts_replay(struct run *x)
     if (rc == 0 && x->rp.failed != NULL)
         rc = tb_cli_replay_arrived(&x->rp, &r->stream, &o, &sr);
     if (rc != 0)
-        return rc;
+        return rc == TB_ENOMEM ? rc : TB_EIO;
     sr.backpressure_waits = r->sim.backpressure_waits;
     sr.backpressure_s = r->sim.backpressure_s;
     tb_sim_result_set_usage(&sr, r->usage_completion);
@@ -500,6 +502,8 @@ static int run_verdict(struct run *x)
                      tb_tts_fail_name(c->fail), st, c->message[0] ? ": " : "", c->message);
         return TB_EXIT_FAILED;
     }
+    if (tb_cli_audio_verdict(&x->a.au) != TB_EXIT_OK)
+        return TB_EXIT_FAILED; /* the audio was cut at its cap (said) */
     return tb_cli_underrun_verdict(x->a.c.fail_on_underrun, &x->r.sim, &x->r.stream.end);
 }
 

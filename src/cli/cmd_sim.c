@@ -358,7 +358,7 @@ static int cmd_sim(int argc, char **argv)
         code = tb_cli_exit(rc);
     else if (x.rp.failed != NULL)
         code = tts_verdict(&x);
-    else
+    else if ((code = tb_cli_audio_verdict(&x.a.au)) == TB_EXIT_OK)
         code = tb_cli_underrun_verdict(x.a.c.fail_on_underrun, &x.r, x.src.end);
     tb_cli_replay_free(&x.rp);
     tb_cli_chunks_free(&x.chunks);

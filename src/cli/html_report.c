@@ -10,6 +10,7 @@
  */
 #include "html_report.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,7 +287,15 @@ static int audio_element(FILE *f, const struct tb_cli_audio *a, double max_s, ch
             "silence, gaps and stall cue included): 16-bit mono PCM WAV, %u Hz, %.3f s%s.</p>\n",
             a->pcm_rate != 0 ? "the TTS's own audio, each 20 ms frame when its last byte arrived"
                              : "eSpeak NG on the stream's clock",
-            rate, data / 2.0 / rate, cut ? ", cut here (the page keeps at most 600 s)" : "");
+            rate, data / 2.0 / rate,
+            !isnan(a->res.cut_s) ? ""
+            : cut                ? ", cut here (the page keeps at most 600 s)"
+                                 : "");
+    if (!isnan(a->res.cut_s))
+        fprintf(f,
+                "<p class=\"note\">The audio was cut at %.3f s: it reached its cap of %.0f s "
+                "(--audio-max); the numbers and the picture are the whole run's.</p>\n",
+                a->res.cut_s, a->max_s > 0 ? a->max_s : TB_AUDIO_MAX_DEFAULT_S);
     return 0;
 }
 

@@ -213,10 +213,11 @@ void tb_cli_report_tts_lines(FILE *f, const struct tb_tts_stats *t)
     fprintf(f, "  tts real time    p50 %s, max %s   (seconds of synthesis per second of audio)\n",
             num(b1, sizeof(b1), r, 2, t->rtf.p50), num(b2, sizeof(b2), r, 2, t->rtf.max));
     fprintf(f,
-            "  tts sent         %" PRIu32 " of %" PRIu32 " chunk%s, %" PRIu64
-            " characters; %" PRIu32 " failed, %" PRIu32 " canceled; %s s of audio received\n",
-            t->sent, t->chunks, t->chunks == 1 ? "" : "s", t->chars, t->failed, t->canceled,
-            num(b1, sizeof(b1), !isnan(t->audio_s), 2, t->audio_s));
+            "  tts sent         %" PRIu32 " of %" PRIu32 " chunk%s (%" PRIu32
+            " blank, skipped), %" PRIu64 " characters; %" PRIu32 " failed, %" PRIu32
+            " canceled; %s s of audio received\n",
+            t->sent, t->chunks, t->chunks == 1 ? "" : "s", t->skipped, t->chars, t->failed,
+            t->canceled, num(b1, sizeof(b1), !isnan(t->audio_s), 2, t->audio_s));
 }
 
 void tb_cli_report_tts_json(struct cJSON *root, const struct tb_tts_stats *t)
@@ -228,6 +229,7 @@ void tb_cli_report_tts_json(struct cJSON *root, const struct tb_tts_stats *t)
     }
     cJSON_AddNumberToObject(o, "chunks", t->chunks);
     cJSON_AddNumberToObject(o, "sent", t->sent);
+    cJSON_AddNumberToObject(o, "skipped", t->skipped);
     cJSON_AddNumberToObject(o, "failed", t->failed);
     cJSON_AddNumberToObject(o, "canceled", t->canceled);
     cJSON_AddNumberToObject(o, "chars", (double)t->chars);

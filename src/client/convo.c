@@ -6,9 +6,12 @@
  *
  * A JSONL file is read a line at a time under TB_CONVO_LINE_MAX (memory:
  * one line plus what is kept); a ShareGPT array is one document, read
- * whole under TB_CONVO_FILE_MAX and parsed by cJSON, whose tree costs
- * several times the file's bytes: a dataset larger than that cap goes in
- * as JSONL, one record a line, which the same reader takes.
+ * whole under TB_CONVO_FILE_MAX and walked a record at a time
+ * (base/jsonscan.h): memory is the file, what is kept (at most its size
+ * again), and one record's cJSON tree under TB_JSON_PIECE_MAX (64 MiB),
+ * so about twice the file plus 64 MiB at most.  A dataset larger than
+ * the cap goes in as JSONL, one record a line, which the same reader
+ * takes.
  */
 #include "ttsbuf/convo.h"
 
@@ -20,6 +23,7 @@
 
 #include "base/grow.h"
 #include "base/jsonfield.h"
+#include "base/jsonscan.h"
 #include "base/jsontext.h"
 #include "base/readall.h"
 #include "convo_data.h"
@@ -330,18 +334,62 @@ static int load_jsonl(FILE *f, const char *name, size_t lines, struct tb_convos 
     return rc;
 }
 
-/* A ShareGPT array from its first byte; lead bytes (lines newlines)
- * came before it, for the offsets in messages. */
+/* Where byte e of the array is, for a message: "NAME:LINE: ... near byte
+ * N" (lead bytes, `lines` of them newlines, came before the array). */
+static int bad_json(const char *name, const char *buf, size_t e, size_t lead, size_t lines,
+                    char *err, size_t errlen)
+{
+    size_t line = lines + 1;
+    for (size_t k = 0; k < e; k++)
+        line += buf[k] == '\n';
+    return tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: invalid JSON near byte %zu", name, line,
+                     lead + e + 1);
+}
+
+/* Record w->index of the array, buf[vs..ve): parsed alone (priced first:
+ * its tree within TB_JSON_PIECE_MAX) and taken. */
+static int array_record(const char *buf, size_t vs, size_t ve, struct tb_convos *c, size_t *cap,
+                        const struct where *w, size_t lead, size_t lines, char *err, size_t errlen)
+{
+    const char *end = NULL;
+    size_t cost = tb_jsonscan_cost(buf + vs, ve - vs);
+    cJSON *o;
+    int rc;
+    if (cost > TB_JSON_PIECE_MAX) {
+        char what[128];
+        snprintf(what, sizeof(what),
+                 " would take about %zu MiB to read, over the cap of " TB_JSON_PIECE_MAX_TEXT
+                 " for one record",
+                 cost >> 20);
+        return fail(w, TB_ETOOBIG, err, errlen, "", what);
+    }
+    o = tb_jsontext_parse(buf + vs, ve - vs, &end);
+    if (o == NULL) {
+        size_t e = end != NULL && end >= buf + vs ? (size_t)(end - buf) : vs;
+        return bad_json(w->name, buf, e, lead, lines, err, errlen);
+    }
+    if (cJSON_IsObject(o) && cJSON_GetObjectItemCaseSensitive(o, "conversations") == NULL)
+        rc = fail(w, TB_EFORMAT, err, errlen, "conversations", " is missing");
+    else
+        rc = take(o, c, cap, w, err, errlen);
+    cJSON_Delete(o);
+    return rc;
+}
+
+/*
+ * A ShareGPT array from its first byte; lead bytes (lines newlines)
+ * came before it, for the offsets in messages.  The array is walked
+ * (base/jsonscan.h) and each record parsed alone, so memory is the file
+ * and what is kept, plus one record's tree.
+ */
 static int load_sharegpt(FILE *f, const char *name, size_t lead, size_t lines, struct tb_convos *c,
                          char *err, size_t errlen)
 {
     char *buf = NULL;
-    const char *end = NULL;
-    size_t len = 0, e, cap = 0, i = 0;
+    size_t len = 0, e, cap = 0, ks, ke, vs, ve;
     struct where w = {name, 0, 0};
-    cJSON *root = NULL;
-    const cJSON *o;
-    int rc = tb_read_all(f, TB_CONVO_FILE_MAX, &buf, &len);
+    struct tb_jsonscan_it it;
+    int rc = tb_read_all(f, TB_CONVO_FILE_MAX, &buf, &len), more;
     if (rc == TB_ETOOBIG)
         rc = tb_seterr(err, errlen, rc,
                        "%s: over the " TB_CONVO_FILE_MAX_TEXT
@@ -359,35 +407,25 @@ static int load_sharegpt(FILE *f, const char *name, size_t lead, size_t lines, s
             tb_seterr(err, errlen, TB_EFORMAT, "%s: invalid UTF-8 at byte %zu", name, lead + e + 1);
         goto out;
     }
-    root = tb_jsontext_parse(buf, len, &end);
-    e = end != NULL && end >= buf ? (size_t)(end - buf) : 0;
-    if (root != NULL)
+    /* The whole array's shape first: a file cut short or with something
+     * after the array is refused before anything is taken. */
+    e = 0;
+    if (tb_jsonscan_skip(buf, len, &e) == 0)
         while (e < len && (buf[e] == ' ' || buf[e] == '\t' || buf[e] == '\r' || buf[e] == '\n'))
             e++;
-    if (root == NULL || e != len) {
-        size_t line = lines + 1;
-        for (size_t k = 0; k < e && k < len; k++)
-            line += buf[k] == '\n';
-        rc = tb_seterr(err, errlen, TB_EFORMAT, "%s:%zu: invalid JSON near byte %zu", name, line,
-                       lead + e + 1);
+    if (e != len || tb_jsonscan_open(&it, buf, len, 0) != 0) {
+        rc = bad_json(name, buf, e, lead, lines, err, errlen);
         goto out;
     }
-    if (!cJSON_IsArray(root)) {
-        rc = tb_seterr(err, errlen, TB_EFORMAT, "%s: not a JSON array", name);
-        goto out;
-    }
-    cJSON_ArrayForEach(o, root)
-    {
-        w.index = i++;
-        if (cJSON_IsObject(o) && cJSON_GetObjectItemCaseSensitive(o, "conversations") == NULL) {
-            rc = fail(&w, TB_EFORMAT, err, errlen, "conversations", " is missing");
-            break;
-        }
-        if ((rc = take(o, c, &cap, &w, err, errlen)) != 0)
+    while ((more = tb_jsonscan_next(&it, &ks, &ke, &vs, &ve)) == 1) {
+        w.index = it.index - 1;
+        rc = array_record(buf, vs, ve, c, &cap, &w, lead, lines, err, errlen);
+        if (rc != 0)
             break;
     }
+    if (rc == 0 && more < 0)
+        rc = bad_json(name, buf, it.pos, lead, lines, err, errlen);
 out:
-    cJSON_Delete(root);
     free(buf);
     return rc;
 }

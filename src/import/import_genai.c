@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/jsonscan.h"
 #include "import_json.h"
 #include "import_priv.h"
 #include "import_reader.h"
@@ -182,42 +183,71 @@ static int one_request(struct gctx *c, int e, int ri, const cJSON *req, const ch
     return 0;
 }
 
+/* The value of the member `key` of the object at d[at..len) (the first
+ * of that name): 1 with its span, 0 when there is none or d[at] is no
+ * object. */
+static int member(const char *d, size_t len, size_t at, const char *key, size_t *vs, size_t *ve)
+{
+    struct tb_jsonscan_it it;
+    size_t ks, ke;
+    if (tb_jsonscan_open(&it, d, len, at) != 0 || it.close != '}')
+        return 0;
+    while (tb_jsonscan_next(&it, &ks, &ke, vs, ve) == 1)
+        if (tb_jsonscan_key_is(d, ks, ke, key))
+            return 1;
+    return 0;
+}
+
+/* Experiment e at d[xs..xe): its label, then its requests, each parsed
+ * alone (priced first). */
+static int experiment(struct gctx *c, const char *d, size_t xs, size_t xe, int ei)
+{
+    struct tb_jsonscan_it it;
+    size_t rs, re, vs, ve;
+    char label[64] = "", e[96];
+    int rc = 0, ri = 0;
+    if (!member(d, xe, xs, "requests", &rs, &re) || d[rs] != '[')
+        return bad(c, TB_EFORMAT, ei, -1, "requests", -1, "missing or not an array");
+    if (member(d, xe, xs, "experiment", &vs, &ve)) {
+        cJSON *ex = tb_import_parse(d + vs, ve - vs, e, sizeof(e));
+        const cJSON *mode = cJSON_GetObjectItemCaseSensitive(ex, "mode");
+        const cJSON *val = cJSON_GetObjectItemCaseSensitive(ex, "value");
+        if (cJSON_IsString(mode) && cJSON_IsNumber(val))
+            snprintf(label, sizeof(label), " (%.24s %g)", mode->valuestring, val->valuedouble);
+        cJSON_Delete(ex);
+    }
+    tb_jsonscan_open(&it, d, re, rs);
+    while (rc == 0 && tb_jsonscan_next(&it, NULL, NULL, &vs, &ve) == 1) {
+        cJSON *q = tb_import_parse(d + vs, ve - vs, e, sizeof(e));
+        rc = q != NULL ? one_request(c, ei, ri, q, label) : bad(c, TB_EFORMAT, ei, ri, NULL, -1, e);
+        cJSON_Delete(q);
+        ri++;
+    }
+    return rc;
+}
+
+/* The export walked (base/jsonscan.h): each request parsed alone, so
+ * memory is the file, the streams, and one request's tree. */
 static int read_genai(const struct tb_import_in *in, const char *name, struct tb_import *out,
                       char *err, size_t errlen)
 {
     struct gctx c = {.name = name, .out = out, .err = err, .errlen = errlen};
-    char e[96];
-    cJSON *root = tb_import_parse(in->buf, in->len, e, sizeof(e));
-    const cJSON *exps, *x;
-    int rc = 0, ei = 0;
-
-    if (root == NULL)
-        return tb_seterr(err, errlen, TB_EFORMAT, "%s: %s", name, e);
-    exps = cJSON_GetObjectItemCaseSensitive(root, "experiments");
-    if (!cJSON_IsArray(exps)) {
-        rc = tb_seterr(err, errlen, TB_EFORMAT, "%s: experiments: missing or not an array", name);
-        goto out;
-    }
+    struct tb_jsonscan_it it;
+    const char *d = in->buf;
+    size_t len = in->len, end = 0, xs, xe;
+    int rc, ei = 0;
+    if (tb_jsonscan_skip(d, len, &end) == 0)
+        while (end < len && (d[end] == ' ' || d[end] == '\t' || d[end] == '\r' || d[end] == '\n'))
+            end++;
+    if (end != len)
+        return tb_seterr(err, errlen, TB_EFORMAT, "%s: invalid JSON near byte %zu", name, end + 1);
+    if (!member(d, len, 0, "experiments", &xs, &xe) || d[xs] != '[')
+        return tb_seterr(err, errlen, TB_EFORMAT, "%s: experiments: missing or not an array", name);
     rc = tb_import_sse_open(&c.sse);
-    for (x = exps->child; x != NULL && rc == 0; x = x->next, ei++) {
-        const cJSON *reqs = cJSON_GetObjectItemCaseSensitive(x, "requests");
-        const cJSON *ex = cJSON_GetObjectItemCaseSensitive(x, "experiment");
-        const cJSON *mode = cJSON_GetObjectItemCaseSensitive(ex, "mode");
-        const cJSON *val = cJSON_GetObjectItemCaseSensitive(ex, "value");
-        char label[64] = "";
-        int ri = 0;
-        if (!cJSON_IsArray(reqs)) {
-            rc = bad(&c, TB_EFORMAT, ei, -1, "requests", -1, "missing or not an array");
-            break;
-        }
-        if (cJSON_IsString(mode) && cJSON_IsNumber(val))
-            snprintf(label, sizeof(label), " (%.24s %g)", mode->valuestring, val->valuedouble);
-        for (const cJSON *q = reqs->child; q != NULL && rc == 0; q = q->next, ri++)
-            rc = one_request(&c, ei, ri, q, label);
-    }
-out:
+    tb_jsonscan_open(&it, d, xe, xs);
+    while (rc == 0 && tb_jsonscan_next(&it, NULL, NULL, &xs, &xe) == 1)
+        rc = experiment(&c, d, xs, xe, ei++);
     tb_import_sse_close(&c.sse);
-    cJSON_Delete(root);
     return rc;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "import_json.h"
+#include "base/jsonscan.h"
 #include "base/jsontext.h"
 #include "base/readall.h"
 #include "ttsbuf/error.h"
@@ -111,12 +112,19 @@ static size_t py_offset(const struct py_text *p, size_t off)
     return off - d;
 }
 
-cJSON *tb_import_parse_next(const char *buf, size_t len, size_t *used, char *err, size_t errlen)
+cJSON *tb_import_parse(const char *buf, size_t len, char *err, size_t errlen)
 {
     struct py_text py;
     const char *text = buf, *end = NULL;
-    size_t tlen = len, e;
+    size_t tlen = len, e, cost = tb_jsonscan_cost(buf, len);
     cJSON *root;
+    if (cost > TB_JSON_PIECE_MAX) {
+        tb_seterr(err, errlen, TB_ETOOBIG,
+                  "would take about %zu MiB to read, over the cap of " TB_JSON_PIECE_MAX_TEXT
+                  " for one piece",
+                  cost >> 20);
+        return NULL;
+    }
     if (py_tokens(buf, len, &py) != 0) {
         tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
         return NULL;
@@ -135,22 +143,12 @@ cJSON *tb_import_parse_next(const char *buf, size_t len, size_t *used, char *err
         e = py_offset(&py, e);
     free(py.s);
     free(py.at);
+    if (root != NULL && e != len) {
+        cJSON_Delete(root);
+        root = NULL;
+    }
     if (root == NULL)
         tb_seterr(err, errlen, TB_EFORMAT, "invalid JSON near byte %zu", e + 1);
-    else
-        *used = e;
-    return root;
-}
-
-cJSON *tb_import_parse(const char *buf, size_t len, char *err, size_t errlen)
-{
-    size_t used = 0;
-    cJSON *root = tb_import_parse_next(buf, len, &used, err, errlen);
-    if (root != NULL && used != len) {
-        cJSON_Delete(root);
-        tb_seterr(err, errlen, TB_EFORMAT, "invalid JSON near byte %zu", used + 1);
-        return NULL;
-    }
     return root;
 }
 

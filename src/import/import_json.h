@@ -23,14 +23,13 @@ struct tb_import_in {
     FILE *f;
 };
 
-/* Parses one JSON text; NULL with "invalid JSON near byte N" in err.
- * Python's Infinity, -Infinity and NaN outside strings read as null. */
+/* Parses one JSON text, a piece of a file (a line, a request, a member):
+ * priced first (base/jsonscan.h), its tree at most TB_JSON_PIECE_MAX;
+ * NULL with "invalid JSON near byte N" or "would take about N MiB to
+ * read, over the cap ..." in err.  Python's Infinity, -Infinity and NaN
+ * outside strings read as null.  A whole document is walked
+ * (jsonscan.h), never parsed here at once. */
 cJSON *tb_import_parse(const char *buf, size_t len, char *err, size_t errlen);
-
-/* Parses the JSON value at the start of buf (more may follow); *used is
- * the bytes it took with the blanks after it.  Errors as tb_import_parse.
- * O(len) per call, as the Python tokens are looked for in the rest. */
-cJSON *tb_import_parse_next(const char *buf, size_t len, size_t *used, char *err, size_t errlen);
 
 /* Calls fn for each non-blank line of the input (1-based line numbers);
  * stops at the first non-zero return, which it returns.  A stream is read

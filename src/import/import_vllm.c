@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsonscan.h"
 #include "import_json.h"
 #include "import_priv.h"
 #include "import_reader.h"
@@ -55,24 +56,78 @@ static int bad(const struct vctx *c, const char *path, long i, long k, const cha
     return tb_seterr(c->err, c->errlen, TB_EFORMAT, "%s: %s: %s", c->name, where, what);
 }
 
-/* An optional per-request array: NULL when absent or null, else it must be
- * an array of n items. */
-static int opt_array(const struct vctx *c, const cJSON *root, const char *key, int n,
-                     const cJSON **out)
+/* A member of the document (or of its "details"): its value's span, or
+ * none (n == 0). */
+struct span {
+    size_t at, n;
+};
+
+/* The members a result is read from; the first of each name, as cJSON's
+ * lookup takes it. */
+enum { M_MODEL, M_TTFTS, M_ITLS, M_TEXTS, M_OLENS, M_ERRS, M_DETAILS, M__COUNT };
+static const char *const member_names[M__COUNT] = {
+    "model_id", "ttfts", "itls", "generated_texts", "output_lens", "errors", "details"};
+
+/* The members of the object at d[at..len) into m[] (others skipped, never
+ * built).  0, or TB_EFORMAT (*bad the offset). */
+static int members(const char *d, size_t len, size_t at, struct span *m, size_t *badat)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    char what[96];
-    *out = NULL;
-    if (v == NULL || cJSON_IsNull(v))
+    struct tb_jsonscan_it it;
+    size_t ks, ke, vs, ve;
+    int more;
+    memset(m, 0, M__COUNT * sizeof(*m));
+    if (tb_jsonscan_open(&it, d, len, at) != 0) {
+        *badat = it.pos;
+        return TB_EFORMAT;
+    }
+    while ((more = tb_jsonscan_next(&it, &ks, &ke, &vs, &ve)) == 1)
+        for (int k = 0; k < M__COUNT; k++)
+            if (m[k].n == 0 && tb_jsonscan_key_is(d, ks, ke, member_names[k])) {
+                m[k].at = vs;
+                m[k].n = ve - vs;
+            }
+    *badat = it.pos;
+    return more < 0 ? TB_EFORMAT : 0;
+}
+
+/* The first byte of a span's value. */
+static char first_of(const char *d, const struct span *v)
+{
+    if (v->n == 0)
+        return '\0';
+    return d[v->at];
+}
+
+/* The items of the array at v. */
+static size_t items(const char *d, const struct span *v)
+{
+    struct tb_jsonscan_it it;
+    size_t n = 0, vs, ve;
+    if (tb_jsonscan_open(&it, d, v->at + v->n, v->at) != 0)
         return 0;
-    if (!cJSON_IsArray(v))
+    while (tb_jsonscan_next(&it, NULL, NULL, &vs, &ve) == 1)
+        n++;
+    return n;
+}
+
+/* An optional per-request array: none when absent or null, else it must
+ * be an array of n items (*walk set on its items). */
+static int opt_array(const struct vctx *c, const char *d, const struct span *v, const char *key,
+                     size_t n, struct tb_jsonscan_it *walk, int *have)
+{
+    char what[96];
+    size_t k;
+    *have = 0;
+    if (v->n == 0 || (v->n == 4 && memcmp(d + v->at, "null", 4) == 0))
+        return 0;
+    if (first_of(d, v) != '[')
         return bad(c, key, -1, -1, "not an array");
-    if (cJSON_GetArraySize(v) != n) {
-        snprintf(what, sizeof(what), "%d items, but ttfts has %d", cJSON_GetArraySize(v), n);
+    if ((k = items(d, v)) != n) {
+        snprintf(what, sizeof(what), "%zu items, but ttfts has %zu", k, n);
         return bad(c, key, -1, -1, what);
     }
-    *out = v;
-    return 0;
+    *have = 1;
+    return tb_jsonscan_open(walk, d, v->at + v->n, v->at);
 }
 
 static int one_request(const struct vctx *c, int i, const cJSON *ttft, const cJSON *itl,
@@ -152,107 +207,141 @@ static int one_request(const struct vctx *c, int i, const cJSON *ttft, const cJS
     return 0;
 }
 
-static int one_result(struct vctx *c, cJSON *root)
+/* The next item of an array being walked, parsed alone (priced first);
+ * NULL when the walk has none (have 0) or the item is not JSON (said). */
+static cJSON *next_item(const struct vctx *c, struct tb_jsonscan_it *w, int have, const char *key,
+                        long i, int *rc)
 {
+    size_t vs, ve;
     char e[96];
-    const cJSON *ttfts, *itls, *texts, *olens, *errs, *model, *arrays;
-    int rc = 0, n, i = 0;
-    c->out->runs = c->run;
-    if (!cJSON_IsObject(root)) {
-        rc = bad(c, "(document)", -1, -1, "not a JSON object");
-        goto out;
+    cJSON *v;
+    if (!have || tb_jsonscan_next(w, NULL, NULL, &vs, &ve) != 1)
+        return NULL;
+    v = tb_import_parse(w->s + vs, ve - vs, e, sizeof(e));
+    if (v == NULL)
+        *rc = bad(c, key, i, -1, e);
+    return v;
+}
+
+/* The requests, item i of every array at once, each parsed alone. */
+static int requests(struct vctx *c, struct tb_jsonscan_it *w, const int *have, size_t n)
+{
+    static const char *const keys[5] = {"ttfts", "itls", "generated_texts", "output_lens",
+                                        "errors"};
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        cJSON *v[5] = {NULL, NULL, NULL, NULL, NULL};
+        for (int k = 0; k < 5 && rc == 0; k++)
+            v[k] = next_item(c, &w[k], have[k], keys[k], (long)i, &rc);
+        if (rc == 0)
+            rc = one_request(c, (int)i, v[0], v[1], v[2], v[3], v[4]);
+        for (int k = 0; k < 5; k++)
+            cJSON_Delete(v[k]);
     }
-    model = cJSON_GetObjectItemCaseSensitive(root, "model_id");
-    arrays = root;
+    return rc;
+}
+
+/* One result, the document d[0..len) (its shape checked): walked, its
+ * arrays read an item at a time, whatever else it holds never built. */
+static int one_result(struct vctx *c, const char *d, size_t len)
+{
+    struct span root[M__COUNT], det[M__COUNT];
+    const struct span *a = root;
+    struct tb_jsonscan_it w[5];
+    int have[5] = {1, 1, 0, 0, 0}, rc;
+    size_t n, k, at = 0, first = c->out->n;
+    char e[96];
+    c->out->runs = c->run;
+    while (at < len && (d[at] == ' ' || d[at] == '\t' || d[at] == '\r' || d[at] == '\n'))
+        at++;
+    if (at >= len || d[at] != '{')
+        return bad(c, "(document)", -1, -1, "not a JSON object");
+    if (members(d, len, at, root, &k) != 0) {
+        snprintf(e, sizeof(e), "invalid JSON near byte %zu", k + 1);
+        return bad(c, "(document)", -1, -1, e);
+    }
     c->prefix = "";
-    if (cJSON_GetObjectItemCaseSensitive(root, "ttfts") == NULL &&
-        cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "details"))) {
-        arrays = cJSON_GetObjectItemCaseSensitive(root, "details");
+    if (root[M_TTFTS].n == 0 && first_of(d, &root[M_DETAILS]) == '{') {
+        if (members(d, len, root[M_DETAILS].at, det, &k) != 0)
+            return bad(c, "details", -1, -1, "invalid JSON");
+        a = det;
         c->prefix = "details.";
     }
-    ttfts = cJSON_GetObjectItemCaseSensitive(arrays, "ttfts");
-    if (!cJSON_IsArray(ttfts)) {
-        rc = bad(c, "ttfts", -1, -1,
-                 ttfts == NULL ? "missing: no per-request data (was the benchmark run with "
-                                 "--save-detailed / --output-details?)"
-                               : "not an array");
-        goto out;
+    if (first_of(d, &a[M_TTFTS]) != '[')
+        return bad(c, "ttfts", -1, -1,
+                   a[M_TTFTS].n == 0 ? "missing: no per-request data (was the benchmark run with "
+                                       "--save-detailed / --output-details?)"
+                                     : "not an array");
+    n = items(d, &a[M_TTFTS]);
+    if (first_of(d, &a[M_ITLS]) != '[')
+        return bad(c, "itls", -1, -1, a[M_ITLS].n == 0 ? "missing" : "not an array");
+    if ((k = items(d, &a[M_ITLS])) != n) {
+        snprintf(e, sizeof(e), "%zu items, but ttfts has %zu", k, n);
+        return bad(c, "itls", -1, -1, e);
     }
-    n = cJSON_GetArraySize(ttfts);
-    itls = cJSON_GetObjectItemCaseSensitive(arrays, "itls");
-    if (!cJSON_IsArray(itls)) {
-        rc = bad(c, "itls", -1, -1, itls == NULL ? "missing" : "not an array");
-        goto out;
-    }
-    if (cJSON_GetArraySize(itls) != n) {
-        snprintf(e, sizeof(e), "%d items, but ttfts has %d", cJSON_GetArraySize(itls), n);
-        rc = bad(c, "itls", -1, -1, e);
-        goto out;
-    }
-    if ((rc = opt_array(c, arrays, "generated_texts", n, &texts)) != 0 ||
-        (rc = opt_array(c, arrays, "output_lens", n, &olens)) != 0 ||
-        (rc = opt_array(c, arrays, "errors", n, &errs)) != 0)
-        goto out;
-    {
-        const cJSON *tt = ttfts->child, *it = itls->child;
-        const cJSON *tx = texts ? texts->child : NULL, *ol = olens ? olens->child : NULL;
-        const cJSON *er = errs ? errs->child : NULL;
-        size_t first = c->out->n;
-        for (; tt != NULL && rc == 0; i++) {
-            rc = one_request(c, i, tt, it, tx, ol, er);
-            tt = tt->next;
-            it = it->next;
-            tx = tx ? tx->next : NULL;
-            ol = ol ? ol->next : NULL;
-            er = er ? er->next : NULL;
-        }
+    if (tb_jsonscan_open(&w[0], d, a[M_TTFTS].at + a[M_TTFTS].n, a[M_TTFTS].at) != 0 ||
+        tb_jsonscan_open(&w[1], d, a[M_ITLS].at + a[M_ITLS].n, a[M_ITLS].at) != 0)
+        return bad(c, "ttfts", -1, -1, "not an array");
+    if ((rc = opt_array(c, d, &a[M_TEXTS], "generated_texts", n, &w[2], &have[2])) != 0 ||
+        (rc = opt_array(c, d, &a[M_OLENS], "output_lens", n, &w[3], &have[3])) != 0 ||
+        (rc = opt_array(c, d, &a[M_ERRS], "errors", n, &w[4], &have[4])) != 0)
+        return rc;
+    rc = requests(c, w, have, n);
+    if (root[M_MODEL].n > 0) {
+        cJSON *model = tb_import_parse(d + root[M_MODEL].at, root[M_MODEL].n, e, sizeof(e));
         for (size_t j = first; j < c->out->n; j++)
             tb_jsonfield_text(c->out->req[j].stream.model, sizeof(c->out->req[j].stream.model),
                               model);
+        cJSON_Delete(model);
     }
-out:
-    cJSON_Delete(root);
     return rc;
+}
+
+/* The shape of the document at d[0..len): 0 with *end after it, or the
+ * message "invalid JSON near byte N" (from d). */
+static int shape(const char *d, size_t len, size_t *end, char *e, size_t elen)
+{
+    *end = 0;
+    if (tb_jsonscan_skip(d, len, end) == 0)
+        return 0;
+    snprintf(e, elen, "invalid JSON near byte %zu", *end + 1);
+    return TB_EFORMAT;
 }
 
 static int one_line(void *ud, const char *line, size_t n, size_t lineno)
 {
     struct vctx *c = ud;
     char e[96];
-    cJSON *root = tb_import_parse(line, n, e, sizeof(e));
+    size_t end;
     c->line = lineno;
     c->run++;
-    if (root == NULL)
+    if (shape(line, n, &end, e, sizeof(e)) != 0)
         return bad(c, "(document)", -1, -1, e);
-    return one_result(c, root);
+    while (end < n && (line[end] == ' ' || line[end] == '\t' || line[end] == '\r'))
+        end++;
+    if (end != n) {
+        snprintf(e, sizeof(e), "invalid JSON near byte %zu", end + 1);
+        return bad(c, "(document)", -1, -1, e);
+    }
+    return one_result(c, line, n);
 }
 
 /* vllm: one JSON document, or (--append-result, JSONL records) several,
  * each a run.  Names say "run N" when there are several; an error in
- * document N > 1 names its line. */
+ * document N > 1 names its line.  Each document's shape is walked (linear
+ * whatever its layout: a line or pretty-printed), then its result read. */
 static int documents(struct vctx *c, const char *buf, size_t len)
 {
-    size_t pos = 0, used = 0;
+    size_t pos = 0;
     int rc = 0;
     while (pos < len &&
            (buf[pos] == ' ' || buf[pos] == '\t' || buf[pos] == '\r' || buf[pos] == '\n'))
         pos++;
     while (rc == 0 && (pos < len || c->run == 0)) {
         char e[96];
-        const char *nl = memchr(buf + pos, '\n', len - pos);
-        cJSON *root = NULL;
-        /* The tools write a document a line: parse the line alone, so the
-         * cost stays O(file) however many runs; only a document that goes
-         * on past its first line (pretty-printed) is parsed from the rest
-         * of the file. */
-        if (nl != NULL)
-            root = tb_import_parse_next(buf + pos, (size_t)(nl - buf) - pos, &used, e, sizeof(e));
-        if (root != NULL && pos + used == (size_t)(nl - buf))
-            used++; /* the newline */
-        else if (root == NULL)
-            root = tb_import_parse_next(buf + pos, len - pos, &used, e, sizeof(e));
+        size_t used = 0;
         c->run++;
-        if (root == NULL) {
+        if (shape(buf + pos, len - pos, &used, e, sizeof(e)) != 0) {
             if (c->run > 1) {
                 size_t line = 1;
                 for (size_t k = 0; k < pos; k++)
@@ -261,10 +350,16 @@ static int documents(struct vctx *c, const char *buf, size_t len)
             }
             return bad(c, "(document)", -1, -1, e);
         }
-        if (c->run == 1 && pos + used < len)
-            c->runs = 1; /* more follows: name the runs */
-        rc = one_result(c, root);
-        pos += used;
+        {
+            size_t next = pos + used;
+            while (next < len && (buf[next] == ' ' || buf[next] == '\t' || buf[next] == '\r' ||
+                                  buf[next] == '\n'))
+                next++;
+            if (c->run == 1 && next < len)
+                c->runs = 1; /* more follows: name the runs */
+            rc = one_result(c, buf + pos, used);
+            pos = next;
+        }
     }
     return rc;
 }

@@ -8,8 +8,11 @@
 
 #include <ctype.h>
 #include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "ttsbuf/error.h"
 #include "ttsbuf/secrets.h"
@@ -208,4 +211,20 @@ int tb_http_secrets(const struct tb_http_req *q, struct tb_secrets *set)
     if (rc == 0 && q->url != NULL && (n = url_password(q->url, &at)) > 0)
         rc = add(set, q->url + at, n);
     return rc;
+}
+
+int tb_http_nofd_text(int err, char *out, size_t outlen)
+{
+    char lim[64] = "";
+    struct rlimit rl;
+    if (err != EMFILE && err != ENFILE)
+        return 0;
+    if (err == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(lim, sizeof(lim), ", its limit of %llu (ulimit -n)",
+                 (unsigned long long)rl.rlim_cur);
+    if (outlen == 0)
+        return 1;
+    snprintf(out, outlen, "out of file descriptors (%s: %s%s)", err == EMFILE ? "EMFILE" : "ENFILE",
+             err == EMFILE ? "this process has them all open" : "the system's table is full", lim);
+    return 1;
 }

@@ -22,10 +22,12 @@
 
 #include <ctype.h>
 #include <curl/curl.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include "ttsbuf/error.h"
 #include "ttsbuf/http.h"
@@ -69,6 +71,18 @@ static int media_type_text(const char *ct)
             if (strncasecmp(ct + i, words[w], strlen(words[w])) == 0)
                 return 1;
     return 0;
+}
+
+/* libcurl's socket(): as its own, and the reason kept when it fails (its
+ * message would say only that it could not connect). */
+static curl_socket_t open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    struct tb_http_xfer *x = ud;
+    curl_socket_t fd = socket(a->family, a->socktype, a->protocol);
+    (void)purpose;
+    if (fd == CURL_SOCKET_BAD)
+        x->socket_errno = errno;
+    return fd;
 }
 
 static void decide(struct tb_http_xfer *x)
@@ -349,6 +363,9 @@ int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, stru
         curl_easy_setopt(x->h, CURLOPT_NOPROGRESS, 0L);
     }
     curl_easy_setopt(x->h, CURLOPT_ERRORBUFFER, x->errbuf);
+    curl_easy_setopt(x->h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    curl_easy_setopt(x->h, CURLOPT_OPENSOCKETDATA, x);
+    x->socket_errno = 0;
     if (q->log != NULL) {
         curl_easy_setopt(x->h, CURLOPT_DEBUGFUNCTION, on_debug);
         curl_easy_setopt(x->h, CURLOPT_DEBUGDATA, x);
@@ -360,13 +377,17 @@ int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, stru
 
 /*
  * What went wrong, in words that point the user the right way, where
- * libcurl's own would not: its "Out of memory" before the first body byte
+ * libcurl's own would not: no descriptor left for the socket (EMFILE:
+ * this process's limit, which it says; ENFILE: the system's), its "Out of
+ * memory" before the first body byte
  * is (this libcurl) a response header over its 100 KiB cap, and a failed
  * decoding names the Content-Encoding that failed.
  */
 static void explain(struct tb_http_xfer *x, CURLcode cc, const char *why, char *out, size_t len)
 {
     struct curl_header *h = NULL;
+    if (tb_http_nofd_text(x->socket_errno, out, len))
+        return;
     if (cc == CURLE_OUT_OF_MEMORY && !x->decided) {
         snprintf(out, len,
                  "the response header is too large (libcurl keeps at most %d KiB of a header "

@@ -38,6 +38,7 @@ struct tb_http_xfer {
     char *next;          /* the URL of the current hop after the first */
     double start;        /* clock time the transfer was set up */
     double last;         /* time of the last body byte (or the start) */
+    int socket_errno;    /* why libcurl's socket() failed, or 0 */
     char errbuf[CURL_ERROR_SIZE];
 };
 

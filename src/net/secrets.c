@@ -262,39 +262,97 @@ size_t tb_secrets_count(const struct tb_secrets *s)
     return s != NULL ? s->count : 0;
 }
 
+/* Adds the windows of v[0..n) (n >= GRAM) to the long secrets' set.  0 or
+ * TB_ENOMEM (the set unchanged). */
+static int add_grams(struct tb_secrets *s, const unsigned char *v, size_t n)
+{
+    size_t m = 0, total = s->ngrams + n - GRAM + 1;
+    uint64_t *g = moved(s->grams, s->ngrams * sizeof(*g), total * sizeof(*g));
+    if (g == NULL)
+        return TB_ENOMEM;
+    for (size_t k = 0; k + GRAM <= n; k++)
+        g[s->ngrams++] = pack(v + k);
+    qsort(g, s->ngrams, sizeof(*g), cmp_gram);
+    for (size_t k = 0; k < s->ngrams; k++) { /* unique: one window is enough */
+        size_t b = filter_bit(g[k]);
+        s->filter[b / 64] |= (uint64_t)1 << (b % 64);
+        if (m == 0 || g[k] != g[m - 1])
+            g[m++] = g[k];
+    }
+    s->grams = g;
+    s->ngrams = m;
+    return 0;
+}
+
+/*
+ * The secret's bytes raw[0..n) base64-encoded (RFC 4648 section 4, and
+ * section 5's URL alphabet) as a longer text would encode them: after 0,
+ * 1 or 2 bytes of something else ("Basic " credentials, a JSON echo), so
+ * at each of the three alignments; of each encoding only the characters
+ * that come from the secret's bits alone (the first and last may mix in
+ * a neighbour's), added as windows when there are GRAM of them.  The
+ * scratch buffer is zeroed before it is freed.  0 or TB_ENOMEM.
+ */
+static int add_base64(struct tb_secrets *s, const unsigned char *raw, size_t n)
+{
+    static const char std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t cap = (n + 2) / 3 * 4 + 8;
+    unsigned char *e = malloc(cap);
+    int rc = 0;
+    if (e == NULL)
+        return TB_ENOMEM;
+    for (size_t a = 0; a < 3 && rc == 0; a++) {
+        /* Character k holds bits [6k, 6k + 6) of a zero bytes, then raw:
+         * the secret's alone when 6k >= 8a and 6k + 6 <= 8(a + n). */
+        size_t first = (8 * a + 5) / 6, end = 8 * (a + n) / 6, m = 0;
+        for (size_t k = first; k < end; k++) {
+            size_t bit = 6 * k, v = 0;
+            for (size_t t = 0; t < 6; t++, bit++) {
+                size_t byte = bit / 8;
+                unsigned b = byte < a ? 0 : raw[byte - a];
+                v = v << 1 | ((b >> (7 - bit % 8)) & 1u);
+            }
+            e[m++] = (unsigned char)std[v];
+        }
+        if (m >= GRAM)
+            rc = add_grams(s, e, m);
+        for (size_t k = 0; rc == 0 && k < m; k++) /* the URL alphabet */
+            e[k] = e[k] == '+' ? '-' : e[k] == '/' ? '_' : e[k];
+        if (rc == 0 && m >= GRAM && (memchr(e, '-', m) != NULL || memchr(e, '_', m) != NULL))
+            rc = add_grams(s, e, m);
+        wipe(e, cap);
+    }
+    free(e);
+    return rc;
+}
+
 int tb_secrets_add(struct tb_secrets *s, const char *secret, size_t len)
 {
     const unsigned char *p = (const unsigned char *)secret;
-    unsigned char *v = malloc(len > 0 ? len : 1);
-    size_t n = 0, i = 0;
+    unsigned char *v = malloc(len > 0 ? len : 1), *raw = malloc(len > 0 ? len : 1);
+    size_t n = 0, i = 0, nraw = 0;
     int rc = 0;
-    if (v == NULL)
+    if (v == NULL || raw == NULL) {
+        free(v);
+        free(raw);
         return TB_ENOMEM;
+    }
     while (i < len) {
         int c;
-        i += unit(p + i, len - i, &c);
+        size_t k = unit(p + i, len - i, &c);
         if (c != NOISE)
             v[n++] = (unsigned char)c;
+        for (size_t b = 0; b < k; b++) /* the bytes as sent, but blanks */
+            if (p[i + b] > 0x20 && p[i + b] != 0x7F)
+                raw[nraw++] = p[i + b];
+        i += k;
     }
     if (n >= GRAM) {
-        size_t m = 0, total = s->ngrams + n - GRAM + 1;
-        uint64_t *g = moved(s->grams, s->ngrams * sizeof(*g), total * sizeof(*g));
-        if (g == NULL) {
-            rc = TB_ENOMEM;
-            goto out;
-        }
-        for (size_t k = 0; k + GRAM <= n; k++)
-            g[s->ngrams++] = pack(v + k);
-        qsort(g, s->ngrams, sizeof(*g), cmp_gram);
-        for (size_t k = 0; k < s->ngrams; k++) { /* unique: one window is enough */
-            size_t b = filter_bit(g[k]);
-            s->filter[b / 64] |= (uint64_t)1 << (b % 64);
-            if (m == 0 || g[k] != g[m - 1])
-                g[m++] = g[k];
-        }
-        s->grams = g;
-        s->ngrams = m;
-        s->count++;
+        rc = add_grams(s, v, n);
+        if (rc == 0)
+            rc = add_base64(s, raw, nraw);
+        if (rc == 0)
+            s->count++;
     } else if (n > 0) {
         struct short_secret *sh =
             moved(s->shorts, s->nshorts * sizeof(*sh), (s->nshorts + 1) * sizeof(*sh));
@@ -312,7 +370,9 @@ int tb_secrets_add(struct tb_secrets *s, const char *secret, size_t len)
     }
 out:
     wipe(v, n);
+    wipe(raw, nraw);
     free(v);
+    free(raw);
     return rc;
 }
 

@@ -110,17 +110,20 @@ static char *escaped(const char *s)
     return e;
 }
 
-/* A finite number in [lo, hi] filling all of s[0..n) (no blank before
- * it: strtod would skip one; at most TB_TTSLAT_SPEC_MAX bytes).  0 and
- * *out; TB_EINVAL when not a finite number; TB_ERANGE outside the range.
- * -0 reads as 0. */
+/* A finite number in [lo, hi] written in decimal filling all of s[0..n)
+ * (digits, a sign, a point, an exponent: strtod would also take a blank
+ * before it, "0x10" as 16 and "inf"; at most TB_TTSLAT_SPEC_MAX bytes).
+ * 0 and *out; TB_EINVAL when not such a number; TB_ERANGE outside the
+ * range.  -0 reads as 0. */
 static int number(const char *s, size_t n, double lo, double hi, double *out)
 {
     char buf[TB_TTSLAT_SPEC_MAX + 1], *end;
     double d;
-    if (n == 0 || n >= sizeof(buf) || s[0] == ' ' || s[0] == '\t' || s[0] == '\n' || s[0] == '\r' ||
-        s[0] == '\f' || s[0] == '\v')
+    if (n == 0 || n >= sizeof(buf))
         return TB_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (strchr("0123456789+-.eE", s[i]) == NULL || s[i] == '\0')
+            return TB_EINVAL;
     memcpy(buf, s, n);
     buf[n] = '\0';
     d = strtod(buf, &end); /* an underflow reads as a tiny value or 0: in range */

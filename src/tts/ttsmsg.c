@@ -3,15 +3,23 @@
  */
 #include "ttsmsg.h"
 
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
-void tb_tts_message_v(struct tb_tts_chunk *r, const struct tb_secrets *own,
-                      const struct tb_secrets *run, const char *fmt, va_list ap)
+#include "base/jsonfield.h"
+
+void tb_tts_message(struct tb_tts_chunk *r, const struct tb_secrets *own,
+                    const struct tb_secrets *run, const char *fmt, ...)
 {
-    vsnprintf(r->message, sizeof(r->message), fmt, ap);
-    for (char *p = r->message; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7F)
-            *p = ' ';
-    tb_secrets_scrub(own, r->message);
-    tb_secrets_scrub(run, r->message);
+    /* Room for the peer's words before the cut, so a key near the end is
+     * still whole when the scrubber reads it. */
+    char raw[4 * TB_TTS_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
+    va_end(ap);
+    tb_secrets_scrub(own, raw);
+    tb_secrets_scrub(run, raw);
+    tb_jsonfield_line_of(raw, strlen(raw), r->message, sizeof(r->message));
 }

@@ -16,7 +16,6 @@
 
 #include <curl/curl.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@
 
 #include "net/http_xfer.h"
 #include "ttsbuf/error.h"
+#include "ttscheck.h"
 #include "ttsmsg.h"
 #include "ttsbuf/stream.h"
 #include "ttsbuf/ttsapi.h"
@@ -45,6 +45,12 @@ struct slot {
     struct tb_http_resp hr;
     unsigned char odd; /* a byte waiting for its pair */
     int has_odd;
+    int media;                                    /* enum tb_ttscheck_media, once read */
+    int checked;                                  /* media read (at the first body byte) */
+    size_t head_len;                              /* WAV: header bytes held so far */
+    int head_done;                                /* WAV: its header read; PCM follows */
+    unsigned char head[TB_TTSCHECK_WAV_HEAD_MAX]; /* WAV: the header, until it is whole */
+    char bad[TB_TTS_MESSAGE_MAX];                 /* the body is not the audio asked: why */
 };
 
 struct tb_ttsnet {
@@ -117,21 +123,6 @@ static void params(const struct tb_ttsnet *c, struct tb_ttsapi_params *p)
     p->model = c->model;
     p->voice = c->voice;
     p->rate = c->rate;
-}
-
-/* The message of a record: one line, every secret masked. */
-static void set_message(struct tb_ttsnet *c, struct tb_tts_chunk *r, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static void set_message(struct tb_ttsnet *c, struct tb_tts_chunk *r, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    tb_tts_message_v(r, c->own, c->run, fmt, ap);
-    va_end(ap);
 }
 
 /* The log's provider fields, from a request built for no text (which
@@ -312,12 +303,11 @@ static void ended(struct tb_ttsnet *c, uint32_t j)
         c->on_end(c->ud, j, r);
 }
 
-/* Body bytes of a 2xx audio response: whole samples handed on. */
-static int on_body(void *ud, const char *buf, size_t len, double t)
+/* PCM bytes of slot s: whole samples handed on.  Non-zero: on_audio
+ * asked to stop. */
+static int pcm(struct slot *s, const char *buf, size_t len, double tr)
 {
-    struct slot *s = ud;
     struct tb_ttsnet *c = s->c;
-    double tr = t - c->origin;
     size_t even;
     int stop = 0;
     if (len == 0)
@@ -341,11 +331,94 @@ static int on_body(void *ud, const char *buf, size_t len, double t)
         s->odd = (unsigned char)buf[len - 1];
         s->has_odd = 1;
     }
-    if (stop) {
+    return stop;
+}
+
+/* Why the media type ct is not the audio asked (into s->bad). */
+static void bad_media(struct slot *s, const char *ct)
+{
+    snprintf(s->bad, sizeof(s->bad),
+             "HTTP %ld with Content-Type '%s', not the raw 16-bit PCM asked (audio/pcm, "
+             "audio/L16, or a WAV of it)",
+             s->hr.status, ct);
+}
+
+/* A WAV's header bytes, held until it is whole: 0 to go on (*pcm_at the
+ * first PCM byte of buf, len when none yet), 1 when it is not the audio
+ * asked (s->bad). */
+static int wav_head(struct slot *s, const char *buf, size_t len, size_t *pcm_at)
+{
+    size_t take = sizeof(s->head) - s->head_len, head;
+    char why[160];
+    int v;
+    *pcm_at = len;
+    if (take > len)
+        take = len;
+    memcpy(s->head + s->head_len, buf, take);
+    s->head_len += take;
+    v = tb_ttscheck_wav(s->head, s->head_len, s->c->rate, &head, why, sizeof(why));
+    if (v < 0) {
+        snprintf(s->bad, sizeof(s->bad), "HTTP %ld with Content-Type '%.64s': %.150s", s->hr.status,
+                 s->hr.content_type, why);
+        return 1;
+    }
+    if (v == 1) {
+        /* The PCM starts head bytes into the body: in this piece. */
+        s->head_done = 1;
+        *pcm_at = take - (s->head_len - head);
+    }
+    return 0;
+}
+
+/* Body bytes of a 2xx audio response: its media type checked once, a
+ * WAV's header read, whole samples handed on. */
+static int on_body(void *ud, const char *buf, size_t len, double t)
+{
+    struct slot *s = ud;
+    struct tb_ttsnet *c = s->c;
+    size_t at = 0;
+    if (len == 0)
+        return 0;
+    if (!s->checked) {
+        s->checked = 1;
+        s->media = tb_ttscheck_media(s->hr.content_type);
+        if (s->media == TB_TTSCHECK_OTHER) {
+            bad_media(s, s->hr.content_type);
+            return 1; /* conclude says why: s->bad */
+        }
+    }
+    if (s->media == TB_TTSCHECK_WAV && !s->head_done && wav_head(s, buf, len, &at) != 0)
+        return 1;
+    if (pcm(s, buf + at, len - at, t - c->origin) != 0) {
         c->stop_requested = 1;
         return 1;
     }
     return 0;
+}
+
+/* The verdict on a 2xx audio body that came whole: the media type (an
+ * empty body never reached on_body), a WAV's header, whole samples, some
+ * audio for a text with something to say.  TB_TTS_OK, or TB_TTS_FORMAT
+ * with r's message set. */
+static int audio_verdict(struct tb_ttsnet *c, struct slot *s, struct tb_tts_chunk *r)
+{
+    char why[TB_TTS_MESSAGE_MAX];
+    int kind;
+    if (!s->checked && tb_ttscheck_media(s->hr.content_type) == TB_TTSCHECK_OTHER)
+        bad_media(s, s->hr.content_type);
+    else if (s->checked && s->media == TB_TTSCHECK_WAV && !s->head_done)
+        snprintf(s->bad, sizeof(s->bad),
+                 "HTTP %ld with Content-Type '%s': the body (%zu bytes) "
+                 "ended inside its WAV header",
+                 s->hr.status, s->hr.content_type, s->head_len);
+    if (s->bad[0] != '\0') {
+        tb_tts_message(r, c->own, c->run, "%s", s->bad);
+        return TB_TTS_FORMAT;
+    }
+    kind = tb_ttscheck_end(r, tb_tts_log_text(&c->log, s->j - 1), s->has_odd, why, sizeof(why));
+    if (kind != TB_TTS_OK)
+        tb_tts_message(r, c->own, c->run, "HTTP %ld: %s", s->hr.status, why);
+    return kind;
 }
 
 /* The record of a transfer that ended by itself (forced: -1) or was
@@ -360,39 +433,41 @@ static void conclude(struct tb_ttsnet *c, struct slot *s, int forced, const char
     r->status = hr->status;
     if (forced >= 0) {
         r->fail = forced;
-        set_message(c, r, "%s, after %llu bytes", why, (unsigned long long)r->bytes);
+        tb_tts_message(r, c->own, c->run, "%s, after %llu bytes", why,
+                       (unsigned long long)r->bytes);
+    } else if (s->bad[0] != '\0') {
+        r->fail = TB_TTS_FORMAT; /* on_body stopped it: not the audio asked */
+        tb_tts_message(r, c->own, c->run, "%s", s->bad);
     } else if (hr->aborted) {
         r->fail = TB_TTS_CANCELED;
-        set_message(c, r, "stopped by the caller, after %llu bytes", (unsigned long long)r->bytes);
+        tb_tts_message(r, c->own, c->run, "stopped by the caller, after %llu bytes",
+                       (unsigned long long)r->bytes);
     } else if (hr->total_timeout) {
         r->fail = TB_TTS_TIMEOUT;
-        set_message(c, r, "not done after %g s (the total timeout), after %llu bytes",
-                    c->total_timeout, (unsigned long long)r->bytes);
+        tb_tts_message(r, c->own, c->run,
+                       "not done after %g s (the total timeout), after %llu bytes",
+                       c->total_timeout, (unsigned long long)r->bytes);
     } else if (hr->status == 0) {
         r->fail = TB_TTS_TRANSPORT;
-        set_message(c, r, "%s", hr->error[0] != '\0' ? hr->error : "no response");
+        tb_tts_message(r, c->own, c->run, "%s", hr->error[0] != '\0' ? hr->error : "no response");
     } else if (hr->status < 200 || hr->status >= 300) {
         r->fail = TB_TTS_HTTP;
         tb_ttsapi_error_text(c->api, hr->body, hr->body_len, msg, sizeof(msg));
-        set_message(c, r, "%s", msg[0] != '\0' ? msg : "(empty body)");
+        tb_tts_message(r, c->own, c->run, "%s", msg[0] != '\0' ? msg : "(empty body)");
     } else if (!audio && (hr->body_len > 0 || hr->content_type[0] != '\0')) {
         r->fail = TB_TTS_FORMAT;
         tb_ttsapi_error_text(c->api, hr->body, hr->body_len, msg, sizeof(msg));
-        set_message(c, r, "HTTP %ld with Content-Type '%s', not audio: %s", hr->status,
-                    hr->content_type[0] != '\0' ? hr->content_type : "(none)",
-                    msg[0] != '\0' ? msg : "(empty body)");
+        tb_tts_message(r, c->own, c->run, "HTTP %ld with Content-Type '%s', not audio: %s",
+                       hr->status, hr->content_type[0] != '\0' ? hr->content_type : "(none)",
+                       msg[0] != '\0' ? msg : "(empty body)");
     } else if (hr->curl_code != 0) {
         /* The answer had begun: the body was cut (closed, reset, fewer
          * bytes than Content-Length). */
         r->fail = TB_TTS_CUT;
-        set_message(c, r, "the audio stopped after %llu bytes: %s", (unsigned long long)hr->bytes,
-                    hr->error);
-    } else if (s->has_odd) {
-        r->fail = TB_TTS_FORMAT;
-        set_message(c, r, "an odd number of PCM bytes (%llu): not 16-bit samples",
-                    (unsigned long long)hr->bytes);
+        tb_tts_message(r, c->own, c->run, "the audio stopped after %llu bytes: %s",
+                       (unsigned long long)hr->bytes, hr->error);
     } else {
-        r->fail = TB_TTS_OK; /* with no audio: no first byte (ttsmeas.h) */
+        r->fail = audio_verdict(c, s, r);
     }
     slot_clear(s);
     ended(c, s->j);
@@ -406,15 +481,6 @@ static void slot_stop(struct tb_ttsnet *c, struct slot *s, int kind, const char 
     conclude(c, s, kind, why);
 }
 
-static int is_blank(const char *t, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (t[i] != ' ' && t[i] != '\t' && t[i] != '\n' && t[i] != '\r' && t[i] != '\f' &&
-            t[i] != '\v')
-            return 0;
-    return 1;
-}
-
 /* Hands chunk index i to libcurl in a free slot.  0, or TB_ENOMEM. */
 static int send_one(struct tb_ttsnet *c, size_t i)
 {
@@ -426,7 +492,7 @@ static int send_one(struct tb_ttsnet *c, size_t i)
     int rc;
     c->state[i] = FLYING;
     r->sent = now(c);
-    if (is_blank(tb_tts_log_text(&c->log, i), r->len)) {
+    if (tb_tts_blank(tb_tts_log_text(&c->log, i), r->len)) {
         /* Nothing to speak: no request (a provider refuses empty input). */
         r->end = r->sent; /* no first byte: none came (ttsmeas.h) */
         ended(c, j);
@@ -438,7 +504,7 @@ static int send_one(struct tb_ttsnet *c, size_t i)
     if (s == NULL) { /* cannot happen: at most N in flight */
         r->end = r->sent;
         r->fail = TB_TTS_TRANSPORT;
-        set_message(c, r, "no free transfer slot");
+        tb_tts_message(r, c->own, c->run, "no free transfer slot");
         ended(c, j);
         return 0;
     }
@@ -446,6 +512,10 @@ static int send_one(struct tb_ttsnet *c, size_t i)
     s->busy = 1;
     s->j = j;
     s->has_odd = 0;
+    s->checked = 0;
+    s->head_len = 0;
+    s->head_done = 0;
+    s->bad[0] = '\0';
     params(c, &p);
     rc = tb_ttsapi_build(c->api, &p, tb_tts_log_text(&c->log, i), r->len, &s->ar, err, sizeof(err));
     if (rc == 0) {
@@ -480,8 +550,8 @@ static int send_one(struct tb_ttsnet *c, size_t i)
     if (rc != 0) {
         r->end = now(c);
         r->fail = TB_TTS_TRANSPORT;
-        set_message(c, r, "the request could not be made: %s",
-                    rc == TB_ENOMEM ? "out of memory" : err);
+        tb_tts_message(r, c->own, c->run, "the request could not be made: %s",
+                       rc == TB_ENOMEM ? "out of memory" : err);
         slot_clear(s);
         ended(c, j);
         return rc == TB_ENOMEM ? rc : 0;
@@ -495,8 +565,8 @@ static void cancel_queued(struct tb_ttsnet *c)
     while (c->next < c->log.n) {
         size_t i = c->next++;
         c->log.c[i].fail = TB_TTS_CANCELED;
-        set_message(c, &c->log.c[i], "not sent: %s",
-                    c->failed != 0 ? "an earlier chunk failed" : "the run was stopped");
+        tb_tts_message(&c->log.c[i], c->own, c->run, "not sent: %s",
+                       c->failed != 0 ? "an earlier chunk failed" : "the run was stopped");
         ended(c, (uint32_t)i + 1);
     }
 }
@@ -551,7 +621,7 @@ int tb_ttsnet_submit(struct tb_ttsnet *c, const char *text, size_t len)
     if (c->log.n - 1 == c->next &&
         (c->next < (size_t)c->n || c->state[c->next - (size_t)c->n] == ENDED)) {
         const char *t = tb_tts_log_text(&c->log, c->next);
-        if (is_blank(t, c->log.c[c->next].len))
+        if (tb_tts_blank(t, c->log.c[c->next].len))
             return 0; /* ended at the next step, with its callback */
         return send_one(c, c->next++);
     }

@@ -90,8 +90,8 @@ static void mask_mode(const struct tb_secrets *set, const struct so_text *sec, s
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct tb_secrets *set;
-    struct so_text sec[3], before, after;
-    size_t nsec, len[3], at, tl, out;
+    struct so_text sec[3 * 7], before, after;
+    size_t nsec, nforms = 0, len[3], at, tl, out;
     int starry = 0;
     char *text, *orig;
     if (size < 1)
@@ -110,11 +110,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     at = 1 + nsec;
     for (size_t k = 0; k < nsec; k++) {
         FUZZ_CHECK(tb_secrets_add(set, (const char *)data + at, len[k]) == 0);
-        sec[k] = so_read((const char *)data + at, len[k]);
-        for (size_t i = 0; i < sec[k].n; i++)
-            starry |= sec[k].c[i] == '*';
+        nforms += so_secret_forms((const char *)data + at, len[k], sec + nforms);
         at += len[k];
     }
+    for (size_t k = 0; k < nforms; k++)
+        for (size_t i = 0; i < sec[k].n; i++)
+            starry |= sec[k].c[i] == '*';
     tl = strnlen((const char *)data + at, size - at);
     text = malloc(tl + 1);
     orig = malloc(tl + 1);
@@ -128,17 +129,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (tb_utf8_check(orig, tl) == tl)
         FUZZ_CHECK(tb_utf8_check(text, out) == out);
     after = so_read(text, out);
-    FUZZ_CHECK(starry || !so_has_echo(&after, sec, nsec));
+    FUZZ_CHECK(starry || !so_has_echo(&after, sec, nforms));
     before = so_read(orig, tl);
-    if (!so_has_echo(&before, sec, nsec))
+    if (!so_has_echo(&before, sec, nforms))
         FUZZ_CHECK(strcmp(text, orig) == 0);
     /* Scrubbing again finds nothing more. */
     FUZZ_CHECK(starry || tb_secrets_scrub(set, text) == out);
 
     so_free(&before);
     so_free(&after);
-    mask_mode(set, sec, nsec, orig, tl, data[0]);
-    for (size_t k = 0; k < nsec; k++)
+    mask_mode(set, sec, nforms, orig, tl, data[0]);
+    for (size_t k = 0; k < nforms; k++)
         so_free(&sec[k]);
     free(orig);
     free(text);

@@ -27,7 +27,7 @@ struct so_text {
     size_t n;
 };
 
-static int so_hex(unsigned char c)
+static inline int so_hex(unsigned char c)
 {
     return c >= '0' && c <= '9'   ? c - '0'
            : c >= 'a' && c <= 'f' ? c - 'a' + 10
@@ -36,7 +36,7 @@ static int so_hex(unsigned char c)
 }
 
 /* k hex digits at s, or -1. */
-static long so_hexn(const unsigned char *s, size_t n, size_t k)
+static inline long so_hexn(const unsigned char *s, size_t n, size_t k)
 {
     long v = 0;
     if (n < k)
@@ -49,13 +49,13 @@ static long so_hexn(const unsigned char *s, size_t n, size_t k)
     return v;
 }
 
-static int so_char(long v)
+static inline int so_char(long v)
 {
     return v <= 0x20 || v == 0x7F ? SO_NOISE : (int)v;
 }
 
 /* One unit at s: its length; *c its character or SO_NOISE. */
-static size_t so_unit(const unsigned char *s, size_t n, int *c)
+static inline size_t so_unit(const unsigned char *s, size_t n, int *c)
 {
     long v;
     if (s[0] <= 0x20 || s[0] == 0x7F) {
@@ -116,7 +116,7 @@ static size_t so_unit(const unsigned char *s, size_t n, int *c)
 }
 
 /* s[0..n) read as characters; free with so_free. */
-static struct so_text so_read(const char *s, size_t n)
+static inline struct so_text so_read(const char *s, size_t n)
 {
     struct so_text t = {malloc((n + 1) * sizeof(int)), 0};
     size_t i = 0;
@@ -131,16 +131,70 @@ static struct so_text so_read(const char *s, size_t n)
     return t;
 }
 
-static void so_free(struct so_text *t)
+static inline void so_free(struct so_text *t)
 {
     free(t->c);
     t->c = NULL;
 }
 
+/* The base64 of b[0..n), standard alphabet, padded, into out (NUL-ended;
+ * 4 * ceil(n / 3) + 1 bytes). */
+static inline void so_base64(const unsigned char *b, size_t n, char *out)
+{
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t k = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t w = (uint32_t)b[i] << 16 | (i + 1 < n ? (uint32_t)b[i + 1] << 8 : 0) |
+                     (i + 2 < n ? b[i + 2] : 0);
+        out[k++] = a[w >> 18 & 63];
+        out[k++] = a[w >> 12 & 63];
+        out[k++] = i + 1 < n ? a[w >> 6 & 63] : '=';
+        out[k++] = i + 2 < n ? a[w & 63] : '=';
+    }
+    out[k] = '\0';
+}
+
+/*
+ * The forms of secret s[0..n) that an echo may take (secrets.h): the
+ * secret read as characters, and, when it has TB_SECRETS_PART characters
+ * or more, its bytes (blanks and controls left out) base64-encoded after
+ * 0, 1 and 2 zero bytes, in the standard and the URL alphabet, each cut
+ * to the characters whose 6 bits are the secret's alone, when
+ * TB_SECRETS_PART or more are left.  Into out[0..7); returns how many
+ * (free each with so_free).
+ */
+static inline size_t so_secret_forms(const char *s, size_t n, struct so_text *out)
+{
+    unsigned char *raw = malloc(n + 3);
+    char *enc = malloc((n + 3) / 3 * 4 + 8);
+    size_t k = 0, nraw = 2;
+    if (raw == NULL || enc == NULL)
+        abort();
+    out[k++] = so_read(s, n);
+    raw[0] = raw[1] = 0; /* the alignments' zero bytes */
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] > 0x20 && s[i] != 0x7F)
+            raw[nraw++] = (unsigned char)s[i];
+    for (size_t a = 0; out[0].n >= TB_SECRETS_PART && a < 3; a++) {
+        size_t first = (8 * a + 5) / 6, end = 8 * (a + nraw - 2) / 6;
+        so_base64(raw + 2 - a, a + nraw - 2, enc);
+        if (end < first + TB_SECRETS_PART)
+            continue;
+        enc[end] = '\0';
+        out[k++] = so_read(enc + first, end - first);
+        for (char *p = enc + first; *p; p++)
+            *p = *p == '+' ? '-' : *p == '/' ? '_' : *p;
+        out[k++] = so_read(enc + first, end - first);
+    }
+    free(raw);
+    free(enc);
+    return k;
+}
+
 /* Whether text holds an echo of one of the secrets: TB_SECRETS_PART or
  * more consecutive characters of a secret that long, or the whole of a
  * shorter one. */
-static int so_has_echo(const struct so_text *text, const struct so_text *sec, size_t nsec)
+static inline int so_has_echo(const struct so_text *text, const struct so_text *sec, size_t nsec)
 {
     for (size_t k = 0; k < nsec; k++) {
         const struct so_text *s = &sec[k];

@@ -9,6 +9,15 @@
 //   DIALECT  elevenlabs | cartesia
 //   MODE     ok | refuse | binary | badjson | cut | error | close (ends the
 //            connection, 1000 "inactivity", 20 ms after the first chunk's audio)
+//            and the hostile ones:
+//            empty    each chunk's end marker (flush_done; ElevenLabs:
+//                     isFinal) with no audio before it
+//            flood    audio sent from the upgrade on, every 20 ms, before
+//                     and between the chunks' texts
+//            trailing one more audio message after each chunk's end
+//                     marker (Cartesia: with that chunk's flush_id)
+//            badutf8  chunk 2 answered by an error whose text holds bytes
+//                     that are not UTF-8 (a raw text frame)
 // The key the client should send is in PEER_KEY (never written to the
 // log: the log says whether it came, and where).  Listens on 127.0.0.1.
 import http from 'node:http';
@@ -48,7 +57,17 @@ server.on('upgrade', (req, socket, head) => {
     );
     return;
   }
-  wss.handleUpgrade(req, socket, head, (ws) => session(ws));
+  wss.handleUpgrade(req, socket, head, (ws) => {
+    if (mode === 'flood') {
+      const shape = dialect === 'elevenlabs'
+        ? () => JSON.stringify({ audio: pcm(), isFinal: null, alignment: null })
+        : () => JSON.stringify({ type: 'chunk', data: pcm(), done: false, status_code: 206 });
+      const t = setInterval(() => ws.readyState === 1 && ws.send(shape()), 20);
+      ws.on('close', () => clearInterval(t));
+      ws.send(shape());
+    }
+    session(ws);
+  });
 });
 
 function session(ws) {
@@ -94,12 +113,33 @@ function session(ws) {
 
 // Two audio messages for a chunk's text, LAT ms from now and 10 ms apart,
 // each naming half of its characters; then `after`.  A promise of the end.
+let answered = 0; // chunks answered so far (badutf8 fails the second)
+
 function answer(ws, t, shape, after) {
   const chars = [...t];
   const half = Math.ceil(chars.length / 2);
   let done;
   const p = new Promise((r) => (done = r));
+  answered++;
+  const nth = answered;
   setTimeout(() => {
+    if (mode === 'badutf8' && nth === 2) {
+      // A text frame whose payload is not UTF-8: the ws package sends a
+      // Buffer as it is when told it is text.
+      const msg = dialect === 'elevenlabs'
+        ? '{"message":"voice \xff\xfe\xc3 not found","error":"bad\xe9voice","code":1008}'
+        : '{"type":"error","error":"voice \xff\xfe\xc3 not found","status_code":404,"done":true}';
+      ws.send(Buffer.from(msg, 'latin1'), { binary: false });
+      done();
+      return;
+    }
+    if (mode === 'empty') {
+      if (dialect === 'elevenlabs')
+        ws.send(JSON.stringify({ audio: null, isFinal: true })); // the end, no audio
+      if (after) after();
+      done();
+      return;
+    }
     if (mode === 'binary') return ws.send(Buffer.from([1, 2, 3, 4]), { binary: true });
     if (mode === 'badjson') return ws.send('{"audio": not json');
     if (mode === 'error')
@@ -116,6 +156,7 @@ function answer(ws, t, shape, after) {
     setTimeout(() => {
       ws.send(shape(pcm(), chars.slice(half)));
       if (after) after();
+      if (mode === 'trailing') ws.send(shape(pcm(), []));
       done();
       if (mode === 'close') setTimeout(() => ws.close(1000, 'inactivity'), 20);
     }, 10);

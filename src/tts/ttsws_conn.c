@@ -1,0 +1,347 @@
+/*
+ * ttsws_conn.c - the WebSocket TTS client's connection (ttsws_priv.h), on
+ * libwebsockets.
+ *
+ * libwebsockets runs its own poll loop, and Debian builds it without the
+ * external-poll hooks, so the connection lives on a thread of its own
+ * (the only thread that calls libwebsockets once the connection is
+ * started).  It writes the messages the caller's thread queued, stamps
+ * each on the run's clock when written, and hands every received message
+ * (stamped when its last fragment came) back through a queue and a pipe;
+ * the caller's thread reads that pipe in tb_ttsws_step_fd beside its own
+ * descriptor, and does everything else there (ttsws_rx.c).  So the run's
+ * clock is read on both threads: it must be the monotonic one (a pure
+ * read), as every live run's is.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <libwebsockets.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ttsbuf/error.h"
+#include "ttsbuf/http.h"
+#include "ttsbuf/ttsapi.h"
+#include "ttsws_conn.h"
+
+_Static_assert(TB_TTSWS_PRE >= LWS_PRE, "room for libwebsockets' header before a payload");
+
+static void post(struct tb_ttsws *c, struct tb_ttsws_ev *e)
+{
+    char b = 1;
+    pthread_mutex_lock(&c->mu);
+    *c->eq_tail = e;
+    c->eq_tail = &e->next;
+    pthread_mutex_unlock(&c->mu);
+    /* Full pipe: the reader is behind and will see the queue anyway. */
+    if (write(c->pipe_fd[1], &b, 1) < 0 && errno != EAGAIN)
+        return;
+}
+
+static void post_kind(struct tb_ttsws *c, int kind, long status, const char *why)
+{
+    struct tb_ttsws_ev *e = calloc(1, sizeof(*e));
+    if (e == NULL)
+        return; /* the caller's timeouts end what this would have */
+    e->kind = kind;
+    e->t = tb_ttsws_now(c);
+    e->status = status;
+    if (why != NULL) {
+        e->data = strdup(why);
+        e->len = e->data != NULL ? strlen(e->data) : 0;
+    }
+    post(c, e);
+}
+
+static int cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
+{
+    struct tb_ttsws *c = lws_context_user(lws_get_context(wsi));
+    (void)user;
+    switch (reason) {
+    case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER: {
+        unsigned char **p = in, *end = *p + len;
+        const struct tb_ttsapi_info *in_ = tb_ttsapi_info(tb_ttsws_base_api(c->api));
+        char name[64];
+        if (c->key != NULL) {
+            snprintf(name, sizeof(name), "%s:", in_->key_header);
+            if (lws_add_http_header_by_name(wsi, (const unsigned char *)name,
+                                            (const unsigned char *)c->key, (int)strlen(c->key), p,
+                                            end))
+                return -1;
+        }
+        if (c->api == TB_TTSWS_CARTESIA &&
+            lws_add_http_header_by_name(wsi, (const unsigned char *)"Cartesia-Version:",
+                                        (const unsigned char *)TB_TTSWS_CARTESIA_VERSION,
+                                        (int)strlen(TB_TTSWS_CARTESIA_VERSION), p, end))
+            return -1;
+        break;
+    }
+    case LWS_CALLBACK_CLIENT_ESTABLISHED:
+        post_kind(c, TB_TTSWS_EV_UP, 101, NULL);
+        lws_callback_on_writable(wsi);
+        break;
+    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
+        /* errno first: lws says only "Unable to connect" when socket()
+         * found no descriptor free. */
+        int e = errno;
+        long st = (long)lws_http_client_http_response(wsi);
+        char nofd[160];
+        c->wsi = NULL;
+        post_kind(c, TB_TTSWS_EV_REFUSED, st,
+                  st == 0 && tb_http_nofd_text(e, nofd, sizeof(nofd)) ? nofd
+                  : in != NULL && len > 0                             ? (const char *)in
+                                                                      : "no connection");
+        break;
+    }
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+        if (len >= 2) {
+            const unsigned char *b = in;
+            size_t k = len - 2 < sizeof(c->close_why) - 1 ? len - 2 : sizeof(c->close_why) - 1;
+            c->close_code = (long)((b[0] << 8) | b[1]);
+            memcpy(c->close_why, b + 2, k);
+            c->close_why[k] = '\0';
+        }
+        break;
+    case LWS_CALLBACK_CLIENT_CLOSED:
+        c->wsi = NULL;
+        post_kind(c, TB_TTSWS_EV_CLOSED, c->close_code, c->close_why);
+        break;
+    case LWS_CALLBACK_CLIENT_RECEIVE: {
+        if (lws_is_first_fragment(wsi)) {
+            c->rx_len = 0;
+            c->rx_binary = lws_frame_is_binary(wsi);
+            c->rx_toobig = 0;
+        }
+        if (!c->rx_toobig && c->rx_len + len + 1 > c->rx_cap) {
+            size_t nc = c->rx_cap ? c->rx_cap : 4096;
+            unsigned char *nb;
+            while (nc < c->rx_len + len + 1)
+                nc *= 2;
+            nb = nc <= TB_TTSWS_MSG_MAX ? realloc(c->rx, nc) : NULL;
+            if (nb == NULL)
+                c->rx_toobig = 1;
+            else {
+                c->rx = nb;
+                c->rx_cap = nc;
+            }
+        }
+        if (!c->rx_toobig) {
+            memcpy(c->rx + c->rx_len, in, len);
+            c->rx_len += len;
+        }
+        if (lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0) {
+            struct tb_ttsws_ev *e = calloc(1, sizeof(*e));
+            if (e == NULL)
+                break;
+            e->t = tb_ttsws_now(c);
+            e->kind = c->rx_toobig   ? TB_TTSWS_EV_TOOBIG
+                      : c->rx_binary ? TB_TTSWS_EV_BINARY
+                                     : TB_TTSWS_EV_TEXT;
+            if (e->kind == TB_TTSWS_EV_TEXT) {
+                c->rx[c->rx_len] = '\0';
+                e->data = (char *)c->rx;
+                e->len = c->rx_len;
+                c->rx = NULL;
+                c->rx_cap = 0;
+            } else {
+                e->len = c->rx_len;
+            }
+            c->rx_len = 0;
+            post(c, e);
+        }
+        break;
+    }
+    case LWS_CALLBACK_CLIENT_WRITEABLE: {
+        struct tb_ttsws_out *o;
+        int close_now;
+        pthread_mutex_lock(&c->mu);
+        o = c->oq;
+        if (o != NULL) {
+            c->oq = o->next;
+            if (c->oq == NULL)
+                c->oq_tail = &c->oq;
+        }
+        close_now = o == NULL && c->want_close;
+        pthread_mutex_unlock(&c->mu);
+        if (close_now) {
+            lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
+            return -1;
+        }
+        if (o == NULL)
+            break;
+        if (lws_write(wsi, o->buf + TB_TTSWS_PRE, o->len, LWS_WRITE_TEXT) < (int)o->len) {
+            free(o);
+            return -1;
+        }
+        if (o->j != 0) {
+            struct tb_ttsws_ev *e = calloc(1, sizeof(*e));
+            if (e != NULL) {
+                e->kind = TB_TTSWS_EV_SENT;
+                e->t = tb_ttsws_now(c);
+                e->j = o->j;
+                post(c, e);
+            }
+        }
+        free(o);
+        lws_callback_on_writable(wsi);
+        break;
+    }
+    case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+        if (c != NULL && c->wsi != NULL)
+            lws_callback_on_writable(c->wsi);
+        break;
+    default: break;
+    }
+    return 0;
+}
+
+static const struct lws_protocols protocols[] = {
+    {"ttsbuf-tts", cb, 0, 1 << 16, 0, NULL, 0},
+    {NULL, NULL, 0, 0, 0, NULL, 0},
+};
+
+static void *loop(void *arg)
+{
+    struct tb_ttsws *c = arg;
+    for (;;) {
+        int quit;
+        pthread_mutex_lock(&c->mu);
+        quit = c->quit;
+        pthread_mutex_unlock(&c->mu);
+        if (quit || lws_service(c->ctx, 0) < 0)
+            break;
+    }
+    return NULL;
+}
+
+int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char *err, size_t errlen)
+{
+    struct lws_context_creation_info ci;
+    struct lws_client_connect_info cc;
+    const char *prot = NULL, *ads = NULL, *bpath = NULL;
+    int port = 0, tls;
+    char *ev = NULL, *em = NULL, base_path[512];
+    size_t bl;
+
+    c->conn_url = strdup(url);
+    if (c->conn_url == NULL)
+        return TB_ENOMEM;
+    if (lws_parse_uri(c->conn_url, &prot, &ads, &port, &bpath) != 0 || ads == NULL ||
+        ads[0] == '\0')
+        return tb_seterr(err, errlen, TB_EINVAL, "TTS URL: not a URL");
+    if (strcmp(prot, "wss") == 0 || strcmp(prot, "https") == 0)
+        tls = 1;
+    else if (strcmp(prot, "ws") == 0 || strcmp(prot, "http") == 0)
+        tls = 0;
+    else
+        return tb_seterr(err, errlen, TB_EINVAL,
+                         "TTS URL: scheme '%s' (a WebSocket dialect takes ws, wss, http or https)",
+                         prot);
+    if (strchr(url + strlen(prot) + 3, '@') != NULL)
+        return tb_seterr(err, errlen, TB_EINVAL,
+                         "TTS URL: credentials in the URL (the key goes in its variable)");
+    if (strchr(url, '?') != NULL || strchr(url, '#') != NULL)
+        return tb_seterr(err, errlen, TB_EINVAL, "TTS URL: a query or fragment in the base URL");
+    if (strcmp(prot, "http") == 0 || strcmp(prot, "ws") == 0)
+        port = port == 0 ? 80 : port;
+    snprintf(base_path, sizeof(base_path), "/%s", bpath != NULL ? bpath : "");
+    bl = strlen(base_path);
+    while (bl > 0 && base_path[bl - 1] == '/')
+        base_path[--bl] = '\0';
+    ev = curl_easy_escape(NULL, c->voice, 0);
+    em = curl_easy_escape(NULL, c->model, 0);
+    if (ev == NULL || em == NULL) {
+        curl_free(ev);
+        curl_free(em);
+        return TB_ENOMEM;
+    }
+    {
+        size_t need = bl + strlen(ev) + strlen(em) + 160;
+        c->path = malloc(need);
+        if (c->path != NULL) {
+            if (c->api == TB_TTSWS_ELEVENLABS)
+                snprintf(c->path, need,
+                         "%s/v1/text-to-speech/%s/stream-input?model_id=%s&output_format=pcm_%u"
+                         "&inactivity_timeout=180",
+                         base_path, ev, em, c->rate);
+            else
+                snprintf(c->path, need, "%s/tts/websocket?cartesia_version=%s", base_path,
+                         TB_TTSWS_CARTESIA_VERSION);
+        }
+    }
+    curl_free(ev);
+    curl_free(em);
+    if (c->path == NULL)
+        return TB_ENOMEM;
+    /* The log's url: scheme, host, path, no secret (none is in it). */
+    if (port != 0 && port != (tls ? 443 : 80))
+        snprintf(c->log.url, sizeof(c->log.url), "%s://%s:%d%s", tls ? "wss" : "ws", ads, port,
+                 c->path);
+    else
+        snprintf(c->log.url, sizeof(c->log.url), "%s://%s%s", tls ? "wss" : "ws", ads, c->path);
+    tb_secrets_scrub(c->own, c->log.url);
+    tb_secrets_scrub(c->run, c->log.url);
+    if (port == 0)
+        port = tls ? 443 : 80;
+
+    lws_set_log_level(0, NULL); /* the library prints nothing */
+    memset(&ci, 0, sizeof(ci));
+    ci.port = CONTEXT_PORT_NO_LISTEN;
+    ci.protocols = protocols;
+    ci.user = c;
+    ci.gid = -1;
+    ci.uid = -1;
+    ci.options = tls ? LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT : 0;
+    c->ctx = lws_create_context(&ci);
+    if (c->ctx == NULL)
+        return tb_seterr(err, errlen, TB_ENOMEM, "libwebsockets: no context");
+    memset(&cc, 0, sizeof(cc));
+    cc.context = c->ctx;
+    cc.address = ads;
+    cc.port = port;
+    cc.path = c->path;
+    cc.host = ads;
+    cc.origin = ads;
+    cc.protocol = NULL;
+    cc.ietf_version_or_minus_one = -1;
+    cc.local_protocol_name = protocols[0].name;
+    cc.ssl_connection = tls ? LCCSCF_USE_SSL : 0;
+    if (tls && insecure)
+        cc.ssl_connection |= LCCSCF_ALLOW_SELFSIGNED | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK |
+                             LCCSCF_ALLOW_INSECURE | LCCSCF_ALLOW_EXPIRED;
+    cc.pwsi = &c->wsi;
+    c->created = tb_ttsws_now(c);
+    if (lws_client_connect_via_info(&cc) == NULL && c->wsi == NULL) {
+        /* Failed at once (its error callback may have posted why). */
+        if (c->eq == NULL)
+            post_kind(c, TB_TTSWS_EV_REFUSED, 0, "the connection could not be started");
+    }
+    if (pthread_create(&c->thr, NULL, loop, c) != 0)
+        return TB_ENOMEM;
+    c->thr_up = 1;
+    return 0;
+}
+
+void tb_ttsws_conn_stop(struct tb_ttsws *c)
+{
+    if (c->thr_up) {
+        pthread_mutex_lock(&c->mu);
+        c->quit = 1;
+        pthread_mutex_unlock(&c->mu);
+        lws_cancel_service(c->ctx);
+        pthread_join(c->thr, NULL);
+        c->thr_up = 0;
+    }
+    if (c->ctx != NULL)
+        lws_context_destroy(c->ctx);
+    c->ctx = NULL;
+}
+
+void tb_ttsws_conn_wake(struct tb_ttsws *c)
+{
+    if (c->ctx != NULL)
+        lws_cancel_service(c->ctx);
+}

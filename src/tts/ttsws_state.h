@@ -1,0 +1,143 @@
+/*
+ * ttsws_state.h - private to src/tts: the WebSocket TTS client's state
+ * (ttsws.h), which its three files share (types only):
+ *
+ *   ttsws.c       the caller's side: chunks submitted, sent in order at
+ *                 most N at once, the timeouts, finish, create, destroy;
+ *   ttsws_conn.c  the connection's thread: libwebsockets, the messages
+ *                 written and read, each handed over as a struct ev;
+ *   ttsws_rx.c    what came back, on the caller's thread: each message
+ *                 decoded, its audio attributed to the chunk the protocol
+ *                 names (never to another), the chunks' ends.
+ *
+ * Their functions: ttsws_priv.h (ttsws.c's), ttsws_conn.h, ttsws_rx.h.
+ */
+#ifndef TTSBUF_TTS_TTSWS_STATE_H
+#define TTSBUF_TTS_TTSWS_STATE_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ttsbuf/clock.h"
+#include "ttsbuf/secrets.h"
+#include "ttsbuf/ttsmeas.h"
+#include "ttsbuf/ttsnet.h"
+#include "ttsbuf/ttsws.h"
+
+/* Cartesia's version: the HTTP row's (ttsapi_cartesia.c). */
+#define TB_TTSWS_CARTESIA_VERSION "2026-03-01"
+/* A received message larger than this fails the chunk ("format"). */
+#define TB_TTSWS_MSG_MAX (16u << 20)
+/* The bytes libwebsockets wants before a payload it writes (LWS_PRE,
+ * checked against it in ttsws_conn.c). */
+#define TB_TTSWS_PRE 16
+
+/* A chunk's state. */
+enum { TB_TTSWS_QUEUED = 0, TB_TTSWS_FLYING, TB_TTSWS_ENDED };
+
+/* What the connection thread hands the caller's thread. */
+enum tb_ttsws_ev_kind {
+    TB_TTSWS_EV_UP = 1,  /* the upgrade completed */
+    TB_TTSWS_EV_SENT,    /* chunk j's text was written */
+    TB_TTSWS_EV_TEXT,    /* a text message */
+    TB_TTSWS_EV_BINARY,  /* a binary message (its length only) */
+    TB_TTSWS_EV_TOOBIG,  /* a message over TB_TTSWS_MSG_MAX */
+    TB_TTSWS_EV_REFUSED, /* no connection, or the upgrade refused */
+    TB_TTSWS_EV_CLOSED   /* the connection closed */
+};
+
+struct tb_ttsws_ev {
+    struct tb_ttsws_ev *next;
+    int kind;
+    double t;    /* on the run's clock */
+    uint32_t j;  /* EV_SENT: the chunk */
+    long status; /* EV_REFUSED: the HTTP status (0: none); EV_CLOSED: the close code */
+    char *data;  /* EV_TEXT: the message, NUL-terminated; EV_REFUSED / EV_CLOSED: why */
+    size_t len;
+};
+
+/* A message to write: TB_TTSWS_PRE bytes, then the payload. */
+struct tb_ttsws_out {
+    struct tb_ttsws_out *next;
+    uint32_t j; /* the chunk whose text this is (its "sent"), or 0 */
+    size_t len;
+    unsigned char buf[];
+};
+
+struct lws_context;
+struct lws;
+
+struct tb_ttsws {
+    int api;
+    char *key; /* zeroed when freed */
+    char model[128], voice[128];
+    unsigned rate;
+    int n;
+    double connect_timeout, idle_timeout, total_timeout;
+    struct tb_clock own_clock, *clk;
+    double origin, created;
+    struct tb_secrets *own;
+    const struct tb_secrets *run;
+    tb_ttsnet_audio_fn on_audio;
+    tb_ttsnet_end_fn on_end;
+    void *ud;
+    const atomic_int *cancel;
+
+    /* The connection (its thread's, but for start and join); ctx NULL:
+     * detached, no connection. */
+    struct lws_context *ctx;
+    struct lws *wsi;
+    char *conn_url; /* the parse buffer lws_parse_uri cut up */
+    char *path;     /* the request's path and query */
+    pthread_t thr;
+    int thr_up;
+    unsigned char *rx; /* the message being received */
+    size_t rx_len, rx_cap;
+    int rx_binary, rx_toobig;
+    long close_code;
+    char close_why[124];
+
+    /* Shared between the two threads, under mu. */
+    pthread_mutex_t mu;
+    struct tb_ttsws_out *oq, **oq_tail;
+    struct tb_ttsws_ev *eq, **eq_tail;
+    int quit;       /* the thread ends */
+    int want_close; /* close once the queue is written */
+    int pipe_fd[2]; /* the thread writes a byte after each event */
+
+    /* The caller's thread. */
+    struct tb_tts_log log;
+    unsigned char *state;
+    size_t state_cap;
+    double *last;      /* per chunk: its send or its last audio (idle) */
+    uint32_t *counted; /* per chunk (ElevenLabs): non-blank characters spoken */
+    uint32_t *need;    /* per chunk (ElevenLabs): its non-blank characters */
+    unsigned char *odd, *has_odd;
+    /* The chunks on the wire, in the order sent: wire[k] is the chunk (its
+     * j) whose text went k-th, so Cartesia's flush_id k + 1 names it.
+     * Blank chunks are never sent, so a position in the log is not a wire
+     * id. */
+    uint32_t *wire;
+    size_t nwire;
+    size_t next, ended;
+    uint32_t failed;
+    uint32_t last_end; /* the last chunk that ended complete, for messages */
+    int stopping, closed, up, down, end_sent;
+    int fail_kind; /* the connection failed, or the peer broke the protocol
+                    * with no chunk in flight: how every chunk sent later
+                    * ends */
+    long fail_status;
+    char fail_msg[TB_TTS_MESSAGE_MAX];
+    char context_id[40];
+};
+
+/* Seconds on the run's clock.  Either thread (the clock is a pure read). */
+static inline double tb_ttsws_now(const struct tb_ttsws *c)
+{
+    return c->clk->now(c->clk) - c->origin;
+}
+
+#endif
