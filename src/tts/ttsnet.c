@@ -166,12 +166,53 @@ static int fill_log_head(struct tb_ttsnet *c, char *err, size_t errlen)
     return rc;
 }
 
+/* The client of o, whose url and voice are the resolved ones (tb_ttsnet_create). */
+static int create(const struct tb_ttsnet_opts *o, struct tb_ttsnet **out, char *err,
+                  size_t errlen);
+
+/* The endpoint, for -v: once, as the client starts. */
+static void say_endpoint(const struct tb_ttsnet_opts *o, const struct tb_tts_log *l)
+{
+    char line[700];
+    if (o->log == NULL)
+        return;
+    snprintf(line, sizeof(line), "* TTS %s: %s %s, voice %s, model %s", l->api,
+             o->ws ? "each chunk on one WebSocket to" : "each chunk POSTed to", l->url,
+             l->voice[0] ? l->voice : "(none)", l->model[0] ? l->model : "(none)");
+    o->log(o->log_ud, line);
+}
+
 int tb_ttsnet_create(const struct tb_ttsnet_opts *o, struct tb_ttsnet **out, char *err,
                      size_t errlen)
 {
+    struct tb_ttsnet_opts r = *o;
+    const struct tb_ttsapi_info *in = tb_ttsapi_info(o->api);
+    const char *path = o->ws != 0 ? tb_ttsws_path(o->ws - 1) : in != NULL ? in->path : NULL;
+    char *base = NULL, *voice = NULL;
+    int rc;
+    *out = NULL;
+    if (o->url == NULL || o->url[0] == '\0')
+        return tb_seterr(err, errlen, TB_EINVAL, "no TTS URL (the provider's base URL)");
+    if (path == NULL)
+        return tb_seterr(err, errlen, TB_EINVAL, "unknown TTS API %d", o->ws != 0 ? o->ws - 1 : o->api);
+    rc = tb_ttsapi_base(path, o->url, o->voice, &base, &voice, err, errlen);
+    if (rc != 0)
+        return rc;
+    r.url = base;
+    r.voice = voice;
+    rc = create(&r, out, err, errlen);
+    if (rc == 0)
+        say_endpoint(o, tb_ttsnet_log(*out));
+    free(base);
+    free(voice);
+    return rc;
+}
+
+static int create(const struct tb_ttsnet_opts *o, struct tb_ttsnet **out, char *err,
+                  size_t errlen)
+{
     struct tb_ttsnet *c;
     int rc = TB_ENOMEM;
-    *out = NULL;
     if (o->ws != 0) {
         c = calloc(1, sizeof(*c));
         if (c == NULL)
@@ -184,8 +225,6 @@ int tb_ttsnet_create(const struct tb_ttsnet_opts *o, struct tb_ttsnet **out, cha
         *out = c;
         return 0;
     }
-    if (o->url == NULL || o->url[0] == '\0')
-        return tb_seterr(err, errlen, TB_EINVAL, "no TTS URL (the provider's base URL)");
     if (tb_ttsapi_info(o->api) == NULL)
         return tb_seterr(err, errlen, TB_EINVAL, "unknown TTS API %d", o->api);
     if (o->concurrency < 0 || o->concurrency > 1024)

@@ -140,6 +140,13 @@ int tb_ttsws_base_api(int api)
                                       : -1;
 }
 
+const char *tb_ttsws_path(int api)
+{
+    return api == TB_TTSWS_ELEVENLABS ? "/v1/text-to-speech/{voice}/stream-input"
+           : api == TB_TTSWS_CARTESIA ? "/tts/websocket"
+                                      : NULL;
+}
+
 static double now(const struct tb_ttsws *c)
 {
     return c->clk->now(c->clk) - c->origin;
