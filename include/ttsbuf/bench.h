@@ -160,7 +160,12 @@ struct tb_bench_opts {
  * "cut", "timeout", "transport", "format") makes the record failed with
  * error TB_READER_TTS and a message "TTS chunk J: KIND[ STATUS]:
  * MESSAGE" (never the key), unless the LLM stream failed first;
- * everything measured is kept.  Warm-up streams send nothing to the TTS.
+ * everything measured is kept.  A dead TTS (tb_tts_log_dead, ttsmeas.h:
+ * it refused the connection, or failed before the stream had any audio)
+ * stops that stream's LLM transfer at the wake-up that sees it, as a
+ * barge-in closes one (the connection not reused): its record fails
+ * with error TB_READER_TTS and tb_tts_log_dead's message, its stream
+ * ends then.  Warm-up streams send nothing to the TTS.
  * The records' playout is still the model's (tb_bench_analyze): the
  * caller replays each stream's measured log (src/cli: replay.h).
  */

@@ -313,13 +313,8 @@ static int report(struct sim *x)
  * says, after the report. */
 static int tts_verdict(const struct sim *x)
 {
-    const struct tb_tts_chunk *c = x->rp.failed;
     (void)tb_cli_flush_stdout();
-    char st[32] = "";
-    if (c->status > 0)
-        snprintf(st, sizeof(st), " (HTTP %ld)", c->status);
-    tb_cli_error("%s: the speech ended at chunk %u: tts %s%s%s%s", x->src.name, c->chunk,
-                 tb_tts_fail_name(c->fail), st, c->message[0] ? ": " : "", c->message);
+    tb_cli_replay_error(x->src.name, &x->rp, &x->s);
     return TB_EXIT_FAILED;
 }
 

@@ -36,7 +36,10 @@ const struct tb_optdoc tb_opt_tts_live[TB_CLI_TTS_LIVE_ROWS_N + 1] = {
      "and duration (from the PCM) are measured; the report's numbers are the TTS stage fed with "
      "them (L_j, R_j, D_j, ttsbuf-model(7)), exactly what `ttsbuf sim --trace` gives on the "
      "recording. A chunk that fails (an HTTP status, a cut body, a timeout) ends the speech "
-     "there with the kind and the provider's message; everything measured is kept."},
+     "there with the kind and the provider's message; everything measured is kept. A dead TTS, "
+     "one that refuses the connection or fails before any chunk had audio, also stops the LLM "
+     "stream at once (bench: that stream's): exit 3, one line naming the chunk, the kind, the "
+     "provider's message and the TTS with its URL, and the report says how far each side got."},
     {"tts-api", TB_O_TTS_API, "API",
      "the TTS dialect: openai (POST /v1/audio/speech, default), elevenlabs (POST "
      "/v1/text-to-speech/VOICE/stream), deepgram (POST /v1/speak) or cartesia (POST /tts/bytes); "

@@ -11,6 +11,7 @@
 
 #include "base/grow.h"
 #include "bench_tts.h"
+#include "bench_xfer.h"
 #include "ttsbuf/error.h"
 
 /* The segmenter closed a chunk: its text, pend[0 .. end - seg_from), goes
@@ -167,7 +168,9 @@ int tb_bench_tts_step(struct bench *b)
 {
     struct ttsjob **pp = &b->jobs;
     int rc = 0;
-    for (struct xf *x = b->inflight; x != NULL; x = x->next) {
+    for (struct xf *x = b->inflight, *nx; x != NULL && rc == 0; x = nx) {
+        char msg[640];
+        nx = x->next; /* a dead TTS's stream leaves the list */
         if (x->tts == NULL)
             continue;
         feed(x, b->clk.virtual_now - x->t_start);
@@ -176,6 +179,9 @@ int tb_bench_tts_step(struct bench *b)
             if (n < 0) {
                 x->tts_rc = n;
                 tb_ttsnet_cancel(x->tts);
+            } else if (tb_ttsnet_failed(x->tts) > 0 &&
+                       tb_tts_log_dead(tb_ttsnet_log(x->tts), msg, sizeof(msg)) > 0) {
+                rc = tb_bench_xf_tts_dead(b, x, msg);
             }
         }
     }

@@ -292,6 +292,18 @@ int tb_bench_xf_barge(struct bench *b, struct xf *x)
     return tb_bench_xf_finish(b, x, CURLE_ABORTED_BY_CALLBACK);
 }
 
+int tb_bench_xf_tts_dead(struct bench *b, struct xf *x, const char *msg)
+{
+    /* The record's error first (the reader keeps the first), with the
+     * time it was stopped; the connection closed, as at a barge-in. */
+    tb_bench_loop_stamp(b);
+    x->rd.t_now = b->clk.virtual_now;
+    tb_reader_fail(&x->rd, TB_READER_TTS, "%s", msg);
+    curl_easy_setopt(x->hx.h, CURLOPT_FORBID_REUSE, 1L);
+    x->hr.cancelled = 1;
+    return tb_bench_xf_finish(b, x, CURLE_ABORTED_BY_CALLBACK);
+}
+
 /* Turns a finished transfer into a record (measured ones only). */
 int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
 {

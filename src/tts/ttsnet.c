@@ -182,27 +182,78 @@ static void say_endpoint(const struct tb_ttsnet_opts *o, const struct tb_tts_log
     o->log(o->log_ud, line);
 }
 
-int tb_ttsnet_create(const struct tb_ttsnet_opts *o, struct tb_ttsnet **out, char *err,
-                     size_t errlen)
+/* o with the URL a user wrote resolved (tb_ttsapi_base): *r is o with
+ * url and voice set to *base and *voice, which the caller frees. */
+static int resolve(const struct tb_ttsnet_opts *o, struct tb_ttsnet_opts *r, char **base,
+                   char **voice, char *err, size_t errlen)
 {
-    struct tb_ttsnet_opts r = *o;
     const struct tb_ttsapi_info *in = tb_ttsapi_info(o->api);
     const char *path = o->ws != 0 ? tb_ttsws_path(o->ws - 1) : in != NULL ? in->path : NULL;
-    char *base = NULL, *voice = NULL;
     int rc;
-    *out = NULL;
+    *base = *voice = NULL;
     if (o->url == NULL || o->url[0] == '\0')
         return tb_seterr(err, errlen, TB_EINVAL, "no TTS URL (the provider's base URL)");
     if (path == NULL)
-        return tb_seterr(err, errlen, TB_EINVAL, "unknown TTS API %d", o->ws != 0 ? o->ws - 1 : o->api);
-    rc = tb_ttsapi_base(path, o->url, o->voice, &base, &voice, err, errlen);
-    if (rc != 0)
-        return rc;
-    r.url = base;
-    r.voice = voice;
-    rc = create(&r, out, err, errlen);
+        return tb_seterr(err, errlen, TB_EINVAL, "unknown TTS API %d",
+                         o->ws != 0 ? o->ws - 1 : o->api);
+    rc = tb_ttsapi_base(path, o->url, o->voice, base, voice, err, errlen);
+    *r = *o;
+    r->url = *base;
+    r->voice = *voice;
+    return rc;
+}
+
+int tb_ttsnet_create(const struct tb_ttsnet_opts *o, struct tb_ttsnet **out, char *err,
+                     size_t errlen)
+{
+    struct tb_ttsnet_opts r;
+    char *base, *voice;
+    int rc = resolve(o, &r, &base, &voice, err, errlen);
+    *out = NULL;
+    if (rc == 0)
+        rc = create(&r, out, err, errlen);
     if (rc == 0)
         say_endpoint(o, tb_ttsnet_log(*out));
+    free(base);
+    free(voice);
+    return rc;
+}
+
+int tb_ttsnet_describe(const struct tb_ttsnet_opts *o, struct tb_tts_log *head, char *err,
+                       size_t errlen)
+{
+    struct tb_ttsnet_opts r;
+    struct tb_ttsapi_params p;
+    struct tb_ttsapi_req q;
+    char *base, *voice;
+    int api = o->ws != 0 ? tb_ttsws_base_api(o->ws - 1) : o->api;
+    const struct tb_ttsapi_info *in = tb_ttsapi_info(api);
+    int rc = resolve(o, &r, &base, &voice, err, errlen);
+    tb_tts_log_init(head);
+    if (rc == 0 && in == NULL)
+        rc = tb_seterr(err, errlen, TB_EINVAL, "unknown TTS API %d", api);
+    if (rc == 0 && o->ws != 0) {
+        tb_http_redact(base, strlen(base), head->url, sizeof(head->url));
+    } else if (rc == 0) {
+        memset(&p, 0, sizeof(p));
+        p.base = base;
+        p.model = r.model;
+        p.voice = voice;
+        p.rate = r.rate;
+        rc = tb_ttsapi_build(api, &p, "", 0, &q, err, errlen);
+        if (rc == 0)
+            tb_http_redact(q.url, strlen(q.url), head->url, sizeof(head->url));
+        tb_ttsapi_req_free(&q);
+    }
+    if (rc == 0) {
+        snprintf(head->api, sizeof(head->api), "%s",
+                 o->ws != 0 ? tb_ttsws_name(o->ws - 1) : in->name);
+        tb_utf8_copy(head->model, sizeof(head->model),
+                     r.model != NULL && r.model[0] != '\0' ? r.model : in->model);
+        tb_utf8_copy(head->voice, sizeof(head->voice), voice != NULL ? voice : in->voice);
+        head->concurrency = o->concurrency > 0 ? o->concurrency : 1;
+        head->mock = o->mock;
+    }
     free(base);
     free(voice);
     return rc;
