@@ -372,6 +372,34 @@ static void peer_rows(void **state)
     }
 }
 
+/* The human report of a run whose TTS refused: which side failed and how
+ * far each got, in words that agree with each other (no "after chunk 0
+ * of 0" beside the TTS's count). */
+static void dead_tts_report(void **state)
+{
+    char url[64];
+    struct proc p;
+    (void)state;
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1", tb_test_free_port());
+    proc_dir(&p);
+    {
+        char cmd[1024];
+        snprintf(cmd, sizeof(cmd), "'%s' run --mock " ANSWER " --tts-url %s", tb_test_bin(), url);
+        proc_exec(&p, cmd, 0, 0, 0);
+    }
+    assert_int_equal(p.code, 3);
+    if (strstr(p.out, "no verdict: the speech ended at chunk 1 (tts transport") == NULL ||
+        strstr(p.out, "\n  the TTS: 0 of ") == NULL ||
+        strstr(p.out, "\n  the LLM: stopped when the TTS failed, at ") == NULL ||
+        strstr(p.out, "\n  played: nothing") == NULL ||
+        strstr(p.out, "time to first audio         - s   (no chunk was played)") == NULL ||
+        strstr(p.out, "after chunk 0 of 0") != NULL)
+        fail_msg("the report does not say which side failed and how far each got:\n%s", p.out);
+    if (strstr(p.err, "/v1/audio/speech); the LLM stream was stopped then, at ") == NULL)
+        fail_msg("stderr: %s", p.err);
+    proc_free(&p);
+}
+
 /* ---- secrets: a TTS quoting the key back ---- */
 
 static void key_quoted_back(void **state)
@@ -446,6 +474,7 @@ int tb_test_ttsfault(void)
         cmocka_unit_test_teardown(mock_rows, tb_test_serve_down),
         cmocka_unit_test_teardown(peer_rows, tb_test_serve_down),
         cmocka_unit_test_teardown(key_quoted_back, tb_test_serve_down),
+        cmocka_unit_test(dead_tts_report),
     };
     signal(SIGPIPE, SIG_IGN);
     return TB_RUN_GROUP("ttsfault", cases);
