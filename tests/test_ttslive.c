@@ -241,6 +241,60 @@ static void html_names_the_voice(void **state)
     unlink(path);
 }
 
+/* Every output of a live-TTS run names the TTS that spoke (api, model,
+ * voice) and its measured latencies, and names eSpeak NG or sonic
+ * nowhere, since neither made the audio: the report, --json, the --html
+ * page and the --svg timeline's subtitle. */
+static void labels_from_the_run(void **state)
+{
+    static const char *const outs[] = {"stdout", "r.html", "t.svg"};
+    char args[1024], dir[128], path[256];
+    struct tb_test_out o;
+    cJSON *j;
+    const cJSON *p, *au;
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "ttslive", "labels");
+    snprintf(args, sizeof(args),
+             "run --mock " SHORT " --tts-url mock --tts-voice verse --html %s/r.html --svg "
+             "%s/t.svg --audio wav:%s/w.wav",
+             dir, dir, dir);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+        char *t;
+        snprintf(path, sizeof(path), "%s/%s", dir, outs[i]);
+        t = i == 0 ? strdup(o.so) : tb_test_slurp_str(path);
+        if (strstr(t, "eSpeak") != NULL || strstr(t, "sonic") != NULL)
+            fail_msg("%s names eSpeak NG or sonic, which did not speak: %.300s", outs[i],
+                     strstr(t, "eSpeak") != NULL ? strstr(t, "eSpeak") : strstr(t, "sonic"));
+        if (strstr(t, i == 0 ? "the TTS's own audio (openai, model gpt-4o-mini-tts, voice verse)"
+                             : "TTS openai gpt-4o-mini-tts, voice verse (measured: first byte "
+                               "p50 ") == NULL ||
+            strstr(t, "TTS latency 0 s") != NULL)
+            fail_msg("%s does not name the TTS and its measured latency", outs[i]);
+        free(t);
+    }
+    tb_test_out_free(&o);
+    snprintf(args, sizeof(args),
+             "run --mock " SHORT " --tts-url mock --tts-voice verse --audio wav:%s/w.wav --json",
+             dir);
+    j = tb_test_run_json(NULL, args, 0);
+    p = cJSON_GetObjectItemCaseSensitive(j, "tts_provider");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(p, "api")->valuestring, "openai");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(p, "model")->valuestring,
+                        "gpt-4o-mini-tts");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(p, "voice")->valuestring, "verse");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "mock")));
+    au = cJSON_GetObjectItemCaseSensitive(j, "audio");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(au, "voice")->valuestring, "verse");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(au, "synth_s")));
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(
+                        cJSON_GetObjectItemCaseSensitive(j, "tts_stats"), "first_byte_s"),
+                    "p50") >= 0);
+    cJSON_Delete(j);
+    tb_test_rm_rf(dir);
+}
+
 /* The TTS key: sent in the dialect's header (the mock refuses a wrong
  * one with 401 and the provider's message), never in any output. */
 static void key_kept_secret(void **state)
@@ -413,6 +467,7 @@ int tb_test_ttslive(void)
         cmocka_unit_test_teardown(serve_latency_within_5ms, tb_test_serve_down),
         cmocka_unit_test_teardown(speech_wav_at_provider_rate, tb_test_serve_down),
         cmocka_unit_test_teardown(html_names_the_voice, tb_test_serve_down),
+        cmocka_unit_test_teardown(labels_from_the_run, tb_test_serve_down),
         cmocka_unit_test_teardown(key_kept_secret, tb_test_serve_down),
         cmocka_unit_test_teardown(url_forms_reach_the_route, tb_test_serve_down),
         cmocka_unit_test_teardown(usage_refusals, tb_test_serve_down),

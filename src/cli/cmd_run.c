@@ -453,6 +453,7 @@ static int write_outputs(struct run *x)
     account(x);
     if (rc == 0 && r->stream.tts != NULL)
         rc = tts_replay(x);
+    a->au.tts_log = r->stream.tts; /* the voice the reports name */
     if (rc == 0)
         rc = tb_cli_draws_run(&a->c.tts.draws, "run", &r->stream, &a->c.o, a->c.tts.lat,
                               a->c.tts.seed, &r->sim,

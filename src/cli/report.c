@@ -301,6 +301,29 @@ void tb_cli_report_tts_json(struct cJSON *root, const struct tb_tts_stats *t)
     tb_cli_json_stats(o, "rtf", &t->rtf);
 }
 
+/* The measured TTS: which provider spoke (as the trace's header names it;
+ * never a key), or null (a modelled TTS). */
+static void tts_provider_json(cJSON *root, const struct tb_tts_log *l)
+{
+    cJSON *o;
+    if (l == NULL || (o = cJSON_AddObjectToObject(root, "tts_provider")) == NULL) {
+        cJSON_AddNullToObject(root, "tts_provider");
+        return;
+    }
+    cJSON_AddStringToObject(o, "api", l->api);
+    cJSON_AddStringToObject(o, "url", l->url);
+    if (l->model[0])
+        cJSON_AddStringToObject(o, "model", l->model);
+    else
+        cJSON_AddNullToObject(o, "model");
+    if (l->voice[0])
+        cJSON_AddStringToObject(o, "voice", l->voice);
+    else
+        cJSON_AddNullToObject(o, "voice");
+    cJSON_AddNumberToObject(o, "concurrency", l->concurrency);
+    cJSON_AddBoolToObject(o, "mock", l->mock != 0);
+}
+
 static void tts_stats_json(cJSON *root, const struct tb_report_src *src)
 {
     const struct tb_tts_stats *t = src->tts_stats;
@@ -311,6 +334,7 @@ static void tts_stats_json(cJSON *root, const struct tb_report_src *src)
     if (src->tts_source == NULL)
         return;
     cJSON_AddStringToObject(root, "tts_source", src->tts_source);
+    tts_provider_json(root, src->tts_log);
     tb_cli_report_tts_json(root, t);
     if (c == NULL || (o = cJSON_AddObjectToObject(root, "tts_end")) == NULL) {
         cJSON_AddNullToObject(root, "tts_end");
