@@ -135,8 +135,11 @@ struct tb_bench_opts {
  * interrupted turn's gap fields are the gaps heard before T (heard.h's
  * *_before), its min_tps and speedup NaN.  An
  * interrupted turn's next turn is sent at T + user_turn(k+1).
- * Every turn of a call carries "X-Ttsbuf-Request-Id: cCALL.tTURN", so a
- * server's log (serve --log) can be joined to the records.
+ * Every turn of a call carries "X-Ttsbuf-Request-Id: cCALL.tTURN", and
+ * every other request "X-Ttsbuf-Request-Id: rID", so a server's log
+ * (serve --log) can be joined to the records, and `ttsbuf serve` draws
+ * the same stream for the same request in every level and run of a seed
+ * (serve.h's Streams).
  */
 
 /*

@@ -20,6 +20,7 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/preset.h"
 #include "ttsbuf/serve.h"
+#include "ttsbuf/synth.h"
 #include "ttsbuf/ttslat.h"
 
 #define DEFAULT_PRESET TB_PRESET_MOCK
@@ -44,7 +45,8 @@ enum {
     O_TTS_SEED,
     O_TTS_RTF,
     O_TTS_FAULT,
-    O_TTS_KEY
+    O_TTS_KEY,
+    O_SAME_STREAM
 };
 
 #define TTS_RTF_MAX 100.0           /* --tts-rtf's upper bound, as run's */
@@ -88,6 +90,21 @@ static const struct tb_optdoc serve_rows[] = {
     TB_OPTDOC_END,
 };
 
+static const struct tb_optdoc serve_stream_rows[] = {
+    {"same-stream", O_SAME_STREAM, NULL,
+     "every completion request streams the source's one stream (default with --synth or a "
+     "preset: each its own, drawn from the source's seed and the request)",
+     "Without it, a synthetic source gives each completion request a stream of its own: the "
+     "source's spec with the seed mixed from the source's seed and the request's "
+     "X-Ttsbuf-Request-Id (bench names every request and call turn), or, without one, its number "
+     "among such requests; the first of those streams the source itself, byte for byte. So the "
+     "requests of a bench level, or the turns of its calls, have a real distribution, and the "
+     "same seed gives the same set again. A trace is one recording: every request streams it. "
+     "--log's header names the seed and whether streams differ, and each request's line its "
+     "stream's seed (sim --synth SPEC,seed=N gives that stream)."},
+    TB_OPTDOC_END,
+};
+
 static const struct tb_optdoc serve_tts_rows[] = {
     {"tts-latency", O_TTS_LAT, "SPEC",
      "first-byte latency of the mock TTS's i-th request (default 0): S, lognormal:p50=A,p90=B, "
@@ -113,6 +130,7 @@ static const struct tb_optsec serve_secs[] = {
     {"Source (one; a FILE argument is a trace, as --trace FILE; default --preset " DEFAULT_PRESET
      "):",
      tb_opt_sources},
+    {NULL, serve_stream_rows},
     {"Server:", serve_rows},
     {"Text to speech (a mock: eSpeak NG's voice, whatever the request names):", serve_tts_rows},
     {NULL, tb_opt_help},
@@ -220,6 +238,9 @@ struct serve_args {
     int max_conns_set;     /* --max-connections given */
     const char *log_path;  /* --log FILE */
     struct tb_cli_serve_log log;
+    int same_stream;           /* --same-stream */
+    int synthetic;             /* the source is a spec (spec below), not a trace */
+    struct tb_synth_spec spec; /* ... from which each request draws its stream */
 };
 
 #define KEY_FILE_MAX 4096
@@ -336,8 +357,18 @@ static int option(void *ud, int c, const char *arg)
         }
         return 0;
     case O_TTS_KEY: a->tts_key_file = arg; return 0;
+    case O_SAME_STREAM: a->same_stream = 1; return 0;
     default: return tb_cli_groups_option(&a->c, NULL, NULL, c, arg);
     }
+}
+
+/* A request's own stream (serve.h's Streams): the source's spec with the
+ * request's seed. */
+static int draw_stream(void *ud, uint64_t seed, struct tb_stream *out)
+{
+    struct tb_synth_spec spec = *(const struct tb_synth_spec *)ud;
+    spec.seed = seed;
+    return tb_synth_generate(&spec, out);
 }
 
 /* The options, the source operand, the stream to serve. */
@@ -358,6 +389,13 @@ static int prepare(struct serve_args *a, int argc, char **argv, struct tb_stream
     if (rc == 0)
         rc = tb_cli_load_source(&a->c, DEFAULT_PRESET, s, src, label, labellen);
     a->so.stream = s;
+    if (rc == 0)
+        a->synthetic = tb_cli_source_spec(&a->c, DEFAULT_PRESET, &a->spec);
+    if (rc == 0 && a->synthetic && !a->same_stream) {
+        a->so.stream_for = draw_stream;
+        a->so.stream_for_ud = &a->spec;
+        a->so.seed = a->spec.seed;
+    }
     return rc;
 }
 
@@ -444,9 +482,10 @@ static int log_open(struct serve_args *a)
 
 /* Serves until SIGINT or SIGTERM, then says what it served and how late
  * its emissions were. */
-static int serve(const struct tb_serve_opts *so, const struct tb_report_src *src,
+static int serve(const struct serve_args *a, const struct tb_report_src *src,
                  struct tb_cli_serve_log *log)
 {
+    const struct tb_serve_opts *so = &a->so;
     struct tb_serve_stats st;
     struct sigaction sa;
     char url[320];
@@ -458,18 +497,25 @@ static int serve(const struct tb_serve_opts *so, const struct tb_report_src *src
     signal(SIGPIPE, SIG_IGN);
     snprintf(url, sizeof(url), "http://%s%s%s:%d/v1", strchr(so->host, ':') ? "[" : "", so->host,
              strchr(so->host, ':') ? "]" : "", tb_serve_port(running));
-    if (tb_cli_serve_log_header(log, src, url) != 0) {
+    if (tb_cli_serve_log_header(log, src, a->synthetic ? &a->spec.seed : NULL,
+                                so->stream_for != NULL, url) != 0) {
         tb_cli_error("%s", log->err);
         return log->rc;
     }
     fprintf(stderr, "ttsbuf serve: listening on %s  (%s %s)\n", url, src->kind, src->name);
+    if (so->stream_for != NULL)
+        fprintf(stderr,
+                "ttsbuf serve: each completion request streams its own draw of it (seed %llu, "
+                "mixed with the request; --same-stream: one stream for all)\n",
+                (unsigned long long)so->seed);
     rc = tb_serve_run(running);
     tb_serve_stats(running, &st);
     fprintf(stderr,
-            "ttsbuf serve: %llu requests, %llu streams, %llu events, %llu dropped; "
-            "emission lateness p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
+            "ttsbuf serve: %llu requests, %llu streams, %llu events, %llu client_closed, "
+            "%llu dropped; emission lateness p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
             (unsigned long long)st.requests, (unsigned long long)st.streams,
-            (unsigned long long)st.events, (unsigned long long)st.dropped, st.late_p50 * 1e3,
+            (unsigned long long)st.events, (unsigned long long)st.client_closed,
+            (unsigned long long)(st.dropped - st.client_closed), st.late_p50 * 1e3,
             st.late_p99 * 1e3, st.late_max * 1e3);
     if (st.tts > 0)
         fprintf(stderr, "ttsbuf serve: mock TTS: %llu responses with audio, %llu audio bytes\n",
@@ -508,7 +554,7 @@ static int cmd_serve(int argc, char **argv)
     if (rc == 0)
         rc = listen_on(&a.so, a.max_conns_set);
     if (rc == 0)
-        rc = serve(&a.so, &src, &a.log);
+        rc = serve(&a, &src, &a.log);
     tb_serve_destroy(running);
     running = NULL;
     if (tb_cli_serve_log_close(&a.log) != 0 && rc == 0) {
