@@ -81,10 +81,12 @@ static const struct tb_optdoc serve_rows[] = {
     {"log", O_LOG, "FILE",
      "write a JSON line per request as it ends (- : stdout): route, request id, times, how it "
      "ended, tokens sent and unsent",
-     "Schema ttsbuf.serve_log version 1: a header line, then per request seq, route, stream, "
+     "Schema ttsbuf.serve_log version 1: a header line (the source with its seed), then per "
+     "request seq, route, stream, "
      "request_id (its X-Ttsbuf-Request-Id), end (complete, client_closed, fault, error, dropped, "
      "stopped), http_status, received_s, first_byte_s, end_s, closed_s (CLOCK_MONOTONIC "
-     "seconds), prompt_tokens, tokens_sent, tokens_planned, tokens_unsent, the TTS's tts_chars "
+     "seconds), prompt_tokens, tokens_sent, tokens_planned, tokens_unsent, its stream's seed, "
+     "the TTS's tts_chars "
      "and audio bytes, bytes_sent. Each line is flushed as written; no header but the request "
      "id is logged. A FILE that cannot be written is a usage error."},
     TB_OPTDOC_END,
@@ -170,7 +172,8 @@ const struct tb_cmddoc tb_doc_serve = {
     "serve",
     "[FILE | SOURCE] [OPTIONS]",
     "A mock OpenAI-compatible provider: every request streams the source's tokens\n"
-    "with the source's own timing (event k at request time + t_k).\n"
+    "with the source's own timing (event k at request time + t_k); a synthetic\n"
+    "source gives each its own draw (--same-stream: the source itself).\n"
     "  POST /v1/chat/completions, POST /v1/completions (stream true or false),\n"
     "  POST /v1/messages (Anthropic Messages: message_start, ping, thinking and\n"
     "  text blocks, message_delta usage, message_stop), POST /api/chat (Ollama\n"
