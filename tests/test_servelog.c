@@ -609,7 +609,7 @@ static void streams_per_request(void **state)
     log_path(path, sizeof(path), "draws");
     snprintf(tr, sizeof(tr), "/tmp/ttsbuf-servelog-draws-%d.trace", (int)getpid());
     snprintf(args, sizeof(args), "--synth " DRAW_SPEC " --log %s", path);
-    tb_test_serve_up(args, &port);
+    tb_test_serve_up_draws(args, &port);
     bench_texts(port, "d1", a);
     snprintf(args, sizeof(args), "run --base-url http://127.0.0.1:%d/v1 --model m -q --record %s",
              port, tr);
@@ -629,14 +629,14 @@ static void streams_per_request(void **state)
     assert_string_equal(first, own); /* the first request without an id: the source's stream */
 
     snprintf(args, sizeof(args), "--synth " DRAW_SPEC " --log %s", path);
-    tb_test_serve_up(args, &port);
+    tb_test_serve_up_draws(args, &port);
     bench_texts(port, "d2", b);
     stop_and_keep(path);
     for (size_t i = 0; i < DRAW_N; i++)
         assert_string_equal(a[i], b[i]); /* the same seed, the same stream per request */
 
     snprintf(args, sizeof(args), "--synth " DRAW_SPEC " --same-stream --log %s", path);
-    tb_test_serve_up(args, &port);
+    tb_test_serve_up_draws(args, &port);
     bench_texts(port, "d3", c);
     snprintf(args, sizeof(args), "run --base-url http://127.0.0.1:%d/v1 --model m -q", port);
     o = tb_test_run(args);

@@ -274,7 +274,8 @@ int tb_test_serve_spawn(const char *synth, const char *log, int *port)
     if (pid == 0) {
         FILE *f = freopen(log, "w", stderr);
         (void)f;
-        execl(bin, bin, "serve", "--listen", "127.0.0.1:0", "--synth", synth, (char *)NULL);
+        execl(bin, bin, "serve", "--listen", "127.0.0.1:0", "--same-stream", "--synth", synth,
+              (char *)NULL);
         _exit(127);
     }
     /* It prints "listening on http://127.0.0.1:PORT/v1" once bound. */
@@ -307,13 +308,13 @@ int tb_test_serve_stop(int pid)
 
 static int serve_up_pid;
 
-int tb_test_serve_up(const char *args, int *port)
+static int serve_up(const char *args, int same, int *port)
 {
     char cmd[2048];
     pid_t pid;
     *port = tb_test_free_port();
-    snprintf(cmd, sizeof(cmd), "exec '%s' serve --listen 127.0.0.1:%d %s 2>/dev/null",
-             tb_test_bin(), *port, args);
+    snprintf(cmd, sizeof(cmd), "exec '%s' serve --listen 127.0.0.1:%d%s %s 2>/dev/null",
+             tb_test_bin(), *port, same ? " --same-stream" : "", args);
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -323,6 +324,16 @@ int tb_test_serve_up(const char *args, int *port)
     serve_up_pid = (int)pid;
     tb_test_wait_port(*port);
     return (int)pid;
+}
+
+int tb_test_serve_up(const char *args, int *port)
+{
+    return serve_up(args, 1, port);
+}
+
+int tb_test_serve_up_draws(const char *args, int *port)
+{
+    return serve_up(args, 0, port);
 }
 
 int tb_test_serve_down(void **state)

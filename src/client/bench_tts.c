@@ -11,7 +11,6 @@
 
 #include "base/grow.h"
 #include "bench_tts.h"
-#include "bench_xfer.h"
 #include "ttsbuf/error.h"
 
 /* The segmenter closed a chunk: its text, pend[0 .. end - seg_from), goes
@@ -74,6 +73,7 @@ int tb_bench_tts_open(struct bench *b, struct xf *x, char *err, size_t errlen)
     x->fed = 0;
     x->seg_from = 0;
     x->tts_rc = 0;
+    x->tts_dead = 0;
     to.clock = &b->mono;
     to.origin = x->t_start;
     to.secrets = b->secrets;
@@ -168,9 +168,7 @@ int tb_bench_tts_step(struct bench *b)
 {
     struct ttsjob **pp = &b->jobs;
     int rc = 0;
-    for (struct xf *x = b->inflight, *nx; x != NULL && rc == 0; x = nx) {
-        char msg[640];
-        nx = x->next; /* a dead TTS's stream leaves the list */
+    for (struct xf *x = b->inflight; x != NULL; x = x->next) {
         if (x->tts == NULL)
             continue;
         feed(x, b->clk.virtual_now - x->t_start);
@@ -179,9 +177,10 @@ int tb_bench_tts_step(struct bench *b)
             if (n < 0) {
                 x->tts_rc = n;
                 tb_ttsnet_cancel(x->tts);
-            } else if (tb_ttsnet_failed(x->tts) > 0 &&
-                       tb_tts_log_dead(tb_ttsnet_log(x->tts), msg, sizeof(msg)) > 0) {
-                rc = tb_bench_xf_tts_dead(b, x, msg);
+            } else if (!x->tts_dead && tb_ttsnet_failed(x->tts) > 0 &&
+                       tb_tts_log_dead(tb_ttsnet_log(x->tts), NULL, 0) > 0) {
+                x->tts_dead = 1; /* its LLM transfer is stopped after the step */
+                b->tts_dead++;
             }
         }
     }

@@ -295,16 +295,27 @@ int tb_bench_xf_barge(struct bench *b, struct xf *x)
     return tb_bench_xf_finish(b, x, CURLE_ABORTED_BY_CALLBACK);
 }
 
-int tb_bench_xf_tts_dead(struct bench *b, struct xf *x, const char *msg)
+int tb_bench_xf_stop_dead(struct bench *b)
 {
-    /* The record's error first (the reader keeps the first), with the
-     * time it was stopped; the connection closed, as at a barge-in. */
-    tb_bench_loop_stamp(b);
-    x->rd.t_now = b->clk.virtual_now;
-    tb_reader_fail(&x->rd, TB_READER_TTS, "%s", msg);
-    curl_easy_setopt(x->hx.h, CURLOPT_FORBID_REUSE, 1L);
-    x->hr.cancelled = 1;
-    return tb_bench_xf_finish(b, x, CURLE_ABORTED_BY_CALLBACK);
+    int rc = 0;
+    for (struct xf *x = b->inflight, *nx; x != NULL && rc == 0; x = nx) {
+        char msg[640];
+        nx = x->next; /* x leaves the list */
+        if (!x->tts_dead)
+            continue;
+        x->tts_dead = 0;
+        /* The record's error first (the reader keeps the first), with the
+         * time it was stopped; the connection closed, as at a barge-in. */
+        tb_tts_log_dead(tb_ttsnet_log(x->tts), msg, sizeof(msg));
+        tb_bench_loop_stamp(b);
+        x->rd.t_now = b->clk.virtual_now;
+        tb_reader_fail(&x->rd, TB_READER_TTS, "%s", msg);
+        curl_easy_setopt(x->hx.h, CURLOPT_FORBID_REUSE, 1L);
+        x->hr.cancelled = 1;
+        rc = tb_bench_xf_finish(b, x, CURLE_ABORTED_BY_CALLBACK);
+    }
+    b->tts_dead = 0;
+    return rc;
 }
 
 /* Turns a finished transfer into a record (measured ones only). */
