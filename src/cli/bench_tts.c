@@ -10,6 +10,7 @@
 #include <cJSON.h>
 
 #include "cli.h"
+#include "jsonout.h"
 #include "replay.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/seg.h"
@@ -20,13 +21,6 @@ void tb_cli_bench_tts_opts(const struct tb_cli_bench *a, const char *base, struc
 {
     tb_cli_tts_live_net_opts(&a->tl, &a->c.tts, base, a->q.connect, a->q.insecure, o);
     sim->play.tts_concurrency = 0; /* measured, not modelled */
-}
-
-/* A name, or null for none (Deepgram's voice is its model). */
-static cJSON *str_or_null(cJSON *o, const char *key, const char *v)
-{
-    return v != NULL && v[0] != '\0' ? cJSON_AddStringToObject(o, key, v)
-                                     : cJSON_AddNullToObject(o, key);
 }
 
 int tb_cli_bench_tts_meta(struct tb_bench_meta *m, const struct tb_cli_bench *a, const char *base)
@@ -57,8 +51,8 @@ int tb_cli_bench_tts_meta(struct tb_bench_meta *m, const struct tb_cli_bench *a,
     }
     ok = ok && cJSON_AddStringToObject(t, "api", head.api) != NULL &&
          cJSON_AddStringToObject(t, "url", mock ? "mock" : head.url) != NULL &&
-         str_or_null(t, "model", head.model) != NULL &&
-         str_or_null(t, "voice", head.voice) != NULL &&
+         tb_cli_json_str_or_null(t, "model", head.model) != NULL &&
+         tb_cli_json_str_or_null(t, "voice", head.voice) != NULL &&
          cJSON_AddNumberToObject(t, "sample_rate", a->tl.rate != 0 ? a->tl.rate : TB_TTSAPI_RATE) !=
              NULL &&
          cJSON_AddNumberToObject(t, "concurrency", head.concurrency) != NULL &&

@@ -310,16 +310,13 @@ static void tts_provider_json(cJSON *root, const struct tb_tts_log *l)
         cJSON_AddNullToObject(root, "tts_provider");
         return;
     }
-    cJSON_AddStringToObject(o, "api", l->api);
-    cJSON_AddStringToObject(o, "url", l->url);
-    if (l->model[0])
-        cJSON_AddStringToObject(o, "model", l->model);
-    else
-        cJSON_AddNullToObject(o, "model");
-    if (l->voice[0])
-        cJSON_AddStringToObject(o, "voice", l->voice);
-    else
-        cJSON_AddNullToObject(o, "voice");
+    {
+        /* a model or voice not sent is null */
+        const char *const names[][2] = {
+            {"api", l->api}, {"url", l->url}, {"model", l->model}, {"voice", l->voice}};
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            tb_cli_json_str_or_null(o, names[i][0], names[i][1]);
+    }
     cJSON_AddNumberToObject(o, "concurrency", l->concurrency);
     cJSON_AddBoolToObject(o, "mock", l->mock != 0);
 }
