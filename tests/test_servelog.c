@@ -509,21 +509,27 @@ static void log_unwritable(void **state)
 static char *trace_text(const char *path)
 {
     char *t = tb_test_slurp_str(path), *save = NULL, *out = calloc(1, strlen(t) + 1);
+    size_t n = 0;
     assert_non_null(out);
     for (char *l = strtok_r(t, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
         cJSON *j = strncmp(l, "{\"t\":", 5) == 0 ? cJSON_Parse(l) : NULL;
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, "text");
-        if (cJSON_IsString(x))
-            strcat(out, x->valuestring);
+        if (cJSON_IsString(x)) { /* never longer than the line that holds it */
+            size_t k = strlen(x->valuestring);
+            memcpy(out + n, x->valuestring, k + 1);
+            n += k;
+        }
         cJSON_Delete(j);
     }
     free(t);
     return out;
 }
 
+#define TEXT_MAX 2048
+
 /* `bench` of DRAW_N requests against the server on port, each request's
- * text by its id into texts[id] (owned). */
-static void bench_texts(int port, const char *tag, char **texts)
+ * text by its id into texts[id] (ids once each: "" before). */
+static void bench_texts(int port, const char *tag, char texts[][TEXT_MAX])
 {
     char dir[128], args[512], path[256];
     cJSON *v[DRAW_N + 1];
@@ -542,16 +548,20 @@ static void bench_texts(int port, const char *tag, char **texts)
     assert_int_equal(n, DRAW_N);
     for (size_t i = 0; i < n; i++) {
         int id = (int)num(v[i], "id");
-        assert_true(id >= 0 && id < DRAW_N && texts[id] == NULL);
+        char *t;
+        assert_true(id >= 0 && id < DRAW_N && texts[id][0] == '\0');
         snprintf(path, sizeof(path), "%s/%s", dir,
                  cJSON_GetObjectItemCaseSensitive(v[i], "trace")->valuestring);
-        texts[id] = trace_text(path);
+        t = trace_text(path);
+        assert_true(strlen(t) > 0 && strlen(t) < TEXT_MAX);
+        memcpy(texts[id], t, strlen(t) + 1);
+        free(t);
         cJSON_Delete(v[i]);
     }
     tb_test_rm_rf(dir);
 }
 
-static size_t distinct(char **texts)
+static size_t distinct(char texts[][TEXT_MAX])
 {
     size_t d = 0;
     for (size_t i = 0; i < DRAW_N; i++) {
@@ -563,21 +573,15 @@ static size_t distinct(char **texts)
     return d;
 }
 
-static void texts_free(char **texts)
-{
-    for (size_t i = 0; i < DRAW_N; i++) {
-        free(texts[i]);
-        texts[i] = NULL;
-    }
-}
-
 /* The log's header names the seed and the mode; each request line names
  * its stream's seed (distinct per request), or null with one stream. */
 static void log_seeds(const char *path, int per_request)
 {
     cJSON *v[32];
     size_t n = log_lines(path, v, 32), seeded = 0;
-    const cJSON *src = cJSON_GetObjectItemCaseSensitive(v[0], "source");
+    const cJSON *src;
+    assert_true(n >= 1);
+    src = cJSON_GetObjectItemCaseSensitive(v[0], "source");
     assert_int_equal((int)num(src, "seed"), 11);
     expect_str(src, "streams", per_request ? "per_request" : "same");
     for (size_t i = 1; i < n; i++) {
@@ -601,11 +605,14 @@ static void log_seeds(const char *path, int per_request)
  * streams the source itself, as sim plays it. */
 static void streams_per_request(void **state)
 {
-    char *a[DRAW_N] = {0}, *b[DRAW_N] = {0}, *c[DRAW_N] = {0}, path[128], args[512], tr[128],
-         *first, *own;
+    static char a[DRAW_N][TEXT_MAX], b[DRAW_N][TEXT_MAX], c[DRAW_N][TEXT_MAX];
+    char path[128], args[512], tr[128], *first, *own;
     struct tb_test_out o;
     int port;
     (void)state;
+    memset(a, 0, sizeof(a));
+    memset(b, 0, sizeof(b));
+    memset(c, 0, sizeof(c));
     log_path(path, sizeof(path), "draws");
     snprintf(tr, sizeof(tr), "/tmp/ttsbuf-servelog-draws-%d.trace", (int)getpid());
     snprintf(args, sizeof(args), "--synth " DRAW_SPEC " --log %s", path);
@@ -645,9 +652,6 @@ static void streams_per_request(void **state)
     log_seeds(path, 0);
     assert_int_equal(distinct(c), 1);
     assert_string_equal(c[0], own);
-    texts_free(a);
-    texts_free(b);
-    texts_free(c);
     free(first);
     free(own);
     remove(path);

@@ -336,7 +336,7 @@ int tb_ttsapi_base(const char *path, const char *url, const char *voice_opt, cha
     *base = malloc(keep + strlen(p1) + 1);
     if (*base != NULL) {
         memcpy(*base, url, keep);
-        strcpy(*base + keep, p1); /* the query and fragment, as they were */
+        memcpy(*base + keep, p1, strlen(p1) + 1); /* the query and fragment, as they were */
     }
     {
         const char *v = voice_opt != NULL && voice_opt[0] != '\0' ? voice_opt : named;

@@ -190,6 +190,7 @@ static int resolve(const struct tb_ttsnet_opts *o, struct tb_ttsnet_opts *r, cha
     const struct tb_ttsapi_info *in = tb_ttsapi_info(o->api);
     const char *path = o->ws != 0 ? tb_ttsws_path(o->ws - 1) : in != NULL ? in->path : NULL;
     int rc;
+    *r = *o;
     *base = *voice = NULL;
     if (o->url == NULL || o->url[0] == '\0')
         return tb_seterr(err, errlen, TB_EINVAL, "no TTS URL (the provider's base URL)");
@@ -197,7 +198,8 @@ static int resolve(const struct tb_ttsnet_opts *o, struct tb_ttsnet_opts *r, cha
         return tb_seterr(err, errlen, TB_EINVAL, "unknown TTS API %d",
                          o->ws != 0 ? o->ws - 1 : o->api);
     rc = tb_ttsapi_base(path, o->url, o->voice, base, voice, err, errlen);
-    *r = *o;
+    if (rc == 0 && *base == NULL)
+        rc = TB_ENOMEM; /* cannot be: for the analyzer */
     r->url = *base;
     r->voice = *voice;
     return rc;
@@ -212,7 +214,7 @@ int tb_ttsnet_create(const struct tb_ttsnet_opts *o, struct tb_ttsnet **out, cha
     *out = NULL;
     if (rc == 0)
         rc = create(&r, out, err, errlen);
-    if (rc == 0)
+    if (rc == 0 && *out != NULL)
         say_endpoint(o, tb_ttsnet_log(*out));
     free(base);
     free(voice);
@@ -228,10 +230,13 @@ int tb_ttsnet_describe(const struct tb_ttsnet_opts *o, struct tb_tts_log *head, 
     char *base, *voice;
     int api = o->ws != 0 ? tb_ttsws_base_api(o->ws - 1) : o->api;
     const struct tb_ttsapi_info *in = tb_ttsapi_info(api);
-    int rc = resolve(o, &r, &base, &voice, err, errlen);
+    int rc;
     tb_tts_log_init(head);
-    if (rc == 0 && in == NULL)
-        rc = tb_seterr(err, errlen, TB_EINVAL, "unknown TTS API %d", api);
+    if (in == NULL)
+        return tb_seterr(err, errlen, TB_EINVAL, "unknown TTS API %d", api);
+    rc = resolve(o, &r, &base, &voice, err, errlen);
+    if (rc == 0 && base == NULL)
+        rc = TB_ENOMEM; /* cannot be: for the analyzer */
     if (rc == 0 && o->ws != 0) {
         tb_http_redact(base, strlen(base), head->url, sizeof(head->url));
     } else if (rc == 0) {
