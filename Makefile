@@ -59,6 +59,14 @@ NOPC_LIBS := -lsonic
 # recipes re-invoke make, so the flags below are computed after the
 # install, not before it).
 NO_BUILD_GOALS := deps demo test clean fmt uninstall image-test
+# `make image` needs a container engine: without one it stops here, before
+# the package it would hold is built or its tools asked for.
+ENGINE ?= $(firstword $(foreach e,podman docker,$(if $(shell command -v $(e)),$(e))))
+ifneq ($(filter image,$(MAKECMDGOALS)),)
+ifeq ($(ENGINE),)
+$(error ttsbuf: make image needs podman or docker (`sh .ci/deps image` installs podman; or ENGINE=...))
+endif
+endif
 # The suite (check, asan, tsan) needs the test set; fuzz, lint and
 # valgrind-live their extras, installed by name (.ci/run does).
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_BUILD_GOALS),$(MAKECMDGOALS)),all),)
@@ -68,7 +76,7 @@ $(error ttsbuf: missing Debian packages: $(DEPS_MISSING); `make deps` installs t
 endif
 DEPS_SETS := $(if $(filter check asan tsan,$(MAKECMDGOALS)),test) \
     $(patsubst valgrind-live,valgrind,$(filter fuzz lint valgrind-live,$(MAKECMDGOALS))) \
-    $(if $(filter deb deb-test image,$(MAKECMDGOALS)),deb)
+    $(if $(filter deb image,$(MAKECMDGOALS)),deb) $(if $(filter deb-test,$(MAKECMDGOALS)),deb-test)
 ifneq ($(strip $(DEPS_SETS)),)
 DEPS_MISSING := $(shell CC='$(CC)' sh .ci/deps --missing $(DEPS_SETS))
 ifneq ($(DEPS_MISSING),)
@@ -437,11 +445,10 @@ deb-test: deb
 # The image (Containerfile) installs build/deb's package on IMAGE_BASE.
 # IMAGE_BASE: the Debian 12 image to start from (on a machine with no
 # registry, `sh tests/pkg/base-image.sh` makes one from the mirror).
-ENGINE ?= $(firstword $(foreach e,podman docker,$(if $(shell command -v $(e)),$(e))))
+# (ENGINE: at the top, where `make image` without one stops.)
 IMAGE ?= ttsbuf:$(TB_VERSION)
 IMAGE_BASE ?= docker.io/library/debian:bookworm-slim
 image: deb
-	@[ -n "$(ENGINE)" ] || { echo "ttsbuf: make image needs podman or docker (ENGINE=...)" >&2; exit 1; }
 	$(ENGINE) build $(IMAGE_FLAGS) --build-arg BASE=$(IMAGE_BASE) -t $(IMAGE) -f Containerfile $(DEB_OUT)
 
 # The image's test (tests/pkg/image-test.sh): the recipe installs the

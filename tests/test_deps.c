@@ -513,6 +513,45 @@ static void debian_control_follows_deps(void **state)
     free(control);
 }
 
+/* The package targets ask only for what they use: `make deb` for the
+ * deb set (no lintian, no debootstrap: those are deb-test's), `make
+ * deb-test` for the deb-test set; and `make image` without a container
+ * engine stops before it asks for or builds the package it would hold.
+ * The Makefile runs in a copy of the tree's top whose .ci/deps says which
+ * sets it was asked for (and that the build set is there). */
+static void package_targets_ask_what_they_use(void **state)
+{
+    static const char *const goals[][2] = {{"deb", "asked:deb;"},
+                                           {"deb-test", "asked:deb-test;"},
+                                           {"image ENGINE=", "needs podman or docker"}};
+    char *deb = deps_list("deb"), *debtest = deps_list("deb-test"), dir[128], cmd[4600], *out;
+    (void)state;
+    assert_true(deps_has(deb, "debhelper") && deps_has(deb, "fakeroot"));
+    assert_false(deps_has(deb, "lintian") || deps_has(deb, "debootstrap"));
+    assert_true(deps_has(debtest, "lintian") && deps_has(debtest, "debootstrap") &&
+                deps_has(debtest, "debhelper"));
+    tb_test_tmpdir(dir, sizeof(dir), "deps", "make");
+    snprintf(cmd, sizeof(cmd),
+             "cp '%s/Makefile' %s/ && mkdir %s/.ci && printf '%%s\\n' "
+             "'[ \"$2\" = build ] && [ $# -eq 2 ] && exit 0' 'shift; echo \"asked:$*;\"' "
+             ">%s/.ci/deps",
+             tb_test_top(), dir, dir, dir);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    for (size_t i = 0; i < sizeof(goals) / sizeof(goals[0]); i++) {
+        snprintf(cmd, sizeof(cmd), "make -n -C %s %s >%s/out 2>&1", dir, goals[i][0], dir);
+        assert_int_not_equal(tb_test_sh(cmd), 0);
+        snprintf(cmd, sizeof(cmd), "%s/out", dir);
+        out = tb_test_slurp_str(cmd);
+        if (strstr(out, goals[i][1]) == NULL || strstr(out, "dpkg-buildpackage") != NULL ||
+            (i == 2 && strstr(out, "asked:") != NULL))
+            fail_msg("make %s: %.400s (want '%s', nothing built)", goals[i][0], out, goals[i][1]);
+        free(out);
+    }
+    tb_test_rm_rf(dir);
+    free(deb);
+    free(debtest);
+}
+
 int tb_test_deps(void)
 {
     const struct CMUnitTest tests[] = {
@@ -521,6 +560,7 @@ int tb_test_deps(void)
         cmocka_unit_test(the_suite_runs_only_listed_commands),
         cmocka_unit_test(readme_names_the_packages_deps_installs),
         cmocka_unit_test(debian_control_follows_deps),
+        cmocka_unit_test(package_targets_ask_what_they_use),
     };
     return TB_RUN_GROUP("deps", tests);
 }

@@ -367,7 +367,8 @@ static void synopsis_runs(const char *text)
 }
 
 /* groff renders every page, its tables through tbl (-t, as lintian does), with no warning (-ww: all
- * of them), and the rendered trace line keeps its quotes. */
+ * of them), and the rendered trace line keeps its quotes; no page shows a trade mark sign (the
+ * multiplication sign is \[mu], not \[tm]). */
 static void man_pages_render(void **state)
 {
     char cmd[8192], out[128], err[128];
@@ -394,6 +395,9 @@ static void man_pages_render(void **state)
             fail_msg("man/ttsbuf.1: the trace line lost its quotes");
         if (i == 0 && strstr(text, "\xe2\x80\x90-") != NULL)
             fail_msg("man/ttsbuf.1: an option renders with a typographic hyphen");
+        if (strstr(text, "\xe2\x84\xa2") != NULL) /* \[tm] where \[mu] (x) was meant */
+            fail_msg("%s renders a trade mark sign: ...%.40s", man_pages[i],
+                     strstr(text, "\xe2\x84\xa2"));
         if (i == 0)
             synopsis_runs(text);
         free(text);

@@ -18,6 +18,7 @@
 #include "tests.h"
 #include "ttsbuf/drain.h"
 #include "ttsbuf/ring.h"
+#include "ttsbuf/serve.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/error.h"
 
@@ -488,12 +489,43 @@ static void drain_makes_room(void **state)
             (table)[i].name, (run), NULL, NULL, (void *)&(table)[i]                                \
         }
 
+/* The seed of a request's stream (serve.h's Streams): the source's own
+ * for the first request without an id, a different one for every other
+ * request (ids and numbers apart), the same one for the same request,
+ * and exact in a JSON number. */
+static void request_seeds(void **state)
+{
+    static const char *const ids[] = {"r0", "r1", "c0.t0", "c0.t1", "c1.t0", "1", "2"};
+    uint64_t seen[64];
+    size_t n = 0;
+    (void)state;
+    assert_true(tb_serve_request_seed(37, NULL, 1) == 37);
+    assert_true(tb_serve_request_seed(37, NULL, 0) == 37);
+    for (uint64_t k = 2; k < 40; k++)
+        seen[n++] = tb_serve_request_seed(37, NULL, k);
+    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        seen[n++] = tb_serve_request_seed(37, ids[i], 0);
+        assert_true(tb_serve_request_seed(37, ids[i], 5) == seen[n - 1]); /* n not read */
+    }
+    seen[n++] = tb_serve_request_seed(38, "r0", 0); /* another seed, another set */
+    seen[n++] = 37;
+    for (size_t i = 0; i < n; i++) {
+        assert_true(seen[i] < (1ull << 53) || seen[i] == 37);
+        for (size_t k = 0; k < i; k++)
+            if (seen[k] == seen[i])
+                fail_msg("requests %zu and %zu draw the same seed %llu", k, i,
+                         (unsigned long long)seen[i]);
+    }
+    assert_true(tb_serve_request_seed(37, "c0.t0", 0) == tb_serve_request_seed(37, "c0.t0", 0));
+}
+
 int tb_test_serve_unit(void)
 {
     static const struct CMUnitTest own[] = {
         cmocka_unit_test(http_resp_head),
         cmocka_unit_test(heap_against_brute_force),
         cmocka_unit_test(drain_makes_room),
+        cmocka_unit_test(request_seeds),
     };
     struct CMUnitTest tests[NROWS(scan_cases) + NROWS(parse_cases) + NROWS(plan_cases) +
                             NROWS(chunk_cases) + NROWS(drain_cases) + NROWS(own)];

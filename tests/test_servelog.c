@@ -507,6 +507,188 @@ static void log_unwritable(void **state)
                          "--log: /dev/full: No space left on device");
 }
 
+/* ---- streams that differ by request (serve.h's Streams) ---- */
+
+#define DRAW_SPEC "tps=300,ttft=0.01,tokens=30,jitter=0.5,seed=11"
+#define DRAW_N 8
+
+/* The text a trace's events carry, joined (owned). */
+static char *trace_text(const char *path)
+{
+    char *t = tb_test_slurp_str(path), *save = NULL, *out = calloc(1, strlen(t) + 1);
+    size_t n = 0;
+    assert_non_null(out);
+    for (char *l = strtok_r(t, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+        cJSON *j = strncmp(l, "{\"t\":", 5) == 0 ? cJSON_Parse(l) : NULL;
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, "text");
+        if (cJSON_IsString(x)) { /* never longer than the line that holds it */
+            size_t k = strlen(x->valuestring);
+            memcpy(out + n, x->valuestring, k + 1);
+            n += k;
+        }
+        cJSON_Delete(j);
+    }
+    free(t);
+    return out;
+}
+
+#define TEXT_MAX 2048
+
+/* `bench` of DRAW_N requests against the server on port, each request's
+ * text by its id into texts[id] (ids once each: "" before). */
+static void bench_texts(int port, const char *tag, char texts[][TEXT_MAX])
+{
+    char dir[128], args[512], path[256];
+    cJSON *v[DRAW_N + 1];
+    struct tb_test_out o;
+    size_t n;
+    tb_test_tmpdir(dir, sizeof(dir), "servelog", tag);
+    snprintf(args, sizeof(args),
+             "bench --base-url http://127.0.0.1:%d/v1 --model m -c 4 --requests %d --out %s -q",
+             port, DRAW_N, dir);
+    o = tb_test_run(args);
+    if (o.code != 0)
+        fail_msg("%s: exit %d: %s", args, o.code, o.se);
+    tb_test_out_free(&o);
+    snprintf(path, sizeof(path), "%s/records.jsonl", dir);
+    n = tb_test_jsonl_records(path, v, DRAW_N + 1);
+    assert_int_equal(n, DRAW_N);
+    for (size_t i = 0; i < n; i++) {
+        int id = (int)num(v[i], "id");
+        char *t;
+        assert_true(id >= 0 && id < DRAW_N && texts[id][0] == '\0');
+        snprintf(path, sizeof(path), "%s/%s", dir,
+                 cJSON_GetObjectItemCaseSensitive(v[i], "trace")->valuestring);
+        t = trace_text(path);
+        assert_true(strlen(t) > 0 && strlen(t) < TEXT_MAX);
+        memcpy(texts[id], t, strlen(t) + 1);
+        free(t);
+        cJSON_Delete(v[i]);
+    }
+    tb_test_rm_rf(dir);
+}
+
+static size_t distinct(char texts[][TEXT_MAX])
+{
+    size_t d = 0;
+    for (size_t i = 0; i < DRAW_N; i++) {
+        int seen = 0;
+        for (size_t k = 0; k < i; k++)
+            seen |= strcmp(texts[k], texts[i]) == 0;
+        d += !seen;
+    }
+    return d;
+}
+
+/* The log's header names the seed and the mode; each request line names
+ * its stream's seed (distinct per request), or null with one stream. */
+static void log_seeds(const char *path, int per_request)
+{
+    cJSON *v[32];
+    size_t n = log_lines(path, v, 32), seeded = 0;
+    const cJSON *src;
+    assert_true(n >= 1);
+    src = cJSON_GetObjectItemCaseSensitive(v[0], "source");
+    assert_int_equal((int)num(src, "seed"), 11);
+    expect_str(src, "streams", per_request ? "per_request" : "same");
+    for (size_t i = 1; i < n; i++) {
+        const cJSON *sd = cJSON_GetObjectItemCaseSensitive(v[i], "seed");
+        if (!per_request) {
+            assert_true(cJSON_IsNull(sd));
+            continue;
+        }
+        assert_true(cJSON_IsNumber(sd));
+        for (size_t k = 1; k < i; k++)
+            assert_true(num(v[k], "seed") != sd->valuedouble);
+        seeded++;
+    }
+    assert_true(per_request ? seeded == DRAW_N + 1 : n == DRAW_N + 2);
+    lines_free(v, n);
+}
+
+/* A bench level against serve has a stream per request by default, the
+ * same again from a server of the same seed (request by request), and
+ * one stream with --same-stream; a request without an id, the first,
+ * streams the source itself, as sim plays it. */
+static void streams_per_request(void **state)
+{
+    static char a[DRAW_N][TEXT_MAX], b[DRAW_N][TEXT_MAX], c[DRAW_N][TEXT_MAX];
+    char path[128], args[512], tr[128], *first, *own;
+    struct tb_test_out o;
+    int port;
+    (void)state;
+    memset(a, 0, sizeof(a));
+    memset(b, 0, sizeof(b));
+    memset(c, 0, sizeof(c));
+    log_path(path, sizeof(path), "draws");
+    snprintf(tr, sizeof(tr), "/tmp/ttsbuf-servelog-draws-%d.trace", (int)getpid());
+    snprintf(args, sizeof(args), "--synth " DRAW_SPEC " --log %s", path);
+    tb_test_serve_up_draws(args, &port);
+    bench_texts(port, "d1", a);
+    snprintf(args, sizeof(args), "run --base-url http://127.0.0.1:%d/v1 --model m -q --record %s",
+             port, tr);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    tb_test_out_free(&o);
+    first = trace_text(tr);
+    stop_and_keep(path);
+    log_seeds(path, 1);
+    if (distinct(a) < DRAW_N / 2)
+        fail_msg("%zu distinct streams among %d requests", distinct(a), DRAW_N);
+    snprintf(args, sizeof(args), "sim --synth " DRAW_SPEC " --record %s", tr);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    tb_test_out_free(&o);
+    own = trace_text(tr);
+    assert_string_equal(first, own); /* the first request without an id: the source's stream */
+
+    snprintf(args, sizeof(args), "--synth " DRAW_SPEC " --log %s", path);
+    tb_test_serve_up_draws(args, &port);
+    bench_texts(port, "d2", b);
+    stop_and_keep(path);
+    for (size_t i = 0; i < DRAW_N; i++)
+        assert_string_equal(a[i], b[i]); /* the same seed, the same stream per request */
+
+    snprintf(args, sizeof(args), "--synth " DRAW_SPEC " --same-stream --log %s", path);
+    tb_test_serve_up_draws(args, &port);
+    bench_texts(port, "d3", c);
+    snprintf(args, sizeof(args), "run --base-url http://127.0.0.1:%d/v1 --model m -q", port);
+    o = tb_test_run(args);
+    tb_test_out_free(&o);
+    stop_and_keep(path);
+    log_seeds(path, 0);
+    assert_int_equal(distinct(c), 1);
+    assert_string_equal(c[0], own);
+    free(first);
+    free(own);
+    remove(path);
+    remove(tr);
+}
+
+/* serve's closing summary counts a client that closed early with the
+ * word its log uses, client_closed, apart from the ones it dropped. */
+static void summary_says_client_closed(void **state)
+{
+    char errlog[128], *text;
+    int port, pid, fd;
+    (void)state;
+    snprintf(errlog, sizeof(errlog), "/tmp/ttsbuf-servelog-sum-%d.err", (int)getpid());
+    pid = tb_test_serve_spawn("tps=5,ttft=0.01,tokens=50,jitter=0", errlog, &port);
+    fd = open_stream(port, "cc-1", "m", "hi", 1, 2);
+    close(fd);
+    /* One more exchange: the loop has seen the close by its answer. */
+    assert_int_equal(exchange(port, "/v1/chat/completions", "",
+                              "{\"model\":\"m\",\"max_tokens\":1,\"messages\":[{\"role\":"
+                              "\"user\",\"content\":\"hi\"}]}"),
+                     200);
+    assert_int_equal(tb_test_serve_stop(pid), 0);
+    text = tb_test_slurp_str(errlog);
+    if (strstr(text, " 1 client_closed, 0 dropped;") == NULL)
+        fail_msg("serve's summary: %s", text);
+    free(text);
+    remove(errlog);
+}
+
 int tb_test_servelog(void)
 {
     const struct CMUnitTest tests[] = {
@@ -516,6 +698,8 @@ int tb_test_servelog(void)
         cmocka_unit_test_teardown(key_never_logged, tb_test_serve_down),
         cmocka_unit_test_teardown(log_to_stdout, tb_test_serve_down),
         cmocka_unit_test(log_unwritable),
+        cmocka_unit_test_teardown(streams_per_request, tb_test_serve_down),
+        cmocka_unit_test(summary_says_client_closed),
     };
     return TB_RUN_GROUP("servelog", tests);
 }

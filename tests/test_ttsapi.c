@@ -34,6 +34,7 @@
 #include "ttsbuf/ttsmeas.h"
 #include "ttsbuf/ttsnet.h"
 #include "ttsbuf/ttspreset.h"
+#include "ttsbuf/ttsws.h"
 
 #define KEY "sk-test-KEY-0123456789abcdef"
 #define TEXT "Hello \"world\" \xC3\xA9t\xC3\xA9 & <ok>\n"
@@ -956,6 +957,72 @@ static void blank_chunk_and_cancel(void **state)
     peer_free(&pe);
 }
 
+/* The base URL a user writes, in every form, resolves to the same
+ * endpoint: the root, with "/v1", with a trailing '/', the whole
+ * endpoint; never a path twice; a proxy's own prefix kept; a voice the
+ * endpoint names taken, or refused beside another --tts-voice. */
+static void base_url_forms(void **state)
+{
+    static const struct {
+        const char *path, *url, *voice_opt, *base, *voice;
+        int rc;
+    } rows[] = {
+        {"/v1/audio/speech", "http://h:1", NULL, "http://h:1", NULL, 0},
+        {"/v1/audio/speech", "http://h:1/", NULL, "http://h:1/", NULL, 0},
+        {"/v1/audio/speech", "http://h:1/v1", NULL, "http://h:1", NULL, 0},
+        {"/v1/audio/speech", "http://h:1/v1/", NULL, "http://h:1", NULL, 0},
+        {"/v1/audio/speech", "https://h/v1/audio/speech", NULL, "https://h", NULL, 0},
+        {"/v1/audio/speech", "https://h/v1/audio", NULL, "https://h", NULL, 0},
+        {"/v1/audio/speech", "https://h/proxy/openai/v1", NULL, "https://h/proxy/openai", NULL,
+         0},
+        {"/v1/audio/speech", "https://h/proxy", NULL, "https://h/proxy", NULL, 0},
+        {"/v1/audio/speech", "https://h/v1?x=1", NULL, "https://h?x=1", NULL, 0},
+        {"/v1/speak", "https://api.deepgram.com/v1/speak", NULL, "https://api.deepgram.com", NULL,
+         0},
+        {"/tts/bytes", "https://api.cartesia.ai/tts/bytes", NULL, "https://api.cartesia.ai", NULL,
+         0},
+        {"/tts/bytes", "http://h:1/v1", NULL, "http://h:1", NULL, 0},
+        {"/tts/bytes", "http://h:1/tts", NULL, "http://h:1", NULL, 0},
+        {"/v1/text-to-speech/{voice}/stream", "https://api.elevenlabs.io/v1", NULL,
+         "https://api.elevenlabs.io", NULL, 0},
+        {"/v1/text-to-speech/{voice}/stream", "https://api.elevenlabs.io/v1/text-to-speech/V%20x/stream",
+         NULL, "https://api.elevenlabs.io", "V x", 0},
+        {"/v1/text-to-speech/{voice}/stream", "https://h/v1/text-to-speech/abc", "abc", "https://h",
+         "abc", 0},
+        {"/v1/text-to-speech/{voice}/stream", "https://h/v1/text-to-speech/abc/stream", "xyz",
+         NULL, NULL, TB_EINVAL},
+        {"/v1/text-to-speech/{voice}/stream", "https://h", "xyz", "https://h", "xyz", 0},
+        {"/v1/text-to-speech/{voice}/stream-input", "wss://api.elevenlabs.io/v1/text-to-speech/abc/stream-input",
+         NULL, "wss://api.elevenlabs.io", "abc", 0},
+        {"/tts/websocket", "ws://127.0.0.1:9/v1", NULL, "ws://127.0.0.1:9", NULL, 0},
+        {"/tts/websocket", "wss://api.cartesia.ai/tts/websocket", NULL, "wss://api.cartesia.ai",
+         NULL, 0},
+        {"/v1/audio/speech", "127.0.0.1:8788", NULL, NULL, NULL, TB_EINVAL},
+        {"/v1/audio/speech", "http://", NULL, NULL, NULL, TB_EINVAL},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char *base = NULL, *voice = NULL, err[256] = "";
+        int rc = tb_ttsapi_base(rows[i].path, rows[i].url, rows[i].voice_opt, &base, &voice, err,
+                                sizeof(err));
+        if (rc != rows[i].rc || (rc == 0 && strcmp(base, rows[i].base) != 0) ||
+            (rows[i].voice == NULL) != (voice == NULL) ||
+            (voice != NULL && strcmp(voice, rows[i].voice) != 0))
+            fail_msg("%s under %s: rc %d base %s voice %s (%s); want rc %d base %s voice %s",
+                     rows[i].url, rows[i].path, rc, base ? base : "-", voice ? voice : "-", err,
+                     rows[i].rc, rows[i].base ? rows[i].base : "-",
+                     rows[i].voice ? rows[i].voice : "-");
+        if (rc != 0)
+            assert_true(err[0] != '\0' && strchr(err, '\n') == NULL);
+        free(base);
+        free(voice);
+    }
+    /* The rows' paths are the dialects' own. */
+    assert_string_equal(tb_ttsapi_info(TB_TTSAPI_ELEVENLABS)->path, rows[13].path);
+    assert_string_equal(tb_ttsws_path(TB_TTSWS_ELEVENLABS), rows[18].path);
+    assert_string_equal(tb_ttsws_path(TB_TTSWS_CARTESIA), rows[19].path);
+}
+
 int tb_test_ttsapi(void)
 {
     const struct CMUnitTest tests[] = {
@@ -965,6 +1032,7 @@ int tb_test_ttsapi(void)
         cmocka_unit_test(concurrency_in_order),    cmocka_unit_test(failures),
         cmocka_unit_test(odd_pieces_pair_up),      cmocka_unit_test(refused_is_transport),
         cmocka_unit_test(blank_chunk_and_cancel),
+        cmocka_unit_test(base_url_forms),
     };
     return TB_RUN_GROUP("ttsapi", tests);
 }

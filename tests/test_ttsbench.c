@@ -212,27 +212,60 @@ static size_t records(const char *dir, cJSON **recs, size_t max)
     return jsonl(path, recs, max);
 }
 
+/* A failed stream's trace: every event came (stopped 0), or its LLM
+ * stream was stopped for a dead TTS (stopped 1): fewer events, its end
+ * "tts", within a second of chunk 1's failure by the trace's own times. */
+static void failed_trace(const char *path, int stopped)
+{
+    char *t = tb_test_slurp_str(path), *p;
+    size_t events = 0;
+    for (p = t; (p = strstr(p, "{\"t\":")) != NULL; p++)
+        events++;
+    assert_non_null(p = strstr(t, "\"tts\":{\"chunk\":1,"));
+    if (stopped) {
+        cJSON *c1 = cJSON_Parse(strstr(t, "\n{\"tts\":{\"chunk\":1,") + 1),
+              *end = cJSON_Parse(strstr(t, "\n{\"end\":") + 1);
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(end, "end");
+        double t_fail = num(cJSON_GetObjectItemCaseSensitive(c1, "tts"), "end"),
+               t_end = num(e, "t");
+        assert_true(events < 40);
+        assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(e, "error"), "kind"), "tts");
+        if (!(t_end >= t_fail && t_end - t_fail < 1.0 * TB_TEST_TIME_SCALE))
+            fail_msg("%s: chunk 1 failed at %.3f s, the LLM stream ended at %.3f s", path, t_fail,
+                     t_end);
+        cJSON_Delete(c1);
+        cJSON_Delete(end);
+    } else {
+        assert_int_equal(events, 40);
+    }
+    free(t);
+}
+
 /* (b) A TTS fault fails exactly the streams it hits, with the kind "tts"
  * and a message naming the chunk, the TTS's kind, its status and the
- * provider's message; what was measured is kept (the trace holds every
- * event and the failed chunk's record).  A status 500 and a cut for
- * every request; then a 3 s first byte for the 4th TTS request only
- * (streams one at a time, 3 chunks each) with a 1 s idle timeout: only
- * the second stream fails. */
+ * provider's message; what was measured is kept (the trace holds the
+ * events that came and the failed chunk's record).  A status 500 and a
+ * cut for every request: the TTS is dead, so each stream's LLM transfer
+ * is stopped (bench.h), and the message names the TTS; then a 3 s first
+ * byte for the 4th TTS request only (streams one at a time, 3 chunks
+ * each) with a 1 s idle timeout: only the second stream fails, after its
+ * LLM stream came whole. */
 static void fault_fails_those_streams(void **state)
 {
     static const struct {
         const char *serve, *client, *msg;
-        int code;
+        int code, stopped;
         int failed[3];
     } rows[] = {
         {"--tts-fault status@500",
          "",
-         "TTS chunk 1: http 500: Internal Server Error (ttsbuf fault status@500)",
+         "TTS chunk 1: http 500: Internal Server Error (ttsbuf fault status@500) (the TTS: openai "
+         "at http://127.0.0.1:",
          3,
+         1,
          {1, 1, 1}},
-        {"", "--tts-model tts-1+cut@0.5", "TTS chunk 1: cut", 3, {1, 1, 1}},
-        {"--tts-latency list:LIST", "--tts-idle-timeout 1", "TTS chunk 1: timeout", 0, {0, 1, 0}},
+        {"", "--tts-model tts-1+cut@0.5", "TTS chunk 1: cut", 3, 1, {1, 1, 1}},
+        {"--tts-latency list:LIST", "--tts-idle-timeout 1", "TTS chunk 1: timeout", 0, 0, {0, 1, 0}},
     };
     char list[256], dir[256];
     FILE *f;
@@ -271,17 +304,11 @@ static void fault_fails_those_streams(void **state)
             assert_string_equal(str(e, "kind"), "tts");
             if (strstr(str(e, "message"), rows[i].msg) == NULL)
                 fail_msg("row %zu: message '%s', want '%s'", i, str(e, "message"), rows[i].msg);
-            /* everything measured is kept: the 40 events and the record */
+            assert_true((strstr(str(e, "message"), "; the LLM stream was stopped") != NULL) ==
+                        rows[i].stopped);
+            /* everything measured is kept: the events and the record */
             trace_of(dir, recs[k], path, sizeof(path));
-            {
-                char *t = tb_test_slurp_str(path), *p;
-                size_t events = 0;
-                for (p = t; (p = strstr(p, "{\"t\":")) != NULL; p++)
-                    events++;
-                assert_int_equal(events, 40);
-                assert_non_null(strstr(t, "\"tts\":{\"chunk\":1,"));
-                free(t);
-            }
+            failed_trace(path, rows[i].stopped);
         }
         free_all(recs, n);
     }

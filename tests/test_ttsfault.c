@@ -12,9 +12,12 @@
  *                of an even length, a WAV that is not mono 16-bit PCM.
  * Each must end the speech at that chunk: exit 3, one line on stderr
  * ("the speech ended at chunk J: tts KIND (HTTP N): message", the
- * provider's message in it), the JSON report's tts_end, a trace that
- * keeps every LLM event and every TTS record up to the failure, and `sim
- * --trace` of that trace saying the same.  And a third table, secrets: a
+ * provider's message in it, and the TTS with its URL), the JSON report's
+ * tts_end, a trace that keeps every TTS record up to the failure, and
+ * `sim --trace` of that trace saying the same.  A TTS that fails the
+ * first chunk (or refuses) is dead: the LLM stream is stopped within a
+ * second of the failure by the trace's own times, the line says so; a
+ * TTS that fails the third lets every LLM event come.  And a third table, secrets: a
  * TTS that quotes the key back (in headers and a 401 body, every way
  * secret_scan.h knows), with the key from the dialect's variable or
  * --tts-api-key-file: no output of run or of sim of its recording holds
@@ -204,12 +207,44 @@ static size_t count_events(const char *text)
     return n;
 }
 
+/* The end line of a trace, parsed (owned), or NULL. */
+static cJSON *end_line(const char *text)
+{
+    const char *p = strstr(text, "\n{\"end\":");
+    return p != NULL ? cJSON_Parse(p + 1) : NULL;
+}
+
+/* A dead TTS (its first chunk failed, or it refused): the LLM stream was
+ * stopped within a second of the failure, by the record's own times (the
+ * trace's end against the failed chunk's end), and says why; the one line
+ * names the TTS and its URL. */
+static void check_stopped(const char *name, struct proc *p, const cJSON *failed)
+{
+    cJSON *end = end_line(p->trace);
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(end, "end"),
+                *err = cJSON_GetObjectItemCaseSensitive(e, "error");
+    double t_end = cJSON_GetObjectItemCaseSensitive(e, "t")->valuedouble,
+           t_fail = cJSON_GetObjectItemCaseSensitive(failed, "end")->valuedouble;
+    if (count_events(p->trace) >= ANSWER_EVENTS)
+        fail_msg("%s: the LLM stream was not stopped: %zu events", name, count_events(p->trace));
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(err, "kind")->valuestring, "tts");
+    if (!(t_end >= t_fail && t_end - t_fail < 1.0 * TB_TEST_TIME_SCALE))
+        fail_msg("%s: the chunk failed at %.3f s, the LLM stream ended at %.3f s", name, t_fail,
+                 t_end);
+    if (strstr(p->err, "; the LLM stream was stopped then, at ") == NULL ||
+        strstr(p->err, "(the TTS: ") == NULL || strstr(p->err, " at http://127.0.0.1:") == NULL)
+        fail_msg("%s: stderr '%s' does not name the TTS and the stop", name, p->err);
+    cJSON_Delete(end);
+}
+
 /* The run in p ended the speech at chunk j with kind and HTTP status
  * (-1: no response head; 0: not checked), its stderr line holding msg; its JSON and trace say so;
  * `sim
- * --trace` of the trace says the same line. */
+ * --trace` of the trace says the same line.  stopped: the TTS was dead,
+ * and the LLM stream was stopped for it (check_stopped); else every LLM
+ * event came. */
 static void check_ended(const char *name, struct proc *p, unsigned j, const char *kind, int status,
-                        const char *msg)
+                        const char *msg, int stopped)
 {
     char want[128], cmd[1024];
     const char *line = NULL;
@@ -243,10 +278,13 @@ static void check_ended(const char *name, struct proc *p, unsigned j, const char
     /* Every LLM event that came, and the TTS records up to the failed one:
      * those before it complete, with their audio. */
     assert_non_null(p->trace);
-    assert_int_equal(count_events(p->trace), ANSWER_EVENTS);
     n = tts_lines(p->trace, lines, 64);
     if (n < j)
         fail_msg("%s: %zu tts records, want at least %u", name, n, j);
+    if (stopped)
+        check_stopped(name, p, cJSON_GetObjectItemCaseSensitive(lines[j - 1], "tts"));
+    else
+        assert_int_equal(count_events(p->trace), ANSWER_EVENTS);
     for (size_t k = 0; k < n; k++) {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(lines[k], "tts");
         const char *fail = cJSON_GetObjectItemCaseSensitive(t, "fail")->valuestring;
@@ -321,7 +359,7 @@ static void mock_rows(void **state)
                  mrows[i].serve != NULL ? mrows[i].serve : "nothing listens");
         run_tts(&p, "", url, d, mrows[i].client);
         tb_test_serve_down(NULL);
-        check_ended(name, &p, 1, mrows[i].kind, mrows[i].status, mrows[i].msg);
+        check_ended(name, &p, 1, mrows[i].kind, mrows[i].status, mrows[i].msg, 1);
         proc_free(&p);
     }
 }
@@ -360,13 +398,41 @@ static void peer_rows(void **state)
         snprintf(name, sizeof(name), "%s: the third chunk, %s", dialects[d], prows[i].script);
         run_tts(&p, "", url, d, prows[i].client);
         peer_halt(&pe);
-        check_ended(name, &p, 3, prows[i].kind, prows[i].status, prows[i].msg);
+        check_ended(name, &p, 3, prows[i].kind, prows[i].status, prows[i].msg, 0);
         /* Nothing was sent after the failure. */
         if (pe.conns != 3)
             fail_msg("%s: %d TTS requests, want 3", name, pe.conns);
         peer_free(&pe);
         proc_free(&p);
     }
+}
+
+/* The human report of a run whose TTS refused: which side failed and how
+ * far each got, in words that agree with each other (no "after chunk 0
+ * of 0" beside the TTS's count). */
+static void dead_tts_report(void **state)
+{
+    char url[64];
+    struct proc p;
+    (void)state;
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1", tb_test_free_port());
+    proc_dir(&p);
+    {
+        char cmd[1024];
+        snprintf(cmd, sizeof(cmd), "'%s' run --mock " ANSWER " --tts-url %s", tb_test_bin(), url);
+        proc_exec(&p, cmd, 0, 0, 0);
+    }
+    assert_int_equal(p.code, 3);
+    if (strstr(p.out, "no verdict: the speech ended at chunk 1 (tts transport") == NULL ||
+        strstr(p.out, "\n  the TTS: 0 of ") == NULL ||
+        strstr(p.out, "\n  the LLM: stopped when the TTS failed, at ") == NULL ||
+        strstr(p.out, "\n  played: nothing") == NULL ||
+        strstr(p.out, "time to first audio         - s   (no chunk was played)") == NULL ||
+        strstr(p.out, "after chunk 0 of 0") != NULL)
+        fail_msg("the report does not say which side failed and how far each got:\n%s", p.out);
+    if (strstr(p.err, "/v1/audio/speech); the LLM stream was stopped then, at ") == NULL)
+        fail_msg("stderr: %s", p.err);
+    proc_free(&p);
 }
 
 /* ---- secrets: a TTS quoting the key back ---- */
@@ -419,7 +485,7 @@ static void key_quoted_back(void **state)
         /* It was sent, in the dialect's header. */
         if (strstr(peer_req(&pe, 0), KEY) == NULL)
             fail_msg("%s: the request did not carry the key: %s", name, peer_req(&pe, 0));
-        check_ended(name, &p, 1, "http", 401, "Invalid API key: *** (");
+        check_ended(name, &p, 1, "http", 401, "Invalid API key: *** (", 1);
         proc_dir(&sim);
         snprintf(cmd, sizeof(cmd), "'%s' sim --trace %s/t.jsonl --json --svg %s/s.svg",
                  tb_test_bin(), p.dir, sim.dir);
@@ -447,6 +513,7 @@ int tb_test_ttsfault(void)
         PER_DIALECT(key_quoted_back, 0), PER_DIALECT(key_quoted_back, 1),
         PER_DIALECT(key_quoted_back, 2), PER_DIALECT(key_quoted_back, 3),
 #undef PER_DIALECT
+        cmocka_unit_test(dead_tts_report),
     };
     return TB_RUN_GROUP("ttsfault", cases);
 }

@@ -364,6 +364,60 @@ static void html_names_the_voice(void **state)
     unlink(path);
 }
 
+/* Every output of a live-TTS run names the TTS that spoke (api, model,
+ * voice) and its measured latencies, and names eSpeak NG or sonic
+ * nowhere, since neither made the audio: the report, --json, the --html
+ * page and the --svg timeline's subtitle. */
+static void labels_from_the_run(void **state)
+{
+    static const char *const outs[] = {"stdout", "r.html", "t.svg"};
+    char args[1024], dir[128], path[256];
+    struct tb_test_out o;
+    cJSON *j;
+    const cJSON *p, *au;
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "ttslive", "labels");
+    snprintf(args, sizeof(args),
+             "run --mock " SHORT " --tts-url mock --tts-voice verse --html %s/r.html --svg "
+             "%s/t.svg --audio wav:%s/w.wav",
+             dir, dir, dir);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+        char *t;
+        snprintf(path, sizeof(path), "%s/%s", dir, outs[i]);
+        t = i == 0 ? strdup(o.so) : tb_test_slurp_str(path);
+        if (strstr(t, "eSpeak") != NULL || strstr(t, "sonic") != NULL)
+            fail_msg("%s names eSpeak NG or sonic, which did not speak: %.300s", outs[i],
+                     strstr(t, "eSpeak") != NULL ? strstr(t, "eSpeak") : strstr(t, "sonic"));
+        if (strstr(t, i == 0 ? "the TTS's own audio (openai, model gpt-4o-mini-tts, voice verse)"
+                             : "TTS openai gpt-4o-mini-tts, voice verse (measured: first byte "
+                               "p50 ") == NULL ||
+            strstr(t, "TTS latency 0 s") != NULL)
+            fail_msg("%s does not name the TTS and its measured latency", outs[i]);
+        free(t);
+    }
+    tb_test_out_free(&o);
+    snprintf(args, sizeof(args),
+             "run --mock " SHORT " --tts-url mock --tts-voice verse --audio wav:%s/w.wav --json",
+             dir);
+    j = tb_test_run_json(NULL, args, 0);
+    p = cJSON_GetObjectItemCaseSensitive(j, "tts_provider");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(p, "api")->valuestring, "openai");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(p, "model")->valuestring,
+                        "gpt-4o-mini-tts");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(p, "voice")->valuestring, "verse");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "mock")));
+    au = cJSON_GetObjectItemCaseSensitive(j, "audio");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(au, "voice")->valuestring, "verse");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(au, "synth_s")));
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(
+                        cJSON_GetObjectItemCaseSensitive(j, "tts_stats"), "first_byte_s"),
+                    "p50") >= 0);
+    cJSON_Delete(j);
+    tb_test_rm_rf(dir);
+}
+
 /* The TTS key: sent in the dialect's header (the mock refuses a wrong
  * one with 401 and the provider's message), never in any output. */
 static void key_kept_secret(void **state)
@@ -425,6 +479,94 @@ static void key_kept_secret(void **state)
     unlink(path);
 }
 
+/* --tts-url as users write it, in every HTTP dialect: the root, with a
+ * '/', with "/v1", and the whole endpoint all post to the dialect's
+ * route (serve --log's route, never a 404 for a doubled path); the
+ * trace's head and -v name the URL posted to. */
+static void url_forms_reach_the_route(void **state)
+{
+    static const char *const endpoint[] = {
+        "/v1/audio/speech", "/v1/text-to-speech/V1x/stream", "/v1/speak", "/tts/bytes"};
+    static const char *const forms[] = {"", "/", "/v1", "/v1/", "@"}; /* @: the endpoint */
+    char logf[256], args[1024], path[256], root[64], want[160], line[200];
+    size_t runs = 0, routed[4] = {0};
+    int port;
+    char *log, *save = NULL;
+    (void)state;
+    snprintf(logf, sizeof(logf), "/tmp/ttsbuf-ttslive-urls-%d.log", (int)getpid());
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-ttslive-urls-%d.jsonl", (int)getpid());
+    snprintf(args, sizeof(args), "--log %s", logf);
+    tb_test_serve_up(args, &port);
+    snprintf(root, sizeof(root), "http://127.0.0.1:%d", port);
+    for (size_t d = 0; d < sizeof(dialects) / sizeof(dialects[0]); d++) {
+        for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+            struct tb_test_out o;
+            char *text, *nl;
+            cJSON *h;
+            const char *u;
+            snprintf(args, sizeof(args),
+                     "run --mock --synth tps=200,ttft=0.05,tokens=12,seed=3 --tts-url %s%s "
+                     "--tts-api %s -q -v --record %s",
+                     root, forms[f][0] == '@' ? endpoint[d] : forms[f], dialects[d], path);
+            o = tb_test_run(args);
+            if (o.code != 0)
+                fail_msg("%s: exit %d: %.400s", args, o.code, strstr(o.se, "ttsbuf:") ? strstr(o.se, "ttsbuf:") : o.se);
+            snprintf(want, sizeof(want), "%s%s", root, endpoint[d]);
+            if (d == 1) /* the voice the endpoint names is the voice sent */
+                snprintf(want, sizeof(want), "%s%s", root,
+                         forms[f][0] == '@' ? "/v1/text-to-speech/V1x/stream"
+                                            : "/v1/text-to-speech/JBFqnCBsd6RMkjVDRZzb/stream");
+            snprintf(line, sizeof(line), "* TTS %s: each chunk POSTed to %s", dialects[d], want);
+            if (strstr(o.se, line) == NULL)
+                fail_msg("%s: -v does not say '%s'", args, line);
+            tb_test_out_free(&o);
+            text = tb_test_slurp_str(path);
+            nl = strchr(text, '\n');
+            assert_non_null(nl);
+            *nl = '\0';
+            h = cJSON_Parse(text);
+            u = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(h, "tts"), "url")
+                    ->valuestring;
+            if (strncmp(u, want, strlen(want)) != 0 ||
+                (u[strlen(want)] != '\0' && u[strlen(want)] != '?'))
+                fail_msg("%s: the trace's tts.url is %s, want %s", args, u, want);
+            cJSON_Delete(h);
+            free(text);
+            runs++;
+        }
+    }
+    tb_test_serve_down(NULL);
+    /* Every TTS request the server saw was on its dialect's route, and
+     * complete. */
+    log = tb_test_slurp_str(logf);
+    for (char *l = strtok_r(log, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+        cJSON *j = cJSON_Parse(l);
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "route");
+        if (cJSON_GetObjectItemCaseSensitive(j, "seq") != NULL) {
+            if (!cJSON_IsString(r))
+                fail_msg("serve --log: a request on no route: %s", l);
+            for (size_t d = 0; d < 4; d++) {
+                char name[32];
+                snprintf(name, sizeof(name), "tts_%s", dialects[d]);
+                if (strcmp(r->valuestring, name) == 0) {
+                    assert_string_equal(
+                        cJSON_GetObjectItemCaseSensitive(j, "end")->valuestring, "complete");
+                    routed[d]++;
+                }
+            }
+        }
+        cJSON_Delete(j);
+    }
+    free(log);
+    for (size_t d = 0; d < 4; d++)
+        if (routed[d] < sizeof(forms) / sizeof(forms[0]))
+            fail_msg("%s: %zu requests on its route, want one run's chunks for each of %zu forms",
+                     dialects[d], routed[d], sizeof(forms) / sizeof(forms[0]));
+    assert_int_equal(runs, 4 * sizeof(forms) / sizeof(forms[0]));
+    unlink(logf);
+    unlink(path);
+}
+
 /* What the command line refuses, each with one line naming it. */
 static void usage_refusals(void **state)
 {
@@ -449,7 +591,9 @@ int tb_test_ttslive(void)
         cmocka_unit_test_teardown(replay_shows_recorded_times, tb_test_serve_down),
         cmocka_unit_test_teardown(speech_wav_at_provider_rate, tb_test_serve_down),
         cmocka_unit_test_teardown(html_names_the_voice, tb_test_serve_down),
+        cmocka_unit_test_teardown(labels_from_the_run, tb_test_serve_down),
         cmocka_unit_test_teardown(key_kept_secret, tb_test_serve_down),
+        cmocka_unit_test_teardown(url_forms_reach_the_route, tb_test_serve_down),
         cmocka_unit_test_teardown(usage_refusals, tb_test_serve_down),
     };
     return TB_RUN_GROUP("ttslive", tests);

@@ -490,8 +490,10 @@ static void failed_chunk(void **state)
     assert_int_equal(h.code, 3);
     assert_non_null(strstr(h.so, "no verdict: the speech ended at chunk 2 (tts http, HTTP 503: "
                                  "model overloaded, \"retry\" later)"));
+    assert_non_null(strstr(h.so, "\n  the TTS: 1 of 2 chunks spoken, chunk 2 failed"));
+    assert_non_null(strstr(h.so, "\n  the LLM: its whole answer arrived: 2 events"));
     assert_non_null(strstr(h.se, "ok_tts_failed.jsonl: the speech ended at chunk 2: tts http "
-                                 "(HTTP 503): model overloaded, \"retry\" later\n"));
+                                 "(HTTP 503): model overloaded, \"retry\" later (the TTS: "));
     tb_test_out_free(&h);
 }
 

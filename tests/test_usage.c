@@ -32,7 +32,7 @@ static const char *scratch(const char *name)
 }
 
 /* -q is errors only: no report on stdout, nothing on stderr, for run,
- * bench and sweep alike; the outputs asked for are still written, and an
+ * bench, sweep and sim alike; the outputs asked for are still written, and an
  * error is still said. */
 static void quiet_is_errors_only(void **state)
 {
@@ -42,6 +42,7 @@ static void quiet_is_errors_only(void **state)
         {"run --mock --max-tokens 4 -q --record ", ""},
         {"bench --mock --max-tokens 4 -c 1 --requests 1 -q --out ", ".d"},
         {"sweep --preset demo --preroll 0,1 -q --csv ", ""},
+        {"sim --preset demo -q --record ", ""},
     };
     (void)state;
     for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {

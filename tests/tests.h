@@ -291,16 +291,21 @@ static inline uint32_t tb_rng_below(struct tb_rng *r, uint32_t n)
  * "ttsbuf: ..." that contains want. */
 void tb_test_expect_error(const char *args, int code, const char *want);
 
-/* Starts `$TTSBUF serve --listen 127.0.0.1:0 --synth SPEC` with its
- * stderr in log, and waits for its port; returns its pid.  Stop it with
- * tb_test_serve_stop (SIGINT), which returns its exit status. */
+/* Starts `$TTSBUF serve --listen 127.0.0.1:0 --same-stream --synth SPEC`
+ * with its stderr in log, and waits for its port; returns its pid.  Stop
+ * it with tb_test_serve_stop (SIGINT), which returns its exit status.
+ * (The suite's servers stream one stream to every request, as the cases
+ * that start them count on; tb_test_serve_up_draws is serve's default.) */
 int tb_test_serve_spawn(const char *synth, const char *log, int *port);
 int tb_test_serve_stop(int pid);
 
-/* `$TTSBUF serve --listen 127.0.0.1:0 ARGS` (through sh; its stderr to a
- * file of this process), its port read back from what it prints; returns
- * its pid, also kept for tb_test_serve_down.  One such server at a time. */
+/* `$TTSBUF serve --listen 127.0.0.1:0 --same-stream ARGS` (through sh;
+ * its stderr to a file of this process), its port read back from what it
+ * prints; returns its pid, also kept for tb_test_serve_down.  One such
+ * server at a time.  tb_test_serve_up_draws: the same without
+ * --same-stream (each request its own stream, serve's default). */
 int tb_test_serve_up(const char *args, int *port);
+int tb_test_serve_up_draws(const char *args, int *port);
 /* Stops (SIGINT) the server tb_test_serve_up started, if it still runs;
  * a no-op otherwise.  Usable as a cmocka teardown (state unused), so a
  * case that fails half-way leaves no server behind. */

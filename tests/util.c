@@ -305,7 +305,8 @@ int tb_test_serve_spawn(const char *synth, const char *log, int *port)
     if (pid == 0) {
         FILE *f = freopen(log, "w", stderr);
         (void)f;
-        execl(bin, bin, "serve", "--listen", "127.0.0.1:0", "--synth", synth, (char *)NULL);
+        execl(bin, bin, "serve", "--listen", "127.0.0.1:0", "--same-stream", "--synth", synth,
+              (char *)NULL);
         _exit(127);
     }
     *port = listening_port(pid, log);
@@ -322,15 +323,15 @@ int tb_test_serve_stop(int pid)
 
 static int serve_up_pid;
 
-int tb_test_serve_up(const char *args, int *port)
+static int serve_up(const char *args, int same, int *port)
 {
     char cmd[2048], log[96];
     pid_t pid;
     /* Port 0, read back from what it prints: a port found free and bound
      * later could be taken meanwhile by another group's connection. */
     snprintf(log, sizeof(log), "/tmp/ttsbuf-serveup-%d.log", (int)getpid());
-    snprintf(cmd, sizeof(cmd), "exec '%s' serve --listen 127.0.0.1:0 %s 2>%s", tb_test_bin(), args,
-             log);
+    snprintf(cmd, sizeof(cmd), "exec '%s' serve --listen 127.0.0.1:0%s %s 2>%s", tb_test_bin(),
+             same ? " --same-stream" : "", args, log);
     unlink(log);
     pid = fork();
     assert_true(pid >= 0);
@@ -341,6 +342,16 @@ int tb_test_serve_up(const char *args, int *port)
     serve_up_pid = (int)pid;
     *port = listening_port(pid, log);
     return (int)pid;
+}
+
+int tb_test_serve_up(const char *args, int *port)
+{
+    return serve_up(args, 1, port);
+}
+
+int tb_test_serve_up_draws(const char *args, int *port)
+{
+    return serve_up(args, 0, port);
 }
 
 int tb_test_serve_down(void **state)

@@ -147,8 +147,11 @@ struct tb_bench_opts {
  * interrupted turn's gap fields are the gaps heard before T (heard.h's
  * *_before), its min_tps and speedup NaN.  An
  * interrupted turn's next turn is sent at T + user_turn(k+1).
- * Every turn of a call carries "X-Ttsbuf-Request-Id: cCALL.tTURN", so a
- * server's log (serve --log) can be joined to the records.
+ * Every turn of a call carries "X-Ttsbuf-Request-Id: cCALL.tTURN", and
+ * every other request "X-Ttsbuf-Request-Id: rID", so a server's log
+ * (serve --log) can be joined to the records, and `ttsbuf serve` draws
+ * the same stream for the same request in every level and run of a seed
+ * (serve.h's Streams).
  */
 
 /*
@@ -172,7 +175,12 @@ struct tb_bench_opts {
  * "cut", "timeout", "transport", "format") makes the record failed with
  * error TB_READER_TTS and a message "TTS chunk J: KIND[ STATUS]:
  * MESSAGE" (never the key), unless the LLM stream failed first;
- * everything measured is kept.  Warm-up streams send nothing to the TTS.
+ * everything measured is kept.  A dead TTS (tb_tts_log_dead, ttsmeas.h:
+ * it refused the connection, or failed before the stream had any audio)
+ * stops that stream's LLM transfer at the wake-up that sees it, as a
+ * barge-in closes one (the connection not reused): its record fails
+ * with error TB_READER_TTS and tb_tts_log_dead's message, its stream
+ * ends then.  Warm-up streams send nothing to the TTS.
  * The records' playout is still the model's (tb_bench_analyze): the
  * caller replays each stream's measured log (src/cli: replay.h).
  */

@@ -76,6 +76,10 @@ struct tb_http_req {
      * sig_atomic_t: a signal handler on one thread sets it and the transfer
      * reads it on another (lock-free atomics are async-signal-safe). */
     const atomic_int *cancel;
+    /* The caller's own stop, beside cancel (`run` stops its LLM transfer
+     * when its TTS is dead, live.h): non-zero stops the transfer as
+     * cancel does (resp.cancelled); NULL: none. */
+    const atomic_int *stop;
 };
 
 /* Body bytes of a 2xx text/event-stream response, as they arrive; t is the
@@ -94,7 +98,7 @@ struct tb_http_resp {
     char error[256];   /* libcurl's message for curl_code */
     int idle_timeout;  /* the idle timeout fired */
     int total_timeout; /* the total timeout fired */
-    int cancelled;     /* *cancel was set */
+    int cancelled;     /* *cancel (or *stop) was set */
     int aborted;       /* the body callback's non-zero value */
     uint64_t bytes;    /* body bytes received */
     double t_headers;  /* clock time the response headers were complete */

@@ -67,8 +67,10 @@ enum tb_reader_error {
     TB_READER_NOMEM,
     TB_READER_TIMEOUT,  /* the total timeout (http.total_timeout) */
     TB_READER_TOO_LONG, /* over TB_READER_DELTAS_MAX deltas or TB_READER_TEXT_MAX bytes */
-    TB_READER_TTS,      /* bench --tts-url: the real TTS failed a chunk of the stream
-                         * (the message names the chunk, the TTS's kind and its message) */
+    TB_READER_TTS,      /* --tts-url: the real TTS failed a chunk of the stream (bench),
+                         * or was dead and the LLM transfer was stopped for it (run and
+                         * bench: tb_tts_log_dead, ttsmeas.h); the message names the
+                         * chunk, the TTS's kind and its message */
     TB_READER__COUNT
 };
 

@@ -57,6 +57,20 @@
  * prompt_eval_count, and prompt_eval_duration includes the prefill).
  * TTS requests never pay it.
  *
+ * Streams: without stream_for, every completion request streams
+ * `stream`.  With it, each completion request streams one of its own,
+ * drawn for it: stream_for(ud, seed_r, out) appends to out the stream of
+ * seed seed_r = tb_serve_request_seed(seed, the request's
+ * X-Ttsbuf-Request-Id, n), n counting the completion requests without
+ * one from 1; the first of those has seed_r = seed (the source's own
+ * stream, byte for byte), so a single client sees what it would without
+ * draws, and a client that names its requests (bench does) gets the same
+ * stream for the same name from every server of that seed.  The stream
+ * is held, under the memory budget (a request whose stream does not fit
+ * gets 503 with Retry-After: 1, stats: refused), until its connection
+ * closes; the request log says each request's seed_r.  A hook that fails
+ * closes the connection.
+ *
  * Faults: the spec and its items are in faults.h; the server applies
  * the ones it was given to every completion request, and the ones a
  * request's "model" name carries (after its first '+') to that request.
@@ -225,7 +239,9 @@ struct tb_serve_request {
     int64_t closed;        /* client_closed: when the server saw the close */
     int64_t prompt_tokens; /* the prefill's input tokens (usage's) */
     int64_t tokens_sent, tokens_planned, tokens_unsent;
-    int64_t tts_chars;                 /* code points of the text to speak */
+    int seeded;            /* its stream was drawn for it (Streams, above)... */
+    uint64_t seed;         /* ... from this seed */
+    int64_t tts_chars;     /* code points of the text to speak */
     int64_t audio_sent, audio_planned; /* PCM bytes */
     uint64_t bytes_sent;               /* every response byte handed to send() */
 };
@@ -233,7 +249,13 @@ struct tb_serve_request {
 struct tb_serve_opts {
     const char *host;               /* numeric address; default "127.0.0.1" */
     int port;                       /* 0: ephemeral */
-    const struct tb_stream *stream; /* what every request streams */
+    const struct tb_stream *stream; /* what every request streams, unless... */
+    /* ... each draws its own (Streams, above): the hook appends the stream
+     * of a seed to out (0, or non-zero: the connection is closed); runs on
+     * the loop thread.  NULL: none. */
+    int (*stream_for)(void *ud, uint64_t seed, struct tb_stream *out);
+    void *stream_for_ud;
+    uint64_t seed; /* the draws' seed (the first request's stream's) */
     struct tb_faults faults;        /* applied to every request */
     size_t max_conns;               /* 0: TB_SERVE_CONNS_DEFAULT (Connections, below) */
     size_t mem_budget;              /* bytes; 0: TB_SERVE_MEM_DEFAULT */
@@ -260,6 +282,8 @@ struct tb_serve_stats {
                          a send error before the response ended),
                          output over TB_SERVE_OUTBUF_MAX, timeouts; not
                          drop@K, not stop, not over_conns */
+    uint64_t client_closed; /* of those, the ones whose client had closed
+                               (the request log's client_closed) */
     /* Lateness of token events: time handed to send() minus schedule, s;
      * one sample per streamed event and per non-streamed body.  Kept in
      * 10 us buckets: p50/p99 are bucket tops (never above late_max). */
@@ -286,6 +310,12 @@ int tb_serve_create(const struct tb_serve_opts *o, struct tb_serve **out, char *
  * epoll, timer, the TTS thread's) and a margin for the process's others.
  * Any thread. */
 size_t tb_serve_fds_needed(size_t max_conns);
+
+/* The seed of a request's stream (Streams, above): seed itself for the
+ * first request without an id (rid NULL, n <= 1), else a mix of seed
+ * with rid (its bytes; n is not read) or with n, below 2^53 (exact in a
+ * JSON number).  Pure; any thread. */
+uint64_t tb_serve_request_seed(uint64_t seed, const char *rid, uint64_t n);
 
 /* The bound port.  Any thread. */
 int tb_serve_port(const struct tb_serve *s);

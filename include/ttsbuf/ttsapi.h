@@ -76,6 +76,28 @@ int tb_ttsapi_parse(const char *name);
 /* The dialect's row, or NULL out of range.  Any thread. */
 const struct tb_ttsapi_info *tb_ttsapi_info(int api);
 
+/*
+ * tb_ttsapi_base - the provider's base URL from a TTS URL as users write
+ * it: the root (https://api.openai.com), the root with "/v1", or the
+ * whole endpoint (https://api.openai.com/v1/audio/speech).  path is the
+ * dialect's path (the row's, or a WebSocket dialect's, ttsws.h), with
+ * "{voice}" for the voice's segment.  The longest tail of url's path, in
+ * whole segments, that is a leading part of path is cut off ("{voice}"
+ * matches any one segment), so that base + path never holds a part
+ * twice; a path of the user's own before it (a proxy's prefix) stays, and
+ * so do a query and a fragment.  A last "/v1" is the version every
+ * OpenAI-style base URL ends in: a dialect whose path has none
+ * (Cartesia's /tts/bytes) drops it too.  *base: that URL (malloc'd, the caller's).
+ * *voice: the voice to send (malloc'd, the caller's): voice_opt when it
+ * is given, else the voice the part cut names (ElevenLabs'
+ * .../text-to-speech/VOICE/stream, unescaped), else NULL (the dialect's
+ * default).  Returns 0; TB_EINVAL with the reason in err (not
+ * SCHEME://HOST..., over 32 path segments, or url naming a voice other
+ * than voice_opt); TB_ENOMEM.  Any thread.
+ */
+int tb_ttsapi_base(const char *path, const char *url, const char *voice_opt, char **base,
+                   char **voice, char *err, size_t errlen);
+
 /* Whether the dialect takes PCM at rate Hz (1) or not (0). */
 int tb_ttsapi_rate_ok(int api, unsigned rate);
 

@@ -134,6 +134,18 @@ static inline const char *tb_tts_log_text(const struct tb_tts_log *l, size_t i)
 }
 
 /*
+ * tb_tts_log_dead - whether the TTS of l is dead, so that the run stops
+ * its LLM stream (live.h, bench.h): its first failed record ("canceled"
+ * is not a failure) failed for want of a connection ("transport"), or
+ * before any record had audio.  Returns that record's chunk (j >= 1) with
+ * the LLM stream's message in msg (one line, as bench words a chunk's
+ * failure, bench.h: "TTS chunk J: KIND[ STATUS][: MESSAGE] (the TTS: API
+ * at URL); the LLM stream was stopped"; the log's url and messages hold
+ * no key), or 0 (not dead; msg as it was).  Any thread.
+ */
+uint32_t tb_tts_log_dead(const struct tb_tts_log *l, char *msg, size_t msglen);
+
+/*
  * tb_tts_chunk_model - the model's quantities (top of this file): *lat
  * = L_j, *rtf = R_j, *dur = D_j.  A chunk that completed with no audio
  * (blank text, not sent; or, in a record of an older version, text the

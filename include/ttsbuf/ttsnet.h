@@ -90,9 +90,10 @@ struct tb_ttsnet_opts {
     int ws;                 /* 0: HTTP; 1 + enum tb_ttsws_api: that WebSocket
                              * dialect (ttsws.h), every call of the client
                              * then goes to a tb_ttsws (api is not read) */
-    const char *url;        /* the provider's base URL ("https://api.openai.com",
-                             * "http://127.0.0.1:PORT"); the dialect appends
-                             * its path */
+    const char *url;        /* the provider's URL ("https://api.openai.com",
+                             * "http://127.0.0.1:PORT/v1", or the whole
+                             * endpoint): tb_ttsapi_base resolves it, and
+                             * the dialect appends its path */
     const char *key;        /* the API key (a secret), or NULL / "" for none */
     const char *model;      /* NULL: the dialect's default model */
     const char *voice;      /* NULL: the dialect's default voice */
@@ -132,8 +133,10 @@ struct tb_ttsnet;
 void tb_ttsnet_opts_init(struct tb_ttsnet_opts *o);
 
 /*
- * tb_ttsnet_create - a client with no chunk yet; its log (api, url with
- * secrets masked, the model and voice sent (the options, or the
+ * tb_ttsnet_create - a client with no chunk yet, at o's URL as users write
+ * it (the root, with or without "/v1", or the whole endpoint:
+ * tb_ttsapi_base, ttsapi.h; o.log, when set, is told the endpoint once);
+ * its log (api, url with secrets masked, the model and voice sent (the options, or the
  * dialect's defaults), concurrency, mock) is filled at once.
  * Returns 0, TB_EINVAL (no URL, an unknown dialect, concurrency < 0, a
  * rate the dialect does not take, a URL libcurl cannot read; the reason
@@ -141,6 +144,18 @@ void tb_ttsnet_opts_init(struct tb_ttsnet_opts *o);
  */
 int tb_ttsnet_create(const struct tb_ttsnet_opts *o, struct tb_ttsnet **out, char *err,
                      size_t errlen);
+
+/*
+ * tb_ttsnet_describe - the head of the log a client of o would keep (api,
+ * url, model, voice, concurrency, mock; no record), without a client or
+ * the network: o's URL resolved as tb_ttsnet_create resolves it
+ * (tb_ttsapi_base), the endpoint (HTTP: the URL a chunk is posted to,
+ * query included; WebSocket: the provider's base) with secrets masked.
+ * Returns 0 or TB_EINVAL (the reason in err) / TB_ENOMEM; *head owns
+ * nothing (tb_tts_log_free is still fine).  Any thread.
+ */
+int tb_ttsnet_describe(const struct tb_ttsnet_opts *o, struct tb_tts_log *head, char *err,
+                       size_t errlen);
 
 /* Stops every transfer (no callback runs) and frees the client and its
  * log; NULL is a no-op. */

@@ -102,11 +102,18 @@ int tb_ttsws_parse(const char *name);
  * WebSocket dialect shares, or -1.  Any thread. */
 int tb_ttsws_base_api(int api);
 
+/* The dialect's path, as tb_ttsapi_base (ttsapi.h) reads it
+ * ("/v1/text-to-speech/{voice}/stream-input", "/tts/websocket"); NULL out
+ * of range.  Any thread. */
+const char *tb_ttsws_path(int api);
+
 struct tb_ttsws;
 
 /*
  * tb_ttsws_create - a client for dialect api (enum tb_ttsws_api) with the
- * options of ttsnet.h (o->api is not read; url is the provider's base:
+ * options of ttsnet.h (o->api is not read; url is the provider's base,
+ * taken as it is (tb_ttsnet_create resolves the URL a user wrote first,
+ * tb_ttsapi_base):
  * "wss://api.elevenlabs.io", "https://api.cartesia.ai" (read as wss),
  * "ws://127.0.0.1:PORT"; max_redirects is not read: no redirect is
  * followed), and starts the connection.  Returns 0, TB_EINVAL (the

@@ -4,6 +4,7 @@
 #include "ttsbuf/ttsmeas.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -224,4 +225,26 @@ int tb_tts_stats_of(const struct tb_tts_log *l, struct tb_tts_stats *out)
     free(lat);
     free(rtf);
     return 0;
+}
+
+uint32_t tb_tts_log_dead(const struct tb_tts_log *l, char *msg, size_t msglen)
+{
+    const struct tb_tts_chunk *c = NULL;
+    char st[24] = "";
+    int heard = 0;
+    for (size_t i = 0; i < l->n && c == NULL; i++) {
+        if (l->c[i].fail != TB_TTS_OK && l->c[i].fail != TB_TTS_CANCELED)
+            c = &l->c[i];
+        else
+            heard |= l->c[i].bytes > 0;
+    }
+    if (c == NULL || (heard && c->fail != TB_TTS_TRANSPORT))
+        return 0;
+    if (c->status > 0)
+        snprintf(st, sizeof(st), " %ld", c->status);
+    if (msglen > 0)
+        snprintf(msg, msglen, "TTS chunk %u: %s%s%s%.200s (the TTS: %s at %.200s); the LLM stream was stopped",
+                 c->chunk, tb_tts_fail_name(c->fail), st, c->message[0] ? ": " : "", c->message,
+                 l->api, l->url);
+    return c->chunk;
 }

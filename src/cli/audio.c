@@ -320,12 +320,20 @@ void tb_cli_audio_report(FILE *f, const struct tb_cli_audio *a, const struct tb_
     const struct tb_audio_result *x = &a->res;
     if (a->sp == NULL)
         return;
-    fprintf(f,
-            "\n  eSpeak NG, voice %s at %g wpm: %" PRIu64 " chunks, %.2f s of audio in %.3f s"
-            " of synthesis (%.0fx real time)%s",
-            a->voice ? a->voice : "en", o->play.wpm, x->chunks, x->audio_s, x->synth_s,
-            x->synth_s > 0 ? x->audio_s / x->synth_s : 0.0,
-            a->espeak ? "" : ", each chunk stretched to the rate model's duration (sonic)");
+    if (a->pcm_rate != 0) /* the TTS's PCM as it came: no eSpeak NG, no sonic */
+        fprintf(f, "\n  the TTS's own audio (%s, model %s, voice %s): %" PRIu64
+                   " chunks, %.2f s of audio at %u Hz, played as it arrived",
+                a->tts_log != NULL ? a->tts_log->api : "?",
+                a->tts_log != NULL && a->tts_log->model[0] ? a->tts_log->model : "-",
+                a->tts_log != NULL && a->tts_log->voice[0] ? a->tts_log->voice : "-", x->chunks,
+                x->audio_s, a->pcm_rate);
+    else
+        fprintf(f,
+                "\n  eSpeak NG, voice %s at %g wpm: %" PRIu64 " chunks, %.2f s of audio in %.3f s"
+                " of synthesis (%.0fx real time)%s",
+                a->voice ? a->voice : "en", o->play.wpm, x->chunks, x->audio_s, x->synth_s,
+                x->synth_s > 0 ? x->audio_s / x->synth_s : 0.0,
+                a->espeak ? "" : ", each chunk stretched to the rate model's duration (sonic)");
     if (x->cache_hits > 0)
         fprintf(f, "; %" PRIu64 " from the cache", x->cache_hits);
     fprintf(f, "\n");
@@ -390,10 +398,19 @@ void tb_cli_audio_json(void *rootp, const struct tb_cli_audio *a, const struct t
     if (a->target != NULL && a->html_f == NULL)
         cJSON_AddStringToObject(au, "target", a->target);
     cJSON_AddStringToObject(au, "voice_model", tb_voice_model(o->voice));
-    cJSON_AddStringToObject(au, "voice", a->voice ? a->voice : "en");
+    /* The voice that spoke: the real TTS's (its synthesis not timed
+     * here: null), or eSpeak NG's. */
+    cJSON_AddStringToObject(au, "voice",
+                            a->pcm_rate == 0        ? (a->voice ? a->voice : "en")
+                            : a->tts_log != NULL ? a->tts_log->voice
+                                                 : "");
     const struct tb_cli_json_field synth[] = {
-        {"wpm", o->play.wpm},    {"rate_hz", x->rate},    {"chunks", (double)x->chunks},
-        {"audio_s", x->audio_s}, {"synth_s", x->synth_s}, {"cache_hits", (double)x->cache_hits},
+        {"wpm", o->play.wpm},
+        {"rate_hz", x->rate},
+        {"chunks", (double)x->chunks},
+        {"audio_s", x->audio_s},
+        {"synth_s", a->pcm_rate == 0 ? x->synth_s : NAN},
+        {"cache_hits", (double)x->cache_hits},
     };
     const struct tb_cli_json_field rate[] = {
         {"speech_s", a->rate.play.speech},       {"underruns", a->rate.play.underruns},

@@ -13,6 +13,7 @@
 #include "ttsbuf/pcmring.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/speaker.h"
+#include "ttsbuf/ttsmeas.h"
 
 enum {
     TB_O_AUDIO = 400,
@@ -33,6 +34,9 @@ struct tb_cli_audio {
     unsigned pcm_rate;   /* a real TTS speaks (run --tts-url): the sink plays
                           * its PCM at this rate, eSpeak NG is not started
                           * (speaker.h); 0: eSpeak NG */
+    const struct tb_tts_log *tts_log; /* ... and which TTS it was, for the
+                                       * reports (the run's log, borrowed),
+                                       * or NULL */
     int count_synthesis; /* --voice-model espeak+synthesis */
     const char *voice;
     enum tb_pcmring_cue cue;

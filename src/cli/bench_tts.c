@@ -10,9 +10,9 @@
 #include <cJSON.h>
 
 #include "cli.h"
+#include "jsonout.h"
 #include "replay.h"
 #include "ttsbuf/error.h"
-#include "ttsbuf/http.h"
 #include "ttsbuf/seg.h"
 #include "ttsbuf/ttsapi.h"
 
@@ -23,22 +23,25 @@ void tb_cli_bench_tts_opts(const struct tb_cli_bench *a, const char *base, struc
     sim->play.tts_concurrency = 0; /* measured, not modelled */
 }
 
-/* A name, or null for none (Deepgram's voice is its model). */
-static cJSON *str_or_null(cJSON *o, const char *key, const char *v)
-{
-    return v != NULL && v[0] != '\0' ? cJSON_AddStringToObject(o, key, v)
-                                     : cJSON_AddNullToObject(o, key);
-}
-
 int tb_cli_bench_tts_meta(struct tb_bench_meta *m, const struct tb_cli_bench *a, const char *base)
 {
-    const struct tb_ttsapi_info *info = tb_ttsapi_info(a->tl.api);
     int mock = strcmp(a->tl.url, "mock") == 0;
     cJSON *j = cJSON_Parse(m->options), *t = NULL;
-    char url[512], *out = NULL;
-    int ok;
-    tb_http_redact(mock ? base : a->tl.url, strlen(mock ? base : a->tl.url), url, sizeof(url));
-    ok = j != NULL && info != NULL;
+    struct tb_ttsnet_opts no;
+    struct tb_tts_log head;
+    char err[256], *out = NULL;
+    int ok, rc;
+    /* What each stream's client will say of itself: the endpoint posted
+     * to, the voice and model sent. */
+    tb_cli_tts_live_net_opts(&a->tl, &a->c.tts, base, a->q.connect, a->q.insecure, &no);
+    rc = tb_ttsnet_describe(&no, &head, err, sizeof(err));
+    head.url[strcspn(head.url, "?")] = '\0'; /* its query: the model and rate, said apart */
+    if (rc != 0) {
+        cJSON_Delete(j);
+        tb_cli_error("--tts-url: %s", err);
+        return rc == TB_ENOMEM ? rc : TB_EINVAL;
+    }
+    ok = j != NULL;
     if (ok) {
         cJSON_DeleteItemFromObjectCaseSensitive(j, "voice_model");
         cJSON_DeleteItemFromObjectCaseSensitive(j, "tts_latency_s");
@@ -46,14 +49,13 @@ int tb_cli_bench_tts_meta(struct tb_bench_meta *m, const struct tb_cli_bench *a,
              cJSON_AddStringToObject(j, "voice_model", "measured") != NULL &&
              (t = cJSON_AddObjectToObject(j, "tts_live")) != NULL;
     }
-    ok = ok && cJSON_AddStringToObject(t, "api", info->name) != NULL &&
-         cJSON_AddStringToObject(t, "url", mock ? "mock" : url) != NULL &&
-         str_or_null(t, "model", a->tl.model != NULL ? a->tl.model : info->model) != NULL &&
-         str_or_null(t, "voice", a->tl.voice != NULL ? a->tl.voice : info->voice) != NULL &&
+    ok = ok && cJSON_AddStringToObject(t, "api", head.api) != NULL &&
+         cJSON_AddStringToObject(t, "url", mock ? "mock" : head.url) != NULL &&
+         tb_cli_json_str_or_null(t, "model", head.model) != NULL &&
+         tb_cli_json_str_or_null(t, "voice", head.voice) != NULL &&
          cJSON_AddNumberToObject(t, "sample_rate", a->tl.rate != 0 ? a->tl.rate : TB_TTSAPI_RATE) !=
              NULL &&
-         cJSON_AddNumberToObject(t, "concurrency",
-                                 a->c.tts.conc_set ? (double)a->c.tts.concurrency : 1) != NULL &&
+         cJSON_AddNumberToObject(t, "concurrency", head.concurrency) != NULL &&
          cJSON_AddBoolToObject(t, "mock", mock) != NULL &&
          (out = cJSON_PrintUnformatted(j)) != NULL;
     cJSON_Delete(j);

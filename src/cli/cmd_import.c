@@ -119,7 +119,7 @@ void tb_cli_import_note(const struct tb_import *im, const char *spec, char *buf,
 /* Several requests: a line each and the distribution over them; the
  * command's verdict (cli.h). */
 static int summary_verdict(const struct tb_cli_common *a, const char *spec, const char *file,
-                           const struct tb_import *im, const char *note)
+                           const struct tb_import *im, const char *note, int quiet)
 {
     struct tb_clock clk;
     double *mtps = calloc(im->n, sizeof(double)), *ttfa = calloc(im->n, sizeof(double));
@@ -134,7 +134,7 @@ static int summary_verdict(const struct tb_cli_common *a, const char *spec, cons
         tb_cli_error("out of memory");
         return tb_cli_exit(TB_ENOMEM);
     }
-    if (!a->json)
+    if (!a->json && !quiet)
         fprintf(stdout,
                 "ttsbuf sim: %zu requests from %s\n%s%s%s\n"
                 "  %-40s %6s %8s %8s %9s %9s %9s %8s\n",
@@ -152,7 +152,7 @@ static int summary_verdict(const struct tb_cli_common *a, const char *spec, cons
             failed++;
             if (a->json) {
                 json_failed(stdout, file, q);
-            } else {
+            } else if (!quiet) {
                 fprintf(stdout, "  %-40.40s failed: %s\n", q->name,
                         q->error[0] ? q->error
                         : rc == -1  ? "no text"
@@ -175,7 +175,7 @@ static int summary_verdict(const struct tb_cli_common *a, const char *spec, cons
             struct tb_gap_list none = {NULL, 0, 0};
             snprintf(name, sizeof(name), "%s: %s", file, q->name);
             tb_cli_report_json(stdout, &src, &a->o, &r, &none, NULL, NULL, NULL);
-        } else {
+        } else if (!quiet) {
             char mark[sizeof(q->warning) + 8] = "";
             if (q->error[0] != '\0')
                 snprintf(mark, sizeof(mark), "  (failed mid-stream)");
@@ -186,7 +186,7 @@ static int summary_verdict(const struct tb_cli_common *a, const char *spec, cons
                     r.play.gap_max, r.play.min_tps, mark);
         }
     }
-    if (!a->json) {
+    if (!a->json && !quiet) {
         fprintf(stdout, "\n  %zu played, %zu failed; %zu of %zu gapless (%.0f%%)\n", played, failed,
                 gapless, played, played ? 100.0 * (double)gapless / (double)played : 0.0);
         dist_line(stdout, "min TPS", mtps, played);
@@ -257,7 +257,7 @@ int tb_cli_import(const struct tb_cli_common *a, const char *spec,
             rc = TB_EINVAL;
             goto out;
         }
-        *verdict = summary_verdict(a, spec, path, &im, note);
+        *verdict = summary_verdict(a, spec, path, &im, note, io->quiet);
         rc = TB_CLI_DONE;
         goto out;
     }

@@ -17,6 +17,7 @@
 struct tb_cli_import_opts {
     unsigned run;           /* 0: every run; N: only run N of a file of several */
     double chars_per_token; /* text-less imports (TB_IMPORT_CPT_DEFAULT) */
+    int quiet;              /* sim -q: no table of several requests */
 };
 void tb_cli_import_opts_init(struct tb_cli_import_opts *io);
 

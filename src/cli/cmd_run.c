@@ -455,6 +455,7 @@ static int write_outputs(struct run *x)
     account(x);
     if (rc == 0 && r->stream.tts != NULL)
         rc = tts_replay(x);
+    a->au.tts_log = r->stream.tts; /* the voice the reports name */
     if (rc == 0)
         rc = tb_cli_draws_run(&a->c.tts.draws, "run", &r->stream, &a->c.o, a->c.tts.lat,
                               a->c.tts.seed, &r->sim,
@@ -488,18 +489,13 @@ static int write_outputs(struct run *x)
 static int run_verdict(struct run *x)
 {
     char hint[400];
+    if (x->rp.failed != NULL && (x->r.error == 0 || x->r.error == TB_READER_TTS)) {
+        tb_cli_replay_error("run", &x->rp, &x->r.stream);
+        return TB_EXIT_FAILED;
+    }
     if (x->r.error != 0) {
         tb_cli_error("%s%s", x->r.message,
                      tb_cli_endpoint_hint(&x->ep, x->r.http_status, hint, sizeof(hint)));
-        return TB_EXIT_FAILED;
-    }
-    if (x->rp.failed != NULL) {
-        const struct tb_tts_chunk *c = x->rp.failed;
-        char st[32] = "";
-        if (c->status > 0)
-            snprintf(st, sizeof(st), " (HTTP %ld)", c->status);
-        tb_cli_error("run: the speech ended at chunk %u: tts %s%s%s%s", c->chunk,
-                     tb_tts_fail_name(c->fail), st, c->message[0] ? ": " : "", c->message);
         return TB_EXIT_FAILED;
     }
     if (tb_cli_audio_verdict(&x->a.au) != TB_EXIT_OK)

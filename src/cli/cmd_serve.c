@@ -20,6 +20,7 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/preset.h"
 #include "ttsbuf/serve.h"
+#include "ttsbuf/synth.h"
 #include "ttsbuf/ttslat.h"
 
 #define DEFAULT_PRESET TB_PRESET_MOCK
@@ -44,7 +45,8 @@ enum {
     O_TTS_SEED,
     O_TTS_RTF,
     O_TTS_FAULT,
-    O_TTS_KEY
+    O_TTS_KEY,
+    O_SAME_STREAM
 };
 
 #define TTS_RTF_MAX 100.0           /* --tts-rtf's upper bound, as run's */
@@ -79,14 +81,30 @@ static const struct tb_optdoc serve_rows[] = {
     {"log", O_LOG, "FILE",
      "write a JSON line per request as it ends (- : stdout): route, request id, times, how it "
      "ended, tokens sent and unsent",
-     "Schema ttsbuf.serve_log version 2: a header line, then per request seq, route, stream, "
+     "Schema ttsbuf.serve_log version 2: a header line (the source with its seed), then per "
+     "request seq, route, stream, "
      "request_id (its X-Ttsbuf-Request-Id), end (complete, client_closed, fault, error, dropped, "
      "stopped), http_status, received_s, first_byte_s, end_s, closed_s (CLOCK_MONOTONIC "
      "seconds), late_max_s (the largest lateness of its timed writes against the schedule, as "
-     "the server measured it), prompt_tokens, tokens_sent, tokens_planned, tokens_unsent, the "
-     "TTS's tts_chars "
+     "the server measured it), prompt_tokens, tokens_sent, tokens_planned, tokens_unsent, its "
+     "stream's seed, the TTS's tts_chars "
      "and audio bytes, bytes_sent. Each line is flushed as written; no header but the request "
      "id is logged. A FILE that cannot be written is a usage error."},
+    TB_OPTDOC_END,
+};
+
+static const struct tb_optdoc serve_stream_rows[] = {
+    {"same-stream", O_SAME_STREAM, NULL,
+     "every completion request streams the source's one stream (default with --synth or a "
+     "preset: each its own, drawn from the source's seed and the request)",
+     "Without it, a synthetic source gives each completion request a stream of its own: the "
+     "source's spec with the seed mixed from the source's seed and the request's "
+     "X-Ttsbuf-Request-Id (bench names every request and call turn), or, without one, its number "
+     "among such requests; the first of those streams the source itself, byte for byte. So the "
+     "requests of a bench level, or the turns of its calls, have a real distribution, and the "
+     "same seed gives the same set again. A trace is one recording: every request streams it. "
+     "--log's header names the seed and whether streams differ, and each request's line its "
+     "stream's seed (sim --synth SPEC,seed=N gives that stream)."},
     TB_OPTDOC_END,
 };
 
@@ -115,6 +133,7 @@ static const struct tb_optsec serve_secs[] = {
     {"Source (one; a FILE argument is a trace, as --trace FILE; default --preset " DEFAULT_PRESET
      "):",
      tb_opt_sources},
+    {NULL, serve_stream_rows},
     {"Server:", serve_rows},
     {"Text to speech (a mock: eSpeak NG's voice, whatever the request names):", serve_tts_rows},
     {NULL, tb_opt_help},
@@ -154,7 +173,8 @@ const struct tb_cmddoc tb_doc_serve = {
     "serve",
     "[FILE | SOURCE] [OPTIONS]",
     "A mock OpenAI-compatible provider: every request streams the source's tokens\n"
-    "with the source's own timing (event k at request time + t_k).\n"
+    "with the source's own timing (event k at request time + t_k); a synthetic\n"
+    "source gives each its own draw (--same-stream: the source itself).\n"
     "  POST /v1/chat/completions, POST /v1/completions (stream true or false),\n"
     "  POST /v1/messages (Anthropic Messages: message_start, ping, thinking and\n"
     "  text blocks, message_delta usage, message_stop), POST /api/chat (Ollama\n"
@@ -222,6 +242,9 @@ struct serve_args {
     int max_conns_set;     /* --max-connections given */
     const char *log_path;  /* --log FILE */
     struct tb_cli_serve_log log;
+    int same_stream;           /* --same-stream */
+    int synthetic;             /* the source is a spec (spec below), not a trace */
+    struct tb_synth_spec spec; /* ... from which each request draws its stream */
 };
 
 #define KEY_FILE_MAX 4096
@@ -338,8 +361,18 @@ static int option(void *ud, int c, const char *arg)
         }
         return 0;
     case O_TTS_KEY: a->tts_key_file = arg; return 0;
+    case O_SAME_STREAM: a->same_stream = 1; return 0;
     default: return tb_cli_groups_option(&a->c, NULL, NULL, c, arg);
     }
+}
+
+/* A request's own stream (serve.h's Streams): the source's spec with the
+ * request's seed. */
+static int draw_stream(void *ud, uint64_t seed, struct tb_stream *out)
+{
+    struct tb_synth_spec spec = *(const struct tb_synth_spec *)ud;
+    spec.seed = seed;
+    return tb_synth_generate(&spec, out);
 }
 
 /* The options, the source operand, the stream to serve. */
@@ -360,6 +393,13 @@ static int prepare(struct serve_args *a, int argc, char **argv, struct tb_stream
     if (rc == 0)
         rc = tb_cli_load_source(&a->c, DEFAULT_PRESET, s, src, label, labellen);
     a->so.stream = s;
+    if (rc == 0)
+        a->synthetic = tb_cli_source_spec(&a->c, DEFAULT_PRESET, &a->spec);
+    if (rc == 0 && a->synthetic && !a->same_stream) {
+        a->so.stream_for = draw_stream;
+        a->so.stream_for_ud = &a->spec;
+        a->so.seed = a->spec.seed;
+    }
     return rc;
 }
 
@@ -446,9 +486,10 @@ static int log_open(struct serve_args *a)
 
 /* Serves until SIGINT or SIGTERM, then says what it served and how late
  * its emissions were. */
-static int serve(const struct tb_serve_opts *so, const struct tb_report_src *src,
+static int serve(const struct serve_args *a, const struct tb_report_src *src,
                  struct tb_cli_serve_log *log)
 {
+    const struct tb_serve_opts *so = &a->so;
     struct tb_serve_stats st;
     struct sigaction sa;
     char url[320];
@@ -460,18 +501,25 @@ static int serve(const struct tb_serve_opts *so, const struct tb_report_src *src
     signal(SIGPIPE, SIG_IGN);
     snprintf(url, sizeof(url), "http://%s%s%s:%d/v1", strchr(so->host, ':') ? "[" : "", so->host,
              strchr(so->host, ':') ? "]" : "", tb_serve_port(running));
-    if (tb_cli_serve_log_header(log, src, url) != 0) {
+    if (tb_cli_serve_log_header(log, src, a->synthetic ? &a->spec.seed : NULL,
+                                so->stream_for != NULL, url) != 0) {
         tb_cli_error("%s", log->err);
         return log->rc;
     }
     fprintf(stderr, "ttsbuf serve: listening on %s  (%s %s)\n", url, src->kind, src->name);
+    if (so->stream_for != NULL)
+        fprintf(stderr,
+                "ttsbuf serve: each completion request streams its own draw of it (seed %llu, "
+                "mixed with the request; --same-stream: one stream for all)\n",
+                (unsigned long long)so->seed);
     rc = tb_serve_run(running);
     tb_serve_stats(running, &st);
     fprintf(stderr,
-            "ttsbuf serve: %llu requests, %llu streams, %llu events, %llu dropped; "
-            "emission lateness p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
+            "ttsbuf serve: %llu requests, %llu streams, %llu events, %llu client_closed, "
+            "%llu dropped; emission lateness p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
             (unsigned long long)st.requests, (unsigned long long)st.streams,
-            (unsigned long long)st.events, (unsigned long long)st.dropped, st.late_p50 * 1e3,
+            (unsigned long long)st.events, (unsigned long long)st.client_closed,
+            (unsigned long long)(st.dropped - st.client_closed), st.late_p50 * 1e3,
             st.late_p99 * 1e3, st.late_max * 1e3);
     if (st.tts > 0)
         fprintf(stderr, "ttsbuf serve: mock TTS: %llu responses with audio, %llu audio bytes\n",
@@ -510,7 +558,7 @@ static int cmd_serve(int argc, char **argv)
     if (rc == 0)
         rc = listen_on(&a.so, a.max_conns_set);
     if (rc == 0)
-        rc = serve(&a.so, &src, &a.log);
+        rc = serve(&a, &src, &a.log);
     tb_serve_destroy(running);
     running = NULL;
     if (tb_cli_serve_log_close(&a.log) != 0 && rc == 0) {

@@ -63,6 +63,10 @@ static const struct tb_optdoc sim_rows[] = {
      "With a TTS stage each chunk also says when its text was sent to the TTS and when all of "
      "its audio was there (sent_s, done_s; ready_s is its first audio): the model's b_j, f_j and "
      "d_j, or a replayed recording's own sent, first byte and end, exactly."},
+    {"quiet", 'q', NULL,
+     "no report and no table: errors only (--json, --record, --svg, --html and --audio are still "
+     "written)",
+     NULL},
     TB_OPTDOC_END,
 };
 
@@ -103,6 +107,7 @@ struct sim_args {
     struct tb_cli_import_opts io;
     int import_opt; /* the last of --run, --chars-per-token given, or 0 */
     int want_chunks;
+    int quiet;    /* -q: errors only */
     long request; /* --request, or -1 */
 };
 
@@ -118,6 +123,7 @@ static int option(void *ud, int c, const char *arg)
     case O_RUN:
     case O_CPT: a->import_opt = c; return tb_cli_import_option(&a->io, c == O_RUN ? 'r' : 'c', arg);
     case O_CHUNKS: a->want_chunks = 1; return 0;
+    case 'q': a->quiet = 1; return 0;
     case O_REQUEST:
         rc = tb_cli_opt_size("--request", arg, 0, TB_IMPORT_REQUESTS_MAX - 1, &z);
         a->request = rc == 0 ? (long)z : a->request;
@@ -174,6 +180,7 @@ static int load(struct sim *x)
     struct sim_args *a = &x->a;
     int rc;
     if (a->import != NULL) {
+        a->io.quiet = a->quiet;
         rc = tb_cli_import(&a->c, a->import, &a->io, a->request, &x->s, &x->src, x->label,
                            sizeof(x->label), &x->verdict);
     } else {
@@ -266,7 +273,7 @@ static int draws(struct sim *x)
 {
     struct tb_cli_tts *t = &x->a.c.tts;
     return tb_cli_draws_run(&t->draws, "sim", &x->s, &x->a.c.o, t->lat, t->seed, &x->r,
-                            tb_cli_report_whatif_measured(&x->src, &x->r, NULL), 0);
+                            tb_cli_report_whatif_measured(&x->src, &x->r, NULL), x->a.quiet);
 }
 
 /* --svg's picture, --html's page, --chunks' list. */
@@ -304,6 +311,8 @@ static int report(struct sim *x)
             tb_cli_error("out of memory writing JSON");
         return rc == TB_ENOMEM ? rc : 0; /* a write error: main.c's, at exit */
     }
+    if (a->quiet)
+        return 0; /* errors only */
     rf = tb_cli_report_file(&a->c);
     tb_cli_report_human(rf, &x->src, &a->c.o, &x->r, &x->plays.gaps, a->c.max_gaps, NULL);
     tb_cli_audio_report(rf, &a->au, &a->c.o, &x->r, a->c.max_gaps);
@@ -316,13 +325,8 @@ static int report(struct sim *x)
  * says, after the report. */
 static int tts_verdict(const struct sim *x)
 {
-    const struct tb_tts_chunk *c = x->rp.failed;
     (void)tb_cli_flush_stdout();
-    char st[32] = "";
-    if (c->status > 0)
-        snprintf(st, sizeof(st), " (HTTP %ld)", c->status);
-    tb_cli_error("%s: the speech ended at chunk %u: tts %s%s%s%s", x->src.name, c->chunk,
-                 tb_tts_fail_name(c->fail), st, c->message[0] ? ": " : "", c->message);
+    tb_cli_replay_error(x->src.name, &x->rp, &x->s);
     return TB_EXIT_FAILED;
 }
 

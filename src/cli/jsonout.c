@@ -98,6 +98,12 @@ void tb_cli_json_num(cJSON *o, const char *key, double v)
         cJSON_AddNullToObject(o, key);
 }
 
+cJSON *tb_cli_json_str_or_null(cJSON *o, const char *key, const char *v)
+{
+    return v != NULL && v[0] != '\0' ? cJSON_AddStringToObject(o, key, v)
+                                     : cJSON_AddNullToObject(o, key);
+}
+
 void tb_cli_json_nums(cJSON *o, const struct tb_cli_json_field *rows, size_t n)
 {
     for (size_t i = 0; i < n; i++)

@@ -58,6 +58,10 @@ void tb_cli_json_draws(cJSON *root, const struct tb_cli_draws *d, uint64_t seed)
 /* key: a number, or null when it is not finite (not measured). */
 void tb_cli_json_num(cJSON *o, const char *key, double v);
 
+/* key: a string, or null for NULL or "" (a name that was not sent).
+ * Returns the item added, NULL when memory ran out. */
+cJSON *tb_cli_json_str_or_null(cJSON *o, const char *key, const char *v);
+
 /* A key and its number, a row of tb_cli_json_nums. */
 struct tb_cli_json_field {
     const char *key;

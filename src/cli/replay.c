@@ -261,6 +261,20 @@ const char *tb_cli_replay_whatif_reason(const struct tb_cli_replay *rp, const st
     return "the chunk policy re-cuts the stream at each rate, and the measured TTS is by chunk";
 }
 
+void tb_cli_replay_error(const char *who, const struct tb_cli_replay *rp, const struct tb_stream *s)
+{
+    const struct tb_tts_chunk *c = rp->failed;
+    char st[32] = "", llm[96] = "";
+    if (c->status > 0)
+        snprintf(st, sizeof(st), " (HTTP %ld)", c->status);
+    if (strcmp(s->end.error, "tts") == 0)
+        snprintf(llm, sizeof(llm), "; the LLM stream was stopped then, at %.2f s, after %zu events",
+                 s->end.t, s->n);
+    tb_cli_error("%s: the speech ended at chunk %u: tts %s%s%s%s (the TTS: %s at %s)%s", who,
+                 c->chunk, tb_tts_fail_name(c->fail), st, c->message[0] ? ": " : "", c->message,
+                 rp->log->api, rp->log->url, llm);
+}
+
 void tb_cli_replay_free(struct tb_cli_replay *rp)
 {
     tb_stream_free(&rp->view);

@@ -81,6 +81,14 @@ int tb_cli_replay_arrived(const struct tb_cli_replay *rp, const struct tb_stream
 const char *tb_cli_replay_whatif_reason(const struct tb_cli_replay *rp,
                                         const struct tb_sim_opts *o);
 
+/* The one line run and sim say when a chunk of the measured TTS ended the
+ * speech (rp->failed): the chunk, the kind, the HTTP status, the
+ * provider's message, the TTS (its dialect and URL, which holds no key),
+ * and, when s's end says the LLM transfer was stopped for it (error "tts",
+ * live.h), when and after how many events.  who: "run", or the trace. */
+void tb_cli_replay_error(const char *who, const struct tb_cli_replay *rp,
+                         const struct tb_stream *s);
+
 void tb_cli_replay_free(struct tb_cli_replay *rp);
 
 #endif

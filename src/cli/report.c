@@ -190,14 +190,79 @@ static void tts_measured_line(FILE *f, const struct tb_tts_log *l)
     fprintf(f, ", concurrency %d\n", l->concurrency);
 }
 
-/* Where a failed chunk ended the speech. */
-static void tts_fail_line(FILE *f, const struct tb_tts_chunk *c)
+/* Where a failed chunk ended the speech, and how far each side got: the
+ * TTS's chunks, and the LLM's stream (whole, failed too, or stopped when
+ * the TTS died: its end's error "tts", live.h). */
+static void tts_fail_lines(FILE *f, const struct tb_report_src *src, const struct tb_sim_result *r)
 {
+    const struct tb_tts_chunk *c = src->tts_fail;
+    const struct tb_stream_end *e = src->end;
+    uint32_t closed = src->tts_log != NULL ? (uint32_t)src->tts_log->n : c->chunk;
+    uint32_t sent = src->tts_stats != NULL ? src->tts_stats->sent : c->chunk;
     fprintf(f, "no verdict: the speech ended at chunk %" PRIu32 " (tts %s", c->chunk,
             tb_tts_fail_name(c->fail));
     if (c->status > 0)
         fprintf(f, ", HTTP %ld", c->status);
     fprintf(f, "%s%s)\n", c->message[0] ? ": " : "", c->message);
+    fprintf(f,
+            "  the TTS: %" PRIu32 " of %" PRIu32 " chunk%s spoken, chunk %" PRIu32
+            " failed, %" PRIu32 " never sent\n",
+            c->chunk - 1, closed, closed == 1 ? "" : "s", c->chunk,
+            closed > sent ? closed - sent : 0);
+    if (e != NULL && strcmp(e->error, "tts") == 0)
+        fprintf(f, "  the LLM: stopped when the TTS failed, at %.2f s", e->t);
+    else if (e != NULL && e->error[0] != '\0')
+        fprintf(f, "  the LLM: failed too (%s: %s)", e->error, e->message);
+    else
+        fprintf(f, "  the LLM: its whole answer arrived");
+    fprintf(f, ": %zu events, %" PRIu64 " tokens (the numbers below)\n", r->content_events,
+            r->content_tokens);
+}
+
+/* What became of the stream: the verdict, or why there is none (a chunk
+ * that ended the speech, a failed request, a cut stream) and what the
+ * numbers below then cover. */
+static void outcome(FILE *f, const struct tb_report_src *src, const struct tb_sim_result *r,
+                    const struct measured *m, const char *ekind, const char *emsg)
+{
+    const struct tb_playout_result *p = &r->play;
+    if (src->tts_fail == NULL && !m->failed && !m->cut) {
+        if (!m->audio)
+            fprintf(f, "no verdict: no content arrived (nothing to play)\n");
+        else
+            verdict(f, p);
+        return;
+    }
+    if (src->tts_fail != NULL)
+        tts_fail_lines(f, src, r);
+    else if (m->failed)
+        fprintf(f, "no verdict: the request failed (%s: %s)\n", ekind != NULL ? ekind : "?", emsg);
+    else if (p->underruns == 0)
+        fprintf(f, "incomplete: no gap before it was cut at %.2f s (%s%s%s)\n", cut_at(src, r),
+                tb_end_name(src->end->kind), emsg[0] ? ": " : "", emsg);
+    else
+        fprintf(f, "incomplete: %" PRIu32 " gap%s before it was cut at %.2f s (%s%s%s)\n",
+                p->underruns, p->underruns == 1 ? "" : "s", cut_at(src, r),
+                tb_end_name(src->end->kind), emsg[0] ? ": " : "", emsg);
+    if (src->tts_fail != NULL && !m->audio) {
+        fprintf(f, "  played: nothing (no chunk before the failed one)\n");
+        return;
+    }
+    if (src->tts_fail != NULL)
+        fprintf(f, "  played: the %" PRIu32 " chunk%s before it; ", p->chunks,
+                p->chunks == 1 ? "" : "s");
+    else
+        fprintf(f,
+                "  what arrived (the numbers below): %zu events, %" PRIu64 " tokens, %" PRIu32
+                " chunks; ",
+                r->content_events, r->content_tokens, p->chunks);
+    if (!m->audio)
+        fprintf(f, "nothing was played\n");
+    else if (p->underruns == 0)
+        fprintf(f, "no gaps among them\n");
+    else
+        fprintf(f, "%" PRIu32 " underrun%s among them, %.2f s of silence\n", p->underruns,
+                p->underruns == 1 ? "" : "s", p->gap_total);
 }
 
 /* The TTS statistics, "-" where nothing was measured. */
@@ -238,6 +303,26 @@ void tb_cli_report_tts_json(struct cJSON *root, const struct tb_tts_stats *t)
     tb_cli_json_stats(o, "rtf", &t->rtf);
 }
 
+/* The measured TTS: which provider spoke (as the trace's header names it;
+ * never a key), or null (a modelled TTS). */
+static void tts_provider_json(cJSON *root, const struct tb_tts_log *l)
+{
+    cJSON *o;
+    if (l == NULL || (o = cJSON_AddObjectToObject(root, "tts_provider")) == NULL) {
+        cJSON_AddNullToObject(root, "tts_provider");
+        return;
+    }
+    {
+        /* a model or voice not sent is null */
+        const char *const names[][2] = {
+            {"api", l->api}, {"url", l->url}, {"model", l->model}, {"voice", l->voice}};
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            tb_cli_json_str_or_null(o, names[i][0], names[i][1]);
+    }
+    cJSON_AddNumberToObject(o, "concurrency", l->concurrency);
+    cJSON_AddBoolToObject(o, "mock", l->mock != 0);
+}
+
 static void tts_stats_json(cJSON *root, const struct tb_report_src *src)
 {
     const struct tb_tts_stats *t = src->tts_stats;
@@ -248,6 +333,7 @@ static void tts_stats_json(cJSON *root, const struct tb_report_src *src)
     if (src->tts_source == NULL)
         return;
     cJSON_AddStringToObject(root, "tts_source", src->tts_source);
+    tts_provider_json(root, src->tts_log);
     tb_cli_report_tts_json(root, t);
     if (c == NULL || (o = cJSON_AddObjectToObject(root, "tts_end")) == NULL) {
         cJSON_AddNullToObject(root, "tts_end");
@@ -329,35 +415,7 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
     if (src->tts_log != NULL)
         tts_measured_line(f, src->tts_log);
     fputc('\n', f);
-    if (m.failed || m.cut) {
-        if (src->tts_fail != NULL)
-            tts_fail_line(f, src->tts_fail);
-        else if (m.failed)
-            fprintf(f, "no verdict: the request failed (%s: %s)\n", ekind != NULL ? ekind : "?",
-                    emsg);
-        else if (p->underruns == 0)
-            fprintf(f, "incomplete: no gap before it was cut at %.2f s (%s%s%s)\n", cut_at(src, r),
-                    tb_end_name(src->end->kind), emsg[0] ? ": " : "", emsg);
-        else
-            fprintf(f, "incomplete: %" PRIu32 " gap%s before it was cut at %.2f s (%s%s%s)\n",
-                    p->underruns, p->underruns == 1 ? "" : "s", cut_at(src, r),
-                    tb_end_name(src->end->kind), emsg[0] ? ": " : "", emsg);
-        fprintf(f,
-                "  what arrived (the numbers below): %zu events, %" PRIu64 " tokens, %" PRIu32
-                " chunks; ",
-                r->content_events, r->content_tokens, p->chunks);
-        if (!m.audio)
-            fprintf(f, "nothing was played\n");
-        else if (p->underruns == 0)
-            fprintf(f, "no gaps among them\n");
-        else
-            fprintf(f, "%" PRIu32 " underrun%s among them, %.2f s of silence\n", p->underruns,
-                    p->underruns == 1 ? "" : "s", p->gap_total);
-    } else if (!m.audio) {
-        fprintf(f, "no verdict: no content arrived (nothing to play)\n");
-    } else {
-        verdict(f, p);
-    }
+    outcome(f, src, r, &m, ekind, emsg);
     if (causes(src) && m.audio && p->underruns > 0)
         fprintf(f,
                 "  silence by cause: llm %.2f s (text not yet there), tts %.2f s (text there, "
@@ -372,8 +430,11 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
                 o->play.preroll, p->speech, p->ttfa);
     fputc('\n', f);
     fprintf(f, "  time to first token  %8s s\n", num(b1, sizeof(b1), m.ttft, 3, r->ttft));
-    fprintf(f, "  time to first audio  %8s s   (after chunk %" PRIu32 " of %" PRIu32 ")\n",
-            num(b1, sizeof(b1), m.audio, 3, p->ttfa), p->q, p->chunks);
+    if (m.audio)
+        fprintf(f, "  time to first audio  %8s s   (after chunk %" PRIu32 " of %" PRIu32 ")\n",
+                num(b1, sizeof(b1), m.audio, 3, p->ttfa), p->q, p->chunks);
+    else
+        fprintf(f, "  time to first audio         - s   (no chunk was played)\n");
     fprintf(f, "  decode rate          %8s tokens/s   (%zu events, %" PRIu64 " tokens",
             num(b1, sizeof(b1), m.tps, 1, r->decode_tps), r->content_events, r->content_tokens);
     if (r->usage_tokens >= 0)

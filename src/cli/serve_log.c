@@ -47,8 +47,20 @@ static int put(struct tb_cli_serve_log *l, cJSON *o)
     return rc;
 }
 
+/* A seed, every digit of it (a 64-bit seed is not exact as a double), or
+ * null. */
+static void add_seed(cJSON *o, const char *key, int have, uint64_t seed)
+{
+    char num[24];
+    snprintf(num, sizeof(num), "%llu", (unsigned long long)seed);
+    if (have)
+        cJSON_AddRawToObject(o, key, num);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
 int tb_cli_serve_log_header(struct tb_cli_serve_log *l, const struct tb_report_src *src,
-                            const char *url)
+                            const uint64_t *seed, int per_request, const char *url)
 {
     cJSON *o, *s;
     if (l->f == NULL)
@@ -57,6 +69,8 @@ int tb_cli_serve_log_header(struct tb_cli_serve_log *l, const struct tb_report_s
     if (o != NULL && (s = cJSON_AddObjectToObject(o, "source")) != NULL) {
         cJSON_AddStringToObject(s, "kind", src->kind);
         cJSON_AddStringToObject(s, "name", src->name);
+        add_seed(s, "seed", seed != NULL, seed != NULL ? *seed : 0);
+        cJSON_AddStringToObject(s, "streams", per_request ? "per_request" : "same");
     }
     if (o != NULL) {
         cJSON_AddStringToObject(o, "listen", url);
@@ -113,6 +127,7 @@ int tb_cli_serve_log_write(struct tb_cli_serve_log *l, const struct tb_serve_req
         add_count(o, "tokens_sent", r->tokens_sent);
         add_count(o, "tokens_planned", r->tokens_planned);
         add_count(o, "tokens_unsent", r->tokens_unsent);
+        add_seed(o, "seed", r->seeded, r->seed);
         add_count(o, "tts_chars", r->tts_chars);
         add_count(o, "audio_bytes_sent", r->audio_sent);
         add_count(o, "audio_bytes_planned", r->audio_planned);

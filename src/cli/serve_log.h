@@ -8,6 +8,7 @@
 #ifndef TB_CLI_SERVE_LOG_H
 #define TB_CLI_SERVE_LOG_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "report.h"
@@ -30,10 +31,12 @@ struct tb_cli_serve_log {
 int tb_cli_serve_log_open(struct tb_cli_serve_log *l, const char *path);
 
 /* The header line: schema, ttsbuf_version, started_at, command, source
- * {kind, name}, listen (the URL bound), clock.  Returns 0 or the write's
- * error (also kept in l->rc). */
+ * {kind, name, seed: the source's seed, null for a trace, and streams:
+ * "per_request" when each request draws its own (serve.h's Streams),
+ * else "same"}, listen (the URL bound), clock.  seed NULL: none.
+ * Returns 0 or the write's error (also kept in l->rc). */
 int tb_cli_serve_log_header(struct tb_cli_serve_log *l, const struct tb_report_src *src,
-                            const char *url);
+                            const uint64_t *seed, int per_request, const char *url);
 
 /* One request's line, flushed.  Returns 0 or the write's error (also
  * kept in l->rc, with a message in l->err). */

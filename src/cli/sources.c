@@ -155,6 +155,17 @@ int tb_cli_load_source(const struct tb_cli_common *a, const char *default_preset
     return generate(&spec, "the stream", s);
 }
 
+int tb_cli_source_spec(const struct tb_cli_common *a, const char *default_preset,
+                       struct tb_synth_spec *spec)
+{
+    const struct tb_preset *p;
+    if (a->trace != NULL)
+        return 0;
+    if (a->synth != NULL)
+        return spec_of(a->synth, 0, spec, &p) == 0;
+    return spec_of(a->preset != NULL ? a->preset : default_preset, 1, spec, &p) == 0;
+}
+
 /* ---- Many streams ------------------------------------------------------ */
 
 void tb_cli_sources_init(struct tb_cli_sources *l)

@@ -16,6 +16,7 @@
 #include "options.h"
 #include "report.h"
 #include "ttsbuf/stream.h"
+#include "ttsbuf/synth.h"
 #include "ttsbuf/sweep.h"
 
 /* The operands of sim and serve (argv[first..argc)): none, or one FILE,
@@ -29,6 +30,12 @@ int tb_cli_source_operand(struct tb_cli_common *a, const char *cmd, int argc, ch
 int tb_cli_load_source(const struct tb_cli_common *a, const char *default_preset,
                        struct tb_stream *s, struct tb_report_src *src, char *label,
                        size_t labellen);
+
+/* The synthetic spec behind the chosen source (after tb_cli_load_source
+ * loaded it): 1 and *spec for --synth or a preset, 0 for a trace (a
+ * recording has no seed to draw others from). */
+int tb_cli_source_spec(const struct tb_cli_common *a, const char *default_preset,
+                       struct tb_synth_spec *spec);
 
 /* Prints the error rc, err of loading the trace at path; when the file is
  * another tool's benchmark result (tb_import_detect), adds that it is and

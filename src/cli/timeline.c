@@ -16,6 +16,24 @@
 #include "ttsbuf/svg.h"
 #include "ttsbuf/voice.h"
 
+/* A measured TTS as the subtitle says it: the provider, its model and
+ * voice, and the first-byte latencies it had (never the model's
+ * --tts-latency, which did not apply). */
+static void measured_lat(char *out, size_t len, const struct tb_report_src *src)
+{
+    const struct tb_tts_log *l = src->tts_log;
+    const struct tb_stats *fb = src->tts_stats != NULL ? &src->tts_stats->first_byte : NULL;
+    int n = snprintf(out, len, "TTS %s%s%.100s%s%.100s", l->api, l->model[0] ? " " : "", l->model,
+                     l->voice[0] ? ", voice " : "", l->voice);
+    if (n < 0 || (size_t)n >= len)
+        return;
+    if (fb != NULL && fb->count > 0)
+        snprintf(out + n, len - (size_t)n, " (measured: first byte p50 %.3f s, max %.3f s)",
+                 fb->p50, fb->max);
+    else
+        snprintf(out + n, len - (size_t)n, " (measured: no first byte)");
+}
+
 int tb_cli_timeline_svg(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
                         const struct tb_stream *s, const struct tb_gap_list *all,
                         const struct tb_sim_result *r, const struct tb_report_live *live)
@@ -45,7 +63,9 @@ int tb_cli_timeline_svg(FILE *f, const struct tb_report_src *src, const struct t
         snprintf(title, sizeof(title), "%u gap%s, %.2f s of silence; first audio at %.2f s; %s",
                  r->play.underruns, r->play.underruns == 1 ? "" : "s", r->play.gap_total,
                  r->play.ttfa, tps);
-    if (src->tts != NULL && src->tts->any) /* the stage as the report's tts line says it */
+    if (src->tts_log != NULL) /* a real TTS spoke: which, and what it measured */
+        measured_lat(lat, sizeof(lat), src);
+    else if (src->tts != NULL && src->tts->any) /* the stage as the report's tts line says it */
         snprintf(lat, sizeof(lat),
                  "TTS latency %.200s%s, connect %g s, concurrency %d%s, RTF %g%s%.40s",
                  src->tts->spec, src->tts->seeded ? " (seeded)" : "", src->tts->connect,
@@ -66,7 +86,7 @@ int tb_cli_timeline_svg(FILE *f, const struct tb_report_src *src, const struct t
     t.nplay = all->n;
     t.ttft = r->ttft;
     t.ttfa = r->play.ttfa;
-    t.causes = src->tts != NULL && src->tts->any;
+    t.causes = (src->tts != NULL && src->tts->any) || src->tts_log != NULL;
     if (all->n != r->play.chunks)
         return TB_ENOMEM;
     return tb_svg_timeline(f, &t);

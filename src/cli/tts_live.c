@@ -23,15 +23,23 @@ _Static_assert(TB_TTSAPI_RATE == 24000, "--tts-sample-rate's help states the def
 
 const struct tb_optdoc tb_opt_tts_live[TB_CLI_TTS_LIVE_ROWS_N + 1] = {
     {"tts-url", TB_O_TTS_URL, "URL",
-     "a real TTS in the loop: each chunk is sent, as it closes, to the provider whose API root "
-     "is URL (e.g. https://api.openai.com; mock: the built-in mock's TTS, with --mock), and the "
-     "gaps, their causes and the first audio come from what it did",
-     "Chunks go in order, at most --tts-concurrency at once (default 1): chunk j is sent once it "
+     "a real TTS in the loop: each chunk is sent, as it closes, to the provider at URL (its root, "
+     "with or without /v1, or the whole endpoint: https://api.openai.com/v1/audio/speech; mock: "
+     "the built-in mock's TTS, with --mock), and the gaps, their causes and the first audio come "
+     "from what it did",
+     "The dialect's path is appended to URL less the part URL already ends in, so no part of it "
+     "comes twice; a path of your own before it (a proxy's) is kept, a last /v1 is dropped where "
+     "the dialect has none (cartesia), and an ElevenLabs endpoint's voice id is the voice sent "
+     "(another --tts-voice is refused). -v says the URL posted to, and the trace's header and "
+     "the report name it. Chunks go in order, at most --tts-concurrency at once (default 1): chunk j is sent once it "
      "is closed, chunk j-1 was sent and chunk j-N has ended (the TTS stage's rule). Each chunk's first-byte latency, audio bytes over time "
      "and duration (from the PCM) are measured; the report's numbers are the TTS stage fed with "
      "them (L_j, R_j, D_j, ttsbuf-model(7)), exactly what `ttsbuf sim --trace` gives on the "
      "recording. A chunk that fails (an HTTP status, a cut body, a timeout) ends the speech "
-     "there with the kind and the provider's message; everything measured is kept."},
+     "there with the kind and the provider's message; everything measured is kept. A dead TTS, "
+     "one that refuses the connection or fails before any chunk had audio, also stops the LLM "
+     "stream at once (bench: that stream's): exit 3, one line naming the chunk, the kind, the "
+     "provider's message and the TTS with its URL, and the report says how far each side got."},
     {"tts-api", TB_O_TTS_API, "API",
      "the TTS dialect: openai (POST /v1/audio/speech, default), elevenlabs (POST "
      "/v1/text-to-speech/VOICE/stream), deepgram (POST /v1/speak) or cartesia (POST /tts/bytes); "

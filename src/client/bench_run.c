@@ -292,6 +292,8 @@ static int level_run(struct bench *b, char *err, size_t errlen)
         }
         if (rc == 0 && b->ntts > 0)
             rc = tb_bench_tts_step(b);
+        if (rc == 0 && b->tts_dead > 0)
+            rc = tb_bench_xf_stop_dead(b);
         if (rc == 0 && b->clk.virtual_now >= next_scan) {
             next_scan = b->clk.virtual_now + scan_every;
             rc = tb_bench_xf_stop(b, 0);

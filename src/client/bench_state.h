@@ -67,7 +67,8 @@ struct xf {
     char *pend;
     size_t npend, pendcap, fed;
     uint64_t seg_from;
-    int tts_rc; /* the client failed (TB_ENOMEM, TB_EIO), or 0 */
+    int tts_rc;   /* the client failed (TB_ENOMEM, TB_EIO), or 0 */
+    int tts_dead; /* its TTS is dead: the LLM transfer is to stop (bench.h) */
     /* A call's turn (bench_call.c): its call's slot, id and turn; call -1
      * for a one-shot request. */
     uint32_t slot;
@@ -181,7 +182,8 @@ struct bench {
                               * (tb_bench_held), and their cap */
     struct ttsjob *jobs;     /* a real TTS: the streams still speaking */
     size_t njobs;
-    size_t ntts; /* TTS clients open (in flight and jobs) */
+    size_t ntts;     /* TTS clients open (in flight and jobs) */
+    size_t tts_dead; /* streams in flight flagged tts_dead */
     int calling; /* the level runs calls (bench_call.c) */
     /* Calls: called by bench_xfer.c when a turn's record is made (the
      * call's slot, the record's index), so that the stream's handling

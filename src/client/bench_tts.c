@@ -73,6 +73,7 @@ int tb_bench_tts_open(struct bench *b, struct xf *x, char *err, size_t errlen)
     x->fed = 0;
     x->seg_from = 0;
     x->tts_rc = 0;
+    x->tts_dead = 0;
     to.clock = &b->mono;
     to.origin = x->t_start;
     to.secrets = b->secrets;
@@ -176,6 +177,10 @@ int tb_bench_tts_step(struct bench *b)
             if (n < 0) {
                 x->tts_rc = n;
                 tb_ttsnet_cancel(x->tts);
+            } else if (!x->tts_dead && tb_ttsnet_failed(x->tts) > 0 &&
+                       tb_tts_log_dead(tb_ttsnet_log(x->tts), NULL, 0) > 0) {
+                x->tts_dead = 1; /* its LLM transfer is stopped after the step */
+                b->tts_dead++;
             }
         }
     }

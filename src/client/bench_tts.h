@@ -19,7 +19,9 @@
  * go, and the client speaks on as a job (0 or TB_ENOMEM); drop: a stream
  * that never started; step: at each wake-up, new events to the
  * segmenters, every client stepped without waiting, the jobs whose
- * chunks all ended concluded into their records (0 or TB_ENOMEM);
+ * chunks all ended concluded into their records (0 or TB_ENOMEM), and
+ * a stream whose TTS is dead (tb_tts_log_dead) flagged (xf.tts_dead,
+ * bench.tts_dead counts them) for tb_bench_xf_stop_dead;
  * cancel: every job stopped and concluded; free: the jobs left. */
 int tb_bench_tts_open(struct bench *b, struct xf *x, char *err, size_t errlen);
 int tb_bench_tts_close(struct bench *b, struct xf *x, size_t rec);

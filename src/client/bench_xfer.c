@@ -120,9 +120,10 @@ static int request_body(const struct tb_api_request *tmpl, const struct tb_bench
     return tb_api_request_body(&q, out, err, errlen);
 }
 
-/* A call's turn carries "X-Ttsbuf-Request-Id: cCALL.tTURN" (bench.h)
- * after the level's headers.  0 or TB_ENOMEM. */
-static int turn_header(struct bench *b, struct xf *x)
+/* Every request carries "X-Ttsbuf-Request-Id" (bench.h) after the
+ * level's headers: cCALL.tTURN for a call's turn, rID for a request.
+ * 0 or TB_ENOMEM. */
+static int id_header(struct bench *b, struct xf *x)
 {
     size_t n = b->http.nheaders;
     if (x->hdrcap < n + 1) {
@@ -134,8 +135,12 @@ static int turn_header(struct bench *b, struct xf *x)
     }
     for (size_t i = 0; i < n; i++)
         x->hdrs[i] = b->http.headers[i];
-    snprintf(x->rid, sizeof(x->rid), "X-Ttsbuf-Request-Id: c%lld.t%d", (long long)x->call,
-             (int)x->turn);
+    if (x->call >= 0)
+        snprintf(x->rid, sizeof(x->rid), "X-Ttsbuf-Request-Id: c%lld.t%d", (long long)x->call,
+                 (int)x->turn);
+    else
+        snprintf(x->rid, sizeof(x->rid), "X-Ttsbuf-Request-Id: r%llu",
+                 (unsigned long long)x->id);
     x->hdrs[n] = x->rid;
     x->q.headers = x->hdrs;
     x->q.nheaders = n + 1;
@@ -150,12 +155,10 @@ static int launch(struct bench *b, struct xf *x, int warm, double t_sched, char 
     int rc;
     x->q = b->http;
     x->q.body = x->body;
-    if (x->call >= 0) {
-        rc = turn_header(b, x);
-        if (rc != 0) {
-            put_xf(b, x);
-            return tb_seterr(err, errlen, rc, "out of memory");
-        }
+    rc = id_header(b, x);
+    if (rc != 0) {
+        put_xf(b, x);
+        return tb_seterr(err, errlen, rc, "out of memory");
     }
     tb_bench_loop_stamp(b);
     x->t_sched = warm ? b->clk.virtual_now : t_sched;
@@ -290,6 +293,29 @@ int tb_bench_xf_barge(struct bench *b, struct xf *x)
     curl_easy_setopt(x->hx.h, CURLOPT_FORBID_REUSE, 1L);
     x->hr.cancelled = 1;
     return tb_bench_xf_finish(b, x, CURLE_ABORTED_BY_CALLBACK);
+}
+
+int tb_bench_xf_stop_dead(struct bench *b)
+{
+    int rc = 0;
+    for (struct xf *x = b->inflight, *nx; x != NULL && rc == 0; x = nx) {
+        char msg[640];
+        nx = x->next; /* x leaves the list */
+        if (!x->tts_dead)
+            continue;
+        x->tts_dead = 0;
+        /* The record's error first (the reader keeps the first), with the
+         * time it was stopped; the connection closed, as at a barge-in. */
+        tb_tts_log_dead(tb_ttsnet_log(x->tts), msg, sizeof(msg));
+        tb_bench_loop_stamp(b);
+        x->rd.t_now = b->clk.virtual_now;
+        tb_reader_fail(&x->rd, TB_READER_TTS, "%s", msg);
+        curl_easy_setopt(x->hx.h, CURLOPT_FORBID_REUSE, 1L);
+        x->hr.cancelled = 1;
+        rc = tb_bench_xf_finish(b, x, CURLE_ABORTED_BY_CALLBACK);
+    }
+    b->tts_dead = 0;
+    return rc;
 }
 
 /* Turns a finished transfer into a record (measured ones only). */

@@ -31,6 +31,11 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code);
  * the connection not reused, the record made as the caller's end.
  * Returns as tb_bench_xf_finish. */
 int tb_bench_xf_barge(struct bench *b, struct xf *x);
+/* Stops every transfer flagged tts_dead (bench_tts.h: its TTS is dead,
+ * bench.h): its record fails with error TB_READER_TTS and
+ * tb_tts_log_dead's message, its stream ends now, the connection is not
+ * reused.  Returns as tb_bench_xf_finish. */
+int tb_bench_xf_stop_dead(struct bench *b);
 /* Finishes every transfer libcurl says is done.  0 or TB_ENOMEM. */
 int tb_bench_xf_drain(struct bench *b);
 /* Ends the transfers the loop itself stops: idle ones, or all. */

@@ -52,6 +52,11 @@ struct net {
     struct tb_voice tvoice;
     const struct tb_voice *inner;
     struct tb_sim_opts so;
+    /* A dead TTS (live.h) stops the LLM transfer: the calling thread
+     * writes stop_msg, then sets stop (release); the network thread reads
+     * the message after it sees the flag (acquire). */
+    atomic_int stop;
+    char stop_msg[640];
 };
 
 void tb_live_result_free(struct tb_live_result *r)
@@ -78,6 +83,10 @@ static void wake(struct net *n)
  * (the error recorded). */
 static int wait_check(struct net *n, double now)
 {
+    if (atomic_load_explicit(&n->stop, memory_order_acquire)) {
+        tb_reader_fail(&n->rd, TB_READER_TTS, "%s", n->stop_msg);
+        return -1;
+    }
     if (n->o->http.cancel != NULL &&
         atomic_load_explicit(n->o->http.cancel, memory_order_relaxed)) {
         tb_reader_fail(&n->rd, TB_READER_CANCELLED, "interrupted after %zu deltas", n->r->stream.n);
@@ -183,6 +192,11 @@ static void *net_main(void *arg)
         if (build_body(n, err, sizeof(err)) == 0)
             rc = tb_http_stream(&n->http, n->clk, on_body, n, &hr);
     }
+    if (rc == 0 && atomic_load_explicit(&n->stop, memory_order_acquire)) {
+        /* The stream ended when it was stopped; first, so not "cancelled". */
+        n->rd.t_now = n->clk->now(n->clk);
+        tb_reader_fail(&n->rd, TB_READER_TTS, "%s", n->stop_msg);
+    }
     if (rc == TB_ENOMEM)
         tb_reader_fail(&n->rd, TB_READER_NOMEM, "out of memory");
     else if (rc == 0)
@@ -250,6 +264,15 @@ static void tts_fail(struct net *n, int rc)
     snprintf(n->r->tts_message, sizeof(n->r->tts_message), "the TTS client failed: %s",
              tb_strerror(rc));
     tb_ttsnet_cancel(n->tts);
+}
+
+/* A dead TTS (tb_tts_log_dead) stops the LLM transfer, once. */
+static void tts_dead_check(struct net *n)
+{
+    if (tb_ttsnet_failed(n->tts) == 0 || atomic_load_explicit(&n->stop, memory_order_relaxed))
+        return;
+    if (tb_tts_log_dead(tb_ttsnet_log(n->tts), n->stop_msg, sizeof(n->stop_msg)) > 0)
+        atomic_store_explicit(&n->stop, 1, memory_order_release);
 }
 
 /* The stream is over and its last chunk handed over: waits for the TTS to
@@ -334,6 +357,8 @@ static int net_open(struct net *n, const struct tb_live_opts *o, struct tb_live_
         return TB_ENOMEM;
     tb_api_http_req(api, &o->http, n->headers, &n->http);
     n->http.data_at = &n->rd.last_data; /* keep-alives do not hold off the idle timeout */
+    atomic_init(&n->stop, 0);
+    n->http.stop = &n->stop;
     if (tb_secrets_create(&n->secrets) != 0 || tb_http_secrets(&n->http, n->secrets) != 0)
         return TB_ENOMEM;
     n->http.secrets = n->secrets;
@@ -411,6 +436,8 @@ static void sleep_until(struct net *n, double now, double wake_at, double next)
         int rc = tb_ttsnet_step_fd(n->tts, n->efd, ms);
         if (rc < 0)
             tts_fail(n, rc);
+        else
+            tts_dead_check(n);
         if (read(n->efd, &cnt, sizeof(cnt)) < 0)
             cnt = 0; /* nothing written: a TTS transfer or the time woke us */
         return;

@@ -156,7 +156,8 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
     (void)dn;
     (void)ut;
     (void)un;
-    if (x->q->cancel != NULL && atomic_load_explicit(x->q->cancel, memory_order_relaxed)) {
+    if ((x->q->cancel != NULL && atomic_load_explicit(x->q->cancel, memory_order_relaxed)) ||
+        (x->q->stop != NULL && atomic_load_explicit(x->q->stop, memory_order_relaxed))) {
         x->r->cancelled = 1;
         return 1;
     }
@@ -354,10 +355,10 @@ int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, stru
     }
     curl_easy_setopt(x->h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(x->h, CURLOPT_WRITEDATA, x);
-    /* The progress callback watches the idle timeout and the cancel flag;
+    /* The progress callback watches the idle timeout and the stop flags;
      * a caller that watches them itself (bench's loop) goes without it,
      * which libcurl would otherwise call on every read. */
-    if (q->idle_timeout > 0 || q->cancel != NULL) {
+    if (q->idle_timeout > 0 || q->cancel != NULL || q->stop != NULL) {
         curl_easy_setopt(x->h, CURLOPT_XFERINFOFUNCTION, on_progress);
         curl_easy_setopt(x->h, CURLOPT_XFERINFODATA, x);
         curl_easy_setopt(x->h, CURLOPT_NOPROGRESS, 0L);

@@ -125,6 +125,8 @@ int tb_serve_conn_close(struct tb_serve *s, struct tb_serve_conn *c, int dropped
                                            : TB_SERVE_END_DROPPED);
     if (dropped)
         s->st.dropped++;
+    if (dropped && c->lg.closed >= 0)
+        s->st.client_closed++; /* the log's word for it */
     if (c->refusal) {
         s->nrefusals--;
         if (s->refusals_full) {

@@ -104,6 +104,8 @@ void tb_serve_log_end(struct tb_serve *s, struct tb_serve_conn *c, enum tb_serve
             r.tokens_planned = r.tokens_sent; /* cannot happen: for the reader */
         r.tokens_unsent = r.tokens_planned - r.tokens_sent;
     }
+    r.seeded = c->lg.seeded;
+    r.seed = c->lg.seed;
     r.tts_chars = c->lg.tts_chars;
     r.audio_sent = c->lg.audio_sent;
     r.audio_planned = c->lg.audio_planned;

@@ -222,6 +222,9 @@ int tb_serve_create(const struct tb_serve_opts *o, struct tb_serve **out, char *
         return tb_seterr(err, errlen, TB_ENOMEM, "serve: out of memory");
     s->lfd = s->epfd = s->tfd = s->efd = -1;
     s->stream = o->stream;
+    s->stream_for = o->stream_for;
+    s->stream_for_ud = o->stream_for_ud;
+    s->seed = o->seed;
     s->faults = o->faults;
     s->max_conns = o->max_conns > 0 ? o->max_conns : TB_SERVE_CONNS_DEFAULT;
     s->prefill = o->prefill_per_token;

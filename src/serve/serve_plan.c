@@ -10,12 +10,16 @@
  * cost shifts the whole response, reasoning included, as a stall before
  * token 0 would.  Times are
  * clamped to [0, 1e9] s so the nanosecond arithmetic never overflows.
+ * And which stream a request gets when each draws its own
+ * (tb_serve_request_seed, serve.h).
  */
 #include "serve_plan.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ttsbuf/serve.h"
 
 /* Reasoning@N text, word by word. */
 static const char *const think_words[] = {"Let", " me", " think", " this", " through", "."};
@@ -162,4 +166,29 @@ int tb_serve_plan_piece(const struct tb_serve_plan *p, const struct tb_serve_ite
     *text = tb_stream_text(p->s, it->i0 + k);
     *len = p->s->ev[it->i0 + k].len;
     return 1;
+}
+
+/* splitmix64's finalizer: every bit of x reaches every bit out. */
+static uint64_t mix(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+uint64_t tb_serve_request_seed(uint64_t seed, const char *rid, uint64_t n)
+{
+    uint64_t k = 0xCBF29CE484222325ull; /* FNV-1a over the id's bytes */
+    if (rid == NULL && n <= 1)
+        return seed;
+    if (rid != NULL) {
+        for (const unsigned char *p = (const unsigned char *)rid; *p; p++)
+            k = (k ^ *p) * 0x100000001B3ull;
+    } else {
+        k = n;
+    }
+    /* Ids and numbers apart (a tag in the high bit), then mixed with the
+     * seed; 53 bits so that a log's number reads back exactly. */
+    return mix(seed + 0x9E3779B97F4A7C15ull * mix(k ^ (rid != NULL ? 1ull << 63 : 0))) &
+           ((1ull << 53) - 1);
 }

@@ -121,6 +121,8 @@ struct tb_serve_conn {
         int64_t received, first_byte, closed; /* CLOCK_MONOTONIC ns; -1 none */
         int64_t late_max;                     /* its timed writes' largest lateness, ns; -1 none */
         int64_t prompt_tokens, tts_chars;     /* -1: none */
+        uint64_t seed;                        /* its stream's seed, when seeded */
+        int seeded;                           /* its stream was drawn for it */
         int64_t audio_sent, audio_planned;    /* the TTS's PCM bytes; -1 none */
         uint64_t bytes;                       /* response bytes handed to send() */
         int status;                           /* the response's, 0 none */
@@ -131,6 +133,8 @@ struct tb_serve_conn {
     } lg;
 
     struct tb_serve_tts_conn *tts; /* a TTS request's state (serve_tts.c); NULL otherwise */
+    struct tb_stream *own;         /* the stream drawn for it (serve.h's Streams), or NULL */
+    size_t own_bytes;              /* ... counted against the memory budget */
     /* Frees a route's own state when the connection closes (set by the
      * route, so serve_conn.c need not know it); NULL: none. */
     void (*on_close)(struct tb_serve *s, struct tb_serve_conn *c);
@@ -138,6 +142,10 @@ struct tb_serve_conn {
 
 struct tb_serve {
     const struct tb_stream *stream;
+    int (*stream_for)(void *ud, uint64_t seed, struct tb_stream *out); /* serve.h's Streams */
+    void *stream_for_ud;
+    uint64_t seed;
+    uint64_t draws; /* completion requests without an id so far */
     struct tb_faults faults;
     size_t max_conns;
     double prefill; /* s per input token */

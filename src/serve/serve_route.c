@@ -6,6 +6,7 @@
  * statuses, the captive-portal page, the model list, 404 and 405.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "serve_body.h"
@@ -87,10 +88,53 @@ static int not_allowed(struct tb_serve *s, struct tb_serve_conn *c, const char *
     return tb_serve_respond_error(s, c, 405, msg, "invalid_request_error", NULL, extra);
 }
 
+/* Frees the stream drawn for c (request_stream), when it closes. */
+static void own_free(struct tb_serve *s, struct tb_serve_conn *c)
+{
+    if (c->own == NULL)
+        return;
+    s->mem -= c->own_bytes;
+    tb_stream_free(c->own);
+    free(c->own);
+    c->own = NULL;
+}
+
+/* The stream c's request gets (serve.h's Streams): the server's, or one
+ * drawn for it, held under the memory budget until c closes.  0; 1 over
+ * the budget; -1 when the hook failed or memory ran out. */
+static int request_stream(struct tb_serve *s, struct tb_serve_conn *c,
+                          const struct tb_stream **out)
+{
+    const char *rid = c->lg.rid[0] != '\0' ? c->lg.rid : NULL;
+    size_t bytes;
+    *out = s->stream;
+    if (s->stream_for == NULL)
+        return 0;
+    c->lg.seed = tb_serve_request_seed(s->seed, rid, rid != NULL ? 0 : ++s->draws);
+    c->lg.seeded = 1;
+    c->own = calloc(1, sizeof(*c->own));
+    if (c->own == NULL)
+        return -1;
+    tb_stream_init(c->own);
+    c->on_close = own_free;
+    if (s->stream_for(s->stream_for_ud, c->lg.seed, c->own) != 0)
+        return -1;
+    bytes = c->own->n * sizeof(*c->own->ev) + (size_t)c->own->text_len;
+    if (s->mem + bytes > s->budget)
+        return 1;
+    c->own_bytes = bytes;
+    s->mem += bytes;
+    if (s->mem > s->st.mem_peak)
+        s->st.mem_peak = s->mem;
+    *out = c->own;
+    return 0;
+}
+
 /* The request is complete (read at t0): answer it. */
 int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
 {
     const struct tb_serve_http_head *h = &c->head;
+    const struct tb_stream *st;
     enum tb_api api;
     char msg[512], why[320], name[232];
     const char *plus;
@@ -166,7 +210,10 @@ int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
                                       "invalid_request_error", NULL, NULL);
     if (c->f.html)
         return tb_serve_respond(s, c, 200, "text/html", html_page, sizeof(html_page) - 1, NULL);
-    tb_serve_plan_init(&c->plan, s->stream, &c->f, api == TB_API_COMPLETIONS, c->rq.max_tokens);
+    rc = request_stream(s, c, &st);
+    if (rc != 0)
+        return rc > 0 ? tb_serve_busy(s, c) : tb_serve_conn_close(s, c, 1);
+    tb_serve_plan_init(&c->plan, st, &c->f, api == TB_API_COMPLETIONS, c->rq.max_tokens);
     tb_serve_plan_prefill(&c->plan, s->prefill, c->rq.prompt_tokens);
     c->lg.planned = 1;
     return c->rq.stream ? tb_serve_stream_start(s, c) : tb_serve_body_start(s, c);

@@ -256,6 +256,102 @@ int tb_ttsapi_build(int api, const struct tb_ttsapi_params *p, const char *text,
     return rc;
 }
 
+/* The path's segments: starts and lengths of the non-empty pieces between
+ * '/' in p[0..n), at most max of them (more: returns max + 1). */
+static size_t segments(const char *p, size_t n, const char **at, size_t *len, size_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && p[j] != '/')
+            j++;
+        if (j > i) {
+            if (k == max)
+                return max + 1;
+            at[k] = p + i;
+            len[k++] = j - i;
+        }
+        i = j + 1;
+    }
+    return k;
+}
+
+#define SEGS_MAX 32
+
+int tb_ttsapi_base(const char *path, const char *url, const char *voice_opt, char **base,
+                   char **voice, char *err, size_t errlen)
+{
+    const char *us[SEGS_MAX], *ps[SEGS_MAX], *auth, *p0, *p1;
+    size_t ul[SEGS_MAX], pl[SEGS_MAX], nu, np, keep, cut = 0, vseg = SIZE_MAX;
+    char *named = NULL;
+    *base = *voice = NULL;
+    auth = url != NULL ? strstr(url, "://") : NULL;
+    if (auth == NULL || auth == url || auth[3] == '\0')
+        return tb_seterr(err, errlen, TB_EINVAL, "--tts-url %s: not a URL (http://HOST[:PORT])",
+                         url != NULL ? url : "(none)");
+    p0 = auth + 3 + strcspn(auth + 3, "/?#");
+    p1 = p0 + strcspn(p0, "?#");
+    nu = segments(p0, (size_t)(p1 - p0), us, ul, SEGS_MAX);
+    np = segments(path, strlen(path), ps, pl, SEGS_MAX);
+    if (nu > SEGS_MAX || np > SEGS_MAX)
+        return tb_seterr(err, errlen, TB_EINVAL, "--tts-url %s: over %d path segments", url,
+                         SEGS_MAX);
+    /* The longest tail of the URL's path that is a head of the dialect's. */
+    for (size_t k = nu < np ? nu : np; k > 0 && cut == 0; k--) {
+        size_t i = 0, v = SIZE_MAX;
+        for (; i < k; i++) {
+            const char *a = us[nu - k + i];
+            if (pl[i] == 7 && memcmp(ps[i], "{voice}", 7) == 0)
+                v = nu - k + i;
+            else if (ul[nu - k + i] != pl[i] || memcmp(a, ps[i], pl[i]) != 0)
+                break;
+        }
+        if (i == k) {
+            cut = k;
+            vseg = v;
+        }
+    }
+    /* A last "v1" is the version OpenAI-style base URLs end in (serve
+     * prints one): a dialect whose path has none (Cartesia) drops it too. */
+    if (cut == 0 && nu > 0 && ul[nu - 1] == 2 && memcmp(us[nu - 1], "v1", 2) == 0 &&
+        !(np > 0 && pl[0] == 2 && memcmp(ps[0], "v1", 2) == 0))
+        cut = 1;
+    if (vseg != SIZE_MAX) {
+        named = curl_easy_unescape(NULL, us[vseg], (int)ul[vseg], NULL);
+        if (named == NULL)
+            return TB_ENOMEM;
+    }
+    if (named != NULL && voice_opt != NULL && voice_opt[0] != '\0' &&
+        strcmp(named, voice_opt) != 0) {
+        int rc = tb_seterr(err, errlen, TB_EINVAL,
+                           "--tts-url names the voice '%s' and --tts-voice '%s': give one", named,
+                           voice_opt);
+        curl_free(named);
+        return rc;
+    }
+    /* The base: the URL up to the part cut, then what followed the path. */
+    keep = cut > 0 ? (size_t)(us[nu - cut] - url) : (size_t)(p1 - url);
+    while (cut > 0 && keep > (size_t)(auth + 3 - url) && url[keep - 1] == '/')
+        keep--;
+    *base = malloc(keep + strlen(p1) + 1);
+    if (*base != NULL) {
+        memcpy(*base, url, keep);
+        memcpy(*base + keep, p1, strlen(p1) + 1); /* the query and fragment, as they were */
+    }
+    {
+        const char *v = voice_opt != NULL && voice_opt[0] != '\0' ? voice_opt : named;
+        int lost = v != NULL && (*voice = strdup(v)) == NULL;
+        curl_free(named);
+        if (*base == NULL || lost) {
+            free(*base);
+            free(*voice);
+            *base = *voice = NULL;
+            return TB_ENOMEM;
+        }
+    }
+    return 0;
+}
+
 void tb_ttsapi_error_text(int api, const char *body, size_t len, char *out, size_t outlen)
 {
     const struct tb_ttsapi_dialect *d = row(api);

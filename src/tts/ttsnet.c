@@ -157,12 +157,109 @@ static int fill_log_head(struct tb_ttsnet *c, char *err, size_t errlen)
     return rc;
 }
 
+/* The client of o, whose url and voice are the resolved ones (tb_ttsnet_create). */
+static int create(const struct tb_ttsnet_opts *o, struct tb_ttsnet **out, char *err,
+                  size_t errlen);
+
+/* The endpoint, for -v: once, as the client starts. */
+static void say_endpoint(const struct tb_ttsnet_opts *o, const struct tb_tts_log *l)
+{
+    char line[700];
+    if (o->log == NULL)
+        return;
+    snprintf(line, sizeof(line), "* TTS %s: %s %s, voice %s, model %s", l->api,
+             o->ws ? "each chunk on one WebSocket to" : "each chunk POSTed to", l->url,
+             l->voice[0] ? l->voice : "(none)", l->model[0] ? l->model : "(none)");
+    o->log(o->log_ud, line);
+}
+
+/* o with the URL a user wrote resolved (tb_ttsapi_base): *r is o with
+ * url and voice set to *base and *voice, which the caller frees. */
+static int resolve(const struct tb_ttsnet_opts *o, struct tb_ttsnet_opts *r, char **base,
+                   char **voice, char *err, size_t errlen)
+{
+    const struct tb_ttsapi_info *in = tb_ttsapi_info(o->api);
+    const char *path = o->ws != 0 ? tb_ttsws_path(o->ws - 1) : in != NULL ? in->path : NULL;
+    int rc;
+    *r = *o;
+    *base = *voice = NULL;
+    if (o->url == NULL || o->url[0] == '\0')
+        return tb_seterr(err, errlen, TB_EINVAL, "no TTS URL (the provider's base URL)");
+    if (path == NULL)
+        return tb_seterr(err, errlen, TB_EINVAL, "unknown TTS API %d",
+                         o->ws != 0 ? o->ws - 1 : o->api);
+    rc = tb_ttsapi_base(path, o->url, o->voice, base, voice, err, errlen);
+    if (rc == 0 && *base == NULL)
+        rc = TB_ENOMEM; /* cannot be: for the analyzer */
+    r->url = *base;
+    r->voice = *voice;
+    return rc;
+}
+
 int tb_ttsnet_create(const struct tb_ttsnet_opts *o, struct tb_ttsnet **out, char *err,
                      size_t errlen)
 {
+    struct tb_ttsnet_opts r;
+    char *base, *voice;
+    int rc = resolve(o, &r, &base, &voice, err, errlen);
+    *out = NULL;
+    if (rc == 0)
+        rc = create(&r, out, err, errlen);
+    if (rc == 0 && *out != NULL)
+        say_endpoint(o, tb_ttsnet_log(*out));
+    free(base);
+    free(voice);
+    return rc;
+}
+
+int tb_ttsnet_describe(const struct tb_ttsnet_opts *o, struct tb_tts_log *head, char *err,
+                       size_t errlen)
+{
+    struct tb_ttsnet_opts r;
+    struct tb_ttsapi_params p;
+    struct tb_ttsapi_req q;
+    char *base, *voice;
+    int api = o->ws != 0 ? tb_ttsws_base_api(o->ws - 1) : o->api;
+    const struct tb_ttsapi_info *in = tb_ttsapi_info(api);
+    int rc;
+    tb_tts_log_init(head);
+    if (in == NULL)
+        return tb_seterr(err, errlen, TB_EINVAL, "unknown TTS API %d", api);
+    rc = resolve(o, &r, &base, &voice, err, errlen);
+    if (rc == 0 && base == NULL)
+        rc = TB_ENOMEM; /* cannot be: for the analyzer */
+    if (rc == 0 && o->ws != 0) {
+        tb_http_redact(base, strlen(base), head->url, sizeof(head->url));
+    } else if (rc == 0) {
+        memset(&p, 0, sizeof(p));
+        p.base = base;
+        p.model = r.model;
+        p.voice = voice;
+        p.rate = r.rate;
+        rc = tb_ttsapi_build(api, &p, "", 0, &q, err, errlen);
+        if (rc == 0)
+            tb_http_redact(q.url, strlen(q.url), head->url, sizeof(head->url));
+        tb_ttsapi_req_free(&q);
+    }
+    if (rc == 0) {
+        snprintf(head->api, sizeof(head->api), "%s",
+                 o->ws != 0 ? tb_ttsws_name(o->ws - 1) : in->name);
+        tb_utf8_copy(head->model, sizeof(head->model),
+                     r.model != NULL && r.model[0] != '\0' ? r.model : in->model);
+        tb_utf8_copy(head->voice, sizeof(head->voice), voice != NULL ? voice : in->voice);
+        head->concurrency = o->concurrency > 0 ? o->concurrency : 1;
+        head->mock = o->mock;
+    }
+    free(base);
+    free(voice);
+    return rc;
+}
+
+static int create(const struct tb_ttsnet_opts *o, struct tb_ttsnet **out, char *err,
+                  size_t errlen)
+{
     struct tb_ttsnet *c;
     int rc = TB_ENOMEM;
-    *out = NULL;
     if (o->ws != 0) {
         c = calloc(1, sizeof(*c));
         if (c == NULL)
@@ -175,8 +272,6 @@ int tb_ttsnet_create(const struct tb_ttsnet_opts *o, struct tb_ttsnet **out, cha
         *out = c;
         return 0;
     }
-    if (o->url == NULL || o->url[0] == '\0')
-        return tb_seterr(err, errlen, TB_EINVAL, "no TTS URL (the provider's base URL)");
     if (tb_ttsapi_info(o->api) == NULL)
         return tb_seterr(err, errlen, TB_EINVAL, "unknown TTS API %d", o->api);
     if (o->concurrency < 0 || o->concurrency > 1024)

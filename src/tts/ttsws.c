@@ -49,6 +49,13 @@ int tb_ttsws_base_api(int api)
                                       : -1;
 }
 
+const char *tb_ttsws_path(int api)
+{
+    return api == TB_TTSWS_ELEVENLABS ? "/v1/text-to-speech/{voice}/stream-input"
+           : api == TB_TTSWS_CARTESIA ? "/tts/websocket"
+                                      : NULL;
+}
+
 /* Queues a message (payload copied).  0 or TB_ENOMEM. */
 static int enqueue(struct tb_ttsws *c, const char *s, uint32_t j)
 {

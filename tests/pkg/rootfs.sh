@@ -19,7 +19,7 @@ if [ -s "$out" ]; then
     exit 0
 fi
 command -v debootstrap >/dev/null 2>&1 || {
-    echo "rootfs: needs debootstrap (sh .ci/deps deb)" >&2
+    echo "rootfs: needs debootstrap (sh .ci/deps deb-test)" >&2
     exit 1
 }
 # The mirror apt uses here: the first http(s) URI of a Debian archive in
