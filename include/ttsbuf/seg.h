@@ -127,6 +127,11 @@ const char *tb_seg_policy_about(enum tb_chunk_policy p);
 /* Whether p's cuts depend on the events' arrival times. */
 int tb_seg_policy_timed(enum tb_chunk_policy p);
 
+/* Whether s's policy is time-based (tb_seg_policy_timed of it): a caller
+ * that feeds events without a timer's bookkeeping (tb_seg_feed, no
+ * tb_seg_tick) loses nothing when this is 0. */
+int tb_seg_timed(const struct tb_seg *s);
+
 /* Returns 0 and *out, TB_EINVAL (bad policy, a negative or NAN delay) or
  * TB_ENOMEM. */
 int tb_seg_create(const struct tb_seg_opts *o, struct tb_seg **out);
