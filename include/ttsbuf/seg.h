@@ -161,6 +161,18 @@ void tb_seg_feed_at(struct tb_seg *s, double t, const char *text, size_t len, tb
  * an empty chunk). */
 double tb_seg_deadline(const struct tb_seg *s);
 
+/*
+ * tb_seg_timer - what the pending deadline is made of: the index (0 for
+ * the first event fed since the last reset) of the event whose arrival
+ * time dates it (cartesia: the one that opened the chunk; idle: the last
+ * one fed) and the delay after that arrival (max_delay_s, idle_s), so that
+ * tb_seg_deadline is exactly that arrival + *delay.  Returns 0, or -1 (and
+ * leaves both alone) when none is pending.  A caller re-timing a stream
+ * learns from it which arrival each timer decision compares with which
+ * (recut.c).
+ */
+int tb_seg_timer(const struct tb_seg *s, uint32_t *event, double *delay);
+
 /* Inside a tb_chunk_fn: the time of the close being reported when it is
  * a timed one (the deadline), else NAN (the arrival of its event). */
 double tb_seg_close_time(const struct tb_seg *s);

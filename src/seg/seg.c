@@ -169,6 +169,20 @@ double tb_seg_deadline(const struct tb_seg *s)
     return isnan(d) ? INFINITY : d;
 }
 
+int tb_seg_timer(const struct tb_seg *s, uint32_t *event, double *delay)
+{
+    if (isinf(tb_seg_deadline(s)))
+        return -1;
+    if (s->o.policy == TB_CHUNK_CARTESIA) {
+        *event = s->ev_open;
+        *delay = s->o.max_delay_s;
+    } else {
+        *event = s->event - 1; /* the last one fed */
+        *delay = s->o.idle_s;
+    }
+    return 0;
+}
+
 double tb_seg_close_time(const struct tb_seg *s)
 {
     return s->close_t;

@@ -130,8 +130,10 @@ void tb_seg_feed_at(struct tb_seg *s, double t, const char *text, size_t len, tb
     was_empty = s->gcps == s->start_cps;
     s->now = t;
     policies[s->o.policy].feed(s, (const unsigned char *)text, len, fn, ud);
-    if (s->gcps > s->start_cps && (was_empty || s->nchunks != before))
+    if (s->gcps > s->start_cps && (was_empty || s->nchunks != before)) {
         s->t_open = t;
+        s->ev_open = s->event;
+    }
     s->t_last = t;
     s->event++;
 }
