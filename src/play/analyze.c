@@ -61,36 +61,28 @@ static void on_chunk(void *ud, const struct tb_chunk *ch)
         x->rc = rc;
 }
 
-/* A policy that never reads time: each event's text, no timer (the
- * default chunking pays nothing for the time-based ones). */
-static void segment_text(const struct tb_stream *s, struct tb_seg *seg, struct seg_ctx *x)
+/* Feeds each content event.  A time-based policy (timed): its timer
+ * first (a close dated by the deadline, with the tokens fed so far), then
+ * the event at its time; any other: the text alone, no timer (the
+ * default chunking pays nothing for the time-based ones).  timed is a
+ * constant at each call, so each gets a loop of its own. */
+static inline void segment_events(const struct tb_stream *s, struct tb_seg *seg,
+                                  struct seg_ctx *x, int timed)
 {
     uint64_t tokens = 0;
     for (size_t i = 0; i < s->n; i++) {
         const struct tb_event *e = &s->ev[i];
         if (e->kind != TB_KIND_CONTENT)
             continue;
+        if (timed)
+            tb_seg_tick(seg, e->t, on_chunk, x);
         tokens += e->tokens;
         x->t = e->t;
         x->tok = tokens - 1;
-        tb_seg_feed(seg, s->text + e->off, e->len, on_chunk, x);
-    }
-}
-
-/* A time-based policy: its timer first (a close dated by the deadline,
- * with the tokens fed so far), then the event at its time. */
-static void segment_timed(const struct tb_stream *s, struct tb_seg *seg, struct seg_ctx *x)
-{
-    uint64_t tokens = 0;
-    for (size_t i = 0; i < s->n; i++) {
-        const struct tb_event *e = &s->ev[i];
-        if (e->kind != TB_KIND_CONTENT)
-            continue;
-        tb_seg_tick(seg, e->t, on_chunk, x);
-        tokens += e->tokens;
-        x->t = e->t;
-        x->tok = tokens - 1;
-        tb_seg_feed_at(seg, e->t, s->text + e->off, e->len, on_chunk, x);
+        if (timed)
+            tb_seg_feed_at(seg, e->t, s->text + e->off, e->len, on_chunk, x);
+        else
+            tb_seg_feed(seg, s->text + e->off, e->len, on_chunk, x);
     }
 }
 
@@ -100,9 +92,9 @@ int tb_analyze_segment(const struct tb_stream *s, struct tb_seg *seg, struct tb_
     out->n = 0;
     tb_seg_reset(seg);
     if (x.timed)
-        segment_timed(s, seg, &x);
+        segment_events(s, seg, &x, 1);
     else
-        segment_text(s, seg, &x);
+        segment_events(s, seg, &x, 0);
     tb_seg_finish(seg, on_chunk, &x);
     return x.rc;
 }
