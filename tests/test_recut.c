@@ -264,9 +264,9 @@ static void assert_same_search(const struct tb_playout_result *a, const struct t
  * delay (decisions exactly at their threshold), sometimes far from t = 0. */
 static size_t long_trace(struct tb_recut *a, struct tb_recut *b, double delay)
 {
-    static const char *const words[] = {" the", " quick", " brown.", " fox",  "\n",    " jumps!",
-                                        " over", ",",     " a",      " dog.", " and",  " then",
-                                        " ",     "\"",    " ok?",    "...",   " well"};
+    static const char *const words[] = {" the",  " quick", " brown.", " fox",  "\n",   " jumps!",
+                                        " over", ",",      " a",      " dog.", " and", " then",
+                                        " ",     "\"",     " ok?",    "...",   " well"};
     size_t n = 2 + (size_t)(uni() * 159);
     int grid = uni() < 0.25;
     double t = uni() < 0.2 ? 1e6 * uni() : uni();

@@ -192,6 +192,11 @@ void tb_seg_cut(struct tb_seg *s, tb_chunk_fn fn, void *ud);
 /* Content bytes fed so far (the `end` the next chunk can reach). */
 uint64_t tb_seg_fed(const struct tb_seg *s);
 
+/* Content code points fed so far (every policy counts each one once, as
+ * tb_utf8_count would): a caller feeding an event learns its code points
+ * from the difference, without counting them a second time. */
+uint64_t tb_seg_fed_cps(const struct tb_seg *s);
+
 /*
  * tb_seg_spoken_until - the time of the last content event of s holding
  * a character that is not whitespace (Python's str.isspace, the notion

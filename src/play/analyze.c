@@ -66,8 +66,8 @@ static void on_chunk(void *ud, const struct tb_chunk *ch)
  * the event at its time; any other: the text alone, no timer (the
  * default chunking pays nothing for the time-based ones).  timed is a
  * constant at each call, so each gets a loop of its own. */
-static inline void segment_events(const struct tb_stream *s, struct tb_seg *seg,
-                                  struct seg_ctx *x, int timed)
+static inline void segment_events(const struct tb_stream *s, struct tb_seg *seg, struct seg_ctx *x,
+                                  int timed)
 {
     uint64_t tokens = 0;
     for (size_t i = 0; i < s->n; i++) {

@@ -250,6 +250,7 @@ static void release_upto(struct tb_drain *d, uint64_t end)
 /* Feeds one newly visible item. */
 static void consume(struct tb_drain *d, const struct tb_ring_item *it)
 {
+    uint64_t cps0;
     d->last_t = it->t;
     if (it->kind != TB_KIND_CONTENT) {
         d->reasoning_events++;
@@ -274,7 +275,7 @@ static void consume(struct tb_drain *d, const struct tb_ring_item *it)
     d->last_content_t = it->t;
     d->t_cur = it->t;
     d->tok_cur = d->content_tokens - 1;
-    d->cps_in_ring += tb_utf8_count(it->text, it->len);
+    cps0 = tb_seg_fed_cps(d->seg);
     if (!d->timed) {
         tb_seg_feed(d->seg, it->text, it->len, on_chunk, d);
     } else {
@@ -282,6 +283,7 @@ static void consume(struct tb_drain *d, const struct tb_ring_item *it)
         if (d->rc == 0) /* kept for the re-cut only under a timed policy */
             d->rc = tb_recut_add(d->recut, it->t, d->tok_cur, it->text, it->len);
     }
+    d->cps_in_ring += tb_seg_fed_cps(d->seg) - cps0; /* the event's, counted by the feed */
     double speech = tb_voice_seconds(d->cps_in_ring, d->o.play.wpm);
     if (speech > d->hw_speech_s)
         d->hw_speech_s = speech;

@@ -58,11 +58,11 @@ struct tb_cut {
     /* The closed form for the playout options it was last asked with. */
     int have_form;
     double f_wpm, f_preroll, f_latency;
-    int f_after;      /* a chunk follows the one that starts playback */
-    double f_d0;      /* max D_j at tau = 0 */
-    double f_tau0;    /* where max D_j reaches 0 (INFINITY: never) */
-    double f_slope;   /* u_j - u_q of the D_j that reaches it there */
-    double f_speech;  /* S_m */
+    int f_after;     /* a chunk follows the one that starts playback */
+    double f_d0;     /* max D_j at tau = 0 */
+    double f_tau0;   /* where max D_j reaches 0 (INFINITY: never) */
+    double f_slope;  /* u_j - u_q of the D_j that reaches it there */
+    double f_speech; /* S_m */
 };
 
 /* Starts recording a cut for axis by_time, valid everywhere so far. */

@@ -87,6 +87,11 @@ uint64_t tb_seg_fed(const struct tb_seg *s)
     return s->fed;
 }
 
+uint64_t tb_seg_fed_cps(const struct tb_seg *s)
+{
+    return s->gcps;
+}
+
 void tb_seg_emit(struct tb_seg *s, uint64_t end_b, uint64_t end_cps, tb_chunk_fn fn, void *ud)
 {
     struct tb_chunk c;

@@ -48,8 +48,8 @@ struct tb_seg {
      * that opened the chunk, and of the last one fed (NAN: untimed) */
     double now, t_open, t_last;
     uint32_t ev_open; /* cartesia: the index of the event that opened the chunk */
-    double close_t; /* the time tb_seg_emit reports (NAN: the event's) */
-    int ca_end;     /* cartesia: the chunk's text ends a sentence */
+    double close_t;   /* the time tb_seg_emit reports (NAN: the event's) */
+    int ca_end;       /* cartesia: the chunk's text ends a sentence */
 };
 
 /*

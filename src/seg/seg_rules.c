@@ -66,8 +66,8 @@ void tb_seg_feed_token(struct tb_seg *s, const unsigned char *t, size_t len, tb_
  * points in.  `clause` is a constant at each caller, not a function
  * pointer: this is the default's hot path, and a call per event through a
  * pointer cost it 8-10 %. */
-static inline void feed_marks(struct tb_seg *s, const unsigned char *t, size_t len,
-                              tb_chunk_fn fn, void *ud, int clause)
+static inline void feed_marks(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                              void *ud, int clause)
 {
     int newline;
     uint32_t sig;
@@ -96,15 +96,37 @@ void tb_seg_feed_clause(struct tb_seg *s, const unsigned char *t, size_t len, tb
     feed_marks(s, t, len, fn, ud, 1);
 }
 
+/* fixed40 when the event cannot bring the chunk to 40 code points (it
+ * has fewer bytes than the chunk lacks): no cut, only the last whitespace
+ * to remember, found byte by byte (is_space's code points are ASCII and
+ * U+00A0, C2 A0), which is most events and cheaper than decoding. */
+static void fixed40_short(struct tb_seg *s, const unsigned char *t, size_t len)
+{
+    uint64_t cps = s->gcps;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char b = t[i];
+        cps += (b & 0xC0) != 0x80;
+        if (b == ' ' || (b >= '\t' && b <= '\r') || (b == 0xA0 && i > 0 && t[i - 1] == 0xC2)) {
+            s->ws_b = s->fed + i + 1;
+            s->ws_cps = cps;
+        }
+    }
+    s->gcps = cps;
+    s->fed += len;
+}
+
 /* fixed40, one code point at a time: a cut at 40 code points, after the
  * last whitespace when the chunk holds one.  The counters live in locals
- * through the loop (a cut reads and moves only the chunk's start), so the
- * loop is not a chain of stores and reloads through *s. */
+ * through the loop (a cut reads and moves only the chunk's start). */
 void tb_seg_feed_fixed40(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
                          void *ud)
 {
     size_t i = 0;
     uint64_t cps = s->gcps, ws_b = s->ws_b, ws_cps = s->ws_cps;
+    if (s->gcps - s->start_cps + len < 40) {
+        fixed40_short(s, t, len);
+        return;
+    }
     while (i < len) {
         uint32_t cp = tb_seg_next_cp(t, len, &i);
         uint64_t b_after = s->fed + i;

@@ -24,8 +24,8 @@ static double command_seconds(const char *p)
 {
     double best = 1e30;
     for (int i = 0; i < REPS; i++) {
-        char *argv[] = {"./ttsbuf", "sim", "--synth", "tps=50,tokens=10000,seed=1", "--chunk",
-                        (char *)p, NULL};
+        char *argv[] = {"./ttsbuf", "sim",     "--synth", "tps=50,tokens=10000,seed=1",
+                        "--chunk",  (char *)p, NULL};
         double t0, dt;
         int st;
         pid_t pid;
