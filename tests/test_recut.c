@@ -13,7 +13,9 @@
  * exactly when the infinite rate leaves a gap.  Random traces x both
  * policies x their delays x the playout without and with a TTS stage.
  * Plus the two streams by hand that show "no gap" is not monotone in the
- * rate for either policy (ttsbuf-model(7)).
+ * rate for either policy (ttsbuf-model(7)), and the search's kept cuts
+ * (recut_cut.h) against the search re-cutting at every rate, bit for bit,
+ * on longer random traces.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -238,6 +240,152 @@ static void no_gap_is_not_monotone(void **state)
     not_monotone(TB_CHUNK_CARTESIA, 0.25, car_text, 7.8, 8.1);
 }
 
+/* The bits of x (NAN against NAN compares equal here, as it should). */
+static uint64_t bits(double x)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof(u));
+    return u;
+}
+
+/* The search's answer, bit for bit: the same doubles, flags and method. */
+static void assert_same_search(const struct tb_playout_result *a, const struct tb_playout_result *b,
+                               size_t c, const char *what)
+{
+    if (bits(a->min_tps) != bits(b->min_tps) || bits(a->speedup) != bits(b->speedup) ||
+        a->min_tps_none != b->min_tps_none || a->min_tps_method != b->min_tps_method)
+        fail_msg("case %zu (%s): kept cuts give min TPS %.17g, speed-up %.17g (none %d); the "
+                 "full re-cut %.17g, %.17g (none %d)",
+                 c, what, a->min_tps, a->speedup, a->min_tps_none, b->min_tps, b->speedup,
+                 b->min_tps_none);
+}
+
+/* A trace of up to 160 events: bursts, stalls, events on a grid of the
+ * delay (decisions exactly at their threshold), sometimes far from t = 0. */
+static size_t long_trace(struct tb_recut *a, struct tb_recut *b, double delay)
+{
+    static const char *const words[] = {" the",  " quick", " brown.", " fox",  "\n",   " jumps!",
+                                        " over", ",",      " a",      " dog.", " and", " then",
+                                        " ",     "\"",     " ok?",    "...",   " well"};
+    size_t n = 2 + (size_t)(uni() * 159);
+    int grid = uni() < 0.25;
+    double t = uni() < 0.2 ? 1e6 * uni() : uni();
+    uint64_t tok = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *w = words[(size_t)(uni() * (sizeof(words) / sizeof(words[0])))];
+        tok += 1 + (uint64_t)(uni() * 3);
+        assert_int_equal(tb_recut_add(a, t, tok, w, strlen(w)), 0);
+        assert_int_equal(tb_recut_add(b, t, tok, w, strlen(w)), 0);
+        if (grid)
+            t += delay * (double)(int)(uni() * 3) / 2.0;
+        else
+            t += uni() < 0.1 ? 0.5 + 3.0 * uni() : uni() < 0.2 ? 0.0 : 0.3 * uni();
+    }
+    return n;
+}
+
+/* Random playout options: pre-roll, latency, rate, rebuffering, a stage. */
+static void random_play(struct tb_playout_opts *o)
+{
+    static const double pres[] = {0.0, 0.1, 0.35, 1.05, 2.0, 30.0};
+    static const double rtfs[] = {0.0, 0.5, 1.5};
+    tb_playout_opts_default(o);
+    o->preroll = pres[(size_t)(uni() * 6)];
+    o->tts_latency = uni() < 0.5 ? 0.0 : 0.2;
+    o->wpm = uni() < 0.7 ? 150.0 : 60.0 + 300.0 * uni();
+    if (uni() < 0.3) {
+        o->tts_concurrency = (int)(uni() * 3);
+        o->tts_rtf = rtfs[(size_t)(uni() * 3)];
+        o->tts_connect = uni() < 0.5 ? 0.0 : 0.3 * uni();
+        if (uni() < 0.5)
+            o->tts_latency_at = hook;
+    } else {
+        o->rebuffer = uni() < 0.2;
+    }
+}
+
+/* The search with its kept cuts against the search that re-cuts the whole
+ * stream at every rate (the search before it kept them): the same answer
+ * to the last bit, on random traces of both policies, several playout
+ * options in turn on one store (the cuts outlive a search), and the
+ * re-cuts the kept ones spared counted. */
+static void kept_cuts_match_full_recut(void **state)
+{
+    static const enum tb_chunk_policy pols[] = {TB_CHUNK_CARTESIA, TB_CHUNK_IDLE};
+    static const double delays[] = {0.1, 0.25, 0.5, 1.0, 3.0};
+    (void)state;
+    for (size_t pi = 0; pi < 2; pi++) {
+        size_t kept = 0, full = 0, searches = 0;
+        for (size_t c = 0; c < CASES / 6; c++) {
+            double delay = delays[(size_t)(uni() * 5)];
+            struct tb_seg_opts so = {pols[pi], uni() < 0.2 ? 12u : 1u, delay, delay};
+            struct tb_recut *a = NULL, *b = NULL;
+            assert_int_equal(tb_recut_create(&so, &a), 0);
+            assert_int_equal(tb_recut_create(&so, &b), 0);
+            (void)long_trace(a, b, delay);
+            for (int k = 0; k < 3; k++) {
+                struct tb_playout_opts o;
+                struct tb_playout_result ra, rb;
+                random_play(&o);
+                assert_int_equal(tb_recut_search(a, &o, &ra), 0);
+                assert_int_equal(tb_recut_search_full(b, &o, &rb), 0);
+                assert_same_search(&ra, &rb, c, tb_seg_policy_name(pols[pi]));
+                searches++;
+            }
+            kept += tb_recut_recuts(a);
+            full += tb_recut_recuts(b);
+            tb_recut_destroy(a);
+            tb_recut_destroy(b);
+        }
+        print_message("recut: %s, %zu searches the same to the bit; %zu re-cuts with kept cuts, "
+                      "%zu without\n",
+                      tb_seg_policy_name(pols[pi]), searches, kept, full);
+        assert_true(kept * 10 < full);
+    }
+}
+
+/* The issue's stream: 10,000 tokens at 50 tokens/s.  The search at the
+ * run's pre-roll and the curve's six re-cuts it a handful of times, not
+ * once per rate tested (about 2,000 a search). */
+static void search_recuts_a_handful(void **state)
+{
+    static const enum tb_chunk_policy pols[] = {TB_CHUNK_CARTESIA, TB_CHUNK_IDLE};
+    struct tb_synth_spec sp;
+    struct tb_stream s;
+    (void)state;
+    tb_synth_default(&sp);
+    sp.tps = 50;
+    sp.tokens = 10000;
+    sp.seed = 1;
+    tb_stream_init(&s);
+    assert_int_equal(tb_synth_generate(&sp, &s), 0);
+    for (size_t pi = 0; pi < 2; pi++) {
+        struct tb_seg_opts so = {pols[pi], 1, 0, 0};
+        struct tb_recut *r = NULL;
+        struct tb_playout_opts o;
+        struct tb_playout_result res;
+        uint64_t tok = 0;
+        assert_int_equal(tb_recut_create(&so, &r), 0);
+        for (size_t i = 0; i < s.n; i++) {
+            tok += s.ev[i].tokens;
+            assert_int_equal(
+                tb_recut_add(r, s.ev[i].t, tok - 1, tb_stream_text(&s, i), s.ev[i].len), 0);
+        }
+        tb_playout_opts_default(&o);
+        assert_int_equal(tb_recut_search(r, &o, &res), 0);
+        for (int i = 0; i < TB_CURVE_POINTS; i++) {
+            o.preroll = tb_curve_prerolls[i];
+            assert_int_equal(tb_recut_search(r, &o, &res), 0);
+            assert_true(res.min_tps > 1.0 && res.min_tps < 50.0);
+        }
+        print_message("recut: %s, 10,000 tokens, 7 searches: %zu re-cuts\n",
+                      tb_seg_policy_name(pols[pi]), tb_recut_recuts(r));
+        assert_true(tb_recut_recuts(r) <= 64);
+        tb_recut_destroy(r);
+    }
+    tb_stream_free(&s);
+}
+
 /* The store refuses the options the segmenter refuses. */
 static void recut_bad_options(void **state)
 {
@@ -254,6 +402,8 @@ int tb_test_recut(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(oracle_agrees_on_random_traces),
         cmocka_unit_test(no_gap_is_not_monotone),
+        cmocka_unit_test(kept_cuts_match_full_recut),
+        cmocka_unit_test(search_recuts_a_handful),
         cmocka_unit_test(recut_bad_options),
     };
     return TB_RUN_GROUP("recut", tests);

@@ -20,6 +20,7 @@
 #include "tests.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/seg.h"
+#include "ttsbuf/utf8.h"
 
 #define MAX_CHUNKS 64
 
@@ -907,6 +908,87 @@ static void idle_sentence_and_defaults(void **state)
     assert_times(&got, t_slow, N(t_slow));
 }
 
+/* Every policy counts each code point it is fed once (tb_seg_fed_cps, which
+ * the drain reads instead of counting an event again), and each byte
+ * (tb_seg_fed), whatever it cuts, with or without times. */
+static void fed_counts_every_code_point(void **state)
+{
+    static const char *const ev[] = {
+        "Hello",         " w\xC3\xB6rld.",
+        " \xE2\x80\x94", "\n",
+        " caf\xC3\xA9,", "\xF0\x9F\x98\x80",
+        " \xC2\xA0ok",   " a b c d e f g h i j k l m n o p q r s t u v w x y z!",
+        " Yes?",         "  "};
+    (void)state;
+    for (int p = 0; p < TB_CHUNK__COUNT; p++) {
+        struct tb_seg_opts o = {(enum tb_chunk_policy)p, 1, 0, 0};
+        struct tb_seg *s = NULL;
+        struct collected got = {.n = 0};
+        uint64_t bytes = 0, cps = 0;
+        assert_int_equal(tb_seg_create(&o, &s), 0);
+        for (int round = 0; round < 3; round++)
+            for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
+                size_t len = strlen(ev[i]);
+                bytes += len;
+                cps += tb_utf8_count(ev[i], len);
+                if (i % 2)
+                    tb_seg_feed(s, ev[i], len, collect, &got);
+                else
+                    tb_seg_feed_at(s, 0.1 * (double)(round * 10 + (int)i), ev[i], len, collect,
+                                   &got);
+                assert_int_equal(tb_seg_fed(s), bytes);
+                assert_int_equal(tb_seg_fed_cps(s), cps);
+            }
+        tb_seg_destroy(s);
+    }
+}
+
+/* What a pending deadline is made of (tb_seg_timer): cartesia's counts
+ * from the event that opened the chunk, idle's from the last one fed; the
+ * deadline is that arrival plus the delay, exactly; none pending, none
+ * said.  Only the time-based policies say they are timed. */
+static void timer_names_its_arrival(void **state)
+{
+    struct tb_seg_opts o = {TB_CHUNK_CARTESIA, 1, 2.0, 0.75};
+    struct tb_seg *s = NULL;
+    struct timed_collected got = {.c.n = 0};
+    uint32_t ev = 99;
+    double delay = -1.0;
+    (void)state;
+    assert_int_equal(tb_seg_create(&o, &s), 0);
+    got.seg = s;
+    assert_int_equal(tb_seg_timed(s), 1);
+    assert_int_equal(tb_seg_timer(s, &ev, &delay), -1);
+    assert_int_equal(ev, 99);
+    tb_seg_feed_at(s, 0.5, " Hi", 3, collect_timed, &got);
+    tb_seg_feed_at(s, 0.7, " there.", 7, collect_timed, &got);
+    tb_seg_feed_at(s, 0.9, " Next", 5, collect_timed, &got); /* closes " Hi there.", opens */
+    assert_int_equal(got.c.n, 1);
+    assert_int_equal(tb_seg_timer(s, &ev, &delay), 0);
+    assert_int_equal(ev, 2);
+    assert_true(delay == 2.0);
+    assert_true(tb_seg_deadline(s) == 0.9 + 2.0);
+    tb_seg_destroy(s);
+    o.policy = TB_CHUNK_IDLE;
+    assert_int_equal(tb_seg_create(&o, &s), 0);
+    got.seg = s;
+    tb_seg_feed_at(s, 0.5, " Hi", 3, collect_timed, &got);
+    tb_seg_feed_at(s, 0.7, " there", 6, collect_timed, &got);
+    assert_int_equal(tb_seg_timer(s, &ev, &delay), 0);
+    assert_int_equal(ev, 1);
+    assert_true(delay == 0.75);
+    assert_true(tb_seg_deadline(s) == 0.7 + 0.75);
+    tb_seg_feed_at(s, 0.8, ".", 1, collect_timed, &got); /* the sentence closes: none pending */
+    assert_int_equal(tb_seg_timer(s, &ev, &delay), -1);
+    tb_seg_destroy(s);
+    o.policy = TB_CHUNK_SENTENCE;
+    assert_int_equal(tb_seg_create(&o, &s), 0);
+    assert_int_equal(tb_seg_timed(s), 0);
+    tb_seg_feed_at(s, 0.5, " Hi", 3, collect_timed, &got);
+    assert_int_equal(tb_seg_timer(s, &ev, &delay), -1);
+    tb_seg_destroy(s);
+}
+
 /* A live consumer ticks between events: the deadline, nothing before it;
  * without times the timer never fires; text-only policies have none. */
 static void timed_tick_and_untimed(void **state)
@@ -1272,6 +1354,8 @@ int tb_test_segment(void)
         cmocka_unit_test(cartesia_first_idle_last),
         cmocka_unit_test(idle_sentence_and_defaults),
         cmocka_unit_test(timed_tick_and_untimed),
+        cmocka_unit_test(timer_names_its_arrival),
+        cmocka_unit_test(fed_counts_every_code_point),
         cmocka_unit_test(timed_bad_delays),
         cmocka_unit_test(conform_openai_agents),
         cmocka_unit_test(conform_livekit),

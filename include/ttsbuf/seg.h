@@ -127,6 +127,11 @@ const char *tb_seg_policy_about(enum tb_chunk_policy p);
 /* Whether p's cuts depend on the events' arrival times. */
 int tb_seg_policy_timed(enum tb_chunk_policy p);
 
+/* Whether s's policy is time-based (tb_seg_policy_timed of it): a caller
+ * that feeds events without a timer's bookkeeping (tb_seg_feed, no
+ * tb_seg_tick) loses nothing when this is 0. */
+int tb_seg_timed(const struct tb_seg *s);
+
 /* Returns 0 and *out, TB_EINVAL (bad policy, a negative or NAN delay) or
  * TB_ENOMEM. */
 int tb_seg_create(const struct tb_seg_opts *o, struct tb_seg **out);
@@ -156,6 +161,18 @@ void tb_seg_feed_at(struct tb_seg *s, double t, const char *text, size_t len, tb
  * an empty chunk). */
 double tb_seg_deadline(const struct tb_seg *s);
 
+/*
+ * tb_seg_timer - what the pending deadline is made of: the index (0 for
+ * the first event fed since the last reset) of the event whose arrival
+ * time dates it (cartesia: the one that opened the chunk; idle: the last
+ * one fed) and the delay after that arrival (max_delay_s, idle_s), so that
+ * tb_seg_deadline is exactly that arrival + *delay.  Returns 0, or -1 (and
+ * leaves both alone) when none is pending.  A caller re-timing a stream
+ * learns from it which arrival each timer decision compares with which
+ * (recut.c).
+ */
+int tb_seg_timer(const struct tb_seg *s, uint32_t *event, double *delay);
+
 /* Inside a tb_chunk_fn: the time of the close being reported when it is
  * a timed one (the deadline), else NAN (the arrival of its event). */
 double tb_seg_close_time(const struct tb_seg *s);
@@ -174,6 +191,11 @@ void tb_seg_cut(struct tb_seg *s, tb_chunk_fn fn, void *ud);
 
 /* Content bytes fed so far (the `end` the next chunk can reach). */
 uint64_t tb_seg_fed(const struct tb_seg *s);
+
+/* Content code points fed so far (every policy counts each one once, as
+ * tb_utf8_count would): a caller feeding an event learns its code points
+ * from the difference, without counting them a second time. */
+uint64_t tb_seg_fed_cps(const struct tb_seg *s);
 
 /*
  * tb_seg_spoken_until - the time of the last content event of s holding

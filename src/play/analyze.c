@@ -48,34 +48,53 @@ struct seg_ctx {
     const struct tb_seg *seg;
     double t;     /* arrival of the event being fed */
     uint64_t tok; /* its token index */
+    int timed;    /* a time-based policy: a close may be dated by its timer */
     int rc;
 };
 
 static void on_chunk(void *ud, const struct tb_chunk *ch)
 {
     struct seg_ctx *x = ud;
-    double t = tb_seg_close_time(x->seg); /* a timed close, or NAN */
+    double t = x->timed ? tb_seg_close_time(x->seg) : NAN; /* a timed close, or NAN */
     int rc = tb_analyze_chunks_push(x->out, isnan(t) ? x->t : t, x->tok, ch->cps);
     if (rc != 0)
         x->rc = rc;
 }
 
-int tb_analyze_segment(const struct tb_stream *s, struct tb_seg *seg, struct tb_chunks *out)
+/* Feeds each content event.  A time-based policy (timed): its timer
+ * first (a close dated by the deadline, with the tokens fed so far), then
+ * the event at its time; any other: the text alone, no timer (the
+ * default chunking pays nothing for the time-based ones).  timed is a
+ * constant at each call, so each gets a loop of its own. */
+static inline void segment_events(const struct tb_stream *s, struct tb_seg *seg, struct seg_ctx *x,
+                                  int timed)
 {
-    struct seg_ctx x = {out, seg, 0.0, 0, 0};
     uint64_t tokens = 0;
-    out->n = 0;
-    tb_seg_reset(seg);
     for (size_t i = 0; i < s->n; i++) {
         const struct tb_event *e = &s->ev[i];
         if (e->kind != TB_KIND_CONTENT)
             continue;
-        tb_seg_tick(seg, e->t, on_chunk, &x); /* a timer before this event */
+        if (timed)
+            tb_seg_tick(seg, e->t, on_chunk, x);
         tokens += e->tokens;
-        x.t = e->t;
-        x.tok = tokens - 1;
-        tb_seg_feed_at(seg, e->t, s->text + e->off, e->len, on_chunk, &x);
+        x->t = e->t;
+        x->tok = tokens - 1;
+        if (timed)
+            tb_seg_feed_at(seg, e->t, s->text + e->off, e->len, on_chunk, x);
+        else
+            tb_seg_feed(seg, s->text + e->off, e->len, on_chunk, x);
     }
+}
+
+int tb_analyze_segment(const struct tb_stream *s, struct tb_seg *seg, struct tb_chunks *out)
+{
+    struct seg_ctx x = {out, seg, 0.0, 0, tb_seg_timed(seg), 0};
+    out->n = 0;
+    tb_seg_reset(seg);
+    if (x.timed)
+        segment_events(s, seg, &x, 1);
+    else
+        segment_events(s, seg, &x, 0);
     tb_seg_finish(seg, on_chunk, &x);
     return x.rc;
 }

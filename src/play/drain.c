@@ -32,6 +32,8 @@ struct tb_drain {
     struct tb_seg *seg;
     struct tb_playout *play;
     struct tb_recut *recut; /* a time-based policy: the events, for the search */
+    int timed;              /* a time-based policy: its timer is ticked */
+    int stage;              /* the options set a TTS stage */
     tb_play_fn user_fn;
     void *user_ud;
     struct tb_chunks chunks;
@@ -70,7 +72,7 @@ static void on_play(void *ud, const struct tb_play *pl)
     double c = d->chunks.v[pl->chunk - 1].c;
     /* with a TTS stage a chunk's text goes to the engine when its
      * synthesis begins, b_j */
-    double u = tb_playout_has_stage(&d->o.play) ? pl->begin : pl->start - d->o.play.tts_latency;
+    double u = d->stage ? pl->begin : pl->start - d->o.play.tts_latency;
     r->u = u > c ? u : c;
     if (d->user_fn != NULL)
         d->user_fn(d->user_ud, pl);
@@ -131,7 +133,7 @@ static void on_chunk(void *ud, const struct tb_chunk *ch)
     int rc;
     if (d->rc != 0)
         return;
-    if (!isnan(tb_seg_close_time(d->seg)))
+    if (d->timed && !isnan(tb_seg_close_time(d->seg)))
         d->t_cur = tb_seg_close_time(d->seg); /* a timed close: at its deadline */
     if (d->nrel == d->caprel) {
         struct rel *nr = tb_grow(d->rel, &d->caprel, sizeof(*nr), 256);
@@ -170,7 +172,7 @@ static void on_chunk(void *ud, const struct tb_chunk *ch)
     }
     /* With a stage the text leaves when synthesis begins, known now, while
      * the schedule may be reported only once the start is final. */
-    if (rc == 0 && tb_playout_has_stage(&d->o.play) && isnan(d->rel[d->nrel - 1].u)) {
+    if (rc == 0 && d->stage && isnan(d->rel[d->nrel - 1].u)) {
         double b, c = d->chunks.v[d->chunks.n - 1].c;
         rc = tb_playout_last_begin(d->play, &b);
         d->rel[d->nrel - 1].u = b > c ? b : c;
@@ -192,9 +194,11 @@ int tb_drain_create(const struct tb_sim_opts *o, struct tb_ring *ring, tb_play_f
     d->user_fn = fn;
     d->user_ud = ud;
     d->first_t = NAN;
+    d->stage = tb_playout_has_stage(&o->play);
+    d->timed = tb_seg_policy_timed(o->seg.policy);
     tb_analyze_chunks_init(&d->chunks);
     rc = tb_seg_create(&o->seg, &d->seg);
-    if (rc == 0 && tb_seg_policy_timed(o->seg.policy)) {
+    if (rc == 0 && d->timed) {
         /* the minimum TPS re-cuts the stream at each rate (recut.h) */
         d->o.play.no_search = 1;
         rc = tb_recut_create(&o->seg, &d->recut);
@@ -246,6 +250,7 @@ static void release_upto(struct tb_drain *d, uint64_t end)
 /* Feeds one newly visible item. */
 static void consume(struct tb_drain *d, const struct tb_ring_item *it)
 {
+    uint64_t cps0;
     d->last_t = it->t;
     if (it->kind != TB_KIND_CONTENT) {
         d->reasoning_events++;
@@ -259,7 +264,8 @@ static void consume(struct tb_drain *d, const struct tb_ring_item *it)
     d->seen++;
     /* A time-based policy's deadline before this event closes the chunk
      * with the tokens fed so far (t_cur and tok_cur still theirs). */
-    tb_seg_tick(d->seg, it->t, on_chunk, d);
+    if (d->timed)
+        tb_seg_tick(d->seg, it->t, on_chunk, d);
     if (d->content_events == 0) {
         d->first_t = it->t; /* ttft: the first content event */
         d->first_tokens = it->tokens;
@@ -269,10 +275,15 @@ static void consume(struct tb_drain *d, const struct tb_ring_item *it)
     d->last_content_t = it->t;
     d->t_cur = it->t;
     d->tok_cur = d->content_tokens - 1;
-    d->cps_in_ring += tb_utf8_count(it->text, it->len);
-    tb_seg_feed_at(d->seg, it->t, it->text, it->len, on_chunk, d);
-    if (d->recut != NULL && d->rc == 0)
-        d->rc = tb_recut_add(d->recut, it->t, d->tok_cur, it->text, it->len);
+    cps0 = tb_seg_fed_cps(d->seg);
+    if (!d->timed) {
+        tb_seg_feed(d->seg, it->text, it->len, on_chunk, d);
+    } else {
+        tb_seg_feed_at(d->seg, it->t, it->text, it->len, on_chunk, d);
+        if (d->rc == 0) /* kept for the re-cut only under a timed policy */
+            d->rc = tb_recut_add(d->recut, it->t, d->tok_cur, it->text, it->len);
+    }
+    d->cps_in_ring += tb_seg_fed_cps(d->seg) - cps0; /* the event's, counted by the feed */
     double speech = tb_voice_seconds(d->cps_in_ring, d->o.play.wpm);
     if (speech > d->hw_speech_s)
         d->hw_speech_s = speech;
@@ -313,7 +324,7 @@ int tb_drain_step(struct tb_drain *d, double now, double *next)
     struct tb_ring_item it;
     while (d->rc == 0 && tb_ring_peek(d->ring, d->seen, &it) == 0)
         consume(d, &it);
-    if (d->rc == 0 && !d->finished && !isinf(now))
+    if (d->timed && d->rc == 0 && !d->finished && !isinf(now))
         tb_seg_tick(d->seg, now, on_chunk, d);
     while (d->rc == 0 && due(d, now)) {
         release_upto(d, d->rel[d->next_rel].end);
@@ -327,7 +338,7 @@ int tb_drain_step(struct tb_drain *d, double now, double *next)
         }
     }
     *next = next_release(d);
-    if (!d->finished && tb_seg_deadline(d->seg) < *next)
+    if (d->timed && !d->finished && tb_seg_deadline(d->seg) < *next)
         *next = tb_seg_deadline(d->seg); /* a time-based policy's timer */
     return d->rc;
 }

@@ -267,8 +267,57 @@ static void resume(struct tb_playout *p, double t, double c)
     p->e_prev = t + span(p, p->rb_cps, p->rb_dur);
 }
 
+/*
+ * Raises *max to num / den when that is larger (den > 0, *max >= 0),
+ * dividing only when it can be: fl(num / den) > *max needs num above
+ * *max x den less three roundings, so a test of the product against
+ * num, short of it by 2^-50, skips only chunks that cannot raise it.
+ * The maximum is the one every chunk's quotient gives, to the bit, for
+ * a division on the few chunks that may raise it instead of two on each
+ * (the sweep plays millions).
+ */
+static inline void raise_ratio(double *max, double num, double den)
+{
+    if (num >= *max * den * (1.0 - 0x1p-50)) {
+        double q = num / den;
+        if (q > *max)
+            *max = q;
+    }
+}
+
+/* A chunk while playback runs (rebuffering aside): no silence before it
+ * unless its audio is late, counted when over TB_GAP_MIN_S; reported to
+ * the callback when there is one. */
+static void play_next(struct tb_playout *p, double c, uint32_t cps, double d, double ready,
+                      double gap)
+{
+    double llm = 0.0, start_t = ready > p->e_prev ? ready : p->e_prev;
+    int counted = gap > TB_GAP_MIN_S;
+    if (counted) {
+        llm = llm_part(gap, c, p->e_prev);
+        count_gap(p, gap, llm);
+    }
+    p->e_prev = start_t + d;
+    p->cps_sum += cps;
+    p->dur_sum += d;
+    if (p->fn != NULL) {
+        struct tb_play pl;
+        pl.chunk = p->m;
+        pl.cps = cps;
+        pl.ready = ready;
+        pl.begin = c;
+        pl.done = ready;
+        pl.start = start_t;
+        pl.end = p->e_prev;
+        pl.gap = counted ? gap : 0.0;
+        pl.gap_llm = llm;
+        pl.gap_tts = counted ? gap - llm : 0.0;
+        p->fn(p->ud, &pl);
+    }
+}
+
 /* dur is the chunk's duration, or NAN for the rate model's. */
-static int add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, double dur)
+static inline int add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, double dur)
 {
     double d = dur;
     if (isnan(d))
@@ -288,22 +337,18 @@ static int add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, doubl
         return 0;
     }
 
-    /* j = m > q: S_{j-1} is the speech before this chunk. */
+    /* j = m > q: S_{j-1} is the speech before this chunk.  A timed voice
+     * can give a chunk no sound at all (only spaces or punctuation): with
+     * nothing spoken yet there is no rate to need. */
     double s_prev = spoken(p);
-    /* A timed voice can give a chunk no sound at all (only spaces or
-     * punctuation): with nothing spoken yet there is no rate to need. */
-    double need = s_prev > 0.0 ? (double)(tok - p->tok_q) / s_prev : 0.0;
-    double x = s_prev > 0.0 ? (c - p->c_q) / s_prev : 0.0;
     double ready = c + p->o.tts_latency;
     double gap = ready - p->e_prev;
-    struct tb_play pl;
-
     if (gap > p->r.silence_max)
         p->r.silence_max = gap;
-    if (need > p->r.min_tps)
-        p->r.min_tps = need;
-    if (x > p->r.speedup)
-        p->r.speedup = x;
+    if (s_prev > 0.0) {
+        raise_ratio(&p->r.min_tps, (double)(tok - p->tok_q), s_prev);
+        raise_ratio(&p->r.speedup, c - p->c_q, s_prev);
+    }
     if (p->o.rebuffer && (p->rebuffering || gap > TB_GAP_MIN_S)) {
         /* Wait for P seconds of audio, compared exactly as the pre-roll. */
         if (!p->rebuffering) {
@@ -322,26 +367,7 @@ static int add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, doubl
             resume(p, ready, c);
         return 0;
     }
-    pl.gap = pl.gap_llm = pl.gap_tts = 0.0;
-    if (gap > TB_GAP_MIN_S) {
-        pl.gap_llm = llm_part(gap, c, p->e_prev);
-        pl.gap_tts = gap - pl.gap_llm;
-        count_gap(p, gap, pl.gap_llm);
-        pl.gap = gap;
-    }
-    pl.start = ready > p->e_prev ? ready : p->e_prev;
-    pl.end = pl.start + d;
-    p->e_prev = pl.end;
-    p->cps_sum += cps;
-    p->dur_sum += d;
-    if (p->fn != NULL) {
-        pl.chunk = p->m;
-        pl.cps = cps;
-        pl.ready = ready;
-        pl.begin = c;
-        pl.done = ready;
-        p->fn(p->ud, &pl);
-    }
+    play_next(p, c, cps, d, ready, gap);
     return 0;
 }
 

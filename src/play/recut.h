@@ -14,7 +14,9 @@
  *
  * Memory: the content events and their text (24 bytes an event plus the
  * text), kept only by a run that uses such a policy; a chunk list and one
- * playout engine, reused by every rate.  Ownership: create/destroy.
+ * playout engine, reused by every rate; the cuts the search keeps (16
+ * bytes a chunk, up to 16 cuts and about 16 MB).  Ownership:
+ * create/destroy.
  * Threads: one per object.
  */
 #ifndef TTSBUF_PLAY_RECUT_H
@@ -57,5 +59,16 @@ int tb_recut_play(struct tb_recut *r, const struct tb_playout_opts *o, double x,
  */
 int tb_recut_search(struct tb_recut *r, const struct tb_playout_opts *o,
                     struct tb_playout_result *res);
+
+/* tb_recut_search re-cutting and playing the whole stream at every rate
+ * it tests, as it did before it kept cuts: the same answer, bit for bit,
+ * slower (a few hundred re-cuts a search).  The reference the recut
+ * group holds tb_recut_search to. */
+int tb_recut_search_full(struct tb_recut *r, const struct tb_playout_opts *o,
+                         struct tb_playout_result *res);
+
+/* How many times r has re-cut the whole stream (a tb_recut_play, or a
+ * rate the search's kept cuts do not cover). */
+size_t tb_recut_recuts(const struct tb_recut *r);
 
 #endif

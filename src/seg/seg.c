@@ -34,6 +34,7 @@ int tb_seg_create(const struct tb_seg_opts *o, struct tb_seg **out)
     if (s == NULL)
         return TB_ENOMEM;
     s->o = *o;
+    s->timed = tb_seg_policy_timed(o->policy);
     if (s->o.min_chars == 0)
         s->o.min_chars = 1;
     if (s->o.max_delay_s == 0.0)
@@ -73,6 +74,7 @@ void tb_seg_reset(struct tb_seg *s)
     struct tb_seg keep = *s;
     memset(s, 0, sizeof(*s));
     s->o = keep.o;
+    s->timed = keep.timed;
     s->lk_cp = keep.lk_cp;
     s->lk_len = keep.lk_len;
     s->lk_flags = keep.lk_flags;
@@ -83,6 +85,11 @@ void tb_seg_reset(struct tb_seg *s)
 uint64_t tb_seg_fed(const struct tb_seg *s)
 {
     return s->fed;
+}
+
+uint64_t tb_seg_fed_cps(const struct tb_seg *s)
+{
+    return s->gcps;
 }
 
 void tb_seg_emit(struct tb_seg *s, uint64_t end_b, uint64_t end_cps, tb_chunk_fn fn, void *ud)
@@ -161,10 +168,24 @@ void tb_seg_finish(struct tb_seg *s, tb_chunk_fn fn, void *ud)
 double tb_seg_deadline(const struct tb_seg *s)
 {
     double d;
-    if (!tb_seg_policy_timed(s->o.policy) || s->gcps == s->start_cps)
+    if (!s->timed || s->gcps == s->start_cps)
         return INFINITY;
     d = s->o.policy == TB_CHUNK_CARTESIA ? s->t_open + s->o.max_delay_s : s->t_last + s->o.idle_s;
     return isnan(d) ? INFINITY : d;
+}
+
+int tb_seg_timer(const struct tb_seg *s, uint32_t *event, double *delay)
+{
+    if (isinf(tb_seg_deadline(s)))
+        return -1;
+    if (s->o.policy == TB_CHUNK_CARTESIA) {
+        *event = s->ev_open;
+        *delay = s->o.max_delay_s;
+    } else {
+        *event = s->event - 1; /* the last one fed */
+        *delay = s->o.idle_s;
+    }
+    return 0;
 }
 
 double tb_seg_close_time(const struct tb_seg *s)
@@ -172,10 +193,18 @@ double tb_seg_close_time(const struct tb_seg *s)
     return s->close_t;
 }
 
+int tb_seg_timed(const struct tb_seg *s)
+{
+    return s->timed;
+}
+
 void tb_seg_tick(struct tb_seg *s, double now, tb_chunk_fn fn, void *ud)
 {
-    double dl = tb_seg_deadline(s);
+    double dl;
     uint32_t ev = s->event;
+    if (!s->timed)
+        return; /* no timer: the policies that never read time pay nothing */
+    dl = tb_seg_deadline(s);
     if (isinf(dl) || !(dl <= now))
         return;
     if (s->event > 0)

@@ -19,13 +19,6 @@
 enum { PRD = 1, DEL = 2, STOP = 4 };
 
 /* Python's str.isspace (which is also what \s and strip() use). */
-int tb_seg_py_space(uint32_t c)
-{
-    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
-           c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
-           c == 0x202F || c == 0x205F || c == 0x3000;
-}
-
 static int alpha(uint32_t c)
 {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');

@@ -103,28 +103,37 @@ int tb_seg_policy_timed(enum tb_chunk_policy p)
 
 void tb_seg_feed(struct tb_seg *s, const char *text, size_t len, tb_chunk_fn fn, void *ud)
 {
-    tb_seg_feed_at(s, NAN, text, len, fn, ud);
+    if (s->timed) {
+        tb_seg_feed_at(s, NAN, text, len, fn, ud);
+        return;
+    }
+    policies[s->o.policy].feed(s, (const unsigned char *)text, len, fn, ud);
+    s->event++;
 }
 
 /* A time-based policy: the timer first, then the text; the chunk left open
  * is dated by the event that opened it (cartesia) and the last one fed
- * (idle). */
+ * (idle).  Any other policy: the text alone, as tb_seg_feed, with no
+ * timer to keep (the default chunking pays nothing for time). */
 void tb_seg_feed_at(struct tb_seg *s, double t, const char *text, size_t len, tb_chunk_fn fn,
                     void *ud)
 {
-    if (tb_seg_policy_timed(s->o.policy)) {
-        uint32_t before;
-        int was_empty;
-        tb_seg_tick(s, t, fn, ud);
-        before = s->nchunks;
-        was_empty = s->gcps == s->start_cps;
-        s->now = t;
+    uint32_t before;
+    int was_empty;
+    if (!s->timed) {
         policies[s->o.policy].feed(s, (const unsigned char *)text, len, fn, ud);
-        if (s->gcps > s->start_cps && (was_empty || s->nchunks != before))
-            s->t_open = t;
-        s->t_last = t;
-    } else {
-        policies[s->o.policy].feed(s, (const unsigned char *)text, len, fn, ud);
+        s->event++;
+        return;
     }
+    tb_seg_tick(s, t, fn, ud);
+    before = s->nchunks;
+    was_empty = s->gcps == s->start_cps;
+    s->now = t;
+    policies[s->o.policy].feed(s, (const unsigned char *)text, len, fn, ud);
+    if (s->gcps > s->start_cps && (was_empty || s->nchunks != before)) {
+        s->t_open = t;
+        s->ev_open = s->event;
+    }
+    s->t_last = t;
     s->event++;
 }

@@ -15,6 +15,7 @@
 
 struct tb_seg {
     struct tb_seg_opts o;
+    int timed;             /* cartesia or idle: the timer runs (seg_policy.c) */
     uint64_t fed;          /* content bytes fed so far */
     uint64_t gcps;         /* content code points fed so far */
     uint64_t start_b;      /* open chunk's start: byte */
@@ -46,8 +47,9 @@ struct tb_seg {
     /* cartesia and idle: the arrival of the event being fed, of the one
      * that opened the chunk, and of the last one fed (NAN: untimed) */
     double now, t_open, t_last;
-    double close_t; /* the time tb_seg_emit reports (NAN: the event's) */
-    int ca_end;     /* cartesia: the chunk's text ends a sentence */
+    uint32_t ev_open; /* cartesia: the index of the event that opened the chunk */
+    double close_t;   /* the time tb_seg_emit reports (NAN: the event's) */
+    int ca_end;       /* cartesia: the chunk's text ends a sentence */
 };
 
 /*
@@ -65,6 +67,25 @@ typedef void tb_seg_feed_fn(struct tb_seg *s, const unsigned char *t, size_t len
  * code point.
  */
 void tb_seg_emit(struct tb_seg *s, uint64_t end_b, uint64_t end_cps, tb_chunk_fn fn, void *ud);
+
+/*
+ * tb_seg_count - the code points of len bytes of valid UTF-8 t (as
+ * tb_utf8_count), and in *newline whether they hold a '\n': one pass,
+ * inline, for the rules that decide once per event (seg_rules.c), where a
+ * call to each of tb_utf8_count and memchr cost more than the few bytes
+ * of a token.
+ */
+static inline uint64_t tb_seg_count(const unsigned char *t, size_t len, int *newline)
+{
+    uint64_t n = 0;
+    int nl = 0;
+    for (size_t i = 0; i < len; i++) {
+        n += (t[i] & 0xC0) != 0x80;
+        nl |= t[i] == '\n';
+    }
+    *newline = nl;
+    return n;
+}
 
 /* Decodes the code point at s[*i] (valid UTF-8) and advances *i. */
 static inline uint32_t tb_seg_next_cp(const unsigned char *s, size_t len, size_t *i)

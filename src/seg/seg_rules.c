@@ -9,11 +9,9 @@
  * significant character; that is the simulator's hot path.  fixed40 and
  * elevenlabs are linear in the text.
  */
-#include <string.h>
 
 #include "seg_priv.h"
 #include "seg_rules.h"
-#include "ttsbuf/utf8.h"
 
 static int is_space(uint32_t c)
 {
@@ -56,27 +54,31 @@ static uint32_t last_significant(const unsigned char *t, size_t len)
 void tb_seg_feed_token(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
                        void *ud)
 {
-    s->gcps += tb_utf8_count((const char *)t, len);
+    int newline;
+    s->gcps += tb_seg_count(t, len, &newline);
     s->fed += len;
     tb_seg_emit(s, s->fed, s->gcps, fn, ud);
 }
 
 /* sentence and clause: a cut after an event once the text so far ends
- * (ignoring trailing spaces and closers) in a mark ends() takes, or the
- * event holds a newline, at least min_chars code points in. */
-static void feed_marks(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
-                       void *ud, int (*ends)(uint32_t))
+ * (ignoring trailing spaces and closers) in a terminal mark (clause: or a
+ * clause mark), or the event holds a newline, at least min_chars code
+ * points in.  `clause` is a constant at each caller, not a function
+ * pointer: this is the default's hot path, and a call per event through a
+ * pointer cost it 8-10 %. */
+static inline void feed_marks(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
+                              void *ud, int clause)
 {
-    int newline = memchr(t, '\n', len) != NULL;
+    int newline;
     uint32_t sig;
-    s->gcps += tb_utf8_count((const char *)t, len);
+    s->gcps += tb_seg_count(t, len, &newline);
     s->fed += len;
     sig = last_significant(t, len);
     if (sig != 0)
         s->last_sig = sig;
     if (s->gcps - s->start_cps < s->o.min_chars)
         return;
-    if (newline || ends(s->last_sig)) {
+    if (newline || (clause ? is_clause(s->last_sig) : is_terminal(s->last_sig))) {
         tb_seg_emit(s, s->fed, s->gcps, fn, ud);
         s->last_sig = 0;
     }
@@ -85,37 +87,64 @@ static void feed_marks(struct tb_seg *s, const unsigned char *t, size_t len, tb_
 void tb_seg_feed_sentence(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
                           void *ud)
 {
-    feed_marks(s, t, len, fn, ud, is_terminal);
+    feed_marks(s, t, len, fn, ud, 0);
 }
 
 void tb_seg_feed_clause(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
                         void *ud)
 {
-    feed_marks(s, t, len, fn, ud, is_clause);
+    feed_marks(s, t, len, fn, ud, 1);
+}
+
+/* fixed40 when the event cannot bring the chunk to 40 code points (it
+ * has fewer bytes than the chunk lacks): no cut, only the last whitespace
+ * to remember, found byte by byte (is_space's code points are ASCII and
+ * U+00A0, C2 A0), which is most events and cheaper than decoding. */
+static void fixed40_short(struct tb_seg *s, const unsigned char *t, size_t len)
+{
+    uint64_t cps = s->gcps;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char b = t[i];
+        cps += (b & 0xC0) != 0x80;
+        if (b == ' ' || (b >= '\t' && b <= '\r') || (b == 0xA0 && i > 0 && t[i - 1] == 0xC2)) {
+            s->ws_b = s->fed + i + 1;
+            s->ws_cps = cps;
+        }
+    }
+    s->gcps = cps;
+    s->fed += len;
 }
 
 /* fixed40, one code point at a time: a cut at 40 code points, after the
- * last whitespace when the chunk holds one. */
+ * last whitespace when the chunk holds one.  The counters live in locals
+ * through the loop (a cut reads and moves only the chunk's start). */
 void tb_seg_feed_fixed40(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
                          void *ud)
 {
     size_t i = 0;
+    uint64_t cps = s->gcps, ws_b = s->ws_b, ws_cps = s->ws_cps;
+    if (s->gcps - s->start_cps + len < 40) {
+        fixed40_short(s, t, len);
+        return;
+    }
     while (i < len) {
-        uint64_t cps = s->gcps;
         uint32_t cp = tb_seg_next_cp(t, len, &i);
         uint64_t b_after = s->fed + i;
+        cps++;
         if (is_space(cp)) {
-            s->ws_b = b_after;
-            s->ws_cps = cps + 1;
+            ws_b = b_after;
+            ws_cps = cps;
         }
-        if (cps + 1 - s->start_cps >= 40) {
-            if (s->ws_b > s->start_b)
-                tb_seg_emit(s, s->ws_b, s->ws_cps, fn, ud);
+        if (cps - s->start_cps >= 40) {
+            if (ws_b > s->start_b)
+                tb_seg_emit(s, ws_b, ws_cps, fn, ud);
             else
-                tb_seg_emit(s, b_after, cps + 1, fn, ud);
+                tb_seg_emit(s, b_after, cps, fn, ud);
         }
-        s->gcps++;
     }
+    s->gcps = cps;
+    s->ws_b = ws_b;
+    s->ws_cps = ws_cps;
     s->fed += len;
 }
 
@@ -124,7 +153,8 @@ void tb_seg_feed_elevenlabs(struct tb_seg *s, const unsigned char *t, size_t len
 {
     static const uint32_t sched[4] = {120, 160, 250, 290};
     uint32_t need = sched[s->nchunks < 3 ? s->nchunks : 3];
-    s->gcps += tb_utf8_count((const char *)t, len);
+    int newline;
+    s->gcps += tb_seg_count(t, len, &newline);
     s->fed += len;
     if (s->gcps - s->start_cps >= need)
         tb_seg_emit(s, s->fed, s->gcps, fn, ud);
@@ -136,8 +166,9 @@ void tb_seg_feed_elevenlabs(struct tb_seg *s, const unsigned char *t, size_t len
 void tb_seg_feed_cartesia(struct tb_seg *s, const unsigned char *t, size_t len, tb_chunk_fn fn,
                           void *ud)
 {
-    int newline = memchr(t, '\n', len) != NULL, ns = 0;
+    int newline, ns = 0;
     uint32_t sig;
+    uint64_t cps = tb_seg_count(t, len, &newline);
     for (size_t i = 0; i < len && !ns;)
         ns = !is_space(tb_seg_next_cp(t, len, &i));
     if (s->ca_end && ns) {
@@ -145,7 +176,7 @@ void tb_seg_feed_cartesia(struct tb_seg *s, const unsigned char *t, size_t len, 
         s->ca_end = 0;
         s->last_sig = 0;
     }
-    s->gcps += tb_utf8_count((const char *)t, len);
+    s->gcps += cps;
     s->fed += len;
     sig = last_significant(t, len);
     if (sig != 0)

@@ -10,6 +10,10 @@
  *   draws       --tts-draws 1000 on a 10,000-event stream: wall time of the
  *               draws (tb_draws_run, the command's own call)
  *   sim         the full simulator: events through the ring, virtual clock
+ *   timed       `ttsbuf sim` of 10,000 tokens under the time-based
+ *               policies (cartesia, idle) against sentence: their
+ *               minimum-TPS searches re-cut the stream (goal <= 5x
+ *               sentence; bench_timed.c)
  *   trace load  a 1-million-event trace file parsed (cJSON), validated and
  *               simulated, against cJSON alone parsing the same lines
  *   sweep       event-simulations per second across a sweep (bench_sweep.c)
@@ -24,6 +28,9 @@
  *   calls       voice calls one bench process holds at once, their
  *               streams' timing and the memory a call costs
  *               (bench_calls.c)
+ *   base        this build against an older one named by TB_BENCH_BASE,
+ *               core, sim, trace and sweep alternately (goal >= 1.00x on
+ *               every row; bench_base.c)
  *
  * Each figure is the best of several runs (the machine is shared; the best
  * run is the least disturbed).  Compare figures from one run as ratios.
@@ -238,20 +245,9 @@ static void bench_sim(const struct tb_stream *s)
 {
     struct tb_sim_opts o;
     struct tb_sim_result r;
-    struct tb_clock clk;
-    char err[256];
-    double best = 1e30;
+    double best;
     tb_sim_opts_default(&o);
-    for (int i = 0; i < REPS; i++) {
-        tb_clock_virtual_init(&clk);
-        double t0 = now();
-        int rc = tb_sim_run(s, &o, &clk, NULL, NULL, &r, err, sizeof(err));
-        double dt = now() - t0;
-        if (rc != 0)
-            die(err, rc);
-        if (dt < best)
-            best = dt;
-    }
+    best = bench_sim_seconds(s, &o, REPS, &r);
     printf("sim: through the ring on the virtual clock (sentence), %zu events: "
            "%.1f M events/s (ring high water %zu tokens)\n",
            s->n, (double)s->n / best / 1e6, r.hw_items);
@@ -321,8 +317,8 @@ static void bench_trace(const struct tb_stream *s)
     remove(path);
 }
 
-/* TB_BENCH_ONLY=name,name runs only those sections (core, tts, draws, sim, trace,
- * sweep, sweepmem, serve, fair, live, reader, speech, client, calls);
+/* TB_BENCH_ONLY=name,name runs only those sections (core, tts, draws, sim, timed,
+ * trace, sweep, sweepmem, serve, fair, live, reader, speech, client, calls, base);
  * unset: all of them. */
 static int want(const char *name)
 {
@@ -362,6 +358,10 @@ int main(int argc, char **argv)
     if (want("sim")) {
         printf("\n");
         bench_sim(&s);
+    }
+    if (want("timed")) {
+        printf("\n");
+        bench_timed();
     }
     if (want("trace")) {
         printf("\n");
@@ -403,6 +403,10 @@ int main(int argc, char **argv)
     if (want("calls")) {
         printf("\n");
         bench_calls();
+    }
+    if (want("base")) {
+        printf("\n");
+        bench_base();
     }
     tb_http_global_cleanup();
     return 0;

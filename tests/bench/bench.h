@@ -10,7 +10,10 @@
  * normal request's first event beside clients reading a flood.
  * bench_client.c: bench's accuracy and CPU beside the openai SDK;
  * bench_calls.c: the calls one bench process holds at once; both score
- * streams against the mock's schedule with bench_score.c.
+ * streams against the mock's schedule with bench_score.c.  bench_base.c:
+ * this build against an older one, their core, sim, trace and sweep
+ * figures run alternately.  bench_timed.c: the time-based policies'
+ * simulation against sentence's.
  *
  * Everything here dies with a one-line message on failure: a benchmark
  * that cannot set itself up has nothing to report.
@@ -103,6 +106,15 @@ void bench_client(void); /* ttsbuf bench vs the openai SDK */
 void bench_calls(void);  /* calls held at once by one bench process */
 void bench_fair(void);   /* the mock's fairness beside clients reading a flood */
 void bench_reader(void); /* the stream reader per delta, with and without secrets */
+void bench_base(void);   /* this build against TB_BENCH_BASE's, alternately */
+void bench_timed(void);  /* sim under cartesia and idle against sentence */
+
+/* tb_sim_run of s with options o on a virtual clock: the best wall time
+ * of reps runs, s; the last run's result in *r (bench_timed.c). */
+struct tb_sim_opts;
+struct tb_sim_result;
+double bench_sim_seconds(const struct tb_stream *s, const struct tb_sim_opts *o, int reps,
+                         struct tb_sim_result *r);
 
 /* The floors under the client's CPU per event (bench_floor.c): n streams
  * of max_tokens events from the mock on port, read with bare recv() or
