@@ -650,7 +650,7 @@ static void first_byte_and_duration(void **state)
      * never before), its scripted delay after it had read the request;
      * the latency no shorter than the delay, and longer only by the
      * request's own way there (connect, write) and by how late the peer
-     * itself woke to write (its own timestamps say).  On a busy machine
+     * itself woke to write (its own timestamps say, not judged).  On a busy machine
      * each 5 ms grows by the wake-up delay the probe measured meanwhile
      * (lag.h). */
     {
@@ -660,10 +660,11 @@ static void first_byte_and_duration(void **state)
             fail_msg("first byte measured at %.4f s, written at %.4f s (the machine's wake-up "
                      "delay %.4f s)",
                      r->first_byte, first, lag);
-        if (peer_late < -0.0002 || peer_late > 0.005 + lag)
-            fail_msg("the peer wrote %.4f s after its scripted delay (the machine's wake-up "
-                     "delay %.4f s)",
-                     peer_late, lag);
+        /* The peer is never early; how late it woke is its own (a thread
+         * of this process on a loaded machine) and is allowed for below,
+         * by its own timestamps, not judged. */
+        if (peer_late < -0.0002)
+            fail_msg("the peer wrote %.4f s before its scripted delay", -peer_late);
         if (r->first_byte - r->sent < sc.delay ||
             r->first_byte - r->sent > sc.delay + (req - r->sent) + peer_late + 0.005 + lag)
             fail_msg("first byte %.4f s after the send: the script's %.4f s, the request's "
