@@ -1405,14 +1405,15 @@ static double late_beside(int port, int n, int stream, unsigned long long *bytes
  * loop pass).  Without that bound, the hog's whole backlog went out in one
  * pass and a normal TTFT of 0.20 s became 0.33-0.42 s.  The bounds grow by
  * the wake-up delay the probe of lag.h measured meanwhile (a machine busy
- * with other work delays the loop by that much whatever its fairness). */
-static void hog_does_not_delay_others(void **state)
+ * with other work delays the loop by that much whatever its fairness).
+ * One try (hog_once): 0 with the reason when a bound was missed. */
+static int hog_once(char *why, size_t len)
 {
-    (void)state;
     struct tb_stream st;
     struct srv v;
     double alone, with, bodies, lag;
     unsigned long long bytes = 0, body_bytes = 0;
+    int ok = 1;
     tb_stream_init(&st);
     for (size_t i = 0; i < 3; i++)
         assert_int_equal(
@@ -1424,19 +1425,40 @@ static void hog_does_not_delay_others(void **state)
     bodies = late_beside(v.port, 6, 0, &body_bytes);
     lag = tb_test_lag_stop();
     srv_stop(&v);
+    tb_stream_free(&st);
     print_message("first event late by %.1f ms alone, %.1f ms beside two streaming hogs (%.1f MB "
                   "read), %.1f ms beside six non-streamed ones\n",
                   alone * 1e3, with * 1e3, (double)bytes / 1e6, bodies * 1e3);
     assert_true(bytes > 1000000); /* they did read at full speed */
-    if (!(with < 0.1 * TB_TEST_TIME_SCALE + lag))
-        fail_msg("beside two hogs the first event was %.1f ms late (alone %.1f ms; the "
+    if (!(with < 0.1 * TB_TEST_TIME_SCALE + lag)) {
+        snprintf(why, len,
+                 "beside two hogs the first event was %.1f ms late (alone %.1f ms; the "
                  "machine's wake-up delay %.1f ms)",
                  with * 1e3, alone * 1e3, lag * 1e3);
-    if (!(bodies < 0.15 * TB_TEST_TIME_SCALE + lag))
-        fail_msg("beside six non-streamed hogs the first event was %.1f ms late (alone %.1f ms; "
+        ok = 0;
+    } else if (!(bodies < 0.15 * TB_TEST_TIME_SCALE + lag)) {
+        snprintf(why, len,
+                 "beside six non-streamed hogs the first event was %.1f ms late (alone %.1f ms; "
                  "the machine's wake-up delay %.1f ms)",
                  bodies * 1e3, alone * 1e3, lag * 1e3);
-    tb_stream_free(&st);
+        ok = 0;
+    }
+    return ok;
+}
+
+/* Three tries, each with a server of its own: a loaded machine can hold
+ * the hogs' threads and the loop back once; a loop without the bound is
+ * late every time. */
+static void hog_does_not_delay_others(void **state)
+{
+    char why[300] = "";
+    (void)state;
+    for (int attempt = 1; attempt <= 3; attempt++) {
+        if (hog_once(why, sizeof(why)))
+            return;
+        print_message("try %d: %s\n", attempt, why);
+    }
+    fail_msg("%s (3 tries)", why);
 }
 
 /* A client that stops reading is dropped at the output cap, and the loop
