@@ -1446,19 +1446,13 @@ static int hog_once(char *why, size_t len)
     return ok;
 }
 
-/* Three tries, each with a server of its own: a loaded machine can hold
- * the hogs' threads and the loop back once; a loop without the bound is
- * late every time. */
+/* Three tries (tb_test_up_to_three), each with a server of its own: a
+ * loaded machine can hold the hogs' threads and the loop back once; a
+ * loop without the bound is late every time. */
 static void hog_does_not_delay_others(void **state)
 {
-    char why[300] = "";
     (void)state;
-    for (int attempt = 1; attempt <= 3; attempt++) {
-        if (hog_once(why, sizeof(why)))
-            return;
-        print_message("try %d: %s\n", attempt, why);
-    }
-    fail_msg("%s (3 tries)", why);
+    tb_test_up_to_three(hog_once, "fairness beside hogs");
 }
 
 /* A client that stops reading is dropped at the output cap, and the loop

@@ -19,7 +19,7 @@
  * byte within 5 ms plus twice that of the log's time (transit, and two
  * processes woken).  On an idle machine those are the bounds of the
  * schedule's promise; on a busy one, the bias of a wrong due time still
- * fails.  Each schedule case has three tries (up_to_three).  The byte
+ * fails.  Each schedule case has three tries (tb_test_up_to_three).  The byte
  * counts are held against eSpeak NG's own duration for the text at the
  * requested rate.
  * Then each fault, each bad request (the provider's status and error
@@ -332,21 +332,8 @@ static void elevenlabs_plain_route(void **state)
 
 /* ---- The schedule ------------------------------------------------------ */
 
-/* A schedule case is tried up to three times, each with a server of its
- * own: on a busy machine one try can miss a bound that is the machine's,
- * not the schedule's; a bias (a wrong due time) misses every time.  once
- * returns 1, or 0 with why. */
-static void up_to_three(int (*once)(char *why, size_t len), const char *what)
-{
-    char why[400] = "";
-    for (int attempt = 1; attempt <= 3; attempt++) {
-        if (once(why, sizeof(why)))
-            return;
-        print_message("%s: try %d: %s\n", what, attempt, why);
-    }
-    fail_msg("%s: %s (3 tries)", what, why);
-}
-
+/* A schedule case is tried up to three times (tb_test_up_to_three), each
+ * with a server of its own. */
 /* First bytes at request time + L_i, L_i drawn from the spec with the
  * seed; i counts the valid TTS requests from 1, across dialects. */
 static int first_bytes_once(char *why, size_t len)
@@ -392,7 +379,7 @@ static int first_bytes_once(char *why, size_t len)
 static void first_bytes_follow_the_spec(void **state)
 {
     (void)state;
-    up_to_three(first_bytes_once, "first bytes");
+    tb_test_up_to_three(first_bytes_once, "first bytes");
 }
 
 /* --tts-rtf R: the piece after a seconds of audio at first byte + R a.
@@ -433,7 +420,7 @@ static int pieces_once(char *why, size_t len)
 static void pieces_follow_the_rtf(void **state)
 {
     (void)state;
-    up_to_three(pieces_once, "pieces");
+    tb_test_up_to_three(pieces_once, "pieces");
 }
 
 /* ---- Faults ------------------------------------------------------------ */
@@ -533,7 +520,7 @@ static int drip_once(char *why, size_t len)
 static void fault_drip(void **state)
 {
     (void)state;
-    up_to_three(drip_once, "drip");
+    tb_test_up_to_three(drip_once, "drip");
 }
 
 /* --prefill-per-token beside --tts-latency: chat completions (their
@@ -609,7 +596,7 @@ static int prefill_once(char *why, size_t len)
 static void prefill_beside_tts_latency(void **state)
 {
     (void)state;
-    up_to_three(prefill_once, "prefill beside the TTS");
+    tb_test_up_to_three(prefill_once, "prefill beside the TTS");
 }
 
 /* --max-connections N: the connection past N gets 503 and a message, from

@@ -253,6 +253,12 @@ const char *tb_test_sched_check(double due, double client, double server,
                                 const struct tb_test_slog *l, double lag, double tol,
                                 double late_tol, char *msg, size_t len);
 
+/* A case that bounds real time, tried up to three times: once returns 1,
+ * or 0 with why (each try starts what it needs afresh).  On a busy
+ * machine one try can miss a bound that is the machine's, not the code's;
+ * a wrong schedule misses every time.  Fails with the last why. */
+void tb_test_up_to_three(int (*once)(char *why, size_t len), const char *what);
+
 /* Where the binary's outputs are kept for the "schema" group to validate
  * ($TB_COLLECT_DIR: the Makefile runs the binary through
  * tests/collect/collect.c, which copies them there), or NULL when the

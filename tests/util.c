@@ -545,3 +545,14 @@ const char *tb_test_sched_check(double due, double client, double server,
         return NULL;
     return msg;
 }
+
+void tb_test_up_to_three(int (*once)(char *why, size_t len), const char *what)
+{
+    char why[400] = "";
+    for (int attempt = 1; attempt <= 3; attempt++) {
+        if (once(why, sizeof(why)))
+            return;
+        print_message("%s: try %d: %s\n", what, attempt, why);
+    }
+    fail_msg("%s: %s (3 tries)", what, why);
+}
