@@ -75,7 +75,7 @@ struct tb_tts_stage {
     double theta_search; /* the pre-roll the searches use */
     int silent;          /* a chunk has no audio (D_j = 0) */
     struct run run;      /* the trace's own schedule */
-    int finished;
+    int finished, forced;
     double min_tps, speedup;
     int none, method;
 };
@@ -123,7 +123,7 @@ void tb_tts_stage_reset(struct tb_tts_stage *s, const struct tb_playout_opts *o)
     s->speech = 0.0;
     s->theta_search = o->preroll;
     s->silent = 0;
-    s->finished = 0;
+    s->finished = s->forced = 0;
     s->min_tps = s->speedup = NAN;
     s->none = 0;
     s->method = TB_MIN_TPS_BISECT;
@@ -384,6 +384,30 @@ static void run_finish(struct run *r)
     start(r, r->cand);
 }
 
+/* The stored chunks run again from the start with pre-roll theta, at the
+ * trace's times (tau < 0) or re-timed: the schedule the online run would
+ * have made of them (run_add reads only chunks 0..j, as they were then). */
+static void replay(struct run *r, struct tb_tts_stage *st, double theta, double tau, int by_time)
+{
+    run_init(r, st, theta, NULL, NULL);
+    r->tau = tau;
+    r->by_time = by_time;
+    for (size_t j = 0; j < st->n; j++)
+        run_add(r);
+    run_finish(r);
+}
+
+int tb_tts_stage_gapless_at(struct tb_tts_stage *s, double preroll, double *gap_total)
+{
+    struct run r;
+    if (!s->finished || s->forced)
+        return TB_EINVAL; /* a replay knows no forced start */
+    replay(&r, s, preroll, -1.0, 0);
+    if (gap_total != NULL)
+        *gap_total = r.gap_total;
+    return r.underruns == 0;
+}
+
 /* ---------------------------------------------------------- the search */
 
 /* Whether the chunks re-timed to rate lambda (INFINITY: all close with
@@ -391,12 +415,7 @@ static void run_finish(struct run *r)
 static int gap_free(struct tb_tts_stage *st, double lambda, int by_time)
 {
     struct run r;
-    run_init(&r, st, st->theta_search, NULL, NULL);
-    r.tau = isinf(lambda) ? 0.0 : 1.0 / lambda;
-    r.by_time = by_time;
-    for (size_t j = 0; j < st->n; j++)
-        run_add(&r);
-    run_finish(&r);
+    replay(&r, st, st->theta_search, isinf(lambda) ? 0.0 : 1.0 / lambda, by_time);
     return r.worst <= TB_SEARCH_EPS;
 }
 
@@ -529,6 +548,7 @@ int tb_tts_stage_force_start(struct tb_tts_stage *s, double t)
     if (r->started || s->n == 0)
         return TB_EINVAL;
     s->v[s->n - 1].c = t;
+    s->forced = 1;
     stage_times(r, s->n - 1);
     if (r->theta > r->sum)
         r->theta = r->sum;
