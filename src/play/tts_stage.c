@@ -69,8 +69,10 @@ struct tb_tts_stage {
     void *ud;
     struct chunk *v;
     size_t n, cap;
-    struct bp *bp;
-    size_t bpcap;
+    struct bp *bp; /* chunks 0..bp_k-1's breakpoints, sorted by time */
+    size_t bpcap, nbp, bp_k;
+    double bp_rtf; /* the first R_j among them; 0: none yet */
+    int bp_same;   /* every R_j among them is bp_rtf */
     double speech;       /* S_m */
     double theta_search; /* the pre-roll the searches use */
     int silent;          /* a chunk has no audio (D_j = 0) */
@@ -111,9 +113,20 @@ void tb_tts_stage_destroy(struct tb_tts_stage *s)
     free(s);
 }
 
+/* The breakpoints are built afresh: a new run, or a chunk's times moved. */
+static void bp_clear(struct tb_tts_stage *st)
+{
+    st->nbp = st->bp_k = 0;
+    st->bp_rtf = 0.0;
+    st->bp_same = 1;
+}
+
+/* Runs are made one after another, never interleaved: a new run owns the
+ * breakpoints. */
 static void run_init(struct run *r, struct tb_tts_stage *st, double theta, tb_play_fn fn, void *ud)
 {
     *r = (struct run){.st = st, .tau = -1.0, .theta = theta, .fn = fn, .ud = ud};
+    bp_clear(st);
 }
 
 void tb_tts_stage_reset(struct tb_tts_stage *s, const struct tb_playout_opts *o)
@@ -204,45 +217,64 @@ static double playable(const struct tb_tts_stage *st, const struct chunk *x)
     return x->f;
 }
 
-static int bp_cmp(const void *a, const void *b)
+/* Inserts x after every breakpoint at or before its time: the order a
+ * stable sort of all of them in chunk order gives (equal times summed in
+ * that order). */
+static void bp_insert(struct tb_tts_stage *st, struct bp x)
 {
-    double x = ((const struct bp *)a)->t, y = ((const struct bp *)b)->t;
-    return (x > y) - (x < y);
+    size_t i = st->nbp;
+    while (i > 0 && st->bp[i - 1].t > x.t)
+        i--;
+    memmove(&st->bp[i + 1], &st->bp[i], (st->nbp - i) * sizeof(*st->bp));
+    st->bp[i] = x;
+    st->nbp++;
 }
 
-/*
- * The first t with A(t) >= theta (> 0) over chunks 0..k-1, whose audio
- * totals at least theta.  A is piecewise linear: a step of D_j at f_j when
+/* The sorted breakpoints of chunks 0..k-1: a step of D_j at f_j when
  * R_j = 0 or the output is whole, else a ramp of slope 1/R_j from f_j to
- * d_j.  When every ramp has the same R (always, without an RTF hook) the
- * ramps are counted, not their slopes summed, so the slope carries no
- * rounding; with several R_j the slopes are summed (reset to 0 exactly
- * when no ramp runs), which costs an ulp or so per breakpoint.  Should
- * rounding leave the sum a hair short, the answer is the last breakpoint
- * (all audio produced).
- */
-static double audio_reaches(struct tb_tts_stage *st, size_t k, double theta)
+ * d_j.  Chunks join as the run reaches them (their times are final once
+ * computed), so a run waiting for its pre-roll inserts, never sorts. */
+static void bp_update(struct tb_tts_stage *st, size_t k)
 {
-    struct bp *bp = st->bp;
-    double rtf = 0.0, a = 0.0, t = -INFINITY, slope = 0.0;
-    size_t n = 0;
-    int ramps = 0, same = 1;
-    for (size_t j = 0; j < k; j++) {
-        const struct chunk *x = &st->v[j];
+    if (st->bp_k > k)
+        bp_clear(st);
+    for (; st->bp_k < k; st->bp_k++) {
+        const struct chunk *x = &st->v[st->bp_k];
         double xr = arrival_rtf(st, x);
         if (x->d <= 0.0)
             continue;
         if (xr == 0.0) {
-            bp[n++] = (struct bp){x->f, x->d, 0.0};
+            bp_insert(st, (struct bp){x->f, x->d, 0.0});
             continue;
         }
-        if (rtf == 0.0)
-            rtf = xr;
-        same = same && xr == rtf;
-        bp[n++] = (struct bp){x->f, 0.0, 1.0 / xr};
-        bp[n++] = (struct bp){x->g, 0.0, -1.0 / xr};
+        if (st->bp_rtf == 0.0)
+            st->bp_rtf = xr;
+        st->bp_same = st->bp_same && xr == st->bp_rtf;
+        bp_insert(st, (struct bp){x->f, 0.0, 1.0 / xr});
+        bp_insert(st, (struct bp){x->g, 0.0, -1.0 / xr});
     }
-    qsort(bp, n, sizeof(*bp), bp_cmp);
+}
+
+/*
+ * The first t with A(t) >= theta (> 0) over chunks 0..k-1, whose audio
+ * totals at least theta.  A is piecewise linear (bp_update).  When every
+ * ramp has the same R (always, without an RTF hook) the ramps are
+ * counted, not their slopes summed, so the slope carries no rounding;
+ * with several R_j the slopes are summed (reset to 0 exactly when no ramp
+ * runs), which costs an ulp or so per breakpoint.  Should rounding leave
+ * the sum a hair short, the answer is the last breakpoint (all audio
+ * produced).
+ */
+static double audio_reaches(struct tb_tts_stage *st, size_t k, double theta)
+{
+    const struct bp *bp = st->bp;
+    double rtf, a = 0.0, t = -INFINITY, slope = 0.0;
+    size_t n;
+    int ramps = 0, same;
+    bp_update(st, k);
+    rtf = st->bp_rtf;
+    same = st->bp_same;
+    n = st->nbp;
     for (size_t i = 0; i < n;) {
         double ti = bp[i].t;
         if (ramps > 0) {
@@ -550,6 +582,7 @@ int tb_tts_stage_force_start(struct tb_tts_stage *s, double t)
     s->v[s->n - 1].c = t;
     s->forced = 1;
     stage_times(r, s->n - 1);
+    bp_clear(s); /* its f_j may have moved */
     if (r->theta > r->sum)
         r->theta = r->sum;
     s->theta_search = r->theta;
