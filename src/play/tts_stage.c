@@ -46,6 +46,15 @@ struct bp {
     double slope;
 };
 
+/* audio_reaches' walk over the sorted breakpoints, kept between calls:
+ * the state after the groups before bp[i] (A(t) = a at t), valid while
+ * they and theta and the rule for the slope (same) stay as they were. */
+struct scan {
+    size_t i;
+    double a, t, slope, theta;
+    int ramps, same, valid;
+};
+
 struct tb_tts_stage;
 
 struct run {
@@ -73,6 +82,7 @@ struct tb_tts_stage {
     size_t bpcap, nbp, bp_k;
     double bp_rtf; /* the first R_j among them; 0: none yet */
     int bp_same;   /* every R_j among them is bp_rtf */
+    struct scan sc; /* audio_reaches' walk so far over them */
     double speech;       /* S_m */
     double theta_search; /* the pre-roll the searches use */
     int silent;          /* a chunk has no audio (D_j = 0) */
@@ -119,6 +129,7 @@ static void bp_clear(struct tb_tts_stage *st)
     st->nbp = st->bp_k = 0;
     st->bp_rtf = 0.0;
     st->bp_same = 1;
+    st->sc.valid = 0;
 }
 
 /* Runs are made one after another, never interleaved: a new run owns the
@@ -225,6 +236,9 @@ static void bp_insert(struct tb_tts_stage *st, struct bp x)
     size_t i = st->nbp;
     while (i > 0 && st->bp[i - 1].t > x.t)
         i--;
+    /* Before the walk's end, or into its last group: walked afresh. */
+    if (i < st->sc.i || (i == st->sc.i && i > 0 && st->bp[i - 1].t == x.t))
+        st->sc.valid = 0;
     memmove(&st->bp[i + 1], &st->bp[i], (st->nbp - i) * sizeof(*st->bp));
     st->bp[i] = x;
     st->nbp++;
@@ -268,14 +282,23 @@ static void bp_update(struct tb_tts_stage *st, size_t k)
 static double audio_reaches(struct tb_tts_stage *st, size_t k, double theta)
 {
     const struct bp *bp = st->bp;
-    double rtf, a = 0.0, t = -INFINITY, slope = 0.0;
-    size_t n;
-    int ramps = 0, same;
+    struct scan *sc = &st->sc;
+    double rtf, a, t, slope;
+    size_t n, i;
+    int ramps, same;
     bp_update(st, k);
     rtf = st->bp_rtf;
     same = st->bp_same;
     n = st->nbp;
-    for (size_t i = 0; i < n;) {
+    if (!sc->valid || sc->theta != theta || sc->same != same)
+        *sc = (struct scan){0, 0.0, -INFINITY, 0.0, theta, 0, same, 1};
+    /* The groups walked before gave the same sums in the same order. */
+    i = sc->i;
+    a = sc->a;
+    t = sc->t;
+    slope = sc->slope;
+    ramps = sc->ramps;
+    while (i < n) {
         double ti = bp[i].t;
         if (ramps > 0) {
             double at = same ? a + (ti - t) * ramps / rtf : a + (ti - t) * slope;
@@ -293,6 +316,7 @@ static double audio_reaches(struct tb_tts_stage *st, size_t k, double theta)
             slope = 0.0;
         if (a >= theta)
             return t;
+        *sc = (struct scan){i, a, t, slope, theta, ramps, same, 1};
     }
     return t;
 }
