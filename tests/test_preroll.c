@@ -188,9 +188,9 @@ static void draws_preroll_is_the_full_search(void **state)
         struct tb_ttslat *lat;
         char err[256];
         double got, after, want;
-        assert_int_equal(tb_ttslat_create("lognormal:p50=0.2,p90=0.7", tb_rng_next(&g), &lat, err,
-                                          sizeof(err)),
-                         0);
+        assert_int_equal(
+            tb_ttslat_create("lognormal:p50=0.2,p90=0.7", tb_rng_next(&g), &lat, err, sizeof(err)),
+            0);
         random_chunks(&g, &c);
         random_opts(&g, 1, n % 2, lat, &o);
         assert_int_equal(tb_playout_create(&o, NULL, NULL, &p), 0);

@@ -80,9 +80,9 @@ struct tb_tts_stage {
     size_t n, cap;
     struct bp *bp; /* chunks 0..bp_k-1's breakpoints, sorted by time */
     size_t bpcap, nbp, bp_k;
-    double bp_rtf; /* the first R_j among them; 0: none yet */
-    int bp_same;   /* every R_j among them is bp_rtf */
-    struct scan sc; /* audio_reaches' walk so far over them */
+    double bp_rtf;       /* the first R_j among them; 0: none yet */
+    int bp_same;         /* every R_j among them is bp_rtf */
+    struct scan sc;      /* audio_reaches' walk so far over them */
     double speech;       /* S_m */
     double theta_search; /* the pre-roll the searches use */
     int silent;          /* a chunk has no audio (D_j = 0) */
