@@ -73,6 +73,7 @@ static const struct tb_group groups[] = {
     {"recut", tb_test_recut, 0, 3.2, 1},
     {"ttscli", tb_test_ttscli, 0, 6.7, 1},
     {"ttsdraws", tb_test_ttsdraws, 0, 60.0, 2},
+    {"preroll", tb_test_preroll, 0, 1.0, 1},
     {"ttstrace", tb_test_ttstrace, 0, 0.7, 1},
     {"ttslive", tb_test_ttslive, TB_GROUP_TIMING, 31.4, 2},
     {"ttsfault", tb_test_ttsfault, 0, 158.4, 4},

@@ -91,6 +91,7 @@ int tb_test_rebuffer(void);
 int tb_test_recut(void);    /* the minimum TPS under the time-based chunk policies */
 int tb_test_ttsstage(void); /* the playout's TTS stage against an oracle */
 int tb_test_ttscli(void);   /* the TTS stage from the command line */
+int tb_test_preroll(void);  /* the gap-free pre-roll probe against the full-search path */
 int tb_test_ttsdraws(void); /* --tts-draws: a random latency as distributions */
 int tb_test_ttslive(void);  /* run --tts-url: a real TTS in the loop, end to end */
 int tb_test_ttsfault(void); /* the fault matrix's TTS side: a TTS that fails or leaks */

@@ -52,6 +52,12 @@ int tb_analyze_segment(const struct tb_stream *s, struct tb_seg *seg, struct tb_
 int tb_analyze_playout(const struct tb_chunks *c, struct tb_playout *p,
                        const struct tb_playout_opts *o, struct tb_playout_result *out);
 
+/* tb_analyze_schedule - tb_analyze_playout ending with
+ * tb_playout_finish_schedule: the schedule without the TTS stage's
+ * minimum-TPS and speed-up searches (they are NAN then). */
+int tb_analyze_schedule(const struct tb_chunks *c, struct tb_playout *p,
+                        const struct tb_playout_opts *o, struct tb_playout_result *out);
+
 /* The pre-roll values of the report's curve: 0, 0.1, 0.25, 0.5, 1, 2 s. */
 #define TB_CURVE_POINTS 6
 extern const double tb_curve_prerolls[TB_CURVE_POINTS];

@@ -19,8 +19,9 @@
  * shrinks and "no underrun" is monotone in the pre-roll; at the whole
  * speech S_m every chunk's audio is complete before the start, so there
  * is no gap.  A bisection over the whole milliseconds 0..ceil(1000 S_m)
- * then finds the smallest, each step one schedule without the searches
- * (tb_playout_finish_schedule).
+ * (bracketed up from the silence at 0) then finds the smallest, each step
+ * a replay of the draw's stored schedule without the searches
+ * (tb_playout_gapless_preroll).
  *
  * Across the draws: statistics blocks (stats.h) of the underruns, silence,
  * first audio and gap-free pre-roll over all M draws, and of the minimum TPS over the draws

@@ -314,6 +314,20 @@ int tb_playout_finish(struct tb_playout *p);
 int tb_playout_finish_schedule(struct tb_playout *p);
 
 /*
+ * tb_playout_gapless_preroll - the smallest whole millisecond of pre-roll
+ * at which the chunks added so far play with no underrun, by bisection
+ * over (0, ceil(1000 S_m)] ms (gap-free at S_m: every chunk is
+ * synthesized before the start).  Each probe replays the TTS stage's
+ * schedule over the stored chunks at that pre-roll (the options' is
+ * ignored), without the minimum-TPS search and without calling a hook:
+ * the same answer as adding the chunks afresh at each probed pre-roll.
+ * Only with a TTS stage, after tb_playout_finish or
+ * tb_playout_finish_schedule of at least one chunk and without a forced
+ * start.  Returns 0 and *out, or TB_EINVAL.
+ */
+int tb_playout_gapless_preroll(struct tb_playout *p, double *out);
+
+/*
  * tb_playout_force_start - starts playback now, at time t (>= the last
  * chunk's completion), as if the last chunk added had closed at t: a
  * bounded buffer that can hold no more must start playing.  The minimum

@@ -72,10 +72,14 @@
  *                       frames' synthesis times do not depend on
  *                       playback, s_1 does not decrease with P, so no
  *                       e_j moves earlier and no gap grows
- *                       (ttsbuf-model(7)).  Cost: each probe runs the
- *                       engine's minimum-TPS search too (about 200
- *                       passes), so O(200 m log(1000 S_m)) per stream
- *                       and series.
+ *                       (ttsbuf-model(7)).  Monotone, the answer is
+ *                       found from any bracket: it grows from the
+ *                       silence at P = 0 by doubling
+ *                       (tb_playout_gapless_preroll).  Cost: one
+ *                       playout without the minimum-TPS search, then
+ *                       one replay of the stored schedule per probe,
+ *                       O(m log(1000 P*)) per stream and series (more
+ *                       while many chunks wait for a long pre-roll).
  *
  * Ownership: the sweep borrows the streams (they must outlive it) and
  * copies names and axes.  Threads: tb_sweep_run uses its own threads; the

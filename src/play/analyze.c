@@ -99,8 +99,10 @@ int tb_analyze_segment(const struct tb_stream *s, struct tb_seg *seg, struct tb_
     return x.rc;
 }
 
-int tb_analyze_playout(const struct tb_chunks *c, struct tb_playout *p,
-                       const struct tb_playout_opts *o, struct tb_playout_result *out)
+/* The chunks through p reset with o, then the end of the stream: with the
+ * searches (finish) or the schedule alone. */
+static int run_chunks(const struct tb_chunks *c, struct tb_playout *p,
+                      const struct tb_playout_opts *o, int searches, struct tb_playout_result *out)
 {
     int rc = tb_playout_reset(p, o);
     if (rc != 0)
@@ -110,7 +112,19 @@ int tb_analyze_playout(const struct tb_chunks *c, struct tb_playout *p,
                  ? tb_playout_add(p, c->v[i].c, c->v[i].tok, c->v[i].cps)
                  : tb_playout_add_timed(p, c->v[i].c, c->v[i].tok, c->v[i].cps, c->v[i].dur);
     if (rc == 0)
-        rc = tb_playout_finish(p);
+        rc = searches ? tb_playout_finish(p) : tb_playout_finish_schedule(p);
     tb_playout_result(p, out);
     return rc;
+}
+
+int tb_analyze_playout(const struct tb_chunks *c, struct tb_playout *p,
+                       const struct tb_playout_opts *o, struct tb_playout_result *out)
+{
+    return run_chunks(c, p, o, 1, out);
+}
+
+int tb_analyze_schedule(const struct tb_chunks *c, struct tb_playout *p,
+                        const struct tb_playout_opts *o, struct tb_playout_result *out)
+{
+    return run_chunks(c, p, o, 0, out);
 }

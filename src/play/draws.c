@@ -10,56 +10,15 @@
 
 #include "ttsbuf/error.h"
 
-/* Whether c plays with no underrun at pre-roll ms milliseconds: one
- * schedule, without the minimum-TPS search. */
-static int gapless_at(const struct tb_chunks *c, struct tb_playout *p,
-                      const struct tb_playout_opts *o, uint64_t ms, int *yes)
-{
-    struct tb_playout_opts po = *o;
-    struct tb_playout_result r;
-    int rc;
-    po.preroll = (double)ms / 1000.0;
-    rc = tb_playout_reset(p, &po);
-    for (size_t i = 0; i < c->n && rc == 0; i++)
-        rc = isnan(c->v[i].dur)
-                 ? tb_playout_add(p, c->v[i].c, c->v[i].tok, c->v[i].cps)
-                 : tb_playout_add_timed(p, c->v[i].c, c->v[i].tok, c->v[i].cps, c->v[i].dur);
-    if (rc == 0)
-        rc = tb_playout_finish_schedule(p);
-    tb_playout_result(p, &r);
-    *yes = r.underruns == 0;
-    return rc;
-}
-
 int tb_draws_gapless_preroll(const struct tb_chunks *c, struct tb_playout *p,
                              const struct tb_playout_opts *o, double *out)
 {
     struct tb_playout_result r;
-    uint64_t lo = 0, hi;
-    int rc, yes;
+    int rc;
     if (c->n == 0)
         return TB_EINVAL;
-    /* S_m, as the engine sums it, bounds the search: gap-free there. */
-    rc = gapless_at(c, p, o, 0, &yes);
-    if (rc != 0 || yes) {
-        *out = 0.0;
-        return rc;
-    }
-    tb_playout_result(p, &r);
-    hi = (uint64_t)ceil(r.speech * 1000.0);
-    /* Smallest ms in (lo, hi] that is gap-free; hi is (draws.h). */
-    while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        rc = gapless_at(c, p, o, mid, &yes);
-        if (rc != 0)
-            return rc;
-        if (yes)
-            hi = mid;
-        else
-            lo = mid;
-    }
-    *out = (double)hi / 1000.0;
-    return 0;
+    rc = tb_analyze_schedule(c, p, o, &r);
+    return rc != 0 ? rc : tb_playout_gapless_preroll(p, out);
 }
 
 /* The per-draw numbers: one array each. */
@@ -91,8 +50,8 @@ int tb_draws_run(const struct tb_chunks *c, const struct tb_playout_opts *o,
         uint64_t seed = tb_ttslat_draw_seed(d->seed, i);
         tb_ttslat_seeded_init(&view, lat, seed);
         rc = tb_analyze_playout(c, p, &po, &r);
-        if (rc == 0)
-            rc = tb_draws_gapless_preroll(c, p, &po, &v[V_PRE][i]);
+        if (rc == 0) /* the same chunks, replayed at each pre-roll tried */
+            rc = tb_playout_gapless_preroll(p, &v[V_PRE][i]);
         if (rc != 0)
             break;
         v[V_UNDER][i] = (double)r.underruns;

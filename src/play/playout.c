@@ -428,6 +428,52 @@ int tb_playout_finish_schedule(struct tb_playout *p)
     return tb_playout_finish(p);
 }
 
+/* Whether the stage's chunks play gap-free at ms milliseconds of pre-roll. */
+static int gapless_ms(struct tb_tts_stage *ts, uint64_t ms)
+{
+    return tb_tts_stage_gapless_at(ts, (double)ms / 1000.0, NULL) == 1;
+}
+
+int tb_playout_gapless_preroll(struct tb_playout *p, double *out)
+{
+    struct tb_playout_result r;
+    uint64_t lo = 0, hi, top;
+    double gap = 0.0;
+    int yes;
+    if (!p->tts)
+        return TB_EINVAL;
+    tb_tts_stage_result(p->ts, &r);
+    yes = tb_tts_stage_gapless_at(p->ts, 0.0, &gap);
+    if (yes < 0 || r.chunks == 0)
+        return TB_EINVAL;
+    if (yes) {
+        *out = 0.0;
+        return 0;
+    }
+    /* From top = ceil(1000 S_m) ms every chunk is synthesized before the
+     * start: gap-free.  Gap-free is monotone in the pre-roll (sweep.h), so
+     * the answer, the smallest gap-free ms, is found from any bracket:
+     * lo with a gap, hi without.  A probe costs more the more chunks wait
+     * for the start, so the bracket grows from the silence at 0 (usually
+     * near the answer) by doubling, rather than halving down from top. */
+    top = (uint64_t)ceil(r.speech * 1000.0);
+    hi = (uint64_t)ceil(gap * 1000.0);
+    hi = hi < 1 ? 1 : hi > top ? top : hi;
+    while (hi < top && !gapless_ms(p->ts, hi)) {
+        lo = hi;
+        hi = hi > top / 2 ? top : 2 * hi;
+    }
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (gapless_ms(p->ts, mid))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    *out = (double)hi / 1000.0;
+    return 0;
+}
+
 int tb_playout_started(const struct tb_playout *p, double *s1)
 {
     if (p->tts)

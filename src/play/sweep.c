@@ -383,13 +383,14 @@ uint64_t tb_sweep_events_per_point(const struct tb_sweep *sw)
 
 /* ------------------------------------------------------------ the model */
 
-/* One playout pass over a chunk list, re-timed to tps when tps > 0. */
+/* One playout pass over a chunk list, re-timed to tps when tps > 0; with
+ * searches 0 the schedule alone (the TTS stage's minimum TPS stays NAN). */
 static int play(const struct tb_chunks *c, double a0, uint64_t t0, double tps, struct tb_playout *p,
-                const struct tb_playout_opts *o, struct tb_playout_result *r)
+                const struct tb_playout_opts *o, int searches, struct tb_playout_result *r)
 {
     int rc;
     if (tps <= 0.0)
-        return tb_analyze_playout(c, p, o, r);
+        return searches ? tb_analyze_playout(c, p, o, r) : tb_analyze_schedule(c, p, o, r);
     rc = tb_playout_reset(p, o);
     if (rc != 0)
         return rc;
@@ -399,7 +400,7 @@ static int play(const struct tb_chunks *c, double a0, uint64_t t0, double tps, s
     for (size_t j = 0; j < c->n && rc == 0; j++)
         rc = tb_playout_add(p, a0 + (double)(c->v[j].tok - t0) / tps, c->v[j].tok, c->v[j].cps);
     if (rc == 0)
-        rc = tb_playout_finish(p);
+        rc = searches ? tb_playout_finish(p) : tb_playout_finish_schedule(p);
     tb_playout_result(p, r);
     return rc;
 }
@@ -417,40 +418,6 @@ static double preroll_for_q(const struct tb_chunks *c, size_t q, double wpm)
     return floor(tb_voice_seconds(cps, wpm) * 1000.0 + 1.0) / 1000.0;
 }
 
-/* With a TTS stage: the smallest whole millisecond of pre-roll that plays
- * c gap-free, by bisection (sweep.h says why it is monotone). */
-static int stage_preroll(const struct tb_chunks *c, double a0, uint64_t t0, double tps,
-                         struct tb_playout *p, struct tb_playout_opts *po, double *out)
-{
-    struct tb_playout_result r;
-    uint64_t lo = 0, hi;
-    int rc;
-    po->preroll = 0.0;
-    rc = play(c, a0, t0, tps, p, po, &r);
-    if (rc != 0)
-        return rc;
-    if (r.underruns == 0) {
-        *out = 0.0;
-        return 0;
-    }
-    /* From ceil(1000 S_m) ms every chunk is synthesized before the start:
-     * gap-free.  lo is known to have a gap, hi to have none. */
-    hi = (uint64_t)ceil(r.speech * 1000.0);
-    while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        po->preroll = (double)mid / 1000.0;
-        rc = play(c, a0, t0, tps, p, po, &r);
-        if (rc != 0)
-            return rc;
-        if (r.underruns == 0)
-            hi = mid;
-        else
-            lo = mid;
-    }
-    *out = (double)hi / 1000.0;
-    return 0;
-}
-
 int tb_sweep_trace_preroll(const struct tb_chunks *c, double a0, uint64_t t0, double tps,
                            struct tb_playout *p, const struct tb_playout_opts *o, double *out)
 {
@@ -460,15 +427,19 @@ int tb_sweep_trace_preroll(const struct tb_chunks *c, double a0, uint64_t t0, do
     if (c->n == 0)
         return TB_EEMPTY;
     po.rebuffer = 0;
-    if (tb_playout_has_stage(&po))
-        return stage_preroll(c, a0, t0, tps, p, &po, out);
+    if (tb_playout_has_stage(&po)) {
+        /* With a TTS stage: the chunks played once (the schedule alone),
+         * then the engine's bisection replays them at each pre-roll. */
+        int rc = play(c, a0, t0, tps, p, &po, 0, &r);
+        return rc != 0 ? rc : tb_playout_gapless_preroll(p, out);
+    }
     /* Smallest q in [lo, hi] that is gap-free: starting later never adds a
      * gap (every e_j moves later or stays), so gap-free is monotone in q. */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         int rc;
         po.preroll = preroll_for_q(c, mid, po.wpm);
-        rc = play(c, a0, t0, tps, p, &po, &r);
+        rc = play(c, a0, t0, tps, p, &po, 0, &r);
         if (rc != 0)
             return rc;
         if (r.underruns == 0)
@@ -553,7 +524,7 @@ static int unit_point(struct worker *w, size_t u)
     for (size_t i = 0; i < n; i++) {
         struct tb_playout_result r;
         const struct input *x = &sw->in[i];
-        int rc = play(chunks_of(sw, seg, i), x->a0, x->t0, tps, w->play, &o, &r);
+        int rc = play(chunks_of(sw, seg, i), x->a0, x->t0, tps, w->play, &o, 1, &r);
         if (rc != 0)
             return rc;
         w->one[i].gap_total = r.gap_total;

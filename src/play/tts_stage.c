@@ -46,6 +46,15 @@ struct bp {
     double slope;
 };
 
+/* audio_reaches' walk over the sorted breakpoints, kept between calls:
+ * the state after the groups before bp[i] (A(t) = a at t), valid while
+ * they and theta and the rule for the slope (same) stay as they were. */
+struct scan {
+    size_t i;
+    double a, t, slope, theta;
+    int ramps, same, valid;
+};
+
 struct tb_tts_stage;
 
 struct run {
@@ -69,13 +78,16 @@ struct tb_tts_stage {
     void *ud;
     struct chunk *v;
     size_t n, cap;
-    struct bp *bp;
-    size_t bpcap;
+    struct bp *bp; /* chunks 0..bp_k-1's breakpoints, sorted by time */
+    size_t bpcap, nbp, bp_k;
+    double bp_rtf;       /* the first R_j among them; 0: none yet */
+    int bp_same;         /* every R_j among them is bp_rtf */
+    struct scan sc;      /* audio_reaches' walk so far over them */
     double speech;       /* S_m */
     double theta_search; /* the pre-roll the searches use */
     int silent;          /* a chunk has no audio (D_j = 0) */
     struct run run;      /* the trace's own schedule */
-    int finished;
+    int finished, forced;
     double min_tps, speedup;
     int none, method;
 };
@@ -111,9 +123,21 @@ void tb_tts_stage_destroy(struct tb_tts_stage *s)
     free(s);
 }
 
+/* The breakpoints are built afresh: a new run, or a chunk's times moved. */
+static void bp_clear(struct tb_tts_stage *st)
+{
+    st->nbp = st->bp_k = 0;
+    st->bp_rtf = 0.0;
+    st->bp_same = 1;
+    st->sc.valid = 0;
+}
+
+/* Runs are made one after another, never interleaved: a new run owns the
+ * breakpoints. */
 static void run_init(struct run *r, struct tb_tts_stage *st, double theta, tb_play_fn fn, void *ud)
 {
     *r = (struct run){.st = st, .tau = -1.0, .theta = theta, .fn = fn, .ud = ud};
+    bp_clear(st);
 }
 
 void tb_tts_stage_reset(struct tb_tts_stage *s, const struct tb_playout_opts *o)
@@ -123,7 +147,7 @@ void tb_tts_stage_reset(struct tb_tts_stage *s, const struct tb_playout_opts *o)
     s->speech = 0.0;
     s->theta_search = o->preroll;
     s->silent = 0;
-    s->finished = 0;
+    s->finished = s->forced = 0;
     s->min_tps = s->speedup = NAN;
     s->none = 0;
     s->method = TB_MIN_TPS_BISECT;
@@ -204,46 +228,77 @@ static double playable(const struct tb_tts_stage *st, const struct chunk *x)
     return x->f;
 }
 
-static int bp_cmp(const void *a, const void *b)
+/* Inserts x after every breakpoint at or before its time: the order a
+ * stable sort of all of them in chunk order gives (equal times summed in
+ * that order). */
+static void bp_insert(struct tb_tts_stage *st, struct bp x)
 {
-    double x = ((const struct bp *)a)->t, y = ((const struct bp *)b)->t;
-    return (x > y) - (x < y);
+    size_t i = st->nbp;
+    while (i > 0 && st->bp[i - 1].t > x.t)
+        i--;
+    /* Before the walk's end, or into its last group: walked afresh. */
+    if (i < st->sc.i || (i == st->sc.i && i > 0 && st->bp[i - 1].t == x.t))
+        st->sc.valid = 0;
+    memmove(&st->bp[i + 1], &st->bp[i], (st->nbp - i) * sizeof(*st->bp));
+    st->bp[i] = x;
+    st->nbp++;
 }
 
-/*
- * The first t with A(t) >= theta (> 0) over chunks 0..k-1, whose audio
- * totals at least theta.  A is piecewise linear: a step of D_j at f_j when
+/* The sorted breakpoints of chunks 0..k-1: a step of D_j at f_j when
  * R_j = 0 or the output is whole, else a ramp of slope 1/R_j from f_j to
- * d_j.  When every ramp has the same R (always, without an RTF hook) the
- * ramps are counted, not their slopes summed, so the slope carries no
- * rounding; with several R_j the slopes are summed (reset to 0 exactly
- * when no ramp runs), which costs an ulp or so per breakpoint.  Should
- * rounding leave the sum a hair short, the answer is the last breakpoint
- * (all audio produced).
- */
-static double audio_reaches(struct tb_tts_stage *st, size_t k, double theta)
+ * d_j.  Chunks join as the run reaches them (their times are final once
+ * computed), so a run waiting for its pre-roll inserts, never sorts. */
+static void bp_update(struct tb_tts_stage *st, size_t k)
 {
-    struct bp *bp = st->bp;
-    double rtf = 0.0, a = 0.0, t = -INFINITY, slope = 0.0;
-    size_t n = 0;
-    int ramps = 0, same = 1;
-    for (size_t j = 0; j < k; j++) {
-        const struct chunk *x = &st->v[j];
+    if (st->bp_k > k)
+        bp_clear(st);
+    for (; st->bp_k < k; st->bp_k++) {
+        const struct chunk *x = &st->v[st->bp_k];
         double xr = arrival_rtf(st, x);
         if (x->d <= 0.0)
             continue;
         if (xr == 0.0) {
-            bp[n++] = (struct bp){x->f, x->d, 0.0};
+            bp_insert(st, (struct bp){x->f, x->d, 0.0});
             continue;
         }
-        if (rtf == 0.0)
-            rtf = xr;
-        same = same && xr == rtf;
-        bp[n++] = (struct bp){x->f, 0.0, 1.0 / xr};
-        bp[n++] = (struct bp){x->g, 0.0, -1.0 / xr};
+        if (st->bp_rtf == 0.0)
+            st->bp_rtf = xr;
+        st->bp_same = st->bp_same && xr == st->bp_rtf;
+        bp_insert(st, (struct bp){x->f, 0.0, 1.0 / xr});
+        bp_insert(st, (struct bp){x->g, 0.0, -1.0 / xr});
     }
-    qsort(bp, n, sizeof(*bp), bp_cmp);
-    for (size_t i = 0; i < n;) {
+}
+
+/*
+ * The first t with A(t) >= theta (> 0) over chunks 0..k-1, whose audio
+ * totals at least theta.  A is piecewise linear (bp_update).  When every
+ * ramp has the same R (always, without an RTF hook) the ramps are
+ * counted, not their slopes summed, so the slope carries no rounding;
+ * with several R_j the slopes are summed (reset to 0 exactly when no ramp
+ * runs), which costs an ulp or so per breakpoint.  Should rounding leave
+ * the sum a hair short, the answer is the last breakpoint (all audio
+ * produced).
+ */
+static double audio_reaches(struct tb_tts_stage *st, size_t k, double theta)
+{
+    const struct bp *bp = st->bp;
+    struct scan *sc = &st->sc;
+    double rtf, a, t, slope;
+    size_t n, i;
+    int ramps, same;
+    bp_update(st, k);
+    rtf = st->bp_rtf;
+    same = st->bp_same;
+    n = st->nbp;
+    if (!sc->valid || sc->theta != theta || sc->same != same)
+        *sc = (struct scan){0, 0.0, -INFINITY, 0.0, theta, 0, same, 1};
+    /* The groups walked before gave the same sums in the same order. */
+    i = sc->i;
+    a = sc->a;
+    t = sc->t;
+    slope = sc->slope;
+    ramps = sc->ramps;
+    while (i < n) {
         double ti = bp[i].t;
         if (ramps > 0) {
             double at = same ? a + (ti - t) * ramps / rtf : a + (ti - t) * slope;
@@ -261,6 +316,7 @@ static double audio_reaches(struct tb_tts_stage *st, size_t k, double theta)
             slope = 0.0;
         if (a >= theta)
             return t;
+        *sc = (struct scan){i, a, t, slope, theta, ramps, same, 1};
     }
     return t;
 }
@@ -384,6 +440,30 @@ static void run_finish(struct run *r)
     start(r, r->cand);
 }
 
+/* The stored chunks run again from the start with pre-roll theta, at the
+ * trace's times (tau < 0) or re-timed: the schedule the online run would
+ * have made of them (run_add reads only chunks 0..j, as they were then). */
+static void replay(struct run *r, struct tb_tts_stage *st, double theta, double tau, int by_time)
+{
+    run_init(r, st, theta, NULL, NULL);
+    r->tau = tau;
+    r->by_time = by_time;
+    for (size_t j = 0; j < st->n; j++)
+        run_add(r);
+    run_finish(r);
+}
+
+int tb_tts_stage_gapless_at(struct tb_tts_stage *s, double preroll, double *gap_total)
+{
+    struct run r;
+    if (!s->finished || s->forced)
+        return TB_EINVAL; /* a replay knows no forced start */
+    replay(&r, s, preroll, -1.0, 0);
+    if (gap_total != NULL)
+        *gap_total = r.gap_total;
+    return r.underruns == 0;
+}
+
 /* ---------------------------------------------------------- the search */
 
 /* Whether the chunks re-timed to rate lambda (INFINITY: all close with
@@ -391,12 +471,7 @@ static void run_finish(struct run *r)
 static int gap_free(struct tb_tts_stage *st, double lambda, int by_time)
 {
     struct run r;
-    run_init(&r, st, st->theta_search, NULL, NULL);
-    r.tau = isinf(lambda) ? 0.0 : 1.0 / lambda;
-    r.by_time = by_time;
-    for (size_t j = 0; j < st->n; j++)
-        run_add(&r);
-    run_finish(&r);
+    replay(&r, st, st->theta_search, isinf(lambda) ? 0.0 : 1.0 / lambda, by_time);
     return r.worst <= TB_SEARCH_EPS;
 }
 
@@ -529,7 +604,9 @@ int tb_tts_stage_force_start(struct tb_tts_stage *s, double t)
     if (r->started || s->n == 0)
         return TB_EINVAL;
     s->v[s->n - 1].c = t;
+    s->forced = 1;
     stage_times(r, s->n - 1);
+    bp_clear(s); /* its f_j may have moved */
     if (r->theta > r->sum)
         r->theta = r->sum;
     s->theta_search = r->theta;

@@ -46,6 +46,15 @@ int tb_tts_stage_finish(struct tb_tts_stage *s);
  * minimum TPS and speed-up stay NAN).  0. */
 int tb_tts_stage_finish_schedule(struct tb_tts_stage *s);
 
+/* Whether the chunks added play with no underrun at pre-roll preroll in
+ * place of the options': the schedule (not the searches) of the same
+ * chunks added afresh to a stage reset with that pre-roll, replayed from
+ * the stored chunks (no hook is called, and nothing allocated).  After
+ * finish or finish_schedule, and not after a forced start.  Returns 1
+ * (gap-free), 0 (an underrun) or TB_EINVAL (not finished), and the
+ * replay's total counted silence in *gap_total unless it is NULL. */
+int tb_tts_stage_gapless_at(struct tb_tts_stage *s, double preroll, double *gap_total);
+
 /* A forced start at t (see tb_playout_force_start): 0 or TB_EINVAL. */
 int tb_tts_stage_force_start(struct tb_tts_stage *s, double t);
 

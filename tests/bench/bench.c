@@ -8,7 +8,8 @@
  *               streaming context (N = 1), R = 0.1 and a lognormal
  *               first-byte latency (the stage's search included)
  *   draws       --tts-draws 1000 on a 10,000-event stream: wall time of the
- *               draws (tb_draws_run, the command's own call)
+ *               draws (tb_draws_run, the command's own call; goal < 1 s,
+ *               also where most draws gap)
  *   sim         the full simulator: events through the ring, virtual clock
  *   timed       `ttsbuf sim` of 10,000 tokens under the time-based
  *               policies (cartesia, idle) against sentence: their
@@ -18,6 +19,9 @@
  *               simulated, against cJSON alone parsing the same lines
  *   sweep       event-simulations per second across a sweep (bench_sweep.c)
  *   sweepmem    peak memory per stream of `ttsbuf sweep` (bench_sweep.c)
+ *   sweeptts    `ttsbuf sweep --target-gapless` of the man page's 200
+ *               streams with a TTS stage against without (goal <= 5x;
+ *               bench_sweeptts.c)
  *   serve       N concurrent streams against the mock provider
  *               (bench_serve.c)
  *   live        CPU per event of ttsbuf's live client path (bench_live.c)
@@ -229,10 +233,10 @@ static void bench_draws(uint32_t n, size_t m)
             }
             printf(
                 "  %2.0f tokens/s, %-21s %6.3f s  %5.2f ms a draw  (%zu chunks; gap-free %4.1f%%, "
-                "pre-roll for 95%% %.3f s)\n",
+                "pre-roll for 95%% %.3f s; goal < 1 s: %s)\n",
                 rates[t], k == 0 ? "N 1, R 0.1, lognormal" : "lognormal alone", best,
                 1e3 * best / (double)m, ch.n, 100.0 * (double)r.gapless / (double)m,
-                r.preroll_for_target);
+                r.preroll_for_target, best < 1.0 ? "met" : "NOT met");
         }
         tb_analyze_chunks_free(&ch);
         tb_stream_free(&s);
@@ -318,7 +322,7 @@ static void bench_trace(const struct tb_stream *s)
 }
 
 /* TB_BENCH_ONLY=name,name runs only those sections (core, tts, draws, sim, timed,
- * trace, sweep, sweepmem, serve, fair, live, reader, speech, client, calls, base);
+ * trace, sweep, sweepmem, sweeptts, serve, fair, live, reader, speech, client, calls, base);
  * unset: all of them. */
 static int want(const char *name)
 {
@@ -375,6 +379,10 @@ int main(int argc, char **argv)
     if (want("sweepmem")) {
         printf("\n");
         bench_sweep_memory();
+    }
+    if (want("sweeptts")) {
+        printf("\n");
+        bench_sweep_tts();
     }
     if (want("serve")) {
         printf("\n");

@@ -109,6 +109,15 @@ void bench_reader(void); /* the stream reader per delta, with and without secret
 void bench_base(void);   /* this build against TB_BENCH_BASE's, alternately */
 void bench_timed(void);  /* sim under cartesia and idle against sentence */
 
+/* argv (argv[0] a path, e.g. "./ttsbuf"), stdout to /dev/null: the best
+ * wall time of reps runs, s; negative when it cannot run or fails
+ * (bench_timed.c). */
+double bench_command_seconds(char *const argv[], int reps);
+
+/* `ttsbuf sweep --target-gapless` with a TTS stage against the same
+ * sweep without it (bench_sweeptts.c). */
+void bench_sweep_tts(void);
+
 /* tb_sim_run of s with options o on a virtual clock: the best wall time
  * of reps runs, s; the last run's result in *r (bench_timed.c). */
 struct tb_sim_opts;

@@ -18,14 +18,10 @@
 
 #define REPS 5
 
-/* `./ttsbuf sim ... --chunk p`, stdout to /dev/null: wall seconds, best
- * of REPS; a negative figure when the command cannot run. */
-static double command_seconds(const char *p)
+double bench_command_seconds(char *const argv[], int reps)
 {
     double best = 1e30;
-    for (int i = 0; i < REPS; i++) {
-        char *argv[] = {"./ttsbuf", "sim",     "--synth", "tps=50,tokens=10000,seed=1",
-                        "--chunk",  (char *)p, NULL};
+    for (int i = 0; i < reps; i++) {
         double t0, dt;
         int st;
         pid_t pid;
@@ -47,6 +43,14 @@ static double command_seconds(const char *p)
             best = dt;
     }
     return best;
+}
+
+/* `./ttsbuf sim ... --chunk p`: wall seconds, best of REPS. */
+static double command_seconds(const char *p)
+{
+    char *argv[] = {"./ttsbuf", "sim",     "--synth", "tps=50,tokens=10000,seed=1",
+                    "--chunk",  (char *)p, NULL};
+    return bench_command_seconds(argv, REPS);
 }
 
 double bench_sim_seconds(const struct tb_stream *s, const struct tb_sim_opts *o, int reps,
