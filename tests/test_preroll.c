@@ -6,6 +6,8 @@
  * pre-roll and finished with the minimum-TPS search, bisected over
  * (0, ceil(1000 S_m)] ms.  Random streams with and without a TTS stage,
  * the audio streamed and whole, as recorded and re-timed: the same doubles.
+ * And a sweep point's playout, which searches the minimum TPS alone
+ * (no_speedup), against the one that searches the speed-up too.
  */
 #include <math.h>
 #include <stdint.h>
@@ -238,12 +240,54 @@ static void probe_refuses(void **state)
     tb_playout_destroy(p);
 }
 
+/* A sweep point's playout (no_speedup): the same min_tps, to the bit,
+ * as the full search's, its method and "none" the same; the speed-up
+ * not searched (NaN, never 0). */
+static void min_tps_alone_is_the_full_search(void **state)
+{
+    struct tb_rng g = {7};
+    struct tb_ttslat *lat;
+    size_t searched = 0;
+    char err[256];
+    (void)state;
+    assert_int_equal(tb_ttslat_create("lognormal:p50=0.3,p90=0.5", 11, &lat, err, sizeof(err)), 0);
+    for (int n = 0; n < CASES; n++) {
+        struct tb_chunks c;
+        struct tb_playout_opts o;
+        struct tb_playout_result full, alone;
+        struct tb_playout *p;
+        int stage = n % 3 != 0;
+        random_chunks(&g, &c);
+        random_opts(&g, stage, n % 3 == 2, tb_rng_below(&g, 2) ? lat : NULL, &o);
+        assert_int_equal(tb_playout_create(&o, NULL, NULL, &p), 0);
+        assert_int_equal(tb_analyze_playout(&c, p, &o, &full), 0);
+        o.no_speedup = 1;
+        assert_int_equal(tb_playout_reset(p, &o), 0);
+        assert_int_equal(tb_analyze_playout(&c, p, &o, &alone), 0);
+        if (isnan(full.min_tps))
+            assert_true(isnan(alone.min_tps));
+        else
+            check_same(n, "min_tps", alone.min_tps, full.min_tps);
+        assert_int_equal(alone.min_tps_none, full.min_tps_none);
+        assert_int_equal(alone.min_tps_method, full.min_tps_method);
+        assert_true(isnan(alone.speedup));
+        assert_int_equal(alone.underruns, full.underruns);
+        check_same(n, "gap_total", alone.gap_total, full.gap_total);
+        searched += stage && full.min_tps > 0.0;
+        tb_playout_destroy(p);
+        tb_analyze_chunks_free(&c);
+    }
+    assert_true(searched > CASES / 4);
+    tb_ttslat_destroy(lat);
+}
+
 int tb_test_preroll(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sweep_preroll_is_the_full_search),
         cmocka_unit_test(draws_preroll_is_the_full_search),
         cmocka_unit_test(probe_refuses),
+        cmocka_unit_test(min_tps_alone_is_the_full_search),
     };
     return TB_RUN_GROUP("preroll", tests);
 }

@@ -165,6 +165,10 @@ struct tb_playout_opts {
      * policy re-cuts the stream at each rate, recut.h): min_tps and
      * speedup stay NAN and the TTS stage does not search (default 0). */
     int no_search;
+    /* The caller reads min_tps only (sweep): speedup stays NAN and the
+     * TTS stage runs the rate's search alone, not the speed-up's, which
+     * costs as much again (default 0). */
+    int no_speedup;
 };
 
 /* Defaults: wpm 150, no latency, no pre-roll, no rebuffering, no TTS

@@ -72,6 +72,7 @@ void tb_playout_opts_default(struct tb_playout_opts *o)
     o->tts_times_at = NULL;
     o->tts_times_ud = NULL;
     o->no_search = 0;
+    o->no_speedup = 0;
 }
 
 int tb_playout_has_stage(const struct tb_playout_opts *o)
@@ -499,6 +500,8 @@ void tb_playout_result(const struct tb_playout *p, struct tb_playout_result *out
     *out = p->r;
     if (p->o.no_search)
         out->min_tps = out->speedup = NAN;
+    if (p->o.no_speedup)
+        out->speedup = NAN;
     out->chunks = p->m;
     out->q = p->q;
     out->ttfa = p->started ? p->s1 : 0.0;

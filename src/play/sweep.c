@@ -494,6 +494,7 @@ static double point_opts(const struct tb_sweep *sw, const size_t idx[TB_AX__COUN
                          struct tb_playout_opts *o, size_t *seg)
 {
     tb_playout_opts_default(o);
+    o->no_speedup = 1; /* a point reports min_tps, not the speed-up */
     o->wpm = sw->axis[TB_AX_WPM][idx[TB_AX_WPM]];
     o->tts_latency = sw->axis[TB_AX_LAT][idx[TB_AX_LAT]];
     if (sw->lat != NULL) {

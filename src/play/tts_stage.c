@@ -551,15 +551,18 @@ static void search_all(struct tb_tts_stage *st)
     if (st->o.tts_concurrency == 0 && st->o.tts_rtf == 0.0 && st->o.tts_latency_at == NULL &&
         st->o.tts_rtf_at == NULL) {
         st->min_tps = closed_form(st, theta, 0);
-        st->speedup = closed_form(st, theta, 1);
+        st->speedup = st->o.no_speedup ? NAN : closed_form(st, theta, 1);
         st->method = TB_MIN_TPS_CLOSED;
         return;
     }
     monotone = theta <= own_audio(st);
     st->method = monotone ? TB_MIN_TPS_BISECT : TB_MIN_TPS_SCAN;
-    if (search(st, 0, monotone, &st->min_tps) || search(st, 1, monotone, &st->speedup)) {
+    if (search(st, 0, monotone, &st->min_tps) ||
+        (!st->o.no_speedup && search(st, 1, monotone, &st->speedup))) {
         st->min_tps = st->speedup = NAN;
         st->none = 1;
+    } else if (st->o.no_speedup) {
+        st->speedup = NAN;
     }
 }
 
