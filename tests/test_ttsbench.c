@@ -180,7 +180,7 @@ static void latency_and_replay_each_dialect(void **state)
             assert_true(voiced >= 6);
             /* The streams ran one at a time and each sent its chunks in
              * order: the server received them in the records' order. */
-            nl = tb_test_slog_read(slog, lines, 512);
+            nl = tb_test_slog_wait(slog, lines, 512, seen, "tts_", voiced);
             assert_int_equal(tts_requests(lines, seen, nl), voiced);
             ok = 1;
             for (size_t i = 0; i < voiced && ok; i++) {

@@ -194,7 +194,7 @@ static void serve_latency_within_5ms(void **state)
                 /* This run's requests: the log's lines after those of the
                  * runs before, in the order the server received them (the
                  * client's order of sending). */
-                nl = tb_test_slog_read(slog, lines, 256);
+                nl = tb_test_slog_wait(slog, lines, 256, seen, NULL, voiced);
                 assert_int_equal(nl - seen, voiced);
                 qsort(lines + seen, voiced, sizeof(lines[0]), by_received);
                 ok = 1;

@@ -223,6 +223,12 @@ struct tb_test_slog {
 /* The request lines of a serve log (after its header), in file order (the
  * order requests ended), into v (at most cap, asserted); returns how many. */
 size_t tb_test_slog_read(const char *path, struct tb_test_slog *v, size_t cap);
+/* The same, once the lines from index from on whose route starts with
+ * prefix (NULL: any) number at least want, or after 5 s (20 s
+ * sanitized): the server writes a request's line when it has closed it,
+ * which can come after the client has read the whole answer and exited. */
+size_t tb_test_slog_wait(const char *path, struct tb_test_slog *v, size_t cap, size_t from,
+                         const char *prefix, size_t want);
 
 /* How late the mock may write anything of a request on an idle machine:
  * its first byte within tol (5 ms, say), a later event or piece of audio

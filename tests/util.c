@@ -512,6 +512,19 @@ size_t tb_test_slog_read(const char *path, struct tb_test_slog *v, size_t cap)
     return n;
 }
 
+size_t tb_test_slog_wait(const char *path, struct tb_test_slog *v, size_t cap, size_t from,
+                         const char *prefix, size_t want)
+{
+    for (int tries = 0;; tries++) {
+        size_t n = tb_test_slog_read(path, v, cap), got = 0;
+        for (size_t i = from; i < n; i++)
+            got += prefix == NULL || strncmp(v[i].route, prefix, strlen(prefix)) == 0;
+        if (got >= want || tries >= 500 * TB_TEST_TIME_SCALE)
+            return n;
+        usleep(10000);
+    }
+}
+
 /* A timed write of the mock server judged as tests.h says (the order of
  * the checks is the order of the messages a reader wants first). */
 const char *tb_test_sched_check(double due, double client, double server,
