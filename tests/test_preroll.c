@@ -279,6 +279,22 @@ static void min_tps_alone_is_the_full_search(void **state)
     }
     assert_true(searched > CASES / 4);
     tb_ttslat_destroy(lat);
+    {
+        /* One chunk: no rate to need (0), and still no speed-up (NaN). */
+        struct tb_playout_opts o;
+        struct tb_playout_result r;
+        struct tb_playout *p;
+        tb_playout_opts_default(&o);
+        o.tts_concurrency = 1;
+        o.no_speedup = 1;
+        assert_int_equal(tb_playout_create(&o, NULL, NULL, &p), 0);
+        assert_int_equal(tb_playout_add(p, 0.5, 1, 20), 0);
+        assert_int_equal(tb_playout_finish(p), 0);
+        tb_playout_result(p, &r);
+        assert_true(r.min_tps == 0.0);
+        assert_true(isnan(r.speedup));
+        tb_playout_destroy(p);
+    }
 }
 
 int tb_test_preroll(void)

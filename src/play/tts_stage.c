@@ -551,7 +551,7 @@ static void search_all(struct tb_tts_stage *st)
     if (st->o.tts_concurrency == 0 && st->o.tts_rtf == 0.0 && st->o.tts_latency_at == NULL &&
         st->o.tts_rtf_at == NULL) {
         st->min_tps = closed_form(st, theta, 0);
-        st->speedup = st->o.no_speedup ? NAN : closed_form(st, theta, 1);
+        st->speedup = closed_form(st, theta, 1);
         st->method = TB_MIN_TPS_CLOSED;
         return;
     }
@@ -561,8 +561,6 @@ static void search_all(struct tb_tts_stage *st)
         (!st->o.no_speedup && search(st, 1, monotone, &st->speedup))) {
         st->min_tps = st->speedup = NAN;
         st->none = 1;
-    } else if (st->o.no_speedup) {
-        st->speedup = NAN;
     }
 }
 
@@ -633,6 +631,8 @@ int tb_tts_stage_finish(struct tb_tts_stage *s)
         search_all(s);
     else
         s->min_tps = s->speedup = 0.0;
+    if (s->o.no_speedup)
+        s->speedup = NAN; /* not searched (playout.h), whichever way min_tps came */
     s->finished = 1;
     return 0;
 }
