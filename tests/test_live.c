@@ -674,18 +674,9 @@ static void run_cli_sigint_keeps_partial(void **state)
          * up (its line on stderr): wait for that line, then 2 s (a slow
          * start, a sanitizer's on a loaded machine, is not the stall). */
         char e[128];
-        struct timespec ts = {0, 20000000};
+        struct timespec ts = {2, 0};
         snprintf(e, sizeof(e), "%s.err", path);
-        for (int i = 0; i < 1500; i++) {
-            char *t = tb_test_slurp_str(e);
-            int up = t != NULL && strstr(t, "built-in mock") != NULL;
-            free(t);
-            if (up)
-                break;
-            nanosleep(&ts, NULL);
-        }
-        ts.tv_sec = 2;
-        ts.tv_nsec = 0;
+        tb_test_wait_text(e, "built-in mock", 30.0);
         nanosleep(&ts, NULL);
     }
     kill(pid, SIGINT);

@@ -130,15 +130,8 @@ static void wait_line(const char *path, const char *id)
 {
     char needle[128];
     snprintf(needle, sizeof(needle), "\"request_id\":\"%s\"", id);
-    for (int i = 0; i < 300; i++) {
-        char *t = tb_test_slurp_str(path);
-        int found = strstr(t, needle) != NULL;
-        free(t);
-        if (found)
-            return;
-        nanosleep(&(struct timespec){0, 10L * 1000 * 1000}, NULL);
-    }
-    fail_msg("%s: no line for %s after 3 s", path, id);
+    if (!tb_test_wait_text(path, needle, 3.0))
+        fail_msg("%s: no line for %s after 3 s", path, id);
 }
 
 /* Stops the server, keeps its log for the schema group. */

@@ -166,6 +166,9 @@ char *tb_test_slurp(const char *path, size_t *len);
 char *tb_test_slurp_text(const char *path, size_t *len);
 /* A whole file as a NUL-terminated string; "" when it does not exist. */
 char *tb_test_slurp_str(const char *path);
+/* Waits until the file at path holds needle, reading it every 10 ms for
+ * at most seconds; 1 when it does, else 0. */
+int tb_test_wait_text(const char *path, const char *needle, double seconds);
 
 /* a and b are the same double bit for bit (-0 is not 0; a NaN is its
  * payload). */

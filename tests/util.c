@@ -512,6 +512,20 @@ size_t tb_test_slog_read(const char *path, struct tb_test_slog *v, size_t cap)
     return n;
 }
 
+int tb_test_wait_text(const char *path, const char *needle, double seconds)
+{
+    for (int i = 0;; i++) {
+        char *t = tb_test_slurp_str(path);
+        int found = t != NULL && strstr(t, needle) != NULL;
+        free(t);
+        if (found)
+            return 1;
+        if (i >= (int)(seconds * 100.0))
+            return 0;
+        usleep(10000);
+    }
+}
+
 size_t tb_test_slog_wait(const char *path, struct tb_test_slog *v, size_t cap, size_t from,
                          const char *prefix, size_t want)
 {
