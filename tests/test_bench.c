@@ -1558,7 +1558,7 @@ static void cli_nothing_measured(void **state)
     cJSON *j, *lv, *ttft;
     snprintf(args, sizeof(args),
              "bench --base-url http://127.0.0.1:%d/v1 --model m -c 2 --requests 4",
-             tb_test_free_port());
+             tb_test_refused_port());
     o = tb_test_run(args);
     assert_int_equal(o.code, 3);
     assert_null(strstr(o.so, "0.000"));

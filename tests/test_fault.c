@@ -1074,9 +1074,9 @@ static void frow_run(void **state)
                  "--api %s --base-url http://127.0.0.1:%d%s --model 'mock+%s' --idle-timeout 1",
                  W->api, shared_port(), W->path, r->fault);
         break;
-    case AT_REFUSED: /* free a moment ago, no listener */
+    case AT_REFUSED: /* bound, no listener */
         snprintf(args, sizeof(args), "--base-url http://127.0.0.1:%d/v1 --model m %s",
-                 tb_test_free_port(), more);
+                 tb_test_refused_port(), more);
         break;
     case AT_NAME:
         snprintf(args, sizeof(args), "--base-url http://no-such-host.invalid/v1 --model m %s",

@@ -391,7 +391,7 @@ static void run_cli_endpoint_resolution(void **state)
     struct tb_test_out o;
     char *trace;
     cJSON *j;
-    int port = tb_test_free_port();
+    int port = tb_test_refused_port();
     snprintf(env, sizeof(env),
              "-u ALL_PROXY -u all_proxy NO_PROXY= no_proxy= HTTPS_PROXY=http://127.0.0.1:%d "
              "https_proxy=http://127.0.0.1:%d OPENAI_API_KEY=sk-x",

@@ -721,7 +721,7 @@ static void outputs_failed_run_page(void **state)
     /* refused at connect: nothing arrived, and still a page */
     snprintf(page, sizeof(page), "%s/refused.html", dir);
     snprintf(args, sizeof(args), "run --base-url http://127.0.0.1:%d/v1 --model m -q --html %s",
-             tb_test_free_port(), page);
+             tb_test_refused_port(), page);
     o = tb_test_run(args);
     assert_int_equal(o.code, 3);
     if (access(page, R_OK) != 0)

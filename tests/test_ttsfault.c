@@ -353,7 +353,7 @@ static void mock_rows(void **state)
         if (mrows[i].serve != NULL)
             tb_test_serve_up(mrows[i].serve, &port);
         else
-            port = tb_test_free_port();
+            port = tb_test_refused_port();
         snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
         snprintf(name, sizeof(name), "%s: %s", dialects[d],
                  mrows[i].serve != NULL ? mrows[i].serve : "nothing listens");
@@ -415,7 +415,7 @@ static void dead_tts_report(void **state)
     char url[64];
     struct proc p;
     (void)state;
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1", tb_test_free_port());
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1", tb_test_refused_port());
     proc_dir(&p);
     {
         char cmd[1024];

@@ -74,7 +74,7 @@ static void quiet_is_errors_only(void **state)
         char args[128];
         struct tb_test_out o;
         snprintf(args, sizeof(args), "run --base-url http://127.0.0.1:%d/v1 --model m -q",
-                 tb_test_free_port());
+                 tb_test_refused_port());
         o = tb_test_run(args);
         assert_int_equal(o.code, 3);
         assert_string_equal(o.so, "");

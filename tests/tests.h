@@ -333,8 +333,19 @@ int tb_test_serve_down(void **state);
 void tb_test_tls_cert(const char *tag, char *dir, size_t dirlen);
 
 /* A loopback port that was free a moment ago (bound, read back, closed:
- * a small race), for a server the test starts or for a refused connect. */
+ * a small race), for a server the test starts that cannot be given port
+ * 0 and say which it took. */
 int tb_test_free_port(void);
+
+/* A loopback port where a connect is refused: bound and never listening,
+ * held until the group's process ends (no other group can take it). */
+int tb_test_refused_port(void);
+
+/* The port a server the test started wrote to path once it listened
+ * (a number and a newline, the whole file written at once; for a server
+ * given port 0), waited for up to 30 s; fails the case after, or when the
+ * file holds no port. */
+int tb_test_port_file(const char *path);
 
 /* Waits (up to 30 s; fails the case after) until something listens on
  * loopback port `port`: a bind there fails with EADDRINUSE.  Probing with

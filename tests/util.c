@@ -234,6 +234,21 @@ int tb_test_free_port(void)
     return port;
 }
 
+int tb_test_refused_port(void)
+{
+    struct sockaddr_in a;
+    socklen_t al = sizeof(a);
+    /* Kept bound (never listening) until the group's process ends: no
+     * other group can bind it meanwhile, so a connect there is refused
+     * every time.  Close-on-exec: the runs a case starts do not hold it. */
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    loopback(&a, 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+    return ntohs(a.sin_port);
+}
+
 void tb_test_wait_port(int port)
 {
     int ready = 0;
@@ -524,6 +539,20 @@ int tb_test_wait_text(const char *path, const char *needle, double seconds)
             return 0;
         usleep(10000);
     }
+}
+
+int tb_test_port_file(const char *path)
+{
+    int port = 0;
+    if (!tb_test_wait_text(path, "\n", 30.0))
+        fail_msg("no port in %s after 30 s: the server did not start", path);
+    {
+        char *t = tb_test_slurp_str(path);
+        if (t == NULL || sscanf(t, "%d", &port) != 1 || port <= 0 || port > 65535)
+            fail_msg("%s holds no port: '%s'", path, t != NULL ? t : "");
+        free(t);
+    }
+    return port;
 }
 
 size_t tb_test_slog_wait(const char *path, struct tb_test_slog *v, size_t cap, size_t from,

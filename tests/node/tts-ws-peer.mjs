@@ -6,6 +6,7 @@
 // faults the client must read.
 //
 //   node tts-ws-peer.mjs PORT DIALECT MODE LOGFILE
+//   PORT     0: any free port, written to LOGFILE.port once it listens
 //   DIALECT  elevenlabs | cartesia
 //   MODE     ok | refuse | binary | badjson | cut | error | close (ends the
 //            connection, 1000 "inactivity", 20 ms after the first chunk's audio)
@@ -164,5 +165,10 @@ function answer(ws, t, shape, after) {
   return p;
 }
 
-server.listen(Number(port), '127.0.0.1');
+// PORT 0: the system picks a free port, written to LOGFILE.port (whole,
+// by a rename) once the server listens, for the test to read.
+server.listen(Number(port), '127.0.0.1', () => {
+  fs.writeFileSync(logfile + '.port.tmp', server.address().port + '\n');
+  fs.renameSync(logfile + '.port.tmp', logfile + '.port');
+});
 process.on('SIGTERM', () => process.exit(0));
