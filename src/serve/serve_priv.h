@@ -4,8 +4,10 @@
  * serve.c's buffers under the memory budget.  The files, in the order a
  * request meets them, each with its header:
  *
- *   serve_loop.c     the loop: sockets, the timerfd, deadlines, statistics,
- *                    the public functions of serve.h
+ *   serve_server.c   the server: its address, its loops on threads, the
+ *                    statistics added up, the public functions of serve.h
+ *   serve_accept.c   accepting connections, each handed to a loop
+ *   serve_loop.c     one loop: its epoll set, the timerfd, deadlines
  *   serve_heap.h     the deadline heap
  *   serve_read.c     a connection's events, reading its request
  *   serve_route.c    routing a complete request
@@ -24,7 +26,8 @@
  * with the pure parts beside them: serve_http.c (request heads),
  * serve_plan.c (what to send and when), serve_json.c and serve_chunk.c
  * (the bodies), serve_ttsreq.c (the TTS dialects' requests and errors).
- * Everything here runs on the server's loop thread.
+ * A connection, and everything done with it, belongs to one loop and
+ * runs on that loop's thread; struct tb_serve says what the loops share.
  */
 #ifndef TTSBUF_SERVE_PRIV_H
 #define TTSBUF_SERVE_PRIV_H
