@@ -11,6 +11,12 @@
 
 #include "serve_priv.h"
 
+void tb_serve_conn_gone(struct tb_serve_loop *s)
+{
+    atomic_fetch_sub(&s->srv->nconns, 1);
+    atomic_fetch_sub(&s->nopen, 1);
+}
+
 int tb_serve_mem_take(struct tb_serve *srv, size_t n, int check)
 {
     size_t now = atomic_fetch_add_explicit(&srv->mem, n, memory_order_relaxed) + n;

@@ -17,7 +17,7 @@
  *
  * The counts: the acceptor adds a connection to the server's open count
  * and to its loop's when it accepts it, and the loop that owns it takes
- * it off when it closes (tb_serve_accept_forget), so a connection on its
+ * it off when it closes (tb_serve_conn_gone), so a connection on its
  * way to a loop is counted where it goes.
  */
 #define _GNU_SOURCE /* accept4 */
@@ -87,7 +87,7 @@ static void hand_off(struct tb_serve_loop *lp, int fd)
     if (!ok) {
         /* Out of memory: as conn_open does then, closed and counted. */
         close(fd);
-        tb_serve_accept_forget(lp);
+        tb_serve_conn_gone(lp);
         return;
     }
     if (wake && write(lp->inbox_fd, &one, sizeof(one)) < 0) {
@@ -175,13 +175,7 @@ void tb_serve_accept_drop(struct tb_serve_loop *s)
     size_t n = inbox_take(s, &fds);
     for (size_t i = 0; i < n; i++) {
         close(fds[i]); /* never read: not a request */
-        tb_serve_accept_forget(s);
+        tb_serve_conn_gone(s);
     }
     free(fds);
-}
-
-void tb_serve_accept_forget(struct tb_serve_loop *s)
-{
-    atomic_fetch_sub(&s->srv->nconns, 1);
-    atomic_fetch_sub(&s->nopen, 1);
 }

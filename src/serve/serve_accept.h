@@ -22,8 +22,4 @@ void tb_serve_accept_take(struct tb_serve_loop *s);
 /* Closes what is still in s's inbox (the server stops). */
 void tb_serve_accept_drop(struct tb_serve_loop *s);
 
-/* A connection handed to s has gone (closed, or never opened): the
- * counts the acceptor chooses by drop.  Any thread. */
-void tb_serve_accept_forget(struct tb_serve_loop *s);
-
 #endif

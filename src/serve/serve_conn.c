@@ -31,7 +31,6 @@
 #include "serve_conn.h"
 #include "serve_json.h"
 #include "serve_log.h"
-#include "serve_accept.h"
 #include "serve_priv.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
@@ -157,7 +156,7 @@ int tb_serve_conn_close(struct tb_serve_loop *s, struct tb_serve_conn *c, int dr
     if (c->on_close != NULL)
         c->on_close(s, c); /* a route's own state (the TTS's) */
     free(c);
-    tb_serve_accept_forget(s);
+    tb_serve_conn_gone(s);
     return -1;
 }
 

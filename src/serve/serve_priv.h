@@ -225,6 +225,10 @@ int tb_serve_mem_take(struct tb_serve *srv, size_t n, int check);
 void tb_serve_mem_give(struct tb_serve *srv, size_t n);
 size_t tb_serve_mem_held(struct tb_serve *srv);
 
+/* A connection handed to s has gone (closed, or never opened): the
+ * counts the acceptor chooses by (serve_accept.c) drop.  Any thread. */
+void tb_serve_conn_gone(struct tb_serve_loop *s);
+
 /* Buffers.  Every request and output buffer counts against the memory
  * budget by its capacity (tb_serve_buf_resize). */
 int tb_serve_buf_resize(struct tb_serve_loop *s, char **p, size_t *have, size_t cap);

@@ -16,7 +16,6 @@
 #include "serve_conn.h"
 #include "serve_http.h"
 #include "serve_log.h"
-#include "serve_accept.h"
 #include "serve_priv.h"
 #include "serve_read.h"
 #include "serve_reply.h"
@@ -127,7 +126,7 @@ struct tb_serve_conn *tb_serve_conn_open(struct tb_serve_loop *s, int fd)
 
     if (c == NULL) {
         close(fd);
-        tb_serve_accept_forget(s);
+        tb_serve_conn_gone(s);
         s->st.dropped++;
         return NULL;
     }
