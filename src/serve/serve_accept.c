@@ -49,17 +49,17 @@ static void listen_watch(struct tb_serve_loop *s, int on)
 static struct tb_serve_loop *least_loaded(struct tb_serve_loop *s)
 {
     struct tb_serve *srv = s->srv;
-    struct tb_serve_loop *best = NULL;
-    size_t most = SIZE_MAX;
+    struct tb_serve_loop *best = s; /* there is one loop at least: s */
+    size_t most = SIZE_MAX, n = srv->nloops > 0 ? srv->nloops : 1;
     for (size_t k = 0; k < srv->nloops; k++) {
-        struct tb_serve_loop *lp = &srv->loops[(s->next_loop + k) % srv->nloops];
-        size_t n = atomic_load_explicit(&lp->nopen, memory_order_relaxed);
-        if (n < most) {
-            most = n;
+        struct tb_serve_loop *lp = &srv->loops[(s->next_loop + k) % n];
+        size_t open = atomic_load_explicit(&lp->nopen, memory_order_relaxed);
+        if (open < most) {
+            most = open;
             best = lp;
         }
     }
-    s->next_loop = (best->index + 1) % srv->nloops;
+    s->next_loop = (best->index + 1) % n;
     return best;
 }
 

@@ -33,8 +33,8 @@
  * voice data (a directory, a subdirectory, a file: strace of the first
  * TTS request); each loop's epoll set, timerfd, inbox eventfd and speech
  * box eventfd. */
-#define FDS_FIXED 5u
-#define FDS_LOOP 4u
+#define FDS_FIXED ((size_t)5)
+#define FDS_LOOP ((size_t)4)
 
 /* The options every loop reads; 0 or TB_EINVAL with err set. */
 static int check_opts(const struct tb_serve_opts *o, char *err, size_t errlen)
@@ -158,7 +158,7 @@ size_t tb_serve_fds_needed(size_t max_conns, unsigned threads, size_t *refusals)
     size_t n = max_conns > 0 ? max_conns : TB_SERVE_CONNS_DEFAULT;
     if (refusals != NULL)
         *refusals = REFUSALS_MAX(n);
-    return n + FDS_FIXED + FDS_LOOP * (threads > 1 ? threads : 1);
+    return n + FDS_FIXED + FDS_LOOP * (size_t)(threads > 1 ? threads : 1);
 }
 
 unsigned tb_serve_threads_auto(void)
