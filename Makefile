@@ -256,7 +256,7 @@ asan:
 # TSan-built binary wrote in those groups.
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 tsan:
-	TB_TEST_ONLY=ring,serve,live,ttslive,sweep,audioenv,player,ttsplay,bench,threads,fault,reader,schema TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+	TB_TEST_ONLY=ring,serve,servethreads,live,ttslive,sweep,audioenv,player,ttsplay,bench,threads,fault,reader,schema TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 	$(MAKE) BUILD=build-tsan OPT="-O1 -g" EXTRA_CFLAGS="$(TSAN_FLAGS)" \
 	    EXTRA_LDFLAGS="$(TSAN_FLAGS)" check
 

@@ -76,15 +76,16 @@ int tb_test_sim(void);
 int tb_test_cli(void);
 int tb_test_sse(void);
 int tb_test_serve(void);
-int tb_test_serve_unit(void); /* the mock server's pure parts */
-int tb_test_convo(void);      /* the conversations reader */
-int tb_test_heard(void);      /* what a caller heard of an interrupted answer */
-int tb_test_calls(void);      /* bench --conversations: calls on the speech clock */
-int tb_test_threads(void);    /* bench on several loop threads */
-int tb_test_bargein(void);    /* bench --barge-in: the caller interrupts turns */
-int tb_test_callsout(void);   /* calls in every output: interrupted turns, progress */
-int tb_test_ttsserve(void);   /* the mock TTS of `ttsbuf serve`, through the binary */
-int tb_test_servelog(void);   /* serve --log: the request log, close detection */
+int tb_test_serve_unit(void);   /* the mock server's pure parts */
+int tb_test_convo(void);        /* the conversations reader */
+int tb_test_heard(void);        /* what a caller heard of an interrupted answer */
+int tb_test_calls(void);        /* bench --conversations: calls on the speech clock */
+int tb_test_threads(void);      /* bench on several loop threads */
+int tb_test_bargein(void);      /* bench --barge-in: the caller interrupts turns */
+int tb_test_callsout(void);     /* calls in every output: interrupted turns, progress */
+int tb_test_ttsserve(void);     /* the mock TTS of `ttsbuf serve`, through the binary */
+int tb_test_servelog(void);     /* serve --log: the request log, close detection */
+int tb_test_servethreads(void); /* serve --threads: the mock on several loops */
 int tb_test_oai(void);
 int tb_test_live(void);
 int tb_test_rebuffer(void);

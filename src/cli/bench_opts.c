@@ -341,12 +341,7 @@ static int option(void *ud, int c, const char *arg)
         a->barge_in = arg;
         return tb_cli_opt_double("--barge-in", arg, 0, 1, &a->barge_p);
     case O_BARGE_IN_AT: a->barge_in_at = arg; return 0;
-    case O_THREADS:
-        if (strcmp(arg, "auto") == 0) {
-            a->threads = 0;
-            return 0;
-        }
-        return tb_cli_opt_size("--threads", arg, 1, TB_BENCH_THREADS_MAX, &a->threads);
+    case O_THREADS: return tb_cli_opt_threads("--threads", arg, TB_BENCH_THREADS_MAX, &a->threads);
     default: {
         int rc = tb_cli_tts_live_option(&a->tl, c, arg);
         return rc != TB_CLI_NOT_MINE ? rc : tb_cli_groups_option(&a->c, &a->q, &a->au, c, arg);
