@@ -249,7 +249,7 @@ asan:
 	    EXTRA_LDFLAGS="$(SAN_FLAGS)" check
 
 # ThreadSanitizer over every multi-threaded test group: the ring's two-thread
-# stress, the server, live runs, sweeps, the fault matrix and the stream
+# stress, the server (one loop and several), live runs, sweeps, the fault matrix and the stream
 # reader's cases (their scripted peers), bench on several loop threads;
 # audioenv: PortAudio callback
 # threads and the PulseAudio FIFO reader.  schema, last, validates what the
