@@ -123,7 +123,7 @@ static void same(const cJSON *sim, const cJSON *rec, const char *key)
 /* The trace named by a record, in dir. */
 static void trace_of(const char *dir, const cJSON *rec, char *path, size_t len)
 {
-    snprintf(path, len, "%s/%s", dir, str(rec, "trace"));
+    tb_test_rec_trace(dir, rec, path, len);
 }
 
 /* (a) Each dialect, three streams (one at a time: the mock synthesizes one

@@ -342,6 +342,12 @@ int tb_test_free_port(void);
  * held until the group's process ends (no other group can take it). */
 int tb_test_refused_port(void);
 
+/* The trace of a bench record (rec: one line of DIR/records.jsonl): its
+ * request's trace, cut verbatim out of the file of several its "trace"
+ * names, written to DIR/STEM-request-ID.jsonl, whose path goes to path;
+ * fails the case when the file holds no trace of that request. */
+void tb_test_rec_trace(const char *dir, const struct cJSON *rec, char *path, size_t len);
+
 /* The port a server the test started wrote to path once it listened
  * (a number and a newline, the whole file written at once; for a server
  * given port 0), waited for up to 30 s; fails the case after, or when the

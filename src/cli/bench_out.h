@@ -31,9 +31,11 @@ int tb_cli_bench_out_open(const char *dir, const struct tb_bench_meta *m, int fo
  * "c=10", "rate=5ps-poisson", "rate=5ps-constant-max8". */
 void tb_cli_bench_level_stem(const struct tb_bench_level *l, char *out, size_t len);
 
-/* Writes recs from index `from` to rf, each with its trace in
- * DIR/traces/STEM-ID.jsonl (STEM: its level's).  0 or an error
- * (printed): TB_EINVAL (a trace that cannot be created), TB_EIO. */
+/* Writes recs from index `from` (one level's) to rf, and their traces,
+ * one after another, each naming its request, in DIR/traces/STEM.jsonl
+ * (STEM: their level's; STEM-I-of-N.jsonl for shard I of N), which each
+ * record names.  0 or an error (printed): TB_EINVAL (a file that cannot
+ * be created), TB_EIO, TB_ENOMEM. */
 int tb_cli_bench_out_level(FILE *rf, const char *dir, const struct tb_bench_meta *m,
                            struct tb_bench_recs *recs, size_t from);
 
