@@ -38,15 +38,16 @@ int tb_trace_file_open(const char *path, struct tb_trace_file **out, char *err, 
     *out = NULL;
     if (tf == NULL || (tf->name = strdup(name)) == NULL) {
         free(tf);
-        return tb_seterr(err, errlen, TB_ENOMEM, "%s: out of memory", name);
+        tb_seterr(err, errlen, TB_ENOMEM, "%s: out of memory", name);
+        return TB_ENOMEM;
     }
     tf->is_stdin = strcmp(path, "-") == 0;
     tf->f = tf->is_stdin ? stdin : fopen(path, "rb");
     if (tf->f == NULL) {
-        int rc = tb_seterr(err, errlen, TB_EIO, "%s: %s", name, strerror(errno));
+        tb_seterr(err, errlen, TB_EIO, "%s: %s", name, strerror(errno));
         free(tf->name);
         free(tf);
-        return rc;
+        return TB_EIO;
     }
     tb_lines_init(&tf->in, tf->f, (size_t)TB_TRACE_LINE_MAX + 4);
     *out = tf;
