@@ -616,6 +616,36 @@ static void tts_list(void **state)
     }
 }
 
+/* The mock's answer has blank chunks ("\n\n"): with a TTS stage the
+ * simulator sends them to no TTS, as live does: no audio, no latency (sent,
+ * first audio and all of it at one moment), and the next chunk not held
+ * back by a latency it never had; the speech is the chunks' that say
+ * something. */
+static void blank_chunks_not_spoken(void **state)
+{
+    cJSON *j = tb_test_run_json(NULL,
+                                "sim --preset mock --tts piper-medium-rpi4 --chunks --json", 0);
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "chunk_list"), *c;
+    double speech = 0.0;
+    int blanks = 0;
+    (void)state;
+    assert_true(cJSON_IsArray(a));
+    cJSON_ArrayForEach(c, a)
+    {
+        const char *t = str(c, "text");
+        speech += num(c, "duration_s");
+        if (strspn(t, " \n") != strlen(t))
+            continue;
+        blanks++;
+        assert_true(num(c, "duration_s") == 0.0);
+        assert_true(num(c, "sent_s") == num(c, "ready_s"));
+        assert_true(num(c, "ready_s") == num(c, "done_s"));
+    }
+    assert_true(blanks >= 1);
+    assert_near(num(j, "speech_s"), speech, 1e-9);
+    cJSON_Delete(j);
+}
+
 /* A preset's figure that no source gives: one warning line per figure,
  * each fact once (never "no published X (not published)", never a
  * note that says again that no figure was published). */
@@ -674,6 +704,7 @@ int tb_test_ttscli(void)
         cmocka_unit_test(preset_needs_figures),
         cmocka_unit_test(tts_list),
         cmocka_unit_test(preset_warnings_say_it_once),
+        cmocka_unit_test(blank_chunks_not_spoken),
     };
     return TB_RUN_GROUP("ttscli", tests);
 }
