@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cJSON.h>
+
 #include "../src/cli/optdoc.h"
 #include "tests.h"
 
@@ -471,6 +473,43 @@ static void readme_is_the_front_door(void **state)
     free(doc);
 }
 
+/* The JSON keys an option's help quotes ("chunk_list") are the keys --json
+ * writes, and one it calls an array is one: sim --chunks. */
+static void help_names_the_json_keys_written(void **state)
+{
+    struct tb_test_out o = tb_test_run("sim --help");
+    const char *at, *end;
+    cJSON *j;
+    int arrays = 0;
+    (void)state;
+    assert_int_equal(o.code, 0);
+    at = strstr(o.so, "\n  --chunks");
+    assert_non_null(at);
+    end = strstr(at + 1, "\n  -");
+    assert_non_null(end);
+    j = tb_test_run_json(NULL, "sim --synth tps=100,tokens=40,seed=1 --chunks --json", 0);
+    for (const char *q = strchr(at, '"'); q != NULL && q < end; q = strchr(q + 1, '"')) {
+        char key[64];
+        const char *e = strchr(q + 1, '"');
+        const cJSON *v;
+        assert_true(e != NULL && e < end && (size_t)(e - q) < sizeof(key));
+        memcpy(key, q + 1, (size_t)(e - q - 1));
+        key[e - q - 1] = '\0';
+        v = cJSON_GetObjectItemCaseSensitive(j, key);
+        if (v == NULL)
+            fail_msg("sim --help names \"%s\" for --chunks; --json writes no such key", key);
+        if (strncmp(e + 1, " is an array", 12) == 0) {
+            if (!cJSON_IsArray(v))
+                fail_msg("sim --help: \"%s\" is an array; --json writes it otherwise", key);
+            arrays++;
+        }
+        q = e;
+    }
+    assert_int_equal(arrays, 1);
+    cJSON_Delete(j);
+    tb_test_out_free(&o);
+}
+
 int tb_test_docs(void)
 {
     static const size_t cmd[] = {0, 1, 2, 3, 4, 5, 6};
@@ -496,6 +535,7 @@ int tb_test_docs(void)
         cmocka_unit_test(man_pages_render),
         cmocka_unit_test(make_install_puts_the_pages),
         cmocka_unit_test(readme_is_the_front_door),
+        cmocka_unit_test(help_names_the_json_keys_written),
     };
     return TB_RUN_GROUP("docs", tests);
 }

@@ -141,6 +141,9 @@ static void engine(const struct rcase *k, struct tb_sim_result *r)
     tb_stream_free(&s);
 }
 
+/* Gap islands above an answer narrower than the search's step. */
+static size_t narrow_islands;
+
 /* Checks the answer x; returns whether a gap-free rate lies below it
  * (the stream is not monotone in the rate). */
 static int check_rate(size_t c, const struct rcase *k, double x, int none, int by_time)
@@ -165,10 +168,26 @@ static int check_rate(size_t c, const struct rcase *k, double x, int none, int b
         fail_msg("case %zu (%s): %s %.12g, yet a hair above has a gap", c, pol, what, x);
     if (oracle_free(k, x * (1 - 1e-6), by_time))
         fail_msg("case %zu (%s): %s %.12g, yet a hair below is gap-free", c, pol, what, x);
-    for (double l = x * (1 + 1e-6); l < x * 256; l *= 1.01)
-        if (!oracle_free(k, l, by_time))
+    for (double l = x * (1 + 1e-6); l < x * 256; l *= 1.01) {
+        double lo = l, hi = l;
+        if (oracle_free(k, l, by_time))
+            continue;
+        /* A gap island narrower than the search's step down can be walked
+         * past (ttsbuf-model(7): exact unless the gap-free rates have a
+         * hole narrower than that step): counted, and held rare below. */
+        while (lo > x && !oracle_free(k, lo / 1.0005, by_time))
+            lo /= 1.0005;
+        while (!oracle_free(k, hi * 1.0005, by_time) && hi < x * 256)
+            hi *= 1.0005;
+        if (hi / lo >= pow(2.0, 1.0 / TB_RECUT_STEPS))
             fail_msg("case %zu (%s): %s %.12g, yet rate %.12g above it has a gap", c, pol, what, x,
                      l);
+        narrow_islands++;
+        print_message("case %zu (%s): %s %.12g; a gap island at rates %.6g..%.6g, narrower "
+                      "than the search's step\n",
+                      c, pol, what, x, lo, hi);
+        l = hi;
+    }
     for (double l = x / 1.01; l > x / 64 && !below; l /= 1.01)
         below = oracle_free(k, l, by_time);
     return below;
@@ -199,6 +218,7 @@ static void oracle_agrees_on_random_traces(void **state)
                       tb_seg_policy_name(pols[pi]), CASES, gaps, nones, zeros, holes);
         assert_true(gaps > CASES / 10 && nones > 0 && holes > 0);
     }
+    assert_true(narrow_islands <= 2); /* of 1600 answers */
 }
 
 /* Six one-token events played at 150 wpm with no latency or pre-roll:

@@ -568,14 +568,14 @@ static void preset_needs_figures(void **state)
         snprintf(args, sizeof(args), "%s --tts openai-tts-1", cmds[i]);
         tb_test_expect_error(args, 2,
                              "ttsbuf: --tts openai-tts-1 needs --tts-latency: no published "
-                             "first-byte figure (no independent first-byte figure found for tts-1");
+                             "first-byte figure (Coval's table names OpenAI TTS-1-HD, not tts-1)");
         snprintf(args, sizeof(args), "%s --tts openai-gpt-4o-mini-tts", cmds[i]);
         tb_test_expect_error(args, 2, "--tts openai-gpt-4o-mini-tts needs --tts-latency");
         snprintf(args, sizeof(args), "%s --tts deepgram-aura-2 --tts-output whole", cmds[i]);
         tb_test_expect_error(args, 2,
                              "--tts deepgram-aura-2 needs --tts-rtf: its output is whole, so its "
                              "first audio is RTF x a chunk's duration, and no real-time factor is "
-                             "published (not published)");
+                             "published\n");
     }
     {
         cJSON *j = tb_test_run_json(
@@ -592,10 +592,11 @@ static void preset_needs_figures(void **state)
 }
 
 /* --tts list: every preset with its figures, output and one-line note,
- * on each command that takes --tts, exit 0. */
+ * on each command that takes --tts, and with no command (which is sim),
+ * exit 0. */
 static void tts_list(void **state)
 {
-    static const char *const cmds[] = {"sim", "run", "bench", "sweep"};
+    static const char *const cmds[] = {"sim", "run", "bench", "sweep", ""};
     (void)state;
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
         char args[64];
@@ -615,6 +616,76 @@ static void tts_list(void **state)
     }
 }
 
+/* The mock's answer has blank chunks ("\n\n"): with a TTS stage the
+ * simulator sends them to no TTS, as live does: no audio, no latency (sent,
+ * first audio and all of it at one moment), and the next chunk not held
+ * back by a latency it never had; the speech is the chunks' that say
+ * something. */
+static void blank_chunks_not_spoken(void **state)
+{
+    cJSON *j = tb_test_run_json(NULL,
+                                "sim --preset mock --tts piper-medium-rpi4 --chunks --json", 0);
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "chunk_list"), *c;
+    double speech = 0.0;
+    int blanks = 0;
+    (void)state;
+    assert_true(cJSON_IsArray(a));
+    cJSON_ArrayForEach(c, a)
+    {
+        const char *t = str(c, "text");
+        speech += num(c, "duration_s");
+        if (strspn(t, " \n") != strlen(t))
+            continue;
+        blanks++;
+        assert_true(num(c, "duration_s") == 0.0);
+        assert_true(num(c, "sent_s") == num(c, "ready_s"));
+        assert_true(num(c, "ready_s") == num(c, "done_s"));
+    }
+    assert_true(blanks >= 1);
+    assert_near(num(j, "speech_s"), speech, 1e-9);
+    cJSON_Delete(j);
+}
+
+/* A preset's figure that no source gives: one warning line per figure,
+ * each fact once (never "no published X (not published)", never a
+ * note that says again that no figure was published). */
+static void preset_warnings_say_it_once(void **state)
+{
+    static const char *const presets[] = {"elevenlabs-flash-v2.5", "cartesia-sonic-3",
+                                          "deepgram-aura-2",       "openai-tts-1-hd",
+                                          "openai-tts-1",          "openai-gpt-4o-mini-tts"};
+    (void)state;
+    for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
+        char args[256];
+        struct tb_test_out h;
+        size_t lines = 0;
+        snprintf(args, sizeof(args), "sim --preset demo -q --tts %s --tts-latency 0.2", presets[i]);
+        h = tb_test_run(args);
+        assert_int_equal(h.code, 0);
+        for (const char *l = h.se; *l != '\0';) {
+            const char *e = strchr(l, '\n'), *p;
+            size_t n = e != NULL ? (size_t)(e - l) : strlen(l);
+            char line[1024];
+            int published = 0;
+            assert_true(n < sizeof(line));
+            memcpy(line, l, n);
+            line[n] = '\0';
+            for (p = strstr(line, "published"); p != NULL; p = strstr(p + 1, "published"))
+                published++;
+            if (strstr(line, "warning: --tts ") == NULL || published > 1 ||
+                strstr(line, "(no ") != NULL)
+                fail_msg("%s: '%s'", presets[i], line);
+            lines++;
+            l = e != NULL ? e + 1 : l + n;
+        }
+        assert_true(lines >= 2); /* connect and RTF at least */
+        tb_test_out_free(&h);
+    }
+    tb_test_expect_error("sim --preset demo --tts openai-gpt-4o-mini-tts", 2,
+                         "ttsbuf: --tts openai-gpt-4o-mini-tts needs --tts-latency: no published "
+                         "first-byte figure\n");
+}
+
 int tb_test_ttscli(void)
 {
     const struct CMUnitTest tests[] = {
@@ -632,6 +703,8 @@ int tb_test_ttscli(void)
         cmocka_unit_test(whole_output),
         cmocka_unit_test(preset_needs_figures),
         cmocka_unit_test(tts_list),
+        cmocka_unit_test(preset_warnings_say_it_once),
+        cmocka_unit_test(blank_chunks_not_spoken),
     };
     return TB_RUN_GROUP("ttscli", tests);
 }

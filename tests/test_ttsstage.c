@@ -1047,6 +1047,57 @@ static void sends_in_order(void **state)
 }
 
 /*
+ * Blank chunks ("\n\n" between paragraphs) as every live TTS path takes
+ * them: no request, so no latency, no connect, no audio, and no silence
+ * ends or starts at them.  L = 0.5, K = 0.2, N = 1, 15 code points a
+ * second of speech (wpm 150).  Chunk 1 blank at 0: b = f = d = 0, and K
+ * waits for chunk 2 (15 cps at 0.1): b 0.1, first audio 0.1 + 0.5 + 0.2
+ * = 0.8, which starts playback (a blank chunk alone does not), to 1.8.
+ * Chunk 3 blank at 1.0: b = f = d = 1.0, no audio, start = end = 1.8.
+ * Chunk 4 (15 cps at 2.0): b 2.0, audio at 2.5; one silence 1.8..2.5,
+ * 0.2 s of it the LLM's (its text came at 2.0), not two split at chunk 3.
+ */
+static void blank_chunks_are_not_sent(void **state)
+{
+    struct tb_playout_opts o;
+    struct tb_playout *p = NULL;
+    struct tb_playout_result r;
+    struct seen s = {.n = 0};
+    (void)state;
+    tb_playout_opts_default(&o);
+    o.wpm = 150;
+    o.tts_latency = 0.5;
+    o.tts_connect = 0.2;
+    o.tts_concurrency = 1;
+    assert_int_equal(tb_playout_create(&o, on_play, &s, &p), 0);
+    assert_int_equal(tb_playout_add_blank(p, 0.0, 1, 2), 0);
+    assert_int_equal(tb_playout_add(p, 0.1, 2, 15), 0);
+    assert_int_equal(tb_playout_add_blank(p, 1.0, 3, 2), 0);
+    assert_int_equal(tb_playout_add(p, 2.0, 4, 15), 0);
+    assert_int_equal(tb_playout_finish(p), 0);
+    tb_playout_result(p, &r);
+    assert_int_equal(s.n, 4);
+    assert_true(s.v[0].begin == 0.0 && s.v[0].ready == 0.0 && s.v[0].done == 0.0);
+    assert_true(s.v[0].end - s.v[0].start == 0.0);
+    assert_near(s.v[1].begin, 0.1, 1e-12);
+    assert_near(s.v[1].ready, 0.8, 1e-12);
+    assert_near(s.v[1].start, 0.8, 1e-12);
+    assert_near(s.v[1].end, 1.8, 1e-12);
+    assert_true(s.v[2].begin == 1.0 && s.v[2].ready == 1.0 && s.v[2].done == 1.0);
+    assert_near(s.v[2].start, 1.8, 1e-12);
+    assert_true(s.v[2].end == s.v[2].start && s.v[2].gap == 0.0);
+    assert_near(s.v[3].begin, 2.0, 1e-12);
+    assert_near(s.v[3].start, 2.5, 1e-12);
+    assert_near(s.v[3].gap, 0.7, 1e-12);
+    assert_near(s.v[3].gap_llm, 0.2, 1e-12);
+    assert_int_equal(r.underruns, 1);
+    assert_near(r.gap_total, 0.7, 1e-12);
+    assert_near(r.speech, 2.0, 1e-12);
+    assert_near(r.ttfa, 0.8, 1e-12);
+    tb_playout_destroy(p);
+}
+
+/*
  * The output whole: a Piper-like engine (N = 1, R = 0.8, L = 0) with a
  * 2.4 s first sentence closing at 0.37 and a 0.6 s second at 0.5.
  * Streamed, chunk 1's audio starts at 0.37; whole, it comes at 0.37 +
@@ -1233,6 +1284,7 @@ int tb_test_ttsstage(void)
         cmocka_unit_test(measured_log_replays),
         cmocka_unit_test(measured_log_refuses_bad_records),
         cmocka_unit_test(sends_in_order),
+        cmocka_unit_test(blank_chunks_are_not_sent),
         cmocka_unit_test(whole_output_first_audio),
         cmocka_unit_test(reset_between_stage_and_v1),
     };

@@ -26,6 +26,8 @@ struct tb_chunk_at {
     uint64_t tok; /* token index of the completing event */
     uint32_t cps; /* code points */
     double dur;   /* seconds, from a timed voice; NAN: the rate model */
+    int blank;    /* nothing to say (tb_tts_blank): a TTS stage sends it to
+                   * no TTS (tb_playout_add_blank); 0 when not known */
 };
 
 struct tb_chunks {

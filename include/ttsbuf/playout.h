@@ -304,6 +304,17 @@ int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps);
  */
 int tb_playout_add_timed(struct tb_playout *p, double c, uint64_t tok, uint32_t cps, double dur);
 
+/*
+ * tb_playout_add_blank - as tb_playout_add, for a chunk with nothing to
+ * say (only white space: ttsmeas.h's tb_tts_blank, "\n\n" between
+ * paragraphs).  With a TTS stage it is what every live TTS path does
+ * with it: no request, so no latency and no audio (b_j as any chunk,
+ * f_j = d_j = b_j, D_j = 0), and no silence ends or starts at it.
+ * Without a stage the rate model speaks it as any chunk (as it always
+ * has).  Returns as tb_playout_add.
+ */
+int tb_playout_add_blank(struct tb_playout *p, double c, uint64_t tok, uint32_t cps);
+
 /* The stream has ended: starts playback if pre-roll was never reached;
  * with a TTS stage, searches the minimum TPS and speed-up (O(m) per
  * simulated rate, about 100 rates).  Returns 0 or TB_ENOMEM. */

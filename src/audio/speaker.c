@@ -369,7 +369,7 @@ static int stage_play(struct tb_speaker *s, double c, double d, const int16_t *p
     int rc;
     if (s->stage == NULL)
         return to_sink(s, c, c + s->o.play.tts_latency, pcm, n);
-    rc = tb_tts_stage_add(s->stage, c, s->chunks, 1, d);
+    rc = tb_tts_stage_add(s->stage, c, s->chunks, 1, d, 0);
     if (rc != 0) {
         snprintf(s->err, sizeof(s->err), "chunk %" PRIu64 ": %s", s->chunks,
                  rc == TB_EINVAL ? "the TTS latency or real-time factor is not a finite number >= 0"

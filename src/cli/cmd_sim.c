@@ -61,7 +61,8 @@ static const struct tb_optdoc sim_rows[] = {
     {"chunks", O_CHUNKS, NULL,
      "also list each chunk: its text, the content event (from 0) whose arrival released it (the "
      "last event for the chunk flushed at the end), ready, start and duration; with --json "
-     "\"chunks\" is an array of {text, event, ready_s, start_s, duration_s} instead of the count",
+     "\"chunk_list\" is an array of {text, event, ready_s, start_s, duration_s} beside "
+     "\"chunks\", their count",
      "With a TTS stage each chunk also says when its text was sent to the TTS and when all of "
      "its audio was there (sent_s, done_s; ready_s is its first audio): the model's b_j, f_j and "
      "d_j, or a replayed recording's own sent, first byte and end, exactly."},

@@ -39,7 +39,9 @@ static void usage(FILE *f)
                "  ttsbuf COMMAND --help   options of a command\n"
                "  ttsbuf --version        version\n"
                "\n"
-               "With no command, `ttsbuf` runs `ttsbuf sim` on the built-in demo stream.\n");
+               "With no command, `ttsbuf [OPTIONS]` is `ttsbuf sim [OPTIONS]`: the built-in\n"
+               "demo stream unless a source is given (`ttsbuf --tts list` lists the TTS\n"
+               "presets).\n");
 }
 
 static int dispatch(int argc, char **argv);
@@ -117,6 +119,9 @@ static int dispatch(int argc, char **argv)
     for (const struct tb_cmddoc *const *d = tb_cmddocs; *d != NULL; d++)
         if (strcmp(argv[1], (*d)->name) == 0)
             return (*d)->run(argc - 1, argv + 1);
+    /* No command, options: sim's (`ttsbuf --tts list`). */
+    if (argv[1][0] == '-')
+        return tb_doc_sim.run(argc, argv);
     tb_cli_error("unknown command '%s' (try ttsbuf --help)", argv[1]);
     return tb_cli_exit(TB_EINVAL);
 }

@@ -5,6 +5,7 @@
  */
 #include "tts_opts.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -114,16 +115,27 @@ int tb_cli_tts_option(struct tb_cli_tts *t, int c, const char *arg)
     }
 }
 
+/* What an unknown figure's note adds to "no published X": " (the note)",
+ * or nothing when the note only says so again ("not published"). */
+static const char *fig_why(const struct tb_ttspreset_fig *f, char *buf, size_t len)
+{
+    if (f->note == NULL || strcmp(f->note, "not published") == 0)
+        return "";
+    snprintf(buf, len, " (%s)", f->note);
+    return buf;
+}
+
 /* A preset figure the user did not override: its value, or the default
  * kept with a warning line when no source gives it. */
 static int preset_fig(const char *preset, const char *what, const struct tb_ttspreset_fig *f,
                       int given, double *v)
 {
+    char why[512];
     if (given)
         return 0;
     if (!f->known) {
-        tb_cli_error("warning: --tts %s: no published %s (%s); the default is used", preset, what,
-                     f->note);
+        tb_cli_error("warning: --tts %s: no published %s%s; the default is used", preset, what,
+                     fig_why(f, why, sizeof(why)));
         return 0;
     }
     *v = f->value;
@@ -137,15 +149,16 @@ static int preset_fig(const char *preset, const char *what, const struct tb_ttsp
  * naming the option to give. */
 static int preset_needs(const struct tb_cli_tts *t, const struct tb_ttspreset *p)
 {
+    char why[512];
     if (t->latency == NULL && !(p->latency.known && p->latency.spec != NULL)) {
-        tb_cli_error("--tts %s needs --tts-latency: no published first-byte figure (%s)", t->preset,
-                     p->latency.note != NULL ? p->latency.note : "no source");
+        tb_cli_error("--tts %s needs --tts-latency: no published first-byte figure%s", t->preset,
+                     fig_why(&p->latency, why, sizeof(why)));
         return TB_EINVAL;
     }
     if (t->output == TB_TTS_WHOLE && !t->rtf_set && !p->rtf.known) {
         tb_cli_error("--tts %s needs --tts-rtf: its output is whole, so its first audio is RTF x a "
-                     "chunk's duration, and no real-time factor is published (%s)",
-                     t->preset, p->rtf.note != NULL ? p->rtf.note : "no source");
+                     "chunk's duration, and no real-time factor is published%s",
+                     t->preset, fig_why(&p->rtf, why, sizeof(why)));
         return TB_EINVAL;
     }
     return 0;

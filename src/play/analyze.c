@@ -7,9 +7,11 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/grow.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/ttsmeas.h"
 
 const double tb_curve_prerolls[TB_CURVE_POINTS] = {0.0, 0.1, 0.25, 0.5, 1.0, 2.0};
 
@@ -39,6 +41,7 @@ int tb_analyze_chunks_push(struct tb_chunks *c, double t, uint64_t tok, uint32_t
     c->v[c->n].tok = tok;
     c->v[c->n].cps = cps;
     c->v[c->n].dur = NAN;
+    c->v[c->n].blank = 0;
     c->n++;
     return 0;
 }
@@ -46,17 +49,65 @@ int tb_analyze_chunks_push(struct tb_chunks *c, double t, uint64_t tok, uint32_t
 struct seg_ctx {
     struct tb_chunks *out;
     const struct tb_seg *seg;
+    const struct tb_stream *s;
     double t;     /* arrival of the event being fed */
     uint64_t tok; /* its token index */
     int timed;    /* a time-based policy: a close may be dated by its timer */
     int rc;
+    /* the open chunk's start: content byte, the event holding it and that
+     * event's first content byte; the text of a chunk gathered in buf */
+    uint64_t from, from_b;
+    size_t from_ev;
+    char *buf;
+    size_t cap;
 };
+
+/* Whether content bytes [x->from, end) are blank (ttsmeas.h's
+ * tb_tts_blank), gathered from the events; moves x->from to end.  O(the
+ * chunk's bytes).  1, 0, or TB_ENOMEM. */
+static int chunk_blank(struct seg_ctx *x, uint64_t end)
+{
+    const struct tb_stream *s = x->s;
+    size_t n = 0, i = x->from_ev;
+    uint64_t b = x->from_b;
+    if (end - x->from > x->cap) {
+        char *nb = realloc(x->buf, (size_t)(end - x->from));
+        if (nb == NULL)
+            return TB_ENOMEM;
+        x->buf = nb;
+        x->cap = (size_t)(end - x->from);
+    }
+    for (; i < s->n; i++) {
+        const struct tb_event *e = &s->ev[i];
+        uint64_t lo, hi;
+        if (e->kind != TB_KIND_CONTENT)
+            continue;
+        lo = b > x->from ? b : x->from;
+        hi = b + e->len < end ? b + e->len : end;
+        if (hi > lo) {
+            memcpy(x->buf + n, s->text + e->off + (lo - b), (size_t)(hi - lo));
+            n += (size_t)(hi - lo);
+        }
+        if (b + e->len > end)
+            break; /* the next chunk starts in this event */
+        b += e->len;
+    }
+    x->from = end;
+    x->from_ev = i;
+    x->from_b = b;
+    return tb_tts_blank(x->buf, n);
+}
 
 static void on_chunk(void *ud, const struct tb_chunk *ch)
 {
     struct seg_ctx *x = ud;
     double t = x->timed ? tb_seg_close_time(x->seg) : NAN; /* a timed close, or NAN */
     int rc = tb_analyze_chunks_push(x->out, isnan(t) ? x->t : t, x->tok, ch->cps);
+    int blank = rc == 0 ? chunk_blank(x, ch->end) : 0;
+    if (blank < 0)
+        rc = blank;
+    else if (rc == 0)
+        x->out->v[x->out->n - 1].blank = blank;
     if (rc != 0)
         x->rc = rc;
 }
@@ -88,7 +139,7 @@ static inline void segment_events(const struct tb_stream *s, struct tb_seg *seg,
 
 int tb_analyze_segment(const struct tb_stream *s, struct tb_seg *seg, struct tb_chunks *out)
 {
-    struct seg_ctx x = {out, seg, 0.0, 0, tb_seg_timed(seg), 0};
+    struct seg_ctx x = {.out = out, .seg = seg, .s = s, .timed = tb_seg_timed(seg)};
     out->n = 0;
     tb_seg_reset(seg);
     if (x.timed)
@@ -96,6 +147,7 @@ int tb_analyze_segment(const struct tb_stream *s, struct tb_seg *seg, struct tb_
     else
         segment_events(s, seg, &x, 0);
     tb_seg_finish(seg, on_chunk, &x);
+    free(x.buf);
     return x.rc;
 }
 
@@ -108,9 +160,10 @@ static int run_chunks(const struct tb_chunks *c, struct tb_playout *p,
     if (rc != 0)
         return rc;
     for (size_t i = 0; i < c->n && rc == 0; i++)
-        rc = isnan(c->v[i].dur)
-                 ? tb_playout_add(p, c->v[i].c, c->v[i].tok, c->v[i].cps)
-                 : tb_playout_add_timed(p, c->v[i].c, c->v[i].tok, c->v[i].cps, c->v[i].dur);
+        rc = c->v[i].blank     ? tb_playout_add_blank(p, c->v[i].c, c->v[i].tok, c->v[i].cps)
+             : isnan(c->v[i].dur) ? tb_playout_add(p, c->v[i].c, c->v[i].tok, c->v[i].cps)
+                                  : tb_playout_add_timed(p, c->v[i].c, c->v[i].tok, c->v[i].cps,
+                                                         c->v[i].dur);
     if (rc == 0)
         rc = searches ? tb_playout_finish(p) : tb_playout_finish_schedule(p);
     tb_playout_result(p, out);

@@ -18,6 +18,7 @@
 #include "ttsbuf/analyze.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/seg.h"
+#include "ttsbuf/ttsmeas.h"
 #include "ttsbuf/utf8.h"
 #include "ttsbuf/voice.h"
 
@@ -126,6 +127,19 @@ static int voice_dur(struct tb_drain *d, const struct tb_chunk *ch, double *dur,
     return rc;
 }
 
+/* With a TTS stage: whether the chunk just closed has nothing to say
+ * (ttsmeas.h's tb_tts_blank), kept in its entry of the chunk list.  0 or
+ * TB_ENOMEM. */
+static int mark_blank(struct tb_drain *d, const struct tb_chunk *ch)
+{
+    uint64_t from = d->nrel > 1 ? d->rel[d->nrel - 2].end : 0;
+    size_t len;
+    int rc = gather(d, from, ch->end, &len);
+    if (rc == 0)
+        d->chunks.v[d->chunks.n - 1].blank = tb_tts_blank(d->text, len);
+    return rc;
+}
+
 /* Segmenter callback: a chunk closed at the event being fed. */
 static void on_chunk(void *ud, const struct tb_chunk *ch)
 {
@@ -147,7 +161,16 @@ static void on_chunk(void *ud, const struct tb_chunk *ch)
     d->rel[d->nrel].u = NAN;
     d->nrel++;
     rc = tb_analyze_chunks_push(&d->chunks, d->t_cur, d->tok_cur, ch->cps);
-    if (rc == 0 && d->o.voice != NULL && d->o.voice->follows_rate) {
+    if (rc == 0 && d->stage)
+        rc = mark_blank(d, ch);
+    if (rc == 0 && d->stage && d->chunks.v[d->chunks.n - 1].blank) {
+        /* nothing to say: no TTS request, as live (the voice still sees it) */
+        double dur = 0.0, busy = 0.0;
+        if (d->o.voice != NULL)
+            rc = voice_dur(d, ch, &dur, &busy);
+        if (rc == 0)
+            rc = tb_playout_add_blank(d->play, d->t_cur, d->tok_cur, ch->cps);
+    } else if (rc == 0 && d->o.voice != NULL && d->o.voice->follows_rate) {
         /* the voice renders the rate model's duration; the schedule is the
          * rate model's, as without a voice */
         double dur = tb_voice_seconds(ch->cps, d->o.play.wpm), busy = 0.0;

@@ -375,7 +375,14 @@ static inline int add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps
 int tb_playout_add(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
 {
     if (p->tts)
-        return tb_tts_stage_add(p->ts, c, tok, cps, speech(p, cps));
+        return tb_tts_stage_add(p->ts, c, tok, cps, speech(p, cps), 0);
+    return add(p, c, tok, cps, NAN);
+}
+
+int tb_playout_add_blank(struct tb_playout *p, double c, uint64_t tok, uint32_t cps)
+{
+    if (p->tts)
+        return tb_tts_stage_add(p->ts, c, tok, cps, 0.0, 1);
     return add(p, c, tok, cps, NAN);
 }
 
@@ -384,7 +391,7 @@ int tb_playout_add_timed(struct tb_playout *p, double c, uint64_t tok, uint32_t 
     if (!(dur >= 0.0) || dur > 1e9)
         return TB_EINVAL;
     if (p->tts)
-        return tb_tts_stage_add(p->ts, c, tok, cps, dur);
+        return tb_tts_stage_add(p->ts, c, tok, cps, dur, 0);
     return add(p, c, tok, cps, dur);
 }
 

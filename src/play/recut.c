@@ -25,6 +25,7 @@
 #include "recut_cut.h"
 #include "ttsbuf/analyze.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/ttsmeas.h"
 #include "ttsbuf/voice.h"
 
 struct rev {
@@ -123,6 +124,7 @@ struct cut_ctx {
     uint32_t k;   /* its index */
     double ua;    /* the u of the pending timer's anchor */
     int rc;
+    uint64_t from; /* the open chunk's first content byte */
 };
 
 /* A chunk closed: its close time (a timer's deadline, or the arrival of
@@ -132,9 +134,13 @@ static void on_chunk(void *ud, const struct tb_chunk *c)
     struct cut_ctx *x = ud;
     double t = tb_seg_close_time(x->r->seg);
     int timed = !isnan(t);
+    int blank = tb_tts_blank(x->r->text + x->from, (size_t)(c->end - x->from));
     int rc = tb_analyze_chunks_push(&x->r->ch, timed ? t : x->t, x->tok, c->cps);
-    if (rc == 0)
-        rc = tb_cut_push(x->cut, timed ? x->ua : x->u, x->k, c->cps, timed);
+    x->from = c->end;
+    if (rc == 0) {
+        x->r->ch.v[x->r->ch.n - 1].blank = blank;
+        rc = tb_cut_push(x->cut, timed ? x->ua : x->u, x->k, c->cps, timed, blank);
+    }
     if (rc != 0)
         x->rc = rc;
 }
@@ -146,7 +152,7 @@ static void on_chunk(void *ud, const struct tb_chunk *c)
  */
 static int recut(struct tb_recut *r, double tau, int by_time, struct tb_cut *cut)
 {
-    struct cut_ctx cx = {r, cut, 0.0, 0.0, 0, 0, 0.0, 0};
+    struct cut_ctx cx = {r, cut, 0.0, 0.0, 0, 0, 0.0, 0, 0};
     r->ch.n = 0;
     r->recuts++;
     tb_seg_reset(r->seg);
@@ -182,6 +188,7 @@ static int replay(struct tb_recut *r, const struct tb_cut *cut, double tau)
                                         v->cps);
         if (rc != 0)
             return rc;
+        r->ch.v[r->ch.n - 1].blank = v->blank;
     }
     return 0;
 }

@@ -39,8 +39,10 @@ void tb_cut_free(struct tb_cut *c)
     c->n = c->cap = 0;
 }
 
-int tb_cut_push(struct tb_cut *c, double u, uint32_t tokev, uint32_t cps, int timed)
+int tb_cut_push(struct tb_cut *c, double u, uint32_t tokev, uint32_t cps, int timed, int blank)
 {
+    if (cps >= 1u << 30)
+        return TB_ETOOBIG;
     if (c->n == c->cap) {
         struct tb_cut_chunk *v = tb_grow(c->v, &c->cap, sizeof(*v), 64);
         if (v == NULL)
@@ -49,8 +51,9 @@ int tb_cut_push(struct tb_cut *c, double u, uint32_t tokev, uint32_t cps, int ti
     }
     c->v[c->n].u = u;
     c->v[c->n].tokev = tokev;
-    c->v[c->n].cps = cps & 0x7fffffffu;
+    c->v[c->n].cps = cps;
     c->v[c->n].timed = timed != 0;
+    c->v[c->n].blank = blank != 0;
     c->n++;
     return 0;
 }

@@ -41,8 +41,9 @@
 struct tb_cut_chunk {
     double u;
     uint32_t tokev;
-    uint32_t cps : 31;
+    uint32_t cps : 30;
     uint32_t timed : 1;
+    uint32_t blank : 1; /* nothing to say (tb_playout_add_blank) */
 };
 
 /* What a cut answers at a rate. */
@@ -69,8 +70,9 @@ struct tb_cut {
 void tb_cut_begin(struct tb_cut *c, int by_time);
 void tb_cut_free(struct tb_cut *c); /* the chunks; c itself is the caller's */
 
-/* A chunk closed (timed: by the timer, u its anchor's).  0 or TB_ENOMEM. */
-int tb_cut_push(struct tb_cut *c, double u, uint32_t tokev, uint32_t cps, int timed);
+/* A chunk closed (timed: by the timer, u its anchor's; blank: only white
+ * space).  0, TB_ETOOBIG (cps of 2^30 or more) or TB_ENOMEM. */
+int tb_cut_push(struct tb_cut *c, double u, uint32_t tokev, uint32_t cps, int timed, int blank);
 
 /*
  * tb_cut_decision - a timer decision taken at tau while cutting: the

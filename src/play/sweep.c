@@ -397,8 +397,11 @@ static int play(const struct tb_chunks *c, double a0, uint64_t t0, double tps, s
     /* Re-timed completions: a_0 + (T - T_0) / r.  No callback: no
      * allocation without a TTS stage; with one the chunk store may grow
      * (TB_ENOMEM) or a latency be refused. */
-    for (size_t j = 0; j < c->n && rc == 0; j++)
-        rc = tb_playout_add(p, a0 + (double)(c->v[j].tok - t0) / tps, c->v[j].tok, c->v[j].cps);
+    for (size_t j = 0; j < c->n && rc == 0; j++) {
+        double t = a0 + (double)(c->v[j].tok - t0) / tps;
+        rc = c->v[j].blank ? tb_playout_add_blank(p, t, c->v[j].tok, c->v[j].cps)
+                           : tb_playout_add(p, t, c->v[j].tok, c->v[j].cps);
+    }
     if (rc == 0)
         rc = searches ? tb_playout_finish(p) : tb_playout_finish_schedule(p);
     tb_playout_result(p, r);

@@ -36,6 +36,7 @@ struct chunk {
     double l;       /* L_j, with K added for the first chunk */
     double r;       /* R_j */
     double b, f, g; /* the current run's b_j, f_j (first audio) and d_j */
+    int blank;      /* nothing to say: sent to no TTS, no audio, no latency */
 };
 
 /* A breakpoint of A(t): a step of audio, or a ramp of slope 1/R_j
@@ -85,7 +86,9 @@ struct tb_tts_stage {
     struct scan sc;      /* audio_reaches' walk so far over them */
     double speech;       /* S_m */
     double theta_search; /* the pre-roll the searches use */
-    int silent;          /* a chunk has no audio (D_j = 0) */
+    int silent;          /* a chunk that is not blank has no audio (D_j = 0) */
+    size_t blanks;       /* blank chunks among them */
+    int connected;       /* K was added (to the first chunk not blank) */
     struct run run;      /* the trace's own schedule */
     int finished, forced;
     double min_tps, speedup;
@@ -147,6 +150,8 @@ void tb_tts_stage_reset(struct tb_tts_stage *s, const struct tb_playout_opts *o)
     s->speech = 0.0;
     s->theta_search = o->preroll;
     s->silent = 0;
+    s->blanks = 0;
+    s->connected = 0;
     s->finished = s->forced = 0;
     s->min_tps = s->speedup = NAN;
     s->none = 0;
@@ -321,11 +326,23 @@ static double audio_reaches(struct tb_tts_stage *st, size_t k, double theta)
     return t;
 }
 
-/* The candidate start over the k chunks waiting: s_1 = max(h_1, t_A). */
+/* The first of chunks 0..k-1 that is not blank; k when all are. */
+static size_t first_said(const struct tb_tts_stage *st, size_t k)
+{
+    size_t i = 0;
+    while (i < k && st->v[i].blank)
+        i++;
+    return i;
+}
+
+/* The candidate start over the k chunks waiting: s_1 = max(h_1, t_A),
+ * h_1 the first audio of the first chunk that is not blank (of chunk 1
+ * when every chunk is). */
 static void candidate(struct run *r, size_t k)
 {
     struct tb_tts_stage *st = r->st;
-    double h = playable(st, &st->v[0]);
+    size_t i = first_said(st, k);
+    double h = playable(st, &st->v[i < k ? i : 0]);
     double ta = r->theta > 0.0 ? audio_reaches(st, k, r->theta) : -INFINITY;
     r->cand = ta > h ? ta : h;
     r->has_cand = 1;
@@ -384,11 +401,17 @@ static void play(struct run *r, size_t j)
     struct tb_play pl = {0};
     double rtf = arrival_rtf(st, x), h = playable(st, x);
     double s = j == 0 ? r->s1 : h > r->e_prev ? h : r->e_prev;
-    if (j > 0)
-        silence(r, &pl, s - r->e_prev, close_time(r, j) - r->e_prev);
-    pl.start = s;
-    pl.end = rtf > 1.0 ? frames(r, &pl, x, rtf, s) : s + x->d;
-    r->e_prev = pl.end;
+    if (x->blank) {
+        /* Nothing to say (no TTS request, as the live clients skip it):
+         * it neither ends a silence nor splits one in two. */
+        pl.start = pl.end = s;
+    } else {
+        if (j > 0)
+            silence(r, &pl, s - r->e_prev, close_time(r, j) - r->e_prev);
+        pl.start = s;
+        pl.end = rtf > 1.0 ? frames(r, &pl, x, rtf, s) : s + x->d;
+        r->e_prev = pl.end;
+    }
     r->next = j + 1;
     if (r->fn != NULL) {
         pl.chunk = (uint32_t)j + 1;
@@ -424,8 +447,9 @@ static void run_add(struct run *r)
         return;
     }
     r->sum += r->st->v[j].d;
-    /* Audio can only bring the start forward, and only audio before it. */
-    if (r->sum >= r->theta && (!r->has_cand || r->st->v[j].f < r->cand))
+    /* Audio can only bring the start forward, and only audio before it;
+     * a blank chunk brings none (nor do blank chunks alone start it). */
+    if (r->sum >= r->theta && !r->st->v[j].blank && (!r->has_cand || r->st->v[j].f < r->cand))
         candidate(r, r->m);
 }
 
@@ -549,7 +573,7 @@ static void search_all(struct tb_tts_stage *st)
         return;
     }
     if (st->o.tts_concurrency == 0 && st->o.tts_rtf == 0.0 && st->o.tts_latency_at == NULL &&
-        st->o.tts_rtf_at == NULL) {
+        st->o.tts_rtf_at == NULL && st->blanks == 0) {
         st->min_tps = closed_form(st, theta, 0);
         st->speedup = closed_form(st, theta, 1);
         st->method = TB_MIN_TPS_CLOSED;
@@ -566,12 +590,16 @@ static void search_all(struct tb_tts_stage *st)
 
 /* ------------------------------------------------------------- the API */
 
-int tb_tts_stage_add(struct tb_tts_stage *s, double c, uint64_t tok, uint32_t cps, double d)
+int tb_tts_stage_add(struct tb_tts_stage *s, double c, uint64_t tok, uint32_t cps, double d,
+                     int blank)
 {
     uint32_t j = (uint32_t)s->n + 1;
-    double l = s->o.tts_latency_at != NULL ? s->o.tts_latency_at(s->o.tts_latency_ud, j)
-                                           : s->o.tts_latency;
-    double rtf = s->o.tts_rtf_at != NULL ? s->o.tts_rtf_at(s->o.tts_rtf_ud, j) : s->o.tts_rtf;
+    double l = blank                         ? 0.0
+               : s->o.tts_latency_at != NULL ? s->o.tts_latency_at(s->o.tts_latency_ud, j)
+                                             : s->o.tts_latency;
+    double rtf = blank                     ? 0.0
+                 : s->o.tts_rtf_at != NULL ? s->o.tts_rtf_at(s->o.tts_rtf_ud, j)
+                                           : s->o.tts_rtf;
     struct chunk rec;
     if (!(l >= 0.0) || isinf(l) || !(rtf >= 0.0) || isinf(rtf))
         return TB_EINVAL;
@@ -589,12 +617,18 @@ int tb_tts_stage_add(struct tb_tts_stage *s, double c, uint64_t tok, uint32_t cp
             return TB_ENOMEM;
         s->bp = nb;
     }
-    s->v[s->n] = (struct chunk){.c = c, .tok = tok, .cps = cps, .d = d, .l = l, .r = rtf};
-    if (s->n == 0)
-        s->v[0].l += s->o.tts_connect;
+    if (blank)
+        d = 0.0;
+    s->v[s->n] = (struct chunk){.c = c, .tok = tok, .cps = cps, .d = d, .l = l, .r = rtf,
+                                .blank = blank};
+    if (!blank && !s->connected) { /* the connection opens with the first request */
+        s->v[s->n].l += s->o.tts_connect;
+        s->connected = 1;
+    }
     s->n++;
     s->speech += d;
-    s->silent |= !(d > 0.0);
+    s->silent |= !blank && !(d > 0.0);
+    s->blanks += blank != 0;
     run_add(&s->run);
     return 0;
 }

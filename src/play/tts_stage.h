@@ -35,9 +35,14 @@ void tb_tts_stage_destroy(struct tb_tts_stage *s); /* NULL is a no-op */
 void tb_tts_stage_reset(struct tb_tts_stage *s, const struct tb_playout_opts *o);
 
 /* Chunk m+1 closed at c with token index tok, cps code points and
- * duration d seconds.  Returns 0, TB_EINVAL (a bad latency or RTF from a
- * hook) or TB_ENOMEM. */
-int tb_tts_stage_add(struct tb_tts_stage *s, double c, uint64_t tok, uint32_t cps, double d);
+ * duration d seconds; blank: it has nothing to say (tb_tts_blank), so it
+ * is sent to no TTS, as the live clients skip it: no latency (no connect
+ * either: that goes to the first chunk that is not blank), no audio
+ * (D_j = 0 whatever d), f_j = d_j = b_j, and it neither ends nor splits a
+ * silence.  Returns 0, TB_EINVAL (a bad latency or RTF from a hook) or
+ * TB_ENOMEM. */
+int tb_tts_stage_add(struct tb_tts_stage *s, double c, uint64_t tok, uint32_t cps, double d,
+                     int blank);
 
 /* The stream ended: start if not started, then search.  0 or TB_ENOMEM. */
 int tb_tts_stage_finish(struct tb_tts_stage *s);
