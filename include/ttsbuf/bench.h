@@ -120,6 +120,16 @@ struct tb_bench_opts {
     struct tb_uturn barge_at;
     /* Loop threads (bench.h): 0 auto, else 1..TB_BENCH_THREADS_MAX. */
     unsigned threads;
+    /* What the records keep of their streams.  0: every record keeps its
+     * stream (every delta and its text), played out when the level ends,
+     * for what needs the streams afterwards (traces, a page, a replay, a
+     * real TTS's measured log).  1: each stream is played out
+     * (tb_bench_analyze, on the loop's thread) as its request ends and is
+     * then dropped, its memory reused by the next request: a record keeps
+     * its fixed fields and the inter-event gaps (itl) alone, so a long run
+     * grows by the record, not by the stream (ttsbuf(1), BENCH, Memory).
+     * Ignored (streams kept) with a real TTS (tts). */
+    int drop_streams;
 };
 
 /*

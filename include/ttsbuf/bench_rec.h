@@ -6,7 +6,8 @@
  * (bench_rec.c).
  *
  * Threads: any, one caller per records list.  Ownership: the caller owns
- * the records (tb_bench_recs_free) and the streams in them.
+ * the records (tb_bench_recs_free) and the streams in them (a record's
+ * stream is its own allocation, or NULL once dropped).
  */
 #ifndef TTSBUF_BENCH_REC_H
 #define TTSBUF_BENCH_REC_H
@@ -102,8 +103,11 @@ struct tb_bench_rec {
     double tts_audio_s; /* NaN when no chunk was sent */
     double *tts_fb, *tts_rtf;
     size_t ntts_fb, ntts_rtf;
-    struct tb_stream stream; /* every delta, arrival times from t_start;
-                              * empty for records read back from a file */
+    /* Every delta, arrival times from t_start (owned; empty for records
+     * read back from a file).  NULL once dropped: a run with drop_streams
+     * (bench.h) keeps none, so a record costs its fixed fields (about 750
+     * bytes) and its gaps (itl: 8 bytes an event), not its stream. */
+    struct tb_stream *stream;
 };
 
 struct tb_bench_recs {
@@ -113,8 +117,8 @@ struct tb_bench_recs {
 
 void tb_bench_recs_init(struct tb_bench_recs *r);
 void tb_bench_recs_free(struct tb_bench_recs *r); /* NULL is a no-op */
-/* Appends a cleared record (error 0, NaN metrics, usage -1); returns it,
- * or NULL (out of memory). */
+/* Appends a cleared record (error 0, NaN metrics, usage -1, an empty
+ * stream of its own); returns it, or NULL (out of memory). */
 struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r);
 
 /* How many records carry a warning; *first (first may be NULL) the first

@@ -232,15 +232,15 @@ int tb_cli_bench_out_level(FILE *rf, const char *dir, const struct tb_bench_meta
         tb_cli_bench_level_stem(&m->levels[r->level], stem, sizeof(stem));
         snprintf(rel, sizeof(rel), "traces/%s-%06llu.jsonl", stem, (unsigned long long)r->id);
         snprintf(path, sizeof(path), "%s/%s", dir, rel);
-        snprintf(r->stream.model, sizeof(r->stream.model), "%s", m->model);
-        snprintf(r->stream.base_url, sizeof(r->stream.base_url), "%s", m->base_url);
-        snprintf(r->stream.provider, sizeof(r->stream.provider), "%s", m->provider);
-        snprintf(r->stream.started_at, sizeof(r->stream.started_at), "%s", m->started_at);
-        snprintf(r->stream.command, sizeof(r->stream.command), "bench");
+        snprintf(r->stream->model, sizeof(r->stream->model), "%s", m->model);
+        snprintf(r->stream->base_url, sizeof(r->stream->base_url), "%s", m->base_url);
+        snprintf(r->stream->provider, sizeof(r->stream->provider), "%s", m->provider);
+        snprintf(r->stream->started_at, sizeof(r->stream->started_at), "%s", m->started_at);
+        snprintf(r->stream->command, sizeof(r->stream->command), "bench");
         tf = tb_cli_output_open("--out", path, &rc);
         if (tf == NULL)
             return rc;
-        rc = tb_cli_out_close("--out", path, tf, tb_trace_write_opts(tf, &r->stream, m->options));
+        rc = tb_cli_out_close("--out", path, tf, tb_trace_write_opts(tf, r->stream, m->options));
         if (rc != 0)
             return rc;
         rc = tb_bench_write_rec(rf, m, r, rel);

@@ -264,6 +264,8 @@ static int run_levels(struct bench *b)
     bo.seed = b->a.seed;
     bo.sim = b->a.c.o;
     bo.threads = (unsigned)b->a.threads;
+    /* The streams are kept only for what reads them after the run. */
+    bo.drop_streams = b->a.out == NULL && b->a.html == NULL && b->a.au.sink == TB_SINK_NONE;
     if (b->a.convos != NULL) {
         bo.convos = &b->convos;
         bo.turns = b->a.turns;

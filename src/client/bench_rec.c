@@ -55,7 +55,8 @@ void tb_bench_recs_free(struct tb_bench_recs *r)
         free(r->v[i].itl);
         free(r->v[i].tts_fb);
         free(r->v[i].tts_rtf);
-        tb_stream_free(&r->v[i].stream);
+        tb_stream_free(r->v[i].stream);
+        free(r->v[i].stream);
     }
     free(r->v);
     tb_bench_recs_init(r);
@@ -78,10 +79,15 @@ size_t tb_bench_recs_warned(const struct tb_bench_recs *r, const char **first)
 struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
 {
     struct tb_bench_rec *rec;
+    struct tb_stream *s = malloc(sizeof(*s));
+    if (s == NULL)
+        return NULL;
     if (r->n == r->cap) {
         struct tb_bench_rec *nv = tb_grow(r->v, &r->cap, sizeof(*nv), 64);
-        if (nv == NULL)
+        if (nv == NULL) {
+            free(s);
             return NULL;
+        }
         r->v = nv;
     }
     rec = &r->v[r->n++];
@@ -94,8 +100,9 @@ struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
     rec->gap_llm = rec->gap_tts = NAN;
     rec->play_end = NAN;
     rec->barge_in = rec->cancel_s = rec->cancel_mono_s = NAN;
-    tb_stream_init(&rec->stream);
-    rec->stream.usage_tokens = -1;
+    rec->stream = s;
+    tb_stream_init(rec->stream);
+    rec->stream->usage_tokens = -1;
     return rec;
 }
 
@@ -135,7 +142,7 @@ int tb_bench_rec_tts(struct tb_bench_rec *rec, const struct tb_tts_log *log)
 int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char *err,
                      size_t errlen)
 {
-    return tb_bench_analyze_play(rec, &rec->stream, o, err, errlen);
+    return tb_bench_analyze_play(rec, rec->stream, o, err, errlen);
 }
 
 int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play,
@@ -143,7 +150,7 @@ int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play
 {
     struct tb_sim_result r;
     struct tb_clock clk;
-    const struct tb_stream *s = &rec->stream;
+    const struct tb_stream *s = rec->stream;
     double prev = NAN;
     size_t k = 0;
     int rc;

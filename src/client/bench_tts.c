@@ -97,7 +97,7 @@ static int conclude(struct bench *b, struct tb_ttsnet *c, size_t ri, int crc)
     if (log == NULL)
         return TB_ENOMEM;
     tb_ttsnet_take_log(c, log);
-    rec->stream.tts = log;
+    rec->stream->tts = log;
     if (tb_bench_rec_tts(rec, log) != 0)
         return TB_ENOMEM;
     if (rec->error != 0)

@@ -318,6 +318,23 @@ int tb_bench_xf_stop_dead(struct bench *b)
     return rc;
 }
 
+/* drop_streams (bench.h): the record's stream played out now (a call's
+ * turn was, when it ended) and given back to the transfer, whose next
+ * request reuses its memory; the record keeps its fields and gaps.  0 or
+ * the playout's error (b->play_err says). */
+static int play_drop(struct bench *b, struct xf *x, size_t rec_index)
+{
+    struct tb_bench_rec *rec = &b->out->v[rec_index];
+    int rc = 0;
+    if (rec->call < 0)
+        rc = tb_bench_analyze(rec, &b->o->sim, b->play_err, sizeof(b->play_err));
+    tb_stream_free(&x->stream); /* empty: the record took it */
+    x->stream = *rec->stream;   /* held: given back when x starts again */
+    free(rec->stream);
+    rec->stream = NULL;
+    return rc;
+}
+
 /* Turns a finished transfer into a record (measured ones only). */
 int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
 {
@@ -374,7 +391,7 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             /* The last chunks go to the TTS (the stream is whole now). */
             rc = tb_bench_tts_close(b, x, b->out->n - 1);
             /* The record takes the stream; the transfer starts a new one. */
-            rec->stream = x->stream;
+            *rec->stream = x->stream;
             tb_stream_init(&x->stream);
             b->done++;
             if (rec->error != 0)
@@ -382,6 +399,8 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             b->events += nc;
             if (rc == 0 && x->call >= 0 && b->turn_ended != NULL)
                 b->turn_ended(b, x->slot, b->out->n - 1);
+            if (rc == 0 && b->o->drop_streams && b->o->tts == NULL)
+                rc = play_drop(b, x, b->out->n - 1);
         }
     }
     tb_http_resp_free(&x->hr);
