@@ -73,10 +73,12 @@ struct tb_bench_rec {
     int end;                        /* how the stream ended (enum tb_end,
                                      * stream.h): its class counts it as
                                      * complete, cut off or failed */
-    char message[256];              /* one line when error != 0 */
-    char warning[128];              /* one line worth saying even on success (a
-                                     * stream with a finish reason but no end
-                                     * marker: reader.h), or "" */
+    /* One line when error != 0, else ""; and one line worth saying even
+     * on success (a stream with a finish reason but no end marker:
+     * reader.h), or "".  Never NULL; set by tb_bench_rec_message and
+     * tb_bench_rec_warning (owned; "" holds no memory). */
+    const char *message;
+    const char *warning;
     long http_status;
     uint64_t events, content_tokens; /* content events and their tokens */
     long long usage_tokens;          /* usage.completion_tokens, -1 unknown */
@@ -120,6 +122,19 @@ void tb_bench_recs_free(struct tb_bench_recs *r); /* NULL is a no-op */
 /* Appends a cleared record (error 0, NaN metrics, usage -1, an empty
  * stream of its own); returns it, or NULL (out of memory). */
 struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r);
+
+/* The longest message and warning a record keeps, with the NUL. */
+#define TB_BENCH_MESSAGE_MAX 256
+#define TB_BENCH_WARNING_MAX 128
+
+/* Sets rec's message (warning) to the formatted text, cut to
+ * TB_BENCH_MESSAGE_MAX - 1 (TB_BENCH_WARNING_MAX - 1) bytes; the text
+ * before is freed.  0, or TB_ENOMEM (the text is then "").  Any thread,
+ * one caller per record. */
+int tb_bench_rec_message(struct tb_bench_rec *rec, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int tb_bench_rec_warning(struct tb_bench_rec *rec, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* How many records carry a warning; *first (first may be NULL) the first
  * one's text, or NULL when none does.  The text is the record's.  Pure;

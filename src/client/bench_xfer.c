@@ -271,7 +271,7 @@ int tb_bench_xf_start_turn(struct bench *b, uint32_t slot, const char *messages_
 static void barged_rec(struct bench *b, struct xf *x, struct tb_bench_rec *rec)
 {
     rec->error = 0;
-    rec->message[0] = '\0';
+    (void)tb_bench_rec_message(rec, "%s", ""); /* frees; "" cannot fail */
     rec->end = TB_END_INTERRUPTED;
     rec->interrupted = 1;
     rec->barge_in = x->barge_t - x->t_start;
@@ -370,10 +370,9 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             rec->t_end = b->clk.virtual_now;
             rec->error = x->rd.error;
             rec->end = x->stream.end.kind;
-            snprintf(rec->message, sizeof(rec->message), "%.*s", (int)sizeof(rec->message) - 1,
-                     x->rd.message);
-            snprintf(rec->warning, sizeof(rec->warning), "%.*s", (int)sizeof(rec->warning) - 1,
-                     x->rd.warning);
+            if (tb_bench_rec_message(rec, "%s", x->rd.message) != 0 ||
+                tb_bench_rec_warning(rec, "%s", x->rd.warning) != 0)
+                rc = TB_ENOMEM;
             rec->http_status = x->hr.status;
             if (x->barged)
                 barged_rec(b, x, rec);
@@ -389,7 +388,8 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             rec->surrogates_replaced = tb_api_replaced(x->rd.parser);
             x->stream.usage_tokens = rec->usage_tokens;
             /* The last chunks go to the TTS (the stream is whole now). */
-            rc = tb_bench_tts_close(b, x, b->out->n - 1);
+            if (tb_bench_tts_close(b, x, b->out->n - 1) != 0)
+                rc = TB_ENOMEM;
             /* The record takes the stream; the transfer starts a new one. */
             *rec->stream = x->stream;
             tb_stream_init(&x->stream);
