@@ -4,7 +4,8 @@
  * keeps every record's fields and gaps, played out as each request ended,
  * and no stream; the binary's peak memory over a run ten times longer
  * stays within 10% (and a few MiB) of the shorter run's, where it grew by
- * about 5 KB a request when every stream was kept.
+ * about 5 KB a request when every stream was kept; with --out too, every
+ * record and trace written as its request ends.
  */
 #include <cJSON.h>
 #include <math.h>
@@ -98,11 +99,13 @@ static void dropped_streams_keep_fields(void **state)
     tb_bench_recs_free(&dropped);
 }
 
-/* `bench --requests N` against serve; its peak RSS (KiB), after checking
- * that every request was measured. */
-static long bench_rss(int port, size_t n)
+/* `bench --requests N` against serve (with --out DIR unless out is
+ * NULL); its peak RSS (KiB), after checking that every request was
+ * measured and, with --out, that the records file holds every one and
+ * each has its trace. */
+static long bench_rss(int port, size_t n, const char *out_dir)
 {
-    char cmd[1024], path[96], *out;
+    char cmd[1400], path[96], more[300] = "", *out;
     cJSON *j, *lv;
     long rss;
     int code;
@@ -110,10 +113,12 @@ static long bench_rss(int port, size_t n)
     /* A sanitizer build's quarantine of freed blocks would grow with the
      * requests (each frees what libcurl allocated for it): none here, so
      * that the bound is on what bench keeps. */
+    if (out_dir != NULL)
+        snprintf(more, sizeof(more), " --out %s --force", out_dir);
     snprintf(cmd, sizeof(cmd),
              "ASAN_OPTIONS=\"$ASAN_OPTIONS:quarantine_size_mb=0\" '%s' bench --base-url "
-             "http://127.0.0.1:%d/v1 --model m -c 50 --requests %zu -q --json >%s",
-             tb_test_bin(), port, n, path);
+             "http://127.0.0.1:%d/v1 --model m -c 50 --requests %zu -q --json%s >%s",
+             tb_test_bin(), port, n, more, path);
     rss = tb_test_sh_rss(cmd, &code);
     out = tb_test_slurp_str(path);
     remove(path);
@@ -125,6 +130,15 @@ static long bench_rss(int port, size_t n)
         fail_msg("%s: exit %d, '%.400s'", cmd, code, out);
     cJSON_Delete(j);
     free(out);
+    if (out_dir != NULL) {
+        char c[600];
+        snprintf(c, sizeof(c),
+                 "test $(wc -l <%s/records.jsonl) -eq %zu && test $(ls %s/traces | wc -l) -eq %zu && "
+                 "test $(grep -c '\"trace\":\"traces/' %s/records.jsonl) -eq %zu",
+                 out_dir, n + 1, out_dir, n, out_dir, n);
+        if (tb_test_sh(c) != 0)
+            fail_msg("%s: the records or traces of %zu requests are not all there", cmd, n);
+    }
     return rss;
 }
 
@@ -134,21 +148,38 @@ static long bench_rss(int port, size_t n)
  * exact percentiles need, and their copy while the level is summarised:
  * about 0.9 KB) makes 4 MB over the 4,500 more; keeping every stream, it
  * was about 5 KB a request, 23 MB. */
-static void long_run_flat(void **state)
+static void flat(const char *out_dir)
 {
     long short_rss, long_rss, bound;
     int port;
-    (void)state;
     tb_test_serve_up_draws("--synth tps=1000,ttft=0,tokens=20,jitter=0", &port);
-    short_rss = bench_rss(port, 500);
-    long_rss = bench_rss(port, 5000);
+    short_rss = bench_rss(port, 500, out_dir);
+    long_rss = bench_rss(port, 5000, out_dir);
     tb_test_serve_down(NULL);
     bound = short_rss + short_rss / 10 + TB_TEST_RSS_SCALE * 4L * 1024;
-    print_message("bench -c 50: peak RSS %ld KiB at 500 requests, %ld KiB at 5000 (bound %ld)\n",
-                  short_rss, long_rss, bound);
+    print_message("bench -c 50%s: peak RSS %ld KiB at 500 requests, %ld KiB at 5000 (bound %ld)\n",
+                  out_dir != NULL ? " --out" : "", short_rss, long_rss, bound);
     if (long_rss > bound)
         fail_msg("peak RSS %ld KiB at 5000 requests, over %ld KiB (500 requests: %ld KiB)",
                  long_rss, bound, short_rss);
+}
+
+static void long_run_flat(void **state)
+{
+    (void)state;
+    flat(NULL);
+}
+
+/* The same with --out: each record and its trace written as its request
+ * ends (bench.h's record callback), every request in the file, no stream
+ * kept. */
+static void long_run_flat_out(void **state)
+{
+    char dir[128];
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "benchmem", "out");
+    flat(dir);
+    tb_test_rm_rf(dir);
 }
 
 int tb_test_benchmem(void)
@@ -156,6 +187,7 @@ int tb_test_benchmem(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dropped_streams_keep_fields),
         cmocka_unit_test_teardown(long_run_flat, tb_test_serve_down),
+        cmocka_unit_test_teardown(long_run_flat_out, tb_test_serve_down),
     };
     return TB_RUN_GROUP("benchmem", tests);
 }

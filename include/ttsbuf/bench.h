@@ -130,6 +130,17 @@ struct tb_bench_opts {
      * grows by the record, not by the stream (ttsbuf(1), BENCH, Memory).
      * Ignored (streams kept) with a real TTS (tts). */
     int drop_streams;
+    /* With drop_streams: called with each record as its request ends,
+     * played out, its stream still in it (rec->stream), before the stream
+     * is dropped, so that the caller can write both out (bench --out);
+     * NULL: none.  On the loop's thread, and only for a level on one loop
+     * (tb_bench_threads 1) without a real TTS: a level on several loops
+     * appends its records in order of id when it ends, so with a callback
+     * it keeps every stream (drop_streams ignored) and calls none, and the
+     * caller writes them then.  A non-zero return (a negative TB_E* code)
+     * stops the level with that error. */
+    int (*record)(void *ud, struct tb_bench_rec *rec);
+    void *record_ud;
 };
 
 /*

@@ -221,34 +221,42 @@ int tb_cli_bench_out_open(const char *dir, const struct tb_bench_meta *m, int fo
     return 0;
 }
 
+int tb_cli_bench_out_rec(FILE *rf, const char *dir, const struct tb_bench_meta *m,
+                         struct tb_bench_rec *r)
+{
+    char rel[160], stem[64], path[4200];
+    FILE *tf;
+    int rc;
+    tb_cli_bench_level_stem(&m->levels[r->level], stem, sizeof(stem));
+    snprintf(rel, sizeof(rel), "traces/%s-%06llu.jsonl", stem, (unsigned long long)r->id);
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    snprintf(r->stream->model, sizeof(r->stream->model), "%s", m->model);
+    snprintf(r->stream->base_url, sizeof(r->stream->base_url), "%s", m->base_url);
+    snprintf(r->stream->provider, sizeof(r->stream->provider), "%s", m->provider);
+    snprintf(r->stream->started_at, sizeof(r->stream->started_at), "%s", m->started_at);
+    snprintf(r->stream->command, sizeof(r->stream->command), "bench");
+    tf = tb_cli_output_open("--out", path, &rc);
+    if (tf == NULL)
+        return rc;
+    rc = tb_cli_out_close("--out", path, tf, tb_trace_write_opts(tf, r->stream, m->options));
+    if (rc != 0)
+        return rc;
+    rc = tb_bench_write_rec(rf, m, r, rel);
+    if (rc != 0) {
+        tb_cli_error("--out: write error on the records file: %s",
+                     rc == TB_EIO ? strerror(errno) : tb_strerror(rc));
+        return rc == TB_ENOMEM ? rc : TB_EIO;
+    }
+    return 0;
+}
+
 int tb_cli_bench_out_level(FILE *rf, const char *dir, const struct tb_bench_meta *m,
                            struct tb_bench_recs *recs, size_t from)
 {
     for (size_t i = from; i < recs->n; i++) {
-        struct tb_bench_rec *r = &recs->v[i];
-        char rel[160], stem[64], path[4200];
-        FILE *tf;
-        int rc;
-        tb_cli_bench_level_stem(&m->levels[r->level], stem, sizeof(stem));
-        snprintf(rel, sizeof(rel), "traces/%s-%06llu.jsonl", stem, (unsigned long long)r->id);
-        snprintf(path, sizeof(path), "%s/%s", dir, rel);
-        snprintf(r->stream->model, sizeof(r->stream->model), "%s", m->model);
-        snprintf(r->stream->base_url, sizeof(r->stream->base_url), "%s", m->base_url);
-        snprintf(r->stream->provider, sizeof(r->stream->provider), "%s", m->provider);
-        snprintf(r->stream->started_at, sizeof(r->stream->started_at), "%s", m->started_at);
-        snprintf(r->stream->command, sizeof(r->stream->command), "bench");
-        tf = tb_cli_output_open("--out", path, &rc);
-        if (tf == NULL)
-            return rc;
-        rc = tb_cli_out_close("--out", path, tf, tb_trace_write_opts(tf, r->stream, m->options));
+        int rc = tb_cli_bench_out_rec(rf, dir, m, &recs->v[i]);
         if (rc != 0)
             return rc;
-        rc = tb_bench_write_rec(rf, m, r, rel);
-        if (rc != 0) {
-            tb_cli_error("--out: write error on the records file: %s",
-                         rc == TB_EIO ? strerror(errno) : tb_strerror(rc));
-            return rc == TB_ENOMEM ? rc : TB_EIO;
-        }
     }
     fflush(rf);
     return 0;

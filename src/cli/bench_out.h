@@ -31,9 +31,15 @@ int tb_cli_bench_out_open(const char *dir, const struct tb_bench_meta *m, int fo
  * "c=10", "rate=5ps-poisson", "rate=5ps-constant-max8". */
 void tb_cli_bench_level_stem(const struct tb_bench_level *l, char *out, size_t len);
 
-/* Writes recs from index `from` to rf, each with its trace in
- * DIR/traces/STEM-ID.jsonl (STEM: its level's).  0 or an error
- * (printed): TB_EINVAL (a trace that cannot be created), TB_EIO. */
+/* Writes record r (its stream in it) to rf, with its trace in
+ * DIR/traces/STEM-ID.jsonl (STEM: its level's; the stream's header is
+ * set from m).  0 or an error (printed): TB_EINVAL (a trace that cannot
+ * be created), TB_EIO, TB_ENOMEM.  As each request ends (bench.h's
+ * record callback) or when its level has ended. */
+int tb_cli_bench_out_rec(FILE *rf, const char *dir, const struct tb_bench_meta *m,
+                         struct tb_bench_rec *r);
+
+/* tb_cli_bench_out_rec for recs from index `from` on, then rf flushed. */
 int tb_cli_bench_out_level(FILE *rf, const char *dir, const struct tb_bench_meta *m,
                            struct tb_bench_recs *recs, size_t from);
 

@@ -237,6 +237,10 @@ static int run_lanes(const struct tb_bench_opts *o, unsigned n, uint32_t level,
         ln->o.shard = o->shard + j * o->nshards;
         ln->o.nshards = o->nshards * n;
         ln->o.threads = 1;
+        if (o->record != NULL) { /* the caller writes the records at the end */
+            ln->o.record = NULL;
+            ln->o.drop_streams = 0;
+        }
         ln->o.warmup = (size_t)part(o->warmup, j, n);
         ln->o.held_max = part(held, j, n) > 0 ? part(held, j, n) : 1;
         ln->o.http.cancel = &stop;

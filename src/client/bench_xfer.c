@@ -319,15 +319,19 @@ int tb_bench_xf_stop_dead(struct bench *b)
 }
 
 /* drop_streams (bench.h): the record's stream played out now (a call's
- * turn was, when it ended) and given back to the transfer, whose next
- * request reuses its memory; the record keeps its fields and gaps.  0 or
- * the playout's error (b->play_err says). */
+ * turn was, when it ended), handed to the caller's record callback, and
+ * given back to the transfer, whose next request reuses its memory; the
+ * record keeps its fields and gaps.  0, the playout's error (b->play_err
+ * says) or the callback's. */
 static int play_drop(struct bench *b, struct xf *x, size_t rec_index)
 {
     struct tb_bench_rec *rec = &b->out->v[rec_index];
     int rc = 0;
     if (rec->call < 0)
         rc = tb_bench_analyze(rec, &b->o->sim, b->play_err, sizeof(b->play_err));
+    if (rc == 0 && b->o->record != NULL && (rc = b->o->record(b->o->record_ud, rec)) != 0)
+        snprintf(b->play_err, sizeof(b->play_err), "writing request %llu's record: %s",
+                 (unsigned long long)rec->id, tb_strerror(rc));
     tb_stream_free(&x->stream); /* empty: the record took it */
     x->stream = *rec->stream;   /* held: given back when x starts again */
     free(rec->stream);
