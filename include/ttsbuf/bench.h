@@ -17,7 +17,8 @@
  *
  * When the level has ended, each stream is played out by tb_sim_run on a
  * virtual clock with the caller's options: exactly what `ttsbuf sim
- * --trace` computes on the stream's trace (tested).
+ * --trace` computes on the stream's trace (tested); or, with drop_streams
+ * (below), as its request ends, and the stream is then dropped.
  *
  * Requests carry a global id 0, 1, 2, ...; shard I of N runs the ids
  * congruent to I mod N, so N shards together run exactly the ids one run
