@@ -249,14 +249,14 @@ asan:
 	    EXTRA_LDFLAGS="$(SAN_FLAGS)" check
 
 # ThreadSanitizer over every multi-threaded test group: the ring's two-thread
-# stress, the server, live runs, sweeps, the fault matrix and the stream
+# stress, the server (one loop and several), live runs, sweeps, the fault matrix and the stream
 # reader's cases (their scripted peers), bench on several loop threads;
 # audioenv: PortAudio callback
 # threads and the PulseAudio FIFO reader.  schema, last, validates what the
 # TSan-built binary wrote in those groups.
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 tsan:
-	TB_TEST_ONLY=ring,serve,live,ttslive,sweep,audioenv,player,ttsplay,bench,threads,fault,reader,schema TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+	TB_TEST_ONLY=ring,serve,servethreads,live,ttslive,sweep,audioenv,player,ttsplay,bench,threads,fault,reader,schema TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 	$(MAKE) BUILD=build-tsan OPT="-O1 -g" EXTRA_CFLAGS="$(TSAN_FLAGS)" \
 	    EXTRA_LDFLAGS="$(TSAN_FLAGS)" check
 
@@ -393,11 +393,15 @@ LINT_SRC := $(LIB_SRC) $(GEN_SRC) $(CLI_SRC) $(FUZZ_ALL_SRC) tests/soak/soak.c
 LINT_TEST_SRC := $(TEST_SRC) $(BENCH_SRC) tests/collect/collect.c tests/failalloc/failalloc.c
 CPPCHECK := cppcheck --quiet --std=c11 --enable=warning,performance,portability --inline-suppr \
     --error-exitcode=1 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc
+# The files are shared out over LINT_JOBS processes (default: a CPU
+# each); xargs fails when any clang-tidy does.
+LINT_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 lint: $(GEN_SRC)
 	sh tests/layers.sh
-	$(CPPCHECK) $(LINT_SRC)
-	$(CPPCHECK) --library=tests/cmocka.cfg $(LINT_TEST_SRC)
-	clang-tidy --quiet $(LINT_SRC) $(LINT_TEST_SRC) -- $(CSTD) -Iinclude -Isrc $(PKG_CFLAGS)
+	$(CPPCHECK) -j $(LINT_JOBS) $(LINT_SRC)
+	$(CPPCHECK) -j $(LINT_JOBS) --library=tests/cmocka.cfg $(LINT_TEST_SRC)
+	printf '%s\n' $(LINT_SRC) $(LINT_TEST_SRC) | xargs -P $(LINT_JOBS) -n 4 \
+	    sh -c 'clang-tidy --quiet "$$@" -- $(CSTD) -Iinclude -Isrc $(PKG_CFLAGS)' clang-tidy
 
 # The live client under valgrind: a clean run, a failing one, a redirect
 # loop; any leak or memory error fails (--errors-for-leak-kinds).

@@ -160,7 +160,11 @@ static void check_unheard(const char *dir, const cJSON *rec)
     int first = 1;
     cJSON *sim;
     const cJSON *ch;
-    snprintf(path, sizeof(path), "%s/o/%s", dir, cJSON_GetStringValue(key(rec, "trace")));
+    {
+        char out[300];
+        snprintf(out, sizeof(out), "%s/o", dir);
+        tb_test_rec_trace(out, rec, path, sizeof(path));
+    }
     trace = tb_test_slurp_str(path);
     for (line = strtok_r(trace, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
         cJSON *e = cJSON_Parse(line);

@@ -102,7 +102,7 @@ static void dropped_streams_keep_fields(void **state)
 /* `bench --requests N` against serve (with --out DIR unless out is
  * NULL); its peak RSS (KiB), after checking that every request was
  * measured and, with --out, that the records file holds every one and
- * each has its trace. */
+ * each has its trace (a header in its level's traces file). */
 static long bench_rss(int port, size_t n, const char *out_dir)
 {
     char cmd[1400], path[96], more[300] = "", *out;
@@ -133,7 +133,8 @@ static long bench_rss(int port, size_t n, const char *out_dir)
     if (out_dir != NULL) {
         char c[600];
         snprintf(c, sizeof(c),
-                 "test $(wc -l <%s/records.jsonl) -eq %zu && test $(ls %s/traces | wc -l) -eq %zu && "
+                 "test $(wc -l <%s/records.jsonl) -eq %zu && "
+                 "test $(cat %s/traces/*.jsonl | grep -c '^{\"ttsbuf_trace\"') -eq %zu && "
                  "test $(grep -c '\"trace\":\"traces/' %s/records.jsonl) -eq %zu",
                  out_dir, n + 1, out_dir, n, out_dir, n);
         if (tb_test_sh(c) != 0)

@@ -492,8 +492,8 @@ static void cli_records_and_traces(void **state)
         assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v[i], "level")),
                             "calls=2");
         assert_non_null(tr);
-        snprintf(args, sizeof(args), "sim --trace %s/o/%s --wpm 1000 --json", dir,
-                 cJSON_GetStringValue(tr));
+        snprintf(args, sizeof(args), "sim --trace %s/o/%s --request %.0f --wpm 1000 --json", dir,
+                 cJSON_GetStringValue(tr), num(v[i], "id"));
         sim = tb_test_run_json(NULL, args, 0);
         assert_near(num(v[i], "play_end_s"), num(sim, "end_s"), 1e-9);
         cJSON_Delete(sim);

@@ -414,8 +414,9 @@ static void stdout_is_one_output(void **state)
  * ttsbuf not on PATH and $TTSBUF unset they find the repository's
  * ./ttsbuf (a copy of examples/ next to a ttsbuf link stands for the
  * clone), on short inputs.  A ttsbuf installed on this machine (the
- * Debian package in /usr/bin) is kept out: the scripts run with PATH less
- * every directory that holds one. */
+ * Debian package in /usr/bin) is kept out: each directory of PATH that
+ * holds one is replaced by a shadow of it, links to all its commands but
+ * ttsbuf (dropping /usr/bin would drop env, sh and awk with it). */
 static void examples_run_from_a_clone(void **state)
 {
     (void)state;
@@ -430,8 +431,10 @@ static void examples_run_from_a_clone(void **state)
     assert_int_equal(tb_test_sh(cmd), 0);
     /* Each script, from the clone's root, with a PATH that has no ttsbuf. */
     snprintf(cmd, sizeof(cmd),
-             "cd %s && PATH=$(printf %%s \"$PATH\" | tr : '\\n' | while read -r d; do "
-             "[ -x \"$d/ttsbuf\" ] || printf %%s: \"$d\"; done) && PATH=${PATH%%:} && "
+             "cd %s && n=0 && P= && for d in $(printf %%s \"$PATH\" | tr : ' '); do "
+             "if [ -x \"$d/ttsbuf\" ]; then n=$((n+1)) && mkdir -p shadow$n && "
+             "for f in \"$d\"/*; do [ \"${f##*/}\" = ttsbuf ] || ln -s \"$f\" shadow$n/; done && "
+             "P=$P$PWD/shadow$n:; else P=$P$d:; fi; done && PATH=${P%%:} && "
              "command -v ttsbuf >/dev/null && exit 99; env -u TTSBUF sh -c '"
              "sh examples/provider-gate.sh 0.5 t.jsonl && "
              "OUT=sw sh examples/buffer-sweep.sh t.jsonl >/dev/null && test -s sw.csv && "

@@ -550,8 +550,7 @@ static void bench_texts(int port, const char *tag, char texts[][TEXT_MAX])
         int id = (int)num(v[i], "id");
         char *t;
         assert_true(id >= 0 && id < DRAW_N && texts[id][0] == '\0');
-        snprintf(path, sizeof(path), "%s/%s", dir,
-                 cJSON_GetObjectItemCaseSensitive(v[i], "trace")->valuestring);
+        tb_test_rec_trace(dir, v[i], path, sizeof(path));
         t = trace_text(path);
         assert_true(strlen(t) > 0 && strlen(t) < TEXT_MAX);
         memcpy(texts[id], t, strlen(t) + 1);

@@ -859,6 +859,131 @@ static void load_file_memory_bounded(void **state)
     remove(path);
 }
 
+
+/* ---- a file of several traces (bench --out's traces/LEVEL.jsonl) ---- */
+
+#define HDR(id) "{\"ttsbuf_trace\": 2, \"request\": " #id ", \"command\": \"bench\"}\n"
+#define END_OK "{\"end\": {\"kind\": \"complete\", \"t\": 0.5, \"error\": null}}\n"
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Each trace read in turn, or the one of a request; a plain load refuses
+ * the file where its second trace begins; a request it does not hold is
+ * named with the ids it does; the failed request's trace (no event) is
+ * read as such; the sim and sweep commands say the same. */
+static void file_of_several_traces(void **state)
+{
+    static const char text[] =
+        HDR(5) "{\"t\": 0.1, \"text\": \"One.\"}\n{\"t\": 0.2, \"text\": \" Two.\"}\n" END_OK "\n"
+        HDR(9) "{\"end\": {\"kind\": \"error\", \"t\": 0.3, \"error\": {\"kind\": \"http\", "
+               "\"message\": \"HTTP 500\", \"http_status\": 500}}}\n" HDR(12) "{\"t\": 0.1, \"text\": \"Three.\"}\n" END_OK
+               "\n\n";
+    char path[128], err[ERRLEN], args[256];
+    struct tb_stream s;
+    struct tb_trace_file *tf;
+    struct tb_test_out o;
+    int want[] = {1, TB_EEMPTY, 1, 0, 0};
+    long long ids[] = {5, 9, 12};
+    (void)state;
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-several-%d.jsonl", (int)getpid());
+    write_file(path, text);
+
+    tb_stream_init(&s);
+    assert_int_equal(tb_trace_load_file(path, &s, err, sizeof(err)), TB_EFORMAT);
+    assert_non_null(strstr(err, ":6: a second trace begins here"));
+    tb_stream_free(&s);
+
+    assert_int_equal(tb_trace_file_open(path, &tf, err, sizeof(err)), 0);
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        tb_stream_init(&s);
+        assert_int_equal(tb_trace_file_next(tf, &s, err, sizeof(err)), want[i]);
+        if (i < 3) {
+            assert_int_equal(s.request, ids[i]);
+            assert_int_equal(s.n, i == 0 ? 2 : i == 1 ? 0 : 1);
+        }
+        tb_stream_free(&s);
+    }
+    tb_trace_file_close(tf);
+
+    tb_stream_init(&s);
+    assert_int_equal(tb_trace_load_request(path, 12, &s, err, sizeof(err)), 0);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.end.kind, TB_END_COMPLETE);
+    tb_stream_free(&s);
+    tb_stream_init(&s);
+    assert_int_equal(tb_trace_load_request(path, 9, &s, err, sizeof(err)), TB_EEMPTY);
+    assert_int_equal(s.end.kind, TB_END_ERROR);
+    assert_int_equal(s.end.http_status, 500);
+    tb_stream_free(&s);
+    tb_stream_init(&s);
+    assert_int_equal(tb_trace_load_request(path, 7, &s, err, sizeof(err)), TB_EINVAL);
+    assert_non_null(strstr(err, ": no trace of request 7 (it holds 3, of requests 5 to 12)"));
+    tb_stream_free(&s);
+
+    snprintf(args, sizeof(args), "sim --trace %s --request 12 --json", path);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "request 12"));
+    tb_test_out_free(&o);
+    snprintf(args, sizeof(args), "sim --trace %s", path);
+    tb_test_expect_error(args, 2, ":6: a second trace begins here");
+    tb_test_expect_error(args, 2, "--request ID");
+    snprintf(args, sizeof(args), "sim --trace %s --request 7", path);
+    tb_test_expect_error(args, 2, "no trace of request 7 (it holds 3, of requests 5 to 12)");
+    snprintf(args, sizeof(args), "sweep --trace %s", path);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    if (strstr(o.so, "2 streams x 1 setting") == NULL || strstr(o.so, "1 failed") == NULL ||
+        strstr(o.so, ".jsonl#request=9: failed (error at 0.30 s, 0 events): HTTP 500") == NULL)
+        fail_msg("sweep of a file of three traces: %s", o.so);
+    tb_test_out_free(&o);
+
+    /* Only a header may follow an end line; a request is an id. */
+    write_file(path, HDR(5) "{\"t\": 0.1, \"text\": \"One.\"}\n" END_OK
+                     "{\"t\": 0.2, \"text\": \"late\"}\n");
+    tb_stream_init(&s);
+    assert_int_equal(tb_trace_load_request(path, 5, &s, err, sizeof(err)), TB_EFORMAT);
+    assert_non_null(strstr(err, ":4: a line after the \"end\" line"));
+    tb_stream_free(&s);
+    write_file(path, "{\"ttsbuf_trace\": 2, \"request\": -1}\n{\"t\": 0.1, \"text\": \"x\"}\n");
+    tb_stream_init(&s);
+    assert_int_equal(tb_trace_load_file(path, &s, err, sizeof(err)), TB_EFORMAT);
+    assert_non_null(strstr(err, ":1: \"request\" is not a request's id"));
+    tb_stream_free(&s);
+    remove(path);
+}
+
+/* A stream's request is written in its header and read back. */
+static void request_round_trip(void **state)
+{
+    char path[128], err[ERRLEN];
+    struct tb_stream s, t;
+    FILE *f;
+    (void)state;
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-reqrt-%d.jsonl", (int)getpid());
+    tb_stream_init(&s);
+    assert_int_equal(tb_stream_append(&s, 0.25, "Hi.", 3, 1, TB_KIND_CONTENT), 0);
+    s.request = 42;
+    f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(tb_trace_write(f, &s), 0);
+    assert_int_equal(tb_trace_write(f, &s), 0); /* twice: a file of two */
+    assert_int_equal(fclose(f), 0);
+    tb_stream_init(&t);
+    assert_int_equal(tb_trace_load_request(path, 42, &t, err, sizeof(err)), 0);
+    assert_int_equal(t.request, 42);
+    assert_int_equal(t.n, 1);
+    tb_stream_free(&t);
+    tb_stream_free(&s);
+    remove(path);
+}
+
 int tb_test_trace(void)
 {
     const struct CMUnitTest tests[] = {
@@ -879,6 +1004,8 @@ int tb_test_trace(void)
         cmocka_unit_test(write_error_is_eio),
         cmocka_unit_test(write_to_tmpfile_and_load_file),
         cmocka_unit_test(load_file_memory_bounded),
+        cmocka_unit_test(file_of_several_traces),
+        cmocka_unit_test(request_round_trip),
     };
     return TB_RUN_GROUP("trace", tests);
 }

@@ -661,27 +661,71 @@ static int serve_limited(rlim_t lim, const char *arg1, const char *arg2, char **
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The descriptors of a refusal, read back from its message: the cap's
+ * need, the server's own and those open, the largest cap that fits. */
+struct fd_need {
+    unsigned cap, need, own, open, fit;
+};
+
+static struct fd_need fd_refusal(const char *log, unsigned lim)
+{
+    struct fd_need d;
+    char tail[160];
+    int n = 0;
+    if (sscanf(log,
+               "ttsbuf: --max-connections %u needs %u file descriptors (one a connection, %u of "
+               "the server's own, %u open already), and the limit is %*u (ulimit -Hn %*u): ask "
+               "for at most %u, or raise the hard limit%n",
+               &d.cap, &d.need, &d.own, &d.open, &d.fit, &n) != 5 ||
+        strcmp(log + n, "\n") != 0)
+        fail_msg("not the one-line refusal: %s", log);
+    snprintf(tail, sizeof(tail), "the limit is %u (ulimit -Hn %u)", lim, lim);
+    assert_raw_has(log, tail);
+    /* Stated exactly: one a connection besides the server's own and what
+     * is open; the largest cap that fits is what is left of the limit. */
+    assert_int_equal(d.need, d.cap + d.own + d.open);
+    assert_int_equal(d.fit, lim - d.own - d.open);
+    assert_true(d.open >= 3 && d.open < 64);
+    return d;
+}
+
 /* The descriptor limit: an explicit cap the hard limit cannot hold is
- * refused (2, one line); the default is lowered to what it holds, with a
- * warning; a cap that fits goes on (to the bind, here refused). */
+ * refused (2, one line saying exactly what it needs: one a connection,
+ * 5 of the server's own and 4 a loop, and those open); the default is
+ * lowered to what it holds, with a warning; the largest cap that fits
+ * goes on (to the bind, here refused), one more does not. */
 static void max_connections_and_the_descriptor_limit(void **state)
 {
-    char *log;
+    struct fd_need d, d4;
+    char *log, want[200], cap[48];
     (void)state;
     assert_int_equal(serve_limited(512, "--max-connections", "1000", &log), 2);
-    assert_raw_has(log, "ttsbuf: --max-connections 1000 needs 1253 file descriptors, and the "
-                        "limit is 512 (ulimit -Hn 512): ask for at most 342, or raise the hard "
-                        "limit\n");
+    d = fd_refusal(log, 512);
+    assert_int_equal(d.cap, 1000);
+    assert_int_equal(d.own, 9); /* 5 + 4 for one loop */
     assert_null(strstr(log, "bind"));
     free(log);
+    assert_int_equal(serve_limited(512, "--max-connections=1000", "--threads=4", &log), 2);
+    d4 = fd_refusal(log, 512);
+    assert_int_equal(d4.own, 5 + 4 * 4);
+    assert_int_equal(d4.open, d.open);
+    free(log);
     assert_int_equal(serve_limited(512, NULL, NULL, &log), 2);
-    assert_raw_has(log, "ttsbuf: warning: the file descriptor limit (512) holds 342 connections: "
-                        "--max-connections is 342, below its default 4096\n");
+    snprintf(want, sizeof(want),
+             "ttsbuf: warning: the file descriptor limit (512) holds %u connections: "
+             "--max-connections is %u, below its default 4096\n",
+             d.fit, d.fit);
+    assert_raw_has(log, want);
     assert_raw_has(log, "bind");
     free(log);
-    assert_int_equal(serve_limited(512, "--max-connections", "342", &log), 2);
+    snprintf(cap, sizeof(cap), "%u", d.fit);
+    assert_int_equal(serve_limited(512, "--max-connections", cap, &log), 2);
     assert_null(strstr(log, "descriptor"));
     assert_raw_has(log, "bind");
+    free(log);
+    snprintf(cap, sizeof(cap), "%u", d.fit + 1);
+    assert_int_equal(serve_limited(512, "--max-connections", cap, &log), 2);
+    assert_int_equal(fd_refusal(log, 512).fit, d.fit);
     free(log);
 }
 
@@ -694,6 +738,12 @@ static void fault_specs_refused(void **state)
     tb_test_expect_error("serve --max-connections 0", 2, "--max-connections: '0' is outside");
     tb_test_expect_error("serve --max-connections 1000001", 2, "outside 1..1000000");
     tb_test_expect_error("serve --max-connections 5x", 2, "--max-connections");
+    tb_test_expect_error("serve --threads 0", 2,
+                         "--threads: '0' is not auto or a whole number in 1..16");
+    tb_test_expect_error("serve --threads 17", 2, "--threads: '17' is not auto");
+    tb_test_expect_error("serve --threads two", 2, "--threads: 'two' is not auto");
+    tb_test_expect_error("serve --threads ''", 2, "--threads: '' is not auto");
+    tb_test_expect_error("serve --threads -1", 2, "--threads: '-1' is not auto");
     tb_test_expect_error("serve --memory-budget 0", 2, "--memory-budget: '0' is outside");
     tb_test_expect_error("serve --memory-budget 1048577", 2, "outside 1..1048576");
     tb_test_expect_error("serve --tts-fault cut@1.5", 2, "cut@1.5");

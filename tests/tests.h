@@ -76,16 +76,17 @@ int tb_test_sim(void);
 int tb_test_cli(void);
 int tb_test_sse(void);
 int tb_test_serve(void);
-int tb_test_serve_unit(void); /* the mock server's pure parts */
-int tb_test_convo(void);      /* the conversations reader */
-int tb_test_heard(void);      /* what a caller heard of an interrupted answer */
-int tb_test_calls(void);      /* bench --conversations: calls on the speech clock */
-int tb_test_threads(void);    /* bench on several loop threads */
-int tb_test_benchmem(void);   /* what bench keeps in memory over a long run */
-int tb_test_bargein(void);    /* bench --barge-in: the caller interrupts turns */
-int tb_test_callsout(void);   /* calls in every output: interrupted turns, progress */
-int tb_test_ttsserve(void);   /* the mock TTS of `ttsbuf serve`, through the binary */
-int tb_test_servelog(void);   /* serve --log: the request log, close detection */
+int tb_test_serve_unit(void);   /* the mock server's pure parts */
+int tb_test_convo(void);        /* the conversations reader */
+int tb_test_heard(void);        /* what a caller heard of an interrupted answer */
+int tb_test_calls(void);        /* bench --conversations: calls on the speech clock */
+int tb_test_threads(void);      /* bench on several loop threads */
+int tb_test_benchmem(void);     /* what bench keeps in memory over a long run */
+int tb_test_bargein(void);      /* bench --barge-in: the caller interrupts turns */
+int tb_test_callsout(void);     /* calls in every output: interrupted turns, progress */
+int tb_test_ttsserve(void);     /* the mock TTS of `ttsbuf serve`, through the binary */
+int tb_test_servelog(void);     /* serve --log: the request log, close detection */
+int tb_test_servethreads(void); /* serve --threads: the mock on several loops */
 int tb_test_oai(void);
 int tb_test_live(void);
 int tb_test_rebuffer(void);
@@ -341,6 +342,12 @@ int tb_test_free_port(void);
 /* A loopback port where a connect is refused: bound and never listening,
  * held until the group's process ends (no other group can take it). */
 int tb_test_refused_port(void);
+
+/* The trace of a bench record (rec: one line of DIR/records.jsonl): its
+ * request's trace, cut verbatim out of the file of several its "trace"
+ * names, written to DIR/STEM-request-ID.jsonl, whose path goes to path;
+ * fails the case when the file holds no trace of that request. */
+void tb_test_rec_trace(const char *dir, const struct cJSON *rec, char *path, size_t len);
 
 /* The port a server the test started wrote to path once it listened
  * (a number and a newline, the whole file written at once; for a server

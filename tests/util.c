@@ -541,6 +541,44 @@ int tb_test_wait_text(const char *path, const char *needle, double seconds)
     }
 }
 
+void tb_test_rec_trace(const char *dir, const cJSON *rec, char *path, size_t len)
+{
+    const cJSON *tr = cJSON_GetObjectItemCaseSensitive(rec, "trace");
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(rec, "id");
+    char src[512], base[128], *t, *save = NULL;
+    const char *slash;
+    size_t bl;
+    int in = 0, found = 0;
+    FILE *f;
+    if (!cJSON_IsString(tr) || !cJSON_IsNumber(id))
+        fail_msg("a record without a trace or an id");
+    snprintf(src, sizeof(src), "%s/%s", dir, tr->valuestring);
+    slash = strrchr(tr->valuestring, '/');
+    snprintf(base, sizeof(base), "%s", slash != NULL ? slash + 1 : tr->valuestring);
+    bl = strlen(base);
+    if (bl > 6 && strcmp(base + bl - 6, ".jsonl") == 0)
+        base[bl - 6] = '\0';
+    snprintf(path, len, "%s/%s-request-%.0f.jsonl", dir, base, id->valuedouble);
+    t = tb_test_slurp_str(src);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    for (char *l = strtok_r(t, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(l, "{\"ttsbuf_trace\"", 15) == 0) {
+            cJSON *h = cJSON_Parse(l);
+            const cJSON *r = cJSON_GetObjectItemCaseSensitive(h, "request");
+            in = cJSON_IsNumber(r) && r->valuedouble == id->valuedouble;
+            found |= in;
+            cJSON_Delete(h);
+        }
+        if (in)
+            fprintf(f, "%s\n", l);
+    }
+    fclose(f);
+    free(t);
+    if (!found)
+        fail_msg("%s holds no trace of request %.0f", src, id->valuedouble);
+}
+
 int tb_test_port_file(const char *path)
 {
     int port = 0;

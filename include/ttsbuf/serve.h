@@ -102,8 +102,10 @@
  * connection that waits for its request holds its state and nothing else
  * (no buffer until its first byte); ttsbuf(1) states the measured memory
  * per idle connection.  tb_serve_fds_needed says how many descriptors a
- * server needs; one that runs out of them stops accepting for 100 ms
- * (new connections wait in the backlog).
+ * server holds: one a connection and a few of its own, exactly; the
+ * refusals over the cap take what the process's limit leaves above that.
+ * One that runs out of them stops accepting for 100 ms (new connections
+ * wait in the backlog).
  *
  * Text to speech (a mock: eSpeak NG speaks, whatever the voice or model
  * asked; responses carry "X-Ttsbuf-Mock: tts"), one request per
@@ -142,7 +144,7 @@
  * after its first '+' (faults.h).
  *
  * The request log: with request_log set, the server calls it once for
- * each request when the request ends, on the loop thread, with a
+ * each request when the request ends, on a loop thread, with a
  * struct tb_serve_request that lives only during the call (nothing is
  * kept after it: memory does not grow with requests).  Times are
  * CLOCK_MONOTONIC nanoseconds (tb_clock_mono_ns), so a client on the same
@@ -160,10 +162,17 @@
  * else gets 400 at once, in the OpenAI error shape).  No other header is
  * passed on (an API key never is).
  *
- * Threads: tb_serve_run runs the event loop (epoll + timerfd: no thread per
- * connection) in the calling thread; tb_serve_stop may be called from any
- * thread or a signal handler.  Ownership: the server borrows the stream,
- * which must outlive it.
+ * Threads: tb_serve_run runs the server's event loops (epoll + timerfd: no
+ * thread per connection), opts.threads of them: the first in the calling
+ * thread, each other on a thread of its own (which blocks every signal).
+ * The first loop accepts every connection and hands it to the loop with
+ * the fewest open; a connection stays on its loop until it closes.  The
+ * loops share the connection cap, the memory budget and the numbering of
+ * requests, ids, draws and TTS requests; the hooks (stream_for,
+ * tts_latency_at) may then run on several loops at once, and request_log
+ * on any loop, one call at a time (seq in the order of the calls).
+ * tb_serve_stop may be called from any thread or a signal handler.
+ * Ownership: the server borrows the stream, which must outlive it.
  */
 #ifndef TTSBUF_SERVE_H
 #define TTSBUF_SERVE_H
@@ -181,6 +190,8 @@
 #define TB_SERVE_PREFILL_MAX 1.0                 /* s per input token */
 #define TB_SERVE_CONNS_DEFAULT 4096              /* max_conns (below) */
 #define TB_SERVE_CONNS_MAX 1000000
+#define TB_SERVE_THREADS_MAX 16u     /* opts.threads */
+#define TB_SERVE_THREADS_AUTO_MAX 8u /* tb_serve_threads_auto */
 
 #define TB_SERVE_RID_MAX 64 /* X-Ttsbuf-Request-Id's length cap */
 
@@ -239,9 +250,9 @@ struct tb_serve_request {
     int64_t closed;        /* client_closed: when the server saw the close */
     int64_t prompt_tokens; /* the prefill's input tokens (usage's) */
     int64_t tokens_sent, tokens_planned, tokens_unsent;
-    int seeded;            /* its stream was drawn for it (Streams, above)... */
-    uint64_t seed;         /* ... from this seed */
-    int64_t tts_chars;     /* code points of the text to speak */
+    int seeded;                        /* its stream was drawn for it (Streams, above)... */
+    uint64_t seed;                     /* ... from this seed */
+    int64_t tts_chars;                 /* code points of the text to speak */
     int64_t audio_sent, audio_planned; /* PCM bytes */
     uint64_t bytes_sent;               /* every response byte handed to send() */
 };
@@ -252,22 +263,24 @@ struct tb_serve_opts {
     const struct tb_stream *stream; /* what every request streams, unless... */
     /* ... each draws its own (Streams, above): the hook appends the stream
      * of a seed to out (0, or non-zero: the connection is closed); runs on
-     * the loop thread.  NULL: none. */
+     * a loop thread (several at once with opts.threads > 1).  NULL: none. */
     int (*stream_for)(void *ud, uint64_t seed, struct tb_stream *out);
     void *stream_for_ud;
-    uint64_t seed; /* the draws' seed (the first request's stream's) */
-    struct tb_faults faults;        /* applied to every request */
-    size_t max_conns;               /* 0: TB_SERVE_CONNS_DEFAULT (Connections, below) */
-    size_t mem_budget;              /* bytes; 0: TB_SERVE_MEM_DEFAULT */
-    double prefill_per_token;       /* s per input token, 0..TB_SERVE_PREFILL_MAX (below) */
+    uint64_t seed;            /* the draws' seed (the first request's stream's) */
+    struct tb_faults faults;  /* applied to every request */
+    size_t max_conns;         /* 0: TB_SERVE_CONNS_DEFAULT (Connections, above) */
+    unsigned threads;         /* event loops (Threads, above): 0 or 1: one, the
+                                 caller's; at most TB_SERVE_THREADS_MAX */
+    size_t mem_budget;        /* bytes; 0: TB_SERVE_MEM_DEFAULT */
+    double prefill_per_token; /* s per input token, 0..TB_SERVE_PREFILL_MAX (below) */
     /* The mock TTS (above). */
     double (*tts_latency_at)(void *ud, uint32_t i); /* seconds >= 0; NULL: 0 */
     void *tts_latency_ud;
     double tts_rtf;                  /* >= 0 */
     struct tb_tts_faults tts_faults; /* zero: none */
     const char *tts_key;             /* borrowed; NULL: any key */
-    /* The request log (above): called on the loop thread as each request
-     * ends; r lives during the call.  NULL: none. */
+    /* The request log (above): called on a loop thread as each request
+     * ends, one call at a time; r lives during the call.  NULL: none. */
     void (*request_log)(void *ud, const struct tb_serve_request *r);
     void *request_log_ud;
 };
@@ -278,10 +291,10 @@ struct tb_serve_stats {
     uint64_t events;   /* token events sent (a non-streamed body counts
                           the events it carries) */
     uint64_t tokens;
-    uint64_t dropped; /* connections closed early: client gone (EOF or
-                         a send error before the response ended),
-                         output over TB_SERVE_OUTBUF_MAX, timeouts; not
-                         drop@K, not stop, not over_conns */
+    uint64_t dropped;       /* connections closed early: client gone (EOF or
+                               a send error before the response ended),
+                               output over TB_SERVE_OUTBUF_MAX, timeouts; not
+                               drop@K, not stop, not over_conns */
     uint64_t client_closed; /* of those, the ones whose client had closed
                                (the request log's client_closed) */
     /* Lateness of token events: time handed to send() minus schedule, s;
@@ -295,6 +308,8 @@ struct tb_serve_stats {
     uint64_t over_conns;  /* connections answered 503: over max_conns */
     uint64_t tts;         /* TTS requests answered with audio */
     uint64_t tts_bytes;   /* audio bytes sent */
+    unsigned loops;       /* the event loops it ran (opts.threads) */
+    uint64_t loop_conns[TB_SERVE_THREADS_MAX]; /* connections each loop took */
 };
 
 struct tb_serve;
@@ -305,11 +320,20 @@ struct tb_serve;
  * Any thread. */
 int tb_serve_create(const struct tb_serve_opts *o, struct tb_serve **out, char *err, size_t errlen);
 
-/* The file descriptors a server with max_conns (0: the default) may hold
- * at once: its connections, its refusals over the cap, its own (listener,
- * epoll, timer, the TTS thread's) and a margin for the process's others.
- * Any thread. */
-size_t tb_serve_fds_needed(size_t max_conns);
+/* The file descriptors a server of max_conns connections (0: the
+ * default) on `threads` loops (0 as 1) holds at most: one a connection,
+ * its listener and stop eventfd, the 3 eSpeak NG holds at once while it
+ * reads its voice data (the first TTS request), and each loop's epoll
+ * set, timerfd, inbox and speech eventfds (max_conns + 5 + 4 x threads).  Not counted:
+ * the process's own (its standard streams, a log file), and the refusals
+ * over the cap, which take what the descriptor limit leaves, at most
+ * *refusals (max_conns / 8 + 64; refusals may be NULL) at once.  Pure;
+ * any thread. */
+size_t tb_serve_fds_needed(size_t max_conns, unsigned threads, size_t *refusals);
+
+/* opts.threads for "one a CPU": the online CPUs, at least 1, at most
+ * TB_SERVE_THREADS_AUTO_MAX.  Any thread. */
+unsigned tb_serve_threads_auto(void);
 
 /* The seed of a request's stream (Streams, above): seed itself for the
  * first request without an id (rid NULL, n <= 1), else a mix of seed
@@ -320,9 +344,11 @@ uint64_t tb_serve_request_seed(uint64_t seed, const char *rid, uint64_t n);
 /* The bound port.  Any thread. */
 int tb_serve_port(const struct tb_serve *s);
 
-/* Runs the event loop until tb_serve_stop, in the calling thread (whose
- * timer slack it sets to 1 ns while running).  Open connections are closed
- * on the way out.  Returns 0 or TB_EIO.  A stop requested before the call
+/* Runs the event loops until tb_serve_stop: the first in the calling
+ * thread, the others on threads it starts and joins (each loop's thread
+ * has its timer slack set to 1 ns while running).  Open connections are
+ * closed on the way out.  Returns 0 or TB_EIO (a loop failed, or a thread
+ * could not start: the others stop).  A stop requested before the call
  * makes it return at once. */
 int tb_serve_run(struct tb_serve *s);
 

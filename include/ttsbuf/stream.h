@@ -121,6 +121,8 @@ struct tb_stream {
     struct tb_server_timing server; /* all -1 unless the provider said */
     char started_at[32];            /* UTC RFC 3339 from a trace header, or "" */
     char command[16];               /* the command that recorded it, or "" */
+    long long request;              /* its request's id (a trace header's
+                                     * "request": bench's), or -1 */
     char chunk_policy[24];          /* the recording's chunk policy (a trace
                                      * header's options.chunk), or "" */
     struct tb_stream_end end;       /* how it ended (unknown unless said) */

@@ -65,8 +65,40 @@ int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_s
 /* Like tb_trace_load_mem on a file; path "-" reads standard input.  The
  * file is read a line at a time (memory holds the events, not the file;
  * a line over the cap stops the read there).  Adds TB_EIO (with strerror
- * in err) for files that cannot be read. */
+ * in err) for files that cannot be read; a file of several traces (below)
+ * is TB_EFORMAT, naming the line where the second begins. */
 int tb_trace_load_file(const char *path, struct tb_stream *out, char *err, size_t errlen);
+
+/*
+ * A file of several traces: `bench --out DIR` writes each level's traces
+ * into one file, DIR/traces/LEVEL.jsonl, one after another; each opens
+ * with its header, which names its request ("request": the id of its
+ * record), and closes with its end line.  A header right after an end
+ * line begins the next trace; any other line there is an error, as in a
+ * file of one trace.
+ *
+ * tb_trace_file_open: path "-" reads standard input; 0, TB_EIO (strerror
+ * in err), TB_ENOMEM.  tb_trace_file_next: the next trace, appended to
+ * out (an empty stream, usually): 1 with a trace, 0 after the last; as
+ * tb_trace_load_file's errors otherwise, after which the file is done,
+ * except TB_EEMPTY: a trace with no event (a failed request's: out holds
+ * its header and end), and the next call reads on.  An empty file is one
+ * trace with no event.  tb_trace_file_close: NULL is a no-op.  One thread
+ * at a time per file.
+ */
+struct tb_trace_file;
+int tb_trace_file_open(const char *path, struct tb_trace_file **out, char *err, size_t errlen);
+int tb_trace_file_next(struct tb_trace_file *tf, struct tb_stream *out, char *err, size_t errlen);
+void tb_trace_file_close(struct tb_trace_file *tf);
+
+/*
+ * tb_trace_load_request - the trace of request `id` (its header's
+ * "request") in the file at path, into out (an empty stream): as
+ * tb_trace_load_file, and TB_EINVAL when no trace there names it ("NAME:
+ * no trace of request ID (it holds N, of requests A to B)").
+ */
+int tb_trace_load_request(const char *path, long long id, struct tb_stream *out, char *err,
+                          size_t errlen);
 
 /*
  * tb_trace_write - writes the stream as a trace (version

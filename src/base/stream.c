@@ -19,6 +19,7 @@ void tb_stream_init(struct tb_stream *s)
 {
     memset(s, 0, sizeof(*s));
     s->usage_tokens = -1;
+    s->request = -1;
     tb_stream_timing_init(&s->server);
     tb_stream_end_init(&s->end);
 }
@@ -88,6 +89,7 @@ void tb_stream_clear(struct tb_stream *s)
     s->n = 0;
     s->text_len = 0;
     s->usage_tokens = -1;
+    s->request = -1;
     s->model[0] = '\0';
     s->base_url[0] = '\0';
     s->provider[0] = '\0';

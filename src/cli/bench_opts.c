@@ -122,9 +122,11 @@ static const struct tb_optdoc bench_requests[] = {
 static const struct tb_optdoc bench_output[] = {
     {"out", O_OUT, "DIR",
      "write records.jsonl (a line per request; with --shard, records-I-of-N.jsonl), summary.json, "
-     "and traces/ (each stream, for ttsbuf sim --trace)",
-     "summary.json is the --json object; traces are traces/LEVEL-ID.jsonl (LEVEL: the level's "
-     "name, c=10, without '/', blanks and brackets: rate=5ps-poisson). A DIR that holds "
+     "and traces/ (each stream, for ttsbuf sim --trace FILE --request ID)",
+     "summary.json is the --json object; traces/LEVEL.jsonl holds the traces of a level's "
+     "requests one after another (LEVEL: the level's name, c=10, without '/', blanks and "
+     "brackets: rate=5ps-poisson; with --shard, LEVEL-I-of-N.jsonl), each naming its request; a "
+     "record's trace is the file and its id the request. A DIR that holds "
      "an earlier run's files (of this shard) is refused, so that runs never mix."},
     {"force", O_FORCE, NULL,
      "--out: remove the earlier run's records, summary and traces (of this shard) first", NULL},
@@ -341,12 +343,7 @@ static int option(void *ud, int c, const char *arg)
         a->barge_in = arg;
         return tb_cli_opt_double("--barge-in", arg, 0, 1, &a->barge_p);
     case O_BARGE_IN_AT: a->barge_in_at = arg; return 0;
-    case O_THREADS:
-        if (strcmp(arg, "auto") == 0) {
-            a->threads = 0;
-            return 0;
-        }
-        return tb_cli_opt_size("--threads", arg, 1, TB_BENCH_THREADS_MAX, &a->threads);
+    case O_THREADS: return tb_cli_opt_threads("--threads", arg, TB_BENCH_THREADS_MAX, &a->threads);
     default: {
         int rc = tb_cli_tts_live_option(&a->tl, c, arg);
         return rc != TB_CLI_NOT_MINE ? rc : tb_cli_groups_option(&a->c, &a->q, &a->au, c, arg);

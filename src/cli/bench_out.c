@@ -1,7 +1,7 @@
 /*
  * bench_out.c - `ttsbuf bench --out DIR`: the directory (never mixing two
- * runs), the records file and a trace per request, and the summary (see
- * bench_out.h).
+ * runs), the records file, a file of traces per level (a trace per
+ * request, trace.h), and the summary (see bench_out.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -57,27 +57,38 @@ void tb_cli_bench_level_stem(const struct tb_bench_level *l, char *out, size_t l
     out[k] = '\0';
 }
 
-/* 1 and *id when name is a trace's: "STEM-<id>.jsonl" with a level's stem
- * ("c=10", "rate=5ps-poisson"), or "L<index>-<id>.jsonl" (an earlier
- * ttsbuf's, which numbered levels from 0). */
+/* Whether name starts with a level's stem ("c=10", "calls=2",
+ * "rate=5ps-poisson") or an earlier ttsbuf's "L<index>-", and ends in
+ * ".jsonl". */
+static int trace_name(const char *name)
+{
+    if (!has_suffix(name, ".jsonl"))
+        return 0;
+    if (name[0] == 'L' && name[1] >= '0' && name[1] <= '9')
+        return strchr(name, '-') != NULL;
+    return strncmp(name, "c=", 2) == 0 || strncmp(name, "calls=", 6) == 0 ||
+           strncmp(name, "rate=", 5) == 0;
+}
+
+/* 1 and *id when name is an earlier ttsbuf's trace of one request:
+ * "STEM-<id>.jsonl" (its stem as trace_name's). */
 static int trace_id(const char *name, unsigned long long *id)
 {
     char *end;
     const char *dash = strrchr(name, '-');
-    if (dash == NULL || dash == name)
-        return 0;
-    if (name[0] == 'L') {
-        (void)strtoul(name + 1, &end, 10);
-        if (end != dash)
-            return 0;
-    } else if (strncmp(name, "c=", 2) != 0 && strncmp(name, "rate=", 5) != 0) {
-        return 0;
-    }
-    if (!(dash[1] >= '0' && dash[1] <= '9'))
+    if (!trace_name(name) || dash == NULL || !(dash[1] >= '0' && dash[1] <= '9'))
         return 0;
     errno = 0;
     *id = strtoull(dash + 1, &end, 10);
     return errno == 0 && end != dash + 1 && strcmp(end, ".jsonl") == 0;
+}
+
+/* Whether name is shard I of N's traces of a level: "STEM-I-of-N.jsonl". */
+static int shard_traces(const char *name, const struct tb_bench_meta *m)
+{
+    char tail[48];
+    snprintf(tail, sizeof(tail), "-%u-of-%u.jsonl", m->shard, m->nshards);
+    return trace_name(name) && has_suffix(name, tail);
 }
 
 /* What an entry of DIR (or DIR/traces) is.  Unsharded: an earlier run's
@@ -90,10 +101,13 @@ static enum out_entry out_entry(const char *name, int in_traces, const struct tb
 {
     char mine[64];
     unsigned long long id = 0;
-    int trace = in_traces && trace_id(name, &id);
+    int trace = in_traces && trace_name(name);
     if (m->nshards > 1) {
         if (in_traces)
-            return trace && id % m->nshards == m->shard ? OUT_EARLIER : OUT_KEEP;
+            return shard_traces(name, m) ||
+                           (trace_id(name, &id) && id % m->nshards == m->shard)
+                       ? OUT_EARLIER
+                       : OUT_KEEP;
         snprintf(mine, sizeof(mine), "records-%u-of-%u.jsonl", m->shard, m->nshards);
         if (strcmp(name, mine) == 0)
             return OUT_EARLIER;
@@ -221,27 +235,44 @@ int tb_cli_bench_out_open(const char *dir, const struct tb_bench_meta *m, int fo
     return 0;
 }
 
-int tb_cli_bench_out_rec(FILE *rf, const char *dir, const struct tb_bench_meta *m,
-                         struct tb_bench_rec *r)
+int tb_cli_bench_traces_close(struct tb_cli_bench_traces *t, int trc)
 {
-    char rel[160], stem[64], path[4200];
-    FILE *tf;
-    int rc;
-    tb_cli_bench_level_stem(&m->levels[r->level], stem, sizeof(stem));
-    snprintf(rel, sizeof(rel), "traces/%s-%06llu.jsonl", stem, (unsigned long long)r->id);
-    snprintf(path, sizeof(path), "%s/%s", dir, rel);
-    snprintf(r->stream->model, sizeof(r->stream->model), "%s", m->model);
-    snprintf(r->stream->base_url, sizeof(r->stream->base_url), "%s", m->base_url);
-    snprintf(r->stream->provider, sizeof(r->stream->provider), "%s", m->provider);
-    snprintf(r->stream->started_at, sizeof(r->stream->started_at), "%s", m->started_at);
-    snprintf(r->stream->command, sizeof(r->stream->command), "bench");
-    tf = tb_cli_output_open("--out", path, &rc);
-    if (tf == NULL)
-        return rc;
-    rc = tb_cli_out_close("--out", path, tf, tb_trace_write_opts(tf, r->stream, m->options));
-    if (rc != 0)
-        return rc;
-    rc = tb_bench_write_rec(rf, m, r, rel);
+    int rc = 0;
+    if (t->tf != NULL)
+        rc = tb_cli_out_close("--out", t->path, t->tf, trc);
+    t->tf = NULL;
+    return rc;
+}
+
+int tb_cli_bench_out_rec(FILE *rf, struct tb_cli_bench_traces *t, const char *dir,
+                         const struct tb_bench_meta *m, struct tb_bench_rec *r)
+{
+    struct tb_stream *s = r->stream;
+    int rc = 0, trc;
+    if (t->tf == NULL || r->level != t->level) {
+        /* A level's traces, one after another, in one file (trace.h). */
+        char stem[64], sub[100];
+        if ((rc = tb_cli_bench_traces_close(t, 0)) != 0)
+            return rc;
+        t->level = r->level;
+        tb_cli_bench_level_stem(&m->levels[r->level], stem, sizeof(stem));
+        snprintf(sub, sizeof(sub), "%s/traces", dir);
+        file_name(t->path, sizeof(t->path), sub, stem, "jsonl", m);
+        snprintf(t->rel, sizeof(t->rel), "traces/%s", t->path + strlen(sub) + 1);
+        t->tf = tb_cli_output_open("--out", t->path, &rc);
+        if (t->tf == NULL)
+            return rc;
+    }
+    snprintf(s->model, sizeof(s->model), "%s", m->model);
+    snprintf(s->base_url, sizeof(s->base_url), "%s", m->base_url);
+    snprintf(s->provider, sizeof(s->provider), "%s", m->provider);
+    snprintf(s->started_at, sizeof(s->started_at), "%s", m->started_at);
+    snprintf(s->command, sizeof(s->command), "bench");
+    s->request = (long long)r->id;
+    trc = tb_trace_write_opts(t->tf, s, m->options);
+    if (trc != 0)
+        return tb_cli_bench_traces_close(t, trc);
+    rc = tb_bench_write_rec(rf, m, r, t->rel);
     if (rc != 0) {
         tb_cli_error("--out: write error on the records file: %s",
                      rc == TB_EIO ? strerror(errno) : tb_strerror(rc));
@@ -253,13 +284,13 @@ int tb_cli_bench_out_rec(FILE *rf, const char *dir, const struct tb_bench_meta *
 int tb_cli_bench_out_level(FILE *rf, const char *dir, const struct tb_bench_meta *m,
                            struct tb_bench_recs *recs, size_t from)
 {
-    for (size_t i = from; i < recs->n; i++) {
-        int rc = tb_cli_bench_out_rec(rf, dir, m, &recs->v[i]);
-        if (rc != 0)
-            return rc;
-    }
+    struct tb_cli_bench_traces t = {NULL, 0, "", ""};
+    int rc = 0, crc;
+    for (size_t i = from; i < recs->n && rc == 0; i++)
+        rc = tb_cli_bench_out_rec(rf, &t, dir, m, &recs->v[i]);
+    crc = tb_cli_bench_traces_close(&t, 0);
     fflush(rf);
-    return 0;
+    return rc != 0 ? rc : crc;
 }
 
 int tb_cli_bench_out_summary(const char *dir, const struct tb_bench_meta *m,

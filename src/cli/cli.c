@@ -76,6 +76,20 @@ int tb_cli_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_
     return printed(tb_cli_number_size(flag, s, lo, hi, out, err, sizeof(err)), err);
 }
 
+int tb_cli_opt_threads(const char *flag, const char *s, size_t hi, size_t *out)
+{
+    char err[256];
+    int rc;
+    if (strcmp(s, "auto") == 0) {
+        *out = 0;
+        return 0;
+    }
+    rc = tb_cli_number_size(flag, s, 1, hi, out, err, sizeof(err));
+    if (rc != 0)
+        tb_cli_error("%s: '%s' is not auto or a whole number in 1..%zu", flag, s, hi);
+    return rc;
+}
+
 int tb_cli_opt_share(const char *flag, const char *s, double *out)
 {
     char err[256], pcterr[256];

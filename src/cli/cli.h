@@ -77,6 +77,11 @@ int tb_cli_number_size(const char *flag, const char *s, size_t lo, size_t hi, si
 int tb_cli_opt_double(const char *flag, const char *s, double lo, double hi, double *out);
 int tb_cli_opt_size(const char *flag, const char *s, size_t lo, size_t hi, size_t *out);
 
+/* A loop-threads option (bench's and serve's --threads N|auto): "auto"
+ * is 0 (the command resolves it), else N in 1..hi; printed as the other
+ * helpers, the message naming auto too. */
+int tb_cli_opt_threads(const char *flag, const char *s, size_t hi, size_t *out);
+
 /* A share option (--target-gapless): 0 < X <= 1, printed as the other
  * helpers; a percentage (1..100) is told what it is as a share. */
 int tb_cli_opt_share(const char *flag, const char *s, double *out);

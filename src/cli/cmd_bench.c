@@ -89,6 +89,7 @@ struct bench {
     struct tb_bench_calls_count *calls; /* --conversations: one a level, then */
     char *url;
     FILE *rf;       /* --out's records file */
+    struct tb_cli_bench_traces traces; /* --out's traces file, while streamed */
     int out_failed; /* a record written as its request ended failed (printed) */
     atomic_int *interrupted;
     char tts_base[256]; /* --tts-url mock: the built-in mock's root */
@@ -247,7 +248,7 @@ static size_t level_requests(const struct tb_cli_bench *a, const struct tb_bench
 static int write_rec(void *ud, struct tb_bench_rec *rec)
 {
     struct bench *b = ud;
-    int rc = tb_cli_bench_out_rec(b->rf, b->a.out, &b->meta, rec);
+    int rc = tb_cli_bench_out_rec(b->rf, &b->traces, b->a.out, &b->meta, rec);
     b->out_failed |= rc != 0;
     return rc;
 }
@@ -320,7 +321,9 @@ static int run_levels(struct bench *b)
         if (rc == 0 && bo.tts != NULL)
             rc = tb_cli_bench_tts_replay(&b->recs, from, &bo.sim);
         if (b->rf != NULL && streamed) {
+            int orc = tb_cli_bench_traces_close(&b->traces, 0);
             fflush(b->rf);
+            rc = rc != 0 ? rc : orc;
         } else if (b->rf != NULL) {
             int orc = tb_cli_bench_out_level(b->rf, b->a.out, &b->meta, &b->recs, from);
             rc = rc != 0 ? rc : orc;

@@ -2,7 +2,9 @@
  * cmd_serve.c - `ttsbuf serve`: the mock OpenAI-compatible provider.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -39,6 +41,7 @@ enum {
     O_FAULT,
     O_PREFILL,
     O_MAX_CONNS,
+    O_THREADS,
     O_MEM_BUDGET,
     O_LOG,
     O_TTS_LAT,
@@ -71,9 +74,22 @@ static const struct tb_optdoc serve_rows[] = {
      "connections served at once (default 4096); one more is answered 503 at once",
      "Allowed 1..1000000. A connection past N gets 503 with an error body naming the cap and "
      "Retry-After: 1 before its request is read; with N/8 + 64 such refusals open, new "
-     "connections wait in the kernel's backlog. The soft descriptor limit (ulimit -n) is raised "
-     "toward the hard one as N needs (N + N/8 + 128); an N the hard limit cannot hold is refused, "
-     "and the default is lowered to what it holds, with a warning."},
+     "connections wait in the kernel's backlog. Descriptors: each connection holds one, the "
+     "server 5 more (its listener, a stop signal, 3 while eSpeak NG reads its voice data) and 4 "
+     "a loop (--threads), besides those the process has open when it starts (its standard "
+     "streams, --log's file): N + 12 with one loop, the three standard streams and no file. The "
+     "soft descriptor limit (ulimit -n) is raised toward the hard one for them, and for "
+     "N/8 + 64 refusals over the cap, which take only what the limit leaves (past it, new "
+     "connections wait in the backlog). An N the hard limit cannot hold is refused, the message "
+     "giving the count and the largest N that fits; the default is lowered to what it holds, "
+     "with a warning."},
+    {"threads", O_THREADS, "N|auto",
+     "event loops, a thread each, that share the connections (default 1; auto: one per CPU, at "
+     "most 8)",
+     "Allowed 1..16. The first loop accepts every connection and hands it to the loop with the "
+     "fewest open; a connection stays on its loop. The loops share --max-connections, "
+     "--memory-budget, the numbering of requests, draws and TTS requests, and --log, whose lines "
+     "are written one at a time in the order of their seq."},
     {"memory-budget", O_MEM_BUDGET, "MIB",
      "mebibytes of request and output buffers, over all connections (default 256)",
      "Allowed 1..1048576. Past it a new request gets 503 with Retry-After: 1, and a streaming "
@@ -322,6 +338,12 @@ static int option(void *ud, int c, const char *arg)
     case O_MAX_CONNS:
         a->max_conns_set = 1;
         return tb_cli_opt_size("--max-connections", arg, 1, TB_SERVE_CONNS_MAX, &a->so.max_conns);
+    case O_THREADS: {
+        size_t n = 1;
+        int rc = tb_cli_opt_threads("--threads", arg, TB_SERVE_THREADS_MAX, &n);
+        a->so.threads = n > 0 ? (unsigned)n : tb_serve_threads_auto();
+        return rc;
+    }
     case O_MEM_BUDGET: {
         size_t mib = 0;
         int rc = tb_cli_opt_size("--memory-budget", arg, 1, MEM_BUDGET_MAX_MIB, &mib);
@@ -403,34 +425,59 @@ static int prepare(struct serve_args *a, int argc, char **argv, struct tb_stream
     return rc;
 }
 
-/* The descriptors the connection cap needs: the soft limit raised toward
- * the hard one.  An explicit cap the hard limit cannot hold is refused;
- * the default is lowered to what it holds, with a warning. */
+/* The descriptors the process has open now (its standard streams,
+ * --log's file): /proc/self/fd's entries but the one reading it, or,
+ * without /proc, those below the soft limit (at most 65536) that
+ * fcntl finds. */
+static size_t fds_open(rlim_t soft)
+{
+    DIR *d = opendir("/proc/self/fd");
+    size_t n = 0;
+    if (d != NULL) {
+        const struct dirent *e;
+        while ((e = readdir(d)) != NULL)
+            n += e->d_name[0] != '.';
+        closedir(d);
+        return n > 0 ? n - 1 : 0;
+    }
+    for (int fd = 0; (rlim_t)fd < soft && fd < 65536; fd++)
+        n += fcntl(fd, F_GETFD) != -1;
+    return n;
+}
+
+/* The descriptors the connection cap needs: the server's
+ * (tb_serve_fds_needed: one a connection, its own) and those open now;
+ * the soft limit is raised toward the hard one for them and for the
+ * refusals over the cap, which only take what is left.  An explicit cap
+ * the hard limit cannot hold is refused; the default is lowered to what
+ * it holds, with a warning. */
 static int fd_limit(struct tb_serve_opts *so, int explicit_cap)
 {
     struct rlimit rl;
-    size_t need = tb_serve_fds_needed(so->max_conns), fit;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
+    size_t cap = so->max_conns > 0 ? so->max_conns : TB_SERVE_CONNS_DEFAULT;
+    size_t refusals, open, need, own, fit;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
         return 0;
-    if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need) {
-        rl.rlim_cur = need;
-        if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
-            return 0;
-        rl.rlim_max = rl.rlim_cur; /* cannot raise it: what is there */
-    } else if (rl.rlim_max > rl.rlim_cur) {
-        rl.rlim_cur = rl.rlim_max;
-        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
-            getrlimit(RLIMIT_NOFILE, &rl);
-    }
-    /* The largest cap that fits: fds_needed grows by at least 1 a step. */
-    for (fit = so->max_conns > 0 ? so->max_conns : TB_SERVE_CONNS_DEFAULT;
-         fit > 0 && tb_serve_fds_needed(fit) > (size_t)rl.rlim_cur; fit--)
-        ;
+    open = fds_open(rl.rlim_cur);
+    need = open + tb_serve_fds_needed(cap, so->threads, &refusals);
+    own = need - open - cap;
+    if (rl.rlim_cur >= need + refusals)
+        return 0;
+    rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need + refusals
+                      ? rl.rlim_max
+                      : (rlim_t)(need + refusals);
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        getrlimit(RLIMIT_NOFILE, &rl); /* cannot raise it: what is there */
+    if (rl.rlim_cur >= need)
+        return 0;
+    /* The largest cap that fits: need grows by one a connection. */
+    fit = rl.rlim_cur > open + own ? (size_t)rl.rlim_cur - open - own : 0;
     if (explicit_cap || fit == 0) {
-        tb_cli_error("--max-connections %zu needs %zu file descriptors, and the limit is %llu "
-                     "(ulimit -Hn %llu): ask for at most %zu, or raise the hard limit",
-                     so->max_conns > 0 ? so->max_conns : (size_t)TB_SERVE_CONNS_DEFAULT, need,
-                     (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, fit);
+        tb_cli_error("--max-connections %zu needs %zu file descriptors (one a connection, %zu of "
+                     "the server's own, %zu open already), and the limit is %llu (ulimit -Hn "
+                     "%llu): ask for at most %zu, or raise the hard limit",
+                     cap, need, own, open, (unsigned long long)rl.rlim_cur,
+                     (unsigned long long)rl.rlim_max, fit);
         return TB_EINVAL;
     }
     fprintf(stderr,
@@ -521,6 +568,12 @@ static int serve(const struct serve_args *a, const struct tb_report_src *src,
             (unsigned long long)st.events, (unsigned long long)st.client_closed,
             (unsigned long long)(st.dropped - st.client_closed), st.late_p50 * 1e3,
             st.late_p99 * 1e3, st.late_max * 1e3);
+    if (st.loops > 1) {
+        fprintf(stderr, "ttsbuf serve: %u loops took", st.loops);
+        for (unsigned k = 0; k < st.loops; k++)
+            fprintf(stderr, "%s %llu", k > 0 ? "," : "", (unsigned long long)st.loop_conns[k]);
+        fprintf(stderr, " connections\n");
+    }
     if (st.tts > 0)
         fprintf(stderr, "ttsbuf serve: mock TTS: %llu responses with audio, %llu audio bytes\n",
                 (unsigned long long)st.tts, (unsigned long long)st.tts_bytes);

@@ -47,8 +47,10 @@ static const struct tb_optdoc sim_rows[] = {
     {"request", O_REQUEST, "N",
      "with --import: play request N (from 0) with the full report; without it a file of several "
      "requests gives one line per request and mean/p50/p95/p99/max over them (--json: one object a "
-     "line per request)",
-     NULL},
+     "line per request). With --trace (or FILE) of bench --out's traces/LEVEL.jsonl, which holds "
+     "the traces of a level's requests: play the one of request N (its record's id)",
+     "A file of several traces without --request is refused, naming the line where the second "
+     "begins; sweep reads each of them."},
     {"run", O_RUN, "N",
      "with --import: only run N (from 1) of a file that holds several (vllm --append-result, "
      "sglang lines); without it every run's requests are read, named by their run",
@@ -108,7 +110,7 @@ struct sim_args {
     int import_opt; /* the last of --run, --chars-per-token given, or 0 */
     int want_chunks;
     int quiet;    /* -q: errors only */
-    long request; /* --request, or -1 */
+    long long request; /* --request, or -1 */
 };
 
 /* One option of sim's own, or of the shared groups (tb_cli_parse's
@@ -124,9 +126,9 @@ static int option(void *ud, int c, const char *arg)
     case O_CPT: a->import_opt = c; return tb_cli_import_option(&a->io, c == O_RUN ? 'r' : 'c', arg);
     case O_CHUNKS: a->want_chunks = 1; return 0;
     case 'q': a->quiet = 1; return 0;
-    case O_REQUEST:
-        rc = tb_cli_opt_size("--request", arg, 0, TB_IMPORT_REQUESTS_MAX - 1, &z);
-        a->request = rc == 0 ? (long)z : a->request;
+    case O_REQUEST: /* an import's index, or a bench request's id (checked in parse) */
+        rc = tb_cli_opt_size("--request", arg, 0, (size_t)9007199254740991ULL, &z);
+        a->request = rc == 0 ? (long long)z : a->request;
         return rc;
     default: return tb_cli_groups_option(&a->c, NULL, &a->au, c, arg);
     }
@@ -163,12 +165,21 @@ static int parse(struct sim *x, int argc, char **argv)
     if (rc != 0)
         return rc;
     x->plays.keep_all = a->c.svg != NULL || a->c.html != NULL || a->want_chunks;
-    if ((a->request >= 0 || a->import_opt != 0) && a->import == NULL) {
-        tb_cli_error("%s needs --import", a->request >= 0          ? "--request"
-                                          : a->import_opt == O_RUN ? "--run"
-                                                                   : "--chars-per-token");
+    if (a->request >= 0 && a->import == NULL && a->c.trace == NULL) {
+        tb_cli_error("--request needs --import or --trace");
         return TB_EINVAL;
     }
+    if (a->import_opt != 0 && a->import == NULL) {
+        tb_cli_error("%s needs --import", a->import_opt == O_RUN ? "--run" : "--chars-per-token");
+        return TB_EINVAL;
+    }
+    if (a->import != NULL && a->request >= (long long)TB_IMPORT_REQUESTS_MAX) {
+        tb_cli_error("--request: %lld is over an import's %u requests", a->request,
+                     TB_IMPORT_REQUESTS_MAX);
+        return TB_EINVAL;
+    }
+    if (a->import == NULL)
+        a->c.request = a->request;
     rc = tb_cli_outputs_check("sim", &a->c);
     return rc != 0 ? rc : tb_cli_audio_probe(&a->au);
 }
@@ -181,7 +192,7 @@ static int load(struct sim *x)
     int rc;
     if (a->import != NULL) {
         a->io.quiet = a->quiet;
-        rc = tb_cli_import(&a->c, a->import, &a->io, a->request, &x->s, &x->src, x->label,
+        rc = tb_cli_import(&a->c, a->import, &a->io, (long)a->request, &x->s, &x->src, x->label,
                            sizeof(x->label), &x->verdict);
     } else {
         a->c.failed_ok = 1; /* a recording of a failed request is reported */

@@ -22,6 +22,7 @@ void tb_cli_common_init(struct tb_cli_common *a)
     tb_sim_opts_default(&a->o);
     tb_cli_tts_init(&a->tts);
     a->max_gaps = 10;
+    a->request = -1;
 }
 
 int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg)

@@ -46,6 +46,8 @@ struct tb_cli_common {
     const char *svg;  /* --svg FILE: the timeline picture */
     const char *html; /* --html FILE: the self-contained page */
     int nsources, json, fail_on_underrun;
+    long long request; /* sim --request with --trace: the trace of that
+                        * request in a file of several (bench's); -1 */
     int failed_ok; /* a --trace that holds no event loads when it is the
                     * recording of a request that failed or was cut off
                     * (its end says so): sim reports it */

@@ -61,6 +61,13 @@ static int load_trace(const char *cmd, const char *path, struct tb_stream *s, ch
                       size_t errlen)
 {
     int rc = tb_trace_load_file(path, s, err, errlen);
+    if (rc == TB_EFORMAT && strstr(err, ": a second trace begins here") != NULL) {
+        tb_cli_error("%s (%s)", err,
+                     strcmp(cmd, "sim") == 0
+                         ? "play one with --request ID, its record's id in records.jsonl"
+                         : "sim --trace FILE --request ID plays one; sweep reads them all");
+        return rc;
+    }
     if (rc == 0 || rc == TB_EEMPTY)
         return rc;
     return tb_cli_trace_error(cmd, path, rc, err);
@@ -135,7 +142,15 @@ int tb_cli_load_source(const struct tb_cli_common *a, const char *default_preset
     if (a->trace != NULL) {
         src->kind = "trace";
         src->name = strcmp(a->trace, "-") == 0 ? "<stdin>" : a->trace;
-        rc = load_trace("sim", a->trace, s, err, sizeof(err));
+        if (a->request >= 0) {
+            snprintf(label, labellen, "%s, request %lld", src->name, a->request);
+            src->name = label;
+            rc = tb_trace_load_request(a->trace, a->request, s, err, sizeof(err));
+            if (rc != 0 && rc != TB_EEMPTY)
+                return tb_cli_trace_error("sim", a->trace, rc, err);
+        } else {
+            rc = load_trace("sim", a->trace, s, err, sizeof(err));
+        }
         if (rc == TB_EEMPTY && a->failed_ok && tb_end_class(s->end.kind) >= TB_END_CLASS_INCOMPLETE)
             return 0; /* a recording of a request that never got an event */
         return rc == TB_EEMPTY ? tb_cli_trace_error("sim", a->trace, rc, err) : rc;
@@ -211,19 +226,34 @@ oom:
     return TB_ENOMEM;
 }
 
-/* A trace that holds no event (the recording of a request that failed)
- * is added, to be listed. */
+/* Each trace of the file at path (one, or a file of several: each named
+ * "PATH#request=ID" then); a trace that holds no event (the recording of
+ * a request that failed) is added, to be listed. */
 static int add_trace(struct tb_cli_sources *l, const char *path)
 {
+    struct tb_trace_file *tf;
     struct tb_stream s;
-    char err[512];
-    int rc;
+    char err[512], name[4200];
+    size_t n = 0;
+    int rc = tb_trace_file_open(path, &tf, err, sizeof(err));
+    if (rc != 0)
+        return tb_cli_trace_error("sweep", path, rc, err);
     tb_stream_init(&s);
-    rc = load_trace("sweep", path, &s, err, sizeof(err));
-    if (rc == 0 || rc == TB_EEMPTY)
-        rc = tb_cli_sources_add(l, path, &s);
+    while ((rc = tb_trace_file_next(tf, &s, err, sizeof(err))) == 1 || rc == TB_EEMPTY) {
+        if (n++ == 0 && s.request < 0)
+            snprintf(name, sizeof(name), "%s", path);
+        else
+            snprintf(name, sizeof(name), "%s#request=%lld", path, s.request);
+        rc = tb_cli_sources_add(l, name, &s); /* takes the arrays; errors printed */
+        tb_stream_free(&s);
+        if (rc != 0) {
+            tb_trace_file_close(tf);
+            return rc;
+        }
+    }
     tb_stream_free(&s);
-    return rc;
+    tb_trace_file_close(tf);
+    return rc < 0 ? tb_cli_trace_error("sweep", path, rc, err) : 0;
 }
 
 static int cmp_name(const void *a, const void *b)

@@ -1,7 +1,8 @@
 /*
  * serve.c - the mock server's state (see serve.h and serve_priv.h): its
  * connections' buffers under the memory budget, their output, and the
- * lateness of what is sent.  The event loop is serve_loop.c.
+ * lateness of what is sent, and the memory budget its loops share.  The
+ * event loop is serve_loop.c.
  */
 #include "ttsbuf/serve.h"
 
@@ -10,37 +11,73 @@
 
 #include "serve_priv.h"
 
+void tb_serve_conn_gone(struct tb_serve_loop *s)
+{
+    atomic_fetch_sub(&s->srv->nconns, 1);
+    atomic_fetch_sub(&s->nopen, 1);
+}
+
+int tb_serve_mem_take(struct tb_serve *srv, size_t n, int check)
+{
+    size_t now = atomic_fetch_add_explicit(&srv->mem, n, memory_order_relaxed) + n;
+    size_t peak = atomic_load_explicit(&srv->mem_peak, memory_order_relaxed);
+    if (check && now > srv->budget) {
+        atomic_fetch_sub_explicit(&srv->mem, n, memory_order_relaxed);
+        return 1;
+    }
+    /* The peak: raised by whichever loop holds the most, never lowered. */
+    while (now > peak &&
+           !atomic_compare_exchange_weak_explicit(&srv->mem_peak, &peak, now, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+    return 0;
+}
+
+void tb_serve_mem_give(struct tb_serve *srv, size_t n)
+{
+    atomic_fetch_sub_explicit(&srv->mem, n, memory_order_relaxed);
+}
+
+size_t tb_serve_mem_held(struct tb_serve *srv)
+{
+    return atomic_load_explicit(&srv->mem, memory_order_relaxed);
+}
+
 /*
  * The memory budget.  Every connection's request and output buffers are
  * counted by their capacity; a buffer may always grow to BUF_FREE bytes
  * (room for a request head of ordinary size, or an error response), so
- * a refusal can still be sent; past that, growth must fit the budget.
- * Returns 0 and the buffer resized to cap (> 0) bytes, 1 when the budget
- * has no room, -1 when memory ran out.
+ * a refusal can still be sent; past that, growth must fit the budget,
+ * which the loops share (its bytes are taken before the allocation, so
+ * two loops cannot both take the last of it).  Returns 0 and the buffer
+ * resized to cap (> 0) bytes, 1 when the budget has no room, -1 when
+ * memory ran out.
  */
-int tb_serve_buf_resize(struct tb_serve *s, char **p, size_t *have, size_t cap)
+int tb_serve_buf_resize(struct tb_serve_loop *s, char **p, size_t *have, size_t cap)
 {
     char *nb;
+    size_t grow = cap > *have ? cap - *have : 0;
     if (cap == 0)
         return -1; /* never asked for: every caller grows */
-    if (cap > *have && cap > BUF_FREE && s->mem - *have + cap > s->budget)
+    if (grow > 0 && tb_serve_mem_take(s->srv, grow, cap > BUF_FREE) != 0)
         return 1;
-    if ((nb = realloc(*p, cap)) == NULL)
+    if ((nb = realloc(*p, cap)) == NULL) {
+        tb_serve_mem_give(s->srv, grow);
         return -1;
-    s->mem = s->mem - *have + cap;
-    if (s->mem > s->st.mem_peak)
-        s->st.mem_peak = s->mem;
+    }
+    if (grow == 0)
+        tb_serve_mem_give(s->srv, *have - cap);
     *p = nb;
     *have = cap;
     return 0;
 }
 
 /* Frees a buffer buf_resize made. */
-void tb_serve_buf_free(struct tb_serve *s, char **p, size_t *have)
+void tb_serve_buf_free(struct tb_serve_loop *s, char **p, size_t *have)
 {
     free(*p);
     *p = NULL;
-    s->mem -= *have;
+    tb_serve_mem_give(s->srv, *have);
     *have = 0;
 }
 
@@ -52,7 +89,7 @@ void tb_serve_in_free(struct tb_serve_conn *c)
 }
 
 /* Appends; 0, 1 over the memory budget, -1 out of memory. */
-int tb_serve_sbuf_put(struct tb_serve *s, struct tb_serve_sbuf *b, const char *p, size_t n)
+int tb_serve_sbuf_put(struct tb_serve_loop *s, struct tb_serve_sbuf *b, const char *p, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap < 256 ? 256 : b->cap;
@@ -71,7 +108,7 @@ int tb_serve_sbuf_put(struct tb_serve *s, struct tb_serve_sbuf *b, const char *p
     return 0;
 }
 
-void tb_serve_sbuf_free(struct tb_serve *s, struct tb_serve_sbuf *b)
+void tb_serve_sbuf_free(struct tb_serve_loop *s, struct tb_serve_sbuf *b)
 {
     tb_serve_buf_free(s, &b->p, &b->cap);
     b->len = 0;
@@ -118,7 +155,7 @@ void tb_serve_out_put(struct tb_serve_conn *c, const char *p, size_t n)
         tb_serve_out_add(c, p, n);
 }
 
-void tb_serve_late_record(struct tb_serve *s, struct tb_serve_conn *c, int64_t late)
+void tb_serve_late_record(struct tb_serve_loop *s, struct tb_serve_conn *c, int64_t late)
 {
     int64_t b = late / LATE_BUCKET_NS;
     if (late < 0)

@@ -15,7 +15,7 @@
 
 /* Walks a copy of the plan to find when and how the response ends,
  * PASS_ITEMS items a call (yielding between, as advance does). */
-int tb_serve_body_walk(struct tb_serve *s, struct tb_serve_conn *c)
+int tb_serve_body_walk(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     struct tb_serve_item it;
     int more = 1;
@@ -36,7 +36,7 @@ int tb_serve_body_walk(struct tb_serve *s, struct tb_serve_conn *c)
     return 0;
 }
 
-int tb_serve_body_start(struct tb_serve *s, struct tb_serve_conn *c)
+int tb_serve_body_start(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     c->walk = c->plan;
     c->body_due = 0;
@@ -49,7 +49,7 @@ int tb_serve_body_start(struct tb_serve *s, struct tb_serve_conn *c)
 /* Sends a non-streamed body when it is due.  The texts are gathered
  * PASS_BYTES a call (a million reasoning deltas take many passes, and the
  * others get theirs in between); then the body is rendered and sent. */
-int tb_serve_body_send(struct tb_serve *s, struct tb_serve_conn *c)
+int tb_serve_body_send(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     struct tb_serve_item it;
     int64_t first = c->first_due, last = c->last_due;

@@ -13,8 +13,8 @@
 
 /* Functions returning int return 0, or -1 when c was closed (the caller
  * must not touch it again). */
-int tb_serve_body_start(struct tb_serve *s, struct tb_serve_conn *c);
-int tb_serve_body_walk(struct tb_serve *s, struct tb_serve_conn *c);
-int tb_serve_body_send(struct tb_serve *s, struct tb_serve_conn *c);
+int tb_serve_body_start(struct tb_serve_loop *s, struct tb_serve_conn *c);
+int tb_serve_body_walk(struct tb_serve_loop *s, struct tb_serve_conn *c);
+int tb_serve_body_send(struct tb_serve_loop *s, struct tb_serve_conn *c);
 
 #endif

@@ -35,7 +35,7 @@
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
 
-static int watch(struct tb_serve *s, struct tb_serve_conn *c, uint32_t want)
+static int watch(struct tb_serve_loop *s, struct tb_serve_conn *c, uint32_t want)
 {
     struct epoll_event ev;
     want |= EPOLLIN | EPOLLRDHUP;
@@ -55,7 +55,7 @@ static int watch(struct tb_serve *s, struct tb_serve_conn *c, uint32_t want)
  * write side and lingers (or closes at once for drop@K).  Returns 0, or
  * -1 when c was closed (the caller must not touch it again).
  */
-int tb_serve_flush(struct tb_serve *s, struct tb_serve_conn *c)
+int tb_serve_flush(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     int progress = 0;
     if (c->broken)
@@ -105,7 +105,7 @@ int tb_serve_flush(struct tb_serve *s, struct tb_serve_conn *c)
 }
 
 /* The response is all in the buffer: send it and end the connection. */
-int tb_serve_finish(struct tb_serve *s, struct tb_serve_conn *c)
+int tb_serve_finish(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     tb_serve_in_free(c); /* up to TB_SERVE_REQUEST_MAX, no longer needed */
     c->final = 1;
@@ -114,7 +114,7 @@ int tb_serve_finish(struct tb_serve *s, struct tb_serve_conn *c)
     return tb_serve_flush(s, c);
 }
 
-int tb_serve_conn_close(struct tb_serve *s, struct tb_serve_conn *c, int dropped)
+int tb_serve_conn_close(struct tb_serve_loop *s, struct tb_serve_conn *c, int dropped)
 {
     /* Not a request: closed before a byte of one, without a response. */
     if (c->lg.received >= 0 || c->lg.status != 0 || c->in_len > 0)
@@ -156,11 +156,11 @@ int tb_serve_conn_close(struct tb_serve *s, struct tb_serve_conn *c, int dropped
     if (c->on_close != NULL)
         c->on_close(s, c); /* a route's own state (the TTS's) */
     free(c);
-    s->nconns--;
+    tb_serve_conn_gone(s);
     return -1;
 }
 
-int tb_serve_piece_made(struct tb_serve *s, struct tb_serve_conn *c, size_t made)
+int tb_serve_piece_made(struct tb_serve_loop *s, struct tb_serve_conn *c, size_t made)
 {
     if (c->out_len - c->out_off >= SEND_EARLY && tb_serve_flush(s, c) != 0)
         return -1;

@@ -12,9 +12,9 @@
 
 /* Functions returning int return 0, or -1 when c was closed (the caller
  * must not touch it again). */
-int tb_serve_flush(struct tb_serve *s, struct tb_serve_conn *c);
-int tb_serve_finish(struct tb_serve *s, struct tb_serve_conn *c);
-int tb_serve_conn_close(struct tb_serve *s, struct tb_serve_conn *c, int dropped);
+int tb_serve_flush(struct tb_serve_loop *s, struct tb_serve_conn *c);
+int tb_serve_finish(struct tb_serve_loop *s, struct tb_serve_conn *c);
+int tb_serve_conn_close(struct tb_serve_loop *s, struct tb_serve_conn *c, int dropped);
 
 /*
  * tb_serve_piece_made - a timed body (events, audio) made `made` bytes
@@ -23,6 +23,6 @@ int tb_serve_conn_close(struct tb_serve *s, struct tb_serve_conn *c, int dropped
  * others (rescheduled now).  Returns 1 to make the next piece, else 0 or
  * -1 as above, for the caller to return.
  */
-int tb_serve_piece_made(struct tb_serve *s, struct tb_serve_conn *c, size_t made);
+int tb_serve_piece_made(struct tb_serve_loop *s, struct tb_serve_conn *c, size_t made);
 
 #endif

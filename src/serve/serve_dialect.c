@@ -42,7 +42,7 @@ void tb_serve_anth_event(struct tb_serve_conn *c, enum tb_serve_anth ev, const c
 
 /* A token item: an Anthropic content_block_delta (opening a thinking or
  * text block when the kind changes), or an Ollama line. */
-void tb_serve_dialect_item(struct tb_serve *s, struct tb_serve_conn *c,
+void tb_serve_dialect_item(struct tb_serve_loop *s, struct tb_serve_conn *c,
                            const struct tb_serve_item *it, int64_t late)
 {
     int reasoning = it->kind == TB_KIND_REASONING;

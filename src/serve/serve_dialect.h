@@ -13,7 +13,7 @@
 void tb_serve_dialect_json(struct tb_serve_conn *c, const char *type, char *json, int malformed);
 void tb_serve_anth_event(struct tb_serve_conn *c, enum tb_serve_anth ev, const char *text,
                          int malformed);
-void tb_serve_dialect_item(struct tb_serve *s, struct tb_serve_conn *c,
+void tb_serve_dialect_item(struct tb_serve_loop *s, struct tb_serve_conn *c,
                            const struct tb_serve_item *it, int64_t late);
 void tb_serve_dialect_end(struct tb_serve_conn *c);
 

@@ -75,16 +75,15 @@ static uint64_t tokens_planned(const struct tb_serve_conn *c)
     return p.tok - excl;
 }
 
-void tb_serve_log_end(struct tb_serve *s, struct tb_serve_conn *c, enum tb_serve_end end)
+void tb_serve_log_end(struct tb_serve_loop *s, struct tb_serve_conn *c, enum tb_serve_end end)
 {
     struct tb_serve_request r;
     if (c->lg.done)
         return;
     c->lg.done = 1;
-    if (s->request_log == NULL)
+    if (s->srv->request_log == NULL)
         return;
     memset(&r, 0, sizeof(r));
-    r.seq = ++s->log_seq;
     r.route = c->lg.route;
     r.request_id = c->lg.rid[0] != '\0' ? c->lg.rid : NULL;
     r.stream = c->lg.stream;
@@ -110,5 +109,10 @@ void tb_serve_log_end(struct tb_serve *s, struct tb_serve_conn *c, enum tb_serve
     r.audio_sent = c->lg.audio_sent;
     r.audio_planned = c->lg.audio_planned;
     r.bytes_sent = c->lg.bytes;
-    s->request_log(s->request_log_ud, &r);
+    /* One line at a time, whichever loop ends it: seq is taken under the
+     * same lock, so the lines come in the order of their seq. */
+    pthread_mutex_lock(&s->srv->log_mu);
+    r.seq = ++s->srv->log_seq;
+    s->srv->request_log(s->srv->request_log_ud, &r);
+    pthread_mutex_unlock(&s->srv->log_mu);
 }

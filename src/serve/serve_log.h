@@ -25,6 +25,6 @@ void tb_serve_log_closed(struct tb_serve_conn *c);
  * connection (later calls do nothing).  The tokens the schedule still
  * held are counted by walking a copy of the rest of the plan: O(the
  * tokens left), once per request that ends early. */
-void tb_serve_log_end(struct tb_serve *s, struct tb_serve_conn *c, enum tb_serve_end end);
+void tb_serve_log_end(struct tb_serve_loop *s, struct tb_serve_conn *c, enum tb_serve_end end);
 
 #endif

@@ -23,8 +23,8 @@ void tb_serve_oai_part(struct tb_serve_conn *c, enum tb_serve_json_part part, co
 
 /* A token event: its chunk is rendered straight into the output buffer
  * (serve_chunk.c), with no allocation or copy on the way. */
-void tb_serve_oai_item(struct tb_serve *s, struct tb_serve_conn *c, const struct tb_serve_item *it,
-                       int64_t late)
+void tb_serve_oai_item(struct tb_serve_loop *s, struct tb_serve_conn *c,
+                       const struct tb_serve_item *it, int64_t late)
 {
     size_t len = tb_serve_chunk_len(&c->chunk, &c->plan, it);
     size_t cut = it->malformed ? len / 2 : len; /* malformed@K: cut mid-object */

@@ -11,7 +11,7 @@
 #include "serve_priv.h"
 
 void tb_serve_oai_part(struct tb_serve_conn *c, enum tb_serve_json_part part, const char *text);
-void tb_serve_oai_item(struct tb_serve *s, struct tb_serve_conn *c, const struct tb_serve_item *it,
-                       int64_t late);
+void tb_serve_oai_item(struct tb_serve_loop *s, struct tb_serve_conn *c,
+                       const struct tb_serve_item *it, int64_t late);
 
 #endif

@@ -4,8 +4,10 @@
  * serve.c's buffers under the memory budget.  The files, in the order a
  * request meets them, each with its header:
  *
- *   serve_loop.c     the loop: sockets, the timerfd, deadlines, statistics,
- *                    the public functions of serve.h
+ *   serve_server.c   the server: its address, its loops on threads, the
+ *                    statistics added up, the public functions of serve.h
+ *   serve_accept.c   accepting connections, each handed to a loop
+ *   serve_loop.c     one loop: its epoll set, the timerfd, deadlines
  *   serve_heap.h     the deadline heap
  *   serve_read.c     a connection's events, reading its request
  *   serve_route.c    routing a complete request
@@ -24,11 +26,14 @@
  * with the pure parts beside them: serve_http.c (request heads),
  * serve_plan.c (what to send and when), serve_json.c and serve_chunk.c
  * (the bodies), serve_ttsreq.c (the TTS dialects' requests and errors).
- * Everything here runs on the server's loop thread.
+ * A connection, and everything done with it, belongs to one loop and
+ * runs on that loop's thread; struct tb_serve says what the loops share.
  */
 #ifndef TTSBUF_SERVE_PRIV_H
 #define TTSBUF_SERVE_PRIV_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -71,7 +76,7 @@ struct tb_serve_sbuf {
 
 struct tb_serve_conn {
     struct tb_serve_heap_node hn; /* its one deadline (CLOCK_MONOTONIC ns); first member */
-    struct tb_serve *s;           /* its server (the memory budget) */
+    struct tb_serve_loop *s;      /* its server (the memory budget) */
     int fd;
     enum cstate st;
     uint32_t events; /* registered with epoll */
@@ -137,61 +142,100 @@ struct tb_serve_conn {
     size_t own_bytes;              /* ... counted against the memory budget */
     /* Frees a route's own state when the connection closes (set by the
      * route, so serve_conn.c need not know it); NULL: none. */
-    void (*on_close)(struct tb_serve *s, struct tb_serve_conn *c);
+    void (*on_close)(struct tb_serve_loop *s, struct tb_serve_conn *c);
 };
 
+/* The server: what its loops share.  Set by tb_serve_create and read
+ * only after, but for the counters (atomics, or under log_mu). */
 struct tb_serve {
     const struct tb_stream *stream;
     int (*stream_for)(void *ud, uint64_t seed, struct tb_stream *out); /* serve.h's Streams */
     void *stream_for_ud;
     uint64_t seed;
-    uint64_t draws; /* completion requests without an id so far */
     struct tb_faults faults;
     size_t max_conns;
     double prefill; /* s per input token */
-    int lfd, epfd, tfd, efd, port;
-    size_t nrefusals;  /* open connections refused over max_conns */
-    int refusals_full; /* accept paused: REFUSALS_MAX refusals open */
-    int accept_paused;
-    int64_t accept_retry;
-    int64_t armed; /* the timerfd's deadline, NEVER when disarmed */
-    struct tb_serve_heap heap;
-    size_t nconns;
-    struct tb_serve_conn *conns; /* every open connection */
-    uint64_t next_id;
-    char *text; /* an item's text */
-    size_t text_cap;
     size_t budget;  /* bytes of request and output buffers, over all connections */
-    size_t mem;     /* ... held now (buffer capacities) */
-    uint64_t *late; /* LATE_BUCKETS + 1 counts */
-    int64_t late_max;
-    struct tb_serve_stats st;
+    int lfd, stopfd, port;
     /* The mock TTS (serve_tts.c). */
     struct tb_serve_speech *speech; /* its thread, started by the first job */
-    uint64_t tts_next;              /* TTS requests numbered so far */
     double (*tts_latency_at)(void *ud, uint32_t i);
     void *tts_latency_ud;
     double tts_rtf;
     struct tb_tts_faults tts_faults;
     const char *tts_key;
-    /* The request log (serve_log.c). */
+    /* The request log (serve_log.c): one line at a time, seq in order. */
     void (*request_log)(void *ud, const struct tb_serve_request *r);
     void *request_log_ud;
-    uint64_t log_seq;
+    pthread_mutex_t log_mu;
+    uint64_t log_seq; /* under log_mu */
+    /* Counted over every loop. */
+    atomic_uint_fast64_t draws;    /* completion requests without an id so far */
+    atomic_uint_fast64_t next_id;  /* responses numbered so far (their ids) */
+    atomic_uint_fast64_t tts_next; /* TTS requests numbered so far */
+    atomic_size_t mem;             /* buffer bytes held now (capacities), under budget */
+    atomic_size_t mem_peak;        /* ... the most */
+    atomic_size_t nconns;          /* open connections, refusals included */
+    /* The loops (serve_loop.c); loops[0] accepts and hands connections
+     * on (serve_accept.c). */
+    struct tb_serve_loop *loops;
+    size_t nloops;
+};
+
+/* One event loop: its thread's epoll set, timerfd, deadlines and
+ * connections, and its own statistics.  Only its thread touches it, but
+ * for the inbox (under inbox_mu) and nopen (read by the acceptor). */
+struct tb_serve_loop {
+    struct tb_serve *srv;
+    size_t index;
+    int epfd, tfd;
+    int inbox_fd; /* eventfd: connections handed to this loop */
+    pthread_mutex_t inbox_mu;
+    int *inbox; /* ... their descriptors, under inbox_mu */
+    size_t ninbox, inbox_cap;
+    pthread_t th; /* loops[1..]: their threads, while running */
+    int started, rc;
+    atomic_size_t nopen; /* its open connections (the acceptor's choice) */
+    uint64_t taken;      /* connections it opened (tb_serve_stats) */
+    /* Accepting (loops[0] only). */
+    size_t nrefusals;  /* open connections refused over max_conns */
+    int refusals_full; /* accept paused: REFUSALS_MAX refusals open */
+    int accept_paused;
+    int64_t accept_retry;
+    size_t next_loop; /* round robin among the least loaded */
+    int64_t armed;    /* the timerfd's deadline, NEVER when disarmed */
+    struct tb_serve_heap heap;
+    struct tb_serve_conn *conns; /* every open connection */
+    char *text;                  /* an item's text */
+    size_t text_cap;
+    uint64_t *late; /* LATE_BUCKETS + 1 counts */
+    int64_t late_max;
+    struct tb_serve_stats st;
     int stopping; /* closing what is open: the requests in flight stopped */
 };
 
 /* Counts one lateness of c's (write time minus schedule, ns) in the
  * server's histogram and in c's own largest (its log line's late_max). */
-void tb_serve_late_record(struct tb_serve *s, struct tb_serve_conn *c, int64_t late);
+void tb_serve_late_record(struct tb_serve_loop *s, struct tb_serve_conn *c, int64_t late);
+
+/* The memory budget, shared by the loops (serve.c): takes n bytes, when
+ * check only if they fit (0, or 1: over it, nothing taken); gives them
+ * back; the bytes held now.  Any loop. */
+int tb_serve_mem_take(struct tb_serve *srv, size_t n, int check);
+void tb_serve_mem_give(struct tb_serve *srv, size_t n);
+size_t tb_serve_mem_held(struct tb_serve *srv);
+
+/* A connection handed to s has gone (closed, or never opened): the
+ * counts the acceptor chooses by (serve_accept.c) drop.  Any thread. */
+void tb_serve_conn_gone(struct tb_serve_loop *s);
 
 /* Buffers.  Every request and output buffer counts against the memory
  * budget by its capacity (tb_serve_buf_resize). */
-int tb_serve_buf_resize(struct tb_serve *s, char **p, size_t *have, size_t cap);
-void tb_serve_buf_free(struct tb_serve *s, char **p, size_t *have);
+int tb_serve_buf_resize(struct tb_serve_loop *s, char **p, size_t *have, size_t cap);
+void tb_serve_buf_free(struct tb_serve_loop *s, char **p, size_t *have);
 void tb_serve_in_free(struct tb_serve_conn *c);
-int tb_serve_sbuf_put(struct tb_serve *s, struct tb_serve_sbuf *b, const char *p, size_t n);
-void tb_serve_sbuf_free(struct tb_serve *s, struct tb_serve_sbuf *b);
+int tb_serve_sbuf_put(struct tb_serve_loop *s, struct tb_serve_sbuf *b, const char *p, size_t n);
+void tb_serve_sbuf_free(struct tb_serve_loop *s, struct tb_serve_sbuf *b);
 int tb_serve_out_room(struct tb_serve_conn *c, size_t n);
 void tb_serve_out_put(struct tb_serve_conn *c, const char *p, size_t n);
 

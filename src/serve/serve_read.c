@@ -23,7 +23,7 @@
 #include "ttsbuf/clock.h"
 
 /* Reads request bytes; answers when the request is complete or wrong. */
-static int read_request(struct tb_serve *s, struct tb_serve_conn *c)
+static int read_request(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     char msg[256];
     for (;;) {
@@ -90,7 +90,7 @@ static int read_request(struct tb_serve *s, struct tb_serve_conn *c)
  * is seen here in every state, between a stream's tokens too (the socket
  * is always watched for EPOLLIN and EPOLLRDHUP): a client's close ends
  * its request at once, not at the server's next write. */
-static int drain(struct tb_serve *s, struct tb_serve_conn *c)
+static int drain(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     char junk[4096];
     for (int k = 0; k < 16; k++) {
@@ -108,7 +108,7 @@ static int drain(struct tb_serve *s, struct tb_serve_conn *c)
     return 0;
 }
 
-void tb_serve_conn_event(struct tb_serve *s, struct tb_serve_conn *c, uint32_t ev)
+void tb_serve_conn_event(struct tb_serve_loop *s, struct tb_serve_conn *c, uint32_t ev)
 {
     if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
         if ((c->st == C_READ ? read_request(s, c) : drain(s, c)) != 0)
@@ -118,7 +118,7 @@ void tb_serve_conn_event(struct tb_serve *s, struct tb_serve_conn *c, uint32_t e
         tb_serve_flush(s, c);
 }
 
-struct tb_serve_conn *tb_serve_conn_open(struct tb_serve *s, int fd)
+struct tb_serve_conn *tb_serve_conn_open(struct tb_serve_loop *s, int fd)
 {
     struct tb_serve_conn *c = calloc(1, sizeof(*c));
     struct epoll_event ev;
@@ -126,9 +126,11 @@ struct tb_serve_conn *tb_serve_conn_open(struct tb_serve *s, int fd)
 
     if (c == NULL) {
         close(fd);
+        tb_serve_conn_gone(s);
         s->st.dropped++;
         return NULL;
     }
+    s->taken++;
     c->s = s;
     c->fd = fd;
     tb_serve_heap_node_init(&c->hn);
@@ -139,7 +141,6 @@ struct tb_serve_conn *tb_serve_conn_open(struct tb_serve *s, int fd)
     if (s->conns != NULL)
         s->conns->prev = c;
     s->conns = c;
-    s->nconns++;
     /* Small writes on a schedule: Nagle would hold an event back until the
      * previous one is acknowledged (up to a delayed-ACK 40 ms). */
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

@@ -10,9 +10,9 @@
 
 #include "serve_priv.h"
 
-void tb_serve_conn_event(struct tb_serve *s, struct tb_serve_conn *c, uint32_t ev);
+void tb_serve_conn_event(struct tb_serve_loop *s, struct tb_serve_conn *c, uint32_t ev);
 /* A new connection reading its request; returns it, or NULL when it was
  * closed (out of memory: counted as dropped). */
-struct tb_serve_conn *tb_serve_conn_open(struct tb_serve *s, int fd);
+struct tb_serve_conn *tb_serve_conn_open(struct tb_serve_loop *s, int fd);
 
 #endif

@@ -12,12 +12,12 @@
 #include "serve_priv.h"
 #include "serve_reply.h"
 
-int tb_serve_respond(struct tb_serve *s, struct tb_serve_conn *c, int status, const char *ctype,
-                     const char *body, size_t len, const char *extra)
+int tb_serve_respond(struct tb_serve_loop *s, struct tb_serve_conn *c, int status,
+                     const char *ctype, const char *body, size_t len, const char *extra)
 {
     char head[512];
     size_t hl = tb_serve_http_resp(head, sizeof(head), status, ctype, (long long)len, extra);
-    if (hl + len > BUF_FREE && s->mem + hl + len > s->budget)
+    if (hl + len > BUF_FREE && tb_serve_mem_held(s->srv) + hl + len > s->srv->budget)
         return tb_serve_busy(s, c); /* a big body over the budget: refused, not cut */
     c->lg.status = status;
     if (c->lg.stream < 0)
@@ -51,8 +51,8 @@ static const char *anth_type(int status)
     }
 }
 
-int tb_serve_respond_error(struct tb_serve *s, struct tb_serve_conn *c, int status, const char *msg,
-                           const char *type, const char *code, const char *extra)
+int tb_serve_respond_error(struct tb_serve_loop *s, struct tb_serve_conn *c, int status,
+                           const char *msg, const char *type, const char *code, const char *extra)
 {
     /* Each dialect's own error shape, once the route is known. */
     char *body = c->ctx.api == TB_API_ANTHROPIC ? tb_serve_json_anth_error(anth_type(status), msg)
@@ -68,7 +68,7 @@ int tb_serve_respond_error(struct tb_serve *s, struct tb_serve_conn *c, int stat
 
 /* New work over the memory budget: 503, and the request's buffer (and a
  * body gathered so far) is freed at once. */
-int tb_serve_busy(struct tb_serve *s, struct tb_serve_conn *c)
+int tb_serve_busy(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     char msg[160];
     tb_serve_in_free(c);
@@ -79,22 +79,22 @@ int tb_serve_busy(struct tb_serve *s, struct tb_serve_conn *c)
     snprintf(msg, sizeof(msg),
              "Server busy: its memory budget (%zu bytes for requests and unsent output) is in "
              "use. Retry later.",
-             s->budget);
+             s->srv->budget);
     return tb_serve_respond_error(s, c, 503, msg, "server_error", NULL, "Retry-After: 1\r\n");
 }
 
-int tb_serve_over_conns(struct tb_serve *s, struct tb_serve_conn *c)
+int tb_serve_over_conns(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     char msg[200];
     s->st.over_conns++;
     snprintf(msg, sizeof(msg),
              "Server busy: it serves at most %zu connection%s at once (ttsbuf serve "
              "--max-connections). Retry later.",
-             s->max_conns, s->max_conns == 1 ? "" : "s");
+             s->srv->max_conns, s->srv->max_conns == 1 ? "" : "s");
     return tb_serve_respond_error(s, c, 503, msg, "server_error", NULL, "Retry-After: 1\r\n");
 }
 
-int tb_serve_too_large(struct tb_serve *s, struct tb_serve_conn *c)
+int tb_serve_too_large(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     char msg[128];
     snprintf(msg, sizeof(msg), "Request too large: over %u bytes of head and body.",

@@ -13,18 +13,18 @@
 
 /* Functions returning int return 0, or -1 when c was closed (the caller
  * must not touch it again). */
-int tb_serve_respond(struct tb_serve *s, struct tb_serve_conn *c, int status, const char *ctype,
-                     const char *body, size_t len, const char *extra);
-int tb_serve_respond_error(struct tb_serve *s, struct tb_serve_conn *c, int status, const char *msg,
-                           const char *type, const char *code, const char *extra);
+int tb_serve_respond(struct tb_serve_loop *s, struct tb_serve_conn *c, int status,
+                     const char *ctype, const char *body, size_t len, const char *extra);
+int tb_serve_respond_error(struct tb_serve_loop *s, struct tb_serve_conn *c, int status,
+                           const char *msg, const char *type, const char *code, const char *extra);
 /* The head lines that report a completion's plan, each ending in CRLF:
  * "X-Ttsbuf-Prompt-Tokens: P" and "X-Ttsbuf-Prefill: SECONDS" (serve.h),
  * after `first` (a line of the caller's, or ""), into buf.  Never fails:
  * 128 bytes more than first always fit. */
 void tb_serve_plan_head(const struct tb_serve_conn *c, const char *first, char *buf, size_t len);
-int tb_serve_busy(struct tb_serve *s, struct tb_serve_conn *c);
+int tb_serve_busy(struct tb_serve_loop *s, struct tb_serve_conn *c);
 /* A connection over max_conns: 503 before its request is read. */
-int tb_serve_over_conns(struct tb_serve *s, struct tb_serve_conn *c);
-int tb_serve_too_large(struct tb_serve *s, struct tb_serve_conn *c);
+int tb_serve_over_conns(struct tb_serve_loop *s, struct tb_serve_conn *c);
+int tb_serve_too_large(struct tb_serve_loop *s, struct tb_serve_conn *c);
 
 #endif

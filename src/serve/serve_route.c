@@ -27,7 +27,7 @@ static const char html_page[] =
     "<body><h1>Sign in to continue</h1><p>This network requires you to sign in "
     "before you can reach the internet.</p></body></html>\n";
 
-static int fault_status(struct tb_serve *s, struct tb_serve_conn *c)
+static int fault_status(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     int st = c->f.status;
     const char *reason = tb_serve_http_reason(st);
@@ -79,7 +79,7 @@ static void request_name(const struct tb_serve_conn *c, char *buf, size_t len)
              c->in + h->path_off);
 }
 
-static int not_allowed(struct tb_serve *s, struct tb_serve_conn *c, const char *allow)
+static int not_allowed(struct tb_serve_loop *s, struct tb_serve_conn *c, const char *allow)
 {
     char name[232], msg[280], extra[32];
     request_name(c, name, sizeof(name));
@@ -89,11 +89,11 @@ static int not_allowed(struct tb_serve *s, struct tb_serve_conn *c, const char *
 }
 
 /* Frees the stream drawn for c (request_stream), when it closes. */
-static void own_free(struct tb_serve *s, struct tb_serve_conn *c)
+static void own_free(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     if (c->own == NULL)
         return;
-    s->mem -= c->own_bytes;
+    tb_serve_mem_give(s->srv, c->own_bytes);
     tb_stream_free(c->own);
     free(c->own);
     c->own = NULL;
@@ -102,36 +102,35 @@ static void own_free(struct tb_serve *s, struct tb_serve_conn *c)
 /* The stream c's request gets (serve.h's Streams): the server's, or one
  * drawn for it, held under the memory budget until c closes.  0; 1 over
  * the budget; -1 when the hook failed or memory ran out. */
-static int request_stream(struct tb_serve *s, struct tb_serve_conn *c,
+static int request_stream(struct tb_serve_loop *s, struct tb_serve_conn *c,
                           const struct tb_stream **out)
 {
+    struct tb_serve *srv = s->srv;
     const char *rid = c->lg.rid[0] != '\0' ? c->lg.rid : NULL;
     size_t bytes;
-    *out = s->stream;
-    if (s->stream_for == NULL)
+    *out = srv->stream;
+    if (srv->stream_for == NULL)
         return 0;
-    c->lg.seed = tb_serve_request_seed(s->seed, rid, rid != NULL ? 0 : ++s->draws);
+    c->lg.seed = tb_serve_request_seed(srv->seed, rid,
+                                       rid != NULL ? 0 : atomic_fetch_add(&srv->draws, 1) + 1);
     c->lg.seeded = 1;
     c->own = calloc(1, sizeof(*c->own));
     if (c->own == NULL)
         return -1;
     tb_stream_init(c->own);
     c->on_close = own_free;
-    if (s->stream_for(s->stream_for_ud, c->lg.seed, c->own) != 0)
+    if (srv->stream_for(srv->stream_for_ud, c->lg.seed, c->own) != 0)
         return -1;
     bytes = c->own->n * sizeof(*c->own->ev) + (size_t)c->own->text_len;
-    if (s->mem + bytes > s->budget)
+    if (tb_serve_mem_take(srv, bytes, 1) != 0)
         return 1;
     c->own_bytes = bytes;
-    s->mem += bytes;
-    if (s->mem > s->st.mem_peak)
-        s->st.mem_peak = s->mem;
     *out = c->own;
     return 0;
 }
 
 /* The request is complete (read at t0): answer it. */
-int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
+int tb_serve_dispatch(struct tb_serve_loop *s, struct tb_serve_conn *c, int64_t t0)
 {
     const struct tb_serve_http_head *h = &c->head;
     const struct tb_stream *st;
@@ -141,7 +140,7 @@ int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
     int rc;
 
     c->t0 = t0;
-    c->ctx.id = ++s->next_id;
+    c->ctx.id = atomic_fetch_add(&s->srv->next_id, 1) + 1;
     c->lg.received = t0;
     if (tb_serve_log_rid(c) != 0)
         return tb_serve_respond_error(s, c, 400,
@@ -182,7 +181,7 @@ int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
     if (h->method != TB_SERVE_HTTP_POST)
         return not_allowed(s, c, "POST");
     c->ctx.api = api; /* errors from here on take the dialect's shape */
-    if (s->mem >= s->budget)
+    if (tb_serve_mem_held(s->srv) >= s->srv->budget)
         return tb_serve_busy(s, c);
     rc = tb_serve_json_request(c->in + h->len, c->need - h->len, api, &c->rq, msg, sizeof(msg));
     if (rc == TB_ENOMEM)
@@ -195,7 +194,7 @@ int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
 
     c->ctx.api = api;
     c->ctx.model = c->rq.model;
-    c->f = s->faults;
+    c->f = s->srv->faults;
     plus = strchr(c->rq.model, '+');
     if (plus != NULL && tb_faults_parse(plus + 1, &c->f, why, sizeof(why)) != 0) {
         snprintf(msg, sizeof(msg), "Invalid fault spec in the model name: %s", why);
@@ -214,7 +213,7 @@ int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0)
     if (rc != 0)
         return rc > 0 ? tb_serve_busy(s, c) : tb_serve_conn_close(s, c, 1);
     tb_serve_plan_init(&c->plan, st, &c->f, api == TB_API_COMPLETIONS, c->rq.max_tokens);
-    tb_serve_plan_prefill(&c->plan, s->prefill, c->rq.prompt_tokens);
+    tb_serve_plan_prefill(&c->plan, s->srv->prefill, c->rq.prompt_tokens);
     c->lg.planned = 1;
     return c->rq.stream ? tb_serve_stream_start(s, c) : tb_serve_body_start(s, c);
 }

@@ -12,6 +12,6 @@
 
 /* The request is complete (read at t0, CLOCK_MONOTONIC ns): answer it.
  * 0, or -1 when c was closed. */
-int tb_serve_dispatch(struct tb_serve *s, struct tb_serve_conn *c, int64_t t0);
+int tb_serve_dispatch(struct tb_serve_loop *s, struct tb_serve_conn *c, int64_t t0);
 
 #endif

@@ -29,14 +29,20 @@
 
 #define SPEECH_WPM 175.0 /* eSpeak NG's own default rate */
 
+/* A loop's done jobs and the eventfd that wakes it. */
+struct tb_serve_speech_box {
+    int efd;
+    struct tb_serve_speech_job *done, **done_tail;
+};
+
 struct tb_serve_speech {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pthread_t th;
     int started, stop;
-    int efd;
     struct tb_serve_speech_job *pending, **pending_tail;
-    struct tb_serve_speech_job *done, **done_tail;
+    struct tb_serve_speech_box *box; /* one a loop */
+    size_t nboxes;
     struct tb_serve_speech_job *running; /* taken by the thread */
     /* Thread-only. */
     struct tb_tts *tts;
@@ -157,9 +163,9 @@ static void *thread_main(void *arg)
             tb_serve_speech_job_free(j);
             continue;
         }
-        *sp->done_tail = j;
-        sp->done_tail = &j->next;
-        if (write(sp->efd, &one, sizeof(one)) < 0) {
+        *sp->box[j->box].done_tail = j;
+        sp->box[j->box].done_tail = &j->next;
+        if (write(sp->box[j->box].efd, &one, sizeof(one)) < 0) {
             /* EAGAIN: the counter is full, so the loop will look anyway. */
         }
     }
@@ -169,28 +175,33 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-int tb_serve_speech_create(struct tb_serve_speech **out)
+int tb_serve_speech_create(size_t nboxes, struct tb_serve_speech **out)
 {
     struct tb_serve_speech *sp = calloc(1, sizeof(*sp));
     *out = NULL;
-    if (sp == NULL)
-        return TB_ENOMEM;
-    sp->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (sp->efd < 0) {
+    if (sp == NULL || (sp->box = calloc(nboxes, sizeof(*sp->box))) == NULL) {
         free(sp);
-        return TB_EIO;
+        return TB_ENOMEM;
     }
     pthread_mutex_init(&sp->mu, NULL);
     pthread_cond_init(&sp->cv, NULL);
     sp->pending_tail = &sp->pending;
-    sp->done_tail = &sp->done;
+    for (; sp->nboxes < nboxes; sp->nboxes++) {
+        struct tb_serve_speech_box *b = &sp->box[sp->nboxes];
+        b->done_tail = &b->done;
+        b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (b->efd < 0) {
+            tb_serve_speech_destroy(sp);
+            return TB_EIO;
+        }
+    }
     *out = sp;
     return 0;
 }
 
-int tb_serve_speech_fd(const struct tb_serve_speech *sp)
+int tb_serve_speech_fd(const struct tb_serve_speech *sp, size_t b)
 {
-    return sp->efd;
+    return sp->box[b].efd;
 }
 
 int tb_serve_speech_submit(struct tb_serve_speech *sp, struct tb_serve_speech_job *j)
@@ -213,17 +224,18 @@ int tb_serve_speech_submit(struct tb_serve_speech *sp, struct tb_serve_speech_jo
     return rc;
 }
 
-struct tb_serve_speech_job *tb_serve_speech_take(struct tb_serve_speech *sp)
+struct tb_serve_speech_job *tb_serve_speech_take(struct tb_serve_speech *sp, size_t b)
 {
+    struct tb_serve_speech_box *x = &sp->box[b];
     struct tb_serve_speech_job *list;
     uint64_t v;
-    if (read(sp->efd, &v, sizeof(v)) < 0) {
+    if (read(x->efd, &v, sizeof(v)) < 0) {
         /* EAGAIN: nothing signalled; the list may still hold jobs. */
     }
     pthread_mutex_lock(&sp->mu);
-    list = sp->done;
-    sp->done = NULL;
-    sp->done_tail = &sp->done;
+    list = x->done;
+    x->done = NULL;
+    x->done_tail = &x->done;
     pthread_mutex_unlock(&sp->mu);
     return list;
 }
@@ -234,13 +246,14 @@ void tb_serve_speech_abandon(struct tb_serve_speech *sp, struct tb_serve_speech_
     j->owner = NULL;
     if (j->done) {
         /* On the done list: unlink it. */
-        struct tb_serve_speech_job **pp = &sp->done;
+        struct tb_serve_speech_box *x = &sp->box[j->box];
+        struct tb_serve_speech_job **pp = &x->done;
         while (*pp != NULL && *pp != j)
             pp = &(*pp)->next;
         if (*pp == j) {
             *pp = j->next;
-            if (sp->done_tail == &j->next)
-                sp->done_tail = pp;
+            if (x->done_tail == &j->next)
+                x->done_tail = pp;
         }
         tb_serve_speech_job_free(j);
     }
@@ -263,11 +276,14 @@ void tb_serve_speech_destroy(struct tb_serve_speech *sp)
         sp->pending = j->next;
         tb_serve_speech_job_free(j);
     }
-    while ((j = sp->done) != NULL) {
-        sp->done = j->next;
-        tb_serve_speech_job_free(j);
+    for (size_t b = 0; b < sp->nboxes; b++) {
+        while ((j = sp->box[b].done) != NULL) {
+            sp->box[b].done = j->next;
+            tb_serve_speech_job_free(j);
+        }
+        close(sp->box[b].efd);
     }
-    close(sp->efd);
+    free(sp->box);
     pthread_cond_destroy(&sp->cv);
     pthread_mutex_destroy(&sp->mu);
     free(sp);

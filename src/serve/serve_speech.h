@@ -2,7 +2,9 @@
  * serve_speech.h - private to libttsbuf: the mock TTS's synthesis thread
  * (serve_speech.c).  The loop hands it jobs (text and a sample rate); the
  * thread speaks each with eSpeak NG, resamples it with libsamplerate and
- * hands it back through a queue and an eventfd the loop watches.
+ * hands it back through a queue and an eventfd the loop watches: each
+ * loop has a box of its own (a done queue and its eventfd), and a job
+ * comes back to the box of the loop that sent it.
  *
  * The thread is started by the first job and is the process's only
  * eSpeak NG thread (tts.h: one engine, one thread); it ends with
@@ -18,6 +20,7 @@
 struct tb_serve_speech_job {
     struct tb_serve_speech_job *next;
     void *owner; /* the connection; NULL once abandoned */
+    size_t box;  /* the box (its loop) it comes back to */
     char *text;  /* owned */
     size_t len;
     unsigned rate;
@@ -31,21 +34,22 @@ struct tb_serve_speech_job {
 
 struct tb_serve_speech;
 
-/* The queues and the eventfd; no thread yet.  0, TB_ENOMEM or TB_EIO.
- * Loop thread. */
-int tb_serve_speech_create(struct tb_serve_speech **out);
+/* The queues and nboxes boxes (>= 1, one a loop) with their eventfds;
+ * no thread yet.  0, TB_ENOMEM or TB_EIO.  Any thread, before the loops
+ * run. */
+int tb_serve_speech_create(size_t nboxes, struct tb_serve_speech **out);
 
-/* The eventfd that becomes readable when jobs are done. */
-int tb_serve_speech_fd(const struct tb_serve_speech *sp);
+/* The eventfd of box b that becomes readable when its jobs are done. */
+int tb_serve_speech_fd(const struct tb_serve_speech *sp, size_t b);
 
 /* Queues j (owned by the speech object from here until it comes back
  * from tb_serve_speech_take); starts the thread on the first job.  0, or
  * TB_EIO when the thread cannot start (j is not queued then). */
 int tb_serve_speech_submit(struct tb_serve_speech *sp, struct tb_serve_speech_job *j);
 
-/* The done jobs, oldest first (a list by next), the eventfd cleared.
- * The caller owns them. */
-struct tb_serve_speech_job *tb_serve_speech_take(struct tb_serve_speech *sp);
+/* Box b's done jobs, oldest first (a list by next), its eventfd
+ * cleared.  The caller owns them.  Box b's loop. */
+struct tb_serve_speech_job *tb_serve_speech_take(struct tb_serve_speech *sp, size_t b);
 
 /* Its connection is gone: j is freed now if done, else when taken. */
 void tb_serve_speech_abandon(struct tb_serve_speech *sp, struct tb_serve_speech_job *j);
@@ -53,7 +57,7 @@ void tb_serve_speech_abandon(struct tb_serve_speech *sp, struct tb_serve_speech_
 void tb_serve_speech_job_free(struct tb_serve_speech_job *j); /* NULL is a no-op */
 
 /* Stops and joins the thread (after the job in progress), frees every
- * job.  NULL is a no-op.  Loop thread. */
+ * job.  NULL is a no-op.  Once the loops have stopped. */
 void tb_serve_speech_destroy(struct tb_serve_speech *sp);
 
 #endif

@@ -39,7 +39,7 @@ static void stream_end(struct tb_serve_conn *c)
  * yields, due again at once but behind every connection already due, so
  * a client reading a flood at full speed gets its share of the loop and
  * no more (run_due). */
-int tb_serve_advance(struct tb_serve *s, struct tb_serve_conn *c)
+int tb_serve_advance(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     int64_t now = tb_clock_mono_ns();
     size_t made = 0;
@@ -103,7 +103,7 @@ int tb_serve_advance(struct tb_serve *s, struct tb_serve_conn *c)
     }
 }
 
-int tb_serve_stream_start(struct tb_serve *s, struct tb_serve_conn *c)
+int tb_serve_stream_start(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     char head[512], extra[192];
     size_t hl;

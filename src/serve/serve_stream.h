@@ -13,7 +13,7 @@
 
 /* Functions returning int return 0, or -1 when c was closed (the caller
  * must not touch it again). */
-int tb_serve_stream_start(struct tb_serve *s, struct tb_serve_conn *c);
-int tb_serve_advance(struct tb_serve *s, struct tb_serve_conn *c);
+int tb_serve_stream_start(struct tb_serve_loop *s, struct tb_serve_conn *c);
+int tb_serve_advance(struct tb_serve_loop *s, struct tb_serve_conn *c);
 
 #endif

@@ -89,7 +89,7 @@ int tb_serve_tts_is_route(const struct tb_serve_conn *c)
 }
 
 /* An error in the dialect's shape; ends the connection. */
-static int tts_error(struct tb_serve *s, struct tb_serve_conn *c, enum tb_serve_tts_api api,
+static int tts_error(struct tb_serve_loop *s, struct tb_serve_conn *c, enum tb_serve_tts_api api,
                      const struct tb_serve_tts_err *e, const char *extra)
 {
     char *body = tb_serve_tts_error_body(api, e, c->ctx.id);
@@ -121,9 +121,9 @@ static int header_is(const struct tb_serve_conn *c, const char *name, const char
 }
 
 /* The dialect's key header carries the server's key (no key: any). */
-static int key_ok(const struct tb_serve *s, const struct tb_serve_conn *c, int api)
+static int key_ok(const struct tb_serve_loop *s, const struct tb_serve_conn *c, int api)
 {
-    const char *k = s->tts_key;
+    const char *k = s->srv->tts_key;
     if (k == NULL)
         return 1;
     switch (api) {
@@ -163,12 +163,12 @@ static const char *ctype(int api)
                : "application/octet-stream";
 }
 
-int tb_serve_tts_dispatch(struct tb_serve *s, struct tb_serve_conn *c)
+int tb_serve_tts_dispatch(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     const struct tb_serve_http_head *h = &c->head;
     struct tb_serve_tts_req rq;
     struct tb_serve_tts_err e;
-    struct tb_tts_faults f = s->tts_faults;
+    struct tb_tts_faults f = s->srv->tts_faults;
     struct tb_serve_tts_conn *t;
     struct tb_serve_speech_job *j;
     const char *plus, *v;
@@ -234,8 +234,8 @@ int tb_serve_tts_dispatch(struct tb_serve *s, struct tb_serve_conn *c)
                          st == 429 || st == 503 ? "Retry-After: 1\r\n" : NULL);
     }
 
-    i = (uint32_t)++s->tts_next;
-    lat = s->tts_latency_at != NULL ? s->tts_latency_at(s->tts_latency_ud, i) : 0;
+    i = (uint32_t)(atomic_fetch_add(&s->srv->tts_next, 1) + 1);
+    lat = s->srv->tts_latency_at != NULL ? s->srv->tts_latency_at(s->srv->tts_latency_ud, i) : 0;
     t = calloc(1, sizeof(*t));
     j = calloc(1, sizeof(*j));
     if (t == NULL || j == NULL) {
@@ -262,10 +262,11 @@ int tb_serve_tts_dispatch(struct tb_serve *s, struct tb_serve_conn *c)
         return 0;
     }
     j->owner = c;
+    j->box = s->index;
     j->text = rq.text;
     j->len = rq.len;
     j->rate = rq.rate;
-    if (tb_serve_speech_submit(s->speech, j) != 0) {
+    if (tb_serve_speech_submit(s->srv->speech, j) != 0) {
         tb_serve_speech_job_free(j);
         tb_serve_tts_err_set(&e, 500, api == TB_SERVE_TTS_OPENAI ? "server_error" : "error", NULL,
                              "ttsbuf's mock TTS could not start its speech thread");
@@ -275,9 +276,9 @@ int tb_serve_tts_dispatch(struct tb_serve *s, struct tb_serve_conn *c)
     return 0;
 }
 
-void tb_serve_tts_ready(struct tb_serve *s)
+void tb_serve_tts_ready(struct tb_serve_loop *s)
 {
-    struct tb_serve_speech_job *j = tb_serve_speech_take(s->speech), *next;
+    struct tb_serve_speech_job *j = tb_serve_speech_take(s->srv->speech, s->index), *next;
     for (; j != NULL; j = next) {
         struct tb_serve_conn *c = j->owner;
         struct tb_serve_tts_conn *t;
@@ -335,7 +336,7 @@ static void put_chunk(struct tb_serve_conn *c, const unsigned char *p, size_t n)
     tb_serve_out_add(c, "\r\n", 2);
 }
 
-int tb_serve_tts_advance(struct tb_serve *s, struct tb_serve_conn *c)
+int tb_serve_tts_advance(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     struct tb_serve_tts_conn *t = c->tts;
     int64_t now = tb_clock_mono_ns();
@@ -359,7 +360,7 @@ int tb_serve_tts_advance(struct tb_serve *s, struct tb_serve_conn *c)
     }
     for (;;) {
         double a = (double)(t->off / 2) / t->rate, b = (double)t->off;
-        double wait = s->tts_rtf * a;
+        double wait = s->srv->tts_rtf * a;
         int64_t due;
         size_t n;
         if (c->broken)
@@ -392,13 +393,13 @@ int tb_serve_tts_advance(struct tb_serve *s, struct tb_serve_conn *c)
     }
 }
 
-void tb_serve_tts_conn_free(struct tb_serve *s, struct tb_serve_conn *c)
+void tb_serve_tts_conn_free(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     struct tb_serve_tts_conn *t = c->tts;
     if (t == NULL)
         return;
     if (t->job != NULL)
-        tb_serve_speech_abandon(s->speech, t->job);
+        tb_serve_speech_abandon(s->srv->speech, t->job);
     free(t->pcm);
     free(t);
     c->tts = NULL;

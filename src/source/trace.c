@@ -22,28 +22,15 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/jsonline.h"
 #include "ttsbuf/utf8.h"
+#include "trace_priv.h"
 #include "trace_tts.h"
 
-struct loader {
-    const char *name;
-    size_t line;
-    double last_t;
-    int have_event; /* an event line was seen (its t orders the next) */
-    int lines_seen; /* non-blank lines so far */
-    int version;    /* the header's "ttsbuf_trace"; 0: no header */
-    int ended;      /* the end line was read: it is the last */
-    int tts_lines;  /* a "tts" line was read: no event may follow */
-    struct tb_stream *out;
-    char *err;
-    size_t errlen;
-};
-
-static int bad(struct loader *L, int code, const char *what)
+static int bad(struct trace_loader *L, int code, const char *what)
 {
     return tb_seterr(L->err, L->errlen, code, "%s:%zu: %s", L->name, L->line, what);
 }
 
-static int load_header(struct loader *L, const cJSON *root)
+static int load_header(struct trace_loader *L, const cJSON *root)
 {
     if (L->lines_seen > 1)
         return bad(L, TB_EFORMAT, "the \"ttsbuf_trace\" header must be the first line");
@@ -78,6 +65,14 @@ static int load_header(struct loader *L, const cJSON *root)
         if (rc != 0)
             return bad(L, rc, msg);
     }
+    v = cJSON_GetObjectItemCaseSensitive(root, "request");
+    if (v != NULL) {
+        /* A file of several traces names each one's request (bench). */
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 9007199254740991.0) ||
+            v->valuedouble != floor(v->valuedouble))
+            return bad(L, TB_EFORMAT, "\"request\" is not a request's id (an integer >= 0)");
+        L->out->request = (long long)v->valuedouble;
+    }
     tb_jsonfield_text(L->out->model, sizeof(L->out->model),
                       cJSON_GetObjectItemCaseSensitive(root, "model"));
     tb_jsonfield_text(L->out->base_url, sizeof(L->out->base_url),
@@ -95,7 +90,7 @@ static int load_header(struct loader *L, const cJSON *root)
     return 0;
 }
 
-static int load_usage(struct loader *L, const cJSON *usage)
+static int load_usage(struct trace_loader *L, const cJSON *usage)
 {
     const cJSON *ct;
     if (!cJSON_IsObject(usage))
@@ -112,7 +107,7 @@ static int load_usage(struct loader *L, const cJSON *usage)
 
 /* The provider's own timings (Ollama's final line): whole numbers >= 0,
  * each optional. */
-static int load_server(struct loader *L, const cJSON *srv)
+static int load_server(struct trace_loader *L, const cJSON *srv)
 {
     static const char *const names[] = {"total_ns",       "load_ns",    "prompt_eval_count",
                                         "prompt_eval_ns", "eval_count", "eval_ns"};
@@ -138,7 +133,7 @@ static int load_server(struct loader *L, const cJSON *srv)
 
 /* The end line (version 2): {"end": {"kind": K, "t": T, "error": E,
  * "ignored_bytes": N, "finish_reason": F}}, every key but kind optional. */
-static int load_end_error(struct loader *L, const cJSON *e, struct tb_stream_end *end)
+static int load_end_error(struct trace_loader *L, const cJSON *e, struct tb_stream_end *end)
 {
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
@@ -161,7 +156,7 @@ static int load_end_error(struct loader *L, const cJSON *e, struct tb_stream_end
     return 0;
 }
 
-static int load_end(struct loader *L, const cJSON *e)
+static int load_end(struct trace_loader *L, const cJSON *e)
 {
     struct tb_stream_end *end = &L->out->end;
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");
@@ -232,7 +227,7 @@ static void find_keys(const cJSON *root, struct keys *k)
     }
 }
 
-static int load_event(struct loader *L, const struct keys *ks)
+static int load_event(struct trace_loader *L, const struct keys *ks)
 {
     const cJSON *t = ks->t, *text = ks->text, *kind = ks->kind, *tok = ks->tokens;
     enum tb_kind k = TB_KIND_CONTENT;
@@ -296,7 +291,7 @@ static int load_event(struct loader *L, const struct keys *ks)
 }
 
 /* One chunk's {"tts": {...}} line (version 3, after the events). */
-static int load_tts(struct loader *L, const cJSON *v)
+static int load_tts(struct trace_loader *L, const cJSON *v)
 {
     char msg[200];
     int rc;
@@ -311,7 +306,7 @@ static int load_tts(struct loader *L, const cJSON *v)
     return rc != 0 ? bad(L, rc, msg) : 0;
 }
 
-static int load_line(struct loader *L, const char *p, size_t len)
+int tb_trace_load_line(struct trace_loader *L, const char *p, size_t len)
 {
     const char *end = NULL;
     cJSON *root;
@@ -357,7 +352,9 @@ static int load_line(struct loader *L, const char *p, size_t len)
         rc = bad(L, TB_EFORMAT, "not a JSON object");
     } else {
         find_keys(root, &ks);
-        if (L->ended)
+        if (L->ended && ks.hdr != NULL)
+            rc = TB_TRACE_NEXT; /* the next trace of a file of several */
+        else if (L->ended)
             rc = bad(L, TB_EFORMAT, "a line after the \"end\" line (it must be the last)");
         else if (ks.hdr != NULL)
             rc = load_header(L, root);
@@ -378,15 +375,23 @@ static int load_line(struct loader *L, const char *p, size_t len)
     return rc;
 }
 
+int tb_trace_several(const char *name, size_t line, char *err, size_t errlen)
+{
+    return tb_seterr(err, errlen, TB_EFORMAT,
+                     "%s:%zu: a second trace begins here: the file holds several, a trace "
+                     "per request (as bench --out writes them)",
+                     name, line);
+}
+
 /* A UTF-8 byte order mark is allowed at the start of the first line. */
-static size_t bom_len(const char *p, size_t len)
+size_t tb_trace_bom_len(const char *p, size_t len)
 {
     return len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
 }
 
 /* Events with empty text are not stored, so count what was appended.
  * A recording of a request that failed before any event says how. */
-static int load_done(const struct loader *L, size_t n0)
+int tb_trace_load_done(const struct trace_loader *L, size_t n0)
 {
     const struct tb_stream_end *e = &L->out->end;
     if (L->out->n != n0)
@@ -401,8 +406,8 @@ static int load_done(const struct loader *L, size_t n0)
 int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_stream *out,
                       char *err, size_t errlen)
 {
-    struct loader L = {name, 0, 0.0, 0, 0, 0, 0, 0, out, err, errlen};
-    size_t pos = bom_len(buf, len), n0 = out->n;
+    struct trace_loader L = {name, 0, 0.0, 0, 0, 0, 0, 0, out, err, errlen};
+    size_t pos = tb_trace_bom_len(buf, len), n0 = out->n;
     int rc;
 
     /* Rough pre-size: real traces run 30-40 bytes a line. */
@@ -413,56 +418,14 @@ int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_s
         const char *nl = memchr(buf + pos, '\n', len - pos);
         size_t ll = nl != NULL ? (size_t)(nl - (buf + pos)) : len - pos;
         L.line++;
-        rc = load_line(&L, buf + pos, ll);
+        rc = tb_trace_load_line(&L, buf + pos, ll);
+        if (rc == TB_TRACE_NEXT)
+            return tb_trace_several(name, L.line, err, errlen);
         if (rc != 0)
             return rc;
         pos += ll + 1;
     }
-    return load_done(&L, n0);
-}
-
-/*
- * A file is read a line at a time, the line cap enforced as the bytes
- * arrive: memory holds the events loaded so far and one line, never the
- * file (a sparse file of gigabytes, /dev/zero, a pipe that never ends).
- * The reader's cap leaves room for a '\r' (and a byte order mark) past a
- * line of exactly TB_TRACE_LINE_MAX bytes; load_line checks the cap itself.
- */
-static int load_stream(FILE *f, const char *name, struct tb_stream *out, char *err, size_t errlen)
-{
-    struct loader L = {name, 0, 0.0, 0, 0, 0, 0, 0, out, err, errlen};
-    struct tb_lines in;
-    size_t n0 = out->n;
-    int rc = 0, got;
-    tb_lines_init(&in, f, (size_t)TB_TRACE_LINE_MAX + 4);
-    while ((got = tb_lines_next(&in)) == 1) {
-        size_t skip = in.lineno == 1 ? bom_len(in.line, in.len) : 0;
-        L.line = in.lineno;
-        if ((rc = load_line(&L, in.line + skip, in.len - skip)) != 0)
-            break;
-    }
-    if (rc == 0 && got < 0)
-        rc = tb_lines_fail(&in, got, name, TB_TRACE_LINE_MAX, err, errlen);
-    else if (rc == 0)
-        rc = load_done(&L, n0);
-    tb_lines_free(&in);
-    if (rc == 0)
-        tb_stream_shrink(out);
-    return rc;
-}
-
-int tb_trace_load_file(const char *path, struct tb_stream *out, char *err, size_t errlen)
-{
-    int is_stdin = strcmp(path, "-") == 0;
-    const char *name = is_stdin ? "<stdin>" : path;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
-    int rc;
-    if (f == NULL)
-        return tb_seterr(err, errlen, TB_EIO, "%s: %s", name, strerror(errno));
-    rc = load_stream(f, name, out, err, errlen);
-    if (!is_stdin)
-        fclose(f);
-    return rc;
+    return tb_trace_load_done(&L, n0);
 }
 
 /*
@@ -557,6 +520,8 @@ int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
         cJSON_AddNumberToObject(sc, "version", version);
     }
     cJSON_AddStringToObject(o, "ttsbuf_version", tb_version());
+    if (s->request >= 0)
+        cJSON_AddNumberToObject(o, "request", (double)s->request);
     if (s->started_at[0])
         cJSON_AddStringToObject(o, "started_at", s->started_at);
     if (s->command[0])

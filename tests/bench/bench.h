@@ -59,9 +59,11 @@ struct bench_mock_result {
 void bench_mock_start(const struct tb_stream *s, struct bench_mock *m);
 
 /* bench_mock_start with the server's max_conns (0: its default,
- * TB_SERVE_CONNS_DEFAULT); the child's descriptor limit is the parent's
- * at the fork (bench_nofile_max first). */
-void bench_mock_start_conns(const struct tb_stream *s, size_t max_conns, struct bench_mock *m);
+ * TB_SERVE_CONNS_DEFAULT) and event loops (opts.threads: 0 or 1 one);
+ * the child's descriptor limit is the parent's at the fork
+ * (bench_nofile_max first). */
+void bench_mock_start_conns(const struct tb_stream *s, size_t max_conns, unsigned threads,
+                            struct bench_mock *m);
 
 /* Raises RLIMIT_NOFILE's soft limit to the hard one (quietly: a figure
  * that then runs out of descriptors says so itself). */

@@ -15,10 +15,12 @@
  * (TB_BENCH_CALLS_POISSON at N / RAMP_S a second; a call lasts longer
  * than the ramp, so all N are held at once when the last arrives), each
  * of 10,000 on one loop thread and on two (bench.h: loop threads; the
- * mock, one more thread, shares the machine's cores).  The goal, P99 of
- * the in-flight error at most 5 ms with nothing lost, is for the arriving
- * calls: started at once, every call streams at turn 0, a burst that is
- * reported, not judged.
+ * mock shares the machine's cores).  The goal, P99 of the in-flight
+ * error at most 5 ms with nothing lost, is for the arriving calls (the
+ * mock on one loop).  Started at once, every call streams at turn 0: a
+ * burst of N streams whose events fall due together, judged on the
+ * mock's own lateness (P99 under 10 ms, nothing lost), the mock on a loop
+ * per CPU (serve --threads auto: tb_serve_threads_auto).
  *
  * Per row:
  *   held      calls at once, from the records: a call is held from its
@@ -65,6 +67,7 @@
 #define STREAM_TOKENS 20
 #define GOAL_N 10000
 #define GOAL_P99 0.005
+#define GOAL_BURST_LATE 0.010 /* the mock's lateness P99 in a burst (issue 42) */
 #define RAMP_S 10.0
 
 /* A row: n calls in all, started at once (ramp 0: a closed loop of n,
@@ -75,9 +78,13 @@ struct level {
     size_t n;
     double ramp;
     unsigned threads; /* opts.threads: 0 auto */
+    int mock_auto;    /* the mock on a loop per CPU, else on one */
 };
-static const struct level levels[] = {
-    {1000, 0, 0}, {10000, 0, 1}, {10000, 0, 2}, {10000, RAMP_S, 1}, {10000, RAMP_S, 2}};
+static const struct level levels[] = {{1000, 0, 0, 0},
+                                      {10000, 0, 1, 1},
+                                      {10000, 0, 2, 1},
+                                      {10000, RAMP_S, 1, 0},
+                                      {10000, RAMP_S, 2, 0}};
 #define NLEVELS (sizeof(levels) / sizeof(levels[0]))
 
 /* What the progress ticks saw. */
@@ -224,6 +231,8 @@ struct row {
     int goal;
     double err_p99;
     uint64_t lost;
+    double late_p99; /* the mock's */
+    unsigned mock_loops;
 };
 
 static void run_row(const struct tb_stream *sched, const struct tb_convos *cv,
@@ -245,7 +254,8 @@ static void run_row(const struct tb_stream *sched, const struct tb_convos *cv,
     size_t ok = 0;
     int hwm;
 
-    bench_mock_start_conns(sched, n + 64, &mock);
+    row->mock_loops = lv->mock_auto ? tb_serve_threads_auto() : 1;
+    bench_mock_start_conns(sched, n + 64, row->mock_loops, &mock);
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", mock.port);
     call_opts(&o, url, cv, lv);
     o.progress = on_tick;
@@ -305,8 +315,11 @@ static void run_row(const struct tb_stream *sched, const struct tb_convos *cv,
     ms("error, turns 1+", &err1);
     ms("send late", &late);
     ms("TTFT error", &ttft);
-    printf("    server: late P99 %.3f ms, max %.3f ms; CPU %.2f s (%.1f%% of the run)\n",
-           mr.st.late_p99 * 1e3, mr.st.late_max * 1e3, mr.cpu_s, 100.0 * mr.cpu_s / wall);
+    row->late_p99 = mr.st.late_p99;
+    printf(
+        "    server (%u loop%s): late P99 %.3f ms, max %.3f ms; CPU %.2f s (%.1f%% of the run)\n",
+        row->mock_loops, row->mock_loops == 1 ? "" : "s", mr.st.late_p99 * 1e3,
+        mr.st.late_max * 1e3, mr.cpu_s, 100.0 * mr.cpu_s / wall);
     printf("    client CPU %.2f s (system %.2f), %.1f us per event, %.1f%% of a core\n", c1 - c0,
            s1 - s0, cnt.received > 0 ? (c1 - c0) * 1e6 / (double)cnt.received : 0.0,
            100.0 * (c1 - c0) / wall);
@@ -315,8 +328,12 @@ static void run_row(const struct tb_stream *sched, const struct tb_convos *cv,
            (double)base_kb / 1024, (double)peak_kb / 1024,
            hwm == 0 ? "" : " (at the end: no VmHWM reset)", recb / 1048576,
            ((double)(peak_kb - base_kb) * 1024 - recb) / (double)n / 1024);
-    row->goal = n == GOAL_N && row->held == GOAL_N && row->err_p99 <= GOAL_P99 && row->lost == 0 &&
-                ok == n * CALL_TURNS;
+    if (lv->ramp > 0)
+        row->goal = n == GOAL_N && row->held == GOAL_N && row->err_p99 <= GOAL_P99 &&
+                    row->lost == 0 && ok == n * CALL_TURNS;
+    else /* a burst: judged on the mock's lateness */
+        row->goal = n == GOAL_N && row->late_p99 < GOAL_BURST_LATE && row->lost == 0 &&
+                    ok == n * CALL_TURNS;
     tb_bench_recs_free(&recs);
     bench_samples_free(&err0);
     bench_samples_free(&err1);
@@ -378,16 +395,22 @@ void bench_calls(void)
         if (bench_level_on("TB_BENCH_CALLS_N", levels[l].n))
             run_row_apart(&sched, &cv, &levels[l], &rows[l]);
     for (size_t l = 0; l < NLEVELS; l++) {
-        /* The goal is for calls as a voice agent holds them: arriving,
-         * a fraction streaming.  Started at once, every call streams at
-         * turn 0: a burst, reported, not the goal's shape. */
-        if (levels[l].n != GOAL_N || levels[l].ramp <= 0 ||
-            !bench_level_on("TB_BENCH_CALLS_N", levels[l].n))
+        /* Calls as a voice agent holds them (arriving, a fraction
+         * streaming) are judged on the client's in-flight error; started
+         * at once (a burst: every call streams at turn 0), on the mock's
+         * lateness. */
+        if (levels[l].n != GOAL_N || !bench_level_on("TB_BENCH_CALLS_N", levels[l].n))
             continue;
-        printf("  goal (%d calls held, arriving over %g s, %u loop thread%s: in-flight error P99 "
-               "<= %g ms, none lost): %s\n",
-               GOAL_N, levels[l].ramp, levels[l].threads, levels[l].threads == 1 ? "" : "s",
-               GOAL_P99 * 1e3, rows[l].goal ? "met" : "NOT met");
+        if (levels[l].ramp > 0)
+            printf("  goal (%d calls held, arriving over %g s, %u loop thread%s: in-flight error "
+                   "P99 <= %g ms, none lost): %s\n",
+                   GOAL_N, levels[l].ramp, levels[l].threads, levels[l].threads == 1 ? "" : "s",
+                   GOAL_P99 * 1e3, rows[l].goal ? "met" : "NOT met");
+        else
+            printf("  goal (%d calls started at once, %u loop thread%s, the mock on %u: its "
+                   "lateness P99 < %g ms, none lost): %.3f ms, %s\n",
+                   GOAL_N, levels[l].threads, levels[l].threads == 1 ? "" : "s", rows[l].mock_loops,
+                   GOAL_BURST_LATE * 1e3, rows[l].late_p99 * 1e3, rows[l].goal ? "met" : "NOT met");
     }
     tb_convos_free(&cv);
     tb_stream_free(&sched);

@@ -101,7 +101,7 @@ static int read_all(int fd, void *p, size_t n)
 }
 
 /* The child: never returns. */
-static void child_main(const struct tb_stream *s, size_t max_conns, int fd)
+static void child_main(const struct tb_stream *s, size_t max_conns, unsigned threads, int fd)
 {
     struct tb_serve_opts o;
     struct bench_mock_result r;
@@ -116,6 +116,7 @@ static void child_main(const struct tb_stream *s, size_t max_conns, int fd)
     o.port = 0;
     o.stream = s;
     o.max_conns = max_conns;
+    o.threads = threads;
     if (tb_serve_create(&o, &child_srv, err, sizeof(err)) != 0) {
         fprintf(stderr, "bench: mock: %s\n", err);
         write_all(fd, &port, sizeof(port));
@@ -150,10 +151,11 @@ void bench_nofile_max(void)
 
 void bench_mock_start(const struct tb_stream *s, struct bench_mock *m)
 {
-    bench_mock_start_conns(s, 0, m);
+    bench_mock_start_conns(s, 0, 1, m);
 }
 
-void bench_mock_start_conns(const struct tb_stream *s, size_t max_conns, struct bench_mock *m)
+void bench_mock_start_conns(const struct tb_stream *s, size_t max_conns, unsigned threads,
+                            struct bench_mock *m)
 {
     int p[2];
     fflush(NULL); /* or the child would inherit, and repeat, buffered output */
@@ -164,7 +166,7 @@ void bench_mock_start_conns(const struct tb_stream *s, size_t max_conns, struct 
         bench_die("fork", strerror(errno));
     if (m->pid == 0) {
         close(p[0]);
-        child_main(s, max_conns, p[1]);
+        child_main(s, max_conns, threads, p[1]);
     }
     close(p[1]);
     m->fd = p[0];
