@@ -103,6 +103,7 @@ static const struct tb_group groups[] = {
     {"convo", tb_test_convo, 0, 1.4, 1},
     {"calls", tb_test_calls, TB_GROUP_TIMING, 9.9, 1},
     {"threads", tb_test_threads, TB_GROUP_TIMING, 5.0, 1},
+    {"benchmem", tb_test_benchmem, 0, 6.0, 1},
     {"bargein", tb_test_bargein, TB_GROUP_TIMING, 39.6, 2},
     {"callsout", tb_test_callsout, 0, 20.0, 1},
     {"reader", tb_test_reader, 0, 6.2, 1},

@@ -201,7 +201,7 @@ static void errors_by_kind(void **state)
                          tb_reader_error_name(cases[c].kind));
             if (cases[c].kind != 0)
                 assert_true(r.v[i].message[0] != '\0');
-            if (r.v[i].end != cases[c].end || r.v[i].stream.end.kind != cases[c].end)
+            if (r.v[i].end != cases[c].end || r.v[i].stream->end.kind != cases[c].end)
                 fail_msg("%s: ends %s, expected %s", cases[c].model, tb_end_name(r.v[i].end),
                          tb_end_name(cases[c].end));
         }
@@ -237,7 +237,7 @@ static void held_total_bounded(void **state)
     run_level(&m, "mock", 1, 1, 150, &r);
     assert_int_equal(r.n, 1);
     assert_int_equal(r.v[0].error, 0);
-    one = (uint64_t)r.v[0].stream.n * sizeof(struct tb_event) + r.v[0].stream.text_len;
+    one = (uint64_t)r.v[0].stream->n * sizeof(struct tb_event) + r.v[0].stream->text_len;
     assert_true(one > 0);
     /* Level 1 under a total of 2.5 streams: one more fits, the next stops
      * in its middle, the last at its first delta. */
@@ -254,8 +254,8 @@ static void held_total_bounded(void **state)
             fail_msg("request %zu: error %s '%s'", i, tb_reader_error_name(r.v[i].error),
                      r.v[i].message);
     }
-    assert_true(r.v[2].stream.n > 0 && r.v[2].stream.n < r.v[1].stream.n);
-    assert_int_equal(r.v[3].stream.n, 1);
+    assert_true(r.v[2].stream->n > 0 && r.v[2].stream->n < r.v[1].stream->n);
+    assert_int_equal(r.v[3].stream->n, 1);
     tb_bench_prompts_free(&p);
     tb_bench_recs_free(&r);
     tb_test_mock_stop(&m);
@@ -305,7 +305,7 @@ static void long_stall_many(void **state)
     assert_int_equal(r.n, 64);
     for (size_t i = 0; i < r.n; i++) {
         const struct tb_bench_rec *x = &r.v[i];
-        const struct tb_stream *st = &x->stream;
+        const struct tb_stream *st = x->stream;
         assert_int_equal(x->error, 0);
         assert_int_equal(x->events, N_EV);
         assert_int_equal(x->usage_tokens, N_EV);
@@ -360,7 +360,7 @@ static void stamps_never_early(void **state)
     assert_int_equal(tb_bench_run(&o, 0, &r, err, sizeof(err)), 0);
     assert_int_equal(r.n, 80);
     for (size_t i = 0; i < r.n; i++) {
-        const struct tb_stream *st = &r.v[i].stream;
+        const struct tb_stream *st = r.v[i].stream;
         assert_int_equal(r.v[i].error, 0);
         assert_int_equal(st->n, N_EV);
         for (size_t k = 0; k < st->n; k++) {
@@ -1672,7 +1672,7 @@ static void analyze_failed_has_no_whatif(void **state)
         x->error = k == 0 ? 0 : TB_READER_TRUNCATED;
         for (int i = 0; i < 40; i++)
             assert_int_equal(
-                tb_stream_append(&x->stream, 0.2 + 0.05 * i, "word. ", 6, 1, TB_KIND_CONTENT), 0);
+                tb_stream_append(x->stream, 0.2 + 0.05 * i, "word. ", 6, 1, TB_KIND_CONTENT), 0);
         assert_int_equal(tb_bench_analyze(x, &o, err, sizeof(err)), 0);
     }
     assert_false(isnan(r.v[0].min_tps));

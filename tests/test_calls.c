@@ -152,7 +152,7 @@ static int prefill_once(const struct tb_test_mock *m, const struct tb_convos *cv
                 missed++;
             }
         }
-        a = tb_stream_content_text(&v[k]->stream);
+        a = tb_stream_content_text(v[k]->stream);
         assert_non_null(a);
         assert_string_equal(a, " w0 w1 w2 w3.");
         bytes += strlen(a);

@@ -136,7 +136,7 @@ static void write_recs(const char *path, const struct turn *v, size_t n)
         x->error = t->err == 1 ? TB_READER_HTTP : t->err == 2 ? TB_READER_TRANSPORT : 0;
         x->end = t->err == 1 ? TB_END_ERROR : t->err == 2 ? TB_END_LOST : TB_END_COMPLETE;
         if (t->err == 1)
-            snprintf(x->message, sizeof(x->message), "HTTP 503");
+            assert_int_equal(tb_bench_rec_message(x, "HTTP 503"), 0);
         x->barge = 1;
         if (t->err != 1) {
             x->events = x->content_tokens = 20;

@@ -148,9 +148,9 @@ static void calls_split_like_one(void **state)
         assert_int_equal(t->turn, s->turn);
         assert_int_equal(t->prompt, s->prompt);
         assert_int_equal(t->id, (uint64_t)t->call * 1000 + (uint64_t)t->turn);
-        a = tb_stream_content_text(&t->stream);
+        a = tb_stream_content_text(t->stream);
         assert_non_null(a);
-        b = tb_stream_content_text(&s->stream);
+        b = tb_stream_content_text(s->stream);
         assert_non_null(b);
         assert_string_equal(a, b);
         free(a);

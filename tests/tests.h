@@ -81,6 +81,7 @@ int tb_test_convo(void);        /* the conversations reader */
 int tb_test_heard(void);        /* what a caller heard of an interrupted answer */
 int tb_test_calls(void);        /* bench --conversations: calls on the speech clock */
 int tb_test_threads(void);      /* bench on several loop threads */
+int tb_test_benchmem(void);     /* what bench keeps in memory over a long run */
 int tb_test_bargein(void);      /* bench --barge-in: the caller interrupts turns */
 int tb_test_callsout(void);     /* calls in every output: interrupted turns, progress */
 int tb_test_ttsserve(void);     /* the mock TTS of `ttsbuf serve`, through the binary */

@@ -17,7 +17,8 @@
  *
  * When the level has ended, each stream is played out by tb_sim_run on a
  * virtual clock with the caller's options: exactly what `ttsbuf sim
- * --trace` computes on the stream's trace (tested).
+ * --trace` computes on the stream's trace (tested); or, with drop_streams
+ * (below), as its request ends, and the stream is then dropped.
  *
  * Requests carry a global id 0, 1, 2, ...; shard I of N runs the ids
  * congruent to I mod N, so N shards together run exactly the ids one run
@@ -120,6 +121,27 @@ struct tb_bench_opts {
     struct tb_uturn barge_at;
     /* Loop threads (bench.h): 0 auto, else 1..TB_BENCH_THREADS_MAX. */
     unsigned threads;
+    /* What the records keep of their streams.  0: every record keeps its
+     * stream (every delta and its text), played out when the level ends,
+     * for what needs the streams afterwards (traces, a page, a replay, a
+     * real TTS's measured log).  1: each stream is played out
+     * (tb_bench_analyze, on the loop's thread) as its request ends and is
+     * then dropped, its memory reused by the next request: a record keeps
+     * its fixed fields and the inter-event gaps (itl) alone, so a long run
+     * grows by the record, not by the stream (ttsbuf(1), BENCH, Memory).
+     * Ignored (streams kept) with a real TTS (tts). */
+    int drop_streams;
+    /* With drop_streams: called with each record as its request ends,
+     * played out, its stream still in it (rec->stream), before the stream
+     * is dropped, so that the caller can write both out (bench --out);
+     * NULL: none.  On the loop's thread, and only for a level on one loop
+     * (tb_bench_threads 1) without a real TTS: a level on several loops
+     * appends its records in order of id when it ends, so with a callback
+     * it keeps every stream (drop_streams ignored) and calls none, and the
+     * caller writes them then.  A non-zero return (a negative TB_E* code)
+     * stops the level with that error. */
+    int (*record)(void *ud, struct tb_bench_rec *rec);
+    void *record_ud;
 };
 
 /*

@@ -6,7 +6,8 @@
  * (bench_rec.c).
  *
  * Threads: any, one caller per records list.  Ownership: the caller owns
- * the records (tb_bench_recs_free) and the streams in them.
+ * the records (tb_bench_recs_free) and the streams in them (a record's
+ * stream is its own allocation, or NULL once dropped).
  */
 #ifndef TTSBUF_BENCH_REC_H
 #define TTSBUF_BENCH_REC_H
@@ -72,10 +73,12 @@ struct tb_bench_rec {
     int end;                        /* how the stream ended (enum tb_end,
                                      * stream.h): its class counts it as
                                      * complete, cut off or failed */
-    char message[256];              /* one line when error != 0 */
-    char warning[128];              /* one line worth saying even on success (a
-                                     * stream with a finish reason but no end
-                                     * marker: reader.h), or "" */
+    /* One line when error != 0, else ""; and one line worth saying even
+     * on success (a stream with a finish reason but no end marker:
+     * reader.h), or "".  Never NULL; set by tb_bench_rec_message and
+     * tb_bench_rec_warning (owned; "" holds no memory). */
+    const char *message;
+    const char *warning;
     long http_status;
     uint64_t events, content_tokens; /* content events and their tokens */
     long long usage_tokens;          /* usage.completion_tokens, -1 unknown */
@@ -102,8 +105,11 @@ struct tb_bench_rec {
     double tts_audio_s; /* NaN when no chunk was sent */
     double *tts_fb, *tts_rtf;
     size_t ntts_fb, ntts_rtf;
-    struct tb_stream stream; /* every delta, arrival times from t_start;
-                              * empty for records read back from a file */
+    /* Every delta, arrival times from t_start (owned; empty for records
+     * read back from a file).  NULL once dropped: a run with drop_streams
+     * (bench.h) keeps none, so a record costs its fixed fields (about 750
+     * bytes) and its gaps (itl: 8 bytes an event), not its stream. */
+    struct tb_stream *stream;
 };
 
 struct tb_bench_recs {
@@ -113,9 +119,22 @@ struct tb_bench_recs {
 
 void tb_bench_recs_init(struct tb_bench_recs *r);
 void tb_bench_recs_free(struct tb_bench_recs *r); /* NULL is a no-op */
-/* Appends a cleared record (error 0, NaN metrics, usage -1); returns it,
- * or NULL (out of memory). */
+/* Appends a cleared record (error 0, NaN metrics, usage -1, an empty
+ * stream of its own); returns it, or NULL (out of memory). */
 struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r);
+
+/* The longest message and warning a record keeps, with the NUL. */
+#define TB_BENCH_MESSAGE_MAX 256
+#define TB_BENCH_WARNING_MAX 128
+
+/* Sets rec's message (warning) to the formatted text, cut to
+ * TB_BENCH_MESSAGE_MAX - 1 (TB_BENCH_WARNING_MAX - 1) bytes; the text
+ * before is freed.  0, or TB_ENOMEM (the text is then "").  Any thread,
+ * one caller per record. */
+int tb_bench_rec_message(struct tb_bench_rec *rec, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int tb_bench_rec_warning(struct tb_bench_rec *rec, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* How many records carry a warning; *first (first may be NULL) the first
  * one's text, or NULL when none does.  The text is the record's.  Pure;

@@ -235,55 +235,62 @@ int tb_cli_bench_out_open(const char *dir, const struct tb_bench_meta *m, int fo
     return 0;
 }
 
-/* One request's trace, at the end of its level's file tf: 0, or the
- * writer's error (tb_cli_out_close reports it). */
-static int write_trace(FILE *tf, const struct tb_bench_meta *m, struct tb_bench_rec *r)
+int tb_cli_bench_traces_close(struct tb_cli_bench_traces *t, int trc)
 {
-    snprintf(r->stream.model, sizeof(r->stream.model), "%s", m->model);
-    snprintf(r->stream.base_url, sizeof(r->stream.base_url), "%s", m->base_url);
-    snprintf(r->stream.provider, sizeof(r->stream.provider), "%s", m->provider);
-    snprintf(r->stream.started_at, sizeof(r->stream.started_at), "%s", m->started_at);
-    snprintf(r->stream.command, sizeof(r->stream.command), "bench");
-    r->stream.request = (long long)r->id;
-    return tb_trace_write_opts(tf, &r->stream, m->options);
+    int rc = 0;
+    if (t->tf != NULL)
+        rc = tb_cli_out_close("--out", t->path, t->tf, trc);
+    t->tf = NULL;
+    return rc;
+}
+
+int tb_cli_bench_out_rec(FILE *rf, struct tb_cli_bench_traces *t, const char *dir,
+                         const struct tb_bench_meta *m, struct tb_bench_rec *r)
+{
+    struct tb_stream *s = r->stream;
+    int rc = 0, trc;
+    if (t->tf == NULL || r->level != t->level) {
+        /* A level's traces, one after another, in one file (trace.h). */
+        char stem[64], sub[100];
+        if ((rc = tb_cli_bench_traces_close(t, 0)) != 0)
+            return rc;
+        t->level = r->level;
+        tb_cli_bench_level_stem(&m->levels[r->level], stem, sizeof(stem));
+        snprintf(sub, sizeof(sub), "%s/traces", dir);
+        file_name(t->path, sizeof(t->path), sub, stem, "jsonl", m);
+        snprintf(t->rel, sizeof(t->rel), "traces/%s", t->path + strlen(sub) + 1);
+        t->tf = tb_cli_output_open("--out", t->path, &rc);
+        if (t->tf == NULL)
+            return rc;
+    }
+    snprintf(s->model, sizeof(s->model), "%s", m->model);
+    snprintf(s->base_url, sizeof(s->base_url), "%s", m->base_url);
+    snprintf(s->provider, sizeof(s->provider), "%s", m->provider);
+    snprintf(s->started_at, sizeof(s->started_at), "%s", m->started_at);
+    snprintf(s->command, sizeof(s->command), "bench");
+    s->request = (long long)r->id;
+    trc = tb_trace_write_opts(t->tf, s, m->options);
+    if (trc != 0)
+        return tb_cli_bench_traces_close(t, trc);
+    rc = tb_bench_write_rec(rf, m, r, t->rel);
+    if (rc != 0) {
+        tb_cli_error("--out: write error on the records file: %s",
+                     rc == TB_EIO ? strerror(errno) : tb_strerror(rc));
+        return rc == TB_ENOMEM ? rc : TB_EIO;
+    }
+    return 0;
 }
 
 int tb_cli_bench_out_level(FILE *rf, const char *dir, const struct tb_bench_meta *m,
                            struct tb_bench_recs *recs, size_t from)
 {
-    FILE *tf = NULL;
-    char rel[160], path[4200];
-    uint32_t level = 0;
-    int rc = 0, trc = 0; /* the records file's, the traces file's */
-    for (size_t i = from; i < recs->n && rc == 0 && trc == 0; i++) {
-        struct tb_bench_rec *r = &recs->v[i];
-        if (tf == NULL || r->level != level) {
-            /* A level's traces, one after another, in one file (trace.h). */
-            char stem[64], sub[100];
-            if (tf != NULL && (rc = tb_cli_out_close("--out", path, tf, 0)) != 0)
-                return rc;
-            level = r->level;
-            tb_cli_bench_level_stem(&m->levels[level], stem, sizeof(stem));
-            snprintf(sub, sizeof(sub), "%s/traces", dir);
-            file_name(path, sizeof(path), sub, stem, "jsonl", m);
-            snprintf(rel, sizeof(rel), "traces/%s", path + strlen(sub) + 1);
-            tf = tb_cli_output_open("--out", path, &rc);
-            if (tf == NULL)
-                return rc;
-        }
-        trc = write_trace(tf, m, r);
-        if (trc == 0 && (rc = tb_bench_write_rec(rf, m, r, rel)) != 0) {
-            tb_cli_error("--out: write error on the records file: %s",
-                         rc == TB_EIO ? strerror(errno) : tb_strerror(rc));
-            rc = rc == TB_ENOMEM ? rc : TB_EIO;
-        }
-    }
-    if (tf != NULL) {
-        int crc = tb_cli_out_close("--out", path, tf, trc);
-        rc = rc != 0 ? rc : crc;
-    }
+    struct tb_cli_bench_traces t = {NULL, 0, "", ""};
+    int rc = 0, crc;
+    for (size_t i = from; i < recs->n && rc == 0; i++)
+        rc = tb_cli_bench_out_rec(rf, &t, dir, m, &recs->v[i]);
+    crc = tb_cli_bench_traces_close(&t, 0);
     fflush(rf);
-    return rc;
+    return rc != 0 ? rc : crc;
 }
 
 int tb_cli_bench_out_summary(const char *dir, const struct tb_bench_meta *m,

@@ -31,11 +31,31 @@ int tb_cli_bench_out_open(const char *dir, const struct tb_bench_meta *m, int fo
  * "c=10", "rate=5ps-poisson", "rate=5ps-constant-max8". */
 void tb_cli_bench_level_stem(const struct tb_bench_level *l, char *out, size_t len);
 
-/* Writes recs from index `from` (one level's) to rf, and their traces,
- * one after another, each naming its request, in DIR/traces/STEM.jsonl
- * (STEM: their level's; STEM-I-of-N.jsonl for shard I of N), which each
- * record names.  0 or an error (printed): TB_EINVAL (a file that cannot
- * be created), TB_EIO, TB_ENOMEM. */
+/* The traces file of the level --out is writing: a level's traces one
+ * after another, each naming its request, in DIR/traces/STEM.jsonl
+ * (STEM: the level's; STEM-I-of-N.jsonl for shard I of N), which each
+ * record names.  Zeroed: none open. */
+struct tb_cli_bench_traces {
+    FILE *tf;
+    uint32_t level;
+    char path[4200], rel[160];
+};
+
+/* Writes record r (its stream in it) to rf, and its trace at the end of
+ * its level's file (opened at the level's first record, the previous
+ * level's closed; the stream's header is set from m).  0 or an error
+ * (printed): TB_EINVAL (a file that cannot be created), TB_EIO,
+ * TB_ENOMEM.  As each request ends (bench.h's record callback) or when
+ * its level has ended. */
+int tb_cli_bench_out_rec(FILE *rf, struct tb_cli_bench_traces *t, const char *dir,
+                         const struct tb_bench_meta *m, struct tb_bench_rec *r);
+
+/* Closes t's file, if open: 0, or TB_EIO / TB_ENOMEM (printed);
+ * trc: the error a write to it already met (reported here), or 0. */
+int tb_cli_bench_traces_close(struct tb_cli_bench_traces *t, int trc);
+
+/* tb_cli_bench_out_rec for recs from index `from` on (one level's), its
+ * traces file closed, then rf flushed. */
 int tb_cli_bench_out_level(FILE *rf, const char *dir, const struct tb_bench_meta *m,
                            struct tb_bench_recs *recs, size_t from);
 

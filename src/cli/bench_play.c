@@ -24,7 +24,7 @@ int tb_cli_bench_play(struct tb_cli_bench *a, const struct tb_bench_recs *recs)
     int rc, simrc;
     for (size_t i = 0; i < recs->n; i++) {
         const struct tb_bench_rec *x = &recs->v[i];
-        if (x->error != 0 || x->stream.n == 0 || isnan(x->gap_total))
+        if (x->error != 0 || x->stream == NULL || x->stream->n == 0 || isnan(x->gap_total))
             continue;
         if (a->play != NULL && strcmp(a->play, "worst") != 0) {
             char id[32];
@@ -44,9 +44,9 @@ int tb_cli_bench_play(struct tb_cli_bench *a, const struct tb_bench_recs *recs)
             "through --audio %s\n",
             (unsigned long long)pick->id, pick->level + 1, pick->underruns,
             pick->underruns == 1 ? "" : "s", pick->gap_total, a->au.spec);
-    rc = tb_cli_audio_start(&a->au, &o, &pick->stream);
+    rc = tb_cli_audio_start(&a->au, &o, pick->stream);
     if (rc == 0)
-        rc = tb_cli_audio_sim(&a->au, &pick->stream, &o, NULL, NULL, &r, &simrc, err, sizeof(err));
+        rc = tb_cli_audio_sim(&a->au, pick->stream, &o, NULL, NULL, &r, &simrc, err, sizeof(err));
     if (rc != 0)
         return rc; /* the speech output failed (printed) */
     if (simrc != 0) {

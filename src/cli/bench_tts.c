@@ -87,7 +87,7 @@ static int replay_one(struct tb_bench_rec *rec, const struct tb_sim_opts *base)
     int rc;
     snprintf(name, sizeof(name), "bench: request %llu", (unsigned long long)rec->id);
     o.voice = NULL;
-    rc = tb_cli_replay_prepare(&rp, &rec->stream, &o, 0, name, &play);
+    rc = tb_cli_replay_prepare(&rp, rec->stream, &o, 0, name, &play);
     if (rc == 0) {
         rc = rp.failed != NULL && rp.upto.n == 0
                  ? TB_EEMPTY
@@ -120,7 +120,7 @@ int tb_cli_bench_tts_replay(struct tb_bench_recs *r, size_t from, const struct t
 {
     int rc = 0;
     for (size_t i = from; rc == 0 && i < r->n; i++)
-        if (r->v[i].stream.tts != NULL)
+        if (r->v[i].stream->tts != NULL)
             rc = replay_one(&r->v[i], o);
     return rc;
 }

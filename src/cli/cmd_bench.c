@@ -88,7 +88,9 @@ struct bench {
     struct tb_bench_summary *sums;      /* one a level, once the levels ran */
     struct tb_bench_calls_count *calls; /* --conversations: one a level, then */
     char *url;
-    FILE *rf; /* --out's records file */
+    FILE *rf;       /* --out's records file */
+    struct tb_cli_bench_traces traces; /* --out's traces file, while streamed */
+    int out_failed; /* a record written as its request ended failed (printed) */
     atomic_int *interrupted;
     char tts_base[256]; /* --tts-url mock: the built-in mock's root */
 };
@@ -241,6 +243,16 @@ static size_t level_requests(const struct tb_cli_bench *a, const struct tb_bench
     return TB_CLI_BENCH_OPEN_REQUESTS;
 }
 
+/* --out as each request ends (bench.h's record callback): its record and
+ * its trace, so that no stream is kept past its request. */
+static int write_rec(void *ud, struct tb_bench_rec *rec)
+{
+    struct bench *b = ud;
+    int rc = tb_cli_bench_out_rec(b->rf, &b->traces, b->a.out, &b->meta, rec);
+    b->out_failed |= rc != 0;
+    return rc;
+}
+
 /* Runs the levels in order, each written to --out as it ends; the first
  * failure stops them, and SIGINT or SIGTERM after the level it cut (what
  * ran is reported). */
@@ -275,16 +287,25 @@ static int run_levels(struct bench *b)
         tb_cli_bench_tts_opts(&b->a, b->tts_base, &to, &bo.sim);
         bo.tts = &to;
     }
+    /* The streams are kept only for what reads them after the run; --out
+     * writes each as its request ends (on one loop, without a TTS). */
+    bo.drop_streams = b->a.html == NULL && b->a.au.sink == TB_SINK_NONE;
+    if (bo.drop_streams && b->rf != NULL && bo.tts == NULL) {
+        bo.record = write_rec;
+        bo.record_ud = b;
+    }
     for (uint32_t l = 0; l < b->meta.nlevels && rc == 0; l++) {
         struct tb_cli_progress pr;
         char name[64];
         size_t from = b->recs.n;
+        int streamed;
         bo.level = b->meta.levels[l];
         bo.requests = level_requests(&b->a, &bo.level);
         bo.calls = b->a.call_count > 0               ? b->a.call_count
                    : bo.level.mode == TB_BENCH_CALLS ? bo.level.concurrency
                                                      : TB_CLI_BENCH_OPEN_CALLS;
         tb_bench_level_name(&bo.level, name, sizeof(name));
+        streamed = bo.record != NULL && tb_bench_threads(&bo) == 1;
         /* a line in place on a terminal, else one every 10 s (-q: none) */
         tb_cli_progress_init(&pr, name, stderr, tty);
         bo.progress = !b->a.quiet ? tb_cli_progress : NULL;
@@ -293,13 +314,17 @@ static int run_levels(struct bench *b)
         rc = tb_bench_run(&bo, l, &b->recs, err, sizeof(err));
         if (!b->a.quiet)
             tb_cli_progress_end(&pr);
-        if (rc != 0)
+        if (rc != 0 && !b->out_failed) /* else it said what failed */
             tb_cli_error("bench: %s: %s", name, err[0] ? err : tb_strerror(rc));
         if (rc != 0 && rc != TB_EINVAL && rc != TB_ENOMEM)
             rc = TB_EIO; /* the load itself failed (epoll, libcurl) */
         if (rc == 0 && bo.tts != NULL)
             rc = tb_cli_bench_tts_replay(&b->recs, from, &bo.sim);
-        if (b->rf != NULL) {
+        if (b->rf != NULL && streamed) {
+            int orc = tb_cli_bench_traces_close(&b->traces, 0);
+            fflush(b->rf);
+            rc = rc != 0 ? rc : orc;
+        } else if (b->rf != NULL) {
             int orc = tb_cli_bench_out_level(b->rf, b->a.out, &b->meta, &b->recs, from);
             rc = rc != 0 ? rc : orc;
         }

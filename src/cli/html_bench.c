@@ -103,7 +103,7 @@ static void levels_table(FILE *f, const struct tb_bench_meta *m, const struct tb
 
 static int usable(const struct tb_bench_rec *x)
 {
-    return x->error == 0 && x->stream.n > 0 && !isnan(x->gap_total);
+    return x->error == 0 && x->stream != NULL && x->stream->n > 0 && !isnan(x->gap_total);
 }
 
 /* The indices of the k usable records with the most silence, worst first
@@ -255,11 +255,11 @@ static int stream_figure(FILE *f, const struct tb_cli_html_bench_info *b,
     src.name = name;
     rc = tb_cli_audio_for_html(&au, TB_HTML_AUDIO_MAX_S);
     if (rc == 0) {
-        tb_cli_audio_rate_model(&au, &x->stream, &o);
-        rc = tb_cli_audio_start(&au, &o, &x->stream);
+        tb_cli_audio_rate_model(&au, x->stream, &o);
+        rc = tb_cli_audio_start(&au, &o, x->stream);
     }
     if (rc == 0)
-        rc = tb_cli_audio_sim(&au, &x->stream, &o, tb_cli_collect_play, &plays, &r, &simrc, err,
+        rc = tb_cli_audio_sim(&au, x->stream, &o, tb_cli_collect_play, &plays, &r, &simrc, err,
                               sizeof(err));
     if (rc == 0 && simrc != 0) {
         tb_cli_error("--html: request %llu: %s", (unsigned long long)x->id, err);
@@ -274,7 +274,7 @@ static int stream_figure(FILE *f, const struct tb_cli_html_bench_info *b,
             stem, (unsigned long long)x->id, (unsigned long long)x->id, level, x->underruns,
             x->underruns == 1 ? "" : "s", x->gap_total);
     {
-        struct tb_cli_html_run_info h = {"bench",     &src,       &o,   &x->stream, &r,
+        struct tb_cli_html_run_info h = {"bench",     &src,       &o,   x->stream, &r,
                                          &plays.gaps, &plays.all, NULL, &au,        b->max_gaps};
         snprintf(suffix, sizeof(suffix), "-%s-%llu", stem, (unsigned long long)x->id);
         rc = tb_cli_html_run_figure(f, &h, suffix, err, sizeof(err));

@@ -282,7 +282,7 @@ static int barge_settle(struct bench *b, struct tb_bench_rec *rec, char *err, si
     }
     if (!rec->interrupted)
         return 0;
-    rc = tb_heard_at(&rec->stream, &o->sim, rec->barge_in, &h, err, errlen);
+    rc = tb_heard_at(rec->stream, &o->sim, rec->barge_in, &h, err, errlen);
     if (rc != 0)
         return rc;
     rec->tokens_received = h.tokens;
@@ -321,7 +321,7 @@ void tb_bench_call_ended(struct bench *b, uint32_t slot, size_t rec_index)
         end_call(b, slot, rec, rc == 0 && c->turn + 1 >= c->nturns);
         return;
     }
-    c->ans[c->turn] = tb_stream_content_text(&rec->stream);
+    c->ans[c->turn] = tb_stream_content_text(rec->stream);
     if (c->ans[c->turn] == NULL) {
         if (cs->rc == 0)
             cs->rc = tb_seterr(cs->err, sizeof(cs->err), TB_ENOMEM, "out of memory");

@@ -9,6 +9,7 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,55 @@ void tb_bench_level_name(const struct tb_bench_level *l, char *out, size_t outle
                  l->mode == TB_BENCH_POISSON ? "poisson" : "constant");
 }
 
+/* The text of a record's empty message or warning: no memory of its own. */
+static const char none[] = "";
+
+/* A message or warning back to "", its memory freed. */
+static void unsay(const char **slot)
+{
+    if (*slot != NULL && *slot != none)
+        free((void *)(uintptr_t)*slot); /* owned: made by say's strdup */
+    *slot = none;
+}
+
+/* *slot set to fmt's text, cut to cap - 1 bytes (cap <= TB_BENCH_MESSAGE_MAX),
+ * the text before freed.  0 or TB_ENOMEM (then ""). */
+__attribute__((format(printf, 3, 0))) static int say(const char **slot, size_t cap,
+                                                     const char *fmt, va_list ap)
+{
+    char buf[TB_BENCH_MESSAGE_MAX];
+    char *t;
+    vsnprintf(buf, cap, fmt, ap);
+    unsay(slot);
+    if (buf[0] == '\0')
+        return 0;
+    t = strdup(buf);
+    if (t == NULL)
+        return TB_ENOMEM;
+    *slot = t;
+    return 0;
+}
+
+int tb_bench_rec_message(struct tb_bench_rec *rec, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = say(&rec->message, TB_BENCH_MESSAGE_MAX, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int tb_bench_rec_warning(struct tb_bench_rec *rec, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = say(&rec->warning, TB_BENCH_WARNING_MAX, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
 void tb_bench_recs_init(struct tb_bench_recs *r)
 {
     memset(r, 0, sizeof(*r));
@@ -55,7 +105,10 @@ void tb_bench_recs_free(struct tb_bench_recs *r)
         free(r->v[i].itl);
         free(r->v[i].tts_fb);
         free(r->v[i].tts_rtf);
-        tb_stream_free(&r->v[i].stream);
+        tb_stream_free(r->v[i].stream);
+        free(r->v[i].stream);
+        unsay(&r->v[i].message);
+        unsay(&r->v[i].warning);
     }
     free(r->v);
     tb_bench_recs_init(r);
@@ -78,10 +131,15 @@ size_t tb_bench_recs_warned(const struct tb_bench_recs *r, const char **first)
 struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
 {
     struct tb_bench_rec *rec;
+    struct tb_stream *s = malloc(sizeof(*s));
+    if (s == NULL)
+        return NULL;
     if (r->n == r->cap) {
         struct tb_bench_rec *nv = tb_grow(r->v, &r->cap, sizeof(*nv), 64);
-        if (nv == NULL)
+        if (nv == NULL) {
+            free(s);
             return NULL;
+        }
         r->v = nv;
     }
     rec = &r->v[r->n++];
@@ -94,8 +152,10 @@ struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
     rec->gap_llm = rec->gap_tts = NAN;
     rec->play_end = NAN;
     rec->barge_in = rec->cancel_s = rec->cancel_mono_s = NAN;
-    tb_stream_init(&rec->stream);
-    rec->stream.usage_tokens = -1;
+    rec->message = rec->warning = none;
+    rec->stream = s;
+    tb_stream_init(rec->stream);
+    rec->stream->usage_tokens = -1;
     return rec;
 }
 
@@ -135,7 +195,7 @@ int tb_bench_rec_tts(struct tb_bench_rec *rec, const struct tb_tts_log *log)
 int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char *err,
                      size_t errlen)
 {
-    return tb_bench_analyze_play(rec, &rec->stream, o, err, errlen);
+    return tb_bench_analyze_play(rec, rec->stream, o, err, errlen);
 }
 
 int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play,
@@ -143,7 +203,7 @@ int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play
 {
     struct tb_sim_result r;
     struct tb_clock clk;
-    const struct tb_stream *s = &rec->stream;
+    const struct tb_stream *s = rec->stream;
     double prev = NAN;
     size_t k = 0;
     int rc;
@@ -422,6 +482,16 @@ static void copy_str(const cJSON *o, const char *k, char *dst, size_t cap)
     tb_jsonfield_text(dst, cap, cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
+/* A record's message (warning 0) or warning (1) from key k of o, cut as
+ * the record keeps it.  0 or TB_ENOMEM. */
+static int copy_text(const cJSON *o, const char *k, struct tb_bench_rec *r, int warning)
+{
+    char buf[TB_BENCH_MESSAGE_MAX];
+    tb_jsonfield_text(buf, warning ? TB_BENCH_WARNING_MAX : TB_BENCH_MESSAGE_MAX,
+                      cJSON_GetObjectItemCaseSensitive(o, k));
+    return warning ? tb_bench_rec_warning(r, "%s", buf) : tb_bench_rec_message(r, "%s", buf);
+}
+
 /* parse_header's answer for a bad "slo" (any other fault: -1). */
 #define SLO_BAD (-2)
 
@@ -694,7 +764,8 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
                 r->error = i;
         if (r->error < 0)
             return "\"error.kind\" is not a known kind";
-        copy_str(e, "message", r->message, sizeof(r->message));
+        if (copy_text(e, "message", r, 0) != 0)
+            return no_memory;
     } else if (e != NULL && !cJSON_IsNull(e)) {
         return "\"error\" is neither null nor an object";
     }
@@ -738,7 +809,8 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
                 return "\"min_tps\" is a number beside a reason why there is none";
         }
     }
-    copy_str(o, "warning", r->warning, sizeof(r->warning));
+    if (copy_text(o, "warning", r, 1) != 0)
+        return no_memory;
     {
         const char *why = read_tts(o, r);
         if (why != NULL)

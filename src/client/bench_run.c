@@ -192,7 +192,8 @@ static int level_open(struct bench *b, const struct tb_bench_opts *o, uint32_t l
     }
     b->held_max = o->held_max > 0 ? o->held_max : TB_BENCH_HELD_MAX;
     for (size_t i = 0; i < out->n; i++)
-        b->held += tb_bench_held(&out->v[i].stream);
+        if (out->v[i].stream != NULL)
+            b->held += tb_bench_held(out->v[i].stream);
     rc = tb_bench_loop_open(b, err, errlen);
     if (rc != 0)
         return rc;
@@ -326,6 +327,8 @@ static int cut_inflight(struct bench *b, int rc)
 static int play_out(struct bench *b, size_t first, char *err, size_t errlen)
 {
     int rc = 0;
+    if (b->o->drop_streams && b->o->tts == NULL)
+        return 0; /* each was played out as its request ended */
     for (size_t i = first; rc == 0 && i < b->out->n; i++)
         if (b->out->v[i].call < 0) /* a call's turn was played out as it ended */
             rc = tb_bench_analyze(&b->out->v[i], &b->o->sim, err, errlen);
@@ -346,6 +349,8 @@ int tb_bench_level(const struct tb_bench_opts *o, uint32_t level, struct tb_benc
     if (rc == 0)
         report(&b);
     rc = cut_inflight(&b, rc);
+    if (rc != 0 && b.play_err[0] != '\0')
+        snprintf(err, errlen, "%s", b.play_err);
     if (rc == 0)
         rc = play_out(&b, first, err, errlen);
     level_close(&b);

@@ -190,6 +190,9 @@ struct bench {
      * does not include the calls' module. */
     void (*turn_ended)(struct bench *b, uint32_t slot, size_t rec_index);
     struct calls calls;
+    /* drop_streams (bench.h): the playout's error for a stream played
+     * out as its request ended, or "" (the error returned is its code). */
+    char play_err[256];
     struct xf *barge_head; /* streams with a barge-in pending */
     double barge_next;     /* the earliest known T among them, or INFINITY */
 };

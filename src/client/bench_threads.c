@@ -227,7 +227,7 @@ static int run_lanes(const struct tb_bench_opts *o, unsigned n, uint32_t level,
         return TB_ENOMEM;
     atomic_init(&stop, 0);
     for (size_t i = 0; i < out->n; i++) { /* the levels before: the cap is for all */
-        uint64_t h = tb_bench_held(&out->v[i].stream);
+        uint64_t h = out->v[i].stream != NULL ? tb_bench_held(out->v[i].stream) : 0;
         held = h < held ? held - h : 0;
     }
     tb_clock_monotonic_init(&origin);
@@ -237,6 +237,10 @@ static int run_lanes(const struct tb_bench_opts *o, unsigned n, uint32_t level,
         ln->o.shard = o->shard + j * o->nshards;
         ln->o.nshards = o->nshards * n;
         ln->o.threads = 1;
+        if (o->record != NULL) { /* the caller writes the records at the end */
+            ln->o.record = NULL;
+            ln->o.drop_streams = 0;
+        }
         ln->o.warmup = (size_t)part(o->warmup, j, n);
         ln->o.held_max = part(held, j, n) > 0 ? part(held, j, n) : 1;
         ln->o.http.cancel = &stop;

@@ -94,37 +94,38 @@ static int conclude(struct bench *b, struct tb_ttsnet *c, size_t ri, int crc)
     struct tb_bench_rec *rec = &b->out->v[ri];
     struct tb_tts_log *log = malloc(sizeof(*log));
     uint32_t j = tb_ttsnet_failed(c);
+    int rc = 0;
     if (log == NULL)
         return TB_ENOMEM;
     tb_ttsnet_take_log(c, log);
-    rec->stream.tts = log;
+    rec->stream->tts = log;
     if (tb_bench_rec_tts(rec, log) != 0)
         return TB_ENOMEM;
     if (rec->error != 0)
         return 0;
     if (crc != 0) {
         rec->error = TB_READER_TTS;
-        snprintf(rec->message, sizeof(rec->message), "the TTS client failed: %s", tb_strerror(crc));
+        rc = tb_bench_rec_message(rec, "the TTS client failed: %s", tb_strerror(crc));
     } else if (j > 0 && j <= log->n) {
         const struct tb_tts_chunk *k = &log->c[j - 1];
         char st[24] = "";
         if (k->status != 0)
             snprintf(st, sizeof(st), " %ld", k->status);
         rec->error = TB_READER_TTS;
-        snprintf(rec->message, sizeof(rec->message), "TTS chunk %u: %s%s%s%.200s", j,
-                 tb_tts_fail_name(k->fail), st, k->message[0] ? ": " : "", k->message);
+        rc = tb_bench_rec_message(rec, "TTS chunk %u: %s%s%s%.200s", j, tb_tts_fail_name(k->fail),
+                                  st, k->message[0] ? ": " : "", k->message);
     } else if (b->stopped) {
         /* the stream came whole, its speech was cut by the cancel */
         for (size_t i = 0; i < log->n && rec->error == 0; i++)
             if (log->c[i].fail == TB_TTS_CANCELED) {
                 rec->error = TB_READER_TTS;
-                snprintf(rec->message, sizeof(rec->message),
-                         "TTS chunk %zu: canceled: interrupted before its audio ended", i + 1);
+                rc = tb_bench_rec_message(
+                    rec, "TTS chunk %zu: canceled: interrupted before its audio ended", i + 1);
             }
     }
     if (rec->error != 0)
         b->errors++;
-    return 0;
+    return rc;
 }
 
 int tb_bench_tts_close(struct bench *b, struct xf *x, size_t ri)

@@ -271,7 +271,7 @@ int tb_bench_xf_start_turn(struct bench *b, uint32_t slot, const char *messages_
 static void barged_rec(struct bench *b, struct xf *x, struct tb_bench_rec *rec)
 {
     rec->error = 0;
-    rec->message[0] = '\0';
+    (void)tb_bench_rec_message(rec, "%s", ""); /* frees; "" cannot fail */
     rec->end = TB_END_INTERRUPTED;
     rec->interrupted = 1;
     rec->barge_in = x->barge_t - x->t_start;
@@ -318,6 +318,27 @@ int tb_bench_xf_stop_dead(struct bench *b)
     return rc;
 }
 
+/* drop_streams (bench.h): the record's stream played out now (a call's
+ * turn was, when it ended), handed to the caller's record callback, and
+ * given back to the transfer, whose next request reuses its memory; the
+ * record keeps its fields and gaps.  0, the playout's error (b->play_err
+ * says) or the callback's. */
+static int play_drop(struct bench *b, struct xf *x, size_t rec_index)
+{
+    struct tb_bench_rec *rec = &b->out->v[rec_index];
+    int rc = 0;
+    if (rec->call < 0)
+        rc = tb_bench_analyze(rec, &b->o->sim, b->play_err, sizeof(b->play_err));
+    if (rc == 0 && b->o->record != NULL && (rc = b->o->record(b->o->record_ud, rec)) != 0)
+        snprintf(b->play_err, sizeof(b->play_err), "writing request %llu's record: %s",
+                 (unsigned long long)rec->id, tb_strerror(rc));
+    tb_stream_free(&x->stream); /* empty: the record took it */
+    x->stream = *rec->stream;   /* held: given back when x starts again */
+    free(rec->stream);
+    rec->stream = NULL;
+    return rc;
+}
+
 /* Turns a finished transfer into a record (measured ones only). */
 int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
 {
@@ -353,10 +374,9 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             rec->t_end = b->clk.virtual_now;
             rec->error = x->rd.error;
             rec->end = x->stream.end.kind;
-            snprintf(rec->message, sizeof(rec->message), "%.*s", (int)sizeof(rec->message) - 1,
-                     x->rd.message);
-            snprintf(rec->warning, sizeof(rec->warning), "%.*s", (int)sizeof(rec->warning) - 1,
-                     x->rd.warning);
+            if (tb_bench_rec_message(rec, "%s", x->rd.message) != 0 ||
+                tb_bench_rec_warning(rec, "%s", x->rd.warning) != 0)
+                rc = TB_ENOMEM;
             rec->http_status = x->hr.status;
             if (x->barged)
                 barged_rec(b, x, rec);
@@ -372,9 +392,10 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             rec->surrogates_replaced = tb_api_replaced(x->rd.parser);
             x->stream.usage_tokens = rec->usage_tokens;
             /* The last chunks go to the TTS (the stream is whole now). */
-            rc = tb_bench_tts_close(b, x, b->out->n - 1);
+            if (tb_bench_tts_close(b, x, b->out->n - 1) != 0)
+                rc = TB_ENOMEM;
             /* The record takes the stream; the transfer starts a new one. */
-            rec->stream = x->stream;
+            *rec->stream = x->stream;
             tb_stream_init(&x->stream);
             b->done++;
             if (rec->error != 0)
@@ -382,6 +403,8 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             b->events += nc;
             if (rc == 0 && x->call >= 0 && b->turn_ended != NULL)
                 b->turn_ended(b, x->slot, b->out->n - 1);
+            if (rc == 0 && b->o->drop_streams && b->o->tts == NULL)
+                rc = play_drop(b, x, b->out->n - 1);
         }
     }
     tb_http_resp_free(&x->hr);

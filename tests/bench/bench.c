@@ -322,7 +322,8 @@ static void bench_trace(const struct tb_stream *s)
 }
 
 /* TB_BENCH_ONLY=name,name runs only those sections (core, tts, draws, sim, timed,
- * trace, sweep, sweepmem, sweeptts, serve, fair, live, reader, speech, client, calls, base);
+ * trace, sweep, sweepmem, sweeptts, serve, fair, live, reader, speech, client, calls, benchmem,
+ * base);
  * unset: all of them. */
 static int want(const char *name)
 {
@@ -411,6 +412,10 @@ int main(int argc, char **argv)
     if (want("calls")) {
         printf("\n");
         bench_calls();
+    }
+    if (want("benchmem")) {
+        printf("\n");
+        bench_memory();
     }
     if (want("base")) {
         printf("\n");

@@ -13,7 +13,8 @@
  * streams against the mock's schedule with bench_score.c.  bench_base.c:
  * this build against an older one, their core, sim, trace and sweep
  * figures run alternately.  bench_timed.c: the time-based policies'
- * simulation against sentence's.
+ * simulation against sentence's.  bench_memory.c: bench's peak RSS over
+ * a run and one ten times longer.
  *
  * Everything here dies with a one-line message on failure: a benchmark
  * that cannot set itself up has nothing to report.
@@ -103,6 +104,10 @@ void bench_live(void);
 void bench_sweep(void);
 void bench_sweep_memory(void);      /* peak RSS per stream of `ttsbuf sweep` */
 int bench_maxrss_main(char **argv); /* bench --maxrss CMD...: its peak RSS, KiB */
+/* `./ttsbuf ARGS` (ARGS as sh words) run through bench --maxrss: its peak
+ * RSS, KiB; dies naming `what` when it fails. */
+long bench_ttsbuf_rss(const char *what, const char *args);
+void bench_memory(void); /* ttsbuf bench's peak RSS, a run against one ten times longer */
 void bench_speech(void);
 void bench_client(void); /* ttsbuf bench vs the openai SDK */
 void bench_calls(void);  /* calls held at once by one bench process */

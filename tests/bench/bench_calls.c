@@ -141,7 +141,7 @@ static double records_bytes(const struct tb_bench_recs *r)
     double b = (double)r->cap * sizeof(struct tb_bench_rec);
     for (size_t i = 0; i < r->n; i++) {
         const struct tb_bench_rec *x = &r->v[i];
-        b += (double)x->stream.cap * sizeof(struct tb_event) + (double)x->stream.text_cap;
+        b += (double)x->stream->cap * sizeof(struct tb_event) + (double)x->stream->text_cap;
         b += (double)(x->nitl + x->ntts_fb + x->ntts_rtf) * sizeof(double);
     }
     return b;
@@ -275,7 +275,7 @@ static void run_row(const struct tb_stream *sched, const struct tb_convos *cv,
     recb = records_bytes(&recs);
     for (size_t i = 0; i < recs.n; i++) {
         const struct tb_bench_rec *x = &recs.v[i];
-        size_t k = bench_arrivals(&x->stream, a, STREAM_TOKENS);
+        size_t k = bench_arrivals(x->stream, a, STREAM_TOKENS);
         ok += x->error == 0;
         bench_score(sched, STREAM_TOKENS, a, k, x->turn == 0 ? &err0 : &err1, &ttft, &cnt);
         bench_push(&late, x->t_start - x->t_sched);

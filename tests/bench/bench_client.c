@@ -137,7 +137,7 @@ static void run_ttsbuf(const struct tb_stream *sched, size_t n, struct bench_sam
     memset(r, 0, sizeof(*r));
     r->n = n;
     for (size_t i = 0; i < recs.n; i++) {
-        size_t k = bench_arrivals(&recs.v[i].stream, a, sched->n);
+        size_t k = bench_arrivals(recs.v[i].stream, a, sched->n);
         r->ok += recs.v[i].error == 0;
         bench_score(sched, MAX_TOKENS, a, k, err, ttft, &r->c);
     }

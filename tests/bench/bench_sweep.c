@@ -148,17 +148,16 @@ int bench_maxrss_main(char **argv)
     return 0;
 }
 
-/* Peak RSS, KiB, of `ttsbuf sweep --trace dir`, through bench --maxrss. */
-static long sweep_rss(const char *dir)
+long bench_ttsbuf_rss(const char *what, const char *args)
 {
-    char self[4096], cmd[4400];
+    char self[4096], cmd[8400];
     long kib = -1;
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     FILE *p;
     if (n <= 0)
         bench_die("readlink /proc/self/exe", strerror(errno));
     self[n] = '\0';
-    snprintf(cmd, sizeof(cmd), "'%s' --maxrss ./ttsbuf sweep --trace '%s'", self, dir);
+    snprintf(cmd, sizeof(cmd), "'%s' --maxrss ./ttsbuf %s", self, args);
     fflush(stdout);
     p = popen(cmd, "r");
     if (p == NULL)
@@ -166,8 +165,16 @@ static long sweep_rss(const char *dir)
     if (fscanf(p, "%ld", &kib) != 1)
         kib = -1;
     if (pclose(p) != 0 || kib <= 0)
-        bench_die("sweep memory", "./ttsbuf sweep failed");
+        bench_die(what, "./ttsbuf failed");
     return kib;
+}
+
+/* Peak RSS, KiB, of `ttsbuf sweep --trace dir`. */
+static long sweep_rss(const char *dir)
+{
+    char args[200];
+    snprintf(args, sizeof(args), "sweep --trace '%s'", dir);
+    return bench_ttsbuf_rss("sweep memory", args);
 }
 
 void bench_sweep_memory(void)
