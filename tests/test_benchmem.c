@@ -134,7 +134,7 @@ static long bench_rss(int port, size_t n, const char *out_dir)
         char c[600];
         snprintf(c, sizeof(c),
                  "test $(wc -l <%s/records.jsonl) -eq %zu && "
-                 "test $(cat %s/traces/*.jsonl | grep -c '^{\"ttsbuf_trace\"') -eq %zu && "
+                 "test $(grep -h '^{\"ttsbuf_trace\"' %s/traces/*.jsonl | wc -l) -eq %zu && "
                  "test $(grep -c '\"trace\":\"traces/' %s/records.jsonl) -eq %zu",
                  out_dir, n + 1, out_dir, n, out_dir, n);
         if (tb_test_sh(c) != 0)
