@@ -32,8 +32,14 @@
 #                   JOBS=1 one at a time)
 #   make check-busy the groups that bound real time (TB_TEST_ONLY=@timing)
 #                   with two CPU-bound processes beside them (BUSY=N)
+#   BUILD_JOBS=N    the compilers the goals above run at once (default: a
+#                   CPU each; a -j of your own is kept)
 
 CC      ?= cc
+# demo, test, asan, tsan, check-busy and fuzz build with a compiler per
+# CPU unless make was given a -j of its own (its job server is then shared).
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+PAR := $(if $(findstring -j,$(MAKEFLAGS)),,-j$(BUILD_JOBS))
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
 DESTDIR ?=
@@ -201,14 +207,14 @@ $(BUILD)/ttsbuf-failalloc: $(CLI_OBJ) $(BUILD)/tests/failalloc/failalloc.o $(BUI
 # after the install).
 demo:
 	@sh .ci/deps build
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(PAR) all
 	$(BIN) run --mock
 
 # The README's second command: installs what the build and the tests need,
 # then runs `make check` in a new make.
 test:
 	@sh .ci/deps test
-	@$(MAKE) --no-print-directory check
+	@$(MAKE) --no-print-directory $(PAR) check
 
 # The end-to-end tests run the binary through tests/collect/collect.c,
 # which keeps a copy of every JSON, JSONL and CSV file a run writes in
@@ -235,7 +241,7 @@ check: all $(BUILD)/tests/run $(BUILD)/ttsbuf-collect $(BUILD)/bench $(FUZZ_REPL
 # processes beside them (the runner starts and stops them).
 BUSY_CHECK ?= 2
 check-busy:
-	$(MAKE) --no-print-directory check TB_TEST_ONLY=@timing BUSY=$(BUSY_CHECK)
+	$(MAKE) --no-print-directory $(PAR) check TB_TEST_ONLY=@timing BUSY=$(BUSY_CHECK)
 .PHONY: check-busy
 
 # float-cast-overflow and float-divide-by-zero are not part of GCC's
@@ -245,7 +251,7 @@ SAN_FLAGS := -fsanitize=address,undefined,float-cast-overflow,float-divide-by-ze
     -fno-omit-frame-pointer -fno-sanitize-recover=all
 asan:
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	$(MAKE) BUILD=build-asan OPT="-O1 -g" EXTRA_CFLAGS="$(SAN_FLAGS)" \
+	$(MAKE) $(PAR) BUILD=build-asan OPT="-O1 -g" EXTRA_CFLAGS="$(SAN_FLAGS)" \
 	    EXTRA_LDFLAGS="$(SAN_FLAGS)" check
 
 # ThreadSanitizer over every multi-threaded test group: the ring's two-thread
@@ -257,7 +263,7 @@ asan:
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 tsan:
 	TB_TEST_ONLY=ring,serve,servethreads,live,ttslive,sweep,audioenv,player,ttsplay,bench,threads,fault,reader,schema TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
-	$(MAKE) BUILD=build-tsan OPT="-O1 -g" EXTRA_CFLAGS="$(TSAN_FLAGS)" \
+	$(MAKE) $(PAR) BUILD=build-tsan OPT="-O1 -g" EXTRA_CFLAGS="$(TSAN_FLAGS)" \
 	    EXTRA_LDFLAGS="$(TSAN_FLAGS)" check
 
 $(BUILD)/bench: $(BENCH_OBJ) $(BUILD)/tests/audio_env.o $(BUILD)/libttsbuf.a
@@ -359,7 +365,7 @@ fuzz-bins: $(FUZZ_BINS)
 # with the crasher's path.  The summary line per target is libFuzzer's own
 # final "#N DONE cov: C ft: F" plus its run count.
 fuzz:
-	$(MAKE) BUILD=build-fuzz CC=clang OPT="-O1 -g" \
+	$(MAKE) $(PAR) BUILD=build-fuzz CC=clang OPT="-O1 -g" \
 	    EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" EXTRA_LDFLAGS="$(FUZZ_SAN)" fuzz-bins
 	@set -e; for n in $(if $(FUZZ_ONLY),$(FUZZ_ONLY),$(FUZZ_NAMES)); do \
 	    mkdir -p build-fuzz/corpus/$$n; \
