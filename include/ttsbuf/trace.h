@@ -90,6 +90,11 @@ struct tb_trace_file;
 int tb_trace_file_open(const char *path, struct tb_trace_file **out, char *err, size_t errlen);
 int tb_trace_file_next(struct tb_trace_file *tf, struct tb_stream *out, char *err, size_t errlen);
 void tb_trace_file_close(struct tb_trace_file *tf);
+/* After tb_trace_file_next returned a trace (1 or TB_EEMPTY): TB_EFORMAT
+ * when another trace follows it ("NAME:LINE: a second trace begins here:
+ * ..." in err, the line of its header), else 0 (err untouched).  What
+ * tb_trace_load_file refuses a file of several with. */
+int tb_trace_file_more(const struct tb_trace_file *tf, char *err, size_t errlen);
 
 /*
  * tb_trace_load_request - the trace of request `id` (its header's

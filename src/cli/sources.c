@@ -60,14 +60,24 @@ int tb_cli_trace_error(const char *cmd, const char *path, int rc, const char *er
 static int load_trace(const char *cmd, const char *path, struct tb_stream *s, char *err,
                       size_t errlen)
 {
-    int rc = tb_trace_load_file(path, s, err, errlen);
-    if (rc == TB_EFORMAT && strstr(err, ": a second trace begins here") != NULL) {
-        tb_cli_error("%s (%s)", err,
-                     strcmp(cmd, "sim") == 0
-                         ? "play one with --request ID, its record's id in records.jsonl"
-                         : "sim --trace FILE --request ID plays one; sweep reads them all");
-        return rc;
+    struct tb_trace_file *tf = NULL;
+    int rc = tb_trace_file_open(path, &tf, err, errlen);
+    if (rc == 0)
+        rc = tb_trace_file_next(tf, s, err, errlen);
+    if (rc == 1 || rc == TB_EEMPTY) {
+        int more = tb_trace_file_more(tf, err, errlen);
+        if (more != 0) {
+            tb_trace_file_close(tf);
+            tb_cli_error("%s (%s)", err,
+                         strcmp(cmd, "sim") == 0
+                             ? "play one with --request ID, its record's id in records.jsonl"
+                             : "sim --trace FILE --request ID plays one; sweep reads them all");
+            return more;
+        }
     }
+    tb_trace_file_close(tf);
+    if (rc == 1)
+        rc = 0;
     if (rc == 0 || rc == TB_EEMPTY)
         return rc;
     return tb_cli_trace_error(cmd, path, rc, err);

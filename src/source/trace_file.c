@@ -106,6 +106,11 @@ int tb_trace_file_next(struct tb_trace_file *tf, struct tb_stream *out, char *er
     return rc != 0 ? rc : 1;
 }
 
+int tb_trace_file_more(const struct tb_trace_file *tf, char *err, size_t errlen)
+{
+    return tf->pending ? tb_trace_several(tf->name, tf->in.lineno, err, errlen) : 0;
+}
+
 int tb_trace_load_file(const char *path, struct tb_stream *out, char *err, size_t errlen)
 {
     struct tb_trace_file *tf;
@@ -113,8 +118,11 @@ int tb_trace_load_file(const char *path, struct tb_stream *out, char *err, size_
     if (rc != 0)
         return rc;
     rc = tb_trace_file_next(tf, out, err, errlen);
-    if ((rc == 1 || rc == TB_EEMPTY) && tf->pending)
-        rc = tb_trace_several(tf->name, tf->in.lineno, err, errlen);
+    if (rc == 1 || rc == TB_EEMPTY) {
+        int more = tb_trace_file_more(tf, err, errlen);
+        if (more != 0)
+            rc = more;
+    }
     tb_trace_file_close(tf);
     return rc == 1 ? 0 : rc;
 }
