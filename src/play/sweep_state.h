@@ -1,0 +1,47 @@
+/*
+ * sweep_state.h - a sweep's state, which sweep.c (the grid, its inputs,
+ * its accessors) and sweep_run.c (the three phases over the threads)
+ * share.  Types only.
+ */
+#ifndef TTSBUF_PLAY_SWEEP_STATE_H
+#define TTSBUF_PLAY_SWEEP_STATE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ttsbuf/seg.h"
+#include "ttsbuf/stream.h"
+#include "ttsbuf/sweep.h"
+#include "ttsbuf/ttslat.h"
+
+/* What a stream needs beyond its chunk lists. */
+struct input {
+    const char *name;
+    const struct tb_stream *s;
+    double a0;   /* first content event's arrival */
+    uint64_t t0; /* its token index */
+    uint64_t events;
+};
+
+struct tb_sweep {
+    double *axis[TB_AX__COUNT];
+    size_t n[TB_AX__COUNT];
+    double target;
+    struct input *in;
+    size_t nin;
+    uint64_t events;
+    size_t nseg;              /* chunk x min_chars pairs */
+    struct tb_chunks *chunks; /* nseg x nin, pair-major */
+    struct tb_sweep_point *pt;
+    size_t npt, nseries;
+    struct tb_sweep_tts tts;
+    struct tb_ttslat **lat; /* one per latency value (TTS shapes), else NULL */
+    /* work distribution */
+    int phase;
+    atomic_size_t next, done;
+    size_t units;
+    int ran;
+};
+
+#endif
