@@ -5,7 +5,6 @@
  * picture.
  */
 #include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +16,7 @@
 #include "options.h"
 #include "outputs.h"
 #include "sources.h"
+#include "sweep_axis.h"
 #include "sweep_out.h"
 #include "tts_opts.h"
 #include "ttsbuf/clock.h"
@@ -196,12 +196,6 @@ const struct tb_cmddoc tb_doc_sweep = {
     cmd_sweep,
 };
 
-/* One axis as the user gave it. */
-struct axis {
-    double *v;
-    size_t n, cap;
-};
-
 struct args {
     struct tb_cli_sources src;
     const char *synth[64], *preset[64], *import[64];
@@ -209,7 +203,7 @@ struct args {
     struct tb_cli_import_opts io;
     int seeds;
     uint64_t seed_lo, seed_hi;
-    struct axis ax[TB_AX__COUNT];
+    struct tb_cli_axis ax[TB_AX__COUNT];
     struct tb_cli_tts tts; /* --tts-seed, --tts-connect, --tts-output, --tts */
     int lat_p50;           /* the latency axis holds medians */
     const char *lat_shape; /* --tts-latency-shape */
@@ -218,161 +212,6 @@ struct args {
     size_t threads;
     int quiet;
 };
-
-static int axis_push(struct axis *x, const char *flag, double v)
-{
-    if (x->n >= TB_SWEEP_AXIS_MAX) {
-        tb_cli_error("%s: more than %u values", flag, TB_SWEEP_AXIS_MAX);
-        return TB_EINVAL;
-    }
-    if (x->n == x->cap) {
-        size_t cap = x->cap ? x->cap * 2 : 16;
-        double *nv = realloc(x->v, cap * sizeof(*nv));
-        if (nv == NULL) {
-            tb_cli_error("out of memory");
-            return TB_ENOMEM;
-        }
-        x->v = nv;
-        x->cap = cap;
-    }
-    x->v[x->n++] = v;
-    return 0;
-}
-
-/* One number within lo..hi, a whole one when whole; as sim's options
- * say it. */
-static int number(const char *flag, const char *s, double lo, double hi, int whole, double *out,
-                  char *err, size_t errlen)
-{
-    size_t z;
-    int rc;
-    if (!whole)
-        return tb_cli_number_double(flag, s, lo, hi, out, err, errlen);
-    rc = tb_cli_number_size(flag, s, (size_t)lo, (size_t)hi, &z, err, errlen);
-    if (rc == 0)
-        *out = (double)z;
-    return rc;
-}
-
-/* A number list with ranges, each value within lo..hi (whole numbers
- * when whole).  0 or an error (printed). */
-static int parse_list(struct axis *x, const char *flag, const char *arg, double lo, double hi,
-                      int whole)
-{
-    char *copy = strdup(arg), *save = NULL, *item, err[256];
-    int rc = 0;
-    x->n = 0;
-    if (copy == NULL || *arg == '\0') {
-        tb_cli_error("%s: %s", flag, copy == NULL ? "out of memory" : "empty list");
-        free(copy);
-        return copy == NULL ? TB_ENOMEM : TB_EINVAL;
-    }
-    for (item = strtok_r(copy, ",", &save); item != NULL && rc == 0;
-         item = strtok_r(NULL, ",", &save)) {
-        char *c1 = strchr(item, ':'), *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
-        double a, b, step;
-        if (c1 == NULL) {
-            rc = number(flag, item, lo, hi, whole, &a, err, sizeof(err));
-            if (rc == 0)
-                rc = axis_push(x, flag, a);
-            else
-                tb_cli_error("%s", err);
-            continue;
-        }
-        if (c2 == NULL || strchr(c2 + 1, ':') != NULL) {
-            tb_cli_error("%s: '%s' is not START:STOP:STEP", flag, item);
-            rc = TB_EINVAL;
-            break;
-        }
-        *c1 = *c2 = '\0';
-        if ((rc = number(flag, item, lo, hi, whole, &a, err, sizeof(err))) != 0 ||
-            (rc = number(flag, c1 + 1, lo, hi, whole, &b, err, sizeof(err))) != 0 ||
-            (rc = number(flag, c2 + 1, 0, hi - lo, whole, &step, err, sizeof(err))) != 0) {
-            tb_cli_error("%s", err);
-            break;
-        }
-        if (!(step > 0) || b < a) {
-            tb_cli_error("%s: range %s:%s:%s needs START <= STOP and STEP > 0", flag, item, c1 + 1,
-                         c2 + 1);
-            rc = TB_EINVAL;
-            break;
-        }
-        if ((b - a) / step >= TB_SWEEP_AXIS_MAX) {
-            tb_cli_error("%s: more than %u values", flag, TB_SWEEP_AXIS_MAX);
-            rc = TB_EINVAL;
-            break;
-        }
-        /* Values as start + i x step, rounded to 1e-9 so that 0.1 steps
-         * print as 0.3, not 0.30000000000000004. */
-        for (size_t i = 0; rc == 0; i++) {
-            double v = a + (double)i * step;
-            if (v > b + step * 1e-9)
-                break;
-            v = round(v * 1e9) / 1e9;
-            rc = axis_push(x, flag, v > hi ? hi : v);
-        }
-    }
-    free(copy);
-    return rc;
-}
-
-static int parse_numbers(struct axis *x, const char *flag, const char *arg, double lo, double hi)
-{
-    return parse_list(x, flag, arg, lo, hi, 0);
-}
-
-/* --tts-latency: constants only; a distribution's spec is a mistake that
- * --tts-latency-p50 answers. */
-static int parse_latency(struct axis *x, const char *arg)
-{
-    static const char *const kinds[] = {"lognormal:", "uniform:", "empirical:", "list:"};
-    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-        if (strncmp(arg, kinds[i], strlen(kinds[i])) == 0) {
-            tb_cli_error("--tts-latency: sweep takes constants here ('%s' is a distribution); "
-                         "sweep a distribution's median with --tts-latency-p50 LIST and "
-                         "--tts-latency-shape",
-                         arg);
-            return TB_EINVAL;
-        }
-    return parse_numbers(x, "--tts-latency", arg, 0, 60);
-}
-
-static int parse_chunks(struct axis *x, const char *arg)
-{
-    char *copy = strdup(arg), *save = NULL, *item;
-    int rc = 0;
-    x->n = 0;
-    if (copy == NULL) {
-        tb_cli_error("out of memory");
-        return TB_ENOMEM;
-    }
-    for (item = strtok_r(copy, ",", &save); item != NULL && rc == 0;
-         item = strtok_r(NULL, ",", &save)) {
-        enum tb_chunk_policy p;
-        if (strcmp(item, "all") == 0) {
-            for (int i = 0; i < TB_CHUNK__COUNT && rc == 0; i++)
-                if (!tb_seg_policy_timed((enum tb_chunk_policy)i))
-                    rc = axis_push(x, "--chunk", i);
-        } else if (tb_seg_policy_parse(item, &p) == 0 && tb_seg_policy_timed(p)) {
-            /* The sweep re-times a stream's chunks, which these re-cut. */
-            tb_cli_error("--chunk: %s is time-based: sweep re-times each stream's chunks, which "
-                         "%s would cut again at each rate; use ttsbuf sim",
-                         item, item);
-            rc = TB_EINVAL;
-        } else if (tb_seg_policy_parse(item, &p) == 0) {
-            rc = axis_push(x, "--chunk", p);
-        } else {
-            tb_cli_error("--chunk: unknown policy '%s' (see ttsbuf sweep --help)", item);
-            rc = TB_EINVAL;
-        }
-    }
-    free(copy);
-    if (rc == 0 && x->n == 0) {
-        tb_cli_error("--chunk: empty list");
-        rc = TB_EINVAL;
-    }
-    return rc;
-}
 
 static int parse_seeds(struct args *a, const char *arg)
 {
@@ -424,9 +263,9 @@ static int option(void *ud, int c, const char *arg)
         return 0;
     case O_RUN: return (tb_cli_import_option(&a->io, 'r', arg));
     case O_CPT: return (tb_cli_import_option(&a->io, 'c', arg));
-    case O_CHUNK: return (parse_chunks(&a->ax[TB_AX_CHUNK], arg));
-    case O_MINCHARS: return (parse_numbers(&a->ax[TB_AX_MINCHARS], "--min-chars", arg, 1, 100000));
-    case O_WPM: return (parse_numbers(&a->ax[TB_AX_WPM], "--wpm", arg, TB_WPM_MIN, TB_WPM_MAX));
+    case O_CHUNK: return (tb_cli_axis_chunks(&a->ax[TB_AX_CHUNK], arg));
+    case O_MINCHARS: return (tb_cli_axis_numbers(&a->ax[TB_AX_MINCHARS], "--min-chars", arg, 1, 100000));
+    case O_WPM: return (tb_cli_axis_numbers(&a->ax[TB_AX_WPM], "--wpm", arg, TB_WPM_MIN, TB_WPM_MAX));
     case O_LAT:
     case O_LATP50:
         if (a->ax[TB_AX_LAT].n > 0 && a->lat_p50 != (c == O_LATP50)) {
@@ -437,28 +276,28 @@ static int option(void *ud, int c, const char *arg)
             return TB_EINVAL;
         }
         a->lat_p50 = c == O_LATP50;
-        return c == O_LAT ? parse_latency(&a->ax[TB_AX_LAT], arg)
-                          : parse_numbers(&a->ax[TB_AX_LAT], "--tts-latency-p50", arg, 0, 60);
+        return c == O_LAT ? tb_cli_axis_latency(&a->ax[TB_AX_LAT], arg)
+                          : tb_cli_axis_numbers(&a->ax[TB_AX_LAT], "--tts-latency-p50", arg, 0, 60);
     case O_LATSHAPE: a->lat_shape = arg; return 0;
     case O_CONC:
         return (
-            parse_list(&a->ax[TB_AX_CONC], "--tts-concurrency", arg, 0, TB_CLI_TTS_CONC_MAX, 1));
-    case O_RTF: return (parse_numbers(&a->ax[TB_AX_RTF], "--tts-rtf", arg, 0, TB_CLI_TTS_RTF_MAX));
+            tb_cli_axis_list(&a->ax[TB_AX_CONC], "--tts-concurrency", arg, 0, TB_CLI_TTS_CONC_MAX, 1));
+    case O_RTF: return (tb_cli_axis_numbers(&a->ax[TB_AX_RTF], "--tts-rtf", arg, 0, TB_CLI_TTS_RTF_MAX));
     case TB_O_TTS_SEED:
     case TB_O_TTS_CONNECT:
     case TB_O_TTS_OUTPUT:
     case TB_O_TTS_PRESET: return (tb_cli_tts_option(&a->tts, c, arg));
-    case O_PREROLL: return (parse_numbers(&a->ax[TB_AX_PREROLL], "--preroll", arg, 0, 3600));
-    case O_TPS: return (parse_numbers(&a->ax[TB_AX_TPS], "--tps", arg, 0, 100000));
+    case O_PREROLL: return (tb_cli_axis_numbers(&a->ax[TB_AX_PREROLL], "--preroll", arg, 0, 3600));
+    case O_TPS: return (tb_cli_axis_numbers(&a->ax[TB_AX_TPS], "--tps", arg, 0, 100000));
     case O_REBUFFER:
         a->ax[TB_AX_REBUFFER].n = 0;
         if (strcmp(arg, "off") != 0 && strcmp(arg, "on") != 0 && strcmp(arg, "both") != 0) {
             tb_cli_error("--rebuffer: '%s' is not off, on or both", arg);
             return TB_EINVAL;
         }
-        rc = strcmp(arg, "on") != 0 ? axis_push(&a->ax[TB_AX_REBUFFER], "--rebuffer", 0) : 0;
+        rc = strcmp(arg, "on") != 0 ? tb_cli_axis_push(&a->ax[TB_AX_REBUFFER], "--rebuffer", 0) : 0;
         if (rc == 0 && strcmp(arg, "off") != 0)
-            rc = axis_push(&a->ax[TB_AX_REBUFFER], "--rebuffer", 1);
+            rc = tb_cli_axis_push(&a->ax[TB_AX_REBUFFER], "--rebuffer", 1);
         return rc;
     case O_TARGET: return tb_cli_opt_share("--target-gapless", arg, &a->target);
     case O_CSV: a->csv = arg; return 0;
@@ -536,51 +375,6 @@ static int gather(struct sweep *x, int argc, char **argv)
     return 0;
 }
 
-/* --tts-latency-shape SHAPE: lognormal:ratio=R or uniform:width=W. */
-static int parse_shape(const char *arg, struct tb_sweep_tts *t)
-{
-    char err[256];
-    int rc;
-    if (strncmp(arg, "lognormal:ratio=", 16) == 0) {
-        t->shape = TB_LAT_LOGNORMAL;
-        rc = tb_cli_number_double("--tts-latency-shape: ratio", arg + 16, 1, 1e6, &t->param, err,
-                                  sizeof(err));
-    } else if (strncmp(arg, "uniform:width=", 14) == 0) {
-        t->shape = TB_LAT_UNIFORM;
-        rc = tb_cli_number_double("--tts-latency-shape: width", arg + 14, 0, 2 * TB_TTSLAT_MAX,
-                                  &t->param, err, sizeof(err));
-    } else {
-        tb_cli_error("--tts-latency-shape: '%s' is not lognormal:ratio=R or uniform:width=W", arg);
-        return TB_EINVAL;
-    }
-    if (rc != 0)
-        tb_cli_error("%s", err);
-    return rc;
-}
-
-/* The shape of a preset's latency distribution (and its median in *p50):
- * 0, or 1 when it has none to sweep (a constant or a FILE's values). */
-static int preset_shape(const struct tb_ttslat *lat, struct tb_sweep_tts *t, double *p50)
-{
-    struct tb_ttslat_info info;
-    if (lat == NULL)
-        return 1;
-    tb_ttslat_info(lat, &info);
-    if (info.kind == TB_TTSLAT_LOGNORMAL) {
-        t->shape = TB_LAT_LOGNORMAL;
-        t->param = info.p90 / info.p50;
-        *p50 = info.p50;
-        return 0;
-    }
-    if (info.kind == TB_TTSLAT_UNIFORM) {
-        t->shape = TB_LAT_UNIFORM;
-        t->param = info.hi - info.lo;
-        *p50 = (info.lo + info.hi) / 2;
-        return 0;
-    }
-    return 1;
-}
-
 /* The TTS options into the sweep's: the shape, the seed, the connect
  * latency, and --tts PRESET's figures as the default of each TTS axis. */
 static int resolve_tts(struct args *a, struct tb_sweep_tts *t)
@@ -596,7 +390,7 @@ static int resolve_tts(struct args *a, struct tb_sweep_tts *t)
             x->preset != NULL;
     if (!t->on)
         return 0;
-    if (a->lat_shape != NULL && (rc = parse_shape(a->lat_shape, t)) != 0)
+    if (a->lat_shape != NULL && (rc = tb_cli_axis_shape(a->lat_shape, t)) != 0)
         return rc;
     if (a->lat_shape != NULL && a->ax[TB_AX_LAT].n > 0 && !a->lat_p50) {
         tb_cli_error("--tts-latency-shape: not with --tts-latency (constants have no shape; "
@@ -618,9 +412,9 @@ static int resolve_tts(struct args *a, struct tb_sweep_tts *t)
     t->connect = x->connect;
     t->output = x->output;
     if (a->ax[TB_AX_CONC].n == 0 &&
-        (rc = axis_push(&a->ax[TB_AX_CONC], "--tts-concurrency", x->concurrency)) != 0)
+        (rc = tb_cli_axis_push(&a->ax[TB_AX_CONC], "--tts-concurrency", x->concurrency)) != 0)
         return rc;
-    if (a->ax[TB_AX_RTF].n == 0 && (rc = axis_push(&a->ax[TB_AX_RTF], "--tts-rtf", x->rtf)) != 0)
+    if (a->ax[TB_AX_RTF].n == 0 && (rc = tb_cli_axis_push(&a->ax[TB_AX_RTF], "--tts-rtf", x->rtf)) != 0)
         return rc;
     if (a->ax[TB_AX_LAT].n > 0 && !a->lat_p50)
         return 0; /* constants */
@@ -633,7 +427,7 @@ static int resolve_tts(struct args *a, struct tb_sweep_tts *t)
     }
     {
         struct tb_sweep_tts ps = *t;
-        no_shape = preset_shape(x->lat, &ps, &p50);
+        no_shape = tb_cli_axis_preset_shape(x->lat, &ps, &p50);
         if (a->lat_shape == NULL && !no_shape) {
             t->shape = ps.shape;
             t->param = ps.param;
@@ -655,7 +449,7 @@ static int resolve_tts(struct args *a, struct tb_sweep_tts *t)
             return TB_EINVAL;
         }
         v = no_shape ? po.tts_latency : p50;
-        return axis_push(&a->ax[TB_AX_LAT], "--tts-latency", v);
+        return tb_cli_axis_push(&a->ax[TB_AX_LAT], "--tts-latency", v);
     }
     if (t->shape == TB_LAT_CONST) {
         tb_cli_error("--tts-latency-p50: give its shape with --tts-latency-shape "
