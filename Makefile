@@ -39,7 +39,7 @@ CC      ?= cc
 # demo, test, asan, tsan, check-busy and fuzz build with a compiler per
 # CPU unless make was given a -j of its own (its job server is then shared).
 BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-PAR := $(if $(findstring -j,$(MAKEFLAGS)),,-j$(BUILD_JOBS))
+PAR = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(BUILD_JOBS))
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
 DESTDIR ?=
