@@ -1,10 +1,11 @@
 /*
  * bench_rec.c - `ttsbuf bench` records (see bench.h): each request's
  * playout, and the records file they are written to; bench_rec_read.c
- * reads them back (`ttsbuf merge`).  Doubles are printed by tb_numfmt_double, so they read
- * back bit-identical (cJSON's own printing accepts a 15-digit form within
- * an epsilon, which can be one unit in the last place off), and a summary
- * computed from a file equals the one computed in memory.
+ * reads them back (`ttsbuf merge`).  Doubles are printed by
+ * tb_numfmt_double, so they read back bit-identical (cJSON's own printing
+ * accepts a 15-digit form within an epsilon, which can be one unit in the
+ * last place off), and a summary computed from a file equals the one
+ * computed in memory.
  */
 #include <cJSON.h>
 #include <math.h>

@@ -264,8 +264,10 @@ static int option(void *ud, int c, const char *arg)
     case O_RUN: return (tb_cli_import_option(&a->io, 'r', arg));
     case O_CPT: return (tb_cli_import_option(&a->io, 'c', arg));
     case O_CHUNK: return (tb_cli_axis_chunks(&a->ax[TB_AX_CHUNK], arg));
-    case O_MINCHARS: return (tb_cli_axis_numbers(&a->ax[TB_AX_MINCHARS], "--min-chars", arg, 1, 100000));
-    case O_WPM: return (tb_cli_axis_numbers(&a->ax[TB_AX_WPM], "--wpm", arg, TB_WPM_MIN, TB_WPM_MAX));
+    case O_MINCHARS:
+        return (tb_cli_axis_numbers(&a->ax[TB_AX_MINCHARS], "--min-chars", arg, 1, 100000));
+    case O_WPM:
+        return (tb_cli_axis_numbers(&a->ax[TB_AX_WPM], "--wpm", arg, TB_WPM_MIN, TB_WPM_MAX));
     case O_LAT:
     case O_LATP50:
         if (a->ax[TB_AX_LAT].n > 0 && a->lat_p50 != (c == O_LATP50)) {
@@ -280,9 +282,10 @@ static int option(void *ud, int c, const char *arg)
                           : tb_cli_axis_numbers(&a->ax[TB_AX_LAT], "--tts-latency-p50", arg, 0, 60);
     case O_LATSHAPE: a->lat_shape = arg; return 0;
     case O_CONC:
-        return (
-            tb_cli_axis_list(&a->ax[TB_AX_CONC], "--tts-concurrency", arg, 0, TB_CLI_TTS_CONC_MAX, 1));
-    case O_RTF: return (tb_cli_axis_numbers(&a->ax[TB_AX_RTF], "--tts-rtf", arg, 0, TB_CLI_TTS_RTF_MAX));
+        return (tb_cli_axis_list(&a->ax[TB_AX_CONC], "--tts-concurrency", arg, 0,
+                                 TB_CLI_TTS_CONC_MAX, 1));
+    case O_RTF:
+        return (tb_cli_axis_numbers(&a->ax[TB_AX_RTF], "--tts-rtf", arg, 0, TB_CLI_TTS_RTF_MAX));
     case TB_O_TTS_SEED:
     case TB_O_TTS_CONNECT:
     case TB_O_TTS_OUTPUT:
@@ -414,7 +417,8 @@ static int resolve_tts(struct args *a, struct tb_sweep_tts *t)
     if (a->ax[TB_AX_CONC].n == 0 &&
         (rc = tb_cli_axis_push(&a->ax[TB_AX_CONC], "--tts-concurrency", x->concurrency)) != 0)
         return rc;
-    if (a->ax[TB_AX_RTF].n == 0 && (rc = tb_cli_axis_push(&a->ax[TB_AX_RTF], "--tts-rtf", x->rtf)) != 0)
+    if (a->ax[TB_AX_RTF].n == 0 &&
+        (rc = tb_cli_axis_push(&a->ax[TB_AX_RTF], "--tts-rtf", x->rtf)) != 0)
         return rc;
     if (a->ax[TB_AX_LAT].n > 0 && !a->lat_p50)
         return 0; /* constants */

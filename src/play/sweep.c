@@ -16,7 +16,6 @@
 
 #include "ttsbuf/analyze.h"
 #include "ttsbuf/error.h"
-#include "ttsbuf/playout.h"
 #include "ttsbuf/seg.h"
 #include "ttsbuf/ttslat.h"
 #include "ttsbuf/voice.h"
