@@ -96,6 +96,7 @@ int tb_test_ttscli(void);   /* the TTS stage from the command line */
 int tb_test_preroll(void);  /* the gap-free pre-roll probe against the full-search path */
 int tb_test_ttsdraws(void); /* --tts-draws: a random latency as distributions */
 int tb_test_ttslive(void);  /* run --tts-url: a real TTS in the loop, end to end */
+int tb_test_turnlat(void);  /* where a turn's wait went: parts, leading silence */
 int tb_test_ttsfault(void); /* the fault matrix's TTS side: a TTS that fails or leaks */
 int tb_test_ttsbench(void); /* bench --tts-url: a real TTS per stream, end to end */
 int tb_test_ttsws(void);    /* the WebSocket TTS client against a third-party peer */

@@ -222,6 +222,11 @@ int tb_playout_opts_measured(struct tb_playout_opts *o, struct tb_tts_measured *
  * such record or it cannot be replayed. */
 double tb_playout_measured_duration(const struct tb_tts_measured *ctx, uint32_t j);
 
+/* The leading silence record j measured (ttsmeas.h's lead: NAN when it
+ * did not), ud a struct tb_tts_measured *: the signature of sim.h's
+ * lead_at hook.  NAN beyond the records. */
+double tb_playout_measured_lead(void *ud, uint32_t j);
+
 /* What every output says when min_tps_none: no LLM rate is enough. */
 #define TB_MIN_TPS_NONE_REASON "the TTS stage alone leaves gaps"
 

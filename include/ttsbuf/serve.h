@@ -277,6 +277,10 @@ struct tb_serve_opts {
     double (*tts_latency_at)(void *ud, uint32_t i); /* seconds >= 0; NULL: 0 */
     void *tts_latency_ud;
     double tts_rtf;                  /* >= 0 */
+    double tts_lead;                 /* 0..10 s of zero samples before each
+                                      * answer's speech, whose own leading
+                                      * zeros are dropped; 0: eSpeak NG's
+                                      * audio as it is */
     struct tb_tts_faults tts_faults; /* zero: none */
     const char *tts_key;             /* borrowed; NULL: any key */
     /* The request log (above): called on a loop thread as each request

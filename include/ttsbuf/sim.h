@@ -36,6 +36,7 @@
 #include "ttsbuf/playout.h"
 #include "ttsbuf/seg.h"
 #include "ttsbuf/stream.h"
+#include "ttsbuf/turnlat.h"
 #include "ttsbuf/voice.h"
 
 #define TB_RING_SLOTS_DEFAULT 65536u
@@ -47,6 +48,20 @@ struct tb_sim_opts {
     size_t ring_slots;            /* default TB_RING_SLOTS_DEFAULT */
     size_t ring_bytes;            /* default TB_RING_BYTES_DEFAULT */
     const struct tb_voice *voice; /* borrowed; NULL (default): the rate model */
+    /* The turn's wait (turnlat.h): the caller's end of speech before the
+     * request, seconds (default 0), and chunk j's leading silence: the
+     * hook (playout.h's latency signature: >= 0, pure in j; NAN: not
+     * measured), or, when NULL, lead_s (default 0: the model's audio is
+     * audible from its first byte).  eou_at (NULL: none) is the end of
+     * turn of turn k (k >= 1, pure in k), for a caller that plays many
+     * turns under these options (bench: the request's id + 1 sets eou_s);
+     * tb_sim_run itself reads eou_s only. */
+    double eou_s;
+    tb_tts_latency_fn eou_at;
+    void *eou_ud;
+    tb_tts_latency_fn lead_at;
+    void *lead_ud;
+    double lead_s;
 };
 
 void tb_sim_opts_default(struct tb_sim_opts *o);
@@ -79,6 +94,7 @@ struct tb_sim_result {
     uint32_t forced_cuts;
     int forced_start;
     struct tb_curve_point curve[TB_CURVE_POINTS];
+    struct tb_turn_lat lat; /* where the wait went (turnlat.h) */
 };
 
 /* Records usage.completion_tokens (-1: unknown) and the decode rate it

@@ -123,6 +123,10 @@ struct tb_stream {
     char command[16];               /* the command that recorded it, or "" */
     long long request;              /* its request's id (a trace header's
                                      * "request": bench's), or -1 */
+    double eou_s;                   /* the turn's end of speech before the
+                                     * request as the recording modelled it
+                                     * (a trace header's "eou_s", turnlat.h),
+                                     * or NAN */
     char chunk_policy[24];          /* the recording's chunk policy (a trace
                                      * header's options.chunk), or "" */
     struct tb_stream_end end;       /* how it ended (unknown unless said) */

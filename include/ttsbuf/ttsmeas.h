@@ -58,6 +58,18 @@ struct tb_tts_arrival {
 
 #define TB_TTS_MESSAGE_MAX 256
 
+/* Leading silence (tb_tts_chunk_pcm): the audio is read in windows of
+ * TB_TTS_LEAD_WINDOW_S (rate / 100 samples, whole windows only); the first
+ * window whose RMS reaches TB_TTS_AUDIBLE_DBFS (dB below a full-scale
+ * square wave, 32768) holds the first audible sample, and the chunk's
+ * leading silence is the audio before that window.  -50 dBFS lies above
+ * digital silence, dither and the noise floor of 16-bit codecs (below -70
+ * dBFS) and below a voice's onset (eSpeak NG's first voiced 10 ms: about
+ * -44 dBFS; speech itself -30 to -15 dBFS).  The answer is exact to one
+ * window: a sound that starts inside a window counts from its start. */
+#define TB_TTS_LEAD_WINDOW_S 0.010
+#define TB_TTS_AUDIBLE_DBFS (-50.0)
+
 struct tb_tts_chunk {
     uint32_t chunk;             /* j, 1-based, as the playout numbers chunks */
     uint32_t chars;             /* code points of the text sent */
@@ -71,6 +83,15 @@ struct tb_tts_chunk {
     double duration;            /* bytes / 2 / rate, seconds */
     struct tb_tts_arrival *arr; /* owned; narr points, t non-decreasing */
     uint32_t narr;
+    /* Leading silence: seconds of the chunk's audio before its first
+     * audible window (above); NAN while none has come, when all of its
+     * audio was quiet, or in a record that did not measure it (a trace
+     * of an older version). */
+    double lead;
+    uint64_t lead_win;  /* the detector: whole windows read, all quiet */
+    uint32_t lead_n;    /* samples of the window being read */
+    double lead_sq;     /* their sum of squares */
+    int lead_done;      /* 1 once the audible window was found */
     int fail;                         /* enum tb_tts_fail */
     long status;                      /* the HTTP status; 0: none came */
     char message[TB_TTS_MESSAGE_MAX]; /* the provider's message, one safe
@@ -114,6 +135,14 @@ int tb_tts_log_add(struct tb_tts_log *l, const char *text, size_t len, uint32_t 
  * byte count is still updated).
  */
 int tb_tts_chunk_received(struct tb_tts_chunk *c, double t, uint64_t n);
+
+/*
+ * tb_tts_chunk_pcm - as tb_tts_chunk_received for n bytes of PCM at pcm
+ * (whole samples: n even), which are also read for the leading silence
+ * until its first audible window (above) sets c->lead.  Returns as
+ * tb_tts_chunk_received.
+ */
+int tb_tts_chunk_pcm(struct tb_tts_chunk *c, double t, const char *pcm, uint64_t n);
 
 /*
  * tb_tts_blank - whether text[0..len) holds nothing to speak: only white

@@ -92,6 +92,7 @@ int tb_tts_log_add(struct tb_tts_log *l, const char *text, size_t len, uint32_t 
     c->sent = NAN;
     c->first_byte = NAN;
     c->end = NAN;
+    c->lead = NAN;
     c->rate = rate;
     c->fail = TB_TTS_OK;
     l->n++;
@@ -160,6 +161,36 @@ int tb_tts_chunk_received(struct tb_tts_chunk *c, double t, uint64_t n)
     c->arr[c->narr].bytes = c->bytes;
     c->narr++;
     return 0;
+}
+
+/* Reads samples for the first audible window; sets c->lead there. */
+static void lead_scan(struct tb_tts_chunk *c, const unsigned char *b, uint64_t n)
+{
+    /* a window: rate / 100 samples; audible when its mean square reaches
+     * (32768 x 10^(dBFS / 20))^2 */
+    uint32_t win = c->rate >= 100 ? c->rate / 100 : 1;
+    double full = 32768.0 * pow(10.0, TB_TTS_AUDIBLE_DBFS / 20.0);
+    double need = full * full * (double)win;
+    for (uint64_t i = 0; i + 1 < n && !c->lead_done; i += 2) {
+        double v = (double)(int16_t)(uint16_t)(b[i] | (unsigned)b[i + 1] << 8);
+        c->lead_sq += v * v;
+        if (++c->lead_n < win)
+            continue;
+        if (c->lead_sq >= need) {
+            c->lead_done = 1;
+            c->lead = (double)c->lead_win * (double)win / (double)c->rate;
+        }
+        c->lead_win++;
+        c->lead_n = 0;
+        c->lead_sq = 0.0;
+    }
+}
+
+int tb_tts_chunk_pcm(struct tb_tts_chunk *c, double t, const char *pcm, uint64_t n)
+{
+    if (!c->lead_done && c->rate > 0)
+        lead_scan(c, (const unsigned char *)pcm, n);
+    return tb_tts_chunk_received(c, t, n);
 }
 
 int tb_tts_chunk_model(const struct tb_tts_chunk *c, double *lat, double *rtf, double *dur)

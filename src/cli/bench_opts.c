@@ -64,7 +64,7 @@ static const struct tb_optdoc bench_load[] = {
      "Those started finish."},
     {"warmup", O_WARMUP, "N", "requests before each level, not counted (default 0)",
      "They run at the level's load."},
-    {"seed", O_SEED, "N", "Poisson arrivals and --user-turn draws (default 1)", NULL},
+    {"seed", O_SEED, "N", "Poisson arrivals, --user-turn and --eou draws (default 1)", NULL},
     {"shard", O_SHARD, "I/N",
      "run shard I (0-based) of N: request ids = I mod N, a share of the load (default: "
      "$JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID of --shards N, else 0/1)",
@@ -193,6 +193,7 @@ const struct tb_optsec tb_cli_bench_secs[] = {
     {"Output:", bench_output},
     {"Playout (each stream, as ttsbuf sim):", tb_opt_playout},
     {"TTS engine (each stream, as ttsbuf sim):", tb_opt_tts},
+    {"The turn's wait (each stream, as ttsbuf sim):", tb_opt_turn},
     {"A real TTS in the loop (each stream; --tts-concurrency applies):", tb_opt_tts_live},
     {"Speech (eSpeak NG):", tb_opt_audio},
     {NULL, bench_play},
@@ -429,7 +430,11 @@ int tb_cli_bench_parse(int argc, char **argv, const struct tb_cmddoc *doc, struc
     if (rc == 0)
         rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
     if (rc == 0)
+        rc = tb_cli_turn_apply(&a->c.turn, (uint64_t)a->seed, &a->c.o);
+    if (rc == 0)
         rc = tb_cli_tts_live_resolve(&a->tl, "bench");
+    if (rc == 0 && a->tl.url != NULL)
+        rc = tb_cli_turn_measured(&a->c.turn, "--tts-url");
     if (rc == 0 && a->tl.url != NULL)
         rc = tb_cli_tts_live_no_model(&a->c.tts, "bench");
     if (rc != 0)

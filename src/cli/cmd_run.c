@@ -73,6 +73,7 @@ static const struct tb_optsec run_secs[] = {
     {"Playout and output:", tb_opt_playout},
     {NULL, tb_opt_report},
     {"TTS engine:", tb_opt_tts},
+    {"The turn's wait:", tb_opt_turn},
     {NULL, tb_opt_tts_draws},
     {"A real TTS in the loop:", tb_opt_tts_live},
     {"Speech (eSpeak NG, or the real TTS's voice with --tts-url):", tb_opt_audio},
@@ -210,7 +211,11 @@ static int parse(struct run *x, int argc, char **argv)
     if (rc == 0)
         rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
     if (rc == 0)
+        rc = tb_cli_turn_apply(&a->c.turn, a->c.tts.seed, &a->c.o);
+    if (rc == 0)
         rc = tb_cli_tts_live_resolve(&a->tl, "run");
+    if (rc == 0 && a->tl.url != NULL)
+        rc = tb_cli_turn_measured(&a->c.turn, "--tts-url");
     if (rc == 0 && a->tl.url != NULL)
         rc = tts_live_check(a);
     if (rc == 0)
@@ -385,6 +390,7 @@ static void account(struct run *x)
     }
     x->src.end = &x->r.stream.end;
     x->src.tts = &x->a.c.tts;
+    x->src.turn = &x->a.c.turn;
 }
 
 /* A real TTS spoke: the run's numbers are the measured TTS replayed over
@@ -448,6 +454,8 @@ static int write_outputs(struct run *x)
     snprintf(r->stream.base_url, sizeof(r->stream.base_url), "%s", x->ep.base_red);
     snprintf(r->stream.provider, sizeof(r->stream.provider), "%s",
              tb_cli_endpoint_provider(&x->ep));
+    if (a->c.turn.eou != NULL)
+        r->stream.eou_s = a->c.o.eou_s; /* the turn's modelled end of speech */
     if (a->c.record != NULL)
         rc = tb_cli_record(a->c.record, "run", &a->c.o, &r->stream);
     if (x->audio_rc != 0)

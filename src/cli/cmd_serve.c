@@ -47,6 +47,7 @@ enum {
     O_TTS_LAT,
     O_TTS_SEED,
     O_TTS_RTF,
+    O_TTS_LEAD,
     O_TTS_FAULT,
     O_TTS_KEY,
     O_SAME_STREAM
@@ -137,6 +138,11 @@ static const struct tb_optdoc serve_tts_rows[] = {
      "at once)",
      "Allowed 0..100. The audio goes in 20 ms pieces: the piece after a seconds of audio is due "
      "at the first byte + R x a."},
+    {"tts-lead", O_TTS_LEAD, "S",
+     "seconds of digital silence that start each TTS answer's audio (default 0: eSpeak NG's own)",
+     "Allowed 0..10. The audio is S seconds of zero samples (rounded to whole samples) and then "
+     "eSpeak NG's speech from its first non-zero sample: a client that measures leading silence "
+     "(run's latency.leading_silence_s) should find S. The first byte is still due at L_i."},
     {"tts-fault", O_TTS_FAULT, "SPEC", "faults for every TTS request (below)", NULL},
     {"tts-api-key-file", O_TTS_KEY, "F",
      "require the key in F's first line in each TTS dialect's key header (else any key, or none, "
@@ -376,6 +382,7 @@ static int option(void *ud, int c, const char *arg)
         a->so.tts_rtf = v;
         return 0;
     }
+    case O_TTS_LEAD: return tb_cli_opt_double("--tts-lead", arg, 0, 10, &a->so.tts_lead);
     case O_TTS_FAULT:
         if (tb_tts_faults_parse(arg, &a->so.tts_faults, err, sizeof(err)) != 0) {
             tb_cli_error("--tts-fault: %s", err);

@@ -81,6 +81,7 @@ static const struct tb_optsec sim_secs[] = {
     {"Playout and output:", tb_opt_playout},
     {NULL, tb_opt_report},
     {"TTS engine:", tb_opt_tts},
+    {"The turn's wait:", tb_opt_turn},
     {NULL, tb_opt_tts_draws},
     {"Speech (eSpeak NG):", tb_opt_audio},
     {NULL, tb_opt_help},
@@ -163,6 +164,8 @@ static int parse(struct sim *x, int argc, char **argv)
         rc = tb_cli_source_operand(&a->c, "sim", argc, argv, first);
     if (rc == 0)
         rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
+    if (rc == 0)
+        rc = tb_cli_turn_apply(&a->c.turn, a->c.tts.seed, &a->c.o);
     if (rc != 0)
         return rc;
     x->plays.keep_all = a->c.svg != NULL || a->c.html != NULL || a->want_chunks;
@@ -200,6 +203,8 @@ static int load(struct sim *x)
         rc = tb_cli_load_source(&a->c, DEFAULT_PRESET, &x->s, &x->src, x->label, sizeof(x->label));
         x->src.end = &x->s.end; /* a trace's, or a synthetic stream's (complete) */
     }
+    if (rc == 0)
+        tb_cli_turn_stream(&a->c.turn, &x->s, &a->c.o);
     if (rc == 0 && a->c.record != NULL)
         rc = tb_cli_record(a->c.record, "sim", &a->c.o, &x->s);
     return rc;
@@ -220,7 +225,9 @@ static int choose_tts(struct sim *x)
                                                                                         : NULL;
     if (a->import == NULL && tb_cli_replay_wanted(&x->s, t)) {
         int speech = a->c.html != NULL || tb_cli_audio_wanted(&a->au);
-        rc = tb_cli_replay_prepare(&x->rp, &x->s, &a->c.o, speech, x->src.name, &x->play);
+        rc = tb_cli_turn_measured(&a->c.turn, "a trace with TTS records");
+        if (rc == 0)
+            rc = tb_cli_replay_prepare(&x->rp, &x->s, &a->c.o, speech, x->src.name, &x->play);
         if (rc != 0)
             return rc;
         x->src.tts_source = "measured";
@@ -356,6 +363,7 @@ static int cmd_sim(int argc, char **argv)
     if (rc == 0)
         rc = load(&x);
     x.src.tts = &x.a.c.tts;
+    x.src.turn = &x.a.c.turn;
     if (rc == 0)
         rc = choose_tts(&x);
     if (rc == 0)

@@ -21,6 +21,7 @@ void tb_cli_common_init(struct tb_cli_common *a)
     memset(a, 0, sizeof(*a));
     tb_sim_opts_default(&a->o);
     tb_cli_tts_init(&a->tts);
+    tb_cli_turn_init(&a->turn);
     a->max_gaps = 10;
     a->request = -1;
 }
@@ -78,13 +79,17 @@ int tb_cli_common_option(struct tb_cli_common *a, int c, const char *arg)
     case TB_O_BYTES:
         return tb_cli_opt_size("--ring-bytes", arg, 64, (size_t)1 << 30, &a->o.ring_bytes);
     case TB_O_GAPS: return tb_cli_opt_size("--gaps", arg, 0, SIZE_MAX, &a->max_gaps);
-    default: return tb_cli_tts_option(&a->tts, c, arg);
+    default: {
+        int rc = tb_cli_tts_option(&a->tts, c, arg);
+        return rc == TB_CLI_NOT_MINE ? tb_cli_turn_option(&a->turn, c, arg) : rc;
+    }
     }
 }
 
 void tb_cli_common_free(struct tb_cli_common *a)
 {
     tb_cli_tts_free(&a->tts);
+    tb_cli_turn_free(&a->turn);
 }
 
 int tb_cli_groups_option(struct tb_cli_common *a, struct tb_cli_request *q, struct tb_cli_audio *au,

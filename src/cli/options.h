@@ -12,6 +12,7 @@
 
 #include "optdoc.h"
 #include "tts_opts.h"
+#include "turn_opts.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/stream.h"
 
@@ -53,6 +54,7 @@ struct tb_cli_common {
                     * (its end says so): sim reports it */
     size_t max_gaps;
     struct tb_cli_tts tts; /* the TTS stage's options (tts_opts.h) */
+    struct tb_cli_turn turn; /* --eou, --tts-lead (turn_opts.h) */
 };
 
 void tb_cli_common_init(struct tb_cli_common *a);

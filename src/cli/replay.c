@@ -183,6 +183,8 @@ int tb_cli_replay_prepare(struct tb_cli_replay *rp, const struct tb_stream *s,
         return TB_EFORMAT;
     }
     o->voice = &rp->voice;
+    o->lead_at = tb_playout_measured_lead; /* measured on the audio */
+    o->lead_ud = &rp->ctx;
     rp->on = 1;
     if (rp->failed != NULL) {
         rc = cut_view(rp, s, name);

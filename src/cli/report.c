@@ -19,6 +19,7 @@
 #include "jsonout.h"
 #include "outputs.h"
 #include "tts_opts.h"
+#include "turn_opts.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/live.h"
 #include "ttsbuf/seg.h"
@@ -469,6 +470,8 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
     }
     if (src->tts_stats != NULL)
         tb_cli_report_tts_lines(f, src->tts_stats);
+    if (src->turn != NULL)
+        tb_cli_turn_lines(f, src->turn, o, &r->lat);
 
     if (gaps->n > 0) {
         fprintf(f, "\n  gaps (audio ran dry):\n");
@@ -655,6 +658,10 @@ int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb
         cJSON_AddBoolToObject(ring, "forced_start", r->forced_start);
     }
     tts_stats_json(root, src);
+    if (src->turn != NULL && tb_cli_turn_json(root, src->turn, o, &r->lat) != 0) {
+        cJSON_Delete(root);
+        return TB_ENOMEM;
+    }
     if (src->tts != NULL)
         tb_cli_json_draws(root, &src->tts->draws, src->tts->seed);
     if (audio != NULL)

@@ -15,6 +15,8 @@
 #include "ttsbuf/stream.h"
 #include "ttsbuf/ttsmeas.h"
 
+struct tb_cli_turn;
+
 /* What the report needs to say about where the stream came from. */
 struct tb_report_src {
     const char *kind;                /* "trace", "synth", "preset", "import", "live" */
@@ -26,6 +28,8 @@ struct tb_report_src {
                                       * one), or NULL: a whole answer */
     const struct tb_cli_tts *tts;    /* the TTS stage's options (tts_opts.h), or
                                       * NULL: none given */
+    const struct tb_cli_turn *turn;  /* --eou, --tts-lead (turn_opts.h), or NULL:
+                                      * no "where the wait went" */
     /* Where the TTS's numbers came from: "measured" (a real TTS, live or
      * replayed from a trace), "model" (the TTS stage's options), or NULL
      * (no TTS stage: the rate model and a constant latency). */

@@ -24,6 +24,7 @@
 
 struct rel {
     uint64_t end; /* content byte where the chunk ends */
+    double close; /* when it closed (the segmenter's time) */
     double u;     /* release time; NAN until playback schedules it */
 };
 
@@ -60,6 +61,8 @@ struct tb_drain {
     double synth_free;
     char *text;
     size_t textcap;
+    /* the first chunk with audio (turnlat.h's j*): its schedule */
+    struct tb_play first;
 };
 
 /* Playout callback: a chunk's schedule is known; so is its release.  The
@@ -75,6 +78,8 @@ static void on_play(void *ud, const struct tb_play *pl)
      * synthesis begins, b_j */
     double u = d->stage ? pl->begin : pl->start - d->o.play.tts_latency;
     r->u = u > c ? u : c;
+    if (d->first.chunk == 0 && pl->end > pl->start)
+        d->first = *pl;
     if (d->user_fn != NULL)
         d->user_fn(d->user_ud, pl);
 }
@@ -158,6 +163,7 @@ static void on_chunk(void *ud, const struct tb_chunk *ch)
         d->rel = nr;
     }
     d->rel[d->nrel].end = ch->end;
+    d->rel[d->nrel].close = d->t_cur;
     d->rel[d->nrel].u = NAN;
     d->nrel++;
     rc = tb_analyze_chunks_push(&d->chunks, d->t_cur, d->tok_cur, ch->cps);
@@ -438,6 +444,21 @@ static int curve(struct tb_drain *d, struct tb_sim_result *r)
     return rc;
 }
 
+/* Where the wait went: chunk j*'s schedule, the options' end of turn and
+ * its leading silence. */
+static void turn_lat(const struct tb_drain *d, struct tb_sim_result *r)
+{
+    const struct tb_play *p = &d->first;
+    tb_turn_lat_clear(&r->lat);
+    if (p->chunk == 0 || d->content_events == 0)
+        return;
+    r->lat.eou = d->o.eou_s;
+    r->lat.lead =
+        d->o.lead_at != NULL ? d->o.lead_at(d->o.lead_ud, p->chunk) : d->o.lead_s;
+    tb_turn_lat_play(&r->lat, p->chunk, d->first_t, d->rel[p->chunk - 1].close, p->begin,
+                     p->ready, p->start);
+}
+
 int tb_drain_result(struct tb_drain *d, struct tb_sim_result *r)
 {
     struct tb_ring_stats st;
@@ -464,5 +485,6 @@ int tb_drain_result(struct tb_drain *d, struct tb_sim_result *r)
     r->hw_speech_s = d->hw_speech_s;
     r->forced_cuts = d->forced_cuts;
     r->forced_start = d->forced_start;
+    turn_lat(d, r);
     return curve(d, r);
 }

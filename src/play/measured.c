@@ -69,6 +69,12 @@ double tb_playout_measured_duration(const struct tb_tts_measured *ctx, uint32_t 
     return record(ctx->log, j, &lat, &rtf, &dur) == 0 ? dur : NAN;
 }
 
+double tb_playout_measured_lead(void *ud, uint32_t j)
+{
+    const struct tb_tts_measured *ctx = ud;
+    return j >= 1 && j <= ctx->log->n ? ctx->log->c[j - 1].lead : NAN;
+}
+
 int tb_playout_opts_measured(struct tb_playout_opts *o, struct tb_tts_measured *ctx,
                              const struct tb_tts_log *log)
 {

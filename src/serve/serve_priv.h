@@ -162,6 +162,7 @@ struct tb_serve {
     double (*tts_latency_at)(void *ud, uint32_t i);
     void *tts_latency_ud;
     double tts_rtf;
+    double tts_lead;
     struct tb_tts_faults tts_faults;
     const char *tts_key;
     /* The request log (serve_log.c): one line at a time, seq in order. */

@@ -41,6 +41,8 @@ static int check_opts(const struct tb_serve_opts *o, char *err, size_t errlen)
 {
     if (o->stream == NULL)
         return tb_seterr(err, errlen, TB_EINVAL, "serve: no stream to serve");
+    if (!(o->tts_lead >= 0 && o->tts_lead <= 10))
+        return tb_seterr(err, errlen, TB_EINVAL, "serve: tts_lead %g is not in 0..10", o->tts_lead);
     if (!(o->tts_rtf >= 0 && o->tts_rtf <= 1e6))
         return tb_seterr(err, errlen, TB_EINVAL, "serve: tts_rtf %g is not in 0..1e6", o->tts_rtf);
     if (!(o->prefill_per_token >= 0 && o->prefill_per_token <= TB_SERVE_PREFILL_MAX))
@@ -109,6 +111,7 @@ static void take_opts(struct tb_serve *srv, const struct tb_serve_opts *o)
     srv->tts_latency_at = o->tts_latency_at;
     srv->tts_latency_ud = o->tts_latency_ud;
     srv->tts_rtf = o->tts_rtf;
+    srv->tts_lead = o->tts_lead;
     srv->tts_faults = o->tts_faults;
     srv->tts_key = o->tts_key;
     srv->request_log = o->request_log;

@@ -15,6 +15,7 @@
  * the converter's rounding).
  */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <samplerate.h>
 #include <stdio.h>
@@ -106,6 +107,24 @@ out:
     return rc;
 }
 
+/* The speech's own leading zeros replaced by j->lead seconds of them. */
+static int lead(struct tb_serve_speech_job *j)
+{
+    size_t z = 0, n = (size_t)llround(j->lead * (double)j->rate);
+    int16_t *p;
+    while (z < j->frames && j->pcm[z] == 0)
+        z++;
+    p = malloc((n + j->frames - z > 0 ? n + j->frames - z : 1) * sizeof(*p));
+    if (p == NULL)
+        return TB_ENOMEM;
+    memset(p, 0, n * sizeof(*p));
+    memcpy(p + n, j->pcm + z, (j->frames - z) * sizeof(*p));
+    free(j->pcm);
+    j->pcm = p;
+    j->frames = n + j->frames - z;
+    return 0;
+}
+
 /* One job, on the thread. */
 static void speak(struct tb_serve_speech *sp, struct tb_serve_speech_job *j)
 {
@@ -130,6 +149,8 @@ static void speak(struct tb_serve_speech *sp, struct tb_serve_speech_job *j)
         return;
     }
     j->rc = resample(pcm, frames, tb_tts_rate(sp->tts), j->rate, j);
+    if (j->rc == 0 && j->lead > 0)
+        j->rc = lead(j);
     if (j->rc != 0 && j->err[0] == '\0')
         snprintf(j->err, sizeof(j->err), "%s", tb_strerror(j->rc));
 }

@@ -24,6 +24,7 @@ struct tb_serve_speech_job {
     char *text;  /* owned */
     size_t len;
     unsigned rate;
+    double lead;  /* seconds of zero samples before the speech (0: none) */
     /* Results (the thread writes them before queueing the job done). */
     int16_t *pcm; /* owned; frames samples at rate */
     size_t frames;

@@ -266,6 +266,7 @@ int tb_serve_tts_dispatch(struct tb_serve_loop *s, struct tb_serve_conn *c)
     j->text = rq.text;
     j->len = rq.len;
     j->rate = rq.rate;
+    j->lead = s->srv->tts_lead;
     if (tb_serve_speech_submit(s->srv->speech, j) != 0) {
         tb_serve_speech_job_free(j);
         tb_serve_tts_err_set(&e, 500, api == TB_SERVE_TTS_OPENAI ? "server_error" : "error", NULL,

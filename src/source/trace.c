@@ -73,6 +73,13 @@ static int load_header(struct trace_loader *L, const cJSON *root)
             return bad(L, TB_EFORMAT, "\"request\" is not a request's id (an integer >= 0)");
         L->out->request = (long long)v->valuedouble;
     }
+    v = cJSON_GetObjectItemCaseSensitive(root, "eou_s");
+    if (v != NULL) {
+        /* the turn's modelled end of speech (turnlat.h) */
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 60))
+            return bad(L, TB_EFORMAT, "\"eou_s\" is not a number of seconds in 0..60");
+        L->out->eou_s = v->valuedouble;
+    }
     tb_jsonfield_text(L->out->model, sizeof(L->out->model),
                       cJSON_GetObjectItemCaseSensitive(root, "model"));
     tb_jsonfield_text(L->out->base_url, sizeof(L->out->base_url),
@@ -522,6 +529,8 @@ int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
     cJSON_AddStringToObject(o, "ttsbuf_version", tb_version());
     if (s->request >= 0)
         cJSON_AddNumberToObject(o, "request", (double)s->request);
+    if (isfinite(s->eou_s))
+        tb_json_add_num(o, "eou_s", s->eou_s);
     if (s->started_at[0])
         cJSON_AddStringToObject(o, "started_at", s->started_at);
     if (s->command[0])

@@ -292,6 +292,19 @@ static int read_audio(const cJSON *o, struct tb_tts_chunk *c, char *msg, size_t 
     return 0;
 }
 
+/* "lead" (absent or null: not measured): the leading silence, 0..duration. */
+static int read_lead(const cJSON *o, struct tb_tts_chunk *c, char *msg, size_t msglen)
+{
+    char a[32], b[32];
+    int rc = read_time(o, "lead", &c->lead, msg, msglen);
+    if (rc == 0 && !isnan(c->lead) && c->lead > c->duration)
+        return fail(msg, msglen, TB_EFORMAT, "\"tts.lead\" (%s) is longer than the audio (%s s)",
+                    tb_numfmt_double(a, sizeof(a), c->lead),
+                    tb_numfmt_double(b, sizeof(b), c->duration));
+    c->lead_done = !isnan(c->lead);
+    return rc;
+}
+
 int tb_trace_tts_read_line(const cJSON *v, struct tb_tts_log *l, size_t events, char *msg,
                            size_t msglen)
 {
@@ -340,6 +353,8 @@ int tb_trace_tts_read_line(const cJSON *v, struct tb_tts_log *l, size_t events, 
         rc = check_order(c, msg, msglen);
     if (rc == 0)
         rc = read_audio(v, c, msg, msglen);
+    if (rc == 0)
+        rc = read_lead(v, c, msg, msglen);
     if (rc == 0)
         rc = read_arrivals(v, c, msg, msglen);
     if (rc == 0)
@@ -406,6 +421,7 @@ static int write_one(FILE *f, const struct tb_tts_log *l, size_t i)
     add_u64(t, "bytes", c->bytes);
     add_u64(t, "rate", c->rate);
     cJSON_AddRawToObject(t, "duration", tb_numfmt_double(num, sizeof(num), c->duration));
+    add_time(t, "lead", c->lead);
     arr = cJSON_AddArrayToObject(t, "arrivals");
     for (uint32_t k = 0; arr != NULL && k < c->narr; k++) {
         char b[32];

@@ -410,7 +410,7 @@ static int pcm(struct slot *s, const char *buf, size_t len, double tr)
     if (s->has_odd) {
         char pair[2] = {(char)s->odd, buf[0]};
         s->has_odd = 0;
-        tb_tts_chunk_received(rec(c, s->j), tr, 2);
+        tb_tts_chunk_pcm(rec(c, s->j), tr, pair, 2);
         if (c->on_audio != NULL)
             stop = c->on_audio(c->ud, s->j, pair, 2, tr);
         buf++;
@@ -418,7 +418,7 @@ static int pcm(struct slot *s, const char *buf, size_t len, double tr)
     }
     even = len & ~(size_t)1;
     if (!stop && even > 0) {
-        tb_tts_chunk_received(rec(c, s->j), tr, even);
+        tb_tts_chunk_pcm(rec(c, s->j), tr, buf, even);
         if (c->on_audio != NULL)
             stop = c->on_audio(c->ud, s->j, buf, even, tr);
     }

@@ -179,7 +179,7 @@ static void audio(struct tb_ttsws *c, uint32_t j, const unsigned char *b, size_t
     if (c->has_odd[i]) {
         char pair[2] = {(char)c->odd[i], (char)b[0]};
         c->has_odd[i] = 0;
-        tb_tts_chunk_received(tb_ttsws_rec(c, j), t, 2);
+        tb_tts_chunk_pcm(tb_ttsws_rec(c, j), t, pair, 2);
         if (c->on_audio != NULL)
             stop = c->on_audio(c->ud, j, pair, 2, t);
         b++;
@@ -187,7 +187,7 @@ static void audio(struct tb_ttsws *c, uint32_t j, const unsigned char *b, size_t
     }
     even = len & ~(size_t)1;
     if (!stop && even > 0) {
-        tb_tts_chunk_received(tb_ttsws_rec(c, j), t, even);
+        tb_tts_chunk_pcm(tb_ttsws_rec(c, j), t, (const char *)b, even);
         if (c->on_audio != NULL)
             stop = c->on_audio(c->ud, j, (const char *)b, even, t);
     }

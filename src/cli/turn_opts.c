@@ -1,0 +1,155 @@
+/*
+ * turn_opts.c - the turn's wait (see turn_opts.h): --eou and --tts-lead,
+ * and the report's "where the wait went".
+ */
+#include "turn_opts.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "cli.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/playout.h"
+#include "ttsbuf/stream.h"
+#include "ttsbuf/turnlat.h"
+
+const struct tb_optdoc tb_opt_turn[TB_CLI_TURN_ROWS_N + 1] = {
+    {"eou", TB_O_EOU, "SPEC",
+     "the caller's end of speech to the request, seconds: end-of-turn detection and the final "
+     "transcript, in --tts-latency's SPEC forms (default 0)",
+     "A constant, lognormal:p50=A,p90=B, uniform:A..B, empirical:FILE or list:FILE; drawn per "
+     "turn with --tts-seed (bench: --seed) for turn k: a run's is 1, a bench request's its id + "
+     "1 (list:FILE gives request id k - 1 line k). The first part of the turn's wait "
+     "(ttsbuf-model(7))."},
+    {"tts-lead", TB_O_TTS_LEAD, "SPEC",
+     "the leading silence of a modelled TTS's audio, seconds, before its first audible sample, "
+     "in --tts-latency's SPEC forms (default 0)",
+     "Drawn per chunk with --tts-seed; only the first chunk with audio adds it to the wait. A "
+     "live TTS (--tts-url) or a trace's TTS records measure it on the audio instead (the first "
+     "10 ms window above -50 dBFS), and then this option is refused."},
+    TB_OPTDOC_END,
+};
+
+void tb_cli_turn_init(struct tb_cli_turn *t)
+{
+    memset(t, 0, sizeof(*t));
+}
+
+void tb_cli_turn_free(struct tb_cli_turn *t)
+{
+    tb_ttslat_destroy(t->eou_lat);
+    tb_ttslat_destroy(t->lead_lat);
+    t->eou_lat = t->lead_lat = NULL;
+}
+
+int tb_cli_turn_option(struct tb_cli_turn *t, int c, const char *arg)
+{
+    switch (c) {
+    case TB_O_EOU: t->eou = arg; return 0;
+    case TB_O_TTS_LEAD: t->lead = arg; return 0;
+    default: return TB_CLI_NOT_MINE;
+    }
+}
+
+/* One spec read into *lat and its canonical text. */
+static int make(const char *opt, const char *spec, uint64_t seed, struct tb_ttslat **lat,
+                char *canon, size_t len)
+{
+    char err[512];
+    int rc = tb_ttslat_create(spec != NULL ? spec : "0", seed, lat, err, sizeof(err));
+    if (rc != 0) {
+        const char *e = strncmp(err, "tts latency: ", 13) == 0 ? err + 13 : err;
+        tb_cli_error("%s: %s", opt, e);
+        return rc == TB_EIO ? TB_EINVAL : rc;
+    }
+    tb_ttslat_format(*lat, canon, len);
+    return 0;
+}
+
+int tb_cli_turn_apply(struct tb_cli_turn *t, uint64_t seed, struct tb_sim_opts *o)
+{
+    int rc = make("--eou", t->eou, seed, &t->eou_lat, t->eou_spec, sizeof(t->eou_spec));
+    if (rc == 0)
+        rc = make("--tts-lead", t->lead, seed, &t->lead_lat, t->lead_spec, sizeof(t->lead_spec));
+    if (rc != 0)
+        return rc;
+    o->eou_at = tb_ttslat_at;
+    o->eou_ud = t->eou_lat;
+    o->eou_s = tb_ttslat_at(t->eou_lat, 1);
+    o->lead_at = tb_ttslat_at;
+    o->lead_ud = t->lead_lat;
+    return 0;
+}
+
+/* Each part's line: its label and what it covers. */
+static const char *const labels[TB_TURN_LAT_PARTS] = {
+    "end of turn",    "first token", "chunk aggregation", "TTS queue",
+    "TTS first byte", "pre-roll",    "leading silence",   "voice to voice",
+};
+
+void tb_cli_turn_stream(struct tb_cli_turn *t, struct tb_stream *s, struct tb_sim_opts *o)
+{
+    if (t->eou == NULL && isfinite(s->eou_s)) {
+        o->eou_s = s->eou_s;
+        snprintf(t->eou_spec, sizeof(t->eou_spec), "recorded");
+    } else if (t->eou_lat != NULL) {
+        uint32_t k = s->request >= 0 && s->request < UINT32_MAX ? (uint32_t)s->request + 1 : 1;
+        o->eou_s = tb_ttslat_at(t->eou_lat, k);
+        if (t->eou != NULL)
+            s->eou_s = o->eou_s; /* without --eou the trace says nothing */
+    }
+}
+
+int tb_cli_turn_measured(const struct tb_cli_turn *t, const char *what)
+{
+    if (t->lead == NULL)
+        return 0;
+    tb_cli_error("--tts-lead: %s measures the leading silence on its audio", what);
+    return TB_EINVAL;
+}
+
+/* What the leading silence came from. */
+static const char *lead_from(const struct tb_cli_turn *t, const struct tb_sim_opts *o)
+{
+    return o->lead_at == tb_playout_measured_lead ? "measured" : t->lead_spec;
+}
+
+void tb_cli_turn_lines(FILE *f, const struct tb_cli_turn *t, const struct tb_sim_opts *o,
+                       const struct tb_turn_lat *l)
+{
+    fprintf(f, "\n  where the wait went (the caller's last word to the first audible sound):\n");
+    for (int i = 0; i < TB_TURN_LAT_PARTS; i++) {
+        double v = tb_turn_lat_part(l, i);
+        if (i == TB_TURN_LAT_PARTS - 1)
+            fprintf(f, "    %-18s %7s\n", "", "-------");
+        if (isnan(v))
+            fprintf(f, "    %-18s     --", labels[i]);
+        else
+            fprintf(f, "    %-18s %7.3f s", labels[i], v);
+        if (i == 0)
+            fprintf(f, "   (--eou %s)", t->eou_spec);
+        else if (i == 2 && l->chunk > 0)
+            fprintf(f, "   (to chunk %u's close)", (unsigned)l->chunk);
+        else if (i == 6)
+            fprintf(f, "   (%s)", lead_from(t, o));
+        fputc('\n', f);
+    }
+}
+
+int tb_cli_turn_json(struct cJSON *root, const struct tb_cli_turn *t, const struct tb_sim_opts *o,
+                     const struct tb_turn_lat *l)
+{
+    cJSON *j = cJSON_AddObjectToObject(root, "latency");
+    if (j == NULL)
+        return TB_ENOMEM;
+    if (l->chunk > 0)
+        cJSON_AddNumberToObject(j, "chunk", l->chunk);
+    else
+        cJSON_AddNullToObject(j, "chunk");
+    tb_turn_lat_json(j, l);
+    cJSON_AddStringToObject(j, "eou_model", t->eou_spec);
+    cJSON_AddStringToObject(j, "lead_model", lead_from(t, o));
+    return 0;
+}

@@ -1,0 +1,307 @@
+/*
+ * test_turnlat.c - where a turn's wait went (turnlat.h): the leading
+ * silence read on PCM (ttsmeas.h's detector) against audio built here
+ * with a known onset; the parts of sim's result summing to v2v and to
+ * the time to first audio; --eou and --tts-lead drawn and refused; a
+ * live run against `ttsbuf serve --tts-lead 0.2` in every HTTP dialect,
+ * whose leading silence is the server's 0.2 s, whose TTS first byte is
+ * the trace's, and whose recording gives sim the same parts.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests.h"
+#include "ttsbuf/ttsmeas.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+#include "ttsbuf/turnlat.h"
+
+/* n samples of PCM: zeros for the first `quiet` samples, then a 440 Hz
+ * sine of amplitude amp (full scale 32768), little-endian. */
+static char *pcm(size_t n, size_t quiet, unsigned rate, double amp)
+{
+    char *b = calloc(n, 2);
+    assert_non_null(b);
+    for (size_t i = quiet; i < n; i++) {
+        double v = amp * sin(2.0 * M_PI * 440.0 * (double)(i - quiet) / (double)rate);
+        int16_t s = (int16_t)lround(v);
+        b[2 * i] = (char)(uint8_t)((uint16_t)s & 0xff);
+        b[2 * i + 1] = (char)(uint8_t)((uint16_t)s >> 8);
+    }
+    return b;
+}
+
+/* The chunk's lead after feeding b[0..2n) in pieces of `piece` bytes. */
+static double lead_of(const char *b, size_t n, unsigned rate, size_t piece)
+{
+    struct tb_tts_log l;
+    struct tb_tts_chunk *c;
+    double lead;
+    tb_tts_log_init(&l);
+    assert_int_equal(tb_tts_log_add(&l, "Hi.", 3, 3, rate, &c), 0);
+    assert_true(isnan(c->lead));
+    for (size_t off = 0; off < 2 * n; off += piece) {
+        size_t k = 2 * n - off < piece ? 2 * n - off : piece;
+        assert_int_equal(tb_tts_chunk_pcm(c, 0.1 + (double)off * 1e-6, b + off, k), 0);
+    }
+    assert_true(c->bytes == 2 * n); /* every byte counted as before */
+    lead = c->lead;
+    tb_tts_log_free(&l);
+    return lead;
+}
+
+/* 0.2 s of digital silence, then a tone at -20 dBFS: 0.2 exactly at 24 kHz
+ * (20 whole windows), however the bytes arrive. */
+static void lead_exact_at_window_edge(void **state)
+{
+    (void)state;
+    char *b = pcm(24000, 4800, 24000, 3277.0);
+    static const size_t pieces[] = {2, 6, 480, 4802, 48000};
+    for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++)
+        assert_true(lead_of(b, 24000, 24000, pieces[i]) == 0.2);
+    free(b);
+}
+
+/* A sound that starts inside a window counts from that window's start:
+ * within one window (10 ms) of the onset, never after it. */
+static void lead_within_one_window(void **state)
+{
+    (void)state;
+    static const unsigned rates[] = {8000, 16000, 22050, 24000, 44100, 48000};
+    for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+        unsigned r = rates[i];
+        size_t quiet = (size_t)(0.2137 * r); /* not on a window's edge */
+        char *b = pcm(r, quiet, r, 3277.0);
+        double onset = (double)quiet / r, lead = lead_of(b, r, r, 4096);
+        assert_true(lead <= onset + 1e-12);
+        assert_true(onset - lead < 0.0101);
+        free(b);
+    }
+}
+
+/* The threshold is -50 dBFS RMS: a tone at -45 dBFS is audible from its
+ * start; one at -60 dBFS (or silence) never, and the lead stays NAN
+ * (not measured: nothing audible came), never 0. */
+static void lead_threshold(void **state)
+{
+    (void)state;
+    char *loud = pcm(2400, 0, 24000, 32768.0 * pow(10.0, -45.0 / 20.0) * sqrt(2.0));
+    char *quiet = pcm(24000, 0, 24000, 32768.0 * pow(10.0, -60.0 / 20.0) * sqrt(2.0));
+    char *zero = pcm(24000, 24000, 24000, 0.0);
+    assert_true(lead_of(loud, 2400, 24000, 100) == 0.0);
+    assert_true(isnan(lead_of(quiet, 24000, 24000, 1000)));
+    assert_true(isnan(lead_of(zero, 24000, 24000, 1000)));
+    free(loud);
+    free(quiet);
+    free(zero);
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* The parts of a result's latency sum to its v2v, and without the end of
+ * turn and the leading silence to its first audio. */
+static void parts_sum(const cJSON *res)
+{
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(res, "latency");
+    double sum = 0.0;
+    assert_non_null(l);
+    for (int i = 0; i < TB_TURN_LAT_PARTS - 1; i++) {
+        double v = num(l, tb_turn_lat_keys[i]);
+        assert_false(isnan(v));
+        assert_true(v >= 0.0);
+        sum += v;
+    }
+    assert_true(fabs(sum - num(l, "v2v_s")) < 1e-9);
+    assert_true(fabs(num(l, "v2v_s") - num(l, "eou_s") - num(l, "leading_silence_s") -
+                     num(res, "ttfa_s")) < 1e-9);
+    assert_true(num(l, "ttft_s") == num(res, "ttft_s"));
+}
+
+/* sim on models: every part where the model puts it. */
+static void sim_parts(void **state)
+{
+    (void)state;
+    cJSON *j;
+    const cJSON *l;
+    /* the rate model: no TTS, no end of turn, no silence */
+    j = tb_test_run_json(NULL, "sim --synth tps=20,ttft=0.3,tokens=80,seed=3 --json", 0);
+    parts_sum(j);
+    l = cJSON_GetObjectItemCaseSensitive(j, "latency");
+    assert_true(num(l, "chunk") == 1);
+    assert_true(num(l, "eou_s") == 0 && num(l, "tts_queue_s") == 0 && num(l, "tts_ttfb_s") == 0);
+    assert_true(num(l, "leading_silence_s") == 0);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(l, "eou_model")->valuestring, "0");
+    cJSON_Delete(j);
+    /* one slot, a constant latency, a pre-roll, an end of turn and a
+     * leading silence: each lands in its own part */
+    j = tb_test_run_json(NULL,
+                         "sim --synth tps=20,ttft=0.3,tokens=80,seed=3 --tts-latency 0.25 "
+                         "--tts-concurrency 1 --preroll 3 --eou 0.4 --tts-lead 0.07 --json",
+                         0);
+    parts_sum(j);
+    l = cJSON_GetObjectItemCaseSensitive(j, "latency");
+    assert_true(num(l, "eou_s") == 0.4);
+    assert_true(fabs(num(l, "tts_ttfb_s") - 0.25) < 1e-12);
+    assert_true(num(l, "preroll_s") > 0.0); /* 3 s of pre-roll outlasts chunk 1 */
+    assert_true(num(l, "leading_silence_s") == 0.07);
+    cJSON_Delete(j);
+    /* a drawn end of turn: lognormal, the same for the same seed */
+    {
+        cJSON *a = tb_test_run_json(NULL,
+                                    "sim --synth tps=20,tokens=40,seed=3 --eou "
+                                    "lognormal:p50=0.6,p90=1.2 --tts-seed 9 --json",
+                                    0);
+        cJSON *b = tb_test_run_json(NULL,
+                                    "sim --synth tps=20,tokens=40,seed=3 --eou "
+                                    "lognormal:p50=0.6,p90=1.2 --tts-seed 9 --json",
+                                    0);
+        double e = num(cJSON_GetObjectItemCaseSensitive(a, "latency"), "eou_s");
+        assert_true(e > 0.0 && e != 0.6);
+        assert_true(e == num(cJSON_GetObjectItemCaseSensitive(b, "latency"), "eou_s"));
+        parts_sum(a);
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+    }
+}
+
+/* The report's block names each part and the models. */
+static void report_block(void **state)
+{
+    (void)state;
+    struct tb_test_out o = tb_test_run("sim --synth tps=20,ttft=0.3,tokens=80,seed=3 --eou 0.4");
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "where the wait went"));
+    assert_non_null(strstr(o.so, "end of turn          0.400 s   (--eou 0.4)"));
+    assert_non_null(strstr(o.so, "voice to voice "));
+    tb_test_out_free(&o);
+}
+
+/* Bad values name the option; --tts-lead is refused where the silence is
+ * measured. */
+static void refusals(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *args, *want;
+    } bad[] = {
+        {"sim --synth tps=20,tokens=20 --eou -1", "--eou:"},
+        {"sim --synth tps=20,tokens=20 --eou lognormal:p50=2", "--eou:"},
+        {"sim --synth tps=20,tokens=20 --eou list:/nonexistent/x", "--eou:"},
+        {"sim --synth tps=20,tokens=20 --tts-lead banana", "--tts-lead:"},
+        {"run --mock --tts-url mock --tts-lead 0.1", "--tts-lead: --tts-url measures"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct tb_test_out o = tb_test_run(bad[i].args);
+        if (o.code != 2 || strstr(o.se, bad[i].want) == NULL)
+            fail_msg("%s: exit %d, stderr %s", bad[i].args, o.code, o.se);
+        tb_test_out_free(&o);
+    }
+}
+
+/* The first line of a file, parsed. */
+static cJSON *first_line(const char *path)
+{
+    char *text = tb_test_slurp_str(path), *nl = strchr(text, '\n');
+    cJSON *j;
+    assert_non_null(nl);
+    *nl = '\0';
+    j = cJSON_Parse(text);
+    free(text);
+    assert_non_null(j);
+    return j;
+}
+
+/* The first voiced chunk's first byte - sent, from the trace's tts lines. */
+static double trace_ttfb(const char *path, double chunk)
+{
+    char *text = tb_test_slurp_text(path, NULL), *save = NULL;
+    double v = NAN;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        cJSON *j = cJSON_Parse(line), *t = cJSON_GetObjectItemCaseSensitive(j, "tts");
+        if (t != NULL && num(t, "chunk") == chunk)
+            v = num(t, "first_byte") - num(t, "sent");
+        cJSON_Delete(j);
+    }
+    free(text);
+    return v;
+}
+
+/* A TTS that starts every answer with 0.2 s of digital silence: the run
+ * measures 0.2 (to one window), its TTS first byte is the trace's, the
+ * end of turn is --eou's, and sim of the recording gives every part
+ * again, its end of turn from the trace's header. */
+static void live_leading_silence(void **state)
+{
+    static const char *const dialects[] = {"openai", "elevenlabs", "deepgram", "cartesia"};
+    int port;
+    (void)state;
+    tb_test_serve_up("--tts-lead 0.2 --tts-latency 0.1", &port);
+    for (size_t d = 0; d < sizeof(dialects) / sizeof(dialects[0]); d++) {
+        char args[512], path[128];
+        cJSON *run, *sim, *head;
+        const cJSON *lr, *ls;
+        snprintf(path, sizeof(path), "/tmp/ttsbuf-turnlat-%d-%zu.jsonl", (int)getpid(), d);
+        snprintf(args, sizeof(args),
+                 "run --mock --synth tps=40,ttft=0.2,tokens=30,seed=3 --tts-url "
+                 "http://127.0.0.1:%d --tts-api %s --eou 0.35 --json "
+                 "--record %s",
+                 port, dialects[d], path);
+        run = tb_test_run_json(NULL, args, 0);
+        parts_sum(run);
+        lr = cJSON_GetObjectItemCaseSensitive(run, "latency");
+        if (fabs(num(lr, "leading_silence_s") - 0.2) > 0.0101)
+            fail_msg("%s: leading silence %.4f s, the server sent 0.2 s", dialects[d],
+                     num(lr, "leading_silence_s"));
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(lr, "lead_model")->valuestring,
+                            "measured");
+        assert_true(num(lr, "tts_ttfb_s") == trace_ttfb(path, num(lr, "chunk")));
+        assert_true(num(lr, "eou_s") == 0.35);
+        head = first_line(path);
+        assert_true(num(head, "eou_s") == num(lr, "eou_s"));
+        cJSON_Delete(head);
+        snprintf(args, sizeof(args), "sim --trace %s --json", path);
+        sim = tb_test_run_json(NULL, args, 0);
+        ls = cJSON_GetObjectItemCaseSensitive(sim, "latency");
+        for (int i = 0; i < TB_TURN_LAT_PARTS; i++)
+            assert_true(num(ls, tb_turn_lat_keys[i]) == num(lr, tb_turn_lat_keys[i]));
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(ls, "eou_model")->valuestring,
+                            "recorded");
+        cJSON_Delete(sim);
+        /* the recording's silence is measured: a model of it is refused */
+        snprintf(args, sizeof(args), "sim --trace %s --tts-lead 0.1", path);
+        {
+            struct tb_test_out o = tb_test_run(args);
+            assert_int_equal(o.code, 2);
+            assert_non_null(strstr(o.se, "--tts-lead:"));
+            tb_test_out_free(&o);
+        }
+        cJSON_Delete(run);
+        unlink(path);
+    }
+}
+
+int tb_test_turnlat(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(lead_exact_at_window_edge),
+        cmocka_unit_test(lead_within_one_window),
+        cmocka_unit_test(lead_threshold),
+        cmocka_unit_test(sim_parts),
+        cmocka_unit_test(report_block),
+        cmocka_unit_test(refusals),
+        cmocka_unit_test_teardown(live_leading_silence, tb_test_serve_down),
+    };
+    return TB_RUN_GROUP("turnlat", tests);
+}
