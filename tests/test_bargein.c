@@ -375,7 +375,8 @@ static char *untimed(const char *path)
     static const char *const timed[] = {
         "t_sched",    "t_start", "t_end",          "ttft_s",           "ttfa_s",
         "decode_tps", "itl_s",   "play_end_s",     "gap_total_s",      "gap_max_s",
-        "underruns",  "min_tps", "speedup_needed", "decode_tps_usage", "trace"};
+        "underruns",  "min_tps", "speedup_needed", "decode_tps_usage", "trace",
+        "latency"};
     char *out = calloc(1, 1);
     assert_non_null(out);
     for (size_t i = 0; i < n; i++) {

@@ -1523,7 +1523,7 @@ static void cli_sigint(void **state)
         strstr(out, "c=2: 2 requests, none complete: no gapless share, no system rate\n  the "
                     "metrics below are what the 2 cut or failed streams measured before they "
                     "ended\n") == NULL ||
-        strstr(out, "\n  ttft_s                2 ") == NULL)
+        strstr(out, "\n  ttft_s                 2 ") == NULL)
         fail_msg("the interrupted report contradicts itself:\n%s", out);
     free(out);
     snprintf(path, sizeof(path), "%s/records.jsonl", dir);

@@ -292,6 +292,85 @@ static void live_leading_silence(void **state)
     }
 }
 
+/* Calls against the same mock: every turn's wait measured and split, the
+ * end of turn drawn from --eou for its request, the parts per turn index
+ * in the summary, and each turn's trace replayed by sim to the same
+ * parts. */
+static void calls_leading_silence(void **state)
+{
+    char dir[256], args[1024], path[320], eou[320];
+    cJSON *recs[16], *sum;
+    const cJSON *lv, *bt, *t;
+    size_t n;
+    int port;
+    FILE *f;
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "turnlat", "calls");
+    snprintf(eou, sizeof(eou), "%s/eou.txt", dir);
+    f = fopen(eou, "w");
+    assert_non_null(f);
+    fputs("0.1\n0.2\n0.3\n0.4\n0.5\n0.6\n0.7\n0.8\n", f);
+    fclose(f);
+    tb_test_serve_up("--tts-lead 0.2 --tts-latency 0.1 --synth tps=100,ttft=0.1,tokens=8,seed=2",
+                     &port);
+    snprintf(args, sizeof(args),
+             "bench -q --base-url http://127.0.0.1:%d/v1 --model m --conversations builtin "
+             "--calls 2 --call-count 2 --turns 2 --user-turn 0.05 --eou list:%s --tts-url "
+             "http://127.0.0.1:%d --out %s/o --json",
+             port, eou, port, dir);
+    sum = tb_test_run_json(NULL, args, 0);
+    snprintf(path, sizeof(path), "%s/o/records.jsonl", dir);
+    n = tb_test_jsonl_records(path, recs, 16);
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(recs[i], "latency");
+        double id = num(recs[i], "id"), sumparts = 0.0;
+        cJSON *sim;
+        const cJSON *ls;
+        assert_non_null(l);
+        if (fabs(num(l, "leading_silence_s") - 0.2) > 0.0101)
+            fail_msg("request %.0f: leading silence %.4f s, the server sent 0.2 s", id,
+                     num(l, "leading_silence_s"));
+        /* list:FILE: request id k is turn k + 1, which takes line (k mod 8) + 1
+         * of the 8 (a call's turns are ids c x 1000 + its turn) */
+        assert_true(fabs(num(l, "eou_s") - 0.1 * (fmod(id, 8.0) + 1)) < 1e-12);
+        assert_true(num(l, "tts_ttfb_s") >= 0.1); /* the server's schedule: L = 0.1 */
+        for (int p = 0; p < TB_TURN_LAT_PARTS - 1; p++)
+            sumparts += num(l, tb_turn_lat_keys[p]);
+        assert_true(fabs(sumparts - num(l, "v2v_s")) < 1e-9);
+        assert_true(num(l, "ttft_s") == num(recs[i], "ttft_s"));
+        /* the turn's trace, replayed: the same parts */
+        snprintf(args, sizeof(args), "sim --trace '%s/o/%s' --request %.0f --json", dir,
+                 cJSON_GetObjectItemCaseSensitive(recs[i], "trace")->valuestring, id);
+        sim = tb_test_run_json(NULL, args, 0);
+        ls = cJSON_GetObjectItemCaseSensitive(sim, "latency");
+        for (int p = 0; p < TB_TURN_LAT_PARTS; p++)
+            if (num(ls, tb_turn_lat_keys[p]) != num(l, tb_turn_lat_keys[p]))
+                fail_msg("request %.0f: sim says %s %.17g, the record %.17g", id,
+                         tb_turn_lat_keys[p], num(ls, tb_turn_lat_keys[p]),
+                         num(l, tb_turn_lat_keys[p]));
+        cJSON_Delete(sim);
+        cJSON_Delete(recs[i]);
+    }
+    /* the summary: the parts per level and per turn index */
+    lv = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sum, "levels"), 0);
+    assert_non_null(lv);
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(lv, "v2v_s"), "count") == 4);
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(lv, "leading_silence_s"), "p50") > 0.19);
+    t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(lv, "latency_share"),
+                                         "p50");
+    assert_true(num(t, "leading_silence_s") > 0.0 && num(t, "leading_silence_s") < 1.0);
+    bt = cJSON_GetObjectItemCaseSensitive(lv, "by_turn");
+    assert_int_equal(cJSON_GetArraySize(bt), 2);
+    cJSON_ArrayForEach(t, bt)
+    {
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(t, "latency");
+        assert_true(num(cJSON_GetObjectItemCaseSensitive(l, "v2v_s"), "count") == 2);
+    }
+    cJSON_Delete(sum);
+    tb_test_rm_rf(dir);
+}
+
 int tb_test_turnlat(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,6 +381,7 @@ int tb_test_turnlat(void)
         cmocka_unit_test(report_block),
         cmocka_unit_test(refusals),
         cmocka_unit_test_teardown(live_leading_silence, tb_test_serve_down),
+        cmocka_unit_test_teardown(calls_leading_silence, tb_test_serve_down),
     };
     return TB_RUN_GROUP("turnlat", tests);
 }

@@ -105,11 +105,19 @@ struct tb_bench_opts {
     /* A real TTS per stream (below), or NULL.  Its clock, origin, secrets,
      * callbacks and cancel flag are set by the run. */
     const struct tb_ttsnet_opts *tts;
+    /* With tts and calls: plays a turn's record with its measured TTS as
+     * soon as the turn's TTS has ended (the caller's replay, src/cli:
+     * replay.h), before its call goes on: the answer's measured playout
+     * says when the caller speaks next.  Returns 0 or a TB_E* code (the
+     * call then ends).  On the loop's thread; NULL: the model's playout. */
+    int (*tts_replay)(void *ud, struct tb_bench_rec *rec);
+    void *tts_replay_ud;
     /* Calls (level.mode TB_BENCH_CALLS or TB_BENCH_CALLS_POISSON;
      * bench_calls.h): the conversations, the measured calls over all
      * shards, the turns per call (0: every turn of the conversation) and
-     * the caller's speaking time.  Calls take no prompts, warm-up,
-     * duration or TTS. */
+     * the caller's speaking time.  Calls take no prompts, warm-up or
+     * duration; with a TTS each turn's speech ends before its call goes
+     * on (tts_replay). */
     const struct tb_convos *convos;
     size_t calls;
     size_t turns;

@@ -19,6 +19,7 @@
 #include "ttsbuf/bench_slo.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/stream.h"
+#include "ttsbuf/turnlat.h"
 
 #define TB_BENCH_CONC_MAX 10000 /* streams in flight */
 
@@ -105,6 +106,9 @@ struct tb_bench_rec {
     double tts_audio_s; /* NaN when no chunk was sent */
     double *tts_fb, *tts_rtf;
     size_t ntts_fb, ntts_rtf;
+    /* Where the turn's wait went (turnlat.h): its parts, null (NaN) where
+     * not measured or modelled; the end of turn drawn for turn id + 1. */
+    struct tb_turn_lat lat;
     /* Every delta, arrival times from t_start (owned; empty for records
      * read back from a file).  NULL once dropped: a run with drop_streams
      * (bench.h) keeps none, so a record costs its fixed fields (about 750

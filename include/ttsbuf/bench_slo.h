@@ -4,7 +4,8 @@
  *
  * An SLO bounds one per-record quantity of the output contract: an upper
  * bound for the times, the counts and what a stream needed (ttft_s,
- * ttfa_s, gap_total_s, gap_max_s, underruns, min_tps, speedup_needed), a
+ * ttfa_s, gap_total_s, gap_max_s, underruns, min_tps, speedup_needed,
+ * v2v_s: the turn's wait, turnlat.h), a
  * lower bound for the decode rates (decode_tps, decode_tps_usage); the
  * flag `gapless` asks for no underrun.  A record is good when it is
  * complete (no error) and every SLO holds; a quantity the record did not
@@ -32,6 +33,7 @@ enum tb_slo_key {
     TB_SLO_DECODE_TPS_USAGE,
     TB_SLO_MIN_TPS,
     TB_SLO_SPEEDUP,
+    TB_SLO_V2V,     /* the turn's wait, voice to voice (turnlat.h) */
     TB_SLO_GAPLESS, /* a flag: no underrun */
     TB_SLO__COUNT
 };

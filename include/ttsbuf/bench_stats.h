@@ -17,6 +17,7 @@
 #include "ttsbuf/reader.h"
 #include "ttsbuf/stats.h"
 #include "ttsbuf/ttsmeas.h"
+#include "ttsbuf/turnlat.h"
 
 /* The metrics summarised per level. */
 enum tb_bench_metric {
@@ -30,6 +31,15 @@ enum tb_bench_metric {
     TB_BM_GAP_MAX,
     TB_BM_MIN_TPS,
     TB_BM_SPEEDUP,
+    /* Where the wait went (turnlat.h: each record's latency; ttft_s is
+     * TB_BM_TTFT's), in the order of a turn. */
+    TB_BM_EOU,
+    TB_BM_AGGREGATION,
+    TB_BM_TTS_QUEUE,
+    TB_BM_TTS_TTFB,
+    TB_BM_PREROLL,
+    TB_BM_LEAD,
+    TB_BM_V2V,
     TB_BM__COUNT
 };
 
@@ -52,7 +62,12 @@ struct tb_bench_turn {
     size_t interrupted; /* the turns the caller interrupted (barge-in) */
     double good_share;  /* good / n; NaN without SLOs */
     struct tb_stats ttft, ttfa, gap_total;
+    struct tb_stats lat[TB_TURN_LAT_PARTS]; /* each part of the wait (turnlat.h) */
 };
+
+/* The metric of part i of the wait (turnlat.h's order; TB_BM_TTFT for
+ * ttft_s), or -1. */
+int tb_bench_metric_of_part(int i);
 
 struct tb_bench_summary {
     size_t requests, ok;

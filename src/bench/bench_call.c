@@ -308,7 +308,10 @@ void tb_bench_call_ended(struct bench *b, uint32_t slot, size_t rec_index)
     const struct tb_convo *cv = &b->o->convos->v[c->convo];
     int cls = tb_end_class(rec->end);
     double play, t;
-    int rc = tb_bench_analyze(rec, &b->o->sim, cs->err, sizeof(cs->err));
+    /* with a real TTS the turn plays as its TTS measured it */
+    int rc = b->o->tts_replay != NULL && rec->stream != NULL && rec->stream->tts != NULL
+                 ? b->o->tts_replay(b->o->tts_replay_ud, rec)
+                 : tb_bench_analyze(rec, &b->o->sim, cs->err, sizeof(cs->err));
     cs->turns_done++;
     if (rc == 0 && b->o->barge_in > 0)
         rc = barge_settle(b, rec, cs->err, sizeof(cs->err));

@@ -149,6 +149,7 @@ struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
     rec->gap_llm = rec->gap_tts = NAN;
     rec->play_end = NAN;
     rec->barge_in = rec->cancel_s = rec->cancel_mono_s = NAN;
+    tb_turn_lat_clear(&rec->lat);
     rec->message = rec->warning = none;
     rec->stream = s;
     tb_stream_init(rec->stream);
@@ -216,6 +217,7 @@ int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play
     free(rec->itl);
     rec->itl = NULL;
     rec->nitl = 0;
+    tb_turn_lat_clear(&rec->lat);
     if (rec->events == 0)
         return 0;
     if (rec->events > 1) {
@@ -231,9 +233,18 @@ int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play
         prev = s->ev[i].t;
     }
     tb_clock_virtual_init(&clk);
-    rc = tb_sim_run(play, o, &clk, NULL, NULL, &r, err, errlen);
+    if (o->eou_at != NULL) {
+        /* the turn's own end of speech: turn id + 1 */
+        struct tb_sim_opts ot = *o;
+        ot.eou_s = o->eou_at(o->eou_ud, (uint32_t)(rec->id + 1));
+        rec->stream->eou_s = ot.eou_s; /* its trace says it: sim of it plays this turn */
+        rc = tb_sim_run(play, &ot, &clk, NULL, NULL, &r, err, errlen);
+    } else {
+        rc = tb_sim_run(play, o, &clk, NULL, NULL, &r, err, errlen);
+    }
     if (rc != 0)
         return rc;
+    rec->lat = r.lat;
     rec->ttft = r.ttft;
     rec->ttfa = r.play.ttfa;
     rec->decode_tps = r.content_events > 1 ? r.decode_tps : NAN;
@@ -412,6 +423,11 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_b
         cJSON_AddItemToArray(itl, tb_json_num(r->itl[i]));
     if (r->tts)
         write_tts(o, r); /* only with a real TTS, so that records without one are as before */
+    {
+        cJSON *l = cJSON_AddObjectToObject(o, "latency"); /* where the wait went */
+        if (l != NULL)
+            tb_turn_lat_json(l, &r->lat);
+    }
     if (trace != NULL)
         cJSON_AddStringToObject(o, "trace", trace);
     return tb_json_put_line(f, o);

@@ -232,6 +232,31 @@ static const char *read_tts(const cJSON *o, struct tb_bench_rec *r)
     return why != NULL ? why : read_samples(t, "rtf", &r->tts_rtf, &r->ntts_rtf);
 }
 
+/* Where the wait went (absent: a record of an older version, every part
+ * null): each part a time or null, and v2v their sum. */
+static const char *read_latency(const cJSON *o, struct tb_bench_rec *r)
+{
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "latency");
+    double sum = 0.0;
+    tb_turn_lat_clear(&r->lat);
+    if (l == NULL)
+        return NULL;
+    if (!cJSON_IsObject(l))
+        return "\"latency\" is not an object";
+    for (int i = 0; i < TB_TURN_LAT_PARTS; i++) {
+        double v;
+        if (get_num(l, tb_turn_lat_keys[i], 1, &v) != 0 ||
+            !(isnan(v) || (v >= 0 && v <= TB_TIME_MAX)))
+            return "a part of \"latency\" is not null or a time in 0..1e9 s";
+        tb_turn_lat_set(&r->lat, i, v);
+        if (i < TB_TURN_LAT_PARTS - 1)
+            sum += v;
+    }
+    if (!(isnan(sum) && isnan(r->lat.v2v)) && !(fabs(sum - r->lat.v2v) <= 1e-9))
+        return "\"latency.v2v_s\" is not the sum of its parts";
+    return NULL;
+}
+
 /* A call's barge-in keys (bench_rec.h), when "interrupted" is there:
  * all of them, consistent.  Returns a reason or NULL. */
 static const char *parse_barge(const cJSON *o, struct tb_bench_rec *r)
@@ -416,6 +441,8 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
         return no_memory;
     {
         const char *why = read_tts(o, r);
+        if (why == NULL)
+            why = read_latency(o, r);
         if (why != NULL)
             return why;
     }

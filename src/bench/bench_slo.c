@@ -23,12 +23,12 @@ static const struct {
 } keys[TB_SLO__COUNT] = {
     {"ttft_s", 0, 0},         {"ttfa_s", 0, 0},     {"gap_total_s", 0, 0},      {"gap_max_s", 0, 0},
     {"underruns", 0, 1},      {"decode_tps", 1, 0}, {"decode_tps_usage", 1, 0}, {"min_tps", 0, 0},
-    {"speedup_needed", 0, 0}, {"gapless", 0, 0},
+    {"speedup_needed", 0, 0}, {"v2v_s", 0, 0},       {"gapless", 0, 0},
 };
 
 #define KEY_LIST                                                                                   \
     "ttft_s, ttfa_s, gap_total_s, gap_max_s, underruns, decode_tps, decode_tps_usage, min_tps, "   \
-    "speedup_needed, gapless"
+    "speedup_needed, v2v_s, gapless"
 
 const char *tb_bench_slo_name(enum tb_slo_key k)
 {
@@ -178,6 +178,7 @@ static double value(const struct tb_bench_rec *r, int k)
     case TB_SLO_DECODE_TPS_USAGE: return r->decode_tps_usage;
     case TB_SLO_MIN_TPS: return r->min_tps;
     case TB_SLO_SPEEDUP: return r->speedup;
+    case TB_SLO_V2V: return r->lat.v2v;
     default: return NAN;
     }
 }

@@ -138,6 +138,8 @@ struct ttsjob {
     struct tb_ttsnet *tts;
     size_t rec;
     int rc;
+    int64_t slot; /* a call's turn: its call's slot, ended when the TTS is;
+                   * -1: a one-shot request */
     struct ttsjob *next;
 };
 

@@ -22,7 +22,19 @@ static const struct {
     {"itl_s", "s", 0},          {"underruns", "", 0},
     {"gap_total_s", "s", 0},    {"gap_max_s", "s", 0},
     {"min_tps", "tok/s", 0},    {"speedup_needed", "x", 0},
+    {"eou_s", "s", 0},          {"aggregation_s", "s", 0},
+    {"tts_queue_s", "s", 0},    {"tts_ttfb_s", "s", 0},
+    {"preroll_s", "s", 0},      {"leading_silence_s", "s", 0},
+    {"v2v_s", "s", 0},
 };
+
+int tb_bench_metric_of_part(int i)
+{
+    static const int m[TB_TURN_LAT_PARTS] = {TB_BM_EOU,      TB_BM_TTFT,    TB_BM_AGGREGATION,
+                                             TB_BM_TTS_QUEUE, TB_BM_TTS_TTFB, TB_BM_PREROLL,
+                                             TB_BM_LEAD,      TB_BM_V2V};
+    return i >= 0 && i < TB_TURN_LAT_PARTS ? m[i] : -1;
+}
 
 const char *tb_bench_metric_name(enum tb_bench_metric m)
 {
@@ -53,6 +65,13 @@ static double value(const struct tb_bench_rec *r, enum tb_bench_metric m)
     /* A what-if needs the whole answer: none for a failed request. */
     case TB_BM_MIN_TPS: return r->error == 0 ? r->min_tps : NAN;
     case TB_BM_SPEEDUP: return r->error == 0 ? r->speedup : NAN;
+    case TB_BM_EOU: return r->lat.eou;
+    case TB_BM_AGGREGATION: return r->lat.aggregation;
+    case TB_BM_TTS_QUEUE: return r->lat.tts_queue;
+    case TB_BM_TTS_TTFB: return r->lat.tts_ttfb;
+    case TB_BM_PREROLL: return r->lat.preroll;
+    case TB_BM_LEAD: return r->lat.lead;
+    case TB_BM_V2V: return r->lat.v2v;
     default: return NAN;
     }
 }
@@ -170,6 +189,13 @@ static void turn_row(const struct tb_bench_rec *const *g, size_t n, const struct
         if (!isnan(g[i]->gap_total))
             v[k++] = g[i]->gap_total;
     tb_stats_of(v, k, &t->gap_total);
+    for (int p = 0; p < TB_TURN_LAT_PARTS; p++) {
+        k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!isnan(tb_turn_lat_part(&g[i]->lat, p)))
+                v[k++] = tb_turn_lat_part(&g[i]->lat, p);
+        tb_stats_of(v, k, &t->lat[p]);
+    }
 }
 
 /* The level's per-turn table: its call records sorted by turn (pointers;

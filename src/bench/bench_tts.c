@@ -89,7 +89,19 @@ int tb_bench_tts_open(struct bench *b, struct xf *x, char *err, size_t errlen)
 
 /* The record of a stream whose TTS is over: its log, and a failed chunk
  * as the record's error when the stream had none. */
-static int conclude(struct bench *b, struct tb_ttsnet *c, size_t ri, int crc)
+static int conclude_rec(struct bench *b, struct tb_ttsnet *c, size_t ri, int crc);
+
+/* The record of a stream whose TTS is over; a call's turn then ends
+ * (slot >= 0), its playout measured. */
+static int conclude(struct bench *b, struct tb_ttsnet *c, size_t ri, int crc, int64_t slot)
+{
+    int rc = conclude_rec(b, c, ri, crc);
+    if (rc == 0 && slot >= 0 && b->turn_ended != NULL)
+        b->turn_ended(b, (uint32_t)slot, ri);
+    return rc;
+}
+
+static int conclude_rec(struct bench *b, struct tb_ttsnet *c, size_t ri, int crc)
 {
     struct tb_bench_rec *rec = &b->out->v[ri];
     struct tb_tts_log *log = malloc(sizeof(*log));
@@ -130,6 +142,7 @@ static int conclude(struct bench *b, struct tb_ttsnet *c, size_t ri, int crc)
 
 int tb_bench_tts_close(struct bench *b, struct xf *x, size_t ri)
 {
+    int64_t slot = x->call >= 0 ? (int64_t)x->slot : -1;
     struct ttsjob *j;
     int rc;
     if (x->tts == NULL)
@@ -140,7 +153,7 @@ int tb_bench_tts_close(struct bench *b, struct xf *x, size_t ri)
     j = calloc(1, sizeof(*j));
     if (j == NULL) {
         tb_ttsnet_cancel(x->tts);
-        rc = conclude(b, x->tts, ri, TB_ENOMEM);
+        rc = conclude(b, x->tts, ri, TB_ENOMEM, slot);
         tb_ttsnet_destroy(x->tts);
         x->tts = NULL;
         b->ntts--;
@@ -149,6 +162,7 @@ int tb_bench_tts_close(struct bench *b, struct xf *x, size_t ri)
     j->tts = x->tts;
     j->rec = ri;
     j->rc = x->tts_rc;
+    j->slot = slot;
     j->next = b->jobs;
     b->jobs = j;
     b->njobs++;
@@ -202,7 +216,7 @@ int tb_bench_tts_step(struct bench *b)
         if (j->rc != 0)
             tb_ttsnet_cancel(j->tts);
         if (rc == 0)
-            rc = conclude(b, j->tts, j->rec, j->rc != 0 ? j->rc : n < 0 ? n : 0);
+            rc = conclude(b, j->tts, j->rec, j->rc != 0 ? j->rc : n < 0 ? n : 0, j->slot);
         tb_ttsnet_destroy(j->tts);
         *pp = j->next;
         free(j);

@@ -391,7 +391,9 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             }
             rec->surrogates_replaced = tb_api_replaced(x->rd.parser);
             x->stream.usage_tokens = rec->usage_tokens;
-            /* The last chunks go to the TTS (the stream is whole now). */
+            /* The last chunks go to the TTS (the stream is whole now); a
+             * call's turn with one ends when its speech does. */
+            int speaking = x->tts != NULL;
             if (tb_bench_tts_close(b, x, b->out->n - 1) != 0)
                 rc = TB_ENOMEM;
             /* The record takes the stream; the transfer starts a new one. */
@@ -401,7 +403,7 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             if (rec->error != 0)
                 b->errors++;
             b->events += nc;
-            if (rc == 0 && x->call >= 0 && b->turn_ended != NULL)
+            if (rc == 0 && x->call >= 0 && b->turn_ended != NULL && !speaking)
                 b->turn_ended(b, x->slot, b->out->n - 1);
             if (rc == 0 && b->o->drop_streams && b->o->tts == NULL)
                 rc = play_drop(b, x, b->out->n - 1);

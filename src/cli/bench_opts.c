@@ -147,7 +147,8 @@ static const struct tb_optdoc bench_output[] = {
      "after the report, and exits 1."},
     {"slo", O_SLO, "K=V",
      "a service-level objective per request (repeatable): ttft_s, ttfa_s, gap_total_s, "
-     "gap_max_s, underruns, min_tps, speedup_needed (<=), decode_tps, decode_tps_usage (>=), "
+     "gap_max_s, underruns, min_tps, speedup_needed, v2v_s (<=), decode_tps, decode_tps_usage "
+     "(>=), "
      "or gapless; a request is good when it is complete and within every SLO",
      "Voice goodput: per level, the good requests, their share of the requests and their rate "
      "(good per second of the level's span); per turn index for calls. A quantity a request did "
@@ -393,9 +394,9 @@ static int calls_check(struct tb_cli_bench *a)
         tb_cli_error("bench: --conversations sends chat messages: --api completions has none");
         return TB_EINVAL;
     }
-    if (a->tl.url != NULL) {
-        tb_cli_error("bench: --conversations with --tts-url is not supported yet (calls play "
-                     "on the model)");
+    if (a->tl.url != NULL && a->barge_in != NULL) {
+        tb_cli_error("bench: --barge-in with --tts-url is not supported yet (an interruption is "
+                     "timed on the model's playout)");
         return TB_EINVAL;
     }
     if (tb_uturn_parse(a->user_turn != NULL ? a->user_turn : TB_UTURN_DEFAULT, &a->uturn, err,

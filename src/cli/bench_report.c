@@ -3,6 +3,7 @@
  * (see bench_report.h).
  */
 #include "bench_report.h"
+#include "bench_wait.h"
 #include "report.h"
 
 #include <math.h>
@@ -149,21 +150,24 @@ static void goodput_lines(FILE *f, const struct tb_bench_summary *x)
 
 void tb_cli_bench_turn_head(FILE *f, int barge)
 {
-    fprintf(f, " %6s %6s %9s %9s %9s %9s %11s %7s%s\n", "n", "ok", "TTFT p50", "TTFT p95",
-            "audio p50", "audio p95", "silence p95", "good", barge ? " interrupted" : "");
+    fprintf(f, " %6s %6s %9s %9s %9s %9s %9s %9s %11s %7s%s\n", "n", "ok", "TTFT p50", "TTFT p95",
+            "audio p50", "audio p95", "v2v p50", "v2v p95", "silence p95", "good",
+            barge ? " interrupted" : "");
 }
 
 void tb_cli_bench_turn_cells(FILE *f, const struct tb_bench_summary *x,
                              const struct tb_bench_turn *r, int barge)
 {
-    char b[5][32], gs[16] = "-";
+    const struct tb_stats *v = &r->lat[TB_TURN_LAT_PARTS - 1];
+    char b[7][32], gs[16] = "-";
     if (x->slo)
         snprintf(gs, sizeof(gs), "%.1f%%", 100.0 * r->good_share);
-    fprintf(f, " %6zu %6zu %9s %9s %9s %9s %11s %7s", r->n, r->ok,
+    fprintf(f, " %6zu %6zu %9s %9s %9s %9s %9s %9s %11s %7s", r->n, r->ok,
             stat_cell(b[0], sizeof(b[0]), &r->ttft, r->ttft.p50, 3),
             stat_cell(b[1], sizeof(b[1]), &r->ttft, r->ttft.p95, 3),
             stat_cell(b[2], sizeof(b[2]), &r->ttfa, r->ttfa.p50, 3),
             stat_cell(b[3], sizeof(b[3]), &r->ttfa, r->ttfa.p95, 3),
+            stat_cell(b[5], sizeof(b[5]), v, v->p50, 3), stat_cell(b[6], sizeof(b[6]), v, v->p95, 3),
             stat_cell(b[4], sizeof(b[4]), &r->gap_total, r->gap_total.p95, 3), gs);
     if (barge && x->barge)
         fprintf(f, " %11zu", r->interrupted);
@@ -292,16 +296,16 @@ static void note_lines(FILE *f, const struct tb_bench_summary *x)
  * _tps, _needed: a factor). */
 static void metric_lines(FILE *f, const struct tb_bench_summary *x)
 {
-    fprintf(f, "  %-16s %6s %9s %9s %9s %9s %9s %9s %9s\n", "metric", "count", "mean", "min", "p5",
+    fprintf(f, "  %-17s %6s %9s %9s %9s %9s %9s %9s %9s\n", "metric", "count", "mean", "min", "p5",
             "p50", "p95", "p99", "max");
     for (int k = 0; k < TB_BM__COUNT; k++) {
         const struct tb_stats *st = &x->m[k];
         const char *label = tb_bench_metric_name((enum tb_bench_metric)k);
         if (st->count == 0) {
-            fprintf(f, "  %-16s %6zu %9s\n", label, st->count, "-");
+            fprintf(f, "  %-17s %6zu %9s\n", label, st->count, "-");
             continue;
         }
-        fprintf(f, "  %-16s %6zu %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g\n", label, st->count,
+        fprintf(f, "  %-17s %6zu %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g %9.4g\n", label, st->count,
                 st->mean, st->min, st->p5, st->p50, st->p95, st->p99, st->max);
     }
 }
@@ -320,6 +324,7 @@ void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_ben
         level_lines(f, name, x, calls != NULL ? &calls[l] : NULL);
         note_lines(f, x);
         metric_lines(f, x);
+        tb_cli_bench_wait_lines(f, x);
         if (x->tts)
             tb_cli_report_tts_lines(f, &x->tts_stats); /* a real TTS (--tts-url) */
         goodput_lines(f, x);
@@ -407,6 +412,7 @@ void tb_cli_bench_turns_json(cJSON *o, const struct tb_bench_summary *x)
         tb_cli_json_stats(e, "ttft_s", &r->ttft);
         tb_cli_json_stats(e, "ttfa_s", &r->ttfa);
         tb_cli_json_stats(e, "gap_total_s", &r->gap_total);
+        tb_cli_bench_wait_turn_json(e, r);
     }
 }
 
@@ -459,6 +465,7 @@ int tb_cli_bench_report_json(FILE *f, const char *command, const struct tb_bench
             tb_cli_json_stats(o, tb_bench_metric_name((enum tb_bench_metric)k), &x->m[k]);
         if (x->tts)
             tb_cli_report_tts_json(o, &x->tts_stats); /* only with a real TTS */
+        tb_cli_bench_wait_json(o, x);
         goodput_json(o, m, x);
         tb_cli_bench_barge_json(o, x);
         tb_cli_bench_turns_json(o, x);
@@ -496,6 +503,7 @@ void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
         for (int q = 0; tb_stats_fields[q] != NULL; q++)
             fprintf(f, ",%s_%s", tb_bench_metric_name((enum tb_bench_metric)k), tb_stats_fields[q]);
     }
+    tb_cli_bench_wait_csv(f, NULL);
     fputs(",goodput_slo,goodput_good,goodput_share,goodput_per_s", f);
     tb_cli_bench_barge_csv(f, NULL);
     fputc('\n', f);
@@ -522,6 +530,7 @@ void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
             for (int q = 0; tb_stats_fields[q] != NULL; q++)
                 tb_cli_bench_csv_num(f, tb_stats_field(&x->m[k], q));
         }
+        tb_cli_bench_wait_csv(f, x);
         if (m->slo.set != 0) {
             char t[400];
             tb_bench_slo_text(&m->slo, t, sizeof(t));

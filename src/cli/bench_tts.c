@@ -97,6 +97,7 @@ static int replay_one(struct tb_bench_rec *rec, const struct tb_sim_opts *base)
             rec->ttfa = rec->gap_total = rec->gap_max = NAN;
             rec->gap_llm = rec->gap_tts = rec->min_tps = rec->speedup = NAN;
             rec->underruns = 0;
+            tb_turn_lat_clear(&rec->lat);
             rc = 0;
         } else if (rc != 0 && rp.mismatch[0] != '\0') {
             tb_cli_error("%s: replaying the measured TTS: %s", name, rp.mismatch);
@@ -120,7 +121,12 @@ int tb_cli_bench_tts_replay(struct tb_bench_recs *r, size_t from, const struct t
 {
     int rc = 0;
     for (size_t i = from; rc == 0 && i < r->n; i++)
-        if (r->v[i].stream->tts != NULL)
+        if (r->v[i].stream->tts != NULL && r->v[i].call < 0) /* a call's turn: played at its end */
             rc = replay_one(&r->v[i], o);
     return rc;
+}
+
+int tb_cli_bench_tts_replay_turn(void *ud, struct tb_bench_rec *rec)
+{
+    return replay_one(rec, ud);
 }

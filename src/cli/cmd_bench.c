@@ -286,6 +286,8 @@ static int run_levels(struct bench *b)
     if (b->a.tl.url != NULL) {
         tb_cli_bench_tts_opts(&b->a, b->tts_base, &to, &bo.sim);
         bo.tts = &to;
+        bo.tts_replay = tb_cli_bench_tts_replay_turn;
+        bo.tts_replay_ud = &bo.sim;
     }
     /* The streams are kept only for what reads them after the run; --out
      * writes each as its request ends (on one loop, without a TTS). */

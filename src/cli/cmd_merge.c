@@ -16,6 +16,7 @@
 #include "bench_opts.h"
 #include "bench_report.h"
 #include "cli.h"
+#include "outputs.h"
 #include "optdoc.h"
 #include "options.h"
 #include "ttsbuf/bench.h"
@@ -348,6 +349,7 @@ static int report(struct merge *x)
     else
         tb_cli_bench_report_human(stdout, "merge", &x->meta, x->sums, NULL, x->a.gates,
                                   x->a.ngates);
+    (void)tb_cli_flush_stdout(); /* a failed write's errno, kept for the exit's line */
     return 0;
 }
 

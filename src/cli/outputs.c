@@ -70,6 +70,10 @@ static int s_stdout_errno;
 
 int tb_cli_flush_stdout(void)
 {
+    /* a write that failed before (a report longer than the buffer): its
+     * errno, still here when the writer's last call was the failed one */
+    if (ferror(stdout) && s_stdout_errno == 0 && errno != 0)
+        s_stdout_errno = errno;
     errno = 0;
     if (fflush(stdout) == 0)
         return 0;

@@ -28,8 +28,9 @@ FILE *tb_cli_output_open(const char *opt, const char *path, int *rc);
 int tb_cli_stdout_gone(void);
 
 /* fflush(stdout) that keeps the errno of the first failed flush for
- * tb_cli_stdout_errno (by exit, errno has long been overwritten): 0 or
- * EOF, as fflush. */
+ * tb_cli_stdout_errno (by exit, errno has long been overwritten), or of a
+ * failed write just before it (stdout's error flag set, errno not yet
+ * overwritten): 0 or EOF, as fflush. */
 int tb_cli_flush_stdout(void);
 
 /* The errno of the first failed tb_cli_flush_stdout, or 0. */

@@ -1,0 +1,78 @@
+/*
+ * bench_wait.c - where a bench level's wait went (see bench_wait.h).
+ */
+#include "bench_wait.h"
+
+#include <math.h>
+
+#include <cJSON.h>
+
+#include "bench_report.h"
+#include "jsonout.h"
+#include "ttsbuf/turnlat.h"
+
+/* The labels of the report's line, in the parts' order (v2v last). */
+static const char *const short_name[TB_TURN_LAT_PARTS] = {
+    "eou", "ttft", "aggregation", "tts-queue", "tts-ttfb", "pre-roll", "lead", "v2v",
+};
+
+static double pct_of(const struct tb_stats *s, int pct)
+{
+    return s->count == 0 ? NAN : pct == 95 ? s->p95 : s->p50;
+}
+
+double tb_cli_bench_wait_share(const struct tb_bench_summary *x, int part, int pct)
+{
+    int m = tb_bench_metric_of_part(part);
+    double v = m >= 0 ? pct_of(&x->m[m], pct) : NAN, w = pct_of(&x->m[TB_BM_V2V], pct);
+    return !isnan(v) && w > 0 ? v / w : NAN;
+}
+
+void tb_cli_bench_wait_lines(FILE *f, const struct tb_bench_summary *x)
+{
+    static const int pcts[2] = {50, 95};
+    if (x->m[TB_BM_V2V].count == 0)
+        return;
+    for (int k = 0; k < 2; k++) {
+        fprintf(f, "  v2v p%d %.3f s:", pcts[k], pct_of(&x->m[TB_BM_V2V], pcts[k]));
+        for (int i = 0; i < TB_TURN_LAT_PARTS - 1; i++) {
+            double s = tb_cli_bench_wait_share(x, i, pcts[k]);
+            if (isnan(s))
+                fprintf(f, " %s -", short_name[i]);
+            else
+                fprintf(f, " %s %.0f%%", short_name[i], 100.0 * s);
+        }
+        fputc('\n', f);
+    }
+}
+
+void tb_cli_bench_wait_json(struct cJSON *o, const struct tb_bench_summary *x)
+{
+    static const char *const keys[2] = {"p50", "p95"};
+    static const int pcts[2] = {50, 95};
+    cJSON *sh = cJSON_AddObjectToObject(o, "latency_share");
+    for (int k = 0; sh != NULL && k < 2; k++) {
+        cJSON *p = cJSON_AddObjectToObject(sh, keys[k]);
+        for (int i = 0; p != NULL && i < TB_TURN_LAT_PARTS - 1; i++)
+            tb_cli_json_num(p, tb_turn_lat_keys[i], tb_cli_bench_wait_share(x, i, pcts[k]));
+    }
+}
+
+void tb_cli_bench_wait_turn_json(struct cJSON *o, const struct tb_bench_turn *r)
+{
+    cJSON *l = cJSON_AddObjectToObject(o, "latency");
+    for (int i = 0; l != NULL && i < TB_TURN_LAT_PARTS; i++)
+        tb_cli_json_stats(l, tb_turn_lat_keys[i], &r->lat[i]);
+}
+
+void tb_cli_bench_wait_csv(FILE *f, const struct tb_bench_summary *x)
+{
+    static const int pcts[2] = {50, 95};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < TB_TURN_LAT_PARTS - 1; i++) {
+            if (x == NULL)
+                fprintf(f, ",latency_share_p%d_%s", pcts[k], tb_turn_lat_keys[i]);
+            else
+                tb_cli_bench_csv_num(f, tb_cli_bench_wait_share(x, i, pcts[k]));
+        }
+}
