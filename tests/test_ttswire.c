@@ -374,7 +374,7 @@ static const struct tb_tts_chunk *ws_rec(struct ws *w, uint32_t j)
 static void ws_expect(struct ws *w, uint32_t j, int fail, const char *word)
 {
     const struct tb_tts_chunk *r = ws_rec(w, j);
-    if (w->c->state[j - 1] != TB_TTSWS_ENDED)
+    if (w->c->k.state[j - 1] != TB_TTSCORE_ENDED)
         fail_msg("chunk %u has not ended", j);
     expect(r, fail, word);
     assert_int_equal(tb_utf8_check(r->message, strlen(r->message)), strlen(r->message));
