@@ -243,36 +243,13 @@ static void *loop(void *arg)
     return NULL;
 }
 
-int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char *err, size_t errlen)
+/* The request's path and query (c->path) under the base URL's path
+ * bpath: the dialect's endpoint, its voice and model escaped.  0 or
+ * TB_ENOMEM. */
+static int request_path(struct tb_ttsws *c, const char *bpath)
 {
-    struct lws_context_creation_info ci;
-    struct lws_client_connect_info cc;
-    const char *prot = NULL, *ads = NULL, *bpath = NULL;
-    int port = 0, tls;
     char *ev = NULL, *em = NULL, base_path[512];
     size_t bl;
-
-    c->conn_url = strdup(url);
-    if (c->conn_url == NULL)
-        return TB_ENOMEM;
-    if (lws_parse_uri(c->conn_url, &prot, &ads, &port, &bpath) != 0 || ads == NULL ||
-        ads[0] == '\0')
-        return tb_seterr(err, errlen, TB_EINVAL, "TTS URL: not a URL");
-    if (strcmp(prot, "wss") == 0 || strcmp(prot, "https") == 0)
-        tls = 1;
-    else if (strcmp(prot, "ws") == 0 || strcmp(prot, "http") == 0)
-        tls = 0;
-    else
-        return tb_seterr(err, errlen, TB_EINVAL,
-                         "TTS URL: scheme '%s' (a WebSocket dialect takes ws, wss, http or https)",
-                         prot);
-    if (strchr(url + strlen(prot) + 3, '@') != NULL)
-        return tb_seterr(err, errlen, TB_EINVAL,
-                         "TTS URL: credentials in the URL (the key goes in its variable)");
-    if (strchr(url, '?') != NULL || strchr(url, '#') != NULL)
-        return tb_seterr(err, errlen, TB_EINVAL, "TTS URL: a query or fragment in the base URL");
-    if (strcmp(prot, "http") == 0 || strcmp(prot, "ws") == 0)
-        port = port == 0 ? 80 : port;
     snprintf(base_path, sizeof(base_path), "/%s", bpath != NULL ? bpath : "");
     bl = strlen(base_path);
     while (bl > 0 && base_path[bl - 1] == '/')
@@ -300,7 +277,38 @@ int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char 
     }
     curl_free(ev);
     curl_free(em);
-    if (c->path == NULL)
+    return c->path == NULL ? TB_ENOMEM : 0;
+}
+
+int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char *err, size_t errlen)
+{
+    struct lws_context_creation_info ci;
+    struct lws_client_connect_info cc;
+    const char *prot = NULL, *ads = NULL, *bpath = NULL;
+    int port = 0, tls;
+
+    c->conn_url = strdup(url);
+    if (c->conn_url == NULL)
+        return TB_ENOMEM;
+    if (lws_parse_uri(c->conn_url, &prot, &ads, &port, &bpath) != 0 || ads == NULL ||
+        ads[0] == '\0')
+        return tb_seterr(err, errlen, TB_EINVAL, "TTS URL: not a URL");
+    if (strcmp(prot, "wss") == 0 || strcmp(prot, "https") == 0)
+        tls = 1;
+    else if (strcmp(prot, "ws") == 0 || strcmp(prot, "http") == 0)
+        tls = 0;
+    else
+        return tb_seterr(err, errlen, TB_EINVAL,
+                         "TTS URL: scheme '%s' (a WebSocket dialect takes ws, wss, http or https)",
+                         prot);
+    if (strchr(url + strlen(prot) + 3, '@') != NULL)
+        return tb_seterr(err, errlen, TB_EINVAL,
+                         "TTS URL: credentials in the URL (the key goes in its variable)");
+    if (strchr(url, '?') != NULL || strchr(url, '#') != NULL)
+        return tb_seterr(err, errlen, TB_EINVAL, "TTS URL: a query or fragment in the base URL");
+    if (strcmp(prot, "http") == 0 || strcmp(prot, "ws") == 0)
+        port = port == 0 ? 80 : port;
+    if (request_path(c, bpath) != 0)
         return TB_ENOMEM;
     /* The log's url: scheme, host, path, no secret (none is in it). */
     if (port != 0 && port != (tls ? 443 : 80))
