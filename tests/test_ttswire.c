@@ -14,7 +14,11 @@
  *   between; audio before a chunk's text was written, after its end, for
  *   a flush never sent or with nothing in flight is a "format" failure of
  *   the peer, booked to no chunk; an end marker with no audio is one too;
- *   the peer's bytes that are not UTF-8 never reach a record.
+ *   the peer's bytes that are not UTF-8 never reach a record;
+ *
+ *   the PCM hand-on both clients share (ttscore.h's tb_ttscore_pcm):
+ *   whole samples only, an odd byte carried to the next piece, nothing
+ *   more handed on once the callback asked to stop.
  *
  * The hostile WebSocket peers end to end are test_ttsws.c's (the npm ws
  * peer), the hostile HTTP TTS through the binary test_ttsfault.c's rows.
@@ -35,6 +39,7 @@
 
 #include "tcp_peer.h"
 #include "tests.h"
+#include "tts/ttscore.h"
 #include "tts/ttsws_priv.h"
 #include "tts/ttsws_rx.h"
 #include "ttsbuf/error.h"
@@ -374,7 +379,7 @@ static const struct tb_tts_chunk *ws_rec(struct ws *w, uint32_t j)
 static void ws_expect(struct ws *w, uint32_t j, int fail, const char *word)
 {
     const struct tb_tts_chunk *r = ws_rec(w, j);
-    if (w->c->state[j - 1] != TB_TTSWS_ENDED)
+    if (w->c->k.state[j - 1] != TB_TTSCORE_ENDED)
         fail_msg("chunk %u has not ended", j);
     expect(r, fail, word);
     assert_int_equal(tb_utf8_check(r->message, strlen(r->message)), strlen(r->message));
@@ -527,6 +532,66 @@ static void peer_bytes_made_safe(void **state)
     tb_ttsws_destroy(w.c);
 }
 
+/* What tb_ttscore_pcm handed on: the pieces, their bytes, and when to
+ * ask for a stop. */
+struct handed {
+    char bytes[16];
+    size_t n, calls;
+    size_t stop_at; /* the call that returns non-zero (1-based), or 0 */
+};
+
+static int hand(void *ud, uint32_t j, const char *pcm, size_t n, double t)
+{
+    struct handed *h = ud;
+    assert_int_equal(j, 3);
+    assert_true(t == 0.5);
+    assert_int_equal(n % 2, 0);
+    assert_true(h->n + n <= sizeof(h->bytes));
+    memcpy(h->bytes + h->n, pcm, n);
+    h->n += n;
+    h->calls++;
+    return h->calls == h->stop_at;
+}
+
+static void pcm_whole_samples_odd_byte_carried(void **state)
+{
+    struct tb_tts_log l;
+    struct tb_tts_chunk *r;
+    struct tb_ttscore_carry cy = {0, 0};
+    struct handed h;
+    (void)state;
+    tb_tts_log_init(&l);
+    assert_int_equal(tb_tts_log_add(&l, "hi", 2, 2, 24000, &r), 0);
+    memset(&h, 0, sizeof(h));
+    /* 1 byte: held; 4 more: the pair, then one sample, one byte held. */
+    assert_int_equal(tb_ttscore_pcm(r, &cy, "a", 1, 0.5, hand, &h, 3), 0);
+    assert_int_equal(h.calls, 0);
+    assert_int_equal(cy.has, 1);
+    assert_int_equal(tb_ttscore_pcm(r, &cy, "bcde", 4, 0.5, hand, &h, 3), 0);
+    assert_int_equal(h.calls, 2);
+    assert_int_equal(h.n, 4);
+    assert_memory_equal(h.bytes, "abcd", 4);
+    assert_int_equal(cy.has, 1);
+    assert_int_equal(cy.odd, 'e');
+    assert_int_equal(r->bytes, 4);
+    assert_true(r->first_byte == 0.5);
+    /* Nothing: nothing changes. */
+    assert_int_equal(tb_ttscore_pcm(r, &cy, "", 0, 0.5, hand, &h, 3), 0);
+    assert_int_equal(h.calls, 2);
+    /* A stop asked on the pair: the rest of the piece is not handed on. */
+    h.stop_at = 3;
+    assert_int_not_equal(tb_ttscore_pcm(r, &cy, "fgh", 3, 0.5, hand, &h, 3), 0);
+    assert_int_equal(h.calls, 3);
+    assert_int_equal(h.n, 6);
+    assert_memory_equal(h.bytes, "abcdef", 6);
+    assert_int_equal(r->bytes, 6);
+    /* No callback: still counted. */
+    cy.has = 0;
+    assert_int_equal(tb_ttscore_pcm(r, &cy, "ij", 2, 0.5, NULL, NULL, 3), 0);
+    assert_int_equal(r->bytes, 8);
+    tb_tts_log_free(&l);
+}
+
 int tb_test_ttswire(void)
 {
     const struct CMUnitTest tests[] = {
@@ -537,6 +602,7 @@ int tb_test_ttswire(void)
         cmocka_unit_test(cartesia_flush_ids_skip_blanks),
         cmocka_unit_test(protocol_breaks),
         cmocka_unit_test(peer_bytes_made_safe),
+        cmocka_unit_test(pcm_whole_samples_odd_byte_carried),
     };
     return TB_RUN_GROUP("ttswire", tests);
 }

@@ -1,6 +1,6 @@
 /*
  * ttscheck.h - private to src/tts: what a chunk's audio must be, judged
- * the same way by both clients (ttsnet.c over HTTP, ttsws.c over a
+ * the same way by both clients (ttshttp.c over HTTP, ttsws.c over a
  * WebSocket).  The request asks for raw mono 16-bit PCM; what came back
  * is that, or a "format" failure saying what it was instead:
  *

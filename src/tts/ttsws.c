@@ -3,7 +3,8 @@
  * (ttsws_priv.h).  Chunks are submitted, sent in order at most N at once
  * (a blank chunk is skipped: never sent, never given a wire id), and
  * their timeouts kept; the connection is ttsws_conn.c's, what comes back
- * ttsws_rx.c's.
+ * ttsws_rx.c's, the bookkeeping the HTTP client shares the engine's
+ * (ttscore.h).
  */
 #include "ttsbuf/ttsws.h"
 
@@ -105,7 +106,7 @@ static cJSON *cartesia_msg(const struct tb_ttsws *c, const char *text, int cont,
     if (f != NULL) {
         cJSON_AddStringToObject(f, "container", "raw");
         cJSON_AddStringToObject(f, "encoding", "pcm_s16le");
-        cJSON_AddNumberToObject(f, "sample_rate", c->rate);
+        cJSON_AddNumberToObject(f, "sample_rate", c->k.rate);
     }
     cJSON_AddStringToObject(o, "context_id", c->context_id);
     cJSON_AddBoolToObject(o, "continue", cont);
@@ -115,21 +116,22 @@ static cJSON *cartesia_msg(const struct tb_ttsws *c, const char *text, int cont,
 }
 
 /* Queues chunk index i's messages.  0 or TB_ENOMEM. */
-static int send_one(struct tb_ttsws *c, size_t i)
+static int send_one(void *ud, size_t i)
 {
-    struct tb_tts_chunk *r = &c->log.c[i];
+    struct tb_ttsws *c = ud;
+    struct tb_tts_chunk *r = &c->k.log.c[i];
     uint32_t j = (uint32_t)i + 1;
-    const char *t = tb_tts_log_text(&c->log, i);
+    const char *t = tb_tts_log_text(&c->k.log, i);
     char *text;
     int rc;
-    c->state[i] = TB_TTSWS_FLYING;
+    c->k.state[i] = TB_TTSCORE_FLYING;
     if (tb_tts_blank(t, r->len)) {
         /* Skipped (ttsmeas.h): its turn, no message, no wire id. */
-        r->sent = r->end = tb_ttsws_now(c);
-        tb_ttsws_ended(c, j);
+        r->sent = r->end = tb_ttscore_now(&c->k);
+        tb_ttscore_ended(&c->k, j);
         return 0;
     }
-    c->last[i] = tb_ttsws_now(c);
+    c->last[i] = tb_ttscore_now(&c->k);
     if (c->fail_kind != 0) {
         tb_ttsws_conclude(c, j, c->fail_kind, c->fail_status, "%s", c->fail_msg);
         return 0;
@@ -160,24 +162,11 @@ static int send_one(struct tb_ttsws *c, size_t i)
     return rc;
 }
 
-static int send_ready(struct tb_ttsws *c)
-{
-    int rc = 0;
-    while (rc == 0 && !c->stopping && c->next < c->log.n &&
-           (c->next < (size_t)c->n || c->state[c->next - (size_t)c->n] == TB_TTSWS_ENDED))
-        rc = send_one(c, c->next++);
-    if (c->stopping) {
-        tb_ttsws_fail_flying(c, TB_TTS_CANCELED, 0, "stopped: an earlier chunk failed");
-        tb_ttsws_cancel_queued(c);
-    }
-    return rc;
-}
-
 /* Timeouts of the chunks in flight (and of the upgrade); the wait in ms
  * until the nearest, or cap. */
 static int timeouts(struct tb_ttsws *c, int cap)
 {
-    double t = tb_ttsws_now(c);
+    double t = tb_ttscore_now(&c->k);
     int wait = cap;
     if (!c->up && !c->down && c->connect_timeout > 0) {
         double left = c->created + c->connect_timeout - t;
@@ -190,11 +179,11 @@ static int timeouts(struct tb_ttsws *c, int cap)
             wait = (int)(left * 1000) + 1;
         }
     }
-    for (size_t i = 0; i < c->next; i++) {
-        struct tb_tts_chunk *r = &c->log.c[i];
+    for (size_t i = 0; i < c->k.next; i++) {
+        struct tb_tts_chunk *r = &c->k.log.c[i];
         double left = INFINITY;
         char why[96];
-        if (c->state[i] != TB_TTSWS_FLYING)
+        if (c->k.state[i] != TB_TTSCORE_FLYING)
             continue;
         if (c->idle_timeout > 0) {
             left = c->last[i] + c->idle_timeout - t;
@@ -224,10 +213,7 @@ static int timeouts(struct tb_ttsws *c, int cap)
 
 void tb_ttsws_cancel(struct tb_ttsws *c)
 {
-    c->closed = 1;
-    c->stopping = 1;
-    tb_ttsws_fail_flying(c, TB_TTS_CANCELED, 0, "the run was stopped");
-    tb_ttsws_cancel_queued(c);
+    tb_ttscore_cancel(&c->k);
     pthread_mutex_lock(&c->mu);
     c->want_close = 1;
     pthread_mutex_unlock(&c->mu);
@@ -243,20 +229,18 @@ int tb_ttsws_step_fd(struct tb_ttsws *c, int fd, int timeout_ms)
 {
     struct pollfd p[2];
     int rc, wait;
-    if (c->cancel != NULL && atomic_load_explicit(c->cancel, memory_order_relaxed) &&
-        !c->stopping) {
+    if (tb_ttscore_cancel_asked(&c->k)) {
         tb_ttsws_cancel(c);
-        return (int)(c->log.n - c->ended);
+        return tb_ttscore_left(&c->k);
     }
     if (timeout_ms < 0)
         timeout_ms = 0;
     tb_ttsws_drain(c);
-    rc = send_ready(c);
+    rc = tb_ttscore_send_ready(&c->k);
     if (rc != 0)
         return rc;
     wait = timeouts(c, timeout_ms);
-    if (c->next < c->log.n && !c->stopping &&
-        (c->next < (size_t)c->n || c->state[c->next - (size_t)c->n] == TB_TTSWS_ENDED))
+    if (!c->k.stopping && tb_ttscore_may_send(&c->k))
         wait = 0;
     p[0].fd = c->pipe_fd[0];
     p[0].events = POLLIN;
@@ -266,10 +250,10 @@ int tb_ttsws_step_fd(struct tb_ttsws *c, int fd, int timeout_ms)
         return TB_EIO;
     tb_ttsws_drain(c);
     timeouts(c, 0);
-    rc = send_ready(c);
+    rc = tb_ttscore_send_ready(&c->k);
     if (rc != 0)
         return rc;
-    return (int)(c->log.n - c->ended);
+    return tb_ttscore_left(&c->k);
 }
 
 /* a grown to nc items of size bytes; a when memory ran out (*bad set). */
@@ -283,108 +267,91 @@ static void *grown(void *a, size_t nc, size_t size, int *bad)
     return p;
 }
 
-/* The per-chunk state, twice as large (when memory runs out, every array
- * keeps at least its old size).  0 or TB_ENOMEM. */
-static int grow_state(struct tb_ttsws *c)
+/* The per-chunk arrays beside the engine's, twice as large (when memory
+ * runs out, every array keeps at least its old size).  0 or TB_ENOMEM. */
+static int grow(struct tb_ttsws *c)
 {
-    size_t nc = c->state_cap ? c->state_cap * 2 : 64;
+    size_t nc = c->cap ? c->cap * 2 : 64;
     int bad = 0;
-    c->state = grown(c->state, nc, 1, &bad);
-    c->odd = grown(c->odd, nc, 1, &bad);
-    c->has_odd = grown(c->has_odd, nc, 1, &bad);
+    c->cy = grown(c->cy, nc, sizeof(*c->cy), &bad);
     c->last = grown(c->last, nc, sizeof(*c->last), &bad);
     c->counted = grown(c->counted, nc, sizeof(*c->counted), &bad);
     c->need = grown(c->need, nc, sizeof(*c->need), &bad);
     c->wire = grown(c->wire, nc, sizeof(*c->wire), &bad);
     if (bad)
         return TB_ENOMEM;
-    c->state_cap = nc;
+    c->cap = nc;
     return 0;
 }
 
 int tb_ttsws_submit(struct tb_ttsws *c, const char *text, size_t len)
 {
-    struct tb_tts_chunk *r;
-    int rc;
-    size_t n;
-    if (c->closed || (text == NULL && len > 0))
-        return TB_EINVAL;
-    if (len > TB_EVENT_TEXT_MAX)
-        return TB_ETOOBIG;
-    if (text == NULL)
-        text = "";
-    if (tb_utf8_check(text, len) != len || memchr(text, '\0', len) != NULL)
-        return TB_EINVAL;
-    n = c->log.n + 1;
-    if (n > c->state_cap && grow_state(c) != 0)
-        return TB_ENOMEM;
-    rc = tb_tts_log_add(&c->log, text, len, (uint32_t)tb_utf8_count(text, len), c->rate, &r);
+    size_t n = c->k.log.n + 1;
+    int rc = tb_ttscore_text(&c->k, &text, len);
+    if (rc == 0 && n > c->cap)
+        rc = grow(c);
+    if (rc == 0)
+        rc = tb_ttscore_add(&c->k, text, len);
     if (rc != 0)
         return rc;
-    c->state[n - 1] = TB_TTSWS_QUEUED;
-    c->has_odd[n - 1] = 0;
+    c->cy[n - 1].has = 0;
     c->counted[n - 1] = c->need[n - 1] = 0;
     c->last[n - 1] = NAN;
-    if (c->stopping)
+    if (c->k.stopping)
         return 0;
-    if (n - 1 == c->next && c->fail_kind == 0 &&
-        (c->next < (size_t)c->n || c->state[c->next - (size_t)c->n] == TB_TTSWS_ENDED) &&
+    if (n - 1 == c->k.next && c->fail_kind == 0 && tb_ttscore_may_send(&c->k) &&
         !tb_tts_blank(text, len))
-        return send_one(c, c->next++);
+        return send_one(c, c->k.next++);
     return 0;
 }
 
+/* Every chunk is written: the stream's end, so the provider speaks what
+ * it holds and finishes (finish, before each step).  0 or TB_ENOMEM. */
+static int finishing(void *ud)
+{
+    struct tb_ttsws *c = ud;
+    cJSON *o;
+    if (c->end_sent || c->k.next != c->k.log.n || c->k.stopping || c->down)
+        return 0;
+    c->end_sent = 1;
+    if (c->api != TB_TTSWS_ELEVENLABS)
+        return enqueue_json(c, cartesia_msg(c, "", 0, 0), 0);
+    o = cJSON_CreateObject();
+    if (o != NULL)
+        cJSON_AddStringToObject(o, "text", "");
+    return enqueue_json(c, o, 0);
+}
+
+static void stop_flying(void *ud, int kind, const char *why)
+{
+    tb_ttsws_fail_flying(ud, kind, 0, why);
+}
+
+static int step(void *ud, int timeout_ms)
+{
+    return tb_ttsws_step_fd(ud, -1, timeout_ms);
+}
+
+static const struct tb_ttscore_ops ops = {send_one, stop_flying, step, finishing};
+
 int tb_ttsws_finish(struct tb_ttsws *c, double deadline)
 {
-    c->closed = 1;
-    while (c->ended < c->log.n) {
-        double left = deadline - tb_ttsws_now(c);
-        int rc;
-        if (!(left > 0)) {
-            tb_ttsws_fail_flying(c, TB_TTS_TIMEOUT, 0, "not done by the run's deadline");
-            c->stopping = 1;
-            tb_ttsws_cancel_queued(c);
-            break;
-        }
-        if (!c->end_sent && c->next == c->log.n && !c->stopping && !c->down) {
-            /* Every chunk is written: the stream's end, so the provider
-             * speaks what it holds and finishes. */
-            c->end_sent = 1;
-            if (c->api == TB_TTSWS_ELEVENLABS) {
-                cJSON *o = cJSON_CreateObject();
-                if (o != NULL)
-                    cJSON_AddStringToObject(o, "text", "");
-                rc = enqueue_json(c, o, 0);
-            } else {
-                rc = enqueue_json(c, cartesia_msg(c, "", 0, 0), 0);
-            }
-            if (rc != 0)
-                return rc;
-        }
-        rc = tb_ttsws_step(c, left > 0.1 ? 100 : (int)(left * 1000) + 1);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
+    return tb_ttscore_finish(&c->k, deadline);
 }
 
 const struct tb_tts_log *tb_ttsws_log(const struct tb_ttsws *c)
 {
-    return &c->log;
+    return &c->k.log;
 }
 
 void tb_ttsws_take_log(struct tb_ttsws *c, struct tb_tts_log *out)
 {
-    c->closed = 1;
-    c->stopping = 1;
-    *out = c->log;
-    tb_tts_log_init(&c->log);
-    c->next = c->ended = 0;
+    tb_ttscore_take_log(&c->k, out);
 }
 
 uint32_t tb_ttsws_failed(const struct tb_ttsws *c)
 {
-    return c->failed;
+    return c->k.failed;
 }
 
 /* ---- create, destroy ---------------------------------------------------- */
@@ -411,11 +378,8 @@ static int init(int api, const struct tb_ttsnet_opts *o, struct tb_ttsws **out, 
     in = tb_ttsapi_info(base);
     if (o->url == NULL || o->url[0] == '\0')
         return tb_seterr(err, errlen, TB_EINVAL, "no TTS URL (the provider's base URL)");
-    if (o->concurrency < 0 || o->concurrency > 1024)
-        return tb_seterr(err, errlen, TB_EINVAL, "TTS concurrency %d: from 1 to 1024",
-                         o->concurrency);
-    if (!(o->idle_timeout >= 0) || !(o->total_timeout >= 0) || !(o->connect_timeout >= 0))
-        return tb_seterr(err, errlen, TB_EINVAL, "a TTS timeout is negative");
+    if (tb_ttscore_check(o, err, errlen) != 0)
+        return TB_EINVAL;
     if (!tb_ttsapi_rate_ok(base, o->rate != 0 ? o->rate : TB_TTSAPI_RATE))
         return tb_seterr(err, errlen, TB_EINVAL, "%s does not take PCM at %u Hz",
                          tb_ttsws_name(api), o->rate);
@@ -426,43 +390,27 @@ static int init(int api, const struct tb_ttsnet_opts *o, struct tb_ttsws **out, 
     c = calloc(1, sizeof(*c));
     if (c == NULL)
         return TB_ENOMEM;
-    tb_tts_log_init(&c->log);
     c->pipe_fd[0] = c->pipe_fd[1] = -1;
     pthread_mutex_init(&c->mu, NULL);
     c->oq_tail = &c->oq;
     c->eq_tail = &c->eq;
     c->api = api;
-    c->rate = o->rate != 0 ? o->rate : TB_TTSAPI_RATE;
-    c->n = o->concurrency > 0 ? o->concurrency : 1;
     c->connect_timeout = o->connect_timeout > 0 ? o->connect_timeout : 10;
     c->idle_timeout = o->idle_timeout;
     c->total_timeout = o->total_timeout;
-    if (o->clock != NULL) {
-        c->clk = o->clock;
-        c->origin = o->origin;
-    } else {
-        tb_clock_monotonic_init(&c->own_clock);
-        c->clk = &c->own_clock;
-    }
-    c->run = o->secrets;
-    c->on_audio = o->on_audio;
-    c->on_end = o->on_end;
-    c->ud = o->ud;
-    c->cancel = o->cancel;
-    c->log.mock = o->mock;
+    *out = c;
+    if (tb_ttscore_init(&c->k, o, &ops, c) != 0)
+        return TB_ENOMEM;
     snprintf(c->model, sizeof(c->model), "%s",
              o->model != NULL && o->model[0] != '\0' ? o->model : in->model);
     snprintf(c->voice, sizeof(c->voice), "%s",
              o->voice != NULL && o->voice[0] != '\0' ? o->voice : in->voice);
-    snprintf(c->log.api, sizeof(c->log.api), "%s", tb_ttsws_name(api));
-    tb_utf8_copy(c->log.model, sizeof(c->log.model), c->model);
-    tb_utf8_copy(c->log.voice, sizeof(c->log.voice), c->voice);
-    c->log.concurrency = c->n;
+    snprintf(c->k.log.api, sizeof(c->k.log.api), "%s", tb_ttsws_name(api));
+    tb_utf8_copy(c->k.log.model, sizeof(c->k.log.model), c->model);
+    tb_utf8_copy(c->k.log.voice, sizeof(c->k.log.voice), c->voice);
+    c->k.log.concurrency = c->k.n;
     snprintf(c->context_id, sizeof(c->context_id), "ttsbuf-%ld-%p", (long)getpid(), (void *)c);
-    *out = c;
-    if ((o->key != NULL && o->key[0] != '\0' && (c->key = strdup(o->key)) == NULL) ||
-        tb_secrets_create(&c->own) != 0 ||
-        (c->key != NULL && tb_secrets_add(c->own, c->key, strlen(c->key)) != 0))
+    if (c->k.key != NULL && tb_secrets_add(c->k.own, c->k.key, strlen(c->k.key)) != 0)
         return TB_ENOMEM;
     return 0;
 }
@@ -552,20 +500,12 @@ void tb_ttsws_destroy(struct tb_ttsws *c)
         close(c->pipe_fd[1]);
     pthread_mutex_destroy(&c->mu);
     free(c->rx);
-    free(c->state);
-    free(c->odd);
-    free(c->has_odd);
+    free(c->cy);
     free(c->last);
     free(c->counted);
     free(c->need);
     free(c->wire);
-    tb_tts_log_free(&c->log);
-    tb_secrets_destroy(c->own);
-    if (c->key != NULL) {
-        for (volatile char *v = c->key; *v; v++)
-            *v = 0;
-        free(c->key);
-    }
+    tb_ttscore_free(&c->k);
     free(c->conn_url);
     free(c->path);
     free(c);

@@ -47,7 +47,7 @@ static void post_kind(struct tb_ttsws *c, int kind, long status, const char *why
     if (e == NULL)
         return; /* the caller's timeouts end what this would have */
     e->kind = kind;
-    e->t = tb_ttsws_now(c);
+    e->t = tb_ttscore_now(&c->k);
     e->status = status;
     if (why != NULL) {
         e->data = strdup(why);
@@ -56,139 +56,165 @@ static void post_kind(struct tb_ttsws *c, int kind, long status, const char *why
     post(c, e);
 }
 
+/* The handshake's headers: the key in the dialect's header, Cartesia's
+ * version.  0, or -1 when they do not fit. */
+static int handshake_headers(struct tb_ttsws *c, struct lws *wsi, unsigned char **p,
+                             unsigned char *end)
+{
+    const struct tb_ttsapi_info *in = tb_ttsapi_info(tb_ttsws_base_api(c->api));
+    char name[64];
+    if (c->k.key != NULL) {
+        snprintf(name, sizeof(name), "%s:", in->key_header);
+        if (lws_add_http_header_by_name(wsi, (const unsigned char *)name,
+                                        (const unsigned char *)c->k.key, (int)strlen(c->k.key), p,
+                                        end))
+            return -1;
+    }
+    if (c->api == TB_TTSWS_CARTESIA &&
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"Cartesia-Version:",
+                                    (const unsigned char *)TB_TTSWS_CARTESIA_VERSION,
+                                    (int)strlen(TB_TTSWS_CARTESIA_VERSION), p, end))
+        return -1;
+    return 0;
+}
+
+/* The connection failed (or the upgrade was refused): why, posted. */
+static void connection_error(struct tb_ttsws *c, struct lws *wsi, const char *in, size_t len)
+{
+    /* errno first: lws says only "Unable to connect" when socket() found
+     * no descriptor free. */
+    int e = errno;
+    long st = (long)lws_http_client_http_response(wsi);
+    char nofd[160];
+    c->wsi = NULL;
+    post_kind(c, TB_TTSWS_EV_REFUSED, st,
+              st == 0 && tb_http_nofd_text(e, nofd, sizeof(nofd)) ? nofd
+              : in != NULL && len > 0                             ? in
+                                                                  : "no connection");
+}
+
+/* The peer's close frame: its code and words, kept for EV_CLOSED. */
+static void peer_close(struct tb_ttsws *c, const unsigned char *b, size_t len)
+{
+    size_t k;
+    if (len < 2)
+        return;
+    k = len - 2 < sizeof(c->close_why) - 1 ? len - 2 : sizeof(c->close_why) - 1;
+    c->close_code = (long)((b[0] << 8) | b[1]);
+    memcpy(c->close_why, b + 2, k);
+    c->close_why[k] = '\0';
+}
+
+/* A fragment received: held (up to TB_TTSWS_MSG_MAX) until the message
+ * is whole, then posted, stamped when its last fragment came. */
+static void receive(struct tb_ttsws *c, struct lws *wsi, const void *in, size_t len)
+{
+    struct tb_ttsws_ev *e;
+    if (lws_is_first_fragment(wsi)) {
+        c->rx_len = 0;
+        c->rx_binary = lws_frame_is_binary(wsi);
+        c->rx_toobig = 0;
+    }
+    if (!c->rx_toobig && c->rx_len + len + 1 > c->rx_cap) {
+        size_t nc = c->rx_cap ? c->rx_cap : 4096;
+        unsigned char *nb;
+        while (nc < c->rx_len + len + 1)
+            nc *= 2;
+        nb = nc <= TB_TTSWS_MSG_MAX ? realloc(c->rx, nc) : NULL;
+        if (nb == NULL)
+            c->rx_toobig = 1;
+        else {
+            c->rx = nb;
+            c->rx_cap = nc;
+        }
+    }
+    if (!c->rx_toobig) {
+        memcpy(c->rx + c->rx_len, in, len);
+        c->rx_len += len;
+    }
+    if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi) != 0)
+        return;
+    e = calloc(1, sizeof(*e));
+    if (e == NULL)
+        return;
+    e->t = tb_ttscore_now(&c->k);
+    e->kind = c->rx_toobig   ? TB_TTSWS_EV_TOOBIG
+              : c->rx_binary ? TB_TTSWS_EV_BINARY
+                             : TB_TTSWS_EV_TEXT;
+    if (e->kind == TB_TTSWS_EV_TEXT) {
+        c->rx[c->rx_len] = '\0';
+        e->data = (char *)c->rx;
+        e->len = c->rx_len;
+        c->rx = NULL;
+        c->rx_cap = 0;
+    } else {
+        e->len = c->rx_len;
+    }
+    c->rx_len = 0;
+    post(c, e);
+}
+
+/* Writable: the next queued message written (a chunk's text posted as
+ * EV_SENT), or the close once the queue is empty and a close was asked.
+ * 0, or -1 to close. */
+static int writeable(struct tb_ttsws *c, struct lws *wsi)
+{
+    struct tb_ttsws_out *o;
+    int close_now;
+    pthread_mutex_lock(&c->mu);
+    o = c->oq;
+    if (o != NULL) {
+        c->oq = o->next;
+        if (c->oq == NULL)
+            c->oq_tail = &c->oq;
+    }
+    close_now = o == NULL && c->want_close;
+    pthread_mutex_unlock(&c->mu);
+    if (close_now) {
+        lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
+        return -1;
+    }
+    if (o == NULL)
+        return 0;
+    if (lws_write(wsi, o->buf + TB_TTSWS_PRE, o->len, LWS_WRITE_TEXT) < (int)o->len) {
+        free(o);
+        return -1;
+    }
+    if (o->j != 0) {
+        struct tb_ttsws_ev *e = calloc(1, sizeof(*e));
+        if (e != NULL) {
+            e->kind = TB_TTSWS_EV_SENT;
+            e->t = tb_ttscore_now(&c->k);
+            e->j = o->j;
+            post(c, e);
+        }
+    }
+    free(o);
+    lws_callback_on_writable(wsi);
+    return 0;
+}
+
 static int cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
     struct tb_ttsws *c = lws_context_user(lws_get_context(wsi));
     (void)user;
     switch (reason) {
     case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER: {
-        unsigned char **p = in, *end = *p + len;
-        const struct tb_ttsapi_info *in_ = tb_ttsapi_info(tb_ttsws_base_api(c->api));
-        char name[64];
-        if (c->key != NULL) {
-            snprintf(name, sizeof(name), "%s:", in_->key_header);
-            if (lws_add_http_header_by_name(wsi, (const unsigned char *)name,
-                                            (const unsigned char *)c->key, (int)strlen(c->key), p,
-                                            end))
-                return -1;
-        }
-        if (c->api == TB_TTSWS_CARTESIA &&
-            lws_add_http_header_by_name(wsi, (const unsigned char *)"Cartesia-Version:",
-                                        (const unsigned char *)TB_TTSWS_CARTESIA_VERSION,
-                                        (int)strlen(TB_TTSWS_CARTESIA_VERSION), p, end))
-            return -1;
-        break;
+        unsigned char **p = in;
+        return handshake_headers(c, wsi, p, *p + len);
     }
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
         post_kind(c, TB_TTSWS_EV_UP, 101, NULL);
         lws_callback_on_writable(wsi);
         break;
-    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
-        /* errno first: lws says only "Unable to connect" when socket()
-         * found no descriptor free. */
-        int e = errno;
-        long st = (long)lws_http_client_http_response(wsi);
-        char nofd[160];
-        c->wsi = NULL;
-        post_kind(c, TB_TTSWS_EV_REFUSED, st,
-                  st == 0 && tb_http_nofd_text(e, nofd, sizeof(nofd)) ? nofd
-                  : in != NULL && len > 0                             ? (const char *)in
-                                                                      : "no connection");
-        break;
-    }
-    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-        if (len >= 2) {
-            const unsigned char *b = in;
-            size_t k = len - 2 < sizeof(c->close_why) - 1 ? len - 2 : sizeof(c->close_why) - 1;
-            c->close_code = (long)((b[0] << 8) | b[1]);
-            memcpy(c->close_why, b + 2, k);
-            c->close_why[k] = '\0';
-        }
-        break;
+    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: connection_error(c, wsi, in, len); break;
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: peer_close(c, in, len); break;
     case LWS_CALLBACK_CLIENT_CLOSED:
         c->wsi = NULL;
         post_kind(c, TB_TTSWS_EV_CLOSED, c->close_code, c->close_why);
         break;
-    case LWS_CALLBACK_CLIENT_RECEIVE: {
-        if (lws_is_first_fragment(wsi)) {
-            c->rx_len = 0;
-            c->rx_binary = lws_frame_is_binary(wsi);
-            c->rx_toobig = 0;
-        }
-        if (!c->rx_toobig && c->rx_len + len + 1 > c->rx_cap) {
-            size_t nc = c->rx_cap ? c->rx_cap : 4096;
-            unsigned char *nb;
-            while (nc < c->rx_len + len + 1)
-                nc *= 2;
-            nb = nc <= TB_TTSWS_MSG_MAX ? realloc(c->rx, nc) : NULL;
-            if (nb == NULL)
-                c->rx_toobig = 1;
-            else {
-                c->rx = nb;
-                c->rx_cap = nc;
-            }
-        }
-        if (!c->rx_toobig) {
-            memcpy(c->rx + c->rx_len, in, len);
-            c->rx_len += len;
-        }
-        if (lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0) {
-            struct tb_ttsws_ev *e = calloc(1, sizeof(*e));
-            if (e == NULL)
-                break;
-            e->t = tb_ttsws_now(c);
-            e->kind = c->rx_toobig   ? TB_TTSWS_EV_TOOBIG
-                      : c->rx_binary ? TB_TTSWS_EV_BINARY
-                                     : TB_TTSWS_EV_TEXT;
-            if (e->kind == TB_TTSWS_EV_TEXT) {
-                c->rx[c->rx_len] = '\0';
-                e->data = (char *)c->rx;
-                e->len = c->rx_len;
-                c->rx = NULL;
-                c->rx_cap = 0;
-            } else {
-                e->len = c->rx_len;
-            }
-            c->rx_len = 0;
-            post(c, e);
-        }
-        break;
-    }
-    case LWS_CALLBACK_CLIENT_WRITEABLE: {
-        struct tb_ttsws_out *o;
-        int close_now;
-        pthread_mutex_lock(&c->mu);
-        o = c->oq;
-        if (o != NULL) {
-            c->oq = o->next;
-            if (c->oq == NULL)
-                c->oq_tail = &c->oq;
-        }
-        close_now = o == NULL && c->want_close;
-        pthread_mutex_unlock(&c->mu);
-        if (close_now) {
-            lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
-            return -1;
-        }
-        if (o == NULL)
-            break;
-        if (lws_write(wsi, o->buf + TB_TTSWS_PRE, o->len, LWS_WRITE_TEXT) < (int)o->len) {
-            free(o);
-            return -1;
-        }
-        if (o->j != 0) {
-            struct tb_ttsws_ev *e = calloc(1, sizeof(*e));
-            if (e != NULL) {
-                e->kind = TB_TTSWS_EV_SENT;
-                e->t = tb_ttsws_now(c);
-                e->j = o->j;
-                post(c, e);
-            }
-        }
-        free(o);
-        lws_callback_on_writable(wsi);
-        break;
-    }
+    case LWS_CALLBACK_CLIENT_RECEIVE: receive(c, wsi, in, len); break;
+    case LWS_CALLBACK_CLIENT_WRITEABLE: return writeable(c, wsi);
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
         if (c != NULL && c->wsi != NULL)
             lws_callback_on_writable(c->wsi);
@@ -217,14 +243,49 @@ static void *loop(void *arg)
     return NULL;
 }
 
+/* The request's path and query (c->path) under the base URL's path
+ * bpath: the dialect's endpoint, its voice and model escaped.  0 or
+ * TB_ENOMEM. */
+static int request_path(struct tb_ttsws *c, const char *bpath)
+{
+    char *ev = NULL, *em = NULL, base_path[512];
+    size_t bl;
+    snprintf(base_path, sizeof(base_path), "/%s", bpath != NULL ? bpath : "");
+    bl = strlen(base_path);
+    while (bl > 0 && base_path[bl - 1] == '/')
+        base_path[--bl] = '\0';
+    ev = curl_easy_escape(NULL, c->voice, 0);
+    em = curl_easy_escape(NULL, c->model, 0);
+    if (ev == NULL || em == NULL) {
+        curl_free(ev);
+        curl_free(em);
+        return TB_ENOMEM;
+    }
+    {
+        size_t need = bl + strlen(ev) + strlen(em) + 160;
+        c->path = malloc(need);
+        if (c->path != NULL) {
+            if (c->api == TB_TTSWS_ELEVENLABS)
+                snprintf(c->path, need,
+                         "%s/v1/text-to-speech/%s/stream-input?model_id=%s&output_format=pcm_%u"
+                         "&inactivity_timeout=180",
+                         base_path, ev, em, c->k.rate);
+            else
+                snprintf(c->path, need, "%s/tts/websocket?cartesia_version=%s", base_path,
+                         TB_TTSWS_CARTESIA_VERSION);
+        }
+    }
+    curl_free(ev);
+    curl_free(em);
+    return c->path == NULL ? TB_ENOMEM : 0;
+}
+
 int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char *err, size_t errlen)
 {
     struct lws_context_creation_info ci;
     struct lws_client_connect_info cc;
     const char *prot = NULL, *ads = NULL, *bpath = NULL;
     int port = 0, tls;
-    char *ev = NULL, *em = NULL, base_path[512];
-    size_t bl;
 
     c->conn_url = strdup(url);
     if (c->conn_url == NULL)
@@ -247,43 +308,16 @@ int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char 
         return tb_seterr(err, errlen, TB_EINVAL, "TTS URL: a query or fragment in the base URL");
     if (strcmp(prot, "http") == 0 || strcmp(prot, "ws") == 0)
         port = port == 0 ? 80 : port;
-    snprintf(base_path, sizeof(base_path), "/%s", bpath != NULL ? bpath : "");
-    bl = strlen(base_path);
-    while (bl > 0 && base_path[bl - 1] == '/')
-        base_path[--bl] = '\0';
-    ev = curl_easy_escape(NULL, c->voice, 0);
-    em = curl_easy_escape(NULL, c->model, 0);
-    if (ev == NULL || em == NULL) {
-        curl_free(ev);
-        curl_free(em);
-        return TB_ENOMEM;
-    }
-    {
-        size_t need = bl + strlen(ev) + strlen(em) + 160;
-        c->path = malloc(need);
-        if (c->path != NULL) {
-            if (c->api == TB_TTSWS_ELEVENLABS)
-                snprintf(c->path, need,
-                         "%s/v1/text-to-speech/%s/stream-input?model_id=%s&output_format=pcm_%u"
-                         "&inactivity_timeout=180",
-                         base_path, ev, em, c->rate);
-            else
-                snprintf(c->path, need, "%s/tts/websocket?cartesia_version=%s", base_path,
-                         TB_TTSWS_CARTESIA_VERSION);
-        }
-    }
-    curl_free(ev);
-    curl_free(em);
-    if (c->path == NULL)
+    if (request_path(c, bpath) != 0)
         return TB_ENOMEM;
     /* The log's url: scheme, host, path, no secret (none is in it). */
     if (port != 0 && port != (tls ? 443 : 80))
-        snprintf(c->log.url, sizeof(c->log.url), "%s://%s:%d%s", tls ? "wss" : "ws", ads, port,
+        snprintf(c->k.log.url, sizeof(c->k.log.url), "%s://%s:%d%s", tls ? "wss" : "ws", ads, port,
                  c->path);
     else
-        snprintf(c->log.url, sizeof(c->log.url), "%s://%s%s", tls ? "wss" : "ws", ads, c->path);
-    tb_secrets_scrub(c->own, c->log.url);
-    tb_secrets_scrub(c->run, c->log.url);
+        snprintf(c->k.log.url, sizeof(c->k.log.url), "%s://%s%s", tls ? "wss" : "ws", ads, c->path);
+    tb_secrets_scrub(c->k.own, c->k.log.url);
+    tb_secrets_scrub(c->k.run, c->k.log.url);
     if (port == 0)
         port = tls ? 443 : 80;
 
@@ -313,7 +347,7 @@ int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char 
         cc.ssl_connection |= LCCSCF_ALLOW_SELFSIGNED | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK |
                              LCCSCF_ALLOW_INSECURE | LCCSCF_ALLOW_EXPIRED;
     cc.pwsi = &c->wsi;
-    c->created = tb_ttsws_now(c);
+    c->created = tb_ttscore_now(&c->k);
     if (lws_client_connect_via_info(&cc) == NULL && c->wsi == NULL) {
         /* Failed at once (its error callback may have posted why). */
         if (c->eq == NULL)

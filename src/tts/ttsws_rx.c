@@ -27,48 +27,25 @@
 #include <unistd.h>
 
 #include "ttscheck.h"
-#include "ttsmsg.h"
 #include "ttsbuf/utf8.h"
 #include "ttsbuf/ttsws.h"
 #include "ttsws_rx.h"
 
-struct tb_tts_chunk *tb_ttsws_rec(struct tb_ttsws *c, uint32_t j)
-{
-    return &c->log.c[j - 1];
-}
-
-void tb_ttsws_ended(struct tb_ttsws *c, uint32_t j)
-{
-    struct tb_tts_chunk *r = tb_ttsws_rec(c, j);
-    if (c->state[j - 1] == TB_TTSWS_ENDED)
-        return;
-    c->state[j - 1] = TB_TTSWS_ENDED;
-    c->ended++;
-    if (r->fail != TB_TTS_OK && r->fail != TB_TTS_CANCELED && c->failed == 0) {
-        c->failed = j;
-        c->stopping = 1;
-    }
-    if (r->fail == TB_TTS_OK)
-        c->last_end = j;
-    if (c->on_end != NULL)
-        c->on_end(c->ud, j, r);
-}
-
 void tb_ttsws_conclude(struct tb_ttsws *c, uint32_t j, int kind, long status, const char *fmt, ...)
 {
-    struct tb_tts_chunk *r = tb_ttsws_rec(c, j);
+    struct tb_tts_chunk *r = tb_ttscore_rec(&c->k, j);
     char msg[TB_TTS_MESSAGE_MAX];
     va_list ap;
-    if (c->state[j - 1] == TB_TTSWS_ENDED)
+    if (c->k.state[j - 1] == TB_TTSCORE_ENDED)
         return;
     msg[0] = '\0';
     if (kind == TB_TTS_OK) {
         /* Whole samples, and audio for a text with something to say. */
-        kind = tb_ttscheck_end(r, tb_tts_log_text(&c->log, j - 1), c->has_odd[j - 1], msg,
+        kind = tb_ttscheck_end(r, tb_tts_log_text(&c->k.log, j - 1), c->cy[j - 1].has, msg,
                                sizeof(msg));
         fmt = NULL;
     }
-    r->end = tb_ttsws_now(c);
+    r->end = tb_ttscore_now(&c->k);
     if (isnan(r->sent) && kind != TB_TTS_CANCELED)
         r->sent = r->end; /* the attempt: it never reached the wire */
     r->fail = kind;
@@ -80,37 +57,25 @@ void tb_ttsws_conclude(struct tb_ttsws *c, uint32_t j, int kind, long status, co
         va_end(ap);
     }
     if (msg[0] != '\0')
-        tb_tts_message(r, c->own, c->run, "%s", msg);
-    tb_ttsws_ended(c, j);
+        tb_ttscore_say(&c->k, r, "%s", msg);
+    tb_ttscore_ended(&c->k, j);
 }
 
 /* The oldest chunk in flight (its j), or 0. */
 static uint32_t oldest_flying(const struct tb_ttsws *c)
 {
-    for (size_t i = 0; i < c->next; i++)
-        if (c->state[i] == TB_TTSWS_FLYING)
+    for (size_t i = 0; i < c->k.next; i++)
+        if (c->k.state[i] == TB_TTSCORE_FLYING)
             return (uint32_t)i + 1;
     return 0;
 }
 
 void tb_ttsws_fail_flying(struct tb_ttsws *c, int kind, long status, const char *why)
 {
-    for (size_t i = 0; i < c->next; i++)
-        if (c->state[i] == TB_TTSWS_FLYING)
+    for (size_t i = 0; i < c->k.next; i++)
+        if (c->k.state[i] == TB_TTSCORE_FLYING)
             tb_ttsws_conclude(c, (uint32_t)i + 1, kind, status, "%s, after %llu bytes", why,
-                              (unsigned long long)c->log.c[i].bytes);
-}
-
-void tb_ttsws_cancel_queued(struct tb_ttsws *c)
-{
-    while (c->next < c->log.n) {
-        size_t i = c->next++;
-        c->log.c[i].fail = TB_TTS_CANCELED;
-        tb_tts_message(&c->log.c[i], c->own, c->run, "not sent: %s",
-                       c->failed != 0 ? "an earlier chunk failed" : "the run was stopped");
-        c->state[i] = TB_TTSWS_FLYING;
-        tb_ttsws_ended(c, (uint32_t)i + 1);
-    }
+                              (unsigned long long)c->k.log.c[i].bytes);
 }
 
 void tb_ttsws_conn_down(struct tb_ttsws *c, int kind, long status, const char *why)
@@ -165,37 +130,15 @@ static void bad_message(struct tb_ttsws *c, const char *what, const char *data, 
 /* Audio for chunk j: whole samples handed on, once its text was sent. */
 static void audio(struct tb_ttsws *c, uint32_t j, const unsigned char *b, size_t len, double t)
 {
-    size_t i = j - 1, even;
-    int stop = 0;
     char why[160];
-    if (isnan(tb_ttsws_rec(c, j)->sent)) {
+    if (isnan(tb_ttscore_rec(&c->k, j)->sent)) {
         snprintf(why, sizeof(why), "audio for chunk %u before its text was sent", (unsigned)j);
         protocol_error(c, j, why);
         return;
     }
-    c->last[i] = t;
-    if (len == 0)
-        return;
-    if (c->has_odd[i]) {
-        char pair[2] = {(char)c->odd[i], (char)b[0]};
-        c->has_odd[i] = 0;
-        tb_tts_chunk_pcm(tb_ttsws_rec(c, j), t, pair, 2);
-        if (c->on_audio != NULL)
-            stop = c->on_audio(c->ud, j, pair, 2, t);
-        b++;
-        len--;
-    }
-    even = len & ~(size_t)1;
-    if (!stop && even > 0) {
-        tb_tts_chunk_pcm(tb_ttsws_rec(c, j), t, (const char *)b, even);
-        if (c->on_audio != NULL)
-            stop = c->on_audio(c->ud, j, (const char *)b, even, t);
-    }
-    if (len & 1) {
-        c->odd[i] = b[len - 1];
-        c->has_odd[i] = 1;
-    }
-    if (stop)
+    c->last[j - 1] = t;
+    if (tb_ttscore_pcm(tb_ttscore_rec(&c->k, j), &c->cy[j - 1], (const char *)b, len, t,
+                       c->k.on_audio, c->k.ud, j) != 0)
         tb_ttsws_cancel(c);
 }
 
@@ -292,9 +235,9 @@ static int decode_audio(struct tb_ttsws *c, const char *s, unsigned char **pcm, 
 static void stray_audio(struct tb_ttsws *c)
 {
     char why[96];
-    if (c->last_end != 0)
+    if (c->k.last_end != 0)
         snprintf(why, sizeof(why), "audio with no chunk in flight (after chunk %u's end)",
-                 (unsigned)c->last_end);
+                 (unsigned)c->k.last_end);
     else
         snprintf(why, sizeof(why), "audio with no chunk in flight (before any chunk's end)");
     protocol_error(c, 0, why);
@@ -311,9 +254,9 @@ static void elevenlabs_alignment(struct tb_ttsws *c, uint32_t j, const cJSON *ch
         if (!cJSON_IsString(ch) ||
             (k = tb_ttsws_nonblank(ch->valuestring, strlen(ch->valuestring))) == 0)
             continue;
-        while (j != 0 && j <= c->next && c->counted[j - 1] >= c->need[j - 1])
+        while (j != 0 && j <= c->k.next && c->counted[j - 1] >= c->need[j - 1])
             j++;
-        if (j == 0 || j > c->next || c->state[j - 1] != TB_TTSWS_FLYING)
+        if (j == 0 || j > c->k.next || c->k.state[j - 1] != TB_TTSCORE_FLYING)
             break;
         c->counted[j - 1] += k;
     }
@@ -345,7 +288,7 @@ static void on_elevenlabs(struct tb_ttsws *c, const cJSON *o, double t)
         }
         audio(c, j, pcm, (size_t)k, t);
         free(pcm);
-        if (c->state[j - 1] == TB_TTSWS_ENDED)
+        if (c->k.state[j - 1] == TB_TTSCORE_ENDED)
             return;
         if (cJSON_IsArray(chars))
             elevenlabs_alignment(c, j, chars);
@@ -367,7 +310,7 @@ static int cartesia_chunk(struct tb_ttsws *c, const char *type, double f, uint32
         return -1;
     }
     *j = c->wire[(size_t)f - 1];
-    if (c->state[*j - 1] == TB_TTSWS_ENDED) {
+    if (c->k.state[*j - 1] == TB_TTSCORE_ENDED) {
         snprintf(why, sizeof(why), "a %s message for chunk %u (flush_id %g) after its end", type,
                  (unsigned)*j, f);
         protocol_error(c, 0, why);
@@ -407,7 +350,7 @@ static void on_cartesia(struct tb_ttsws *c, const cJSON *o, double t)
         }
         free(pcm);
     } else if (strcmp(type, "flush_done") == 0) {
-        if (j != 0 && isnan(tb_ttsws_rec(c, j)->sent)) {
+        if (j != 0 && isnan(tb_ttscore_rec(&c->k, j)->sent)) {
             snprintf(why, sizeof(why), "a flush_done for chunk %u before its text was sent",
                      (unsigned)j);
             protocol_error(c, j, why);
@@ -460,8 +403,8 @@ void tb_ttsws_rx_event(struct tb_ttsws *c, const struct tb_ttsws_ev *e)
     switch (e->kind) {
     case TB_TTSWS_EV_UP: c->up = 1; break;
     case TB_TTSWS_EV_SENT:
-        if (e->j >= 1 && e->j <= c->log.n && c->state[e->j - 1] == TB_TTSWS_FLYING) {
-            tb_ttsws_rec(c, e->j)->sent = e->t;
+        if (e->j >= 1 && e->j <= c->k.log.n && c->k.state[e->j - 1] == TB_TTSCORE_FLYING) {
+            tb_ttscore_rec(&c->k, e->j)->sent = e->t;
             c->last[e->j - 1] = e->t;
         }
         break;

@@ -1,6 +1,7 @@
 /*
  * ttsws_rx.h - private to src/tts: what a WebSocket TTS sent back and the
- * chunks' ends (ttsws_rx.c), on the caller's thread.
+ * chunks' ends (ttsws_rx.c), on the caller's thread; a record's
+ * bookkeeping is the engine's (ttscore.h).
  */
 #ifndef TTSBUF_TTS_TTSWS_RX_H
 #define TTSBUF_TTS_TTSWS_RX_H
@@ -10,11 +11,6 @@
 
 #include "ttsws_state.h"
 
-/* Record of chunk j (1-based). */
-struct tb_tts_chunk *tb_ttsws_rec(struct tb_ttsws *c, uint32_t j);
-/* Chunk j ended (its record complete): the callback; a failure stops the
- * run's speech.  Once per chunk. */
-void tb_ttsws_ended(struct tb_ttsws *c, uint32_t j);
 /* Ends chunk j now as kind (a message, printf-like; NULL: none). */
 void tb_ttsws_conclude(struct tb_ttsws *c, uint32_t j, int kind, long status, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -23,8 +19,6 @@ void tb_ttsws_conclude(struct tb_ttsws *c, uint32_t j, int kind, long status, co
     ;
 /* Every chunk in flight ends as kind, why. */
 void tb_ttsws_fail_flying(struct tb_ttsws *c, int kind, long status, const char *why);
-/* Every chunk not sent yet ends "canceled". */
-void tb_ttsws_cancel_queued(struct tb_ttsws *c);
 /* The connection failed or closed: what is in flight ends, and every
  * chunk sent later fails the same way. */
 void tb_ttsws_conn_down(struct tb_ttsws *c, int kind, long status, const char *why);

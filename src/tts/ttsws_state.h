@@ -11,6 +11,9 @@
  *                 names (never to another), the chunks' ends.
  *
  * Their functions: ttsws_priv.h (ttsws.c's), ttsws_conn.h, ttsws_rx.h.
+ * What the HTTP client does alike (the chunks' records and states, their
+ * ends, messages, PCM, cancel, finish) is the engine's, struct
+ * tb_ttscore (ttscore.h), the first member.
  */
 #ifndef TTSBUF_TTS_TTSWS_STATE_H
 #define TTSBUF_TTS_TTSWS_STATE_H
@@ -21,11 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ttsbuf/clock.h"
-#include "ttsbuf/secrets.h"
 #include "ttsbuf/ttsmeas.h"
 #include "ttsbuf/ttsnet.h"
 #include "ttsbuf/ttsws.h"
+#include "ttscore.h"
 
 /* Cartesia's version: the HTTP row's (ttsapi_cartesia.c). */
 #define TB_TTSWS_CARTESIA_VERSION "2026-03-01"
@@ -34,9 +36,6 @@
 /* The bytes libwebsockets wants before a payload it writes (LWS_PRE,
  * checked against it in ttsws_conn.c). */
 #define TB_TTSWS_PRE 16
-
-/* A chunk's state. */
-enum { TB_TTSWS_QUEUED = 0, TB_TTSWS_FLYING, TB_TTSWS_ENDED };
 
 /* What the connection thread hands the caller's thread. */
 enum tb_ttsws_ev_kind {
@@ -71,20 +70,11 @@ struct lws_context;
 struct lws;
 
 struct tb_ttsws {
+    struct tb_ttscore k; /* the chunks, their records, the callbacks, the key */
     int api;
-    char *key; /* zeroed when freed */
     char model[128], voice[128];
-    unsigned rate;
-    int n;
     double connect_timeout, idle_timeout, total_timeout;
-    struct tb_clock own_clock, *clk;
-    double origin, created;
-    struct tb_secrets *own;
-    const struct tb_secrets *run;
-    tb_ttsnet_audio_fn on_audio;
-    tb_ttsnet_end_fn on_end;
-    void *ud;
-    const atomic_int *cancel;
+    double created;
 
     /* The connection (its thread's, but for start and join); ctx NULL:
      * detached, no connection. */
@@ -108,24 +98,20 @@ struct tb_ttsws {
     int want_close; /* close once the queue is written */
     int pipe_fd[2]; /* the thread writes a byte after each event */
 
-    /* The caller's thread. */
-    struct tb_tts_log log;
-    unsigned char *state;
-    size_t state_cap;
-    double *last;      /* per chunk: its send or its last audio (idle) */
-    uint32_t *counted; /* per chunk (ElevenLabs): non-blank characters spoken */
-    uint32_t *need;    /* per chunk (ElevenLabs): its non-blank characters */
-    unsigned char *odd, *has_odd;
+    /* The caller's thread: per chunk, beside the engine's state (cap of
+     * them). */
+    size_t cap;
+    double *last;                /* per chunk: its send or its last audio (idle) */
+    uint32_t *counted;           /* per chunk (ElevenLabs): non-blank characters spoken */
+    uint32_t *need;              /* per chunk (ElevenLabs): its non-blank characters */
+    struct tb_ttscore_carry *cy; /* per chunk: a byte waiting for its pair */
     /* The chunks on the wire, in the order sent: wire[k] is the chunk (its
      * j) whose text went k-th, so Cartesia's flush_id k + 1 names it.
      * Blank chunks are never sent, so a position in the log is not a wire
      * id. */
     uint32_t *wire;
     size_t nwire;
-    size_t next, ended;
-    uint32_t failed;
-    uint32_t last_end; /* the last chunk that ended complete, for messages */
-    int stopping, closed, up, down, end_sent;
+    int up, down, end_sent;
     int fail_kind; /* the connection failed, or the peer broke the protocol
                     * with no chunk in flight: how every chunk sent later
                     * ends */
@@ -133,11 +119,5 @@ struct tb_ttsws {
     char fail_msg[TB_TTS_MESSAGE_MAX];
     char context_id[40];
 };
-
-/* Seconds on the run's clock.  Either thread (the clock is a pure read). */
-static inline double tb_ttsws_now(const struct tb_ttsws *c)
-{
-    return c->clk->now(c->clk) - c->origin;
-}
 
 #endif

@@ -123,10 +123,10 @@ static void alignment(struct tb_ttsws *c, size_t k, char *out, size_t cap)
     size_t at = 0, n = 0;
     const char *t = NULL;
     uint32_t len = 0;
-    for (size_t i = 0; i < c->next; i++)
-        if (c->state[i] == TB_TTSWS_FLYING) {
-            t = tb_tts_log_text(&c->log, i);
-            len = c->log.c[i].len;
+    for (size_t i = 0; i < c->k.next; i++)
+        if (c->k.state[i] == TB_TTSCORE_FLYING) {
+            t = tb_tts_log_text(&c->k.log, i);
+            len = c->k.log.c[i].len;
             break;
         }
     at += (size_t)snprintf(out, cap, "[");
