@@ -490,6 +490,19 @@ void tb_cli_bench_barge_csv(FILE *f, const struct tb_bench_summary *x)
     }
 }
 
+/* The latency_share columns: their names (x NULL) or x's values. */
+static void wait_csv(FILE *f, const struct tb_bench_summary *x)
+{
+    static const int pcts[2] = {50, 95};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < TB_TURN_LAT_PARTS - 1; i++) {
+            if (x == NULL)
+                fprintf(f, ",latency_share_p%d_%s", pcts[k], tb_turn_lat_keys[i]);
+            else
+                tb_cli_bench_csv_num(f, tb_cli_bench_wait_share(x, i, pcts[k]));
+        }
+}
+
 void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
                              const struct tb_bench_summary *s)
 {
@@ -503,7 +516,7 @@ void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
         for (int q = 0; tb_stats_fields[q] != NULL; q++)
             fprintf(f, ",%s_%s", tb_bench_metric_name((enum tb_bench_metric)k), tb_stats_fields[q]);
     }
-    tb_cli_bench_wait_csv(f, NULL);
+    wait_csv(f, NULL);
     fputs(",goodput_slo,goodput_good,goodput_share,goodput_per_s", f);
     tb_cli_bench_barge_csv(f, NULL);
     fputc('\n', f);
@@ -530,7 +543,7 @@ void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
             for (int q = 0; tb_stats_fields[q] != NULL; q++)
                 tb_cli_bench_csv_num(f, tb_stats_field(&x->m[k], q));
         }
-        tb_cli_bench_wait_csv(f, x);
+        wait_csv(f, x);
         if (m->slo.set != 0) {
             char t[400];
             tb_bench_slo_text(&m->slo, t, sizeof(t));

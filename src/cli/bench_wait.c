@@ -7,7 +7,6 @@
 
 #include <cJSON.h>
 
-#include "bench_report.h"
 #include "jsonout.h"
 #include "ttsbuf/turnlat.h"
 
@@ -65,14 +64,3 @@ void tb_cli_bench_wait_turn_json(struct cJSON *o, const struct tb_bench_turn *r)
         tb_cli_json_stats(l, tb_turn_lat_keys[i], &r->lat[i]);
 }
 
-void tb_cli_bench_wait_csv(FILE *f, const struct tb_bench_summary *x)
-{
-    static const int pcts[2] = {50, 95};
-    for (int k = 0; k < 2; k++)
-        for (int i = 0; i < TB_TURN_LAT_PARTS - 1; i++) {
-            if (x == NULL)
-                fprintf(f, ",latency_share_p%d_%s", pcts[k], tb_turn_lat_keys[i]);
-            else
-                tb_cli_bench_csv_num(f, tb_cli_bench_wait_share(x, i, pcts[k]));
-        }
-}

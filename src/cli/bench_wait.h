@@ -24,10 +24,6 @@ void tb_cli_bench_wait_lines(FILE *f, const struct tb_bench_summary *x);
 /* The level's "latency_share": {"p50": {part: share}, "p95": {...}}. */
 void tb_cli_bench_wait_json(struct cJSON *o, const struct tb_bench_summary *x);
 
-/* The CSV's latency_share columns: their names (x NULL) or x's values,
- * each after a comma. */
-void tb_cli_bench_wait_csv(FILE *f, const struct tb_bench_summary *x);
-
 /* A turn index's "latency": {part: its block}. */
 void tb_cli_bench_wait_turn_json(struct cJSON *o, const struct tb_bench_turn *r);
 
