@@ -35,6 +35,9 @@ struct tb_svg_timeline {
     size_t nplay;
     double ttft; /* first content token's arrival */
     double ttfa; /* time to first audio, s_1 */
+    /* The first audible sample (turnlat.h: the first audio plus its
+     * leading silence), marked when later than ttfa; NAN: not known. */
+    double audible;
     int causes;  /* split each gap by cause (gap_llm, then gap_tts), in two
                   * colours; 0: one red shading, as without a TTS stage */
 };
@@ -63,6 +66,29 @@ int tb_svg_timeline(FILE *f, const struct tb_svg_timeline *t);
  * Returns 0, TB_ENOMEM or TB_EIO.
  */
 int tb_svg_sweep(FILE *f, const struct tb_sweep *sw, const char *title);
+
+/* One bar of a turn's wait (turnlat.h): its parts from the end of turn
+ * to the leading silence, in seconds (NAN: not measured, drawn as
+ * nothing and said so in the bar's tooltip), and its voice-to-voice total
+ * (a tick; NAN: none).  A level's bar at a percentile stacks each part's
+ * percentile, whose sum is not the total's percentile: the tick says
+ * where that is. */
+#define TB_SVG_WAIT_PARTS 7
+struct tb_svg_wait {
+    const char *label; /* the row's name ("turn 1", "p50"), escaped */
+    double part[TB_SVG_WAIT_PARTS];
+    double total;
+};
+
+/*
+ * tb_svg_wait - where the wait went: a row a bar, each part a coloured
+ * segment from where the one before ended (a waterfall for one turn,
+ * stacked percentiles for a level), the total a black tick, an axis in
+ * seconds from the caller's last word, a legend.  Each segment is a
+ * <rect class="part" data-part=I data-s=SECONDS> with its tooltip.
+ * Returns 0 or TB_EIO.
+ */
+int tb_svg_wait(FILE *f, const char *title, const struct tb_svg_wait *b, size_t n);
 
 /* One run's values, named (the legend's words, escaped). */
 struct tb_svg_series {

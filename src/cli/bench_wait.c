@@ -8,6 +8,7 @@
 #include <cJSON.h>
 
 #include "jsonout.h"
+#include "ttsbuf/svg.h"
 #include "ttsbuf/turnlat.h"
 
 /* The labels of the report's line, in the parts' order (v2v last). */
@@ -64,3 +65,21 @@ void tb_cli_bench_wait_turn_json(struct cJSON *o, const struct tb_bench_turn *r)
         tb_cli_json_stats(l, tb_turn_lat_keys[i], &r->lat[i]);
 }
 
+_Static_assert(TB_SVG_WAIT_PARTS == TB_TURN_LAT_PARTS - 1, "a bar has every part but v2v");
+
+void tb_cli_wait_bar(struct tb_svg_wait *b, const char *label, const struct tb_turn_lat *l)
+{
+    b->label = label;
+    for (int i = 0; i < TB_SVG_WAIT_PARTS; i++)
+        b->part[i] = tb_turn_lat_part(l, i);
+    b->total = l->v2v;
+}
+
+void tb_cli_wait_bar_pct(struct tb_svg_wait *b, const char *label, const struct tb_bench_summary *x,
+                         int pct)
+{
+    b->label = label;
+    for (int i = 0; i < TB_SVG_WAIT_PARTS; i++)
+        b->part[i] = pct_of(&x->m[tb_bench_metric_of_part(i)], pct);
+    b->total = pct_of(&x->m[TB_BM_V2V], pct);
+}

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "ttsbuf/bench_stats.h"
+#include "ttsbuf/turnlat.h"
 
 struct cJSON;
 
@@ -23,6 +24,13 @@ void tb_cli_bench_wait_lines(FILE *f, const struct tb_bench_summary *x);
 
 /* The level's "latency_share": {"p50": {part: share}, "p95": {...}}. */
 void tb_cli_bench_wait_json(struct cJSON *o, const struct tb_bench_summary *x);
+
+/* A bar of the wait's picture (svg.h): one turn's parts (l), or a level's
+ * parts at a percentile (50 or 95) with v2v_s's as its total. */
+struct tb_svg_wait;
+void tb_cli_wait_bar(struct tb_svg_wait *b, const char *label, const struct tb_turn_lat *l);
+void tb_cli_wait_bar_pct(struct tb_svg_wait *b, const char *label, const struct tb_bench_summary *x,
+                         int pct);
 
 /* A turn index's "latency": {part: its block}. */
 void tb_cli_bench_wait_turn_json(struct cJSON *o, const struct tb_bench_turn *r);

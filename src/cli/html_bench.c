@@ -20,6 +20,7 @@
 
 #include "bench_out.h"
 #include "bench_report.h"
+#include "bench_wait.h"
 #include "cli.h"
 #include "html_report.h"
 #include "outputs.h"
@@ -29,6 +30,7 @@
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/live.h"
+#include "ttsbuf/svg.h"
 
 /* A cell: the value shown with dec decimals (or "-" when not measured)
  * and, for the sort, exactly. */
@@ -55,6 +57,29 @@ static int any_barge(const struct tb_bench_meta *m, const struct tb_bench_summar
         if (s[l].barge)
             return 1;
     return 0;
+}
+
+/* Where the levels' wait went: each level's parts at p50 and p95, stacked
+ * (two bars a level), v2v_s's percentile a tick. */
+static int wait_figure(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
+{
+    struct tb_svg_wait *w = calloc(2 * (size_t)m->nlevels + 1, sizeof(*w));
+    char(*label)[80] = calloc(2 * (size_t)m->nlevels + 1, sizeof(*label));
+    int rc = w == NULL || label == NULL ? TB_ENOMEM : 0;
+    for (uint32_t l = 0; rc == 0 && l < m->nlevels; l++) {
+        char name[64];
+        tb_bench_level_name(&m->levels[l], name, sizeof(name));
+        snprintf(label[2 * l], sizeof(label[0]), "%.60s p50", name);
+        snprintf(label[2 * l + 1], sizeof(label[0]), "%.60s p95", name);
+        tb_cli_wait_bar_pct(&w[2 * l], label[2 * l], &s[l], 50);
+        tb_cli_wait_bar_pct(&w[2 * l + 1], label[2 * l + 1], &s[l], 95);
+    }
+    if (rc == 0)
+        rc = tb_cli_html_wait(f, "Where the wait went: each part's p50 and p95, stacked", w,
+                              2 * (size_t)m->nlevels);
+    free(w);
+    free(label);
+    return rc;
 }
 
 static void levels_table(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_summary *s)
@@ -275,7 +300,7 @@ static int stream_figure(FILE *f, const struct tb_cli_html_bench_info *b,
             x->underruns == 1 ? "" : "s", x->gap_total);
     {
         struct tb_cli_html_run_info h = {"bench",     &src,       &o,   x->stream, &r,
-                                         &plays.gaps, &plays.all, NULL, &au,        b->max_gaps};
+                                         &plays.gaps, &plays.all, NULL, &au,       b->max_gaps};
         snprintf(suffix, sizeof(suffix), "-%s-%llu", stem, (unsigned long long)x->id);
         rc = tb_cli_html_run_figure(f, &h, suffix, err, sizeof(err));
     }
@@ -315,6 +340,7 @@ int tb_cli_html_bench(const char *path, const struct tb_cli_html_bench_info *b)
     tb_cli_html_begin(f, "bench", title);
     fputs("<h2>Per level</h2>\n", f);
     levels_table(f, b->m, b->s);
+    rc = wait_figure(f, b->m, b->s);
     fputs("<pre id=\"report\">", f);
     tb_cli_html_text(f, rep);
     fputs("</pre>\n", f);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_wait.h"
 #include "cli.h"
 #include "outputs.h"
 #include "report.h"
@@ -368,6 +369,30 @@ static void verdict_line(FILE *f, const char *report)
     fputs("</p>\n", f);
 }
 
+int tb_cli_html_wait(FILE *f, const char *title, const struct tb_svg_wait *b, size_t n)
+{
+    char *svg = NULL;
+    size_t len = 0, any = 0;
+    FILE *m;
+    int rc;
+    for (size_t i = 0; i < n; i++)
+        any += isfinite(b[i].total);
+    if (any == 0)
+        return 0;
+    if ((m = tb_cli_html_mem(&svg, &len)) == NULL)
+        return TB_ENOMEM;
+    rc = tb_svg_wait(m, title, b, n);
+    if (fclose(m) != 0 || rc != 0) {
+        free(svg);
+        return TB_ENOMEM;
+    }
+    fputs("<h3>Where the wait went</h3>\n<div class=\"tb-fig\">", f);
+    tb_cli_html_svg(f, svg, len);
+    fputs("</div>\n", f);
+    free(svg);
+    return 0;
+}
+
 int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const char *suffix,
                            char *err, size_t errlen)
 {
@@ -409,6 +434,15 @@ int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const 
     else
         fputs("<p>No timeline: no chunk of text was complete when the stream ended.</p>", f);
     fputs("</div>\n", f);
+    {
+        struct tb_svg_wait w;
+        tb_cli_wait_bar(&w, "this turn", &h->r->lat);
+        if (tb_cli_html_wait(f, "From the caller's last word to the first audible sound", &w,
+                             1) != 0) {
+            rc = TB_ENOMEM;
+            goto out;
+        }
+    }
     if (h->au->sink == TB_SINK_WAV) {
         rc = audio_element(f, h->au, TB_HTML_AUDIO_MAX_S, err, errlen);
         if (rc != 0)

@@ -5,6 +5,7 @@
  */
 #include "timeline.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -79,6 +80,12 @@ int tb_cli_timeline_svg(FILE *f, const struct tb_report_src *src, const struct t
              src->name, strlen(src->name) > 80 ? "..." : "", tb_seg_policy_name(o->seg.policy),
              o->play.wpm, lat, o->play.preroll, o->play.rebuffer ? ", rebuffer" : "",
              tb_voice_model(o->voice));
+    if (isfinite(r->lat.v2v) && (r->lat.eou > 0 || r->lat.lead > 0)) {
+        /* the caller's wait, when it is more than the first audio */
+        size_t n = strlen(title);
+        snprintf(title + n, sizeof(title) - n, "; %.2f s from the caller's last word to sound",
+                 r->lat.v2v);
+    }
     t.title = title;
     t.subtitle = sub;
     t.s = s;
@@ -86,6 +93,7 @@ int tb_cli_timeline_svg(FILE *f, const struct tb_report_src *src, const struct t
     t.nplay = all->n;
     t.ttft = r->ttft;
     t.ttfa = r->play.ttfa;
+    t.audible = r->lat.chunk > 0 && isfinite(r->lat.lead) ? r->lat.v2v - r->lat.eou : NAN;
     t.causes = (src->tts != NULL && src->tts->any) || src->tts_log != NULL;
     if (all->n != r->play.chunks)
         return TB_ENOMEM;

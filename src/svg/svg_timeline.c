@@ -62,15 +62,15 @@ static void buffered(const struct tb_play *p, size_t n, struct bufcur *c, double
 /* A dashed vertical line from label_y down to the chart's bottom, its
  * label to the right (to the left when it would leave the picture). */
 static void marker(FILE *f, double x, double label_y, const char *color, const char *what,
-                   double at)
+                   double at, const char *more)
 {
     int left = x + 120.0 > W;
     fprintf(f,
             "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
             "stroke-width=\"1.5\" stroke-dasharray=\"4,3\"><title>%s: %.3f s</title></line>\n"
-            "<text x=\"%.2f\" y=\"%.2f\" fill=\"%s\" text-anchor=\"%s\">%s %.2f s</text>\n",
+            "<text x=\"%.2f\" y=\"%.2f\" fill=\"%s\" text-anchor=\"%s\">%s %.2f s%s</text>\n",
             x, label_y - 10, x, BUF_YB, color, what, at, left ? x - 3 : x + 3, label_y, color,
-            left ? "end" : "start", what, at);
+            left ? "end" : "start", what, at, more);
 }
 
 /* What the drawing stages share: the time scale and the buffer curve's
@@ -256,8 +256,22 @@ static void draw_buffer(FILE *f, const struct tb_svg_timeline *t, const struct l
 static void draw_markers_axes(FILE *f, const struct tb_svg_timeline *t, const struct layout *L)
 {
     fprintf(f, "<g id=\"markers\" %s font-size=\"11\">\n", FONT);
-    marker(f, PX0 + t->ttft * L->sc, 56.0, "#1f77b4", "first token", t->ttft);
-    marker(f, PX0 + t->ttfa * L->sc, 68.0, "#2ca02c", "first audio", t->ttfa);
+    marker(f, PX0 + t->ttft * L->sc, 56.0, "#1f77b4", "first token", t->ttft, "");
+    if (isfinite(t->audible) && t->audible > t->ttfa + 0.0005 && t->audible <= L->t1) {
+        /* the first audible sample: its line, its time beside the first
+         * audio's (the two are close: one label) */
+        char what[64];
+        double x = PX0 + t->audible * L->sc;
+        fprintf(f,
+                "<line x1=\"%.2f\" y1=\"58\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#e377c2\" "
+                "stroke-width=\"1.5\" stroke-dasharray=\"2,2\"><title>first audible sample (after "
+                "the audio's leading silence): %.3f s</title></line>\n",
+                x, x, BUF_YB, t->audible);
+        snprintf(what, sizeof(what), ", first audible %.2f s", t->audible);
+        marker(f, PX0 + t->ttfa * L->sc, 68.0, "#2ca02c", "first audio", t->ttfa, what);
+    } else {
+        marker(f, PX0 + t->ttfa * L->sc, 68.0, "#2ca02c", "first audio", t->ttfa, "");
+    }
     fprintf(f, "</g>\n");
     tb_svg_y_axis(f, BUF_YB, BUF_YT, 0.0, L->bmax, "buffered audio (s)", "", 1);
     tb_svg_x_axis(f, BUF_YB, 0.0, L->t1, "time since the request was sent (s)", "");
