@@ -430,6 +430,66 @@ static void calls_leading_silence(void **state)
     tb_test_rm_rf(dir);
 }
 
+/* --eou stt:NAME: the published median and P95 as a log-normal, named in
+ * the model; --eou list names the presets with their source. */
+static void eou_presets(void **state)
+{
+    (void)state;
+    cJSON *j = tb_test_run_json(NULL,
+                                "sim --synth tps=20,tokens=40,seed=3 --eou stt:deepgram "
+                                "--json",
+                                0);
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(j, "latency");
+    const char *m = cJSON_GetObjectItemCaseSensitive(l, "eou_model")->valuestring;
+    struct tb_test_out o;
+    /* p50 247 ms, p95 298 ms: p90 = 0.247 (298/247)^(z90/z95) */
+    double p90 = 0.247 * pow(298.0 / 247.0, 1.2815515655446004 / 1.6448536269514722);
+    char want[96];
+    snprintf(want, sizeof(want), "p90=%.6f", p90);
+    assert_non_null(strstr(m, "lognormal:p50=0.247,p90="));
+    assert_true(strncmp(strstr(m, "p90="), want, 10) == 0);
+    assert_non_null(strstr(m, "(stt:deepgram)"));
+    assert_true(num(l, "eou_s") > 0.1 && num(l, "eou_s") < 1.0);
+    cJSON_Delete(j);
+    o = tb_test_run("sim --eou list");
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "stt:soniox"));
+    assert_non_null(strstr(o.so, "github.com/pipecat-ai/stt-benchmark"));
+    tb_test_out_free(&o);
+    o = tb_test_run("sim --synth tps=20,tokens=20 --eou stt:nobody");
+    assert_int_equal(o.code, 2);
+    assert_non_null(strstr(o.se, "--eou: 'stt:nobody' is not an STT preset"));
+    tb_test_out_free(&o);
+}
+
+/* After the first sound: a barge-in's close of the LLM stream, and each
+ * call turn's lateness on its speech clock. */
+static void after_first_sound(void **state)
+{
+    char args[512];
+    cJSON *sum;
+    const cJSON *lv;
+    int port;
+    (void)state;
+    tb_test_serve_up("--synth tps=20,ttft=0.05,tokens=60,seed=2", &port);
+    snprintf(args, sizeof(args),
+             "bench -q --base-url http://127.0.0.1:%d/v1 --model m --conversations builtin "
+             "--calls 2 --call-count 2 --turns 2 --user-turn 0.05 --barge-in 1 --barge-in-at 0.2 "
+             "--json",
+             port);
+    sum = tb_test_run_json(NULL, args, 0);
+    lv = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sum, "levels"), 0);
+    /* every turn is interrupted 0.2 s into its answer, while its 3 s
+     * stream still streams: each closes, promptly */
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(lv, "barge_close_s"), "count") == 4);
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(lv, "barge_close_s"), "min") >= 0);
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(lv, "barge_close_s"), "max") <
+                0.5 * TB_TEST_TIME_SCALE);
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(lv, "turn_late_s"), "count") == 4);
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(lv, "turn_late_s"), "min") >= 0);
+    cJSON_Delete(sum);
+}
+
 int tb_test_turnlat(void)
 {
     const struct CMUnitTest tests[] = {
@@ -439,6 +499,8 @@ int tb_test_turnlat(void)
         cmocka_unit_test(sim_parts),
         cmocka_unit_test(report_block),
         cmocka_unit_test(refusals),
+        cmocka_unit_test(eou_presets),
+        cmocka_unit_test_teardown(after_first_sound, tb_test_serve_down),
         cmocka_unit_test_teardown(pictures, tb_test_serve_down),
         cmocka_unit_test_teardown(live_leading_silence, tb_test_serve_down),
         cmocka_unit_test_teardown(calls_leading_silence, tb_test_serve_down),

@@ -40,6 +40,12 @@ enum tb_bench_metric {
     TB_BM_PREROLL,
     TB_BM_LEAD,
     TB_BM_V2V,
+    /* After the first sound: a barge-in's interruption to the close of
+     * the turn's LLM stream (turns still streaming at T), and a call
+     * turn's send after its schedule (its call's speech clock: the answer
+     * before it played, the caller spoke). */
+    TB_BM_BARGE_CLOSE,
+    TB_BM_TURN_LATE,
     TB_BM__COUNT
 };
 

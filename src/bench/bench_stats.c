@@ -25,12 +25,13 @@ static const struct {
     {"eou_s", "s", 0},          {"aggregation_s", "s", 0},
     {"tts_queue_s", "s", 0},    {"tts_ttfb_s", "s", 0},
     {"preroll_s", "s", 0},      {"leading_silence_s", "s", 0},
-    {"v2v_s", "s", 0},
+    {"v2v_s", "s", 0},          {"barge_close_s", "s", 0},
+    {"turn_late_s", "s", 0},
 };
 
 int tb_bench_metric_of_part(int i)
 {
-    static const int m[TB_TURN_LAT_PARTS] = {TB_BM_EOU,      TB_BM_TTFT,    TB_BM_AGGREGATION,
+    static const int m[TB_TURN_LAT_PARTS] = {TB_BM_EOU,       TB_BM_TTFT,     TB_BM_AGGREGATION,
                                              TB_BM_TTS_QUEUE, TB_BM_TTS_TTFB, TB_BM_PREROLL,
                                              TB_BM_LEAD,      TB_BM_V2V};
     return i >= 0 && i < TB_TURN_LAT_PARTS ? m[i] : -1;
@@ -72,6 +73,10 @@ static double value(const struct tb_bench_rec *r, enum tb_bench_metric m)
     case TB_BM_PREROLL: return r->lat.preroll;
     case TB_BM_LEAD: return r->lat.lead;
     case TB_BM_V2V: return r->lat.v2v;
+    case TB_BM_BARGE_CLOSE:
+        return r->interrupted && isfinite(r->cancel_s) ? r->cancel_s - (r->t_start + r->barge_in)
+                                                       : NAN;
+    case TB_BM_TURN_LATE: return r->call >= 0 ? r->t_start - r->t_sched : NAN;
     default: return NAN;
     }
 }

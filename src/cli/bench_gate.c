@@ -21,10 +21,9 @@ static const char *const level_gates[] = {"gapless_share", "success_share", "err
 static const char *const old_level_gates[] = {"gapless",    "success", "errors",
                                               "system-tps", "-",       "-"};
 static const char *const old_metrics[TB_BM__COUNT] = {
-    "ttft",      "ttfa",      "tps",     "tps-usage", "itl",
-    "underruns", "gap-total", "gap-max", "min-tps",   "speedup",
-    "-",         "-",         "-",       "-",         "-",
-    "-",         "-"}; /* the wait's parts came after the old names */
+    "ttft",    "ttfa",    "tps",     "tps-usage", "itl", "underruns", "gap-total",
+    "gap-max", "min-tps", "speedup", "-",         "-",   "-",         "-",
+    "-",       "-",       "-",       "-",         "-"}; /* the rest came after the old names */
 
 /* 0, or TB_EINVAL / TB_ERANGE (printed). */
 static int gate_limit(struct tb_cli_gate *g, const char *val, double max)

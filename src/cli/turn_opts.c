@@ -18,11 +18,15 @@
 const struct tb_optdoc tb_opt_turn[TB_CLI_TURN_ROWS_N + 1] = {
     {"eou", TB_O_EOU, "SPEC",
      "the caller's end of speech to the request, seconds: end-of-turn detection and the final "
-     "transcript, in --tts-latency's SPEC forms (default 0)",
+     "transcript, in --tts-latency's SPEC forms, or stt:NAME, a streaming STT's published "
+     "figures (list: the presets; default 0)",
      "A constant, lognormal:p50=A,p90=B, uniform:A..B, empirical:FILE or list:FILE; drawn per "
      "turn with --tts-seed (bench: --seed) for turn k: a run's is 1, a bench request's its id + "
      "1 (list:FILE gives request id k - 1 line k). The first part of the turn's wait "
-     "(ttsbuf-model(7))."},
+     "(ttsbuf-model(7)). The stt: presets are each STT's time to final segment (median and P95 "
+     "over 1,000 turns, Pipecat's stt-benchmark, github.com/pipecat-ai/stt-benchmark at "
+     "de3ab58) as a log-normal through both; an end-of-turn model that waits longer than the "
+     "transcript adds its own wait."},
     {"tts-lead", TB_O_TTS_LEAD, "SPEC",
      "the leading silence of a modelled TTS's audio, seconds, before its first audible sample, "
      "in --tts-latency's SPEC forms (default 0)",
@@ -31,6 +35,50 @@ const struct tb_optdoc tb_opt_turn[TB_CLI_TURN_ROWS_N + 1] = {
      "10 ms window above -50 dBFS), and then this option is refused."},
     TB_OPTDOC_END,
 };
+
+/* The end of turn of a streaming STT: its TTFS (time to final segment:
+ * the caller's end of speech to the final transcript), median and P95 over
+ * 1,000 turns of pipecat-ai/smart-turn-data-v3.1-train, from Pipecat's
+ * stt-benchmark (github.com/pipecat-ai/stt-benchmark, README at commit
+ * de3ab58, read 2026-12-05).  The preset is the log-normal through both
+ * (its p90 = p50 (p95 / p50)^(z90 / z95)). */
+static const struct {
+    const char *name;
+    double p50_ms, p95_ms;
+} stt[] = {
+    {"assemblyai", 256, 362}, {"aws", 1136, 1527},    {"azure", 1016, 1345},
+    {"cartesia", 266, 364},   {"deepgram", 247, 298}, {"elevenlabs", 281, 348},
+    {"google", 878, 1155},    {"openai", 637, 965},   {"soniox", 249, 281},
+    {"speechmatics", 495, 676},
+};
+#define NSTT (sizeof(stt) / sizeof(stt[0]))
+#define STT_SOURCE "Pipecat stt-benchmark TTFS, github.com/pipecat-ai/stt-benchmark@de3ab58"
+#define Z95 1.6448536269514722 /* the standard normal's 95th percentile */
+
+/* "stt:NAME" as a log-normal spec into out; 0, or TB_EINVAL printed. */
+static int stt_spec(const char *arg, char *out, size_t len)
+{
+    for (size_t i = 0; i < NSTT; i++)
+        if (strcmp(arg + 4, stt[i].name) == 0) {
+            double a = stt[i].p50_ms / 1000.0, b = stt[i].p95_ms / 1000.0;
+            snprintf(out, len, "lognormal:p50=%.17g,p90=%.17g", a,
+                     a * pow(b / a, TB_TTSLAT_Z90 / Z95));
+            return 0;
+        }
+    tb_cli_error("--eou: '%s' is not an STT preset (--eou list names them)", arg);
+    return TB_EINVAL;
+}
+
+static void stt_print(FILE *f)
+{
+    fprintf(f, "STT presets for --eou stt:NAME: each STT's time to final segment (the caller's\n"
+               "end of speech to the final transcript), a log-normal through its median and\n"
+               "P95 over 1,000 turns (%s):\n",
+            STT_SOURCE);
+    for (size_t i = 0; i < NSTT; i++)
+        fprintf(f, "  stt:%-14s p50 %5.0f ms   p95 %5.0f ms\n", stt[i].name, stt[i].p50_ms,
+                stt[i].p95_ms);
+}
 
 void tb_cli_turn_init(struct tb_cli_turn *t)
 {
@@ -47,7 +95,13 @@ void tb_cli_turn_free(struct tb_cli_turn *t)
 int tb_cli_turn_option(struct tb_cli_turn *t, int c, const char *arg)
 {
     switch (c) {
-    case TB_O_EOU: t->eou = arg; return 0;
+    case TB_O_EOU:
+        if (strcmp(arg, "list") == 0) {
+            stt_print(stdout);
+            return TB_CLI_DONE;
+        }
+        t->eou = arg;
+        return 0;
     case TB_O_TTS_LEAD: t->lead = arg; return 0;
     default: return TB_CLI_NOT_MINE;
     }
@@ -70,7 +124,19 @@ static int make(const char *opt, const char *spec, uint64_t seed, struct tb_ttsl
 
 int tb_cli_turn_apply(struct tb_cli_turn *t, uint64_t seed, struct tb_sim_opts *o)
 {
-    int rc = make("--eou", t->eou, seed, &t->eou_lat, t->eou_spec, sizeof(t->eou_spec));
+    char preset[128];
+    const char *eou = t->eou;
+    int rc = eou != NULL && strncmp(eou, "stt:", 4) == 0
+                 ? stt_spec(eou, preset, sizeof(preset))
+                 : 0;
+    if (rc != 0)
+        return rc;
+    if (eou != NULL && strncmp(eou, "stt:", 4) == 0)
+        eou = preset;
+    rc = make("--eou", eou, seed, &t->eou_lat, t->eou_spec, sizeof(t->eou_spec));
+    if (rc == 0 && eou == preset) /* the report names the preset and its spec */
+        snprintf(t->eou_spec + strlen(t->eou_spec), sizeof(t->eou_spec) - strlen(t->eou_spec),
+                 " (%s)", t->eou);
     if (rc == 0)
         rc = make("--tts-lead", t->lead, seed, &t->lead_lat, t->lead_spec, sizeof(t->lead_spec));
     if (rc != 0)
