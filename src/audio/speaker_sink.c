@@ -16,6 +16,7 @@
 
 #include "base/grow.h"
 #include "play/tts_stage.h"
+#include "play/tts_stage_run.h"
 #include "sink.h"
 #include "sink_pa.h"
 #include "sink_wav.h"
