@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "pcmfeed.h"
+#include "pcmhold.h"
 #include "play/tts_stage.h"
 #include "sink.h"
 #include "speaker_render.h"
@@ -349,8 +350,7 @@ void tb_speaker_destroy(struct tb_speaker *s)
     tb_tts_destroy(s->tts);
     free(s->sbuf);
     free(s->gaps);
-    free(s->held);
-    free(s->hpcm);
+    tb_pcmhold_free(&s->hold);
     tb_tts_stage_destroy(s->stage);
     tb_pcmfeed_destroy(s->feed);
     free(s);

@@ -11,10 +11,9 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "base/grow.h"
+#include "pcmhold.h"
 #include "play/tts_stage.h"
 #include "play/tts_stage_run.h"
 #include "sink.h"
@@ -118,27 +117,10 @@ static int to_sink(struct tb_speaker *s, double c, double due, const int16_t *pc
                                sizeof(s->err));
 }
 
-/* Holds a piece until the stage's start is known (WAV sink, see
- * tb_speaker_stage_play).  Returns 0 or TB_ENOMEM. */
-static int hold(struct tb_speaker *s, double c, double due, const int16_t *pcm, size_t n)
+/* A held piece to the sink (pcmhold.h's fn, ud the speaker). */
+static int held_out(void *ud, double c, double due, const int16_t *pcm, size_t n)
 {
-    if (s->nheld == s->heldcap) {
-        struct held *nh = tb_grow(s->held, &s->heldcap, sizeof(*nh), 64);
-        if (nh == NULL)
-            return TB_ENOMEM;
-        s->held = nh;
-    }
-    while (s->hpcm_n + n > s->hpcm_cap) {
-        int16_t *np = tb_grow(s->hpcm, &s->hpcm_cap, sizeof(*np), (size_t)1 << 16);
-        if (np == NULL)
-            return TB_ENOMEM;
-        s->hpcm = np;
-    }
-    if (n > 0)
-        memcpy(s->hpcm + s->hpcm_n, pcm, n * sizeof(*pcm));
-    s->held[s->nheld++] = (struct held){c, due, s->hpcm_n, n};
-    s->hpcm_n += n;
-    return 0;
+    return to_sink(ud, c, due, pcm, n);
 }
 
 /* Once the stage has started (at s_1), the pieces held go to the sink,
@@ -146,20 +128,10 @@ static int hold(struct tb_speaker *s, double c, double due, const int16_t *pcm, 
 int tb_speaker_release(struct tb_speaker *s)
 {
     double s1;
-    int rc = 0;
     if (!s->holding || !tb_tts_stage_started(s->stage, &s1))
         return 0;
     s->holding = 0;
-    for (size_t i = 0; i < s->nheld && rc == 0; i++) {
-        const struct held *h = &s->held[i];
-        rc = to_sink(s, h->c, h->due > s1 ? h->due : s1, s->hpcm + h->off, h->n);
-    }
-    free(s->held);
-    free(s->hpcm);
-    s->held = NULL;
-    s->hpcm = NULL;
-    s->nheld = s->heldcap = s->hpcm_n = s->hpcm_cap = 0;
-    return rc;
+    return tb_pcmhold_release(&s->hold, s1, held_out, s);
 }
 
 /* A piece to the sink, or held while the start is not known. */
@@ -167,7 +139,9 @@ static int piece(struct tb_speaker *s, double c, double due, const int16_t *pcm,
 {
     if (!s->holding)
         return to_sink(s, c, due, pcm, n);
-    if (hold(s, c, due, pcm, n) != 0) {
+    /* Held until the stage's start is known (WAV sink, see
+     * tb_speaker_stage_play). */
+    if (tb_pcmhold_add(&s->hold, c, due, pcm, n) != 0) {
         snprintf(s->err, sizeof(s->err), "out of memory");
         return TB_ENOMEM;
     }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pcmhold.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/speaker.h"
 #include "ttsbuf/voice.h"
@@ -26,12 +27,6 @@ struct centry {
     size_t len;
     double dur;
     double busy; /* its synthesis time, measured once */
-};
-
-/* A piece of PCM waiting for the TTS stage's start. */
-struct held {
-    double c, due;
-    size_t off, n;
 };
 
 struct tb_speaker {
@@ -56,14 +51,11 @@ struct tb_speaker {
     size_t ngaps;
     struct tb_tts_stage *stage; /* the TTS stage's schedule, when one is set */
     int holding;                /* pieces wait for the stage's start (WAV) */
-    struct held *held;          /* those pieces, in order */
-    size_t nheld, heldcap;
-    int16_t *hpcm; /* and their PCM */
-    size_t hpcm_n, hpcm_cap;
-    double due_last;         /* the latest due time handed to the sink */
-    double t_entry;          /* the monotonic clock when the drain handed the chunk */
-    struct tb_pcmfeed *feed; /* pcm_rate: the provider's PCM, in chunk order */
-    int sink_ended;          /* the feed's speech failed: the sink was told */
+    struct tb_pcmhold hold;     /* those pieces */
+    double due_last;            /* the latest due time handed to the sink */
+    double t_entry;             /* the monotonic clock when the drain handed the chunk */
+    struct tb_pcmfeed *feed;    /* pcm_rate: the provider's PCM, in chunk order */
+    int sink_ended;             /* the feed's speech failed: the sink was told */
     char err[256];
 };
 
