@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "pcmhold.h"
 #include "ttsbuf/error.h"
 
 /* Bytes of a chunk waiting for its turn, or (end) its end. */
@@ -27,12 +28,6 @@ struct rec {
     uint32_t j;
     int end;
     double t;
-    size_t off, n;
-};
-
-/* Frames waiting for the start (timed). */
-struct piece {
-    double due;
     size_t off, n;
 };
 
@@ -62,10 +57,7 @@ struct tb_pcmfeed {
     double t_reach;   /* when arrived reached the pre-roll; NAN: not yet */
     int have_first, started;
     double h1, s1;
-    struct piece *pc;
-    size_t npc, pccap;
-    int16_t *pb;
-    size_t pbn, pbcap;
+    struct tb_pcmhold hold; /* frames waiting for the start */
 };
 
 int tb_pcmfeed_create(const struct tb_pcmfeed_opts *o, struct tb_pcmfeed **out)
@@ -104,8 +96,7 @@ void tb_pcmfeed_destroy(struct tb_pcmfeed *f)
     free(f->tmp);
     free(f->rec);
     free(f->hb);
-    free(f->pc);
-    free(f->pb);
+    tb_pcmhold_free(&f->hold);
     free(f);
 }
 
@@ -116,7 +107,7 @@ int tb_pcmfeed_over(const struct tb_pcmfeed *f)
 
 static size_t held(const struct tb_pcmfeed *f)
 {
-    return f->hbn / 2 + f->pbn;
+    return f->hbn / 2 + tb_pcmhold_frames(&f->hold);
 }
 
 static int too_big(const struct tb_pcmfeed *f, char *err, size_t errlen)
@@ -127,24 +118,22 @@ static int too_big(const struct tb_pcmfeed *f, char *err, size_t errlen)
                      (double)f->o.max_held / f->o.rate);
 }
 
+/* A held frame out (pcmhold.h's fn, ud the feed). */
+static int held_out(void *ud, double c, double due, const int16_t *pcm, size_t n)
+{
+    const struct tb_pcmfeed *f = ud;
+    (void)c;
+    return f->o.out(f->o.ud, due, pcm, n);
+}
+
 /* The start is known: the pieces held go out, none before s_1. */
 static int try_start(struct tb_pcmfeed *f)
 {
-    int rc = 0;
     if (f->started || !f->have_first || isnan(f->t_reach))
         return 0;
     f->started = 1;
     f->s1 = f->t_reach > f->h1 ? f->t_reach : f->h1;
-    for (size_t i = 0; i < f->npc && rc == 0; i++) {
-        const struct piece *p = &f->pc[i];
-        rc = f->o.out(f->o.ud, p->due > f->s1 ? p->due : f->s1, f->pb + p->off, p->n);
-    }
-    free(f->pc);
-    free(f->pb);
-    f->pc = NULL;
-    f->pb = NULL;
-    f->npc = f->pccap = f->pbn = f->pbcap = 0;
-    return rc;
+    return tb_pcmhold_release(&f->hold, f->s1, held_out, f);
 }
 
 /* One piece, due at `due`: out now, or held for the start. */
@@ -163,21 +152,8 @@ static int emit(struct tb_pcmfeed *f, double due, const int16_t *pcm, size_t n, 
         return f->o.out(f->o.ud, due > f->s1 ? due : f->s1, pcm, n);
     if (held(f) + n > f->o.max_held)
         return too_big(f, err, errlen);
-    if (f->npc == f->pccap) {
-        struct piece *np = tb_grow(f->pc, &f->pccap, sizeof(*np), 64);
-        if (np == NULL)
-            return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
-        f->pc = np;
-    }
-    while (f->pbn + n > f->pbcap) {
-        int16_t *nb = tb_grow(f->pb, &f->pbcap, sizeof(*nb), (size_t)1 << 15);
-        if (nb == NULL)
-            return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
-        f->pb = nb;
-    }
-    memcpy(f->pb + f->pbn, pcm, n * sizeof(*pcm));
-    f->pc[f->npc++] = (struct piece){due, f->pbn, n};
-    f->pbn += n;
+    if (tb_pcmhold_add(&f->hold, 0.0, due, pcm, n) != 0)
+        return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
     return try_start(f);
 }
 
@@ -314,7 +290,7 @@ static int hold(struct tb_pcmfeed *f, uint32_t j, int end, double t, const void 
                 char *err, size_t errlen)
 {
     struct rec *last = f->nrec > 0 ? &f->rec[f->nrec - 1] : NULL;
-    if ((f->hbn + n) / 2 + f->pbn > f->o.max_held)
+    if ((f->hbn + n) / 2 + tb_pcmhold_frames(&f->hold) > f->o.max_held)
         return too_big(f, err, errlen);
     while (f->hbn + n > f->hbcap) {
         unsigned char *nb = tb_grow(f->hb, &f->hbcap, 1, (size_t)1 << 16);

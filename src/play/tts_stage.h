@@ -20,11 +20,9 @@ struct tb_tts_stage;
  * output, a hook). */
 int tb_tts_stage_wanted(const struct tb_playout_opts *o);
 
-/* With rtf > 1, when frame k (from 0, of TB_FRAME_S seconds) of a chunk
- * whose first audio is at f and which lasts d seconds is complete:
- * f + rtf min(k TB_FRAME_S + TB_FRAME_S, d).  The model's frame player
- * and the speaker both time frames by it. */
-double tb_tts_stage_frame_ready(double f, double rtf, double d, uint64_t k);
+/* When frame k of a chunk is complete (the frame clock the model's frame
+ * player and the speaker share): tb_tts_stage_frame_ready, in
+ * tts_stage_run.h. */
 
 /* A stage for o (copied later by reset), reporting to fn(ud) when not
  * NULL.  Returns NULL when out of memory. */
