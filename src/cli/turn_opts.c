@@ -134,9 +134,14 @@ int tb_cli_turn_apply(struct tb_cli_turn *t, uint64_t seed, struct tb_sim_opts *
     if (eou != NULL && strncmp(eou, "stt:", 4) == 0)
         eou = preset;
     rc = make("--eou", eou, seed, &t->eou_lat, t->eou_spec, sizeof(t->eou_spec));
-    if (rc == 0 && eou == preset) /* the report names the preset and its spec */
-        snprintf(t->eou_spec + strlen(t->eou_spec), sizeof(t->eou_spec) - strlen(t->eou_spec),
-                 " (%s)", t->eou);
+    if (rc == 0 && eou == preset) { /* the report names the preset, then its spec */
+        size_t n = strlen(t->eou) < 40 ? strlen(t->eou) : 40, m = strlen(t->eou_spec);
+        if (n + 3 + m < sizeof(t->eou_spec)) {
+            memmove(t->eou_spec + n + 3, t->eou_spec, m + 1);
+            memcpy(t->eou_spec, t->eou, n);
+            memcpy(t->eou_spec + n, " = ", 3);
+        }
+    }
     if (rc == 0)
         rc = make("--tts-lead", t->lead, seed, &t->lead_lat, t->lead_spec, sizeof(t->lead_spec));
     if (rc != 0)
@@ -199,7 +204,9 @@ void tb_cli_turn_lines(FILE *f, const struct tb_cli_turn *t, const struct tb_sim
         else if (i == 2 && l->chunk > 0)
             fprintf(f, "   (to chunk %u's close)", (unsigned)l->chunk);
         else if (i == 6)
-            fprintf(f, "   (%s)", lead_from(t, o));
+            fprintf(f, o->lead_at == tb_playout_measured_lead ? "   (measured on the audio)"
+                                                              : "   (--tts-lead %s)",
+                    t->lead_spec);
         fputc('\n', f);
     }
 }
