@@ -392,8 +392,13 @@ void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct 
                          const struct tb_sim_result *r, const struct tb_gap_list *gaps,
                          size_t max_gaps, const struct tb_report_live *live)
 {
-    struct human h = {src,  o,   r, gaps, max_gaps, live, tb_cli_report_measured(src, r, live),
-                      NULL, NULL};
+    struct human h = {.src = src,
+                      .o = o,
+                      .r = r,
+                      .gaps = gaps,
+                      .max_gaps = max_gaps,
+                      .live = live,
+                      .m = tb_cli_report_measured(src, r, live)};
     long estatus;
     tb_cli_report_error(src, live, &h.ekind, &h.emsg, &estatus);
     for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++)

@@ -308,13 +308,13 @@ int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb
                        const struct tb_cli_chunks *chunks)
 {
     struct doc d = {
-        tb_cli_json_doc(TB_SCHEMA_RESULT, TB_SCHEMA_RESULT_V, live != NULL ? "run" : "sim"),
-        src,
-        o,
-        r,
-        gaps,
-        live,
-        tb_cli_report_measured(src, r, live),
+        .root = tb_cli_json_doc(TB_SCHEMA_RESULT, TB_SCHEMA_RESULT_V, live != NULL ? "run" : "sim"),
+        .src = src,
+        .o = o,
+        .r = r,
+        .gaps = gaps,
+        .live = live,
+        .m = tb_cli_report_measured(src, r, live),
     };
     if (d.root == NULL)
         return TB_ENOMEM;
