@@ -14,7 +14,7 @@
 
 #include "cli.h"
 #include "jsonout.h"
-#include "report.h"
+#include "report_json.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/import.h"

@@ -22,6 +22,8 @@
 #include "plays.h"
 #include "replay.h"
 #include "report.h"
+#include "report_human.h"
+#include "report_json.h"
 #include "request.h"
 #include "sources.h"
 #include "timeline.h"

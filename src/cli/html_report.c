@@ -19,6 +19,8 @@
 #include "cli.h"
 #include "outputs.h"
 #include "report.h"
+#include "report_human.h"
+#include "report_json.h"
 #include "sweep_out.h"
 #include "timeline.h"
 #include "tts_opts.h"

@@ -1,7 +1,8 @@
 /*
  * report.h - what `sim` and `run` print about one stream played out
- * (report.c): the human report, the --json object (schema ttsbuf.result),
- * the --fail-on-underrun verdict, and run's status line.
+ * (report.c): the types the human report (report_human.h) and the --json
+ * object (report_json.h, schema ttsbuf.result) read, the
+ * --fail-on-underrun verdict, and run's status line.
  */
 #ifndef TTSBUF_CLI_REPORT_H
 #define TTSBUF_CLI_REPORT_H
@@ -67,28 +68,11 @@ struct tb_report_live {
  * audio had not) or "both". */
 const char *tb_cli_gap_cause(const struct tb_play *g);
 
-/* The human report (f).  max_gaps limits the gap list; live is NULL for
- * `sim`. */
-void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
-                         const struct tb_sim_result *r, const struct tb_gap_list *gaps,
-                         size_t max_gaps, const struct tb_report_live *live);
-
 /* Whether the run's what-if numbers (minimum TPS, speed-up, the pre-roll
  * curve's minimum TPS) were measured: the report prints "-" and the JSON
  * null where not, and the pictures leave them out. */
 int tb_cli_report_whatif_measured(const struct tb_report_src *src, const struct tb_sim_result *r,
                                   const struct tb_report_live *live);
-
-/* The --json report, one object and a newline, with the speech part
- * ("audio": null when audio is NULL or unused) and sim --chunks' "chunks"
- * array when chunks is not NULL.  A writer: 0, TB_ENOMEM or TB_EIO,
- * nothing printed. */
-struct tb_cli_audio;
-struct tb_cli_chunks;
-int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,
-                       const struct tb_sim_result *r, const struct tb_gap_list *gaps,
-                       const struct tb_report_live *live, const struct tb_cli_audio *audio,
-                       const struct tb_cli_chunks *chunks);
 
 /* --fail-on-underrun on a played stream, the command's verdict (cli.h):
  * TB_EXIT_GATE (the reason printed) when it was given and r has any

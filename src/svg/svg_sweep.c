@@ -157,47 +157,180 @@ static int same_series(const struct tb_sweep *sw, int x, size_t a, size_t b)
     return 1;
 }
 
-static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
-{
-    size_t npt, nx, nseries, drawn;
-    const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);
-    const double *xv = tb_sweep_axis_values(sw, (enum tb_sweep_axis)x, &nx);
-    double x0 = xv[0], x1 = xv[0], target = tb_sweep_target(sw), lo = share_floor(sw);
-    size_t idx[TB_AX__COUNT], first[NPALETTE];
-    char label[300], tip[768], xs[64], mt[96];
+/* The line chart of axis x: its range, its floor, the target. */
+struct lines {
+    const struct tb_sweep *sw;
+    int x;
+    const struct tb_sweep_point *pt;
+    size_t npt, nx;
+    double x0, x1, lo, target;
+};
 
-    for (size_t i = 0; i < nx; i++) {
-        x0 = xv[i] < x0 ? xv[i] : x0;
-        x1 = xv[i] > x1 ? xv[i] : x1;
+/* The chart's x for a value of axis x. */
+static double line_x(const struct lines *l, double v)
+{
+    return PX0 + (v - l->x0) / (l->x1 - l->x0) * (PX1 - PX0);
+}
+
+/* The point of the series whose axes are idx, at x's index i. */
+static const struct tb_sweep_point *line_point(const struct lines *l, size_t *idx, size_t i)
+{
+    idx[l->x] = i;
+    return &l->pt[tb_sweep_point_index(l->sw, idx)];
+}
+
+/* The chart's range and floor (lowered to keep the target in view). */
+static void lines_init(struct lines *l, const struct tb_sweep *sw, int x)
+{
+    const double *xv = tb_sweep_axis_values(sw, (enum tb_sweep_axis)x, &l->nx);
+    l->sw = sw;
+    l->x = x;
+    l->pt = tb_sweep_points(sw, &l->npt);
+    l->x0 = l->x1 = xv[0];
+    l->target = tb_sweep_target(sw);
+    l->lo = share_floor(sw);
+    for (size_t i = 0; i < l->nx; i++) {
+        l->x0 = xv[i] < l->x0 ? xv[i] : l->x0;
+        l->x1 = xv[i] > l->x1 ? xv[i] : l->x1;
     }
-    if (x1 <= x0)
-        x1 = x0 + 1.0;
-    if (target > 0.0 && target < lo)
-        lo = floor(target * 10.0) / 10.0; /* keep the target line in view */
-    /* NOLINTNEXTLINE(clang-analyzer-core.DivideZero): an axis has a value (xv[0] above) */
-    nseries = npt / nx;
-    drawn = nseries < NPALETTE ? nseries : NPALETTE;
+    if (l->x1 <= l->x0)
+        l->x1 = l->x0 + 1.0;
+    if (l->target > 0.0 && l->target < l->lo)
+        l->lo = floor(l->target * 10.0) / 10.0; /* keep the target line in view */
+}
+
+/* The chart's title, axes and target line. */
+static void lines_frame(FILE *f, const struct lines *l, size_t drawn, size_t nseries)
+{
     fprintf(f,
             "<text x=\"%.2f\" y=\"56\" %s font-size=\"12\" fill=\"#222\">gap-free share of "
             "the streams against %s",
-            PX0, FONT, axis_title(sw, x));
+            PX0, FONT, axis_title(l->sw, l->x));
     if (drawn < nseries)
         fprintf(f, " (first %zu of %zu lines)", drawn, nseries);
     fprintf(f, "</text>\n");
-    tb_svg_y_axis(f, S_LINE_YB, S_LINE_YT, lo * 100.0, 100.0, "streams with no gap (%)", "", 1);
-    tb_svg_x_axis(f, S_LINE_YB, x0, x1, axis_title(sw, x), "");
-    if (target > 0.0) {
-        double y = share_y(target, lo);
+    tb_svg_y_axis(f, S_LINE_YB, S_LINE_YT, l->lo * 100.0, 100.0, "streams with no gap (%)", "", 1);
+    tb_svg_x_axis(f, S_LINE_YB, l->x0, l->x1, axis_title(l->sw, l->x), "");
+    if (l->target > 0.0) {
+        double y = share_y(l->target, l->lo);
         fprintf(f,
                 "<g id=\"target\"><title>target: %.1f%% of the streams gap-free</title><line "
                 "x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#444\" "
                 "stroke-dasharray=\"6,4\"/><text x=\"%.2f\" y=\"%.2f\" %s font-size=\"10\" "
                 "fill=\"#444\" text-anchor=\"end\">target %.0f%%</text></g>\n",
-                target * 100.0, PX0, y, PX1, y, PX1 - 2, y - 3, FONT, target * 100.0);
+                l->target * 100.0, PX0, y, PX1, y, PX1 - 2, y - 3, FONT, l->target * 100.0);
     }
+}
+
+/* A series' line.  Steps: a share holds from its point to the next one,
+ * and rises to the target at the exact answer when that lies between. */
+static void series_path(FILE *f, const struct lines *l, size_t *idx, double answer)
+{
+    for (size_t i = 0; i < l->nx; i++) {
+        const struct tb_sweep_point *q = line_point(l, idx, i);
+        double px = line_x(l, q->ax[l->x]), py = share_y(q->gapless, l->lo);
+        if (i > 0) {
+            const struct tb_sweep_point *pq = line_point(l, idx, i - 1);
+            if (answer > pq->ax[l->x] && answer < q->ax[l->x] && pq->gapless < l->target)
+                fprintf(f, "H%.2fV%.2f", line_x(l, answer), share_y(l->target, l->lo));
+            fprintf(f, "H%.2fV%.2f", px, py);
+        } else {
+            fprintf(f, "M%.2f %.2f", px, py);
+        }
+    }
+}
+
+/* The exact answer, on its line (at the edge, pointing on, when it lies
+ * beyond the axis). */
+static void series_answer(FILE *f, const struct lines *l, const char *label, double answer,
+                          size_t shown)
+{
+    char tip[768];
+    double ax = answer > l->x1 ? PX1 : line_x(l, answer);
+    double ay = share_y(l->target, l->lo);
+    snprintf(tip, sizeof(tip),
+             "%s: the smallest pre-roll with >= %.0f%% of the streams gap-free is %.3f s "
+             "(exact)%s",
+             label, l->target * 100.0, answer, answer > l->x1 ? ", beyond this axis" : "");
+    fprintf(f,
+            "<path class=\"answer\" d=\"M%.2f %.2fl5 5l-5 5l-5 -5z\" fill=\"%s\" "
+            "stroke=\"#222\" data-preroll=\"%.6f\" data-share=\"%.6f\"><title>",
+            ax, ay - 5, tb_svg_palette[shown], answer, l->target);
+    tb_svg_esc(f, tip);
+    fprintf(f, "</title></path>\n");
+}
+
+/* A series' points, each with its figures as a tooltip. */
+static void series_points(FILE *f, const struct lines *l, size_t *idx, const char *label,
+                          size_t shown)
+{
+    char tip[768], xs[64], mt[96];
+    for (size_t i = 0; i < l->nx; i++) {
+        const struct tb_sweep_point *q = line_point(l, idx, i);
+        axis_value(l->sw, xs, sizeof(xs), l->x, q->ax[l->x]);
+        /* A minimum TPS of none (the TTS stage alone leaves gaps) is
+         * no number: the P95 is of the others, and says so. */
+        if (q->min_tps_none == 0)
+            snprintf(mt, sizeof(mt), "min TPS P95 %.1f", q->min_tps.p95);
+        else if (q->min_tps.count == 0)
+            snprintf(mt, sizeof(mt), "min TPS none (the TTS stage alone leaves gaps)");
+        else
+            snprintf(mt, sizeof(mt), "min TPS P95 %.1f of %zu streams, none for %zu",
+                     q->min_tps.p95, q->min_tps.count, q->min_tps_none);
+        snprintf(tip, sizeof(tip),
+                 "%s, %s: %.1f%% gap-free; gap P95 %.2f s, max %.2f s; first audio P50 %.2f "
+                 "s; %s",
+                 label, xs, q->gapless * 100.0, q->gap_total.p95, q->gap_total.max, q->ttfa.p50,
+                 mt);
+        fprintf(f,
+                "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\" data-share=\"%.6f\">"
+                "<title>",
+                line_x(l, q->ax[l->x]), share_y(q->gapless, l->lo), tb_svg_palette[shown],
+                q->gapless);
+        tb_svg_esc(f, tip);
+        fprintf(f, "</title></circle>\n");
+    }
+}
+
+/* A series' legend entry, in two columns under the plot, with its dash
+ * pattern; one hidden behind another (twin) says so. */
+static void series_legend(FILE *f, const struct lines *l, char *label, size_t len, double answer,
+                          size_t twin, size_t shown)
+{
+    double lx = PX0 + (double)(shown % 2) * 430.0, ly = S_LINE_YB + 58 + (double)(shown / 2) * 15;
+    if (!isnan(answer)) {
+        size_t used = strlen(label);
+        snprintf(label + used, len - used, ": %.0f%% from %.3f s%s", l->target * 100.0, answer,
+                 answer > l->x1 ? " (beyond the axis)" : "");
+    }
+    if (twin != SIZE_MAX) {
+        size_t used = strlen(label);
+        snprintf(label + used, len - used, " (same as line %zu)", twin + 1);
+    }
+    fprintf(f,
+            "<g><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
+            "stroke-width=\"2\" stroke-dasharray=\"%s\"/><text x=\"%.2f\" y=\"%.2f\" %s "
+            "font-size=\"11\" fill=\"#333\">%zu: ",
+            lx, ly - 4, lx + 22, ly - 4, tb_svg_palette[shown], tb_svg_dashes[shown], lx + 27, ly,
+            FONT, shown + 1);
+    tb_svg_esc(f, label);
+    fprintf(f, "</text></g>\n");
+}
+
+static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
+{
+    struct lines l;
+    size_t nseries, drawn, idx[TB_AX__COUNT], first[NPALETTE];
+    char label[300];
+
+    lines_init(&l, sw, x);
+    /* NOLINTNEXTLINE(clang-analyzer-core.DivideZero): an axis has a value (lines_init) */
+    nseries = l.npt / l.nx;
+    drawn = nseries < NPALETTE ? nseries : NPALETTE;
+    lines_frame(f, &l, drawn, nseries);
 
     /* Points of one series differ only in axis x: walk x's index. */
-    for (size_t s = 0, shown = 0; s < npt && shown < drawn; s++) {
+    for (size_t s = 0, shown = 0; s < l.npt && shown < drawn; s++) {
         double answer = NAN;
         size_t twin = SIZE_MAX;
         tb_sweep_point_axes(sw, s, idx);
@@ -207,104 +340,22 @@ static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
         for (size_t k = 0; k < shown && twin == SIZE_MAX; k++)
             if (same_series(sw, x, first[k], s))
                 twin = k;
-        series_label(sw, &pt[s], x, -1, label, sizeof(label));
-        if (x == TB_AX_PREROLL && target > 0.0)
-            answer = pt[s].preroll_for_target;
+        series_label(sw, &l.pt[s], x, -1, label, sizeof(label));
+        if (x == TB_AX_PREROLL && l.target > 0.0)
+            answer = l.pt[s].preroll_for_target;
         fprintf(f, "<g class=\"series\"><title>");
         tb_svg_esc(f, label);
         fprintf(f,
                 "</title>\n<path class=\"step\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
                 "stroke-dasharray=\"%s\" d=\"",
                 tb_svg_palette[shown], tb_svg_dashes[shown]);
-        /* Steps: a share holds from its point to the next one, and rises
-         * to the target at the exact answer when that lies between. */
-        for (size_t i = 0; i < nx; i++) {
-            const struct tb_sweep_point *q;
-            double px, py;
-            idx[x] = i;
-            q = &pt[tb_sweep_point_index(sw, idx)];
-            px = PX0 + (q->ax[x] - x0) / (x1 - x0) * (PX1 - PX0);
-            py = share_y(q->gapless, lo);
-            if (i > 0) {
-                idx[x] = i - 1;
-                const struct tb_sweep_point *pq = &pt[tb_sweep_point_index(sw, idx)];
-                if (answer > pq->ax[x] && answer < q->ax[x] && pq->gapless < target) {
-                    double ax = PX0 + (answer - x0) / (x1 - x0) * (PX1 - PX0);
-                    fprintf(f, "H%.2fV%.2f", ax, share_y(target, lo));
-                }
-                fprintf(f, "H%.2fV%.2f", px, py);
-            } else {
-                fprintf(f, "M%.2f %.2f", px, py);
-            }
-        }
+        series_path(f, &l, idx, answer);
         fprintf(f, "\"/>\n");
-        if (!isnan(answer)) {
-            /* The exact answer, on its line (at the edge, pointing on,
-             * when it lies beyond the axis). */
-            double ax = answer > x1 ? PX1 : PX0 + (answer - x0) / (x1 - x0) * (PX1 - PX0);
-            double ay = share_y(target, lo);
-            snprintf(tip, sizeof(tip),
-                     "%s: the smallest pre-roll with >= %.0f%% of the streams gap-free is %.3f s "
-                     "(exact)%s",
-                     label, target * 100.0, answer, answer > x1 ? ", beyond this axis" : "");
-            fprintf(f,
-                    "<path class=\"answer\" d=\"M%.2f %.2fl5 5l-5 5l-5 -5z\" fill=\"%s\" "
-                    "stroke=\"#222\" data-preroll=\"%.6f\" data-share=\"%.6f\"><title>",
-                    ax, ay - 5, tb_svg_palette[shown], answer, target);
-            tb_svg_esc(f, tip);
-            fprintf(f, "</title></path>\n");
-        }
-        for (size_t i = 0; i < nx; i++) {
-            const struct tb_sweep_point *q;
-            idx[x] = i;
-            q = &pt[tb_sweep_point_index(sw, idx)];
-            axis_value(sw, xs, sizeof(xs), x, q->ax[x]);
-            /* A minimum TPS of none (the TTS stage alone leaves gaps) is
-             * no number: the P95 is of the others, and says so. */
-            if (q->min_tps_none == 0)
-                snprintf(mt, sizeof(mt), "min TPS P95 %.1f", q->min_tps.p95);
-            else if (q->min_tps.count == 0)
-                snprintf(mt, sizeof(mt), "min TPS none (the TTS stage alone leaves gaps)");
-            else
-                snprintf(mt, sizeof(mt), "min TPS P95 %.1f of %zu streams, none for %zu",
-                         q->min_tps.p95, q->min_tps.count, q->min_tps_none);
-            snprintf(tip, sizeof(tip),
-                     "%s, %s: %.1f%% gap-free; gap P95 %.2f s, max %.2f s; first audio P50 %.2f "
-                     "s; %s",
-                     label, xs, q->gapless * 100.0, q->gap_total.p95, q->gap_total.max, q->ttfa.p50,
-                     mt);
-            fprintf(f,
-                    "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\" data-share=\"%.6f\">"
-                    "<title>",
-                    PX0 + (q->ax[x] - x0) / (x1 - x0) * (PX1 - PX0), share_y(q->gapless, lo),
-                    tb_svg_palette[shown], q->gapless);
-            tb_svg_esc(f, tip);
-            fprintf(f, "</title></circle>\n");
-        }
+        if (!isnan(answer))
+            series_answer(f, &l, label, answer, shown);
+        series_points(f, &l, idx, label, shown);
         fprintf(f, "</g>\n");
-        /* Legend, in two columns under the plot, each line with its dash
-         * pattern; one hidden behind another says so. */
-        if (!isnan(answer)) {
-            size_t used = strlen(label);
-            snprintf(label + used, sizeof(label) - used, ": %.0f%% from %.3f s%s", target * 100.0,
-                     answer, answer > x1 ? " (beyond the axis)" : "");
-        }
-        if (twin != SIZE_MAX) {
-            size_t used = strlen(label);
-            snprintf(label + used, sizeof(label) - used, " (same as line %zu)", twin + 1);
-        }
-        {
-            double lx = PX0 + (double)(shown % 2) * 430.0,
-                   ly = S_LINE_YB + 58 + (double)(shown / 2) * 15;
-            fprintf(f,
-                    "<g><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
-                    "stroke-width=\"2\" stroke-dasharray=\"%s\"/><text x=\"%.2f\" y=\"%.2f\" %s "
-                    "font-size=\"11\" fill=\"#333\">%zu: ",
-                    lx, ly - 4, lx + 22, ly - 4, tb_svg_palette[shown], tb_svg_dashes[shown],
-                    lx + 27, ly, FONT, shown + 1);
-            tb_svg_esc(f, label);
-            fprintf(f, "</text></g>\n");
-        }
+        series_legend(f, &l, label, sizeof(label), answer, twin, shown);
         shown++;
     }
 }
