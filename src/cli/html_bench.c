@@ -66,7 +66,7 @@ static int wait_figure(FILE *f, const struct tb_bench_meta *m, const struct tb_b
     struct tb_svg_wait *w = calloc(2 * (size_t)m->nlevels + 1, sizeof(*w));
     char(*label)[80] = calloc(2 * (size_t)m->nlevels + 1, sizeof(*label));
     int rc = w == NULL || label == NULL ? TB_ENOMEM : 0;
-    for (uint32_t l = 0; rc == 0 && l < m->nlevels; l++) {
+    for (size_t l = 0; rc == 0 && l < m->nlevels; l++) {
         char name[64];
         tb_bench_level_name(&m->levels[l], name, sizeof(name));
         snprintf(label[2 * l], sizeof(label[0]), "%.60s p50", name);
