@@ -340,11 +340,11 @@ int tb_cli_html_bench(const char *path, const struct tb_cli_html_bench_info *b)
     tb_cli_html_begin(f, "bench", title);
     fputs("<h2>Per level</h2>\n", f);
     levels_table(f, b->m, b->s);
-    rc = wait_figure(f, b->m, b->s);
     fputs("<pre id=\"report\">", f);
     tb_cli_html_text(f, rep);
     fputs("</pre>\n", f);
     tb_cli_html_json(f, "result", json);
+    rc = wait_figure(f, b->m, b->s);
     streams_table(f, b->m, b->recs, w, nw);
     fprintf(f,
             "<h2>The %zu stream%s with the most silence</h2>\n<p class=\"note\">Each replayed "
