@@ -11,6 +11,7 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +96,19 @@ static int copy_text(const cJSON *o, const char *k, struct tb_bench_rec *r, int 
     return warning ? tb_bench_rec_warning(r, "%s", buf) : tb_bench_rec_message(r, "%s", buf);
 }
 
+/* The object at key k of o, printed into dst (cap bytes): 0, or -1 when
+ * it is not an object (absent: only when required) or does not fit. */
+static int copy_object(const cJSON *o, const char *k, int required, char *dst, size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    char *t = cJSON_IsObject(v) ? cJSON_PrintUnformatted(v) : NULL;
+    int rc = (v != NULL || required) && (t == NULL || strlen(t) >= cap) ? -1 : 0;
+    if (rc == 0 && t != NULL)
+        memcpy(dst, t, strlen(t) + 1);
+    free(t);
+    return rc;
+}
+
 /* parse_header's answer for a bad "slo" (any other fault: -1). */
 #define SLO_BAD (-2)
 
@@ -125,27 +139,9 @@ static int parse_header(const cJSON *o, struct tb_bench_meta *m)
             if (strcmp(a, b) == 0)
                 return -1;
         }
-    {
-        const cJSON *op = cJSON_GetObjectItemCaseSensitive(o, "options");
-        char *t = cJSON_IsObject(op) ? cJSON_PrintUnformatted(op) : NULL;
-        if (t == NULL || strlen(t) >= sizeof(m->options)) {
-            free(t);
-            return -1;
-        }
-        memcpy(m->options, t, strlen(t) + 1);
-        free(t);
-    }
-    {
-        const cJSON *cv = cJSON_GetObjectItemCaseSensitive(o, "conversations");
-        char *t = cJSON_IsObject(cv) ? cJSON_PrintUnformatted(cv) : NULL;
-        if (cv != NULL && (t == NULL || strlen(t) >= sizeof(m->conversations))) {
-            free(t);
-            return -1;
-        }
-        if (t != NULL)
-            memcpy(m->conversations, t, strlen(t) + 1);
-        free(t);
-    }
+    if (copy_object(o, "options", 1, m->options, sizeof(m->options)) != 0 ||
+        copy_object(o, "conversations", 0, m->conversations, sizeof(m->conversations)) != 0)
+        return -1;
     copy_str(o, "started_at", m->started_at, sizeof(m->started_at));
     copy_str(o, "ttsbuf_version", m->ttsbuf_version, sizeof(m->ttsbuf_version));
     copy_str(o, "model", m->model, sizeof(m->model));
@@ -160,38 +156,114 @@ static int parse_header(const cJSON *o, struct tb_bench_meta *m)
     return 0;
 }
 
+/* A whole-number field of a record, as a row: its key, where it goes and
+ * its size, its largest value, and what null (or absence) stores: NaN
+ * when the key is required.  Stored by size alone: a count's value is
+ * whole and non-negative, so it has the same bits in the signed and the
+ * unsigned type of a width (4 or 8 bytes); only a long long takes the -1
+ * of null. */
+struct count_row {
+    const char *key;
+    size_t off, size;
+    double max, if_null;
+};
+#define COUNT(k, field, max, if_null)                                                              \
+    {                                                                                              \
+        k, offsetof(struct tb_bench_rec, field), sizeof(((struct tb_bench_rec *)0)->field), max,   \
+            if_null                                                                                \
+    }
+#define NROWS(a) (sizeof(a) / sizeof((a)[0]))
+
+static void store_count(struct tb_bench_rec *r, const struct count_row *row, double v)
+{
+    char *p = (char *)r + row->off;
+    if (row->size == sizeof(uint32_t)) {
+        uint32_t x = (uint32_t)v;
+        memcpy(p, &x, sizeof(x));
+    } else {
+        int64_t x = (int64_t)v;
+        memcpy(p, &x, sizeof(x));
+    }
+}
+
+/* Reads the rows' counts into r, in order; 0, or -1 at the first one
+ * missing (when required), negative, fractional or past its max. */
+static int read_counts(const cJSON *o, const struct count_row *rows, size_t n,
+                       struct tb_bench_rec *r)
+{
+    for (size_t i = 0; i < n; i++) {
+        double v;
+        if (get_count(o, rows[i].key, !isnan(rows[i].if_null), rows[i].max, &v) != 0)
+            return -1;
+        store_count(r, &rows[i], isnan(v) ? rows[i].if_null : v);
+    }
+    return 0;
+}
+
+/* A number of a record that may be null (NaN), as a row: its key, the
+ * reason given when it is not null or a number in 0..max, where it goes. */
+struct num_row {
+    const char *key, *why;
+    size_t off;
+    double max;
+};
+#define NUM(k, why, field, max)                                                                    \
+    {                                                                                              \
+        k, why, offsetof(struct tb_bench_rec, field), max                                          \
+    }
+
+/* Reads the rows' numbers into r, in order; NULL, or the first bad one's
+ * reason. */
+static const char *read_nums(const cJSON *o, const struct num_row *rows, size_t n,
+                             struct tb_bench_rec *r)
+{
+    for (size_t i = 0; i < n; i++) {
+        double v;
+        if (get_num(o, rows[i].key, 1, &v) != 0 || v < 0 || v > rows[i].max)
+            return rows[i].why;
+        memcpy((char *)r + rows[i].off, &v, sizeof(v));
+    }
+    return NULL;
+}
+
 /* The record's level index: version 3 names the level ("c=10", as the
- * report does), version 2 gave its index.  0 or -1. */
-static int rec_level(const cJSON *o, const struct tb_bench_meta *m, int version, double *level)
+ * report does), version 2 gave its index. */
+static const char *rec_level(const cJSON *o, const struct tb_bench_meta *m, int version,
+                             struct tb_bench_rec *r)
 {
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "level");
-    if (version == 2)
-        return get_count(o, "level", 0, TB_BENCH_LEVELS_MAX, level) == 0 && *level < m->nlevels
-                   ? 0
-                   : -1;
-    if (!cJSON_IsString(l))
-        return -1;
-    for (uint32_t i = 0; i < m->nlevels; i++) {
+    double level;
+    if (version == 2) {
+        if (get_count(o, "level", 0, TB_BENCH_LEVELS_MAX, &level) == 0 && level < m->nlevels) {
+            r->level = (uint32_t)level;
+            return NULL;
+        }
+        return "\"level\" is missing or not one of the header's levels";
+    }
+    for (uint32_t i = 0; cJSON_IsString(l) && i < m->nlevels; i++) {
         char name[64];
         tb_bench_level_name(&m->levels[i], name, sizeof(name));
         if (strcmp(name, l->valuestring) == 0) {
-            *level = i;
-            return 0;
+            r->level = i;
+            return NULL;
         }
     }
-    return -1;
+    return "\"level\" is missing or not the name of one of the header's levels (c=10, "
+           "rate=5/s (poisson))";
 }
 
 /* What parse_rec returns when memory ran out (not the file's fault). */
 static const char no_memory[] = "out of memory";
 
-/* A sample array of "tts" (non-negative, finite): *out malloc'd. */
-static const char *read_samples(const cJSON *t, const char *key, double **out, size_t *n)
+/* The array of times at key k of o (each 0..1e9 s) into *out (malloc'd,
+ * never NULL) and *n; NULL, or why not: not_array, bad or no_memory. */
+static const char *read_times(const cJSON *o, const char *k, double **out, size_t *n,
+                              const char *not_array, const char *bad)
 {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(t, key), *v;
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, k), *v;
     size_t i = 0;
     if (!cJSON_IsArray(a))
-        return "\"tts\" lacks an array of samples";
+        return not_array;
     *n = (size_t)cJSON_GetArraySize(a);
     *out = malloc((*n + 1) * sizeof(double));
     if (*out == NULL)
@@ -199,35 +271,40 @@ static const char *read_samples(const cJSON *t, const char *key, double **out, s
     cJSON_ArrayForEach(v, a)
     {
         if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= TB_TIME_MAX))
-            return "\"tts\" holds a sample that is negative, past 1e9 or not a number";
+            return bad;
         (*out)[i++] = v->valuedouble;
     }
     return NULL;
 }
 
-/* A real TTS's "tts" object, read back (absent: none). */
-static const char *read_tts(const cJSON *o, struct tb_bench_rec *r)
+/* A sample array of "tts". */
+static const char *read_samples(const cJSON *t, const char *key, double **out, size_t *n)
 {
+    return read_times(t, key, out, n, "\"tts\" lacks an array of samples",
+                      "\"tts\" holds a sample that is negative, past 1e9 or not a number");
+}
+
+/* A real TTS's "tts" object, read back (absent: none). */
+static const char *rec_tts(const cJSON *o, struct tb_bench_rec *r)
+{
+    static const struct count_row counts[] = {
+        COUNT("chunks", tts_chunks, UINT32_MAX, NAN),
+        COUNT("sent", tts_sent, UINT32_MAX, NAN),
+        COUNT("failed", tts_failed, UINT32_MAX, NAN),
+        COUNT("canceled", tts_canceled, UINT32_MAX, NAN),
+        COUNT("chars", tts_chars, WHOLE_MAX, NAN),
+    };
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "tts");
-    double c[5], audio;
-    static const char *const keys[5] = {"chunks", "sent", "failed", "canceled", "chars"};
     const char *why;
     if (t == NULL)
         return NULL;
     if (!cJSON_IsObject(t))
         return "\"tts\" is not an object";
-    for (int i = 0; i < 5; i++)
-        if (get_count(t, keys[i], 0, i < 4 ? 4294967295.0 : 9007199254740992.0, &c[i]) != 0)
-            return "\"tts\" lacks a count (chunks, sent, failed, canceled, chars)";
-    if (get_num(t, "audio_s", 1, &audio) != 0 || audio < 0)
+    if (read_counts(t, counts, NROWS(counts), r) != 0)
+        return "\"tts\" lacks a count (chunks, sent, failed, canceled, chars)";
+    if (get_num(t, "audio_s", 1, &r->tts_audio_s) != 0 || r->tts_audio_s < 0)
         return "\"tts\" has no audio_s, or a negative one";
     r->tts = 1;
-    r->tts_chunks = (uint32_t)c[0];
-    r->tts_sent = (uint32_t)c[1];
-    r->tts_failed = (uint32_t)c[2];
-    r->tts_canceled = (uint32_t)c[3];
-    r->tts_chars = (uint64_t)c[4];
-    r->tts_audio_s = audio;
     why = read_samples(t, "first_byte_s", &r->tts_fb, &r->ntts_fb);
     return why != NULL ? why : read_samples(t, "rtf", &r->tts_rtf, &r->ntts_rtf);
 }
@@ -261,8 +338,12 @@ static const char *read_latency(const cJSON *o, struct tb_bench_rec *r)
  * all of them, consistent.  Returns a reason or NULL. */
 static const char *parse_barge(const cJSON *o, struct tb_bench_rec *r)
 {
+    static const struct count_row counts[] = {
+        COUNT("tokens_received", tokens_received, WHOLE_MAX, NAN),
+        COUNT("tokens_unheard", tokens_unheard, WHOLE_MAX, NAN),
+        COUNT("chars_unplayed", chars_unplayed, WHOLE_MAX, NAN),
+    };
     const cJSON *in = cJSON_GetObjectItemCaseSensitive(o, "interrupted");
-    double recv, unheard, chars;
     if (in == NULL)
         return NULL;
     if (!cJSON_IsBool(in))
@@ -281,109 +362,106 @@ static const char *parse_barge(const cJSON *o, struct tb_bench_rec *r)
         (!isnan(r->cancel_s) && (!r->interrupted || !(r->cancel_s >= 0) ||
                                  r->cancel_s > TB_TIME_MAX || !(r->cancel_mono_s >= 0))))
         return "\"cancel_s\" and \"cancel_mono_s\" are times of an interrupted turn, together";
-    if (get_count(o, "tokens_received", 0, WHOLE_MAX, &recv) != 0 ||
-        get_count(o, "tokens_unheard", 0, WHOLE_MAX, &unheard) != 0 ||
-        get_count(o, "chars_unplayed", 0, WHOLE_MAX, &chars) != 0)
+    if (read_counts(o, counts, NROWS(counts), r) != 0)
         return "\"tokens_received\", \"tokens_unheard\" or \"chars_unplayed\" is missing, "
                "negative, fractional or out of range";
-    if (unheard > recv || (!r->interrupted && (unheard > 0 || chars > 0)))
+    if (r->tokens_unheard > r->tokens_received ||
+        (!r->interrupted && (r->tokens_unheard > 0 || r->chars_unplayed > 0)))
         return "\"tokens_unheard\" is more than \"tokens_received\", or a turn not interrupted "
                "left something unheard";
-    r->tokens_received = (uint64_t)recv;
-    r->tokens_unheard = (uint64_t)unheard;
-    r->chars_unplayed = (uint64_t)chars;
     return NULL;
 }
 
-/* Fills a record from one line's object; returns a reason or NULL. */
-static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int version,
-                             struct tb_bench_rec *r)
+/* The steps of parse_rec, in the order a record's faults are named. */
+
+static const char *rec_ids(const cJSON *o, struct tb_bench_rec *r)
 {
-    double level, id, prompt, status, events, tokens, usage, under, ignored, sur;
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
-    const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "warning");
-    const cJSON *end = cJSON_GetObjectItemCaseSensitive(o, "end");
-    const cJSON *itl = cJSON_GetObjectItemCaseSensitive(o, "itl_s"), *v;
-    if (rec_level(o, m, version, &level) != 0)
-        return version == 2 ? "\"level\" is missing or not one of the header's levels"
-                            : "\"level\" is missing or not the name of one of the header's "
-                              "levels (c=10, rate=5/s (poisson))";
-    if (get_count(o, "id", 0, WHOLE_MAX, &id) != 0 ||
-        get_count(o, "prompt", 0, UINT32_MAX, &prompt) != 0)
-        return "\"id\" or \"prompt\" is missing or not a whole number in range";
-    {
-        /* A call's turn: both keys or neither. */
-        const cJSON *call = cJSON_GetObjectItemCaseSensitive(o, "call");
-        const cJSON *turn = cJSON_GetObjectItemCaseSensitive(o, "turn");
-        double c, t;
-        if ((call != NULL) != (turn != NULL))
-            return "\"call\" and \"turn\" come together";
-        if (call != NULL) {
-            if (get_count(o, "call", 0, WHOLE_MAX, &c) != 0 ||
-                get_count(o, "turn", 0, INT32_MAX, &t) != 0)
-                return "\"call\" or \"turn\" is not a whole number in range";
-            r->call = (int64_t)c;
-            r->turn = (int32_t)t;
-            if (get_num(o, "play_end_s", 1, &r->play_end) != 0 ||
-                !(isnan(r->play_end) || (r->play_end >= 0 && r->play_end <= TB_TIME_MAX)))
-                return "\"play_end_s\" is negative, past 1e9 s or not a number";
-            {
-                const char *why = parse_barge(o, r);
-                if (why != NULL)
-                    return why;
-            }
-        }
-    }
-    if (get_num(o, "t_sched", 0, &r->t_sched) != 0 || get_num(o, "t_start", 0, &r->t_start) != 0 ||
-        get_num(o, "t_end", 0, &r->t_end) != 0)
-        return "\"t_sched\", \"t_start\" or \"t_end\" is missing";
-    if (!(r->t_sched >= 0 && r->t_sched <= TB_TIME_MAX) ||
-        !(r->t_start >= 0 && r->t_start <= TB_TIME_MAX) ||
-        !(r->t_end >= 0 && r->t_end <= TB_TIME_MAX))
-        return "\"t_sched\", \"t_start\" or \"t_end\" is negative or past 1e9 s";
-    if (get_count(o, "http_status", 0, 999, &status) != 0 ||
-        get_count(o, "events", 0, WHOLE_MAX, &events) != 0 ||
-        get_count(o, "content_tokens", 0, WHOLE_MAX, &tokens) != 0 ||
-        get_count(o, "underruns", 0, UINT32_MAX, &under) != 0 ||
-        get_count(o, "usage_tokens", 1, WHOLE_MAX, &usage) != 0 ||
-        get_count(o, "usage_ignored", 1, WHOLE_MAX, &ignored) != 0 ||
-        get_count(o, "surrogates_replaced", 1, WHOLE_MAX, &sur) != 0)
-        return "a count is missing, negative, fractional or out of range";
-    {
-        /* Every metric is a time, a rate or a ratio: none can be negative
-         * (a summary of them would be quietly wrong). */
-        const struct {
-            const char *key, *why;
-            double *dst, max;
-        } metrics[] = {
+    static const struct count_row ids[] = {
+        COUNT("id", id, WHOLE_MAX, NAN),
+        COUNT("prompt", prompt, UINT32_MAX, NAN),
+    };
+    return read_counts(o, ids, NROWS(ids), r) != 0
+               ? "\"id\" or \"prompt\" is missing or not a whole number in range"
+               : NULL;
+}
+
+/* A call's turn: both keys or neither, then when it finished playing and
+ * its barge-in. */
+static const char *rec_call(const cJSON *o, struct tb_bench_rec *r)
+{
+    static const struct count_row ids[] = {
+        COUNT("call", call, WHOLE_MAX, NAN),
+        COUNT("turn", turn, INT32_MAX, NAN),
+    };
+    static const struct num_row play_end =
+        NUM("play_end_s", "\"play_end_s\" is negative, past 1e9 s or not a number", play_end,
+            TB_TIME_MAX);
+    const cJSON *call = cJSON_GetObjectItemCaseSensitive(o, "call");
+    const cJSON *turn = cJSON_GetObjectItemCaseSensitive(o, "turn");
+    const char *why;
+    if ((call != NULL) != (turn != NULL))
+        return "\"call\" and \"turn\" come together";
+    if (call == NULL)
+        return NULL;
+    if (read_counts(o, ids, NROWS(ids), r) != 0)
+        return "\"call\" or \"turn\" is not a whole number in range";
+    why = read_nums(o, &play_end, 1, r);
+    return why != NULL ? why : parse_barge(o, r);
+}
+
+static const char *rec_times(const cJSON *o, struct tb_bench_rec *r)
+{
+    static const char *const keys[] = {"t_sched", "t_start", "t_end"};
+    double *t[] = {&r->t_sched, &r->t_start, &r->t_end};
+    for (size_t i = 0; i < NROWS(keys); i++)
+        if (get_num(o, keys[i], 0, t[i]) != 0)
+            return "\"t_sched\", \"t_start\" or \"t_end\" is missing";
+    for (size_t i = 0; i < NROWS(keys); i++)
+        if (!(*t[i] >= 0 && *t[i] <= TB_TIME_MAX))
+            return "\"t_sched\", \"t_start\" or \"t_end\" is negative or past 1e9 s";
+    return NULL;
+}
+
+static const char *rec_counts(const cJSON *o, struct tb_bench_rec *r)
+{
+    static const struct count_row counts[] = {
+        COUNT("http_status", http_status, 999, NAN),
+        COUNT("events", events, WHOLE_MAX, NAN),
+        COUNT("content_tokens", content_tokens, WHOLE_MAX, NAN),
+        COUNT("underruns", underruns, UINT32_MAX, NAN),
+        COUNT("usage_tokens", usage_tokens, WHOLE_MAX, -1),
+        COUNT("usage_ignored", usage_ignored, WHOLE_MAX, -1),
+        COUNT("surrogates_replaced", surrogates_replaced, WHOLE_MAX, 0),
+    };
+    return read_counts(o, counts, NROWS(counts), r) != 0
+               ? "a count is missing, negative, fractional or out of range"
+               : NULL;
+}
+
+/* Every metric is a time, a rate or a ratio: none can be negative (a
+ * summary of them would be quietly wrong). */
+static const char *rec_metrics(const cJSON *o, struct tb_bench_rec *r)
+{
 #define TIME(k, field)                                                                             \
-    {k, "\"" k "\" is negative or past 1e9 s, or not a number or null", &r->field, TB_TIME_MAX}
-#define RATE(k, field)                                                                             \
-    {                                                                                              \
-        k, "\"" k "\" is negative, or not a number or null", &r->field, HUGE_VAL                   \
-    }
-            TIME("ttft_s", ttft),           TIME("ttfa_s", ttfa),
-            RATE("decode_tps", decode_tps), RATE("decode_tps_usage", decode_tps_usage),
-            TIME("gap_total_s", gap_total), TIME("gap_max_s", gap_max),
-            RATE("min_tps", min_tps),       RATE("speedup_needed", speedup),
+    NUM(k, "\"" k "\" is negative or past 1e9 s, or not a number or null", field, TB_TIME_MAX)
+#define RATE(k, field) NUM(k, "\"" k "\" is negative, or not a number or null", field, HUGE_VAL)
+    static const struct num_row metrics[] = {
+        TIME("ttft_s", ttft),           TIME("ttfa_s", ttfa),
+        RATE("decode_tps", decode_tps), RATE("decode_tps_usage", decode_tps_usage),
+        TIME("gap_total_s", gap_total), TIME("gap_max_s", gap_max),
+        RATE("min_tps", min_tps),       RATE("speedup_needed", speedup),
+    };
 #undef TIME
 #undef RATE
-        };
-        for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++)
-            if (get_num(o, metrics[i].key, 1, metrics[i].dst) != 0 || *metrics[i].dst < 0 ||
-                *metrics[i].dst > metrics[i].max)
-                return metrics[i].why;
-    }
-    r->level = (uint32_t)level;
-    r->id = (uint64_t)id;
-    r->prompt = (uint32_t)prompt;
-    r->http_status = (long)status;
-    r->events = (uint64_t)events;
-    r->content_tokens = (uint64_t)tokens;
-    r->usage_tokens = isnan(usage) ? -1 : (long long)usage;
-    r->usage_ignored = isnan(ignored) ? -1 : (long long)ignored;
-    r->surrogates_replaced = isnan(sur) ? 0 : (uint64_t)sur;
-    r->underruns = (uint32_t)under;
+    return read_nums(o, metrics, NROWS(metrics), r);
+}
+
+/* What went wrong: "error" (null, or a kind and its message) and the
+ * "warning" (a string, when there). */
+static const char *rec_error(const cJSON *o, struct tb_bench_rec *r)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "warning");
     if (cJSON_IsObject(e)) {
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");
         r->error = -1;
@@ -399,8 +477,14 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
     }
     if (w != NULL && !cJSON_IsString(w))
         return "\"warning\" is not a string";
-    /* How the stream ended; records written before the key derive it
-     * from the error, as the stream reader would have. */
+    return NULL;
+}
+
+/* How the stream ended; records written before the key derive it from
+ * the error, as the stream reader would have. */
+static const char *rec_end(const cJSON *o, struct tb_bench_rec *r)
+{
+    const cJSON *end = cJSON_GetObjectItemCaseSensitive(o, "end");
     if (end != NULL) {
         r->end = cJSON_IsString(end) ? tb_end_parse(end->valuestring) : -1;
         if (r->end < 0)
@@ -420,62 +504,77 @@ static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int 
      * writer says (whatever the file holds). */
     if (r->error != 0)
         r->min_tps = r->speedup = NAN;
-    {
-        /* A TTS stage's keys come together, or not at all. */
-        const cJSON *why = cJSON_GetObjectItemCaseSensitive(o, "min_tps_reason");
-        if (why != NULL) {
-            if (!cJSON_IsNull(why) &&
-                !(cJSON_IsString(why) && strcmp(why->valuestring, TB_MIN_TPS_NONE_REASON) == 0))
-                return "\"min_tps_reason\" is neither null nor \"" TB_MIN_TPS_NONE_REASON "\"";
-            if (get_num(o, "gap_llm_s", 1, &r->gap_llm) != 0 || r->gap_llm < 0 ||
-                r->gap_llm > TB_TIME_MAX || get_num(o, "gap_tts_s", 1, &r->gap_tts) != 0 ||
-                r->gap_tts < 0 || r->gap_tts > TB_TIME_MAX)
-                return "\"gap_llm_s\" or \"gap_tts_s\" is missing, negative or past 1e9 s";
-            r->staged = 1;
-            r->min_tps_none = r->error == 0 && cJSON_IsString(why);
-            if (r->min_tps_none && !isnan(r->min_tps))
-                return "\"min_tps\" is a number beside a reason why there is none";
-        }
-    }
-    if (copy_text(o, "warning", r, 1) != 0)
-        return no_memory;
-    {
-        const char *why = read_tts(o, r);
-        if (why == NULL)
-            why = read_latency(o, r);
-        if (why != NULL)
-            return why;
-    }
-    {
-        /* "good" is derived: it must be what the fields and the header's
-         * SLOs give (a file edited by hand, or another definition). */
-        const cJSON *good = cJSON_GetObjectItemCaseSensitive(o, "good");
-        if (m->slo.set == 0 && good != NULL)
-            return "\"good\" without SLOs in the header (\"slo\")";
-        if (m->slo.set != 0 && !cJSON_IsBool(good))
-            return "\"good\" (true or false) is missing: the header has SLOs";
-        if (m->slo.set != 0 && cJSON_IsTrue(good) != tb_bench_slo_good(&m->slo, r))
-            return cJSON_IsTrue(good) ? "\"good\" is true, but the record misses the header's "
-                                        "SLOs (or failed, or did not measure one)"
-                                      : "\"good\" is false, but the record meets the header's "
-                                        "SLOs";
-    }
-    if (!cJSON_IsArray(itl))
-        return "\"itl_s\" is not an array";
-    r->nitl = (size_t)cJSON_GetArraySize(itl);
-    if (r->nitl > 0) {
-        size_t i = 0;
-        r->itl = malloc(r->nitl * sizeof(double));
-        if (r->itl == NULL)
-            return no_memory;
-        cJSON_ArrayForEach(v, itl)
-        {
-            if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= TB_TIME_MAX))
-                return "\"itl_s\" holds a negative number, one past 1e9 s or a non-number";
-            r->itl[i++] = v->valuedouble;
-        }
-    }
     return NULL;
+}
+
+/* A TTS stage's keys come together, or not at all. */
+static const char *rec_staged(const cJSON *o, struct tb_bench_rec *r)
+{
+    static const char gaps_why[] =
+        "\"gap_llm_s\" or \"gap_tts_s\" is missing, negative or past 1e9 s";
+    static const struct num_row gaps[] = {
+        NUM("gap_llm_s", gaps_why, gap_llm, TB_TIME_MAX),
+        NUM("gap_tts_s", gaps_why, gap_tts, TB_TIME_MAX),
+    };
+    const cJSON *why = cJSON_GetObjectItemCaseSensitive(o, "min_tps_reason");
+    if (why == NULL)
+        return NULL;
+    if (!cJSON_IsNull(why) &&
+        !(cJSON_IsString(why) && strcmp(why->valuestring, TB_MIN_TPS_NONE_REASON) == 0))
+        return "\"min_tps_reason\" is neither null nor \"" TB_MIN_TPS_NONE_REASON "\"";
+    if (read_nums(o, gaps, NROWS(gaps), r) != NULL)
+        return gaps_why;
+    r->staged = 1;
+    r->min_tps_none = r->error == 0 && cJSON_IsString(why);
+    if (r->min_tps_none && !isnan(r->min_tps))
+        return "\"min_tps\" is a number beside a reason why there is none";
+    return NULL;
+}
+
+static const char *rec_warning(const cJSON *o, struct tb_bench_rec *r)
+{
+    return copy_text(o, "warning", r, 1) != 0 ? no_memory : NULL;
+}
+
+/* "good" is derived: it must be what the fields and the header's SLOs
+ * give (a file edited by hand, or another definition). */
+static const char *rec_good(const cJSON *o, const struct tb_bench_meta *m,
+                            const struct tb_bench_rec *r)
+{
+    const cJSON *good = cJSON_GetObjectItemCaseSensitive(o, "good");
+    if (m->slo.set == 0 && good != NULL)
+        return "\"good\" without SLOs in the header (\"slo\")";
+    if (m->slo.set != 0 && !cJSON_IsBool(good))
+        return "\"good\" (true or false) is missing: the header has SLOs";
+    if (m->slo.set != 0 && cJSON_IsTrue(good) != tb_bench_slo_good(&m->slo, r))
+        return cJSON_IsTrue(good) ? "\"good\" is true, but the record misses the header's "
+                                    "SLOs (or failed, or did not measure one)"
+                                  : "\"good\" is false, but the record meets the header's "
+                                    "SLOs";
+    return NULL;
+}
+
+static const char *rec_itl(const cJSON *o, struct tb_bench_rec *r)
+{
+    return read_times(o, "itl_s", &r->itl, &r->nitl, "\"itl_s\" is not an array",
+                      "\"itl_s\" holds a negative number, one past 1e9 s or a non-number");
+}
+
+/* Fills a record from one line's object, step by step (the first fault
+ * found is the one named); returns a reason or NULL. */
+static const char *parse_rec(const cJSON *o, const struct tb_bench_meta *m, int version,
+                             struct tb_bench_rec *r)
+{
+    static const char *(*const steps[])(const cJSON *, struct tb_bench_rec *) = {
+        rec_ids, rec_call,   rec_times,   rec_counts, rec_metrics,  rec_error,
+        rec_end, rec_staged, rec_warning, rec_tts,    read_latency,
+    };
+    const char *why = rec_level(o, m, version, r);
+    for (size_t i = 0; why == NULL && i < NROWS(steps); i++)
+        why = steps[i](o, r);
+    if (why == NULL)
+        why = rec_good(o, m, r);
+    return why != NULL ? why : rec_itl(o, r);
 }
 
 /* NULL when the header is of the schema version this reads; else why not
