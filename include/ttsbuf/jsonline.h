@@ -23,9 +23,10 @@ int tb_json_put_line(FILE *f, struct cJSON *o);
 struct cJSON *tb_json_num(double v);
 
 /*
- * tb_json_add_num - adds key: tb_json_num(v) to the object o to the object o, written so that it
- * reads back as exactly v, or key: null when v is not finite (NaN: not measured).  Out of memory
- * leaves the key out (tb_json_put_line still writes the rest).
+ * tb_json_add_num - adds key: tb_json_num(v) to the object o, written so
+ * that it reads back as exactly v, or key: null when v is not finite (NaN:
+ * not measured).  Out of memory leaves the key out (tb_json_put_line still
+ * writes the rest).
  */
 void tb_json_add_num(struct cJSON *o, const char *key, double v);
 

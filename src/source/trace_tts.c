@@ -382,16 +382,6 @@ int tb_trace_tts_add_header(cJSON *o, const struct tb_tts_log *l)
     return 0;
 }
 
-/* A time as it reads back bit for bit, or null. */
-static void add_time(cJSON *o, const char *key, double t)
-{
-    char num[32];
-    if (isfinite(t))
-        cJSON_AddRawToObject(o, key, tb_numfmt_double(num, sizeof(num), t));
-    else
-        cJSON_AddNullToObject(o, key);
-}
-
 static void add_u64(cJSON *o, const char *key, uint64_t v)
 {
     char num[32];
@@ -415,9 +405,9 @@ static int write_one(FILE *f, const struct tb_tts_log *l, size_t i)
     cJSON_AddStringToObject(t, "text", text);
     free(text);
     add_u64(t, "chars", c->chars);
-    add_time(t, "sent", c->sent);
-    add_time(t, "first_byte", c->first_byte);
-    add_time(t, "end", c->end);
+    tb_json_add_num(t, "sent", c->sent); /* a time as it reads back bit for bit, or null */
+    tb_json_add_num(t, "first_byte", c->first_byte);
+    tb_json_add_num(t, "end", c->end);
     add_u64(t, "bytes", c->bytes);
     add_u64(t, "rate", c->rate);
     cJSON_AddRawToObject(t, "duration", tb_numfmt_double(num, sizeof(num), c->duration));
