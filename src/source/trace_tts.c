@@ -411,7 +411,7 @@ static int write_one(FILE *f, const struct tb_tts_log *l, size_t i)
     add_u64(t, "bytes", c->bytes);
     add_u64(t, "rate", c->rate);
     cJSON_AddRawToObject(t, "duration", tb_numfmt_double(num, sizeof(num), c->duration));
-    add_time(t, "lead", c->lead);
+    tb_json_add_num(t, "lead", c->lead);
     arr = cJSON_AddArrayToObject(t, "arrivals");
     for (uint32_t k = 0; arr != NULL && k < c->narr; k++) {
         char b[32];
