@@ -15,6 +15,7 @@
 #include "bench_out.h"
 #include "bench_report.h"
 #include "cli.h"
+#include "turn_opts.h"
 #include "jsonout.h"
 #include "outputs.h"
 #include "ttsbuf/error.h"
@@ -104,8 +105,7 @@ static enum out_entry out_entry(const char *name, int in_traces, const struct tb
     int trace = in_traces && trace_name(name);
     if (m->nshards > 1) {
         if (in_traces)
-            return shard_traces(name, m) ||
-                           (trace_id(name, &id) && id % m->nshards == m->shard)
+            return shard_traces(name, m) || (trace_id(name, &id) && id % m->nshards == m->shard)
                        ? OUT_EARLIER
                        : OUT_KEEP;
         snprintf(mine, sizeof(mine), "records-%u-of-%u.jsonl", m->shard, m->nshards);
@@ -161,7 +161,8 @@ static int clear_stale(const char *dir, int in_traces, const struct tb_bench_met
 }
 
 int tb_cli_bench_meta_options(struct tb_bench_meta *meta, const struct tb_sim_opts *o,
-                              const struct tb_cli_tts *tts, long max_tokens, const char *api)
+                              const struct tb_cli_tts *tts, const struct tb_cli_turn *turn,
+                              long max_tokens, const char *api)
 {
     cJSON *j = cJSON_CreateObject();
     char *t;
@@ -171,6 +172,7 @@ int tb_cli_bench_meta_options(struct tb_bench_meta *meta, const struct tb_sim_op
     }
     tb_cli_json_playout(j, o);
     tb_cli_json_tts(j, tts);
+    tb_cli_turn_json_opts(j, turn);
     cJSON_AddNumberToObject(j, "ring_slots", (double)o->ring_slots);
     cJSON_AddNumberToObject(j, "ring_bytes", (double)o->ring_bytes);
     cJSON_AddNumberToObject(j, "max_tokens", (double)max_tokens);

@@ -34,7 +34,8 @@ void tb_cli_bench_wait_lines(FILE *f, const struct tb_bench_summary *x)
     if (x->m[TB_BM_V2V].count == 0)
         return;
     for (int k = 0; k < 2; k++) {
-        fprintf(f, "  v2v p%d %.3f s:", pcts[k], pct_of(&x->m[TB_BM_V2V], pcts[k]));
+        fprintf(f, "  v2v p%d %.3f s; each part's p%d over it:\n   ", pcts[k],
+                pct_of(&x->m[TB_BM_V2V], pcts[k]), pcts[k]);
         for (int i = 0; i < TB_TURN_LAT_PARTS - 1; i++) {
             double s = tb_cli_bench_wait_share(x, i, pcts[k]);
             if (isnan(s))

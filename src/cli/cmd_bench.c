@@ -88,9 +88,9 @@ struct bench {
     struct tb_bench_summary *sums;      /* one a level, once the levels ran */
     struct tb_bench_calls_count *calls; /* --conversations: one a level, then */
     char *url;
-    FILE *rf;       /* --out's records file */
+    FILE *rf;                          /* --out's records file */
     struct tb_cli_bench_traces traces; /* --out's traces file, while streamed */
-    int out_failed; /* a record written as its request ended failed (printed) */
+    int out_failed;                    /* a record written as its request ended failed (printed) */
     atomic_int *interrupted;
     char tts_base[256]; /* --tts-url mock: the built-in mock's root */
 };
@@ -205,8 +205,8 @@ static int reach(struct bench *b)
     snprintf(b->meta.model, sizeof(b->meta.model), "%s", b->a.q.model);
     snprintf(b->meta.base_url, sizeof(b->meta.base_url), "%s", b->ep.base_red);
     snprintf(b->meta.provider, sizeof(b->meta.provider), "%s", tb_cli_endpoint_provider(&b->ep));
-    rc = tb_cli_bench_meta_options(&b->meta, &b->a.c.o, &b->a.c.tts, b->a.q.req.max_tokens,
-                                   b->ep.info->name);
+    rc = tb_cli_bench_meta_options(&b->meta, &b->a.c.o, &b->a.c.tts, &b->a.c.turn,
+                                   b->a.q.req.max_tokens, b->ep.info->name);
     if (rc == 0 && b->a.tl.url != NULL)
         rc = tb_cli_bench_tts_meta(&b->meta, &b->a, b->tts_base);
     return rc;

@@ -75,8 +75,9 @@ static int wait_figure(FILE *f, const struct tb_bench_meta *m, const struct tb_b
         tb_cli_wait_bar_pct(&w[2 * l + 1], label[2 * l + 1], &s[l], 95);
     }
     if (rc == 0)
-        rc = tb_cli_html_wait(f, "Where the wait went: each part's p50 and p95, stacked", w,
-                              2 * (size_t)m->nlevels);
+        rc = tb_cli_html_wait(
+            f, "Each part's p50 and p95, stacked (percentiles do not add: the tick is v2v's own)",
+            w, 2 * (size_t)m->nlevels);
     free(w);
     free(label);
     return rc;

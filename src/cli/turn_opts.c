@@ -46,9 +46,9 @@ static const struct {
     const char *name;
     double p50_ms, p95_ms;
 } stt[] = {
-    {"assemblyai", 256, 362}, {"aws", 1136, 1527},    {"azure", 1016, 1345},
-    {"cartesia", 266, 364},   {"deepgram", 247, 298}, {"elevenlabs", 281, 348},
-    {"google", 878, 1155},    {"openai", 637, 965},   {"soniox", 249, 281},
+    {"assemblyai", 256, 362},   {"aws", 1136, 1527},    {"azure", 1016, 1345},
+    {"cartesia", 266, 364},     {"deepgram", 247, 298}, {"elevenlabs", 281, 348},
+    {"google", 878, 1155},      {"openai", 637, 965},   {"soniox", 249, 281},
     {"speechmatics", 495, 676},
 };
 #define NSTT (sizeof(stt) / sizeof(stt[0]))
@@ -61,7 +61,7 @@ static int stt_spec(const char *arg, char *out, size_t len)
     for (size_t i = 0; i < NSTT; i++)
         if (strcmp(arg + 4, stt[i].name) == 0) {
             double a = stt[i].p50_ms / 1000.0, b = stt[i].p95_ms / 1000.0;
-            snprintf(out, len, "lognormal:p50=%.17g,p90=%.17g", a,
+            snprintf(out, len, "lognormal:p50=%.6g,p90=%.6g", a,
                      a * pow(b / a, TB_TTSLAT_Z90 / Z95));
             return 0;
         }
@@ -71,9 +71,10 @@ static int stt_spec(const char *arg, char *out, size_t len)
 
 static void stt_print(FILE *f)
 {
-    fprintf(f, "STT presets for --eou stt:NAME: each STT's time to final segment (the caller's\n"
-               "end of speech to the final transcript), a log-normal through its median and\n"
-               "P95 over 1,000 turns (%s):\n",
+    fprintf(f,
+            "STT presets for --eou stt:NAME: each STT's time to final segment (the caller's\n"
+            "end of speech to the final transcript), a log-normal through its median and\n"
+            "P95 over 1,000 turns (%s):\n",
             STT_SOURCE);
     for (size_t i = 0; i < NSTT; i++)
         fprintf(f, "  stt:%-14s p50 %5.0f ms   p95 %5.0f ms\n", stt[i].name, stt[i].p50_ms,
@@ -126,9 +127,8 @@ int tb_cli_turn_apply(struct tb_cli_turn *t, uint64_t seed, struct tb_sim_opts *
 {
     char preset[128];
     const char *eou = t->eou;
-    int rc = eou != NULL && strncmp(eou, "stt:", 4) == 0
-                 ? stt_spec(eou, preset, sizeof(preset))
-                 : 0;
+    int rc =
+        eou != NULL && strncmp(eou, "stt:", 4) == 0 ? stt_spec(eou, preset, sizeof(preset)) : 0;
     if (rc != 0)
         return rc;
     if (eou != NULL && strncmp(eou, "stt:", 4) == 0)
@@ -173,6 +173,14 @@ void tb_cli_turn_stream(struct tb_cli_turn *t, struct tb_stream *s, struct tb_si
     }
 }
 
+void tb_cli_turn_json_opts(struct cJSON *opts, const struct tb_cli_turn *t)
+{
+    if (t->eou != NULL)
+        cJSON_AddStringToObject(opts, "eou", t->eou_spec);
+    if (t->lead != NULL)
+        cJSON_AddStringToObject(opts, "tts_lead", t->lead_spec);
+}
+
 int tb_cli_turn_measured(const struct tb_cli_turn *t, const char *what)
 {
     if (t->lead == NULL)
@@ -204,8 +212,10 @@ void tb_cli_turn_lines(FILE *f, const struct tb_cli_turn *t, const struct tb_sim
         else if (i == 2 && l->chunk > 0)
             fprintf(f, "   (to chunk %u's close)", (unsigned)l->chunk);
         else if (i == 6)
-            fprintf(f, o->lead_at == tb_playout_measured_lead ? "   (measured on the audio)"
-                                                              : "   (--tts-lead %s)",
+            fprintf(f,
+                    o->lead_at != tb_playout_measured_lead ? "   (--tts-lead %s)"
+                    : isnan(v) ? "   (not measured: no audible audio, or a trace without it)"
+                               : "   (measured on the audio)",
                     t->lead_spec);
         fputc('\n', f);
     }

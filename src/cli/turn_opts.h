@@ -50,7 +50,13 @@ int tb_cli_turn_apply(struct tb_cli_turn *t, uint64_t seed, struct tb_sim_opts *
  * eou_s, and with --eou s's, which a --record of it keeps.
  */
 struct tb_stream;
+struct cJSON;
 void tb_cli_turn_stream(struct tb_cli_turn *t, struct tb_stream *s, struct tb_sim_opts *o);
+
+/* The models given, in a command's options object (bench's: they must
+ * match to merge, and compare names them when they differ): "eou" and
+ * "tts_lead", each its canonical spec, only when given. */
+void tb_cli_turn_json_opts(struct cJSON *opts, const struct tb_cli_turn *t);
 
 /* Refuses --tts-lead where the leading silence is measured (a live TTS or
  * a trace's TTS records, named by what): 0 or TB_EINVAL, printed. */
