@@ -551,6 +551,7 @@ static int run_sweep(struct sweep *x)
     so.axis[TB_AX_LAT] = a->ax[TB_AX_LAT].v;
     so.n[TB_AX_LAT] = a->ax[TB_AX_LAT].n;
     x->ri.tts_preset = a->tts.preset;
+    x->ri.wait = a->turn.eou != NULL || a->turn.lead != NULL || a->target_v2v > 0;
     x->ri.src = &a->src;
     x->in = tb_cli_sources_inputs(&a->src, &x->ri.st);
     if (x->in == NULL) {

@@ -213,12 +213,12 @@ void tb_cli_sweep_print_table(FILE *f, const struct tb_sweep *sw,
      * 100 for three axes); all of them, and interruptions, are in --csv
      * and --json. */
     axes_cells(f, sw, NULL, 0);
-    fprintf(f, "%8s  %-9s  %-17s  %-11s  %-11s  %-11s%s%s\n", "gap-free", "underruns",
-            "total gap, s", "first audio", "v2v, s", "min TPS", tts ? "  none  by tts" : "",
-            target > 0 ? "  TPS for" : "");
+    fprintf(f, "%8s  %-9s  %-17s  %-11s  %s%-11s%s%s\n", "gap-free", "underruns", "total gap, s",
+            "first audio", ri->wait ? "v2v, s       " : "", "min TPS",
+            tts ? "  none  by tts" : "", target > 0 ? "  TPS for" : "");
     axes_cells(f, sw, NULL, 1);
-    fprintf(f, "%8s  %5s %3s  %5s %5s %5s  %5s %5s  %5s %5s  %5s %5s", "", "mean", "p95", "mean",
-            "p95", "max", "p50", "p95", "p50", "p95", "p50", "p95");
+    fprintf(f, "%8s  %5s %3s  %5s %5s %5s  %5s %5s  %s%5s %5s", "", "mean", "p95", "mean", "p95",
+            "max", "p50", "p95", ri->wait ? "  p50   p95  " : "", "p50", "p95");
     if (tts)
         fprintf(f, "  %4s  %6s", "", "");
     if (target > 0)
@@ -230,10 +230,12 @@ void tb_cli_sweep_print_table(FILE *f, const struct tb_sweep *sw,
         fprintf(f, "%7.1f%%  %5.2f %3.0f  %5.2f %5.2f %5.2f  %5.2f %5.2f  ", q->gapless * 100,
                 q->underruns.mean, q->underruns.p95, q->gap_total.mean, q->gap_total.p95,
                 q->gap_total.max, q->ttfa.p50, q->ttfa.p95);
-        cell(f, 5, 2, 0, q->v2v.p50);
-        fputc(' ', f);
-        cell(f, 5, 2, 0, q->v2v.p95);
-        fputs("  ", f);
+        if (ri->wait) {
+            cell(f, 5, 2, 0, q->v2v.p50);
+            fputc(' ', f);
+            cell(f, 5, 2, 0, q->v2v.p95);
+            fputs("  ", f);
+        }
         cell(f, 5, 1, 0, q->min_tps.p50);
         fputc(' ', f);
         cell(f, 5, 1, 0, q->min_tps.p95);
@@ -320,7 +322,7 @@ static void axes_text(FILE *f, const struct tb_sweep *sw, const double *ax, int 
         first = 0;
     }
     if (first)
-        fprintf(f, "%s", want ? "the one setting" : "every setting");
+        fprintf(f, "%s", want ? "the one setting" : "the grid");
 }
 
 /* The v2v answers: per group of the other axes, the best setting. */
