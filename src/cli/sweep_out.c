@@ -27,6 +27,14 @@ static const struct tb_stats *stat_of(const struct tb_sweep_point *p, int i)
     return v[i];
 }
 
+/* The statistics an output has: v2v only with a turn model or the v2v
+ * target (ri->wait; without them it is the first audio, and every output
+ * stays the earlier version's). */
+static int nstat(const struct tb_cli_sweep_info *ri)
+{
+    return ri->wait ? NSTAT : NSTAT - 1;
+}
+
 static int varies(const struct tb_sweep *sw, int a)
 {
     size_t n;
@@ -371,7 +379,7 @@ int tb_cli_sweep_write_csv(FILE *f, const struct tb_sweep *sw, const struct tb_c
     if (tts)
         fprintf(f, "tts_latency,tts_seed,tts_connect_s,");
     fprintf(f, "gapless_share");
-    for (int i = 0; i < NSTAT; i++) {
+    for (int i = 0; i < nstat(ri); i++) {
         fprintf(f, ",%s_count", stat_names[i]);
         for (int k = 0; tb_stats_fields[k] != NULL; k++)
             fprintf(f, ",%s_%s", stat_names[i], tb_stats_fields[k]);
@@ -410,7 +418,7 @@ int tb_cli_sweep_write_csv(FILE *f, const struct tb_sweep *sw, const struct tb_c
             fprintf(f, ",%.9g,", t->connect);
         }
         fprintf(f, "%.6g", pt[p].gapless);
-        for (int i = 0; i < NSTAT; i++) {
+        for (int i = 0; i < nstat(ri); i++) {
             const struct tb_stats *s = stat_of(&pt[p], i);
             fprintf(f, ",%zu", s->count);
             for (int k = 0; tb_stats_fields[k] != NULL; k++)
@@ -595,7 +603,7 @@ int tb_cli_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_
         if (tb_sweep_tts(sw)->on)
             add_tts_point(o, sw, &pt[p]);
         cJSON_AddNumberToObject(o, "gapless_share", pt[p].gapless);
-        for (int i = 0; i < NSTAT; i++)
+        for (int i = 0; i < nstat(ri); i++)
             tb_cli_json_stats(o, stat_names[i], stat_of(&pt[p], i));
         tb_cli_json_num(o, "tps_for_target", pt[p].tps_for_target);
         tb_cli_json_num(o, "preroll_for_target_s", pt[p].preroll_for_target);
