@@ -141,8 +141,7 @@ void tb_test_sweep_v2v_target(void **state)
         double low = 1e9;
         snprintf(cmd, sizeof(cmd), "%s %s --json -", grid, cases[c].opts);
         j = tb_test_run_json(NULL, cmd, 0);
-        assert_near(num(cJSON_GetObjectItem(j, "options"), "target_v2v_s"), cases[c].s,
-                            0);
+        assert_near(num(cJSON_GetObjectItem(j, "options"), "target_v2v_s"), cases[c].s, 0);
         assert_int_equal(best_of(j), cases[c].best);
         pts = cJSON_GetObjectItem(j, "points");
         for (int p = 0; p < cJSON_GetArraySize(pts); p++) {
@@ -150,8 +149,7 @@ void tb_test_sweep_v2v_target(void **state)
             double p95 = num(cJSON_GetObjectItem(pt, "v2v_s"), "p95");
             int meets = p95 <= cases[c].s && num(pt, "gapless_share") >= cases[c].share - 1e-9;
             assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(pt, "v2v_target_met")), meets);
-            assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(pt, "v2v_best")),
-                             p == cases[c].best);
+            assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(pt, "v2v_best")), p == cases[c].best);
             if (p95 < low)
                 low = p95;
         }

@@ -186,7 +186,7 @@ struct tb_sweep_point {
     double ax[TB_AX__COUNT];
     double gapless; /* share of streams with no underrun, 0..1 */
     struct tb_stats underruns, gap_total, interruptions, ttfa, min_tps;
-    struct tb_stats v2v; /* the caller's wait, of the streams with audio */
+    struct tb_stats v2v;       /* the caller's wait, of the streams with audio */
     double tps_for_target;     /* NAN without a target */
     double preroll_for_target; /* the series' answer; NAN without a target */
     uint64_t events;           /* content events simulated at this point */

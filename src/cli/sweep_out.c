@@ -222,8 +222,8 @@ void tb_cli_sweep_print_table(FILE *f, const struct tb_sweep *sw,
      * and --json. */
     axes_cells(f, sw, NULL, 0);
     fprintf(f, "%8s  %-9s  %-17s  %-11s  %s%-11s%s%s\n", "gap-free", "underruns", "total gap, s",
-            "first audio", ri->wait ? "v2v, s       " : "", "min TPS",
-            tts ? "  none  by tts" : "", target > 0 ? "  TPS for" : "");
+            "first audio", ri->wait ? "v2v, s       " : "", "min TPS", tts ? "  none  by tts" : "",
+            target > 0 ? "  TPS for" : "");
     axes_cells(f, sw, NULL, 1);
     fprintf(f, "%8s  %5s %3s  %5s %5s %5s  %5s %5s  %s%5s %5s", "", "mean", "p95", "mean", "p95",
             "max", "p50", "p95", ri->wait ? "  p50   p95  " : "", "p50", "p95");
@@ -565,8 +565,8 @@ int tb_cli_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_
     opts = cJSON_AddObjectToObject(root, "options");
     if (opts != NULL) {
         tb_cli_json_num(opts, "target_gapless", target > 0 ? target : NAN);
-        tb_cli_json_num(opts, "target_v2v_s",
-                        tb_sweep_target_v2v(sw) > 0 ? tb_sweep_target_v2v(sw) : NAN);
+        if (tb_sweep_target_v2v(sw) > 0) /* only then: the v1 output stays as it was */
+            cJSON_AddNumberToObject(opts, "target_v2v_s", tb_sweep_target_v2v(sw));
     }
     axes = opts != NULL ? cJSON_AddObjectToObject(opts, "axes") : NULL;
     if (opts != NULL && tb_sweep_tts(sw)->on)

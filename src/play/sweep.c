@@ -108,8 +108,8 @@ static void lat_spec_raw(const struct tb_sweep_tts *t, double v, char *buf, size
  * alone). */
 static int any_stage(const struct tb_sweep *sw)
 {
-    int stage = sw->tts.shape != TB_LAT_CONST || sw->tts.connect > 0.0 ||
-                sw->tts.output == TB_TTS_WHOLE;
+    int stage =
+        sw->tts.shape != TB_LAT_CONST || sw->tts.connect > 0.0 || sw->tts.output == TB_TTS_WHOLE;
     for (size_t i = 0; i < sw->n[TB_AX_CONC]; i++)
         stage |= sw->axis[TB_AX_CONC][i] > 0.0;
     for (size_t i = 0; i < sw->n[TB_AX_RTF]; i++)
@@ -130,8 +130,7 @@ static int set_tts(struct tb_sweep *sw, const struct tb_sweep_tts *t, char *err,
         return 0;
     }
     if (t->output != TB_TTS_STREAM && t->output != TB_TTS_WHOLE)
-        return tb_seterr(err, errlen, TB_EINVAL, "tts output %d is not stream or whole",
-                         t->output);
+        return tb_seterr(err, errlen, TB_EINVAL, "tts output %d is not stream or whole", t->output);
     if (!(t->connect >= 0.0 && t->connect <= TB_TTSLAT_MAX))
         return tb_seterr(err, errlen, TB_ERANGE, "tts connect: %g is outside 0..%g", t->connect,
                          TB_TTSLAT_MAX);
@@ -214,8 +213,7 @@ int tb_sweep_create(const struct tb_sweep_opts *o, const struct tb_sweep_input *
     }
     sw->target = o->target;
     if (!(o->target_v2v >= 0.0 && o->target_v2v <= 3600.0)) {
-        rc = tb_seterr(err, errlen, TB_ERANGE, "target v2v %g is outside 0..3600 s",
-                       o->target_v2v);
+        rc = tb_seterr(err, errlen, TB_ERANGE, "target v2v %g is outside 0..3600 s", o->target_v2v);
         goto fail;
     }
     sw->target_v2v = o->target_v2v;
@@ -359,7 +357,7 @@ size_t tb_sweep_v2v_pick(const struct tb_sweep *sw, size_t p)
 {
     size_t idx[TB_AX__COUNT], best = SIZE_MAX;
     static const enum tb_sweep_axis tuned[4] = {TB_AX_CHUNK, TB_AX_MINCHARS, TB_AX_CONC,
-                                                 TB_AX_PREROLL};
+                                                TB_AX_PREROLL};
     size_t n[4], k[4];
     if (sw->target_v2v <= 0.0)
         return SIZE_MAX;

@@ -148,7 +148,7 @@ static int set_lead(struct tb_sweep *sw, size_t k, int rc)
     while (j < c->n && c->v[j].blank)
         j++;
     sw->lead[k].plain = sw->lead_at != NULL ? sw->lead_at(sw->lead_ud, 1) : 0.0;
-    sw->lead[k].stage = j == c->n                ? NAN
+    sw->lead[k].stage = j == c->n             ? NAN
                         : sw->lead_at != NULL ? sw->lead_at(sw->lead_ud, (uint32_t)(j + 1))
                                               : 0.0;
     return 0;
