@@ -1126,6 +1126,8 @@ int tb_test_sweep(void)
         cmocka_unit_test(cli_tts_axes_agree_with_sim),
         cmocka_unit_test(cli_tts_none_is_null),
         cmocka_unit_test(cli_tts_bad_usage),
+        cmocka_unit_test(tb_test_sweep_v2v_matches_sim),
+        cmocka_unit_test(tb_test_sweep_v2v_target),
     };
     return TB_RUN_GROUP("sweep", tests);
 }

@@ -184,6 +184,10 @@ size_t tb_test_list(const char *dir, const char *prefix, const char *suffix, int
                     char ***out);
 void tb_test_free_names(char **v, size_t n);
 
+/* The sweep group's cases of the caller's wait (test_sweep_wait.c). */
+void tb_test_sweep_v2v_matches_sim(void **state);
+void tb_test_sweep_v2v_target(void **state);
+
 /* What a run of the real binary gave: exit code, stdout, stderr (each
  * NUL-terminated, owned; free with tb_test_out_free). */
 struct tb_test_out {

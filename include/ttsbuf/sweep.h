@@ -41,8 +41,9 @@
  * per stream and chunk setting, and O(streams log streams) per point.
  *
  * Per grid point, across streams: the share with no underrun; underruns,
- * total gap, interruptions (mean, P50, P95, max); time to first audio and
- * minimum TPS: each a statistics block (stats.h: linear interpolation
+ * total gap, interruptions (mean, P50, P95, max); time to first audio,
+ * the caller's wait (v2v, turnlat.h) and minimum TPS: each a statistics
+ * block (stats.h: linear interpolation
  * between closest ranks).  The inverse questions below are exact answers,
  * not percentiles: they take the ceil(X n)-th smallest value.
  *
@@ -81,6 +82,25 @@
  *                       O(m log(1000 P*)) per stream and series (more
  *                       while many chunks wait for a long pre-roll).
  *
+ * The caller's wait per stream (turnlat.h's v2v): eou + s_{j*} + lead,
+ * with eou stream i's end of turn (tb_sweep_opts.eou_at for turn i + 1,
+ * drawn once at create) and lead chunk j*'s leading silence (lead_at,
+ * drawn once per chunk list at segmentation).  j*, the first chunk with
+ * audio, is chunk 1 without a TTS stage (the rate model gives every chunk
+ * audio) and the first chunk that is not blank with one; in both cases it
+ * starts at s_1, the first audio (a blank chunk before it plays for no
+ * time, and s_1 waits for j*'s first audio), so the v2v of a stream costs
+ * three additions per point.  No chunk with audio: NAN, not in the
+ * statistics (v2v.count says how many have one).
+ *
+ * The v2v target (tb_sweep_opts.target_v2v, S > 0): which chunk policy,
+ * min_chars, TTS concurrency and pre-roll (the settings one tunes) keep
+ * the v2v P95 at or under S with the gap-free share at least X (the
+ * target share, or every stream without one).  Per group of points that
+ * share the other axes (tps, wpm, latency, RTF, rebuffer), the one with
+ * the smallest v2v P95 (ties: the smaller gap total mean, then the first
+ * in point order): tb_sweep_v2v_pick.
+ *
  * Ownership: the sweep borrows the streams (they must outlive it) and
  * copies names and axes.  Threads: tb_sweep_run uses its own threads; the
  * other functions are for one thread at a time.
@@ -91,6 +111,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ttsbuf/playout.h"
 #include "ttsbuf/stats.h"
 #include "ttsbuf/stream.h"
 
@@ -145,6 +166,13 @@ struct tb_sweep_opts {
     size_t n[TB_AX__COUNT];
     double target; /* 0 < X <= 1 for the inverse questions; 0 for none */
     struct tb_sweep_tts tts;
+    /* The turn's wait (see above): stream i's end of turn is eou_at(eou_ud,
+     * i + 1), chunk j's leading silence lead_at(lead_ud, j); NULL: 0.
+     * Called from tb_sweep_create and tb_sweep_run's threads (ttslat.h's
+     * tb_ttslat_at is safe there); the pointers are borrowed. */
+    tb_tts_latency_fn eou_at, lead_at;
+    void *eou_ud, *lead_ud;
+    double target_v2v; /* S > 0, seconds: the v2v question; 0: none */
 };
 
 void tb_sweep_opts_default(struct tb_sweep_opts *o);
@@ -158,6 +186,7 @@ struct tb_sweep_point {
     double ax[TB_AX__COUNT];
     double gapless; /* share of streams with no underrun, 0..1 */
     struct tb_stats underruns, gap_total, interruptions, ttfa, min_tps;
+    struct tb_stats v2v;       /* the caller's wait, of the streams with audio */
     double tps_for_target;     /* NAN without a target */
     double preroll_for_target; /* the series' answer; NAN without a target */
     uint64_t events;           /* content events simulated at this point */
@@ -223,6 +252,20 @@ int tb_sweep_lat_spec(const struct tb_sweep *sw, double v, char *buf, size_t len
 
 /* The target share (0: none). */
 double tb_sweep_target(const struct tb_sweep *sw);
+
+/* The v2v target S (0: none), and the gap-free share it asks for: the
+ * target share, or 1 without one. */
+double tb_sweep_target_v2v(const struct tb_sweep *sw);
+double tb_sweep_v2v_share(const struct tb_sweep *sw);
+
+/* Whether point p meets the v2v target: v2v P95 <= S (a number) and a
+ * gap-free share >= tb_sweep_v2v_share.  0 without a target. */
+int tb_sweep_v2v_meets(const struct tb_sweep *sw, size_t p);
+
+/* After tb_sweep_run: the best point (see above) of the group point p is
+ * in, or SIZE_MAX when none of the group meets the target (or there is
+ * no target).  O(points in the group). */
+size_t tb_sweep_v2v_pick(const struct tb_sweep *sw, size_t p);
 
 /* Streams, and content events per pass over all of them (the
  * "event-simulations" of one grid point). */

@@ -19,6 +19,7 @@
 #include "sweep_axis.h"
 #include "sweep_out.h"
 #include "tts_opts.h"
+#include "turn_opts.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/seg.h"
@@ -50,7 +51,8 @@ enum {
     O_CONC,
     O_RTF,
     O_LATP50,
-    O_LATSHAPE
+    O_LATSHAPE,
+    O_TARGET_V2V
 };
 
 static const struct tb_optdoc sweep_sources[] = {
@@ -128,6 +130,11 @@ static const struct tb_optdoc sweep_output[] = {
      "for a share X gap-free",
      "Both come from exact per-stream quantities (the start chunk and the minimum TPS), not from "
      "a grid; the pre-roll to the millisecond."},
+    {"target-v2v", O_TARGET_V2V, "S",
+     "which chunk policy, min-chars, TTS concurrency and pre-roll keep the v2v P95 at or under S "
+     "seconds with the --target-gapless share gap-free (every stream without it)",
+     "Allowed 0.001..3600. Per combination of the other axes, the setting that meets both with "
+     "the smallest v2v P95 (ties: the smaller mean total gap, then the first), or none."},
     {"csv", O_CSV, "FILE", "one row per setting ('-': stdout)", NULL},
     {"json", O_JSON, "FILE", "one JSON object ('-': stdout)", NULL},
     {"svg", O_SVG, "FILE",
@@ -154,6 +161,7 @@ static const struct tb_optsec sweep_secs[] = {
     {"Axes: a comma-separated list (0,0.5,1) or a range START:STOP:STEP (0:2:0.25),\n"
      "or both (0:1:0.25,2,4).  Every combination is a setting.",
      sweep_axes},
+    {"The turn's wait (each stream i as turn i + 1, as ttsbuf sim):", tb_opt_turn},
     {"Answers and output:", sweep_output},
     {NULL, tb_opt_help},
     {NULL, NULL},
@@ -207,7 +215,8 @@ struct args {
     struct tb_cli_tts tts; /* --tts-seed, --tts-connect, --tts-output, --tts */
     int lat_p50;           /* the latency axis holds medians */
     const char *lat_shape; /* --tts-latency-shape */
-    double target;
+    double target, target_v2v;
+    struct tb_cli_turn turn; /* --eou, --tts-lead */
     const char *csv, *json, *svg, *html;
     size_t threads;
     int quiet;
@@ -303,6 +312,7 @@ static int option(void *ud, int c, const char *arg)
             rc = tb_cli_axis_push(&a->ax[TB_AX_REBUFFER], "--rebuffer", 1);
         return rc;
     case O_TARGET: return tb_cli_opt_share("--target-gapless", arg, &a->target);
+    case O_TARGET_V2V: return tb_cli_opt_double("--target-v2v", arg, 0.001, 3600, &a->target_v2v);
     case O_CSV: a->csv = arg; return 0;
     case O_JSON: a->json = arg; return 0;
     case O_SVG: a->svg = arg; return 0;
@@ -312,7 +322,7 @@ static int option(void *ud, int c, const char *arg)
         a->threads = rc == 0 ? z : a->threads;
         return rc;
     case 'q': a->quiet = 1; return 0;
-    default: return TB_CLI_NOT_MINE;
+    default: return tb_cli_turn_option(&a->turn, c, arg);
     }
 }
 
@@ -521,8 +531,19 @@ static int run_sweep(struct sweep *x)
         so.n[i] = a->ax[i].n;
     }
     so.target = a->target;
+    so.target_v2v = a->target_v2v;
     if ((rc = resolve_tts(a, &so.tts)) != 0)
         return rc;
+    {
+        /* the turn's wait: sim's models, drawn per stream and chunk */
+        struct tb_sim_opts turn = {0};
+        if ((rc = tb_cli_turn_apply(&a->turn, a->tts.seed, &turn)) != 0)
+            return rc;
+        so.eou_at = turn.eou_at;
+        so.eou_ud = turn.eou_ud;
+        so.lead_at = turn.lead_at;
+        so.lead_ud = turn.lead_ud;
+    }
     for (int i = TB_AX_CONC; i <= TB_AX_RTF; i++) {
         so.axis[i] = a->ax[i].v;
         so.n[i] = a->ax[i].n;
@@ -530,6 +551,7 @@ static int run_sweep(struct sweep *x)
     so.axis[TB_AX_LAT] = a->ax[TB_AX_LAT].v;
     so.n[TB_AX_LAT] = a->ax[TB_AX_LAT].n;
     x->ri.tts_preset = a->tts.preset;
+    x->ri.wait = a->turn.eou != NULL || a->turn.lead != NULL || a->target_v2v > 0;
     x->ri.src = &a->src;
     x->in = tb_cli_sources_inputs(&a->src, &x->ri.st);
     if (x->in == NULL) {
@@ -603,6 +625,7 @@ static int cmd_sweep(int argc, char **argv)
     tb_cli_sources_init(&x.a.src);
     tb_cli_import_opts_init(&x.a.io);
     tb_cli_tts_init(&x.a.tts);
+    tb_cli_turn_init(&x.a.turn);
     rc = gather(&x, argc, argv);
     if (rc == 0)
         rc = open_outputs(&x);
@@ -617,6 +640,7 @@ static int cmd_sweep(int argc, char **argv)
     free(x.in);
     tb_cli_sources_free(&x.a.src);
     tb_cli_tts_free(&x.a.tts);
+    tb_cli_turn_free(&x.a.turn);
     for (int i = 0; i < TB_AX__COUNT; i++)
         free(x.a.ax[i].v);
     return tb_cli_exit(rc);

@@ -5,6 +5,7 @@
 
 #include <cJSON.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "jsonout.h"
@@ -15,15 +16,23 @@
 #include "ttsbuf/ttslat.h"
 
 /* The statistics in the order of the CSV columns and JSON keys. */
-#define NSTAT 5
-static const char *const stat_names[NSTAT] = {"underruns", "gap_total_s", "interruptions", "ttfa_s",
-                                              "min_tps"};
+#define NSTAT 6
+static const char *const stat_names[NSTAT] = {"underruns", "gap_total_s", "interruptions",
+                                              "ttfa_s",    "min_tps",     "v2v_s"};
 
 static const struct tb_stats *stat_of(const struct tb_sweep_point *p, int i)
 {
-    const struct tb_stats *v[NSTAT] = {&p->underruns, &p->gap_total, &p->interruptions, &p->ttfa,
-                                       &p->min_tps};
+    const struct tb_stats *v[NSTAT] = {&p->underruns, &p->gap_total, &p->interruptions,
+                                       &p->ttfa,      &p->min_tps,   &p->v2v};
     return v[i];
+}
+
+/* The statistics an output has: v2v only with a turn model or the v2v
+ * target (ri->wait; without them it is the first audio, and every output
+ * stays the earlier version's). */
+static int nstat(const struct tb_cli_sweep_info *ri)
+{
+    return ri->wait ? NSTAT : NSTAT - 1;
 }
 
 static int varies(const struct tb_sweep *sw, int a)
@@ -143,6 +152,7 @@ static void axes_cells(FILE *f, const struct tb_sweep *sw, const double *ax, int
 
 static void print_answers(FILE *f, const struct tb_sweep *sw, const struct tb_sweep_point *pt,
                           size_t npt, double target);
+static void print_v2v_answers(FILE *f, const struct tb_sweep *sw);
 
 /* The TTS stage's line: the latency's shape, the seed, the connect
  * latency, the output, the preset. */
@@ -211,11 +221,12 @@ void tb_cli_sweep_print_table(FILE *f, const struct tb_sweep *sw,
      * 100 for three axes); all of them, and interruptions, are in --csv
      * and --json. */
     axes_cells(f, sw, NULL, 0);
-    fprintf(f, "%8s  %-9s  %-17s  %-11s  %-11s%s%s\n", "gap-free", "underruns", "total gap, s",
-            "first audio", "min TPS", tts ? "  none  by tts" : "", target > 0 ? "  TPS for" : "");
+    fprintf(f, "%8s  %-9s  %-17s  %-11s  %s%-11s%s%s\n", "gap-free", "underruns", "total gap, s",
+            "first audio", ri->wait ? "v2v, s       " : "", "min TPS", tts ? "  none  by tts" : "",
+            target > 0 ? "  TPS for" : "");
     axes_cells(f, sw, NULL, 1);
-    fprintf(f, "%8s  %5s %3s  %5s %5s %5s  %5s %5s  %5s %5s", "", "mean", "p95", "mean", "p95",
-            "max", "p50", "p95", "p50", "p95");
+    fprintf(f, "%8s  %5s %3s  %5s %5s %5s  %5s %5s  %s%5s %5s", "", "mean", "p95", "mean", "p95",
+            "max", "p50", "p95", ri->wait ? "  p50   p95  " : "", "p50", "p95");
     if (tts)
         fprintf(f, "  %4s  %6s", "", "");
     if (target > 0)
@@ -227,6 +238,12 @@ void tb_cli_sweep_print_table(FILE *f, const struct tb_sweep *sw,
         fprintf(f, "%7.1f%%  %5.2f %3.0f  %5.2f %5.2f %5.2f  %5.2f %5.2f  ", q->gapless * 100,
                 q->underruns.mean, q->underruns.p95, q->gap_total.mean, q->gap_total.p95,
                 q->gap_total.max, q->ttfa.p50, q->ttfa.p95);
+        if (ri->wait) {
+            cell(f, 5, 2, 0, q->v2v.p50);
+            fputc(' ', f);
+            cell(f, 5, 2, 0, q->v2v.p95);
+            fputs("  ", f);
+        }
         cell(f, 5, 1, 0, q->min_tps.p50);
         fputc(' ', f);
         cell(f, 5, 1, 0, q->min_tps.p95);
@@ -248,6 +265,8 @@ void tb_cli_sweep_print_table(FILE *f, const struct tb_sweep *sw,
                    "the share of the silence owed to the TTS stage)\n");
     if (target > 0)
         print_answers(f, sw, pt, npt, target);
+    if (tb_sweep_target_v2v(sw) > 0)
+        print_v2v_answers(f, sw);
     tb_cli_sweep_print_not_swept(f, ri, 20);
 }
 
@@ -280,6 +299,66 @@ static void print_answers(FILE *f, const struct tb_sweep *sw, const struct tb_sw
             target * 100);
 }
 
+/* Whether axis a is one the v2v question tunes (sweep.h). */
+static int tuned(int a)
+{
+    return a == TB_AX_CHUNK || a == TB_AX_MINCHARS || a == TB_AX_CONC || a == TB_AX_PREROLL;
+}
+
+/* Whether point p is the first of its v2v group (the tuned axes at their
+ * first values). */
+static int group_head(const struct tb_sweep *sw, size_t p)
+{
+    size_t idx[TB_AX__COUNT];
+    tb_sweep_point_axes(sw, p, idx);
+    for (int a = 0; a < TB_AX__COUNT; a++)
+        if (tuned(a) && idx[a] != 0)
+            return 0;
+    return 1;
+}
+
+/* "a v, b w" of the axes that vary, tuned ones (want 1) or the others. */
+static void axes_text(FILE *f, const struct tb_sweep *sw, const double *ax, int want)
+{
+    char v[64];
+    int first = 1;
+    for (int a = 0; a < TB_AX__COUNT; a++) {
+        if (tuned(a) != want || !varies(sw, a) || !shown(sw, a))
+            continue;
+        value(v, sizeof(v), a, ax[a]);
+        fprintf(f, "%s%s %s", first ? "" : ", ", col_name(sw, a), v);
+        first = 0;
+    }
+    if (first)
+        fprintf(f, "%s", want ? "the one setting" : "the grid");
+}
+
+/* The v2v answers: per group of the other axes, the best setting. */
+static void print_v2v_answers(FILE *f, const struct tb_sweep *sw)
+{
+    size_t npt;
+    const struct tb_sweep_point *pt = tb_sweep_points(sw, &npt);
+    fprintf(f,
+            "\n  settings with v2v p95 <= %g s and >= %g%% of the streams gap-free, the best "
+            "(smallest v2v p95):\n",
+            tb_sweep_target_v2v(sw), tb_sweep_v2v_share(sw) * 100);
+    for (size_t p = 0; p < npt; p++) {
+        size_t b;
+        if (!group_head(sw, p))
+            continue;
+        b = tb_sweep_v2v_pick(sw, p);
+        fprintf(f, "    ");
+        axes_text(f, sw, pt[p].ax, 0);
+        fprintf(f, ": ");
+        if (b == SIZE_MAX) {
+            fprintf(f, "none\n");
+            continue;
+        }
+        axes_text(f, sw, pt[b].ax, 1);
+        fprintf(f, " (v2v p95 %.3f s, %.1f%% gap-free)\n", pt[b].v2v.p95, pt[b].gapless * 100);
+    }
+}
+
 /* A CSV cell: the number, or empty when not measured. */
 static void csv_num(FILE *f, double v)
 {
@@ -300,12 +379,14 @@ int tb_cli_sweep_write_csv(FILE *f, const struct tb_sweep *sw, const struct tb_c
     if (tts)
         fprintf(f, "tts_latency,tts_seed,tts_connect_s,");
     fprintf(f, "gapless_share");
-    for (int i = 0; i < NSTAT; i++) {
+    for (int i = 0; i < nstat(ri); i++) {
         fprintf(f, ",%s_count", stat_names[i]);
         for (int k = 0; tb_stats_fields[k] != NULL; k++)
             fprintf(f, ",%s_%s", stat_names[i], tb_stats_fields[k]);
     }
     fprintf(f, ",tps_for_target,preroll_for_target_s,streams,events,incomplete,failed");
+    if (tb_sweep_target_v2v(sw) > 0)
+        fprintf(f, ",v2v_target_met,v2v_best");
     if (tts) {
         fprintf(f, ",min_tps_none,min_tps_scan");
         for (int i = 0; i < 2; i++) {
@@ -337,7 +418,7 @@ int tb_cli_sweep_write_csv(FILE *f, const struct tb_sweep *sw, const struct tb_c
             fprintf(f, ",%.9g,", t->connect);
         }
         fprintf(f, "%.6g", pt[p].gapless);
-        for (int i = 0; i < NSTAT; i++) {
+        for (int i = 0; i < nstat(ri); i++) {
             const struct tb_stats *s = stat_of(&pt[p], i);
             fprintf(f, ",%zu", s->count);
             for (int k = 0; tb_stats_fields[k] != NULL; k++)
@@ -347,6 +428,8 @@ int tb_cli_sweep_write_csv(FILE *f, const struct tb_sweep *sw, const struct tb_c
         csv_num(f, pt[p].preroll_for_target);
         fprintf(f, ",%zu,%llu,%zu,%zu", tb_sweep_inputs(sw), (unsigned long long)pt[p].events,
                 ri->st.incomplete, ri->st.failed);
+        if (tb_sweep_target_v2v(sw) > 0)
+            fprintf(f, ",%d,%d", tb_sweep_v2v_meets(sw, p), tb_sweep_v2v_pick(sw, p) == p);
         if (tts) {
             fprintf(f, ",%zu,%zu", pt[p].min_tps_none, pt[p].min_tps_scan);
             for (int i = 0; i < 2; i++) {
@@ -446,6 +529,31 @@ static int add_not_swept(cJSON *root, const struct tb_cli_sweep_info *ri)
     return 0;
 }
 
+/* "v2v_answers": per group of the other axes (its first point's index),
+ * the best point's index, or null when none meets the target. */
+static int add_v2v_answers(cJSON *root, const struct tb_sweep *sw)
+{
+    size_t npt;
+    cJSON *arr = cJSON_AddArrayToObject(root, "v2v_answers");
+    tb_sweep_points(sw, &npt);
+    for (size_t p = 0; arr != NULL && p < npt; p++) {
+        size_t b;
+        cJSON *o;
+        if (!group_head(sw, p))
+            continue;
+        if ((o = cJSON_CreateObject()) == NULL)
+            return TB_ENOMEM;
+        cJSON_AddItemToArray(arr, o);
+        b = tb_sweep_v2v_pick(sw, p);
+        cJSON_AddNumberToObject(o, "group", (double)p);
+        if (b == SIZE_MAX)
+            cJSON_AddNullToObject(o, "best");
+        else
+            cJSON_AddNumberToObject(o, "best", (double)b);
+    }
+    return arr == NULL ? TB_ENOMEM : 0;
+}
+
 int tb_cli_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_cli_sweep_info *ri)
 {
     size_t npt, n;
@@ -455,8 +563,11 @@ int tb_cli_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_
     if (root == NULL)
         return TB_ENOMEM;
     opts = cJSON_AddObjectToObject(root, "options");
-    if (opts != NULL)
+    if (opts != NULL) {
         tb_cli_json_num(opts, "target_gapless", target > 0 ? target : NAN);
+        if (tb_sweep_target_v2v(sw) > 0) /* only then: the v1 output stays as it was */
+            cJSON_AddNumberToObject(opts, "target_v2v_s", tb_sweep_target_v2v(sw));
+    }
     axes = opts != NULL ? cJSON_AddObjectToObject(opts, "axes") : NULL;
     if (opts != NULL && tb_sweep_tts(sw)->on)
         add_tts_options(opts, sw, ri);
@@ -492,7 +603,7 @@ int tb_cli_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_
         if (tb_sweep_tts(sw)->on)
             add_tts_point(o, sw, &pt[p]);
         cJSON_AddNumberToObject(o, "gapless_share", pt[p].gapless);
-        for (int i = 0; i < NSTAT; i++)
+        for (int i = 0; i < nstat(ri); i++)
             tb_cli_json_stats(o, stat_names[i], stat_of(&pt[p], i));
         tb_cli_json_num(o, "tps_for_target", pt[p].tps_for_target);
         tb_cli_json_num(o, "preroll_for_target_s", pt[p].preroll_for_target);
@@ -500,6 +611,10 @@ int tb_cli_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_
         cJSON_AddNumberToObject(o, "events", (double)pt[p].events);
         cJSON_AddNumberToObject(o, "incomplete", (double)ri->st.incomplete);
         cJSON_AddNumberToObject(o, "failed", (double)ri->st.failed);
+        if (tb_sweep_target_v2v(sw) > 0) {
+            cJSON_AddBoolToObject(o, "v2v_target_met", tb_sweep_v2v_meets(sw, p));
+            cJSON_AddBoolToObject(o, "v2v_best", tb_sweep_v2v_pick(sw, p) == p);
+        }
         if (tb_sweep_tts(sw)->on) {
             cJSON_AddNumberToObject(o, "min_tps_none", (double)pt[p].min_tps_none);
             cJSON_AddNumberToObject(o, "min_tps_scan", (double)pt[p].min_tps_scan);
@@ -507,6 +622,10 @@ int tb_cli_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_
             tb_cli_json_stats(o, "gap_tts_s", &pt[p].gap_tts);
         }
         cJSON_AddItemToArray(pts, o);
+    }
+    if (tb_sweep_target_v2v(sw) > 0 && add_v2v_answers(root, sw) != 0) {
+        cJSON_Delete(root);
+        return TB_ENOMEM;
     }
     return tb_json_put_line(f, root);
 }

@@ -17,6 +17,8 @@ struct tb_cli_sweep_info {
     const struct tb_cli_sources *src; /* every source, swept or not */
     struct tb_cli_standing st;        /* how many stand where */
     const char *tts_preset;           /* --tts PRESET, or NULL */
+    int wait; /* the table shows v2v: --eou, --tts-lead or --target-v2v (else it
+               * is the first audio) */
 };
 
 /* The streams left out of the shares (cut off, failed), one line each

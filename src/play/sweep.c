@@ -108,8 +108,8 @@ static void lat_spec_raw(const struct tb_sweep_tts *t, double v, char *buf, size
  * alone). */
 static int any_stage(const struct tb_sweep *sw)
 {
-    int stage = sw->tts.shape != TB_LAT_CONST || sw->tts.connect > 0.0 ||
-                sw->tts.output == TB_TTS_WHOLE;
+    int stage =
+        sw->tts.shape != TB_LAT_CONST || sw->tts.connect > 0.0 || sw->tts.output == TB_TTS_WHOLE;
     for (size_t i = 0; i < sw->n[TB_AX_CONC]; i++)
         stage |= sw->axis[TB_AX_CONC][i] > 0.0;
     for (size_t i = 0; i < sw->n[TB_AX_RTF]; i++)
@@ -130,8 +130,7 @@ static int set_tts(struct tb_sweep *sw, const struct tb_sweep_tts *t, char *err,
         return 0;
     }
     if (t->output != TB_TTS_STREAM && t->output != TB_TTS_WHOLE)
-        return tb_seterr(err, errlen, TB_EINVAL, "tts output %d is not stream or whole",
-                         t->output);
+        return tb_seterr(err, errlen, TB_EINVAL, "tts output %d is not stream or whole", t->output);
     if (!(t->connect >= 0.0 && t->connect <= TB_TTSLAT_MAX))
         return tb_seterr(err, errlen, TB_ERANGE, "tts connect: %g is outside 0..%g", t->connect,
                          TB_TTSLAT_MAX);
@@ -195,6 +194,7 @@ static int set_inputs(struct tb_sweep *sw, const struct tb_sweep_input *in, size
         if (first)
             return tb_seterr(err, errlen, TB_EEMPTY, "%s: no content event", in[i].name);
         sw->events += x->events;
+        x->eou = sw->eou_at != NULL ? sw->eou_at(sw->eou_ud, (uint32_t)(i + 1)) : 0.0;
     }
     return 0;
 }
@@ -212,6 +212,15 @@ int tb_sweep_create(const struct tb_sweep_opts *o, const struct tb_sweep_input *
         goto fail;
     }
     sw->target = o->target;
+    if (!(o->target_v2v >= 0.0 && o->target_v2v <= 3600.0)) {
+        rc = tb_seterr(err, errlen, TB_ERANGE, "target v2v %g is outside 0..3600 s", o->target_v2v);
+        goto fail;
+    }
+    sw->target_v2v = o->target_v2v;
+    sw->eou_at = o->eou_at;
+    sw->eou_ud = o->eou_ud;
+    sw->lead_at = o->lead_at;
+    sw->lead_ud = o->lead_ud;
     rc = set_axes(sw, o, err, errlen);
     if (rc == 0)
         rc = set_tts(sw, &o->tts, err, errlen);
@@ -228,7 +237,8 @@ int tb_sweep_create(const struct tb_sweep_opts *o, const struct tb_sweep_input *
     for (size_t i = 0; sw->chunks != NULL && i < sw->nseg * nin; i++)
         tb_analyze_chunks_init(&sw->chunks[i]);
     sw->pt = calloc(sw->npt, sizeof(*sw->pt));
-    if (sw->chunks == NULL || sw->pt == NULL)
+    sw->lead = malloc(sw->nseg * nin * sizeof(*sw->lead));
+    if (sw->chunks == NULL || sw->pt == NULL || sw->lead == NULL)
         goto fail;
     for (size_t p = 0; p < sw->npt; p++) {
         size_t idx[TB_AX__COUNT];
@@ -253,6 +263,7 @@ void tb_sweep_destroy(struct tb_sweep *sw)
         for (size_t i = 0; i < sw->nseg * sw->nin; i++)
             tb_analyze_chunks_free(&sw->chunks[i]);
     free(sw->chunks);
+    free(sw->lead);
     free(sw->pt);
     free(sw->in);
     for (size_t i = 0; sw->lat != NULL && i < sw->n[TB_AX_LAT]; i++)
@@ -312,6 +323,64 @@ int tb_sweep_lat_spec(const struct tb_sweep *sw, double v, char *buf, size_t len
 double tb_sweep_target(const struct tb_sweep *sw)
 {
     return sw->target;
+}
+
+double tb_sweep_target_v2v(const struct tb_sweep *sw)
+{
+    return sw->target_v2v;
+}
+
+double tb_sweep_v2v_share(const struct tb_sweep *sw)
+{
+    return sw->target > 0.0 ? sw->target : 1.0;
+}
+
+int tb_sweep_v2v_meets(const struct tb_sweep *sw, size_t p)
+{
+    const struct tb_sweep_point *q = &sw->pt[p];
+    /* gapless is clean / n: compared with the share as counts, so 0.95 x
+     * 20 streams asks for 19 (the inverse questions' 1e-9 slack) */
+    double need = ceil(tb_sweep_v2v_share(sw) * (double)sw->nin - 1e-9);
+    return sw->target_v2v > 0.0 && q->v2v.count > 0 && q->v2v.p95 <= sw->target_v2v &&
+           q->gapless * (double)sw->nin >= need - 1e-6;
+}
+
+/* Whether point a is a better answer than point b (both meet). */
+static int better(const struct tb_sweep_point *a, const struct tb_sweep_point *b)
+{
+    if (a->v2v.p95 != b->v2v.p95)
+        return a->v2v.p95 < b->v2v.p95;
+    return a->gap_total.mean < b->gap_total.mean;
+}
+
+size_t tb_sweep_v2v_pick(const struct tb_sweep *sw, size_t p)
+{
+    size_t idx[TB_AX__COUNT], best = SIZE_MAX;
+    static const enum tb_sweep_axis tuned[4] = {TB_AX_CHUNK, TB_AX_MINCHARS, TB_AX_CONC,
+                                                TB_AX_PREROLL};
+    size_t n[4], k[4];
+    if (sw->target_v2v <= 0.0)
+        return SIZE_MAX;
+    tb_sweep_point_axes(sw, p, idx);
+    for (int a = 0; a < 4; a++) {
+        n[a] = sw->n[tuned[a]];
+        k[a] = 0;
+    }
+    /* Every combination of the tuned axes, the others as p's: an
+     * odometer over k. */
+    for (;;) {
+        size_t q;
+        int a;
+        for (a = 0; a < 4; a++)
+            idx[tuned[a]] = k[a];
+        q = tb_sweep_point_index(sw, idx);
+        if (tb_sweep_v2v_meets(sw, q) && (best == SIZE_MAX || better(&sw->pt[q], &sw->pt[best])))
+            best = q;
+        for (a = 3; a >= 0 && ++k[a] == n[a]; a--)
+            k[a] = 0;
+        if (a < 0)
+            return best;
+    }
 }
 
 size_t tb_sweep_inputs(const struct tb_sweep *sw)

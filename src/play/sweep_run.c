@@ -36,7 +36,7 @@
 
 /* Per-stream results of one point, kept in a thread's scratch. */
 struct one {
-    double gap_total, ttfa, min_tps, gap_llm, gap_tts;
+    double gap_total, ttfa, min_tps, gap_llm, gap_tts, v2v;
     uint32_t underruns, interruptions;
 };
 
@@ -137,6 +137,23 @@ static const struct tb_chunks *chunks_of(const struct tb_sweep *sw, size_t seg, 
     return &sw->chunks[seg * sw->nin + i];
 }
 
+/* Chunk list k's leading silences (sweep.h's j*), once segmented (rc 0):
+ * the hook is called here, once per list, not once per point. */
+static int set_lead(struct tb_sweep *sw, size_t k, int rc)
+{
+    const struct tb_chunks *c = &sw->chunks[k];
+    size_t j = 0;
+    if (rc != 0)
+        return rc;
+    while (j < c->n && c->v[j].blank)
+        j++;
+    sw->lead[k].plain = sw->lead_at != NULL ? sw->lead_at(sw->lead_ud, 1) : 0.0;
+    sw->lead[k].stage = j == c->n             ? NAN
+                        : sw->lead_at != NULL ? sw->lead_at(sw->lead_ud, (uint32_t)(j + 1))
+                                              : 0.0;
+    return 0;
+}
+
 static int unit_segment(struct worker *w, size_t u)
 {
     struct tb_sweep *sw = w->sw;
@@ -157,7 +174,8 @@ static int unit_segment(struct worker *w, size_t u)
             return rc;
         w->seg_mc[pol] = so.min_chars;
     }
-    return tb_analyze_segment(sw->in[i].s, w->seg[pol], &sw->chunks[seg * sw->nin + i]);
+    return set_lead(sw, seg * sw->nin + i,
+                    tb_analyze_segment(sw->in[i].s, w->seg[pol], &sw->chunks[seg * sw->nin + i]));
 }
 
 /* The playout options and the tps of point (or series) indices idx. */
@@ -191,14 +209,20 @@ static int unit_point(struct worker *w, size_t u)
     size_t idx[TB_AX__COUNT], seg, n = sw->nin, clean = 0, nnum = 0;
     double tps;
 
+    int stage;
+
     tb_sweep_point_axes(sw, u, idx);
     tps = point_opts(sw, idx, &o, &seg);
+    stage = tb_playout_has_stage(&o);
     for (size_t i = 0; i < n; i++) {
         struct tb_playout_result r;
         const struct input *x = &sw->in[i];
+        const struct lead *ld = &sw->lead[seg * n + i];
         int rc = play(chunks_of(sw, seg, i), x->a0, x->t0, tps, w->play, &o, 1, &r);
         if (rc != 0)
             return rc;
+        /* v2v = eou + s_{j*} + lead, s_{j*} = s_1 (sweep.h) */
+        w->one[i].v2v = x->eou + r.ttfa + (stage ? ld->stage : ld->plain);
         w->one[i].gap_total = r.gap_total;
         w->one[i].ttfa = r.ttfa;
         w->one[i].min_tps = r.min_tps;
@@ -227,8 +251,14 @@ static int unit_point(struct worker *w, size_t u)
         STAT(gap_tts, w->one[i].gap_tts);
     }
 #undef STAT
+    /* The caller's wait of the streams with audio. */
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(w->one[i].v2v))
+            w->v[nnum++] = w->one[i].v2v;
+    tb_stats_of(w->v, nnum, &pt->v2v);
     /* The minimum TPS of the streams that have one (none: the TTS stage
      * alone leaves gaps), sorted; the nones rank above every rate. */
+    nnum = 0;
     for (size_t i = 0; i < n; i++)
         if (!isnan(w->one[i].min_tps))
             w->v[nnum++] = w->one[i].min_tps;

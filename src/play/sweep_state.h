@@ -22,6 +22,14 @@ struct input {
     double a0;   /* first content event's arrival */
     uint64_t t0; /* its token index */
     uint64_t events;
+    double eou; /* the end of turn of turn i + 1 (eou_at), 0 without */
+};
+
+/* Chunk j*'s leading silence in one chunk list (sweep.h): with and
+ * without a TTS stage (j* = the first chunk not blank, or chunk 1);
+ * NAN when no chunk is said. */
+struct lead {
+    double stage, plain;
 };
 
 struct tb_sweep {
@@ -33,6 +41,10 @@ struct tb_sweep {
     uint64_t events;
     size_t nseg;              /* chunk x min_chars pairs */
     struct tb_chunks *chunks; /* nseg x nin, pair-major */
+    struct lead *lead;        /* the same, each list's leading silence */
+    tb_tts_latency_fn eou_at, lead_at;
+    void *eou_ud, *lead_ud;
+    double target_v2v;
     struct tb_sweep_point *pt;
     size_t npt, nseries;
     struct tb_sweep_tts tts;
