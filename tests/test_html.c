@@ -283,8 +283,9 @@ static size_t check_run_page(const struct page *p)
 {
     const cJSON *ns = cJSON_GetObjectItem(p->seen, "noscript");
     size_t n = check_figure(p, 0, p->tool);
-    /* Scripts off: the report, the picture, a plain audio control. */
-    assert_int_equal((int)num(ns, "svgs"), 1);
+    /* Scripts off: the report, the pictures (the timeline and where the
+     * wait went), a plain audio control. */
+    assert_int_equal((int)num(ns, "svgs"), 2);
     assert_int_equal((int)num(ns, "audios"), 1);
     assert_int_equal((size_t)num(ns, "gaps"), n);
     assert_int_equal((int)num(ns, "heads"), 0);
