@@ -307,16 +307,22 @@ static void check_ended(const char *name, struct proc *p, unsigned j, const char
 }
 
 /* `ttsbuf run --mock ANSWER --tts-url URL --tts-api D` with args, --json
- * and --record into p's directory. */
-static void run_tts(struct proc *p, const char *env, const char *url, size_t d, const char *args)
+ * and --record into p's directory; answer (NULL: ANSWER) another stream. */
+static void run_tts_answer(struct proc *p, const char *env, const char *url, size_t d,
+                           const char *args, const char *answer)
 {
     char cmd[2048];
     proc_dir(p);
     snprintf(cmd, sizeof(cmd),
-             "env %s '%s' run --mock " ANSWER " --tts-url %s --tts-api %s --json --record "
+             "env %s '%s' run --mock %s --tts-url %s --tts-api %s --json --record "
              "%s/t.jsonl %s",
-             env, tb_test_bin(), url, dialects[d], p->dir, args);
+             env, tb_test_bin(), answer != NULL ? answer : ANSWER, url, dialects[d], p->dir, args);
     proc_exec(p, cmd, 0, 0, 0);
+}
+
+static void run_tts(struct proc *p, const char *env, const char *url, size_t d, const char *args)
+{
+    run_tts_answer(p, env, url, d, args, NULL);
 }
 
 /* ---- mock rows: the first chunk's request fails ---- */
@@ -326,19 +332,22 @@ static const struct {
     const char *client, *kind;
     int status;
     const char *msg;
+    const char *answer; /* the LLM's stream, NULL: ANSWER */
 } mrows[] = {
-    {"--tts-fault status@500", "", "http", 500, "(ttsbuf fault status@500)"},
-    {"--tts-fault status@429", "", "http", 429, "(ttsbuf fault status@429)"},
-    {"--tts-fault status@503", "", "http", 503, "(ttsbuf fault status@503)"},
-    {"--tts-fault cut@0.5", "", "cut", 200, "the audio stopped after"},
-    {"--tts-fault stall", "--tts-idle-timeout 1", "timeout", -1, ""},
+    {"--tts-fault status@500", "", "http", 500, "(ttsbuf fault status@500)", NULL},
+    {"--tts-fault status@429", "", "http", 429, "(ttsbuf fault status@429)", NULL},
+    {"--tts-fault status@503", "", "http", 503, "(ttsbuf fault status@503)", NULL},
+    {"--tts-fault cut@0.5", "", "cut", 200, "the audio stopped after", NULL},
+    {"--tts-fault stall", "--tts-idle-timeout 1", "timeout", -1, "", NULL},
     /* the total timeout must come after the head (200), which the mock
-     * sends once eSpeak NG has spoken the chunk: 1.5 s, as an ASan-built
-     * mock beside the suite's groups took over 1 s (CI rehearsal), and
-     * before the answer's 2.2 s of tokens end (the LLM stream is stopped); the
-     * drip's 2000 bytes a second still leave the chunk unfinished */
-    {"--tts-fault drip@2000", "--tts-timeout 1.5", "timeout", 200, "the total timeout"},
-    {NULL, "", "transport", -1, ""},
+     * sends once eSpeak NG has spoken the chunk (an ASan-built mock beside
+     * the suite's groups took over 1 s: a CI rehearsal), and before the
+     * answer's tokens end, so that the LLM stream is stopped: 2 s against
+     * an answer of 4.2 s (80 tokens at 20 a second); the drip's 2000 bytes
+     * a second leave the chunk unfinished */
+    {"--tts-fault drip@2000", "--tts-timeout 2", "timeout", 200, "the total timeout",
+     "--synth tps=20,ttft=0.2,tokens=80,seed=3"},
+    {NULL, "", "transport", -1, "", NULL},
 };
 
 /* The case's dialect (its state: an index into dialects): one case a
@@ -362,7 +371,7 @@ static void mock_rows(void **state)
         snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
         snprintf(name, sizeof(name), "%s: %s", dialects[d],
                  mrows[i].serve != NULL ? mrows[i].serve : "nothing listens");
-        run_tts(&p, "", url, d, mrows[i].client);
+        run_tts_answer(&p, "", url, d, mrows[i].client, mrows[i].answer);
         tb_test_serve_down(NULL);
         check_ended(name, &p, 1, mrows[i].kind, mrows[i].status, mrows[i].msg, 1);
         proc_free(&p);
