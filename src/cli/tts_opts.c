@@ -226,9 +226,21 @@ static int apply_preset(struct tb_cli_tts *t, struct tb_seg_opts *seg, char *spe
     return rc;
 }
 
+int tb_cli_ttslat_create(const char *opt, const char *spec, uint64_t seed, struct tb_ttslat **out)
+{
+    char err[512];
+    int rc = tb_ttslat_create(spec, seed, out, err, sizeof(err));
+    if (rc != 0) {
+        const char *e = strncmp(err, "tts latency: ", 13) == 0 ? err + 13 : err;
+        tb_cli_error("%s: %s", opt, e);
+        return rc == TB_EIO ? TB_EINVAL : rc;
+    }
+    return 0;
+}
+
 int tb_cli_tts_apply(struct tb_cli_tts *t, struct tb_seg_opts *seg, struct tb_playout_opts *o)
 {
-    char spec[TB_TTSLAT_SPEC_MAX + 64], err[512];
+    char spec[TB_TTSLAT_SPEC_MAX + 64];
     struct tb_ttslat_info info;
     int rc;
     double v;
@@ -249,12 +261,9 @@ int tb_cli_tts_apply(struct tb_cli_tts *t, struct tb_seg_opts *seg, struct tb_pl
                      tb_seg_policy_name(seg->policy));
         return TB_EINVAL;
     }
-    rc = tb_ttslat_create(spec, t->seed, &t->lat, err, sizeof(err));
-    if (rc != 0) {
-        const char *e = strncmp(err, "tts latency: ", 13) == 0 ? err + 13 : err;
-        tb_cli_error("--tts-latency: %s", e);
-        return rc == TB_EIO ? TB_EINVAL : rc;
-    }
+    rc = tb_cli_ttslat_create("--tts-latency", spec, t->seed, &t->lat);
+    if (rc != 0)
+        return rc;
     tb_ttslat_info(t->lat, &info);
     tb_ttslat_format(t->lat, t->spec, sizeof(t->spec));
     t->seeded = info.seeded;

@@ -44,7 +44,7 @@ struct tb_cli_tts {
     int seed_set, connect_set, conc_set, rtf_set, output_set;
     double connect, rtf;
     int concurrency;
-    int output; /* enum tb_tts_output: --tts-output, else the preset's */
+    int output;                         /* enum tb_tts_output: --tts-output, else the preset's */
     int any;                            /* an option of the stage beyond a constant latency */
     struct tb_ttslat *lat;              /* the spec's latency (NULL: a constant) */
     char spec[TB_TTSLAT_SPEC_MAX + 64]; /* the canonical spec used */
@@ -62,6 +62,11 @@ void tb_cli_tts_free(struct tb_cli_tts *t); /* the latency object */
 /* One TTS option: an option handler (cli.h).  --tts list prints the
  * presets (tb_cli_tts_presets_print) on stdout: TB_CLI_DONE. */
 int tb_cli_tts_option(struct tb_cli_tts *t, int c, const char *arg);
+
+/* A latency spec read (tb_ttslat_create) for option opt: 0 and *out, or
+ * the error printed as "OPT: detail" (TB_EINVAL for an unreadable FILE,
+ * else the spec's code).  --tts-latency's and the turn's options'. */
+int tb_cli_ttslat_create(const char *opt, const char *spec, uint64_t seed, struct tb_ttslat **out);
 
 /*
  * tb_cli_tts_apply - after the options: the preset's figures where no

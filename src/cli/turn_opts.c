@@ -10,6 +10,7 @@
 #include <cJSON.h>
 
 #include "cli.h"
+#include "tts_opts.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/playout.h"
 #include "ttsbuf/stream.h"
@@ -112,15 +113,10 @@ int tb_cli_turn_option(struct tb_cli_turn *t, int c, const char *arg)
 static int make(const char *opt, const char *spec, uint64_t seed, struct tb_ttslat **lat,
                 char *canon, size_t len)
 {
-    char err[512];
-    int rc = tb_ttslat_create(spec != NULL ? spec : "0", seed, lat, err, sizeof(err));
-    if (rc != 0) {
-        const char *e = strncmp(err, "tts latency: ", 13) == 0 ? err + 13 : err;
-        tb_cli_error("%s: %s", opt, e);
-        return rc == TB_EIO ? TB_EINVAL : rc;
-    }
-    tb_ttslat_format(*lat, canon, len);
-    return 0;
+    int rc = tb_cli_ttslat_create(opt, spec != NULL ? spec : "0", seed, lat);
+    if (rc == 0)
+        tb_ttslat_format(*lat, canon, len);
+    return rc;
 }
 
 int tb_cli_turn_apply(struct tb_cli_turn *t, uint64_t seed, struct tb_sim_opts *o)
