@@ -357,8 +357,8 @@ static int serve_once(const char *bin, unsigned long k, const char *count, char 
                  "run --base-url %s --model m -q --idle-timeout 2 --timeout 5 >/dev/null", url);
         (void)run_bin(tb_test_bin(), NULL, args, &se);
         free(se);
-        kill(pid, SIGINT);
-        waitpid(pid, &st, 0);
+        if (tb_test_interrupt((int)pid, &st) != 0)
+            fail_msg("serve with allocation %lu failed did not stop on SIGINT", k);
     }
     if (!WIFEXITED(st))
         fail_msg("serve with allocation %lu failed: ended by a signal (status %d)", k, st);

@@ -665,8 +665,8 @@ static char *server_stop(struct server *sv)
     char path[512];
     char *log;
     int st;
-    kill(sv->pid, SIGINT);
-    waitpid(sv->pid, &st, 0);
+    if (tb_test_interrupt(sv->pid, &st) != 0)
+        print_message("ttsbuf serve (pid %d) did not stop on SIGINT: killed\n", (int)sv->pid);
     snprintf(path, sizeof(path), "%s/log", sv->dir);
     log = tb_test_slurp_str(path);
     snprintf(path, sizeof(path), "rm -rf %s", sv->dir);
@@ -1900,6 +1900,7 @@ static void serve_warns_off_loopback(void **state)
     log = server_stop(&sv);
     assert_null(strstr(log, "warning"));
     assert_non_null(strstr(log, "http://127.0.0.1:"));
+    assert_non_null(strstr(log, "ttsbuf serve: 0 requests, ")); /* stopped by the SIGINT */
     free(log);
     server_start(&sv, "0.0.0.0:0", 1);
     log = server_stop(&sv);

@@ -323,6 +323,14 @@ void tb_test_expect_error(const char *args, int code, const char *want);
  * (The suite's servers stream one stream to every request, as the cases
  * that start them count on; tb_test_serve_up_draws is serve's default.) */
 int tb_test_serve_spawn(const char *synth, const char *log, int *port);
+/* SIGINT to pid, then waits for it to end (its wait status in *status):
+ * 0, or -1 when it had not ended 60 s on (then killed).  The SIGINT is
+ * sent again every 10 s: ThreadSanitizer's runtime defers a process's
+ * signals to its next intercepted call and, rarely, loses one that comes
+ * while the process starts (a TSan-built `serve` stopped by a SIGINT right
+ * after its "listening" line: 3 starts in 300 missed it, the second
+ * reached the handler; a plain build: 300 in 300 at the first). */
+int tb_test_interrupt(int pid, int *status);
 int tb_test_serve_stop(int pid);
 
 /* `$TTSBUF serve --listen 127.0.0.1:0 --same-stream ARGS` (through sh;

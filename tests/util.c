@@ -328,11 +328,32 @@ int tb_test_serve_spawn(const char *synth, const char *log, int *port)
     return (int)pid;
 }
 
+int tb_test_interrupt(int pid, int *status)
+{
+    int st = 0;
+    for (int k = 0; k < 60 * 20; k++) {
+        struct timespec ts = {0, 50000000};
+        pid_t w;
+        if (k % (10 * 20) == 0)
+            kill((pid_t)pid, SIGINT);
+        w = waitpid((pid_t)pid, &st, WNOHANG);
+        if (w == (pid_t)pid || (w < 0 && errno != EINTR)) {
+            *status = st;
+            return w == (pid_t)pid ? 0 : -1;
+        }
+        nanosleep(&ts, NULL);
+    }
+    kill((pid_t)pid, SIGKILL);
+    waitpid((pid_t)pid, &st, 0);
+    *status = st;
+    return -1;
+}
+
 int tb_test_serve_stop(int pid)
 {
     int st;
-    kill((pid_t)pid, SIGINT);
-    waitpid((pid_t)pid, &st, 0);
+    if (tb_test_interrupt(pid, &st) != 0)
+        fail_msg("pid %d did not stop on SIGINT within 60 s", pid);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
