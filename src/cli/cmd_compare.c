@@ -202,6 +202,76 @@ static int read_file(struct tb_cli_cmp_run *r, const char *file, int first, unsi
     return 0;
 }
 
+/* The records*.jsonl in directory path, sorted, into *files (the caller
+ * frees each and the array, also on an error).  0 or an error (printed). */
+static int list_records(const char *path, char ***files, size_t *nf)
+{
+    DIR *d = opendir(path);
+    struct dirent *de;
+    int rc = 0;
+    if (d == NULL) {
+        tb_cli_error("compare: %s: %s", path, strerror(errno));
+        return TB_EINVAL;
+    }
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        char **nv;
+        size_t len;
+        if (strncmp(de->d_name, "records", 7) != 0 || !has_suffix(de->d_name, ".jsonl"))
+            continue;
+        len = strlen(path) + strlen(de->d_name) + 2;
+        if (*nf == CMP_FILES_MAX) {
+            tb_cli_error("compare: %s: more than %d records files", path, CMP_FILES_MAX);
+            rc = TB_EINVAL;
+            continue;
+        }
+        nv = realloc(*files, (*nf + 1) * sizeof(**files));
+        if (nv != NULL) {
+            *files = nv;
+            nv[*nf] = malloc(len);
+        }
+        if (nv == NULL || nv[*nf] == NULL) {
+            tb_cli_error("out of memory");
+            rc = TB_ENOMEM;
+            continue;
+        }
+        snprintf(nv[(*nf)++], len, "%s/%s", path, de->d_name);
+    }
+    closedir(d);
+    if (rc == 0 && *nf == 0) {
+        tb_cli_error("compare: %s holds no records*.jsonl (a bench --out directory has one)",
+                     path);
+        rc = TB_EINVAL;
+    }
+    if (rc == 0 && *nf > 1)
+        qsort(*files, *nf, sizeof(**files), cmp_str);
+    return rc;
+}
+
+/* Reads every records file of directory path into r, then checks that no
+ * shard of the run is missing.  0 or an error (printed). */
+static int read_files(struct tb_cli_cmp_run *r, const char *path, int dir)
+{
+    char **files = NULL;
+    size_t nf = 0;
+    unsigned char *seen = NULL;
+    int rc = dir ? list_records(path, &files, &nf) : read_file(r, path, 1, &seen);
+    for (size_t i = 0; dir && rc == 0 && i < nf; i++)
+        rc = read_file(r, files[i], i == 0, &seen);
+    for (uint32_t s = 0; rc == 0 && seen != NULL && s < r->meta.nshards; s++) {
+        if (!seen[s]) {
+            tb_cli_error("compare: %s: shard %u of %u is missing (give the directory that "
+                         "holds every shard's records)",
+                         path, s, r->meta.nshards);
+            rc = TB_EINVAL;
+        }
+    }
+    for (size_t i = 0; i < nf; i++)
+        free(files[i]);
+    free(files);
+    free(seen);
+    return rc;
+}
+
 /* Reads one run: [NAME=]PATH, a records file or a directory of them.
  * 0 or an error (printed). */
 static int read_run(struct tb_cli_compare *x, const char *arg)
@@ -209,10 +279,7 @@ static int read_run(struct tb_cli_compare *x, const char *arg)
     struct tb_cli_cmp_run *r = &x->run[x->nrun];
     const char *eq = strchr(arg, '='), *path = arg;
     struct stat st;
-    char **files = NULL;
-    size_t nf = 0;
-    unsigned char *seen = NULL;
-    int rc = 0, dir;
+    int rc, dir;
 
     /* NAME=PATH, unless the whole argument is a file ("c=2" is a trace's
      * name in bench's traces/). */
@@ -235,63 +302,7 @@ static int read_run(struct tb_cli_compare *x, const char *arg)
     dir = S_ISDIR(st.st_mode);
     if (r->label[0] == '\0')
         label_of(path, dir, r->label, sizeof(r->label));
-    if (!dir) {
-        rc = read_file(r, path, 1, &seen);
-    } else {
-        DIR *d = opendir(path);
-        struct dirent *de;
-        if (d == NULL) {
-            tb_cli_error("compare: %s: %s", path, strerror(errno));
-            return TB_EINVAL;
-        }
-        while (rc == 0 && (de = readdir(d)) != NULL) {
-            char **nv;
-            size_t len;
-            if (strncmp(de->d_name, "records", 7) != 0 || !has_suffix(de->d_name, ".jsonl"))
-                continue;
-            len = strlen(path) + strlen(de->d_name) + 2;
-            if (nf == CMP_FILES_MAX) {
-                tb_cli_error("compare: %s: more than %d records files", path, CMP_FILES_MAX);
-                rc = TB_EINVAL;
-                break;
-            }
-            nv = realloc(files, (nf + 1) * sizeof(*files));
-            if (nv == NULL) {
-                tb_cli_error("out of memory");
-                rc = TB_ENOMEM;
-                break;
-            }
-            files = nv;
-            if ((files[nf] = malloc(len)) == NULL) {
-                tb_cli_error("out of memory");
-                rc = TB_ENOMEM;
-                break;
-            }
-            snprintf(files[nf++], len, "%s/%s", path, de->d_name);
-        }
-        closedir(d);
-        if (rc == 0 && nf == 0) {
-            tb_cli_error("compare: %s holds no records*.jsonl (a bench --out directory has one)",
-                         path);
-            rc = TB_EINVAL;
-        }
-        if (nf > 1)
-            qsort(files, nf, sizeof(*files), cmp_str);
-        for (size_t i = 0; rc == 0 && i < nf; i++)
-            rc = read_file(r, files[i], i == 0, &seen);
-    }
-    for (uint32_t s = 0; rc == 0 && s < r->meta.nshards; s++) {
-        if (!seen[s]) {
-            tb_cli_error("compare: %s: shard %u of %u is missing (give the directory that "
-                         "holds every shard's records)",
-                         path, s, r->meta.nshards);
-            rc = TB_EINVAL;
-        }
-    }
-    for (size_t i = 0; i < nf; i++)
-        free(files[i]);
-    free(files);
-    free(seen);
+    rc = read_files(r, path, dir);
     if (rc != 0)
         return rc;
     r->opts = cJSON_Parse(r->meta.options);

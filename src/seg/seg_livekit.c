@@ -115,7 +115,11 @@ static int terminal(uint32_t c)
     return c == '.' || c == '!' || c == '?' || c == 0x3002 || c == 0xFF01 || c == 0xFF1F;
 }
 
-static void mark(struct text *t)
+/* LiveKit's substitutions run in order over one text; mark() runs its
+ * passes in that order: periods that are not stops (titles, websites,
+ * numbers, ellipses, Ph.D.), letters and acronyms, company and name
+ * suffixes, then the sentence ends. */
+static void mark_periods(struct text *t)
 {
     size_t i, k, n = t->n;
     /* prefixes: (Mr|St|Mrs|Ms|Dr)[.] */
@@ -156,6 +160,11 @@ static void mark(struct text *t)
             t->f[i + 4] |= PRD;
             i += 4;
         }
+}
+
+static void mark_letters(struct text *t)
+{
+    size_t i, k, n = t->n;
     /* \s([A-Za-z])[.] (a space after), resuming after that space */
     for (i = 0; i + 3 < n; i++)
         if (tb_seg_py_space(at(t, i)) && alpha(at(t, i + 1)) && dot(t, i + 2) &&
@@ -184,6 +193,11 @@ static void mark(struct text *t)
             t->f[i + 3] |= PRD;
             i += 3;
         }
+}
+
+static void mark_suffixes(struct text *t)
+{
+    size_t i, k, n = t->n;
     /* " (Inc|Ltd|Jr|Sr|Co)[.] (starters)" -> " \1<stop> \2": the period
      * is dropped from the text */
     for (i = 0; i < n; i++)
@@ -203,6 +217,11 @@ static void mark(struct text *t)
             t->f[i + 2] |= PRD;
             i += 2;
         }
+}
+
+static void mark_ends(struct text *t)
+{
+    size_t i, n = t->n;
     /* sentence ends: after the closing double quote, if one follows */
     for (i = 0; i < n; i++) {
         if (!terminal(at(t, i)))
@@ -215,6 +234,14 @@ static void mark(struct text *t)
     for (i = 0; i < n; i++)
         if (terminal(at(t, i)) && !(at(t, i + 1) == '"' || at(t, i + 1) == 0x201D))
             t->f[i] |= STOP;
+}
+
+static void mark(struct text *t)
+{
+    mark_periods(t);
+    mark_letters(t);
+    mark_suffixes(t);
+    mark_ends(t);
 }
 
 size_t tb_seg_lk_first(const uint32_t *cp, uint8_t *flags, size_t n)
