@@ -63,6 +63,8 @@ void proc_exec(struct proc *p, const char *cmd, int broken_stdout, int sig, doub
         close(pfd[0]); /* the reader goes before anything is written */
         close(pfd[1]);
     }
+    for (int i = 0; sig != 0 && p->sig_when != NULL && !atomic_load(p->sig_when) && i < 6000; i++)
+        tclock_sleep(0.01); /* up to 60 s; a peer that never got there fails its checks */
     if (sig != 0) {
         struct timespec ts = {(time_t)sig_after,
                               (long)((sig_after - (double)(time_t)sig_after) * 1e9)};

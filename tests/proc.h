@@ -8,6 +8,8 @@
 #ifndef TTSBUF_TESTS_PROC_H
 #define TTSBUF_TESTS_PROC_H
 
+#include <stdatomic.h>
+
 struct proc {
     int code;     /* exit status; -1 when killed by a signal */
     int signal;   /* the signal that killed it, or 0 */
@@ -15,6 +17,11 @@ struct proc {
     double secs;  /* wall time */
     char dir[64]; /* out, err, t.jsonl */
     char *out, *err, *trace;
+    /* Set before proc_exec: its sig_after counts from when *sig_when
+     * turns non-zero (a peer reaching the step under test), not from the
+     * start, which a sanitizer-built binary on a busy machine may take
+     * longer than sig_after to get through.  NULL: from the start. */
+    const atomic_int *sig_when;
 };
 
 /* A new, empty directory for p (p is zeroed). */

@@ -71,6 +71,7 @@ static char *read_request(int fd)
 void peer_hold(struct peer *pe, int fd)
 {
     char c[256];
+    atomic_store(&pe->holding, 1);
     while (!atomic_load(&pe->stop)) {
         struct pollfd pfd = {fd, POLLIN, 0};
         if (poll(&pfd, 1, 50) > 0 && recv(fd, c, sizeof(c), 0) <= 0)

@@ -30,6 +30,7 @@ struct peer {
     const char *x;        /* bytes for the script, xlen of them */
     size_t xlen;
     _Atomic uint64_t sent; /* bytes a filling script got out */
+    atomic_int holding;    /* peer_hold has begun on a connection */
     atomic_int stop;
 };
 

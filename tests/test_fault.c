@@ -1818,6 +1818,7 @@ static void sigterm_flushes_partial(void **state)
     proc_dir(&p);
     snprintf(cmd, sizeof(cmd), "'%s' run --json -q --record %s/t.jsonl %s", tb_test_bin(), p.dir,
              args);
+    p.sig_when = &pe.holding; /* 1 s after the stall begins: the 2 deltas are in */
     proc_exec(&p, cmd, 0, SIGTERM, 1.0);
     peer_stop(&pe);
     check_row("SIGTERM", &p, &e);
