@@ -138,5 +138,9 @@ double bench_sim_seconds(const struct tb_stream *s, const struct tb_sim_opts *o,
  * system part in *sys. */
 double bench_floor_recv(int port, size_t n, int max_tokens, double *sys);
 double bench_floor_curl(int port, size_t n, int max_tokens, double *sys);
+/* The floor under the mock's lateness in a burst: CPU s a send() of one
+ * token's SSE event (its size in *event_len) costs this process, over n
+ * loopback TCP connections (2n descriptors), rounds events each. */
+double bench_floor_send(size_t n, int rounds, size_t *event_len);
 
 #endif

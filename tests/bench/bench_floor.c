@@ -12,6 +12,10 @@
  *           libcurl's (HTTP, chunked decoding, its timers, the poll() it
  *           makes after every read).
  *
+ *   send    the server's side: one token's SSE event send() to each of N
+ *           loopback connections in turn, as a burst of N streams whose
+ *           events fall due together asks of the mock (bench_calls.c).
+ *
  * ttsbuf's own loop adds the SSE parser, cJSON, the stream records and
  * the stamping to the libcurl floor; the SDK client adds its own stack to
  * its runtime's.  CPU: getrusage(RUSAGE_SELF) around the whole wave
@@ -21,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,4 +204,52 @@ double bench_floor_curl(int port, size_t n, int max_tokens, double *sys)
         bench_die("floor: libcurl client", "no bytes received");
     *sys = s1 - s0;
     return c1 - c0;
+}
+
+/* ---- the server's side: one event's send() ---- */
+
+/* One chat.completion.chunk as the mock frames a token (about its size). */
+static const char floor_event[] =
+    "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":0,"
+    "\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" w12\"},"
+    "\"finish_reason\":null}]}\n\n";
+
+double bench_floor_send(size_t n, int rounds, size_t *event_len)
+{
+    struct sockaddr_in a;
+    socklen_t al = sizeof(a);
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    int *c = calloc(n, sizeof(int)), *s = calloc(n, sizeof(int));
+    double c0, c1, s0, s1;
+    size_t len = sizeof(floor_event) - 1;
+
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (lfd < 0 || c == NULL || s == NULL || bind(lfd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+        listen(lfd, 4096) != 0 || getsockname(lfd, (struct sockaddr *)&a, &al) != 0)
+        bench_die("floor: send listener", strerror(errno));
+    for (size_t i = 0; i < n; i++) {
+        c[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (c[i] < 0 || connect(c[i], (struct sockaddr *)&a, sizeof(a)) != 0 ||
+            (s[i] = accept(lfd, NULL, NULL)) < 0)
+            bench_die("floor: send connect", strerror(errno));
+        setsockopt(s[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)); /* as serve does */
+    }
+    /* rounds x len stays far below a socket's buffer: no reader needed. */
+    c0 = bench_cpu(RUSAGE_SELF, &s0);
+    for (int r = 0; r < rounds; r++)
+        for (size_t i = 0; i < n; i++)
+            if (send(s[i], floor_event, len, MSG_NOSIGNAL) != (ssize_t)len)
+                bench_die("floor: send", strerror(errno));
+    c1 = bench_cpu(RUSAGE_SELF, &s1);
+    for (size_t i = 0; i < n; i++) {
+        close(c[i]);
+        close(s[i]);
+    }
+    close(lfd);
+    free(c);
+    free(s);
+    *event_len = len;
+    return (c1 - c0) / ((double)n * rounds);
 }
