@@ -150,6 +150,16 @@ struct tb_bench_opts {
      * stops the level with that error. */
     int (*record)(void *ud, struct tb_bench_rec *rec);
     void *record_ud;
+    /* With drop_streams, for a caller that reads no record after the run
+     * but the level's summary: each ok record of a request outside calls
+     * is folded into its level's summary as its request ends and dropped
+     * (tb_bench_recs_fold with slo, the SLOs the summary will judge by;
+     * NULL: none), so the memory of a long run stays flat (ttsbuf(1),
+     * BENCH, Memory).  Failed records and calls' turns are kept.  Ignored
+     * where drop_streams is, and on several loops with a record
+     * callback. */
+    int fold;
+    const struct tb_bench_slo *slo;
 };
 
 /*

@@ -461,6 +461,7 @@ int tb_cli_bench_report_json(FILE *f, const char *command, const struct tb_bench
         cJSON_AddNumberToObject(o, "usage_ignored", (double)x->usage_ignored);
         cJSON_AddNumberToObject(o, "surrogates_replaced", (double)x->surrogates_replaced);
         cJSON_AddNumberToObject(o, "min_tps_none", (double)x->min_tps_none);
+        cJSON_AddStringToObject(o, "percentiles", tb_bench_percentiles(x));
         for (int k = 0; k < TB_BM__COUNT; k++)
             tb_cli_json_stats(o, tb_bench_metric_name((enum tb_bench_metric)k), &x->m[k]);
         if (x->tts)
