@@ -136,7 +136,8 @@ struct tb_bench_opts {
      * (tb_bench_analyze, on the loop's thread) as its request ends and is
      * then dropped, its memory reused by the next request: a record keeps
      * its fixed fields and the inter-event gaps (itl) alone, so a long run
-     * grows by the record, not by the stream (ttsbuf(1), BENCH, Memory).
+     * grows by the record, not by the stream; with fold (below) not even
+     * by that (ttsbuf(1), BENCH, Memory).
      * Ignored (streams kept) with a real TTS (tts). */
     int drop_streams;
     /* With drop_streams: called with each record as its request ends,
