@@ -198,7 +198,9 @@ static void histogram_within_stated_error(void **state)
             tb_statacc_stats(&c, &st);
             memcpy(v + n - TB_STATACC_EXACT, v, TB_STATACC_EXACT * sizeof(*v));
             tb_stats_of(v + n - TB_STATACC_EXACT, TB_STATACC_EXACT, &ex);
-            assert_memory_equal(&st, &ex, sizeof(st));
+            assert_int_equal(st.count, ex.count);
+            for (int f = 0; f < TB_STATS_NFIELDS; f++)
+                assert_true(tb_stats_field(&st, f) == tb_stats_field(&ex, f));
             tb_statacc_free(&c);
         }
     }

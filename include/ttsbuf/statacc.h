@@ -27,7 +27,7 @@
 #define TB_STATACC_EXACT 4096 /* samples kept exactly */
 #define TB_STATACC_SUB 128     /* buckets per octave */
 #define TB_STATACC_OCT 32      /* octaves each side of 1 */
-#define TB_STATACC_NB (2 * TB_STATACC_OCT * TB_STATACC_SUB) /* buckets a sign */
+#define TB_STATACC_NB ((size_t)2 * TB_STATACC_OCT * TB_STATACC_SUB) /* buckets a sign */
 #define TB_STATACC_REL_ERR 0.0028 /* the bound stated: 2^(1/256) - 1, rounded up */
 
 struct tb_statacc {

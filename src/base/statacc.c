@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/grow.h"
+#include "grow.h"
 #include "ttsbuf/error.h"
 
 #define OFF (TB_STATACC_OCT * TB_STATACC_SUB) /* the bucket of magnitude 1 */
@@ -21,14 +21,20 @@ void tb_statacc_init(struct tb_statacc *a)
     a->max = -INFINITY;
 }
 
+/* Frees the histogram's pages and their table. */
+static void free_pages(uint64_t **h)
+{
+    for (size_t i = 0; h != NULL && i < NPG; i++)
+        free(h[i]);
+    free(h);
+}
+
 void tb_statacc_free(struct tb_statacc *a)
 {
     if (a == NULL)
         return;
     free(a->v);
-    for (size_t i = 0; a->h != NULL && i < NPG; i++)
-        free(a->h[i]);
-    free((void *)a->h);
+    free_pages(a->h);
     tb_statacc_init(a);
 }
 
@@ -69,19 +75,20 @@ static int count(struct tb_statacc *a, double x)
 /* From the kept samples to the histogram.  0 or TB_ENOMEM (a unchanged). */
 static int to_histogram(struct tb_statacc *a)
 {
-    struct tb_statacc h = *a;
-    h.h = calloc(NPG, sizeof(*h.h));
-    if (h.h == NULL)
+    uint64_t **h = calloc(NPG, sizeof(*h));
+    if (h == NULL)
         return TB_ENOMEM;
-    h.v = NULL;
+    a->h = h;
     for (size_t i = 0; i < a->n; i++) {
-        if (count(&h, a->v[i]) != 0) {
-            tb_statacc_free(&h);
+        if (count(a, a->v[i]) != 0) {
+            free_pages(h);
+            a->h = NULL;
+            a->zeros = 0;
             return TB_ENOMEM;
         }
     }
     free(a->v);
-    *a = h;
+    a->v = NULL;
     a->cap = 0;
     return 0;
 }
