@@ -136,7 +136,8 @@ struct tb_bench_opts {
      * (tb_bench_analyze, on the loop's thread) as its request ends and is
      * then dropped, its memory reused by the next request: a record keeps
      * its fixed fields and the inter-event gaps (itl) alone, so a long run
-     * grows by the record, not by the stream (ttsbuf(1), BENCH, Memory).
+     * grows by the record, not by the stream; with fold (below) not even
+     * by that (ttsbuf(1), BENCH, Memory).
      * Ignored (streams kept) with a real TTS (tts). */
     int drop_streams;
     /* With drop_streams: called with each record as its request ends,
@@ -150,6 +151,16 @@ struct tb_bench_opts {
      * stops the level with that error. */
     int (*record)(void *ud, struct tb_bench_rec *rec);
     void *record_ud;
+    /* With drop_streams, for a caller that reads no record after the run
+     * but the level's summary: each ok record of a request outside calls
+     * is folded into its level's summary as its request ends and dropped
+     * (tb_bench_recs_fold with slo, the SLOs the summary will judge by;
+     * NULL: none), so the memory of a long run stays flat (ttsbuf(1),
+     * BENCH, Memory).  Failed records and calls' turns are kept.  Ignored
+     * where drop_streams is, and on several loops with a record
+     * callback. */
+    int fold;
+    const struct tb_bench_slo *slo;
 };
 
 /*

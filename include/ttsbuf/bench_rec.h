@@ -116,9 +116,15 @@ struct tb_bench_rec {
     struct tb_stream *stream;
 };
 
+struct tb_bench_fold;
+
+/* The records, and those folded into their level's summary as they ended
+ * (bench.h, fold; bench_stats.h): folds[0..nfolds), one a level. */
 struct tb_bench_recs {
     struct tb_bench_rec *v;
     size_t n, cap;
+    struct tb_bench_fold *folds;
+    size_t nfolds;
 };
 
 void tb_bench_recs_init(struct tb_bench_recs *r);
@@ -126,6 +132,8 @@ void tb_bench_recs_free(struct tb_bench_recs *r); /* NULL is a no-op */
 /* Appends a cleared record (error 0, NaN metrics, usage -1, an empty
  * stream of its own); returns it, or NULL (out of memory). */
 struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r);
+/* Frees the last record (r->n > 0) and drops it from r. */
+void tb_bench_recs_pop(struct tb_bench_recs *r);
 
 /* The longest message and warning a record keeps, with the NUL. */
 #define TB_BENCH_MESSAGE_MAX 256
@@ -141,7 +149,8 @@ int tb_bench_rec_warning(struct tb_bench_rec *rec, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* How many records carry a warning; *first (first may be NULL) the first
- * one's text, or NULL when none does.  The text is the record's.  Pure;
+ * one's text, or NULL when none does (folded records first: bench.h,
+ * fold).  The text is the record's or its fold's.  Pure;
  * any thread. */
 size_t tb_bench_recs_warned(const struct tb_bench_recs *r, const char **first);
 

@@ -15,6 +15,7 @@
 
 #include "ttsbuf/bench_rec.h"
 #include "ttsbuf/reader.h"
+#include "ttsbuf/statacc.h"
 #include "ttsbuf/stats.h"
 #include "ttsbuf/ttsmeas.h"
 #include "ttsbuf/turnlat.h"
@@ -133,6 +134,10 @@ struct tb_bench_summary {
      * tb_bench_summary_free. */
     struct tb_bench_turn *by_turn;
     size_t nturns;
+    /* Whether a metric's block came from a histogram (statacc.h): a level
+     * with over TB_STATACC_EXACT samples of it, folded as its requests
+     * ended (bench.h, fold).  0: every percentile exact. */
+    int pct_hist;
 };
 
 /*
@@ -141,7 +146,10 @@ struct tb_bench_summary {
  * that have the quantity: a failed request's partial stream counts where
  * it was measured (its TTFT, its gaps so far); min_tps and speedup_needed
  * exist for complete answers only.  Order-independent and exact: the same
- * records give the same bits.  Returns 0 or TB_ENOMEM.
+ * records give the same bits.  With the level's folded records (r->folds,
+ * bench.h fold) too: their counts exact, their blocks statacc.h's (exact
+ * up to TB_STATACC_EXACT samples of a metric, else from its histogram:
+ * pct_hist).  Returns 0 or TB_ENOMEM.
  */
 int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_bench_summary *out);
 
@@ -151,6 +159,39 @@ int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_
  * Order-independent and exact as it.  0 or TB_ENOMEM (nothing to free). */
 int tb_bench_summarize_slo(const struct tb_bench_recs *r, uint32_t level,
                            const struct tb_bench_slo *slo, struct tb_bench_summary *out);
+
+/*
+ * A level's records folded as they ended (bench.h, fold): what its summary
+ * reads of them (counts, the SLO's good count, each metric's samples in a
+ * statacc.h accumulator, their warnings), in memory that stays bounded.
+ */
+struct tb_bench_fold {
+    uint32_t level;
+    struct tb_bench_summary s; /* the counts (its m, by_turn unused) */
+    double t0, t1;             /* first start, last end */
+    struct tb_statacc m[TB_BM__COUNT];
+    size_t warned;                        /* records with a warning */
+    char warning[TB_BENCH_WARNING_MAX];   /* the first one's */
+};
+
+/* Folds r's last record (ok, outside calls and barge-in, without a TTS:
+ * else TB_EINVAL, nothing done) into r's fold of its level, judged
+ * against slo (NULL: none), and drops it.  0, TB_EINVAL or TB_ENOMEM (the
+ * record then kept, part of its samples perhaps in the fold: the run
+ * stops with the error). */
+int tb_bench_recs_fold(struct tb_bench_recs *r, const struct tb_bench_slo *slo);
+/* Moves src's folds into dst's (merged by level); src has none after.
+ * 0 or TB_ENOMEM. */
+int tb_bench_folds_move(struct tb_bench_recs *dst, struct tb_bench_recs *src);
+/* Frees r's folds (tb_bench_recs_free does). */
+void tb_bench_folds_free(struct tb_bench_recs *r);
+/* The records r holds and has folded, and how many of them are ok and
+ * were cut for memory (TB_READER_NOMEM). */
+void tb_bench_recs_count(const struct tb_bench_recs *r, size_t *n, size_t *ok, size_t *nomem);
+
+/* What the summary's percentiles are, as its JSON says: "exact", or
+ * "histogram (relative error <= 0.28%)" when pct_hist (statacc.h). */
+const char *tb_bench_percentiles(const struct tb_bench_summary *s);
 
 /* Frees what a summary owns (its by_turn table); NULL is a no-op. */
 void tb_bench_summary_free(struct tb_bench_summary *s);

@@ -18,6 +18,7 @@
 #include "base/grow.h"
 #include "base/numfmt.h"
 #include "ttsbuf/bench_rec.h"
+#include "ttsbuf/bench_stats.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/ttsmeas.h"
@@ -98,17 +99,23 @@ void tb_bench_recs_free(struct tb_bench_recs *r)
 {
     if (r == NULL)
         return;
-    for (size_t i = 0; i < r->n; i++) {
-        free(r->v[i].itl);
-        free(r->v[i].tts_fb);
-        free(r->v[i].tts_rtf);
-        tb_stream_free(r->v[i].stream);
-        free(r->v[i].stream);
-        unsay(&r->v[i].message);
-        unsay(&r->v[i].warning);
-    }
+    while (r->n > 0)
+        tb_bench_recs_pop(r);
     free(r->v);
+    tb_bench_folds_free(r);
     tb_bench_recs_init(r);
+}
+
+void tb_bench_recs_pop(struct tb_bench_recs *r)
+{
+    struct tb_bench_rec *x = &r->v[--r->n];
+    free(x->itl);
+    free(x->tts_fb);
+    free(x->tts_rtf);
+    tb_stream_free(x->stream);
+    free(x->stream);
+    unsay(&x->message);
+    unsay(&x->warning);
 }
 
 size_t tb_bench_recs_warned(const struct tb_bench_recs *r, const char **first)
@@ -116,6 +123,11 @@ size_t tb_bench_recs_warned(const struct tb_bench_recs *r, const char **first)
     size_t n = 0;
     if (first != NULL)
         *first = NULL;
+    for (size_t i = 0; i < r->nfolds; i++) {
+        if (r->folds[i].warned > 0 && n == 0 && first != NULL)
+            *first = r->folds[i].warning;
+        n += r->folds[i].warned;
+    }
     for (size_t i = 0; i < r->n; i++) {
         if (r->v[i].warning[0] == '\0')
             continue;

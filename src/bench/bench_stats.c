@@ -7,6 +7,7 @@
  * under a second.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -245,6 +246,11 @@ static int turn_summary(const struct tb_bench_recs *r, uint32_t level,
     return 0;
 }
 
+const char *tb_bench_percentiles(const struct tb_bench_summary *s)
+{
+    return s->pct_hist ? "histogram (relative error <= 0.28%)" : "exact";
+}
+
 void tb_bench_summary_free(struct tb_bench_summary *s)
 {
     if (s == NULL)
@@ -259,73 +265,122 @@ int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_
     return tb_bench_summarize_slo(r, level, NULL, out);
 }
 
+/* One record's part of the level's counts (not its metrics). */
+static void count_rec(const struct tb_bench_rec *x, const struct tb_bench_slo *slo,
+                      struct tb_bench_summary *out, double *t0, double *t1)
+{
+    out->requests++;
+    if (x->t_start < *t0)
+        *t0 = x->t_start;
+    if (x->t_end > *t1)
+        *t1 = x->t_end;
+    if (x->barge)
+        barge_count(x, slo, out);
+    if (x->error > 0 && x->error < TB_READER__COUNT) {
+        out->errors[x->error]++;
+        if (tb_end_class(x->end) == TB_END_CLASS_INCOMPLETE)
+            out->incomplete++;
+        else
+            out->failed++;
+        return;
+    }
+    out->ok++;
+    out->events += x->events;
+    out->usage_ignored += x->usage_ignored >= 0;
+    out->surrogates_replaced += x->surrogates_replaced;
+    out->tokens += x->usage_tokens >= 0 ? (uint64_t)x->usage_tokens : x->content_tokens;
+    out->heard_whole += (size_t)!interrupted(x);
+    if (!isnan(x->ttfa) && x->underruns == 0 && !interrupted(x))
+        out->gapless++; /* an interrupted answer was not heard whole */
+    out->min_tps_none += x->min_tps_none != 0;
+    out->good += slo != NULL && tb_bench_slo_good(slo, x);
+}
+
+/* One record's samples of every metric.  0 or TB_ENOMEM. */
+static int add_rec(const struct tb_bench_rec *x, struct tb_statacc *m)
+{
+    int rc = 0;
+    for (size_t i = 0; i < x->nitl && rc == 0; i++)
+        rc = tb_statacc_add(&m[TB_BM_ITL], x->itl[i]);
+    for (int k = 0; k < TB_BM__COUNT && rc == 0; k++)
+        if (k != TB_BM_ITL && !isnan(value(x, (enum tb_bench_metric)k)))
+            rc = tb_statacc_add(&m[k], value(x, (enum tb_bench_metric)k));
+    return rc;
+}
+
+/* The counts of a fold added to a level's. */
+static void add_counts(struct tb_bench_summary *o, const struct tb_bench_summary *f)
+{
+    o->requests += f->requests;
+    o->ok += f->ok;
+    for (int e = 0; e < TB_READER__COUNT; e++)
+        o->errors[e] += f->errors[e];
+    o->incomplete += f->incomplete;
+    o->failed += f->failed;
+    o->gapless += f->gapless;
+    o->min_tps_none += f->min_tps_none;
+    o->events += f->events;
+    o->tokens += f->tokens;
+    o->usage_ignored += f->usage_ignored;
+    o->surrogates_replaced += f->surrogates_replaced;
+    o->heard_whole += f->heard_whole;
+    o->good += f->good;
+}
+
+/* r's fold of `level`, or NULL. */
+static struct tb_bench_fold *fold_of(const struct tb_bench_recs *r, uint32_t level)
+{
+    for (size_t i = 0; i < r->nfolds; i++)
+        if (r->folds[i].level == level)
+            return &r->folds[i];
+    return NULL;
+}
+
+/* The level's counts and metric samples: its fold's, then its records'.
+ * 0 or TB_ENOMEM. */
+static int gather(const struct tb_bench_recs *r, uint32_t level, const struct tb_bench_slo *slo,
+                  struct tb_statacc *m, struct tb_bench_summary *out, double *t0, double *t1)
+{
+    const struct tb_bench_fold *f = fold_of(r, level);
+    int rc = 0;
+    if (f != NULL) {
+        add_counts(out, &f->s);
+        *t0 = f->t0;
+        *t1 = f->t1;
+        for (int k = 0; k < TB_BM__COUNT && rc == 0; k++)
+            rc = tb_statacc_merge(&m[k], &f->m[k]);
+    }
+    for (size_t i = 0; i < r->n && rc == 0; i++) {
+        if (r->v[i].level != level)
+            continue;
+        count_rec(&r->v[i], slo, out, t0, t1);
+        rc = add_rec(&r->v[i], m);
+    }
+    return rc;
+}
+
 int tb_bench_summarize_slo(const struct tb_bench_recs *r, uint32_t level,
                            const struct tb_bench_slo *slo, struct tb_bench_summary *out)
 {
-    size_t nrec = 0, nitl = 0;
-    double *v, t0 = INFINITY, t1 = -INFINITY;
+    struct tb_statacc m[TB_BM__COUNT];
+    double t0 = INFINITY, t1 = -INFINITY;
+    int rc;
 
     memset(out, 0, sizeof(*out));
     if (slo != NULL && slo->set == 0)
         slo = NULL;
-    for (size_t i = 0; i < r->n; i++) {
-        if (r->v[i].level != level)
-            continue;
-        nrec++;
-        nitl += r->v[i].nitl;
+    for (int k = 0; k < TB_BM__COUNT; k++)
+        tb_statacc_init(&m[k]);
+    rc = gather(r, level, slo, m, out, &t0, &t1);
+    for (int k = 0; k < TB_BM__COUNT; k++) {
+        out->pct_hist |= !tb_statacc_exact(&m[k]);
+        tb_statacc_stats(&m[k], &out->m[k]);
+        tb_statacc_free(&m[k]);
     }
-    v = malloc((nrec > nitl ? nrec : nitl) * sizeof(double) + 1);
-    if (v == NULL)
+    if (rc != 0 || tts_summary(r, level, out) != 0 || turn_summary(r, level, slo, out) != 0) {
+        tb_bench_summary_free(out);
         return TB_ENOMEM;
-    for (size_t i = 0; i < r->n; i++) {
-        const struct tb_bench_rec *x = &r->v[i];
-        if (x->level != level)
-            continue;
-        out->requests++;
-        if (x->t_start < t0)
-            t0 = x->t_start;
-        if (x->t_end > t1)
-            t1 = x->t_end;
-        if (x->barge)
-            barge_count(x, slo, out);
-        if (x->error > 0 && x->error < TB_READER__COUNT) {
-            out->errors[x->error]++;
-            if (tb_end_class(x->end) == TB_END_CLASS_INCOMPLETE)
-                out->incomplete++;
-            else
-                out->failed++;
-            continue;
-        }
-        out->ok++;
-        out->events += x->events;
-        out->usage_ignored += x->usage_ignored >= 0;
-        out->surrogates_replaced += x->surrogates_replaced;
-        out->tokens += x->usage_tokens >= 0 ? (uint64_t)x->usage_tokens : x->content_tokens;
-        out->heard_whole += (size_t)!interrupted(x);
-        if (!isnan(x->ttfa) && x->underruns == 0 && !interrupted(x))
-            out->gapless++; /* an interrupted answer was not heard whole */
-        out->min_tps_none += x->min_tps_none != 0;
-        out->good += slo != NULL && tb_bench_slo_good(slo, x);
     }
-    for (int m = 0; m < TB_BM__COUNT; m++) {
-        size_t n = 0;
-        for (size_t i = 0; i < r->n; i++) {
-            const struct tb_bench_rec *x = &r->v[i];
-            if (x->level != level)
-                continue;
-            if (m == TB_BM_ITL) {
-                if (x->nitl > 0)
-                    memcpy(v + n, x->itl, x->nitl * sizeof(double));
-                n += x->nitl;
-            } else if (!isnan(value(x, (enum tb_bench_metric)m))) {
-                v[n++] = value(x, (enum tb_bench_metric)m);
-            }
-        }
-        tb_stats_of(v, n, &out->m[m]);
-    }
-    free(v);
-    if (tts_summary(r, level, out) != 0 || turn_summary(r, level, slo, out) != 0)
-        return TB_ENOMEM;
     out->gapless_share = out->heard_whole > 0 ? (double)out->gapless / (double)out->heard_whole : 0;
     out->interrupted_share =
         out->requests > 0 ? (double)out->interrupted / (double)out->requests : 0;
@@ -337,4 +392,89 @@ int tb_bench_summarize_slo(const struct tb_bench_recs *r, uint32_t level,
         slo != NULL && out->requests > 0 ? (double)out->good / (double)out->requests : NAN;
     out->good_per_s = slo != NULL && out->span > 0 ? (double)out->good / out->span : NAN;
     return 0;
+}
+
+/* r's fold of `level`, added if it has none.  NULL: out of memory. */
+static struct tb_bench_fold *fold_at(struct tb_bench_recs *r, uint32_t level)
+{
+    struct tb_bench_fold *f = fold_of(r, level), *nv;
+    if (f != NULL)
+        return f;
+    nv = realloc(r->folds, (r->nfolds + 1) * sizeof(*nv));
+    if (nv == NULL)
+        return NULL;
+    r->folds = nv;
+    f = &nv[r->nfolds++];
+    memset(f, 0, sizeof(*f));
+    f->level = level;
+    f->t0 = INFINITY;
+    f->t1 = -INFINITY;
+    for (int k = 0; k < TB_BM__COUNT; k++)
+        tb_statacc_init(&f->m[k]);
+    return f;
+}
+
+int tb_bench_recs_fold(struct tb_bench_recs *r, const struct tb_bench_slo *slo)
+{
+    const struct tb_bench_rec *x = r->n > 0 ? &r->v[r->n - 1] : NULL;
+    struct tb_bench_fold *f;
+    if (x == NULL || x->error != 0 || x->call >= 0 || x->barge || x->tts)
+        return TB_EINVAL;
+    if (slo != NULL && slo->set == 0)
+        slo = NULL;
+    f = fold_at(r, x->level);
+    /* TB_ENOMEM stops the run: the record is kept, its samples may be
+     * part in the fold */
+    if (f == NULL || add_rec(x, f->m) != 0)
+        return TB_ENOMEM;
+    count_rec(x, slo, &f->s, &f->t0, &f->t1);
+    if (x->warning[0] != '\0' && f->warned++ == 0)
+        snprintf(f->warning, sizeof(f->warning), "%s", x->warning);
+    tb_bench_recs_pop(r);
+    return 0;
+}
+
+int tb_bench_folds_move(struct tb_bench_recs *dst, struct tb_bench_recs *src)
+{
+    int rc = 0;
+    for (size_t i = 0; i < src->nfolds && rc == 0; i++) {
+        const struct tb_bench_fold *g = &src->folds[i];
+        struct tb_bench_fold *f = fold_at(dst, g->level);
+        if (f == NULL)
+            return TB_ENOMEM;
+        add_counts(&f->s, &g->s);
+        f->t0 = g->t0 < f->t0 ? g->t0 : f->t0;
+        f->t1 = g->t1 > f->t1 ? g->t1 : f->t1;
+        if (g->warned > 0 && f->warned == 0)
+            memcpy(f->warning, g->warning, sizeof(f->warning));
+        f->warned += g->warned;
+        for (int k = 0; k < TB_BM__COUNT && rc == 0; k++)
+            rc = tb_statacc_merge(&f->m[k], &g->m[k]);
+    }
+    tb_bench_folds_free(src);
+    return rc;
+}
+
+void tb_bench_folds_free(struct tb_bench_recs *r)
+{
+    for (size_t i = 0; i < r->nfolds; i++)
+        for (int k = 0; k < TB_BM__COUNT; k++)
+            tb_statacc_free(&r->folds[i].m[k]);
+    free(r->folds);
+    r->folds = NULL;
+    r->nfolds = 0;
+}
+
+void tb_bench_recs_count(const struct tb_bench_recs *r, size_t *n, size_t *ok, size_t *nomem)
+{
+    *n = r->n;
+    *ok = *nomem = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        *ok += r->v[i].error == 0;
+        *nomem += r->v[i].error == TB_READER_NOMEM;
+    }
+    for (size_t i = 0; i < r->nfolds; i++) { /* folded records are ok */
+        *n += r->folds[i].s.requests;
+        *ok += r->folds[i].s.ok;
+    }
 }

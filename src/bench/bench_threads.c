@@ -150,7 +150,8 @@ static int cmp_id(const void *x, const void *y)
 }
 
 /* Moves every lane's records into out (their streams with them), in
- * order of id.  0 or TB_ENOMEM (out keeps what it had). */
+ * order of id, and their folds (bench.h, fold).  0 or TB_ENOMEM (out
+ * keeps what it had, and perhaps some lanes' records). */
 static int gather(struct lane *v, unsigned n, struct tb_bench_recs *out)
 {
     size_t first = out->n, total = 0;
@@ -167,6 +168,8 @@ static int gather(struct lane *v, unsigned n, struct tb_bench_recs *out)
             memcpy(out->v + out->n, v[j].recs.v, v[j].recs.n * sizeof(*out->v));
         out->n += v[j].recs.n;
         v[j].recs.n = 0; /* moved: only the array is freed */
+        if (tb_bench_folds_move(out, &v[j].recs) != 0)
+            return TB_ENOMEM;
     }
     if (out->n - first > 1)
         qsort(out->v + first, out->n - first, sizeof(*out->v), cmp_id);
@@ -240,6 +243,7 @@ static int run_lanes(const struct tb_bench_opts *o, unsigned n, uint32_t level,
         if (o->record != NULL) { /* the caller writes the records at the end */
             ln->o.record = NULL;
             ln->o.drop_streams = 0;
+            ln->o.fold = 0;
         }
         ln->o.warmup = (size_t)part(o->warmup, j, n);
         ln->o.held_max = part(held, j, n) > 0 ? part(held, j, n) : 1;

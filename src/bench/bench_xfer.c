@@ -321,7 +321,8 @@ int tb_bench_xf_stop_dead(struct bench *b)
 /* drop_streams (bench.h): the record's stream played out now (a call's
  * turn was, when it ended), handed to the caller's record callback, and
  * given back to the transfer, whose next request reuses its memory; the
- * record keeps its fields and gaps.  0, the playout's error (b->play_err
+ * record keeps its fields and gaps, or with fold (bench.h) is folded into
+ * its level's summary and dropped.  0, the playout's error (b->play_err
  * says) or the callback's. */
 static int play_drop(struct bench *b, struct xf *x, size_t rec_index)
 {
@@ -336,6 +337,12 @@ static int play_drop(struct bench *b, struct xf *x, size_t rec_index)
     x->stream = *rec->stream;   /* held: given back when x starts again */
     free(rec->stream);
     rec->stream = NULL;
+    /* fold: an ok record outside calls lives on in its level's fold only */
+    if (rc == 0 && b->o->fold && rec_index + 1 == b->out->n && rec->error == 0 &&
+        rec->call < 0 && !rec->barge && !rec->tts &&
+        (rc = tb_bench_recs_fold(b->out, b->o->slo)) != 0)
+        snprintf(b->play_err, sizeof(b->play_err), "folding request %llu's record: %s",
+                 (unsigned long long)rec->id, tb_strerror(rc));
     return rc;
 }
 

@@ -461,6 +461,7 @@ int tb_cli_bench_report_json(FILE *f, const char *command, const struct tb_bench
         cJSON_AddNumberToObject(o, "usage_ignored", (double)x->usage_ignored);
         cJSON_AddNumberToObject(o, "surrogates_replaced", (double)x->surrogates_replaced);
         cJSON_AddNumberToObject(o, "min_tps_none", (double)x->min_tps_none);
+        cJSON_AddStringToObject(o, "percentiles", tb_bench_percentiles(x));
         for (int k = 0; k < TB_BM__COUNT; k++)
             tb_cli_json_stats(o, tb_bench_metric_name((enum tb_bench_metric)k), &x->m[k]);
         if (x->tts)
@@ -510,7 +511,7 @@ void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
     for (int k = 1; k < TB_READER__COUNT; k++)
         fprintf(f, ",errors_by_kind_%s", tb_reader_error_name(k));
     fprintf(f, ",gapless,gapless_share,success_share,events,tokens,span_s,system_tps,"
-               "usage_ignored,surrogates_replaced,min_tps_none");
+               "usage_ignored,surrogates_replaced,min_tps_none,percentiles");
     for (int k = 0; k < TB_BM__COUNT; k++) {
         fprintf(f, ",%s_count", tb_bench_metric_name((enum tb_bench_metric)k));
         for (int q = 0; tb_stats_fields[q] != NULL; q++)
@@ -536,8 +537,9 @@ void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
         fprintf(f, ",%llu,%llu", (unsigned long long)x->events, (unsigned long long)x->tokens);
         tb_cli_bench_csv_num(f, x->span);
         tb_cli_bench_csv_num(f, x->ok > 0 ? x->system_tps : NAN);
-        fprintf(f, ",%zu,%llu,%zu", x->usage_ignored, (unsigned long long)x->surrogates_replaced,
-                x->min_tps_none);
+        fprintf(f, ",%zu,%llu,%zu,\"%s\"", x->usage_ignored,
+                (unsigned long long)x->surrogates_replaced, x->min_tps_none,
+                tb_bench_percentiles(x));
         for (int k = 0; k < TB_BM__COUNT; k++) {
             fprintf(f, ",%zu", x->m[k].count);
             for (int q = 0; tb_stats_fields[q] != NULL; q++)

@@ -296,6 +296,10 @@ static int run_levels(struct bench *b)
         bo.record = write_rec;
         bo.record_ud = b;
     }
+    /* and the records, folded into their level's summary, for a run that
+     * reads nothing else of them (its --out written as they end) */
+    bo.fold = bo.drop_streams && bo.tts == NULL && (b->rf == NULL || bo.record != NULL);
+    bo.slo = &b->meta.slo;
     for (uint32_t l = 0; l < b->meta.nlevels && rc == 0; l++) {
         struct tb_cli_progress pr;
         char name[64];
@@ -388,19 +392,16 @@ static int report(struct bench *b)
  * no request succeeded, is 3; a gate that failed is 1. */
 static int bench_verdict(struct bench *b)
 {
-    size_t ok = 0, nomem = 0;
+    size_t n, ok, nomem;
     char hint[400];
-    for (size_t i = 0; i < b->recs.n; i++) {
-        ok += b->recs.v[i].error == 0;
-        nomem += b->recs.v[i].error == TB_READER_NOMEM;
-    }
+    tb_bench_recs_count(&b->recs, &n, &ok, &nomem);
     if (atomic_load(b->interrupted)) {
-        tb_cli_error("bench: interrupted; %zu requests recorded", b->recs.n);
+        tb_cli_error("bench: interrupted; %zu requests recorded", n);
         return TB_EXIT_FAILED;
     }
     if (nomem > 0) {
         tb_cli_error("bench: out of memory: %zu of %zu streams cut (reported above as nomem)",
-                     nomem, b->recs.n);
+                     nomem, n);
         return TB_EXIT_FAILED;
     }
     if (ok == 0) {
