@@ -108,7 +108,7 @@ struct xf *tb_bench_barge_due(struct bench *b, double now)
         double s1;
         if (isinf(x->barge_t) && x->tts != NULL) {
             /* a real TTS: its first audio as measured */
-            s1 = tb_bench_tts_heard(b, x->tts);
+            s1 = tb_bench_tts_heard(x->tts, b->o->sim.play.preroll);
             if (!isnan(s1))
                 x->barge_t = x->t_start + s1 + x->barge_b;
         } else if (isinf(x->barge_t)) {

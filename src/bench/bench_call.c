@@ -262,10 +262,10 @@ static void end_call(struct bench *b, uint32_t slot, const struct tb_bench_rec *
 
 /* Barge-in with a real TTS (bench_rec.h): from the turn's TTS log, the
  * audio received by T and not played then (the log's PCM played in chunk
- * order, each arrival once it came and what was before it ended, from the
- * first byte plus the pre-roll; after an arrival later than T nothing
+ * order, each arrival once it came and what was before it ended, from
+ * the turn's first audio, ttfa; after an arrival later than T nothing
  * more plays by T), the end of its last stream after T, and the stop. */
-static void barge_tts(struct tb_bench_rec *rec, const struct tb_tts_log *l, double preroll)
+static void barge_tts(struct tb_bench_rec *rec, const struct tb_tts_log *l)
 {
     double T = rec->barge_in, at = NAN, left = 0, last = -INFINITY;
     int blocked = 0;
@@ -279,7 +279,7 @@ static void barge_tts(struct tb_bench_rec *rec, const struct tb_tts_log *l, doub
                 blocked = 1; /* what comes after it waits for it */
                 continue;
             }
-            start = isnan(at) ? c->arr[k].t + preroll : fmax(at, c->arr[k].t);
+            start = fmax(isnan(at) ? rec->ttfa : at, c->arr[k].t);
             played = blocked ? 0 : fmin(fmax(T - start, 0), dur);
             left += dur - played;
             at = start + dur;
@@ -328,7 +328,7 @@ static int barge_settle(struct bench *b, struct tb_bench_rec *rec, char *err, si
     }
     rec->min_tps = rec->speedup = NAN;
     if (rec->stream != NULL && rec->stream->tts != NULL)
-        barge_tts(rec, rec->stream->tts, o->sim.play.preroll);
+        barge_tts(rec, rec->stream->tts);
     return 0;
 }
 

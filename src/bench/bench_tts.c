@@ -185,12 +185,16 @@ void tb_bench_tts_drop(struct bench *b, struct xf *x)
     b->ntts--;
 }
 
-double tb_bench_tts_heard(const struct bench *b, const struct tb_ttsnet *c)
+double tb_bench_tts_heard(const struct tb_ttsnet *c, double preroll)
 {
     const struct tb_tts_log *l = tb_ttsnet_log(c);
+    double got = 0;
     for (size_t i = 0; i < l->n; i++)
-        if (isfinite(l->c[i].first_byte))
-            return l->c[i].first_byte + b->o->sim.play.preroll;
+        for (uint32_t k = 0; k < l->c[i].narr && l->c[i].rate > 0; k++) {
+            got += (double)l->c[i].arr[k].bytes / 2.0 / l->c[i].rate;
+            if (got > 0 && got >= preroll)
+                return l->c[i].arr[k].t;
+        }
     return NAN;
 }
 
@@ -201,7 +205,7 @@ static void job_barge(struct bench *b, struct ttsjob *j)
     double s1, T;
     if (isnan(j->barge_b) || j->rc != 0)
         return;
-    s1 = tb_bench_tts_heard(b, j->tts);
+    s1 = tb_bench_tts_heard(j->tts, b->o->sim.play.preroll);
     if (isnan(s1))
         return;
     T = j->t_start + s1 + j->barge_b;

@@ -32,9 +32,9 @@ int tb_bench_tts_step(struct bench *b);
 int tb_bench_tts_cancel(struct bench *b);
 void tb_bench_tts_free(struct bench *b);
 
-/* The stream time the caller first hears c's audio: its first audio
- * byte, then the pre-roll (sim.play.preroll); NAN while none came.  A
- * barge-in's T is this plus its draw. */
-double tb_bench_tts_heard(const struct bench *b, const struct tb_ttsnet *c);
+/* The stream time the caller first hears c's audio: the arrival that
+ * made `preroll` seconds of it (its first byte for 0); NAN while none
+ * has.  A barge-in's T is this plus its draw. */
+double tb_bench_tts_heard(const struct tb_ttsnet *c, double preroll);
 
 #endif
