@@ -85,7 +85,7 @@ static double t_mono(const cJSON *r)
  * request of the turn ended later; and the summary has the stats. */
 void tb_test_bargetts_close(void **state)
 {
-    char dir[128], path[256], sargs[512];
+    char dir[128], path[256], sargs[512], *text;
     struct tb_test_slog lg[256];
     cJSON *v[16], *sum;
     const cJSON *lv;
@@ -137,7 +137,9 @@ void tb_test_bargetts_close(void **state)
     }
     assert_true(closed >= n / 2); /* most turns had a request open at T */
     snprintf(path, sizeof(path), "%s/o/summary.json", dir);
-    sum = cJSON_Parse(tb_test_slurp_str(path));
+    text = tb_test_slurp_str(path);
+    sum = cJSON_Parse(text);
+    free(text);
     assert_non_null(sum);
     lv = cJSON_GetArrayItem(key(sum, "levels"), 0);
     assert_true(num(key(lv, "barge_tts_close_s"), "count") == 6);
