@@ -607,7 +607,6 @@ static void cli_bad_values(void **state)
         {"--conversations builtin --rate 1", "--rate is for one-shot requests"},
         {"--conversations builtin --requests 3", "--requests is for one-shot requests"},
         {"--conversations builtin --api completions", "--api completions has none"},
-        {"--conversations builtin --tts-url mock --barge-in 0.5", "--barge-in with --tts-url"},
         {"--conversations builtin --turns 0", "--turns"},
         {"--conversations builtin --calls 0", "--calls"},
         {"--conversations builtin --calls 1,x", "--calls"},

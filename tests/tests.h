@@ -83,6 +83,10 @@ int tb_test_calls(void);        /* bench --conversations: calls on the speech cl
 int tb_test_threads(void);      /* bench on several loop threads */
 int tb_test_benchmem(void);     /* what bench keeps in memory over a long run */
 int tb_test_bargein(void);      /* bench --barge-in: the caller interrupts turns */
+/* Its cases with a real TTS (test_bargetts.c). */
+void tb_test_bargetts_close(void **state);
+void tb_test_bargetts_nulls(void **state);
+void tb_test_bargetts_bad(void **state);
 int tb_test_callsout(void);     /* calls in every output: interrupted turns, progress */
 int tb_test_ttsserve(void);     /* the mock TTS of `ttsbuf serve`, through the binary */
 int tb_test_servelog(void);     /* serve --log: the request log, close detection */

@@ -76,6 +76,10 @@ double tb_uturn_draw(const struct tb_uturn *u, uint64_t seed, uint64_t call, uin
  * by T is not interrupted.  The next turn is sent at T + user_turn(k+1).
  */
 #define TB_BARGE_AT_DEFAULT "uniform:0.5,4"
+/* Barge-in with a real TTS: the player flushes at the interruption what
+ * it had not yet handed to the device; the caller still hears one output
+ * buffer (20 ms, a common device period) of it (ttsbuf-model(7)). */
+#define TB_BARGE_OUTBUF_S 0.020
 
 /* Parses --barge-in-at's SPEC into u (a struct tb_uturn of kind CONST,
  * UNIFORM or EXP).  Returns 0, or TB_EINVAL with a one-line reason in err

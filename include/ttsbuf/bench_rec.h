@@ -64,11 +64,19 @@ struct tb_bench_rec {
      * tokens received, those never spoken, the code points given to the
      * TTS and not all played.  cancel_s (level time) and cancel_mono_s
      * (CLOCK_MONOTONIC seconds): when the stream was closed, for a turn
-     * still in flight at T; NaN otherwise. */
+     * still in flight at T; NaN otherwise.  With a real TTS (--tts-url),
+     * for an interrupted turn (NaN otherwise; ttsbuf-model(7), Barge-in):
+     * barge_tts_close, T to the end of its last TTS stream (its log's
+     * latest chunk end; 0 when every one had ended before T); barge_inflight,
+     * the seconds of audio received by T and not yet played then; and
+     * barge_stop, T to the last audio the caller heard, the player
+     * flushing at T what it had not yet handed to the device
+     * (min(barge_inflight, TB_BARGE_OUTBUF_S)). */
     int barge, interrupted;
     double barge_in;
     uint64_t tokens_received, tokens_unheard, chars_unplayed;
     double cancel_s, cancel_mono_s;
+    double barge_tts_close, barge_inflight, barge_stop;
     double t_sched, t_start, t_end; /* s since the level started */
     int error;                      /* enum tb_reader_error; 0: ok */
     int end;                        /* how the stream ended (enum tb_end,

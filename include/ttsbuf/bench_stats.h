@@ -47,6 +47,10 @@ enum tb_bench_metric {
      * before it played, the caller spoke). */
     TB_BM_BARGE_CLOSE,
     TB_BM_TURN_LATE,
+    /* With a real TTS: the interruption to the close of the turn's last
+     * TTS stream, and to the last audio the caller heard (bench_rec.h). */
+    TB_BM_BARGE_TTS_CLOSE,
+    TB_BM_BARGE_STOP,
     TB_BM__COUNT
 };
 

@@ -124,7 +124,14 @@ struct tb_ttsnet_opts {
                                * (tb_ttsnet_cancel); NULL: none */
     tb_http_log_fn log;       /* verbose libcurl lines (redacted), or NULL */
     void *log_ud;
+    /* Over HTTP, each chunk's request says "X-Ttsbuf-Request-Id: ID.jJ"
+     * (J its 1-based number; ttsbuf serve --log records it): ID copied,
+     * at most TB_TTSNET_RID_MAX bytes of [A-Za-z0-9._:-]; NULL: none.
+     * The WebSocket dialects do not send it. */
+    const char *request_id;
 };
+
+#define TB_TTSNET_RID_MAX 40
 
 struct tb_ttsnet;
 

@@ -36,8 +36,6 @@ static int calls_check(const struct tb_bench_opts *o, char *err, size_t errlen)
         return tb_seterr(err, errlen, TB_EINVAL, "no call count");
     if (o->warmup > 0 || o->duration > 0)
         return tb_seterr(err, errlen, TB_EINVAL, "calls take no warm-up or duration");
-    if (o->tts != NULL && o->barge_in > 0)
-        return tb_seterr(err, errlen, TB_EINVAL, "calls with a TTS take no barge-in");
     if (l->mode == TB_BENCH_CALLS && (l->concurrency < 1 || l->concurrency > TB_BENCH_CONC_MAX))
         return tb_seterr(err, errlen, TB_EINVAL, "calls at once %u outside 1..%u", l->concurrency,
                          TB_BENCH_CONC_MAX);

@@ -14,6 +14,7 @@
  * in flight that were drawn, a fraction of the calls, so a list does.
  */
 #include "bench_barge_rt.h"
+#include "bench_tts.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -105,7 +106,12 @@ struct xf *tb_bench_barge_due(struct bench *b, double now)
     b->barge_next = INFINITY;
     for (struct xf *x = b->barge_head; x != NULL; x = x->bnext) {
         double s1;
-        if (isinf(x->barge_t)) {
+        if (isinf(x->barge_t) && x->tts != NULL) {
+            /* a real TTS: its first audio as measured */
+            s1 = tb_bench_tts_heard(x->tts, b->o->sim.play.preroll);
+            if (!isnan(s1))
+                x->barge_t = x->t_start + s1 + x->barge_b;
+        } else if (isinf(x->barge_t)) {
             feed(x, now - x->t_start);
             if (x->brc == 0 && tb_playout_started(x->bplay, &s1))
                 x->barge_t = x->t_start + s1 + x->barge_b;

@@ -260,6 +260,36 @@ static void end_call(struct bench *b, uint32_t slot, const struct tb_bench_rec *
     slot_put(c, slot);
 }
 
+/* Barge-in with a real TTS (bench_rec.h): from the turn's TTS log, the
+ * audio received by T and not played then (the log's PCM played in chunk
+ * order, each arrival once it came and what was before it ended, from
+ * the turn's first audio, ttfa; after an arrival later than T nothing
+ * more plays by T), the end of its last stream after T, and the stop. */
+static void barge_tts(struct tb_bench_rec *rec, const struct tb_tts_log *l)
+{
+    double T = rec->barge_in, at = NAN, left = 0, last = -INFINITY;
+    int blocked = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const struct tb_tts_chunk *c = &l->c[i];
+        if (isfinite(c->end) && c->end > last)
+            last = c->end;
+        for (uint32_t k = 0; k < c->narr && c->rate > 0; k++) {
+            double dur = (double)c->arr[k].bytes / 2.0 / c->rate, start, played;
+            if (c->arr[k].t > T) {
+                blocked = 1; /* what comes after it waits for it */
+                continue;
+            }
+            start = fmax(isnan(at) ? rec->ttfa : at, c->arr[k].t);
+            played = blocked ? 0 : fmin(fmax(T - start, 0), dur);
+            left += dur - played;
+            at = start + dur;
+        }
+    }
+    rec->barge_inflight = left;
+    rec->barge_stop = fmin(left, TB_BARGE_OUTBUF_S);
+    rec->barge_tts_close = fmax(last - T, 0);
+}
+
 /* Barge-in (bench.h), once the turn's record is played out: whether the
  * caller interrupted it (closed in flight at T, or its playback going on
  * past T), and what was heard by T.  An interrupted answer has no
@@ -297,6 +327,8 @@ static int barge_settle(struct bench *b, struct tb_bench_rec *rec, char *err, si
         rec->gap_tts = h.gap_tts_before;
     }
     rec->min_tps = rec->speedup = NAN;
+    if (rec->stream != NULL && rec->stream->tts != NULL)
+        barge_tts(rec, rec->stream->tts);
     return 0;
 }
 

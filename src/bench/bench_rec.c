@@ -161,6 +161,7 @@ struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
     rec->gap_llm = rec->gap_tts = NAN;
     rec->play_end = NAN;
     rec->barge_in = rec->cancel_s = rec->cancel_mono_s = NAN;
+    rec->barge_tts_close = rec->barge_inflight = rec->barge_stop = NAN;
     tb_turn_lat_clear(&rec->lat);
     rec->message = rec->warning = none;
     rec->stream = s;
@@ -391,6 +392,9 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_b
         tb_json_add_num(o, "barge_in_s", r->barge_in);
         tb_json_add_num(o, "cancel_s", r->cancel_s);
         tb_json_add_num(o, "cancel_mono_s", r->cancel_mono_s);
+        tb_json_add_num(o, "barge_tts_close_s", r->barge_tts_close);
+        tb_json_add_num(o, "barge_inflight_s", r->barge_inflight);
+        tb_json_add_num(o, "barge_stop_s", r->barge_stop);
         cJSON_AddNumberToObject(o, "tokens_received", (double)r->tokens_received);
         cJSON_AddNumberToObject(o, "tokens_unheard", (double)r->tokens_unheard);
         cJSON_AddNumberToObject(o, "chars_unplayed", (double)r->chars_unplayed);

@@ -268,6 +268,13 @@ static const char *parse_barge(const cJSON *o, struct tb_bench_rec *r)
         (!isnan(r->cancel_s) && (!r->interrupted || !(r->cancel_s >= 0) ||
                                  r->cancel_s > TB_TIME_MAX || !(r->cancel_mono_s >= 0))))
         return "\"cancel_s\" and \"cancel_mono_s\" are times of an interrupted turn, together";
+    if (tb_bench_json_num(o, "barge_tts_close_s", 1, &r->barge_tts_close) != 0 ||
+        tb_bench_json_num(o, "barge_inflight_s", 1, &r->barge_inflight) != 0 ||
+        tb_bench_json_num(o, "barge_stop_s", 1, &r->barge_stop) != 0 ||
+        !(isnan(r->barge_stop) || (r->interrupted && r->barge_stop >= 0 &&
+                                   r->barge_inflight >= r->barge_stop && r->barge_tts_close >= 0)))
+        return "\"barge_tts_close_s\", \"barge_inflight_s\" and \"barge_stop_s\" are durations "
+               "(0 <= stop <= in flight) of an interrupted turn, or null";
     if (read_counts(o, counts, NROWS(counts), r) != 0)
         return "\"tokens_received\", \"tokens_unheard\" or \"chars_unplayed\" is missing, "
                "negative, fractional or out of range";

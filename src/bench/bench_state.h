@@ -140,6 +140,9 @@ struct ttsjob {
     int rc;
     int64_t slot; /* a call's turn: its call's slot, ended when the TTS is;
                    * -1: a one-shot request */
+    /* Barge-in (bench.h): the seconds of playback before the caller
+     * interrupts (NAN: none, or already done) and the stream's start. */
+    double barge_b, t_start;
     struct ttsjob *next;
 };
 

@@ -27,7 +27,8 @@ static const struct {
     {"tts_queue_s", "s", 0},    {"tts_ttfb_s", "s", 0},
     {"preroll_s", "s", 0},      {"leading_silence_s", "s", 0},
     {"v2v_s", "s", 0},          {"barge_close_s", "s", 0},
-    {"turn_late_s", "s", 0},
+    {"turn_late_s", "s", 0},    {"barge_tts_close_s", "s", 0},
+    {"barge_stop_s", "s", 0},
 };
 
 int tb_bench_metric_of_part(int i)
@@ -78,6 +79,8 @@ static double value(const struct tb_bench_rec *r, enum tb_bench_metric m)
         return r->interrupted && isfinite(r->cancel_s) ? r->cancel_s - (r->t_start + r->barge_in)
                                                        : NAN;
     case TB_BM_TURN_LATE: return r->call >= 0 ? r->t_start - r->t_sched : NAN;
+    case TB_BM_BARGE_TTS_CLOSE: return r->interrupted ? r->barge_tts_close : NAN;
+    case TB_BM_BARGE_STOP: return r->interrupted ? r->barge_stop : NAN;
     default: return NAN;
     }
 }

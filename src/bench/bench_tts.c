@@ -81,6 +81,7 @@ int tb_bench_tts_open(struct bench *b, struct xf *x, char *err, size_t errlen)
     to.on_end = NULL;
     to.ud = NULL;
     to.cancel = NULL; /* the loop cancels (tb_bench_tts_cancel) */
+    to.request_id = strchr(x->rid, ' ') != NULL ? strchr(x->rid, ' ') + 1 : NULL; /* cC.tT */
     rc = tb_ttsnet_create(&to, &x->tts, err, errlen);
     if (rc == 0)
         b->ntts++;
@@ -150,6 +151,9 @@ int tb_bench_tts_close(struct bench *b, struct xf *x, size_t ri)
     feed(x, b->clk.virtual_now - x->t_start);
     if (x->tts_rc == 0)
         tb_seg_finish(x->seg, on_chunk, x);
+    if (x->barged) /* the caller interrupted it: every TTS stream closed now, the chunks not
+                    * sent logged "canceled" (so the replay finds them) */
+        tb_ttsnet_cancel(x->tts);
     j = calloc(1, sizeof(*j));
     if (j == NULL) {
         tb_ttsnet_cancel(x->tts);
@@ -163,6 +167,8 @@ int tb_bench_tts_close(struct bench *b, struct xf *x, size_t ri)
     j->rec = ri;
     j->rc = x->tts_rc;
     j->slot = slot;
+    j->barge_b = x->barged ? NAN : x->barge_b;
+    j->t_start = x->t_start;
     j->next = b->jobs;
     b->jobs = j;
     b->njobs++;
@@ -177,6 +183,38 @@ void tb_bench_tts_drop(struct bench *b, struct xf *x)
     tb_ttsnet_destroy(x->tts);
     x->tts = NULL;
     b->ntts--;
+}
+
+double tb_bench_tts_heard(const struct tb_ttsnet *c, double preroll)
+{
+    const struct tb_tts_log *l = tb_ttsnet_log(c);
+    double got = 0;
+    for (size_t i = 0; i < l->n; i++)
+        for (uint32_t k = 0; k < l->c[i].narr && l->c[i].rate > 0; k++) {
+            got += (double)l->c[i].arr[k].bytes / 2.0 / l->c[i].rate;
+            if (got > 0 && got >= preroll)
+                return l->c[i].arr[k].t;
+        }
+    return NAN;
+}
+
+/* A job whose caller interrupts it (bench.h): at T its TTS is stopped
+ * (every stream it has open closed now) and its record says when. */
+static void job_barge(struct bench *b, struct ttsjob *j)
+{
+    double s1, T;
+    if (isnan(j->barge_b) || j->rc != 0)
+        return;
+    s1 = tb_bench_tts_heard(j->tts, b->o->sim.play.preroll);
+    if (isnan(s1))
+        return;
+    T = j->t_start + s1 + j->barge_b;
+    if (b->mono.now(&b->mono) < T)
+        return;
+    j->barge_b = NAN;
+    tb_ttsnet_cancel(j->tts);
+    b->out->v[j->rec].interrupted = 1;
+    b->out->v[j->rec].barge_in = T - j->t_start;
 }
 
 int tb_bench_tts_step(struct bench *b)
@@ -201,7 +239,9 @@ int tb_bench_tts_step(struct bench *b)
     }
     while (*pp != NULL) {
         struct ttsjob *j = *pp;
-        int n = j->rc == 0 ? tb_ttsnet_step(j->tts, 0) : 0;
+        int n;
+        job_barge(b, j);
+        n = j->rc == 0 ? tb_ttsnet_step(j->tts, 0) : 0;
         if (n < 0) {
             j->rc = n;
             tb_ttsnet_cancel(j->tts);

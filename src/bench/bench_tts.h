@@ -22,6 +22,8 @@
  * chunks all ended concluded into their records (0 or TB_ENOMEM), and
  * a stream whose TTS is dead (tb_tts_log_dead) flagged (xf.tts_dead,
  * bench.tts_dead counts them) for tb_bench_xf_stop_dead;
+ * a job whose turn the caller interrupts (--barge-in) has its TTS
+ * stopped at T in step, its record's interrupted and barge_in set;
  * cancel: every job stopped and concluded; free: the jobs left. */
 int tb_bench_tts_open(struct bench *b, struct xf *x, char *err, size_t errlen);
 int tb_bench_tts_close(struct bench *b, struct xf *x, size_t rec);
@@ -29,5 +31,10 @@ void tb_bench_tts_drop(struct bench *b, struct xf *x);
 int tb_bench_tts_step(struct bench *b);
 int tb_bench_tts_cancel(struct bench *b);
 void tb_bench_tts_free(struct bench *b);
+
+/* The stream time the caller first hears c's audio: the arrival that
+ * made `preroll` seconds of it (its first byte for 0); NAN while none
+ * has.  A barge-in's T is this plus its draw. */
+double tb_bench_tts_heard(const struct tb_ttsnet *c, double preroll);
 
 #endif

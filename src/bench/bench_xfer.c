@@ -287,7 +287,8 @@ int tb_bench_xf_barge(struct bench *b, struct xf *x)
 {
     /* The decision, then the close: no reuse, so removing the unfinished
      * transfer closes its socket now (libcurl would otherwise keep a
-     * connection that is known good for the next request). */
+     * connection that is known good for the next request).  Its TTS
+     * is stopped right after, once its last chunks are logged (bench_tts.c). */
     x->cancel_s = b->mono.now(&b->mono);
     x->barged = 1;
     curl_easy_setopt(x->hx.h, CURLOPT_FORBID_REUSE, 1L);

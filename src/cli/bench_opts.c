@@ -103,7 +103,9 @@ static const struct tb_optdoc bench_calls[] = {
      "the caller interrupts a turn with probability P (0..1): the stream is closed then, the next "
      "turn follows the caller's speech (default 0: never)",
      "Drawn per call and turn from --seed; the moment is --barge-in-at.  Records and the summary "
-     "then say what was interrupted and never heard (ttsbuf(1), BENCH, Barge-in)."},
+     "then say what was interrupted and never heard (ttsbuf(1), BENCH, Barge-in).  With "
+     "--tts-url the turn's TTS streams are closed at the interruption too, and the records say "
+     "when, and the audio in flight."},
     {"barge-in-at", O_BARGE_IN_AT, "SPEC",
      "when the caller interrupts, in seconds of playback after the turn's first audio: S, "
      "uniform:A,B or exp:MEAN (default " TB_BARGE_AT_DEFAULT ")",
@@ -392,11 +394,6 @@ static int calls_check(struct tb_cli_bench *a)
     }
     if (a->q.req.api == TB_API_COMPLETIONS) {
         tb_cli_error("bench: --conversations sends chat messages: --api completions has none");
-        return TB_EINVAL;
-    }
-    if (a->tl.url != NULL && a->barge_in != NULL) {
-        tb_cli_error("bench: --barge-in with --tts-url is not supported yet (an interruption is "
-                     "timed on the model's playout)");
         return TB_EINVAL;
     }
     if (tb_uturn_parse(a->user_turn != NULL ? a->user_turn : TB_UTURN_DEFAULT, &a->uturn, err,

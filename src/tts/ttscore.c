@@ -23,6 +23,15 @@ int tb_ttscore_check(const struct tb_ttsnet_opts *o, char *err, size_t errlen)
                          o->concurrency);
     if (!(o->idle_timeout >= 0) || !(o->total_timeout >= 0) || !(o->connect_timeout >= 0))
         return tb_seterr(err, errlen, TB_EINVAL, "a TTS timeout is negative");
+    if (o->request_id != NULL) {
+        size_t n = strlen(o->request_id);
+        if (n == 0 || n > TB_TTSNET_RID_MAX ||
+            strspn(o->request_id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                  "0123456789._:-") != n)
+            return tb_seterr(err, errlen, TB_EINVAL,
+                             "TTS request id '%.60s': 1 to %d of A-Z a-z 0-9 . _ : -",
+                             o->request_id, TB_TTSNET_RID_MAX);
+    }
     return 0;
 }
 

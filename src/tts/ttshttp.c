@@ -33,7 +33,8 @@ struct slot {
     int busy;
     uint32_t j; /* 1-based */
     struct tb_ttsapi_req ar;
-    const char *hdrs[TB_TTSAPI_HEADERS_MAX + 1]; /* ar's and "Expect:" */
+    const char *hdrs[TB_TTSAPI_HEADERS_MAX + 2]; /* ar's, "Expect:", the id */
+    char rid[TB_TTSNET_RID_MAX + 48];            /* the request id header */
     struct tb_http_req q;
     struct tb_http_xfer hx;
     struct tb_http_resp hr;
@@ -52,6 +53,7 @@ struct tb_ttshttp {
      * point to the copies below, key is NULL (the engine holds it). */
     struct tb_ttsnet_opts o;
     char *url, *model, *voice; /* copies */
+    char rid[TB_TTSNET_RID_MAX + 1]; /* opts.request_id, or "" */
     CURLM *m;
     struct slot *slots; /* k.n of them */
     int stop_requested; /* on_audio asked to stop (acted on after perform) */
@@ -132,6 +134,9 @@ int tb_ttshttp_create(const struct tb_ttsnet_opts *o, struct tb_ttshttp **out, c
     c->o.model = c->model;
     c->o.voice = c->voice;
     c->o.key = NULL;
+    if (o->request_id != NULL)
+        snprintf(c->rid, sizeof(c->rid), "%s", o->request_id);
+    c->o.request_id = NULL;
     c->slots = calloc((size_t)c->k.n, sizeof(*c->slots));
     if (rc != 0 || c->url == NULL ||
         (o->model != NULL && o->model[0] != '\0' && c->model == NULL) ||
@@ -387,6 +392,10 @@ static int send_one(void *ud, size_t i)
         s->hdrs[s->ar.nheaders] = "Expect:";
         s->q.headers = s->hdrs;
         s->q.nheaders = s->ar.nheaders + 1;
+        if (c->rid[0] != '\0') {
+            snprintf(s->rid, sizeof(s->rid), "X-Ttsbuf-Request-Id: %s.j%u", c->rid, j);
+            s->hdrs[s->q.nheaders++] = s->rid;
+        }
         s->q.any_stream = 1;
         s->q.stream_type = "*/*";
         s->q.connect_timeout = c->o.connect_timeout;

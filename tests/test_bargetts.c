@@ -1,0 +1,213 @@
+/*
+ * test_bargetts.c - `ttsbuf bench --conversations --barge-in --tts-url`:
+ * the caller interrupts turns spoken by a real TTS (the mock of `ttsbuf
+ * serve` on loopback), cases of the bargein group (test_bargein.c).  An
+ * interrupted turn's TTS streams are closed at the interruption, and its
+ * record says when (barge_tts_close_s, judged against serve --log's line
+ * of each TTS request, joined by its request id cCALL.tTURN.jCHUNK), the
+ * audio in flight and the stop (barge_inflight_s, barge_stop_s); a turn
+ * not interrupted, or one without a TTS, has them null.
+ */
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lag.h"
+#include "tests.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/bench_calls.h"
+#include "ttsbuf/ttsnet.h"
+
+#define FEW "tests/data/calls/few.jsonl"
+/* The answer streams for about 1.5 s; each TTS chunk's first byte comes
+ * 0.5 s after its request (one chunk at a time), so at 0.2 s after the
+ * first audio the next chunk's request is still open. */
+#define SLOW_TTS "--synth tps=20,ttft=0.1,tokens=30,jitter=0 --tts-latency 0.5"
+
+static const cJSON *key(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *x = key(o, k);
+    if (!cJSON_IsNumber(x))
+        fail_msg("\"%s\" is not a number", k);
+    return x->valuedouble;
+}
+
+static int is_null(const cJSON *o, const char *k)
+{
+    return cJSON_IsNull(key(o, k));
+}
+
+/* bench with a TTS (tts 1) or not against the server on port, into
+ * dir/o, quietly; its records into v (returns how many). */
+static size_t bench(int port, const char *dir, int tts, const char *args, cJSON **v, size_t cap)
+{
+    char cmd[2048], path[256], ttsurl[64] = "";
+    if (tts)
+        snprintf(ttsurl, sizeof(ttsurl), "--tts-url http://127.0.0.1:%d", port);
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && rm -rf o && '%s' bench --base-url http://127.0.0.1:%d/v1 --model mock %s "
+             "--conversations '%s/" FEW "' --wpm 600 %s --out o >o.report",
+             dir, tb_test_bin(), port, ttsurl, tb_test_top(), args);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    snprintf(path, sizeof(path), "%s/o/records.jsonl", dir);
+    return tb_test_jsonl_records(path, v, cap);
+}
+
+/* An interrupted turn's stop fields: measured, and the stop the model's
+ * (the player flushes at T, one output buffer still plays). */
+static void stop_fields(const cJSON *r)
+{
+    double in = num(r, "barge_inflight_s");
+    assert_true(num(r, "barge_tts_close_s") >= 0);
+    assert_true(in >= 0);
+    assert_true(num(r, "barge_stop_s") == fmin(in, TB_BARGE_OUTBUF_S));
+}
+
+/* T, the caller's interruption, on CLOCK_MONOTONIC: the record's decision
+ * (cancel_mono_s on that clock, cancel_s on the level's) less its delay. */
+static double t_mono(const cJSON *r)
+{
+    return num(r, "cancel_mono_s") - num(r, "cancel_s") + num(r, "t_start") + num(r, "barge_in_s");
+}
+
+/* Every turn interrupted 0.2 s into its first audio, its answer still
+ * streaming and a TTS request open: each record's barge_tts_close_s, from
+ * T to the end of its last TTS stream, is where the server saw its last
+ * open TTS request closed (client_closed, within 10 ms plus twice the
+ * wake-up delay lag.h measured meanwhile, as the LLM close's test); no TTS
+ * request of the turn ended later; and the summary has the stats. */
+void tb_test_bargetts_close(void **state)
+{
+    char dir[128], path[256], sargs[512], *text;
+    struct tb_test_slog lg[256];
+    cJSON *v[16], *sum;
+    const cJSON *lv;
+    size_t n, nl, closed = 0;
+    int port;
+    double within = 0.010 * TB_TEST_TIME_SCALE;
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "bargetts", "close");
+    snprintf(sargs, sizeof(sargs), SLOW_TTS " --log %s/serve.log", dir);
+    tb_test_serve_up(sargs, &port);
+    tb_test_lag_start();
+    n = bench(port, dir, 1, "--calls 2 --turns 3 --user-turn 0.05 --barge-in 1 --barge-in-at 0.2",
+              v, 16);
+    within += 2 * tb_test_lag_stop();
+    tb_test_serve_down(NULL); /* every line written */
+    assert_int_equal(n, 6);
+    snprintf(path, sizeof(path), "%s/serve.log", dir);
+    nl = tb_test_slog_read(path, lg, 256);
+    for (size_t i = 0; i < n; i++) {
+        char rid[64];
+        double T, last = -INFINITY, close;
+        size_t len;
+        assert_true(cJSON_IsTrue(key(v[i], "interrupted")));
+        stop_fields(v[i]);
+        T = t_mono(v[i]);
+        close = T + num(v[i], "barge_tts_close_s");
+        len = (size_t)snprintf(rid, sizeof(rid), "c%d.t%d.j", (int)num(v[i], "call"),
+                               (int)num(v[i], "turn"));
+        for (size_t k = 0; k < nl; k++) {
+            const struct tb_test_slog *l = &lg[k];
+            double end = isnan(l->closed) ? l->end : l->closed;
+            if (strncmp(l->route, "tts_", 4) != 0 || strncmp(l->rid, rid, len) != 0)
+                continue;
+            if (end > close + within)
+                fail_msg("%s: the server ended it %.6f s after T, the record's TTS close %.6f", l->rid,
+                         end - T, close - T);
+            if (!isnan(l->closed)) {
+                assert_true(l->closed >= T); /* closed by the interruption */
+                last = fmax(last, l->closed);
+            }
+        }
+        if (isfinite(last)) {
+            closed++;
+            if (fabs(last - close) > within)
+                fail_msg("%s*: the server saw the last TTS close %.6f s after T, the record %.6f "
+                         "(allowed %g)",
+                         rid, last - T, close - T, within);
+        }
+    }
+    assert_true(closed >= n / 2); /* most turns had a request open at T */
+    snprintf(path, sizeof(path), "%s/o/summary.json", dir);
+    text = tb_test_slurp_str(path);
+    sum = cJSON_Parse(text);
+    free(text);
+    assert_non_null(sum);
+    lv = cJSON_GetArrayItem(key(sum, "levels"), 0);
+    assert_true(num(key(lv, "barge_tts_close_s"), "count") == 6);
+    assert_true(num(key(lv, "barge_stop_s"), "count") == 6);
+    assert_true(num(key(lv, "barge_stop_s"), "max") <= TB_BARGE_OUTBUF_S);
+    cJSON_Delete(sum);
+    for (size_t i = 0; i < n; i++)
+        cJSON_Delete(v[i]);
+    tb_test_rm_rf(dir);
+}
+
+/* Half the turns interrupted, 1.5 s into their audio (the answer has
+ * ended, its TTS still speaks): the interrupted ones have the stop fields,
+ * the others null; and without a TTS an interrupted turn has them null. */
+void tb_test_bargetts_nulls(void **state)
+{
+    char dir[128];
+    cJSON *v[32];
+    size_t n, in = 0, out = 0;
+    int port;
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "bargetts", "nulls");
+    tb_test_serve_up(SLOW_TTS, &port);
+    n = bench(port, dir, 1, "--calls 4 --turns 3 --user-turn 0.05 --barge-in 0.5 --barge-in-at 1.5",
+              v, 32);
+    assert_true(n > 0);
+    for (size_t i = 0; i < n; i++) {
+        if (cJSON_IsTrue(key(v[i], "interrupted"))) {
+            in++;
+            stop_fields(v[i]);
+        } else {
+            out++;
+            assert_true(is_null(v[i], "barge_tts_close_s"));
+            assert_true(is_null(v[i], "barge_inflight_s"));
+            assert_true(is_null(v[i], "barge_stop_s"));
+        }
+        cJSON_Delete(v[i]);
+    }
+    assert_true(in > 0 && out > 0);
+    n = bench(port, dir, 0, "--calls 1 --turns 2 --barge-in 1 --barge-in-at 0.2", v, 32);
+    assert_int_equal(n, 2);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(cJSON_IsTrue(key(v[i], "interrupted")));
+        assert_true(is_null(v[i], "barge_tts_close_s"));
+        assert_true(is_null(v[i], "barge_stop_s"));
+        cJSON_Delete(v[i]);
+    }
+    tb_test_serve_down(NULL);
+    tb_test_rm_rf(dir);
+}
+
+/* Bad combinations: one line each, exit 2; a TTS request id the server
+ * could not log is refused by the client. */
+void tb_test_bargetts_bad(void **state)
+{
+    struct tb_ttsnet_opts o;
+    struct tb_ttsnet *c = NULL;
+    char err[256];
+    (void)state;
+    tb_test_expect_error("bench --mock --tts-url mock --barge-in 0.5", 2,
+                         "--barge-in drives calls: it needs --conversations");
+    tb_test_expect_error("bench --mock --tts-url mock --conversations builtin --barge-in-at 1", 2,
+                         "--barge-in-at says when");
+    tb_test_expect_error("bench --mock --tts-url mock --conversations builtin --barge-in 3", 2,
+                         "--barge-in");
+    tb_ttsnet_opts_init(&o);
+    o.url = "http://127.0.0.1:9";
+    o.request_id = "c1 t2";
+    assert_int_equal(tb_ttsnet_create(&o, &c, err, sizeof(err)), TB_EINVAL);
+    assert_non_null(strstr(err, "TTS request id 'c1 t2'"));
+}
