@@ -248,6 +248,47 @@ static void pictures(void **state)
     tb_test_rm_rf(dir);
 }
 
+/* The timeline marks the caller's end of speech (eou before the request:
+ * the axis starts there) and the span from it to the first audible sample,
+ * labelled v2v; with no end-of-turn delay the span starts at the request
+ * and says so; with neither an end-of-turn delay nor a leading silence the
+ * wait is the first audio and nothing is added. */
+static void timeline_wait(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *opts, *want, *absent;
+    } row[] = {
+        {"--eou 0.4 --tts-lead 0.1",
+         "v2v 1.37 s: the caller&apos;s end of speech (-0.40 s) to the first audible sample",
+         NULL},
+        {"--eou 0.4 --tts-lead 0.1", "data-from=\"-0.400000\" data-to=\"0.965963\"", NULL},
+        {"--eou 0.4 --tts-lead 0.1", "<line class=\"eos\"", NULL},
+        {"--tts-lead 0.1", "v2v 0.97 s: the request (no end-of-turn delay", "class=\"eos\""},
+        {"", "first audio 0.87 s", "id=\"wait\""},
+    };
+    char dir[256], args[512], path[320];
+    tb_test_tmpdir(dir, sizeof(dir), "turnlat", "tlw");
+    snprintf(path, sizeof(path), "%s/t.svg", dir);
+    for (size_t i = 0; i < sizeof(row) / sizeof(row[0]); i++) {
+        struct tb_test_out o;
+        char *svg;
+        snprintf(args, sizeof(args),
+                 "sim --synth tps=20,ttft=0.3,tokens=80,seed=3 --tts-latency 0.2 %s --svg %s",
+                 row[i].opts, path);
+        o = tb_test_run(args);
+        assert_int_equal(o.code, 0);
+        tb_test_out_free(&o);
+        svg = tb_test_slurp_str(path);
+        if (strstr(svg, row[i].want) == NULL)
+            fail_msg("%s: no \"%s\"", row[i].opts, row[i].want);
+        if (row[i].absent != NULL && strstr(svg, row[i].absent) != NULL)
+            fail_msg("%s: \"%s\" drawn", row[i].opts, row[i].absent);
+        free(svg);
+    }
+    tb_test_rm_rf(dir);
+}
+
 /* Bad values name the option; --tts-lead is refused where the silence is
  * measured. */
 static void refusals(void **state)
@@ -501,6 +542,7 @@ int tb_test_turnlat(void)
         cmocka_unit_test(sim_parts),
         cmocka_unit_test(report_block),
         cmocka_unit_test(refusals),
+        cmocka_unit_test(timeline_wait),
         cmocka_unit_test(eou_presets),
         cmocka_unit_test_teardown(after_first_sound, tb_test_serve_down),
         cmocka_unit_test_teardown(pictures, tb_test_serve_down),

@@ -38,6 +38,11 @@ struct tb_svg_timeline {
     /* The first audible sample (turnlat.h: the first audio plus its
      * leading silence), marked when later than ttfa; NAN: not known. */
     double audible;
+    /* The caller's end of speech, this many seconds before the request
+     * (turnlat.h's eou): the time axis starts there and the picture
+     * marks it and the span to the first audible sample (v2v); 0: none
+     * modelled (the span starts at the request); NAN: not known. */
+    double eou;
     int causes;  /* split each gap by cause (gap_llm, then gap_tts), in two
                   * colours; 0: one red shading, as without a TTS stage */
 };
