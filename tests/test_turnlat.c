@@ -289,6 +289,28 @@ static void timeline_wait(void **state)
     tb_test_rm_rf(dir);
 }
 
+/* --eou list:FILE reads a file that starts with a UTF-8 byte order mark
+ * (as some editors save it): the mark is skipped, the first value used. */
+static void eou_list_bom(void **state)
+{
+    (void)state;
+    char dir[256], path[300], args[512];
+    FILE *f;
+    struct tb_test_out o;
+    tb_test_tmpdir(dir, sizeof(dir), "turnlat", "bom");
+    snprintf(path, sizeof(path), "%s/eou.txt", dir);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs("\xEF\xBB\xBF" "0.25\n0.5\n", f);
+    fclose(f);
+    snprintf(args, sizeof(args), "sim --synth tps=20,tokens=20 --eou list:%s", path);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "end of turn          0.250 s"));
+    tb_test_out_free(&o);
+    tb_test_rm_rf(dir);
+}
+
 /* Bad values name the option; --tts-lead is refused where the silence is
  * measured. */
 static void refusals(void **state)
@@ -543,6 +565,7 @@ int tb_test_turnlat(void)
         cmocka_unit_test(report_block),
         cmocka_unit_test(refusals),
         cmocka_unit_test(timeline_wait),
+        cmocka_unit_test(eou_list_bom),
         cmocka_unit_test(eou_presets),
         cmocka_unit_test_teardown(after_first_sound, tb_test_serve_down),
         cmocka_unit_test_teardown(pictures, tb_test_serve_down),

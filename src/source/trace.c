@@ -390,12 +390,6 @@ int tb_trace_several(const char *name, size_t line, char *err, size_t errlen)
                      name, line);
 }
 
-/* A UTF-8 byte order mark is allowed at the start of the first line. */
-size_t tb_trace_bom_len(const char *p, size_t len)
-{
-    return len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
-}
-
 /* Events with empty text are not stored, so count what was appended.
  * A recording of a request that failed before any event says how. */
 int tb_trace_load_done(const struct trace_loader *L, size_t n0)
@@ -414,7 +408,7 @@ int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_s
                       char *err, size_t errlen)
 {
     struct trace_loader L = {name, 0, 0.0, 0, 0, 0, 0, 0, out, err, errlen};
-    size_t pos = tb_trace_bom_len(buf, len), n0 = out->n;
+    size_t pos = tb_utf8_bom_len(buf, len), n0 = out->n;
     int rc;
 
     /* Rough pre-size: real traces run 30-40 bytes a line. */
