@@ -205,8 +205,8 @@ void tb_test_sweep_v2v_page(void **state)
     assert_int_equal(cJSON_GetArraySize(pts), 4);
     for (int p = 0; p < cJSON_GetArraySize(pts); p++) {
         const cJSON *st = cJSON_GetObjectItem(cJSON_GetArrayItem(pts, p), "v2v_s");
-        snprintf(want, sizeof(want), "data-v2v-p50=\"%.6f\" data-v2v-p95=\"%.6f\"",
-                 num(st, "p50"), num(st, "p95"));
+        snprintf(want, sizeof(want), "data-v2v-p50=\"%.6f\" data-v2v-p95=\"%.6f\"", num(st, "p50"),
+                 num(st, "p95"));
         if (strstr(page, want) == NULL)
             fail_msg("point %d: no %s in the page", p, want);
     }

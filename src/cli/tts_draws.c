@@ -20,7 +20,8 @@ const struct tb_optdoc tb_opt_tts_draws[3] = {
     {"tts-draws", TB_O_TTS_DRAWS, "M",
      "replay the stream M times (1..1000000) with independent draws of a random --tts-latency: "
      "the underruns, silence, first audio, minimum TPS and gap-free pre-roll as distributions "
-     "(p50, p95, ...), and the caller's wait (v2v) with --eou or --tts-lead; draw d takes the seed N + d x 0x9E3779B97F4A7C15 mod 2^64, N the "
+     "(p50, p95, ...), and the caller's wait (v2v) with --eou or --tts-lead; draw d takes the seed "
+     "N + d x 0x9E3779B97F4A7C15 mod 2^64, N the "
      "--tts-seed, so draw 0 is the run reported",
      "Needs a latency that draws: lognormal:, uniform:, empirical:FILE, or a --tts preset with "
      "one (a constant or list:FILE gives every draw the same schedule and is refused). Each draw "

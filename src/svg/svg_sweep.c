@@ -280,8 +280,8 @@ static void series_points(FILE *f, const struct lines *l, size_t *idx, const cha
                      q->min_tps.p95, q->min_tps.count, q->min_tps_none);
         if (l->wait && q->v2v.count > 0) {
             snprintf(wait, sizeof(wait), "; v2v P50 %.2f s, P95 %.2f s", q->v2v.p50, q->v2v.p95);
-            snprintf(data, sizeof(data), " data-v2v-p50=\"%.6f\" data-v2v-p95=\"%.6f\"",
-                     q->v2v.p50, q->v2v.p95);
+            snprintf(data, sizeof(data), " data-v2v-p50=\"%.6f\" data-v2v-p95=\"%.6f\"", q->v2v.p50,
+                     q->v2v.p95);
         } else if (l->wait) {
             snprintf(wait, sizeof(wait), "; v2v none (no stream had audio)");
         }

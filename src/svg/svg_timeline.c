@@ -279,11 +279,12 @@ static void draw_wait(FILE *f, const struct tb_svg_timeline *t, const struct lay
                 "<title>the caller&apos;s end of speech: %.3f s (the end-of-turn delay, eou_s "
                 "%.3f s, before the request)</title></line>\n",
                 x0, LANE_TOK_Y, x0, y, -eou, eou);
-    fprintf(f,
-            "<path class=\"v2v\" d=\"M%.2f %.2fv-6M%.2f %.2fH%.2fM%.2f %.2fv-6\" stroke=\"" WAIT_COLOR
-            "\" stroke-width=\"1.5\" fill=\"none\" data-from=\"%.6f\" data-to=\"%.6f\">"
-            "<title>voice to voice: %.3f s</title></path>\n",
-            x0, y, x0, y - 3, x1, x1, y, -eou, t->audible, eou + t->audible);
+    fprintf(
+        f,
+        "<path class=\"v2v\" d=\"M%.2f %.2fv-6M%.2f %.2fH%.2fM%.2f %.2fv-6\" stroke=\"" WAIT_COLOR
+        "\" stroke-width=\"1.5\" fill=\"none\" data-from=\"%.6f\" data-to=\"%.6f\">"
+        "<title>voice to voice: %.3f s</title></path>\n",
+        x0, y, x0, y - 3, x1, x1, y, -eou, t->audible, eou + t->audible);
     fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">v2v %.2f s: ", x0 + 2, y + 13, eou + t->audible);
     if (eou > 0.0)
         fprintf(f, "the caller&apos;s end of speech (%.2f s) to the first audible sample", -eou);
