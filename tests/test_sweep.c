@@ -1128,6 +1128,7 @@ int tb_test_sweep(void)
         cmocka_unit_test(cli_tts_bad_usage),
         cmocka_unit_test(tb_test_sweep_v2v_matches_sim),
         cmocka_unit_test(tb_test_sweep_v2v_target),
+        cmocka_unit_test(tb_test_sweep_v2v_page),
     };
     return TB_RUN_GROUP("sweep", tests);
 }

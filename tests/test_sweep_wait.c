@@ -184,3 +184,44 @@ void tb_test_sweep_v2v_target(void **state)
     expect("sweep --synth tps=20", "--target-v2v 0", 2, 1, "--target-v2v");
     expect("sweep --synth tps=20", "--eou lognormal:p50=x", 2, 1, "--eou");
 }
+
+/* sweep --html with the turn model: each point of the tuning picture
+ * carries its v2v P50 and P95 (those of the JSON's point, to the
+ * microsecond) and the table has the column; without it the page says
+ * nothing of v2v and the --svg picture is the v1 one. */
+void tb_test_sweep_v2v_page(void **state)
+{
+    const char *grid = "sweep --synth tps=10,tokens=100 --seeds 1:4 --chunk clause,sentence "
+                       "--preroll 0,1 -q";
+    char dir[256], cmd[640], path[300], want[128], *page;
+    cJSON *j, *pts;
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "sweep", "v2vpage");
+    snprintf(path, sizeof(path), "%s/s.html", dir);
+    snprintf(cmd, sizeof(cmd), "%s --eou 0.3 --html %s --json -", grid, path);
+    j = tb_test_run_json(NULL, cmd, 0);
+    page = tb_test_slurp_str(path);
+    pts = cJSON_GetObjectItem(j, "points");
+    assert_int_equal(cJSON_GetArraySize(pts), 4);
+    for (int p = 0; p < cJSON_GetArraySize(pts); p++) {
+        const cJSON *st = cJSON_GetObjectItem(cJSON_GetArrayItem(pts, p), "v2v_s");
+        snprintf(want, sizeof(want), "data-v2v-p50=\"%.6f\" data-v2v-p95=\"%.6f\"", num(st, "p50"),
+                 num(st, "p95"));
+        if (strstr(page, want) == NULL)
+            fail_msg("point %d: no %s in the page", p, want);
+    }
+    assert_non_null(strstr(page, "v2v, s"));
+    assert_non_null(strstr(page, "each point gives the caller's wait (v2v P50, P95)"));
+    free(page);
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof(cmd), "%s --html %s", grid, path);
+    {
+        struct tb_test_out o = tb_test_run(cmd);
+        assert_int_equal(o.code, 0);
+        tb_test_out_free(&o);
+    }
+    page = tb_test_slurp_str(path);
+    assert_null(strstr(page, "v2v"));
+    free(page);
+    tb_test_rm_rf(dir);
+}

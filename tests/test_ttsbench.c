@@ -607,6 +607,23 @@ static void header_names_the_tts(void **state)
     }
 }
 
+/* The human header names the TTS member by member (tts_live.api=...,
+ * never a whole object as "tts_live=-"), and the report's "tts sent" line
+ * speaks of blank chunks only when there were some. */
+static void human_header_reads(void **state)
+{
+    struct tb_test_out o;
+    (void)state;
+    o = tb_test_run("bench --mock -c 1 --requests 2 --tts-url mock --tts-api openai");
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "tts_live.api=openai"));
+    assert_non_null(strstr(o.so, "tts_live.mock=on"));
+    assert_null(strstr(o.so, "tts_live=-"));
+    assert_non_null(strstr(o.so, "tts sent "));
+    assert_null(strstr(o.so, "(0 blank"));
+    tb_test_out_free(&o);
+}
+
 static void builtin_mock(void **state)
 {
     cJSON *j;
@@ -631,6 +648,7 @@ int tb_test_ttsbench(void)
         cmocka_unit_test_teardown(header_names_the_tts, tb_test_serve_down),
         cmocka_unit_test_teardown(usage_refusals, tb_test_serve_down),
         cmocka_unit_test_teardown(builtin_mock, tb_test_serve_down),
+        cmocka_unit_test(human_header_reads),
     };
     return TB_RUN_GROUP("ttsbench", tests);
 }

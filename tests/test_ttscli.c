@@ -102,8 +102,11 @@ static void bad_values(void **state)
     tb_test_expect_error("sweep --preset demo --chunk sentence,cartesia", 2,
                          "--chunk: cartesia is time-based: sweep re-times each stream's chunks");
     tb_test_expect_error("sim --preset demo --chunk idle --voice-model espeak", 2,
-                         "--chunk idle: the minimum TPS of a time-based policy is modelled with "
-                         "the rate voice only");
+                         "--chunk idle with --voice-model espeak: the minimum TPS of a time-based "
+                         "policy is modelled with the rate voice only");
+    /* --html asks for the speech (the page embeds it): the error names it */
+    tb_test_expect_error("sim --preset demo --chunk cartesia --html /dev/null", 2,
+                         "--chunk cartesia with --html (the page embeds the speech)");
 }
 
 /* Good values: each reaches the JSON as given, the spec in canonical

@@ -208,6 +208,37 @@ static void stats_from_single_runs(void **state)
     cJSON_Delete(j);
 }
 
+/* With an end of turn and a leading silence, each draw's v2v is its
+ * first audio plus both: the statistics equal those of the single runs'
+ * latency.v2v_s (seeds N + d x gamma); without them there is none. */
+static void v2v_across_draws(void **state)
+{
+    double v2v[8];
+    char args[512];
+    cJSON *j;
+    struct tb_test_out o;
+    (void)state;
+    for (size_t i = 0; i < 8; i++) {
+        cJSON *one;
+        snprintf(args, sizeof(args), STAGE " --eou 0.25 --tts-lead 0.1 --tts-seed %llu --json",
+                 (unsigned long long)(7 + (uint64_t)i * GAMMA));
+        one = tb_test_run_json(NULL, args, 0);
+        v2v[i] = num(item(one, "latency"), "v2v_s");
+        cJSON_Delete(one);
+    }
+    j = tb_test_run_json(NULL, STAGE " --eou 0.25 --tts-lead 0.1 --tts-seed 7 --tts-draws 8 --json",
+                         0);
+    same_stats(item(item(j, "tts_draws"), "v2v_s"), v2v, 8, "v2v_s");
+    cJSON_Delete(j);
+    j = tb_test_run_json(NULL, STAGE " --tts-seed 7 --tts-draws 8 --json", 0);
+    assert_null(cJSON_GetObjectItem(item(j, "tts_draws"), "v2v_s"));
+    cJSON_Delete(j);
+    o = tb_test_run(STAGE " --eou 0.25 --tts-seed 7 --tts-draws 8");
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "  v2v (s)  "));
+    tb_test_out_free(&o);
+}
+
 /* Draws gap-free at pre-roll p (seconds, printed to the millisecond) over
  * n single runs from seed 3. */
 static size_t gapless_at(double p, size_t n)
@@ -487,7 +518,7 @@ static void draws_refuse(void **state)
 {
     struct tb_chunks c;
     struct tb_playout_opts o;
-    struct tb_draws_opts d = {3, 0.95, 0};
+    struct tb_draws_opts d = {3, 0.95, 0, NAN};
     struct tb_draws_result r;
     struct tb_ttslat *lat;
     char err[256];
@@ -550,6 +581,7 @@ int tb_test_ttsdraws(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(draw0_is_the_run),
         cmocka_unit_test(stats_from_single_runs),
+        cmocka_unit_test(v2v_across_draws),
         cmocka_unit_test(gapless_preroll),
         cmocka_unit_test(run_and_cut_streams),
         cmocka_unit_test(bad_values),

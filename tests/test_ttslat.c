@@ -345,6 +345,28 @@ static void list_cycles(void **state)
     a = make_mem("list:one", "1.5\n", 1);
     assert_true(tb_ttslat_at(a, 1) == 1.5 && tb_ttslat_at(a, 2) == 1.5);
     tb_ttslat_destroy(a);
+    /* A UTF-8 byte order mark at the start (some editors write one) is
+     * skipped, for list: and empirical: alike; elsewhere it is no number. */
+    a = make_mem("list:bom",
+                 "\xEF\xBB\xBF"
+                 "0.4\n0.6\n",
+                 1);
+    assert_true(tb_ttslat_at(a, 1) == 0.4 && tb_ttslat_at(a, 2) == 0.6);
+    tb_ttslat_destroy(a);
+    a = make_mem("empirical:bom",
+                 "\xEF\xBB\xBF"
+                 "0.4\n",
+                 1);
+    assert_true(tb_ttslat_at(a, 1) == 0.4);
+    tb_ttslat_destroy(a);
+    {
+        char err[ERRLEN] = "";
+        const char *mid = "0.4\n\xEF\xBB\xBF"
+                          "0.6\n";
+        assert_int_not_equal(
+            tb_ttslat_create_mem("list:mid", mid, strlen(mid), 1, &a, err, sizeof(err)), 0);
+        assert_non_null(strstr(err, "mid:2:"));
+    }
 }
 
 /* ---- the canonical text and real files ----------------------------------- */

@@ -248,6 +248,114 @@ static void pictures(void **state)
     tb_test_rm_rf(dir);
 }
 
+/* The timeline marks the caller's end of speech (eou before the request:
+ * the axis starts there) and the span from it to the first audible sample,
+ * labelled v2v; with no end-of-turn delay the span starts at the request
+ * and says so; with neither an end-of-turn delay nor a leading silence the
+ * wait is the first audio and nothing is added. */
+static void timeline_wait(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *opts, *want, *absent;
+    } row[] = {
+        {"--eou 0.4 --tts-lead 0.1",
+         "v2v 1.37 s: the caller&apos;s end of speech (-0.40 s) to the first audible sample", NULL},
+        {"--eou 0.4 --tts-lead 0.1", "data-from=\"-0.400000\" data-to=\"0.965963\"", NULL},
+        {"--eou 0.4 --tts-lead 0.1", "<line class=\"eos\"", NULL},
+        {"--tts-lead 0.1", "v2v 0.97 s: the request (no end-of-turn delay", "class=\"eos\""},
+        {"", "first audio 0.87 s", "id=\"wait\""},
+    };
+    char dir[256], args[512], path[320];
+    tb_test_tmpdir(dir, sizeof(dir), "turnlat", "tlw");
+    snprintf(path, sizeof(path), "%s/t.svg", dir);
+    for (size_t i = 0; i < sizeof(row) / sizeof(row[0]); i++) {
+        struct tb_test_out o;
+        char *svg;
+        snprintf(args, sizeof(args),
+                 "sim --synth tps=20,ttft=0.3,tokens=80,seed=3 --tts-latency 0.2 %s --svg %s",
+                 row[i].opts, path);
+        o = tb_test_run(args);
+        assert_int_equal(o.code, 0);
+        tb_test_out_free(&o);
+        svg = tb_test_slurp_str(path);
+        if (strstr(svg, row[i].want) == NULL)
+            fail_msg("%s: no \"%s\"", row[i].opts, row[i].want);
+        if (row[i].absent != NULL && strstr(svg, row[i].absent) != NULL)
+            fail_msg("%s: \"%s\" drawn", row[i].opts, row[i].absent);
+        free(svg);
+    }
+    tb_test_rm_rf(dir);
+}
+
+/* sim of a sim recording replays its modelled TTS (a preset, its latency
+ * and seed) and its leading silence: the same options.tts and tts_lead,
+ * the same parts of the wait (latency.lead_model "0.1"); an option given on
+ * the replay sets the model instead. */
+static void record_round_trip(void **state)
+{
+    (void)state;
+    char dir[256], args[640];
+    cJSON *a, *b;
+    const char *keys[] = {"eou_s", "tts_ttfb_s", "leading_silence_s", "v2v_s"};
+    tb_test_tmpdir(dir, sizeof(dir), "turnlat", "rec");
+    snprintf(args, sizeof(args),
+             "sim --synth tps=20,ttft=0.3,tokens=60,seed=3 --tts cartesia-sonic-3 --tts-seed 4 "
+             "--tts-lead 0.1 --eou 0.3 --record %s/r.jsonl --json",
+             dir);
+    a = tb_test_run_json(NULL, args, 0);
+    snprintf(args, sizeof(args), "sim --trace %s/r.jsonl --json", dir);
+    b = tb_test_run_json(NULL, args, 0);
+    {
+        char *ta =
+            cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "options"), "tts"));
+        char *tb =
+            cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "options"), "tts"));
+        assert_non_null(ta);
+        assert_non_null(tb);
+        assert_string_equal(ta, tb);
+        cJSON_free(ta);
+        cJSON_free(tb);
+    }
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(b, "latency"), "lead_model")->valuestring, "0.1");
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        assert_true(num(cJSON_GetObjectItem(a, "latency"), keys[i]) ==
+                    num(cJSON_GetObjectItem(b, "latency"), keys[i]));
+    cJSON_Delete(b);
+    /* an option on the replay sets the model: the recording's is not used */
+    snprintf(args, sizeof(args), "sim --trace %s/r.jsonl --tts-latency 0.5 --json", dir);
+    b = tb_test_run_json(NULL, args, 0);
+    assert_true(num(cJSON_GetObjectItem(b, "options"), "tts_latency_s") == 0.5);
+    cJSON_Delete(b);
+    cJSON_Delete(a);
+    tb_test_rm_rf(dir);
+}
+
+/* --eou list:FILE reads a file that starts with a UTF-8 byte order mark
+ * (as some editors save it): the mark is skipped, the first value used. */
+static void eou_list_bom(void **state)
+{
+    (void)state;
+    char dir[256], path[300], args[512];
+    FILE *f;
+    struct tb_test_out o;
+    tb_test_tmpdir(dir, sizeof(dir), "turnlat", "bom");
+    snprintf(path, sizeof(path), "%s/eou.txt", dir);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs("\xEF\xBB\xBF"
+          "0.25\n0.5\n",
+          f);
+    fclose(f);
+    snprintf(args, sizeof(args), "sim --synth tps=20,tokens=20 --eou list:%s", path);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "end of turn          0.250 s"));
+    tb_test_out_free(&o);
+    tb_test_rm_rf(dir);
+}
+
 /* Bad values name the option; --tts-lead is refused where the silence is
  * measured. */
 static void refusals(void **state)
@@ -501,6 +609,9 @@ int tb_test_turnlat(void)
         cmocka_unit_test(sim_parts),
         cmocka_unit_test(report_block),
         cmocka_unit_test(refusals),
+        cmocka_unit_test(timeline_wait),
+        cmocka_unit_test(eou_list_bom),
+        cmocka_unit_test(record_round_trip),
         cmocka_unit_test(eou_presets),
         cmocka_unit_test_teardown(after_first_sound, tb_test_serve_down),
         cmocka_unit_test_teardown(pictures, tb_test_serve_down),

@@ -191,6 +191,7 @@ void tb_test_free_names(char **v, size_t n);
 /* The sweep group's cases of the caller's wait (test_sweep_wait.c). */
 void tb_test_sweep_v2v_matches_sim(void **state);
 void tb_test_sweep_v2v_target(void **state);
+void tb_test_sweep_v2v_page(void **state);
 
 /* What a run of the real binary gave: exit code, stdout, stderr (each
  * NUL-terminated, owned; free with tb_test_out_free). */

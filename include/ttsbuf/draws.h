@@ -53,6 +53,11 @@ struct tb_draws_opts {
     size_t draws;  /* M: 1..TB_DRAWS_MAX */
     double target; /* X: 0 < X <= 1, the share of draws to make gap-free */
     uint64_t seed; /* draw d's seed is tb_ttslat_draw_seed(seed, d) */
+    /* The caller's wait beyond the first audio (turnlat.h: the end of
+     * turn plus chunk j*'s leading silence, which the TTS latency does not
+     * change): each draw's v2v is its first audio plus this (j* starts at
+     * s_1).  > 0: the v2v statistics; 0 or NAN: none (v2v.count 0). */
+    double wait;
 };
 
 struct tb_draws_result {
@@ -61,6 +66,7 @@ struct tb_draws_result {
     size_t min_tps_none; /* draws whose minimum TPS is none */
     size_t min_tps_scan; /* draws whose minimum TPS a scan found (not proven) */
     struct tb_stats underruns, gap_total, ttfa;
+    struct tb_stats v2v;     /* ttfa + wait, per draw; count 0 without a wait */
     struct tb_stats min_tps; /* over the M - min_tps_none draws that have one */
     struct tb_stats preroll; /* each draw's smallest gap-free pre-roll, s */
     double target;

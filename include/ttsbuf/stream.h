@@ -108,6 +108,22 @@ int tb_end_class(int kind);
 /* An unknown end: kind TB_END_UNKNOWN, t NaN, nothing else.  Any thread. */
 void tb_stream_end_init(struct tb_stream_end *e);
 
+/* The modelled TTS a recording ran (a trace header's options.tts and
+ * options.tts_lead, as sim and run write them): what `sim` of it replays
+ * when no option sets a TTS model.  Text as the options take it; "" (and
+ * has_tts 0): not recorded. */
+struct tb_stream_ttsmodel {
+    int has_tts;          /* options.tts was there */
+    char latency[256];    /* its latency spec */
+    char seed[24];        /* its seed, decimal, or "" (the spec draws nothing) */
+    char connect[32];     /* connect_s */
+    char concurrency[32]; /* "" for null: unlimited */
+    char rtf[32];         /* rtf */
+    char output[16];      /* stream, whole */
+    char preset[48];      /* or "" */
+    char lead[256];       /* options.tts_lead, or "" */
+};
+
 struct tb_stream {
     struct tb_event *ev;
     size_t n, cap;
@@ -129,6 +145,7 @@ struct tb_stream {
                                      * or NAN */
     char chunk_policy[24];          /* the recording's chunk policy (a trace
                                      * header's options.chunk), or "" */
+    struct tb_stream_ttsmodel rec;  /* the recording's modelled TTS */
     struct tb_stream_end end;       /* how it ended (unknown unless said) */
     struct tb_tts_log *tts;         /* what a real TTS did with the stream's
                                      * chunks (ttsmeas.h), owned; NULL: the

@@ -38,6 +38,11 @@ struct tb_svg_timeline {
     /* The first audible sample (turnlat.h: the first audio plus its
      * leading silence), marked when later than ttfa; NAN: not known. */
     double audible;
+    /* The caller's end of speech, this many seconds before the request
+     * (turnlat.h's eou): the time axis starts there and the picture
+     * marks it and the span to the first audible sample (v2v); 0: none
+     * modelled (the span starts at the request); NAN: not known. */
+    double eou;
     int causes;  /* split each gap by cause (gap_llm, then gap_tts), in two
                   * colours; 0: one red shading, as without a TTS stage */
 };
@@ -62,10 +67,12 @@ int tb_svg_timeline(FILE *f, const struct tb_svg_timeline *t);
  * picture says how many there were), a dashed line at the target share
  * when there is one; and a heat map of the gap-free share over the first
  * two numeric axes with several values (other axes at their first value),
- * or a note when there are not two.
+ * or a note when there are not two.  With wait, each point's tooltip (and
+ * its data-v2v-p50/-p95) gives the caller's wait, the v2v P50 and P95
+ * (sweep.h); without, the picture is as it was before the turn model.
  * Returns 0, TB_ENOMEM or TB_EIO.
  */
-int tb_svg_sweep(FILE *f, const struct tb_sweep *sw, const char *title);
+int tb_svg_sweep(FILE *f, const struct tb_sweep *sw, const char *title, int wait);
 
 /* One bar of a turn's wait (turnlat.h): its parts from the end of turn
  * to the leading silence, in seconds (NAN: not measured, drawn as

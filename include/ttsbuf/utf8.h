@@ -25,4 +25,8 @@ size_t tb_utf8_count(const char *s, size_t len);
  */
 size_t tb_utf8_copy(char *dst, size_t cap, const char *src);
 
+/* tb_utf8_bom_len - 3 when p[0..len) starts with a UTF-8 byte order mark
+ * (EF BB BF, which some editors write at a text file's start), else 0. */
+size_t tb_utf8_bom_len(const char *p, size_t len);
+
 #endif

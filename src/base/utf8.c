@@ -86,3 +86,8 @@ size_t tb_utf8_copy(char *dst, size_t cap, const char *src)
     dst[n] = '\0';
     return n;
 }
+
+size_t tb_utf8_bom_len(const char *p, size_t len)
+{
+    return len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+}

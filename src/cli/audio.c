@@ -209,9 +209,13 @@ int tb_cli_audio_start(struct tb_cli_audio *a, struct tb_sim_opts *o, const stru
     if (tb_seg_policy_timed(o->seg.policy) && a->pcm_rate == 0) {
         /* Its minimum TPS re-cuts the stream at every rate: eSpeak would
          * have to render every re-cut chunk again. */
-        tb_cli_error("--chunk %s: the minimum TPS of a time-based policy is modelled with the rate "
-                     "voice only (--voice-model rate, no speech output)",
-                     tb_seg_policy_name(o->seg.policy));
+        const char *who = a->html_f != NULL         ? "--html (the page embeds the speech)"
+                          : a->sink != TB_SINK_NONE ? "--audio"
+                                                    : "--voice-model espeak";
+        tb_cli_error("--chunk %s with %s: the minimum TPS of a time-based policy is modelled with "
+                     "the rate voice only (--voice-model rate, no speech output)%s",
+                     tb_seg_policy_name(o->seg.policy), who,
+                     a->html_f != NULL ? "; use --svg or --json for this policy" : "");
         return TB_EINVAL;
     }
     rc = audio_bound(a, o, s);

@@ -80,31 +80,52 @@ static cJSON *options_of(const struct tb_bench_meta *m)
     return o;
 }
 
+/* One KEY=VALUE word at *col, wrapped under 100 columns. */
+static void option_word(FILE *f, const char *w, size_t *col)
+{
+    if (*col + 1 + strlen(w) > 99) {
+        fputs("\n          ", f);
+        *col = 10;
+    }
+    fprintf(f, " %s", w);
+    *col += 1 + strlen(w);
+}
+
+/* The members of object o as words, each key after prefix: an object's
+ * members as PREFIX.KEY=VALUE (tts_live.api=openai), a null as "-" (not
+ * given or not measured), never a whole object as "-". */
+static void option_words(FILE *f, const cJSON *o, const char *prefix, size_t *col)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, o)
+    {
+        char w[160], key[96];
+        snprintf(key, sizeof(key), "%s%s", prefix, it->string);
+        if (cJSON_IsObject(it)) {
+            snprintf(key + strlen(key), sizeof(key) - strlen(key), ".");
+            option_words(f, it, key, col);
+            continue;
+        }
+        if (cJSON_IsString(it))
+            snprintf(w, sizeof(w), "%s=%s", key, it->valuestring);
+        else if (cJSON_IsNumber(it))
+            snprintf(w, sizeof(w), "%s=%.15g", key, it->valuedouble);
+        else if (cJSON_IsBool(it))
+            snprintf(w, sizeof(w), "%s=%s", key, cJSON_IsTrue(it) ? "on" : "off");
+        else
+            snprintf(w, sizeof(w), "%s=-", key);
+        option_word(f, w, col);
+    }
+}
+
 /* The options as KEY=VALUE words, wrapped under 100 columns. */
 static void options_line(FILE *f, const struct tb_bench_meta *m)
 {
-    cJSON *o = options_of(m), *it;
+    cJSON *o = options_of(m);
     size_t col = 2;
     fputs("  options:", f);
     col += strlen("options:");
-    cJSON_ArrayForEach(it, o)
-    {
-        char w[160];
-        if (cJSON_IsString(it))
-            snprintf(w, sizeof(w), "%s=%s", it->string, it->valuestring);
-        else if (cJSON_IsNumber(it))
-            snprintf(w, sizeof(w), "%s=%.15g", it->string, it->valuedouble);
-        else if (cJSON_IsBool(it))
-            snprintf(w, sizeof(w), "%s=%s", it->string, cJSON_IsTrue(it) ? "on" : "off");
-        else
-            snprintf(w, sizeof(w), "%s=-", it->string);
-        if (col + 1 + strlen(w) > 99) {
-            fputs("\n          ", f);
-            col = 10;
-        }
-        fprintf(f, " %s", w);
-        col += 1 + strlen(w);
-    }
+    option_words(f, o, "", &col);
     fputc('\n', f);
     cJSON_Delete(o);
 }

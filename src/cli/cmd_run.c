@@ -459,7 +459,7 @@ static int write_outputs(struct run *x)
     if (a->c.turn.eou != NULL)
         r->stream.eou_s = a->c.o.eou_s; /* the turn's modelled end of speech */
     if (a->c.record != NULL)
-        rc = tb_cli_record(a->c.record, "run", &a->c.o, &r->stream);
+        rc = tb_cli_record(a->c.record, "run", &a->c.o, &a->c.tts, &a->c.turn, &r->stream);
     if (x->audio_rc != 0)
         return x->audio_rc;
     account(x);

@@ -164,10 +164,6 @@ static int parse(struct sim *x, int argc, char **argv)
     rc = tb_cli_parse(argc, argv, &tb_doc_sim, option, a, &first);
     if (rc == 0)
         rc = tb_cli_source_operand(&a->c, "sim", argc, argv, first);
-    if (rc == 0)
-        rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
-    if (rc == 0)
-        rc = tb_cli_turn_apply(&a->c.turn, a->c.tts.seed, &a->c.o);
     if (rc != 0)
         return rc;
     x->plays.keep_all = a->c.svg != NULL || a->c.html != NULL || a->want_chunks;
@@ -190,8 +186,41 @@ static int parse(struct sim *x, int argc, char **argv)
     return rc != 0 ? rc : tb_cli_audio_probe(&a->au);
 }
 
+/* A recording's modelled TTS and leading silence (a sim's or run's
+ * --record), replayed as if given when no option sets a TTS model (the
+ * seed: when --tts-seed is not given) and no --tts-lead: `sim` of the
+ * recording plays what the recording did.  0, or the option's error. */
+static int adopt_recorded(struct tb_cli_common *c, const struct tb_stream *s)
+{
+    const struct tb_stream_ttsmodel *m = &s->rec;
+    struct tb_cli_tts *t = &c->tts;
+    int rc = 0;
+    if (m->has_tts && t->latency == NULL && t->preset == NULL && !t->conc_set && !t->rtf_set &&
+        !t->connect_set && !t->output_set) {
+        const struct {
+            int opt;
+            const char *v;
+        } row[] = {
+            {TB_O_TTS_PRESET, m->preset},
+            {TB_O_TTS_LAT, m->latency},
+            {TB_O_TTS_SEED, t->seed_set ? "" : m->seed},
+            {TB_O_TTS_CONNECT, m->connect},
+            {TB_O_TTS_CONC, m->concurrency},
+            {TB_O_TTS_RTF, m->rtf},
+            {TB_O_TTS_OUTPUT, m->output},
+        };
+        for (size_t i = 0; rc == 0 && i < sizeof(row) / sizeof(row[0]); i++)
+            if (row[i].v[0] != '\0')
+                rc = tb_cli_tts_option(t, row[i].opt, row[i].v);
+    }
+    if (rc == 0 && c->turn.lead == NULL && m->lead[0] != '\0')
+        rc = tb_cli_turn_option(&c->turn, TB_O_TTS_LEAD, m->lead);
+    return rc;
+}
+
 /* The stream: an import's request (or its table of several, which ends
- * the command), or the source; recorded with --record. */
+ * the command), or the source; its recorded TTS model adopted, the TTS
+ * and turn options applied; recorded with --record. */
 static int load(struct sim *x)
 {
     struct sim_args *a = &x->a;
@@ -206,9 +235,15 @@ static int load(struct sim *x)
         x->src.end = &x->s.end; /* a trace's, or a synthetic stream's (complete) */
     }
     if (rc == 0)
+        rc = adopt_recorded(&a->c, &x->s);
+    if (rc == 0)
+        rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
+    if (rc == 0)
+        rc = tb_cli_turn_apply(&a->c.turn, a->c.tts.seed, &a->c.o);
+    if (rc == 0)
         tb_cli_turn_stream(&a->c.turn, &x->s, &a->c.o);
     if (rc == 0 && a->c.record != NULL)
-        rc = tb_cli_record(a->c.record, "sim", &a->c.o, &x->s);
+        rc = tb_cli_record(a->c.record, "sim", &a->c.o, &a->c.tts, &a->c.turn, &x->s);
     return rc;
 }
 

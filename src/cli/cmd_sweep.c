@@ -144,7 +144,9 @@ static const struct tb_optdoc sweep_output[] = {
      "several values."},
     {"html", O_HTML, "FILE",
      "one self-contained HTML page: the tuning picture, the inverse answers and the table",
-     "No network request, no script needed to read it; the --json object is embedded."},
+     "No network request, no script needed to read it; the --json object is embedded. With "
+     "--eou, --tts-lead or --target-v2v each point of the picture gives its v2v P50 and P95 "
+     "(the table's column)."},
     {"threads", O_THREADS, "N", "worker threads (default: the online CPUs, at most 64)",
      "Allowed 1..64."},
     {"quiet", 'q', NULL,
@@ -609,7 +611,7 @@ static int write_outputs(struct sweep *x)
         }
         wrc = i == 0   ? tb_cli_sweep_write_csv(f, x->sw, &x->ri)
               : i == 1 ? tb_cli_sweep_write_json(f, x->sw, &x->ri)
-              : i == 2 ? tb_svg_sweep(f, x->sw, "ttsbuf sweep: how much buffer?")
+              : i == 2 ? tb_svg_sweep(f, x->sw, "ttsbuf sweep: how much buffer?", x->ri.wait)
                        : tb_cli_html_sweep(f, x->sw, &x->ri);
         rc = tb_cli_out_close(out_flag[i], out_path(a, i), f, wrc);
     }

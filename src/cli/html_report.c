@@ -551,7 +551,7 @@ int tb_cli_html_sweep(FILE *f, const struct tb_sweep *sw, const struct tb_cli_sw
 
     if ((m = tb_cli_html_mem(&svg, &svglen)) == NULL)
         goto out;
-    rc = tb_svg_sweep(m, sw, "ttsbuf sweep: how much buffer?");
+    rc = tb_svg_sweep(m, sw, "ttsbuf sweep: how much buffer?", ri->wait);
     if (fclose(m) != 0 || rc != 0)
         goto out;
     rc = TB_ENOMEM;

@@ -145,6 +145,8 @@ void tb_cli_json_draws(cJSON *root, const struct tb_cli_draws *d, uint64_t seed)
     tb_cli_json_stats(o, "underruns", &r->underruns);
     tb_cli_json_stats(o, "gap_total_s", &r->gap_total);
     tb_cli_json_stats(o, "ttfa_s", &r->ttfa);
+    if (r->v2v.count > 0) /* only with the turn model: the v1 object stays as it was */
+        tb_cli_json_stats(o, "v2v_s", &r->v2v);
     tb_cli_json_stats(o, "min_tps", &r->min_tps);
     cJSON_AddNumberToObject(o, "min_tps_none", (double)r->min_tps_none);
     cJSON_AddNumberToObject(o, "min_tps_none_share", (double)r->min_tps_none / (double)r->draws);

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "jsonout.h"
+#include "turn_opts.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/trace.h"
 
@@ -112,6 +113,7 @@ int tb_cli_out_close(const char *flag, const char *path, FILE *f, int rc)
 }
 
 int tb_cli_record(const char *path, const char *command, const struct tb_sim_opts *o,
+                  const struct tb_cli_tts *tts, const struct tb_cli_turn *turn,
                   const struct tb_stream *s)
 {
     struct tb_stream h = *s; /* a view with this run's head; owns nothing */
@@ -137,7 +139,11 @@ int tb_cli_record(const char *path, const char *command, const struct tb_sim_opt
             cJSON_DeleteItemFromObjectCaseSensitive(opts, "tts_latency_s");
             cJSON_AddNullToObject(opts, "tts_latency_s");
             cJSON_AddStringToObject(opts, "voice_model", "measured");
+        } else {
+            tb_cli_json_tts(opts, tts); /* the model sim of it replays */
         }
+        if (turn != NULL && turn->lead != NULL)
+            cJSON_AddStringToObject(opts, "tts_lead", turn->lead_spec);
         otext = cJSON_PrintUnformatted(opts);
     }
     cJSON_Delete(opts);

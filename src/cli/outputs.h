@@ -51,9 +51,14 @@ int tb_cli_out_close(const char *flag, const char *path, FILE *f, int rc);
  * command and this run's start unless the stream kept its own from a
  * trace, and o when this command made the recording (with a measured TTS
  * log, voice_model "measured" and tts_latency_s null, as the report
- * says).  0 or TB_EIO /
- * TB_ENOMEM (printed). */
+ * says), with the modelled TTS (tts, its options.tts) and the leading
+ * silence (turn's --tts-lead, options.tts_lead) that `sim` of the
+ * recording replays; either may be NULL.  0 or TB_EIO / TB_ENOMEM
+ * (printed). */
+struct tb_cli_tts;
+struct tb_cli_turn;
 int tb_cli_record(const char *path, const char *command, const struct tb_sim_opts *o,
+                  const struct tb_cli_tts *tts, const struct tb_cli_turn *turn,
                   const struct tb_stream *s);
 
 #endif

@@ -100,12 +100,14 @@ void tb_cli_report_tts_lines(FILE *f, const struct tb_tts_stats *t)
     fprintf(f, "  tts real time    p50 %s, max %s   (seconds of synthesis per second of audio)\n",
             tb_cli_report_num(b1, sizeof(b1), r, 2, t->rtf.p50),
             tb_cli_report_num(b2, sizeof(b2), r, 2, t->rtf.max));
+    /* the blank chunks (nothing to speak) only when there were some */
+    snprintf(b2, sizeof(b2), " (%" PRIu32 " blank, skipped)", t->skipped);
     fprintf(f,
-            "  tts sent         %" PRIu32 " of %" PRIu32 " chunk%s (%" PRIu32
-            " blank, skipped), %" PRIu64 " characters; %" PRIu32 " failed, %" PRIu32
-            " canceled; %s s of audio received\n",
-            t->sent, t->chunks, t->chunks == 1 ? "" : "s", t->skipped, t->chars, t->failed,
-            t->canceled, tb_cli_report_num(b1, sizeof(b1), !isnan(t->audio_s), 2, t->audio_s));
+            "  tts sent         %" PRIu32 " of %" PRIu32 " chunk%s%s, %" PRIu64
+            " characters; %" PRIu32 " failed, %" PRIu32 " canceled; %s s of audio received\n",
+            t->sent, t->chunks, t->chunks == 1 ? "" : "s", t->skipped > 0 ? b2 : "", t->chars,
+            t->failed, t->canceled,
+            tb_cli_report_num(b1, sizeof(b1), !isnan(t->audio_s), 2, t->audio_s));
 }
 
 void tb_cli_report_tts_json(struct cJSON *root, const struct tb_tts_stats *t)

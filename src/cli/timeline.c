@@ -94,6 +94,7 @@ int tb_cli_timeline_svg(FILE *f, const struct tb_report_src *src, const struct t
     t.ttft = r->ttft;
     t.ttfa = r->play.ttfa;
     t.audible = r->lat.chunk > 0 && isfinite(r->lat.lead) ? r->lat.v2v - r->lat.eou : NAN;
+    t.eou = r->lat.eou;
     t.causes = (src->tts != NULL && src->tts->any) || src->tts_log != NULL;
     if (all->n != r->play.chunks)
         return TB_ENOMEM;

@@ -20,7 +20,8 @@ const struct tb_optdoc tb_opt_tts_draws[3] = {
     {"tts-draws", TB_O_TTS_DRAWS, "M",
      "replay the stream M times (1..1000000) with independent draws of a random --tts-latency: "
      "the underruns, silence, first audio, minimum TPS and gap-free pre-roll as distributions "
-     "(p50, p95, ...); draw d takes the seed N + d x 0x9E3779B97F4A7C15 mod 2^64, N the "
+     "(p50, p95, ...), and the caller's wait (v2v) with --eou or --tts-lead; draw d takes the seed "
+     "N + d x 0x9E3779B97F4A7C15 mod 2^64, N the "
      "--tts-seed, so draw 0 is the run reported",
      "Needs a latency that draws: lognormal:, uniform:, empirical:FILE, or a --tts preset with "
      "one (a constant or list:FILE gives every draw the same schedule and is refused). Each draw "
@@ -99,8 +100,11 @@ int tb_cli_draws_run(struct tb_cli_draws *d, const char *cmd, const struct tb_st
                      const struct tb_sim_opts *o, const struct tb_ttslat *lat, uint64_t seed,
                      const struct tb_sim_result *played, int whatif, int quiet)
 {
+    /* The caller's wait beyond the first audio, as the run's timeline
+     * marks it: only with an end of turn or a leading silence. */
+    double wait = played->lat.eou + played->lat.lead;
     struct tb_draws_opts dopt = {d->draws, d->target > 0 ? d->target : TB_CLI_DRAWS_TARGET_DEFAULT,
-                                 seed};
+                                 seed, isfinite(wait) && wait > 0.0 ? wait : NAN};
     struct tb_chunks c;
     struct progress pr = {.cmd = cmd, .last = -1.0};
     int show = !quiet && isatty(STDERR_FILENO), rc;
@@ -170,6 +174,8 @@ void tb_cli_draws_human(FILE *f, const struct tb_cli_draws *d, uint64_t seed)
     row(f, "underruns", &r->underruns, 2);
     row(f, "silence (s)", &r->gap_total, 3);
     row(f, "first audio (s)", &r->ttfa, 3);
+    if (r->v2v.count > 0)
+        row(f, "v2v (s)", &r->v2v, 3);
     row(f, "minimum TPS", &r->min_tps, 1);
     row(f, "gap-free pre-roll (s)", &r->preroll, 3);
     if (r->min_tps_none > 0)

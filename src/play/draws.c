@@ -22,7 +22,7 @@ int tb_draws_gapless_preroll(const struct tb_chunks *c, struct tb_playout *p,
 }
 
 /* The per-draw numbers: one array each. */
-enum { V_UNDER, V_GAP, V_TTFA, V_TPS, V_PRE, V__N };
+enum { V_UNDER, V_GAP, V_TTFA, V_V2V, V_TPS, V_PRE, V__N };
 
 int tb_draws_run(const struct tb_chunks *c, const struct tb_playout_opts *o,
                  const struct tb_ttslat *lat, const struct tb_draws_opts *d,
@@ -57,6 +57,7 @@ int tb_draws_run(const struct tb_chunks *c, const struct tb_playout_opts *o,
         v[V_UNDER][i] = (double)r.underruns;
         v[V_GAP][i] = r.gap_total;
         v[V_TTFA][i] = r.ttfa;
+        v[V_V2V][i] = r.ttfa + d->wait;
         out->gapless += r.underruns == 0;
         if (r.min_tps_none) {
             out->min_tps_none++;
@@ -75,6 +76,8 @@ int tb_draws_run(const struct tb_chunks *c, const struct tb_playout_opts *o,
     if (rc == 0) {
         tb_stats_of(v[V_UNDER], d->draws, &out->underruns);
         tb_stats_of(v[V_GAP], d->draws, &out->gap_total);
+        if (d->wait > 0.0)
+            tb_stats_of(v[V_V2V], d->draws, &out->v2v);
         tb_stats_of(v[V_TTFA], d->draws, &out->ttfa);
         tb_stats_of(v[V_TPS], ntps, &out->min_tps);
         tb_stats_of(v[V_PRE], d->draws, &out->preroll); /* sorts them */

@@ -21,6 +21,7 @@
 #include "base/numfmt.h"
 #include "base/readall.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/utf8.h"
 
 #define GAMMA 0x9E3779B97F4A7C15ull
 
@@ -366,8 +367,10 @@ static int create(const char *spec, int from_mem, const char *data, size_t len, 
         rc = tb_seterr(err, errlen, TB_EFORMAT, "%s: a NUL byte at byte %zu (not a text file)",
                        t->name, (size_t)((const char *)memchr(data, '\0', len) - data) + 1);
     }
-    if (rc == 0 && file)
-        rc = parse_values(t->name, data, len, t, err, errlen);
+    if (rc == 0 && file) { /* a byte order mark at the start is skipped */
+        size_t bom = tb_utf8_bom_len(data, len);
+        rc = parse_values(t->name, data + bom, len - bom, t, err, errlen);
+    }
     free(buf);
     if (rc != 0) {
         tb_ttslat_destroy(t);

@@ -13,6 +13,7 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,39 @@
 static int bad(struct trace_loader *L, int code, const char *what)
 {
     return tb_seterr(L->err, L->errlen, code, "%s:%zu: %s", L->name, L->line, what);
+}
+
+/* A number of an options object as text an option takes ("" when it is
+ * not a finite number: null, absent). */
+static void num_text(char *dst, size_t cap, const cJSON *v)
+{
+    double d;
+    dst[0] = '\0';
+    if (tb_jsonfield_num(v, &d) == 0)
+        snprintf(dst, cap, "%.17g", d);
+}
+
+/* The modelled TTS of a recording's options (sim's and run's options.tts
+ * and options.tts_lead, their JSON's): kept as text for sim to replay.
+ * A seed past 2^53 reads rounded (cJSON's doubles). */
+static void load_model_tts(struct tb_stream_ttsmodel *m, const cJSON *opts)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(opts, "tts");
+    tb_jsonfield_text(m->lead, sizeof(m->lead), cJSON_GetObjectItemCaseSensitive(opts, "tts_lead"));
+    if (!cJSON_IsObject(t))
+        return;
+    tb_jsonfield_text(m->latency, sizeof(m->latency),
+                      cJSON_GetObjectItemCaseSensitive(t, "latency"));
+    m->has_tts = m->latency[0] != '\0';
+    num_text(m->connect, sizeof(m->connect), cJSON_GetObjectItemCaseSensitive(t, "connect_s"));
+    num_text(m->concurrency, sizeof(m->concurrency),
+             cJSON_GetObjectItemCaseSensitive(t, "concurrency"));
+    num_text(m->rtf, sizeof(m->rtf), cJSON_GetObjectItemCaseSensitive(t, "rtf"));
+    tb_jsonfield_text(m->output, sizeof(m->output), cJSON_GetObjectItemCaseSensitive(t, "output"));
+    tb_jsonfield_text(m->preset, sizeof(m->preset), cJSON_GetObjectItemCaseSensitive(t, "preset"));
+    if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(t, "seed")))
+        snprintf(m->seed, sizeof(m->seed), "%.0f",
+                 cJSON_GetObjectItemCaseSensitive(t, "seed")->valuedouble);
 }
 
 static int load_header(struct trace_loader *L, const cJSON *root)
@@ -91,9 +125,11 @@ static int load_header(struct trace_loader *L, const cJSON *root)
     tb_jsonfield_text(L->out->command, sizeof(L->out->command),
                       cJSON_GetObjectItemCaseSensitive(root, "command"));
     v = cJSON_GetObjectItemCaseSensitive(root, "options");
-    if (cJSON_IsObject(v))
+    if (cJSON_IsObject(v)) {
         tb_jsonfield_text(L->out->chunk_policy, sizeof(L->out->chunk_policy),
                           cJSON_GetObjectItemCaseSensitive(v, "chunk"));
+        load_model_tts(&L->out->rec, v);
+    }
     return 0;
 }
 
@@ -390,12 +426,6 @@ int tb_trace_several(const char *name, size_t line, char *err, size_t errlen)
                      name, line);
 }
 
-/* A UTF-8 byte order mark is allowed at the start of the first line. */
-size_t tb_trace_bom_len(const char *p, size_t len)
-{
-    return len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
-}
-
 /* Events with empty text are not stored, so count what was appended.
  * A recording of a request that failed before any event says how. */
 int tb_trace_load_done(const struct trace_loader *L, size_t n0)
@@ -414,7 +444,7 @@ int tb_trace_load_mem(const char *buf, size_t len, const char *name, struct tb_s
                       char *err, size_t errlen)
 {
     struct trace_loader L = {name, 0, 0.0, 0, 0, 0, 0, 0, out, err, errlen};
-    size_t pos = tb_trace_bom_len(buf, len), n0 = out->n;
+    size_t pos = tb_utf8_bom_len(buf, len), n0 = out->n;
     int rc;
 
     /* Rough pre-size: real traces run 30-40 bytes a line. */

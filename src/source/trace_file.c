@@ -20,6 +20,7 @@
 #include "base/readall.h"
 #include "ttsbuf/error.h"
 #include "trace_priv.h"
+#include "ttsbuf/utf8.h"
 
 struct tb_trace_file {
     FILE *f;
@@ -69,7 +70,7 @@ void tb_trace_file_close(struct tb_trace_file *tf)
  * mark). */
 static int feed(struct tb_trace_file *tf, struct trace_loader *L)
 {
-    size_t skip = tf->in.lineno == 1 ? tb_trace_bom_len(tf->in.line, tf->in.len) : 0;
+    size_t skip = tf->in.lineno == 1 ? tb_utf8_bom_len(tf->in.line, tf->in.len) : 0;
     L->line = tf->in.lineno;
     return tb_trace_load_line(L, tf->in.line + skip, tf->in.len - skip);
 }

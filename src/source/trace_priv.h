@@ -40,10 +40,6 @@ int tb_trace_load_line(struct trace_loader *L, const char *p, size_t len);
  * stream held n0. */
 int tb_trace_load_done(const struct trace_loader *L, size_t n0);
 
-/* The length of a UTF-8 byte order mark at p (allowed at the start of
- * the first line): 3 or 0. */
-size_t tb_trace_bom_len(const char *p, size_t len);
-
 /* The error for a second trace (its header at LINE) where one was asked
  * for: TB_EFORMAT, "NAME:LINE: ..." in err. */
 int tb_trace_several(const char *name, size_t line, char *err, size_t errlen);

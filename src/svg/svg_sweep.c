@@ -164,6 +164,7 @@ struct lines {
     const struct tb_sweep_point *pt;
     size_t npt, nx;
     double x0, x1, lo, target;
+    int wait; /* each point says its v2v P50 and P95 */
 };
 
 /* The chart's x for a value of axis x. */
@@ -264,7 +265,7 @@ static void series_answer(FILE *f, const struct lines *l, const char *label, dou
 static void series_points(FILE *f, const struct lines *l, size_t *idx, const char *label,
                           size_t shown)
 {
-    char tip[768], xs[64], mt[96];
+    char tip[768], xs[64], mt[96], wait[96] = "", data[96] = "";
     for (size_t i = 0; i < l->nx; i++) {
         const struct tb_sweep_point *q = line_point(l, idx, i);
         axis_value(l->sw, xs, sizeof(xs), l->x, q->ax[l->x]);
@@ -277,16 +278,23 @@ static void series_points(FILE *f, const struct lines *l, size_t *idx, const cha
         else
             snprintf(mt, sizeof(mt), "min TPS P95 %.1f of %zu streams, none for %zu",
                      q->min_tps.p95, q->min_tps.count, q->min_tps_none);
+        if (l->wait && q->v2v.count > 0) {
+            snprintf(wait, sizeof(wait), "; v2v P50 %.2f s, P95 %.2f s", q->v2v.p50, q->v2v.p95);
+            snprintf(data, sizeof(data), " data-v2v-p50=\"%.6f\" data-v2v-p95=\"%.6f\"", q->v2v.p50,
+                     q->v2v.p95);
+        } else if (l->wait) {
+            snprintf(wait, sizeof(wait), "; v2v none (no stream had audio)");
+        }
         snprintf(tip, sizeof(tip),
                  "%s, %s: %.1f%% gap-free; gap P95 %.2f s, max %.2f s; first audio P50 %.2f "
-                 "s; %s",
+                 "s%s; %s",
                  label, xs, q->gapless * 100.0, q->gap_total.p95, q->gap_total.max, q->ttfa.p50,
-                 mt);
+                 wait, mt);
         fprintf(f,
-                "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\" data-share=\"%.6f\">"
+                "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\" data-share=\"%.6f\"%s>"
                 "<title>",
                 line_x(l, q->ax[l->x]), share_y(q->gapless, l->lo), tb_svg_palette[shown],
-                q->gapless);
+                q->gapless, data);
         tb_svg_esc(f, tip);
         fprintf(f, "</title></circle>\n");
     }
@@ -317,13 +325,14 @@ static void series_legend(FILE *f, const struct lines *l, char *label, size_t le
     fprintf(f, "</text></g>\n");
 }
 
-static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x)
+static void sweep_lines(FILE *f, const struct tb_sweep *sw, int x, int wait)
 {
     struct lines l;
     size_t nseries, drawn, idx[TB_AX__COUNT], first[NPALETTE];
     char label[300];
 
     lines_init(&l, sw, x);
+    l.wait = wait;
     /* NOLINTNEXTLINE(clang-analyzer-core.DivideZero): an axis has a value (lines_init) */
     nseries = l.npt / l.nx;
     drawn = nseries < NPALETTE ? nseries : NPALETTE;
@@ -428,12 +437,12 @@ static void sweep_heat(FILE *f, const struct tb_sweep *sw, int ax, int ay, doubl
     fprintf(f, "); green: every stream gap-free, red: %.0f%% or fewer</text>\n</g>\n", lo * 100);
 }
 
-int tb_svg_sweep(FILE *f, const struct tb_sweep *sw, const char *title)
+int tb_svg_sweep(FILE *f, const struct tb_sweep *sw, const char *title, int wait)
 {
     int x = -1, hx = -1, hy = -1;
     size_t n, npt, nseries, legend_rows;
     double h, heat_top;
-    char sub[256];
+    char sub[320];
 
     tb_sweep_points(sw, &npt);
 
@@ -476,9 +485,12 @@ int tb_svg_sweep(FILE *f, const struct tb_sweep *sw, const char *title)
              "%zu streams, %zu settings; a stream is gap-free when its audio "
              "never runs dry for more than 1 ms",
              tb_sweep_inputs(sw), npt);
+    if (wait) /* the v1 picture stays as it was without the turn model */
+        snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub),
+                 "; each point gives the caller's wait (v2v P50, P95)");
     fprintf(f, "</text>\n<text x=\"%.2f\" y=\"40\" %s font-size=\"11\" fill=\"#555\">%s</text>\n",
             PX0, FONT, sub);
-    sweep_lines(f, sw, x);
+    sweep_lines(f, sw, x, wait);
     if (hy >= 0)
         sweep_heat(f, sw, hx, hy, heat_top);
     else

@@ -20,6 +20,7 @@
 #define BUF_YT 156.0    /* buffer chart: 156..400 */
 #define BUF_YB 400.0
 #define GAP_YT 74.0
+#define WAIT_COLOR "#8c564b"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -76,15 +77,19 @@ static void marker(FILE *f, double x, double label_y, const char *color, const c
 /* What the drawing stages share: the time scale and the buffer curve's
  * breakpoints (owned, freed by tb_svg_timeline). */
 struct layout {
-    double t1, sc, bmax; /* the time axis' end, px per s, the buffer axis' top */
+    double t0, t1, sc, bmax; /* the time axis' ends, px per s, the buffer axis' top */
+    double x0;               /* where the request (time 0) is drawn */
     double *bp;          /* every r_j, s_j, e_j, sorted */
     size_t nbp, ngaps, nev;
 };
 
-/* The time axis: to the last chunk's end or the last token, 3% beyond. */
+/* The time axis: from the caller's end of speech (before the request,
+ * when an end-of-turn delay was modelled) to the last chunk's end or the
+ * last token, 3% beyond. */
 static void time_scale(const struct tb_svg_timeline *t, struct layout *L)
 {
     double t1 = 0.0;
+    L->t0 = isfinite(t->eou) && t->eou > 0.0 ? -t->eou : 0.0;
     for (size_t j = 0; j < t->nplay; j++)
         if (t->play[j].end > t1)
             t1 = t->play[j].end;
@@ -95,7 +100,8 @@ static void time_scale(const struct tb_svg_timeline *t, struct layout *L)
                 t1 = t->s->ev[k].t;
         }
     L->t1 = t1 > 0.0 ? t1 * 1.03 : 1.0;
-    L->sc = (PX1 - PX0) / L->t1;
+    L->sc = (PX1 - PX0) / (L->t1 - L->t0);
+    L->x0 = PX0 - L->t0 * L->sc;
 }
 
 /* The buffered-audio curve's breakpoints and its highest point.  0 or
@@ -130,7 +136,7 @@ static int breakpoints(const struct tb_svg_timeline *t, struct layout *L)
 static void draw_head(FILE *f, const struct tb_svg_timeline *t, const struct layout *L)
 {
     char extra[160];
-    snprintf(extra, sizeof(extra), "data-x0=\"%.2f\" data-px-per-s=\"%.9g\"", PX0, L->sc);
+    snprintf(extra, sizeof(extra), "data-x0=\"%.2f\" data-px-per-s=\"%.9g\"", L->x0, L->sc);
     tb_svg_header(f, T_H, t->title, extra);
     fprintf(f, "<text x=\"%.2f\" y=\"22\" %s font-size=\"15\" font-weight=\"bold\" fill=\"#222\">",
             PX0, FONT);
@@ -160,7 +166,7 @@ static void draw_gap_causes(FILE *f, const struct tb_play *p, double at, const s
                 "height=\"%.2f\" fill=\"%s\" fill-opacity=\"0.35\" data-at=\"%.6f\" "
                 "data-gap=\"%.6f\" data-cause=\"%s\"><title>gap: %.3f s of silence at %.3f s, "
                 "before chunk %u%s; %.3f s of it %s</title></rect>\n",
-                k == 0 ? "llm" : "tts", PX0 + from * L->sc, GAP_YT, w < 0.5 ? 0.5 : w,
+                k == 0 ? "llm" : "tts", L->x0 + from * L->sc, GAP_YT, w < 0.5 ? 0.5 : w,
                 BUF_YB - GAP_YT, fill[k], from, part[k], k == 0 ? "llm" : "tts", p->gap, at,
                 p->chunk, p->gap >= 0.150 ? " (an audible interruption)" : "", part[k], who[k]);
         from += part[k];
@@ -178,7 +184,7 @@ static void draw_gaps(FILE *f, const struct tb_svg_timeline *t, const struct lay
         if (p[j].gap <= 0.0)
             continue;
         at = p[j].start - p[j].gap;
-        x = PX0 + at * L->sc;
+        x = L->x0 + at * L->sc;
         w = p[j].gap * L->sc;
         if (t->causes) {
             draw_gap_causes(f, &p[j], at, L);
@@ -217,14 +223,14 @@ static void draw_lanes(FILE *f, const struct tb_svg_timeline *t, const struct la
             L->nev);
     for (size_t k = 0; t->s != NULL && k < t->s->n; k++)
         if (t->s->ev[k].kind == TB_KIND_CONTENT)
-            fprintf(f, "M%.2f %.0fv18", PX0 + t->s->ev[k].t * L->sc, LANE_TOK_Y);
+            fprintf(f, "M%.2f %.0fv18", L->x0 + t->s->ev[k].t * L->sc, LANE_TOK_Y);
     fprintf(f, "\"/></g>\n<g id=\"chunks\">\n");
     for (size_t j = 0; j < t->nplay; j++)
         fprintf(f,
                 "<rect class=\"chunk\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"24\" "
                 "fill=\"%s\" stroke=\"#fff\" stroke-width=\"0.5\"><title>chunk %u: %u characters, "
                 "ready %.3f s, spoken %.3f-%.3f s</title></rect>\n",
-                PX0 + p[j].start * L->sc, LANE_SP_Y, (p[j].end - p[j].start) * L->sc,
+                L->x0 + p[j].start * L->sc, LANE_SP_Y, (p[j].end - p[j].start) * L->sc,
                 j % 2 ? "#72b7b2" : "#4c78a8", p[j].chunk, p[j].cps, p[j].ready, p[j].start,
                 p[j].end);
     fprintf(f, "</g>\n");
@@ -239,42 +245,78 @@ static void draw_buffer(FILE *f, const struct tb_svg_timeline *t, const struct l
             "<g id=\"buffer\"><title>buffered audio: seconds of speech ready and not yet "
             "played</title>\n<path fill=\"#9ecae9\" fill-opacity=\"0.6\" stroke=\"#3182bd\" "
             "stroke-width=\"1.2\" d=\"M%.2f %.2f",
-            PX0, BUF_YB);
+            L->x0, BUF_YB);
     for (size_t i = 0; i < L->nbp; i++) {
         double l, r, x;
         if (i > 0 && L->bp[i] == L->bp[i - 1])
             continue;
         buffered(t->play, t->nplay, &cur, L->bp[i], &l, &r);
-        x = PX0 + L->bp[i] * L->sc;
+        x = L->x0 + L->bp[i] * L->sc;
         fprintf(f, "L%.2f %.2fL%.2f %.2f", x, BUF_YB - l / L->bmax * h, x,
                 BUF_YB - r / L->bmax * h);
     }
-    fprintf(f, "L%.2f %.2fZ\"/></g>\n", PX0 + L->bp[L->nbp - 1] * L->sc, BUF_YB);
+    fprintf(f, "L%.2f %.2fZ\"/></g>\n", L->x0 + L->bp[L->nbp - 1] * L->sc, BUF_YB);
+}
+
+/* The caller's wait, under the axis: a dashed line at the end of speech
+ * (eou before the request) and a bracket from there to the first audible
+ * sample, labelled v2v.  Drawn when the wait is more than the first audio
+ * (an end-of-turn delay or a leading silence was modelled or measured),
+ * as the title says it; with no end-of-turn delay the bracket starts at
+ * the request and its label says so. */
+static void draw_wait(FILE *f, const struct tb_svg_timeline *t, const struct layout *L)
+{
+    double eou = t->eou, x0, x1, y = BUF_YB + 48;
+    if (!isfinite(eou) || !isfinite(t->audible) || !(eou > 0.0 || t->audible > t->ttfa + 0.0005))
+        return;
+    x0 = L->x0 - eou * L->sc;
+    x1 = L->x0 + t->audible * L->sc;
+    fprintf(f, "<g id=\"wait\" %s font-size=\"11\" fill=\"" WAIT_COLOR "\">\n", FONT);
+    if (eou > 0.0)
+        fprintf(f,
+                "<line class=\"eos\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+                "stroke=\"" WAIT_COLOR "\" stroke-width=\"1.5\" stroke-dasharray=\"4,3\">"
+                "<title>the caller&apos;s end of speech: %.3f s (the end-of-turn delay, eou_s "
+                "%.3f s, before the request)</title></line>\n",
+                x0, LANE_TOK_Y, x0, y, -eou, eou);
+    fprintf(
+        f,
+        "<path class=\"v2v\" d=\"M%.2f %.2fv-6M%.2f %.2fH%.2fM%.2f %.2fv-6\" stroke=\"" WAIT_COLOR
+        "\" stroke-width=\"1.5\" fill=\"none\" data-from=\"%.6f\" data-to=\"%.6f\">"
+        "<title>voice to voice: %.3f s</title></path>\n",
+        x0, y, x0, y - 3, x1, x1, y, -eou, t->audible, eou + t->audible);
+    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">v2v %.2f s: ", x0 + 2, y + 13, eou + t->audible);
+    if (eou > 0.0)
+        fprintf(f, "the caller&apos;s end of speech (%.2f s) to the first audible sample", -eou);
+    else
+        fprintf(f, "the request (no end-of-turn delay: end of speech = request) to the first "
+                   "audible sample");
+    fprintf(f, "</text>\n</g>\n");
 }
 
 /* Markers, each label on its own row (they are often close); the axes. */
 static void draw_markers_axes(FILE *f, const struct tb_svg_timeline *t, const struct layout *L)
 {
     fprintf(f, "<g id=\"markers\" %s font-size=\"11\">\n", FONT);
-    marker(f, PX0 + t->ttft * L->sc, 56.0, "#1f77b4", "first token", t->ttft, "");
+    marker(f, L->x0 + t->ttft * L->sc, 56.0, "#1f77b4", "first token", t->ttft, "");
     if (isfinite(t->audible) && t->audible > t->ttfa + 0.0005 && t->audible <= L->t1) {
         /* the first audible sample: its line, its time beside the first
          * audio's (the two are close: one label) */
         char what[64];
-        double x = PX0 + t->audible * L->sc;
+        double x = L->x0 + t->audible * L->sc;
         fprintf(f,
                 "<line x1=\"%.2f\" y1=\"58\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#e377c2\" "
                 "stroke-width=\"1.5\" stroke-dasharray=\"2,2\"><title>first audible sample (after "
                 "the audio's leading silence): %.3f s</title></line>\n",
                 x, x, BUF_YB, t->audible);
         snprintf(what, sizeof(what), ", first audible %.2f s", t->audible);
-        marker(f, PX0 + t->ttfa * L->sc, 68.0, "#2ca02c", "first audio", t->ttfa, what);
+        marker(f, L->x0 + t->ttfa * L->sc, 68.0, "#2ca02c", "first audio", t->ttfa, what);
     } else {
-        marker(f, PX0 + t->ttfa * L->sc, 68.0, "#2ca02c", "first audio", t->ttfa, "");
+        marker(f, L->x0 + t->ttfa * L->sc, 68.0, "#2ca02c", "first audio", t->ttfa, "");
     }
     fprintf(f, "</g>\n");
     tb_svg_y_axis(f, BUF_YB, BUF_YT, 0.0, L->bmax, "buffered audio (s)", "", 1);
-    tb_svg_x_axis(f, BUF_YB, 0.0, L->t1, "time since the request was sent (s)", "");
+    tb_svg_x_axis(f, BUF_YB, L->t0, L->t1, "time since the request was sent (s)", "");
 }
 
 static void draw_legend(FILE *f, const struct layout *L, int causes)
@@ -312,6 +354,7 @@ int tb_svg_timeline(FILE *f, const struct tb_svg_timeline *t)
     draw_lanes(f, t, &L);
     draw_buffer(f, t, &L);
     draw_markers_axes(f, t, &L);
+    draw_wait(f, t, &L);
     draw_legend(f, &L, t->causes);
     fprintf(f, "</svg>\n");
     free(L.bp);

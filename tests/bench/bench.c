@@ -198,7 +198,7 @@ static void bench_draws(uint32_t n, size_t m)
     static const double rates[2] = {60, 6};
     struct tb_seg_opts so = {.policy = TB_CHUNK_SENTENCE, .min_chars = 1};
     struct tb_playout_opts o[2];
-    struct tb_draws_opts d = {m, 0.95, 0};
+    struct tb_draws_opts d = {m, 0.95, 0, NAN};
     struct tb_ttslat *lat;
     struct tb_seg *seg;
     char err[256];
