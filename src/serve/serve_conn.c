@@ -31,6 +31,7 @@
 #include "serve_conn.h"
 #include "serve_json.h"
 #include "serve_log.h"
+#include "serve_reply.h"
 #include "serve_priv.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"
@@ -91,6 +92,7 @@ int tb_serve_flush(struct tb_serve_loop *s, struct tb_serve_conn *c)
         return tb_serve_conn_close(s, c, 1);
     if (!c->final)
         return 0;
+    tb_serve_slot_give(c); /* its last byte is sent: no longer in flight */
     tb_serve_log_end(s, c,
                      c->lg.fault           ? TB_SERVE_END_FAULT
                      : c->lg.status >= 400 ? TB_SERVE_END_ERROR
@@ -123,6 +125,7 @@ int tb_serve_conn_close(struct tb_serve_loop *s, struct tb_serve_conn *c, int dr
                          : s->stopping     ? TB_SERVE_END_STOPPED
                          : c->lg.fault     ? TB_SERVE_END_FAULT
                                            : TB_SERVE_END_DROPPED);
+    tb_serve_slot_give(c);
     if (dropped)
         s->st.dropped++;
     if (dropped && c->lg.closed >= 0)
