@@ -120,7 +120,8 @@ static const struct tb_optdoc serve_rows[] = {
      "seconds), late_max_s (the largest lateness of its timed writes against the schedule, as "
      "the server measured it), prompt_tokens, tokens_sent, tokens_planned, tokens_unsent, its "
      "stream's seed, the TTS's tts_chars "
-     "and audio bytes, bytes_sent. Each line is flushed as written; no header but the request "
+     "and audio bytes, bytes_sent, refused_over and retry_after_s (a 429 over --max-inflight "
+     "or --tts-max-inflight, else null). Each line is flushed as written; no header but the request "
      "id is logged. A FILE that cannot be written is a usage error."},
     TB_OPTDOC_END,
 };
