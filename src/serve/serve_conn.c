@@ -118,6 +118,7 @@ int tb_serve_finish(struct tb_serve_loop *s, struct tb_serve_conn *c)
 
 int tb_serve_conn_close(struct tb_serve_loop *s, struct tb_serve_conn *c, int dropped)
 {
+    tb_serve_slot_give(c); /* before its log line: a reader of the log sees the place free */
     /* Not a request: closed before a byte of one, without a response. */
     if (c->lg.received >= 0 || c->lg.status != 0 || c->in_len > 0)
         tb_serve_log_end(s, c,
@@ -125,7 +126,6 @@ int tb_serve_conn_close(struct tb_serve_loop *s, struct tb_serve_conn *c, int dr
                          : s->stopping     ? TB_SERVE_END_STOPPED
                          : c->lg.fault     ? TB_SERVE_END_FAULT
                                            : TB_SERVE_END_DROPPED);
-    tb_serve_slot_give(c);
     if (dropped)
         s->st.dropped++;
     if (dropped && c->lg.closed >= 0)
