@@ -9,6 +9,7 @@
  * reached the server no sooner: judged against the server's own log of
  * the refusals, not the test's clock), exp (each wait within
  * [0, BASE x 2^k], the same for the same seed, as the library draws it);
+ * the openai npm SDK's own retries honour our Retry-After;
  * bad values refused with one line, exit 2.  Logs and records are kept
  * for the schema group.
  */
@@ -20,6 +21,7 @@
 #include <cmocka.h>
 
 #include <cJSON.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,8 @@ static int hold_stream(int port, const char *path, const char *json)
     struct raw_reply r;
     char *q = raw_post_req(path, json);
     int fd = raw_connect(port);
+    /* Not inherited by a command the case starts: its close is the test's. */
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
     memset(&r, 0, sizeof(r));
     raw_send(fd, q, strlen(q));
     free(q);
@@ -407,6 +411,65 @@ static void bench_retries(void **state)
     tb_test_rm_rf(dir);
 }
 
+/* Software others wrote: the openai npm SDK's own retries honour our
+ * 429's Retry-After (tests/node/openai-retry.mjs): its request refused
+ * while another stream is in flight, then answered; in the server's log
+ * the retry came no sooner than the refusal's end + Retry-After. */
+static void openai_sdk_honours_retry_after(void **state)
+{
+    char log[128], args[256], cmd[768], out[128], *text;
+    cJSON *v[16], *refused = NULL, *ok = NULL;
+    const char *dir = getenv("TB_NODEDIR");
+    size_t n;
+    int port, fd, rc;
+    (void)state;
+    if (dir == NULL)
+        dir = "tests/node";
+    path_of(log, sizeof(log), "sdk", "jsonl");
+    path_of(out, sizeof(out), "sdk", "out");
+    /* A 100 s stream holds the one place until the SDK has been refused. */
+    snprintf(args, sizeof(args),
+             "--synth tps=20,ttft=0.05,tokens=2000,jitter=0 --max-inflight 1 --retry-after 2 "
+             "--log %s",
+             log);
+    tb_test_serve_up(args, &port);
+    fd = hold_stream(port, "/v1/chat/completions", CHAT);
+    snprintf(cmd, sizeof(cmd),
+             "(node %s/openai-retry.mjs http://127.0.0.1:%d/v1 >%s 2>&1; echo \"exit $?\" >>%s) "
+             "</dev/null >/dev/null 2>&1 &",
+             dir, port, out, out);
+    assert_int_equal(tb_test_sh(cmd), 0);
+    if (!tb_test_wait_text(log, "\"refused_over\":\"max_inflight\"", 30.0))
+        fail_msg("%s: the SDK's request not refused in 30 s", log);
+    close(fd); /* the place is free: the SDK's retry is answered */
+    if (!tb_test_wait_text(out, "exit ", 30.0))
+        fail_msg("the openai SDK did not end in 30 s");
+    text = tb_test_slurp_str(out);
+    rc = strstr(text, "exit 0") != NULL;
+    if (!rc || strstr(text, "\"chars\":") == NULL)
+        fail_msg("the openai SDK: %s", text);
+    free(text);
+    tb_test_serve_down(NULL);
+    n = lines_with(log, "seq", v, 16);
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(v[i], "stream");
+        if (!cJSON_IsFalse(st))
+            continue; /* the held stream */
+        if ((int)num(v[i], "http_status") == 429 && refused == NULL)
+            refused = v[i];
+        else if ((int)num(v[i], "http_status") == 200)
+            ok = v[i];
+    }
+    if (refused == NULL || ok == NULL)
+        fail_msg("%s: no refusal then answer of the SDK's request", log);
+    if (num(ok, "received_s") < num(refused, "end_s") + num(refused, "retry_after_s"))
+        fail_msg("the SDK retried at %.6f s, its refusal ended %.6f s, Retry-After %g s",
+                 num(ok, "received_s"), num(refused, "end_s"), num(refused, "retry_after_s"));
+    free_all(v, n);
+    remove(log);
+    remove(out);
+}
+
 static void bad_values(void **state)
 {
     (void)state;
@@ -429,6 +492,7 @@ int tb_test_retry(void)
         cmocka_unit_test_teardown(serve_refuses_over_inflight, tb_test_serve_down),
         cmocka_unit_test_teardown(serve_refuses_tts_over_inflight, tb_test_serve_down),
         cmocka_unit_test_teardown(bench_retries, tb_test_serve_down),
+        cmocka_unit_test_teardown(openai_sdk_honours_retry_after, tb_test_serve_down),
         cmocka_unit_test(bad_values),
     };
     return TB_RUN_GROUP("retry", tests);

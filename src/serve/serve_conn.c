@@ -31,7 +31,6 @@
 #include "serve_conn.h"
 #include "serve_json.h"
 #include "serve_log.h"
-#include "serve_reply.h"
 #include "serve_priv.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/error.h"

@@ -252,6 +252,16 @@ static inline void tb_serve_out_add(struct tb_serve_conn *c, const char *p, size
     c->out_len += n;
 }
 
+/* Gives back c's place among the requests in flight (serve.h's
+ * Capacity; serve_reply.c takes it): when its response's last byte is
+ * sent, or it closes; again is a no-op. */
+static inline void tb_serve_slot_give(struct tb_serve_conn *c)
+{
+    if (c->slot != NULL)
+        atomic_fetch_sub(c->slot, 1);
+    c->slot = NULL;
+}
+
 /* Whether c speaks Anthropic's or Ollama's dialect (serve_dialect.c),
  * not OpenAI's (serve_oai.c). */
 static inline int tb_serve_is_dialect(const struct tb_serve_conn *c)

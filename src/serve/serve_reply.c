@@ -124,13 +124,6 @@ int tb_serve_slot_take(struct tb_serve_loop *s, struct tb_serve_conn *c, int tts
     return 0;
 }
 
-void tb_serve_slot_give(struct tb_serve_conn *c)
-{
-    if (c->slot != NULL)
-        atomic_fetch_sub(c->slot, 1);
-    c->slot = NULL;
-}
-
 void tb_serve_retry_after(const struct tb_serve *srv, char *buf, size_t len)
 {
     snprintf(buf, len, "Retry-After: %u\r\n", srv->retry_after);

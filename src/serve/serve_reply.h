@@ -30,10 +30,8 @@ int tb_serve_too_large(struct tb_serve_loop *s, struct tb_serve_conn *c);
 /* Capacity (serve.h): takes a place for c in the completion (tts 0) or
  * TTS (tts 1) requests in flight: 0, or 1 over the cap (nothing taken;
  * c's log line names the cap and the Retry-After).  A place is given
- * back by tb_serve_slot_give (the response's last byte sent, or the
- * close; again is a no-op).  Any loop. */
+ * back by tb_serve_slot_give (serve_priv.h).  Any loop. */
 int tb_serve_slot_take(struct tb_serve_loop *s, struct tb_serve_conn *c, int tts);
-void tb_serve_slot_give(struct tb_serve_conn *c);
 /* "Retry-After: S\r\n" of a refusal over a cap, into buf. */
 void tb_serve_retry_after(const struct tb_serve *srv, char *buf, size_t len);
 /* A completion request over max_inflight: 429 in the dialect's shape. */
