@@ -82,11 +82,3 @@ int tb_cli_retry_option(struct tb_bench_retry *r, int c, const char *arg)
     default: return TB_CLI_NOT_MINE;
     }
 }
-
-void tb_cli_retry_name(const struct tb_bench_retry *r, char *buf, size_t len)
-{
-    if (r->kind == TB_BENCH_RETRY_EXP)
-        snprintf(buf, len, "exp:%g,%g", r->base, r->max);
-    else
-        snprintf(buf, len, "%s", r->kind == TB_BENCH_RETRY_AFTER ? "after" : "none");
-}

@@ -17,7 +17,4 @@ extern const struct tb_optdoc tb_opt_retry[];
  * (a one-line error printed). */
 int tb_cli_retry_option(struct tb_bench_retry *r, int c, const char *arg);
 
-/* "none", "after", "exp:BASE,MAX" of r, into buf. */
-void tb_cli_retry_name(const struct tb_bench_retry *r, char *buf, size_t len);
-
 #endif
