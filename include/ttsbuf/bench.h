@@ -86,6 +86,37 @@ struct tb_bench_progress {
 };
 typedef void (*tb_bench_progress_fn)(void *ud, const struct tb_bench_progress *p);
 
+/*
+ * Retries (bench --retry): what a stream does when the server refuses it
+ * with 429, or 503 with a Retry-After header.  NONE: the refusal is the
+ * record's error.  AFTER: it waits what Retry-After says (delta-seconds;
+ * 1 s without one, at most TB_BENCH_RETRY_AFTER_CAP) and sends the same
+ * request again.  EXP: it waits U x min(max, base x 2^k) before the
+ * (k+1)-th retry, U uniform in [0, 1) drawn from (seed, the request's
+ * id, k) alone ("full jitter": the same seed, the same waits, whatever
+ * the order streams end in), Retry-After not read.  At most max_retries
+ * retries; the last refusal is then the record's error.  A waiting stream
+ * keeps its place among those in flight (the level's concurrency), and
+ * its record's times (ttft, ...) count from its first attempt's send
+ * (t_start).
+ */
+enum tb_bench_retry_kind { TB_BENCH_RETRY_NONE = 0, TB_BENCH_RETRY_AFTER, TB_BENCH_RETRY_EXP };
+#define TB_BENCH_RETRY_AFTER_CAP 60.0 /* s: the longest Retry-After honoured */
+#define TB_BENCH_RETRY_EXP_BASE 0.5   /* exp's defaults, s */
+#define TB_BENCH_RETRY_EXP_MAX 8.0
+#define TB_BENCH_RETRY_MAX_DEFAULT 5u /* max_retries 0: this */
+
+struct tb_bench_retry {
+    enum tb_bench_retry_kind kind;
+    double base, max;     /* EXP, s: base > 0, max >= base */
+    unsigned max_retries; /* 1..TB_BENCH_RETRIES_MAX; 0: the default */
+};
+
+/* The wait before retry k (from 0) of request id, s: AFTER's
+ * (retry_after s, < 0: none) or EXP's draw (above).  Pure; any thread. */
+double tb_bench_retry_wait(const struct tb_bench_retry *r, uint64_t seed, uint64_t id, unsigned k,
+                           double retry_after);
+
 struct tb_bench_opts {
     struct tb_http_req http;   /* url, key, headers, timeouts, cancel; body per request */
     struct tb_api_request req; /* the template; prompt/messages come from prompts */
@@ -161,6 +192,7 @@ struct tb_bench_opts {
      * callback. */
     int fold;
     const struct tb_bench_slo *slo;
+    struct tb_bench_retry retry; /* zero: none (above) */
 };
 
 /*

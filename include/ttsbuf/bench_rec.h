@@ -22,6 +22,7 @@
 #include "ttsbuf/turnlat.h"
 
 #define TB_BENCH_CONC_MAX 10000 /* streams in flight */
+#define TB_BENCH_RETRIES_MAX 10 /* retries a request makes, at most (bench.h) */
 
 enum tb_bench_mode {
     TB_BENCH_CLOSED = 0, /* `concurrency` in flight */
@@ -89,6 +90,12 @@ struct tb_bench_rec {
     const char *message;
     const char *warning;
     long http_status;
+    /* Refusals (bench --retry, bench.h): those the request met (429, or
+     * 503 with Retry-After), and the wait before each retry, s (nretries
+     * of them; refusals is nretries, or one more when the last refusal
+     * ended it). */
+    uint32_t refusals, nretries;
+    double retry_wait[TB_BENCH_RETRIES_MAX];
     uint64_t events, content_tokens; /* content events and their tokens */
     long long usage_tokens;          /* usage.completion_tokens, -1 unknown */
     long long usage_ignored;         /* usage not credible beside the events

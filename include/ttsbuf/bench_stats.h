@@ -100,6 +100,16 @@ struct tb_bench_summary {
                                       * and credible, else the events' tokens) */
     size_t usage_ignored;            /* ok requests whose usage was not credible */
     uint64_t surrogates_replaced;    /* lone UTF-16 halves made U+FFFD */
+    /* Refusals (bench --retry): the records that met one, the refusals
+     * and retries summed, the records ok after a retry and those that
+     * gave up (ended by a refusal: 429, or 503 with Retry-After), and
+     * the waits before the retries (each one a sample) with their total. */
+    struct {
+        size_t refused, retried_ok, gave_up;
+        uint64_t refusals, retries;
+        struct tb_stats wait;
+        double wait_total;
+    } retry;
     double span;                     /* first start to last end, s */
     double system_tps;               /* tokens / span */
     struct tb_stats m[TB_BM__COUNT];

@@ -102,6 +102,8 @@ struct tb_http_resp {
     int aborted;       /* the body callback's non-zero value */
     uint64_t bytes;    /* body bytes received */
     double t_headers;  /* clock time the response headers were complete */
+    double retry_after; /* a Retry-After header's delta-seconds (RFC 9110
+                         * 10.2.3), 0..86400; -1: none, or an HTTP date */
 };
 
 /* A request with every option at its default (no URL yet; redirects: the

@@ -143,6 +143,20 @@
  * Faults: tts_faults for every TTS request, plus the request's model
  * after its first '+' (faults.h).
  *
+ * Capacity (a provider's concurrency limit): with max_inflight = N > 0,
+ * a completion request (any dialect, streamed or not) that is read while
+ * N completion requests are in flight is answered at once with 429, a
+ * "Retry-After: S" header (S = retry_after) and the dialect's documented
+ * rate-limit error (OpenAI: {"error":{"message","type":"requests",
+ * "code":"rate_limit_exceeded"}}; Anthropic: {"type":"error","error":
+ * {"type":"rate_limit_error","message"}}; Ollama: {"error":"..."}), the
+ * message naming the cap.  A request is in flight from the moment it is
+ * read until its response's last byte is handed to send() or its
+ * connection closes; a refusal never is.  tts_max_inflight does the same
+ * for the TTS routes, in each TTS dialect's error shape.  The counts are
+ * shared by every loop (one atomic each); stats: over_inflight,
+ * tts_over_inflight; the request log names the cap and the Retry-After.
+ *
  * The request log: with request_log set, the server calls it once for
  * each request when the request ends, on a loop thread, with a
  * struct tb_serve_request that lives only during the call (nothing is
@@ -193,7 +207,9 @@
 #define TB_SERVE_THREADS_MAX 16u     /* opts.threads */
 #define TB_SERVE_THREADS_AUTO_MAX 8u /* tb_serve_threads_auto */
 
-#define TB_SERVE_RID_MAX 64 /* X-Ttsbuf-Request-Id's length cap */
+#define TB_SERVE_RID_MAX 64
+#define TB_SERVE_INFLIGHT_MAX 1000000 /* max_inflight, tts_max_inflight */
+#define TB_SERVE_RETRY_AFTER_MAX 3600 /* retry_after, s */ /* X-Ttsbuf-Request-Id's length cap */
 
 /* How a request ended (the request log). */
 enum tb_serve_end {
@@ -255,6 +271,9 @@ struct tb_serve_request {
     int64_t tts_chars;                 /* code points of the text to speak */
     int64_t audio_sent, audio_planned; /* PCM bytes */
     uint64_t bytes_sent;               /* every response byte handed to send() */
+    const char *refused_over; /* "max_inflight" or "tts_max_inflight": answered
+                                 429 over that cap (Capacity, above); NULL */
+    int64_t retry_after;      /* ... the Retry-After it sent, s; -1: none */
 };
 
 struct tb_serve_opts {
@@ -283,6 +302,11 @@ struct tb_serve_opts {
                                       * audio as it is */
     struct tb_tts_faults tts_faults; /* zero: none */
     const char *tts_key;             /* borrowed; NULL: any key */
+    /* Capacity (above): completion and TTS requests in flight at once;
+     * 0: no cap.  retry_after: the seconds a refusal's Retry-After says
+     * (0: 1). */
+    size_t max_inflight, tts_max_inflight;
+    unsigned retry_after;
     /* The request log (above): called on a loop thread as each request
      * ends, one call at a time; r lives during the call.  NULL: none. */
     void (*request_log)(void *ud, const struct tb_serve_request *r);
@@ -312,6 +336,7 @@ struct tb_serve_stats {
     uint64_t over_conns;  /* connections answered 503: over max_conns */
     uint64_t tts;         /* TTS requests answered with audio */
     uint64_t tts_bytes;   /* audio bytes sent */
+    uint64_t over_inflight, tts_over_inflight; /* answered 429 over the caps */
     unsigned loops;       /* the event loops it ran (opts.threads) */
     uint64_t loop_conns[TB_SERVE_THREADS_MAX]; /* connections each loop took */
 };

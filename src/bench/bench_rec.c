@@ -413,6 +413,13 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_b
     tb_json_add_num(o, "usage_tokens", r->usage_tokens >= 0 ? (double)r->usage_tokens : NAN);
     tb_json_add_num(o, "usage_ignored", r->usage_ignored >= 0 ? (double)r->usage_ignored : NAN);
     cJSON_AddNumberToObject(o, "surrogates_replaced", (double)r->surrogates_replaced);
+    if (r->refusals > 0) {
+        /* Only when the server refused it, so that other records are as before. */
+        cJSON *w = cJSON_AddArrayToObject(o, "retry_waits_s");
+        cJSON_AddNumberToObject(o, "refusals", (double)r->refusals);
+        for (uint32_t i = 0; w != NULL && i < r->nretries; i++)
+            cJSON_AddItemToArray(w, tb_json_num(r->retry_wait[i]));
+    }
     tb_json_add_num(o, "ttft_s", r->ttft);
     tb_json_add_num(o, "ttfa_s", r->ttfa);
     tb_json_add_num(o, "decode_tps", r->decode_tps);

@@ -351,6 +351,31 @@ static const char *rec_counts(const cJSON *o, struct tb_bench_rec *r)
                : NULL;
 }
 
+/* Refusals (bench --retry): "refusals" and "retry_waits_s" together,
+ * or neither (none met). */
+static const char *rec_retry(const cJSON *o, struct tb_bench_rec *r)
+{
+    static const struct count_row row = COUNT("refusals", refusals, TB_BENCH_RETRIES_MAX + 1, 0);
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "retry_waits_s"), *e;
+    if ((w != NULL) != (cJSON_GetObjectItemCaseSensitive(o, "refusals") != NULL))
+        return "\"refusals\" and \"retry_waits_s\" come together";
+    if (w == NULL)
+        return NULL;
+    if (read_counts(o, &row, 1, r) != 0 || !cJSON_IsArray(w) ||
+        cJSON_GetArraySize(w) > TB_BENCH_RETRIES_MAX ||
+        (uint32_t)cJSON_GetArraySize(w) > r->refusals ||
+        r->refusals > (uint32_t)cJSON_GetArraySize(w) + 1)
+        return "\"refusals\" is not a count in range, or \"retry_waits_s\" not an array of "
+               "refusals or refusals - 1 waits";
+    cJSON_ArrayForEach(e, w)
+    {
+        if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0 && e->valuedouble <= TB_TIME_MAX))
+            return "\"retry_waits_s\" holds a negative number, one past 1e9 s or a non-number";
+        r->retry_wait[r->nretries++] = e->valuedouble;
+    }
+    return NULL;
+}
+
 /* Every metric is a time, a rate or a ratio: none can be negative (a
  * summary of them would be quietly wrong). */
 static const char *rec_metrics(const cJSON *o, struct tb_bench_rec *r)
@@ -480,7 +505,7 @@ const char *tb_bench_rec_parse(const cJSON *o, const struct tb_bench_meta *m, in
 {
     static const char *(*const steps[])(const cJSON *, struct tb_bench_rec *) = {
         rec_ids, rec_call,   rec_times,   rec_counts, rec_metrics,  rec_error,
-        rec_end, rec_staged, rec_warning, rec_tts,    read_latency,
+        rec_end, rec_staged, rec_warning, rec_tts,    read_latency, rec_retry,
     };
     const char *why = rec_level(o, m, version, r);
     for (size_t i = 0; why == NULL && i < NROWS(steps); i++)

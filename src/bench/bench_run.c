@@ -19,6 +19,7 @@
 #include "bench_call.h"
 #include "bench_loop.h"
 #include "bench_priv.h"
+#include "bench_retry.h"
 #include "bench_run.h"
 #include "bench_state.h"
 #include "bench_xfer.h"
@@ -138,6 +139,8 @@ static int wait_ms(struct bench *b, double next_progress, double next_scan)
         at = b->next_arrival;
     if (b->barge_head != NULL && b->barge_next < at)
         at = b->barge_next; /* the next barge-in whose T is known */
+    if (b->nwaiting > 0 && tb_bench_retry_next(b) < at)
+        at = tb_bench_retry_next(b); /* a refused stream's next attempt */
     if (b->calling && tb_bench_call_next(b) < at)
         at = tb_bench_call_next(b); /* the heap's top: the next turn or call */
     if (b->ntts > 0 && at > now + 0.001)
@@ -277,6 +280,8 @@ static int level_run(struct bench *b, char *err, size_t errlen)
             next_scan = scan_every;
         }
         if (!b->stopped)
+            rc = tb_bench_xf_retry(b, err, errlen);
+        if (rc == 0 && !b->stopped)
             rc = schedule(b, err, errlen);
         if (rc != 0 || finished(b))
             break;

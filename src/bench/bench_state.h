@@ -95,6 +95,12 @@ struct xf {
     struct xf *bnext, *bprev;
     int barged;
     double cancel_s;
+    /* Retries (bench.h): the waits so far, and while waiting (not in the
+     * multi handle, still in flight), when the next attempt is due. */
+    uint32_t nretries;
+    double retry_wait[TB_BENCH_RETRIES_MAX];
+    int waiting;
+    double retry_at;
 };
 
 /* A call in progress (bench_call.c): its conversation, the next turn to
@@ -198,6 +204,7 @@ struct bench {
     /* drop_streams (bench.h): the playout's error for a stream played
      * out as its request ended, or "" (the error returned is its code). */
     char play_err[256];
+    size_t nwaiting;       /* streams waiting to retry (bench_retry.c) */
     struct xf *barge_head; /* streams with a barge-in pending */
     double barge_next;     /* the earliest known T among them, or INFINITY */
 };

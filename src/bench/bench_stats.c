@@ -263,6 +263,37 @@ void tb_bench_summary_free(struct tb_bench_summary *s)
     s->nturns = 0;
 }
 
+/* The level's refusals and retries (bench_stats.h). */
+static int retry_summary(const struct tb_bench_recs *r, uint32_t level,
+                         struct tb_bench_summary *out)
+{
+    double *w;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < r->n; i++)
+        cap += r->v[i].level == level ? r->v[i].nretries : 0;
+    w = malloc((cap > 0 ? cap : 1) * sizeof(*w));
+    if (w == NULL)
+        return TB_ENOMEM;
+    out->retry.wait_total = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct tb_bench_rec *x = &r->v[i];
+        if (x->level != level || x->refusals == 0)
+            continue;
+        out->retry.refused++;
+        out->retry.refusals += x->refusals;
+        out->retry.retries += x->nretries;
+        out->retry.retried_ok += x->error == 0 && x->nretries > 0;
+        out->retry.gave_up += x->refusals > x->nretries;
+        for (uint32_t k = 0; k < x->nretries; k++) {
+            w[n++] = x->retry_wait[k];
+            out->retry.wait_total += x->retry_wait[k];
+        }
+    }
+    tb_stats_of(w, n, &out->retry.wait);
+    free(w);
+    return 0;
+}
+
 int tb_bench_summarize(const struct tb_bench_recs *r, uint32_t level, struct tb_bench_summary *out)
 {
     return tb_bench_summarize_slo(r, level, NULL, out);
@@ -380,7 +411,8 @@ int tb_bench_summarize_slo(const struct tb_bench_recs *r, uint32_t level,
         tb_statacc_stats(&m[k], &out->m[k]);
         tb_statacc_free(&m[k]);
     }
-    if (rc != 0 || tts_summary(r, level, out) != 0 || turn_summary(r, level, slo, out) != 0) {
+    if (rc != 0 || tts_summary(r, level, out) != 0 || turn_summary(r, level, slo, out) != 0 ||
+        retry_summary(r, level, out) != 0) {
         tb_bench_summary_free(out);
         return TB_ENOMEM;
     }

@@ -12,6 +12,7 @@
 
 #include "bench_barge_rt.h"
 #include "bench_loop.h"
+#include "bench_retry.h"
 #include "bench_xfer.h"
 #include "bench_tts.h"
 #include "ttsbuf/api.h"
@@ -163,6 +164,8 @@ static int launch(struct bench *b, struct xf *x, int warm, double t_sched, char 
     tb_bench_loop_stamp(b);
     x->t_sched = warm ? b->clk.virtual_now : t_sched;
     x->t_start = b->clk.virtual_now;
+    x->nretries = 0;
+    x->waiting = 0;
     b->held -= tb_bench_held(&x->stream); /* a warm-up's, given back */
     tb_stream_clear(&x->stream);
     x->stream.usage_tokens = -1;
@@ -353,17 +356,25 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
     struct tb_bench_rec *rec;
     int rc = 0;
     tb_bench_loop_stamp(b);
-    curl_multi_remove_handle(b->m, x->hx.h);
-    /* A redirect: the same transfer goes on to the next hop, by the rules
-     * `run` follows (http_xfer.h). */
-    if (tb_http_xfer_redirect(&x->hx, &curl_code)) {
-        if (curl_multi_add_handle(b->m, x->hx.h) == CURLM_OK)
-            return 0;
-        curl_code = CURLE_FAILED_INIT;
+    if (x->waiting) {
+        /* Stopped while waiting to retry: its last refusal is its end. */
+        x->waiting = 0;
+        b->nwaiting--;
+    } else {
+        curl_multi_remove_handle(b->m, x->hx.h);
+        /* A redirect: the same transfer goes on to the next hop, by the
+         * rules `run` follows (http_xfer.h). */
+        if (tb_http_xfer_redirect(&x->hx, &curl_code)) {
+            if (curl_multi_add_handle(b->m, x->hx.h) == CURLM_OK)
+                return 0;
+            curl_code = CURLE_FAILED_INIT;
+        }
+        tb_http_xfer_end(&x->hx, curl_code);
+        tb_reader_conclude(&x->rd, &x->hr, &b->o->http, b->clk.virtual_now);
+        tb_bench_barge_drop(b, x);
+        if (tb_bench_retry_take(b, x))
+            return 0; /* still in flight: tb_bench_xf_retry sends it again */
     }
-    tb_http_xfer_end(&x->hx, curl_code);
-    tb_reader_conclude(&x->rd, &x->hr, &b->o->http, b->clk.virtual_now);
-    tb_bench_barge_drop(b, x);
     unlink_inflight(b, x);
     x->running = 0;
     if (!x->warm) {
@@ -386,6 +397,9 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
                 tb_bench_rec_warning(rec, "%s", x->rd.warning) != 0)
                 rc = TB_ENOMEM;
             rec->http_status = x->hr.status;
+            rec->nretries = x->nretries;
+            rec->refusals = x->nretries + (uint32_t)tb_bench_retry_refused(x);
+            memcpy(rec->retry_wait, x->retry_wait, sizeof(rec->retry_wait));
             if (x->barged)
                 barged_rec(b, x, rec);
             uint64_t nc = 0;
@@ -448,7 +462,10 @@ int tb_bench_xf_stop(struct bench *b, int all)
         struct xf *nx = x->next;
         double idle = b->o->http.idle_timeout;
         if (all) {
-            x->hr.cancelled = 1;
+            x->hr.cancelled = !x->waiting; /* a waiting one ends with its refusal */
+        } else if (x->waiting) {
+            x = nx;
+            continue;
         } else if (idle > 0 && now - x->rd.last_data > idle) {
             x->hr.idle_timeout = 1;
         } else {
@@ -459,5 +476,47 @@ int tb_bench_xf_stop(struct bench *b, int all)
             rc = tb_bench_xf_finish(b, x, CURLE_ABORTED_BY_CALLBACK);
         x = nx;
     }
+    return rc;
+}
+
+/* Sends x again (bench.h's Retries): a new transfer of the same request,
+ * its times still from the first attempt's send. */
+static int resend(struct bench *b, struct xf *x, char *err, size_t errlen)
+{
+    int rc;
+    x->waiting = 0;
+    b->nwaiting--;
+    tb_http_resp_free(&x->hr);
+    b->held -= tb_bench_held(&x->stream);
+    tb_stream_clear(&x->stream);
+    x->stream.usage_tokens = -1;
+    tb_reader_begin(&x->rd, &x->stream, x->t_start);
+    x->rd.last_data = b->clk.virtual_now; /* idle from now, not from the first send */
+    rc = tb_bench_barge_begin(b, x, err, errlen);
+    if (rc != 0)
+        return rc;
+    rc = tb_http_xfer_begin(&x->hx, &x->q, &b->clk, tb_reader_feed, &x->rd, &x->hr);
+    if (rc != 0)
+        return tb_seterr(err, errlen, rc, "out of memory");
+    curl_easy_setopt(x->hx.h, CURLOPT_PRIVATE, (void *)x);
+    if (curl_multi_add_handle(b->m, x->hx.h) != CURLM_OK) {
+        tb_http_xfer_end(&x->hx, CURLE_FAILED_INIT);
+        return tb_seterr(err, errlen, TB_EIO, "libcurl would not add a transfer");
+    }
+    x->running = 1;
+    return 0;
+}
+
+int tb_bench_xf_retry(struct bench *b, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (b->nwaiting == 0)
+        return 0;
+    tb_bench_loop_stamp(b);
+    for (struct xf *x = b->inflight; x != NULL && rc == 0; x = x->next)
+        if (x->waiting && x->retry_at <= b->clk.virtual_now) {
+            rc = resend(b, x, err, errlen);
+            (void)tb_bench_loop_watch(b);
+        }
     return rc;
 }

@@ -43,4 +43,8 @@ int tb_bench_xf_stop(struct bench *b, int all);
 /* Frees a list of transfers (next-linked). */
 void tb_bench_xf_destroy(struct xf *x);
 
+/* Sends again each stream whose wait to retry is over (bench.h's
+ * Retries).  0, or an error (err says) that ends the level. */
+int tb_bench_xf_retry(struct bench *b, char *err, size_t errlen);
+
 #endif

@@ -192,6 +192,7 @@ const struct tb_optsec tb_cli_bench_secs[] = {
     {"Load (per level):", bench_load},
     {"Requests (an endpoint or --mock; --model for a real endpoint):", tb_opt_request},
     {NULL, bench_requests},
+    {"Refusals (429, or 503 with Retry-After):", tb_opt_retry},
     {"Calls (conversations on the speech clock):", bench_calls},
     {"Output:", bench_output},
     {"Playout (each stream, as ttsbuf sim):", tb_opt_playout},
@@ -350,6 +351,8 @@ static int option(void *ud, int c, const char *arg)
     case O_THREADS: return tb_cli_opt_threads("--threads", arg, TB_BENCH_THREADS_MAX, &a->threads);
     default: {
         int rc = tb_cli_tts_live_option(&a->tl, c, arg);
+        if (rc == TB_CLI_NOT_MINE)
+            rc = tb_cli_retry_option(&a->retry, c, arg);
         return rc != TB_CLI_NOT_MINE ? rc : tb_cli_groups_option(&a->c, &a->q, &a->au, c, arg);
     }
     }

@@ -13,6 +13,7 @@
 #include "optdoc.h"
 #include "options.h"
 #include "request.h"
+#include "retry_opts.h"
 #include "tts_live.h"
 #include "ttsbuf/bench.h"
 
@@ -45,6 +46,7 @@ struct tb_cli_bench {
     double barge_p;
     struct tb_uturn barge_at;
     size_t threads; /* --threads N; 0: auto */
+    struct tb_bench_retry retry; /* --retry, --retry-max */
 };
 
 #define TB_CLI_BENCH_OPEN_CALLS 10 /* --call-count's default with --call-rate */

@@ -286,6 +286,21 @@ static void level_lines(FILE *f, const char *name, const struct tb_bench_summary
                 (unsigned long long)x->tokens_unheard, (unsigned long long)x->chars_unplayed);
 }
 
+/* The level's refusals and retries (bench --retry). */
+static void retry_json(cJSON *o, const struct tb_bench_summary *x)
+{
+    cJSON *r = cJSON_AddObjectToObject(o, "retry");
+    if (r == NULL)
+        return;
+    cJSON_AddNumberToObject(r, "refused", (double)x->retry.refused);
+    cJSON_AddNumberToObject(r, "refusals", (double)x->retry.refusals);
+    cJSON_AddNumberToObject(r, "retries", (double)x->retry.retries);
+    cJSON_AddNumberToObject(r, "retried_ok", (double)x->retry.retried_ok);
+    cJSON_AddNumberToObject(r, "gave_up", (double)x->retry.gave_up);
+    cJSON_AddNumberToObject(r, "wait_total_s", x->retry.wait_total);
+    tb_cli_json_stats(r, "wait_s", &x->retry.wait);
+}
+
 /* A level's notes: usage not trusted, surrogates, no minimum TPS, the
  * errors. */
 static void note_lines(FILE *f, const struct tb_bench_summary *x)
@@ -298,6 +313,14 @@ static void note_lines(FILE *f, const struct tb_bench_summary *x)
     if (x->surrogates_replaced > 0)
         fprintf(f, "  note: %llu UTF-16 surrogate halves without a partner replaced by U+FFFD\n",
                 (unsigned long long)x->surrogates_replaced);
+    if (x->retry.refused > 0)
+        fprintf(f,
+                "  refused (429/503): %zu request%s, %llu refusals, %llu retries (%zu ok after "
+                "one, %zu gave up); waits %.3f s in all, max %.3f s\n",
+                x->retry.refused, x->retry.refused == 1 ? "" : "s",
+                (unsigned long long)x->retry.refusals, (unsigned long long)x->retry.retries,
+                x->retry.retried_ok, x->retry.gave_up, x->retry.wait_total,
+                x->retry.wait.count > 0 ? x->retry.wait.max : 0.0);
     if (x->min_tps_none > 0)
         fprintf(f,
                 "  min TPS: none for %zu of %zu complete request%s (" TB_MIN_TPS_NONE_REASON
@@ -488,6 +511,7 @@ int tb_cli_bench_report_json(FILE *f, const char *command, const struct tb_bench
         if (x->tts)
             tb_cli_report_tts_json(o, &x->tts_stats); /* only with a real TTS */
         tb_cli_bench_wait_json(o, x);
+        retry_json(o, x);
         goodput_json(o, m, x);
         tb_cli_bench_barge_json(o, x);
         tb_cli_bench_turns_json(o, x);

@@ -274,6 +274,7 @@ static int run_levels(struct bench *b)
     bo.shard = b->meta.shard;
     bo.nshards = b->meta.nshards;
     bo.seed = b->a.seed;
+    bo.retry = b->a.retry;
     bo.sim = b->a.c.o;
     bo.threads = (unsigned)b->a.threads;
     if (b->a.convos != NULL) {

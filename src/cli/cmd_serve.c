@@ -50,7 +50,10 @@ enum {
     O_TTS_LEAD,
     O_TTS_FAULT,
     O_TTS_KEY,
-    O_SAME_STREAM
+    O_SAME_STREAM,
+    O_MAX_INFLIGHT,
+    O_TTS_MAX_INFLIGHT,
+    O_RETRY_AFTER
 };
 
 #define TTS_RTF_MAX 100.0           /* --tts-rtf's upper bound, as run's */
@@ -91,6 +94,18 @@ static const struct tb_optdoc serve_rows[] = {
      "fewest open; a connection stays on its loop. The loops share --max-connections, "
      "--memory-budget, the numbering of requests, draws and TTS requests, and --log, whose lines "
      "are written one at a time in the order of their seq."},
+    {"max-inflight", O_MAX_INFLIGHT, "N",
+     "completion requests in flight at once (default: no cap); one more is answered 429 with "
+     "Retry-After",
+     "Allowed 1..1000000: a provider's concurrency limit. A completion request (any dialect) read "
+     "while N are in flight gets 429 at once, Retry-After: --retry-after and the dialect's "
+     "rate-limit error (OpenAI type requests, code rate_limit_exceeded; Anthropic "
+     "rate_limit_error; Ollama {\"error\"}). A request is in flight until its last byte is sent "
+     "or its connection closes. Shared by every --threads loop; counted in the stop summary, and "
+     "--log's line says refused_over and retry_after_s."},
+    {"retry-after", O_RETRY_AFTER, "S",
+     "the seconds a 429 over --max-inflight or --tts-max-inflight says in Retry-After (default 1)",
+     "Allowed 1..3600."},
     {"memory-budget", O_MEM_BUDGET, "MIB",
      "mebibytes of request and output buffers, over all connections (default 256)",
      "Allowed 1..1048576. Past it a new request gets 503 with Retry-After: 1, and a streaming "
@@ -105,7 +120,8 @@ static const struct tb_optdoc serve_rows[] = {
      "seconds), late_max_s (the largest lateness of its timed writes against the schedule, as "
      "the server measured it), prompt_tokens, tokens_sent, tokens_planned, tokens_unsent, its "
      "stream's seed, the TTS's tts_chars "
-     "and audio bytes, bytes_sent. Each line is flushed as written; no header but the request "
+     "and audio bytes, bytes_sent, refused_over and retry_after_s (a 429 over --max-inflight "
+     "or --tts-max-inflight, else null). Each line is flushed as written; no header but the request "
      "id is logged. A FILE that cannot be written is a usage error."},
     TB_OPTDOC_END,
 };
@@ -143,6 +159,10 @@ static const struct tb_optdoc serve_tts_rows[] = {
      "Allowed 0..10. The audio is S seconds of zero samples (rounded to whole samples) and then "
      "eSpeak NG's speech from its first non-zero sample: a client that measures leading silence "
      "(run's latency.leading_silence_s) should find S. The first byte is still due at L_i."},
+    {"tts-max-inflight", O_TTS_MAX_INFLIGHT, "N",
+     "TTS requests in flight at once (default: no cap); one more is answered 429 as "
+     "--max-inflight",
+     "Allowed 1..1000000; each TTS dialect's error shape."},
     {"tts-fault", O_TTS_FAULT, "SPEC", "faults for every TTS request (below)", NULL},
     {"tts-api-key-file", O_TTS_KEY, "F",
      "require the key in F's first line in each TTS dialect's key header (else any key, or none, "
@@ -354,6 +374,18 @@ static int option(void *ud, int c, const char *arg)
         size_t mib = 0;
         int rc = tb_cli_opt_size("--memory-budget", arg, 1, MEM_BUDGET_MAX_MIB, &mib);
         a->so.mem_budget = mib << 20;
+        return rc;
+    }
+    case O_MAX_INFLIGHT:
+        return tb_cli_opt_size("--max-inflight", arg, 1, TB_SERVE_INFLIGHT_MAX,
+                               &a->so.max_inflight);
+    case O_TTS_MAX_INFLIGHT:
+        return tb_cli_opt_size("--tts-max-inflight", arg, 1, TB_SERVE_INFLIGHT_MAX,
+                               &a->so.tts_max_inflight);
+    case O_RETRY_AFTER: {
+        size_t v = 1;
+        int rc = tb_cli_opt_size("--retry-after", arg, 1, TB_SERVE_RETRY_AFTER_MAX, &v);
+        a->so.retry_after = (unsigned)v;
         return rc;
     }
     case O_LOG: a->log_path = arg; return 0;
@@ -568,31 +600,7 @@ static int serve(const struct serve_args *a, const struct tb_report_src *src,
                 (unsigned long long)so->seed);
     rc = tb_serve_run(running);
     tb_serve_stats(running, &st);
-    fprintf(stderr,
-            "ttsbuf serve: %llu requests, %llu streams, %llu events, %llu client_closed, "
-            "%llu dropped; emission lateness p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
-            (unsigned long long)st.requests, (unsigned long long)st.streams,
-            (unsigned long long)st.events, (unsigned long long)st.client_closed,
-            (unsigned long long)(st.dropped - st.client_closed), st.late_p50 * 1e3,
-            st.late_p99 * 1e3, st.late_max * 1e3);
-    if (st.loops > 1) {
-        fprintf(stderr, "ttsbuf serve: %u loops took", st.loops);
-        for (unsigned k = 0; k < st.loops; k++)
-            fprintf(stderr, "%s %llu", k > 0 ? "," : "", (unsigned long long)st.loop_conns[k]);
-        fprintf(stderr, " connections\n");
-    }
-    if (st.tts > 0)
-        fprintf(stderr, "ttsbuf serve: mock TTS: %llu responses with audio, %llu audio bytes\n",
-                (unsigned long long)st.tts, (unsigned long long)st.tts_bytes);
-    if (st.over_conns > 0)
-        fprintf(stderr, "ttsbuf serve: connection cap: %llu connections refused (503) over %zu\n",
-                (unsigned long long)st.over_conns,
-                so->max_conns > 0 ? so->max_conns : (size_t)TB_SERVE_CONNS_DEFAULT);
-    if (st.refused > 0 || st.over_budget > 0)
-        fprintf(stderr,
-                "ttsbuf serve: memory budget: %llu requests refused (503), %llu clients dropped; "
-                "peak %zu bytes held\n",
-                (unsigned long long)st.refused, (unsigned long long)st.over_budget, st.mem_peak);
+    tb_cli_serve_summary(&st, so);
     if (rc != 0)
         tb_cli_error("serve: %s", tb_strerror(rc));
     else if (log->rc != 0)

@@ -132,6 +132,8 @@ int tb_cli_serve_log_write(struct tb_cli_serve_log *l, const struct tb_serve_req
         add_count(o, "audio_bytes_sent", r->audio_sent);
         add_count(o, "audio_bytes_planned", r->audio_planned);
         cJSON_AddNumberToObject(o, "bytes_sent", (double)r->bytes_sent);
+        add_str(o, "refused_over", r->refused_over);
+        add_count(o, "retry_after_s", r->retry_after);
     }
     return put(l, o);
 }
@@ -145,4 +147,40 @@ int tb_cli_serve_log_close(struct tb_cli_serve_log *l)
     }
     l->f = NULL;
     return rc;
+}
+
+void tb_cli_serve_summary(const struct tb_serve_stats *st, const struct tb_serve_opts *so)
+{
+    fprintf(stderr,
+            "ttsbuf serve: %llu requests, %llu streams, %llu events, %llu client_closed, "
+            "%llu dropped; emission lateness p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
+            (unsigned long long)st->requests, (unsigned long long)st->streams,
+            (unsigned long long)st->events, (unsigned long long)st->client_closed,
+            (unsigned long long)(st->dropped - st->client_closed), st->late_p50 * 1e3,
+            st->late_p99 * 1e3, st->late_max * 1e3);
+    if (st->loops > 1) {
+        fprintf(stderr, "ttsbuf serve: %u loops took", st->loops);
+        for (unsigned k = 0; k < st->loops; k++)
+            fprintf(stderr, "%s %llu", k > 0 ? "," : "", (unsigned long long)st->loop_conns[k]);
+        fprintf(stderr, " connections\n");
+    }
+    if (st->tts > 0)
+        fprintf(stderr, "ttsbuf serve: mock TTS: %llu responses with audio, %llu audio bytes\n",
+                (unsigned long long)st->tts, (unsigned long long)st->tts_bytes);
+    if (st->over_conns > 0)
+        fprintf(stderr, "ttsbuf serve: connection cap: %llu connections refused (503) over %zu\n",
+                (unsigned long long)st->over_conns,
+                so->max_conns > 0 ? so->max_conns : (size_t)TB_SERVE_CONNS_DEFAULT);
+    if (st->refused > 0 || st->over_budget > 0)
+        fprintf(stderr,
+                "ttsbuf serve: memory budget: %llu requests refused (503), %llu clients dropped; "
+                "peak %zu bytes held\n",
+                (unsigned long long)st->refused, (unsigned long long)st->over_budget,
+                st->mem_peak);
+    if (so->max_inflight > 0)
+        fprintf(stderr, "ttsbuf serve: max-inflight %zu: %llu completion requests refused (429)\n",
+                so->max_inflight, (unsigned long long)st->over_inflight);
+    if (so->tts_max_inflight > 0)
+        fprintf(stderr, "ttsbuf serve: tts-max-inflight %zu: %llu TTS requests refused (429)\n",
+                so->tts_max_inflight, (unsigned long long)st->tts_over_inflight);
 }

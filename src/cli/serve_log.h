@@ -42,6 +42,11 @@ int tb_cli_serve_log_header(struct tb_cli_serve_log *l, const struct tb_report_s
  * kept in l->rc, with a message in l->err). */
 int tb_cli_serve_log_write(struct tb_cli_serve_log *l, const struct tb_serve_request *r);
 
+/* What the server served, on stderr when it stopped: requests, streams,
+ * lateness, and each cap's refusals (--max-connections, the memory
+ * budget, --max-inflight, --tts-max-inflight). */
+void tb_cli_serve_summary(const struct tb_serve_stats *st, const struct tb_serve_opts *so);
+
 /* Closes the file (not stdout); returns 0, or TB_EIO when that failed or
  * a write had (l->err says which). */
 int tb_cli_serve_log_close(struct tb_cli_serve_log *l);

@@ -85,10 +85,25 @@ static curl_socket_t open_socket(void *ud, curlsocktype purpose, struct curl_soc
     return fd;
 }
 
+/* Retry-After's delta-seconds form, or -1 (none, a date, malformed). */
+static double retry_after(CURL *h)
+{
+    struct curl_header *hh = NULL;
+    char *end;
+    long v;
+    if (curl_easy_header(h, "Retry-After", 0, CURLH_HEADER, -1, &hh) != CURLHE_OK || hh == NULL)
+        return -1;
+    v = strtol(hh->value, &end, 10);
+    while (*end == ' ' || *end == '\t')
+        end++;
+    return end == hh->value || *end != '\0' || v < 0 || v > 86400 ? -1 : (double)v;
+}
+
 static void decide(struct tb_http_xfer *x)
 {
     char *ct = NULL;
     x->decided = 1;
+    x->r->retry_after = retry_after(x->h);
     curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->r->status);
     if (curl_easy_getinfo(x->h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct != NULL) {
         /* It goes into a one-line message: no control bytes. */
@@ -269,6 +284,7 @@ int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, stru
     char *keyline = NULL; /* "x-api-key: KEY": scrubbed once copied */
 
     memset(r, 0, sizeof(*r));
+    r->retry_after = -1;
     memset(x, 0, sizeof(*x));
     if (q->url == NULL)
         return TB_EINVAL;
@@ -500,6 +516,7 @@ int tb_http_xfer_redirect(struct tb_http_xfer *x, int *curl_code)
     x->hops++;
     tb_http_resp_free(r);
     memset(r, 0, sizeof(*r));
+    r->retry_after = -1;
     x->decided = 0;
     x->body_full = 0;
     x->errbuf[0] = '\0';

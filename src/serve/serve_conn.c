@@ -91,6 +91,7 @@ int tb_serve_flush(struct tb_serve_loop *s, struct tb_serve_conn *c)
         return tb_serve_conn_close(s, c, 1);
     if (!c->final)
         return 0;
+    tb_serve_slot_give(c); /* its last byte is sent: no longer in flight */
     tb_serve_log_end(s, c,
                      c->lg.fault           ? TB_SERVE_END_FAULT
                      : c->lg.status >= 400 ? TB_SERVE_END_ERROR
@@ -116,6 +117,7 @@ int tb_serve_finish(struct tb_serve_loop *s, struct tb_serve_conn *c)
 
 int tb_serve_conn_close(struct tb_serve_loop *s, struct tb_serve_conn *c, int dropped)
 {
+    tb_serve_slot_give(c); /* before its log line: a reader of the log sees the place free */
     /* Not a request: closed before a byte of one, without a response. */
     if (c->lg.received >= 0 || c->lg.status != 0 || c->in_len > 0)
         tb_serve_log_end(s, c,

@@ -109,6 +109,8 @@ void tb_serve_log_end(struct tb_serve_loop *s, struct tb_serve_conn *c, enum tb_
     r.audio_sent = c->lg.audio_sent;
     r.audio_planned = c->lg.audio_planned;
     r.bytes_sent = c->lg.bytes;
+    r.refused_over = c->lg.over;
+    r.retry_after = c->lg.over != NULL ? (int64_t)s->srv->retry_after : -1;
     /* One line at a time, whichever loop ends it: seq is taken under the
      * same lock, so the lines come in the order of their seq. */
     pthread_mutex_lock(&s->srv->log_mu);

@@ -117,6 +117,7 @@ struct tb_serve_conn {
     int hard_close; /* ... at once, without lingering (drop@K) */
     int refusal;    /* answered 503 over max_conns: not counted against it */
     int broken;     /* an output step failed: drop the connection */
+    atomic_size_t *slot; /* the in-flight count it holds a place in, or NULL */
     int yielded;    /* its share of a pass ran out: due again at once */
 
     /* What the request log says of it (serve_log.c). */
@@ -135,6 +136,7 @@ struct tb_serve_conn {
         int planned;                          /* the plan is the request's (tokens apply) */
         int fault;                            /* a fault ended or answered it */
         int done;                             /* its line was made */
+        const char *over;                     /* refused over this cap, or NULL */
     } lg;
 
     struct tb_serve_tts_conn *tts; /* a TTS request's state (serve_tts.c); NULL otherwise */
@@ -154,6 +156,9 @@ struct tb_serve {
     uint64_t seed;
     struct tb_faults faults;
     size_t max_conns;
+    size_t max_inflight, tts_max_inflight; /* 0: none (serve.h's Capacity) */
+    unsigned retry_after;
+    atomic_size_t inflight, tts_inflight;  /* requests in flight now */
     double prefill; /* s per input token */
     size_t budget;  /* bytes of request and output buffers, over all connections */
     int lfd, stopfd, port;
@@ -245,6 +250,16 @@ static inline void tb_serve_out_add(struct tb_serve_conn *c, const char *p, size
 {
     memcpy(c->out + c->out_len, p, n);
     c->out_len += n;
+}
+
+/* Gives back c's place among the requests in flight (serve.h's
+ * Capacity; serve_reply.c takes it): when its response's last byte is
+ * sent, or it closes; again is a no-op. */
+static inline void tb_serve_slot_give(struct tb_serve_conn *c)
+{
+    if (c->slot != NULL)
+        atomic_fetch_sub(c->slot, 1);
+    c->slot = NULL;
 }
 
 /* Whether c speaks Anthropic's or Ollama's dialect (serve_dialect.c),

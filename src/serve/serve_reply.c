@@ -1,8 +1,10 @@
 /*
  * serve_reply.c - mock-server responses written whole (see serve_reply.h):
  * a head and a body, errors in each dialect's shape, and the refusals
- * (413 too large, 503 over the memory budget or the connection cap).
+ * (413 too large, 503 over the memory budget or the connection cap, 429
+ * over the requests in flight).
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -100,4 +102,46 @@ int tb_serve_too_large(struct tb_serve_loop *s, struct tb_serve_conn *c)
     snprintf(msg, sizeof(msg), "Request too large: over %u bytes of head and body.",
              TB_SERVE_REQUEST_MAX);
     return tb_serve_respond_error(s, c, 413, msg, "invalid_request_error", NULL, NULL);
+}
+
+int tb_serve_slot_take(struct tb_serve_loop *s, struct tb_serve_conn *c, int tts)
+{
+    struct tb_serve *srv = s->srv;
+    size_t cap = tts ? srv->tts_max_inflight : srv->max_inflight;
+    atomic_size_t *n = tts ? &srv->tts_inflight : &srv->inflight;
+    if (cap == 0 || c->slot != NULL)
+        return 0;
+    if (atomic_fetch_add(n, 1) >= cap) {
+        atomic_fetch_sub(n, 1);
+        c->lg.over = tts ? "tts_max_inflight" : "max_inflight";
+        if (tts)
+            s->st.tts_over_inflight++;
+        else
+            s->st.over_inflight++;
+        return 1;
+    }
+    c->slot = n;
+    return 0;
+}
+
+void tb_serve_retry_after(const struct tb_serve *srv, char *buf, size_t len)
+{
+    snprintf(buf, len, "Retry-After: %u\r\n", srv->retry_after);
+}
+
+/* The message follows OpenAI's 429 "Rate limit reached for requests"
+ * (help.openai.com/en/articles/6891829; body {"error":{"message","type":
+ * "requests","param":null,"code":"rate_limit_exceeded"}}); Anthropic's
+ * errors page gives {"type":"error","error":{"type":"rate_limit_error",
+ * "message"}} for 429 with a retry-after header; Ollama's api/errors,
+ * {"error":"..."} (sources: tests/data/rate_limit_sources.txt). */
+int tb_serve_over_inflight(struct tb_serve_loop *s, struct tb_serve_conn *c)
+{
+    char msg[200], extra[40];
+    tb_serve_retry_after(s->srv, extra, sizeof(extra));
+    snprintf(msg, sizeof(msg),
+             "Rate limit reached for requests: at most %zu in flight at once (ttsbuf serve "
+             "--max-inflight). Please try again in %us.",
+             s->srv->max_inflight, s->srv->retry_after);
+    return tb_serve_respond_error(s, c, 429, msg, "requests", "rate_limit_exceeded", extra);
 }

@@ -27,4 +27,14 @@ int tb_serve_busy(struct tb_serve_loop *s, struct tb_serve_conn *c);
 int tb_serve_over_conns(struct tb_serve_loop *s, struct tb_serve_conn *c);
 int tb_serve_too_large(struct tb_serve_loop *s, struct tb_serve_conn *c);
 
+/* Capacity (serve.h): takes a place for c in the completion (tts 0) or
+ * TTS (tts 1) requests in flight: 0, or 1 over the cap (nothing taken;
+ * c's log line names the cap and the Retry-After).  A place is given
+ * back by tb_serve_slot_give (serve_priv.h).  Any loop. */
+int tb_serve_slot_take(struct tb_serve_loop *s, struct tb_serve_conn *c, int tts);
+/* "Retry-After: S\r\n" of a refusal over a cap, into buf. */
+void tb_serve_retry_after(const struct tb_serve *srv, char *buf, size_t len);
+/* A completion request over max_inflight: 429 in the dialect's shape. */
+int tb_serve_over_inflight(struct tb_serve_loop *s, struct tb_serve_conn *c);
+
 #endif

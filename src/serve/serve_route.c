@@ -181,6 +181,8 @@ int tb_serve_dispatch(struct tb_serve_loop *s, struct tb_serve_conn *c, int64_t 
     if (h->method != TB_SERVE_HTTP_POST)
         return not_allowed(s, c, "POST");
     c->ctx.api = api; /* errors from here on take the dialect's shape */
+    if (tb_serve_slot_take(s, c, 0) != 0)
+        return tb_serve_over_inflight(s, c);
     if (tb_serve_mem_held(s->srv) >= s->srv->budget)
         return tb_serve_busy(s, c);
     rc = tb_serve_json_request(c->in + h->len, c->need - h->len, api, &c->rq, msg, sizeof(msg));

@@ -51,6 +51,11 @@ static int check_opts(const struct tb_serve_opts *o, char *err, size_t errlen)
     if (o->max_conns > TB_SERVE_CONNS_MAX)
         return tb_seterr(err, errlen, TB_EINVAL, "serve: max_conns %zu is over %d", o->max_conns,
                          TB_SERVE_CONNS_MAX);
+    if (o->max_inflight > TB_SERVE_INFLIGHT_MAX || o->tts_max_inflight > TB_SERVE_INFLIGHT_MAX ||
+        o->retry_after > TB_SERVE_RETRY_AFTER_MAX)
+        return tb_seterr(err, errlen, TB_EINVAL,
+                         "serve: max_inflight, tts_max_inflight over %d or retry_after over %d",
+                         TB_SERVE_INFLIGHT_MAX, TB_SERVE_RETRY_AFTER_MAX);
     if (o->threads > TB_SERVE_THREADS_MAX)
         return tb_seterr(err, errlen, TB_EINVAL, "serve: %u loop threads: at most %u", o->threads,
                          TB_SERVE_THREADS_MAX);
@@ -106,6 +111,9 @@ static void take_opts(struct tb_serve *srv, const struct tb_serve_opts *o)
     srv->seed = o->seed;
     srv->faults = o->faults;
     srv->max_conns = o->max_conns > 0 ? o->max_conns : TB_SERVE_CONNS_DEFAULT;
+    srv->max_inflight = o->max_inflight;
+    srv->tts_max_inflight = o->tts_max_inflight;
+    srv->retry_after = o->retry_after > 0 ? o->retry_after : 1;
     srv->prefill = o->prefill_per_token;
     srv->budget = o->mem_budget > 0 ? o->mem_budget : TB_SERVE_MEM_DEFAULT;
     srv->tts_latency_at = o->tts_latency_at;
@@ -266,6 +274,8 @@ static void stats_add(struct tb_serve_stats *t, const struct tb_serve_stats *a)
     t->refused += a->refused;
     t->over_budget += a->over_budget;
     t->over_conns += a->over_conns;
+    t->over_inflight += a->over_inflight;
+    t->tts_over_inflight += a->tts_over_inflight;
     t->tts += a->tts;
     t->tts_bytes += a->tts_bytes;
 }

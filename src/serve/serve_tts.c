@@ -103,6 +103,24 @@ static int tts_error(struct tb_serve_loop *s, struct tb_serve_conn *c, enum tb_s
     return rc;
 }
 
+/* A TTS request over tts_max_inflight: 429 with the dialect's error
+ * (the codes are the mock's: OpenAI's "requests" as for chat). */
+static int tts_over_inflight(struct tb_serve_loop *s, struct tb_serve_conn *c,
+                             enum tb_serve_tts_api api)
+{
+    static const char *const codes[] = {"requests", "too_many_concurrent_requests",
+                                        "TOO_MANY_REQUESTS", "rate_limited"};
+    struct tb_serve_tts_err e;
+    char extra[40];
+    memset(&e, 0, sizeof(e));
+    tb_serve_tts_err_set(&e, 429, codes[api], NULL,
+                         "Too many concurrent requests: at most %zu in flight at once (ttsbuf "
+                         "serve --tts-max-inflight). Please try again in %us.",
+                         s->srv->tts_max_inflight, s->srv->retry_after);
+    tb_serve_retry_after(s->srv, extra, sizeof(extra));
+    return tts_error(s, c, api, &e, extra);
+}
+
 /* Whether the header's value is "<scheme> KEY" (scheme NULL: KEY). */
 static int header_is(const struct tb_serve_conn *c, const char *name, const char *scheme,
                      const char *key)
@@ -196,6 +214,8 @@ int tb_serve_tts_dispatch(struct tb_serve_loop *s, struct tb_serve_conn *c)
         unauthorized(api, &e);
         return tts_error(s, c, (enum tb_serve_tts_api)api, &e, NULL);
     }
+    if (tb_serve_slot_take(s, c, 1) != 0)
+        return tts_over_inflight(s, c, (enum tb_serve_tts_api)api);
     if (api == TB_SERVE_TTS_CARTESIA &&
         !tb_serve_http_header(c->in, h->len, "cartesia-version", &v, &n)) {
         tb_serve_tts_err_set(&e, 400, "missing_version", NULL,
