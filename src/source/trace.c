@@ -23,6 +23,7 @@
 #include "ttsbuf/jsonline.h"
 #include "ttsbuf/utf8.h"
 #include "trace_priv.h"
+#include "trace_tool.h"
 #include "trace_tts.h"
 
 static int bad(struct trace_loader *L, int code, const char *what)
@@ -203,7 +204,7 @@ static int load_end(struct trace_loader *L, const cJSON *e)
 /* The keys of one line, found in a single walk over the object (a lookup
  * per key would compare every key again: measurable over a million lines). */
 struct keys {
-    const cJSON *hdr, *t, *text, *kind, *tokens, *usage, *server, *end, *tts;
+    const cJSON *hdr, *t, *text, *kind, *tokens, *usage, *server, *end, *tts, *tool;
 };
 
 static void find_keys(const cJSON *root, struct keys *k)
@@ -231,6 +232,8 @@ static void find_keys(const cJSON *root, struct keys *k)
             k->end = c;
         else if (strcmp(n, "tts") == 0)
             k->tts = c;
+        else if (strcmp(n, "tool") == 0)
+            k->tool = c;
     }
 }
 
@@ -255,7 +258,8 @@ static int load_event(struct trace_loader *L, const struct keys *ks)
         return bad(L, TB_EFORMAT, msg);
     }
     if (L->tts_lines)
-        return bad(L, TB_EFORMAT, "an event after the \"tts\" lines (they follow the events)");
+        return bad(L, TB_EFORMAT,
+                   "an event after the \"tts\" or \"tool\" lines (they follow the events)");
     if (L->have_event && t->valuedouble < L->last_t) {
         snprintf(msg, sizeof(msg), "\"t\" goes backwards (%g < %g)", t->valuedouble, L->last_t);
         return bad(L, TB_EFORMAT, msg);
@@ -308,6 +312,20 @@ static int load_tts(struct trace_loader *L, const cJSON *v)
         return bad(L, TB_EFORMAT, "a \"tts\" line needs the header's \"tts\" object");
     L->tts_lines = 1;
     rc = tb_trace_tts_read_line(v, L->out->tts, L->out->n, msg, sizeof(msg));
+    if (rc == TB_ENOMEM)
+        return bad(L, rc, "out of memory");
+    return rc != 0 ? bad(L, rc, msg) : 0;
+}
+
+/* One {"t": T, "tool": {...}} line (version 4, after the events). */
+static int load_tool(struct trace_loader *L, const struct keys *ks)
+{
+    char msg[200];
+    int rc;
+    if (L->version < 4)
+        return bad(L, TB_EFORMAT, "a \"tool\" line needs a version-4 header (\"ttsbuf_trace\": 4)");
+    L->tts_lines = 1; /* no event may follow */
+    rc = tb_trace_tool_read(ks->t, ks->tool, L->out, msg, sizeof(msg));
     if (rc == TB_ENOMEM)
         return bad(L, rc, "out of memory");
     return rc != 0 ? bad(L, rc, msg) : 0;
@@ -369,6 +387,8 @@ int tb_trace_load_line(struct trace_loader *L, const char *p, size_t len)
             rc = load_end(L, ks.end);
         else if (ks.tts != NULL && ks.t == NULL)
             rc = load_tts(L, ks.tts);
+        else if (ks.tool != NULL)
+            rc = load_tool(L, &ks);
         else if (ks.t != NULL)
             rc = load_event(L, &ks);
         else if (ks.usage != NULL || ks.server != NULL) {
@@ -503,7 +523,9 @@ int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
     cJSON *o, *sc, *opts = NULL;
     /* Version 3 only when there are "tts" lines: an older ttsbuf refuses
      * them by the version, and reads every other trace as before. */
-    int version = s->tts != NULL ? TB_TRACE_VERSION : TB_TRACE_VERSION_BASE;
+    int version = s->ntools > 0  ? TB_TRACE_VERSION
+                  : s->tts != NULL ? TB_TRACE_VERSION_TTS
+                                   : TB_TRACE_VERSION_BASE;
     int rc;
     char *tmp = NULL;
     size_t tmpcap = 0;
@@ -577,6 +599,8 @@ int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
         rc = tb_json_put_line(f, o);
     }
     free(tmp);
+    if (rc == 0)
+        rc = tb_trace_tool_write(f, s);
     if (rc == 0 && (s->usage_tokens >= 0 || has_server(&s->server))) {
         /* {"usage": {...}, "server": {...}}: each part when known. */
         o = cJSON_CreateObject();
