@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests.h"
 #include "ttsbuf/error.h"
@@ -247,6 +248,125 @@ static void trace_roundtrip(void **state)
     tb_stream_free(&s);
 }
 
+/* `ttsbuf run` in each chat dialect against a mock that answers every
+ * request offering tools with a call: the call in the trace (start and
+ * end), in the report, and nothing spoken; the request that carries the
+ * tool's result gets speech. */
+struct dialect_case {
+    const char *api, *path, *tools, *result;
+};
+
+static const struct dialect_case dialect_cases[] = {
+    {"chat", "/v1", "{\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\"}}]}",
+     "[{\"role\":\"user\",\"content\":\"weather?\"},{\"role\":\"assistant\",\"content\":null,"
+     "\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\","
+     "\"arguments\":\"{}\"}}]},{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"sunny\"}]"},
+    {"anthropic", "/v1", "{\"tools\":[{\"name\":\"get_weather\",\"input_schema\":{\"type\":\"object\"}}]}",
+     "[{\"role\":\"user\",\"content\":\"weather?\"},{\"role\":\"assistant\",\"content\":[{\"type\":"
+     "\"tool_use\",\"id\":\"t1\",\"name\":\"get_weather\",\"input\":{}}]},{\"role\":\"user\","
+     "\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t1\",\"content\":\"sunny\"}]}]"},
+    {"ollama", "", "{\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\"}}]}",
+     "[{\"role\":\"user\",\"content\":\"weather?\"},{\"role\":\"tool\",\"content\":\"sunny\"}]"},
+};
+
+static double jnum(const cJSON *j, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
+    if (!cJSON_IsNumber(v))
+        fail_msg("\"%s\" is not a number", k);
+    return v->valuedouble;
+}
+
+static void run_dialect(const struct dialect_case *x, int port, const char *dir)
+{
+    char args[2048], path[200], *trace;
+    cJSON *j;
+    snprintf(path, sizeof(path), "%s/%s.jsonl", dir, x->api);
+    snprintf(args, sizeof(args),
+             "run --api %s --base-url http://127.0.0.1:%d%s --model m --chunk token --json "
+             "--record %s --body-json '%s'",
+             x->api, port, x->path, path, x->tools);
+    j = tb_test_run_json(NULL, args, 0);
+    assert_int_equal(jnum(j, "tool_calls"), 1);
+    assert_int_equal(jnum(j, "events"), 0);
+    assert_true(jnum(j, "tool_first_end_s") >= jnum(j, "tool_first_start_s"));
+    cJSON_Delete(j);
+    trace = tb_test_slurp_str(path);
+    if (strstr(trace, "\"tool\":{\"phase\":\"start\",\"name\":\"get_weather\"") == NULL ||
+        strstr(trace, "\"tool\":{\"phase\":\"end\",\"name\":\"get_weather\"") == NULL ||
+        strstr(trace, "\"args_bytes\":") == NULL || strstr(trace, "\"text\"") != NULL)
+        fail_msg("%s: %s", x->api, trace);
+    free(trace);
+    /* The tool's result sent back: speech, no call. */
+    snprintf(path, sizeof(path), "%s/%s-msgs.json", dir, x->api);
+    {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(x->result, f);
+        fclose(f);
+    }
+    snprintf(args, sizeof(args),
+             "run --api %s --base-url http://127.0.0.1:%d%s --model m --chunk token --json "
+             "--messages %s --body-json '%s'",
+             x->api, port, x->path, path, x->tools);
+    j = tb_test_run_json(NULL, args, 0);
+    assert_int_equal(jnum(j, "tool_calls"), 0);
+    assert_int_equal(jnum(j, "events"), 10);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "tool_first_start_s")));
+    cJSON_Delete(j);
+}
+
+static void serve_tool_calls(void **state)
+{
+    char dir[128];
+    int port;
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "tools", "serve");
+    tb_test_serve_up("--synth tps=400,tokens=10,ttft=0.02,seed=5 --tool-call-rate 1", &port);
+    for (size_t i = 0; i < sizeof(dialect_cases) / sizeof(dialect_cases[0]); i++)
+        run_dialect(&dialect_cases[i], port, dir);
+    tb_test_serve_down(NULL);
+    tb_test_rm_rf(dir);
+}
+
+/* Software others wrote: the openai npm SDK's stream helper puts our
+ * mock's tool_calls deltas back together into the call it made. */
+static void openai_sdk_reads_tool_call(void **state)
+{
+    char cmd[512], path[160], *out;
+    const char *nd = getenv("TB_NODEDIR");
+    int port, rc;
+    cJSON *j, *call;
+    (void)state;
+    if (nd == NULL)
+        nd = "tests/node";
+    tb_test_need("node");
+    snprintf(cmd, sizeof(cmd), "%s/node_modules/openai/package.json", nd);
+    if (access(cmd, R_OK) != 0)
+        fail_msg("the openai npm package is missing in %s/node_modules", nd);
+    tb_test_serve_up("--synth tps=400,tokens=10,ttft=0.02,seed=5 --tool-call-rate 1", &port);
+    snprintf(path, sizeof(path), "/tmp/ttsbuf-tools-sdk-%d.json", (int)getpid());
+    snprintf(cmd, sizeof(cmd), "node %s/openai-tools.mjs http://127.0.0.1:%d/v1 >%s 2>&1", nd,
+             port, path);
+    rc = system(cmd);
+    tb_test_serve_down(NULL);
+    out = tb_test_slurp_str(path);
+    remove(path);
+    if (rc != 0)
+        fail_msg("openai SDK failed: %s", out);
+    j = cJSON_Parse(out);
+    assert_non_null(j);
+    assert_string_equal(cJSON_GetObjectItem(j, "finish")->valuestring, "tool_calls");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "calls")), 1);
+    call = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "calls"), 0);
+    assert_string_equal(cJSON_GetObjectItem(call, "name")->valuestring, "get_weather");
+    assert_non_null(strstr(cJSON_GetObjectItem(call, "id")->valuestring, "call_ttsbuf_"));
+    assert_true(cJSON_IsString(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(call, "args"), "query")));
+    cJSON_Delete(j);
+    free(out);
+}
+
 int tb_test_tools(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +374,8 @@ int tb_test_tools(void)
         cmocka_unit_test(malformed_per_dialect),
         cmocka_unit_test(oversized_args),
         cmocka_unit_test(trace_roundtrip),
+        cmocka_unit_test_teardown(serve_tool_calls, tb_test_serve_down),
+        cmocka_unit_test_teardown(openai_sdk_reads_tool_call, tb_test_serve_down),
     };
     return TB_RUN_GROUP("tools", tests);
 }

@@ -12,6 +12,7 @@
  * file makes the once-a-response pieces.
  */
 #include "serve_json.h"
+#include "serve_tool.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -166,6 +167,7 @@ int tb_serve_json_request(const char *body, size_t len, enum tb_api api,
     if (api != TB_API_OLLAMA)
         r->max_tokens = mt == 0 ? mct : mct == 0 ? mt : mt < mct ? mt : mct;
     r->prompt_tokens = prompt_estimate(root, api);
+    tb_serve_tool_request(root, api, r);
     r->model = strdup(cJSON_GetObjectItemCaseSensitive(root, "model")->valuestring);
     if (r->model == NULL)
         rc = tb_seterr(err, errlen, TB_ENOMEM, "out of memory");

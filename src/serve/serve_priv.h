@@ -155,6 +155,8 @@ struct tb_serve {
     struct tb_faults faults;
     size_t max_conns;
     double prefill; /* s per input token */
+    double tool_rate;                 /* requests with tools answered with a call (serve_tool.h) */
+    atomic_uint_fast64_t tool_draws; /* ... drawn so far */
     size_t budget;  /* bytes of request and output buffers, over all connections */
     int lfd, stopfd, port;
     /* The mock TTS (serve_tts.c). */
