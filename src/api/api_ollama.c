@@ -8,6 +8,7 @@
 
 #include "api_body.h"
 #include "api_priv.h"
+#include "api_tool.h"
 #include "base/jsonfield.h"
 #include "ttsbuf/error.h"
 

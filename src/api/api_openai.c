@@ -10,6 +10,7 @@
 
 #include "api_body.h"
 #include "api_priv.h"
+#include "api_tool.h"
 #include "base/jsonfield.h"
 
 /* The pair's bodies: the chat shape itself, and for completions the

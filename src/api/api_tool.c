@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_priv.h"
+#include "api_tool.h"
 #include "base/jsonfield.h"
 
 #define TOOL_INDEX_MAX 1023

@@ -11,52 +11,13 @@
 #include "serve_conn.h"
 #include "serve_dialect.h"
 #include "serve_frame.h"
-#include "serve_http.h"
 #include "serve_json.h"
 #include "serve_oai.h"
-#include "serve_plan.h"
-#include "serve_reply.h"
+#include "serve_stream.h"
 
 /* The arguments' words, one drawn a call. */
 static const char *const words[] = {"Paris", "Toronto", "Lagos", "Osaka", "Lima", "Oslo"};
 #define NWORDS (sizeof(words) / sizeof(words[0]))
-
-/* A message carries a tool's result: role "tool" (OpenAI, Ollama), or a
- * content block of type "tool_result" (Anthropic). */
-static int is_result(const cJSON *m)
-{
-    const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
-    const cJSON *content = cJSON_GetObjectItemCaseSensitive(m, "content"), *b;
-    if (cJSON_IsString(role) && strcmp(role->valuestring, "tool") == 0)
-        return 1;
-    if (!cJSON_IsArray(content))
-        return 0;
-    cJSON_ArrayForEach(b, content)
-    {
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(b, "type");
-        if (cJSON_IsString(t) && strcmp(t->valuestring, "tool_result") == 0)
-            return 1;
-    }
-    return 0;
-}
-
-void tb_serve_tool_request(const cJSON *root, enum tb_api api, struct tb_serve_json_req *r)
-{
-    const cJSON *tools = cJSON_GetObjectItemCaseSensitive(root, "tools");
-    const cJSON *t0 = cJSON_GetArrayItem(tools, 0), *name, *m;
-    r->tools = cJSON_IsArray(tools) && t0 != NULL && api != TB_API_COMPLETIONS;
-    name = api == TB_API_ANTHROPIC
-               ? cJSON_GetObjectItemCaseSensitive(t0, "name")
-               : cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t0, "function"),
-                                                  "name");
-    r->tool_name[0] = '\0';
-    if (cJSON_IsString(name) && strlen(name->valuestring) < sizeof(r->tool_name) &&
-        strpbrk(name->valuestring, "\"\\") == NULL)
-        snprintf(r->tool_name, sizeof(r->tool_name), "%s", name->valuestring);
-    r->tool_result = 0;
-    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(root, "messages"))
-        r->tool_result |= is_result(m);
-}
 
 int tb_serve_tool_drawn(struct tb_serve *srv, const struct tb_serve_conn *c, uint64_t *draw)
 {
@@ -200,17 +161,7 @@ static void events(struct tb_serve_conn *c, const char *name, const char *word)
 
 int tb_serve_tool_stream(struct tb_serve_loop *s, struct tb_serve_conn *c, uint64_t draw)
 {
-    char head[512], extra[192];
-    size_t hl;
-    tb_serve_plan_head(c, "Cache-Control: no-cache\r\n", extra, sizeof(extra));
-    hl = tb_serve_http_resp(
-        head, sizeof(head), 200,
-        c->ctx.api == TB_API_OLLAMA ? "application/x-ndjson" : "text/event-stream", -1, extra);
-    tb_serve_out_put(c, head, hl);
-    c->lg.status = 200;
-    c->lg.stream = 1;
-    s->st.requests++;
-    s->st.streams++;
+    tb_serve_stream_head(s, c);
     events(c, c->rq.tool_name[0] != '\0' ? c->rq.tool_name : "lookup", words[(draw >> 7) % NWORDS]);
     tb_serve_out_put(c, "0\r\n\r\n", 5);
     if (c->broken)

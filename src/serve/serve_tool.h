@@ -11,7 +11,9 @@
  * names the request's first tool; its arguments are {"query": WORD}, the
  * word drawn from the seed too.  A request that carries the tool's result
  * (a message of role "tool", or an Anthropic "tool_result" content block)
- * is answered with speech, as any other.
+ * is answered with speech, as any other.  serve_json.c reads what a
+ * request says of tools (struct tb_serve_json_req's tools, tool_result,
+ * tool_name).
  */
 #ifndef TTSBUF_SERVE_TOOL_H
 #define TTSBUF_SERVE_TOOL_H
@@ -19,12 +21,6 @@
 #include <stdint.h>
 
 #include "serve_priv.h"
-
-struct cJSON;
-
-/* What a request body (root, an object) says of tools, into r: whether
- * it offers any, carries a result, and the first tool's name. */
-void tb_serve_tool_request(const struct cJSON *root, enum tb_api api, struct tb_serve_json_req *r);
 
 /* Whether c's request is answered with a tool call; *draw: the draw that
  * picks its arguments.  Any loop. */
