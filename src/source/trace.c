@@ -489,6 +489,22 @@ static void add_server(cJSON *o, const struct tb_server_timing *t)
             cJSON_AddNumberToObject(v, names[i], (double)vals[i]);
 }
 
+/* {"usage": {...}, "server": {...}}: each part when known. */
+static int write_usage(FILE *f, const struct tb_stream *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL)
+        return TB_ENOMEM;
+    if (s->usage_tokens >= 0) {
+        cJSON *u = cJSON_AddObjectToObject(o, "usage");
+        if (u != NULL)
+            cJSON_AddNumberToObject(u, "completion_tokens", (double)s->usage_tokens);
+    }
+    if (has_server(&s->server))
+        add_server(o, &s->server);
+    return tb_json_put_line(f, o);
+}
+
 /* The last line: how the stream ended (an unknown end says so). */
 static int write_end(FILE *f, const struct tb_stream_end *end)
 {
@@ -601,20 +617,8 @@ int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
     free(tmp);
     if (rc == 0)
         rc = tb_trace_tool_write(f, s);
-    if (rc == 0 && (s->usage_tokens >= 0 || has_server(&s->server))) {
-        /* {"usage": {...}, "server": {...}}: each part when known. */
-        o = cJSON_CreateObject();
-        if (o == NULL)
-            return TB_ENOMEM;
-        if (s->usage_tokens >= 0) {
-            cJSON *u = cJSON_AddObjectToObject(o, "usage");
-            if (u != NULL)
-                cJSON_AddNumberToObject(u, "completion_tokens", (double)s->usage_tokens);
-        }
-        if (has_server(&s->server))
-            add_server(o, &s->server);
-        rc = tb_json_put_line(f, o);
-    }
+    if (rc == 0 && (s->usage_tokens >= 0 || has_server(&s->server)))
+        rc = write_usage(f, s);
     if (rc == 0 && s->tts != NULL)
         rc = tb_trace_tts_write(f, s->tts);
     if (rc == 0)
