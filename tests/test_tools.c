@@ -321,6 +321,13 @@ static void serve_tool_calls(void **state)
     char dir[128];
     int port;
     (void)state;
+    {
+        /* Out of 0..1: a usage error naming the option. */
+        struct tb_test_out o = tb_test_run("serve --listen 127.0.0.1:0 --tool-call-rate 1.5");
+        assert_int_equal(o.code, 2);
+        assert_non_null(strstr(o.se, "--tool-call-rate"));
+        tb_test_out_free(&o);
+    }
     tb_test_tmpdir(dir, sizeof(dir), "tools", "serve");
     tb_test_serve_up("--synth tps=400,tokens=10,ttft=0.02,seed=5 --tool-call-rate 1", &port);
     for (size_t i = 0; i < sizeof(dialect_cases) / sizeof(dialect_cases[0]); i++)
