@@ -23,7 +23,10 @@
  *   chat         choices[0].delta.content
  *   completions  choices[0].text
  *   reasoning    choices[0].delta.reasoning_content, or .reasoning
- *   tool calls   choices[0].delta.tool_calls (each element counted)
+ *   tool calls   choices[0].delta.tool_calls[]: index (a number, required),
+ *                id and function.name (the call starts), function.arguments
+ *                (a fragment of its arguments); a call ends at the finish
+ *                reason or the stream's end
  *   finish       choices[0].finish_reason
  *   usage        usage.completion_tokens / prompt_tokens (the final chunk
  *                has empty choices)
@@ -37,23 +40,30 @@
  *
  * Anthropic Messages streaming (event types, from the data's "type"):
  * message_start (usage.input_tokens), content_block_start (a tool_use
- * block counts as a tool call), content_block_delta with delta.type
- * text_delta (.text: spoken) or thinking_delta (.thinking: reasoning),
- * signature_delta and input_json_delta (ignored), content_block_stop,
+ * block starts a tool call: index, content_block.id and .name), content_block_delta with delta.type
+ * text_delta (.text: spoken), thinking_delta (.thinking: reasoning),
+ * input_json_delta (.partial_json: a fragment of the call's arguments),
+ * signature_delta (ignored), content_block_stop (index: a tool call ends),
  * ping, message_delta (delta.stop_reason; usage.output_tokens, the
  * running total), message_stop (the end; there is no [DONE]), error
  * ({"type":"error","error":{"type","message"}}).  Unknown types are
  * ignored, as Anthropic asks of clients.
  *
  * Ollama /api/chat (one JSON object a line): message.content (spoken),
- * message.thinking (reasoning), message.tool_calls (counted), done,
+ * message.thinking (reasoning), message.tool_calls[] (each whole in one
+ * line: function.name, function.arguments, an optional id), done,
  * done_reason, and on the final line prompt_eval_count, eval_count and
  * the server's own durations in ns (total_duration, load_duration,
  * prompt_eval_duration, eval_duration), kept as struct tb_server_timing;
  * {"error": "..."} is an error.  /api/generate's "response" and
  * "thinking" are read too.
  *
- * Reasoning is recorded as reasoning: counted, never spoken.
+ * Reasoning is recorded as reasoning: counted, never spoken.  Tool calls
+ * are read into tb_api_delta.tools (struct tb_api_tool), never spoken; a
+ * malformed tool item (an index that is not a whole number in 0..1023, a
+ * name, id or arguments fragment that is not a string, more than
+ * TB_API_TOOLS_MAX items in one event) is bad event JSON (TB_EFORMAT,
+ * the stream byte named).
  *
  * The wrong dialect is an error, not a quiet success: an event with
  * another dialect's fields (chat chunks on /completions, OpenAI chunks on
@@ -106,6 +116,21 @@ struct tb_api_request {
     int include_usage;         /* ask for stream_options.include_usage */
 };
 
+/* What one event says of one tool call (ops: a set of these bits). */
+enum tb_api_tool_op {
+    TB_API_TOOL_START = 1, /* the call begins: its name and id */
+    TB_API_TOOL_ARGS = 2,  /* args_len more bytes of its arguments */
+    TB_API_TOOL_END = 4    /* its arguments are whole */
+};
+#define TB_API_TOOLS_MAX 16 /* tool items one event may carry (more: a parse error) */
+struct tb_api_tool {
+    unsigned ops;
+    long index; /* the call's place in the message: OpenAI's tool_calls[].index,
+                 * Anthropic's content block index, Ollama's position */
+    char name[TB_TOOL_NAME_MAX], id[TB_TOOL_NAME_MAX]; /* "" when the event has none */
+    size_t args_len;
+};
+
 /* One event, dialect-neutral. */
 struct tb_api_delta {
     int done;  /* the stream's proper end ("[DONE]", message_stop, "done": true) */
@@ -118,6 +143,8 @@ struct tb_api_delta {
     const char *reasoning; /* reasoning text, or NULL */
     size_t reasoning_len;
     uint32_t tool_calls;        /* tool-call deltas in this event */
+    uint32_t ntools;            /* tool items below (tools[0..ntools)) */
+    struct tb_api_tool tools[TB_API_TOOLS_MAX];
     long long usage_completion; /* -1 when absent */
     long long usage_prompt;     /* -1 when absent */
     char finish_reason[32];     /* "" when absent or null */

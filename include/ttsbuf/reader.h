@@ -38,6 +38,15 @@
  * hook has already had (and a speaker may have said) the characters that
  * came in the deltas before.
  *
+ * Tool calls (api.h's tool items) are recorded in the stream's tools,
+ * never as deltas, so never spoken: a call starts at the event that
+ * names it (or whose arguments come first), ends at the event that says
+ * so (Anthropic's content_block_stop, Ollama's line) or at the finish
+ * reason or the end marker; a call never ended keeps t_end NaN.  A
+ * call's arguments past TB_TOOL_ARGS_MAX bytes stop the stream
+ * (TB_READER_SSE, the stream byte named), more than TB_STREAM_TOOLS_MAX
+ * calls or TB_API_TOOLS_MAX open at once too (TB_READER_TOO_LONG).
+ *
  * Ownership: a reader owns its parser and borrows the stream it records
  * into.  Threads: one thread per reader.
  */
@@ -135,7 +144,14 @@ struct tb_reader {
     uint64_t ignored; /* bytes of data fed after the end marker (blanks not
                        * counted) */
     long long usage_completion, usage_prompt; /* -1 when not reported */
-    uint64_t tool_calls;
+    uint64_t tool_calls; /* tool calls started (out->tools) */
+    /* The tool calls still open: their index in the message, their
+     * place in out->tools. */
+    struct {
+        long index;
+        size_t call;
+    } open_tools[TB_API_TOOLS_MAX];
+    size_t nopen_tools;
     char finish_reason[32];
     int have_server;                /* the provider reported its own timings */
     struct tb_server_timing server; /* (Ollama's final line), ns */

@@ -57,6 +57,19 @@
  * prompt_eval_count, and prompt_eval_duration includes the prefill).
  * TTS requests never pay it.
  *
+ * Tool calls: with tool_call_rate = P > 0, a streamed chat, Anthropic or
+ * Ollama request that offers tools ("tools": a non-empty array) and
+ * carries no tool result is answered, for a fraction P of such requests
+ * (drawn from the seed, in the order they come), with a tool call in its
+ * dialect's documented shape instead of speech: OpenAI's tool_calls
+ * deltas (id and name, the arguments in two fragments, finish_reason
+ * "tool_calls"), Anthropic's tool_use block with input_json_delta
+ * fragments (stop_reason "tool_use"), Ollama's message.tool_calls whole in
+ * one line.  It calls the request's first tool with {"query": WORD}, the
+ * word drawn too, sent at once (no prefill, no pacing).  A request
+ * carrying the result (a message of role "tool", an Anthropic
+ * "tool_result" block) is answered with speech.
+ *
  * Streams: without stream_for, every completion request streams
  * `stream`.  With it, each completion request streams one of its own,
  * drawn for it: stream_for(ud, seed_r, out) appends to out the stream of
@@ -292,6 +305,8 @@ struct tb_serve_opts {
                                  caller's; at most TB_SERVE_THREADS_MAX */
     size_t mem_budget;        /* bytes; 0: TB_SERVE_MEM_DEFAULT */
     double prefill_per_token; /* s per input token, 0..TB_SERVE_PREFILL_MAX (below) */
+    double tool_call_rate;    /* 0..1: the fraction of streamed requests offering tools
+                               * answered with a tool call (Tool calls, above) */
     /* The mock TTS (above). */
     double (*tts_latency_at)(void *ud, uint32_t i); /* seconds >= 0; NULL: 0 */
     void *tts_latency_ud;

@@ -124,6 +124,21 @@ struct tb_stream_ttsmodel {
     char lead[256];       /* options.tts_lead, or "" */
 };
 
+/* A tool call the model made instead of (or before) speaking: read from
+ * the stream (api.h's tool items), never spoken, kept in a trace's "tool"
+ * lines (ttsbuf-trace(5)).  Caps (ttsbuf(1) LIMITS): the reader stops a
+ * stream whose call's arguments pass TB_TOOL_ARGS_MAX bytes or that
+ * starts more than TB_STREAM_TOOLS_MAX calls. */
+#define TB_TOOL_NAME_MAX 64           /* bytes of a name or id kept, NUL included */
+#define TB_TOOL_ARGS_MAX (1u << 20)   /* bytes of one call's arguments */
+#define TB_STREAM_TOOLS_MAX 1024u     /* calls in one stream */
+struct tb_tool_call {
+    double t_start;      /* s since the request was sent */
+    double t_end;        /* ... its arguments were whole; NaN: never ended */
+    uint64_t args_bytes; /* bytes of its arguments (JSON text) */
+    char name[TB_TOOL_NAME_MAX], id[TB_TOOL_NAME_MAX]; /* "" when not sent */
+};
+
 struct tb_stream {
     struct tb_event *ev;
     size_t n, cap;
@@ -145,11 +160,14 @@ struct tb_stream {
                                      * or NAN */
     char chunk_policy[24];          /* the recording's chunk policy (a trace
                                      * header's options.chunk), or "" */
-    struct tb_stream_ttsmodel rec;  /* the recording's modelled TTS */
+    struct tb_stream_ttsmodel *rec; /* the recording's modelled TTS, or NULL; owned */
     struct tb_stream_end end;       /* how it ended (unknown unless said) */
     struct tb_tts_log *tts;         /* what a real TTS did with the stream's
                                      * chunks (ttsmeas.h), owned; NULL: the
                                      * run had no live TTS */
+    struct tb_tool_call *tools;     /* the tool calls, in the order they
+                                     * started; owned */
+    size_t ntools, tools_cap;
 };
 
 /*
@@ -204,6 +222,10 @@ char *tb_stream_content_text(const struct tb_stream *s);
  */
 int tb_stream_append(struct tb_stream *s, double t, const char *text, size_t len, uint32_t tokens,
                      enum tb_kind kind);
+
+/* tb_stream_tool_add - adds a tool call (a copy of c).  Returns 0,
+ * TB_ETOOBIG (TB_STREAM_TOOLS_MAX calls already) or TB_ENOMEM. */
+int tb_stream_tool_add(struct tb_stream *s, const struct tb_tool_call *c);
 
 /* Text of event i (not NUL-terminated; length s->ev[i].len). */
 static inline const char *tb_stream_text(const struct tb_stream *s, size_t i)

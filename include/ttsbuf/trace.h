@@ -38,11 +38,13 @@
 
 #include "ttsbuf/stream.h"
 
-/* The newest format version this ttsbuf reads and writes: 3, the "tts"
- * lines, written only when the stream has a TTS log; other streams are
- * written as version 2 (TB_TRACE_VERSION_BASE), which older ttsbufs read.
- * It reads 1 to 3. */
-#define TB_TRACE_VERSION 3
+/* The newest format version this ttsbuf reads and writes: 4, the "tool"
+ * lines, written only when the stream has tool calls; 3, the "tts" lines,
+ * when it has a TTS log (and no tool call); other streams are written as
+ * version 2 (TB_TRACE_VERSION_BASE), which older ttsbufs read.  It reads
+ * 1 to 4. */
+#define TB_TRACE_VERSION 4
+#define TB_TRACE_VERSION_TTS 3
 #define TB_TRACE_VERSION_BASE 2
 
 /* Longest line accepted, in bytes (ttsbuf(1) LIMITS). */

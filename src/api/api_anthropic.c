@@ -8,6 +8,7 @@
 
 #include "api_body.h"
 #include "api_priv.h"
+#include "api_tool.h"
 #include "base/jsonfield.h"
 #include "ttsbuf/error.h"
 
@@ -65,6 +66,31 @@ static int body(const struct tb_api_request *q, char **out, char *err, size_t er
     return tb_api_body_adapted(q, adapt, out, err, errlen);
 }
 
+/* A tool_use block's start (index, id, name), an input_json_delta's
+ * fragment (partial_json), a block's stop: tool items. */
+static void tool_item(const cJSON *root, unsigned op, const cJSON *block, const cJSON *fragment,
+                      struct tb_api_delta *d, struct tb_api_fields *f)
+{
+    struct tb_api_tool *t =
+        tb_api_tool_new(d, f, cJSON_GetObjectItemCaseSensitive(root, "index"), "index");
+    if (t == NULL)
+        return;
+    t->ops = op;
+    if (op == TB_API_TOOL_START &&
+        (tb_api_tool_str(t->id, cJSON_GetObjectItemCaseSensitive(block, "id"),
+                         "content_block.id", f) != 0 ||
+         tb_api_tool_str(t->name, cJSON_GetObjectItemCaseSensitive(block, "name"),
+                         "content_block.name", f) != 0))
+        return;
+    if (op == TB_API_TOOL_ARGS) {
+        if (!cJSON_IsString(fragment)) {
+            snprintf(f->bad, sizeof(f->bad), "delta.partial_json is not a string");
+            return;
+        }
+        tb_api_tool_args(t, fragment, "delta.partial_json", f);
+    }
+}
+
 static void fields(const cJSON *root, const char *sse_type, size_t type_len, struct tb_api_delta *d,
                    struct tb_api_fields *f)
 {
@@ -87,8 +113,10 @@ static void fields(const cJSON *root, const char *sse_type, size_t type_len, str
     } else if (strcmp(type, "content_block_start") == 0) {
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "content_block");
         const cJSON *bt = cJSON_GetObjectItemCaseSensitive(b, "type");
-        if (cJSON_IsString(bt) && strcmp(bt->valuestring, "tool_use") == 0)
+        if (cJSON_IsString(bt) && strcmp(bt->valuestring, "tool_use") == 0) {
             d->tool_calls = 1;
+            tool_item(root, TB_API_TOOL_START, b, NULL, d, f);
+        }
         else if (cJSON_IsString(bt) && strcmp(bt->valuestring, "text") == 0)
             f->text = cJSON_GetObjectItemCaseSensitive(b, "text");
         else if (cJSON_IsString(bt) && strcmp(bt->valuestring, "thinking") == 0)
@@ -99,6 +127,13 @@ static void fields(const cJSON *root, const char *sse_type, size_t type_len, str
             f->text = cJSON_GetObjectItemCaseSensitive(delta, "text");
         else if (cJSON_IsString(dt) && strcmp(dt->valuestring, "thinking_delta") == 0)
             f->thinking = cJSON_GetObjectItemCaseSensitive(delta, "thinking");
+        else if (cJSON_IsString(dt) && strcmp(dt->valuestring, "input_json_delta") == 0)
+            tool_item(root, TB_API_TOOL_ARGS, NULL,
+                      cJSON_GetObjectItemCaseSensitive(delta, "partial_json"), d, f);
+    } else if (strcmp(type, "content_block_stop") == 0) {
+        /* Any block's stop: the reader ends a tool call at its index. */
+        if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, "index")))
+            tool_item(root, TB_API_TOOL_END, NULL, NULL, d, f);
     } else if (strcmp(type, "message_delta") == 0) {
         tb_jsonfield_line(d->finish_reason, sizeof(d->finish_reason),
                           cJSON_GetObjectItemCaseSensitive(delta, "stop_reason"));
@@ -107,8 +142,8 @@ static void fields(const cJSON *root, const char *sse_type, size_t type_len, str
     } else if (strcmp(type, "message_stop") == 0) {
         d->done = 1;
     }
-    /* error: read before (tb_evjson_error); ping, content_block_stop
-     * and types added later: nothing to record. */
+    /* error: read before (tb_evjson_error); ping and types added
+     * later: nothing to record. */
 }
 
 const struct tb_api_dialect tb_api_dialect_anthropic = {

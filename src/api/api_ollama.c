@@ -8,6 +8,7 @@
 
 #include "api_body.h"
 #include "api_priv.h"
+#include "api_tool.h"
 #include "base/jsonfield.h"
 #include "ttsbuf/error.h"
 
@@ -39,6 +40,34 @@ static int body(const struct tb_api_request *q, char **out, char *err, size_t er
     return tb_api_body_adapted(q, adapt, out, err, errlen);
 }
 
+/* Ollama's tool calls come whole, each in one line: started, its
+ * arguments (an object) measured, ended.  index: function.index when
+ * given, else its place in the list. */
+static void tool_calls(const cJSON *tc, struct tb_api_delta *d, struct tb_api_fields *f)
+{
+    const cJSON *e;
+    int i = 0;
+    d->tool_calls = (uint32_t)cJSON_GetArraySize(tc);
+    cJSON_ArrayForEach(e, tc)
+    {
+        const cJSON *fn = cJSON_GetObjectItemCaseSensitive(e, "function");
+        const cJSON *ix = cJSON_GetObjectItemCaseSensitive(fn, "index");
+        cJSON *pos = cJSON_CreateNumber(i++);
+        struct tb_api_tool *t =
+            tb_api_tool_new(d, f, ix != NULL ? ix : pos, "message.tool_calls[].function.index");
+        cJSON_Delete(pos);
+        if (t == NULL ||
+            tb_api_tool_str(t->id, cJSON_GetObjectItemCaseSensitive(e, "id"),
+                            "message.tool_calls[].id", f) != 0 ||
+            tb_api_tool_str(t->name, cJSON_GetObjectItemCaseSensitive(fn, "name"),
+                            "message.tool_calls[].function.name", f) != 0 ||
+            tb_api_tool_args(t, cJSON_GetObjectItemCaseSensitive(fn, "arguments"),
+                             "message.tool_calls[].function.arguments", f) != 0)
+            return;
+        t->ops |= TB_API_TOOL_START | TB_API_TOOL_END;
+    }
+}
+
 static void fields(const cJSON *root, const char *type, size_t type_len, struct tb_api_delta *out,
                    struct tb_api_fields *f)
 {
@@ -53,7 +82,7 @@ static void fields(const cJSON *root, const char *type, size_t type_len, struct 
                                 : cJSON_GetObjectItemCaseSensitive(root, "response");
     f->thinking = cJSON_GetObjectItemCaseSensitive(cJSON_IsObject(m) ? m : root, "thinking");
     if (cJSON_IsArray(tc))
-        d->tool_calls = (uint32_t)cJSON_GetArraySize(tc);
+        tool_calls(tc, d, f);
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "done")))
         return;
     d->done = 1;

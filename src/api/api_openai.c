@@ -10,6 +10,7 @@
 
 #include "api_body.h"
 #include "api_priv.h"
+#include "api_tool.h"
 #include "base/jsonfield.h"
 
 /* The pair's bodies: the chat shape itself, and for completions the
@@ -32,6 +33,31 @@ static int chat_body(const struct tb_api_request *q, char **out, char *err, size
 static int completions_body(const struct tb_api_request *q, char **out, char *err, size_t errlen)
 {
     return pair_body(q, 1, out, err, errlen);
+}
+
+/* OpenAI's tool_calls deltas: each element's index, and its id and
+ * function.name (the first delta of a call) and function.arguments (a
+ * fragment).  A call ends at the finish reason (the reader ends it). */
+static void tool_calls(const cJSON *tc, struct tb_api_delta *out, struct tb_api_fields *f)
+{
+    const cJSON *e;
+    out->tool_calls = (uint32_t)cJSON_GetArraySize(tc);
+    cJSON_ArrayForEach(e, tc)
+    {
+        const cJSON *fn = cJSON_GetObjectItemCaseSensitive(e, "function");
+        struct tb_api_tool *t = tb_api_tool_new(
+            out, f, cJSON_GetObjectItemCaseSensitive(e, "index"), "tool_calls[].index");
+        if (t == NULL ||
+            tb_api_tool_str(t->id, cJSON_GetObjectItemCaseSensitive(e, "id"), "tool_calls[].id",
+                            f) != 0 ||
+            tb_api_tool_str(t->name, cJSON_GetObjectItemCaseSensitive(fn, "name"),
+                            "tool_calls[].function.name", f) != 0 ||
+            tb_api_tool_args(t, cJSON_GetObjectItemCaseSensitive(fn, "arguments"),
+                             "tool_calls[].function.arguments", f) != 0)
+            return;
+        if (t->id[0] != '\0' || t->name[0] != '\0')
+            t->ops |= TB_API_TOOL_START;
+    }
 }
 
 /* An OpenAI chunk: usage (the final chunk has empty choices), then
@@ -65,7 +91,7 @@ static void fields(const cJSON *root, const char *type, size_t type_len, struct 
         f->thinking = r;
         f->what = "delta.content";
         if (cJSON_IsArray(tc))
-            out->tool_calls = (uint32_t)cJSON_GetArraySize(tc);
+            tool_calls(tc, out, f);
     } else {
         f->text = cJSON_GetObjectItemCaseSensitive(ch0, "text");
         f->what = "choices[0].text";

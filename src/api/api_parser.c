@@ -109,7 +109,7 @@ static int event(const struct tb_api_dialect *d, struct tb_jsontext_texts *t, co
                  size_t type_len, const char *data, size_t len, struct tb_api_delta *out, char *err,
                  size_t errlen)
 {
-    struct tb_api_fields f = {NULL, NULL, "the event text"};
+    struct tb_api_fields f = {NULL, NULL, "the event text", ""};
     const char *c = NULL, *r = NULL;
     size_t cl = 0, rl = 0;
     cJSON *root;
@@ -133,6 +133,10 @@ static int event(const struct tb_api_dialect *d, struct tb_jsontext_texts *t, co
     }
     out->shape = tb_evjson_shape(root);
     d->fields(root, type, type_len, out, &f);
+    if (f.bad[0] != '\0') {
+        rc = tb_seterr(err, errlen, TB_EFORMAT, "%s", f.bad);
+        goto out;
+    }
     tb_evjson_text(f.text, &c, &cl);
     tb_evjson_text(f.thinking, &r, &rl);
     rc = tb_evjson_keep(t, c, cl, r, rl, out->done, f.what, out, err, errlen);

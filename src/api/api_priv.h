@@ -18,10 +18,12 @@
 #include "ttsbuf/api.h"
 
 /* Where one event's texts are (in root's tree), for the parser to keep;
- * what: the content field's name, for messages. */
+ * what: the content field's name, for messages; bad: "" or why the event
+ * is malformed (a tool item: api_tool.c), which makes it bad event JSON. */
 struct tb_api_fields {
     const cJSON *text, *thinking;
     const char *what;
+    char bad[128];
 };
 
 struct tb_api_dialect {

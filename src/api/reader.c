@@ -109,6 +109,7 @@ void tb_reader_begin(struct tb_reader *rd, struct tb_stream *out, double t0)
     tb_stream_end_init(&out->end);
     rd->usage_completion = rd->usage_prompt = -1;
     rd->tool_calls = 0;
+    rd->nopen_tools = 0;
     rd->finish_reason[0] = '\0';
     rd->have_server = 0;
     tb_stream_timing_init(&rd->server);
@@ -162,11 +163,98 @@ static int record(struct tb_reader *rd, const char *text, size_t len, uint8_t ki
     return rd->push != NULL ? rd->push(rd->push_ud, rd, t, text, len, kind) : 0;
 }
 
+/* The open call at index, or -1. */
+static int open_tool(const struct tb_reader *rd, long index)
+{
+    for (size_t i = 0; i < rd->nopen_tools; i++)
+        if (rd->open_tools[i].index == index)
+            return (int)i;
+    return -1;
+}
+
+/* Ends open call k at t (k < 0: every open call). */
+static void end_tools(struct tb_reader *rd, int k, double t)
+{
+    size_t from = k < 0 ? 0 : (size_t)k, to = k < 0 ? rd->nopen_tools : (size_t)k + 1;
+    for (size_t i = from; i < to; i++)
+        rd->out->tools[rd->open_tools[i].call].t_end = t;
+    if (k < 0)
+        rd->nopen_tools = 0;
+    else
+        rd->open_tools[k] = rd->open_tools[--rd->nopen_tools];
+}
+
+/* A new call for item it at t, open.  0, or the stream's failure. */
+static int start_tool(struct tb_reader *rd, const struct tb_api_tool *it, double t,
+                      uint64_t offset)
+{
+    struct tb_tool_call c = {.t_start = t, .t_end = NAN};
+    int rc;
+    if (rd->nopen_tools >= TB_API_TOOLS_MAX)
+        return tb_reader_fail(rd, TB_READER_TOO_LONG,
+                              "over %d tool calls open at once at stream byte %llu",
+                              TB_API_TOOLS_MAX, (unsigned long long)offset);
+    snprintf(c.name, sizeof(c.name), "%s", it->name);
+    snprintf(c.id, sizeof(c.id), "%s", it->id);
+    tb_secrets_scrub(rd->secrets, c.name);
+    tb_secrets_scrub(rd->secrets, c.id);
+    rc = tb_stream_tool_add(rd->out, &c);
+    if (rc == TB_ENOMEM)
+        return tb_reader_fail(rd, TB_READER_NOMEM, "out of memory recording a tool call");
+    if (rc != 0)
+        return tb_reader_fail(rd, TB_READER_TOO_LONG,
+                              "over %u tool calls at stream byte %llu: the stream stops there",
+                              TB_STREAM_TOOLS_MAX, (unsigned long long)offset);
+    rd->open_tools[rd->nopen_tools].index = it->index;
+    rd->open_tools[rd->nopen_tools++].call = rd->out->ntools - 1;
+    rd->tool_calls++;
+    return 0;
+}
+
+/* One tool item: a call starts (or, its arguments first, starts
+ * unnamed), grows, ends.  0, or the stream's failure. */
+static int tool_item(struct tb_reader *rd, const struct tb_api_tool *it, double t,
+                     uint64_t offset)
+{
+    int k = open_tool(rd, it->index);
+    struct tb_tool_call *c;
+    if (k < 0 && (it->ops & (TB_API_TOOL_START | TB_API_TOOL_ARGS)) == 0)
+        return 0; /* the stop of a block that was not a call */
+    if (k < 0) {
+        if (start_tool(rd, it, t, offset) != 0)
+            return rd->error;
+        k = (int)rd->nopen_tools - 1;
+    }
+    c = &rd->out->tools[rd->open_tools[k].call];
+    if (c->name[0] == '\0' && it->name[0] != '\0')
+        snprintf(c->name, sizeof(c->name), "%s", it->name);
+    c->args_bytes += it->args_len;
+    if (c->args_bytes > TB_TOOL_ARGS_MAX)
+        return tb_reader_fail(rd, TB_READER_SSE,
+                              "tool call %ld's arguments over %u bytes at stream byte %llu",
+                              it->index, TB_TOOL_ARGS_MAX, (unsigned long long)offset);
+    if (it->ops & TB_API_TOOL_END)
+        end_tools(rd, k, t);
+    return 0;
+}
+
+/* The event's tool items; every open call ends at a finish reason or the
+ * end marker. */
+static int tools(struct tb_reader *rd, const struct tb_api_delta *d, uint64_t offset)
+{
+    double t = rd->t_now - rd->t0 > 0 ? rd->t_now - rd->t0 : 0;
+    for (uint32_t i = 0; i < d->ntools; i++)
+        if (tool_item(rd, &d->tools[i], t, offset) != 0)
+            return 1;
+    if (d->finish_reason[0] != '\0' || d->done)
+        end_tools(rd, -1, t);
+    return 0;
+}
+
 static int on_event(void *ud, const struct tb_api_delta *ad, uint64_t offset)
 {
     struct tb_reader *rd = ud;
     const struct tb_api_delta *d = ad;
-    (void)offset;
     if (tb_api_delta_is_data(ad) && rd->t_now > rd->last_data)
         rd->last_data = rd->t_now;
     if (ad->have_server) {
@@ -187,7 +275,8 @@ static int on_event(void *ud, const struct tb_api_delta *ad, uint64_t offset)
         snprintf(rd->finish_reason, sizeof(rd->finish_reason), "%s", d->finish_reason);
         tb_secrets_scrub(rd->secrets, rd->finish_reason);
     }
-    rd->tool_calls += d->tool_calls;
+    if (tools(rd, d, offset) != 0)
+        return 1;
     if (d->reasoning != NULL && record(rd, d->reasoning, d->reasoning_len, TB_KIND_REASONING) != 0)
         return 1;
     if (d->content != NULL && record(rd, d->content, d->content_len, TB_KIND_CONTENT) != 0)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/ttsmeas.h"
 
@@ -75,6 +76,8 @@ void tb_stream_free(struct tb_stream *s)
         return;
     free(s->ev);
     free(s->text);
+    free(s->tools);
+    free(s->rec);
     tb_tts_log_free(s->tts);
     free(s->tts);
     tb_stream_init(s);
@@ -89,6 +92,9 @@ void tb_stream_clear(struct tb_stream *s)
 {
     s->n = 0;
     s->text_len = 0;
+    s->ntools = 0;
+    free(s->rec);
+    s->rec = NULL;
     s->usage_tokens = -1;
     s->request = -1;
     s->eou_s = NAN;
@@ -192,5 +198,19 @@ int tb_stream_append(struct tb_stream *s, double t, const char *text, size_t len
     e->tokens = tokens;
     e->kind = (uint8_t)kind;
     s->text_len += len;
+    return 0;
+}
+
+int tb_stream_tool_add(struct tb_stream *s, const struct tb_tool_call *c)
+{
+    if (s->ntools >= TB_STREAM_TOOLS_MAX)
+        return TB_ETOOBIG;
+    if (s->ntools == s->tools_cap) {
+        struct tb_tool_call *nt = tb_grow(s->tools, &s->tools_cap, sizeof(*nt), 4);
+        if (nt == NULL)
+            return TB_ENOMEM;
+        s->tools = nt;
+    }
+    s->tools[s->ntools++] = *c;
     return 0;
 }

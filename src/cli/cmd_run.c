@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -381,6 +382,8 @@ static void account(struct run *x)
         .warning = r->warning,
         .sse_events = r->sse_events,
         .tool_calls = r->tool_calls,
+        .tool_first_start = r->stream.ntools > 0 ? r->stream.tools[0].t_start : NAN,
+        .tool_first_end = r->stream.ntools > 0 ? r->stream.tools[0].t_end : NAN,
         .finish_reason = r->finish_reason,
         .usage_retried = r->usage_retried,
         .usage_ignored = r->usage_ignored,

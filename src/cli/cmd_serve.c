@@ -40,6 +40,7 @@ enum {
     O_LISTEN = TB_O__COMMON_END,
     O_FAULT,
     O_PREFILL,
+    O_TOOL_RATE,
     O_MAX_CONNS,
     O_THREADS,
     O_MEM_BUDGET,
@@ -74,6 +75,14 @@ static const struct tb_optdoc serve_rows[] = {
      "them; every item of the response is due S x P later. Each completion response's head "
      "carries X-Ttsbuf-Prompt-Tokens: P and X-Ttsbuf-Prefill: S x P (seconds). TTS requests never "
      "pay it."},
+    {"tool-call-rate", O_TOOL_RATE, "P",
+     "the fraction of streamed requests offering tools answered with a tool call first (default "
+     "0)",
+     "Allowed 0..1, drawn from --seed. A chat, Anthropic or Ollama request with a non-empty "
+     "\"tools\" and no tool result is answered with a call of its first tool, {\"query\": WORD}, "
+     "in the dialect's documented shape (OpenAI tool_calls deltas, Anthropic tool_use with "
+     "input_json_delta, Ollama message.tool_calls); a request carrying the result (role "
+     "\"tool\", or a tool_result block) gets speech."},
     {"max-connections", O_MAX_CONNS, "N",
      "connections served at once (default 4096); one more is answered 503 at once",
      "Allowed 1..1000000. A connection past N gets 503 with an error body naming the cap and "
@@ -361,6 +370,8 @@ static int option(void *ud, int c, const char *arg)
     case O_PREFILL:
         return tb_cli_opt_double("--prefill-per-token", arg, 0, TB_SERVE_PREFILL_MAX,
                                  &a->so.prefill_per_token);
+    case O_TOOL_RATE:
+        return tb_cli_opt_double("--tool-call-rate", arg, 0, 1, &a->so.tool_call_rate);
     case O_MAX_CONNS:
         a->max_conns_set = 1;
         return tb_cli_opt_size("--max-connections", arg, 1, TB_SERVE_CONNS_MAX, &a->so.max_conns);

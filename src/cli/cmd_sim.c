@@ -192,7 +192,8 @@ static int parse(struct sim *x, int argc, char **argv)
  * recording plays what the recording did.  0, or the option's error. */
 static int adopt_recorded(struct tb_cli_common *c, const struct tb_stream *s)
 {
-    const struct tb_stream_ttsmodel *m = &s->rec;
+    static const struct tb_stream_ttsmodel none;
+    const struct tb_stream_ttsmodel *m = s->rec != NULL ? s->rec : &none;
     struct tb_cli_tts *t = &c->tts;
     int rc = 0;
     if (m->has_tts && t->latency == NULL && t->preset == NULL && !t->conc_set && !t->rtf_set &&

@@ -57,6 +57,7 @@ struct tb_report_live {
     const char *error;
     const char *warning; /* NULL or "" when none */
     uint64_t sse_events, tool_calls;
+    double tool_first_start, tool_first_end; /* the first tool call's, s; NaN: none */
     const char *finish_reason;
     int usage_retried;
     long long usage_ignored;               /* usage not credible beside the events, or -1 */

@@ -185,6 +185,13 @@ static void head(FILE *f, const struct human *h)
                 "  note: the server's usage said %lld tokens for %zu content events: not "
                 "trusted; the events are counted instead\n",
                 live->usage_ignored, h->r->content_events);
+    if (live->tool_calls > 0 && isfinite(live->tool_first_end))
+        fprintf(f, "  tool calls: %llu (never spoken), the first from %.3f s to %.3f s\n",
+                (unsigned long long)live->tool_calls, live->tool_first_start,
+                live->tool_first_end);
+    else if (live->tool_calls > 0)
+        fprintf(f, "  tool calls: %llu (never spoken), the first from %.3f s, never ended\n",
+                (unsigned long long)live->tool_calls, live->tool_first_start);
     if (live->surrogates_replaced > 0)
         fprintf(f,
                 "  note: %" PRIu64 " UTF-16 surrogate half%s without a partner replaced "

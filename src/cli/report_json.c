@@ -122,6 +122,8 @@ static void live_json(cJSON *root, const struct tb_report_live *live)
     cJSON_AddNumberToObject(root, "http_status", (double)live->http_status);
     cJSON_AddNumberToObject(root, "sse_events", (double)live->sse_events);
     cJSON_AddNumberToObject(root, "tool_calls", (double)live->tool_calls);
+    tb_json_add_num(root, "tool_first_start_s", live->tool_first_start);
+    tb_json_add_num(root, "tool_first_end_s", live->tool_first_end);
     cJSON_AddStringToObject(root, "finish_reason", live->finish_reason);
     cJSON_AddBoolToObject(root, "usage_retried", live->usage_retried);
     if (live->usage_ignored >= 0)

@@ -82,6 +82,47 @@ static int limit(const cJSON *v, uint64_t *out)
     return 0;
 }
 
+/* A message carries a tool's result: role "tool" (OpenAI, Ollama), or a
+ * content block of type "tool_result" (Anthropic). */
+static int is_result(const cJSON *m)
+{
+    const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(m, "content"), *b;
+    if (cJSON_IsString(role) && strcmp(role->valuestring, "tool") == 0)
+        return 1;
+    if (!cJSON_IsArray(content))
+        return 0;
+    cJSON_ArrayForEach(b, content)
+    {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(b, "type");
+        if (cJSON_IsString(t) && strcmp(t->valuestring, "tool_result") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* What the body says of tools (serve_tool.h): whether it offers any,
+ * carries a result, and the first tool's name. */
+static void tool_request(const cJSON *root, enum tb_api api, struct tb_serve_json_req *r)
+{
+    const cJSON *tools = cJSON_GetObjectItemCaseSensitive(root, "tools");
+    const cJSON *t0 = cJSON_GetArrayItem(tools, 0), *name, *m;
+    r->tools = cJSON_IsArray(tools) && t0 != NULL && api != TB_API_COMPLETIONS;
+    name = api == TB_API_ANTHROPIC
+               ? cJSON_GetObjectItemCaseSensitive(t0, "name")
+               : cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t0, "function"),
+                                                  "name");
+    r->tool_name[0] = '\0';
+    if (cJSON_IsString(name) && strlen(name->valuestring) < sizeof(r->tool_name) &&
+        strpbrk(name->valuestring, "\"\\") == NULL)
+        snprintf(r->tool_name, sizeof(r->tool_name), "%s", name->valuestring);
+    r->tool_result = 0;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(root, "messages"))
+    {
+        r->tool_result |= is_result(m);
+    }
+}
+
 int tb_serve_json_request(const char *body, size_t len, enum tb_api api,
                           struct tb_serve_json_req *r, char *err, size_t errlen)
 {
@@ -166,6 +207,7 @@ int tb_serve_json_request(const char *body, size_t len, enum tb_api api,
     if (api != TB_API_OLLAMA)
         r->max_tokens = mt == 0 ? mct : mct == 0 ? mt : mt < mct ? mt : mct;
     r->prompt_tokens = prompt_estimate(root, api);
+    tool_request(root, api, r);
     r->model = strdup(cJSON_GetObjectItemCaseSensitive(root, "model")->valuestring);
     if (r->model == NULL)
         rc = tb_seterr(err, errlen, TB_ENOMEM, "out of memory");

@@ -24,6 +24,9 @@ struct tb_serve_json_req {
     int include_usage;      /* stream_options.include_usage */
     uint64_t max_tokens;    /* 0: no limit */
     uint64_t prompt_tokens; /* estimate: prompt text bytes / 4, rounded up */
+    int tools;              /* offers tools (serve_tool.h) */
+    int tool_result;        /* ... carries a tool's result */
+    char tool_name[64];     /* the first tool's name, "" none */
 };
 
 /*

@@ -18,6 +18,7 @@
  *   serve_log.c      the request log: each request's line when it ends
  *   serve_oai.c      OpenAI (chat and legacy completions) stream events
  *   serve_dialect.c  Anthropic events and Ollama lines
+ *   serve_tool.c     tool-call turns: a request's tools, a call in its dialect
  *   serve_frame.c    HTTP chunks carrying SSE events or NDJSON lines
  *   serve_tts.c      the TTS routes: a request, its speech, its PCM on time
  *   serve_speech.c   the TTS's synthesis thread (eSpeak NG, libsamplerate)
@@ -160,6 +161,8 @@ struct tb_serve {
     unsigned retry_after;
     atomic_size_t inflight, tts_inflight;  /* requests in flight now */
     double prefill; /* s per input token */
+    double tool_rate;                 /* requests with tools answered with a call (serve_tool.h) */
+    atomic_uint_fast64_t tool_draws; /* ... drawn so far */
     size_t budget;  /* bytes of request and output buffers, over all connections */
     int lfd, stopfd, port;
     /* The mock TTS (serve_tts.c). */

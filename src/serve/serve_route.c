@@ -19,6 +19,7 @@
 #include "serve_reply.h"
 #include "serve_route.h"
 #include "serve_stream.h"
+#include "serve_tool.h"
 #include "serve_tts.h"
 #include "ttsbuf/error.h"
 
@@ -134,6 +135,7 @@ int tb_serve_dispatch(struct tb_serve_loop *s, struct tb_serve_conn *c, int64_t 
 {
     const struct tb_serve_http_head *h = &c->head;
     const struct tb_stream *st;
+    uint64_t draw = 0;
     enum tb_api api;
     char msg[512], why[320], name[232];
     const char *plus;
@@ -217,5 +219,7 @@ int tb_serve_dispatch(struct tb_serve_loop *s, struct tb_serve_conn *c, int64_t 
     tb_serve_plan_init(&c->plan, st, &c->f, api == TB_API_COMPLETIONS, c->rq.max_tokens);
     tb_serve_plan_prefill(&c->plan, s->srv->prefill, c->rq.prompt_tokens);
     c->lg.planned = 1;
+    if (tb_serve_tool_drawn(s->srv, c, &draw))
+        return tb_serve_tool_stream(s, c, draw);
     return c->rq.stream ? tb_serve_stream_start(s, c) : tb_serve_body_start(s, c);
 }

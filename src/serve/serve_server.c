@@ -48,6 +48,9 @@ static int check_opts(const struct tb_serve_opts *o, char *err, size_t errlen)
     if (!(o->prefill_per_token >= 0 && o->prefill_per_token <= TB_SERVE_PREFILL_MAX))
         return tb_seterr(err, errlen, TB_EINVAL, "serve: prefill_per_token %g is not in 0..%g",
                          o->prefill_per_token, TB_SERVE_PREFILL_MAX);
+    if (!(o->tool_call_rate >= 0 && o->tool_call_rate <= 1))
+        return tb_seterr(err, errlen, TB_EINVAL, "serve: tool_call_rate %g is not in 0..1",
+                         o->tool_call_rate);
     if (o->max_conns > TB_SERVE_CONNS_MAX)
         return tb_seterr(err, errlen, TB_EINVAL, "serve: max_conns %zu is over %d", o->max_conns,
                          TB_SERVE_CONNS_MAX);
@@ -115,6 +118,7 @@ static void take_opts(struct tb_serve *srv, const struct tb_serve_opts *o)
     srv->tts_max_inflight = o->tts_max_inflight;
     srv->retry_after = o->retry_after > 0 ? o->retry_after : 1;
     srv->prefill = o->prefill_per_token;
+    srv->tool_rate = o->tool_call_rate;
     srv->budget = o->mem_budget > 0 ? o->mem_budget : TB_SERVE_MEM_DEFAULT;
     srv->tts_latency_at = o->tts_latency_at;
     srv->tts_latency_ud = o->tts_latency_ud;

@@ -103,7 +103,7 @@ int tb_serve_advance(struct tb_serve_loop *s, struct tb_serve_conn *c)
     }
 }
 
-int tb_serve_stream_start(struct tb_serve_loop *s, struct tb_serve_conn *c)
+void tb_serve_stream_head(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     char head[512], extra[192];
     size_t hl;
@@ -114,10 +114,15 @@ int tb_serve_stream_start(struct tb_serve_loop *s, struct tb_serve_conn *c)
     tb_serve_out_put(c, head, hl);
     c->lg.status = 200;
     c->lg.stream = 1;
-    if (!tb_serve_is_dialect(c) && tb_serve_chunk_init(&c->chunk, &c->ctx) != 0)
-        return tb_serve_conn_close(s, c, 1);
     s->st.requests++;
     s->st.streams++;
+}
+
+int tb_serve_stream_start(struct tb_serve_loop *s, struct tb_serve_conn *c)
+{
+    tb_serve_stream_head(s, c);
+    if (!tb_serve_is_dialect(c) && tb_serve_chunk_init(&c->chunk, &c->ctx) != 0)
+        return tb_serve_conn_close(s, c, 1);
     c->st = C_STREAM;
     c->block = -1;
     c->first_due = -1;

@@ -24,6 +24,7 @@
 #include "ttsbuf/jsonline.h"
 #include "ttsbuf/utf8.h"
 #include "trace_priv.h"
+#include "trace_tool.h"
 #include "trace_tts.h"
 
 static int bad(struct trace_loader *L, int code, const char *what)
@@ -128,7 +129,14 @@ static int load_header(struct trace_loader *L, const cJSON *root)
     if (cJSON_IsObject(v)) {
         tb_jsonfield_text(L->out->chunk_policy, sizeof(L->out->chunk_policy),
                           cJSON_GetObjectItemCaseSensitive(v, "chunk"));
-        load_model_tts(&L->out->rec, v);
+        if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(v, "tts")) ||
+            cJSON_GetObjectItemCaseSensitive(v, "tts_lead") != NULL) {
+            /* Allocated only then: every stream a bench run holds has a
+             * tb_stream, few a recorded TTS model. */
+            if (L->out->rec == NULL && (L->out->rec = calloc(1, sizeof(*L->out->rec))) == NULL)
+                return bad(L, TB_ENOMEM, "out of memory");
+            load_model_tts(L->out->rec, v);
+        }
     }
     return 0;
 }
@@ -239,7 +247,7 @@ static int load_end(struct trace_loader *L, const cJSON *e)
 /* The keys of one line, found in a single walk over the object (a lookup
  * per key would compare every key again: measurable over a million lines). */
 struct keys {
-    const cJSON *hdr, *t, *text, *kind, *tokens, *usage, *server, *end, *tts;
+    const cJSON *hdr, *t, *text, *kind, *tokens, *usage, *server, *end, *tts, *tool;
 };
 
 static void find_keys(const cJSON *root, struct keys *k)
@@ -267,6 +275,8 @@ static void find_keys(const cJSON *root, struct keys *k)
             k->end = c;
         else if (strcmp(n, "tts") == 0)
             k->tts = c;
+        else if (strcmp(n, "tool") == 0)
+            k->tool = c;
     }
 }
 
@@ -291,7 +301,8 @@ static int load_event(struct trace_loader *L, const struct keys *ks)
         return bad(L, TB_EFORMAT, msg);
     }
     if (L->tts_lines)
-        return bad(L, TB_EFORMAT, "an event after the \"tts\" lines (they follow the events)");
+        return bad(L, TB_EFORMAT,
+                   "an event after the \"tts\" or \"tool\" lines (they follow the events)");
     if (L->have_event && t->valuedouble < L->last_t) {
         snprintf(msg, sizeof(msg), "\"t\" goes backwards (%g < %g)", t->valuedouble, L->last_t);
         return bad(L, TB_EFORMAT, msg);
@@ -344,6 +355,20 @@ static int load_tts(struct trace_loader *L, const cJSON *v)
         return bad(L, TB_EFORMAT, "a \"tts\" line needs the header's \"tts\" object");
     L->tts_lines = 1;
     rc = tb_trace_tts_read_line(v, L->out->tts, L->out->n, msg, sizeof(msg));
+    if (rc == TB_ENOMEM)
+        return bad(L, rc, "out of memory");
+    return rc != 0 ? bad(L, rc, msg) : 0;
+}
+
+/* One {"t": T, "tool": {...}} line (version 4, after the events). */
+static int load_tool(struct trace_loader *L, const struct keys *ks)
+{
+    char msg[200];
+    int rc;
+    if (L->version < 4)
+        return bad(L, TB_EFORMAT, "a \"tool\" line needs a version-4 header (\"ttsbuf_trace\": 4)");
+    L->tts_lines = 1; /* no event may follow */
+    rc = tb_trace_tool_read(ks->t, ks->tool, L->out, msg, sizeof(msg));
     if (rc == TB_ENOMEM)
         return bad(L, rc, "out of memory");
     return rc != 0 ? bad(L, rc, msg) : 0;
@@ -405,6 +430,8 @@ int tb_trace_load_line(struct trace_loader *L, const char *p, size_t len)
             rc = load_end(L, ks.end);
         else if (ks.tts != NULL && ks.t == NULL)
             rc = load_tts(L, ks.tts);
+        else if (ks.tool != NULL)
+            rc = load_tool(L, &ks);
         else if (ks.t != NULL)
             rc = load_event(L, &ks);
         else if (ks.usage != NULL || ks.server != NULL) {
@@ -499,6 +526,22 @@ static void add_server(cJSON *o, const struct tb_server_timing *t)
             cJSON_AddNumberToObject(v, names[i], (double)vals[i]);
 }
 
+/* {"usage": {...}, "server": {...}}: each part when known. */
+static int write_usage(FILE *f, const struct tb_stream *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL)
+        return TB_ENOMEM;
+    if (s->usage_tokens >= 0) {
+        cJSON *u = cJSON_AddObjectToObject(o, "usage");
+        if (u != NULL)
+            cJSON_AddNumberToObject(u, "completion_tokens", (double)s->usage_tokens);
+    }
+    if (has_server(&s->server))
+        add_server(o, &s->server);
+    return tb_json_put_line(f, o);
+}
+
 /* The last line: how the stream ended (an unknown end says so). */
 static int write_end(FILE *f, const struct tb_stream_end *end)
 {
@@ -533,7 +576,9 @@ int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
     cJSON *o, *sc, *opts = NULL;
     /* Version 3 only when there are "tts" lines: an older ttsbuf refuses
      * them by the version, and reads every other trace as before. */
-    int version = s->tts != NULL ? TB_TRACE_VERSION : TB_TRACE_VERSION_BASE;
+    int version = s->ntools > 0  ? TB_TRACE_VERSION
+                  : s->tts != NULL ? TB_TRACE_VERSION_TTS
+                                   : TB_TRACE_VERSION_BASE;
     int rc;
     char *tmp = NULL;
     size_t tmpcap = 0;
@@ -607,20 +652,10 @@ int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
         rc = tb_json_put_line(f, o);
     }
     free(tmp);
-    if (rc == 0 && (s->usage_tokens >= 0 || has_server(&s->server))) {
-        /* {"usage": {...}, "server": {...}}: each part when known. */
-        o = cJSON_CreateObject();
-        if (o == NULL)
-            return TB_ENOMEM;
-        if (s->usage_tokens >= 0) {
-            cJSON *u = cJSON_AddObjectToObject(o, "usage");
-            if (u != NULL)
-                cJSON_AddNumberToObject(u, "completion_tokens", (double)s->usage_tokens);
-        }
-        if (has_server(&s->server))
-            add_server(o, &s->server);
-        rc = tb_json_put_line(f, o);
-    }
+    if (rc == 0)
+        rc = tb_trace_tool_write(f, s);
+    if (rc == 0 && (s->usage_tokens >= 0 || has_server(&s->server)))
+        rc = write_usage(f, s);
     if (rc == 0 && s->tts != NULL)
         rc = tb_trace_tts_write(f, s->tts);
     if (rc == 0)
