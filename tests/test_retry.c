@@ -385,6 +385,27 @@ static void retry_exp(const char *dir, int port)
     assert_true(tb_bench_retry_wait(&r, 7, 1, 0, -1) != tb_bench_retry_wait(&r, 8, 1, 0, -1));
 }
 
+/* The summary's options.retry, as unformatted JSON ("" when absent):
+ * the policy is one of the options that must match for merge and that
+ * compare names when it differs. */
+static void assert_retry_option(const char *dir, const char *want)
+{
+    char path[256], *text, *got;
+    cJSON *root, *r;
+    snprintf(path, sizeof(path), "%s/summary.json", dir);
+    text = tb_test_slurp_str(path);
+    root = cJSON_Parse(text);
+    assert_non_null(root);
+    r = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "options"),
+                                         "retry");
+    got = r != NULL ? cJSON_PrintUnformatted(r) : NULL;
+    if (strcmp(got != NULL ? got : "", want) != 0)
+        fail_msg("options.retry is '%s', want '%s'", got != NULL ? got : "", want);
+    cJSON_free(got);
+    cJSON_Delete(root);
+    free(text);
+}
+
 static void bench_retries(void **state)
 {
     char dir[128], log[128], args[256];
@@ -395,8 +416,12 @@ static void bench_retries(void **state)
     snprintf(args, sizeof(args), SHORT " --max-inflight 1 --threads 2 --log %s", log);
     tb_test_serve_up(args, &port);
     retry_none(dir, port);
+    assert_retry_option(dir, "");
     retry_after(dir, port, log);
+    assert_retry_option(dir, "{\"policy\":\"after\",\"max_retries\":10}");
     retry_exp(dir, port);
+    assert_retry_option(dir,
+                        "{\"policy\":\"exp\",\"base_s\":0.1,\"max_s\":0.5,\"max_retries\":10}");
     tb_test_serve_down(NULL);
     keep("serve_log", "jsonl", log);
     {

@@ -162,7 +162,8 @@ static int clear_stale(const char *dir, int in_traces, const struct tb_bench_met
 
 int tb_cli_bench_meta_options(struct tb_bench_meta *meta, const struct tb_sim_opts *o,
                               const struct tb_cli_tts *tts, const struct tb_cli_turn *turn,
-                              long max_tokens, const char *api)
+                              const struct tb_bench_retry *retry, long max_tokens,
+                              const char *api)
 {
     cJSON *j = cJSON_CreateObject();
     char *t;
@@ -173,6 +174,17 @@ int tb_cli_bench_meta_options(struct tb_bench_meta *meta, const struct tb_sim_op
     tb_cli_json_playout(j, o);
     tb_cli_json_tts(j, tts);
     tb_cli_turn_json_opts(j, turn);
+    if (retry->kind != TB_BENCH_RETRY_NONE) {
+        cJSON *r = cJSON_AddObjectToObject(j, "retry");
+        cJSON_AddStringToObject(r, "policy", retry->kind == TB_BENCH_RETRY_EXP ? "exp" : "after");
+        if (retry->kind == TB_BENCH_RETRY_EXP) {
+            cJSON_AddNumberToObject(r, "base_s", retry->base);
+            cJSON_AddNumberToObject(r, "max_s", retry->max);
+        }
+        cJSON_AddNumberToObject(r, "max_retries",
+                                retry->max_retries > 0 ? retry->max_retries
+                                                       : TB_BENCH_RETRY_MAX_DEFAULT);
+    }
     cJSON_AddNumberToObject(j, "ring_slots", (double)o->ring_slots);
     cJSON_AddNumberToObject(j, "ring_bytes", (double)o->ring_bytes);
     cJSON_AddNumberToObject(j, "max_tokens", (double)max_tokens);
