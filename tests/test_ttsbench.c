@@ -607,20 +607,16 @@ static void header_names_the_tts(void **state)
     }
 }
 
-/* The human header names the TTS member by member (tts_live.api=...,
- * never a whole object as "tts_live=-"), and the report's "tts sent" line
- * speaks of blank chunks only when there were some. */
+/* The human header names the TTS member by member (tts_live.api=..., not
+ * "tts_live=-"); "tts sent" speaks of blank chunks only when some were. */
 static void human_header_reads(void **state)
 {
-    struct tb_test_out o;
+    struct tb_test_out o = tb_test_run("bench --mock -c 1 --requests 2 --tts-url mock");
     (void)state;
-    o = tb_test_run("bench --mock -c 1 --requests 2 --tts-url mock --tts-api openai");
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.so, "tts_live.api=openai"));
-    assert_non_null(strstr(o.so, "tts_live.mock=on"));
     assert_null(strstr(o.so, "tts_live=-"));
-    assert_non_null(strstr(o.so, "tts sent "));
-    assert_null(strstr(o.so, "(0 blank"));
+    assert_true(strstr(o.so, "tts sent ") != NULL && strstr(o.so, "(0 blank") == NULL);
     tb_test_out_free(&o);
 }
 
