@@ -25,7 +25,9 @@ const struct tb_optdoc tb_opt_retry[] = {
      "from its first attempt's send. Each record says its refusals and the wait before each retry "
      "(retry_waits_s); the level's summary counts refusals, retries, the requests that succeeded "
      "after one (retried_ok) and those that gave up, and the waits' total and largest. A request "
-     "that gives up is an error with the last refusal's status and message."},
+     "that gives up is an error with the last refusal's status and message. A policy other than "
+     "none is in the run's options (retry: policy, base_s and max_s for exp, max_retries), so "
+     "merge refuses runs of other policies and compare names the difference."},
     {"retry-max", TB_O_RETRY_MAX, "K", "retries a request makes at most (default 5, at most 10)",
      NULL},
     TB_OPTDOC_END,
