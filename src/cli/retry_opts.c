@@ -23,8 +23,9 @@ const struct tb_optdoc tb_opt_retry[] = {
      "exp's draws come from --seed and the request's id alone, so the same seed gives the same "
      "waits. A waiting request keeps its place in flight; its ttft and every other time count "
      "from its first attempt's send. Each record says its refusals and the wait before each retry "
-     "(retry_waits_s); the level's summary counts refusals, retries, the requests that succeeded "
-     "after one (retried_ok) and those that gave up, and the waits' total and largest. A request "
+     "(retry_waits_s); the level's summary's retry block counts refusals, retries, the requests "
+     "that succeeded after one (retried_ok) and those that gave up (gave_up), and sums the waits "
+     "(wait_total_s; wait_s, their statistics). A request "
      "that gives up is an error with the last refusal's status and message. A policy other than "
      "none is in the run's options (retry: policy, base_s and max_s for exp, max_retries), so "
      "merge refuses runs of other policies and compare names the difference."},
