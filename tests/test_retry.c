@@ -312,7 +312,7 @@ static void retry_after(const char *dir, int port, const char *log)
     n = records(dir, v, 8);
     nl = lines_with(log, "seq", lg, 64);
     free_all(lg, before);
-    memmove(lg, lg + before, (nl - before) * sizeof(*lg));
+    memmove(lg, lg + before, (nl - before) * sizeof(cJSON *));
     nl -= before;
     assert_int_equal(n, 4);
     for (size_t i = 0; i < n; i++) {

@@ -276,43 +276,17 @@ static void set_creds(CURL *h, const struct tb_http_req *q, int creds, struct cu
     }
 }
 
-int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, struct tb_clock *clk,
-                       tb_http_body_fn fn, void *ud, struct tb_http_resp *r)
+/* The request's two header lists: the one returned, with the key's own
+ * header (a key_header request) and the extra headers, and x->plain
+ * without them (after a redirect to another origin).  NULL on ENOMEM
+ * (x->plain may then be set: the caller frees both). */
+static struct curl_slist *header_lists(struct tb_http_xfer *x, const struct tb_http_req *q)
 {
     struct curl_slist *hl = NULL;
     char accept[160];
     char *keyline = NULL; /* "x-api-key: KEY": scrubbed once copied */
-
-    memset(r, 0, sizeof(*r));
-    r->retry_after = -1;
-    memset(x, 0, sizeof(*x));
-    if (q->url == NULL)
-        return TB_EINVAL;
-    x->q = q;
-    x->clk = clk;
-    x->fn = fn;
-    x->ud = ud;
-    x->r = r;
-    x->secrets = q->secrets;
-    if (q->log != NULL && q->secrets == NULL) {
-        /* Verbose lines are masked with the request's own secrets. */
-        if (tb_secrets_create(&x->own) != 0 || tb_http_secrets(q, x->own) != 0) {
-            tb_secrets_destroy(x->own);
-            x->own = NULL;
-            return TB_ENOMEM;
-        }
-        x->secrets = x->own;
-    }
-    x->h = curl_easy_init();
-    if (x->h == NULL) {
-        tb_secrets_destroy(x->own);
-        x->own = NULL;
-        return TB_ENOMEM;
-    }
     snprintf(accept, sizeof(accept), "Accept: %s",
              q->stream_type != NULL ? q->stream_type : "text/event-stream");
-    /* Two lists: `all` with the key's own header and the extra headers,
-     * `plain` without (after a redirect to another origin). */
     x->plain = curl_slist_append(NULL, "Content-Type: application/json");
     x->plain = x->plain ? curl_slist_append(x->plain, accept) : NULL;
     hl = curl_slist_append(hl, "Content-Type: application/json");
@@ -336,16 +310,13 @@ int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, stru
     }
     for (size_t i = 0; hl != NULL && i < q->nheaders; i++)
         hl = curl_slist_append(hl, q->headers[i]);
-    x->headers = hl;
-    if (hl == NULL || x->plain == NULL) {
-        curl_slist_free_all(hl);
-        curl_slist_free_all(x->plain);
-        curl_easy_cleanup(x->h);
-        x->h = NULL;
-        tb_secrets_destroy(x->own);
-        x->own = NULL;
-        return TB_ENOMEM;
-    }
+    return hl;
+}
+
+/* The transfer's libcurl options: the request, its limits and TLS, the
+ * key, and x's callbacks. */
+static void set_options(struct tb_http_xfer *x, const struct tb_http_req *q, struct curl_slist *hl)
+{
     curl_easy_setopt(x->h, CURLOPT_URL, q->url);
     curl_easy_setopt(x->h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, hl);
@@ -388,6 +359,51 @@ int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, stru
         curl_easy_setopt(x->h, CURLOPT_DEBUGDATA, x);
         curl_easy_setopt(x->h, CURLOPT_VERBOSE, 1L);
     }
+}
+
+int tb_http_xfer_begin(struct tb_http_xfer *x, const struct tb_http_req *q, struct tb_clock *clk,
+                       tb_http_body_fn fn, void *ud, struct tb_http_resp *r)
+{
+    struct curl_slist *hl;
+
+    memset(r, 0, sizeof(*r));
+    r->retry_after = -1;
+    memset(x, 0, sizeof(*x));
+    if (q->url == NULL)
+        return TB_EINVAL;
+    x->q = q;
+    x->clk = clk;
+    x->fn = fn;
+    x->ud = ud;
+    x->r = r;
+    x->secrets = q->secrets;
+    if (q->log != NULL && q->secrets == NULL) {
+        /* Verbose lines are masked with the request's own secrets. */
+        if (tb_secrets_create(&x->own) != 0 || tb_http_secrets(q, x->own) != 0) {
+            tb_secrets_destroy(x->own);
+            x->own = NULL;
+            return TB_ENOMEM;
+        }
+        x->secrets = x->own;
+    }
+    x->h = curl_easy_init();
+    if (x->h == NULL) {
+        tb_secrets_destroy(x->own);
+        x->own = NULL;
+        return TB_ENOMEM;
+    }
+    hl = header_lists(x, q);
+    x->headers = hl;
+    if (hl == NULL || x->plain == NULL) {
+        curl_slist_free_all(hl);
+        curl_slist_free_all(x->plain);
+        curl_easy_cleanup(x->h);
+        x->h = NULL;
+        tb_secrets_destroy(x->own);
+        x->own = NULL;
+        return TB_ENOMEM;
+    }
+    set_options(x, q, hl);
     x->start = x->last = clk->now(clk);
     return 0;
 }

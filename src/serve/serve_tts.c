@@ -181,19 +181,70 @@ static const char *ctype(int api)
                : "application/octet-stream";
 }
 
+/* A TTS request that passed every check: its connection's state and its
+ * job for the speech thread (the request's text handed to it), its first
+ * byte due at its drawn latency.  0, or the error reply's. */
+static int tts_start(struct tb_serve_loop *s, struct tb_serve_conn *c, int api,
+                     struct tb_serve_tts_req *rq, const struct tb_tts_faults *f)
+{
+    struct tb_serve_tts_err e;
+    struct tb_serve_tts_conn *t;
+    struct tb_serve_speech_job *j;
+    uint32_t i;
+    double lat;
+    memset(&e, 0, sizeof(e));
+    i = (uint32_t)(atomic_fetch_add(&s->srv->tts_next, 1) + 1);
+    lat = s->srv->tts_latency_at != NULL ? s->srv->tts_latency_at(s->srv->tts_latency_ud, i) : 0;
+    t = calloc(1, sizeof(*t));
+    j = calloc(1, sizeof(*j));
+    if (t == NULL || j == NULL) {
+        free(t);
+        free(j);
+        tb_serve_tts_req_free(rq);
+        return tb_serve_conn_close(s, c, 1);
+    }
+    t->api = (enum tb_serve_tts_api)api;
+    t->rate = rq->rate;
+    t->first = c->t0 + (int64_t)(lat * NS + 0.5);
+    t->drip = f->drip_bps;
+    t->cut = f->has_cut;
+    c->tts = t;
+    c->on_close = tb_serve_tts_conn_free;
+    t->cutf = f->cut;
+    c->st = C_TTS;
+    c->lg.audio_sent = 0;
+    tb_serve_in_free(c); /* the head's offsets die here */
+    if (f->stall) {
+        /* No job, no deadline: the client's close ends it (drain). */
+        free(j);
+        tb_serve_tts_req_free(rq);
+        return 0;
+    }
+    j->owner = c;
+    j->box = s->index;
+    j->text = rq->text;
+    j->len = rq->len;
+    j->rate = rq->rate;
+    j->lead = s->srv->tts_lead;
+    if (tb_serve_speech_submit(s->srv->speech, j) != 0) {
+        tb_serve_speech_job_free(j);
+        tb_serve_tts_err_set(&e, 500, api == TB_SERVE_TTS_OPENAI ? "server_error" : "error", NULL,
+                             "ttsbuf's mock TTS could not start its speech thread");
+        return tts_error(s, c, t->api, &e, NULL);
+    }
+    t->job = j;
+    return 0;
+}
+
 int tb_serve_tts_dispatch(struct tb_serve_loop *s, struct tb_serve_conn *c)
 {
     const struct tb_serve_http_head *h = &c->head;
     struct tb_serve_tts_req rq;
     struct tb_serve_tts_err e;
     struct tb_tts_faults f = s->srv->tts_faults;
-    struct tb_serve_tts_conn *t;
-    struct tb_serve_speech_job *j;
     const char *plus, *v;
     size_t vlen, n;
     int api = route_api(c, &vlen), rc;
-    uint32_t i;
-    double lat;
     char why[300];
     static const char *const routes[] = {"tts_openai", "tts_elevenlabs", "tts_deepgram",
                                          "tts_cartesia"};
@@ -254,47 +305,7 @@ int tb_serve_tts_dispatch(struct tb_serve_loop *s, struct tb_serve_conn *c)
                          st == 429 || st == 503 ? "Retry-After: 1\r\n" : NULL);
     }
 
-    i = (uint32_t)(atomic_fetch_add(&s->srv->tts_next, 1) + 1);
-    lat = s->srv->tts_latency_at != NULL ? s->srv->tts_latency_at(s->srv->tts_latency_ud, i) : 0;
-    t = calloc(1, sizeof(*t));
-    j = calloc(1, sizeof(*j));
-    if (t == NULL || j == NULL) {
-        free(t);
-        free(j);
-        tb_serve_tts_req_free(&rq);
-        return tb_serve_conn_close(s, c, 1);
-    }
-    t->api = (enum tb_serve_tts_api)api;
-    t->rate = rq.rate;
-    t->first = c->t0 + (int64_t)(lat * NS + 0.5);
-    t->drip = f.drip_bps;
-    t->cut = f.has_cut;
-    c->tts = t;
-    c->on_close = tb_serve_tts_conn_free;
-    t->cutf = f.cut;
-    c->st = C_TTS;
-    c->lg.audio_sent = 0;
-    tb_serve_in_free(c); /* the head's offsets die here */
-    if (f.stall) {
-        /* No job, no deadline: the client's close ends it (drain). */
-        free(j);
-        tb_serve_tts_req_free(&rq);
-        return 0;
-    }
-    j->owner = c;
-    j->box = s->index;
-    j->text = rq.text;
-    j->len = rq.len;
-    j->rate = rq.rate;
-    j->lead = s->srv->tts_lead;
-    if (tb_serve_speech_submit(s->srv->speech, j) != 0) {
-        tb_serve_speech_job_free(j);
-        tb_serve_tts_err_set(&e, 500, api == TB_SERVE_TTS_OPENAI ? "server_error" : "error", NULL,
-                             "ttsbuf's mock TTS could not start its speech thread");
-        return tts_error(s, c, t->api, &e, NULL);
-    }
-    t->job = j;
-    return 0;
+    return tts_start(s, c, api, &rq, &f);
 }
 
 void tb_serve_tts_ready(struct tb_serve_loop *s)
