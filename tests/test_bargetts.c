@@ -191,6 +191,41 @@ void tb_test_bargetts_nulls(void **state)
     tb_test_rm_rf(dir);
 }
 
+/* A TTS that streams its audio (--tts-rtf 0.5: each chunk's audio over
+ * half its duration), so T falls while audio still arrives: the audio in
+ * flight is never more than the turn received (the log's arrivals are
+ * cumulative points, not pieces), and an interrupted turn keeps its ttft
+ * as received (the replay plays only the chunks whole before T). */
+void tb_test_bargetts_streamed(void **state)
+{
+    char dir[128];
+    cJSON *v[16];
+    size_t n, in = 0;
+    int port;
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "bargetts", "streamed");
+    tb_test_serve_up("--synth tps=20,ttft=0.1,tokens=30,jitter=0 --tts-rtf 0.5", &port);
+    n = bench(port, dir, 1, "--calls 2 --turns 2 --user-turn 0.05 --barge-in 1 --barge-in-at 0.5",
+              v, 16);
+    assert_true(n > 0);
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *r = v[i];
+        assert_true(num(r, "ttft_s") > 0);
+        if (cJSON_IsTrue(key(r, "interrupted"))) {
+            double got = num(key(r, "tts"), "audio_s");
+            in++;
+            stop_fields(r);
+            if (num(r, "barge_inflight_s") > got + 1e-9)
+                fail_msg("record %d: %.6f s in flight of %.6f s received", (int)num(r, "id"),
+                         num(r, "barge_inflight_s"), got);
+        }
+        cJSON_Delete(v[i]);
+    }
+    assert_true(in > 0);
+    tb_test_serve_down(NULL);
+    tb_test_rm_rf(dir);
+}
+
 /* Bad combinations: one line each, exit 2; a TTS request id the server
  * could not log is refused by the client. */
 void tb_test_bargetts_bad(void **state)

@@ -274,7 +274,9 @@ static void barge_tts(struct tb_bench_rec *rec, const struct tb_tts_log *l)
         if (isfinite(c->end) && c->end > last)
             last = c->end;
         for (uint32_t k = 0; k < c->narr && c->rate > 0; k++) {
-            double dur = (double)c->arr[k].bytes / 2.0 / c->rate, start, played;
+            /* the points are cumulative (ttsmeas.h): this arrival's piece */
+            uint64_t piece = c->arr[k].bytes - (k > 0 ? c->arr[k - 1].bytes : 0);
+            double dur = (double)piece / 2.0 / c->rate, start, played;
             if (c->arr[k].t > T) {
                 blocked = 1; /* what comes after it waits for it */
                 continue;

@@ -191,7 +191,9 @@ double tb_bench_tts_heard(const struct tb_ttsnet *c, double preroll)
     double got = 0;
     for (size_t i = 0; i < l->n; i++)
         for (uint32_t k = 0; k < l->c[i].narr && l->c[i].rate > 0; k++) {
-            got += (double)l->c[i].arr[k].bytes / 2.0 / l->c[i].rate;
+            /* the points are cumulative (ttsmeas.h): this arrival's piece */
+            uint64_t piece = l->c[i].arr[k].bytes - (k > 0 ? l->c[i].arr[k - 1].bytes : 0);
+            got += (double)piece / 2.0 / l->c[i].rate;
             if (got > 0 && got >= preroll)
                 return l->c[i].arr[k].t;
         }

@@ -86,6 +86,11 @@ static int replay_one(struct tb_bench_rec *rec, const struct tb_sim_opts *base)
     char name[64], err[512];
     int rc;
     snprintf(name, sizeof(name), "bench: request %llu", (unsigned long long)rec->id);
+    /* A turn the caller interrupted comes here unplayed: its ttft is its
+     * first content event's arrival (drain.c's, on the stream as received). */
+    for (size_t i = 0; isnan(ttft) && i < rec->stream->n; i++)
+        if (rec->stream->ev[i].kind == TB_KIND_CONTENT)
+            ttft = rec->stream->ev[i].t;
     o.voice = NULL;
     rc = tb_cli_replay_prepare(&rp, rec->stream, &o, 0, name, &play);
     if (rc == 0) {
@@ -107,12 +112,12 @@ static int replay_one(struct tb_bench_rec *rec, const struct tb_sim_opts *base)
             rc = tb_cli_replay_check(&rp, name, tb_seg_policy_name(o.seg.policy));
         }
     }
-    if (rp.failed != NULL) {
-        /* the speech ended there; the LLM side is the whole stream's */
-        rec->ttft = ttft;
-        rec->decode_tps = dec;
-        rec->decode_tps_usage = decu;
-    }
+    /* The LLM side is the stream's as received, whatever part of it the
+     * replay played (a failed chunk ended the speech there; a turn the
+     * caller interrupted plays only the chunks whole before T). */
+    rec->ttft = ttft;
+    rec->decode_tps = dec;
+    rec->decode_tps_usage = decu;
     tb_cli_replay_free(&rp);
     return rc == 0 || rc == TB_ENOMEM ? rc : TB_EIO;
 }
