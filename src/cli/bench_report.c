@@ -368,6 +368,9 @@ void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_ben
         level_lines(f, name, x, calls != NULL ? &calls[l] : NULL);
         note_lines(f, x);
         metric_lines(f, x);
+        if (x->pct_hist) /* the JSON's and CSV's "percentiles" */
+            fprintf(f, "  percentiles of a metric over 4096 samples: from a log histogram, each "
+                       "within 0.28%%\n");
         tb_cli_bench_wait_lines(f, x);
         if (x->tts)
             tb_cli_report_tts_lines(f, &x->tts_stats); /* a real TTS (--tts-url) */
