@@ -508,7 +508,8 @@ static void compare_goodput(void **state)
     snprintf(args, sizeof(args), "compare --csv one=%s/a two=%s/b", dir, dir);
     o = tb_test_run(args);
     assert_int_equal(o.code, 0);
-    assert_non_null(strstr(o.so, "turn_late_s_max,good,goodput_per_s,"));
+    assert_non_null(strstr(o.so, "turn_late_s_max,barge_tts_close_s_count,"));
+    assert_non_null(strstr(o.so, "barge_stop_s_max,good,goodput_per_s,"));
     tb_test_out_free(&o);
 }
 

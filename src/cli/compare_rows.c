@@ -17,7 +17,7 @@
 static const enum tb_bench_metric shown[] = {
     TB_BM_TTFT,        TB_BM_TTFA,        TB_BM_GAP_TOTAL, TB_BM_MIN_TPS, TB_BM_EOU,
     TB_BM_AGGREGATION, TB_BM_TTS_QUEUE,   TB_BM_TTS_TTFB,  TB_BM_PREROLL, TB_BM_LEAD,
-    TB_BM_V2V,         TB_BM_BARGE_CLOSE, TB_BM_BARGE_TTS_CLOSE, TB_BM_BARGE_STOP, TB_BM_TURN_LATE};
+    TB_BM_V2V,         TB_BM_BARGE_CLOSE, TB_BM_TURN_LATE, TB_BM_BARGE_TTS_CLOSE, TB_BM_BARGE_STOP};
 #define NSHOWN (sizeof(shown) / sizeof(shown[0]))
 
 static int label_width(const struct tb_cli_compare *x)
