@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,32 @@ static void own_shape(void **state)
     tb_convos_free(&c);
     tb_convos_free(&c); /* freed twice: a no-op */
     tb_convos_free(NULL);
+}
+
+/* A turn given as an object: its text, and its tools kept as JSON text
+ * that reads back as given; a string turn has none. */
+static void turn_tools(void **state)
+{
+    struct tb_convos c;
+    char err[512] = "";
+    cJSON *t;
+    (void)state;
+    if (tb_convos_load(tb_test_data("convo/ok_tools.jsonl"), &c, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(c.n, 1);
+    assert_int_equal(c.v[0].n_turns, 2);
+    assert_string_equal(c.v[0].turns[0], "Rain?");
+    assert_non_null(c.v[0].tools);
+    assert_null(c.v[0].tools[1]);
+    t = cJSON_Parse(c.v[0].tools[0]);
+    assert_non_null(t);
+    assert_int_equal(cJSON_GetArraySize(t), 1);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(t, 0), "function"), "name")
+            ->valuestring,
+        "get_weather");
+    cJSON_Delete(t);
+    tb_convos_free(&c);
 }
 
 /* The human turns; the first system value; the model's answers and other
@@ -117,7 +144,8 @@ static void builtin_set(void **state)
              "for f in sys.argv[1:]:\n"
              "    for l in open(f):\n"
              "        l.strip() and jsonschema.validate(json.loads(l), s)\n' "
-             "data/conversations/builtin.jsonl tests/data/convo/ok_own.jsonl",
+             "data/conversations/builtin.jsonl tests/data/convo/ok_own.jsonl "
+             "tests/data/convo/ok_tools.jsonl",
              tb_test_top());
     if (tb_test_sh(cmd) != 0)
         fail_msg("the built-in set or ok_own.jsonl fails schema/conversation.schema.json");
@@ -149,7 +177,13 @@ static const struct bad_case bad_cases[] = {
      ":1: no \"turns\" (the caller's turns: an array of strings)"},
     {"bad_turns_empty.jsonl", TB_EFORMAT, ":1: \"turns\" is not a non-empty array"},
     {"bad_turns_not_array.jsonl", TB_EFORMAT, ":1: \"turns\" is not a non-empty array"},
-    {"bad_turn_not_string.jsonl", TB_EFORMAT, ":1: turns[2] is not a string"},
+    {"bad_turn_not_string.jsonl", TB_EFORMAT, ":1: turns[2] is not a string or a turn object"},
+    {"bad_tool_name.jsonl", TB_EFORMAT,
+     ":1: turns[1].tools[0].function.name is not 1..63 characters of A-Z a-z 0-9 _ -"},
+    {"bad_tools_empty.jsonl", TB_EFORMAT, ":1: turns[0].tools is not an array of 1..16 tools"},
+    {"bad_turn_key.jsonl", TB_EFORMAT,
+     ":1: turns[0] has a key other than \"text\" and \"tools\""},
+    {"bad_turn_no_text.jsonl", TB_EFORMAT, ":1: turns[0].text is not a non-blank string"},
     {"bad_turn_empty.jsonl", TB_EFORMAT, ":1: turns[1] is empty"},
     {"bad_system_not_string.jsonl", TB_EFORMAT, ":1: system is not a string"},
     {"bad_system_empty.jsonl", TB_EFORMAT, ":1: system is empty (leave it out)"},
@@ -292,7 +326,8 @@ static void sharegpt_memory_bounded(void **state)
 int tb_test_convo(void)
 {
     static const struct CMUnitTest own[] = {
-        cmocka_unit_test(own_shape),      cmocka_unit_test(sharegpt_array),
+        cmocka_unit_test(own_shape),
+        cmocka_unit_test(turn_tools),      cmocka_unit_test(sharegpt_array),
         cmocka_unit_test(sharegpt_lines), cmocka_unit_test(builtin_set),
         cmocka_unit_test(caps),           cmocka_unit_test(sharegpt_memory_bounded),
     };

@@ -114,6 +114,17 @@ struct tb_api_request {
     double temperature;        /* negative: not sent */
     const char *extra_json;    /* a JSON object whose keys are merged in, or NULL */
     int include_usage;         /* ask for stream_options.include_usage */
+    /* chat: the tools offered, a JSON array in OpenAI's function-tool
+     * shape ({"type": "function", "function": {name, description,
+     * parameters}}), or NULL.  With them messages_json may hold OpenAI's
+     * tool exchange: an assistant message with "tool_calls" ({id, type,
+     * function: {name, arguments: a JSON text}}) and a message of role
+     * "tool" ({tool_call_id, content}); each dialect sends both its own
+     * way: Anthropic's tools {name, description, input_schema}, an
+     * assistant tool_use block {id, name, input} and a user tool_result
+     * block {tool_use_id, content}; Ollama's tool_calls with arguments an
+     * object and a "tool" message naming tool_name. */
+    const char *tools_json;
 };
 
 /* What one event says of one tool call (ops: a set of these bits). */

@@ -158,6 +158,12 @@ struct tb_bench_opts {
      * when, in seconds of playback after the turn's first audio. */
     double barge_in;
     struct tb_uturn barge_at;
+    /* Tool calls (calls only; bench_calls.h, Tool calls): the tool's wait
+     * after a call (borrowed; drawn per call and turn from seed; NULL: no
+     * wait), and the filler phrase spoken from the call's start (NULL:
+     * none) by the modelled TTS. */
+    const struct tb_ttslat *tool_latency;
+    const char *filler;
     /* Loop threads (bench.h): 0 auto, else 1..TB_BENCH_THREADS_MAX. */
     unsigned threads;
     /* What the records keep of their streams.  0: every record keeps its

@@ -30,6 +30,35 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * Tool calls.  A turn of a conversation may offer tools (convo.h): its
+ * request carries them (api.h, tools_json).  When that request's stream
+ * ends well with a tool call and no content, the call waits the tool's
+ * latency (bench --tool-latency SPEC: drawn for call c's turn k as draw
+ * k + 1 of the spec seeded with tb_ttslat_draw_seed(seed, c)) from the
+ * stream's end, then sends the turn again with the tool exchange after
+ * the caller's words: the assistant's call (the first call's id and name;
+ * its arguments are sent as {}: only their size is kept) and the tool's
+ * result, TB_TOOL_RESULT, in each dialect's shape (api.h).  That second
+ * request's stream is the turn's answer and its record (bench_rec.h, Tool
+ * calls): tool_s is the first stream's last call's end to the second
+ * request's send.  The conversation's later turns carry the answer alone,
+ * not the exchange.  A stream that makes a call and speaks too is spoken
+ * as any other, its call not answered; a second request answered with
+ * another call is not answered again.  No record is made of the first
+ * request.
+ *
+ * Filler (bench --filler TEXT): a phrase the agent says as soon as the
+ * tool call starts, by the modelled TTS: its audio starts at the call's
+ * start + the first chunk's TTS latency (--tts-latency's draw for chunk
+ * 1, + --tts-connect) and lasts its code points at the speech rate (the
+ * rate model, --wpm).  The record says how much of the silence around
+ * the tool it fills (ttsbuf-model(7), Tool calls).
+ */
+#define TB_TOOL_RESULT "{\"ok\": true, \"result\": \"The lookup found one match.\"}"
+#define TB_TOOL_LATENCY_DEFAULT "0.5"
+#define TB_FILLER_BUILTIN "One moment, let me check."
+
 /* The caller's speaking time before each turn after the first. */
 enum tb_uturn_kind {
     TB_UTURN_CONST = 0, /* "S": a seconds */

@@ -124,6 +124,29 @@ struct tb_bench_rec {
     /* Where the turn's wait went (turnlat.h): its parts, null (NaN) where
      * not measured or modelled; the end of turn drawn for turn id + 1. */
     struct tb_turn_lat lat;
+    /* Tool calls (a call's turn, bench_calls.h, Tool calls; tool_calls 0:
+     * none, and the rest NaN).  The record is the turn's second request
+     * (t_sched, t_start, its stream and playout); on the turn's clock (its
+     * first request sent at 0): tool_start, the first call's start;
+     * tool_end, the last call's end (its arguments whole); tool_s (also
+     * lat.tool), tool_end to the second request's send; tool_head, the
+     * second request's send (tool_end + tool_s), which the playout's
+     * times are moved by.  The silence the caller hears from tool_start
+     * to the answer's first audible sample, in three windows: before
+     * (tool_start to tool_end), during (tool_s) and after (the second
+     * request to the answer's first audible sample; NaN when nothing was
+     * audible), without a filler (tool_silence) and, with --filler
+     * (filler 1), with it (filler_silence); filler_at and filler_dur,
+     * when the filler's audio starts (turn clock) and how long it lasts;
+     * filler_covered, the share of the silence it fills (0..1; NaN when
+     * there was no silence or no answer); filler_delay, how long the
+     * answer's first audio would wait for the filler to end (0 when it
+     * had ended). */
+    uint32_t tool_calls;
+    double tool_start, tool_end, tool_s, tool_head;
+    double tool_silence[3];
+    int filler;
+    double filler_at, filler_dur, filler_silence[3], filler_covered, filler_delay;
     /* Every delta, arrival times from t_start (owned; empty for records
      * read back from a file).  NULL once dropped: a run with drop_streams
      * (bench.h) keeps none, so a record costs its fixed fields (about 750
@@ -189,6 +212,22 @@ int tb_bench_rec_tts(struct tb_bench_rec *rec, const struct tb_tts_log *log);
  * inter-event gaps are counted over the whole stream. */
 int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play,
                           const struct tb_sim_opts *o, char *err, size_t errlen);
+
+/* A record's tool fields cleared: no tool call (bench_tool.c). */
+void tb_bench_rec_tool_clear(struct tb_bench_rec *rec);
+
+/* After a playout of a tool turn's record (tool_calls > 0): lat's ttft
+ * moved to the turn's clock (+ tool_end), its tool part set (tool_s),
+ * v2v summed again, and the silence around the tool, with and without
+ * the filler (filler_at, filler_dur set first), from them.  Nothing for
+ * a record without a tool call.  Pure; any thread. */
+void tb_bench_rec_tool_lat(struct tb_bench_rec *rec);
+
+/* A call's record's tool keys added to o ("tool_calls", ...; bench_rec.h
+ * says what each is), and to its latency object l "tool_s".  cJSON:
+ * struct cJSON. */
+struct cJSON;
+void tb_bench_rec_tool_json(struct cJSON *o, struct cJSON *l, const struct tb_bench_rec *r);
 
 /* What a records file says about the run that wrote it. */
 struct tb_bench_meta {

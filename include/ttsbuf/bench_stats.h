@@ -51,6 +51,14 @@ enum tb_bench_metric {
      * TTS stream, and to the last audio the caller heard (bench_rec.h). */
     TB_BM_BARGE_TTS_CLOSE,
     TB_BM_BARGE_STOP,
+    /* A call's tool turns (bench_rec.h, Tool calls), null for a turn
+     * without a tool call: tool_s; the silence around the tool, its three
+     * windows summed, without and with the filler (null when nothing was
+     * heard after it); the filler's share of it. */
+    TB_BM_TOOL,
+    TB_BM_TOOL_SILENCE,
+    TB_BM_FILLER_SILENCE,
+    TB_BM_FILLER_COVERED,
     TB_BM__COUNT
 };
 

@@ -55,11 +55,21 @@
 #define TB_CONVO_FILE_MAX (256u << 20)   /* bytes of a ShareGPT JSON file */
 #define TB_CONVO_FILE_MAX_TEXT "256 MiB" /* ... for messages */
 
-/* One conversation: the caller's side. */
+#define TB_CONVO_TOOLS_MAX 16     /* tools one turn offers */
+#define TB_CONVO_TOOL_NAME_MAX 64 /* a tool's name, NUL included */
+
+/* One conversation: the caller's side.  A turn of the JSONL shape may be
+ * an object instead of a string: {"text": "...", "tools": [...]}, its
+ * tools in OpenAI's function-tool shape ({"type": "function",
+ * "function": {"name", "description"?, "parameters"?}}, 1 to
+ * TB_CONVO_TOOLS_MAX of them, names of A-Z a-z 0-9 _ -), which the turn's
+ * request offers (bench_calls.h, Tool calls). */
 struct tb_convo {
     char *id;     /* owned; NULL: none given */
     char *system; /* owned; NULL: none */
     char **turns; /* owned: n_turns non-blank strings */
+    char **tools; /* owned: n_turns entries, each the turn's tools as a JSON
+                   * array's text, or NULL (none); NULL when no turn */
     size_t n_turns;
 };
 

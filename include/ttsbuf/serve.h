@@ -287,6 +287,16 @@ struct tb_serve_request {
     const char *refused_over; /* "max_inflight" or "tts_max_inflight": answered
                                  429 over that cap (Capacity, above); NULL */
     int64_t retry_after;      /* ... the Retry-After it sent, s; -1: none */
+    /* Tool calls (above): a request offering tools answered with a call
+     * (1) or with speech (0), -1 one offering none; a request carrying a
+     * tool's result with it in its dialect's shape (1: OpenAI's role
+     * "tool" message whose tool_call_id is an earlier assistant
+     * tool_calls id, arguments a JSON text; Anthropic's user tool_result
+     * block whose tool_use_id is the tool_use block's {id, name, input}
+     * in the assistant message just before; Ollama's "tool" message whose
+     * tool_name an earlier assistant tool_calls function has, arguments an
+     * object), 0 in another shape (answered all the same), -1 none. */
+    int tool_call, tool_result;
 };
 
 struct tb_serve_opts {

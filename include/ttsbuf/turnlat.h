@@ -35,6 +35,13 @@
 struct tb_turn_lat {
     uint32_t chunk; /* j*, 1-based; 0: no chunk had audio */
     double eou, ttft, aggregation, tts_queue, tts_ttfb, preroll, lead, v2v;
+    /* A call's turn that made a tool call (bench_calls.h, Tool calls): the
+     * tool call's end to the request carrying its result, on the turn's
+     * clock; ttft then runs from the turn's first request to the call's
+     * end plus the second request to its first content token.  NAN: no
+     * tool call (not a part then: v2v is the sum of the others).  Not in
+     * tb_turn_lat_keys: bench's records write it as "tool_s". */
+    double tool;
 };
 
 /* The parts' names as outputs key them ("eou_s", ...), in the order of a
@@ -59,7 +66,9 @@ void tb_turn_lat_clear(struct tb_turn_lat *l);
 void tb_turn_lat_play(struct tb_turn_lat *l, uint32_t chunk, double ttft, double close,
                       double begin, double ready, double start);
 
-/* v2v = the sum of the parts, or NAN when one is NAN. */
+/* v2v = the sum of the parts in this order: eou + ttft + tool (when not
+ * NAN) + aggregation + tts_queue + tts_ttfb + preroll + lead; NAN when
+ * one of the others is NAN. */
 void tb_turn_lat_sum(struct tb_turn_lat *l);
 
 /* Adds the parts to o under tb_turn_lat_keys (null where NAN; numbers

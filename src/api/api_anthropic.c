@@ -9,6 +9,7 @@
 #include "api_body.h"
 #include "api_priv.h"
 #include "api_tool.h"
+#include "api_toolmsg.h"
 #include "base/jsonfield.h"
 #include "ttsbuf/error.h"
 
@@ -52,13 +53,15 @@ static int move_system(cJSON *root)
 }
 
 /* The chat body made Anthropic's: a max_tokens always, system messages
- * moved out of the list. */
+ * moved out of the list, tools and the tool exchange in its shape. */
 static int adapt(cJSON *root, const struct tb_api_request *q)
 {
     (void)q;
+    int rc;
     if (cJSON_GetObjectItemCaseSensitive(root, "max_tokens") == NULL)
         cJSON_AddNumberToObject(root, "max_tokens", ANTHROPIC_MAX_TOKENS);
-    return move_system(root);
+    rc = move_system(root);
+    return rc == 0 ? tb_api_toolmsg_anthropic(root) : rc;
 }
 
 static int body(const struct tb_api_request *q, char **out, char *err, size_t errlen)

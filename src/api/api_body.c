@@ -59,6 +59,12 @@ int tb_api_body_chat(const struct tb_api_request *q, int prompt, int usage, cJSO
     } else {
         cJSON_AddStringToObject(root, "prompt", q->prompt != NULL ? q->prompt : "");
     }
+    if (!prompt && q->tools_json != NULL) {
+        v = parse_text(q->tools_json, "tools", cJSON_IsArray, "array", err, errlen, &rc);
+        if (rc != 0)
+            goto out;
+        cJSON_AddItemToObject(root, "tools", v);
+    }
     cJSON_AddTrueToObject(root, "stream");
     if (usage) {
         cJSON *so = cJSON_AddObjectToObject(root, "stream_options");

@@ -9,10 +9,12 @@
 #include "api_body.h"
 #include "api_priv.h"
 #include "api_tool.h"
+#include "api_toolmsg.h"
 #include "base/jsonfield.h"
 #include "ttsbuf/error.h"
 
-/* The chat body made Ollama's: limits and sampling live in "options". */
+/* The chat body made Ollama's: limits and sampling live in "options";
+ * tool calls' arguments are objects. */
 static int adapt(cJSON *root, const struct tb_api_request *q)
 {
     cJSON *opts = cJSON_GetObjectItemCaseSensitive(root, "options"), *v;
@@ -32,7 +34,7 @@ static int adapt(cJSON *root, const struct tb_api_request *q)
         cJSON_Delete(v);
         cJSON_AddNumberToObject(opts, "temperature", q->temperature);
     }
-    return 0;
+    return tb_api_toolmsg_ollama(root);
 }
 
 static int body(const struct tb_api_request *q, char **out, char *err, size_t errlen)

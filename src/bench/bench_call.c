@@ -25,6 +25,7 @@
 #include "base/grow.h"
 #include "bench_loop.h"
 #include "bench_priv.h"
+#include "bench_tool.h"
 #include "bench_xfer.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/heard.h"
@@ -54,6 +55,7 @@ int tb_bench_call_open(struct bench *b)
         c->turns_target += turns_of(b->o, call_id(b->o, k));
     b->calling = 1;
     b->turn_ended = tb_bench_call_ended;
+    b->call_wait = tb_bench_call_wait;
     return 0;
 }
 
@@ -117,6 +119,11 @@ static struct callwait heap_pop(struct calls *c)
     return top;
 }
 
+int tb_bench_call_wait(struct bench *b, uint32_t slot, double t)
+{
+    return heap_push(&b->calls, t, slot);
+}
+
 /* A free slot (grown as needed), or -1: no memory. */
 static int64_t slot_get(struct calls *c)
 {
@@ -167,6 +174,8 @@ static char *messages(const struct tb_convo *cv, const struct call *c)
         if (!bad && k < c->turn)
             bad = add_msg(arr, "assistant", c->ans[k]) != 0;
     }
+    if (!bad && c->tool != 0)
+        bad = tb_bench_tool_exchange(arr, c) != 0; /* the second request of a tool turn */
     if (!bad)
         out = cJSON_PrintUnformatted(arr);
     cJSON_Delete(arr);
@@ -176,12 +185,16 @@ static char *messages(const struct tb_convo *cv, const struct call *c)
 /* Sends the call's turn c->turn, scheduled at t_sched. */
 static int send_turn(struct bench *b, uint32_t slot, double t_sched, char *err, size_t errlen)
 {
-    const struct call *c = &b->calls.v[slot];
-    char *msgs = messages(&b->o->convos->v[c->convo], c);
+    struct call *c = &b->calls.v[slot];
+    const struct tb_convo *cv = &b->o->convos->v[c->convo];
+    char *msgs = messages(cv, c);
     int rc;
     if (msgs == NULL)
         return tb_seterr(err, errlen, TB_ENOMEM, "out of memory");
-    rc = tb_bench_xf_start_turn(b, slot, msgs, t_sched, err, errlen);
+    if (c->tool == 1)
+        c->tool = 2; /* the tool's result is sent now */
+    rc = tb_bench_xf_start_turn(b, slot, msgs, cv->tools != NULL ? cv->tools[c->turn] : NULL,
+                                t_sched, err, errlen);
     free(msgs);
     return rc;
 }
@@ -200,6 +213,7 @@ static int start_call(struct bench *b, double t, char *err, size_t errlen)
     c->convo = (uint32_t)(c->id % o->convos->n);
     c->nturns = turns_of(o, c->id);
     c->turn = 0;
+    c->tool = 0;
     c->ans = calloc(c->nturns, sizeof(char *));
     c->next = -1;
     if (c->ans == NULL) {
@@ -342,8 +356,10 @@ void tb_bench_call_ended(struct bench *b, uint32_t slot, size_t rec_index)
     const struct tb_convo *cv = &b->o->convos->v[c->convo];
     int cls = tb_end_class(rec->end);
     double play, t;
+    int rc;
+    tb_bench_tool_rec(b, c, rec); /* before the playout, which reads it */
     /* with a real TTS the turn plays as its TTS measured it */
-    int rc = b->o->tts_replay != NULL && rec->stream != NULL && rec->stream->tts != NULL
+    rc = b->o->tts_replay != NULL && rec->stream != NULL && rec->stream->tts != NULL
                  ? b->o->tts_replay(b->o->tts_replay_ud, rec)
                  : tb_bench_analyze(rec, &b->o->sim, cs->err, sizeof(cs->err));
     cs->turns_done++;
@@ -366,6 +382,7 @@ void tb_bench_call_ended(struct bench *b, uint32_t slot, size_t rec_index)
         return;
     }
     c->turn++;
+    c->tool = 0;
     /* Nothing played (no content): the answer is over when its stream is. */
     play = !isnan(rec->play_end) ? rec->play_end : rec->t_end - rec->t_start;
     if (rec->interrupted)

@@ -30,6 +30,10 @@ int tb_bench_call_schedule(struct bench *b, double now, char *err, size_t errlen
  * turn.  An error (out of memory, the playout's) is kept in b->calls.rc. */
 void tb_bench_call_ended(struct bench *b, uint32_t slot, size_t rec_index);
 
+/* Call slot sends its turn (again) at level time t: pushed on the
+ * waiting heap.  0 or TB_ENOMEM. */
+int tb_bench_call_wait(struct bench *b, uint32_t slot, double t);
+
 /* Level time of the next thing the calls wait for (a turn or an
  * arrival), or INFINITY. */
 double tb_bench_call_next(const struct bench *b);

@@ -163,6 +163,7 @@ struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
     rec->barge_in = rec->cancel_s = rec->cancel_mono_s = NAN;
     rec->barge_tts_close = rec->barge_inflight = rec->barge_stop = NAN;
     tb_turn_lat_clear(&rec->lat);
+    tb_bench_rec_tool_clear(rec);
     rec->message = rec->warning = none;
     rec->stream = s;
     tb_stream_init(rec->stream);
@@ -258,6 +259,7 @@ int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play
     if (rc != 0)
         return rc;
     rec->lat = r.lat;
+    tb_bench_rec_tool_lat(rec);
     rec->ttft = r.ttft;
     rec->ttfa = r.play.ttfa;
     rec->decode_tps = r.content_events > 1 ? r.decode_tps : NAN;
@@ -450,6 +452,8 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_b
         cJSON *l = cJSON_AddObjectToObject(o, "latency"); /* where the wait went */
         if (l != NULL)
             tb_turn_lat_json(l, &r->lat);
+        if (r->call >= 0)
+            tb_bench_rec_tool_json(o, l, r);
     }
     if (trace != NULL)
         cJSON_AddStringToObject(o, "trace", trace);

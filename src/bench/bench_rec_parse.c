@@ -234,6 +234,13 @@ static const char *read_latency(const cJSON *o, struct tb_bench_rec *r)
         tb_turn_lat_set(&r->lat, i, v);
         if (i < TB_TURN_LAT_PARTS - 1)
             sum += v;
+        if (i == 1) { /* a tool call's wait, right after ttft (turnlat.h) */
+            if (tb_bench_json_num(l, "tool_s", 1, &r->lat.tool) != 0 ||
+                !(isnan(r->lat.tool) || (r->lat.tool >= 0 && r->lat.tool <= TB_TIME_MAX)))
+                return "\"latency.tool_s\" is not null or a time in 0..1e9 s";
+            if (!isnan(r->lat.tool))
+                sum += r->lat.tool;
+        }
     }
     if (!(isnan(sum) && isnan(r->lat.v2v)) && !(fabs(sum - r->lat.v2v) <= 1e-9))
         return "\"latency.v2v_s\" is not the sum of its parts";
@@ -498,6 +505,72 @@ static const char *rec_itl(const cJSON *o, struct tb_bench_rec *r)
                       "\"itl_s\" holds a negative number, one past 1e9 s or a non-number");
 }
 
+static const char *const tool_windows[3] = {"before", "during", "after"};
+
+/* A time key: null (NaN) or in 0..TB_TIME_MAX.  0 or -1. */
+static int time_key(const cJSON *o, const char *k, double *out)
+{
+    return tb_bench_json_num(o, k, 1, out) == 0 &&
+                   (isnan(*out) || (*out >= 0 && *out <= TB_TIME_MAX))
+               ? 0
+               : -1;
+}
+
+/* The filler's keys, when "filler_s" is there. */
+static const char *filler_parse(const cJSON *o, struct tb_bench_rec *r)
+{
+    char key[48];
+    if (cJSON_GetObjectItemCaseSensitive(o, "filler_s") == NULL)
+        return NULL;
+    r->filler = 1;
+    if (time_key(o, "filler_at_s", &r->filler_at) != 0 ||
+        time_key(o, "filler_s", &r->filler_dur) != 0 ||
+        time_key(o, "filler_delay_s", &r->filler_delay) != 0)
+        return "\"filler_at_s\", \"filler_s\" or \"filler_delay_s\" is not null or a time";
+    for (int i = 0; i < 3; i++) {
+        snprintf(key, sizeof(key), "filler_silence_%s_s", tool_windows[i]);
+        if (time_key(o, key, &r->filler_silence[i]) != 0 ||
+            (!isnan(r->filler_silence[i]) && !(r->filler_silence[i] <= r->tool_silence[i])))
+            return "a \"filler_silence_*_s\" is not null or a time at most the silence without "
+                   "the filler";
+    }
+    if (tb_bench_json_num(o, "filler_covered", 1, &r->filler_covered) != 0 ||
+        !(isnan(r->filler_covered) || (r->filler_covered >= 0 && r->filler_covered <= 1)))
+        return "\"filler_covered\" is not null or a share in 0..1";
+    return NULL;
+}
+
+/* A call's tool keys (bench_rec.h, Tool calls), when "tool_calls" is
+ * there: all of them, consistent with latency.tool_s (read first into
+ * r->lat.tool).  Returns a reason or NULL. */
+static const char *rec_tool(const cJSON *o, struct tb_bench_rec *r)
+{
+    double n;
+    char key[48];
+    double lat_tool = r->lat.tool; /* read with the latency object */
+    tb_bench_rec_tool_clear(r);
+    r->lat.tool = lat_tool;
+    if (cJSON_GetObjectItemCaseSensitive(o, "tool_calls") == NULL)
+        return NULL;
+    if (tb_bench_json_count(o, "tool_calls", 0, 1024, &n) != 0)
+        return "\"tool_calls\" is not a whole number in 0..1024";
+    r->tool_calls = (uint32_t)n;
+    if (time_key(o, "tool_start_s", &r->tool_start) != 0 ||
+        time_key(o, "tool_end_s", &r->tool_end) != 0 || time_key(o, "tool_s", &r->tool_s) != 0)
+        return "\"tool_start_s\", \"tool_end_s\" or \"tool_s\" is not null or a time";
+    if ((r->tool_calls > 0) != !isnan(r->tool_s) ||
+        !(isnan(r->tool_s) ? isnan(lat_tool) : r->tool_s == lat_tool))
+        return "\"tool_s\" is a time when \"tool_calls\" is not 0 (and latency.tool_s the same), "
+               "null otherwise";
+    r->tool_head = r->tool_end + r->tool_s;
+    for (int i = 0; i < 3; i++) {
+        snprintf(key, sizeof(key), "tool_silence_%s_s", tool_windows[i]);
+        if (time_key(o, key, &r->tool_silence[i]) != 0)
+            return "a \"tool_silence_*_s\" is not null or a time";
+    }
+    return filler_parse(o, r);
+}
+
 /* Fills a record from one line's object, step by step (the first fault
  * found is the one named); returns a reason or NULL. */
 const char *tb_bench_rec_parse(const cJSON *o, const struct tb_bench_meta *m, int version,
@@ -506,6 +579,7 @@ const char *tb_bench_rec_parse(const cJSON *o, const struct tb_bench_meta *m, in
     static const char *(*const steps[])(const cJSON *, struct tb_bench_rec *) = {
         rec_ids, rec_call,   rec_times,   rec_counts, rec_metrics,  rec_error,
         rec_end, rec_staged, rec_warning, rec_tts,    read_latency, rec_retry,
+        rec_tool,
     };
     const char *why = rec_level(o, m, version, r);
     for (size_t i = 0; why == NULL && i < NROWS(steps); i++)

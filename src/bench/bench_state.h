@@ -113,6 +113,15 @@ struct call {
     double speak_end; /* level time its last answer's playback ends */
     char **ans;       /* answers 0..turn-1, owned */
     int32_t next;     /* the free list's next slot, or -1 */
+    /* A tool turn (bench_tool.c): 0 none; 1 the turn's first request made
+     * a tool call and the call waits to send its result; 2 sent.  Its
+     * first request's send (level time), the calls' count, the first
+     * call's start and the last's end (s from that send), the first
+     * call's id and name. */
+    uint8_t tool;
+    uint32_t tool_calls;
+    double tool_t0, tool_start, tool_end;
+    char tool_id[64], tool_name[64];
 };
 
 /* A waiting call in the heap: when its next turn is due. */
@@ -200,6 +209,9 @@ struct bench {
      * call's slot, the record's index), so that the stream's handling
      * does not include the calls' module. */
     void (*turn_ended)(struct bench *b, uint32_t slot, size_t rec_index);
+    /* Calls: sends the call in slot's turn again at level time t (a tool
+     * turn's second request, bench_tool.c): tb_bench_call_wait. */
+    int (*call_wait)(struct bench *b, uint32_t slot, double t);
     struct calls calls;
     /* drop_streams (bench.h): the playout's error for a stream played
      * out as its request ended, or "" (the error returned is its code). */

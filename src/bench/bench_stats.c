@@ -28,7 +28,9 @@ static const struct {
     {"preroll_s", "s", 0},      {"leading_silence_s", "s", 0},
     {"v2v_s", "s", 0},          {"barge_close_s", "s", 0},
     {"turn_late_s", "s", 0},    {"barge_tts_close_s", "s", 0},
-    {"barge_stop_s", "s", 0},
+    {"barge_stop_s", "s", 0},   {"tool_s", "s", 0},
+    {"tool_silence_s", "s", 0}, {"filler_silence_s", "s", 0},
+    {"filler_covered", "", 1},
 };
 
 int tb_bench_metric_of_part(int i)
@@ -81,6 +83,15 @@ static double value(const struct tb_bench_rec *r, enum tb_bench_metric m)
     case TB_BM_TURN_LATE: return r->call >= 0 ? r->t_start - r->t_sched : NAN;
     case TB_BM_BARGE_TTS_CLOSE: return r->interrupted ? r->barge_tts_close : NAN;
     case TB_BM_BARGE_STOP: return r->interrupted ? r->barge_stop : NAN;
+    case TB_BM_TOOL: return r->tool_calls > 0 ? r->tool_s : NAN;
+    case TB_BM_TOOL_SILENCE:
+        return r->tool_calls > 0 ? r->tool_silence[0] + r->tool_silence[1] + r->tool_silence[2]
+                                 : NAN;
+    case TB_BM_FILLER_SILENCE:
+        return r->tool_calls > 0 && r->filler ? r->filler_silence[0] + r->filler_silence[1] +
+                                                    r->filler_silence[2]
+                                              : NAN;
+    case TB_BM_FILLER_COVERED: return r->tool_calls > 0 && r->filler ? r->filler_covered : NAN;
     default: return NAN;
     }
 }

@@ -13,6 +13,7 @@
 #include "bench_barge_rt.h"
 #include "bench_loop.h"
 #include "bench_retry.h"
+#include "bench_tool.h"
 #include "bench_xfer.h"
 #include "bench_tts.h"
 #include "ttsbuf/api.h"
@@ -111,11 +112,12 @@ static uint64_t global_id(const struct bench *b, uint64_t k)
  * options.  *out is malloc'd.  Returns 0, TB_EINVAL (bad messages/extra
  * JSON, err says) or TB_ENOMEM. */
 static int request_body(const struct tb_api_request *tmpl, const struct tb_bench_prompt *p,
-                        char **out, char *err, size_t errlen)
+                        const char *tools_json, char **out, char *err, size_t errlen)
 {
     struct tb_api_request q = *tmpl;
     q.prompt = p->prompt != NULL ? p->prompt : "";
     q.messages_json = p->messages_json;
+    q.tools_json = tools_json;
     q.include_usage =
         q.include_usage && tb_api_info(q.api) != NULL && tb_api_info(q.api)->usage_option;
     return tb_api_request_body(&q, out, err, errlen);
@@ -230,7 +232,7 @@ int tb_bench_xf_start(struct bench *b, double t_sched, char *err, size_t errlen)
     x->prompt = (uint32_t)(x->id % o->prompts->n);
     free(x->body);
     x->body = NULL;
-    rc = request_body(&o->req, &o->prompts->v[x->prompt], &x->body, err, errlen);
+    rc = request_body(&o->req, &o->prompts->v[x->prompt], NULL, &x->body, err, errlen);
     if (rc != 0) {
         put_xf(b, x);
         return rc;
@@ -242,7 +244,7 @@ int tb_bench_xf_start(struct bench *b, double t_sched, char *err, size_t errlen)
 }
 
 int tb_bench_xf_start_turn(struct bench *b, uint32_t slot, const char *messages_json,
-                           double t_sched, char *err, size_t errlen)
+                           const char *tools_json, double t_sched, char *err, size_t errlen)
 {
     const struct call *c = &b->calls.v[slot];
     struct tb_bench_prompt p = {NULL, (char *)(uintptr_t)messages_json};
@@ -261,7 +263,7 @@ int tb_bench_xf_start_turn(struct bench *b, uint32_t slot, const char *messages_
     x->prompt = c->convo;
     free(x->body);
     x->body = NULL;
-    rc = request_body(&b->o->req, &p, &x->body, err, errlen);
+    rc = request_body(&b->o->req, &p, tools_json, &x->body, err, errlen);
     if (rc != 0) {
         put_xf(b, x);
         return rc;
@@ -377,6 +379,15 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
     }
     unlink_inflight(b, x);
     x->running = 0;
+    if (tb_bench_tool_taken(b, x)) {
+        /* a tool call: the turn goes on with its result (bench_tool.h) */
+        tb_bench_tts_drop(b, x);
+        b->held -= tb_bench_held(&x->stream);
+        tb_stream_clear(&x->stream);
+        tb_http_resp_free(&x->hr);
+        put_xf(b, x);
+        return 0;
+    }
     if (!x->warm) {
         rec = tb_bench_recs_add(b->out);
         if (rec == NULL) {

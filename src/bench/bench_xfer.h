@@ -23,7 +23,7 @@ int tb_bench_xf_start(struct bench *b, double t_sched, char *err, size_t errlen)
 /* Starts turn c->turn of the call in slot (bench_call.c) with this chat
  * messages array, scheduled at t_sched.  Returns as tb_bench_xf_start. */
 int tb_bench_xf_start_turn(struct bench *b, uint32_t slot, const char *messages_json,
-                           double t_sched, char *err, size_t errlen);
+                           const char *tools_json, double t_sched, char *err, size_t errlen);
 /* Ends transfer x (libcurl's result curl_code; a redirect goes on) and
  * records it when measured.  Returns 0 or TB_ENOMEM. */
 int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code);

@@ -39,9 +39,12 @@ void tb_convos_free(struct tb_convos *c)
         return;
     for (size_t i = 0; i < c->n; i++) {
         struct tb_convo *v = &c->v[i];
-        for (size_t k = 0; k < v->n_turns; k++)
+        for (size_t k = 0; k < v->n_turns; k++) {
             free(v->turns[k]);
+            free(v->tools != NULL ? v->tools[k] : NULL);
+        }
         free(v->turns);
+        free(v->tools);
         free(v->id);
         free(v->system);
     }
@@ -89,19 +92,104 @@ static struct tb_convo *append(struct tb_convos *c, size_t *cap)
     return &c->v[c->n++]; /* owned now: freed with the rest on error */
 }
 
-/* Adds a turn to v (a copy of s). */
-static int add_turn(struct tb_convo *v, size_t *cap, const char *s)
+/* Adds a turn to v (a copy of s), with its tools' JSON text (taken:
+ * freed here on failure; NULL: none). */
+static int add_turn(struct tb_convo *v, size_t *cap, const char *s, char *tools)
 {
     if (v->n_turns == *cap) {
-        char **nt = tb_grow(v->turns, cap, sizeof(*nt), 8);
-        if (nt == NULL)
+        size_t tcap = *cap;
+        char **nt = tb_grow(v->turns, cap, sizeof(*nt), 8), **nl;
+        if (nt == NULL) {
+            free(tools);
             return TB_ENOMEM;
+        }
         v->turns = nt;
+        /* the tools grow with the turns: the same capacity */
+        nl = realloc(v->tools, *cap * sizeof(*nl));
+        if (nl == NULL) {
+            *cap = tcap;
+            free(tools);
+            return TB_ENOMEM;
+        }
+        v->tools = nl;
     }
-    if ((v->turns[v->n_turns] = strdup(s)) == NULL)
+    v->tools[v->n_turns] = tools;
+    if ((v->turns[v->n_turns] = strdup(s)) == NULL) {
+        free(tools);
         return TB_ENOMEM;
+    }
     v->n_turns++;
     return 0;
+}
+
+/* One tool of a turn's "tools" (OpenAI's function-tool shape): an object
+ * with "type": "function" and "function": {"name": a name of 1..63
+ * characters of A-Z a-z 0-9 _ -, "description": a string and
+ * "parameters": an object, both optional}.  Returns NULL or a reason. */
+static const char *bad_tool(const cJSON *t)
+{
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(t, "type");
+    const cJSON *fn = cJSON_GetObjectItemCaseSensitive(t, "function");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
+    const cJSON *desc = cJSON_GetObjectItemCaseSensitive(fn, "description");
+    const cJSON *par = cJSON_GetObjectItemCaseSensitive(fn, "parameters");
+    size_t n;
+    if (!cJSON_IsObject(t) || !cJSON_IsString(type) || strcmp(type->valuestring, "function") != 0)
+        return " is not a function tool ({\"type\": \"function\", \"function\": {...}})";
+    if (!cJSON_IsObject(fn) || !cJSON_IsString(name))
+        return ".function has no \"name\" string";
+    n = strlen(name->valuestring);
+    if (n == 0 || n >= TB_CONVO_TOOL_NAME_MAX ||
+        strspn(name->valuestring, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                  "0123456789_-") != n)
+        return ".function.name is not 1..63 characters of A-Z a-z 0-9 _ -";
+    if (desc != NULL && !cJSON_IsString(desc))
+        return ".function.description is not a string";
+    if (par != NULL && !cJSON_IsObject(par))
+        return ".function.parameters is not an object";
+    return NULL;
+}
+
+/* A turn given as an object: {"text": the caller's words, "tools": the
+ * tools the request offers (1..TB_CONVO_TOOLS_MAX function tools)}; at
+ * names it for messages.  Adds it to v. */
+static int object_turn(const cJSON *t, struct tb_convo *v, size_t *cap, const char *at,
+                       const struct where *w, char *err, size_t errlen)
+{
+    const cJSON *text = cJSON_GetObjectItemCaseSensitive(t, "text");
+    const cJSON *tools = cJSON_GetObjectItemCaseSensitive(t, "tools"), *k;
+    char what[96], *json = NULL;
+    size_t i = 0;
+    cJSON_ArrayForEach(k, t)
+    {
+        if (strcmp(k->string, "text") != 0 && strcmp(k->string, "tools") != 0) {
+            snprintf(what, sizeof(what), "%s has a key other than \"text\" and \"tools\"", at);
+            return fail(w, TB_EFORMAT, err, errlen, what, "");
+        }
+    }
+    if (!cJSON_IsString(text) || !has_text(text->valuestring)) {
+        snprintf(what, sizeof(what), "%s.text", at);
+        return fail(w, TB_EFORMAT, err, errlen, what, " is not a non-blank string");
+    }
+    if (tools != NULL) {
+        if (!cJSON_IsArray(tools) || cJSON_GetArraySize(tools) < 1 ||
+            cJSON_GetArraySize(tools) > TB_CONVO_TOOLS_MAX) {
+            snprintf(what, sizeof(what), "%s.tools", at);
+            return fail(w, TB_EFORMAT, err, errlen, what, " is not an array of 1..16 tools");
+        }
+        cJSON_ArrayForEach(k, tools)
+        {
+            const char *why = bad_tool(k);
+            if (why != NULL) {
+                snprintf(what, sizeof(what), "%s.tools[%zu]", at, i);
+                return fail(w, TB_EFORMAT, err, errlen, what, why);
+            }
+            i++;
+        }
+        if ((json = cJSON_PrintUnformatted(tools)) == NULL)
+            return TB_ENOMEM;
+    }
+    return add_turn(v, cap, text->valuestring, json);
 }
 
 /* An optional non-blank string field into *out (a copy). */
@@ -153,11 +241,16 @@ static int own_shape(const cJSON *o, struct tb_convo *v, const struct where *w, 
         snprintf(at, sizeof(at), "turns[%zu]", i++);
         if (v->n_turns == TB_CONVO_TURNS_MAX)
             return fail(w, TB_ETOOBIG, err, errlen, "more than 1000 turns", "");
+        if (cJSON_IsObject(t)) {
+            if ((rc = object_turn(t, v, &cap, at, w, err, errlen)) != 0)
+                return rc;
+            continue;
+        }
         if (!cJSON_IsString(t))
-            return fail(w, TB_EFORMAT, err, errlen, at, " is not a string");
+            return fail(w, TB_EFORMAT, err, errlen, at, " is not a string or a turn object");
         if (!has_text(t->valuestring))
             return fail(w, TB_EFORMAT, err, errlen, at, " is empty");
-        if ((rc = add_turn(v, &cap, t->valuestring)) != 0)
+        if ((rc = add_turn(v, &cap, t->valuestring, NULL)) != 0)
             return rc;
     }
     return 0;
@@ -207,7 +300,7 @@ static int sharegpt_record(const cJSON *o, struct tb_convo *v, const struct wher
         if (v->n_turns == TB_CONVO_TURNS_MAX)
             return fail(w, TB_ETOOBIG, err, errlen, "conversations",
                         ": more than 1000 human turns");
-        if ((rc = add_turn(v, &cap, value->valuestring)) != 0)
+        if ((rc = add_turn(v, &cap, value->valuestring, NULL)) != 0)
             return rc;
     }
     return v->n_turns == 0 || empty;
@@ -234,6 +327,7 @@ static int take(const cJSON *o, struct tb_convos *c, size_t *cap, const struct w
         for (size_t k = 0; k < v->n_turns; k++)
             free(v->turns[k]);
         free(v->turns);
+        free(v->tools);
         free(v->id);
         free(v->system);
         c->n--;

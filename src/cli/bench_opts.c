@@ -194,6 +194,7 @@ const struct tb_optsec tb_cli_bench_secs[] = {
     {NULL, bench_requests},
     {"Refusals (429, or 503 with Retry-After):", tb_opt_retry},
     {"Calls (conversations on the speech clock):", bench_calls},
+    {"Tool calls (a call's turns that offer tools):", tb_opt_tool},
     {"Output:", bench_output},
     {"Playout (each stream, as ttsbuf sim):", tb_opt_playout},
     {"TTS engine (each stream, as ttsbuf sim):", tb_opt_tts},
@@ -353,6 +354,8 @@ static int option(void *ud, int c, const char *arg)
         int rc = tb_cli_tts_live_option(&a->tl, c, arg);
         if (rc == TB_CLI_NOT_MINE)
             rc = tb_cli_retry_option(&a->retry, c, arg);
+        if (rc == TB_CLI_NOT_MINE)
+            rc = tb_cli_tool_option(&a->tool, c, arg);
         return rc != TB_CLI_NOT_MINE ? rc : tb_cli_groups_option(&a->c, &a->q, &a->au, c, arg);
     }
     }
@@ -472,6 +475,8 @@ int tb_cli_bench_parse(int argc, char **argv, const struct tb_cmddoc *doc, struc
         return TB_EINVAL;
     }
     rc = calls_check(a);
+    if (rc == 0)
+        rc = tb_cli_tool_apply(&a->tool, (uint64_t)a->seed, a->convos != NULL, a->tl.url != NULL);
     if (rc != 0)
         return rc;
     for (size_t i = 0; i < a->ngates; i++)

@@ -14,6 +14,7 @@
 #include "options.h"
 #include "request.h"
 #include "retry_opts.h"
+#include "tool_opts.h"
 #include "tts_live.h"
 #include "ttsbuf/bench.h"
 
@@ -47,6 +48,7 @@ struct tb_cli_bench {
     struct tb_uturn barge_at;
     size_t threads; /* --threads N; 0: auto */
     struct tb_bench_retry retry; /* --retry, --retry-max */
+    struct tb_cli_tool tool;     /* --tool-latency, --filler */
 };
 
 #define TB_CLI_BENCH_OPEN_CALLS 10 /* --call-count's default with --call-rate */

@@ -13,6 +13,7 @@
 #include <cJSON.h>
 
 #include "bench_out.h"
+#include "tool_opts.h"
 #include "bench_report.h"
 #include "cli.h"
 #include "turn_opts.h"
@@ -162,8 +163,8 @@ static int clear_stale(const char *dir, int in_traces, const struct tb_bench_met
 
 int tb_cli_bench_meta_options(struct tb_bench_meta *meta, const struct tb_sim_opts *o,
                               const struct tb_cli_tts *tts, const struct tb_cli_turn *turn,
-                              const struct tb_bench_retry *retry, long max_tokens,
-                              const char *api)
+                              const struct tb_bench_retry *retry, const struct tb_cli_tool *tool,
+                              long max_tokens, const char *api)
 {
     cJSON *j = cJSON_CreateObject();
     char *t;
@@ -174,6 +175,7 @@ int tb_cli_bench_meta_options(struct tb_bench_meta *meta, const struct tb_sim_op
     tb_cli_json_playout(j, o);
     tb_cli_json_tts(j, tts);
     tb_cli_turn_json_opts(j, turn);
+    tb_cli_tool_json_opts(j, tool);
     if (retry->kind != TB_BENCH_RETRY_NONE) {
         cJSON *r = cJSON_AddObjectToObject(j, "retry");
         cJSON_AddStringToObject(r, "policy", retry->kind == TB_BENCH_RETRY_EXP ? "exp" : "after");

@@ -20,10 +20,11 @@
 struct tb_cli_tts;
 struct tb_cli_turn;
 struct tb_bench_retry;
+struct tb_cli_tool;
 int tb_cli_bench_meta_options(struct tb_bench_meta *m, const struct tb_sim_opts *o,
                               const struct tb_cli_tts *tts, const struct tb_cli_turn *turn,
-                              const struct tb_bench_retry *retry, long max_tokens,
-                              const char *api);
+                              const struct tb_bench_retry *retry, const struct tb_cli_tool *tool,
+                              long max_tokens, const char *api);
 
 /* --out DIR: makes DIR and DIR/traces with no earlier run's files in them
  * (refused, or removed with force: a later `sweep DIR/traces` must not mix

@@ -206,7 +206,7 @@ static int reach(struct bench *b)
     snprintf(b->meta.base_url, sizeof(b->meta.base_url), "%s", b->ep.base_red);
     snprintf(b->meta.provider, sizeof(b->meta.provider), "%s", tb_cli_endpoint_provider(&b->ep));
     rc = tb_cli_bench_meta_options(&b->meta, &b->a.c.o, &b->a.c.tts, &b->a.c.turn, &b->a.retry,
-                                   b->a.q.req.max_tokens, b->ep.info->name);
+                                   &b->a.tool, b->a.q.req.max_tokens, b->ep.info->name);
     if (rc == 0 && b->a.tl.url != NULL)
         rc = tb_cli_bench_tts_meta(&b->meta, &b->a, b->tts_base);
     return rc;
@@ -283,6 +283,8 @@ static int run_levels(struct bench *b)
         bo.user_turn = b->a.uturn;
         bo.barge_in = b->a.barge_p;
         bo.barge_at = b->a.barge_at;
+        bo.tool_latency = b->a.tool.lat;
+        bo.filler = b->a.tool.filler;
     }
     if (b->a.tl.url != NULL) {
         tb_cli_bench_tts_opts(&b->a, b->tts_base, &to, &bo.sim);
@@ -447,6 +449,7 @@ static int close_bench(struct bench *b)
     free(b->calls);
     tb_cli_audio_free(&b->a.au);
     tb_cli_tts_live_free(&b->a.tl);
+    tb_cli_tool_free(&b->a.tool);
     tb_cli_common_free(&b->a.c);
     tb_bench_recs_free(&b->recs);
     tb_bench_prompts_free(&b->prompts);

@@ -94,6 +94,15 @@ static void add_count(cJSON *o, const char *key, int64_t v)
         cJSON_AddNumberToObject(o, key, (double)v);
 }
 
+/* A flag: 1 true, 0 false, -1 null. */
+static void add_flag(cJSON *o, const char *key, int v)
+{
+    if (v < 0)
+        cJSON_AddNullToObject(o, key);
+    else
+        cJSON_AddBoolToObject(o, key, v != 0);
+}
+
 static void add_str(cJSON *o, const char *key, const char *v)
 {
     if (v == NULL)
@@ -134,6 +143,8 @@ int tb_cli_serve_log_write(struct tb_cli_serve_log *l, const struct tb_serve_req
         cJSON_AddNumberToObject(o, "bytes_sent", (double)r->bytes_sent);
         add_str(o, "refused_over", r->refused_over);
         add_count(o, "retry_after_s", r->retry_after);
+        add_flag(o, "tool_call", r->tool_call);
+        add_flag(o, "tool_result", r->tool_result);
     }
     return put(l, o);
 }

@@ -48,13 +48,17 @@ void tb_turn_lat_clear(struct tb_turn_lat *l)
     l->chunk = 0;
     for (int i = 0; i < TB_TURN_LAT_PARTS; i++)
         tb_turn_lat_set(l, i, NAN);
+    l->tool = NAN;
 }
 
 void tb_turn_lat_sum(struct tb_turn_lat *l)
 {
     double v = 0.0;
-    for (int i = 0; i < TB_TURN_LAT_PARTS - 1; i++)
+    for (int i = 0; i < TB_TURN_LAT_PARTS - 1; i++) {
         v += tb_turn_lat_part(l, i);
+        if (i == 1 && !isnan(l->tool))
+            v += l->tool; /* right after ttft: the order readers sum in */
+    }
     l->v2v = v; /* NAN when a part is */
 }
 

@@ -101,6 +101,85 @@ static int is_result(const cJSON *m)
     return 0;
 }
 
+/* m's role is role. */
+static int role_is(const cJSON *m, const char *role)
+{
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(m, "role");
+    return cJSON_IsString(r) && strcmp(r->valuestring, role) == 0;
+}
+
+/* A string field of o that is not empty, or NULL. */
+static const char *str_of(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) && v->valuestring[0] != '\0' ? v->valuestring : NULL;
+}
+
+/* Anthropic: a user message's tool_result block answers the tool_use
+ * block of the assistant message just before it (same id). */
+static int anthropic_answers(const cJSON *prev, const cJSON *m)
+{
+    const cJSON *b, *u;
+    if (prev == NULL || !role_is(prev, "assistant") || !role_is(m, "user"))
+        return 0;
+    cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(m, "content"))
+    {
+        const char *t = str_of(b, "type"), *id = str_of(b, "tool_use_id");
+        if (t == NULL || strcmp(t, "tool_result") != 0 || id == NULL)
+            continue;
+        cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(prev, "content"))
+        {
+            const char *ut = str_of(u, "type"), *uid = str_of(u, "id");
+            if (ut != NULL && strcmp(ut, "tool_use") == 0 && uid != NULL &&
+                strcmp(uid, id) == 0 && str_of(u, "name") != NULL &&
+                cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(u, "input")))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* OpenAI and Ollama: a "tool" message answers an earlier assistant
+ * message's tool_calls: by tool_call_id (OpenAI: arguments a JSON text),
+ * or by the function's name, tool_name (Ollama: arguments an object). */
+static int call_answers(const cJSON *msgs, const cJSON *m, enum tb_api api)
+{
+    const cJSON *a, *c;
+    const char *id = str_of(m, api == TB_API_OLLAMA ? "tool_name" : "tool_call_id");
+    if (id == NULL || !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(m, "content")))
+        return 0;
+    for (a = msgs->child; a != NULL && a != m; a = a->next) {
+        if (!role_is(a, "assistant"))
+            continue;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(a, "tool_calls"))
+        {
+            const cJSON *fn = cJSON_GetObjectItemCaseSensitive(c, "function");
+            const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
+            const char *key = api == TB_API_OLLAMA ? str_of(fn, "name") : str_of(c, "id");
+            int shaped = api == TB_API_OLLAMA ? cJSON_IsObject(args) : cJSON_IsString(args);
+            if (key != NULL && strcmp(key, id) == 0 && shaped && str_of(fn, "name") != NULL)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether every tool result of the body is in its dialect's shape
+ * (serve_json.h, tool_shape). */
+static int results_shaped(const cJSON *msgs, enum tb_api api)
+{
+    const cJSON *m, *prev = NULL;
+    int all = 1;
+    cJSON_ArrayForEach(m, msgs)
+    {
+        if (is_result(m))
+            all &= api == TB_API_ANTHROPIC ? anthropic_answers(prev, m)
+                                           : !role_is(m, "user") && call_answers(msgs, m, api);
+        prev = m;
+    }
+    return all;
+}
+
 /* What the body says of tools (serve_tool.h): whether it offers any,
  * carries a result, and the first tool's name. */
 static void tool_request(const cJSON *root, enum tb_api api, struct tb_serve_json_req *r)
@@ -121,6 +200,8 @@ static void tool_request(const cJSON *root, enum tb_api api, struct tb_serve_jso
     {
         r->tool_result |= is_result(m);
     }
+    r->tool_shape =
+        r->tool_result && results_shaped(cJSON_GetObjectItemCaseSensitive(root, "messages"), api);
 }
 
 int tb_serve_json_request(const char *body, size_t len, enum tb_api api,

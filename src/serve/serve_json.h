@@ -26,6 +26,8 @@ struct tb_serve_json_req {
     uint64_t prompt_tokens; /* estimate: prompt text bytes / 4, rounded up */
     int tools;              /* offers tools (serve_tool.h) */
     int tool_result;        /* ... carries a tool's result */
+    int tool_shape;         /* ... in its dialect's shape (serve_json.c): 1,
+                             * else 0 */
     char tool_name[64];     /* the first tool's name, "" none */
 };
 

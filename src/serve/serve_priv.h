@@ -138,6 +138,9 @@ struct tb_serve_conn {
         int fault;                            /* a fault ended or answered it */
         int done;                             /* its line was made */
         const char *over;                     /* refused over this cap, or NULL */
+        int tool_call;   /* offered tools: 1 answered with a call, 0 not; -1 none */
+        int tool_result; /* carried a tool result: 1 in its dialect's shape, 0
+                          * not; -1 none */
     } lg;
 
     struct tb_serve_tts_conn *tts; /* a TTS request's state (serve_tts.c); NULL otherwise */

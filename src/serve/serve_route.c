@@ -219,7 +219,11 @@ int tb_serve_dispatch(struct tb_serve_loop *s, struct tb_serve_conn *c, int64_t 
     tb_serve_plan_init(&c->plan, st, &c->f, api == TB_API_COMPLETIONS, c->rq.max_tokens);
     tb_serve_plan_prefill(&c->plan, s->srv->prefill, c->rq.prompt_tokens);
     c->lg.planned = 1;
-    if (tb_serve_tool_drawn(s->srv, c, &draw))
+    c->lg.tool_result = c->rq.tool_result ? c->rq.tool_shape : -1;
+    c->lg.tool_call = c->rq.tools ? 0 : -1;
+    if (tb_serve_tool_drawn(s->srv, c, &draw)) {
+        c->lg.tool_call = 1;
         return tb_serve_tool_stream(s, c, draw);
+    }
     return c->rq.stream ? tb_serve_stream_start(s, c) : tb_serve_body_start(s, c);
 }

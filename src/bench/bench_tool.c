@@ -1,0 +1,105 @@
+/*
+ * bench_tool.c - a call's tool turn (see bench_tool.h and bench_calls.h,
+ * Tool calls).
+ */
+#include "bench_tool.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ttsbuf/bench_calls.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/ttslat.h"
+#include "ttsbuf/utf8.h"
+#include "ttsbuf/voice.h"
+
+/* The tool's wait for call id's turn (bench_calls.h). */
+static double tool_wait(const struct tb_bench_opts *o, uint64_t id, uint32_t turn)
+{
+    struct tb_ttslat_seeded v;
+    if (o->tool_latency == NULL)
+        return 0;
+    tb_ttslat_seeded_init(&v, o->tool_latency, tb_ttslat_draw_seed(o->seed, id));
+    return tb_ttslat_seeded_at(&v, turn + 1);
+}
+
+int tb_bench_tool_taken(struct bench *b, struct xf *x)
+{
+    const struct tb_stream *s = &x->stream;
+    struct call *c;
+    double end = 0, wait;
+    if (!b->calling || b->call_wait == NULL || x->warm || x->call < 0 || x->rd.error != 0 || x->barged ||
+        s->ntools == 0 || x->slot >= b->calls.n)
+        return 0;
+    c = &b->calls.v[x->slot];
+    if (c->tool != 0)
+        return 0; /* the second request called again: not answered */
+    for (size_t i = 0; i < s->n; i++)
+        if (s->ev[i].kind == TB_KIND_CONTENT)
+            return 0; /* it spoke: spoken as any other */
+    for (size_t i = 0; i < s->ntools; i++)
+        end = fmax(end, isnan(s->tools[i].t_end) ? s->tools[i].t_start : s->tools[i].t_end);
+    c->tool = 1;
+    c->tool_calls = (uint32_t)s->ntools;
+    c->tool_t0 = x->t_start;
+    c->tool_start = s->tools[0].t_start;
+    c->tool_end = end;
+    snprintf(c->tool_id, sizeof(c->tool_id), "%s", s->tools[0].id);
+    snprintf(c->tool_name, sizeof(c->tool_name), "%s", s->tools[0].name);
+    /* The tool runs once the stream has ended (its call is whole then). */
+    wait = tool_wait(b->o, c->id, c->turn);
+    if (b->call_wait(b, x->slot, b->clk.virtual_now + wait) != 0 && b->calls.rc == 0)
+        b->calls.rc = tb_seterr(b->calls.err, sizeof(b->calls.err), TB_ENOMEM, "out of memory");
+    return 1;
+}
+
+int tb_bench_tool_exchange(cJSON *msgs, const struct call *c)
+{
+    cJSON *a = cJSON_CreateObject(), *t = cJSON_CreateObject(), *calls, *tc, *fn;
+    int ok = a != NULL && t != NULL && cJSON_AddItemToArray(msgs, a);
+    if (!ok) {
+        cJSON_Delete(a);
+        cJSON_Delete(t);
+        return -1;
+    }
+    ok = cJSON_AddItemToArray(msgs, t);
+    if (!ok)
+        cJSON_Delete(t);
+    ok = ok && cJSON_AddStringToObject(a, "role", "assistant") != NULL &&
+         cJSON_AddNullToObject(a, "content") != NULL &&
+         (calls = cJSON_AddArrayToObject(a, "tool_calls")) != NULL &&
+         (tc = cJSON_CreateObject()) != NULL && cJSON_AddItemToArray(calls, tc) &&
+         cJSON_AddStringToObject(tc, "id", c->tool_id) != NULL &&
+         cJSON_AddStringToObject(tc, "type", "function") != NULL &&
+         (fn = cJSON_AddObjectToObject(tc, "function")) != NULL &&
+         cJSON_AddStringToObject(fn, "name", c->tool_name) != NULL &&
+         cJSON_AddStringToObject(fn, "arguments", "{}") != NULL &&
+         cJSON_AddStringToObject(t, "role", "tool") != NULL &&
+         cJSON_AddStringToObject(t, "tool_call_id", c->tool_id) != NULL &&
+         cJSON_AddStringToObject(t, "content", TB_TOOL_RESULT) != NULL;
+    return ok ? 0 : -1;
+}
+
+void tb_bench_tool_rec(const struct bench *b, const struct call *c, struct tb_bench_rec *rec)
+{
+    const struct tb_playout_opts *p = &b->o->sim.play;
+    const char *f = b->o->filler;
+    tb_bench_rec_tool_clear(rec);
+    if (c->tool != 2)
+        return;
+    rec->tool_calls = c->tool_calls;
+    rec->tool_start = c->tool_start;
+    rec->tool_end = c->tool_end;
+    rec->tool_head = rec->t_start - c->tool_t0;
+    rec->tool_s = rec->tool_head - c->tool_end;
+    if (f == NULL)
+        return;
+    /* The filler as the modelled TTS says it: chunk 1's first byte, its
+     * code points at the speech rate. */
+    rec->filler = 1;
+    rec->filler_at = c->tool_start + p->tts_connect +
+                     (p->tts_latency_at != NULL ? p->tts_latency_at(p->tts_latency_ud, 1)
+                                                : p->tts_latency);
+    rec->filler_dur = tb_voice_seconds(tb_utf8_count(f, strlen(f)), p->wpm);
+}

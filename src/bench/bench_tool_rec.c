@@ -1,0 +1,90 @@
+/*
+ * bench_tool_rec.c - a call's tool turn in its record (bench_rec.h, Tool
+ * calls): the latency parts moved to the turn's clock, the silence around
+ * the tool with and without the filler, and the keys written (read back
+ * by bench_rec_parse.c).
+ */
+#include <cJSON.h>
+#include <math.h>
+#include <string.h>
+
+#include "ttsbuf/bench_rec.h"
+#include "ttsbuf/jsonline.h"
+
+
+static const char *const windows[3] = {"before", "during", "after"};
+
+void tb_bench_rec_tool_clear(struct tb_bench_rec *rec)
+{
+    rec->tool_calls = 0;
+    rec->tool_start = rec->tool_end = rec->tool_s = rec->tool_head = NAN;
+    rec->filler_at = rec->filler_dur = rec->filler_covered = rec->filler_delay = NAN;
+    for (int i = 0; i < 3; i++)
+        rec->tool_silence[i] = rec->filler_silence[i] = NAN;
+    rec->lat.tool = NAN;
+}
+
+/* The length of [a, b) within [lo, hi). */
+static double overlap(double a, double b, double lo, double hi)
+{
+    double v = fmin(b, hi) - fmax(a, lo);
+    return v > 0 ? v : 0;
+}
+
+/* The silence in each window, and the filler's share of it. */
+static void silences(struct tb_bench_rec *r)
+{
+    /* the answer's first audible sample on the turn's clock: v2v from the
+     * first request (eou is before it) */
+    double heard = r->lat.v2v - r->lat.eou, sum = 0, filled = 0;
+    double lo[3] = {r->tool_start, r->tool_end, r->tool_head};
+    double hi[3] = {r->tool_end, r->tool_head, heard};
+    for (int i = 0; i < 3; i++) {
+        r->tool_silence[i] = hi[i] - lo[i]; /* NaN after when nothing was heard */
+        if (r->filler && !isnan(r->tool_silence[i])) {
+            double f = overlap(r->filler_at, r->filler_at + r->filler_dur, lo[i], hi[i]);
+            r->filler_silence[i] = r->tool_silence[i] - f;
+            filled += f;
+        }
+        sum += r->tool_silence[i];
+    }
+    if (!r->filler)
+        return;
+    r->filler_covered = sum > 0 ? filled / sum : NAN; /* NaN: no answer, or no silence */
+    r->filler_delay = isnan(heard) ? NAN : fmax(r->filler_at + r->filler_dur - heard, 0);
+}
+
+void tb_bench_rec_tool_lat(struct tb_bench_rec *rec)
+{
+    if (rec->tool_calls == 0)
+        return;
+    rec->lat.ttft += rec->tool_end; /* the first request's time to its call's end */
+    rec->lat.tool = rec->tool_s;
+    tb_turn_lat_sum(&rec->lat);
+    silences(rec);
+}
+
+void tb_bench_rec_tool_json(cJSON *o, cJSON *l, const struct tb_bench_rec *r)
+{
+    char key[48];
+    if (l != NULL)
+        tb_json_add_num(l, "tool_s", r->lat.tool);
+    cJSON_AddNumberToObject(o, "tool_calls", r->tool_calls);
+    tb_json_add_num(o, "tool_start_s", r->tool_start);
+    tb_json_add_num(o, "tool_end_s", r->tool_end);
+    tb_json_add_num(o, "tool_s", r->tool_s);
+    for (int i = 0; i < 3; i++) {
+        snprintf(key, sizeof(key), "tool_silence_%s_s", windows[i]);
+        tb_json_add_num(o, key, r->tool_silence[i]);
+    }
+    if (!r->filler)
+        return; /* only with --filler, so that records without one are as before */
+    tb_json_add_num(o, "filler_at_s", r->filler_at);
+    tb_json_add_num(o, "filler_s", r->filler_dur);
+    for (int i = 0; i < 3; i++) {
+        snprintf(key, sizeof(key), "filler_silence_%s_s", windows[i]);
+        tb_json_add_num(o, key, r->filler_silence[i]);
+    }
+    tb_json_add_num(o, "filler_covered", r->filler_covered);
+    tb_json_add_num(o, "filler_delay_s", r->filler_delay);
+}

@@ -1,0 +1,328 @@
+/*
+ * test_tooluse.c - calls that use tools (bench_calls.h, Tool calls): the
+ * tool exchange each dialect sends (api.h, tools_json), then `ttsbuf
+ * bench --conversations` against `ttsbuf serve --tool-call-rate 1` in
+ * every chat dialect: the model's call answered after the drawn tool
+ * latency with the result in the dialect's shape (the server's log says
+ * so), the answer spoken, tool_s and the filler's effect in the records,
+ * and the latency parts summing to v2v_s exactly.  Bad values of the
+ * options exit 2 with one line.
+ */
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests.h"
+#include "ttsbuf/api.h"
+#include "ttsbuf/bench_calls.h"
+#include "ttsbuf/convo.h"
+
+#define TOOL_WAIT 0.3 /* --tool-latency, s */
+/* The loop's overhead a busy machine may add to the wait: the stream's
+ * end read, the timer's wake-up, the send. */
+#define LOOP_LAG (0.25 * TB_TEST_TIME_SCALE)
+
+static const char tools_json[] =
+    "[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"description\":\"forecast\","
+    "\"parameters\":{\"type\":\"object\",\"properties\":{\"when\":{\"type\":\"string\"}}}}}]";
+static const char exchange[] =
+    "[{\"role\":\"system\",\"content\":\"Be brief.\"},{\"role\":\"user\",\"content\":\"Rain?\"},"
+    "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_1\",\"type\":"
+    "\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"when\\\":\\\"now\\\"}"
+    "\"}}]},{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":\"sunny\"}]";
+
+static cJSON *body_of(enum tb_api api)
+{
+    struct tb_api_request q = {.api = api, .model = "m", .messages_json = exchange,
+                               .max_tokens = -1, .temperature = -1, .tools_json = tools_json};
+    char *out = NULL, err[256];
+    cJSON *j;
+    assert_int_equal(tb_api_request_body(&q, &out, err, sizeof(err)), 0);
+    j = cJSON_Parse(out);
+    assert_non_null(j);
+    free(out);
+    return j;
+}
+
+static const cJSON *at(const cJSON *o, const char *path)
+{
+    char key[64];
+    while (o != NULL && *path != '\0') {
+        size_t n = strcspn(path, ".");
+        snprintf(key, sizeof(key), "%.*s", (int)n, path);
+        o = cJSON_IsArray(o) ? cJSON_GetArrayItem(o, atoi(key))
+                             : cJSON_GetObjectItemCaseSensitive(o, key);
+        path += n + (path[n] == '.');
+    }
+    if (o == NULL)
+        fail_msg("no %s", path);
+    return o;
+}
+
+static void str_at(const cJSON *o, const char *path, const char *want)
+{
+    const cJSON *v = at(o, path);
+    if (!cJSON_IsString(v) || strcmp(v->valuestring, want) != 0)
+        fail_msg("%s is not \"%s\"", path, want);
+}
+
+/* The tools and the exchange, as each dialect's documentation shows them. */
+static void exchange_per_dialect(void **state)
+{
+    cJSON *j;
+    (void)state;
+    /* OpenAI: as given. */
+    j = body_of(TB_API_CHAT);
+    str_at(j, "tools.0.function.name", "get_weather");
+    str_at(j, "messages.2.tool_calls.0.id", "call_1");
+    str_at(j, "messages.3.role", "tool");
+    str_at(j, "messages.3.tool_call_id", "call_1");
+    cJSON_Delete(j);
+    /* Anthropic: tools {name, input_schema}; tool_use and tool_result blocks. */
+    j = body_of(TB_API_ANTHROPIC);
+    str_at(j, "system", "Be brief.");
+    str_at(j, "tools.0.name", "get_weather");
+    str_at(j, "tools.0.description", "forecast");
+    str_at(j, "tools.0.input_schema.type", "object");
+    assert_null(cJSON_GetObjectItem(at(j, "tools.0"), "function"));
+    str_at(j, "messages.1.role", "assistant");
+    str_at(j, "messages.1.content.0.type", "tool_use");
+    str_at(j, "messages.1.content.0.id", "call_1");
+    str_at(j, "messages.1.content.0.input.when", "now");
+    str_at(j, "messages.2.role", "user");
+    str_at(j, "messages.2.content.0.type", "tool_result");
+    str_at(j, "messages.2.content.0.tool_use_id", "call_1");
+    str_at(j, "messages.2.content.0.content", "sunny");
+    assert_int_equal(cJSON_GetArraySize(at(j, "messages")), 3);
+    cJSON_Delete(j);
+    /* Ollama: arguments an object, the tool message names its tool. */
+    j = body_of(TB_API_OLLAMA);
+    str_at(j, "messages.2.tool_calls.0.function.arguments.when", "now");
+    assert_null(cJSON_GetObjectItem(at(j, "messages.2.tool_calls.0"), "id"));
+    str_at(j, "messages.3.role", "tool");
+    str_at(j, "messages.3.tool_name", "get_weather");
+    cJSON_Delete(j);
+}
+
+/* Bad values: exit 2, one line naming the option. */
+static void bad_values(void **state)
+{
+    static const struct {
+        const char *args, *names;
+    } cases[] = {
+        {"--conversations builtin --tool-latency junk", "--tool-latency"},
+        {"--conversations builtin --tool-latency -1", "--tool-latency"},
+        {"--conversations builtin --filler ''", "--filler"},
+        {"--conversations builtin --filler '   '", "--filler"},
+        {"--tool-latency 0.5", "--tool-latency"},
+        {"--conversations builtin --filler builtin --tts-url mock", "--filler"},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char args[512];
+        struct tb_test_out o;
+        snprintf(args, sizeof(args), "bench --base-url http://127.0.0.1:9/v1 --model m %s",
+                 cases[i].args);
+        o = tb_test_run(args);
+        if (o.code != 2 || strstr(o.se, cases[i].names) == NULL ||
+            strchr(o.se, '\n') != o.se + strlen(o.se) - 1)
+            fail_msg("%s: exit %d, stderr %s", cases[i].args, o.code, o.se);
+        tb_test_out_free(&o);
+    }
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (cJSON_IsNull(v))
+        return NAN;
+    if (!cJSON_IsNumber(v))
+        fail_msg("\"%s\" is not a number or null", k);
+    return v->valuedouble;
+}
+
+/* The record of turn 0, which called the tool: tool_s the drawn wait
+ * and the loop's overhead, the parts summing to v2v in their order, the
+ * filler's figures consistent. */
+static void check_tool_turn(const cJSON *r, const char *api)
+{
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(r, "latency");
+    double sum, tool = num(r, "tool_s"), heard, w[3], f[3], all = 0, left = 0;
+    static const char *const win[3] = {"before", "during", "after"};
+    if (num(r, "tool_calls") != 1 || !(tool >= TOOL_WAIT) || !(tool < TOOL_WAIT + LOOP_LAG))
+        fail_msg("%s: tool_calls %g, tool_s %g (drawn %g)", api, num(r, "tool_calls"), tool,
+                 TOOL_WAIT);
+    assert_true(num(l, "tool_s") == tool);
+    sum = num(l, "eou_s") + num(l, "ttft_s") + num(l, "tool_s") + num(l, "aggregation_s") +
+          num(l, "tts_queue_s") + num(l, "tts_ttfb_s") + num(l, "preroll_s") +
+          num(l, "leading_silence_s");
+    if (!(sum == num(l, "v2v_s")))
+        fail_msg("%s: the parts sum to %.17g, v2v_s %.17g", api, sum, num(l, "v2v_s"));
+    /* ttft: the first request to the call's end, then the second to its token */
+    assert_true(num(l, "ttft_s") == num(r, "tool_end_s") + num(r, "ttft_s"));
+    assert_true(num(l, "v2v_s") > tool && num(r, "events") > 0);
+    /* the silence around the tool, and the filler's share */
+    heard = num(l, "v2v_s") - num(l, "eou_s");
+    assert_true(num(r, "tool_silence_during_s") == tool);
+    assert_true(fabs(num(r, "tool_silence_before_s") -
+                     (num(r, "tool_end_s") - num(r, "tool_start_s"))) < 1e-12);
+    assert_true(fabs(num(r, "tool_silence_after_s") -
+                     (heard - num(r, "tool_end_s") - tool)) < 1e-9);
+    assert_true(num(r, "filler_at_s") == num(r, "tool_start_s")); /* no TTS latency modelled */
+    assert_true(fabs(num(r, "filler_s") - 25 * 10.0 / 150) < 1e-12); /* 25 code points, 150 wpm */
+    for (int i = 0; i < 3; i++) {
+        char k[48];
+        snprintf(k, sizeof(k), "tool_silence_%s_s", win[i]);
+        w[i] = num(r, k);
+        snprintf(k, sizeof(k), "filler_silence_%s_s", win[i]);
+        f[i] = num(r, k);
+        assert_true(f[i] >= 0 && f[i] <= w[i]);
+        all += w[i];
+        left += f[i];
+    }
+    assert_true(fabs(num(r, "filler_covered") - (all - left) / all) < 1e-9);
+    /* a 1.7 s phrase from the call's start covers the 0.3 s wait whole */
+    assert_true(f[0] == 0 && f[1] == 0 && f[2] == 0 && num(r, "filler_covered") == 1);
+    assert_true(fabs(num(r, "filler_delay_s") -
+                     fmax(num(r, "filler_at_s") + num(r, "filler_s") - heard, 0)) < 1e-9);
+}
+
+/* The server's lines of one dialect: the call, the result in the
+ * dialect's shape after the drawn wait (as the server saw it), the next
+ * turn offering nothing.  tool_s: the record's. */
+static void check_log(const char *path, const char *route, double tool_s)
+{
+    char *text = tb_test_slurp_str(path), *line, *save = NULL;
+    cJSON *v[3] = {NULL, NULL, NULL};
+    size_t n = 0;
+    for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        cJSON *j = cJSON_Parse(line);
+        const cJSON *rt = cJSON_GetObjectItemCaseSensitive(j, "route");
+        if (cJSON_IsString(rt) && strcmp(rt->valuestring, route) == 0 && n < 3)
+            v[n++] = j;
+        else
+            cJSON_Delete(j);
+    }
+    free(text);
+    if (n != 3)
+        fail_msg("%s: %zu lines in the server's log, not 3", route, n);
+    str_at(v[0], "request_id", "c0.t0");
+    assert_true(cJSON_IsTrue(at(v[0], "tool_call")));
+    assert_true(cJSON_IsNull(at(v[0], "tool_result")));
+    assert_true(num(v[0], "tokens_sent") == 0);
+    str_at(v[1], "request_id", "c0.t0");
+    if (!cJSON_IsTrue(at(v[1], "tool_result")) || !cJSON_IsFalse(at(v[1], "tool_call")))
+        fail_msg("%s: the second request's result is not in the dialect's shape", route);
+    assert_true(num(v[1], "tokens_sent") > 0);
+    {
+        /* the server's own view of the wait: the call's end to the result */
+        double gap = num(v[1], "received_s") - num(v[0], "end_s");
+        if (!(gap >= TOOL_WAIT) || !(fabs(gap - tool_s) < 0.05 * TB_TEST_TIME_SCALE))
+            fail_msg("%s: the server saw %g s between the call and the result, tool_s %g", route,
+                     gap, tool_s);
+    }
+    str_at(v[2], "request_id", "c0.t1");
+    assert_true(cJSON_IsNull(at(v[2], "tool_call")) && cJSON_IsNull(at(v[2], "tool_result")));
+    for (size_t i = 0; i < 3; i++)
+        cJSON_Delete(v[i]);
+}
+
+static void bench_dialect(const char *api, const char *path, int port, const char *dir,
+                          const char *log)
+{
+    char args[1024], rp[256];
+    cJSON *v[8], *sum;
+    size_t n;
+    double tool = NAN;
+    snprintf(args, sizeof(args),
+             "bench --api %s --base-url http://127.0.0.1:%d%s --model m --conversations "
+             "%s/convo.jsonl --calls 1 --tool-latency %g --filler builtin --user-turn 0.05 "
+             "--out %s/%s --json --quiet",
+             api, port, path, dir, TOOL_WAIT, dir, api);
+    sum = tb_test_run_json(NULL, args, 0);
+    {
+        const cJSON *lv = at(sum, "levels.0");
+        assert_true(num(at(lv, "tool_s"), "count") == 1);
+        assert_true(num(at(lv, "filler_covered"), "count") == 1);
+        assert_true(num(at(lv, "tool_silence_s"), "count") == 1);
+    }
+    cJSON_Delete(sum);
+    snprintf(rp, sizeof(rp), "%s/%s/records.jsonl", dir, api);
+    n = tb_test_jsonl_records(rp, v, 8);
+    assert_int_equal(n, 2); /* a record a turn: none of the call's first request */
+    for (size_t i = 0; i < n; i++) {
+        if (num(v[i], "turn") == 0) {
+            check_tool_turn(v[i], api);
+            tool = num(v[i], "tool_s");
+        } else {
+            assert_true(num(v[i], "tool_calls") == 0 && isnan(num(v[i], "tool_s")));
+            assert_true(isnan(num(at(v[i], "latency"), "tool_s")));
+        }
+        cJSON_Delete(v[i]);
+    }
+    check_log(log, strcmp(api, "chat") == 0 ? "chat" : api, tool);
+    /* merge reads the records back, the sums checked again */
+    snprintf(args, sizeof(args), "merge --json %s/%s/records.jsonl >/dev/null", dir, api);
+    {
+        struct tb_test_out o = tb_test_run(args);
+        if (o.code != 0)
+            fail_msg("merge: %s", o.se);
+        tb_test_out_free(&o);
+    }
+}
+
+/* bench --conversations against serve --tool-call-rate 1, each dialect. */
+static void calls_use_tools(void **state)
+{
+    char dir[128], path[256], log[256], srv[512];
+    FILE *f;
+    int port;
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "tooluse", "bench");
+    snprintf(path, sizeof(path), "%s/convo.jsonl", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"id\":\"w\",\"turns\":[{\"text\":\"Is it going to rain?\",\"tools\":%s},"
+               "\"Thanks.\"]}\n",
+            tools_json);
+    fclose(f);
+    for (int i = 0; i < 3; i++) {
+        static const char *const apis[3] = {"chat", "anthropic", "ollama"};
+        static const char *const paths[3] = {"/v1", "/v1", ""};
+        snprintf(log, sizeof(log), "%s/serve-%s.jsonl", dir, apis[i]);
+        snprintf(srv, sizeof(srv),
+                 "--synth tps=400,tokens=10,ttft=0.02,seed=5 --tool-call-rate 1 --log %s", log);
+        tb_test_serve_up(srv, &port);
+        bench_dialect(apis[i], paths[i], port, dir, log);
+        tb_test_serve_down(NULL);
+    }
+    tb_test_rm_rf(dir);
+}
+
+/* The built-in conversations offer tools on some turns. */
+static void builtin_has_tools(void **state)
+{
+    struct tb_convos c;
+    char err[256];
+    size_t with = 0;
+    (void)state;
+    assert_int_equal(tb_convos_builtin(&c, err, sizeof(err)), 0);
+    for (size_t i = 0; i < c.n; i++)
+        for (size_t k = 0; c.v[i].tools != NULL && k < c.v[i].n_turns; k++)
+            with += c.v[i].tools[k] != NULL;
+    assert_true(with >= 3);
+    tb_convos_free(&c);
+}
+
+int tb_test_tooluse(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(exchange_per_dialect),
+        cmocka_unit_test(bad_values),
+        cmocka_unit_test(builtin_has_tools),
+        cmocka_unit_test_teardown(calls_use_tools, tb_test_serve_down),
+    };
+    return TB_RUN_GROUP("tooluse", tests);
+}
