@@ -194,9 +194,14 @@ static void check_tool_turn(const cJSON *r, const char *api)
  * turn offering nothing.  tool_s: the record's. */
 static void check_log(const char *path, const char *route, double tool_s)
 {
-    char *text = tb_test_slurp_str(path), *line, *save = NULL;
+    struct tb_test_slog lines[8];
+    char *text, *line, *save = NULL;
     cJSON *v[3] = {NULL, NULL, NULL};
     size_t n = 0;
+    /* the server writes a request's line once it has closed it, which
+     * can come after bench has read the answer and exited */
+    (void)tb_test_slog_wait(path, lines, 8, 0, route, 3);
+    text = tb_test_slurp_str(path);
     for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
         cJSON *j = cJSON_Parse(line);
         const cJSON *rt = cJSON_GetObjectItemCaseSensitive(j, "route");
