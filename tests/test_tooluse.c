@@ -252,6 +252,7 @@ static void bench_dialect(const char *api, const char *path, int port, const cha
         assert_true(num(at(lv, "tool_s"), "count") == 1);
         assert_true(num(at(lv, "filler_covered"), "count") == 1);
         assert_true(num(at(lv, "tool_silence_s"), "count") == 1);
+        assert_true(num(at(lv, "filler_delay_s"), "count") == 1);
     }
     cJSON_Delete(sum);
     snprintf(rp, sizeof(rp), "%s/%s/records.jsonl", dir, api);

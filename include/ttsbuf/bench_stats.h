@@ -54,11 +54,13 @@ enum tb_bench_metric {
     /* A call's tool turns (bench_rec.h, Tool calls), null for a turn
      * without a tool call: tool_s; the silence around the tool, its three
      * windows summed, without and with the filler (null when nothing was
-     * heard after it); the filler's share of it. */
+     * heard after it); the filler's share of it, and how long the answer
+     * would wait for it. */
     TB_BM_TOOL,
     TB_BM_TOOL_SILENCE,
     TB_BM_FILLER_SILENCE,
     TB_BM_FILLER_COVERED,
+    TB_BM_FILLER_DELAY,
     TB_BM__COUNT
 };
 

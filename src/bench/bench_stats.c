@@ -30,7 +30,7 @@ static const struct {
     {"turn_late_s", "s", 0},    {"barge_tts_close_s", "s", 0},
     {"barge_stop_s", "s", 0},   {"tool_s", "s", 0},
     {"tool_silence_s", "s", 0}, {"filler_silence_s", "s", 0},
-    {"filler_covered", "", 1},
+    {"filler_covered", "", 1},  {"filler_delay_s", "s", 0},
 };
 
 int tb_bench_metric_of_part(int i)
@@ -92,6 +92,7 @@ static double value(const struct tb_bench_rec *r, enum tb_bench_metric m)
                                                     r->filler_silence[2]
                                               : NAN;
     case TB_BM_FILLER_COVERED: return r->tool_calls > 0 && r->filler ? r->filler_covered : NAN;
+    case TB_BM_FILLER_DELAY: return r->tool_calls > 0 && r->filler ? r->filler_delay : NAN;
     default: return NAN;
     }
 }

@@ -24,7 +24,7 @@ static const char *const old_metrics[TB_BM__COUNT] = {
     "ttft",    "ttfa",    "tps",     "tps-usage", "itl", "underruns", "gap-total",
     "gap-max", "min-tps", "speedup", "-",         "-",   "-",         "-",
     "-",       "-",       "-",       "-",         "-",   "-",         "-",
-    "-",       "-",       "-",       "-"}; /* the rest came after the old names */
+    "-",       "-",       "-",       "-",         "-"}; /* the rest came after the old names */
 
 /* 0, or TB_EINVAL / TB_ERANGE (printed). */
 static int gate_limit(struct tb_cli_gate *g, const char *val, double max)
