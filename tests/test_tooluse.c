@@ -307,6 +307,50 @@ static void calls_use_tools(void **state)
     tb_test_rm_rf(dir);
 }
 
+/* A result that answers no call of the conversation (an id the
+ * assistant never gave) is answered all the same, and the server's log
+ * says it is not in the dialect's shape. */
+static void result_out_of_shape(void **state)
+{
+    char dir[128], path[256], log[256], args[1024], srv[400];
+    struct tb_test_slog lines[4];
+    char *text;
+    FILE *f;
+    int port;
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "tooluse", "shape");
+    snprintf(path, sizeof(path), "%s/msgs.json", dir);
+    snprintf(log, sizeof(log), "%s/serve.jsonl", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("[{\"role\":\"user\",\"content\":\"Rain?\"},{\"role\":\"assistant\",\"content\":null,"
+          "\"tool_calls\":[{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":"
+          "\"get_weather\",\"arguments\":\"{}\"}}]},{\"role\":\"tool\",\"tool_call_id\":"
+          "\"call_9\",\"content\":\"sunny\"}]",
+          f);
+    fclose(f);
+    snprintf(srv, sizeof(srv), "--synth tps=400,tokens=10,ttft=0.02,seed=5 --tool-call-rate 1 --log %s",
+             log);
+    tb_test_serve_up(srv, &port);
+    snprintf(args, sizeof(args),
+             "run --api chat --base-url http://127.0.0.1:%d/v1 --model m --json --messages %s "
+             "--body-json '{\"tools\":%s}' >/dev/null",
+             port, path, tools_json);
+    {
+        struct tb_test_out o = tb_test_run(args);
+        if (o.code != 0)
+            fail_msg("run: %s", o.se);
+        tb_test_out_free(&o);
+    }
+    assert_int_equal(tb_test_slog_wait(log, lines, 4, 0, "chat", 1), 1);
+    tb_test_serve_down(NULL);
+    text = tb_test_slurp_str(log);
+    if (strstr(text, "\"tool_call\":false,\"tool_result\":false") == NULL)
+        fail_msg("the log does not say the result is out of shape: %s", text);
+    free(text);
+    tb_test_rm_rf(dir);
+}
+
 /* The built-in conversations offer tools on some turns. */
 static void builtin_has_tools(void **state)
 {
@@ -329,6 +373,7 @@ int tb_test_tooluse(void)
         cmocka_unit_test(bad_values),
         cmocka_unit_test(builtin_has_tools),
         cmocka_unit_test_teardown(calls_use_tools, tb_test_serve_down),
+        cmocka_unit_test_teardown(result_out_of_shape, tb_test_serve_down),
     };
     return TB_RUN_GROUP("tooluse", tests);
 }
