@@ -181,8 +181,7 @@ static const struct bad_case bad_cases[] = {
     {"bad_tool_name.jsonl", TB_EFORMAT,
      ":1: turns[1].tools[0].function.name is not 1..63 characters of A-Z a-z 0-9 _ -"},
     {"bad_tools_empty.jsonl", TB_EFORMAT, ":1: turns[0].tools is not an array of 1..16 tools"},
-    {"bad_turn_key.jsonl", TB_EFORMAT,
-     ":1: turns[0] has a key other than \"text\" and \"tools\""},
+    {"bad_turn_key.jsonl", TB_EFORMAT, ":1: turns[0] has a key other than \"text\" and \"tools\""},
     {"bad_turn_no_text.jsonl", TB_EFORMAT, ":1: turns[0].text is not a non-blank string"},
     {"bad_turn_empty.jsonl", TB_EFORMAT, ":1: turns[1] is empty"},
     {"bad_system_not_string.jsonl", TB_EFORMAT, ":1: system is not a string"},
@@ -327,9 +326,12 @@ int tb_test_convo(void)
 {
     static const struct CMUnitTest own[] = {
         cmocka_unit_test(own_shape),
-        cmocka_unit_test(turn_tools),      cmocka_unit_test(sharegpt_array),
-        cmocka_unit_test(sharegpt_lines), cmocka_unit_test(builtin_set),
-        cmocka_unit_test(caps),           cmocka_unit_test(sharegpt_memory_bounded),
+        cmocka_unit_test(turn_tools),
+        cmocka_unit_test(sharegpt_array),
+        cmocka_unit_test(sharegpt_lines),
+        cmocka_unit_test(builtin_set),
+        cmocka_unit_test(caps),
+        cmocka_unit_test(sharegpt_memory_bounded),
     };
     struct CMUnitTest tests[NROWS(own) + NROWS(bad_cases)];
     size_t n = 0;

@@ -35,8 +35,12 @@ static const char exchange[] =
 
 static cJSON *body_of(enum tb_api api)
 {
-    struct tb_api_request q = {.api = api, .model = "m", .messages_json = exchange,
-                               .max_tokens = -1, .temperature = -1, .tools_json = tools_json};
+    struct tb_api_request q = {.api = api,
+                               .model = "m",
+                               .messages_json = exchange,
+                               .max_tokens = -1,
+                               .temperature = -1,
+                               .tools_json = tools_json};
     char *out = NULL, err[256];
     cJSON *j;
     assert_int_equal(tb_api_request_body(&q, &out, err, sizeof(err)), 0);
@@ -168,9 +172,9 @@ static void check_tool_turn(const cJSON *r, const char *api)
     assert_true(num(r, "tool_silence_during_s") == tool);
     assert_true(fabs(num(r, "tool_silence_before_s") -
                      (num(r, "tool_end_s") - num(r, "tool_start_s"))) < 1e-12);
-    assert_true(fabs(num(r, "tool_silence_after_s") -
-                     (heard - num(r, "tool_end_s") - tool)) < 1e-9);
-    assert_true(num(r, "filler_at_s") == num(r, "tool_start_s")); /* no TTS latency modelled */
+    assert_true(fabs(num(r, "tool_silence_after_s") - (heard - num(r, "tool_end_s") - tool)) <
+                1e-9);
+    assert_true(num(r, "filler_at_s") == num(r, "tool_start_s"));    /* no TTS latency modelled */
     assert_true(fabs(num(r, "filler_s") - 25 * 10.0 / 150) < 1e-12); /* 25 code points, 150 wpm */
     for (int i = 0; i < 3; i++) {
         char k[48];
@@ -290,8 +294,9 @@ static void calls_use_tools(void **state)
     snprintf(path, sizeof(path), "%s/convo.jsonl", dir);
     f = fopen(path, "w");
     assert_non_null(f);
-    fprintf(f, "{\"id\":\"w\",\"turns\":[{\"text\":\"Is it going to rain?\",\"tools\":%s},"
-               "\"Thanks.\"]}\n",
+    fprintf(f,
+            "{\"id\":\"w\",\"turns\":[{\"text\":\"Is it going to rain?\",\"tools\":%s},"
+            "\"Thanks.\"]}\n",
             tools_json);
     fclose(f);
     for (int i = 0; i < 3; i++) {
@@ -329,8 +334,8 @@ static void result_out_of_shape(void **state)
           "\"call_9\",\"content\":\"sunny\"}]",
           f);
     fclose(f);
-    snprintf(srv, sizeof(srv), "--synth tps=400,tokens=10,ttft=0.02,seed=5 --tool-call-rate 1 --log %s",
-             log);
+    snprintf(srv, sizeof(srv),
+             "--synth tps=400,tokens=10,ttft=0.02,seed=5 --tool-call-rate 1 --log %s", log);
     tb_test_serve_up(srv, &port);
     snprintf(args, sizeof(args),
              "run --api chat --base-url http://127.0.0.1:%d/v1 --model m --json --messages %s "

@@ -38,7 +38,7 @@ static int copy_str(cJSON *dst, const char *key, const cJSON *o, const char *fro
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, from);
     return cJSON_AddStringToObject(dst, key, cJSON_IsString(v) ? v->valuestring : "") != NULL ? 0
-                                                                                            : -1;
+                                                                                              : -1;
 }
 
 /* OpenAI's tools as Anthropic's: {name, description, input_schema}. */

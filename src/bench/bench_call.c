@@ -360,8 +360,8 @@ void tb_bench_call_ended(struct bench *b, uint32_t slot, size_t rec_index)
     tb_bench_tool_rec(b, c, rec); /* before the playout, which reads it */
     /* with a real TTS the turn plays as its TTS measured it */
     rc = b->o->tts_replay != NULL && rec->stream != NULL && rec->stream->tts != NULL
-                 ? b->o->tts_replay(b->o->tts_replay_ud, rec)
-                 : tb_bench_analyze(rec, &b->o->sim, cs->err, sizeof(cs->err));
+             ? b->o->tts_replay(b->o->tts_replay_ud, rec)
+             : tb_bench_analyze(rec, &b->o->sim, cs->err, sizeof(cs->err));
     cs->turns_done++;
     if (rc == 0 && b->o->barge_in > 0)
         rc = barge_settle(b, rec, cs->err, sizeof(cs->err));

@@ -577,9 +577,8 @@ const char *tb_bench_rec_parse(const cJSON *o, const struct tb_bench_meta *m, in
                                struct tb_bench_rec *r)
 {
     static const char *(*const steps[])(const cJSON *, struct tb_bench_rec *) = {
-        rec_ids, rec_call,   rec_times,   rec_counts, rec_metrics,  rec_error,
-        rec_end, rec_staged, rec_warning, rec_tts,    read_latency, rec_retry,
-        rec_tool,
+        rec_ids,    rec_call,    rec_times, rec_counts,   rec_metrics, rec_error, rec_end,
+        rec_staged, rec_warning, rec_tts,   read_latency, rec_retry,   rec_tool,
     };
     const char *why = rec_level(o, m, version, r);
     for (size_t i = 0; why == NULL && i < NROWS(steps); i++)

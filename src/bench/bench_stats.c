@@ -88,9 +88,9 @@ static double value(const struct tb_bench_rec *r, enum tb_bench_metric m)
         return r->tool_calls > 0 ? r->tool_silence[0] + r->tool_silence[1] + r->tool_silence[2]
                                  : NAN;
     case TB_BM_FILLER_SILENCE:
-        return r->tool_calls > 0 && r->filler ? r->filler_silence[0] + r->filler_silence[1] +
-                                                    r->filler_silence[2]
-                                              : NAN;
+        return r->tool_calls > 0 && r->filler
+                   ? r->filler_silence[0] + r->filler_silence[1] + r->filler_silence[2]
+                   : NAN;
     case TB_BM_FILLER_COVERED: return r->tool_calls > 0 && r->filler ? r->filler_covered : NAN;
     case TB_BM_FILLER_DELAY: return r->tool_calls > 0 && r->filler ? r->filler_delay : NAN;
     default: return NAN;

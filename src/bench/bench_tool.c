@@ -29,9 +29,10 @@ int tb_bench_tool_taken(struct bench *b, struct xf *x)
     const struct tb_stream *s = &x->stream;
     struct call *c;
     double end = 0, wait;
-    if (!b->calling || b->call_wait == NULL || x->warm || x->call < 0 || x->rd.error != 0 || x->barged ||
-        s->ntools == 0 || x->slot >= b->calls.n)
-        return 0;
+    if (!b->calling || b->call_wait == NULL || x->warm || x->call < 0 || x->rd.error != 0 ||
+        x->barged || s->ntools == 0 || x->slot >= b->calls.n ||
+        tb_end_class(s->end.kind) != TB_END_CLASS_COMPLETE)
+        return 0; /* a stream cut short is a cut turn: its call ends */
     c = &b->calls.v[x->slot];
     if (c->tool != 0)
         return 0; /* the second request called again: not answered */
@@ -98,8 +99,8 @@ void tb_bench_tool_rec(const struct bench *b, const struct call *c, struct tb_be
     /* The filler as the modelled TTS says it: chunk 1's first byte, its
      * code points at the speech rate. */
     rec->filler = 1;
-    rec->filler_at = c->tool_start + p->tts_connect +
-                     (p->tts_latency_at != NULL ? p->tts_latency_at(p->tts_latency_ud, 1)
-                                                : p->tts_latency);
+    rec->filler_at =
+        c->tool_start + p->tts_connect +
+        (p->tts_latency_at != NULL ? p->tts_latency_at(p->tts_latency_ud, 1) : p->tts_latency);
     rec->filler_dur = tb_voice_seconds(tb_utf8_count(f, strlen(f)), p->wpm);
 }

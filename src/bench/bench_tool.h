@@ -14,12 +14,12 @@
 #include "bench_state.h"
 
 /* Whether x, a finished transfer (out of the multi handle, unlinked),
- * is a call's turn's first request whose stream made a tool call and
- * spoke nothing: then the call keeps the call, waits for the tool (its
- * next send scheduled through b->call_wait) and 1 is returned: the caller
- * drops x's stream and TTS, makes no record and gives x back.  0 otherwise; an error
- * (out of memory) goes to b->calls.rc and ends nothing (1 is returned and
- * the call waits in vain: the level stops on b->calls.rc). */
+ * is a call's turn's first request whose stream ended complete (stream.h's
+ * end classes), made a tool call and spoke nothing: then the call keeps the call, waits for the
+ * tool (its next send scheduled through b->call_wait) and 1 is returned: the caller drops x's
+ * stream and TTS, makes no record and gives x back.  0 otherwise; an error (out of memory) goes to
+ * b->calls.rc and ends nothing (1 is returned and the call waits in vain: the level stops on
+ * b->calls.rc). */
 int tb_bench_tool_taken(struct bench *b, struct xf *x);
 
 /* The tool exchange call c's second request adds after the caller's

@@ -11,7 +11,6 @@
 #include "ttsbuf/bench_rec.h"
 #include "ttsbuf/jsonline.h"
 
-
 static const char *const windows[3] = {"before", "during", "after"};
 
 void tb_bench_rec_tool_clear(struct tb_bench_rec *rec)

@@ -68,9 +68,8 @@ int tb_cli_tool_apply(struct tb_cli_tool *t, uint64_t seed, int calls, int live_
     }
     if (!calls)
         return 0;
-    rc = tb_cli_ttslat_create("--tool-latency",
-                              t->latency != NULL ? t->latency : TB_TOOL_LATENCY_DEFAULT, seed,
-                              &t->lat);
+    rc = tb_cli_ttslat_create(
+        "--tool-latency", t->latency != NULL ? t->latency : TB_TOOL_LATENCY_DEFAULT, seed, &t->lat);
     if (rc != 0)
         return TB_EINVAL;
     tb_ttslat_format(t->lat, t->spec, sizeof(t->spec));

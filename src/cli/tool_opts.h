@@ -18,9 +18,9 @@ enum { TB_O_TOOL_LATENCY = 600, TB_O_FILLER };
 extern const struct tb_optdoc tb_opt_tool[];
 
 struct tb_cli_tool {
-    const char *latency;    /* --tool-latency as given, or NULL */
-    const char *filler;     /* --filler's phrase (builtin resolved), or NULL */
-    struct tb_ttslat *lat;  /* made by tb_cli_tool_apply */
+    const char *latency;                /* --tool-latency as given, or NULL */
+    const char *filler;                 /* --filler's phrase (builtin resolved), or NULL */
+    struct tb_ttslat *lat;              /* made by tb_cli_tool_apply */
     char spec[TB_TTSLAT_SPEC_MAX + 64]; /* canonical */
 };
 
