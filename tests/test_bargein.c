@@ -605,6 +605,7 @@ int tb_test_bargein(void)
         cmocka_unit_test_teardown(tb_test_bargetts_close, tb_test_serve_down),
         cmocka_unit_test_teardown(tb_test_bargetts_nulls, tb_test_serve_down),
         cmocka_unit_test_teardown(tb_test_bargetts_streamed, tb_test_serve_down),
+        cmocka_unit_test_teardown(tb_test_bargetts_cut_chunk1, tb_test_serve_down),
         cmocka_unit_test(tb_test_bargetts_bad),
     };
     return TB_RUN_GROUP("bargein", cases);

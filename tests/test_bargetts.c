@@ -19,6 +19,7 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/bench_calls.h"
 #include "ttsbuf/ttsnet.h"
+#include "ttsbuf/turnlat.h"
 
 #define FEW "tests/data/calls/few.jsonl"
 /* The answer streams for about 1.5 s; each TTS chunk's first byte comes
@@ -222,6 +223,95 @@ void tb_test_bargetts_streamed(void **state)
         cJSON_Delete(v[i]);
     }
     assert_true(in > 0);
+    tb_test_serve_down(NULL);
+    tb_test_rm_rf(dir);
+}
+
+/* Chunk 1 of a TTS whose first byte comes 0.3 s after each request, with
+ * `lead` s of digital silence first, its audio streamed at real time
+ * (--tts-rtf 1), every turn interrupted 0.2 s into that audio, while it
+ * still arrives; the records into v (4).  A test of the bargein group:
+ * the server is the one tb_test_serve_down stops. */
+static size_t cut_in_chunk1(const char *dir, const char *lead, cJSON **v, size_t cap)
+{
+    char sargs[256];
+    int port;
+    snprintf(sargs, sizeof(sargs),
+             "--synth tps=20,ttft=0.1,tokens=30,jitter=0 --tts-latency 0.3 --tts-rtf 1 "
+             "--tts-lead %s",
+             lead);
+    tb_test_serve_up(sargs, &port);
+    return bench(port, dir, 1,
+                 "--calls 2 --turns 2 --user-turn 0.05 --barge-in 1 --barge-in-at 0.2", v, cap);
+}
+
+/* The caller interrupts inside chunk 1's audio (0.1 s of silence, then
+ * speech, 0.2 s in): what came of chunk 1 plays, so the first audio and
+ * the parts are measured (the first audio where T was drawn from, the
+ * first sound before T; the leading silence is the server's 0.1 s to one window; the TTS's first
+ * byte the server's 0.3 s and the trace's; the parts sum to v2v), the
+ * LLM side is the stream's, and sim of the recording gives the same
+ * parts.  With 0.5 s of silence first, nothing audible came by T: the
+ * first audio is there, the leading silence and v2v null. */
+void tb_test_bargetts_cut_chunk1(void **state)
+{
+    char dir[128], args[512];
+    cJSON *v[8];
+    size_t n;
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "bargetts", "cut1");
+    n = cut_in_chunk1(dir, "0.1", v, 8);
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *r = v[i], *l = key(r, "latency"), *ls, *tts = key(r, "tts");
+        double ttfa, sumparts = 0;
+        cJSON *sim;
+        assert_true(cJSON_IsTrue(key(r, "interrupted")));
+        assert_true(num(tts, "canceled") >= 1 && num(tts, "audio_s") > 0.1);
+        ttfa = num(r, "ttfa_s");
+        /* T was drawn 0.2 s after the first audio came; playback starts
+         * then, or a 20 ms frame later when that audio came slower than
+         * real time (playout.h), and its first audible sample was heard */
+        if (ttfa < num(r, "barge_in_s") - 0.2 - 1e-9 ||
+            ttfa + num(l, "leading_silence_s") > num(r, "barge_in_s"))
+            fail_msg("record %d: T %.9f s, the first audio %.9f s, the first sound %.9f s",
+                     (int)num(r, "id"), num(r, "barge_in_s"), ttfa,
+                     ttfa + num(l, "leading_silence_s"));
+        if (fabs(num(l, "leading_silence_s") - 0.1) > 0.0101)
+            fail_msg("record %d: leading silence %.4f s, the server sent 0.1 s", (int)num(r, "id"),
+                     num(l, "leading_silence_s"));
+        assert_true(num(l, "tts_ttfb_s") >= 0.3 && num(l, "tts_ttfb_s") < 0.3 + 0.2);
+        for (int p = 0; p < TB_TURN_LAT_PARTS - 1; p++)
+            sumparts += num(l, tb_turn_lat_keys[p]);
+        assert_true(fabs(sumparts - num(l, "v2v_s")) < 1e-9);
+        assert_true(fabs(num(l, "v2v_s") - num(l, "eou_s") - ttfa - num(l, "leading_silence_s")) <
+                    1e-9);
+        assert_true(num(l, "ttft_s") == num(r, "ttft_s"));
+        assert_true(num(r, "decode_tps") > 0);
+        snprintf(args, sizeof(args), "sim --trace '%s/o/%s' --request %.0f --json", dir,
+                 key(r, "trace")->valuestring, num(r, "id"));
+        sim = tb_test_run_json(NULL, args, 3); /* the speech ended at a stopped chunk */
+        ls = key(sim, "latency");
+        for (int p = 0; p < TB_TURN_LAT_PARTS; p++)
+            if (num(ls, tb_turn_lat_keys[p]) != num(l, tb_turn_lat_keys[p]))
+                fail_msg("record %d: sim says %s %.17g, the record %.17g", (int)num(r, "id"),
+                         tb_turn_lat_keys[p], num(ls, tb_turn_lat_keys[p]),
+                         num(l, tb_turn_lat_keys[p]));
+        cJSON_Delete(sim);
+        cJSON_Delete(v[i]);
+    }
+    tb_test_serve_down(NULL);
+    n = cut_in_chunk1(dir, "0.5", v, 8);
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *l = key(v[i], "latency");
+        assert_true(cJSON_IsTrue(key(v[i], "interrupted")));
+        assert_true(num(v[i], "ttfa_s") > 0);
+        assert_true(num(l, "tts_ttfb_s") >= 0.3);
+        assert_true(is_null(l, "leading_silence_s"));
+        assert_true(is_null(l, "v2v_s"));
+        cJSON_Delete(v[i]);
+    }
     tb_test_serve_down(NULL);
     tb_test_rm_rf(dir);
 }

@@ -87,6 +87,7 @@ int tb_test_bargein(void);      /* bench --barge-in: the caller interrupts turns
 void tb_test_bargetts_close(void **state);
 void tb_test_bargetts_nulls(void **state);
 void tb_test_bargetts_streamed(void **state);
+void tb_test_bargetts_cut_chunk1(void **state);
 void tb_test_bargetts_bad(void **state);
 int tb_test_callsout(void);     /* calls in every output: interrupted turns, progress */
 int tb_test_ttsserve(void);     /* the mock TTS of `ttsbuf serve`, through the binary */

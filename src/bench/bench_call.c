@@ -314,6 +314,8 @@ static int barge_settle(struct bench *b, struct tb_bench_rec *rec, char *err, si
     }
     if (!rec->interrupted)
         return 0;
+    /* a first audible sample after T was never heard (turnlat.h) */
+    tb_turn_lat_heard_by(&rec->lat, rec->ttfa, rec->barge_in);
     rc = tb_heard_at(rec->stream, &o->sim, rec->barge_in, &h, err, errlen);
     if (rc != 0)
         return rc;
