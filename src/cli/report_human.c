@@ -88,8 +88,8 @@ static void tts_fail_lines(FILE *f, const struct tb_report_src *src, const struc
         fprintf(f, ", HTTP %ld", c->status);
     fprintf(f, "%s%s)\n", c->message[0] ? ": " : "", c->message);
     fprintf(f,
-            "  the TTS: %" PRIu32 " of %" PRIu32 " chunk%s spoken, chunk %" PRIu32
-            " %s, %" PRIu32 " never sent\n",
+            "  the TTS: %" PRIu32 " of %" PRIu32 " chunk%s spoken, chunk %" PRIu32 " %s, %" PRIu32
+            " never sent\n",
             c->chunk - 1, closed, closed == 1 ? "" : "s", c->chunk,
             c->fail == TB_TTS_CANCELED ? "stopped" : "failed", closed > sent ? closed - sent : 0);
     if (e != NULL && strcmp(e->error, "tts") == 0)
@@ -144,8 +144,9 @@ static void outcome(FILE *f, const struct human *h)
         return;
     }
     if (src->tts_fail != NULL && p->chunks >= src->tts_fail->chunk)
-        fprintf(f, "  played: %" PRIu32 " chunk%s, the last the audio that came before it was "
-                   "stopped; ",
+        fprintf(f,
+                "  played: %" PRIu32 " chunk%s, the last the audio that came before it was "
+                "stopped; ",
                 p->chunks, p->chunks == 1 ? "" : "s");
     else if (src->tts_fail != NULL)
         fprintf(f, "  played: the %" PRIu32 " chunk%s before it; ", p->chunks,
