@@ -214,8 +214,10 @@ static int adopt_recorded(struct tb_cli_common *c, const struct tb_stream *s)
             if (row[i].v[0] != '\0')
                 rc = tb_cli_tts_option(t, row[i].opt, row[i].v);
     }
-    if (rc == 0 && c->turn.lead == NULL && m->lead[0] != '\0')
+    if (rc == 0 && c->turn.lead == NULL && m->lead[0] != '\0') {
         rc = tb_cli_turn_option(&c->turn, TB_O_TTS_LEAD, m->lead);
+        c->turn.lead_recorded = 1; /* the report names its source */
+    }
     return rc;
 }
 
