@@ -190,8 +190,9 @@ static void serve_refuses_tts_over_inflight(void **state)
     free(text);
 }
 
-/* bench -c 4 against --max-inflight 1 (threads loops); returns bench's
- * exit code; the records in dir. */
+/* bench -c 4 against --max-inflight 1 (threads loops), up to 10 retries
+ * (--retry-max, which --retry none refuses); returns bench's exit code;
+ * the records in dir. */
 static int bench_against(int port, const char *retry, const char *dir, const char *seed)
 {
     char args[768];
@@ -199,8 +200,8 @@ static int bench_against(int port, const char *retry, const char *dir, const cha
     int code;
     snprintf(args, sizeof(args),
              "bench --base-url http://127.0.0.1:%d/v1 --model m -c 4 --requests 4 -q --force "
-             "--seed %s --retry %s --retry-max 10 --out %s",
-             port, seed, retry, dir);
+             "--seed %s --retry %s%s --out %s",
+             port, seed, retry, strcmp(retry, "none") != 0 ? " --retry-max 10" : "", dir);
     o = tb_test_run(args);
     code = o.code;
     tb_test_out_free(&o);
@@ -465,6 +466,13 @@ static void bad_values(void **state)
     tb_test_expect_error("serve --max-inflight -1", 2, "--max-inflight");
     tb_test_expect_error("serve --tts-max-inflight 0", 2, "--tts-max-inflight");
     tb_test_expect_error("serve --retry-after 0", 2, "--retry-after");
+    tb_test_expect_error("serve --retry-after 2", 2,
+                         "serve: --retry-after is what a 429 over --max-inflight or "
+                         "--tts-max-inflight says: give one of them");
+    tb_test_expect_error("bench --mock --requests 1 --retry-max 3", 2,
+                         "bench: --retry-max bounds the retries of --retry after or exp");
+    tb_test_expect_error("bench --mock --requests 1 --retry none --retry-max 3", 2,
+                         "with --retry none (the default) nothing is retried");
 }
 
 int tb_test_retry(void)

@@ -472,6 +472,8 @@ int tb_cli_bench_parse(int argc, char **argv, const struct tb_cmddoc *doc, struc
         return TB_EINVAL;
     }
     rc = calls_check(a);
+    if (rc == 0)
+        rc = tb_cli_retry_check(&a->retry);
     if (rc != 0)
         return rc;
     for (size_t i = 0; i < a->ngates; i++)
