@@ -78,7 +78,7 @@ static char *summary(void)
 
 /* Over the cap, each dialect gets 429 with Retry-After and its own
  * rate-limit error; the held stream's end frees its place; the summary
- * and the log count the refusals. */
+ * and the log count the refusals, the log with each one's stream flag. */
 static void serve_refuses_over_inflight(void **state)
 {
     static const struct {
@@ -144,6 +144,10 @@ static void serve_refuses_over_inflight(void **state)
         assert_int_equal((int)tb_test_num(v[i], "retry_after_s"), 2);
         assert_int_equal((int)tb_test_num(v[i], "http_status"), 429);
         assert_string_equal(tb_test_str(v[i], "end"), "error");
+        /* what the request asked: CHAT streams, Ollama streams by default,
+         * the Messages request does not */
+        assert_int_equal(tb_test_is_true(v[i], "stream"),
+                         strcmp(tb_test_str(v[i], "route"), "anthropic") != 0);
     }
     tb_test_json_free(v, n);
     keep("serve_log", "jsonl", log);
