@@ -374,7 +374,7 @@ static char *untimed(const char *path)
 }
 
 /* --barge-in 0 changes nothing but the header's block: the same records
- * (timing aside), no barge-in keys, no report line. */
+ * (timing aside), no barge-in keys, no report line, no barge_* metric row. */
 static void p_zero_changes_nothing(void **state)
 {
     char dir[128], path[256], *a, *b;
@@ -396,6 +396,8 @@ static void p_zero_changes_nothing(void **state)
     snprintf(path, sizeof(path), "%s/zero.report", dir);
     a = tb_test_slurp_str(path);
     assert_null(strstr(a, "barge-in"));
+    assert_non_null(strstr(a, "\n  turn_late_s ")); /* the metrics are there */
+    assert_null(strstr(a, "barge_")); /* but no empty barge-in rows */
     free(a);
     tb_test_rm_rf(dir);
     tb_test_serve_down(NULL);
