@@ -239,6 +239,7 @@ static int load(struct sim *x)
     }
     if (rc == 0)
         rc = adopt_recorded(&a->c, &x->s);
+    x->src.tool_calls = x->s.ntools;
     if (rc == 0)
         rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
     if (rc == 0)

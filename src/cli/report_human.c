@@ -121,7 +121,10 @@ static void outcome(FILE *f, const struct human *h)
     const struct tb_playout_result *p = &r->play;
     const char *emsg = h->emsg;
     if (src->tts_fail == NULL && !m->failed && !m->cut) {
-        if (!m->audio)
+        if (!m->audio && src->tool_calls > 0)
+            fprintf(f, "no verdict: the answer was %zu tool call%s, nothing to speak\n",
+                    src->tool_calls, src->tool_calls == 1 ? "" : "s");
+        else if (!m->audio)
             fprintf(f, "no verdict: no content arrived (nothing to play)\n");
         else
             verdict(f, p);
