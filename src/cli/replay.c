@@ -111,9 +111,9 @@ static int cut_view(struct tb_cli_replay *rp, const struct tb_stream *s, const c
         if (e->kind == TB_KIND_CONTENT && have + len > want)
             len = (size_t)(want - have);
         if (len < e->len && tb_utf8_check(tb_stream_text(s, i), len) != len) {
-            tb_cli_error("%s: the recorded chunks before chunk %u end inside a character of "
+            tb_cli_error("%s: the recorded chunks %s chunk %u end inside a character of "
                          "event %zu: the trace's chunks are not its text",
-                         name, rp->failed->chunk, i + 1);
+                         name, rp->spoke_cut ? "up to" : "before", rp->failed->chunk, i + 1);
             return TB_EFORMAT;
         }
         rc = tb_stream_append(&rp->view, e->t, tb_stream_text(s, i), len, e->tokens,
