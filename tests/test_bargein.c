@@ -28,32 +28,6 @@
  * 600 wpm its speech lasts longer than that. */
 #define SLOW "--synth tps=20,ttft=0.1,tokens=30,jitter=0"
 
-static void free_recs(cJSON **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        cJSON_Delete(v[i]);
-}
-
-static const cJSON *key(const cJSON *o, const char *k)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, k);
-}
-
-static double num(const cJSON *o, const char *k)
-{
-    const cJSON *x = key(o, k);
-    if (!cJSON_IsNumber(x))
-        fail_msg("\"%s\" is not a number", k);
-    return x->valuedouble;
-}
-
-static int is_true(const cJSON *o, const char *k)
-{
-    const cJSON *x = key(o, k);
-    assert_true(cJSON_IsBool(x));
-    return cJSON_IsTrue(x);
-}
-
 /* Code points of UTF-8 text. */
 static uint64_t cps(const char *s)
 {
@@ -153,7 +127,7 @@ static void gaps_before_t(void **state)
 static void check_unheard(const char *dir, const cJSON *rec)
 {
     char args[1024], path[512], *trace, *line, *save = NULL;
-    double T = num(rec, "barge_in_s");
+    double T = tb_test_num(rec, "barge_in_s");
     double *t = NULL;
     size_t ne = 0, cap = 0;
     uint64_t tokens = 0, heard = 0, unplayed = 0;
@@ -169,8 +143,8 @@ static void check_unheard(const char *dir, const cJSON *rec)
     for (line = strtok_r(trace, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
         cJSON *e = cJSON_Parse(line);
         assert_non_null(e);
-        if (!first && cJSON_IsNumber(key(e, "t")) && cJSON_IsString(key(e, "text")) &&
-            key(e, "kind") == NULL) {
+        if (!first && cJSON_IsNumber(tb_test_key(e, "t")) &&
+            cJSON_IsString(tb_test_key(e, "text")) && tb_test_key(e, "kind") == NULL) {
             if (ne == cap) {
                 double *nt;
                 cap = cap ? cap * 2 : 64;
@@ -178,7 +152,7 @@ static void check_unheard(const char *dir, const cJSON *rec)
                 assert_non_null(nt);
                 t = nt;
             }
-            t[ne++] = num(e, "t");
+            t[ne++] = tb_test_num(e, "t");
         }
         first = 0;
         cJSON_Delete(e);
@@ -188,21 +162,21 @@ static void check_unheard(const char *dir, const cJSON *rec)
         tokens += t[i] <= T;
     snprintf(args, sizeof(args), "sim --trace %s --wpm 600 --json --chunks", path);
     sim = tb_test_run_json(NULL, args, 0);
-    cJSON_ArrayForEach(ch, key(sim, "chunk_list"))
+    cJSON_ArrayForEach(ch, tb_test_key(sim, "chunk_list"))
     {
-        double end = num(ch, "start_s") + num(ch, "duration_s");
+        double end = tb_test_num(ch, "start_s") + tb_test_num(ch, "duration_s");
         if (end <= T)
-            heard = (uint64_t)num(ch, "event") + 1;
-        else if (num(ch, "ready_s") <= T)
-            unplayed += cps(cJSON_GetStringValue(key(ch, "text")));
+            heard = (uint64_t)tb_test_num(ch, "event") + 1;
+        else if (tb_test_num(ch, "ready_s") <= T)
+            unplayed += cps(cJSON_GetStringValue(tb_test_key(ch, "text")));
     }
     cJSON_Delete(sim);
     free(t);
     if (heard > tokens)
         heard = tokens;
-    assert_int_equal((uint64_t)num(rec, "tokens_received"), tokens);
-    assert_int_equal((uint64_t)num(rec, "tokens_unheard"), tokens - heard);
-    assert_int_equal((uint64_t)num(rec, "chars_unplayed"), unplayed);
+    assert_int_equal((uint64_t)tb_test_num(rec, "tokens_received"), tokens);
+    assert_int_equal((uint64_t)tb_test_num(rec, "tokens_unheard"), tokens - heard);
+    assert_int_equal((uint64_t)tb_test_num(rec, "chars_unplayed"), unplayed);
 }
 
 /* The loop's timing in one bench of calls, against tol: a stream closed
@@ -274,7 +248,7 @@ static void records_against_traces(void **state)
             break;
         }
         print_message("try %d: %s\n", attempt, why);
-        free_recs(v, n);
+        tb_test_json_free(v, n);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s/o' '%s/o.report'", dir, dir);
         tb_test_sh(cmd);
     }
@@ -285,39 +259,41 @@ static void records_against_traces(void **state)
     for (size_t i = 0; i < n; i++) {
         const cJSON *r = v[i];
         double next_at;
-        assert_true(cJSON_IsNull(key(r, "error")));
-        if (is_true(r, "interrupted")) {
-            double T = num(r, "barge_in_s");
+        assert_true(cJSON_IsNull(tb_test_key(r, "error")));
+        if (tb_test_is_true(r, "interrupted")) {
+            double T = tb_test_num(r, "barge_in_s");
             inter++;
-            unheard += (uint64_t)num(r, "tokens_unheard");
-            assert_true(T - num(r, "ttfa_s") >= 0.1 - 1e-9 && T - num(r, "ttfa_s") <= 0.8 + 1e-9);
+            unheard += (uint64_t)tb_test_num(r, "tokens_unheard");
+            assert_true(T - tb_test_num(r, "ttfa_s") >= 0.1 - 1e-9 &&
+                        T - tb_test_num(r, "ttfa_s") <= 0.8 + 1e-9);
             check_unheard(dir, r);
-            if (cJSON_IsNumber(key(r, "cancel_s"))) {
+            if (cJSON_IsNumber(tb_test_key(r, "cancel_s"))) {
                 /* closed in flight: ended at the decision, made at T */
                 inflight++;
-                assert_string_equal(cJSON_GetStringValue(key(r, "end")), "interrupted");
-                assert_true(num(r, "cancel_s") >= num(r, "t_start") + T - 1e-9);
-                assert_true(num(r, "cancel_s") <= num(r, "t_start") + T + tol);
-                assert_near(num(r, "t_end"), num(r, "cancel_s"), tol);
+                assert_string_equal(cJSON_GetStringValue(tb_test_key(r, "end")), "interrupted");
+                assert_true(tb_test_num(r, "cancel_s") >= tb_test_num(r, "t_start") + T - 1e-9);
+                assert_true(tb_test_num(r, "cancel_s") <= tb_test_num(r, "t_start") + T + tol);
+                assert_near(tb_test_num(r, "t_end"), tb_test_num(r, "cancel_s"), tol);
             } else {
-                assert_string_equal(cJSON_GetStringValue(key(r, "end")), "complete");
-                assert_true(T < num(r, "play_end_s"));
-                assert_true(cJSON_IsNull(key(r, "cancel_mono_s")));
+                assert_string_equal(cJSON_GetStringValue(tb_test_key(r, "end")), "complete");
+                assert_true(T < tb_test_num(r, "play_end_s"));
+                assert_true(cJSON_IsNull(tb_test_key(r, "cancel_mono_s")));
             }
-            next_at = num(r, "t_start") + T + U;
+            next_at = tb_test_num(r, "t_start") + T + U;
         } else {
-            assert_true(cJSON_IsNull(key(r, "barge_in_s")));
-            assert_true(cJSON_IsNull(key(r, "cancel_s")));
-            assert_int_equal((uint64_t)num(r, "tokens_unheard"), 0);
-            assert_int_equal((uint64_t)num(r, "tokens_received"),
-                             (uint64_t)num(r, "content_tokens"));
-            next_at = num(r, "t_start") + num(r, "play_end_s") + U;
+            assert_true(cJSON_IsNull(tb_test_key(r, "barge_in_s")));
+            assert_true(cJSON_IsNull(tb_test_key(r, "cancel_s")));
+            assert_int_equal((uint64_t)tb_test_num(r, "tokens_unheard"), 0);
+            assert_int_equal((uint64_t)tb_test_num(r, "tokens_received"),
+                             (uint64_t)tb_test_num(r, "content_tokens"));
+            next_at = tb_test_num(r, "t_start") + tb_test_num(r, "play_end_s") + U;
         }
         for (size_t j = 0; j < n; j++)
-            if (num(v[j], "call") == num(r, "call") && num(v[j], "turn") == num(r, "turn") + 1) {
-                assert_near(num(v[j], "t_sched"), next_at, 1e-9);
-                assert_true(num(v[j], "t_start") >= num(v[j], "t_sched"));
-                assert_near(num(v[j], "t_start"), num(v[j], "t_sched"), tol);
+            if (tb_test_num(v[j], "call") == tb_test_num(r, "call") &&
+                tb_test_num(v[j], "turn") == tb_test_num(r, "turn") + 1) {
+                assert_near(tb_test_num(v[j], "t_sched"), next_at, 1e-9);
+                assert_true(tb_test_num(v[j], "t_start") >= tb_test_num(v[j], "t_sched"));
+                assert_near(tb_test_num(v[j], "t_start"), tb_test_num(v[j], "t_sched"), tol);
             }
     }
     /* seed 3 interrupts some turns, and some of them in flight */
@@ -329,15 +305,15 @@ static void records_against_traces(void **state)
     free(rep);
     assert_non_null(sum);
     {
-        const cJSON *lv = cJSON_GetArrayItem(key(sum, "levels"), 0);
-        const cJSON *bi = key(lv, "barge_in");
+        const cJSON *lv = cJSON_GetArrayItem(tb_test_key(sum, "levels"), 0);
+        const cJSON *bi = tb_test_key(lv, "barge_in");
         assert_non_null(bi);
-        assert_int_equal((size_t)num(bi, "interruptions"), inter);
-        assert_near(num(bi, "interrupted_share"), (double)inter / (double)n, 1e-12);
-        assert_int_equal((uint64_t)num(bi, "tokens_unheard"), unheard);
+        assert_int_equal((size_t)tb_test_num(bi, "interruptions"), inter);
+        assert_near(tb_test_num(bi, "interrupted_share"), (double)inter / (double)n, 1e-12);
+        assert_int_equal((uint64_t)tb_test_num(bi, "tokens_unheard"), unheard);
         /* an interrupted turn is ok, never failed, never in gapless */
-        assert_int_equal((size_t)num(lv, "ok"), n);
-        assert_true(num(lv, "gapless") <= (double)(n - inter));
+        assert_int_equal((size_t)tb_test_num(lv, "ok"), n);
+        assert_true(tb_test_num(lv, "gapless") <= (double)(n - inter));
     }
     cJSON_Delete(sum);
     snprintf(path, sizeof(path), "%s/o.report", dir);
@@ -345,15 +321,17 @@ static void records_against_traces(void **state)
     assert_non_null(strstr(rep, "calls=2: 2 calls, 2 completed, 0 ended by a failed or cut turn"));
     assert_non_null(strstr(rep, "calls=2: barge-in: "));
     free(rep);
-    free_recs(v, n);
+    tb_test_json_free(v, n);
     /* the records read back, and a contradiction in them is refused */
     {
         char cmd[1024];
         snprintf(cmd, sizeof(cmd), "merge %s/o/records.jsonl --json", dir);
         sum = tb_test_run_json(NULL, cmd, 0);
-        assert_int_equal((size_t)num(key(cJSON_GetArrayItem(key(sum, "levels"), 0), "barge_in"),
-                                     "interruptions"),
-                         inter);
+        assert_int_equal(
+            (size_t)tb_test_num(
+                tb_test_key(cJSON_GetArrayItem(tb_test_key(sum, "levels"), 0), "barge_in"),
+                "interruptions"),
+            inter);
         cJSON_Delete(sum);
         snprintf(cmd, sizeof(cmd),
                  "sed 's/\"tokens_unheard\":[0-9]*/\"tokens_unheard\":999999/' %s/o/records.jsonl "
@@ -391,12 +369,12 @@ static char *untimed(const char *path)
         free(s);
         out = o2;
     }
-    free_recs(v, n);
+    tb_test_json_free(v, n);
     return out;
 }
 
 /* --barge-in 0 changes nothing but the header's block: the same records
- * (timing aside), no barge-in keys, no report line. */
+ * (timing aside), no barge-in keys, no report line, no barge_* metric row. */
 static void p_zero_changes_nothing(void **state)
 {
     char dir[128], path[256], *a, *b;
@@ -418,6 +396,8 @@ static void p_zero_changes_nothing(void **state)
     snprintf(path, sizeof(path), "%s/zero.report", dir);
     a = tb_test_slurp_str(path);
     assert_null(strstr(a, "barge-in"));
+    assert_non_null(strstr(a, "\n  turn_late_s ")); /* the metrics are there */
+    assert_null(strstr(a, "barge_")); /* but no empty barge-in rows */
     free(a);
     tb_test_rm_rf(dir);
     tb_test_serve_down(NULL);
@@ -440,14 +420,15 @@ static void p_one_interrupts_every_playing_turn(void **state)
     n = tb_test_jsonl_records(path, v, 32);
     assert_int_equal(n, 6);
     for (size_t i = 0; i < n; i++) {
-        assert_true(num(v[i], "ttfa_s") + 0.2 < num(v[i], "play_end_s")); /* still playing */
-        assert_true(is_true(v[i], "interrupted"));
-        assert_near(num(v[i], "barge_in_s"), num(v[i], "ttfa_s") + 0.2, 1e-9);
+        assert_true(tb_test_num(v[i], "ttfa_s") + 0.2 <
+                    tb_test_num(v[i], "play_end_s")); /* still playing */
+        assert_true(tb_test_is_true(v[i], "interrupted"));
+        assert_near(tb_test_num(v[i], "barge_in_s"), tb_test_num(v[i], "ttfa_s") + 0.2, 1e-9);
         /* 0.2 s into the first sentence: nothing of it heard */
-        assert_int_equal((uint64_t)num(v[i], "tokens_unheard"),
-                         (uint64_t)num(v[i], "tokens_received"));
+        assert_int_equal((uint64_t)tb_test_num(v[i], "tokens_unheard"),
+                         (uint64_t)tb_test_num(v[i], "tokens_received"));
     }
-    free_recs(v, n);
+    tb_test_json_free(v, n);
     snprintf(path, sizeof(path), "%s/o.report", dir);
     rep = tb_test_slurp_str(path);
     assert_non_null(strstr(rep, "calls=2: 2 calls, 2 completed, 0 ended by a failed or cut turn; "
@@ -499,9 +480,12 @@ static void shards_interrupt_the_same_turns(void **state)
     a = tb_test_run_json(NULL, cmd, 0);
     snprintf(cmd, sizeof(cmd), "merge %s/one --json", dir);
     b = tb_test_run_json(NULL, cmd, 0);
-    assert_int_equal(
-        (size_t)num(key(cJSON_GetArrayItem(key(a, "levels"), 0), "barge_in"), "interruptions"),
-        (size_t)num(key(cJSON_GetArrayItem(key(b, "levels"), 0), "barge_in"), "interruptions"));
+    assert_int_equal((size_t)tb_test_num(
+                         tb_test_key(cJSON_GetArrayItem(tb_test_key(a, "levels"), 0), "barge_in"),
+                         "interruptions"),
+                     (size_t)tb_test_num(
+                         tb_test_key(cJSON_GetArrayItem(tb_test_key(b, "levels"), 0), "barge_in"),
+                         "interruptions"));
     cJSON_Delete(a);
     cJSON_Delete(b);
     tb_test_rm_rf(dir);
@@ -542,25 +526,27 @@ static void server_sees_the_close(void **state)
         assert_non_null(e);
         for (size_t i = 0; !first && i < n; i++) {
             char rid[64];
-            snprintf(rid, sizeof(rid), "c%d.t%d", (int)num(v[i], "call"), (int)num(v[i], "turn"));
-            if (strcmp(cJSON_GetStringValue(key(e, "request_id")), rid) != 0)
+            snprintf(rid, sizeof(rid), "c%d.t%d", (int)tb_test_num(v[i], "call"),
+                     (int)tb_test_num(v[i], "turn"));
+            if (strcmp(cJSON_GetStringValue(tb_test_key(e, "request_id")), rid) != 0)
                 continue;
             joined++;
-            assert_true(is_true(v[i], "interrupted"));
-            assert_string_equal(cJSON_GetStringValue(key(e, "end")), "client_closed");
-            if (!(num(e, "closed_s") >= num(v[i], "cancel_mono_s") &&
-                  num(e, "closed_s") - num(v[i], "cancel_mono_s") <= within))
+            assert_true(tb_test_is_true(v[i], "interrupted"));
+            assert_string_equal(cJSON_GetStringValue(tb_test_key(e, "end")), "client_closed");
+            if (!(tb_test_num(e, "closed_s") >= tb_test_num(v[i], "cancel_mono_s") &&
+                  tb_test_num(e, "closed_s") - tb_test_num(v[i], "cancel_mono_s") <= within))
                 fail_msg("%s: the server saw the close %.6f s after the decision (allowed 0..%g)",
-                         rid, num(e, "closed_s") - num(v[i], "cancel_mono_s"), within);
-            assert_true(num(e, "tokens_sent") >= num(v[i], "content_tokens"));
-            assert_true(num(e, "tokens_unsent") > 0);
+                         rid, tb_test_num(e, "closed_s") - tb_test_num(v[i], "cancel_mono_s"),
+                         within);
+            assert_true(tb_test_num(e, "tokens_sent") >= tb_test_num(v[i], "content_tokens"));
+            assert_true(tb_test_num(e, "tokens_unsent") > 0);
         }
         first = 0;
         cJSON_Delete(e);
     }
     free(log);
     assert_int_equal(joined, n);
-    free_recs(v, n);
+    tb_test_json_free(v, n);
     tb_test_rm_rf(dir);
 }
 
@@ -605,6 +591,7 @@ int tb_test_bargein(void)
         cmocka_unit_test_teardown(tb_test_bargetts_close, tb_test_serve_down),
         cmocka_unit_test_teardown(tb_test_bargetts_nulls, tb_test_serve_down),
         cmocka_unit_test_teardown(tb_test_bargetts_streamed, tb_test_serve_down),
+        cmocka_unit_test_teardown(tb_test_bargetts_cut_chunk1, tb_test_serve_down),
         cmocka_unit_test(tb_test_bargetts_bad),
     };
     return TB_RUN_GROUP("bargein", cases);

@@ -19,30 +19,13 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/bench_calls.h"
 #include "ttsbuf/ttsnet.h"
+#include "ttsbuf/turnlat.h"
 
 #define FEW "tests/data/calls/few.jsonl"
 /* The answer streams for about 1.5 s; each TTS chunk's first byte comes
  * 0.5 s after its request (one chunk at a time), so at 0.2 s after the
  * first audio the next chunk's request is still open. */
 #define SLOW_TTS "--synth tps=20,ttft=0.1,tokens=30,jitter=0 --tts-latency 0.5"
-
-static const cJSON *key(const cJSON *o, const char *k)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, k);
-}
-
-static double num(const cJSON *o, const char *k)
-{
-    const cJSON *x = key(o, k);
-    if (!cJSON_IsNumber(x))
-        fail_msg("\"%s\" is not a number", k);
-    return x->valuedouble;
-}
-
-static int is_null(const cJSON *o, const char *k)
-{
-    return cJSON_IsNull(key(o, k));
-}
 
 /* bench with a TTS (tts 1) or not against the server on port, into
  * dir/o, quietly; its records into v (returns how many). */
@@ -64,17 +47,18 @@ static size_t bench(int port, const char *dir, int tts, const char *args, cJSON 
  * (the player flushes at T, one output buffer still plays). */
 static void stop_fields(const cJSON *r)
 {
-    double in = num(r, "barge_inflight_s");
-    assert_true(num(r, "barge_tts_close_s") >= 0);
+    double in = tb_test_num(r, "barge_inflight_s");
+    assert_true(tb_test_num(r, "barge_tts_close_s") >= 0);
     assert_true(in >= 0);
-    assert_true(num(r, "barge_stop_s") == fmin(in, TB_BARGE_OUTBUF_S));
+    assert_true(tb_test_num(r, "barge_stop_s") == fmin(in, TB_BARGE_OUTBUF_S));
 }
 
 /* T, the caller's interruption, on CLOCK_MONOTONIC: the record's decision
  * (cancel_mono_s on that clock, cancel_s on the level's) less its delay. */
 static double t_mono(const cJSON *r)
 {
-    return num(r, "cancel_mono_s") - num(r, "cancel_s") + num(r, "t_start") + num(r, "barge_in_s");
+    return tb_test_num(r, "cancel_mono_s") - tb_test_num(r, "cancel_s") +
+           tb_test_num(r, "t_start") + tb_test_num(r, "barge_in_s");
 }
 
 /* Every turn interrupted 0.2 s into its first audio, its answer still
@@ -108,12 +92,12 @@ void tb_test_bargetts_close(void **state)
         char rid[64];
         double T, last = -INFINITY, close;
         size_t len;
-        assert_true(cJSON_IsTrue(key(v[i], "interrupted")));
+        assert_true(cJSON_IsTrue(tb_test_key(v[i], "interrupted")));
         stop_fields(v[i]);
         T = t_mono(v[i]);
-        close = T + num(v[i], "barge_tts_close_s");
-        len = (size_t)snprintf(rid, sizeof(rid), "c%d.t%d.j", (int)num(v[i], "call"),
-                               (int)num(v[i], "turn"));
+        close = T + tb_test_num(v[i], "barge_tts_close_s");
+        len = (size_t)snprintf(rid, sizeof(rid), "c%d.t%d.j", (int)tb_test_num(v[i], "call"),
+                               (int)tb_test_num(v[i], "turn"));
         for (size_t k = 0; k < nl; k++) {
             const struct tb_test_slog *l = &lg[k];
             double end = isnan(l->closed) ? l->end : l->closed;
@@ -141,10 +125,10 @@ void tb_test_bargetts_close(void **state)
     sum = cJSON_Parse(text);
     free(text);
     assert_non_null(sum);
-    lv = cJSON_GetArrayItem(key(sum, "levels"), 0);
-    assert_true(num(key(lv, "barge_tts_close_s"), "count") == 6);
-    assert_true(num(key(lv, "barge_stop_s"), "count") == 6);
-    assert_true(num(key(lv, "barge_stop_s"), "max") <= TB_BARGE_OUTBUF_S);
+    lv = cJSON_GetArrayItem(tb_test_key(sum, "levels"), 0);
+    assert_true(tb_test_num(tb_test_key(lv, "barge_tts_close_s"), "count") == 6);
+    assert_true(tb_test_num(tb_test_key(lv, "barge_stop_s"), "count") == 6);
+    assert_true(tb_test_num(tb_test_key(lv, "barge_stop_s"), "max") <= TB_BARGE_OUTBUF_S);
     cJSON_Delete(sum);
     for (size_t i = 0; i < n; i++)
         cJSON_Delete(v[i]);
@@ -167,14 +151,14 @@ void tb_test_bargetts_nulls(void **state)
               v, 32);
     assert_true(n > 0);
     for (size_t i = 0; i < n; i++) {
-        if (cJSON_IsTrue(key(v[i], "interrupted"))) {
+        if (cJSON_IsTrue(tb_test_key(v[i], "interrupted"))) {
             in++;
             stop_fields(v[i]);
         } else {
             out++;
-            assert_true(is_null(v[i], "barge_tts_close_s"));
-            assert_true(is_null(v[i], "barge_inflight_s"));
-            assert_true(is_null(v[i], "barge_stop_s"));
+            assert_true(tb_test_is_null(v[i], "barge_tts_close_s"));
+            assert_true(tb_test_is_null(v[i], "barge_inflight_s"));
+            assert_true(tb_test_is_null(v[i], "barge_stop_s"));
         }
         cJSON_Delete(v[i]);
     }
@@ -182,9 +166,9 @@ void tb_test_bargetts_nulls(void **state)
     n = bench(port, dir, 0, "--calls 1 --turns 2 --barge-in 1 --barge-in-at 0.2", v, 32);
     assert_int_equal(n, 2);
     for (size_t i = 0; i < n; i++) {
-        assert_true(cJSON_IsTrue(key(v[i], "interrupted")));
-        assert_true(is_null(v[i], "barge_tts_close_s"));
-        assert_true(is_null(v[i], "barge_stop_s"));
+        assert_true(cJSON_IsTrue(tb_test_key(v[i], "interrupted")));
+        assert_true(tb_test_is_null(v[i], "barge_tts_close_s"));
+        assert_true(tb_test_is_null(v[i], "barge_stop_s"));
         cJSON_Delete(v[i]);
     }
     tb_test_serve_down(NULL);
@@ -210,18 +194,108 @@ void tb_test_bargetts_streamed(void **state)
     assert_true(n > 0);
     for (size_t i = 0; i < n; i++) {
         const cJSON *r = v[i];
-        assert_true(num(r, "ttft_s") > 0);
-        if (cJSON_IsTrue(key(r, "interrupted"))) {
-            double got = num(key(r, "tts"), "audio_s");
+        assert_true(tb_test_num(r, "ttft_s") > 0);
+        if (cJSON_IsTrue(tb_test_key(r, "interrupted"))) {
+            double got = tb_test_num(tb_test_key(r, "tts"), "audio_s");
             in++;
             stop_fields(r);
-            if (num(r, "barge_inflight_s") > got + 1e-9)
-                fail_msg("record %d: %.6f s in flight of %.6f s received", (int)num(r, "id"),
-                         num(r, "barge_inflight_s"), got);
+            if (tb_test_num(r, "barge_inflight_s") > got + 1e-9)
+                fail_msg("record %d: %.6f s in flight of %.6f s received",
+                         (int)tb_test_num(r, "id"), tb_test_num(r, "barge_inflight_s"), got);
         }
         cJSON_Delete(v[i]);
     }
     assert_true(in > 0);
+    tb_test_serve_down(NULL);
+    tb_test_rm_rf(dir);
+}
+
+/* Chunk 1 of a TTS whose first byte comes 0.3 s after each request, with
+ * `lead` s of digital silence first, its audio streamed at real time
+ * (--tts-rtf 1), every turn interrupted 0.2 s into that audio, while it
+ * still arrives; the records into v (4).  A test of the bargein group:
+ * the server is the one tb_test_serve_down stops. */
+static size_t cut_in_chunk1(const char *dir, const char *lead, cJSON **v, size_t cap)
+{
+    char sargs[256];
+    int port;
+    snprintf(sargs, sizeof(sargs),
+             "--synth tps=20,ttft=0.1,tokens=30,jitter=0 --tts-latency 0.3 --tts-rtf 1 "
+             "--tts-lead %s",
+             lead);
+    tb_test_serve_up(sargs, &port);
+    return bench(port, dir, 1,
+                 "--calls 2 --turns 2 --user-turn 0.05 --barge-in 1 --barge-in-at 0.2", v, cap);
+}
+
+/* The caller interrupts inside chunk 1's audio (0.1 s of silence, then
+ * speech, 0.2 s in): what came of chunk 1 plays, so the first audio and
+ * the parts are measured (the first audio where T was drawn from, the
+ * first sound before T; the leading silence is the server's 0.1 s to one window; the TTS's first
+ * byte the server's 0.3 s and the trace's; the parts sum to v2v), the
+ * LLM side is the stream's, and sim of the recording gives the same
+ * parts.  With 0.5 s of silence first, nothing audible came by T: the
+ * first audio is there, the leading silence and v2v null. */
+void tb_test_bargetts_cut_chunk1(void **state)
+{
+    char dir[128], args[512];
+    cJSON *v[8];
+    size_t n;
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "bargetts", "cut1");
+    n = cut_in_chunk1(dir, "0.1", v, 8);
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *r = v[i], *l = tb_test_key(r, "latency"), *ls, *tts = tb_test_key(r, "tts");
+        double ttfa, sumparts = 0;
+        cJSON *sim;
+        assert_true(cJSON_IsTrue(tb_test_key(r, "interrupted")));
+        assert_true(tb_test_num(tts, "canceled") >= 1 && tb_test_num(tts, "audio_s") > 0.1);
+        ttfa = tb_test_num(r, "ttfa_s");
+        /* T was drawn 0.2 s after the first audio came; playback starts
+         * then, or a 20 ms frame later when that audio came slower than
+         * real time (playout.h), and its first audible sample was heard */
+        if (ttfa < tb_test_num(r, "barge_in_s") - 0.2 - 1e-9 ||
+            ttfa + tb_test_num(l, "leading_silence_s") > tb_test_num(r, "barge_in_s"))
+            fail_msg("record %d: T %.9f s, the first audio %.9f s, the first sound %.9f s",
+                     (int)tb_test_num(r, "id"), tb_test_num(r, "barge_in_s"), ttfa,
+                     ttfa + tb_test_num(l, "leading_silence_s"));
+        if (fabs(tb_test_num(l, "leading_silence_s") - 0.1) > 0.0101)
+            fail_msg("record %d: leading silence %.4f s, the server sent 0.1 s",
+                     (int)tb_test_num(r, "id"), tb_test_num(l, "leading_silence_s"));
+        assert_true(tb_test_num(l, "tts_ttfb_s") >= 0.3 &&
+                    tb_test_num(l, "tts_ttfb_s") < 0.3 + 0.2);
+        for (int p = 0; p < TB_TURN_LAT_PARTS - 1; p++)
+            sumparts += tb_test_num(l, tb_turn_lat_keys[p]);
+        assert_true(fabs(sumparts - tb_test_num(l, "v2v_s")) < 1e-9);
+        assert_true(fabs(tb_test_num(l, "v2v_s") - tb_test_num(l, "eou_s") - ttfa -
+                         tb_test_num(l, "leading_silence_s")) < 1e-9);
+        assert_true(tb_test_num(l, "ttft_s") == tb_test_num(r, "ttft_s"));
+        assert_true(tb_test_num(r, "decode_tps") > 0);
+        snprintf(args, sizeof(args), "sim --trace '%s/o/%s' --request %.0f --json", dir,
+                 tb_test_key(r, "trace")->valuestring, tb_test_num(r, "id"));
+        sim = tb_test_run_json(NULL, args, 3); /* the speech ended at a stopped chunk */
+        ls = tb_test_key(sim, "latency");
+        for (int p = 0; p < TB_TURN_LAT_PARTS; p++)
+            if (tb_test_num(ls, tb_turn_lat_keys[p]) != tb_test_num(l, tb_turn_lat_keys[p]))
+                fail_msg("record %d: sim says %s %.17g, the record %.17g",
+                         (int)tb_test_num(r, "id"), tb_turn_lat_keys[p],
+                         tb_test_num(ls, tb_turn_lat_keys[p]), tb_test_num(l, tb_turn_lat_keys[p]));
+        cJSON_Delete(sim);
+        cJSON_Delete(v[i]);
+    }
+    tb_test_serve_down(NULL);
+    n = cut_in_chunk1(dir, "0.5", v, 8);
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *l = tb_test_key(v[i], "latency");
+        assert_true(cJSON_IsTrue(tb_test_key(v[i], "interrupted")));
+        assert_true(tb_test_num(v[i], "ttfa_s") > 0);
+        assert_true(tb_test_num(l, "tts_ttfb_s") >= 0.3);
+        assert_true(tb_test_is_null(l, "leading_silence_s"));
+        assert_true(tb_test_is_null(l, "v2v_s"));
+        cJSON_Delete(v[i]);
+    }
     tb_test_serve_down(NULL);
     tb_test_rm_rf(dir);
 }

@@ -41,7 +41,9 @@ static void bad_usage(void **state)
     tb_test_expect_error("sim --preroll -1", 2, "--preroll: '-1' is outside");
     tb_test_expect_error("sim --tts-latency 1e999", 2, "--tts-latency: '1e999' is not a number");
     tb_test_expect_error("sim --min-chars 0", 2, "--min-chars: '0' is outside");
-    tb_test_expect_error("sim --ring-slots -4", 2, "--ring-slots: '-4' is not a whole number");
+    tb_test_expect_error("sim --ring-slots -4", 2, "--ring-slots: '-4' is negative (allowed");
+    tb_test_expect_error("serve --max-inflight -1", 2,
+                         "--max-inflight: '-1' is negative (allowed 1..");
     tb_test_expect_error("sim --chunk paragraph", 2, "--chunk: unknown policy 'paragraph'");
     tb_test_expect_error("sim --preset nope", 2, "--preset: unknown preset 'nope'");
     tb_test_expect_error("sim --synth tps=0", 2, "tps");

@@ -133,8 +133,11 @@ static void opt_numbers_reject_leading_blanks(void **state)
     assert_int_equal(z, 7);
     assert_int_equal(tb_cli_number_size("--n", " 5", 0, 100, &z, err, sizeof(err)), TB_EINVAL);
     assert_int_equal(tb_cli_number_size("--n", "\t5", 0, 100, &z, err, sizeof(err)), TB_EINVAL);
-    assert_int_equal(tb_cli_number_size("--n", "-1", 0, 100, &z, err, sizeof(err)), TB_EINVAL);
-    assert_string_equal(err, "--n: '-1' is not a whole number (allowed 0..100)");
+    assert_int_equal(tb_cli_number_size("--n", "-1", 0, 100, &z, err, sizeof(err)), TB_ERANGE);
+    assert_string_equal(err, "--n: '-1' is negative (allowed 0..100)");
+    assert_int_equal(tb_cli_number_size("--n", "-", 0, 100, &z, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(tb_cli_number_size("--n", "-1.5", 0, 100, &z, err, sizeof(err)), TB_EINVAL);
+    assert_int_equal(z, 7);
     assert_int_equal(tb_cli_number_double("--d", " 5", 0, 100, &d, err, sizeof(err)), TB_EINVAL);
     assert_int_equal(tb_cli_number_double("--d", "\n5", 0, 100, &d, err, sizeof(err)), TB_EINVAL);
     assert_true(d == 7);

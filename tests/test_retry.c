@@ -60,50 +60,6 @@ static int hold_stream(int port, const char *path, const char *json)
     return fd;
 }
 
-/* The JSONL file's lines that have key (non-null), parsed, at most max. */
-static size_t lines_with(const char *path, const char *key, cJSON **out, size_t max)
-{
-    char *text = tb_test_slurp_str(path), *p = text, *nl;
-    size_t n = 0;
-    while (n < max && (nl = strchr(p, '\n')) != NULL) {
-        cJSON *o;
-        *nl = '\0';
-        o = cJSON_Parse(p);
-        if (o == NULL)
-            fail_msg("%s: not JSON: %.200s", path, p);
-        if (cJSON_GetObjectItemCaseSensitive(o, key) != NULL &&
-            !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, key)))
-            out[n++] = o;
-        else
-            cJSON_Delete(o);
-        p = nl + 1;
-    }
-    free(text);
-    return n;
-}
-
-static void free_all(cJSON **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        cJSON_Delete(v[i]);
-}
-
-static double num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v))
-        fail_msg("\"%s\" is not a number", key);
-    return v->valuedouble;
-}
-
-static const char *str(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsString(v))
-        fail_msg("\"%s\" is not a string", key);
-    return v->valuestring;
-}
-
 static void keep(const char *what, const char *ext, const char *path)
 {
     size_t n = 0;
@@ -122,7 +78,7 @@ static char *summary(void)
 
 /* Over the cap, each dialect gets 429 with Retry-After and its own
  * rate-limit error; the held stream's end frees its place; the summary
- * and the log count the refusals. */
+ * and the log count the refusals, the log with each one's stream flag. */
 static void serve_refuses_over_inflight(void **state)
 {
     static const struct {
@@ -181,15 +137,19 @@ static void serve_refuses_over_inflight(void **state)
         strstr(text, " completion requests refused (429)") == NULL)
         fail_msg("serve's summary: %s", text);
     free(text);
-    n = lines_with(log, "refused_over", v, 8);
+    n = tb_test_jsonl_with(log, "refused_over", v, 8);
     assert_true(n >= 3);
     for (size_t i = 0; i < n; i++) {
-        assert_string_equal(str(v[i], "refused_over"), "max_inflight");
-        assert_int_equal((int)num(v[i], "retry_after_s"), 2);
-        assert_int_equal((int)num(v[i], "http_status"), 429);
-        assert_string_equal(str(v[i], "end"), "error");
+        assert_string_equal(tb_test_str(v[i], "refused_over"), "max_inflight");
+        assert_int_equal((int)tb_test_num(v[i], "retry_after_s"), 2);
+        assert_int_equal((int)tb_test_num(v[i], "http_status"), 429);
+        assert_string_equal(tb_test_str(v[i], "end"), "error");
+        /* what the request asked: CHAT streams, Ollama streams by default,
+         * the Messages request does not */
+        assert_int_equal(tb_test_is_true(v[i], "stream"),
+                         strcmp(tb_test_str(v[i], "route"), "anthropic") != 0);
     }
-    free_all(v, n);
+    tb_test_json_free(v, n);
     keep("serve_log", "jsonl", log);
     remove(log);
 }
@@ -234,8 +194,9 @@ static void serve_refuses_tts_over_inflight(void **state)
     free(text);
 }
 
-/* bench -c 4 against --max-inflight 1 (threads loops); returns bench's
- * exit code; the records in dir. */
+/* bench -c 4 against --max-inflight 1 (threads loops), up to 10 retries
+ * (--retry-max, which --retry none refuses); returns bench's exit code;
+ * the records in dir. */
 static int bench_against(int port, const char *retry, const char *dir, const char *seed)
 {
     char args[768];
@@ -243,8 +204,8 @@ static int bench_against(int port, const char *retry, const char *dir, const cha
     int code;
     snprintf(args, sizeof(args),
              "bench --base-url http://127.0.0.1:%d/v1 --model m -c 4 --requests 4 -q --force "
-             "--seed %s --retry %s --retry-max 10 --out %s",
-             port, seed, retry, dir);
+             "--seed %s --retry %s%s --out %s",
+             port, seed, retry, strcmp(retry, "none") != 0 ? " --retry-max 10" : "", dir);
     o = tb_test_run(args);
     code = o.code;
     tb_test_out_free(&o);
@@ -257,7 +218,7 @@ static size_t records(const char *dir, cJSON **v, size_t max)
     char path[256];
     size_t n;
     snprintf(path, sizeof(path), "%s/records.jsonl", dir);
-    n = lines_with(path, "id", v, max);
+    n = tb_test_jsonl_with(path, "id", v, max);
     keep("bench_records", "jsonl", path);
     return n;
 }
@@ -276,15 +237,16 @@ static void retry_none(const char *dir, int port)
         if (cJSON_IsNull(e))
             continue;
         failed++;
-        assert_int_equal((int)num(v[i], "http_status"), 429);
-        assert_raw_has(str(e, "message"), "HTTP 429: Rate limit reached for requests: at most 1 "
-                                          "in flight at once (ttsbuf serve --max-inflight)");
-        assert_int_equal((int)num(v[i], "refusals"), 1);
+        assert_int_equal((int)tb_test_num(v[i], "http_status"), 429);
+        assert_raw_has(tb_test_str(e, "message"),
+                       "HTTP 429: Rate limit reached for requests: at most 1 "
+                       "in flight at once (ttsbuf serve --max-inflight)");
+        assert_int_equal((int)tb_test_num(v[i], "refusals"), 1);
         assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(v[i], "retry_waits_s")),
                          0);
     }
     assert_int_equal(failed, 3);
-    free_all(v, n);
+    tb_test_json_free(v, n);
 }
 
 /* The server's log lines of request rid, in seq order (the file's). */
@@ -306,12 +268,12 @@ static void retry_after(const char *dir, int port, const char *log)
 {
     cJSON *v[8], *lg[64], *mine[16];
     size_t n, nl, before, refusals = 0;
-    before = lines_with(log, "seq", lg, 64); /* the run before's, with the same ids */
-    free_all(lg, before);
+    before = tb_test_jsonl_with(log, "seq", lg, 64); /* the run before's, with the same ids */
+    tb_test_json_free(lg, before);
     assert_int_equal(bench_against(port, "after", dir, "1"), 0);
     n = records(dir, v, 8);
-    nl = lines_with(log, "seq", lg, 64);
-    free_all(lg, before);
+    nl = tb_test_jsonl_with(log, "seq", lg, 64);
+    tb_test_json_free(lg, before);
     memmove(lg, lg + before, (nl - before) * sizeof(cJSON *));
     nl -= before;
     assert_int_equal(n, 4);
@@ -320,30 +282,30 @@ static void retry_after(const char *dir, int port, const char *log)
         char rid[32];
         size_t k, m;
         assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(v[i], "error")));
-        snprintf(rid, sizeof(rid), "r%d", (int)num(v[i], "id"));
+        snprintf(rid, sizeof(rid), "r%d", (int)tb_test_num(v[i], "id"));
         m = log_of(lg, nl, rid, mine);
         if (w == NULL) {
             assert_int_equal(m, 1); /* never refused */
             continue;
         }
         assert_int_equal((size_t)cJSON_GetArraySize(w), m - 1);
-        assert_int_equal((int)num(v[i], "refusals"), (int)(m - 1));
+        assert_int_equal((int)tb_test_num(v[i], "refusals"), (int)(m - 1));
         for (k = 0; k + 1 < m; k++) {
-            double ra = num(mine[k], "retry_after_s");
+            double ra = tb_test_num(mine[k], "retry_after_s");
             double wait = cJSON_GetArrayItem(w, (int)k)->valuedouble;
-            assert_int_equal((int)num(mine[k], "http_status"), 429);
+            assert_int_equal((int)tb_test_num(mine[k], "http_status"), 429);
             if (wait < ra)
                 fail_msg("%s: wait %g s before retry %zu, Retry-After said %g", rid, wait, k, ra);
-            if (num(mine[k + 1], "received_s") < num(mine[k], "end_s") + ra)
+            if (tb_test_num(mine[k + 1], "received_s") < tb_test_num(mine[k], "end_s") + ra)
                 fail_msg("%s: retry %zu received %.6f s, its refusal ended %.6f s + %g", rid, k,
-                         num(mine[k + 1], "received_s"), num(mine[k], "end_s"), ra);
+                         tb_test_num(mine[k + 1], "received_s"), tb_test_num(mine[k], "end_s"), ra);
             refusals++;
         }
-        assert_int_equal((int)num(mine[m - 1], "http_status"), 200);
+        assert_int_equal((int)tb_test_num(mine[m - 1], "http_status"), 200);
     }
     assert_true(refusals >= 3);
-    free_all(v, n);
-    free_all(lg, nl);
+    tb_test_json_free(v, n);
+    tb_test_json_free(lg, nl);
 }
 
 /* --retry exp: each wait within [0, min(MAX, BASE x 2^k)], the library's
@@ -362,7 +324,7 @@ static void retry_exp(const char *dir, int port)
         assert_int_equal(n, 4);
         for (size_t i = 0; i < n; i++) {
             const cJSON *w = cJSON_GetObjectItemCaseSensitive(v[i], "retry_waits_s"), *e;
-            uint64_t id = (uint64_t)num(v[i], "id");
+            uint64_t id = (uint64_t)tb_test_num(v[i], "id");
             unsigned k = 0;
             cJSON_ArrayForEach(e, w)
             {
@@ -378,7 +340,7 @@ static void retry_exp(const char *dir, int port)
                 waits++;
             }
         }
-        free_all(v, n);
+        tb_test_json_free(v, n);
     }
     assert_true(waits >= 6);
     /* A different seed, different draws. */
@@ -472,22 +434,24 @@ static void openai_sdk_honours_retry_after(void **state)
         fail_msg("the openai SDK: %s", text);
     free(text);
     tb_test_serve_down(NULL);
-    n = lines_with(log, "seq", v, 16);
+    n = tb_test_jsonl_with(log, "seq", v, 16);
     for (size_t i = 0; i < n; i++) {
         const cJSON *st = cJSON_GetObjectItemCaseSensitive(v[i], "stream");
         if (!cJSON_IsFalse(st))
             continue; /* the held stream */
-        if ((int)num(v[i], "http_status") == 429 && refused == NULL)
+        if ((int)tb_test_num(v[i], "http_status") == 429 && refused == NULL)
             refused = v[i];
-        else if ((int)num(v[i], "http_status") == 200)
+        else if ((int)tb_test_num(v[i], "http_status") == 200)
             ok = v[i];
     }
     if (refused == NULL || ok == NULL)
         fail_msg("%s: no refusal then answer of the SDK's request", log);
-    if (num(ok, "received_s") < num(refused, "end_s") + num(refused, "retry_after_s"))
+    if (tb_test_num(ok, "received_s") <
+        tb_test_num(refused, "end_s") + tb_test_num(refused, "retry_after_s"))
         fail_msg("the SDK retried at %.6f s, its refusal ended %.6f s, Retry-After %g s",
-                 num(ok, "received_s"), num(refused, "end_s"), num(refused, "retry_after_s"));
-    free_all(v, n);
+                 tb_test_num(ok, "received_s"), tb_test_num(refused, "end_s"),
+                 tb_test_num(refused, "retry_after_s"));
+    tb_test_json_free(v, n);
     remove(log);
     remove(out);
 }
@@ -506,6 +470,13 @@ static void bad_values(void **state)
     tb_test_expect_error("serve --max-inflight -1", 2, "--max-inflight");
     tb_test_expect_error("serve --tts-max-inflight 0", 2, "--tts-max-inflight");
     tb_test_expect_error("serve --retry-after 0", 2, "--retry-after");
+    tb_test_expect_error("serve --retry-after 2", 2,
+                         "serve: --retry-after is what a 429 over --max-inflight or "
+                         "--tts-max-inflight says: give one of them");
+    tb_test_expect_error("bench --mock --requests 1 --retry-max 3", 2,
+                         "bench: --retry-max bounds the retries of --retry after or exp");
+    tb_test_expect_error("bench --mock --requests 1 --retry none --retry-max 3", 2,
+                         "with --retry none (the default) nothing is retried");
 }
 
 int tb_test_retry(void)

@@ -290,8 +290,9 @@ static void timeline_wait(void **state)
 
 /* sim of a sim recording replays its modelled TTS (a preset, its latency
  * and seed) and its leading silence: the same options.tts and tts_lead,
- * the same parts of the wait (latency.lead_model "0.1"); an option given on
- * the replay sets the model instead. */
+ * the same parts of the wait (latency.lead_model "0.1"), its report saying
+ * the silence is the recording's; an option given on the replay sets the
+ * model instead. */
 static void record_round_trip(void **state)
 {
     (void)state;
@@ -323,6 +324,17 @@ static void record_round_trip(void **state)
         assert_true(num(cJSON_GetObjectItem(a, "latency"), keys[i]) ==
                     num(cJSON_GetObjectItem(b, "latency"), keys[i]));
     cJSON_Delete(b);
+    /* the report names where the leading silence came from: the recording */
+    {
+        struct tb_test_out o;
+        snprintf(args, sizeof(args), "sim --trace %s/r.jsonl", dir);
+        o = tb_test_run(args);
+        assert_int_equal(o.code, 0);
+        if (strstr(o.so, "(the recording's --tts-lead 0.1)") == NULL ||
+            strstr(o.so, "   (--tts-lead") != NULL)
+            fail_msg("sim of the recording: %s", o.so);
+        tb_test_out_free(&o);
+    }
     /* an option on the replay sets the model: the recording's is not used */
     snprintf(args, sizeof(args), "sim --trace %s/r.jsonl --tts-latency 0.5 --json", dir);
     b = tb_test_run_json(NULL, args, 0);

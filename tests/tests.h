@@ -87,6 +87,7 @@ int tb_test_bargein(void);      /* bench --barge-in: the caller interrupts turns
 void tb_test_bargetts_close(void **state);
 void tb_test_bargetts_nulls(void **state);
 void tb_test_bargetts_streamed(void **state);
+void tb_test_bargetts_cut_chunk1(void **state);
 void tb_test_bargetts_bad(void **state);
 int tb_test_callsout(void);     /* calls in every output: interrupted turns, progress */
 int tb_test_ttsserve(void);     /* the mock TTS of `ttsbuf serve`, through the binary */
@@ -230,6 +231,19 @@ void tb_test_rm_rf(const char *dir);
  * into v (at most cap, asserted; the caller deletes them).  Returns how
  * many. */
 size_t tb_test_jsonl_records(const char *path, struct cJSON **v, size_t cap);
+/* The lines of the JSONL file at path that have key, not null, parsed
+ * (owned), at most max; a line that is not JSON fails the test. */
+size_t tb_test_jsonl_with(const char *path, const char *key, struct cJSON **v, size_t max);
+/* cJSON_Delete of v[0 .. n). */
+void tb_test_json_free(struct cJSON **v, size_t n);
+
+/* An object's member k (NULL when absent); its number, its string and
+ * its bool (each fails the test when k is not one); whether it is null. */
+const struct cJSON *tb_test_key(const struct cJSON *o, const char *k);
+double tb_test_num(const struct cJSON *o, const char *k);
+const char *tb_test_str(const struct cJSON *o, const char *k);
+int tb_test_is_true(const struct cJSON *o, const char *k);
+int tb_test_is_null(const struct cJSON *o, const char *k);
 
 /* One request line of a `ttsbuf serve --log` file (schema
  * ttsbuf.serve_log): its CLOCK_MONOTONIC times in seconds, NAN where the

@@ -490,6 +490,66 @@ size_t tb_test_jsonl_records(const char *path, cJSON **v, size_t cap)
     return n;
 }
 
+size_t tb_test_jsonl_with(const char *path, const char *key, cJSON **v, size_t max)
+{
+    char *text = tb_test_slurp_str(path), *p = text, *nl;
+    size_t n = 0;
+    while (n < max && (nl = strchr(p, '\n')) != NULL) {
+        cJSON *o;
+        *nl = '\0';
+        o = cJSON_Parse(p);
+        if (o == NULL)
+            fail_msg("%s: not JSON: %.200s", path, p);
+        if (!tb_test_is_null(o, key) && tb_test_key(o, key) != NULL)
+            v[n++] = o;
+        else
+            cJSON_Delete(o);
+        p = nl + 1;
+    }
+    free(text);
+    return n;
+}
+
+void tb_test_json_free(cJSON **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        cJSON_Delete(v[i]);
+}
+
+const cJSON *tb_test_key(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+double tb_test_num(const cJSON *o, const char *k)
+{
+    const cJSON *x = tb_test_key(o, k);
+    if (!cJSON_IsNumber(x))
+        fail_msg("\"%s\" is not a number", k);
+    return x->valuedouble;
+}
+
+const char *tb_test_str(const cJSON *o, const char *k)
+{
+    const cJSON *x = tb_test_key(o, k);
+    if (!cJSON_IsString(x))
+        fail_msg("\"%s\" is not a string", k);
+    return x->valuestring;
+}
+
+int tb_test_is_true(const cJSON *o, const char *k)
+{
+    const cJSON *x = tb_test_key(o, k);
+    if (!cJSON_IsBool(x))
+        fail_msg("\"%s\" is not true or false", k);
+    return cJSON_IsTrue(x);
+}
+
+int tb_test_is_null(const cJSON *o, const char *k)
+{
+    return cJSON_IsNull(tb_test_key(o, k));
+}
+
 cJSON *tb_test_browse(const char *html, const char *out)
 {
     const char *dir = getenv("TB_NODEDIR") != NULL ? getenv("TB_NODEDIR") : "tests/node";

@@ -202,14 +202,20 @@ size_t tb_bench_recs_warned(const struct tb_bench_recs *r, const char **first);
  */
 int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char *err,
                      size_t errlen);
+/* The record's LLM side from its stream as it arrived, whatever part of
+ * it plays: content events and tokens, the inter-event gaps, ttft (the
+ * first content event) and the decode rates (sim.h's definitions; NAN
+ * without two content events apart in time, decode_tps_usage NAN without
+ * a usage above the first event's tokens).  0 or TB_ENOMEM. */
+int tb_bench_rec_llm(struct tb_bench_rec *rec);
 /* Fills rec's TTS fields from a stream's measured log (tts 1).  0 or
  * TB_ENOMEM. */
 struct tb_tts_log;
 int tb_bench_rec_tts(struct tb_bench_rec *rec, const struct tb_tts_log *log);
 
 /* tb_bench_analyze playing `play` (the record's stream, or a view of its
- * first part: a measured TTS that failed, replay.h) while the events and
- * inter-event gaps are counted over the whole stream. */
+ * first part: a measured TTS that failed or was stopped, replay.h) while
+ * the LLM side (tb_bench_rec_llm) is the whole stream's. */
 int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play,
                           const struct tb_sim_opts *o, char *err, size_t errlen);
 

@@ -104,8 +104,9 @@ void tb_sim_result_set_usage(struct tb_sim_result *r, long long usage_tokens);
 /*
  * tb_sim_run - simulates the stream.  fn (may be NULL) receives each
  * chunk's schedule.  Returns 0; TB_EEMPTY when the stream has no content
- * event (unless its end says it was cut off or failed: then the result is
- * that of nothing played); TB_ETOOBIG when one event's text exceeds the
+ * event (unless its end says it was cut off or failed, or it holds tool
+ * calls, an answer with nothing to speak: then the result is that of
+ * nothing played); TB_ETOOBIG when one event's text exceeds the
  * ring's byte capacity; TB_EINVAL for bad options; TB_ENOMEM.  Detail in
  * err.
  */

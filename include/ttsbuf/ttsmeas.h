@@ -155,6 +155,12 @@ int tb_tts_chunk_pcm(struct tb_tts_chunk *c, double t, const char *pcm, uint64_t
  */
 int tb_tts_blank(const char *text, size_t len);
 
+/* The seconds of audio that came with arrival point k of c (k <
+ * c->narr): the points are cumulative, so its piece is the bytes since
+ * point k - 1 (all of them for k 0), at c->rate; 0 when c has no rate.
+ * Any thread. */
+double tb_tts_arrival_piece_s(const struct tb_tts_chunk *c, uint32_t k);
+
 /* Text of record i (not NUL-terminated; length l->c[i].len; "" while
  * every text so far was empty and the arena holds nothing). */
 static inline const char *tb_tts_log_text(const struct tb_tts_log *l, size_t i)

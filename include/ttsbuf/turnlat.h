@@ -71,6 +71,13 @@ void tb_turn_lat_play(struct tb_turn_lat *l, uint32_t chunk, double ttft, double
  * one of the others is NAN. */
 void tb_turn_lat_sum(struct tb_turn_lat *l);
 
+/* A turn the caller interrupted at stop (the stream's clock; NAN: not
+ * interrupted), its playback started at start (s, the first audio):
+ * a first audible sample (start + lead) after stop was never heard, so
+ * lead and v2v become NAN; a start after stop leaves lead NAN too.
+ * Otherwise l is unchanged. */
+void tb_turn_lat_heard_by(struct tb_turn_lat *l, double start, double stop);
+
 /* Adds the parts to o under tb_turn_lat_keys (null where NAN; numbers
  * that read back bit for bit). */
 struct cJSON;

@@ -193,6 +193,12 @@ int tb_tts_chunk_pcm(struct tb_tts_chunk *c, double t, const char *pcm, uint64_t
     return tb_tts_chunk_received(c, t, n);
 }
 
+double tb_tts_arrival_piece_s(const struct tb_tts_chunk *c, uint32_t k)
+{
+    uint64_t piece = c->arr[k].bytes - (k > 0 ? c->arr[k - 1].bytes : 0);
+    return c->rate > 0 ? (double)piece / 2.0 / c->rate : 0.0;
+}
+
 int tb_tts_chunk_model(const struct tb_tts_chunk *c, double *lat, double *rtf, double *dur)
 {
     if (isnan(c->first_byte) && c->fail == TB_TTS_OK && c->bytes == 0 && !isnan(c->sent) &&

@@ -29,6 +29,7 @@
 #include "bench_xfer.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/heard.h"
+#include "ttsbuf/ttsmeas.h"
 
 /* The turns call id sends: its conversation's, or the first o->turns. */
 static uint32_t turns_of(const struct tb_bench_opts *o, uint64_t id)
@@ -288,9 +289,7 @@ static void barge_tts(struct tb_bench_rec *rec, const struct tb_tts_log *l)
         if (isfinite(c->end) && c->end > last)
             last = c->end;
         for (uint32_t k = 0; k < c->narr && c->rate > 0; k++) {
-            /* the points are cumulative (ttsmeas.h): this arrival's piece */
-            uint64_t piece = c->arr[k].bytes - (k > 0 ? c->arr[k - 1].bytes : 0);
-            double dur = (double)piece / 2.0 / c->rate, start, played;
+            double dur = tb_tts_arrival_piece_s(c, k), start, played;
             if (c->arr[k].t > T) {
                 blocked = 1; /* what comes after it waits for it */
                 continue;
@@ -328,6 +327,8 @@ static int barge_settle(struct bench *b, struct tb_bench_rec *rec, char *err, si
     }
     if (!rec->interrupted)
         return 0;
+    /* a first audible sample after T was never heard (turnlat.h) */
+    tb_turn_lat_heard_by(&rec->lat, rec->ttfa, rec->barge_in);
     rc = tb_heard_at(rec->stream, &o->sim, rec->barge_in, &h, err, errlen);
     if (rc != 0)
         return rc;

@@ -210,42 +210,60 @@ int tb_bench_analyze(struct tb_bench_rec *rec, const struct tb_sim_opts *o, char
     return tb_bench_analyze_play(rec, rec->stream, o, err, errlen);
 }
 
-int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play,
-                          const struct tb_sim_opts *o, char *err, size_t errlen)
+int tb_bench_rec_llm(struct tb_bench_rec *rec)
 {
-    struct tb_sim_result r;
-    struct tb_clock clk;
     const struct tb_stream *s = rec->stream;
-    double prev = NAN;
-    size_t k = 0;
-    int rc;
+    double first = NAN, prev = NAN;
+    uint32_t first_tokens = 0;
 
     rec->events = rec->content_tokens = 0;
-    rec->staged = tb_playout_has_stage(&o->play);
     for (size_t i = 0; i < s->n; i++) {
         if (s->ev[i].kind != TB_KIND_CONTENT)
             continue;
-        rec->events++;
+        if (rec->events++ == 0) {
+            first = s->ev[i].t;
+            first_tokens = s->ev[i].tokens;
+        }
         rec->content_tokens += s->ev[i].tokens;
     }
     free(rec->itl);
     rec->itl = NULL;
     rec->nitl = 0;
-    tb_turn_lat_clear(&rec->lat);
-    if (rec->events == 0)
+    rec->ttft = first;
+    rec->decode_tps = rec->decode_tps_usage = NAN;
+    if (rec->events <= 1)
         return 0;
-    if (rec->events > 1) {
-        rec->itl = malloc((rec->events - 1) * sizeof(double));
-        if (rec->itl == NULL)
-            return TB_ENOMEM;
-    }
+    rec->itl = malloc((size_t)(rec->events - 1) * sizeof(double));
+    if (rec->itl == NULL)
+        return TB_ENOMEM;
     for (size_t i = 0; i < s->n; i++) {
         if (s->ev[i].kind != TB_KIND_CONTENT)
             continue;
-        if (k++ > 0)
+        if (!isnan(prev))
             rec->itl[rec->nitl++] = s->ev[i].t - prev;
         prev = s->ev[i].t;
     }
+    /* sim.h's decode rates, over the content events as they arrived */
+    if (prev > first) {
+        rec->decode_tps = (double)(rec->events - 1) / (prev - first);
+        if (s->usage_tokens > (long long)first_tokens)
+            rec->decode_tps_usage = (double)(s->usage_tokens - first_tokens) / (prev - first);
+    }
+    return 0;
+}
+
+int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play,
+                          const struct tb_sim_opts *o, char *err, size_t errlen)
+{
+    struct tb_sim_result r;
+    struct tb_clock clk;
+    int rc;
+
+    rec->staged = tb_playout_has_stage(&o->play);
+    tb_turn_lat_clear(&rec->lat);
+    rc = tb_bench_rec_llm(rec);
+    if (rc != 0 || rec->events == 0)
+        return rc;
     tb_clock_virtual_init(&clk);
     if (o->eou_at != NULL) {
         /* the turn's own end of speech: turn id + 1 */
@@ -260,10 +278,7 @@ int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play
         return rc;
     rec->lat = r.lat;
     tb_bench_rec_tool_lat(rec);
-    rec->ttft = r.ttft;
     rec->ttfa = r.play.ttfa;
-    rec->decode_tps = r.content_events > 1 ? r.decode_tps : NAN;
-    rec->decode_tps_usage = r.decode_tps_usage > 0 ? r.decode_tps_usage : NAN;
     rec->underruns = r.play.underruns;
     rec->gap_total = r.play.gap_total;
     rec->gap_max = r.play.gap_max;

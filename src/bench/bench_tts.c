@@ -12,6 +12,7 @@
 #include "base/grow.h"
 #include "bench_tts.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/ttsmeas.h"
 
 /* The segmenter closed a chunk: its text, pend[0 .. end - seg_from), goes
  * to the stream's client now. */
@@ -191,9 +192,7 @@ double tb_bench_tts_heard(const struct tb_ttsnet *c, double preroll)
     double got = 0;
     for (size_t i = 0; i < l->n; i++)
         for (uint32_t k = 0; k < l->c[i].narr && l->c[i].rate > 0; k++) {
-            /* the points are cumulative (ttsmeas.h): this arrival's piece */
-            uint64_t piece = l->c[i].arr[k].bytes - (k > 0 ? l->c[i].arr[k - 1].bytes : 0);
-            got += (double)piece / 2.0 / l->c[i].rate;
+            got += tb_tts_arrival_piece_s(&l->c[i], k);
             if (got > 0 && got >= preroll)
                 return l->c[i].arr[k].t;
         }

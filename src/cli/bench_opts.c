@@ -476,6 +476,8 @@ int tb_cli_bench_parse(int argc, char **argv, const struct tb_cmddoc *doc, struc
     }
     rc = calls_check(a);
     if (rc == 0)
+        rc = tb_cli_retry_check(&a->retry);
+    if (rc == 0)
         rc = tb_cli_tool_apply(&a->tool, (uint64_t)a->seed, a->convos != NULL, a->tl.url != NULL);
     if (rc != 0)
         return rc;

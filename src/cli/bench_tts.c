@@ -76,21 +76,16 @@ int tb_cli_bench_tts_meta(struct tb_bench_meta *m, const struct tb_cli_bench *a,
     return 0;
 }
 
-/* One record: its stream played with the measured TTS. */
+/* One record: its stream played with the measured TTS; its LLM side is
+ * the stream's as it arrived (tb_bench_rec_llm), whatever part played. */
 static int replay_one(struct tb_bench_rec *rec, const struct tb_sim_opts *base)
 {
     struct tb_sim_opts o = *base;
     struct tb_cli_replay rp;
     const struct tb_stream *play;
-    double ttft = rec->ttft, dec = rec->decode_tps, decu = rec->decode_tps_usage;
     char name[64], err[512];
     int rc;
     snprintf(name, sizeof(name), "bench: request %llu", (unsigned long long)rec->id);
-    /* A turn the caller interrupted comes here unplayed: its ttft is its
-     * first content event's arrival (drain.c's, on the stream as received). */
-    for (size_t i = 0; isnan(ttft) && i < rec->stream->n; i++)
-        if (rec->stream->ev[i].kind == TB_KIND_CONTENT)
-            ttft = rec->stream->ev[i].t;
     o.voice = NULL;
     rc = tb_cli_replay_prepare(&rp, rec->stream, &o, 0, name, &play);
     if (rc == 0) {
@@ -98,12 +93,13 @@ static int replay_one(struct tb_bench_rec *rec, const struct tb_sim_opts *base)
                  ? TB_EEMPTY
                  : tb_bench_analyze_play(rec, play, &o, err, sizeof(err));
         if (rc == TB_EEMPTY) {
-            /* nothing played (no content, or chunk 1 failed): no audio */
+            /* nothing played (no content, or chunk 1 failed or was stopped
+             * before its audio): no audio */
+            rc = tb_bench_rec_llm(rec);
             rec->ttfa = rec->gap_total = rec->gap_max = NAN;
             rec->gap_llm = rec->gap_tts = rec->min_tps = rec->speedup = NAN;
             rec->underruns = 0;
             tb_turn_lat_clear(&rec->lat);
-            rc = 0;
         } else if (rc != 0 && rp.mismatch[0] != '\0') {
             tb_cli_error("%s: replaying the measured TTS: %s", name, rp.mismatch);
         } else if (rc != 0) {
@@ -112,13 +108,9 @@ static int replay_one(struct tb_bench_rec *rec, const struct tb_sim_opts *base)
             rc = tb_cli_replay_check(&rp, name, tb_seg_policy_name(o.seg.policy));
         }
     }
-    /* The LLM side is the stream's as received, whatever part of it the
-     * replay played (a failed chunk ended the speech there; a turn the
-     * caller interrupted plays only the chunks whole before T). */
-    rec->ttft = ttft;
-    rec->decode_tps = dec;
-    rec->decode_tps_usage = decu;
     tb_cli_replay_free(&rp);
+    if (rc == TB_ENOMEM)
+        tb_cli_error("out of memory");
     return rc == 0 || rc == TB_ENOMEM ? rc : TB_EIO;
 }
 

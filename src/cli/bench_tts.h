@@ -30,8 +30,9 @@ int tb_cli_bench_tts_meta(struct tb_bench_meta *m, const struct tb_cli_bench *a,
 /* Every record from `from` on with a measured TTS (stream.tts), but a
  * call's turn (played as its TTS ended: below), analysed
  * again with it replayed (replay.h, on the options o), the LLM side
- * (TTFT, decode rates) of a stream whose speech ended at a failed chunk
- * kept from the whole stream.  0, or an error printed. */
+ * (TTFT, decode rates) from the whole stream as it arrived, whatever part
+ * of it played (a chunk failed, or the caller interrupted the turn).  0,
+ * or an error printed. */
 int tb_cli_bench_tts_replay(struct tb_bench_recs *r, size_t from, const struct tb_sim_opts *o);
 
 /* A call's turn played with its measured TTS as its TTS ends (bench.h's

@@ -47,6 +47,9 @@ int tb_cli_number_size(const char *flag, const char *s, size_t lo, size_t hi, si
         end = (char *)s;
     else
         v = strtoull(s, &end, 10);
+    if (end == s && s[0] == '-' && s[1] != '\0' && strspn(s + 1, "0123456789") == strlen(s + 1))
+        return tb_seterr(err, errlen, TB_ERANGE, "%s: '%s' is negative (allowed %zu..%zu)", flag,
+                         s, lo, hi); /* a whole number, below the range */
     if (end == s || *end != '\0' || errno == ERANGE)
         return tb_seterr(err, errlen, TB_EINVAL,
                          "%s: '%s' is not a whole number (allowed %zu..%zu)", flag, s, lo, hi);

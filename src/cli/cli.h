@@ -66,7 +66,9 @@ void tb_cli_error(const char *fmt, ...)
  * Number options: the whole string, in range.  tb_cli_number_double and
  * tb_cli_number_size print nothing: they return 0, or TB_EINVAL (not a
  * number: "--flag: 'value' is not a number (allowed LO..HI)") or TB_ERANGE
- * ("--flag: 'value' is outside LO..HI") with that message in err.
+ * ("--flag: 'value' is outside LO..HI"; a negative whole number for
+ * tb_cli_number_size: "--flag: 'value' is negative (allowed LO..HI)") with
+ * that message in err.
  * tb_cli_opt_double and tb_cli_opt_size are the same as helpers: the
  * message printed.
  */

@@ -112,7 +112,7 @@ static const struct tb_optdoc serve_rows[] = {
      "--log's line says refused_over and retry_after_s."},
     {"retry-after", O_RETRY_AFTER, "S",
      "the seconds a 429 over --max-inflight or --tts-max-inflight says in Retry-After (default 1)",
-     "Allowed 1..3600."},
+     "Allowed 1..3600; refused without --max-inflight or --tts-max-inflight."},
     {"memory-budget", O_MEM_BUDGET, "MIB",
      "mebibytes of request and output buffers, over all connections (default 256)",
      "Allowed 1..1048576. Past it a new request gets 503 with Retry-After: 1, and a streaming "
@@ -458,6 +458,12 @@ static int prepare(struct serve_args *a, int argc, char **argv, struct tb_stream
     a->so.host = "127.0.0.1";
     a->so.port = TB_SERVE_PORT_DEFAULT;
     rc = tb_cli_parse(argc, argv, &tb_doc_serve, option, a, &first);
+    if (rc == 0 && a->so.retry_after > 0 && a->so.max_inflight == 0 &&
+        a->so.tts_max_inflight == 0) {
+        tb_cli_error("serve: --retry-after is what a 429 over --max-inflight or "
+                     "--tts-max-inflight says: give one of them");
+        rc = TB_EINVAL;
+    }
     if (rc == 0)
         rc = tts_apply(a);
     if (rc == 0)

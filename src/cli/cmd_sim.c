@@ -214,8 +214,10 @@ static int adopt_recorded(struct tb_cli_common *c, const struct tb_stream *s)
             if (row[i].v[0] != '\0')
                 rc = tb_cli_tts_option(t, row[i].opt, row[i].v);
     }
-    if (rc == 0 && c->turn.lead == NULL && m->lead[0] != '\0')
+    if (rc == 0 && c->turn.lead == NULL && m->lead[0] != '\0') {
         rc = tb_cli_turn_option(&c->turn, TB_O_TTS_LEAD, m->lead);
+        c->turn.lead_recorded = 1; /* the report names its source */
+    }
     return rc;
 }
 
@@ -237,6 +239,7 @@ static int load(struct sim *x)
     }
     if (rc == 0)
         rc = adopt_recorded(&a->c, &x->s);
+    x->src.tool_calls = x->s.ntools;
     if (rc == 0)
         rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
     if (rc == 0)

@@ -7,8 +7,10 @@
  * also holds each chunk the policy cut against the record of the same
  * number.  A failed record ends the speech: the stream played is then a
  * copy that ends where the text of the chunks before it ends (the sum of
- * their recorded lengths, in content bytes), and the voice's check makes
- * sure that cut is where the policy put it.
+ * their recorded lengths, in content bytes; a record stopped while its
+ * audio came, "canceled" with audio, is one of them: what came of it
+ * plays), and the voice's check makes sure that cut is where the policy
+ * put it.
  */
 #include "replay.h"
 
@@ -109,9 +111,9 @@ static int cut_view(struct tb_cli_replay *rp, const struct tb_stream *s, const c
         if (e->kind == TB_KIND_CONTENT && have + len > want)
             len = (size_t)(want - have);
         if (len < e->len && tb_utf8_check(tb_stream_text(s, i), len) != len) {
-            tb_cli_error("%s: the recorded chunks before chunk %u end inside a character of "
+            tb_cli_error("%s: the recorded chunks %s chunk %u end inside a character of "
                          "event %zu: the trace's chunks are not its text",
-                         name, rp->failed->chunk, i + 1);
+                         name, rp->spoke_cut ? "up to" : "before", rp->failed->chunk, i + 1);
             return TB_EFORMAT;
         }
         rc = tb_stream_append(&rp->view, e->t, tb_stream_text(s, i), len, e->tokens,
@@ -162,7 +164,11 @@ int tb_cli_replay_prepare(struct tb_cli_replay *rp, const struct tb_stream *s,
     for (size_t i = 0; i < l->n; i++)
         if (l->c[i].fail != TB_TTS_OK) {
             rp->failed = &l->c[i];
-            rp->upto.n = i;
+            /* A chunk stopped while its audio came (a barge-in, the run
+             * stopped) plays what came: the caller heard it. */
+            rp->spoke_cut = l->c[i].fail == TB_TTS_CANCELED && l->c[i].bytes > 0 &&
+                            !isnan(l->c[i].first_byte) && isfinite(l->c[i].end);
+            rp->upto.n = i + (size_t)rp->spoke_cut;
             break;
         }
     rp->voice.chunk = voice_chunk;
@@ -253,7 +259,16 @@ int tb_cli_replay_arrived(const struct tb_cli_replay *rp, const struct tb_stream
     r->first_tokens = whole.first_tokens;
     r->decode_tps = whole.decode_tps;
     r->decode_tps_usage = whole.decode_tps_usage;
+    tb_cli_replay_heard_by(rp, NAN, &r->lat, r->play.ttfa);
     return 0;
+}
+
+void tb_cli_replay_heard_by(const struct tb_cli_replay *rp, double stop, struct tb_turn_lat *lat,
+                            double ttfa)
+{
+    if (isnan(stop) && rp->spoke_cut)
+        stop = rp->failed->end;
+    tb_turn_lat_heard_by(lat, ttfa, stop);
 }
 
 const char *tb_cli_replay_whatif_reason(const struct tb_cli_replay *rp, const struct tb_sim_opts *o)

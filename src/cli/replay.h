@@ -8,7 +8,11 @@
  * and says which, with the recording's policy).  Chunk j plays with its
  * measured duration, first-byte latency and real-time factor
  * (tb_playout_opts_measured); a chunk whose synthesis failed ends the
- * speech there: the chunks before it play, and the report says so.
+ * speech there: the chunks before it play, and the report says so.  A
+ * chunk stopped while its audio came ("canceled" with audio: a barge-in,
+ * or the run stopped) plays the audio that came, and the speech ends
+ * with it: a first audible sample in it counts when it played by the
+ * chunk's stop (tb_cli_replay_heard_by).
  * Option handlers and steps answer as cli.h says.
  */
 #ifndef TTSBUF_CLI_REPLAY_H
@@ -30,8 +34,11 @@ struct tb_cli_replay {
     int on;                            /* the measured TTS is replayed */
     const struct tb_tts_log *log;      /* the trace's (borrowed) */
     struct tb_tts_log upto;            /* a view of its first `upto.n` records: those
-                                        * before the failed one (owns nothing) */
+                                        * played, before the failed one, and it
+                                        * too when spoke_cut (owns nothing) */
     const struct tb_tts_chunk *failed; /* the record that ended the speech, or NULL */
+    int spoke_cut;                     /* failed was stopped while its audio came
+                                        * ("canceled" with audio): what came plays */
     struct tb_stream view;             /* the stream up to the failed chunk's text
                                         * (owned; empty when nothing is cut) */
     int cut;                           /* view holds the stream played */
@@ -74,6 +81,13 @@ int tb_cli_replay_check(struct tb_cli_replay *rp, const char *name, const char *
  * of the simulator without the TTS).  0, or TB_ENOMEM printed. */
 int tb_cli_replay_arrived(const struct tb_cli_replay *rp, const struct tb_stream *s,
                           const struct tb_sim_opts *o, struct tb_sim_result *r);
+
+/* A turn whose speech stopped at `stop` (the stream's clock; NAN: the
+ * end of the record rp played in part, when spoke_cut, else none), its
+ * playback started at ttfa: tb_turn_lat_heard_by (turnlat.h) on lat.
+ * tb_cli_replay_arrived applies it. */
+void tb_cli_replay_heard_by(const struct tb_cli_replay *rp, double stop, struct tb_turn_lat *lat,
+                            double ttfa);
 
 /* What the minimum TPS is not, under a time-based policy (NULL when it
  * is given): its chunks are re-cut at every rate of the search, and the

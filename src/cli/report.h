@@ -39,6 +39,8 @@ struct tb_report_src {
     const struct tb_tts_stats *tts_stats; /* measured: its statistics, or NULL */
     const struct tb_tts_chunk *tts_fail;  /* the record whose failure ended the
                                            * speech, or NULL */
+    size_t tool_calls;                    /* the stream's tool calls (a trace's
+                                           * "tool" lines; never spoken) */
     const char *min_tps_reason;           /* why there is no minimum TPS (a
                                            * measured TTS under a time-based
                                            * policy), or NULL */

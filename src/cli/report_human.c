@@ -88,10 +88,10 @@ static void tts_fail_lines(FILE *f, const struct tb_report_src *src, const struc
         fprintf(f, ", HTTP %ld", c->status);
     fprintf(f, "%s%s)\n", c->message[0] ? ": " : "", c->message);
     fprintf(f,
-            "  the TTS: %" PRIu32 " of %" PRIu32 " chunk%s spoken, chunk %" PRIu32
-            " failed, %" PRIu32 " never sent\n",
+            "  the TTS: %" PRIu32 " of %" PRIu32 " chunk%s spoken, chunk %" PRIu32 " %s, %" PRIu32
+            " never sent\n",
             c->chunk - 1, closed, closed == 1 ? "" : "s", c->chunk,
-            closed > sent ? closed - sent : 0);
+            c->fail == TB_TTS_CANCELED ? "stopped" : "failed", closed > sent ? closed - sent : 0);
     if (e != NULL && strcmp(e->error, "tts") == 0)
         fprintf(f, "  the LLM: stopped when the TTS failed, at %.2f s", e->t);
     else if (e != NULL && e->error[0] != '\0')
@@ -121,7 +121,10 @@ static void outcome(FILE *f, const struct human *h)
     const struct tb_playout_result *p = &r->play;
     const char *emsg = h->emsg;
     if (src->tts_fail == NULL && !m->failed && !m->cut) {
-        if (!m->audio)
+        if (!m->audio && src->tool_calls > 0)
+            fprintf(f, "no verdict: the answer was %zu tool call%s, nothing to speak\n",
+                    src->tool_calls, src->tool_calls == 1 ? "" : "s");
+        else if (!m->audio)
             fprintf(f, "no verdict: no content arrived (nothing to play)\n");
         else
             verdict(f, p);
@@ -143,7 +146,12 @@ static void outcome(FILE *f, const struct human *h)
         fprintf(f, "  played: nothing (no chunk before the failed one)\n");
         return;
     }
-    if (src->tts_fail != NULL)
+    if (src->tts_fail != NULL && p->chunks >= src->tts_fail->chunk)
+        fprintf(f,
+                "  played: %" PRIu32 " chunk%s, the last the audio that came before it was "
+                "stopped; ",
+                p->chunks, p->chunks == 1 ? "" : "s");
+    else if (src->tts_fail != NULL)
         fprintf(f, "  played: the %" PRIu32 " chunk%s before it; ", p->chunks,
                 p->chunks == 1 ? "" : "s");
     else

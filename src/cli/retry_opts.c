@@ -30,7 +30,7 @@ const struct tb_optdoc tb_opt_retry[] = {
      "none is in the run's options (retry: policy, base_s and max_s for exp, max_retries), so "
      "merge refuses runs of other policies and compare names the difference."},
     {"retry-max", TB_O_RETRY_MAX, "K", "retries a request makes at most (default 5, at most 10)",
-     NULL},
+     "With --retry after or exp; refused with --retry none, which retries nothing."},
     TB_OPTDOC_END,
 };
 
@@ -84,4 +84,13 @@ int tb_cli_retry_option(struct tb_bench_retry *r, int c, const char *arg)
         return rc;
     default: return TB_CLI_NOT_MINE;
     }
+}
+
+int tb_cli_retry_check(const struct tb_bench_retry *r)
+{
+    if (r->max_retries == 0 || r->kind != TB_BENCH_RETRY_NONE)
+        return 0;
+    tb_cli_error("bench: --retry-max bounds the retries of --retry after or exp; with --retry "
+                 "none (the default) nothing is retried");
+    return TB_EINVAL;
 }

@@ -17,4 +17,8 @@ extern const struct tb_optdoc tb_opt_retry[];
  * (a one-line error printed). */
 int tb_cli_retry_option(struct tb_bench_retry *r, int c, const char *arg);
 
+/* After the options: --retry-max without a policy that retries is
+ * refused.  0, or TB_EINVAL (a one-line error printed). */
+int tb_cli_retry_check(const struct tb_bench_retry *r);
+
 #endif

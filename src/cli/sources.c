@@ -161,8 +161,11 @@ int tb_cli_load_source(const struct tb_cli_common *a, const char *default_preset
         } else {
             rc = load_trace("sim", a->trace, s, err, sizeof(err));
         }
-        if (rc == TB_EEMPTY && a->failed_ok && tb_end_class(s->end.kind) >= TB_END_CLASS_INCOMPLETE)
-            return 0; /* a recording of a request that never got an event */
+        /* a recording of a request that never got an event: it failed, or
+         * it answered with tool calls alone (nothing spoken) */
+        if (rc == TB_EEMPTY && a->failed_ok &&
+            (tb_end_class(s->end.kind) >= TB_END_CLASS_INCOMPLETE || s->ntools > 0))
+            return 0;
         return rc == TB_EEMPTY ? tb_cli_trace_error("sim", a->trace, rc, err) : rc;
     }
     rc = a->synth != NULL ? spec_of(a->synth, 0, &spec, &p)

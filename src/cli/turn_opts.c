@@ -209,9 +209,11 @@ void tb_cli_turn_lines(FILE *f, const struct tb_cli_turn *t, const struct tb_sim
             fprintf(f, "   (to chunk %u's close)", (unsigned)l->chunk);
         else if (i == 6)
             fprintf(f,
-                    o->lead_at != tb_playout_measured_lead ? "   (--tts-lead %s)"
-                    : isnan(v) ? "   (not measured: no audible audio, or a trace without it)"
-                               : "   (measured on the audio)",
+                    o->lead_at == tb_playout_measured_lead
+                        ? isnan(v) ? "   (not measured: no audible audio, or a trace without it)"
+                                   : "   (measured on the audio)"
+                    : t->lead_recorded ? "   (the recording's --tts-lead %s)"
+                                       : "   (--tts-lead %s)",
                     t->lead_spec);
         fputc('\n', f);
     }

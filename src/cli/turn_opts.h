@@ -26,6 +26,7 @@ struct tb_cli_turn {
     struct tb_ttslat *lead_lat;
     char eou_spec[TB_TTSLAT_SPEC_MAX + 64]; /* canonical; "0" by default */
     char lead_spec[TB_TTSLAT_SPEC_MAX + 64];
+    int lead_recorded; /* lead is a recording's (sim adopts it), not an option */
 };
 
 void tb_cli_turn_init(struct tb_cli_turn *t);

@@ -93,7 +93,7 @@ int tb_sim_run(const struct tb_stream *s, const struct tb_sim_opts *o, struct tb
         err[0] = '\0';
     for (size_t i = 0; i < s->n; i++)
         ncontent += s->ev[i].kind == TB_KIND_CONTENT;
-    if (ncontent == 0 && tb_end_class(s->end.kind) < TB_END_CLASS_INCOMPLETE)
+    if (ncontent == 0 && tb_end_class(s->end.kind) < TB_END_CLASS_INCOMPLETE && s->ntools == 0)
         return tb_seterr(err, errlen, TB_EEMPTY, "the stream has no content event");
     rc = tb_ring_create(o->ring_slots, o->ring_bytes, &ring);
     if (rc == 0)

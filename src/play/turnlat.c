@@ -74,6 +74,14 @@ void tb_turn_lat_play(struct tb_turn_lat *l, uint32_t chunk, double ttft, double
     tb_turn_lat_sum(l);
 }
 
+void tb_turn_lat_heard_by(struct tb_turn_lat *l, double start, double stop)
+{
+    if (isnan(stop) || start + l->lead <= stop)
+        return;
+    l->lead = NAN;
+    tb_turn_lat_sum(l);
+}
+
 void tb_turn_lat_json(struct cJSON *o, const struct tb_turn_lat *l)
 {
     for (int i = 0; i < TB_TURN_LAT_PARTS; i++)

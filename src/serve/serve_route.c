@@ -183,8 +183,6 @@ int tb_serve_dispatch(struct tb_serve_loop *s, struct tb_serve_conn *c, int64_t 
     if (h->method != TB_SERVE_HTTP_POST)
         return not_allowed(s, c, "POST");
     c->ctx.api = api; /* errors from here on take the dialect's shape */
-    if (tb_serve_slot_take(s, c, 0) != 0)
-        return tb_serve_over_inflight(s, c);
     if (tb_serve_mem_held(s->srv) >= s->srv->budget)
         return tb_serve_busy(s, c);
     rc = tb_serve_json_request(c->in + h->len, c->need - h->len, api, &c->rq, msg, sizeof(msg));
@@ -195,6 +193,10 @@ int tb_serve_dispatch(struct tb_serve_loop *s, struct tb_serve_conn *c, int64_t 
     tb_serve_in_free(c); /* the request is copied out; the head's offsets die here */
     c->lg.prompt_tokens = (int64_t)c->rq.prompt_tokens;
     c->lg.stream = c->rq.stream != 0;
+    /* Over --max-inflight once it is read, so --log says what it asked
+     * (its stream flag, its prompt) of a refused request too. */
+    if (tb_serve_slot_take(s, c, 0) != 0)
+        return tb_serve_over_inflight(s, c);
 
     c->ctx.api = api;
     c->ctx.model = c->rq.model;

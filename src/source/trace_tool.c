@@ -19,8 +19,8 @@ static int read_str(const cJSON *v, const char *key, char *dst, char *msg, size_
 {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(v, key);
     dst[0] = '\0';
-    if (s == NULL)
-        return 0;
+    if (s == NULL || cJSON_IsNull(s))
+        return 0; /* none came (an Ollama call's id) */
     if (!cJSON_IsString(s) || strlen(s->valuestring) >= TB_TOOL_NAME_MAX) {
         snprintf(msg, msglen, "\"tool.%s\" is not a string of at most %d bytes", key,
                  TB_TOOL_NAME_MAX - 1);
@@ -109,7 +109,10 @@ static int put_mark(FILE *f, const struct tb_tool_call *c, const struct mark *m)
     }
     cJSON_AddStringToObject(v, "phase", m->end ? "end" : "start");
     cJSON_AddStringToObject(v, "name", c->name);
-    cJSON_AddStringToObject(v, "id", c->id);
+    if (c->id[0] != '\0')
+        cJSON_AddStringToObject(v, "id", c->id);
+    else
+        cJSON_AddNullToObject(v, "id"); /* none came: Ollama's calls have no id */
     cJSON_AddNumberToObject(v, "args_bytes", (double)c->args_bytes);
     return tb_json_put_line(f, o);
 }
