@@ -91,6 +91,7 @@ void tb_test_bargetts_bad(void **state);
 int tb_test_callsout(void);     /* calls in every output: interrupted turns, progress */
 int tb_test_ttsserve(void);     /* the mock TTS of `ttsbuf serve`, through the binary */
 int tb_test_servelog(void);     /* serve --log: the request log, close detection */
+int tb_test_capacity(void);     /* a TTS capacity shared by every stream of a run */
 int tb_test_retry(void);        /* serve --max-inflight's 429s, bench --retry */
 int tb_test_servethreads(void); /* serve --threads: the mock on several loops */
 int tb_test_oai(void);

@@ -212,7 +212,10 @@ static const char *rec_tts(const cJSON *o, struct tb_bench_rec *r)
         return "\"tts\" has no audio_s, or a negative one";
     r->tts = 1;
     why = read_samples(t, "first_byte_s", &r->tts_fb, &r->ntts_fb);
-    return why != NULL ? why : read_samples(t, "rtf", &r->tts_rtf, &r->ntts_rtf);
+    if (why == NULL)
+        why = read_samples(t, "rtf", &r->tts_rtf, &r->ntts_rtf);
+    r->tts_cap = why == NULL && cJSON_GetObjectItemCaseSensitive(t, "capacity_wait_s") != NULL;
+    return !r->tts_cap ? why : read_samples(t, "capacity_wait_s", &r->tts_cw, &r->ntts_cw);
 }
 
 /* Where the wait went (absent: a record of an older version, every part

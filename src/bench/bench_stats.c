@@ -112,8 +112,8 @@ static void barge_count(const struct tb_bench_rec *x, const struct tb_bench_slo 
 static int tts_summary(const struct tb_bench_recs *r, uint32_t level, struct tb_bench_summary *out)
 {
     struct tb_tts_stats *t = &out->tts_stats;
-    size_t nfb = 0, nrtf = 0, sent = 0;
-    double *fb, *rtf;
+    size_t nfb = 0, nrtf = 0, ncw = 0, sent = 0;
+    double *fb, *rtf, *cw;
     for (size_t i = 0; i < r->n; i++) {
         const struct tb_bench_rec *x = &r->v[i];
         if (x->level != level || !x->tts)
@@ -121,17 +121,21 @@ static int tts_summary(const struct tb_bench_recs *r, uint32_t level, struct tb_
         out->tts = 1;
         nfb += x->ntts_fb;
         nrtf += x->ntts_rtf;
+        ncw += x->ntts_cw;
+        t->capacity |= x->tts_cap;
     }
     if (!out->tts)
         return 0;
     fb = malloc((nfb + 1) * sizeof(double));
     rtf = malloc((nrtf + 1) * sizeof(double));
-    if (fb == NULL || rtf == NULL) {
+    cw = malloc((ncw + 1) * sizeof(double));
+    if (fb == NULL || rtf == NULL || cw == NULL) {
         free(fb);
         free(rtf);
+        free(cw);
         return TB_ENOMEM;
     }
-    nfb = nrtf = 0;
+    nfb = nrtf = ncw = 0;
     t->audio_s = 0;
     for (size_t i = 0; i < r->n; i++) {
         const struct tb_bench_rec *x = &r->v[i];
@@ -141,8 +145,11 @@ static int tts_summary(const struct tb_bench_recs *r, uint32_t level, struct tb_
             memcpy(fb + nfb, x->tts_fb, x->ntts_fb * sizeof(double));
         if (x->ntts_rtf > 0)
             memcpy(rtf + nrtf, x->tts_rtf, x->ntts_rtf * sizeof(double));
+        if (x->ntts_cw > 0)
+            memcpy(cw + ncw, x->tts_cw, x->ntts_cw * sizeof(double));
         nfb += x->ntts_fb;
         nrtf += x->ntts_rtf;
+        ncw += x->ntts_cw;
         t->chunks += x->tts_chunks;
         t->sent += x->tts_sent;
         t->failed += x->tts_failed;
@@ -156,8 +163,10 @@ static int tts_summary(const struct tb_bench_recs *r, uint32_t level, struct tb_
         t->audio_s = NAN;
     tb_stats_of(fb, nfb, &t->first_byte);
     tb_stats_of(rtf, nrtf, &t->rtf);
+    tb_stats_of(cw, ncw, &t->cap_wait);
     free(fb);
     free(rtf);
+    free(cw);
     return 0;
 }
 

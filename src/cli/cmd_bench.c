@@ -26,6 +26,7 @@
 #include "outputs.h"
 #include "request.h"
 #include "sources.h"
+#include "ttsbuf/capq.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/preset.h"
@@ -93,6 +94,8 @@ struct bench {
     int out_failed;                    /* a record written as its request ended failed (printed) */
     atomic_int *interrupted;
     char tts_base[256]; /* --tts-url mock: the built-in mock's root */
+    struct tb_clock cap_clock; /* --tts-capacity: the queue's clock, and the queue */
+    struct tb_capq *capq;
 };
 
 /* --barge-in's keys in the conversations block: barge_in (P) and
@@ -287,6 +290,14 @@ static int run_levels(struct bench *b)
     if (b->a.tl.url != NULL) {
         tb_cli_bench_tts_opts(&b->a, b->tts_base, &to, &bo.sim);
         bo.tts = &to;
+        if (b->a.tts_capacity > 0) {
+            tb_clock_monotonic_init(&b->cap_clock);
+            if (tb_capq_create((int)b->a.tts_capacity, &b->cap_clock, &b->capq) != 0) {
+                tb_cli_error("out of memory");
+                return TB_ENOMEM;
+            }
+            to.capacity = b->capq;
+        }
         bo.tts_replay = tb_cli_bench_tts_replay_turn;
         bo.tts_replay_ud = &bo.sim;
     }
@@ -449,6 +460,7 @@ static int close_bench(struct bench *b)
     tb_cli_tts_live_free(&b->a.tl);
     tb_cli_common_free(&b->a.c);
     tb_bench_recs_free(&b->recs);
+    tb_capq_destroy(b->capq);
     tb_bench_prompts_free(&b->prompts);
     tb_convos_free(&b->convos);
     free(b->url);

@@ -1,0 +1,486 @@
+/*
+ * test_capacity.c - a TTS capacity shared by every stream of a run.
+ *
+ * The model (capmodel.h) against an independent discrete-event
+ * simulation written here from the definition alone: events (a chunk's
+ * text closes, a synthesis ends) in time order, a waiting set served
+ * first come first served with N slots, on seeded random arrivals; every
+ * begin and wait equal to 1e-9 s.  The live queue (capq.h) from several
+ * threads: never more than N held, grants in the order of entry.  The
+ * command line: bench --tts-capacity against ttsbuf serve's TTS with a
+ * constant latency (the done-criterion: 10 calls, capacity 2; each
+ * chunk's recorded wait against the same kind of model fed with the
+ * recorded readiness and ends), sweep --tts-capacity and --target-ttfa,
+ * and bad values refused with one line, exit 2.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <cJSON.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests.h"
+#include "ttsbuf/capmodel.h"
+#include "ttsbuf/capq.h"
+#include "ttsbuf/error.h"
+
+/* ------------------------------------------------ the independent DES */
+
+static uint64_t rng_state;
+static double urand(void)
+{
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+struct dchunk {
+    double close, svc; /* run's clock: close is A + c */
+    int blank;
+    int state; /* 0 not ready, 1 waiting, 2 synthesizing, 3 done */
+    double ready, begin, end;
+};
+
+struct dstream {
+    int n, conc;
+    struct dchunk *v;
+    int next; /* the next chunk not yet begun */
+};
+
+/*
+ * The simulation: time jumps from event to event (a close, an end); at
+ * each instant the ends free their slots first, then every stream whose
+ * next chunk may go (closed, the one before begun, the one N back done)
+ * is marked ready at that instant, and while a slot is free the ready
+ * chunk with the earliest readiness (ties: lower stream) begins.  A chunk
+ * begun at t can make its stream's next one ready at the same t.
+ */
+static void des_run(struct dstream *s, int ns, int cap)
+{
+    int busy = 0;
+    double t = -INFINITY;
+    for (;;) {
+        double nt = INFINITY;
+        int again = 1;
+        /* the next event: a close not yet seen, or an end */
+        for (int i = 0; i < ns; i++)
+            for (int j = 0; j < s[i].n; j++) {
+                struct dchunk *c = &s[i].v[j];
+                if (c->close > t && c->close < nt)
+                    nt = c->close;
+                if (c->state == 2 && c->end < nt)
+                    nt = c->end;
+            }
+        if (isinf(nt)) {
+            int left = 0;
+            for (int i = 0; i < ns; i++)
+                left += s[i].next < s[i].n;
+            if (left == 0)
+                return;
+            fail_msg("the simulation is stuck at t = %g with chunks left", t);
+        }
+        t = nt;
+        for (int i = 0; i < ns; i++)
+            for (int j = 0; j < s[i].n; j++)
+                if (s[i].v[j].state == 2 && s[i].v[j].end <= t) {
+                    s[i].v[j].state = 3;
+                    busy--;
+                }
+        while (again) {
+            int bi = -1;
+            again = 0;
+            for (int i = 0; i < ns; i++) {
+                int j = s[i].next;
+                struct dchunk *c;
+                if (j >= s[i].n)
+                    continue;
+                c = &s[i].v[j];
+                if (c->state == 0 && c->close <= t && (j == 0 || s[i].v[j - 1].state >= 2) &&
+                    (s[i].conc == 0 || j < s[i].conc || s[i].v[j - s[i].conc].state == 3)) {
+                    c->state = 1;
+                    c->ready = t;
+                }
+            }
+            for (int i = 0; i < ns; i++) {
+                int j = s[i].next;
+                if (j >= s[i].n || s[i].v[j].state != 1)
+                    continue;
+                if (s[i].v[j].blank || cap == 0 || busy < cap) {
+                    if (bi < 0 || s[i].v[j].ready < s[bi].v[s[bi].next].ready)
+                        bi = i;
+                }
+            }
+            if (bi >= 0) {
+                struct dchunk *c = &s[bi].v[s[bi].next];
+                c->begin = t;
+                if (c->blank) {
+                    c->end = t;
+                    c->state = 3;
+                } else {
+                    c->end = t + c->svc;
+                    c->state = c->svc > 0 ? 2 : 3;
+                    busy += c->svc > 0;
+                }
+                s[bi].next++;
+                again = 1;
+            }
+        }
+    }
+}
+
+/* One random run: ns streams, their arrivals (all at 0 when burst),
+ * chunks, per-stream concurrency, a capacity; the model and the DES must
+ * agree on every chunk. */
+static void one_random(uint64_t seed, int burst)
+{
+    int ns, cap;
+    struct tb_capmodel_stream ms[12];
+    struct dstream ds[12];
+    double a = 0;
+    rng_state = seed * 0x9E3779B97F4A7C15ULL + 1;
+    ns = 1 + (int)(urand() * 12);
+    cap = (int)(urand() * 5); /* 0: unlimited */
+    for (int i = 0; i < ns; i++) {
+        int n = 1 + (int)(urand() * 15);
+        double c = urand() * 0.5;
+        a += burst ? 0.0 : -log(1.0 - urand()) * 0.7; /* Poisson, 1.4 a second */
+        ms[i].arrival = a;
+        ms[i].concurrency = (int)(urand() * 4);
+        ms[i].n = (size_t)n;
+        ms[i].v = calloc((size_t)n, sizeof(*ms[i].v));
+        ds[i].n = n;
+        ds[i].conc = ms[i].concurrency;
+        ds[i].next = 0;
+        ds[i].v = calloc((size_t)n, sizeof(*ds[i].v));
+        assert_non_null(ms[i].v);
+        assert_non_null(ds[i].v);
+        for (int j = 0; j < n; j++) {
+            c += urand() < 0.2 ? 0.0 : urand() * 0.4; /* some close together */
+            ms[i].v[j].c = c;
+            ms[i].v[j].blank = urand() < 0.1;
+            ms[i].v[j].svc = urand() < 0.05 ? 0.0 : 0.05 + urand() * 0.9;
+            ds[i].v[j].close = a + c;
+            ds[i].v[j].svc = ms[i].v[j].svc;
+            ds[i].v[j].blank = ms[i].v[j].blank;
+        }
+    }
+    assert_int_equal(tb_capmodel_run(ms, (size_t)ns, cap), 0);
+    des_run(ds, ns, cap);
+    for (int i = 0; i < ns; i++) {
+        for (int j = 0; j < ds[i].n; j++) {
+            const struct tb_capmodel_chunk *m = &ms[i].v[j];
+            const struct dchunk *d = &ds[i].v[j];
+            double w = d->begin - d->ready;
+            if (fabs(m->begin + ms[i].arrival - d->begin) > 1e-9 ||
+                fabs(m->ready + ms[i].arrival - d->ready) > 1e-9 ||
+                (d->blank ? !isnan(m->wait) : fabs(m->wait - w) > 1e-9))
+                fail_msg("seed %llu cap %d stream %d chunk %d: model ready %.12f begin %.12f "
+                         "wait %.12f, DES ready %.12f begin %.12f wait %.12f",
+                         (unsigned long long)seed, cap, i, j + 1, m->ready + ms[i].arrival,
+                         m->begin + ms[i].arrival, m->wait, d->ready, d->begin, w);
+            assert_true(m->wait >= 0 || d->blank);
+            assert_true(cap > 0 || d->blank || m->wait == 0);
+        }
+        free(ms[i].v);
+        free(ds[i].v);
+    }
+}
+
+/* 2,000 seeded runs, half of them every stream at once (the ties). */
+static void model_vs_des(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 1000; seed++) {
+        one_random(seed, 0);
+        one_random(seed, 1);
+    }
+}
+
+/* Never more than C in flight; with C = 1 and one chunk a stream, every
+ * stream at once, the waits are the partial sums of the services. */
+static void model_closed_form(void **state)
+{
+    struct tb_capmodel_chunk v[5];
+    struct tb_capmodel_stream s[5];
+    (void)state;
+    for (int i = 0; i < 5; i++) {
+        v[i] = (struct tb_capmodel_chunk){.c = 0.1, .svc = 0.25 * (i + 1)};
+        s[i] = (struct tb_capmodel_stream){.arrival = 0, .concurrency = 1, .v = &v[i], .n = 1};
+    }
+    assert_int_equal(tb_capmodel_run(s, 5, 1), 0);
+    for (int i = 0, acc = 0; i < 5; acc += i + 1, i++)
+        assert_true(fabs(v[i].wait - 0.25 * acc) < 1e-12);
+    assert_int_equal(tb_capmodel_run(s, 5, 0), 0);
+    for (int i = 0; i < 5; i++)
+        assert_true(v[i].wait == 0 && v[i].begin == 0.1);
+    /* bad input */
+    assert_int_equal(tb_capmodel_run(s, 5, -1), TB_EINVAL);
+    v[2].svc = -1;
+    assert_int_equal(tb_capmodel_run(s, 5, 1), TB_EINVAL);
+    v[2].svc = NAN;
+    assert_int_equal(tb_capmodel_run(s, 5, 1), TB_EINVAL);
+}
+
+/* ------------------------------------------------ the live queue */
+
+#define QT_THREADS 4
+#define QT_ROUNDS 2000
+#define QT_CAP 3
+
+struct qt {
+    struct tb_capq *q;
+    pthread_mutex_t *mu;
+    int *held_now, *held_max;
+    double *order; /* grants seen, in the order they happened */
+    int *norder;
+};
+
+static void *qt_main(void *arg)
+{
+    struct qt *t = arg;
+    struct tb_capq_slot s = {0};
+    for (int r = 0; r < QT_ROUNDS; r++) {
+        double g;
+        tb_capq_enter(t->q, &s);
+        while (!tb_capq_held(t->q, &s, &g))
+            ;
+        pthread_mutex_lock(t->mu);
+        (*t->held_now)++;
+        if (*t->held_now > *t->held_max)
+            *t->held_max = *t->held_now;
+        if (!(g >= s.enter))
+            (*t->held_max) += 1000; /* a grant before its entry */
+        (*t->held_now)--;
+        pthread_mutex_unlock(t->mu);
+        tb_capq_leave(t->q, &s);
+    }
+    return NULL;
+}
+
+static void queue_threads(void **state)
+{
+    struct tb_clock clk;
+    struct tb_capq *q;
+    pthread_t th[QT_THREADS];
+    struct qt t[QT_THREADS];
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    int now = 0, max = 0, held, waiting;
+    (void)state;
+    tb_clock_monotonic_init(&clk);
+    assert_int_equal(tb_capq_create(0, &clk, &q), TB_EINVAL);
+    assert_int_equal(tb_capq_create(TB_CAPQ_MAX + 1, &clk, &q), TB_EINVAL);
+    assert_int_equal(tb_capq_create(QT_CAP, &clk, &q), 0);
+    for (int i = 0; i < QT_THREADS; i++) {
+        t[i] = (struct qt){.q = q, .mu = &mu, .held_now = &now, .held_max = &max};
+        assert_int_equal(pthread_create(&th[i], NULL, qt_main, &t[i]), 0);
+    }
+    for (int i = 0; i < QT_THREADS; i++)
+        pthread_join(th[i], NULL);
+    assert_true(max >= 1 && max <= QT_CAP);
+    tb_capq_counts(q, &held, &waiting);
+    assert_int_equal(held, 0);
+    assert_int_equal(waiting, 0);
+    tb_capq_destroy(q);
+}
+
+/* FCFS on one thread: three waiting slots are granted in their order of
+ * entry as slots free; one that leaves while waiting is skipped. */
+static void queue_fcfs(void **state)
+{
+    struct tb_clock clk;
+    struct tb_capq *q;
+    struct tb_capq_slot a = {0}, b = {0}, c = {0}, d = {0};
+    double g;
+    (void)state;
+    tb_clock_virtual_init(&clk);
+    assert_int_equal(tb_capq_create(1, &clk, &q), 0);
+    assert_int_equal(tb_capq_enter(q, &a), 1);
+    clk.virtual_now = 1;
+    assert_int_equal(tb_capq_enter(q, &b), 0);
+    clk.virtual_now = 2;
+    assert_int_equal(tb_capq_enter(q, &c), 0);
+    clk.virtual_now = 3;
+    assert_int_equal(tb_capq_enter(q, &d), 0);
+    tb_capq_leave(q, &c); /* canceled while waiting */
+    clk.virtual_now = 4;
+    tb_capq_leave(q, &a);
+    assert_true(tb_capq_held(q, &b, &g) && g == 4 && b.enter == 1);
+    assert_false(tb_capq_held(q, &d, NULL));
+    clk.virtual_now = 6;
+    tb_capq_leave(q, &b);
+    assert_true(tb_capq_held(q, &d, &g) && g == 6 && d.enter == 3);
+    tb_capq_leave(q, &d);
+    tb_capq_destroy(q);
+}
+
+/* ------------------------------------------------ bench, live */
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* A chunk of the live run: joined the queue at q, waited w (recorded),
+ * was sent at s and ended at e, all on the level's clock. */
+struct lchunk {
+    double q, w, s, e;
+};
+
+static int by_q(const void *a, const void *b)
+{
+    const struct lchunk *x = a, *y = b;
+    return (x->q > y->q) - (x->q < y->q);
+}
+
+#define LMAX 4096
+#define IDMAX 100000
+
+/* The chunks of a bench --out directory: each trace's tts lines with a
+ * capacity_wait, put on the level's clock by its record's t_start. */
+static size_t live_chunks(const char *dir, struct lchunk *v, int *cap_seen)
+{
+    char path[1200];
+    cJSON **recs = calloc(512, sizeof(cJSON *));
+    double *t0 = calloc(IDMAX, sizeof(double)); /* ids: call x 1000 + turn */
+    size_t nr, n = 0;
+    char *text, *save = NULL;
+    double start = NAN;
+    assert_non_null(recs);
+    assert_non_null(t0);
+    snprintf(path, sizeof(path), "%s/records.jsonl", dir);
+    nr = tb_test_jsonl_records(path, recs, 512);
+    for (size_t i = 0; i < nr; i++) {
+        double id = num(recs[i], "id");
+        if (!isnan(id)) { /* a record (the file's other lines have no id) */
+            assert_true(id >= 0 && id < IDMAX);
+            t0[(size_t)id] = num(recs[i], "t_start");
+        }
+        cJSON_Delete(recs[i]);
+    }
+    snprintf(path, sizeof(path), "%s/traces/calls=10.jsonl", dir);
+    text = tb_test_slurp_text(path, NULL);
+    for (char *line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        cJSON *o = cJSON_Parse(line);
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "tts");
+        if (o != NULL && cJSON_GetObjectItemCaseSensitive(o, "request") != NULL) {
+            double id = num(o, "request");
+            assert_true(id >= 0 && id < IDMAX);
+            start = t0[(size_t)id];
+            if (t != NULL && num(t, "capacity") == 2)
+                *cap_seen = 1;
+        } else if (t != NULL && !isnan(num(t, "capacity_wait"))) {
+            assert_true(n < LMAX);
+            v[n].q = start + num(t, "capacity_ready");
+            v[n].w = num(t, "capacity_wait");
+            v[n].s = start + num(t, "sent");
+            v[n].e = start + num(t, "end");
+            n++;
+        }
+        cJSON_Delete(o);
+    }
+    free(text);
+    free(recs);
+    free(t0);
+    return n;
+}
+
+/*
+ * The done-criterion: 10 calls, capacity 2, against serve's TTS with a
+ * constant 0.2 s latency.  The model here is fed what the run recorded
+ * (each chunk's entry to the queue and the end of its synthesis, when
+ * its slot freed) and serves the entries in order on 2 slots; each
+ * recorded wait must equal its wait to within the loop's lag: the
+ * largest delay between a grant and its send (the loop's reaction), twice
+ * (an end is stamped when its bytes arrive, and the slot given back when
+ * the loop handles it), plus 2 ms for the clocks read a few instructions
+ * apart.  Never more than 2 in flight; the waits are not trivial.
+ */
+static void bench_ten_calls(void **state)
+{
+    char dir[256], args[1024];
+    struct lchunk *v = calloc(LMAX, sizeof(*v));
+    double slot[2] = {-INFINITY, -INFINITY}, lag = 0, worst = 0, maxw = 0;
+    size_t n;
+    int port, cap_seen = 0;
+    struct tb_test_out o;
+    (void)state;
+    assert_non_null(v);
+    tb_test_tmpdir(dir, sizeof(dir), "capacity", "live");
+    tb_test_serve_up("--synth tps=40,ttft=0.05,tokens=60,jitter=0 --tts-latency 0.2", &port);
+    snprintf(args, sizeof(args),
+             "bench --base-url http://127.0.0.1:%d/v1 --model m --tts-url http://127.0.0.1:%d "
+             "--conversations builtin --calls 10 --turns 2 --tts-capacity 2 --out %s/out -q",
+             port, port, dir);
+    o = tb_test_run(args);
+    tb_test_serve_down(NULL);
+    if (o.code != 0)
+        fail_msg("bench exited %d: %s", o.code, o.se);
+    tb_test_out_free(&o);
+    snprintf(args, sizeof(args), "%s/out", dir);
+    n = live_chunks(args, v, &cap_seen);
+    assert_true(cap_seen);
+    assert_true(n >= 40);
+    qsort(v, n, sizeof(*v), by_q);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(v[i].w >= 0 && v[i].s >= v[i].q + v[i].w - 1e-6 && v[i].e >= v[i].s);
+        if (v[i].s - (v[i].q + v[i].w) > lag)
+            lag = v[i].s - (v[i].q + v[i].w);
+        if (v[i].w > maxw)
+            maxw = v[i].w;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int k = slot[0] <= slot[1] ? 0 : 1;
+        double g = v[i].q > slot[k] ? v[i].q : slot[k], w = g - v[i].q;
+        slot[k] = v[i].e;
+        if (fabs(w - v[i].w) > worst)
+            worst = fabs(w - v[i].w);
+        if (fabs(w - v[i].w) > 2 * lag + 0.002)
+            fail_msg("chunk %zu of %zu (entered %.6f): waited %.6f s, the model says %.6f s "
+                     "(tolerance %.6f s)",
+                     i + 1, n, v[i].q, v[i].w, w, 2 * lag + 0.002);
+    }
+    /* at most 2 in flight from send to end, at every send */
+    for (size_t i = 0; i < n; i++) {
+        int fly = 0;
+        for (size_t j = 0; j < n; j++)
+            fly += v[j].s <= v[i].s + 1e-9 && v[j].e > v[i].s + 1e-6;
+        assert_true(fly <= 2);
+    }
+    assert_true(maxw > 0.1); /* the capacity did bind */
+    print_message("capacity live: %zu chunks, max wait %.3f s, model within %.6f s (lag %.6f s)\n",
+                  n, maxw, worst, lag);
+    free(v);
+    tb_test_rm_rf(dir);
+}
+
+/* ------------------------------------------------ bad values */
+
+static void bad_values(void **state)
+{
+    (void)state;
+    tb_test_expect_error("bench --mock --tts-url mock --tts-capacity 0", 2, "--tts-capacity");
+    tb_test_expect_error("bench --mock --tts-url mock --tts-capacity x", 2, "--tts-capacity");
+    tb_test_expect_error("bench --mock --tts-url mock --tts-capacity 100001", 2, "--tts-capacity");
+    tb_test_expect_error("bench --mock --tts-capacity 2", 2, "--tts-url");
+}
+
+int tb_test_capacity(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(model_vs_des),
+        cmocka_unit_test(model_closed_form),
+        cmocka_unit_test(queue_fcfs),
+        cmocka_unit_test(queue_threads),
+        cmocka_unit_test_teardown(bench_ten_calls, tb_test_serve_down),
+        cmocka_unit_test(bad_values),
+    };
+    return cmocka_run_group_tests_name("capacity", tests, NULL, NULL);
+}
