@@ -461,6 +461,81 @@ static void bench_ten_calls(void **state)
     tb_test_rm_rf(dir);
 }
 
+/* ------------------------------------------------ sweep */
+
+#define SW0 "sweep --preset mock --seeds 1:30 --tts-latency 0.3 --tts-rtf 0.2 --tts-concurrency 1 " \
+           "--tts-seed 7 --json -"
+#define SW SW0 " --arrivals uniform:5"
+
+static const cJSON *point0(const cJSON *d)
+{
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(d, "points");
+    assert_true(cJSON_IsArray(p) && cJSON_GetArraySize(p) == 1);
+    return cJSON_GetArrayItem(p, 0);
+}
+
+static double stat(const cJSON *pt, const char *key, const char *field)
+{
+    return num(cJSON_GetObjectItemCaseSensitive(pt, key), field);
+}
+
+/* A capacity no run fills changes nothing: the first audio of every
+ * stream as without one (the same model, played as recorded times), and
+ * no chunk waits; a capacity of 1 makes them wait, and a larger one never
+ * waits more at P95 here; the options say the capacity and arrivals. */
+static void sweep_capacity(void **state)
+{
+    cJSON *free_run = tb_test_run_json(NULL, SW0, 0);
+    cJSON *big = tb_test_run_json(NULL, SW " --tts-capacity 100000", 0);
+    cJSON *one = tb_test_run_json(NULL, SW " --tts-capacity 1", 0);
+    const cJSON *opts = cJSON_GetObjectItemCaseSensitive(one, "options");
+    (void)state;
+    for (int i = 0; i < 4; i++) {
+        const char *f[] = {"mean", "p50", "p95", "max"};
+        double a = stat(point0(free_run), "ttfa_s", f[i]), b = stat(point0(big), "ttfa_s", f[i]);
+        if (!(fabs(a - b) <= 1e-9))
+            fail_msg("ttfa %s: %.12f alone, %.12f at capacity 100000", f[i], a, b);
+    }
+    assert_true(stat(point0(big), "tts_capacity_wait_s", "max") == 0);
+    assert_null(cJSON_GetObjectItemCaseSensitive(point0(free_run), "tts_capacity_wait_s"));
+    assert_true(stat(point0(one), "tts_capacity_wait_s", "max") > 0.1);
+    assert_true(stat(point0(one), "ttfa_s", "p95") > stat(point0(big), "ttfa_s", "p95"));
+    assert_true(num(opts, "tts_capacity") == 1);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(opts, "arrivals")->valuestring,
+                        "uniform:5");
+    cJSON_Delete(free_run);
+    cJSON_Delete(big);
+    cJSON_Delete(one);
+}
+
+/* --target-ttfa: the answer meets the target, the capacity below it does
+ * not, and the rows are N = 1, 2, ... in order. */
+static void sweep_target_ttfa(void **state)
+{
+    cJSON *d = tb_test_run_json(NULL, SW " --target-ttfa 3.6", 0);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(d, "capacity_search");
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(s, "rows");
+    int n = cJSON_GetArraySize(rows);
+    double ans = num(s, "tts_capacity");
+    (void)state;
+    assert_true(num(s, "target_ttfa_s") == 3.6);
+    assert_true(n >= 2 && ans == n);
+    for (int i = 0; i < n; i++) {
+        const cJSON *r = cJSON_GetArrayItem(rows, i);
+        assert_true(num(r, "tts_capacity") == i + 1);
+        if (i + 1 < n)
+            assert_true(num(r, "ttfa_p95_s") > 3.6);
+        else
+            assert_true(num(r, "ttfa_p95_s") <= 3.6);
+    }
+    cJSON_Delete(d);
+    /* an unreachable target: no answer, null */
+    d = tb_test_run_json(NULL, SW " --target-ttfa 0.01", 0);
+    s = cJSON_GetObjectItemCaseSensitive(d, "capacity_search");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(s, "tts_capacity")));
+    cJSON_Delete(d);
+}
+
 /* ------------------------------------------------ bad values */
 
 static void bad_values(void **state)
@@ -470,6 +545,16 @@ static void bad_values(void **state)
     tb_test_expect_error("bench --mock --tts-url mock --tts-capacity x", 2, "--tts-capacity");
     tb_test_expect_error("bench --mock --tts-url mock --tts-capacity 100001", 2, "--tts-capacity");
     tb_test_expect_error("bench --mock --tts-capacity 2", 2, "--tts-url");
+    tb_test_expect_error("sweep --preset mock --tts-latency 0.3 --tts-capacity 0", 2,
+                         "--tts-capacity");
+    tb_test_expect_error("sweep --preset mock --tts-latency 0.3 --tts-capacity 2 --arrivals x", 2,
+                         "--arrivals");
+    tb_test_expect_error("sweep --preset mock --tts-latency 0.3 --arrivals burst", 2,
+                         "--arrivals");
+    tb_test_expect_error("sweep --preset mock --tts-latency 0.3 --target-ttfa 0", 2,
+                         "--target-ttfa");
+    tb_test_expect_error("sweep --preset mock --tts-latency 0.3,0.4 --target-ttfa 2", 2,
+                         "one value per axis");
 }
 
 int tb_test_capacity(void)
@@ -480,6 +565,8 @@ int tb_test_capacity(void)
         cmocka_unit_test(queue_fcfs),
         cmocka_unit_test(queue_threads),
         cmocka_unit_test_teardown(bench_ten_calls, tb_test_serve_down),
+        cmocka_unit_test(sweep_capacity),
+        cmocka_unit_test(sweep_target_ttfa),
         cmocka_unit_test(bad_values),
     };
     return cmocka_run_group_tests_name("capacity", tests, NULL, NULL);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ttsbuf/analyze.h"
+#include "ttsbuf/capq.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/seg.h"
 #include "ttsbuf/ttslat.h"
@@ -217,6 +218,28 @@ int tb_sweep_create(const struct tb_sweep_opts *o, const struct tb_sweep_input *
         goto fail;
     }
     sw->target_v2v = o->target_v2v;
+    if (o->capacity < 0 || o->capacity > TB_CAPQ_MAX || (o->capacity > 0 && !o->tts.on)) {
+        rc = tb_seterr(err, errlen, TB_EINVAL,
+                       "a shared TTS capacity %d: 1..%d, with a TTS stage (its latency)",
+                       o->capacity, TB_CAPQ_MAX);
+        goto fail;
+    }
+    sw->capacity = o->capacity;
+    if (o->capacity > 0 && o->arrival != NULL) {
+        sw->arrival = malloc(nin * sizeof(double));
+        if (sw->arrival == NULL) {
+            rc = TB_ENOMEM;
+            goto fail;
+        }
+        for (size_t i = 0; i < nin; i++) {
+            if (!(o->arrival[i] >= 0.0 && o->arrival[i] <= 1e9)) {
+                rc = tb_seterr(err, errlen, TB_EINVAL, "stream %zu's arrival is not 0..1e9 s",
+                               i + 1);
+                goto fail;
+            }
+            sw->arrival[i] = o->arrival[i];
+        }
+    }
     sw->eou_at = o->eou_at;
     sw->eou_ud = o->eou_ud;
     sw->lead_at = o->lead_at;
@@ -264,6 +287,7 @@ void tb_sweep_destroy(struct tb_sweep *sw)
             tb_analyze_chunks_free(&sw->chunks[i]);
     free(sw->chunks);
     free(sw->lead);
+    free(sw->arrival);
     free(sw->pt);
     free(sw->in);
     for (size_t i = 0; sw->lat != NULL && i < sw->n[TB_AX_LAT]; i++)
@@ -323,6 +347,11 @@ int tb_sweep_lat_spec(const struct tb_sweep *sw, double v, char *buf, size_t len
 double tb_sweep_target(const struct tb_sweep *sw)
 {
     return sw->target;
+}
+
+int tb_sweep_capacity(const struct tb_sweep *sw)
+{
+    return sw->capacity;
 }
 
 double tb_sweep_target_v2v(const struct tb_sweep *sw)
