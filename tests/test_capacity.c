@@ -367,7 +367,8 @@ static size_t live_chunks(const char *dir, struct lchunk *v, int *cap_seen)
     }
     snprintf(path, sizeof(path), "%s/traces/calls=10.jsonl", dir);
     text = tb_test_slurp_text(path, NULL);
-    for (char *line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+    for (char *line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
         cJSON *o = cJSON_Parse(line);
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "tts");
         if (o != NULL && cJSON_GetObjectItemCaseSensitive(o, "request") != NULL) {
@@ -463,8 +464,9 @@ static void bench_ten_calls(void **state)
 
 /* ------------------------------------------------ sweep */
 
-#define SW0 "sweep --preset mock --seeds 1:30 --tts-latency 0.3 --tts-rtf 0.2 --tts-concurrency 1 " \
-           "--tts-seed 7 --json -"
+#define SW0                                                                                        \
+    "sweep --preset mock --seeds 1:30 --tts-latency 0.3 --tts-rtf 0.2 --tts-concurrency 1 "        \
+    "--tts-seed 7 --json -"
 #define SW SW0 " --arrivals uniform:5"
 
 static const cJSON *point0(const cJSON *d)
@@ -536,6 +538,33 @@ static void sweep_target_ttfa(void **state)
     cJSON_Delete(d);
 }
 
+/* --llm-capacity: each stream's wait moves all of its events, so its
+ * first audio moves by exactly its wait (the mean of the first audio
+ * grows by the mean wait); one slot with every stream at 0 serves them in
+ * order (the first does not wait, the others do); a capacity as large as
+ * the streams waits for nothing. */
+static void sweep_llm_capacity(void **state)
+{
+    cJSON *alone = tb_test_run_json(NULL, SW0, 0);
+    cJSON *one = tb_test_run_json(NULL, SW0 " --llm-capacity 1", 0);
+    cJSON *all = tb_test_run_json(NULL, SW0 " --llm-capacity 30", 0);
+    const cJSON *w1 = cJSON_GetObjectItemCaseSensitive(one, "llm_capacity_wait_s");
+    const cJSON *w30 = cJSON_GetObjectItemCaseSensitive(all, "llm_capacity_wait_s");
+    double d = stat(point0(one), "ttfa_s", "mean") - stat(point0(alone), "ttfa_s", "mean");
+    (void)state;
+    assert_true(num(w1, "count") == 30 && num(w1, "min") == 0 && num(w1, "max") > 1.0);
+    if (!(fabs(d - num(w1, "mean")) < 1e-9))
+        fail_msg("first audio moved by %.12f s on average, the waits' mean is %.12f s", d,
+                 num(w1, "mean"));
+    assert_true(num(w30, "max") == 0);
+    assert_true(fabs(stat(point0(all), "ttfa_s", "p95") - stat(point0(alone), "ttfa_s", "p95")) <
+                1e-9);
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(one, "options"), "llm_capacity") == 1);
+    cJSON_Delete(alone);
+    cJSON_Delete(one);
+    cJSON_Delete(all);
+}
+
 /* ------------------------------------------------ bad values */
 
 static void bad_values(void **state)
@@ -549,8 +578,8 @@ static void bad_values(void **state)
                          "--tts-capacity");
     tb_test_expect_error("sweep --preset mock --tts-latency 0.3 --tts-capacity 2 --arrivals x", 2,
                          "--arrivals");
-    tb_test_expect_error("sweep --preset mock --tts-latency 0.3 --arrivals burst", 2,
-                         "--arrivals");
+    tb_test_expect_error("sweep --preset mock --tts-latency 0.3 --arrivals burst", 2, "--arrivals");
+    tb_test_expect_error("sweep --preset mock --llm-capacity 0", 2, "--llm-capacity");
     tb_test_expect_error("sweep --preset mock --tts-latency 0.3 --target-ttfa 0", 2,
                          "--target-ttfa");
     tb_test_expect_error("sweep --preset mock --tts-latency 0.3,0.4 --target-ttfa 2", 2,
@@ -567,6 +596,7 @@ int tb_test_capacity(void)
         cmocka_unit_test_teardown(bench_ten_calls, tb_test_serve_down),
         cmocka_unit_test(sweep_capacity),
         cmocka_unit_test(sweep_target_ttfa),
+        cmocka_unit_test(sweep_llm_capacity),
         cmocka_unit_test(bad_values),
     };
     return cmocka_run_group_tests_name("capacity", tests, NULL, NULL);

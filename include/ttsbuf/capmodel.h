@@ -29,9 +29,9 @@
 #include <stddef.h>
 
 struct tb_capmodel_chunk {
-    double c;   /* in: its close */
-    double svc; /* in: its synthesis, first byte to last, >= 0 */
-    int blank;  /* in: no request */
+    double c;                        /* in: its close */
+    double svc;                      /* in: its synthesis, first byte to last, >= 0 */
+    int blank;                       /* in: no request */
     double ready, begin, done, wait; /* out (above) */
 };
 

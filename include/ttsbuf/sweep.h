@@ -181,6 +181,12 @@ struct tb_sweep_opts {
      * stream alone, as before). */
     int capacity;
     const double *arrival;
+    /* At most llm_capacity LLM requests in flight across the streams (0:
+     * none): stream i's request, sent at arrival[i], waits first come,
+     * first served (ties: lower index) for one of them, held from its
+     * send to its last event as recorded; the wait shifts every event of
+     * the stream (its ttft, and so its first audio, include it). */
+    int llm_capacity;
 };
 
 void tb_sweep_opts_default(struct tb_sweep_opts *o);
@@ -269,6 +275,10 @@ double tb_sweep_target(const struct tb_sweep *sw);
 double tb_sweep_target_v2v(const struct tb_sweep *sw);
 /* The shared TTS capacity (0: none). */
 int tb_sweep_capacity(const struct tb_sweep *sw);
+/* The LLM capacity (0: none), and the streams' waits for it (count 0
+ * without). */
+int tb_sweep_llm_capacity(const struct tb_sweep *sw);
+const struct tb_stats *tb_sweep_llm_wait(const struct tb_sweep *sw);
 double tb_sweep_v2v_share(const struct tb_sweep *sw);
 
 /* Whether point p meets the v2v target: v2v P95 <= S (a number) and a

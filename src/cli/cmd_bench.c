@@ -93,7 +93,7 @@ struct bench {
     struct tb_cli_bench_traces traces; /* --out's traces file, while streamed */
     int out_failed;                    /* a record written as its request ended failed (printed) */
     atomic_int *interrupted;
-    char tts_base[256]; /* --tts-url mock: the built-in mock's root */
+    char tts_base[256];        /* --tts-url mock: the built-in mock's root */
     struct tb_clock cap_clock; /* --tts-capacity: the queue's clock, and the queue */
     struct tb_capq *capq;
 };

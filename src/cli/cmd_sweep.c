@@ -220,7 +220,7 @@ struct args {
     int lat_p50;           /* the latency axis holds medians */
     const char *lat_shape; /* --tts-latency-shape */
     double target, target_v2v;
-    struct tb_cli_turn turn; /* --eou, --tts-lead */
+    struct tb_cli_turn turn;     /* --eou, --tts-lead */
     struct tb_cli_sweep_cap cap; /* --tts-capacity, --arrivals, --target-ttfa */
     const char *csv, *json, *svg, *html;
     size_t threads;
@@ -246,9 +246,7 @@ static int option(void *ud, int c, const char *arg)
         else
             a->preset[a->npreset++] = arg;
         return 0;
-    case O_SEEDS:
-        a->seeds = 1;
-        return tb_cli_axis_seeds(arg, &a->seed_lo, &a->seed_hi);
+    case O_SEEDS: a->seeds = 1; return tb_cli_axis_seeds(arg, &a->seed_lo, &a->seed_hi);
     case O_IMPORT:
         if (a->nimport >= 64) {
             tb_cli_error("sweep: at most 64 --import");
@@ -591,7 +589,7 @@ static int write_outputs(struct sweep *x)
         !a->quiet)
         tb_cli_sweep_print_table(stdout, x->sw, &x->ri);
     if (!a->quiet && x->out[1] != stdout && x->out[0] != stdout)
-        tb_cli_sweep_cap_print(stdout, &a->cap);
+        tb_cli_sweep_cap_print(stdout, &a->cap, x->sw);
     for (int i = 0; i < 4; i++) {
         FILE *f = x->out[i];
         if (f == NULL)

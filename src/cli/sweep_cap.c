@@ -34,6 +34,14 @@ const struct tb_optdoc tb_opt_sweep_cap[] = {
      "at most S, or no chunk waits any more (more slots change nothing: no answer, null). "
      "--json adds capacity_search {target_ttfa_s, rows [{tts_capacity, ttfa_p95_s, "
      "wait_p95_s, wait_max_s}], tts_capacity}."},
+    {"llm-capacity", TB_O_LLM_CAPACITY, "N",
+     "at most N LLM requests in flight across the streams (1..100000): a request over it waits "
+     "first come, first served, from its arrival (--arrivals) until one ends",
+     "A request holds its place from its send to its last event as recorded (not re-modelled "
+     "under --tps); its wait moves every event of its stream, so ttft and first audio include "
+     "it. The JSON's options say llm_capacity, and llm_capacity_wait_s has the streams' waits. "
+     "Live, a provider's limit is "
+     "its refusals: serve --max-inflight N and bench --retry."},
     TB_OPTDOC_END,
 };
 
@@ -42,6 +50,8 @@ int tb_cli_sweep_cap_option(struct tb_cli_sweep_cap *c, int opt, const char *arg
     switch (opt) {
     case TB_O_TTS_CAPACITY:
         return tb_cli_opt_size("--tts-capacity", arg, 1, TB_CAPQ_MAX, &c->capacity);
+    case TB_O_LLM_CAPACITY:
+        return tb_cli_opt_size("--llm-capacity", arg, 1, TB_CAPQ_MAX, &c->llm_capacity);
     case TB_O_TARGET_TTFA: return tb_cli_opt_double("--target-ttfa", arg, 0.001, 3600, &c->target);
     case TB_O_ARRIVALS:
         c->arrivals = arg;
@@ -77,11 +87,13 @@ int tb_cli_sweep_cap_apply(struct tb_cli_sweep_cap *c, uint64_t seed, size_t n,
                            struct tb_sweep_opts *so)
 {
     double t = 0;
-    if (c->arrivals != NULL && c->capacity == 0 && c->target <= 0) {
-        tb_cli_error("sweep: --arrivals applies to --tts-capacity or --target-ttfa");
+    if (c->arrivals != NULL && c->capacity == 0 && c->target <= 0 && c->llm_capacity == 0) {
+        tb_cli_error("sweep: --arrivals applies to --tts-capacity, --llm-capacity or "
+                     "--target-ttfa");
         return TB_EINVAL;
     }
     so->capacity = (int)c->capacity;
+    so->llm_capacity = (int)c->llm_capacity;
     if (c->capacity > 0 || c->target > 0)
         so->tts.on = 1; /* a synthesis to queue: the TTS stage, even for a constant latency */
     if (c->kind == 0)
@@ -168,8 +180,12 @@ int tb_cli_sweep_cap_search(struct tb_cli_sweep_cap *c, const struct tb_sweep_op
     return 0;
 }
 
-void tb_cli_sweep_cap_print(FILE *f, const struct tb_cli_sweep_cap *c)
+void tb_cli_sweep_cap_print(FILE *f, const struct tb_cli_sweep_cap *c, const struct tb_sweep *sw)
 {
+    const struct tb_stats *lw = tb_sweep_llm_wait(sw);
+    if (c->llm_capacity > 0 && lw->count > 0)
+        fprintf(f, "\nLLM capacity %zu: each stream's wait p50 %.3f s, p95 %.3f s, max %.3f s\n",
+                c->llm_capacity, lw->p50, lw->p95, lw->max);
     if (c->target <= 0)
         return;
     fprintf(f, "\nTTS capacity for P95 first audio <= %.3f s (arrivals %s):\n", c->target,
@@ -187,12 +203,17 @@ void tb_cli_sweep_cap_print(FILE *f, const struct tb_cli_sweep_cap *c)
                 c->target);
 }
 
-void tb_cli_sweep_cap_json(cJSON *root, cJSON *opts, const struct tb_cli_sweep_cap *c)
+void tb_cli_sweep_cap_json(cJSON *root, cJSON *opts, const struct tb_cli_sweep_cap *c,
+                           const struct tb_sweep *sw)
 {
     cJSON *s, *rows;
     if (opts != NULL && c->capacity > 0)
         cJSON_AddNumberToObject(opts, "tts_capacity", (double)c->capacity);
-    if (opts != NULL && (c->capacity > 0 || c->target > 0))
+    if (opts != NULL && c->llm_capacity > 0)
+        cJSON_AddNumberToObject(opts, "llm_capacity", (double)c->llm_capacity);
+    if (c->llm_capacity > 0)
+        tb_cli_json_stats(root, "llm_capacity_wait_s", tb_sweep_llm_wait(sw));
+    if (opts != NULL && (c->capacity > 0 || c->target > 0 || c->llm_capacity > 0))
         cJSON_AddStringToObject(opts, "arrivals", c->arrivals != NULL ? c->arrivals : "burst");
     if (c->target <= 0 || (s = cJSON_AddObjectToObject(root, "capacity_search")) == NULL)
         return;

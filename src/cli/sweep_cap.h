@@ -13,7 +13,7 @@
 #include "optdoc.h"
 #include "ttsbuf/sweep.h"
 
-enum { TB_O_TTS_CAPACITY = 600, TB_O_ARRIVALS, TB_O_TARGET_TTFA };
+enum { TB_O_TTS_CAPACITY = 600, TB_O_ARRIVALS, TB_O_TARGET_TTFA, TB_O_LLM_CAPACITY };
 
 extern const struct tb_optdoc tb_opt_sweep_cap[];
 
@@ -25,12 +25,13 @@ struct tb_cli_cap_row {
 };
 
 struct tb_cli_sweep_cap {
-    size_t capacity;      /* --tts-capacity (0: none) */
-    const char *arrivals; /* --arrivals, or NULL (burst) */
-    int kind;             /* 0 burst, 1 poisson:R, 2 uniform:W */
-    double arg;           /* R or W */
-    double target;        /* --target-ttfa S (0: none) */
-    double *arrival;      /* each stream's, once made (owned) */
+    size_t capacity;             /* --tts-capacity (0: none) */
+    size_t llm_capacity;         /* --llm-capacity (0: none) */
+    const char *arrivals;        /* --arrivals, or NULL (burst) */
+    int kind;                    /* 0 burst, 1 poisson:R, 2 uniform:W */
+    double arg;                  /* R or W */
+    double target;               /* --target-ttfa S (0: none) */
+    double *arrival;             /* each stream's, once made (owned) */
     struct tb_cli_cap_row *rows; /* the search's (owned) */
     size_t nrows;
     int answer; /* the smallest N that met the target; 0: none did */
@@ -52,14 +53,16 @@ int tb_cli_sweep_cap_apply(struct tb_cli_sweep_cap *c, uint64_t seed, size_t n,
 int tb_cli_sweep_cap_search(struct tb_cli_sweep_cap *c, const struct tb_sweep_opts *so,
                             const struct tb_sweep_input *in, size_t n, unsigned threads);
 
-/* The search's table and answer (nothing without --target-ttfa). */
-void tb_cli_sweep_cap_print(FILE *f, const struct tb_cli_sweep_cap *c);
+/* The LLM capacity's waits (with --llm-capacity), then the search's
+ * table and answer (with --target-ttfa); nothing without either. */
+void tb_cli_sweep_cap_print(FILE *f, const struct tb_cli_sweep_cap *c, const struct tb_sweep *sw);
 
 struct cJSON;
-/* The options' keys (tts_capacity, arrivals, target_ttfa_s) into opts
- * and the search's "capacity_search" into root, each only when set. */
-void tb_cli_sweep_cap_json(struct cJSON *root, struct cJSON *opts,
-                           const struct tb_cli_sweep_cap *c);
+/* The options' keys (tts_capacity, llm_capacity, arrivals) into opts,
+ * the streams' llm_capacity_wait_s and the search's "capacity_search"
+ * into root, each only when set. */
+void tb_cli_sweep_cap_json(struct cJSON *root, struct cJSON *opts, const struct tb_cli_sweep_cap *c,
+                           const struct tb_sweep *sw);
 
 void tb_cli_sweep_cap_free(struct tb_cli_sweep_cap *c);
 

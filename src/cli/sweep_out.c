@@ -630,6 +630,6 @@ int tb_cli_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_
         return TB_ENOMEM;
     }
     if (ri->cap != NULL)
-        tb_cli_sweep_cap_json(root, opts, ri->cap);
+        tb_cli_sweep_cap_json(root, opts, ri->cap, sw);
     return tb_json_put_line(f, root);
 }

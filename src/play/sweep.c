@@ -21,6 +21,7 @@
 #include "ttsbuf/ttslat.h"
 #include "ttsbuf/voice.h"
 
+#include "sweep_cap.h"
 #include "sweep_state.h"
 
 static const double ax_default[TB_AX__COUNT] = {
@@ -225,7 +226,13 @@ int tb_sweep_create(const struct tb_sweep_opts *o, const struct tb_sweep_input *
         goto fail;
     }
     sw->capacity = o->capacity;
-    if (o->capacity > 0 && o->arrival != NULL) {
+    if (o->llm_capacity < 0 || o->llm_capacity > TB_CAPQ_MAX) {
+        rc = tb_seterr(err, errlen, TB_EINVAL, "an LLM capacity %d: 1..%d", o->llm_capacity,
+                       TB_CAPQ_MAX);
+        goto fail;
+    }
+    sw->llm_capacity = o->llm_capacity;
+    if ((o->capacity > 0 || o->llm_capacity > 0) && o->arrival != NULL) {
         sw->arrival = malloc(nin * sizeof(double));
         if (sw->arrival == NULL) {
             rc = TB_ENOMEM;
@@ -249,6 +256,8 @@ int tb_sweep_create(const struct tb_sweep_opts *o, const struct tb_sweep_input *
         rc = set_tts(sw, &o->tts, err, errlen);
     if (rc == 0)
         rc = set_inputs(sw, in, nin, err, errlen);
+    if (rc == 0)
+        rc = tb_sweep_llm_plan(sw);
     if (rc != 0)
         goto fail;
     rc = TB_ENOMEM;
@@ -288,6 +297,7 @@ void tb_sweep_destroy(struct tb_sweep *sw)
     free(sw->chunks);
     free(sw->lead);
     free(sw->arrival);
+    free(sw->llm_wait);
     free(sw->pt);
     free(sw->in);
     for (size_t i = 0; sw->lat != NULL && i < sw->n[TB_AX_LAT]; i++)
@@ -352,6 +362,16 @@ double tb_sweep_target(const struct tb_sweep *sw)
 int tb_sweep_capacity(const struct tb_sweep *sw)
 {
     return sw->capacity;
+}
+
+int tb_sweep_llm_capacity(const struct tb_sweep *sw)
+{
+    return sw->llm_capacity;
+}
+
+const struct tb_stats *tb_sweep_llm_wait(const struct tb_sweep *sw)
+{
+    return &sw->llm_stats;
 }
 
 double tb_sweep_target_v2v(const struct tb_sweep *sw)

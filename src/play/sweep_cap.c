@@ -132,3 +132,51 @@ void tb_sweep_cap_free(struct sweep_cap *c)
     c->first = c->wait = NULL;
     c->cap = 0;
 }
+
+int tb_sweep_llm_plan(struct tb_sweep *sw)
+{
+    struct tb_capmodel_stream *s;
+    struct tb_capmodel_chunk *v;
+    double *w;
+    size_t nw = 0;
+    int rc;
+    sw->llm_stats.count = 0;
+    if (sw->llm_capacity == 0)
+        return 0;
+    s = calloc(sw->nin, sizeof(*s));
+    v = calloc(sw->nin, sizeof(*v));
+    w = malloc(sw->nin * sizeof(*w));
+    sw->llm_wait = malloc(sw->nin * sizeof(double));
+    rc = s == NULL || v == NULL || w == NULL || sw->llm_wait == NULL ? TB_ENOMEM : 0;
+    for (size_t i = 0; rc == 0 && i < sw->nin; i++) {
+        const struct tb_stream *st = sw->in[i].s;
+        double dur = st->n > 0 ? st->ev[st->n - 1].t : 0.0;
+        v[i] = (struct tb_capmodel_chunk){.c = 0.0, .svc = dur > 0 ? dur : 0.0};
+        s[i] = (struct tb_capmodel_stream){sw->arrival != NULL ? sw->arrival[i] : 0.0, 0, &v[i], 1};
+    }
+    if (rc == 0)
+        rc = tb_capmodel_run(s, sw->nin, sw->llm_capacity);
+    for (size_t i = 0; rc == 0 && i < sw->nin; i++) {
+        sw->llm_wait[i] = v[i].wait;
+        sw->in[i].a0 += v[i].wait;
+        w[nw++] = v[i].wait;
+    }
+    if (rc == 0)
+        tb_stats_of(w, nw, &sw->llm_stats);
+    free(s);
+    free(v);
+    free(w);
+    return rc;
+}
+
+void tb_sweep_llm_shift(struct tb_sweep *sw)
+{
+    if (sw->llm_wait == NULL)
+        return;
+    for (size_t k = 0; k < sw->nseg * sw->nin; k++) {
+        struct tb_chunks *c = &sw->chunks[k];
+        double d = sw->llm_wait[k % sw->nin];
+        for (size_t j = 0; j < c->n; j++)
+            c->v[j].c += d;
+    }
+}

@@ -23,12 +23,12 @@ struct sweep_cap_ctx {
 };
 
 struct sweep_cap {
-    struct tb_capmodel_stream *s;  /* one a stream */
-    struct sweep_cap_ctx *ctx;     /* one a stream */
-    struct tb_capmodel_chunk *v;   /* every chunk of every stream */
-    double *first;                 /* each chunk's first-audio offset */
-    double *wait;                  /* scratch for the statistics */
-    size_t cap;                    /* chunks the arrays hold */
+    struct tb_capmodel_stream *s; /* one a stream */
+    struct sweep_cap_ctx *ctx;    /* one a stream */
+    struct tb_capmodel_chunk *v;  /* every chunk of every stream */
+    double *first;                /* each chunk's first-audio offset */
+    double *wait;                 /* scratch for the statistics */
+    size_t cap;                   /* chunks the arrays hold */
 };
 
 /*
@@ -45,5 +45,15 @@ int tb_sweep_cap_plan(struct sweep_cap *c, const struct tb_sweep *sw, size_t seg
 void tb_sweep_cap_hook(struct sweep_cap *c, size_t i, struct tb_playout_opts *o);
 
 void tb_sweep_cap_free(struct sweep_cap *c);
+
+/* The LLM capacity (sweep.h): each stream's wait (sw->llm_wait, its
+ * statistics) from its arrival and recorded duration (send to its last
+ * event), and its first content event's time moved by it; nothing
+ * without one.  0 or TB_ENOMEM.  At create. */
+int tb_sweep_llm_plan(struct tb_sweep *sw);
+
+/* After segmentation: every chunk list's closes moved by its stream's
+ * wait (nothing without an LLM capacity). */
+void tb_sweep_llm_shift(struct tb_sweep *sw);
 
 #endif

@@ -305,8 +305,8 @@ static int unit_series(struct worker *w, size_t u)
         int rc;
         if (sw->capacity > 0)
             tb_sweep_cap_hook(&w->cap, i, &o);
-        rc = tb_sweep_trace_preroll(chunks_of(sw, seg, i), x->a0, x->t0, tps, w->play, &o,
-                                    &w->v[i]);
+        rc =
+            tb_sweep_trace_preroll(chunks_of(sw, seg, i), x->a0, x->t0, tps, w->play, &o, &w->v[i]);
         if (rc != 0)
             return rc;
     }
@@ -408,6 +408,8 @@ int tb_sweep_run(struct tb_sweep *sw, unsigned threads, tb_sweep_progress_fn fn,
     total = nseg_units + sw->npt + (sw->target > 0.0 ? sw->nseries : 0);
     if (rc == 0)
         rc = run_phase(sw, w, threads, 0, nseg_units, 0, total, fn, ud);
+    if (rc == 0)
+        tb_sweep_llm_shift(sw); /* the LLM capacity's waits (sweep_cap.h) */
     if (rc == 0)
         rc = run_phase(sw, w, threads, 1, sw->npt, nseg_units, total, fn, ud);
     if (rc == 0 && sw->target > 0.0)

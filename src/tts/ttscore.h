@@ -71,7 +71,7 @@ struct tb_ttscore {
      * chunk j goes only once chunk j - N has ended and left its slot),
      * the chunk each slot is for (0: none; owner-only, never read by
      * another thread), and the chunk in the queue not yet granted (1-based;
- * 0: none). */
+     * 0: none). */
     struct tb_capq *cap;
     struct tb_capq_slot *slots;
     uint32_t *slot_of;
