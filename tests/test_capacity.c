@@ -462,6 +462,87 @@ static void bench_ten_calls(void **state)
     tb_test_rm_rf(dir);
 }
 
+/*
+ * bench --llm-capacity 2 with 6 streams at once against answers of about
+ * 1.05 s: each record's wait against a FCFS model of 2 slots fed with
+ * the records' starts (the request due, its clock running) and ends (its
+ * slot freed); within 2 ms plus twice the loop's lag, measured as the
+ * largest excess of a record's ttft over its wait and the first-token
+ * time of the answers that did not wait.  Never more than 2 streaming.
+ */
+struct lreq {
+    double due, wait, end;
+};
+
+static int by_due(const void *a, const void *b)
+{
+    const struct lreq *x = a, *y = b;
+    return (x->due > y->due) - (x->due < y->due);
+}
+
+static void bench_llm_capacity(void **state)
+{
+    char dir[256], args[1024], path[1300];
+    cJSON *recs[64];
+    struct lreq v[64];
+    double slot[2] = {-INFINITY, -INFINITY}, ttft0 = INFINITY, lag = 0, maxw = 0;
+    size_t nr, n = 0;
+    int port;
+    struct tb_test_out o;
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "capacity", "llm");
+    tb_test_serve_up("--synth tps=20,ttft=0.1,tokens=20,jitter=0", &port);
+    snprintf(args, sizeof(args),
+             "bench --base-url http://127.0.0.1:%d/v1 --model m -c 6 --requests 12 "
+             "--llm-capacity 2 --out %s/out -q",
+             port, dir);
+    o = tb_test_run(args);
+    tb_test_serve_down(NULL);
+    if (o.code != 0)
+        fail_msg("bench exited %d: %s", o.code, o.se);
+    tb_test_out_free(&o);
+    snprintf(path, sizeof(path), "%s/out/records.jsonl", dir);
+    nr = tb_test_jsonl_records(path, recs, 64);
+    for (size_t i = 0; i < nr; i++) {
+        if (!isnan(num(recs[i], "id"))) {
+            v[n].due = num(recs[i], "t_start");
+            v[n].wait = num(recs[i], "llm_capacity_wait_s");
+            v[n].end = num(recs[i], "t_end");
+            assert_true(v[n].wait >= 0);
+            if (v[n].wait == 0 && num(recs[i], "ttft_s") < ttft0)
+                ttft0 = num(recs[i], "ttft_s");
+            if (num(recs[i], "ttft_s") - v[n].wait > lag)
+                lag = num(recs[i], "ttft_s") - v[n].wait;
+            n++;
+        }
+        cJSON_Delete(recs[i]);
+    }
+    assert_int_equal(n, 12);
+    lag -= ttft0; /* beyond the answer's own first token */
+    qsort(v, n, sizeof(*v), by_due);
+    for (size_t i = 0; i < n; i++) {
+        int k = slot[0] <= slot[1] ? 0 : 1;
+        double g = v[i].due > slot[k] ? v[i].due : slot[k];
+        slot[k] = v[i].end;
+        if (fabs(g - v[i].due - v[i].wait) > 2 * lag + 0.002)
+            fail_msg("request %zu (due %.6f): waited %.6f s, the model says %.6f s (tolerance "
+                     "%.6f s)",
+                     i + 1, v[i].due, v[i].wait, g - v[i].due, 2 * lag + 0.002);
+        if (v[i].wait > maxw)
+            maxw = v[i].wait;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int fly = 0;
+        for (size_t j = 0; j < n; j++)
+            fly += v[j].due + v[j].wait <= v[i].due + v[i].wait + 1e-9 &&
+                   v[j].end > v[i].due + v[i].wait + 1e-6;
+        assert_true(fly <= 2);
+    }
+    assert_true(maxw > 1.0);
+    print_message("llm capacity live: %zu requests, max wait %.3f s, lag %.6f s\n", n, maxw, lag);
+    tb_test_rm_rf(dir);
+}
+
 /* ------------------------------------------------ sweep */
 
 #define SW0                                                                                        \
@@ -580,6 +661,7 @@ static void bad_values(void **state)
                          "--arrivals");
     tb_test_expect_error("sweep --preset mock --tts-latency 0.3 --arrivals burst", 2, "--arrivals");
     tb_test_expect_error("sweep --preset mock --llm-capacity 0", 2, "--llm-capacity");
+    tb_test_expect_error("bench --mock --llm-capacity 0", 2, "--llm-capacity");
     tb_test_expect_error("sweep --preset mock --tts-latency 0.3 --target-ttfa 0", 2,
                          "--target-ttfa");
     tb_test_expect_error("sweep --preset mock --tts-latency 0.3,0.4 --target-ttfa 2", 2,
@@ -594,6 +676,7 @@ int tb_test_capacity(void)
         cmocka_unit_test(queue_fcfs),
         cmocka_unit_test(queue_threads),
         cmocka_unit_test_teardown(bench_ten_calls, tb_test_serve_down),
+        cmocka_unit_test_teardown(bench_llm_capacity, tb_test_serve_down),
         cmocka_unit_test(sweep_capacity),
         cmocka_unit_test(sweep_target_ttfa),
         cmocka_unit_test(sweep_llm_capacity),

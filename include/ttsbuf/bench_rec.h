@@ -95,6 +95,9 @@ struct tb_bench_rec {
      * of them; refusals is nretries, or one more when the last refusal
      * ended it). */
     uint32_t refusals, nretries;
+    /* bench --llm-capacity: the request's wait for a slot, s; NAN without
+     * one (and for a request stopped while it waited). */
+    double llm_wait;
     double retry_wait[TB_BENCH_RETRIES_MAX];
     uint64_t events, content_tokens; /* content events and their tokens */
     long long usage_tokens;          /* usage.completion_tokens, -1 unknown */

@@ -162,6 +162,7 @@ struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
     rec->gap_llm = rec->gap_tts = NAN;
     rec->play_end = NAN;
     rec->barge_in = rec->cancel_s = rec->cancel_mono_s = NAN;
+    rec->llm_wait = NAN;
     rec->barge_tts_close = rec->barge_inflight = rec->barge_stop = NAN;
     tb_turn_lat_clear(&rec->lat);
     rec->message = rec->warning = none;
@@ -431,6 +432,8 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_b
         for (uint32_t i = 0; w != NULL && i < r->nretries; i++)
             cJSON_AddItemToArray(w, tb_json_num(r->retry_wait[i]));
     }
+    if (!isnan(r->llm_wait)) /* only with --llm-capacity: other records as before */
+        tb_json_add_num(o, "llm_capacity_wait_s", r->llm_wait);
     tb_json_add_num(o, "ttft_s", r->ttft);
     tb_json_add_num(o, "ttfa_s", r->ttfa);
     tb_json_add_num(o, "decode_tps", r->decode_tps);

@@ -379,6 +379,19 @@ static const char *rec_retry(const cJSON *o, struct tb_bench_rec *r)
     return NULL;
 }
 
+/* bench --llm-capacity: "llm_capacity_wait_s", a time (absent: none). */
+static const char *rec_llm(const cJSON *o, struct tb_bench_rec *r)
+{
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "llm_capacity_wait_s");
+    r->llm_wait = NAN;
+    if (w == NULL)
+        return NULL;
+    if (!cJSON_IsNumber(w) || !(w->valuedouble >= 0 && w->valuedouble <= TB_TIME_MAX))
+        return "\"llm_capacity_wait_s\" is not a number in 0..1e9";
+    r->llm_wait = w->valuedouble;
+    return NULL;
+}
+
 /* Every metric is a time, a rate or a ratio: none can be negative (a
  * summary of them would be quietly wrong). */
 static const char *rec_metrics(const cJSON *o, struct tb_bench_rec *r)
@@ -507,8 +520,8 @@ const char *tb_bench_rec_parse(const cJSON *o, const struct tb_bench_meta *m, in
                                struct tb_bench_rec *r)
 {
     static const char *(*const steps[])(const cJSON *, struct tb_bench_rec *) = {
-        rec_ids, rec_call,   rec_times,   rec_counts, rec_metrics,  rec_error,
-        rec_end, rec_staged, rec_warning, rec_tts,    read_latency, rec_retry,
+        rec_ids,    rec_call,    rec_times, rec_counts,   rec_metrics, rec_error, rec_end,
+        rec_staged, rec_warning, rec_tts,   read_latency, rec_retry,   rec_llm,
     };
     const char *why = rec_level(o, m, version, r);
     for (size_t i = 0; why == NULL && i < NROWS(steps); i++)

@@ -44,7 +44,8 @@ enum {
     O_BARGE_IN,
     O_BARGE_IN_AT,
     O_THREADS,
-    O_TTS_CAP
+    O_TTS_CAP,
+    O_LLM_CAP
 };
 
 #define DEFAULT_HTML_STREAMS 3
@@ -197,6 +198,18 @@ static const struct tb_optdoc bench_ttscap[] = {
     TB_OPTDOC_END,
 };
 
+static const struct tb_optdoc bench_llmcap[] = {
+    {"llm-capacity", O_LLM_CAP, "N",
+     "at most N LLM requests in flight across every stream and call of the run (1..100000): a "
+     "request over it waits first come, first served for one to end",
+     "One queue shared by every loop thread of this process, as --tts-capacity's. The wait "
+     "counts in ttft (the request's clock starts as it is due, as a retry's does); a request "
+     "holds its slot until it ends, its retries included. Each record says its wait "
+     "(llm_capacity_wait_s). A provider's own limit is its refusals: serve --max-inflight N and "
+     "--retry."},
+    TB_OPTDOC_END,
+};
+
 static const struct tb_optdoc bench_play[] = {
     {"play", O_PLAY, "WHICH",
      "with --audio: after the run, play one stream through the sink: worst (default: the most "
@@ -210,6 +223,7 @@ const struct tb_optsec tb_cli_bench_secs[] = {
     {"Requests (an endpoint or --mock; --model for a real endpoint):", tb_opt_request},
     {NULL, bench_requests},
     {"Refusals (429, or 503 with Retry-After):", tb_opt_retry},
+    {NULL, bench_llmcap},
     {"Calls (conversations on the speech clock):", bench_calls},
     {"Output:", bench_output},
     {"Playout (each stream, as ttsbuf sim):", tb_opt_playout},
@@ -367,6 +381,7 @@ static int option(void *ud, int c, const char *arg)
         return tb_cli_opt_double("--barge-in", arg, 0, 1, &a->barge_p);
     case O_BARGE_IN_AT: a->barge_in_at = arg; return 0;
     case O_THREADS: return tb_cli_opt_threads("--threads", arg, TB_BENCH_THREADS_MAX, &a->threads);
+    case O_LLM_CAP: return tb_cli_opt_size("--llm-capacity", arg, 1, TB_CAPQ_MAX, &a->llm_capacity);
     case O_TTS_CAP: return tb_cli_opt_size("--tts-capacity", arg, 1, TB_CAPQ_MAX, &a->tts_capacity);
     default: {
         int rc = tb_cli_tts_live_option(&a->tl, c, arg);

@@ -96,6 +96,7 @@ struct bench {
     char tts_base[256];        /* --tts-url mock: the built-in mock's root */
     struct tb_clock cap_clock; /* --tts-capacity: the queue's clock, and the queue */
     struct tb_capq *capq;
+    struct tb_capq *llm_capq; /* --llm-capacity, on cap_clock too */
 };
 
 /* --barge-in's keys in the conversations block: barge_in (P) and
@@ -287,11 +288,18 @@ static int run_levels(struct bench *b)
         bo.barge_in = b->a.barge_p;
         bo.barge_at = b->a.barge_at;
     }
+    tb_clock_monotonic_init(&b->cap_clock);
+    if (b->a.llm_capacity > 0) {
+        if (tb_capq_create((int)b->a.llm_capacity, &b->cap_clock, &b->llm_capq) != 0) {
+            tb_cli_error("out of memory");
+            return TB_ENOMEM;
+        }
+        bo.llm_capacity = b->llm_capq;
+    }
     if (b->a.tl.url != NULL) {
         tb_cli_bench_tts_opts(&b->a, b->tts_base, &to, &bo.sim);
         bo.tts = &to;
         if (b->a.tts_capacity > 0) {
-            tb_clock_monotonic_init(&b->cap_clock);
             if (tb_capq_create((int)b->a.tts_capacity, &b->cap_clock, &b->capq) != 0) {
                 tb_cli_error("out of memory");
                 return TB_ENOMEM;
@@ -461,6 +469,7 @@ static int close_bench(struct bench *b)
     tb_cli_common_free(&b->a.c);
     tb_bench_recs_free(&b->recs);
     tb_capq_destroy(b->capq);
+    tb_capq_destroy(b->llm_capq);
     tb_bench_prompts_free(&b->prompts);
     tb_convos_free(&b->convos);
     free(b->url);
