@@ -131,7 +131,7 @@ static int one(const struct tb_sweep_opts *so, const struct tb_sweep_input *in, 
         tb_cli_error("sweep: --target-ttfa: %s", err);
         return rc;
     }
-    pt = tb_sweep_points(sw, &npt);
+    (void)tb_sweep_points(sw, &npt);
     if (npt != 1) {
         tb_sweep_destroy(sw);
         tb_cli_error("sweep: --target-ttfa: give one value per axis (the grid has %zu settings)",

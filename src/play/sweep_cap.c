@@ -38,8 +38,8 @@ static int times_at(void *ud, uint32_t j, double *b, double *f, double *d)
 static int reserve(struct sweep_cap *c, size_t nin, size_t m)
 {
     if (c->s == NULL) {
-        c->s = calloc(nin, sizeof(*c->s));
-        c->ctx = calloc(nin, sizeof(*c->ctx));
+        c->s = calloc(nin > 0 ? nin : 1, sizeof(*c->s));
+        c->ctx = calloc(nin > 0 ? nin : 1, sizeof(*c->ctx));
         if (c->s == NULL || c->ctx == NULL)
             return TB_ENOMEM;
     }
