@@ -108,8 +108,8 @@ int tb_capmodel_run(struct tb_capmodel_stream *s, size_t ns, int capacity)
     pos = calloc(ns, sizeof(*pos));
     base = malloc(ns * sizeof(*base));
     slot = malloc(nslot * sizeof(*slot));
-    ab = malloc(m * sizeof(*ab));
-    ad = malloc(m * sizeof(*ad));
+    ab = calloc(m, sizeof(*ab)); /* zeroed: GCC cannot see chunk 0 reads none */
+    ad = calloc(m, sizeof(*ad));
     if (h == NULL || pos == NULL || base == NULL || slot == NULL || ab == NULL || ad == NULL) {
         rc = TB_ENOMEM;
         goto out;
