@@ -210,7 +210,7 @@ static int reach(struct bench *b)
     snprintf(b->meta.base_url, sizeof(b->meta.base_url), "%s", b->ep.base_red);
     snprintf(b->meta.provider, sizeof(b->meta.provider), "%s", tb_cli_endpoint_provider(&b->ep));
     rc = tb_cli_bench_meta_options(&b->meta, &b->a.c.o, &b->a.c.tts, &b->a.c.turn, &b->a.retry,
-                                   b->a.q.req.max_tokens, b->ep.info->name);
+                                   b->a.llm_capacity, b->a.q.req.max_tokens, b->ep.info->name);
     if (rc == 0 && b->a.tl.url != NULL)
         rc = tb_cli_bench_tts_meta(&b->meta, &b->a, b->tts_base);
     return rc;
