@@ -404,7 +404,7 @@ static size_t live_chunks(const char *dir, struct lchunk *v, int *cap_seen)
  * the loop handles it), plus 2 ms for the clocks read a few instructions
  * apart.  Never more than 2 in flight; the waits are not trivial.
  */
-static void bench_ten_calls(void **state)
+static void ten_calls(const char *extra)
 {
     char dir[256], args[1024];
     struct lchunk *v = calloc(LMAX, sizeof(*v));
@@ -412,14 +412,13 @@ static void bench_ten_calls(void **state)
     size_t n;
     int port, cap_seen = 0;
     struct tb_test_out o;
-    (void)state;
     assert_non_null(v);
     tb_test_tmpdir(dir, sizeof(dir), "capacity", "live");
     tb_test_serve_up("--synth tps=40,ttft=0.05,tokens=60,jitter=0 --tts-latency 0.2", &port);
     snprintf(args, sizeof(args),
              "bench --base-url http://127.0.0.1:%d/v1 --model m --tts-url http://127.0.0.1:%d "
-             "--conversations builtin --calls 10 --turns 2 --tts-capacity 2 --out %s/out -q",
-             port, port, dir);
+             "--conversations builtin --calls 10 --turns 2 --tts-capacity 2 --out %s/out -q %s",
+             port, port, dir, extra);
     o = tb_test_run(args);
     tb_test_serve_down(NULL);
     if (o.code != 0)
@@ -456,10 +455,25 @@ static void bench_ten_calls(void **state)
         assert_true(fly <= 2);
     }
     assert_true(maxw > 0.1); /* the capacity did bind */
-    print_message("capacity live: %zu chunks, max wait %.3f s, model within %.6f s (lag %.6f s)\n",
-                  n, maxw, worst, lag);
+    print_message(
+        "capacity live%s: %zu chunks, max wait %.3f s, model within %.6f s (lag %.6f s)\n", extra,
+        n, maxw, worst, lag);
     free(v);
     tb_test_rm_rf(dir);
+}
+
+static void bench_ten_calls(void **state)
+{
+    (void)state;
+    ten_calls("");
+}
+
+/* The same on two loop threads (each with five calls): one queue for
+ * both, the same model on the level's one clock. */
+static void bench_ten_calls_threads(void **state)
+{
+    (void)state;
+    ten_calls(" --threads 2");
 }
 
 /*
@@ -676,6 +690,7 @@ int tb_test_capacity(void)
         cmocka_unit_test(queue_fcfs),
         cmocka_unit_test(queue_threads),
         cmocka_unit_test_teardown(bench_ten_calls, tb_test_serve_down),
+        cmocka_unit_test_teardown(bench_ten_calls_threads, tb_test_serve_down),
         cmocka_unit_test_teardown(bench_llm_capacity, tb_test_serve_down),
         cmocka_unit_test(sweep_capacity),
         cmocka_unit_test(sweep_target_ttfa),
