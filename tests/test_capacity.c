@@ -328,6 +328,11 @@ static double num(const cJSON *o, const char *key)
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
+static double stat(const cJSON *pt, const char *key, const char *field)
+{
+    return num(cJSON_GetObjectItemCaseSensitive(pt, key), field);
+}
+
 /* A chunk of the live run: joined the queue at q, waited w (recorded),
  * was sent at s and ended at e, all on the level's clock. */
 struct lchunk {
@@ -553,6 +558,19 @@ static void bench_llm_capacity(void **state)
         assert_true(fly <= 2);
     }
     assert_true(maxw > 1.0);
+    {
+        /* the level's summary: every record's wait a sample */
+        char *text;
+        cJSON *sum, *lv;
+        snprintf(path, sizeof(path), "%s/out/summary.json", dir);
+        text = tb_test_slurp_text(path, NULL);
+        sum = cJSON_Parse(text);
+        free(text);
+        lv = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sum, "levels"), 0);
+        assert_true(stat(lv, "llm_capacity_wait_s", "count") == 12);
+        assert_true(stat(lv, "llm_capacity_wait_s", "max") == maxw);
+        cJSON_Delete(sum);
+    }
     print_message("llm capacity live: %zu requests, max wait %.3f s, lag %.6f s\n", n, maxw, lag);
     tb_test_rm_rf(dir);
 }
@@ -569,11 +587,6 @@ static const cJSON *point0(const cJSON *d)
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(d, "points");
     assert_true(cJSON_IsArray(p) && cJSON_GetArraySize(p) == 1);
     return cJSON_GetArrayItem(p, 0);
-}
-
-static double stat(const cJSON *pt, const char *key, const char *field)
-{
-    return num(cJSON_GetObjectItemCaseSensitive(pt, key), field);
 }
 
 /* A capacity no run fills changes nothing: the first audio of every

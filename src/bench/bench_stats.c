@@ -279,7 +279,7 @@ static int retry_summary(const struct tb_bench_recs *r, uint32_t level,
     double *w;
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < r->n; i++)
-        cap += r->v[i].level == level ? r->v[i].nretries : 0;
+        cap += r->v[i].level == level ? r->v[i].nretries + 1 : 0; /* + its LLM wait */
     w = malloc((cap > 0 ? cap : 1) * sizeof(*w));
     if (w == NULL)
         return TB_ENOMEM;
@@ -299,6 +299,12 @@ static int retry_summary(const struct tb_bench_recs *r, uint32_t level,
         }
     }
     tb_stats_of(w, n, &out->retry.wait);
+    n = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->v[i].level == level && !isnan(r->v[i].llm_wait))
+            w[n++] = r->v[i].llm_wait;
+    out->llm_capacity = n > 0;
+    tb_stats_of(w, n, &out->llm_wait);
     free(w);
     return 0;
 }

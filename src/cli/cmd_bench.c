@@ -318,9 +318,10 @@ static int run_levels(struct bench *b)
     }
     /* and the records, folded into their level's summary, for a run that
      * reads nothing else of them (its --out written as they end); not
-     * with --retry, whose summary counts the refusals from the records */
+     * with --retry or --llm-capacity, whose summary counts the refusals
+     * and waits from the records */
     bo.fold = bo.drop_streams && bo.tts == NULL && (b->rf == NULL || bo.record != NULL) &&
-              bo.retry.kind == TB_BENCH_RETRY_NONE;
+              bo.retry.kind == TB_BENCH_RETRY_NONE && bo.llm_capacity == NULL;
     bo.slo = &b->meta.slo;
     for (uint32_t l = 0; l < b->meta.nlevels && rc == 0; l++) {
         struct tb_cli_progress pr;
