@@ -204,8 +204,9 @@ static const struct tb_optdoc bench_llmcap[] = {
      "request over it waits first come, first served for one to end",
      "One queue shared by every loop thread of this process, as --tts-capacity's. The wait "
      "counts in ttft (the request's clock starts as it is due, as a retry's does); a request "
-     "holds its slot until it ends, its retries included. Each record says its wait "
-     "(llm_capacity_wait_s). A provider's own limit is its refusals: serve --max-inflight N and "
+     "holds its slot until it ends, its retries included. Each record says its wait, and the "
+     "level's summary their statistics (llm_capacity_wait_s). A provider's own limit is its "
+     "refusals: serve --max-inflight N and "
      "--retry."},
     TB_OPTDOC_END,
 };
