@@ -67,6 +67,7 @@ static const struct tb_group groups[] = {
     {"ttsserve", tb_test_ttsserve, TB_GROUP_TIMING, 10.2, 1},
     {"servelog", tb_test_servelog, TB_GROUP_TIMING, 2.4, 1},
     {"retry", tb_test_retry, TB_GROUP_TIMING, 15.5, 1},
+    {"capacity", tb_test_capacity, TB_GROUP_TIMING, 52.0, 1},
     {"servethreads", tb_test_servethreads, TB_GROUP_TIMING, 3.0, 1},
     {"oai", tb_test_oai, 0, 0.1, 1},
     {"live", tb_test_live, TB_GROUP_TIMING, 13.8, 1},

@@ -92,6 +92,10 @@ void tb_test_bargetts_bad(void **state);
 int tb_test_callsout(void);     /* calls in every output: interrupted turns, progress */
 int tb_test_ttsserve(void);     /* the mock TTS of `ttsbuf serve`, through the binary */
 int tb_test_servelog(void);     /* serve --log: the request log, close detection */
+int tb_test_capacity(void);     /* a TTS capacity shared by every stream of a run */
+void tb_test_capacity_ten_calls(void **state); /* its live cases (test_capacity_live.c) */
+void tb_test_capacity_ten_calls_threads(void **state);
+void tb_test_capacity_llm(void **state);
 int tb_test_retry(void);        /* serve --max-inflight's 429s, bench --retry */
 int tb_test_servethreads(void); /* serve --threads: the mock on several loops */
 int tb_test_oai(void);

@@ -117,6 +117,8 @@ struct tb_bench_retry {
 double tb_bench_retry_wait(const struct tb_bench_retry *r, uint64_t seed, uint64_t id, unsigned k,
                            double retry_after);
 
+struct tb_capq;
+
 struct tb_bench_opts {
     struct tb_http_req http;   /* url, key, headers, timeouts, cancel; body per request */
     struct tb_api_request req; /* the template; prompt/messages come from prompts */
@@ -199,6 +201,13 @@ struct tb_bench_opts {
     int fold;
     const struct tb_bench_slo *slo;
     struct tb_bench_retry retry; /* zero: none (above) */
+    /* At most N LLM requests in flight across every stream and call of
+     * the run (bench --llm-capacity; capq.h, shared by every loop thread,
+     * borrowed), or NULL: none.  A request over it waits first come,
+     * first served, its clock already running (ttft includes the wait, as
+     * a retry's does), and holds its slot from its grant to its end (its
+     * retries included); its record says the wait (llm_wait). */
+    struct tb_capq *llm_capacity;
 };
 
 /*

@@ -95,6 +95,9 @@ struct tb_bench_rec {
      * of them; refusals is nretries, or one more when the last refusal
      * ended it). */
     uint32_t refusals, nretries;
+    /* bench --llm-capacity: the request's wait for a slot, s; NAN without
+     * one (and for a request stopped while it waited). */
+    double llm_wait;
     double retry_wait[TB_BENCH_RETRIES_MAX];
     uint64_t events, content_tokens; /* content events and their tokens */
     long long usage_tokens;          /* usage.completion_tokens, -1 unknown */
@@ -121,6 +124,12 @@ struct tb_bench_rec {
     double tts_audio_s; /* NaN when no chunk was sent */
     double *tts_fb, *tts_rtf;
     size_t ntts_fb, ntts_rtf;
+    /* With a shared TTS capacity (bench --tts-capacity; tts_cap 1): each
+     * chunk's wait for a slot (capacity_wait, ttsmeas.h) of the chunks
+     * that queued, in chunk order (owned); tts_cap 0 and none without. */
+    int tts_cap;
+    double *tts_cw;
+    size_t ntts_cw;
     /* Where the turn's wait went (turnlat.h): its parts, null (NaN) where
      * not measured or modelled; the end of turn drawn for turn id + 1. */
     struct tb_turn_lat lat;

@@ -120,6 +120,10 @@ struct tb_bench_summary {
         struct tb_stats wait;
         double wait_total;
     } retry;
+    /* bench --llm-capacity: whether the level's records waited for a
+     * slot (llm_capacity), and their waits (each record one sample). */
+    int llm_capacity;
+    struct tb_stats llm_wait;
     double span;                     /* first start to last end, s */
     double system_tps;               /* tokens / span */
     struct tb_stats m[TB_BM__COUNT];

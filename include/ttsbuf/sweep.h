@@ -173,6 +173,20 @@ struct tb_sweep_opts {
     tb_tts_latency_fn eou_at, lead_at;
     void *eou_ud, *lead_ud;
     double target_v2v; /* S > 0, seconds: the v2v question; 0: none */
+    /* A TTS capacity shared by every stream (capmodel.h; needs tts.on):
+     * at most `capacity` syntheses in flight across the streams, stream i
+     * arriving at arrival[i] on the run's clock (nin values, copied; NULL:
+     * every stream at 0), each point's schedule modelled first come, first
+     * served and played as its streams' recorded times; 0: none (each
+     * stream alone, as before). */
+    int capacity;
+    const double *arrival;
+    /* At most llm_capacity LLM requests in flight across the streams (0:
+     * none): stream i's request, sent at arrival[i], waits first come,
+     * first served (ties: lower index) for one of them, held from its
+     * send to its last event as recorded; the wait shifts every event of
+     * the stream (its ttft, and so its first audio, include it). */
+    int llm_capacity;
 };
 
 void tb_sweep_opts_default(struct tb_sweep_opts *o);
@@ -196,6 +210,9 @@ struct tb_sweep_point {
      * scan; the silence by cause per stream (playout.h). */
     size_t min_tps_none, min_tps_scan;
     struct tb_stats gap_llm, gap_tts;
+    /* With a shared capacity: every chunk's wait for a slot, over the
+     * chunks of every stream that send a request (count 0 without). */
+    struct tb_stats cap_wait;
 };
 
 struct tb_sweep;
@@ -256,6 +273,12 @@ double tb_sweep_target(const struct tb_sweep *sw);
 /* The v2v target S (0: none), and the gap-free share it asks for: the
  * target share, or 1 without one. */
 double tb_sweep_target_v2v(const struct tb_sweep *sw);
+/* The shared TTS capacity (0: none). */
+int tb_sweep_capacity(const struct tb_sweep *sw);
+/* The LLM capacity (0: none), and the streams' waits for it (count 0
+ * without). */
+int tb_sweep_llm_capacity(const struct tb_sweep *sw);
+const struct tb_stats *tb_sweep_llm_wait(const struct tb_sweep *sw);
 double tb_sweep_v2v_share(const struct tb_sweep *sw);
 
 /* Whether point p meets the v2v target: v2v P95 <= S (a number) and a

@@ -92,6 +92,12 @@ struct tb_tts_chunk {
     uint32_t lead_n;    /* samples of the window being read */
     double lead_sq;     /* their sum of squares */
     int lead_done;      /* 1 once the audible window was found */
+    /* A capacity shared by the run's streams (bench --tts-capacity,
+     * capq.h): when the chunk joined the shared queue (the stream's clock)
+     * and how long it waited there for a slot, its grant less its entry;
+     * NAN without a capacity, for a blank chunk (no request) and for one
+     * never queued. */
+    double cap_ready, cap_wait;
     int fail;                         /* enum tb_tts_fail */
     long status;                      /* the HTTP status; 0: none came */
     char message[TB_TTS_MESSAGE_MAX]; /* the provider's message, one safe
@@ -111,6 +117,7 @@ struct tb_tts_log {
                       * was given), or "" */
     char voice[128]; /* the voice sent, likewise, or "" */
     int concurrency; /* chunks in flight at most (the client's N) */
+    int capacity;    /* the run's shared capacity (capq.h), 0: none */
     int mock;        /* 1 when ttsbuf's own mock answered */
 };
 
@@ -213,6 +220,10 @@ struct tb_tts_stats {
     uint32_t chunks, sent, skipped, failed, canceled;
     struct tb_stats first_byte;
     struct tb_stats rtf;
+    /* With a shared capacity (capacity > 0): each queued chunk's wait
+     * for a slot (cap_wait); count 0 without. */
+    int capacity;
+    struct tb_stats cap_wait;
     uint64_t chars;
     double audio_s;
 };

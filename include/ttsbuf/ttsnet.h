@@ -85,6 +85,8 @@ typedef int (*tb_ttsnet_audio_fn)(void *ud, uint32_t j, const char *pcm, size_t 
  */
 typedef void (*tb_ttsnet_end_fn)(void *ud, uint32_t j, const struct tb_tts_chunk *c);
 
+struct tb_capq;
+
 struct tb_ttsnet_opts {
     int api;                /* enum tb_ttsapi (ttsapi.h) */
     int ws;                 /* 0: HTTP; 1 + enum tb_ttsws_api: that WebSocket
@@ -129,6 +131,13 @@ struct tb_ttsnet_opts {
      * at most TB_TTSNET_RID_MAX bytes of [A-Za-z0-9._:-]; NULL: none.
      * The WebSocket dialects do not send it. */
     const char *request_id;
+    /* A capacity shared with other clients, on any threads (capq.h),
+     * borrowed (must outlive the client), or NULL: none.  A chunk that may
+     * go by the rule above then also waits for a slot of it (blank
+     * chunks do not), which it holds until it ends (its last audio byte
+     * received, or it failed or was canceled); the record keeps its
+     * entry and wait (cap_ready, cap_wait; ttsmeas.h). */
+    struct tb_capq *capacity;
 };
 
 #define TB_TTSNET_RID_MAX 40

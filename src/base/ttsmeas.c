@@ -93,6 +93,8 @@ int tb_tts_log_add(struct tb_tts_log *l, const char *text, size_t len, uint32_t 
     c->first_byte = NAN;
     c->end = NAN;
     c->lead = NAN;
+    c->cap_ready = NAN;
+    c->cap_wait = NAN;
     c->rate = rate;
     c->fail = TB_TTS_OK;
     l->n++;
@@ -221,16 +223,18 @@ int tb_tts_chunk_model(const struct tb_tts_chunk *c, double *lat, double *rtf, d
 
 int tb_tts_stats_of(const struct tb_tts_log *l, struct tb_tts_stats *out)
 {
-    double *lat = NULL, *rtf = NULL;
-    size_t nl = 0, nr = 0;
+    double *lat = NULL, *rtf = NULL, *cw = NULL;
+    size_t nl = 0, nr = 0, nw = 0;
 
     memset(out, 0, sizeof(*out));
     if (l->n > 0) {
         lat = malloc(l->n * sizeof(*lat));
         rtf = malloc(l->n * sizeof(*rtf));
-        if (lat == NULL || rtf == NULL) {
+        cw = malloc(l->n * sizeof(*cw));
+        if (lat == NULL || rtf == NULL || cw == NULL) {
             free(lat);
             free(rtf);
+            free(cw);
             return TB_ENOMEM;
         }
     }
@@ -254,7 +258,12 @@ int tb_tts_stats_of(const struct tb_tts_log *l, struct tb_tts_stats *out)
             lat[nl++] = c->first_byte - c->sent;
         if (tb_tts_chunk_model(c, &L, &R, &D) == 0 && D > 0)
             rtf[nr++] = R;
+        if (!isnan(c->cap_wait))
+            cw[nw++] = c->cap_wait;
     }
+    out->capacity = l->capacity;
+    tb_stats_of(cw, nw, &out->cap_wait);
+    free(cw);
     if (out->sent == 0)
         out->audio_s = NAN;
     tb_stats_of(lat, nl, &out->first_byte);

@@ -112,6 +112,7 @@ void tb_bench_recs_pop(struct tb_bench_recs *r)
     free(x->itl);
     free(x->tts_fb);
     free(x->tts_rtf);
+    free(x->tts_cw);
     tb_stream_free(x->stream);
     free(x->stream);
     unsay(&x->message);
@@ -161,6 +162,7 @@ struct tb_bench_rec *tb_bench_recs_add(struct tb_bench_recs *r)
     rec->gap_llm = rec->gap_tts = NAN;
     rec->play_end = NAN;
     rec->barge_in = rec->cancel_s = rec->cancel_mono_s = NAN;
+    rec->llm_wait = NAN;
     rec->barge_tts_close = rec->barge_inflight = rec->barge_stop = NAN;
     tb_turn_lat_clear(&rec->lat);
     tb_bench_rec_tool_clear(rec);
@@ -180,11 +182,14 @@ int tb_bench_rec_tts(struct tb_bench_rec *rec, const struct tb_tts_log *log)
         return rc;
     free(rec->tts_fb);
     free(rec->tts_rtf);
-    rec->ntts_fb = rec->ntts_rtf = 0;
+    free(rec->tts_cw);
+    rec->ntts_fb = rec->ntts_rtf = rec->ntts_cw = 0;
     rec->tts_fb = malloc(n * sizeof(double));
     rec->tts_rtf = malloc(n * sizeof(double));
-    if (rec->tts_fb == NULL || rec->tts_rtf == NULL)
+    rec->tts_cw = malloc(n * sizeof(double));
+    if (rec->tts_fb == NULL || rec->tts_rtf == NULL || rec->tts_cw == NULL)
         return TB_ENOMEM;
+    rec->tts_cap = log->capacity > 0;
     /* the samples tb_tts_stats_of takes, in chunk order */
     for (size_t i = 0; i < log->n; i++) {
         const struct tb_tts_chunk *c = &log->c[i];
@@ -193,6 +198,8 @@ int tb_bench_rec_tts(struct tb_bench_rec *rec, const struct tb_tts_log *log)
             rec->tts_fb[rec->ntts_fb++] = c->first_byte - c->sent;
         if (tb_tts_chunk_model(c, &lat, &rtf, &dur) == 0 && dur > 0)
             rec->tts_rtf[rec->ntts_rtf++] = rtf;
+        if (!isnan(c->cap_wait))
+            rec->tts_cw[rec->ntts_cw++] = c->cap_wait;
     }
     rec->tts = 1;
     rec->tts_chunks = st.chunks;
@@ -379,6 +386,11 @@ static void write_tts(cJSON *o, const struct tb_bench_rec *r)
     a = cJSON_AddArrayToObject(t, "rtf");
     for (size_t i = 0; a != NULL && i < r->ntts_rtf; i++)
         cJSON_AddItemToArray(a, tb_json_num(r->tts_rtf[i]));
+    if (!r->tts_cap) /* only with a shared capacity: records as before without */
+        return;
+    a = cJSON_AddArrayToObject(t, "capacity_wait_s");
+    for (size_t i = 0; a != NULL && i < r->ntts_cw; i++)
+        cJSON_AddItemToArray(a, tb_json_num(r->tts_cw[i]));
 }
 
 int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_rec *r,
@@ -437,6 +449,8 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_b
         for (uint32_t i = 0; w != NULL && i < r->nretries; i++)
             cJSON_AddItemToArray(w, tb_json_num(r->retry_wait[i]));
     }
+    if (!isnan(r->llm_wait)) /* only with --llm-capacity: other records as before */
+        tb_json_add_num(o, "llm_capacity_wait_s", r->llm_wait);
     tb_json_add_num(o, "ttft_s", r->ttft);
     tb_json_add_num(o, "ttfa_s", r->ttfa);
     tb_json_add_num(o, "decode_tps", r->decode_tps);

@@ -212,7 +212,10 @@ static const char *rec_tts(const cJSON *o, struct tb_bench_rec *r)
         return "\"tts\" has no audio_s, or a negative one";
     r->tts = 1;
     why = read_samples(t, "first_byte_s", &r->tts_fb, &r->ntts_fb);
-    return why != NULL ? why : read_samples(t, "rtf", &r->tts_rtf, &r->ntts_rtf);
+    if (why == NULL)
+        why = read_samples(t, "rtf", &r->tts_rtf, &r->ntts_rtf);
+    r->tts_cap = why == NULL && cJSON_GetObjectItemCaseSensitive(t, "capacity_wait_s") != NULL;
+    return !r->tts_cap ? why : read_samples(t, "capacity_wait_s", &r->tts_cw, &r->ntts_cw);
 }
 
 /* Where the wait went (absent: a record of an older version, every part
@@ -380,6 +383,19 @@ static const char *rec_retry(const cJSON *o, struct tb_bench_rec *r)
             return "\"retry_waits_s\" holds a negative number, one past 1e9 s or a non-number";
         r->retry_wait[r->nretries++] = e->valuedouble;
     }
+    return NULL;
+}
+
+/* bench --llm-capacity: "llm_capacity_wait_s", a time (absent: none). */
+static const char *rec_llm(const cJSON *o, struct tb_bench_rec *r)
+{
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "llm_capacity_wait_s");
+    r->llm_wait = NAN;
+    if (w == NULL)
+        return NULL;
+    if (!cJSON_IsNumber(w) || !(w->valuedouble >= 0 && w->valuedouble <= TB_TIME_MAX))
+        return "\"llm_capacity_wait_s\" is not a number in 0..1e9";
+    r->llm_wait = w->valuedouble;
     return NULL;
 }
 
@@ -578,7 +594,7 @@ const char *tb_bench_rec_parse(const cJSON *o, const struct tb_bench_meta *m, in
 {
     static const char *(*const steps[])(const cJSON *, struct tb_bench_rec *) = {
         rec_ids,    rec_call,    rec_times, rec_counts,   rec_metrics, rec_error, rec_end,
-        rec_staged, rec_warning, rec_tts,   read_latency, rec_retry,   rec_tool,
+        rec_staged, rec_warning, rec_tts,   read_latency, rec_retry,   rec_tool,   rec_llm,
     };
     const char *why = rec_level(o, m, version, r);
     for (size_t i = 0; why == NULL && i < NROWS(steps); i++)

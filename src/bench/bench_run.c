@@ -139,6 +139,8 @@ static int wait_ms(struct bench *b, double next_progress, double next_scan)
         at = b->next_arrival;
     if (b->barge_head != NULL && b->barge_next < at)
         at = b->barge_next; /* the next barge-in whose T is known */
+    if (b->nllmq > 0 && at > now + 0.001)
+        at = now + 0.001; /* an LLM slot may be granted by another loop (bench.h) */
     if (b->nwaiting > 0 && tb_bench_retry_next(b) < at)
         at = tb_bench_retry_next(b); /* a refused stream's next attempt */
     if (b->calling && tb_bench_call_next(b) < at)

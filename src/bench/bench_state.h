@@ -17,6 +17,7 @@
 
 #include "net/http_xfer.h"
 #include "ttsbuf/bench.h"
+#include "ttsbuf/capq.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/reader.h"
 #include "ttsbuf/seg.h"
@@ -101,6 +102,11 @@ struct xf {
     double retry_wait[TB_BENCH_RETRIES_MAX];
     int waiting;
     double retry_at;
+    /* --llm-capacity (bench.h): its slot of the shared capacity; queued
+     * (waiting, retry_at INFINITY, not yet sent) until granted; the wait. */
+    struct tb_capq_slot llm_slot;
+    int llm_queued, llm_held;
+    double llm_wait;
 };
 
 /* A call in progress (bench_call.c): its conversation, the next turn to
@@ -216,7 +222,8 @@ struct bench {
     /* drop_streams (bench.h): the playout's error for a stream played
      * out as its request ended, or "" (the error returned is its code). */
     char play_err[256];
-    size_t nwaiting;       /* streams waiting to retry (bench_retry.c) */
+    size_t nwaiting;       /* streams waiting to retry (bench_retry.c) or for an LLM slot */
+    size_t nllmq;          /* of them, those waiting for an LLM slot (llm_queued) */
     struct xf *barge_head; /* streams with a barge-in pending */
     double barge_next;     /* the earliest known T among them, or INFINITY */
 };

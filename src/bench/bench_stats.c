@@ -124,8 +124,8 @@ static void barge_count(const struct tb_bench_rec *x, const struct tb_bench_slo 
 static int tts_summary(const struct tb_bench_recs *r, uint32_t level, struct tb_bench_summary *out)
 {
     struct tb_tts_stats *t = &out->tts_stats;
-    size_t nfb = 0, nrtf = 0, sent = 0;
-    double *fb, *rtf;
+    size_t nfb = 0, nrtf = 0, ncw = 0, sent = 0;
+    double *fb, *rtf, *cw;
     for (size_t i = 0; i < r->n; i++) {
         const struct tb_bench_rec *x = &r->v[i];
         if (x->level != level || !x->tts)
@@ -133,17 +133,21 @@ static int tts_summary(const struct tb_bench_recs *r, uint32_t level, struct tb_
         out->tts = 1;
         nfb += x->ntts_fb;
         nrtf += x->ntts_rtf;
+        ncw += x->ntts_cw;
+        t->capacity |= x->tts_cap;
     }
     if (!out->tts)
         return 0;
     fb = malloc((nfb + 1) * sizeof(double));
     rtf = malloc((nrtf + 1) * sizeof(double));
-    if (fb == NULL || rtf == NULL) {
+    cw = malloc((ncw + 1) * sizeof(double));
+    if (fb == NULL || rtf == NULL || cw == NULL) {
         free(fb);
         free(rtf);
+        free(cw);
         return TB_ENOMEM;
     }
-    nfb = nrtf = 0;
+    nfb = nrtf = ncw = 0;
     t->audio_s = 0;
     for (size_t i = 0; i < r->n; i++) {
         const struct tb_bench_rec *x = &r->v[i];
@@ -153,8 +157,11 @@ static int tts_summary(const struct tb_bench_recs *r, uint32_t level, struct tb_
             memcpy(fb + nfb, x->tts_fb, x->ntts_fb * sizeof(double));
         if (x->ntts_rtf > 0)
             memcpy(rtf + nrtf, x->tts_rtf, x->ntts_rtf * sizeof(double));
+        if (x->ntts_cw > 0)
+            memcpy(cw + ncw, x->tts_cw, x->ntts_cw * sizeof(double));
         nfb += x->ntts_fb;
         nrtf += x->ntts_rtf;
+        ncw += x->ntts_cw;
         t->chunks += x->tts_chunks;
         t->sent += x->tts_sent;
         t->failed += x->tts_failed;
@@ -168,8 +175,10 @@ static int tts_summary(const struct tb_bench_recs *r, uint32_t level, struct tb_
         t->audio_s = NAN;
     tb_stats_of(fb, nfb, &t->first_byte);
     tb_stats_of(rtf, nrtf, &t->rtf);
+    tb_stats_of(cw, ncw, &t->cap_wait);
     free(fb);
     free(rtf);
+    free(cw);
     return 0;
 }
 
@@ -282,7 +291,7 @@ static int retry_summary(const struct tb_bench_recs *r, uint32_t level,
     double *w;
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < r->n; i++)
-        cap += r->v[i].level == level ? r->v[i].nretries : 0;
+        cap += r->v[i].level == level ? r->v[i].nretries + 1 : 0; /* + its LLM wait */
     w = malloc((cap > 0 ? cap : 1) * sizeof(*w));
     if (w == NULL)
         return TB_ENOMEM;
@@ -302,6 +311,12 @@ static int retry_summary(const struct tb_bench_recs *r, uint32_t level,
         }
     }
     tb_stats_of(w, n, &out->retry.wait);
+    n = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->v[i].level == level && !isnan(r->v[i].llm_wait))
+            w[n++] = r->v[i].llm_wait;
+    out->llm_capacity = n > 0;
+    tb_stats_of(w, n, &out->llm_wait);
     free(w);
     return 0;
 }

@@ -150,6 +150,43 @@ static int id_header(struct bench *b, struct xf *x)
     return 0;
 }
 
+/* --llm-capacity (bench.h): x asks for a slot as it starts.  Returns 1
+ * when it must wait (queued: waiting, as a retry waits, until
+ * tb_bench_xf_retry sees it granted), 0 when it may go (a slot, or no
+ * capacity). */
+static int llm_enter(struct bench *b, struct xf *x)
+{
+    x->llm_queued = x->llm_held = 0;
+    x->llm_wait = NAN;
+    if (b->o->llm_capacity == NULL)
+        return 0;
+    if (tb_capq_enter(b->o->llm_capacity, &x->llm_slot)) {
+        x->llm_held = 1;
+        x->llm_wait = 0.0;
+        return 0;
+    }
+    x->llm_queued = 1;
+    x->waiting = 1;
+    x->retry_at = INFINITY;
+    x->running = 0;
+    tb_http_resp_free(&x->hr);
+    x->hr.status = 0; /* nothing was sent */
+    b->nwaiting++;
+    b->nllmq++;
+    return 1;
+}
+
+/* x's slot given back (or its place in the queue left), if it has one. */
+static void llm_leave(struct bench *b, struct xf *x)
+{
+    if (!x->llm_queued && !x->llm_held)
+        return;
+    tb_capq_leave(b->o->llm_capacity, &x->llm_slot);
+    if (x->llm_queued)
+        b->nllmq--;
+    x->llm_queued = x->llm_held = 0;
+}
+
 /* Starts transfer x, its body set (warm-up or measured, scheduled at
  * t_sched).  x goes back to the free list on failure. */
 static int launch(struct bench *b, struct xf *x, int warm, double t_sched, char *err, size_t errlen)
@@ -180,8 +217,11 @@ static int launch(struct bench *b, struct xf *x, int warm, double t_sched, char 
             return rc;
         }
     }
+    if (llm_enter(b, x))
+        goto in_flight; /* sent once a slot is its (tb_bench_xf_retry) */
     rc = tb_bench_barge_begin(b, x, err, errlen);
     if (rc != 0) {
+        llm_leave(b, x);
         put_xf(b, x);
         return rc;
     }
@@ -196,10 +236,12 @@ static int launch(struct bench *b, struct xf *x, int warm, double t_sched, char 
     if (rc != 0) {
         tb_bench_barge_drop(b, x);
         tb_bench_tts_drop(b, x);
+        llm_leave(b, x);
         put_xf(b, x);
         return rc;
     }
     x->running = 1;
+in_flight:
     x->next = b->inflight;
     x->prev = NULL;
     if (b->inflight != NULL)
@@ -359,9 +401,15 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
     int rc = 0;
     tb_bench_loop_stamp(b);
     if (x->waiting) {
-        /* Stopped while waiting to retry: its last refusal is its end. */
+        /* Stopped while waiting to retry: its last refusal is its end;
+         * while waiting for an LLM slot: never sent, cancelled. */
         x->waiting = 0;
         b->nwaiting--;
+        if (x->llm_queued) {
+            x->rd.error = TB_READER_CANCELLED;
+            snprintf(x->rd.message, sizeof(x->rd.message),
+                     "stopped while waiting for an LLM slot (--llm-capacity): never sent");
+        }
     } else {
         curl_multi_remove_handle(b->m, x->hx.h);
         /* A redirect: the same transfer goes on to the next hop, by the
@@ -379,6 +427,7 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
     }
     unlink_inflight(b, x);
     x->running = 0;
+    llm_leave(b, x);
     if (tb_bench_tool_taken(b, x)) {
         /* a tool call: the turn goes on with its result (bench_tool.h) */
         tb_bench_tts_drop(b, x);
@@ -411,6 +460,7 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
             rec->nretries = x->nretries;
             rec->refusals = x->nretries + (uint32_t)tb_bench_retry_refused(x);
             memcpy(rec->retry_wait, x->retry_wait, sizeof(rec->retry_wait));
+            rec->llm_wait = x->llm_wait;
             if (x->barged)
                 barged_rec(b, x, rec);
             uint64_t nc = 0;
@@ -524,10 +574,19 @@ int tb_bench_xf_retry(struct bench *b, char *err, size_t errlen)
     if (b->nwaiting == 0)
         return 0;
     tb_bench_loop_stamp(b);
-    for (struct xf *x = b->inflight; x != NULL && rc == 0; x = x->next)
-        if (x->waiting && x->retry_at <= b->clk.virtual_now) {
+    for (struct xf *x = b->inflight; x != NULL && rc == 0; x = x->next) {
+        double g;
+        if (x->waiting && x->llm_queued && tb_capq_held(b->o->llm_capacity, &x->llm_slot, &g)) {
+            x->llm_queued = 0; /* granted: sent now, its wait the queue's */
+            x->llm_held = 1;
+            x->llm_wait = g - x->llm_slot.enter;
+            b->nllmq--;
+            x->retry_at = b->clk.virtual_now;
+        }
+        if (x->waiting && !x->llm_queued && x->retry_at <= b->clk.virtual_now) {
             rc = resend(b, x, err, errlen);
             (void)tb_bench_loop_watch(b);
         }
+    }
     return rc;
 }

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "optdoc.h"
+#include "ttsbuf/capq.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/ttsws.h"
 
@@ -42,7 +43,9 @@ enum {
     O_USER_TURN,
     O_BARGE_IN,
     O_BARGE_IN_AT,
-    O_THREADS
+    O_THREADS,
+    O_TTS_CAP,
+    O_LLM_CAP
 };
 
 #define DEFAULT_HTML_STREAMS 3
@@ -180,6 +183,34 @@ static const struct tb_optdoc bench_output[] = {
     TB_OPTDOC_END,
 };
 
+static const struct tb_optdoc bench_ttscap[] = {
+    {"tts-capacity", O_TTS_CAP, "N",
+     "with --tts-url: at most N syntheses in flight across every stream and call of the run "
+     "(the provider's account limit, 1..100000), the others queued first come, first served",
+     "--tts-concurrency stays each stream's own limit. A chunk that may go by its stream's rule "
+     "joins one queue shared by every loop thread of this process (a shard of --shard has its "
+     "own), in the order it became ready; it holds its slot from its grant until its last audio "
+     "byte was received (or it failed or was canceled). Each chunk's trace line keeps when it "
+     "joined (capacity_ready) and its wait (capacity_wait), the record's tts object the waits "
+     "(capacity_wait_s), the level's tts_stats their statistics (capacity_wait_s), and the "
+     "turn's tts_queue_s holds the wait. A modelled TTS's shared capacity is sweep's "
+     "(--tts-capacity); ttsbuf-model(7), SHARED CAPACITY."},
+    TB_OPTDOC_END,
+};
+
+static const struct tb_optdoc bench_llmcap[] = {
+    {"llm-capacity", O_LLM_CAP, "N",
+     "at most N LLM requests in flight across every stream and call of the run (1..100000): a "
+     "request over it waits first come, first served for one to end",
+     "One queue shared by every loop thread of this process, as --tts-capacity's. The wait "
+     "counts in ttft (the request's clock starts as it is due, as a retry's does); a request "
+     "holds its slot until it ends, its retries included. Each record says its wait, and the "
+     "level's summary their statistics (llm_capacity_wait_s). A provider's own limit is its "
+     "refusals: serve --max-inflight N and "
+     "--retry."},
+    TB_OPTDOC_END,
+};
+
 static const struct tb_optdoc bench_play[] = {
     {"play", O_PLAY, "WHICH",
      "with --audio: after the run, play one stream through the sink: worst (default: the most "
@@ -193,6 +224,7 @@ const struct tb_optsec tb_cli_bench_secs[] = {
     {"Requests (an endpoint or --mock; --model for a real endpoint):", tb_opt_request},
     {NULL, bench_requests},
     {"Refusals (429, or 503 with Retry-After):", tb_opt_retry},
+    {NULL, bench_llmcap},
     {"Calls (conversations on the speech clock):", bench_calls},
     {"Tool calls (a call's turns that offer tools):", tb_opt_tool},
     {"Output:", bench_output},
@@ -200,6 +232,7 @@ const struct tb_optsec tb_cli_bench_secs[] = {
     {"TTS engine (each stream, as ttsbuf sim):", tb_opt_tts},
     {"The turn's wait (each stream, as ttsbuf sim):", tb_opt_turn},
     {"A real TTS in the loop (each stream; --tts-concurrency applies):", tb_opt_tts_live},
+    {NULL, bench_ttscap},
     {"Speech (eSpeak NG):", tb_opt_audio},
     {NULL, bench_play},
     {NULL, tb_opt_help},
@@ -350,6 +383,8 @@ static int option(void *ud, int c, const char *arg)
         return tb_cli_opt_double("--barge-in", arg, 0, 1, &a->barge_p);
     case O_BARGE_IN_AT: a->barge_in_at = arg; return 0;
     case O_THREADS: return tb_cli_opt_threads("--threads", arg, TB_BENCH_THREADS_MAX, &a->threads);
+    case O_LLM_CAP: return tb_cli_opt_size("--llm-capacity", arg, 1, TB_CAPQ_MAX, &a->llm_capacity);
+    case O_TTS_CAP: return tb_cli_opt_size("--tts-capacity", arg, 1, TB_CAPQ_MAX, &a->tts_capacity);
     default: {
         int rc = tb_cli_tts_live_option(&a->tl, c, arg);
         if (rc == TB_CLI_NOT_MINE)
@@ -443,6 +478,11 @@ int tb_cli_bench_parse(int argc, char **argv, const struct tb_cmddoc *doc, struc
         rc = tb_cli_tts_live_no_model(&a->c.tts, "bench");
     if (rc != 0)
         return rc;
+    if (a->tts_capacity > 0 && a->tl.url == NULL) {
+        tb_cli_error("bench: --tts-capacity shares a real TTS's slots (--tts-url); a modelled "
+                     "TTS's shared capacity is sweep's --tts-capacity");
+        return TB_EINVAL;
+    }
     if (a->tl.url != NULL && a->tl.ws) {
         tb_cli_error("bench: --tts-api %s: bench speaks the TTS's HTTP dialects (openai, "
                      "elevenlabs, deepgram, cartesia); the WebSocket ones are run's",

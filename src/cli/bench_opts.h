@@ -49,6 +49,8 @@ struct tb_cli_bench {
     size_t threads; /* --threads N; 0: auto */
     struct tb_bench_retry retry; /* --retry, --retry-max */
     struct tb_cli_tool tool;     /* --tool-latency, --filler */
+    size_t tts_capacity;         /* --tts-capacity N (0: none) */
+    size_t llm_capacity;         /* --llm-capacity N (0: none) */
 };
 
 #define TB_CLI_BENCH_OPEN_CALLS 10 /* --call-count's default with --call-rate */

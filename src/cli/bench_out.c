@@ -163,7 +163,7 @@ static int clear_stale(const char *dir, int in_traces, const struct tb_bench_met
 
 int tb_cli_bench_meta_options(struct tb_bench_meta *meta, const struct tb_sim_opts *o,
                               const struct tb_cli_tts *tts, const struct tb_cli_turn *turn,
-                              const struct tb_bench_retry *retry, const struct tb_cli_tool *tool,
+                              const struct tb_bench_retry *retry, size_t llm_capacity, const struct tb_cli_tool *tool,
                               long max_tokens, const char *api)
 {
     cJSON *j = cJSON_CreateObject();
@@ -187,6 +187,8 @@ int tb_cli_bench_meta_options(struct tb_bench_meta *meta, const struct tb_sim_op
                                 retry->max_retries > 0 ? retry->max_retries
                                                        : TB_BENCH_RETRY_MAX_DEFAULT);
     }
+    if (llm_capacity > 0) /* only with it: other runs' options as before */
+        cJSON_AddNumberToObject(j, "llm_capacity", (double)llm_capacity);
     cJSON_AddNumberToObject(j, "ring_slots", (double)o->ring_slots);
     cJSON_AddNumberToObject(j, "ring_bytes", (double)o->ring_bytes);
     cJSON_AddNumberToObject(j, "max_tokens", (double)max_tokens);

@@ -16,14 +16,15 @@
  * object's canonical text into m->options, and when and by which ttsbuf
  * the run began.  0, or (printed) TB_ENOMEM, TB_EINVAL for options too
  * long to hold (a long --tts-latency FILE path).  A --retry policy other
- * than none is its "retry" key. */
+ * than none is its "retry" key; --llm-capacity (llm_capacity > 0) its
+ * "llm_capacity". */
 struct tb_cli_tts;
 struct tb_cli_turn;
 struct tb_bench_retry;
 struct tb_cli_tool;
 int tb_cli_bench_meta_options(struct tb_bench_meta *m, const struct tb_sim_opts *o,
                               const struct tb_cli_tts *tts, const struct tb_cli_turn *turn,
-                              const struct tb_bench_retry *retry, const struct tb_cli_tool *tool,
+                              const struct tb_bench_retry *retry, size_t llm_capacity, const struct tb_cli_tool *tool,
                               long max_tokens, const char *api);
 
 /* --out DIR: makes DIR and DIR/traces with no earlier run's files in them

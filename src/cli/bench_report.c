@@ -321,6 +321,9 @@ static void note_lines(FILE *f, const struct tb_bench_summary *x)
                 (unsigned long long)x->retry.refusals, (unsigned long long)x->retry.retries,
                 x->retry.retried_ok, x->retry.gave_up, x->retry.wait_total,
                 x->retry.wait.count > 0 ? x->retry.wait.max : 0.0);
+    if (x->llm_capacity)
+        fprintf(f, "  LLM capacity: waits p50 %.3f s, p95 %.3f s, max %.3f s (%zu requests)\n",
+                x->llm_wait.p50, x->llm_wait.p95, x->llm_wait.max, x->llm_wait.count);
     if (x->min_tps_none > 0)
         fprintf(f,
                 "  min TPS: none for %zu of %zu complete request%s (" TB_MIN_TPS_NONE_REASON
@@ -525,6 +528,8 @@ int tb_cli_bench_report_json(FILE *f, const char *command, const struct tb_bench
             tb_cli_report_tts_json(o, &x->tts_stats); /* only with a real TTS */
         tb_cli_bench_wait_json(o, x);
         retry_json(o, x);
+        if (x->llm_capacity) /* only with --llm-capacity: other summaries as before */
+            tb_cli_json_stats(o, "llm_capacity_wait_s", &x->llm_wait);
         goodput_json(o, m, x);
         tb_cli_bench_barge_json(o, x);
         tb_cli_bench_turns_json(o, x);

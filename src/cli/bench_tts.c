@@ -56,6 +56,8 @@ int tb_cli_bench_tts_meta(struct tb_bench_meta *m, const struct tb_cli_bench *a,
          cJSON_AddNumberToObject(t, "sample_rate", a->tl.rate != 0 ? a->tl.rate : TB_TTSAPI_RATE) !=
              NULL &&
          cJSON_AddNumberToObject(t, "concurrency", head.concurrency) != NULL &&
+         (a->tts_capacity == 0 ||
+          cJSON_AddNumberToObject(t, "capacity", (double)a->tts_capacity) != NULL) &&
          cJSON_AddBoolToObject(t, "mock", mock) != NULL &&
          (out = cJSON_PrintUnformatted(j)) != NULL;
     cJSON_Delete(j);

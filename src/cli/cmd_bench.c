@@ -26,6 +26,7 @@
 #include "outputs.h"
 #include "request.h"
 #include "sources.h"
+#include "ttsbuf/capq.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/preset.h"
@@ -92,7 +93,10 @@ struct bench {
     struct tb_cli_bench_traces traces; /* --out's traces file, while streamed */
     int out_failed;                    /* a record written as its request ended failed (printed) */
     atomic_int *interrupted;
-    char tts_base[256]; /* --tts-url mock: the built-in mock's root */
+    char tts_base[256];        /* --tts-url mock: the built-in mock's root */
+    struct tb_clock cap_clock; /* --tts-capacity: the queue's clock, and the queue */
+    struct tb_capq *capq;
+    struct tb_capq *llm_capq; /* --llm-capacity, on cap_clock too */
 };
 
 /* --barge-in's keys in the conversations block: barge_in (P) and
@@ -206,7 +210,7 @@ static int reach(struct bench *b)
     snprintf(b->meta.base_url, sizeof(b->meta.base_url), "%s", b->ep.base_red);
     snprintf(b->meta.provider, sizeof(b->meta.provider), "%s", tb_cli_endpoint_provider(&b->ep));
     rc = tb_cli_bench_meta_options(&b->meta, &b->a.c.o, &b->a.c.tts, &b->a.c.turn, &b->a.retry,
-                                   &b->a.tool, b->a.q.req.max_tokens, b->ep.info->name);
+                                   b->a.llm_capacity, &b->a.tool, b->a.q.req.max_tokens, b->ep.info->name);
     if (rc == 0 && b->a.tl.url != NULL)
         rc = tb_cli_bench_tts_meta(&b->meta, &b->a, b->tts_base);
     return rc;
@@ -286,9 +290,24 @@ static int run_levels(struct bench *b)
         bo.tool_latency = b->a.tool.lat;
         bo.filler = b->a.tool.filler;
     }
+    tb_clock_monotonic_init(&b->cap_clock);
+    if (b->a.llm_capacity > 0) {
+        if (tb_capq_create((int)b->a.llm_capacity, &b->cap_clock, &b->llm_capq) != 0) {
+            tb_cli_error("out of memory");
+            return TB_ENOMEM;
+        }
+        bo.llm_capacity = b->llm_capq;
+    }
     if (b->a.tl.url != NULL) {
         tb_cli_bench_tts_opts(&b->a, b->tts_base, &to, &bo.sim);
         bo.tts = &to;
+        if (b->a.tts_capacity > 0) {
+            if (tb_capq_create((int)b->a.tts_capacity, &b->cap_clock, &b->capq) != 0) {
+                tb_cli_error("out of memory");
+                return TB_ENOMEM;
+            }
+            to.capacity = b->capq;
+        }
         bo.tts_replay = tb_cli_bench_tts_replay_turn;
         bo.tts_replay_ud = &bo.sim;
     }
@@ -301,9 +320,10 @@ static int run_levels(struct bench *b)
     }
     /* and the records, folded into their level's summary, for a run that
      * reads nothing else of them (its --out written as they end); not
-     * with --retry, whose summary counts the refusals from the records */
+     * with --retry or --llm-capacity, whose summary counts the refusals
+     * and waits from the records */
     bo.fold = bo.drop_streams && bo.tts == NULL && (b->rf == NULL || bo.record != NULL) &&
-              bo.retry.kind == TB_BENCH_RETRY_NONE;
+              bo.retry.kind == TB_BENCH_RETRY_NONE && bo.llm_capacity == NULL;
     bo.slo = &b->meta.slo;
     for (uint32_t l = 0; l < b->meta.nlevels && rc == 0; l++) {
         struct tb_cli_progress pr;
@@ -452,6 +472,8 @@ static int close_bench(struct bench *b)
     tb_cli_tool_free(&b->a.tool);
     tb_cli_common_free(&b->a.c);
     tb_bench_recs_free(&b->recs);
+    tb_capq_destroy(b->capq);
+    tb_capq_destroy(b->llm_capq);
     tb_bench_prompts_free(&b->prompts);
     tb_convos_free(&b->convos);
     free(b->url);

@@ -17,6 +17,7 @@
 #include "outputs.h"
 #include "sources.h"
 #include "sweep_axis.h"
+#include "sweep_cap.h"
 #include "sweep_out.h"
 #include "tts_opts.h"
 #include "turn_opts.h"
@@ -164,6 +165,7 @@ static const struct tb_optsec sweep_secs[] = {
      "or both (0:1:0.25,2,4).  Every combination is a setting.",
      sweep_axes},
     {"The turn's wait (each stream i as turn i + 1, as ttsbuf sim):", tb_opt_turn},
+    {"A TTS capacity shared by the streams (each stream one call's answer):", tb_opt_sweep_cap},
     {"Answers and output:", sweep_output},
     {NULL, tb_opt_help},
     {NULL, NULL},
@@ -218,32 +220,12 @@ struct args {
     int lat_p50;           /* the latency axis holds medians */
     const char *lat_shape; /* --tts-latency-shape */
     double target, target_v2v;
-    struct tb_cli_turn turn; /* --eou, --tts-lead */
+    struct tb_cli_turn turn;     /* --eou, --tts-lead */
+    struct tb_cli_sweep_cap cap; /* --tts-capacity, --arrivals, --target-ttfa */
     const char *csv, *json, *svg, *html;
     size_t threads;
     int quiet;
 };
-
-static int parse_seeds(struct args *a, const char *arg)
-{
-    char *end;
-    const char *b;
-    unsigned long long lo, hi;
-    lo = strtoull(arg, &end, 10);
-    if (end == arg || *end != ':' || arg[0] == '-' || arg[0] == '+' || arg[0] == ' ')
-        goto bad;
-    b = end + 1;
-    hi = strtoull(b, &end, 10);
-    if (end == b || *end != '\0' || b[0] == '-' || b[0] == '+' || hi < lo || hi - lo >= 1000000)
-        goto bad;
-    a->seeds = 1;
-    a->seed_lo = lo;
-    a->seed_hi = hi;
-    return 0;
-bad:
-    tb_cli_error("--seeds: '%s' is not A:B with A <= B and B - A < 1000000", arg);
-    return TB_EINVAL;
-}
 
 /* One option (tb_cli_parse's handler). */
 static int option(void *ud, int c, const char *arg)
@@ -264,7 +246,7 @@ static int option(void *ud, int c, const char *arg)
         else
             a->preset[a->npreset++] = arg;
         return 0;
-    case O_SEEDS: return (parse_seeds(a, arg));
+    case O_SEEDS: a->seeds = 1; return tb_cli_axis_seeds(arg, &a->seed_lo, &a->seed_hi);
     case O_IMPORT:
         if (a->nimport >= 64) {
             tb_cli_error("sweep: at most 64 --import");
@@ -324,7 +306,9 @@ static int option(void *ud, int c, const char *arg)
         a->threads = rc == 0 ? z : a->threads;
         return rc;
     case 'q': a->quiet = 1; return 0;
-    default: return tb_cli_turn_option(&a->turn, c, arg);
+    default:
+        rc = tb_cli_sweep_cap_option(&a->cap, c, arg);
+        return rc != TB_CLI_NOT_MINE ? rc : tb_cli_turn_option(&a->turn, c, arg);
     }
 }
 
@@ -555,6 +539,7 @@ static int run_sweep(struct sweep *x)
     x->ri.tts_preset = a->tts.preset;
     x->ri.wait = a->turn.eou != NULL || a->turn.lead != NULL || a->target_v2v > 0;
     x->ri.src = &a->src;
+    x->ri.cap = &a->cap;
     x->in = tb_cli_sources_inputs(&a->src, &x->ri.st);
     if (x->in == NULL) {
         tb_cli_error("out of memory");
@@ -568,6 +553,8 @@ static int run_sweep(struct sweep *x)
                      x->ri.st.incomplete, x->ri.st.failed);
         return TB_CLI_EFAILED;
     }
+    if ((rc = tb_cli_sweep_cap_apply(&a->cap, a->tts.seed, x->ri.st.swept, &so)) != 0)
+        return rc;
     rc = tb_sweep_create(&so, x->in, x->ri.st.swept, &x->sw, err, sizeof(err));
     if (rc != 0) {
         tb_cli_error("sweep: %s", err);
@@ -586,6 +573,8 @@ static int run_sweep(struct sweep *x)
         fprintf(stderr, "\r\033[K");
     if (rc != 0)
         tb_cli_error("sweep: %s", tb_strerror(rc));
+    else
+        rc = tb_cli_sweep_cap_search(&a->cap, &so, x->in, x->ri.st.swept, x->ri.threads);
     return rc;
 }
 
@@ -599,6 +588,8 @@ static int write_outputs(struct sweep *x)
           x->out[3] == stdout) &&
         !a->quiet)
         tb_cli_sweep_print_table(stdout, x->sw, &x->ri);
+    if (!a->quiet && x->out[1] != stdout && x->out[0] != stdout)
+        tb_cli_sweep_cap_print(stdout, &a->cap, x->sw);
     for (int i = 0; i < 4; i++) {
         FILE *f = x->out[i];
         if (f == NULL)
@@ -643,6 +634,7 @@ static int cmd_sweep(int argc, char **argv)
     tb_cli_sources_free(&x.a.src);
     tb_cli_tts_free(&x.a.tts);
     tb_cli_turn_free(&x.a.turn);
+    tb_cli_sweep_cap_free(&x.a.cap);
     for (int i = 0; i < TB_AX__COUNT; i++)
         free(x.a.ax[i].v);
     return tb_cli_exit(rc);

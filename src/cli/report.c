@@ -100,6 +100,12 @@ void tb_cli_report_tts_lines(FILE *f, const struct tb_tts_stats *t)
     fprintf(f, "  tts real time    p50 %s, max %s   (seconds of synthesis per second of audio)\n",
             tb_cli_report_num(b1, sizeof(b1), r, 2, t->rtf.p50),
             tb_cli_report_num(b2, sizeof(b2), r, 2, t->rtf.max));
+    if (t->capacity) /* a shared capacity (bench --tts-capacity) */
+        fprintf(f, "  tts capacity     wait p50 %s s, p95 %s s, max %s s   (%zu chunk%s queued)\n",
+                tb_cli_report_num(b1, sizeof(b1), t->cap_wait.count > 0, 3, t->cap_wait.p50),
+                tb_cli_report_num(b2, sizeof(b2), t->cap_wait.count > 0, 3, t->cap_wait.p95),
+                tb_cli_report_num(b3, sizeof(b3), t->cap_wait.count > 0, 3, t->cap_wait.max),
+                t->cap_wait.count, t->cap_wait.count == 1 ? "" : "s");
     /* the blank chunks (nothing to speak) only when there were some */
     snprintf(b2, sizeof(b2), " (%" PRIu32 " blank, skipped)", t->skipped);
     fprintf(f,
@@ -126,6 +132,8 @@ void tb_cli_report_tts_json(struct cJSON *root, const struct tb_tts_stats *t)
     tb_cli_json_num(o, "audio_s", t->audio_s);
     tb_cli_json_stats(o, "first_byte_s", &t->first_byte);
     tb_cli_json_stats(o, "rtf", &t->rtf);
+    if (t->capacity) /* only with a shared capacity: outputs as before without */
+        tb_cli_json_stats(o, "capacity_wait_s", &t->cap_wait);
 }
 
 int tb_cli_underrun_verdict(int fail_on_underrun, const struct tb_sim_result *r,

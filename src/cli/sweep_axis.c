@@ -215,3 +215,23 @@ int tb_cli_axis_preset_shape(const struct tb_ttslat *lat, struct tb_sweep_tts *t
     }
     return 1;
 }
+
+int tb_cli_axis_seeds(const char *arg, uint64_t *lo, uint64_t *hi)
+{
+    char *end;
+    const char *b;
+    unsigned long long l, h;
+    l = strtoull(arg, &end, 10);
+    if (end == arg || *end != ':' || arg[0] == '-' || arg[0] == '+' || arg[0] == ' ')
+        goto bad;
+    b = end + 1;
+    h = strtoull(b, &end, 10);
+    if (end == b || *end != '\0' || b[0] == '-' || b[0] == '+' || h < l || h - l >= 1000000)
+        goto bad;
+    *lo = l;
+    *hi = h;
+    return 0;
+bad:
+    tb_cli_error("--seeds: '%s' is not A:B with A <= B and B - A < 1000000", arg);
+    return TB_EINVAL;
+}

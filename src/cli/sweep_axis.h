@@ -11,6 +11,7 @@
 #define TTSBUF_CLI_SWEEP_AXIS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ttsbuf/sweep.h"
 #include "ttsbuf/ttslat.h"
@@ -44,5 +45,8 @@ int tb_cli_axis_shape(const char *arg, struct tb_sweep_tts *t);
  * *p50): 0, or 1 when it has none to sweep (a constant, a FILE's values,
  * or lat NULL); prints nothing. */
 int tb_cli_axis_preset_shape(const struct tb_ttslat *lat, struct tb_sweep_tts *t, double *p50);
+
+/* --seeds A:B: A <= B, B - A < 10^6.  0, or TB_EINVAL printed. */
+int tb_cli_axis_seeds(const char *arg, uint64_t *lo, uint64_t *hi);
 
 #endif

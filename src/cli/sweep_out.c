@@ -615,6 +615,8 @@ int tb_cli_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_
             cJSON_AddBoolToObject(o, "v2v_target_met", tb_sweep_v2v_meets(sw, p));
             cJSON_AddBoolToObject(o, "v2v_best", tb_sweep_v2v_pick(sw, p) == p);
         }
+        if (tb_sweep_capacity(sw) > 0) /* only with a shared capacity */
+            tb_cli_json_stats(o, "tts_capacity_wait_s", &pt[p].cap_wait);
         if (tb_sweep_tts(sw)->on) {
             cJSON_AddNumberToObject(o, "min_tps_none", (double)pt[p].min_tps_none);
             cJSON_AddNumberToObject(o, "min_tps_scan", (double)pt[p].min_tps_scan);
@@ -627,5 +629,7 @@ int tb_cli_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_
         cJSON_Delete(root);
         return TB_ENOMEM;
     }
+    if (ri->cap != NULL)
+        tb_cli_sweep_cap_json(root, opts, ri->cap, sw);
     return tb_json_put_line(f, root);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "sources.h"
+#include "sweep_cap.h"
 #include "ttsbuf/sweep.h"
 
 /* How the run went, for the table's header and the JSON. */
@@ -19,6 +20,8 @@ struct tb_cli_sweep_info {
     const char *tts_preset;           /* --tts PRESET, or NULL */
     int wait; /* the table shows v2v: --eou, --tts-lead or --target-v2v (else it
                * is the first audio) */
+    const struct tb_cli_sweep_cap *cap; /* the shared capacity's options and
+                                         * search (sweep_cap.h), or NULL */
 };
 
 /* The streams left out of the shares (cut off, failed), one line each

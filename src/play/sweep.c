@@ -15,11 +15,13 @@
 #include <string.h>
 
 #include "ttsbuf/analyze.h"
+#include "ttsbuf/capq.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/seg.h"
 #include "ttsbuf/ttslat.h"
 #include "ttsbuf/voice.h"
 
+#include "sweep_cap.h"
 #include "sweep_state.h"
 
 static const double ax_default[TB_AX__COUNT] = {
@@ -217,6 +219,34 @@ int tb_sweep_create(const struct tb_sweep_opts *o, const struct tb_sweep_input *
         goto fail;
     }
     sw->target_v2v = o->target_v2v;
+    if (o->capacity < 0 || o->capacity > TB_CAPQ_MAX || (o->capacity > 0 && !o->tts.on)) {
+        rc = tb_seterr(err, errlen, TB_EINVAL,
+                       "a shared TTS capacity %d: 1..%d, with a TTS stage (its latency)",
+                       o->capacity, TB_CAPQ_MAX);
+        goto fail;
+    }
+    sw->capacity = o->capacity;
+    if (o->llm_capacity < 0 || o->llm_capacity > TB_CAPQ_MAX) {
+        rc = tb_seterr(err, errlen, TB_EINVAL, "an LLM capacity %d: 1..%d", o->llm_capacity,
+                       TB_CAPQ_MAX);
+        goto fail;
+    }
+    sw->llm_capacity = o->llm_capacity;
+    if ((o->capacity > 0 || o->llm_capacity > 0) && o->arrival != NULL) {
+        sw->arrival = malloc(nin * sizeof(double));
+        if (sw->arrival == NULL) {
+            rc = TB_ENOMEM;
+            goto fail;
+        }
+        for (size_t i = 0; i < nin; i++) {
+            if (!(o->arrival[i] >= 0.0 && o->arrival[i] <= 1e9)) {
+                rc = tb_seterr(err, errlen, TB_EINVAL, "stream %zu's arrival is not 0..1e9 s",
+                               i + 1);
+                goto fail;
+            }
+            sw->arrival[i] = o->arrival[i];
+        }
+    }
     sw->eou_at = o->eou_at;
     sw->eou_ud = o->eou_ud;
     sw->lead_at = o->lead_at;
@@ -226,6 +256,8 @@ int tb_sweep_create(const struct tb_sweep_opts *o, const struct tb_sweep_input *
         rc = set_tts(sw, &o->tts, err, errlen);
     if (rc == 0)
         rc = set_inputs(sw, in, nin, err, errlen);
+    if (rc == 0)
+        rc = tb_sweep_llm_plan(sw);
     if (rc != 0)
         goto fail;
     rc = TB_ENOMEM;
@@ -264,6 +296,8 @@ void tb_sweep_destroy(struct tb_sweep *sw)
             tb_analyze_chunks_free(&sw->chunks[i]);
     free(sw->chunks);
     free(sw->lead);
+    free(sw->arrival);
+    free(sw->llm_wait);
     free(sw->pt);
     free(sw->in);
     for (size_t i = 0; sw->lat != NULL && i < sw->n[TB_AX_LAT]; i++)
@@ -323,6 +357,21 @@ int tb_sweep_lat_spec(const struct tb_sweep *sw, double v, char *buf, size_t len
 double tb_sweep_target(const struct tb_sweep *sw)
 {
     return sw->target;
+}
+
+int tb_sweep_capacity(const struct tb_sweep *sw)
+{
+    return sw->capacity;
+}
+
+int tb_sweep_llm_capacity(const struct tb_sweep *sw)
+{
+    return sw->llm_capacity;
+}
+
+const struct tb_stats *tb_sweep_llm_wait(const struct tb_sweep *sw)
+{
+    return &sw->llm_stats;
 }
 
 double tb_sweep_target_v2v(const struct tb_sweep *sw)

@@ -32,6 +32,7 @@
 #include "ttsbuf/ttslat.h"
 #include "ttsbuf/voice.h"
 
+#include "sweep_cap.h"
 #include "sweep_state.h"
 
 /* Per-stream results of one point, kept in a thread's scratch. */
@@ -47,6 +48,7 @@ struct worker {
     uint32_t seg_mc[TB_CHUNK__COUNT];    /* its min_chars */
     struct one *one;                     /* n streams */
     double *v;                           /* n values, for sorting */
+    struct sweep_cap cap;                /* the shared capacity's schedule */
     int rc;
     pthread_t th;
 };
@@ -214,11 +216,20 @@ static int unit_point(struct worker *w, size_t u)
     tb_sweep_point_axes(sw, u, idx);
     tps = point_opts(sw, idx, &o, &seg);
     stage = tb_playout_has_stage(&o);
+    pt->cap_wait.count = 0;
+    if (sw->capacity > 0) {
+        int rc = tb_sweep_cap_plan(&w->cap, sw, seg, tps, &o, &pt->cap_wait);
+        if (rc != 0)
+            return rc;
+    }
     for (size_t i = 0; i < n; i++) {
         struct tb_playout_result r;
         const struct input *x = &sw->in[i];
         const struct lead *ld = &sw->lead[seg * n + i];
-        int rc = play(chunks_of(sw, seg, i), x->a0, x->t0, tps, w->play, &o, 1, &r);
+        int rc;
+        if (sw->capacity > 0)
+            tb_sweep_cap_hook(&w->cap, i, &o);
+        rc = play(chunks_of(sw, seg, i), x->a0, x->t0, tps, w->play, &o, 1, &r);
         if (rc != 0)
             return rc;
         /* v2v = eou + s_{j*} + lead, s_{j*} = s_1 (sweep.h) */
@@ -283,9 +294,18 @@ static int unit_series(struct worker *w, size_t u)
 
     tb_sweep_point_axes(sw, first, idx);
     tps = point_opts(sw, idx, &o, &seg);
+    if (sw->capacity > 0) {
+        struct tb_stats st;
+        int rc = tb_sweep_cap_plan(&w->cap, sw, seg, tps, &o, &st);
+        if (rc != 0)
+            return rc;
+    }
     for (size_t i = 0; i < sw->nin; i++) {
         const struct input *x = &sw->in[i];
-        int rc =
+        int rc;
+        if (sw->capacity > 0)
+            tb_sweep_cap_hook(&w->cap, i, &o);
+        rc =
             tb_sweep_trace_preroll(chunks_of(sw, seg, i), x->a0, x->t0, tps, w->play, &o, &w->v[i]);
         if (rc != 0)
             return rc;
@@ -332,6 +352,7 @@ static void worker_free(struct worker *w)
         tb_seg_destroy(w->seg[i]);
     free(w->one);
     free(w->v);
+    tb_sweep_cap_free(&w->cap);
 }
 
 /* Runs one phase of `units` units on nt workers; the calling thread is
@@ -387,6 +408,8 @@ int tb_sweep_run(struct tb_sweep *sw, unsigned threads, tb_sweep_progress_fn fn,
     total = nseg_units + sw->npt + (sw->target > 0.0 ? sw->nseries : 0);
     if (rc == 0)
         rc = run_phase(sw, w, threads, 0, nseg_units, 0, total, fn, ud);
+    if (rc == 0)
+        tb_sweep_llm_shift(sw); /* the LLM capacity's waits (sweep_cap.h) */
     if (rc == 0)
         rc = run_phase(sw, w, threads, 1, sw->npt, nseg_units, total, fn, ud);
     if (rc == 0 && sw->target > 0.0)

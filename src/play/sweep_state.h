@@ -45,6 +45,11 @@ struct tb_sweep {
     tb_tts_latency_fn eou_at, lead_at;
     void *eou_ud, *lead_ud;
     double target_v2v;
+    int capacity;              /* the TTS capacity shared by the streams, 0: none */
+    double *arrival;           /* each stream's arrival (owned), or NULL: all at 0 */
+    int llm_capacity;          /* LLM requests in flight at most, 0: none */
+    double *llm_wait;          /* each stream's wait for it (owned), or NULL */
+    struct tb_stats llm_stats; /* their statistics */
     struct tb_sweep_point *pt;
     size_t npt, nseries;
     struct tb_sweep_tts tts;

@@ -105,6 +105,11 @@ int tb_trace_tts_read_header(const cJSON *v, struct tb_tts_log *l, char *msg, si
     if (!cJSON_IsBool(m))
         return fail(msg, msglen, TB_EFORMAT, "\"tts.mock\" is not true or false");
     l->mock = cJSON_IsTrue(m);
+    c = cJSON_GetObjectItemCaseSensitive(v, "capacity");
+    if (c != NULL && (!cJSON_IsNumber(c) || !(c->valuedouble >= 1 && c->valuedouble <= 100000) ||
+                      c->valuedouble != floor(c->valuedouble)))
+        return fail(msg, msglen, TB_EFORMAT, "\"tts.capacity\" is not a whole number in 1..100000");
+    l->capacity = c != NULL ? (int)c->valuedouble : 0;
     return 0;
 }
 
@@ -356,6 +361,10 @@ int tb_trace_tts_read_line(const cJSON *v, struct tb_tts_log *l, size_t events, 
     if (rc == 0)
         rc = read_lead(v, c, msg, msglen);
     if (rc == 0)
+        rc = read_time(v, "capacity_ready", &c->cap_ready, msg, msglen);
+    if (rc == 0)
+        rc = read_time(v, "capacity_wait", &c->cap_wait, msg, msglen);
+    if (rc == 0)
         rc = read_arrivals(v, c, msg, msglen);
     if (rc == 0)
         rc = read_failure(v, c, msg, msglen);
@@ -378,6 +387,8 @@ int tb_trace_tts_add_header(cJSON *o, const struct tb_tts_log *l)
     else
         cJSON_AddNullToObject(t, "voice");
     cJSON_AddNumberToObject(t, "concurrency", l->concurrency);
+    if (l->capacity > 0) /* only with a shared capacity: older traces as before */
+        cJSON_AddNumberToObject(t, "capacity", l->capacity);
     cJSON_AddBoolToObject(t, "mock", l->mock != 0);
     return 0;
 }
@@ -412,6 +423,10 @@ static int write_one(FILE *f, const struct tb_tts_log *l, size_t i)
     add_u64(t, "rate", c->rate);
     cJSON_AddRawToObject(t, "duration", tb_numfmt_double(num, sizeof(num), c->duration));
     tb_json_add_num(t, "lead", c->lead);
+    if (l->capacity > 0) {
+        tb_json_add_num(t, "capacity_ready", c->cap_ready);
+        tb_json_add_num(t, "capacity_wait", c->cap_wait);
+    }
     arr = cJSON_AddArrayToObject(t, "arrivals");
     for (uint32_t k = 0; arr != NULL && k < c->narr; k++) {
         char b[32];

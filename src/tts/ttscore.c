@@ -57,13 +57,42 @@ int tb_ttscore_init(struct tb_ttscore *k, const struct tb_ttsnet_opts *o,
     k->ud = o->ud;
     k->cancel = o->cancel;
     k->log.mock = o->mock;
+    if (o->capacity != NULL) {
+        k->cap = o->capacity;
+        k->log.capacity = tb_capq_capacity(o->capacity);
+        k->slots = calloc((size_t)k->n, sizeof(*k->slots));
+        k->slot_of = calloc((size_t)k->n, sizeof(*k->slot_of));
+        if (k->slots == NULL || k->slot_of == NULL)
+            return TB_ENOMEM;
+    }
     if (o->key != NULL && o->key[0] != '\0' && (k->key = strdup(o->key)) == NULL)
         return TB_ENOMEM;
     return tb_secrets_create(&k->own) != 0 ? TB_ENOMEM : 0;
 }
 
+/* Chunk j's slot of the shared capacity given back (or its place in the
+ * queue left), when it has one. */
+static void cap_leave(struct tb_ttscore *k, uint32_t j)
+{
+    size_t i;
+    if (k->cap == NULL || j == 0)
+        return;
+    i = (size_t)(j - 1) % (size_t)k->n;
+    if (k->slot_of[i] != j)
+        return;
+    tb_capq_leave(k->cap, &k->slots[i]);
+    k->slot_of[i] = 0;
+}
+
 void tb_ttscore_free(struct tb_ttscore *k)
 {
+    if (k->cap != NULL && k->slots != NULL && k->slot_of != NULL)
+        for (size_t i = 0; i < (size_t)k->n; i++)
+            cap_leave(k, k->slot_of[i]);
+    free(k->slots);
+    free(k->slot_of);
+    k->slots = NULL;
+    k->slot_of = NULL;
     free(k->state);
     tb_tts_log_free(&k->log);
     tb_secrets_destroy(k->own);
@@ -122,6 +151,9 @@ void tb_ttscore_ended(struct tb_ttscore *k, uint32_t j)
         return;
     k->state[j - 1] = TB_TTSCORE_ENDED;
     k->ended++;
+    cap_leave(k, j);
+    if (j == k->entered) /* left the queue unsent */
+        k->entered = 0;
     if (r->fail != TB_TTS_OK && r->fail != TB_TTS_CANCELED && k->failed == 0) {
         k->failed = j;
         k->stopping = 1;
@@ -186,10 +218,30 @@ void tb_ttscore_cancel_queued(struct tb_ttscore *k)
     }
 }
 
+int tb_ttscore_cap_ready(struct tb_ttscore *k)
+{
+    struct tb_tts_chunk *r = &k->log.c[k->next];
+    size_t i = k->next % (size_t)k->n;
+    double grant;
+    if (k->cap == NULL || tb_tts_blank(k->log.arena + r->text, r->len))
+        return 1;
+    if (k->entered != (uint32_t)k->next + 1) {
+        r->cap_ready = tb_ttscore_now(k);
+        k->slot_of[i] = (uint32_t)k->next + 1;
+        k->entered = (uint32_t)k->next + 1;
+        tb_capq_enter(k->cap, &k->slots[i]);
+    }
+    if (!tb_capq_held(k->cap, &k->slots[i], &grant))
+        return 0;
+    r->cap_wait = grant - k->slots[i].enter;
+    k->entered = 0;
+    return 1;
+}
+
 int tb_ttscore_send_ready(struct tb_ttscore *k)
 {
     int rc = 0;
-    while (rc == 0 && !k->stopping && tb_ttscore_may_send(k)) {
+    while (rc == 0 && !k->stopping && tb_ttscore_may_send(k) && tb_ttscore_cap_ready(k)) {
         rc = k->ops->send(k->ops_ud, k->next++);
     }
     if (k->stopping)

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ttsbuf/capq.h"
 #include "ttsbuf/clock.h"
 #include "ttsbuf/secrets.h"
 #include "ttsbuf/ttsmeas.h"
@@ -65,6 +66,16 @@ struct tb_ttscore {
     tb_ttsnet_end_fn on_end;
     void *ud;
     const atomic_int *cancel;
+    /* The shared capacity (ttsnet.h), or NULL; with it, one slot for each
+     * of the N chunks that may be in flight (chunk j uses slot (j-1) % N:
+     * chunk j goes only once chunk j - N has ended and left its slot),
+     * the chunk each slot is for (0: none; owner-only, never read by
+     * another thread), and the chunk in the queue not yet granted (1-based;
+     * 0: none). */
+    struct tb_capq *cap;
+    struct tb_capq_slot *slots;
+    uint32_t *slot_of;
+    uint32_t entered;
 
     struct tb_tts_log log;
     unsigned char *state; /* per chunk: QUEUED, FLYING, ENDED */
@@ -115,7 +126,8 @@ static inline int tb_ttscore_left(const struct tb_ttscore *k)
 }
 
 /* Whether the next chunk may go now: one is queued and chunk next - N
- * has ended (at most N in flight, sent in order). */
+ * has ended (at most N in flight, sent in order); the shared capacity is
+ * asked apart (tb_ttscore_send_ready). */
 int tb_ttscore_may_send(const struct tb_ttscore *k);
 
 /*
@@ -154,8 +166,19 @@ int tb_ttscore_pcm(struct tb_tts_chunk *r, struct tb_ttscore_carry *cy, const ch
                    double t, tb_ttsnet_audio_fn on_audio, void *ud, uint32_t j);
 
 /*
+ * tb_ttscore_cap_ready - whether the next chunk (one that may go) holds a
+ * slot of the shared capacity, entering the queue the first time it is
+ * asked (its record's cap_ready then, cap_wait once granted): 1 yes, or
+ * no capacity, or a blank chunk (no request, no slot); 0 it waits.  Every
+ * path that sends asks it after tb_ttscore_may_send.
+ */
+int tb_ttscore_cap_ready(struct tb_ttscore *k);
+
+/*
  * tb_ttscore_send_ready - sends, in order, every chunk now allowed (chunk
- * j once chunk j - N has ended) through ops->send; after a failure
+ * j once chunk j - N has ended, and with a shared capacity once it holds
+ * a slot of it: it enters the queue the first time it may go, and goes at
+ * a later call once granted) through ops->send; after a failure
  * nothing more is sent, and what is in flight or queued ends "canceled".
  * 0, or the first send's error.
  */

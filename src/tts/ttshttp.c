@@ -441,6 +441,8 @@ int tb_ttshttp_submit(struct tb_ttshttp *c, const char *text, size_t len)
         const char *t = tb_tts_log_text(&c->k.log, c->k.next);
         if (tb_tts_blank(t, c->k.log.c[c->k.next].len))
             return 0; /* ended at the next step, with its callback */
+        if (!tb_ttscore_cap_ready(&c->k))
+            return 0; /* a step sends it once the shared capacity grants it */
         return send_one(c, c->k.next++);
     }
     return 0;

@@ -300,7 +300,7 @@ int tb_ttsws_submit(struct tb_ttsws *c, const char *text, size_t len)
     if (c->k.stopping)
         return 0;
     if (n - 1 == c->k.next && c->fail_kind == 0 && tb_ttscore_may_send(&c->k) &&
-        !tb_tts_blank(text, len))
+        !tb_tts_blank(text, len) && tb_ttscore_cap_ready(&c->k))
         return send_one(c, c->k.next++);
     return 0;
 }
