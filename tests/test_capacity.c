@@ -465,5 +465,5 @@ int tb_test_capacity(void)
         cmocka_unit_test(sweep_llm_capacity),
         cmocka_unit_test(bad_values),
     };
-    return cmocka_run_group_tests_name("capacity", tests, NULL, NULL);
+    return TB_RUN_GROUP("capacity", tests);
 }
