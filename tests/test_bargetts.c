@@ -73,7 +73,7 @@ void tb_test_bargetts_close(void **state)
     struct tb_test_slog lg[256];
     cJSON *v[16], *sum;
     const cJSON *lv;
-    size_t n, nl, closed = 0;
+    size_t n, nl, closed = 0, unclocked = 0;
     int port;
     double within = 0.010 * TB_TEST_TIME_SCALE;
     (void)state;
@@ -94,6 +94,12 @@ void tb_test_bargetts_close(void **state)
         size_t len;
         assert_true(cJSON_IsTrue(tb_test_key(v[i], "interrupted")));
         stop_fields(v[i]);
+        if (tb_test_is_null(v[i], "cancel_mono_s")) {
+            /* its answer had ended by T (a loaded machine's late first
+             * audio): no LLM close, so no T on the server's clock */
+            unclocked++;
+            continue;
+        }
         T = t_mono(v[i]);
         close = T + tb_test_num(v[i], "barge_tts_close_s");
         len = (size_t)snprintf(rid, sizeof(rid), "c%d.t%d.j", (int)tb_test_num(v[i], "call"),
@@ -119,7 +125,8 @@ void tb_test_bargetts_close(void **state)
                          rid, last - T, close - T, within);
         }
     }
-    assert_true(closed >= n / 2); /* most turns had a request open at T */
+    assert_true(unclocked <= n / 2);
+    assert_true(closed >= (n - unclocked) / 2); /* most turns had a request open at T */
     snprintf(path, sizeof(path), "%s/o/summary.json", dir);
     text = tb_test_slurp_str(path);
     sum = cJSON_Parse(text);

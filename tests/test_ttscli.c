@@ -59,7 +59,7 @@ static void bad_values(void **state)
         BAD("--tts-latency lognormal:p50=0.3", "--tts-latency: lognormal: p90 missing");
         BAD("--tts-latency uniform:2..1", "--tts-latency: uniform B 1 is below A 2");
         BAD("--tts-latency list:/nonexistent/lat", "--tts-latency: /nonexistent/lat: No such file");
-        BAD("--tts-seed -1", "--tts-seed: '-1' is not a whole number (allowed 0..");
+        BAD("--tts-seed -1", "--tts-seed: '-1' is negative (allowed 0..");
         BAD("--tts-connect 61", "--tts-connect: '61' is outside 0..60");
         BAD("--tts-connect x", "--tts-connect: 'x' is not a number (allowed 0..60)");
         BAD("--tts-concurrency 1025", "--tts-concurrency: '1025' is outside 0..1024");

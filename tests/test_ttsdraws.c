@@ -355,7 +355,7 @@ static void bad_values(void **state)
         tb_test_expect_error(args, 2, want);                                                       \
     } while (0)
         BAD("--tts-draws 0", "--tts-draws: '0' is outside 1..1000000");
-        BAD("--tts-draws -3", "--tts-draws: '-3' is not a whole number (allowed 1..1000000)");
+        BAD("--tts-draws -3", "--tts-draws: '-3' is negative (allowed 1..1000000)");
         BAD("--tts-draws 1000001", "--tts-draws: '1000001' is outside 1..1000000");
         BAD("--tts-draws 99999999999999999999999", "--tts-draws: '99999999999999999999999' is not");
         BAD("--tts-draws many", "--tts-draws: 'many' is not a whole number (allowed 1..1000000)");

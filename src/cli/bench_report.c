@@ -339,16 +339,17 @@ static void note_lines(FILE *f, const struct tb_bench_summary *x)
     }
 }
 
-/* Whether metric k is a barge-in's stop (bench_stats.h): measured only
- * on interrupted turns, some only with a real TTS. */
-static int barge_metric(int k)
+/* Whether metric k is measured only in some runs (bench_stats.h: a
+ * barge-in's stop, a call turn's lateness, a tool turn's wait and the
+ * filler's): after the wait's parts in the enum. */
+static int situational_metric(int k)
 {
-    return k == TB_BM_BARGE_CLOSE || k == TB_BM_BARGE_TTS_CLOSE || k == TB_BM_BARGE_STOP;
+    return k >= TB_BM_BARGE_CLOSE;
 }
 
 /* A level's metrics, a row each; the metric's name says its unit (_s,
- * _tps, _needed: a factor).  A barge-in's stop without a sample (no
- * barge-in, no turn interrupted, or no real TTS) has no row. */
+ * _tps, _needed: a factor).  A situational metric without a sample (no
+ * barge-in, no call, no real TTS, no tool call) has no row. */
 static void metric_lines(FILE *f, const struct tb_bench_summary *x)
 {
     fprintf(f, "  %-17s %6s %9s %9s %9s %9s %9s %9s %9s\n", "metric", "count", "mean", "min", "p5",
@@ -356,7 +357,7 @@ static void metric_lines(FILE *f, const struct tb_bench_summary *x)
     for (int k = 0; k < TB_BM__COUNT; k++) {
         const struct tb_stats *st = &x->m[k];
         const char *label = tb_bench_metric_name((enum tb_bench_metric)k);
-        if (st->count == 0 && barge_metric(k))
+        if (st->count == 0 && situational_metric(k))
             continue;
         if (st->count == 0) {
             fprintf(f, "  %-17s %6zu %9s\n", label, st->count, "-");
