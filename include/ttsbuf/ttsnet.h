@@ -85,6 +85,8 @@ typedef int (*tb_ttsnet_audio_fn)(void *ud, uint32_t j, const char *pcm, size_t 
  */
 typedef void (*tb_ttsnet_end_fn)(void *ud, uint32_t j, const struct tb_tts_chunk *c);
 
+struct tb_ttsws_loop; /* ttsws.h */
+
 struct tb_ttsnet_opts {
     int api;                /* enum tb_ttsapi (ttsapi.h) */
     int ws;                 /* 0: HTTP; 1 + enum tb_ttsws_api: that WebSocket
@@ -129,6 +131,11 @@ struct tb_ttsnet_opts {
      * at most TB_TTSNET_RID_MAX bytes of [A-Za-z0-9._:-]; NULL: none.
      * The WebSocket dialects do not send it. */
     const char *request_id;
+    /* A WebSocket dialect's connection is served on this loop (ttsws.h:
+     * one per event-loop thread, borrowed, the caller's thread's; it must
+     * outlive the client); NULL: the client makes a loop of its own.  The
+     * HTTP dialects do not read it. */
+    struct tb_ttsws_loop *ws_loop;
 };
 
 #define TB_TTSNET_RID_MAX 40
