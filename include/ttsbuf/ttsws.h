@@ -140,7 +140,8 @@ const char *tb_ttsws_path(int api);
  *
  * tb_ttsws_loop_destroy - closes what is left and frees the loop, after
  * every client on it was destroyed; NULL is a no-op.  It may run the
- * loop for up to a second while connections close.
+ * loop for up to a second while connections close (what is still open
+ * then is left allocated, never freed under libwebsockets).
  *
  * tb_ttsws_loop_fd - the descriptor that is readable when a connection
  * needs service (libuv's epoll set): poll it (POLLIN) or add it to an

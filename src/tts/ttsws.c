@@ -256,8 +256,7 @@ int tb_ttsws_step_fd(struct tb_ttsws *c, int fd, int timeout_ms)
     wait = timeouts(c, timeout_ms);
     if (!c->k.stopping && tb_ttscore_may_send(&c->k))
         wait = 0;
-    if (wait > 0 && c->loop != NULL && tb_ttsws_loop_wait(c->loop, fd, wait) != 0 &&
-        errno != EINTR)
+    if (wait > 0 && c->loop != NULL && tb_ttsws_loop_wait(c->loop, fd, wait) != 0 && errno != EINTR)
         return TB_EIO;
     if (services(c, wait))
         tb_ttsws_loop_service(c->loop);

@@ -111,7 +111,10 @@ void tb_ttsws_loop_destroy(struct tb_ttsws_loop *l)
             tb_ttsws_loop_wait(l, -1, 10);
     }
     uv_run(&l->uv, UV_RUN_NOWAIT);
-    uv_loop_close(&l->uv);
+    /* Handles still open after the passes: the loop is left allocated
+     * (leaked), never freed under them. */
+    if (l->ctx != NULL || uv_loop_close(&l->uv) != 0)
+        return;
     free(l);
 }
 
