@@ -8,13 +8,16 @@
  * audio), and the threads of the bench process counted in
  * /proc/PID/task while its 100 connections are open: the level's loop
  * threads and the main one, never one per connection (ttsws.h: one
- * libwebsockets context per loop thread).  Skipped, saying so, only when
+ * libwebsockets context per loop thread); and the loop's API as a
+ * caller's event loop drives it, 100 clients in this process.  Skipped,
+ * saying so, only when
  * node is not installed (CI has it).
  */
 #include <cJSON.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -30,6 +33,9 @@
 
 #include "lag.h"
 #include "tests.h"
+#include "ttsbuf/error.h"
+#include "ttsbuf/ttsnet.h"
+#include "ttsbuf/ttsws.h"
 
 #define KEY "sk-ttswsbench-Q7v2secret"
 #define STREAMS 100
@@ -315,6 +321,79 @@ static int once_two_loops(char *why, size_t len)
     return run_dialect("cartesia", "cartesia-ws", 2, why, len);
 }
 
+/* The library's loop as a caller's own event loop would drive it
+ * (ttsws.h): 100 ElevenLabs clients on one tb_ttsws_loop in this process,
+ * a chunk each; the caller polls the loop's descriptor (bounded by its
+ * timeout), services it, steps every client without waiting, services it
+ * again; every chunk complete with the peer's audio, and this process's
+ * threads (/proc/self/task) the same with 100 connections open as before
+ * the first. */
+static void loop_api_100_clients(void **state)
+{
+    static const char text[] = "Hello from one of a hundred streams.";
+    struct tb_ttsws *c[STREAMS];
+    struct tb_ttsws_loop *l;
+    struct tb_ttsnet_opts o;
+    char err[256], url[64];
+    int before, most = 0, left = STREAMS, port;
+    (void)state;
+    if (!have_node())
+        skip();
+    port = peer_start("elevenlabs");
+    snprintf(url, sizeof(url), "ws://127.0.0.1:%d", port);
+    before = threads_of(getpid());
+    assert_int_equal(tb_ttsws_loop_create(&l, 0, err, sizeof(err)), 0);
+    assert_true(tb_ttsws_loop_fd(l) >= 0);
+    tb_ttsnet_opts_init(&o);
+    o.url = url;
+    o.key = KEY;
+    o.idle_timeout = 10;
+    o.ws_loop = l;
+    for (int i = 0; i < STREAMS; i++) {
+        if (tb_ttsws_create(TB_TTSWS_ELEVENLABS, &o, &c[i], err, sizeof(err)) != 0)
+            fail_msg("client %d: %s", i, err);
+        assert_int_equal(tb_ttsws_submit(c[i], text, strlen(text)), 0);
+    }
+    for (int spins = 0; left > 0 && spins < 20000; spins++) {
+        struct pollfd p = {tb_ttsws_loop_fd(l), POLLIN, 0};
+        int t = tb_ttsws_loop_timeout(l);
+        int n = threads_of(getpid());
+        if (n > most)
+            most = n;
+        assert_true(poll(&p, 1, t < 0 || t > 10 ? 10 : t) >= 0);
+        tb_ttsws_loop_service(l);
+        left = 0;
+        for (int i = 0; i < STREAMS; i++) {
+            int r = tb_ttsws_step(c[i], 0);
+            assert_true(r >= 0);
+            left += r;
+        }
+        tb_ttsws_loop_service(l); /* what the steps queued goes out */
+    }
+    assert_int_equal(left, 0);
+    if (most != before)
+        fail_msg("%d threads with %d connections on one loop, %d before", most, STREAMS, before);
+    for (int i = 0; i < STREAMS; i++) {
+        const struct tb_tts_log *g = tb_ttsws_log(c[i]);
+        assert_int_equal(g->n, 1);
+        assert_int_equal(g->c[0].fail, TB_TTS_OK);
+        assert_true(g->c[0].bytes > 0);
+        assert_true(g->c[0].first_byte - g->c[0].sent >= LAT - 0.002);
+    }
+    for (int i = 0; i < STREAMS; i++)
+        tb_ttsws_destroy(c[i]);
+    tb_ttsws_loop_destroy(l);
+    assert_int_equal(threads_of(getpid()), before);
+    /* A client that asks for wss on a loop made without TLS is refused. */
+    assert_int_equal(tb_ttsws_loop_create(&l, 0, err, sizeof(err)), 0);
+    o.ws_loop = l;
+    o.url = "wss://127.0.0.1:9";
+    assert_int_equal(tb_ttsws_create(TB_TTSWS_ELEVENLABS, &o, &c[0], err, sizeof(err)), TB_EINVAL);
+    assert_non_null(strstr(err, "without TLS"));
+    assert_null(c[0]);
+    tb_ttsws_loop_destroy(l);
+}
+
 static void elevenlabs_100_streams(void **state)
 {
     (void)state;
@@ -344,6 +423,7 @@ static void two_loop_threads(void **state)
 int tb_test_ttswsbench(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(loop_api_100_clients, teardown),
         cmocka_unit_test_teardown(elevenlabs_100_streams, teardown),
         cmocka_unit_test_teardown(cartesia_100_streams, teardown),
         cmocka_unit_test_teardown(two_loop_threads, teardown),
