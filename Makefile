@@ -53,8 +53,11 @@ PKGS     += portaudio-2.0
 # speech to the rate a request asks for.
 PKGS     += samplerate
 # libwebsockets: the WebSocket TTS dialects (src/tts/ttsws.c); curl in
-# Debian 12 is built without WebSocket support.
-PKGS     += libwebsockets
+# Debian 12 is built without WebSocket support.  libuv: the loop its
+# connections are served on, which the caller's loop embeds
+# (src/tts/ttsws_loop.c; lws reaches it through its libuv event-loop
+# plugin, libwebsockets-evlib-uv, loaded at run time).
+PKGS     += libwebsockets libuv
 # sonic (libsonic-dev) stretches speech to the rate model's durations; it
 # ships no pkg-config file.
 NOPC_LIBS := -lsonic

@@ -83,6 +83,7 @@ static const struct tb_group groups[] = {
     {"ttsfault", tb_test_ttsfault, 0, 158.4, 4},
     {"ttsbench", tb_test_ttsbench, TB_GROUP_TIMING, 97.1, 3},
     {"ttsws", tb_test_ttsws, TB_GROUP_TIMING, 14.0, 1},
+    {"ttswsbench", tb_test_ttswsbench, TB_GROUP_TIMING, 12.0, 1},
     {"ttswire", tb_test_ttswire, 0, 2.0, 1},
     {"sweep", tb_test_sweep, 0, 36.8, 2},
     {"heard", tb_test_heard, 0, 0.2, 1},

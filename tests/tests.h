@@ -111,6 +111,7 @@ int tb_test_turnlat(void);  /* where a turn's wait went: parts, leading silence 
 int tb_test_ttsfault(void); /* the fault matrix's TTS side: a TTS that fails or leaks */
 int tb_test_ttsbench(void); /* bench --tts-url: a real TTS per stream, end to end */
 int tb_test_ttsws(void);    /* the WebSocket TTS client against a third-party peer */
+int tb_test_ttswsbench(void); /* bench with a WebSocket TTS: 100 streams, the loop's threads */
 int tb_test_ttswire(void);  /* what a TTS sends back: media types, WAV, the WS decoder */
 int tb_test_ttstrace(void); /* a real TTS kept in a trace and replayed by sim */
 int tb_test_sweep(void);

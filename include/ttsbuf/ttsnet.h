@@ -86,6 +86,7 @@ typedef int (*tb_ttsnet_audio_fn)(void *ud, uint32_t j, const char *pcm, size_t 
 typedef void (*tb_ttsnet_end_fn)(void *ud, uint32_t j, const struct tb_tts_chunk *c);
 
 struct tb_capq;
+struct tb_ttsws_loop; /* ttsws.h */
 
 struct tb_ttsnet_opts {
     int api;                /* enum tb_ttsapi (ttsapi.h) */
@@ -138,6 +139,11 @@ struct tb_ttsnet_opts {
      * received, or it failed or was canceled); the record keeps its
      * entry and wait (cap_ready, cap_wait; ttsmeas.h). */
     struct tb_capq *capacity;
+    /* A WebSocket dialect's connection is served on this loop (ttsws.h:
+     * one per event-loop thread, borrowed, the caller's thread's; it must
+     * outlive the client); NULL: the client makes a loop of its own.  The
+     * HTTP dialects do not read it. */
+    struct tb_ttsws_loop *ws_loop;
 };
 
 #define TB_TTSNET_RID_MAX 40

@@ -75,8 +75,25 @@
  * every peer's words pass (one line of valid UTF-8); libwebsockets' own log
  * is silenced (it would print to stderr).  The library prints nothing.
  *
+ * The loop (struct tb_ttsws_loop, below): every connection is served by
+ * a libwebsockets context on a libuv loop, which the caller's loop
+ * embeds: one such loop per event-loop thread serves every WebSocket
+ * client of that thread (opts.ws_loop), with no thread of its own and none
+ * per connection.  Why libuv: Debian 12's libwebsockets 4.1 is built
+ * without external-poll hooks, so it never tells which descriptors it
+ * watches for what, and its own service (lws_service) either blocks until
+ * its next timer or only looks; through its libuv plugin (a foreign loop)
+ * every socket it watches is in libuv's epoll set, which is one
+ * descriptor (tb_ttsws_loop_fd) and one timeout (tb_ttsws_loop_timeout)
+ * the caller waits on beside its own (libcurl's, an eventfd), then runs
+ * once without blocking (tb_ttsws_loop_service).  A client given no loop
+ * makes one of its own (ttsbuf run: one stream) and waits on it in its
+ * step.  What is received is stamped on the run's clock in the service
+ * that reads it, so a loop that services late stamps late.
+ *
  * Threads: as ttsnet.h (one thread calls everything; callbacks inside
- * step, finish and cancel).  TLS is libwebsockets' OpenSSL.
+ * step, finish and cancel); a loop and every client on it belong to one
+ * thread.  TLS is libwebsockets' OpenSSL.
  */
 #ifndef TTSBUF_TTSWS_H
 #define TTSBUF_TTSWS_H
@@ -107,6 +124,49 @@ int tb_ttsws_base_api(int api);
  * of range.  Any thread. */
 const char *tb_ttsws_path(int api);
 
+/*
+ * The loop of one event-loop thread (above).
+ *
+ * tb_ttsws_loop_create - a libuv loop and a libwebsockets context on it,
+ * no connection yet; tls: for wss URLs (tb_ttsws_url_tls: its context
+ * has OpenSSL; a loop without serves only ws).  0, TB_EIO (libuv: no
+ * loop) or TB_ENOMEM (no context: also when the libuv event-loop plugin
+ * of libwebsockets is not installed; why in err).  *out is the caller's.
+ * libwebsockets 4.1 keeps OpenSSL state in globals each TLS context
+ * resets: with several TLS loops alive at once, all but the last made
+ * leak their CA store when destroyed, and lws refuses a certificate
+ * that failed verification even with --tts-insecure for a connection
+ * begun before another loop was made (ttsws_loop.c says more).
+ *
+ * tb_ttsws_loop_destroy - closes what is left and frees the loop, after
+ * every client on it was destroyed; NULL is a no-op.  It may run the
+ * loop for up to a second while connections close (what is still open
+ * then is left allocated, never freed under libwebsockets).
+ *
+ * tb_ttsws_loop_fd - the descriptor that is readable when a connection
+ * needs service (libuv's epoll set): poll it (POLLIN) or add it to an
+ * epoll set of the caller's; never read it.
+ *
+ * tb_ttsws_loop_timeout - ms until the loop needs service even with its
+ * descriptor quiet (a timer of libwebsockets'; 0: now), or -1: none.
+ *
+ * tb_ttsws_loop_service - services every connection of the loop without
+ * waiting: what was received is read and stamped, what was queued is
+ * written.  Call it after a wait, and before waiting again once clients
+ * were stepped (their messages are written here).
+ *
+ * The thread that created the loop calls all of these.
+ */
+struct tb_ttsws_loop;
+int tb_ttsws_loop_create(struct tb_ttsws_loop **out, int tls, char *err, size_t errlen);
+/* Whether url (a provider's base, as a user writes it) needs TLS: wss://
+ * or https://.  Any thread. */
+int tb_ttsws_url_tls(const char *url);
+void tb_ttsws_loop_destroy(struct tb_ttsws_loop *l);
+int tb_ttsws_loop_fd(const struct tb_ttsws_loop *l);
+int tb_ttsws_loop_timeout(const struct tb_ttsws_loop *l);
+void tb_ttsws_loop_service(struct tb_ttsws_loop *l);
+
 struct tb_ttsws;
 
 /*
@@ -132,7 +192,12 @@ void tb_ttsws_destroy(struct tb_ttsws *c);
 int tb_ttsws_submit(struct tb_ttsws *c, const char *text, size_t len);
 
 /* As tb_ttsnet_step_fd: waits at most timeout_ms for the connection or
- * fd (-1: none); returns the chunks not ended yet, or TB_ENOMEM / TB_EIO. */
+ * fd (-1: none), servicing the client's loop before and after the wait;
+ * returns the chunks not ended yet, or TB_ENOMEM / TB_EIO.  On a loop the
+ * client shares (opts.ws_loop), a step with timeout_ms 0 neither waits nor
+ * services the loop: it takes what the loop's last service received and
+ * queues what may be sent, and the loop's owner services the loop (once
+ * for all its clients, tb_ttsws_loop_service). */
 int tb_ttsws_step_fd(struct tb_ttsws *c, int fd, int timeout_ms);
 int tb_ttsws_step(struct tb_ttsws *c, int timeout_ms);
 

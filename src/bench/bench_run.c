@@ -27,6 +27,7 @@
 #include "ttsbuf/api.h"
 #include "ttsbuf/bench.h"
 #include "ttsbuf/error.h"
+#include "ttsbuf/ttsws.h"
 
 static int want_more(const struct bench *b, double now)
 {
@@ -226,6 +227,7 @@ static void level_close(struct bench *b)
     tb_bench_call_close(b);
     tb_bench_tts_free(b);
     tb_bench_xf_destroy(b->free_list);
+    tb_ttsws_loop_destroy(b->wsl); /* after every client on it */
     tb_bench_loop_close(b);
     free(b->headers);
     free(b->queue);

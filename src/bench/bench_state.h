@@ -208,9 +208,13 @@ struct bench {
                               * (tb_bench_held), and their cap */
     struct ttsjob *jobs;     /* a real TTS: the streams still speaking */
     size_t njobs;
-    size_t ntts;     /* TTS clients open (in flight and jobs) */
+    size_t ntts; /* TTS clients open (in flight and jobs) */
+    /* A WebSocket TTS (--tts-api *-ws): the loop that serves every client
+     * of this level's thread (ttsws.h), made by the first, destroyed by
+     * level_close after the last client; NULL: none. */
+    struct tb_ttsws_loop *wsl;
     size_t tts_dead; /* streams in flight flagged tts_dead */
-    int calling; /* the level runs calls (bench_call.c) */
+    int calling;     /* the level runs calls (bench_call.c) */
     /* Calls: called by bench_xfer.c when a turn's record is made (the
      * call's slot, the record's index), so that the stream's handling
      * does not include the calls' module. */

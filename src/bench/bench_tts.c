@@ -13,6 +13,7 @@
 #include "bench_tts.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/ttsmeas.h"
+#include "ttsbuf/ttsws.h"
 
 /* The segmenter closed a chunk: its text, pend[0 .. end - seg_from), goes
  * to the stream's client now. */
@@ -83,6 +84,14 @@ int tb_bench_tts_open(struct bench *b, struct xf *x, char *err, size_t errlen)
     to.ud = NULL;
     to.cancel = NULL; /* the loop cancels (tb_bench_tts_cancel) */
     to.request_id = strchr(x->rid, ' ') != NULL ? strchr(x->rid, ' ') + 1 : NULL; /* cC.tT */
+    if (to.ws != 0 && b->wsl == NULL) {
+        /* The loop's one libwebsockets context, for every WebSocket
+         * client of this thread (ttsws.h). */
+        rc = tb_ttsws_loop_create(&b->wsl, tb_ttsws_url_tls(to.url), err, errlen);
+        if (rc != 0)
+            return rc;
+    }
+    to.ws_loop = b->wsl;
     rc = tb_ttsnet_create(&to, &x->tts, err, errlen);
     if (rc == 0)
         b->ntts++;
@@ -222,6 +231,8 @@ int tb_bench_tts_step(struct bench *b)
 {
     struct ttsjob **pp = &b->jobs;
     int rc = 0;
+    if (b->wsl != NULL) /* what came on every WebSocket, read and stamped */
+        tb_ttsws_loop_service(b->wsl);
     for (struct xf *x = b->inflight; x != NULL; x = x->next) {
         if (x->tts == NULL)
             continue;
@@ -264,6 +275,8 @@ int tb_bench_tts_step(struct bench *b)
         b->njobs--;
         b->ntts--;
     }
+    if (b->wsl != NULL) /* what the steps queued, written now */
+        tb_ttsws_loop_service(b->wsl);
     return rc;
 }
 

@@ -483,12 +483,6 @@ int tb_cli_bench_parse(int argc, char **argv, const struct tb_cmddoc *doc, struc
                      "TTS's shared capacity is sweep's --tts-capacity");
         return TB_EINVAL;
     }
-    if (a->tl.url != NULL && a->tl.ws) {
-        tb_cli_error("bench: --tts-api %s: bench speaks the TTS's HTTP dialects (openai, "
-                     "elevenlabs, deepgram, cartesia); the WebSocket ones are run's",
-                     tb_ttsws_name(a->tl.ws - 1));
-        return TB_EINVAL;
-    }
     if (a->tl.url != NULL && (a->html != NULL || a->au.sink != TB_SINK_NONE)) {
         tb_cli_error("bench: --tts-url: %s replays streams on a model with eSpeak NG; bench does "
                      "not keep the TTS's audio (run --tts-url plays and keeps it)",

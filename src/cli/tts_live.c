@@ -48,7 +48,9 @@ const struct tb_optdoc tb_opt_tts_live[TB_CLI_TTS_LIVE_ROWS_N + 1] = {
      "elevenlabs-ws opens wss://.../v1/text-to-speech/VOICE/stream-input and sends each chunk "
      "as a text message with flush: true; cartesia-ws opens wss://.../tts/websocket and sends "
      "each chunk on one context with continue: true, then a flush. One connection per stream, "
-     "opened as the run starts; sent is when the chunk's message was written, and its audio is "
+     "opened as the run (bench: the stream) starts, every connection of a thread served by one "
+     "libwebsockets context on that thread's event loop (bench: its loop threads; no thread per "
+     "connection); sent is when the chunk's message was written, and its audio is "
      "told apart by the protocol's own markers (ElevenLabs' alignment characters, Cartesia's "
      "flush_id). The key, and the dialect's other options, are the HTTP dialect's. The built-in "
      "mock does not speak them (LIMITS)."},

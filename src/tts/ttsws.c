@@ -10,10 +10,7 @@
 
 #include <cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +22,7 @@
 #include "ttsbuf/ttsapi.h"
 #include "ttsbuf/utf8.h"
 #include "ttsws_conn.h"
+#include "ttsws_loop.h"
 #include "ttsws_priv.h"
 #include "ttsws_rx.h"
 
@@ -68,10 +66,8 @@ static int enqueue(struct tb_ttsws *c, const char *s, uint32_t j)
     o->j = j;
     o->len = len;
     memcpy(o->buf + TB_TTSWS_PRE, s, len);
-    pthread_mutex_lock(&c->mu);
     *c->oq_tail = o;
     c->oq_tail = &o->next;
-    pthread_mutex_unlock(&c->mu);
     tb_ttsws_conn_wake(c);
     return 0;
 }
@@ -214,9 +210,7 @@ static int timeouts(struct tb_ttsws *c, int cap)
 void tb_ttsws_cancel(struct tb_ttsws *c)
 {
     tb_ttscore_cancel(&c->k);
-    pthread_mutex_lock(&c->mu);
     c->want_close = 1;
-    pthread_mutex_unlock(&c->mu);
     tb_ttsws_conn_wake(c);
 }
 
@@ -225,9 +219,25 @@ int tb_ttsws_step(struct tb_ttsws *c, int timeout_ms)
     return tb_ttsws_step_fd(c, -1, timeout_ms);
 }
 
+int tb_ttsws_loop_create(struct tb_ttsws_loop **out, int tls, char *err, size_t errlen)
+{
+    return tb_ttsws_loop_open(out, tb_ttsws_conn_protocols(), tls, err, errlen);
+}
+
+int tb_ttsws_url_tls(const char *url)
+{
+    return url != NULL && (strncmp(url, "wss://", 6) == 0 || strncmp(url, "https://", 8) == 0);
+}
+
+/* Whether this step services the loop: its own always, a shared one
+ * only when the step may wait (ttsws.h). */
+static int services(const struct tb_ttsws *c, int timeout_ms)
+{
+    return c->loop != NULL && (c->own_loop || timeout_ms > 0);
+}
+
 int tb_ttsws_step_fd(struct tb_ttsws *c, int fd, int timeout_ms)
 {
-    struct pollfd p[2];
     int rc, wait;
     if (tb_ttscore_cancel_asked(&c->k)) {
         tb_ttsws_cancel(c);
@@ -239,15 +249,17 @@ int tb_ttsws_step_fd(struct tb_ttsws *c, int fd, int timeout_ms)
     rc = tb_ttscore_send_ready(&c->k);
     if (rc != 0)
         return rc;
+    if (services(c, timeout_ms)) {
+        tb_ttsws_loop_service(c->loop); /* what was queued goes out before the wait */
+        tb_ttsws_drain(c);
+    }
     wait = timeouts(c, timeout_ms);
     if (!c->k.stopping && tb_ttscore_may_send(&c->k))
         wait = 0;
-    p[0].fd = c->pipe_fd[0];
-    p[0].events = POLLIN;
-    p[1].fd = fd;
-    p[1].events = POLLIN;
-    if (wait > 0 && poll(p, fd >= 0 ? 2 : 1, wait) < 0 && errno != EINTR)
+    if (wait > 0 && c->loop != NULL && tb_ttsws_loop_wait(c->loop, fd, wait) != 0 && errno != EINTR)
         return TB_EIO;
+    if (services(c, wait))
+        tb_ttsws_loop_service(c->loop);
     tb_ttsws_drain(c);
     timeouts(c, 0);
     rc = tb_ttscore_send_ready(&c->k);
@@ -390,8 +402,6 @@ static int init(int api, const struct tb_ttsnet_opts *o, struct tb_ttsws **out, 
     c = calloc(1, sizeof(*c));
     if (c == NULL)
         return TB_ENOMEM;
-    c->pipe_fd[0] = c->pipe_fd[1] = -1;
-    pthread_mutex_init(&c->mu, NULL);
     c->oq_tail = &c->oq;
     c->eq_tail = &c->eq;
     c->api = api;
@@ -435,15 +445,12 @@ int tb_ttsws_create(int api, const struct tb_ttsnet_opts *o, struct tb_ttsws **o
     *out = NULL;
     if (rc != 0 || c == NULL) /* c NULL: init's codes are never 0 then */
         goto fail;
-    if (pipe(c->pipe_fd) != 0 || fcntl(c->pipe_fd[0], F_SETFL, O_NONBLOCK) != 0 ||
-        fcntl(c->pipe_fd[1], F_SETFL, O_NONBLOCK) != 0 ||
-        fcntl(c->pipe_fd[0], F_SETFD, FD_CLOEXEC) != 0 ||
-        fcntl(c->pipe_fd[1], F_SETFD, FD_CLOEXEC) != 0) {
-        char why[160];
-        if (!tb_http_nofd_text(errno, why, sizeof(why)))
-            snprintf(why, sizeof(why), "%s", strerror(errno));
-        rc = tb_seterr(err, errlen, TB_EIO, "no pipe: %s", why);
-        goto fail;
+    c->loop = o->ws_loop;
+    if (c->loop == NULL) {
+        rc = tb_ttsws_loop_create(&c->loop, tb_ttsws_url_tls(o->url), err, errlen);
+        if (rc != 0)
+            goto fail;
+        c->own_loop = 1;
     }
     if (api == TB_TTSWS_ELEVENLABS && (rc = elevenlabs_open(c)) != 0)
         goto fail;
@@ -483,6 +490,8 @@ void tb_ttsws_destroy(struct tb_ttsws *c)
     if (c == NULL)
         return;
     tb_ttsws_conn_stop(c);
+    if (c->own_loop)
+        tb_ttsws_loop_destroy(c->loop);
     for (o = c->oq; o != NULL;) {
         struct tb_ttsws_out *nx = o->next;
         free(o);
@@ -494,11 +503,6 @@ void tb_ttsws_destroy(struct tb_ttsws *c)
         free(e);
         e = nx;
     }
-    if (c->pipe_fd[0] >= 0)
-        close(c->pipe_fd[0]);
-    if (c->pipe_fd[1] >= 0)
-        close(c->pipe_fd[1]);
-    pthread_mutex_destroy(&c->mu);
     free(c->rx);
     free(c->cy);
     free(c->last);

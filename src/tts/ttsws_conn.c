@@ -1,44 +1,37 @@
 /*
- * ttsws_conn.c - the WebSocket TTS client's connection (ttsws_priv.h), on
- * libwebsockets.
+ * ttsws_conn.c - the WebSocket TTS client's connection (ttsws_conn.h), on
+ * libwebsockets, served by its thread's loop (ttsws_loop.c: one context
+ * for every connection of the thread, no thread of its own).
  *
- * libwebsockets runs its own poll loop, and Debian builds it without the
- * external-poll hooks, so the connection lives on a thread of its own
- * (the only thread that calls libwebsockets once the connection is
- * started).  It writes the messages the caller's thread queued, stamps
- * each on the run's clock when written, and hands every received message
- * (stamped when its last fragment came) back through a queue and a pipe;
- * the caller's thread reads that pipe in tb_ttsws_step_fd beside its own
- * descriptor, and does everything else there (ttsws_rx.c).  So the run's
- * clock is read on both threads: it must be the monotonic one (a pure
- * read), as every live run's is.
+ * The callbacks run inside the loop's service: they write the messages
+ * the client queued, each stamped on the run's clock as its write began, and
+ * queue every received message (stamped when its last fragment came) for
+ * the client's next step, which handles it outside libwebsockets
+ * (ttsws_rx.c), so nothing a client's callback does can reach into lws.
+ * A connection finds its client through its opaque user data, which
+ * tb_ttsws_conn_stop clears: a connection whose client is gone only
+ * closes.
  */
 #include <curl/curl.h>
 #include <errno.h>
 #include <libwebsockets.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ttsbuf/error.h"
 #include "ttsbuf/http.h"
 #include "ttsbuf/ttsapi.h"
 #include "ttsws_conn.h"
+#include "ttsws_loop.h"
 
 _Static_assert(TB_TTSWS_PRE >= LWS_PRE, "room for libwebsockets' header before a payload");
 
+/* Queued for the client's next step (ttsws_rx.c), outside lws. */
 static void post(struct tb_ttsws *c, struct tb_ttsws_ev *e)
 {
-    char b = 1;
-    pthread_mutex_lock(&c->mu);
     *c->eq_tail = e;
     c->eq_tail = &e->next;
-    pthread_mutex_unlock(&c->mu);
-    /* Full pipe: the reader is behind and will see the queue anyway. */
-    if (write(c->pipe_fd[1], &b, 1) < 0 && errno != EAGAIN)
-        return;
 }
 
 static void post_kind(struct tb_ttsws *c, int kind, long status, const char *why)
@@ -159,23 +152,22 @@ static void receive(struct tb_ttsws *c, struct lws *wsi, const void *in, size_t 
  * 0, or -1 to close. */
 static int writeable(struct tb_ttsws *c, struct lws *wsi)
 {
-    struct tb_ttsws_out *o;
-    int close_now;
-    pthread_mutex_lock(&c->mu);
-    o = c->oq;
+    struct tb_ttsws_out *o = c->oq;
+    double t;
     if (o != NULL) {
         c->oq = o->next;
         if (c->oq == NULL)
             c->oq_tail = &c->oq;
     }
-    close_now = o == NULL && c->want_close;
-    pthread_mutex_unlock(&c->mu);
-    if (close_now) {
+    if (o == NULL && c->want_close) {
         lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
         return -1;
     }
     if (o == NULL)
         return 0;
+    /* Stamped as the write begins: a thread descheduled between the write
+     * and the stamp would date the send after the peer could answer it. */
+    t = tb_ttscore_now(&c->k);
     if (lws_write(wsi, o->buf + TB_TTSWS_PRE, o->len, LWS_WRITE_TEXT) < (int)o->len) {
         free(o);
         return -1;
@@ -184,26 +176,33 @@ static int writeable(struct tb_ttsws *c, struct lws *wsi)
         struct tb_ttsws_ev *e = calloc(1, sizeof(*e));
         if (e != NULL) {
             e->kind = TB_TTSWS_EV_SENT;
-            e->t = tb_ttscore_now(&c->k);
+            e->t = t;
             e->j = o->j;
             post(c, e);
         }
     }
     free(o);
-    lws_callback_on_writable(wsi);
+    if (c->oq != NULL || c->want_close)
+        lws_callback_on_writable(wsi);
     return 0;
 }
 
 static int cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
-    struct tb_ttsws *c = lws_context_user(lws_get_context(wsi));
+    struct tb_ttsws *c = lws_get_opaque_user_data(wsi);
     (void)user;
+    if (c == NULL) /* its client is gone (or not a connection of ours) */
+        return reason == LWS_CALLBACK_CLIENT_WRITEABLE || reason == LWS_CALLBACK_CLIENT_RECEIVE ||
+                       reason == LWS_CALLBACK_CLIENT_ESTABLISHED
+                   ? -1
+                   : 0;
     switch (reason) {
     case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER: {
         unsigned char **p = in;
         return handshake_headers(c, wsi, p, *p + len);
     }
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
+        c->open = 1;
         post_kind(c, TB_TTSWS_EV_UP, 101, NULL);
         lws_callback_on_writable(wsi);
         break;
@@ -211,13 +210,14 @@ static int cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, voi
     case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: peer_close(c, in, len); break;
     case LWS_CALLBACK_CLIENT_CLOSED:
         c->wsi = NULL;
+        c->open = 0;
         post_kind(c, TB_TTSWS_EV_CLOSED, c->close_code, c->close_why);
         break;
     case LWS_CALLBACK_CLIENT_RECEIVE: receive(c, wsi, in, len); break;
     case LWS_CALLBACK_CLIENT_WRITEABLE: return writeable(c, wsi);
-    case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-        if (c != NULL && c->wsi != NULL)
-            lws_callback_on_writable(c->wsi);
+    case LWS_CALLBACK_WSI_DESTROY:
+        if (c->wsi == wsi)
+            c->wsi = NULL; /* closed without a close callback (a connect that failed) */
         break;
     default: break;
     }
@@ -229,18 +229,9 @@ static const struct lws_protocols protocols[] = {
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
-static void *loop(void *arg)
+const struct lws_protocols *tb_ttsws_conn_protocols(void)
 {
-    struct tb_ttsws *c = arg;
-    for (;;) {
-        int quit;
-        pthread_mutex_lock(&c->mu);
-        quit = c->quit;
-        pthread_mutex_unlock(&c->mu);
-        if (quit || lws_service(c->ctx, 0) < 0)
-            break;
-    }
-    return NULL;
+    return protocols;
 }
 
 /* The request's path and query (c->path) under the base URL's path
@@ -282,7 +273,6 @@ static int request_path(struct tb_ttsws *c, const char *bpath)
 
 int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char *err, size_t errlen)
 {
-    struct lws_context_creation_info ci;
     struct lws_client_connect_info cc;
     const char *prot = NULL, *ads = NULL, *bpath = NULL;
     int port = 0, tls;
@@ -308,6 +298,9 @@ int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char 
         return tb_seterr(err, errlen, TB_EINVAL, "TTS URL: a query or fragment in the base URL");
     if (strcmp(prot, "http") == 0 || strcmp(prot, "ws") == 0)
         port = port == 0 ? 80 : port;
+    if (tls && !tb_ttsws_loop_tls(c->loop))
+        return tb_seterr(err, errlen, TB_EINVAL,
+                         "TTS URL: a wss URL on a WebSocket loop made without TLS");
     if (request_path(c, bpath) != 0)
         return TB_ENOMEM;
     /* The log's url: scheme, host, path, no secret (none is in it). */
@@ -321,19 +314,8 @@ int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char 
     if (port == 0)
         port = tls ? 443 : 80;
 
-    lws_set_log_level(0, NULL); /* the library prints nothing */
-    memset(&ci, 0, sizeof(ci));
-    ci.port = CONTEXT_PORT_NO_LISTEN;
-    ci.protocols = protocols;
-    ci.user = c;
-    ci.gid = -1;
-    ci.uid = -1;
-    ci.options = tls ? LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT : 0;
-    c->ctx = lws_create_context(&ci);
-    if (c->ctx == NULL)
-        return tb_seterr(err, errlen, TB_ENOMEM, "libwebsockets: no context");
     memset(&cc, 0, sizeof(cc));
-    cc.context = c->ctx;
+    cc.context = tb_ttsws_loop_ctx(c->loop);
     cc.address = ads;
     cc.port = port;
     cc.path = c->path;
@@ -346,36 +328,32 @@ int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char 
     if (tls && insecure)
         cc.ssl_connection |= LCCSCF_ALLOW_SELFSIGNED | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK |
                              LCCSCF_ALLOW_INSECURE | LCCSCF_ALLOW_EXPIRED;
+    cc.opaque_user_data = c;
     cc.pwsi = &c->wsi;
     c->created = tb_ttscore_now(&c->k);
-    if (lws_client_connect_via_info(&cc) == NULL && c->wsi == NULL) {
-        /* Failed at once (its error callback may have posted why). */
-        if (c->eq == NULL)
-            post_kind(c, TB_TTSWS_EV_REFUSED, 0, "the connection could not be started");
-    }
-    if (pthread_create(&c->thr, NULL, loop, c) != 0)
-        return TB_ENOMEM;
-    c->thr_up = 1;
+    if (lws_client_connect_via_info(&cc) == NULL && c->wsi == NULL && c->eq == NULL)
+        /* Failed at once (its error callback may have queued why). */
+        post_kind(c, TB_TTSWS_EV_REFUSED, 0, "the connection could not be started");
     return 0;
 }
 
 void tb_ttsws_conn_stop(struct tb_ttsws *c)
 {
-    if (c->thr_up) {
-        pthread_mutex_lock(&c->mu);
-        c->quit = 1;
-        pthread_mutex_unlock(&c->mu);
-        lws_cancel_service(c->ctx);
-        pthread_join(c->thr, NULL);
-        c->thr_up = 0;
-    }
-    if (c->ctx != NULL)
-        lws_context_destroy(c->ctx);
-    c->ctx = NULL;
+    if (c->wsi == NULL)
+        return;
+    /* Closed at the loop's next service: an open connection's next
+     * callback returns -1 (it has no client); one still connecting times
+     * out at once (lws runs its timers after its next socket event). */
+    lws_set_opaque_user_data(c->wsi, NULL);
+    lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+    if (c->open)
+        lws_callback_on_writable(c->wsi);
+    c->wsi = NULL;
+    c->open = 0;
 }
 
 void tb_ttsws_conn_wake(struct tb_ttsws *c)
 {
-    if (c->ctx != NULL)
-        lws_cancel_service(c->ctx);
+    if (c->wsi != NULL && c->open)
+        lws_callback_on_writable(c->wsi);
 }

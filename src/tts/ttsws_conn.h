@@ -1,6 +1,7 @@
 /*
  * ttsws_conn.h - private to src/tts: the WebSocket TTS client's
- * connection (ttsws_conn.c), on a thread of its own.
+ * connection (ttsws_conn.c), on its thread's loop (ttsws_loop.c).  The
+ * client's thread, which is the loop's.
  */
 #ifndef TTSBUF_TTS_TTSWS_CONN_H
 #define TTSBUF_TTS_TTSWS_CONN_H
@@ -9,14 +10,22 @@
 
 #include "ttsws_state.h"
 
-/* Parses the base URL, builds the path and the log's url, starts the
- * context, the connect and the thread.  0, TB_EINVAL or TB_ENOMEM (the
- * reason in err).  The caller's thread. */
+struct lws_protocols;
+
+/* The protocols of a loop's context (ttsws_loop.c): the one every
+ * connection speaks (this file's callback), then the list's end. */
+const struct lws_protocols *tb_ttsws_conn_protocols(void);
+
+/* Parses the base URL, builds the path and the log's url, and starts the
+ * connect on c->loop.  0, TB_EINVAL or TB_ENOMEM (the reason in err); a
+ * connection that fails later is queued as an event (EV_REFUSED). */
 int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char *err,
                         size_t errlen);
-/* Ends the thread and the context (no callback runs); detached: nothing. */
+/* Detaches the connection from c (no callback reaches c again) and has
+ * the loop close it at its next service; none: nothing. */
 void tb_ttsws_conn_stop(struct tb_ttsws *c);
-/* Wakes the thread (messages queued, a close asked); detached: nothing. */
+/* Messages were queued, or a close asked: the connection is asked to
+ * write when its socket can (at the loop's next service). */
 void tb_ttsws_conn_wake(struct tb_ttsws *c);
 
 #endif

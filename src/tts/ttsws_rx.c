@@ -1,6 +1,6 @@
 /*
- * ttsws_rx.c - what a WebSocket TTS sent back, on the caller's thread
- * (ttsws_priv.h): each event the connection thread posted, each message
+ * ttsws_rx.c - what a WebSocket TTS sent back, in the client's step
+ * (ttsws_priv.h): each event the connection's callbacks queued, each message
  * decoded (JSON, base64), its audio attributed to the chunk the protocol
  * names, and the chunks' ends.
  *
@@ -431,15 +431,9 @@ void tb_ttsws_rx_event(struct tb_ttsws *c, const struct tb_ttsws_ev *e)
 
 void tb_ttsws_drain(struct tb_ttsws *c)
 {
-    struct tb_ttsws_ev *e;
-    char buf[64];
-    while (c->pipe_fd[0] >= 0 && read(c->pipe_fd[0], buf, sizeof(buf)) > 0)
-        ;
-    pthread_mutex_lock(&c->mu);
-    e = c->eq;
+    struct tb_ttsws_ev *e = c->eq;
     c->eq = NULL;
     c->eq_tail = &c->eq;
-    pthread_mutex_unlock(&c->mu);
     while (e != NULL) {
         struct tb_ttsws_ev *nx = e->next;
         tb_ttsws_rx_event(c, e);

@@ -1,6 +1,6 @@
 /*
  * ttsws_rx.h - private to src/tts: what a WebSocket TTS sent back and the
- * chunks' ends (ttsws_rx.c), on the caller's thread; a record's
+ * chunks' ends (ttsws_rx.c), in the client's step; a record's
  * bookkeeping is the engine's (ttscore.h).
  */
 #ifndef TTSBUF_TTS_TTSWS_RX_H
@@ -24,7 +24,7 @@ void tb_ttsws_fail_flying(struct tb_ttsws *c, int kind, long status, const char 
 void tb_ttsws_conn_down(struct tb_ttsws *c, int kind, long status, const char *why);
 /* The non-blank characters of t[0..n) (ElevenLabs' alignment counts). */
 uint32_t tb_ttsws_nonblank(const char *t, size_t n);
-/* Takes and handles every event the connection thread posted. */
+/* Takes and handles every event the connection's callbacks queued. */
 void tb_ttsws_drain(struct tb_ttsws *c);
 /* Handles one event (e and its data stay the caller's). */
 void tb_ttsws_rx_event(struct tb_ttsws *c, const struct tb_ttsws_ev *e);

@@ -4,9 +4,10 @@
  *
  *   ttsws.c       the caller's side: chunks submitted, sent in order at
  *                 most N at once, the timeouts, finish, create, destroy;
- *   ttsws_conn.c  the connection's thread: libwebsockets, the messages
- *                 written and read, each handed over as a struct ev;
- *   ttsws_rx.c    what came back, on the caller's thread: each message
+ *   ttsws_conn.c  the connection, on the thread's loop (ttsws_loop.c):
+ *                 libwebsockets, the messages written and read, each
+ *                 received one queued as a struct ev;
+ *   ttsws_rx.c    what came back, taken from that queue: each message
  *                 decoded, its audio attributed to the chunk the protocol
  *                 names (never to another), the chunks' ends.
  *
@@ -18,7 +19,6 @@
 #ifndef TTSBUF_TTS_TTSWS_STATE_H
 #define TTSBUF_TTS_TTSWS_STATE_H
 
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -37,7 +37,8 @@
  * checked against it in ttsws_conn.c). */
 #define TB_TTSWS_PRE 16
 
-/* What the connection thread hands the caller's thread. */
+/* What the connection's callbacks (inside the loop's service) queue for
+ * the client's step, which handles them outside libwebsockets. */
 enum tb_ttsws_ev_kind {
     TB_TTSWS_EV_UP = 1,  /* the upgrade completed */
     TB_TTSWS_EV_SENT,    /* chunk j's text was written */
@@ -66,7 +67,6 @@ struct tb_ttsws_out {
     unsigned char buf[];
 };
 
-struct lws_context;
 struct lws;
 
 struct tb_ttsws {
@@ -76,30 +76,25 @@ struct tb_ttsws {
     double connect_timeout, idle_timeout, total_timeout;
     double created;
 
-    /* The connection (its thread's, but for start and join); ctx NULL:
-     * detached, no connection. */
-    struct lws_context *ctx;
-    struct lws *wsi;
-    char *conn_url; /* the parse buffer lws_parse_uri cut up */
-    char *path;     /* the request's path and query */
-    pthread_t thr;
-    int thr_up;
-    unsigned char *rx; /* the message being received */
+    /* The connection; loop NULL: detached, no connection. */
+    struct tb_ttsws_loop *loop; /* the thread's loop (ttsws.h) */
+    int own_loop;               /* made for this client: destroyed with it */
+    struct lws *wsi;            /* NULL: not connected, or closed */
+    int open;                   /* the upgrade completed, not closed yet */
+    char *conn_url;             /* the parse buffer lws_parse_uri cut up */
+    char *path;                 /* the request's path and query */
+    unsigned char *rx;          /* the message being received */
     size_t rx_len, rx_cap;
     int rx_binary, rx_toobig;
     long close_code;
     char close_why[124];
 
-    /* Shared between the two threads, under mu. */
-    pthread_mutex_t mu;
-    struct tb_ttsws_out *oq, **oq_tail;
-    struct tb_ttsws_ev *eq, **eq_tail;
-    int quit;       /* the thread ends */
-    int want_close; /* close once the queue is written */
-    int pipe_fd[2]; /* the thread writes a byte after each event */
+    /* Between the client and its connection's callbacks. */
+    struct tb_ttsws_out *oq, **oq_tail; /* to write, in order */
+    struct tb_ttsws_ev *eq, **eq_tail;  /* received, for the next step */
+    int want_close;                     /* close once the queue is written */
 
-    /* The caller's thread: per chunk, beside the engine's state (cap of
-     * them). */
+    /* Per chunk, beside the engine's state (cap of them). */
     size_t cap;
     double *last;                /* per chunk: its send or its last audio (idle) */
     uint32_t *counted;           /* per chunk (ElevenLabs): non-blank characters spoken */

@@ -21,8 +21,16 @@
 //                     that are not UTF-8 (a raw text frame)
 // The key the client should send is in PEER_KEY (never written to the
 // log: the log says whether it came, and where).  Listens on 127.0.0.1.
+// Each chunk's first audio is logged as {"first_audio_ms": D,
+// "loop_lag_ms": L}: D the peer's own time from the chunk's text
+// (Cartesia: its flush) reaching its handler to that audio's send, LAT
+// plus however late node's timer fired; L the most node's event loop has
+// been late so far (perf_hooks), which bounds how long a message waited
+// in its socket before the handler ran.  A test judges the client's first
+// byte against what the peer did.
 import http from 'node:http';
 import fs from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { WebSocketServer } from 'ws';
 
 const [port, dialect, mode, logfile] = process.argv.slice(2);
@@ -30,6 +38,8 @@ const LAT = 40; // ms from a chunk's text (Cartesia: its flush) to its first aud
 const BYTES = 1600; // PCM bytes per audio message, two per chunk
 const key = process.env.PEER_KEY || '';
 const log = (o) => fs.appendFileSync(logfile, JSON.stringify(o) + '\n');
+const loopLag = monitorEventLoopDelay({ resolution: 1 });
+loopLag.enable();
 const pcm = () => {
   const b = Buffer.alloc(BYTES);
   for (let i = 0; i < BYTES / 2; i++) b.writeInt16LE(Math.round(8000 * Math.sin(i / 8)), i * 2);
@@ -76,6 +86,7 @@ function session(ws) {
   let pending = Promise.resolve(); // the audio still to come: the end waits for it
   let text = '';
   ws.on('message', (data, isBinary) => {
+    const t0 = performance.now();
     const raw = data.toString();
     if (key !== '' && raw.includes(key)) log({ key_in_message: true });
     let m;
@@ -92,7 +103,7 @@ function session(ws) {
         return;
       }
       if (m.text.trim() === '') return; // the opening space
-      pending = answer(ws, m.text, (a, chars) =>
+      pending = answer(ws, t0, m.text, (a, chars) =>
         JSON.stringify({ audio: a, isFinal: null, alignment: { chars, charStartTimesMs: [], charDurationsMs: [] } }),
       );
     } else {
@@ -101,7 +112,7 @@ function session(ws) {
         const id = flushId;
         const t = text;
         text = '';
-        pending = answer(ws, t, (a) => JSON.stringify({ type: 'chunk', data: a, done: false, status_code: 206, context_id: m.context_id, flush_id: id }),
+        pending = answer(ws, t0, t, (a) => JSON.stringify({ type: 'chunk', data: a, done: false, status_code: 206, context_id: m.context_id, flush_id: id }),
           () => ws.send(JSON.stringify({ type: 'flush_done', done: false, flush_done: true, flush_id: id, status_code: 206, context_id: m.context_id })));
       } else if (m.continue === false) {
         pending.then(() => ws.send(JSON.stringify({ type: 'done', done: true, status_code: 206, context_id: m.context_id })));
@@ -112,11 +123,12 @@ function session(ws) {
   });
 }
 
-// Two audio messages for a chunk's text, LAT ms from now and 10 ms apart,
-// each naming half of its characters; then `after`.  A promise of the end.
+// Two audio messages for a chunk's text, LAT ms from t0 (its arrival) and
+// 10 ms apart, each naming half of its characters; then `after`.  A
+// promise of the end.
 let answered = 0; // chunks answered so far (badutf8 fails the second)
 
-function answer(ws, t, shape, after) {
+function answer(ws, t0, t, shape, after) {
   const chars = [...t];
   const half = Math.ceil(chars.length / 2);
   let done;
@@ -150,6 +162,7 @@ function answer(ws, t, shape, after) {
           : JSON.stringify({ type: 'error', error: 'voice not found', status_code: 404, done: true }),
       );
     ws.send(shape(pcm(), chars.slice(0, half)));
+    log({ first_audio_ms: performance.now() - t0, loop_lag_ms: loopLag.max / 1e6 });
     if (mode === 'cut') {
       setTimeout(() => ws.terminate(), 10);
       return;
@@ -161,7 +174,7 @@ function answer(ws, t, shape, after) {
       done();
       if (mode === 'close') setTimeout(() => ws.close(1000, 'inactivity'), 20);
     }, 10);
-  }, LAT);
+  }, Math.max(0, LAT - (performance.now() - t0)));
   return p;
 }
 
