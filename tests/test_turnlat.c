@@ -612,6 +612,51 @@ static void after_first_sound(void **state)
     cJSON_Delete(sum);
 }
 
+/* bench --html replays each stream at its own record's end of turn (a
+ * drawn --eou): the page's wait for request i starts at -eou_s of record
+ * i, not at request 0's. */
+static void html_own_eou(void **state)
+{
+    (void)state;
+    char dir[256], args[1024], path[320], want[64];
+    int port;
+    char *page, *recs, *at;
+    tb_test_tmpdir(dir, sizeof(dir), "turnlat", "hoe");
+    tb_test_serve_up("--synth tps=200,ttft=0.05,tokens=20", &port);
+    snprintf(args, sizeof(args),
+             "bench -q --base-url http://127.0.0.1:%d/v1 --model m -c 1 --requests 3 "
+             "--eou uniform:0.1..0.5 --html-streams 3 --out %s/D --html %s/D.html",
+             port, dir, dir);
+    {
+        struct tb_test_out o = tb_test_run(args);
+        assert_int_equal(o.code, 0);
+        tb_test_out_free(&o);
+    }
+    snprintf(path, sizeof(path), "%s/D.html", dir);
+    page = tb_test_slurp_str(path);
+    snprintf(path, sizeof(path), "%s/D/records.jsonl", dir);
+    recs = tb_test_slurp_str(path);
+    int n = 0;
+    double first = NAN;
+    int differ = 0;
+    for (at = strstr(recs, "\"eou_s\":"); at != NULL; at = strstr(at + 1, "\"eou_s\":")) {
+        double e = strtod(at + 8, NULL);
+        if (n == 0)
+            first = e;
+        else if (fabs(e - first) > 1e-6)
+            differ = 1;
+        snprintf(want, sizeof(want), "data-from=\"-%.6f\"", e);
+        if (strstr(page, want) == NULL)
+            fail_msg("record eou_s %.6f: no %s on the page", e, want);
+        n++;
+    }
+    assert_int_equal(n, 3);
+    assert_true(differ); /* the draws differ, so the check can fail */
+    free(page);
+    free(recs);
+    tb_test_rm_rf(dir);
+}
+
 int tb_test_turnlat(void)
 {
     const struct CMUnitTest tests[] = {
@@ -627,6 +672,7 @@ int tb_test_turnlat(void)
         cmocka_unit_test(eou_presets),
         cmocka_unit_test_teardown(after_first_sound, tb_test_serve_down),
         cmocka_unit_test_teardown(pictures, tb_test_serve_down),
+        cmocka_unit_test_teardown(html_own_eou, tb_test_serve_down),
         cmocka_unit_test_teardown(live_leading_silence, tb_test_serve_down),
         cmocka_unit_test_teardown(calls_leading_silence, tb_test_serve_down),
     };

@@ -66,6 +66,11 @@ struct tb_sim_opts {
 
 void tb_sim_opts_default(struct tb_sim_opts *o);
 
+/* Sets o for turn k (k >= 1) of a caller that plays many turns: eou_s =
+ * eou_at(k) when eou_at is set, else o is left as it is.  Bench plays
+ * request id as turn id + 1: its records, its page and its replay agree. */
+void tb_sim_opts_turn(struct tb_sim_opts *o, uint32_t k);
+
 struct tb_curve_point {
     double preroll, min_tps, ttfa, gap_total, gap_max;
     uint32_t underruns;

@@ -275,7 +275,7 @@ int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play
     if (o->eou_at != NULL) {
         /* the turn's own end of speech: turn id + 1 */
         struct tb_sim_opts ot = *o;
-        ot.eou_s = o->eou_at(o->eou_ud, (uint32_t)(rec->id + 1));
+        tb_sim_opts_turn(&ot, (uint32_t)(rec->id + 1));
         rec->stream->eou_s = ot.eou_s; /* its trace says it: sim of it plays this turn */
         rc = tb_sim_run(play, &ot, &clk, NULL, NULL, &r, err, errlen);
     } else {

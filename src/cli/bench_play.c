@@ -44,6 +44,7 @@ int tb_cli_bench_play(struct tb_cli_bench *a, const struct tb_bench_recs *recs)
             "through --audio %s\n",
             (unsigned long long)pick->id, pick->level + 1, pick->underruns,
             pick->underruns == 1 ? "" : "s", pick->gap_total, a->au.spec);
+    tb_sim_opts_turn(&o, (uint32_t)(pick->id + 1)); /* its own end of turn, as its record's */
     rc = tb_cli_audio_start(&a->au, &o, pick->stream);
     if (rc == 0)
         rc = tb_cli_audio_sim(&a->au, pick->stream, &o, NULL, NULL, &r, &simrc, err, sizeof(err));

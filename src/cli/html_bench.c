@@ -279,6 +279,7 @@ static int stream_figure(FILE *f, const struct tb_cli_html_bench_info *b,
     level_of(b->m, x, level, sizeof(level), stem, sizeof(stem));
     snprintf(name, sizeof(name), "request %llu (%s)", (unsigned long long)x->id, level);
     src.name = name;
+    tb_sim_opts_turn(&o, (uint32_t)(x->id + 1)); /* its own end of turn, as its record's */
     rc = tb_cli_audio_for_html(&au, TB_HTML_AUDIO_MAX_S);
     if (rc == 0) {
         tb_cli_audio_rate_model(&au, x->stream, &o);

@@ -18,6 +18,12 @@ void tb_sim_opts_default(struct tb_sim_opts *o)
     o->ring_bytes = TB_RING_BYTES_DEFAULT;
 }
 
+void tb_sim_opts_turn(struct tb_sim_opts *o, uint32_t k)
+{
+    if (o->eou_at != NULL)
+        o->eou_s = o->eou_at(o->eou_ud, k);
+}
+
 void tb_sim_result_set_usage(struct tb_sim_result *r, long long usage_tokens)
 {
     double span = r->last_content_t - r->ttft;
