@@ -260,6 +260,36 @@ static int write_rec(void *ud, struct tb_bench_rec *rec)
 /* Runs the levels in order, each written to --out as it ends; the first
  * failure stops them, and SIGINT or SIGTERM after the level it cut (what
  * ran is reported). */
+/* The providers' side of bench's options: the LLM's shared capacity
+ * (--llm-capacity), the real TTS (--tts-url, its options in *to, which
+ * must outlive the run) and its shared capacity (--tts-capacity).
+ * TB_ENOMEM, said, when a queue cannot be made. */
+static int providers(struct bench *b, struct tb_bench_opts *bo, struct tb_ttsnet_opts *to)
+{
+    tb_clock_monotonic_init(&b->cap_clock);
+    if (b->a.llm_capacity > 0) {
+        if (tb_capq_create((int)b->a.llm_capacity, &b->cap_clock, &b->llm_capq) != 0) {
+            tb_cli_error("out of memory");
+            return TB_ENOMEM;
+        }
+        bo->llm_capacity = b->llm_capq;
+    }
+    if (b->a.tl.url != NULL) {
+        tb_cli_bench_tts_opts(&b->a, b->tts_base, to, &bo->sim);
+        bo->tts = to;
+        if (b->a.tts_capacity > 0) {
+            if (tb_capq_create((int)b->a.tts_capacity, &b->cap_clock, &b->capq) != 0) {
+                tb_cli_error("out of memory");
+                return TB_ENOMEM;
+            }
+            to->capacity = b->capq;
+        }
+        bo->tts_replay = tb_cli_bench_tts_replay_turn;
+        bo->tts_replay_ud = &bo->sim;
+    }
+    return 0;
+}
+
 static int run_levels(struct bench *b)
 {
     struct tb_bench_opts bo;
@@ -290,27 +320,9 @@ static int run_levels(struct bench *b)
         bo.tool_latency = b->a.tool.lat;
         bo.filler = b->a.tool.filler;
     }
-    tb_clock_monotonic_init(&b->cap_clock);
-    if (b->a.llm_capacity > 0) {
-        if (tb_capq_create((int)b->a.llm_capacity, &b->cap_clock, &b->llm_capq) != 0) {
-            tb_cli_error("out of memory");
-            return TB_ENOMEM;
-        }
-        bo.llm_capacity = b->llm_capq;
-    }
-    if (b->a.tl.url != NULL) {
-        tb_cli_bench_tts_opts(&b->a, b->tts_base, &to, &bo.sim);
-        bo.tts = &to;
-        if (b->a.tts_capacity > 0) {
-            if (tb_capq_create((int)b->a.tts_capacity, &b->cap_clock, &b->capq) != 0) {
-                tb_cli_error("out of memory");
-                return TB_ENOMEM;
-            }
-            to.capacity = b->capq;
-        }
-        bo.tts_replay = tb_cli_bench_tts_replay_turn;
-        bo.tts_replay_ud = &bo.sim;
-    }
+    rc = providers(b, &bo, &to);
+    if (rc != 0)
+        return rc;
     /* The streams are kept only for what reads them after the run; --out
      * writes each as its request ends (on one loop, without a TTS). */
     bo.drop_streams = b->a.html == NULL && b->a.au.sink == TB_SINK_NONE;
