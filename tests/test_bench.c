@@ -64,17 +64,46 @@ static void opts_init(struct tb_bench_opts *o, const struct tb_test_mock *m, cha
  */
 static double ttft_tol(double lag)
 {
-    return 0.05 + 3 * lag;
+    return 0.05 * TB_TEST_TIME_SCALE + 3 * lag;
 }
 
 static double itl_tol(double lag)
 {
-    return 0.005 + 4 * lag;
+    return 0.005 * TB_TEST_TIME_SCALE + 4 * lag;
 }
 
 static double tps_tol(double lag)
 {
-    return 10 + (1.0 / DT) * 4 * lag / ((N_EV - 1) * DT);
+    return 10 * TB_TEST_TIME_SCALE + (1.0 / DT) * 4 * lag / ((N_EV - 1) * DT);
+}
+
+/* The largest gap between a record's content events. */
+static double itl_max(const struct tb_bench_rec *x)
+{
+    double m = 0;
+    for (size_t i = 0; i < x->nitl; i++)
+        m = x->itl[i] > m ? x->itl[i] : m;
+    return m;
+}
+
+/* A record of the known schedule: its timings within the bounds, named
+ * with their values when they are not.  Speech at 1000 wpm runs dry only
+ * if an arrival gap outlasts the speech already buffered (a chunk of 16
+ * code points is 0.16 s, the next closes 0.05 s later): an underrun is a
+ * failure unless the recorded arrivals had such a gap (a stalled machine,
+ * which the replay then reports truly). */
+static void check_known(const struct tb_bench_rec *x, double lag)
+{
+    double gap = itl_max(x);
+    if (fabs(x->ttft - T0) > ttft_tol(lag))
+        fail_msg("request %u: ttft %.4f s, want %.2f within %.4f (lag %.4f)", (unsigned)x->id,
+                 x->ttft, T0, ttft_tol(lag), lag);
+    if (fabs(x->decode_tps - 1.0 / DT) > tps_tol(lag))
+        fail_msg("request %u: decode_tps %.2f, want %.0f within %.2f (lag %.4f)", (unsigned)x->id,
+                 x->decode_tps, 1.0 / DT, tps_tol(lag), lag);
+    if (x->underruns != 0 && gap < 0.1)
+        fail_msg("request %u: %d underruns with no arrival gap over 0.1 s (largest %.4f s)",
+                 (unsigned)x->id, x->underruns, gap);
 }
 
 static void run_level(const struct tb_test_mock *m, const char *model, uint32_t c, size_t requests,
@@ -90,7 +119,8 @@ static void run_level(const struct tb_test_mock *m, const char *model, uint32_t 
     tb_bench_prompts_free(&p);
 }
 
-/* Known schedule, known numbers: TTFT, decode TPS, usage, no underrun;
+/* Known schedule, known numbers: TTFT, decode TPS, usage, no underrun
+ * but where the arrivals stalled (check_known);
  * every id once.  The timing bounds grow by the wake-up delay the probe of
  * lag.h measured while the level ran (lag_tol). */
 static void known_schedule(void **state)
@@ -99,7 +129,7 @@ static void known_schedule(void **state)
     struct tb_test_mock m;
     struct tb_bench_recs r;
     struct tb_bench_summary s;
-    unsigned seen = 0;
+    unsigned seen = 0, clean = 0;
     double lag;
     tb_test_mock_start(&m, N_EV, T0, DT, NULL);
     tb_bench_recs_init(&r);
@@ -114,9 +144,8 @@ static void known_schedule(void **state)
         assert_int_equal(x->events, N_EV);
         assert_int_equal(x->usage_tokens, N_EV);
         assert_int_equal(x->nitl, N_EV - 1);
-        assert_near(x->ttft, T0, ttft_tol(lag));
-        assert_near(x->decode_tps, 1.0 / DT, tps_tol(lag));
-        assert_int_equal(x->underruns, 0);
+        check_known(x, lag);
+        clean += x->underruns == 0;
         assert_true(x->t_end > x->t_start);
         assert_true(x->id < 6);
         seen |= 1u << x->id;
@@ -126,12 +155,12 @@ static void known_schedule(void **state)
     assert_int_equal(tb_bench_summarize(&r, 0, &s), 0);
     assert_int_equal(s.requests, 6);
     assert_int_equal(s.ok, 6);
-    assert_int_equal(s.gapless, 6);
-    assert_near(s.gapless_share, 1.0, 0);
+    assert_int_equal(s.gapless, clean);
+    assert_near(s.gapless_share, clean / 6.0, 1e-12);
     assert_int_equal(s.events, 6 * N_EV);
     assert_int_equal(s.tokens, 6 * N_EV);
     assert_int_equal(s.m[TB_BM_ITL].count, 6 * (N_EV - 1));
-    assert_near(s.m[TB_BM_ITL].p50, DT, 0.003 + 4 * lag);
+    assert_near(s.m[TB_BM_ITL].p50, DT, 0.003 * TB_TEST_TIME_SCALE + 4 * lag);
     assert_near(s.m[TB_BM_TTFT].p50, T0, ttft_tol(lag));
     assert_true(s.system_tps > 0);
     tb_bench_recs_free(&r);
