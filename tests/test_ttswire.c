@@ -592,6 +592,42 @@ static void pcm_whole_samples_odd_byte_carried(void **state)
     tb_tts_log_free(&l);
 }
 
+/* The message that stops a stream for a dead TTS fits a record's message
+ * (TB_END_MESSAGE_MAX) whole: a long provider message and a long URL are
+ * shortened with "..." where a reader sees it (the URL without its query),
+ * and the sentence keeps its end. */
+static void dead_message_fits_whole(void **state)
+{
+    struct tb_tts_log l;
+    struct tb_tts_chunk *r;
+    char msg[640], big[TB_TTS_MESSAGE_MAX];
+    (void)state;
+    tb_tts_log_init(&l);
+    snprintf(l.api, sizeof(l.api), "elevenlabs-ws");
+    snprintf(l.url, sizeof(l.url),
+             "wss://api.elevenlabs.io/v1/text-to-speech/21m00Tcm4TlvDq8ikWAM/stream-input"
+             "?model_id=eleven_flash_v2_5&output_format=pcm_24000&inactivity_timeout=180");
+    assert_int_equal(tb_tts_log_add(&l, "hi", 2, 2, 24000, &r), 0);
+    for (size_t i = 0; i + 1 < sizeof(big); i++)
+        big[i] = i % 7 == 6 ? ' ' : 'w';
+    big[sizeof(big) - 1] = '\0';
+    snprintf(r->message, sizeof(r->message), "%s", big);
+    r->fail = TB_TTS_TRANSPORT;
+    assert_int_equal(tb_tts_log_dead(&l, msg, sizeof(msg)), 1);
+    assert_true(strlen(msg) < TB_END_MESSAGE_MAX);
+    assert_non_null(strstr(msg, "TTS chunk 1: transport: w"));
+    assert_non_null(strstr(msg, "... (the TTS: elevenlabs-ws at wss://api.elevenlabs.io/"));
+    assert_null(strstr(msg, "output_format"));
+    assert_non_null(strstr(msg, "...); the LLM stream was stopped"));
+    /* A short message and URL: whole, no dots. */
+    snprintf(r->message, sizeof(r->message), "connection refused");
+    snprintf(l.url, sizeof(l.url), "ws://127.0.0.1:9/v1?x=1");
+    assert_int_equal(tb_tts_log_dead(&l, msg, sizeof(msg)), 1);
+    assert_string_equal(msg, "TTS chunk 1: transport: connection refused (the TTS: elevenlabs-ws "
+                             "at ws://127.0.0.1:9/v1); the LLM stream was stopped");
+    tb_tts_log_free(&l);
+}
+
 int tb_test_ttswire(void)
 {
     const struct CMUnitTest tests[] = {
@@ -603,6 +639,7 @@ int tb_test_ttswire(void)
         cmocka_unit_test(protocol_breaks),
         cmocka_unit_test(peer_bytes_made_safe),
         cmocka_unit_test(pcm_whole_samples_odd_byte_carried),
+        cmocka_unit_test(dead_message_fits_whole),
     };
     return TB_RUN_GROUP("ttswire", tests);
 }

@@ -273,6 +273,23 @@ int tb_tts_stats_of(const struct tb_tts_log *l, struct tb_tts_stats *out)
     return 0;
 }
 
+/* s in out (outlen > 4), cut at the first of stop (a URL's query, say)
+ * and, if still longer, at its last space or punctuation before the end
+ * with "..." after it: a shortened part of a one-line message ends where
+ * a reader sees it was shortened, never inside a word. */
+static void fit(const char *s, const char *stop, char *out, size_t outlen)
+{
+    size_t n = strcspn(s, stop != NULL ? stop : ""), k;
+    if (n < outlen) {
+        snprintf(out, outlen, "%.*s", (int)n, s);
+        return;
+    }
+    k = outlen - 4;
+    while (k > outlen / 2 && strchr(" ,;:/&", s[k]) == NULL)
+        k--;
+    snprintf(out, outlen, "%.*s...", (int)k, s);
+}
+
 uint32_t tb_tts_log_dead(const struct tb_tts_log *l, char *msg, size_t msglen)
 {
     const struct tb_tts_chunk *c = NULL;
@@ -288,9 +305,15 @@ uint32_t tb_tts_log_dead(const struct tb_tts_log *l, char *msg, size_t msglen)
         return 0;
     if (c->status > 0)
         snprintf(st, sizeof(st), " %ld", c->status);
-    if (msglen > 0)
-        snprintf(msg, msglen, "TTS chunk %u: %s%s%s%.200s (the TTS: %s at %.200s); the LLM stream was stopped",
-                 c->chunk, tb_tts_fail_name(c->fail), st, c->message[0] ? ": " : "", c->message,
-                 l->api, l->url);
+    if (msglen > 0) {
+        /* Within a record's message (TB_END_MESSAGE_MAX): the provider's
+         * message and the URL (without its query) shortened, the sentence
+         * whole. */
+        char m[100], u[56];
+        fit(c->message, NULL, m, sizeof(m));
+        fit(l->url, "?#", u, sizeof(u));
+        snprintf(msg, msglen, "TTS chunk %u: %s%s%s%s (the TTS: %s at %s); the LLM stream was stopped",
+                 c->chunk, tb_tts_fail_name(c->fail), st, c->message[0] ? ": " : "", m, l->api, u);
+    }
     return c->chunk;
 }
