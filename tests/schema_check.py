@@ -154,6 +154,10 @@ def flat(s, store, prefix="", required_only=False):
         if required_only and name not in s.get("required", []):
             continue
         sub = resolve(sub, store)
+        for alt in sub.get("oneOf", []):  # null or a block (tts_stats): the block's
+            alt = resolve(alt, store)
+            if alt.get("type") == "object" and alt.get("properties"):
+                sub = alt
         if sub.get("type") == "object" and sub.get("properties"):
             out += flat(sub, store, prefix + name + "_")
         elif sub.get("type") != "array":

@@ -641,6 +641,85 @@ static void builtin_mock(void **state)
     cJSON_Delete(j);
 }
 
+/* The CSV holds the JSON summary's blocks flattened (ttsbuf(1), OUTPUT):
+ * tts_stats_* with a real TTS, retry_* always, each cell the summary's
+ * value; a line of CSV per level, as many cells as the header. */
+static void csv_has_json_blocks(void **state)
+{
+    char dir[256], args[600], path[300];
+    struct tb_test_out o;
+    cJSON *sum;
+    const cJSON *lv;
+    char *save = NULL, *line, *hdr[512], *row[512];
+    size_t nh = 0, nr = 0;
+    int rows = 0;
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "ttsbench", "csv");
+    snprintf(args, sizeof(args),
+             "bench --mock -c 2 --requests 2 --tts-url mock --tts-api cartesia --out %s/o --csv",
+             dir);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    snprintf(path, sizeof(path), "%s/o/summary.json", dir);
+    sum = cJSON_Parse(tb_test_slurp_str(path));
+    assert_non_null(sum);
+    lv = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sum, "levels"), 0);
+    assert_non_null(lv);
+    for (line = strtok_r(o.so, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        char **v = rows == 0 ? hdr : row;
+        size_t *n = rows == 0 ? &nh : &nr;
+        *n = 0;
+        /* no cell of these blocks holds a comma: split on every one */
+        for (char *c = line, *e; c != NULL && *n < 512; c = e != NULL ? e + 1 : NULL) {
+            e = strchr(c, ',');
+            if (e != NULL)
+                *e = '\0';
+            v[(*n)++] = c;
+        }
+        rows++;
+    }
+    assert_int_equal(rows, 2);
+    assert_int_equal(nh, nr);
+    for (size_t i = 0; i < nh; i++) {
+        const char *k = hdr[i];
+        const cJSON *blk = NULL, *leaf;
+        if (strncmp(k, "tts_stats_", 10) == 0)
+            blk = cJSON_GetObjectItemCaseSensitive(lv, "tts_stats"), k += 10;
+        else if (strncmp(k, "retry_", 6) == 0)
+            blk = cJSON_GetObjectItemCaseSensitive(lv, "retry"), k += 6;
+        else
+            continue;
+        leaf = cJSON_GetObjectItemCaseSensitive(blk, k);
+        if (leaf == NULL) { /* a statistic's field: first_byte_s_p50 */
+            const char *u = strrchr(k, '_');
+            char sub[64];
+            assert_non_null(u);
+            snprintf(sub, sizeof(sub), "%.*s", (int)(u - k), k);
+            leaf = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(blk, sub),
+                                                    u + 1);
+        }
+        if (leaf == NULL)
+            fail_msg("CSV column %s is not in the JSON summary", hdr[i]);
+        if (cJSON_IsNull(leaf))
+            assert_string_equal(row[i], "");
+        else if (fabs(strtod(row[i], NULL) - leaf->valuedouble) >
+                 1e-12 * (1 + fabs(leaf->valuedouble)))
+            fail_msg("%s: CSV %s, JSON %.17g", hdr[i], row[i], leaf->valuedouble);
+    }
+    for (const char *want[] = {"tts_stats_sent", "tts_stats_skipped", "tts_stats_first_byte_s_p50",
+                               "retry_refused", "retry_wait_s_max"},
+                    **w = want;
+         w < want + 5; w++) {
+        size_t i = 0;
+        while (i < nh && strcmp(hdr[i], *w) != 0)
+            i++;
+        if (i == nh)
+            fail_msg("CSV lacks %s", *w);
+    }
+    cJSON_Delete(sum);
+    tb_test_out_free(&o);
+}
+
 int tb_test_ttsbench(void)
 {
     const struct CMUnitTest tests[] = {
@@ -652,6 +731,7 @@ int tb_test_ttsbench(void)
         cmocka_unit_test_teardown(header_names_the_tts, tb_test_serve_down),
         cmocka_unit_test_teardown(usage_refusals, tb_test_serve_down),
         cmocka_unit_test_teardown(builtin_mock, tb_test_serve_down),
+        cmocka_unit_test(csv_has_json_blocks),
         cmocka_unit_test(human_header_reads),
     };
     return TB_RUN_GROUP("ttsbench", tests);

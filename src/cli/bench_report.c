@@ -287,7 +287,7 @@ static void level_lines(FILE *f, const char *name, const struct tb_bench_summary
 }
 
 /* The level's refusals and retries (bench --retry). */
-static void retry_json(cJSON *o, const struct tb_bench_summary *x)
+void tb_cli_bench_retry_json(cJSON *o, const struct tb_bench_summary *x)
 {
     cJSON *r = cJSON_AddObjectToObject(o, "retry");
     if (r == NULL)
@@ -528,7 +528,7 @@ int tb_cli_bench_report_json(FILE *f, const char *command, const struct tb_bench
         if (x->tts)
             tb_cli_report_tts_json(o, &x->tts_stats); /* only with a real TTS */
         tb_cli_bench_wait_json(o, x);
-        retry_json(o, x);
+        tb_cli_bench_retry_json(o, x);
         if (x->llm_capacity) /* only with --llm-capacity: other summaries as before */
             tb_cli_json_stats(o, "llm_capacity_wait_s", &x->llm_wait);
         goodput_json(o, m, x);
@@ -582,8 +582,10 @@ void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
             fprintf(f, ",%s_%s", tb_bench_metric_name((enum tb_bench_metric)k), tb_stats_fields[q]);
     }
     wait_csv(f, NULL);
+    tb_cli_bench_csv_blocks(f, m, s, NULL, 0);
     fputs(",goodput_slo,goodput_good,goodput_share,goodput_per_s", f);
     tb_cli_bench_barge_csv(f, NULL);
+    tb_cli_bench_csv_blocks(f, m, s, NULL, 1);
     fputc('\n', f);
     for (uint32_t l = 0; l < m->nlevels; l++) {
         const struct tb_bench_summary *x = &s[l];
@@ -610,6 +612,7 @@ void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
                 tb_cli_bench_csv_num(f, tb_stats_field(&x->m[k], q));
         }
         wait_csv(f, x);
+        tb_cli_bench_csv_blocks(f, m, s, x, 0);
         if (m->slo.set != 0) {
             char t[400];
             tb_bench_slo_text(&m->slo, t, sizeof(t));
@@ -621,6 +624,7 @@ void tb_cli_bench_report_csv(FILE *f, const struct tb_bench_meta *m,
         tb_cli_bench_csv_num(f, x->good_share);
         tb_cli_bench_csv_num(f, x->good_per_s);
         tb_cli_bench_barge_csv(f, x);
+        tb_cli_bench_csv_blocks(f, m, s, x, 1);
         fputc('\n', f);
     }
 }
