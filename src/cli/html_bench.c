@@ -10,7 +10,10 @@
  * through eSpeak NG stretched to its durations, on a virtual clock, one
  * at a time, each rendered to a temporary WAV file and
  * embedded: the page grows by about 3.5 MB a minute of their audio, so
- * --html-streams bounds it.
+ * --html-streams bounds it.  With a live TTS (--tts-url), whose audio
+ * bench does not keep, the page draws what was measured instead
+ * (html_live.h): every turn's wait from its record, and each stream
+ * replayed with its measured TTS, without audio.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -22,6 +25,7 @@
 #include "bench_report.h"
 #include "bench_wait.h"
 #include "cli.h"
+#include "html_live.h"
 #include "html_report.h"
 #include "outputs.h"
 #include "plays.h"
@@ -258,8 +262,28 @@ static void streams_table(FILE *f, const struct tb_bench_meta *m, const struct t
     fputs("</tbody></table>\n", f);
 }
 
+/* Record x of a live TTS: its stream replayed with its measured TTS,
+ * without audio (html_live.h). */
+static int live_figure(FILE *f, const struct tb_cli_html_bench_info *b,
+                       const struct tb_bench_rec *x)
+{
+    char name[160], level[64], stem[64], suffix[96];
+    int rc;
+    level_of(b->m, x, level, sizeof(level), stem, sizeof(stem));
+    snprintf(name, sizeof(name), "request %llu (%s)", (unsigned long long)x->id, level);
+    snprintf(suffix, sizeof(suffix), "-%s-%llu", stem, (unsigned long long)x->id);
+    fprintf(f,
+            "<details id=\"s-%s-%llu\"><summary>request %llu, %s: %u underrun%s, %.3f s "
+            "of silence in the table; replayed with its measured TTS (no audio)</summary>\n",
+            stem, (unsigned long long)x->id, (unsigned long long)x->id, level, x->underruns,
+            x->underruns == 1 ? "" : "s", x->gap_total);
+    rc = tb_cli_html_live_figure(f, b->o, x, name, suffix, b->max_gaps);
+    fputs("</details>\n", f);
+    return rc;
+}
+
 /* Replays record x on the run's rate model, heard through eSpeak NG, and
- * writes its figure. */
+ * writes its figure; a live TTS's record with its measured TTS. */
 static int stream_figure(FILE *f, const struct tb_cli_html_bench_info *b,
                          const struct tb_bench_rec *x)
 {
@@ -271,6 +295,8 @@ static int stream_figure(FILE *f, const struct tb_cli_html_bench_info *b,
     char name[160], level[64], stem[64], suffix[96], err[512];
     int rc, simrc;
 
+    if (x->stream->tts != NULL)
+        return live_figure(f, b, x);
     tb_cli_audio_init(&au);
     au.voice = b->speech->voice;
     au.cue = b->speech->cue;
@@ -321,6 +347,7 @@ int tb_cli_html_bench(const char *path, const struct tb_cli_html_bench_info *b)
 {
     char *rep = NULL, *json = NULL, title[512];
     size_t replen, jsonlen, *w = NULL, nw = 0;
+    const struct tb_tts_log *live = NULL; /* a live TTS's, or NULL */
     int rc = 0;
     FILE *m, *f = NULL;
 
@@ -334,12 +361,14 @@ int tb_cli_html_bench(const char *path, const struct tb_cli_html_bench_info *b)
     if (fclose(m) != 0)
         goto nomem;
     nw = worst(b->recs, b->nworst, w);
+    live = tb_cli_html_live_log(b->recs);
 
     f = tb_cli_output_open("--html", path, &rc);
     if (f == NULL)
         goto out;
     snprintf(title, sizeof(title), "ttsbuf bench: %s at %s", b->m->model, b->m->base_url);
     tb_cli_html_begin(f, "bench", title);
+    tb_cli_html_live_note(f, live, b->m->provider);
     fputs("<h2>Per level</h2>\n", f);
     levels_table(f, b->m, b->s);
     fputs("<pre id=\"report\">", f);
@@ -347,13 +376,18 @@ int tb_cli_html_bench(const char *path, const struct tb_cli_html_bench_info *b)
     fputs("</pre>\n", f);
     tb_cli_html_json(f, "result", json);
     rc = wait_figure(f, b->m, b->s);
+    if (rc == 0 && live != NULL)
+        rc = tb_cli_html_live_turns(f, b->m, b->recs);
     streams_table(f, b->m, b->recs, w, nw);
     fprintf(f,
             "<h2>The %zu stream%s with the most silence</h2>\n<p class=\"note\">Each replayed "
-            "from its recorded arrivals as <code>ttsbuf sim --trace --html</code> would, on the "
-            "rate model the table used: its numbers below are the table's, and its audio is "
-            "eSpeak NG stretched to the model's durations. Click one to open it.</p>\n",
-            nw, nw == 1 ? "" : "s");
+            "from its recorded arrivals as <code>ttsbuf sim --trace --html</code> would, %s. "
+            "Click one to open it.</p>\n",
+            nw, nw == 1 ? "" : "s",
+            live != NULL ? "with the TTS's measured arrivals: its numbers below are the table's, "
+                           "and it has no audio (the TTS's was not kept)"
+                         : "on the rate model the table used: its numbers below are the table's, "
+                           "and its audio is eSpeak NG stretched to the model's durations");
     for (size_t i = 0; i < nw && rc == 0; i++)
         rc = stream_figure(f, b, &b->recs->v[w[i]]);
     tb_cli_html_end(f);

@@ -25,6 +25,7 @@
 #include "report.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/stream.h"
+#include "ttsbuf/ttsmeas.h"
 
 #define TB_HTML_AUDIO_MAX_S 600.0
 
@@ -70,6 +71,12 @@ int tb_cli_html_wait(FILE *f, const char *title, const struct tb_svg_wait *b, si
 /* JSON text as <script type="application/json" id=ID>, every '<' written
  * as \u003c (the same JSON; no string can end the element). */
 void tb_cli_html_json(FILE *f, const char *id, const char *json);
+/* <p class="note live-tts">: the TTS was live (its dialect, URL and
+ * whether ttsbuf's mock answered), its audio not kept; provider is the
+ * LLM's ("mock": ttsbuf's built-in mock, said so; NULL or another: not
+ * said).  tts NULL writes nothing. */
+void tb_cli_html_live_note(FILE *f, const struct tb_tts_log *tts, const char *provider);
+
 /*
  * tb_cli_html_run_figure - one run's figure, as <section class="tb-run">: the
  * verdict, the timeline, the audio (h->au rendered to a WAV), the gaps, the
