@@ -133,7 +133,7 @@ static void bar_is(const cJSON *bar, const cJSON *lat, const char *what)
     const cJSON *parts = cJSON_GetObjectItemCaseSensitive(bar, "parts");
     const cJSON *total = cJSON_GetObjectItemCaseSensitive(bar, "total");
     for (int i = 0; i < TB_TURN_LAT_PARTS - 1; i++) {
-        char k[8];
+        char k[16];
         const cJSON *v;
         double want = rec_part(lat, i);
         snprintf(k, sizeof(k), "%d", i);
@@ -225,7 +225,7 @@ void tb_test_turnlat_calls_html(void **state)
         const cJSON *lat = cJSON_GetObjectItemCaseSensitive(recs[i], "latency");
         char label[64];
         const cJSON *bar;
-        snprintf(label, sizeof(label), "calls=2 call %.0f turn %.0f", tb_test_num(recs[i], "call"),
+        snprintf(label, sizeof(label), "call %.0f turn %.0f", tb_test_num(recs[i], "call"),
                  tb_test_num(recs[i], "turn"));
         bar = bar_named(seen, label, -1);
         if (bar == NULL)

@@ -80,8 +80,9 @@ static int wait_figure(FILE *f, const struct tb_bench_meta *m, const struct tb_b
     }
     if (rc == 0)
         rc = tb_cli_html_wait(
-            f, "Each part's p50 and p95, stacked (percentiles do not add: the tick is v2v's own)",
-            w, 2 * (size_t)m->nlevels);
+            f, "Where the wait went",
+            "Each part's p50 and p95, stacked (percentiles do not add: the tick is v2v's own)", w,
+            2 * (size_t)m->nlevels);
     free(w);
     free(label);
     return rc;
@@ -169,18 +170,20 @@ static void level_of(const struct tb_bench_meta *m, const struct tb_bench_rec *x
 }
 
 /* Which columns the streams table has beyond the common ones: a call's
- * and turn's (calls), the interruption's (barge-in), good (SLOs). */
+ * and turn's (calls), the interruption's (barge-in), good (SLOs); and
+ * what its replays are (live: a live TTS's, without audio). */
 struct cols {
-    int calls, barge, good;
+    int calls, barge, good, live;
 };
 
 static void streams_head(FILE *f, const struct cols *c)
 {
-    fputs("<h2>Every stream</h2>\n<p class=\"note\">Click a column's heading to sort by it. "
-          "The streams marked <em>hear it</em> are replayed below.</p>\n"
-          "<table class=\"sortable\" id=\"streams\"><thead><tr><th>request</th>"
-          "<th data-sort=\"level\">level</th>",
-          f);
+    fprintf(f,
+            "<h2>Every stream</h2>\n<p class=\"note\">Click a column's heading to sort by it. "
+            "The streams marked <em>%s</em> are replayed below.</p>\n"
+            "<table class=\"sortable\" id=\"streams\"><thead><tr><th>request</th>"
+            "<th data-sort=\"level\">level</th>",
+            c->live ? "see it" : "hear it");
     if (c->calls)
         fputs("<th data-sort=\"call\">call</th><th data-sort=\"turn\">turn</th>", f);
     fputs("<th>result</th>", f);
@@ -208,7 +211,8 @@ static void stream_row(FILE *f, const struct tb_bench_meta *m, const struct tb_b
     fprintf(f, "<tr><td data-v=\"%llu\">%llu", (unsigned long long)x->id,
             (unsigned long long)x->id);
     if (heard)
-        fprintf(f, " <a href=\"#s-%s-%llu\">hear it</a>", stem, (unsigned long long)x->id);
+        fprintf(f, " <a href=\"#s-%s-%llu\">%s</a>", stem, (unsigned long long)x->id,
+                c->live ? "see it" : "hear it");
     /* Sorted by the level's place in the run, shown by its name. */
     fprintf(f, "</td><td data-v=\"%u\">", x->level);
     tb_cli_html_text(f, name);
@@ -245,9 +249,9 @@ static void stream_row(FILE *f, const struct tb_bench_meta *m, const struct tb_b
 }
 
 static void streams_table(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_recs *r,
-                          const size_t *w, size_t nw)
+                          const size_t *w, size_t nw, int live)
 {
-    struct cols c = {0, 0, m->slo.set != 0};
+    struct cols c = {0, 0, m->slo.set != 0, live};
     for (size_t i = 0; i < r->n; i++) {
         c.calls |= r->v[i].call >= 0;
         c.barge |= r->v[i].barge;
@@ -377,8 +381,8 @@ int tb_cli_html_bench(const char *path, const struct tb_cli_html_bench_info *b)
     tb_cli_html_json(f, "result", json);
     rc = wait_figure(f, b->m, b->s);
     if (rc == 0 && live != NULL)
-        rc = tb_cli_html_live_turns(f, b->m, b->recs);
-    streams_table(f, b->m, b->recs, w, nw);
+        rc = tb_cli_html_live_turns(f, b->recs);
+    streams_table(f, b->m, b->recs, w, nw, live != NULL);
     fprintf(f,
             "<h2>The %zu stream%s with the most silence</h2>\n<p class=\"note\">Each replayed "
             "from its recorded arrivals as <code>ttsbuf sim --trace --html</code> would, %s. "

@@ -42,32 +42,37 @@ static int has_wait(const struct tb_bench_rec *x)
     return 0;
 }
 
-int tb_cli_html_live_turns(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_recs *r)
+/* A turn's bar's label: its call and turn (a call's ids are global, so
+ * unique over the levels), or its request's id; short, as the picture's
+ * margin is. */
+static void turn_label(const struct tb_bench_rec *x, char *out, size_t len)
+{
+    if (x->call >= 0)
+        snprintf(out, len, "call %lld turn %d", (long long)x->call, (int)x->turn);
+    else
+        snprintf(out, len, "request %llu", (unsigned long long)x->id);
+}
+
+int tb_cli_html_live_turns(FILE *f, const struct tb_bench_recs *r)
 {
     struct tb_svg_wait *w = calloc(TB_CLI_HTML_TURN_BARS, sizeof(*w));
-    char(*label)[96] = calloc(TB_CLI_HTML_TURN_BARS, sizeof(*label));
-    size_t n = 0, more = 0;
+    char(*label)[48] = calloc(TB_CLI_HTML_TURN_BARS, sizeof(*label));
+    size_t n = 0, more = 0, totals = 0;
     int rc = w == NULL || label == NULL ? TB_ENOMEM : 0;
     for (size_t i = 0; rc == 0 && i < r->n; i++) {
         const struct tb_bench_rec *x = &r->v[i];
-        char level[64];
         if (!has_wait(x))
             continue;
         if (n == TB_CLI_HTML_TURN_BARS) {
             more++;
             continue;
         }
-        tb_bench_level_name(&m->levels[x->level], level, sizeof(level));
-        if (x->call >= 0)
-            snprintf(label[n], sizeof(label[0]), "%.40s call %lld turn %d", level,
-                     (long long)x->call, (int)x->turn);
-        else
-            snprintf(label[n], sizeof(label[0]), "%.40s request %llu", level,
-                     (unsigned long long)x->id);
+        turn_label(x, label[n], sizeof(label[0]));
         tb_cli_wait_bar(&w[n], label[n], &x->lat);
+        totals += isfinite(w[n].total);
         n++;
     }
-    if (rc == 0 && n > 0) {
+    if (rc == 0 && totals > 0) { /* else tb_cli_html_wait draws nothing */
         fputs("<h2 id=\"turns-wait\">Where each turn's wait went (measured)</h2>\n"
               "<p class=\"note\">One bar a turn, its parts from its record's "
               "<code>latency</code>: the end of turn, the first token, a tool call's wait when "
@@ -78,10 +83,8 @@ int tb_cli_html_live_turns(FILE *f, const struct tb_bench_meta *m, const struct 
         if (more > 0)
             fprintf(f, " The first %zu turns of %zu.", n, n + more);
         fputs("</p>\n", f);
-        rc = tb_cli_html_wait(f,
-                              "Each turn, from the caller's last word to the first audible "
-                              "sound",
-                              w, n);
+        rc = tb_cli_html_wait(
+            f, NULL, "Each turn, from the caller's last word to the first audible sound", w, n);
     }
     free(w);
     free(label);

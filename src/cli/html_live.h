@@ -27,8 +27,10 @@ const struct tb_tts_log *tb_cli_html_live_log(const struct tb_bench_recs *r);
 /* The waterfall of every turn of r (the first TB_CLI_HTML_TURN_BARS with
  * any part measured), each bar the record's own parts (lat, tool_s
  * included) and its v2v_s as the tick: the numbers the records say, to
- * the microsecond.  0 or TB_ENOMEM. */
-int tb_cli_html_live_turns(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_recs *r);
+ * the microsecond.  A bar is labelled "call C turn T", or "request ID"
+ * outside calls (both unique over the levels).  Nothing when no turn has
+ * a v2v_s.  0 or TB_ENOMEM. */
+int tb_cli_html_live_turns(FILE *f, const struct tb_bench_recs *r);
 
 /* One record's figure (html_report.h's, without audio): its stream
  * replayed with its measured TTS (replay.h) on the options base, at its

@@ -371,7 +371,8 @@ static void verdict_line(FILE *f, const char *report)
     fputs("</p>\n", f);
 }
 
-int tb_cli_html_wait(FILE *f, const char *title, const struct tb_svg_wait *b, size_t n)
+int tb_cli_html_wait(FILE *f, const char *heading, const char *title, const struct tb_svg_wait *b,
+                     size_t n)
 {
     char *svg = NULL;
     size_t len = 0, any = 0;
@@ -388,7 +389,9 @@ int tb_cli_html_wait(FILE *f, const char *title, const struct tb_svg_wait *b, si
         free(svg);
         return TB_ENOMEM;
     }
-    fputs("<h3>Where the wait went</h3>\n<div class=\"tb-fig\">", f);
+    if (heading != NULL)
+        fprintf(f, "<h3>%s</h3>\n", heading);
+    fputs("<div class=\"tb-fig\">", f);
     tb_cli_html_svg(f, svg, len);
     fputs("</div>\n", f);
     free(svg);
@@ -462,8 +465,8 @@ int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const 
     {
         struct tb_svg_wait w;
         tb_cli_wait_bar(&w, "this turn", &h->r->lat);
-        if (tb_cli_html_wait(f, "From the caller's last word to the first audible sound", &w,
-                             1) != 0) {
+        if (tb_cli_html_wait(f, "Where the wait went",
+                             "From the caller's last word to the first audible sound", &w, 1) != 0) {
             rc = TB_ENOMEM;
             goto out;
         }
