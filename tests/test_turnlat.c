@@ -579,6 +579,7 @@ int tb_test_turnlat(void)
         cmocka_unit_test_teardown(calls_leading_silence, tb_test_serve_down),
         {"calls_html", tb_test_turnlat_calls_html, NULL, tb_test_serve_down, NULL},
         {"run_mock_html", tb_test_turnlat_run_mock_html, NULL, tb_test_serve_down, NULL},
+        {"calls_tool_html", tb_test_turnlat_calls_tool_html, NULL, tb_test_serve_down, NULL},
         {"tool_part", tb_test_turnlat_tool_part, NULL, NULL, NULL},
     };
     return TB_RUN_GROUP("turnlat", tests);

@@ -5,7 +5,8 @@
  * drawing every turn's measured parts (the records', to the microsecond,
  * a leading silence of the server's 0.2 s) and replaying its streams
  * with the measured TTS, without audio; sim --html of such a trace
- * giving the same parts with no TTS model given; a tool call's part.
+ * giving the same parts with no TTS model given; a tool call's part,
+ * drawn and on bench's page.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -313,6 +314,85 @@ void tb_test_turnlat_run_mock_html(void **state)
         cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(seen, "sections"), 0), "audio"));
     cJSON_Delete(seen);
     cJSON_Delete(run);
+    tb_test_rm_rf(dir);
+}
+
+/* The text of the bar labelled label in the first wait picture that has
+ * one (owned), up to the next bar or the picture's end; NULL when none. */
+static char *bar_text(const char *page, const char *label)
+{
+    char want[96];
+    const char *p, *e, *g;
+    snprintf(want, sizeof(want), "<g class=\"wait\" data-label=\"%s\"", label);
+    p = strstr(page, want);
+    if (p == NULL)
+        return NULL;
+    e = strstr(p, "</svg>");
+    g = strstr(p + 1, "<g class=\"wait\"");
+    if (g != NULL && (e == NULL || g < e))
+        e = g;
+    return strndup(p, e != NULL ? (size_t)(e - p) : strlen(p));
+}
+
+/* Calls whose turns call a tool, against a live TTS: each turn's bar on
+ * bench's page holds the record's tool_s as the tool call's part (none
+ * for a turn without one) beside its other parts, all to the
+ * microsecond. */
+void tb_test_turnlat_calls_tool_html(void **state)
+{
+    char dir[256], args[1024], path[320], *page;
+    cJSON *recs[8];
+    size_t n, tools = 0;
+    int port;
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "turnlat", "toolhtml");
+    tb_test_serve_up("--tts-lead 0.2 --tts-latency 0.05 --tool-call-rate 1 "
+                     "--synth tps=100,ttft=0.05,tokens=10,seed=2",
+                     &port);
+    snprintf(args, sizeof(args),
+             "bench -q --base-url http://127.0.0.1:%d/v1 --model m --conversations builtin "
+             "--calls 2 --call-count 4 --turns 2 --user-turn 0.05 --tool-latency 0.2 "
+             "--tts-url http://127.0.0.1:%d --html-streams 0 --out %s/o --html %s/b.html",
+             port, port, dir, dir);
+    {
+        struct tb_test_out o = tb_test_run(args);
+        if (o.code != 0)
+            fail_msg("bench --tts-url --html with tools: exit %d: %s", o.code, o.se);
+        tb_test_out_free(&o);
+    }
+    snprintf(path, sizeof(path), "%s/o/records.jsonl", dir);
+    n = tb_test_jsonl_records(path, recs, 8);
+    assert_int_equal(n, 8);
+    snprintf(path, sizeof(path), "%s/b.html", dir);
+    page = tb_test_slurp_str(path);
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *lat = cJSON_GetObjectItemCaseSensitive(recs[i], "latency");
+        const cJSON *tool = cJSON_GetObjectItemCaseSensitive(lat, "tool_s");
+        char label[64], want[96], *bar;
+        snprintf(label, sizeof(label), "call %.0f turn %.0f", tb_test_num(recs[i], "call"),
+                 tb_test_num(recs[i], "turn"));
+        bar = bar_text(page, label);
+        if (bar == NULL)
+            fail_msg("no bar \"%s\" on the page", label);
+        for (int k = 0; k < TB_TURN_LAT_PARTS - 1; k++) {
+            snprintf(want, sizeof(want), "data-part=\"%d\" data-s=\"%.6f\"", k, rec_part(lat, k));
+            if (strstr(bar, want) == NULL)
+                fail_msg("%s: no %s (%s)", label, want, tb_turn_lat_keys[k]);
+        }
+        if (cJSON_IsNumber(tool)) {
+            tools++;
+            snprintf(want, sizeof(want), "data-part=\"7\" data-s=\"%.6f\"", tool->valuedouble);
+            if (strstr(bar, want) == NULL)
+                fail_msg("%s: tool_s %.6f is not its bar's tool call", label, tool->valuedouble);
+        } else if (strstr(bar, "data-part=\"7\"") != NULL) {
+            fail_msg("%s: no tool call, and a tool call's part drawn", label);
+        }
+        free(bar);
+    }
+    assert_true(tools > 0); /* the check above can fail */
+    assert_non_null(strstr(page, ">tool call<"));
+    free(page);
+    tb_test_json_free(recs, n);
     tb_test_rm_rf(dir);
 }
 

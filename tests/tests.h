@@ -114,6 +114,7 @@ void tb_test_turnlat_html_own_eou(void **state);
 void tb_test_turnlat_calls_html(void **state);
 void tb_test_turnlat_run_mock_html(void **state);
 void tb_test_turnlat_tool_part(void **state);
+void tb_test_turnlat_calls_tool_html(void **state);
 int tb_test_ttsfault(void); /* the fault matrix's TTS side: a TTS that fails or leaks */
 int tb_test_ttsbench(void); /* bench --tts-url: a real TTS per stream, end to end */
 int tb_test_ttsws(void);    /* the WebSocket TTS client against a third-party peer */
