@@ -278,9 +278,13 @@ static int live_figure(FILE *f, const struct tb_cli_html_bench_info *b,
     snprintf(suffix, sizeof(suffix), "-%s-%llu", stem, (unsigned long long)x->id);
     fprintf(f,
             "<details id=\"s-%s-%llu\"><summary>request %llu, %s: %u underrun%s, %.3f s "
-            "of silence in the table; replayed with its measured TTS (no audio)</summary>\n",
+            "of silence in the table; replayed with its measured TTS (no audio)%s</summary>\n",
             stem, (unsigned long long)x->id, (unsigned long long)x->id, level, x->underruns,
-            x->underruns == 1 ? "" : "s", x->gap_total);
+            x->underruns == 1 ? "" : "s", x->gap_total,
+            /* the record is the turn's second request (bench_rec.h) */
+            x->tool_calls > 0 ? "; a tool call's turn: its request after the call, the turn's "
+                                "whole wait in the turns' waterfall"
+                              : "");
     rc = tb_cli_html_live_figure(f, b->o, x, name, suffix, b->max_gaps);
     fputs("</details>\n", f);
     return rc;
