@@ -79,7 +79,7 @@ static const struct tb_group groups[] = {
     {"preroll", tb_test_preroll, 0, 1.0, 1},
     {"ttstrace", tb_test_ttstrace, 0, 0.7, 1},
     {"ttslive", tb_test_ttslive, TB_GROUP_TIMING, 31.4, 2},
-    {"turnlat", tb_test_turnlat, 0, 6.0, 1},
+    {"turnlat", tb_test_turnlat, 0, 20.0, 1},
     {"ttsfault", tb_test_ttsfault, 0, 158.4, 4},
     {"ttsbench", tb_test_ttsbench, TB_GROUP_TIMING, 97.1, 3},
     {"ttsws", tb_test_ttsws, TB_GROUP_TIMING, 14.0, 1},

@@ -564,8 +564,9 @@ static void usage_refusals(void **state)
                          "--tts-api: 'klingon' is not");
     tb_test_expect_error("bench --base-url http://127.0.0.1:9/v1 --model m --tts-url mock", 2,
                          "--tts-url mock is the built-in mock's TTS");
-    tb_test_expect_error("bench --mock --tts-url mock --html /tmp/x.html", 2,
-                         "bench does not keep the TTS's audio");
+    tb_test_expect_error("bench --mock --tts-url mock --audio wav:/tmp/x.wav", 2,
+                         "--audio replays a stream with eSpeak NG; bench does not keep the TTS's "
+                         "audio");
     /* The WebSocket dialects run in bench (ttswsbench), not on the mock. */
     tb_test_expect_error("bench --mock --tts-url mock --tts-api cartesia-ws", 2,
                          "the built-in mock speaks the HTTP dialects only; cartesia-ws needs");

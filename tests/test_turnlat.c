@@ -5,7 +5,8 @@
  * the time to first audio; --eou and --tts-lead drawn and refused; a
  * live run against `ttsbuf serve --tts-lead 0.2` in every HTTP dialect,
  * whose leading silence is the server's 0.2 s, whose TTS first byte is
- * the trace's, and whose recording gives sim the same parts.
+ * the trace's, and whose recording gives sim the same parts.  The pages'
+ * cases are in test_turnlat_html.c.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -191,61 +192,6 @@ static void report_block(void **state)
     assert_non_null(strstr(o.so, "end of turn          0.400 s   (--eou 0.4)"));
     assert_non_null(strstr(o.so, "voice to voice "));
     tb_test_out_free(&o);
-}
-
-/* The pictures: the page's waterfall holds each part (its data-s, to the
- * microsecond, is the JSON's), the timeline marks the first audible
- * sample; bench's page stacks each level's p50 and p95. */
-static void pictures(void **state)
-{
-    (void)state;
-    char dir[256], args[1024], path[320], *page, *p;
-    cJSON *j;
-    const cJSON *l;
-    int parts = 0, port;
-    tb_test_tmpdir(dir, sizeof(dir), "turnlat", "pic");
-    snprintf(args, sizeof(args),
-             "sim --synth tps=20,ttft=0.3,tokens=80,seed=3 --eou 0.4 --tts-lead 0.1 "
-             "--tts-latency 0.2 --html %s/p.html --svg %s/t.svg --json",
-             dir, dir);
-    j = tb_test_run_json(NULL, args, 0);
-    l = cJSON_GetObjectItemCaseSensitive(j, "latency");
-    snprintf(path, sizeof(path), "%s/p.html", dir);
-    page = tb_test_slurp_str(path);
-    p = strstr(page, "data-chart=\"wait\"");
-    assert_non_null(p);
-    for (int i = 0; i < TB_TURN_LAT_PARTS - 1; i++) {
-        char want[96];
-        snprintf(want, sizeof(want), "data-part=\"%d\" data-s=\"%.6f\"", i,
-                 num(l, tb_turn_lat_keys[i]));
-        parts += strstr(p, want) != NULL;
-    }
-    assert_int_equal(parts, TB_TURN_LAT_PARTS - 1);
-    assert_non_null(strstr(p, "class=\"total\""));
-    free(page);
-    snprintf(path, sizeof(path), "%s/t.svg", dir);
-    page = tb_test_slurp_str(path);
-    assert_non_null(strstr(page, "first audible 0.97 s"));
-    assert_non_null(strstr(page, "from the caller&apos;s last word to sound"));
-    free(page);
-    cJSON_Delete(j);
-    /* bench: two bars a level */
-    tb_test_serve_up("--synth tps=200,ttft=0.05,tokens=20", &port);
-    snprintf(args, sizeof(args),
-             "bench -q --base-url http://127.0.0.1:%d/v1 --model m -c 1,2 --requests 2 --eou 0.3 "
-             "--html %s/b.html",
-             port, dir);
-    {
-        struct tb_test_out o = tb_test_run(args);
-        assert_int_equal(o.code, 0);
-        tb_test_out_free(&o);
-    }
-    snprintf(path, sizeof(path), "%s/b.html", dir);
-    page = tb_test_slurp_str(path);
-    assert_non_null(strstr(page, "data-label=\"c=1 p50\""));
-    assert_non_null(strstr(page, "data-label=\"c=2 p95\""));
-    free(page);
-    tb_test_rm_rf(dir);
 }
 
 /* The timeline marks the caller's end of speech (eou before the request:
@@ -612,53 +558,9 @@ static void after_first_sound(void **state)
     cJSON_Delete(sum);
 }
 
-/* bench --html replays each stream at its own record's end of turn (a
- * drawn --eou): the page's wait for request i starts at -eou_s of record
- * i, not at request 0's. */
-static void html_own_eou(void **state)
-{
-    (void)state;
-    char dir[256], args[1024], path[320], want[64];
-    int port;
-    char *page, *recs, *at;
-    tb_test_tmpdir(dir, sizeof(dir), "turnlat", "hoe");
-    tb_test_serve_up("--synth tps=200,ttft=0.05,tokens=20", &port);
-    snprintf(args, sizeof(args),
-             "bench -q --base-url http://127.0.0.1:%d/v1 --model m -c 1 --requests 3 "
-             "--eou uniform:0.1..0.5 --html-streams 3 --out %s/D --html %s/D.html",
-             port, dir, dir);
-    {
-        struct tb_test_out o = tb_test_run(args);
-        assert_int_equal(o.code, 0);
-        tb_test_out_free(&o);
-    }
-    snprintf(path, sizeof(path), "%s/D.html", dir);
-    page = tb_test_slurp_str(path);
-    snprintf(path, sizeof(path), "%s/D/records.jsonl", dir);
-    recs = tb_test_slurp_str(path);
-    int n = 0;
-    double first = NAN;
-    int differ = 0;
-    for (at = strstr(recs, "\"eou_s\":"); at != NULL; at = strstr(at + 1, "\"eou_s\":")) {
-        double e = strtod(at + 8, NULL);
-        if (n == 0)
-            first = e;
-        else if (fabs(e - first) > 1e-6)
-            differ = 1;
-        snprintf(want, sizeof(want), "data-from=\"-%.6f\"", e);
-        if (strstr(page, want) == NULL)
-            fail_msg("record eou_s %.6f: no %s on the page", e, want);
-        n++;
-    }
-    assert_int_equal(n, 3);
-    assert_true(differ); /* the draws differ, so the check can fail */
-    free(page);
-    free(recs);
-    tb_test_rm_rf(dir);
-}
-
 int tb_test_turnlat(void)
 {
+    /* test_turnlat_html.c's cases go under their short names */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lead_exact_at_window_edge),
         cmocka_unit_test(lead_within_one_window),
@@ -671,10 +573,14 @@ int tb_test_turnlat(void)
         cmocka_unit_test(record_round_trip),
         cmocka_unit_test(eou_presets),
         cmocka_unit_test_teardown(after_first_sound, tb_test_serve_down),
-        cmocka_unit_test_teardown(pictures, tb_test_serve_down),
-        cmocka_unit_test_teardown(html_own_eou, tb_test_serve_down),
+        {"pictures", tb_test_turnlat_pictures, NULL, tb_test_serve_down, NULL},
+        {"html_own_eou", tb_test_turnlat_html_own_eou, NULL, tb_test_serve_down, NULL},
         cmocka_unit_test_teardown(live_leading_silence, tb_test_serve_down),
         cmocka_unit_test_teardown(calls_leading_silence, tb_test_serve_down),
+        {"calls_html", tb_test_turnlat_calls_html, NULL, tb_test_serve_down, NULL},
+        {"run_mock_html", tb_test_turnlat_run_mock_html, NULL, tb_test_serve_down, NULL},
+        {"calls_tool_html", tb_test_turnlat_calls_tool_html, NULL, tb_test_serve_down, NULL},
+        {"tool_part", tb_test_turnlat_tool_part, NULL, NULL, NULL},
     };
     return TB_RUN_GROUP("turnlat", tests);
 }

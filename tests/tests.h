@@ -108,6 +108,13 @@ int tb_test_preroll(void);  /* the gap-free pre-roll probe against the full-sear
 int tb_test_ttsdraws(void); /* --tts-draws: a random latency as distributions */
 int tb_test_ttslive(void);  /* run --tts-url: a real TTS in the loop, end to end */
 int tb_test_turnlat(void);  /* where a turn's wait went: parts, leading silence */
+/* turnlat's cases on pages (test_turnlat_html.c), run by tb_test_turnlat. */
+void tb_test_turnlat_pictures(void **state);
+void tb_test_turnlat_html_own_eou(void **state);
+void tb_test_turnlat_calls_html(void **state);
+void tb_test_turnlat_run_mock_html(void **state);
+void tb_test_turnlat_tool_part(void **state);
+void tb_test_turnlat_calls_tool_html(void **state);
 int tb_test_ttsfault(void); /* the fault matrix's TTS side: a TTS that fails or leaks */
 int tb_test_ttsbench(void); /* bench --tts-url: a real TTS per stream, end to end */
 int tb_test_ttsws(void);    /* the WebSocket TTS client against a third-party peer */

@@ -77,10 +77,14 @@ int tb_svg_sweep(FILE *f, const struct tb_sweep *sw, const char *title, int wait
 /* One bar of a turn's wait (turnlat.h): its parts from the end of turn
  * to the leading silence, in seconds (NAN: not measured, drawn as
  * nothing and said so in the bar's tooltip), and its voice-to-voice total
- * (a tick; NAN: none).  A level's bar at a percentile stacks each part's
- * percentile, whose sum is not the total's percentile: the tick says
- * where that is. */
-#define TB_SVG_WAIT_PARTS 7
+ * (a tick; NAN: none).  Parts 0..6 are tb_turn_lat_keys' (eou_s to
+ * leading_silence_s); part TB_SVG_WAIT_TOOL is a tool call's (tool_s),
+ * drawn after the first token, as v2v adds it; NAN there is a turn with
+ * no tool call, drawn and said as nothing.  A level's bar at a percentile
+ * stacks each part's percentile, whose sum is not the total's percentile:
+ * the tick says where that is. */
+#define TB_SVG_WAIT_PARTS 8
+#define TB_SVG_WAIT_TOOL 7
 struct tb_svg_wait {
     const char *label; /* the row's name ("turn 1", "p50"), escaped */
     double part[TB_SVG_WAIT_PARTS];

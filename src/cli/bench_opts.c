@@ -171,9 +171,9 @@ static const struct tb_optdoc bench_output[] = {
      "The report is bench's, with its calls, barge-in and gates lines; with --conversations each "
      "row has its call and turn, with --barge-in whether and when the caller interrupted it, "
      "with --slo whether it is good.  Those streams are replayed as sim --html does, on the rate "
-     "model the table used (eSpeak NG "
-     "stretched to its durations); their audio is a 16-bit mono 22.05 kHz WAV each (about 3.5 MB "
-     "a minute in the page, at most 600 s each)."},
+     "model the table used (eSpeak NG stretched to its durations); their audio is a 16-bit mono "
+     "22.05 kHz WAV each (about 3.5 MB a minute in the page, at most 600 s each).  With --tts-url "
+     "the page draws what was measured: every turn's wait, the streams' arrivals; no audio."},
     {"html-streams", O_HTML_STREAMS, "N",
      "with --html: how many of the worst streams to replay, 0..50 (default 3)", NULL},
     {"quiet", 'q', NULL,
@@ -483,10 +483,10 @@ int tb_cli_bench_parse(int argc, char **argv, const struct tb_cmddoc *doc, struc
                      "TTS's shared capacity is sweep's --tts-capacity");
         return TB_EINVAL;
     }
-    if (a->tl.url != NULL && (a->html != NULL || a->au.sink != TB_SINK_NONE)) {
-        tb_cli_error("bench: --tts-url: %s replays streams on a model with eSpeak NG; bench does "
-                     "not keep the TTS's audio (run --tts-url plays and keeps it)",
-                     a->html != NULL ? "--html" : "--audio");
+    if (a->tl.url != NULL && a->au.sink != TB_SINK_NONE) {
+        tb_cli_error("bench: --tts-url: --audio replays a stream with eSpeak NG; bench does not "
+                     "keep the TTS's audio (run --tts-url plays and keeps it; --html draws the "
+                     "measured arrivals)");
         return TB_EINVAL;
     }
     if (a->conc != NULL && a->rates != NULL) {

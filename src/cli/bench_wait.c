@@ -66,13 +66,16 @@ void tb_cli_bench_wait_turn_json(struct cJSON *o, const struct tb_bench_turn *r)
         tb_cli_json_stats(l, tb_turn_lat_keys[i], &r->lat[i]);
 }
 
-_Static_assert(TB_SVG_WAIT_PARTS == TB_TURN_LAT_PARTS - 1, "a bar has every part but v2v");
+_Static_assert(TB_SVG_WAIT_TOOL == TB_TURN_LAT_PARTS - 1 &&
+                   TB_SVG_WAIT_PARTS == TB_SVG_WAIT_TOOL + 1,
+               "a bar has every part but v2v, and the tool call's");
 
 void tb_cli_wait_bar(struct tb_svg_wait *b, const char *label, const struct tb_turn_lat *l)
 {
     b->label = label;
-    for (int i = 0; i < TB_SVG_WAIT_PARTS; i++)
+    for (int i = 0; i < TB_SVG_WAIT_TOOL; i++)
         b->part[i] = tb_turn_lat_part(l, i);
+    b->part[TB_SVG_WAIT_TOOL] = l->tool;
     b->total = l->v2v;
 }
 
@@ -80,7 +83,8 @@ void tb_cli_wait_bar_pct(struct tb_svg_wait *b, const char *label, const struct 
                          int pct)
 {
     b->label = label;
-    for (int i = 0; i < TB_SVG_WAIT_PARTS; i++)
+    for (int i = 0; i < TB_SVG_WAIT_TOOL; i++)
         b->part[i] = pct_of(&x->m[tb_bench_metric_of_part(i)], pct);
+    b->part[TB_SVG_WAIT_TOOL] = pct_of(&x->m[TB_BM_TOOL], pct);
     b->total = pct_of(&x->m[TB_BM_V2V], pct);
 }

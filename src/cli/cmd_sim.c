@@ -265,7 +265,7 @@ static int choose_tts(struct sim *x)
         t->any || (x->s.tts != NULL && x->s.tts->n > 0 && tb_cli_replay_model_given(t)) ? "model"
                                                                                         : NULL;
     if (a->import == NULL && tb_cli_replay_wanted(&x->s, t)) {
-        int speech = a->c.html != NULL || tb_cli_audio_wanted(&a->au);
+        int speech = tb_cli_audio_wanted(&a->au); /* --html draws it without audio */
         rc = tb_cli_turn_measured(&a->c.turn, "a trace with TTS records");
         if (rc == 0)
             rc = tb_cli_replay_prepare(&x->rp, &x->s, &a->c.o, speech, x->src.name, &x->play);
@@ -280,16 +280,17 @@ static int choose_tts(struct sim *x)
     return rc;
 }
 
-/* The speaker, when any speech is asked for (--html renders its audio).  A
- * WAV render stops at SIGINT/SIGTERM with its header written (the command
- * then ends with exit 3); --html's has no file to leave. */
+/* The speaker, when any speech is asked for (--html renders its audio,
+ * but for a replayed measured TTS, whose audio the trace does not keep).
+ * A WAV render stops at SIGINT/SIGTERM with its header written (the
+ * command then ends with exit 3); --html's has no file to leave. */
 static int start_speech(struct sim *x)
 {
     struct sim_args *a = &x->a;
-    int rc = 0;
-    if (a->c.html != NULL || a->au.sink == TB_SINK_WAV)
+    int html = a->c.html != NULL && !x->rp.on, rc = 0;
+    if (html || a->au.sink == TB_SINK_WAV)
         a->au.cancel = tb_cli_catch_interrupts();
-    if (a->c.html != NULL)
+    if (html)
         rc = tb_cli_audio_for_html(&a->au, TB_HTML_AUDIO_MAX_S);
     if (rc == 0 && tb_cli_audio_wanted(&a->au)) {
         tb_cli_audio_rate_model(&a->au, &x->s, &a->c.o);

@@ -10,7 +10,10 @@
  * through eSpeak NG stretched to its durations, on a virtual clock, one
  * at a time, each rendered to a temporary WAV file and
  * embedded: the page grows by about 3.5 MB a minute of their audio, so
- * --html-streams bounds it.
+ * --html-streams bounds it.  With a live TTS (--tts-url), whose audio
+ * bench does not keep, the page draws what was measured instead
+ * (html_live.h): every turn's wait from its record, and each stream
+ * replayed with its measured TTS, without audio.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -22,6 +25,7 @@
 #include "bench_report.h"
 #include "bench_wait.h"
 #include "cli.h"
+#include "html_live.h"
 #include "html_report.h"
 #include "outputs.h"
 #include "plays.h"
@@ -76,8 +80,9 @@ static int wait_figure(FILE *f, const struct tb_bench_meta *m, const struct tb_b
     }
     if (rc == 0)
         rc = tb_cli_html_wait(
-            f, "Each part's p50 and p95, stacked (percentiles do not add: the tick is v2v's own)",
-            w, 2 * (size_t)m->nlevels);
+            f, "Where the wait went",
+            "Each part's p50 and p95, stacked (percentiles do not add: the tick is v2v's own)", w,
+            2 * (size_t)m->nlevels);
     free(w);
     free(label);
     return rc;
@@ -165,18 +170,20 @@ static void level_of(const struct tb_bench_meta *m, const struct tb_bench_rec *x
 }
 
 /* Which columns the streams table has beyond the common ones: a call's
- * and turn's (calls), the interruption's (barge-in), good (SLOs). */
+ * and turn's (calls), the interruption's (barge-in), good (SLOs); and
+ * what its replays are (live: a live TTS's, without audio). */
 struct cols {
-    int calls, barge, good;
+    int calls, barge, good, live;
 };
 
 static void streams_head(FILE *f, const struct cols *c)
 {
-    fputs("<h2>Every stream</h2>\n<p class=\"note\">Click a column's heading to sort by it. "
-          "The streams marked <em>hear it</em> are replayed below.</p>\n"
-          "<table class=\"sortable\" id=\"streams\"><thead><tr><th>request</th>"
-          "<th data-sort=\"level\">level</th>",
-          f);
+    fprintf(f,
+            "<h2>Every stream</h2>\n<p class=\"note\">Click a column's heading to sort by it. "
+            "The streams marked <em>%s</em> are replayed below.</p>\n"
+            "<table class=\"sortable\" id=\"streams\"><thead><tr><th>request</th>"
+            "<th data-sort=\"level\">level</th>",
+            c->live ? "see it" : "hear it");
     if (c->calls)
         fputs("<th data-sort=\"call\">call</th><th data-sort=\"turn\">turn</th>", f);
     fputs("<th>result</th>", f);
@@ -204,7 +211,8 @@ static void stream_row(FILE *f, const struct tb_bench_meta *m, const struct tb_b
     fprintf(f, "<tr><td data-v=\"%llu\">%llu", (unsigned long long)x->id,
             (unsigned long long)x->id);
     if (heard)
-        fprintf(f, " <a href=\"#s-%s-%llu\">hear it</a>", stem, (unsigned long long)x->id);
+        fprintf(f, " <a href=\"#s-%s-%llu\">%s</a>", stem, (unsigned long long)x->id,
+                c->live ? "see it" : "hear it");
     /* Sorted by the level's place in the run, shown by its name. */
     fprintf(f, "</td><td data-v=\"%u\">", x->level);
     tb_cli_html_text(f, name);
@@ -241,9 +249,9 @@ static void stream_row(FILE *f, const struct tb_bench_meta *m, const struct tb_b
 }
 
 static void streams_table(FILE *f, const struct tb_bench_meta *m, const struct tb_bench_recs *r,
-                          const size_t *w, size_t nw)
+                          const size_t *w, size_t nw, int live)
 {
-    struct cols c = {0, 0, m->slo.set != 0};
+    struct cols c = {0, 0, m->slo.set != 0, live};
     for (size_t i = 0; i < r->n; i++) {
         c.calls |= r->v[i].call >= 0;
         c.barge |= r->v[i].barge;
@@ -258,8 +266,32 @@ static void streams_table(FILE *f, const struct tb_bench_meta *m, const struct t
     fputs("</tbody></table>\n", f);
 }
 
+/* Record x of a live TTS: its stream replayed with its measured TTS,
+ * without audio (html_live.h). */
+static int live_figure(FILE *f, const struct tb_cli_html_bench_info *b,
+                       const struct tb_bench_rec *x)
+{
+    char name[160], level[64], stem[64], suffix[96];
+    int rc;
+    level_of(b->m, x, level, sizeof(level), stem, sizeof(stem));
+    snprintf(name, sizeof(name), "request %llu (%s)", (unsigned long long)x->id, level);
+    snprintf(suffix, sizeof(suffix), "-%s-%llu", stem, (unsigned long long)x->id);
+    fprintf(f,
+            "<details id=\"s-%s-%llu\"><summary>request %llu, %s: %u underrun%s, %.3f s "
+            "of silence in the table; replayed with its measured TTS (no audio)%s</summary>\n",
+            stem, (unsigned long long)x->id, (unsigned long long)x->id, level, x->underruns,
+            x->underruns == 1 ? "" : "s", x->gap_total,
+            /* the record is the turn's second request (bench_rec.h) */
+            x->tool_calls > 0 ? "; a tool call's turn: its request after the call, the turn's "
+                                "whole wait in the turns' waterfall"
+                              : "");
+    rc = tb_cli_html_live_figure(f, b->o, x, name, suffix, b->max_gaps);
+    fputs("</details>\n", f);
+    return rc;
+}
+
 /* Replays record x on the run's rate model, heard through eSpeak NG, and
- * writes its figure. */
+ * writes its figure; a live TTS's record with its measured TTS. */
 static int stream_figure(FILE *f, const struct tb_cli_html_bench_info *b,
                          const struct tb_bench_rec *x)
 {
@@ -271,6 +303,8 @@ static int stream_figure(FILE *f, const struct tb_cli_html_bench_info *b,
     char name[160], level[64], stem[64], suffix[96], err[512];
     int rc, simrc;
 
+    if (x->stream->tts != NULL)
+        return live_figure(f, b, x);
     tb_cli_audio_init(&au);
     au.voice = b->speech->voice;
     au.cue = b->speech->cue;
@@ -321,6 +355,7 @@ int tb_cli_html_bench(const char *path, const struct tb_cli_html_bench_info *b)
 {
     char *rep = NULL, *json = NULL, title[512];
     size_t replen, jsonlen, *w = NULL, nw = 0;
+    const struct tb_tts_log *live = NULL; /* a live TTS's, or NULL */
     int rc = 0;
     FILE *m, *f = NULL;
 
@@ -334,12 +369,14 @@ int tb_cli_html_bench(const char *path, const struct tb_cli_html_bench_info *b)
     if (fclose(m) != 0)
         goto nomem;
     nw = worst(b->recs, b->nworst, w);
+    live = tb_cli_html_live_log(b->recs);
 
     f = tb_cli_output_open("--html", path, &rc);
     if (f == NULL)
         goto out;
     snprintf(title, sizeof(title), "ttsbuf bench: %s at %s", b->m->model, b->m->base_url);
     tb_cli_html_begin(f, "bench", title);
+    tb_cli_html_live_note(f, live, b->m->provider);
     fputs("<h2>Per level</h2>\n", f);
     levels_table(f, b->m, b->s);
     fputs("<pre id=\"report\">", f);
@@ -347,13 +384,18 @@ int tb_cli_html_bench(const char *path, const struct tb_cli_html_bench_info *b)
     fputs("</pre>\n", f);
     tb_cli_html_json(f, "result", json);
     rc = wait_figure(f, b->m, b->s);
-    streams_table(f, b->m, b->recs, w, nw);
+    if (rc == 0 && live != NULL)
+        rc = tb_cli_html_live_turns(f, b->recs);
+    streams_table(f, b->m, b->recs, w, nw, live != NULL);
     fprintf(f,
             "<h2>The %zu stream%s with the most silence</h2>\n<p class=\"note\">Each replayed "
-            "from its recorded arrivals as <code>ttsbuf sim --trace --html</code> would, on the "
-            "rate model the table used: its numbers below are the table's, and its audio is "
-            "eSpeak NG stretched to the model's durations. Click one to open it.</p>\n",
-            nw, nw == 1 ? "" : "s");
+            "from its recorded arrivals as <code>ttsbuf sim --trace --html</code> would, %s. "
+            "Click one to open it.</p>\n",
+            nw, nw == 1 ? "" : "s",
+            live != NULL ? "with the TTS's measured arrivals: its numbers below are the table's, "
+                           "and it has no audio (the TTS's was not kept)"
+                         : "on the rate model the table used: its numbers below are the table's, "
+                           "and its audio is eSpeak NG stretched to the model's durations");
     for (size_t i = 0; i < nw && rc == 0; i++)
         rc = stream_figure(f, b, &b->recs->v[w[i]]);
     tb_cli_html_end(f);

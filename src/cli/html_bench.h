@@ -17,8 +17,11 @@
  * of a sortable table (a call's turn with its call, turn and whether the
  * caller interrupted it; whether it is good under SLOs), and the figure
  * of the nworst streams with the most silence, each replayed with eSpeak
- * NG (voice and cue from speech) on a virtual clock.  0, or an error
- * (printed). */
+ * NG (voice and cue from speech) on a virtual clock.  With a live TTS
+ * (the records' streams keep its log; its audio is not kept) the page
+ * says so, draws every turn's wait from its record, and replays each of
+ * the nworst with its measured TTS, without audio (html_live.h).  0, or
+ * an error (printed). */
 struct tb_cli_html_bench_info {
     const struct tb_bench_meta *m;
     const struct tb_bench_summary *s; /* m->nlevels */

@@ -371,7 +371,8 @@ static void verdict_line(FILE *f, const char *report)
     fputs("</p>\n", f);
 }
 
-int tb_cli_html_wait(FILE *f, const char *title, const struct tb_svg_wait *b, size_t n)
+int tb_cli_html_wait(FILE *f, const char *heading, const char *title, const struct tb_svg_wait *b,
+                     size_t n)
 {
     char *svg = NULL;
     size_t len = 0, any = 0;
@@ -388,11 +389,34 @@ int tb_cli_html_wait(FILE *f, const char *title, const struct tb_svg_wait *b, si
         free(svg);
         return TB_ENOMEM;
     }
-    fputs("<h3>Where the wait went</h3>\n<div class=\"tb-fig\">", f);
+    if (heading != NULL)
+        fprintf(f, "<h3>%s</h3>\n", heading);
+    fputs("<div class=\"tb-fig\">", f);
     tb_cli_html_svg(f, svg, len);
     fputs("</div>\n", f);
     free(svg);
     return 0;
+}
+
+void tb_cli_html_live_note(FILE *f, const struct tb_tts_log *tts, const char *provider)
+{
+    if (tts == NULL)
+        return;
+    fputs("<p class=\"note live-tts\">The TTS was live: ", f);
+    tb_cli_html_text(f, tts->api[0] ? tts->api : "?");
+    fputs(" at <code>", f);
+    tb_cli_html_text(f, tts->url[0] ? tts->url : "?");
+    fputs("</code>", f);
+    if (tts->mock)
+        fputs(" (ttsbuf's built-in mock TTS)", f);
+    fputs(". Its numbers are measured: when each chunk's first byte and the rest of its audio "
+          "arrived, and its leading silence on the audio as it came. Its audio was not kept, so "
+          "this page has none, and no list of the gaps a listener heard; the wait and the "
+          "timeline are drawn from the measured arrivals, not from a model of the TTS.",
+          f);
+    if (provider != NULL && strcmp(provider, "mock") == 0)
+        fputs(" The LLM was a mock: ttsbuf's built-in mock provider.", f);
+    fputs("</p>\n", f);
 }
 
 int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const char *suffix,
@@ -428,8 +452,10 @@ int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const 
     }
     fputs("<section class=\"tb-run\">\n", f);
     verdict_line(f, rep);
-    fprintf(f, "<p class=\"note\">Voice model: %s (every number, the picture and the audio).</p>\n",
-            tb_voice_model(h->o->voice));
+    fprintf(f, "<p class=\"note\">Voice model: %s (every number, the picture%s).</p>\n",
+            tb_voice_model(h->o->voice), h->au->sink == TB_SINK_WAV ? " and the audio" : "");
+    if (h->au->sink != TB_SINK_WAV) /* a live TTS's timings kept, not its audio */
+        tb_cli_html_live_note(f, h->s->tts, h->s->provider);
     fputs("<div class=\"tb-fig\">", f);
     if (svgrc == 0)
         tb_cli_html_svg(f, svg, svglen);
@@ -439,8 +465,8 @@ int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const 
     {
         struct tb_svg_wait w;
         tb_cli_wait_bar(&w, "this turn", &h->r->lat);
-        if (tb_cli_html_wait(f, "From the caller's last word to the first audible sound", &w,
-                             1) != 0) {
+        if (tb_cli_html_wait(f, "Where the wait went",
+                             "From the caller's last word to the first audible sound", &w, 1) != 0) {
             rc = TB_ENOMEM;
             goto out;
         }
@@ -450,7 +476,8 @@ int tb_cli_html_run_figure(FILE *f, const struct tb_cli_html_run_info *h, const 
         if (rc != 0)
             goto out;
     }
-    gap_list(f, h->au->gaps, h->au->ngaps);
+    if (h->au->sink == TB_SINK_WAV) /* else none was heard: none is listed */
+        gap_list(f, h->au->gaps, h->au->ngaps);
     if (tb_playout_has_stage(&h->o->play))
         model_gap_list(f, h->gaps);
     fprintf(f, "<h3>Report</h3>\n<pre id=\"report%s\">", suffix);

@@ -25,6 +25,7 @@
 #include "report.h"
 #include "ttsbuf/sim.h"
 #include "ttsbuf/stream.h"
+#include "ttsbuf/ttsmeas.h"
 
 #define TB_HTML_AUDIO_MAX_S 600.0
 
@@ -62,14 +63,21 @@ void tb_cli_html_text(FILE *f, const char *s); /* HTML-escaped */
 /* An SVG document inline (its XML declaration dropped). */
 void tb_cli_html_svg(FILE *f, const char *svg, size_t n);
 
-/* Where the wait went, in a page: a heading and the SVG of bars b[0..n)
- * (svg.h's tb_svg_wait; nothing when no bar has a total).  0 or
- * TB_ENOMEM. */
+/* Where the wait went, in a page: a heading (<h3>; none when heading is
+ * NULL) and the SVG of bars b[0..n) (svg.h's tb_svg_wait; nothing when
+ * no bar has a total).  0 or TB_ENOMEM. */
 struct tb_svg_wait;
-int tb_cli_html_wait(FILE *f, const char *title, const struct tb_svg_wait *b, size_t n);
+int tb_cli_html_wait(FILE *f, const char *heading, const char *title, const struct tb_svg_wait *b,
+                     size_t n);
 /* JSON text as <script type="application/json" id=ID>, every '<' written
  * as \u003c (the same JSON; no string can end the element). */
 void tb_cli_html_json(FILE *f, const char *id, const char *json);
+/* <p class="note live-tts">: the TTS was live (its dialect, URL and
+ * whether ttsbuf's mock answered), its audio not kept; provider is the
+ * LLM's ("mock": ttsbuf's built-in mock, said so; NULL or another: not
+ * said).  tts NULL writes nothing. */
+void tb_cli_html_live_note(FILE *f, const struct tb_tts_log *tts, const char *provider);
+
 /*
  * tb_cli_html_run_figure - one run's figure, as <section class="tb-run">: the
  * verdict, the timeline, the audio (h->au rendered to a WAV), the gaps, the

@@ -194,7 +194,8 @@ const struct tb_optdoc tb_opt_report[] = {
      "without scripts. The audio is embedded as a base64 16-bit mono 22.05 kHz WAV (about 3.5 MB "
      "a minute), cut after 600 s. Keys: space or k play/pause, n the next gap, p the previous "
      "one. The audio is rendered at the run's voice model (--voice-model); not with --audio "
-     "portaudio."},
+     "portaudio. With a real TTS, run --tts-url embeds its own audio; sim --trace of a trace "
+     "that kept a real TTS's timings (not its audio) draws the measured arrivals, without audio."},
     TB_OPTDOC_END,
 };
 

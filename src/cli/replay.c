@@ -154,9 +154,9 @@ int tb_cli_replay_prepare(struct tb_cli_replay *rp, const struct tb_stream *s,
         return rc;
     }
     if (speech) {
-        tb_cli_error("%s: the trace keeps the TTS's timings, not its audio: --audio, --html and "
+        tb_cli_error("%s: the trace keeps the TTS's timings, not its audio: --audio and "
                      "--voice-model espeak need a model (--tts-latency 0 asks what eSpeak NG would "
-                     "do)",
+                     "do; --html draws the measured timings without audio)",
                      name);
         return TB_EINVAL;
     }

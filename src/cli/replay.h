@@ -62,8 +62,9 @@ int tb_cli_replay_model_given(const struct tb_cli_tts *t);
  * tb_cli_replay_prepare - when wanted, sets o (the playout hooks, the
  * voice) to replay s's log and returns the stream to play in *play (s, or
  * the view that ends before the failed chunk).  Speech output (speech
- * set: --audio, --html, --voice-model espeak) with a measured TTS is
- * refused: the trace keeps the TTS's timings, not its audio.  name is the trace's, for
+ * set: --audio, --voice-model espeak) with a measured TTS is refused: the
+ * trace keeps the TTS's timings, not its audio (--html's page goes
+ * without: html_report.h).  name is the trace's, for
  * messages.  0, or an error printed (TB_EINVAL, TB_EFORMAT, TB_ENOMEM).
  */
 int tb_cli_replay_prepare(struct tb_cli_replay *rp, const struct tb_stream *s,

@@ -15,14 +15,25 @@
 #define BOTTOM 78.0 /* the axis and the legend below the rows */
 #define LABEL_X 8.0 /* the rows' names */
 
-/* The parts' colours and names, in the order of a turn (v2v aside). */
+/* The parts' colours and names, by part (svg.h), and the order they are
+ * drawn in: a turn's (a tool call after the first token, v2v aside). */
 static const char *const colour[TB_SVG_WAIT_PARTS] = {
-    "#9e9e9e", "#1f77b4", "#ff7f0e", "#8c564b", "#9467bd", "#17becf", "#e377c2",
+    "#9e9e9e", "#1f77b4", "#ff7f0e", "#8c564b", "#9467bd", "#17becf", "#e377c2", "#bcbd22",
 };
 static const char *const name[TB_SVG_WAIT_PARTS] = {
     "end of turn",    "first token", "aggregation",     "TTS queue",
-    "TTS first byte", "pre-roll",    "leading silence",
+    "TTS first byte", "pre-roll",    "leading silence", "tool call",
 };
+static const int order[TB_SVG_WAIT_PARTS] = {0, 1, TB_SVG_WAIT_TOOL, 2, 3, 4, 5, 6};
+
+/* Whether any bar has a tool call: the legend names it only then. */
+static int any_tool(const struct tb_svg_wait *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(b[i].part[TB_SVG_WAIT_TOOL]))
+            return 1;
+    return 0;
+}
 
 /* The longest row: the sum of its parts, or its total's tick. */
 static double row_end(const struct tb_svg_wait *b)
@@ -43,8 +54,11 @@ static void row(FILE *f, const struct tb_svg_wait *b, double y, double sc)
             y + BAR_H - 6, FONT);
     tb_svg_esc(f, b->label);
     fputs("</text>\n", f);
-    for (int i = 0; i < TB_SVG_WAIT_PARTS; i++) {
+    for (int k = 0; k < TB_SVG_WAIT_PARTS; k++) {
+        int i = order[k];
         double v = b->part[i];
+        if (!isfinite(v) && i == TB_SVG_WAIT_TOOL)
+            continue; /* no tool call: not a part of this turn */
         if (!isfinite(v)) {
             /* not measured: nothing drawn, and said */
             fprintf(f,
@@ -75,6 +89,7 @@ static void row(FILE *f, const struct tb_svg_wait *b, double y, double sc)
 int tb_svg_wait(FILE *f, const char *title, const struct tb_svg_wait *b, size_t n)
 {
     double end = 0.0, sc, h = TOP + ROW_H * (double)n + BOTTOM, x = PX0;
+    int nlegend = any_tool(b, n) ? TB_SVG_WAIT_PARTS : TB_SVG_WAIT_TOOL;
     for (size_t i = 0; i < n; i++) {
         double e = row_end(&b[i]);
         end = e > end ? e : end;
@@ -92,11 +107,13 @@ int tb_svg_wait(FILE *f, const char *title, const struct tb_svg_wait *b, size_t 
     tb_svg_x_axis(f, TOP + ROW_H * (double)n, 0.0, (PX1 - PX0) / sc,
                   "seconds from the caller's last word", "");
     fputs("<g id=\"legend\">\n", f);
-    for (int i = 0; i < TB_SVG_WAIT_PARTS; i++) {
+    for (int k = 0, i = 0; k < TB_SVG_WAIT_PARTS; k++) {
         double y = h - 12 - (i >= 4 ? 0 : 16);
-        if (i == 4)
+        if (order[k] >= nlegend)
+            continue;
+        if (i++ == 4)
             x = PX0;
-        x = tb_svg_legend(f, x, y, "rect", colour[i], name[i]);
+        x = tb_svg_legend(f, x, y, "rect", colour[order[k]], name[order[k]]);
     }
     tb_svg_legend(f, x, h - 12, "line", "#000", "voice to voice");
     fputs("</g>\n</svg>\n", f);

@@ -71,6 +71,21 @@ try {
     })),
     legend: [...s.querySelectorAll('g.legend text')].map((t) => t.textContent),
   })));
+  // Every bar of the wait's pictures (a turn's, a level's percentile):
+  // its label, each part's seconds by part index (null: not measured; a
+  // part absent: not drawn at all) and its total's tick.
+  out.waits = await page.evaluate(() => [...document.querySelectorAll('svg[data-chart="wait"] g.wait')].map((g) => {
+    const parts = {};
+    g.querySelectorAll('.part').forEach((p) => {
+      const s = p.getAttribute('data-s');
+      parts[p.getAttribute('data-part')] = s === 'null' ? null : +s;
+    });
+    const t = g.querySelector('line.total');
+    return { label: g.getAttribute('data-label'), parts, total: t ? +t.getAttribute('data-s') : null,
+             section: g.closest('section.tb-run') ? [...document.querySelectorAll('section.tb-run')].indexOf(g.closest('section.tb-run')) : null };
+  }));
+  // The note a page of a live TTS without its audio carries.
+  out.live_notes = await page.evaluate(() => [...document.querySelectorAll('p.live-tts')].map((e) => e.textContent));
   const nsec = await page.evaluate(() => document.querySelectorAll('section.tb-run').length);
   for (let i = 0; i < nsec; i++) {
     // Open the section when it sits in a closed <details> (bench).
@@ -79,6 +94,25 @@ try {
       for (let d = s.closest('details'); d; d = d.parentElement && d.parentElement.closest('details')) d.open = true;
       s.scrollIntoView();
     }, i);
+    // A section without audio (a live TTS whose audio was not kept): its
+    // picture and its numbers, nothing to play.
+    const silent = await page.evaluate((i) => {
+      const s = document.querySelectorAll('section.tb-run')[i];
+      if (s.querySelector('audio')) return null;
+      const svg = s.querySelector('svg');
+      return {
+        audio: false,
+        x0: svg ? +svg.getAttribute('data-x0') : null, pps: svg ? +svg.getAttribute('data-px-per-s') : null,
+        gaps: [...s.querySelectorAll('ol.gaps a')].map((l) => [+l.getAttribute('data-at'), +l.getAttribute('data-len')]),
+        details: (s.closest('details') || {}).id || null,
+        shown: s.offsetParent !== null,
+        result: JSON.parse(s.querySelector('script[type="application/json"]').textContent),
+      };
+    }, i);
+    if (silent) {
+      out.sections.push(silent);
+      continue;
+    }
     await page.waitForFunction((i) => {
       const a = document.querySelectorAll('section.tb-run')[i].querySelector('audio');
       return a && a.readyState >= 1 && isFinite(a.duration);
