@@ -7,10 +7,24 @@
 #include <cJSON.h>
 #include <stdio.h>
 
-#include "bench_report.h"
+#include "bench_csv.h"
 #include "csvflat.h"
 #include "jsonout.h"
 #include "report.h"
+
+void tb_cli_bench_retry_json(cJSON *o, const struct tb_bench_summary *x)
+{
+    cJSON *r = cJSON_AddObjectToObject(o, "retry");
+    if (r == NULL)
+        return;
+    cJSON_AddNumberToObject(r, "refused", (double)x->retry.refused);
+    cJSON_AddNumberToObject(r, "refusals", (double)x->retry.refusals);
+    cJSON_AddNumberToObject(r, "retries", (double)x->retry.retries);
+    cJSON_AddNumberToObject(r, "retried_ok", (double)x->retry.retried_ok);
+    cJSON_AddNumberToObject(r, "gave_up", (double)x->retry.gave_up);
+    cJSON_AddNumberToObject(r, "wait_total_s", x->retry.wait_total);
+    tb_cli_json_stats(r, "wait_s", &x->retry.wait);
+}
 
 /* The level's blocks before goodput (post 0: tts_stats, with a real TTS)
  * or after barge_in (post 1: retry, and llm_capacity_wait_s with

@@ -3,12 +3,14 @@
  * (see bench_report.h).
  */
 #include "bench_report.h"
+
 #include "bench_wait.h"
 #include "report.h"
 
 #include <math.h>
 #include <string.h>
 
+#include "bench_csv.h"
 #include "cli.h"
 #include "jsonout.h"
 #include "outputs.h"
@@ -287,20 +289,6 @@ static void level_lines(FILE *f, const char *name, const struct tb_bench_summary
 }
 
 /* The level's refusals and retries (bench --retry). */
-void tb_cli_bench_retry_json(cJSON *o, const struct tb_bench_summary *x)
-{
-    cJSON *r = cJSON_AddObjectToObject(o, "retry");
-    if (r == NULL)
-        return;
-    cJSON_AddNumberToObject(r, "refused", (double)x->retry.refused);
-    cJSON_AddNumberToObject(r, "refusals", (double)x->retry.refusals);
-    cJSON_AddNumberToObject(r, "retries", (double)x->retry.retries);
-    cJSON_AddNumberToObject(r, "retried_ok", (double)x->retry.retried_ok);
-    cJSON_AddNumberToObject(r, "gave_up", (double)x->retry.gave_up);
-    cJSON_AddNumberToObject(r, "wait_total_s", x->retry.wait_total);
-    tb_cli_json_stats(r, "wait_s", &x->retry.wait);
-}
-
 /* A level's notes: usage not trusted, surrogates, no minimum TPS, the
  * errors. */
 static void note_lines(FILE *f, const struct tb_bench_summary *x)

@@ -56,15 +56,6 @@ void tb_cli_bench_csv_num(FILE *f, double v);
 /* The barge-in block as CSV cells (barge_in_KEY): its header when x is
  * NULL, else x's values, each after a comma. */
 void tb_cli_bench_barge_csv(FILE *f, const struct tb_bench_summary *x);
-/* A level's "retry" block (JSON, and the CSV's retry_* cells). */
-void tb_cli_bench_retry_json(cJSON *o, const struct tb_bench_summary *x);
-/* The CSV's cells of the blocks the JSON writes first (bench_csv.c): with
- * post 0 tts_stats_* (when a level had a real TTS), with post 1 retry_*
- * and llm_capacity_wait_s_* (with --llm-capacity); their names when x is
- * NULL, else x's values (empty cells for a block x lacks). */
-void tb_cli_bench_csv_blocks(FILE *f, const struct tb_bench_meta *m,
-                             const struct tb_bench_summary *s, const struct tb_bench_summary *x,
-                             int post);
 
 /* One note on stderr when records carry a reader's warning: how many,
  * and the first one's text (nothing when quiet: -q is errors only).
