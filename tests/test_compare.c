@@ -52,7 +52,15 @@ static int setup(void **state)
                               "--requests 2 %s -q --out %s/%s >/dev/null 2>&1 & ",
                               tb_test_bin(), port[i % 3], i == 1 ? "2" : "1,2",
                               i == 3 ? "--wpm 220" : "", dir, i == 3 ? "wpm" : labels[i]);
-    snprintf(cmd + k, sizeof(cmd) - k, "wait && ls %s/*/records.jsonl | wc -l | grep -qx 4", dir);
+    /* Two runs of calls against the quick one, their calls' settings apart. */
+    for (int i = 0; i < 2; i++)
+        k += (size_t)snprintf(cmd + k, sizeof(cmd) - k,
+                              "'%s' bench --base-url http://127.0.0.1:%d/v1 --model m "
+                              "--conversations builtin --calls 2 --turns 2 --wpm 1000 "
+                              "--user-turn %s --barge-in %s -q --out %s/calls%d >/dev/null 2>&1 & ",
+                              tb_test_bin(), port[0], i == 0 ? "0.1" : "0.2", i == 0 ? "0.5" : "1",
+                              dir, i + 1);
+    snprintf(cmd + k, sizeof(cmd) - k, "wait && ls %s/*/records.jsonl | wc -l | grep -qx 6", dir);
     sh_expect(cmd, 0);
     for (int i = 0; i < 3; i++)
         tb_test_serve_stop(pid[i]);
@@ -511,6 +519,31 @@ static void equal_runs_stay_visible(void **state)
     cJSON_Delete(out);
 }
 
+/* Calls' settings (the header's conversations block) differ as options
+ * do: each key named with both runs' values, in the table and --json. */
+static void calls_settings_differ(void **state)
+{
+    char args[512];
+    struct tb_test_out o;
+    cJSON *doc, *d;
+    int seen = 0;
+    (void)state;
+    snprintf(args, sizeof(args), "compare a=%s/calls1 b=%s/calls2", dir, dir);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "  differs: conversations.user_turn: a \"0.1\", b \"0.2\"\n"));
+    assert_non_null(strstr(o.so, "  differs: conversations.barge_in: a 0.5, b 1\n"));
+    assert_null(strstr(o.so, "options: the same in every run"));
+    assert_null(strstr(o.so, "differs: conversations.turns"));
+    tb_test_out_free(&o);
+    snprintf(args, sizeof(args), "compare a=%s/calls1 b=%s/calls2 --json", dir, dir);
+    doc = tb_test_run_json(NULL, args, 0);
+    cJSON_ArrayForEach(d, cJSON_GetObjectItem(doc, "differ"))
+        seen += strncmp(cJSON_GetObjectItem(d, "option")->valuestring, "conversations.", 14) == 0;
+    assert_int_equal(seen, 2);
+    cJSON_Delete(doc);
+}
+
 int tb_test_compare(void)
 {
     const struct CMUnitTest cases[] = {
@@ -521,6 +554,7 @@ int tb_test_compare(void)
         cmocka_unit_test(sharded_run_merged),
         cmocka_unit_test(page_in_chromium),
         cmocka_unit_test(equal_runs_stay_visible),
+        cmocka_unit_test(calls_settings_differ),
     };
     return tb_test_run_group("compare", cases, sizeof(cases) / sizeof((cases)[0]), setup, teardown);
 }

@@ -402,8 +402,45 @@ static int diff_slo(struct tb_cli_compare *x)
     return rc;
 }
 
+/* The calls' settings (bench --conversations: the header's
+ * "conversations" block: source, count, turns, user_turn, barge_in, ...)
+ * as differences, each key "conversations.KEY"; a run without calls has
+ * none (NULL). */
+static int diff_calls(struct tb_cli_compare *x)
+{
+    cJSON *cv[TB_CLI_CMP_RUNS_MAX] = {NULL}, *it;
+    char *val[TB_CLI_CMP_RUNS_MAX] = {NULL};
+    int rc = 0;
+    for (size_t i = 0; i < x->nrun; i++)
+        cv[i] = x->run[i].meta.conversations[0] ? cJSON_Parse(x->run[i].meta.conversations) : NULL;
+    for (size_t r = 0; rc == 0 && r < x->nrun; r++) {
+        cJSON_ArrayForEach(it, cv[r])
+        {
+            char key[80];
+            int done = 0;
+            for (size_t q = 0; q < r; q++)
+                done |= cJSON_GetObjectItemCaseSensitive(cv[q], it->string) != NULL;
+            if (done)
+                continue;
+            for (size_t i = 0; i < x->nrun; i++) {
+                cJSON *v = cJSON_GetObjectItemCaseSensitive(cv[i], it->string);
+                val[i] = v != NULL ? cJSON_PrintUnformatted(v) : NULL;
+            }
+            snprintf(key, sizeof(key), "conversations.%s", it->string);
+            rc = add_diff(x, key, val);
+            for (size_t i = 0; i < x->nrun; i++)
+                cJSON_free(val[i]);
+            if (rc != 0)
+                break;
+        }
+    }
+    for (size_t i = 0; i < x->nrun; i++)
+        cJSON_Delete(cv[i]);
+    return rc;
+}
+
 /* The differences: the model, provider and URL, then every option key
- * of any run, then the SLOs; refused when one of `refusing` differs,
+ * of any run, the calls' settings, then the SLOs; refused when one of `refusing` differs,
  * unless --force. */
 static int diff_options(struct tb_cli_compare *x)
 {
@@ -441,6 +478,8 @@ static int diff_options(struct tb_cli_compare *x)
                 break;
         }
     }
+    if (rc == 0)
+        rc = diff_calls(x);
     if (rc == 0)
         rc = diff_slo(x);
     for (size_t d = 0; rc == 0 && d < x->ndiff; d++) {
