@@ -570,6 +570,16 @@ static void usage_refusals(void **state)
     /* The WebSocket dialects run in bench (ttswsbench), not on the mock. */
     tb_test_expect_error("bench --mock --tts-url mock --tts-api cartesia-ws", 2,
                          "the built-in mock speaks the HTTP dialects only; cartesia-ws needs");
+    /* A URL an HTTP dialect cannot take: refused before any level runs,
+     * its prefix said once; a WebSocket URL points at the -ws dialects. */
+    tb_test_expect_error("bench --mock -c 1,2 --tts-url ftp://127.0.0.1:9", 2,
+                         "ttsbuf: --tts-url ftp://127.0.0.1:9: scheme 'ftp' (an HTTP dialect "
+                         "takes http or https)");
+    tb_test_expect_error("run --mock --tts-url ftp://127.0.0.1:9", 2,
+                         "ttsbuf: --tts-url ftp://127.0.0.1:9: scheme 'ftp'");
+    tb_test_expect_error("bench --mock -c 1 --tts-url ws://127.0.0.1:9 --tts-api deepgram", 2,
+                         "a WebSocket URL, for a WebSocket dialect (--tts-api elevenlabs-ws or "
+                         "cartesia-ws)");
 }
 
 /* The built-in mock's TTS with bench --mock: measured, and said so. */

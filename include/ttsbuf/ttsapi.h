@@ -76,6 +76,12 @@ int tb_ttsapi_parse(const char *name);
 /* The dialect's row, or NULL out of range.  Any thread. */
 const struct tb_ttsapi_info *tb_ttsapi_info(int api);
 
+/* Whether url's scheme is one an HTTP dialect takes (http, https): 0,
+ * or TB_EINVAL with the reason in err (a ws:// or wss:// URL pointed at
+ * the WebSocket dialects).  A string without "://" is left to
+ * tb_ttsapi_base.  Any thread. */
+int tb_ttsapi_http_scheme(const char *url, char *err, size_t errlen);
+
 /*
  * tb_ttsapi_base - the provider's base URL from a TTS URL as users write
  * it: the root (https://api.openai.com), the root with "/v1", or the

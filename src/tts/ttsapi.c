@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/jsontext.h"
 #include "ttsapi_priv.h"
@@ -274,6 +275,25 @@ static size_t segments(const char *p, size_t n, const char **at, size_t *len, si
         i = j + 1;
     }
     return k;
+}
+
+int tb_ttsapi_http_scheme(const char *url, char *err, size_t errlen)
+{
+    const char *auth = url != NULL ? strstr(url, "://") : NULL;
+    size_t n = auth != NULL ? (size_t)(auth - url) : 0;
+    if (auth == NULL)
+        return 0; /* not a URL: tb_ttsapi_base says so */
+    if ((n == 2 && strncasecmp(url, "ws", 2) == 0) || (n == 3 && strncasecmp(url, "wss", 3) == 0))
+        return tb_seterr(err, errlen, TB_EINVAL,
+                         "--tts-url %s: a WebSocket URL, for a WebSocket dialect (--tts-api "
+                         "elevenlabs-ws or cartesia-ws); this dialect takes http:// or https://",
+                         url);
+    if (!(n == 4 && strncasecmp(url, "http", 4) == 0) &&
+        !(n == 5 && strncasecmp(url, "https", 5) == 0))
+        return tb_seterr(err, errlen, TB_EINVAL,
+                         "--tts-url %s: scheme '%.*s' (an HTTP dialect takes http or https)", url,
+                         (int)(n < 16 ? n : 16), url);
+    return 0;
 }
 
 #define SEGS_MAX 32

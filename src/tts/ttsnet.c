@@ -60,7 +60,9 @@ static int resolve(const struct tb_ttsnet_opts *o, struct tb_ttsnet_opts *r, cha
     if (path == NULL)
         return tb_seterr(err, errlen, TB_EINVAL, "unknown TTS API %d",
                          o->ws != 0 ? o->ws - 1 : o->api);
-    rc = tb_ttsapi_base(path, o->url, o->voice, base, voice, err, errlen);
+    rc = o->ws == 0 ? tb_ttsapi_http_scheme(o->url, err, errlen) : 0;
+    if (rc == 0)
+        rc = tb_ttsapi_base(path, o->url, o->voice, base, voice, err, errlen);
     if (rc == 0 && *base == NULL)
         rc = TB_ENOMEM; /* cannot be: for the analyzer */
     r->url = *base;
