@@ -575,6 +575,11 @@ static void usage_refusals(void **state)
     tb_test_expect_error("bench --mock -c 1,2 --tts-url ftp://127.0.0.1:9", 2,
                          "ttsbuf: --tts-url ftp://127.0.0.1:9: scheme 'ftp' (an HTTP dialect "
                          "takes http or https)");
+    tb_test_expect_error("bench --mock --tts-url mock --tts-concurrency 0", 2,
+                         "bench: --tts-concurrency 0 (unlimited) is the model's; a real TTS "
+                         "(--tts-url) takes 1..1024");
+    tb_test_expect_error("run --mock --tts-url mock --tts-concurrency 0", 2,
+                         "run: --tts-concurrency 0 (unlimited)");
     tb_test_expect_error("run --mock --tts-url ftp://127.0.0.1:9", 2,
                          "ttsbuf: --tts-url ftp://127.0.0.1:9: scheme 'ftp'");
     tb_test_expect_error("bench --mock -c 1 --tts-url ws://127.0.0.1:9 --tts-api deepgram", 2,

@@ -64,7 +64,10 @@ const struct tb_optdoc tb_opt_tts_live[TB_CLI_TTS_LIVE_ROWS_N + 1] = {
      "written",
      "The key is the file's first line. It goes as Authorization: Bearer (openai), xi-api-key "
      "(elevenlabs), Authorization: Token (deepgram) or X-API-Key with Cartesia-Version "
-     "(cartesia). A provider that quotes it back sees it masked in every output."},
+     "(cartesia). A provider that quotes it back sees it masked in every output. Without a key "
+     "(the variable unset or empty, no file) requests go without the header and nothing warns: "
+     "a local server may need none, and a provider's refusal (HTTP 401, or the WebSocket "
+     "upgrade refused) is the chunk's error."},
     {"tts-sample-rate", TB_O_TTS_SRATE, "HZ",
      "the PCM rate asked of the TTS (default 24000; openai: 24000 only)", NULL},
     {"tts-timeout", TB_O_TTS_TIMEOUT, "S",
@@ -162,6 +165,12 @@ int tb_cli_tts_live_no_model(const struct tb_cli_tts *t, const char *cmd)
                       : t->seed_set        ? "--tts-seed"
                       : t->draws.draws > 0 ? "--tts-draws"
                                            : NULL;
+    if (bad == NULL && t->conc_set && t->concurrency == 0) {
+        tb_cli_error("%s: --tts-concurrency 0 (unlimited) is the model's; a real TTS (--tts-url) "
+                     "takes 1..%d chunks at once",
+                     cmd, TB_CLI_TTS_CONC_MAX);
+        return TB_EINVAL;
+    }
     if (bad == NULL)
         return 0;
     tb_cli_error("%s: %s models a TTS; with --tts-url the TTS is measured (ask \"what if\" "

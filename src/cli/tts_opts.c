@@ -31,8 +31,9 @@ const struct tb_optdoc tb_opt_tts[TB_CLI_TTS_ROWS_N + 1] = {
      "Allowed 0..60."},
     {"tts-concurrency", TB_O_TTS_CONC, "N",
      "chunks synthesized at once: 1 is one streaming context, as the providers' socket APIs "
-     "(default 0: unlimited)",
-     "Allowed 0..1024."},
+     "(default 0: unlimited; with --tts-url 1)",
+     "Allowed 0..1024. With --tts-url it is how many chunks go to the real TTS at once, default "
+     "1 (one request or message in flight, as one streaming context), 0 refused."},
     {"tts-rtf", TB_O_TTS_RTF, "R", "seconds of synthesis per second of audio (default 0: instant)",
      "Allowed 0..100. Above 1 the player plays 20 ms frames as they arrive and stalls when dry."},
     {"tts-output", TB_O_TTS_OUTPUT, "MODE",
