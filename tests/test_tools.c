@@ -182,8 +182,8 @@ static void oversized_args(void **state)
 static void trace_roundtrip(void **state)
 {
     struct tb_stream s, back;
-    struct tb_tool_call a = {0.5, 0.9, 28, "get_weather", "call_1"};
-    struct tb_tool_call b = {0.7, NAN, 3, "lookup", ""};
+    struct tb_tool_call a = {0.5, 0.9, 28, "get_weather", "call_1", NULL, 0};
+    struct tb_tool_call b = {0.7, NAN, 3, "lookup", "", NULL, 0};
     char *text = NULL, err[256];
     size_t tlen = 0;
     FILE *f = open_memstream(&text, &tlen);
