@@ -13,6 +13,7 @@
 #include "ttsbuf/bench_calls.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/ttslat.h"
+#include "ttsbuf/ttsmeas.h"
 #include "ttsbuf/utf8.h"
 #include "ttsbuf/voice.h"
 
@@ -114,6 +115,20 @@ int tb_bench_tool_exchange(cJSON *msgs, const struct call *c)
     return ok ? 0 : -1;
 }
 
+/* A real TTS's filler that failed (not one stopped as the record was
+ * made: "canceled") says so in the record's warning, when it has none:
+ * its figures count only the audio that came. */
+static void filler_failed(struct tb_bench_rec *rec)
+{
+    const struct tb_tts_chunk *k =
+        rec->filler_log != NULL && rec->filler_log->n > 0 ? &rec->filler_log->c[0] : NULL;
+    if (k == NULL || k->fail == TB_TTS_OK || k->fail == TB_TTS_CANCELED || rec->warning[0] != '\0')
+        return;
+    (void)tb_bench_rec_warning(
+        rec, "the filler's TTS request failed (%s%s%.80s): only the audio that came counts",
+        tb_tts_fail_name(k->fail), k->message[0] ? ": " : "", k->message);
+}
+
 void tb_bench_tool_rec(struct bench *b, const struct call *c, struct tb_bench_rec *rec)
 {
     const struct tb_playout_opts *p = &b->o->sim.play;
@@ -147,6 +162,7 @@ void tb_bench_tool_rec(struct bench *b, const struct call *c, struct tb_bench_re
          * tb_bench_rec_tool_lat plays; none when no client was made. */
         rec->filler_log = tb_bench_filler_take(b, (uint32_t)(c - b->calls.v), c->id);
         tb_bench_rec_filler_log(rec);
+        filler_failed(rec);
         return;
     }
     /* The filler as the modelled TTS says it: chunk 1's first byte, its
