@@ -92,7 +92,7 @@ static const struct tb_group groups[] = {
     {"import", tb_test_import, 0, 4.3, 1},
     {"api", tb_test_api, 0, 6.5, 1},
     {"tools", tb_test_tools, 0, 3.0, 1},
-    {"tooluse", tb_test_tooluse, TB_GROUP_TIMING, 8.0, 1},
+    {"tooluse", tb_test_tooluse, TB_GROUP_TIMING, 10.0, 2},
     {"audioenv", tb_test_audioenv, TB_GROUP_TIMING, 2.4, 1},
     {"player", tb_test_player, TB_GROUP_TIMING, 0.1, 1},
     {"speech", tb_test_speech, 0, 40.0, 2},

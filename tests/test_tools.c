@@ -2,9 +2,10 @@
  * test_tools.c - tool calls read from a stream (api.h's tool items, the
  * reader's calls, the trace's "tool" lines): each chat dialect's
  * documented tool-call stream (tests/data/api/tools, README there) fed
- * whole and a byte at a time, with every call's name, id, argument bytes,
- * start and end, and nothing of it spoken; a malformed item per dialect
- * and oversized arguments stop the stream naming the stream byte; the
+ * whole and a byte at a time, with every call's name, id, arguments
+ * (their bytes, and their text kept), start and end, and nothing of it
+ * spoken; a malformed item per dialect and oversized arguments stop the
+ * stream naming the stream byte (the text past 16 KiB not kept); the
  * calls kept in a trace read back the same; then `ttsbuf run` against
  * `ttsbuf serve --tool-call-rate 1` in every dialect.
  */
@@ -76,6 +77,15 @@ static void dialect_streams(void **state)
             assert_string_equal(s.tools[0].name, x->name);
             assert_string_equal(s.tools[0].id, x->id);
             assert_int_equal(s.tools[0].args_bytes, x->args);
+            {
+                /* the arguments kept as they came: the fragments joined
+                 * (Ollama's object printed), a JSON object */
+                cJSON *a = s.tools[0].args != NULL ? cJSON_Parse(s.tools[0].args) : NULL;
+                assert_non_null(s.tools[0].args);
+                assert_int_equal(strlen(s.tools[0].args), x->args);
+                assert_true(cJSON_IsObject(a) && cJSON_GetObjectItem(a, "location") != NULL);
+                cJSON_Delete(a);
+            }
             assert_true(isfinite(s.tools[0].t_end));
             assert_true(s.tools[0].t_end >= s.tools[0].t_start);
             if (step == 1 && x->api != TB_API_OLLAMA) /* fragments over several events */
@@ -170,6 +180,9 @@ static void oversized_args(void **state)
         fail_msg("%d '%s'", rc, rd.message);
     assert_int_equal(s.ntools, 1);
     assert_true(isnan(s.tools[0].t_end));
+    /* past TB_TOOL_ARGS_KEEP the text is not kept (bench sends {}) */
+    assert_null(s.tools[0].args);
+    assert_true(s.tools[0].args_over);
     tb_stream_free(&s);
     tb_reader_free(&rd);
     free(piece);
@@ -182,8 +195,8 @@ static void oversized_args(void **state)
 static void trace_roundtrip(void **state)
 {
     struct tb_stream s, back;
-    struct tb_tool_call a = {0.5, 0.9, 28, "get_weather", "call_1"};
-    struct tb_tool_call b = {0.7, NAN, 3, "lookup", ""};
+    struct tb_tool_call a = {0.5, 0.9, 28, "get_weather", "call_1", NULL, 0};
+    struct tb_tool_call b = {0.7, NAN, 3, "lookup", "", NULL, 0};
     char *text = NULL, err[256];
     size_t tlen = 0;
     FILE *f = open_memstream(&text, &tlen);

@@ -5,8 +5,10 @@
  * every chat dialect: the model's call answered after the drawn tool
  * latency with the result in the dialect's shape (the server's log says
  * so), the answer spoken, tool_s and the filler's effect in the records,
- * and the latency parts summing to v2v_s exactly.  Bad values of the
- * options exit 2 with one line.
+ * and the latency parts summing to v2v_s exactly; the call sent back
+ * carries the arguments the model streamed (serve's log has both).  Bad
+ * values of the options exit 2 with one line.  With a real TTS:
+ * test_toolfill.c.
  */
 #include <cJSON.h>
 #include <math.h>
@@ -111,6 +113,44 @@ static void exchange_per_dialect(void **state)
     cJSON_Delete(j);
 }
 
+/* Arguments that are not a JSON object: as received in OpenAI's shape,
+ * {} in Anthropic's and Ollama's (objects there). */
+static void exchange_bad_args(void **state)
+{
+    static const char bad[] =
+        "[{\"role\":\"user\",\"content\":\"Rain?\"},{\"role\":\"assistant\",\"content\":null,"
+        "\"tool_calls\":[{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":"
+        "\"get_weather\",\"arguments\":\"{\\\"when\\\":\"}}]},{\"role\":\"tool\","
+        "\"tool_call_id\":\"call_1\",\"content\":\"sunny\"}]";
+    static const enum tb_api apis[3] = {TB_API_CHAT, TB_API_ANTHROPIC, TB_API_OLLAMA};
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        struct tb_api_request q = {.api = apis[i],
+                                   .model = "m",
+                                   .messages_json = bad,
+                                   .max_tokens = -1,
+                                   .temperature = -1,
+                                   .tools_json = tools_json};
+        char *out = NULL, err[256], *p;
+        cJSON *j;
+        assert_int_equal(tb_api_request_body(&q, &out, err, sizeof(err)), 0);
+        j = cJSON_Parse(out);
+        assert_non_null(j);
+        free(out);
+        if (i == 0) {
+            str_at(j, "messages.1.tool_calls.0.function.arguments", "{\"when\":");
+        } else {
+            const cJSON *in = at(j, i == 1 ? "messages.1.content.0.input"
+                                           : "messages.1.tool_calls.0.function.arguments");
+            p = cJSON_PrintUnformatted(in);
+            if (!cJSON_IsObject(in) || strcmp(p, "{}") != 0)
+                fail_msg("dialect %d: the bad arguments went as %s", i, p);
+            cJSON_free(p);
+        }
+        cJSON_Delete(j);
+    }
+}
+
 /* Bad values: exit 2, one line naming the option. */
 static void bad_values(void **state)
 {
@@ -122,7 +162,6 @@ static void bad_values(void **state)
         {"--conversations builtin --filler ''", "--filler"},
         {"--conversations builtin --filler '   '", "--filler"},
         {"--tool-latency 0.5", "--tool-latency"},
-        {"--conversations builtin --filler builtin --tts-url mock", "--filler"},
     };
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -225,6 +264,14 @@ static void check_log(const char *path, const char *route, double tool_s, double
     str_at(v[1], "request_id", "c0.t0");
     if (!cJSON_IsTrue(at(v[1], "tool_result")) || !cJSON_IsFalse(at(v[1], "tool_call")))
         fail_msg("%s: the second request's result is not in the dialect's shape", route);
+    {
+        /* the call sent back carries the arguments the model streamed */
+        const cJSON *a0 = at(v[0], "tool_args"), *a1 = at(v[1], "tool_args");
+        if (!cJSON_IsString(a0) || strncmp(a0->valuestring, "{\"query\":\"", 10) != 0 ||
+            !cJSON_IsString(a1) || strcmp(a0->valuestring, a1->valuestring) != 0)
+            fail_msg("%s: the call's arguments %s, sent back %s", route, cJSON_Print(a0),
+                     cJSON_Print(a1));
+    }
     assert_true(num(v[1], "tokens_sent") > 0);
     {
         /* the server's own view of the wait: the call's end to the result */
@@ -382,9 +429,12 @@ int tb_test_tooluse(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exchange_per_dialect),
+        cmocka_unit_test(exchange_bad_args),
         cmocka_unit_test(bad_values),
         cmocka_unit_test(builtin_has_tools),
         cmocka_unit_test_teardown(calls_use_tools, tb_test_serve_down),
+        /* the two long cases in different shards (main.c) */
+        cmocka_unit_test_teardown(tb_test_tooluse_filler_live, tb_test_serve_down),
         cmocka_unit_test_teardown(result_out_of_shape, tb_test_serve_down),
     };
     return TB_RUN_GROUP("tooluse", tests);

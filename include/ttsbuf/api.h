@@ -140,6 +140,10 @@ struct tb_api_tool {
                  * Anthropic's content block index, Ollama's position */
     char name[TB_TOOL_NAME_MAX], id[TB_TOOL_NAME_MAX]; /* "" when the event has none */
     size_t args_len;
+    /* Its arguments' args_len bytes as sent (a fragment of JSON text, or
+     * an object's JSON printed unformatted: Ollama's), in the parser's
+     * buffer, valid until its next event; NULL when args_len is 0. */
+    const char *args;
 };
 
 /* One event, dialect-neutral. */

@@ -153,9 +153,22 @@ struct tb_bench_rec {
      * had ended). */
     uint32_t tool_calls;
     double tool_start, tool_end, tool_s, tool_head;
+    /* The first call's arguments sent back were not the model's: they
+     * were not a JSON object (Anthropic's and Ollama's shapes carried {};
+     * OpenAI's the text as received), or over TB_TOOL_ARGS_KEEP bytes
+     * ({} in every shape); the record's warning says which. */
+    int tool_args_bad;
     double tool_silence[3];
     int filler;
     double filler_at, filler_dur, filler_silence[3], filler_covered, filler_delay;
+    /* The filler's request sent and its first audio byte (turn clock;
+     * modelled: the call's start and F; NaN when not measured); with a
+     * real TTS (bench --tts-url), its TTS log (one chunk: its send, first
+     * byte and audio arrivals, times on the turn's clock; owned, freed
+     * with the record; NULL: modelled, or a record read back), whose
+     * audio the silence windows play (ttsbuf-model(7), Tool calls). */
+    double filler_sent, filler_fb;
+    struct tb_tts_log *filler_log;
     /* Every delta, arrival times from t_start (owned; empty for records
      * read back from a file).  NULL once dropped: a run with drop_streams
      * (bench.h) keeps none, so a record costs its fixed fields (about 750
@@ -237,6 +250,13 @@ void tb_bench_rec_tool_clear(struct tb_bench_rec *rec);
  * the filler (filler_at, filler_dur set first), from them.  Nothing for
  * a record without a tool call.  Pure; any thread. */
 void tb_bench_rec_tool_lat(struct tb_bench_rec *rec);
+
+/* A tool turn's filler said by a real TTS (rec->filler_log set): its
+ * send and first byte from the log, and, its audio played as it came
+ * (ttsbuf-model(7), Tool calls), its first audible sample (filler_at;
+ * NaN when none came) and the seconds heard (filler_dur).  Nothing
+ * without a log.  Pure; any thread. */
+void tb_bench_rec_filler_log(struct tb_bench_rec *rec);
 
 /* A call's record's tool keys added to o ("tool_calls", ...; bench_rec.h
  * says what each is), and to its latency object l "tool_s".  cJSON:

@@ -297,6 +297,12 @@ struct tb_serve_request {
      * tool_name an earlier assistant tool_calls function has, arguments an
      * object), 0 in another shape (answered all the same), -1 none. */
     int tool_call, tool_result;
+    /* The tool call's arguments as JSON text: those a request answered
+     * with a call was called with, or those the call a request's result
+     * answers carried (the last assistant message's first call: OpenAI's
+     * arguments text as sent, an Anthropic input or Ollama arguments
+     * object printed unformatted); NULL: none, or over 255 bytes. */
+    const char *tool_args;
 };
 
 struct tb_serve_opts {

@@ -132,11 +132,19 @@ struct tb_stream_ttsmodel {
 #define TB_TOOL_NAME_MAX 64           /* bytes of a name or id kept, NUL included */
 #define TB_TOOL_ARGS_MAX (1u << 20)   /* bytes of one call's arguments */
 #define TB_STREAM_TOOLS_MAX 1024u     /* calls in one stream */
+#define TB_TOOL_ARGS_KEEP (16u << 10) /* bytes of one call's arguments kept as text */
 struct tb_tool_call {
     double t_start;      /* s since the request was sent */
     double t_end;        /* ... its arguments were whole; NaN: never ended */
     uint64_t args_bytes; /* bytes of its arguments (JSON text) */
     char name[TB_TOOL_NAME_MAX], id[TB_TOOL_NAME_MAX]; /* "" when not sent */
+    /* Its arguments as they came (OpenAI's and Anthropic's fragments
+     * joined, Ollama's object printed unformatted), NUL-terminated,
+     * args_bytes of them, owned by the stream; NULL when none came, when
+     * they passed TB_TOOL_ARGS_KEEP bytes (args_over 1), or in a stream
+     * read from a trace (which keeps their size only). */
+    char *args;
+    int args_over;
 };
 
 struct tb_stream {
@@ -223,9 +231,16 @@ char *tb_stream_content_text(const struct tb_stream *s);
 int tb_stream_append(struct tb_stream *s, double t, const char *text, size_t len, uint32_t tokens,
                      enum tb_kind kind);
 
-/* tb_stream_tool_add - adds a tool call (a copy of c).  Returns 0,
- * TB_ETOOBIG (TB_STREAM_TOOLS_MAX calls already) or TB_ENOMEM. */
+/* tb_stream_tool_add - adds a tool call (a copy of c, whose args must be
+ * NULL: tb_stream_tool_args adds them).  Returns 0, TB_ETOOBIG
+ * (TB_STREAM_TOOLS_MAX calls already) or TB_ENOMEM. */
 int tb_stream_tool_add(struct tb_stream *s, const struct tb_tool_call *c);
+
+/* tb_stream_tool_args - n more bytes of call i's arguments (i < ntools),
+ * counted in args_bytes and kept in args while TB_TOOL_ARGS_KEEP bytes
+ * hold them (past it args is freed and args_over set).  0, or TB_ENOMEM
+ * (the count kept, the text dropped). */
+int tb_stream_tool_args(struct tb_stream *s, size_t i, const char *bytes, size_t n);
 
 /* Text of event i (not NUL-terminated; length s->ev[i].len). */
 static inline const char *tb_stream_text(const struct tb_stream *s, size_t i)

@@ -29,6 +29,7 @@ struct tb_api_parser {
     size_t line_len, line_cap;
     uint64_t offset, events;
     struct tb_jsontext_texts texts; /* text handed out */
+    struct tb_api_argbuf args;      /* the event's tool arguments handed out */
     /* the feed in progress */
     tb_api_fn fn;
     void *ud;
@@ -61,6 +62,7 @@ void tb_api_parser_destroy(struct tb_api_parser *p)
         return;
     tb_sse_destroy(p->sse);
     free(p->line);
+    free(p->args.buf);
     tb_jsontext_free(&p->texts);
     free(p);
 }
@@ -105,11 +107,12 @@ uint64_t tb_api_replaced(const struct tb_api_parser *p)
  * error object, the shape, then d->fields, then the texts kept in t
  * (surrogate halves paired across events).  Returns as
  * tb_api_parse_event. */
-static int event(const struct tb_api_dialect *d, struct tb_jsontext_texts *t, const char *type,
-                 size_t type_len, const char *data, size_t len, struct tb_api_delta *out, char *err,
-                 size_t errlen)
+static int event(const struct tb_api_dialect *d, struct tb_jsontext_texts *t,
+                 struct tb_api_argbuf *ab, const char *type, size_t type_len, const char *data,
+                 size_t len, struct tb_api_delta *out, char *err, size_t errlen)
 {
-    struct tb_api_fields f = {NULL, NULL, "the event text", ""};
+    struct tb_api_fields f = {NULL, NULL, "the event text", "", ab};
+    size_t at = 0;
     const char *c = NULL, *r = NULL;
     size_t cl = 0, rl = 0;
     cJSON *root;
@@ -132,10 +135,16 @@ static int event(const struct tb_api_dialect *d, struct tb_jsontext_texts *t, co
         goto out;
     }
     out->shape = tb_evjson_shape(root);
+    ab->len = 0;
     d->fields(root, type, type_len, out, &f);
     if (f.bad[0] != '\0') {
         rc = tb_seterr(err, errlen, TB_EFORMAT, "%s", f.bad);
         goto out;
+    }
+    /* each item's argument bytes follow the item's before (api_tool.h) */
+    for (uint32_t i = 0; i < out->ntools; i++) {
+        out->tools[i].args = out->tools[i].args_len > 0 ? ab->buf + at : NULL;
+        at += out->tools[i].args_len;
     }
     tb_evjson_text(f.text, &c, &cl);
     tb_evjson_text(f.thinking, &r, &rl);
@@ -148,7 +157,8 @@ out:
 int tb_api_parse_event(struct tb_api_parser *p, const char *type, size_t type_len, const char *data,
                        size_t len, struct tb_api_delta *out, char *err, size_t errlen)
 {
-    return event(tb_api_row(p->api), &p->texts, type, type_len, data, len, out, err, errlen);
+    return event(tb_api_row(p->api), &p->texts, &p->args, type, type_len, data, len, out, err,
+                 errlen);
 }
 
 static int deliver(struct tb_api_parser *p, const char *type, size_t tl, const char *data,

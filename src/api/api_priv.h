@@ -24,6 +24,15 @@ struct tb_api_fields {
     const cJSON *text, *thinking;
     const char *what;
     char bad[128];
+    struct tb_api_argbuf *args; /* the tool items' argument bytes (api_tool.c) */
+};
+
+/* The parser's buffer of one event's tool arguments: each item's bytes
+ * appended, its offset in the item's args until the event is read
+ * (api_parser.c makes the pointers then). */
+struct tb_api_argbuf {
+    char *buf;
+    size_t len, cap;
 };
 
 struct tb_api_dialect {

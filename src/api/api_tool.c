@@ -47,20 +47,48 @@ int tb_api_tool_str(char *dst, const cJSON *v, const char *what, struct tb_api_f
     return 0;
 }
 
+/* n more bytes of an item's arguments appended to the event's buffer:
+ * every dialect reads an item's arguments right after the item is made,
+ * so the items' bytes lie there in item order (api_parser.c points each
+ * item at its own once the event is read).  0, or -1 (no memory). */
+static int keep_args(struct tb_api_argbuf *ab, const char *s, size_t n)
+{
+    if (ab == NULL || n == 0)
+        return 0;
+    if (ab->len + n > ab->cap) {
+        size_t nc = (ab->len + n) * 2;
+        char *nb = realloc(ab->buf, nc);
+        if (nb == NULL)
+            return -1;
+        ab->buf = nb;
+        ab->cap = nc;
+    }
+    memcpy(ab->buf + ab->len, s, n);
+    ab->len += n;
+    return 0;
+}
+
 int tb_api_tool_args(struct tb_api_tool *t, const cJSON *v, const char *what,
                      struct tb_api_fields *f)
 {
     if (v == NULL || cJSON_IsNull(v))
         return 0;
     if (cJSON_IsString(v)) {
-        t->args_len += strlen(v->valuestring);
+        size_t n = strlen(v->valuestring);
+        if (keep_args(f->args, v->valuestring, n) != 0) {
+            snprintf(f->bad, sizeof(f->bad), "%s could not be kept (out of memory)", what);
+            return -1;
+        }
+        t->args_len += n;
     } else if (cJSON_IsObject(v)) {
         char *j = cJSON_PrintUnformatted(v);
-        if (j == NULL) {
+        size_t n = j != NULL ? strlen(j) : 0;
+        if (j == NULL || keep_args(f->args, j, n) != 0) {
+            cJSON_free(j);
             snprintf(f->bad, sizeof(f->bad), "%s could not be measured (out of memory)", what);
             return -1;
         }
-        t->args_len += strlen(j);
+        t->args_len += n;
         cJSON_free(j);
     } else {
         snprintf(f->bad, sizeof(f->bad), "%s is not a string", what);

@@ -24,7 +24,10 @@ int tb_api_tool_str(char *dst, const cJSON *v, const char *what, struct tb_api_f
 
 /* An arguments fragment: absent or null adds nothing; a string adds its
  * bytes to t->args_len and TB_API_TOOL_ARGS to t->ops; an object (Ollama's
- * whole arguments) adds its JSON text's bytes; else -1. */
+ * whole arguments) adds its JSON text's bytes; else -1.  The bytes are
+ * appended to f->args (when set): call it for an item right after making
+ * it (tb_api_tool_new), so that each item's bytes follow the one's
+ * before. */
 int tb_api_tool_args(struct tb_api_tool *t, const cJSON *v, const char *what,
                      struct tb_api_fields *f);
 

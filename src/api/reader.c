@@ -228,7 +228,8 @@ static int tool_item(struct tb_reader *rd, const struct tb_api_tool *it, double 
     c = &rd->out->tools[rd->open_tools[k].call];
     if (c->name[0] == '\0' && it->name[0] != '\0')
         snprintf(c->name, sizeof(c->name), "%s", it->name);
-    c->args_bytes += it->args_len;
+    if (tb_stream_tool_args(rd->out, rd->open_tools[k].call, it->args, it->args_len) != 0)
+        return tb_reader_fail(rd, TB_READER_NOMEM, "out of memory recording a tool call");
     if (c->args_bytes > TB_TOOL_ARGS_MAX)
         return tb_reader_fail(rd, TB_READER_SSE,
                               "tool call %ld's arguments over %u bytes at stream byte %llu",

@@ -70,12 +70,22 @@ void tb_stream_timing_init(struct tb_server_timing *t)
     t->eval_count = t->eval_ns = -1;
 }
 
+/* Every call's arguments text freed. */
+static void tools_args_free(struct tb_stream *s)
+{
+    for (size_t i = 0; i < s->ntools; i++) {
+        free(s->tools[i].args);
+        s->tools[i].args = NULL;
+    }
+}
+
 void tb_stream_free(struct tb_stream *s)
 {
     if (s == NULL)
         return;
     free(s->ev);
     free(s->text);
+    tools_args_free(s);
     free(s->tools);
     free(s->rec);
     tb_tts_log_free(s->tts);
@@ -92,6 +102,7 @@ void tb_stream_clear(struct tb_stream *s)
 {
     s->n = 0;
     s->text_len = 0;
+    tools_args_free(s);
     s->ntools = 0;
     free(s->rec);
     s->rec = NULL;
@@ -212,5 +223,32 @@ int tb_stream_tool_add(struct tb_stream *s, const struct tb_tool_call *c)
         s->tools = nt;
     }
     s->tools[s->ntools++] = *c;
+    return 0;
+}
+
+int tb_stream_tool_args(struct tb_stream *s, size_t i, const char *bytes, size_t n)
+{
+    struct tb_tool_call *c = &s->tools[i];
+    uint64_t had = c->args_bytes;
+    char *na;
+    c->args_bytes += n;
+    if (n == 0 || c->args_over)
+        return 0;
+    if (c->args_bytes > TB_TOOL_ARGS_KEEP) {
+        free(c->args);
+        c->args = NULL;
+        c->args_over = 1;
+        return 0;
+    }
+    na = realloc(c->args, (size_t)c->args_bytes + 1);
+    if (na == NULL) {
+        free(c->args);
+        c->args = NULL;
+        c->args_over = 1;
+        return TB_ENOMEM;
+    }
+    memcpy(na + had, bytes, n);
+    na[c->args_bytes] = '\0';
+    c->args = na;
     return 0;
 }

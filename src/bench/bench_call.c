@@ -62,6 +62,7 @@ int tb_bench_call_open(struct bench *b)
 
 static void call_clear(struct call *c)
 {
+    tb_bench_tool_forget(c);
     for (uint32_t i = 0; i < c->turn && c->ans != NULL; i++)
         free(c->ans[i]);
     free(c->ans);
@@ -384,6 +385,7 @@ void tb_bench_call_ended(struct bench *b, uint32_t slot, size_t rec_index)
     }
     c->turn++;
     c->tool = 0;
+    tb_bench_tool_forget(c);
     /* Nothing played (no content): the answer is over when its stream is. */
     play = !isnan(rec->play_end) ? rec->play_end : rec->t_end - rec->t_start;
     if (rec->interrupted)

@@ -113,6 +113,8 @@ void tb_bench_recs_pop(struct tb_bench_recs *r)
     free(x->tts_fb);
     free(x->tts_rtf);
     free(x->tts_cw);
+    tb_tts_log_free(x->filler_log);
+    free(x->filler_log);
     tb_stream_free(x->stream);
     free(x->stream);
     unsay(&x->message);

@@ -541,8 +541,11 @@ static const char *filler_parse(const cJSON *o, struct tb_bench_rec *r)
     r->filler = 1;
     if (time_key(o, "filler_at_s", &r->filler_at) != 0 ||
         time_key(o, "filler_s", &r->filler_dur) != 0 ||
-        time_key(o, "filler_delay_s", &r->filler_delay) != 0)
-        return "\"filler_at_s\", \"filler_s\" or \"filler_delay_s\" is not null or a time";
+        time_key(o, "filler_delay_s", &r->filler_delay) != 0 ||
+        time_key(o, "filler_sent_s", &r->filler_sent) != 0 ||
+        time_key(o, "filler_first_byte_s", &r->filler_fb) != 0)
+        return "\"filler_at_s\", \"filler_s\", \"filler_delay_s\", \"filler_sent_s\" or "
+               "\"filler_first_byte_s\" is not null or a time";
     for (int i = 0; i < 3; i++) {
         snprintf(key, sizeof(key), "filler_silence_%s_s", tool_windows[i]);
         if (time_key(o, key, &r->filler_silence[i]) != 0 ||
@@ -561,6 +564,7 @@ static const char *filler_parse(const cJSON *o, struct tb_bench_rec *r)
  * r->lat.tool).  Returns a reason or NULL. */
 static const char *rec_tool(const cJSON *o, struct tb_bench_rec *r)
 {
+    const cJSON *bad;
     double n;
     char key[48];
     double lat_tool = r->lat.tool; /* read with the latency object */
@@ -584,6 +588,10 @@ static const char *rec_tool(const cJSON *o, struct tb_bench_rec *r)
         if (time_key(o, key, &r->tool_silence[i]) != 0)
             return "a \"tool_silence_*_s\" is not null or a time";
     }
+    bad = cJSON_GetObjectItemCaseSensitive(o, "tool_args_bad"); /* absent: an older record */
+    if (bad != NULL && !cJSON_IsBool(bad))
+        return "\"tool_args_bad\" is not true or false";
+    r->tool_args_bad = cJSON_IsTrue(bad);
     return filler_parse(o, r);
 }
 

@@ -68,7 +68,12 @@ struct xf {
     char *pend;
     size_t npend, pendcap, fed;
     uint64_t seg_from;
-    int tts_rc;   /* the client failed (TB_ENOMEM, TB_EIO), or 0 */
+    int tts_rc; /* the client failed (TB_ENOMEM, TB_EIO), or 0 */
+    /* bench --filler with a real TTS (bench_filler.c): the client saying
+     * the filler since the stream's first tool call began, or NULL; and
+     * whether it was tried (once a stream). */
+    struct tb_ttsnet *ftts;
+    int filler_tried;
     int tts_dead; /* its TTS is dead: the LLM transfer is to stop (bench.h) */
     /* A call's turn (bench_call.c): its call's slot, id and turn; call -1
      * for a one-shot request. */
@@ -128,6 +133,12 @@ struct call {
     uint32_t tool_calls;
     double tool_t0, tool_start, tool_end;
     char tool_id[64], tool_name[64];
+    /* The first call's arguments as the model streamed them (owned,
+     * at most TB_TOOL_ARGS_KEEP bytes), or NULL: none came, or too many
+     * (sent as {}); tool_args_bad: 1 when they are not a JSON object or
+     * were too long to keep (bench_tool.c). */
+    char *tool_args;
+    int tool_args_bad;
 };
 
 /* A waiting call in the heap: when its next turn is due. */
@@ -203,10 +214,12 @@ struct bench {
     double rate;  /* this shard's */
     uint64_t rng; /* xorshift state */
     int measuring;
-    int stopped;             /* cancel seen */
-    uint64_t held, held_max; /* bytes of streams kept, in flight and recorded
-                              * (tb_bench_held), and their cap */
-    struct ttsjob *jobs;     /* a real TTS: the streams still speaking */
+    int stopped;               /* cancel seen */
+    uint64_t held, held_max;   /* bytes of streams kept, in flight and recorded
+                                * (tb_bench_held), and their cap */
+    struct ttsjob *jobs;       /* a real TTS: the streams still speaking */
+    struct fillerjob *fillers; /* ... the fillers of calls waiting for a tool
+                                * (bench_filler.c) */
     size_t njobs;
     size_t ntts; /* TTS clients open (in flight and jobs) */
     /* A WebSocket TTS (--tts-api *-ws): the loop that serves every client

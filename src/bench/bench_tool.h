@@ -22,14 +22,22 @@
  * b->calls.rc). */
 int tb_bench_tool_taken(struct bench *b, struct xf *x);
 
+/* Call c's kept arguments freed (a turn's tool exchange is over, or the
+ * call's slot is freed). */
+void tb_bench_tool_forget(struct call *c);
+
 /* The tool exchange call c's second request adds after the caller's
- * words (c->tool set): the assistant's call and the result, in OpenAI's
- * shape.  0 or -1 (no memory). */
+ * words (c->tool set): the assistant's call, with the first call's
+ * arguments as the model streamed them (c->tool_args; {} when none were
+ * kept), and the result, in OpenAI's shape (api_toolmsg.h makes it
+ * another dialect's: arguments that are not a JSON object go as {}
+ * there).  0 or -1 (no memory). */
 int tb_bench_tool_exchange(cJSON *msgs, const struct call *c);
 
 /* The record of call c's turn, made by its second request (c->tool 2):
- * its tool fields and, with --filler, the filler's (before the playout,
- * which sets the rest: tb_bench_rec_tool_lat). */
-void tb_bench_tool_rec(const struct bench *b, const struct call *c, struct tb_bench_rec *rec);
+ * its tool fields and, with --filler, the filler's: modelled, or with a
+ * real TTS its log taken from the call's filler job (bench_filler.h;
+ * before the playout, which sets the rest: tb_bench_rec_tool_lat). */
+void tb_bench_tool_rec(struct bench *b, const struct call *c, struct tb_bench_rec *rec);
 
 #endif

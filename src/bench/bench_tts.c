@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "bench_filler.h"
 #include "bench_tts.h"
+#include "bench_ttsclient.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/ttsmeas.h"
 #include "ttsbuf/ttsws.h"
@@ -63,7 +65,6 @@ static void feed(struct xf *x, double now)
 
 int tb_bench_tts_open(struct bench *b, struct xf *x, char *err, size_t errlen)
 {
-    struct tb_ttsnet_opts to = *b->o->tts;
     int rc;
     if (x->seg == NULL) {
         rc = tb_seg_create(&b->o->sim.seg, &x->seg);
@@ -76,26 +77,8 @@ int tb_bench_tts_open(struct bench *b, struct xf *x, char *err, size_t errlen)
     x->seg_from = 0;
     x->tts_rc = 0;
     x->tts_dead = 0;
-    to.clock = &b->mono;
-    to.origin = x->t_start;
-    to.secrets = b->secrets;
-    to.on_audio = NULL;
-    to.on_end = NULL;
-    to.ud = NULL;
-    to.cancel = NULL; /* the loop cancels (tb_bench_tts_cancel) */
-    to.request_id = strchr(x->rid, ' ') != NULL ? strchr(x->rid, ' ') + 1 : NULL; /* cC.tT */
-    if (to.ws != 0 && b->wsl == NULL) {
-        /* The loop's one libwebsockets context, for every WebSocket
-         * client of this thread (ttsws.h). */
-        rc = tb_ttsws_loop_create(&b->wsl, tb_ttsws_url_tls(to.url), err, errlen);
-        if (rc != 0)
-            return rc;
-    }
-    to.ws_loop = b->wsl;
-    rc = tb_ttsnet_create(&to, &x->tts, err, errlen);
-    if (rc == 0)
-        b->ntts++;
-    return rc;
+    x->filler_tried = 0;
+    return tb_bench_tts_client(b, x, NULL, &x->tts, err, errlen);
 }
 
 /* The record of a stream whose TTS is over: its log, and a failed chunk
@@ -156,6 +139,7 @@ int tb_bench_tts_close(struct bench *b, struct xf *x, size_t ri)
     int64_t slot = x->call >= 0 ? (int64_t)x->slot : -1;
     struct ttsjob *j;
     int rc;
+    tb_bench_filler_drop(b, x); /* the turn was not a tool call's: no filler kept */
     if (x->tts == NULL)
         return 0;
     feed(x, b->clk.virtual_now - x->t_start);
@@ -188,6 +172,7 @@ int tb_bench_tts_close(struct bench *b, struct xf *x, size_t ri)
 
 void tb_bench_tts_drop(struct bench *b, struct xf *x)
 {
+    tb_bench_filler_drop(b, x);
     if (x->tts == NULL)
         return;
     tb_ttsnet_destroy(x->tts);
@@ -236,6 +221,8 @@ int tb_bench_tts_step(struct bench *b)
     for (struct xf *x = b->inflight; x != NULL; x = x->next) {
         if (x->tts == NULL)
             continue;
+        if (rc == 0)
+            rc = tb_bench_filler_start(b, x); /* a tool call began: the filler goes */
         feed(x, b->clk.virtual_now - x->t_start);
         if (x->tts_rc == 0) {
             int n = tb_ttsnet_step(x->tts, 0);
@@ -249,6 +236,7 @@ int tb_bench_tts_step(struct bench *b)
             }
         }
     }
+    tb_bench_filler_step(b);
     while (*pp != NULL) {
         struct ttsjob *j = *pp;
         int n;
@@ -284,11 +272,13 @@ int tb_bench_tts_cancel(struct bench *b)
 {
     for (struct ttsjob *j = b->jobs; j != NULL; j = j->next)
         tb_ttsnet_cancel(j->tts);
+    tb_bench_filler_cancel(b);
     return tb_bench_tts_step(b);
 }
 
 void tb_bench_tts_free(struct bench *b)
 {
+    tb_bench_filler_free(b);
     while (b->jobs != NULL) {
         struct ttsjob *j = b->jobs;
         b->jobs = j->next;

@@ -17,7 +17,8 @@
  * segmenter and client, as it starts (0, or an error in err); close: its
  * LLM transfer ended and its record is b->out->v[rec]: the last chunks
  * go, and the client speaks on as a job (0 or TB_ENOMEM); drop: a stream
- * that never started; step: at each wake-up, new events to the
+ * that never started (close and drop also end a filler the stream's
+ * turn does not keep, bench_filler.h); step: at each wake-up, new events to the
  * segmenters, every client stepped without waiting, the jobs whose
  * chunks all ended concluded into their records (0 or TB_ENOMEM), and
  * a stream whose TTS is dead (tb_tts_log_dead) flagged (xf.tts_dead,

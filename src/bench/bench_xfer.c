@@ -15,6 +15,7 @@
 #include "bench_retry.h"
 #include "bench_tool.h"
 #include "bench_xfer.h"
+#include "bench_filler.h"
 #include "bench_tts.h"
 #include "ttsbuf/api.h"
 #include "ttsbuf/error.h"
@@ -91,6 +92,7 @@ void tb_bench_xf_destroy(struct xf *x)
         tb_reader_free(&x->rd);
         tb_stream_free(&x->stream);
         tb_ttsnet_destroy(x->tts);
+        tb_ttsnet_destroy(x->ftts);
         tb_seg_destroy(x->seg);
         tb_bench_barge_free(x);
         free(x->hdrs);
@@ -429,7 +431,10 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
     x->running = 0;
     llm_leave(b, x);
     if (tb_bench_tool_taken(b, x)) {
-        /* a tool call: the turn goes on with its result (bench_tool.h) */
+        /* a tool call: the turn goes on with its result (bench_tool.h),
+         * its filler speaking on (bench_filler.h) */
+        if (tb_bench_filler_keep(b, x) != 0 && b->calls.rc == 0)
+            b->calls.rc = tb_seterr(b->calls.err, sizeof(b->calls.err), TB_ENOMEM, "out of memory");
         tb_bench_tts_drop(b, x);
         b->held -= tb_bench_held(&x->stream);
         tb_stream_clear(&x->stream);

@@ -512,7 +512,7 @@ int tb_cli_bench_parse(int argc, char **argv, const struct tb_cmddoc *doc, struc
     if (rc == 0)
         rc = tb_cli_retry_check(&a->retry);
     if (rc == 0)
-        rc = tb_cli_tool_apply(&a->tool, (uint64_t)a->seed, a->convos != NULL, a->tl.url != NULL);
+        rc = tb_cli_tool_apply(&a->tool, (uint64_t)a->seed, a->convos != NULL);
     if (rc != 0)
         return rc;
     for (size_t i = 0; i < a->ngates; i++)

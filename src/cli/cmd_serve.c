@@ -128,8 +128,9 @@ static const struct tb_optdoc serve_rows[] = {
      "the server measured it), prompt_tokens, tokens_sent, tokens_planned, tokens_unsent, its "
      "stream's seed, the TTS's tts_chars "
      "and audio bytes, bytes_sent, refused_over and retry_after_s (a 429 over --max-inflight "
-     "or --tts-max-inflight, else null), tool_call and tool_result (--tool-call-rate: answered "
-     "with a call; a tool result carried in its dialect's shape). Each line is flushed as "
+     "or --tts-max-inflight, else null), tool_call, tool_result and tool_args (--tool-call-rate: "
+     "answered with a call; a tool result carried in its dialect's shape; the call's arguments "
+     "it was called with or carried back). Each line is flushed as "
      "written; no header but the request "
      "id is logged. A FILE that cannot be written is a usage error."},
     TB_OPTDOC_END,

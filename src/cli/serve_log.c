@@ -145,6 +145,7 @@ int tb_cli_serve_log_write(struct tb_cli_serve_log *l, const struct tb_serve_req
         add_count(o, "retry_after_s", r->retry_after);
         add_flag(o, "tool_call", r->tool_call);
         add_flag(o, "tool_result", r->tool_result);
+        add_str(o, "tool_args", r->tool_args);
     }
     return put(l, o);
 }

@@ -25,9 +25,11 @@ const struct tb_optdoc tb_opt_tool[] = {
      "(ttsbuf(1), CALLS, Tool calls)."},
     {"filler", TB_O_FILLER, "TEXT|builtin",
      "a phrase the agent says as soon as a tool call starts (builtin: \"" TB_FILLER_BUILTIN
-     "\"), by the modelled TTS; the records say how much of the silence around the tool it fills",
-     "At most 200 bytes of UTF-8.  Modelled only: not with --tts-url (ttsbuf-model(7), Tool "
-     "calls)."},
+     "\"), by the modelled TTS or the real one (--tts-url); the records say how much of the "
+     "silence around the tool it fills",
+     "At most 200 bytes of UTF-8.  With --tts-url the phrase goes to the TTS when the call "
+     "starts, as a stream of its own, and its measured audio is what fills the silence "
+     "(ttsbuf-model(7), Tool calls)."},
     TB_OPTDOC_END,
 };
 
@@ -54,16 +56,12 @@ int tb_cli_tool_option(struct tb_cli_tool *t, int c, const char *arg)
     }
 }
 
-int tb_cli_tool_apply(struct tb_cli_tool *t, uint64_t seed, int calls, int live_tts)
+int tb_cli_tool_apply(struct tb_cli_tool *t, uint64_t seed, int calls)
 {
     int rc;
     if (!calls && (t->latency != NULL || t->filler != NULL)) {
         tb_cli_error("bench: %s is for calls' tool turns: it needs --conversations FILE|builtin",
                      t->latency != NULL ? "--tool-latency" : "--filler");
-        return TB_EINVAL;
-    }
-    if (t->filler != NULL && live_tts) {
-        tb_cli_error("bench: --filler is modelled only: not with --tts-url");
         return TB_EINVAL;
     }
     if (!calls)

@@ -30,10 +30,10 @@ int tb_cli_tool_option(struct tb_cli_tool *t, int c, const char *arg);
 
 /* After the options: the latency read (seeded with seed; default
  * TB_TOOL_LATENCY_DEFAULT), or its error printed (exit 2).  calls: the
- * run drives calls (else the options are refused); live_tts: a real TTS
- * speaks (--filler is then refused: it is modelled only).  0 or
- * TB_EINVAL. */
-int tb_cli_tool_apply(struct tb_cli_tool *t, uint64_t seed, int calls, int live_tts);
+ * run drives calls (else the options are refused).  The filler is said
+ * by the modelled TTS, or by the real one (--tts-url) as the answer's
+ * chunks are.  0 or TB_EINVAL. */
+int tb_cli_tool_apply(struct tb_cli_tool *t, uint64_t seed, int calls);
 
 void tb_cli_tool_free(struct tb_cli_tool *t);
 

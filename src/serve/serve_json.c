@@ -180,6 +180,47 @@ static int results_shaped(const cJSON *msgs, enum tb_api api)
     return all;
 }
 
+/* The arguments the last assistant message with calls gave its first
+ * call, as text into out (serve_json.h, tool_args): "" when none. */
+static void carried_args(const cJSON *msgs, enum tb_api api, char *out, size_t outlen)
+{
+    const cJSON *m, *args = NULL;
+    char *p;
+    out[0] = '\0';
+    cJSON_ArrayForEach(m, msgs)
+    {
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "content"), *b;
+        const cJSON *blocks = cJSON_IsArray(c) ? c : NULL;
+        if (!role_is(m, "assistant"))
+            continue;
+        if (api == TB_API_ANTHROPIC) {
+            cJSON_ArrayForEach(b, blocks)
+            {
+                const char *t = str_of(b, "type");
+                if (t != NULL && strcmp(t, "tool_use") == 0) {
+                    args = cJSON_GetObjectItemCaseSensitive(b, "input");
+                    break;
+                }
+            }
+        } else {
+            const cJSON *c0 =
+                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(m, "tool_calls"), 0);
+            if (c0 != NULL)
+                args = cJSON_GetObjectItemCaseSensitive(
+                    cJSON_GetObjectItemCaseSensitive(c0, "function"), "arguments");
+        }
+    }
+    if (args != NULL && cJSON_IsString(args)) {
+        if (strlen(args->valuestring) < outlen)
+            snprintf(out, outlen, "%s", args->valuestring);
+        return;
+    }
+    p = args != NULL ? cJSON_PrintUnformatted(args) : NULL;
+    if (p != NULL && strlen(p) < outlen)
+        snprintf(out, outlen, "%s", p);
+    cJSON_free(p);
+}
+
 /* What the body says of tools (serve_tool.h): whether it offers any,
  * carries a result, and the first tool's name. */
 static void tool_request(const cJSON *root, enum tb_api api, struct tb_serve_json_req *r)
@@ -202,6 +243,10 @@ static void tool_request(const cJSON *root, enum tb_api api, struct tb_serve_jso
     }
     r->tool_shape =
         r->tool_result && results_shaped(cJSON_GetObjectItemCaseSensitive(root, "messages"), api);
+    r->tool_args[0] = '\0';
+    if (r->tool_result)
+        carried_args(cJSON_GetObjectItemCaseSensitive(root, "messages"), api, r->tool_args,
+                     sizeof(r->tool_args));
 }
 
 int tb_serve_json_request(const char *body, size_t len, enum tb_api api,

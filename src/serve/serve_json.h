@@ -17,6 +17,8 @@
  * TB_API_CHAT /v1/chat/completions, TB_API_COMPLETIONS /v1/completions,
  * TB_API_ANTHROPIC /v1/messages, TB_API_OLLAMA /api/chat (NDJSON). */
 
+#define TB_SERVE_TOOL_ARGS_MAX 256 /* bytes of a call's arguments logged, NUL included */
+
 struct tb_serve_json_req {
     char *model;            /* malloc'd copy */
     int stream;             /* "stream": true */
@@ -29,6 +31,12 @@ struct tb_serve_json_req {
     int tool_shape;         /* ... in its dialect's shape (serve_json.c): 1,
                              * else 0 */
     char tool_name[64];     /* the first tool's name, "" none */
+    /* A body carrying a result: the arguments of the first call of the
+     * last assistant message with calls (OpenAI's text as sent; an
+     * Anthropic input or Ollama arguments object printed unformatted),
+     * for the log; "" when none, or over TB_SERVE_TOOL_ARGS_MAX - 1
+     * bytes. */
+    char tool_args[TB_SERVE_TOOL_ARGS_MAX];
 };
 
 /*

@@ -32,6 +32,7 @@ void tb_serve_log_init(struct tb_serve_conn *c)
     c->lg.audio_sent = c->lg.audio_planned = -1;
     c->lg.stream = -1;
     c->lg.tool_call = c->lg.tool_result = -1;
+    c->lg.tool_args[0] = '\0';
 }
 
 static int rid_char(char ch)
@@ -114,6 +115,7 @@ void tb_serve_log_end(struct tb_serve_loop *s, struct tb_serve_conn *c, enum tb_
     r.retry_after = c->lg.over != NULL ? (int64_t)s->srv->retry_after : -1;
     r.tool_call = c->lg.tool_call;
     r.tool_result = c->lg.tool_result;
+    r.tool_args = c->lg.tool_args[0] != '\0' ? c->lg.tool_args : NULL;
     /* One line at a time, whichever loop ends it: seq is taken under the
      * same lock, so the lines come in the order of their seq. */
     pthread_mutex_lock(&s->srv->log_mu);

@@ -138,9 +138,11 @@ struct tb_serve_conn {
         int fault;                            /* a fault ended or answered it */
         int done;                             /* its line was made */
         const char *over;                     /* refused over this cap, or NULL */
-        int tool_call;   /* offered tools: 1 answered with a call, 0 not; -1 none */
-        int tool_result; /* carried a tool result: 1 in its dialect's shape, 0
-                          * not; -1 none */
+        int tool_call;       /* offered tools: 1 answered with a call, 0 not; -1 none */
+        int tool_result;     /* carried a tool result: 1 in its dialect's shape, 0
+                              * not; -1 none */
+        char tool_args[256]; /* the call's arguments it answered with, or
+                              * those its result's call carried; "" none */
     } lg;
 
     struct tb_serve_tts_conn *tts; /* a TTS request's state (serve_tts.c); NULL otherwise */

@@ -223,6 +223,7 @@ int tb_serve_dispatch(struct tb_serve_loop *s, struct tb_serve_conn *c, int64_t 
     c->lg.planned = 1;
     c->lg.tool_result = c->rq.tool_result ? c->rq.tool_shape : -1;
     c->lg.tool_call = c->rq.tools ? 0 : -1;
+    snprintf(c->lg.tool_args, sizeof(c->lg.tool_args), "%s", c->rq.tool_args);
     if (tb_serve_tool_drawn(s->srv, c, &draw)) {
         c->lg.tool_call = 1;
         return tb_serve_tool_stream(s, c, draw);

@@ -130,6 +130,7 @@ static void events(struct tb_serve_conn *c, const char *name, const char *word)
     char args[64];
     size_t half;
     snprintf(args, sizeof(args), "{\"query\":\"%s\"}", word);
+    snprintf(c->lg.tool_args, sizeof(c->lg.tool_args), "%s", args); /* what it called with */
     half = strlen(args) / 2;
     if (c->ctx.api == TB_API_CHAT) {
         char first[64];
