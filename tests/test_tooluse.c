@@ -330,6 +330,14 @@ static void shares_have_tool(const char *dir, int port)
     assert_int_equal(tb_test_jsonl_records(path, rec, 1), 1);
     miss = (num(at(rec[0], "latency"), "ttft_s") - num(rec[0], "ttft_s")) /
            num(at(lv, "v2v_s"), "p50");
+    /* its trace says the tool's wait, and sim of it warns it is not replayed */
+    snprintf(args, sizeof(args), "sim --trace '%s/one/%s' --request %.0f", dir,
+             at(rec[0], "trace")->valuestring, num(rec[0], "id"));
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    if (strstr(o.se, "sim: warning: 1 of 1 turn had a tool call (the recording's tool_s ") == NULL)
+        fail_msg("sim of a tool turn's trace: %s", o.se);
+    tb_test_out_free(&o);
     cJSON_Delete(rec[0]);
     if (!(miss >= 0.0) || fabs(total + miss - 1.0) > 1e-9)
         fail_msg("one turn's shares sum to %.9f, not 1 - %.9f", total, miss);
