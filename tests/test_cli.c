@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "tests.h"
+#include "ttsbuf/bench_stats.h"
 
 static void version_and_help(void **state)
 {
@@ -488,6 +489,38 @@ static void write_error_names_the_cause(void **state)
     }
 }
 
+/* --require's unknown gate names every gate it takes: each level gate,
+ * every metric of the summary (the wait's parts and the tool's too), and
+ * every statistic, in one line; and each of those names is a gate. */
+static void unknown_gate_lists_all(void **state)
+{
+    struct tb_test_out o = tb_test_run("merge --require foo=1 /dev/null");
+    char args[160];
+    (void)state;
+    assert_int_equal(o.code, 2);
+    assert_true(strchr(o.se, '\n') == o.se + strlen(o.se) - 1);
+    assert_non_null(strstr(o.se, "--require: unknown gate 'foo' (gapless_share, "));
+    for (int m = 0; m < TB_BM__COUNT; m++) {
+        char want[64], last[64];
+        const char *name = tb_bench_metric_name((enum tb_bench_metric)m);
+        snprintf(want, sizeof(want), " %s,", name);
+        snprintf(last, sizeof(last), " %s and STAT ", name);
+        if (strstr(o.se, want) == NULL && strstr(o.se, last) == NULL)
+            fail_msg("the unknown gate's error leaves out %s: %s", name, o.se);
+        if (m == TB_BM__COUNT - 1) {
+            /* the last metric names a gate too: its p95 */
+            struct tb_test_out g;
+            snprintf(args, sizeof(args), "merge --require %s_p95=1 /dev/null", name);
+            g = tb_test_run(args);
+            assert_null(strstr(g.se, "unknown gate"));
+            tb_test_out_free(&g);
+        }
+    }
+    for (int k = 0; tb_stats_fields[k] != NULL; k++)
+        assert_non_null(strstr(o.se, tb_stats_fields[k]));
+    tb_test_out_free(&o);
+}
+
 int tb_test_cli(void)
 {
     const struct CMUnitTest tests[] = {
@@ -503,6 +536,7 @@ int tb_test_cli(void)
         cmocka_unit_test(stdout_is_one_output),
         cmocka_unit_test(write_error_names_the_cause),
         cmocka_unit_test(sim_says_how_the_stream_ended),
+        cmocka_unit_test(unknown_gate_lists_all),
     };
     return TB_RUN_GROUP("cli", tests);
 }
