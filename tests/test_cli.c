@@ -521,6 +521,43 @@ static void unknown_gate_lists_all(void **state)
     tb_test_out_free(&o);
 }
 
+/* sim's report numbers a turn's first chunk with audio one way: the
+ * first-audio line and the wait's aggregation line name the same chunk
+ * (blank chunks counted in both), and say apart when playback waited for
+ * later chunks to close (a TTS stage of one slot here). */
+static void sim_numbers_chunks_one_way(void **state)
+{
+    static const struct {
+        const char *first, *events, *audio, *close;
+    } cases[] = {
+        {"Hi.", "{\"t\":0.12,\"text\":\"\\n\\n\"}\n{\"t\":0.2,\"text\":\" How are you?\"}\n",
+         "(chunk 1 of 3, played when 3 had closed)", "(to chunk 1's close)"},
+        {"\\n\\n", "{\"t\":0.15,\"text\":\"Hi.\"}\n{\"t\":0.6,\"text\":\" How are you?\"}\n",
+         "(chunk 2 of 3)", "(to chunk 2's close)"},
+    };
+    char dir[128], path[256], args[512];
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "cli", "chunkno");
+    snprintf(path, sizeof(path), "%s/t.jsonl", dir);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct tb_test_out o;
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "{\"ttsbuf_trace\":2}\n{\"t\":0.1,\"text\":\"%s\"}\n%s", cases[i].first,
+                cases[i].events);
+        fprintf(f, "{\"end\":{\"kind\":\"complete\",\"t\":1.0}}\n");
+        fclose(f);
+        snprintf(args, sizeof(args),
+                 "sim --trace '%s' --chunk token --tts-latency 0.3 --tts-concurrency 1", path);
+        o = tb_test_run(args);
+        assert_int_equal(o.code, 0);
+        if (strstr(o.so, cases[i].audio) == NULL || strstr(o.so, cases[i].close) == NULL)
+            fail_msg("case %zu: want %s and %s:\n%s", i, cases[i].audio, cases[i].close, o.so);
+        tb_test_out_free(&o);
+    }
+    tb_test_rm_rf(dir);
+}
+
 int tb_test_cli(void)
 {
     const struct CMUnitTest tests[] = {
@@ -537,6 +574,7 @@ int tb_test_cli(void)
         cmocka_unit_test(write_error_names_the_cause),
         cmocka_unit_test(sim_says_how_the_stream_ended),
         cmocka_unit_test(unknown_gate_lists_all),
+        cmocka_unit_test(sim_numbers_chunks_one_way),
     };
     return TB_RUN_GROUP("cli", tests);
 }
