@@ -60,7 +60,7 @@ static int constant(const char *s)
 int tb_cli_sweep_rec_adopt(struct tb_cli_sweep_rec *r, const struct tb_sweep_input *in, size_t n,
                            struct tb_cli_turn *turn, struct tb_cli_axis *lat, int tts_given)
 {
-    const char *v;
+    const char *v = "";
     int rc = 0;
     memset(r, 0, sizeof(*r));
     r->in = in;
