@@ -21,6 +21,7 @@
 #include "ttsbuf/api.h"
 #include "ttsbuf/bench_calls.h"
 #include "ttsbuf/convo.h"
+#include "ttsbuf/svg.h"
 
 #define TOOL_WAIT 0.3 /* --tool-latency, s */
 /* The loop's overhead a busy machine may add to the wait: the stream's
@@ -337,6 +338,75 @@ static void bench_dialect(const char *api, const char *path, int port, const cha
     }
 }
 
+/* A call of one tool turn: the summary's latency_share has the tool's
+ * wait, and with one turn the shares sum to 1 (the parts sum to v2v_s);
+ * the report names it; compare shows tool_s; the page's wait bars draw it. */
+static void shares_have_tool(const char *dir, int port)
+{
+    char args[1024], path[320];
+    cJSON *sum, *rec[1];
+    const cJSON *lv, *sh;
+    double total = 0.0, miss;
+    struct tb_test_out o;
+    char *page;
+    snprintf(path, sizeof(path), "%s/one.jsonl", dir);
+    {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "{\"id\":\"w\",\"turns\":[{\"text\":\"Rain?\",\"tools\":%s}]}\n", tools_json);
+        fclose(f);
+    }
+    snprintf(args, sizeof(args),
+             "bench --base-url http://127.0.0.1:%d/v1 --model m --conversations %s --calls 1 "
+             "--tool-latency %g --user-turn 0.05 --eou 0.2 --tts-latency 0.15 --out %s/one "
+             "--html %s/one.html --json --quiet",
+             port, path, TOOL_WAIT, dir, dir);
+    sum = tb_test_run_json(NULL, args, 0);
+    lv = at(sum, "levels.0");
+    assert_true(num(at(lv, "tool_s"), "count") == 1);
+    sh = at(lv, "latency_share.p50");
+    if (fabs(num(sh, "tool_s") - num(at(lv, "tool_s"), "p50") / num(at(lv, "v2v_s"), "p50")) >
+        1e-12)
+        fail_msg("latency_share.p50.tool_s %.17g, not tool_s's p50 over v2v_s's", num(sh, "tool_s"));
+    for (const cJSON *e = sh->child; e != NULL; e = e->next)
+        total += e->valuedouble;
+    /* ttft_s's share is the level's ttft_s (the second request's), the
+     * part's ttft runs from the first request (turnlat.h): the sum misses
+     * their difference, the first request's time to its call */
+    snprintf(path, sizeof(path), "%s/one/records.jsonl", dir);
+    assert_int_equal(tb_test_jsonl_records(path, rec, 1), 1);
+    miss = (num(at(rec[0], "latency"), "ttft_s") - num(rec[0], "ttft_s")) /
+           num(at(lv, "v2v_s"), "p50");
+    /* its trace says the tool's wait, and sim of it warns it is not replayed */
+    snprintf(args, sizeof(args), "sim --trace '%s/one/%s' --request %.0f", dir,
+             at(rec[0], "trace")->valuestring, num(rec[0], "id"));
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    if (strstr(o.se, "sim: warning: 1 of 1 turn had a tool call (the recording's tool_s ") == NULL)
+        fail_msg("sim of a tool turn's trace: %s", o.se);
+    tb_test_out_free(&o);
+    cJSON_Delete(rec[0]);
+    if (!(miss >= 0.0) || fabs(total + miss - 1.0) > 1e-9)
+        fail_msg("one turn's shares sum to %.9f, not 1 - %.9f", total, miss);
+    cJSON_Delete(sum);
+    snprintf(args, sizeof(args), "merge %s/one/records.jsonl", dir);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, " ttft ")); /* the share line ... */
+    assert_non_null(strstr(strstr(o.so, " ttft "), " tool ")); /* ... names the tool after it */
+    tb_test_out_free(&o);
+    snprintf(args, sizeof(args), "compare a=%s/one b=%s/one", dir, dir);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "\n  tool_s "));
+    tb_test_out_free(&o);
+    snprintf(path, sizeof(path), "%s/one.html", dir);
+    page = tb_test_slurp_str(path);
+    snprintf(path, sizeof(path), "data-part=\"%d\"", TB_SVG_WAIT_TOOL);
+    assert_non_null(strstr(page, path));
+    free(page);
+}
+
 /* bench --conversations against serve --tool-call-rate 1, each dialect. */
 static void calls_use_tools(void **state)
 {
@@ -361,6 +431,8 @@ static void calls_use_tools(void **state)
                  "--synth tps=400,tokens=10,ttft=0.02,seed=5 --tool-call-rate 1 --log %s", log);
         tb_test_serve_up(srv, &port);
         bench_dialect(apis[i], paths[i], port, dir, log);
+        if (i == 0)
+            shares_have_tool(dir, port);
         tb_test_serve_down(NULL);
     }
     tb_test_rm_rf(dir);

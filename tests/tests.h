@@ -121,6 +121,7 @@ int tb_test_ttsws(void);    /* the WebSocket TTS client against a third-party pe
 int tb_test_ttswsbench(void); /* bench with a WebSocket TTS: 100 streams, the loop's threads */
 int tb_test_ttswire(void);  /* what a TTS sends back: media types, WAV, the WS decoder */
 int tb_test_ttstrace(void); /* a real TTS kept in a trace and replayed by sim */
+int tb_test_recorded(void); /* what sim and sweep take of a recording */
 int tb_test_sweep(void);
 int tb_test_svg(void);
 int tb_test_docs(void);

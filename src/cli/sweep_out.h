@@ -22,6 +22,7 @@ struct tb_cli_sweep_info {
                * is the first audio) */
     const struct tb_cli_sweep_cap *cap; /* the shared capacity's options and
                                          * search (sweep_cap.h), or NULL */
+    const struct tb_cli_sweep_rec *rec; /* what the recordings gave (sweep_rec.h), or NULL */
 };
 
 /* The streams left out of the shares (cut off, failed), one line each
