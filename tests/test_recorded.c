@@ -36,16 +36,6 @@ static void write_traces(const char *path)
     fclose(f);
 }
 
-static double num(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (cJSON_IsNull(v))
-        return NAN;
-    if (!cJSON_IsNumber(v))
-        fail_msg("\"%s\" is not a number or null", k);
-    return v->valuedouble;
-}
-
 static const cJSON *obj(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -89,19 +79,18 @@ static void sim_adopts_latency(void **state)
     write_traces(path);
     j = sim(path, 1, "", NULL);
     l = obj(j, "latency");
-    assert_true(fabs(num(l, "tts_ttfb_s") - 0.15) < 1e-9);
-    assert_true(fabs(num(l, "leading_silence_s") - 0.05) < 1e-9);
-    assert_true(num(l, "eou_s") == 0.2);
+    assert_true(fabs(tb_test_num_or_nan(l, "tts_ttfb_s") - 0.15) < 1e-9);
+    assert_true(fabs(tb_test_num_or_nan(l, "leading_silence_s") - 0.05) < 1e-9);
+    assert_true(tb_test_num_or_nan(l, "eou_s") == 0.2);
     cJSON_Delete(j);
     snprintf(args, sizeof(args), "sim --trace '%s' --request 1", path);
     o = tb_test_run(args);
     assert_int_equal(o.code, 0);
-    if (strstr(o.so, "TTS first byte       0.150 s   (the recording's --tts-latency 0.15)") ==
-        NULL)
+    if (strstr(o.so, "TTS first byte       0.150 s   (the recording's --tts-latency 0.15)") == NULL)
         fail_msg("the report does not name the recording's latency:\n%s", o.so);
     tb_test_out_free(&o);
     j = sim(path, 1, "--tts-latency 0.3", NULL);
-    assert_true(fabs(num(obj(j, "latency"), "tts_ttfb_s") - 0.3) < 1e-9);
+    assert_true(fabs(tb_test_num_or_nan(obj(j, "latency"), "tts_ttfb_s") - 0.3) < 1e-9);
     cJSON_Delete(j);
     snprintf(args, sizeof(args), "sim --trace '%s' --request 1 --tts-latency 0.3", path);
     o = tb_test_run(args);
@@ -126,16 +115,16 @@ static void sweep_adopts_recorded(void **state)
     write_traces(path);
     for (int r = 0; r < 2; r++) {
         j = sim(path, r, "", NULL);
-        v[r] = num(obj(j, "latency"), "v2v_s");
+        v[r] = tb_test_num_or_nan(obj(j, "latency"), "v2v_s");
         cJSON_Delete(j);
     }
     snprintf(args, sizeof(args), "sweep --trace '%s' --json -", path);
     j = tb_test_run_json(NULL, args, 0);
     w = obj(cJSON_GetArrayItem(obj(j, "points"), 0), "v2v_s");
-    if (fabs(num(w, "min") - fmin(v[0], v[1])) > 1e-9 ||
-        fabs(num(w, "max") - fmax(v[0], v[1])) > 1e-9)
-        fail_msg("sweep's v2v %.6f..%.6f, sim's %.6f and %.6f", num(w, "min"), num(w, "max"),
-                 v[0], v[1]);
+    if (fabs(tb_test_num_or_nan(w, "min") - fmin(v[0], v[1])) > 1e-9 ||
+        fabs(tb_test_num_or_nan(w, "max") - fmax(v[0], v[1])) > 1e-9)
+        fail_msg("sweep's v2v %.6f..%.6f, sim's %.6f and %.6f", tb_test_num_or_nan(w, "min"),
+                 tb_test_num_or_nan(w, "max"), v[0], v[1]);
     cJSON_Delete(j);
     snprintf(args, sizeof(args), "sweep --trace '%s'", path);
     o = tb_test_run(args);
@@ -150,10 +139,10 @@ static void sweep_adopts_recorded(void **state)
              "sweep --trace '%s' --eou 0.5 --tts-lead 0 --tts-latency 0 --json -", path);
     j = tb_test_run_json(NULL, args, 0);
     w = obj(cJSON_GetArrayItem(obj(j, "points"), 0), "v2v_s");
-    assert_true(fabs(num(w, "min") - (fmin(v[0], v[1]) + 0.5 - 0.2 - 0.05 - 0.15)) < 1e-9);
+    assert_true(fabs(tb_test_num_or_nan(w, "min") - (fmin(v[0], v[1]) + 0.5 - 0.2 - 0.05 - 0.15)) <
+                1e-9);
     cJSON_Delete(j);
-    snprintf(args, sizeof(args), "sweep --trace '%s' --eou 0.5 --tts-lead 0 --tts-latency 0",
-             path);
+    snprintf(args, sizeof(args), "sweep --trace '%s' --eou 0.5 --tts-lead 0 --tts-latency 0", path);
     o = tb_test_run(args);
     assert_int_equal(o.code, 0);
     assert_null(strstr(o.so, "as recorded (as sim"));

@@ -255,6 +255,9 @@ void tb_test_json_free(struct cJSON **v, size_t n);
  * its bool (each fails the test when k is not one); whether it is null. */
 const struct cJSON *tb_test_key(const struct cJSON *o, const char *k);
 double tb_test_num(const struct cJSON *o, const char *k);
+/* o[k]: a number, or NAN when it is null (a figure not measured); fails
+ * the test on anything else. */
+double tb_test_num_or_nan(const struct cJSON *o, const char *k);
 const char *tb_test_str(const struct cJSON *o, const char *k);
 int tb_test_is_true(const struct cJSON *o, const char *k);
 int tb_test_is_null(const struct cJSON *o, const char *k);
