@@ -129,7 +129,8 @@ static int send_one(void *ud, size_t i)
     }
     c->last[i] = tb_ttscore_now(&c->k);
     if (c->fail_kind != 0) {
-        tb_ttsws_conclude(c, j, c->fail_kind, c->fail_status, "%s", c->fail_msg);
+        tb_ttsws_conclude(c, j, c->fail_kind, c->fail_status, "%s, before this chunk was sent",
+                          c->fail_msg);
         return 0;
     }
     c->wire[c->nwire++] = j; /* Cartesia's flush_id c->nwire names it */
@@ -209,6 +210,10 @@ static int timeouts(struct tb_ttsws *c, int cap)
 
 void tb_ttsws_cancel(struct tb_ttsws *c)
 {
+    /* What the loop already posted first: a text written before the
+     * cancel is sent (its EV_SENT may still wait in the queue).  Inside
+     * a drain (on_audio asked to stop) the queue is the drain's: none. */
+    tb_ttsws_drain(c);
     tb_ttscore_cancel(&c->k);
     c->want_close = 1;
     tb_ttsws_conn_wake(c);
