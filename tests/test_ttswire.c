@@ -609,6 +609,17 @@ static void unwritten_chunks_are_not_sent(void **state)
     assert_int_equal(st.failed, 1);
     tb_ttsws_destroy(w.c);
 
+    /* The idle timeout of a chunk whose message was never written. */
+    ws_open(&w, TB_TTSWS_ELEVENLABS);
+    w.c->idle_timeout = 5;
+    ws_submit(&w, "One.");
+    w.clk.sleep_until(&w.clk, w.clk.now(&w.clk) + 6);
+    assert_true(tb_ttsws_step(w.c, 0) >= 0);
+    ws_expect(&w, 1, TB_TTS_TIMEOUT,
+              "no audio for 5 s (the idle timeout), before this chunk was sent");
+    never_sent(&w, 1);
+    tb_ttsws_destroy(w.c);
+
     /* Audio with nothing in flight spoils the next chunk before it is
      * written: "before this chunk was sent", and so no sent time. */
     ws_open(&w, TB_TTSWS_CARTESIA);

@@ -507,8 +507,9 @@ static void barge_in_blank_and_refused(void **state)
     cJSON_ArrayForEach(r, recs)
     {
         struct tb_test_out o;
-        snprintf(args, sizeof(args), "sim --trace %s/out/traces/calls=4.jsonl --request %.0f --json",
-                 dir, cJSON_GetObjectItem(r, "id")->valuedouble);
+        snprintf(args, sizeof(args),
+                 "sim --trace %s/out/traces/calls=4.jsonl --request %.0f --json", dir,
+                 cJSON_GetObjectItem(r, "id")->valuedouble);
         o = tb_test_run(args);
         /* 3: the speech ended at a canceled chunk (the barge-in), as
          * recorded; never 2, a trace sim refuses. */
@@ -543,8 +544,8 @@ static void barge_in_blank_and_refused(void **state)
     cJSON_Delete(sum);
     free(report);
 
-    bench_ws("refuse", "--synth tps=150,ttft=0.2,tokens=60,seed=3", "--requests 2 -c 1", dir,
-             &recs, &sum, &report);
+    bench_ws("refuse", "--synth tps=150,ttft=0.2,tokens=60,seed=3", "--requests 2 -c 1", dir, &recs,
+             &sum, &report);
     cJSON_ArrayForEach(r, recs)
     {
         if (!cJSON_IsNull(cJSON_GetObjectItem(r, "ttfa_s")) ||

@@ -186,8 +186,12 @@ static int timeouts(struct tb_ttsws *c, int cap)
             left = c->last[i] + c->idle_timeout - t;
             if (left <= 0) {
                 snprintf(why, sizeof(why), "no audio for %g s (the idle timeout)", c->idle_timeout);
-                tb_ttsws_conclude(c, (uint32_t)i + 1, TB_TTS_TIMEOUT, 0, "%s, after %llu bytes",
-                                  why, (unsigned long long)r->bytes);
+                if (isnan(r->sent)) /* its message still waits to be written */
+                    tb_ttsws_conclude(c, (uint32_t)i + 1, TB_TTS_TIMEOUT, 0,
+                                      "%s, before this chunk was sent", why);
+                else
+                    tb_ttsws_conclude(c, (uint32_t)i + 1, TB_TTS_TIMEOUT, 0, "%s, after %llu bytes",
+                                      why, (unsigned long long)r->bytes);
                 continue;
             }
         }

@@ -116,8 +116,8 @@ static void connection_error(struct tb_ttsws *c, struct lws *wsi, const char *in
     int e = errno;
     long st = (long)lws_http_client_http_response(wsi);
     char why[200];
-    if (st != 0 || !(tb_http_nofd_text(e, why, sizeof(why)) ||
-                     socket_reason(wsi, in, len, why, sizeof(why))))
+    if (st != 0 ||
+        !(tb_http_nofd_text(e, why, sizeof(why)) || socket_reason(wsi, in, len, why, sizeof(why))))
         snprintf(why, sizeof(why), "%.*s", in != NULL && len > 0 ? (int)len : 13,
                  in != NULL && len > 0 ? (const char *)in : "no connection");
     c->wsi = NULL;
@@ -389,8 +389,8 @@ int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char 
     {
         const char *lb = strchr(ads, ':') != NULL ? "[" : "", *rb = lb[0] ? "]" : "";
         if (port != 0 && port != (tls ? 443 : 80))
-            snprintf(c->k.log.url, sizeof(c->k.log.url), "%s://%s%s%s:%d%s", tls ? "wss" : "ws",
-                     lb, ads, rb, port, c->path);
+            snprintf(c->k.log.url, sizeof(c->k.log.url), "%s://%s%s%s:%d%s", tls ? "wss" : "ws", lb,
+                     ads, rb, port, c->path);
         else
             snprintf(c->k.log.url, sizeof(c->k.log.url), "%s://%s%s%s%s", tls ? "wss" : "ws", lb,
                      ads, rb, c->path);

@@ -47,8 +47,7 @@ void tb_ttsws_conclude(struct tb_ttsws *c, uint32_t j, int kind, long status, co
         if (isnan(r->sent)) {
             /* An end for a text not written yet: no answer to it. */
             kind = TB_TTS_FORMAT;
-            snprintf(msg, sizeof(msg), "the end of chunk %u before its text was sent",
-                     (unsigned)j);
+            snprintf(msg, sizeof(msg), "the end of chunk %u before its text was sent", (unsigned)j);
         }
     }
     /* Sent means written: a chunk whose text never reached the wire (its
@@ -436,10 +435,10 @@ static void on_closed(struct tb_ttsws *c, const struct tb_ttsws_ev *e)
     }
     /* "mid-audio" only once some came for the chunk in flight. */
     where = tb_ttscore_rec(&c->k, oldest_flying(c))->bytes > 0 ? "mid-audio"
-                                                                : "before the chunk's audio";
+                                                               : "before the chunk's audio";
     if (e->status != 0)
-        snprintf(why, sizeof(why), "the connection closed %s (code %ld%s%s)", where, e->status,
-                 sep, d);
+        snprintf(why, sizeof(why), "the connection closed %s (code %ld%s%s)", where, e->status, sep,
+                 d);
     else
         snprintf(why, sizeof(why), "the connection closed %s", where);
     tb_ttsws_conn_down(c, TB_TTS_CUT, 0, why);
