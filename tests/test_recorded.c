@@ -184,12 +184,73 @@ static void tool_turn_warns(void **state)
     tb_test_rm_rf(dir);
 }
 
+/* Drawn TTS latency and leading silence (bench --tts-latency and
+ * --tts-lead distributions): each turn draws its own (the draws of the
+ * seed derived for request id + 1), not every turn the same, and sim of
+ * each turn's trace gives that turn's draws (the recording's TTS model
+ * and seed adopted). */
+static void drawn_per_turn(void **state)
+{
+    char dir[256], args[900], path[300], line[65536], log[300];
+    double ttfb[8], lead[8];
+    int port, pid, ids[8], n = 0, differ = 0;
+    FILE *f;
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "recorded", "drawn");
+    snprintf(log, sizeof(log), "%s/serve.log", dir);
+    pid = tb_test_serve_spawn("tps=200,ttft=0.02,tokens=12,jitter=0", log, &port);
+    snprintf(args, sizeof(args),
+             "bench --base-url http://127.0.0.1:%d/v1 --model m --conversations builtin "
+             "--calls 3 --turns 2 --user-turn 0.05 --wpm 1000 --tts-latency uniform:0.1..0.5 "
+             "--tts-lead uniform:0.1..0.3 --tts-seed 4 -q --out %s/o",
+             port, dir);
+    {
+        struct tb_test_out o = tb_test_run(args);
+        if (o.code != 0)
+            fail_msg("%s: exit %d: %s", args, o.code, o.se);
+        tb_test_out_free(&o);
+    }
+    tb_test_serve_stop(pid);
+    snprintf(path, sizeof(path), "%s/o/records.jsonl", dir);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f) != NULL && n < 8) {
+        cJSON *r = cJSON_Parse(line);
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(r, "latency");
+        if (l != NULL) {
+            ids[n] = (int)tb_test_num(r, "id");
+            ttfb[n] = tb_test_num(l, "tts_ttfb_s");
+            lead[n] = tb_test_num(l, "leading_silence_s");
+            assert_true(ttfb[n] >= 0.1 && ttfb[n] <= 0.5);
+            assert_true(lead[n] >= 0.1 - 0.0101 && lead[n] <= 0.3 + 0.0101);
+            differ += n > 0 && (ttfb[n] != ttfb[0] || lead[n] != lead[0]);
+            n++;
+        }
+        cJSON_Delete(r);
+    }
+    fclose(f);
+    assert_int_equal(n, 6);
+    assert_true(differ >= 4); /* the turns draw their own */
+    snprintf(path, sizeof(path), "%s/o/traces/calls=3.jsonl", dir);
+    for (int i = 0; i < n; i++) {
+        cJSON *j = sim(path, ids[i], "", NULL);
+        const cJSON *l = obj(j, "latency");
+        if (tb_test_num(l, "tts_ttfb_s") != ttfb[i] ||
+            tb_test_num(l, "leading_silence_s") != lead[i])
+            fail_msg("request %d: sim %.17g/%.17g, bench %.17g/%.17g", ids[i],
+                     tb_test_num(l, "tts_ttfb_s"), tb_test_num(l, "leading_silence_s"), ttfb[i],
+                     lead[i]);
+        cJSON_Delete(j);
+    }
+}
+
 int tb_test_recorded(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sim_adopts_latency),
         cmocka_unit_test(sweep_adopts_recorded),
         cmocka_unit_test(tool_turn_warns),
+        cmocka_unit_test(drawn_per_turn),
     };
     return TB_RUN_GROUP("recorded", tests);
 }

@@ -36,6 +36,7 @@
 #include "ttsbuf/playout.h"
 #include "ttsbuf/seg.h"
 #include "ttsbuf/stream.h"
+#include "ttsbuf/ttslat.h"
 #include "ttsbuf/turnlat.h"
 #include "ttsbuf/voice.h"
 
@@ -62,14 +63,25 @@ struct tb_sim_opts {
     tb_tts_latency_fn lead_at;
     void *lead_ud;
     double lead_s;
+    /* Turn k's own draws (tb_sim_opts_turn): a drawn TTS latency or
+     * leading silence (tb_ttslat_at) seeded for the turn. */
+    struct tb_ttslat_seeded turn_lat, turn_lead;
 };
 
 void tb_sim_opts_default(struct tb_sim_opts *o);
 
 /* Sets o for turn k (k >= 1) of a caller that plays many turns: eou_s =
- * eou_at(k) when eou_at is set, else o is left as it is.  Bench plays
- * request id as turn id + 1: its records, its page and its replay agree. */
+ * eou_at(k) when eou_at is set, and a drawn TTS latency (play's
+ * tts_latency_at) and leading silence (lead_at) of tb_ttslat_at get the
+ * turn's own draws: chunk j's of the k-th seed derived from theirs
+ * (tb_ttslat_draw_seed), so that turns do not all draw the same; the
+ * hooks then point into o, which must outlive the run.  Else o is left as
+ * it is.  Bench plays request id as turn id + 1 (and sim --trace of its
+ * trace the same): its records, its page and its replay agree. */
 void tb_sim_opts_turn(struct tb_sim_opts *o, uint32_t k);
+/* The same for the TTS draws alone (eou_s left as it is): sim --trace of
+ * a bench turn, whose end of turn its trace records. */
+void tb_sim_opts_turn_draws(struct tb_sim_opts *o, uint32_t k);
 
 struct tb_curve_point {
     double preroll, min_tps, ttfa, gap_total, gap_max;

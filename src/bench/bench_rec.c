@@ -275,14 +275,13 @@ int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play
     if (rc != 0 || rec->events == 0)
         return rc;
     tb_clock_virtual_init(&clk);
-    if (o->eou_at != NULL) {
-        /* the turn's own end of speech: turn id + 1 */
+    {
+        /* the turn's own end of speech and TTS draws: turn id + 1 */
         struct tb_sim_opts ot = *o;
         tb_sim_opts_turn(&ot, (uint32_t)(rec->id + 1));
-        rec->stream->eou_s = ot.eou_s; /* its trace says it: sim of it plays this turn */
+        if (o->eou_at != NULL)
+            rec->stream->eou_s = ot.eou_s; /* its trace says it: sim of it plays this turn */
         rc = tb_sim_run(play, &ot, &clk, NULL, NULL, &r, err, errlen);
-    } else {
-        rc = tb_sim_run(play, o, &clk, NULL, NULL, &r, err, errlen);
     }
     if (rc != 0)
         return rc;

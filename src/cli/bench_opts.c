@@ -469,7 +469,7 @@ int tb_cli_bench_parse(int argc, char **argv, const struct tb_cmddoc *doc, struc
     if (rc == 0)
         rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
     if (rc == 0)
-        rc = tb_cli_turn_apply(&a->c.turn, (uint64_t)a->seed, &a->c.o);
+        rc = tb_cli_turn_apply(&a->c.turn, (uint64_t)a->seed, a->c.tts.seed, &a->c.o);
     if (rc == 0)
         rc = tb_cli_tts_live_resolve(&a->tl, "bench");
     if (rc == 0 && a->tl.url != NULL)

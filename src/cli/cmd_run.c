@@ -214,7 +214,7 @@ static int parse(struct run *x, int argc, char **argv)
     if (rc == 0)
         rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
     if (rc == 0)
-        rc = tb_cli_turn_apply(&a->c.turn, a->c.tts.seed, &a->c.o);
+        rc = tb_cli_turn_apply(&a->c.turn, a->c.tts.seed, a->c.tts.seed, &a->c.o);
     if (rc == 0)
         rc = tb_cli_tts_live_resolve(&a->tl, "run");
     if (rc == 0 && a->tl.url != NULL)

@@ -248,9 +248,11 @@ static int load(struct sim *x)
     if (rc == 0)
         rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
     if (rc == 0)
-        rc = tb_cli_turn_apply(&a->c.turn, a->c.tts.seed, &a->c.o);
+        rc = tb_cli_turn_apply(&a->c.turn, a->c.tts.seed, a->c.tts.seed, &a->c.o);
     if (rc == 0)
         tb_cli_turn_stream(&a->c.turn, &x->s, &a->c.o);
+    if (rc == 0 && x->s.request >= 0 && strcmp(x->s.command, "bench") == 0)
+        tb_sim_opts_turn_draws(&a->c.o, (uint32_t)(x->s.request + 1)); /* bench's own */
     if (rc == 0 && a->c.record != NULL)
         rc = tb_cli_record(a->c.record, "sim", &a->c.o, &a->c.tts, &a->c.turn, &x->s);
     return rc;

@@ -528,7 +528,7 @@ static int run_sweep(struct sweep *x)
     {
         /* the turn's wait: sim's models, drawn per stream and chunk */
         struct tb_sim_opts turn = {0};
-        if ((rc = tb_cli_turn_apply(&a->turn, a->tts.seed, &turn)) != 0)
+        if ((rc = tb_cli_turn_apply(&a->turn, a->tts.seed, a->tts.seed, &turn)) != 0)
             return rc;
         so.eou_at = x->rec.eou > 0 ? tb_cli_sweep_rec_eou : turn.eou_at;
         so.eou_ud = x->rec.eou > 0 ? (void *)&x->rec : turn.eou_ud;

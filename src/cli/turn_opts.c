@@ -32,7 +32,9 @@ const struct tb_optdoc tb_opt_turn[TB_CLI_TURN_ROWS_N + 1] = {
     {"tts-lead", TB_O_TTS_LEAD, "SPEC",
      "the leading silence of a modelled TTS's audio, seconds, before its first audible sample, "
      "in --tts-latency's SPEC forms (default 0)",
-     "Drawn per chunk with --tts-seed; only the first chunk with audio adds it to the wait. A "
+     "Drawn per chunk with --tts-seed; only the first chunk with audio adds it to the wait. In "
+     "bench each turn draws its own, as its drawn --tts-latency: request id's chunk j draws "
+     "from the seed derived for id + 1, and sim --trace of that turn's trace draws the same. A "
      "live TTS (--tts-url) or a trace's TTS records measure it on the audio instead (the first "
      "10 ms window above -50 dBFS), and then this option is refused."},
     TB_OPTDOC_END,
@@ -120,7 +122,8 @@ static int make(const char *opt, const char *spec, uint64_t seed, struct tb_ttsl
     return rc;
 }
 
-int tb_cli_turn_apply(struct tb_cli_turn *t, uint64_t seed, struct tb_sim_opts *o)
+int tb_cli_turn_apply(struct tb_cli_turn *t, uint64_t seed, uint64_t lead_seed,
+                      struct tb_sim_opts *o)
 {
     char preset[128];
     const char *eou = t->eou;
@@ -140,7 +143,8 @@ int tb_cli_turn_apply(struct tb_cli_turn *t, uint64_t seed, struct tb_sim_opts *
         }
     }
     if (rc == 0)
-        rc = make("--tts-lead", t->lead, seed, &t->lead_lat, t->lead_spec, sizeof(t->lead_spec));
+        rc = make("--tts-lead", t->lead, lead_seed, &t->lead_lat, t->lead_spec,
+                  sizeof(t->lead_spec));
     if (rc != 0)
         return rc;
     o->eou_at = tb_ttslat_at;

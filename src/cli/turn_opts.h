@@ -39,13 +39,15 @@ void tb_cli_turn_free(struct tb_cli_turn *t);
 int tb_cli_turn_option(struct tb_cli_turn *t, int c, const char *arg);
 
 /*
- * tb_cli_turn_apply - after the options: both specs read (seeded with
- * seed, the --tts-seed), o's end of turn set to turn 1's draw and its
- * eou_at hook to the spec (a command of many turns draws turn k), its
- * leading silence to the --tts-lead spec.  0, or an error printed (as
- * tb_cli_tts_apply's spec errors).
+ * tb_cli_turn_apply - after the options: both specs read (--eou's seeded
+ * with seed: sim's and run's --tts-seed, bench's --seed; --tts-lead's
+ * with lead_seed, the --tts-seed, as the TTS's latency), o's end of turn
+ * set to turn 1's draw and its eou_at hook to the spec (a command of many
+ * turns draws turn k), its leading silence to the --tts-lead spec.  0, or
+ * an error printed (as tb_cli_tts_apply's spec errors).
  */
-int tb_cli_turn_apply(struct tb_cli_turn *t, uint64_t seed, struct tb_sim_opts *o);
+int tb_cli_turn_apply(struct tb_cli_turn *t, uint64_t seed, uint64_t lead_seed,
+                      struct tb_sim_opts *o);
 
 /*
  * tb_cli_turn_stream - the end of turn of the stream s played: without
