@@ -312,6 +312,11 @@ static void bench_dialect(const char *api, const char *path, int port, const cha
         assert_true(tb_test_num_or_nan(at(lv, "filler_covered"), "count") == 1);
         assert_true(tb_test_num_or_nan(at(lv, "tool_silence_s"), "count") == 1);
         assert_true(tb_test_num_or_nan(at(lv, "filler_delay_s"), "count") == 1);
+        /* per turn index: turn 0's tool wait, none at turn 1 */
+        assert_true(tb_test_num_or_nan(at(lv, "by_turn.0.latency.tool_s"), "count") == 1);
+        assert_true(tb_test_num_or_nan(at(lv, "by_turn.0.latency.tool_s"), "p50") ==
+                    tb_test_num_or_nan(at(lv, "tool_s"), "p50"));
+        assert_true(tb_test_num_or_nan(at(lv, "by_turn.1.latency.tool_s"), "count") == 0);
     }
     cJSON_Delete(sum);
     snprintf(rp, sizeof(rp), "%s/%s/records.jsonl", dir, api);

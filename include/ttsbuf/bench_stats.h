@@ -84,6 +84,7 @@ struct tb_bench_turn {
     double good_share;  /* good / n; NaN without SLOs */
     struct tb_stats ttft, ttfa, gap_total;
     struct tb_stats lat[TB_TURN_LAT_PARTS]; /* each part of the wait (turnlat.h) */
+    struct tb_stats tool; /* the tool waits of the turns that called one (lat.tool) */
 };
 
 /* The metric of part i of the wait (turnlat.h's order; TB_BM_TTFT for

@@ -227,6 +227,11 @@ static void turn_row(const struct tb_bench_rec *const *g, size_t n, const struct
                 v[k++] = tb_turn_lat_part(&g[i]->lat, p);
         tb_stats_of(v, k, &t->lat[p]);
     }
+    k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(g[i]->lat.tool))
+            v[k++] = g[i]->lat.tool;
+    tb_stats_of(v, k, &t->tool);
 }
 
 /* The level's per-turn table: its call records sorted by turn (pointers;

@@ -85,8 +85,11 @@ void tb_cli_bench_wait_json(struct cJSON *o, const struct tb_bench_summary *x)
 void tb_cli_bench_wait_turn_json(struct cJSON *o, const struct tb_bench_turn *r)
 {
     cJSON *l = cJSON_AddObjectToObject(o, "latency");
-    for (int i = 0; l != NULL && i < TB_TURN_LAT_PARTS; i++)
+    for (int i = 0; l != NULL && i < TB_TURN_LAT_PARTS; i++) {
         tb_cli_json_stats(l, tb_turn_lat_keys[i], &r->lat[i]);
+        if (i == 1) /* ttft_s: the tool's wait after the first request's */
+            tb_cli_json_stats(l, "tool_s", &r->tool);
+    }
 }
 
 _Static_assert(TB_SVG_WAIT_TOOL == TB_TURN_LAT_PARTS - 1 &&
