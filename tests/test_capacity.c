@@ -371,6 +371,15 @@ static void sweep_capacity(void **state)
     cJSON_Delete(free_run);
     cJSON_Delete(big);
     cJSON_Delete(one);
+    { /* the table says the capacity its points were played with */
+        struct tb_test_out o = tb_test_run(
+            "sweep --preset mock --seeds 1:5 --tts-latency 0.3 --tts-capacity 3 --arrivals "
+            "uniform:5");
+        assert_int_equal(o.code, 0);
+        assert_non_null(strstr(o.so, "\nTTS capacity 3: the streams share 3 syntheses at once "
+                                     "(arrivals uniform:5), first come first served"));
+        tb_test_out_free(&o);
+    }
 }
 
 /* --target-ttfa: the answer meets the target, the capacity below it does

@@ -76,7 +76,8 @@ static const struct tb_optdoc serve_rows[] = {
     {"tool-call-rate", O_TOOL_RATE, "P",
      "the fraction of streamed requests offering tools answered with a tool call first (default "
      "0)",
-     "Allowed 0..1, drawn from --seed. A chat, Anthropic or Ollama request with a non-empty "
+     "Allowed 0..1, drawn from the stream's seed (--synth's seed=N; 0 otherwise), call by call in "
+     "the order requests come. A chat, Anthropic or Ollama request with a non-empty "
      "\"tools\" and no tool result is answered with a call of its first tool, {\"query\": WORD}, "
      "in the dialect's documented shape (OpenAI tool_calls deltas, Anthropic tool_use with "
      "input_json_delta, Ollama message.tool_calls); a request carrying the result (role "

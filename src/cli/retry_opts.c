@@ -16,10 +16,12 @@ _Static_assert(TB_BENCH_RETRY_MAX_DEFAULT == 5 && TB_BENCH_RETRIES_MAX == 10,
 
 const struct tb_optdoc tb_opt_retry[] = {
     {"retry", TB_O_RETRY, "none|after|exp[:BASE,MAX]",
-     "what a request refused with 429 (or 503 with Retry-After) does: none (default: the refusal "
+     "what an LLM request refused with 429 (or 503 with Retry-After) does: none (default: the refusal "
      "is its error), after (waits what Retry-After says, at most 60 s; 1 s without one) or exp "
      "(waits a uniform draw in [0, BASE x 2^k] s, at most MAX, before retry k from 0; default "
      "0.5,8), then sends it again",
+     "A TTS request refused (--tts-url; serve --tts-max-inflight) is not retried: the 429 is "
+     "its chunk's error (http 429), as any TTS status. "
      "exp's draws come from --seed and the request's id alone, so the same seed gives the same "
      "waits. A waiting request keeps its place in flight; its ttft and every other time count "
      "from its first attempt's send. Each record says its refusals and the wait before each retry "

@@ -186,6 +186,13 @@ void tb_cli_sweep_cap_print(FILE *f, const struct tb_cli_sweep_cap *c, const str
     if (c->llm_capacity > 0 && lw->count > 0)
         fprintf(f, "\nLLM capacity %zu: each stream's wait p50 %.3f s, p95 %.3f s, max %.3f s\n",
                 c->llm_capacity, lw->p50, lw->p95, lw->max);
+    if (c->capacity > 0) /* the table's points were played with it */
+        fprintf(f,
+                "\nTTS capacity %zu: the streams share %zu synthes%s at once (arrivals %s), "
+                "first come first served; each point's chunk waits are tts_capacity_wait_s in "
+                "--json\n",
+                c->capacity, c->capacity, c->capacity == 1 ? "is" : "es",
+                c->arrivals != NULL ? c->arrivals : "burst");
     if (c->target <= 0)
         return;
     fprintf(f, "\nTTS capacity for P95 first audio <= %.3f s (arrivals %s):\n", c->target,
