@@ -506,6 +506,29 @@ static void builtin_has_tools(void **state)
     tb_convos_free(&c);
 }
 
+/* A run given --tool-latency in which no turn called a tool says so (a
+ * tool_s block of count 0 alone reads like a measurement). */
+static void no_tool_called_said(void **state)
+{
+    char args[512], log[300], dir[256];
+    struct tb_test_out o;
+    int port, pid;
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "tooluse", "none");
+    snprintf(log, sizeof(log), "%s/serve.log", dir);
+    pid = tb_test_serve_spawn("tps=200,ttft=0.02,tokens=8,jitter=0", log, &port);
+    snprintf(args, sizeof(args),
+             "bench --base-url http://127.0.0.1:%d/v1 --model m --conversations builtin --calls 1 "
+             "--turns 1 --user-turn 0.05 --wpm 1000 --tool-latency 0.3",
+             port);
+    o = tb_test_run(args);
+    tb_test_serve_stop(pid);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "  note: no turn called a tool (a turn calls one when its "
+                                 "conversation offers tools and the model chooses to"));
+    tb_test_out_free(&o);
+}
+
 int tb_test_tooluse(void)
 {
     const struct CMUnitTest tests[] = {
@@ -513,6 +536,7 @@ int tb_test_tooluse(void)
         cmocka_unit_test(exchange_bad_args),
         cmocka_unit_test(bad_values),
         cmocka_unit_test(builtin_has_tools),
+        cmocka_unit_test(no_tool_called_said),
         cmocka_unit_test_teardown(calls_use_tools, tb_test_serve_down),
         /* the two long cases in different shards (main.c) */
         cmocka_unit_test_teardown(tb_test_tooluse_filler_live, tb_test_serve_down),

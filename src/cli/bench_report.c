@@ -369,6 +369,11 @@ void tb_cli_bench_report_human(FILE *f, const char *command, const struct tb_ben
         tb_bench_level_name(&m->levels[l], name, sizeof(name));
         level_lines(f, name, x, calls != NULL ? &calls[l] : NULL);
         note_lines(f, x);
+        if (x->ok > 0 && x->m[TB_BM_TOOL].count == 0 && strstr(m->options, "\"tool_latency\""))
+            fputs("  note: no turn called a tool (a turn calls one when its conversation offers "
+                  "tools and the model chooses to: the built-in conversations offer them on "
+                  "some turns, ttsbuf(1) CONVERSATIONS)\n",
+                  f);
         metric_lines(f, x);
         if (x->pct_hist) /* the JSON's and CSV's "percentiles" */
             fprintf(f, "  percentiles of a metric over 4096 samples: from a log histogram, each "
