@@ -20,6 +20,7 @@
 #include "report.h"
 #include "report_human.h"
 #include "report_json.h"
+#include "sim_tool.h"
 #include "sources.h"
 #include "timeline.h"
 #include "ttsbuf/error.h"
@@ -84,6 +85,8 @@ static const struct tb_optsec sim_secs[] = {
     {NULL, tb_opt_report},
     {"TTS engine:", tb_opt_tts},
     {"The turn's wait:", tb_opt_turn},
+    {"A tool turn's answer (bench --out's trace of it; what if the tool took longer):",
+     tb_opt_sim_tool},
     {NULL, tb_opt_tts_draws},
     {"Speech (eSpeak NG):", tb_opt_audio},
     {NULL, tb_opt_help},
@@ -115,6 +118,7 @@ struct sim_args {
     int want_chunks;
     int quiet;    /* -q: errors only */
     long long request; /* --request, or -1 */
+    struct tb_cli_sim_tool tool; /* a tool turn's answer: its turn */
 };
 
 /* One option of sim's own, or of the shared groups (tb_cli_parse's
@@ -130,6 +134,8 @@ static int option(void *ud, int c, const char *arg)
     case O_CPT: a->import_opt = c; return tb_cli_import_option(&a->io, c == O_RUN ? 'r' : 'c', arg);
     case O_CHUNKS: a->want_chunks = 1; return 0;
     case 'q': a->quiet = 1; return 0;
+    case TB_O_TOOL_LATENCY:
+    case TB_O_FILLER: return tb_cli_sim_tool_option(&a->tool, c, arg);
     case O_REQUEST: /* an import's index, or a bench request's id (checked in parse) */
         rc = tb_cli_opt_size("--request", arg, 0, (size_t)9007199254740991ULL, &z);
         a->request = rc == 0 ? (long long)z : a->request;
@@ -246,6 +252,8 @@ static int load(struct sim *x)
         rc = tb_cli_turn_apply(&a->c.turn, a->c.tts.seed, &a->c.o);
     if (rc == 0)
         tb_cli_turn_stream(&a->c.turn, &x->s, &a->c.o);
+    if (rc == 0)
+        rc = tb_cli_sim_tool_prepare(&a->tool, &x->s, a->c.tts.seed, x->src.name);
     if (rc == 0 && a->c.record != NULL)
         rc = tb_cli_record(a->c.record, "sim", &a->c.o, &a->c.tts, &a->c.turn, &x->s);
     return rc;
@@ -317,6 +325,8 @@ static int play(struct sim *x)
         rc = tb_cli_replay_arrived(&x->rp, &x->s, &a->c.o, &x->r);
     if (rc != 0)
         return rc;
+    if (simrc == 0)
+        tb_cli_sim_tool_play(&a->tool, &x->s, &x->r, &a->c.o);
     if (a->au.cancel != NULL && atomic_load(a->au.cancel)) {
         tb_cli_error("sim: interrupted");
         return TB_ECANCELED;
@@ -406,6 +416,7 @@ static int cmd_sim(int argc, char **argv)
         rc = load(&x);
     x.src.tts = &x.a.c.tts;
     x.src.turn = &x.a.c.turn;
+    x.src.tool_turn = x.a.tool.on ? &x.a.tool : NULL;
     if (rc == 0)
         rc = choose_tts(&x);
     if (rc == 0)
@@ -426,6 +437,7 @@ static int cmd_sim(int argc, char **argv)
         code = tts_verdict(&x);
     else if ((code = tb_cli_audio_verdict(&x.a.au)) == TB_EXIT_OK)
         code = tb_cli_underrun_verdict(x.a.c.fail_on_underrun, &x.r, x.src.end);
+    tb_cli_sim_tool_free(&x.a.tool);
     tb_cli_replay_free(&x.rp);
     tb_cli_chunks_free(&x.chunks);
     tb_cli_audio_free(&x.a.au);

@@ -17,6 +17,7 @@
 #include "ttsbuf/ttsmeas.h"
 
 struct tb_cli_turn;
+struct tb_cli_sim_tool;
 
 /* What the report needs to say about where the stream came from. */
 struct tb_report_src {
@@ -41,6 +42,8 @@ struct tb_report_src {
                                            * speech, or NULL */
     size_t tool_calls;                    /* the stream's tool calls (a trace's
                                            * "tool" lines; never spoken) */
+    const struct tb_cli_sim_tool *tool_turn; /* sim of a tool turn's answer:
+                                              * the turn (sim_tool.h), or NULL */
     const char *min_tps_reason;           /* why there is no minimum TPS (a
                                            * measured TTS under a time-based
                                            * policy), or NULL */
