@@ -13,7 +13,7 @@
 
 #include "tests.h"
 
-#define TOOL_WAIT 0.3 /* bench's --tool-latency, s */
+#define TOOL_WAIT 0.3  /* bench's --tool-latency, s */
 #define TTS_LAT "0.05" /* the modelled TTS's first byte, s: the filler's too */
 
 static char dir[128], trace[256];
@@ -82,9 +82,9 @@ static const cJSON *sim_turn(cJSON **doc, double id, const char *opts)
 {
     char args[1024];
     const cJSON *t;
-    snprintf(args, sizeof(args), "sim --trace '%s' --request %.0f --tts-latency " TTS_LAT
-             " --json %s",
-             trace, id, opts);
+    snprintf(args, sizeof(args),
+             "sim --trace '%s' --request %.0f --tts-latency " TTS_LAT " --json %s", trace, id,
+             opts);
     *doc = tb_test_run_json(NULL, args, 0);
     t = tb_test_key(*doc, "tool_turn");
     if (t == NULL)
@@ -92,15 +92,21 @@ static const cJSON *sim_turn(cJSON **doc, double id, const char *opts)
     return t;
 }
 
-static const char *const parts[] = {"eou_s",      "ttft_s",    "tool_s",
-                                    "aggregation_s", "tts_queue_s", "tts_ttfb_s",
-                                    "preroll_s",  "leading_silence_s"};
-static const char *const figures[] = {
-    "tool_start_s",           "tool_end_s",           "tool_s",
-    "tool_silence_before_s",  "tool_silence_during_s", "tool_silence_after_s",
-    "filler_at_s",            "filler_s",             "filler_silence_before_s",
-    "filler_silence_during_s", "filler_silence_after_s", "filler_covered",
-    "filler_delay_s"};
+static const char *const parts[] = {"eou_s",       "ttft_s",     "tool_s",    "aggregation_s",
+                                    "tts_queue_s", "tts_ttfb_s", "preroll_s", "leading_silence_s"};
+static const char *const figures[] = {"tool_start_s",
+                                      "tool_end_s",
+                                      "tool_s",
+                                      "tool_silence_before_s",
+                                      "tool_silence_during_s",
+                                      "tool_silence_after_s",
+                                      "filler_at_s",
+                                      "filler_s",
+                                      "filler_silence_before_s",
+                                      "filler_silence_during_s",
+                                      "filler_silence_after_s",
+                                      "filler_covered",
+                                      "filler_delay_s"};
 
 /* Whether a and b (either may be null: NaN) agree within tol. */
 static void near(const char *what, const char *k, double a, double b, double tol)
@@ -187,8 +193,7 @@ static void filler_as_bench(void **state)
     /* the filler ends inside the 3 s wait: what is left of it is silence */
     near("Hold on.", "filler_silence_during_s", tb_test_num(t, "filler_silence_during_s"),
          3 - (at + dur - fmax(at, w)), 1e-9);
-    assert_true(tb_test_num(t, "filler_silence_after_s") ==
-                tb_test_num(t, "tool_silence_after_s"));
+    assert_true(tb_test_num(t, "filler_silence_after_s") == tb_test_num(t, "tool_silence_after_s"));
     assert_true(tb_test_num(t, "filler_delay_s") == 0);
     assert_true(tb_test_num(t, "filler_covered") < 0.5);
     assert_string_equal(tb_test_str(t, "filler"), "Hold on.");
@@ -261,7 +266,7 @@ static void refused(void **state)
 int tb_test_simtool(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(recorded_parts), cmocka_unit_test(tool_latency_moves_v2v),
+        cmocka_unit_test(recorded_parts),  cmocka_unit_test(tool_latency_moves_v2v),
         cmocka_unit_test(filler_as_bench), cmocka_unit_test(human_report),
         cmocka_unit_test(refused),
     };

@@ -14,8 +14,6 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/ttslat.h"
 #include "ttsbuf/ttsmeas.h"
-#include "ttsbuf/utf8.h"
-#include "ttsbuf/voice.h"
 
 /* The tool's wait for call id's turn (bench_calls.h). */
 static double tool_wait(const struct tb_bench_opts *o, uint64_t id, uint32_t turn)

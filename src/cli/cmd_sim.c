@@ -116,8 +116,8 @@ struct sim_args {
     struct tb_cli_import_opts io;
     int import_opt; /* the last of --run, --chars-per-token given, or 0 */
     int want_chunks;
-    int quiet;    /* -q: errors only */
-    long long request; /* --request, or -1 */
+    int quiet;                   /* -q: errors only */
+    long long request;           /* --request, or -1 */
     struct tb_cli_sim_tool tool; /* a tool turn's answer: its turn */
 };
 

@@ -196,8 +196,7 @@ static void head(FILE *f, const struct human *h)
                 live->usage_ignored, h->r->content_events);
     if (live->tool_calls > 0 && isfinite(live->tool_first_end))
         fprintf(f, "  tool calls: %llu (never spoken), the first from %.3f s to %.3f s\n",
-                (unsigned long long)live->tool_calls, live->tool_first_start,
-                live->tool_first_end);
+                (unsigned long long)live->tool_calls, live->tool_first_start, live->tool_first_end);
     else if (live->tool_calls > 0)
         fprintf(f, "  tool calls: %llu (never spoken), the first from %.3f s, never ended\n",
                 (unsigned long long)live->tool_calls, live->tool_first_start);

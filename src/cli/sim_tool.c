@@ -131,8 +131,8 @@ void tb_cli_sim_tool_human(FILE *f, const struct tb_cli_sim_tool *t)
     fprintf(f, "    voice to voice     %s   (first token %s with the call, tool %s)\n",
             secs(a, sizeof(a), r->lat.v2v), secs(b, sizeof(b), r->lat.ttft),
             secs(c, sizeof(c), r->lat.tool));
-    fprintf(f, "    silence            before %s, during %s, ", secs(a, sizeof(a), r->tool_silence[0]),
-            secs(b, sizeof(b), r->tool_silence[1]));
+    fprintf(f, "    silence            before %s, during %s, ",
+            secs(a, sizeof(a), r->tool_silence[0]), secs(b, sizeof(b), r->tool_silence[1]));
     fprintf(f, "after %s\n", secs(c, sizeof(c), r->tool_silence[2]));
     if (!r->filler)
         return;

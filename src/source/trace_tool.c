@@ -101,8 +101,8 @@ static int put_mark(FILE *f, const struct tb_tool_call *c, const struct mark *m)
 {
     char num[32];
     cJSON *o = cJSON_CreateObject(), *v;
-    if (o == NULL || cJSON_AddRawToObject(o, "t", tb_numfmt_double(num, sizeof(num), m->t)) ==
-                         NULL ||
+    if (o == NULL ||
+        cJSON_AddRawToObject(o, "t", tb_numfmt_double(num, sizeof(num), m->t)) == NULL ||
         (v = cJSON_AddObjectToObject(o, "tool")) == NULL) {
         cJSON_Delete(o);
         return TB_ENOMEM;
@@ -195,8 +195,11 @@ int tb_trace_toolturn_add(cJSON *o, const struct tb_stream *s)
     const struct {
         const char *key;
         double v;
-    } row[] = {{"start_s", t->start},         {"end_s", t->end},       {"tool_s", t->wait},
-               {"filler_at_s", t->filler_at}, {"filler_s", t->filler_s}};
+    } row[] = {{"start_s", t->start},
+               {"end_s", t->end},
+               {"tool_s", t->wait},
+               {"filler_at_s", t->filler_at},
+               {"filler_s", t->filler_s}};
     cJSON *v;
     if (t->calls == 0)
         return 0;
@@ -206,10 +209,10 @@ int tb_trace_toolturn_add(cJSON *o, const struct tb_stream *s)
     for (size_t i = 0; i < sizeof(row) / sizeof(row[0]); i++) {
         if (i >= 3 && !t->filler)
             break; /* no filler: absent; one not heard: null */
-        if ((isnan(row[i].v) ? cJSON_AddNullToObject(v, row[i].key)
-                             : cJSON_AddRawToObject(v, row[i].key,
-                                                    tb_numfmt_double(num, sizeof(num), row[i].v))) ==
-            NULL)
+        if ((isnan(row[i].v)
+                 ? cJSON_AddNullToObject(v, row[i].key)
+                 : cJSON_AddRawToObject(v, row[i].key,
+                                        tb_numfmt_double(num, sizeof(num), row[i].v))) == NULL)
             return TB_ENOMEM;
     }
     return 0;

@@ -103,8 +103,8 @@ int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
     /* Version 3 only when there are "tts" lines: an older ttsbuf refuses
      * them by the version, and reads every other trace as before. */
     int version = s->ntools > 0 || s->turn_tool.calls > 0 ? TB_TRACE_VERSION
-                  : s->tts != NULL ? TB_TRACE_VERSION_TTS
-                                   : TB_TRACE_VERSION_BASE;
+                  : s->tts != NULL                        ? TB_TRACE_VERSION_TTS
+                                                          : TB_TRACE_VERSION_BASE;
     int rc;
     char *tmp = NULL;
     size_t tmpcap = 0;
