@@ -263,12 +263,63 @@ static void refused(void **state)
     }
 }
 
+/* sweep --tool-latency over the recording's directory: the one tool
+ * turn's v2v and silence per wait, moved from the record's by the wait
+ * less the recorded tool_s (the table prints milliseconds). */
+static void sweep_tool_latency(void **state)
+{
+    static const double ws[2] = {0.3, 2};
+    const cJSON *rl = tb_test_key(rec, "latency");
+    double sil = tb_test_num(rec, "tool_silence_before_s") +
+                 tb_test_num(rec, "tool_silence_during_s") +
+                 tb_test_num(rec, "tool_silence_after_s");
+    char args[600], *p;
+    struct tb_test_out o;
+    (void)state;
+    snprintf(args, sizeof(args),
+             "sweep --trace %s/out/traces --tts-latency " TTS_LAT " --tool-latency 0.3,2", dir);
+    o = tb_test_run(args);
+    if (o.code != 0 || (p = strstr(o.so, "tool turns: 1 of 2 streams")) == NULL)
+        fail_msg("exit %d: %s%s", o.code, o.so, o.se);
+    p = strstr(p, "silence p95\n");
+    assert_non_null(p);
+    p += strlen("silence p95\n");
+    for (int i = 0; i < 2; i++) {
+        double w, v50, v95, s50, s95, move = ws[i] - tb_test_num(rec, "tool_s");
+        int used = 0;
+        if (sscanf(p, " %lf %lf %lf %lf %lf%n", &w, &v50, &v95, &s50, &s95, &used) != 5)
+            fail_msg("row %d: %s", i, p);
+        p += used;
+        assert_true(w == ws[i] && v50 == v95 && s50 == s95); /* one stream */
+        near("sweep", "v2v", v50, tb_test_num(rl, "v2v_s") + move, 6e-4);
+        near("sweep", "silence", s50, sil + move, 6e-4);
+    }
+    tb_test_out_free(&o);
+    /* several settings, a shared capacity, no tool turn, a bad value: exit 2, one line */
+    {
+        static const char *const bad[] = {"--tool-latency 1 --wpm 150,200",
+                                          "--tool-latency 1 --tts-latency 0.05 --tts-capacity 2",
+                                          "--tool-latency x"};
+        for (size_t i = 0; i < 4; i++) {
+            if (i < 3)
+                snprintf(args, sizeof(args), "sweep --trace %s/out/traces %s", dir, bad[i]);
+            else
+                snprintf(args, sizeof(args), "sweep --preset demo --tool-latency 1");
+            o = tb_test_run(args);
+            if (o.code != 2 || strstr(o.se, "--tool-latency") == NULL ||
+                strchr(o.se, '\n') != o.se + strlen(o.se) - 1)
+                fail_msg("%s: exit %d, stderr %s", args, o.code, o.se);
+            tb_test_out_free(&o);
+        }
+    }
+}
+
 int tb_test_simtool(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(recorded_parts),  cmocka_unit_test(tool_latency_moves_v2v),
         cmocka_unit_test(filler_as_bench), cmocka_unit_test(human_report),
-        cmocka_unit_test(refused),
+        cmocka_unit_test(refused),         cmocka_unit_test(sweep_tool_latency),
     };
     return tb_test_run_group("simtool", tests, sizeof(tests) / sizeof(tests[0]), record, cleanup);
 }
