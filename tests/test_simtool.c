@@ -295,6 +295,28 @@ static void sweep_tool_latency(void **state)
         near("sweep", "silence", s50, sil + move, 6e-4);
     }
     tb_test_out_free(&o);
+    /* --json: the same, to the microsecond */
+    snprintf(args, sizeof(args),
+             "sweep --trace %s/out/traces --tts-latency " TTS_LAT " --tool-latency 0.3,2 --json -",
+             dir);
+    {
+        cJSON *doc = tb_test_run_json(NULL, args, 0);
+        const cJSON *tt = tb_test_key(doc, "tool_turns"), *w;
+        assert_non_null(tt);
+        assert_true(tb_test_num(tt, "streams") == 1);
+        w = tb_test_key(tt, "waits");
+        assert_int_equal(cJSON_GetArraySize(w), 2);
+        for (int i = 0; i < 2; i++) {
+            const cJSON *r = cJSON_GetArrayItem(w, i);
+            double move = ws[i] - tb_test_num(rec, "tool_s");
+            assert_true(tb_test_num(r, "tool_s") == ws[i]);
+            near("sweep --json", "v2v_s.p95", tb_test_num(tb_test_key(r, "v2v_s"), "p95"),
+                 tb_test_num(rl, "v2v_s") + move, 1e-6);
+            near("sweep --json", "tool_silence_s.p50",
+                 tb_test_num(tb_test_key(r, "tool_silence_s"), "p50"), sil + move, 1e-6);
+        }
+        cJSON_Delete(doc);
+    }
     /* several settings, a shared capacity, no tool turn, a bad value: exit 2, one line */
     {
         static const char *const bad[] = {"--tool-latency 1 --wpm 150,200",

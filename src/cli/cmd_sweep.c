@@ -580,7 +580,8 @@ static int run_sweep(struct sweep *x)
     else
         rc = tb_cli_sweep_cap_search(&a->cap, &so, x->in, x->ri.st.swept, x->ri.threads);
     return rc != 0 ? rc
-                   : tb_cli_sweep_tool_run(&a->tool, &so, x->in, x->ri.st.swept, x->ri.threads);
+                   : tb_cli_sweep_tool_run(&a->tool, &so, x->in, x->ri.st.swept, x->ri.threads,
+                                           &x->ri.tool);
 }
 
 /* The table (unless an output holds stdout), then each output, in order;
@@ -595,8 +596,6 @@ static int write_outputs(struct sweep *x)
         tb_cli_sweep_print_table(stdout, x->sw, &x->ri);
     if (!a->quiet && x->out[1] != stdout && x->out[0] != stdout)
         tb_cli_sweep_cap_print(stdout, &a->cap, x->sw);
-    if (!a->quiet && x->out[1] != stdout && x->out[0] != stdout)
-        tb_cli_sweep_tool_print(stdout, &a->tool);
     for (int i = 0; i < 4; i++) {
         FILE *f = x->out[i];
         if (f == NULL)

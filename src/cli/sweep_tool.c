@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
+
 #include "cli.h"
+#include "jsonout.h"
 #include "ttsbuf/error.h"
 
 const struct tb_optdoc tb_opt_sweep_tool[] = {
@@ -69,13 +72,15 @@ static int one(const struct tb_sweep_opts *so0, const struct tb_sweep_input *tin
 }
 
 int tb_cli_sweep_tool_run(struct tb_cli_sweep_tool *t, const struct tb_sweep_opts *so,
-                          const struct tb_sweep_input *in, size_t n, unsigned threads)
+                          const struct tb_sweep_input *in, size_t n, unsigned threads,
+                          const struct tb_cli_sweep_tool **shown)
 {
     struct tb_sweep_input *tin;
     double *d;
     int rc = 0;
     if (t->ax.n == 0)
         return 0;
+    *shown = t;
     if (settings(so) != 1) {
         tb_cli_error("sweep: --tool-latency takes one setting: give each other axis one value");
         return TB_EINVAL;
@@ -127,6 +132,25 @@ void tb_cli_sweep_tool_print(FILE *f, const struct tb_cli_sweep_tool *t)
     for (size_t j = 0; j < t->ax.n; j++)
         fprintf(f, "  %6.3f   %7.3f   %7.3f   %11.3f   %11.3f\n", t->ax.v[j], t->v2v[j].p50,
                 t->v2v[j].p95, t->silence[j].p50, t->silence[j].p95);
+}
+
+int tb_cli_sweep_tool_json(cJSON *root, const struct tb_cli_sweep_tool *t)
+{
+    cJSON *o = cJSON_AddObjectToObject(root, "tool_turns"), *w;
+    if (o == NULL || cJSON_AddNumberToObject(o, "streams", (double)t->turns) == NULL ||
+        (w = cJSON_AddArrayToObject(o, "waits")) == NULL)
+        return TB_ENOMEM;
+    for (size_t j = 0; j < t->ax.n && t->v2v != NULL; j++) {
+        cJSON *r = cJSON_CreateObject();
+        if (r == NULL || !cJSON_AddItemToArray(w, r)) {
+            cJSON_Delete(r);
+            return TB_ENOMEM;
+        }
+        cJSON_AddNumberToObject(r, "tool_s", t->ax.v[j]);
+        tb_cli_json_stats(r, "v2v_s", &t->v2v[j]);
+        tb_cli_json_stats(r, "tool_silence_s", &t->silence[j]);
+    }
+    return 0;
 }
 
 void tb_cli_sweep_tool_free(struct tb_cli_sweep_tool *t)

@@ -33,14 +33,19 @@ int tb_cli_sweep_tool_option(struct tb_cli_sweep_tool *t, const char *arg);
 
 /* The waits swept over the tool turns of in[0..n) under so (one
  * setting: an axis of several values, or a shared capacity, is
- * refused), threads at once.
+ * refused), threads at once; *shown set to t (sweep_out.h's info).
  * Nothing without --tool-latency.  0; TB_EINVAL (printed: several
  * settings, no tool turn); the sweep's error (printed); TB_ENOMEM. */
 int tb_cli_sweep_tool_run(struct tb_cli_sweep_tool *t, const struct tb_sweep_opts *so,
-                          const struct tb_sweep_input *in, size_t n, unsigned threads);
+                          const struct tb_sweep_input *in, size_t n, unsigned threads,
+                          const struct tb_cli_sweep_tool **shown);
 
 /* The table, one row a wait (nothing without --tool-latency). */
 void tb_cli_sweep_tool_print(FILE *f, const struct tb_cli_sweep_tool *t);
+
+/* --json's "tool_turns" object added to root: 0 or TB_ENOMEM. */
+struct cJSON;
+int tb_cli_sweep_tool_json(struct cJSON *root, const struct tb_cli_sweep_tool *t);
 
 void tb_cli_sweep_tool_free(struct tb_cli_sweep_tool *t);
 
