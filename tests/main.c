@@ -78,6 +78,7 @@ static const struct tb_group groups[] = {
     {"ttsdraws", tb_test_ttsdraws, 0, 60.0, 2},
     {"preroll", tb_test_preroll, 0, 1.0, 1},
     {"ttstrace", tb_test_ttstrace, 0, 0.7, 1},
+    {"recorded", tb_test_recorded, 0, 1.0, 1},
     {"ttslive", tb_test_ttslive, TB_GROUP_TIMING, 31.4, 2},
     {"turnlat", tb_test_turnlat, 0, 20.0, 1},
     {"ttsfault", tb_test_ttsfault, 0, 158.4, 4},

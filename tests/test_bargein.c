@@ -78,6 +78,28 @@ static void draws(void **state)
     assert_int_equal(tb_barge_at_parse("words:150", &at, err, sizeof(err)), TB_EINVAL);
     assert_non_null(strstr(err, "not words"));
     assert_int_equal(tb_barge_at_parse("uniform:3,1", &at, err, sizeof(err)), TB_EINVAL);
+    /* uniform:A..B as every SPEC (A,B read the same, an older spelling),
+     * named A..B; a negative value is said so; the kinds offered are its */
+    {
+        struct tb_uturn alias;
+        char name[64];
+        assert_int_equal(tb_barge_at_parse("uniform:0.5..4", &at, err, sizeof(err)), 0);
+        assert_int_equal(tb_barge_at_parse("uniform:0.5,4", &alias, err, sizeof(err)), 0);
+        assert_true(at.kind == alias.kind && at.a == alias.a && at.b == alias.b);
+        assert_true(at.a == 0.5 && at.b == 4);
+        tb_uturn_name(&at, name, sizeof(name));
+        assert_string_equal(name, "uniform:0.5..4");
+        assert_string_equal(TB_BARGE_AT_DEFAULT, "uniform:0.5..4");
+        assert_int_equal(tb_barge_at_parse("uniform:3..1", &at, err, sizeof(err)), TB_EINVAL);
+        assert_non_null(strstr(err, "is not uniform:A..B"));
+        assert_int_equal(tb_barge_at_parse("-1", &at, err, sizeof(err)), TB_EINVAL);
+        assert_string_equal(err, "'-1' is negative (seconds 0..3600)");
+        assert_int_equal(tb_barge_at_parse("uniform:-1..2", &at, err, sizeof(err)), TB_EINVAL);
+        assert_non_null(strstr(err, "is negative"));
+        assert_int_equal(tb_barge_at_parse("soon", &at, err, sizeof(err)), TB_EINVAL);
+        assert_null(strstr(err, "words"));
+        assert_non_null(strstr(err, "is not S, uniform:A..B or exp:MEAN"));
+    }
 }
 
 /* The gaps heard before T (heard.h): a gap of the answer counts up to T.
@@ -239,7 +261,7 @@ static void records_against_traces(void **state)
         double t = tol;
         tb_test_lag_start();
         bench(port, dir, "o",
-              "--calls 2 --turns 4 --user-turn 0.05 --barge-in 0.6 --barge-in-at uniform:0.1,0.8 "
+              "--calls 2 --turns 4 --user-turn 0.05 --barge-in 0.6 --barge-in-at uniform:0.1..0.8 "
               "--seed 3");
         t += tb_test_lag_stop();
         n = tb_test_jsonl_records(path, v, 32);
@@ -253,7 +275,7 @@ static void records_against_traces(void **state)
         tb_test_sh(cmd);
     }
     rep = tb_test_slurp_str(path);
-    assert_non_null(strstr(rep, "\"barge_in\":0.6,\"barge_in_at\":\"uniform:0.1,0.8\""));
+    assert_non_null(strstr(rep, "\"barge_in\":0.6,\"barge_in_at\":\"uniform:0.1..0.8\""));
     free(rep);
     assert_int_equal(n, 7); /* conversations of 4 and 3 turns */
     for (size_t i = 0; i < n; i++) {
@@ -561,10 +583,15 @@ static void bad_values(void **state)
         {"--conversations builtin --barge-in x", "--barge-in"},
         {"--conversations builtin --barge-in 50", "outside 0..1"},
         {"--conversations builtin --barge-in 0.5 --barge-in-at words:150",
-         "--barge-in-at: 'words:150': the moment of a barge-in is S, uniform:A,B or exp:MEAN"},
-        {"--conversations builtin --barge-in 0.5 --barge-in-at uniform:3,1", "is not uniform:A,B"},
+         "--barge-in-at: 'words:150': the moment of a barge-in is S, uniform:A..B or exp:MEAN"},
+        {"--conversations builtin --barge-in 0.5 --barge-in-at uniform:3,1", "is not uniform:A..B"},
+        {"--conversations builtin --barge-in 0.5 --barge-in-at uniform:3..1",
+         "is not uniform:A..B"},
+        {"--conversations builtin --barge-in 0.5 --barge-in-at -1",
+         "--barge-in-at: '-1' is negative"},
         {"--conversations builtin --barge-in 0.5 --barge-in-at exp:0", "is not exp:MEAN"},
-        {"--conversations builtin --barge-in 0.5 --barge-in-at soon", "--barge-in-at: 'soon'"},
+        {"--conversations builtin --barge-in 0.5 --barge-in-at soon",
+         "--barge-in-at: 'soon' is not S, uniform:A..B or exp:MEAN (seconds of playback"},
         {"--conversations builtin --barge-in-at 1", "--barge-in-at says when"},
         {"--barge-in 0.5", "--barge-in drives calls: it needs --conversations"},
         {"--barge-in-at 1", "--barge-in-at drives calls"},

@@ -102,8 +102,8 @@ static void check_known(const struct tb_bench_rec *x, double lag)
         fail_msg("request %u: decode_tps %.2f, want %.0f within %.2f (lag %.4f)", (unsigned)x->id,
                  x->decode_tps, 1.0 / DT, tps_tol(lag), lag);
     if (x->underruns != 0 && gap < 0.1)
-        fail_msg("request %u: %d underruns with no arrival gap over 0.1 s (largest %.4f s)",
-                 (unsigned)x->id, x->underruns, gap);
+        fail_msg("request %u: %u underruns with no arrival gap over 0.1 s (largest %.4f s)",
+                 (unsigned)x->id, (unsigned)x->underruns, gap);
 }
 
 static void run_level(const struct tb_test_mock *m, const char *model, uint32_t c, size_t requests,

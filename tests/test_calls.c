@@ -388,7 +388,7 @@ static void user_turn_specs(void **state)
     assert_string_equal(name, "words:150,0.5");
     /* Five words at 150 wpm: 2 s, plus the pause. */
     assert_near(tb_uturn_draw(&u, 1, 0, 1, "  one two\tthree four five. "), 2.5, 1e-12);
-    assert_int_equal(tb_uturn_parse("uniform:1,3", &u, err, sizeof(err)), 0);
+    assert_int_equal(tb_uturn_parse("uniform:1..3", &u, err, sizeof(err)), 0);
     a = tb_uturn_draw(&u, 7, 11, 3, NULL);
     b = tb_uturn_draw(&u, 7, 11, 3, NULL);
     assert_true(a >= 1 && a <= 3);
@@ -616,9 +616,9 @@ static void cli_bad_values(void **state)
         {"--conversations builtin --calls 1 --call-rate 1", "not both"},
         {"--conversations builtin --call-count 0", "--call-count"},
         {"--conversations builtin --user-turn fast", "--user-turn: 'fast' is not S"},
-        {"--conversations builtin --user-turn uniform:3,1", "is not uniform:A,B"},
+        {"--conversations builtin --user-turn uniform:3,1", "is not uniform:A..B"},
         {"--conversations builtin --user-turn words:0", "is not words:WPM"},
-        {"--conversations builtin --user-turn exp:-1", "is not exp:MEAN"},
+        {"--conversations builtin --user-turn exp:-1", "'exp:-1' is negative"},
         {"--calls 2", "--calls drives calls: it needs --conversations"},
         {"--user-turn 1", "--user-turn drives calls"},
         {"--conversations /nonexistent/c.jsonl", "--conversations: "},

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "tests.h"
+#include "ttsbuf/bench_stats.h"
 
 static void version_and_help(void **state)
 {
@@ -488,6 +489,75 @@ static void write_error_names_the_cause(void **state)
     }
 }
 
+/* --require's unknown gate names every gate it takes: each level gate,
+ * every metric of the summary (the wait's parts and the tool's too), and
+ * every statistic, in one line; and each of those names is a gate. */
+static void unknown_gate_lists_all(void **state)
+{
+    struct tb_test_out o = tb_test_run("merge --require foo=1 /dev/null");
+    char args[160];
+    (void)state;
+    assert_int_equal(o.code, 2);
+    assert_true(strchr(o.se, '\n') == o.se + strlen(o.se) - 1);
+    assert_non_null(strstr(o.se, "--require: unknown gate 'foo' (gapless_share, "));
+    for (int m = 0; m < TB_BM__COUNT; m++) {
+        char want[64], last[64];
+        const char *name = tb_bench_metric_name((enum tb_bench_metric)m);
+        snprintf(want, sizeof(want), " %s,", name);
+        snprintf(last, sizeof(last), " %s and STAT ", name);
+        if (strstr(o.se, want) == NULL && strstr(o.se, last) == NULL)
+            fail_msg("the unknown gate's error leaves out %s: %s", name, o.se);
+        if (m == TB_BM__COUNT - 1) {
+            /* the last metric names a gate too: its p95 */
+            struct tb_test_out g;
+            snprintf(args, sizeof(args), "merge --require %s_p95=1 /dev/null", name);
+            g = tb_test_run(args);
+            assert_null(strstr(g.se, "unknown gate"));
+            tb_test_out_free(&g);
+        }
+    }
+    for (int k = 0; tb_stats_fields[k] != NULL; k++)
+        assert_non_null(strstr(o.se, tb_stats_fields[k]));
+    tb_test_out_free(&o);
+}
+
+/* sim's report numbers a turn's first chunk with audio one way: the
+ * first-audio line and the wait's aggregation line name the same chunk
+ * (blank chunks counted in both), and say apart when playback waited for
+ * later chunks to close (a TTS stage of one slot here). */
+static void sim_numbers_chunks_one_way(void **state)
+{
+    static const struct {
+        const char *first, *events, *audio, *close;
+    } cases[] = {
+        {"Hi.", "{\"t\":0.12,\"text\":\"\\n\\n\"}\n{\"t\":0.2,\"text\":\" How are you?\"}\n",
+         "(chunk 1 of 3, played when 3 had closed)", "(to chunk 1's close)"},
+        {"\\n\\n", "{\"t\":0.15,\"text\":\"Hi.\"}\n{\"t\":0.6,\"text\":\" How are you?\"}\n",
+         "(chunk 2 of 3)", "(to chunk 2's close)"},
+    };
+    char dir[128], path[256], args[512];
+    (void)state;
+    tb_test_tmpdir(dir, sizeof(dir), "cli", "chunkno");
+    snprintf(path, sizeof(path), "%s/t.jsonl", dir);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct tb_test_out o;
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "{\"ttsbuf_trace\":2}\n{\"t\":0.1,\"text\":\"%s\"}\n%s", cases[i].first,
+                cases[i].events);
+        fprintf(f, "{\"end\":{\"kind\":\"complete\",\"t\":1.0}}\n");
+        fclose(f);
+        snprintf(args, sizeof(args),
+                 "sim --trace '%s' --chunk token --tts-latency 0.3 --tts-concurrency 1", path);
+        o = tb_test_run(args);
+        assert_int_equal(o.code, 0);
+        if (strstr(o.so, cases[i].audio) == NULL || strstr(o.so, cases[i].close) == NULL)
+            fail_msg("case %zu: want %s and %s:\n%s", i, cases[i].audio, cases[i].close, o.so);
+        tb_test_out_free(&o);
+    }
+    tb_test_rm_rf(dir);
+}
+
 int tb_test_cli(void)
 {
     const struct CMUnitTest tests[] = {
@@ -503,6 +573,8 @@ int tb_test_cli(void)
         cmocka_unit_test(stdout_is_one_output),
         cmocka_unit_test(write_error_names_the_cause),
         cmocka_unit_test(sim_says_how_the_stream_ended),
+        cmocka_unit_test(unknown_gate_lists_all),
+        cmocka_unit_test(sim_numbers_chunks_one_way),
     };
     return TB_RUN_GROUP("cli", tests);
 }

@@ -27,20 +27,10 @@ static const char convo[] =
     "\"function\",\"function\":{\"name\":\"get_weather\",\"parameters\":{\"type\":\"object\"}}}]},"
     "\"Thanks.\"]}\n";
 
-static double num(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (cJSON_IsNull(v))
-        return NAN;
-    if (!cJSON_IsNumber(v))
-        fail_msg("\"%s\" is not a number or null", k);
-    return v->valuedouble;
-}
-
 /* k's value, which must be a number (not null). */
 static double need(const cJSON *o, const char *k)
 {
-    double v = num(o, k);
+    double v = tb_test_num_or_nan(o, k);
     if (isnan(v))
         fail_msg("\"%s\" is null", k);
     return v;
@@ -58,7 +48,7 @@ static void check_common(const cJSON *r, double wait)
     double fb = need(r, "filler_first_byte_s"), all = 0, left = 0, sum;
     if (!(sent >= start) || !(fb > start) || !(fb >= sent) || !(need(r, "filler_at_s") >= fb))
         fail_msg("the filler: call start %g, sent %g, first byte %g, audible %g", start, sent, fb,
-                 num(r, "filler_at_s"));
+                 tb_test_num_or_nan(r, "filler_at_s"));
     assert_true(need(r, "tool_s") >= wait && need(r, "filler_s") > 0);
     for (int i = 0; i < 3; i++) {
         char k[48];
@@ -74,15 +64,17 @@ static void check_common(const cJSON *r, double wait)
     }
     assert_true(fabs(need(r, "filler_covered") - (all - left) / all) < 1e-9);
     (void)need(r, "filler_delay_s");
-    sum = num(l, "eou_s") + num(l, "ttft_s") + num(l, "tool_s") + num(l, "aggregation_s") +
-          num(l, "tts_queue_s") + num(l, "tts_ttfb_s") + num(l, "preroll_s") +
-          num(l, "leading_silence_s");
-    if (!(sum == num(l, "v2v_s")))
-        fail_msg("the parts sum to %.17g, v2v_s %.17g", sum, num(l, "v2v_s"));
+    sum = tb_test_num_or_nan(l, "eou_s") + tb_test_num_or_nan(l, "ttft_s") +
+          tb_test_num_or_nan(l, "tool_s") + tb_test_num_or_nan(l, "aggregation_s") +
+          tb_test_num_or_nan(l, "tts_queue_s") + tb_test_num_or_nan(l, "tts_ttfb_s") +
+          tb_test_num_or_nan(l, "preroll_s") + tb_test_num_or_nan(l, "leading_silence_s");
+    if (!(sum == tb_test_num_or_nan(l, "v2v_s")))
+        fail_msg("the parts sum to %.17g, v2v_s %.17g", sum, tb_test_num_or_nan(l, "v2v_s"));
     /* the filler comes after the call's end, as the mock's call is one
      * short event: the window before is silent either way */
     if (need(r, "filler_at_s") >= need(r, "tool_end_s"))
-        assert_true(num(r, "filler_silence_before_s") == num(r, "tool_silence_before_s"));
+        assert_true(tb_test_num_or_nan(r, "filler_silence_before_s") ==
+                    tb_test_num_or_nan(r, "tool_silence_before_s"));
 }
 
 /* The server saw the filler's request (its own id) after it had sent the
@@ -132,7 +124,7 @@ static cJSON *run(const char *dir, const char *tag, double wait)
     n = tb_test_jsonl_records(rp, v, 4);
     assert_int_equal(n, 2);
     for (size_t i = 0; i < n; i++) {
-        if (num(v[i], "turn") == 0 && turn0 == NULL)
+        if (tb_test_num_or_nan(v[i], "turn") == 0 && turn0 == NULL)
             turn0 = v[i];
         else
             cJSON_Delete(v[i]);
@@ -159,29 +151,34 @@ void tb_test_tooluse_filler_live(void **state)
      * of it and past the answer's first audible sample, which would wait
      * for it; the silence left is the TTS's latency before it. */
     s = run(dir, "short", SHORT_WAIT);
-    heard = num(cJSON_GetObjectItemCaseSensitive(s, "latency"), "v2v_s") -
-            num(cJSON_GetObjectItemCaseSensitive(s, "latency"), "eou_s");
+    heard = tb_test_num_or_nan(cJSON_GetObjectItemCaseSensitive(s, "latency"), "v2v_s") -
+            tb_test_num_or_nan(cJSON_GetObjectItemCaseSensitive(s, "latency"), "eou_s");
     d = need(s, "filler_s");
     if (!(d > need(s, "tool_s") + TTS_LAT))
         fail_msg("the phrase's audio (%g s) is not longer than the wait (%g s)", d,
                  need(s, "tool_s"));
-    assert_true(num(s, "filler_silence_after_s") == 0);
-    assert_true(fabs(num(s, "filler_silence_during_s") -
-                     (num(s, "filler_at_s") - num(s, "tool_end_s"))) < 1e-6);
-    assert_true(fabs(num(s, "filler_delay_s") - (num(s, "filler_at_s") + d - heard)) < 1e-6 &&
-                num(s, "filler_delay_s") > 0);
+    assert_true(tb_test_num_or_nan(s, "filler_silence_after_s") == 0);
+    assert_true(fabs(tb_test_num_or_nan(s, "filler_silence_during_s") -
+                     (tb_test_num_or_nan(s, "filler_at_s") - tb_test_num_or_nan(s, "tool_end_s"))) <
+                1e-6);
+    assert_true(fabs(tb_test_num_or_nan(s, "filler_delay_s") -
+                     (tb_test_num_or_nan(s, "filler_at_s") + d - heard)) < 1e-6 &&
+                tb_test_num_or_nan(s, "filler_delay_s") > 0);
     /* A wait longer than the phrase: it ends inside the wait, the rest
      * of the wait and the time after it are silent, the answer waits for
      * nothing. */
     g = run(dir, "long", LONG_WAIT);
     d = need(g, "filler_s");
-    assert_true(num(g, "filler_at_s") + d < num(g, "tool_end_s") + num(g, "tool_s"));
-    assert_true(num(g, "filler_delay_s") == 0);
-    assert_true(fabs(num(g, "filler_silence_during_s") - (num(g, "tool_s") - d)) < 1e-6);
-    assert_true(num(g, "filler_silence_after_s") == num(g, "tool_silence_after_s"));
-    if (!(num(g, "filler_covered") < num(s, "filler_covered")))
-        fail_msg("covered %g with the long wait, %g with the short", num(g, "filler_covered"),
-                 num(s, "filler_covered"));
+    assert_true(tb_test_num_or_nan(g, "filler_at_s") + d <
+                tb_test_num_or_nan(g, "tool_end_s") + tb_test_num_or_nan(g, "tool_s"));
+    assert_true(tb_test_num_or_nan(g, "filler_delay_s") == 0);
+    assert_true(fabs(tb_test_num_or_nan(g, "filler_silence_during_s") -
+                     (tb_test_num_or_nan(g, "tool_s") - d)) < 1e-6);
+    assert_true(tb_test_num_or_nan(g, "filler_silence_after_s") ==
+                tb_test_num_or_nan(g, "tool_silence_after_s"));
+    if (!(tb_test_num_or_nan(g, "filler_covered") < tb_test_num_or_nan(s, "filler_covered")))
+        fail_msg("covered %g with the long wait, %g with the short",
+                 tb_test_num_or_nan(g, "filler_covered"), tb_test_num_or_nan(s, "filler_covered"));
     cJSON_Delete(s);
     cJSON_Delete(g);
     tb_test_rm_rf(dir);

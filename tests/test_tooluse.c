@@ -21,6 +21,7 @@
 #include "ttsbuf/api.h"
 #include "ttsbuf/bench_calls.h"
 #include "ttsbuf/convo.h"
+#include "ttsbuf/svg.h"
 
 #define TOOL_WAIT 0.3 /* --tool-latency, s */
 /* The loop's overhead a busy machine may add to the wait: the stream's
@@ -177,60 +178,60 @@ static void bad_values(void **state)
     }
 }
 
-static double num(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (cJSON_IsNull(v))
-        return NAN;
-    if (!cJSON_IsNumber(v))
-        fail_msg("\"%s\" is not a number or null", k);
-    return v->valuedouble;
-}
-
 /* The record of turn 0, which called the tool: tool_s the drawn wait
  * and the loop's overhead, the parts summing to v2v in their order, the
  * filler's figures consistent. */
 static void check_tool_turn(const cJSON *r, const char *api)
 {
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(r, "latency");
-    double sum, tool = num(r, "tool_s"), heard, w[3], f[3], all = 0, left = 0;
+    double sum, tool = tb_test_num_or_nan(r, "tool_s"), heard, w[3], f[3], all = 0, left = 0;
     static const char *const win[3] = {"before", "during", "after"};
-    if (num(r, "tool_calls") != 1 || !(tool >= TOOL_WAIT) || !(tool < TOOL_WAIT + LOOP_LAG))
-        fail_msg("%s: tool_calls %g, tool_s %g (drawn %g)", api, num(r, "tool_calls"), tool,
-                 TOOL_WAIT);
-    assert_true(num(l, "tool_s") == tool);
-    sum = num(l, "eou_s") + num(l, "ttft_s") + num(l, "tool_s") + num(l, "aggregation_s") +
-          num(l, "tts_queue_s") + num(l, "tts_ttfb_s") + num(l, "preroll_s") +
-          num(l, "leading_silence_s");
-    if (!(sum == num(l, "v2v_s")))
-        fail_msg("%s: the parts sum to %.17g, v2v_s %.17g", api, sum, num(l, "v2v_s"));
+    if (tb_test_num_or_nan(r, "tool_calls") != 1 || !(tool >= TOOL_WAIT) ||
+        !(tool < TOOL_WAIT + LOOP_LAG))
+        fail_msg("%s: tool_calls %g, tool_s %g (drawn %g)", api,
+                 tb_test_num_or_nan(r, "tool_calls"), tool, TOOL_WAIT);
+    assert_true(tb_test_num_or_nan(l, "tool_s") == tool);
+    sum = tb_test_num_or_nan(l, "eou_s") + tb_test_num_or_nan(l, "ttft_s") +
+          tb_test_num_or_nan(l, "tool_s") + tb_test_num_or_nan(l, "aggregation_s") +
+          tb_test_num_or_nan(l, "tts_queue_s") + tb_test_num_or_nan(l, "tts_ttfb_s") +
+          tb_test_num_or_nan(l, "preroll_s") + tb_test_num_or_nan(l, "leading_silence_s");
+    if (!(sum == tb_test_num_or_nan(l, "v2v_s")))
+        fail_msg("%s: the parts sum to %.17g, v2v_s %.17g", api, sum,
+                 tb_test_num_or_nan(l, "v2v_s"));
     /* ttft: the first request to the call's end, then the second to its token */
-    assert_true(num(l, "ttft_s") == num(r, "tool_end_s") + num(r, "ttft_s"));
-    assert_true(num(l, "v2v_s") > tool && num(r, "events") > 0);
+    assert_true(tb_test_num_or_nan(l, "ttft_s") ==
+                tb_test_num_or_nan(r, "tool_end_s") + tb_test_num_or_nan(r, "ttft_s"));
+    assert_true(tb_test_num_or_nan(l, "v2v_s") > tool && tb_test_num_or_nan(r, "events") > 0);
     /* the silence around the tool, and the filler's share */
-    heard = num(l, "v2v_s") - num(l, "eou_s");
-    assert_true(num(r, "tool_silence_during_s") == tool);
-    assert_true(fabs(num(r, "tool_silence_before_s") -
-                     (num(r, "tool_end_s") - num(r, "tool_start_s"))) < 1e-12);
-    assert_true(fabs(num(r, "tool_silence_after_s") - (heard - num(r, "tool_end_s") - tool)) <
-                1e-9);
-    assert_true(num(r, "filler_at_s") == num(r, "tool_start_s"));    /* no TTS latency modelled */
-    assert_true(fabs(num(r, "filler_s") - 25 * 10.0 / 150) < 1e-12); /* 25 code points, 150 wpm */
+    heard = tb_test_num_or_nan(l, "v2v_s") - tb_test_num_or_nan(l, "eou_s");
+    assert_true(tb_test_num_or_nan(r, "tool_silence_during_s") == tool);
+    assert_true(fabs(tb_test_num_or_nan(r, "tool_silence_before_s") -
+                     (tb_test_num_or_nan(r, "tool_end_s") -
+                      tb_test_num_or_nan(r, "tool_start_s"))) < 1e-12);
+    assert_true(fabs(tb_test_num_or_nan(r, "tool_silence_after_s") -
+                     (heard - tb_test_num_or_nan(r, "tool_end_s") - tool)) < 1e-9);
+    assert_true(tb_test_num_or_nan(r, "filler_at_s") ==
+                tb_test_num_or_nan(r, "tool_start_s")); /* no TTS latency modelled */
+    assert_true(fabs(tb_test_num_or_nan(r, "filler_s") - 25 * 10.0 / 150) <
+                1e-12); /* 25 code points, 150 wpm */
     for (int i = 0; i < 3; i++) {
         char k[48];
         snprintf(k, sizeof(k), "tool_silence_%s_s", win[i]);
-        w[i] = num(r, k);
+        w[i] = tb_test_num_or_nan(r, k);
         snprintf(k, sizeof(k), "filler_silence_%s_s", win[i]);
-        f[i] = num(r, k);
+        f[i] = tb_test_num_or_nan(r, k);
         assert_true(f[i] >= 0 && f[i] <= w[i]);
         all += w[i];
         left += f[i];
     }
-    assert_true(fabs(num(r, "filler_covered") - (all - left) / all) < 1e-9);
+    assert_true(fabs(tb_test_num_or_nan(r, "filler_covered") - (all - left) / all) < 1e-9);
     /* a 1.7 s phrase from the call's start covers the 0.3 s wait whole */
-    assert_true(f[0] == 0 && f[1] == 0 && f[2] == 0 && num(r, "filler_covered") == 1);
-    assert_true(fabs(num(r, "filler_delay_s") -
-                     fmax(num(r, "filler_at_s") + num(r, "filler_s") - heard, 0)) < 1e-9);
+    assert_true(f[0] == 0 && f[1] == 0 && f[2] == 0 &&
+                tb_test_num_or_nan(r, "filler_covered") == 1);
+    assert_true(
+        fabs(tb_test_num_or_nan(r, "filler_delay_s") -
+             fmax(tb_test_num_or_nan(r, "filler_at_s") + tb_test_num_or_nan(r, "filler_s") - heard,
+                  0)) < 1e-9);
 }
 
 /* The server's lines of one dialect: the call, the result in the
@@ -260,7 +261,7 @@ static void check_log(const char *path, const char *route, double tool_s, double
     str_at(v[0], "request_id", "c0.t0");
     assert_true(cJSON_IsTrue(at(v[0], "tool_call")));
     assert_true(cJSON_IsNull(at(v[0], "tool_result")));
-    assert_true(num(v[0], "tokens_sent") == 0);
+    assert_true(tb_test_num_or_nan(v[0], "tokens_sent") == 0);
     str_at(v[1], "request_id", "c0.t0");
     if (!cJSON_IsTrue(at(v[1], "tool_result")) || !cJSON_IsFalse(at(v[1], "tool_call")))
         fail_msg("%s: the second request's result is not in the dialect's shape", route);
@@ -272,10 +273,10 @@ static void check_log(const char *path, const char *route, double tool_s, double
             fail_msg("%s: the call's arguments %s, sent back %s", route, cJSON_Print(a0),
                      cJSON_Print(a1));
     }
-    assert_true(num(v[1], "tokens_sent") > 0);
+    assert_true(tb_test_num_or_nan(v[1], "tokens_sent") > 0);
     {
         /* the server's own view of the wait: the call's end to the result */
-        double gap = num(v[1], "received_s") - num(v[0], "end_s");
+        double gap = tb_test_num_or_nan(v[1], "received_s") - tb_test_num_or_nan(v[0], "end_s");
         /* both ends are stamped by a loop that may wake late: twice the
          * wake-up delay the probe measured while bench ran (lag.h) */
         double allow = 0.05 * TB_TEST_TIME_SCALE + 2 * lag;
@@ -307,22 +308,23 @@ static void bench_dialect(const char *api, const char *path, int port, const cha
     lag = tb_test_lag_stop();
     {
         const cJSON *lv = at(sum, "levels.0");
-        assert_true(num(at(lv, "tool_s"), "count") == 1);
-        assert_true(num(at(lv, "filler_covered"), "count") == 1);
-        assert_true(num(at(lv, "tool_silence_s"), "count") == 1);
-        assert_true(num(at(lv, "filler_delay_s"), "count") == 1);
+        assert_true(tb_test_num_or_nan(at(lv, "tool_s"), "count") == 1);
+        assert_true(tb_test_num_or_nan(at(lv, "filler_covered"), "count") == 1);
+        assert_true(tb_test_num_or_nan(at(lv, "tool_silence_s"), "count") == 1);
+        assert_true(tb_test_num_or_nan(at(lv, "filler_delay_s"), "count") == 1);
     }
     cJSON_Delete(sum);
     snprintf(rp, sizeof(rp), "%s/%s/records.jsonl", dir, api);
     n = tb_test_jsonl_records(rp, v, 8);
     assert_int_equal(n, 2); /* a record a turn: none of the call's first request */
     for (size_t i = 0; i < n; i++) {
-        if (num(v[i], "turn") == 0) {
+        if (tb_test_num_or_nan(v[i], "turn") == 0) {
             check_tool_turn(v[i], api);
-            tool = num(v[i], "tool_s");
+            tool = tb_test_num_or_nan(v[i], "tool_s");
         } else {
-            assert_true(num(v[i], "tool_calls") == 0 && isnan(num(v[i], "tool_s")));
-            assert_true(isnan(num(at(v[i], "latency"), "tool_s")));
+            assert_true(tb_test_num_or_nan(v[i], "tool_calls") == 0 &&
+                        isnan(tb_test_num_or_nan(v[i], "tool_s")));
+            assert_true(isnan(tb_test_num_or_nan(at(v[i], "latency"), "tool_s")));
         }
         cJSON_Delete(v[i]);
     }
@@ -335,6 +337,79 @@ static void bench_dialect(const char *api, const char *path, int port, const cha
             fail_msg("merge: %s", o.se);
         tb_test_out_free(&o);
     }
+}
+
+/* A call of one tool turn: the summary's latency_share has the tool's
+ * wait, and with one turn the shares sum to 1 (the parts sum to v2v_s);
+ * the report names it; compare shows tool_s; the page's wait bars draw it. */
+static void shares_have_tool(const char *dir, int port)
+{
+    char args[1024], path[320];
+    cJSON *sum, *rec[1];
+    const cJSON *lv, *sh;
+    double total = 0.0, miss;
+    struct tb_test_out o;
+    char *page;
+    snprintf(path, sizeof(path), "%s/one.jsonl", dir);
+    {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "{\"id\":\"w\",\"turns\":[{\"text\":\"Rain?\",\"tools\":%s}]}\n", tools_json);
+        fclose(f);
+    }
+    snprintf(args, sizeof(args),
+             "bench --base-url http://127.0.0.1:%d/v1 --model m --conversations %s --calls 1 "
+             "--tool-latency %g --user-turn 0.05 --eou 0.2 --tts-latency 0.15 --out %s/one "
+             "--html %s/one.html --json --quiet",
+             port, path, TOOL_WAIT, dir, dir);
+    sum = tb_test_run_json(NULL, args, 0);
+    lv = at(sum, "levels.0");
+    assert_true(tb_test_num_or_nan(at(lv, "tool_s"), "count") == 1);
+    sh = at(lv, "latency_share.p50");
+    if (fabs(tb_test_num_or_nan(sh, "tool_s") - tb_test_num_or_nan(at(lv, "tool_s"), "p50") /
+                                                    tb_test_num_or_nan(at(lv, "v2v_s"), "p50")) >
+        1e-12)
+        fail_msg("latency_share.p50.tool_s %.17g, not tool_s's p50 over v2v_s's",
+                 tb_test_num_or_nan(sh, "tool_s"));
+    for (const cJSON *e = sh->child; e != NULL; e = e->next)
+        total += e->valuedouble;
+    /* ttft_s's share is the level's ttft_s (the second request's), the
+     * part's ttft runs from the first request (turnlat.h): the sum misses
+     * their difference, the first request's time to its call */
+    snprintf(path, sizeof(path), "%s/one/records.jsonl", dir);
+    assert_int_equal(tb_test_jsonl_records(path, rec, 1), 1);
+    miss = (tb_test_num_or_nan(at(rec[0], "latency"), "ttft_s") -
+            tb_test_num_or_nan(rec[0], "ttft_s")) /
+           tb_test_num_or_nan(at(lv, "v2v_s"), "p50");
+    /* its trace keeps the turn's tool part (tool_turn): sim of it replays the
+     * tool's wait (sim_tool.h; test_simtool.c), so no warning that it is not */
+    snprintf(args, sizeof(args), "sim --trace '%s/one/%s' --request %.0f", dir,
+             at(rec[0], "trace")->valuestring, tb_test_num_or_nan(rec[0], "id"));
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    if (strstr(o.se, "warning") != NULL || strstr(o.so, "the tool turn (1 call") == NULL)
+        fail_msg("sim of a tool turn's trace: %s%s", o.so, o.se);
+    tb_test_out_free(&o);
+    cJSON_Delete(rec[0]);
+    if (!(miss >= 0.0) || fabs(total + miss - 1.0) > 1e-9)
+        fail_msg("one turn's shares sum to %.9f, not 1 - %.9f", total, miss);
+    cJSON_Delete(sum);
+    snprintf(args, sizeof(args), "merge %s/one/records.jsonl", dir);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, " ttft "));                   /* the share line ... */
+    assert_non_null(strstr(strstr(o.so, " ttft "), " tool ")); /* ... names the tool after it */
+    tb_test_out_free(&o);
+    snprintf(args, sizeof(args), "compare a=%s/one b=%s/one", dir, dir);
+    o = tb_test_run(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.so, "\n  tool_s "));
+    tb_test_out_free(&o);
+    snprintf(path, sizeof(path), "%s/one.html", dir);
+    page = tb_test_slurp_str(path);
+    snprintf(path, sizeof(path), "data-part=\"%d\"", TB_SVG_WAIT_TOOL);
+    assert_non_null(strstr(page, path));
+    free(page);
 }
 
 /* bench --conversations against serve --tool-call-rate 1, each dialect. */
@@ -361,6 +436,8 @@ static void calls_use_tools(void **state)
                  "--synth tps=400,tokens=10,ttft=0.02,seed=5 --tool-call-rate 1 --log %s", log);
         tb_test_serve_up(srv, &port);
         bench_dialect(apis[i], paths[i], port, dir, log);
+        if (i == 0)
+            shares_have_tool(dir, port);
         tb_test_serve_down(NULL);
     }
     tb_test_rm_rf(dir);

@@ -532,6 +532,200 @@ static void peer_bytes_made_safe(void **state)
     tb_ttsws_destroy(w.c);
 }
 
+/* An event the loop posted and no step has taken yet (as ws_ev, but
+ * queued: the client's next drain reads it). */
+static void ws_post(struct ws *w, double dt, int kind, uint32_t j)
+{
+    struct tb_ttsws_ev *e = calloc(1, sizeof(*e));
+    assert_non_null(e);
+    w->clk.sleep_until(&w->clk, w->clk.now(&w->clk) + dt);
+    e->kind = kind;
+    e->t = w->clk.now(&w->clk);
+    e->j = j;
+    *w->c->eq_tail = e;
+    w->c->eq_tail = &e->next;
+}
+
+/* A chunk never sent: no sent, no end (what sim's reader demands of a
+ * record: "tts.end" without "tts.sent" is refused). */
+static void never_sent(struct ws *w, uint32_t j)
+{
+    const struct tb_tts_chunk *r = ws_rec(w, j);
+    if (!isnan(r->sent) || !isnan(r->end))
+        fail_msg("chunk %u never written: sent %g, end %g (%s)", j, r->sent, r->end, r->message);
+    assert_null(strstr(r->message, "after 0 bytes"));
+}
+
+/* Sent means written: a chunk whose text was queued but not written when
+ * the run stopped or the upgrade was refused has neither a sent nor an
+ * end time, says "not sent", and is not counted as sent; one written
+ * (its EV_SENT posted, not yet drained) keeps its times. */
+static void unwritten_chunks_are_not_sent(void **state)
+{
+    struct ws w;
+    struct tb_tts_stats st;
+    struct tb_ttsws_ev e;
+    (void)state;
+    /* The run stopped (barge-in) while chunk 1 waited to be written. */
+    ws_open(&w, TB_TTSWS_ELEVENLABS);
+    ws_submit(&w, "One.");
+    ws_submit(&w, "Two.");
+    tb_ttsws_cancel(w.c);
+    ws_expect(&w, 1, TB_TTS_CANCELED, "not sent: the run was stopped");
+    ws_expect(&w, 2, TB_TTS_CANCELED, "not sent");
+    never_sent(&w, 1);
+    never_sent(&w, 2);
+    tb_ttsws_destroy(w.c);
+
+    /* Written just before the stop, its EV_SENT still queued: sent. */
+    ws_open(&w, TB_TTSWS_CARTESIA);
+    ws_submit(&w, "One.");
+    ws_post(&w, 0.01, TB_TTSWS_EV_SENT, 1);
+    w.clk.sleep_until(&w.clk, w.clk.now(&w.clk) + 0.05);
+    tb_ttsws_cancel(w.c);
+    ws_expect(&w, 1, TB_TTS_CANCELED, "the run was stopped, after 0 bytes");
+    assert_true(fabs(ws_rec(&w, 1)->sent - 0.01) < 1e-9);
+    assert_true(fabs(ws_rec(&w, 1)->end - 0.06) < 1e-9);
+    tb_ttsws_destroy(w.c);
+
+    /* The upgrade refused: nothing written, nothing counted as sent. */
+    ws_open(&w, TB_TTSWS_ELEVENLABS);
+    w.c->up = 0;
+    ws_submit(&w, "One.");
+    ws_submit(&w, "Two.");
+    memset(&e, 0, sizeof(e));
+    e.kind = TB_TTSWS_EV_REFUSED;
+    e.status = 401;
+    e.data = (char *)(uintptr_t) "HS: ws upgrade unauthorized";
+    tb_ttsws_rx_event(w.c, &e);
+    assert_true(tb_ttsws_step(w.c, 0) >= 0);
+    ws_expect(&w, 1, TB_TTS_HTTP, "HTTP 401");
+    assert_int_equal(ws_rec(&w, 1)->status, 401);
+    ws_expect(&w, 2, TB_TTS_CANCELED, NULL);
+    never_sent(&w, 1);
+    never_sent(&w, 2);
+    assert_int_equal(tb_tts_stats_of(tb_ttsws_log(w.c), &st), 0);
+    assert_int_equal(st.sent, 0);
+    assert_int_equal(st.failed, 1);
+    tb_ttsws_destroy(w.c);
+
+    /* The idle timeout of a chunk whose message was never written. */
+    ws_open(&w, TB_TTSWS_ELEVENLABS);
+    w.c->idle_timeout = 5;
+    ws_submit(&w, "One.");
+    w.clk.sleep_until(&w.clk, w.clk.now(&w.clk) + 6);
+    assert_true(tb_ttsws_step(w.c, 0) >= 0);
+    ws_expect(&w, 1, TB_TTS_TIMEOUT,
+              "no audio for 5 s (the idle timeout), before this chunk was sent");
+    never_sent(&w, 1);
+    tb_ttsws_destroy(w.c);
+
+    /* Audio with nothing in flight spoils the next chunk before it is
+     * written: "before this chunk was sent", and so no sent time. */
+    ws_open(&w, TB_TTSWS_CARTESIA);
+    ws_text(&w, "{\"type\":\"chunk\",\"data\":\"%s\"}", pcm64());
+    ws_submit(&w, "One.");
+    ws_expect(&w, 1, TB_TTS_FORMAT, "before this chunk was sent");
+    never_sent(&w, 1);
+    tb_ttsws_destroy(w.c);
+}
+
+/* A message that is valid JSON but not the dialect's (the other
+ * dialect's peer): a format failure at once, naming the format; a close
+ * before any audio of the chunk is not "mid-audio". */
+static void wrong_dialect_and_early_close(void **state)
+{
+    struct ws w;
+    struct tb_ttsws_ev e;
+    (void)state;
+    ws_open(&w, TB_TTSWS_ELEVENLABS);
+    ws_submit(&w, "One.");
+    ws_sent(&w, 1);
+    ws_text(&w, "{\"type\":\"chunk\",\"data\":\"%s\",\"flush_id\":1}", pcm64());
+    ws_expect(&w, 1, TB_TTS_FORMAT, "not in ElevenLabs' stream-input format");
+    assert_int_equal(w.g.bytes, 0);
+    tb_ttsws_destroy(w.c);
+
+    ws_open(&w, TB_TTSWS_CARTESIA);
+    ws_submit(&w, "One.");
+    ws_sent(&w, 1);
+    ws_text(&w, "{\"audio\":\"%s\",\"isFinal\":null,\"alignment\":null}", pcm64());
+    ws_expect(&w, 1, TB_TTS_FORMAT, "not in Cartesia's contexts format");
+    assert_int_equal(w.g.bytes, 0);
+    tb_ttsws_destroy(w.c);
+
+    /* Cartesia's types to come still pass (nothing to measure). */
+    ws_open(&w, TB_TTSWS_CARTESIA);
+    ws_submit(&w, "One.");
+    ws_sent(&w, 1);
+    ws_text(&w, "{\"type\":\"timestamps\",\"flush_id\":1}");
+    assert_int_equal(w.c->k.state[0], TB_TTSCORE_FLYING);
+    tb_ttsws_destroy(w.c);
+
+    ws_open(&w, TB_TTSWS_ELEVENLABS);
+    ws_submit(&w, "One.");
+    ws_sent(&w, 1);
+    memset(&e, 0, sizeof(e));
+    e.kind = TB_TTSWS_EV_CLOSED;
+    e.status = 1006;
+    tb_ttsws_rx_event(w.c, &e);
+    ws_expect(&w, 1, TB_TTS_CUT, "the connection closed before the chunk's audio");
+    assert_null(strstr(ws_rec(&w, 1)->message, "mid-audio"));
+    tb_ttsws_destroy(w.c);
+}
+
+/* A live client's URL (ws_open's are detached): refused with a reason
+ * (rc TB_EINVAL, the reason holding want), or made. */
+static void url_refused(const char *url, const char *want)
+{
+    struct tb_ttsnet_opts o;
+    struct tb_ttsws *c = NULL;
+    char err[256] = "";
+    tb_ttsnet_opts_init(&o);
+    o.url = url;
+    if (tb_ttsws_create(TB_TTSWS_CARTESIA, &o, &c, err, sizeof(err)) != TB_EINVAL ||
+        strstr(err, want) == NULL)
+        fail_msg("%s: made, or refused saying '%s' (want '%s')", url, err, want);
+    assert_null(c);
+}
+
+/* The connection's errors in a user's words: a port nobody listens at
+ * is "connection refused" (not lws's "closed before established"); a
+ * port out of range or a second colon is not a URL; an IPv6 host keeps
+ * its brackets in the log's url. */
+static void connection_errors_said_plainly(void **state)
+{
+    struct tb_ttsnet_opts o;
+    struct tb_ttsws *c = NULL;
+    char err[256], url[64];
+    const struct tb_tts_chunk *r;
+    (void)state;
+    url_refused("ws://127.0.0.1:99999", "port '99999': from 1 to 65535");
+    url_refused("ws://127.0.0.1:0", "port '0'");
+    url_refused("ws://127.0.0.1:8080:5", "not a URL (two ':'");
+    url_refused("ws://127.0.0.1:80x", "port '80x'");
+    url_refused("ws://[::1:80", "without its ']'");
+    for (int v6 = 0; v6 < 2; v6++) {
+        tb_ttsnet_opts_init(&o);
+        snprintf(url, sizeof(url), v6 ? "ws://[::1]:%d" : "ws://127.0.0.1:%d",
+                 tb_test_refused_port());
+        o.url = url;
+        if (tb_ttsws_create(TB_TTSWS_ELEVENLABS, &o, &c, err, sizeof(err)) != 0)
+            fail_msg("%s: %s", url, err);
+        assert_int_equal(strncmp(tb_ttsws_log(c)->url, url, strlen(url)), 0);
+        assert_int_equal(tb_ttsws_submit(c, "Hi.", 3), 0);
+        assert_int_equal(tb_ttsws_finish(c, 20.0), 0);
+        r = &tb_ttsws_log(c)->c[0];
+        /* ::1 may not be there at all (no IPv6): then it is not refused. */
+        if (r->fail != TB_TTS_TRANSPORT ||
+            (!v6 && strstr(r->message, "connection refused") == NULL))
+            fail_msg("%s: %s (%s)", url, tb_tts_fail_name(r->fail), r->message);
+        assert_null(strstr(r->message, "closed before established"));
+        assert_true(isnan(r->sent) && isnan(r->end));
+        tb_ttsws_destroy(c);
+    }
+}
+
 /* What tb_ttscore_pcm handed on: the pieces, their bytes, and when to
  * ask for a stop. */
 struct handed {
@@ -640,6 +834,9 @@ int tb_test_ttswire(void)
         cmocka_unit_test(peer_bytes_made_safe),
         cmocka_unit_test(pcm_whole_samples_odd_byte_carried),
         cmocka_unit_test(dead_message_fits_whole),
+        cmocka_unit_test(unwritten_chunks_are_not_sent),
+        cmocka_unit_test(wrong_dialect_and_early_close),
+        cmocka_unit_test(connection_errors_said_plainly),
     };
     return TB_RUN_GROUP("ttswire", tests);
 }

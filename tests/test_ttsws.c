@@ -314,7 +314,14 @@ static void fault(int api, const char *dialect, const char *mode, int kind, long
                  tb_tts_fail_name(l.c[0].fail), l.c[0].message, tb_tts_fail_name(kind), word);
     if (status != 0)
         assert_int_equal(l.c[0].status, status);
-    assert_false(isnan(l.c[0].end));
+    /* Sent means written: a refused upgrade wrote nothing (no sent, no
+     * end, as a chunk never sent); any other fault came after the text. */
+    if (strcmp(mode, "refuse") == 0) {
+        assert_true(isnan(l.c[0].sent) && isnan(l.c[0].end));
+        assert_non_null(strstr(l.c[0].message, "before this chunk was sent"));
+    } else {
+        assert_false(isnan(l.c[0].sent) || isnan(l.c[0].end));
+    }
     assert_int_equal(l.c[1].fail, TB_TTS_CANCELED);
     assert_int_equal(s.ends, 2);
     no_key(&l);
@@ -412,6 +419,48 @@ static void no_server_and_bad_options(void **state)
     assert_int_equal(tb_ttsws_parse("elevenlabs-ws"), TB_TTSWS_ELEVENLABS);
     assert_int_equal(tb_ttsws_parse("cartesia-ws"), TB_TTSWS_CARTESIA);
     assert_int_equal(tb_ttsws_parse("cartesia"), -1);
+}
+
+/* wss:// to a plain ws:// server: the TLS handshake failed, said so
+ * (not OpenSSL's "error:00000001:lib(0)::reason(1)"); a client of the
+ * wrong dialect fails "format" at the peer's first message, not after
+ * the idle timeout. */
+static void tls_to_plain_and_wrong_dialect(void **state)
+{
+    struct tb_ttsnet_opts o;
+    struct tb_ttsws *c = NULL;
+    const struct tb_tts_chunk *r;
+    char err[256], url[96];
+    (void)state;
+    if (!have_node())
+        skip();
+    peer_start("cartesia", "ok");
+    tb_ttsnet_opts_init(&o);
+    snprintf(url, sizeof(url), "wss://127.0.0.1:%d", P.port);
+    o.url = url;
+    o.key = KEY;
+    o.idle_timeout = 15;
+    assert_int_equal(tb_ttsws_create(TB_TTSWS_CARTESIA, &o, &c, err, sizeof(err)), 0);
+    assert_int_equal(tb_ttsws_submit(c, TEXTS[0], strlen(TEXTS[0])), 0);
+    assert_int_equal(tb_ttsws_finish(c, 1e9), 0);
+    r = &tb_ttsws_log(c)->c[0];
+    if (r->fail != TB_TTS_TRANSPORT ||
+        strstr(r->message, "TLS handshake failed (is the server plain ws://?)") == NULL ||
+        strstr(r->message, "lib(0)") != NULL)
+        fail_msg("wss to ws: %s (%s)", tb_tts_fail_name(r->fail), r->message);
+    tb_ttsws_destroy(c);
+
+    o.url = P.base;
+    assert_int_equal(tb_ttsws_create(TB_TTSWS_ELEVENLABS, &o, &c, err, sizeof(err)), 0);
+    assert_int_equal(tb_ttsws_submit(c, TEXTS[0], strlen(TEXTS[0])), 0);
+    assert_int_equal(tb_ttsws_finish(c, 1e9), 0);
+    r = &tb_ttsws_log(c)->c[0];
+    if (r->fail != TB_TTS_FORMAT ||
+        strstr(r->message, "not in ElevenLabs' stream-input format") == NULL ||
+        !(r->end - r->sent < 5))
+        fail_msg("elevenlabs-ws at a Cartesia peer: %s after %.1f s (%s)",
+                 tb_tts_fail_name(r->fail), r->end - r->sent, r->message);
+    tb_ttsws_destroy(c);
 }
 
 /* Every key of sim's JSON report equals run's, but those that say where
@@ -675,6 +724,7 @@ int tb_test_ttsws(void)
         cmocka_unit_test_teardown(faults, peer_stop),
         cmocka_unit_test_teardown(closed_between_chunks, peer_stop),
         cmocka_unit_test(no_server_and_bad_options),
+        cmocka_unit_test_teardown(tls_to_plain_and_wrong_dialect, peer_stop),
         cmocka_unit_test_teardown(run_records_and_sim_replays, peer_stop),
         cmocka_unit_test_teardown(blank_chunks_are_skipped, peer_stop),
         cmocka_unit_test_teardown(hostile_peers, peer_stop),

@@ -56,9 +56,9 @@ static int have_node(void)
     return 1;
 }
 
-/* The peer for dialect ("elevenlabs", "cartesia"), answering every chunk;
- * its port. */
-static int peer_start(const char *dialect)
+/* The peer for dialect ("elevenlabs", "cartesia") in mode (ok: answering
+ * every chunk; tts-ws-peer.mjs's faults); its port. */
+static int peer_start_mode(const char *dialect, const char *mode)
 {
     const char *dir = getenv("TB_NODEDIR") != NULL ? getenv("TB_NODEDIR") : "tests/node";
     char js[512], portfile[160];
@@ -72,12 +72,17 @@ static int peer_start(const char *dialect)
     assert_true(peer_pid >= 0);
     if (peer_pid == 0) {
         setenv("PEER_KEY", KEY, 1);
-        execlp("node", "node", js, "0", dialect, "ok", peer_log_path, (char *)NULL);
+        execlp("node", "node", js, "0", dialect, mode, peer_log_path, (char *)NULL);
         _exit(127);
     }
     port = tb_test_port_file(portfile);
     unlink(portfile);
     return port;
+}
+
+static int peer_start(const char *dialect)
+{
+    return peer_start_mode(dialect, "ok");
 }
 
 static void peer_stop(void)
@@ -420,6 +425,141 @@ static void two_loop_threads(void **state)
     tb_test_up_to_three(once_two_loops, "cartesia-ws, 100 streams on 2 loops");
 }
 
+/* bench with the peer in mode against serve's synth (serve_args) and
+ * more bench args; its records (an array, *records) and summary. */
+static void bench_ws(const char *mode, const char *serve_args, const char *more, const char *dir,
+                     cJSON **records, cJSON **summary, char **report)
+{
+    char args[1024], kf[160], path[256], *s, *line, *save = NULL;
+    struct tb_test_out o;
+    int llm, ws;
+    FILE *f;
+    snprintf(kf, sizeof(kf), "%s/key", dir);
+    f = fopen(kf, "w");
+    assert_non_null(f);
+    fprintf(f, "%s\n", KEY);
+    fclose(f);
+    tb_test_serve_up(serve_args, &llm);
+    ws = peer_start_mode("elevenlabs", mode);
+    snprintf(args, sizeof(args),
+             "bench --base-url http://127.0.0.1:%d/v1 --model m --tts-url ws://127.0.0.1:%d "
+             "--tts-api elevenlabs-ws --tts-api-key-file %s --out %s/out --force %s",
+             llm, ws, kf, dir, more);
+    o = tb_test_run(args);
+    peer_stop();
+    tb_test_serve_down(NULL);
+    /* 3: every request failed (the refusing peer); 2 never. */
+    if (o.code != 0 && o.code != 1 && !(o.code == 3 && strcmp(mode, "ok") != 0))
+        fail_msg("bench %s: exit %d: %s", more, o.code, o.se);
+    *report = strdup(o.so);
+    tb_test_out_free(&o);
+    snprintf(path, sizeof(path), "%s/out/records.jsonl", dir);
+    s = tb_test_slurp_str(path);
+    *records = cJSON_CreateArray();
+    for (line = strtok_r(s, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        cJSON *j = cJSON_Parse(line);
+        assert_non_null(j);
+        if (cJSON_GetObjectItem(j, "id") != NULL) /* not the header */
+            cJSON_AddItemToArray(*records, j);
+        else
+            cJSON_Delete(j);
+    }
+    free(s);
+    snprintf(path, sizeof(path), "%s/out/summary.json", dir);
+    s = tb_test_slurp_str(path);
+    *summary = cJSON_Parse(s);
+    assert_non_null(*summary);
+    free(s);
+}
+
+/* The level's tts_stats of a bench summary. */
+static const cJSON *summary_tts(const cJSON *summary)
+{
+    const cJSON *lv = cJSON_GetArrayItem(cJSON_GetObjectItem(summary, "levels"), 0);
+    const cJSON *t = cJSON_GetObjectItem(lv, "tts_stats");
+    if (!cJSON_IsObject(t))
+        fail_msg("no levels[0].tts_stats in the summary");
+    return t;
+}
+
+/* The trial of issue 39, each finding: a barge-in stops chunks that had
+ * closed but were not written: every stream of the level's trace file
+ * replays in sim (a never-written chunk has no sent and no end); the
+ * blank chunks are counted skipped (records, summary, report) as run
+ * counts them; a stream whose TTS refused the upgrade has no underrun
+ * count (null beside ttfa_s), and no chunk counted as sent. */
+static void barge_in_blank_and_refused(void **state)
+{
+    char dir[160], args[512];
+    cJSON *recs, *sum, *r;
+    char *report;
+    const cJSON *t;
+    double skipped = 0;
+    int streams = 0;
+    (void)state;
+    if (!have_node())
+        skip();
+    tb_test_tmpdir(dir, sizeof(dir), "ttswsbench", "i39");
+    bench_ws("ok", "--synth tps=150,ttft=0.2,tokens=120,seed=3",
+             "--conversations builtin --calls 4 --turns 3 --barge-in 1 --barge-in-at 0.05 "
+             "--user-turn 0.3 -q",
+             dir, &recs, &sum, &report);
+    cJSON_ArrayForEach(r, recs)
+    {
+        struct tb_test_out o;
+        snprintf(args, sizeof(args),
+                 "sim --trace %s/out/traces/calls=4.jsonl --request %.0f --json", dir,
+                 cJSON_GetObjectItem(r, "id")->valuedouble);
+        o = tb_test_run(args);
+        /* 3: the speech ended at a canceled chunk (the barge-in), as
+         * recorded; never 2, a trace sim refuses. */
+        if (o.code == 2 || strstr(o.se, "without") != NULL)
+            fail_msg("%s: exit %d: %s", args, o.code, o.se);
+        tb_test_out_free(&o);
+        streams++;
+    }
+    assert_int_equal(streams, 12);
+    cJSON_Delete(recs);
+    cJSON_Delete(sum);
+    free(report);
+
+    /* Long answers: paragraph breaks, blank chunks. */
+    bench_ws("ok", "--synth tps=400,ttft=0.1,tokens=600,seed=5", "--requests 2 -c 2", dir, &recs,
+             &sum, &report);
+    cJSON_ArrayForEach(r, recs)
+    {
+        const cJSON *s = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "tts"), "skipped");
+        if (!cJSON_IsNumber(s))
+            fail_msg("a record's tts has no skipped count");
+        skipped += s->valuedouble;
+    }
+    t = summary_tts(sum);
+    if (!(skipped >= 1) || cJSON_GetObjectItem(t, "skipped")->valuedouble != skipped ||
+        cJSON_GetObjectItem(t, "sent")->valuedouble + skipped !=
+            cJSON_GetObjectItem(t, "chunks")->valuedouble ||
+        strstr(report, " blank, skipped)") == NULL)
+        fail_msg("%.0f skipped in the records; summary %s; report '%s'", skipped,
+                 cJSON_PrintUnformatted(t), report);
+    cJSON_Delete(recs);
+    cJSON_Delete(sum);
+    free(report);
+
+    bench_ws("refuse", "--synth tps=150,ttft=0.2,tokens=60,seed=3", "--requests 2 -c 1", dir, &recs,
+             &sum, &report);
+    cJSON_ArrayForEach(r, recs)
+    {
+        if (!cJSON_IsNull(cJSON_GetObjectItem(r, "ttfa_s")) ||
+            !cJSON_IsNull(cJSON_GetObjectItem(r, "underruns")) ||
+            cJSON_GetObjectItem(cJSON_GetObjectItem(r, "tts"), "sent")->valuedouble != 0)
+            fail_msg("a refused stream's record: %s", cJSON_PrintUnformatted(r));
+    }
+    cJSON_Delete(recs);
+    cJSON_Delete(sum);
+    free(report);
+    snprintf(args, sizeof(args), "rm -rf %s", dir);
+    tb_test_sh(args);
+}
+
 int tb_test_ttswsbench(void)
 {
     const struct CMUnitTest tests[] = {
@@ -427,6 +567,7 @@ int tb_test_ttswsbench(void)
         cmocka_unit_test_teardown(elevenlabs_100_streams, teardown),
         cmocka_unit_test_teardown(cartesia_100_streams, teardown),
         cmocka_unit_test_teardown(two_loop_threads, teardown),
+        cmocka_unit_test_teardown(barge_in_blank_and_refused, teardown),
     };
     return TB_RUN_GROUP("ttswsbench", tests);
 }

@@ -121,6 +121,7 @@ int tb_test_ttsws(void);    /* the WebSocket TTS client against a third-party pe
 int tb_test_ttswsbench(void); /* bench with a WebSocket TTS: 100 streams, the loop's threads */
 int tb_test_ttswire(void);  /* what a TTS sends back: media types, WAV, the WS decoder */
 int tb_test_ttstrace(void); /* a real TTS kept in a trace and replayed by sim */
+int tb_test_recorded(void); /* what sim and sweep take of a recording */
 int tb_test_sweep(void);
 int tb_test_svg(void);
 int tb_test_docs(void);
@@ -255,6 +256,9 @@ void tb_test_json_free(struct cJSON **v, size_t n);
  * its bool (each fails the test when k is not one); whether it is null. */
 const struct cJSON *tb_test_key(const struct cJSON *o, const char *k);
 double tb_test_num(const struct cJSON *o, const char *k);
+/* o[k]: a number, or NAN when it is null (a figure not measured); fails
+ * the test on anything else. */
+double tb_test_num_or_nan(const struct cJSON *o, const char *k);
 const char *tb_test_str(const struct cJSON *o, const char *k);
 int tb_test_is_true(const struct cJSON *o, const char *k);
 int tb_test_is_null(const struct cJSON *o, const char *k);

@@ -529,6 +529,16 @@ double tb_test_num(const cJSON *o, const char *k)
     return x->valuedouble;
 }
 
+double tb_test_num_or_nan(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (cJSON_IsNull(v))
+        return NAN;
+    if (!cJSON_IsNumber(v))
+        fail_msg("\"%s\" is not a number or null", k);
+    return v->valuedouble;
+}
+
 const char *tb_test_str(const cJSON *o, const char *k)
 {
     const cJSON *x = tb_test_key(o, k);

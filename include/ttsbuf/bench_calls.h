@@ -62,7 +62,7 @@
 /* The caller's speaking time before each turn after the first. */
 enum tb_uturn_kind {
     TB_UTURN_CONST = 0, /* "S": a seconds */
-    TB_UTURN_UNIFORM,   /* "uniform:A,B": uniform on [a, b] */
+    TB_UTURN_UNIFORM,   /* "uniform:A..B": uniform on [a, b] */
     TB_UTURN_EXP,       /* "exp:MEAN": exponential, mean a */
     TB_UTURN_WORDS      /* "words:WPM[,PAUSE]": the user turn's words at a
                          * words per minute, plus b seconds */
@@ -76,12 +76,13 @@ struct tb_uturn {
 #define TB_UTURN_DEFAULT "words:150,0.5"
 #define TB_UTURN_MAX_S 3600.0 /* any seconds in a spec */
 
-/* Parses a spec (above).  Returns 0, or TB_EINVAL with a one-line reason
- * in err (a number outside 0..TB_UTURN_MAX_S, B < A, a WPM outside
- * 1..10000, an unknown kind). */
+/* Parses a spec (above; uniform:A,B reads as uniform:A..B, an older
+ * spelling).  Returns 0, or TB_EINVAL with a one-line reason in err (a
+ * negative number, "is negative"; a number outside 0..TB_UTURN_MAX_S,
+ * B < A, a WPM outside 1..10000, an unknown kind). */
 int tb_uturn_parse(const char *spec, struct tb_uturn *u, char *err, size_t errlen);
 
-/* The spec's canonical text ("words:150,0.5", "uniform:1,3"). */
+/* The spec's canonical text ("words:150,0.5", "uniform:1..3"). */
 void tb_uturn_name(const struct tb_uturn *u, char *out, size_t outlen);
 
 /* The caller's speaking time before turn `turn` of call `call` whose
@@ -93,7 +94,7 @@ double tb_uturn_draw(const struct tb_uturn *u, uint64_t seed, uint64_t call, uin
 /*
  * Barge-in (bench --barge-in P --barge-in-at SPEC): the caller interrupts
  * turn k of call c with probability P, b seconds of playback after the
- * turn's first audio (b from SPEC: "S", "uniform:A,B" or "exp:MEAN", the
+ * turn's first audio (b from SPEC: "S", "uniform:A..B" or "exp:MEAN", the
  * kinds of --user-turn but words), that is at
  *     T = t_start(k) + s_1(k) + b
  * where s_1 is the turn's first audio by the playout model.  Both draws
@@ -104,7 +105,7 @@ double tb_uturn_draw(const struct tb_uturn *u, uint64_t seed, uint64_t call, uin
  * playback goes on past T is interrupted too; a turn whose playback ended
  * by T is not interrupted.  The next turn is sent at T + user_turn(k+1).
  */
-#define TB_BARGE_AT_DEFAULT "uniform:0.5,4"
+#define TB_BARGE_AT_DEFAULT "uniform:0.5..4"
 /* Barge-in with a real TTS: the player flushes at the interruption what
  * it had not yet handed to the device; the caller still hears one output
  * buffer (20 ms, a common device period) of it (ttsbuf-model(7)). */

@@ -120,6 +120,7 @@ struct tb_bench_rec {
      * order (owned), from which a level's statistics are made. */
     int tts;
     uint32_t tts_chunks, tts_sent, tts_failed, tts_canceled;
+    uint32_t tts_skipped; /* blank chunks, never sent (0 in older records) */
     uint64_t tts_chars;
     double tts_audio_s; /* NaN when no chunk was sent */
     double *tts_fb, *tts_rtf;

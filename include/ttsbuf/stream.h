@@ -113,8 +113,10 @@ void tb_stream_end_init(struct tb_stream_end *e);
  * when no option sets a TTS model.  Text as the options take it; "" (and
  * has_tts 0): not recorded. */
 struct tb_stream_ttsmodel {
-    int has_tts;          /* options.tts was there */
-    char latency[256];    /* its latency spec */
+    int has_tts;          /* options.tts was there, or a constant
+                           * options.tts_latency_s over 0 (bench's, or a
+                           * recording without a TTS stage) */
+    char latency[256];    /* its latency spec (the constant, as text) */
     char seed[24];        /* its seed, decimal, or "" (the spec draws nothing) */
     char connect[32];     /* connect_s */
     char concurrency[32]; /* "" for null: unlimited */
@@ -181,6 +183,9 @@ struct tb_stream {
                                      * request as the recording modelled it
                                      * (a trace header's "eou_s", turnlat.h),
                                      * or NAN */
+    double tool_s;                  /* a tool turn's tool wait, which its
+                                     * trace does not replay (a bench
+                                     * trace header's "tool_s"), or NAN */
     char chunk_policy[24];          /* the recording's chunk policy (a trace
                                      * header's options.chunk), or "" */
     struct tb_stream_ttsmodel *rec; /* the recording's modelled TTS, or NULL; owned */

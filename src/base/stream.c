@@ -22,6 +22,7 @@ void tb_stream_init(struct tb_stream *s)
     s->usage_tokens = -1;
     s->request = -1;
     s->eou_s = NAN;
+    s->tool_s = NAN;
     tb_stream_toolturn_init(&s->turn_tool);
     tb_stream_timing_init(&s->server);
     tb_stream_end_init(&s->end);
@@ -117,6 +118,7 @@ void tb_stream_clear(struct tb_stream *s)
     s->usage_tokens = -1;
     s->request = -1;
     s->eou_s = NAN;
+    s->tool_s = NAN;
     tb_stream_toolturn_init(&s->turn_tool);
     s->model[0] = '\0';
     s->base_url[0] = '\0';

@@ -206,6 +206,7 @@ int tb_bench_rec_tts(struct tb_bench_rec *rec, const struct tb_tts_log *log)
     rec->tts = 1;
     rec->tts_chunks = st.chunks;
     rec->tts_sent = st.sent;
+    rec->tts_skipped = st.skipped;
     rec->tts_failed = st.failed;
     rec->tts_canceled = st.canceled;
     rec->tts_chars = st.chars;
@@ -379,6 +380,7 @@ static void write_tts(cJSON *o, const struct tb_bench_rec *r)
         return;
     cJSON_AddNumberToObject(t, "chunks", r->tts_chunks);
     cJSON_AddNumberToObject(t, "sent", r->tts_sent);
+    cJSON_AddNumberToObject(t, "skipped", r->tts_skipped);
     cJSON_AddNumberToObject(t, "failed", r->tts_failed);
     cJSON_AddNumberToObject(t, "canceled", r->tts_canceled);
     cJSON_AddNumberToObject(t, "chars", (double)r->tts_chars);
@@ -458,7 +460,9 @@ int tb_bench_write_rec(FILE *f, const struct tb_bench_meta *m, const struct tb_b
     tb_json_add_num(o, "ttfa_s", r->ttfa);
     tb_json_add_num(o, "decode_tps", r->decode_tps);
     tb_json_add_num(o, "decode_tps_usage", r->decode_tps_usage);
-    cJSON_AddNumberToObject(o, "underruns", r->underruns);
+    /* Counted by a playout: unmeasured (null) when no audio played, as
+     * ttfa_s and the gaps beside it (bench_stats.c reads it so). */
+    tb_json_add_num(o, "underruns", isnan(r->ttfa) ? NAN : (double)r->underruns);
     tb_json_add_num(o, "gap_total_s", r->gap_total);
     tb_json_add_num(o, "gap_max_s", r->gap_max);
     /* A what-if needs the whole answer: none for a failed request. */

@@ -196,6 +196,7 @@ static const char *rec_tts(const cJSON *o, struct tb_bench_rec *r)
     static const struct count_row counts[] = {
         COUNT("chunks", tts_chunks, UINT32_MAX, NAN),
         COUNT("sent", tts_sent, UINT32_MAX, NAN),
+        COUNT("skipped", tts_skipped, UINT32_MAX, 0), /* absent before it was written */
         COUNT("failed", tts_failed, UINT32_MAX, NAN),
         COUNT("canceled", tts_canceled, UINT32_MAX, NAN),
         COUNT("chars", tts_chars, WHOLE_MAX, NAN),
@@ -351,7 +352,7 @@ static const char *rec_counts(const cJSON *o, struct tb_bench_rec *r)
         COUNT("http_status", http_status, 999, NAN),
         COUNT("events", events, WHOLE_MAX, NAN),
         COUNT("content_tokens", content_tokens, WHOLE_MAX, NAN),
-        COUNT("underruns", underruns, UINT32_MAX, NAN),
+        COUNT("underruns", underruns, UINT32_MAX, 0), /* null: no audio played (ttfa_s null) */
         COUNT("usage_tokens", usage_tokens, WHOLE_MAX, -1),
         COUNT("usage_ignored", usage_ignored, WHOLE_MAX, -1),
         COUNT("surrogates_replaced", surrogates_replaced, WHOLE_MAX, 0),

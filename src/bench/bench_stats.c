@@ -164,6 +164,7 @@ static int tts_summary(const struct tb_bench_recs *r, uint32_t level, struct tb_
         ncw += x->ntts_cw;
         t->chunks += x->tts_chunks;
         t->sent += x->tts_sent;
+        t->skipped += x->tts_skipped;
         t->failed += x->tts_failed;
         t->canceled += x->tts_canceled;
         t->chars += x->tts_chars;

@@ -118,6 +118,8 @@ void tb_bench_rec_tool_lat(struct tb_bench_rec *rec)
         return;
     rec->lat.ttft += rec->tool_end; /* the first request's time to its call's end */
     rec->lat.tool = rec->tool_s;
+    if (rec->stream != NULL)
+        rec->stream->tool_s = rec->tool_s; /* its trace says it: sim warns of it */
     tb_turn_lat_sum(&rec->lat);
     silences(rec);
 }

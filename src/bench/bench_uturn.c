@@ -33,28 +33,45 @@ static int num(const char *s, const char *end, double lo, double hi, double *v)
     return 0;
 }
 
-/* "A" or "A,B" after a kind's colon. */
-static int pair(const char *s, double lo1, double hi1, double lo2, double hi2, int need2, double *a,
-                double *b)
+/* "A" or "A<sep>B" after a kind's colon; sep "," (words:WPM,PAUSE), or
+ * ".." (uniform:A..B, every SPEC's range; "," there too, an older
+ * spelling kept as an alias). */
+static int pair(const char *s, const char *sep, double lo1, double hi1, double lo2, double hi2,
+                int need2, double *a, double *b)
 {
-    const char *comma = strchr(s, ',');
-    if (comma == NULL)
+    const char *at = strstr(s, sep);
+    size_t seplen = strlen(sep);
+    if (at == NULL && strcmp(sep, "..") == 0 && (at = strchr(s, ',')) != NULL)
+        seplen = 1;
+    if (at == NULL)
         return need2 ? -1 : num(s, s + strlen(s), lo1, hi1, a);
-    if (num(s, comma, lo1, hi1, a) != 0)
+    if (num(s, at, lo1, hi1, a) != 0)
         return -1;
-    return num(comma + 1, comma + 1 + strlen(comma + 1), lo2, hi2, b);
+    return num(at + seplen, at + seplen + strlen(at + seplen), lo2, hi2, b);
+}
+
+/* Whether a spec holds a negative number: no kind takes one, and the
+ * error says so, as the number options' do (cli.h). */
+static int negative(const char *spec)
+{
+    for (const char *m = strchr(spec, '-'); m != NULL; m = strchr(m + 1, '-'))
+        if (isdigit((unsigned char)m[1]) || (m[1] == '.' && isdigit((unsigned char)m[2])))
+            return 1;
+    return 0;
 }
 
 int tb_uturn_parse(const char *spec, struct tb_uturn *u, char *err, size_t errlen)
 {
     const double mx = TB_UTURN_MAX_S;
     memset(u, 0, sizeof(*u));
+    if (negative(spec))
+        return tb_seterr(err, errlen, TB_EINVAL, "'%s' is negative (seconds 0..3600)", spec);
     if (strncmp(spec, "uniform:", 8) == 0) {
         u->kind = TB_UTURN_UNIFORM;
-        if (pair(spec + 8, 0, mx, 0, mx, 1, &u->a, &u->b) == 0 && u->b >= u->a)
+        if (pair(spec + 8, "..", 0, mx, 0, mx, 1, &u->a, &u->b) == 0 && u->b >= u->a)
             return 0;
         return tb_seterr(err, errlen, TB_EINVAL,
-                         "'%s' is not uniform:A,B (seconds, 0 <= A <= B <= 3600)", spec);
+                         "'%s' is not uniform:A..B (seconds, 0 <= A <= B <= 3600)", spec);
     }
     if (strncmp(spec, "exp:", 4) == 0) {
         u->kind = TB_UTURN_EXP;
@@ -66,7 +83,7 @@ int tb_uturn_parse(const char *spec, struct tb_uturn *u, char *err, size_t errle
     if (strncmp(spec, "words:", 6) == 0) {
         u->kind = TB_UTURN_WORDS;
         u->b = 0;
-        if (pair(spec + 6, 1, 10000, 0, mx, 0, &u->a, &u->b) == 0)
+        if (pair(spec + 6, ",", 1, 10000, 0, mx, 0, &u->a, &u->b) == 0)
             return 0;
         return tb_seterr(err, errlen, TB_EINVAL,
                          "'%s' is not words:WPM[,PAUSE] (WPM 1..10000, PAUSE 0..3600 s)", spec);
@@ -75,7 +92,7 @@ int tb_uturn_parse(const char *spec, struct tb_uturn *u, char *err, size_t errle
     if (num(spec, spec + strlen(spec), 0, mx, &u->a) == 0)
         return 0;
     return tb_seterr(err, errlen, TB_EINVAL,
-                     "'%s' is not S, uniform:A,B, exp:MEAN or words:WPM[,PAUSE] (seconds 0..3600)",
+                     "'%s' is not S, uniform:A..B, exp:MEAN or words:WPM[,PAUSE] (seconds 0..3600)",
                      spec);
 }
 
@@ -95,7 +112,7 @@ void tb_uturn_name(const struct tb_uturn *u, char *out, size_t outlen)
     shortest(a, sizeof(a), u->a);
     shortest(b, sizeof(b), u->b);
     switch (u->kind) {
-    case TB_UTURN_UNIFORM: snprintf(out, outlen, "uniform:%s,%s", a, b); break;
+    case TB_UTURN_UNIFORM: snprintf(out, outlen, "uniform:%s..%s", a, b); break;
     case TB_UTURN_EXP: snprintf(out, outlen, "exp:%s", a); break;
     case TB_UTURN_WORDS: snprintf(out, outlen, "words:%s,%s", a, b); break;
     default: snprintf(out, outlen, "%s", a); break;
@@ -154,12 +171,19 @@ double tb_uturn_draw(const struct tb_uturn *u, uint64_t seed, uint64_t call, uin
 
 int tb_barge_at_parse(const char *spec, struct tb_uturn *u, char *err, size_t errlen)
 {
+    int rc;
     if (strncmp(spec, "words:", 6) == 0)
         return tb_seterr(err, errlen, TB_EINVAL,
-                         "'%s': the moment of a barge-in is S, uniform:A,B or exp:MEAN (seconds "
+                         "'%s': the moment of a barge-in is S, uniform:A..B or exp:MEAN (seconds "
                          "of playback), not words",
                          spec);
-    return tb_uturn_parse(spec, u, err, errlen);
+    rc = tb_uturn_parse(spec, u, err, errlen);
+    if (rc != 0 && u->kind == TB_UTURN_CONST && !negative(spec))
+        /* not a kind of this option's: name its own (words is not one) */
+        return tb_seterr(err, errlen, rc,
+                         "'%s' is not S, uniform:A..B or exp:MEAN (seconds of playback 0..3600)",
+                         spec);
+    return rc;
 }
 
 double tb_barge_draw(double p, const struct tb_uturn *at, uint64_t seed, uint64_t call,

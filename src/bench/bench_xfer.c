@@ -397,6 +397,20 @@ static int play_drop(struct bench *b, struct xf *x, size_t rec_index)
 }
 
 /* Turns a finished transfer into a record (measured ones only). */
+/* A transfer that ended in a tool call: the turn goes on with its result
+ * (bench_tool.h), its filler speaking on (bench_filler.h); the transfer
+ * is put back without a record. */
+static void tool_goes_on(struct bench *b, struct xf *x)
+{
+    if (tb_bench_filler_keep(b, x) != 0 && b->calls.rc == 0)
+        b->calls.rc = tb_seterr(b->calls.err, sizeof(b->calls.err), TB_ENOMEM, "out of memory");
+    tb_bench_tts_drop(b, x);
+    b->held -= tb_bench_held(&x->stream);
+    tb_stream_clear(&x->stream);
+    tb_http_resp_free(&x->hr);
+    put_xf(b, x);
+}
+
 int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
 {
     struct tb_bench_rec *rec;
@@ -431,15 +445,7 @@ int tb_bench_xf_finish(struct bench *b, struct xf *x, int curl_code)
     x->running = 0;
     llm_leave(b, x);
     if (tb_bench_tool_taken(b, x)) {
-        /* a tool call: the turn goes on with its result (bench_tool.h),
-         * its filler speaking on (bench_filler.h) */
-        if (tb_bench_filler_keep(b, x) != 0 && b->calls.rc == 0)
-            b->calls.rc = tb_seterr(b->calls.err, sizeof(b->calls.err), TB_ENOMEM, "out of memory");
-        tb_bench_tts_drop(b, x);
-        b->held -= tb_bench_held(&x->stream);
-        tb_stream_clear(&x->stream);
-        tb_http_resp_free(&x->hr);
-        put_xf(b, x);
+        tool_goes_on(b, x);
         return 0;
     }
     if (!x->warm) {

@@ -68,6 +68,32 @@ static const char *old_stat(int m, const char *stat)
     return NULL;
 }
 
+/* Appends sep and name to buf at *at (cut at its end). */
+static void list(char *buf, size_t len, size_t *at, const char *sep, const char *name)
+{
+    int n = snprintf(buf + *at, len - *at, "%s%s", sep, name);
+    if (n > 0)
+        *at += (size_t)n < len - *at ? (size_t)n : len - *at - 1;
+}
+
+/* The error of an unknown gate: every valid name, from the tables the
+ * parser reads (every metric of the summary, every statistic), so the
+ * list never lags a new metric. */
+static void unknown(const char *name)
+{
+    char buf[2048];
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < NLEVEL_GATES; i++)
+        list(buf, sizeof(buf), &at, i == 0 ? "" : ", ", level_gates[i]);
+    for (int m = 0; m < TB_BM__COUNT; m++)
+        list(buf, sizeof(buf), &at, m == 0 ? ", or METRIC_STAT with METRIC " : ", ",
+             tb_bench_metric_name((enum tb_bench_metric)m));
+    for (int k = 0; tb_stats_fields[k] != NULL; k++)
+        list(buf, sizeof(buf), &at, k == 0 ? " and STAT " : ", ", tb_stats_fields[k]);
+    tb_cli_error("--require: unknown gate '%s' (%s)", name, buf);
+}
+
 int tb_cli_gate_parse(const char *s, struct tb_cli_gate *g)
 {
     const char *eq = strchr(s, '=');
@@ -107,12 +133,7 @@ int tb_cli_gate_parse(const char *s, struct tb_cli_gate *g)
         if (st != NULL)
             return metric_gate(g, m, st, eq + 1);
     }
-    tb_cli_error("--require: unknown gate '%s' (gapless_share, success_share, errors, "
-                 "system_tps, goodput, goodput_per_s, or METRIC_STAT with METRIC ttft_s, ttfa_s, "
-                 "decode_tps, "
-                 "decode_tps_usage, itl_s, underruns, gap_total_s, gap_max_s, min_tps, "
-                 "speedup_needed and STAT mean, std, min, p5, p50, p90, p95, p99, max)",
-                 g->name);
+    unknown(g->name);
     return TB_EINVAL;
 }
 

@@ -97,7 +97,7 @@ static const struct tb_optdoc bench_calls[] = {
      NULL},
     {"turns", O_TURNS, "K", "turns per call: the conversation's first K (default: all)", NULL},
     {"user-turn", O_USER_TURN, "SPEC",
-     "the caller's speaking time before each turn after the first: S seconds, uniform:A,B, "
+     "the caller's speaking time before each turn after the first: S seconds, uniform:A..B, "
      "exp:MEAN, or words:WPM[,PAUSE] (the turn's words at WPM plus PAUSE s; "
      "default " TB_UTURN_DEFAULT ")",
      "Draws come from a generator seeded by --seed, the call and the turn, so shards draw what "
@@ -111,7 +111,7 @@ static const struct tb_optdoc bench_calls[] = {
      "when, and the audio in flight."},
     {"barge-in-at", O_BARGE_IN_AT, "SPEC",
      "when the caller interrupts, in seconds of playback after the turn's first audio: S, "
-     "uniform:A,B or exp:MEAN (default " TB_BARGE_AT_DEFAULT ")",
+     "uniform:A..B or exp:MEAN (default " TB_BARGE_AT_DEFAULT ")",
      NULL},
     TB_OPTDOC_END,
 };

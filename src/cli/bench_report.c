@@ -548,9 +548,9 @@ static void wait_csv(FILE *f, const struct tb_bench_summary *x)
 {
     static const int pcts[2] = {50, 95};
     for (int k = 0; k < 2; k++)
-        for (int i = 0; i < TB_TURN_LAT_PARTS - 1; i++) {
+        for (int i = 0; i < TB_CLI_WAIT_SHARES; i++) {
             if (x == NULL)
-                fprintf(f, ",latency_share_p%d_%s", pcts[k], tb_turn_lat_keys[i]);
+                fprintf(f, ",latency_share_p%d_%s", pcts[k], tb_cli_bench_wait_share_key(i));
             else
                 tb_cli_bench_csv_num(f, tb_cli_bench_wait_share(x, i, pcts[k]));
         }

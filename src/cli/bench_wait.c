@@ -11,9 +11,23 @@
 #include "ttsbuf/svg.h"
 #include "ttsbuf/turnlat.h"
 
-/* The labels of the report's line, in the parts' order (v2v last). */
-static const char *const short_name[TB_TURN_LAT_PARTS] = {
-    "eou", "ttft", "aggregation", "tts-queue", "tts-ttfb", "pre-roll", "lead", "v2v",
+/* The shares' parts, in the order of a turn (turnlat.h: the tool's wait
+ * right after ttft), v2v aside: their keys, the report's labels and the
+ * level's metric.  The tool's wait is not one of tb_turn_lat_keys (a
+ * turn without a tool call has none), so it is a row of its own here:
+ * without it a tool turn's shares summed to the rest of its wait. */
+static const struct {
+    const char *key, *label;
+    enum tb_bench_metric metric;
+} share_part[TB_CLI_WAIT_SHARES] = {
+    {"eou_s", "eou", TB_BM_EOU},
+    {"ttft_s", "ttft", TB_BM_TTFT},
+    {"tool_s", "tool", TB_BM_TOOL},
+    {"aggregation_s", "aggregation", TB_BM_AGGREGATION},
+    {"tts_queue_s", "tts-queue", TB_BM_TTS_QUEUE},
+    {"tts_ttfb_s", "tts-ttfb", TB_BM_TTS_TTFB},
+    {"preroll_s", "pre-roll", TB_BM_PREROLL},
+    {"leading_silence_s", "lead", TB_BM_LEAD},
 };
 
 static double pct_of(const struct tb_stats *s, int pct)
@@ -21,10 +35,17 @@ static double pct_of(const struct tb_stats *s, int pct)
     return s->count == 0 ? NAN : pct == 95 ? s->p95 : s->p50;
 }
 
-double tb_cli_bench_wait_share(const struct tb_bench_summary *x, int part, int pct)
+const char *tb_cli_bench_wait_share_key(int share)
 {
-    int m = tb_bench_metric_of_part(part);
-    double v = m >= 0 ? pct_of(&x->m[m], pct) : NAN, w = pct_of(&x->m[TB_BM_V2V], pct);
+    return share >= 0 && share < TB_CLI_WAIT_SHARES ? share_part[share].key : "?";
+}
+
+double tb_cli_bench_wait_share(const struct tb_bench_summary *x, int share, int pct)
+{
+    double v, w = pct_of(&x->m[TB_BM_V2V], pct);
+    if (share < 0 || share >= TB_CLI_WAIT_SHARES)
+        return NAN;
+    v = pct_of(&x->m[share_part[share].metric], pct);
     return !isnan(v) && w > 0 ? v / w : NAN;
 }
 
@@ -36,12 +57,14 @@ void tb_cli_bench_wait_lines(FILE *f, const struct tb_bench_summary *x)
     for (int k = 0; k < 2; k++) {
         fprintf(f, "  v2v p%d %.3f s; each part's p%d over it:\n   ", pcts[k],
                 pct_of(&x->m[TB_BM_V2V], pcts[k]), pcts[k]);
-        for (int i = 0; i < TB_TURN_LAT_PARTS - 1; i++) {
+        for (int i = 0; i < TB_CLI_WAIT_SHARES; i++) {
             double s = tb_cli_bench_wait_share(x, i, pcts[k]);
+            if (share_part[i].metric == TB_BM_TOOL && x->m[TB_BM_TOOL].count == 0)
+                continue; /* no tool turn: no tool part to name */
             if (isnan(s))
-                fprintf(f, " %s -", short_name[i]);
+                fprintf(f, " %s -", share_part[i].label);
             else
-                fprintf(f, " %s %.0f%%", short_name[i], 100.0 * s);
+                fprintf(f, " %s %.0f%%", share_part[i].label, 100.0 * s);
         }
         fputc('\n', f);
     }
@@ -54,8 +77,8 @@ void tb_cli_bench_wait_json(struct cJSON *o, const struct tb_bench_summary *x)
     cJSON *sh = cJSON_AddObjectToObject(o, "latency_share");
     for (int k = 0; sh != NULL && k < 2; k++) {
         cJSON *p = cJSON_AddObjectToObject(sh, keys[k]);
-        for (int i = 0; p != NULL && i < TB_TURN_LAT_PARTS - 1; i++)
-            tb_cli_json_num(p, tb_turn_lat_keys[i], tb_cli_bench_wait_share(x, i, pcts[k]));
+        for (int i = 0; p != NULL && i < TB_CLI_WAIT_SHARES; i++)
+            tb_cli_json_num(p, share_part[i].key, tb_cli_bench_wait_share(x, i, pcts[k]));
     }
 }
 

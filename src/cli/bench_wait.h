@@ -14,12 +14,20 @@
 
 struct cJSON;
 
-/* Part i's share of the wait at a percentile (50 or 95): the part's
- * percentile over v2v_s's (NAN when either is not measured or v2v_s's is
- * 0).  Percentiles do not add, so the shares need not sum to 1. */
-double tb_cli_bench_wait_share(const struct tb_bench_summary *x, int part, int pct);
+/* The shares: the wait's parts in the order of a turn, the tool's wait
+ * (tool_s, tool turns only) after ttft_s, v2v_s aside. */
+#define TB_CLI_WAIT_SHARES (TB_TURN_LAT_PARTS)
+/* Share i's key ("eou_s", "ttft_s", "tool_s", ...; "?" out of range). */
+const char *tb_cli_bench_wait_share_key(int share);
 
-/* The report's lines: nothing when no record measured v2v_s. */
+/* Share i's value at a percentile (50 or 95): the part's percentile over
+ * v2v_s's (NAN when either is not measured or v2v_s's is 0; tool_s's is
+ * over the tool turns alone).  Percentiles do not add, so the shares need
+ * not sum to 1; on a level of tool turns alone, one turn each, they do. */
+double tb_cli_bench_wait_share(const struct tb_bench_summary *x, int share, int pct);
+
+/* The report's lines: nothing when no record measured v2v_s; tool only
+ * when a turn had a tool call. */
 void tb_cli_bench_wait_lines(FILE *f, const struct tb_bench_summary *x);
 
 /* The level's "latency_share": {"p50": {part: share}, "p95": {...}}. */

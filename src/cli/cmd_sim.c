@@ -2,6 +2,7 @@
  * cmd_sim.c - `ttsbuf sim`: play a token stream out on the simulated clock
  * and report underruns, time to first audio and the minimum TPS.
  */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,9 +194,9 @@ static int parse(struct sim *x, int argc, char **argv)
 }
 
 /* A recording's modelled TTS and leading silence (a sim's or run's
- * --record), replayed as if given when no option sets a TTS model (the
- * seed: when --tts-seed is not given) and no --tts-lead: `sim` of the
- * recording plays what the recording did.  0, or the option's error. */
+ * --record; bench's constant --tts-latency), replayed as if given when no option sets a TTS model
+ * (the seed: when --tts-seed is not given) and no --tts-lead: `sim` of the recording plays what the
+ * recording did.  0, or the option's error. */
 static int adopt_recorded(struct tb_cli_common *c, const struct tb_stream *s)
 {
     static const struct tb_stream_ttsmodel none;
@@ -219,6 +220,8 @@ static int adopt_recorded(struct tb_cli_common *c, const struct tb_stream *s)
         for (size_t i = 0; rc == 0 && i < sizeof(row) / sizeof(row[0]); i++)
             if (row[i].v[0] != '\0')
                 rc = tb_cli_tts_option(t, row[i].opt, row[i].v);
+        c->turn.latency_recorded = m->latency[0] != '\0'; /* the report names its source */
+        snprintf(c->turn.latency_spec, sizeof(c->turn.latency_spec), "%s", m->latency);
     }
     if (rc == 0 && c->turn.lead == NULL && m->lead[0] != '\0') {
         rc = tb_cli_turn_option(&c->turn, TB_O_TTS_LEAD, m->lead);
@@ -245,6 +248,9 @@ static int load(struct sim *x)
     }
     if (rc == 0)
         rc = adopt_recorded(&a->c, &x->s);
+    if (rc == 0) /* a trace with the turn's tool part (tool_turn) replays it: sim_tool.h */
+        tb_cli_turn_tool_warn("sim", isfinite(x->s.tool_s) && x->s.turn_tool.calls == 0, 1,
+                              x->s.tool_s);
     x->src.tool_calls = x->s.ntools;
     if (rc == 0)
         rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);

@@ -5,6 +5,7 @@
  * picture.
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "sweep_axis.h"
 #include "sweep_cap.h"
 #include "sweep_out.h"
+#include "sweep_rec.h"
 #include "sweep_tool.h"
 #include "tts_opts.h"
 #include "turn_opts.h"
@@ -341,7 +343,8 @@ struct sweep {
     struct tb_sweep *sw;
     struct tb_sweep_input *in;
     struct tb_cli_sweep_info ri;
-    FILE *out[4]; /* --csv, --json, --svg, --html, opened before the work */
+    struct tb_cli_sweep_rec rec; /* what the recordings' models gave */
+    FILE *out[4];                /* --csv, --json, --svg, --html, opened before the work */
 };
 
 static const char *const out_flag[4] = {"--csv", "--json", "--svg", "--html"};
@@ -481,26 +484,29 @@ static int open_outputs(struct sweep *x)
     return rc;
 }
 
-/* A recording that kept what a real TTS did (its "tts" lines) is not
- * swept on a TTS it did not have: sweep models the TTS and does not
- * replay a measured one (sim --trace does), so without a TTS model option
- * its first audio and gaps would silently come from a latency of 0.  With
- * one, the sweep is the "what if" that option asks.  0, or TB_EINVAL
- * printed. */
-static int measured_refused(const struct args *a, const struct tb_sweep_input *in, size_t n)
+/* The swept streams; one that kept a real TTS's timings refused without a
+ * TTS model (sweep_rec.h); the recordings' models adopted where no option
+ * gives them, as sim does. */
+static int inputs(struct sweep *x)
 {
+    struct args *a = &x->a;
     int model = a->ax[TB_AX_LAT].n > 0 || a->ax[TB_AX_CONC].n > 0 || a->ax[TB_AX_RTF].n > 0 ||
                 a->tts.preset != NULL || a->tts.connect_set || a->tts.output_set;
-    for (size_t i = 0; i < n && !model; i++) {
-        if (in[i].s->tts == NULL || in[i].s->tts->n == 0)
-            continue;
-        tb_cli_error("sweep: %s kept a real TTS's timings, which sweep does not replay (ttsbuf "
-                     "sim --trace does); to sweep it on a TTS model instead, give one "
-                     "(--tts-latency 0 for an instant TTS, --tts PRESET, ...)",
-                     in[i].name);
-        return TB_EINVAL;
+    int rc;
+    x->ri.src = &a->src;
+    x->ri.rec = &x->rec;
+    x->in = tb_cli_sources_inputs(&a->src, &x->ri.st);
+    if (x->in == NULL) {
+        tb_cli_error("out of memory");
+        return TB_ENOMEM;
     }
-    return 0;
+    if ((rc = tb_cli_sweep_rec_measured(x->in, x->ri.st.swept, model)) != 0)
+        return rc;
+    rc = tb_cli_sweep_rec_adopt(&x->rec, x->in, x->ri.st.swept, &a->turn, &a->ax[TB_AX_LAT],
+                                model || a->lat_p50 || a->lat_shape != NULL);
+    /* --tool-latency's table replays the tool waits (sweep_tool.h) */
+    tb_cli_turn_tool_warn("sweep", a->tool.ax.n > 0 ? 0 : x->rec.tool, x->ri.st.swept, NAN);
+    return rc;
 }
 
 /* The grid over every complete stream.  Cut-off and failed streams are
@@ -522,15 +528,15 @@ static int run_sweep(struct sweep *x)
     }
     so.target = a->target;
     so.target_v2v = a->target_v2v;
-    if ((rc = resolve_tts(a, &so.tts)) != 0)
+    if ((rc = inputs(x)) != 0 || (rc = resolve_tts(a, &so.tts)) != 0)
         return rc;
     {
         /* the turn's wait: sim's models, drawn per stream and chunk */
         struct tb_sim_opts turn = {0};
         if ((rc = tb_cli_turn_apply(&a->turn, a->tts.seed, &turn)) != 0)
             return rc;
-        so.eou_at = turn.eou_at;
-        so.eou_ud = turn.eou_ud;
+        so.eou_at = x->rec.eou > 0 ? tb_cli_sweep_rec_eou : turn.eou_at;
+        so.eou_ud = x->rec.eou > 0 ? (void *)&x->rec : turn.eou_ud;
         so.lead_at = turn.lead_at;
         so.lead_ud = turn.lead_ud;
     }
@@ -541,16 +547,8 @@ static int run_sweep(struct sweep *x)
     so.axis[TB_AX_LAT] = a->ax[TB_AX_LAT].v;
     so.n[TB_AX_LAT] = a->ax[TB_AX_LAT].n;
     x->ri.tts_preset = a->tts.preset;
-    x->ri.wait = a->turn.eou != NULL || a->turn.lead != NULL || a->target_v2v > 0;
-    x->ri.src = &a->src;
+    x->ri.wait = a->turn.eou != NULL || a->turn.lead != NULL || a->target_v2v > 0 || x->rec.eou;
     x->ri.cap = &a->cap;
-    x->in = tb_cli_sources_inputs(&a->src, &x->ri.st);
-    if (x->in == NULL) {
-        tb_cli_error("out of memory");
-        return TB_ENOMEM;
-    }
-    if ((rc = measured_refused(a, x->in, x->ri.st.swept)) != 0)
-        return rc;
     if (x->ri.st.swept == 0) {
         tb_cli_sweep_print_not_swept(stderr, &x->ri, 20);
         tb_cli_error("sweep: no complete stream to sweep (%zu cut off, %zu failed)",

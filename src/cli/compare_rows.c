@@ -13,11 +13,13 @@
 #include "jsonout.h"
 #include "ttsbuf/error.h"
 
-/* The metrics compare shows, in its order. */
+/* The metrics compare shows, in its order: the wait's parts in the order
+ * of a turn (tool_s, a tool turn's, after eou_s: ttft_s heads the list). */
 static const enum tb_bench_metric shown[] = {
-    TB_BM_TTFT,        TB_BM_TTFA,        TB_BM_GAP_TOTAL, TB_BM_MIN_TPS, TB_BM_EOU,
-    TB_BM_AGGREGATION, TB_BM_TTS_QUEUE,   TB_BM_TTS_TTFB,  TB_BM_PREROLL, TB_BM_LEAD,
-    TB_BM_V2V,         TB_BM_BARGE_CLOSE, TB_BM_TURN_LATE, TB_BM_BARGE_TTS_CLOSE, TB_BM_BARGE_STOP};
+    TB_BM_TTFT,      TB_BM_TTFA,        TB_BM_GAP_TOTAL, TB_BM_MIN_TPS,         TB_BM_EOU,
+    TB_BM_TOOL,      TB_BM_AGGREGATION, TB_BM_TTS_QUEUE, TB_BM_TTS_TTFB,        TB_BM_PREROLL,
+    TB_BM_LEAD,      TB_BM_V2V,         TB_BM_BARGE_CLOSE, TB_BM_TURN_LATE, TB_BM_BARGE_TTS_CLOSE,
+    TB_BM_BARGE_STOP};
 #define NSHOWN (sizeof(shown) / sizeof(shown[0]))
 
 static int label_width(const struct tb_cli_compare *x)
@@ -95,10 +97,24 @@ static void level_rows(FILE *f, const struct tb_cli_compare *x, size_t k, int lw
     }
 }
 
-/* Level k's statistics blocks, a row per run. */
+/* Whether a run at level k measured metric mt. */
+static int level_measured(const struct tb_cli_compare *x, size_t k, enum tb_bench_metric mt)
+{
+    for (size_t r = 0; r < x->nrun; r++) {
+        const struct tb_bench_summary *s = tb_cli_compare_sum(x, k, r);
+        if (s != NULL && s->m[mt].count > 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Level k's statistics blocks, a row per run; tool_s only when a run had
+ * a tool turn there. */
 static void stat_rows(FILE *f, const struct tb_cli_compare *x, size_t k, int lw)
 {
     for (size_t q = 0; q < NSHOWN; q++) {
+        if (shown[q] == TB_BM_TOOL && !level_measured(x, k, TB_BM_TOOL))
+            continue;
         fprintf(f, "  %-*s %6s %9s %9s %9s %9s %9s %9s %9s\n", lw, tb_bench_metric_name(shown[q]),
                 "count", "mean", "min", "p5", "p50", "p95", "p99", "max");
         for (size_t r = 0; r < x->nrun; r++) {

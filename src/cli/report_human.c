@@ -280,10 +280,17 @@ static void figures(FILE *f, const struct human *h)
     char b1[32];
     fprintf(f, "  time to first token  %8s s\n",
             tb_cli_report_num(b1, sizeof(b1), h->m.ttft, 3, r->ttft));
-    if (h->m.audio)
-        fprintf(f, "  time to first audio  %8s s   (after chunk %" PRIu32 " of %" PRIu32 ")\n",
-                tb_cli_report_num(b1, sizeof(b1), h->m.audio, 3, p->ttfa), p->q, p->chunks);
-    else
+    if (h->m.audio) {
+        /* The first chunk with audio, numbered as the wait's block numbers
+         * it (turnlat.h's j*, blank chunks counted); playback may have
+         * waited for later chunks to close (pre-roll, a TTS stage). */
+        uint32_t j = r->lat.chunk > 0 ? r->lat.chunk : p->q;
+        fprintf(f, "  time to first audio  %8s s   (chunk %" PRIu32 " of %" PRIu32,
+                tb_cli_report_num(b1, sizeof(b1), h->m.audio, 3, p->ttfa), j, p->chunks);
+        if (p->q > j)
+            fprintf(f, ", played when %" PRIu32 " had closed", p->q);
+        fputs(")\n", f);
+    } else
         fprintf(f, "  time to first audio         - s   (no chunk was played)\n");
     fprintf(f, "  decode rate          %8s tokens/s   (%zu events, %" PRIu64 " tokens",
             tb_cli_report_num(b1, sizeof(b1), h->m.tps, 1, r->decode_tps), r->content_events,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jsonout.h"
+#include "sweep_rec.h"
 #include "tts_opts.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/jsonline.h"
@@ -214,6 +215,7 @@ void tb_cli_sweep_print_table(FILE *f, const struct tb_sweep *sw,
         first = 0;
     }
     fprintf(f, "%s\n", first ? " nothing" : "");
+    tb_cli_sweep_rec_line(f, ri->rec);
     print_tts(f, sw, ri);
     fputc('\n', f);
 

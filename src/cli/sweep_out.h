@@ -24,6 +24,7 @@ struct tb_cli_sweep_info {
                * is the first audio) */
     const struct tb_cli_sweep_cap *cap;   /* the shared capacity's options and
                                            * search (sweep_cap.h), or NULL */
+    const struct tb_cli_sweep_rec *rec;   /* what the recordings gave (sweep_rec.h), or NULL */
     const struct tb_cli_sweep_tool *tool; /* --tool-latency's answers
                                            * (sweep_tool.h), or NULL */
 };

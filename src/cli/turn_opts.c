@@ -10,6 +10,7 @@
 #include <cJSON.h>
 
 #include "cli.h"
+#include "jsonout.h"
 #include "tts_opts.h"
 #include "ttsbuf/error.h"
 #include "ttsbuf/playout.h"
@@ -207,6 +208,8 @@ void tb_cli_turn_lines(FILE *f, const struct tb_cli_turn *t, const struct tb_sim
             fprintf(f, "   (--eou %s)", t->eou_spec);
         else if (i == 2 && l->chunk > 0)
             fprintf(f, "   (to chunk %u's close)", (unsigned)l->chunk);
+        else if (i == 4 && t->latency_recorded)
+            fprintf(f, "   (the recording's --tts-latency %s)", t->latency_spec);
         else if (i == 6)
             fprintf(f,
                     o->lead_at == tb_playout_measured_lead
@@ -230,7 +233,21 @@ int tb_cli_turn_json(struct cJSON *root, const struct tb_cli_turn *t, const stru
     else
         cJSON_AddNullToObject(j, "chunk");
     tb_turn_lat_json(j, l);
+    tb_cli_json_num(j, "tool_s", l->tool); /* never 0: a replay has no tool wait */
     cJSON_AddStringToObject(j, "eou_model", t->eou_spec);
     cJSON_AddStringToObject(j, "lead_model", lead_from(t, o));
     return 0;
+}
+
+void tb_cli_turn_tool_warn(const char *cmd, size_t ntool, size_t n, double tool_s)
+{
+    char was[64] = "";
+    if (ntool == 0)
+        return;
+    if (isfinite(tool_s))
+        snprintf(was, sizeof(was), " (the recording's tool_s %.3f s)", tool_s);
+    tb_cli_error("%s: warning: %zu of %zu turn%s had a tool call%s: %s tool wait is not replayed, "
+                 "so v2v here leaves it out%s",
+                 cmd, ntool, n, n == 1 ? "" : "s", was, ntool == 1 ? "its" : "their",
+                 isfinite(tool_s) ? " (latency.tool_s null)" : "");
 }

@@ -27,6 +27,10 @@ struct tb_cli_turn {
     char eou_spec[TB_TTSLAT_SPEC_MAX + 64]; /* canonical; "0" by default */
     char lead_spec[TB_TTSLAT_SPEC_MAX + 64];
     int lead_recorded; /* lead is a recording's (sim adopts it), not an option */
+    /* The TTS latency is a recording's (sim and sweep adopt it, as the
+     * lead): its spec as recorded, said beside the TTS's first byte. */
+    int latency_recorded;
+    char latency_spec[256];
 };
 
 void tb_cli_turn_init(struct tb_cli_turn *t);
@@ -70,9 +74,16 @@ void tb_cli_turn_lines(FILE *f, const struct tb_cli_turn *t, const struct tb_sim
                        const struct tb_turn_lat *l);
 
 /* The "latency" object of a JSON report: the parts (null where NAN), the
- * chunk j* and the models.  0 or TB_ENOMEM. */
+ * tool's wait (tool_s: null, a replay has none), the chunk j* and the
+ * models.  0 or TB_ENOMEM. */
 struct cJSON;
 int tb_cli_turn_json(struct cJSON *root, const struct tb_cli_turn *t, const struct tb_sim_opts *o,
                      const struct tb_turn_lat *l);
+
+/* The one-line warning on stderr that ntool of the n turns played were
+ * tool turns (a bench trace header's tool_s) whose tool wait a replay
+ * leaves out of v2v (cmd: "sim", "sweep"; tool_s: the one turn's, or
+ * NAN); nothing when ntool is 0. */
+void tb_cli_turn_tool_warn(const char *cmd, size_t ntool, size_t n, double tool_s);
 
 #endif

@@ -41,13 +41,31 @@ static void num_text(char *dst, size_t cap, const cJSON *v)
         snprintf(dst, cap, "%.17g", d);
 }
 
+/* A recording's constant TTS latency: options.tts_latency_s when over 0
+ * (bench writes it so, as sim and run do without a TTS stage; null: not a
+ * constant, or a live TTS). */
+static int const_latency(const cJSON *opts)
+{
+    double d;
+    return tb_jsonfield_num(cJSON_GetObjectItemCaseSensitive(opts, "tts_latency_s"), &d) == 0 &&
+           d > 0;
+}
+
 /* The modelled TTS of a recording's options (sim's and run's options.tts
- * and options.tts_lead, their JSON's): kept as text for sim to replay.
- * A seed past 2^53 reads rounded (cJSON's doubles). */
+ * and options.tts_lead, their JSON's; without options.tts, a constant
+ * options.tts_latency_s over 0): kept as text for sim to replay.  A seed
+ * past 2^53 reads rounded (cJSON's doubles). */
 static void load_model_tts(struct tb_stream_ttsmodel *m, const cJSON *opts)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(opts, "tts");
     tb_jsonfield_text(m->lead, sizeof(m->lead), cJSON_GetObjectItemCaseSensitive(opts, "tts_lead"));
+    if (!cJSON_IsObject(t) && const_latency(opts)) {
+        /* the shortest text that reads back: "0.15", as given */
+        tb_numfmt_double(m->latency, sizeof(m->latency),
+                         cJSON_GetObjectItemCaseSensitive(opts, "tts_latency_s")->valuedouble);
+        m->has_tts = 1;
+        return;
+    }
     if (!cJSON_IsObject(t))
         return;
     tb_jsonfield_text(m->latency, sizeof(m->latency),
@@ -121,6 +139,13 @@ static int load_header(struct trace_loader *L, const cJSON *root)
             return bad(L, TB_EFORMAT, "\"eou_s\" is not a number of seconds in 0..60");
         L->out->eou_s = v->valuedouble;
     }
+    v = cJSON_GetObjectItemCaseSensitive(root, "tool_s");
+    if (v != NULL) {
+        /* a tool turn's tool wait (bench), which the trace does not hold */
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 3600))
+            return bad(L, TB_EFORMAT, "\"tool_s\" is not a number of seconds in 0..3600");
+        L->out->tool_s = v->valuedouble;
+    }
     tb_jsonfield_text(L->out->model, sizeof(L->out->model),
                       cJSON_GetObjectItemCaseSensitive(root, "model"));
     tb_jsonfield_text(L->out->base_url, sizeof(L->out->base_url),
@@ -136,7 +161,7 @@ static int load_header(struct trace_loader *L, const cJSON *root)
         tb_jsonfield_text(L->out->chunk_policy, sizeof(L->out->chunk_policy),
                           cJSON_GetObjectItemCaseSensitive(v, "chunk"));
         if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(v, "tts")) ||
-            cJSON_GetObjectItemCaseSensitive(v, "tts_lead") != NULL) {
+            cJSON_GetObjectItemCaseSensitive(v, "tts_lead") != NULL || const_latency(v)) {
             /* Allocated only then: every stream a bench run holds has a
              * tb_stream, few a recorded TTS model. */
             if (L->out->rec == NULL && (L->out->rec = calloc(1, sizeof(*L->out->rec))) == NULL)

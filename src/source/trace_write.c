@@ -132,6 +132,8 @@ int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
         cJSON_AddNumberToObject(o, "request", (double)s->request);
     if (isfinite(s->eou_s))
         tb_json_add_num(o, "eou_s", s->eou_s);
+    if (isfinite(s->tool_s))
+        tb_json_add_num(o, "tool_s", s->tool_s);
     if (s->started_at[0])
         cJSON_AddStringToObject(o, "started_at", s->started_at);
     if (s->command[0])

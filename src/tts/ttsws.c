@@ -129,7 +129,8 @@ static int send_one(void *ud, size_t i)
     }
     c->last[i] = tb_ttscore_now(&c->k);
     if (c->fail_kind != 0) {
-        tb_ttsws_conclude(c, j, c->fail_kind, c->fail_status, "%s", c->fail_msg);
+        tb_ttsws_conclude(c, j, c->fail_kind, c->fail_status, "%s, before this chunk was sent",
+                          c->fail_msg);
         return 0;
     }
     c->wire[c->nwire++] = j; /* Cartesia's flush_id c->nwire names it */
@@ -185,8 +186,12 @@ static int timeouts(struct tb_ttsws *c, int cap)
             left = c->last[i] + c->idle_timeout - t;
             if (left <= 0) {
                 snprintf(why, sizeof(why), "no audio for %g s (the idle timeout)", c->idle_timeout);
-                tb_ttsws_conclude(c, (uint32_t)i + 1, TB_TTS_TIMEOUT, 0, "%s, after %llu bytes",
-                                  why, (unsigned long long)r->bytes);
+                if (isnan(r->sent)) /* its message still waits to be written */
+                    tb_ttsws_conclude(c, (uint32_t)i + 1, TB_TTS_TIMEOUT, 0,
+                                      "%s, before this chunk was sent", why);
+                else
+                    tb_ttsws_conclude(c, (uint32_t)i + 1, TB_TTS_TIMEOUT, 0, "%s, after %llu bytes",
+                                      why, (unsigned long long)r->bytes);
                 continue;
             }
         }
@@ -209,6 +214,10 @@ static int timeouts(struct tb_ttsws *c, int cap)
 
 void tb_ttsws_cancel(struct tb_ttsws *c)
 {
+    /* What the loop already posted first: a text written before the
+     * cancel is sent (its EV_SENT may still wait in the queue).  Inside
+     * a drain (on_audio asked to stop) the queue is the drain's: none. */
+    tb_ttsws_drain(c);
     tb_ttscore_cancel(&c->k);
     c->want_close = 1;
     tb_ttsws_conn_wake(c);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "ttsbuf/error.h"
 #include "ttsbuf/http.h"
@@ -71,6 +72,42 @@ static int handshake_headers(struct tb_ttsws *c, struct lws *wsi, unsigned char 
     return 0;
 }
 
+/*
+ * Why a connection failed before any HTTP status, in words a user acts
+ * on, into buf: the socket's own error (SO_ERROR: lws 4.1 says only
+ * "closed before established" for a refused or unreachable port), or a
+ * TLS handshake that failed (lws passes OpenSSL's bare "connect SSL err
+ * 1: error:00000001:lib(0)::reason(1)", which a plain ws:// server
+ * answering a ClientHello gives).  0 when neither: lws's words stand.
+ */
+static int socket_reason(struct lws *wsi, const char *in, size_t len, char *buf, size_t n)
+{
+    int fd = lws_get_socket_fd(wsi), se = 0;
+    socklen_t sl = sizeof(se);
+    char text[96];
+    if (fd >= 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &se, &sl) == 0 && se != 0) {
+        if (se == ECONNREFUSED) {
+            snprintf(buf, n, "connection refused (nothing listens at that address and port)");
+        } else {
+            if (strerror_r(se, text, sizeof(text)) != 0)
+                snprintf(text, sizeof(text), "error %d", se);
+            if (text[0] >= 'A' && text[0] <= 'Z')
+                text[0] = (char)(text[0] - 'A' + 'a');
+            snprintf(buf, n, "%s", text);
+        }
+        return 1;
+    }
+    snprintf(text, sizeof(text), "%.*s", in != NULL ? (int)(len < 95 ? len : 95) : 0,
+             in != NULL ? in : "");
+    if (strstr(text, "SSL") != NULL || strstr(text, "ssl") != NULL) {
+        /* OpenSSL's words here ("error:00000001:lib(0)::reason(1)")
+         * say nothing more. */
+        snprintf(buf, n, "the TLS handshake failed (is the server plain ws://?)");
+        return 1;
+    }
+    return 0;
+}
+
 /* The connection failed (or the upgrade was refused): why, posted. */
 static void connection_error(struct tb_ttsws *c, struct lws *wsi, const char *in, size_t len)
 {
@@ -78,12 +115,13 @@ static void connection_error(struct tb_ttsws *c, struct lws *wsi, const char *in
      * no descriptor free. */
     int e = errno;
     long st = (long)lws_http_client_http_response(wsi);
-    char nofd[160];
+    char why[200];
+    if (st != 0 ||
+        !(tb_http_nofd_text(e, why, sizeof(why)) || socket_reason(wsi, in, len, why, sizeof(why))))
+        snprintf(why, sizeof(why), "%.*s", in != NULL && len > 0 ? (int)len : 13,
+                 in != NULL && len > 0 ? (const char *)in : "no connection");
     c->wsi = NULL;
-    post_kind(c, TB_TTSWS_EV_REFUSED, st,
-              st == 0 && tb_http_nofd_text(e, nofd, sizeof(nofd)) ? nofd
-              : in != NULL && len > 0                             ? in
-                                                                  : "no connection");
+    post_kind(c, TB_TTSWS_EV_REFUSED, st, why);
 }
 
 /* The peer's close frame: its code and words, kept for EV_CLOSED. */
@@ -271,12 +309,55 @@ static int request_path(struct tb_ttsws *c, const char *bpath)
     return c->path == NULL ? TB_ENOMEM : 0;
 }
 
+/*
+ * The URL's authority (after "scheme://", up to the path) checked before
+ * lws_parse_uri, which takes "host:99999" (the port wraps) and
+ * "host:1:5" (a second colon) alike: a host, or an IPv6 address in
+ * brackets, then at most one ":PORT" of 1..65535.  0, or TB_EINVAL (why
+ * in err).
+ */
+static int authority_ok(const char *url, char *err, size_t errlen)
+{
+    const char *a = strstr(url, "://"), *end, *colon;
+    long port;
+    char *pe;
+    if (a == NULL)
+        return tb_seterr(err, errlen, TB_EINVAL, "TTS URL: not a URL (no scheme://)");
+    a += 3;
+    end = a + strcspn(a, "/");
+    if (*a == '[') {
+        const char *rb = memchr(a, ']', (size_t)(end - a));
+        if (rb == NULL || rb == a + 1)
+            return tb_seterr(err, errlen, TB_EINVAL, "TTS URL: an IPv6 host without its ']'");
+        colon = rb + 1 < end ? rb + 1 : NULL;
+        if (colon != NULL && *colon != ':')
+            return tb_seterr(err, errlen, TB_EINVAL, "TTS URL: not a URL (text after ']')");
+    } else {
+        colon = memchr(a, ':', (size_t)(end - a));
+        if (colon != NULL && memchr(colon + 1, ':', (size_t)(end - colon - 1)) != NULL)
+            return tb_seterr(err, errlen, TB_EINVAL,
+                             "TTS URL: not a URL (two ':' after the host; an IPv6 address "
+                             "goes in [brackets])");
+    }
+    if (colon == NULL)
+        return 0;
+    errno = 0;
+    port = strtol(colon + 1, &pe, 10);
+    if (pe != end || colon + 1 == end || colon[1] < '0' || colon[1] > '9' || errno != 0 ||
+        port < 1 || port > 65535)
+        return tb_seterr(err, errlen, TB_EINVAL, "TTS URL: port '%.*s': from 1 to 65535",
+                         (int)(end - colon - 1 < 16 ? end - colon - 1 : 16), colon + 1);
+    return 0;
+}
+
 int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char *err, size_t errlen)
 {
     struct lws_client_connect_info cc;
     const char *prot = NULL, *ads = NULL, *bpath = NULL;
     int port = 0, tls;
 
+    if (authority_ok(url, err, errlen) != 0)
+        return TB_EINVAL;
     c->conn_url = strdup(url);
     if (c->conn_url == NULL)
         return TB_ENOMEM;
@@ -303,12 +384,17 @@ int tb_ttsws_conn_start(struct tb_ttsws *c, const char *url, int insecure, char 
                          "TTS URL: a wss URL on a WebSocket loop made without TLS");
     if (request_path(c, bpath) != 0)
         return TB_ENOMEM;
-    /* The log's url: scheme, host, path, no secret (none is in it). */
-    if (port != 0 && port != (tls ? 443 : 80))
-        snprintf(c->k.log.url, sizeof(c->k.log.url), "%s://%s:%d%s", tls ? "wss" : "ws", ads, port,
-                 c->path);
-    else
-        snprintf(c->k.log.url, sizeof(c->k.log.url), "%s://%s%s", tls ? "wss" : "ws", ads, c->path);
+    /* The log's url: scheme, host (an IPv6 address in its brackets,
+     * which lws_parse_uri took off), path, no secret (none is in it). */
+    {
+        const char *lb = strchr(ads, ':') != NULL ? "[" : "", *rb = lb[0] ? "]" : "";
+        if (port != 0 && port != (tls ? 443 : 80))
+            snprintf(c->k.log.url, sizeof(c->k.log.url), "%s://%s%s%s:%d%s", tls ? "wss" : "ws", lb,
+                     ads, rb, port, c->path);
+        else
+            snprintf(c->k.log.url, sizeof(c->k.log.url), "%s://%s%s%s%s", tls ? "wss" : "ws", lb,
+                     ads, rb, c->path);
+    }
     tb_secrets_scrub(c->k.own, c->k.log.url);
     tb_secrets_scrub(c->k.run, c->k.log.url);
     if (port == 0)

@@ -44,10 +44,18 @@ void tb_ttsws_conclude(struct tb_ttsws *c, uint32_t j, int kind, long status, co
         kind = tb_ttscheck_end(r, tb_tts_log_text(&c->k.log, j - 1), c->cy[j - 1].has, msg,
                                sizeof(msg));
         fmt = NULL;
+        if (isnan(r->sent)) {
+            /* An end for a text not written yet: no answer to it. */
+            kind = TB_TTS_FORMAT;
+            snprintf(msg, sizeof(msg), "the end of chunk %u before its text was sent", (unsigned)j);
+        }
     }
-    r->end = tb_ttscore_now(&c->k);
-    if (isnan(r->sent) && kind != TB_TTS_CANCELED)
-        r->sent = r->end; /* the attempt: it never reached the wire */
+    /* Sent means written: a chunk whose text never reached the wire (its
+     * connection failed or was refused first, the run stopped while it
+     * waited in the out queue) has neither a sent nor an end time, as a
+     * chunk never sent (ttsmeas.h), whatever ended it. */
+    if (!isnan(r->sent))
+        r->end = tb_ttscore_now(&c->k);
     r->fail = kind;
     if (status != 0)
         r->status = status;
@@ -72,10 +80,19 @@ static uint32_t oldest_flying(const struct tb_ttsws *c)
 
 void tb_ttsws_fail_flying(struct tb_ttsws *c, int kind, long status, const char *why)
 {
-    for (size_t i = 0; i < c->k.next; i++)
-        if (c->k.state[i] == TB_TTSCORE_FLYING)
+    for (size_t i = 0; i < c->k.next; i++) {
+        const struct tb_tts_chunk *r = &c->k.log.c[i];
+        if (c->k.state[i] != TB_TTSCORE_FLYING)
+            continue;
+        if (!isnan(r->sent))
             tb_ttsws_conclude(c, (uint32_t)i + 1, kind, status, "%s, after %llu bytes", why,
-                              (unsigned long long)c->k.log.c[i].bytes);
+                              (unsigned long long)r->bytes);
+        else if (kind == TB_TTS_CANCELED)
+            tb_ttsws_conclude(c, (uint32_t)i + 1, kind, status, "not sent: %s", why);
+        else
+            tb_ttsws_conclude(c, (uint32_t)i + 1, kind, status, "%s, before this chunk was sent",
+                              why);
+    }
 }
 
 void tb_ttsws_conn_down(struct tb_ttsws *c, int kind, long status, const char *why)
@@ -97,7 +114,7 @@ static void spoil(struct tb_ttsws *c, int kind, long status, const char *why)
         return;
     c->fail_kind = kind;
     c->fail_status = status;
-    snprintf(c->fail_msg, sizeof(c->fail_msg), "before this chunk was sent: %.200s", why);
+    snprintf(c->fail_msg, sizeof(c->fail_msg), "%.200s", why);
 }
 
 /*
@@ -125,6 +142,18 @@ static void bad_message(struct tb_ttsws *c, const char *what, const char *data, 
     else
         snprintf(why, sizeof(why), "%s", what);
     protocol_error(c, 0, why);
+}
+
+/* A JSON object that is not the dialect's shape: a protocol break
+ * naming the format expected and the message's head. */
+static void not_the_dialect(struct tb_ttsws *c, const char *format, const char *lacks,
+                            const cJSON *o)
+{
+    char what[160];
+    char *s = cJSON_PrintUnformatted(o);
+    snprintf(what, sizeof(what), "a message not in %s format (no %s)", format, lacks);
+    bad_message(c, what, s, s != NULL ? strlen(s) : 0);
+    free(s);
 }
 
 /* Audio for chunk j: whole samples handed on, once its text was sent. */
@@ -276,6 +305,13 @@ static void on_elevenlabs(struct tb_ttsws *c, const cJSON *o, double t)
         provider_error(c, o);
         return;
     }
+    if (a == NULL && fin == NULL) {
+        /* Valid JSON, not this protocol's shape (another dialect's peer,
+         * say): a format failure now, not a silent wait for the idle
+         * timeout. */
+        not_the_dialect(c, "ElevenLabs' stream-input", "\"audio\" or \"isFinal\"", o);
+        return;
+    }
     if (a != NULL && cJSON_IsString(a) && a->valuestring[0] != '\0') {
         unsigned char *pcm;
         long k;
@@ -330,6 +366,10 @@ static void on_cartesia(struct tb_ttsws *c, const cJSON *o, double t)
         provider_error(c, o);
         return;
     }
+    if (!cJSON_IsString(ty)) {
+        not_the_dialect(c, "Cartesia's contexts", "\"type\"", o);
+        return;
+    }
     if ((strcmp(type, "chunk") == 0 || strcmp(type, "flush_done") == 0) && cJSON_IsNumber(fid) &&
         cartesia_chunk(c, type, fid->valuedouble, &j) != 0)
         return;
@@ -368,8 +408,10 @@ static void on_refused(struct tb_ttsws *c, const struct tb_ttsws_ev *e)
 {
     char why[200];
     if (e->status > 0 && e->status != 101) {
-        snprintf(why, sizeof(why), "the WebSocket upgrade was refused: HTTP %ld (%s)", e->status,
-                 e->data != NULL ? e->data : "");
+        /* The status says it all; libwebsockets' own words ("HS: ws
+         * upgrade unauthorized") are its internals, not the server's. */
+        snprintf(why, sizeof(why), "the server refused the WebSocket upgrade (HTTP %ld)",
+                 e->status);
         tb_ttsws_conn_down(c, TB_TTS_HTTP, e->status, why);
     } else {
         snprintf(why, sizeof(why), "no WebSocket connection: %s", e->data != NULL ? e->data : "");
@@ -382,6 +424,7 @@ static void on_closed(struct tb_ttsws *c, const struct tb_ttsws_ev *e)
     char why[200];
     const char *sep = e->data != NULL && e->data[0] ? ": " : "";
     const char *d = e->data != NULL ? e->data : "";
+    const char *where;
     if (oldest_flying(c) == 0) {
         /* Between chunks (an idle connection the provider ended): the
          * next chunk cannot be sent. */
@@ -390,11 +433,14 @@ static void on_closed(struct tb_ttsws *c, const struct tb_ttsws_ev *e)
         tb_ttsws_conn_down(c, TB_TTS_TRANSPORT, 0, why);
         return;
     }
+    /* "mid-audio" only once some came for the chunk in flight. */
+    where = tb_ttscore_rec(&c->k, oldest_flying(c))->bytes > 0 ? "mid-audio"
+                                                               : "before the chunk's audio";
     if (e->status != 0)
-        snprintf(why, sizeof(why), "the connection closed mid-audio (code %ld%s%s)", e->status, sep,
+        snprintf(why, sizeof(why), "the connection closed %s (code %ld%s%s)", where, e->status, sep,
                  d);
     else
-        snprintf(why, sizeof(why), "the connection closed mid-audio");
+        snprintf(why, sizeof(why), "the connection closed %s", where);
     tb_ttsws_conn_down(c, TB_TTS_CUT, 0, why);
 }
 
