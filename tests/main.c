@@ -94,6 +94,7 @@ static const struct tb_group groups[] = {
     {"api", tb_test_api, 0, 6.5, 1},
     {"tools", tb_test_tools, 0, 3.0, 1},
     {"tooluse", tb_test_tooluse, TB_GROUP_TIMING, 10.0, 2},
+    {"simtool", tb_test_simtool, 0, 3.0, 1},
     {"audioenv", tb_test_audioenv, TB_GROUP_TIMING, 2.4, 1},
     {"player", tb_test_player, TB_GROUP_TIMING, 0.1, 1},
     {"speech", tb_test_speech, 0, 40.0, 2},

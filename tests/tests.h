@@ -130,6 +130,7 @@ int tb_test_api(void);
 int tb_test_tools(void); /* tool calls: read, kept in traces, mocked by serve */
 int tb_test_tooluse(void); /* calls that use tools: the exchange, tool_s, the filler */
 void tb_test_tooluse_filler_live(void **state); /* its real-TTS case (test_toolfill.c) */
+int tb_test_simtool(void); /* sim of a tool turn's answer and its what-if */
 int tb_test_player(void);
 int tb_test_speech(void);
 int tb_test_speechrt(void); /* real speech in real time through the private PulseAudio */

@@ -252,6 +252,17 @@ void tb_bench_rec_tool_clear(struct tb_bench_rec *rec);
  * a record without a tool call.  Pure; any thread. */
 void tb_bench_rec_tool_lat(struct tb_bench_rec *rec);
 
+/* The record's tool part copied to its stream's turn_tool (stream.h),
+ * which its trace's header keeps (calls 0: none).  Any thread. */
+void tb_bench_rec_tool_stream(struct tb_bench_rec *rec);
+
+/* A tool turn's filler TEXT as the modelled TTS p says it (tool_start
+ * set first): sent at the call's start, heard from then plus chunk 1's
+ * connect and first-byte latency, its code points at p's speech rate;
+ * rec->filler set.  Pure but for p's latency draw; any thread. */
+void tb_bench_rec_filler_model(struct tb_bench_rec *rec, const char *text,
+                               const struct tb_playout_opts *p);
+
 /* A tool turn's filler said by a real TTS (rec->filler_log set): its
  * send and first byte from the log, and, its audio played as it came
  * (ttsbuf-model(7), Tool calls), its first audible sample (filler_at;

@@ -149,6 +149,21 @@ struct tb_tool_call {
     int args_over;
 };
 
+/* The tool part of a call's turn whose second request (the answer) this
+ * stream is, as bench recorded it (a trace header's "tool_turn",
+ * ttsbuf-trace(5)), on the turn's clock (its first request sent at 0):
+ * calls 0 when the stream is no such answer (every time NaN then).
+ * start, the first tool call's start; end, the last call's end; wait,
+ * end to this request's send (the record's tool_s).  filler 1: the turn
+ * had a filler (bench --filler); filler_at and filler_s, its first
+ * audible sample and seconds heard (NaN: none heard, or no filler). */
+struct tb_stream_toolturn {
+    uint32_t calls;
+    int filler;
+    double start, end, wait;
+    double filler_at, filler_s;
+};
+
 struct tb_stream {
     struct tb_event *ev;
     size_t n, cap;
@@ -181,6 +196,7 @@ struct tb_stream {
     struct tb_tool_call *tools;     /* the tool calls, in the order they
                                      * started; owned */
     size_t ntools, tools_cap;
+    struct tb_stream_toolturn turn_tool; /* the turn's tool part (calls 0: none) */
 };
 
 /*
@@ -194,6 +210,9 @@ struct tb_stream {
  * credible.  Pure; any thread.
  */
 int tb_stream_usage_credible(long long usage, uint64_t events);
+
+/* No tool part (calls 0, times NaN).  Any thread. */
+void tb_stream_toolturn_init(struct tb_stream_toolturn *t);
 
 /* Every timing unknown (-1).  Any thread. */
 void tb_stream_timing_init(struct tb_server_timing *t);

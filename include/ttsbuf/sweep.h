@@ -173,6 +173,14 @@ struct tb_sweep_opts {
     tb_tts_latency_fn eou_at, lead_at;
     void *eou_ud, *lead_ud;
     double target_v2v; /* S > 0, seconds: the v2v question; 0: none */
+    /* Tool turns' answers (sweep_tool.h): input i is one when tool_head
+     * is not NULL and tool_head[i] is not NaN; its request was sent
+     * tool_head[i] after the turn's first (the tool call's end plus the
+     * tool's wait), which its v2v counts, and the silence around the tool
+     * runs from tool_start[i] (the call's start) to its first audible
+     * sample, v2v - eou - tool_start[i] (tb_sweep_point.tool_silence).
+     * nin values each, read by tb_sweep_create; NULL: none. */
+    const double *tool_head, *tool_start;
     /* A TTS capacity shared by every stream (capmodel.h; needs tts.on):
      * at most `capacity` syntheses in flight across the streams, stream i
      * arriving at arrival[i] on the run's clock (nin values, copied; NULL:
@@ -213,6 +221,9 @@ struct tb_sweep_point {
     /* With a shared capacity: every chunk's wait for a slot, over the
      * chunks of every stream that send a request (count 0 without). */
     struct tb_stats cap_wait;
+    /* The tool turns' silence around the tool, of the tool-turn inputs
+     * with audio (count 0 without one). */
+    struct tb_stats tool_silence;
 };
 
 struct tb_sweep;

@@ -23,6 +23,7 @@ void tb_stream_init(struct tb_stream *s)
     s->request = -1;
     s->eou_s = NAN;
     s->tool_s = NAN;
+    tb_stream_toolturn_init(&s->turn_tool);
     tb_stream_timing_init(&s->server);
     tb_stream_end_init(&s->end);
 }
@@ -80,6 +81,13 @@ static void tools_args_free(struct tb_stream *s)
     }
 }
 
+void tb_stream_toolturn_init(struct tb_stream_toolturn *t)
+{
+    t->calls = 0;
+    t->filler = 0;
+    t->start = t->end = t->wait = t->filler_at = t->filler_s = NAN;
+}
+
 void tb_stream_free(struct tb_stream *s)
 {
     if (s == NULL)
@@ -111,6 +119,7 @@ void tb_stream_clear(struct tb_stream *s)
     s->request = -1;
     s->eou_s = NAN;
     s->tool_s = NAN;
+    tb_stream_toolturn_init(&s->turn_tool);
     s->model[0] = '\0';
     s->base_url[0] = '\0';
     s->provider[0] = '\0';

@@ -287,6 +287,7 @@ int tb_bench_analyze_play(struct tb_bench_rec *rec, const struct tb_stream *play
         return rc;
     rec->lat = r.lat;
     tb_bench_rec_tool_lat(rec);
+    tb_bench_rec_tool_stream(rec); /* its trace keeps the tool part: sim's what-if */
     rec->ttfa = r.play.ttfa;
     rec->underruns = r.play.underruns;
     rec->gap_total = r.play.gap_total;

@@ -14,8 +14,6 @@
 #include "ttsbuf/error.h"
 #include "ttsbuf/ttslat.h"
 #include "ttsbuf/ttsmeas.h"
-#include "ttsbuf/utf8.h"
-#include "ttsbuf/voice.h"
 
 /* The tool's wait for call id's turn (bench_calls.h). */
 static double tool_wait(const struct tb_bench_opts *o, uint64_t id, uint32_t turn)
@@ -165,12 +163,5 @@ void tb_bench_tool_rec(struct bench *b, const struct call *c, struct tb_bench_re
         filler_failed(rec);
         return;
     }
-    /* The filler as the modelled TTS says it: chunk 1's first byte, its
-     * code points at the speech rate. */
-    rec->filler_sent = c->tool_start;
-    rec->filler_at =
-        c->tool_start + p->tts_connect +
-        (p->tts_latency_at != NULL ? p->tts_latency_at(p->tts_latency_ud, 1) : p->tts_latency);
-    rec->filler_dur = tb_voice_seconds(tb_utf8_count(f, strlen(f)), p->wpm);
-    rec->filler_fb = rec->filler_at;
+    tb_bench_rec_filler_model(rec, f, p); /* the modelled TTS */
 }

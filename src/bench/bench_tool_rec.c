@@ -12,6 +12,8 @@
 #include "ttsbuf/bench_rec.h"
 #include "ttsbuf/jsonline.h"
 #include "ttsbuf/ttsmeas.h"
+#include "ttsbuf/utf8.h"
+#include "ttsbuf/voice.h"
 
 static const char *const windows[3] = {"before", "during", "after"};
 
@@ -120,6 +122,36 @@ void tb_bench_rec_tool_lat(struct tb_bench_rec *rec)
         rec->stream->tool_s = rec->tool_s; /* its trace says it: sim warns of it */
     tb_turn_lat_sum(&rec->lat);
     silences(rec);
+}
+
+void tb_bench_rec_tool_stream(struct tb_bench_rec *rec)
+{
+    struct tb_stream_toolturn *t;
+    if (rec->stream == NULL)
+        return;
+    t = &rec->stream->turn_tool;
+    tb_stream_toolturn_init(t);
+    if (rec->tool_calls == 0)
+        return;
+    t->calls = rec->tool_calls;
+    t->start = rec->tool_start;
+    t->end = rec->tool_end;
+    t->wait = rec->tool_s;
+    t->filler = rec->filler;
+    t->filler_at = rec->filler_at;
+    t->filler_s = rec->filler_dur;
+}
+
+void tb_bench_rec_filler_model(struct tb_bench_rec *rec, const char *text,
+                               const struct tb_playout_opts *p)
+{
+    rec->filler = 1;
+    rec->filler_sent = rec->tool_start;
+    rec->filler_at =
+        rec->tool_start + p->tts_connect +
+        (p->tts_latency_at != NULL ? p->tts_latency_at(p->tts_latency_ud, 1) : p->tts_latency);
+    rec->filler_dur = tb_voice_seconds(tb_utf8_count(text, strlen(text)), p->wpm);
+    rec->filler_fb = rec->filler_at;
 }
 
 void tb_bench_rec_tool_json(cJSON *o, cJSON *l, const struct tb_bench_rec *r)

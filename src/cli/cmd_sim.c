@@ -21,6 +21,7 @@
 #include "report.h"
 #include "report_human.h"
 #include "report_json.h"
+#include "sim_tool.h"
 #include "sources.h"
 #include "timeline.h"
 #include "ttsbuf/error.h"
@@ -85,6 +86,8 @@ static const struct tb_optsec sim_secs[] = {
     {NULL, tb_opt_report},
     {"TTS engine:", tb_opt_tts},
     {"The turn's wait:", tb_opt_turn},
+    {"A tool turn's answer (bench --out's trace of it; what if the tool took longer):",
+     tb_opt_sim_tool},
     {NULL, tb_opt_tts_draws},
     {"Speech (eSpeak NG):", tb_opt_audio},
     {NULL, tb_opt_help},
@@ -114,8 +117,9 @@ struct sim_args {
     struct tb_cli_import_opts io;
     int import_opt; /* the last of --run, --chars-per-token given, or 0 */
     int want_chunks;
-    int quiet;    /* -q: errors only */
-    long long request; /* --request, or -1 */
+    int quiet;                   /* -q: errors only */
+    long long request;           /* --request, or -1 */
+    struct tb_cli_sim_tool tool; /* a tool turn's answer: its turn */
 };
 
 /* One option of sim's own, or of the shared groups (tb_cli_parse's
@@ -131,6 +135,8 @@ static int option(void *ud, int c, const char *arg)
     case O_CPT: a->import_opt = c; return tb_cli_import_option(&a->io, c == O_RUN ? 'r' : 'c', arg);
     case O_CHUNKS: a->want_chunks = 1; return 0;
     case 'q': a->quiet = 1; return 0;
+    case TB_O_TOOL_LATENCY:
+    case TB_O_FILLER: return tb_cli_sim_tool_option(&a->tool, c, arg);
     case O_REQUEST: /* an import's index, or a bench request's id (checked in parse) */
         rc = tb_cli_opt_size("--request", arg, 0, (size_t)9007199254740991ULL, &z);
         a->request = rc == 0 ? (long long)z : a->request;
@@ -188,9 +194,9 @@ static int parse(struct sim *x, int argc, char **argv)
 }
 
 /* A recording's modelled TTS and leading silence (a sim's or run's
- * --record; bench's constant --tts-latency), replayed as if given when no option sets a TTS model (the
- * seed: when --tts-seed is not given) and no --tts-lead: `sim` of the
- * recording plays what the recording did.  0, or the option's error. */
+ * --record; bench's constant --tts-latency), replayed as if given when no option sets a TTS model
+ * (the seed: when --tts-seed is not given) and no --tts-lead: `sim` of the recording plays what the
+ * recording did.  0, or the option's error. */
 static int adopt_recorded(struct tb_cli_common *c, const struct tb_stream *s)
 {
     static const struct tb_stream_ttsmodel none;
@@ -242,8 +248,9 @@ static int load(struct sim *x)
     }
     if (rc == 0)
         rc = adopt_recorded(&a->c, &x->s);
-    if (rc == 0)
-        tb_cli_turn_tool_warn("sim", isfinite(x->s.tool_s), 1, x->s.tool_s);
+    if (rc == 0) /* a trace with the turn's tool part (tool_turn) replays it: sim_tool.h */
+        tb_cli_turn_tool_warn("sim", isfinite(x->s.tool_s) && x->s.turn_tool.calls == 0, 1,
+                              x->s.tool_s);
     x->src.tool_calls = x->s.ntools;
     if (rc == 0)
         rc = tb_cli_tts_apply(&a->c.tts, &a->c.o.seg, &a->c.o.play);
@@ -253,6 +260,8 @@ static int load(struct sim *x)
         tb_cli_turn_stream(&a->c.turn, &x->s, &a->c.o);
     if (rc == 0 && x->s.request >= 0 && strcmp(x->s.command, "bench") == 0)
         tb_sim_opts_turn_draws(&a->c.o, (uint32_t)(x->s.request + 1)); /* bench's own */
+    if (rc == 0)
+        rc = tb_cli_sim_tool_prepare(&a->tool, &x->s, a->c.tts.seed, x->src.name);
     if (rc == 0 && a->c.record != NULL)
         rc = tb_cli_record(a->c.record, "sim", &a->c.o, &a->c.tts, &a->c.turn, &x->s);
     return rc;
@@ -324,6 +333,8 @@ static int play(struct sim *x)
         rc = tb_cli_replay_arrived(&x->rp, &x->s, &a->c.o, &x->r);
     if (rc != 0)
         return rc;
+    if (simrc == 0)
+        tb_cli_sim_tool_play(&a->tool, &x->s, &x->r, &a->c.o);
     if (a->au.cancel != NULL && atomic_load(a->au.cancel)) {
         tb_cli_error("sim: interrupted");
         return TB_ECANCELED;
@@ -413,6 +424,7 @@ static int cmd_sim(int argc, char **argv)
         rc = load(&x);
     x.src.tts = &x.a.c.tts;
     x.src.turn = &x.a.c.turn;
+    x.src.tool_turn = x.a.tool.on ? &x.a.tool : NULL;
     if (rc == 0)
         rc = choose_tts(&x);
     if (rc == 0)
@@ -433,6 +445,7 @@ static int cmd_sim(int argc, char **argv)
         code = tts_verdict(&x);
     else if ((code = tb_cli_audio_verdict(&x.a.au)) == TB_EXIT_OK)
         code = tb_cli_underrun_verdict(x.a.c.fail_on_underrun, &x.r, x.src.end);
+    tb_cli_sim_tool_free(&x.a.tool);
     tb_cli_replay_free(&x.rp);
     tb_cli_chunks_free(&x.chunks);
     tb_cli_audio_free(&x.a.au);

@@ -21,6 +21,7 @@
 #include "sweep_cap.h"
 #include "sweep_out.h"
 #include "sweep_rec.h"
+#include "sweep_tool.h"
 #include "tts_opts.h"
 #include "turn_opts.h"
 #include "ttsbuf/clock.h"
@@ -168,6 +169,7 @@ static const struct tb_optsec sweep_secs[] = {
      sweep_axes},
     {"The turn's wait (each stream i as turn i + 1, as ttsbuf sim):", tb_opt_turn},
     {"A TTS capacity shared by the streams (each stream one call's answer):", tb_opt_sweep_cap},
+    {"Tool turns (bench --out's traces of their answers):", tb_opt_sweep_tool},
     {"Answers and output:", sweep_output},
     {NULL, tb_opt_help},
     {NULL, NULL},
@@ -222,8 +224,9 @@ struct args {
     int lat_p50;           /* the latency axis holds medians */
     const char *lat_shape; /* --tts-latency-shape */
     double target, target_v2v;
-    struct tb_cli_turn turn;     /* --eou, --tts-lead */
-    struct tb_cli_sweep_cap cap; /* --tts-capacity, --arrivals, --target-ttfa */
+    struct tb_cli_turn turn;       /* --eou, --tts-lead */
+    struct tb_cli_sweep_cap cap;   /* --tts-capacity, --arrivals, --target-ttfa */
+    struct tb_cli_sweep_tool tool; /* --tool-latency */
     const char *csv, *json, *svg, *html;
     size_t threads;
     int quiet;
@@ -237,6 +240,7 @@ static int option(void *ud, int c, const char *arg)
     int rc;
     switch (c) {
     case O_TRACE: return tb_cli_sources_add_path(&a->src, arg);
+    case TB_O_SWEEP_TOOL_LATENCY: return tb_cli_sweep_tool_option(&a->tool, arg);
     case O_SYNTH:
     case O_PRESET:
         if ((c == O_SYNTH ? a->nsynth : a->npreset) >= 64) {
@@ -340,7 +344,7 @@ struct sweep {
     struct tb_sweep_input *in;
     struct tb_cli_sweep_info ri;
     struct tb_cli_sweep_rec rec; /* what the recordings' models gave */
-    FILE *out[4]; /* --csv, --json, --svg, --html, opened before the work */
+    FILE *out[4];                /* --csv, --json, --svg, --html, opened before the work */
 };
 
 static const char *const out_flag[4] = {"--csv", "--json", "--svg", "--html"};
@@ -500,7 +504,8 @@ static int inputs(struct sweep *x)
         return rc;
     rc = tb_cli_sweep_rec_adopt(&x->rec, x->in, x->ri.st.swept, &a->turn, &a->ax[TB_AX_LAT],
                                 model || a->lat_p50 || a->lat_shape != NULL);
-    tb_cli_turn_tool_warn("sweep", x->rec.tool, x->ri.st.swept, NAN);
+    /* --tool-latency's table replays the tool waits (sweep_tool.h) */
+    tb_cli_turn_tool_warn("sweep", a->tool.ax.n > 0 ? 0 : x->rec.tool, x->ri.st.swept, NAN);
     return rc;
 }
 
@@ -572,7 +577,9 @@ static int run_sweep(struct sweep *x)
         tb_cli_error("sweep: %s", tb_strerror(rc));
     else
         rc = tb_cli_sweep_cap_search(&a->cap, &so, x->in, x->ri.st.swept, x->ri.threads);
-    return rc;
+    return rc != 0 ? rc
+                   : tb_cli_sweep_tool_run(&a->tool, &so, x->in, x->ri.st.swept, x->ri.threads,
+                                           &x->ri.tool);
 }
 
 /* The table (unless an output holds stdout), then each output, in order;
@@ -632,6 +639,7 @@ static int cmd_sweep(int argc, char **argv)
     tb_cli_tts_free(&x.a.tts);
     tb_cli_turn_free(&x.a.turn);
     tb_cli_sweep_cap_free(&x.a.cap);
+    tb_cli_sweep_tool_free(&x.a.tool);
     for (int i = 0; i < TB_AX__COUNT; i++)
         free(x.a.ax[i].v);
     return tb_cli_exit(rc);

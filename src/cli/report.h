@@ -17,6 +17,7 @@
 #include "ttsbuf/ttsmeas.h"
 
 struct tb_cli_turn;
+struct tb_cli_sim_tool;
 
 /* What the report needs to say about where the stream came from. */
 struct tb_report_src {
@@ -35,15 +36,17 @@ struct tb_report_src {
      * replayed from a trace), "model" (the TTS stage's options), or NULL
      * (no TTS stage: the rate model and a constant latency). */
     const char *tts_source;
-    const struct tb_tts_log *tts_log;     /* measured: its log (the provider), or NULL */
-    const struct tb_tts_stats *tts_stats; /* measured: its statistics, or NULL */
-    const struct tb_tts_chunk *tts_fail;  /* the record whose failure ended the
-                                           * speech, or NULL */
-    size_t tool_calls;                    /* the stream's tool calls (a trace's
-                                           * "tool" lines; never spoken) */
-    const char *min_tps_reason;           /* why there is no minimum TPS (a
-                                           * measured TTS under a time-based
-                                           * policy), or NULL */
+    const struct tb_tts_log *tts_log;        /* measured: its log (the provider), or NULL */
+    const struct tb_tts_stats *tts_stats;    /* measured: its statistics, or NULL */
+    const struct tb_tts_chunk *tts_fail;     /* the record whose failure ended the
+                                              * speech, or NULL */
+    size_t tool_calls;                       /* the stream's tool calls (a trace's
+                                              * "tool" lines; never spoken) */
+    const struct tb_cli_sim_tool *tool_turn; /* sim of a tool turn's answer:
+                                              * the turn (sim_tool.h), or NULL */
+    const char *min_tps_reason;              /* why there is no minimum TPS (a
+                                              * measured TTS under a time-based
+                                              * policy), or NULL */
 };
 
 struct tb_cli_tts;

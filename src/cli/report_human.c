@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "report_priv.h"
+#include "sim_tool.h"
 #include "tts_draws.h"
 #include "tts_opts.h"
 #include "turn_opts.h"
@@ -195,8 +196,7 @@ static void head(FILE *f, const struct human *h)
                 live->usage_ignored, h->r->content_events);
     if (live->tool_calls > 0 && isfinite(live->tool_first_end))
         fprintf(f, "  tool calls: %llu (never spoken), the first from %.3f s to %.3f s\n",
-                (unsigned long long)live->tool_calls, live->tool_first_start,
-                live->tool_first_end);
+                (unsigned long long)live->tool_calls, live->tool_first_start, live->tool_first_end);
     else if (live->tool_calls > 0)
         fprintf(f, "  tool calls: %llu (never spoken), the first from %.3f s, never ended\n",
                 (unsigned long long)live->tool_calls, live->tool_first_start);
@@ -405,9 +405,16 @@ static void ring(FILE *f, const struct human *h)
         tb_cli_draws_human(f, &h->src->tts->draws, h->src->tts->seed);
 }
 
+/* sim of a tool turn's answer: the turn (sim_tool.h). */
+static void tool_turn(FILE *f, const struct human *h)
+{
+    if (h->src->tool_turn != NULL)
+        tb_cli_sim_tool_human(f, h->src->tool_turn);
+}
+
 /* The report's blocks, in order. */
 static void (*const blocks[])(FILE *, const struct human *) = {
-    head, notes, settings, outcome_block, figures, whatif, turn, gap_list, curve, ring,
+    head, notes, settings, outcome_block, figures, whatif, turn, tool_turn, gap_list, curve, ring,
 };
 
 void tb_cli_report_human(FILE *f, const struct tb_report_src *src, const struct tb_sim_opts *o,

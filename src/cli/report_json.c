@@ -18,6 +18,7 @@
 #include "jsonout.h"
 #include "outputs.h"
 #include "report_priv.h"
+#include "sim_tool.h"
 #include "tts_opts.h"
 #include "turn_opts.h"
 #include "ttsbuf/error.h"
@@ -323,6 +324,8 @@ int tb_cli_report_json(FILE *f, const struct tb_report_src *src, const struct tb
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
         parts[i](&d);
     if (src->turn != NULL && tb_cli_turn_json(d.root, src->turn, o, &r->lat) != 0)
+        goto nomem;
+    if (src->tool_turn != NULL && tb_cli_sim_tool_json(d.root, src->tool_turn) != 0)
         goto nomem;
     if (src->tts != NULL)
         tb_cli_json_draws(d.root, &src->tts->draws, src->tts->seed);

@@ -2,6 +2,7 @@
  * sweep_out.c - the sweep's table, CSV and JSON (sweep_out.h).
  */
 #include "sweep_out.h"
+#include "sweep_tool.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -269,6 +270,8 @@ void tb_cli_sweep_print_table(FILE *f, const struct tb_sweep *sw,
         print_answers(f, sw, pt, npt, target);
     if (tb_sweep_target_v2v(sw) > 0)
         print_v2v_answers(f, sw);
+    if (ri->tool != NULL)
+        tb_cli_sweep_tool_print(f, ri->tool); /* --tool-latency's table */
     tb_cli_sweep_print_not_swept(f, ri, 20);
 }
 
@@ -633,5 +636,9 @@ int tb_cli_sweep_write_json(FILE *f, const struct tb_sweep *sw, const struct tb_
     }
     if (ri->cap != NULL)
         tb_cli_sweep_cap_json(root, opts, ri->cap, sw);
+    if (ri->tool != NULL && tb_cli_sweep_tool_json(root, ri->tool) != 0) {
+        cJSON_Delete(root);
+        return TB_ENOMEM;
+    }
     return tb_json_put_line(f, root);
 }

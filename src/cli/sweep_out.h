@@ -12,6 +12,8 @@
 #include "ttsbuf/sweep.h"
 
 /* How the run went, for the table's header and the JSON. */
+struct tb_cli_sweep_tool;
+
 struct tb_cli_sweep_info {
     double seconds; /* wall time of tb_sweep_run */
     unsigned threads;
@@ -20,9 +22,11 @@ struct tb_cli_sweep_info {
     const char *tts_preset;           /* --tts PRESET, or NULL */
     int wait; /* the table shows v2v: --eou, --tts-lead or --target-v2v (else it
                * is the first audio) */
-    const struct tb_cli_sweep_cap *cap; /* the shared capacity's options and
-                                         * search (sweep_cap.h), or NULL */
-    const struct tb_cli_sweep_rec *rec; /* what the recordings gave (sweep_rec.h), or NULL */
+    const struct tb_cli_sweep_cap *cap;   /* the shared capacity's options and
+                                           * search (sweep_cap.h), or NULL */
+    const struct tb_cli_sweep_rec *rec;   /* what the recordings gave (sweep_rec.h), or NULL */
+    const struct tb_cli_sweep_tool *tool; /* --tool-latency's answers
+                                           * (sweep_tool.h), or NULL */
 };
 
 /* The streams left out of the shares (cut off, failed), one line each

@@ -197,6 +197,9 @@ static int set_inputs(struct tb_sweep *sw, const struct tb_sweep_input *in, size
             return tb_seterr(err, errlen, TB_EEMPTY, "%s: no content event", in[i].name);
         sw->events += x->events;
         x->eou = sw->eou_at != NULL ? sw->eou_at(sw->eou_ud, (uint32_t)(i + 1)) : 0.0;
+        x->tool = sw->tool_head != NULL && !isnan(sw->tool_head[i]);
+        x->tool_head = x->tool ? sw->tool_head[i] : 0.0;
+        x->tool_start = x->tool ? sw->tool_start[i] : 0.0;
     }
     return 0;
 }
@@ -254,8 +257,11 @@ int tb_sweep_create(const struct tb_sweep_opts *o, const struct tb_sweep_input *
     rc = set_axes(sw, o, err, errlen);
     if (rc == 0)
         rc = set_tts(sw, &o->tts, err, errlen);
+    sw->tool_head = o->tool_head; /* tool turns: read into the inputs */
+    sw->tool_start = o->tool_start;
     if (rc == 0)
         rc = set_inputs(sw, in, nin, err, errlen);
+    sw->tool_head = sw->tool_start = NULL;
     if (rc == 0)
         rc = tb_sweep_llm_plan(sw);
     if (rc != 0)

@@ -234,6 +234,8 @@ static int unit_point(struct worker *w, size_t u)
             return rc;
         /* v2v = eou + s_{j*} + lead, s_{j*} = s_1 (sweep.h) */
         w->one[i].v2v = x->eou + r.ttfa + (stage ? ld->stage : ld->plain);
+        if (x->tool) /* on the turn's clock: the answer's request came tool_head later */
+            w->one[i].v2v = x->eou + x->tool_head + r.ttfa + (stage ? ld->stage : ld->plain);
         w->one[i].gap_total = r.gap_total;
         w->one[i].ttfa = r.ttfa;
         w->one[i].min_tps = r.min_tps;
@@ -267,6 +269,11 @@ static int unit_point(struct worker *w, size_t u)
         if (!isnan(w->one[i].v2v))
             w->v[nnum++] = w->one[i].v2v;
     tb_stats_of(w->v, nnum, &pt->v2v);
+    nnum = 0;
+    for (size_t i = 0; i < n; i++)
+        if (sw->in[i].tool && !isnan(w->one[i].v2v))
+            w->v[nnum++] = w->one[i].v2v - sw->in[i].eou - sw->in[i].tool_start;
+    tb_stats_of(w->v, nnum, &pt->tool_silence);
     /* The minimum TPS of the streams that have one (none: the TTS stage
      * alone leaves gaps), sorted; the nones rank above every rate. */
     nnum = 0;

@@ -23,6 +23,8 @@ struct input {
     uint64_t t0; /* its token index */
     uint64_t events;
     double eou; /* the end of turn of turn i + 1 (eou_at), 0 without */
+    int tool;   /* a tool turn's answer (tb_sweep_input's) */
+    double tool_head, tool_start;
 };
 
 /* Chunk j*'s leading silence in one chunk list (sweep.h): with and
@@ -45,11 +47,12 @@ struct tb_sweep {
     tb_tts_latency_fn eou_at, lead_at;
     void *eou_ud, *lead_ud;
     double target_v2v;
-    int capacity;              /* the TTS capacity shared by the streams, 0: none */
-    double *arrival;           /* each stream's arrival (owned), or NULL: all at 0 */
-    int llm_capacity;          /* LLM requests in flight at most, 0: none */
-    double *llm_wait;          /* each stream's wait for it (owned), or NULL */
-    struct tb_stats llm_stats; /* their statistics */
+    const double *tool_head, *tool_start; /* borrowed while set_inputs reads them, then NULL */
+    int capacity;                         /* the TTS capacity shared by the streams, 0: none */
+    double *arrival;                      /* each stream's arrival (owned), or NULL: all at 0 */
+    int llm_capacity;                     /* LLM requests in flight at most, 0: none */
+    double *llm_wait;                     /* each stream's wait for it (owned), or NULL */
+    struct tb_stats llm_stats;            /* their statistics */
     struct tb_sweep_point *pt;
     size_t npt, nseries;
     struct tb_sweep_tts tts;

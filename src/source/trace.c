@@ -117,6 +117,13 @@ static int load_header(struct trace_loader *L, const cJSON *root)
         if (rc != 0)
             return bad(L, rc, msg);
     }
+    /* Version 4's "tool_turn": a tool turn's answer's tool part. */
+    if (L->version >= 4) {
+        int rc = tb_trace_toolturn_read(cJSON_GetObjectItemCaseSensitive(root, "tool_turn"), L->out,
+                                        msg, sizeof(msg));
+        if (rc != 0)
+            return bad(L, rc, msg);
+    }
     v = cJSON_GetObjectItemCaseSensitive(root, "request");
     if (v != NULL) {
         /* A file of several traces names each one's request (bench). */

@@ -101,8 +101,8 @@ static int put_mark(FILE *f, const struct tb_tool_call *c, const struct mark *m)
 {
     char num[32];
     cJSON *o = cJSON_CreateObject(), *v;
-    if (o == NULL || cJSON_AddRawToObject(o, "t", tb_numfmt_double(num, sizeof(num), m->t)) ==
-                         NULL ||
+    if (o == NULL ||
+        cJSON_AddRawToObject(o, "t", tb_numfmt_double(num, sizeof(num), m->t)) == NULL ||
         (v = cJSON_AddObjectToObject(o, "tool")) == NULL) {
         cJSON_Delete(o);
         return TB_ENOMEM;
@@ -137,4 +137,83 @@ int tb_trace_tool_write(FILE *f, const struct tb_stream *s)
         rc = put_mark(f, &s->tools[m[i].call], &m[i]);
     free(m);
     return rc;
+}
+
+/* One time of the tool_turn object: a number of seconds in 0..1e9, or
+ * (nullable) null or absent for NaN. */
+static int turn_time(const cJSON *v, const char *key, int nullable, double *out, char *msg,
+                     size_t msglen)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(v, key);
+    *out = NAN;
+    if (nullable && (x == NULL || cJSON_IsNull(x)))
+        return 0;
+    if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble <= TB_TIME_MAX)) {
+        snprintf(msg, msglen, "\"tool_turn.%s\" is not a time in 0..1e9", key);
+        return TB_EFORMAT;
+    }
+    *out = x->valuedouble;
+    return 0;
+}
+
+int tb_trace_toolturn_read(const cJSON *v, struct tb_stream *s, char *msg, size_t msglen)
+{
+    struct tb_stream_toolturn t;
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(v, "calls");
+    int rc;
+    if (v == NULL)
+        return 0;
+    if (!cJSON_IsObject(v))
+        return snprintf(msg, msglen, "\"tool_turn\" is not an object"), TB_EFORMAT;
+    if (!cJSON_IsNumber(n) || !(n->valuedouble >= 1 && n->valuedouble <= TB_STREAM_TOOLS_MAX) ||
+        n->valuedouble != floor(n->valuedouble))
+        return snprintf(msg, msglen, "\"tool_turn.calls\" is not a whole number in 1..%u",
+                        TB_STREAM_TOOLS_MAX),
+               TB_EFORMAT;
+    tb_stream_toolturn_init(&t);
+    t.calls = (uint32_t)n->valuedouble;
+    if ((rc = turn_time(v, "start_s", 0, &t.start, msg, msglen)) != 0 ||
+        (rc = turn_time(v, "end_s", 0, &t.end, msg, msglen)) != 0 ||
+        (rc = turn_time(v, "tool_s", 0, &t.wait, msg, msglen)) != 0 ||
+        (rc = turn_time(v, "filler_at_s", 1, &t.filler_at, msg, msglen)) != 0 ||
+        (rc = turn_time(v, "filler_s", 1, &t.filler_s, msg, msglen)) != 0)
+        return rc;
+    if (t.end < t.start)
+        return snprintf(msg, msglen, "\"tool_turn.end_s\" is before its start_s"), TB_EFORMAT;
+    if (isnan(t.filler_at) != isnan(t.filler_s))
+        return snprintf(msg, msglen, "\"tool_turn\" has one of filler_at_s and filler_s only"),
+               TB_EFORMAT;
+    t.filler = cJSON_GetObjectItemCaseSensitive(v, "filler_at_s") != NULL; /* null: none heard */
+    s->turn_tool = t;
+    return 0;
+}
+
+int tb_trace_toolturn_add(cJSON *o, const struct tb_stream *s)
+{
+    const struct tb_stream_toolturn *t = &s->turn_tool;
+    char num[32];
+    const struct {
+        const char *key;
+        double v;
+    } row[] = {{"start_s", t->start},
+               {"end_s", t->end},
+               {"tool_s", t->wait},
+               {"filler_at_s", t->filler_at},
+               {"filler_s", t->filler_s}};
+    cJSON *v;
+    if (t->calls == 0)
+        return 0;
+    if ((v = cJSON_AddObjectToObject(o, "tool_turn")) == NULL ||
+        cJSON_AddNumberToObject(v, "calls", t->calls) == NULL)
+        return TB_ENOMEM;
+    for (size_t i = 0; i < sizeof(row) / sizeof(row[0]); i++) {
+        if (i >= 3 && !t->filler)
+            break; /* no filler: absent; one not heard: null */
+        if ((isnan(row[i].v)
+                 ? cJSON_AddNullToObject(v, row[i].key)
+                 : cJSON_AddRawToObject(v, row[i].key,
+                                        tb_numfmt_double(num, sizeof(num), row[i].v))) == NULL)
+            return TB_ENOMEM;
+    }
+    return 0;
 }

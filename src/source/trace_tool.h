@@ -30,4 +30,16 @@ int tb_trace_tool_read(const struct cJSON *t, const struct cJSON *v, struct tb_s
  * has its start line only).  Returns 0, TB_ENOMEM or TB_EIO. */
 int tb_trace_tool_write(FILE *f, const struct tb_stream *s);
 
+/*
+ * The header's "tool_turn" object (version 4): {"calls": N, "start_s",
+ * "end_s", "tool_s", and with a filler "filler_at_s", "filler_s" (null
+ * when none was heard)}, a tool turn's answer's part before it
+ * (stream.h's tb_stream_toolturn).  read: v the key's value (NULL:
+ * absent, nothing set); 0 or TB_EFORMAT (reason in msg).  add: the key
+ * added to the header object o when s->turn_tool.calls > 0; 0 or
+ * TB_ENOMEM.
+ */
+int tb_trace_toolturn_read(const struct cJSON *v, struct tb_stream *s, char *msg, size_t msglen);
+int tb_trace_toolturn_add(struct cJSON *o, const struct tb_stream *s);
+
 #endif

@@ -102,9 +102,9 @@ int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
     cJSON *o, *sc, *opts = NULL;
     /* Version 3 only when there are "tts" lines: an older ttsbuf refuses
      * them by the version, and reads every other trace as before. */
-    int version = s->ntools > 0  ? TB_TRACE_VERSION
-                  : s->tts != NULL ? TB_TRACE_VERSION_TTS
-                                   : TB_TRACE_VERSION_BASE;
+    int version = s->ntools > 0 || s->turn_tool.calls > 0 ? TB_TRACE_VERSION
+                  : s->tts != NULL                        ? TB_TRACE_VERSION_TTS
+                                                          : TB_TRACE_VERSION_BASE;
     int rc;
     char *tmp = NULL;
     size_t tmpcap = 0;
@@ -147,7 +147,8 @@ int tb_trace_write_opts(FILE *f, const struct tb_stream *s, const char *options)
     if (opts != NULL)
         cJSON_AddItemToObject(o, "options", opts);
     cJSON_AddNumberToObject(o, "events", (double)s->n);
-    if (s->tts != NULL && tb_trace_tts_add_header(o, s->tts) != 0) {
+    if ((s->tts != NULL && tb_trace_tts_add_header(o, s->tts) != 0) ||
+        tb_trace_toolturn_add(o, s) != 0) {
         cJSON_Delete(o);
         free(tmp);
         return TB_ENOMEM;
