@@ -582,6 +582,13 @@ static void usage_refusals(void **state)
                          "run: --tts-concurrency 0 (unlimited)");
     tb_test_expect_error("run --mock --tts-url ftp://127.0.0.1:9", 2,
                          "ttsbuf: --tts-url ftp://127.0.0.1:9: scheme 'ftp'");
+    /* A WebSocket dialect's URL too, before any level runs. */
+    tb_test_expect_error("bench --mock -c 1,2 --tts-url ftp://127.0.0.1:9 --tts-api elevenlabs-ws",
+                         2, "ttsbuf: --tts-url: scheme 'ftp' (a WebSocket dialect takes ws, wss");
+    tb_test_expect_error("bench --mock -c 1 --tts-url ws://127.0.0.1:99999 --tts-api cartesia-ws",
+                         2, "ttsbuf: --tts-url: port '99999': from 1 to 65535");
+    tb_test_expect_error("bench --mock -c 1 --tts-url ws://u:p@127.0.0.1:9 --tts-api cartesia-ws",
+                         2, "credentials in the URL");
     tb_test_expect_error("bench --mock -c 1 --tts-url ws://127.0.0.1:9 --tts-api deepgram", 2,
                          "a WebSocket URL, for a WebSocket dialect (--tts-api elevenlabs-ws or "
                          "cartesia-ws)");

@@ -38,7 +38,8 @@ int tb_cli_bench_tts_meta(struct tb_bench_meta *m, const struct tb_cli_bench *a,
     head.url[strcspn(head.url, "?")] = '\0'; /* its query: the model and rate, said apart */
     if (rc != 0) {
         cJSON_Delete(j);
-        tb_cli_error("%s%s", strncmp(err, "--tts-url", 9) == 0 ? "" : "--tts-url: ", err);
+        tb_cli_error("%s%s", strncmp(err, "--tts-url", 9) == 0 ? "" : "--tts-url: ",
+                     strncmp(err, "TTS URL: ", 9) == 0 ? err + 9 : err);
         return rc == TB_ENOMEM ? rc : TB_EINVAL;
     }
     ok = j != NULL;

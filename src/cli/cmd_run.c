@@ -343,8 +343,9 @@ static int stream(struct run *x)
         tts_opts(x);
     rc = tb_live_run(&x->lo, &x->r, status ? status_line : NULL, NULL);
     if (rc != 0 && x->r.tts_error != 0 && x->r.tts_message[0] != '\0') {
-        tb_cli_error("%s%s", strncmp(x->r.tts_message, "--tts-url", 9) == 0 ? "" : "--tts-url: ",
-                     x->r.tts_message);
+        const char *m = x->r.tts_message;
+        tb_cli_error("%s%s", strncmp(m, "--tts-url", 9) == 0 ? "" : "--tts-url: ",
+                     strncmp(m, "TTS URL: ", 9) == 0 ? m + 9 : m);
         free((char *)x->lo.http.url);
         x->audio_rc = tb_cli_audio_finish(&a->au);
         return rc == TB_ENOMEM ? rc : TB_EINVAL;

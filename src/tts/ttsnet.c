@@ -18,6 +18,7 @@
 #include "ttsbuf/ttsws.h"
 #include "ttsbuf/utf8.h"
 #include "ttshttp.h"
+#include "ttsws_conn.h"
 
 struct tb_ttsnet {
     struct tb_ttsws *ws;  /* a WebSocket dialect's client, or NULL */
@@ -60,7 +61,8 @@ static int resolve(const struct tb_ttsnet_opts *o, struct tb_ttsnet_opts *r, cha
     if (path == NULL)
         return tb_seterr(err, errlen, TB_EINVAL, "unknown TTS API %d",
                          o->ws != 0 ? o->ws - 1 : o->api);
-    rc = o->ws == 0 ? tb_ttsapi_http_scheme(o->url, err, errlen) : 0;
+    rc = o->ws == 0 ? tb_ttsapi_http_scheme(o->url, err, errlen)
+                    : tb_ttsws_url_check(o->url, err, errlen);
     if (rc == 0)
         rc = tb_ttsapi_base(path, o->url, o->voice, base, voice, err, errlen);
     if (rc == 0 && *base == NULL)

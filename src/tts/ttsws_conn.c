@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include "ttsbuf/error.h"
@@ -347,6 +348,26 @@ static int authority_ok(const char *url, char *err, size_t errlen)
         port < 1 || port > 65535)
         return tb_seterr(err, errlen, TB_EINVAL, "TTS URL: port '%.*s': from 1 to 65535",
                          (int)(end - colon - 1 < 16 ? end - colon - 1 : 16), colon + 1);
+    return 0;
+}
+
+int tb_ttsws_url_check(const char *url, char *err, size_t errlen)
+{
+    const char *a = strstr(url, "://");
+    size_t n = a != NULL ? (size_t)(a - url) : 0;
+    if (a != NULL && memchr(a + 3, '@', strcspn(a + 3, "/")) != NULL)
+        return tb_seterr(err, errlen, TB_EINVAL,
+                         "TTS URL: credentials in the URL (the key goes in its variable)");
+    if (authority_ok(url, err, errlen) != 0)
+        return TB_EINVAL;
+    if (!((n == 2 && strncasecmp(url, "ws", 2) == 0) || (n == 3 && strncasecmp(url, "wss", 3) == 0) ||
+          (n == 4 && strncasecmp(url, "http", 4) == 0) ||
+          (n == 5 && strncasecmp(url, "https", 5) == 0)))
+        return tb_seterr(err, errlen, TB_EINVAL,
+                         "TTS URL: scheme '%.*s' (a WebSocket dialect takes ws, wss, http or https)",
+                         (int)(n < 16 ? n : 16), url);
+    if (strchr(url, '?') != NULL || strchr(url, '#') != NULL)
+        return tb_seterr(err, errlen, TB_EINVAL, "TTS URL: a query or fragment in the base URL");
     return 0;
 }
 

@@ -16,6 +16,12 @@ struct lws_protocols;
  * connection speaks (this file's callback), then the list's end. */
 const struct lws_protocols *tb_ttsws_conn_protocols(void);
 
+/* Whether url can be a WebSocket dialect's base URL: a scheme of ws,
+ * wss, http or https, a host and at most one port of 1..65535, no
+ * credentials, query or fragment.  0, or TB_EINVAL with the reason in err
+ * (as tb_ttsws_conn_start says it).  Any thread: before a run starts. */
+int tb_ttsws_url_check(const char *url, char *err, size_t errlen);
+
 /* Parses the base URL, builds the path and the log's url, and starts the
  * connect on c->loop.  0, TB_EINVAL or TB_ENOMEM (the reason in err); a
  * connection that fails later is queued as an event (EV_REFUSED). */
