@@ -103,7 +103,9 @@ const struct tb_cmddoc tb_doc_sim = {
     "0 ran; 1 --fail-on-underrun and there were underruns, or the stream was cut off or failed "
     "(its trace's end line says so); 2 bad usage or bad input; 3 the "
     "speech output failed (eSpeak NG, the audio device or the WAV file), --import and every "
-    "request failed, or the run failed (out of memory, a write that failed).",
+    "request failed, a recorded TTS chunk failed (the trace's TTS record; a chunk canceled "
+    "as the stream was interrupted, a barge-in, is not a failure), or the run failed (out of "
+    "memory, a write that failed).",
     tb_cli_usage_playout,
     NULL,
     cmd_sim,
@@ -441,8 +443,9 @@ static int cmd_sim(int argc, char **argv)
         code = x.verdict;
     else if (rc != 0)
         code = tb_cli_exit(rc);
-    else if (x.rp.failed != NULL)
-        code = tts_verdict(&x);
+    else if (x.rp.failed != NULL && !(x.rp.failed->fail == TB_TTS_CANCELED &&
+                                        x.s.end.kind == TB_END_INTERRUPTED))
+        code = tts_verdict(&x); /* a chunk canceled as the caller interrupted is not a failure */
     else if ((code = tb_cli_audio_verdict(&x.a.au)) == TB_EXIT_OK)
         code = tb_cli_underrun_verdict(x.a.c.fail_on_underrun, &x.r, x.src.end);
     tb_cli_sim_tool_free(&x.a.tool);

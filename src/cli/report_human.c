@@ -83,8 +83,12 @@ static void tts_fail_lines(FILE *f, const struct tb_report_src *src, const struc
     const struct tb_stream_end *e = src->end;
     uint32_t closed = src->tts_log != NULL ? (uint32_t)src->tts_log->n : c->chunk;
     uint32_t sent = src->tts_stats != NULL ? src->tts_stats->sent : c->chunk;
-    fprintf(f, "no verdict: the speech ended at chunk %" PRIu32 " (tts %s", c->chunk,
-            tb_tts_fail_name(c->fail));
+    if (c->fail == TB_TTS_CANCELED && e != NULL && e->kind == TB_END_INTERRUPTED)
+        fprintf(f, "interrupted: the speech stopped at chunk %" PRIu32 " (the stream was interrupted; "
+                   "tts %s", c->chunk, tb_tts_fail_name(c->fail));
+    else
+        fprintf(f, "no verdict: the speech ended at chunk %" PRIu32 " (tts %s", c->chunk,
+                tb_tts_fail_name(c->fail));
     if (c->status > 0)
         fprintf(f, ", HTTP %ld", c->status);
     fprintf(f, "%s%s)\n", c->message[0] ? ": " : "", c->message);
