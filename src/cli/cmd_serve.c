@@ -77,7 +77,8 @@ static const struct tb_optdoc serve_rows[] = {
      "the fraction of streamed requests offering tools answered with a tool call first (default "
      "0)",
      "Allowed 0..1, drawn from the stream's seed (--synth's seed=N; 0 otherwise), call by call in "
-     "the order requests come. A chat, Anthropic or Ollama request with a non-empty "
+     "the order requests come. The call is written at once, whole (not after the stream's ttft: "
+     "a tool call's own timing is not modelled). A chat, Anthropic or Ollama request with a non-empty "
      "\"tools\" and no tool result is answered with a call of its first tool, {\"query\": WORD}, "
      "in the dialect's documented shape (OpenAI tool_calls deltas, Anthropic tool_use with "
      "input_json_delta, Ollama message.tool_calls); a request carrying the result (role "
