@@ -162,6 +162,8 @@ static void bad_values(void **state)
         {"--conversations builtin --tool-latency -1", "--tool-latency"},
         {"--conversations builtin --filler ''", "--filler"},
         {"--conversations builtin --filler '   '", "--filler"},
+        {"--conversations builtin --filler '...'", "with a word in it"},
+        {"--conversations builtin --filler \"$(printf 'a\\nb')\"", "on one line"},
         {"--tool-latency 0.5", "--tool-latency"},
     };
     (void)state;

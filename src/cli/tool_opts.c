@@ -5,6 +5,7 @@
 #include "tool_opts.h"
 
 #include <cJSON.h>
+#include <ctype.h>
 #include <string.h>
 
 #include "cli.h"
@@ -33,6 +34,20 @@ const struct tb_optdoc tb_opt_tool[] = {
     TB_OPTDOC_END,
 };
 
+/* Whether a filler phrase can be said: a letter or digit (ASCII, or any
+ * byte of a multi-byte UTF-8 character), and no control character (one
+ * line). */
+static int sayable(const char *s)
+{
+    int word = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            return 0;
+        word |= isalnum(*p) || *p >= 0x80;
+    }
+    return word;
+}
+
 int tb_cli_tool_option(struct tb_cli_tool *t, int c, const char *arg)
 {
     size_t n;
@@ -44,9 +59,9 @@ int tb_cli_tool_option(struct tb_cli_tool *t, int c, const char *arg)
             t->filler = TB_FILLER_BUILTIN;
             return 0;
         }
-        if (strspn(arg, " \t\r\n") == n || n > FILLER_MAX || tb_utf8_check(arg, n) != n) {
-            tb_cli_error("--filler: give a phrase of 1..%d bytes of UTF-8 with a word in it, or "
-                         "builtin",
+        if (!sayable(arg) || n > FILLER_MAX || tb_utf8_check(arg, n) != n) {
+            tb_cli_error("--filler: give a phrase of 1..%d bytes of UTF-8 on one line with a word "
+                         "in it, or builtin",
                          FILLER_MAX);
             return TB_EINVAL;
         }
