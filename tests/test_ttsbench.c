@@ -684,7 +684,11 @@ static void csv_has_json_blocks(void **state)
     o = tb_test_run(args);
     assert_int_equal(o.code, 0);
     snprintf(path, sizeof(path), "%s/o/summary.json", dir);
-    sum = cJSON_Parse(tb_test_slurp_str(path));
+    {
+        char *text = tb_test_slurp_str(path);
+        sum = cJSON_Parse(text);
+        free(text);
+    }
     assert_non_null(sum);
     lv = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sum, "levels"), 0);
     assert_non_null(lv);
